@@ -1,0 +1,45 @@
+/* gpu.h — the shell's view of the optional CUDA part: is it compiled in, is
+ * a device present, and batch evaluation on it.
+ *
+ * Every function works in every build: without CUDA compiled in they fail
+ * with PTSIM_CUDA_ERROR_UNAVAILABLE; without a device or driver, with
+ * PTSIM_CUDA_ERROR_NO_DEVICE.  Never a crash.  The .cu side (sim/cuda/)
+ * exports plain C functions returning cudaError_t; this file turns those
+ * into GErrors, so GLib stays out of .cu.
+ *
+ * Not here: the CPU reference (the core modules themselves). */
+#ifndef PTSIM_GPU_H
+#define PTSIM_GPU_H
+
+#include <glib.h>
+#include <stddef.h>
+#include "job.h"
+
+#define PTSIM_CUDA_ERROR (ptsim_cuda_error_quark())
+GQuark ptsim_cuda_error_quark(void);
+
+typedef enum {
+  PTSIM_CUDA_ERROR_UNAVAILABLE, /* built without the CUDA part */
+  PTSIM_CUDA_ERROR_NO_DEVICE,   /* no device, or no usable driver */
+  PTSIM_CUDA_ERROR_FAILED       /* a CUDA call failed */
+} PtsimCudaError;
+
+typedef struct {
+  int device_count;
+  char name[256];               /* device 0 */
+  int compute_major, compute_minor;
+  double memory_bytes;
+  int runtime_version, driver_version;
+} PtsimGpuInfo;
+
+/* TRUE when this binary carries the CUDA part. */
+gboolean ptsim_gpu_compiled_in(void);
+
+/* Describes device 0.  Fails (see above) when none is usable. */
+gboolean ptsim_gpu_query(PtsimGpuInfo *info, GError **error);
+
+/* One line for `ptsim --version`: compiled in or not, device or why not.
+ * (transfer full) */
+char *ptsim_gpu_describe(void);
+
+#endif /* PTSIM_GPU_H */

@@ -1,0 +1,68 @@
+/* memory.h — the analytical per-GPU memory estimate, per pipeline stage.
+ *
+ * This is the seed estimator (Fujii, Watanabe, Yokota 2024; formulas in
+ * shared/reference/memory_estimate_fujii2024.md) generalised to non-Llama
+ * models (GELU MLP, biases, LayerNorm, tied embeddings, dropout), to every
+ * pipeline schedule's in-flight microbatch count, and to selective and full
+ * recomputation.  It counts what the model states and saved activations
+ * need; it does not emulate the caching allocator (that is alloc.h), so
+ * fragmentation is left to the memory threshold (the 80% rule).
+ *
+ * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
+#ifndef PTSIM_MEMORY_H
+#define PTSIM_MEMORY_H
+
+#include "hd.h"
+#include "job.h"
+
+/* Where the cross-entropy (fp32 logits) term is charged. */
+typedef enum {
+  /* On the stage holding the LM head (the last; the only one when pp = 1).
+   * This is the author's estimator and ptsim's default. */
+  PTSIM_CE_LAST_STAGE = 0,
+  /* On every stage, as the paper's closed form prints it; for reproducing
+   * the paper's worked examples only. */
+  PTSIM_CE_EVERY_STAGE = 1
+} PtsimCrossEntropyConvention;
+
+/* One pipeline stage (one GPU of it).  Bytes are per GPU. */
+typedef struct {
+  int64_t first_layer, num_layers;    /* transformer layers on this stage */
+  int has_embedding, has_lm_head;     /* input embedding / output layer here */
+  double parameters;                  /* parameter count held by this GPU */
+  double parameters_bytes;            /* weights (2 B/param bf16/fp16) */
+  double gradients_bytes;             /* main grads (4 B fp32 or 2 B) */
+  double optimizer_bytes;             /* master weights + Adam m, v (12 B, sharded) */
+  double activations_bytes;           /* saved activations, all in-flight microbatches */
+  double activation_bytes_per_layer;  /* one layer, one microbatch */
+  double inflight_microbatches;       /* microbatches whose activations are held */
+  double input_ids_bytes;             /* int64 input ids for in-flight microbatches */
+  double logits_bytes;                /* fp32 logits / cross-entropy buffers */
+  double other_bytes;                 /* input_ids + logits */
+  double total_bytes;
+} PtsimStageMemory;
+
+typedef struct {
+  int64_t num_stages;
+  PtsimStageMemory stages[PTSIM_MAX_STAGES];
+  int64_t peak_stage;        /* index of the stage with the largest total */
+  double parameters_bytes;   /* the peak stage's terms, for reporting */
+  double gradients_bytes;
+  double optimizer_bytes;
+  double activations_bytes;
+  double other_bytes;
+  double total_bytes;
+  double capacity_bytes;     /* the GPU's memory */
+  double usage_fraction;     /* total / capacity */
+  int fits;                  /* usage_fraction <= layout.memory_threshold */
+} PtsimMemoryEstimate;
+
+/* Number of microbatches per step: gbs / (mbs * dp). */
+PTSIM_HD int64_t ptsim_job_num_microbatches(const PtsimJob *job);
+
+/* Fills *out for a validated job.  Never fails. */
+PTSIM_HD void ptsim_memory_estimate(const PtsimJob *job,
+                                    PtsimCrossEntropyConvention ce,
+                                    PtsimMemoryEstimate *out);
+
+#endif /* PTSIM_MEMORY_H */
