@@ -33,8 +33,15 @@ typedef struct {
   double parameters_bytes;            /* weights (2 B/param bf16/fp16) */
   double gradients_bytes;             /* main grads (4 B fp32 or 2 B) */
   double optimizer_bytes;             /* master weights + Adam m, v (12 B, sharded) */
-  double activations_bytes;           /* saved activations, all in-flight microbatches */
-  double activation_bytes_per_layer;  /* one layer, one microbatch */
+  double activations_bytes;           /* saved activations, all in-flight
+                                       * microbatches (includes the
+                                       * embedding dropout mask on stage 0) */
+  double activation_bytes_per_layer;  /* one layer, one microbatch, stored in
+                                       * full (no full recompute) */
+  double embedding_dropout_bytes;     /* stage 0, hidden dropout > 0: 1-byte
+                                       * mask of the embedding output, all
+                                       * in-flight microbatches (part of
+                                       * activations_bytes) */
   double inflight_microbatches;       /* microbatches whose activations are held */
   double input_ids_bytes;             /* int64 input ids for in-flight microbatches */
   double logits_bytes;                /* fp32 logits / cross-entropy buffers */
@@ -59,6 +66,36 @@ typedef struct {
 
 /* Number of microbatches per step: gbs / (mbs * dp). */
 PTSIM_HD int64_t ptsim_job_num_microbatches(const PtsimJob *job);
+
+/* ---- building blocks (exposed for tests and for the workload module) ---- */
+
+/* 1: the model has learned absolute position embeddings (seq x h, on stage 0,
+ * replicated over TP).  PtsimModel has no field for it, so ptsim decides by
+ * family: GELU + LayerNorm models are GPT-style (Megatron's default
+ * position_embedding_type = learned_absolute, max_position_embeddings taken
+ * as seq); everything else is taken to use RoPE (no parameters). */
+PTSIM_HD int ptsim_memory_has_learned_positions(const PtsimModel *model);
+
+/* Parameters of one transformer layer held by one TP rank (t = tp). */
+PTSIM_HD double ptsim_memory_layer_parameters(const PtsimModel *model,
+                                              int64_t tp);
+
+/* Parameters held by one GPU of pipeline stage `stage` (0-based). */
+PTSIM_HD double ptsim_memory_stage_parameters(const PtsimJob *job,
+                                              int64_t stage);
+
+/* Bytes one transformer layer saves for one microbatch on one GPU, stored in
+ * full (as without full recompute).  keep_scores: 1 to count the s x s
+ * attention tensors when flash attention is off (0 as under selective
+ * recompute). */
+PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimJob *job,
+                                                    int keep_scores);
+
+/* Microbatches whose activations stage `stage` holds at its peak, in units
+ * of "all of this stage's layers for one microbatch" (fractional under the
+ * interleaved schedule). */
+PTSIM_HD double ptsim_memory_inflight_microbatches(const PtsimJob *job,
+                                                   int64_t stage);
 
 /* Fills *out for a validated job.  Never fails. */
 PTSIM_HD void ptsim_memory_estimate(const PtsimJob *job,

@@ -1,0 +1,352 @@
+/* memory.c — the analytical per-GPU memory estimate, per pipeline stage; the
+ * contract is in memory.h, the seed formulas in
+ * shared/reference/memory_estimate_fujii2024.md ("the reference" below).
+ *
+ * What it counts, per GPU of each pipeline stage (stages are identical across
+ * tp/cp/dp ranks):
+ *
+ *   model states   parameters x (2 B weights + 4|2 B grads + 12 B optimizer,
+ *                  the optimizer sharded over dp*cp with the distributed
+ *                  optimizer)
+ *   activations    per-layer saved bytes x layers x in-flight microbatches,
+ *                  with recomputation applied
+ *   other          input ids on stage 0, fp32 logits / cross-entropy on the
+ *                  stage with the LM head (or every stage, by convention)
+ *
+ * What it is not: the caching allocator (alloc.c), NCCL buffers, the CUDA
+ * context, workspace; those are left to layout.memory_threshold (the 80%
+ * rule of the reference, section 1.7).
+ *
+ * With a Llama model (SwiGLU, RMSNorm, GQA, untied, no dropout, flash
+ * attention, SP, distributed optimizer, fp32 grads, 1F1B, m >= p, even
+ * split), stage 0 equals the reference's closed form term1 + term2 (without
+ * its 4(1+v/h) term under PTSIM_CE_LAST_STAGE and pp > 1) to rounding; the
+ * tests check this.
+ *
+ * Conventions chosen here (each also noted where it is used):
+ *  - Bytes per weight are 2 under bf16, fp16 and fp8 (Megatron keeps bf16
+ *    weights under fp8 training; the fp8 copies are transient).
+ *  - Learned absolute position embeddings (seq x h, replicated over TP) are
+ *    counted for GELU + LayerNorm models only; see
+ *    ptsim_memory_has_learned_positions().
+ *  - Tied embeddings with pp > 1: the last stage keeps its own copy of the
+ *    word embedding (Megatron does, and all-reduces their gradients), so it
+ *    is counted there with its gradient and optimizer state; with pp = 1 the
+ *    shared matrix is counted once.
+ *  - Context parallelism replaces s by s/c everywhere, the s x s attention
+ *    terms included ((s/c)^2, the reference's convention; ring attention
+ *    works on (s/c) x (s/c) blocks, and without flash attention Megatron's
+ *    CP is not used in practice).
+ *  - The input-ids term is 8*s*b*h/(t*c) bytes per in-flight microbatch, the
+ *    reference's "8p" term.  Real int64 ids take 8*s*b/c bytes (no h, no t),
+ *    so this over-counts; it is kept so stage 0 reproduces the seed.
+ *
+ * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
+#include "memory.h"
+
+/* ---- small helpers ---- */
+
+static PTSIM_HD double dmin(double x, double y) { return x < y ? x : y; }
+
+static PTSIM_HD int64_t imin(int64_t x, int64_t y) { return x < y ? x : y; }
+
+/* Model chunks per pipeline rank: vp under the interleaved schedule, else 1. */
+static PTSIM_HD int64_t model_chunks(const PtsimLayout *l) {
+  if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED && l->vp > 1)
+    return l->vp;
+  return 1;
+}
+
+/* Parameters of one norm: RMSNorm weight h; LayerNorm weight + bias 2h. */
+static PTSIM_HD double norm_parameters(const PtsimModel *m) {
+  double h = (double)m->hidden_size;
+  return m->norm == PTSIM_NORM_LAYERNORM ? 2.0 * h : h;
+}
+
+/* ---- parameters ---- */
+
+PTSIM_HD int ptsim_memory_has_learned_positions(const PtsimModel *model) {
+  return model->activation == PTSIM_ACTIVATION_GELU &&
+         model->norm == PTSIM_NORM_LAYERNORM;
+}
+
+PTSIM_HD double ptsim_memory_layer_parameters(const PtsimModel *model,
+                                              int64_t tp) {
+  double h = (double)model->hidden_size;
+  double hf = (double)model->ffn_hidden_size;
+  double ka = (double)model->num_query_groups /
+              (double)model->num_attention_heads;
+  double t = (double)tp;
+  int swiglu = model->activation == PTSIM_ACTIVATION_SWIGLU;
+  /* Attention, head_dim = h/a: Q and O h^2 each, K and V h^2*k/a each, all
+   * TP-sharded (column-parallel QKV, row-parallel O). */
+  double attention = 2.0 * h * h * (1.0 + ka) / t;
+  /* MLP: SwiGLU gate, up, down; GELU fc1, fc2. */
+  double mlp = (swiglu ? 3.0 : 2.0) * h * hf / t;
+  double bias = 0.0;
+  if (model->bias) {
+    /* Column-parallel biases are split, row-parallel ones are not. */
+    bias += (h + 2.0 * h * ka) / t;       /* QKV */
+    bias += h;                            /* O (row-parallel) */
+    bias += (swiglu ? 2.0 : 1.0) * hf / t; /* fc1 (gate+up for SwiGLU) */
+    bias += h;                            /* fc2 (row-parallel) */
+  }
+  /* Two norms per layer, replicated over TP (SP splits the sequence). */
+  double norms = 2.0 * norm_parameters(model);
+  return attention + mlp + bias + norms;
+}
+
+PTSIM_HD double ptsim_memory_stage_parameters(const PtsimJob *job,
+                                              int64_t stage) {
+  const PtsimModel *m = &job->model;
+  const PtsimLayout *l = &job->layout;
+  double h = (double)m->hidden_size;
+  double v = (double)m->vocab_size;
+  double t = (double)l->tp;
+  double word_embedding = h * v / t; /* vocabulary-parallel */
+  double n = (double)l->stage_layers[stage] *
+             ptsim_memory_layer_parameters(m, l->tp);
+  if (stage == 0) {
+    n += word_embedding;
+    /* Megatron's learned position embedding is a plain (not parallel)
+     * embedding: replicated over TP.  max_position_embeddings = seq. */
+    if (ptsim_memory_has_learned_positions(m))
+      n += (double)l->seq * h;
+  }
+  if (stage == l->pp - 1) {
+    n += norm_parameters(m); /* final norm */
+    /* Untied: the LM head.  Tied with pp > 1: the last stage's copy of the
+     * word embedding.  Tied with pp = 1: already counted above. */
+    if (!m->tied_embeddings || l->pp > 1)
+      n += word_embedding;
+  }
+  return n;
+}
+
+/* ---- activations ---- */
+
+PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimJob *job,
+                                                    int keep_scores) {
+  const PtsimModel *m = &job->model;
+  const PtsimLayout *l = &job->layout;
+  double s = (double)l->seq / (double)l->cp; /* CP: s -> s/c */
+  double b = (double)l->mbs;
+  double h = (double)m->hidden_size;
+  double hf = (double)m->ffn_hidden_size;
+  double a = (double)m->num_attention_heads;
+  double ka = (double)m->num_query_groups / a;
+  double t = (double)l->tp;
+  double sbh = s * b * h;
+  int dropout = l->hidden_dropout > 0.0;
+
+  /* Tensors that live in the sequence-parallel region: split over t with
+   * SP, replicated over the TP group without it (Korthikanti et al. 2022:
+   * the "10sbh" part).  Norm inputs count 2sbh each for RMSNorm and
+   * LayerNorm alike, as the reference's table does. */
+  double replicated = 2.0 * sbh   /* input norm input */
+                      + 2.0 * sbh /* QKV input (norm output) */
+                      + 2.0 * sbh /* post-attention norm input */
+                      + 2.0 * sbh /* MLP input (fc1 / gate+up) */
+                      + (dropout ? 2.0 * sbh : 0.0); /* 1-byte masks, x2 */
+
+  /* Tensors inside the tensor-parallel region: always split over t. */
+  double split = 2.0 * sbh              /* Q */
+                 + 2.0 * 2.0 * sbh * ka /* K and V (GQA) */
+                 + 2.0 * sbh;           /* attention output -> O proj */
+  if (m->activation == PTSIM_ACTIVATION_SWIGLU)
+    split += 4.0 * 2.0 * s * b * hf; /* up, gate, act, input to down */
+  else
+    split += 2.0 * 2.0 * s * b * hf; /* fc1 output, GELU output */
+
+  /* Without flash attention (and without selective recompute): the s x s
+   * tensors of the reference, section 1.5: scores/softmax 2bs^2a, dropout
+   * mask bs^2a when attention dropout > 0, dropout(softmax) 2bs^2a.  With
+   * flash attention none is kept (its dropout RNG is in-kernel). */
+  if (keep_scores && !l->flash_attention) {
+    double per = (l->attention_dropout > 0.0) ? 5.0 : 4.0;
+    split += per * b * s * s * a;
+  }
+
+  double replicated_div = l->sp ? t : 1.0;
+  return replicated / replicated_div + split / t;
+}
+
+PTSIM_HD double ptsim_memory_inflight_microbatches(const PtsimJob *job,
+                                                   int64_t stage) {
+  const PtsimLayout *l = &job->layout;
+  int64_t p = l->pp;
+  int64_t m = ptsim_job_num_microbatches(job);
+  /* An unknown batch (gbs 0) is taken as "enough microbatches", as
+   * Megatron's estimate does without num_microbatches. */
+  int64_t m_eff = m > 0 ? m : (int64_t)1 << 40;
+  switch (l->schedule) {
+  case PTSIM_SCHEDULE_GPIPE:
+    /* All forwards before any backward. */
+    return (double)(m > 0 ? m : p);
+  case PTSIM_SCHEDULE_INTERLEAVED:
+    if (l->vp > 1) {
+      /* Interleaved 1F1B with v chunks per rank: rank i runs
+       * 2(p-1-i) + (v-1)p warm-up chunk-forwards and holds one more in the
+       * steady state, capped at all m*v chunk-forwards.  A chunk is 1/v of
+       * the stage's layers, so in whole-stage microbatches stage 0 holds
+       * p + (p-1)/v = p * (1 + (p-1)/(p v)): exactly Megatron's interleaved
+       * memory penalty times p (Megatron prints ceil() of it as a count but
+       * scales activations by the unrounded factor; so does ptsim). The
+       * last stage holds p - (p-1)/v. */
+      int64_t v = l->vp;
+      int64_t chunks = 2 * (p - 1 - stage) + (v - 1) * p + 1;
+      double cap = (double)m_eff * (double)v;
+      return dmin((double)chunks, cap) / (double)v;
+    }
+    return (double)imin(p - stage, m_eff);
+  case PTSIM_SCHEDULE_ZB_H1:
+    /* ZB-H1 keeps 1F1B's warm-up depth; the delayed weight-gradient work
+     * holds only the (small) input-gradient/activation pairs of the same
+     * <= p microbatches, counted as 1F1B. */
+  case PTSIM_SCHEDULE_1F1B:
+  default:
+    /* Stage i runs p-1-i warm-up forwards plus one: min(p - i, m).  For
+     * stage 0 with m < p this is Megatron's min(1, m/p) discount. */
+    return (double)imin(p - stage, m_eff);
+  }
+}
+
+/* Saved activations of one stage, all in-flight microbatches, recompute
+ * applied (embedding dropout excluded). */
+static PTSIM_HD double stage_layer_activations(const PtsimJob *job,
+                                               int64_t stage,
+                                               double inflight,
+                                               double full_layer) {
+  const PtsimLayout *l = &job->layout;
+  int64_t ls = l->stage_layers[stage];
+  if (ls <= 0)
+    return 0.0;
+  if (l->recompute != PTSIM_RECOMPUTE_FULL) {
+    /* none / selective: every layer saves its working set. */
+    return (double)ls * full_layer * inflight;
+  }
+  /* Full recompute: a checkpoint is the layer (or chunk) input, 2sbh, split
+   * over t only with SP; plus the working set of what is being recomputed
+   * in backward (one microbatch). */
+  double checkpoint = 2.0 * ((double)l->seq / (double)l->cp) *
+                      (double)l->mbs * (double)job->model.hidden_size /
+                      (l->sp ? (double)l->tp : 1.0);
+  /* Megatron applies recompute_num_layers per model chunk; with an uneven
+   * chunk split treat the stage as one chunk. */
+  int64_t v = model_chunks(l);
+  if (ls % v != 0)
+    v = 1;
+  int64_t lc = ls / v; /* layers per model chunk */
+  int64_t n = l->recompute_num_layers;
+  if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK) {
+    /* The first n layers of each chunk are recomputed one by one (inputs
+     * only); the rest store everything.  n = 0: all layers. */
+    int64_t nn = (n <= 0) ? lc : imin(n, lc);
+    double recomputed = (double)(v * nn);
+    double stored = (double)ls - recomputed;
+    double act = inflight * (recomputed * checkpoint + stored * full_layer);
+    if (nn > 0)
+      act += full_layer; /* one layer being recomputed */
+    return act;
+  }
+  /* Uniform: chunks of n layers, one checkpoint each, and one chunk's full
+   * working set while it is recomputed.  n = 0: n = 1. */
+  {
+    int64_t nn = (n <= 0) ? 1 : imin(n, lc);
+    int64_t checkpoints = v * ((lc + nn - 1) / nn);
+    return inflight * (double)checkpoints * checkpoint +
+           (double)nn * full_layer;
+  }
+}
+
+/* ---- the estimate ---- */
+
+PTSIM_HD int64_t ptsim_job_num_microbatches(const PtsimJob *job) {
+  const PtsimLayout *l = &job->layout;
+  int64_t per = l->mbs * l->dp;
+  if (per <= 0)
+    return 0;
+  return l->gbs / per;
+}
+
+PTSIM_HD void ptsim_memory_estimate(const PtsimJob *job,
+                                    PtsimCrossEntropyConvention ce,
+                                    PtsimMemoryEstimate *out) {
+  const PtsimModel *m = &job->model;
+  const PtsimLayout *l = &job->layout;
+  int64_t p = l->pp;
+  double h = (double)m->hidden_size;
+  double v = (double)m->vocab_size;
+  double t = (double)l->tp;
+  double sb = ((double)l->seq / (double)l->cp) * (double)l->mbs;
+  double grad_bytes = l->fp32_grad_accumulation ? 4.0 : 2.0;
+  double optimizer_bytes =
+      l->distributed_optimizer ? 12.0 / ((double)l->dp * (double)l->cp)
+                               : 12.0;
+  /* Working set of one layer: with full recompute it is rebuilt in full
+   * (scores included); selective recompute drops the s x s tensors. */
+  int keep_scores = l->recompute != PTSIM_RECOMPUTE_SELECTIVE;
+  double full_layer = ptsim_memory_layer_activation_bytes(job, keep_scores);
+  int64_t first_layer = 0;
+  int64_t i;
+
+  out->num_stages = p;
+  out->peak_stage = 0;
+  for (i = 0; i < p; i++) {
+    PtsimStageMemory *st = &out->stages[i];
+    double inflight = ptsim_memory_inflight_microbatches(job, i);
+    st->first_layer = first_layer;
+    st->num_layers = l->stage_layers[i];
+    first_layer += l->stage_layers[i];
+    st->has_embedding = i == 0;
+    st->has_lm_head = i == p - 1; /* shared with the embedding when tied, pp 1 */
+    st->parameters = ptsim_memory_stage_parameters(job, i);
+    st->parameters_bytes = 2.0 * st->parameters;
+    st->gradients_bytes = grad_bytes * st->parameters;
+    st->optimizer_bytes = optimizer_bytes * st->parameters;
+    st->activation_bytes_per_layer = full_layer;
+    st->inflight_microbatches = inflight;
+    st->embedding_dropout_bytes = 0.0;
+    st->input_ids_bytes = 0.0;
+    if (i == 0) {
+      /* The reference's 8p term (over-counts real int64 ids; see top). */
+      st->input_ids_bytes = 8.0 * sb * h / t * inflight;
+      /* Embedding dropout: 1-byte mask of the (SP-scattered) output. */
+      if (l->hidden_dropout > 0.0)
+        st->embedding_dropout_bytes =
+            sb * h / (l->sp ? t : 1.0) * inflight;
+    }
+    st->activations_bytes =
+        stage_layer_activations(job, i, inflight, full_layer) +
+        st->embedding_dropout_bytes;
+    /* Final-norm output and fp32 logits, 4sbh(1 + v/h)/t, one microbatch. */
+    st->logits_bytes = 0.0;
+    if (ce == PTSIM_CE_EVERY_STAGE || i == p - 1)
+      st->logits_bytes = 4.0 * sb * (h + v) / t;
+    st->other_bytes = st->input_ids_bytes + st->logits_bytes;
+    st->total_bytes = st->parameters_bytes + st->gradients_bytes +
+                      st->optimizer_bytes + st->activations_bytes +
+                      st->other_bytes;
+    if (st->total_bytes > out->stages[out->peak_stage].total_bytes)
+      out->peak_stage = i;
+  }
+
+  {
+    const PtsimStageMemory *pk = &out->stages[out->peak_stage];
+    out->parameters_bytes = pk->parameters_bytes;
+    out->gradients_bytes = pk->gradients_bytes;
+    out->optimizer_bytes = pk->optimizer_bytes;
+    out->activations_bytes = pk->activations_bytes;
+    out->other_bytes = pk->other_bytes;
+    out->total_bytes = pk->total_bytes;
+  }
+  out->capacity_bytes = job->hw.memory_bytes;
+  /* A profile without a capacity never fits (usage reported as 0). */
+  if (out->capacity_bytes > 0.0) {
+    out->usage_fraction = out->total_bytes / out->capacity_bytes;
+    out->fits = out->usage_fraction <= l->memory_threshold;
+  } else {
+    out->usage_fraction = 0.0;
+    out->fits = 0;
+  }
+}
