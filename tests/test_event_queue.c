@@ -3,7 +3,7 @@
 #include <glib.h>
 #include "event_queue.h"
 
-/* ---- reference: an unsorted array searched linearly (obviously right) ---- */
+/* ---- reference: an array kept sorted by (time, handle) ---- */
 
 typedef struct {
   PtsimTime time;
@@ -12,17 +12,17 @@ typedef struct {
 } RefEvent;
 
 typedef struct {
-  GArray *events; /* RefEvent */
+  GArray *events; /* RefEvent, ascending (time, handle): the next to pop first */
 } Reference;
 
-static guint ref_min_index(const Reference *r) {
-  guint best = 0;
-  for (guint i = 1; i < r->events->len; i++) {
-    const RefEvent *x = &g_array_index(r->events, RefEvent, i);
-    const RefEvent *y = &g_array_index(r->events, RefEvent, best);
-    if (x->time < y->time || (x->time == y->time && x->handle < y->handle)) best = i;
+static void ref_insert(Reference *r, const RefEvent *e) {
+  guint i = r->events->len;
+  while (i > 0) {
+    const RefEvent *x = &g_array_index(r->events, RefEvent, i - 1);
+    if (x->time < e->time || (x->time == e->time && x->handle < e->handle)) break;
+    i--;
   }
-  return best;
+  g_array_insert_val(r->events, i, *e);
 }
 
 static void test_ties_are_fifo(void) {
@@ -127,14 +127,14 @@ static void run_random(guint32 seed, int capacity, int steps) {
         g_assert_cmpint(e.handle, ==, PTSIM_EVENT_QUEUE_ERR_FULL);
       } else {
         g_assert_cmpint(e.handle, >=, 0);
-        g_array_append_val(ref.events, e);
+        ref_insert(&ref, &e);
       }
     } else if (op < 60) {
       if (ref.events->len > 0 && g_rand_boolean(rng)) {
         guint i = (guint)g_rand_int_range(rng, 0, (gint32)ref.events->len);
         int64_t h = g_array_index(ref.events, RefEvent, i).handle;
         g_assert_cmpint(ptsim_event_queue_cancel(&q, h), ==, 0);
-        g_array_remove_index_fast(ref.events, i);
+        g_array_remove_index(ref.events, i);
         g_array_append_val(stale, h);
       } else if (stale->len > 0) {
         guint i = (guint)g_rand_int_range(rng, 0, (gint32)stale->len);
@@ -149,8 +149,7 @@ static void run_random(guint32 seed, int capacity, int steps) {
         g_assert_cmpint(rc, ==, PTSIM_EVENT_QUEUE_ERR_EMPTY);
       } else {
         g_assert_cmpint(rc, ==, 0);
-        guint best = ref_min_index(&ref);
-        RefEvent want = g_array_index(ref.events, RefEvent, best);
+        RefEvent want = g_array_index(ref.events, RefEvent, 0);
         g_assert_cmpint(ev.time, ==, want.time);
         g_assert_cmpint((int64_t)ev.seq, ==, want.handle);
         g_assert_cmpint(ev.kind, ==, want.kind);
@@ -159,7 +158,7 @@ static void run_random(guint32 seed, int capacity, int steps) {
         if (!peek) {
           g_assert_cmpint(ev.time, >=, now);
           now = ev.time;
-          g_array_remove_index_fast(ref.events, best);
+          g_array_remove_index(ref.events, 0);
           g_array_append_val(stale, want.handle);
         }
       }
@@ -171,7 +170,7 @@ static void run_random(guint32 seed, int capacity, int steps) {
 }
 
 static void test_random_against_reference(void) {
-  g_test_summary("Random push/cancel/pop/peek sequences match a linear-search reference");
+  g_test_summary("Random push/cancel/pop/peek sequences match a sorted-array reference");
   run_random(12345u, 64, 20000);
   run_random(777u, 7, 5000);   /* small: the queue is full often */
   run_random(2024u, 1, 500);   /* one slot */
