@@ -1,0 +1,959 @@
+/* config.c — models/NAME.ini and hw_profiles/NAME.ini into PtsimModel and
+ * PtsimHardware, layout defaults, and the checks that make a PtsimJob one
+ * the core may trust.
+ *
+ * What it is: the shell's reader and validator (GLib: GKeyFile, GError).
+ * Every failure is ONE line in PTSIM_CONFIG_ERROR naming the file and line
+ * (lines found by scanning the text, since GKeyFile does not report them
+ * for keys) or the layout flag, the offending value, and what is allowed.
+ * Files are strict: unknown groups and keys are errors (typos must not pass
+ * silently), numbers are parsed in full by hand ("12abc" and "1e999" are
+ * refused), booleans are exactly true|false.
+ *
+ * What it is not: the Megatron-LM command-line reader (megatron_args.c),
+ * the command line (main.c), or any modelling.
+ *
+ * Units: .ini keys carry their unit in the name (_gib, _tflops, _gbps with
+ * GB = 1e9 B, _us); the structs are SI (bytes, FLOP/s, bytes/s, seconds). */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+G_DEFINE_QUARK(ptsim-config-error-quark, ptsim_config_error)
+
+/* Upper bound on any integer in a model or layout: keeps products such as
+ * h*h*L*v far from int64 overflow in the core. */
+#define INT_VALUE_MAX ((int64_t)1 << 30)
+
+/* ---- data dir and lookup ---- */
+
+const char *ptsim_config_data_dir(void) {
+  const char *env = g_getenv("PTSIM_DATA_DIR");
+  if (env != NULL && env[0] != '\0')
+    return env;
+  return PTSIM_SOURCE_DIR;
+}
+
+/* g_ptr_array_sort hands over pointers to the elements. */
+static gint compare_names(gconstpointer a, gconstpointer b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorted, comma-separated names of the .ini files in DIR ("none" if none). */
+static char *list_available(const char *dir) {
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+  if (d != NULL) {
+    const char *entry;
+    while ((entry = g_dir_read_name(d)) != NULL) {
+      if (g_str_has_suffix(entry, ".ini"))
+        g_ptr_array_add(names, g_strndup(entry, strlen(entry) - 4));
+    }
+  }
+  if (names->len == 0)
+    return g_strdup("none");
+  g_ptr_array_sort(names, compare_names);
+  g_ptr_array_add(names, NULL);
+  return g_strjoinv(", ", (char **)names->pdata);
+}
+
+/* Resolves NAME_OR_FILE in SUBDIR; returns the path (transfer full) or NULL
+ * with PTSIM_CONFIG_ERROR_NOT_FOUND. */
+static char *resolve(const char *name_or_file, const char *subdir,
+                     const char *what, GError **error) {
+  if (name_or_file == NULL || name_or_file[0] == '\0') {
+    g_autofree char *dir =
+        g_build_filename(ptsim_config_data_dir(), subdir, NULL);
+    g_autofree char *names = list_available(dir);
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
+                "no %s given; available in %s: %s", what, dir, names);
+    return NULL;
+  }
+  gboolean is_path = strchr(name_or_file, '/') != NULL ||
+                     g_str_has_suffix(name_or_file, ".ini");
+  if (is_path) {
+    if (!g_file_test(name_or_file, G_FILE_TEST_IS_REGULAR)) {
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
+                  "%s file %s: no such file", what, name_or_file);
+      return NULL;
+    }
+    return g_strdup(name_or_file);
+  }
+  g_autofree char *file = g_strconcat(name_or_file, ".ini", NULL);
+  g_autofree char *dir = g_build_filename(ptsim_config_data_dir(), subdir, NULL);
+  char *path = g_build_filename(dir, file, NULL);
+  if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+    g_autofree char *names = list_available(dir);
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
+                "unknown %s '%s' (no %s); available: %s", what, name_or_file,
+                path, names);
+    g_free(path);
+    return NULL;
+  }
+  return path;
+}
+
+/* ---- strict numbers ---- */
+
+gboolean ptsim_config_parse_int64(const char *text, int64_t *out) {
+  if (text == NULL)
+    return FALSE;
+  while (g_ascii_isspace(*text))
+    text++;
+  if (*text == '\0')
+    return FALSE;
+  char *end = NULL;
+  errno = 0;
+  gint64 v = g_ascii_strtoll(text, &end, 10);
+  if (errno != 0 || end == text)
+    return FALSE;
+  while (g_ascii_isspace(*end))
+    end++;
+  if (*end != '\0')
+    return FALSE;
+  *out = v;
+  return TRUE;
+}
+
+gboolean ptsim_config_parse_double(const char *text, double *out) {
+  if (text == NULL)
+    return FALSE;
+  while (g_ascii_isspace(*text))
+    text++;
+  if (*text == '\0')
+    return FALSE;
+  char *end = NULL;
+  errno = 0;
+  double v = g_ascii_strtod(text, &end);
+  if (errno != 0 || end == text || !isfinite(v))
+    return FALSE;
+  while (g_ascii_isspace(*end))
+    end++;
+  if (*end != '\0')
+    return FALSE;
+  *out = v;
+  return TRUE;
+}
+
+/* ---- reading one .ini ---- */
+
+/* One open file: the parsed key file plus its text, for line numbers. */
+typedef struct {
+  const char *path;   /* as given / resolved */
+  char *contents;     /* whole file */
+  GKeyFile *kf;
+} IniFile;
+
+static void ini_file_clear(IniFile *ini) {
+  g_clear_pointer(&ini->contents, g_free);
+  g_clear_pointer(&ini->kf, g_key_file_unref);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(IniFile, ini_file_clear)
+
+static gboolean ini_open(IniFile *ini, const char *path, GError **error) {
+  gsize len = 0;
+  g_autoptr(GError) local = NULL;
+  ini->path = path;
+  if (!g_file_get_contents(path, &ini->contents, &len, &local)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
+                "%s", local->message);
+    return FALSE;
+  }
+  ini->kf = g_key_file_new();
+  if (!g_key_file_load_from_data(ini->kf, ini->contents, len,
+                                 G_KEY_FILE_NONE, &local)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                "%s: %s", path, local->message);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* 1-based line of "[group]" (KEY == NULL) or of "key =" inside [group]
+ * (the last one, which is the one GKeyFile keeps); 0 if not found. */
+static int ini_line(const IniFile *ini, const char *group, const char *key) {
+  int line_no = 0, found = 0;
+  gboolean in_group = FALSE;
+  size_t key_len = key ? strlen(key) : 0;
+  const char *p = ini->contents;
+  while (p != NULL && *p != '\0') {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    line_no++;
+    const char *s = p;
+    while (s < p + len && g_ascii_isspace(*s))
+      s++;
+    if (s < p + len && *s == '[') {
+      const char *close = memchr(s, ']', (size_t)(p + len - s));
+      in_group = close != NULL && (size_t)(close - s - 1) == strlen(group) &&
+                 strncmp(s + 1, group, strlen(group)) == 0;
+      if (in_group && key == NULL)
+        return line_no;
+    } else if (in_group && key != NULL && (size_t)(p + len - s) > key_len &&
+               strncmp(s, key, key_len) == 0) {
+      const char *t = s + key_len;
+      while (t < p + len && (*t == ' ' || *t == '\t'))
+        t++;
+      if (t < p + len && *t == '=')
+        found = line_no;
+    }
+    p = nl ? nl + 1 : NULL;
+  }
+  return found;
+}
+
+/* "path:line" or "path" when the line is unknown.  (transfer full) */
+static char *ini_where(const IniFile *ini, const char *group, const char *key) {
+  int line = ini_line(ini, group, key);
+  if (line > 0)
+    return g_strdup_printf("%s:%d", ini->path, line);
+  return g_strdup(ini->path);
+}
+
+static gboolean fail_value(const IniFile *ini, const char *group,
+                           const char *key, const char *value,
+                           const char *allowed, GError **error) {
+  g_autofree char *where = ini_where(ini, group, key);
+  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+              "%s: [%s] %s = '%s' is not allowed: expected %s", where, group,
+              key, value, allowed);
+  return FALSE;
+}
+
+/* Levenshtein distance, for "did you mean" on unknown keys. */
+static size_t edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  g_autofree size_t *row = g_new(size_t, lb + 1);
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      size_t best = diag + cost;
+      if (row[j] + 1 < best)
+        best = row[j] + 1;
+      if (row[j - 1] + 1 < best)
+        best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+/* The groups a file may have; KEYS NULL means free-form (any key). */
+typedef struct {
+  const char *group;
+  const char *const *keys;
+  gboolean required;
+} GroupSpec;
+
+/* Every group in the file is known, every key in a known group is known,
+ * and every required group is present. */
+static gboolean ini_check_layout(const IniFile *ini, const GroupSpec *specs,
+                                 size_t n_specs, GError **error) {
+  gsize n_groups = 0;
+  g_auto(GStrv) groups = g_key_file_get_groups(ini->kf, &n_groups);
+  for (gsize g = 0; g < n_groups; g++) {
+    const GroupSpec *spec = NULL;
+    for (size_t s = 0; s < n_specs; s++)
+      if (strcmp(groups[g], specs[s].group) == 0)
+        spec = &specs[s];
+    if (spec == NULL) {
+      g_autoptr(GString) allowed = g_string_new(NULL);
+      for (size_t s = 0; s < n_specs; s++)
+        g_string_append_printf(allowed, "%s[%s]", s ? ", " : "", specs[s].group);
+      g_autofree char *where = ini_where(ini, groups[g], NULL);
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                  "%s: unknown group [%s]; allowed groups: %s", where,
+                  groups[g], allowed->str);
+      return FALSE;
+    }
+    if (spec->keys == NULL)
+      continue;
+    g_autoptr(GError) local = NULL;
+    gsize n_keys = 0;
+    g_auto(GStrv) keys = g_key_file_get_keys(ini->kf, groups[g], &n_keys, &local);
+    if (keys == NULL) {
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                  "%s: [%s]: %s", ini->path, groups[g], local->message);
+      return FALSE;
+    }
+    for (gsize k = 0; k < n_keys; k++) {
+      gboolean known = FALSE;
+      const char *closest = NULL;
+      size_t closest_d = (size_t)-1;
+      for (const char *const *kn = spec->keys; *kn != NULL; kn++) {
+        if (strcmp(keys[k], *kn) == 0)
+          known = TRUE;
+        size_t d = edit_distance(keys[k], *kn);
+        if (d < closest_d) {
+          closest_d = d;
+          closest = *kn;
+        }
+      }
+      if (known)
+        continue;
+      g_autoptr(GString) allowed = g_string_new(NULL);
+      for (const char *const *kn = spec->keys; *kn != NULL; kn++)
+        g_string_append_printf(allowed, "%s%s", allowed->len ? ", " : "", *kn);
+      g_autofree char *where = ini_where(ini, groups[g], keys[k]);
+      g_autofree char *hint =
+          closest != NULL && closest_d <= 3
+              ? g_strdup_printf(" (did you mean %s?)", closest)
+              : g_strdup("");
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                  "%s: unknown key '%s' in [%s]%s; known keys: %s", where,
+                  keys[k], groups[g], hint, allowed->str);
+      return FALSE;
+    }
+  }
+  for (size_t s = 0; s < n_specs; s++) {
+    if (specs[s].required && !g_key_file_has_group(ini->kf, specs[s].group)) {
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                  "%s: missing group [%s]", ini->path, specs[s].group);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* The raw, stripped value of a key; NULL (and *present FALSE) when absent.
+ * A missing key is an error only when REQUIRED.  (transfer full) */
+static char *ini_value(const IniFile *ini, const char *group, const char *key,
+                       const char *allowed, gboolean required,
+                       gboolean *present, GError **error) {
+  g_autoptr(GError) local = NULL;
+  *present = FALSE;
+  gboolean has = g_key_file_has_key(ini->kf, group, key, &local);
+  if (local != NULL) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                "%s: [%s] %s: %s", ini->path, group, key, local->message);
+    return NULL;
+  }
+  if (!has) {
+    if (required) {
+      g_autofree char *where = ini_where(ini, group, NULL);
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                  "%s: [%s] is missing key %s (%s)", where, group, key,
+                  allowed);
+    }
+    return NULL;
+  }
+  char *value = g_key_file_get_value(ini->kf, group, key, &local);
+  if (value == NULL) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                "%s: [%s] %s: %s", ini->path, group, key, local->message);
+    return NULL;
+  }
+  *present = TRUE;
+  return g_strstrip(value);
+}
+
+/* Integer in [lo, INT_VALUE_MAX].  Absent and not required: *out unchanged,
+ * TRUE. */
+static gboolean ini_int(const IniFile *ini, const char *group, const char *key,
+                        int64_t lo, gboolean required, int64_t *out,
+                        GError **error) {
+  g_autofree char *allowed = g_strdup_printf(
+      "an integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT, (gint64)lo,
+      (gint64)INT_VALUE_MAX);
+  gboolean present = FALSE;
+  g_autoptr(GError) local = NULL;
+  g_autofree char *value =
+      ini_value(ini, group, key, allowed, required, &present, &local);
+  if (local != NULL) {
+    g_propagate_error(error, g_steal_pointer(&local));
+    return FALSE;
+  }
+  if (!present)
+    return TRUE;
+  int64_t v = 0;
+  if (!ptsim_config_parse_int64(value, &v) || v < lo || v > INT_VALUE_MAX)
+    return fail_value(ini, group, key, value, allowed, error);
+  *out = v;
+  return TRUE;
+}
+
+/* Finite number with lo < v (or lo <= v when LO_INCLUSIVE), v <= hi. */
+static gboolean ini_double(const IniFile *ini, const char *group,
+                           const char *key, double lo, gboolean lo_inclusive,
+                           double hi, gboolean required, gboolean *present_out,
+                           double *out, GError **error) {
+  g_autofree char *allowed =
+      isinf(hi) ? g_strdup_printf("a number %s %g", lo_inclusive ? ">=" : ">",
+                                  lo)
+                : g_strdup_printf("a number in %s%g, %g]",
+                                  lo_inclusive ? "[" : "(", lo, hi);
+  gboolean present = FALSE;
+  g_autoptr(GError) local = NULL;
+  g_autofree char *value =
+      ini_value(ini, group, key, allowed, required, &present, &local);
+  if (local != NULL) {
+    g_propagate_error(error, g_steal_pointer(&local));
+    return FALSE;
+  }
+  if (present_out != NULL)
+    *present_out = present;
+  if (!present)
+    return TRUE;
+  double v = 0;
+  if (!ptsim_config_parse_double(value, &v) || v > hi ||
+      (lo_inclusive ? v < lo : v <= lo))
+    return fail_value(ini, group, key, value, allowed, error);
+  *out = v;
+  return TRUE;
+}
+
+static gboolean ini_bool(const IniFile *ini, const char *group, const char *key,
+                         int *out, GError **error) {
+  gboolean present = FALSE;
+  g_autoptr(GError) local = NULL;
+  g_autofree char *value =
+      ini_value(ini, group, key, "true or false", TRUE, &present, &local);
+  if (local != NULL) {
+    g_propagate_error(error, g_steal_pointer(&local));
+    return FALSE;
+  }
+  if (strcmp(value, "true") == 0)
+    *out = 1;
+  else if (strcmp(value, "false") == 0)
+    *out = 0;
+  else
+    return fail_value(ini, group, key, value, "true or false", error);
+  return TRUE;
+}
+
+/* One of CHOICES ("a|b"), returned as its index. */
+static gboolean ini_choice(const IniFile *ini, const char *group,
+                           const char *key, const char *choices, int *out,
+                           GError **error) {
+  gboolean present = FALSE;
+  g_autoptr(GError) local = NULL;
+  g_autofree char *value =
+      ini_value(ini, group, key, choices, TRUE, &present, &local);
+  if (local != NULL) {
+    g_propagate_error(error, g_steal_pointer(&local));
+    return FALSE;
+  }
+  g_auto(GStrv) list = g_strsplit(choices, "|", -1);
+  for (int i = 0; list[i] != NULL; i++) {
+    if (strcmp(value, list[i]) == 0) {
+      *out = i;
+      return TRUE;
+    }
+  }
+  return fail_value(ini, group, key, value, choices, error);
+}
+
+/* Optional name key, else the file's basename without ".ini". */
+static gboolean ini_name(const IniFile *ini, const char *group, char *out,
+                         GError **error) {
+  g_autoptr(GError) local = NULL;
+  g_autofree char *name = NULL;
+  if (g_key_file_has_key(ini->kf, group, "name", NULL)) {
+    name = g_key_file_get_string(ini->kf, group, "name", &local);
+    if (name == NULL) {
+      g_autofree char *where = ini_where(ini, group, "name");
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                  "%s: [%s] name: %s", where, group, local->message);
+      return FALSE;
+    }
+    g_strstrip(name);
+  } else {
+    g_autofree char *base = g_path_get_basename(ini->path);
+    if (g_str_has_suffix(base, ".ini"))
+      base[strlen(base) - 4] = '\0';
+    name = g_steal_pointer(&base);
+  }
+  if (name[0] == '\0' || strlen(name) >= PTSIM_NAME_MAX) {
+    g_autofree char *allowed =
+        g_strdup_printf("a name of 1 to %d characters", PTSIM_NAME_MAX - 1);
+    return fail_value(ini, group, "name", name, allowed, error);
+  }
+  g_strlcpy(out, name, PTSIM_NAME_MAX);
+  return TRUE;
+}
+
+/* ---- models ---- */
+
+gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
+  g_return_val_if_fail(m != NULL, FALSE);
+  const struct {
+    const char *key;
+    int64_t value;
+  } sizes[] = {
+      {"num_layers", m->num_layers},
+      {"hidden_size", m->hidden_size},
+      {"ffn_hidden_size", m->ffn_hidden_size},
+      {"num_attention_heads", m->num_attention_heads},
+      {"num_query_groups", m->num_query_groups},
+      {"vocab_size", m->vocab_size},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+    if (sizes[i].value < 1 || sizes[i].value > INT_VALUE_MAX) {
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                  "model %s: %s %" G_GINT64_FORMAT
+                  " is out of range: expected 1 to %" G_GINT64_FORMAT,
+                  m->name, sizes[i].key, (gint64)sizes[i].value,
+                  (gint64)INT_VALUE_MAX);
+      return FALSE;
+    }
+  }
+  if (m->hidden_size % m->num_attention_heads != 0) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "model %s: hidden_size %" G_GINT64_FORMAT
+                " is not divisible by num_attention_heads %" G_GINT64_FORMAT,
+                m->name, (gint64)m->hidden_size,
+                (gint64)m->num_attention_heads);
+    return FALSE;
+  }
+  if (m->num_attention_heads % m->num_query_groups != 0) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "model %s: num_query_groups %" G_GINT64_FORMAT
+                " does not divide num_attention_heads %" G_GINT64_FORMAT,
+                m->name, (gint64)m->num_query_groups,
+                (gint64)m->num_attention_heads);
+    return FALSE;
+  }
+  if ((m->activation != PTSIM_ACTIVATION_SWIGLU &&
+       m->activation != PTSIM_ACTIVATION_GELU) ||
+      (m->norm != PTSIM_NORM_RMSNORM && m->norm != PTSIM_NORM_LAYERNORM) ||
+      (m->tied_embeddings != 0 && m->tied_embeddings != 1) ||
+      (m->bias != 0 && m->bias != 1)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "model %s: activation/norm/tied_embeddings/bias out of range",
+                m->name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static const char *const model_keys[] = {
+    "name", "num_layers", "hidden_size", "ffn_hidden_size",
+    "num_attention_heads", "num_query_groups", "vocab_size", "activation",
+    "norm", "tied_embeddings", "bias", NULL};
+
+gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
+                          GError **error) {
+  g_return_val_if_fail(out != NULL, FALSE);
+  g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+  g_autofree char *path = resolve(name_or_file, "models", "model", error);
+  if (path == NULL)
+    return FALSE;
+  g_auto(IniFile) ini = {0};
+  if (!ini_open(&ini, path, error))
+    return FALSE;
+  const GroupSpec specs[] = {{"model", model_keys, TRUE},
+                             {"source", NULL, FALSE}};
+  if (!ini_check_layout(&ini, specs, G_N_ELEMENTS(specs), error))
+    return FALSE;
+
+  PtsimModel m;
+  memset(&m, 0, sizeof m);
+  const char *g = "model";
+  int activation = 0, norm = 0;
+  if (!ini_name(&ini, g, m.name, error) ||
+      !ini_int(&ini, g, "num_layers", 1, TRUE, &m.num_layers, error) ||
+      !ini_int(&ini, g, "hidden_size", 1, TRUE, &m.hidden_size, error) ||
+      !ini_int(&ini, g, "ffn_hidden_size", 1, TRUE, &m.ffn_hidden_size,
+               error) ||
+      !ini_int(&ini, g, "num_attention_heads", 1, TRUE,
+               &m.num_attention_heads, error) ||
+      !ini_int(&ini, g, "num_query_groups", 1, TRUE, &m.num_query_groups,
+               error) ||
+      !ini_int(&ini, g, "vocab_size", 1, TRUE, &m.vocab_size, error) ||
+      !ini_choice(&ini, g, "activation", "swiglu|gelu", &activation, error) ||
+      !ini_choice(&ini, g, "norm", "rmsnorm|layernorm", &norm, error) ||
+      !ini_bool(&ini, g, "tied_embeddings", &m.tied_embeddings, error) ||
+      !ini_bool(&ini, g, "bias", &m.bias, error))
+    return FALSE;
+  m.activation = activation == 0 ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
+  m.norm = norm == 0 ? PTSIM_NORM_RMSNORM : PTSIM_NORM_LAYERNORM;
+
+  /* Cross-key rules, reported at the line of the key that breaks them. */
+  if (m.hidden_size % m.num_attention_heads != 0) {
+    g_autofree char *where = ini_where(&ini, g, "hidden_size");
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                "%s: [model] hidden_size = %" G_GINT64_FORMAT
+                " is not divisible by num_attention_heads = %" G_GINT64_FORMAT
+                "; expected a multiple of the head count",
+                where, (gint64)m.hidden_size, (gint64)m.num_attention_heads);
+    return FALSE;
+  }
+  if (m.num_attention_heads % m.num_query_groups != 0) {
+    g_autofree char *where = ini_where(&ini, g, "num_query_groups");
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                "%s: [model] num_query_groups = %" G_GINT64_FORMAT
+                " does not divide num_attention_heads = %" G_GINT64_FORMAT
+                "; expected a divisor (= heads for MHA, 1 for MQA)",
+                where, (gint64)m.num_query_groups,
+                (gint64)m.num_attention_heads);
+    return FALSE;
+  }
+  g_autoptr(GError) local = NULL;
+  if (!ptsim_model_check(&m, &local)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s: %s",
+                path, local->message);
+    return FALSE;
+  }
+  *out = m;
+  return TRUE;
+}
+
+/* ---- hardware profiles ---- */
+
+static const char *const gpu_keys[] = {
+    "name", "memory_bytes", "memory_gib", "peak_bf16_tflops",
+    "peak_fp8_tflops", "peak_fp32_tflops", "hbm_gbps", NULL};
+static const char *const node_keys[] = {"gpus_per_node", "nvlink_gbps",
+                                        "nvlink_latency_us", "nvls", NULL};
+static const char *const fabric_keys[] = {"nic_gbps", "net_latency_us", NULL};
+static const char *const efficiency_keys[] = {
+    "gemm_efficiency_max", "gemm_half_gflops", "attention_efficiency",
+    "memory_efficiency", "kernel_launch_us", NULL};
+
+gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
+                             GError **error) {
+  g_return_val_if_fail(out != NULL, FALSE);
+  g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+  g_autofree char *path =
+      resolve(name_or_file, "hw_profiles", "hardware profile", error);
+  if (path == NULL)
+    return FALSE;
+  g_auto(IniFile) ini = {0};
+  if (!ini_open(&ini, path, error))
+    return FALSE;
+  const GroupSpec specs[] = {{"gpu", gpu_keys, TRUE},
+                             {"node", node_keys, TRUE},
+                             {"fabric", fabric_keys, TRUE},
+                             {"efficiency", efficiency_keys, TRUE},
+                             {"source", NULL, FALSE}};
+  if (!ini_check_layout(&ini, specs, G_N_ELEMENTS(specs), error))
+    return FALSE;
+
+  PtsimHardware hw;
+  memset(&hw, 0, sizeof hw);
+  const double inf = INFINITY;
+  double mem_bytes = 0, mem_gib = 0, bf16 = 0, fp8 = 0, fp32 = 0, hbm = 0;
+  gboolean has_bytes = FALSE, has_gib = FALSE;
+  if (!ini_name(&ini, "gpu", hw.name, error) ||
+      !ini_double(&ini, "gpu", "memory_bytes", 0, FALSE, inf, FALSE,
+                  &has_bytes, &mem_bytes, error) ||
+      !ini_double(&ini, "gpu", "memory_gib", 0, FALSE, inf, FALSE, &has_gib,
+                  &mem_gib, error))
+    return FALSE;
+  if (has_bytes == has_gib) {
+    g_autofree char *where = ini_where(&ini, "gpu", has_gib ? "memory_gib" : NULL);
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                "%s: [gpu] needs exactly one of memory_bytes or memory_gib "
+                "(a number > 0), found %s",
+                where, has_bytes ? "both" : "neither");
+    return FALSE;
+  }
+  hw.memory_bytes = has_bytes ? mem_bytes : mem_gib * 1073741824.0;
+  if (!ini_double(&ini, "gpu", "peak_bf16_tflops", 0, FALSE, inf, TRUE, NULL,
+                  &bf16, error) ||
+      !ini_double(&ini, "gpu", "peak_fp8_tflops", 0, TRUE, inf, TRUE, NULL,
+                  &fp8, error) ||
+      !ini_double(&ini, "gpu", "peak_fp32_tflops", 0, FALSE, inf, TRUE, NULL,
+                  &fp32, error) ||
+      !ini_double(&ini, "gpu", "hbm_gbps", 0, FALSE, inf, TRUE, NULL, &hbm,
+                  error))
+    return FALSE;
+  hw.peak_bf16_flops = bf16 * 1e12;
+  hw.peak_fp8_flops = fp8 * 1e12;
+  hw.peak_fp32_flops = fp32 * 1e12;
+  hw.hbm_bytes_per_s = hbm * 1e9;
+
+  double nvlink = 0, nvlink_lat = 0, nic = 0, net_lat = 0;
+  if (!ini_int(&ini, "node", "gpus_per_node", 1, TRUE, &hw.gpus_per_node,
+               error) ||
+      !ini_double(&ini, "node", "nvlink_gbps", 0, FALSE, inf, TRUE, NULL,
+                  &nvlink, error) ||
+      !ini_double(&ini, "node", "nvlink_latency_us", 0, TRUE, inf, TRUE, NULL,
+                  &nvlink_lat, error) ||
+      !ini_bool(&ini, "node", "nvls", &hw.nvls, error) ||
+      !ini_double(&ini, "fabric", "nic_gbps", 0, FALSE, inf, TRUE, NULL, &nic,
+                  error) ||
+      !ini_double(&ini, "fabric", "net_latency_us", 0, TRUE, inf, TRUE, NULL,
+                  &net_lat, error))
+    return FALSE;
+  hw.nvlink_bytes_per_s = nvlink * 1e9;
+  hw.nvlink_latency_s = nvlink_lat * 1e-6;
+  hw.nic_bytes_per_s = nic * 1e9;
+  hw.net_latency_s = net_lat * 1e-6;
+
+  double half_gflops = 0, launch_us = 0;
+  const char *e = "efficiency";
+  if (!ini_double(&ini, e, "gemm_efficiency_max", 0, FALSE, 1, TRUE, NULL,
+                  &hw.gemm_efficiency_max, error) ||
+      !ini_double(&ini, e, "gemm_half_gflops", 0, FALSE, inf, TRUE, NULL,
+                  &half_gflops, error) ||
+      !ini_double(&ini, e, "attention_efficiency", 0, FALSE, 1, TRUE, NULL,
+                  &hw.attention_efficiency, error) ||
+      !ini_double(&ini, e, "memory_efficiency", 0, FALSE, 1, TRUE, NULL,
+                  &hw.memory_efficiency, error) ||
+      !ini_double(&ini, e, "kernel_launch_us", 0, TRUE, inf, TRUE, NULL,
+                  &launch_us, error))
+    return FALSE;
+  hw.gemm_half_flops = half_gflops * 1e9;
+  hw.kernel_launch_s = launch_us * 1e-6;
+  *out = hw;
+  return TRUE;
+}
+
+/* ---- layout ---- */
+
+void ptsim_layout_init_defaults(PtsimLayout *layout) {
+  g_return_if_fail(layout != NULL);
+  memset(layout, 0, sizeof *layout);
+  layout->tp = layout->pp = layout->cp = layout->vp = layout->mbs = 1;
+  layout->dp = 0;
+  layout->sp = -1;
+  layout->distributed_optimizer = 1;
+  layout->fp32_grad_accumulation = 1;
+  layout->flash_attention = 1;
+  layout->recompute = PTSIM_RECOMPUTE_NONE;
+  layout->recompute_method = PTSIM_RECOMPUTE_METHOD_UNIFORM;
+  layout->precision = PTSIM_PRECISION_BF16;
+  layout->schedule = PTSIM_SCHEDULE_1F1B;
+  layout->memory_threshold = 0.8;
+}
+
+#define I64(x) ((gint64)(x))
+#define invalid(...)                                                           \
+  (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,          \
+               __VA_ARGS__),                                                   \
+   FALSE)
+
+/* "--flag V must be a positive integer (from LO)" for each count. */
+static gboolean check_count(const char *flag, int64_t v, int64_t lo,
+                            GError **error) {
+  if (v < lo || v > INT_VALUE_MAX) {
+    if (v == 0 && lo == 1)
+      return invalid("%s is required: a positive integer (got 0)", flag);
+    return invalid("%s %" G_GINT64_FORMAT " is out of range: expected an "
+                   "integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                   flag, I64(v), I64(lo), I64(INT_VALUE_MAX));
+  }
+  return TRUE;
+}
+
+static gboolean check_divides(const char *flag, int64_t v, const char *what,
+                              int64_t n, const char *model, GError **error) {
+  if (n % v != 0)
+    return invalid("%s %" G_GINT64_FORMAT " does not divide %s %" G_GINT64_FORMAT
+                   " of model %s",
+                   flag, I64(v), what, I64(n), model);
+  return TRUE;
+}
+
+static const char *schedule_word(PtsimSchedule s) {
+  switch (s) {
+  case PTSIM_SCHEDULE_1F1B: return "1f1b";
+  case PTSIM_SCHEDULE_GPIPE: return "gpipe";
+  case PTSIM_SCHEDULE_INTERLEAVED: return "interleaved";
+  case PTSIM_SCHEDULE_ZB_H1: return "zb-h1";
+  }
+  return "?";
+}
+
+/* stage_layers[] from pp and the optional uneven first/last stage. */
+static gboolean split_stages(PtsimLayout *l, int64_t layers, GError **error) {
+  int64_t first = l->first_stage_layers, last = l->last_stage_layers;
+  memset(l->stage_layers, 0, sizeof l->stage_layers);
+  if (first < 0 || first > INT_VALUE_MAX)
+    return invalid("--decoder-first-pipeline-num-layers %" G_GINT64_FORMAT
+                   " is out of range: expected 0 (even split) or a positive "
+                   "integer", I64(first));
+  if (last < 0 || last > INT_VALUE_MAX)
+    return invalid("--decoder-last-pipeline-num-layers %" G_GINT64_FORMAT
+                   " is out of range: expected 0 (even split) or a positive "
+                   "integer", I64(last));
+  if (first == 0 && last == 0) {
+    if (layers % l->pp != 0)
+      return invalid("--pp %" G_GINT64_FORMAT " does not divide num_layers %"
+                     G_GINT64_FORMAT "; give an uneven split with "
+                     "--decoder-first-pipeline-num-layers / "
+                     "--decoder-last-pipeline-num-layers",
+                     I64(l->pp), I64(layers));
+    for (int64_t s = 0; s < l->pp; s++)
+      l->stage_layers[s] = layers / l->pp;
+    return TRUE;
+  }
+  if (l->pp < 2)
+    return invalid("--decoder-%s-pipeline-num-layers %" G_GINT64_FORMAT
+                   " needs --pp > 1 (got --pp %" G_GINT64_FORMAT ")",
+                   first ? "first" : "last", I64(first ? first : last),
+                   I64(l->pp));
+  if (l->vp > 1)
+    return invalid("an uneven first/last pipeline stage with --vp %"
+                   G_GINT64_FORMAT " is not supported; use --vp 1",
+                   I64(l->vp));
+  int64_t middle = l->pp - (first ? 1 : 0) - (last ? 1 : 0);
+  int64_t rest = layers - first - last;
+  if (rest < 0 || (middle == 0 && rest != 0) ||
+      (middle > 0 && (rest < middle || rest % middle != 0)))
+    return invalid("--decoder-first-pipeline-num-layers %" G_GINT64_FORMAT
+                   " and --decoder-last-pipeline-num-layers %" G_GINT64_FORMAT
+                   " leave %" G_GINT64_FORMAT " of num_layers %" G_GINT64_FORMAT
+                   " for %" G_GINT64_FORMAT " other stages of --pp %"
+                   G_GINT64_FORMAT "; they must split evenly (at least one "
+                   "layer each)",
+                   I64(first), I64(last), I64(rest), I64(layers), I64(middle),
+                   I64(l->pp));
+  for (int64_t s = 0; s < l->pp; s++)
+    l->stage_layers[s] = middle > 0 ? rest / middle : 0;
+  if (first)
+    l->stage_layers[0] = first;
+  if (last)
+    l->stage_layers[l->pp - 1] = last;
+  return TRUE;
+}
+
+gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
+  g_return_val_if_fail(job != NULL, FALSE);
+  g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+  const PtsimModel *m = &job->model;
+  PtsimLayout *l = &job->layout;
+  const char *name = m->name[0] ? m->name : "(unnamed)";
+
+  if (!ptsim_model_check(m, error))
+    return FALSE;
+
+  /* Plain ranges first, so later arithmetic cannot overflow. */
+  if (!check_count("--gpus", l->gpus, 1, error) ||
+      !check_count("--tp", l->tp, 1, error) ||
+      !check_count("--pp", l->pp, 1, error) ||
+      !check_count("--cp", l->cp, 1, error) ||
+      !check_count("--dp", l->dp, 0, error) ||
+      !check_count("--vp", l->vp, 1, error) ||
+      !check_count("--mbs", l->mbs, 1, error) ||
+      !check_count("--gbs", l->gbs, 1, error) ||
+      !check_count("--seq", l->seq, 1, error) ||
+      !check_count("--recompute-num-layers", l->recompute_num_layers, 0,
+                   error))
+    return FALSE;
+  if (l->sp < -1 || l->sp > 1)
+    return invalid("--sp %d is out of range: expected -1 (auto), 0 or 1", l->sp);
+  if ((unsigned)l->recompute > PTSIM_RECOMPUTE_FULL ||
+      (unsigned)l->recompute_method > PTSIM_RECOMPUTE_METHOD_BLOCK ||
+      (unsigned)l->precision > PTSIM_PRECISION_FP8 ||
+      (unsigned)l->schedule > PTSIM_SCHEDULE_ZB_H1)
+    return invalid("layout: recompute/recompute method/precision/schedule out "
+                   "of range");
+  if (!(l->memory_threshold > 0 && l->memory_threshold <= 1))
+    return invalid("--memory-threshold %g is out of range: expected a number "
+                   "in (0, 1]", l->memory_threshold);
+  if (!(l->attention_dropout >= 0 && l->attention_dropout < 1))
+    return invalid("--attention-dropout %g is out of range: expected a "
+                   "probability in [0, 1)", l->attention_dropout);
+  if (!(l->hidden_dropout >= 0 && l->hidden_dropout < 1))
+    return invalid("--hidden-dropout %g is out of range: expected a "
+                   "probability in [0, 1)", l->hidden_dropout);
+
+  /* dp = gpus / (tp*pp*cp), checked one factor at a time. */
+  if (l->gpus % l->tp != 0 || (l->gpus / l->tp) % l->pp != 0 ||
+      (l->gpus / l->tp / l->pp) % l->cp != 0)
+    return invalid("--gpus %" G_GINT64_FORMAT " is not divisible by tp*pp*cp "
+                   "(--tp %" G_GINT64_FORMAT " --pp %" G_GINT64_FORMAT
+                   " --cp %" G_GINT64_FORMAT ")",
+                   I64(l->gpus), I64(l->tp), I64(l->pp), I64(l->cp));
+  int64_t dp = l->gpus / l->tp / l->pp / l->cp;
+  if (l->dp != 0 && l->dp != dp)
+    return invalid("--dp %" G_GINT64_FORMAT " does not match --gpus %"
+                   G_GINT64_FORMAT ": tp*pp*cp*dp = %" G_GINT64_FORMAT
+                   "*%" G_GINT64_FORMAT "*%" G_GINT64_FORMAT "*%" G_GINT64_FORMAT
+                   " must equal gpus (dp would be %" G_GINT64_FORMAT ")",
+                   I64(l->dp), I64(l->gpus), I64(l->tp), I64(l->pp), I64(l->cp),
+                   I64(l->dp), I64(dp));
+  l->dp = dp;
+
+  /* Tensor parallelism splits heads, KV groups and the MLP.  The vocabulary
+   * is padded by Megatron-LM to a multiple of tp, so it is not checked. */
+  if (!check_divides("--tp", l->tp, "num_attention_heads",
+                     m->num_attention_heads, name, error) ||
+      !check_divides("--tp", l->tp, "num_query_groups", m->num_query_groups,
+                     name, error) ||
+      !check_divides("--tp", l->tp, "ffn_hidden_size", m->ffn_hidden_size,
+                     name, error))
+    return FALSE;
+
+  if (l->sp == -1)
+    l->sp = l->tp > 1 ? 1 : 0;
+  if (l->cp > 1 && l->seq % (2 * l->cp) != 0)
+    return invalid("--seq %" G_GINT64_FORMAT " is not divisible by 2*cp = %"
+                   G_GINT64_FORMAT " (--cp %" G_GINT64_FORMAT "; context "
+                   "parallelism splits the sequence into 2*cp chunks)",
+                   I64(l->seq), I64(2 * l->cp), I64(l->cp));
+  if (l->sp == 1 && (l->seq / l->cp) % l->tp != 0)
+    return invalid("--seq %" G_GINT64_FORMAT " (per cp rank %" G_GINT64_FORMAT
+                   ") is not divisible by --tp %" G_GINT64_FORMAT
+                   " as sequence parallelism (--sp) needs",
+                   I64(l->seq), I64(l->seq / l->cp), I64(l->tp));
+
+  /* Pipeline. */
+  if (l->pp > PTSIM_MAX_STAGES)
+    return invalid("--pp %" G_GINT64_FORMAT " is more than ptsim's limit of %d "
+                   "pipeline stages", I64(l->pp), PTSIM_MAX_STAGES);
+  if (l->pp > m->num_layers)
+    return invalid("--pp %" G_GINT64_FORMAT " is more than num_layers %"
+                   G_GINT64_FORMAT " of model %s",
+                   I64(l->pp), I64(m->num_layers), name);
+  if (l->vp > 1) {
+    if (l->pp < 2)
+      return invalid("--vp %" G_GINT64_FORMAT " (interleaved schedule) needs "
+                     "--pp >= 2 (got --pp %" G_GINT64_FORMAT ")",
+                     I64(l->vp), I64(l->pp));
+    if (m->num_layers % (l->pp * l->vp) != 0)
+      return invalid("--pp %" G_GINT64_FORMAT " times --vp %" G_GINT64_FORMAT
+                     " = %" G_GINT64_FORMAT " does not divide num_layers %"
+                     G_GINT64_FORMAT " of model %s",
+                     I64(l->pp), I64(l->vp), I64(l->pp * l->vp),
+                     I64(m->num_layers), name);
+    if (l->schedule == PTSIM_SCHEDULE_GPIPE ||
+        l->schedule == PTSIM_SCHEDULE_ZB_H1)
+      return invalid("--schedule %s cannot run virtual stages (--vp %"
+                     G_GINT64_FORMAT "); use --schedule interleaved or --vp 1",
+                     schedule_word(l->schedule), I64(l->vp));
+    l->schedule = PTSIM_SCHEDULE_INTERLEAVED;
+  } else if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED) {
+    return invalid("--schedule interleaved needs --vp > 1 (got --vp 1)");
+  }
+  if (!split_stages(l, m->num_layers, error))
+    return FALSE;
+
+  /* Batch. */
+  if (l->gbs % l->mbs != 0 || (l->gbs / l->mbs) % l->dp != 0)
+    return invalid("--gbs %" G_GINT64_FORMAT " is not a multiple of mbs*dp "
+                   "(--mbs %" G_GINT64_FORMAT " times dp %" G_GINT64_FORMAT ")",
+                   I64(l->gbs), I64(l->mbs), I64(l->dp));
+  int64_t microbatches = l->gbs / l->mbs / l->dp;
+  if (l->vp > 1 && microbatches % l->pp != 0)
+    return invalid("the interleaved schedule (--vp %" G_GINT64_FORMAT
+                   ") needs the number of microbatches gbs/(mbs*dp) = %"
+                   G_GINT64_FORMAT " to be a multiple of --pp %" G_GINT64_FORMAT,
+                   I64(l->vp), I64(microbatches), I64(l->pp));
+
+  /* Recomputation. */
+  if (l->recompute == PTSIM_RECOMPUTE_FULL && l->recompute_num_layers > 0) {
+    int64_t most = 0;
+    for (int64_t s = 0; s < l->pp; s++)
+      if (l->stage_layers[s] / l->vp > most)
+        most = l->stage_layers[s] / l->vp;
+    if (l->recompute_num_layers > most)
+      return invalid("--recompute-num-layers %" G_GINT64_FORMAT " is more "
+                     "than the %" G_GINT64_FORMAT " layers of a pipeline "
+                     "stage%s",
+                     I64(l->recompute_num_layers), I64(most),
+                     l->vp > 1 ? " (per virtual stage)" : "");
+  }
+  return TRUE;
+}

@@ -1,0 +1,166 @@
+/* event_queue.c — binary min-heap of slot indices over caller storage, with
+ * tombstone cancellation; see event_queue.h for the layout and invariants. */
+#include "event_queue.h"
+
+#define SLOT_FREE 0
+#define SLOT_LIVE 1
+#define SLOT_CANCELLED 2
+
+/* ---- ordering ---- */
+
+/* 1 when the event in slot x fires before the event in slot y. */
+PTSIM_HD static int earlier(const PtsimEvent *slots, int32_t x, int32_t y) {
+  if (slots[x].time != slots[y].time) return slots[x].time < slots[y].time;
+  return slots[x].seq < slots[y].seq;
+}
+
+PTSIM_HD static void sift_up(PtsimEvent *slots, int32_t pos) {
+  int32_t moving = slots[pos].heap_;
+  while (pos > 0) {
+    int32_t parent = (pos - 1) / 2;
+    int32_t above = slots[parent].heap_;
+    if (!earlier(slots, moving, above)) break;
+    slots[pos].heap_ = above;
+    pos = parent;
+  }
+  slots[pos].heap_ = moving;
+}
+
+PTSIM_HD static void sift_down(PtsimEvent *slots, int32_t count, int32_t pos) {
+  int32_t moving = slots[pos].heap_;
+  for (;;) {
+    int32_t child = 2 * pos + 1;
+    if (child >= count) break;
+    if (child + 1 < count && earlier(slots, slots[child + 1].heap_, slots[child].heap_))
+      child += 1;
+    if (!earlier(slots, slots[child].heap_, moving)) break;
+    slots[pos].heap_ = slots[child].heap_;
+    pos = child;
+  }
+  slots[pos].heap_ = moving;
+}
+
+/* ---- slots ---- */
+
+PTSIM_HD static void free_slot(PtsimEventQueue *q, int32_t slot) {
+  q->slots[slot].state_ = SLOT_FREE;
+  q->slots[slot].link_ = q->free_head;
+  q->free_head = slot;
+}
+
+/* Removes the heap's top (whatever its state) and frees its slot. */
+PTSIM_HD static void remove_top(PtsimEventQueue *q) {
+  int32_t top = q->slots[0].heap_;
+  q->heap_count -= 1;
+  if (q->heap_count > 0) {
+    q->slots[0].heap_ = q->slots[q->heap_count].heap_;
+    sift_down(q->slots, q->heap_count, 0);
+  }
+  free_slot(q, top);
+}
+
+/* Drops tombstones sitting at the top until a live event (or nothing) is
+ * there. */
+PTSIM_HD static void reap_top(PtsimEventQueue *q) {
+  while (q->heap_count > 0 && q->slots[q->slots[0].heap_].state_ == SLOT_CANCELLED)
+    remove_top(q);
+}
+
+/* Frees every tombstone and rebuilds the heap from the live events, O(n). */
+PTSIM_HD static void compact(PtsimEventQueue *q) {
+  int32_t kept = 0;
+  int32_t i;
+  for (i = 0; i < q->heap_count; i++) {
+    int32_t slot = q->slots[i].heap_;
+    if (q->slots[slot].state_ == SLOT_CANCELLED) {
+      free_slot(q, slot);
+    } else {
+      q->slots[kept].heap_ = slot;
+      kept += 1;
+    }
+  }
+  q->heap_count = kept;
+  for (i = kept / 2 - 1; i >= 0; i--) sift_down(q->slots, kept, i);
+}
+
+/* ---- public ---- */
+
+PTSIM_HD int32_t ptsim_event_queue_init(PtsimEventQueue *q, PtsimEvent *storage,
+                                        int32_t capacity) {
+  int32_t i;
+  if (q == 0 || storage == 0 || capacity < 1) return PTSIM_EVENT_QUEUE_ERR_ARGS;
+  q->slots = storage;
+  q->capacity = capacity;
+  q->heap_count = 0;
+  q->live = 0;
+  q->pushes = 0;
+  for (i = 0; i < capacity; i++) {
+    storage[i].time = 0;
+    storage[i].seq = 0;
+    storage[i].kind = 0;
+    storage[i].a = 0;
+    storage[i].b = 0;
+    storage[i].heap_ = -1;
+    storage[i].state_ = SLOT_FREE;
+    storage[i].link_ = (i + 1 < capacity) ? i + 1 : -1;
+  }
+  q->free_head = 0;
+  return PTSIM_EVENT_QUEUE_OK;
+}
+
+PTSIM_HD int64_t ptsim_event_queue_push(PtsimEventQueue *q, PtsimTime time,
+                                        int32_t kind, int32_t a, int32_t b) {
+  int32_t slot;
+  PtsimEvent *ev;
+  if (q->free_head < 0) {
+    if (q->live == q->heap_count) return PTSIM_EVENT_QUEUE_ERR_FULL;
+    compact(q);
+  }
+  slot = q->free_head;
+  ev = &q->slots[slot];
+  q->free_head = ev->link_;
+  ev->time = time;
+  ev->seq = q->pushes * (uint64_t)q->capacity + (uint64_t)slot;
+  ev->kind = kind;
+  ev->a = a;
+  ev->b = b;
+  ev->link_ = -1;
+  ev->state_ = SLOT_LIVE;
+  q->pushes += 1;
+  q->slots[q->heap_count].heap_ = slot;
+  q->heap_count += 1;
+  q->live += 1;
+  sift_up(q->slots, q->heap_count - 1);
+  return (int64_t)ev->seq;
+}
+
+PTSIM_HD int32_t ptsim_event_queue_pop(PtsimEventQueue *q, PtsimEvent *out) {
+  reap_top(q);
+  if (q->heap_count == 0) return PTSIM_EVENT_QUEUE_ERR_EMPTY;
+  if (out != 0) *out = q->slots[q->slots[0].heap_];
+  remove_top(q);
+  q->live -= 1;
+  return PTSIM_EVENT_QUEUE_OK;
+}
+
+PTSIM_HD int32_t ptsim_event_queue_peek(PtsimEventQueue *q, PtsimEvent *out) {
+  reap_top(q);
+  if (q->heap_count == 0) return PTSIM_EVENT_QUEUE_ERR_EMPTY;
+  if (out != 0) *out = q->slots[q->slots[0].heap_];
+  return PTSIM_EVENT_QUEUE_OK;
+}
+
+PTSIM_HD int32_t ptsim_event_queue_size(const PtsimEventQueue *q) {
+  return q->live;
+}
+
+PTSIM_HD int32_t ptsim_event_queue_cancel(PtsimEventQueue *q, int64_t handle) {
+  int32_t slot;
+  if (handle < 0) return PTSIM_EVENT_QUEUE_ERR_NOT_FOUND;
+  slot = (int32_t)((uint64_t)handle % (uint64_t)q->capacity);
+  if (q->slots[slot].state_ != SLOT_LIVE || q->slots[slot].seq != (uint64_t)handle)
+    return PTSIM_EVENT_QUEUE_ERR_NOT_FOUND;
+  q->slots[slot].state_ = SLOT_CANCELLED;
+  q->live -= 1;
+  return PTSIM_EVENT_QUEUE_OK;
+}

@@ -1,0 +1,356 @@
+/* schedule.c — per-stage orders of GPipe, 1F1B, interleaved 1F1B and ZB-H1,
+ * and the uniform-cost reference simulator; see schedule.h for the orders
+ * and the dependency rules. */
+#include "schedule.h"
+
+/* ---- checks ---- */
+
+PTSIM_HD int32_t ptsim_schedule_check(PtsimSchedule kind, int32_t p, int32_t m, int32_t v) {
+  if (p < 1 || m < 1 || v < 1) return PTSIM_SCHEDULE_ERR_ARGS;
+  if (kind != PTSIM_SCHEDULE_1F1B && kind != PTSIM_SCHEDULE_GPIPE &&
+      kind != PTSIM_SCHEDULE_INTERLEAVED && kind != PTSIM_SCHEDULE_ZB_H1)
+    return PTSIM_SCHEDULE_ERR_KIND;
+  if (kind != PTSIM_SCHEDULE_INTERLEAVED && v != 1) return PTSIM_SCHEDULE_ERR_VIRTUAL;
+  if (p > PTSIM_MAX_STAGES || (int64_t)m * (int64_t)v > PTSIM_SCHEDULE_MAX_VIRTUAL_MB)
+    return PTSIM_SCHEDULE_ERR_TOO_LARGE;
+  if (kind == PTSIM_SCHEDULE_INTERLEAVED && m % p != 0) return PTSIM_SCHEDULE_ERR_DIVISIBLE;
+  return 0;
+}
+
+PTSIM_HD int32_t ptsim_schedule_num_items(PtsimSchedule kind, int32_t p, int32_t m, int32_t v) {
+  int32_t rc = ptsim_schedule_check(kind, p, m, v);
+  if (rc != 0) return rc;
+  return kind == PTSIM_SCHEDULE_ZB_H1 ? 3 * m : 2 * m * v;
+}
+
+PTSIM_HD static int32_t min_i32(int32_t x, int32_t y) { return x < y ? x : y; }
+
+PTSIM_HD int32_t ptsim_schedule_warmup(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+                                       int32_t stage) {
+  int32_t rc = ptsim_schedule_check(kind, p, m, v);
+  if (rc != 0) return rc;
+  if (stage < 0 || stage >= p) return PTSIM_SCHEDULE_ERR_ARGS;
+  switch (kind) {
+    case PTSIM_SCHEDULE_GPIPE:
+      return m;
+    case PTSIM_SCHEDULE_INTERLEAVED:
+      /* Megatron-LM get_pp_rank_microbatches, group size p: two per later
+       * stage, plus (v-1) groups of p so every chunk is primed. */
+      return min_i32((p - stage - 1) * 2 + (v - 1) * p, m * v);
+    case PTSIM_SCHEDULE_1F1B:
+    case PTSIM_SCHEDULE_ZB_H1:
+    default:
+      return min_i32(p - stage - 1, m);
+  }
+}
+
+PTSIM_HD int32_t ptsim_schedule_inflight(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+                                         int32_t stage) {
+  int32_t w = ptsim_schedule_warmup(kind, p, m, v, stage);
+  if (w < 0) return w;
+  /* warm-up forwards, plus the steady phase's forward that runs before the
+   * first backward — unless there is no steady phase */
+  return w < m * v ? w + 1 : m * v;
+}
+
+/* ---- building orders ---- */
+
+PTSIM_HD static void put(PtsimScheduleItem *out, int32_t *n, int32_t kind, int32_t mb,
+                         int32_t chunk) {
+  out[*n].kind = kind;
+  out[*n].microbatch = mb;
+  out[*n].chunk = chunk;
+  *n += 1;
+}
+
+/* Interleaved: virtual microbatch k -> microbatch and forward chunk. */
+PTSIM_HD static int32_t virtual_mb(int32_t p, int32_t v, int32_t k) {
+  return (k / (p * v)) * p + k % p;
+}
+PTSIM_HD static int32_t virtual_chunk(int32_t p, int32_t v, int32_t k) {
+  return (k / p) % v;
+}
+
+PTSIM_HD static int32_t build_gpipe(int32_t m, PtsimScheduleItem *out) {
+  int32_t n = 0, k;
+  for (k = 0; k < m; k++) put(out, &n, PTSIM_SCHEDULE_ITEM_FORWARD, k, 0);
+  for (k = m - 1; k >= 0; k--) put(out, &n, PTSIM_SCHEDULE_ITEM_BACKWARD, k, 0);
+  return n;
+}
+
+/* 1F1B and interleaved share one shape over virtual microbatches: w
+ * forwards, then (F(w+k), B(k)) pairs, then the remaining backwards.  For
+ * 1F1B, v = 1 and the mapping is the identity. */
+PTSIM_HD static int32_t build_one_f_one_b(int32_t p, int32_t m, int32_t v, int32_t w,
+                                          PtsimScheduleItem *out) {
+  int32_t total = m * v, n = 0, k;
+  for (k = 0; k < w; k++)
+    put(out, &n, PTSIM_SCHEDULE_ITEM_FORWARD, virtual_mb(p, v, k), virtual_chunk(p, v, k));
+  for (k = 0; k < total - w; k++) {
+    int32_t f = k + w;
+    put(out, &n, PTSIM_SCHEDULE_ITEM_FORWARD, virtual_mb(p, v, f), virtual_chunk(p, v, f));
+    put(out, &n, PTSIM_SCHEDULE_ITEM_BACKWARD, virtual_mb(p, v, k),
+        v - 1 - virtual_chunk(p, v, k));
+  }
+  for (k = total - w; k < total; k++)
+    put(out, &n, PTSIM_SCHEDULE_ITEM_BACKWARD, virtual_mb(p, v, k),
+        v - 1 - virtual_chunk(p, v, k));
+  return n;
+}
+
+PTSIM_HD static int32_t build_zb_h1(int32_t m, int32_t stage, int32_t w,
+                                    PtsimScheduleItem *out) {
+  int32_t n = 0, k, weights = 0;
+  for (k = 0; k < w; k++) put(out, &n, PTSIM_SCHEDULE_ITEM_FORWARD, k, 0);
+  for (k = 0; k < m; k++) {
+    if (k < m - w) put(out, &n, PTSIM_SCHEDULE_ITEM_FORWARD, k + w, 0);
+    put(out, &n, PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT, k, 0);
+    if (k >= stage) {
+      put(out, &n, PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT, weights, 0);
+      weights += 1;
+    }
+  }
+  for (; weights < m; weights++) put(out, &n, PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT, weights, 0);
+  return n;
+}
+
+PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+                                      int32_t stage, PtsimScheduleItem *out,
+                                      int32_t capacity) {
+  int32_t n = ptsim_schedule_num_items(kind, p, m, v);
+  int32_t w;
+  if (n < 0) return n;
+  if (stage < 0 || stage >= p || out == 0) return PTSIM_SCHEDULE_ERR_ARGS;
+  if (capacity < n) return PTSIM_SCHEDULE_ERR_CAPACITY;
+  w = ptsim_schedule_warmup(kind, p, m, v, stage);
+  switch (kind) {
+    case PTSIM_SCHEDULE_GPIPE:
+      return build_gpipe(m, out);
+    case PTSIM_SCHEDULE_ZB_H1:
+      return build_zb_h1(m, stage, w, out);
+    case PTSIM_SCHEDULE_1F1B:
+    case PTSIM_SCHEDULE_INTERLEAVED:
+    default:
+      return build_one_f_one_b(p, m, v, w, out);
+  }
+}
+
+PTSIM_HD void ptsim_schedule_count_inflight(const PtsimScheduleItem *items, int32_t n,
+                                            int32_t *peak_until_backward,
+                                            int32_t *peak_until_weight) {
+  int32_t held_b = 0, held_w = 0, peak_b = 0, peak_w = 0, i;
+  for (i = 0; i < n; i++) {
+    switch (items[i].kind) {
+      case PTSIM_SCHEDULE_ITEM_FORWARD:
+        held_b += 1;
+        held_w += 1;
+        break;
+      case PTSIM_SCHEDULE_ITEM_BACKWARD:
+        held_b -= 1;
+        held_w -= 1;
+        break;
+      case PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT:
+        held_b -= 1;
+        break;
+      case PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT:
+        held_w -= 1;
+        break;
+      default:
+        break;
+    }
+    if (held_b > peak_b) peak_b = held_b;
+    if (held_w > peak_w) peak_w = held_w;
+  }
+  if (peak_until_backward != 0) *peak_until_backward = peak_b;
+  if (peak_until_weight != 0) *peak_until_weight = peak_w;
+}
+
+/* ---- the uniform simulator ---- */
+
+/* finish[] layout: [what][stage][chunk][microbatch], what 0 = F, 1 = B
+ * (BACKWARD or BACKWARD_INPUT), 2 = W; -1 = not finished yet. */
+PTSIM_HD static int64_t finish_index(int32_t what, int32_t p, int32_t m, int32_t v,
+                                     int32_t stage, int32_t chunk, int32_t mb) {
+  return (((int64_t)what * p + stage) * v + chunk) * m + mb;
+}
+
+/* When the dependency of `it` on `stage` finished: 0 when it has none, -1
+ * when it has not finished yet. */
+PTSIM_HD static PtsimTime dependency_done(const PtsimTime *finish, int32_t p, int32_t m,
+                                          int32_t v, int32_t stage,
+                                          const PtsimScheduleItem *it) {
+  int32_t mb = it->microbatch, c = it->chunk;
+  switch (it->kind) {
+    case PTSIM_SCHEDULE_ITEM_FORWARD:
+      if (stage > 0) return finish[finish_index(0, p, m, v, stage - 1, c, mb)];
+      if (c > 0) return finish[finish_index(0, p, m, v, p - 1, c - 1, mb)];
+      return 0;
+    case PTSIM_SCHEDULE_ITEM_BACKWARD:
+    case PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT:
+      if (stage < p - 1) return finish[finish_index(1, p, m, v, stage + 1, c, mb)];
+      if (c < v - 1) return finish[finish_index(1, p, m, v, 0, c + 1, mb)];
+      return finish[finish_index(0, p, m, v, stage, c, mb)];
+    case PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT:
+    default:
+      return finish[finish_index(1, p, m, v, stage, c, mb)];
+  }
+}
+
+PTSIM_HD int32_t ptsim_schedule_simulate_orders(int32_t p, int32_t m, int32_t v,
+                                                const PtsimScheduleItem *orders,
+                                                int32_t order_stride, const int32_t *counts,
+                                                PtsimTime t_f, PtsimTime t_b, PtsimTime t_w,
+                                                PtsimTime *finish, int64_t finish_len,
+                                                PtsimScheduleSimResult *out) {
+  int32_t pos[PTSIM_MAX_STAGES];
+  int32_t held_b[PTSIM_MAX_STAGES], held_w[PTSIM_MAX_STAGES];
+  int32_t worklist[PTSIM_MAX_STAGES];
+  unsigned char listed[PTSIM_MAX_STAGES];
+  PtsimTime stage_free[PTSIM_MAX_STAGES], busy[PTSIM_MAX_STAGES];
+  int32_t top = 0, s, i;
+  int64_t need, e;
+  PtsimTime step = 0;
+  int32_t rc = 0;
+
+  if (p < 1 || m < 1 || v < 1 || orders == 0 || counts == 0 || finish == 0 || out == 0 ||
+      t_f < 0 || t_b < 0 || t_w < 0)
+    return PTSIM_SCHEDULE_ERR_ARGS;
+  if (p > PTSIM_MAX_STAGES || (int64_t)m * v > PTSIM_SCHEDULE_MAX_VIRTUAL_MB)
+    return PTSIM_SCHEDULE_ERR_TOO_LARGE;
+  need = 3 * (int64_t)p * m * v;
+  if (finish_len < need) return PTSIM_SCHEDULE_ERR_CAPACITY;
+  for (s = 0; s < p; s++) {
+    if (counts[s] < 0 || counts[s] > order_stride) return PTSIM_SCHEDULE_ERR_ARGS;
+    for (i = 0; i < counts[s]; i++) {
+      const PtsimScheduleItem *it = &orders[(int64_t)s * order_stride + i];
+      if (it->kind < PTSIM_SCHEDULE_ITEM_FORWARD ||
+          it->kind > PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT || it->microbatch < 0 ||
+          it->microbatch >= m || it->chunk < 0 || it->chunk >= v)
+        return PTSIM_SCHEDULE_ERR_ARGS;
+    }
+  }
+  for (e = 0; e < need; e++) finish[e] = -1;
+  for (s = 0; s < p; s++) {
+    pos[s] = 0;
+    held_b[s] = 0;
+    held_w[s] = 0;
+    stage_free[s] = 0;
+    busy[s] = 0;
+    out->peak_inflight[s] = 0;
+    out->peak_inflight_weight[s] = 0;
+    worklist[top++] = p - 1 - s; /* stage 0 on top */
+    listed[p - 1 - s] = 1;
+  }
+
+  /* Each stage runs as far as its dependencies allow; a stage that made
+   * progress wakes its two ring neighbours, the only stages that can depend
+   * on what it finished (F goes to s+1, or p-1 -> 0 for the next chunk; B
+   * goes to s-1, or 0 -> p-1).  Every wake-up either runs an item or costs
+   * O(1), so the whole run is O(items). */
+  while (top > 0) {
+    int32_t progressed = 0;
+    s = worklist[--top];
+    listed[s] = 0;
+    while (pos[s] < counts[s]) {
+      const PtsimScheduleItem *it = &orders[(int64_t)s * order_stride + pos[s]];
+      PtsimTime ready = dependency_done(finish, p, m, v, s, it);
+      PtsimTime start, cost;
+      int32_t what;
+      if (ready < 0) break;
+      start = ready > stage_free[s] ? ready : stage_free[s];
+      switch (it->kind) {
+        case PTSIM_SCHEDULE_ITEM_FORWARD:
+          cost = t_f;
+          what = 0;
+          held_b[s] += 1;
+          held_w[s] += 1;
+          break;
+        case PTSIM_SCHEDULE_ITEM_BACKWARD:
+          cost = t_b + t_w;
+          what = 1;
+          held_b[s] -= 1;
+          held_w[s] -= 1;
+          break;
+        case PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT:
+          cost = t_b;
+          what = 1;
+          held_b[s] -= 1;
+          break;
+        case PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT:
+        default:
+          cost = t_w;
+          what = 2;
+          held_w[s] -= 1;
+          break;
+      }
+      stage_free[s] = start + cost;
+      busy[s] += cost;
+      finish[finish_index(what, p, m, v, s, it->chunk, it->microbatch)] = stage_free[s];
+      if (it->kind == PTSIM_SCHEDULE_ITEM_BACKWARD)
+        finish[finish_index(2, p, m, v, s, it->chunk, it->microbatch)] = stage_free[s];
+      if (held_b[s] > out->peak_inflight[s]) out->peak_inflight[s] = held_b[s];
+      if (held_w[s] > out->peak_inflight_weight[s]) out->peak_inflight_weight[s] = held_w[s];
+      pos[s] += 1;
+      progressed = 1;
+    }
+    if (progressed && p > 1) {
+      int32_t next = (s + 1) % p, prev = (s + p - 1) % p;
+      if (!listed[next]) {
+        worklist[top++] = next;
+        listed[next] = 1;
+      }
+      if (!listed[prev]) {
+        worklist[top++] = prev;
+        listed[prev] = 1;
+      }
+    }
+  }
+
+  out->num_stages = p;
+  out->busy_time = 0;
+  for (s = 0; s < p; s++) {
+    if (pos[s] < counts[s]) rc = PTSIM_SCHEDULE_ERR_DEADLOCK;
+    out->stage_end[s] = stage_free[s];
+    if (stage_free[s] > step) step = stage_free[s];
+    if (busy[s] > out->busy_time) out->busy_time = busy[s];
+  }
+  out->step_time = step;
+  out->bubble_fraction = step > 0 ? 1.0 - (double)out->busy_time / (double)step : 0.0;
+  return rc;
+}
+
+PTSIM_HD int32_t ptsim_schedule_simulate_uniform(PtsimSchedule kind, int32_t p, int32_t m,
+                                                 int32_t v, PtsimTime t_f, PtsimTime t_b,
+                                                 PtsimTime t_w,
+                                                 const PtsimScheduleScratch *scratch,
+                                                 PtsimScheduleSimResult *out) {
+  int32_t counts[PTSIM_MAX_STAGES];
+  int32_t n = ptsim_schedule_num_items(kind, p, m, v);
+  int32_t s;
+  if (n < 0) return n;
+  if (scratch == 0 || scratch->orders == 0 || out == 0) return PTSIM_SCHEDULE_ERR_ARGS;
+  if (scratch->order_stride < n) return PTSIM_SCHEDULE_ERR_CAPACITY;
+  for (s = 0; s < p; s++) {
+    counts[s] = ptsim_schedule_build(kind, p, m, v, s,
+                                     scratch->orders + (int64_t)s * scratch->order_stride,
+                                     scratch->order_stride);
+    if (counts[s] < 0) return counts[s];
+  }
+  return ptsim_schedule_simulate_orders(p, m, v, scratch->orders, scratch->order_stride, counts,
+                                        t_f, t_b, t_w, scratch->finish, scratch->finish_len,
+                                        out);
+}
+
+PTSIM_HD const char *ptsim_schedule_strerror(int32_t code) {
+  switch (code) {
+    case 0: return "ok";
+    case PTSIM_SCHEDULE_ERR_ARGS: return "bad argument (p, m, v >= 1; stage in 0..p-1; buffers)";
+    case PTSIM_SCHEDULE_ERR_KIND: return "unknown pipeline schedule";
+    case PTSIM_SCHEDULE_ERR_VIRTUAL: return "virtual stages (vp > 1) need the interleaved schedule";
+    case PTSIM_SCHEDULE_ERR_DIVISIBLE: return "interleaved schedule needs microbatches divisible by pp";
+    case PTSIM_SCHEDULE_ERR_TOO_LARGE: return "pipeline too large (pp <= 128, microbatches * vp <= 4096)";
+    case PTSIM_SCHEDULE_ERR_CAPACITY: return "buffer too small";
+    case PTSIM_SCHEDULE_ERR_DEADLOCK: return "schedule deadlocks";
+    default: return "unknown error";
+  }
+}

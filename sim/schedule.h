@@ -1,0 +1,182 @@
+/* schedule.h — pipeline schedules as the ORDER of work items each stage runs,
+ * and a small reference simulator of those orders with uniform costs.
+ *
+ * What it is: for a pipeline of p stages, m microbatches and v model chunks
+ * per stage (Megatron's virtual pipeline size; 1 unless interleaved), the
+ * sequence of forward / backward items one stage executes, in order.  The
+ * engine (engine.c) turns each item into compute and communication
+ * operations with real costs; this module knows nothing about costs except
+ * in ptsim_schedule_simulate_uniform(), the engine's reference check.
+ *
+ * What it is not: a timeline.  Dependencies between stages are implied by
+ * the pipeline (below); an order only says what a stage does next.
+ *
+ * Chunks and virtual stages: with v chunks, stage s holds model chunk c as
+ * virtual stage c*p + s, so a microbatch's forward runs through stages
+ * 0..p-1 for chunk 0, then again 0..p-1 for chunk 1, and so on.
+ *
+ * Dependencies (the ones the simulator honours, zero communication time):
+ *   F(s, mb, c)  after F(s-1, mb, c);  for s = 0, c > 0: after F(p-1, mb, c-1)
+ *   B(s, mb, c)  after B(s+1, mb, c);  for s = p-1, c < v-1: after B(0, mb, c+1);
+ *                for s = p-1, c = v-1: after F(p-1, mb, v-1)  (the loss)
+ *   W(s, mb, c)  after B(s, mb, c)
+ * "B" is BACKWARD (input + weight gradients together) in GPipe, 1F1B and
+ * interleaved, and BACKWARD_INPUT in ZB-H1, whose BACKWARD_WEIGHT is "W".
+ *
+ * The orders (stage s, 0-based; microbatches 0-based):
+ *
+ *   GPIPE        all forwards 0..m-1, then all backwards in REVERSE order
+ *                m-1..0, as in the GPipe paper's figure (Huang et al. 2019):
+ *                the last stage starts backward with the microbatch it just
+ *                finished.  In-flight forwards: m on every stage.
+ *   1F1B         Megatron-LM's non-interleaved schedule (PipeDream-Flush):
+ *                w = min(p-s-1, m) warm-up forwards F0..F(w-1); then m-w
+ *                steady pairs F(w+k), B(k); then cool-down B(m-w)..B(m-1).
+ *                In-flight forwards: min(p-s, m).
+ *   INTERLEAVED  Megatron-LM's forward_backward_pipelining_with_interleaving
+ *                with the default microbatch group size p; needs m % p == 0.
+ *                Virtual microbatch k in [0, m*v) maps to
+ *                  chunk (k / p) % v, microbatch (k / (p*v))*p + k % p
+ *                for forwards; backward k has the same microbatch and chunk
+ *                v-1-((k/p) % v).  Warm-up w = min((p-s-1)*2 + (v-1)*p, m*v)
+ *                forwards F(0..w-1); then m*v-w steady pairs F(w+k), B(k);
+ *                then cool-down B(m*v-w .. m*v-1).  In-flight (in chunk-sized
+ *                microbatches): w + 1, or m*v when every forward is warm-up.
+ *   ZB_H1        Qi et al. 2023, "Zero Bubble Pipeline Parallelism", the
+ *                handcrafted ZB-H1: backward split into B (activation
+ *                gradient) and W (weight gradient).  ptsim's exact order:
+ *                w = min(p-s-1, m) warm-up forwards (as 1F1B); then for
+ *                k = 0..m-w-1: F(w+k), B(k), and W(k-s) when k >= s; then
+ *                for k = m-w..m-1: B(k), and W(k-s) when k >= s; then the
+ *                remaining W's in order.  Stage s thus defers its W's by s
+ *                microbatches: the later a stage, the more W's it keeps to
+ *                fill the cool-down while the B chain travels back.  Forward
+ *                minus B in flight: min(p-s, m) (as 1F1B); forward minus W:
+ *                min(p, m) on every stage, the 1F1B peak (stage 0), so peak
+ *                activation memory equals 1F1B's.  With uniform costs,
+ *                m >= p and t_w <= min(t_f, t_b) the bubble is
+ *                (p-1)(t_f + t_b - t_w), the paper's figure (1/3 of 1F1B's
+ *                (p-1)(t_f + t_b + t_w) when the three are equal).
+ *
+ * Caps: p <= PTSIM_MAX_STAGES (128), m*v <= PTSIM_SCHEDULE_MAX_VIRTUAL_MB
+ * (4096), so a stage has at most PTSIM_SCHEDULE_MAX_ITEMS items.
+ *
+ * Core module: pure C, PTSIM_HD, no allocation, no I/O; the caller provides
+ * every buffer.  Building an order is O(items); simulating is O(p*m*v). */
+#ifndef PTSIM_SCHEDULE_H
+#define PTSIM_SCHEDULE_H
+
+#include <stdint.h>
+#include "hd.h"
+#include "job.h"
+#include "event_queue.h"
+
+#define PTSIM_SCHEDULE_MAX_VIRTUAL_MB 4096
+#define PTSIM_SCHEDULE_MAX_ITEMS (3 * PTSIM_SCHEDULE_MAX_VIRTUAL_MB)
+
+/* Error codes (all negative). */
+#define PTSIM_SCHEDULE_ERR_ARGS (-1)          /* p, m or v < 1, stage out of range, NULL buffer */
+#define PTSIM_SCHEDULE_ERR_KIND (-2)          /* unknown PtsimSchedule */
+#define PTSIM_SCHEDULE_ERR_VIRTUAL (-3)       /* v != 1 for a non-interleaved schedule */
+#define PTSIM_SCHEDULE_ERR_DIVISIBLE (-4)     /* interleaved with m % p != 0 */
+#define PTSIM_SCHEDULE_ERR_TOO_LARGE (-5)     /* p > 128 or m*v > 4096 */
+#define PTSIM_SCHEDULE_ERR_CAPACITY (-6)      /* output or scratch buffer too small */
+#define PTSIM_SCHEDULE_ERR_DEADLOCK (-7)      /* simulate: the orders cannot all finish */
+
+/* What one item computes. */
+typedef enum {
+  PTSIM_SCHEDULE_ITEM_FORWARD = 0,          /* F */
+  PTSIM_SCHEDULE_ITEM_BACKWARD = 1,         /* B + W together (non-zero-bubble schedules) */
+  PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT = 2,   /* B: activation gradient (ZB) */
+  PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT = 3   /* W: weight gradient (ZB) */
+} PtsimScheduleItemKind;
+
+/* One unit of work on one stage. */
+typedef struct {
+  int32_t kind;        /* a PtsimScheduleItemKind */
+  int32_t microbatch;  /* 0 .. m-1 */
+  int32_t chunk;       /* model chunk on this stage, 0 .. v-1 (0 unless interleaved) */
+} PtsimScheduleItem;
+
+/* 0 when (kind, p, m, v) is a schedule ptsim can build, else an error code. */
+PTSIM_HD int32_t ptsim_schedule_check(PtsimSchedule kind, int32_t p, int32_t m, int32_t v);
+
+/* Items per stage (the same on every stage): 2*m*v, or 3*m for ZB_H1; or an
+ * error code from ptsim_schedule_check(). */
+PTSIM_HD int32_t ptsim_schedule_num_items(PtsimSchedule kind, int32_t p, int32_t m, int32_t v);
+
+/* Writes stage `stage`'s order to out[0..n) and returns n, or an error code
+ * (PTSIM_SCHEDULE_ERR_CAPACITY when capacity < n; out is then untouched). */
+PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+                                      int32_t stage, PtsimScheduleItem *out,
+                                      int32_t capacity);
+
+/* Warm-up forwards of `stage` (forwards before its first backward), or an
+ * error code.  GPipe: m. */
+PTSIM_HD int32_t ptsim_schedule_warmup(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+                                       int32_t stage);
+
+/* Closed form of the most forwards `stage` holds before their backward (B)
+ * ran, in chunk-sized microbatches — what the memory estimate multiplies
+ * activations by; or an error code.  1F1B and ZB_H1: min(p-stage, m);
+ * GPipe: m; interleaved: warmup+1, or m*v when all forwards are warm-up. */
+PTSIM_HD int32_t ptsim_schedule_inflight(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+                                         int32_t stage);
+
+/* Scans an order: *peak_until_backward = max over prefixes of forwards minus
+ * BACKWARD/BACKWARD_INPUT items; *peak_until_weight = the same with
+ * BACKWARD/BACKWARD_WEIGHT (memory freed only once W ran).  Either pointer may
+ * be NULL. */
+PTSIM_HD void ptsim_schedule_count_inflight(const PtsimScheduleItem *items, int32_t n,
+                                            int32_t *peak_until_backward,
+                                            int32_t *peak_until_weight);
+
+/* Buffers the simulator needs, owned by the caller (transfer none). */
+typedef struct {
+  PtsimScheduleItem *orders;  /* p * order_stride items: stage s's order at s*order_stride */
+  int32_t order_stride;       /* >= ptsim_schedule_num_items() */
+  PtsimTime *finish;          /* >= 3*p*m*v entries: finish times of F, B, W */
+  int64_t finish_len;         /* entries in finish */
+} PtsimScheduleScratch;
+
+/* What the uniform simulation found. */
+typedef struct {
+  int32_t num_stages;                              /* p */
+  PtsimTime step_time;                             /* last item's end, ns */
+  PtsimTime busy_time;                             /* per stage (equal on all stages), ns */
+  double bubble_fraction;                          /* 1 - busy_time / step_time */
+  PtsimTime stage_end[PTSIM_MAX_STAGES];           /* when each stage's last item ends */
+  int32_t peak_inflight[PTSIM_MAX_STAGES];         /* forwards minus backwards (B), max over time */
+  int32_t peak_inflight_weight[PTSIM_MAX_STAGES];  /* forwards minus W (= above without ZB) */
+} PtsimScheduleSimResult;
+
+/* Runs every stage's order, one item at a time and strictly in order, each
+ * item as soon as its stage is free and its dependency (above) finished.
+ * Costs per chunk, ns: forward t_f, BACKWARD t_b + t_w, BACKWARD_INPUT t_b,
+ * BACKWARD_WEIGHT t_w; communication is free.  Returns 0 and fills *out, or
+ * an error code (PTSIM_SCHEDULE_ERR_CAPACITY when the scratch is too small,
+ * PTSIM_SCHEDULE_ERR_ARGS for negative costs, PTSIM_SCHEDULE_ERR_DEADLOCK
+ * should an order ever wait on itself). */
+PTSIM_HD int32_t ptsim_schedule_simulate_uniform(PtsimSchedule kind, int32_t p, int32_t m,
+                                                 int32_t v, PtsimTime t_f, PtsimTime t_b,
+                                                 PtsimTime t_w,
+                                                 const PtsimScheduleScratch *scratch,
+                                                 PtsimScheduleSimResult *out);
+
+/* The same simulation for orders the caller built (any per-stage sequence
+ * over m microbatches and v chunks): stage s runs orders[s*order_stride ..
+ * s*order_stride + counts[s]).  finish needs 3*p*m*v entries.  Returns 0, or
+ * PTSIM_SCHEDULE_ERR_ARGS (bad sizes, an item out of range),
+ * PTSIM_SCHEDULE_ERR_CAPACITY, PTSIM_SCHEDULE_ERR_DEADLOCK (some stage waits
+ * forever; *out then holds the partial times). */
+PTSIM_HD int32_t ptsim_schedule_simulate_orders(int32_t p, int32_t m, int32_t v,
+                                                const PtsimScheduleItem *orders,
+                                                int32_t order_stride, const int32_t *counts,
+                                                PtsimTime t_f, PtsimTime t_b, PtsimTime t_w,
+                                                PtsimTime *finish, int64_t finish_len,
+                                                PtsimScheduleSimResult *out);
+
+/* A short English phrase for an error code ("ok" for 0). */
+PTSIM_HD const char *ptsim_schedule_strerror(int32_t code);
+
+#endif /* PTSIM_SCHEDULE_H */
