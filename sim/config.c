@@ -733,11 +733,13 @@ void ptsim_layout_init_defaults(PtsimLayout *layout) {
                __VA_ARGS__),                                                   \
    FALSE)
 
-/* "--flag V must be a positive integer (from LO)" for each count. */
+/* V in [LO, INT_VALUE_MAX]; 0 for a flag with no default is "required". */
 static gboolean check_count(const char *flag, int64_t v, int64_t lo,
                             GError **error) {
+  gboolean no_default = strcmp(flag, "--gpus") == 0 ||
+                        strcmp(flag, "--gbs") == 0 || strcmp(flag, "--seq") == 0;
   if (v < lo || v > INT_VALUE_MAX) {
-    if (v == 0 && lo == 1)
+    if (v == 0 && no_default)
       return invalid("%s is required: a positive integer (got 0)", flag);
     return invalid("%s %" G_GINT64_FORMAT " is out of range: expected an "
                    "integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
@@ -804,7 +806,7 @@ static gboolean split_stages(PtsimLayout *l, int64_t layers, GError **error) {
     return invalid("--decoder-first-pipeline-num-layers %" G_GINT64_FORMAT
                    " and --decoder-last-pipeline-num-layers %" G_GINT64_FORMAT
                    " leave %" G_GINT64_FORMAT " of num_layers %" G_GINT64_FORMAT
-                   " for %" G_GINT64_FORMAT " other stages of --pp %"
+                   " for the %" G_GINT64_FORMAT " other stage(s) of --pp %"
                    G_GINT64_FORMAT "; they must split evenly (at least one "
                    "layer each)",
                    I64(first), I64(last), I64(rest), I64(layers), I64(middle),
