@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup build run test bench clean
+.PHONY: all setup build run test bench calibrate clean
 
 all: build
 
@@ -26,6 +26,9 @@ test: build
 
 bench: build
 	bash bench/run.sh $(BUILD)
+
+calibrate: build
+	python3 validate/calibrate_published.py --ptsim $(BUILD)/ptsim
 
 clean:
 	rm -rf $(BUILD)

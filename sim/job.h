@@ -106,6 +106,11 @@ typedef struct {
   int64_t recompute_num_layers; /* full recompute: layers per stage (0: all) */
   PtsimPrecision precision;
   PtsimSchedule schedule;
+  /* Megatron-LM's overlap switches (all off by default, as in Megatron):
+   * --overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap. */
+  int overlap_grad_reduce;
+  int overlap_param_gather;
+  int tp_comm_overlap;
   double attention_dropout;     /* probability; > 0 keeps a mask */
   double hidden_dropout;        /* probability; > 0 keeps masks */
   double memory_threshold;      /* fit verdict: usage <= threshold (0.8) */

@@ -1,13 +1,254 @@
-/* main.c — the ptsim command: subcommand dispatch only. */
+/* main.c — the ptsim command: subcommand dispatch, option parsing and exit
+ * codes (0 ok, 2 bad input, 1 internal failure).  Everything a subcommand
+ * computes lives in the library; this file only wires it to argv/stdout. */
 #include <stdio.h>
 #include <string.h>
+#include "cli_job.h"
+#include "config.h"
 #include "gpu.h"
+#include "memory.h"
+#include "report.h"
+#include "simulate.h"
+
+#define EXIT_BAD_INPUT 2
+
+typedef struct {
+  const char *name;
+  const char *summary;
+  int (*run)(int argc, char **argv);
+} Subcommand;
+
+static int run_default(int argc, char **argv);
+static int run_memory(int argc, char **argv);
+static int run_predict(int argc, char **argv);
+
+static const Subcommand subcommands[] = {
+    {"memory", "the analytical per-stage memory estimate of one layout", run_memory},
+    {"predict", "one layout: memory estimate and simulated step time", run_predict},
+};
+
+static void print_usage(FILE *to) {
+  fprintf(to,
+          "Usage: ptsim [COMMAND] [OPTIONS]\n\n"
+          "Predicts per-GPU memory (and, as the engine lands, step time) of\n"
+          "Megatron-style LLM training for a parallel layout.\n\n"
+          "Commands:\n");
+  for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
+    fprintf(to, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
+  fprintf(to,
+          "  (none)     the default job: memory of every tp x pp x mbs layout of\n"
+          "             Llama-3-8B on one 8 x H100 node\n\n"
+          "Options:\n"
+          "  --help       this text; COMMAND --help for a command's options\n"
+          "  --version    version, and whether a GPU path is compiled in and usable\n");
+}
+
+static int print_version(void) {
+  g_autofree char *gpu = ptsim_gpu_describe();
+  printf("ptsim %s\n%s\n", PTSIM_VERSION, gpu);
+  return 0;
+}
+
+static int fail(const char *command, const GError *error) {
+  fprintf(stderr, "ptsim %s: %s\n", command, error->message);
+  return error->domain == PTSIM_CONFIG_ERROR || error->domain == G_OPTION_ERROR ||
+                 error->domain == G_KEY_FILE_ERROR || error->domain == G_FILE_ERROR ||
+                 error->domain == G_SHELL_ERROR
+             ? EXIT_BAD_INPUT
+             : 1;
+}
+
+static void warn_ignored(const char *command, GPtrArray *ignored) {
+  if (ignored->len == 0) return;
+  fprintf(stderr, "ptsim %s: ignored Megatron-LM flags:", command);
+  for (guint i = 0; i < ignored->len; i++)
+    fprintf(stderr, " %s", (const char *)g_ptr_array_index(ignored, i));
+  fputc('\n', stderr);
+}
+
+/* Options shared by memory and predict: the job plus --format and --ce. */
+typedef struct {
+  PtsimCliJob job;
+  char *format;
+  char *ce;
+  char *trace; /* predict only */
+} JobCommandOptions;
+
+static gboolean parse_job_command(const char *command, int argc, char **argv,
+                                  JobCommandOptions *opts, PtsimJob *job,
+                                  PtsimFormat *format, PtsimCrossEntropyConvention *ce,
+                                  GError **error) {
+  const GOptionEntry entries[] = {
+      {"format", 0, 0, G_OPTION_ARG_STRING, &opts->format, "text|json|csv (default text)",
+       "F"},
+      {"ce", 0, 0, G_OPTION_ARG_STRING, &opts->ce,
+       "Where the fp32 logits/cross-entropy term is charged: last-stage (default) or "
+       "every-stage (the paper's printed closed form)",
+       "WHERE"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  const GOptionEntry predict_entries[] = {
+      {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opts->trace,
+       "Write a Chrome/Perfetto trace of the simulated step (open in ui.perfetto.dev)",
+       "FILE.json"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  g_autofree char *title = g_strdup_printf("- %s", command);
+  g_autoptr(GOptionContext) context = g_option_context_new(title);
+  g_option_context_add_main_entries(context, entries, NULL);
+  if (strcmp(command, "predict") == 0)
+    g_option_context_add_main_entries(context, predict_entries, NULL);
+  g_option_context_add_group(context, ptsim_cli_job_option_group(&opts->job));
+  g_option_context_set_help_enabled(context, TRUE);
+  if (!g_option_context_parse(context, &argc, &argv, error)) return FALSE;
+  if (argc > 1) {
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+                "unexpected argument '%s' (see --help)", argv[1]);
+    return FALSE;
+  }
+  *format = PTSIM_FORMAT_TEXT;
+  if (opts->format && !ptsim_format_parse(opts->format, format)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                "--format '%s': allowed values are text|json|csv", opts->format);
+    return FALSE;
+  }
+  *ce = PTSIM_CE_LAST_STAGE;
+  if (opts->ce) {
+    if (strcmp(opts->ce, "every-stage") == 0)
+      *ce = PTSIM_CE_EVERY_STAGE;
+    else if (strcmp(opts->ce, "last-stage") != 0) {
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                  "--ce '%s': allowed values are last-stage|every-stage", opts->ce);
+      return FALSE;
+    }
+  }
+  g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
+  if (!ptsim_cli_job_resolve(&opts->job, job, ignored, error)) return FALSE;
+  warn_ignored(command, ignored);
+  return TRUE;
+}
+
+static void clear_job_command(JobCommandOptions *opts) {
+  ptsim_cli_job_clear(&opts->job);
+  g_free(opts->format);
+  g_free(opts->ce);
+  g_free(opts->trace);
+}
+
+static int run_job_command(const char *command, int argc, char **argv) {
+  JobCommandOptions opts;
+  memset(&opts, 0, sizeof opts);
+  ptsim_cli_job_init(&opts.job);
+  PtsimJob job;
+  PtsimFormat format;
+  PtsimCrossEntropyConvention ce;
+  g_autoptr(GError) error = NULL;
+  if (!parse_job_command(command, argc, argv, &opts, &job, &format, &ce, &error)) {
+    clear_job_command(&opts);
+    return fail(command, error);
+  }
+  g_autofree char *trace_path = g_strdup(opts.trace);
+  clear_job_command(&opts);
+
+  gboolean with_time = strcmp(command, "predict") == 0;
+  g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
+  if (with_time) {
+    PtsimTrace trace = {NULL, 0, 0};
+    if (!ptsim_simulate(&job, trace_path ? &trace : NULL, time, &error) ||
+        (trace_path && !ptsim_simulate_write_trace(trace_path, &job, &trace, &error))) {
+      ptsim_simulate_trace_clear(&trace);
+      return fail(command, error);
+    }
+    ptsim_simulate_trace_clear(&trace);
+  }
+  PtsimMemoryEstimate *memory = g_new0(PtsimMemoryEstimate, 1);
+  ptsim_memory_estimate(&job, ce, memory);
+  g_autoptr(GString) out = g_string_new(NULL);
+  if (format == PTSIM_FORMAT_JSON) {
+    PtsimJson json;
+    ptsim_json_init(&json, out);
+    ptsim_json_begin_object(&json, NULL);
+    ptsim_report_json_config(&json, &job);
+    ptsim_report_json_memory(&json, memory, job.layout.memory_threshold);
+    if (with_time) ptsim_report_json_time(&json, time);
+    ptsim_json_end_object(&json);
+  } else if (format == PTSIM_FORMAT_CSV) {
+    ptsim_report_csv_memory(out, &job, memory);
+  } else {
+    ptsim_report_text_config(out, &job);
+    ptsim_report_text_memory(out, &job, memory);
+    if (with_time) ptsim_report_text_time(out, time);
+  }
+  g_free(memory);
+  fwrite(out->str, 1, out->len, stdout);
+  return 0;
+}
+
+static int run_memory(int argc, char **argv) { return run_job_command("memory", argc, argv); }
+static int run_predict(int argc, char **argv) { return run_job_command("predict", argc, argv); }
+
+/* The default job: which tp x pp x mbs layouts of Llama-3-8B fit on one
+ * 8 x H100 node at seq 8192, gbs 128, with and without full recompute. */
+static int run_default(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  static const gint64 parallel[][2] = {{1, 1}, {1, 2}, {1, 4}, {1, 8}, {2, 1},
+                                       {2, 2}, {2, 4}, {4, 1}, {4, 2}, {8, 1}};
+  static const gint64 mbs_values[] = {1, 2, 4};
+  static const char *const recompute[] = {"none", "full"};
+  g_autoptr(GString) out = g_string_new(NULL);
+  g_string_append(out,
+                  "ptsim default job: Llama-3-8B on 1 x 8 H100-80GB, seq 8192, gbs 128\n"
+                  "peak per-GPU memory (GiB, analytical estimate); '*' = over the 80% "
+                  "threshold, '!' = over capacity\n\n"
+                  "             recompute none          recompute full\n"
+                  "  tp  pp   mbs 1   mbs 2   mbs 4   mbs 1   mbs 2   mbs 4\n");
+  for (size_t i = 0; i < G_N_ELEMENTS(parallel); i++) {
+    g_string_append_printf(out, "  %2" G_GINT64_FORMAT "  %2" G_GINT64_FORMAT " ",
+                           parallel[i][0], parallel[i][1]);
+    for (size_t r = 0; r < G_N_ELEMENTS(recompute); r++) {
+      for (size_t k = 0; k < G_N_ELEMENTS(mbs_values); k++) {
+        PtsimCliJob opts;
+        ptsim_cli_job_init(&opts);
+        opts.tp = parallel[i][0];
+        opts.pp = parallel[i][1];
+        opts.mbs = mbs_values[k];
+        opts.recompute = g_strdup(recompute[r]);
+        PtsimJob job;
+        g_autoptr(GError) error = NULL;
+        gboolean ok = ptsim_cli_job_resolve(&opts, &job, NULL, &error);
+        ptsim_cli_job_clear(&opts);
+        if (!ok) {
+          g_string_append(out, "      --");
+          continue;
+        }
+        PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
+        ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, m);
+        g_string_append_printf(out, " %6.1f%c", m->total_bytes / (1024.0 * 1024.0 * 1024.0),
+                               m->fits ? ' ' : (m->usage_fraction > 1.0 ? '!' : '*'));
+        g_free(m);
+      }
+    }
+    g_string_append_c(out, '\n');
+  }
+  g_string_append(out,
+                  "\nOne layout in detail: ptsim memory --tp 2 --pp 1 --mbs 1 (see "
+                  "ptsim --help)\n");
+  fwrite(out->str, 1, out->len, stdout);
+  return 0;
+}
 
 int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-    g_autofree char *gpu = ptsim_gpu_describe();
-    printf("ptsim %s\n%s\n", PTSIM_VERSION, gpu);
+  if (argc < 2) return run_default(argc, argv);
+  const char *first = argv[1];
+  if (strcmp(first, "--version") == 0) return print_version();
+  if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 ||
+      strcmp(first, "help") == 0) {
+    print_usage(stdout);
     return 0;
   }
-  return 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
+    if (strcmp(first, subcommands[i].name) == 0)
+      return subcommands[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "ptsim: unknown command '%s'\n", first);
+  print_usage(stderr);
+  return EXIT_BAD_INPUT;
 }

@@ -1,0 +1,351 @@
+/* engine.c — the step simulation; see engine.h.
+ *
+ * Events:
+ *   ITEM_DONE(stage, index)   the item at `index` of stage's order ended
+ *   ARRIVE_FWD(stage, vmb)    a forward input for (microbatch, chunk) landed
+ *   ARRIVE_BWD(stage, vmb)    a gradient input landed
+ * vmb = microbatch * v + chunk.  A stage tries to start its next item
+ * whenever it becomes free or an input lands. */
+#include "engine.h"
+#include "memory.h"
+
+#define EV_ITEM_DONE 0
+#define EV_ARRIVE_FWD 1
+#define EV_ARRIVE_BWD 2
+#define NOT_YET (-1)
+#define MAX_CHUNKS 16 /* virtual stages per rank the engine supports */
+
+typedef struct {
+  int32_t next;          /* index of the next item of the order */
+  int32_t busy;          /* an item is running */
+  PtsimTime free_at;     /* when the stream became free */
+  PtsimTime busy_ns;
+  PtsimTime end_ns;
+  PtsimTime pp_wait_ns;
+  PtsimTime last_backward_start[MAX_CHUNKS]; /* per chunk: its latest B began */
+} StageState;
+
+typedef struct {
+  const PtsimJob *job;
+  const PtsimWorkload *w;
+  int32_t p, m, v, items;
+  PtsimScheduleItem *orders;   /* p * items */
+  PtsimTime *fwd_ready;        /* p * m * v: arrival time or NOT_YET */
+  PtsimTime *bwd_ready;
+  StageState *stages;          /* p */
+  PtsimEventQueue queue;
+  PtsimTrace *trace;
+  PtsimTime pp_ns;
+  int64_t events;
+  double comm_s[PTSIM_MAX_STAGES][PTSIM_COMM_KINDS];
+} Sim;
+
+static PTSIM_HD PtsimTime to_ns(double seconds) {
+  return (PtsimTime)(seconds * 1e9 + 0.5);
+}
+
+static PTSIM_HD int64_t align8(int64_t n) { return (n + 7) & ~(int64_t)7; }
+
+static PTSIM_HD int32_t event_capacity(int32_t p, int32_t m, int32_t v) {
+  return 2 * p * m * v + 2 * p + 8;
+}
+
+PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimJob *job) {
+  int32_t p = (int32_t)job->layout.pp, v = (int32_t)(job->layout.vp > 0 ? job->layout.vp : 1);
+  int32_t m = (int32_t)ptsim_job_num_microbatches(job);
+  int32_t items = ptsim_schedule_num_items(job->layout.schedule, p, m, v);
+  if (items < 0) return items;
+  if (v > MAX_CHUNKS) return PTSIM_SCHEDULE_ERR_TOO_LARGE;
+  return align8((int64_t)p * items * (int64_t)sizeof(PtsimScheduleItem)) +
+         2 * align8((int64_t)p * m * v * (int64_t)sizeof(PtsimTime)) +
+         align8((int64_t)p * (int64_t)sizeof(StageState)) +
+         align8((int64_t)event_capacity(p, m, v) * (int64_t)sizeof(PtsimEvent));
+}
+
+static PTSIM_HD void trace_add(Sim *sim, int32_t stage, int32_t kind, int32_t mb, int32_t chunk,
+                               PtsimTime start, PtsimTime end) {
+  PtsimTrace *t = sim->trace;
+  if (!t) return;
+  if (t->count < t->capacity) {
+    PtsimTraceRecord *r = &t->records[t->count];
+    r->stage = stage;
+    r->kind = kind;
+    r->microbatch = mb;
+    r->chunk = chunk;
+    r->start_ns = start;
+    r->end_ns = end;
+  }
+  t->count++;
+}
+
+/* Duration of an item and the blocking communication inside it. */
+static PTSIM_HD double item_duration(const Sim *sim, int32_t stage, const PtsimScheduleItem *it,
+                                     double comm[PTSIM_COMM_KINDS]) {
+  PtsimWork work;
+  double d = 0.0;
+  int k;
+  ptsim_workload_chunk(sim->w, stage, it->chunk, &work);
+  for (k = 0; k < PTSIM_COMM_KINDS; k++) comm[k] = 0.0;
+  switch (it->kind) {
+    case PTSIM_SCHEDULE_ITEM_FORWARD:
+      d = work.forward_s;
+      for (k = 0; k < PTSIM_COMM_KINDS; k++) comm[k] = work.forward_comm_s[k];
+      break;
+    case PTSIM_SCHEDULE_ITEM_BACKWARD:
+      d = work.backward_input_s + work.backward_weight_s;
+      for (k = 0; k < PTSIM_COMM_KINDS; k++) comm[k] = work.backward_comm_s[k];
+      break;
+    case PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT:
+      d = work.backward_input_s;
+      for (k = 0; k < PTSIM_COMM_KINDS; k++) comm[k] = work.backward_comm_s[k];
+      break;
+    default:
+      d = work.backward_weight_s;
+      break;
+  }
+  return d;
+}
+
+/* When the item's input is available, or NOT_YET. */
+static PTSIM_HD PtsimTime input_ready(const Sim *sim, int32_t stage, const PtsimScheduleItem *it) {
+  int64_t idx = ((int64_t)stage * sim->m + it->microbatch) * sim->v + it->chunk;
+  if (it->kind == PTSIM_SCHEDULE_ITEM_FORWARD) {
+    if (stage == 0 && it->chunk == 0) return 0;
+    return sim->fwd_ready[idx];
+  }
+  if (it->kind == PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) return 0; /* its B ran earlier in order */
+  return sim->bwd_ready[idx];
+}
+
+static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
+  StageState *st = &sim->stages[stage];
+  const PtsimScheduleItem *it;
+  PtsimTime ready, dur;
+  double comm[PTSIM_COMM_KINDS];
+  int k;
+  if (st->busy || st->next >= sim->items) return 0;
+  it = &sim->orders[(int64_t)stage * sim->items + st->next];
+  ready = input_ready(sim, stage, it);
+  if (ready == NOT_YET || ready > now) return 0;
+  /* Idle time spent on a transfer that was in flight counts as PP wait. */
+  if (ready > st->free_at && sim->pp_ns > 0) {
+    PtsimTime sent = ready - sim->pp_ns;
+    PtsimTime from = sent > st->free_at ? sent : st->free_at;
+    if (ready > from) st->pp_wait_ns += ready - from;
+  }
+  dur = to_ns(item_duration(sim, stage, it, comm));
+  for (k = 0; k < PTSIM_COMM_KINDS; k++) sim->comm_s[stage][k] += comm[k];
+  if (it->kind != PTSIM_SCHEDULE_ITEM_FORWARD && it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) {
+    st->last_backward_start[it->chunk] = now;
+  }
+  st->busy = 1;
+  st->busy_ns += dur;
+  trace_add(sim, stage, it->kind, it->microbatch, it->chunk, now, now + dur);
+  if (ptsim_event_queue_push(&sim->queue, now + dur, EV_ITEM_DONE, stage, st->next) < 0)
+    return PTSIM_ENGINE_ERR_QUEUE;
+  return 0;
+}
+
+/* The item just ended: send its output to the next virtual stage. */
+static PTSIM_HD int32_t item_done(Sim *sim, int32_t stage, int32_t index, PtsimTime now) {
+  const PtsimScheduleItem *it = &sim->orders[(int64_t)stage * sim->items + index];
+  StageState *st = &sim->stages[stage];
+  int32_t p = sim->p, v = sim->v, mb = it->microbatch, c = it->chunk;
+  int32_t to_stage = -1, to_chunk = -1, kind = -1;
+  st->busy = 0;
+  st->next = index + 1;
+  st->free_at = now;
+  st->end_ns = now;
+  if (it->kind == PTSIM_SCHEDULE_ITEM_FORWARD) {
+    if (stage < p - 1) {
+      to_stage = stage + 1; to_chunk = c; kind = EV_ARRIVE_FWD;
+    } else if (c < v - 1) {
+      to_stage = 0; to_chunk = c + 1; kind = EV_ARRIVE_FWD;
+    } else { /* the loss: this stage's own backward may start */
+      sim->bwd_ready[((int64_t)stage * sim->m + mb) * v + c] = now;
+    }
+  } else if (it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) {
+    if (stage > 0) {
+      to_stage = stage - 1; to_chunk = c; kind = EV_ARRIVE_BWD;
+    } else if (c > 0) {
+      to_stage = p - 1; to_chunk = c - 1; kind = EV_ARRIVE_BWD;
+    }
+  }
+  if (kind >= 0 &&
+      ptsim_event_queue_push(&sim->queue, now + sim->pp_ns, kind, to_stage, mb * v + to_chunk) < 0)
+    return PTSIM_ENGINE_ERR_QUEUE;
+  return try_start(sim, stage, now);
+}
+
+static PTSIM_HD void arrive(Sim *sim, int32_t kind, int32_t stage, int32_t vmb, PtsimTime now) {
+  PtsimTime *ready = kind == EV_ARRIVE_FWD ? sim->fwd_ready : sim->bwd_ready;
+  ready[(int64_t)stage * sim->m * sim->v + vmb] = now;
+}
+
+/* The data-parallel stream of one stage: each chunk's share of the
+ * gradient reduction is queued when the chunk's last backward starts
+ * (overlap) or when the stage's compute ends; they run back to back. */
+static PTSIM_HD PtsimTime grad_sync_end(Sim *sim, int32_t stage) {
+  const StageState *st = &sim->stages[stage];
+  PtsimTime stream = 0, share = to_ns(sim->w->grad_sync_s[stage] / (double)sim->v);
+  int32_t c;
+  if (share <= 0) return st->end_ns;
+  if (!sim->job->layout.overlap_grad_reduce) {
+    trace_add(sim, stage, PTSIM_TRACE_GRAD_SYNC, -1, -1, st->end_ns, st->end_ns + share * sim->v);
+    return st->end_ns + share * sim->v;
+  }
+  /* Chunks finish in reverse order (chunk v-1's backwards come first). */
+  for (c = sim->v - 1; c >= 0; c--) {
+    PtsimTime start = st->last_backward_start[c] > stream ? st->last_backward_start[c] : stream;
+    trace_add(sim, stage, PTSIM_TRACE_GRAD_SYNC, -1, c, start, start + share);
+    stream = start + share;
+  }
+  return stream > st->end_ns ? stream : st->end_ns;
+}
+
+static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes) {
+  char *base = (char *)scratch;
+  int64_t off = 0, n = (int64_t)sim->p * sim->m * sim->v, i;
+  int32_t s, cap = event_capacity(sim->p, sim->m, sim->v);
+  if (bytes < ptsim_engine_scratch_bytes(sim->job)) return PTSIM_ENGINE_ERR_SCRATCH;
+  sim->orders = (PtsimScheduleItem *)(base + off);
+  off += align8((int64_t)sim->p * sim->items * (int64_t)sizeof(PtsimScheduleItem));
+  sim->fwd_ready = (PtsimTime *)(base + off);
+  off += align8(n * (int64_t)sizeof(PtsimTime));
+  sim->bwd_ready = (PtsimTime *)(base + off);
+  off += align8(n * (int64_t)sizeof(PtsimTime));
+  sim->stages = (StageState *)(base + off);
+  off += align8((int64_t)sim->p * (int64_t)sizeof(StageState));
+  for (i = 0; i < n; i++) sim->fwd_ready[i] = sim->bwd_ready[i] = NOT_YET;
+  for (s = 0; s < sim->p; s++) {
+    StageState *st = &sim->stages[s];
+    int32_t c, built;
+    st->next = 0;
+    st->busy = 0;
+    st->free_at = 0;
+    st->busy_ns = st->end_ns = st->pp_wait_ns = 0;
+    for (c = 0; c < MAX_CHUNKS; c++) st->last_backward_start[c] = 0;
+    built = ptsim_schedule_build(sim->job->layout.schedule, sim->p, sim->m, sim->v, s,
+                                 sim->orders + (int64_t)s * sim->items, sim->items);
+    if (built < 0) return built;
+  }
+  if (ptsim_event_queue_init(&sim->queue, (PtsimEvent *)(base + off), cap) != 0)
+    return PTSIM_ENGINE_ERR_SCRATCH;
+  return 0;
+}
+
+static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
+  const PtsimJob *job = sim->job;
+  const PtsimWorkload *w = sim->w;
+  PtsimTime pipeline_end = 0, sync_end = 0, tail = 0;
+  double busy_sum = 0.0, peak_flops = job->hw.peak_bf16_flops;
+  double executed = 0.0;
+  int32_t s, k;
+  int64_t busiest = 0;
+  for (s = 0; s < sim->p; s++) {
+    if (sim->stages[s].end_ns > pipeline_end) pipeline_end = sim->stages[s].end_ns;
+  }
+  for (s = 0; s < sim->p; s++) {
+    const StageState *st = &sim->stages[s];
+    PtsimStageTime *o = &out->stages[s];
+    PtsimTime g = grad_sync_end(sim, s);
+    PtsimTime after;
+    PtsimWork chunk;
+    int32_t c;
+    if (g > sync_end) sync_end = g;
+    /* Global gradient-norm sync, then optimizer + parameter gather. */
+    after = to_ns(w->optimizer_s[s]) +
+            (job->layout.overlap_param_gather ? 0 : to_ns(w->param_gather_s[s]));
+    if (after > tail) tail = after;
+    o->busy_s = (double)st->busy_ns * 1e-9;
+    o->end_s = (double)st->end_ns * 1e-9;
+    o->idle_s = (double)(pipeline_end - st->busy_ns) * 1e-9;
+    o->pp_wait_s = (double)st->pp_wait_ns * 1e-9;
+    o->grad_sync_end_s = (double)g * 1e-9;
+    o->compute_s = o->busy_s;
+    for (k = 0; k < PTSIM_COMM_KINDS; k++) {
+      o->exposed_comm_s[k] = sim->comm_s[s][k];
+      o->compute_s -= sim->comm_s[s][k];
+    }
+    o->exposed_comm_s[PTSIM_COMM_PP] = o->pp_wait_s;
+    busy_sum += o->busy_s;
+    if (st->busy_ns > sim->stages[busiest].busy_ns) busiest = s;
+    for (c = 0; c < sim->v; c++) {
+      ptsim_workload_chunk(w, s, c, &chunk);
+      executed += chunk.flops * (double)sim->m;
+    }
+  }
+  for (s = 0; s < sim->p; s++) {
+    trace_add(sim, s, PTSIM_TRACE_OPTIMIZER, -1, -1, sync_end, sync_end + to_ns(w->optimizer_s[s]));
+    if (!job->layout.overlap_param_gather && w->param_gather_s[s] > 0.0)
+      trace_add(sim, s, PTSIM_TRACE_PARAM_GATHER, -1, -1, sync_end + to_ns(w->optimizer_s[s]),
+                sync_end + to_ns(w->optimizer_s[s]) + to_ns(w->param_gather_s[s]));
+  }
+  out->num_stages = sim->p;
+  out->events = sim->events;
+  out->pipeline_s = (double)pipeline_end * 1e-9;
+  out->step_s = (double)(sync_end + tail) * 1e-9;
+  out->optimizer_s = (double)tail * 1e-9;
+  out->busiest_stage = busiest;
+  out->bubble_fraction = pipeline_end > 0 ? 1.0 - busy_sum / (double)sim->p / out->pipeline_s : 0.0;
+  out->compute_s = out->stages[busiest].compute_s;
+  for (k = 0; k < PTSIM_COMM_KINDS; k++) out->exposed_comm_s[k] = out->stages[busiest].exposed_comm_s[k];
+  /* dp: the gradient tail plus the parameter gather; the optimizer is not comm. */
+  {
+    double gather = 0.0;
+    if (!job->layout.overlap_param_gather)
+      for (s = 0; s < sim->p; s++)
+        if (w->param_gather_s[s] > gather) gather = w->param_gather_s[s];
+    out->exposed_comm_s[PTSIM_COMM_DP] = (double)(sync_end - pipeline_end) * 1e-9 + gather;
+  }
+  /* executed FLOPs are per GPU of each stage; all tp x cp x dp peers alike */
+  executed *= (double)(job->layout.tp * job->layout.cp * job->layout.dp);
+  out->tokens_per_s = out->step_s > 0.0 ? (double)(job->layout.gbs * job->layout.seq) / out->step_s : 0.0;
+  out->tflops_per_gpu = out->step_s > 0.0 ? w->model_flops / out->step_s / (double)job->layout.gpus / 1e12 : 0.0;
+  out->mfu = peak_flops > 0.0 ? out->tflops_per_gpu * 1e12 / peak_flops : 0.0;
+  out->hfu = peak_flops > 0.0 && out->step_s > 0.0
+                 ? executed / out->step_s / (double)job->layout.gpus / peak_flops
+                 : 0.0;
+}
+
+PTSIM_HD int32_t ptsim_engine_run(const PtsimJob *job, const PtsimWorkload *workload, void *scratch,
+                                  int64_t scratch_bytes, PtsimTrace *trace, PtsimTimeResult *out) {
+  Sim sim;
+  PtsimEvent ev;
+  int32_t rc, s, k;
+  int64_t total_items;
+  sim.job = job;
+  sim.w = workload;
+  sim.p = (int32_t)job->layout.pp;
+  sim.v = (int32_t)(job->layout.vp > 0 ? job->layout.vp : 1);
+  sim.m = (int32_t)ptsim_job_num_microbatches(job);
+  sim.items = ptsim_schedule_num_items(job->layout.schedule, sim.p, sim.m, sim.v);
+  if (sim.items < 0) return sim.items;
+  sim.trace = trace;
+  if (trace) trace->count = 0;
+  sim.pp_ns = to_ns(workload->pp_transfer_s);
+  sim.events = 0;
+  for (s = 0; s < sim.p; s++)
+    for (k = 0; k < PTSIM_COMM_KINDS; k++) sim.comm_s[s][k] = 0.0;
+  rc = carve(&sim, scratch, scratch_bytes);
+  if (rc != 0) return rc;
+  for (s = 0; s < sim.p; s++) {
+    rc = try_start(&sim, s, 0);
+    if (rc != 0) return rc;
+  }
+  while (ptsim_event_queue_pop(&sim.queue, &ev) == 0) {
+    sim.events++;
+    if (ev.kind == EV_ITEM_DONE) {
+      rc = item_done(&sim, ev.a, ev.b, ev.time);
+    } else {
+      arrive(&sim, ev.kind, ev.a, ev.b, ev.time);
+      rc = try_start(&sim, ev.a, ev.time);
+    }
+    if (rc != 0) return rc;
+  }
+  total_items = 0;
+  for (s = 0; s < sim.p; s++) total_items += sim.stages[s].next;
+  if (total_items != (int64_t)sim.p * sim.items) return PTSIM_ENGINE_ERR_STALL;
+  summarise(&sim, out);
+  return 0;
+}

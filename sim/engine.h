@@ -1,0 +1,94 @@
+/* engine.h — the discrete-event simulation of one training step.
+ *
+ * Each pipeline stage (one GPU standing for its tp x cp x dp peers) has a
+ * compute stream that runs its schedule order (schedule.h) one item at a
+ * time; an item starts when the stream is free and its input has arrived.
+ * Activations and their gradients travel between neighbouring stages as
+ * point-to-point transfers that take the workload's pp_transfer_s and do
+ * not occupy the compute stream.  TP collectives and the exposed part of
+ * the CP ring block the compute stream (they are inside item durations,
+ * workload.h).  A per-stage data-parallel stream reduces the gradients —
+ * from the start of each chunk's last backward when
+ * overlap_grad_reduce is on, else after the stage's last item — and the
+ * step ends with the optimizer step and (unless overlap_param_gather) the
+ * parameter all-gather, after the global gradient-norm synchronisation.
+ *
+ * One binary-heap event queue ordered by (time, seq), integer ns: the same
+ * input gives bit-identical output.
+ *
+ * Core module: pure C, PTSIM_HD, no allocation, no I/O; the caller gives the
+ * scratch memory (ptsim_engine_scratch_bytes). */
+#ifndef PTSIM_ENGINE_H
+#define PTSIM_ENGINE_H
+
+#include "event_queue.h"
+#include "hd.h"
+#include "job.h"
+#include "schedule.h"
+#include "workload.h"
+
+#define PTSIM_ENGINE_ERR_SCRATCH (-100) /* scratch too small */
+#define PTSIM_ENGINE_ERR_QUEUE (-101)   /* event queue overflow */
+#define PTSIM_ENGINE_ERR_STALL (-102)   /* a stage waits forever (bad order) */
+
+typedef struct {
+  double busy_s;         /* compute stream busy (includes blocking comm) */
+  double compute_s;      /* busy minus blocking communication */
+  double idle_s;         /* pipeline end minus busy */
+  double pp_wait_s;      /* idle time spent waiting for a transfer in flight */
+  double end_s;          /* its last item ends */
+  double exposed_comm_s[PTSIM_COMM_KINDS];
+  double grad_sync_end_s;/* its data-parallel stream is done */
+} PtsimStageTime;
+
+typedef struct {
+  double step_s;
+  double tokens_per_s;
+  double tflops_per_gpu;     /* Megatron-LM's formula (what its logs print) */
+  double mfu;                /* model FLOPs / (step x gpus x dense bf16 peak) */
+  double hfu;                /* executed FLOPs (recomputation included) likewise */
+  double bubble_fraction;    /* 1 - mean stage busy / pipeline end */
+  double compute_s;          /* of the busiest stage */
+  double exposed_comm_s[PTSIM_COMM_KINDS]; /* tp, cp: busiest stage; pp: its
+                                              transfer waits; dp: the tail */
+  double pipeline_s;         /* last compute item ends */
+  double optimizer_s;
+  int64_t busiest_stage;
+  int64_t num_stages;
+  int64_t events;            /* events processed */
+  PtsimStageTime stages[PTSIM_MAX_STAGES];
+} PtsimTimeResult;
+
+/* What ran when, for traces and timeline plots. */
+typedef enum {
+  PTSIM_TRACE_FORWARD = 0,
+  PTSIM_TRACE_BACKWARD = 1,        /* B + W */
+  PTSIM_TRACE_BACKWARD_INPUT = 2,  /* B */
+  PTSIM_TRACE_BACKWARD_WEIGHT = 3, /* W */
+  PTSIM_TRACE_GRAD_SYNC = 4,       /* data-parallel stream */
+  PTSIM_TRACE_OPTIMIZER = 5,
+  PTSIM_TRACE_PARAM_GATHER = 6
+} PtsimTraceKind;
+
+typedef struct {
+  int32_t stage, kind, microbatch, chunk;
+  PtsimTime start_ns, end_ns;
+} PtsimTraceRecord;
+
+typedef struct {
+  PtsimTraceRecord *records; /* (transfer none) */
+  int64_t capacity;
+  int64_t count;             /* written; may exceed capacity (then truncated) */
+} PtsimTrace;
+
+/* Bytes of scratch ptsim_engine_run needs for this job, or a negative
+ * schedule error code when the job's schedule cannot be built. */
+PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimJob *job);
+
+/* Simulates one step.  trace may be NULL.  Returns 0, or a negative code
+ * (schedule errors, PTSIM_ENGINE_ERR_*). */
+PTSIM_HD int32_t ptsim_engine_run(const PtsimJob *job, const PtsimWorkload *workload,
+                                  void *scratch, int64_t scratch_bytes, PtsimTrace *trace,
+                                  PtsimTimeResult *out);
+
+#endif /* PTSIM_ENGINE_H */

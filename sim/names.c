@@ -1,0 +1,47 @@
+/* names.c — enum words; see names.h.  Order in each table = enum value. */
+#include <string.h>
+#include "names.h"
+
+typedef struct {
+  const char *const *words;
+  int count;
+  const char *allowed;
+} NameTable;
+
+static const char *const recompute_words[] = {"none", "selective", "full"};
+static const char *const method_words[] = {"uniform", "block"};
+static const char *const precision_words[] = {"bf16", "fp16", "fp8"};
+static const char *const schedule_words[] = {"1f1b", "gpipe", "interleaved",
+                                             "zb-h1"};
+static const char *const activation_words[] = {"swiglu", "gelu"};
+static const char *const norm_words[] = {"rmsnorm", "layernorm"};
+
+static const NameTable tables[] = {
+    {recompute_words, 3, "none|selective|full"},
+    {method_words, 2, "uniform|block"},
+    {precision_words, 3, "bf16|fp16|fp8"},
+    {schedule_words, 4, "1f1b|gpipe|interleaved|zb-h1"},
+    {activation_words, 2, "swiglu|gelu"},
+    {norm_words, 2, "rmsnorm|layernorm"},
+};
+
+const char *ptsim_names_get(PtsimNamesKind kind, int value) {
+  const NameTable *t = &tables[kind];
+  if (value < 0 || value >= t->count) return "?";
+  return t->words[value];
+}
+
+gboolean ptsim_names_parse(PtsimNamesKind kind, const char *word, int *value) {
+  const NameTable *t = &tables[kind];
+  for (int i = 0; i < t->count; i++) {
+    if (strcmp(word, t->words[i]) == 0) {
+      *value = i;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+const char *ptsim_names_allowed(PtsimNamesKind kind) {
+  return tables[kind].allowed;
+}

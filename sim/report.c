@@ -1,0 +1,272 @@
+/* report.c — text, JSON and CSV writers; see report.h. */
+#include <string.h>
+#include "names.h"
+#include "report.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+gboolean ptsim_format_parse(const char *word, PtsimFormat *out) {
+  static const char *const words[] = {"text", "json", "csv"};
+  for (int i = 0; i < 3; i++) {
+    if (strcmp(word, words[i]) == 0) {
+      *out = (PtsimFormat)i;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+/* ---- JSON ---- */
+
+static void json_model(PtsimJson *json, const PtsimModel *m) {
+  ptsim_json_begin_object(json, "model");
+  ptsim_json_string(json, "name", m->name);
+  ptsim_json_int(json, "num_layers", m->num_layers);
+  ptsim_json_int(json, "hidden_size", m->hidden_size);
+  ptsim_json_int(json, "ffn_hidden_size", m->ffn_hidden_size);
+  ptsim_json_int(json, "num_attention_heads", m->num_attention_heads);
+  ptsim_json_int(json, "num_query_groups", m->num_query_groups);
+  ptsim_json_int(json, "vocab_size", m->vocab_size);
+  ptsim_json_string(json, "activation",
+                    ptsim_names_get(PTSIM_NAMES_ACTIVATION, (int)m->activation));
+  ptsim_json_string(json, "norm", ptsim_names_get(PTSIM_NAMES_NORM, (int)m->norm));
+  ptsim_json_bool(json, "tied_embeddings", m->tied_embeddings);
+  ptsim_json_bool(json, "bias", m->bias);
+  ptsim_json_end_object(json);
+}
+
+static void json_hw(PtsimJson *json, const PtsimHardware *hw) {
+  ptsim_json_begin_object(json, "hw");
+  ptsim_json_string(json, "name", hw->name);
+  ptsim_json_double(json, "memory_bytes", hw->memory_bytes);
+  ptsim_json_double(json, "peak_bf16_flops_per_s", hw->peak_bf16_flops);
+  ptsim_json_double(json, "peak_fp8_flops_per_s", hw->peak_fp8_flops);
+  ptsim_json_double(json, "hbm_bytes_per_s", hw->hbm_bytes_per_s);
+  ptsim_json_int(json, "gpus_per_node", hw->gpus_per_node);
+  ptsim_json_double(json, "nvlink_bytes_per_s", hw->nvlink_bytes_per_s);
+  ptsim_json_double(json, "nic_bytes_per_s", hw->nic_bytes_per_s);
+  ptsim_json_end_object(json);
+}
+
+static void json_layout(PtsimJson *json, const PtsimJob *job) {
+  const PtsimLayout *l = &job->layout;
+  ptsim_json_begin_object(json, "layout");
+  ptsim_json_int(json, "gpus", l->gpus);
+  ptsim_json_int(json, "tp", l->tp);
+  ptsim_json_int(json, "pp", l->pp);
+  ptsim_json_int(json, "cp", l->cp);
+  ptsim_json_int(json, "dp", l->dp);
+  ptsim_json_int(json, "vp", l->vp);
+  ptsim_json_int(json, "mbs", l->mbs);
+  ptsim_json_int(json, "gbs", l->gbs);
+  ptsim_json_int(json, "seq", l->seq);
+  ptsim_json_int(json, "num_microbatches", ptsim_job_num_microbatches(job));
+  ptsim_json_bool(json, "sp", l->sp);
+  ptsim_json_string(json, "recompute",
+                    ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute));
+  ptsim_json_string(json, "recompute_method",
+                    ptsim_names_get(PTSIM_NAMES_RECOMPUTE_METHOD,
+                                    (int)l->recompute_method));
+  ptsim_json_int(json, "recompute_num_layers", l->recompute_num_layers);
+  ptsim_json_bool(json, "distributed_optimizer", l->distributed_optimizer);
+  ptsim_json_bool(json, "fp32_grad_accumulation", l->fp32_grad_accumulation);
+  ptsim_json_bool(json, "flash_attention", l->flash_attention);
+  ptsim_json_string(json, "precision",
+                    ptsim_names_get(PTSIM_NAMES_PRECISION, (int)l->precision));
+  ptsim_json_string(json, "schedule",
+                    ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
+  ptsim_json_double(json, "attention_dropout", l->attention_dropout);
+  ptsim_json_double(json, "hidden_dropout", l->hidden_dropout);
+  ptsim_json_double(json, "memory_threshold", l->memory_threshold);
+  ptsim_json_begin_array(json, "stage_layers");
+  for (int64_t i = 0; i < l->pp; i++) ptsim_json_int(json, NULL, l->stage_layers[i]);
+  ptsim_json_end_array(json);
+  ptsim_json_end_object(json);
+}
+
+void ptsim_report_json_config(PtsimJson *json, const PtsimJob *job) {
+  ptsim_json_begin_object(json, "config");
+  json_model(json, &job->model);
+  json_hw(json, &job->hw);
+  json_layout(json, job);
+  ptsim_json_end_object(json);
+}
+
+static void json_stage(PtsimJson *json, int64_t index, const PtsimStageMemory *s) {
+  ptsim_json_begin_object(json, NULL);
+  ptsim_json_int(json, "stage", index);
+  ptsim_json_int(json, "first_layer", s->first_layer);
+  ptsim_json_int(json, "num_layers", s->num_layers);
+  ptsim_json_bool(json, "has_embedding", s->has_embedding);
+  ptsim_json_bool(json, "has_lm_head", s->has_lm_head);
+  ptsim_json_double(json, "parameters", s->parameters);
+  ptsim_json_double(json, "parameters_bytes", s->parameters_bytes);
+  ptsim_json_double(json, "gradients_bytes", s->gradients_bytes);
+  ptsim_json_double(json, "optimizer_bytes", s->optimizer_bytes);
+  ptsim_json_double(json, "activations_bytes", s->activations_bytes);
+  ptsim_json_double(json, "activation_bytes_per_layer", s->activation_bytes_per_layer);
+  ptsim_json_double(json, "inflight_microbatches", s->inflight_microbatches);
+  ptsim_json_double(json, "input_ids_bytes", s->input_ids_bytes);
+  ptsim_json_double(json, "logits_bytes", s->logits_bytes);
+  ptsim_json_double(json, "other_bytes", s->other_bytes);
+  ptsim_json_double(json, "total_bytes", s->total_bytes);
+  ptsim_json_end_object(json);
+}
+
+void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
+                              double threshold) {
+  ptsim_json_begin_object(json, "memory");
+  ptsim_json_double(json, "parameters_bytes", m->parameters_bytes);
+  ptsim_json_double(json, "gradients_bytes", m->gradients_bytes);
+  ptsim_json_double(json, "optimizer_bytes", m->optimizer_bytes);
+  ptsim_json_double(json, "activations_bytes", m->activations_bytes);
+  ptsim_json_double(json, "other_bytes", m->other_bytes);
+  ptsim_json_double(json, "total_bytes", m->total_bytes);
+  ptsim_json_double(json, "capacity_bytes", m->capacity_bytes);
+  ptsim_json_double(json, "usage_fraction", m->usage_fraction);
+  ptsim_json_double(json, "threshold", threshold);
+  ptsim_json_bool(json, "fits", m->fits);
+  ptsim_json_int(json, "peak_stage", m->peak_stage);
+  ptsim_json_begin_array(json, "stages");
+  for (int64_t i = 0; i < m->num_stages; i++) json_stage(json, i, &m->stages[i]);
+  ptsim_json_end_array(json);
+  ptsim_json_end_object(json);
+}
+
+/* ---- text ---- */
+
+void ptsim_report_text_config(GString *out, const PtsimJob *job) {
+  const PtsimLayout *l = &job->layout;
+  g_string_append_printf(
+      out,
+      "%s on %" G_GINT64_FORMAT " x %s (%" G_GINT64_FORMAT " GPUs/node)\n"
+      "layout: tp %" G_GINT64_FORMAT " pp %" G_GINT64_FORMAT " cp %" G_GINT64_FORMAT
+      " dp %" G_GINT64_FORMAT " vp %" G_GINT64_FORMAT ", mbs %" G_GINT64_FORMAT
+      " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
+      " microbatches), sp %s, recompute %s, %s, %s optimizer, schedule %s\n",
+      job->model.name, l->gpus, job->hw.name, job->hw.gpus_per_node, l->tp, l->pp,
+      l->cp, l->dp, l->vp, l->mbs, l->gbs, l->seq, ptsim_job_num_microbatches(job),
+      l->sp ? "on" : "off", ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
+      ptsim_names_get(PTSIM_NAMES_PRECISION, (int)l->precision),
+      l->distributed_optimizer ? "distributed" : "replicated",
+      ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
+}
+
+void ptsim_report_text_memory(GString *out, const PtsimJob *job,
+                              const PtsimMemoryEstimate *m) {
+  g_string_append(out,
+                  "\nmemory per GPU (GiB), analytical estimate\n"
+                  "stage  layers  params  grads  optim  activ  other  total  use\n");
+  for (int64_t i = 0; i < m->num_stages; i++) {
+    const PtsimStageMemory *s = &m->stages[i];
+    g_string_append_printf(out,
+                           "%5" G_GINT64_FORMAT "%s %6" G_GINT64_FORMAT
+                           " %7.2f %6.2f %6.2f %6.2f %6.2f %6.2f %4.0f%%\n",
+                           i, i == m->peak_stage ? "*" : " ", s->num_layers,
+                           s->parameters_bytes / GIB, s->gradients_bytes / GIB,
+                           s->optimizer_bytes / GIB, s->activations_bytes / GIB,
+                           s->other_bytes / GIB, s->total_bytes / GIB,
+                           100.0 * s->total_bytes / m->capacity_bytes);
+  }
+  g_string_append_printf(
+      out,
+      "peak: stage %" G_GINT64_FORMAT ", %.2f GiB of %.2f GiB (%.1f%%): %s "
+      "(threshold %.0f%%)\n",
+      m->peak_stage, m->total_bytes / GIB, m->capacity_bytes / GIB,
+      100.0 * m->usage_fraction,
+      m->fits ? "fits" : (m->usage_fraction <= 1.0 ? "over threshold, may OOM"
+                                                   : "does not fit"),
+      100.0 * job->layout.memory_threshold);
+}
+
+/* ---- CSV ---- */
+
+void ptsim_report_csv_memory(GString *out, const PtsimJob *job,
+                             const PtsimMemoryEstimate *m) {
+  const PtsimLayout *l = &job->layout;
+  g_string_append(out,
+                  "model,hw,gpus,tp,pp,cp,dp,vp,mbs,gbs,seq,sp,recompute,schedule,"
+                  "stage,num_layers,parameters_bytes,gradients_bytes,optimizer_bytes,"
+                  "activations_bytes,other_bytes,total_bytes,capacity_bytes,"
+                  "usage_fraction,is_peak,fits\n");
+  for (int64_t i = 0; i < m->num_stages; i++) {
+    const PtsimStageMemory *s = &m->stages[i];
+    g_string_append_printf(
+        out,
+        "%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+        ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+        ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+        ",%d,%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+        ",%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,%d,%d\n",
+        job->model.name, job->hw.name, l->gpus, l->tp, l->pp, l->cp, l->dp, l->vp,
+        l->mbs, l->gbs, l->seq, l->sp,
+        ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
+        ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), i, s->num_layers,
+        s->parameters_bytes, s->gradients_bytes, s->optimizer_bytes,
+        s->activations_bytes, s->other_bytes, s->total_bytes, m->capacity_bytes,
+        s->total_bytes / m->capacity_bytes, i == m->peak_stage, m->fits);
+  }
+}
+
+/* ---- time ---- */
+
+static const char *const comm_names[PTSIM_COMM_KINDS] = {"tp", "cp", "pp", "dp"};
+
+static void json_comm(PtsimJson *json, const char *key, const double *comm) {
+  ptsim_json_begin_object(json, key);
+  for (int k = 0; k < PTSIM_COMM_KINDS; k++) ptsim_json_double(json, comm_names[k], comm[k]);
+  ptsim_json_end_object(json);
+}
+
+void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t) {
+  ptsim_json_begin_object(json, "time");
+  ptsim_json_double(json, "step_s", t->step_s);
+  ptsim_json_double(json, "tokens_per_s", t->tokens_per_s);
+  ptsim_json_double(json, "tflops_per_gpu", t->tflops_per_gpu);
+  ptsim_json_double(json, "mfu", t->mfu);
+  ptsim_json_double(json, "hfu", t->hfu);
+  ptsim_json_double(json, "bubble_fraction", t->bubble_fraction);
+  ptsim_json_double(json, "compute_s", t->compute_s);
+  ptsim_json_double(json, "pipeline_s", t->pipeline_s);
+  ptsim_json_double(json, "optimizer_s", t->optimizer_s);
+  json_comm(json, "exposed_comm_s", t->exposed_comm_s);
+  ptsim_json_int(json, "busiest_stage", t->busiest_stage);
+  ptsim_json_int(json, "events", t->events);
+  ptsim_json_begin_array(json, "stages");
+  for (int64_t i = 0; i < t->num_stages; i++) {
+    const PtsimStageTime *s = &t->stages[i];
+    ptsim_json_begin_object(json, NULL);
+    ptsim_json_int(json, "stage", i);
+    ptsim_json_double(json, "busy_s", s->busy_s);
+    ptsim_json_double(json, "compute_s", s->compute_s);
+    ptsim_json_double(json, "idle_s", s->idle_s);
+    ptsim_json_double(json, "end_s", s->end_s);
+    ptsim_json_double(json, "grad_sync_end_s", s->grad_sync_end_s);
+    json_comm(json, "exposed_comm_s", s->exposed_comm_s);
+    ptsim_json_end_object(json);
+  }
+  ptsim_json_end_array(json);
+  ptsim_json_end_object(json);
+}
+
+void ptsim_report_text_time(GString *out, const PtsimTimeResult *t) {
+  g_string_append_printf(
+      out,
+      "\nstep time (discrete-event simulation)\n"
+      "step %.4f s: %.0f tokens/s, %.1f TFLOP/s per GPU (Megatron-LM formula), MFU %.1f%%\n"
+      "pipeline %.4f s, bubble %.1f%%, optimizer + param gather %.4f s\n"
+      "busiest stage %" G_GINT64_FORMAT ": compute %.4f s; exposed comm tp %.4f s, cp %.4f s, "
+      "pp %.4f s, dp %.4f s\n",
+      t->step_s, t->tokens_per_s, t->tflops_per_gpu, 100.0 * t->mfu, t->pipeline_s,
+      100.0 * t->bubble_fraction, t->optimizer_s, t->busiest_stage, t->compute_s,
+      t->exposed_comm_s[PTSIM_COMM_TP], t->exposed_comm_s[PTSIM_COMM_CP],
+      t->exposed_comm_s[PTSIM_COMM_PP], t->exposed_comm_s[PTSIM_COMM_DP]);
+  if (t->num_stages > 1) {
+    g_string_append(out, "stage    busy_s  compute_s   idle_s    end_s\n");
+    for (int64_t i = 0; i < t->num_stages; i++) {
+      const PtsimStageTime *s = &t->stages[i];
+      g_string_append_printf(out, "%5" G_GINT64_FORMAT " %9.4f %10.4f %8.4f %8.4f\n", i,
+                             s->busy_s, s->compute_s, s->idle_s, s->end_s);
+    }
+  }
+}

@@ -1,0 +1,47 @@
+/* report.h — writing results for people (text) and programs (JSON, CSV).
+ *
+ * Shell module.  Each writer appends to a GString; the caller decides where
+ * it goes, so nothing is half-written on failure.  JSON keys are a stable
+ * interface (later versions add keys, never rename): config{...} and
+ * memory{...} as documented in README.md.  Bytes are printed as GiB
+ * (2^30) in text, as plain bytes in JSON and CSV.
+ *
+ * Not here: computing anything. */
+#ifndef PTSIM_REPORT_H
+#define PTSIM_REPORT_H
+
+#include <glib.h>
+#include "job.h"
+#include "json_writer.h"
+#include "engine.h"
+#include "memory.h"
+
+typedef enum {
+  PTSIM_FORMAT_TEXT = 0,
+  PTSIM_FORMAT_JSON = 1,
+  PTSIM_FORMAT_CSV = 2
+} PtsimFormat;
+
+gboolean ptsim_format_parse(const char *word, PtsimFormat *out);
+
+/* "config": {"model": {...}, "hw": {...}, "layout": {...}} */
+void ptsim_report_json_config(PtsimJson *json, const PtsimJob *job);
+/* "memory": {...} */
+void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
+                              double threshold);
+
+/* "time": {step_s, tokens_per_s, tflops_per_gpu, mfu, bubble_fraction,
+ * compute_s, exposed_comm_s{tp,cp,pp,dp}, stages[...]} */
+void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t);
+void ptsim_report_text_time(GString *out, const PtsimTimeResult *t);
+
+/* One-paragraph summary of the job, then the per-stage memory table. */
+void ptsim_report_text_config(GString *out, const PtsimJob *job);
+void ptsim_report_text_memory(GString *out, const PtsimJob *job,
+                              const PtsimMemoryEstimate *m);
+
+/* Header + one row per pipeline stage, layout columns first. */
+void ptsim_report_csv_memory(GString *out, const PtsimJob *job,
+                             const PtsimMemoryEstimate *m);
+
+#endif /* PTSIM_REPORT_H */

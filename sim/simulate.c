@@ -1,0 +1,119 @@
+/* simulate.c — see simulate.h. */
+#include <errno.h>
+#include <glib/gstdio.h>
+#include "config.h"
+#include "json_writer.h"
+#include "schedule.h"
+#include "simulate.h"
+
+static const char *engine_error(int32_t rc) {
+  switch (rc) {
+    case PTSIM_ENGINE_ERR_SCRATCH: return "engine scratch too small";
+    case PTSIM_ENGINE_ERR_QUEUE: return "engine event queue overflow";
+    case PTSIM_ENGINE_ERR_STALL: return "a pipeline stage waits forever";
+    default: return ptsim_schedule_strerror(rc);
+  }
+}
+
+gboolean ptsim_simulate(const PtsimJob *job, PtsimTrace *trace, PtsimTimeResult *out,
+                        GError **error) {
+  int64_t bytes = ptsim_engine_scratch_bytes(job);
+  if (bytes < 0) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "schedule %d with pp %" G_GINT64_FORMAT ", vp %" G_GINT64_FORMAT
+                ": %s",
+                (int)job->layout.schedule, job->layout.pp, job->layout.vp,
+                engine_error((int32_t)bytes));
+    return FALSE;
+  }
+  g_autofree void *scratch = g_malloc(bytes);
+  g_autofree PtsimWorkload *workload = g_new0(PtsimWorkload, 1);
+  ptsim_workload_build(job, NULL, workload);
+  if (trace) {
+    int64_t items = ptsim_schedule_num_items(job->layout.schedule, (int32_t)job->layout.pp,
+                                             (int32_t)(job->layout.gbs /
+                                                       (job->layout.mbs * job->layout.dp)),
+                                             (int32_t)job->layout.vp);
+    trace->capacity = job->layout.pp * (items + 4 + job->layout.vp);
+    trace->records = g_new0(PtsimTraceRecord, trace->capacity);
+    trace->count = 0;
+  }
+  int32_t rc = ptsim_engine_run(job, workload, scratch, bytes, trace, out);
+  if (rc != 0) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "simulation failed: %s", engine_error(rc));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void ptsim_simulate_trace_clear(PtsimTrace *trace) {
+  g_clear_pointer(&trace->records, g_free);
+  trace->capacity = trace->count = 0;
+}
+
+static const char *trace_name(int32_t kind) {
+  static const char *const names[] = {"forward", "backward", "backward-input", "backward-weight",
+                                      "grad-sync", "optimizer", "param-gather"};
+  return kind >= 0 && kind < (int32_t)G_N_ELEMENTS(names) ? names[kind] : "?";
+}
+
+gboolean ptsim_simulate_write_trace(const char *path, const PtsimJob *job,
+                                    const PtsimTrace *trace, GError **error) {
+  g_autoptr(GString) out = g_string_new(NULL);
+  PtsimJson json;
+  ptsim_json_init(&json, out);
+  ptsim_json_begin_object(&json, NULL);
+  ptsim_json_string(&json, "displayTimeUnit", "ms");
+  ptsim_json_begin_array(&json, "traceEvents");
+  for (int64_t s = 0; s < job->layout.pp; s++) {
+    g_autofree char *name = g_strdup_printf("stage %" G_GINT64_FORMAT, s);
+    ptsim_json_begin_object(&json, NULL);
+    ptsim_json_string(&json, "ph", "M");
+    ptsim_json_string(&json, "name", "process_name");
+    ptsim_json_int(&json, "pid", s);
+    ptsim_json_begin_object(&json, "args");
+    ptsim_json_string(&json, "name", name);
+    ptsim_json_end_object(&json);
+    ptsim_json_end_object(&json);
+    for (int tid = 0; tid < 2; tid++) {
+      ptsim_json_begin_object(&json, NULL);
+      ptsim_json_string(&json, "ph", "M");
+      ptsim_json_string(&json, "name", "thread_name");
+      ptsim_json_int(&json, "pid", s);
+      ptsim_json_int(&json, "tid", tid);
+      ptsim_json_begin_object(&json, "args");
+      ptsim_json_string(&json, "name", tid == 0 ? "compute" : "dp comm");
+      ptsim_json_end_object(&json);
+      ptsim_json_end_object(&json);
+    }
+  }
+  int64_t n = trace->count < trace->capacity ? trace->count : trace->capacity;
+  for (int64_t i = 0; i < n; i++) {
+    const PtsimTraceRecord *r = &trace->records[i];
+    ptsim_json_begin_object(&json, NULL);
+    ptsim_json_string(&json, "ph", "X");
+    ptsim_json_string(&json, "name", trace_name(r->kind));
+    ptsim_json_int(&json, "pid", r->stage);
+    ptsim_json_int(&json, "tid", r->kind == PTSIM_TRACE_GRAD_SYNC || r->kind == PTSIM_TRACE_PARAM_GATHER);
+    ptsim_json_double(&json, "ts", (double)r->start_ns / 1e3);
+    ptsim_json_double(&json, "dur", (double)(r->end_ns - r->start_ns) / 1e3);
+    ptsim_json_begin_object(&json, "args");
+    ptsim_json_int(&json, "microbatch", r->microbatch);
+    ptsim_json_int(&json, "chunk", r->chunk);
+    ptsim_json_end_object(&json);
+    ptsim_json_end_object(&json);
+  }
+  ptsim_json_end_array(&json);
+  ptsim_json_end_object(&json);
+  g_autofree char *tmp = g_strconcat(path, ".tmp", NULL);
+  if (!g_file_set_contents(tmp, out->str, (gssize)out->len, error)) return FALSE;
+  if (g_rename(tmp, path) != 0) {
+    int saved = errno;
+    g_unlink(tmp);
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "%s: %s", path,
+                g_strerror(saved));
+    return FALSE;
+  }
+  return TRUE;
+}

@@ -1,0 +1,78 @@
+/* workload.h — what one training step asks of each pipeline stage: the
+ * durations of one microbatch's forward, input-gradient (B) and
+ * weight-gradient (W) work per model chunk, the communication each needs,
+ * and the once-per-step work (gradient reduction, parameter gather,
+ * optimizer).
+ *
+ * A Megatron-style transformer layer is the sequence of ops written out in
+ * workload.c (norm, QKV GEMM, RoPE, flash attention, output projection,
+ * residual, norm, MLP GEMMs, activation, residual) with the tensor-parallel
+ * collectives at Megatron's points (all-reduce without SP; all-gather +
+ * reduce-scatter with SP) and the context-parallel K/V ring.  Every op is
+ * priced by cost.h; this module only decides which ops exist and their
+ * shapes.  All layers of a model are alike, so a chunk's cost is
+ * layers x one layer, plus the embedding on the first virtual stage and the
+ * LM head + cross-entropy on the last: that is where the last-stage
+ * imbalance of large vocabularies comes from.
+ *
+ * Core module: pure C, PTSIM_HD, no allocation, no I/O.
+ * Not here: when things run (schedule.h, engine.h). */
+#ifndef PTSIM_WORKLOAD_H
+#define PTSIM_WORKLOAD_H
+
+#include "cost.h"
+#include "hd.h"
+#include "job.h"
+
+/* Communication kinds, for exposed-time accounting. */
+typedef enum {
+  PTSIM_COMM_TP = 0,
+  PTSIM_COMM_CP = 1,
+  PTSIM_COMM_PP = 2,
+  PTSIM_COMM_DP = 3
+} PtsimCommKind;
+#define PTSIM_COMM_KINDS 4
+
+/* One piece of per-microbatch work on the compute stream.  Durations
+ * include the communication that blocks the compute stream (TP collectives,
+ * the part of the CP ring not hidden behind attention); that part is also
+ * given by kind so the engine can report it as exposed. */
+typedef struct {
+  double forward_s;
+  double backward_input_s;   /* B: activation gradients (+ recomputation) */
+  double backward_weight_s;  /* W: weight gradients */
+  double forward_comm_s[PTSIM_COMM_KINDS];
+  double backward_comm_s[PTSIM_COMM_KINDS]; /* inside B */
+  double recompute_s;        /* inside B: forward work re-run */
+  double flops;              /* executed FLOPs (fwd + bwd + recompute) */
+} PtsimWork;
+
+typedef struct {
+  PtsimWork layer;      /* one transformer layer */
+  PtsimWork embedding;  /* first virtual stage */
+  PtsimWork head;       /* final norm + LM head + cross-entropy, last virtual stage */
+  int64_t num_stages, num_chunks, num_microbatches;
+  int64_t chunk_layers[PTSIM_MAX_STAGES]; /* layers in each chunk of a stage */
+  double pp_transfer_s;                   /* one activation (or its gradient) to a neighbour */
+  /* Once per step, per stage (one GPU of it): */
+  double grad_sync_s[PTSIM_MAX_STAGES];   /* reduce-scatter (dist. opt.) or all-reduce */
+  double param_gather_s[PTSIM_MAX_STAGES];/* all-gather of updated bf16 params (dist. opt.) */
+  double optimizer_s[PTSIM_MAX_STAGES];   /* Adam on the local shard (memory-bound) */
+  /* Megatron-LM's num_floating_point_operations for the whole step (all
+   * GPUs): the FLOPs its logs turn into "TFLOP/s/GPU". */
+  double model_flops;
+} PtsimWorkload;
+
+/* The work of chunk `chunk` on stage `stage`: layers + embedding/head. */
+PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage,
+                                   int64_t chunk, PtsimWork *out);
+
+/* Megatron-LM's FLOP count of one step (see model_flops). */
+PTSIM_HD double ptsim_workload_megatron_flops(const PtsimJob *job);
+
+/* Fills *out for a validated job.  params may be NULL (defaults). */
+PTSIM_HD void ptsim_workload_build(const PtsimJob *job,
+                                   const PtsimCostParams *params,
+                                   PtsimWorkload *out);
+
+#endif /* PTSIM_WORKLOAD_H */

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# End-to-end checks of the ptsim command: exit codes, error lines, JSON keys,
+# and that the Megatron-LM path and the flags path describe the same job.
+set -u
+ptsim=$1
+fails=0
+check() { # name, condition-command...
+  local name=$1; shift
+  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
+}
+expect_exit() { # code, args...
+  local want=$1; shift
+  "$ptsim" "$@" >/dev/null 2>"$tmp/err"; local got=$?
+  [ "$got" -eq "$want" ] || { echo "  exit $got, wanted $want for: $*" >&2; cat "$tmp/err" >&2; return 1; }
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+check "version runs" expect_exit 0 --version
+check "version names the GPU path" bash -c "'$ptsim' --version | grep -q 'GPU path'"
+check "help runs" expect_exit 0 --help
+check "memory --help runs" expect_exit 0 memory --help
+check "predict --help runs" expect_exit 0 predict --help
+check "default job runs" expect_exit 0
+check "unknown command is bad input" expect_exit 2 frobnicate
+check "unknown model is bad input" expect_exit 2 memory --model no-such-model
+check "non-number tp is bad input" expect_exit 2 memory --tp x
+check "zero tp is bad input" expect_exit 2 memory --tp 0
+check "negative gbs is bad input" expect_exit 2 memory --gbs -4
+check "tp not dividing heads" expect_exit 2 memory --tp 3
+check "bad format" expect_exit 2 memory --format yaml
+check "bad recompute word" expect_exit 2 memory --recompute some
+check "threshold out of range" expect_exit 2 memory --threshold 1.5
+check "stray argument" expect_exit 2 memory extra
+check "error names the flag" bash -c "'$ptsim' memory --tp 3 2>&1 >/dev/null | grep -q -- '--tp'"
+
+"$ptsim" predict --format json --tp 2 --pp 2 --mbs 1 >"$tmp/p.json"
+for key in config model hw layout memory parameters_bytes gradients_bytes optimizer_bytes \
+    activations_bytes other_bytes total_bytes capacity_bytes usage_fraction fits peak_stage stages; do
+  check "json has $key" grep -q "\"$key\"" "$tmp/p.json"
+done
+if command -v python3 >/dev/null 2>&1; then
+  check "json parses" python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); assert len(d['memory']['stages'])==2"
+fi
+check "csv has one row per stage" bash -c "[ \$('$ptsim' memory --format csv --pp 4 | wc -l) -eq 5 ]"
+
+# The Megatron-LM command line and the flags name the same job.
+"$ptsim" memory --format json --model llama3-8b --tp 2 --pp 2 --mbs 2 --gbs 64 --seq 4096 \
+  --recompute selective --gpus 16 >"$tmp/flags.json"
+"$ptsim" memory --format json --gpus 16 --megatron-args "--num-layers 32 --hidden-size 4096 \
+  --ffn-hidden-size 14336 --num-attention-heads 32 --group-query-attention --num-query-groups 8 \
+  --seq-length 4096 --max-position-embeddings 8192 --micro-batch-size 2 --global-batch-size 64 \
+  --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --sequence-parallel \
+  --use-distributed-optimizer --recompute-activations --swiglu --untie-embeddings-and-output-weights \
+  --padded-vocab-size 128256 --normalization RMSNorm --disable-bias-linear --bf16 --use-flash-attn \
+  --attention-dropout 0 --hidden-dropout 0 --position-embedding-type rope" >"$tmp/megatron.json" 2>"$tmp/megatron.err"
+check "megatron args path runs" test -s "$tmp/megatron.json"
+if command -v python3 >/dev/null 2>&1; then
+  check "megatron args == flags (memory)" python3 - "$tmp/flags.json" "$tmp/megatron.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["memory"]; b = json.load(open(sys.argv[2]))["memory"]
+assert abs(a["total_bytes"] - b["total_bytes"]) <= 1e-9 * a["total_bytes"], (a["total_bytes"], b["total_bytes"])
+assert [s["total_bytes"] for s in a["stages"]] == [s["total_bytes"] for s in b["stages"]]
+PY
+fi
+
+[ "$fails" -eq 0 ] && echo "all cli checks passed" || echo "$fails cli checks failed"
+exit $((fails > 0))

@@ -1,0 +1,213 @@
+/* test_engine.c — the step simulation against hand arithmetic and against
+ * the schedule module's reference simulator, plus determinism and the
+ * mechanisms the engine must show (last-stage imbalance, overlap). */
+#include <glib.h>
+#include <string.h>
+#include "config.h"
+#include "engine.h"
+#include "memory.h"
+#include "schedule.h"
+#include "workload.h"
+
+static void load_job(PtsimJob *job, const char *model, const char *hw, gint64 gpus, gint64 tp,
+                     gint64 pp, gint64 vp, gint64 mbs, gint64 gbs, gint64 seq) {
+  g_autoptr(GError) error = NULL;
+  memset(job, 0, sizeof *job);
+  g_assert_true(ptsim_model_load(model, &job->model, &error));
+  g_assert_no_error(error);
+  g_assert_true(ptsim_hardware_load(hw, &job->hw, &error));
+  ptsim_layout_init_defaults(&job->layout);
+  job->layout.gpus = gpus;
+  job->layout.tp = tp;
+  job->layout.pp = pp;
+  job->layout.vp = vp;
+  job->layout.mbs = mbs;
+  job->layout.gbs = gbs;
+  job->layout.seq = seq;
+  gboolean ok = ptsim_job_validate(job, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+}
+
+static int32_t run(const PtsimJob *job, const PtsimWorkload *w, PtsimTrace *trace,
+                   PtsimTimeResult *out) {
+  int64_t bytes = ptsim_engine_scratch_bytes(job);
+  g_assert_cmpint(bytes, >, 0);
+  g_autofree void *scratch = g_malloc(bytes);
+  return ptsim_engine_run(job, w, scratch, bytes, trace, out);
+}
+
+static PtsimTime ns(double s) { return (PtsimTime)(s * 1e9 + 0.5); }
+
+/* One stage, one GPU: the step is m x (forward + backward) + optimizer. */
+static void test_single_gpu_hand_arithmetic(void) {
+  g_test_summary("pp=1, dp=1: step = m (F + B + W) + Adam, to the nanosecond");
+  PtsimJob job;
+  load_job(&job, "llama3-8b", "h100-80g", 1, 1, 1, 1, 1, 4, 2048);
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  ptsim_workload_build(&job, NULL, w);
+  PtsimWork chunk;
+  ptsim_workload_chunk(w, 0, 0, &chunk);
+  g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
+  g_assert_cmpint(run(&job, w, NULL, t), ==, 0);
+  PtsimTime item = ns(chunk.forward_s) + ns(chunk.backward_input_s + chunk.backward_weight_s);
+  PtsimTime want = 4 * item + ns(w->optimizer_s[0]);
+  g_assert_cmpint(ns(t->step_s), ==, want);
+  g_assert_cmpfloat_with_epsilon(t->bubble_fraction, 0.0, 1e-12);
+  g_assert_cmpfloat(w->grad_sync_s[0], ==, 0.0); /* dp = 1: nothing to reduce */
+  /* Megatron's FLOP formula: tokens/s and TFLOP/s follow from the step. */
+  g_assert_cmpfloat_with_epsilon(t->tokens_per_s, 4.0 * 2048.0 / t->step_s, 1e-6);
+  g_assert_cmpfloat_with_epsilon(t->tflops_per_gpu,
+                                 ptsim_workload_megatron_flops(&job) / t->step_s / 1e12, 1e-9);
+}
+
+/* A workload whose every chunk costs the same and whose transfers are free
+ * must reproduce the schedule module's uniform simulator exactly. */
+static void uniform_workload(PtsimWorkload *w, int64_t p, int64_t v, int64_t m, int64_t layers,
+                             double t_f, double t_b, double t_w) {
+  memset(w, 0, sizeof *w);
+  w->num_stages = p;
+  w->num_chunks = v;
+  w->num_microbatches = m;
+  for (int64_t s = 0; s < p; s++) w->chunk_layers[s] = layers;
+  w->layer.forward_s = t_f / (double)layers;
+  w->layer.backward_input_s = t_b / (double)layers;
+  w->layer.backward_weight_s = t_w / (double)layers;
+}
+
+static void check_against_reference(PtsimSchedule kind, int32_t p, int32_t m, int32_t v) {
+  PtsimJob job;
+  load_job(&job, "sc21-gpt-1.7b", "a100-80g", 8 * p, 1, p, v, 1, 8 * m, 1024);
+  job.layout.schedule = kind;
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  uniform_workload(w, p, v, m, 24 / (p * v), 1e-3, 2e-3, 1e-3);
+  g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
+  g_assert_cmpint(run(&job, w, NULL, t), ==, 0);
+
+  int32_t items = ptsim_schedule_num_items(kind, p, m, v);
+  PtsimScheduleScratch scratch;
+  g_autofree PtsimScheduleItem *orders = g_new0(PtsimScheduleItem, (gsize)p * items);
+  g_autofree PtsimTime *finish = g_new0(PtsimTime, (gsize)3 * p * m * v);
+  scratch.orders = orders;
+  scratch.order_stride = items;
+  scratch.finish = finish;
+  scratch.finish_len = (int64_t)3 * p * m * v;
+  PtsimScheduleSimResult ref;
+  g_assert_cmpint(ptsim_schedule_simulate_uniform(kind, p, m, v, 1000000, 2000000, 1000000,
+                                                  &scratch, &ref),
+                  ==, 0);
+  g_assert_cmpint(ns(t->pipeline_s), ==, ref.step_time);
+  g_assert_cmpfloat_with_epsilon(t->bubble_fraction, ref.bubble_fraction, 1e-9);
+}
+
+static void test_matches_schedule_reference(void) {
+  g_test_summary("uniform chunks, free transfers: engine == schedule reference simulator");
+  for (int32_t p = 2; p <= 4; p++)
+    for (int32_t m = 4; m <= 8; m += 4) {
+      check_against_reference(PTSIM_SCHEDULE_1F1B, p, m, 1);
+      check_against_reference(PTSIM_SCHEDULE_GPIPE, p, m, 1);
+      check_against_reference(PTSIM_SCHEDULE_ZB_H1, p, m, 1);
+    }
+  check_against_reference(PTSIM_SCHEDULE_INTERLEAVED, 2, 4, 2);
+  check_against_reference(PTSIM_SCHEDULE_INTERLEAVED, 4, 8, 2);
+}
+
+static void test_1f1b_bubble(void) {
+  g_test_summary("1F1B with uniform chunks: bubble = (p-1)/(m+p-1)");
+  const int32_t p = 4, m = 8;
+  PtsimJob job;
+  load_job(&job, "llama2-7b", "a100-80g", 8 * p, 1, p, 1, 1, 8 * m, 1024);
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  uniform_workload(w, p, 1, m, 8, 1e-3, 2e-3, 0.0);
+  g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
+  g_assert_cmpint(run(&job, w, NULL, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon(t->bubble_fraction, (double)(p - 1) / (double)(m + p - 1), 1e-9);
+}
+
+static void test_deterministic(void) {
+  g_test_summary("same input, bit-identical output (results and trace)");
+  PtsimJob job;
+  load_job(&job, "llama3-70b", "h100-80g", 64, 8, 4, 2, 1, 64, 4096);
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  ptsim_workload_build(&job, NULL, w);
+  g_autofree PtsimTimeResult *a = g_new0(PtsimTimeResult, 1);
+  g_autofree PtsimTimeResult *b = g_new0(PtsimTimeResult, 1);
+  PtsimTrace ta = {g_new0(PtsimTraceRecord, 4096), 4096, 0};
+  PtsimTrace tb = {g_new0(PtsimTraceRecord, 4096), 4096, 0};
+  g_assert_cmpint(run(&job, w, &ta, a), ==, 0);
+  g_assert_cmpint(run(&job, w, &tb, b), ==, 0);
+  g_assert_cmpint(memcmp(a, b, sizeof *a), ==, 0);
+  g_assert_cmpint(ta.count, ==, tb.count);
+  g_assert_cmpint(memcmp(ta.records, tb.records, sizeof(PtsimTraceRecord) * (gsize)ta.count), ==, 0);
+  g_free(ta.records);
+  g_free(tb.records);
+}
+
+static void test_last_stage_imbalance(void) {
+  g_test_summary("a 128k vocabulary makes the last stage the busiest");
+  PtsimJob job;
+  load_job(&job, "llama3-8b", "h100-80g", 8, 1, 4, 1, 1, 32, 4096);
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  ptsim_workload_build(&job, NULL, w);
+  g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
+  g_assert_cmpint(run(&job, w, NULL, t), ==, 0);
+  g_assert_cmpint(t->busiest_stage, ==, 3);
+  g_assert_cmpfloat(t->stages[3].busy_s, >, 1.05 * t->stages[1].busy_s);
+  g_assert_cmpfloat(t->stages[1].idle_s, >, t->stages[3].idle_s);
+}
+
+static void test_overlap_switches(void) {
+  g_test_summary("--overlap-grad-reduce and --tp-comm-overlap only ever shorten the step");
+  PtsimJob job;
+  load_job(&job, "llama3-70b", "h100-80g", 128, 8, 4, 1, 1, 128, 4096);
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  g_autofree PtsimTimeResult *base = g_new0(PtsimTimeResult, 1);
+  g_autofree PtsimTimeResult *grad = g_new0(PtsimTimeResult, 1);
+  g_autofree PtsimTimeResult *tp = g_new0(PtsimTimeResult, 1);
+  ptsim_workload_build(&job, NULL, w);
+  g_assert_cmpint(run(&job, w, NULL, base), ==, 0);
+  g_assert_cmpfloat(base->exposed_comm_s[PTSIM_COMM_DP], >, 0.0);
+  g_assert_cmpfloat(base->exposed_comm_s[PTSIM_COMM_TP], >, 0.0);
+  job.layout.overlap_grad_reduce = 1;
+  g_assert_cmpint(run(&job, w, NULL, grad), ==, 0);
+  g_assert_cmpfloat(grad->step_s, <, base->step_s);
+  g_assert_cmpfloat(grad->exposed_comm_s[PTSIM_COMM_DP], <, base->exposed_comm_s[PTSIM_COMM_DP]);
+  job.layout.tp_comm_overlap = 1;
+  ptsim_workload_build(&job, NULL, w);
+  g_assert_cmpint(run(&job, w, NULL, tp), ==, 0);
+  g_assert_cmpfloat(tp->exposed_comm_s[PTSIM_COMM_TP], <, grad->exposed_comm_s[PTSIM_COMM_TP]);
+  g_assert_cmpfloat(tp->step_s, <, grad->step_s);
+}
+
+static void test_trace_records_every_item(void) {
+  g_test_summary("the trace holds one record per schedule item plus the step tail");
+  PtsimJob job;
+  load_job(&job, "llama2-7b", "a100-80g", 16, 2, 2, 1, 1, 32, 2048);
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  ptsim_workload_build(&job, NULL, w);
+  g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
+  PtsimTrace trace = {g_new0(PtsimTraceRecord, 1024), 1024, 0};
+  g_assert_cmpint(run(&job, w, &trace, t), ==, 0);
+  int64_t items = 0;
+  for (int64_t i = 0; i < trace.count; i++) {
+    const PtsimTraceRecord *r = &trace.records[i];
+    g_assert_cmpint(r->end_ns, >=, r->start_ns);
+    g_assert_cmpint(r->end_ns, <=, ns(t->step_s));
+    if (r->kind <= PTSIM_TRACE_BACKWARD_WEIGHT) items++;
+  }
+  int64_t m = ptsim_job_num_microbatches(&job);
+  g_assert_cmpint(items, ==, 2 * 2 * m);
+  g_free(trace.records);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/engine/single-gpu-hand-arithmetic", test_single_gpu_hand_arithmetic);
+  g_test_add_func("/engine/matches-schedule-reference", test_matches_schedule_reference);
+  g_test_add_func("/engine/1f1b-bubble", test_1f1b_bubble);
+  g_test_add_func("/engine/deterministic", test_deterministic);
+  g_test_add_func("/engine/last-stage-imbalance", test_last_stage_imbalance);
+  g_test_add_func("/engine/overlap-switches", test_overlap_switches);
+  g_test_add_func("/engine/trace-records-every-item", test_trace_records_every_item);
+  return g_test_run();
+}
