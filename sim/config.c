@@ -457,7 +457,13 @@ static gboolean ini_name(const IniFile *ini, const char *group, char *out,
                          GError **error) {
   g_autoptr(GError) local = NULL;
   g_autofree char *name = NULL;
-  if (g_key_file_has_key(ini->kf, group, "name", NULL)) {
+  gboolean has_name = g_key_file_has_key(ini->kf, group, "name", &local);
+  if (local != NULL) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                "%s: [%s] name: %s", ini->path, group, local->message);
+    return FALSE;
+  }
+  if (has_name) {
     name = g_key_file_get_string(ini->kf, group, "name", &local);
     if (name == NULL) {
       g_autofree char *where = ini_where(ini, group, "name");

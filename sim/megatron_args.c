@@ -426,8 +426,9 @@ gboolean ptsim_megatron_args_parse(const char *command_line, PtsimModel *model,
   if (!g_shell_parse_argv(command_line, &argc, &argv, &local)) {
     if (g_error_matches(local, G_SHELL_ERROR, G_SHELL_ERROR_EMPTY_STRING))
       return parse_error("no Megatron-LM flags given");
-    return parse_error("cannot split the Megatron-LM command line: %s",
-                       local->message);
+    /* GLib quotes the text, which may span lines: keep the error one line */
+    g_autofree char *reason = g_strdelimit(g_strdup(local->message), "\r\n", ' ');
+    return parse_error("cannot split the Megatron-LM command line: %s", reason);
   }
   Said said;
   memset(&said, 0, sizeof said);

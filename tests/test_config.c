@@ -769,6 +769,76 @@ static void test_job_ranges(void) {
   validate_fails(&job, "model llama3-8b: hidden_size 0", NULL);
 }
 
+/* Every published run in shared/data/published/ (CSV files) (B200 rows aside: their
+ * DP column is inconsistent in the source) is a layout the validator must
+ * accept, on the model models/README.md maps its row to.  mbs is 1 where the
+ * source does not state it. */
+static void test_job_published_layouts(void) {
+  g_test_summary("the published calibration runs validate on shipped models");
+  static const struct {
+    const char *model;
+    int64_t gpus, tp, pp, dp, cp, vp, mbs, gbs, seq;
+  } runs[] = {
+      /* narayanan2021_table1_a100.csv */
+      {"sc21-gpt-1.7b", 32, 1, 1, 32, 1, 1, 16, 512, 2048},
+      {"sc21-gpt-3.6b", 64, 2, 1, 32, 1, 1, 16, 512, 2048},
+      {"sc21-gpt-7.5b", 128, 4, 1, 32, 1, 1, 16, 512, 2048},
+      {"sc21-gpt-18b", 256, 8, 1, 32, 1, 1, 8, 1024, 2048},
+      {"sc21-gpt-39b", 512, 8, 2, 32, 1, 1, 4, 1536, 2048},
+      {"sc21-gpt-76b", 1024, 8, 4, 32, 1, 3, 2, 1792, 2048},
+      {"sc21-gpt-145b", 1536, 8, 8, 24, 1, 2, 2, 2304, 2048},
+      {"sc21-gpt-310b", 1920, 8, 16, 15, 1, 2, 1, 2160, 2048},
+      {"sc21-gpt-530b", 2520, 8, 35, 9, 1, 3, 1, 2520, 2048},
+      {"sc21-gpt-1t", 3072, 8, 64, 6, 1, 1, 1, 3072, 2048},
+      /* megatron_readme_gpt3_175b_a100.csv */
+      {"gpt3-175b", 1024, 8, 16, 8, 1, 1, 1, 1536, 2048},
+      /* megatron_core_r080_h100_weak_scaling.csv */
+      {"mcore-gpt-1.7b", 48, 1, 1, 48, 1, 1, 1, 192, 4096},
+      {"mcore-gpt-7.1b", 96, 2, 1, 48, 1, 1, 1, 192, 4096},
+      {"mcore-gpt-16b", 192, 4, 1, 48, 1, 1, 1, 192, 4096},
+      {"mcore-gpt-32b", 384, 8, 1, 48, 1, 1, 1, 192, 4096},
+      {"mcore-gpt-70b", 768, 8, 2, 48, 1, 1, 1, 384, 4096},
+      {"mcore-gpt-119b", 1536, 8, 4, 48, 1, 1, 1, 768, 4096},
+      {"mcore-gpt-177b", 2304, 8, 6, 48, 1, 1, 1, 1152, 4096},
+      {"mcore-gpt-314b", 3072, 8, 8, 48, 1, 1, 1, 1536, 4096},
+      {"mcore-gpt-462b", 6144, 8, 16, 48, 1, 1, 1, 3072, 4096},
+      /* megatron_readme_2021_tp_scaling.csv (A100 rows) */
+      {"megatron2021-gpt-1b", 1, 1, 1, 1, 1, 1, 1, 16, 2048},
+      {"megatron2021-gpt-8b", 8, 8, 1, 1, 1, 1, 1, 16, 2048},
+      {"megatron2021-gpt-2b", 256, 2, 1, 128, 1, 1, 1, 2048, 2048},
+      {"megatron2021-gpt-8b", 1024, 8, 1, 128, 1, 1, 1, 2048, 2048},
+      /* nemo_long_sequence_cp.csv (H100 rows, with CP) */
+      {"llama2-7b", 4, 1, 1, 4, 1, 1, 1, 1024, 4096},
+      {"llama2-7b", 8, 1, 2, 4, 1, 1, 1, 512, 8192},
+      {"llama2-7b", 32, 2, 1, 8, 2, 1, 1, 128, 32768},
+      {"llama2-7b", 256, 4, 1, 8, 8, 1, 1, 16, 262144},
+      {"llama2-7b", 1024, 8, 1, 4, 32, 1, 1, 4, 1048576},
+  };
+  for (size_t k = 0; k < G_N_ELEMENTS(runs); k++) {
+    PtsimJob job;
+    make_job(&job, runs[k].model, runs[k].gpus);
+    job.layout.tp = runs[k].tp;
+    job.layout.pp = runs[k].pp;
+    job.layout.dp = runs[k].dp;
+    job.layout.cp = runs[k].cp;
+    job.layout.vp = runs[k].vp;
+    job.layout.mbs = runs[k].mbs;
+    job.layout.gbs = runs[k].gbs;
+    job.layout.seq = runs[k].seq;
+    job.layout.recompute = PTSIM_RECOMPUTE_FULL;
+    g_autoptr(GError) error = NULL;
+    if (!ptsim_job_validate(&job, &error))
+      g_test_message("%s (%s)", error->message, runs[k].model);
+    g_assert_no_error(error);
+    int64_t sum = 0;
+    for (int64_t s = 0; s < job.layout.pp; s++)
+      sum += job.layout.stage_layers[s];
+    g_assert_cmpint(sum, ==, job.model.num_layers);
+    if (runs[k].vp > 1)
+      g_assert_cmpint(job.layout.schedule, ==, PTSIM_SCHEDULE_INTERLEAVED);
+  }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/config/data-dir", test_data_dir);
@@ -798,5 +868,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/config/job/vp", test_job_vp);
   g_test_add_func("/config/job/batch-and-seq", test_job_batch_and_seq);
   g_test_add_func("/config/job/ranges", test_job_ranges);
+  g_test_add_func("/config/job/published-layouts", test_job_published_layouts);
   return g_test_run();
 }

@@ -1,0 +1,484 @@
+/* test_megatron_args.c — sim/megatron_args.c: a realistic Llama-3-8B launch
+ * line gives the llama3-8b model and its layout, Megatron-LM's defaults fill
+ * what is absent, unknown flags come back in IGNORED, --flag=value and the
+ * file form work, and every malformed line is one error naming the flag. */
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "config.h"
+#include "megatron_args.h"
+
+#define LLAMA3_8B_ARGS                                                         \
+  "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py "                    \
+  "--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 "                \
+  "--num-attention-heads 32 --group-query-attention --num-query-groups 8 "     \
+  "--seq-length 8192 --max-position-embeddings 8192 "                          \
+  "--micro-batch-size 1 --global-batch-size 128 "                              \
+  "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 "           \
+  "--context-parallel-size 1 --sequence-parallel --use-distributed-optimizer " \
+  "--swiglu --untie-embeddings-and-output-weights --normalization RMSNorm "    \
+  "--disable-bias-linear --position-embedding-type rope "                      \
+  "--rotary-base 500000 --vocab-size 128256 --bf16 --use-flash-attn "          \
+  "--attention-dropout 0.0 --hidden-dropout 0.0 "                              \
+  "--recompute-granularity full --recompute-method uniform "                   \
+  "--recompute-num-layers 1 --lr 3e-4 --min-lr 3e-5 "                          \
+  "--data-path '/data/my corpus_text_document' "                               \
+  "--tokenizer-type HuggingFaceTokenizer"
+
+/* ---- helpers ---- */
+
+static gboolean has_entry(GPtrArray *ignored, const char *text) {
+  for (guint k = 0; k < ignored->len; k++)
+    if (strcmp(ignored->pdata[k], text) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean has_note(GPtrArray *ignored, const char *needle) {
+  for (guint k = 0; k < ignored->len; k++)
+    if (g_str_has_prefix(ignored->pdata[k], "note: ") &&
+        strstr(ignored->pdata[k], needle) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+static guint count_notes(GPtrArray *ignored) {
+  guint n = 0;
+  for (guint k = 0; k < ignored->len; k++)
+    n += g_str_has_prefix(ignored->pdata[k], "note: ") ? 1 : 0;
+  return n;
+}
+
+static void parse_ok(const char *line, PtsimModel *m, PtsimLayout *l,
+                     GPtrArray *ignored) {
+  g_autoptr(GError) error = NULL;
+  memset(l, 0, sizeof *l);
+  g_assert_true(ptsim_megatron_args_parse(line, m, l, ignored, &error));
+  g_assert_no_error(error);
+}
+
+static void parse_fails(const char *line, const char *needle) {
+  g_autoptr(GError) error = NULL;
+  PtsimModel m;
+  PtsimLayout l;
+  memset(&l, 0, sizeof l);
+  g_assert_false(ptsim_megatron_args_parse(line, &m, &l, NULL, &error));
+  g_assert_nonnull(error);
+  g_test_message("%s", error->message);
+  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE);
+  g_assert_null(strchr(error->message, '\n'));
+  if (strstr(error->message, needle) == NULL)
+    g_assert_cmpstr(error->message, ==, needle);
+  g_assert_nonnull(strstr(error->message, needle));
+}
+
+#define MINIMAL                                                                \
+  "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 "               \
+  "--vocab-size 50257 --seq-length 2048 "
+
+/* ---- tests ---- */
+
+static void check_llama3_8b(const PtsimModel *m, const PtsimLayout *l) {
+  PtsimModel shipped;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_model_load("llama3-8b", &shipped, &error));
+  g_assert_no_error(error);
+  g_assert_cmpstr(m->name, ==, "megatron-args");
+  g_assert_cmpint(m->num_layers, ==, shipped.num_layers);
+  g_assert_cmpint(m->hidden_size, ==, shipped.hidden_size);
+  g_assert_cmpint(m->ffn_hidden_size, ==, shipped.ffn_hidden_size);
+  g_assert_cmpint(m->num_attention_heads, ==, shipped.num_attention_heads);
+  g_assert_cmpint(m->num_query_groups, ==, shipped.num_query_groups);
+  /* 128256 is a multiple of 128 * tp(2) already */
+  g_assert_cmpint(m->vocab_size, ==, shipped.vocab_size);
+  g_assert_cmpint(m->activation, ==, shipped.activation);
+  g_assert_cmpint(m->norm, ==, shipped.norm);
+  g_assert_cmpint(m->tied_embeddings, ==, shipped.tied_embeddings);
+  g_assert_cmpint(m->bias, ==, shipped.bias);
+
+  g_assert_cmpint(l->gpus, ==, 8); /* kept from the caller */
+  g_assert_cmpint(l->tp, ==, 2);
+  g_assert_cmpint(l->pp, ==, 2);
+  g_assert_cmpint(l->cp, ==, 1);
+  g_assert_cmpint(l->dp, ==, 0);
+  g_assert_cmpint(l->vp, ==, 1);
+  g_assert_cmpint(l->mbs, ==, 1);
+  g_assert_cmpint(l->gbs, ==, 128);
+  g_assert_cmpint(l->seq, ==, 8192);
+  g_assert_cmpint(l->sp, ==, 1);
+  g_assert_cmpint(l->distributed_optimizer, ==, 1);
+  g_assert_cmpint(l->fp32_grad_accumulation, ==, 1);
+  g_assert_cmpint(l->flash_attention, ==, 1);
+  g_assert_cmpint(l->recompute, ==, PTSIM_RECOMPUTE_FULL);
+  g_assert_cmpint(l->recompute_method, ==, PTSIM_RECOMPUTE_METHOD_UNIFORM);
+  g_assert_cmpint(l->recompute_num_layers, ==, 1);
+  g_assert_cmpint(l->precision, ==, PTSIM_PRECISION_BF16);
+  g_assert_cmpint(l->schedule, ==, PTSIM_SCHEDULE_1F1B);
+  g_assert_cmpfloat(l->attention_dropout, ==, 0.0);
+  g_assert_cmpfloat(l->hidden_dropout, ==, 0.0);
+  g_assert_cmpfloat(l->memory_threshold, ==, 0.8);
+  g_assert_cmpint(l->first_stage_layers, ==, 0);
+  g_assert_cmpint(l->last_stage_layers, ==, 0);
+}
+
+static void check_llama3_8b_ignored(GPtrArray *ignored) {
+  g_assert_true(has_entry(ignored, "--lr 3e-4"));
+  g_assert_true(has_entry(ignored, "--min-lr 3e-5"));
+  g_assert_true(has_entry(ignored, "--data-path /data/my corpus_text_document"));
+  g_assert_true(has_entry(ignored, "--tokenizer-type HuggingFaceTokenizer"));
+  g_assert_true(has_entry(ignored, "--position-embedding-type rope"));
+  g_assert_true(has_entry(ignored, "--rotary-base 500000"));
+  g_assert_cmpuint(ignored->len, ==, 6); /* no notes, no launcher flags */
+  for (guint k = 0; k < ignored->len; k++) {
+    g_assert_null(strstr(ignored->pdata[k], "max-position-embeddings"));
+    g_assert_null(strstr(ignored->pdata[k], "nproc_per_node"));
+  }
+}
+
+static void test_llama3_8b(void) {
+  g_test_summary("a realistic Llama-3-8B launch: every field, then validate");
+  g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
+  job.layout.gpus = 8;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_megatron_args_parse(LLAMA3_8B_ARGS, &job.model,
+                                          &job.layout, ignored, &error));
+  g_assert_no_error(error);
+  check_llama3_8b(&job.model, &job.layout);
+  check_llama3_8b_ignored(ignored);
+
+  g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, &error));
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(job.layout.dp, ==, 2);
+  g_assert_cmpint(job.layout.stage_layers[0], ==, 16);
+  g_assert_cmpint(job.layout.stage_layers[1], ==, 16);
+}
+
+static void test_file(void) {
+  g_test_summary("file form: torchrun prefix, backslash continuations, #");
+  g_autofree char *path =
+      g_test_build_filename(G_TEST_DIST, "data", "megatron_llama3_8b.sh", NULL);
+  g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
+  PtsimModel m;
+  PtsimLayout l;
+  memset(&l, 0, sizeof l);
+  l.gpus = 8;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(
+      ptsim_megatron_args_parse_file(path, &m, &l, ignored, &error));
+  g_assert_no_error(error);
+  check_llama3_8b(&m, &l);
+  check_llama3_8b_ignored(ignored);
+
+  g_assert_false(ptsim_megatron_args_parse_file("/no/such/args.sh", &m, &l,
+                                                NULL, &error));
+  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND);
+  g_assert_nonnull(strstr(error->message, "/no/such/args.sh"));
+  g_clear_error(&error);
+
+  /* errors inside a file name the file */
+  g_autofree char *bad = NULL;
+  int fd = g_file_open_tmp("ptsim-args-XXXXXX.sh", &bad, &error);
+  g_assert_no_error(error);
+  close(fd);
+  g_assert_true(g_file_set_contents(bad, "pretrain_gpt.py \\\n --num-layers x\n",
+                                    -1, &error));
+  g_assert_false(ptsim_megatron_args_parse_file(bad, &m, &l, NULL, &error));
+  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE);
+  g_assert_true(g_str_has_prefix(error->message, bad));
+  g_assert_nonnull(strstr(error->message, "--num-layers 'x'"));
+  g_unlink(bad);
+}
+
+static void test_defaults(void) {
+  g_test_summary("Megatron-LM's defaults for every absent flag");
+  g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
+  PtsimModel m;
+  PtsimLayout l;
+  parse_ok(MINIMAL "--micro-batch-size 2 --global-batch-size 64", &m, &l,
+           ignored);
+  g_assert_cmpint(m.ffn_hidden_size, ==, 4 * 2048);
+  g_assert_cmpint(m.num_query_groups, ==, 16);
+  g_assert_cmpint(m.vocab_size, ==, 50304); /* 50257 up to 128 * 1 */
+  g_assert_cmpint(m.activation, ==, PTSIM_ACTIVATION_GELU);
+  g_assert_cmpint(m.norm, ==, PTSIM_NORM_LAYERNORM);
+  g_assert_cmpint(m.bias, ==, 1);
+  g_assert_cmpint(m.tied_embeddings, ==, 1);
+  g_assert_cmpint(l.tp, ==, 1);
+  g_assert_cmpint(l.pp, ==, 1);
+  g_assert_cmpint(l.cp, ==, 1);
+  g_assert_cmpint(l.vp, ==, 1);
+  g_assert_cmpint(l.mbs, ==, 2);
+  g_assert_cmpint(l.gbs, ==, 64);
+  g_assert_cmpint(l.sp, ==, 0);
+  g_assert_cmpint(l.distributed_optimizer, ==, 0);
+  g_assert_cmpint(l.recompute, ==, PTSIM_RECOMPUTE_NONE);
+  g_assert_cmpint(l.precision, ==, PTSIM_PRECISION_BF16);
+  g_assert_cmpint(l.fp32_grad_accumulation, ==, 1);
+  g_assert_cmpfloat(l.attention_dropout, ==, 0.1);
+  g_assert_cmpfloat(l.hidden_dropout, ==, 0.1);
+  g_assert_cmpint(l.schedule, ==, PTSIM_SCHEDULE_1F1B);
+  /* fp32 is the one note */
+  g_assert_true(has_note(ignored, "neither --bf16 nor --fp16"));
+  g_assert_cmpuint(ignored->len, ==, 1);
+
+  /* no mbs, no gbs, no GPU count: notes, gbs left 0 */
+  g_ptr_array_set_size(ignored, 0);
+  parse_ok(MINIMAL "--bf16", &m, &l, ignored);
+  g_assert_cmpint(l.mbs, ==, 1);
+  g_assert_cmpint(l.gbs, ==, 0);
+  g_assert_true(has_note(ignored, "no --micro-batch-size"));
+  g_assert_true(has_note(ignored, "needs the GPU count"));
+  g_assert_cmpuint(count_notes(ignored), ==, 2);
+
+  /* with the GPU count, gbs = mbs * dp */
+  g_ptr_array_set_size(ignored, 0);
+  g_autoptr(GError) error = NULL;
+  memset(&l, 0, sizeof l);
+  l.gpus = 16;
+  g_assert_true(ptsim_megatron_args_parse(
+      MINIMAL "--bf16 --micro-batch-size 2 --tensor-model-parallel-size 2", &m,
+      &l, ignored, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(l.gbs, ==, 16);
+  g_assert_true(has_note(ignored, "mbs*dp = 16"));
+
+  /* no seq length: a note, validation will ask for it */
+  g_ptr_array_set_size(ignored, 0);
+  parse_ok("--num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+           "--vocab-size 100 --bf16 --micro-batch-size 1",
+           &m, &l, ignored);
+  g_assert_cmpint(l.seq, ==, 0);
+  g_assert_true(has_note(ignored, "no --seq-length"));
+}
+
+static void test_swiglu_ffn(void) {
+  g_test_summary("--swiglu without --ffn-hidden-size: int(8h/3/64)*64");
+  PtsimModel m;
+  PtsimLayout l;
+  parse_ok("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
+           "--vocab-size 32000 --swiglu --bf16",
+           &m, &l, NULL);
+  g_assert_cmpint(m.activation, ==, PTSIM_ACTIVATION_SWIGLU);
+  g_assert_cmpint(m.ffn_hidden_size, ==, 10880);
+}
+
+static void test_vocab_padding(void) {
+  g_test_summary("vocab padded to divisible-by * tp; padded size wins");
+  PtsimModel m;
+  PtsimLayout l;
+  parse_ok(MINIMAL "--tensor-model-parallel-size 8 --bf16", &m, &l, NULL);
+  g_assert_cmpint(m.vocab_size, ==, 51200);
+  parse_ok(MINIMAL "--make-vocab-size-divisible-by 1 --bf16", &m, &l, NULL);
+  g_assert_cmpint(m.vocab_size, ==, 50257);
+  parse_ok(MINIMAL "--make-vocab-size-divisible-by 64 --bf16", &m, &l, NULL);
+  g_assert_cmpint(m.vocab_size, ==, 50304);
+  parse_ok(MINIMAL "--padded-vocab-size 50432 --bf16", &m, &l, NULL);
+  g_assert_cmpint(m.vocab_size, ==, 50432);
+  parse_ok("--num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+           "--padded-vocab-size 1000",
+           &m, &l, NULL);
+  g_assert_cmpint(m.vocab_size, ==, 1000);
+}
+
+static void test_equals_form(void) {
+  g_test_summary("--flag=value is the same as --flag value");
+  PtsimModel a, b;
+  PtsimLayout la, lb;
+  parse_ok("--num-layers=24 --hidden-size=2048 --num-attention-heads=16 "
+           "--vocab-size=50257 --seq-length=2048 --micro-batch-size=4 "
+           "--global-batch-size=512 --tensor-model-parallel-size=2 "
+           "--attention-dropout=0.05 --normalization=RMSNorm "
+           "--recompute-granularity=selective --bf16",
+           &a, &la, NULL);
+  parse_ok("--num-layers 24 --hidden-size 2048 --num-attention-heads 16 "
+           "--vocab-size 50257 --seq-length 2048 --micro-batch-size 4 "
+           "--global-batch-size 512 --tensor-model-parallel-size 2 "
+           "--attention-dropout 0.05 --normalization RMSNorm "
+           "--recompute-granularity selective --bf16",
+           &b, &lb, NULL);
+  g_assert_cmpmem(&a, sizeof a, &b, sizeof b);
+  g_assert_cmpmem(&la, sizeof la, &lb, sizeof lb);
+  g_assert_cmpint(la.mbs, ==, 4);
+  g_assert_cmpint(la.tp, ==, 2);
+  g_assert_cmpfloat(la.attention_dropout, ==, 0.05);
+  g_assert_cmpint(a.norm, ==, PTSIM_NORM_RMSNORM);
+  g_assert_cmpint(la.recompute, ==, PTSIM_RECOMPUTE_SELECTIVE);
+}
+
+static void test_unknown_flags(void) {
+  g_test_summary("unknown flags and their values are listed, never fatal");
+  g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
+  PtsimModel m;
+  PtsimLayout l;
+  parse_ok(MINIMAL "--bf16 --rampup-batch-size 16 8 300000 --seed=1234 "
+                   "--no-masked-softmax-fusion --world-size 64 --adam-beta2 "
+                   "0.95 --override-opt_param-scheduler stray",
+           &m, &l, ignored);
+  g_assert_true(has_entry(ignored, "--rampup-batch-size 16 8 300000"));
+  g_assert_true(has_entry(ignored, "--seed=1234"));
+  g_assert_true(has_entry(ignored, "--no-masked-softmax-fusion"));
+  g_assert_true(has_entry(ignored, "--world-size 64"));
+  g_assert_true(has_entry(ignored, "--adam-beta2 0.95"));
+  g_assert_true(has_entry(ignored, "--override-opt_param-scheduler stray"));
+  /* a stray word after a read flag's value is handed back too */
+  g_ptr_array_set_size(ignored, 0);
+  parse_ok(MINIMAL "--bf16 --micro-batch-size 2 extra", &m, &l, ignored);
+  g_assert_true(has_entry(ignored, "extra"));
+  g_assert_cmpint(l.mbs, ==, 2);
+  /* NULL is allowed for IGNORED */
+  parse_ok(MINIMAL "--bf16 --lr 1e-4", &m, &l, NULL);
+}
+
+static void test_attention_groups(void) {
+  g_test_summary("--num-query-groups needs --group-query-attention");
+  g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
+  PtsimModel m;
+  PtsimLayout l;
+  parse_ok(MINIMAL "--bf16 --num-query-groups 4", &m, &l, ignored);
+  g_assert_cmpint(m.num_query_groups, ==, 16);
+  g_assert_true(has_note(ignored, "--num-query-groups 4 has no effect"));
+  parse_ok(MINIMAL "--bf16 --group-query-attention", &m, &l, NULL);
+  g_assert_cmpint(m.num_query_groups, ==, 1); /* Megatron-LM's default */
+  parse_ok(MINIMAL "--bf16 --group-query-attention --num-query-groups 4", &m,
+           &l, NULL);
+  g_assert_cmpint(m.num_query_groups, ==, 4);
+}
+
+static void test_precision(void) {
+  g_test_summary("bf16 / fp16 / fp8 and fp32 grad accumulation");
+  PtsimModel m;
+  PtsimLayout l;
+  parse_ok(MINIMAL "--fp16", &m, &l, NULL);
+  g_assert_cmpint(l.precision, ==, PTSIM_PRECISION_FP16);
+  g_assert_cmpint(l.fp32_grad_accumulation, ==, 0);
+  parse_ok(MINIMAL "--fp16 --accumulate-allreduce-grads-in-fp32", &m, &l, NULL);
+  g_assert_cmpint(l.fp32_grad_accumulation, ==, 1);
+  parse_ok(MINIMAL "--bf16 --fp8-format hybrid", &m, &l, NULL);
+  g_assert_cmpint(l.precision, ==, PTSIM_PRECISION_FP8);
+  g_assert_cmpint(l.fp32_grad_accumulation, ==, 1);
+  parse_ok(MINIMAL "--bf16 --fp8-format=e4m3", &m, &l, NULL);
+  g_assert_cmpint(l.precision, ==, PTSIM_PRECISION_FP8);
+  parse_fails(MINIMAL "--bf16 --fp8-format e5m2",
+              "--fp8-format 'e5m2' is not allowed: expected e4m3|hybrid");
+  parse_fails(MINIMAL "--bf16 --fp16", "--bf16 and --fp16 cannot both be given");
+}
+
+static void test_layout_flags(void) {
+  g_test_summary("vp, sp, bias order, recompute, uneven stages");
+  g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
+  PtsimModel m;
+  PtsimLayout l;
+  parse_ok("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
+           "--vocab-size 32000 --bf16 --pipeline-model-parallel-size 4 "
+           "--num-layers-per-virtual-pipeline-stage 2",
+           &m, &l, NULL);
+  g_assert_cmpint(l.vp, ==, 4);
+  parse_ok(MINIMAL "--bf16 --pipeline-model-parallel-size 2 "
+                   "--num-virtual-stages-per-pipeline-rank 3",
+           &m, &l, NULL);
+  g_assert_cmpint(l.vp, ==, 3);
+  parse_fails("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
+              "--vocab-size 32000 --pipeline-model-parallel-size 4 "
+              "--num-layers-per-virtual-pipeline-stage 3",
+              "--num-layers-per-virtual-pipeline-stage 3 does not divide the "
+              "8 layers per pipeline stage");
+  parse_fails(MINIMAL "--pipeline-model-parallel-size 2 "
+                      "--num-layers-per-virtual-pipeline-stage 2 "
+                      "--num-virtual-stages-per-pipeline-rank 2",
+              "cannot both be given");
+
+  parse_ok(MINIMAL "--bf16 --sequence-parallel", &m, &l, ignored);
+  g_assert_cmpint(l.sp, ==, 0);
+  g_assert_true(has_note(ignored, "--sequence-parallel is switched off"));
+
+  parse_ok(MINIMAL "--disable-bias-linear --add-bias-linear", &m, &l, NULL);
+  g_assert_cmpint(m.bias, ==, 1);
+  parse_ok(MINIMAL "--add-bias-linear --disable-bias-linear", &m, &l, NULL);
+  g_assert_cmpint(m.bias, ==, 0);
+
+  parse_ok(MINIMAL "--recompute-activations", &m, &l, NULL);
+  g_assert_cmpint(l.recompute, ==, PTSIM_RECOMPUTE_SELECTIVE);
+  g_ptr_array_set_size(ignored, 0);
+  parse_ok(MINIMAL "--recompute-granularity full", &m, &l, ignored);
+  g_assert_cmpint(l.recompute, ==, PTSIM_RECOMPUTE_FULL);
+  g_assert_cmpint(l.recompute_num_layers, ==, 0);
+  g_assert_true(has_note(ignored, "recomputing every layer"));
+  parse_ok(MINIMAL "--recompute-granularity full --recompute-method block "
+                   "--recompute-num-layers 3",
+           &m, &l, NULL);
+  g_assert_cmpint(l.recompute_method, ==, PTSIM_RECOMPUTE_METHOD_BLOCK);
+  g_assert_cmpint(l.recompute_num_layers, ==, 3);
+  parse_fails(MINIMAL "--recompute-granularity selective "
+                      "--recompute-method uniform",
+              "--recompute-method uniform is not supported with selective");
+  parse_fails(MINIMAL "--recompute-granularity partial",
+              "--recompute-granularity 'partial' is not allowed: expected "
+              "full|selective");
+  parse_fails(MINIMAL "--recompute-granularity full --recompute-method all",
+              "--recompute-method 'all' is not allowed: expected uniform|block");
+
+  parse_ok(MINIMAL "--pipeline-model-parallel-size 4 "
+                   "--decoder-first-pipeline-num-layers 3 "
+                   "--decoder-last-pipeline-num-layers 5",
+           &m, &l, NULL);
+  g_assert_cmpint(l.first_stage_layers, ==, 3);
+  g_assert_cmpint(l.last_stage_layers, ==, 5);
+  parse_ok(MINIMAL "--context-parallel-size 2 --hidden-dropout 0", &m, &l, NULL);
+  g_assert_cmpint(l.cp, ==, 2);
+  g_assert_cmpfloat(l.hidden_dropout, ==, 0.0);
+}
+
+static void test_errors(void) {
+  g_test_summary("missing values, non-numbers, missing sizes, bad syntax");
+  parse_fails(MINIMAL "--micro-batch-size", "--micro-batch-size needs a value");
+  parse_fails("--num-layers --hidden-size 5", "--num-layers needs a value");
+  parse_fails(MINIMAL "--global-batch-size=", "--global-batch-size needs a value");
+  parse_fails("--num-layers abc", "--num-layers 'abc' is not allowed: expected "
+                                  "a positive integer");
+  parse_fails("--num-layers 12abc", "--num-layers '12abc'");
+  parse_fails("--num-layers 0", "--num-layers '0'");
+  parse_fails("--num-layers 99999999999999999999", "--num-layers '9999");
+  parse_fails(MINIMAL "--hidden-dropout x", "--hidden-dropout 'x' is not a number");
+  parse_fails(MINIMAL "--attention-dropout 1e999", "--attention-dropout '1e999'");
+  parse_fails(MINIMAL "--bf16=true", "--bf16 takes no value");
+  parse_fails("--hidden-size 64 --num-attention-heads 4 --vocab-size 10",
+              "--num-layers is missing");
+  parse_fails("--num-layers 2 --num-attention-heads 4 --vocab-size 10",
+              "--hidden-size is missing");
+  parse_fails("--num-layers 2 --hidden-size 64 --vocab-size 10",
+              "--num-attention-heads is missing");
+  parse_fails("--num-layers 2 --hidden-size 64 --num-attention-heads 4",
+              "vocab size unknown: pass --vocab-size or --padded-vocab-size");
+  parse_fails(MINIMAL "--normalization rmsnorm",
+              "--normalization 'rmsnorm' is not allowed: expected "
+              "LayerNorm|RMSNorm");
+  parse_fails("", "no Megatron-LM flags given");
+  parse_fails("--num-layers '2", "cannot split the Megatron-LM command line");
+  parse_fails("--num-layers \\\n '2 \n --hidden-size 4\n",
+              "cannot split the Megatron-LM command line");
+  parse_fails("--num-layers 2 --hidden-size 2 --num-attention-heads 1 "
+              "--vocab-size 10 --swiglu",
+              "pass --ffn-hidden-size");
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/megatron-args/llama3-8b", test_llama3_8b);
+  g_test_add_func("/megatron-args/file", test_file);
+  g_test_add_func("/megatron-args/defaults", test_defaults);
+  g_test_add_func("/megatron-args/swiglu-ffn", test_swiglu_ffn);
+  g_test_add_func("/megatron-args/vocab-padding", test_vocab_padding);
+  g_test_add_func("/megatron-args/equals-form", test_equals_form);
+  g_test_add_func("/megatron-args/unknown-flags", test_unknown_flags);
+  g_test_add_func("/megatron-args/attention-groups", test_attention_groups);
+  g_test_add_func("/megatron-args/precision", test_precision);
+  g_test_add_func("/megatron-args/layout-flags", test_layout_flags);
+  g_test_add_func("/megatron-args/errors", test_errors);
+  return g_test_run();
+}
