@@ -78,15 +78,15 @@ GOptionGroup *ptsim_cli_job_option_group(PtsimCliJob *o) {
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule,
        "Pipeline schedule: 1f1b|gpipe|interleaved|zb-h1 (default 1f1b; interleaved when vp > 1)",
        "S"},
-      {"threshold", 0, 0, G_OPTION_ARG_DOUBLE, &o->threshold,
+      {"memory-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &o->threshold,
        "Memory fraction a layout may use and still count as fitting (default 0.8)", "F"},
       {"attention-dropout", 0, 0, G_OPTION_ARG_DOUBLE, &o->attention_dropout,
        "Attention dropout probability (default 0)", "P"},
       {"hidden-dropout", 0, 0, G_OPTION_ARG_DOUBLE, &o->hidden_dropout,
        "Hidden dropout probability (default 0)", "P"},
-      {"first-stage-layers", 0, 0, G_OPTION_ARG_INT64, &o->first_stage_layers,
+      {"decoder-first-pipeline-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->first_stage_layers,
        "Layers on the first pipeline stage (uneven split)", "N"},
-      {"last-stage-layers", 0, 0, G_OPTION_ARG_INT64, &o->last_stage_layers,
+      {"decoder-last-pipeline-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->last_stage_layers,
        "Layers on the last pipeline stage (uneven split)", "N"},
       {"megatron-args", 0, 0, G_OPTION_ARG_STRING, &o->megatron_args,
        "A Megatron-LM command line giving the model and layout", "\"FLAGS\""},
@@ -124,8 +124,8 @@ static gboolean check_flags(const PtsimCliJob *o, GError **error) {
                 {"--pp", o->pp},     {"--cp", o->cp},       {"--dp", o->dp},
                 {"--vp", o->vp},     {"--mbs", o->mbs},     {"--gbs", o->gbs},
                 {"--seq", o->seq},   {"--recompute-num-layers", o->recompute_num_layers},
-                {"--first-stage-layers", o->first_stage_layers},
-                {"--last-stage-layers", o->last_stage_layers}};
+                {"--decoder-first-pipeline-num-layers", o->first_stage_layers},
+                {"--decoder-last-pipeline-num-layers", o->last_stage_layers}};
   for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
     if (!check_positive(counts[i].flag, counts[i].value, error)) return FALSE;
   if (o->sp && o->no_sp) {
@@ -237,7 +237,7 @@ gboolean ptsim_cli_job_resolve(const PtsimCliJob *o, PtsimJob *job, GPtrArray *i
   if (!base_job(o, job, ignored, error)) return FALSE;
   if (!isnan(o->threshold) && !(o->threshold > 0.0 && o->threshold <= 1.0)) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "--threshold %g: must be in (0, 1]", o->threshold);
+                "--memory-threshold %g: must be in (0, 1]", o->threshold);
     return FALSE;
   }
   apply_flags(o, job);

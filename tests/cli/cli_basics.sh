@@ -29,7 +29,7 @@ check "negative gbs is bad input" expect_exit 2 memory --gbs -4
 check "tp not dividing heads" expect_exit 2 memory --tp 3
 check "bad format" expect_exit 2 memory --format yaml
 check "bad recompute word" expect_exit 2 memory --recompute some
-check "threshold out of range" expect_exit 2 memory --threshold 1.5
+check "threshold out of range" expect_exit 2 memory --memory-threshold 1.5
 check "stray argument" expect_exit 2 memory extra
 check "error names the flag" bash -c "'$ptsim' memory --tp 3 2>&1 >/dev/null | grep -q -- '--tp'"
 
