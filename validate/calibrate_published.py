@@ -39,6 +39,34 @@ ERA_2021 = ["--no-flash-attention", "--attention-dropout", "0.1", "--hidden-drop
 GPT_DROPOUT = ["--attention-dropout", "0.1", "--hidden-dropout", "0.1", "--no-fp32-grad-accumulation"]
 
 
+def baseline_flops(config):
+    """Megatron's FLOP count of the job, for the one-constant-MFU baseline."""
+    m, l = config["model"], config["layout"]
+    return megatron_flops(l["gbs"], l["seq"], m["num_layers"], m["hidden_size"],
+                          m["num_attention_heads"], m["num_query_groups"], m["ffn_hidden_size"],
+                          m["vocab_size"], m["activation"] == "swiglu")
+
+
+def one_mfu_baseline(results):
+    """The mechanism-free guess: one MFU per GPU type (fitted on these very rows, by
+    grid search on MAPE) times Megatron's FLOP count.  Returns {gpu: (mfu, [errors])}."""
+    by_gpu = {}
+    for r in results:
+        by_gpu.setdefault(r[5]["gpu"], []).append(r)
+    out = {}
+    for gpu, rs in by_gpu.items():
+        best = None
+        for i in range(100, 900):
+            mfu = i / 1000.0
+            errs = [(rr[5]["baseline_flops"] / (rr[5]["gpus"] * rr[5]["peak"] * mfu) - rr[2]) / rr[2]
+                    for rr in rs]
+            mape = sum(abs(e) for e in errs) / len(errs)
+            if best is None or mape < best[0]:
+                best = (mape, mfu, errs)
+        out[gpu] = (best[1], best[2])
+    return out
+
+
 def num(x):
     return float(x.replace("~", "").split()[0])
 
@@ -117,7 +145,12 @@ def main():
         if p.returncode != 0:
             failures.append((source, label, p.stderr.strip()))
             continue
-        t = json.loads(p.stdout)["time"]
+        doc = json.loads(p.stdout)
+        t = doc["time"]
+        t["baseline_flops"] = baseline_flops(doc["config"])
+        t["gpu"] = doc["config"]["hw"]["name"][:4]
+        t["gpus"] = doc["config"]["layout"]["gpus"]
+        t["peak"] = doc["config"]["hw"]["peak_bf16_flops_per_s"]
         err = (t["step_s"] - measured) / measured
         results.append((source, label, measured, t["step_s"], err, t, " ".join(args), assumed))
     lines = ["# Calibration against published runs", "",
@@ -142,6 +175,13 @@ def main():
         lines += ["", "| source | rows | MAPE |", "| --- | ---: | ---: |"]
         for k, v in by.items():
             lines.append("| %s | %d | %.1f%% |" % (k, len(v), 100 * sum(v) / len(v)))
+    if results:
+        base = one_mfu_baseline(results)
+        all_errs = [abs(e) for _, errs in base.values() for e in errs]
+        lines += ["", "Baseline for comparison: one constant MFU per GPU type, fitted on these rows, "
+                  "times Megatron's FLOP count: MAPE %.1f%%, max %.1f%% (%s)." % (
+                      100 * sum(all_errs) / len(all_errs), 100 * max(all_errs),
+                      ", ".join("%s MFU %.3f" % (g, v[0]) for g, v in sorted(base.items())))]
     if failures:
         lines += ["", "Rows ptsim refused:", ""] + ["- %s %s: %s" % f for f in failures]
     lines += ["", "Commands (ptsim predict ...) and assumptions per row:", ""]

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Fits the [efficiency] parameters of the hardware profiles to the published runs
+(validate/data/published/), one set per GPU type, never per row, and prints the fitted
+values with the resulting per-type MAPE.  It changes no file: copy the values into
+hw_profiles/*.ini by hand, with the date and this command in a comment.
+
+The parameters keep their physical meaning and bounds:
+  gemm_efficiency_max   achieved fraction of peak for large GEMMs (<= the MAMF best shape)
+  gemm_half_gflops      GEMM size at which efficiency is half of that (ramp-up, tails)
+  memory_efficiency     fraction of HBM bandwidth elementwise kernels reach
+  attention_efficiency  flash-attention fraction of peak on long sequences
+Usage: validate/fit_efficiency.py [--ptsim build/ptsim] [--rounds 3]
+"""
+import argparse, json, os, re, shutil, subprocess, sys, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import calibrate_published  # noqa: E402
+
+FAMILIES = {"a100": ["a100-40g", "a100-80g"], "h100": ["h100-80g"]}
+BOUNDS = {"gemm_efficiency_max": {"a100": (0.5, 0.859), "h100": (0.5, 0.801)},
+          "gemm_half_gflops": {"a100": (0.5, 50.0), "h100": (0.5, 50.0)},
+          "memory_efficiency": {"a100": (0.6, 0.85), "h100": (0.6, 0.85)},
+          "attention_efficiency": {"a100": (0.3, 0.75), "h100": (0.3, 0.75)}}
+
+
+def read_values(profile):
+    text = open(os.path.join(ROOT, "hw_profiles", profile + ".ini")).read()
+    return {k: float(re.search(r"^%s\s*=\s*([0-9.eE+-]+)" % k, text, re.M).group(1)) for k in BOUNDS}
+
+
+def write_profile(data_dir, profile, values):
+    text = open(os.path.join(ROOT, "hw_profiles", profile + ".ini")).read()
+    for k, v in values.items():
+        text = re.sub(r"^(%s\s*=\s*)[0-9.eE+-]+" % k, r"\g<1>%.6g" % v, text, flags=re.M)
+    with open(os.path.join(data_dir, "hw_profiles", profile + ".ini"), "w") as f:
+        f.write(text)
+
+
+def family_of(args):
+    hw = args[args.index("--hw") + 1]
+    for fam, profiles in FAMILIES.items():
+        if hw in profiles:
+            return fam
+    return None
+
+
+def errors(ptsim, data_dir, rows):
+    out = []
+    env = dict(os.environ, PTSIM_DATA_DIR=data_dir)
+    for source, label, args, measured, _ in rows:
+        p = subprocess.run([ptsim, "predict", "--format", "json"] + args, capture_output=True,
+                           text=True, env=env)
+        if p.returncode != 0:
+            out.append(1.0)
+            continue
+        out.append(abs(json.loads(p.stdout)["time"]["step_s"] - measured) / measured)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ptsim", default=os.path.join(ROOT, "build", "ptsim"))
+    ap.add_argument("--rounds", type=int, default=3)
+    opts = ap.parse_args()
+    all_rows = list(calibrate_published.rows())
+    data_dir = tempfile.mkdtemp(prefix="ptsim-fit-")
+    try:
+        os.symlink(os.path.join(ROOT, "models"), os.path.join(data_dir, "models"))
+        shutil.copytree(os.path.join(ROOT, "hw_profiles"), os.path.join(data_dir, "hw_profiles"))
+        for fam, profiles in FAMILIES.items():
+            rows = [r for r in all_rows if family_of(r[2]) == fam]
+            values = read_values(profiles[0])
+
+            def score(vals):
+                for prof in profiles:
+                    write_profile(data_dir, prof, vals)
+                e = errors(opts.ptsim, data_dir, rows)
+                return sum(e) / len(e), max(e)
+
+            best = score(values)
+            print("%s: %d rows, start MAPE %.1f%% max %.1f%% %s" % (fam, len(rows), 100 * best[0],
+                                                                   100 * best[1], values))
+            for _ in range(opts.rounds):
+                for key in BOUNDS:
+                    lo, hi = BOUNDS[key][fam]
+                    for step in (0.5, 0.25, 0.1, 0.04):
+                        for sign in (1, -1):
+                            trial = dict(values)
+                            scale = (1 + step) if sign > 0 else 1 / (1 + step)
+                            trial[key] = min(hi, max(lo, values[key] * scale))
+                            if trial[key] == values[key]:
+                                continue
+                            s = score(trial)
+                            if s[0] < best[0]:
+                                best, values = s, trial
+            for prof in profiles:
+                write_profile(data_dir, prof, values)
+            print("%s: fitted MAPE %.1f%% max %.1f%%" % (fam, 100 * best[0], 100 * best[1]))
+            for k in BOUNDS:
+                print("  %s = %.4g" % (k, values[k]))
+    finally:
+        shutil.rmtree(data_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
