@@ -32,6 +32,7 @@ typedef struct {
   PtsimScheduleItem *orders;   /* p * items */
   PtsimTime *fwd_ready;        /* p * m * v: arrival time or NOT_YET */
   PtsimTime *bwd_ready;
+  PtsimTime *durations;        /* p * v * 4: ns per (stage, chunk, item kind) */
   StageState *stages;          /* p */
   PtsimEventQueue queue;
   PtsimTrace *trace;
@@ -58,6 +59,7 @@ PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimJob *job) {
   if (v > MAX_CHUNKS) return PTSIM_SCHEDULE_ERR_TOO_LARGE;
   return align8((int64_t)p * items * (int64_t)sizeof(PtsimScheduleItem)) +
          2 * align8((int64_t)p * m * v * (int64_t)sizeof(PtsimTime)) +
+         align8((int64_t)p * v * 4 * (int64_t)sizeof(PtsimTime)) +
          align8((int64_t)p * (int64_t)sizeof(StageState)) +
          align8((int64_t)event_capacity(p, m, v) * (int64_t)sizeof(PtsimEvent));
 }
@@ -78,32 +80,25 @@ static PTSIM_HD void trace_add(Sim *sim, int32_t stage, int32_t kind, int32_t mb
   t->count++;
 }
 
-/* Duration of an item and the blocking communication inside it. */
-static PTSIM_HD double item_duration(const Sim *sim, int32_t stage, const PtsimScheduleItem *it,
-                                     double comm[PTSIM_COMM_KINDS]) {
-  PtsimWork work;
-  double d = 0.0;
-  int k;
-  ptsim_workload_chunk(sim->w, stage, it->chunk, &work);
-  for (k = 0; k < PTSIM_COMM_KINDS; k++) comm[k] = 0.0;
-  switch (it->kind) {
-    case PTSIM_SCHEDULE_ITEM_FORWARD:
-      d = work.forward_s;
-      for (k = 0; k < PTSIM_COMM_KINDS; k++) comm[k] = work.forward_comm_s[k];
-      break;
-    case PTSIM_SCHEDULE_ITEM_BACKWARD:
-      d = work.backward_input_s + work.backward_weight_s;
-      for (k = 0; k < PTSIM_COMM_KINDS; k++) comm[k] = work.backward_comm_s[k];
-      break;
-    case PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT:
-      d = work.backward_input_s;
-      for (k = 0; k < PTSIM_COMM_KINDS; k++) comm[k] = work.backward_comm_s[k];
-      break;
-    default:
-      d = work.backward_weight_s;
-      break;
+/* Fills the duration table (stage, chunk, item kind) in ns and the blocking
+ * communication per stage: every chunk runs m forwards and m backwards,
+ * whatever the schedule, so its communication is m x (forward + backward). */
+static PTSIM_HD void tabulate(Sim *sim) {
+  int32_t s, c, k;
+  for (s = 0; s < sim->p; s++) {
+    for (k = 0; k < PTSIM_COMM_KINDS; k++) sim->comm_s[s][k] = 0.0;
+    for (c = 0; c < sim->v; c++) {
+      PtsimWork work;
+      PtsimTime *d = sim->durations + ((int64_t)s * sim->v + c) * 4;
+      ptsim_workload_chunk(sim->w, s, c, &work);
+      d[PTSIM_SCHEDULE_ITEM_FORWARD] = to_ns(work.forward_s);
+      d[PTSIM_SCHEDULE_ITEM_BACKWARD] = to_ns(work.backward_input_s + work.backward_weight_s);
+      d[PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT] = to_ns(work.backward_input_s);
+      d[PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT] = to_ns(work.backward_weight_s);
+      for (k = 0; k < PTSIM_COMM_KINDS; k++)
+        sim->comm_s[s][k] += (double)sim->m * (work.forward_comm_s[k] + work.backward_comm_s[k]);
+    }
   }
-  return d;
 }
 
 /* When the item's input is available, or NOT_YET. */
@@ -121,8 +116,6 @@ static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
   StageState *st = &sim->stages[stage];
   const PtsimScheduleItem *it;
   PtsimTime ready, dur;
-  double comm[PTSIM_COMM_KINDS];
-  int k;
   if (st->busy || st->next >= sim->items) return 0;
   it = &sim->orders[(int64_t)stage * sim->items + st->next];
   ready = input_ready(sim, stage, it);
@@ -133,8 +126,7 @@ static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
     PtsimTime from = sent > st->free_at ? sent : st->free_at;
     if (ready > from) st->pp_wait_ns += ready - from;
   }
-  dur = to_ns(item_duration(sim, stage, it, comm));
-  for (k = 0; k < PTSIM_COMM_KINDS; k++) sim->comm_s[stage][k] += comm[k];
+  dur = sim->durations[((int64_t)stage * sim->v + it->chunk) * 4 + it->kind];
   if (it->kind != PTSIM_SCHEDULE_ITEM_FORWARD && it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) {
     st->last_backward_start[it->chunk] = now;
   }
@@ -214,6 +206,8 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes) {
   off += align8(n * (int64_t)sizeof(PtsimTime));
   sim->bwd_ready = (PtsimTime *)(base + off);
   off += align8(n * (int64_t)sizeof(PtsimTime));
+  sim->durations = (PtsimTime *)(base + off);
+  off += align8((int64_t)sim->p * sim->v * 4 * (int64_t)sizeof(PtsimTime));
   sim->stages = (StageState *)(base + off);
   off += align8((int64_t)sim->p * (int64_t)sizeof(StageState));
   for (i = 0; i < n; i++) sim->fwd_ready[i] = sim->bwd_ready[i] = NOT_YET;
@@ -312,7 +306,7 @@ PTSIM_HD int32_t ptsim_engine_run(const PtsimJob *job, const PtsimWorkload *work
                                   int64_t scratch_bytes, PtsimTrace *trace, PtsimTimeResult *out) {
   Sim sim;
   PtsimEvent ev;
-  int32_t rc, s, k;
+  int32_t rc, s;
   int64_t total_items;
   sim.job = job;
   sim.w = workload;
@@ -325,10 +319,9 @@ PTSIM_HD int32_t ptsim_engine_run(const PtsimJob *job, const PtsimWorkload *work
   if (trace) trace->count = 0;
   sim.pp_ns = to_ns(workload->pp_transfer_s);
   sim.events = 0;
-  for (s = 0; s < sim.p; s++)
-    for (k = 0; k < PTSIM_COMM_KINDS; k++) sim.comm_s[s][k] = 0.0;
   rc = carve(&sim, scratch, scratch_bytes);
   if (rc != 0) return rc;
+  tabulate(&sim);
   for (s = 0; s < sim.p; s++) {
     rc = try_start(&sim, s, 0);
     if (rc != 0) return rc;

@@ -63,5 +63,19 @@ assert [s["total_bytes"] for s in a["stages"]] == [s["total_bytes"] for s in b["
 PY
 fi
 
+# predict: the time keys, and a Perfetto trace that parses.
+"$ptsim" predict --format json --tp 2 --pp 2 --trace "$tmp/trace.json" >"$tmp/t.json"
+for key in time step_s tokens_per_s tflops_per_gpu mfu bubble_fraction compute_s exposed_comm_s; do
+  check "predict json has $key" grep -q "\"$key\"" "$tmp/t.json"
+done
+if command -v python3 >/dev/null 2>&1; then
+  check "trace parses and has both stages" python3 -c "
+import json; d = json.load(open('$tmp/trace.json'))
+ev = [e for e in d['traceEvents'] if e['ph'] == 'X']
+assert {e['pid'] for e in ev} == {0, 1} and all(e['dur'] >= 0 for e in ev)"
+fi
+check "trace into a missing folder is bad input" expect_exit 2 predict --trace /nonexistent/dir/t.json
+check "nothing half-written" test ! -e /nonexistent/dir/t.json.tmp
+
 [ "$fails" -eq 0 ] && echo "all cli checks passed" || echo "$fails cli checks failed"
 exit $((fails > 0))
