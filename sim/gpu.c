@@ -27,7 +27,7 @@ gboolean ptsim_gpu_query(PtsimGpuInfo *info, GError **error) {
                             &info->runtime_version, &info->driver_version);
   if (rc != 0 || info->device_count == 0) {
     g_set_error(error, PTSIM_CUDA_ERROR, PTSIM_CUDA_ERROR_NO_DEVICE,
-                "no usable CUDA device: %s", ptsim_cuda_error_string(rc));
+                "no CUDA device: %s", ptsim_cuda_error_string(rc));
     return FALSE;
   }
   return TRUE;
