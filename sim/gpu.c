@@ -27,7 +27,7 @@ gboolean ptsim_gpu_query(PtsimGpuInfo *info, GError **error) {
                             &info->runtime_version, &info->driver_version);
   if (rc != 0 || info->device_count == 0) {
     g_set_error(error, PTSIM_CUDA_ERROR, PTSIM_CUDA_ERROR_NO_DEVICE,
-                "no usable CUDA device: %s", ptsim_cuda_error_string(rc));
+                "no CUDA device: %s", ptsim_cuda_error_string(rc));
     return FALSE;
   }
   return TRUE;
@@ -50,4 +50,34 @@ char *ptsim_gpu_describe(void) {
                          info.name, info.compute_major, info.compute_minor,
                          info.memory_bytes / (1024.0 * 1024.0 * 1024.0),
                          info.device_count);
+}
+
+gboolean ptsim_gpu_evaluate(const PtsimJob *jobs, gsize n, PtsimBatchResult *out,
+                            GError **error) {
+  g_return_val_if_fail(n == 0 || (jobs != NULL && out != NULL), FALSE);
+  g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+#ifdef PTSIM_HAVE_CUDA
+  PtsimGpuInfo info;
+  if (!ptsim_gpu_query(&info, error)) return FALSE;
+  /* The C ABI counts in int; hand over at most this many jobs per call. */
+  const gsize slice = (gsize)G_MAXINT / 2;
+  for (gsize first = 0; first < n; first += slice) {
+    gsize k = MIN(slice, n - first);
+    int rc = ptsim_cuda_evaluate(jobs + first, (int)k, out + first);
+    if (rc != 0) {
+      g_set_error(error, PTSIM_CUDA_ERROR, PTSIM_CUDA_ERROR_FAILED,
+                  "GPU batch of %" G_GSIZE_FORMAT " jobs on %s failed: %s (CUDA error %d)",
+                  n, info.name, ptsim_cuda_error_string(rc), rc);
+      return FALSE;
+    }
+  }
+  return TRUE;
+#else
+  (void)jobs;
+  (void)n;
+  (void)out;
+  g_set_error(error, PTSIM_CUDA_ERROR, PTSIM_CUDA_ERROR_UNAVAILABLE,
+              "this ptsim was built without the CUDA part");
+  return FALSE;
+#endif
 }

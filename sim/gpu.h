@@ -7,12 +7,13 @@
  * exports plain C functions returning cudaError_t; this file turns those
  * into GErrors, so GLib stays out of .cu.
  *
- * Not here: the CPU reference (the core modules themselves). */
+ * Not here: the CPU reference (batch.h, batch_cpu.h). */
 #ifndef PTSIM_GPU_H
 #define PTSIM_GPU_H
 
 #include <glib.h>
 #include <stddef.h>
+#include "batch.h"
 #include "job.h"
 
 #define PTSIM_CUDA_ERROR (ptsim_cuda_error_quark())
@@ -41,5 +42,14 @@ gboolean ptsim_gpu_query(PtsimGpuInfo *info, GError **error);
 /* One line for `ptsim --version`: compiled in or not, device or why not.
  * (transfer full) */
 char *ptsim_gpu_describe(void);
+
+/* Evaluates the validated jobs[0..n) on device 0 with the batch kernel
+ * (the same ptsim_batch_evaluate_one() as ptsim_batch_evaluate_cpu, one GPU
+ * thread per job).  Per-job failures are in out[i].status.  Fails with
+ * PTSIM_CUDA_ERROR_UNAVAILABLE (built without CUDA), _NO_DEVICE (no device
+ * or driver), or _FAILED naming the CUDA error (e.g. out of memory); out is
+ * unspecified then. */
+gboolean ptsim_gpu_evaluate(const PtsimJob *jobs, gsize n, PtsimBatchResult *out,
+                            GError **error);
 
 #endif /* PTSIM_GPU_H */

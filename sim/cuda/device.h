@@ -4,6 +4,9 @@
 #ifndef PTSIM_CUDA_DEVICE_H
 #define PTSIM_CUDA_DEVICE_H
 
+#include "../batch.h"
+#include "../job.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -13,6 +16,18 @@ extern "C" {
 int ptsim_cuda_query(int *count, char *name, int name_len, int *major,
                      int *minor, double *memory_bytes, int *runtime_version,
                      int *driver_version);
+
+/* Evaluates jobs[0..n) on device 0, one GPU thread per job, with the same
+ * ptsim_batch_evaluate_one() the CPU runs (batch.cu).  out[i] gets job i's
+ * result; per-job failures are in out[i].status, not in the return code.
+ * Scratch is one device buffer of (jobs per launch) x (the largest
+ * ptsim_batch_scratch_bytes of the batch); when that does not fit in half
+ * the free device memory the batch runs in several launches.
+ * Returns 0 (cudaSuccess; also for n == 0), cudaErrorInvalidValue for NULL
+ * pointers or n < 0, cudaErrorNoDevice when no device is present, or the
+ * first failing CUDA call's code (cudaMalloc's included); device memory is
+ * freed on every path, and out is unspecified on failure. */
+int ptsim_cuda_evaluate(const PtsimJob *jobs, int n, PtsimBatchResult *out);
 
 /* The CUDA error string for a code returned above.  (transfer none) */
 const char *ptsim_cuda_error_string(int code);

@@ -1,0 +1,61 @@
+/* batch.h — many layouts at once: the per-job summary a sweep ranks by, and
+ * the one function that fills it, shared by the CPU and the GPU.
+ *
+ * ptsim_batch_evaluate_one() runs the whole pipeline of one job — memory
+ * estimate, workload, engine — on caller-given scratch.  The CPU batch
+ * (batch_cpu.c) calls it in a loop; the CUDA kernel (cuda/batch.cu) calls
+ * exactly the same function, one thread per job, compiled from the same
+ * source by nvcc.  With --fmad=false the two agree to the last bit where the
+ * arithmetic is the same IEEE sequence (the core uses no libm); the tests
+ * accept 1e-9 relative.
+ *
+ * Scratch per job (ptsim_batch_scratch_bytes), 16-byte aligned pieces:
+ *
+ *   | PtsimWorkload | PtsimMemoryEstimate | PtsimTimeResult | engine scratch |
+ *
+ * The three structs are kilobytes each (PTSIM_MAX_STAGES entries), too big
+ * for a GPU thread's stack, so they live here rather than as locals.
+ *
+ * Core module: pure C, PTSIM_HD, no allocation, no I/O.
+ * Not here: the GError wrappers (batch_cpu.h for the CPU, gpu.h for the GPU). */
+#ifndef PTSIM_BATCH_H
+#define PTSIM_BATCH_H
+
+#include <stdint.h>
+#include "hd.h"
+#include "job.h"
+
+/* status: the job's schedule could not be built or the engine failed
+ * (a schedule or PTSIM_ENGINE_ERR_* code, negative).  */
+#define PTSIM_BATCH_OK 0
+
+/* One job's result.  Memory fields are those of the peak stage (the
+ * estimate's, PTSIM_CE_LAST_STAGE); time fields are the engine's and are 0
+ * when status != 0 (the memory fields are filled even then). */
+typedef struct {
+  int32_t status;          /* 0 ok, else the schedule / engine error code */
+  int32_t fits;            /* usage_fraction <= layout.memory_threshold */
+  int64_t peak_stage;      /* index of the stage with the largest total */
+  double total_bytes;      /* per-GPU bytes of the peak stage */
+  double usage_fraction;   /* total_bytes / hw.memory_bytes */
+  double step_s;           /* one training step */
+  double tokens_per_s;     /* gbs * seq / step_s */
+  double tflops_per_gpu;   /* Megatron-LM's formula */
+  double mfu;              /* against the dense bf16 peak */
+  double bubble_fraction;  /* 1 - mean stage busy / pipeline end */
+} PtsimBatchResult;
+
+/* Scratch bytes ptsim_batch_evaluate_one needs for this job (a multiple of
+ * 16).  Never negative: a job whose schedule cannot be built needs only the
+ * fixed part, and evaluate_one reports the schedule error in status. */
+PTSIM_HD int64_t ptsim_batch_scratch_bytes(const PtsimJob *job);
+
+/* Evaluates one validated job into *out.  scratch must be 8-byte aligned
+ * (16 is better) and at least ptsim_batch_scratch_bytes(job) bytes; when it
+ * is smaller, out->status is PTSIM_ENGINE_ERR_SCRATCH and nothing else is
+ * computed.  Never fails otherwise: engine errors go to out->status. */
+PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch,
+                                       int64_t scratch_bytes,
+                                       PtsimBatchResult *out);
+
+#endif /* PTSIM_BATCH_H */

@@ -1,0 +1,114 @@
+/* batch.cu — the GPU batch evaluator: many jobs at once, one thread each,
+ * running the core's own source (see batch.h).
+ *
+ * The core .c files are #included below, so nvcc compiles the very
+ * functions the CPU runs (every one PTSIM_HD) into this translation unit as
+ * both host and device code.  They are C++ here, so their names are
+ * mangled and do not clash with the C objects of ptsim_lib.  Static helpers
+ * of different core files must not share a name (they share this unit).
+ *
+ * Memory: jobs, results and one scratch buffer of
+ * (jobs per launch) x stride, stride = the largest ptsim_batch_scratch_bytes
+ * of the batch; thread i works in scratch + i * stride.  No heap use on the
+ * device, no recursion; the per-thread stack (the engine's Sim, cost
+ * parameters) is sized from the kernel's own attributes.
+ *
+ * Every CUDA call is checked; the first failure is returned as its
+ * cudaError_t code after everything allocated is freed.  No GLib here
+ * (gpu.c turns codes into GErrors). */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include "device.h"
+
+/* ---- the core, compiled for host and device ---- */
+#include "../event_queue.c"
+#include "../topology.c"
+#include "../cost.c"
+#include "../memory.c"
+#include "../schedule.c"
+#include "../workload.c"
+#include "../engine.c"
+#include "../batch.c"
+
+#define BATCH_THREADS 128
+/* Launches never ask for more than this much scratch at once. */
+#define BATCH_MAX_SCRATCH_BYTES ((size_t)16 << 30)
+
+#define CUDA_CHECK(call)                \
+  do {                                  \
+    rc = (call);                        \
+    if (rc != cudaSuccess) goto done;   \
+  } while (0)
+
+__global__ void batch_kernel(const PtsimJob *jobs, int n, char *scratch,
+                             int64_t stride, PtsimBatchResult *out) {
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  ptsim_batch_evaluate_one(&jobs[i], scratch + (int64_t)i * stride, stride,
+                           &out[i]);
+}
+
+/* Raises the per-thread stack limit to what the kernel's frame needs. */
+static cudaError_t batch_reserve_stack(void) {
+  cudaFuncAttributes attr;
+  size_t limit = 0;
+  cudaError_t rc = cudaFuncGetAttributes(&attr, batch_kernel);
+  if (rc != cudaSuccess) return rc;
+  rc = cudaDeviceGetLimit(&limit, cudaLimitStackSize);
+  if (rc != cudaSuccess) return rc;
+  if (attr.localSizeBytes + 1024 > limit)
+    rc = cudaDeviceSetLimit(cudaLimitStackSize, attr.localSizeBytes + 1024);
+  return rc;
+}
+
+extern "C" int ptsim_cuda_evaluate(const PtsimJob *jobs, int n,
+                                   PtsimBatchResult *out) {
+  cudaError_t rc = cudaSuccess;
+  PtsimJob *d_jobs = NULL;
+  PtsimBatchResult *d_out = NULL;
+  char *d_scratch = NULL;
+  int64_t stride = 16;
+  size_t free_bytes = 0, total_bytes = 0, budget;
+  int count = 0, per_launch, first, i;
+
+  if (n < 0 || (n > 0 && (jobs == NULL || out == NULL)))
+    return (int)cudaErrorInvalidValue;
+  if (n == 0) return 0;
+  CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (count == 0) return (int)cudaErrorNoDevice;
+  CUDA_CHECK(batch_reserve_stack());
+
+  for (i = 0; i < n; i++) {
+    int64_t b = ptsim_batch_scratch_bytes(&jobs[i]);
+    if (b > stride) stride = b;
+  }
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  budget = free_bytes / 2 < BATCH_MAX_SCRATCH_BYTES ? free_bytes / 2
+                                                    : BATCH_MAX_SCRATCH_BYTES;
+  per_launch = (size_t)stride * (size_t)n <= budget ? n
+                                                    : (int)(budget / (size_t)stride);
+  if (per_launch < 1) per_launch = 1;
+
+  CUDA_CHECK(cudaMalloc((void **)&d_jobs, sizeof(PtsimJob) * (size_t)per_launch));
+  CUDA_CHECK(cudaMalloc((void **)&d_out, sizeof(PtsimBatchResult) * (size_t)per_launch));
+  CUDA_CHECK(cudaMalloc((void **)&d_scratch, (size_t)stride * (size_t)per_launch));
+
+  for (first = 0; first < n; first += per_launch) {
+    int k = n - first < per_launch ? n - first : per_launch;
+    int blocks = (k + BATCH_THREADS - 1) / BATCH_THREADS;
+    CUDA_CHECK(cudaMemcpy(d_jobs, jobs + first, sizeof(PtsimJob) * (size_t)k,
+                          cudaMemcpyHostToDevice));
+    batch_kernel<<<blocks, BATCH_THREADS>>>(d_jobs, k, d_scratch, stride, d_out);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(out + first, d_out, sizeof(PtsimBatchResult) * (size_t)k,
+                          cudaMemcpyDeviceToHost));
+  }
+
+done:
+  /* cudaFree(NULL) is a no-op; keep the first error, not a free's. */
+  if (d_scratch) cudaFree(d_scratch);
+  if (d_out) cudaFree(d_out);
+  if (d_jobs) cudaFree(d_jobs);
+  return (int)rc;
+}

@@ -1,0 +1,132 @@
+/* jobgen.h — random valid jobs for the batch oracle tests (test_batch.c,
+ * test_gpu.c) and the batch benchmark (bench/bench_batch.c).  Not a test
+ * and not part of the library: a header-only helper for those three.
+ *
+ * Draws model x hardware x layout (tp, pp, dp, cp, vp, mbs, microbatches,
+ * seq, schedule, recompute, overlap switches, distributed optimizer) from a
+ * GRand and keeps what ptsim_job_validate() accepts, so the same seed gives
+ * the same jobs.  Microbatch counts are multiples of pp under the
+ * interleaved schedule (its rule); other draws that do not validate (e.g.
+ * tp not dividing the heads) are redrawn. */
+#ifndef PTSIM_TESTS_JOBGEN_H
+#define PTSIM_TESTS_JOBGEN_H
+
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+#include <stddef.h>
+#include "batch.h"
+#include "config.h"
+
+static const char *const jobgen_models[] = {"llama3-8b", "llama3-70b", "gpt3-175b"};
+static const char *const jobgen_hardware[] = {"a100-80g", "h100-80g"};
+#define JOBGEN_N_MODELS G_N_ELEMENTS(jobgen_models)
+#define JOBGEN_N_HARDWARE G_N_ELEMENTS(jobgen_hardware)
+
+typedef struct {
+  PtsimModel models[JOBGEN_N_MODELS];
+  PtsimHardware hardware[JOBGEN_N_HARDWARE];
+} JobgenPool;
+
+/* Loads the models and profiles (PTSIM_DATA_DIR or the source tree). */
+static inline gboolean jobgen_pool_load(JobgenPool *pool, GError **error) {
+  for (gsize i = 0; i < JOBGEN_N_MODELS; i++)
+    if (!ptsim_model_load(jobgen_models[i], &pool->models[i], error)) return FALSE;
+  for (gsize i = 0; i < JOBGEN_N_HARDWARE; i++)
+    if (!ptsim_hardware_load(jobgen_hardware[i], &pool->hardware[i], error)) return FALSE;
+  return TRUE;
+}
+
+static inline int64_t jobgen_pick(GRand *rand, const int64_t *values, gsize n) {
+  return values[g_rand_int_range(rand, 0, (gint32)n)];
+}
+
+/* One draw; FALSE when ptsim_job_validate refuses it. */
+static inline gboolean jobgen_try(const JobgenPool *pool, GRand *rand, PtsimJob *job) {
+  static const int64_t pow2_8[] = {1, 2, 4, 8};
+  static const int64_t mbs[] = {1, 1, 2, 4};
+  static const int64_t per_stage[] = {1, 2, 4};
+  static const int64_t seqs[] = {2048, 4096, 8192};
+  g_autoptr(GError) error = NULL;
+  PtsimLayout *l = &job->layout;
+  memset(job, 0, sizeof *job);
+  job->model = pool->models[g_rand_int_range(rand, 0, JOBGEN_N_MODELS)];
+  job->hw = pool->hardware[g_rand_int_range(rand, 0, JOBGEN_N_HARDWARE)];
+  ptsim_layout_init_defaults(l);
+  l->tp = jobgen_pick(rand, pow2_8, 4);
+  l->pp = jobgen_pick(rand, pow2_8, 4);
+  l->dp = jobgen_pick(rand, pow2_8, 4);
+  l->cp = g_rand_int_range(rand, 0, 8) == 0 ? 2 : 1;
+  l->mbs = jobgen_pick(rand, mbs, 4);
+  l->seq = jobgen_pick(rand, seqs, 3);
+  l->schedule = (PtsimSchedule)g_rand_int_range(rand, 0, 4);
+  if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED) l->vp = g_rand_boolean(rand) ? 2 : 4;
+  /* microbatches: a multiple of pp (interleaved needs it; fine for all) */
+  int64_t m = l->pp * jobgen_pick(rand, per_stage, 3);
+  if (l->pp == 1) m = jobgen_pick(rand, pow2_8, 4);
+  l->gbs = m * l->mbs * l->dp;
+  l->gpus = l->tp * l->pp * l->cp * l->dp;
+  l->recompute = (PtsimRecompute)g_rand_int_range(rand, 0, 3);
+  l->distributed_optimizer = g_rand_int_range(rand, 0, 4) != 0;
+  l->overlap_grad_reduce = g_rand_boolean(rand);
+  l->overlap_param_gather = l->distributed_optimizer && g_rand_boolean(rand);
+  return ptsim_job_validate(job, &error);
+}
+
+/* Fills jobs[0..n) with valid jobs.  FALSE (with a message in *error) only
+ * when loading failed or draws keep failing (a bug in the generator). */
+static inline gboolean jobgen_fill(GRand *rand, PtsimJob *jobs, gsize n, GError **error) {
+  JobgenPool pool;
+  if (!jobgen_pool_load(&pool, error)) return FALSE;
+  for (gsize i = 0; i < n; i++) {
+    int tries = 0;
+    while (!jobgen_try(&pool, rand, &jobs[i])) {
+      if (++tries > 1000) {
+        g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                    "jobgen: 1000 draws in a row failed to validate");
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
+/* ---- comparing batch results, field by field ---- */
+
+/* The floating-point fields of PtsimBatchResult, for per-field reports. */
+typedef struct {
+  const char *name;
+  size_t offset;
+} JobgenField;
+
+static const JobgenField jobgen_fields[] = {
+    {"total_bytes", offsetof(PtsimBatchResult, total_bytes)},
+    {"usage_fraction", offsetof(PtsimBatchResult, usage_fraction)},
+    {"step_s", offsetof(PtsimBatchResult, step_s)},
+    {"tokens_per_s", offsetof(PtsimBatchResult, tokens_per_s)},
+    {"tflops_per_gpu", offsetof(PtsimBatchResult, tflops_per_gpu)},
+    {"mfu", offsetof(PtsimBatchResult, mfu)},
+    {"bubble_fraction", offsetof(PtsimBatchResult, bubble_fraction)},
+};
+#define JOBGEN_N_FIELDS G_N_ELEMENTS(jobgen_fields)
+
+static inline double jobgen_field(const PtsimBatchResult *r, gsize f) {
+  return *(const double *)((const char *)r + jobgen_fields[f].offset);
+}
+
+/* llm.c-style tolerance: |got - ref| <= abs + rel * |ref|. */
+#define JOBGEN_ABS_TOL 1e-12
+#define JOBGEN_REL_TOL 1e-9
+
+static inline gboolean jobgen_close(double got, double ref) {
+  return fabs(got - ref) <= JOBGEN_ABS_TOL + JOBGEN_REL_TOL * fabs(ref);
+}
+
+/* |got - ref| / |ref| (0 when both are 0). */
+static inline double jobgen_rel_diff(double got, double ref) {
+  double d = fabs(got - ref);
+  if (d == 0.0) return 0.0;
+  return ref != 0.0 ? d / fabs(ref) : d;
+}
+
+#endif /* PTSIM_TESTS_JOBGEN_H */
