@@ -30,7 +30,9 @@
 #include "../engine.c"
 #include "../batch.c"
 
-#define BATCH_THREADS 128
+/* Threads per block: small blocks spread a batch of a few thousand jobs
+ * over every SM (one thread per job, divergent control flow anyway). */
+#define BATCH_THREADS 64
 /* Launches never ask for more than this much scratch at once. */
 #define BATCH_MAX_SCRATCH_BYTES ((size_t)16 << 30)
 
@@ -106,9 +108,13 @@ extern "C" int ptsim_cuda_evaluate(const PtsimJob *jobs, int n,
   }
 
 done:
-  /* cudaFree(NULL) is a no-op; keep the first error, not a free's. */
-  if (d_scratch) cudaFree(d_scratch);
-  if (d_out) cudaFree(d_out);
-  if (d_jobs) cudaFree(d_jobs);
+  /* Free everything; report the first error, a free's only if none before. */
+  {
+    void *owned[3] = {d_scratch, d_out, d_jobs};
+    for (i = 0; i < 3; i++) {
+      cudaError_t freed = owned[i] ? cudaFree(owned[i]) : cudaSuccess;
+      if (rc == cudaSuccess) rc = freed;
+    }
+  }
   return (int)rc;
 }
