@@ -9,6 +9,7 @@
 #include "memory.h"
 #include "report.h"
 #include "simulate.h"
+#include "sweep_cmd.h"
 
 #define EXIT_BAD_INPUT 2
 
@@ -18,13 +19,13 @@ typedef struct {
   int (*run)(int argc, char **argv);
 } Subcommand;
 
-static int run_default(int argc, char **argv);
 static int run_memory(int argc, char **argv);
 static int run_predict(int argc, char **argv);
 
 static const Subcommand subcommands[] = {
     {"memory", "the analytical per-stage memory estimate of one layout", run_memory},
     {"predict", "one layout: memory estimate and simulated step time", run_predict},
+    {"sweep", "every valid layout of one or more scenarios, ranked", ptsim_sweep_main},
 };
 
 static void print_usage(FILE *to) {
@@ -36,8 +37,7 @@ static void print_usage(FILE *to) {
   for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
     fprintf(to, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
   fprintf(to,
-          "  (none)     the default job: memory of every tp x pp x mbs layout of\n"
-          "             Llama-3-8B on one 8 x H100 node\n\n"
+          "  (none)     the default job: a sweep of Llama-3-8B on one 8 x H100 node\n\n"
           "Options:\n"
           "  --help       this text; COMMAND --help for a command's options\n"
           "  --version    version, and whether a GPU path is compiled in and usable\n");
@@ -185,59 +185,8 @@ static int run_job_command(const char *command, int argc, char **argv) {
 static int run_memory(int argc, char **argv) { return run_job_command("memory", argc, argv); }
 static int run_predict(int argc, char **argv) { return run_job_command("predict", argc, argv); }
 
-/* The default job: which tp x pp x mbs layouts of Llama-3-8B fit on one
- * 8 x H100 node at seq 8192, gbs 128, with and without full recompute. */
-static int run_default(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  static const gint64 parallel[][2] = {{1, 1}, {1, 2}, {1, 4}, {1, 8}, {2, 1},
-                                       {2, 2}, {2, 4}, {4, 1}, {4, 2}, {8, 1}};
-  static const gint64 mbs_values[] = {1, 2, 4};
-  static const char *const recompute[] = {"none", "full"};
-  g_autoptr(GString) out = g_string_new(NULL);
-  g_string_append(out,
-                  "ptsim default job: Llama-3-8B on 1 x 8 H100-80GB, seq 8192, gbs 128\n"
-                  "peak per-GPU memory (GiB, analytical estimate); '*' = over the 80% "
-                  "threshold, '!' = over capacity\n\n"
-                  "             recompute none          recompute full\n"
-                  "  tp  pp   mbs 1   mbs 2   mbs 4   mbs 1   mbs 2   mbs 4\n");
-  for (size_t i = 0; i < G_N_ELEMENTS(parallel); i++) {
-    g_string_append_printf(out, "  %2" G_GINT64_FORMAT "  %2" G_GINT64_FORMAT " ",
-                           parallel[i][0], parallel[i][1]);
-    for (size_t r = 0; r < G_N_ELEMENTS(recompute); r++) {
-      for (size_t k = 0; k < G_N_ELEMENTS(mbs_values); k++) {
-        PtsimCliJob opts;
-        ptsim_cli_job_init(&opts);
-        opts.tp = parallel[i][0];
-        opts.pp = parallel[i][1];
-        opts.mbs = mbs_values[k];
-        opts.recompute = g_strdup(recompute[r]);
-        PtsimJob job;
-        g_autoptr(GError) error = NULL;
-        gboolean ok = ptsim_cli_job_resolve(&opts, &job, NULL, &error);
-        ptsim_cli_job_clear(&opts);
-        if (!ok) {
-          g_string_append(out, "      --");
-          continue;
-        }
-        PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
-        ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, m);
-        g_string_append_printf(out, " %6.1f%c", m->total_bytes / (1024.0 * 1024.0 * 1024.0),
-                               m->fits ? ' ' : (m->usage_fraction > 1.0 ? '!' : '*'));
-        g_free(m);
-      }
-    }
-    g_string_append_c(out, '\n');
-  }
-  g_string_append(out,
-                  "\nOne layout in detail: ptsim memory --tp 2 --pp 1 --mbs 1 (see "
-                  "ptsim --help)\n");
-  fwrite(out->str, 1, out->len, stdout);
-  return 0;
-}
-
 int main(int argc, char **argv) {
-  if (argc < 2) return run_default(argc, argv);
+  if (argc < 2) return ptsim_sweep_default_job();
   const char *first = argv[1];
   if (strcmp(first, "--version") == 0) return print_version();
   if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 ||

@@ -77,5 +77,16 @@ fi
 check "trace into a missing folder is bad input" expect_exit 2 predict --trace /nonexistent/dir/t.json
 check "nothing half-written" test ! -e /nonexistent/dir/t.json.tmp
 
+# sweep: runs, ranks, writes one CSV row per valid layout, refuses bad lists.
+check "sweep --help runs" expect_exit 0 sweep --help
+"$ptsim" sweep --gpus 8 --mbs 1,2 --recompute none --cp 1 --csv "$tmp/sweep.csv" >"$tmp/sweep.txt"
+check "sweep prints a ranking" grep -q "rank model" "$tmp/sweep.txt"
+valid=$(sed -n 's/.*: \([0-9]*\) valid layouts.*/\1/p' "$tmp/sweep.txt")
+check "sweep csv has one row per valid layout" test "$(($(wc -l <"$tmp/sweep.csv") - 1))" -eq "$valid"
+check "sweep: bad list value" expect_exit 2 sweep --gpus 8,x
+check "sweep: bad recompute word" expect_exit 2 sweep --recompute none,some
+check "sweep: bad device" expect_exit 2 sweep --device tpu
+check "sweep: unknown model" expect_exit 2 sweep --model nope
+
 [ "$fails" -eq 0 ] && echo "all cli checks passed" || echo "$fails cli checks failed"
 exit $((fails > 0))

@@ -1,0 +1,68 @@
+/* sweep.h — every valid layout of one or more scenarios, evaluated at once.
+ *
+ * A scenario is (model, hardware, gpus, seq, gbs); the sweep enumerates, for
+ * each, every tp (dividing heads and query groups, up to the node size
+ * unless tp_max says more), cp, pp (dividing the layers), mbs, recompute,
+ * schedule (with its vp values), and keeps those ptsim_job_validate()
+ * accepts.  Rejected combinations are counted by reason, never silently
+ * dropped.  Evaluation runs ptsim_batch_evaluate_one (the same core the GPU
+ * kernel runs) on a pool of CPU threads, or on the GPU in chunks.
+ *
+ * Shell module.  Not here: ranking and printing (sweep_report.c). */
+#ifndef PTSIM_SWEEP_H
+#define PTSIM_SWEEP_H
+
+#include <glib.h>
+#include "batch.h"
+#include "job.h"
+
+typedef enum { PTSIM_DEVICE_AUTO, PTSIM_DEVICE_CPU, PTSIM_DEVICE_GPU } PtsimDevice;
+
+typedef struct {
+  GPtrArray *models;      /* (element-type utf8) names or .ini paths */
+  GPtrArray *hws;         /* (element-type utf8) */
+  GArray *gpus;           /* gint64 */
+  GArray *seqs;           /* gint64 */
+  GArray *gbs;            /* gint64 */
+  GArray *mbs;            /* gint64; default 1, 2, 4, 8 */
+  GArray *cps;            /* gint64; default 1, 2, 4, 8 */
+  GArray *vps;            /* gint64 for the interleaved schedule; default 2, 4 */
+  GArray *recomputes;     /* int PtsimRecompute; default none, selective, full */
+  GArray *schedules;      /* int PtsimSchedule; default 1f1b, interleaved, zb-h1 */
+  gint64 tp_max;          /* 0: the node size */
+  gint64 pp_max;          /* 0: no limit */
+  double memory_threshold;
+  gboolean overlap;       /* --overlap-grad-reduce/param-gather, --tp-comm-overlap */
+} PtsimSweepSpec;
+
+/* Spec with the defaults above and empty scenario lists.  (transfer full) */
+PtsimSweepSpec *ptsim_sweep_spec_new(void);
+void ptsim_sweep_spec_free(PtsimSweepSpec *spec);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimSweepSpec, ptsim_sweep_spec_free)
+
+typedef struct {
+  GArray *jobs;           /* PtsimJob, the valid layouts */
+  GArray *results;        /* PtsimBatchResult, same order (after evaluation) */
+  GHashTable *rejected;   /* reason (utf8) -> count (GUINT_TO_POINTER) */
+  guint64 candidates;     /* combinations tried */
+  char *device_used;      /* "cpu (N threads)" or the GPU's name */
+} PtsimSweep;
+
+void ptsim_sweep_free(PtsimSweep *sweep);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimSweep, ptsim_sweep_free)
+
+/* Enumerates the spec.  Fails only when a model or profile cannot be loaded
+ * (PTSIM_CONFIG_ERROR).  (transfer full) */
+PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error);
+
+/* Progress callback: done of total layouts evaluated. */
+typedef void (*PtsimSweepProgress)(guint64 done, guint64 total, gpointer user_data);
+
+/* Evaluates every job.  threads 0 = all cores.  device AUTO uses the GPU when
+ * one is usable, else the CPU; GPU when none is usable is an error
+ * (PTSIM_CUDA_ERROR). */
+gboolean ptsim_sweep_evaluate(PtsimSweep *sweep, PtsimDevice device, guint threads,
+                              PtsimSweepProgress progress, gpointer user_data,
+                              GError **error);
+
+#endif /* PTSIM_SWEEP_H */

@@ -1,0 +1,337 @@
+/* sweep_cmd.c — the sweep subcommand; see sweep_cmd.h.  Enumeration and
+ * evaluation live in sweep.c; this file parses lists, shows progress and
+ * writes the ranking. */
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "config.h"
+#include "gpu.h"
+#include "names.h"
+#include "sweep.h"
+#include "sweep_cmd.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+typedef struct {
+  char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules;
+  gint64 tp_max, pp_max, top, threads;
+  double threshold;
+  gboolean no_overlap;
+  char *device, *csv, *format;
+} SweepOptions;
+
+static void options_clear(SweepOptions *o) {
+  g_free(o->models); g_free(o->hws); g_free(o->gpus); g_free(o->seqs); g_free(o->gbs);
+  g_free(o->mbs); g_free(o->cps); g_free(o->vps); g_free(o->recomputes); g_free(o->schedules);
+  g_free(o->device); g_free(o->csv); g_free(o->format);
+}
+
+static gboolean parse_int_list(const char *flag, const char *text, GArray *out, GError **error) {
+  g_auto(GStrv) parts = g_strsplit(text, ",", -1);
+  g_array_set_size(out, 0);
+  for (char **p = parts; *p; p++) {
+    gint64 v;
+    if (!ptsim_config_parse_int64(g_strstrip(*p), &v) || v <= 0) {
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                  "%s '%s': expected a comma-separated list of positive integers", flag, text);
+      return FALSE;
+    }
+    g_array_append_val(out, v);
+  }
+  return TRUE;
+}
+
+static gboolean parse_enum_list(const char *flag, PtsimNamesKind kind, const char *text,
+                                GArray *out, GError **error) {
+  g_auto(GStrv) parts = g_strsplit(text, ",", -1);
+  g_array_set_size(out, 0);
+  for (char **p = parts; *p; p++) {
+    int v;
+    if (!ptsim_names_parse(kind, g_strstrip(*p), &v)) {
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                  "%s '%s': each value must be one of %s", flag, *p, ptsim_names_allowed(kind));
+      return FALSE;
+    }
+    g_array_append_val(out, v);
+  }
+  return TRUE;
+}
+
+static void parse_name_list(const char *text, GPtrArray *out) {
+  g_auto(GStrv) parts = g_strsplit(text, ",", -1);
+  for (char **p = parts; *p; p++) g_ptr_array_add(out, g_strdup(g_strstrip(*p)));
+}
+
+static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError **error) {
+  parse_name_list(o->models ? o->models : "llama3-8b", spec->models);
+  parse_name_list(o->hws ? o->hws : "h100-80g", spec->hws);
+  if (!parse_int_list("--gpus", o->gpus ? o->gpus : "8", spec->gpus, error) ||
+      !parse_int_list("--seq", o->seqs ? o->seqs : "8192", spec->seqs, error) ||
+      !parse_int_list("--gbs", o->gbs ? o->gbs : "128", spec->gbs, error) ||
+      (o->mbs && !parse_int_list("--mbs", o->mbs, spec->mbs, error)) ||
+      (o->cps && !parse_int_list("--cp", o->cps, spec->cps, error)) ||
+      (o->vps && !parse_int_list("--vp", o->vps, spec->vps, error)) ||
+      (o->recomputes &&
+       !parse_enum_list("--recompute", PTSIM_NAMES_RECOMPUTE, o->recomputes, spec->recomputes,
+                        error)) ||
+      (o->schedules &&
+       !parse_enum_list("--schedule", PTSIM_NAMES_SCHEDULE, o->schedules, spec->schedules, error)))
+    return FALSE;
+  if (o->tp_max < -1 || o->tp_max == 0 || o->pp_max == 0 || o->pp_max < -1 || o->top == 0 ||
+      o->top < -1 || o->threads < 0) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--tp-max, --pp-max and --top must be positive, --threads >= 0");
+    return FALSE;
+  }
+  if (!isnan(o->threshold) && !(o->threshold > 0.0 && o->threshold <= 1.0)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--memory-threshold %g: must be in (0, 1]", o->threshold);
+    return FALSE;
+  }
+  spec->tp_max = o->tp_max > 0 ? o->tp_max : 0;
+  spec->pp_max = o->pp_max > 0 ? o->pp_max : 0;
+  if (!isnan(o->threshold)) spec->memory_threshold = o->threshold;
+  spec->overlap = !o->no_overlap;
+  return TRUE;
+}
+
+/* ---- progress (stderr, only on a terminal, only past a second) ---- */
+
+typedef struct {
+  gint64 start_us;
+  gboolean shown;
+} Progress;
+
+static void show_progress(guint64 done, guint64 total, gpointer user_data) {
+  Progress *p = user_data;
+  if (!isatty(STDERR_FILENO)) return;
+  if (!p->shown && g_get_monotonic_time() - p->start_us < G_USEC_PER_SEC) return;
+  p->shown = TRUE;
+  int width = 40, filled = total ? (int)(width * done / total) : width;
+  fprintf(stderr, "\r[%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " layouts",
+          filled, "########################################", width - filled, "", done, total);
+  if (done == total) fputc('\n', stderr);
+  fflush(stderr);
+}
+
+/* ---- ranking ---- */
+
+static const PtsimSweep *sort_sweep;
+
+/* Fitting layouts first, by tokens/s per GPU (comparable across GPU
+ * counts); then the rest by the same key. */
+static gint compare_rank(gconstpointer a, gconstpointer b) {
+  const PtsimBatchResult *ra = &g_array_index(sort_sweep->results, PtsimBatchResult, *(const guint *)a);
+  const PtsimBatchResult *rb = &g_array_index(sort_sweep->results, PtsimBatchResult, *(const guint *)b);
+  const PtsimJob *ja = &g_array_index(sort_sweep->jobs, PtsimJob, *(const guint *)a);
+  const PtsimJob *jb = &g_array_index(sort_sweep->jobs, PtsimJob, *(const guint *)b);
+  int fa = ra->fits && ra->status == 0, fb = rb->fits && rb->status == 0;
+  if (fa != fb) return fb - fa;
+  double ta = ra->tokens_per_s / (double)ja->layout.gpus, tb = rb->tokens_per_s / (double)jb->layout.gpus;
+  if (ta != tb) return ta > tb ? -1 : 1;
+  return (*(const guint *)a > *(const guint *)b) - (*(const guint *)a < *(const guint *)b);
+}
+
+static GArray *rank(const PtsimSweep *sweep) {
+  GArray *order = g_array_sized_new(FALSE, FALSE, sizeof(guint), sweep->jobs->len);
+  for (guint i = 0; i < sweep->jobs->len; i++) g_array_append_val(order, i);
+  sort_sweep = sweep;
+  g_array_sort(order, compare_rank);
+  return order;
+}
+
+static void append_layout_words(GString *out, const PtsimJob *j) {
+  const PtsimLayout *l = &j->layout;
+  g_string_append_printf(out, "%2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT
+                         " %4" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %3" G_GINT64_FORMAT
+                         " %-9s %-11s",
+                         l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs,
+                         ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
+                         ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
+}
+
+static void write_table(GString *out, const PtsimSweep *sweep, GArray *order, guint top) {
+  guint fitting = 0, failed = 0;
+  for (guint i = 0; i < sweep->results->len; i++) {
+    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    if (r->status != 0) failed++;
+    else if (r->fits) fitting++;
+  }
+  g_string_append_printf(out,
+                         "%" G_GUINT64_FORMAT " combinations: %u valid layouts evaluated on %s, "
+                         "%u fit in memory, %u could not be scheduled\n",
+                         sweep->candidates, sweep->jobs->len, sweep->device_used, fitting, failed);
+  g_string_append(out, "\n rank model            hw         gpus   seq tp pp cp   dp vp mbs "
+                       "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB\n");
+  for (guint k = 0; k < MIN(top, order->len); k++) {
+    guint i = g_array_index(order, guint, k);
+    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
+    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    g_string_append_printf(out, "%5u %-16.16s %-10.10s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " ",
+                           k + 1, j->model.name, j->hw.name, j->layout.gpus, j->layout.seq);
+    append_layout_words(out, j);
+    g_string_append_printf(out, " %7.3f %10.0f %7.1f %4.1f%% %5.1f%% %6.1f%s\n", r->step_s,
+                           r->tokens_per_s / (double)j->layout.gpus, r->tflops_per_gpu,
+                           100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB,
+                           r->status != 0 ? " (unscheduled)" : r->fits ? "" : " (does not fit)");
+  }
+  if (order->len > 0) {
+    const PtsimBatchResult *best = &g_array_index(sweep->results, PtsimBatchResult,
+                                                  g_array_index(order, guint, 0));
+    if (best->fits && best->status == 0)
+      g_string_append_printf(out,
+                             "\nbest: bubble %.1f%%, memory margin %.1f GiB below the %.0f%% "
+                             "threshold (%.0f%% of the GPU used)\n",
+                             100.0 * best->bubble_fraction,
+                             (g_array_index(sweep->jobs, PtsimJob, g_array_index(order, guint, 0))
+                                      .layout.memory_threshold -
+                              best->usage_fraction) *
+                                 g_array_index(sweep->jobs, PtsimJob, g_array_index(order, guint, 0))
+                                     .hw.memory_bytes / GIB,
+                             100.0 * g_array_index(sweep->jobs, PtsimJob, g_array_index(order, guint, 0))
+                                         .layout.memory_threshold,
+                             100.0 * best->usage_fraction);
+  }
+  if (g_hash_table_size(sweep->rejected) > 0) {
+    g_string_append(out, "\nrejected combinations, by reason:\n");
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, sweep->rejected);
+    while (g_hash_table_iter_next(&it, &key, &value))
+      g_string_append_printf(out, "%8u  %s\n", GPOINTER_TO_UINT(value), (const char *)key);
+  }
+}
+
+static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
+  g_string_append(out, "rank,model,hw,gpus,seq,gbs,tp,pp,cp,dp,vp,mbs,sp,recompute,schedule,"
+                        "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"
+                        "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction\n");
+  for (guint k = 0; k < order->len; k++) {
+    guint i = g_array_index(order, guint, k);
+    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
+    const PtsimLayout *l = &j->layout;
+    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    g_string_append_printf(
+        out,
+        "%u,%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+        ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+        ",%" G_GINT64_FORMAT ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f\n",
+        k + 1, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
+        l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
+        ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
+        r->status, r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s,
+        r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction);
+  }
+}
+
+static gboolean write_file(const char *path, const GString *text, GError **error) {
+  g_autofree char *tmp = g_strconcat(path, ".tmp", NULL);
+  if (!g_file_set_contents(tmp, text->str, (gssize)text->len, error)) return FALSE;
+  if (g_rename(tmp, path) != 0) {
+    int saved = errno;
+    g_unlink(tmp);
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "%s: %s", path,
+                g_strerror(saved));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static int run(const SweepOptions *o) {
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PtsimSweepSpec) spec = ptsim_sweep_spec_new();
+  PtsimDevice device = PTSIM_DEVICE_AUTO;
+  if (o->device && strcmp(o->device, "cpu") == 0) device = PTSIM_DEVICE_CPU;
+  else if (o->device && strcmp(o->device, "gpu") == 0) device = PTSIM_DEVICE_GPU;
+  else if (o->device && strcmp(o->device, "auto") != 0) {
+    fprintf(stderr, "ptsim sweep: --device '%s': allowed values are auto|cpu|gpu\n", o->device);
+    return 2;
+  }
+  gboolean csv_out = o->format && strcmp(o->format, "csv") == 0;
+  if (o->format && !csv_out && strcmp(o->format, "text") != 0) {
+    fprintf(stderr, "ptsim sweep: --format '%s': allowed values are text|csv\n", o->format);
+    return 2;
+  }
+  if (!build_spec(o, spec, &error)) {
+    fprintf(stderr, "ptsim sweep: %s\n", error->message);
+    return 2;
+  }
+  g_autoptr(PtsimSweep) sweep = ptsim_sweep_enumerate(spec, &error);
+  if (!sweep) {
+    fprintf(stderr, "ptsim sweep: %s\n", error->message);
+    return 2;
+  }
+  Progress progress = {g_get_monotonic_time(), FALSE};
+  if (!ptsim_sweep_evaluate(sweep, device, (guint)o->threads, show_progress, &progress, &error)) {
+    fprintf(stderr, "ptsim sweep: %s\n", error->message);
+    return error->domain == PTSIM_CUDA_ERROR ? 2 : 1;
+  }
+  g_autoptr(GArray) order = rank(sweep);
+  g_autoptr(GString) out = g_string_new(NULL);
+  if (csv_out) write_csv(out, sweep, order);
+  else write_table(out, sweep, order, o->top > 0 ? (guint)o->top : 10);
+  if (o->csv) {
+    g_autoptr(GString) csv = g_string_new(NULL);
+    write_csv(csv, sweep, order);
+    if (!write_file(o->csv, csv, &error)) {
+      fprintf(stderr, "ptsim sweep: --csv: %s\n", error->message);
+      return 2;
+    }
+    g_string_append_printf(out, "\nall %u layouts: %s\n", sweep->jobs->len, o->csv);
+  }
+  fwrite(out->str, 1, out->len, stdout);
+  return 0;
+}
+
+int ptsim_sweep_main(int argc, char **argv) {
+  SweepOptions o;
+  memset(&o, 0, sizeof o);
+  o.tp_max = o.pp_max = o.top = -1;
+  o.threshold = NAN;
+  const GOptionEntry entries[] = {
+      {"model", 0, 0, G_OPTION_ARG_STRING, &o.models, "Models, comma-separated (default llama3-8b)", "M[,M...]"},
+      {"hw", 0, 0, G_OPTION_ARG_STRING, &o.hws, "Hardware profiles (default h100-80g)", "H[,H...]"},
+      {"gpus", 0, 0, G_OPTION_ARG_STRING, &o.gpus, "GPU counts (default 8)", "N[,N...]"},
+      {"seq", 0, 0, G_OPTION_ARG_STRING, &o.seqs, "Sequence lengths (default 8192)", "S[,S...]"},
+      {"gbs", 0, 0, G_OPTION_ARG_STRING, &o.gbs, "Global batch sizes (default 128)", "G[,G...]"},
+      {"mbs", 0, 0, G_OPTION_ARG_STRING, &o.mbs, "Micro-batch sizes (default 1,2,4,8)", "B[,B...]"},
+      {"cp", 0, 0, G_OPTION_ARG_STRING, &o.cps, "Context-parallel sizes (default 1,2,4,8)", "C[,C...]"},
+      {"vp", 0, 0, G_OPTION_ARG_STRING, &o.vps, "Virtual stages for the interleaved schedule (default 2,4)", "V[,V...]"},
+      {"recompute", 0, 0, G_OPTION_ARG_STRING, &o.recomputes, "none,selective,full (default all three)", "R[,R...]"},
+      {"schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedules, "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
+      {"tp-max", 0, 0, G_OPTION_ARG_INT64, &o.tp_max, "Largest tp (default: GPUs per node)", "N"},
+      {"pp-max", 0, 0, G_OPTION_ARG_INT64, &o.pp_max, "Largest pp (default: no limit)", "N"},
+      {"memory-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &o.threshold, "Fit threshold (default 0.8)", "F"},
+      {"no-overlap", 0, 0, G_OPTION_ARG_NONE, &o.no_overlap,
+       "Turn off Megatron's grad-reduce / param-gather / TP comm overlap (on by default in sweeps)", NULL},
+      {"device", 0, 0, G_OPTION_ARG_STRING, &o.device, "auto|cpu|gpu (default auto)", "D"},
+      {"threads", 0, 0, G_OPTION_ARG_INT64, &o.threads, "CPU threads (default: all cores)", "N"},
+      {"top", 0, 0, G_OPTION_ARG_INT64, &o.top, "Rows of the ranked table (default 10)", "K"},
+      {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv, "Also write every layout to FILE.csv", "FILE"},
+      {"format", 0, 0, G_OPTION_ARG_STRING, &o.format, "text|csv (default text)", "F"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  g_autoptr(GOptionContext) context = g_option_context_new("- every valid layout, ranked");
+  g_option_context_set_summary(context,
+                               "Lists take comma-separated values; every combination is tried, "
+                               "invalid ones are counted by reason.");
+  g_option_context_add_main_entries(context, entries, NULL);
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(context, &argc, &argv, &error) || argc > 1) {
+    fprintf(stderr, "ptsim sweep: %s\n", error ? error->message : "unexpected argument (see --help)");
+    options_clear(&o);
+    return 2;
+  }
+  int rc = run(&o);
+  options_clear(&o);
+  return rc;
+}
+
+int ptsim_sweep_default_job(void) {
+  char *argv[] = {"sweep", "--top", "10", NULL};
+  printf("ptsim default job: every layout of Llama-3-8B on one 8 x H100-80GB node, seq 8192, gbs 128\n"
+         "(ptsim --help for the commands; ptsim sweep --help for this one)\n\n");
+  return ptsim_sweep_main(3, argv);
+}
