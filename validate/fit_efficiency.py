@@ -9,7 +9,9 @@ The parameters keep their physical meaning and bounds:
   gemm_half_gflops      GEMM size at which efficiency is half of that (ramp-up, tails)
   memory_efficiency     fraction of HBM bandwidth elementwise kernels reach
   attention_efficiency  flash-attention fraction of peak on long sequences
-Usage: validate/fit_efficiency.py [--ptsim build/ptsim] [--rounds 3]
+Usage: validate/fit_efficiency.py [--ptsim build/ptsim] [--rounds 3] [--train SOURCES]
+  --train narayanan2021,megatron_core_r080   fit on those sources only and report the
+                                             error on the held-out rows (cross-validation)
 """
 import argparse, json, os, re, shutil, subprocess, sys, tempfile
 
@@ -63,6 +65,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ptsim", default=os.path.join(ROOT, "build", "ptsim"))
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--train", default="", help="comma-separated sources to fit on (default: all)")
     opts = ap.parse_args()
     all_rows = list(calibrate_published.rows())
     data_dir = tempfile.mkdtemp(prefix="ptsim-fit-")
@@ -70,7 +73,12 @@ def main():
         os.symlink(os.path.join(ROOT, "models"), os.path.join(data_dir, "models"))
         shutil.copytree(os.path.join(ROOT, "hw_profiles"), os.path.join(data_dir, "hw_profiles"))
         for fam, profiles in FAMILIES.items():
-            rows = [r for r in all_rows if family_of(r[2]) == fam]
+            family = [r for r in all_rows if family_of(r[2]) == fam]
+            train = set(opts.train.split(",")) if opts.train else None
+            rows = [r for r in family if train is None or r[0] in train]
+            held = [r for r in family if train is not None and r[0] not in train]
+            if not rows:
+                continue
             values = read_values(profiles[0])
 
             def score(vals):
@@ -98,6 +106,11 @@ def main():
             for prof in profiles:
                 write_profile(data_dir, prof, values)
             print("%s: fitted MAPE %.1f%% max %.1f%%" % (fam, 100 * best[0], 100 * best[1]))
+            if held:
+                e = errors(opts.ptsim, data_dir, held)
+                print("%s: held-out %d rows (%s): MAPE %.1f%% max %.1f%%" % (
+                    fam, len(held), ",".join(sorted({r[0] for r in held})),
+                    100 * sum(e) / len(e), 100 * max(e)))
             for k in BOUNDS:
                 print("  %s = %.4g" % (k, values[k]))
     finally:
