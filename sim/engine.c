@@ -2,16 +2,17 @@
  *
  * Events:
  *   ITEM_DONE(stage, index)   the item at `index` of stage's order ended
- *   ARRIVE_FWD(stage, vmb)    a forward input for (microbatch, chunk) landed
- *   ARRIVE_BWD(stage, vmb)    a gradient input landed
- * vmb = microbatch * v + chunk.  A stage tries to start its next item
- * whenever it becomes free or an input lands. */
+ *   WAKE(stage)               an input the stage is waiting for has landed
+ * When an item ends, its output's arrival time (end + transfer) is written
+ * straight into the consumer's ready table; a WAKE is queued only when the
+ * consumer is idle, or when it becomes free before the input lands, so a
+ * transfer costs an event only when someone waits for it.  A stage tries to
+ * start its next item whenever it becomes free or is woken. */
 #include "engine.h"
 #include "memory.h"
 
 #define EV_ITEM_DONE 0
-#define EV_ARRIVE_FWD 1
-#define EV_ARRIVE_BWD 2
+#define EV_WAKE 1
 #define NOT_YET (-1)
 #define MAX_CHUNKS 16 /* virtual stages per rank the engine supports */
 
@@ -119,7 +120,11 @@ static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
   if (st->busy || st->next >= sim->items) return 0;
   it = &sim->orders[(int64_t)stage * sim->items + st->next];
   ready = input_ready(sim, stage, it);
-  if (ready == NOT_YET || ready > now) return 0;
+  if (ready == NOT_YET) return 0; /* its producer has not finished: it will wake us */
+  if (ready > now) /* in flight: wake when it lands */
+    return ptsim_event_queue_push(&sim->queue, ready, EV_WAKE, stage, 0) < 0
+               ? PTSIM_ENGINE_ERR_QUEUE
+               : 0;
   /* Idle time spent on a transfer that was in flight counts as PP wait. */
   if (ready > st->free_at && sim->pp_ns > 0) {
     PtsimTime sent = ready - sim->pp_ns;
@@ -138,40 +143,42 @@ static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
   return 0;
 }
 
-/* The item just ended: send its output to the next virtual stage. */
+/* The item just ended: its output lands on the next virtual stage after
+ * the transfer. */
 static PTSIM_HD int32_t item_done(Sim *sim, int32_t stage, int32_t index, PtsimTime now) {
   const PtsimScheduleItem *it = &sim->orders[(int64_t)stage * sim->items + index];
   StageState *st = &sim->stages[stage];
   int32_t p = sim->p, v = sim->v, mb = it->microbatch, c = it->chunk;
-  int32_t to_stage = -1, to_chunk = -1, kind = -1;
+  int32_t to_stage = -1, to_chunk = -1;
+  PtsimTime *ready = sim->fwd_ready;
   st->busy = 0;
   st->next = index + 1;
   st->free_at = now;
   st->end_ns = now;
   if (it->kind == PTSIM_SCHEDULE_ITEM_FORWARD) {
+    ready = sim->fwd_ready;
     if (stage < p - 1) {
-      to_stage = stage + 1; to_chunk = c; kind = EV_ARRIVE_FWD;
+      to_stage = stage + 1; to_chunk = c;
     } else if (c < v - 1) {
-      to_stage = 0; to_chunk = c + 1; kind = EV_ARRIVE_FWD;
+      to_stage = 0; to_chunk = c + 1;
     } else { /* the loss: this stage's own backward may start */
       sim->bwd_ready[((int64_t)stage * sim->m + mb) * v + c] = now;
     }
   } else if (it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) {
+    ready = sim->bwd_ready;
     if (stage > 0) {
-      to_stage = stage - 1; to_chunk = c; kind = EV_ARRIVE_BWD;
+      to_stage = stage - 1; to_chunk = c;
     } else if (c > 0) {
-      to_stage = p - 1; to_chunk = c - 1; kind = EV_ARRIVE_BWD;
+      to_stage = p - 1; to_chunk = c - 1;
     }
   }
-  if (kind >= 0 &&
-      ptsim_event_queue_push(&sim->queue, now + sim->pp_ns, kind, to_stage, mb * v + to_chunk) < 0)
-    return PTSIM_ENGINE_ERR_QUEUE;
+  if (to_stage >= 0) {
+    ready[((int64_t)to_stage * sim->m + mb) * v + to_chunk] = now + sim->pp_ns;
+    if (!sim->stages[to_stage].busy &&
+        ptsim_event_queue_push(&sim->queue, now + sim->pp_ns, EV_WAKE, to_stage, 0) < 0)
+      return PTSIM_ENGINE_ERR_QUEUE;
+  }
   return try_start(sim, stage, now);
-}
-
-static PTSIM_HD void arrive(Sim *sim, int32_t kind, int32_t stage, int32_t vmb, PtsimTime now) {
-  PtsimTime *ready = kind == EV_ARRIVE_FWD ? sim->fwd_ready : sim->bwd_ready;
-  ready[(int64_t)stage * sim->m * sim->v + vmb] = now;
 }
 
 /* The data-parallel stream of one stage: each chunk's share of the
@@ -328,12 +335,10 @@ PTSIM_HD int32_t ptsim_engine_run(const PtsimJob *job, const PtsimWorkload *work
   }
   while (ptsim_event_queue_pop(&sim.queue, &ev) == 0) {
     sim.events++;
-    if (ev.kind == EV_ITEM_DONE) {
+    if (ev.kind == EV_ITEM_DONE)
       rc = item_done(&sim, ev.a, ev.b, ev.time);
-    } else {
-      arrive(&sim, ev.kind, ev.a, ev.b, ev.time);
+    else
       rc = try_start(&sim, ev.a, ev.time);
-    }
     if (rc != 0) return rc;
   }
   total_items = 0;
