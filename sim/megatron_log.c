@@ -370,8 +370,8 @@ static gboolean read_arg(PtsimMegatronLog *log, const char *line) {
       p++;
     if (*p != ' ' && *p != '\0')
       return FALSE;
-  } else if (*p != ' ') {
-    return FALSE;
+  } else if (*p != ' ' || name_len < 48) {
+    return FALSE; /* no dots only for names of 48 characters or more */
   }
   const char *value = p;
   size_t value_len = trim(&value, value + strlen(value));
