@@ -446,13 +446,14 @@ PtsimRunCsv *ptsim_run_csv_parse(const char *data, gsize len,
   while (lex_record(&lx, cells, &local)) {
     const Cell *first = &g_array_index(cells, Cell, 0);
     if (cells->len != ncols) {
+      /* where the first extra cell starts, or where the short row ends */
+      const Cell *last = &g_array_index(cells, Cell, cells->len - 1);
+      const Cell *at =
+          cells->len > ncols ? &g_array_index(cells, Cell, ncols) : last;
       int64_t col = cells->len > ncols
-                        ? g_array_index(cells, Cell, ncols).col
-                        : (int64_t)(lx.p - lx.line_start) + 1;
-      int64_t line = cells->len > ncols
-                         ? g_array_index(cells, Cell, ncols).line
-                         : first->line;
-      lex_error(&lx, line, col, "row has %u cells, the header has %u",
+                        ? at->col
+                        : at->col + (int64_t)strlen(at->text);
+      lex_error(&lx, at->line, col, "row has %u cell(s), the header has %u",
                 cells->len, ncols);
       return NULL;
     }
