@@ -612,6 +612,27 @@ static void test_warmup_rule(void) {
   g_assert_cmpfloat(s.step_time_ms, ==, 110.0);
 }
 
+static void test_prefixes(void) {
+  g_test_summary("launcher labels before the timestamp and the memory line "
+                 "(torchrun --tee, srun --label) do not hide the fields");
+  g_autoptr(PtsimMegatronLog) log = parse_text(
+      "[default7]: [2024-04-06 02:55:45] iteration        2/     100 | "
+      "elapsed time per iteration (ms): 5630.1 | global batch size:   128 |\n"
+      "7:  iteration        3/     100 | elapsed time per iteration (ms): "
+      "5410.6 |\n"
+      "[default1]:[Rank 1] (after 3 iterations) memory (MB) | allocated: 1.5"
+      " | max allocated: 2.5 | reserved: 4.0 | max reserved: 4.0\n");
+  g_assert_cmpuint(log->iterations->len, ==, 2);
+  g_assert_cmpfloat(iter(log, 0)->elapsed_ms, ==, 5630.1);
+  g_assert_cmpfloat(iter(log, 0)->timestamp_s, ==, 1712372145.0);
+  g_assert_cmpint(iter(log, 0)->gbs, ==, 128);
+  g_assert_cmpfloat(iter(log, 1)->elapsed_ms, ==, 5410.6);
+  g_assert_cmpuint(log->memory->len, ==, 1);
+  g_assert_cmpint(mem(log, 0)->rank, ==, 1);
+  g_assert_cmpint(mem(log, 0)->after_iterations, ==, 3);
+  g_assert_cmpfloat(mem(log, 0)->max_reserved_mb, ==, 4.0);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/megatron-log/excerpt-1-2020", test_excerpt1_2020);
@@ -629,5 +650,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-log/huge-lines", test_huge_lines);
   g_test_add_func("/megatron-log/empty-and-missing", test_empty_and_missing);
   g_test_add_func("/megatron-log/warm-up", test_warmup_rule);
+  g_test_add_func("/megatron-log/prefixes", test_prefixes);
   return g_test_run();
 }
