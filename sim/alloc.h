@@ -19,7 +19,10 @@
  * What it is not: a real allocator (no memory behind the addresses), and
  * not the whole of PyTorch's: no CUDA-graph private pools, no cross-stream
  * recordStream (so a free is reusable at once and active == allocated), no
- * free-memory callbacks, no cudaMallocAsync backend.
+ * free-memory callbacks, no cudaMallocAsync backend.  With expandable
+ * segments the oversize release step (release_available_cached_blocks) and
+ * the garbage collector skip expandable blocks (the reference notes their
+ * mix was buggy and that GC excludes them); the other steps apply.
  *
  * State: a PtsimAllocator plus an array of PtsimAllocBlock the caller owns
  * (a local array, a g_new block, device memory) and keeps alive as long as
@@ -32,7 +35,10 @@
  *
  * Sizes and addresses are int64_t bytes.  Costs: malloc hit O(log n + n)
  * (binary search, then an O(n) shift of the sorted set of n cached free
- * blocks), free likewise; the slow path and empty_cache O(slots).
+ * blocks), free likewise; a miss with expandable segments walks the
+ * stream's segment, O(its blocks); the slow path and empty_cache O(slots).
+ * Measured (-O2): 10^5 random ops ~0.03 s with hundreds of cached blocks;
+ * 2 x 10^5 ops with ~9,000 cached small blocks ~1 s.
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #ifndef PTSIM_ALLOC_H
@@ -174,7 +180,7 @@ PTSIM_HD int32_t ptsim_alloc_init(PtsimAllocator *a, const PtsimAllocOptions *op
  * real traces should skip them).  Returns a handle (>= 0, the block's slot),
  * or PTSIM_ALLOC_ERR_OOM (num_ooms counted; the cache may have been released
  * on the way, as PyTorch does), PTSIM_ALLOC_ERR_NO_BLOCKS (nothing changed),
- * PTSIM_ALLOC_ERR_ARGS. */
+ * PTSIM_ALLOC_ERR_ARGS (size < 0 or > 2^56, stream < 0). */
 PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes,
                                     int32_t stream);
 

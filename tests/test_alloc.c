@@ -581,6 +581,52 @@ static void test_expandable(void) {
   fx_clear(&g);
 }
 
+static void test_check_detects(void) {
+  g_test_summary("ptsim_alloc_check reports broken links, tiling, overlap, unmerged "
+                 "neighbours, an unsorted free set and wrong counters");
+  Fx f;
+  fx_init(&f, NULL, 80 * GIB, 64);
+  int32_t a = m(&f, 5 * MIB, 0), b = m(&f, 5 * MIB, 0);
+  m(&f, 5 * MIB, 0);
+  int32_t d = m(&f, 30 * MIB, 1);
+  fr(&f, a);  /* free set: a (5 MiB), the 5 MiB tail */
+  PtsimAllocator saved = f.a;
+  PtsimAllocBlock copy[64];
+  memcpy(copy, f.blocks, sizeof copy);
+#define RESTORE() (f.a = saved, memcpy(f.blocks, copy, sizeof copy))
+  f.blocks[b].prev = d;  /* links no longer mutual: -1 or -2 by slot order */
+  g_assert_cmpint(ptsim_alloc_check(&f.a), <=, -1);
+  g_assert_cmpint(ptsim_alloc_check(&f.a), >=, -2);
+  RESTORE();
+  f.blocks[b].size += 512;
+  g_assert_cmpint(ptsim_alloc_check(&f.a), <, 0);
+  RESTORE();
+  f.blocks[d].segment_addr = f.blocks[a].segment_addr + 10 * MIB;
+  f.blocks[d].addr = f.blocks[d].segment_addr;
+  g_assert_cmpint(ptsim_alloc_check(&f.a), ==, -8);
+  RESTORE();
+  f.blocks[b].state = PTSIM_ALLOC_BLOCK_FREE;  /* a free neighbour left unmerged */
+  g_assert_cmpint(ptsim_alloc_check(&f.a), ==, -9);
+  RESTORE();
+  int32_t t = f.blocks[0].order_;
+  f.blocks[0].order_ = f.blocks[1].order_;
+  f.blocks[1].order_ = t;
+  g_assert_cmpint(ptsim_alloc_check(&f.a), ==, -12);
+  RESTORE();
+  f.a.stats.allocated_bytes += 512;
+  g_assert_cmpint(ptsim_alloc_check(&f.a), ==, -13);
+  RESTORE();
+  f.a.stats.inactive_split_bytes = 0;
+  g_assert_cmpint(ptsim_alloc_check(&f.a), ==, -16);
+  RESTORE();
+  f.a.stats.reserved_bytes_peak = 0;
+  g_assert_cmpint(ptsim_alloc_check(&f.a), ==, -15);
+  RESTORE();
+#undef RESTORE
+  g_assert_cmpint(ptsim_alloc_check(&f.a), ==, 0);
+  fx_clear(&f);
+}
+
 /* ---- random streams ---- */
 
 typedef struct {
@@ -856,6 +902,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/alloc/oom-retry", test_oom_retry);
   g_test_add_func("/alloc/gc-threshold", test_gc_threshold);
   g_test_add_func("/alloc/expandable-segments", test_expandable);
+  g_test_add_func("/alloc/check-detects-corruption", test_check_detects);
   g_test_add_func("/alloc/random-invariants", test_random_invariants);
   g_test_add_func("/alloc/deterministic", test_deterministic);
   g_test_add_func("/alloc/speed", test_speed);
