@@ -1,0 +1,774 @@
+/* alloc.c — the caching-allocator emulation; the contract is in alloc.h,
+ * the rules in shared/reference/pytorch_caching_allocator.md ("A<n>" below
+ * names its sections).
+ *
+ * Layout inside the caller's slots:
+ *
+ *   segment   one cudaMalloc (or one reserved expandable range): a chain of
+ *             blocks linked by prev/next in address order that tiles
+ *             [segment_addr, segment_addr + segment_size) exactly.
+ *   free set  every cached (FREE) block, sorted by (pool, stream, size,
+ *             addr); element k is blocks[k].order_.  Keys are unique since
+ *             cached blocks never overlap.  lower_bound(pool, stream, size, 0)
+ *             is PyTorch's best fit (A6).
+ *   unused    slots holding no block: [high_water, capacity) plus a chain
+ *             through link_ below high_water.
+ *
+ * Merges keep the lower-address block's slot and splits keep the front in
+ * the original slot, so the first block of a segment never changes slot
+ * (expandable[] relies on it) and a handle is the front of its block.
+ *
+ * Invariants (ptsim_alloc_check; its return codes in brackets): links are
+ * mutual [-1..-3]; a segment is tiled exactly [-4..-7]; segments do not
+ * overlap [-8]; cached neighbours are merged [-9]; the free set is sorted
+ * and holds exactly the cached blocks [-10..-12]; the counters equal their
+ * sums [-13..-17]; allocated <= reserved <= limit [-18]; expandable page
+ * boundaries [-19].
+ *
+ * inactive_split_bytes is kept incrementally: a cached block's neighbours
+ * can only change by merging it away, so its "split" state is fixed while
+ * it sits in the free set; add on insert, subtract on removal.
+ *
+ * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
+#include "alloc.h"
+
+#define MIB ((int64_t)1048576)
+#define NO_BLOCK ((int32_t)-1)
+/* Address of the first segment (2 MiB-aligned, away from 0). */
+#define FIRST_ADDR ((int64_t)1 << 32)
+/* Unused slots one malloc may need: a segment, a mapped piece, a split rest. */
+#define SLOTS_PER_MALLOC 3
+
+/* ---- small helpers ---- */
+
+PTSIM_HD static int64_t round_up(int64_t x, int64_t m) { return ((x + m - 1) / m) * m; }
+
+PTSIM_HD static int64_t round_down(int64_t x, int64_t m) { return (x / m) * m; }
+
+PTSIM_HD static int64_t imax(int64_t x, int64_t y) { return x > y ? x : y; }
+
+/* floor(log2(x)) for x >= 1. */
+PTSIM_HD static int32_t log2_floor(int64_t x) {
+  int32_t r = 0;
+  while (x > 1) {
+    x >>= 1;
+    r += 1;
+  }
+  return r;
+}
+
+PTSIM_HD static int is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+PTSIM_HD static void bump_peak(int64_t cur, int64_t *peak) {
+  if (cur > *peak) *peak = cur;
+}
+
+PTSIM_HD static int gc_enabled(const PtsimAllocator *a) {
+  return a->opts.memory_fraction > 0.0 && a->opts.garbage_collection_threshold > 0.0;
+}
+
+/* Page size of an expandable segment of this pool (A11). */
+PTSIM_HD static int64_t page_size(int32_t pool) {
+  return pool == PTSIM_ALLOC_POOL_SMALL ? PTSIM_ALLOC_SMALL_BUFFER : PTSIM_ALLOC_LARGE_BUFFER;
+}
+
+PTSIM_HD static int is_split(const PtsimAllocBlock *b) {
+  return b->prev != NO_BLOCK || b->next != NO_BLOCK;
+}
+
+/* ---- slots ---- */
+
+PTSIM_HD static int32_t slot_take(PtsimAllocator *a) {
+  int32_t s;
+  if (a->unused_head != NO_BLOCK) {
+    s = a->unused_head;
+    a->unused_head = a->blocks[s].link_;
+  } else if (a->high_water < a->capacity_blocks) {
+    s = a->high_water;
+    a->high_water += 1;
+  } else {
+    return NO_BLOCK;
+  }
+  a->unused_count -= 1;
+  PtsimAllocBlock *b = &a->blocks[s];
+  b->addr = 0;
+  b->size = 0;
+  b->requested = 0;
+  b->segment_addr = 0;
+  b->segment_size = 0;
+  b->stream = 0;
+  b->pool = 0;
+  b->state = PTSIM_ALLOC_BLOCK_UNUSED;
+  b->expandable = 0;
+  b->prev = NO_BLOCK;
+  b->next = NO_BLOCK;
+  b->gc_base_ = 0;
+  b->link_ = NO_BLOCK;
+  return s;
+}
+
+PTSIM_HD static void slot_give(PtsimAllocator *a, int32_t s) {
+  a->blocks[s].state = PTSIM_ALLOC_BLOCK_UNUSED;
+  a->blocks[s].link_ = a->unused_head;
+  a->unused_head = s;
+  a->unused_count += 1;
+}
+
+/* A new block of segment `like` after block `after` (same segment), covering
+ * [addr, addr+size).  The caller has ensured a slot is unused. */
+PTSIM_HD static int32_t insert_after(PtsimAllocator *a, int32_t after, int64_t addr,
+                                     int64_t size, int32_t state) {
+  int32_t s = slot_take(a);
+  PtsimAllocBlock *b = &a->blocks[s];
+  const PtsimAllocBlock *o = &a->blocks[after];
+  b->addr = addr;
+  b->size = size;
+  b->segment_addr = o->segment_addr;
+  b->segment_size = o->segment_size;
+  b->stream = o->stream;
+  b->pool = o->pool;
+  b->expandable = o->expandable;
+  b->state = state;
+  b->prev = after;
+  b->next = o->next;
+  if (o->next != NO_BLOCK) a->blocks[o->next].prev = s;
+  a->blocks[after].next = s;
+  return s;
+}
+
+/* Absorbs block hi (the next neighbour of lo) into lo and frees hi's slot. */
+PTSIM_HD static void absorb_next(PtsimAllocator *a, int32_t lo, int32_t hi) {
+  PtsimAllocBlock *l = &a->blocks[lo];
+  PtsimAllocBlock *h = &a->blocks[hi];
+  l->size += h->size;
+  l->next = h->next;
+  if (h->next != NO_BLOCK) a->blocks[h->next].prev = lo;
+  slot_give(a, hi);
+}
+
+/* ---- the sorted free set ---- */
+
+/* 1 when block x sorts before the key (pool, stream, size, addr). */
+PTSIM_HD static int key_less(const PtsimAllocBlock *x, int32_t pool, int32_t stream,
+                             int64_t size, int64_t addr) {
+  if (x->pool != pool) return x->pool < pool;
+  if (x->stream != stream) return x->stream < stream;
+  if (x->size != size) return x->size < size;
+  return x->addr < addr;
+}
+
+/* First position whose block does not sort before the key. */
+PTSIM_HD static int32_t set_lower_bound(const PtsimAllocator *a, int32_t pool, int32_t stream,
+                                        int64_t size, int64_t addr) {
+  int32_t lo = 0, hi = a->free_count;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (key_less(&a->blocks[a->blocks[mid].order_], pool, stream, size, addr))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+PTSIM_HD static void set_insert(PtsimAllocator *a, int32_t s) {
+  PtsimAllocBlock *b = &a->blocks[s];
+  int32_t pos = set_lower_bound(a, b->pool, b->stream, b->size, b->addr);
+  for (int32_t k = a->free_count; k > pos; k--) a->blocks[k].order_ = a->blocks[k - 1].order_;
+  a->blocks[pos].order_ = s;
+  a->free_count += 1;
+  b->state = PTSIM_ALLOC_BLOCK_FREE;
+  b->gc_base_ = a->searches[b->pool];
+  if (!b->expandable && is_split(b)) {
+    a->stats.inactive_split_bytes += b->size;
+    bump_peak(a->stats.inactive_split_bytes, &a->stats.inactive_split_bytes_peak);
+  }
+}
+
+/* Removes cached block s from the free set (its state is left to the caller). */
+PTSIM_HD static void set_remove(PtsimAllocator *a, int32_t s) {
+  PtsimAllocBlock *b = &a->blocks[s];
+  int32_t pos = set_lower_bound(a, b->pool, b->stream, b->size, b->addr);
+  for (int32_t k = pos; k + 1 < a->free_count; k++) a->blocks[k].order_ = a->blocks[k + 1].order_;
+  a->free_count -= 1;
+  if (!b->expandable && is_split(b)) a->stats.inactive_split_bytes -= b->size;
+}
+
+/* ---- the rules (A3, A4, A5) ---- */
+
+PTSIM_HD int64_t ptsim_alloc_next_division(int64_t size, int32_t divisions) {
+  if (size <= 0 || divisions <= 0) return size;
+  if (is_pow2(size)) return size;
+  int64_t floor2 = (int64_t)1 << log2_floor(size);
+  int64_t step = floor2 >> log2_floor((int64_t)divisions);
+  if (step == 0) return 2 * floor2;
+  return round_up(size, step);
+}
+
+/* Divisions of the interval holding size (A3): index log2(size) - 20, clamped. */
+PTSIM_HD static int32_t divisions_for(const PtsimAllocOptions *o, int64_t size) {
+  int32_t idx = log2_floor(size) - 20;
+  if (idx < 0) idx = 0;
+  if (idx > PTSIM_ALLOC_DIVISION_INTERVALS - 1) idx = PTSIM_ALLOC_DIVISION_INTERVALS - 1;
+  return o->roundup_power2_divisions[idx];
+}
+
+PTSIM_HD int64_t ptsim_alloc_round_size(const PtsimAllocOptions *opts, int64_t size) {
+  if (size < PTSIM_ALLOC_MIN_BLOCK) return PTSIM_ALLOC_MIN_BLOCK;
+  if (opts != NULL) {
+    int32_t d = divisions_for(opts, size);
+    if (d > 1 && size > PTSIM_ALLOC_MIN_BLOCK * (int64_t)d)
+      return ptsim_alloc_next_division(size, d);
+  }
+  return round_up(size, PTSIM_ALLOC_MIN_BLOCK);
+}
+
+PTSIM_HD int64_t ptsim_alloc_segment_size(int64_t size) {
+  if (size <= PTSIM_ALLOC_SMALL_SIZE) return PTSIM_ALLOC_SMALL_BUFFER;
+  if (size < PTSIM_ALLOC_MIN_LARGE_ALLOC) return PTSIM_ALLOC_LARGE_BUFFER;
+  return round_up(size, PTSIM_ALLOC_ROUND_LARGE);
+}
+
+/* should_split (A5): small pool or expandable: >= 512 B left; large pool:
+ * request below max_split_size and more than 1 MiB left. */
+PTSIM_HD static int should_split(const PtsimAllocator *a, const PtsimAllocBlock *b, int64_t size) {
+  int64_t remaining = b->size - size;
+  if (b->pool == PTSIM_ALLOC_POOL_SMALL || a->opts.expandable_segments)
+    return remaining >= PTSIM_ALLOC_MIN_BLOCK;
+  return size < a->max_split_bytes && remaining > PTSIM_ALLOC_SMALL_SIZE;
+}
+
+/* ---- options and init ---- */
+
+PTSIM_HD void ptsim_alloc_options_init(PtsimAllocOptions *o) {
+  o->max_split_size_bytes = 0;
+  o->max_non_split_rounding_bytes = PTSIM_ALLOC_LARGE_BUFFER;
+  for (int32_t i = 0; i < PTSIM_ALLOC_DIVISION_INTERVALS; i++) o->roundup_power2_divisions[i] = 0;
+  o->garbage_collection_threshold = 0.0;
+  o->memory_fraction = 0.0;
+  o->expandable_segments = 0;
+}
+
+PTSIM_HD void ptsim_alloc_options_set_divisions(PtsimAllocOptions *o, int32_t divisions) {
+  for (int32_t i = 0; i < PTSIM_ALLOC_DIVISION_INTERVALS; i++)
+    o->roundup_power2_divisions[i] = divisions;
+}
+
+PTSIM_HD static int options_valid(const PtsimAllocOptions *o) {
+  if (o->max_split_size_bytes != 0 && o->max_split_size_bytes < PTSIM_ALLOC_LARGE_BUFFER) return 0;
+  if (o->max_non_split_rounding_bytes < PTSIM_ALLOC_LARGE_BUFFER) return 0;
+  for (int32_t i = 0; i < PTSIM_ALLOC_DIVISION_INTERVALS; i++) {
+    int32_t d = o->roundup_power2_divisions[i];
+    if (d < 0 || (d > 1 && !is_pow2((int64_t)d))) return 0;
+  }
+  double g = o->garbage_collection_threshold;
+  if (!(g == 0.0 || (g > 0.0 && g < 1.0))) return 0;
+  double f = o->memory_fraction;
+  if (!(f == 0.0 || (f > 0.0 && f <= 1.0))) return 0;
+  return 1;
+}
+
+PTSIM_HD int32_t ptsim_alloc_init(PtsimAllocator *a, const PtsimAllocOptions *opts,
+                                  double capacity_bytes, PtsimAllocBlock *storage,
+                                  int32_t capacity_blocks) {
+  if (a == NULL || storage == NULL || capacity_blocks < SLOTS_PER_MALLOC) return PTSIM_ALLOC_ERR_ARGS;
+  /* NaN fails both comparisons; 9e18 is below INT64_MAX. */
+  if (!(capacity_bytes >= 0.0 && capacity_bytes <= 9.0e18)) return PTSIM_ALLOC_ERR_ARGS;
+  if (opts != NULL)
+    a->opts = *opts;
+  else
+    ptsim_alloc_options_init(&a->opts);
+  if (!options_valid(&a->opts)) return PTSIM_ALLOC_ERR_ARGS;
+  a->capacity_bytes = (int64_t)capacity_bytes;
+  a->limit_bytes = a->capacity_bytes;
+  if (a->opts.memory_fraction > 0.0) {
+    int64_t allowed = (int64_t)(a->opts.memory_fraction * (double)a->capacity_bytes);
+    if (allowed < a->limit_bytes) a->limit_bytes = allowed;
+  }
+  a->max_split_bytes = a->opts.max_split_size_bytes > 0 ? a->opts.max_split_size_bytes : INT64_MAX;
+  a->next_addr = FIRST_ADDR;
+  a->searches[0] = 0;
+  a->searches[1] = 0;
+  a->blocks = storage;
+  a->capacity_blocks = capacity_blocks;
+  a->high_water = 0;
+  a->unused_head = NO_BLOCK;
+  a->unused_count = capacity_blocks;
+  a->free_count = 0;
+  a->num_expandable = 0;
+  for (int32_t i = 0; i < PTSIM_ALLOC_MAX_EXPANDABLE; i++) a->expandable[i] = NO_BLOCK;
+  PtsimAllocStats *st = &a->stats;
+  st->allocated_bytes = st->allocated_bytes_peak = 0;
+  st->requested_bytes = st->requested_bytes_peak = 0;
+  st->active_bytes = st->active_bytes_peak = 0;
+  st->reserved_bytes = st->reserved_bytes_peak = 0;
+  st->inactive_split_bytes = st->inactive_split_bytes_peak = 0;
+  st->allocations = st->segments = 0;
+  st->oversize_allocations = st->oversize_segments = 0;
+  st->num_device_alloc = st->num_device_free = 0;
+  st->num_alloc_retries = st->num_ooms = st->num_gc_frees = 0;
+  return 0;
+}
+
+/* ---- reserved memory ---- */
+
+PTSIM_HD static void reserve(PtsimAllocator *a, int64_t bytes) {
+  a->stats.reserved_bytes += bytes;
+  bump_peak(a->stats.reserved_bytes, &a->stats.reserved_bytes_peak);
+  a->stats.num_device_alloc += 1;
+}
+
+/* release_block: cudaFree a whole cached, unsplit, non-expandable segment. */
+PTSIM_HD static void release_segment(PtsimAllocator *a, int32_t s) {
+  PtsimAllocBlock *b = &a->blocks[s];
+  set_remove(a, s);
+  a->stats.reserved_bytes -= b->size;
+  a->stats.segments -= 1;
+  if (b->size >= a->max_split_bytes) a->stats.oversize_segments -= 1;
+  a->stats.num_device_free += 1;
+  slot_give(a, s);
+}
+
+/* Merges unmapped block s with unmapped neighbours (expandable). */
+PTSIM_HD static int32_t merge_unmapped(PtsimAllocator *a, int32_t s) {
+  int32_t n = a->blocks[s].next;
+  if (n != NO_BLOCK && a->blocks[n].state == PTSIM_ALLOC_BLOCK_UNMAPPED) absorb_next(a, s, n);
+  int32_t p = a->blocks[s].prev;
+  if (p != NO_BLOCK && a->blocks[p].state == PTSIM_ALLOC_BLOCK_UNMAPPED) {
+    absorb_next(a, p, s);
+    s = p;
+  }
+  return s;
+}
+
+/* unmap_block (A11): gives the whole pages inside cached expandable block s
+ * back; the slivers before and after stay cached.  Skipped when no two
+ * slots are unused. */
+PTSIM_HD static void unmap_pages(PtsimAllocator *a, int32_t s) {
+  PtsimAllocBlock *b = &a->blocks[s];
+  int64_t page = page_size(b->pool);
+  int64_t base = b->segment_addr;
+  int64_t lo = base + round_up(b->addr - base, page);
+  int64_t hi = base + round_down(b->addr + b->size - base, page);
+  if (hi <= lo) return;
+  if (a->unused_count < 2) return;
+  int64_t end = b->addr + b->size;
+  set_remove(a, s);
+  int32_t mid = s;
+  if (lo > b->addr) {  /* keep the head sliver cached in s */
+    b->size = lo - b->addr;
+    mid = insert_after(a, s, lo, hi - lo, PTSIM_ALLOC_BLOCK_UNMAPPED);
+    set_insert(a, s);
+  } else {
+    b->size = hi - lo;
+    b->state = PTSIM_ALLOC_BLOCK_UNMAPPED;
+  }
+  if (end > hi) {
+    int32_t tail = insert_after(a, mid, hi, end - hi, PTSIM_ALLOC_BLOCK_FREE);
+    set_insert(a, tail);
+  }
+  merge_unmapped(a, mid);
+  a->stats.reserved_bytes -= hi - lo;
+  a->stats.num_device_free += 1;
+}
+
+/* release_cached_blocks (A7, A11): every unsplit cached segment is freed,
+ * every cached expandable block loses its whole pages.  O(slots). */
+PTSIM_HD static void release_all(PtsimAllocator *a) {
+  for (int32_t s = 0; s < a->high_water; s++) {
+    const PtsimAllocBlock *b = &a->blocks[s];
+    if (b->state != PTSIM_ALLOC_BLOCK_FREE) continue;
+    if (b->expandable)
+      unmap_pages(a, s);
+    else if (!is_split(b))
+      release_segment(a, s);
+  }
+}
+
+PTSIM_HD void ptsim_alloc_empty_cache(PtsimAllocator *a) { release_all(a); }
+
+/* release_available_cached_blocks (A7): only with max_split_size set.  The
+ * smallest cached oversize block of this stream with size >= max(request,
+ * max_split_size), else oversize blocks from the largest down until the
+ * freed total reaches that size.  Returns 1 when enough was freed. */
+PTSIM_HD static int release_oversize(PtsimAllocator *a, int32_t pool, int32_t stream, int64_t size) {
+  if (a->max_split_bytes == INT64_MAX || a->opts.expandable_segments) return 0;
+  int64_t key = imax(size, a->max_split_bytes);
+  int32_t pos = set_lower_bound(a, pool, stream, key, 0);
+  if (pos < a->free_count) {
+    int32_t s = a->blocks[pos].order_;
+    const PtsimAllocBlock *b = &a->blocks[s];
+    if (b->pool == pool && b->stream == stream && !is_split(b)) {
+      release_segment(a, s);
+      return 1;
+    }
+  }
+  int64_t released = 0;
+  while (released < key && pos > 0) {
+    int32_t s = a->blocks[pos - 1].order_;
+    const PtsimAllocBlock *b = &a->blocks[s];
+    if (b->pool != pool || b->stream != stream || b->size < a->max_split_bytes) break;
+    pos -= 1;
+    if (is_split(b)) continue;
+    released += b->size;
+    release_segment(a, s);
+  }
+  return released >= key;
+}
+
+/* garbage_collect_cached_blocks (A8): free unsplit large cached segments
+ * whose age (searches of the large pool since they were cached) is at least
+ * the average, pass after pass, until the reclaimed bytes reach
+ * reserved - threshold x allowed or no candidate is left. */
+PTSIM_HD static void garbage_collect(PtsimAllocator *a) {
+  double goal = a->opts.garbage_collection_threshold * (double)a->limit_bytes;
+  if ((double)a->stats.reserved_bytes <= goal) return;
+  double target = (double)a->stats.reserved_bytes - goal;
+  int64_t now = a->searches[PTSIM_ALLOC_POOL_LARGE];
+  double reclaimed = 0.0;
+  for (;;) {
+    int64_t total_age = 0, count = 0;
+    for (int32_t k = 0; k < a->free_count; k++) {
+      const PtsimAllocBlock *b = &a->blocks[a->blocks[k].order_];
+      if (b->pool != PTSIM_ALLOC_POOL_LARGE || b->expandable || is_split(b)) continue;
+      total_age += now - b->gc_base_;
+      count += 1;
+    }
+    if (count == 0 || reclaimed >= target) return;
+    double average = (double)total_age / (double)count;
+    int freed = 0;
+    int32_t k = 0;
+    while (k < a->free_count) {
+      int32_t s = a->blocks[k].order_;
+      const PtsimAllocBlock *b = &a->blocks[s];
+      if (b->pool == PTSIM_ALLOC_POOL_LARGE && !b->expandable && !is_split(b) &&
+          (double)(now - b->gc_base_) >= average) {
+        reclaimed += (double)b->size;
+        release_segment(a, s);
+        a->stats.num_gc_frees += 1;
+        freed = 1;
+        continue;  /* position k now holds the next block */
+      }
+      k += 1;
+    }
+    if (!freed) return;
+  }
+}
+
+/* ---- finding a block ---- */
+
+/* Size an expandable cached block can grow to: itself plus an unmapped
+ * range right after it (A6, step 3). */
+PTSIM_HD static int64_t expandable_size(const PtsimAllocator *a, int32_t s) {
+  const PtsimAllocBlock *b = &a->blocks[s];
+  int64_t n = b->size;
+  if (b->next != NO_BLOCK && a->blocks[b->next].state == PTSIM_ALLOC_BLOCK_UNMAPPED)
+    n += a->blocks[b->next].size;
+  return n;
+}
+
+/* get_free_block (A6): best fit on the same stream with the max_split_size
+ * filters; removes the block from the free set.  Returns a slot or -1. */
+PTSIM_HD static int32_t get_free_block(PtsimAllocator *a, int32_t pool, int32_t stream, int64_t size) {
+  if (gc_enabled(a)) a->searches[pool] += 1;
+  int32_t pos = set_lower_bound(a, pool, stream, size, 0);
+  if (pos >= a->free_count) return NO_BLOCK;
+  int32_t s = a->blocks[pos].order_;
+  const PtsimAllocBlock *b = &a->blocks[s];
+  if (b->pool != pool || b->stream != stream) return NO_BLOCK;
+  if (b->expandable) {
+    while (pos + 1 < a->free_count) {
+      int32_t t = a->blocks[pos + 1].order_;
+      const PtsimAllocBlock *c = &a->blocks[t];
+      if (c->pool != pool || c->stream != stream || !c->expandable) break;
+      if (expandable_size(a, t) >= expandable_size(a, s)) break;
+      pos += 1;
+      s = t;
+    }
+    b = &a->blocks[s];
+  }
+  if (size < a->max_split_bytes && b->size >= a->max_split_bytes) return NO_BLOCK;
+  if (size >= a->max_split_bytes && b->size >= size + a->opts.max_non_split_rounding_bytes)
+    return NO_BLOCK;
+  set_remove(a, s);
+  return s;
+}
+
+/* ---- getting memory from the device ---- */
+
+/* alloc_block, plain (A7): a new unsplit segment of alloc_size, or -1 when
+ * it would pass the limit. */
+PTSIM_HD static int32_t new_segment(PtsimAllocator *a, int32_t pool, int32_t stream, int64_t alloc_size) {
+  if (a->stats.reserved_bytes + alloc_size > a->limit_bytes) return NO_BLOCK;
+  int32_t s = slot_take(a);
+  PtsimAllocBlock *b = &a->blocks[s];
+  b->addr = a->next_addr;
+  b->size = alloc_size;
+  b->segment_addr = b->addr;
+  b->segment_size = alloc_size;
+  b->stream = stream;
+  b->pool = pool;
+  b->state = PTSIM_ALLOC_BLOCK_ALLOCATED;  /* not cached: about to be handed out */
+  a->next_addr += round_up(alloc_size, PTSIM_ALLOC_ROUND_LARGE);
+  reserve(a, alloc_size);
+  a->stats.segments += 1;
+  if (alloc_size >= a->max_split_bytes) a->stats.oversize_segments += 1;
+  return s;
+}
+
+/* Reserves a new expandable range for (stream, pool): 1 1/8 x capacity,
+ * whole pages, one unmapped block.  Returns its first slot or -1. */
+PTSIM_HD static int32_t new_expandable(PtsimAllocator *a, int32_t pool, int32_t stream, int64_t size) {
+  if (a->num_expandable >= PTSIM_ALLOC_MAX_EXPANDABLE) return NO_BLOCK;
+  int64_t page = page_size(pool);
+  int64_t virt = round_up(imax(a->capacity_bytes + a->capacity_bytes / 8, size), page);
+  if (virt <= 0) virt = page;
+  int32_t s = slot_take(a);
+  PtsimAllocBlock *b = &a->blocks[s];
+  b->addr = a->next_addr;
+  b->size = virt;
+  b->segment_addr = b->addr;
+  b->segment_size = virt;
+  b->stream = stream;
+  b->pool = pool;
+  b->expandable = 1;
+  b->state = PTSIM_ALLOC_BLOCK_UNMAPPED;
+  a->next_addr += round_up(virt, PTSIM_ALLOC_LARGE_BUFFER);
+  a->expandable[a->num_expandable] = s;
+  a->num_expandable += 1;
+  a->stats.segments += 1;
+  return s;
+}
+
+/* try_allocate_expandable_block (A11): the lowest-address unmapped range of
+ * this stream and pool that, with the cached block just before it, holds
+ * `size`; maps the missing pages and merges them with cached neighbours.
+ * Returns the resulting block (not in the free set) or -1. */
+PTSIM_HD static int32_t grow_expandable(PtsimAllocator *a, int32_t pool, int32_t stream, int64_t size) {
+  int32_t u = NO_BLOCK;
+  int64_t before = 0;
+  for (int32_t e = 0; e < a->num_expandable && u == NO_BLOCK; e++) {
+    int32_t s = a->expandable[e];
+    if (a->blocks[s].pool != pool || a->blocks[s].stream != stream) continue;
+    for (; s != NO_BLOCK; s = a->blocks[s].next) {
+      const PtsimAllocBlock *b = &a->blocks[s];
+      if (b->state != PTSIM_ALLOC_BLOCK_UNMAPPED) continue;
+      int64_t prev_free = 0;
+      if (b->prev != NO_BLOCK && a->blocks[b->prev].state == PTSIM_ALLOC_BLOCK_FREE)
+        prev_free = a->blocks[b->prev].size;
+      if (prev_free + b->size >= size) {
+        u = s;
+        before = prev_free;
+        break;
+      }
+    }
+  }
+  if (u == NO_BLOCK) {
+    u = new_expandable(a, pool, stream, size);
+    if (u == NO_BLOCK) return NO_BLOCK;
+    before = 0;
+  }
+  int64_t map = round_up(size - before, page_size(pool));
+  if (map > a->blocks[u].size) map = a->blocks[u].size;
+  if (a->stats.reserved_bytes + map > a->limit_bytes) return NO_BLOCK;
+  PtsimAllocBlock *ub = &a->blocks[u];
+  if (map < ub->size) insert_after(a, u, ub->addr + map, ub->size - map, PTSIM_ALLOC_BLOCK_UNMAPPED);
+  ub = &a->blocks[u];
+  ub->size = map;
+  ub->state = PTSIM_ALLOC_BLOCK_ALLOCATED;  /* not cached: about to be handed out */
+  reserve(a, map);
+  int32_t m = u;
+  int32_t n = ub->next;
+  if (n != NO_BLOCK && a->blocks[n].state == PTSIM_ALLOC_BLOCK_FREE) {
+    set_remove(a, n);
+    absorb_next(a, m, n);
+  }
+  int32_t p = a->blocks[m].prev;
+  if (p != NO_BLOCK && a->blocks[p].state == PTSIM_ALLOC_BLOCK_FREE) {
+    set_remove(a, p);
+    absorb_next(a, p, m);
+    a->blocks[p].state = PTSIM_ALLOC_BLOCK_ALLOCATED;
+    m = p;
+  }
+  return m;
+}
+
+PTSIM_HD static int32_t alloc_block(PtsimAllocator *a, int32_t pool, int32_t stream, int64_t size,
+                                    int64_t alloc_size) {
+  if (a->opts.expandable_segments) return grow_expandable(a, pool, stream, size);
+  return new_segment(a, pool, stream, alloc_size);
+}
+
+/* ---- malloc and free ---- */
+
+/* alloc_found_block (A5): hands out the front of block s (not in the free
+ * set), splitting off the rest when should_split says so. */
+PTSIM_HD static void hand_out(PtsimAllocator *a, int32_t s, int64_t size, int64_t requested) {
+  PtsimAllocBlock *b = &a->blocks[s];
+  if (should_split(a, b, size)) {
+    int32_t rest = insert_after(a, s, b->addr + size, b->size - size, PTSIM_ALLOC_BLOCK_FREE);
+    a->blocks[s].size = size;
+    set_insert(a, rest);
+  }
+  b = &a->blocks[s];
+  b->state = PTSIM_ALLOC_BLOCK_ALLOCATED;
+  b->requested = requested;
+  PtsimAllocStats *st = &a->stats;
+  st->allocated_bytes += b->size;
+  bump_peak(st->allocated_bytes, &st->allocated_bytes_peak);
+  st->active_bytes = st->allocated_bytes;
+  st->active_bytes_peak = st->allocated_bytes_peak;
+  st->requested_bytes += requested;
+  bump_peak(st->requested_bytes, &st->requested_bytes_peak);
+  st->allocations += 1;
+  if (b->size >= a->max_split_bytes) st->oversize_allocations += 1;
+}
+
+PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes, int32_t stream) {
+  if (size_bytes < 0 || stream < 0 || size_bytes > ((int64_t)1 << 56)) return PTSIM_ALLOC_ERR_ARGS;
+  if (a->unused_count < SLOTS_PER_MALLOC) return PTSIM_ALLOC_ERR_NO_BLOCKS;
+  int64_t size = ptsim_alloc_round_size(&a->opts, size_bytes);
+  int32_t pool = size <= PTSIM_ALLOC_SMALL_SIZE ? PTSIM_ALLOC_POOL_SMALL : PTSIM_ALLOC_POOL_LARGE;
+  int64_t alloc_size = ptsim_alloc_segment_size(size);
+  int32_t s = get_free_block(a, pool, stream, size);
+  if (s == NO_BLOCK) {
+    if (gc_enabled(a)) garbage_collect(a);
+    s = alloc_block(a, pool, stream, size, alloc_size);
+    if (s == NO_BLOCK && release_oversize(a, pool, stream, size))
+      s = alloc_block(a, pool, stream, size, alloc_size);
+    if (s == NO_BLOCK) {
+      release_all(a);
+      a->stats.num_alloc_retries += 1;
+      if (a->unused_count >= SLOTS_PER_MALLOC) s = alloc_block(a, pool, stream, size, alloc_size);
+    }
+    if (s == NO_BLOCK) {
+      a->stats.num_ooms += 1;
+      return PTSIM_ALLOC_ERR_OOM;
+    }
+  }
+  hand_out(a, s, size, size_bytes);
+  return s;
+}
+
+PTSIM_HD int32_t ptsim_alloc_free(PtsimAllocator *a, int32_t h) {
+  if (h < 0 || h >= a->high_water || a->blocks[h].state != PTSIM_ALLOC_BLOCK_ALLOCATED)
+    return PTSIM_ALLOC_ERR_HANDLE;
+  PtsimAllocBlock *b = &a->blocks[h];
+  PtsimAllocStats *st = &a->stats;
+  st->allocated_bytes -= b->size;
+  st->active_bytes = st->allocated_bytes;
+  st->requested_bytes -= b->requested;
+  st->allocations -= 1;
+  if (b->size >= a->max_split_bytes) st->oversize_allocations -= 1;
+  b->requested = 0;
+  b->state = PTSIM_ALLOC_BLOCK_FREE;  /* not in the set yet */
+  int32_t s = h;
+  int32_t n = b->next;
+  if (n != NO_BLOCK && a->blocks[n].state == PTSIM_ALLOC_BLOCK_FREE) {
+    set_remove(a, n);
+    absorb_next(a, s, n);
+  }
+  int32_t p = a->blocks[s].prev;
+  if (p != NO_BLOCK && a->blocks[p].state == PTSIM_ALLOC_BLOCK_FREE) {
+    set_remove(a, p);
+    absorb_next(a, p, s);
+    s = p;
+  }
+  set_insert(a, s);
+  return 0;
+}
+
+/* ---- queries ---- */
+
+PTSIM_HD void ptsim_alloc_stats(const PtsimAllocator *a, PtsimAllocStats *out) { *out = a->stats; }
+
+PTSIM_HD const PtsimAllocBlock *ptsim_alloc_block(const PtsimAllocator *a, int32_t h) {
+  if (h < 0 || h >= a->high_water || a->blocks[h].state != PTSIM_ALLOC_BLOCK_ALLOCATED) return NULL;
+  return &a->blocks[h];
+}
+
+PTSIM_HD int32_t ptsim_alloc_check(const PtsimAllocator *a) {
+  const PtsimAllocBlock *B = a->blocks;
+  int64_t allocated = 0, requested = 0, reserved = 0, inactive = 0;
+  int64_t allocations = 0, segments = 0, cached = 0, in_use = 0, walked = 0;
+  for (int32_t s = 0; s < a->high_water; s++) {
+    const PtsimAllocBlock *b = &B[s];
+    if (b->state == PTSIM_ALLOC_BLOCK_UNUSED) continue;
+    in_use += 1;
+    if (b->prev != NO_BLOCK && (b->prev < 0 || b->prev >= a->high_water || B[b->prev].next != s))
+      return -1;
+    if (b->next != NO_BLOCK && (b->next < 0 || b->next >= a->high_water || B[b->next].prev != s))
+      return -2;
+    if (b->size <= 0 || b->size % PTSIM_ALLOC_MIN_BLOCK != 0) return -3;
+    if (b->state == PTSIM_ALLOC_BLOCK_ALLOCATED) {
+      allocated += b->size;
+      requested += b->requested;
+      allocations += 1;
+      if (b->requested > b->size) return -3;
+    } else if (b->state == PTSIM_ALLOC_BLOCK_FREE) {
+      cached += 1;
+      if (!b->expandable && is_split(b)) inactive += b->size;
+    }
+    if (b->state != PTSIM_ALLOC_BLOCK_UNMAPPED && b->expandable) reserved += b->size;
+    if (b->prev != NO_BLOCK) continue;
+    /* a segment head: walk the segment */
+    segments += 1;
+    if (b->addr != b->segment_addr) return -4;
+    if (!b->expandable) reserved += b->segment_size;
+    int64_t at = b->addr;
+    for (int32_t t = s; t != NO_BLOCK; t = B[t].next) {
+      const PtsimAllocBlock *c = &B[t];
+      walked += 1;
+      if (walked > a->high_water) return -5;
+      if (c->state == PTSIM_ALLOC_BLOCK_UNUSED || c->addr != at) return -5;
+      if (c->stream != b->stream || c->pool != b->pool || c->expandable != b->expandable ||
+          c->segment_addr != b->segment_addr || c->segment_size != b->segment_size)
+        return -6;
+      if (c->next != NO_BLOCK) {
+        int32_t d = B[c->next].state;
+        if (c->state == PTSIM_ALLOC_BLOCK_FREE && d == PTSIM_ALLOC_BLOCK_FREE) return -9;
+        if (c->state == PTSIM_ALLOC_BLOCK_UNMAPPED && d == PTSIM_ALLOC_BLOCK_UNMAPPED) return -9;
+      }
+      if (c->expandable) {
+        int64_t page = page_size(c->pool);
+        int mapped = c->state != PTSIM_ALLOC_BLOCK_UNMAPPED;
+        /* a mapped/unmapped boundary lies on a page boundary */
+        if (c->next != NO_BLOCK && mapped != (B[c->next].state != PTSIM_ALLOC_BLOCK_UNMAPPED) &&
+            (c->addr + c->size - c->segment_addr) % page != 0)
+          return -19;
+      }
+      at += c->size;
+    }
+    if (at != b->segment_addr + b->segment_size) return -7;
+  }
+  if (walked != in_use) return -5;
+  if (in_use + a->unused_count != a->capacity_blocks) return -5;
+  /* segments do not overlap */
+  for (int32_t s = 0; s < a->high_water; s++) {
+    if (B[s].state == PTSIM_ALLOC_BLOCK_UNUSED || B[s].prev != NO_BLOCK) continue;
+    for (int32_t t = s + 1; t < a->high_water; t++) {
+      if (B[t].state == PTSIM_ALLOC_BLOCK_UNUSED || B[t].prev != NO_BLOCK) continue;
+      int64_t s0 = B[s].segment_addr, s1 = s0 + B[s].segment_size;
+      int64_t t0 = B[t].segment_addr, t1 = t0 + B[t].segment_size;
+      if (s0 < t1 && t0 < s1) return -8;
+    }
+  }
+  /* the free set */
+  if ((int64_t)a->free_count != cached) return -10;
+  for (int32_t k = 0; k < a->free_count; k++) {
+    int32_t s = B[k].order_;
+    if (s < 0 || s >= a->high_water || B[s].state != PTSIM_ALLOC_BLOCK_FREE) return -11;
+    if (k > 0) {
+      const PtsimAllocBlock *p = &B[B[k - 1].order_];
+      if (!key_less(p, B[s].pool, B[s].stream, B[s].size, B[s].addr)) return -12;
+    }
+  }
+  const PtsimAllocStats *st = &a->stats;
+  if (allocated != st->allocated_bytes || st->allocated_bytes > st->allocated_bytes_peak) return -13;
+  if (requested != st->requested_bytes || st->requested_bytes > st->requested_bytes_peak) return -14;
+  if (reserved != st->reserved_bytes || st->reserved_bytes > st->reserved_bytes_peak) return -15;
+  if (inactive != st->inactive_split_bytes || inactive > st->inactive_split_bytes_peak) return -16;
+  if (allocations != st->allocations || segments != st->segments) return -17;
+  if (st->allocated_bytes > st->reserved_bytes || st->reserved_bytes > a->limit_bytes) return -18;
+  return 0;
+}
