@@ -10,6 +10,7 @@
 #include "report.h"
 #include "simulate.h"
 #include "sweep_cmd.h"
+#include "alloc_conf.h"
 
 #define EXIT_BAD_INPUT 2
 
@@ -72,6 +73,8 @@ typedef struct {
   char *format;
   char *ce;
   char *trace; /* predict only */
+  char *memory_timeline;
+  char *alloc_conf;
 } JobCommandOptions;
 
 static gboolean parse_job_command(const char *command, int argc, char **argv,
@@ -90,6 +93,12 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
       {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opts->trace,
        "Write a Chrome/Perfetto trace of the simulated step (open in ui.perfetto.dev)",
        "FILE.json"},
+      {"memory-timeline", 0, 0, G_OPTION_ARG_FILENAME, &opts->memory_timeline,
+       "Write allocated/reserved bytes over simulated time per stage (TSV)", "FILE.tsv"},
+      {"alloc-conf", 0, 0, G_OPTION_ARG_STRING, &opts->alloc_conf,
+       "PYTORCH_CUDA_ALLOC_CONF for the allocator emulation, e.g. "
+       "expandable_segments:True,max_split_size_mb:512",
+       "CONF"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   g_autofree char *title = g_strdup_printf("- %s", command);
   g_autoptr(GOptionContext) context = g_option_context_new(title);
@@ -131,6 +140,8 @@ static void clear_job_command(JobCommandOptions *opts) {
   g_free(opts->format);
   g_free(opts->ce);
   g_free(opts->trace);
+  g_free(opts->memory_timeline);
+  g_free(opts->alloc_conf);
 }
 
 static int run_job_command(const char *command, int argc, char **argv) {
@@ -146,14 +157,25 @@ static int run_job_command(const char *command, int argc, char **argv) {
     return fail(command, error);
   }
   g_autofree char *trace_path = g_strdup(opts.trace);
+  g_autofree char *timeline_path = g_strdup(opts.memory_timeline);
+  PtsimAllocOptions alloc_opts;
+  ptsim_alloc_options_init(&alloc_opts);
+  if (opts.alloc_conf && !ptsim_alloc_conf_parse(opts.alloc_conf, &alloc_opts, &error)) {
+    clear_job_command(&opts);
+    return fail(command, error);
+  }
   clear_job_command(&opts);
 
   gboolean with_time = strcmp(command, "predict") == 0;
   g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
+  g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
   if (with_time) {
     PtsimTrace trace = {NULL, 0, 0};
-    if (!ptsim_simulate(&job, trace_path ? &trace : NULL, time, &error) ||
-        (trace_path && !ptsim_simulate_write_trace(trace_path, &job, &trace, &error))) {
+    gboolean need_trace = trace_path || timeline_path;
+    if (!ptsim_simulate(&job, need_trace ? &trace : NULL, time, &error) ||
+        (trace_path && !ptsim_simulate_write_trace(trace_path, &job, &trace, &error)) ||
+        !ptsim_simulate_allocator(&job, 2, &alloc_opts, need_trace ? &trace : NULL, time->step_s,
+                                  timeline_path, alloc, &error)) {
       ptsim_simulate_trace_clear(&trace);
       return fail(command, error);
     }
@@ -167,7 +189,8 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_json_init(&json, out);
     ptsim_json_begin_object(&json, NULL);
     ptsim_report_json_config(&json, &job);
-    ptsim_report_json_memory(&json, memory, job.layout.memory_threshold);
+    ptsim_report_json_memory(&json, memory, job.layout.memory_threshold,
+                             with_time ? alloc : NULL);
     if (with_time) ptsim_report_json_time(&json, time);
     ptsim_json_end_object(&json);
   } else if (format == PTSIM_FORMAT_CSV) {
@@ -175,6 +198,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
   } else {
     ptsim_report_text_config(out, &job);
     ptsim_report_text_memory(out, &job, memory);
+    if (with_time) ptsim_report_text_allocator(out, memory, alloc);
     if (with_time) ptsim_report_text_time(out, time);
   }
   g_free(memory);

@@ -113,8 +113,89 @@ static void json_stage(PtsimJson *json, int64_t index, const PtsimStageMemory *s
   ptsim_json_end_object(json);
 }
 
+static const char *item_kind_name(int32_t kind) {
+  static const char *const names[] = {"forward", "backward", "backward-input", "backward-weight"};
+  return kind >= 0 && kind < 4 ? names[kind] : "setup";
+}
+
+static void json_allocator(PtsimJson *json, const PtsimMemoryEstimate *m,
+                           const PtsimAllocResult *a) {
+  const PtsimStageAlloc *peak = &a->stages[a->peak_stage];
+  const PtsimStageAlloc *oom = NULL;
+  for (int64_t i = 0; i < a->num_stages && !oom; i++)
+    if (!a->stages[i].fits) oom = &a->stages[i];
+  ptsim_json_begin_object(json, "allocator");
+  ptsim_json_int(json, "steps", a->steps);
+  ptsim_json_int(json, "peak_stage", a->peak_stage);
+  ptsim_json_double(json, "allocated_peak_bytes", peak->allocated_peak_bytes);
+  ptsim_json_double(json, "reserved_peak_bytes", peak->reserved_peak_bytes);
+  ptsim_json_double(json, "fragmentation", peak->fragmentation);
+  ptsim_json_double(json, "inactive_split_peak_bytes", peak->inactive_split_peak_bytes);
+  ptsim_json_double(json, "outside_allocator_bytes", peak->outside_bytes);
+  ptsim_json_double(json, "device_peak_bytes", peak->device_peak_bytes);
+  ptsim_json_double(json, "device_peak_fraction", peak->device_peak_bytes / m->capacity_bytes);
+  ptsim_json_double(json, "analytical_total_bytes", m->total_bytes);
+  ptsim_json_double(json, "margin_bytes", m->capacity_bytes - peak->device_peak_bytes);
+  ptsim_json_bool(json, "oom", oom != NULL);
+  if (oom) {
+    ptsim_json_begin_object(json, "oom_at");
+    ptsim_json_int(json, "stage", (int64_t)(oom - a->stages));
+    ptsim_json_int(json, "step", oom->oom_step);
+    ptsim_json_string(json, "item", item_kind_name(oom->oom_kind));
+    ptsim_json_int(json, "microbatch", oom->oom_microbatch);
+    ptsim_json_int(json, "chunk", oom->oom_chunk);
+    ptsim_json_string(json, "tensor", oom->oom_tensor);
+    ptsim_json_double(json, "request_bytes", oom->oom_request_bytes);
+    ptsim_json_end_object(json);
+  } else {
+    ptsim_json_string(json, "oom_at", "");
+  }
+  ptsim_json_begin_array(json, "stages");
+  for (int64_t i = 0; i < a->num_stages; i++) {
+    const PtsimStageAlloc *s = &a->stages[i];
+    ptsim_json_begin_object(json, NULL);
+    ptsim_json_int(json, "stage", i);
+    ptsim_json_double(json, "allocated_peak_bytes", s->allocated_peak_bytes);
+    ptsim_json_double(json, "reserved_peak_bytes", s->reserved_peak_bytes);
+    ptsim_json_double(json, "fragmentation", s->fragmentation);
+    ptsim_json_double(json, "device_peak_bytes", s->device_peak_bytes);
+    ptsim_json_bool(json, "fits", s->fits);
+    ptsim_json_end_object(json);
+  }
+  ptsim_json_end_array(json);
+  ptsim_json_end_object(json);
+}
+
+void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
+                                 const PtsimAllocResult *a) {
+  g_string_append_printf(out,
+                         "\ncaching-allocator emulation (%d steps; GiB)\n"
+                         "stage  estimate  allocated  reserved  frag  +ctx/nccl  device  verdict\n",
+                         a->steps);
+  for (int64_t i = 0; i < a->num_stages; i++) {
+    const PtsimStageAlloc *s = &a->stages[i];
+    g_string_append_printf(out, "%5" G_GINT64_FORMAT "%s %8.2f %10.2f %9.2f %4.0f%% %10.2f %7.2f  %s\n",
+                           i, i == a->peak_stage ? "*" : " ", m->stages[i].total_bytes / GIB,
+                           s->allocated_peak_bytes / GIB, s->reserved_peak_bytes / GIB,
+                           100.0 * s->fragmentation, s->outside_bytes / GIB,
+                           s->device_peak_bytes / GIB, s->fits ? "fits" : "OOM");
+    if (!s->fits)
+      g_string_append_printf(out, "       first failure: step %d, %s of microbatch %d (chunk %d): "
+                             "%s, %.2f GiB\n", s->oom_step, item_kind_name(s->oom_kind),
+                             s->oom_microbatch, s->oom_chunk, s->oom_tensor,
+                             s->oom_request_bytes / GIB);
+  }
+  const PtsimStageAlloc *p = &a->stages[a->peak_stage];
+  g_string_append_printf(out,
+                         "peak device use %.2f GiB of %.2f (%.1f%%); the analytical estimate "
+                         "says %.2f GiB (%.1f%%)\n",
+                         p->device_peak_bytes / GIB, m->capacity_bytes / GIB,
+                         100.0 * p->device_peak_bytes / m->capacity_bytes, m->total_bytes / GIB,
+                         100.0 * m->usage_fraction);
+}
+
 void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
-                              double threshold) {
+                              double threshold, const PtsimAllocResult *alloc) {
   ptsim_json_begin_object(json, "memory");
   ptsim_json_double(json, "parameters_bytes", m->parameters_bytes);
   ptsim_json_double(json, "gradients_bytes", m->gradients_bytes);
@@ -130,6 +211,7 @@ void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
   ptsim_json_begin_array(json, "stages");
   for (int64_t i = 0; i < m->num_stages; i++) json_stage(json, i, &m->stages[i]);
   ptsim_json_end_array(json);
+  if (alloc) json_allocator(json, m, alloc);
   ptsim_json_end_object(json);
 }
 

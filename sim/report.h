@@ -15,6 +15,7 @@
 #include "json_writer.h"
 #include "engine.h"
 #include "memory.h"
+#include "simulate.h"
 
 typedef enum {
   PTSIM_FORMAT_TEXT = 0,
@@ -26,9 +27,12 @@ gboolean ptsim_format_parse(const char *word, PtsimFormat *out);
 
 /* "config": {"model": {...}, "hw": {...}, "layout": {...}} */
 void ptsim_report_json_config(PtsimJson *json, const PtsimJob *job);
-/* "memory": {...} */
+/* "memory": {...}, with "allocator": {...} inside when alloc is not NULL. */
 void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
-                              double threshold);
+                              double threshold, const PtsimAllocResult *alloc);
+/* The allocator emulation beside the analytical estimate, per stage. */
+void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
+                                 const PtsimAllocResult *alloc);
 
 /* "time": {step_s, tokens_per_s, tflops_per_gpu, mfu, bubble_fraction,
  * compute_s, exposed_comm_s{tp,cp,pp,dp}, stages[...]} */

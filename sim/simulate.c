@@ -117,3 +117,86 @@ gboolean ptsim_simulate_write_trace(const char *path, const PtsimJob *job,
   }
   return TRUE;
 }
+
+/* ---- allocator ---- */
+
+/* End time (ns) of stage `stage`'s item `index` in the engine's trace, or
+ * -1 when the trace does not have it. */
+static PtsimTime item_end(const PtsimTrace *trace, int64_t stage, int32_t index) {
+  int32_t seen = 0;
+  if (!trace) return -1;
+  int64_t n = trace->count < trace->capacity ? trace->count : trace->capacity;
+  for (int64_t i = 0; i < n; i++) {
+    const PtsimTraceRecord *r = &trace->records[i];
+    if (r->stage != stage || r->kind > PTSIM_TRACE_BACKWARD_WEIGHT) continue;
+    if (seen++ == index) return r->end_ns;
+  }
+  return -1;
+}
+
+static void append_timeline(GString *tsv, const PtsimTrace *trace, int64_t stage, double step_s,
+                            const PtsimAllocTimeline *tl) {
+  int64_t n = tl->count < tl->capacity ? tl->count : tl->capacity;
+  for (int64_t i = 0; i < n; i++) {
+    const PtsimAllocSample *smp = &tl->samples[i];
+    PtsimTime end = smp->item < 0 ? 0 : item_end(trace, stage, smp->item);
+    double t = (end < 0 ? 0.0 : (double)end * 1e-9) + step_s * smp->step;
+    g_string_append_printf(tsv, "%" G_GINT64_FORMAT "\t%d\t%.9f\t%.0f\t%.0f\n", stage, smp->step,
+                           t, smp->allocated_bytes, smp->reserved_bytes);
+  }
+}
+
+gboolean ptsim_simulate_allocator(const PtsimJob *job, int32_t steps,
+                                  const PtsimAllocOptions *opts, const PtsimTrace *trace,
+                                  double step_s, const char *timeline_path,
+                                  PtsimAllocResult *out, GError **error) {
+  const PtsimLayout *l = &job->layout;
+  int32_t p = (int32_t)l->pp, v = (int32_t)(l->vp > 0 ? l->vp : 1);
+  int32_t m = (int32_t)(l->gbs / (l->mbs * l->dp));
+  int32_t items = ptsim_schedule_num_items(l->schedule, p, m, v);
+  if (items < 0) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, "allocator: %s",
+                ptsim_schedule_strerror(items));
+    return FALSE;
+  }
+  g_autoptr(GString) tsv = g_string_new(
+      "# ptsim allocator timeline: bytes the caching allocator has handed out (allocated)\n"
+      "# and holds from CUDA (reserved), after each schedule item\n"
+      "stage\tstep\ttime_s\tallocated_bytes\treserved_bytes\n");
+  g_autofree PtsimScheduleItem *order = g_new(PtsimScheduleItem, items);
+  out->num_stages = p;
+  out->peak_stage = 0;
+  out->steps = steps;
+  for (int32_t s = 0; s < p; s++) {
+    ptsim_schedule_build(l->schedule, p, m, v, s, order, items);
+    int64_t bytes = ptsim_lifetimes_scratch_bytes(job, s);
+    g_autofree void *scratch = g_malloc(bytes);
+    PtsimAllocTimeline tl = {NULL, 0, 0};
+    if (timeline_path) {
+      tl.capacity = (int64_t)items * steps + 1;
+      tl.samples = g_new(PtsimAllocSample, tl.capacity);
+    }
+    int32_t rc = ptsim_lifetimes_replay(job, s, order, items, steps, opts, scratch, bytes,
+                                        timeline_path ? &tl : NULL, &out->stages[s]);
+    if (timeline_path) append_timeline(tsv, trace, s, step_s, &tl);
+    g_free(tl.samples);
+    if (rc != 0) {
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                  "allocator emulation of stage %d failed (code %d)", s, rc);
+      return FALSE;
+    }
+    if (out->stages[s].device_peak_bytes > out->stages[out->peak_stage].device_peak_bytes)
+      out->peak_stage = s;
+  }
+  if (!timeline_path) return TRUE;
+  g_autofree char *tmp = g_strconcat(timeline_path, ".tmp", NULL);
+  if (!g_file_set_contents(tmp, tsv->str, (gssize)tsv->len, error)) return FALSE;
+  if (g_rename(tmp, timeline_path) != 0) {
+    int saved = errno;
+    g_unlink(tmp);
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "%s: %s", timeline_path,
+                g_strerror(saved));
+    return FALSE;
+  }
+  return TRUE;
+}

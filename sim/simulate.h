@@ -9,6 +9,7 @@
 
 #include <glib.h>
 #include "engine.h"
+#include "lifetimes.h"
 
 /* trace may be NULL; when given, its records are allocated here and must
  * be released with ptsim_simulate_trace_clear. */
@@ -21,5 +22,24 @@ void ptsim_simulate_trace_clear(PtsimTrace *trace);
  * Written to FILE.tmp then renamed, so nothing half-written is left. */
 gboolean ptsim_simulate_write_trace(const char *path, const PtsimJob *job,
                                     const PtsimTrace *trace, GError **error);
+
+/* The caching-allocator emulation of every stage. */
+typedef struct {
+  int64_t num_stages;
+  int64_t peak_stage;     /* the stage with the largest device peak */
+  int32_t steps;          /* training steps replayed */
+  PtsimStageAlloc stages[PTSIM_MAX_STAGES];
+} PtsimAllocResult;
+
+/* Replays `steps` steps of every stage through the allocator (opts NULL:
+ * PyTorch's defaults).  With timeline_path, writes allocated/reserved over
+ * simulated time per stage as TSV (stage, step, time_s, allocated_bytes,
+ * reserved_bytes); times come from `trace` (the engine's run of the same
+ * job) and step_s.  Fails on a bad path (G_FILE_ERROR) or when the
+ * emulation runs out of block slots (PTSIM_CONFIG_ERROR_INVALID). */
+gboolean ptsim_simulate_allocator(const PtsimJob *job, int32_t steps,
+                                  const PtsimAllocOptions *opts, const PtsimTrace *trace,
+                                  double step_s, const char *timeline_path,
+                                  PtsimAllocResult *out, GError **error);
 
 #endif /* PTSIM_SIMULATE_H */

@@ -74,6 +74,14 @@ import json; d = json.load(open('$tmp/trace.json'))
 ev = [e for e in d['traceEvents'] if e['ph'] == 'X']
 assert {e['pid'] for e in ev} == {0, 1} and all(e['dur'] >= 0 for e in ev)"
 fi
+for key in allocator allocated_peak_bytes reserved_peak_bytes fragmentation oom oom_at; do
+  check "predict json has memory.allocator $key" grep -q "\"$key\"" "$tmp/t.json"
+done
+"$ptsim" predict --tp 2 --pp 2 --memory-timeline "$tmp/mem.tsv" >/dev/null
+check "memory timeline has rows for both stages" bash -c "cut -f1 '$tmp/mem.tsv' | grep -v '^#' | sort -u | grep -c '^[01]$' | grep -q 2"
+check "alloc-conf: unknown key" expect_exit 2 predict --alloc-conf expandable:True
+check "alloc-conf: bad value" expect_exit 2 predict --alloc-conf max_split_size_mb:3
+check "alloc-conf: expandable segments runs" expect_exit 0 predict --alloc-conf expandable_segments:True,max_split_size_mb:512
 check "trace into a missing folder is bad input" expect_exit 2 predict --trace /nonexistent/dir/t.json
 check "nothing half-written" test ! -e /nonexistent/dir/t.json.tmp
 

@@ -1,0 +1,137 @@
+/* test_lifetimes.c — tensor lifetimes through the allocator emulation:
+ * consistency with the analytical estimate, OOM detection with its place,
+ * determinism, and the what-ifs moving the way the rules say. */
+#include <glib.h>
+#include <string.h>
+#include "config.h"
+#include "lifetimes.h"
+#include "memory.h"
+#include "simulate.h"
+
+static void load_job(PtsimJob *job, const char *model, const char *hw, gint64 gpus, gint64 tp,
+                     gint64 pp, gint64 mbs, gint64 gbs, gint64 seq, PtsimRecompute recompute) {
+  g_autoptr(GError) error = NULL;
+  memset(job, 0, sizeof *job);
+  g_assert_true(ptsim_model_load(model, &job->model, &error));
+  g_assert_true(ptsim_hardware_load(hw, &job->hw, &error));
+  ptsim_layout_init_defaults(&job->layout);
+  job->layout.gpus = gpus;
+  job->layout.tp = tp;
+  job->layout.pp = pp;
+  job->layout.mbs = mbs;
+  job->layout.gbs = gbs;
+  job->layout.seq = seq;
+  job->layout.recompute = recompute;
+  gboolean ok = ptsim_job_validate(job, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+}
+
+static void run(const PtsimJob *job, const PtsimAllocOptions *opts, PtsimAllocResult *out) {
+  g_autoptr(GError) error = NULL;
+  gboolean ok = ptsim_simulate_allocator(job, 2, opts, NULL, 0.0, NULL, out, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+}
+
+static void test_agrees_with_estimate(void) {
+  g_test_summary("allocated peak holds the estimate's states and activations; reserved >= allocated");
+  PtsimJob job;
+  load_job(&job, "llama3-8b", "h100-80g", 8, 2, 2, 1, 64, 4096, PTSIM_RECOMPUTE_NONE);
+  g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, m);
+  run(&job, NULL, a);
+  for (int64_t s = 0; s < a->num_stages; s++) {
+    const PtsimStageMemory *e = &m->stages[s];
+    const PtsimStageAlloc *r = &a->stages[s];
+    double states = e->parameters_bytes + e->gradients_bytes + e->optimizer_bytes;
+    g_assert_true(r->fits);
+    /* Everything the estimate keeps is allocated (its input-ids term is the
+     * seed's over-count, so it is left out) ... */
+    g_assert_cmpfloat(r->allocated_peak_bytes, >=, states + e->activations_bytes);
+    /* ... and the rest is transients and the logits, not a second copy. */
+    g_assert_cmpfloat(r->allocated_peak_bytes, <=, 1.15 * e->total_bytes);
+    g_assert_cmpfloat(r->reserved_peak_bytes, >=, r->allocated_peak_bytes);
+    g_assert_cmpfloat(r->fragmentation, >=, 0.0);
+    g_assert_cmpfloat(r->fragmentation, <, 0.5);
+    g_assert_cmpfloat(r->device_peak_bytes, ==, r->reserved_peak_bytes + r->outside_bytes);
+  }
+}
+
+static void test_outside_bytes(void) {
+  g_test_summary("CUDA context + 0.5 GB per NCCL communicator the rank joins");
+  PtsimJob job;
+  load_job(&job, "llama3-8b", "h100-80g", 8, 1, 1, 1, 64, 4096, PTSIM_RECOMPUTE_NONE);
+  double ctx = ptsim_lifetimes_outside_bytes(&job); /* dp only */
+  load_job(&job, "llama3-8b", "h100-80g", 8, 2, 2, 1, 64, 4096, PTSIM_RECOMPUTE_NONE);
+  g_assert_cmpfloat_with_epsilon(ptsim_lifetimes_outside_bytes(&job) - ctx, 2 * 0.5e9, 1.0);
+}
+
+static void test_oom_is_located(void) {
+  g_test_summary("a layout over capacity fails at a named tensor, in a forward, at step 0");
+  PtsimJob job;
+  load_job(&job, "llama3-8b", "h100-80g", 8, 1, 1, 2, 64, 8192, PTSIM_RECOMPUTE_NONE);
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  run(&job, NULL, a);
+  const PtsimStageAlloc *s = &a->stages[0];
+  g_assert_false(s->fits);
+  g_assert_cmpint(s->oom_step, ==, 0);
+  g_assert_cmpint(s->oom_kind, ==, 0); /* forward */
+  g_assert_cmpint(s->oom_microbatch, >=, 0);
+  g_assert_cmpuint(strlen(s->oom_tensor), >, 0);
+  g_assert_cmpfloat(s->oom_request_bytes, >, 0.0);
+}
+
+static void test_recompute_lowers_peak(void) {
+  g_test_summary("full recompute allocates less at peak than none");
+  PtsimJob job;
+  g_autofree PtsimAllocResult *none = g_new0(PtsimAllocResult, 1);
+  g_autofree PtsimAllocResult *full = g_new0(PtsimAllocResult, 1);
+  load_job(&job, "llama3-8b", "a100-80g", 8, 2, 2, 1, 64, 4096, PTSIM_RECOMPUTE_NONE);
+  run(&job, NULL, none);
+  load_job(&job, "llama3-8b", "a100-80g", 8, 2, 2, 1, 64, 4096, PTSIM_RECOMPUTE_FULL);
+  run(&job, NULL, full);
+  g_assert_cmpfloat(full->stages[0].allocated_peak_bytes, <, 0.8 * none->stages[0].allocated_peak_bytes);
+}
+
+static void test_deterministic(void) {
+  g_test_summary("the same job twice gives identical allocator results");
+  PtsimJob job;
+  load_job(&job, "llama3-70b", "h100-80g", 64, 8, 4, 1, 64, 4096, PTSIM_RECOMPUTE_SELECTIVE);
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  g_autofree PtsimAllocResult *b = g_new0(PtsimAllocResult, 1);
+  run(&job, NULL, a);
+  run(&job, NULL, b);
+  g_assert_cmpint(memcmp(a, b, sizeof *a), ==, 0);
+}
+
+static void test_expandable_segments_what_if(void) {
+  g_test_summary("expandable segments reserve no more than the default, and split without slack");
+  PtsimJob job;
+  load_job(&job, "llama3-8b", "h100-80g", 8, 2, 2, 2, 64, 4096, PTSIM_RECOMPUTE_NONE);
+  PtsimAllocOptions opts;
+  ptsim_alloc_options_init(&opts);
+  opts.expandable_segments = 1;
+  g_autofree PtsimAllocResult *base = g_new0(PtsimAllocResult, 1);
+  g_autofree PtsimAllocResult *exp = g_new0(PtsimAllocResult, 1);
+  run(&job, NULL, base);
+  run(&job, &opts, exp);
+  for (int64_t s = 0; s < base->num_stages; s++) {
+    g_assert_cmpfloat(exp->stages[s].reserved_peak_bytes, <=, base->stages[s].reserved_peak_bytes);
+    /* Expandable blocks split whenever 512 B remain, so no unsplit slack
+     * rides along in allocated blocks. */
+    g_assert_cmpfloat(exp->stages[s].allocated_peak_bytes, <=, base->stages[s].allocated_peak_bytes);
+  }
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/lifetimes/agrees-with-estimate", test_agrees_with_estimate);
+  g_test_add_func("/lifetimes/outside-bytes", test_outside_bytes);
+  g_test_add_func("/lifetimes/oom-is-located", test_oom_is_located);
+  g_test_add_func("/lifetimes/recompute-lowers-peak", test_recompute_lowers_peak);
+  g_test_add_func("/lifetimes/deterministic", test_deterministic);
+  g_test_add_func("/lifetimes/expandable-segments-what-if", test_expandable_segments_what_if);
+  return g_test_run();
+}
