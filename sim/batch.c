@@ -14,9 +14,36 @@ static PTSIM_HD int64_t batch_fixed_bytes(void) {
          batch_align16((int64_t)sizeof(PtsimTimeResult));
 }
 
-PTSIM_HD int64_t ptsim_batch_scratch_bytes(const PtsimJob *job) {
+static PTSIM_HD int32_t batch_samples(const PtsimMonteCarlo *mc) {
+  if (!mc || mc->samples <= 0) return 0;
+  return mc->samples < PTSIM_BATCH_MAX_SAMPLES ? mc->samples : PTSIM_BATCH_MAX_SAMPLES;
+}
+
+PTSIM_HD int64_t ptsim_batch_scratch_bytes_mc(const PtsimJob *job, const PtsimMonteCarlo *mc) {
   int64_t engine = ptsim_engine_scratch_bytes(job);
-  return batch_fixed_bytes() + (engine > 0 ? batch_align16(engine) : 0);
+  return batch_fixed_bytes() + batch_align16((int64_t)batch_samples(mc) * (int64_t)sizeof(double)) +
+         (engine > 0 ? batch_align16(engine) : 0);
+}
+
+PTSIM_HD int64_t ptsim_batch_scratch_bytes(const PtsimJob *job) {
+  return ptsim_batch_scratch_bytes_mc(job, (const PtsimMonteCarlo *)0);
+}
+
+/* The q-quantile (nearest rank) of sorted[0..n). */
+static PTSIM_HD double batch_quantile(const double *sorted, int32_t n, double q) {
+  int32_t rank = (int32_t)(q * (double)n + 0.999999);
+  if (rank < 1) rank = 1;
+  if (rank > n) rank = n;
+  return sorted[rank - 1];
+}
+
+static PTSIM_HD void batch_sort(double *v, int32_t n) { /* insertion sort: n is small */
+  int32_t i, j;
+  for (i = 1; i < n; i++) {
+    double x = v[i];
+    for (j = i - 1; j >= 0 && v[j] > x; j--) v[j + 1] = v[j];
+    v[j + 1] = x;
+  }
 }
 
 static PTSIM_HD void batch_clear(PtsimBatchResult *out) {
@@ -30,11 +57,20 @@ static PTSIM_HD void batch_clear(PtsimBatchResult *out) {
   out->tflops_per_gpu = 0.0;
   out->mfu = 0.0;
   out->bubble_fraction = 0.0;
+  out->step_p50_s = out->step_p90_s = out->step_p99_s = 0.0;
 }
 
 PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch,
                                        int64_t scratch_bytes,
                                        PtsimBatchResult *out) {
+  ptsim_batch_evaluate_mc(job, (const PtsimMonteCarlo *)0, 0, scratch, scratch_bytes, out);
+}
+
+PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo *mc,
+                                      uint64_t index, void *scratch, int64_t scratch_bytes,
+                                      PtsimBatchResult *out) {
+  double *samples;
+  int32_t n_samples = batch_samples(mc), k;
   char *base = (char *)scratch;
   PtsimWorkload *workload;
   PtsimMemoryEstimate *memory;
@@ -43,7 +79,7 @@ PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch,
   int32_t rc;
 
   batch_clear(out);
-  if (scratch_bytes < ptsim_batch_scratch_bytes(job)) {
+  if (scratch_bytes < ptsim_batch_scratch_bytes_mc(job, mc)) {
     out->status = PTSIM_ENGINE_ERR_SCRATCH;
     return;
   }
@@ -53,6 +89,8 @@ PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch,
   off += batch_align16((int64_t)sizeof(PtsimMemoryEstimate));
   time = (PtsimTimeResult *)(base + off);
   off += batch_align16((int64_t)sizeof(PtsimTimeResult));
+  samples = (double *)(base + off);
+  off += batch_align16((int64_t)n_samples * (int64_t)sizeof(double));
 
   ptsim_memory_estimate(job, PTSIM_CE_LAST_STAGE, memory);
   out->fits = memory->fits;
@@ -77,4 +115,24 @@ PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch,
   out->tflops_per_gpu = time->tflops_per_gpu;
   out->mfu = time->mfu;
   out->bubble_fraction = time->bubble_fraction;
+  if (n_samples == 0) return;
+  for (k = 0; k < n_samples; k++) {
+    PtsimJitter jitter;
+    jitter.sigma = mc->sigma;
+    jitter.straggler_rate = mc->straggler_rate;
+    jitter.straggler_slowdown = mc->straggler_slowdown;
+    jitter.seed = mc->seed;
+    jitter.subsequence = index * (uint64_t)n_samples + (uint64_t)k;
+    rc = ptsim_engine_run_jittered(job, workload, &jitter, base + off, scratch_bytes - off,
+                                   (PtsimTrace *)0, time);
+    if (rc != 0) {
+      out->status = rc;
+      return;
+    }
+    samples[k] = time->step_s;
+  }
+  batch_sort(samples, n_samples);
+  out->step_p50_s = batch_quantile(samples, n_samples, 0.50);
+  out->step_p90_s = batch_quantile(samples, n_samples, 0.90);
+  out->step_p99_s = batch_quantile(samples, n_samples, 0.99);
 }

@@ -43,7 +43,21 @@ typedef struct {
   double tflops_per_gpu;   /* Megatron-LM's formula */
   double mfu;              /* against the dense bf16 peak */
   double bubble_fraction;  /* 1 - mean stage busy / pipeline end */
+  /* Monte-Carlo step-time percentiles (0 without samples). */
+  double step_p50_s, step_p90_s, step_p99_s;
 } PtsimBatchResult;
+
+/* Monte-Carlo sampling of a layout (engine.h's PtsimJitter per sample):
+ * sample k of layout i draws from stream (seed, i * samples + k). */
+typedef struct {
+  int32_t samples;            /* 0: deterministic only */
+  double sigma;               /* lognormal sigma of every item's duration */
+  double straggler_rate;      /* probability an item is a straggler */
+  double straggler_slowdown;  /* a straggler's duration factor */
+  uint64_t seed;
+} PtsimMonteCarlo;
+
+#define PTSIM_BATCH_MAX_SAMPLES 4096
 
 /* Scratch bytes ptsim_batch_evaluate_one needs for this job (a multiple of
  * 16).  Never negative: a job whose schedule cannot be built needs only the
@@ -57,5 +71,13 @@ PTSIM_HD int64_t ptsim_batch_scratch_bytes(const PtsimJob *job);
 PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch,
                                        int64_t scratch_bytes,
                                        PtsimBatchResult *out);
+
+/* The same with Monte-Carlo samples (mc NULL or samples 0: as above);
+ * `index` is the layout's index in the whole sweep, which picks its random
+ * streams, so results do not depend on how a sweep is split into batches. */
+PTSIM_HD int64_t ptsim_batch_scratch_bytes_mc(const PtsimJob *job, const PtsimMonteCarlo *mc);
+PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo *mc,
+                                      uint64_t index, void *scratch, int64_t scratch_bytes,
+                                      PtsimBatchResult *out);
 
 #endif /* PTSIM_BATCH_H */

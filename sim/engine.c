@@ -10,6 +10,7 @@
  * start its next item whenever it becomes free or is woken. */
 #include "engine.h"
 #include "memory.h"
+#include "rng.h"
 
 #define EV_ITEM_DONE 0
 #define EV_WAKE 1
@@ -37,6 +38,8 @@ typedef struct {
   StageState *stages;          /* p */
   PtsimEventQueue queue;
   PtsimTrace *trace;
+  const PtsimJitter *jitter;   /* NULL: deterministic */
+  PtsimRng rng;
   PtsimTime pp_ns;
   int64_t events;
   double comm_s[PTSIM_MAX_STAGES][PTSIM_COMM_KINDS];
@@ -132,6 +135,13 @@ static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
     if (ready > from) st->pp_wait_ns += ready - from;
   }
   dur = sim->durations[((int64_t)stage * sim->v + it->chunk) * 4 + it->kind];
+  if (sim->jitter) {
+    const PtsimJitter *j = sim->jitter;
+    double factor = exp(j->sigma * ptsim_rng_normal(&sim->rng) - 0.5 * j->sigma * j->sigma);
+    if (j->straggler_rate > 0.0 && ptsim_rng_uniform(&sim->rng) <= j->straggler_rate)
+      factor *= j->straggler_slowdown;
+    dur = (PtsimTime)((double)dur * factor + 0.5);
+  }
   if (it->kind != PTSIM_SCHEDULE_ITEM_FORWARD && it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) {
     st->last_backward_start[it->chunk] = now;
   }
@@ -311,6 +321,14 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
 
 PTSIM_HD int32_t ptsim_engine_run(const PtsimJob *job, const PtsimWorkload *workload, void *scratch,
                                   int64_t scratch_bytes, PtsimTrace *trace, PtsimTimeResult *out) {
+  return ptsim_engine_run_jittered(job, workload, (const PtsimJitter *)0, scratch, scratch_bytes,
+                                   trace, out);
+}
+
+PTSIM_HD int32_t ptsim_engine_run_jittered(const PtsimJob *job, const PtsimWorkload *workload,
+                                           const PtsimJitter *jitter, void *scratch,
+                                           int64_t scratch_bytes, PtsimTrace *trace,
+                                           PtsimTimeResult *out) {
   Sim sim;
   PtsimEvent ev;
   int32_t rc, s;
@@ -324,6 +342,8 @@ PTSIM_HD int32_t ptsim_engine_run(const PtsimJob *job, const PtsimWorkload *work
   if (sim.items < 0) return sim.items;
   sim.trace = trace;
   if (trace) trace->count = 0;
+  sim.jitter = jitter;
+  if (jitter) ptsim_rng_init(&sim.rng, jitter->seed, jitter->subsequence);
   sim.pp_ns = to_ns(workload->pp_transfer_s);
   sim.events = 0;
   rc = carve(&sim, scratch, scratch_bytes);

@@ -81,6 +81,18 @@ typedef struct {
   int64_t count;             /* written; may exceed capacity (then truncated) */
 } PtsimTrace;
 
+/* Monte-Carlo perturbation of one run: every item's duration is multiplied
+ * by a mean-one lognormal factor exp(sigma z - sigma^2/2), and with
+ * probability straggler_rate the item is also a straggler, slowed by
+ * straggler_slowdown (a GPU throttling, an OS hiccup, a slow NIC link).
+ * Draws come from stream (seed, subsequence) of rng.h. */
+typedef struct {
+  double sigma;
+  double straggler_rate;
+  double straggler_slowdown;
+  uint64_t seed, subsequence;
+} PtsimJitter;
+
 /* Bytes of scratch ptsim_engine_run needs for this job, or a negative
  * schedule error code when the job's schedule cannot be built. */
 PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimJob *job);
@@ -90,5 +102,12 @@ PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimJob *job);
 PTSIM_HD int32_t ptsim_engine_run(const PtsimJob *job, const PtsimWorkload *workload,
                                   void *scratch, int64_t scratch_bytes, PtsimTrace *trace,
                                   PtsimTimeResult *out);
+
+/* The same with every item perturbed as `jitter` says (NULL: unperturbed,
+ * identical to ptsim_engine_run). */
+PTSIM_HD int32_t ptsim_engine_run_jittered(const PtsimJob *job, const PtsimWorkload *workload,
+                                           const PtsimJitter *jitter, void *scratch,
+                                           int64_t scratch_bytes, PtsimTrace *trace,
+                                           PtsimTimeResult *out);
 
 #endif /* PTSIM_ENGINE_H */

@@ -54,6 +54,11 @@ char *ptsim_gpu_describe(void) {
 
 gboolean ptsim_gpu_evaluate(const PtsimJob *jobs, gsize n, PtsimBatchResult *out,
                             GError **error) {
+  return ptsim_gpu_evaluate_mc(jobs, n, NULL, 0, out, error);
+}
+
+gboolean ptsim_gpu_evaluate_mc(const PtsimJob *jobs, gsize n, const PtsimMonteCarlo *mc,
+                               guint64 first_index, PtsimBatchResult *out, GError **error) {
   g_return_val_if_fail(n == 0 || (jobs != NULL && out != NULL), FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
 #ifdef PTSIM_HAVE_CUDA
@@ -63,7 +68,8 @@ gboolean ptsim_gpu_evaluate(const PtsimJob *jobs, gsize n, PtsimBatchResult *out
   const gsize slice = (gsize)G_MAXINT / 2;
   for (gsize first = 0; first < n; first += slice) {
     gsize k = MIN(slice, n - first);
-    int rc = ptsim_cuda_evaluate(jobs + first, (int)k, out + first);
+    int rc = ptsim_cuda_evaluate_mc(jobs + first, (int)k, mc,
+                                    (unsigned long long)(first_index + first), out + first);
     if (rc != 0) {
       g_set_error(error, PTSIM_CUDA_ERROR, PTSIM_CUDA_ERROR_FAILED,
                   "GPU batch of %" G_GSIZE_FORMAT " jobs on %s failed: %s (CUDA error %d)",
@@ -75,6 +81,8 @@ gboolean ptsim_gpu_evaluate(const PtsimJob *jobs, gsize n, PtsimBatchResult *out
 #else
   (void)jobs;
   (void)n;
+  (void)mc;
+  (void)first_index;
   (void)out;
   g_set_error(error, PTSIM_CUDA_ERROR, PTSIM_CUDA_ERROR_UNAVAILABLE,
               "this ptsim was built without the CUDA part");

@@ -49,6 +49,8 @@ char *ptsim_gpu_describe(void);
  * PTSIM_CUDA_ERROR_UNAVAILABLE (built without CUDA), _NO_DEVICE (no device
  * or driver), or _FAILED naming the CUDA error (e.g. out of memory); out is
  * unspecified then. */
+gboolean ptsim_gpu_evaluate_mc(const PtsimJob *jobs, gsize n, const PtsimMonteCarlo *mc,
+                               guint64 first_index, PtsimBatchResult *out, GError **error);
 gboolean ptsim_gpu_evaluate(const PtsimJob *jobs, gsize n, PtsimBatchResult *out,
                             GError **error);
 

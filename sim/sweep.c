@@ -38,6 +38,8 @@ PtsimSweepSpec *ptsim_sweep_spec_new(void) {
   s->recomputes = int_array(recomputes, G_N_ELEMENTS(recomputes));
   s->schedules = int_array(schedules, G_N_ELEMENTS(schedules));
   s->memory_threshold = 0.8;
+  s->mc.straggler_slowdown = 2.0;
+  s->mc.seed = 1;
   return s;
 }
 
@@ -165,6 +167,7 @@ PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error) {
   sweep->jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
   sweep->results = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
   sweep->rejected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  sweep->mc = spec->mc;
   for (guint mi = 0; mi < spec->models->len; mi++) {
     Scenario sc;
     memset(&sc, 0, sizeof sc);
@@ -199,13 +202,14 @@ static void evaluate_chunk(gpointer data, gpointer user_data) {
   guint last = MIN(first + CHUNK, pool->sweep->jobs->len);
   int64_t bytes = 0;
   for (guint i = first; i < last; i++) {
-    int64_t b = ptsim_batch_scratch_bytes(&g_array_index(pool->sweep->jobs, PtsimJob, i));
+    int64_t b = ptsim_batch_scratch_bytes_mc(&g_array_index(pool->sweep->jobs, PtsimJob, i),
+                                             &pool->sweep->mc);
     if (b > bytes) bytes = b;
   }
   void *scratch = g_malloc(bytes);
   for (guint i = first; i < last; i++)
-    ptsim_batch_evaluate_one(&g_array_index(pool->sweep->jobs, PtsimJob, i), scratch, bytes,
-                             &g_array_index(pool->sweep->results, PtsimBatchResult, i));
+    ptsim_batch_evaluate_mc(&g_array_index(pool->sweep->jobs, PtsimJob, i), &pool->sweep->mc, i,
+                            scratch, bytes, &g_array_index(pool->sweep->results, PtsimBatchResult, i));
   g_free(scratch);
   g_atomic_int_add(&pool->done, (gint)(last - first));
 }
@@ -233,8 +237,8 @@ static gboolean evaluate_gpu(PtsimSweep *sweep, const PtsimGpuInfo *info,
                              PtsimSweepProgress progress, gpointer user_data, GError **error) {
   for (guint first = 0; first < sweep->jobs->len; first += GPU_CHUNK) {
     guint n = MIN(GPU_CHUNK, sweep->jobs->len - first);
-    if (!ptsim_gpu_evaluate(&g_array_index(sweep->jobs, PtsimJob, first), n,
-                            &g_array_index(sweep->results, PtsimBatchResult, first), error))
+    if (!ptsim_gpu_evaluate_mc(&g_array_index(sweep->jobs, PtsimJob, first), n, &sweep->mc, first,
+                               &g_array_index(sweep->results, PtsimBatchResult, first), error))
       return FALSE;
     if (progress) progress(first + n, sweep->jobs->len, user_data);
   }

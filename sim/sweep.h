@@ -33,6 +33,7 @@ typedef struct {
   gint64 pp_max;          /* 0: no limit */
   double memory_threshold;
   gboolean overlap;       /* --overlap-grad-reduce/param-gather, --tp-comm-overlap */
+  PtsimMonteCarlo mc;     /* samples 0: deterministic */
 } PtsimSweepSpec;
 
 /* Spec with the defaults above and empty scenario lists.  (transfer full) */
@@ -46,6 +47,7 @@ typedef struct {
   GHashTable *rejected;   /* reason (utf8) -> count (GUINT_TO_POINTER) */
   guint64 candidates;     /* combinations tried */
   char *device_used;      /* "cpu (N threads)" or the GPU's name */
+  PtsimMonteCarlo mc;     /* copied from the spec */
 } PtsimSweep;
 
 void ptsim_sweep_free(PtsimSweep *sweep);

@@ -17,8 +17,8 @@
 
 typedef struct {
   char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules;
-  gint64 tp_max, pp_max, top, threads;
-  double threshold;
+  gint64 tp_max, pp_max, top, threads, samples, seed;
+  double threshold, jitter, stragglers, straggler_slowdown;
   gboolean no_overlap;
   char *device, *csv, *format;
 } SweepOptions;
@@ -95,6 +95,19 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
   spec->pp_max = o->pp_max > 0 ? o->pp_max : 0;
   if (!isnan(o->threshold)) spec->memory_threshold = o->threshold;
   spec->overlap = !o->no_overlap;
+  if (o->samples < 0 || o->samples > PTSIM_BATCH_MAX_SAMPLES || o->jitter < 0.0 ||
+      !(o->stragglers >= 0.0 && o->stragglers <= 1.0) || o->straggler_slowdown < 1.0) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--samples must be in 0..%d, --jitter >= 0, --stragglers in [0, 1], "
+                "--straggler-slowdown >= 1",
+                PTSIM_BATCH_MAX_SAMPLES);
+    return FALSE;
+  }
+  spec->mc.samples = (int32_t)o->samples;
+  spec->mc.sigma = o->jitter;
+  spec->mc.straggler_rate = o->stragglers;
+  spec->mc.straggler_slowdown = o->straggler_slowdown;
+  spec->mc.seed = (uint64_t)o->seed;
   return TRUE;
 }
 
@@ -164,8 +177,10 @@ static void write_table(GString *out, const PtsimSweep *sweep, GArray *order, gu
                          "%" G_GUINT64_FORMAT " combinations: %u valid layouts evaluated on %s, "
                          "%u fit in memory, %u could not be scheduled\n",
                          sweep->candidates, sweep->jobs->len, sweep->device_used, fitting, failed);
+  gboolean mc = sweep->mc.samples > 0;
   g_string_append(out, "\n rank model            hw         gpus   seq tp pp cp   dp vp mbs "
-                       "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB\n");
+                       "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB");
+  g_string_append(out, mc ? "  p50_s  p90_s  p99_s\n" : "\n");
   for (guint k = 0; k < MIN(top, order->len); k++) {
     guint i = g_array_index(order, guint, k);
     const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
@@ -173,9 +188,12 @@ static void write_table(GString *out, const PtsimSweep *sweep, GArray *order, gu
     g_string_append_printf(out, "%5u %-16.16s %-10.10s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " ",
                            k + 1, j->model.name, j->hw.name, j->layout.gpus, j->layout.seq);
     append_layout_words(out, j);
-    g_string_append_printf(out, " %7.3f %10.0f %7.1f %4.1f%% %5.1f%% %6.1f%s\n", r->step_s,
+    g_string_append_printf(out, " %7.3f %10.0f %7.1f %4.1f%% %5.1f%% %6.1f", r->step_s,
                            r->tokens_per_s / (double)j->layout.gpus, r->tflops_per_gpu,
-                           100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB,
+                           100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB);
+    if (mc)
+      g_string_append_printf(out, " %6.3f %6.3f %6.3f", r->step_p50_s, r->step_p90_s, r->step_p99_s);
+    g_string_append_printf(out, "%s\n",
                            r->status != 0 ? " (unscheduled)" : r->fits ? "" : " (does not fit)");
   }
   if (order->len > 0) {
@@ -208,7 +226,8 @@ static void write_table(GString *out, const PtsimSweep *sweep, GArray *order, gu
 static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
   g_string_append(out, "rank,model,hw,gpus,seq,gbs,tp,pp,cp,dp,vp,mbs,sp,recompute,schedule,"
                         "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"
-                        "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction\n");
+                        "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"
+                        "step_p50_s,step_p90_s,step_p99_s\n");
   for (guint k = 0; k < order->len; k++) {
     guint i = g_array_index(order, guint, k);
     const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
@@ -218,12 +237,13 @@ static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
         out,
         "%u,%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
         ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-        ",%" G_GINT64_FORMAT ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f\n",
+        ",%" G_GINT64_FORMAT ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g\n",
         k + 1, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
         l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
         ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
         r->status, r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s,
-        r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction);
+        r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
+        r->step_p90_s, r->step_p99_s);
   }
 }
 
@@ -291,6 +311,8 @@ int ptsim_sweep_main(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   o.tp_max = o.pp_max = o.top = -1;
   o.threshold = NAN;
+  o.seed = 1;
+  o.straggler_slowdown = 2.0;
   const GOptionEntry entries[] = {
       {"model", 0, 0, G_OPTION_ARG_STRING, &o.models, "Models, comma-separated (default llama3-8b)", "M[,M...]"},
       {"hw", 0, 0, G_OPTION_ARG_STRING, &o.hws, "Hardware profiles (default h100-80g)", "H[,H...]"},
@@ -307,6 +329,16 @@ int ptsim_sweep_main(int argc, char **argv) {
       {"memory-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &o.threshold, "Fit threshold (default 0.8)", "F"},
       {"no-overlap", 0, 0, G_OPTION_ARG_NONE, &o.no_overlap,
        "Turn off Megatron's grad-reduce / param-gather / TP comm overlap (on by default in sweeps)", NULL},
+      {"samples", 0, 0, G_OPTION_ARG_INT64, &o.samples,
+       "Monte-Carlo samples per layout: p50/p90/p99 step time (default 0: deterministic)", "K"},
+      {"jitter", 0, 0, G_OPTION_ARG_DOUBLE, &o.jitter,
+       "Lognormal sigma of every op's duration in the samples (e.g. 0.05)", "SIGMA"},
+      {"stragglers", 0, 0, G_OPTION_ARG_DOUBLE, &o.stragglers,
+       "Probability that an op is a straggler (default 0)", "P"},
+      {"straggler-slowdown", 0, 0, G_OPTION_ARG_DOUBLE, &o.straggler_slowdown,
+       "A straggler's duration factor (default 2)", "F"},
+      {"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed,
+       "Seed of the Philox4x32-10 streams (CPU) / cuRAND Philox (GPU) (default 1)", "N"},
       {"device", 0, 0, G_OPTION_ARG_STRING, &o.device, "auto|cpu|gpu (default auto)", "D"},
       {"threads", 0, 0, G_OPTION_ARG_INT64, &o.threads, "CPU threads (default: all cores)", "N"},
       {"top", 0, 0, G_OPTION_ARG_INT64, &o.top, "Rows of the ranked table (default 10)", "K"},

@@ -43,11 +43,13 @@
   } while (0)
 
 __global__ void batch_kernel(const PtsimJob *jobs, int n, char *scratch,
-                             int64_t stride, PtsimBatchResult *out) {
+                             int64_t stride, PtsimMonteCarlo mc, int has_mc,
+                             unsigned long long first_index, PtsimBatchResult *out) {
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
-  ptsim_batch_evaluate_one(&jobs[i], scratch + (int64_t)i * stride, stride,
-                           &out[i]);
+  ptsim_batch_evaluate_mc(&jobs[i], has_mc ? &mc : (const PtsimMonteCarlo *)0,
+                          (uint64_t)(first_index + (unsigned long long)i),
+                          scratch + (int64_t)i * stride, stride, &out[i]);
 }
 
 /* Raises the per-thread stack limit to what the kernel's frame needs. */
@@ -65,6 +67,12 @@ static cudaError_t batch_reserve_stack(void) {
 
 extern "C" int ptsim_cuda_evaluate(const PtsimJob *jobs, int n,
                                    PtsimBatchResult *out) {
+  return ptsim_cuda_evaluate_mc(jobs, n, NULL, 0ULL, out);
+}
+
+extern "C" int ptsim_cuda_evaluate_mc(const PtsimJob *jobs, int n, const PtsimMonteCarlo *mc,
+                                      unsigned long long first_index, PtsimBatchResult *out) {
+  PtsimMonteCarlo mc_value;
   cudaError_t rc = cudaSuccess;
   PtsimJob *d_jobs = NULL;
   PtsimBatchResult *d_out = NULL;
@@ -76,12 +84,14 @@ extern "C" int ptsim_cuda_evaluate(const PtsimJob *jobs, int n,
   if (n < 0 || (n > 0 && (jobs == NULL || out == NULL)))
     return (int)cudaErrorInvalidValue;
   if (n == 0) return 0;
+  memset(&mc_value, 0, sizeof mc_value);
+  if (mc) mc_value = *mc;
   CUDA_CHECK(cudaGetDeviceCount(&count));
   if (count == 0) return (int)cudaErrorNoDevice;
   CUDA_CHECK(batch_reserve_stack());
 
   for (i = 0; i < n; i++) {
-    int64_t b = ptsim_batch_scratch_bytes(&jobs[i]);
+    int64_t b = ptsim_batch_scratch_bytes_mc(&jobs[i], mc);
     if (b > stride) stride = b;
   }
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -100,7 +110,8 @@ extern "C" int ptsim_cuda_evaluate(const PtsimJob *jobs, int n,
     int blocks = (k + BATCH_THREADS - 1) / BATCH_THREADS;
     CUDA_CHECK(cudaMemcpy(d_jobs, jobs + first, sizeof(PtsimJob) * (size_t)k,
                           cudaMemcpyHostToDevice));
-    batch_kernel<<<blocks, BATCH_THREADS>>>(d_jobs, k, d_scratch, stride, d_out);
+    batch_kernel<<<blocks, BATCH_THREADS>>>(d_jobs, k, d_scratch, stride, mc_value, mc != NULL,
+                                            first_index + (unsigned long long)first, d_out);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(out + first, d_out, sizeof(PtsimBatchResult) * (size_t)k,

@@ -29,6 +29,11 @@ int ptsim_cuda_query(int *count, char *name, int name_len, int *major,
  * freed on every path, and out is unspecified on failure. */
 int ptsim_cuda_evaluate(const PtsimJob *jobs, int n, PtsimBatchResult *out);
 
+/* The same with Monte-Carlo samples drawn with cuRAND (mc may be NULL);
+ * first_index is jobs[0]'s index in the whole sweep (its random streams). */
+int ptsim_cuda_evaluate_mc(const PtsimJob *jobs, int n, const PtsimMonteCarlo *mc,
+                           unsigned long long first_index, PtsimBatchResult *out);
+
 /* The CUDA error string for a code returned above.  (transfer none) */
 const char *ptsim_cuda_error_string(int code);
 
