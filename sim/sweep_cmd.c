@@ -10,6 +10,7 @@
 #include "config.h"
 #include "gpu.h"
 #include "names.h"
+#include "simulate.h"
 #include "sweep.h"
 #include "sweep_cmd.h"
 
@@ -175,12 +176,15 @@ static void write_table(GString *out, const PtsimSweep *sweep, GArray *order, gu
   }
   g_string_append_printf(out,
                          "%" G_GUINT64_FORMAT " combinations: %u valid layouts evaluated on %s, "
-                         "%u fit in memory, %u could not be scheduled\n",
+                         "%u fit in memory, %u could not be scheduled\n"
+                         "(mem GiB: analytical estimate, the 80%% rule decides; alloc GiB: the "
+                         "caching-allocator emulation plus CUDA context and NCCL, for the rows shown)\n",
                          sweep->candidates, sweep->jobs->len, sweep->device_used, fitting, failed);
   gboolean mc = sweep->mc.samples > 0;
   g_string_append(out, "\n rank model            hw         gpus   seq tp pp cp   dp vp mbs "
                        "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB");
-  g_string_append(out, mc ? "  p50_s  p90_s  p99_s\n" : "\n");
+  g_string_append(out, mc ? "  p50_s  p90_s  p99_s" : "");
+  g_string_append(out, "  alloc GiB\n");
   for (guint k = 0; k < MIN(top, order->len); k++) {
     guint i = g_array_index(order, guint, k);
     const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
@@ -193,6 +197,19 @@ static void write_table(GString *out, const PtsimSweep *sweep, GArray *order, gu
                            100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB);
     if (mc)
       g_string_append_printf(out, " %6.3f %6.3f %6.3f", r->step_p50_s, r->step_p90_s, r->step_p99_s);
+    /* The allocator emulation, for the layouts worth looking at. */
+    {
+      g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
+      g_autoptr(GError) error = NULL;
+      if (ptsim_simulate_allocator(j, 2, NULL, NULL, 0.0, NULL, alloc, &error)) {
+        const PtsimStageAlloc *p = &alloc->stages[alloc->peak_stage];
+        gboolean oom = FALSE;
+        for (int64_t st = 0; st < alloc->num_stages; st++) oom |= !alloc->stages[st].fits;
+        g_string_append_printf(out, " %6.1f%s", p->device_peak_bytes / GIB, oom ? " OOM" : "");
+      } else {
+        g_string_append(out, "      ?");
+      }
+    }
     g_string_append_printf(out, "%s\n",
                            r->status != 0 ? " (unscheduled)" : r->fits ? "" : " (does not fit)");
   }
