@@ -7,6 +7,7 @@
 #include "config.h"
 #include "gpu.h"
 #include "memory.h"
+#include "plot_cmd.h"
 #include "report.h"
 #include "simulate.h"
 
@@ -25,6 +26,7 @@ static int run_predict(int argc, char **argv);
 static const Subcommand subcommands[] = {
     {"memory", "the analytical per-stage memory estimate of one layout", run_memory},
     {"predict", "one layout: memory estimate and simulated step time", run_predict},
+    {"plot", "a gnuplot figure (memory, timeline) with its data and .gp script", ptsim_plot_main},
 };
 
 static void print_usage(FILE *to) {
