@@ -11,7 +11,8 @@
  *   gradients #3b528b (36), optimizer #21918c (55), activations #5ec962
  *   (73), other #fde725 (91).
  *   timeline — compute solid, communication hatched:
- *   forward #92c5de (77), backward #b2182b (38), backward-input #d6604d
+ *   forward #92c5de (77), backward #b2182b (38) — odd model chunks of an
+ *   interleaved schedule a darker shade: #4393c3 (58), #67001f (20) —, backward-input #d6604d
  *   (55), backward-weight #7f3b08 (33), optimizer #252525 (15),
  *   grad-sync #1b7837 hatched, param-gather #762a83 cross-hatched.
  *   Forward and backward, the two that fill most of a chart, are 39 L*
@@ -196,7 +197,9 @@ void ptsim_plot_style(GString *gp, PtsimPlotFormat format, const char *figure_na
                   "c_other       = '#fde725'\n"
                   "# timeline: compute solid, communication hatched (L* in comments)\n"
                   "c_forward         = '#92c5de'  # 77\n"
+                  "c_forward_odd     = '#4393c3'  # 58, odd model chunks (interleaved)\n"
                   "c_backward        = '#b2182b'  # 38\n"
+                  "c_backward_odd    = '#67001f'  # 20, odd model chunks (interleaved)\n"
                   "c_backward_input  = '#d6604d'  # 55\n"
                   "c_backward_weight = '#7f3b08'  # 33\n"
                   "c_optimizer_step  = '#252525'  # 15\n"
@@ -369,21 +372,28 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
 typedef struct {
   int32_t kind;      /* PtsimTraceKind */
   const char *name;  /* as in the Perfetto trace */
-  const char *color; /* gnuplot variable from the style */
+  const char *color; /* gnuplot colour variable from the style */
+  const char *text;  /* microbatch label colour; NULL: no label */
+  /* Interleaved schedules: odd model chunks get this colour and label
+   * colour (a darker shade), as Narayanan et al. 2021 shade the chunks of
+   * their interleaved-1F1B figure.  NULL: one colour for every chunk. */
+  const char *odd_color, *odd_text;
   int lane;          /* 0 compute stream, 1 data-parallel stream */
   int pattern;       /* gnuplot fill pattern; 0: solid */
-  const char *text;  /* microbatch label colour; NULL: no label */
 } TimelineKind;
 
 /* Legend order. */
 static const TimelineKind timeline_kinds[] = {
-    {PTSIM_TRACE_FORWARD, "forward", "c_forward", 0, 0, "#000000"},
-    {PTSIM_TRACE_BACKWARD, "backward", "c_backward", 0, 0, "#ffffff"},
-    {PTSIM_TRACE_BACKWARD_INPUT, "backward-input", "c_backward_input", 0, 0, "#000000"},
-    {PTSIM_TRACE_BACKWARD_WEIGHT, "backward-weight", "c_backward_weight", 0, 0, "#ffffff"},
-    {PTSIM_TRACE_OPTIMIZER, "optimizer", "c_optimizer_step", 0, 0, NULL},
-    {PTSIM_TRACE_GRAD_SYNC, "grad-sync", "c_grad_sync", 1, 4, NULL},
-    {PTSIM_TRACE_PARAM_GATHER, "param-gather", "c_param_gather", 1, 5, NULL},
+    {PTSIM_TRACE_FORWARD, "forward", "c_forward", "#000000", "c_forward_odd", "#000000", 0, 0},
+    {PTSIM_TRACE_BACKWARD, "backward", "c_backward", "#ffffff", "c_backward_odd", "#ffffff", 0,
+     0},
+    {PTSIM_TRACE_BACKWARD_INPUT, "backward-input", "c_backward_input", "#000000", NULL, NULL, 0,
+     0},
+    {PTSIM_TRACE_BACKWARD_WEIGHT, "backward-weight", "c_backward_weight", "#ffffff", NULL, NULL,
+     0, 0},
+    {PTSIM_TRACE_OPTIMIZER, "optimizer", "c_optimizer_step", NULL, NULL, NULL, 0, 0},
+    {PTSIM_TRACE_GRAD_SYNC, "grad-sync", "c_grad_sync", NULL, NULL, NULL, 1, 4},
+    {PTSIM_TRACE_PARAM_GATHER, "param-gather", "c_param_gather", NULL, NULL, NULL, 1, 5},
 };
 
 static const TimelineKind *timeline_kind(int32_t kind) {
@@ -399,6 +409,38 @@ static int decimal_digits(int64_t v) {
     d++;
   }
   return d;
+}
+
+static int compare_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One `plot` element drawing the boxes of kind k whose chunk passes
+ * `chunk_filter` (a gnuplot condition on $6, "1" for all). */
+static void append_boxes(GString *gp, const TimelineKind *k, const char *chunk_filter,
+                         const char *color, const char *title) {
+  const char *lo = k->lane ? "d_lo" : "c_lo", *hi = k->lane ? "d_hi" : "c_hi";
+  g_string_append_printf(gp,
+                         "  data using ($4==%d && %s ? ($7+$8)/2*t_scale : NaN):1:($7*t_scale):"
+                         "($8*t_scale):($1+%s):($1+%s) \\\n       with boxxyerror ",
+                         k->kind, chunk_filter, lo, hi);
+  if (k->pattern)
+    g_string_append_printf(gp, "fs pattern %d border lc rgb %s", k->pattern, color);
+  else
+    g_string_append(gp, "fs solid 1.0 border lc rgb '#ffffff' lw 0.5");
+  g_string_append_printf(gp, " lc rgb %s title ", color);
+  append_quoted(gp, title);
+}
+
+/* One `plot` element numbering the boxes of kind k that are wide enough. */
+static void append_labels(GString *gp, const TimelineKind *k, const char *chunk_filter,
+                          const char *text) {
+  g_string_append_printf(gp,
+                         "  data using ($4==%d && %s && $5>=0 && ($8-$7)>=label_min_s ? "
+                         "($7+$8)/2*t_scale : NaN):($1+(c_lo+c_hi)/2):(sprintf('%%d', $5)) "
+                         "\\\n       with labels font ',7' tc rgb '%s' notitle",
+                         k->kind, chunk_filter, text);
 }
 
 gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
@@ -417,10 +459,12 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   }
 
   int64_t stages = job->layout.pp;
+  int interleaved = job->layout.vp > 1;
   int present[G_N_ELEMENTS(timeline_kinds)] = {0};
   int has_dp_lane = 0;
-  int64_t max_mb = 0, max_chunk = 0;
+  int64_t max_mb = 0;
   PtsimTime span_ns = 0;
+  g_autoptr(GArray) forward_s = g_array_new(FALSE, FALSE, sizeof(double));
   g_autoptr(GString) tsv = g_string_new(NULL);
   g_string_append(tsv, "# ptsim timeline: what each pipeline stage ran in one simulated step\n");
   append_job_comment(tsv, job);
@@ -439,8 +483,11 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
     present[k - timeline_kinds] = 1;
     has_dp_lane |= k->lane == 1;
     if (r->microbatch > max_mb) max_mb = r->microbatch;
-    if (r->chunk > max_chunk) max_chunk = r->chunk;
     if (r->end_ns > span_ns) span_ns = r->end_ns;
+    if (r->kind == PTSIM_TRACE_FORWARD) {
+      double d = (double)(r->end_ns - r->start_ns) * 1e-9;
+      g_array_append_val(forward_s, d);
+    }
     g_string_append_printf(tsv, "%d\t%d\t%s\t%d\t%d\t%d\t", r->stage, k->lane, k->name, r->kind,
                            r->microbatch, r->chunk);
     append_num(tsv, "%.9f", (double)r->start_ns * 1e-9);
@@ -454,18 +501,25 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   if (span_s <= 0) span_s = time->step_s > 0 ? time->step_s : 1.0;
   int in_ms = span_s < 2.0;
 
-  /* Size: a band of ~0.9 cm per stage for a few stages, shrinking for deep
-   * pipelines; wide enough for ~100 boxes per stage. */
+  /* A label fits a box wider than its text: ~0.6 em per digit at the 7 pt
+   * label font plus 4 pt of margin.  The figure is made wide enough (up to
+   * 36 cm) for the median forward box to carry its number; the plot area
+   * is ~3.2 cm narrower than the figure. */
+  double label_pt = decimal_digits(max_mb) * 0.6 * 7.0 + 4.0;
   double width_cm = 18.0;
-  double band_cm = stages <= 8 ? 0.95 : (stages <= 32 ? 0.5 : 0.3);
-  double height_cm = CLAMP(3.2 + band_cm * (double)stages, 6.0, 26.0);
-  /* A label is drawn when the box is wider than its text: ~0.6 em per
-   * character at the 7 pt label font, plus 3 pt of margin, over a plot
-   * area ~3.2 cm narrower than the figure. */
-  int vp = job->layout.vp > 1;
-  int label_chars = decimal_digits(max_mb) + (vp ? 1 + decimal_digits(max_chunk) : 0);
+  if (forward_s->len > 0) {
+    qsort(forward_s->data, forward_s->len, sizeof(double), compare_double);
+    double median = g_array_index(forward_s, double, forward_s->len / 2);
+    if (median > 0) {
+      double need_cm = label_pt * span_s / median / 72.0 * 2.54 + 3.2;
+      width_cm = CLAMP(need_cm, 18.0, 36.0);
+    }
+  }
   double plot_pt = (width_cm - 3.2) / 2.54 * 72.0;
-  double label_min_s = span_s * (label_chars * 0.6 * 7.0 + 3.0) / plot_pt;
+  double label_min_s = span_s * label_pt / plot_pt;
+  /* A band of ~1 cm per stage for a few stages, less for deep pipelines. */
+  double band_cm = stages <= 8 ? 0.95 : (stages <= 32 ? 0.5 : 0.3);
+  double height_cm = CLAMP(4.6 + band_cm * (double)stages, 7.0, 26.0);
 
   g_autofree char *fig_name = g_path_get_basename(files.figure);
   g_autofree char *data_name = g_path_get_basename(files.data);
@@ -479,7 +533,8 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   ptsim_plot_style(gp, format, fig_name, width_cm, height_cm);
   g_string_append(gp, "data = ");
   append_quoted(gp, data_name);
-  g_string_append_printf(gp, "\nstages = %" G_GINT64_FORMAT "\nt_scale = %s  # seconds -> axis unit\n",
+  g_string_append_printf(gp,
+                         "\nstages = %" G_GINT64_FORMAT "\nt_scale = %s  # seconds -> axis unit\n",
                          stages, in_ms ? "1000.0" : "1.0");
   g_string_append(gp, "label_min_s = ");
   append_num(gp, "%.6g", label_min_s);
@@ -490,52 +545,56 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
                     "# data-parallel communication below\n"
                     "c_lo = -0.42; c_hi = 0.12\nd_lo = 0.17; d_hi = 0.42\n");
   else
-    g_string_append(gp, "# one lane per stage: no data-parallel communication in this step\n"
-                        "c_lo = -0.40; c_hi = 0.40\nd_lo = 0.0; d_hi = 0.0\n");
-  g_string_append_printf(gp, "box_label(mb, chunk) = %s\n",
-                         vp ? "sprintf('%d:%d', int(mb), int(chunk))" : "sprintf('%d', int(mb))");
-  g_autofree char *subtitle =
-      g_strdup_printf("step %.3f s, bubble %.1f%%; box labels: microbatch%s", time->step_s,
-                      100.0 * time->bubble_fraction, vp ? ":chunk" : "");
+    g_string_append(gp,
+                    "# one lane per stage: no data-parallel communication in this step\n"
+                    "c_lo = -0.40; c_hi = 0.40\nd_lo = 0.0; d_hi = 0.0\n");
+  g_autofree char *subtitle = g_strdup_printf(
+      "step %.3f s, bubble %.1f%%; boxes numbered by microbatch%s", time->step_s,
+      100.0 * time->bubble_fraction, interleaved ? ", odd model chunks darker" : "");
   append_title(gp, job, subtitle);
   g_string_append(gp, "set xrange [0:");
-  append_num(gp, "%.6g", span_s * (in_ms ? 1000.0 : 1.0));
+  append_num(gp, "%.6g", span_s * 1.01 * (in_ms ? 1000.0 : 1.0));
   g_string_append(gp, "]\nset yrange [stages-0.5:-0.5]  # stage 0 at the top\n");
   g_string_append_printf(gp, "set ytics 0,%" G_GINT64_FORMAT ",stages-1\n",
                          stages <= 16 ? (int64_t)1 : (stages + 15) / 16);
-  g_string_append_printf(gp,
-                         "set grid noytics\n"
-                         "set grid xtics linewidth 0.5 linecolor rgb '#e6e6e6' dashtype solid\n"
-                         "set xlabel 'time from step start (%s)'\n"
-                         "set ylabel 'pipeline stage'\n"
-                         "set key outside top center horizontal maxrows 1\n",
-                         in_ms ? "ms" : "s");
+  g_string_append_printf(
+      gp,
+      "set grid noytics\n"
+      "set grid xtics linetype 1 linewidth 0.6 linecolor rgb '#e0e0e0' dashtype solid\n"
+      "set xlabel 'time from step start (%s)'\n"
+      "set ylabel 'pipeline stage'\n"
+      "set key outside bottom center horizontal maxrows 1 reverse Left width -1 font ',8'\n",
+      in_ms ? "ms" : "s");
   g_string_append(gp, "plot \\\n");
   gboolean first = TRUE;
   for (size_t i = 0; i < G_N_ELEMENTS(timeline_kinds); i++) {
     if (!present[i]) continue;
     const TimelineKind *k = &timeline_kinds[i];
-    const char *lo = k->lane ? "d_lo" : "c_lo", *hi = k->lane ? "d_hi" : "c_hi";
-    g_string_append_printf(gp,
-                           "%s  data using ($4==%d ? ($7+$8)/2*t_scale : NaN):1:($7*t_scale):"
-                           "($8*t_scale):($1+%s):($1+%s) \\\n"
-                           "       with boxxyerror ",
-                           first ? "" : ", \\\n", k->kind, lo, hi);
-    if (k->pattern)
-      g_string_append_printf(gp, "fs pattern %d border lc rgb %s", k->pattern, k->color);
-    else
-      g_string_append(gp, "fs solid 1.0 border lc rgb '#ffffff'");
-    g_string_append_printf(gp, " lc rgb %s title '%s'", k->color, k->name);
+    if (!first) g_string_append(gp, ", \\\n");
     first = FALSE;
+    if (interleaved && k->odd_color) {
+      g_autofree char *even = g_strdup_printf("%s, %s", k->name,
+                                              job->layout.vp == 2 ? "chunk 0" : "even chunks");
+      g_autofree char *odd = g_strdup_printf("%s, %s", k->name,
+                                             job->layout.vp == 2 ? "chunk 1" : "odd chunks");
+      append_boxes(gp, k, "int($6)%2==0", k->color, even);
+      g_string_append(gp, ", \\\n");
+      append_boxes(gp, k, "int($6)%2==1", k->odd_color, odd);
+    } else {
+      append_boxes(gp, k, "1", k->color, k->name);
+    }
   }
   for (size_t i = 0; i < G_N_ELEMENTS(timeline_kinds); i++) {
     const TimelineKind *k = &timeline_kinds[i];
     if (!present[i] || !k->text) continue;
-    g_string_append_printf(gp,
-                           ", \\\n  data using ($4==%d && $5>=0 && ($8-$7)>=label_min_s ? "
-                           "($7+$8)/2*t_scale : NaN):($1+(c_lo+c_hi)/2):(box_label($5,$6)) \\\n"
-                           "       with labels font ',7' tc rgb '%s' notitle",
-                           k->kind, k->text);
+    g_string_append(gp, ", \\\n");
+    if (interleaved && k->odd_color) {
+      append_labels(gp, k, "int($6)%2==0", k->text);
+      g_string_append(gp, ", \\\n");
+      append_labels(gp, k, "int($6)%2==1", k->odd_text);
+    } else {
+      append_labels(gp, k, "1", k->text);
+    }
   }
   g_string_append_c(gp, '\n');
   return write_and_render(&files, tsv, gp, out, error);
