@@ -439,7 +439,7 @@ static void append_labels(GString *gp, const TimelineKind *k, const char *chunk_
   g_string_append_printf(gp,
                          "  data using ($4==%d && %s && $5>=0 && ($8-$7)>=label_min_s ? "
                          "($7+$8)/2*t_scale : NaN):($1+(c_lo+c_hi)/2):(sprintf('%%d', $5)) "
-                         "\\\n       with labels font ',7' tc rgb '%s' notitle",
+                         "\\\n       with labels font label_font tc rgb '%s' notitle",
                          k->kind, chunk_filter, text);
 }
 
@@ -464,7 +464,9 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   int has_dp_lane = 0;
   int64_t max_mb = 0;
   PtsimTime span_ns = 0;
+  /* durations of forward boxes and of all numbered compute boxes */
   g_autoptr(GArray) forward_s = g_array_new(FALSE, FALSE, sizeof(double));
+  g_autoptr(GArray) compute_s = g_array_new(FALSE, FALSE, sizeof(double));
   g_autoptr(GString) tsv = g_string_new(NULL);
   g_string_append(tsv, "# ptsim timeline: what each pipeline stage ran in one simulated step\n");
   append_job_comment(tsv, job);
@@ -484,10 +486,9 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
     has_dp_lane |= k->lane == 1;
     if (r->microbatch > max_mb) max_mb = r->microbatch;
     if (r->end_ns > span_ns) span_ns = r->end_ns;
-    if (r->kind == PTSIM_TRACE_FORWARD) {
-      double d = (double)(r->end_ns - r->start_ns) * 1e-9;
-      g_array_append_val(forward_s, d);
-    }
+    double d = (double)(r->end_ns - r->start_ns) * 1e-9;
+    if (r->kind == PTSIM_TRACE_FORWARD) g_array_append_val(forward_s, d);
+    if (k->text && r->microbatch >= 0) g_array_append_val(compute_s, d);
     g_string_append_printf(tsv, "%d\t%d\t%s\t%d\t%d\t%d\t", r->stage, k->lane, k->name, r->kind,
                            r->microbatch, r->chunk);
     append_num(tsv, "%.9f", (double)r->start_ns * 1e-9);
@@ -501,19 +502,24 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   if (span_s <= 0) span_s = time->step_s > 0 ? time->step_s : 1.0;
   int in_ms = span_s < 2.0;
 
-  /* A label fits a box wider than its text: ~0.6 em per digit at the 7 pt
-   * label font plus 4 pt of margin.  The figure is made wide enough (up to
-   * 36 cm) for the median forward box to carry its number; the plot area
-   * is ~3.2 cm narrower than the figure. */
-  double label_pt = decimal_digits(max_mb) * 0.6 * 7.0 + 4.0;
+  /* A label fits a box wider than its text: ~0.6 em per digit plus 3 pt
+   * of margin, at 7 pt (6 pt for two-digit and longer numbers).  The
+   * figure is made wide enough (18 to 36 cm) for the median forward box to
+   * carry its number, or failing that the median compute box (most
+   * backwards); the plot area is ~3.2 cm narrower than the figure. */
+  int digits = decimal_digits(max_mb);
+  double label_font_pt = digits > 1 ? 6.0 : 7.0;
+  double label_pt = digits * 0.6 * label_font_pt + 3.0;
   double width_cm = 18.0;
-  if (forward_s->len > 0) {
-    qsort(forward_s->data, forward_s->len, sizeof(double), compare_double);
-    double median = g_array_index(forward_s, double, forward_s->len / 2);
-    if (median > 0) {
-      double need_cm = label_pt * span_s / median / 72.0 * 2.54 + 3.2;
-      width_cm = CLAMP(need_cm, 18.0, 36.0);
-    }
+  GArray *sizing[] = {forward_s, compute_s};
+  for (size_t i = 0; i < G_N_ELEMENTS(sizing); i++) {
+    if (sizing[i]->len == 0) continue;
+    qsort(sizing[i]->data, sizing[i]->len, sizeof(double), compare_double);
+    double median = g_array_index(sizing[i], double, sizing[i]->len / 2);
+    if (median <= 0) continue;
+    double need_cm = 1.08 * label_pt * span_s / median / 72.0 * 2.54 + 3.2; /* 8% slack */
+    width_cm = CLAMP(need_cm, 18.0, 36.0);
+    if (need_cm <= 36.0) break;
   }
   double plot_pt = (width_cm - 3.2) / 2.54 * 72.0;
   double label_min_s = span_s * label_pt / plot_pt;
@@ -538,7 +544,8 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
                          stages, in_ms ? "1000.0" : "1.0");
   g_string_append(gp, "label_min_s = ");
   append_num(gp, "%.6g", label_min_s);
-  g_string_append(gp, "  # boxes shorter than this (s) get no microbatch number\n");
+  g_string_append(gp, "  # boxes shorter than this (s) get no microbatch number\nlabel_font = ");
+  g_string_append_printf(gp, "',%d'\n", (int)label_font_pt);
   if (has_dp_lane)
     g_string_append(gp,
                     "# lanes inside a stage's band (y grows downwards): compute above,\n"
