@@ -74,7 +74,7 @@ static gboolean parse(int argc, char **argv, PlotKind *kind, PtsimJob *job,
   g_string_append(summary,
                   "\n\nNeeds gnuplot (Debian/Ubuntu: apt-get install gnuplot-nox). Rerun a "
                   "figure after editing its script: cd DIR && gnuplot NAME.gp");
-  g_autoptr(GOptionContext) context = g_option_context_new("KIND --out FILE - plot");
+  g_autoptr(GOptionContext) context = g_option_context_new("KIND --out FILE.pdf|.png|.svg - write a gnuplot figure");
   g_option_context_set_summary(context, summary->str);
   g_string_free(summary, TRUE);
   g_option_context_add_main_entries(context, entries, NULL);
