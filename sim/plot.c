@@ -151,7 +151,9 @@ void ptsim_plot_style(GString *gp, PtsimPlotFormat format, const char *figure_na
     case PTSIM_PLOT_PDF:
       g_string_append(gp, "set terminal pdfcairo enhanced color font 'Sans,");
       append_num(gp, "%.0f", FONT_PT);
-      g_string_append(gp, "' linewidth 1 size ");
+      /* pdfcairo's defaults are fontscale 0.5 and 0.5 pt lines: undo both so
+       * the PDF shows FONT_PT text and 1 pt lines, like the PNG. */
+      g_string_append(gp, "' fontscale 1.0 linewidth 2 size ");
       append_num(gp, "%.1f", width_cm);
       g_string_append(gp, "cm,");
       append_num(gp, "%.1f", height_cm);
