@@ -7,6 +7,7 @@
 #include "config.h"
 #include "gpu.h"
 #include "memory.h"
+#include "plot_cmd.h"
 #include "report.h"
 #include "simulate.h"
 #include "sweep_cmd.h"
@@ -27,12 +28,13 @@ static const Subcommand subcommands[] = {
     {"memory", "the analytical per-stage memory estimate of one layout", run_memory},
     {"predict", "one layout: memory estimate and simulated step time", run_predict},
     {"sweep", "every valid layout of one or more scenarios, ranked", ptsim_sweep_main},
+    {"plot", "a gnuplot figure (memory, timeline) with its data and .gp script", ptsim_plot_main},
 };
 
 static void print_usage(FILE *to) {
   fprintf(to,
           "Usage: ptsim [COMMAND] [OPTIONS]\n\n"
-          "Predicts per-GPU memory (and, as the engine lands, step time) of\n"
+          "Predicts per-GPU memory, allocator behaviour and step time of\n"
           "Megatron-style LLM training for a parallel layout.\n\n"
           "Commands:\n");
   for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)

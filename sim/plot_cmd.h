@@ -1,0 +1,17 @@
+/* plot_cmd.h — the `ptsim plot KIND` subcommand: parses the job options
+ * every subcommand shares (cli_job.h) plus --out, computes what the kind
+ * needs (memory estimate, simulated step with its trace) and writes the
+ * figure with its data and script (plot.h).
+ *
+ * Shell module.  Not here: the figures themselves (plot.c). */
+#ifndef PTSIM_PLOT_CMD_H
+#define PTSIM_PLOT_CMD_H
+
+/* argv[0] is the subcommand's name ("plot"), argv[1] the kind.  Prints the
+ * written paths on stdout and errors as one line on stderr.  Returns 0 ok,
+ * 2 bad input (unknown kind, missing --out, bad extension, bad job
+ * options, a missing output folder), 1 when gnuplot is missing or fails or
+ * the simulation produced nothing to draw. */
+int ptsim_plot_main(int argc, char **argv);
+
+#endif /* PTSIM_PLOT_CMD_H */
