@@ -1,15 +1,35 @@
 #!/usr/bin/env bash
 # Runs the benchmarks against a Release build (default build/) and appends
-# the results, with the machine named, to bench/RESULTS.md.
+# the results, with the machine named, to bench/RESULTS.md:
+#   - bench_engine: one full simulation of a 70B layout (pp 8, 64 microbatches)
+#   - bench_batch: layouts/s of the batch evaluator on random light layouts
+#   - ptsim sweep: layouts/s of a realistic sweep (enumeration + evaluation),
+#     1 thread and all threads
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
+export PTSIM_DATA_DIR="$here/.."
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+sweep_args=(--model llama3-70b,llama3-8b --gpus 64,128,256 --seq 4096,8192 --hw a100-80g,h100-80g --gbs 512 --device cpu)
+
+sweep_rate() { # threads
+  local start end n
+  start=$(date +%s.%N)
+  n=$("$build/ptsim" sweep "${sweep_args[@]}" --threads "$1" --top 1 | sed -n 's/.*: \([0-9]*\) valid layouts.*/\1/p')
+  end=$(date +%s.%N)
+  python3 -c "print('%d layouts in %.2f s: %.0f layouts/s' % ($n, $end - $start, $n / ($end - $start)))"
+}
+
 {
-  echo "## $(date -u +%Y-%m-%d) on ${cpu} ($(nproc) cores), one core"
+  echo "## $(date -u +%Y-%m-%d) on ${cpu} ($(nproc) cores)"
   echo
   for schedule in 1f1b interleaved zb-h1; do
-    echo "- $(PTSIM_DATA_DIR="$here/.." "$build/bench_engine" "$schedule")"
+    echo "- one core, $("$build/bench_engine" "$schedule")"
   done
+  echo
+  "$build/bench_batch" 10000
+  echo
+  echo "- sweep \`ptsim sweep ${sweep_args[*]}\`, 1 thread: $(sweep_rate 1)"
+  echo "- same sweep, $(nproc) threads: $(sweep_rate 0)"
   echo
 } | tee -a "$here/RESULTS.md"
