@@ -300,9 +300,15 @@ static PTSIM_HD void build_embedding(const Ctx *x, PtsimWork *w) {
 }
 
 /* Final norm, the LM head GEMM (column-parallel over the vocabulary) and
- * vocab-parallel cross-entropy: the logits are cast to fp32 and read for
- * max, sum-exp and the loss (three small TP all-reduces of T floats);
- * backward writes the fp32 softmax gradient and casts it back. */
+ * Megatron's vocab-parallel cross-entropy, an unfused chain of elementwise
+ * passes over the (T, V/t) logits, each its own kernel through HBM
+ * (bytes per logit):
+ *   forward:  cast to fp32 (2 r + 4 w), row max (4 r), subtract the max
+ *             (4 r + 4 w), exp (4 r + 4 w), row sum (4 r), divide into the
+ *             softmax kept for backward (4 r + 4 w)          = 38
+ *   backward: softmax minus one-hot (4 r + 4 w), times the loss gradient
+ *             (4 r + 4 w), cast to bf16 for the GEMMs (4 r + 2 w) = 22
+ * plus three small TP all-reduces of T floats (max, sum, target logit). */
 static PTSIM_HD void build_head(const Ctx *x, PtsimWork *w) {
   const PtsimModel *m = &x->job->model;
   int64_t T = x->tokens, t = x->t, h = m->hidden_size;
@@ -314,8 +320,8 @@ static PTSIM_HD void build_head(const Ctx *x, PtsimWork *w) {
   add_elementwise(x, w, 2.0 * x->tokens_sp * (double)h * ELEM);
   add_tp_enter(x, w, head_s);
   add_gemm(x, w, T, vocab_local, h);
-  w->forward_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (ELEM + 4.0 + 4.0 + 4.0));
-  w->backward_input_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (4.0 + 4.0 + ELEM));
+  w->forward_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * 38.0);
+  w->backward_input_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * 22.0);
   if (t > 1) small = 3.0 * tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, (double)T * 4.0);
   add_comm(w, PTSIM_COMM_TP, small, 0.0);
 }
