@@ -3,6 +3,7 @@
  * computes lives in the library; this file only wires it to argv/stdout. */
 #include <stdio.h>
 #include <string.h>
+#include "alloc_replay_cmd.h"
 #include "cli_job.h"
 #include "config.h"
 #include "gpu.h"
@@ -27,6 +28,7 @@ static const Subcommand subcommands[] = {
     {"memory", "the analytical per-stage memory estimate of one layout", run_memory},
     {"predict", "one layout: memory estimate and simulated step time", run_predict},
     {"sweep", "every valid layout of one or more scenarios, ranked", ptsim_sweep_main},
+    {"alloc-replay", "replay an allocator trace through the emulator; compare", ptsim_alloc_replay_main},
 };
 
 static void print_usage(FILE *to) {
