@@ -18,6 +18,12 @@ PTSIM_HD static void finish(const PtsimAllocator *a, PtsimAllocReplay *out) {
 PTSIM_HD int32_t ptsim_alloc_replay(PtsimAllocator *a, const PtsimAllocEvent *events,
                                     int64_t n, int32_t *handles, int32_t num_ids,
                                     PtsimAllocReplay *out) {
+  return ptsim_alloc_replay_sampled(a, events, n, handles, num_ids, 0, out);
+}
+
+PTSIM_HD int32_t ptsim_alloc_replay_sampled(PtsimAllocator *a, const PtsimAllocEvent *events,
+                                            int64_t n, int32_t *handles, int32_t num_ids,
+                                            int64_t *reserved_after, PtsimAllocReplay *out) {
   out->events = out->allocs = out->frees = out->empty_caches = 0;
   out->skipped_frees = out->ooms = 0;
   out->first_oom_event = -1;
@@ -73,10 +79,12 @@ PTSIM_HD int32_t ptsim_alloc_replay(PtsimAllocator *a, const PtsimAllocEvent *ev
     } else {
       rc = PTSIM_ALLOC_ERR_ARGS;
     }
-    if (rc != 0)
+    if (rc != 0) {
       out->error_event = e;
-    else
+    } else {
       out->events += 1;
+      if (reserved_after) reserved_after[e] = a->stats.reserved_bytes;
+    }
   }
   finish(a, out);
   return rc;

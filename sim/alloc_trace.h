@@ -70,4 +70,12 @@ PTSIM_HD int32_t ptsim_alloc_replay(PtsimAllocator *a, const PtsimAllocEvent *ev
                                     int64_t n, int32_t *handles, int32_t num_ids,
                                     PtsimAllocReplay *out);
 
+/* ptsim_alloc_replay, also writing reserved_after[e] = reserved bytes just
+ * after event e (for e < out->events; entries from the stopping event on
+ * are left as they were).  reserved_after may be NULL (then it is exactly
+ * ptsim_alloc_replay).  Used to compare with a real allocator's trace. */
+PTSIM_HD int32_t ptsim_alloc_replay_sampled(PtsimAllocator *a, const PtsimAllocEvent *events,
+                                            int64_t n, int32_t *handles, int32_t num_ids,
+                                            int64_t *reserved_after, PtsimAllocReplay *out);
+
 #endif /* PTSIM_ALLOC_TRACE_H */

@@ -11,6 +11,7 @@ void ptsim_alloc_trace_free(PtsimAllocTrace *trace) {
   if (trace == NULL) return;
   g_free(trace->name);
   if (trace->events != NULL) g_array_unref(trace->events);
+  if (trace->observed_reserved != NULL) g_array_unref(trace->observed_reserved);
   g_free(trace);
 }
 
@@ -25,6 +26,30 @@ static gboolean parse_nonneg(const char *text, int64_t max, int64_t *out) {
   if (!ptsim_config_parse_int64(text, &v) || v < 0 || v > max) return FALSE;
   *out = v;
   return TRUE;
+}
+
+/* TRUE with *bytes when the comment text (after '#') is exactly
+ * "reserved N"; anything else is a plain comment. */
+static gboolean parse_observation(const char *comment, int64_t *bytes) {
+  g_auto(GStrv) w = g_strsplit_set(comment, " \t\r\v\f", -1);
+  const char *f[3];
+  int nf = 0;
+  for (int k = 0; w[k] != NULL; k++) {
+    if (w[k][0] == '\0') continue;
+    if (nf == 3) return FALSE;
+    f[nf++] = w[k];
+  }
+  return nf == 2 && strcmp(f[0], "reserved") == 0 && parse_nonneg(f[1], G_MAXINT64, bytes);
+}
+
+static void observe(PtsimAllocTrace *t, int64_t bytes) {
+  if (t->events->len == 0) return; /* nothing to attach it to */
+  if (t->observed_reserved == NULL) t->observed_reserved = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  int64_t none = -1;
+  while (t->observed_reserved->len < t->events->len) g_array_append_val(t->observed_reserved, none);
+  int64_t *slot = &g_array_index(t->observed_reserved, int64_t, t->events->len - 1);
+  if (*slot < 0) t->num_observed += 1;
+  *slot = bytes;
 }
 
 /* Parses one line's fields into ev; ids resolves and tracks lifetimes. */
@@ -114,7 +139,11 @@ PtsimAllocTrace *ptsim_alloc_trace_parse(const char *text, gssize len, const cha
   for (int32_t i = 0; lines[i] != NULL; i++) {
     char *l = lines[i];
     char *hash = strchr(l, '#');
-    if (hash != NULL) *hash = '\0';
+    int64_t observed = -1;
+    if (hash != NULL) {
+      *hash = '\0';
+      if (!parse_observation(hash + 1, &observed)) observed = -1;
+    }
     g_auto(GStrv) raw = g_strsplit_set(l, " \t\r\v\f", -1);
     char *f[5]; /* the first five fields; nf counts them all */
     int nf = 0;
@@ -123,7 +152,10 @@ PtsimAllocTrace *ptsim_alloc_trace_parse(const char *text, gssize len, const cha
       if (nf < 5) f[nf] = raw[k];
       nf += 1;
     }
-    if (nf == 0) continue;
+    if (nf == 0) {
+      if (observed >= 0) observe(t, observed);
+      continue;
+    }
     if (i >= G_MAXINT32 - 1) {
       g_set_error(error, PTSIM_ALLOC_TRACE_ERROR, PTSIM_ALLOC_TRACE_ERROR_PARSE,
                   "%s: more than %d lines", name, G_MAXINT32 - 1);
@@ -133,6 +165,11 @@ PtsimAllocTrace *ptsim_alloc_trace_parse(const char *text, gssize len, const cha
     if (!parse_line(f, nf, i + 1, ids, &t->num_ids, &live, name, &ev, error)) return NULL;
     g_array_append_val(t->events, ev);
     if (live > t->max_live) t->max_live = live;
+    if (observed >= 0) observe(t, observed);
+  }
+  if (t->observed_reserved != NULL) {
+    int64_t none = -1;
+    while (t->observed_reserved->len < t->events->len) g_array_append_val(t->observed_reserved, none);
   }
   return g_steal_pointer(&t);
 }
@@ -151,6 +188,13 @@ PtsimAllocTrace *ptsim_alloc_trace_load(const char *path, GError **error) {
 
 gboolean ptsim_alloc_trace_replay(const PtsimAllocTrace *trace, const PtsimAllocOptions *opts,
                                   double capacity_bytes, PtsimAllocReplay *out, GError **error) {
+  return ptsim_alloc_trace_replay_sampled(trace, opts, capacity_bytes, NULL, out, error);
+}
+
+gboolean ptsim_alloc_trace_replay_sampled(const PtsimAllocTrace *trace,
+                                          const PtsimAllocOptions *opts, double capacity_bytes,
+                                          int64_t *reserved_after, PtsimAllocReplay *out,
+                                          GError **error) {
   g_return_val_if_fail(trace != NULL && out != NULL, FALSE);
   /* Blocks: each live tensor, a cached block or unmapped range between two
    * of them, and whole cached segments; start generous, double on refusal
@@ -166,8 +210,9 @@ gboolean ptsim_alloc_trace_replay(const PtsimAllocTrace *trace, const PtsimAlloc
                   "%s: allocator options or capacity out of range", trace->name);
       return FALSE;
     }
-    int32_t rc = ptsim_alloc_replay(&a, (const PtsimAllocEvent *)(void *)trace->events->data,
-                                    (int64_t)trace->events->len, handles, trace->num_ids, out);
+    int32_t rc = ptsim_alloc_replay_sampled(
+        &a, (const PtsimAllocEvent *)(void *)trace->events->data, (int64_t)trace->events->len,
+        handles, trace->num_ids, reserved_after, out);
     if (rc == 0) return TRUE;
     int line = out->error_event >= 0
                    ? g_array_index(trace->events, PtsimAllocEvent, out->error_event).line

@@ -10,7 +10,14 @@
  *   empty_cache            torch.cuda.empty_cache()
  *
  * An ID may be allocated again after its free.  Tensors still live at the
- * end are fine.  Every malformed line is one GError in
+ * end are fine.
+ *
+ * Observations: a comment that is exactly "# reserved N" (N bytes, a
+ * decimal integer >= 0; blanks around the words are free) records what a
+ * real allocator had reserved just after the latest event at or before
+ * that line (validate/snapshot_to_trace.py writes one after each event).
+ * One before any event is ignored; a later one for the same event wins.
+ * Every other comment, "# reserved for later" included, is plain text.  Every malformed line is one GError in
  * PTSIM_ALLOC_TRACE_ERROR whose message starts "NAME:LINE: ".
  *
  * Shell module (GLib). */
@@ -35,6 +42,10 @@ typedef struct {
   GArray *events;     /* of PtsimAllocEvent, ids dense, lines 1-based */
   int32_t num_ids;    /* distinct IDs */
   int32_t max_live;   /* most tensors live at once */
+  /* "# reserved N" observations: of int64_t, one per event, -1 where the
+   * event has none; NULL when the trace has no observation at all. */
+  GArray *observed_reserved;
+  int64_t num_observed; /* events with an observation */
 } PtsimAllocTrace;
 
 void ptsim_alloc_trace_free(PtsimAllocTrace *trace);
@@ -54,5 +65,12 @@ PtsimAllocTrace *ptsim_alloc_trace_load(const char *path, GError **error);
  * *out, or FALSE with PTSIM_ALLOC_TRACE_ERROR_REPLAY (bad options). */
 gboolean ptsim_alloc_trace_replay(const PtsimAllocTrace *trace, const PtsimAllocOptions *opts,
                                   double capacity_bytes, PtsimAllocReplay *out, GError **error);
+
+/* ptsim_alloc_trace_replay, also filling reserved_after[0..events->len)
+ * with the emulated reserved bytes just after each event (may be NULL). */
+gboolean ptsim_alloc_trace_replay_sampled(const PtsimAllocTrace *trace,
+                                          const PtsimAllocOptions *opts, double capacity_bytes,
+                                          int64_t *reserved_after, PtsimAllocReplay *out,
+                                          GError **error);
 
 #endif /* PTSIM_ALLOC_TRACE_IO_H */

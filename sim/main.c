@@ -3,6 +3,7 @@
  * computes lives in the library; this file only wires it to argv/stdout. */
 #include <stdio.h>
 #include <string.h>
+#include "alloc_replay_cmd.h"
 #include "cli_job.h"
 #include "config.h"
 #include "gpu.h"
@@ -26,9 +27,10 @@ static int run_predict(int argc, char **argv);
 
 static const Subcommand subcommands[] = {
     {"memory", "the analytical per-stage memory estimate of one layout", run_memory},
-    {"predict", "one layout: memory estimate and simulated step time", run_predict},
+    {"predict", "one layout: memory estimate, allocator emulation, simulated step time", run_predict},
     {"sweep", "every valid layout of one or more scenarios, ranked", ptsim_sweep_main},
     {"plot", "a gnuplot figure (memory, timeline) with its data and .gp script", ptsim_plot_main},
+    {"alloc-replay", "replay an allocator trace through the emulator; compare", ptsim_alloc_replay_main},
 };
 
 static void print_usage(FILE *to) {
@@ -38,12 +40,12 @@ static void print_usage(FILE *to) {
           "Megatron-style LLM training for a parallel layout.\n\n"
           "Commands:\n");
   for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
-    fprintf(to, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
+    fprintf(to, "  %-13s %s\n", subcommands[i].name, subcommands[i].summary);
   fprintf(to,
-          "  (none)     the default job: a sweep of Llama-3-8B on one 8 x H100 node\n\n"
+          "  (none)        the default job: a sweep of Llama-3-8B on one 8 x H100 node\n\n"
           "Options:\n"
-          "  --help       this text; COMMAND --help for a command's options\n"
-          "  --version    version, and whether a GPU path is compiled in and usable\n");
+          "  --help        this text; COMMAND --help for a command's options\n"
+          "  --version     version, and whether a GPU path is compiled in and usable\n");
 }
 
 static int print_version(void) {
