@@ -10,6 +10,7 @@
 #include "report.h"
 #include "simulate.h"
 #include "sweep_cmd.h"
+#include "validate_cmd.h"
 #include "alloc_conf.h"
 
 #define EXIT_BAD_INPUT 2
@@ -27,6 +28,7 @@ static const Subcommand subcommands[] = {
     {"memory", "the analytical per-stage memory estimate of one layout", run_memory},
     {"predict", "one layout: memory estimate and simulated step time", run_predict},
     {"sweep", "every valid layout of one or more scenarios, ranked", ptsim_sweep_main},
+    {"validate", "predictions against measured runs (Megatron-LM logs, run CSVs)", ptsim_validate_main},
 };
 
 static void print_usage(FILE *to) {
