@@ -731,7 +731,7 @@ static void write_text(GString *out, GPtrArray *rows) {
                          "each source's own FLOP convention (conv)\n\n",
                          all.compared, all.skipped);
   g_string_append_printf(out,
-                         "%-22s %-26s %9s %9s %8s %5s %7s %7s %8s %8s %8s %8s %8s %8s %5s %5s\n",
+                         "%-22s %-26s %9s %9s %8s %-8s %7s %7s %8s %8s %8s %8s %8s %8s %5s %5s\n",
                          "source", "run", "step_s", "ptsim_s", "error", "conv", "TFLOP/s",
                          "ptsim", "error", "max_allo", "estimate", "allocatr", "max_resv",
                          "ptsim", "OOM", "ptsim");
@@ -743,7 +743,7 @@ static void write_text(GString *out, GPtrArray *rows) {
     text_num(out, " %*.3f", r->pred_step_s, 9);
     g_string_append_c(out, ' ');
     text_err(out, r->pred_step_s, r->meas_step_s);
-    g_string_append_printf(out, " %5.5s", r->convention);
+    g_string_append_printf(out, " %-8.8s", r->convention);
     text_num(out, " %*.1f", r->meas_tflops, 7);
     text_num(out, " %*.1f", r->pred_tflops, 7);
     g_string_append_c(out, ' ');
@@ -936,7 +936,7 @@ static void csv_num(GString *out, double v) {
   g_string_append_c(out, ',');
   if (isnan(v)) return;
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  g_string_append(out, g_ascii_formatd(buf, sizeof buf, "%.9g", v));
+  g_string_append(out, g_ascii_formatd(buf, sizeof buf, "%.12g", v));
 }
 
 static void csv_oom(GString *out, int v) {
