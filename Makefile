@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup build run test bench calibrate clean
+.PHONY: all setup build run test bench calibrate validate-report clean
 
 all: build
 
@@ -29,6 +29,9 @@ bench: build
 
 calibrate: build
 	python3 validate/calibrate_published.py --ptsim $(BUILD)/ptsim
+
+validate-report: build
+	bash validate/make_report.sh $(BUILD)/ptsim
 
 clean:
 	rm -rf $(BUILD)

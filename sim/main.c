@@ -12,6 +12,7 @@
 #include "report.h"
 #include "simulate.h"
 #include "sweep_cmd.h"
+#include "validate_cmd.h"
 #include "alloc_conf.h"
 
 #define EXIT_BAD_INPUT 2
@@ -31,6 +32,7 @@ static const Subcommand subcommands[] = {
     {"sweep", "every valid layout of one or more scenarios, ranked", ptsim_sweep_main},
     {"plot", "a gnuplot figure (memory, timeline) with its data and .gp script", ptsim_plot_main},
     {"alloc-replay", "replay an allocator trace through the emulator; compare", ptsim_alloc_replay_main},
+    {"validate", "predictions against measured runs (Megatron-LM logs, run CSVs)", ptsim_validate_main},
 };
 
 static void print_usage(FILE *to) {

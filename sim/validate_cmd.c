@@ -1,0 +1,1147 @@
+/* validate_cmd.c — `ptsim validate`; see validate_cmd.h.
+ *
+ * One pass: every input becomes rows (a log one row, a CSV one row per
+ * line), every row either a job ptsim can simulate or a reason why not;
+ * each job is predicted (DES step time, analytical memory, allocator
+ * emulation, as `ptsim predict` does) and compared with what was measured;
+ * then the statistics (validation.h) and the report.
+ *
+ * Published sources.  Each source counts FLOPs its own way
+ * (shared/data/README.md), so a published TFLOP/s is turned back into a
+ * step time with that source's formula and step times are compared:
+ *   eq3       Narayanan et al. Eq. 3, counting the recompute pass:
+ *             F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h))
+ *   megatron  Megatron-LM's num_floating_point_operations (model FLOPs):
+ *             F = 12 B s l h^2 ((1 + k/a + s/h) + (ffn/h) g + V/(2 l h)),
+ *             g = 1.5 for SwiGLU, else 1
+ * The predicted TFLOP/s is F / (predicted step x GPUs) with the same F.
+ * The mapping of each source (model prefix, hardware by gpu column, the
+ * layout facts the source does not state) is the table below; it mirrors
+ * validate/calibrate_published.py row for row, so the step-time MAPE of
+ * `--suite published` is the one that script reports.
+ *
+ * Other CSV files: model column = a model name or an .ini (looked up next
+ * to the CSV first), hw/gpu column = a profile name or a GPU name
+ * (H100, H200, A100 40/80 GB), layout from the columns; --model, --hw and
+ * layout flags override the columns.  Their TFLOP/s are taken as
+ * Megatron-LM's model FLOPs.
+ *
+ * Logs with an arguments block: the block decides model and layout (job
+ * flags are not applied on top of it); without one, --model /
+ * --megatron-args and layout flags give the job, and the global batch size
+ * the log prints fills --gbs when it is not given. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "validate_cmd.h"
+#include "cli_job.h"
+#include "config.h"
+#include "json_writer.h"
+#include "megatron_log.h"
+#include "memory.h"
+#include "names.h"
+#include "report.h"
+#include "run_csv.h"
+#include "simulate.h"
+#include "validation.h"
+#include "workload.h"
+
+#define EXIT_BAD_INPUT 2
+#define GIB (1024.0 * 1024.0 * 1024.0)
+#define MIB (1024.0 * 1024.0)
+
+/* ---- the published sources ---- */
+
+typedef enum { MBS_COLUMN, MBS_ONE, MBS_GBS_OVER_DP } MbsRule;
+typedef enum { FLOPS_EQ3, FLOPS_MEGATRON } FlopRule;
+typedef enum { LABEL_MODEL, LABEL_MODEL_SEQ, LABEL_MODEL_GPUS } LabelRule;
+
+typedef struct {
+  const char *gpu_prefix; /* gpu column starts with this */
+  const char *hw;         /* profile */
+} HwRule;
+
+/* Megatron-LM in 2020-2021: no FlashAttention yet, dropout 0.1, gradients
+ * reduced in the parameter dtype. */
+#define ERA_2021 \
+  " --no-flash-attention --attention-dropout 0.1 --hidden-dropout 0.1 --no-fp32-grad-accumulation"
+/* Megatron-Core GPT runs: Megatron's default dropout where the source is silent. */
+#define GPT_DROPOUT " --attention-dropout 0.1 --hidden-dropout 0.1"
+
+typedef struct {
+  const char *file_prefix;   /* CSV basename starts with this */
+  const char *source;        /* the name calibrate_published.py gives it */
+  const char *model_prefix;  /* model = prefix + lowercase(model column) ... */
+  const char *fixed_model;   /* ... or this one model */
+  HwRule hw[3];              /* first rule whose prefix matches; {NULL} ends */
+  const char *no_hw_reason;  /* why a row matching no rule is not expressible */
+  MbsRule mbs;
+  int64_t fixed_seq;         /* 0: the seq_len column */
+  gboolean use_vp;           /* --vp from vp/vp_derived (1 when empty) */
+  gboolean use_cp;           /* --cp from the cp column */
+  gboolean ddp_torch_overlap;/* ddp_impl == torch -> --overlap-grad-reduce */
+  const char *flags;         /* the era's assumptions, as ptsim flags */
+  FlopRule flops;
+  const char *tflops_column;
+  gboolean step_from_time;   /* measured step = iteration_time_ms / step_time_s */
+  LabelRule label;
+  const char *assumed;       /* what the source does not state */
+} PublishedSource;
+
+static const PublishedSource published_sources[] = {
+    {"narayanan2021", "narayanan2021", "sc21-", NULL,
+     {{"A100-80GB", "a100-80g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
+     MBS_COLUMN, 0, TRUE, FALSE, TRUE,
+     "--recompute full --precision fp16 --no-distributed-optimizer" ERA_2021, FLOPS_EQ3,
+     "achieved_tflops_per_gpu", FALSE, LABEL_MODEL, ""},
+    {"megatron_readme_gpt3", "megatron_readme_gpt3", NULL, "gpt3-175b",
+     {{"A100-80GB", "a100-80g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
+     MBS_ONE, 0, FALSE, FALSE, FALSE,
+     "--recompute full --precision fp16 --no-distributed-optimizer" ERA_2021, FLOPS_EQ3,
+     "achieved_tflops_per_gpu", FALSE, LABEL_MODEL, "mbs 1, full recompute, fp16, vocab 51200"},
+    {"megatron_core_r080", "megatron_core_r080", "mcore-", NULL,
+     {{"H100", "h100-80g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
+     MBS_ONE, 0, FALSE, FALSE, FALSE,
+     "--precision bf16 --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap" GPT_DROPOUT,
+     FLOPS_MEGATRON, "tflops_per_gpu", FALSE, LABEL_MODEL, "mbs 1, bf16, no recompute, 1F1B"},
+    {"nemo_long_sequence_cp", "nemo_cp", NULL, "llama2-7b",
+     {{"H100", "h100-80g"}, {NULL, NULL}, {NULL, NULL}},
+     "no hardware profile for this GPU (and the source's B200 DP column is inconsistent)",
+     MBS_ONE, 0, FALSE, TRUE, FALSE,
+     "--precision fp8 --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap",
+     FLOPS_MEGATRON, "tflops_per_gpu_with_cp", FALSE, LABEL_MODEL_SEQ,
+     "mbs 1, Megatron FLOP formula"},
+    {"megatron_readme_2021_tp", "megatron_readme_2021", "megatron2021-gpt-", NULL,
+     {{"A100", "a100-40g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
+     MBS_GBS_OVER_DP, 1024, FALSE, FALSE, FALSE,
+     "--recompute full --precision fp16 --no-distributed-optimizer" ERA_2021, FLOPS_EQ3,
+     "tflops_per_gpu", TRUE, LABEL_MODEL_GPUS,
+     "seq 1024 (Eq. 3 reproduces the table's TFLOP/s with it), A100-40GB, mbs = gbs/dp"},
+};
+
+static const PublishedSource *published_source_for(const char *path) {
+  g_autofree char *base = g_path_get_basename(path);
+  for (size_t i = 0; i < G_N_ELEMENTS(published_sources); i++)
+    if (g_str_has_prefix(base, published_sources[i].file_prefix)) return &published_sources[i];
+  return NULL;
+}
+
+/* ---- rows ---- */
+
+typedef struct {
+  char *input;        /* file as given */
+  int64_t line;       /* CSV line; 0 for a log */
+  char *source;       /* published source, "megatron_log" or "csv" */
+  char *label;        /* the run, as the source names it */
+  char *command;      /* the job as ptsim flags (or where it came from) */
+  char *assumed;      /* assumptions beyond the source ("" none) */
+  char *convention;   /* FLOP convention of the TFLOP/s columns */
+  char *reason;       /* not NULL: not expressible, and why */
+  /* measured (NAN / -1: not given) */
+  double meas_step_s, meas_tflops, meas_alloc_bytes, meas_reserved_bytes;
+  int meas_oom;
+  /* how to turn a step time into TFLOP/s: FLOPs of one step, all GPUs
+   * (NAN: use the engine's Megatron-formula TFLOP/s) */
+  double step_flops;
+  int64_t gpus;
+  /* predicted */
+  double pred_step_s, pred_tflops;
+  double est_total_bytes, est_usage, capacity_bytes;
+  double alloc_allocated_bytes, alloc_reserved_bytes, outside_bytes, pred_reserved_bytes;
+  int alloc_oom;      /* -1: no prediction */
+} Row;
+
+static Row *row_new(const char *input, int64_t line, const char *source, const char *label) {
+  Row *r = g_new0(Row, 1);
+  r->input = g_strdup(input);
+  r->line = line;
+  r->source = g_strdup(source);
+  r->label = g_strdup(label);
+  r->command = g_strdup("");
+  r->assumed = g_strdup("");
+  r->convention = g_strdup("megatron");
+  r->meas_step_s = r->meas_tflops = r->meas_alloc_bytes = r->meas_reserved_bytes = NAN;
+  r->meas_oom = -1;
+  r->step_flops = NAN;
+  r->pred_step_s = r->pred_tflops = NAN;
+  r->est_total_bytes = r->est_usage = r->capacity_bytes = NAN;
+  r->alloc_allocated_bytes = r->alloc_reserved_bytes = r->outside_bytes = NAN;
+  r->pred_reserved_bytes = NAN;
+  r->alloc_oom = -1;
+  return r;
+}
+
+static void row_free(gpointer p) {
+  Row *r = p;
+  g_free(r->input);
+  g_free(r->source);
+  g_free(r->label);
+  g_free(r->command);
+  g_free(r->assumed);
+  g_free(r->convention);
+  g_free(r->reason);
+  g_free(r);
+}
+
+static void row_skip(Row *r, const char *reason) {
+  g_free(r->reason);
+  r->reason = g_strdup(reason);
+}
+
+static void set_str(char **field, char *value /* transfer full */) {
+  g_free(*field);
+  *field = value;
+}
+
+/* ---- FLOP formulas (see the header comment) ---- */
+
+static double eq3_flops(double B, double s, double l, double h, double V) {
+  return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+}
+
+static double megatron_flops(double B, double s, double l, double h, double a, double k,
+                             double ffn, double V, int gated) {
+  return 12.0 * B * s * l * h * h *
+         ((1.0 + k / a + s / h) + ffn / h * (gated ? 1.5 : 1.0) + V / (2.0 * l * h));
+}
+
+/* ---- job resolution ---- */
+
+/* Parses ARGS (ptsim job flags) into *opts. */
+static gboolean parse_job_args(GPtrArray *args, PtsimCliJob *opts, GError **error) {
+  g_autoptr(GOptionContext) context = g_option_context_new(NULL);
+  g_option_context_set_help_enabled(context, FALSE);
+  g_option_context_add_group(context, ptsim_cli_job_option_group(opts));
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(argv, g_strdup("ptsim"));
+  for (guint i = 0; i < args->len; i++) g_ptr_array_add(argv, g_strdup(args->pdata[i]));
+  g_ptr_array_add(argv, NULL);
+  int argc = (int)argv->len - 1;
+  /* GOption may reorder the vector; keep our own copy to free. */
+  g_autofree char **view = g_memdup2(argv->pdata, sizeof(char *) * argv->len);
+  char **v = view;
+  return g_option_context_parse(context, &argc, &v, error);
+}
+
+static void copy_string(char **dst, const char *src) {
+  if (!src) return;
+  g_free(*dst);
+  *dst = g_strdup(src);
+}
+
+/* The options the user gave on the command line win over a row's. */
+static void overlay(PtsimCliJob *d, const PtsimCliJob *u) {
+  copy_string(&d->model, u->model);
+  copy_string(&d->hw, u->hw);
+  copy_string(&d->recompute, u->recompute);
+  copy_string(&d->recompute_method, u->recompute_method);
+  copy_string(&d->precision, u->precision);
+  copy_string(&d->schedule, u->schedule);
+  copy_string(&d->megatron_args, u->megatron_args);
+  copy_string(&d->megatron_args_file, u->megatron_args_file);
+  gint64 *const di[] = {&d->gpus, &d->nodes, &d->tp, &d->pp, &d->cp, &d->dp, &d->vp, &d->mbs,
+                        &d->gbs, &d->seq, &d->recompute_num_layers, &d->first_stage_layers,
+                        &d->last_stage_layers};
+  const gint64 ui[] = {u->gpus, u->nodes, u->tp, u->pp, u->cp, u->dp, u->vp, u->mbs,
+                       u->gbs, u->seq, u->recompute_num_layers, u->first_stage_layers,
+                       u->last_stage_layers};
+  for (size_t i = 0; i < G_N_ELEMENTS(ui); i++)
+    if (ui[i] != -1) *di[i] = ui[i];
+  if (u->nodes != -1) d->gpus = -1;
+  if (u->gpus != -1) d->nodes = -1;
+  if (u->sp) d->sp = TRUE, d->no_sp = FALSE;
+  if (u->no_sp) d->no_sp = TRUE, d->sp = FALSE;
+  if (u->distributed_optimizer) d->distributed_optimizer = TRUE, d->no_distributed_optimizer = FALSE;
+  if (u->no_distributed_optimizer) d->no_distributed_optimizer = TRUE, d->distributed_optimizer = FALSE;
+  d->no_flash_attention |= u->no_flash_attention;
+  d->overlap_grad_reduce |= u->overlap_grad_reduce;
+  d->overlap_param_gather |= u->overlap_param_gather;
+  d->tp_comm_overlap |= u->tp_comm_overlap;
+  d->no_fp32_grad_accumulation |= u->no_fp32_grad_accumulation;
+  if (!isnan(u->threshold)) d->threshold = u->threshold;
+  if (!isnan(u->attention_dropout)) d->attention_dropout = u->attention_dropout;
+  if (!isnan(u->hidden_dropout)) d->hidden_dropout = u->hidden_dropout;
+}
+
+static void add_arg(GPtrArray *args, const char *flag, const char *value) {
+  g_ptr_array_add(args, g_strdup(flag));
+  if (value) g_ptr_array_add(args, g_strdup(value));
+}
+
+static void add_int(GPtrArray *args, const char *flag, int64_t value) {
+  g_ptr_array_add(args, g_strdup(flag));
+  g_ptr_array_add(args, g_strdup_printf("%" G_GINT64_FORMAT, value));
+}
+
+static void add_words(GPtrArray *args, const char *words) {
+  g_auto(GStrv) parts = g_strsplit(words, " ", -1);
+  for (char **p = parts; *p; p++)
+    if (**p) g_ptr_array_add(args, g_strdup(*p));
+}
+
+static char *join_args(GPtrArray *args) {
+  g_autoptr(GString) s = g_string_new(NULL);
+  for (guint i = 0; i < args->len; i++) {
+    if (i) g_string_append_c(s, ' ');
+    g_string_append(s, args->pdata[i]);
+  }
+  return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+/* Resolves ARGS (+ the user's options when USER is not NULL) into a job,
+ * recording the command on the row; on failure the row is skipped. */
+static gboolean resolve_row_job(Row *r, GPtrArray *args, const PtsimCliJob *user, PtsimJob *job) {
+  g_autoptr(GError) error = NULL;
+  PtsimCliJob opts;
+  ptsim_cli_job_init(&opts);
+  set_str(&r->command, join_args(args));
+  gboolean ok = parse_job_args(args, &opts, &error);
+  if (ok && user) overlay(&opts, user);
+  if (ok) ok = ptsim_cli_job_resolve(&opts, job, NULL, &error);
+  ptsim_cli_job_clear(&opts);
+  if (!ok) row_skip(r, error->message);
+  return ok;
+}
+
+/* ---- prediction ---- */
+
+static void predict_row(Row *r, PtsimJob *job) {
+  g_autoptr(GError) error = NULL;
+  g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
+  g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
+  g_autofree PtsimMemoryEstimate *mem = g_new0(PtsimMemoryEstimate, 1);
+  if (!ptsim_simulate(job, NULL, time, &error) ||
+      !ptsim_simulate_allocator(job, 2, NULL, NULL, time->step_s, NULL, alloc, &error)) {
+    row_skip(r, error->message);
+    return;
+  }
+  ptsim_memory_estimate(job, PTSIM_CE_LAST_STAGE, mem);
+  r->gpus = job->layout.gpus;
+  r->pred_step_s = time->step_s;
+  r->pred_tflops = isnan(r->step_flops)
+                       ? time->tflops_per_gpu
+                       : r->step_flops / (time->step_s * (double)r->gpus) / 1e12;
+  r->est_total_bytes = mem->total_bytes;
+  r->est_usage = mem->usage_fraction;
+  r->capacity_bytes = mem->capacity_bytes;
+  const PtsimStageAlloc *peak = &alloc->stages[alloc->peak_stage];
+  r->alloc_allocated_bytes = peak->allocated_peak_bytes;
+  r->alloc_reserved_bytes = peak->reserved_peak_bytes;
+  r->outside_bytes = peak->outside_bytes;
+  r->pred_reserved_bytes = peak->device_peak_bytes;
+  r->alloc_oom = 0;
+  for (int64_t i = 0; i < alloc->num_stages; i++)
+    if (!alloc->stages[i].fits) r->alloc_oom = 1;
+}
+
+/* ---- CSV rows ---- */
+
+/* A number as calibrate_published.py's num(): '~' dropped, the first word. */
+static double cell_number(const PtsimRunCsv *csv, const PtsimRun *run, const char *column) {
+  const char *cell = ptsim_run_csv_cell(csv, run, column);
+  if (!cell) return NAN;
+  while (*cell == ' ' || *cell == '~') cell++;
+  if (!*cell) return NAN;
+  char *end = NULL;
+  double v = g_ascii_strtod(cell, &end);
+  if (end == cell || (*end && *end != ' ' && *end != '(' && *end != '%')) return NAN;
+  return v;
+}
+
+static double dim_or(const PtsimRunCsv *csv, const PtsimRun *run, const char *column,
+                     double fallback) {
+  double v = cell_number(csv, run, column);
+  return isnan(v) || v <= 0 ? fallback : v;
+}
+
+static const char *recompute_word(int v) {
+  return v < 0 ? NULL : ptsim_names_get(PTSIM_NAMES_RECOMPUTE, v);
+}
+
+static const char *precision_word(int v) {
+  return v < 0 ? NULL : ptsim_names_get(PTSIM_NAMES_PRECISION, v);
+}
+
+static void csv_measured(Row *r, const PtsimRun *run) {
+  r->meas_step_s = run->step_time_s;
+  r->meas_tflops = run->tflops_per_gpu;
+  if (!isnan(run->max_allocated_mb)) r->meas_alloc_bytes = run->max_allocated_mb * MIB;
+  if (!isnan(run->max_reserved_mb)) r->meas_reserved_bytes = run->max_reserved_mb * MIB;
+  r->meas_oom = run->oom;
+}
+
+static void published_row(Row *r, const PublishedSource *src, const PtsimRunCsv *csv,
+                          const PtsimRun *run) {
+  const char *model = run->model ? run->model : "";
+  const char *gpu = ptsim_run_csv_cell(csv, run, "gpu");
+  if (!gpu) gpu = run->hw ? run->hw : "";
+  switch (src->label) {
+    case LABEL_MODEL: set_str(&r->label, g_strdup(model)); break;
+    case LABEL_MODEL_SEQ:
+      set_str(&r->label, g_strdup_printf("%s seq %" G_GINT64_FORMAT, model, run->seq_len));
+      break;
+    case LABEL_MODEL_GPUS:
+      set_str(&r->label, g_strdup_printf("%s x%" G_GINT64_FORMAT, model, run->num_gpus));
+      break;
+  }
+  set_str(&r->assumed, g_strdup(src->assumed));
+  set_str(&r->convention, g_strdup(src->flops == FLOPS_EQ3 ? "eq3" : "megatron"));
+  const char *hw = NULL;
+  for (size_t i = 0; i < G_N_ELEMENTS(src->hw) && src->hw[i].gpu_prefix; i++)
+    if (g_str_has_prefix(gpu, src->hw[i].gpu_prefix)) {
+      hw = src->hw[i].hw;
+      break;
+    }
+  if (!hw) {
+    g_autofree char *why = g_strdup_printf("gpu '%s': %s", gpu, src->no_hw_reason);
+    row_skip(r, why);
+    return;
+  }
+  int64_t seq = src->fixed_seq ? src->fixed_seq : run->seq_len;
+  if (run->num_gpus <= 0 || run->tp <= 0 || run->pp <= 0 || run->gbs <= 0 || seq <= 0) {
+    row_skip(r, "the row lacks num_gpus, tp, pp, gbs or seq_len");
+    return;
+  }
+  g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+  g_autofree char *lower = g_ascii_strdown(model, -1);
+  g_autofree char *model_name =
+      src->model_prefix ? g_strconcat(src->model_prefix, lower, NULL) : g_strdup(src->fixed_model);
+  add_arg(args, "--model", model_name);
+  add_arg(args, "--hw", hw);
+  add_int(args, "--gpus", run->num_gpus);
+  add_int(args, "--tp", run->tp);
+  add_int(args, "--pp", run->pp);
+  if (src->use_cp && run->cp > 0) add_int(args, "--cp", run->cp);
+  if (src->use_vp) add_int(args, "--vp", run->vp > 0 ? run->vp : 1);
+  int64_t mbs = 1;
+  if (src->mbs == MBS_COLUMN) mbs = run->mbs;
+  if (src->mbs == MBS_GBS_OVER_DP) mbs = run->dp > 0 ? run->gbs / run->dp : -1;
+  if (mbs <= 0) {
+    row_skip(r, "the row gives no micro-batch size");
+    return;
+  }
+  add_int(args, "--mbs", mbs);
+  add_int(args, "--gbs", run->gbs);
+  add_int(args, "--seq", seq);
+  add_words(args, src->flags);
+  const char *ddp = ptsim_run_csv_cell(csv, run, "ddp_impl");
+  if (src->ddp_torch_overlap && ddp && strcmp(ddp, "torch") == 0)
+    add_arg(args, "--overlap-grad-reduce", NULL);
+  PtsimJob job;
+  if (!resolve_row_job(r, args, NULL, &job)) return;
+
+  const PtsimModel *m = &job.model;
+  double B = (double)run->gbs, s = (double)seq;
+  double l = dim_or(csv, run, "layers", (double)m->num_layers);
+  double h = dim_or(csv, run, "hidden", (double)m->hidden_size);
+  double a = dim_or(csv, run, "heads", (double)m->num_attention_heads);
+  double V = dim_or(csv, run, "vocab", (double)m->vocab_size);
+  r->step_flops = src->flops == FLOPS_EQ3
+                      ? eq3_flops(B, s, l, h, V)
+                      : megatron_flops(B, s, l, h, a, (double)m->num_query_groups,
+                                       (double)m->ffn_hidden_size, V,
+                                       m->activation == PTSIM_ACTIVATION_SWIGLU);
+  csv_measured(r, run);
+  r->meas_tflops = cell_number(csv, run, src->tflops_column);
+  if (!src->step_from_time)
+    r->meas_step_s = r->step_flops / (r->meas_tflops * 1e12 * (double)run->num_gpus);
+  predict_row(r, &job);
+}
+
+/* A GPU as a source names it -> a shipped profile. */
+static const char *hw_for_gpu(const char *gpu) {
+  g_autofree char *up = g_ascii_strup(gpu, -1);
+  if (strstr(up, "H200")) return "h200-141g";
+  if (strstr(up, "H100")) return "h100-80g";
+  if (strstr(up, "A100")) return strstr(up, "40") ? "a100-40g" : "a100-80g";
+  return NULL;
+}
+
+static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
+                        const PtsimCliJob *user) {
+  g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GError) error = NULL;
+  if (!user->model && !user->megatron_args && !user->megatron_args_file) {
+    if (!run->model) {
+      row_skip(r, "no model column (give --model)");
+      return;
+    }
+    g_autofree char *dir = g_path_get_dirname(csv_path);
+    g_autofree char *file = g_str_has_suffix(run->model, ".ini")
+                                ? g_build_filename(dir, run->model, NULL)
+                                : g_strconcat(dir, G_DIR_SEPARATOR_S, run->model, ".ini", NULL);
+    g_autofree char *lower = g_ascii_strdown(run->model, -1);
+    add_arg(args, "--model", g_file_test(file, G_FILE_TEST_IS_REGULAR) ? file : lower);
+  }
+  if (!user->hw) {
+    const char *hw = NULL;
+    PtsimHardware probe;
+    g_autofree char *lower = run->hw ? g_ascii_strdown(run->hw, -1) : NULL;
+    if (lower && ptsim_hardware_load(lower, &probe, NULL)) hw = lower;
+    if (!hw && run->hw) hw = hw_for_gpu(run->hw);
+    if (!hw) {
+      g_autofree char *why = g_strdup_printf("no hardware profile for gpu '%s' (give --hw)",
+                                             run->hw ? run->hw : "");
+      row_skip(r, why);
+      return;
+    }
+    add_arg(args, "--hw", hw);
+  }
+  if (run->num_gpus > 0) add_int(args, "--gpus", run->num_gpus);
+  if (run->tp > 0) add_int(args, "--tp", run->tp);
+  if (run->pp > 0) add_int(args, "--pp", run->pp);
+  if (run->cp > 0) add_int(args, "--cp", run->cp);
+  if (run->dp > 0) add_int(args, "--dp", run->dp);
+  if (run->vp > 0) add_int(args, "--vp", run->vp);
+  if (run->mbs > 0) add_int(args, "--mbs", run->mbs);
+  if (run->gbs > 0) add_int(args, "--gbs", run->gbs);
+  if (run->seq_len > 0) add_int(args, "--seq", run->seq_len);
+  if (recompute_word(run->recompute)) add_arg(args, "--recompute", recompute_word(run->recompute));
+  if (precision_word(run->precision)) add_arg(args, "--precision", precision_word(run->precision));
+  gboolean megatron = user->megatron_args || user->megatron_args_file;
+  if (!megatron && (run->gbs <= 0 && user->gbs == -1)) {
+    row_skip(r, "no gbs column (give --gbs)");
+    return;
+  }
+  if (!megatron && (run->seq_len <= 0 && user->seq == -1)) {
+    row_skip(r, "no seq_len column (give --seq)");
+    return;
+  }
+  PtsimJob job;
+  if (!resolve_row_job(r, args, user, &job)) return;
+  csv_measured(r, run);
+  if (isnan(r->meas_step_s) && !isnan(r->meas_tflops))
+    r->meas_step_s = ptsim_workload_megatron_flops(&job) /
+                     (r->meas_tflops * 1e12 * (double)job.layout.gpus);
+  predict_row(r, &job);
+}
+
+static gboolean add_csv(GPtrArray *rows, const char *path, const PtsimCliJob *user,
+                        GError **error) {
+  g_autoptr(PtsimRunCsv) csv = ptsim_run_csv_read_file(path, error);
+  if (!csv) return FALSE;
+  const PublishedSource *src = published_source_for(path);
+  if (csv->runs->len == 0) {
+    g_set_error(error, PTSIM_RUN_CSV_ERROR, PTSIM_RUN_CSV_ERROR_PARSE, "%s: no runs in the file",
+                path);
+    return FALSE;
+  }
+  for (guint i = 0; i < csv->runs->len; i++) {
+    const PtsimRun *run = &g_array_index(csv->runs, PtsimRun, i);
+    Row *r = row_new(path, run->line, src ? src->source : "csv", run->model ? run->model : "");
+    g_ptr_array_add(rows, r);
+    if (src)
+      published_row(r, src, csv, run);
+    else
+      generic_row(r, path, run, user);
+  }
+  return TRUE;
+}
+
+/* ---- log rows ---- */
+
+static gboolean add_log(GPtrArray *rows, const char *path, const PtsimCliJob *user,
+                        GError **error) {
+  g_autoptr(PtsimMegatronLog) log = ptsim_megatron_log_read_file(path, error);
+  if (!log) return FALSE;
+  if (log->iterations->len == 0 && log->memory->len == 0 && !log->args_found && !log->oom) {
+    g_set_error(error, PTSIM_MEGATRON_LOG_ERROR, PTSIM_MEGATRON_LOG_ERROR_ARGS,
+                "%s: neither a run CSV (*.csv) nor a Megatron-LM log (no iteration, memory, "
+                "arguments or out-of-memory lines)",
+                path);
+    return FALSE;
+  }
+  if (!user->hw) {
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+                "%s: --hw is required for Megatron-LM logs (a log does not name the hardware)",
+                path);
+    return FALSE;
+  }
+  g_autofree char *base = g_path_get_basename(path);
+  Row *r = row_new(path, 0, "megatron_log", base);
+  g_ptr_array_add(rows, r);
+  PtsimMegatronLogSummary sum;
+  ptsim_megatron_log_summarize(log, &sum);
+  r->meas_step_s = sum.step_time_s;
+  r->meas_tflops = sum.tflops_per_gpu;
+  if (!isnan(sum.max_allocated_mb)) r->meas_alloc_bytes = sum.max_allocated_mb * MIB;
+  if (!isnan(sum.max_reserved_mb)) r->meas_reserved_bytes = sum.max_reserved_mb * MIB;
+  r->meas_oom = sum.oom ? 1 : (log->iterations->len > 0 || log->memory->len > 0 ? 0 : -1);
+
+  PtsimJob job;
+  g_autoptr(GError) local = NULL;
+  if (log->args_found) {
+    if (!log->args_ok) {
+      row_skip(r, log->args_error ? log->args_error->message
+                                  : "the arguments block does not describe a model");
+      return TRUE;
+    }
+    memset(&job, 0, sizeof job);
+    job.model = log->model;
+    job.layout = log->layout;
+    if (!ptsim_hardware_load(user->hw, &job.hw, &local)) {
+      g_propagate_error(error, g_steal_pointer(&local));
+      return FALSE;
+    }
+    PtsimLayout *l = &job.layout;
+    if (l->gpus <= 0) l->gpus = l->tp * l->pp * l->cp * (l->dp > 0 ? l->dp : 1);
+    if (l->gbs <= 0 && sum.gbs > 0) l->gbs = sum.gbs;
+    if (!isnan(user->threshold)) l->memory_threshold = user->threshold;
+    set_str(&r->command, g_strdup_printf("(arguments block at line %" G_GINT64_FORMAT
+                                         ") --hw %s", log->args_line, user->hw));
+    if (!ptsim_job_validate(&job, &local)) {
+      row_skip(r, local->message);
+      return TRUE;
+    }
+  } else {
+    if (!user->model && !user->megatron_args && !user->megatron_args_file) {
+      row_skip(r, "no arguments block in the log; give --model (or --megatron-args) and the "
+                  "layout flags");
+      return TRUE;
+    }
+    g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+    if (sum.gbs > 0 && user->gbs == -1 && !user->megatron_args && !user->megatron_args_file)
+      add_int(args, "--gbs", sum.gbs);
+    if (!resolve_row_job(r, args, user, &job)) return TRUE;
+    g_autofree char *given = g_strdup_printf("%s%s(job flags of the command line)",
+                                             r->command, r->command[0] ? " " : "");
+    set_str(&r->command, g_steal_pointer(&given));
+  }
+  set_str(&r->label, g_strdup_printf("%s (%s)", base, job.model.name));
+  predict_row(r, &job);
+  return TRUE;
+}
+
+/* ---- statistics ---- */
+
+enum { Q_STEP, Q_TFLOPS, Q_ALLOC_EST, Q_ALLOC_ALLOC, Q_RESERVED, Q_COUNT };
+static const char *const quantity_keys[Q_COUNT] = {
+    "step_s", "tflops_per_gpu", "max_allocated_analytical", "max_allocated_allocator",
+    "max_reserved"};
+static const char *const quantity_names[Q_COUNT] = {
+    "step time", "TFLOP/s per GPU", "max allocated: analytical total",
+    "max allocated: allocator peak", "max reserved: allocator + outside"};
+
+static void quantity(const Row *r, int q, double *pred, double *meas) {
+  switch (q) {
+    case Q_STEP: *pred = r->pred_step_s, *meas = r->meas_step_s; break;
+    case Q_TFLOPS: *pred = r->pred_tflops, *meas = r->meas_tflops; break;
+    case Q_ALLOC_EST: *pred = r->est_total_bytes, *meas = r->meas_alloc_bytes; break;
+    case Q_ALLOC_ALLOC: *pred = r->alloc_allocated_bytes, *meas = r->meas_alloc_bytes; break;
+    default: *pred = r->pred_reserved_bytes, *meas = r->meas_reserved_bytes; break;
+  }
+}
+
+typedef struct {
+  PtsimErrorStats q[Q_COUNT];
+  size_t compared, skipped;
+  PtsimConfusion thresholds[PTSIM_VALIDATION_NUM_THRESHOLDS];
+  PtsimConfusion allocator;
+  size_t outcomes;
+} Stats;
+
+/* Stats over the rows for which keep(row) (NULL: all). */
+static void compute_stats(GPtrArray *rows, const char *source, Stats *st) {
+  memset(st, 0, sizeof *st);
+  guint n = rows->len;
+  g_autofree double *pred = g_new(double, n + 1);
+  g_autofree double *meas = g_new(double, n + 1);
+  g_autofree double *usage = g_new(double, n + 1);
+  g_autofree int *oom = g_new(int, n + 1);
+  g_autofree int *aoom = g_new(int, n + 1);
+  for (int q = 0; q < Q_COUNT; q++) {
+    for (guint i = 0; i < n; i++) {
+      const Row *r = rows->pdata[i];
+      pred[i] = meas[i] = NAN;
+      if (r->reason || (source && strcmp(r->source, source) != 0)) continue;
+      quantity(r, q, &pred[i], &meas[i]);
+    }
+    ptsim_validation_error_stats(pred, meas, n, &st->q[q]);
+  }
+  for (guint i = 0; i < n; i++) {
+    const Row *r = rows->pdata[i];
+    gboolean in = !source || strcmp(r->source, source) == 0;
+    if (in && r->reason) st->skipped++;
+    if (in && !r->reason) st->compared++;
+    usage[i] = in && !r->reason ? r->est_usage : NAN;
+    oom[i] = in && !r->reason ? r->meas_oom : -1;
+    aoom[i] = in && !r->reason ? r->alloc_oom : -1;
+    if (oom[i] >= 0) st->outcomes++;
+  }
+  for (int t = 0; t < PTSIM_VALIDATION_NUM_THRESHOLDS; t++)
+    ptsim_validation_confusion_threshold(usage, oom, n, ptsim_validation_threshold(t),
+                                         &st->thresholds[t]);
+  ptsim_validation_confusion_verdict(aoom, oom, n, &st->allocator);
+}
+
+/* Distinct sources of the compared rows, in first-seen order. */
+static GPtrArray *sources_of(GPtrArray *rows) {
+  GPtrArray *out = g_ptr_array_new();
+  for (guint i = 0; i < rows->len; i++) {
+    const Row *r = rows->pdata[i];
+    gboolean seen = FALSE;
+    for (guint j = 0; j < out->len && !seen; j++) seen = strcmp(out->pdata[j], r->source) == 0;
+    if (!seen) g_ptr_array_add(out, r->source);
+  }
+  return out;
+}
+
+/* ---- text ---- */
+
+static void text_num(GString *out, const char *fmt, double v, int width) {
+  if (isnan(v))
+    g_string_append_printf(out, "%*s", width, "-");
+  else
+    g_string_append_printf(out, fmt, width, v);
+}
+
+static void text_err(GString *out, double pred, double meas) {
+  double e = ptsim_validation_relative_error(pred, meas);
+  if (isnan(e))
+    g_string_append_printf(out, "%8s", "-");
+  else
+    g_string_append_printf(out, "%+7.1f%%", 100.0 * e);
+}
+
+static const char *oom_word(int v) { return v < 0 ? "-" : v ? "OOM" : "ran"; }
+
+static void text_pct(GString *out, double v) {
+  if (isnan(v))
+    g_string_append_printf(out, "%9s", "-");
+  else
+    g_string_append_printf(out, "%8.1f%%", 100.0 * v);
+}
+
+static void text_stats_line(GString *out, const char *name, const PtsimErrorStats *s) {
+  g_string_append_printf(out, "  %-36s %5zu", name, s->n);
+  text_pct(out, s->mape);
+  text_pct(out, s->max_abs);
+  if (isnan(s->bias))
+    g_string_append_printf(out, "%9s\n", "-");
+  else
+    g_string_append_printf(out, "%+8.1f%%\n", 100.0 * s->bias);
+}
+
+static void write_text(GString *out, GPtrArray *rows) {
+  Stats all;
+  compute_stats(rows, NULL, &all);
+  g_string_append_printf(out,
+                         "ptsim validate: %zu runs compared, %zu not expressible\n"
+                         "error = (predicted - measured) / measured; memory in GiB; TFLOP/s in "
+                         "each source's own FLOP convention (conv)\n\n",
+                         all.compared, all.skipped);
+  g_string_append_printf(out,
+                         "%-22s %-26s %9s %9s %8s %-8s %7s %7s %8s %8s %8s %8s %8s %8s %5s %5s\n",
+                         "source", "run", "step_s", "ptsim_s", "error", "conv", "TFLOP/s",
+                         "ptsim", "error", "max_allo", "estimate", "allocatr", "max_resv",
+                         "ptsim", "OOM", "ptsim");
+  for (guint i = 0; i < rows->len; i++) {
+    const Row *r = rows->pdata[i];
+    if (r->reason) continue;
+    g_string_append_printf(out, "%-22.22s %-26.26s ", r->source, r->label);
+    text_num(out, "%*.3f", r->meas_step_s, 9);
+    text_num(out, " %*.3f", r->pred_step_s, 9);
+    g_string_append_c(out, ' ');
+    text_err(out, r->pred_step_s, r->meas_step_s);
+    g_string_append_printf(out, " %-8.8s", r->convention);
+    text_num(out, " %*.1f", r->meas_tflops, 7);
+    text_num(out, " %*.1f", r->pred_tflops, 7);
+    g_string_append_c(out, ' ');
+    text_err(out, r->pred_tflops, r->meas_tflops);
+    text_num(out, " %*.2f", r->meas_alloc_bytes / GIB, 8);
+    text_num(out, " %*.2f", r->est_total_bytes / GIB, 8);
+    text_num(out, " %*.2f", r->alloc_allocated_bytes / GIB, 8);
+    text_num(out, " %*.2f", r->meas_reserved_bytes / GIB, 8);
+    text_num(out, " %*.2f", r->pred_reserved_bytes / GIB, 8);
+    g_string_append_printf(out, " %5s %5s\n", oom_word(r->meas_oom), oom_word(r->alloc_oom));
+  }
+  if (all.skipped) {
+    g_string_append(out, "\nnot expressible (listed, not compared):\n");
+    for (guint i = 0; i < rows->len; i++) {
+      const Row *r = rows->pdata[i];
+      if (!r->reason) continue;
+      g_string_append_printf(out, "  %s", r->input);
+      if (r->line) g_string_append_printf(out, ":%" G_GINT64_FORMAT, r->line);
+      g_string_append_printf(out, " %s %s: %s\n", r->source, r->label, r->reason);
+    }
+  }
+  g_string_append_printf(out, "\nstatistics over the compared runs\n  %-36s %5s %9s %9s %9s\n",
+                         "quantity", "n", "MAPE", "max|err|", "bias");
+  for (int q = 0; q < Q_COUNT; q++) text_stats_line(out, quantity_names[q], &all.q[q]);
+  g_string_append_printf(out, "step-time MAPE %.2f%% over %zu runs\n",
+                         all.q[Q_STEP].n ? 100.0 * all.q[Q_STEP].mape : 0.0, all.q[Q_STEP].n);
+  g_autoptr(GPtrArray) sources = sources_of(rows);
+  g_string_append_printf(out, "\nstep time by source\n  %-36s %5s %9s %9s %9s\n", "source", "n",
+                         "MAPE", "max|err|", "bias");
+  for (guint i = 0; i < sources->len; i++) {
+    Stats st;
+    compute_stats(rows, sources->pdata[i], &st);
+    text_stats_line(out, sources->pdata[i], &st.q[Q_STEP]);
+  }
+  g_string_append_printf(out,
+                         "\nmemory verdict vs real outcome (positive = out of memory; %zu runs "
+                         "with a known outcome)\n",
+                         all.outcomes);
+  if (all.outcomes == 0)
+    g_string_append(out, "  no compared run says whether it ran out of memory: no matrix\n");
+  g_string_append_printf(out, "  %-36s %5s %5s %5s %5s\n", "predicted OOM when", "TP", "FP",
+                         "TN", "FN");
+  for (int t = 0; t < PTSIM_VALIDATION_NUM_THRESHOLDS; t++) {
+    const PtsimConfusion *c = &all.thresholds[t];
+    g_autofree char *name =
+        g_strdup_printf("analytical usage > %.2f", ptsim_validation_threshold(t));
+    g_string_append_printf(out, "  %-36s %5zu %5zu %5zu %5zu\n", name, c->tp, c->fp, c->tn,
+                           c->fn);
+  }
+  const PtsimConfusion *c = &all.allocator;
+  g_string_append_printf(out, "  %-36s %5zu %5zu %5zu %5zu\n", "allocator emulation OOM", c->tp,
+                         c->fp, c->tn, c->fn);
+}
+
+/* ---- JSON ---- */
+
+static void json_oom(PtsimJson *json, const char *key, int v) {
+  if (v < 0)
+    ptsim_json_double(json, key, NAN); /* null */
+  else
+    ptsim_json_bool(json, key, v != 0);
+}
+
+static void json_stats(PtsimJson *json, const char *key, const PtsimErrorStats *s) {
+  ptsim_json_begin_object(json, key);
+  ptsim_json_int(json, "n", (int64_t)s->n);
+  ptsim_json_double(json, "mape", s->mape);
+  ptsim_json_double(json, "max_abs_error", s->max_abs);
+  ptsim_json_double(json, "bias", s->bias);
+  ptsim_json_end_object(json);
+}
+
+static void json_confusion(PtsimJson *json, const char *key, double threshold,
+                           const PtsimConfusion *c) {
+  ptsim_json_begin_object(json, key);
+  if (!isnan(threshold)) ptsim_json_double(json, "threshold", threshold);
+  ptsim_json_int(json, "tp", (int64_t)c->tp);
+  ptsim_json_int(json, "fp", (int64_t)c->fp);
+  ptsim_json_int(json, "tn", (int64_t)c->tn);
+  ptsim_json_int(json, "fn", (int64_t)c->fn);
+  ptsim_json_end_object(json);
+}
+
+static void write_json(GString *out, GPtrArray *rows) {
+  Stats all;
+  compute_stats(rows, NULL, &all);
+  PtsimJson json;
+  ptsim_json_init(&json, out);
+  ptsim_json_begin_object(&json, NULL);
+  ptsim_json_begin_array(&json, "runs");
+  for (guint i = 0; i < rows->len; i++) {
+    const Row *r = rows->pdata[i];
+    if (r->reason) continue;
+    ptsim_json_begin_object(&json, NULL);
+    ptsim_json_string(&json, "input", r->input);
+    ptsim_json_int(&json, "line", r->line);
+    ptsim_json_string(&json, "source", r->source);
+    ptsim_json_string(&json, "label", r->label);
+    ptsim_json_string(&json, "command", r->command);
+    ptsim_json_string(&json, "assumed", r->assumed);
+    ptsim_json_string(&json, "flop_convention", r->convention);
+    ptsim_json_begin_object(&json, "measured");
+    ptsim_json_double(&json, "step_s", r->meas_step_s);
+    ptsim_json_double(&json, "tflops_per_gpu", r->meas_tflops);
+    ptsim_json_double(&json, "max_allocated_bytes", r->meas_alloc_bytes);
+    ptsim_json_double(&json, "max_reserved_bytes", r->meas_reserved_bytes);
+    json_oom(&json, "oom", r->meas_oom);
+    ptsim_json_end_object(&json);
+    ptsim_json_begin_object(&json, "predicted");
+    ptsim_json_double(&json, "step_s", r->pred_step_s);
+    ptsim_json_double(&json, "tflops_per_gpu", r->pred_tflops);
+    ptsim_json_double(&json, "analytical_total_bytes", r->est_total_bytes);
+    ptsim_json_double(&json, "usage_fraction", r->est_usage);
+    ptsim_json_double(&json, "capacity_bytes", r->capacity_bytes);
+    ptsim_json_double(&json, "allocator_allocated_peak_bytes", r->alloc_allocated_bytes);
+    ptsim_json_double(&json, "allocator_reserved_peak_bytes", r->alloc_reserved_bytes);
+    ptsim_json_double(&json, "outside_allocator_bytes", r->outside_bytes);
+    ptsim_json_double(&json, "max_reserved_bytes", r->pred_reserved_bytes);
+    json_oom(&json, "allocator_oom", r->alloc_oom);
+    ptsim_json_end_object(&json);
+    ptsim_json_begin_object(&json, "errors");
+    for (int q = 0; q < Q_COUNT; q++) {
+      double p, m;
+      quantity(r, q, &p, &m);
+      ptsim_json_double(&json, quantity_keys[q], ptsim_validation_relative_error(p, m));
+    }
+    ptsim_json_end_object(&json);
+    ptsim_json_end_object(&json);
+  }
+  ptsim_json_end_array(&json);
+  ptsim_json_begin_array(&json, "not_expressible");
+  for (guint i = 0; i < rows->len; i++) {
+    const Row *r = rows->pdata[i];
+    if (!r->reason) continue;
+    ptsim_json_begin_object(&json, NULL);
+    ptsim_json_string(&json, "input", r->input);
+    ptsim_json_int(&json, "line", r->line);
+    ptsim_json_string(&json, "source", r->source);
+    ptsim_json_string(&json, "label", r->label);
+    ptsim_json_string(&json, "reason", r->reason);
+    ptsim_json_end_object(&json);
+  }
+  ptsim_json_end_array(&json);
+  ptsim_json_begin_object(&json, "statistics");
+  ptsim_json_int(&json, "compared", (int64_t)all.compared);
+  ptsim_json_int(&json, "not_expressible", (int64_t)all.skipped);
+  for (int q = 0; q < Q_COUNT; q++) json_stats(&json, quantity_keys[q], &all.q[q]);
+  ptsim_json_end_object(&json);
+  ptsim_json_begin_array(&json, "by_source");
+  g_autoptr(GPtrArray) sources = sources_of(rows);
+  for (guint i = 0; i < sources->len; i++) {
+    Stats st;
+    compute_stats(rows, sources->pdata[i], &st);
+    ptsim_json_begin_object(&json, NULL);
+    ptsim_json_string(&json, "source", sources->pdata[i]);
+    ptsim_json_int(&json, "compared", (int64_t)st.compared);
+    ptsim_json_int(&json, "not_expressible", (int64_t)st.skipped);
+    json_stats(&json, "step_s", &st.q[Q_STEP]);
+    ptsim_json_end_object(&json);
+  }
+  ptsim_json_end_array(&json);
+  ptsim_json_begin_object(&json, "confusion");
+  ptsim_json_int(&json, "outcomes", (int64_t)all.outcomes);
+  ptsim_json_begin_array(&json, "analytical");
+  for (int t = 0; t < PTSIM_VALIDATION_NUM_THRESHOLDS; t++)
+    json_confusion(&json, NULL, ptsim_validation_threshold(t), &all.thresholds[t]);
+  ptsim_json_end_array(&json);
+  json_confusion(&json, "allocator", NAN, &all.allocator);
+  ptsim_json_end_object(&json);
+  ptsim_json_end_object(&json);
+  g_string_append_c(out, '\n');
+}
+
+/* ---- CSV ---- */
+
+static void csv_text(GString *out, const char *s) {
+  if (!strpbrk(s, ",\"\r\n")) {
+    g_string_append(out, s);
+    return;
+  }
+  g_string_append_c(out, '"');
+  for (const char *p = s; *p; p++) {
+    if (*p == '"') g_string_append_c(out, '"');
+    g_string_append_c(out, *p);
+  }
+  g_string_append_c(out, '"');
+}
+
+static void csv_num(GString *out, double v) {
+  g_string_append_c(out, ',');
+  if (isnan(v)) return;
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  g_string_append(out, g_ascii_formatd(buf, sizeof buf, "%.12g", v));
+}
+
+static void csv_oom(GString *out, int v) {
+  g_string_append(out, v < 0 ? "," : v ? ",1" : ",0");
+}
+
+static void write_csv(GString *out, GPtrArray *rows) {
+  g_string_append(out,
+                  "input,line,source,label,status,reason,flop_convention,measured_step_s,"
+                  "predicted_step_s,step_error,measured_tflops_per_gpu,predicted_tflops_per_gpu,"
+                  "tflops_error,measured_max_allocated_bytes,analytical_total_bytes,"
+                  "allocator_allocated_peak_bytes,measured_max_reserved_bytes,"
+                  "predicted_max_reserved_bytes,usage_fraction,measured_oom,allocator_oom\n");
+  for (guint i = 0; i < rows->len; i++) {
+    const Row *r = rows->pdata[i];
+    csv_text(out, r->input);
+    g_string_append_printf(out, ",%" G_GINT64_FORMAT ",", r->line);
+    csv_text(out, r->source);
+    g_string_append_c(out, ',');
+    csv_text(out, r->label);
+    g_string_append(out, r->reason ? ",not_expressible," : ",compared,");
+    csv_text(out, r->reason ? r->reason : "");
+    g_string_append_c(out, ',');
+    csv_text(out, r->convention);
+    csv_num(out, r->meas_step_s);
+    csv_num(out, r->pred_step_s);
+    csv_num(out, ptsim_validation_relative_error(r->pred_step_s, r->meas_step_s));
+    csv_num(out, r->meas_tflops);
+    csv_num(out, r->pred_tflops);
+    csv_num(out, ptsim_validation_relative_error(r->pred_tflops, r->meas_tflops));
+    csv_num(out, r->meas_alloc_bytes);
+    csv_num(out, r->est_total_bytes);
+    csv_num(out, r->alloc_allocated_bytes);
+    csv_num(out, r->meas_reserved_bytes);
+    csv_num(out, r->pred_reserved_bytes);
+    csv_num(out, r->est_usage);
+    csv_oom(out, r->meas_oom);
+    csv_oom(out, r->alloc_oom);
+    g_string_append_c(out, '\n');
+  }
+}
+
+/* ---- GEMM shapes for validate/short_run/gemm_bench ---- */
+
+static void shape(GString *out, const char *name, int64_t m, int64_t n, int64_t k,
+                  int64_t count) {
+  if (m < 1 || n < 1 || k < 1 || count < 1) return;
+  g_string_append_printf(out, "%s %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
+                              " %" G_GINT64_FORMAT "\n",
+                         name, m, n, k, count);
+}
+
+/* One GEMM C(m,n) = A(m,k) B(k,n) and its two backward GEMMs, as
+ * workload.c prices them: input gradient (m,k,n), weight gradient (k,n,m). */
+static void shape3(GString *out, const char *name, int64_t m, int64_t n, int64_t k,
+                   int64_t fwd_count, int64_t bwd_count) {
+  g_autofree char *f = g_strconcat(name, "_fwd", NULL);
+  g_autofree char *d = g_strconcat(name, "_dgrad", NULL);
+  g_autofree char *w = g_strconcat(name, "_wgrad", NULL);
+  shape(out, f, m, n, k, fwd_count);
+  shape(out, d, m, k, n, bwd_count);
+  shape(out, w, k, n, m, bwd_count);
+}
+
+static gboolean emit_gemm_shapes(const char *path, const PtsimJob *job, GError **error) {
+  const PtsimModel *m = &job->model;
+  const PtsimLayout *l = &job->layout;
+  int64_t t = l->tp, h = m->hidden_size;
+  int64_t T = l->mbs * l->seq / l->cp; /* tokens one CP rank holds */
+  int64_t kv = h * m->num_query_groups / m->num_attention_heads;
+  int64_t fc1 = (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2 : 1) * m->ffn_hidden_size;
+  int64_t mb = ptsim_job_num_microbatches(job);
+  int64_t layers = l->stage_layers[0] > 0 ? l->stage_layers[0] : m->num_layers / l->pp;
+  int64_t bwd = layers * mb;
+  int64_t fwd = bwd * (l->recompute == PTSIM_RECOMPUTE_FULL ? 2 : 1);
+  g_autoptr(GString) out = g_string_new(NULL);
+  g_string_append_printf(
+      out,
+      "# ptsim gemm shapes v1: one GEMM per line, \"name m n k count\":\n"
+      "#   C(m,n) = A(m,k) B(k,n) in the job's precision (%s); count = calls per training\n"
+      "#   step on one GPU of pipeline stage 0 (lm_head: of the last stage); '#' starts a\n"
+      "#   comment.  Job: %s, tp %" G_GINT64_FORMAT " pp %" G_GINT64_FORMAT " cp %" G_GINT64_FORMAT
+      " dp %" G_GINT64_FORMAT ", mbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT
+      " gbs %" G_GINT64_FORMAT ", recompute %s\n",
+      ptsim_names_get(PTSIM_NAMES_PRECISION, l->precision), m->name, l->tp, l->pp, l->cp, l->dp,
+      l->mbs, l->seq, l->gbs, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, l->recompute));
+  shape3(out, "qkv", T, (h + 2 * kv) / t, h, fwd, bwd);
+  shape3(out, "proj", T, h, h / t, fwd, bwd);
+  shape3(out, "fc1", T, fc1 / t, h, fwd, bwd);
+  shape3(out, "fc2", T, h, m->ffn_hidden_size / t, fwd, bwd);
+  shape3(out, "lm_head", T, m->vocab_size / t, h, mb, mb);
+  return g_file_set_contents(path, out->str, (gssize)out->len, error);
+}
+
+/* ---- the command ---- */
+
+static gint compare_paths(gconstpointer a, gconstpointer b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static gboolean add_suite(GPtrArray *inputs, const char *suite, GError **error) {
+  if (strcmp(suite, "published") != 0) {
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "--suite '%s': allowed values are published", suite);
+    return FALSE;
+  }
+  g_autofree char *dir =
+      g_build_filename(ptsim_config_data_dir(), "validate", "data", "published", NULL);
+  g_autoptr(GDir) d = g_dir_open(dir, 0, error);
+  if (!d) return FALSE;
+  g_autoptr(GPtrArray) found = g_ptr_array_new_with_free_func(g_free);
+  const char *name;
+  while ((name = g_dir_read_name(d)))
+    if (g_str_has_suffix(name, ".csv")) g_ptr_array_add(found, g_build_filename(dir, name, NULL));
+  g_ptr_array_sort(found, compare_paths);
+  for (guint i = 0; i < found->len; i++) g_ptr_array_add(inputs, g_strdup(found->pdata[i]));
+  return TRUE;
+}
+
+static int fail(const GError *error) {
+  fprintf(stderr, "ptsim validate: %s\n", error->message);
+  return error->domain == PTSIM_CONFIG_ERROR || error->domain == G_OPTION_ERROR ||
+                 error->domain == G_KEY_FILE_ERROR || error->domain == G_FILE_ERROR ||
+                 error->domain == PTSIM_RUN_CSV_ERROR ||
+                 error->domain == PTSIM_MEGATRON_LOG_ERROR || error->domain == G_SHELL_ERROR
+             ? EXIT_BAD_INPUT
+             : 1;
+}
+
+/* Everything after option parsing; returns the exit code. */
+static int run(int argc, char **argv, const PtsimCliJob *user, const char *format_word,
+               const char *suite, const char *gemm_path) {
+  g_autoptr(GError) error = NULL;
+  PtsimFormat format = PTSIM_FORMAT_TEXT;
+  if (format_word && !ptsim_format_parse(format_word, &format)) {
+    g_set_error(&error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                "--format '%s': allowed values are text|json|csv", format_word);
+    return fail(error);
+  }
+  if (gemm_path) {
+    PtsimJob job;
+    if (!ptsim_cli_job_resolve(user, &job, NULL, &error) ||
+        !emit_gemm_shapes(gemm_path, &job, &error))
+      return fail(error);
+    return 0;
+  }
+  g_autoptr(GPtrArray) inputs = g_ptr_array_new_with_free_func(g_free);
+  for (int i = 1; i < argc; i++) g_ptr_array_add(inputs, g_strdup(argv[i]));
+  if (suite && !add_suite(inputs, suite, &error)) return fail(error);
+  if (inputs->len == 0) {
+    g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+                "no inputs: give Megatron-LM logs or run CSVs, or --suite published (see --help)");
+    return fail(error);
+  }
+  g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func(row_free);
+  for (guint i = 0; i < inputs->len; i++) {
+    const char *path = inputs->pdata[i];
+    gboolean ok = g_str_has_suffix(path, ".csv") || g_str_has_suffix(path, ".CSV")
+                      ? add_csv(rows, path, user, &error)
+                      : add_log(rows, path, user, &error);
+    if (!ok) return fail(error);
+  }
+  g_autoptr(GString) text = g_string_new(NULL);
+  if (format == PTSIM_FORMAT_JSON)
+    write_json(text, rows);
+  else if (format == PTSIM_FORMAT_CSV)
+    write_csv(text, rows);
+  else
+    write_text(text, rows);
+  fwrite(text->str, 1, text->len, stdout);
+  return 0;
+}
+
+int ptsim_validate_main(int argc, char **argv) {
+  PtsimCliJob user;
+  ptsim_cli_job_init(&user);
+  char *format_word = NULL, *suite = NULL, *gemm_path = NULL;
+  const GOptionEntry entries[] = {
+      {"suite", 0, 0, G_OPTION_ARG_STRING, &suite,
+       "published: every CSV of validate/data/published/", "NAME"},
+      {"format", 0, 0, G_OPTION_ARG_STRING, &format_word, "text|json|csv (default text)", "F"},
+      {"emit-gemm-shapes", 0, 0, G_OPTION_ARG_FILENAME, &gemm_path,
+       "Write the GEMMs of the job given by the job options (name m n k count) for "
+       "validate/short_run/gemm_bench, and stop",
+       "FILE"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  GOptionContext *context = g_option_context_new(
+      "INPUTS... - predictions against measured runs (Megatron-LM logs, run CSVs)");
+  g_option_context_set_description(
+      context,
+      "Logs need --hw (a log does not name the hardware); the model and layout come from "
+      "the log's arguments block, else from --model/--megatron-args and layout flags.\n"
+      "Rows of the published CSVs are mapped as validate/calibrate_published.py maps "
+      "them; job options apply to logs and other CSVs only.\n");
+  g_option_context_add_main_entries(context, entries, NULL);
+  g_option_context_add_group(context, ptsim_cli_job_option_group(&user));
+  GError *error = NULL;
+  int code = g_option_context_parse(context, &argc, &argv, &error)
+                 ? run(argc, argv, &user, format_word, suite, gemm_path)
+                 : fail(error);
+  g_clear_error(&error);
+  g_option_context_free(context);
+  g_free(format_word);
+  g_free(suite);
+  g_free(gemm_path);
+  ptsim_cli_job_clear(&user);
+  return code;
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# End-to-end checks of `ptsim validate`: the published suite, agreement with
+# validate/calibrate_published.py, a real log fixture, a run CSV in the
+# short-run harness's format, and malformed inputs (one line, exit 2).
+set -u
+ptsim=$1
+src=${SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+fails=0
+check() { # name, condition-command...
+  local name=$1; shift
+  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# Exit code CODE, and exactly one line on stderr.
+bad_input() { # args...
+  "$ptsim" validate "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
+  [ "$got" -eq 2 ] || { echo "  exit $got, wanted 2 for: $*" >&2; cat "$tmp/err" >&2; return 1; }
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "  stderr is not one line:" >&2; cat "$tmp/err" >&2; return 1; }
+}
+
+check "validate --help runs" "$ptsim" validate --help
+"$ptsim" validate --suite published >"$tmp/suite.txt" 2>"$tmp/suite.err"
+check "suite published runs" test $? -eq 0
+check "suite prints the step-time MAPE" grep -q "step-time MAPE [0-9.]*% over [0-9]* runs" "$tmp/suite.txt"
+check "suite lists rows it cannot express" grep -q "V100" "$tmp/suite.txt"
+check "suite prints the confusion matrix" grep -q "analytical usage > 0.70" "$tmp/suite.txt"
+"$ptsim" validate --suite published --format csv >"$tmp/suite.csv"
+check "csv: header + one line per published row (37 + 12)" test "$(wc -l <"$tmp/suite.csv")" -eq 50
+"$ptsim" validate --suite published --format json >"$tmp/suite.json"
+
+if command -v python3 >/dev/null 2>&1; then
+  check "json parses, 37 runs, 12 not expressible" python3 - "$tmp/suite.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["runs"]) == 37, len(d["runs"])
+assert len(d["not_expressible"]) == 12
+for k in ("step_s", "tflops_per_gpu", "max_allocated_analytical", "max_allocated_allocator", "max_reserved"):
+    assert k in d["statistics"], k
+assert len(d["confusion"]["analytical"]) == 7
+PY
+  python3 "$src/validate/calibrate_published.py" --ptsim "$ptsim" --out "$tmp/cal.md" >"$tmp/cal.txt" 2>&1
+  check "calibrate_published.py ran" grep -q "MAPE" "$tmp/cal.txt"
+  check "MAPE agrees with calibrate_published.py within 0.1 pp" python3 - "$tmp/cal.txt" "$tmp/suite.json" <<'PY'
+import json, re, sys
+py = re.search(r"Rows: (\d+), MAPE ([0-9.]+)%", open(sys.argv[1]).read())
+d = json.load(open(sys.argv[2]))["statistics"]["step_s"]
+ours = 100 * d["mape"]
+print("  calibrate_published.py: %s rows, %s%%; ptsim validate: %d rows, %.3f%%" % (py.group(1), py.group(2), d["n"], ours))
+assert int(py.group(1)) == d["n"]
+assert abs(float(py.group(2)) - ours) <= 0.1
+PY
+fi
+
+# A real log excerpt without an arguments block: model and layout from flags.
+log="$src/tests/data/megatron_logs/02_issue756_mixtral_2024.log"
+"$ptsim" validate "$log" --hw h100-80g --model llama3-8b --gpus 16 --tp 2 --pp 2 --seq 4096 \
+  --format csv >"$tmp/log.csv" 2>"$tmp/log.err"
+check "log with --hw --model gives a row" test $? -eq 0
+check "the log row is compared" grep -q ",megatron_log,.*,compared," "$tmp/log.csv"
+check "the log's measured step (5.4 s) and max allocated are read" \
+  grep -q ",compared,,megatron,5\.[0-9]*,.*,5688628[0-9]*," "$tmp/log.csv"
+"$ptsim" validate "$log" --hw h100-80g >"$tmp/nomodel.txt" 2>&1
+check "a log without arguments block or --model is listed, not dropped" \
+  grep -q "no arguments block" "$tmp/nomodel.txt"
+"$ptsim" validate "$src/tests/data/megatron_logs/args_llama3_8b_handmade.log" --hw h100-80g \
+  --format csv >"$tmp/args.csv"
+check "an arguments block gives the job" grep -q ",megatron_log,args_llama3_8b_handmade.log.*,compared," "$tmp/args.csv"
+
+# A run CSV as validate/short_run/train_small.py writes it, model .ini beside it.
+cat >"$tmp/small.ini" <<'INI'
+[model]
+name = small
+num_layers = 4
+hidden_size = 1024
+ffn_hidden_size = 2816
+num_attention_heads = 16
+num_query_groups = 4
+vocab_size = 32000
+activation = swiglu
+norm = rmsnorm
+tied_embeddings = false
+bias = false
+INI
+cat >"$tmp/runs.csv" <<'CSV'
+model,hw,num_gpus,tp,pp,dp,cp,mbs,gbs,seq_len,recompute,precision,step_time_s,tflops_per_gpu,max_allocated_mb,max_reserved_mb,oom
+small.ini,NVIDIA H100 80GB HBM3,1,1,1,1,1,4,4,2048,none,bf16,0.05,,3000,3500,0
+small.ini,NVIDIA H100 80GB HBM3,1,1,1,1,1,64,64,8192,none,bf16,,,,,1
+CSV
+"$ptsim" validate "$tmp/runs.csv" --format json >"$tmp/runs.json"
+check "run CSV with a model .ini beside it" test $? -eq 0
+if command -v python3 >/dev/null 2>&1; then
+  check "run CSV rows compared with OOM outcomes" python3 - "$tmp/runs.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["runs"]) == 2, d
+assert d["confusion"]["outcomes"] == 2
+r = d["runs"][0]
+assert abs(r["measured"]["max_allocated_bytes"] - 3000 * 2**20) < 1
+assert r["measured"]["oom"] is False and d["runs"][1]["measured"]["oom"] is True
+PY
+fi
+"$ptsim" validate --emit-gemm-shapes "$tmp/gemm.txt" --model llama3-8b --tp 2 --seq 4096 --gbs 16
+check "gemm shapes emitted" grep -q "^qkv_fwd 4096 3072 4096 " "$tmp/gemm.txt"
+
+# Malformed inputs: one clear line, exit 2, never a crash.
+check "missing file" bad_input "$tmp/no-such.log" --hw h100-80g
+check "missing csv" bad_input "$tmp/no-such.csv"
+printf 'model,num_gpus,tp,pp\nGPT,8,1,1\nGPT,8,1' >"$tmp/trunc.csv"
+check "truncated csv" bad_input "$tmp/trunc.csv"
+head -c 1024 /dev/zero >"$tmp/zeros.csv"
+check "binary csv" bad_input "$tmp/zeros.csv"
+awk 'BEGIN { srand(7); for (i = 0; i < 4096; i++) printf "%c", int(rand() * 256) }' >"$tmp/garbage.log"
+check "binary garbage log" bad_input "$tmp/garbage.log" --hw h100-80g
+: >"$tmp/empty.log"
+check "empty log" bad_input "$tmp/empty.log" --hw h100-80g
+check "log without --hw" bad_input "$log"
+check "no inputs" bad_input
+check "unknown suite" bad_input --suite nope
+check "bad format" bad_input --suite published --format yaml
+
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+echo "all validate checks passed"
