@@ -30,9 +30,10 @@ def megatron_flops(B, s, l, h, a, k, ffn, V, gated):
                                         + V / (2.0 * l * h))
 
 
-# Megatron-LM in 2020-2021: no FlashAttention yet, its default dropout 0.1, and
+# Megatron-LM in 2020-2021: no FlashAttention and no sequence parallelism yet (Korthikanti
+# et al. 2022 came later), its default dropout 0.1, and
 # gradients reduced in the parameter dtype (--accumulate-allreduce-grads-in-fp32 off).
-ERA_2021 = ["--no-flash-attention", "--attention-dropout", "0.1", "--hidden-dropout", "0.1",
+ERA_2021 = ["--no-flash-attention", "--no-sp", "--attention-dropout", "0.1", "--hidden-dropout", "0.1",
             "--no-fp32-grad-accumulation"]
 # Megatron-Core GPT runs: Megatron's defaults where the source is silent: dropout 0.1
 # (with bf16 Megatron forces fp32 gradient accumulation and reduction: ptsim's default).
