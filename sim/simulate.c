@@ -1,6 +1,4 @@
 /* simulate.c — see simulate.h. */
-#include <errno.h>
-#include <glib/gstdio.h>
 #include "config.h"
 #include "json_writer.h"
 #include "schedule.h"
@@ -106,16 +104,8 @@ gboolean ptsim_simulate_write_trace(const char *path, const PtsimJob *job,
   }
   ptsim_json_end_array(&json);
   ptsim_json_end_object(&json);
-  g_autofree char *tmp = g_strconcat(path, ".tmp", NULL);
-  if (!g_file_set_contents(tmp, out->str, (gssize)out->len, error)) return FALSE;
-  if (g_rename(tmp, path) != 0) {
-    int saved = errno;
-    g_unlink(tmp);
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "%s: %s", path,
-                g_strerror(saved));
-    return FALSE;
-  }
-  return TRUE;
+  /* g_file_set_contents writes a temporary file and renames it: never half-written. */
+  return g_file_set_contents(path, out->str, (gssize)out->len, error);
 }
 
 /* ---- allocator ---- */
@@ -189,14 +179,6 @@ gboolean ptsim_simulate_allocator(const PtsimJob *job, int32_t steps,
       out->peak_stage = s;
   }
   if (!timeline_path) return TRUE;
-  g_autofree char *tmp = g_strconcat(timeline_path, ".tmp", NULL);
-  if (!g_file_set_contents(tmp, tsv->str, (gssize)tsv->len, error)) return FALSE;
-  if (g_rename(tmp, timeline_path) != 0) {
-    int saved = errno;
-    g_unlink(tmp);
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "%s: %s", timeline_path,
-                g_strerror(saved));
-    return FALSE;
-  }
-  return TRUE;
+  /* g_file_set_contents writes a temporary file and renames it: never half-written. */
+  return g_file_set_contents(timeline_path, tsv->str, (gssize)tsv->len, error);
 }

@@ -1,8 +1,6 @@
 /* sweep_cmd.c — the sweep subcommand; see sweep_cmd.h.  Enumeration and
  * evaluation live in sweep.c; this file parses lists, shows progress and
  * writes the ranking. */
-#include <errno.h>
-#include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -264,19 +262,6 @@ static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
   }
 }
 
-static gboolean write_file(const char *path, const GString *text, GError **error) {
-  g_autofree char *tmp = g_strconcat(path, ".tmp", NULL);
-  if (!g_file_set_contents(tmp, text->str, (gssize)text->len, error)) return FALSE;
-  if (g_rename(tmp, path) != 0) {
-    int saved = errno;
-    g_unlink(tmp);
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "%s: %s", path,
-                g_strerror(saved));
-    return FALSE;
-  }
-  return TRUE;
-}
-
 static int run(const SweepOptions *o) {
   g_autoptr(GError) error = NULL;
   g_autoptr(PtsimSweepSpec) spec = ptsim_sweep_spec_new();
@@ -313,7 +298,7 @@ static int run(const SweepOptions *o) {
   if (o->csv) {
     g_autoptr(GString) csv = g_string_new(NULL);
     write_csv(csv, sweep, order);
-    if (!write_file(o->csv, csv, &error)) {
+    if (!g_file_set_contents(o->csv, csv->str, (gssize)csv->len, &error)) { /* atomic */
       fprintf(stderr, "ptsim sweep: --csv: %s\n", error->message);
       return 2;
     }
