@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "alloc_replay_cmd.h"
+#include "calibrate_cmd.h"
 #include "cli_job.h"
 #include "config.h"
 #include "gpu.h"
@@ -31,6 +32,7 @@ static const Subcommand subcommands[] = {
     {"predict", "one layout: memory estimate, allocator emulation, simulated step time", run_predict},
     {"sweep", "every valid layout of one or more scenarios, ranked", ptsim_sweep_main},
     {"plot", "a gnuplot figure (memory, timeline) with its data and .gp script", ptsim_plot_main},
+    {"calibrate", "a hardware profile with measured efficiency (from gemm_bench)", ptsim_calibrate_main},
     {"alloc-replay", "replay an allocator trace through the emulator; compare", ptsim_alloc_replay_main},
     {"validate", "predictions against measured runs (Megatron-LM logs, run CSVs)", ptsim_validate_main},
 };

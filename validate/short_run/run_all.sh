@@ -64,13 +64,8 @@ step "gemm_bench" 180 "$here/gemm_bench" "$shapes" --out "$results/calibration.i
 cp "$log" "$results/gemm_bench.log" 2>/dev/null
 
 # A hardware profile with the measured [efficiency] keys merged in.
-if [ -s "$results/calibration.ini" ]; then
-  awk -v calib="$results/calibration.ini" '
-    BEGIN { while ((getline l < calib) > 0) if (l ~ /^[a-z_]+ *=/) { split(l, kv, / *= */); val[kv[1]] = kv[2] } }
-    /^\[/ { group = $0 }
-    group == "[efficiency]" && /^[a-z_]+ *=/ { split($0, kv, / *= */); if (kv[1] in val) { print kv[1] " = " val[kv[1]] "  "; next } }
-    { print }' "$root/hw_profiles/$hw.ini" | sed 's/  $//' |
-    sed "s/^name = .*/name = $hw-calibrated/" >"$results/$hw-calibrated.ini"
+if [ -s "$results/calibration.ini" ] &&
+   "$ptsim" calibrate --hw "$hw" --out "$results/$hw-calibrated.ini" "$results/calibration.ini" >>"$log" 2>&1; then
   say "calibrated profile: $results/$hw-calibrated.ini"
 fi
 
