@@ -322,8 +322,9 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *layouts,
   g_autofree char *best_words = layout_words(top);
   g_autofree char *sub = g_strdup_printf(
       "cell: best fitting layout over mbs, recompute, schedule%s; OOM: nothing fits; blank: "
-      "no valid layout; outlined: best, %s",
-      facet == PTSIM_PLOT_FACET_CP ? "" : ", cp", usable(top) ? best_words : "none fits");
+      "no valid layout; %s%s",
+      facet == PTSIM_PLOT_FACET_CP ? "" : ", cp", usable(top) ? "outlined: best, " : "",
+      usable(top) ? best_words : "no layout fits in memory");
   g_autofree char *first = g_strdup_printf("tokens/s per GPU — %s", scenario);
   ptsim_plot_title_lines(gp, first, sub, NULL);
   double top_m = 1.0 - 2.6 / height_cm, bot_m = 1.2 / height_cm;
@@ -358,12 +359,13 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *layouts,
   ptsim_plot_num(gp, "%.3f", 0.35 / width_cm);
   g_string_append(gp, ", screen ");
   ptsim_plot_num(gp, "%.3f", top_m - bot_m);
-  g_string_append(
+  g_string_append_printf(
       gp,
-      "\nkfmt(v) = v >= 10000 ? sprintf('%.0fk', v/1000) : (v >= 1000 ? sprintf('%.1fk', v/1000) : sprintf('%.0f', v))\n"
+      "\n%s"
+      "kfmt(v) = v >= 10000 ? sprintf('%%.0fk', v/1000) : (v >= 1000 ? sprintf('%%.1fk', v/1000) : sprintf('%%.0f', v))\n"
       "in(f) = (column(1) == facet[f])\n"
       "do for [f=1:|facet|] {\n"
-      "  set title sprintf('" );
+      "  set title sprintf('", vmax > 0 ? "" : "unset colorbox   # nothing fits: no scale to show\n");
   g_string_append_printf(gp, "%s %%d', facet[f]) offset 0,-0.6\n", facet_name);
   g_string_append(
       gp,

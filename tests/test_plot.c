@@ -109,7 +109,7 @@ static void check_memory(const char *ext, PtsimPlotFormat format) {
   ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, m);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   g_autoptr(GError) error = NULL;
-  gboolean ok = ptsim_plot_memory(figure, &job, m, &files, &error);
+  gboolean ok = ptsim_plot_memory(figure, &job, m, NULL, &files, &error);
   g_assert_no_error(error);
   g_assert_true(ok);
   g_assert_cmpstr(files.figure, ==, figure);
@@ -225,7 +225,7 @@ static gboolean memory_with_path(const char *path_dir, const char *figure, GErro
   ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, m);
   g_autofree char *saved = g_strdup(g_getenv("PATH"));
   g_setenv("PATH", path_dir, TRUE);
-  gboolean ok = ptsim_plot_memory(figure, &job, m, NULL, error);
+  gboolean ok = ptsim_plot_memory(figure, &job, m, NULL, NULL, error);
   if (saved)
     g_setenv("PATH", saved, TRUE);
   else
