@@ -482,7 +482,7 @@ gboolean ptsim_plot_pareto(const char *figure_path, const GArray *layouts, const
   ptsim_plot_script_header(gp, "pareto: memory per GPU against throughput, every layout.",
                            &files);
   g_string_append_printf(gp, "# scenario: %s\n", scenario);
-  ptsim_plot_style(gp, format, fig_name, 16.0, 10.0);
+  ptsim_plot_style(gp, format, fig_name, 18.0, 10.0);
   g_string_append(gp, "data = ");
   ptsim_plot_quoted(gp, data_name);
   g_string_append(gp, "\ncapacity_gib = ");
@@ -507,8 +507,8 @@ gboolean ptsim_plot_pareto(const char *figure_path, const GArray *layouts, const
                     GIB > xmax;
   }
   g_autofree char *beyond_text =
-      beyond ? g_strdup_printf(", %u past %.0f GiB not shown", beyond, xmax) : g_strdup("");
-  g_autofree char *sub = g_strdup_printf("%u layouts (%u fit%s); memory: analytical, peak stage",
+      beyond ? g_strdup_printf(", %u past %.0f GiB off the axis", beyond, xmax) : g_strdup("");
+  g_autofree char *sub = g_strdup_printf("%u layouts, %u fit%s; analytical memory, peak stage",
                                          order->len, nfit, beyond_text);
   ptsim_plot_title_lines(gp, scenario, sub, NULL);
   g_string_append(gp, "set xrange [0:");
@@ -520,14 +520,15 @@ gboolean ptsim_plot_pareto(const char *figure_path, const GArray *layouts, const
       "]\nset xlabel 'memory per GPU, analytical (GiB)'\n"
       "set ylabel 'tokens/s per GPU'\n"
       "set grid xtics\n"
-      "set key outside bottom center horizontal reverse Left samplen 1.2 width 1 font ',8'\n"
+      "set key inside left bottom vertical reverse Left samplen 1.2 font ',8'\n"
+      "set style textbox opaque noborder margins 1,1\n"
       "set arrow 1 from capacity_gib, graph 0 to capacity_gib, graph 1 nohead lw 1.2 lc rgb c_line\n"
       "set label 1 sprintf('capacity %.1f GiB', capacity_gib) at capacity_gib, graph 0.04 left "
       "offset 0.5,0 font ',8'\n");
   if (usable(top))
     g_string_append(
         gp,
-        "set label 2 best_text at best_mem, best_tps left offset 1.2,0.6 font ',8' front\n");
+        "set label 2 best_text at best_mem, best_tps left offset 1.2,0.6 font ',8' front boxed\n");
   g_string_append(
       gp,
       "plot data index 0 using ($12==0 ? $10 : NaN):11 with points pt 8 ps 0.6 lc rgb '#808080' "

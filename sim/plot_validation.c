@@ -98,7 +98,7 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
       "set grid xtics ytics\n"
       "set xlabel 'measured step time (s)'\nset ylabel 'predicted step time (s)'\n"
       "set samples 200\n"
-      "set key inside left top reverse Left samplen 1.5 font ',8' opaque\n"
+      "set key inside right bottom reverse Left samplen 1.5 font ',8'  # the corner y = x leaves empty\n"
       "plot '+' using 1:($1*(1-band)):($1*(1+band)) with filledcurves fc rgb c_band "
       "title '+-10%', \\\n"
       "     x with lines lw 1.0 lc rgb c_line title 'y = x', \\\n"
