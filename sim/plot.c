@@ -23,8 +23,9 @@
 #include <glib/gstdio.h>
 #include "names.h"
 #include "plot.h"
+#include "plot_int.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
+#define GIB PTSIM_PLOT_GIB
 #define FONT_PT 9.0
 
 G_DEFINE_QUARK(ptsim-plot-error-quark, ptsim_plot_error)
@@ -37,14 +38,12 @@ void ptsim_plot_files_clear(PtsimPlotFiles *files) {
 
 /* ---- formatting helpers ---- */
 
-/* Appends `value` printed with a printf double format, in the C locale. */
-static void append_num(GString *s, const char *format, double value) {
+void ptsim_plot_num(GString *s, const char *format, double value) {
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
   g_string_append(s, g_ascii_formatd(buf, sizeof buf, format, value));
 }
 
-/* Appends TEXT as a gnuplot single-quoted string (a quote is doubled). */
-static void append_quoted(GString *s, const char *text) {
+void ptsim_plot_quoted(GString *s, const char *text) {
   g_string_append_c(s, '\'');
   for (const char *p = text; *p; p++) {
     if (*p == '\'') g_string_append_c(s, '\'');
@@ -95,17 +94,29 @@ static void append_title(GString *gp, const PtsimJob *job, const char *extra) {
   g_autofree char *full = job_title(job);
   const char *layout = strstr(full, ": ");
   layout = layout ? layout + 2 : full;
-  g_string_append(gp, "# the job, top left; delete these two lines for a paper (the caption says it)\n");
+  ptsim_plot_title_lines(gp, first, layout, extra);
+}
+
+void ptsim_plot_title_lines(GString *gp, const char *first, const char *second,
+                            const char *third) {
+  const char *lines[] = {first, second, third};
+  int n = 0;
+  g_string_append(gp, "# what was run, top left; delete these lines for a paper (the caption says it)\n");
   g_string_append(gp, "set label 100 ");
-  append_quoted(gp, first);
-  g_string_append(gp, ".\"\\n\".");  /* a line break: double-quoted "\n" */
-  append_quoted(gp, layout);
-  if (extra) {
-    g_string_append(gp, ".\"\\n\".");
-    append_quoted(gp, extra);
+  for (size_t i = 0; i < G_N_ELEMENTS(lines); i++) {
+    if (!lines[i]) continue;
+    if (n++) g_string_append(gp, ".\"\\n\".");  /* a line break: double-quoted "\n" */
+    ptsim_plot_quoted(gp, lines[i]);
   }
   g_string_append_printf(gp, " at character 1, screen 1 offset 0,-1 left front\nset tmargin %d\n",
-                         extra ? 5 : 4);
+                         n + 2);
+}
+
+void ptsim_plot_script_header(GString *gp, const char *what, const PtsimPlotFiles *files) {
+  g_autofree char *data_name = g_path_get_basename(files->data);
+  g_autofree char *script_name = g_path_get_basename(files->script);
+  g_string_append_printf(gp, "# ptsim plot %s\n# Reads %s; edit and rerun in this folder: gnuplot %s\n",
+                         what, data_name, script_name);
 }
 
 /* ---- paths and formats ---- */
@@ -130,9 +141,8 @@ gboolean ptsim_plot_format_from_path(const char *path, PtsimPlotFormat *out, GEr
   return FALSE;
 }
 
-/* Fills *files from the figure path (NAME.EXT -> NAME.gp, NAME.tsv). */
-static gboolean files_for(const char *figure_path, PtsimPlotFormat *format,
-                          PtsimPlotFiles *files, GError **error) {
+gboolean ptsim_plot_files_for(const char *figure_path, PtsimPlotFormat *format,
+                              PtsimPlotFiles *files, GError **error) {
   if (!ptsim_plot_format_from_path(figure_path, format, error)) return FALSE;
   const char *dot = strrchr(figure_path, '.');
   g_autofree char *stem = g_strndup(figure_path, (gsize)(dot - figure_path));
@@ -150,37 +160,37 @@ void ptsim_plot_style(GString *gp, PtsimPlotFormat format, const char *figure_na
   switch (format) {
     case PTSIM_PLOT_PDF:
       g_string_append(gp, "set terminal pdfcairo enhanced color font 'Sans,");
-      append_num(gp, "%.0f", FONT_PT);
+      ptsim_plot_num(gp, "%.0f", FONT_PT);
       /* pdfcairo's defaults are fontscale 0.5 and 0.5 pt lines: undo both so
        * the PDF shows FONT_PT text and 1 pt lines, like the PNG. */
       g_string_append(gp, "' fontscale 1.0 linewidth 2 size ");
-      append_num(gp, "%.1f", width_cm);
+      ptsim_plot_num(gp, "%.1f", width_cm);
       g_string_append(gp, "cm,");
-      append_num(gp, "%.1f", height_cm);
+      ptsim_plot_num(gp, "%.1f", height_cm);
       g_string_append(gp, "cm\n");
       break;
     case PTSIM_PLOT_PNG:
       /* 150 pixels per inch; cairo's font points are at 72 per inch, hence
        * the fontscale, so the PNG looks like the PDF at 2x. */
       g_string_append(gp, "set terminal pngcairo enhanced color font 'Sans,");
-      append_num(gp, "%.0f", FONT_PT);
+      ptsim_plot_num(gp, "%.0f", FONT_PT);
       g_string_append(gp, "' fontscale ");
-      append_num(gp, "%.3f", 150.0 / 72.0);
+      ptsim_plot_num(gp, "%.3f", 150.0 / 72.0);
       g_string_append(gp, " linewidth ");
-      append_num(gp, "%.3f", 150.0 / 72.0);
+      ptsim_plot_num(gp, "%.3f", 150.0 / 72.0);
       g_string_append_printf(gp, " size %d,%d\n", (int)lround(width_cm / 2.54 * 150.0),
                              (int)lround(height_cm / 2.54 * 150.0));
       break;
     case PTSIM_PLOT_SVG:
       g_string_append(gp, "set terminal svg enhanced font 'Sans,");
-      append_num(gp, "%.0f", FONT_PT);
+      ptsim_plot_num(gp, "%.0f", FONT_PT);
       g_string_append_printf(gp, "' linewidth 1 size %d,%d background '#ffffff'\n",
                              (int)lround(width_cm / 2.54 * 72.0),
                              (int)lround(height_cm / 2.54 * 72.0));
       break;
   }
   g_string_append(gp, "set output ");
-  append_quoted(gp, figure_name);
+  ptsim_plot_quoted(gp, figure_name);
   g_string_append(gp,
                   "\nset encoding utf8\n"
                   "set termoption noenhanced       # names with '_' print as typed\n"
@@ -208,6 +218,16 @@ void ptsim_plot_style(GString *gp, PtsimPlotFormat format, const char *figure_na
                   "c_grad_sync       = '#1b7837'  # 44, pattern 4\n"
                   "c_param_gather    = '#762a83'  # 32, pattern 5\n"
                   "c_line = '#000000'\n"
+                  "c_alloc = '#d95f02'   # allocator outline on the memory bars (L* 58)\n"
+                  "c_oom   = '#bdbdbd'   # cells/points that do not fit (L* 77, hatched)\n"
+                  "c_band  = '#e8e8e8'   # tolerance bands\n"
+                  "# series (one per hw, source, stage): each also has its own point type and\n"
+                  "# dash type, so lines stay apart in grayscale (L* 0, 48, 63, 30, 75, 40)\n"
+                  "array c_series[6] = ['#000000', '#0072b2', '#e69f00', '#7b3294', '#56b4e9', '#b2182b']\n"
+                  "array pt_series[6] = [7, 5, 9, 11, 13, 15]\n"
+                  "array dt_series[6] = [1, 2, 4, 5, 3, 1]\n"
+                  "# sequential colour scale (viridis; lightness rises monotonically)\n"
+                  "set palette defined (0 '#440154', 1 '#3b528b', 2 '#21918c', 3 '#5ec962', 4 '#fde725')\n"
                   "# ---- figure ----\n");
 }
 
@@ -242,10 +262,8 @@ gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error) {
   return TRUE;
 }
 
-/* Writes data and script, removes any old figure, runs gnuplot and checks
- * that it left a non-empty figure.  On success hands the paths to *out. */
-static gboolean write_and_render(PtsimPlotFiles *files, const GString *tsv, const GString *gp,
-                                 PtsimPlotFiles *out, GError **error) {
+gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GString *gp,
+                           PtsimPlotFiles *out, GError **error) {
   if (!g_file_set_contents(files->data, tsv->str, (gssize)tsv->len, error) ||
       !g_file_set_contents(files->script, gp->str, (gssize)gp->len, error))
     return FALSE;
@@ -272,12 +290,13 @@ static gboolean write_and_render(PtsimPlotFiles *files, const GString *tsv, cons
 /* ---- memory ---- */
 
 gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
-                           const PtsimMemoryEstimate *memory, PtsimPlotFiles *out,
-                           GError **error) {
+                           const PtsimMemoryEstimate *memory, const PtsimAllocResult *alloc,
+                           PtsimPlotFiles *out, GError **error) {
   g_return_val_if_fail(figure_path && job && memory, FALSE);
+  g_return_val_if_fail(!alloc || alloc->num_stages == memory->num_stages, FALSE);
   PtsimPlotFormat format;
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  if (!files_for(figure_path, &format, &files, error)) return FALSE;
+  if (!ptsim_plot_files_for(figure_path, &format, &files, error)) return FALSE;
 
   int64_t n = memory->num_stages;
   double capacity_gib = memory->capacity_bytes / GIB;
@@ -289,15 +308,19 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
                   "(2^30 bytes)\n");
   append_job_comment(tsv, job);
   g_string_append(tsv, "# capacity_gib ");
-  append_num(tsv, "%.4f", capacity_gib);
+  ptsim_plot_num(tsv, "%.4f", capacity_gib);
   g_string_append(tsv, ", memory_threshold ");
-  append_num(tsv, "%.3f", threshold);
+  ptsim_plot_num(tsv, "%.3f", threshold);
   g_string_append(tsv,
                   "\n# columns: stage (0-based), layers (transformer layers on the stage), "
                   "parameters_gib, gradients_gib, optimizer_gib, activations_gib, other_gib "
-                  "(input ids + fp32 logits), total_gib, usage (total / capacity)\n"
+                  "(input ids + fp32 logits), total_gib, usage (total / capacity), "
+                  "alloc_reserved_gib (caching-allocator emulation: reserved peak over 2 "
+                  "steps), outside_gib (CUDA context + NCCL, outside the allocator), "
+                  "alloc_device_gib (reserved + outside); NaN: not emulated\n"
                   "# stage\tlayers\tparameters_gib\tgradients_gib\toptimizer_gib"
-                  "\tactivations_gib\tother_gib\ttotal_gib\tusage\n");
+                  "\tactivations_gib\tother_gib\ttotal_gib\tusage"
+                  "\talloc_reserved_gib\toutside_gib\talloc_device_gib\n");
   for (int64_t s = 0; s < n; s++) {
     const PtsimStageMemory *m = &memory->stages[s];
     const double terms[] = {m->parameters_bytes, m->gradients_bytes, m->optimizer_bytes,
@@ -305,10 +328,21 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
     g_string_append_printf(tsv, "%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT, s, m->num_layers);
     for (size_t i = 0; i < G_N_ELEMENTS(terms); i++) {
       g_string_append_c(tsv, '\t');
-      append_num(tsv, "%.4f", terms[i] / GIB);
+      ptsim_plot_num(tsv, "%.4f", terms[i] / GIB);
     }
     g_string_append_c(tsv, '\t');
-    append_num(tsv, "%.4f", memory->capacity_bytes > 0 ? m->total_bytes / memory->capacity_bytes : 0);
+    ptsim_plot_num(tsv, "%.4f", memory->capacity_bytes > 0 ? m->total_bytes / memory->capacity_bytes : 0);
+    if (alloc) {
+      const PtsimStageAlloc *a = &alloc->stages[s];
+      const double al[] = {a->reserved_peak_bytes, a->outside_bytes, a->device_peak_bytes};
+      for (size_t i = 0; i < G_N_ELEMENTS(al); i++) {
+        g_string_append_c(tsv, '\t');
+        ptsim_plot_num(tsv, "%.4f", al[i] / GIB);
+      }
+      if (a->device_peak_bytes / GIB > max_total) max_total = a->device_peak_bytes / GIB;
+    } else {
+      g_string_append(tsv, "\tNaN\tNaN\tNaN");
+    }
     g_string_append_c(tsv, '\n');
     if (m->total_bytes / GIB > max_total) max_total = m->total_bytes / GIB;
   }
@@ -322,14 +356,14 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
                          "# Reads %s; edit and rerun in this folder: gnuplot %s\n",
                          data_name, script_name);
   append_job_comment(gp, job);
-  double width_cm = n <= 16 ? 16.0 : (n <= 48 ? 20.0 : 26.0);
+  double width_cm = n <= 16 ? 18.0 : (n <= 48 ? 22.0 : 28.0);  /* ~6 cm go to the key */
   ptsim_plot_style(gp, format, fig_name, width_cm, 9.0);
   g_string_append(gp, "data = ");
-  append_quoted(gp, data_name);
+  ptsim_plot_quoted(gp, data_name);
   g_string_append(gp, "\ncapacity_gib = ");
-  append_num(gp, "%.4f", capacity_gib);
+  ptsim_plot_num(gp, "%.4f", capacity_gib);
   g_string_append(gp, "  # GPU memory\nthreshold = ");
-  append_num(gp, "%.3f", threshold);
+  ptsim_plot_num(gp, "%.3f", threshold);
   g_string_append_printf(gp,
                          "     # fit verdict: total <= threshold x capacity\n"
                          "stages = %" G_GINT64_FORMAT "\n"
@@ -339,7 +373,7 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   append_title(gp, job, NULL);
   double ymax = MAX(capacity_gib, max_total) * 1.12;
   g_string_append(gp, "set yrange [0:");
-  append_num(gp, "%.2f", ymax);
+  ptsim_plot_num(gp, "%.2f", ymax);
   g_string_append(
       gp,
       "]\n"
@@ -356,17 +390,20 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
       "    right offset 0,0.6 front font ',8'\n"
       "set label 2 sprintf('%.0f%% threshold, %.1f GiB', 100*threshold, threshold*capacity_gib) \\\n"
       "    at graph 0.99, first threshold*capacity_gib right offset 0,0.6 front font ',8'\n"
-      "stage_tic(s) = (int(s) % xtic_every == 0) ? sprintf('%d', int(s)) : ''\n"
+      "stage_tic(s) = (int(s) % xtic_every == 0) ? sprintf('%d', int(s)) : ''\n"      "# a total sits above its bar and above the allocator outline\n"
+      "top(a, b) = (column(b) == column(b) && column(b) > column(a)) ? column(b) : column(a)\n"
       "plot data using 3:xtic(stage_tic(column(1))) title 'parameters' lc rgb c_parameters, \\\n"
       "     ''   using 4 title 'gradients' lc rgb c_gradients, \\\n"
       "     ''   using 5 title 'optimizer states' lc rgb c_optimizer, \\\n"
       "     ''   using 6 title 'activations' lc rgb c_activations, \\\n"
       "     ''   using 7 title 'other (ids, logits)' lc rgb c_other, \\\n"
-      "     ''   using 0:(show_totals ? column(8) : NaN):(sprintf('%.1f', column(8))) \\\n"
+      "     ''   using 0:(show_totals ? top(8, 12) : NaN):(sprintf('%.1f', column(8))) \\\n"
       "          with labels offset 0,0.55 font ',8' notitle, \\\n"
+      "     ''   using ($0-0.43):12:($0-0.43):($0+0.43):(0):12 with boxxyerror fs empty \\\n"
+      "          lw 1.2 lc rgb c_alloc title 'allocator reserved + context/NCCL', \\\n"
       "     threshold*capacity_gib with lines dashtype (8,5) lw 1.5 lc rgb c_line notitle, \\\n"
       "     capacity_gib with lines dashtype solid lw 1.5 lc rgb c_line notitle\n");
-  return write_and_render(&files, tsv, gp, out, error);
+  return ptsim_plot_render(&files, tsv, gp, out, error);
 }
 
 /* ---- timeline ---- */
@@ -432,7 +469,7 @@ static void append_boxes(GString *gp, const TimelineKind *k, const char *chunk_f
   else
     g_string_append(gp, "fs solid 1.0 border lc rgb '#ffffff' lw 0.5");
   g_string_append_printf(gp, " lc rgb %s title ", color);
-  append_quoted(gp, title);
+  ptsim_plot_quoted(gp, title);
 }
 
 /* One `plot` element numbering the boxes of kind k that are wide enough. */
@@ -451,7 +488,7 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   g_return_val_if_fail(figure_path && job && time && trace, FALSE);
   PtsimPlotFormat format;
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  if (!files_for(figure_path, &format, &files, error)) return FALSE;
+  if (!ptsim_plot_files_for(figure_path, &format, &files, error)) return FALSE;
   if (trace->count <= 0 || trace->count > trace->capacity || !trace->records) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_DATA,
                 "timeline: the trace has %" G_GINT64_FORMAT " records (capacity %" G_GINT64_FORMAT
@@ -473,7 +510,7 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   g_string_append(tsv, "# ptsim timeline: what each pipeline stage ran in one simulated step\n");
   append_job_comment(tsv, job);
   g_string_append(tsv, "# step_s ");
-  append_num(tsv, "%.9f", time->step_s);
+  ptsim_plot_num(tsv, "%.9f", time->step_s);
   g_string_append(tsv,
                   "\n# columns: stage (0-based), lane (0 compute stream, 1 data-parallel "
                   "stream), kind (name), kind_id (PtsimTraceKind), microbatch (0-based; -1: "
@@ -493,11 +530,11 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
     if (k->text && r->microbatch >= 0) g_array_append_val(compute_s, d);
     g_string_append_printf(tsv, "%d\t%d\t%s\t%d\t%d\t%d\t", r->stage, k->lane, k->name, r->kind,
                            r->microbatch, r->chunk);
-    append_num(tsv, "%.9f", (double)r->start_ns * 1e-9);
+    ptsim_plot_num(tsv, "%.9f", (double)r->start_ns * 1e-9);
     g_string_append_c(tsv, '\t');
-    append_num(tsv, "%.9f", (double)r->end_ns * 1e-9);
+    ptsim_plot_num(tsv, "%.9f", (double)r->end_ns * 1e-9);
     g_string_append_c(tsv, '\t');
-    append_num(tsv, "%.9f", (double)(r->end_ns - r->start_ns) * 1e-9);
+    ptsim_plot_num(tsv, "%.9f", (double)(r->end_ns - r->start_ns) * 1e-9);
     g_string_append_c(tsv, '\n');
   }
   double span_s = (double)span_ns * 1e-9;
@@ -540,12 +577,12 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   append_job_comment(gp, job);
   ptsim_plot_style(gp, format, fig_name, width_cm, height_cm);
   g_string_append(gp, "data = ");
-  append_quoted(gp, data_name);
+  ptsim_plot_quoted(gp, data_name);
   g_string_append_printf(gp,
                          "\nstages = %" G_GINT64_FORMAT "\nt_scale = %s  # seconds -> axis unit\n",
                          stages, in_ms ? "1000.0" : "1.0");
   g_string_append(gp, "label_min_s = ");
-  append_num(gp, "%.6g", label_min_s);
+  ptsim_plot_num(gp, "%.6g", label_min_s);
   g_string_append(gp, "  # boxes shorter than this (s) get no microbatch number\nlabel_font = ");
   g_string_append_printf(gp, "',%d'\n", (int)label_font_pt);
   if (has_dp_lane)
@@ -562,7 +599,7 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
       100.0 * time->bubble_fraction, interleaved ? ", odd model chunks darker" : "");
   append_title(gp, job, subtitle);
   g_string_append(gp, "set xrange [0:");
-  append_num(gp, "%.6g", span_s * 1.01 * (in_ms ? 1000.0 : 1.0));
+  ptsim_plot_num(gp, "%.6g", span_s * 1.01 * (in_ms ? 1000.0 : 1.0));
   g_string_append(gp, "]\nset yrange [stages-0.5:-0.5]  # stage 0 at the top\n");
   g_string_append_printf(gp, "set ytics 0,%" G_GINT64_FORMAT ",stages-1\n",
                          stages <= 16 ? (int64_t)1 : (stages + 15) / 16);
@@ -606,5 +643,5 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
     }
   }
   g_string_append_c(gp, '\n');
-  return write_and_render(&files, tsv, gp, out, error);
+  return ptsim_plot_render(&files, tsv, gp, out, error);
 }

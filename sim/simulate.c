@@ -151,8 +151,12 @@ gboolean ptsim_simulate_allocator(const PtsimJob *job, int32_t steps,
   }
   g_autoptr(GString) tsv = g_string_new(
       "# ptsim allocator timeline: bytes the caching allocator has handed out (allocated)\n"
-      "# and holds from CUDA (reserved), after each schedule item\n"
-      "stage\tstep\ttime_s\tallocated_bytes\treserved_bytes\n");
+      "# and holds from CUDA (reserved), after each schedule item; time_s from the first\n"
+      "# step's start (step k starts at k x step_s)\n");
+  /* The figure (ptsim plot allocator --from) reads these three. */
+  g_string_append_printf(tsv, "# step_s %.9f\n# capacity_bytes %.0f\n# outside_bytes %.0f\n",
+                         step_s, job->hw.memory_bytes, ptsim_lifetimes_outside_bytes(job));
+  g_string_append(tsv, "stage\tstep\ttime_s\tallocated_bytes\treserved_bytes\n");
   g_autofree PtsimScheduleItem *order = g_new(PtsimScheduleItem, items);
   out->num_stages = p;
   out->peak_stage = 0;

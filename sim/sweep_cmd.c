@@ -8,6 +8,7 @@
 #include "config.h"
 #include "gpu.h"
 #include "names.h"
+#include "plot_cmd.h"
 #include "simulate.h"
 #include "sweep.h"
 #include "sweep_cmd.h"
@@ -19,13 +20,13 @@ typedef struct {
   gint64 tp_max, pp_max, top, threads, samples, seed;
   double threshold, jitter, stragglers, straggler_slowdown;
   gboolean no_overlap;
-  char *device, *csv, *format;
+  char *device, *csv, *format, *figures;
 } SweepOptions;
 
 static void options_clear(SweepOptions *o) {
   g_free(o->models); g_free(o->hws); g_free(o->gpus); g_free(o->seqs); g_free(o->gbs);
   g_free(o->mbs); g_free(o->cps); g_free(o->vps); g_free(o->recomputes); g_free(o->schedules);
-  g_free(o->device); g_free(o->csv); g_free(o->format);
+  g_free(o->device); g_free(o->csv); g_free(o->format); g_free(o->figures);
 }
 
 static gboolean parse_int_list(const char *flag, const char *text, GArray *out, GError **error) {
@@ -304,8 +305,10 @@ static int run(const SweepOptions *o) {
     }
     g_string_append_printf(out, "\nall %u layouts: %s\n", sweep->jobs->len, o->csv);
   }
+  gboolean figures_ok = TRUE;
+  if (o->figures) figures_ok = ptsim_plot_default_figures(sweep, order, o->figures, out);
   fwrite(out->str, 1, out->len, stdout);
-  return 0;
+  return figures_ok ? 0 : 1;
 }
 
 int ptsim_sweep_main(int argc, char **argv) {
@@ -346,6 +349,11 @@ int ptsim_sweep_main(int argc, char **argv) {
       {"top", 0, 0, G_OPTION_ARG_INT64, &o.top, "Rows of the ranked table (default 10)", "K"},
       {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv, "Also write every layout to FILE.csv", "FILE"},
       {"format", 0, 0, G_OPTION_ARG_STRING, &o.format, "text|csv (default text)", "F"},
+      {"figures", 0, 0, G_OPTION_ARG_FILENAME, &o.figures,
+       "Also write figures into DIR (created if missing): memory.png and timeline.png of the "
+       "best layout, heatmap.png and pareto.png of the sweep, each with .tsv + .gp; skipped "
+       "with a note when gnuplot is missing",
+       "DIR"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   g_autoptr(GOptionContext) context = g_option_context_new("- every valid layout, ranked");
   g_option_context_set_summary(context,
@@ -364,8 +372,8 @@ int ptsim_sweep_main(int argc, char **argv) {
 }
 
 int ptsim_sweep_default_job(void) {
-  char *argv[] = {"sweep", "--top", "10", NULL};
+  char *argv[] = {"sweep", "--top", "10", "--figures", "ptsim-out", NULL};
   printf("ptsim default job: every layout of Llama-3-8B on one 8 x H100-80GB node, seq 8192, gbs 128\n"
          "(ptsim --help for the commands; ptsim sweep --help for this one)\n\n");
-  return ptsim_sweep_main(3, argv);
+  return ptsim_sweep_main(5, argv);
 }

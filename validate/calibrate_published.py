@@ -12,6 +12,10 @@ turned back into a step time with that source's own formula, and step times are 
   megatron_readme_2021_tp_scaling: the iteration time is given directly.
 
 Usage: validate/calibrate_published.py [--ptsim build/ptsim] [--out validate/CALIBRATION.md]
+                                      [--csv FILE]
+--csv FILE also writes the rows as the input of `ptsim plot validation`: the header
+source,run,measured_s,predicted_s and one line per row (seconds; commas in a run name
+become ';', since that reader does not unquote).
 Layout facts a source does not state are filled with the documented assumption in the
 `assumed` column; nothing is fitted per row.
 """
@@ -134,10 +138,26 @@ def rows():
                    "seq 1024 (Eq. 3 reproduces the table's TFLOP/s with it), A100-40GB, mbs = gbs/dp")
 
 
+def plain_cell(text):
+    """A cell for ptsim's unquoted CSV reader: no separator, quote or line break."""
+    return str(text).replace(",", ";").replace('"', "'").replace("\n", " ").strip()
+
+
+def write_validation_csv(path, results):
+    """The small format `ptsim plot validation` reads (see its --help)."""
+    with open(path + ".tmp", "w") as f:
+        f.write("source,run,measured_s,predicted_s\n")
+        for source, label, measured, pred, *_ in results:
+            f.write("%s,%s,%.6g,%.6g\n" % (plain_cell(source), plain_cell(label), measured, pred))
+    os.replace(path + ".tmp", path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ptsim", default=os.path.join(HERE, "..", "build", "ptsim"))
     ap.add_argument("--out", default=os.path.join(HERE, "CALIBRATION.md"))
+    ap.add_argument("--csv", help="also write source,run,measured_s,predicted_s for "
+                    "`ptsim plot validation --from FILE`")
     opts = ap.parse_args()
     results, failures = [], []
     for source, label, args, measured, assumed in rows():
@@ -192,6 +212,8 @@ def main():
     with open(opts.out + ".tmp", "w") as f:
         f.write(text)
     os.replace(opts.out + ".tmp", opts.out)
+    if opts.csv:
+        write_validation_csv(opts.csv, results)
     print("\n".join(lines[:len(results) + 16]))
     return 0 if results else 1
 

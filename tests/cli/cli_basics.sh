@@ -20,7 +20,9 @@ check "version names the GPU path" bash -c "'$ptsim' --version | grep -q 'GPU pa
 check "help runs" expect_exit 0 --help
 check "memory --help runs" expect_exit 0 memory --help
 check "predict --help runs" expect_exit 0 predict --help
-check "default job runs" expect_exit 0
+# the default job writes ptsim-out/ into the current folder: run it in $tmp
+check "default job runs" bash -c "cd '$tmp' && '$ptsim' >'$tmp/default.out' 2>&1"
+check "default job says where its figures are (or why not)" grep -Eq "figures (in|skipped)" "$tmp/default.out"
 check "unknown command is bad input" expect_exit 2 frobnicate
 check "unknown model is bad input" expect_exit 2 memory --model no-such-model
 check "non-number tp is bad input" expect_exit 2 memory --tp x

@@ -1,0 +1,144 @@
+/* plot_table.c — the small delimited-text reader the figure kinds share
+ * (sweep CSV, validation CSV, allocator timeline TSV); see plot_int.h.
+ *
+ * Not a general CSV parser: the files ptsim reads for figures are written
+ * by ptsim (sweep --csv, predict --memory-timeline) or by a converter
+ * (validate/calibrate_published.py --csv) and never quote a cell.  A quote
+ * is reported rather than misread.  Every error names path:line. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plot_int.h"
+
+void ptsim_plot_table_free(PtsimPlotTable *t) {
+  if (!t) return;
+  g_free(t->path);
+  if (t->header) g_ptr_array_unref(t->header);
+  if (t->rows) g_ptr_array_unref(t->rows);
+  if (t->lines) g_array_unref(t->lines);
+  if (t->comments) g_ptr_array_unref(t->comments);
+  g_free(t);
+}
+
+/* Splits LINE at SEP into a new GStrv with each cell stripped. */
+static char **split_cells(const char *line, char sep) {
+  char sep_s[2] = {sep, 0};
+  char **cells = g_strsplit(line, sep_s, -1);
+  for (char **c = cells; *c; c++) g_strstrip(*c);
+  return cells;
+}
+
+PtsimPlotTable *ptsim_plot_table_read(const char *path, char sep, const char *const *required,
+                                      GError **error) {
+  g_return_val_if_fail(path != NULL, NULL);
+  g_autofree char *contents = NULL;
+  if (!g_file_get_contents(path, &contents, NULL, error)) return NULL;
+  g_autoptr(PtsimPlotTable) t = g_new0(PtsimPlotTable, 1);
+  t->path = g_strdup(path);
+  t->header = g_ptr_array_new_with_free_func(g_free);
+  t->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+  t->lines = g_array_new(FALSE, FALSE, sizeof(int));
+  t->comments = g_ptr_array_new_with_free_func(g_free);
+  g_auto(GStrv) lines = g_strsplit(contents, "\n", -1);
+  gboolean have_header = FALSE;
+  int header_line = 0;
+  for (int i = 0; lines[i]; i++) {
+    char *line = lines[i];
+    size_t len = strlen(line);
+    if (len > 0 && line[len - 1] == '\r') line[len - 1] = 0;
+    const char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p == 0) continue;
+    if (*p == '#') {
+      g_ptr_array_add(t->comments, g_strdup(p + 1));
+      continue;
+    }
+    if (strchr(line, '"')) {
+      g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
+                  "%s:%d: quoted cells are not supported here", path, i + 1);
+      return NULL;
+    }
+    char **cells = split_cells(line, sep);
+    if (!have_header) {
+      for (char **c = cells; *c; c++) g_ptr_array_add(t->header, g_strdup(*c));
+      g_strfreev(cells);
+      have_header = TRUE;
+      header_line = i + 1;
+      continue;
+    }
+    if (g_strv_length(cells) != t->header->len) {
+      g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
+                  "%s:%d: %u cells, the header (line %d) names %u columns", path, i + 1,
+                  g_strv_length(cells), header_line, t->header->len);
+      g_strfreev(cells);
+      return NULL;
+    }
+    g_ptr_array_add(t->rows, cells);
+    int n = i + 1;
+    g_array_append_val(t->lines, n);
+  }
+  if (!have_header) {
+    g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
+                "%s:1: empty file, expected a header line of column names", path);
+    return NULL;
+  }
+  for (const char *const *r = required; r && *r; r++)
+    if (ptsim_plot_table_column(t, *r) < 0) {
+      g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
+                  "%s:%d: the header has no column '%s'", path, header_line, *r);
+      return NULL;
+    }
+  if (t->rows->len == 0) {
+    g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
+                "%s:%d: a header but no data rows", path, header_line);
+    return NULL;
+  }
+  return g_steal_pointer(&t);
+}
+
+int ptsim_plot_table_column(const PtsimPlotTable *t, const char *name) {
+  for (guint i = 0; i < t->header->len; i++)
+    if (strcmp(g_ptr_array_index(t->header, i), name) == 0) return (int)i;
+  return -1;
+}
+
+const char *ptsim_plot_table_text(const PtsimPlotTable *t, guint row, int col) {
+  g_assert(row < t->rows->len && col >= 0 && (guint)col < t->header->len);
+  return ((char **)g_ptr_array_index(t->rows, row))[col];
+}
+
+static int row_line(const PtsimPlotTable *t, guint row) { return g_array_index(t->lines, int, row); }
+
+gboolean ptsim_plot_table_double(const PtsimPlotTable *t, guint row, int col, gboolean positive,
+                                 double *out, GError **error) {
+  const char *text = ptsim_plot_table_text(t, row, col);
+  char *end = NULL;
+  errno = 0;
+  double v = g_ascii_strtod(text, &end);
+  if (!*text || *end || errno == ERANGE || !isfinite(v) || (positive && !(v > 0))) {
+    g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
+                "%s:%d: column %s: '%s' is not a %snumber", t->path, row_line(t, row),
+                (const char *)g_ptr_array_index(t->header, col), text,
+                positive ? "positive " : "finite ");
+    return FALSE;
+  }
+  *out = v;
+  return TRUE;
+}
+
+gboolean ptsim_plot_table_int(const PtsimPlotTable *t, guint row, int col, gint64 *out,
+                              GError **error) {
+  const char *text = ptsim_plot_table_text(t, row, col);
+  char *end = NULL;
+  errno = 0;
+  gint64 v = g_ascii_strtoll(text, &end, 10);
+  if (!*text || *end || errno == ERANGE) {
+    g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
+                "%s:%d: column %s: '%s' is not an integer", t->path, row_line(t, row),
+                (const char *)g_ptr_array_index(t->header, col), text);
+    return FALSE;
+  }
+  *out = v;
+  return TRUE;
+}
