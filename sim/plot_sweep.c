@@ -322,12 +322,13 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *layouts,
   g_autofree char *best_words = layout_words(top);
   g_autofree char *sub = g_strdup_printf(
       "cell: best fitting layout over mbs, recompute, schedule%s; OOM: nothing fits; blank: "
-      "no valid layout; %s%s",
-      facet == PTSIM_PLOT_FACET_CP ? "" : ", cp", usable(top) ? "outlined: best, " : "",
-      usable(top) ? best_words : "no layout fits in memory");
+      "no valid layout",
+      facet == PTSIM_PLOT_FACET_CP ? "" : ", cp");
+  g_autofree char *third = g_strdup_printf("%s%s", usable(top) ? "outlined: the best, " : "",
+                                           usable(top) ? best_words : "no layout fits in memory");
   g_autofree char *first = g_strdup_printf("tokens/s per GPU — %s", scenario);
-  ptsim_plot_title_lines(gp, first, sub, NULL);
-  double top_m = 1.0 - 2.6 / height_cm, bot_m = 1.2 / height_cm;
+  ptsim_plot_title_lines(gp, first, sub, third);
+  double top_m = 1.0 - 3.1 / height_cm, bot_m = 1.2 / height_cm;
   double right_m = 1.0 - 3.4 / width_cm, left_m = 1.7 / width_cm;
   g_string_append(gp, "set multiplot layout ");
   g_string_append_printf(gp, "%u,%u margins ", prow, cols);
@@ -349,7 +350,7 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *layouts,
                   "set xrange [-0.5:nx-0.5]\nset yrange [-0.5:ny-0.5]\n"
                   "set grid noytics\nset border 0\nset xtics scale 0\nset ytics scale 0\n"
                   "set xlabel 'tp' offset 0,0.5\n"
-                  "set cbrange [lo_k:hi_k]\nset cblabel 'tokens/s per GPU (thousands)'\n"
+                  "set cbrange [lo_k:hi_k]\nset cblabel 'k tokens/s per GPU'\n"
                   "set cbtics out nomirror scale 0.6\n"
                   "set colorbox user origin screen ");
   ptsim_plot_num(gp, "%.3f", right_m + 0.9 / width_cm);
