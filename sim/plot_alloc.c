@@ -201,11 +201,11 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
                                           "last, evenly spaced)", npanels, nstages)
                         : g_strdup("");
   g_autofree char *second = g_strdup_printf(
-      "caching allocator, %s%s; limit: %.1f GiB capacity - %.1f GiB context/NCCL",
-      one_step ? "last replayed step" : "every replayed step", subset,
-      capacity / GIB, outside / GIB);
-  ptsim_plot_title_lines(gp, first, second, NULL);
-  double top_m = 1.0 - 2.3 / height_cm, bot_m = 2.2 / height_cm;
+      "caching allocator, %s%s", one_step ? "last replayed step" : "every replayed step", subset);
+  g_autofree char *third = g_strdup_printf("limit: %.1f GiB capacity - %.1f GiB context/NCCL",
+                                           capacity / GIB, outside / GIB);
+  ptsim_plot_title_lines(gp, first, second, third);
+  double top_m = 1.0 - 2.8 / height_cm, bot_m = 2.2 / height_cm;
   g_string_append_printf(gp, "set multiplot layout %d,%d columnsfirst margins ", rows_n, cols_n);
   ptsim_plot_num(gp, "%.3f", 2.3 / width_cm);
   g_string_append(gp, ",");
