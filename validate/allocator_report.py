@@ -55,7 +55,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "ALLOCATOR.md"))
     opts = ap.parse_args()
     rows, failures = [], []
-    for source, label, args, _measured, assumed in calibrate_published.rows():
+    for source, label, args, _measured, assumed in calibrate_published.rows(opts.ptsim):
         r, err = run_row(opts.ptsim, args)
         if r is None:
             failures.append((source, label, err))

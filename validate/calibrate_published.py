@@ -17,31 +17,35 @@ Usage: validate/calibrate_published.py [--ptsim build/ptsim] [--out validate/CAL
 source,run,measured_s,predicted_s and one line per row (seconds; commas in a run name
 become ';', since that reader does not unquote).
 Layout facts a source does not state are filled with the documented assumption in the
-`assumed` column; nothing is fitted per row.
+`assumed` column; nothing is fitted per row.  Which row maps to which model, profile,
+layout and FLOP formula is defined once, by `ptsim validate --suite published`.
 """
 import argparse, csv, json, os, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "data", "published")
-
-
-def eq3_flops(B, s, l, h, V):
-    return 96.0 * B * s * l * h * h * (1 + s / (6.0 * h) + V / (16.0 * l * h))
 
 
 def megatron_flops(B, s, l, h, a, k, ffn, V, gated):
+    """Megatron-LM's num_floating_point_operations (for the one-MFU baseline)."""
     return 12.0 * B * s * l * h * h * ((1 + k / a + s / h) + ffn / h * (1.5 if gated else 1.0)
                                         + V / (2.0 * l * h))
 
 
-# Megatron-LM in 2020-2021: no FlashAttention and no sequence parallelism yet (Korthikanti
-# et al. 2022 came later), its default dropout 0.1, and
-# gradients reduced in the parameter dtype (--accumulate-allreduce-grads-in-fp32 off).
-ERA_2021 = ["--no-flash-attention", "--no-sp", "--attention-dropout", "0.1", "--hidden-dropout", "0.1",
-            "--no-fp32-grad-accumulation"]
-# Megatron-Core GPT runs: Megatron's defaults where the source is silent: dropout 0.1
-# (with bf16 Megatron forces fp32 gradient accumulation and reduction: ptsim's default).
-GPT_DROPOUT = ["--attention-dropout", "0.1", "--hidden-dropout", "0.1"]
+DEFAULT_PTSIM = os.path.join(HERE, "..", "build", "ptsim")
+
+
+def rows(ptsim=DEFAULT_PTSIM):
+    """Yields (source, label, ptsim args, measured step s, assumptions) for every published
+    row ptsim can express.  The mapping of rows to models, profiles, layouts and FLOP
+    conventions lives in one place, `ptsim validate --suite published` (sim/validate_cmd.c);
+    this reads it from there."""
+    p = subprocess.run([ptsim, "validate", "--suite", "published", "--format", "json"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("calibrate_published: ptsim validate failed: " + p.stderr.strip())
+    for r in json.loads(p.stdout)["runs"]:
+        yield (r["source"], r["label"], r["command"].split(), r["measured"]["step_s"],
+               r["assumed"] or "")
 
 
 def baseline_flops(config):
@@ -72,72 +76,6 @@ def one_mfu_baseline(results):
     return out
 
 
-def num(x):
-    return float(x.replace("~", "").split()[0])
-
-
-def rows():
-    """Yields (source, label, ptsim args, measured step s, assumptions)."""
-    with open(os.path.join(DATA, "narayanan2021_table1_a100.csv")) as f:
-        for r in csv.DictReader(f):
-            B, s, l, h, V = int(r["gbs"]), int(r["seq_len"]), int(r["layers"]), int(r["hidden"]), int(r["vocab"])
-            gpus = int(r["num_gpus"])
-            step = eq3_flops(B, s, l, h, V) / (num(r["achieved_tflops_per_gpu"]) * 1e12 * gpus)
-            args = ["--model", "sc21-" + r["model"].lower(), "--hw", "a100-80g", "--gpus", str(gpus),
-                    "--tp", r["tp"], "--pp", r["pp"], "--vp", r["vp_derived"] or "1", "--mbs", r["mbs"],
-                    "--gbs", r["gbs"], "--seq", r["seq_len"], "--recompute", "full",
-                    "--precision", "fp16", "--no-distributed-optimizer"] + ERA_2021
-            if r["ddp_impl"] == "torch":
-                args.append("--overlap-grad-reduce")
-            yield ("narayanan2021", r["model"], args, step, "")
-    with open(os.path.join(DATA, "megatron_readme_gpt3_175b_a100.csv")) as f:
-        for r in csv.DictReader(f):
-            B, s, l, h, V = int(r["gbs"]), int(r["seq_len"]), int(r["layers"]), int(r["hidden"]), 51200
-            gpus = int(r["num_gpus"])
-            step = eq3_flops(B, s, l, h, V) / (num(r["achieved_tflops_per_gpu"]) * 1e12 * gpus)
-            args = ["--model", "gpt3-175b", "--hw", "a100-80g", "--gpus", str(gpus), "--tp", r["tp"],
-                    "--pp", r["pp"], "--mbs", "1", "--gbs", r["gbs"], "--seq", r["seq_len"],
-                    "--recompute", "full", "--precision", "fp16", "--no-distributed-optimizer"] + ERA_2021
-            yield ("megatron_readme_gpt3", r["model"], args, step, "mbs 1, full recompute, fp16, vocab 51200")
-    with open(os.path.join(DATA, "megatron_core_r080_h100_weak_scaling.csv")) as f:
-        for r in csv.DictReader(f):
-            B, s, l, h, a, V = (int(r["gbs"]), int(r["seq_len"]), int(r["layers"]), int(r["hidden"]),
-                                int(r["heads"]), int(r["vocab"]))
-            gpus = int(r["num_gpus"])
-            step = megatron_flops(B, s, l, h, a, a, 4 * h, V, False) / (num(r["tflops_per_gpu"]) * 1e12 * gpus)
-            args = ["--model", "mcore-" + r["model"].lower(), "--hw", "h100-80g", "--gpus", str(gpus),
-                    "--tp", r["tp"], "--pp", r["pp"], "--mbs", "1", "--gbs", r["gbs"], "--seq", r["seq_len"],
-                    "--precision", "bf16", "--overlap-grad-reduce", "--overlap-param-gather",
-                    "--tp-comm-overlap"] + GPT_DROPOUT
-            yield ("megatron_core_r080", r["model"], args, step, "mbs 1, bf16, no recompute, 1F1B")
-    with open(os.path.join(DATA, "nemo_long_sequence_cp.csv")) as f:
-        for r in csv.DictReader(f):
-            if r["gpu"] != "H100":
-                continue  # no B200 profile; the source's B200 DP column is inconsistent
-            B, s = int(r["gbs"]), int(r["seq_len"])
-            gpus = int(r["num_gpus"])
-            step = megatron_flops(B, s, 32, 4096, 32, 32, 11008, 32000, True) / (
-                num(r["tflops_per_gpu_with_cp"]) * 1e12 * gpus)
-            args = ["--model", "llama2-7b", "--hw", "h100-80g", "--gpus", str(gpus), "--tp", r["tp"],
-                    "--pp", r["pp"], "--cp", r["cp"], "--mbs", "1", "--gbs", r["gbs"], "--seq", r["seq_len"],
-                    "--precision", "fp8", "--overlap-grad-reduce", "--overlap-param-gather",
-                    "--tp-comm-overlap"]
-            yield ("nemo_cp", "%s seq %s" % (r["model"], r["seq_len"]), args, step,
-                   "mbs 1, Megatron FLOP formula")
-    with open(os.path.join(DATA, "megatron_readme_2021_tp_scaling.csv")) as f:
-        for r in csv.DictReader(f):
-            if not r["gpu"].startswith("A100"):
-                continue  # no V100 profile
-            gpus, dp, gbs = int(r["num_gpus"]), int(r["dp_derived"]), int(r["gbs"])
-            args = ["--model", "megatron2021-gpt-" + r["model"].lower(), "--hw", "a100-40g",
-                    "--gpus", str(gpus), "--tp", r["tp"], "--pp", "1", "--mbs", str(gbs // dp),
-                    "--gbs", str(gbs), "--seq", "1024", "--recompute", "full", "--precision", "fp16",
-                    "--no-distributed-optimizer"] + ERA_2021
-            yield ("megatron_readme_2021", "%s x%d" % (r["model"], gpus), args,
-                   float(r["iteration_time_ms"]) / 1000.0,
-                   "seq 1024 (Eq. 3 reproduces the table's TFLOP/s with it), A100-40GB, mbs = gbs/dp")
-
-
 def plain_cell(text):
     """A cell for ptsim's unquoted CSV reader: no separator, quote or line break."""
     return str(text).replace(",", ";").replace('"', "'").replace("\n", " ").strip()
@@ -154,13 +92,13 @@ def write_validation_csv(path, results):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--ptsim", default=os.path.join(HERE, "..", "build", "ptsim"))
+    ap.add_argument("--ptsim", default=DEFAULT_PTSIM)
     ap.add_argument("--out", default=os.path.join(HERE, "CALIBRATION.md"))
     ap.add_argument("--csv", help="also write source,run,measured_s,predicted_s for "
                     "`ptsim plot validation --from FILE`")
     opts = ap.parse_args()
     results, failures = [], []
-    for source, label, args, measured, assumed in rows():
+    for source, label, args, measured, assumed in rows(opts.ptsim):
         p = subprocess.run([opts.ptsim, "predict", "--format", "json"] + args,
                            capture_output=True, text=True)
         if p.returncode != 0:

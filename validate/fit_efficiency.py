@@ -67,7 +67,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--train", default="", help="comma-separated sources to fit on (default: all)")
     opts = ap.parse_args()
-    all_rows = list(calibrate_published.rows())
+    all_rows = list(calibrate_published.rows(opts.ptsim))
     data_dir = tempfile.mkdtemp(prefix="ptsim-fit-")
     try:
         os.symlink(os.path.join(ROOT, "models"), os.path.join(data_dir, "models"))
