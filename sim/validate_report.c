@@ -8,7 +8,6 @@
 #include "validation.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
-#define MIB (1024.0 * 1024.0)
 
 /* ---- statistics ---- */
 
