@@ -58,8 +58,21 @@ void ptsim_sweep_spec_free(PtsimSweepSpec *s) {
   g_free(s);
 }
 
+typedef struct PtsimSweepStream PtsimSweepStream;
+struct PtsimSweepStream {
+  PtsimDevice device;
+  guint threads, chunk;
+  PtsimSweepChunkFn fn;
+  gpointer user_data;
+  PtsimSweepProgress progress;
+  gpointer progress_data;
+  GError *error; /* the first failure; enumeration stops once set */
+};
+
 void ptsim_sweep_free(PtsimSweep *sweep) {
   if (!sweep) return;
+  if (sweep->stream) g_clear_error(&sweep->stream->error);
+  g_free(sweep->stream);
   g_array_unref(sweep->jobs);
   g_array_unref(sweep->results);
   g_hash_table_unref(sweep->rejected);
@@ -92,6 +105,8 @@ static void reject(PtsimSweep *sweep, const char *message) {
   g_hash_table_replace(sweep->rejected, reason, GUINT_TO_POINTER(count + 1));
 }
 
+static void flush(PtsimSweep *sweep);
+
 typedef struct {
   const PtsimSweepSpec *spec;
   PtsimSweep *sweep;
@@ -121,12 +136,15 @@ static void try_layout(Scenario *sc, gint64 tp, gint64 cp, gint64 pp, gint64 mbs
   l->schedule = (PtsimSchedule)schedule;
   l->memory_threshold = sc->spec->memory_threshold;
   l->overlap_grad_reduce = l->overlap_param_gather = l->tp_comm_overlap = sc->spec->overlap;
+  if (sc->sweep->stream && sc->sweep->stream->error) return;
   sc->sweep->candidates++;
   if (!ptsim_job_validate(&job, &error)) {
     reject(sc->sweep, error->message);
     return;
   }
   g_array_append_val(sc->sweep->jobs, job);
+  sc->sweep->valid++;
+  if (sc->sweep->stream && sc->sweep->jobs->len >= sc->sweep->stream->chunk) flush(sc->sweep);
 }
 
 static void enumerate_scenario(Scenario *sc) {
@@ -162,20 +180,16 @@ static void enumerate_scenario(Scenario *sc) {
   }
 }
 
-PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error) {
-  g_autoptr(PtsimSweep) sweep = g_new0(PtsimSweep, 1);
-  sweep->jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
-  sweep->results = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
-  sweep->rejected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  sweep->mc = spec->mc;
+/* Enumerates the spec into sweep (flushing chunks when streaming). */
+static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GError **error) {
   for (guint mi = 0; mi < spec->models->len; mi++) {
     Scenario sc;
     memset(&sc, 0, sizeof sc);
     sc.spec = spec;
     sc.sweep = sweep;
-    if (!ptsim_model_load(g_ptr_array_index(spec->models, mi), &sc.model, error)) return NULL;
+    if (!ptsim_model_load(g_ptr_array_index(spec->models, mi), &sc.model, error)) return FALSE;
     for (guint hi = 0; hi < spec->hws->len; hi++) {
-      if (!ptsim_hardware_load(g_ptr_array_index(spec->hws, hi), &sc.hw, error)) return NULL;
+      if (!ptsim_hardware_load(g_ptr_array_index(spec->hws, hi), &sc.hw, error)) return FALSE;
       for (guint g = 0; g < spec->gpus->len; g++)
         for (guint s = 0; s < spec->seqs->len; s++)
           for (guint b = 0; b < spec->gbs->len; b++) {
@@ -186,6 +200,16 @@ PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error) {
           }
     }
   }
+  return TRUE;
+}
+
+PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error) {
+  g_autoptr(PtsimSweep) sweep = g_new0(PtsimSweep, 1);
+  sweep->jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
+  sweep->results = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
+  sweep->rejected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  sweep->mc = spec->mc;
+  if (!enumerate_into(spec, sweep, error)) return NULL;
   return g_steal_pointer(&sweep);
 }
 
@@ -208,7 +232,8 @@ static void evaluate_chunk(gpointer data, gpointer user_data) {
   }
   void *scratch = g_malloc(bytes);
   for (guint i = first; i < last; i++)
-    ptsim_batch_evaluate_mc(&g_array_index(pool->sweep->jobs, PtsimJob, i), &pool->sweep->mc, i,
+    ptsim_batch_evaluate_mc(&g_array_index(pool->sweep->jobs, PtsimJob, i), &pool->sweep->mc,
+                            pool->sweep->first_index + i,
                             scratch, bytes, &g_array_index(pool->sweep->results, PtsimBatchResult, i));
   g_free(scratch);
   g_atomic_int_add(&pool->done, (gint)(last - first));
@@ -237,7 +262,8 @@ static gboolean evaluate_gpu(PtsimSweep *sweep, const PtsimGpuInfo *info,
                              PtsimSweepProgress progress, gpointer user_data, GError **error) {
   for (guint first = 0; first < sweep->jobs->len; first += GPU_CHUNK) {
     guint n = MIN(GPU_CHUNK, sweep->jobs->len - first);
-    if (!ptsim_gpu_evaluate_mc(&g_array_index(sweep->jobs, PtsimJob, first), n, &sweep->mc, first,
+    if (!ptsim_gpu_evaluate_mc(&g_array_index(sweep->jobs, PtsimJob, first), n, &sweep->mc,
+                               sweep->first_index + first,
                                &g_array_index(sweep->results, PtsimBatchResult, first), error))
       return FALSE;
     if (progress) progress(first + n, sweep->jobs->len, user_data);
@@ -262,4 +288,63 @@ gboolean ptsim_sweep_evaluate(PtsimSweep *sweep, PtsimDevice device, guint threa
     }
   }
   return evaluate_cpu(sweep, threads, progress, user_data, error);
+}
+
+/* ---- streaming ---- */
+
+/* Reports progress sweep-wide (the total is not known while streaming). */
+typedef struct {
+  PtsimSweep *sweep;
+} ChunkProgress;
+
+static void chunk_progress(guint64 done, guint64 total, gpointer user_data) {
+  ChunkProgress *cp = user_data;
+  PtsimSweepStream *st = cp->sweep->stream;
+  (void)total;
+  if (st->progress) st->progress(cp->sweep->first_index + done, 0, st->progress_data);
+}
+
+/* Evaluates the jobs collected so far, hands them on, and starts a new chunk. */
+static void flush(PtsimSweep *sweep) {
+  PtsimSweepStream *st = sweep->stream;
+  ChunkProgress cp = {sweep};
+  if (st->error || sweep->jobs->len == 0) return;
+  if (st->fn && ptsim_sweep_evaluate(sweep, st->device, st->threads, chunk_progress, &cp, &st->error))
+    st->fn((const PtsimJob *)sweep->jobs->data, (const PtsimBatchResult *)sweep->results->data,
+           sweep->jobs->len, sweep->first_index, st->user_data, &st->error);
+  sweep->first_index += sweep->jobs->len;
+  g_array_set_size(sweep->jobs, 0);
+  g_array_set_size(sweep->results, 0);
+}
+
+PtsimSweep *ptsim_sweep_stream(const PtsimSweepSpec *spec, PtsimDevice device, guint threads,
+                               guint chunk, PtsimSweepChunkFn fn, gpointer user_data,
+                               PtsimSweepProgress progress, gpointer progress_data,
+                               GError **error) {
+  g_autoptr(PtsimSweep) sweep = g_new0(PtsimSweep, 1);
+  sweep->jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
+  sweep->results = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
+  sweep->rejected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  sweep->mc = spec->mc;
+  sweep->stream = g_new0(struct PtsimSweepStream, 1);
+  sweep->stream->device = device;
+  sweep->stream->threads = threads;
+  sweep->stream->chunk = chunk > 0 ? chunk : 1;
+  sweep->stream->fn = fn;
+  sweep->stream->user_data = user_data;
+  sweep->stream->progress = progress;
+  sweep->stream->progress_data = progress_data;
+  if (!enumerate_into(spec, sweep, error)) return NULL;
+  flush(sweep);
+  if (sweep->stream->error) {
+    g_propagate_error(error, g_steal_pointer(&sweep->stream->error));
+    return NULL;
+  }
+  return g_steal_pointer(&sweep);
+}
+
+guint64 ptsim_sweep_count(const PtsimSweepSpec *spec, GError **error) {
+  g_autoptr(PtsimSweep) sweep =
+      ptsim_sweep_stream(spec, PTSIM_DEVICE_CPU, 1, 4096, NULL, NULL, NULL, NULL, error);
+  return sweep ? sweep->valid : G_MAXUINT64;
 }

@@ -48,6 +48,10 @@ typedef struct {
   guint64 candidates;     /* combinations tried */
   char *device_used;      /* "cpu (N threads)" or the GPU's name */
   PtsimMonteCarlo mc;     /* copied from the spec */
+  guint64 first_index;    /* sweep-wide index of jobs[0] (streaming: the chunk's) */
+  guint64 valid;          /* valid layouts so far (all chunks) */
+  /* Streaming state (ptsim_sweep_stream); unused otherwise. */
+  struct PtsimSweepStream *stream;
 } PtsimSweep;
 
 void ptsim_sweep_free(PtsimSweep *sweep);
@@ -66,5 +70,27 @@ typedef void (*PtsimSweepProgress)(guint64 done, guint64 total, gpointer user_da
 gboolean ptsim_sweep_evaluate(PtsimSweep *sweep, PtsimDevice device, guint threads,
                               PtsimSweepProgress progress, gpointer user_data,
                               GError **error);
+
+/* Receives one evaluated chunk: jobs[i] and results[i] are layout
+ * first_index + i of the sweep.  Return FALSE (with error set) to stop. */
+typedef gboolean (*PtsimSweepChunkFn)(const PtsimJob *jobs, const PtsimBatchResult *results,
+                                      guint n, guint64 first_index, gpointer user_data,
+                                      GError **error);
+
+/* Enumerates and evaluates the spec in chunks of `chunk` layouts, handing
+ * each evaluated chunk to fn and keeping none, so memory stays bounded
+ * however many layouts there are.  The returned sweep carries the counts
+ * (candidates, valid, rejected reasons, device) and empty job/result
+ * arrays.  Fails when a model or profile cannot be loaded, the device
+ * fails, or fn says stop.  (transfer full) */
+PtsimSweep *ptsim_sweep_stream(const PtsimSweepSpec *spec, PtsimDevice device, guint threads,
+                               guint chunk, PtsimSweepChunkFn fn, gpointer user_data,
+                               PtsimSweepProgress progress, gpointer progress_data,
+                               GError **error);
+
+/* How many valid layouts the spec has (enumeration and validation only,
+ * bounded memory).  G_MAXUINT64 when a model or profile cannot be loaded
+ * (the error is set). */
+guint64 ptsim_sweep_count(const PtsimSweepSpec *spec, GError **error);
 
 #endif /* PTSIM_SWEEP_H */

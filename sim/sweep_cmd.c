@@ -1,6 +1,8 @@
 /* sweep_cmd.c — the sweep subcommand; see sweep_cmd.h.  Enumeration and
  * evaluation live in sweep.c; this file parses lists, shows progress and
  * writes the ranking. */
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,10 +16,12 @@
 #include "sweep_cmd.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
+#define STREAM_CHUNK 65536 /* layouts evaluated (and held) at once when streaming */
 
 typedef struct {
   char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules;
   gint64 tp_max, pp_max, top, threads, samples, seed;
+  guint64 in_memory_max;
   double threshold, jitter, stragglers, straggler_slowdown;
   gboolean no_overlap;
   char *device, *csv, *format, *figures;
@@ -123,7 +127,12 @@ static void show_progress(guint64 done, guint64 total, gpointer user_data) {
   if (!isatty(STDERR_FILENO)) return;
   if (!p->shown && g_get_monotonic_time() - p->start_us < G_USEC_PER_SEC) return;
   p->shown = TRUE;
-  int width = 40, filled = total ? (int)(width * done / total) : width;
+  if (total == 0) { /* streaming: the total is not known */
+    fprintf(stderr, "\r%" G_GUINT64_FORMAT " layouts evaluated", done);
+    fflush(stderr);
+    return;
+  }
+  int width = 40, filled = (int)(width * done / total);
   fprintf(stderr, "\r[%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " layouts",
           filled, "########################################", width - filled, "", done, total);
   if (done == total) fputc('\n', stderr);
@@ -166,19 +175,28 @@ static void append_layout_words(GString *out, const PtsimJob *j) {
                          ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
 }
 
-static void write_table(GString *out, const PtsimSweep *sweep, GArray *order, guint top) {
-  guint fitting = 0, failed = 0;
-  for (guint i = 0; i < sweep->results->len; i++) {
-    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
-    if (r->status != 0) failed++;
-    else if (r->fits) fitting++;
+/* Layouts that fit / could not be scheduled, over every evaluated layout. */
+typedef struct {
+  guint64 fitting, failed;
+} Counts;
+
+static void count(Counts *c, const PtsimBatchResult *results, guint n) {
+  for (guint i = 0; i < n; i++) {
+    if (results[i].status != 0) c->failed++;
+    else if (results[i].fits) c->fitting++;
   }
+}
+
+static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, GArray *order,
+                        guint top) {
   g_string_append_printf(out,
-                         "%" G_GUINT64_FORMAT " combinations: %u valid layouts evaluated on %s, "
-                         "%u fit in memory, %u could not be scheduled\n"
+                         "%" G_GUINT64_FORMAT " combinations: %" G_GUINT64_FORMAT
+                         " valid layouts evaluated on %s, %" G_GUINT64_FORMAT
+                         " fit in memory, %" G_GUINT64_FORMAT " could not be scheduled\n"
                          "(mem GiB: analytical estimate, the 80%% rule decides; alloc GiB: the "
                          "caching-allocator emulation plus CUDA context and NCCL, for the rows shown)\n",
-                         sweep->candidates, sweep->jobs->len, sweep->device_used, fitting, failed);
+                         sweep->candidates, sweep->valid, sweep->device_used, c->fitting,
+                         c->failed);
   gboolean mc = sweep->mc.samples > 0;
   g_string_append(out, "\n rank model            hw         gpus   seq tp pp cp   dp vp mbs "
                        "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB");
@@ -239,28 +257,130 @@ static void write_table(GString *out, const PtsimSweep *sweep, GArray *order, gu
   }
 }
 
+#define CSV_HEADER                                                                   \
+  "rank,model,hw,gpus,seq,gbs,tp,pp,cp,dp,vp,mbs,sp,recompute,schedule,"              \
+  "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"          \
+  "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                           \
+  "step_p50_s,step_p90_s,step_p99_s\n"
+
+/* One CSV row; rank 0 = not ranked (a streamed sweep). */
+static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
+  const PtsimLayout *l = &j->layout;
+  g_string_append_printf(
+      out,
+      "%" G_GUINT64_FORMAT ",%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+      ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+      ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+      ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g\n",
+      rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
+      l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
+      ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
+      r->status, r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s,
+      r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
+      r->step_p90_s, r->step_p99_s);
+}
+
 static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
-  g_string_append(out, "rank,model,hw,gpus,seq,gbs,tp,pp,cp,dp,vp,mbs,sp,recompute,schedule,"
-                        "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"
-                        "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"
-                        "step_p50_s,step_p90_s,step_p99_s\n");
+  g_string_append(out, CSV_HEADER);
   for (guint k = 0; k < order->len; k++) {
     guint i = g_array_index(order, guint, k);
-    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
-    const PtsimLayout *l = &j->layout;
-    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
-    g_string_append_printf(
-        out,
-        "%u,%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-        ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-        ",%" G_GINT64_FORMAT ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g\n",
-        k + 1, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
-        l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
-        ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
-        r->status, r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s,
-        r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
-        r->step_p90_s, r->step_p99_s);
+    csv_row(out, k + 1, &g_array_index(sweep->jobs, PtsimJob, i),
+            &g_array_index(sweep->results, PtsimBatchResult, i));
   }
+}
+
+/* ---- streamed sweeps: bounded memory, exact top K, CSV in enumeration order ---- */
+
+typedef struct {
+  guint top;
+  Counts counts;
+  GArray *best_jobs, *best_results; /* the best `top` so far, ranked */
+  FILE *csv;                        /* NULL: no CSV */
+} Stream;
+
+/* Ranks a (job, result) pair the way the table does. */
+static gboolean better(const PtsimJob *ja, const PtsimBatchResult *ra, const PtsimJob *jb,
+                       const PtsimBatchResult *rb) {
+  int fa = ra->fits && ra->status == 0, fb = rb->fits && rb->status == 0;
+  if (fa != fb) return fa > fb;
+  return ra->tokens_per_s / (double)ja->layout.gpus > rb->tokens_per_s / (double)jb->layout.gpus;
+}
+
+static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *results, guint n,
+                             guint64 first_index, gpointer user_data, GError **error) {
+  Stream *st = user_data;
+  (void)first_index;
+  count(&st->counts, results, n);
+  for (guint i = 0; i < n; i++) {
+    guint len = st->best_jobs->len, at = len;
+    while (at > 0 && better(&jobs[i], &results[i], &g_array_index(st->best_jobs, PtsimJob, at - 1),
+                            &g_array_index(st->best_results, PtsimBatchResult, at - 1)))
+      at--;
+    if (at >= st->top) continue;
+    g_array_insert_val(st->best_jobs, at, jobs[i]);
+    g_array_insert_val(st->best_results, at, results[i]);
+    if (st->best_jobs->len > st->top) {
+      g_array_set_size(st->best_jobs, st->top);
+      g_array_set_size(st->best_results, st->top);
+    }
+  }
+  if (!st->csv) return TRUE;
+  g_autoptr(GString) rows = g_string_new(NULL);
+  for (guint i = 0; i < n; i++) csv_row(rows, 0, &jobs[i], &results[i]);
+  if (fwrite(rows->str, 1, rows->len, st->csv) != rows->len) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "--csv: write failed: %s", g_strerror(errno));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Sweeps too large to hold: streamed in chunks, the CSV written as it goes
+ * (to FILE.tmp, renamed at the end, so nothing half-written is left). */
+static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, PtsimDevice device,
+                        GString *out) {
+  g_autoptr(GError) error = NULL;
+  Stream st;
+  memset(&st, 0, sizeof st);
+  st.top = o->top > 0 ? (guint)o->top : 10;
+  st.best_jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
+  st.best_results = g_array_new(FALSE, FALSE, sizeof(PtsimBatchResult));
+  g_autofree char *tmp = o->csv ? g_strconcat(o->csv, ".tmp", NULL) : NULL;
+  if (tmp && !(st.csv = fopen(tmp, "w"))) {
+    fprintf(stderr, "ptsim sweep: --csv %s: %s\n", o->csv, g_strerror(errno));
+    g_array_unref(st.best_jobs);
+    g_array_unref(st.best_results);
+    return 2;
+  }
+  if (st.csv) fputs(CSV_HEADER, st.csv);
+  Progress progress = {g_get_monotonic_time(), FALSE};
+  g_autoptr(PtsimSweep) sweep = ptsim_sweep_stream(spec, device, (guint)o->threads, STREAM_CHUNK,
+                                                   stream_chunk, &st, show_progress, &progress,
+                                                   &error);
+  gboolean csv_ok = !st.csv || fclose(st.csv) == 0;
+  int rc = 0;
+  if (!sweep || !csv_ok) {
+    fprintf(stderr, "ptsim sweep: %s\n", error ? error->message : "--csv: write failed");
+    rc = error && error->domain == PTSIM_CONFIG_ERROR ? 2 : 1;
+  } else if (tmp && g_rename(tmp, o->csv) != 0) {
+    fprintf(stderr, "ptsim sweep: --csv %s: %s\n", o->csv, g_strerror(errno));
+    rc = 2;
+  }
+  if (rc != 0) {
+    if (tmp) g_unlink(tmp);
+  } else {
+    /* The table shows the kept best rows, in their order. */
+    g_array_append_vals(sweep->jobs, st.best_jobs->data, st.best_jobs->len);
+    g_array_append_vals(sweep->results, st.best_results->data, st.best_results->len);
+    g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint i = 0; i < st.best_jobs->len; i++) g_array_append_val(order, i);
+    write_table(out, sweep, &st.counts, order, st.top);
+    if (o->csv)
+      g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts (streamed, in enumeration "
+                             "order, rank 0): %s\n", sweep->valid, o->csv);
+  }
+  g_array_unref(st.best_jobs);
+  g_array_unref(st.best_results);
+  return rc;
 }
 
 static int run(const SweepOptions *o) {
@@ -282,6 +402,19 @@ static int run(const SweepOptions *o) {
     fprintf(stderr, "ptsim sweep: %s\n", error->message);
     return 2;
   }
+  /* Past this many layouts the sweep is streamed: bounded memory, an exact
+   * top K, the CSV unranked. */
+  guint64 valid = ptsim_sweep_count(spec, &error);
+  if (valid == G_MAXUINT64) {
+    fprintf(stderr, "ptsim sweep: %s\n", error->message);
+    return 2;
+  }
+  if (valid > o->in_memory_max && !o->figures && !csv_out) {
+    g_autoptr(GString) out = g_string_new(NULL);
+    int rc = run_streamed(o, spec, device, out);
+    fwrite(out->str, 1, out->len, stdout);
+    return rc;
+  }
   g_autoptr(PtsimSweep) sweep = ptsim_sweep_enumerate(spec, &error);
   if (!sweep) {
     fprintf(stderr, "ptsim sweep: %s\n", error->message);
@@ -294,8 +427,10 @@ static int run(const SweepOptions *o) {
   }
   g_autoptr(GArray) order = rank(sweep);
   g_autoptr(GString) out = g_string_new(NULL);
+  Counts counts = {0, 0};
+  count(&counts, (const PtsimBatchResult *)sweep->results->data, sweep->results->len);
   if (csv_out) write_csv(out, sweep, order);
-  else write_table(out, sweep, order, o->top > 0 ? (guint)o->top : 10);
+  else write_table(out, sweep, &counts, order, o->top > 0 ? (guint)o->top : 10);
   if (o->csv) {
     g_autoptr(GString) csv = g_string_new(NULL);
     write_csv(csv, sweep, order);
@@ -318,6 +453,7 @@ int ptsim_sweep_main(int argc, char **argv) {
   o.threshold = NAN;
   o.seed = 1;
   o.straggler_slowdown = 2.0;
+  gint64 in_memory_max = 250000;
   const GOptionEntry entries[] = {
       {"model", 0, 0, G_OPTION_ARG_STRING, &o.models, "Models, comma-separated (default llama3-8b)", "M[,M...]"},
       {"hw", 0, 0, G_OPTION_ARG_STRING, &o.hws, "Hardware profiles (default h100-80g)", "H[,H...]"},
@@ -344,6 +480,10 @@ int ptsim_sweep_main(int argc, char **argv) {
        "A straggler's duration factor (default 2)", "F"},
       {"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed,
        "Seed of the Philox4x32-10 streams (CPU) / cuRAND Philox (GPU) (default 1)", "N"},
+      {"in-memory-max", 0, 0, G_OPTION_ARG_INT64, &in_memory_max,
+       "Largest sweep held in memory and fully ranked (default 250000); larger ones stream: "
+       "bounded memory, exact top K, CSV in enumeration order",
+       "N"},
       {"device", 0, 0, G_OPTION_ARG_STRING, &o.device, "auto|cpu|gpu (default auto)", "D"},
       {"threads", 0, 0, G_OPTION_ARG_INT64, &o.threads, "CPU threads (default: all cores)", "N"},
       {"top", 0, 0, G_OPTION_ARG_INT64, &o.top, "Rows of the ranked table (default 10)", "K"},
@@ -366,6 +506,12 @@ int ptsim_sweep_main(int argc, char **argv) {
     options_clear(&o);
     return 2;
   }
+  if (in_memory_max < 0) {
+    fprintf(stderr, "ptsim sweep: --in-memory-max %" G_GINT64_FORMAT ": must be >= 0\n", in_memory_max);
+    options_clear(&o);
+    return 2;
+  }
+  o.in_memory_max = (guint64)in_memory_max;
   int rc = run(&o);
   options_clear(&o);
   return rc;

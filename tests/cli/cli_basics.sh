@@ -2,7 +2,7 @@
 # End-to-end checks of the ptsim command: exit codes, error lines, JSON keys,
 # and that the Megatron-LM path and the flags path describe the same job.
 set -u
-ptsim=$1
+ptsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 fails=0
 check() { # name, condition-command...
   local name=$1; shift
@@ -93,6 +93,12 @@ check "sweep --help runs" expect_exit 0 sweep --help
 check "sweep prints a ranking" grep -q "rank model" "$tmp/sweep.txt"
 valid=$(sed -n 's/.*: \([0-9]*\) valid layouts.*/\1/p' "$tmp/sweep.txt")
 check "sweep csv has one row per valid layout" test "$(($(wc -l <"$tmp/sweep.csv") - 1))" -eq "$valid"
+# A streamed sweep (bounded memory) ranks the same top rows and lists the same layouts.
+"$ptsim" sweep --gpus 8,16 --mbs 1,2 --top 5 --csv "$tmp/mem.csv" | sed -n 1,9p >"$tmp/mem.txt"
+"$ptsim" sweep --gpus 8,16 --mbs 1,2 --top 5 --in-memory-max 0 --csv "$tmp/str.csv" | sed -n 1,9p >"$tmp/str.txt"
+check "streamed sweep: same ranked table" cmp -s "$tmp/mem.txt" "$tmp/str.txt"
+check "streamed sweep: same layouts in the CSV" bash -c "cmp -s <(cut -d, -f2- '$tmp/mem.csv' | sort) <(cut -d, -f2- '$tmp/str.csv' | sort)"
+check "streamed sweep: no temporary left" test ! -e "$tmp/str.csv.tmp"
 check "sweep: bad list value" expect_exit 2 sweep --gpus 8,x
 check "sweep: bad recompute word" expect_exit 2 sweep --recompute none,some
 check "sweep: bad device" expect_exit 2 sweep --device tpu
