@@ -8,7 +8,11 @@
  * dropped.  Evaluation runs ptsim_batch_evaluate_one (the same core the GPU
  * kernel runs) on a pool of CPU threads, or on the GPU in chunks.
  *
- * Shell module.  Not here: ranking and printing (sweep_report.c). */
+ * Two modes: in memory (ptsim_sweep_enumerate + ptsim_sweep_evaluate:
+ * every job and result kept, for ranking and figures) and streamed
+ * (ptsim_sweep_stream: chunks evaluated and handed on, nothing kept).
+ *
+ * Shell module.  Not here: ranking and printing (sweep_cmd.c). */
 #ifndef PTSIM_SWEEP_H
 #define PTSIM_SWEEP_H
 
