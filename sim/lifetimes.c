@@ -172,18 +172,37 @@ static PTSIM_HD void layer_transients(Ctx *x) {
   }
 }
 
+/* Megatron's full recompute of a chunk's layer: uniform recomputes every
+ * layer and checkpoints the input of each group of n (recompute_num_layers)
+ * layers; block recomputes (checkpointing each input of) the first n
+ * layers and stores the rest in full.  n = 0: every layer, one each. */
+static PTSIM_HD int recomputed(const Ctx *x, int32_t layer) {
+  const PtsimLayout *l = &x->job->layout;
+  if (l->recompute != PTSIM_RECOMPUTE_FULL) return 0;
+  if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK && l->recompute_num_layers > 0)
+    return layer < l->recompute_num_layers;
+  return 1;
+}
+
+static PTSIM_HD int keeps_input(const Ctx *x, int32_t layer) {
+  const PtsimLayout *l = &x->job->layout;
+  if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_UNIFORM && l->recompute_num_layers > 1)
+    return layer % l->recompute_num_layers == 0;
+  return 1;
+}
+
 static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   int32_t *hs = slot(x, mb, chunk);
   int32_t k = 0, layer, i;
-  const PtsimLayout *l = &x->job->layout;
   for (i = 0; i < x->per_slot; i++) hs[i] = -1;
   if (!is_first(x, chunk)) hs[k] = take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
   k++;
   for (layer = 0; layer < x->chunk_layers; layer++) {
-    if (l->recompute == PTSIM_RECOMPUTE_FULL) {
-      /* Only the layer input stays; the working set comes and goes. */
+    if (recomputed(x, layer)) {
+      /* Only the checkpointed input stays; the working set comes and goes. */
       int32_t tmp[MAX_LAYER_TENSORS];
-      hs[k++] = take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE);
+      hs[k++] = keeps_input(x, layer) ? take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE)
+                                      : -1;
       for (i = 0; i < x->n_saved; i++) tmp[i] = take(x, x->saved[i].name, x->saved[i].bytes, STREAM_COMPUTE);
       layer_transients(x);
       for (i = x->n_saved - 1; i >= 0; i--) give(x, tmp[i]);
@@ -224,7 +243,6 @@ static PTSIM_HD void release_saved(Ctx *x, int32_t mb, int32_t chunk) {
 static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved) {
   int32_t *hs = slot(x, mb, chunk);
   int32_t layer, i, grad_in, grad_out;
-  const PtsimLayout *l = &x->job->layout;
   int32_t base = 1 + x->chunk_layers * MAX_LAYER_TENSORS;
   if (is_last(x, chunk)) {
     int32_t grad_logits = take(x, "logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
@@ -236,11 +254,11 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   for (layer = x->chunk_layers - 1; layer >= 0; layer--) {
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
     int32_t tmp[MAX_LAYER_TENSORS];
-    if (l->recompute == PTSIM_RECOMPUTE_FULL) /* re-materialise the layer */
+    if (recomputed(x, layer)) /* re-materialise the layer */
       for (i = 0; i < x->n_saved; i++) tmp[i] = take(x, x->saved[i].name, x->saved[i].bytes, STREAM_COMPUTE);
     grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     layer_transients(x);
-    if (l->recompute == PTSIM_RECOMPUTE_FULL)
+    if (recomputed(x, layer))
       for (i = x->n_saved - 1; i >= 0; i--) give(x, tmp[i]);
     if (!keep_saved)
       for (i = MAX_LAYER_TENSORS - 1; i >= 0; i--) {

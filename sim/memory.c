@@ -200,9 +200,14 @@ PTSIM_HD double ptsim_memory_inflight_microbatches(const PtsimJob *job,
     }
     return (double)imin(p - stage, m_eff);
   case PTSIM_SCHEDULE_ZB_H1:
-    /* ZB-H1 keeps 1F1B's warm-up depth; the delayed weight-gradient work
-     * holds only the (small) input-gradient/activation pairs of the same
-     * <= p microbatches, counted as 1F1B. */
+    /* ZB-H1 keeps 1F1B's warm-up depth, but stage i defers each weight-
+     * gradient pass (W) by i microbatches (schedule.h), and W needs the
+     * inputs of the layer's linear layers, most of what the layer saved.
+     * So every stage holds min(p, m) microbatches until their W: stage 0's
+     * 1F1B peak on every stage (the paper's "same peak memory as 1F1B";
+     * counted in full, a slight over-estimate, as the allocator replay
+     * does). */
+    return (double)imin(p, m_eff);
   case PTSIM_SCHEDULE_1F1B:
   default:
     /* Stage i runs p-1-i warm-up forwards plus one: min(p - i, m).  For

@@ -125,6 +125,50 @@ static void test_expandable_segments_what_if(void) {
   }
 }
 
+/* The replay and the analytical estimate count the same saved tensors by
+ * two separate routes (schedule order vs in-flight formula); they must
+ * agree for every schedule and recompute variant, up to the transients and
+ * the estimate's input-ids over-count. */
+static void test_variants_agree(void) {
+  g_test_summary("1F1B, interleaved, ZB-H1, full recompute (uniform, block): replay within 10% of the estimate");
+  struct {
+    PtsimSchedule schedule;
+    gint64 vp;
+    PtsimRecompute recompute;
+    PtsimRecomputeMethod method;
+    gint64 layers;
+  } variants[] = {
+      {PTSIM_SCHEDULE_1F1B, 1, PTSIM_RECOMPUTE_NONE, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
+      {PTSIM_SCHEDULE_INTERLEAVED, 2, PTSIM_RECOMPUTE_NONE, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
+      {PTSIM_SCHEDULE_ZB_H1, 1, PTSIM_RECOMPUTE_NONE, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
+      {PTSIM_SCHEDULE_1F1B, 1, PTSIM_RECOMPUTE_FULL, PTSIM_RECOMPUTE_METHOD_UNIFORM, 2},
+      {PTSIM_SCHEDULE_1F1B, 1, PTSIM_RECOMPUTE_FULL, PTSIM_RECOMPUTE_METHOD_BLOCK, 4},
+  };
+  for (gsize v = 0; v < G_N_ELEMENTS(variants); v++) {
+    PtsimJob job;
+    g_autoptr(GError) error = NULL;
+    load_job(&job, "llama3-70b", "h100-80g", 64, 8, 4, 1, 64, 4096, variants[v].recompute);
+    job.layout.schedule = variants[v].schedule;
+    job.layout.vp = variants[v].vp;
+    job.layout.recompute_method = variants[v].method;
+    job.layout.recompute_num_layers = variants[v].layers;
+    gboolean ok = ptsim_job_validate(&job, &error);
+    g_assert_no_error(error);
+    g_assert_true(ok);
+    g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
+    g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+    ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, m);
+    run(&job, NULL, a);
+    for (int64_t s = 0; s < a->num_stages; s++) {
+      double est = m->stages[s].total_bytes - m->stages[s].input_ids_bytes;
+      double got = a->stages[s].allocated_peak_bytes;
+      if (got < 0.9 * est || got > 1.1 * est)
+        g_error("variant %" G_GSIZE_FORMAT " stage %" G_GINT64_FORMAT ": allocated %.3g vs estimate %.3g",
+                v, s, got, est);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/lifetimes/agrees-with-estimate", test_agrees_with_estimate);
@@ -133,5 +177,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/lifetimes/recompute-lowers-peak", test_recompute_lowers_peak);
   g_test_add_func("/lifetimes/deterministic", test_deterministic);
   g_test_add_func("/lifetimes/expandable-segments-what-if", test_expandable_segments_what_if);
+  g_test_add_func("/lifetimes/variants-agree", test_variants_agree);
   return g_test_run();
 }

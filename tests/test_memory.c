@@ -466,7 +466,7 @@ static void test_optimizer_sharding(void) {
 
 static void test_schedules(void) {
   g_test_summary("in-flight microbatches: 1F1B min(p-i, m), GPipe m, ZB-H1 "
-                 "as 1F1B, interleaved stage 0 p + (p-1)/v (Megatron)");
+                 "min(p, m) on every stage (W deferred), interleaved stage 0 p + (p-1)/v (Megatron)");
   PtsimModel m;
   PtsimJob job;
   llama8b(&m);
@@ -479,6 +479,7 @@ static void test_schedules(void) {
 
   job.layout.schedule = PTSIM_SCHEDULE_ZB_H1;
   g_assert_cmpfloat(stage0_activations(&job), ==, f1b);
+  g_assert_cmpfloat(ptsim_memory_inflight_microbatches(&job, 3), ==, 4.0);
 
   job.layout.schedule = PTSIM_SCHEDULE_GPIPE;
   g_assert_cmpfloat(ptsim_memory_inflight_microbatches(&job, 3), ==, 32.0);
