@@ -348,7 +348,7 @@ PTSIM_HD const char *ptsim_schedule_strerror(int32_t code) {
     case PTSIM_SCHEDULE_ERR_KIND: return "unknown pipeline schedule";
     case PTSIM_SCHEDULE_ERR_VIRTUAL: return "virtual stages (vp > 1) need the interleaved schedule";
     case PTSIM_SCHEDULE_ERR_DIVISIBLE: return "interleaved schedule needs microbatches divisible by pp";
-    case PTSIM_SCHEDULE_ERR_TOO_LARGE: return "pipeline too large (pp <= 128, microbatches * vp <= 4096)";
+    case PTSIM_SCHEDULE_ERR_TOO_LARGE: return "pipeline too large (pp <= 128, microbatches * vp <= 65536)";
     case PTSIM_SCHEDULE_ERR_CAPACITY: return "buffer too small";
     case PTSIM_SCHEDULE_ERR_DEADLOCK: return "schedule deadlocks";
     default: return "unknown error";

@@ -59,7 +59,7 @@
  *                (p-1)(t_f + t_b + t_w) when the three are equal).
  *
  * Caps: p <= PTSIM_MAX_STAGES (128), m*v <= PTSIM_SCHEDULE_MAX_VIRTUAL_MB
- * (4096), so a stage has at most PTSIM_SCHEDULE_MAX_ITEMS items.
+ * (65536), so a stage has at most PTSIM_SCHEDULE_MAX_ITEMS items.
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O; the caller provides
  * every buffer.  Building an order is O(items); simulating is O(p*m*v). */
@@ -71,7 +71,7 @@
 #include "job.h"
 #include "event_queue.h"
 
-#define PTSIM_SCHEDULE_MAX_VIRTUAL_MB 4096
+#define PTSIM_SCHEDULE_MAX_VIRTUAL_MB 65536
 #define PTSIM_SCHEDULE_MAX_ITEMS (3 * PTSIM_SCHEDULE_MAX_VIRTUAL_MB)
 
 /* Error codes (all negative). */
@@ -79,7 +79,7 @@
 #define PTSIM_SCHEDULE_ERR_KIND (-2)          /* unknown PtsimSchedule */
 #define PTSIM_SCHEDULE_ERR_VIRTUAL (-3)       /* v != 1 for a non-interleaved schedule */
 #define PTSIM_SCHEDULE_ERR_DIVISIBLE (-4)     /* interleaved with m % p != 0 */
-#define PTSIM_SCHEDULE_ERR_TOO_LARGE (-5)     /* p > 128 or m*v > 4096 */
+#define PTSIM_SCHEDULE_ERR_TOO_LARGE (-5)     /* p > 128 or m*v > 65536 */
 #define PTSIM_SCHEDULE_ERR_CAPACITY (-6)      /* output or scratch buffer too small */
 #define PTSIM_SCHEDULE_ERR_DEADLOCK (-7)      /* simulate: the orders cannot all finish */
 

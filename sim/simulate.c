@@ -1,6 +1,7 @@
 /* simulate.c — see simulate.h. */
 #include "config.h"
 #include "json_writer.h"
+#include "names.h"
 #include "schedule.h"
 #include "simulate.h"
 
@@ -18,9 +19,10 @@ gboolean ptsim_simulate(const PtsimJob *job, PtsimTrace *trace, PtsimTimeResult 
   int64_t bytes = ptsim_engine_scratch_bytes(job);
   if (bytes < 0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "schedule %d with pp %" G_GINT64_FORMAT ", vp %" G_GINT64_FORMAT
-                ": %s",
-                (int)job->layout.schedule, job->layout.pp, job->layout.vp,
+                "--schedule %s with --pp %" G_GINT64_FORMAT ", --vp %" G_GINT64_FORMAT
+                " and %" G_GINT64_FORMAT " microbatches: %s",
+                ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)job->layout.schedule), job->layout.pp,
+                job->layout.vp, job->layout.gbs / (job->layout.mbs * job->layout.dp),
                 engine_error((int32_t)bytes));
     return FALSE;
   }

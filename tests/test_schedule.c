@@ -297,9 +297,9 @@ static void test_errors(void) {
                   PTSIM_SCHEDULE_ERR_ARGS);
   g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_1F1B, 129, 8, 1), ==,
                   PTSIM_SCHEDULE_ERR_TOO_LARGE);
-  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 2048, 3), ==,
+  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 32768, 3), ==,
                   PTSIM_SCHEDULE_ERR_TOO_LARGE);
-  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 1024, 4), ==, 0);
+  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 16384, 4), ==, 0);
   g_assert_cmpint(ptsim_schedule_num_items(PTSIM_SCHEDULE_ZB_H1, 4, 8, 1), ==, 24);
   g_assert_cmpint(ptsim_schedule_num_items(PTSIM_SCHEDULE_INTERLEAVED, 4, 8, 3), ==, 48);
   g_assert_cmpstr(ptsim_schedule_strerror(PTSIM_SCHEDULE_ERR_DIVISIBLE), ==,
