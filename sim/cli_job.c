@@ -99,6 +99,13 @@ GOptionGroup *ptsim_cli_job_option_group(PtsimCliJob *o) {
   return group;
 }
 
+void ptsim_cli_job_add_to_context(GOptionContext *context, PtsimCliJob *opts,
+                                  const GOptionEntry *command_entries) {
+  GOptionGroup *group = ptsim_cli_job_option_group(opts);
+  if (command_entries) g_option_group_add_entries(group, command_entries);
+  g_option_context_set_main_group(context, group);
+}
+
 static gboolean parse_enum(PtsimNamesKind kind, const char *flag, const char *word,
                            int *value, GError **error) {
   if (ptsim_names_parse(kind, word, value)) return TRUE;

@@ -34,6 +34,11 @@ void ptsim_cli_job_clear(PtsimCliJob *opts);
 /* A GOptionGroup whose entries write into *opts.  (transfer full) */
 GOptionGroup *ptsim_cli_job_option_group(PtsimCliJob *opts);
 
+/* Makes the job options the context's main group, with the command's own
+ * entries (may be NULL) in it, so that COMMAND --help lists them all. */
+void ptsim_cli_job_add_to_context(GOptionContext *context, PtsimCliJob *opts,
+                                  const GOptionEntry *command_entries);
+
 /* Resolves the options into a validated job.  Flags Megatron-LM's command
  * line did not understand are appended to `ignored` (may be NULL). */
 gboolean ptsim_cli_job_resolve(const PtsimCliJob *opts, PtsimJob *job,

@@ -108,12 +108,14 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
        "expandable_segments:True,max_split_size_mb:512",
        "CONF"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
-  g_autofree char *title = g_strdup_printf("- %s", command);
+  g_autofree char *title = g_strdup_printf(
+      "- %s", strcmp(command, "predict") == 0
+                  ? "one layout: memory estimate, allocator emulation, simulated step time"
+                  : "the analytical per-stage memory estimate of one layout");
   g_autoptr(GOptionContext) context = g_option_context_new(title);
-  g_option_context_add_main_entries(context, entries, NULL);
+  ptsim_cli_job_add_to_context(context, &opts->job, entries);
   if (strcmp(command, "predict") == 0)
     g_option_context_add_main_entries(context, predict_entries, NULL);
-  g_option_context_add_group(context, ptsim_cli_job_option_group(&opts->job));
   g_option_context_set_help_enabled(context, TRUE);
   if (!g_option_context_parse(context, &argc, &argv, error)) return FALSE;
   if (argc > 1) {

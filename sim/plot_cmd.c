@@ -145,8 +145,7 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
       g_option_context_new("KIND --out FILE.pdf|.png|.svg - write a gnuplot figure");
   g_option_context_set_summary(context, summary->str);
   g_string_free(summary, TRUE);
-  g_option_context_add_main_entries(context, entries, NULL);
-  g_option_context_add_group(context, ptsim_cli_job_option_group(&o.job));
+  ptsim_cli_job_add_to_context(context, &o.job, entries);
   g_option_context_set_help_enabled(context, TRUE);
   if (!g_option_context_parse(context, &argc, &argv, error)) return FALSE;
   if (argc < 2) {

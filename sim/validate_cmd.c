@@ -16,9 +16,9 @@
  *             g = 1.5 for SwiGLU, else 1
  * The predicted TFLOP/s is F / (predicted step x GPUs) with the same F.
  * The mapping of each source (model prefix, hardware by gpu column, the
- * layout facts the source does not state) is the table below; it mirrors
- * validate/calibrate_published.py row for row, so the step-time MAPE of
- * `--suite published` is the one that script reports.
+ * layout facts the source does not state) is the table below, the one
+ * place it is defined: validate/calibrate_published.py reads its rows from
+ * `ptsim validate --suite published --format json`.
  *
  * Other CSV files: model column = a model name or an .ini (looked up next
  * to the CSV first), hw/gpu column = a profile name or a GPU name
@@ -738,10 +738,9 @@ int ptsim_validate_main(int argc, char **argv) {
       context,
       "Logs need --hw (a log does not name the hardware); the model and layout come from "
       "the log's arguments block, else from --model/--megatron-args and layout flags.\n"
-      "Rows of the published CSVs are mapped as validate/calibrate_published.py maps "
-      "them; job options apply to logs and other CSVs only.\n");
-  g_option_context_add_main_entries(context, entries, NULL);
-  g_option_context_add_group(context, ptsim_cli_job_option_group(&user));
+      "Rows of the published CSVs are mapped by the table in sim/validate_cmd.c (which "
+      "validate/calibrate_published.py reads); job options apply to logs and other CSVs only.\n");
+  ptsim_cli_job_add_to_context(context, &user, entries);
   GError *error = NULL;
   int code = g_option_context_parse(context, &argc, &argv, &error)
                  ? run(argc, argv, &user, format_word, suite, gemm_path)
