@@ -4,6 +4,7 @@
 #include <glib.h>
 #include <string.h>
 #include "config.h"
+#include "job_fixture.h"
 #include "engine.h"
 #include "memory.h"
 #include "schedule.h"
@@ -11,22 +12,8 @@
 
 static void load_job(PtsimJob *job, const char *model, const char *hw, gint64 gpus, gint64 tp,
                      gint64 pp, gint64 vp, gint64 mbs, gint64 gbs, gint64 seq) {
-  g_autoptr(GError) error = NULL;
-  memset(job, 0, sizeof *job);
-  g_assert_true(ptsim_model_load(model, &job->model, &error));
-  g_assert_no_error(error);
-  g_assert_true(ptsim_hardware_load(hw, &job->hw, &error));
-  ptsim_layout_init_defaults(&job->layout);
-  job->layout.gpus = gpus;
-  job->layout.tp = tp;
-  job->layout.pp = pp;
-  job->layout.vp = vp;
-  job->layout.mbs = mbs;
-  job->layout.gbs = gbs;
-  job->layout.seq = seq;
-  gboolean ok = ptsim_job_validate(job, &error);
-  g_assert_no_error(error);
-  g_assert_true(ok);
+  FixtureLayout l = {gpus, tp, pp, vp, mbs, gbs, seq, PTSIM_RECOMPUTE_NONE};
+  fixture_job(job, model, hw, l);
 }
 
 static int32_t run(const PtsimJob *job, const PtsimWorkload *w, PtsimTrace *trace,

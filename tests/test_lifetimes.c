@@ -4,27 +4,15 @@
 #include <glib.h>
 #include <string.h>
 #include "config.h"
+#include "job_fixture.h"
 #include "lifetimes.h"
 #include "memory.h"
 #include "simulate.h"
 
 static void load_job(PtsimJob *job, const char *model, const char *hw, gint64 gpus, gint64 tp,
                      gint64 pp, gint64 mbs, gint64 gbs, gint64 seq, PtsimRecompute recompute) {
-  g_autoptr(GError) error = NULL;
-  memset(job, 0, sizeof *job);
-  g_assert_true(ptsim_model_load(model, &job->model, &error));
-  g_assert_true(ptsim_hardware_load(hw, &job->hw, &error));
-  ptsim_layout_init_defaults(&job->layout);
-  job->layout.gpus = gpus;
-  job->layout.tp = tp;
-  job->layout.pp = pp;
-  job->layout.mbs = mbs;
-  job->layout.gbs = gbs;
-  job->layout.seq = seq;
-  job->layout.recompute = recompute;
-  gboolean ok = ptsim_job_validate(job, &error);
-  g_assert_no_error(error);
-  g_assert_true(ok);
+  FixtureLayout l = {gpus, tp, pp, 1, mbs, gbs, seq, recompute};
+  fixture_job(job, model, hw, l);
 }
 
 static void run(const PtsimJob *job, const PtsimAllocOptions *opts, PtsimAllocResult *out) {

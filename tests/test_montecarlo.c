@@ -6,6 +6,7 @@
 #include <string.h>
 #include "batch.h"
 #include "config.h"
+#include "job_fixture.h"
 #include "rng.h"
 
 static void check_block(const uint32_t c[4], const uint32_t k[2], const uint32_t want[4]) {
@@ -45,19 +46,8 @@ static void test_normal_moments(void) {
 }
 
 static void load_job(PtsimJob *job) {
-  g_autoptr(GError) error = NULL;
-  memset(job, 0, sizeof *job);
-  g_assert_true(ptsim_model_load("llama3-8b", &job->model, &error));
-  g_assert_true(ptsim_hardware_load("h100-80g", &job->hw, &error));
-  ptsim_layout_init_defaults(&job->layout);
-  job->layout.gpus = 8;
-  job->layout.tp = 2;
-  job->layout.pp = 2;
-  job->layout.gbs = 32;
-  job->layout.seq = 4096;
-  gboolean ok = ptsim_job_validate(job, &error);
-  g_assert_no_error(error);
-  g_assert_true(ok);
+  FixtureLayout l = {8, 2, 2, 1, 1, 32, 4096, PTSIM_RECOMPUTE_NONE};
+  fixture_job(job, "llama3-8b", "h100-80g", l);
 }
 
 static void evaluate(const PtsimJob *job, const PtsimMonteCarlo *mc, uint64_t index,
