@@ -3,6 +3,7 @@
 # the results, with the machine named, to bench/RESULTS.md:
 #   - bench_engine: one full simulation of a 70B layout (pp 8, 64 microbatches)
 #   - bench_batch: layouts/s of the batch evaluator on random light layouts
+#   - bench_alloc: operations/s of the caching-allocator emulation
 #   - ptsim sweep: layouts/s of a realistic sweep (enumeration + evaluation),
 #     1 thread and all threads
 set -euo pipefail
@@ -28,6 +29,8 @@ sweep_rate() { # threads
   done
   echo
   "$build/bench_batch" 10000
+  echo
+  "$build/bench_alloc"
   echo
   echo "- sweep \`ptsim sweep ${sweep_args[*]}\`, 1 thread: $(sweep_rate 1)"
   echo "- same sweep, $(nproc) threads: $(sweep_rate 0)"

@@ -735,19 +735,6 @@ static void test_deterministic(void) {
   }
 }
 
-static void test_speed(void) {
-  g_test_summary("10^5 random operations run in well under a second per option set");
-  for (size_t c = 0; c < G_N_ELEMENTS(configs); c++) {
-    PtsimAllocStats st;
-    GTimer *t = g_timer_new();
-    random_run(&configs[c], 7, 100000, 0, &st);
-    double s = g_timer_elapsed(t, NULL);
-    g_timer_destroy(t);
-    g_test_message("%s: 1e5 ops in %.3f s", configs[c].name, s);
-    g_assert_cmpfloat(s, <, 10.0);  /* generous: Debug build, shared machine */
-  }
-}
-
 /* ---- traces ---- */
 
 static void expect_parse_error(const char *text, const char *needle) {
@@ -905,7 +892,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/alloc/check-detects-corruption", test_check_detects);
   g_test_add_func("/alloc/random-invariants", test_random_invariants);
   g_test_add_func("/alloc/deterministic", test_deterministic);
-  g_test_add_func("/alloc/speed", test_speed);
   g_test_add_func("/alloc/trace/parse-errors", test_trace_parse_errors);
   g_test_add_func("/alloc/trace/replay", test_trace_replay);
   g_test_add_func("/alloc/trace/replay-core", test_replay_core);
