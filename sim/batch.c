@@ -58,6 +58,8 @@ static PTSIM_HD void batch_clear(PtsimBatchResult *out) {
   out->mfu = 0.0;
   out->bubble_fraction = 0.0;
   out->step_p50_s = out->step_p90_s = out->step_p99_s = 0.0;
+  out->exposed_comm_s[0] = out->exposed_comm_s[1] = out->exposed_comm_s[2] =
+      out->exposed_comm_s[3] = 0.0;
 }
 
 PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch,
@@ -115,6 +117,7 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
   out->tflops_per_gpu = time->tflops_per_gpu;
   out->mfu = time->mfu;
   out->bubble_fraction = time->bubble_fraction;
+  for (k = 0; k < 4; k++) out->exposed_comm_s[k] = time->exposed_comm_s[k];
   if (n_samples == 0) return;
   for (k = 0; k < n_samples; k++) {
     PtsimJitter jitter;

@@ -43,6 +43,9 @@ typedef struct {
   double tflops_per_gpu;   /* Megatron-LM's formula */
   double mfu;              /* against the dense bf16 peak */
   double bubble_fraction;  /* 1 - mean stage busy / pipeline end */
+  /* Communication the compute stream waits for, as engine.h reports it:
+   * tp, cp (busiest stage), pp (its transfer waits), dp (the step's tail). */
+  double exposed_comm_s[4];
   /* Monte-Carlo step-time percentiles (0 without samples). */
   double step_p50_s, step_p90_s, step_p99_s;
 } PtsimBatchResult;

@@ -41,7 +41,7 @@ GArray *ptsim_plot_layouts_read_csv(const char *path, GError **error) {
     for (size_t i = 0; i < G_N_ELEMENTS(ints); i++) {
       if (!ints[i]) continue;
       if (!ptsim_plot_table_int(t, r, c[i], ints[i], error)) return NULL;
-      if (*ints[i] <= 0) {
+      if (*ints[i] < 0 || (*ints[i] == 0 && i != 0)) { /* rank 0: a streamed sweep */
         g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
                     "%s:%d: column %s: %" G_GINT64_FORMAT " must be positive", path, l.line,
                     cols[i], *ints[i]);

@@ -231,21 +231,22 @@ static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, 
                            r->status != 0 ? " (unscheduled)" : r->fits ? "" : " (does not fit)");
   }
   if (order->len > 0) {
-    const PtsimBatchResult *best = &g_array_index(sweep->results, PtsimBatchResult,
-                                                  g_array_index(order, guint, 0));
+    guint i = g_array_index(order, guint, 0);
+    const PtsimBatchResult *best = &g_array_index(sweep->results, PtsimBatchResult, i);
+    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
     if (best->fits && best->status == 0)
-      g_string_append_printf(out,
-                             "\nbest: bubble %.1f%%, memory margin %.1f GiB below the %.0f%% "
-                             "threshold (%.0f%% of the GPU used)\n",
-                             100.0 * best->bubble_fraction,
-                             (g_array_index(sweep->jobs, PtsimJob, g_array_index(order, guint, 0))
-                                      .layout.memory_threshold -
-                              best->usage_fraction) *
-                                 g_array_index(sweep->jobs, PtsimJob, g_array_index(order, guint, 0))
-                                     .hw.memory_bytes / GIB,
-                             100.0 * g_array_index(sweep->jobs, PtsimJob, g_array_index(order, guint, 0))
-                                         .layout.memory_threshold,
-                             100.0 * best->usage_fraction);
+      g_string_append_printf(
+          out,
+          "\nwhy the best wins: bubble %.1f%%; exposed communication %.3f s of the %.3f s step "
+          "(tp %.3f, cp %.3f, pp %.3f, dp %.3f); memory margin %.1f GiB below the %.0f%% "
+          "threshold (%.0f%% of the GPU used)\n",
+          100.0 * best->bubble_fraction,
+          best->exposed_comm_s[0] + best->exposed_comm_s[1] + best->exposed_comm_s[2] +
+              best->exposed_comm_s[3],
+          best->step_s, best->exposed_comm_s[0], best->exposed_comm_s[1], best->exposed_comm_s[2],
+          best->exposed_comm_s[3],
+          (j->layout.memory_threshold - best->usage_fraction) * j->hw.memory_bytes / GIB,
+          100.0 * j->layout.memory_threshold, 100.0 * best->usage_fraction);
   }
   if (g_hash_table_size(sweep->rejected) > 0) {
     g_string_append(out, "\nrejected combinations, by reason:\n");
@@ -261,7 +262,7 @@ static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, 
   "rank,model,hw,gpus,seq,gbs,tp,pp,cp,dp,vp,mbs,sp,recompute,schedule,"              \
   "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"          \
   "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                           \
-  "step_p50_s,step_p90_s,step_p99_s\n"
+  "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s\n"
 
 /* One CSV row; rank 0 = not ranked (a streamed sweep). */
 static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
@@ -271,13 +272,15 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       "%" G_GUINT64_FORMAT ",%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-      ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g\n",
+      ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
+      ",%.6g,%.6g,%.6g,%.6g\n",
       rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
       l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
       r->status, r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s,
       r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
-      r->step_p90_s, r->step_p99_s);
+      r->step_p90_s, r->step_p99_s, r->exposed_comm_s[0], r->exposed_comm_s[1],
+      r->exposed_comm_s[2], r->exposed_comm_s[3]);
 }
 
 static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {

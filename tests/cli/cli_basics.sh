@@ -99,6 +99,9 @@ check "sweep csv has one row per valid layout" test "$(($(wc -l <"$tmp/sweep.csv
 check "streamed sweep: same ranked table" cmp -s "$tmp/mem.txt" "$tmp/str.txt"
 check "streamed sweep: same layouts in the CSV" bash -c "cmp -s <(cut -d, -f2- '$tmp/mem.csv' | sort) <(cut -d, -f2- '$tmp/str.csv' | sort)"
 check "streamed sweep: no temporary left" test ! -e "$tmp/str.csv.tmp"
+if command -v gnuplot >/dev/null 2>&1; then
+  check "a streamed CSV plots (rank 0)" "$ptsim" plot pareto --from "$tmp/str.csv" --out "$tmp/str.png"
+fi
 check "sweep: bad list value" expect_exit 2 sweep --gpus 8,x
 check "sweep: bad recompute word" expect_exit 2 sweep --recompute none,some
 check "sweep: bad device" expect_exit 2 sweep --device tpu
