@@ -107,6 +107,10 @@ static const JobgenField jobgen_fields[] = {
     {"tflops_per_gpu", offsetof(PtsimBatchResult, tflops_per_gpu)},
     {"mfu", offsetof(PtsimBatchResult, mfu)},
     {"bubble_fraction", offsetof(PtsimBatchResult, bubble_fraction)},
+    {"exposed_tp_s", offsetof(PtsimBatchResult, exposed_comm_s)},
+    {"exposed_cp_s", offsetof(PtsimBatchResult, exposed_comm_s) + sizeof(double)},
+    {"exposed_pp_s", offsetof(PtsimBatchResult, exposed_comm_s) + 2 * sizeof(double)},
+    {"exposed_dp_s", offsetof(PtsimBatchResult, exposed_comm_s) + 3 * sizeof(double)},
 };
 #define JOBGEN_N_FIELDS G_N_ELEMENTS(jobgen_fields)
 
