@@ -1,5 +1,6 @@
 /* batch.c — one job's memory + time summary on caller scratch; see batch.h.
  * The CPU reference of the GPU batch: cuda/batch.cu #includes this file. */
+#include <string.h>
 #include "batch.h"
 #include "engine.h"
 #include "memory.h"
@@ -47,6 +48,7 @@ static PTSIM_HD void batch_sort(double *v, int32_t n) { /* insertion sort: n is 
 }
 
 static PTSIM_HD void batch_clear(PtsimBatchResult *out) {
+  memset(out, 0, sizeof *out); /* padding too: results compare bytewise */
   out->status = PTSIM_BATCH_OK;
   out->fits = 0;
   out->peak_stage = 0;
@@ -60,6 +62,8 @@ static PTSIM_HD void batch_clear(PtsimBatchResult *out) {
   out->step_p50_s = out->step_p90_s = out->step_p99_s = 0.0;
   out->exposed_comm_s[0] = out->exposed_comm_s[1] = out->exposed_comm_s[2] =
       out->exposed_comm_s[3] = 0.0;
+  out->alloc_device_peak_bytes = 0.0;
+  out->alloc_oom = -1;
 }
 
 PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch,

@@ -46,6 +46,12 @@ typedef struct {
   /* Communication the compute stream waits for, as engine.h reports it:
    * tp, cp (busiest stage), pp (its transfer waits), dp (the step's tail). */
   double exposed_comm_s[4];
+  /* The caching-allocator emulation (sweep --allocator; filled by the
+   * shell, not by ptsim_batch_evaluate_*): device peak of the worst stage
+   * (reserved + context/NCCL) and whether an allocation failed; 0 / -1
+   * when not run. */
+  double alloc_device_peak_bytes;
+  int32_t alloc_oom;
   /* Monte-Carlo step-time percentiles (0 without samples). */
   double step_p50_s, step_p90_s, step_p99_s;
 } PtsimBatchResult;

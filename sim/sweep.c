@@ -3,6 +3,7 @@
 #include "batch.h"
 #include "config.h"
 #include "gpu.h"
+#include "simulate.h"
 #include "sweep.h"
 
 #define CHUNK 256      /* layouts per CPU work item */
@@ -209,6 +210,7 @@ PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error) {
   sweep->results = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
   sweep->rejected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   sweep->mc = spec->mc;
+  sweep->allocator = spec->allocator;
   if (!enumerate_into(spec, sweep, error)) return NULL;
   return g_steal_pointer(&sweep);
 }
@@ -219,6 +221,23 @@ typedef struct {
   PtsimSweep *sweep;
   gint done; /* layouts evaluated (atomic) */
 } Pool;
+
+/* The allocator emulation of jobs [first, last), into their results. */
+static void allocator_pass(PtsimSweep *sweep, guint first, guint last) {
+  PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
+  for (guint i = first; i < last; i++) {
+    PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    g_autoptr(GError) error = NULL;
+    if (r->status != 0 ||
+        !ptsim_simulate_allocator(&g_array_index(sweep->jobs, PtsimJob, i), 2, NULL, NULL, 0.0,
+                                  NULL, alloc, &error))
+      continue;
+    r->alloc_device_peak_bytes = alloc->stages[alloc->peak_stage].device_peak_bytes;
+    r->alloc_oom = 0;
+    for (int64_t s = 0; s < alloc->num_stages; s++) r->alloc_oom |= !alloc->stages[s].fits;
+  }
+  g_free(alloc);
+}
 
 static void evaluate_chunk(gpointer data, gpointer user_data) {
   Pool *pool = user_data;
@@ -236,6 +255,7 @@ static void evaluate_chunk(gpointer data, gpointer user_data) {
                             pool->sweep->first_index + i,
                             scratch, bytes, &g_array_index(pool->sweep->results, PtsimBatchResult, i));
   g_free(scratch);
+  if (pool->sweep->allocator) allocator_pass(pool->sweep, first, last);
   g_atomic_int_add(&pool->done, (gint)(last - first));
 }
 
@@ -266,6 +286,7 @@ static gboolean evaluate_gpu(PtsimSweep *sweep, const PtsimGpuInfo *info,
                                sweep->first_index + first,
                                &g_array_index(sweep->results, PtsimBatchResult, first), error))
       return FALSE;
+    if (sweep->allocator) allocator_pass(sweep, first, first + n); /* on the host */
     if (progress) progress(first + n, sweep->jobs->len, user_data);
   }
   g_free(sweep->device_used);
@@ -326,6 +347,7 @@ PtsimSweep *ptsim_sweep_stream(const PtsimSweepSpec *spec, PtsimDevice device, g
   sweep->results = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
   sweep->rejected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   sweep->mc = spec->mc;
+  sweep->allocator = spec->allocator;
   sweep->stream = g_new0(struct PtsimSweepStream, 1);
   sweep->stream->device = device;
   sweep->stream->threads = threads;

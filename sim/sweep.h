@@ -38,6 +38,7 @@ typedef struct {
   double memory_threshold;
   gboolean overlap;       /* --overlap-grad-reduce/param-gather, --tp-comm-overlap */
   PtsimMonteCarlo mc;     /* samples 0: deterministic */
+  gboolean allocator;     /* also replay every layout through the allocator emulation (CPU) */
 } PtsimSweepSpec;
 
 /* Spec with the defaults above and empty scenario lists.  (transfer full) */
@@ -52,6 +53,7 @@ typedef struct {
   guint64 candidates;     /* combinations tried */
   char *device_used;      /* "cpu (N threads)" or the GPU's name */
   PtsimMonteCarlo mc;     /* copied from the spec */
+  gboolean allocator;     /* copied from the spec */
   guint64 first_index;    /* sweep-wide index of jobs[0] (streaming: the chunk's) */
   guint64 valid;          /* valid layouts so far (all chunks) */
   /* Streaming state (ptsim_sweep_stream); unused otherwise. */

@@ -23,7 +23,7 @@ typedef struct {
   gint64 tp_max, pp_max, top, threads, samples, seed;
   guint64 in_memory_max;
   double threshold, jitter, stragglers, straggler_slowdown;
-  gboolean no_overlap;
+  gboolean no_overlap, allocator;
   char *device, *csv, *format, *figures;
 } SweepOptions;
 
@@ -99,6 +99,7 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
   spec->pp_max = o->pp_max > 0 ? o->pp_max : 0;
   if (!isnan(o->threshold)) spec->memory_threshold = o->threshold;
   spec->overlap = !o->no_overlap;
+  spec->allocator = o->allocator;
   if (o->samples < 0 || o->samples > PTSIM_BATCH_MAX_SAMPLES || o->jitter < 0.0 ||
       !(o->stragglers >= 0.0 && o->stragglers <= 1.0) || o->straggler_slowdown < 1.0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
@@ -262,7 +263,8 @@ static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, 
   "rank,model,hw,gpus,seq,gbs,tp,pp,cp,dp,vp,mbs,sp,recompute,schedule,"              \
   "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"          \
   "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                           \
-  "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s\n"
+  "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s,"   \
+  "allocator_device_peak_bytes,allocator_oom\n"
 
 /* One CSV row; rank 0 = not ranked (a streamed sweep). */
 static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
@@ -273,14 +275,14 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
-      ",%.6g,%.6g,%.6g,%.6g\n",
+      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d\n",
       rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
       l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
       r->status, r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s,
       r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
       r->step_p90_s, r->step_p99_s, r->exposed_comm_s[0], r->exposed_comm_s[1],
-      r->exposed_comm_s[2], r->exposed_comm_s[3]);
+      r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom);
 }
 
 static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
@@ -471,6 +473,10 @@ int ptsim_sweep_main(int argc, char **argv) {
       {"tp-max", 0, 0, G_OPTION_ARG_INT64, &o.tp_max, "Largest tp (default: GPUs per node)", "N"},
       {"pp-max", 0, 0, G_OPTION_ARG_INT64, &o.pp_max, "Largest pp (default: no limit)", "N"},
       {"memory-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &o.threshold, "Fit threshold (default 0.8)", "F"},
+      {"allocator", 0, 0, G_OPTION_ARG_NONE, &o.allocator,
+       "Replay every layout through the caching-allocator emulation too (CPU, slower); the CSV's "
+       "allocator_* columns (otherwise 0 and -1; the table runs it for the rows shown anyway)",
+       NULL},
       {"no-overlap", 0, 0, G_OPTION_ARG_NONE, &o.no_overlap,
        "Turn off Megatron's grad-reduce / param-gather / TP comm overlap (on by default in sweeps)", NULL},
       {"samples", 0, 0, G_OPTION_ARG_INT64, &o.samples,
