@@ -36,37 +36,8 @@ check "sweep CSV without columns is bad input" expect_exit 2 plot heatmap --from
 check "the error names the missing column" grep -q "badsweep.csv:1: the header has no column" "$tmp/err"
 
 if ! command -v gnuplot >/dev/null; then
-  echo "# SKIP gnuplot not installed"; 
-# allocator: computed (timeline written next to the figure) and --from predict's TSV
-check "allocator png" expect_exit 0 plot allocator --pp 4 --gbs 16 --out "$tmp/a.png"
-check "allocator leaves its timeline" test -s "$tmp/a.timeline.tsv"
-"$ptsim" predict --pp 4 --gbs 16 --memory-timeline "$tmp/mt.tsv" >/dev/null
-check "allocator --from a predict timeline" expect_exit 0 plot allocator --pp 4 --gbs 16 --from "$tmp/mt.tsv" --out "$tmp/a2.svg"
-check "same data either way" cmp -s <(grep -v '^# from' "$tmp/a.tsv") <(grep -v '^# from' "$tmp/a2.tsv")
-check "allocator --from with the wrong pp is bad input" expect_exit 2 plot allocator --pp 2 --gbs 16 --from "$tmp/mt.tsv" --out "$tmp/a3.png"
-
-# the sweep kinds, from ptsim sweep --csv
-"$ptsim" sweep --gpus 8,16 --hw h100-80g,a100-80g --mbs 1,2 --cp 1,2 --csv "$tmp/s.csv" >/dev/null
-check "heatmap png" expect_exit 0 plot heatmap --from "$tmp/s.csv" --out "$tmp/h.png"
-check "heatmap is a PNG" bash -c "head -c 4 '$tmp/h.png' | od -c | grep -q 'P   N   G'"
-# the scenario of the best layout: its (cp, tp, pp) triples, one cell each
-best=$(awk -F, 'NR==2 {print $2","$3","$4","$5","$6}' "$tmp/s.csv")
-cells=$(awk -F, -v b="$best" 'NR>1 && ($2","$3","$4","$5","$6)==b {print $9"/"$7"/"$8}' "$tmp/s.csv" | sort -u | wc -l)
-rows=$(grep -vc '^#' "$tmp/h.tsv")
-check "one heatmap cell per (cp, tp, pp) of the scenario ($cells)" test "$rows" -eq "$cells"
-check "heatmap --facet mbs pdf" expect_exit 0 plot heatmap --from "$tmp/s.csv" --facet mbs --out "$tmp/hm.pdf"
-check "pareto svg" expect_exit 0 plot pareto --from "$tmp/s.csv" --out "$tmp/p.svg"
-check "pareto is an SVG" grep -q "<svg" "$tmp/p.svg"
-check "scaling png" expect_exit 0 plot scaling --from "$tmp/s.csv" --out "$tmp/sc.png"
-check "scaling: one row per (hw, gpus)" test "$(grep -v '^#' "$tmp/sc.tsv" | grep -c .)" -eq 4
-check "scaling --y step" expect_exit 0 plot scaling --from "$tmp/s.csv" --y step --out "$tmp/sc2.png"
-printf 'source,run,measured_s,predicted_s\na,r1,1.0,1.1\nb,r2,3,2.8\n' >"$tmp/v.csv"
-check "validation png" expect_exit 0 plot validation --from "$tmp/v.csv" --out "$tmp/v.png"
-check "validation: one row per run" test "$(grep -vc '^#' "$tmp/v.tsv")" -eq 2
-for k in h p sc v a; do
-  check "$k.gp reruns with gnuplot exit 0" bash -c "cd '$tmp' && gnuplot $k.gp"
-done
-[ "$fails" -eq 0 ] && exit 77 || exit 1
+  echo "# SKIP gnuplot not installed"
+  [ "$fails" -eq 0 ] && exit 77 || exit 1
 fi
 check "memory png" expect_exit 0 plot memory --pp 4 --out "$tmp/m.png"
 check "memory leaves tsv + gp" test -s "$tmp/m.tsv" -a -s "$tmp/m.gp"
