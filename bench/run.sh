@@ -34,5 +34,16 @@ sweep_rate() { # threads
   echo
   echo "- sweep \`ptsim sweep ${sweep_args[*]}\`, 1 thread: $(sweep_rate 1)"
   echo "- same sweep, $(nproc) threads: $(sweep_rate 0)"
+  if [ -x /usr/bin/time ]; then # peak memory of a 128k-layout sweep, held vs streamed
+    big=(--model llama3-8b,llama2-7b,llama2-13b --hw a100-80g,h100-80g,h200-141g,a100-40g
+         --gpus 8,16,32,64 --seq 2048,4096 --gbs 64,128 --mbs 1,2,4 --cp 1,2 --top 3)
+    for mode in held streamed; do
+      extra=(); [ "$mode" = streamed ] && extra=(--in-memory-max 0)
+      rss=$( { /usr/bin/time -v "$build/ptsim" sweep "${big[@]}" "${extra[@]}" --csv /tmp/ptsim-bench.csv >/dev/null; } 2>&1 |
+             sed -n 's/.*Maximum resident set size (kbytes): //p')
+      echo "- 128,304-layout sweep ($mode): peak RSS $((rss / 1024)) MiB"
+    done
+    rm -f /tmp/ptsim-bench.csv
+  fi
   echo
 } | tee -a "$here/RESULTS.md"
