@@ -98,41 +98,46 @@ static char *resolve(const char *name_or_file, const char *subdir,
 
 /* ---- strict numbers ---- */
 
-gboolean ptsim_config_parse_int64(const char *text, int64_t *out) {
+
+/* The text after leading blanks, or NULL when nothing is left. */
+static const char *number_start(const char *text) {
   if (text == NULL)
-    return FALSE;
+    return NULL;
   while (g_ascii_isspace(*text))
     text++;
-  if (*text == '\0')
-    return FALSE;
-  char *end = NULL;
-  errno = 0;
-  gint64 v = g_ascii_strtoll(text, &end, 10);
-  if (errno != 0 || end == text)
+  return *text == '\0' ? NULL : text;
+}
+
+/* TRUE when only blanks follow the parsed number. */
+static gboolean number_end(const char *start, const char *end) {
+  if (errno != 0 || end == start)
     return FALSE;
   while (g_ascii_isspace(*end))
     end++;
-  if (*end != '\0')
+  return *end == '\0';
+}
+
+gboolean ptsim_config_parse_int64(const char *text, int64_t *out) {
+  const char *start = number_start(text);
+  if (!start)
+    return FALSE;
+  char *end = NULL;
+  errno = 0;
+  gint64 v = g_ascii_strtoll(start, &end, 10);
+  if (!number_end(start, end))
     return FALSE;
   *out = v;
   return TRUE;
 }
 
 gboolean ptsim_config_parse_double(const char *text, double *out) {
-  if (text == NULL)
-    return FALSE;
-  while (g_ascii_isspace(*text))
-    text++;
-  if (*text == '\0')
+  const char *start = number_start(text);
+  if (!start)
     return FALSE;
   char *end = NULL;
   errno = 0;
-  double v = g_ascii_strtod(text, &end);
-  if (errno != 0 || end == text || !isfinite(v))
-    return FALSE;
-  while (g_ascii_isspace(*end))
-    end++;
-  if (*end != '\0')
+  double v = g_ascii_strtod(start, &end);
+  if (!number_end(start, end) || !isfinite(v))
     return FALSE;
   *out = v;
   return TRUE;

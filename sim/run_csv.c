@@ -167,12 +167,8 @@ static gboolean cell_double(const Cell *cell, const char *column,
   g_autofree char *t = trimmed(cell->text);
   if (is_unknown(t))
     return TRUE;
-  const char *s = t;
-  gboolean tilde = FALSE;
-  if (*s == '~') {
-    tilde = TRUE;
-    s++;
-  }
+  gboolean tilde = *t == '~'; /* "~32": approximate */
+  const char *s = tilde ? t + 1 : t;
   char *rest = NULL;
   double v = g_ascii_strtod(s, &rest);
   gboolean words = FALSE;
@@ -193,12 +189,8 @@ static gboolean cell_count(const Cell *cell, const char *column,
   g_autofree char *t = trimmed(cell->text);
   if (is_unknown(t))
     return TRUE;
-  const char *s = t;
-  gboolean tilde = FALSE;
-  if (*s == '~') {
-    tilde = TRUE;
-    s++;
-  }
+  gboolean tilde = *t == '~'; /* "~32": approximate */
+  const char *s = tilde ? t + 1 : t;
   char *rest = NULL;
   gint64 v = g_ascii_strtoll(s, &rest, 10);
   gboolean words = FALSE;
