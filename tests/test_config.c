@@ -18,20 +18,26 @@ static char *fixture(const char *name) {
   return g_test_build_filename(G_TEST_DIST, "data", name, NULL);
 }
 
-/* ERROR is set, in CODE, one line, and contains every NULL-terminated
- * needle. */
-static void assert_error(const GError *error, int code, ...) {
+/* ERROR is set, in CODE, one line, and contains every needle of AP (a
+ * NULL-terminated list); with PATH, it also names the file. */
+static void assert_error_va(const GError *error, const char *path, int code, va_list ap) {
   g_assert_nonnull(error);
+  g_test_message("%s", error->message);
+  if (path) g_assert_nonnull(strstr(error->message, path));
   g_assert_error(error, PTSIM_CONFIG_ERROR, code);
   g_assert_null(strchr(error->message, '\n'));
-  va_list ap;
-  va_start(ap, code);
   const char *needle;
   while ((needle = va_arg(ap, const char *)) != NULL) {
     if (strstr(error->message, needle) == NULL)
       g_assert_cmpstr(error->message, ==, needle); /* shows both */
     g_assert_nonnull(strstr(error->message, needle));
   }
+}
+
+static void assert_error(const GError *error, int code, ...) {
+  va_list ap;
+  va_start(ap, code);
+  assert_error_va(error, NULL, code, ap);
   va_end(ap);
 }
 
@@ -40,18 +46,9 @@ static void load_model_fixture_fails(const char *file, int code, ...) {
   g_autoptr(GError) error = NULL;
   PtsimModel m;
   g_assert_false(ptsim_model_load(path, &m, &error));
-  g_assert_nonnull(error);
-  g_test_message("%s", error->message);
-  g_assert_nonnull(strstr(error->message, path));
-  g_assert_error(error, PTSIM_CONFIG_ERROR, code);
-  g_assert_null(strchr(error->message, '\n'));
   va_list ap;
   va_start(ap, code);
-  const char *needle;
-  while ((needle = va_arg(ap, const char *)) != NULL) {
-    if (strstr(error->message, needle) == NULL)
-      g_assert_cmpstr(error->message, ==, needle);
-  }
+  assert_error_va(error, path, code, ap);
   va_end(ap);
 }
 
@@ -60,18 +57,9 @@ static void load_hw_fixture_fails(const char *file, ...) {
   g_autoptr(GError) error = NULL;
   PtsimHardware hw;
   g_assert_false(ptsim_hardware_load(path, &hw, &error));
-  g_assert_nonnull(error);
-  g_test_message("%s", error->message);
-  g_assert_nonnull(strstr(error->message, path));
-  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE);
-  g_assert_null(strchr(error->message, '\n'));
   va_list ap;
   va_start(ap, file);
-  const char *needle;
-  while ((needle = va_arg(ap, const char *)) != NULL) {
-    if (strstr(error->message, needle) == NULL)
-      g_assert_cmpstr(error->message, ==, needle);
-  }
+  assert_error_va(error, path, PTSIM_CONFIG_ERROR_PARSE, ap);
   va_end(ap);
 }
 
