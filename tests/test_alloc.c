@@ -1,5 +1,5 @@
-/* test_alloc.c — the caching-allocator emulation (sim/alloc.c) and its
- * trace replay (sim/alloc_trace.c, sim/alloc_trace_io.c).
+/* test_alloc.c — the caching-allocator emulation (sim/core/alloc.c) and its
+ * trace replay (sim/core/alloc_trace.c, validate/alloc_trace_io.c).
  *
  * Each rule of shared/reference/pytorch_caching_allocator.md is checked
  * against a sequence worked out by hand in the comments; ptsim_alloc_check()

@@ -1,5 +1,5 @@
 /* test_alloc_replay.c — the "# reserved N" observations of the trace format
- * (sim/alloc_trace_io.c) and the sampled replay (sim/alloc_trace.c) that
+ * (validate/alloc_trace_io.c) and the sampled replay (sim/core/alloc_trace.c) that
  * `ptsim alloc-replay` compares them with. */
 #include <glib.h>
 #include "alloc_trace.h"

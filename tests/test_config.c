@@ -1,4 +1,4 @@
-/* test_config.c — sim/config.c: the shipped models and hardware profiles
+/* test_config.c — sim/io/config.c: the shipped models and hardware profiles
  * load, every malformed .ini is refused with one line naming file:line,
  * value and what is allowed, and ptsim_job_validate() derives dp / sp /
  * schedule / stage split and refuses every layout Megatron-LM would.

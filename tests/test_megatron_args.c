@@ -1,4 +1,4 @@
-/* test_megatron_args.c — sim/megatron_args.c: a realistic Llama-3-8B launch
+/* test_megatron_args.c — sim/io/megatron_args.c: a realistic Llama-3-8B launch
  * line gives the llama3-8b model and its layout, Megatron-LM's defaults fill
  * what is absent, unknown flags come back in IGNORED, --flag=value and the
  * file form work, and every malformed line is one error naming the flag. */

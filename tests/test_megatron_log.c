@@ -1,4 +1,4 @@
-/* test_megatron_log.c — sim/megatron_log.c on the five real Megatron-LM
+/* test_megatron_log.c — validate/megatron_log.c on the five real Megatron-LM
  * log excerpts (tests/data/megatron_logs/0N_*.log, verbatim), a hand-made
  * arguments block of a Llama-3-8B launch, and malformed logs built here
  * (truncated at every byte, binary garbage, NUL bytes, 10 MB lines, empty).

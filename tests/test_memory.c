@@ -1,4 +1,4 @@
-/* test_memory.c — the analytical memory estimate (sim/memory.c).
+/* test_memory.c — the analytical memory estimate (sim/core/memory.c).
  *
  * Jobs are built by hand here (no .ini loading): a model, an 80 GiB GPU and
  * a layout with Megatron's defaults, layers split evenly over stages.

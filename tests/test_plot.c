@@ -1,4 +1,4 @@
-/* test_plot.c — the gnuplot figure writers (sim/plot.c).
+/* test_plot.c — the gnuplot figure writers (plots/plot.c).
  *
  * Each test renders into its own g_dir_make_tmp folder and removes it.
  * Jobs come from the shipped models/ and hw_profiles/ (PTSIM_DATA_DIR, set

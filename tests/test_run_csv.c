@@ -1,4 +1,4 @@
-/* test_run_csv.c — sim/run_csv.c: every row of the published measured-run
+/* test_run_csv.c — validate/run_csv.c: every row of the published measured-run
  * CSV files (tests/data/published/, unchanged copies of
  * shared/data/published/) is read with its documented columns, and every
  * malformed CSV is refused with one line naming file:line:column. */

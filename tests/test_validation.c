@@ -1,4 +1,4 @@
-/* test_validation.c — sim/validation.c on a tiny set computed by hand:
+/* test_validation.c — validate/validation.c on a tiny set computed by hand:
  * MAPE, max |error|, bias, skipped pairs, and the confusion counts of the
  * memory verdict at two thresholds and of a boolean verdict. */
 #include <math.h>

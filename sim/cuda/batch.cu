@@ -21,14 +21,14 @@
 #include "device.h"
 
 /* ---- the core, compiled for host and device ---- */
-#include "../event_queue.c"
-#include "../topology.c"
-#include "../cost.c"
-#include "../memory.c"
-#include "../schedule.c"
-#include "../workload.c"
-#include "../engine.c"
-#include "../batch.c"
+#include "../core/event_queue.c"
+#include "../core/topology.c"
+#include "../core/cost.c"
+#include "../core/memory.c"
+#include "../core/schedule.c"
+#include "../core/workload.c"
+#include "../core/engine.c"
+#include "../core/batch.c"
 
 /* Threads per block: small blocks spread a batch of a few thousand jobs
  * over every SM (one thread per job, divergent control flow anyway). */

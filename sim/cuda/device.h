@@ -4,8 +4,8 @@
 #ifndef PTSIM_CUDA_DEVICE_H
 #define PTSIM_CUDA_DEVICE_H
 
-#include "../batch.h"
-#include "../job.h"
+#include "../core/batch.h"
+#include "../core/job.h"
 
 #ifdef __cplusplus
 extern "C" {

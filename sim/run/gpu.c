@@ -4,7 +4,7 @@
 #include <string.h>
 #include "gpu.h"
 #ifdef PTSIM_HAVE_CUDA
-#include "cuda/device.h"
+#include "device.h"
 #endif
 
 G_DEFINE_QUARK(ptsim-cuda-error-quark, ptsim_cuda_error)

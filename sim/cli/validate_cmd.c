@@ -738,7 +738,7 @@ int ptsim_validate_main(int argc, char **argv) {
       context,
       "Logs need --hw (a log does not name the hardware); the model and layout come from "
       "the log's arguments block, else from --model/--megatron-args and layout flags.\n"
-      "Rows of the published CSVs are mapped by the table in sim/validate_cmd.c (which "
+      "Rows of the published CSVs are mapped by the table in sim/cli/validate_cmd.c (which "
       "validate/calibrate_published.py reads); job options apply to logs and other CSVs only.\n");
   ptsim_cli_job_add_to_context(context, &user, entries);
   GError *error = NULL;

@@ -21,7 +21,7 @@
  * gradients, all-gather of parameters); TP_CP is the group Megatron-LM uses
  * for some CP-with-TP collectives.
  *
- * What a group tells the cost model (sim/cost.h):
+ * What a group tells the cost model (sim/core/cost.h):
  *   size n       ranks in the group
  *   nodes N      distinct nodes the group spans
  *   G            members of the group per spanned node (n/N when even)
