@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "config.h"
+#include "job_validate.h"
 #include "engine.h"
 #include "memory.h"
 #include "workload.h"

@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <string.h>
 #include "config.h"
+#include "job_validate.h"
 
 typedef struct {
   gint64 gpus, tp, pp, vp, mbs, gbs, seq;

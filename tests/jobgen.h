@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include "batch.h"
 #include "config.h"
+#include "job_validate.h"
 
 static const char *const jobgen_models[] = {"llama3-8b", "llama3-70b", "gpt3-175b"};
 static const char *const jobgen_hardware[] = {"a100-80g", "h100-80g"};

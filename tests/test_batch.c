@@ -8,6 +8,7 @@
 #include <string.h>
 #include "batch_cpu.h"
 #include "config.h"
+#include "job_validate.h"
 #include "engine.h"
 #include "gpu.h"
 #include "jobgen.h"

@@ -11,6 +11,7 @@
 #include <glib.h>
 
 #include "config.h"
+#include "job_validate.h"
 
 /* ---- helpers ---- */
 
@@ -474,7 +475,7 @@ static void validate_fails(PtsimJob *job, ...) {
 }
 
 static void test_layout_defaults(void) {
-  g_test_summary("ptsim_layout_init_defaults as config.h documents");
+  g_test_summary("ptsim_layout_init_defaults as job_validate.h documents");
   PtsimLayout l;
   memset(&l, 0xab, sizeof l);
   ptsim_layout_init_defaults(&l);

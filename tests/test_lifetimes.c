@@ -4,6 +4,7 @@
 #include <glib.h>
 #include <string.h>
 #include "config.h"
+#include "job_validate.h"
 #include "job_fixture.h"
 #include "lifetimes.h"
 #include "memory.h"

@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 
 #include "config.h"
+#include "job_validate.h"
 #include "megatron_args.h"
 
 #define LLAMA3_8B_ARGS                                                         \

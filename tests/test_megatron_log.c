@@ -11,6 +11,7 @@
 #include <glib.h>
 
 #include "config.h"
+#include "job_validate.h"
 #include "megatron_args.h"
 #include "megatron_log.h"
 

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "cli_job.h"
 #include "config.h"
+#include "job_validate.h"
 #include "megatron_args.h"
 #include "names.h"
 

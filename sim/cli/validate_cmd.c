@@ -36,6 +36,7 @@
 #include "validate_cmd.h"
 #include "cli_job.h"
 #include "config.h"
+#include "job_validate.h"
 #include "megatron_log.h"
 #include "memory.h"
 #include "names.h"

@@ -29,51 +29,21 @@
  * can only change by merging it away, so its "split" state is fixed while
  * it sits in the free set; add on insert, subtract on removal.
  *
+ * Siblings: alloc_rules.c (options and the size rules), alloc_check.c (the
+ * invariant checker and queries), alloc_int.h (helpers they share).
+ *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #include "alloc.h"
 
-#define MIB ((int64_t)1048576)
-#define NO_BLOCK ((int32_t)-1)
-/* Address of the first segment (2 MiB-aligned, away from 0). */
-#define FIRST_ADDR ((int64_t)1 << 32)
+#include "alloc_int.h"
+
 /* Unused slots one malloc may need: a segment, a mapped piece, a split rest. */
 #define SLOTS_PER_MALLOC 3
 
 /* ---- small helpers ---- */
 
-PTSIM_HD static int64_t round_up(int64_t x, int64_t m) { return ((x + m - 1) / m) * m; }
-
-PTSIM_HD static int64_t round_down(int64_t x, int64_t m) { return (x / m) * m; }
-
-PTSIM_HD static int64_t imax(int64_t x, int64_t y) { return x > y ? x : y; }
-
-/* floor(log2(x)) for x >= 1. */
-PTSIM_HD static int32_t log2_floor(int64_t x) {
-  int32_t r = 0;
-  while (x > 1) {
-    x >>= 1;
-    r += 1;
-  }
-  return r;
-}
-
-PTSIM_HD static int is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
-
-PTSIM_HD static void bump_peak(int64_t cur, int64_t *peak) {
-  if (cur > *peak) *peak = cur;
-}
-
 PTSIM_HD static int gc_enabled(const PtsimAllocator *a) {
   return a->opts.memory_fraction > 0.0 && a->opts.garbage_collection_threshold > 0.0;
-}
-
-/* Page size of an expandable segment of this pool (A11). */
-PTSIM_HD static int64_t page_size(int32_t pool) {
-  return pool == PTSIM_ALLOC_POOL_SMALL ? PTSIM_ALLOC_SMALL_BUFFER : PTSIM_ALLOC_LARGE_BUFFER;
-}
-
-PTSIM_HD static int is_split(const PtsimAllocBlock *b) {
-  return b->prev != NO_BLOCK || b->next != NO_BLOCK;
 }
 
 /* ---- slots ---- */
@@ -148,15 +118,6 @@ PTSIM_HD static void absorb_next(PtsimAllocator *a, int32_t lo, int32_t hi) {
 
 /* ---- the sorted free set ---- */
 
-/* 1 when block x sorts before the key (pool, stream, size, addr). */
-PTSIM_HD static int key_less(const PtsimAllocBlock *x, int32_t pool, int32_t stream,
-                             int64_t size, int64_t addr) {
-  if (x->pool != pool) return x->pool < pool;
-  if (x->stream != stream) return x->stream < stream;
-  if (x->size != size) return x->size < size;
-  return x->addr < addr;
-}
-
 /* First position whose block does not sort before the key. */
 PTSIM_HD static int32_t set_lower_bound(const PtsimAllocator *a, int32_t pool, int32_t stream,
                                         int64_t size, int64_t addr) {
@@ -194,41 +155,6 @@ PTSIM_HD static void set_remove(PtsimAllocator *a, int32_t s) {
   if (!b->expandable && is_split(b)) a->stats.inactive_split_bytes -= b->size;
 }
 
-/* ---- the rules (A3, A4, A5) ---- */
-
-PTSIM_HD int64_t ptsim_alloc_next_division(int64_t size, int32_t divisions) {
-  if (size <= 0 || divisions <= 0) return size;
-  if (is_pow2(size)) return size;
-  int64_t floor2 = (int64_t)1 << log2_floor(size);
-  int64_t step = floor2 >> log2_floor((int64_t)divisions);
-  if (step == 0) return 2 * floor2;
-  return round_up(size, step);
-}
-
-/* Divisions of the interval holding size (A3): index log2(size) - 20, clamped. */
-PTSIM_HD static int32_t divisions_for(const PtsimAllocOptions *o, int64_t size) {
-  int32_t idx = log2_floor(size) - 20;
-  if (idx < 0) idx = 0;
-  if (idx > PTSIM_ALLOC_DIVISION_INTERVALS - 1) idx = PTSIM_ALLOC_DIVISION_INTERVALS - 1;
-  return o->roundup_power2_divisions[idx];
-}
-
-PTSIM_HD int64_t ptsim_alloc_round_size(const PtsimAllocOptions *opts, int64_t size) {
-  if (size < PTSIM_ALLOC_MIN_BLOCK) return PTSIM_ALLOC_MIN_BLOCK;
-  if (opts != NULL) {
-    int32_t d = divisions_for(opts, size);
-    if (d > 1 && size > PTSIM_ALLOC_MIN_BLOCK * (int64_t)d)
-      return ptsim_alloc_next_division(size, d);
-  }
-  return round_up(size, PTSIM_ALLOC_MIN_BLOCK);
-}
-
-PTSIM_HD int64_t ptsim_alloc_segment_size(int64_t size) {
-  if (size <= PTSIM_ALLOC_SMALL_SIZE) return PTSIM_ALLOC_SMALL_BUFFER;
-  if (size < PTSIM_ALLOC_MIN_LARGE_ALLOC) return PTSIM_ALLOC_LARGE_BUFFER;
-  return round_up(size, PTSIM_ALLOC_ROUND_LARGE);
-}
-
 /* should_split (A5): small pool or expandable: >= 512 B left; large pool:
  * request below max_split_size and more than 1 MiB left. */
 PTSIM_HD static int should_split(const PtsimAllocator *a, const PtsimAllocBlock *b, int64_t size) {
@@ -238,35 +164,7 @@ PTSIM_HD static int should_split(const PtsimAllocator *a, const PtsimAllocBlock 
   return size < a->max_split_bytes && remaining > PTSIM_ALLOC_SMALL_SIZE;
 }
 
-/* ---- options and init ---- */
-
-PTSIM_HD void ptsim_alloc_options_init(PtsimAllocOptions *o) {
-  o->max_split_size_bytes = 0;
-  o->max_non_split_rounding_bytes = PTSIM_ALLOC_LARGE_BUFFER;
-  for (int32_t i = 0; i < PTSIM_ALLOC_DIVISION_INTERVALS; i++) o->roundup_power2_divisions[i] = 0;
-  o->garbage_collection_threshold = 0.0;
-  o->memory_fraction = 0.0;
-  o->expandable_segments = 0;
-}
-
-PTSIM_HD void ptsim_alloc_options_set_divisions(PtsimAllocOptions *o, int32_t divisions) {
-  for (int32_t i = 0; i < PTSIM_ALLOC_DIVISION_INTERVALS; i++)
-    o->roundup_power2_divisions[i] = divisions;
-}
-
-PTSIM_HD static int options_valid(const PtsimAllocOptions *o) {
-  if (o->max_split_size_bytes != 0 && o->max_split_size_bytes < PTSIM_ALLOC_LARGE_BUFFER) return 0;
-  if (o->max_non_split_rounding_bytes < PTSIM_ALLOC_LARGE_BUFFER) return 0;
-  for (int32_t i = 0; i < PTSIM_ALLOC_DIVISION_INTERVALS; i++) {
-    int32_t d = o->roundup_power2_divisions[i];
-    if (d < 0 || (d > 1 && !is_pow2((int64_t)d))) return 0;
-  }
-  double g = o->garbage_collection_threshold;
-  if (!(g == 0.0 || (g > 0.0 && g < 1.0))) return 0;
-  double f = o->memory_fraction;
-  if (!(f == 0.0 || (f > 0.0 && f <= 1.0))) return 0;
-  return 1;
-}
+/* ---- init ---- */
 
 PTSIM_HD int32_t ptsim_alloc_init(PtsimAllocator *a, const PtsimAllocOptions *opts,
                                   double capacity_bytes, PtsimAllocBlock *storage,
@@ -278,7 +176,7 @@ PTSIM_HD int32_t ptsim_alloc_init(PtsimAllocator *a, const PtsimAllocOptions *op
     a->opts = *opts;
   else
     ptsim_alloc_options_init(&a->opts);
-  if (!options_valid(&a->opts)) return PTSIM_ALLOC_ERR_ARGS;
+  if (!ptsim_alloc_options_valid(&a->opts)) return PTSIM_ALLOC_ERR_ARGS;
   a->capacity_bytes = (int64_t)capacity_bytes;
   a->limit_bytes = a->capacity_bytes;
   if (a->opts.memory_fraction > 0.0) {
@@ -678,97 +576,3 @@ PTSIM_HD int32_t ptsim_alloc_free(PtsimAllocator *a, int32_t h) {
   return 0;
 }
 
-/* ---- queries ---- */
-
-PTSIM_HD void ptsim_alloc_stats(const PtsimAllocator *a, PtsimAllocStats *out) { *out = a->stats; }
-
-PTSIM_HD const PtsimAllocBlock *ptsim_alloc_block(const PtsimAllocator *a, int32_t h) {
-  if (h < 0 || h >= a->high_water || a->blocks[h].state != PTSIM_ALLOC_BLOCK_ALLOCATED) return NULL;
-  return &a->blocks[h];
-}
-
-PTSIM_HD int32_t ptsim_alloc_check(const PtsimAllocator *a) {
-  const PtsimAllocBlock *B = a->blocks;
-  int64_t allocated = 0, requested = 0, reserved = 0, inactive = 0;
-  int64_t allocations = 0, segments = 0, cached = 0, in_use = 0, walked = 0;
-  for (int32_t s = 0; s < a->high_water; s++) {
-    const PtsimAllocBlock *b = &B[s];
-    if (b->state == PTSIM_ALLOC_BLOCK_UNUSED) continue;
-    in_use += 1;
-    if (b->prev != NO_BLOCK && (b->prev < 0 || b->prev >= a->high_water || B[b->prev].next != s))
-      return -1;
-    if (b->next != NO_BLOCK && (b->next < 0 || b->next >= a->high_water || B[b->next].prev != s))
-      return -2;
-    if (b->size <= 0 || b->size % PTSIM_ALLOC_MIN_BLOCK != 0) return -3;
-    if (b->state == PTSIM_ALLOC_BLOCK_ALLOCATED) {
-      allocated += b->size;
-      requested += b->requested;
-      allocations += 1;
-      if (b->requested > b->size) return -3;
-    } else if (b->state == PTSIM_ALLOC_BLOCK_FREE) {
-      cached += 1;
-      if (!b->expandable && is_split(b)) inactive += b->size;
-    }
-    if (b->state != PTSIM_ALLOC_BLOCK_UNMAPPED && b->expandable) reserved += b->size;
-    if (b->prev != NO_BLOCK) continue;
-    /* a segment head: walk the segment */
-    segments += 1;
-    if (b->addr != b->segment_addr) return -4;
-    if (!b->expandable) reserved += b->segment_size;
-    int64_t at = b->addr;
-    for (int32_t t = s; t != NO_BLOCK; t = B[t].next) {
-      const PtsimAllocBlock *c = &B[t];
-      walked += 1;
-      if (walked > a->high_water) return -5;
-      if (c->state == PTSIM_ALLOC_BLOCK_UNUSED || c->addr != at) return -5;
-      if (c->stream != b->stream || c->pool != b->pool || c->expandable != b->expandable ||
-          c->segment_addr != b->segment_addr || c->segment_size != b->segment_size)
-        return -6;
-      if (c->next != NO_BLOCK) {
-        int32_t d = B[c->next].state;
-        if (c->state == PTSIM_ALLOC_BLOCK_FREE && d == PTSIM_ALLOC_BLOCK_FREE) return -9;
-        if (c->state == PTSIM_ALLOC_BLOCK_UNMAPPED && d == PTSIM_ALLOC_BLOCK_UNMAPPED) return -9;
-      }
-      if (c->expandable) {
-        int64_t page = page_size(c->pool);
-        int mapped = c->state != PTSIM_ALLOC_BLOCK_UNMAPPED;
-        /* a mapped/unmapped boundary lies on a page boundary */
-        if (c->next != NO_BLOCK && mapped != (B[c->next].state != PTSIM_ALLOC_BLOCK_UNMAPPED) &&
-            (c->addr + c->size - c->segment_addr) % page != 0)
-          return -19;
-      }
-      at += c->size;
-    }
-    if (at != b->segment_addr + b->segment_size) return -7;
-  }
-  if (walked != in_use) return -5;
-  if (in_use + a->unused_count != a->capacity_blocks) return -5;
-  /* segments do not overlap */
-  for (int32_t s = 0; s < a->high_water; s++) {
-    if (B[s].state == PTSIM_ALLOC_BLOCK_UNUSED || B[s].prev != NO_BLOCK) continue;
-    for (int32_t t = s + 1; t < a->high_water; t++) {
-      if (B[t].state == PTSIM_ALLOC_BLOCK_UNUSED || B[t].prev != NO_BLOCK) continue;
-      int64_t s0 = B[s].segment_addr, s1 = s0 + B[s].segment_size;
-      int64_t t0 = B[t].segment_addr, t1 = t0 + B[t].segment_size;
-      if (s0 < t1 && t0 < s1) return -8;
-    }
-  }
-  /* the free set */
-  if ((int64_t)a->free_count != cached) return -10;
-  for (int32_t k = 0; k < a->free_count; k++) {
-    int32_t s = B[k].order_;
-    if (s < 0 || s >= a->high_water || B[s].state != PTSIM_ALLOC_BLOCK_FREE) return -11;
-    if (k > 0) {
-      const PtsimAllocBlock *p = &B[B[k - 1].order_];
-      if (!key_less(p, B[s].pool, B[s].stream, B[s].size, B[s].addr)) return -12;
-    }
-  }
-  const PtsimAllocStats *st = &a->stats;
-  if (allocated != st->allocated_bytes || st->allocated_bytes > st->allocated_bytes_peak) return -13;
-  if (requested != st->requested_bytes || st->requested_bytes > st->requested_bytes_peak) return -14;
-  if (reserved != st->reserved_bytes || st->reserved_bytes > st->reserved_bytes_peak) return -15;
-  if (inactive != st->inactive_split_bytes || inactive > st->inactive_split_bytes_peak) return -16;
-  if (allocations != st->allocations || segments != st->segments) return -17;
-  if (st->allocated_bytes > st->reserved_bytes || st->reserved_bytes > a->limit_bytes) return -18;
-  return 0;
-}

@@ -165,6 +165,12 @@ PTSIM_HD void ptsim_alloc_options_init(PtsimAllocOptions *opts);
 PTSIM_HD void ptsim_alloc_options_set_divisions(PtsimAllocOptions *opts,
                                                 int32_t divisions);
 
+/* 1 when every option is within its range (what ptsim_alloc_init accepts):
+ * max_split_size 0 or at least 20 MiB, non-split rounding at least 20 MiB,
+ * divisions 0, 1 or a power of two, GC threshold in [0, 1), fraction in
+ * [0, 1]. */
+PTSIM_HD int ptsim_alloc_options_valid(const PtsimAllocOptions *opts);
+
 /* Makes an empty allocator over storage[0..capacity_blocks).  opts may be
  * NULL (defaults).  capacity_bytes: device memory available to the
  * allocator (HBM minus context and non-PyTorch buffers); fractional bytes

@@ -1,8 +1,8 @@
-/* config.h — turning files and flags into a validated PtsimJob.
+/* config.h — models and hardware profiles from .ini files, and the error
+ * domain every input reader shares.
  *
  * Shell module (GLib): reads models/NAME.ini and hw_profiles/NAME.ini with
- * GKeyFile, fills layout defaults, derives dp and the per-stage layer split,
- * and checks every constraint a Megatron-LM run would refuse.  Every failure
+ * GKeyFile and checks them (job_validate.h checks the layout).  Every failure
  * is one GError in PTSIM_CONFIG_ERROR whose message names the file:line or
  * flag, the value, and what is allowed; callers exit 2 on it.
  *
@@ -15,6 +15,10 @@
 
 #define PTSIM_CONFIG_ERROR (ptsim_config_error_quark())
 GQuark ptsim_config_error_quark(void);
+
+/* Upper bound on any integer in a model or layout: keeps products such as
+ * h*h*L*v far from int64 overflow in the core. */
+#define PTSIM_CONFIG_INT_MAX ((int64_t)1 << 30)
 
 typedef enum {
   PTSIM_CONFIG_ERROR_NOT_FOUND, /* no such model / profile / file */
@@ -50,28 +54,5 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
 /* Same lookup in hw_profiles/. */
 gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
                              GError **error);
-
-/* Megatron-LM's defaults: tp = pp = cp = vp = mbs = 1, dp = 0 (derive),
- * sp = -1 (on when tp > 1), distributed optimizer on, fp32 grads, flash
- * attention, no recompute, bf16, 1F1B (interleaved when vp > 1),
- * threshold 0.8, no dropout.  gpus, gbs and seq are 0 (must be given). */
-void ptsim_layout_init_defaults(PtsimLayout *layout);
-
-/* Resolves the derived fields (dp, sp, schedule, stage_layers) and checks
- * the job against its model.  On failure the job may be partly resolved.
- *
- * Messages name the layout as ptsim's command line spells it, with
- * Megatron-LM's words: --gpus --tp --pp --cp --dp --vp --mbs --gbs --seq
- * --sp --schedule --recompute-num-layers --memory-threshold
- * --attention-dropout --hidden-dropout --decoder-first-pipeline-num-layers
- * --decoder-last-pipeline-num-layers.  e.g. "--tp 3 does not divide
- * num_attention_heads 32 of model llama3-8b".
- *
- * schedule: 1F1B (the default) becomes interleaved-1F1B when vp > 1 (the
- * enum has no "auto", so an explicit 1F1B cannot be told from the default);
- * gpipe or zb-h1 with vp > 1 is an error, and so is interleaved with
- * vp == 1.  The hardware part of the job is not checked here
- * (ptsim_hardware_load() did that). */
-gboolean ptsim_job_validate(PtsimJob *job, GError **error);
 
 #endif /* PTSIM_CONFIG_H */

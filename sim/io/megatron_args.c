@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "job_validate.h"
 
 /* ---- the flags read ---- */
 

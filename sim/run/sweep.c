@@ -2,6 +2,7 @@
 #include <string.h>
 #include "batch.h"
 #include "config.h"
+#include "job_validate.h"
 #include "gpu.h"
 #include "simulate.h"
 #include "sweep.h"

@@ -1,0 +1,58 @@
+/* alloc_int.h — what the allocator's source files share and nobody else
+ * sees: address constants and small helpers (sqlite's xInt.h pattern).  The
+ * public contract is alloc.h; the files are alloc.c (blocks, the free set,
+ * malloc and free), alloc_rules.c (options and size rules) and
+ * alloc_check.c (invariants and queries).
+ *
+ * Core: pure C, PTSIM_HD, no allocation, no I/O. */
+#ifndef PTSIM_ALLOC_INT_H
+#define PTSIM_ALLOC_INT_H
+
+#include "alloc.h"
+
+#define MIB ((int64_t)1048576)
+#define NO_BLOCK ((int32_t)-1)
+/* Address of the first segment (2 MiB-aligned, away from 0). */
+#define FIRST_ADDR ((int64_t)1 << 32)
+
+static inline PTSIM_HD int64_t round_up(int64_t x, int64_t m) { return ((x + m - 1) / m) * m; }
+
+static inline PTSIM_HD int64_t round_down(int64_t x, int64_t m) { return (x / m) * m; }
+
+static inline PTSIM_HD int64_t imax(int64_t x, int64_t y) { return x > y ? x : y; }
+
+/* floor(log2(x)) for x >= 1. */
+static inline PTSIM_HD int32_t log2_floor(int64_t x) {
+  int32_t r = 0;
+  while (x > 1) {
+    x >>= 1;
+    r += 1;
+  }
+  return r;
+}
+
+static inline PTSIM_HD int is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+static inline PTSIM_HD void bump_peak(int64_t cur, int64_t *peak) {
+  if (cur > *peak) *peak = cur;
+}
+
+/* Page size of an expandable segment of this pool (A11). */
+static inline PTSIM_HD int64_t page_size(int32_t pool) {
+  return pool == PTSIM_ALLOC_POOL_SMALL ? PTSIM_ALLOC_SMALL_BUFFER : PTSIM_ALLOC_LARGE_BUFFER;
+}
+
+static inline PTSIM_HD int is_split(const PtsimAllocBlock *b) {
+  return b->prev != NO_BLOCK || b->next != NO_BLOCK;
+}
+
+/* 1 when block x sorts before the key (pool, stream, size, addr). */
+static inline PTSIM_HD int key_less(const PtsimAllocBlock *x, int32_t pool, int32_t stream,
+                             int64_t size, int64_t addr) {
+  if (x->pool != pool) return x->pool < pool;
+  if (x->stream != stream) return x->stream < stream;
+  if (x->size != size) return x->size < size;
+  return x->addr < addr;
+}
+
+#endif /* PTSIM_ALLOC_INT_H */

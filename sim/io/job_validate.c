@@ -1,0 +1,264 @@
+/* job_validate.c — layout defaults and the checks that make a PtsimJob one
+ * the core may trust; the contract is in job_validate.h.
+ *
+ * What it is: every constraint a Megatron-LM run would refuse, each failure
+ * ONE line in PTSIM_CONFIG_ERROR naming the flag as ptsim's command line
+ * spells it, the value and what is allowed.
+ *
+ * What it is not: file parsing (config.c), Megatron-LM command lines
+ * (megatron_args.c), or anything derived for the simulation (the core's
+ * plan.h derives it from the validated job). */
+#include "job_validate.h"
+
+#include <string.h>
+
+#define INT_VALUE_MAX PTSIM_CONFIG_INT_MAX
+
+void ptsim_layout_init_defaults(PtsimLayout *layout) {
+  g_return_if_fail(layout != NULL);
+  memset(layout, 0, sizeof *layout);
+  layout->tp = layout->pp = layout->cp = layout->vp = layout->mbs = 1;
+  layout->dp = 0;
+  layout->sp = -1;
+  layout->distributed_optimizer = 1;
+  layout->fp32_grad_accumulation = 1;
+  layout->flash_attention = 1;
+  layout->recompute = PTSIM_RECOMPUTE_NONE;
+  layout->recompute_method = PTSIM_RECOMPUTE_METHOD_UNIFORM;
+  layout->precision = PTSIM_PRECISION_BF16;
+  layout->schedule = PTSIM_SCHEDULE_1F1B;
+  layout->memory_threshold = 0.8;
+}
+
+#define I64(x) ((gint64)(x))
+#define invalid(...)                                                           \
+  (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,          \
+               __VA_ARGS__),                                                   \
+   FALSE)
+
+/* V in [LO, INT_VALUE_MAX]; 0 for a flag with no default is "required". */
+static gboolean check_count(const char *flag, int64_t v, int64_t lo,
+                            GError **error) {
+  gboolean no_default = strcmp(flag, "--gpus") == 0 ||
+                        strcmp(flag, "--gbs") == 0 || strcmp(flag, "--seq") == 0;
+  if (v < lo || v > INT_VALUE_MAX) {
+    if (v == 0 && no_default)
+      return invalid("%s is required: a positive integer (got 0)", flag);
+    return invalid("%s %" G_GINT64_FORMAT " is out of range: expected an "
+                   "integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                   flag, I64(v), I64(lo), I64(INT_VALUE_MAX));
+  }
+  return TRUE;
+}
+
+static gboolean check_divides(const char *flag, int64_t v, const char *what,
+                              int64_t n, const char *model, GError **error) {
+  if (n % v != 0)
+    return invalid("%s %" G_GINT64_FORMAT " does not divide %s %" G_GINT64_FORMAT
+                   " of model %s",
+                   flag, I64(v), what, I64(n), model);
+  return TRUE;
+}
+
+static const char *schedule_word(PtsimSchedule s) {
+  switch (s) {
+  case PTSIM_SCHEDULE_1F1B: return "1f1b";
+  case PTSIM_SCHEDULE_GPIPE: return "gpipe";
+  case PTSIM_SCHEDULE_INTERLEAVED: return "interleaved";
+  case PTSIM_SCHEDULE_ZB_H1: return "zb-h1";
+  }
+  return "?";
+}
+
+/* stage_layers[] from pp and the optional uneven first/last stage. */
+static gboolean split_stages(PtsimLayout *l, int64_t layers, GError **error) {
+  int64_t first = l->first_stage_layers, last = l->last_stage_layers;
+  memset(l->stage_layers, 0, sizeof l->stage_layers);
+  if (first < 0 || first > INT_VALUE_MAX)
+    return invalid("--decoder-first-pipeline-num-layers %" G_GINT64_FORMAT
+                   " is out of range: expected 0 (even split) or a positive "
+                   "integer", I64(first));
+  if (last < 0 || last > INT_VALUE_MAX)
+    return invalid("--decoder-last-pipeline-num-layers %" G_GINT64_FORMAT
+                   " is out of range: expected 0 (even split) or a positive "
+                   "integer", I64(last));
+  if (first == 0 && last == 0) {
+    if (layers % l->pp != 0)
+      return invalid("--pp %" G_GINT64_FORMAT " does not divide num_layers %"
+                     G_GINT64_FORMAT "; give an uneven split with "
+                     "--decoder-first-pipeline-num-layers / "
+                     "--decoder-last-pipeline-num-layers",
+                     I64(l->pp), I64(layers));
+    for (int64_t s = 0; s < l->pp; s++)
+      l->stage_layers[s] = layers / l->pp;
+    return TRUE;
+  }
+  if (l->pp < 2)
+    return invalid("--decoder-%s-pipeline-num-layers %" G_GINT64_FORMAT
+                   " needs --pp > 1 (got --pp %" G_GINT64_FORMAT ")",
+                   first ? "first" : "last", I64(first ? first : last),
+                   I64(l->pp));
+  if (l->vp > 1)
+    return invalid("an uneven first/last pipeline stage with --vp %"
+                   G_GINT64_FORMAT " is not supported; use --vp 1",
+                   I64(l->vp));
+  int64_t middle = l->pp - (first ? 1 : 0) - (last ? 1 : 0);
+  int64_t rest = layers - first - last;
+  if (rest < 0 || (middle == 0 && rest != 0) ||
+      (middle > 0 && (rest < middle || rest % middle != 0)))
+    return invalid("--decoder-first-pipeline-num-layers %" G_GINT64_FORMAT
+                   " and --decoder-last-pipeline-num-layers %" G_GINT64_FORMAT
+                   " leave %" G_GINT64_FORMAT " of num_layers %" G_GINT64_FORMAT
+                   " for the %" G_GINT64_FORMAT " other stage(s) of --pp %"
+                   G_GINT64_FORMAT "; they must split evenly (at least one "
+                   "layer each)",
+                   I64(first), I64(last), I64(rest), I64(layers), I64(middle),
+                   I64(l->pp));
+  for (int64_t s = 0; s < l->pp; s++)
+    l->stage_layers[s] = middle > 0 ? rest / middle : 0;
+  if (first)
+    l->stage_layers[0] = first;
+  if (last)
+    l->stage_layers[l->pp - 1] = last;
+  return TRUE;
+}
+
+gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
+  g_return_val_if_fail(job != NULL, FALSE);
+  g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+  const PtsimModel *m = &job->model;
+  PtsimLayout *l = &job->layout;
+  const char *name = m->name[0] ? m->name : "(unnamed)";
+
+  if (!ptsim_model_check(m, error))
+    return FALSE;
+
+  /* Plain ranges first, so later arithmetic cannot overflow. */
+  if (!check_count("--gpus", l->gpus, 1, error) ||
+      !check_count("--tp", l->tp, 1, error) ||
+      !check_count("--pp", l->pp, 1, error) ||
+      !check_count("--cp", l->cp, 1, error) ||
+      !check_count("--dp", l->dp, 0, error) ||
+      !check_count("--vp", l->vp, 1, error) ||
+      !check_count("--mbs", l->mbs, 1, error) ||
+      !check_count("--gbs", l->gbs, 1, error) ||
+      !check_count("--seq", l->seq, 1, error) ||
+      !check_count("--recompute-num-layers", l->recompute_num_layers, 0,
+                   error))
+    return FALSE;
+  if (l->sp < -1 || l->sp > 1)
+    return invalid("--sp %d is out of range: expected -1 (auto), 0 or 1", l->sp);
+  if ((unsigned)l->recompute > PTSIM_RECOMPUTE_FULL ||
+      (unsigned)l->recompute_method > PTSIM_RECOMPUTE_METHOD_BLOCK ||
+      (unsigned)l->precision > PTSIM_PRECISION_FP8 ||
+      (unsigned)l->schedule > PTSIM_SCHEDULE_ZB_H1)
+    return invalid("layout: recompute/recompute method/precision/schedule out "
+                   "of range");
+  if (!(l->memory_threshold > 0 && l->memory_threshold <= 1))
+    return invalid("--memory-threshold %g is out of range: expected a number "
+                   "in (0, 1]", l->memory_threshold);
+  if (!(l->attention_dropout >= 0 && l->attention_dropout < 1))
+    return invalid("--attention-dropout %g is out of range: expected a "
+                   "probability in [0, 1)", l->attention_dropout);
+  if (!(l->hidden_dropout >= 0 && l->hidden_dropout < 1))
+    return invalid("--hidden-dropout %g is out of range: expected a "
+                   "probability in [0, 1)", l->hidden_dropout);
+
+  /* dp = gpus / (tp*pp*cp), checked one factor at a time. */
+  if (l->gpus % l->tp != 0 || (l->gpus / l->tp) % l->pp != 0 ||
+      (l->gpus / l->tp / l->pp) % l->cp != 0)
+    return invalid("--gpus %" G_GINT64_FORMAT " is not divisible by tp*pp*cp "
+                   "(--tp %" G_GINT64_FORMAT " --pp %" G_GINT64_FORMAT
+                   " --cp %" G_GINT64_FORMAT ")",
+                   I64(l->gpus), I64(l->tp), I64(l->pp), I64(l->cp));
+  int64_t dp = l->gpus / l->tp / l->pp / l->cp;
+  if (l->dp != 0 && l->dp != dp)
+    return invalid("--dp %" G_GINT64_FORMAT " does not match --gpus %"
+                   G_GINT64_FORMAT ": tp*pp*cp*dp = %" G_GINT64_FORMAT
+                   "*%" G_GINT64_FORMAT "*%" G_GINT64_FORMAT "*%" G_GINT64_FORMAT
+                   " must equal gpus (dp would be %" G_GINT64_FORMAT ")",
+                   I64(l->dp), I64(l->gpus), I64(l->tp), I64(l->pp), I64(l->cp),
+                   I64(l->dp), I64(dp));
+  l->dp = dp;
+
+  /* Tensor parallelism splits heads, KV groups and the MLP.  The vocabulary
+   * is padded by Megatron-LM to a multiple of tp, so it is not checked. */
+  if (!check_divides("--tp", l->tp, "num_attention_heads",
+                     m->num_attention_heads, name, error) ||
+      !check_divides("--tp", l->tp, "num_query_groups", m->num_query_groups,
+                     name, error) ||
+      !check_divides("--tp", l->tp, "ffn_hidden_size", m->ffn_hidden_size,
+                     name, error))
+    return FALSE;
+
+  if (l->sp == -1)
+    l->sp = l->tp > 1 ? 1 : 0;
+  if (l->cp > 1 && l->seq % (2 * l->cp) != 0)
+    return invalid("--seq %" G_GINT64_FORMAT " is not divisible by 2*cp = %"
+                   G_GINT64_FORMAT " (--cp %" G_GINT64_FORMAT "; context "
+                   "parallelism splits the sequence into 2*cp chunks)",
+                   I64(l->seq), I64(2 * l->cp), I64(l->cp));
+  if (l->sp == 1 && (l->seq / l->cp) % l->tp != 0)
+    return invalid("--seq %" G_GINT64_FORMAT " (per cp rank %" G_GINT64_FORMAT
+                   ") is not divisible by --tp %" G_GINT64_FORMAT
+                   " as sequence parallelism (--sp) needs",
+                   I64(l->seq), I64(l->seq / l->cp), I64(l->tp));
+
+  /* Pipeline. */
+  if (l->pp > PTSIM_MAX_STAGES)
+    return invalid("--pp %" G_GINT64_FORMAT " is more than ptsim's limit of %d "
+                   "pipeline stages", I64(l->pp), PTSIM_MAX_STAGES);
+  if (l->pp > m->num_layers)
+    return invalid("--pp %" G_GINT64_FORMAT " is more than num_layers %"
+                   G_GINT64_FORMAT " of model %s",
+                   I64(l->pp), I64(m->num_layers), name);
+  if (l->vp > 1) {
+    if (l->pp < 2)
+      return invalid("--vp %" G_GINT64_FORMAT " (interleaved schedule) needs "
+                     "--pp >= 2 (got --pp %" G_GINT64_FORMAT ")",
+                     I64(l->vp), I64(l->pp));
+    if (m->num_layers % (l->pp * l->vp) != 0)
+      return invalid("--pp %" G_GINT64_FORMAT " times --vp %" G_GINT64_FORMAT
+                     " = %" G_GINT64_FORMAT " does not divide num_layers %"
+                     G_GINT64_FORMAT " of model %s",
+                     I64(l->pp), I64(l->vp), I64(l->pp * l->vp),
+                     I64(m->num_layers), name);
+    if (l->schedule == PTSIM_SCHEDULE_GPIPE ||
+        l->schedule == PTSIM_SCHEDULE_ZB_H1)
+      return invalid("--schedule %s cannot run virtual stages (--vp %"
+                     G_GINT64_FORMAT "); use --schedule interleaved or --vp 1",
+                     schedule_word(l->schedule), I64(l->vp));
+    l->schedule = PTSIM_SCHEDULE_INTERLEAVED;
+  } else if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED) {
+    return invalid("--schedule interleaved needs --vp > 1 (got --vp 1)");
+  }
+  if (!split_stages(l, m->num_layers, error))
+    return FALSE;
+
+  /* Batch. */
+  if (l->gbs % l->mbs != 0 || (l->gbs / l->mbs) % l->dp != 0)
+    return invalid("--gbs %" G_GINT64_FORMAT " is not a multiple of mbs*dp "
+                   "(--mbs %" G_GINT64_FORMAT " times dp %" G_GINT64_FORMAT ")",
+                   I64(l->gbs), I64(l->mbs), I64(l->dp));
+  int64_t microbatches = l->gbs / l->mbs / l->dp;
+  if (l->vp > 1 && microbatches % l->pp != 0)
+    return invalid("the interleaved schedule (--vp %" G_GINT64_FORMAT
+                   ") needs the number of microbatches gbs/(mbs*dp) = %"
+                   G_GINT64_FORMAT " to be a multiple of --pp %" G_GINT64_FORMAT,
+                   I64(l->vp), I64(microbatches), I64(l->pp));
+
+  /* Recomputation. */
+  if (l->recompute == PTSIM_RECOMPUTE_FULL && l->recompute_num_layers > 0) {
+    int64_t most = 0;
+    for (int64_t s = 0; s < l->pp; s++)
+      if (l->stage_layers[s] / l->vp > most)
+        most = l->stage_layers[s] / l->vp;
+    if (l->recompute_num_layers > most)
+      return invalid("--recompute-num-layers %" G_GINT64_FORMAT " is more "
+                     "than the %" G_GINT64_FORMAT " layers of a pipeline "
+                     "stage%s",
+                     I64(l->recompute_num_layers), I64(most),
+                     l->vp > 1 ? " (per virtual stage)" : "");
+  }
+  return TRUE;
+}

@@ -1,0 +1,38 @@
+/* job_validate.h — Megatron-LM's layout defaults and the validation that
+ * makes a PtsimJob one the core may trust (plan.h then derives everything
+ * the simulation needs from it).
+ *
+ * Shell module (GLib).  Failures are PTSIM_CONFIG_ERROR_INVALID (config.h)
+ * with one line naming the flag, the value and what is allowed; callers
+ * exit 2 on it.  Sibling: job_validate.c. */
+#ifndef PTSIM_JOB_VALIDATE_H
+#define PTSIM_JOB_VALIDATE_H
+
+#include <glib.h>
+#include "config.h"
+#include "job.h"
+
+/* Megatron-LM's defaults: tp = pp = cp = vp = mbs = 1, dp = 0 (derive),
+ * sp = -1 (on when tp > 1), distributed optimizer on, fp32 grads, flash
+ * attention, no recompute, bf16, 1F1B (interleaved when vp > 1),
+ * threshold 0.8, no dropout.  gpus, gbs and seq are 0 (must be given). */
+void ptsim_layout_init_defaults(PtsimLayout *layout);
+
+/* Resolves the derived fields (dp, sp, schedule, stage_layers) and checks
+ * the job against its model.  On failure the job may be partly resolved.
+ *
+ * Messages name the layout as ptsim's command line spells it, with
+ * Megatron-LM's words: --gpus --tp --pp --cp --dp --vp --mbs --gbs --seq
+ * --sp --schedule --recompute-num-layers --memory-threshold
+ * --attention-dropout --hidden-dropout --decoder-first-pipeline-num-layers
+ * --decoder-last-pipeline-num-layers.  e.g. "--tp 3 does not divide
+ * num_attention_heads 32 of model llama3-8b".
+ *
+ * schedule: 1F1B (the default) becomes interleaved-1F1B when vp > 1 (the
+ * enum has no "auto", so an explicit 1F1B cannot be told from the default);
+ * gpipe or zb-h1 with vp > 1 is an error, and so is interleaved with
+ * vp == 1.  The hardware part of the job is not checked here
+ * (ptsim_hardware_load() did that). */
+gboolean ptsim_job_validate(PtsimJob *job, GError **error);
+
+#endif /* PTSIM_JOB_VALIDATE_H */
