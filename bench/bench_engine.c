@@ -39,7 +39,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_engine: %s\n", error->message);
     return 1;
   }
-  int64_t bytes = ptsim_engine_scratch_bytes(&job);
+  PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(&job, plan);
+  int64_t bytes = ptsim_engine_scratch_bytes(plan);
   void *scratch = g_malloc(bytes);
   PtsimWorkload *w = g_new0(PtsimWorkload, 1);
   PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
@@ -50,9 +52,10 @@ int main(int argc, char **argv) {
   for (int b = 0; b < BATCHES; b++) {
     gint64 start = g_get_monotonic_time();
     for (int i = 0; i < PER_BATCH; i++) {
-      ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, m);
-      ptsim_workload_build(&job, NULL, w);
-      if (ptsim_engine_run(&job, w, scratch, bytes, NULL, t) != 0) return 1;
+      ptsim_plan_build(&job, plan); /* per layout, as the batch evaluator does */
+      ptsim_memory_estimate(plan, PTSIM_CE_LAST_STAGE, m);
+      ptsim_workload_build(plan, NULL, w);
+      if (ptsim_engine_run(plan, w, scratch, bytes, NULL, t) != 0) return 1;
       sink += t->step_s + m->total_bytes;
     }
     per_layout_us[b] = (double)(g_get_monotonic_time() - start) / PER_BATCH;
@@ -64,6 +67,7 @@ int main(int argc, char **argv) {
          job.layout.vp, schedule, per_layout_us[BATCHES / 2], BATCHES, PER_BATCH,
          per_layout_us[0], t->events, t->step_s, sink);
   g_free(scratch);
+  g_free(plan);
   g_free(w);
   g_free(t);
   g_free(m);

@@ -15,6 +15,7 @@
 #include "memory.h"
 #include "schedule.h"
 #include "simulate.h"
+#include "plan_of.h"
 
 #define N_JOBS 300
 
@@ -35,9 +36,9 @@ static void test_cpu_equals_single(void) {
   int schedules[4] = {0, 0, 0, 0}, fits = 0;
   for (int i = 0; i < N_JOBS; i++) {
     const PtsimBatchResult *r = &out[i];
-    ptsim_memory_estimate(&jobs[i], PTSIM_CE_LAST_STAGE, mem);
+    estimate_of(&jobs[i], PTSIM_CE_LAST_STAGE, mem);
     g_assert_cmpint(r->status, ==, 0);
-    g_assert_true(ptsim_simulate(&jobs[i], NULL, time, &error));
+    g_assert_true(simulate_of(&jobs[i], NULL, time, &error));
     g_assert_no_error(error);
     g_assert_cmpint(r->fits, ==, mem->fits);
     g_assert_cmpint(r->peak_stage, ==, mem->peak_stage);
@@ -82,7 +83,8 @@ static void test_scratch_too_small(void) {
                  "PTSIM_ENGINE_ERR_SCRATCH, nothing else computed");
   g_autofree PtsimJob *job = one_job();
   int64_t bytes = ptsim_batch_scratch_bytes(job);
-  g_assert_cmpint(bytes, >, ptsim_engine_scratch_bytes(job));
+  g_autofree PtsimPlan *plan = plan_of(job);
+  g_assert_cmpint(bytes, >, ptsim_engine_scratch_bytes(plan));
   g_assert_cmpint(bytes % 16, ==, 0);
   g_autofree void *scratch = g_malloc(bytes);
   PtsimBatchResult r;

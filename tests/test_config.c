@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "job_validate.h"
+#include "plan_of.h"
 
 /* ---- helpers ---- */
 
@@ -499,7 +500,6 @@ static void test_layout_defaults(void) {
   g_assert_cmpint(l.gbs, ==, 0);
   g_assert_cmpint(l.seq, ==, 0);
   g_assert_cmpint(l.first_stage_layers, ==, 0);
-  g_assert_cmpint(l.stage_layers[0], ==, 0);
 }
 
 static void test_job_valid(void) {
@@ -515,14 +515,14 @@ static void test_job_valid(void) {
   g_assert_cmpint(job.layout.sp, ==, 1);
   g_assert_cmpint(job.layout.schedule, ==, PTSIM_SCHEDULE_1F1B);
   for (int s = 0; s < 4; s++)
-    g_assert_cmpint(job.layout.stage_layers[s], ==, 8);
-  g_assert_cmpint(job.layout.stage_layers[4], ==, 0);
+    g_assert_cmpint(stage_layers_of(&job, s), ==, 8);
+  g_assert_cmpint(stage_layers_of(&job, 4), ==, 0);
 
   /* tp == 1: sp auto is off; sp = 1 with tp = 1 is accepted */
   make_job(&job, "llama3-8b", 8);
   g_assert_true(ptsim_job_validate(&job, &error));
   g_assert_cmpint(job.layout.sp, ==, 0);
-  g_assert_cmpint(job.layout.stage_layers[0], ==, 32);
+  g_assert_cmpint(stage_layers_of(&job, 0), ==, 32);
   make_job(&job, "llama3-8b", 8);
   job.layout.sp = 1;
   g_assert_true(ptsim_job_validate(&job, &error));
@@ -597,15 +597,15 @@ static void test_job_pp(void) {
   g_assert_no_error(error);
   const int64_t want[] = {5, 12, 12, 3};
   for (int s = 0; s < 4; s++)
-    g_assert_cmpint(job.layout.stage_layers[s], ==, want[s]);
+    g_assert_cmpint(stage_layers_of(&job, s), ==, want[s]);
   /* only first given: 30 over 2 -> 2 + 15 + 15 */
   make_job(&job, "llama3-8b", 3);
   job.layout.pp = 3;
   job.layout.first_stage_layers = 2;
   g_assert_true(ptsim_job_validate(&job, &error));
-  g_assert_cmpint(job.layout.stage_layers[0], ==, 2);
-  g_assert_cmpint(job.layout.stage_layers[1], ==, 15);
-  g_assert_cmpint(job.layout.stage_layers[2], ==, 15);
+  g_assert_cmpint(stage_layers_of(&job, 0), ==, 2);
+  g_assert_cmpint(stage_layers_of(&job, 1), ==, 15);
+  g_assert_cmpint(stage_layers_of(&job, 2), ==, 15);
 
   make_job(&job, "llama3-8b", 4);
   job.layout.pp = 4;
@@ -822,7 +822,7 @@ static void test_job_published_layouts(void) {
     g_assert_no_error(error);
     int64_t sum = 0;
     for (int64_t s = 0; s < job.layout.pp; s++)
-      sum += job.layout.stage_layers[s];
+      sum += stage_layers_of(&job, s);
     g_assert_cmpint(sum, ==, job.model.num_layers);
     if (runs[k].vp > 1)
       g_assert_cmpint(job.layout.schedule, ==, PTSIM_SCHEDULE_INTERLEAVED);

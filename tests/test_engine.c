@@ -9,6 +9,7 @@
 #include "memory.h"
 #include "schedule.h"
 #include "workload.h"
+#include "plan_of.h"
 
 static void load_job(PtsimJob *job, const char *model, const char *hw, gint64 gpus, gint64 tp,
                      gint64 pp, gint64 vp, gint64 mbs, gint64 gbs, gint64 seq) {
@@ -18,10 +19,11 @@ static void load_job(PtsimJob *job, const char *model, const char *hw, gint64 gp
 
 static int32_t run(const PtsimJob *job, const PtsimWorkload *w, PtsimTrace *trace,
                    PtsimTimeResult *out) {
-  int64_t bytes = ptsim_engine_scratch_bytes(job);
+  g_autofree PtsimPlan *plan = plan_of(job);
+  int64_t bytes = ptsim_engine_scratch_bytes(plan);
   g_assert_cmpint(bytes, >, 0);
   g_autofree void *scratch = g_malloc(bytes);
-  return ptsim_engine_run(job, w, scratch, bytes, trace, out);
+  return ptsim_engine_run(plan, w, scratch, bytes, trace, out);
 }
 
 static PtsimTime ns(double s) { return (PtsimTime)(s * 1e9 + 0.5); }
@@ -32,7 +34,7 @@ static void test_single_gpu_hand_arithmetic(void) {
   PtsimJob job;
   load_job(&job, "llama3-8b", "h100-80g", 1, 1, 1, 1, 1, 4, 2048);
   g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
-  ptsim_workload_build(&job, NULL, w);
+  workload_of(&job, NULL, w);
   PtsimWork chunk;
   ptsim_workload_chunk(w, 0, 0, &chunk);
   g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
@@ -116,7 +118,7 @@ static void test_deterministic(void) {
   PtsimJob job;
   load_job(&job, "llama3-70b", "h100-80g", 64, 8, 4, 2, 1, 64, 4096);
   g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
-  ptsim_workload_build(&job, NULL, w);
+  workload_of(&job, NULL, w);
   g_autofree PtsimTimeResult *a = g_new0(PtsimTimeResult, 1);
   g_autofree PtsimTimeResult *b = g_new0(PtsimTimeResult, 1);
   PtsimTrace ta = {g_new0(PtsimTraceRecord, 4096), 4096, 0};
@@ -135,7 +137,7 @@ static void test_last_stage_imbalance(void) {
   PtsimJob job;
   load_job(&job, "llama3-8b", "h100-80g", 8, 1, 4, 1, 1, 32, 4096);
   g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
-  ptsim_workload_build(&job, NULL, w);
+  workload_of(&job, NULL, w);
   g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
   g_assert_cmpint(run(&job, w, NULL, t), ==, 0);
   g_assert_cmpint(t->busiest_stage, ==, 3);
@@ -151,7 +153,7 @@ static void test_overlap_switches(void) {
   g_autofree PtsimTimeResult *base = g_new0(PtsimTimeResult, 1);
   g_autofree PtsimTimeResult *grad = g_new0(PtsimTimeResult, 1);
   g_autofree PtsimTimeResult *tp = g_new0(PtsimTimeResult, 1);
-  ptsim_workload_build(&job, NULL, w);
+  workload_of(&job, NULL, w);
   g_assert_cmpint(run(&job, w, NULL, base), ==, 0);
   g_assert_cmpfloat(base->exposed_comm_s[PTSIM_COMM_DP], >, 0.0);
   g_assert_cmpfloat(base->exposed_comm_s[PTSIM_COMM_TP], >, 0.0);
@@ -160,7 +162,7 @@ static void test_overlap_switches(void) {
   g_assert_cmpfloat(grad->step_s, <, base->step_s);
   g_assert_cmpfloat(grad->exposed_comm_s[PTSIM_COMM_DP], <, base->exposed_comm_s[PTSIM_COMM_DP]);
   job.layout.tp_comm_overlap = 1;
-  ptsim_workload_build(&job, NULL, w);
+  workload_of(&job, NULL, w);
   g_assert_cmpint(run(&job, w, NULL, tp), ==, 0);
   g_assert_cmpfloat(tp->exposed_comm_s[PTSIM_COMM_TP], <, grad->exposed_comm_s[PTSIM_COMM_TP]);
   g_assert_cmpfloat(tp->step_s, <, grad->step_s);
@@ -171,7 +173,7 @@ static void test_trace_records_every_item(void) {
   PtsimJob job;
   load_job(&job, "llama2-7b", "a100-80g", 16, 2, 2, 1, 1, 32, 2048);
   g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
-  ptsim_workload_build(&job, NULL, w);
+  workload_of(&job, NULL, w);
   g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
   PtsimTrace trace = {g_new0(PtsimTraceRecord, 1024), 1024, 0};
   g_assert_cmpint(run(&job, w, &trace, t), ==, 0);
@@ -182,7 +184,8 @@ static void test_trace_records_every_item(void) {
     g_assert_cmpint(r->end_ns, <=, ns(t->step_s));
     if (r->kind <= PTSIM_TRACE_BACKWARD_WEIGHT) items++;
   }
-  int64_t m = ptsim_job_num_microbatches(&job);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  int64_t m = plan->num_microbatches;
   g_assert_cmpint(items, ==, 2 * 2 * m);
   g_free(trace.records);
 }

@@ -9,6 +9,7 @@
 #include "lifetimes.h"
 #include "memory.h"
 #include "simulate.h"
+#include "plan_of.h"
 
 static void load_job(PtsimJob *job, const char *model, const char *hw, gint64 gpus, gint64 tp,
                      gint64 pp, gint64 mbs, gint64 gbs, gint64 seq, PtsimRecompute recompute) {
@@ -18,7 +19,7 @@ static void load_job(PtsimJob *job, const char *model, const char *hw, gint64 gp
 
 static void run(const PtsimJob *job, const PtsimAllocOptions *opts, PtsimAllocResult *out) {
   g_autoptr(GError) error = NULL;
-  gboolean ok = ptsim_simulate_allocator(job, 2, opts, NULL, 0.0, NULL, out, &error);
+  gboolean ok = simulate_allocator_of(job, 2, opts, NULL, 0.0, NULL, out, &error);
   g_assert_no_error(error);
   g_assert_true(ok);
 }
@@ -29,7 +30,7 @@ static void test_agrees_with_estimate(void) {
   load_job(&job, "llama3-8b", "h100-80g", 8, 2, 2, 1, 64, 4096, PTSIM_RECOMPUTE_NONE);
   g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
   g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, m);
+  estimate_of(&job, PTSIM_CE_LAST_STAGE, m);
   run(&job, NULL, a);
   for (int64_t s = 0; s < a->num_stages; s++) {
     const PtsimStageMemory *e = &m->stages[s];
@@ -146,7 +147,7 @@ static void test_variants_agree(void) {
     g_assert_true(ok);
     g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
     g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
-    ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, m);
+    estimate_of(&job, PTSIM_CE_LAST_STAGE, m);
     run(&job, NULL, a);
     for (int64_t s = 0; s < a->num_stages; s++) {
       double est = m->stages[s].total_bytes - m->stages[s].input_ids_bytes;

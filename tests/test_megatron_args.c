@@ -11,6 +11,7 @@
 #include "config.h"
 #include "job_validate.h"
 #include "megatron_args.h"
+#include "plan_of.h"
 
 #define LLAMA3_8B_ARGS                                                         \
   "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py "                    \
@@ -156,8 +157,8 @@ static void test_llama3_8b(void) {
   g_assert_true(ptsim_job_validate(&job, &error));
   g_assert_no_error(error);
   g_assert_cmpint(job.layout.dp, ==, 2);
-  g_assert_cmpint(job.layout.stage_layers[0], ==, 16);
-  g_assert_cmpint(job.layout.stage_layers[1], ==, 16);
+  g_assert_cmpint(stage_layers_of(&job, 0), ==, 16);
+  g_assert_cmpint(stage_layers_of(&job, 1), ==, 16);
 }
 
 static void test_file(void) {

@@ -14,6 +14,7 @@
 #include "job_validate.h"
 #include "megatron_args.h"
 #include "megatron_log.h"
+#include "plan_of.h"
 
 /* ---- helpers ---- */
 
@@ -294,8 +295,8 @@ static void test_args_llama3_8b(void) {
   g_assert_true(ptsim_job_validate(&job, &error));
   g_assert_no_error(error);
   g_assert_cmpint(job.layout.dp, ==, 4);
-  g_assert_cmpint(job.layout.stage_layers[0], ==, 16);
-  g_assert_cmpint(job.layout.stage_layers[1], ==, 16);
+  g_assert_cmpint(stage_layers_of(&job, 0), ==, 16);
+  g_assert_cmpint(stage_layers_of(&job, 1), ==, 16);
 }
 
 static void test_args_variants(void) {

@@ -31,10 +31,38 @@ static void set_model(PtsimModel *m, const char *name, int64_t L, int64_t h,
   m->bias = 0;
 }
 
-static void split_evenly(PtsimJob *job) {
-  int64_t p = job->layout.pp, L = job->model.num_layers;
-  for (int64_t i = 0; i < p; i++)
-    job->layout.stage_layers[i] = L / p + (i < L % p ? 1 : 0);
+/* The estimate of a job, through its plan (as every caller does). */
+static void estimate(const PtsimJob *job, PtsimCrossEntropyConvention ce,
+                     PtsimMemoryEstimate *est) {
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(job, plan);
+  ptsim_memory_estimate(plan, ce, est);
+}
+
+static PtsimPlan *plan_of(const PtsimJob *job) {
+  PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(job, plan);
+  return plan;
+}
+
+static double inflight(const PtsimJob *job, int64_t stage) {
+  g_autofree PtsimPlan *plan = plan_of(job);
+  return plan->inflight_microbatches[stage];
+}
+
+static int64_t num_microbatches(const PtsimJob *job) {
+  g_autofree PtsimPlan *plan = plan_of(job);
+  return plan->num_microbatches;
+}
+
+static double stage_parameters(const PtsimJob *job, int64_t stage) {
+  g_autofree PtsimPlan *plan = plan_of(job);
+  return plan->stage_parameters[stage];
+}
+
+static double layer_activation_bytes(const PtsimJob *job, int keep_scores) {
+  g_autofree PtsimPlan *plan = plan_of(job);
+  return ptsim_memory_layer_activation_bytes(plan, keep_scores);
 }
 
 /* A Llama-style job: seed assumptions (flash, SP when tp > 1, distributed
@@ -67,7 +95,6 @@ static void set_job(PtsimJob *job, const PtsimModel *m, int64_t tp,
   l->precision = PTSIM_PRECISION_BF16;
   l->schedule = PTSIM_SCHEDULE_1F1B;
   l->memory_threshold = 0.8;
-  split_evenly(job);
 }
 
 static void llama8b(PtsimModel *m) {
@@ -133,7 +160,7 @@ static void test_seed_llama8b(void) {
   llama8b(&m);
   set_job(&job, &m, 1, 4, 2, 1, 1, 32768);
 
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_test_message("8B stage 0: %.4f GiB, stage 1: %.4f GiB (CE last stage)",
                  est.stages[0].total_bytes / GIB,
                  est.stages[1].total_bytes / GIB);
@@ -148,7 +175,7 @@ static void test_seed_llama8b(void) {
   g_assert_cmpfloat(est.stages[0].inflight_microbatches, ==, 2.0);
   g_assert_cmpfloat(est.stages[1].inflight_microbatches, ==, 1.0);
 
-  ptsim_memory_estimate(&job, PTSIM_CE_EVERY_STAGE, &est);
+  estimate(&job, PTSIM_CE_EVERY_STAGE, &est);
   assert_rel(est.stages[0].total_bytes / GIB, 79.19, 1e-3);
   assert_rel(est.stages[0].total_bytes, seed_closed_form(&m, &job.layout, 1),
              1e-9);
@@ -169,7 +196,7 @@ static void test_seed_llama70b(void) {
   set_job(&job, &m, 8, 2, 4, 2, 2, 8192);
   g_assert_cmpint(job.layout.gpus, ==, 128);
 
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_test_message("70B stage totals (CE last stage): %.4f %.4f %.4f %.4f GiB",
                  est.stages[0].total_bytes / GIB,
                  est.stages[1].total_bytes / GIB,
@@ -179,7 +206,7 @@ static void test_seed_llama70b(void) {
   assert_rel(est.stages[0].total_bytes / GIB, 44.60, 1e-3);
   assert_rel(est.stages[0].total_bytes, seed_closed_form(&m, &job.layout, 0),
              1e-9);
-  ptsim_memory_estimate(&job, PTSIM_CE_EVERY_STAGE, &est);
+  estimate(&job, PTSIM_CE_EVERY_STAGE, &est);
   assert_rel(est.stages[0].total_bytes / GIB, 45.12, 1e-3);
   assert_rel(est.stages[0].total_bytes, seed_closed_form(&m, &job.layout, 1),
              1e-9);
@@ -211,10 +238,10 @@ static void test_seed_closed_form_layouts(void) {
       PtsimJob job;
       PtsimMemoryEstimate est;
       set_job(&job, &models[mi], x[0], x[1], x[2], x[3], x[4], x[5]);
-      ptsim_memory_estimate(&job, PTSIM_CE_EVERY_STAGE, &est);
+      estimate(&job, PTSIM_CE_EVERY_STAGE, &est);
       assert_rel(est.stages[0].total_bytes,
                  seed_closed_form(&models[mi], &job.layout, 1), 1e-9);
-      ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+      estimate(&job, PTSIM_CE_LAST_STAGE, &est);
       assert_rel(est.stages[0].total_bytes,
                  seed_closed_form(&models[mi], &job.layout, x[2] == 1), 1e-9);
     }
@@ -236,8 +263,8 @@ static void test_tiny_llama(void) {
   set_job(&job, &m, 1, 1, 1, 1, 1, 128);
   /* Per layer: attention 2*64^2*(1+1) = 16384, MLP 3*64*256 = 49152, norms
    * 2*64 = 128 -> 65664. */
-  g_assert_cmpfloat(ptsim_memory_layer_parameters(&m, 1), ==, 65664.0);
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  g_assert_cmpfloat(ptsim_plan_layer_parameters(&m, 1), ==, 65664.0);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   const PtsimStageMemory *st = &est.stages[0];
   /* Embedding 64000 + head 64000 + final norm 64 + 2 layers 131328. */
   g_assert_cmpfloat(st->parameters, ==, 259392.0);
@@ -274,13 +301,13 @@ static void test_tiny_gpt(void) {
   m.tied_embeddings = 1;
   /* Per layer: attention 16384 + QKV bias 192 + O bias 64 + MLP 2*64*256 =
    * 32768 + fc1 bias 256 + fc2 bias 64 + norms 4*64 = 256 -> 49984. */
-  g_assert_cmpfloat(ptsim_memory_layer_parameters(&m, 1), ==, 49984.0);
+  g_assert_cmpfloat(ptsim_plan_layer_parameters(&m, 1), ==, 49984.0);
   /* t = 2: split parts halve, row-parallel biases and norms do not:
    * 8192 + 96 + 64 + 16384 + 128 + 64 + 256 = 25184. */
-  g_assert_cmpfloat(ptsim_memory_layer_parameters(&m, 2), ==, 25184.0);
+  g_assert_cmpfloat(ptsim_plan_layer_parameters(&m, 2), ==, 25184.0);
 
   set_job(&job, &m, 1, 1, 1, 1, 1, 128);
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   /* Tied, pp 1: embedding 64000 once, positions 128*64 = 8192, final
    * LayerNorm 128, layers 99968. */
   g_assert_cmpfloat(est.stages[0].parameters, ==,
@@ -290,33 +317,33 @@ static void test_tiny_gpt(void) {
   job.layout.hidden_dropout = 0.1;
   job.layout.attention_dropout = 0.1;
   const double sbh = 128.0 * 64.0;
-  g_assert_cmpfloat(ptsim_memory_layer_activation_bytes(&job, 1), ==,
+  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==,
                     34.0 * sbh);
   /* Without flash attention: + 5 a s^2 b = sbh * 5as/h. */
   job.layout.flash_attention = 0;
   const double scores = 5.0 * 4.0 * 128.0 * 128.0;
-  g_assert_cmpfloat(ptsim_memory_layer_activation_bytes(&job, 1), ==,
+  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==,
                     34.0 * sbh + scores);
-  g_assert_cmpfloat(ptsim_memory_layer_activation_bytes(&job, 0), ==,
+  g_assert_cmpfloat(layer_activation_bytes(&job, 0), ==,
                     34.0 * sbh);
   /* No attention dropout: no mask, 4 a s^2 b. */
   job.layout.attention_dropout = 0.0;
-  g_assert_cmpfloat(ptsim_memory_layer_activation_bytes(&job, 1), ==,
+  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==,
                     34.0 * sbh + 4.0 * 4.0 * 128.0 * 128.0);
   job.layout.attention_dropout = 0.1;
 
   /* t = 4 without SP: sbh (10 + 24/t + 5as/(ht)); with SP everything / t. */
   job.layout.tp = 4;
   job.layout.sp = 0;
-  g_assert_cmpfloat(ptsim_memory_layer_activation_bytes(&job, 1), ==,
+  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==,
                     sbh * (10.0 + 24.0 / 4.0) + scores / 4.0);
   job.layout.sp = 1;
-  g_assert_cmpfloat(ptsim_memory_layer_activation_bytes(&job, 1), ==,
+  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==,
                     sbh * 34.0 / 4.0 + scores / 4.0);
 
   /* Embedding dropout mask on stage 0: sbh/t per in-flight microbatch. */
   job.layout.flash_attention = 1;
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_assert_cmpfloat(est.stages[0].embedding_dropout_bytes, ==, sbh / 4.0);
   g_assert_cmpfloat(est.stages[0].activations_bytes, ==,
                     2.0 * 34.0 * sbh / 4.0 + sbh / 4.0);
@@ -331,9 +358,9 @@ static void test_gpt3_parameters(void) {
   PtsimJob job;
   PtsimMemoryEstimate est;
   gpt3_175b(&m);
-  g_assert_cmpint(ptsim_memory_has_learned_positions(&m), ==, 1);
+  g_assert_cmpint(ptsim_plan_has_learned_positions(&m), ==, 1);
   set_job(&job, &m, 1, 1, 1, 1, 1, 2048);
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   assert_rel(est.stages[0].parameters, 174.6e9, 5e-3);
   g_test_message("GPT-3 175B: %.4e parameters", est.stages[0].parameters);
 
@@ -341,7 +368,7 @@ static void test_gpt3_parameters(void) {
    * last stage's copy of the tied embedding, less TP replication of norms,
    * row biases and positions (replicated parts counted once per rank). */
   set_job(&job, &m, 8, 1, 8, 1, 1, 2048);
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   double sum = 0.0;
   for (int64_t i = 0; i < est.num_stages; i++)
     sum += est.stages[i].parameters;
@@ -358,7 +385,7 @@ static void test_gpt3_parameters(void) {
 
 static double stage0_activations(PtsimJob *job) {
   PtsimMemoryEstimate est;
-  ptsim_memory_estimate(job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(job, PTSIM_CE_LAST_STAGE, &est);
   return est.stages[0].activations_bytes;
 }
 
@@ -397,7 +424,7 @@ static void test_full_recompute_arithmetic(void) {
   llama8b(&m);
   /* pp 2 -> 16 layers on stage 0, 2 in flight; tp 2 with SP. */
   set_job(&job, &m, 2, 1, 2, 1, 1, 4096);
-  double layer = ptsim_memory_layer_activation_bytes(&job, 1);
+  double layer = layer_activation_bytes(&job, 1);
   double ckpt = 2.0 * 4096.0 * 1.0 * 4096.0 / 2.0; /* 2sbh / t */
   job.layout.recompute = PTSIM_RECOMPUTE_FULL;
 
@@ -417,7 +444,7 @@ static void test_full_recompute_arithmetic(void) {
   assert_rel(stage0_activations(&job), 2.0 * 16.0 * ckpt + layer, 1e-12);
   /* Without SP the checkpoint is not split over t. */
   job.layout.sp = 0;
-  layer = ptsim_memory_layer_activation_bytes(&job, 1);
+  layer = layer_activation_bytes(&job, 1);
   assert_rel(stage0_activations(&job), 2.0 * 16.0 * 2.0 * ckpt + layer,
              1e-12);
 }
@@ -431,7 +458,7 @@ static void test_more_tp_less_memory(void) {
   double prev = INFINITY;
   for (int64_t tp = 1; tp <= 8; tp *= 2) {
     set_job(&job, &m, tp, 1, 4, 1, 1, 4096);
-    ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+    estimate(&job, PTSIM_CE_LAST_STAGE, &est);
     g_assert_cmpfloat(est.total_bytes, <, prev);
     prev = est.total_bytes;
   }
@@ -445,22 +472,22 @@ static void test_optimizer_sharding(void) {
   PtsimMemoryEstimate est;
   llama8b(&m);
   set_job(&job, &m, 1, 2, 2, 4, 1, 4096);
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   const PtsimStageMemory *st = &est.stages[1];
   double states = st->parameters_bytes + st->gradients_bytes +
                   st->optimizer_bytes;
   assert_rel(states / st->parameters, 6.0 + 12.0 / 8.0, 1e-12);
   job.layout.distributed_optimizer = 0;
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   states = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes;
   assert_rel(states / st->parameters, 18.0, 1e-12);
   job.layout.fp32_grad_accumulation = 0;
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   states = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes;
   assert_rel(states / st->parameters, 16.0, 1e-12);
   /* fp8 keeps 2-byte weights. */
   job.layout.precision = PTSIM_PRECISION_FP8;
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   assert_rel(st->parameters_bytes / st->parameters, 2.0, 1e-12);
 }
 
@@ -471,35 +498,35 @@ static void test_schedules(void) {
   PtsimJob job;
   llama8b(&m);
   set_job(&job, &m, 1, 1, 4, 1, 1, 4096); /* m = 32 */
-  g_assert_cmpint(ptsim_job_num_microbatches(&job), ==, 32);
+  g_assert_cmpint(num_microbatches(&job), ==, 32);
   for (int64_t i = 0; i < 4; i++)
-    g_assert_cmpfloat(ptsim_memory_inflight_microbatches(&job, i), ==,
+    g_assert_cmpfloat(inflight(&job, i), ==,
                       (double)(4 - i));
   double f1b = stage0_activations(&job);
 
   job.layout.schedule = PTSIM_SCHEDULE_ZB_H1;
   g_assert_cmpfloat(stage0_activations(&job), ==, f1b);
-  g_assert_cmpfloat(ptsim_memory_inflight_microbatches(&job, 3), ==, 4.0);
+  g_assert_cmpfloat(inflight(&job, 3), ==, 4.0);
 
   job.layout.schedule = PTSIM_SCHEDULE_GPIPE;
-  g_assert_cmpfloat(ptsim_memory_inflight_microbatches(&job, 3), ==, 32.0);
+  g_assert_cmpfloat(inflight(&job, 3), ==, 32.0);
   g_assert_cmpfloat(stage0_activations(&job), ==, 8.0 * f1b);
 
   job.layout.schedule = PTSIM_SCHEDULE_INTERLEAVED;
   job.layout.vp = 2;
   /* Megatron: penalty 1 + (p-1)/(p v) = 1.375, x p = 5.5. */
   double penalty = 1.0 + 3.0 / (4.0 * 2.0);
-  g_assert_cmpfloat(ptsim_memory_inflight_microbatches(&job, 0), ==,
+  g_assert_cmpfloat(inflight(&job, 0), ==,
                     penalty * 4.0);
-  g_assert_cmpfloat(ceil(ptsim_memory_inflight_microbatches(&job, 0)), ==,
+  g_assert_cmpfloat(ceil(inflight(&job, 0)), ==,
                     ceil(penalty * 4.0));
-  g_assert_cmpfloat(ptsim_memory_inflight_microbatches(&job, 3), ==,
+  g_assert_cmpfloat(inflight(&job, 3), ==,
                     4.0 - 3.0 / 2.0);
   double inter = stage0_activations(&job);
   g_assert_cmpfloat(inter, >, f1b);
   assert_rel(inter, f1b * penalty, 1e-12);
   /* The last stage holds p - (p-1)/v, more than 1F1B's 1 when p > 1. */
-  g_assert_cmpfloat(ptsim_memory_inflight_microbatches(&job, 3), >, 1.0);
+  g_assert_cmpfloat(inflight(&job, 3), >, 1.0);
   /* interleaved with vp 1 is 1F1B */
   job.layout.vp = 1;
   g_assert_cmpfloat(stage0_activations(&job), ==, f1b);
@@ -514,18 +541,18 @@ static void test_few_microbatches(void) {
   set_job(&job, &m, 1, 1, 4, 2, 1, 4096);
   double full = stage0_activations(&job);
   job.layout.gbs = 2 * 1 * 2; /* m = 2 < p = 4 */
-  g_assert_cmpint(ptsim_job_num_microbatches(&job), ==, 2);
+  g_assert_cmpint(num_microbatches(&job), ==, 2);
   assert_rel(stage0_activations(&job), full * (2.0 / 4.0), 1e-12);
-  g_assert_cmpfloat(ptsim_memory_inflight_microbatches(&job, 3), ==, 1.0);
-  g_assert_cmpfloat(ptsim_memory_inflight_microbatches(&job, 2), ==, 2.0);
+  g_assert_cmpfloat(inflight(&job, 3), ==, 1.0);
+  g_assert_cmpfloat(inflight(&job, 2), ==, 2.0);
   /* Interleaved caps at m chunk-rounds too. */
   job.layout.schedule = PTSIM_SCHEDULE_INTERLEAVED;
   job.layout.vp = 2;
-  g_assert_cmpfloat(ptsim_memory_inflight_microbatches(&job, 0), ==, 2.0);
+  g_assert_cmpfloat(inflight(&job, 0), ==, 2.0);
   /* gbs unknown: no discount. */
   job.layout.schedule = PTSIM_SCHEDULE_1F1B;
   job.layout.gbs = 0;
-  g_assert_cmpfloat(ptsim_memory_inflight_microbatches(&job, 0), ==, 4.0);
+  g_assert_cmpfloat(inflight(&job, 0), ==, 4.0);
 }
 
 static void test_peak_stage(void) {
@@ -537,13 +564,13 @@ static void test_peak_stage(void) {
   llama8b(&m);
   m.vocab_size = 32000;
   set_job(&job, &m, 1, 1, 4, 1, 1, 4096);
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_assert_cmpint(est.peak_stage, ==, 0);
   g_assert_cmpfloat(est.total_bytes, ==, est.stages[0].total_bytes);
 
   set_model(&m, "wide-vocab", 4, 1024, 4096, 8, 8, 1024 * 1024);
   set_job(&job, &m, 1, 1, 4, 1, 1, 4096);
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_assert_cmpint(est.peak_stage, ==, 3);
   g_assert_cmpfloat(est.activations_bytes, ==, est.stages[3].activations_bytes);
   g_assert_cmpfloat(est.other_bytes, ==, est.stages[3].other_bytes);
@@ -557,15 +584,15 @@ static void test_tied_embeddings(void) {
   PtsimJob job;
   tiny(&m);
   set_job(&job, &m, 1, 1, 1, 1, 1, 128);
-  double untied = ptsim_memory_stage_parameters(&job, 0);
+  double untied = stage_parameters(&job, 0);
   m.tied_embeddings = 1;
   set_job(&job, &m, 1, 1, 1, 1, 1, 128);
-  g_assert_cmpfloat(ptsim_memory_stage_parameters(&job, 0), ==,
+  g_assert_cmpfloat(stage_parameters(&job, 0), ==,
                     untied - 64000.0);
   set_job(&job, &m, 1, 1, 2, 1, 1, 128);
-  g_assert_cmpfloat(ptsim_memory_stage_parameters(&job, 0), ==,
+  g_assert_cmpfloat(stage_parameters(&job, 0), ==,
                     64000.0 + 65664.0);
-  g_assert_cmpfloat(ptsim_memory_stage_parameters(&job, 1), ==,
+  g_assert_cmpfloat(stage_parameters(&job, 1), ==,
                     64000.0 + 65664.0 + 64.0);
 }
 
@@ -576,14 +603,14 @@ static void test_fits(void) {
   PtsimMemoryEstimate est;
   llama8b(&m);
   set_job(&job, &m, 1, 4, 2, 1, 1, 32768); /* 75.15 GiB */
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_assert_cmpint(est.fits, ==, 0); /* 75.15 / 80 > 0.8 */
   job.layout.memory_threshold = 0.95;
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_assert_cmpint(est.fits, ==, 1);
   job.hw.memory_bytes = 141.0e9;
   job.layout.memory_threshold = 0.8;
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_assert_cmpint(est.fits, ==, 1);
   assert_rel(est.usage_fraction, est.total_bytes / 141.0e9, 1e-12);
 }

@@ -13,6 +13,7 @@
 #include "plot_cmd.h"
 #include "sweep.h"
 #include "simulate.h"
+#include "plan_of.h"
 
 /* ---- helpers ---- */
 
@@ -108,7 +109,7 @@ static void check_memory(const char *ext, PtsimPlotFormat format) {
   PtsimJob job;
   resolve_job(&job, 8, 4, 128);
   PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, m);
+  estimate_of(&job, PTSIM_CE_LAST_STAGE, m);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   g_autoptr(GError) error = NULL;
   gboolean ok = ptsim_plot_memory(figure, &job, m, NULL, &files, &error);
@@ -150,7 +151,7 @@ static void check_timeline(const char *ext, PtsimPlotFormat format, gint64 gpus)
   PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
   PtsimTrace trace = {NULL, 0, 0};
   g_autoptr(GError) error = NULL;
-  g_assert_true(ptsim_simulate(&job, &trace, time, &error));
+  g_assert_true(simulate_of(&job, &trace, time, &error));
   g_assert_no_error(error);
   g_assert_cmpint(trace.count, >, 0);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
@@ -256,9 +257,9 @@ static void test_memory_allocator_outline(void) {
   resolve_job(&job, 8, 4, 128);
   g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
   g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, m);
+  estimate_of(&job, PTSIM_CE_LAST_STAGE, m);
   g_autoptr(GError) error = NULL;
-  g_assert_true(ptsim_simulate_allocator(&job, 2, NULL, NULL, 0.0, NULL, a, &error));
+  g_assert_true(simulate_allocator_of(&job, 2, NULL, NULL, 0.0, NULL, a, &error));
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   g_assert_true(ptsim_plot_memory(figure, &job, m, a, &files, &error));
   g_assert_no_error(error);
@@ -286,8 +287,8 @@ static void test_allocator(void) {
   g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
   PtsimTrace trace = {NULL, 0, 0};
   g_autoptr(GError) error = NULL;
-  g_assert_true(ptsim_simulate(&job, &trace, time, &error));
-  g_assert_true(ptsim_simulate_allocator(&job, 2, NULL, &trace, time->step_s, timeline, a, &error));
+  g_assert_true(simulate_of(&job, &trace, time, &error));
+  g_assert_true(simulate_allocator_of(&job, 2, NULL, &trace, time->step_s, timeline, a, &error));
   ptsim_simulate_trace_clear(&trace);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   g_assert_true(ptsim_plot_allocator(figure, &job, timeline, &files, &error));
@@ -524,7 +525,7 @@ static gboolean memory_with_path(const char *path_dir, const char *figure, GErro
   PtsimJob job;
   resolve_job(&job, 8, 2, 128);
   PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
-  ptsim_memory_estimate(&job, PTSIM_CE_LAST_STAGE, m);
+  estimate_of(&job, PTSIM_CE_LAST_STAGE, m);
   g_autofree char *saved = g_strdup(g_getenv("PATH"));
   g_setenv("PATH", path_dir, TRUE);
   gboolean ok = ptsim_plot_memory(figure, &job, m, NULL, NULL, error);

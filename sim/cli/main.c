@@ -176,15 +176,17 @@ static int run_job_command(const char *command, int argc, char **argv) {
   }
   clear_job_command(&opts);
 
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(&job, plan);
   gboolean with_time = strcmp(command, "predict") == 0;
   g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
   g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
   if (with_time) {
     PtsimTrace trace = {NULL, 0, 0};
     gboolean need_trace = trace_path || timeline_path;
-    if (!ptsim_simulate(&job, need_trace ? &trace : NULL, time, &error) ||
+    if (!ptsim_simulate(plan, need_trace ? &trace : NULL, time, &error) ||
         (trace_path && !ptsim_simulate_write_trace(trace_path, &job, &trace, &error)) ||
-        !ptsim_simulate_allocator(&job, 2, &alloc_opts, need_trace ? &trace : NULL, time->step_s,
+        !ptsim_simulate_allocator(plan, 2, &alloc_opts, need_trace ? &trace : NULL, time->step_s,
                                   timeline_path, alloc, &error)) {
       ptsim_simulate_trace_clear(&trace);
       return fail(command, error);
@@ -192,13 +194,13 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_simulate_trace_clear(&trace);
   }
   PtsimMemoryEstimate *memory = g_new0(PtsimMemoryEstimate, 1);
-  ptsim_memory_estimate(&job, ce, memory);
+  ptsim_memory_estimate(plan, ce, memory);
   g_autoptr(GString) out = g_string_new(NULL);
   if (format == PTSIM_FORMAT_JSON) {
     PtsimJson json;
     ptsim_json_init(&json, out);
     ptsim_json_begin_object(&json, NULL);
-    ptsim_report_json_config(&json, &job);
+    ptsim_report_json_config(&json, plan);
     ptsim_report_json_memory(&json, memory, job.layout.memory_threshold,
                              with_time ? alloc : NULL);
     if (with_time) ptsim_report_json_time(&json, time);
@@ -206,7 +208,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
   } else if (format == PTSIM_FORMAT_CSV) {
     ptsim_report_csv_memory(out, &job, memory);
   } else {
-    ptsim_report_text_config(out, &job);
+    ptsim_report_text_config(out, plan);
     ptsim_report_text_memory(out, &job, memory);
     if (with_time) ptsim_report_text_allocator(out, memory, alloc);
     if (with_time) ptsim_report_text_time(out, time);

@@ -238,22 +238,22 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
 
 /* ---- figures of one job ---- */
 
-static gboolean memory_figure(const char *out, const PtsimJob *job,
+static gboolean memory_figure(const char *out, const PtsimPlan *plan,
                               PtsimCrossEntropyConvention ce, PtsimPlotFiles *files,
                               GError **error) {
   g_autofree PtsimMemoryEstimate *memory = g_new0(PtsimMemoryEstimate, 1);
   g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
-  ptsim_memory_estimate(job, ce, memory);
-  if (!ptsim_simulate_allocator(job, 2, NULL, NULL, 0.0, NULL, alloc, error)) return FALSE;
-  return ptsim_plot_memory(out, job, memory, alloc, files, error);
+  ptsim_memory_estimate(plan, ce, memory);
+  if (!ptsim_simulate_allocator(plan, 2, NULL, NULL, 0.0, NULL, alloc, error)) return FALSE;
+  return ptsim_plot_memory(out, &plan->job, memory, alloc, files, error);
 }
 
-static gboolean timeline_figure(const char *out, const PtsimJob *job, PtsimPlotFiles *files,
+static gboolean timeline_figure(const char *out, const PtsimPlan *plan, PtsimPlotFiles *files,
                                 GError **error) {
   g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
   PtsimTrace trace = {NULL, 0, 0};
-  gboolean ok = ptsim_simulate(job, &trace, time, error) &&
-                ptsim_plot_timeline(out, job, time, &trace, files, error);
+  gboolean ok = ptsim_simulate(plan, &trace, time, error) &&
+                ptsim_plot_timeline(out, &plan->job, time, &trace, files, error);
   ptsim_simulate_trace_clear(&trace);
   return ok;
 }
@@ -265,15 +265,16 @@ static char *timeline_path_for(const char *figure) {
   return g_strconcat(stem, ".timeline.tsv", NULL);
 }
 
-static gboolean allocator_figure(const char *out, const PtsimJob *job, const char *from,
+static gboolean allocator_figure(const char *out, const PtsimPlan *plan, const char *from,
                                  PtsimPlotFiles *files, GError **error) {
+  const PtsimJob *job = &plan->job;
   if (from) return ptsim_plot_allocator(out, job, from, files, error);
   g_autofree char *timeline = timeline_path_for(out);
   g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
   g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
   PtsimTrace trace = {NULL, 0, 0};
-  gboolean ok = ptsim_simulate(job, &trace, time, error) &&
-                ptsim_simulate_allocator(job, 2, NULL, &trace, time->step_s, timeline, alloc,
+  gboolean ok = ptsim_simulate(plan, &trace, time, error) &&
+                ptsim_simulate_allocator(plan, 2, NULL, &trace, time->step_s, timeline, alloc,
                                          error) &&
                 ptsim_plot_allocator(out, job, timeline, files, error);
   ptsim_simulate_trace_clear(&trace);
@@ -294,11 +295,16 @@ int ptsim_plot_main(int argc, char **argv) {
     layouts = ptsim_plot_layouts_read_csv(req.from, &error);
     if (!layouts) return fail(error);
   }
+  g_autofree PtsimPlan *plan = NULL;
+  if (kind == KIND_MEMORY || kind == KIND_TIMELINE || kind == KIND_ALLOCATOR) {
+    plan = g_new0(PtsimPlan, 1); /* these kinds read one validated job */
+    ptsim_plan_build(&req.job, plan);
+  }
   switch (kind) {
-    case KIND_MEMORY: ok = memory_figure(req.out, &req.job, req.ce, &files, &error); break;
-    case KIND_TIMELINE: ok = timeline_figure(req.out, &req.job, &files, &error); break;
+    case KIND_MEMORY: ok = memory_figure(req.out, plan, req.ce, &files, &error); break;
+    case KIND_TIMELINE: ok = timeline_figure(req.out, plan, &files, &error); break;
     case KIND_ALLOCATOR:
-      ok = allocator_figure(req.out, &req.job, req.from, &files, &error);
+      ok = allocator_figure(req.out, plan, req.from, &files, &error);
       break;
     case KIND_HEATMAP:
       ok = ptsim_plot_heatmap(req.out, layouts, req.facet, req.from, &files, &error);
@@ -338,7 +344,8 @@ gboolean ptsim_plot_default_figures(const PtsimSweep *sweep, const GArray *order
                            g_strerror(errno));
     return FALSE;
   }
-  const PtsimJob *best = &g_array_index(sweep->jobs, PtsimJob, g_array_index(order, guint, 0));
+  g_autofree PtsimPlan *best = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(&g_array_index(sweep->jobs, PtsimJob, g_array_index(order, guint, 0)), best);
   g_autoptr(GArray) layouts = ptsim_plot_layouts_from_sweep(sweep, order);
   static const char *const names[] = {"memory", "timeline", "heatmap", "pareto"};
   const char *what[] = {"per-stage memory of the best layout",

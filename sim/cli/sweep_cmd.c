@@ -218,8 +218,10 @@ static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, 
     /* The allocator emulation, for the layouts worth looking at. */
     {
       g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
+      g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
       g_autoptr(GError) error = NULL;
-      if (ptsim_simulate_allocator(j, 2, NULL, NULL, 0.0, NULL, alloc, &error)) {
+      ptsim_plan_build(j, plan);
+      if (ptsim_simulate_allocator(plan, 2, NULL, NULL, 0.0, NULL, alloc, &error)) {
         const PtsimStageAlloc *p = &alloc->stages[alloc->peak_stage];
         gboolean oom = FALSE;
         for (int64_t st = 0; st < alloc->num_stages; st++) oom |= !alloc->stages[st].fits;

@@ -287,12 +287,14 @@ static void predict_row(Row *r, PtsimJob *job) {
   g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
   g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
   g_autofree PtsimMemoryEstimate *mem = g_new0(PtsimMemoryEstimate, 1);
-  if (!ptsim_simulate(job, NULL, time, &error) ||
-      !ptsim_simulate_allocator(job, 2, NULL, NULL, time->step_s, NULL, alloc, &error)) {
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(job, plan);
+  if (!ptsim_simulate(plan, NULL, time, &error) ||
+      !ptsim_simulate_allocator(plan, 2, NULL, NULL, time->step_s, NULL, alloc, &error)) {
     row_skip(r, error->message);
     return;
   }
-  ptsim_memory_estimate(job, PTSIM_CE_LAST_STAGE, mem);
+  ptsim_memory_estimate(plan, PTSIM_CE_LAST_STAGE, mem);
   r->gpus = job->layout.gpus;
   r->pred_step_s = time->step_s;
   r->pred_tflops = isnan(r->step_flops)
@@ -614,12 +616,14 @@ static void shape3(GString *out, const char *name, int64_t m, int64_t n, int64_t
 static gboolean emit_gemm_shapes(const char *path, const PtsimJob *job, GError **error) {
   const PtsimModel *m = &job->model;
   const PtsimLayout *l = &job->layout;
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(job, plan);
   int64_t t = l->tp, h = m->hidden_size;
-  int64_t T = l->mbs * l->seq / l->cp; /* tokens one CP rank holds */
+  int64_t T = plan->tokens; /* tokens one CP rank holds */
   int64_t kv = h * m->num_query_groups / m->num_attention_heads;
   int64_t fc1 = (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2 : 1) * m->ffn_hidden_size;
-  int64_t mb = ptsim_job_num_microbatches(job);
-  int64_t layers = l->stage_layers[0] > 0 ? l->stage_layers[0] : m->num_layers / l->pp;
+  int64_t mb = plan->num_microbatches;
+  int64_t layers = plan->stage_layers[0] > 0 ? plan->stage_layers[0] : m->num_layers / l->pp;
   int64_t bwd = layers * mb;
   int64_t fwd = bwd * (l->recompute == PTSIM_RECOMPUTE_FULL ? 2 : 1);
   g_autoptr(GString) out = g_string_new(NULL);

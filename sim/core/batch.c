@@ -4,13 +4,15 @@
 #include "batch.h"
 #include "engine.h"
 #include "memory.h"
+#include "plan.h"
 #include "workload.h"
 
 static PTSIM_HD int64_t batch_align16(int64_t n) { return (n + 15) & ~(int64_t)15; }
 
 /* Bytes before the engine's part of the scratch. */
 static PTSIM_HD int64_t batch_fixed_bytes(void) {
-  return batch_align16((int64_t)sizeof(PtsimWorkload)) +
+  return batch_align16((int64_t)sizeof(PtsimPlan)) +
+         batch_align16((int64_t)sizeof(PtsimWorkload)) +
          batch_align16((int64_t)sizeof(PtsimMemoryEstimate)) +
          batch_align16((int64_t)sizeof(PtsimTimeResult));
 }
@@ -20,10 +22,17 @@ static PTSIM_HD int32_t batch_samples(const PtsimMonteCarlo *mc) {
   return mc->samples < PTSIM_BATCH_MAX_SAMPLES ? mc->samples : PTSIM_BATCH_MAX_SAMPLES;
 }
 
-PTSIM_HD int64_t ptsim_batch_scratch_bytes_mc(const PtsimJob *job, const PtsimMonteCarlo *mc) {
-  int64_t engine = ptsim_engine_scratch_bytes(job);
+/* The scratch a job with this plan needs (see batch.h). */
+static PTSIM_HD int64_t batch_scratch_bytes_of(const PtsimPlan *plan, const PtsimMonteCarlo *mc) {
+  int64_t engine = ptsim_engine_scratch_bytes(plan);
   return batch_fixed_bytes() + batch_align16((int64_t)batch_samples(mc) * (int64_t)sizeof(double)) +
          (engine > 0 ? batch_align16(engine) : 0);
+}
+
+PTSIM_HD int64_t ptsim_batch_scratch_bytes_mc(const PtsimJob *job, const PtsimMonteCarlo *mc) {
+  PtsimPlan plan; /* host callers size the scratch; the device never calls this */
+  ptsim_plan_build(job, &plan);
+  return batch_scratch_bytes_of(&plan, mc);
 }
 
 PTSIM_HD int64_t ptsim_batch_scratch_bytes(const PtsimJob *job) {
@@ -78,6 +87,7 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
   double *samples;
   int32_t n_samples = batch_samples(mc), k;
   char *base = (char *)scratch;
+  PtsimPlan *plan;
   PtsimWorkload *workload;
   PtsimMemoryEstimate *memory;
   PtsimTimeResult *time;
@@ -85,7 +95,14 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
   int32_t rc;
 
   batch_clear(out);
-  if (scratch_bytes < ptsim_batch_scratch_bytes_mc(job, mc)) {
+  if (scratch_bytes < batch_fixed_bytes()) {
+    out->status = PTSIM_ENGINE_ERR_SCRATCH;
+    return;
+  }
+  plan = (PtsimPlan *)(base + off);
+  off += batch_align16((int64_t)sizeof(PtsimPlan));
+  ptsim_plan_build(job, plan);
+  if (scratch_bytes < batch_scratch_bytes_of(plan, mc)) {
     out->status = PTSIM_ENGINE_ERR_SCRATCH;
     return;
   }
@@ -98,19 +115,19 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
   samples = (double *)(base + off);
   off += batch_align16((int64_t)n_samples * (int64_t)sizeof(double));
 
-  ptsim_memory_estimate(job, PTSIM_CE_LAST_STAGE, memory);
+  ptsim_memory_estimate(plan, PTSIM_CE_LAST_STAGE, memory);
   out->fits = memory->fits;
   out->peak_stage = memory->peak_stage;
   out->total_bytes = memory->total_bytes;
   out->usage_fraction = memory->usage_fraction;
 
-  engine_bytes = ptsim_engine_scratch_bytes(job);
+  engine_bytes = ptsim_engine_scratch_bytes(plan);
   if (engine_bytes < 0) {
     out->status = (int32_t)engine_bytes;
     return;
   }
-  ptsim_workload_build(job, (const PtsimCostParams *)0, workload);
-  rc = ptsim_engine_run(job, workload, base + off, scratch_bytes - off,
+  ptsim_workload_build(plan, (const PtsimCostParams *)0, workload);
+  rc = ptsim_engine_run(plan, workload, base + off, scratch_bytes - off,
                         (PtsimTrace *)0, time);
   if (rc != 0) {
     out->status = rc;
@@ -130,7 +147,7 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
     jitter.straggler_slowdown = mc->straggler_slowdown;
     jitter.seed = mc->seed;
     jitter.subsequence = index * (uint64_t)n_samples + (uint64_t)k;
-    rc = ptsim_engine_run_jittered(job, workload, &jitter, base + off, scratch_bytes - off,
+    rc = ptsim_engine_run_jittered(plan, workload, &jitter, base + off, scratch_bytes - off,
                                    (PtsimTrace *)0, time);
     if (rc != 0) {
       out->status = rc;

@@ -1,8 +1,8 @@
 /* batch.h — many layouts at once: the per-job summary a sweep ranks by, and
  * the one function that fills it, shared by the CPU and the GPU.
  *
- * ptsim_batch_evaluate_one() runs the whole pipeline of one job — memory
- * estimate, workload, engine — on caller-given scratch.  The CPU batch
+ * ptsim_batch_evaluate_one() runs the whole pipeline of one job — plan,
+ * memory estimate, workload, engine — on caller-given scratch.  The CPU batch
  * (batch_cpu.c) calls it in a loop; the CUDA kernel (cuda/batch.cu) calls
  * exactly the same function, one thread per job, compiled from the same
  * source by nvcc.  With --fmad=false the two agree to the last bit where the
@@ -11,9 +11,10 @@
  *
  * Scratch per job (ptsim_batch_scratch_bytes), 16-byte aligned pieces:
  *
- *   | PtsimWorkload | PtsimMemoryEstimate | PtsimTimeResult | engine scratch |
+ *   | PtsimPlan | PtsimWorkload | PtsimMemoryEstimate | PtsimTimeResult |
+ *   | Monte-Carlo samples | engine scratch |
  *
- * The three structs are kilobytes each (PTSIM_MAX_STAGES entries), too big
+ * The four structs are kilobytes each (PTSIM_MAX_STAGES entries), too big
  * for a GPU thread's stack, so they live here rather than as locals.
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O.

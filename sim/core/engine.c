@@ -9,7 +9,6 @@
  * transfer costs an event only when someone waits for it.  A stage tries to
  * start its next item whenever it becomes free or is woken. */
 #include "engine.h"
-#include "memory.h"
 #include "rng.h"
 
 #define EV_ITEM_DONE 0
@@ -28,7 +27,8 @@ typedef struct {
 } StageState;
 
 typedef struct {
-  const PtsimJob *job;
+  const PtsimPlan *plan;
+  const PtsimJob *job;         /* &plan->job */
   const PtsimWorkload *w;
   int32_t p, m, v, items;
   PtsimScheduleItem *orders;   /* p * items */
@@ -55,10 +55,10 @@ static PTSIM_HD int32_t event_capacity(int32_t p, int32_t m, int32_t v) {
   return 2 * p * m * v + 2 * p + 8;
 }
 
-PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimJob *job) {
-  int32_t p = (int32_t)job->layout.pp, v = (int32_t)(job->layout.vp > 0 ? job->layout.vp : 1);
-  int32_t m = (int32_t)ptsim_job_num_microbatches(job);
-  int32_t items = ptsim_schedule_num_items(job->layout.schedule, p, m, v);
+PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan) {
+  int32_t p = (int32_t)plan->num_stages, v = (int32_t)plan->num_chunks;
+  int32_t m = (int32_t)plan->num_microbatches;
+  int32_t items = plan->schedule_items;
   if (items < 0) return items;
   if (v > MAX_CHUNKS) return PTSIM_SCHEDULE_ERR_TOO_LARGE;
   return align8((int64_t)p * items * (int64_t)sizeof(PtsimScheduleItem)) +
@@ -216,7 +216,7 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes) {
   char *base = (char *)scratch;
   int64_t off = 0, n = (int64_t)sim->p * sim->m * sim->v, i;
   int32_t s, cap = event_capacity(sim->p, sim->m, sim->v);
-  if (bytes < ptsim_engine_scratch_bytes(sim->job)) return PTSIM_ENGINE_ERR_SCRATCH;
+  if (bytes < ptsim_engine_scratch_bytes(sim->plan)) return PTSIM_ENGINE_ERR_SCRATCH;
   sim->orders = (PtsimScheduleItem *)(base + off);
   off += align8((int64_t)sim->p * sim->items * (int64_t)sizeof(PtsimScheduleItem));
   sim->fwd_ready = (PtsimTime *)(base + off);
@@ -319,13 +319,13 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
                  : 0.0;
 }
 
-PTSIM_HD int32_t ptsim_engine_run(const PtsimJob *job, const PtsimWorkload *workload, void *scratch,
+PTSIM_HD int32_t ptsim_engine_run(const PtsimPlan *plan, const PtsimWorkload *workload, void *scratch,
                                   int64_t scratch_bytes, PtsimTrace *trace, PtsimTimeResult *out) {
-  return ptsim_engine_run_jittered(job, workload, (const PtsimJitter *)0, scratch, scratch_bytes,
+  return ptsim_engine_run_jittered(plan, workload, (const PtsimJitter *)0, scratch, scratch_bytes,
                                    trace, out);
 }
 
-PTSIM_HD int32_t ptsim_engine_run_jittered(const PtsimJob *job, const PtsimWorkload *workload,
+PTSIM_HD int32_t ptsim_engine_run_jittered(const PtsimPlan *plan, const PtsimWorkload *workload,
                                            const PtsimJitter *jitter, void *scratch,
                                            int64_t scratch_bytes, PtsimTrace *trace,
                                            PtsimTimeResult *out) {
@@ -333,12 +333,13 @@ PTSIM_HD int32_t ptsim_engine_run_jittered(const PtsimJob *job, const PtsimWorkl
   PtsimEvent ev;
   int32_t rc, s;
   int64_t total_items;
-  sim.job = job;
+  sim.plan = plan;
+  sim.job = &plan->job;
   sim.w = workload;
-  sim.p = (int32_t)job->layout.pp;
-  sim.v = (int32_t)(job->layout.vp > 0 ? job->layout.vp : 1);
-  sim.m = (int32_t)ptsim_job_num_microbatches(job);
-  sim.items = ptsim_schedule_num_items(job->layout.schedule, sim.p, sim.m, sim.v);
+  sim.p = (int32_t)plan->num_stages;
+  sim.v = (int32_t)plan->num_chunks;
+  sim.m = (int32_t)plan->num_microbatches;
+  sim.items = plan->schedule_items;
   if (sim.items < 0) return sim.items;
   sim.trace = trace;
   if (trace) trace->count = 0;

@@ -24,6 +24,7 @@
 #include "event_queue.h"
 #include "hd.h"
 #include "job.h"
+#include "plan.h"
 #include "schedule.h"
 #include "workload.h"
 
@@ -93,19 +94,19 @@ typedef struct {
   uint64_t seed, subsequence;
 } PtsimJitter;
 
-/* Bytes of scratch ptsim_engine_run needs for this job, or a negative
+/* Bytes of scratch ptsim_engine_run needs for this plan, or a negative
  * schedule error code when the job's schedule cannot be built. */
-PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimJob *job);
+PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan);
 
 /* Simulates one step.  trace may be NULL.  Returns 0, or a negative code
  * (schedule errors, PTSIM_ENGINE_ERR_*). */
-PTSIM_HD int32_t ptsim_engine_run(const PtsimJob *job, const PtsimWorkload *workload,
+PTSIM_HD int32_t ptsim_engine_run(const PtsimPlan *plan, const PtsimWorkload *workload,
                                   void *scratch, int64_t scratch_bytes, PtsimTrace *trace,
                                   PtsimTimeResult *out);
 
 /* The same with every item perturbed as `jitter` says (NULL: unperturbed,
  * identical to ptsim_engine_run). */
-PTSIM_HD int32_t ptsim_engine_run_jittered(const PtsimJob *job, const PtsimWorkload *workload,
+PTSIM_HD int32_t ptsim_engine_run_jittered(const PtsimPlan *plan, const PtsimWorkload *workload,
                                            const PtsimJitter *jitter, void *scratch,
                                            int64_t scratch_bytes, PtsimTrace *trace,
                                            PtsimTimeResult *out);

@@ -4,9 +4,11 @@
  * (config.c from .ini files and flags, megatron_args.c from Megatron-LM
  * command lines).
  *
- * Fixed-size, no pointers, so a job can be copied to a GPU as is.  Validation
- * lives in config.c (it reports through GError); the core trusts a job that
- * ptsim_job_validate() accepted.
+ * Fixed-size, no pointers, so a job can be copied to a GPU as is.  It holds
+ * what was asked for; what follows from it (microbatches, the per-stage
+ * split, group placement) is derived once into a PtsimPlan (plan.h).
+ * Validation lives in the shell (io/job_validate.c, through GError); the
+ * core trusts a job that ptsim_job_validate() accepted.
  *
  * Units: counts are int64_t, bytes and rates are double with the unit in the
  * name (_bytes, _flops, _bytes_per_s, _s). */
@@ -117,9 +119,6 @@ typedef struct {
   /* Uneven split as Megatron's --decoder-first/last-pipeline-num-layers:
    * layers on the first / last stage (0: split evenly). */
   int64_t first_stage_layers, last_stage_layers;
-  /* Layers per pipeline stage (sums to num_layers).  Even unless the user
-   * asked for an uneven first/last stage. */
-  int64_t stage_layers[PTSIM_MAX_STAGES];
 } PtsimLayout;
 
 typedef struct {

@@ -31,7 +31,8 @@ typedef struct {
 } Tensor;
 
 typedef struct {
-  const PtsimJob *job;
+  const PtsimPlan *plan;
+  const PtsimJob *job;       /* &plan->job */
   int64_t stage;
   int32_t v, m, chunk_layers;
   PtsimAllocator alloc;
@@ -91,19 +92,20 @@ static PTSIM_HD void build_saved(Ctx *x) {
     s[n].name = "dropout_masks"; s[n++].bytes = 2.0 * Tsp * h;
   }
   for (i = 0; i < n; i++) sum += s[i].bytes;
-  target = ptsim_memory_layer_activation_bytes(x->job, l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
+  target = ptsim_memory_layer_activation_bytes(x->plan, l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
   scale = sum > 0.0 ? target / sum : 1.0;
   for (i = 0; i < n; i++) s[i].bytes *= scale;
   x->n_saved = n;
 }
 
-PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimJob *job, int64_t stage) {
-  int64_t v = job->layout.vp > 0 ? job->layout.vp : 1;
-  int64_t m = ptsim_job_num_microbatches(job);
-  int64_t layers = job->layout.stage_layers[stage];
+PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t stage) {
+  const PtsimJob *job = &plan->job;
+  int64_t v = plan->num_chunks;
+  int64_t m = plan->num_microbatches;
+  int64_t layers = plan->stage_layers[stage];
   int64_t per_slot = (layers / v) * MAX_LAYER_TENSORS + EXTRA_TENSORS;
   double bucket = dmax(BUCKET_PARAMS, 1e6 * (double)job->layout.dp);
-  int64_t buckets = (int64_t)(ptsim_memory_stage_parameters(job, stage) / bucket) + 1;
+  int64_t buckets = (int64_t)(plan->stage_parameters[stage] / bucket) + 1;
   int64_t inflight = job->layout.schedule == PTSIM_SCHEDULE_GPIPE
                          ? m * v
                          : (m * v < 2 * job->layout.pp * v + 2 ? m * v : 2 * job->layout.pp * v + 2);
@@ -279,9 +281,9 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
 static PTSIM_HD void persistent(Ctx *x) {
   const PtsimJob *job = x->job;
   const PtsimLayout *l = &job->layout;
-  double params = ptsim_memory_stage_parameters(job, x->stage);
-  double layer = ptsim_memory_layer_parameters(&job->model, l->tp);
-  double rest = params - layer * (double)l->stage_layers[x->stage];
+  double params = x->plan->stage_parameters[x->stage];
+  double layer = x->plan->layer_parameters;
+  double rest = params - layer * (double)x->plan->stage_layers[x->stage];
   double bucket = dmax(BUCKET_PARAMS, 1e6 * (double)l->dp);
   double grad_bytes = l->fp32_grad_accumulation ? 4.0 : 2.0;
   double shards = l->distributed_optimizer ? (double)(l->dp * l->cp) : 1.0;
@@ -292,7 +294,7 @@ static PTSIM_HD void persistent(Ctx *x) {
   double kv = h * (double)m->num_query_groups / (double)m->num_attention_heads;
   double ffn1 = (double)m->ffn_hidden_size * (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 : 1.0);
   double mats = h * (h + 2.0 * kv) / t + h * h / t + h * ffn1 / t + (double)m->ffn_hidden_size * h / t;
-  for (i = 0; i < l->stage_layers[x->stage]; i++) {
+  for (i = 0; i < x->plan->stage_layers[x->stage]; i++) {
     take(x, "w_qkv", ELEM * h * (h + 2.0 * kv) / t, STREAM_COMPUTE);
     take(x, "w_proj", ELEM * h * h / t, STREAM_COMPUTE);
     take(x, "w_fc1", ELEM * h * ffn1 / t, STREAM_COMPUTE);
@@ -323,26 +325,28 @@ static PTSIM_HD void sample(Ctx *x, PtsimAllocTimeline *tl) {
   tl->count++;
 }
 
-PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimJob *job, int64_t stage,
+PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
                                         const PtsimScheduleItem *items, int32_t n_items,
                                         int32_t steps, const PtsimAllocOptions *opts,
                                         void *scratch, int64_t scratch_bytes,
                                         PtsimAllocTimeline *timeline, PtsimStageAlloc *out) {
   Ctx x;
   PtsimAllocStats st;
+  const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
-  int64_t need = ptsim_lifetimes_scratch_bytes(job, stage);
+  int64_t need = ptsim_lifetimes_scratch_bytes(plan, stage);
   int32_t n_blocks, rc, i;
   double capacity;
   if (scratch_bytes < need) return PTSIM_ALLOC_ERR_NO_BLOCKS;
+  x.plan = plan;
   x.job = job;
   x.stage = stage;
-  x.v = (int32_t)(l->vp > 0 ? l->vp : 1);
-  x.m = (int32_t)ptsim_job_num_microbatches(job);
-  x.chunk_layers = (int32_t)(l->stage_layers[stage] / x.v);
+  x.v = (int32_t)plan->num_chunks;
+  x.m = (int32_t)plan->num_microbatches;
+  x.chunk_layers = (int32_t)plan->chunk_layers[stage];
   x.per_slot = x.chunk_layers * MAX_LAYER_TENSORS + EXTRA_TENSORS;
-  x.tokens = (double)(l->mbs * l->seq / l->cp);
-  x.tokens_sp = l->sp ? x.tokens / (double)l->tp : x.tokens;
+  x.tokens = (double)plan->tokens;
+  x.tokens_sp = plan->tokens_sp;
   x.layer_input_bytes = ELEM * x.tokens_sp * (double)job->model.hidden_size;
   x.logits_elems = x.tokens * (double)(job->model.vocab_size / l->tp);
   x.out = out;

@@ -28,6 +28,7 @@
 #include "alloc.h"
 #include "hd.h"
 #include "job.h"
+#include "plan.h"
 #include "schedule.h"
 
 #define PTSIM_LIFETIMES_NAME_MAX 24
@@ -63,14 +64,14 @@ PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job);
 
 /* Scratch bytes ptsim_lifetimes_replay needs for this stage (allocator
  * blocks and the handles of live tensors). */
-PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimJob *job, int64_t stage);
+PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t stage);
 
 /* Replays `steps` training steps of stage `stage`, whose schedule order is
  * items[0..n_items), through an allocator with `opts` (NULL: PyTorch's
  * defaults) at the profile's capacity minus the outside bytes.  timeline
  * may be NULL.  Returns 0, PTSIM_ALLOC_ERR_NO_BLOCKS when scratch is too
  * small, or PTSIM_ALLOC_ERR_ARGS for bad options. */
-PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimJob *job, int64_t stage,
+PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
                                         const PtsimScheduleItem *items, int32_t n_items,
                                         int32_t steps, const PtsimAllocOptions *opts,
                                         void *scratch, int64_t scratch_bytes,

@@ -46,8 +46,6 @@
 
 /* ---- small helpers ---- */
 
-static PTSIM_HD double dmin(double x, double y) { return x < y ? x : y; }
-
 static PTSIM_HD int64_t imin(int64_t x, int64_t y) { return x < y ? x : y; }
 
 /* Model chunks per pipeline rank: vp under the interleaved schedule, else 1. */
@@ -57,78 +55,12 @@ static PTSIM_HD int64_t model_chunks(const PtsimLayout *l) {
   return 1;
 }
 
-/* Parameters of one norm: RMSNorm weight h; LayerNorm weight + bias 2h. */
-static PTSIM_HD double norm_parameters(const PtsimModel *m) {
-  double h = (double)m->hidden_size;
-  return m->norm == PTSIM_NORM_LAYERNORM ? 2.0 * h : h;
-}
-
-/* ---- parameters ---- */
-
-PTSIM_HD int ptsim_memory_has_learned_positions(const PtsimModel *model) {
-  return model->activation == PTSIM_ACTIVATION_GELU &&
-         model->norm == PTSIM_NORM_LAYERNORM;
-}
-
-PTSIM_HD double ptsim_memory_layer_parameters(const PtsimModel *model,
-                                              int64_t tp) {
-  double h = (double)model->hidden_size;
-  double hf = (double)model->ffn_hidden_size;
-  double ka = (double)model->num_query_groups /
-              (double)model->num_attention_heads;
-  double t = (double)tp;
-  int swiglu = model->activation == PTSIM_ACTIVATION_SWIGLU;
-  /* Attention, head_dim = h/a: Q and O h^2 each, K and V h^2*k/a each, all
-   * TP-sharded (column-parallel QKV, row-parallel O). */
-  double attention = 2.0 * h * h * (1.0 + ka) / t;
-  /* MLP: SwiGLU gate, up, down; GELU fc1, fc2. */
-  double mlp = (swiglu ? 3.0 : 2.0) * h * hf / t;
-  double bias = 0.0;
-  if (model->bias) {
-    /* Column-parallel biases are split, row-parallel ones are not. */
-    bias += (h + 2.0 * h * ka) / t;       /* QKV */
-    bias += h;                            /* O (row-parallel) */
-    bias += (swiglu ? 2.0 : 1.0) * hf / t; /* fc1 (gate+up for SwiGLU) */
-    bias += h;                            /* fc2 (row-parallel) */
-  }
-  /* Two norms per layer, replicated over TP (SP splits the sequence). */
-  double norms = 2.0 * norm_parameters(model);
-  return attention + mlp + bias + norms;
-}
-
-PTSIM_HD double ptsim_memory_stage_parameters(const PtsimJob *job,
-                                              int64_t stage) {
-  const PtsimModel *m = &job->model;
-  const PtsimLayout *l = &job->layout;
-  double h = (double)m->hidden_size;
-  double v = (double)m->vocab_size;
-  double t = (double)l->tp;
-  double word_embedding = h * v / t; /* vocabulary-parallel */
-  double n = (double)l->stage_layers[stage] *
-             ptsim_memory_layer_parameters(m, l->tp);
-  if (stage == 0) {
-    n += word_embedding;
-    /* Megatron's learned position embedding is a plain (not parallel)
-     * embedding: replicated over TP.  max_position_embeddings = seq. */
-    if (ptsim_memory_has_learned_positions(m))
-      n += (double)l->seq * h;
-  }
-  if (stage == l->pp - 1) {
-    n += norm_parameters(m); /* final norm */
-    /* Untied: the LM head.  Tied with pp > 1: the last stage's copy of the
-     * word embedding.  Tied with pp = 1: already counted above. */
-    if (!m->tied_embeddings || l->pp > 1)
-      n += word_embedding;
-  }
-  return n;
-}
-
 /* ---- activations ---- */
 
-PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimJob *job,
+PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
                                                     int keep_scores) {
-  const PtsimModel *m = &job->model;
-  const PtsimLayout *l = &job->layout;
+  const PtsimModel *m = &plan->job.model;
+  const PtsimLayout *l = &plan->job.layout;
   double s = (double)l->seq / (double)l->cp; /* CP: s -> s/c */
   double b = (double)l->mbs;
   double h = (double)m->hidden_size;
@@ -171,59 +103,15 @@ PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimJob *job,
   return replicated / replicated_div + split / t;
 }
 
-PTSIM_HD double ptsim_memory_inflight_microbatches(const PtsimJob *job,
-                                                   int64_t stage) {
-  const PtsimLayout *l = &job->layout;
-  int64_t p = l->pp;
-  int64_t m = ptsim_job_num_microbatches(job);
-  /* An unknown batch (gbs 0) is taken as "enough microbatches", as
-   * Megatron's estimate does without num_microbatches. */
-  int64_t m_eff = m > 0 ? m : (int64_t)1 << 40;
-  switch (l->schedule) {
-  case PTSIM_SCHEDULE_GPIPE:
-    /* All forwards before any backward. */
-    return (double)(m > 0 ? m : p);
-  case PTSIM_SCHEDULE_INTERLEAVED:
-    if (l->vp > 1) {
-      /* Interleaved 1F1B with v chunks per rank: rank i runs
-       * 2(p-1-i) + (v-1)p warm-up chunk-forwards and holds one more in the
-       * steady state, capped at all m*v chunk-forwards.  A chunk is 1/v of
-       * the stage's layers, so in whole-stage microbatches stage 0 holds
-       * p + (p-1)/v = p * (1 + (p-1)/(p v)): exactly Megatron's interleaved
-       * memory penalty times p (Megatron prints ceil() of it as a count but
-       * scales activations by the unrounded factor; so does ptsim). The
-       * last stage holds p - (p-1)/v. */
-      int64_t v = l->vp;
-      int64_t chunks = 2 * (p - 1 - stage) + (v - 1) * p + 1;
-      double cap = (double)m_eff * (double)v;
-      return dmin((double)chunks, cap) / (double)v;
-    }
-    return (double)imin(p - stage, m_eff);
-  case PTSIM_SCHEDULE_ZB_H1:
-    /* ZB-H1 keeps 1F1B's warm-up depth, but stage i defers each weight-
-     * gradient pass (W) by i microbatches (schedule.h), and W needs the
-     * inputs of the layer's linear layers, most of what the layer saved.
-     * So every stage holds min(p, m) microbatches until their W: stage 0's
-     * 1F1B peak on every stage (the paper's "same peak memory as 1F1B";
-     * counted in full, a slight over-estimate, as the allocator replay
-     * does). */
-    return (double)imin(p, m_eff);
-  case PTSIM_SCHEDULE_1F1B:
-  default:
-    /* Stage i runs p-1-i warm-up forwards plus one: min(p - i, m).  For
-     * stage 0 with m < p this is Megatron's min(1, m/p) discount. */
-    return (double)imin(p - stage, m_eff);
-  }
-}
-
 /* Saved activations of one stage, all in-flight microbatches, recompute
  * applied (embedding dropout excluded). */
-static PTSIM_HD double stage_layer_activations(const PtsimJob *job,
+static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
                                                int64_t stage,
                                                double inflight,
                                                double full_layer) {
+  const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
-  int64_t ls = l->stage_layers[stage];
+  int64_t ls = plan->stage_layers[stage];
   if (ls <= 0)
     return 0.0;
   if (l->recompute != PTSIM_RECOMPUTE_FULL) {
@@ -266,17 +154,10 @@ static PTSIM_HD double stage_layer_activations(const PtsimJob *job,
 
 /* ---- the estimate ---- */
 
-PTSIM_HD int64_t ptsim_job_num_microbatches(const PtsimJob *job) {
-  const PtsimLayout *l = &job->layout;
-  int64_t per = l->mbs * l->dp;
-  if (per <= 0)
-    return 0;
-  return l->gbs / per;
-}
-
-PTSIM_HD void ptsim_memory_estimate(const PtsimJob *job,
+PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
                                     PtsimCrossEntropyConvention ce,
                                     PtsimMemoryEstimate *out) {
+  const PtsimJob *job = &plan->job;
   const PtsimModel *m = &job->model;
   const PtsimLayout *l = &job->layout;
   int64_t p = l->pp;
@@ -291,21 +172,19 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimJob *job,
   /* Working set of one layer: with full recompute it is rebuilt in full
    * (scores included); selective recompute drops the s x s tensors. */
   int keep_scores = l->recompute != PTSIM_RECOMPUTE_SELECTIVE;
-  double full_layer = ptsim_memory_layer_activation_bytes(job, keep_scores);
-  int64_t first_layer = 0;
+  double full_layer = ptsim_memory_layer_activation_bytes(plan, keep_scores);
   int64_t i;
 
   out->num_stages = p;
   out->peak_stage = 0;
   for (i = 0; i < p; i++) {
     PtsimStageMemory *st = &out->stages[i];
-    double inflight = ptsim_memory_inflight_microbatches(job, i);
-    st->first_layer = first_layer;
-    st->num_layers = l->stage_layers[i];
-    first_layer += l->stage_layers[i];
+    double inflight = plan->inflight_microbatches[i];
+    st->first_layer = plan->stage_first_layer[i];
+    st->num_layers = plan->stage_layers[i];
     st->has_embedding = i == 0;
     st->has_lm_head = i == p - 1; /* shared with the embedding when tied, pp 1 */
-    st->parameters = ptsim_memory_stage_parameters(job, i);
+    st->parameters = plan->stage_parameters[i];
     st->parameters_bytes = 2.0 * st->parameters;
     st->gradients_bytes = grad_bytes * st->parameters;
     st->optimizer_bytes = optimizer_bytes * st->parameters;
@@ -322,7 +201,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimJob *job,
             sb * h / (l->sp ? t : 1.0) * inflight;
     }
     st->activations_bytes =
-        stage_layer_activations(job, i, inflight, full_layer) +
+        stage_layer_activations(plan, i, inflight, full_layer) +
         st->embedding_dropout_bytes;
     /* Final-norm output and fp32 logits, 4sbh(1 + v/h)/t, one microbatch. */
     st->logits_bytes = 0.0;

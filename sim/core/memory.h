@@ -14,6 +14,7 @@
 
 #include "hd.h"
 #include "job.h"
+#include "plan.h"
 
 /* Where the cross-entropy (fp32 logits) term is charged. */
 typedef enum {
@@ -64,41 +65,18 @@ typedef struct {
   int fits;                  /* usage_fraction <= layout.memory_threshold */
 } PtsimMemoryEstimate;
 
-/* Number of microbatches per step: gbs / (mbs * dp). */
-PTSIM_HD int64_t ptsim_job_num_microbatches(const PtsimJob *job);
-
-/* ---- building blocks (exposed for tests and for the workload module) ---- */
-
-/* 1: the model has learned absolute position embeddings (seq x h, on stage 0,
- * replicated over TP).  PtsimModel has no field for it, so ptsim decides by
- * family: GELU + LayerNorm models are GPT-style (Megatron's default
- * position_embedding_type = learned_absolute, max_position_embeddings taken
- * as seq); everything else is taken to use RoPE (no parameters). */
-PTSIM_HD int ptsim_memory_has_learned_positions(const PtsimModel *model);
-
-/* Parameters of one transformer layer held by one TP rank (t = tp). */
-PTSIM_HD double ptsim_memory_layer_parameters(const PtsimModel *model,
-                                              int64_t tp);
-
-/* Parameters held by one GPU of pipeline stage `stage` (0-based). */
-PTSIM_HD double ptsim_memory_stage_parameters(const PtsimJob *job,
-                                              int64_t stage);
+/* ---- building blocks (exposed for tests and for the lifetimes module) ---- */
 
 /* Bytes one transformer layer saves for one microbatch on one GPU, stored in
  * full (as without full recompute).  keep_scores: 1 to count the s x s
  * attention tensors when flash attention is off (0 as under selective
  * recompute). */
-PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimJob *job,
+PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
                                                     int keep_scores);
 
-/* Microbatches whose activations stage `stage` holds at its peak, in units
- * of "all of this stage's layers for one microbatch" (fractional under the
- * interleaved schedule). */
-PTSIM_HD double ptsim_memory_inflight_microbatches(const PtsimJob *job,
-                                                   int64_t stage);
-
-/* Fills *out for a validated job.  Never fails. */
-PTSIM_HD void ptsim_memory_estimate(const PtsimJob *job,
+/* Fills *out from the plan of a validated job (the per-stage layers,
+ * parameters and in-flight microbatches are the plan's).  Never fails. */
+PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
                                     PtsimCrossEntropyConvention ce,
                                     PtsimMemoryEstimate *out);
 

@@ -11,16 +11,17 @@
  * moves about twice the forward bytes (read grad and saved input, write
  * grad).  bf16/fp16 tensors are 2 bytes, fp32 logits 4. */
 #include <stddef.h>
-#include "memory.h"
+#include "plan.h"
 #include "workload.h"
 
 #define ELEM 2.0 /* bytes of a bf16/fp16 activation */
 
 /* Everything the op builders need, computed once. */
 typedef struct {
-  const PtsimJob *job;
+  const PtsimPlan *plan;
+  const PtsimJob *job;  /* &plan->job */
   const PtsimCostParams *params;
-  PtsimGroup tp_group, cp_group, pp_group, dp_group;
+  const PtsimGroup *tp_group, *cp_group, *pp_group, *dp_group; /* the plan's */
   int64_t tokens;      /* T */
   double tokens_sp;    /* T_sp */
   int64_t t, c;
@@ -86,7 +87,7 @@ static PTSIM_HD void add_comm(PtsimWork *w, PtsimCommKind kind, double fwd, doub
 
 static PTSIM_HD double tp_coll_s(const Ctx *x, PtsimCollective kind, double bytes) {
   if (x->t <= 1) return 0.0;
-  return ptsim_cost_collective_s(&x->job->hw, x->params, kind, bytes, &x->tp_group);
+  return ptsim_cost_collective_s(&x->job->hw, x->params, kind, bytes, x->tp_group);
 }
 
 /* What of a TP collective the compute stream waits for.  With
@@ -200,9 +201,9 @@ static PTSIM_HD void add_attention(const Ctx *x, PtsimWork *w, PtsimWork *recomp
      * is exposed only where it outlasts its share of the compute. */
     step_f = fwd / (double)(x->c - 1);
     step_b = bwd / (double)(x->c - 1);
-    comm_f = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_SEND_RECV, kv_bytes, &x->cp_group);
+    comm_f = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_SEND_RECV, kv_bytes, x->cp_group);
     comm_b = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_SEND_RECV, 2.0 * kv_bytes,
-                                     &x->cp_group);
+                                     x->cp_group);
     exposed_f = (double)(x->c - 1) * (comm_f > step_f ? comm_f - step_f : 0.0);
     exposed_b = (double)(x->c - 1) * (comm_b > step_b ? comm_b - step_b : 0.0);
     add_comm(w, PTSIM_COMM_CP, exposed_f, exposed_b);
@@ -241,7 +242,7 @@ static PTSIM_HD void build_layer(const Ctx *x, PtsimWork *w) {
   add_elementwise(x, w, norm_bytes);
   add_tp_enter(x, w, qkv_s);
   add_gemm(x, w, T, (h + 2 * kv) / t, h);
-  if (!ptsim_memory_has_learned_positions(m)) /* RoPE on q and k */
+  if (!ptsim_plan_has_learned_positions(m)) /* RoPE on q and k */
     add_elementwise(x, w, 2.0 * (double)T * (double)(h + kv) / (double)t * ELEM);
   add_attention(x, w, l->recompute == PTSIM_RECOMPUTE_SELECTIVE ? &attention_core : NULL);
   add_gemm(x, w, T, h, h / t);
@@ -260,10 +261,11 @@ static PTSIM_HD void build_layer(const Ctx *x, PtsimWork *w) {
   /* Recomputation re-runs forward work inside B. */
   if (l->recompute == PTSIM_RECOMPUTE_FULL) {
     double share = 1.0;
-    int64_t stage_layers = l->stage_layers[0];
+    /* Block recompute: the share of a chunk's layers that is recomputed
+     * (stage 0's chunk stands for every stage: one layer cost for all). */
+    int64_t chunk_layers = x->plan->chunk_layers[0];
     if (l->recompute_num_layers > 0 && l->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK &&
-        stage_layers > 0) {
-      int64_t chunk_layers = stage_layers / (l->vp > 0 ? l->vp : 1);
+        x->plan->stage_layers[0] > 0) {
       int64_t n = l->recompute_num_layers < chunk_layers ? l->recompute_num_layers : chunk_layers;
       share = chunk_layers > 0 ? (double)n / (double)chunk_layers : 1.0;
     }
@@ -336,16 +338,16 @@ static PTSIM_HD void build_step_work(const Ctx *x, PtsimWorkload *out) {
   double shards = (double)(l->dp * l->cp);
   int64_t s;
   for (s = 0; s < l->pp; s++) {
-    double params = ptsim_memory_stage_parameters(job, s);
+    double params = x->plan->stage_parameters[s];
     double local = l->distributed_optimizer ? params / shards : params;
     if (l->distributed_optimizer) {
       out->grad_sync_s[s] = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER,
-                                                    params * grad_bytes, &x->dp_group);
+                                                    params * grad_bytes, x->dp_group);
       out->param_gather_s[s] = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER,
-                                                       params * ELEM, &x->dp_group);
+                                                       params * ELEM, x->dp_group);
     } else {
       out->grad_sync_s[s] = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE,
-                                                    params * grad_bytes, &x->dp_group);
+                                                    params * grad_bytes, x->dp_group);
       out->param_gather_s[s] = 0.0;
     }
     /* Adam: read grad, master, m, v (4 B each), write master, m, v and the
@@ -375,8 +377,9 @@ PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage, int64_
   if (stage == w->num_stages - 1 && chunk == w->num_chunks - 1) work_add(out, &w->head, 1.0);
 }
 
-PTSIM_HD void ptsim_workload_build(const PtsimJob *job, const PtsimCostParams *params,
+PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan, const PtsimCostParams *params,
                                    PtsimWorkload *out) {
+  const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
   PtsimCostParams defaults;
   Ctx x;
@@ -386,28 +389,29 @@ PTSIM_HD void ptsim_workload_build(const PtsimJob *job, const PtsimCostParams *p
     ptsim_cost_params_default(&job->hw, &defaults);
     params = &defaults;
   }
+  x.plan = plan;
   x.job = job;
   x.params = params;
   x.t = l->tp;
   x.c = l->cp;
   x.precision = l->precision;
-  x.tokens = l->mbs * l->seq / l->cp;
-  x.tokens_sp = l->sp ? (double)x.tokens / (double)l->tp : (double)x.tokens;
-  ptsim_topology_group(l, &job->hw, PTSIM_GROUP_TP, &x.tp_group);
-  ptsim_topology_group(l, &job->hw, PTSIM_GROUP_CP, &x.cp_group);
-  ptsim_topology_group(l, &job->hw, PTSIM_GROUP_PP, &x.pp_group);
-  ptsim_topology_group(l, &job->hw, PTSIM_GROUP_DP_CP, &x.dp_group);
+  x.tokens = plan->tokens;
+  x.tokens_sp = plan->tokens_sp;
+  x.tp_group = &plan->groups[PTSIM_GROUP_TP];
+  x.cp_group = &plan->groups[PTSIM_GROUP_CP];
+  x.pp_group = &plan->groups[PTSIM_GROUP_PP];
+  x.dp_group = &plan->groups[PTSIM_GROUP_DP_CP];
 
-  out->num_stages = l->pp;
-  out->num_chunks = l->vp > 0 ? l->vp : 1;
-  out->num_microbatches = ptsim_job_num_microbatches(job);
-  for (s = 0; s < l->pp; s++) out->chunk_layers[s] = l->stage_layers[s] / out->num_chunks;
+  out->num_stages = plan->num_stages;
+  out->num_chunks = plan->num_chunks;
+  out->num_microbatches = plan->num_microbatches;
+  for (s = 0; s < l->pp; s++) out->chunk_layers[s] = plan->chunk_layers[s];
   build_layer(&x, &out->layer);
   build_embedding(&x, &out->embedding);
   build_head(&x, &out->head);
   pp_bytes = x.tokens_sp * (double)job->model.hidden_size * ELEM;
   out->pp_transfer_s = l->pp > 1 ? ptsim_cost_collective_s(&job->hw, params, PTSIM_COLL_SEND_RECV,
-                                                           pp_bytes, &x.pp_group)
+                                                           pp_bytes, x.pp_group)
                                  : 0.0;
   build_step_work(&x, out);
   out->model_flops = ptsim_workload_megatron_flops(job);

@@ -23,6 +23,7 @@
 #include "cost.h"
 #include "hd.h"
 #include "job.h"
+#include "plan.h"
 
 /* Communication kinds, for exposed-time accounting. */
 typedef enum {
@@ -70,8 +71,8 @@ PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage,
 /* Megatron-LM's FLOP count of one step (see model_flops). */
 PTSIM_HD double ptsim_workload_megatron_flops(const PtsimJob *job);
 
-/* Fills *out for a validated job.  params may be NULL (defaults). */
-PTSIM_HD void ptsim_workload_build(const PtsimJob *job,
+/* Fills *out from a validated job's plan.  params may be NULL (defaults). */
+PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan,
                                    const PtsimCostParams *params,
                                    PtsimWorkload *out);
 

@@ -24,6 +24,7 @@
 #include "../core/event_queue.c"
 #include "../core/topology.c"
 #include "../core/cost.c"
+#include "../core/plan.c"
 #include "../core/memory.c"
 #include "../core/schedule.c"
 #include "../core/workload.c"

@@ -9,6 +9,7 @@
  * (megatron_args.c), or anything derived for the simulation (the core's
  * plan.h derives it from the validated job). */
 #include "job_validate.h"
+#include "plan.h"
 
 #include <string.h>
 
@@ -70,10 +71,23 @@ static const char *schedule_word(PtsimSchedule s) {
   return "?";
 }
 
-/* stage_layers[] from pp and the optional uneven first/last stage. */
-static gboolean split_stages(PtsimLayout *l, int64_t layers, GError **error) {
+/* The core's split of a layout these checks accepted; its refusal here is
+ * a bug in the checks, reported rather than trusted. */
+static gboolean split_done(const PtsimLayout *l, int64_t layers,
+                           int64_t *stage_layers, GError **error) {
+  if (ptsim_plan_split_stages(l->pp, layers, l->first_stage_layers,
+                              l->last_stage_layers, stage_layers) != 0)
+    return invalid("--pp %" G_GINT64_FORMAT " cannot split num_layers %"
+                   G_GINT64_FORMAT, I64(l->pp), I64(layers));
+  return TRUE;
+}
+
+/* Checks the split of `layers` over pp stages (even, or the optional uneven
+ * first/last stage) and writes it to stage_layers[0..pp) as the core's plan
+ * will split it (ptsim_plan_split_stages). */
+static gboolean split_stages(const PtsimLayout *l, int64_t layers,
+                             int64_t *stage_layers, GError **error) {
   int64_t first = l->first_stage_layers, last = l->last_stage_layers;
-  memset(l->stage_layers, 0, sizeof l->stage_layers);
   if (first < 0 || first > INT_VALUE_MAX)
     return invalid("--decoder-first-pipeline-num-layers %" G_GINT64_FORMAT
                    " is out of range: expected 0 (even split) or a positive "
@@ -89,9 +103,7 @@ static gboolean split_stages(PtsimLayout *l, int64_t layers, GError **error) {
                      "--decoder-first-pipeline-num-layers / "
                      "--decoder-last-pipeline-num-layers",
                      I64(l->pp), I64(layers));
-    for (int64_t s = 0; s < l->pp; s++)
-      l->stage_layers[s] = layers / l->pp;
-    return TRUE;
+    return split_done(l, layers, stage_layers, error);
   }
   if (l->pp < 2)
     return invalid("--decoder-%s-pipeline-num-layers %" G_GINT64_FORMAT
@@ -114,13 +126,7 @@ static gboolean split_stages(PtsimLayout *l, int64_t layers, GError **error) {
                    "layer each)",
                    I64(first), I64(last), I64(rest), I64(layers), I64(middle),
                    I64(l->pp));
-  for (int64_t s = 0; s < l->pp; s++)
-    l->stage_layers[s] = middle > 0 ? rest / middle : 0;
-  if (first)
-    l->stage_layers[0] = first;
-  if (last)
-    l->stage_layers[l->pp - 1] = last;
-  return TRUE;
+  return split_done(l, layers, stage_layers, error);
 }
 
 gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
@@ -232,7 +238,8 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
   } else if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED) {
     return invalid("--schedule interleaved needs --vp > 1 (got --vp 1)");
   }
-  if (!split_stages(l, m->num_layers, error))
+  int64_t stage_layers[PTSIM_MAX_STAGES];
+  if (!split_stages(l, m->num_layers, stage_layers, error))
     return FALSE;
 
   /* Batch. */
@@ -251,8 +258,8 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
   if (l->recompute == PTSIM_RECOMPUTE_FULL && l->recompute_num_layers > 0) {
     int64_t most = 0;
     for (int64_t s = 0; s < l->pp; s++)
-      if (l->stage_layers[s] / l->vp > most)
-        most = l->stage_layers[s] / l->vp;
+      if (stage_layers[s] / l->vp > most)
+        most = stage_layers[s] / l->vp;
     if (l->recompute_num_layers > most)
       return invalid("--recompute-num-layers %" G_GINT64_FORMAT " is more "
                      "than the %" G_GINT64_FORMAT " layers of a pipeline "

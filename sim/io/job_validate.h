@@ -18,7 +18,7 @@
  * threshold 0.8, no dropout.  gpus, gbs and seq are 0 (must be given). */
 void ptsim_layout_init_defaults(PtsimLayout *layout);
 
-/* Resolves the derived fields (dp, sp, schedule, stage_layers) and checks
+/* Resolves the derived fields (dp, sp, schedule) and checks
  * the job against its model.  On failure the job may be partly resolved.
  *
  * Messages name the layout as ptsim's command line spells it, with

@@ -48,8 +48,8 @@ static void json_hw(PtsimJson *json, const PtsimHardware *hw) {
   ptsim_json_end_object(json);
 }
 
-static void json_layout(PtsimJson *json, const PtsimJob *job) {
-  const PtsimLayout *l = &job->layout;
+static void json_layout(PtsimJson *json, const PtsimPlan *plan) {
+  const PtsimLayout *l = &plan->job.layout;
   ptsim_json_begin_object(json, "layout");
   ptsim_json_int(json, "gpus", l->gpus);
   ptsim_json_int(json, "tp", l->tp);
@@ -60,7 +60,7 @@ static void json_layout(PtsimJson *json, const PtsimJob *job) {
   ptsim_json_int(json, "mbs", l->mbs);
   ptsim_json_int(json, "gbs", l->gbs);
   ptsim_json_int(json, "seq", l->seq);
-  ptsim_json_int(json, "num_microbatches", ptsim_job_num_microbatches(job));
+  ptsim_json_int(json, "num_microbatches", plan->num_microbatches);
   ptsim_json_bool(json, "sp", l->sp);
   ptsim_json_string(json, "recompute",
                     ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute));
@@ -79,16 +79,16 @@ static void json_layout(PtsimJson *json, const PtsimJob *job) {
   ptsim_json_double(json, "hidden_dropout", l->hidden_dropout);
   ptsim_json_double(json, "memory_threshold", l->memory_threshold);
   ptsim_json_begin_array(json, "stage_layers");
-  for (int64_t i = 0; i < l->pp; i++) ptsim_json_int(json, NULL, l->stage_layers[i]);
+  for (int64_t i = 0; i < l->pp; i++) ptsim_json_int(json, NULL, plan->stage_layers[i]);
   ptsim_json_end_array(json);
   ptsim_json_end_object(json);
 }
 
-void ptsim_report_json_config(PtsimJson *json, const PtsimJob *job) {
+void ptsim_report_json_config(PtsimJson *json, const PtsimPlan *plan) {
   ptsim_json_begin_object(json, "config");
-  json_model(json, &job->model);
-  json_hw(json, &job->hw);
-  json_layout(json, job);
+  json_model(json, &plan->job.model);
+  json_hw(json, &plan->job.hw);
+  json_layout(json, plan);
   ptsim_json_end_object(json);
 }
 
@@ -217,7 +217,8 @@ void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
 
 /* ---- text ---- */
 
-void ptsim_report_text_config(GString *out, const PtsimJob *job) {
+void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
+  const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
   g_string_append_printf(
       out,
@@ -227,7 +228,7 @@ void ptsim_report_text_config(GString *out, const PtsimJob *job) {
       " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
       " microbatches), sp %s, recompute %s, %s, %s optimizer, schedule %s\n",
       job->model.name, l->gpus, job->hw.name, job->hw.gpus_per_node, l->tp, l->pp,
-      l->cp, l->dp, l->vp, l->mbs, l->gbs, l->seq, ptsim_job_num_microbatches(job),
+      l->cp, l->dp, l->vp, l->mbs, l->gbs, l->seq, plan->num_microbatches,
       l->sp ? "on" : "off", ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
       ptsim_names_get(PTSIM_NAMES_PRECISION, (int)l->precision),
       l->distributed_optimizer ? "distributed" : "replicated",

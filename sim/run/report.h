@@ -15,6 +15,7 @@
 #include "json_writer.h"
 #include "engine.h"
 #include "memory.h"
+#include "plan.h"
 #include "simulate.h"
 
 typedef enum {
@@ -26,7 +27,7 @@ typedef enum {
 gboolean ptsim_format_parse(const char *word, PtsimFormat *out);
 
 /* "config": {"model": {...}, "hw": {...}, "layout": {...}} */
-void ptsim_report_json_config(PtsimJson *json, const PtsimJob *job);
+void ptsim_report_json_config(PtsimJson *json, const PtsimPlan *plan);
 /* "memory": {...}, with "allocator": {...} inside when alloc is not NULL. */
 void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
                               double threshold, const PtsimAllocResult *alloc);
@@ -40,7 +41,7 @@ void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t);
 void ptsim_report_text_time(GString *out, const PtsimTimeResult *t);
 
 /* One-paragraph summary of the job, then the per-stage memory table. */
-void ptsim_report_text_config(GString *out, const PtsimJob *job);
+void ptsim_report_text_config(GString *out, const PtsimPlan *plan);
 void ptsim_report_text_memory(GString *out, const PtsimJob *job,
                               const PtsimMemoryEstimate *m);
 

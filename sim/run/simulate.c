@@ -14,31 +14,28 @@ static const char *engine_error(int32_t rc) {
   }
 }
 
-gboolean ptsim_simulate(const PtsimJob *job, PtsimTrace *trace, PtsimTimeResult *out,
+gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResult *out,
                         GError **error) {
-  int64_t bytes = ptsim_engine_scratch_bytes(job);
+  const PtsimJob *job = &plan->job;
+  int64_t bytes = ptsim_engine_scratch_bytes(plan);
   if (bytes < 0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "--schedule %s with --pp %" G_GINT64_FORMAT ", --vp %" G_GINT64_FORMAT
                 " and %" G_GINT64_FORMAT " microbatches: %s",
                 ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)job->layout.schedule), job->layout.pp,
-                job->layout.vp, job->layout.gbs / (job->layout.mbs * job->layout.dp),
+                job->layout.vp, plan->num_microbatches,
                 engine_error((int32_t)bytes));
     return FALSE;
   }
   g_autofree void *scratch = g_malloc(bytes);
   g_autofree PtsimWorkload *workload = g_new0(PtsimWorkload, 1);
-  ptsim_workload_build(job, NULL, workload);
+  ptsim_workload_build(plan, NULL, workload);
   if (trace) {
-    int64_t items = ptsim_schedule_num_items(job->layout.schedule, (int32_t)job->layout.pp,
-                                             (int32_t)(job->layout.gbs /
-                                                       (job->layout.mbs * job->layout.dp)),
-                                             (int32_t)job->layout.vp);
-    trace->capacity = job->layout.pp * (items + 4 + job->layout.vp);
+    trace->capacity = job->layout.pp * (plan->schedule_items + 4 + job->layout.vp);
     trace->records = g_new0(PtsimTraceRecord, trace->capacity);
     trace->count = 0;
   }
-  int32_t rc = ptsim_engine_run(job, workload, scratch, bytes, trace, out);
+  int32_t rc = ptsim_engine_run(plan, workload, scratch, bytes, trace, out);
   if (rc != 0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "simulation failed: %s", engine_error(rc));
@@ -138,14 +135,15 @@ static void append_timeline(GString *tsv, const PtsimTrace *trace, int64_t stage
   }
 }
 
-gboolean ptsim_simulate_allocator(const PtsimJob *job, int32_t steps,
+gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
                                   const PtsimAllocOptions *opts, const PtsimTrace *trace,
                                   double step_s, const char *timeline_path,
                                   PtsimAllocResult *out, GError **error) {
+  const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
-  int32_t p = (int32_t)l->pp, v = (int32_t)(l->vp > 0 ? l->vp : 1);
-  int32_t m = (int32_t)(l->gbs / (l->mbs * l->dp));
-  int32_t items = ptsim_schedule_num_items(l->schedule, p, m, v);
+  int32_t p = (int32_t)plan->num_stages, v = (int32_t)plan->num_chunks;
+  int32_t m = (int32_t)plan->num_microbatches;
+  int32_t items = plan->schedule_items;
   if (items < 0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, "allocator: %s",
                 ptsim_schedule_strerror(items));
@@ -165,14 +163,14 @@ gboolean ptsim_simulate_allocator(const PtsimJob *job, int32_t steps,
   out->steps = steps;
   for (int32_t s = 0; s < p; s++) {
     ptsim_schedule_build(l->schedule, p, m, v, s, order, items);
-    int64_t bytes = ptsim_lifetimes_scratch_bytes(job, s);
+    int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, s);
     g_autofree void *scratch = g_malloc(bytes);
     PtsimAllocTimeline tl = {NULL, 0, 0};
     if (timeline_path) {
       tl.capacity = (int64_t)items * steps + 1;
       tl.samples = g_new(PtsimAllocSample, tl.capacity);
     }
-    int32_t rc = ptsim_lifetimes_replay(job, s, order, items, steps, opts, scratch, bytes,
+    int32_t rc = ptsim_lifetimes_replay(plan, s, order, items, steps, opts, scratch, bytes,
                                         timeline_path ? &tl : NULL, &out->stages[s]);
     if (timeline_path) append_timeline(tsv, trace, s, step_s, &tl);
     g_free(tl.samples);

@@ -13,7 +13,7 @@
 
 /* trace may be NULL; when given, its records are allocated here and must
  * be released with ptsim_simulate_trace_clear. */
-gboolean ptsim_simulate(const PtsimJob *job, PtsimTrace *trace, PtsimTimeResult *out,
+gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResult *out,
                         GError **error);
 void ptsim_simulate_trace_clear(PtsimTrace *trace);
 
@@ -37,7 +37,7 @@ typedef struct {
  * reserved_bytes); times come from `trace` (the engine's run of the same
  * job) and step_s.  Fails on a bad path (G_FILE_ERROR) or when the
  * emulation runs out of block slots (PTSIM_CONFIG_ERROR_INVALID). */
-gboolean ptsim_simulate_allocator(const PtsimJob *job, int32_t steps,
+gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
                                   const PtsimAllocOptions *opts, const PtsimTrace *trace,
                                   double step_s, const char *timeline_path,
                                   PtsimAllocResult *out, GError **error);

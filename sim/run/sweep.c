@@ -225,19 +225,19 @@ typedef struct {
 
 /* The allocator emulation of jobs [first, last), into their results. */
 static void allocator_pass(PtsimSweep *sweep, guint first, guint last) {
-  PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
+  g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
   for (guint i = first; i < last; i++) {
     PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
     g_autoptr(GError) error = NULL;
-    if (r->status != 0 ||
-        !ptsim_simulate_allocator(&g_array_index(sweep->jobs, PtsimJob, i), 2, NULL, NULL, 0.0,
-                                  NULL, alloc, &error))
+    if (r->status != 0) continue;
+    ptsim_plan_build(&g_array_index(sweep->jobs, PtsimJob, i), plan);
+    if (!ptsim_simulate_allocator(plan, 2, NULL, NULL, 0.0, NULL, alloc, &error))
       continue;
     r->alloc_device_peak_bytes = alloc->stages[alloc->peak_stage].device_peak_bytes;
     r->alloc_oom = 0;
     for (int64_t s = 0; s < alloc->num_stages; s++) r->alloc_oom |= !alloc->stages[s].fits;
   }
-  g_free(alloc);
 }
 
 static void evaluate_chunk(gpointer data, gpointer user_data) {

@@ -1,0 +1,80 @@
+/* plan.h — everything derived from one validated job, computed once.
+ *
+ * A PtsimJob says what the user asked for (model, hardware, layout as
+ * given); a PtsimPlan adds what every core module needs and would otherwise
+ * re-derive: the microbatch count, the per-stage layer split and its flags,
+ * the activations each stage holds under its schedule, the parameters each
+ * stage owns, the communicator groups and whether they stay inside a node.
+ * The core's data flow is one-way:
+ *
+ *     job --ptsim_plan_build--> plan --> memory estimate
+ *                                    --> workload --> engine
+ *                                    --> lifetimes --> allocator
+ *
+ * and no module below the plan recomputes a quantity the plan holds.
+ *
+ * Plain data: fixed size, no pointers (it embeds a copy of the job), so the
+ * GPU batch evaluator builds one per thread in its scratch.  Not here: the
+ * validation of the job (job_validate.h in the shell; the plan trusts it),
+ * costs (cost.h), timing (engine.h).
+ *
+ * Core module: pure C, PTSIM_HD, no allocation, no I/O.  Sibling: plan.c. */
+#ifndef PTSIM_PLAN_H
+#define PTSIM_PLAN_H
+
+#include <stdint.h>
+#include "hd.h"
+#include "job.h"
+#include "topology.h"
+
+typedef struct {
+  PtsimJob job;               /* the validated job this plan was built from */
+  int64_t num_stages;         /* p = pp */
+  int64_t num_chunks;         /* v: model chunks per stage (vp; 1 when vp < 1) */
+  int64_t num_microbatches;   /* m = gbs / (mbs * dp); 0 when mbs * dp <= 0 */
+  int32_t schedule_items;     /* items per stage of the schedule's order, or a
+                                 negative PTSIM_SCHEDULE_ERR_* when the
+                                 schedule cannot be built for (p, m, v) */
+  int64_t tokens;             /* T = mbs * seq / cp: one microbatch on one CP rank */
+  double tokens_sp;           /* T / tp with sequence parallelism, else T */
+  double layer_parameters;    /* one transformer layer on one TP rank */
+  /* The group of each PtsimGroupKind holding rank 0 (topology.h), placed in
+   * Megatron-LM's rank order on the profile's nodes. */
+  PtsimGroup groups[PTSIM_GROUP_KIND_COUNT];
+  /* Per pipeline stage [0, num_stages): */
+  int64_t stage_layers[PTSIM_MAX_STAGES];      /* transformer layers (sum: num_layers) */
+  int64_t stage_first_layer[PTSIM_MAX_STAGES]; /* index of its first layer */
+  int64_t chunk_layers[PTSIM_MAX_STAGES];      /* stage_layers / num_chunks */
+  double stage_parameters[PTSIM_MAX_STAGES];   /* parameters one GPU of it holds */
+  /* Microbatches whose activations the stage holds at its peak, in units of
+   * "all of this stage's layers for one microbatch" (fractional under the
+   * interleaved schedule); what the memory estimate multiplies by. */
+  double inflight_microbatches[PTSIM_MAX_STAGES];
+} PtsimPlan;
+
+/* Layers per pipeline stage as Megatron-LM splits them: evenly, or with
+ * --decoder-first/last-pipeline-num-layers (`first`, `last`; 0: even) taking
+ * their layers off the ends and the rest split evenly over the middle
+ * stages.  Writes out[0..pp) and returns 0, or -1 when the split is not
+ * possible (pp outside [1, PTSIM_MAX_STAGES], negative sizes, a remainder
+ * that does not divide evenly, an uneven end with pp < 2); out is then
+ * unspecified.  The shell's validator names the flags; this only splits. */
+PTSIM_HD int32_t ptsim_plan_split_stages(int64_t pp, int64_t layers, int64_t first, int64_t last,
+                                         int64_t *out);
+
+/* 1: the model has learned absolute position embeddings (seq x h, on stage 0,
+ * replicated over TP).  PtsimModel has no field for it, so ptsim decides by
+ * family: GELU + LayerNorm models are GPT-style (Megatron's default
+ * position_embedding_type = learned_absolute, max_position_embeddings taken
+ * as seq); everything else is taken to use RoPE (no parameters). */
+PTSIM_HD int ptsim_plan_has_learned_positions(const PtsimModel *model);
+
+/* Parameters of one transformer layer held by one TP rank (t = tp). */
+PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp);
+
+/* Builds the plan of a validated job (ptsim_job_validate() accepted it).
+ * Never fails: a schedule that cannot be built is recorded in
+ * schedule_items for the engine to report. */
+PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out);
+
+#endif /* PTSIM_PLAN_H */
