@@ -161,6 +161,7 @@ gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
   out->num_stages = p;
   out->peak_stage = 0;
   out->steps = steps;
+  out->fits = out->runs = 1;
   for (int32_t s = 0; s < p; s++) {
     ptsim_schedule_build(l->schedule, p, m, v, s, order, items);
     int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, s);
@@ -181,6 +182,8 @@ gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
     }
     if (out->stages[s].device_peak_bytes > out->stages[out->peak_stage].device_peak_bytes)
       out->peak_stage = s;
+    out->fits &= out->stages[s].fits;
+    out->runs &= out->stages[s].runs;
   }
   if (!timeline_path) return TRUE;
   /* g_file_set_contents writes a temporary file and renames it: never half-written. */
