@@ -3,6 +3,7 @@
  * thread bit for bit. */
 #include <glib.h>
 #include <string.h>
+#include "lifetimes.h"
 #include "sweep.h"
 
 static PtsimSweepSpec *small_spec(const char *model) {
@@ -90,11 +91,106 @@ static void test_pool_equals_single_thread(void) {
                   ==, 0);
 }
 
+/* Llama-3-8B on 8 H100s at seq 8192: mbs 1, 2, 4, cp 1, 2, every
+ * recompute, 1F1B, interleaved (vp 2), ZB-H1: layouts on both sides of the
+ * 80% rule and of the GPU's memory. */
+static PtsimSweepSpec *verdict_spec(void) {
+  PtsimSweepSpec *spec = small_spec("llama3-8b");
+  const gint64 seq = 8192, two = 2, four = 4;
+  const int selective = PTSIM_RECOMPUTE_SELECTIVE, full = PTSIM_RECOMPUTE_FULL;
+  const int interleaved = PTSIM_SCHEDULE_INTERLEAVED, zb = PTSIM_SCHEDULE_ZB_H1;
+  g_array_index(spec->seqs, gint64, 0) = seq;
+  g_array_append_val(spec->mbs, two);
+  g_array_append_val(spec->mbs, four);
+  g_array_append_val(spec->cps, two);
+  g_array_append_val(spec->recomputes, selective);
+  g_array_append_val(spec->recomputes, full);
+  g_array_append_val(spec->schedules, interleaved);
+  g_array_append_val(spec->schedules, zb);
+  g_array_set_size(spec->vps, 0);
+  g_array_append_val(spec->vps, two);
+  return spec;
+}
+
+static PtsimSweep *evaluated(const PtsimSweepSpec *spec) {
+  g_autoptr(GError) error = NULL;
+  PtsimSweep *sweep = enumerate(spec);
+  g_assert_true(ptsim_sweep_evaluate(sweep, PTSIM_DEVICE_CPU, 2, NULL, NULL, &error));
+  g_assert_no_error(error);
+  return sweep;
+}
+
+/* The floor is what every replay allocates for sure (weights, gradients,
+ * optimizer states, saved activations), so the emulation's device peak is
+ * never below it plus the context and NCCL buffers; a layout the floor
+ * rejects cannot run. */
+static void test_floor_below_emulation(void) {
+  g_test_summary("held floor + context/NCCL <= the emulated device peak, on every layout that fits");
+  g_autoptr(PtsimSweepSpec) spec = verdict_spec();
+  spec->allocator = TRUE;
+  g_autoptr(PtsimSweep) sweep = evaluated(spec);
+  guint over = 0;
+  for (guint i = 0; i < sweep->jobs->len; i++) {
+    const PtsimJob *job = &g_array_index(sweep->jobs, PtsimJob, i);
+    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    double floor = r->held_floor_bytes + ptsim_lifetimes_outside_bytes(job);
+    g_assert_cmpint(r->status, ==, 0);
+    g_assert_cmpint(r->runs_from, ==, PTSIM_RUNS_FROM_ALLOCATOR);
+    if (!r->alloc_oom) g_assert_cmpfloat(r->alloc_device_peak_bytes, >=, floor);
+    if (floor > job->hw.memory_bytes) {
+      g_assert_cmpint(r->runs, ==, 0);
+      over++;
+    }
+  }
+  g_assert_cmpuint(over, >, 0);
+}
+
+/* Settling only the contention gives the same top as emulating every
+ * layout: the fastest layouts that may run are all emulated. */
+static void test_settle_top_equals_full(void) {
+  g_test_summary("the top 8 after settling the contention equal the top 8 with every layout emulated");
+  const guint top = 8;
+  g_autoptr(PtsimSweepSpec) spec = verdict_spec();
+  g_autoptr(PtsimSweep) lazy = evaluated(spec);
+  spec->allocator = TRUE;
+  g_autoptr(PtsimSweep) full = evaluated(spec);
+  PtsimBatchResult *rl = (PtsimBatchResult *)lazy->results->data;
+  const PtsimBatchResult *rf = (const PtsimBatchResult *)full->results->data;
+  const PtsimJob *jobs = (const PtsimJob *)lazy->jobs->data;
+  guint n = lazy->jobs->len, emulated = ptsim_sweep_settle_top(jobs, rl, n, top, 2);
+  g_assert_cmpuint(emulated, >=, top);
+  g_assert_cmpuint(emulated, <, n / 4);
+  /* The best `top` by (class, tokens/s per GPU) in each. */
+  for (int pass = 0; pass < 2; pass++) {
+    const PtsimBatchResult *r = pass ? rf : rl;
+    guint taken = 0;
+    double last = G_MAXDOUBLE;
+    for (guint k = 0; k < top; k++) {
+      guint best = G_MAXUINT;
+      for (guint i = 0; i < n; i++) {
+        double key = ptsim_sweep_rank_key(&jobs[i], &r[i]);
+        if (r[i].runs != 1 || key >= last) continue;
+        if (best == G_MAXUINT || key > ptsim_sweep_rank_key(&jobs[best], &r[best])) best = i;
+      }
+      g_assert_cmpuint(best, !=, G_MAXUINT);
+      g_assert_cmpint(r[best].runs_from, ==, PTSIM_RUNS_FROM_ALLOCATOR);
+      /* Same layout, same verdict and peak in both. */
+      g_assert_cmpint(rl[best].runs, ==, rf[best].runs);
+      g_assert_cmpfloat(rl[best].alloc_device_peak_bytes, ==, rf[best].alloc_device_peak_bytes);
+      last = ptsim_sweep_rank_key(&jobs[best], &r[best]);
+      taken++;
+    }
+    g_assert_cmpuint(taken, ==, top);
+  }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/sweep/hand-count", test_hand_count);
   g_test_add_func("/sweep/rejections-counted-by-reason", test_rejections_counted_by_reason);
   g_test_add_func("/sweep/interleaved-adds-vp", test_interleaved_adds_vp);
   g_test_add_func("/sweep/pool-equals-single-thread", test_pool_equals_single_thread);
+  g_test_add_func("/sweep/floor-below-emulation", test_floor_below_emulation);
+  g_test_add_func("/sweep/settle-top-equals-full", test_settle_top_equals_full);
   return g_test_run();
 }

@@ -144,18 +144,19 @@ static void show_progress(guint64 done, guint64 total, gpointer user_data) {
 
 static const PtsimSweep *sort_sweep;
 
-/* Fitting layouts first, by tokens/s per GPU (comparable across GPU
- * counts); then the rest by the same key. */
+/* Layouts predicted to run first, by tokens/s per GPU (comparable across
+ * GPU counts); then those in doubt, those that do not run, those that
+ * could not be scheduled (ptsim_sweep_rank_class). */
 static gint compare_rank(gconstpointer a, gconstpointer b) {
-  const PtsimBatchResult *ra = &g_array_index(sort_sweep->results, PtsimBatchResult, *(const guint *)a);
-  const PtsimBatchResult *rb = &g_array_index(sort_sweep->results, PtsimBatchResult, *(const guint *)b);
-  const PtsimJob *ja = &g_array_index(sort_sweep->jobs, PtsimJob, *(const guint *)a);
-  const PtsimJob *jb = &g_array_index(sort_sweep->jobs, PtsimJob, *(const guint *)b);
-  int fa = ra->fits && ra->status == 0, fb = rb->fits && rb->status == 0;
-  if (fa != fb) return fb - fa;
-  double ta = ra->tokens_per_s / (double)ja->layout.gpus, tb = rb->tokens_per_s / (double)jb->layout.gpus;
+  guint ia = *(const guint *)a, ib = *(const guint *)b;
+  const PtsimBatchResult *ra = &g_array_index(sort_sweep->results, PtsimBatchResult, ia);
+  const PtsimBatchResult *rb = &g_array_index(sort_sweep->results, PtsimBatchResult, ib);
+  int ca = ptsim_sweep_rank_class(ra), cb = ptsim_sweep_rank_class(rb);
+  if (ca != cb) return ca - cb;
+  double ta = ptsim_sweep_rank_key(&g_array_index(sort_sweep->jobs, PtsimJob, ia), ra);
+  double tb = ptsim_sweep_rank_key(&g_array_index(sort_sweep->jobs, PtsimJob, ib), rb);
   if (ta != tb) return ta > tb ? -1 : 1;
-  return (*(const guint *)a > *(const guint *)b) - (*(const guint *)a < *(const guint *)b);
+  return (ia > ib) - (ia < ib);
 }
 
 static GArray *rank(const PtsimSweep *sweep) {
@@ -164,6 +165,22 @@ static GArray *rank(const PtsimSweep *sweep) {
   sort_sweep = sweep;
   g_array_sort(order, compare_rank);
   return order;
+}
+
+/* The rows shown that the emulation has not seen (layouts that do not run
+ * or could not be scheduled: the fastest that may run are settled
+ * already) get it too, for their alloc GiB column.  Returns how many. */
+static guint emulate_shown(PtsimSweep *sweep, GArray *order, guint top, guint threads) {
+  g_autoptr(GArray) idx = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint k = 0; k < MIN(top, order->len); k++) {
+    guint i = g_array_index(order, guint, k);
+    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    if (r->status == 0 && r->runs_from != PTSIM_RUNS_FROM_ALLOCATOR) g_array_append_val(idx, i);
+  }
+  ptsim_sweep_run_allocator((const PtsimJob *)sweep->jobs->data,
+                            (PtsimBatchResult *)sweep->results->data, (const guint *)idx->data,
+                            idx->len, threads);
+  return idx->len;
 }
 
 static void append_layout_words(GString *out, const PtsimJob *j) {
@@ -176,33 +193,62 @@ static void append_layout_words(GString *out, const PtsimJob *j) {
                          ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
 }
 
-/* Layouts that fit / could not be scheduled, over every evaluated layout. */
+/* Verdicts over every evaluated layout. */
 typedef struct {
-  guint64 fitting, failed;
+  guint64 fitting;   /* within the 80% rule */
+  guint64 running;   /* predicted to run */
+  guint64 tight;     /* predicted to run, over the 80% rule */
+  guint64 doubt;     /* not settled (out of contention) */
+  guint64 emulated;  /* settled by the allocator emulation */
+  guint64 failed;    /* could not be scheduled */
 } Counts;
 
 static void count(Counts *c, const PtsimBatchResult *results, guint n) {
   for (guint i = 0; i < n; i++) {
-    if (results[i].status != 0) c->failed++;
-    else if (results[i].fits) c->fitting++;
+    const PtsimBatchResult *r = &results[i];
+    if (r->status != 0) {
+      c->failed++;
+      continue;
+    }
+    c->fitting += r->fits != 0;
+    c->running += r->runs == 1;
+    c->tight += r->runs == 1 && !r->fits;
+    c->doubt += r->runs < 0;
+    c->emulated += r->runs_from == PTSIM_RUNS_FROM_ALLOCATOR;
   }
+}
+
+/* "yes", "no", "?" (not settled). */
+static const char *runs_word(const PtsimBatchResult *r) {
+  return r->runs == 1 ? "yes" : r->runs == 0 ? "no" : "?";
+}
+
+static const char *runs_from_word(int32_t from) {
+  static const char *const words[] = {"", "80% rule", "floor", "allocator"};
+  return from >= 0 && from < 4 ? words[from] : "";
 }
 
 static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, GArray *order,
                         guint top) {
   g_string_append_printf(out,
                          "%" G_GUINT64_FORMAT " combinations: %" G_GUINT64_FORMAT
-                         " valid layouts evaluated on %s, %" G_GUINT64_FORMAT
-                         " fit in memory, %" G_GUINT64_FORMAT " could not be scheduled\n"
-                         "(mem GiB: analytical estimate, the 80%% rule decides; alloc GiB: the "
-                         "caching-allocator emulation plus CUDA context and NCCL, for the rows shown)\n",
+                         " valid layouts evaluated on %s; %" G_GUINT64_FORMAT
+                         " fit by the 80%% rule, %" G_GUINT64_FORMAT " predicted to run (%"
+                         G_GUINT64_FORMAT " of them tight), %" G_GUINT64_FORMAT
+                         " in doubt and out of contention, %" G_GUINT64_FORMAT
+                         " could not be scheduled\n"
+                         "(mem GiB: analytical estimate, judged by the 80%% rule; alloc GiB: the "
+                         "caching-allocator emulation, first step and steady state, plus CUDA "
+                         "context and NCCL, run on %" G_GUINT64_FORMAT " layouts: the fastest that "
+                         "may run and the rows shown; runs: its verdict with a 5%% margin; tight: "
+                         "runs although over the 80%% rule)\n",
                          sweep->candidates, sweep->valid, sweep->device_used, c->fitting,
-                         c->failed);
+                         c->running, c->tight, c->doubt, c->failed, c->emulated);
   gboolean mc = sweep->mc.samples > 0;
   g_string_append(out, "\n rank model            hw         gpus   seq tp pp cp   dp vp mbs "
                        "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB");
   g_string_append(out, mc ? "  p50_s  p90_s  p99_s" : "");
-  g_string_append(out, "  alloc GiB\n");
+  g_string_append(out, " 80% rule  alloc GiB runs\n");
   for (guint k = 0; k < MIN(top, order->len); k++) {
     guint i = g_array_index(order, guint, k);
     const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
@@ -215,41 +261,44 @@ static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, 
                            100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB);
     if (mc)
       g_string_append_printf(out, " %6.3f %6.3f %6.3f", r->step_p50_s, r->step_p90_s, r->step_p99_s);
-    /* The allocator emulation, for the layouts worth looking at. */
-    {
-      g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
-      g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
-      g_autoptr(GError) error = NULL;
-      ptsim_plan_build(j, plan);
-      if (ptsim_simulate_allocator(plan, 2, NULL, NULL, 0.0, NULL, alloc, &error)) {
-        const PtsimStageAlloc *p = &alloc->stages[alloc->peak_stage];
-        gboolean oom = FALSE;
-        for (int64_t st = 0; st < alloc->num_stages; st++) oom |= !alloc->stages[st].fits;
-        g_string_append_printf(out, " %6.1f%s", p->device_peak_bytes / GIB, oom ? " OOM" : "");
-      } else {
-        g_string_append(out, "      ?");
-      }
-    }
-    g_string_append_printf(out, "%s\n",
-                           r->status != 0 ? " (unscheduled)" : r->fits ? "" : " (does not fit)");
+    g_string_append_printf(out, "   %-6s", r->fits ? "fits" : "over");
+    if (r->runs_from == PTSIM_RUNS_FROM_ALLOCATOR)
+      g_string_append_printf(out, " %10.1f%s", r->alloc_device_peak_bytes / GIB,
+                             r->alloc_oom ? " OOM" : "    ");
+    else
+      g_string_append(out, "          -    ");
+    g_string_append_printf(out, " %-4s%s%s\n", runs_word(r),
+                           r->runs == 1 && !r->fits ? " tight" : "",
+                           r->status != 0 ? " (unscheduled)" : "");
   }
   if (order->len > 0) {
     guint i = g_array_index(order, guint, 0);
     const PtsimBatchResult *best = &g_array_index(sweep->results, PtsimBatchResult, i);
     const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
-    if (best->fits && best->status == 0)
+    if (best->runs == 1 && best->status == 0) {
       g_string_append_printf(
           out,
           "\nwhy the best wins: bubble %.1f%%; exposed communication %.3f s of the %.3f s step "
-          "(tp %.3f, cp %.3f, pp %.3f, dp %.3f); memory margin %.1f GiB below the %.0f%% "
-          "threshold (%.0f%% of the GPU used)\n",
+          "(tp %.3f, cp %.3f, pp %.3f, dp %.3f); ",
           100.0 * best->bubble_fraction,
           best->exposed_comm_s[0] + best->exposed_comm_s[1] + best->exposed_comm_s[2] +
               best->exposed_comm_s[3],
           best->step_s, best->exposed_comm_s[0], best->exposed_comm_s[1], best->exposed_comm_s[2],
-          best->exposed_comm_s[3],
-          (j->layout.memory_threshold - best->usage_fraction) * j->hw.memory_bytes / GIB,
-          100.0 * j->layout.memory_threshold, 100.0 * best->usage_fraction);
+          best->exposed_comm_s[3]);
+      if (best->runs_from == PTSIM_RUNS_FROM_ALLOCATOR)
+        g_string_append_printf(out, "device peak %.1f GiB of %.1f (%.0f%%), the estimate %.0f%% of "
+                               "the GPU (%s the %.0f%% rule)\n",
+                               best->alloc_device_peak_bytes / GIB, j->hw.memory_bytes / GIB,
+                               100.0 * best->alloc_device_peak_bytes / j->hw.memory_bytes,
+                               100.0 * best->usage_fraction, best->fits ? "within" : "over",
+                               100.0 * j->layout.memory_threshold);
+      else
+        g_string_append_printf(out, "memory margin %.1f GiB below the %.0f%% threshold (%.0f%% "
+                               "of the GPU used)\n",
+                               (j->layout.memory_threshold - best->usage_fraction) *
+                                   j->hw.memory_bytes / GIB,
+                               100.0 * j->layout.memory_threshold, 100.0 * best->usage_fraction);
+    }
   }
   if (g_hash_table_size(sweep->rejected) > 0) {
     g_string_append(out, "\nrejected combinations, by reason:\n");
@@ -266,7 +315,7 @@ static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, 
   "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"          \
   "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                           \
   "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s,"   \
-  "allocator_device_peak_bytes,allocator_oom\n"
+  "allocator_device_peak_bytes,allocator_oom,held_floor_bytes,runs,runs_from\n"
 
 /* One CSV row; rank 0 = not ranked (a streamed sweep). */
 static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
@@ -277,14 +326,15 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
-      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d\n",
+      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%.0f,%d,%s\n",
       rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
       l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
       r->status, r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s,
       r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
       r->step_p90_s, r->step_p99_s, r->exposed_comm_s[0], r->exposed_comm_s[1],
-      r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom);
+      r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom,
+      r->held_floor_bytes, r->runs, runs_from_word(r->runs_from));
 }
 
 static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
@@ -299,24 +349,30 @@ static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
 /* ---- streamed sweeps: bounded memory, exact top K, CSV in enumeration order ---- */
 
 typedef struct {
-  guint top;
+  guint top, threads;
   Counts counts;
   GArray *best_jobs, *best_results; /* the best `top` so far, ranked */
   FILE *csv;                        /* NULL: no CSV */
 } Stream;
 
-/* Ranks a (job, result) pair the way the table does. */
+/* Ranks a (job, result) pair the way the table does (ties: the one seen
+ * first stays ahead). */
 static gboolean better(const PtsimJob *ja, const PtsimBatchResult *ra, const PtsimJob *jb,
                        const PtsimBatchResult *rb) {
-  int fa = ra->fits && ra->status == 0, fb = rb->fits && rb->status == 0;
-  if (fa != fb) return fa > fb;
-  return ra->tokens_per_s / (double)ja->layout.gpus > rb->tokens_per_s / (double)jb->layout.gpus;
+  int ca = ptsim_sweep_rank_class(ra), cb = ptsim_sweep_rank_class(rb);
+  if (ca != cb) return ca < cb;
+  return ptsim_sweep_rank_key(ja, ra) > ptsim_sweep_rank_key(jb, rb);
 }
 
-static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *results, guint n,
+static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *chunk_results, guint n,
                              guint64 first_index, gpointer user_data, GError **error) {
   Stream *st = user_data;
   (void)first_index;
+  /* The chunk's own top K are settled by the emulation: a layout of the
+   * sweep's top K is among its chunk's, so the kept best equal the
+   * in-memory sweep's. */
+  g_autofree PtsimBatchResult *results = g_memdup2(chunk_results, (gsize)n * sizeof *results);
+  ptsim_sweep_settle_top(jobs, results, n, st->top, st->threads);
   count(&st->counts, results, n);
   for (guint i = 0; i < n; i++) {
     guint len = st->best_jobs->len, at = len;
@@ -349,6 +405,7 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
   Stream st;
   memset(&st, 0, sizeof st);
   st.top = o->top > 0 ? (guint)o->top : 10;
+  st.threads = (guint)o->threads;
   st.best_jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
   st.best_results = g_array_new(FALSE, FALSE, sizeof(PtsimBatchResult));
   g_autofree char *tmp = o->csv ? g_strconcat(o->csv, ".tmp", NULL) : NULL;
@@ -380,6 +437,10 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
     g_array_append_vals(sweep->results, st.best_results->data, st.best_results->len);
     g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
     for (guint i = 0; i < st.best_jobs->len; i++) g_array_append_val(order, i);
+    if (emulate_shown(sweep, order, st.top, st.threads)) {
+      g_array_unref(order);
+      order = rank(sweep);
+    }
     write_table(out, sweep, &st.counts, order, st.top);
     if (o->csv)
       g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts (streamed, in enumeration "
@@ -432,12 +493,21 @@ static int run(const SweepOptions *o) {
     fprintf(stderr, "ptsim sweep: %s\n", error->message);
     return error->domain == PTSIM_CUDA_ERROR ? 2 : 1;
   }
+  guint top = o->top > 0 ? (guint)o->top : 10;
+  ptsim_sweep_settle_top((const PtsimJob *)sweep->jobs->data,
+                         (PtsimBatchResult *)sweep->results->data, sweep->jobs->len, top,
+                         (guint)o->threads);
   g_autoptr(GArray) order = rank(sweep);
+  if (!csv_out && emulate_shown(sweep, order, top, (guint)o->threads)) {
+    g_array_unref(order);
+    order = rank(sweep);
+  }
   g_autoptr(GString) out = g_string_new(NULL);
-  Counts counts = {0, 0};
+  Counts counts;
+  memset(&counts, 0, sizeof counts);
   count(&counts, (const PtsimBatchResult *)sweep->results->data, sweep->results->len);
   if (csv_out) write_csv(out, sweep, order);
-  else write_table(out, sweep, &counts, order, o->top > 0 ? (guint)o->top : 10);
+  else write_table(out, sweep, &counts, order, top);
   if (o->csv) {
     g_autoptr(GString) csv = g_string_new(NULL);
     write_csv(csv, sweep, order);
@@ -476,8 +546,9 @@ int ptsim_sweep_main(int argc, char **argv) {
       {"pp-max", 0, 0, G_OPTION_ARG_INT64, &o.pp_max, "Largest pp (default: no limit)", "N"},
       {"memory-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &o.threshold, "Fit threshold (default 0.8)", "F"},
       {"allocator", 0, 0, G_OPTION_ARG_NONE, &o.allocator,
-       "Replay every layout through the caching-allocator emulation too (CPU, slower); the CSV's "
-       "allocator_* columns (otherwise 0 and -1; the table runs it for the rows shown anyway)",
+       "Replay every layout through the caching-allocator emulation (CPU, slower), so every "
+       "`runs` verdict is the emulation's; without it the emulation runs on the fastest layouts "
+       "that may run and the rows shown, and the CSV's allocator_* columns are 0 and -1 elsewhere",
        NULL},
       {"no-overlap", 0, 0, G_OPTION_ARG_NONE, &o.no_overlap,
        "Turn off Megatron's grad-reduce / param-gather / TP comm overlap (on by default in sweeps)", NULL},

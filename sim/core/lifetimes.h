@@ -66,6 +66,10 @@
  * of the reserved peak free. */
 #define PTSIM_LIFETIMES_RESERVED_ERROR 0.05
 
+/* Steps the commands replay: step 0 and one steady step (a third changes
+ * nothing on the published rows: the allocator's cache has settled). */
+#define PTSIM_LIFETIMES_STEPS 2
+
 /* Peaks of one phase of the replay (bytes). */
 typedef struct {
   double allocated_peak_bytes;   /* block sizes handed out */

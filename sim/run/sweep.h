@@ -38,7 +38,8 @@ typedef struct {
   double memory_threshold;
   gboolean overlap;       /* --overlap-grad-reduce/param-gather, --tp-comm-overlap */
   PtsimMonteCarlo mc;     /* samples 0: deterministic */
-  gboolean allocator;     /* also replay every layout through the allocator emulation (CPU) */
+  gboolean allocator;     /* replay every layout through the allocator emulation (CPU), not
+                           * only the fastest that may run (ptsim_sweep_settle_top) */
 } PtsimSweepSpec;
 
 /* Spec with the defaults above and empty scenario lists.  (transfer full) */
@@ -98,5 +99,37 @@ PtsimSweep *ptsim_sweep_stream(const PtsimSweepSpec *spec, PtsimDevice device, g
  * bounded memory).  G_MAXUINT64 when a model or profile cannot be loaded
  * (the error is set). */
 guint64 ptsim_sweep_count(const PtsimSweepSpec *spec, GError **error);
+
+/* ---- the `runs` verdict (batch.h's runs, runs_from) ----
+ *
+ * Evaluation settles what costs nothing: within the 80% rule a layout
+ * runs; when what the allocator emulation must hold (held_floor_bytes)
+ * plus the context and NCCL buffers exceeds the GPU, it does not.  The
+ * rest is in doubt until the emulation runs, which costs milliseconds per
+ * layout, so it runs only where the answer changes the ranking: on the
+ * fastest layouts that may run (ptsim_sweep_settle_top). */
+
+/* The emulation (both phases, PyTorch's defaults) of one layout into its
+ * result: alloc_device_peak_bytes, alloc_oom, runs.  A pure function of
+ * the job, safe to run on many threads; a layout that cannot be
+ * scheduled is left as it is. */
+void ptsim_sweep_allocator_one(const PtsimJob *job, PtsimBatchResult *r);
+
+/* ptsim_sweep_allocator_one on results[idx[k]] for k < n, on `threads`
+ * CPU threads (0: all cores). */
+void ptsim_sweep_run_allocator(const PtsimJob *jobs, PtsimBatchResult *results, const guint *idx,
+                               guint n, guint threads);
+
+/* Runs the emulation until the `top` fastest layouts that may run (by
+ * ptsim_sweep_rank_key, ties by index) are all settled by it.  Returns how
+ * many layouts it emulated. */
+guint ptsim_sweep_settle_top(const PtsimJob *jobs, PtsimBatchResult *results, guint n, guint top,
+                             guint threads);
+
+/* The ranking: class first (0 runs, 1 not settled, 2 does not run,
+ * 3 could not be scheduled), then tokens/s per GPU (comparable across GPU
+ * counts), higher first. */
+int ptsim_sweep_rank_class(const PtsimBatchResult *r);
+gdouble ptsim_sweep_rank_key(const PtsimJob *job, const PtsimBatchResult *r);
 
 #endif /* PTSIM_SWEEP_H */
