@@ -44,18 +44,31 @@ static void test_hand_count(void) {
 }
 
 static void test_rejections_counted_by_reason(void) {
-  g_test_summary("30 layers: pp 4 (tp 1, 2) and pp 8 (tp 1) are rejected, one reason, count 3");
-  g_autoptr(PtsimSweepSpec) spec = small_spec("sc21-gpt-3.6b");
+  g_test_summary("15 heads: tp 2 (pp 1, 2, 4), 4 (pp 1, 2), 8 (pp 1) rejected, one reason, count 6");
+  g_autoptr(PtsimSweepSpec) spec = small_spec("megatron2021-gpt-1b");
   g_autoptr(PtsimSweep) sweep = enumerate(spec);
   g_assert_cmpuint(sweep->candidates, ==, 10);
-  g_assert_cmpuint(sweep->jobs->len, ==, 7);
+  g_assert_cmpuint(sweep->jobs->len, ==, 4);
   g_assert_cmpuint(g_hash_table_size(sweep->rejected), ==, 1);
   GHashTableIter it;
   gpointer key, value;
   g_hash_table_iter_init(&it, sweep->rejected);
   g_assert_true(g_hash_table_iter_next(&it, &key, &value));
-  g_assert_nonnull(strstr(key, "does not divide num_layers"));
-  g_assert_cmpuint(GPOINTER_TO_UINT(value), ==, 3);
+  g_assert_nonnull(strstr(key, "does not divide num_attention_heads"));
+  g_assert_cmpuint(GPOINTER_TO_UINT(value), ==, 6);
+}
+
+static void test_uneven_split(void) {
+  g_test_summary("30 layers on 8 GPUs: pp 4 and 8 split with lighter ends (7+8+8+7, 3+6x4+3)");
+  g_autoptr(PtsimSweepSpec) spec = small_spec("sc21-gpt-3.6b");
+  g_autoptr(PtsimSweep) sweep = enumerate(spec);
+  g_assert_cmpuint(sweep->jobs->len, ==, 10);
+  for (guint i = 0; i < sweep->jobs->len; i++) {
+    const PtsimLayout *l = &g_array_index(sweep->jobs, PtsimJob, i).layout;
+    gint64 want = l->pp == 4 ? 7 : l->pp == 8 ? 3 : 0;
+    g_assert_cmpint(l->first_stage_layers, ==, want);
+    g_assert_cmpint(l->last_stage_layers, ==, want);
+  }
 }
 
 static void test_interleaved_adds_vp(void) {
@@ -184,12 +197,84 @@ static void test_settle_top_equals_full(void) {
   }
 }
 
+static void test_split_by_hand(void) {
+  g_test_summary("stage splits: even when pp divides the layers, else Megatron's equal lighter ends");
+  gint64 f, l;
+  g_assert_true(ptsim_sweep_split(80, 4, 5, &f, &l)); /* 20 per stage, 4 per chunk */
+  g_assert_cmpint(f, ==, 0);
+  g_assert_cmpint(l, ==, 0);
+  g_assert_true(ptsim_sweep_split(96, 8, 12, &f, &l)); /* GPT-3 175B: 12 per stage, 1 per chunk */
+  g_assert_false(ptsim_sweep_split(80, 4, 3, &f, &l)); /* 20 % 3 */
+  /* 126 layers (Llama 3.1 405B) on 8 stages: ends f, six middles (126 - 2f)/6,
+   * f <= 15: f = 15 gives 16 in the middle; with vp the ends and the middle
+   * must both divide: (9, 18) for vp 3 and 9, none for vp 2 or 7. */
+  g_assert_true(ptsim_sweep_split(126, 8, 1, &f, &l));
+  g_assert_cmpint(f, ==, 15);
+  g_assert_cmpint(l, ==, 15);
+  g_assert_true(ptsim_sweep_split(126, 8, 3, &f, &l));
+  g_assert_cmpint(f, ==, 9);
+  g_assert_true(ptsim_sweep_split(126, 8, 9, &f, &l));
+  g_assert_cmpint(f, ==, 9);
+  g_assert_false(ptsim_sweep_split(126, 8, 2, &f, &l));
+  g_assert_false(ptsim_sweep_split(126, 8, 7, &f, &l));
+  /* Two stages, odd layers: 17 + 16. */
+  g_assert_true(ptsim_sweep_split(33, 2, 1, &f, &l));
+  g_assert_cmpint(f, ==, 17);
+  g_assert_cmpint(l, ==, 16);
+}
+
+/* Llama-3-70B (80 layers) on 8 GPUs at tp 1, interleaved only, mbs 1:
+ * pp 1 (one 1F1B layout), pp 2 (40 per stage: vp 2, 4, 5, 8, 10, 20, 40),
+ * pp 4 (20: 2, 4, 5, 10, 20), pp 8 (10: 2, 5, 10): 1 + 7 + 5 + 3 = 16. */
+static void test_vp_counts_by_hand(void) {
+  g_test_summary("default vp: every size dividing the layers per stage, 16 layouts counted by hand");
+  g_autoptr(PtsimSweepSpec) spec = small_spec("llama3-70b");
+  const int interleaved = PTSIM_SCHEDULE_INTERLEAVED;
+  g_array_index(spec->schedules, int, 0) = interleaved;
+  spec->tp_max = 1;
+  g_autoptr(PtsimSweep) sweep = enumerate(spec);
+  g_assert_cmpuint(sweep->jobs->len, ==, 16);
+  g_assert_cmpuint(g_hash_table_size(sweep->rejected), ==, 0);
+}
+
+/* The default enumeration holds the layouts NVIDIA publishes for these
+ * models: Llama-3-70B at pp 4 with vp 5 and GPT-3 175B at pp 8 with vp 12
+ * (one layer per virtual stage). */
+static gboolean has_layout(const PtsimSweep *sweep, gint64 tp, gint64 pp, gint64 vp) {
+  for (guint i = 0; i < sweep->jobs->len; i++) {
+    const PtsimLayout *l = &g_array_index(sweep->jobs, PtsimJob, i).layout;
+    if (l->tp == tp && l->pp == pp && l->vp == vp) return TRUE;
+  }
+  return FALSE;
+}
+
+static void test_expert_layouts(void) {
+  g_test_summary("the default vp list reaches llama3-70b pp 4 vp 5 and gpt3-175b pp 8 vp 12");
+  g_autoptr(PtsimSweepSpec) a = small_spec("llama3-70b");
+  g_autoptr(PtsimSweepSpec) b = small_spec("gpt3-175b");
+  const int interleaved = PTSIM_SCHEDULE_INTERLEAVED;
+  g_array_index(a->gpus, gint64, 0) = 64;
+  g_array_index(a->schedules, int, 0) = interleaved;
+  g_array_index(b->gpus, gint64, 0) = 128;
+  g_array_index(b->gbs, gint64, 0) = 256;
+  g_array_index(b->schedules, int, 0) = interleaved;
+  g_autoptr(PtsimSweep) sa = enumerate(a);
+  g_autoptr(PtsimSweep) sb = enumerate(b);
+  g_assert_true(has_layout(sa, 8, 4, 5));
+  g_assert_true(has_layout(sb, 4, 8, 12));
+  g_assert_true(has_layout(sb, 8, 8, 12));
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/sweep/hand-count", test_hand_count);
   g_test_add_func("/sweep/rejections-counted-by-reason", test_rejections_counted_by_reason);
+  g_test_add_func("/sweep/uneven-split", test_uneven_split);
   g_test_add_func("/sweep/interleaved-adds-vp", test_interleaved_adds_vp);
   g_test_add_func("/sweep/pool-equals-single-thread", test_pool_equals_single_thread);
+  g_test_add_func("/sweep/split-by-hand", test_split_by_hand);
+  g_test_add_func("/sweep/vp-counts-by-hand", test_vp_counts_by_hand);
+  g_test_add_func("/sweep/expert-layouts", test_expert_layouts);
   g_test_add_func("/sweep/floor-below-emulation", test_floor_below_emulation);
   g_test_add_func("/sweep/settle-top-equals-full", test_settle_top_equals_full);
   return g_test_run();

@@ -78,19 +78,6 @@ static PTSIM_HD void batch_clear(PtsimBatchResult *out) {
   out->runs_from = PTSIM_RUNS_FROM_NONE;
 }
 
-/* held_floor_bytes: the largest stage's states and saved activations. */
-static PTSIM_HD double batch_held_floor(const PtsimMemoryEstimate *m) {
-  double most = 0.0;
-  int64_t i;
-  for (i = 0; i < m->num_stages; i++) {
-    const PtsimStageMemory *s = &m->stages[i];
-    double held = s->parameters_bytes + s->gradients_bytes + s->optimizer_bytes +
-                  s->activations_bytes - s->embedding_dropout_bytes;
-    if (held > most) most = held;
-  }
-  return most;
-}
-
 PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch,
                                        int64_t scratch_bytes,
                                        PtsimBatchResult *out) {
@@ -136,7 +123,7 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
   out->peak_stage = memory->peak_stage;
   out->total_bytes = memory->total_bytes;
   out->usage_fraction = memory->usage_fraction;
-  out->held_floor_bytes = batch_held_floor(memory);
+  out->held_floor_bytes = ptsim_memory_held_floor_bytes(memory);
   if (out->fits) {
     out->runs = 1;
     out->runs_from = PTSIM_RUNS_FROM_RULE;

@@ -14,7 +14,6 @@
 #define EV_ITEM_DONE 0
 #define EV_WAKE 1
 #define NOT_YET (-1)
-#define MAX_CHUNKS 16 /* virtual stages per rank the engine supports */
 
 typedef struct {
   int32_t next;          /* index of the next item of the order */
@@ -23,7 +22,6 @@ typedef struct {
   PtsimTime busy_ns;
   PtsimTime end_ns;
   PtsimTime pp_wait_ns;
-  PtsimTime last_backward_start[MAX_CHUNKS]; /* per chunk: its latest B began */
 } StageState;
 
 typedef struct {
@@ -35,6 +33,7 @@ typedef struct {
   PtsimTime *fwd_ready;        /* p * m * v: arrival time or NOT_YET */
   PtsimTime *bwd_ready;
   PtsimTime *durations;        /* p * v * 4: ns per (stage, chunk, item kind) */
+  PtsimTime *last_backward;    /* p * v: when each (stage, chunk)'s latest B began */
   StageState *stages;          /* p */
   PtsimEventQueue queue;
   PtsimTrace *trace;
@@ -60,10 +59,10 @@ PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan) {
   int32_t m = (int32_t)plan->num_microbatches;
   int32_t items = plan->schedule_items;
   if (items < 0) return items;
-  if (v > MAX_CHUNKS) return PTSIM_SCHEDULE_ERR_TOO_LARGE;
   return align8((int64_t)p * items * (int64_t)sizeof(PtsimScheduleItem)) +
          2 * align8((int64_t)p * m * v * (int64_t)sizeof(PtsimTime)) +
          align8((int64_t)p * v * 4 * (int64_t)sizeof(PtsimTime)) +
+         align8((int64_t)p * v * (int64_t)sizeof(PtsimTime)) +
          align8((int64_t)p * (int64_t)sizeof(StageState)) +
          align8((int64_t)event_capacity(p, m, v) * (int64_t)sizeof(PtsimEvent));
 }
@@ -143,7 +142,7 @@ static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
     dur = (PtsimTime)((double)dur * factor + 0.5);
   }
   if (it->kind != PTSIM_SCHEDULE_ITEM_FORWARD && it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) {
-    st->last_backward_start[it->chunk] = now;
+    sim->last_backward[(int64_t)stage * sim->v + it->chunk] = now;
   }
   st->busy = 1;
   st->busy_ns += dur;
@@ -196,6 +195,7 @@ static PTSIM_HD int32_t item_done(Sim *sim, int32_t stage, int32_t index, PtsimT
  * (overlap) or when the stage's compute ends; they run back to back. */
 static PTSIM_HD PtsimTime grad_sync_end(Sim *sim, int32_t stage) {
   const StageState *st = &sim->stages[stage];
+  const PtsimTime *last = sim->last_backward + (int64_t)stage * sim->v;
   PtsimTime stream = 0, share = to_ns(sim->w->grad_sync_s[stage] / (double)sim->v);
   int32_t c;
   if (share <= 0) return st->end_ns;
@@ -205,7 +205,7 @@ static PTSIM_HD PtsimTime grad_sync_end(Sim *sim, int32_t stage) {
   }
   /* Chunks finish in reverse order (chunk v-1's backwards come first). */
   for (c = sim->v - 1; c >= 0; c--) {
-    PtsimTime start = st->last_backward_start[c] > stream ? st->last_backward_start[c] : stream;
+    PtsimTime start = last[c] > stream ? last[c] : stream;
     trace_add(sim, stage, PTSIM_TRACE_GRAD_SYNC, -1, c, start, start + share);
     stream = start + share;
   }
@@ -225,17 +225,19 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes) {
   off += align8(n * (int64_t)sizeof(PtsimTime));
   sim->durations = (PtsimTime *)(base + off);
   off += align8((int64_t)sim->p * sim->v * 4 * (int64_t)sizeof(PtsimTime));
+  sim->last_backward = (PtsimTime *)(base + off);
+  off += align8((int64_t)sim->p * sim->v * (int64_t)sizeof(PtsimTime));
   sim->stages = (StageState *)(base + off);
   off += align8((int64_t)sim->p * (int64_t)sizeof(StageState));
   for (i = 0; i < n; i++) sim->fwd_ready[i] = sim->bwd_ready[i] = NOT_YET;
+  for (i = 0; i < (int64_t)sim->p * sim->v; i++) sim->last_backward[i] = 0;
   for (s = 0; s < sim->p; s++) {
     StageState *st = &sim->stages[s];
-    int32_t c, built;
+    int32_t built;
     st->next = 0;
     st->busy = 0;
     st->free_at = 0;
     st->busy_ns = st->end_ns = st->pp_wait_ns = 0;
-    for (c = 0; c < MAX_CHUNKS; c++) st->last_backward_start[c] = 0;
     built = ptsim_schedule_build(sim->job->layout.schedule, sim->p, sim->m, sim->v, s,
                                  sim->orders + (int64_t)s * sim->items, sim->items);
     if (built < 0) return built;

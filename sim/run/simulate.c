@@ -18,6 +18,16 @@ gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResul
                         GError **error) {
   const PtsimJob *job = &plan->job;
   int64_t bytes = ptsim_engine_scratch_bytes(plan);
+  if (bytes == PTSIM_SCHEDULE_ERR_TOO_LARGE && job->layout.pp <= PTSIM_MAX_STAGES) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--schedule %s with %" G_GINT64_FORMAT " microbatches and --vp %" G_GINT64_FORMAT
+                ": a stage would run %" G_GINT64_FORMAT " microbatch-chunks (microbatches x vp), "
+                "more than ptsim's limit of %d; raise --mbs or dp, or lower --gbs or --vp",
+                ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)job->layout.schedule),
+                plan->num_microbatches, plan->num_chunks,
+                plan->num_microbatches * plan->num_chunks, PTSIM_SCHEDULE_MAX_VIRTUAL_MB);
+    return FALSE;
+  }
   if (bytes < 0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "--schedule %s with --pp %" G_GINT64_FORMAT ", --vp %" G_GINT64_FORMAT

@@ -5,17 +5,12 @@
 #include "job_validate.h"
 #include "gpu.h"
 #include "lifetimes.h"
+#include "memory.h"
 #include "simulate.h"
 #include "sweep.h"
 
 #define CHUNK 256      /* layouts per CPU work item */
 #define GPU_CHUNK 65536 /* layouts per GPU launch: results stream back per chunk */
-
-static GArray *int64_array(const gint64 *values, guint n) {
-  GArray *a = g_array_new(FALSE, FALSE, sizeof(gint64));
-  g_array_append_vals(a, values, n);
-  return a;
-}
 
 static GArray *int_array(const int *values, guint n) {
   GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
@@ -24,7 +19,6 @@ static GArray *int_array(const int *values, guint n) {
 }
 
 PtsimSweepSpec *ptsim_sweep_spec_new(void) {
-  static const gint64 mbs[] = {1, 2, 4, 8}, cps[] = {1, 2, 4, 8}, vps[] = {2, 4};
   static const int recomputes[] = {PTSIM_RECOMPUTE_NONE, PTSIM_RECOMPUTE_SELECTIVE,
                                    PTSIM_RECOMPUTE_FULL};
   static const int schedules[] = {PTSIM_SCHEDULE_1F1B, PTSIM_SCHEDULE_INTERLEAVED,
@@ -35,9 +29,9 @@ PtsimSweepSpec *ptsim_sweep_spec_new(void) {
   s->gpus = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->seqs = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->gbs = g_array_new(FALSE, FALSE, sizeof(gint64));
-  s->mbs = int64_array(mbs, G_N_ELEMENTS(mbs));
-  s->cps = int64_array(cps, G_N_ELEMENTS(cps));
-  s->vps = int64_array(vps, G_N_ELEMENTS(vps));
+  s->mbs = g_array_new(FALSE, FALSE, sizeof(gint64));
+  s->cps = g_array_new(FALSE, FALSE, sizeof(gint64));
+  s->vps = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->recomputes = int_array(recomputes, G_N_ELEMENTS(recomputes));
   s->schedules = int_array(schedules, G_N_ELEMENTS(schedules));
   s->memory_threshold = 0.8;
@@ -116,10 +110,30 @@ typedef struct {
   PtsimModel model;
   PtsimHardware hw;
   gint64 gpus, seq, gbs;
+  PtsimPlan *plan;             /* scratch of may_run() */
+  PtsimMemoryEstimate *memory;
 } Scenario;
 
-static void try_layout(Scenario *sc, gint64 tp, gint64 cp, gint64 pp, gint64 mbs,
-                       int recompute, int schedule, gint64 vp) {
+/* What one layout of the scenario looks like besides its sizes. */
+typedef struct {
+  gint64 tp, cp, pp, vp, mbs, first, last;
+  int recompute, schedule;
+} Candidate;
+
+/* Outcome of try_layout. */
+enum { TRIED_INVALID, TRIED_WONT_RUN, TRIED_MAY_RUN };
+
+/* 1 unless what the allocator emulation must hold plus the context and
+ * NCCL buffers exceeds the GPU (ptsim_memory_held_floor_bytes). */
+static gboolean may_run(Scenario *sc, const PtsimJob *job) {
+  ptsim_plan_build(job, sc->plan);
+  ptsim_memory_estimate(sc->plan, PTSIM_CE_LAST_STAGE, sc->memory);
+  return ptsim_memory_held_floor_bytes(sc->memory) + ptsim_lifetimes_outside_bytes(job) <=
+         job->hw.memory_bytes;
+}
+
+static int try_layout(Scenario *sc, const Candidate *c) {
+  int tried = TRIED_MAY_RUN;
   PtsimJob job;
   g_autoptr(GError) error = NULL;
   memset(&job, 0, sizeof job);
@@ -128,56 +142,143 @@ static void try_layout(Scenario *sc, gint64 tp, gint64 cp, gint64 pp, gint64 mbs
   ptsim_layout_init_defaults(&job.layout);
   PtsimLayout *l = &job.layout;
   l->gpus = sc->gpus;
-  l->tp = tp;
-  l->cp = cp;
-  l->pp = pp;
-  l->vp = vp;
-  l->mbs = mbs;
+  l->tp = c->tp;
+  l->cp = c->cp;
+  l->pp = c->pp;
+  l->vp = c->vp;
+  l->mbs = c->mbs;
   l->gbs = sc->gbs;
   l->seq = sc->seq;
-  l->recompute = (PtsimRecompute)recompute;
-  l->schedule = (PtsimSchedule)schedule;
+  l->first_stage_layers = c->first;
+  l->last_stage_layers = c->last;
+  l->recompute = (PtsimRecompute)c->recompute;
+  l->schedule = (PtsimSchedule)c->schedule;
   l->memory_threshold = sc->spec->memory_threshold;
   l->overlap_grad_reduce = l->overlap_param_gather = l->tp_comm_overlap = sc->spec->overlap;
-  if (sc->sweep->stream && sc->sweep->stream->error) return;
+  if (sc->sweep->stream && sc->sweep->stream->error) return TRIED_INVALID;
   sc->sweep->candidates++;
   if (!ptsim_job_validate(&job, &error)) {
     reject(sc->sweep, error->message);
-    return;
+    return TRIED_INVALID;
+  }
+  /* Choosing mbs itself, the sweep does not evaluate an mbs > 1 that
+   * cannot run: it is a rejection, and larger ones are not tried. */
+  if (sc->spec->mbs->len == 0 && !may_run(sc, &job)) {
+    if (c->mbs > 1) {
+      g_autofree char *why = g_strdup_printf(
+          "--mbs %" G_GINT64_FORMAT ": weights, gradients, optimizer states and saved "
+          "activations alone exceed the GPU's memory (larger mbs not tried)", c->mbs);
+      reject(sc->sweep, why);
+      return TRIED_WONT_RUN;
+    }
+    tried = TRIED_WONT_RUN;
   }
   g_array_append_val(sc->sweep->jobs, job);
   sc->sweep->valid++;
   if (sc->sweep->stream && sc->sweep->jobs->len >= sc->sweep->stream->chunk) flush(sc->sweep);
+  return tried;
+}
+
+gboolean ptsim_sweep_split(gint64 layers, gint64 pp, gint64 vp, gint64 *first, gint64 *last) {
+  *first = *last = 0;
+  if (pp < 1 || vp < 1 || layers < pp) return FALSE;
+  if (layers % pp == 0) return (layers / pp) % vp == 0;
+  if (pp == 2) { /* two ends: the last (with the head) takes the smaller half */
+    *first = layers - layers / 2;
+    *last = layers / 2;
+    return *first % vp == 0 && *last % vp == 0;
+  }
+  /* The most even split with equal, lighter ends: f <= layers/pp keeps
+   * the middle stages' m = (layers - 2f)/(pp - 2) >= f. */
+  for (gint64 f = layers / pp; f >= 1; f--) {
+    gint64 rest = layers - 2 * f;
+    if (rest % (pp - 2) != 0 || f % vp != 0 || (rest / (pp - 2)) % vp != 0) continue;
+    *first = *last = f;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+/* The virtual-pipeline sizes to try for pp: the given list, or every vp
+ * from 2 to layers/pp that splits every stage (ptsim_sweep_split). */
+static void vps_for(const Scenario *sc, gint64 pp, GArray *out) {
+  g_array_set_size(out, 0);
+  if (sc->spec->vps->len > 0) {
+    g_array_append_vals(out, sc->spec->vps->data, sc->spec->vps->len);
+    return;
+  }
+  for (gint64 vp = 2; vp <= sc->model.num_layers / pp; vp++) {
+    gint64 first, last;
+    if (ptsim_sweep_split(sc->model.num_layers, pp, vp, &first, &last)) g_array_append_val(out, vp);
+  }
+}
+
+/* The context-parallel sizes to try for tp: the given list, or every cp
+ * dividing the GPUs left by tp whose 2 x cp chunks split the sequence. */
+static void cps_for(const Scenario *sc, gint64 tp, GArray *out) {
+  g_array_set_size(out, 0);
+  if (sc->spec->cps->len > 0) {
+    g_array_append_vals(out, sc->spec->cps->data, sc->spec->cps->len);
+    return;
+  }
+  for (gint64 cp = 1; cp <= sc->gpus / tp; cp++)
+    if ((sc->gpus / tp) % cp == 0 && (cp == 1 || sc->seq % (2 * cp) == 0)) g_array_append_val(out, cp);
+}
+
+/* Every recompute, schedule and vp of one (tp, cp, pp, mbs); returns
+ * whether one of them is valid and may run. */
+static gboolean try_variants(Scenario *sc, Candidate *c, const GArray *vps) {
+  const PtsimSweepSpec *spec = sc->spec;
+  gboolean any = FALSE;
+  for (guint r = 0; r < spec->recomputes->len; r++)
+    for (guint s = 0; s < spec->schedules->len; s++) {
+      c->recompute = g_array_index(spec->recomputes, int, r);
+      c->schedule = g_array_index(spec->schedules, int, s);
+      /* One stage has no pipeline: the schedules coincide. */
+      if (c->pp == 1 && s > 0) continue;
+      if (c->pp == 1) c->schedule = PTSIM_SCHEDULE_1F1B;
+      if (c->schedule != PTSIM_SCHEDULE_INTERLEAVED) {
+        c->vp = 1;
+        ptsim_sweep_split(sc->model.num_layers, c->pp, 1, &c->first, &c->last);
+        any |= try_layout(sc, c) == TRIED_MAY_RUN;
+        continue;
+      }
+      for (guint v = 0; v < vps->len; v++) {
+        c->vp = g_array_index(vps, gint64, v);
+        ptsim_sweep_split(sc->model.num_layers, c->pp, c->vp, &c->first, &c->last);
+        any |= try_layout(sc, c) == TRIED_MAY_RUN;
+      }
+    }
+  return any;
 }
 
 static void enumerate_scenario(Scenario *sc) {
   const PtsimSweepSpec *spec = sc->spec;
   gint64 tp_max = spec->tp_max > 0 ? spec->tp_max : sc->hw.gpus_per_node;
+  g_autoptr(GArray) cps = g_array_new(FALSE, FALSE, sizeof(gint64));
+  g_autoptr(GArray) vps = g_array_new(FALSE, FALSE, sizeof(gint64));
   for (gint64 tp = 1; tp <= tp_max && tp <= sc->gpus; tp++) {
     if (sc->gpus % tp) continue;
-    for (guint c = 0; c < spec->cps->len; c++) {
-      gint64 cp = g_array_index(spec->cps, gint64, c);
+    cps_for(sc, tp, cps);
+    for (guint ci = 0; ci < cps->len; ci++) {
+      gint64 cp = g_array_index(cps, gint64, ci);
       if ((sc->gpus / tp) % cp) continue;
       gint64 rest = sc->gpus / (tp * cp);
       for (gint64 pp = 1; pp <= rest && pp <= sc->model.num_layers; pp++) {
         if (rest % pp || (spec->pp_max > 0 && pp > spec->pp_max)) continue;
-        for (guint b = 0; b < spec->mbs->len; b++)
-          for (guint r = 0; r < spec->recomputes->len; r++)
-            for (guint s = 0; s < spec->schedules->len; s++) {
-              gint64 mbs = g_array_index(spec->mbs, gint64, b);
-              int recompute = g_array_index(spec->recomputes, int, r);
-              int schedule = g_array_index(spec->schedules, int, s);
-              /* One stage has no pipeline: the schedules coincide. */
-              if (pp == 1 && s > 0) continue;
-              if (pp == 1) schedule = PTSIM_SCHEDULE_1F1B;
-              if (schedule != PTSIM_SCHEDULE_INTERLEAVED) {
-                try_layout(sc, tp, cp, pp, mbs, recompute, schedule, 1);
-                continue;
-              }
-              for (guint v = 0; v < spec->vps->len; v++)
-                try_layout(sc, tp, cp, pp, mbs, recompute, schedule,
-                           g_array_index(spec->vps, gint64, v));
-            }
+        Candidate c = {tp, cp, pp, 1, 1, 0, 0, 0, 0};
+        vps_for(sc, pp, vps);
+        if (spec->mbs->len > 0) {
+          for (guint b = 0; b < spec->mbs->len; b++) {
+            c.mbs = g_array_index(spec->mbs, gint64, b);
+            try_variants(sc, &c, vps);
+          }
+          continue;
+        }
+        /* mbs 1, 2, 4, ... while some layout may run (what must be held
+         * grows with mbs). */
+        for (c.mbs = 1; c.mbs * (rest / pp) <= sc->gbs; c.mbs *= 2)
+          if (!try_variants(sc, &c, vps)) break;
       }
     }
   }
@@ -190,6 +291,8 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
     memset(&sc, 0, sizeof sc);
     sc.spec = spec;
     sc.sweep = sweep;
+    g_autofree PtsimPlan *plan = sc.plan = g_new0(PtsimPlan, 1);
+    g_autofree PtsimMemoryEstimate *memory = sc.memory = g_new0(PtsimMemoryEstimate, 1);
     if (!ptsim_model_load(g_ptr_array_index(spec->models, mi), &sc.model, error)) return FALSE;
     for (guint hi = 0; hi < spec->hws->len; hi++) {
       if (!ptsim_hardware_load(g_ptr_array_index(spec->hws, hi), &sc.hw, error)) return FALSE;

@@ -2,9 +2,12 @@
  *
  * A scenario is (model, hardware, gpus, seq, gbs); the sweep enumerates, for
  * each, every tp (dividing heads and query groups, up to the node size
- * unless tp_max says more), cp, pp (dividing the layers), mbs, recompute,
- * schedule (with its vp values), and keeps those ptsim_job_validate()
- * accepts.  Rejected combinations are counted by reason, never silently
+ * unless tp_max says more), cp, pp (with Megatron's uneven first/last
+ * stages when pp does not divide the layers: ptsim_sweep_split), mbs,
+ * recompute, schedule (with its vp values), and keeps those
+ * ptsim_job_validate() accepts.  What experts use is in the defaults:
+ * every vp that splits every stage, every cp the sequence allows, mbs
+ * doubling while some layout may still run.  Rejected combinations are counted by reason, never silently
  * dropped.  Evaluation runs ptsim_batch_evaluate_one (the same core the GPU
  * kernel runs) on a pool of CPU threads, or on the GPU in chunks.
  *
@@ -28,9 +31,13 @@ typedef struct {
   GArray *gpus;           /* gint64 */
   GArray *seqs;           /* gint64 */
   GArray *gbs;            /* gint64 */
-  GArray *mbs;            /* gint64; default 1, 2, 4, 8 */
-  GArray *cps;            /* gint64; default 1, 2, 4, 8 */
-  GArray *vps;            /* gint64 for the interleaved schedule; default 2, 4 */
+  GArray *mbs;            /* gint64; empty (default): 1, 2, 4, ... while some layout's held
+                           * floor (memory.h) plus context and NCCL fits the GPU; an
+                           * mbs > 1 that does not is rejected, not evaluated */
+  GArray *cps;            /* gint64; empty (default): every cp dividing gpus/tp with
+                           * seq % (2 cp) == 0 */
+  GArray *vps;            /* gint64 for the interleaved schedule; empty (default): every
+                           * vp from 2 to layers/pp that splits every stage */
   GArray *recomputes;     /* int PtsimRecompute; default none, selective, full */
   GArray *schedules;      /* int PtsimSchedule; default 1f1b, interleaved, zb-h1 */
   gint64 tp_max;          /* 0: the node size */
@@ -63,6 +70,14 @@ typedef struct {
 
 void ptsim_sweep_free(PtsimSweep *sweep);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimSweep, ptsim_sweep_free)
+
+/* The stage split the sweep gives pp stages with vp virtual stages each:
+ * even when pp divides the layers (and vp the layers per stage); else
+ * Megatron's --decoder-first/last-pipeline-num-layers with equal ends no
+ * heavier than the middle stages, the most even such split whose every
+ * stage divides by vp (pp 2: the first takes the extra layer).  first =
+ * last = 0 for an even split.  FALSE when there is none. */
+gboolean ptsim_sweep_split(gint64 layers, gint64 pp, gint64 vp, gint64 *first, gint64 *last);
 
 /* Enumerates the spec.  Fails only when a model or profile cannot be loaded
  * (PTSIM_CONFIG_ERROR).  (transfer full) */
