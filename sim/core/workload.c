@@ -56,19 +56,46 @@ static PTSIM_HD void work_add(PtsimWork *acc, const PtsimWork *w, double times) 
 
 /* ---- op builders: each adds one op's forward and backward to *w ---- */
 
-/* A GEMM of forward shape (m, n, k). */
-static PTSIM_HD void add_gemm(const Ctx *x, PtsimWork *w, int64_t m, int64_t n, int64_t k) {
+/* Whether an FP8 GEMM's input has a cast kernel of its own. */
+#define INPUT_CAST 1
+#define INPUT_QUANTIZED_BY_NORM 0
+
+static PTSIM_HD int in_fp8(const Ctx *x) {
+  return x->precision == PTSIM_PRECISION_FP8 && x->job->hw.peak_fp8_flops > 0.0;
+}
+
+/* A GEMM of forward shape (m, n, k) at `precision`.  In FP8 (Transformer
+ * Engine's Linear, delayed scaling) a cast kernel reads the bf16 input and
+ * writes it as fp8 with a transposed fp8 copy for wgrad, unless the
+ * LayerNorm before it (TE LayerNormLinear: Megatron's QKV and fc1) writes
+ * its output quantized already (input_cast 0); in backward the output
+ * gradient comes in bf16 (from attention, the residual stream, or
+ * Megatron's own activation) and is cast the same way.  Weights are cast
+ * once per step and cached across microbatches: not counted. */
+static PTSIM_HD void add_gemm_at(const Ctx *x, PtsimWork *w, PtsimPrecision precision, int64_t m,
+                                 int64_t n, int64_t k, int input_cast) {
   const PtsimHardware *hw = &x->job->hw;
-  w->forward_s += ptsim_cost_gemm_s(hw, x->params, x->precision, m, n, k);
-  w->backward_input_s += ptsim_cost_gemm_s(hw, x->params, x->precision, m, k, n);
-  w->backward_weight_s += ptsim_cost_gemm_s(hw, x->params, x->precision, k, n, m);
+  w->forward_s += ptsim_cost_gemm_s(hw, x->params, precision, m, n, k);
+  w->backward_input_s += ptsim_cost_gemm_s(hw, x->params, precision, m, k, n);
+  w->backward_weight_s += ptsim_cost_gemm_s(hw, x->params, precision, k, n, m);
   w->flops += 6.0 * (double)m * (double)n * (double)k;
-  /* FP8 (Transformer Engine): the input is cast to fp8 with a transposed
-   * copy for wgrad, and so is the output gradient in backward. */
-  if (x->precision == PTSIM_PRECISION_FP8 && hw->peak_fp8_flops > 0.0) {
-    w->forward_s += ptsim_cost_memory_bound_s(hw, (ELEM + 2.0) * (double)m * (double)k);
+  if (precision == PTSIM_PRECISION_FP8 && in_fp8(x)) {
+    if (input_cast)
+      w->forward_s += ptsim_cost_memory_bound_s(hw, (ELEM + 2.0) * (double)m * (double)k);
     w->backward_input_s += ptsim_cost_memory_bound_s(hw, (ELEM + 2.0) * (double)m * (double)n);
   }
+}
+
+/* A transformer layer's GEMM at the job's precision. */
+static PTSIM_HD void add_gemm(const Ctx *x, PtsimWork *w, int64_t m, int64_t n, int64_t k,
+                              int input_cast) {
+  add_gemm_at(x, w, x->precision, m, n, k, input_cast);
+}
+
+/* The precision of what runs outside Transformer Engine's FP8 layers
+ * (attention, Megatron's LM head): bf16 under FP8, else the job's. */
+static PTSIM_HD PtsimPrecision outside_fp8(const Ctx *x) {
+  return x->precision == PTSIM_PRECISION_FP8 ? PTSIM_PRECISION_BF16 : x->precision;
 }
 
 /* A memory-bound op moving `bytes` forward (about twice that backward). */
@@ -104,13 +131,17 @@ static PTSIM_HD double tp_exposed(const Ctx *x, double comm_s, double gemm_s) {
 
 /* The TP collective entering a column-parallel GEMM (QKV, fc1, head):
  * SP all-gather forward / reduce-scatter backward; without SP nothing
- * forward and an all-reduce of the input gradient backward. */
-static PTSIM_HD void add_tp_enter(const Ctx *x, PtsimWork *w, double gemm_s) {
+ * forward and an all-reduce of the input gradient backward.  `quantized`:
+ * a TE LayerNormLinear in FP8 gathers its norm's fp8 output (1 byte an
+ * element, TE's gather_along_first_dim with the input quantizer); the
+ * gradients stay bf16. */
+static PTSIM_HD void add_tp_enter(const Ctx *x, PtsimWork *w, double gemm_s, int quantized) {
   double bytes = (double)x->tokens * (double)x->job->model.hidden_size * ELEM;
+  double gathered = quantized && in_fp8(x) ? bytes / ELEM : bytes;
   if (x->t <= 1) return;
   if (x->job->layout.sp)
     add_comm(w, PTSIM_COMM_TP,
-             tp_exposed(x, tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s),
+             tp_exposed(x, tp_coll_s(x, PTSIM_COLL_ALL_GATHER, gathered), gemm_s),
              tp_exposed(x, tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s));
   else
     add_comm(w, PTSIM_COMM_TP, 0.0,
@@ -150,11 +181,11 @@ static PTSIM_HD void add_unfused_attention(const Ctx *x, PtsimWork *w, PtsimWork
   double scores = (double)b * (double)heads * (double)s * (double)s;
   PtsimWork part;
   work_zero(&part);
-  add_gemm(x, &part, b * heads * s, s, d);      /* Q K^T */
+  add_gemm_at(x, &part, outside_fp8(x), b * heads * s, s, d, INPUT_CAST); /* Q K^T */
   add_elementwise(x, &part, 2.0 * ELEM * scores); /* softmax: read + write */
   if (x->job->layout.attention_dropout > 0.0)
     add_elementwise(x, &part, (2.0 * ELEM + 1.0) * scores); /* mask + scale */
-  add_gemm(x, &part, b * heads * s, d, s);      /* P V */
+  add_gemm_at(x, &part, outside_fp8(x), b * heads * s, d, s, INPUT_CAST); /* P V */
   work_add(w, &part, 1.0);
   if (recompute_into) {
     recompute_into->forward_s += part.forward_s;
@@ -238,23 +269,24 @@ static PTSIM_HD void build_layer(const Ctx *x, PtsimWork *w) {
   work_zero(w);
   work_zero(&attention_core);
 
-  /* attention block */
+  /* attention block (QKV: TE LayerNormLinear, O: TE Linear) */
   add_elementwise(x, w, norm_bytes);
-  add_tp_enter(x, w, qkv_s);
-  add_gemm(x, w, T, (h + 2 * kv) / t, h);
+  add_tp_enter(x, w, qkv_s, 1);
+  add_gemm(x, w, T, (h + 2 * kv) / t, h, INPUT_QUANTIZED_BY_NORM);
   if (!ptsim_plan_has_learned_positions(m)) /* RoPE on q and k */
     add_elementwise(x, w, 2.0 * (double)T * (double)(h + kv) / (double)t * ELEM);
   add_attention(x, w, l->recompute == PTSIM_RECOMPUTE_SELECTIVE ? &attention_core : NULL);
-  add_gemm(x, w, T, h, h / t);
+  add_gemm(x, w, T, h, h / t, INPUT_CAST);
   add_tp_leave(x, w, o_s);
   add_elementwise(x, w, residual_bytes); /* bias-dropout-add */
 
-  /* MLP block */
+  /* MLP block (fc1: TE LayerNormLinear; Megatron's own activation kernel,
+   * bf16 out; fc2: TE Linear) */
   add_elementwise(x, w, norm_bytes);
-  add_tp_enter(x, w, fc1_s);
-  add_gemm(x, w, T, fc1_out / t, h);
+  add_tp_enter(x, w, fc1_s, 1);
+  add_gemm(x, w, T, fc1_out / t, h, INPUT_QUANTIZED_BY_NORM);
   add_elementwise(x, w, (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * ffn_local * ELEM);
-  add_gemm(x, w, T, h, m->ffn_hidden_size / t);
+  add_gemm(x, w, T, h, m->ffn_hidden_size / t, INPUT_CAST);
   add_tp_leave(x, w, fc2_s);
   add_elementwise(x, w, residual_bytes);
 
@@ -301,8 +333,9 @@ static PTSIM_HD void build_embedding(const Ctx *x, PtsimWork *w) {
   }
 }
 
-/* Final norm, the LM head GEMM (column-parallel over the vocabulary) and
- * Megatron's vocab-parallel cross-entropy, an unfused chain of elementwise
+/* Final norm, the LM head GEMM (column-parallel over the vocabulary; a
+ * tensor_parallel.ColumnParallelLinear outside Transformer Engine, so bf16
+ * under FP8 too) and Megatron's vocab-parallel cross-entropy, an unfused chain of elementwise
  * passes over the (T, V/t) logits, each its own kernel through HBM
  * (bytes per logit):
  *   forward:  cast to fp32 (2 r + 4 w), row max (4 r), subtract the max
@@ -316,12 +349,12 @@ static PTSIM_HD void build_head(const Ctx *x, PtsimWork *w) {
   int64_t T = x->tokens, t = x->t, h = m->hidden_size;
   int64_t vocab_local = m->vocab_size / t;
   double logits = (double)T * (double)vocab_local;
-  double head_s = gemm_fwd_s(x, T, vocab_local, h);
+  double head_s = ptsim_cost_gemm_s(&x->job->hw, x->params, outside_fp8(x), T, vocab_local, h);
   double small = 0.0;
   work_zero(w);
   add_elementwise(x, w, 2.0 * x->tokens_sp * (double)h * ELEM);
-  add_tp_enter(x, w, head_s);
-  add_gemm(x, w, T, vocab_local, h);
+  add_tp_enter(x, w, head_s, 0);
+  add_gemm_at(x, w, outside_fp8(x), T, vocab_local, h, INPUT_CAST);
   w->forward_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * 38.0);
   w->backward_input_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * 22.0);
   if (t > 1) small = 3.0 * tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, (double)T * 4.0);
