@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "config.h"
+#include "error_bands.h"
 #include "gpu.h"
 #include "names.h"
 #include "plot_cmd.h"
@@ -228,6 +229,41 @@ static const char *runs_from_word(int32_t from) {
   return from >= 0 && from < 4 ? words[from] : "";
 }
 
+/* Whether the best wins or ties: the layouts that run and whose tokens/s
+ * per GPU is within the best's error band (error_bands.h) of it. */
+static void append_tie(GString *out, const PtsimSweep *sweep, GArray *order, guint top) {
+  guint first = g_array_index(order, guint, 0), ties = 0;
+  const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, first);
+  double best = ptsim_sweep_rank_key(j, &g_array_index(sweep->results, PtsimBatchResult, first));
+  PtsimErrorBand band;
+  ptsim_error_band_lookup(j, &band);
+  if (!band.found) {
+    g_string_append_printf(out, "(%s, so no tie is called)\n", band.note);
+    return;
+  }
+  for (guint k = 1; k < order->len; k++) {
+    guint i = g_array_index(order, guint, k);
+    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    if (r->runs != 1 || r->status != 0 ||
+        ptsim_sweep_rank_key(&g_array_index(sweep->jobs, PtsimJob, i), r) <
+            best * (1.0 - band.mean_abs_error))
+      break;
+    ties++;
+  }
+  if (ties == 0)
+    g_string_append_printf(out, "a winner: the next layout is more than the +/-%.1f%% error band "
+                           "(%s, %" G_GINT64_FORMAT " held-out published runs) behind\n",
+                           100.0 * band.mean_abs_error, band.group, band.runs);
+  else
+    g_string_append_printf(out, "a tie, not a winner: the top %u layouts%s are within the "
+                           "+/-%.1f%% error band (%s, %" G_GINT64_FORMAT " held-out published "
+                           "runs) of each other; choose among them by what ptsim does not rank "
+                           "(memory headroom, GPUs, simplicity)\n",
+                           ties + 1, ties + 1 > top ? " (more than shown)" : "",
+                           100.0 * band.mean_abs_error, band.group, band.runs);
+  if (band.note[0]) g_string_append_printf(out, "(band: %s)\n", band.note);
+}
+
 static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, GArray *order,
                         guint top) {
   g_string_append_printf(out,
@@ -298,6 +334,7 @@ static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, 
                                (j->layout.memory_threshold - best->usage_fraction) *
                                    j->hw.memory_bytes / GIB,
                                100.0 * j->layout.memory_threshold, 100.0 * best->usage_fraction);
+      append_tie(out, sweep, order, top);
     }
   }
   if (g_hash_table_size(sweep->rejected) > 0) {

@@ -76,6 +76,14 @@ PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp)
   return attention + mlp + bias + 2.0 * plan_norm_parameters(model);
 }
 
+PTSIM_HD double ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq) {
+  double h = (double)model->hidden_size, v = (double)model->vocab_size;
+  double n = (double)model->num_layers * ptsim_plan_layer_parameters(model, 1);
+  n += h * v * (model->tied_embeddings ? 1.0 : 2.0) + plan_norm_parameters(model);
+  if (ptsim_plan_has_learned_positions(model)) n += (double)seq * h;
+  return n;
+}
+
 /* Parameters held by one GPU of pipeline stage `stage`. */
 static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stage) {
   const PtsimModel *m = &plan->job.model;

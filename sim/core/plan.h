@@ -72,6 +72,11 @@ PTSIM_HD int ptsim_plan_has_learned_positions(const PtsimModel *model);
 /* Parameters of one transformer layer held by one TP rank (t = tp). */
 PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp);
 
+/* Parameters of the whole model (no parallelism): layers, word embedding
+ * (and the LM head when untied), final norm, learned positions of length
+ * seq when the model has them. */
+PTSIM_HD double ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq);
+
 /* Builds the plan of a validated job (ptsim_job_validate() accepted it).
  * Never fails: a schedule that cannot be built is recorded in
  * schedule_items for the engine to report. */

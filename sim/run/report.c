@@ -18,9 +18,10 @@ gboolean ptsim_format_parse(const char *word, PtsimFormat *out) {
 
 /* ---- JSON ---- */
 
-static void json_model(PtsimJson *json, const PtsimModel *m) {
+static void json_model(PtsimJson *json, const PtsimModel *m, int64_t seq) {
   ptsim_json_begin_object(json, "model");
   ptsim_json_string(json, "name", m->name);
+  ptsim_json_double(json, "parameters", ptsim_plan_model_parameters(m, seq));
   ptsim_json_int(json, "num_layers", m->num_layers);
   ptsim_json_int(json, "hidden_size", m->hidden_size);
   ptsim_json_int(json, "ffn_hidden_size", m->ffn_hidden_size);
@@ -86,7 +87,7 @@ static void json_layout(PtsimJson *json, const PtsimPlan *plan) {
 
 void ptsim_report_json_config(PtsimJson *json, const PtsimPlan *plan) {
   ptsim_json_begin_object(json, "config");
-  json_model(json, &plan->job.model);
+  json_model(json, &plan->job.model, plan->job.layout.seq);
   json_hw(json, &plan->job.hw);
   json_layout(json, plan);
   ptsim_json_end_object(json);
@@ -359,9 +360,31 @@ static void json_comm(PtsimJson *json, const char *key, const double *comm) {
   ptsim_json_end_object(json);
 }
 
-void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t) {
+/* "band": the step time's error band (error_bands.h). */
+static void json_band(PtsimJson *json, const PtsimTimeResult *t, const PtsimErrorBand *b) {
+  ptsim_json_begin_object(json, "band");
+  ptsim_json_bool(json, "found", b->found);
+  if (b->found) {
+    ptsim_json_double(json, "fraction", b->mean_abs_error);
+    ptsim_json_double(json, "low_s", t->step_s * (1.0 - b->mean_abs_error));
+    ptsim_json_double(json, "high_s", t->step_s * (1.0 + b->mean_abs_error));
+    ptsim_json_double(json, "max_error_fraction", b->max_abs_error);
+    ptsim_json_double(json, "bias_fraction", b->bias);
+    ptsim_json_int(json, "runs", b->runs);
+    ptsim_json_string(json, "group", b->group);
+    ptsim_json_string(json, "sources", b->sources);
+    ptsim_json_string(json, "outside_range", b->note);
+  } else {
+    ptsim_json_string(json, "reason", b->note);
+  }
+  ptsim_json_string(json, "file", PTSIM_ERROR_BANDS_FILE);
+  ptsim_json_end_object(json);
+}
+
+void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t, const PtsimErrorBand *band) {
   ptsim_json_begin_object(json, "time");
   ptsim_json_double(json, "step_s", t->step_s);
+  if (band) json_band(json, t, band);
   ptsim_json_double(json, "tokens_per_s", t->tokens_per_s);
   ptsim_json_double(json, "tflops_per_gpu", t->tflops_per_gpu);
   ptsim_json_double(json, "mfu", t->mfu);
@@ -390,10 +413,25 @@ void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t) {
   ptsim_json_end_object(json);
 }
 
-void ptsim_report_text_time(GString *out, const PtsimTimeResult *t) {
+void ptsim_report_text_band(GString *out, const PtsimErrorBand *b, double step_s) {
+  if (!b->found) {
+    g_string_append_printf(out, "(%s)\n", b->note);
+    return;
+  }
+  g_string_append_printf(out,
+                         "%.4f s +/- %.1f%% (%.4f-%.4f s): the mean error on %" G_GINT64_FORMAT
+                         " held-out published runs (%s; largest %.1f%%, bias %+.1f%%)%s%s\n",
+                         step_s, 100.0 * b->mean_abs_error, step_s * (1.0 - b->mean_abs_error),
+                         step_s * (1.0 + b->mean_abs_error), b->runs, b->group,
+                         100.0 * b->max_abs_error, 100.0 * b->bias, b->note[0] ? "; " : "",
+                         b->note);
+}
+
+void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, const PtsimErrorBand *band) {
+  g_string_append_printf(out, "\nstep time (discrete-event simulation)\n");
+  if (band) ptsim_report_text_band(out, band, t->step_s);
   g_string_append_printf(
       out,
-      "\nstep time (discrete-event simulation)\n"
       "step %.4f s: %.0f tokens/s, %.1f TFLOP/s per GPU (Megatron-LM formula), MFU %.1f%%\n"
       "pipeline %.4f s, bubble %.1f%%, optimizer + param gather %.4f s\n"
       "busiest stage %" G_GINT64_FORMAT ": compute %.4f s; exposed comm tp %.4f s, cp %.4f s, "
