@@ -373,7 +373,7 @@ static void test_hw_values(void) {
   PtsimHardware hw;
   g_assert_true(ptsim_hardware_load("h100-80g", &hw, &error));
   g_assert_no_error(error);
-  g_assert_cmpfloat(hw.memory_bytes, ==, 80.0 * 1073741824.0);
+  g_assert_cmpfloat(hw.memory_bytes, ==, 81559.0 * 1048576.0); /* nvidia-smi memory.total */
   g_assert_cmpfloat_with_epsilon(hw.peak_bf16_flops, 989.4e12, 1e3);
   g_assert_cmpfloat_with_epsilon(hw.peak_fp8_flops, 1979e12, 1e3);
   g_assert_cmpfloat_with_epsilon(hw.peak_fp32_flops, 66.9e12, 1e3);
