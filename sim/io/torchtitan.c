@@ -582,7 +582,11 @@ gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorcht
   ok = ok && read_pipeline(&R) && read_recompute(&R) && read_precision(&R);
   if (ok) {
     read_the_rest(&R);
-    /* DDP overlaps its bucketed fp32 all-reduce with backward. */
+    /* DDP overlaps its bucketed fp32 all-reduce with backward.  Its memory
+     * under autocast (fp32 weights 4 + fp32 gradients 4 + Adam m, v 8 + the
+     * bf16 weight copies autocast keeps for backward 2 = 18 bytes per
+     * parameter) is the total of ptsim's replicated Megatron states (bf16
+     * weights 2 + fp32 gradients 4 + fp32 master, m, v 12), split otherwise. */
     tt.layout.overlap_grad_reduce = tt.dp_mode == PTSIM_TORCHTITAN_DP_DDP;
     *out = tt;
     return TRUE;
