@@ -328,6 +328,8 @@ static void test_errors(void) {
   check_fails("[training]\nseq_len = 8192.0\n", 1, P, "x.toml:2: ", "is a float");
   check_fails("[model]\nconverters = \"quantize.linear.float8\"\n", 1, P, "x.toml:2: ",
               "expected an array of strings");
+  check_fails("[parallelism]\nmodule_fqns_per_model_part = [\"layers.0\"]\n", 1, P, "x.toml:2: ",
+              "expected an array of arrays of strings");
   check_fails("[activation_checkpoint]\nmode = \"partial\"\n", 1, P, "x.toml:2: ",
               "expected one of selective|full|memory_budget|none");
   check_fails("[model]\nname = \"deepseek_v3\"\n", 1, I, "x.toml:2: ", "llama3 configs");

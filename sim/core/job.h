@@ -55,10 +55,10 @@ typedef struct {
   double peak_fp32_flops;       /* non-tensor fp32, FLOP/s */
   double hbm_bytes_per_s;       /* HBM bandwidth */
   int64_t gpus_per_node;        /* GPUs in one host (what --nodes counts) */
-  int64_t gpus_per_nvlink_domain; /* GPUs whose traffic stays on NVLink: a
-                                   multiple of gpus_per_node (= it on HGX/DGX,
-                                   72 on GB200 NVL72); 0 in a hand-made
-                                   struct means gpus_per_node */
+  /* GPUs whose traffic stays on NVLink: a multiple of gpus_per_node (equal
+   * on HGX/DGX, 72 on GB200 NVL72); 0 in a hand-made struct means
+   * gpus_per_node (topology.h ptsim_topology_domain_size). */
+  int64_t gpus_per_nvlink_domain;
   double nvlink_bytes_per_s;    /* per GPU, per direction, usable, inside the
                                    NVLink domain (PCIe on cards without NVLink) */
   double nvlink_latency_s;      /* per collective step inside the domain */

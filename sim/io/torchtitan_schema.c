@@ -4,8 +4,8 @@
  * Transcribed field by field from torchtitan/config/job_config.py at that
  * commit (the dataclasses Job ... Debug, nested DataLoader, Float8Linear,
  * MXLinear, Float8GroupedMM, MXGroupedMM).  `module_fqns_per_model_part`
- * (list[list[str]]) is listed but cannot be written in the TOML subset
- * (arrays of arrays), so the reader refuses it there. */
+ * (list[list[str]]) is listed but refused whatever its value: arrays of
+ * arrays are outside the TOML subset, and a flat array is the wrong type. */
 #include "torchtitan_schema.h"
 
 #include <string.h>
@@ -18,7 +18,8 @@ typedef enum {
   K_FLOAT,    /* float (an integer is accepted) */
   K_BOOL,     /* bool */
   K_STRS,     /* list[str] */
-  K_STRS_STR  /* list[str] | str */
+  K_STRS_STR, /* list[str] | str */
+  K_NESTED    /* list[list[str]]: arrays of arrays, outside the TOML subset */
 } Kind;
 
 typedef struct {
@@ -91,7 +92,7 @@ static const Field fields[] = {
     {"parallelism", "disable_loss_parallel", K_BOOL, NULL},
     {"parallelism", "enable_async_tensor_parallel", K_BOOL, NULL},
     {"parallelism", "pipeline_parallel_degree", K_INT, NULL},
-    {"parallelism", "module_fqns_per_model_part", K_STRS, NULL},
+    {"parallelism", "module_fqns_per_model_part", K_NESTED, NULL},
     {"parallelism", "pipeline_parallel_first_stage_less_layers", K_INT, NULL},
     {"parallelism", "pipeline_parallel_last_stage_less_layers", K_INT, NULL},
     {"parallelism", "pipeline_parallel_layers_per_stage", K_INT, NULL},
@@ -262,6 +263,7 @@ static gboolean kind_ok(Kind kind, const PtsimTomlValue *v) {
   case K_BOOL: return v->type == PTSIM_TOML_BOOL;
   case K_STRS: return strings;
   case K_STRS_STR: return strings || v->type == PTSIM_TOML_STRING;
+  case K_NESTED: return FALSE;
   }
   return FALSE;
 }
@@ -274,6 +276,9 @@ static const char *kind_name(Kind kind) {
   case K_BOOL: return "true or false";
   case K_STRS: return "an array of strings";
   case K_STRS_STR: return "a string or an array of strings";
+  case K_NESTED:
+    return "an array of arrays of strings, which ptsim's TOML subset does not read (and a "
+           "hand-made stage split is not modelled; use pipeline_parallel_layers_per_stage)";
   }
   return "?";
 }
