@@ -345,6 +345,8 @@ static void test_errors(void) {
               "not divisible by tp x 2 cp = 4");
   check_fails("[model]\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = 0\n", 8, I,
               "x.toml:4: ", "expected an integer >= 1");
+  check_fails("[model]\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = 1073741824\n"
+              "pipeline_parallel_degree = 1073741824\n", -1, I, "x.toml:5: ", "exceeds");
   check_fails("[model]\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = 3\n", 8, I,
               "x.toml:3: ", "not divisible by replicate x cp x tp x pp = 3");
 }

@@ -169,7 +169,16 @@ static gboolean read_degrees(Reader *R, int64_t gpus) {
     return invalid(R, P, "data_parallel_shard_degree", "[parallelism] data_parallel_shard_degree = %"
                    G_GINT64_FORMAT " is out of range: expected -1 (the leftover ranks) or >= 1",
                    (gint64)shard);
-  int64_t rest = r * cp * tp * pp;
+  int64_t rest = 1;
+  for (int i = 0; i < 4; i++) {
+    rest *= v[i]; /* each factor <= 2^30: the product is checked step by step */
+    if (rest > PTSIM_CONFIG_INT_MAX)
+      return invalid(R, P, keys[i], "replicate x cp x tp x pp exceeds %" G_GINT64_FORMAT " GPUs",
+                     (gint64)PTSIM_CONFIG_INT_MAX);
+  }
+  if (shard > 0 && rest * shard > PTSIM_CONFIG_INT_MAX)
+    return invalid(R, P, "data_parallel_shard_degree", "the world size exceeds %" G_GINT64_FORMAT
+                   " GPUs", (gint64)PTSIM_CONFIG_INT_MAX);
   if (shard == -1) {
     if (gpus < 1)
       return invalid(R, P, "data_parallel_shard_degree",
@@ -231,7 +240,7 @@ static gboolean read_batch(Reader *R) {
                    " is not a multiple of local_batch_size %" G_GINT64_FORMAT
                    " x data-parallel degree %" G_GINT64_FORMAT " (torchtitan's gradient "
                    "accumulation needs it)", (gint64)global, (gint64)local, (gint64)l->dp);
-  if (seq % (l->tp * 2 * l->cp) != 0 && (l->tp > 1 || l->cp > 1))
+  if (seq % (l->tp * 2 * l->cp) != 0) /* parallelize_llama asserts it, even at tp = cp = 1 */
     return invalid(R, T, "seq_len", "[training] seq_len = %" G_GINT64_FORMAT " is not divisible "
                    "by tp x 2 cp = %" G_GINT64_FORMAT " (torchtitan asserts it)", (gint64)seq,
                    (gint64)(l->tp * 2 * l->cp));
@@ -324,14 +333,19 @@ static gboolean read_pipeline(Reader *R) {
     l->schedule = (PtsimSchedule)schedules[k].schedule;
   int64_t in = get_int(R, P, "pipeline_parallel_first_stage_less_layers", 1);
   int64_t out = get_int(R, P, "pipeline_parallel_last_stage_less_layers", 1);
-  if (in < 0 || out < 0)
-    return invalid(R, P, "pipeline_parallel_first_stage_less_layers",
-                   "first/last-stage weights must be >= 0");
+  if (in < 0 || out < 0 || in > PTSIM_CONFIG_INT_MAX || out > PTSIM_CONFIG_INT_MAX)
+    return invalid(R, P, in < 0 || in > PTSIM_CONFIG_INT_MAX
+                             ? "pipeline_parallel_first_stage_less_layers"
+                             : "pipeline_parallel_last_stage_less_layers",
+                   "first/last-stage weights must be integers from 0 to %" G_GINT64_FORMAT,
+                   (gint64)PTSIM_CONFIG_INT_MAX);
   int64_t per_rank = schedules[k].multi ? 2 : 1;
   const PtsimTomlEntry *lps = entry(R, P, "pipeline_parallel_layers_per_stage");
   if (lps != NULL) {
-    if (lps->value.integer < 1)
-      return invalid(R, P, "pipeline_parallel_layers_per_stage", "must be >= 1");
+    if (lps->value.integer < 1 || lps->value.integer > PTSIM_CONFIG_INT_MAX)
+      return invalid(R, P, "pipeline_parallel_layers_per_stage",
+                     "pipeline_parallel_layers_per_stage must be an integer from 1 to %"
+                     G_GINT64_FORMAT, (gint64)PTSIM_CONFIG_INT_MAX);
     int64_t stages = (R->layers + in + out + lps->value.integer - 1) / lps->value.integer;
     if (stages % l->pp != 0)
       return invalid(R, P, "pipeline_parallel_layers_per_stage",
