@@ -6,6 +6,7 @@
 #include "job_validate.h"
 #include "megatron_args.h"
 #include "names.h"
+#include "torchtitan.h"
 
 #define DEFAULT_MODEL "llama3-8b"
 #define DEFAULT_HW "h100-80g"
@@ -30,6 +31,7 @@ void ptsim_cli_job_clear(PtsimCliJob *o) {
   g_free(o->schedule);
   g_free(o->megatron_args);
   g_free(o->megatron_args_file);
+  g_free(o->torchtitan);
   ptsim_cli_job_init(o);
 }
 
@@ -93,6 +95,9 @@ GOptionGroup *ptsim_cli_job_option_group(PtsimCliJob *o) {
        "A Megatron-LM command line giving the model and layout", "\"FLAGS\""},
       {"megatron-args-file", 0, 0, G_OPTION_ARG_FILENAME, &o->megatron_args_file,
        "A file holding a Megatron-LM command line", "FILE"},
+      {"torchtitan", 0, 0, G_OPTION_ARG_FILENAME, &o->torchtitan,
+       "A torchtitan job config (llama3 flavors; the world size from --gpus when "
+       "data_parallel_shard_degree = -1)", "CONFIG.toml"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   GOptionGroup *group = g_option_group_new(
       "job", "Job options (model, hardware, layout):", "Show job options", NULL, NULL);
@@ -151,6 +156,11 @@ static gboolean check_flags(const PtsimCliJob *o, GError **error) {
                 "--gpus and --nodes: give at most one");
     return FALSE;
   }
+  if (o->torchtitan && (o->megatron_args || o->megatron_args_file)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--torchtitan and --megatron-args(-file): give at most one");
+    return FALSE;
+  }
   if (o->megatron_args && o->megatron_args_file) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "--megatron-args and --megatron-args-file: give at most one");
@@ -159,10 +169,28 @@ static gboolean check_flags(const PtsimCliJob *o, GError **error) {
   return TRUE;
 }
 
-/* The base job: built-in defaults, or what a Megatron-LM command line says. */
+/* The job a torchtitan config describes, on the profile already in JOB->hw;
+ * its warnings go to stderr. */
+static gboolean torchtitan_job(const PtsimCliJob *o, PtsimJob *job, GError **error) {
+  int64_t world = o->gpus != -1 ? o->gpus
+                  : o->nodes != -1 ? o->nodes * job->hw.gpus_per_node : -1;
+  g_auto(PtsimTorchtitan) tt = {0};
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
+  gboolean ok = ptsim_torchtitan_load(o->torchtitan, world, &tt, warnings, error);
+  for (guint i = 0; i < warnings->len; i++)
+    g_printerr("ptsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
+  if (!ok || !ptsim_torchtitan_job(&tt, job, error)) return FALSE;
+  return !o->model || ptsim_model_load(o->model, &job->model, error);
+}
+
+/* The base job: built-in defaults, or what a Megatron-LM command line or a
+ * torchtitan config says. */
 static gboolean base_job(const PtsimCliJob *o, PtsimJob *job, GPtrArray *ignored,
                          GError **error) {
   ptsim_layout_init_defaults(&job->layout);
+  if (o->torchtitan)
+    return ptsim_hardware_load(o->hw ? o->hw : DEFAULT_HW, &job->hw, error) &&
+           torchtitan_job(o, job, error);
   if (o->megatron_args || o->megatron_args_file) {
     gboolean ok = o->megatron_args
                       ? ptsim_megatron_args_parse(o->megatron_args, &job->model,

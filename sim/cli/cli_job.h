@@ -2,8 +2,8 @@
  * one job (model, hardware, layout, or a Megatron-LM command line), and
  * their resolution into a validated PtsimJob.
  *
- * Shell module.  Precedence: built-in defaults < --megatron-args(-file) <
- * explicit flags.  Not here: subcommand-specific options or output. */
+ * Shell module.  Precedence: built-in defaults < --megatron-args(-file) or
+ * --torchtitan < explicit flags.  Not here: subcommand-specific options or output. */
 #ifndef PTSIM_CLI_JOB_H
 #define PTSIM_CLI_JOB_H
 
@@ -25,6 +25,7 @@ typedef struct {
   double threshold, attention_dropout, hidden_dropout;
   gint64 first_stage_layers, last_stage_layers;
   char *megatron_args, *megatron_args_file;
+  char *torchtitan; /* a torchtitan job config (.toml) */
 } PtsimCliJob;
 
 /* Sets every field to "not given". */

@@ -54,11 +54,16 @@ typedef struct {
   double peak_fp8_flops;        /* dense tensor-core fp8, FLOP/s (0: none) */
   double peak_fp32_flops;       /* non-tensor fp32, FLOP/s */
   double hbm_bytes_per_s;       /* HBM bandwidth */
-  int64_t gpus_per_node;        /* GPUs sharing one NVLink domain */
-  double nvlink_bytes_per_s;    /* per GPU, per direction, usable */
-  double nvlink_latency_s;      /* per collective step inside a node */
+  int64_t gpus_per_node;        /* GPUs in one host (what --nodes counts) */
+  /* GPUs whose traffic stays on NVLink: a multiple of gpus_per_node (equal
+   * on HGX/DGX, 72 on GB200 NVL72); 0 in a hand-made struct means
+   * gpus_per_node (topology.h ptsim_topology_domain_size). */
+  int64_t gpus_per_nvlink_domain;
+  double nvlink_bytes_per_s;    /* per GPU, per direction, usable, inside the
+                                   NVLink domain (PCIe on cards without NVLink) */
+  double nvlink_latency_s;      /* per collective step inside the domain */
   double nic_bytes_per_s;       /* per GPU, per direction, achievable */
-  double net_latency_s;         /* per collective step across nodes */
+  double net_latency_s;         /* per collective step across domains */
   int nvls;                     /* 1: NVLink SHARP all-reduce (Hopper+) */
   /* Efficiency parameters (the engine's cost model); see hw_profiles/README. */
   double gemm_efficiency_max;   /* best-shape GEMM fraction of peak */

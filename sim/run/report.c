@@ -2,6 +2,7 @@
 #include <string.h>
 #include "names.h"
 #include "report.h"
+#include "topology.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -43,6 +44,7 @@ static void json_hw(PtsimJson *json, const PtsimHardware *hw) {
   ptsim_json_double(json, "peak_fp8_flops_per_s", hw->peak_fp8_flops);
   ptsim_json_double(json, "hbm_bytes_per_s", hw->hbm_bytes_per_s);
   ptsim_json_int(json, "gpus_per_node", hw->gpus_per_node);
+  ptsim_json_int(json, "gpus_per_nvlink_domain", ptsim_topology_domain_size(hw));
   ptsim_json_double(json, "nvlink_bytes_per_s", hw->nvlink_bytes_per_s);
   ptsim_json_double(json, "nic_bytes_per_s", hw->nic_bytes_per_s);
   ptsim_json_end_object(json);
@@ -220,14 +222,20 @@ void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
 void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
+  int64_t domain = ptsim_topology_domain_size(&job->hw);
+  g_autofree char *domain_note =
+      domain != job->hw.gpus_per_node
+          ? g_strdup_printf(", %" G_GINT64_FORMAT " per NVLink domain", domain)
+          : g_strdup("");
   g_string_append_printf(
       out,
-      "%s on %" G_GINT64_FORMAT " x %s (%" G_GINT64_FORMAT " GPUs/node)\n"
+      "%s on %" G_GINT64_FORMAT " x %s (%" G_GINT64_FORMAT " GPUs/node%s)\n"
       "layout: tp %" G_GINT64_FORMAT " pp %" G_GINT64_FORMAT " cp %" G_GINT64_FORMAT
       " dp %" G_GINT64_FORMAT " vp %" G_GINT64_FORMAT ", mbs %" G_GINT64_FORMAT
       " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
       " microbatches), sp %s, recompute %s, %s, %s optimizer, schedule %s\n",
-      job->model.name, l->gpus, job->hw.name, job->hw.gpus_per_node, l->tp, l->pp,
+      job->model.name, l->gpus, job->hw.name, job->hw.gpus_per_node, domain_note,
+      l->tp, l->pp,
       l->cp, l->dp, l->vp, l->mbs, l->gbs, l->seq, plan->num_microbatches,
       l->sp ? "on" : "off", ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
       ptsim_names_get(PTSIM_NAMES_PRECISION, (int)l->precision),
