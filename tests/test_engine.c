@@ -59,6 +59,7 @@ static void uniform_workload(PtsimWorkload *w, int64_t p, int64_t v, int64_t m, 
   w->num_chunks = v;
   w->num_microbatches = m;
   for (int64_t s = 0; s < p; s++) w->chunk_layers[s] = layers;
+  w->first_chunk_layers = w->last_chunk_layers = layers;
   w->layer.forward_s = t_f / (double)layers;
   w->layer.backward_input_s = t_b / (double)layers;
   w->layer.backward_weight_s = t_w / (double)layers;

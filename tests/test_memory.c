@@ -95,6 +95,12 @@ static void set_job(PtsimJob *job, const PtsimModel *m, int64_t tp,
   l->precision = PTSIM_PRECISION_BF16;
   l->schedule = PTSIM_SCHEDULE_1F1B;
   l->memory_threshold = 0.8;
+  /* Megatron's defaults for the rest (job_validate.c's init_defaults) */
+  l->recompute_modules = PTSIM_RECOMPUTE_CORE_ATTN;
+  l->transformer_engine = 1;
+  l->grad_accumulation_fusion = 1;
+  l->main_params_bytes = l->exp_avg_bytes = l->exp_avg_sq_bytes = 4;
+  l->optimizer_instances = 1;
 }
 
 static void llama8b(PtsimModel *m) {

@@ -24,8 +24,16 @@ void ptsim_layout_init_defaults(PtsimLayout *layout) {
   layout->distributed_optimizer = 1;
   layout->fp32_grad_accumulation = 1;
   layout->flash_attention = 1;
+  layout->transformer_engine = 1;
   layout->recompute = PTSIM_RECOMPUTE_NONE;
   layout->recompute_method = PTSIM_RECOMPUTE_METHOD_UNIFORM;
+  layout->recompute_modules = PTSIM_RECOMPUTE_CORE_ATTN;
+  layout->tp_comm_overlap_ag = layout->tp_comm_overlap_rs = 1;
+  layout->tp_comm_bulk_dgrad = 1;
+  layout->grad_accumulation_fusion = 1;
+  layout->fp8_recipe = PTSIM_FP8_DELAYED;
+  layout->main_params_bytes = layout->exp_avg_bytes = layout->exp_avg_sq_bytes = 4;
+  layout->optimizer_instances = 1;
   layout->precision = PTSIM_PRECISION_BF16;
   layout->schedule = PTSIM_SCHEDULE_1F1B;
   layout->memory_threshold = 0.8;
