@@ -338,6 +338,8 @@ static void test_args_variants(void) {
   g_assert_cmpuint(b->iterations->len, ==, 1);
   g_assert_cmpfloat(iter(b, 0)->elapsed_ms, ==, 12.5);
 
+  /* no vocabulary and no tokenizer: pretrain_gpt.py's GPT2BPETokenizer,
+   * 50257 tokens padded to a multiple of 128 x tp */
   g_autoptr(PtsimMegatronLog) c = parse_text(
       "some setup line\n"
       "------------------------ arguments ------------------------\n"
@@ -345,15 +347,27 @@ static void test_args_variants(void) {
       "  num_attention_heads ............................. 16\n"
       "  num_layers ...................................... 24\n"
       "  padded_vocab_size ............................... None\n"
+      "  tensor_model_parallel_size ...................... 2\n"
       "  vocab_size ...................................... None\n"
       "-------------------- end of arguments ---------------------\n");
   g_assert_true(c->args_found);
-  g_assert_false(c->args_ok);
-  g_assert_error(c->args_error, PTSIM_MEGATRON_LOG_ERROR,
-                 PTSIM_MEGATRON_LOG_ERROR_ARGS);
-  g_test_message("%s", c->args_error->message);
-  g_assert_true(g_str_has_prefix(c->args_error->message, "inline.log:2: "));
-  g_assert_nonnull(strstr(c->args_error->message, "vocab size unknown"));
+  g_assert_true(c->args_ok);
+  g_assert_cmpint(c->model.vocab_size, ==, 50432);
+  /* a tokenizer whose size is not known: an error saying so */
+  g_autoptr(PtsimMegatronLog) c2 = parse_text(
+      "some setup line\n"
+      "------------------------ arguments ------------------------\n"
+      "  hidden_size ..................................... 1024\n"
+      "  num_attention_heads ............................. 16\n"
+      "  num_layers ...................................... 24\n"
+      "  tokenizer_type .................................. NullTokenizer\n"
+      "  vocab_size ...................................... None\n"
+      "-------------------- end of arguments ---------------------\n");
+  g_assert_false(c2->args_ok);
+  g_assert_error(c2->args_error, PTSIM_MEGATRON_LOG_ERROR, PTSIM_MEGATRON_LOG_ERROR_ARGS);
+  g_test_message("%s", c2->args_error->message);
+  g_assert_true(g_str_has_prefix(c2->args_error->message, "inline.log:2: "));
+  g_assert_nonnull(strstr(c2->args_error->message, "vocab size unknown: tokenizer NullTokenizer"));
 
   g_autoptr(PtsimMegatronLog) d = parse_text(
       "------------------------ arguments ------------------------\n"

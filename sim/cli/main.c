@@ -67,14 +67,6 @@ static int fail(const char *command, const GError *error) {
              : 1;
 }
 
-static void warn_ignored(const char *command, GPtrArray *ignored) {
-  if (ignored->len == 0) return;
-  fprintf(stderr, "ptsim %s: ignored Megatron-LM flags:", command);
-  for (guint i = 0; i < ignored->len; i++)
-    fprintf(stderr, " %s", (const char *)g_ptr_array_index(ignored, i));
-  fputc('\n', stderr);
-}
-
 /* Options shared by memory and predict: the job plus --format and --ce. */
 typedef struct {
   PtsimCliJob job;
@@ -139,9 +131,9 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
       return FALSE;
     }
   }
-  g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
-  if (!ptsim_cli_job_resolve(&opts->job, job, ignored, error)) return FALSE;
-  warn_ignored(command, ignored);
+  g_autoptr(PtsimMegatronDiagnostics) diag = ptsim_megatron_diagnostics_new();
+  if (!ptsim_cli_job_resolve(&opts->job, job, diag, error)) return FALSE;
+  ptsim_cli_job_warn(command, diag);
   return TRUE;
 }
 

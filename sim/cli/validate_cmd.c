@@ -62,9 +62,10 @@ typedef struct {
 } HwRule;
 
 /* Megatron-LM in 2020-2021: no FlashAttention and no sequence parallelism yet, dropout 0.1, gradients
- * reduced in the parameter dtype. */
-#define ERA_2021 \
-  " --no-flash-attention --no-sp --attention-dropout 0.1 --hidden-dropout 0.1 --no-fp32-grad-accumulation"
+ * reduced in the parameter dtype, no overlap unless the source says so. */
+#define ERA_2021                                                                                    \
+  " --no-flash-attention --no-sp --attention-dropout 0.1 --hidden-dropout 0.1 --no-fp32-grad-accumulation" \
+  " --no-overlap"
 /* Megatron-Core GPT runs: Megatron's default dropout where the source is silent. */
 #define GPT_DROPOUT " --attention-dropout 0.1 --hidden-dropout 0.1"
 
