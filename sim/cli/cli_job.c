@@ -331,9 +331,15 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
   if (o->account_embedding) l->account_embedding = 1;
   if (o->account_loss) l->account_loss = 1;
   if (o->manual_gc) l->manual_gc = 1;
-  if (m && o->kv_channels != -1) m->kv_channels = o->kv_channels;
-  if (m && o->qk_layernorm) m->qk_layernorm = 1;
-  if (m && o->position_embedding) {
+  return !m || ptsim_cli_job_model_settings(m, (gpointer)o, error);
+}
+
+gboolean ptsim_cli_job_model_settings(PtsimModel *m, gpointer opts, GError **error) {
+  const PtsimCliJob *o = opts;
+  int v;
+  if (o->kv_channels != -1) m->kv_channels = o->kv_channels;
+  if (o->qk_layernorm) m->qk_layernorm = 1;
+  if (o->position_embedding) {
     static const PtsimPositionEmbedding kinds[] = {PTSIM_POSITION_LEARNED, PTSIM_POSITION_ROPE,
                                                    PTSIM_POSITION_NONE};
     if (!choose("--position-embedding-type", o->position_embedding, "learned_absolute|rope|none",
@@ -342,6 +348,22 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
     m->position_embedding = kinds[v];
   }
   return TRUE;
+}
+
+/* The overlap default: see cli_job.h. */
+static void default_overlap(PtsimLayout *l) {
+  l->overlap_grad_reduce = l->overlap_param_gather = 1;
+  l->tp_comm_overlap = 0;
+}
+
+gboolean ptsim_cli_job_sweep_base(const PtsimCliJob *o, PtsimLayout *base, GError **error) {
+  ptsim_layout_init_defaults(base);
+  default_overlap(base);
+  if (!check_flags(o, error)) return FALSE;
+  if (o->pipeline_layout)
+    return invalid("--pipeline-model-parallel-layout fixes pp and vp, which the sweep enumerates; "
+                   "use predict");
+  return ptsim_cli_job_apply_settings(o, base, NULL, error);
 }
 
 /* The base job: built-in defaults (with the overlap default), or what a
@@ -362,9 +384,7 @@ static gboolean base_job(const PtsimCliJob *o, PtsimJob *job, PtsimMegatronDiagn
     job->layout.gpus = DEFAULT_GPUS;
     job->layout.gbs = DEFAULT_GBS;
     job->layout.seq = DEFAULT_SEQ;
-    /* the overlap default: see cli_job.h */
-    job->layout.overlap_grad_reduce = job->layout.overlap_param_gather = 1;
-    job->layout.tp_comm_overlap = 0;
+    default_overlap(&job->layout);
   }
   return ptsim_hardware_load(o->hw ? o->hw : DEFAULT_HW, &job->hw, error);
 }

@@ -93,6 +93,16 @@ gboolean ptsim_cli_job_resolve(const PtsimCliJob *opts, PtsimJob *job,
 gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *opts, PtsimLayout *layout,
                                       PtsimModel *model, GError **error);
 
+/* The model-shape settings (--kv-channels, --qk-layernorm,
+ * --position-embedding-type) applied to MODEL; OPTS is the PtsimCliJob (a
+ * PtsimSweepSpec model_settings callback). */
+gboolean ptsim_cli_job_model_settings(PtsimModel *model, gpointer opts, GError **error);
+
+/* The layout every layout of a sweep starts from: Megatron-LM's defaults,
+ * the overlap default, the settings given.  Dimension options are not read
+ * (the sweep has its own lists). */
+gboolean ptsim_cli_job_sweep_base(const PtsimCliJob *opts, PtsimLayout *base, GError **error);
+
 /* Where the overlap switches of a resolved job came from, for outputs:
  * "default" (ptsim's: Megatron-LM's example scripts), "megatron-args" or
  * "flags". */

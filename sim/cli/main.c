@@ -166,6 +166,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     clear_job_command(&opts);
     return fail(command, error);
   }
+  const char *overlap_source = ptsim_cli_job_overlap_source(&opts.job);
   clear_job_command(&opts);
 
   g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
@@ -193,6 +194,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_json_init(&json, out);
     ptsim_json_begin_object(&json, NULL);
     ptsim_report_json_config(&json, plan);
+    ptsim_report_json_settings(&json, &job.layout, &job.model, overlap_source);
     ptsim_report_json_memory(&json, memory, job.layout.memory_threshold,
                              with_time ? alloc : NULL);
     if (with_time) ptsim_report_json_time(&json, time);
@@ -201,6 +203,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_report_csv_memory(out, &job, memory);
   } else {
     ptsim_report_text_config(out, plan);
+    ptsim_report_text_settings(out, &job.layout, &job.model, overlap_source);
     ptsim_report_text_memory(out, &job, memory);
     if (with_time) ptsim_report_text_allocator(out, memory, alloc);
     if (with_time) ptsim_report_text_time(out, time);
