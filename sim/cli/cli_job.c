@@ -449,6 +449,18 @@ gboolean ptsim_cli_job_resolve(const PtsimCliJob *o, PtsimJob *job,
   return TRUE;
 }
 
+gboolean ptsim_cli_job_resolve_over(const PtsimCliJob *o, const char *megatron_base, PtsimJob *job,
+                                    PtsimMegatronDiagnostics *diag, GError **error) {
+  if (o->megatron_args_file)
+    return invalid("--megatron-args-file replaces the Megatron-LM arguments; to add to the ones "
+                   "given here, pass flags with --megatron-args");
+  PtsimCliJob over = *o; /* shallow: only megatron_args differs, and it is freed here */
+  g_autofree char *joined = g_strconcat(megatron_base, " ", o->megatron_args ? o->megatron_args : "",
+                                        NULL);
+  over.megatron_args = joined;
+  return ptsim_cli_job_resolve(&over, job, diag, error);
+}
+
 const char *ptsim_cli_job_overlap_source(const PtsimCliJob *o) {
   if (o->overlap_grad_reduce || o->no_overlap_grad_reduce || o->overlap_param_gather ||
       o->no_overlap_param_gather || o->tp_comm_overlap || o->no_tp_comm_overlap || o->no_overlap)

@@ -86,6 +86,14 @@ void ptsim_cli_job_add_to_context(GOptionContext *context, PtsimCliJob *opts,
 gboolean ptsim_cli_job_resolve(const PtsimCliJob *opts, PtsimJob *job,
                                PtsimMegatronDiagnostics *diag, GError **error);
 
+/* The same, where the Megatron-LM command line is MEGATRON_BASE (e.g. a
+ * log's arguments block) followed by opts->megatron_args, whose flags
+ * therefore supplement or override it (argparse: the last occurrence
+ * wins); the other options apply on top as usual.  --megatron-args-file is
+ * refused here. */
+gboolean ptsim_cli_job_resolve_over(const PtsimCliJob *opts, const char *megatron_base,
+                                    PtsimJob *job, PtsimMegatronDiagnostics *diag, GError **error);
+
 /* Applies the settings (not the dimensions) to *layout, which holds
  * ptsim_layout_init_defaults() or a job's layout; model-shape settings
  * (--kv-channels, --qk-layernorm, --position-embedding-type) to *model when
