@@ -426,16 +426,13 @@ gboolean ptsim_cli_job_resolve(const PtsimCliJob *o, PtsimJob *job,
     return invalid("the GPU count is unknown: give --gpus N or --nodes N (the Megatron-LM "
                    "command line gave %s)",
                    diag->gpus_read ? diag->gpus_read : "no launcher");
-  if (o->pipeline_layout) {
-    PtsimPipelineLayout p;
-    if (!ptsim_pipeline_layout_parse(o->pipeline_layout, l->pp, job->model.num_layers, &p, error))
-      return FALSE;
-    l->vp = p.vp;
-    l->first_stage_layers = p.first_stage_layers;
-    l->last_stage_layers = p.last_stage_layers;
-    l->account_embedding = p.account_embedding;
-    l->account_loss = p.account_loss;
-  }
+  /* Megatron-LM's default batch, mbs x dp, once the GPU count is known */
+  if (l->gbs <= 0 && (o->megatron_args || o->megatron_args_file) && l->tp * l->pp * l->cp > 0 &&
+      l->gpus % (l->tp * l->pp * l->cp) == 0)
+    l->gbs = l->mbs * (l->gpus / (l->tp * l->pp * l->cp));
+  if (o->pipeline_layout &&
+      !ptsim_pipeline_layout_apply(o->pipeline_layout, job->model.num_layers, l, error))
+    return FALSE;
   if (!ptsim_job_validate(job, error)) {
     if (o->gpus == -1 && o->nodes == -1 && diag->gpus_from && error && *error) {
       char *said = g_strdup_printf("%s (%" G_GINT64_FORMAT " GPUs from the launcher: %s; "

@@ -509,6 +509,9 @@ static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
   }
   PtsimJob job;
   if (!resolve_row_job(r, args, user, &job)) return;
+  if (strcmp(ptsim_cli_job_overlap_source(user), "default") == 0 && !megatron)
+    set_str(&r->assumed, g_strdup("overlap: ptsim's default (grad-reduce and param-gather on, "
+                                  "tp-comm off)"));
   csv_measured(r, run);
   if (isnan(r->meas_step_s) && !isnan(r->meas_tflops))
     r->meas_step_s = ptsim_workload_megatron_flops(&job) /

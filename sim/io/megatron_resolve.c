@@ -171,17 +171,10 @@ static gboolean resolve_split(const Said *s, const PtsimModel *m, PtsimLayout *l
   } else if (GIVEN(s, F_VSTAGES_PER_RANK)) {
     l->vp = s->i[F_VSTAGES_PER_RANK];
   } else if (GIVEN(s, F_PIPELINE_LAYOUT)) {
-    PtsimPipelineLayout p;
     if (l->account_embedding || l->account_loss || l->first_stage_layers || l->last_stage_layers)
       return parse_error("--pipeline-model-parallel-layout gives the split: drop "
                          "--account-for-* and --decoder-first/last-pipeline-num-layers");
-    if (!ptsim_pipeline_layout_parse(s->word[F_PIPELINE_LAYOUT], l->pp, m->num_layers, &p, error))
-      return FALSE;
-    l->vp = p.vp;
-    l->first_stage_layers = p.first_stage_layers;
-    l->last_stage_layers = p.last_stage_layers;
-    l->account_embedding = p.account_embedding;
-    l->account_loss = p.account_loss;
+    return ptsim_pipeline_layout_apply(s->word[F_PIPELINE_LAYOUT], m->num_layers, l, error);
   }
   return TRUE;
 }
@@ -253,6 +246,10 @@ static gboolean resolve_precision(const Said *s, PtsimLayout *l, GError **error)
     recipe = 0;
   }
   l->fp8_recipe = (PtsimFp8Recipe)recipe;
+  if (recipe == PTSIM_FP8_BLOCKWISE && l->precision == PTSIM_PRECISION_FP8)
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                       g_strdup("--fp8-recipe blockwise (slower: Hopper runs block-scaled FP8 "
+                                "GEMMs slower than per-tensor ones; ptsim prices them alike)"));
   l->fp8_param_gather = GIVEN(s, F_FP8_PARAM_GATHER);
   if (l->fp8_param_gather && !GIVEN(s, F_DIST_OPT))
     return parse_error("--fp8-param-gather needs --use-distributed-optimizer (Megatron-LM "

@@ -121,3 +121,15 @@ uneven:
                           "fewer in the first and the last (--account-for-embedding/loss-in-"
                           "pipeline-split)");
 }
+
+gboolean ptsim_pipeline_layout_apply(const char *text, int64_t num_layers, PtsimLayout *l,
+                                     GError **error) {
+  PtsimPipelineLayout p;
+  if (!ptsim_pipeline_layout_parse(text, l->pp, num_layers, &p, error)) return FALSE;
+  l->vp = p.vp;
+  l->first_stage_layers = p.first_stage_layers;
+  l->last_stage_layers = p.last_stage_layers;
+  l->account_embedding = p.account_embedding;
+  l->account_loss = p.account_loss;
+  return TRUE;
+}

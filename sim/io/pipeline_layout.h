@@ -20,6 +20,8 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "job.h"
+
 typedef struct {
   int64_t vp;                   /* virtual stages per rank */
   int64_t first_stage_layers;   /* 0: as the middle ranks */
@@ -32,5 +34,10 @@ typedef struct {
  * text and what is wrong. */
 gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_layers,
                                      PtsimPipelineLayout *out, GError **error);
+
+/* Parses TEXT for layout->pp ranks and NUM_LAYERS layers and sets the
+ * layout's vp, first/last stage layers and account flags from it. */
+gboolean ptsim_pipeline_layout_apply(const char *text, int64_t num_layers, PtsimLayout *layout,
+                                     GError **error);
 
 #endif /* PTSIM_PIPELINE_LAYOUT_H */
