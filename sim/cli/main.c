@@ -67,14 +67,6 @@ static int fail(const char *command, const GError *error) {
              : 1;
 }
 
-static void warn_ignored(const char *command, GPtrArray *ignored) {
-  if (ignored->len == 0) return;
-  fprintf(stderr, "ptsim %s: ignored Megatron-LM flags:", command);
-  for (guint i = 0; i < ignored->len; i++)
-    fprintf(stderr, " %s", (const char *)g_ptr_array_index(ignored, i));
-  fputc('\n', stderr);
-}
-
 /* Options shared by memory and predict: the job plus --format and --ce. */
 typedef struct {
   PtsimCliJob job;
@@ -139,9 +131,9 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
       return FALSE;
     }
   }
-  g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
-  if (!ptsim_cli_job_resolve(&opts->job, job, ignored, error)) return FALSE;
-  warn_ignored(command, ignored);
+  g_autoptr(PtsimMegatronDiagnostics) diag = ptsim_megatron_diagnostics_new();
+  if (!ptsim_cli_job_resolve(&opts->job, job, diag, error)) return FALSE;
+  ptsim_cli_job_warn(command, diag);
   return TRUE;
 }
 
@@ -174,6 +166,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     clear_job_command(&opts);
     return fail(command, error);
   }
+  const char *overlap_source = ptsim_cli_job_overlap_source(&opts.job);
   clear_job_command(&opts);
 
   g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
@@ -201,6 +194,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_json_init(&json, out);
     ptsim_json_begin_object(&json, NULL);
     ptsim_report_json_config(&json, plan);
+    ptsim_report_json_settings(&json, &job.layout, &job.model, overlap_source);
     ptsim_report_json_memory(&json, memory, job.layout.memory_threshold,
                              with_time ? alloc : NULL);
     if (with_time) ptsim_report_json_time(&json, time);
@@ -209,6 +203,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_report_csv_memory(out, &job, memory);
   } else {
     ptsim_report_text_config(out, plan);
+    ptsim_report_text_settings(out, &job.layout, &job.model, overlap_source);
     ptsim_report_text_memory(out, &job, memory);
     if (with_time) ptsim_report_text_allocator(out, memory, alloc);
     if (with_time) ptsim_report_text_time(out, time);

@@ -222,14 +222,9 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
   }
   PlotKind k = kinds[req->kind].kind;
   if (k == KIND_MEMORY || k == KIND_TIMELINE || k == KIND_ALLOCATOR) {
-    g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
-    if (!ptsim_cli_job_resolve(&o.job, &req->job, ignored, error)) return FALSE;
-    if (ignored->len > 0) {
-      fprintf(stderr, "ptsim plot: ignored Megatron-LM flags:");
-      for (guint i = 0; i < ignored->len; i++)
-        fprintf(stderr, " %s", (const char *)g_ptr_array_index(ignored, i));
-      fputc('\n', stderr);
-    }
+    g_autoptr(PtsimMegatronDiagnostics) diag = ptsim_megatron_diagnostics_new();
+    if (!ptsim_cli_job_resolve(&o.job, &req->job, diag, error)) return FALSE;
+    ptsim_cli_job_warn("plot", diag);
   }
   req->out = g_steal_pointer(&o.out);
   req->from = g_steal_pointer(&o.from);

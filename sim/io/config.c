@@ -515,10 +515,13 @@ gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
       return FALSE;
     }
   }
-  if (m->hidden_size % m->num_attention_heads != 0) {
+  /* the head dimension is h / heads unless kv_channels gives it */
+  if (m->kv_channels < 0 || m->kv_channels > INT_VALUE_MAX ||
+      (m->kv_channels == 0 && m->hidden_size % m->num_attention_heads != 0)) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "model %s: hidden_size %" G_GINT64_FORMAT
-                " is not divisible by num_attention_heads %" G_GINT64_FORMAT,
+                " is not divisible by num_attention_heads %" G_GINT64_FORMAT
+                " and no kv_channels (head dimension) is given",
                 m->name, (gint64)m->hidden_size,
                 (gint64)m->num_attention_heads);
     return FALSE;
@@ -535,7 +538,9 @@ gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
        m->activation != PTSIM_ACTIVATION_GELU) ||
       (m->norm != PTSIM_NORM_RMSNORM && m->norm != PTSIM_NORM_LAYERNORM) ||
       (m->tied_embeddings != 0 && m->tied_embeddings != 1) ||
-      (m->bias != 0 && m->bias != 1)) {
+      (m->bias != 0 && m->bias != 1) || (m->qk_layernorm != 0 && m->qk_layernorm != 1) ||
+      (unsigned)m->position_embedding > PTSIM_POSITION_NONE ||
+      m->max_position_embeddings < 0 || m->max_position_embeddings > INT_VALUE_MAX) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "model %s: activation/norm/tied_embeddings/bias out of range",
                 m->name);
