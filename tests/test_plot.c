@@ -112,7 +112,7 @@ static void check_memory(const char *ext, PtsimPlotFormat format) {
   estimate_of(&job, PTSIM_CE_LAST_STAGE, m);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   g_autoptr(GError) error = NULL;
-  gboolean ok = ptsim_plot_memory(figure, &job, m, NULL, &files, &error);
+  gboolean ok = ptsim_plot_memory(figure, &job, m, NULL, NULL, &files, &error);
   g_assert_no_error(error);
   g_assert_true(ok);
   g_assert_cmpstr(files.figure, ==, figure);
@@ -155,7 +155,7 @@ static void check_timeline(const char *ext, PtsimPlotFormat format, gint64 gpus)
   g_assert_no_error(error);
   g_assert_cmpint(trace.count, >, 0);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  gboolean ok = ptsim_plot_timeline(figure, &job, time, &trace, &files, &error);
+  gboolean ok = ptsim_plot_timeline(figure, &job, time, &trace, NULL, NULL, &files, &error);
   g_assert_no_error(error);
   g_assert_true(ok);
   assert_magic(files.figure, format);
@@ -191,7 +191,7 @@ static void test_timeline_empty_trace(void) {
   memset(&time, 0, sizeof time);
   PtsimTrace trace = {NULL, 0, 0};
   g_autoptr(GError) error = NULL;
-  g_assert_false(ptsim_plot_timeline(figure, &job, &time, &trace, NULL, &error));
+  g_assert_false(ptsim_plot_timeline(figure, &job, &time, &trace, NULL, NULL, NULL, &error));
   g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_DATA);
   g_autofree char *tsv = g_build_filename(dir, "t.tsv", NULL);
   g_assert_false(g_file_test(tsv, G_FILE_TEST_EXISTS));
@@ -261,7 +261,7 @@ static void test_memory_allocator_outline(void) {
   g_autoptr(GError) error = NULL;
   g_assert_true(simulate_allocator_of(&job, 2, NULL, NULL, 0.0, NULL, a, &error));
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  g_assert_true(ptsim_plot_memory(figure, &job, m, a, &files, &error));
+  g_assert_true(ptsim_plot_memory(figure, &job, m, a, NULL, &files, &error));
   g_assert_no_error(error);
   assert_magic(files.figure, PTSIM_PLOT_PNG);
   g_assert_cmpint(data_rows(files.data), ==, 4);
@@ -270,7 +270,7 @@ static void test_memory_allocator_outline(void) {
   g_assert_true(g_file_get_contents(files.script, &gp, NULL, NULL));
   g_assert_nonnull(strstr(tsv, "alloc_device_gib"));
   g_assert_null(strstr(strstr(tsv, "\n0\t"), "NaN"));
-  g_assert_nonnull(strstr(gp, "allocator reserved + context/NCCL"));
+  g_assert_nonnull(strstr(gp, "allocator peak + ctx/NCCL"));
   remove_tree(dir);
 }
 
@@ -291,7 +291,7 @@ static void test_allocator(void) {
   g_assert_true(simulate_allocator_of(&job, 2, NULL, &trace, time->step_s, timeline, a, &error));
   ptsim_simulate_trace_clear(&trace);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  g_assert_true(ptsim_plot_allocator(figure, &job, timeline, &files, &error));
+  g_assert_true(ptsim_plot_allocator(figure, &job, timeline, NULL, NULL, &files, &error));
   g_assert_no_error(error);
   assert_magic(files.figure, PTSIM_PLOT_SVG);
   /* samples of step 1 in the emulator's TSV */
@@ -321,14 +321,14 @@ static void test_allocator_bad_input(void) {
   g_assert_true(g_file_set_contents(
       tsv, "# c\nstage\tstep\ttime_s\tallocated_bytes\treserved_bytes\n0\t0\t0\t1\t2\n"
            "5\t0\t0\t1\t2\n", -1, NULL));
-  g_assert_false(ptsim_plot_allocator(figure, &job, tsv, NULL, &error));
+  g_assert_false(ptsim_plot_allocator(figure, &job, tsv, NULL, NULL, NULL, &error));
   g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT);
   g_autofree char *where = g_strdup_printf("%s:4:", tsv);
   g_assert_nonnull(strstr(error->message, where));
   g_clear_error(&error);
   g_assert_true(g_file_set_contents(
       tsv, "stage\tstep\ttime_s\tallocated_bytes\treserved_bytes\n0\t0\tx\t1\t2\n", -1, NULL));
-  g_assert_false(ptsim_plot_allocator(figure, &job, tsv, NULL, &error));
+  g_assert_false(ptsim_plot_allocator(figure, &job, tsv, NULL, NULL, NULL, &error));
   g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT);
   g_free(where);
   where = g_strdup_printf("%s:2: column time_s", tsv);
@@ -356,7 +356,7 @@ static void test_heatmap(void) {
     g_autoptr(GError) error = NULL;
     g_assert_true(ptsim_plot_heatmap(figure, layouts, facet ? PTSIM_PLOT_FACET_MBS
                                                             : PTSIM_PLOT_FACET_CP,
-                                     NULL, &files, &error));
+                                     NULL, NULL, &files, &error));
     g_assert_no_error(error);
     assert_magic(files.figure, facet ? PTSIM_PLOT_PDF : PTSIM_PLOT_PNG);
     g_assert_cmpint(data_rows(files.data), ==, g_hash_table_size(cells));
@@ -378,7 +378,7 @@ static void test_pareto(void) {
   g_autofree char *figure = g_build_filename(dir, "p.png", NULL);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   g_autoptr(GError) error = NULL;
-  g_assert_true(ptsim_plot_pareto(figure, layouts, NULL, &files, &error));
+  g_assert_true(ptsim_plot_pareto(figure, layouts, 0.0, NULL, NULL, &files, &error));
   g_assert_no_error(error);
   assert_magic(files.figure, PTSIM_PLOT_PNG);
   g_assert_cmpint(block_rows(files.data, 0), ==, scheduled);
@@ -399,7 +399,7 @@ static void test_scaling(void) {
     g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
     g_autoptr(GError) error = NULL;
     g_assert_true(ptsim_plot_scaling(figure, layouts, y ? PTSIM_PLOT_Y_STEP : PTSIM_PLOT_Y_THROUGHPUT,
-                                     NULL, &files, &error));
+                                     NULL, NULL, &files, &error));
     g_assert_no_error(error);
     assert_magic(files.figure, y ? PTSIM_PLOT_SVG : PTSIM_PLOT_PNG);
     g_assert_cmpint(data_rows(files.data), ==, 4);
@@ -438,7 +438,7 @@ static void test_validation(void) {
                                     -1, NULL));
   if (have_gnuplot()) {
     g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-    g_assert_true(ptsim_plot_validation(figure, csv, &files, &error));
+    g_assert_true(ptsim_plot_validation(figure, csv, PTSIM_PLOT_VALIDATION_RESIDUAL, NULL, NULL, &files, &error));
     g_assert_no_error(error);
     assert_magic(files.figure, PTSIM_PLOT_PNG);
     g_assert_cmpint(data_rows(files.data), ==, 3);
@@ -446,13 +446,13 @@ static void test_validation(void) {
   }
   g_assert_true(g_file_set_contents(csv, "source,run,measured_s,predicted_s\na,r1,1.0,1.05\n"
                                          "a,r2,0,1.7\n", -1, NULL));
-  g_assert_false(ptsim_plot_validation(figure, csv, NULL, &error));
+  g_assert_false(ptsim_plot_validation(figure, csv, PTSIM_PLOT_VALIDATION_RESIDUAL, NULL, NULL, NULL, &error));
   g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT);
   g_autofree char *where = g_strdup_printf("%s:3: column measured_s", csv);
   g_assert_nonnull(strstr(error->message, where));
   g_clear_error(&error);
   g_assert_true(g_file_set_contents(csv, "source,run,measured_s,predicted_s\na,r1,1.0\n", -1, NULL));
-  g_assert_false(ptsim_plot_validation(figure, csv, NULL, &error));
+  g_assert_false(ptsim_plot_validation(figure, csv, PTSIM_PLOT_VALIDATION_RESIDUAL, NULL, NULL, NULL, &error));
   g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT);
   g_free(where);
   where = g_strdup_printf("%s:2:", csv);
@@ -528,7 +528,7 @@ static gboolean memory_with_path(const char *path_dir, const char *figure, GErro
   estimate_of(&job, PTSIM_CE_LAST_STAGE, m);
   g_autofree char *saved = g_strdup(g_getenv("PATH"));
   g_setenv("PATH", path_dir, TRUE);
-  gboolean ok = ptsim_plot_memory(figure, &job, m, NULL, NULL, error);
+  gboolean ok = ptsim_plot_memory(figure, &job, m, NULL, NULL, NULL, error);
   if (saved)
     g_setenv("PATH", saved, TRUE);
   else

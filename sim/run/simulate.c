@@ -1,6 +1,5 @@
 /* simulate.c — see simulate.h. */
 #include "config.h"
-#include "json_writer.h"
 #include "names.h"
 #include "schedule.h"
 #include "simulate.h"
@@ -47,64 +46,6 @@ gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResul
 void ptsim_simulate_trace_clear(PtsimTrace *trace) {
   g_clear_pointer(&trace->records, g_free);
   trace->capacity = trace->count = 0;
-}
-
-static const char *trace_name(int32_t kind) {
-  static const char *const names[] = {"forward", "backward", "backward-input", "backward-weight",
-                                      "grad-sync", "optimizer", "param-gather"};
-  return kind >= 0 && kind < (int32_t)G_N_ELEMENTS(names) ? names[kind] : "?";
-}
-
-gboolean ptsim_simulate_write_trace(const char *path, const PtsimJob *job,
-                                    const PtsimTrace *trace, GError **error) {
-  g_autoptr(GString) out = g_string_new(NULL);
-  PtsimJson json;
-  ptsim_json_init(&json, out);
-  ptsim_json_begin_object(&json, NULL);
-  ptsim_json_string(&json, "displayTimeUnit", "ms");
-  ptsim_json_begin_array(&json, "traceEvents");
-  for (int64_t s = 0; s < job->layout.pp; s++) {
-    g_autofree char *name = g_strdup_printf("stage %" G_GINT64_FORMAT, s);
-    ptsim_json_begin_object(&json, NULL);
-    ptsim_json_string(&json, "ph", "M");
-    ptsim_json_string(&json, "name", "process_name");
-    ptsim_json_int(&json, "pid", s);
-    ptsim_json_begin_object(&json, "args");
-    ptsim_json_string(&json, "name", name);
-    ptsim_json_end_object(&json);
-    ptsim_json_end_object(&json);
-    for (int tid = 0; tid < 2; tid++) {
-      ptsim_json_begin_object(&json, NULL);
-      ptsim_json_string(&json, "ph", "M");
-      ptsim_json_string(&json, "name", "thread_name");
-      ptsim_json_int(&json, "pid", s);
-      ptsim_json_int(&json, "tid", tid);
-      ptsim_json_begin_object(&json, "args");
-      ptsim_json_string(&json, "name", tid == 0 ? "compute" : "dp comm");
-      ptsim_json_end_object(&json);
-      ptsim_json_end_object(&json);
-    }
-  }
-  int64_t n = trace->count < trace->capacity ? trace->count : trace->capacity;
-  for (int64_t i = 0; i < n; i++) {
-    const PtsimTraceRecord *r = &trace->records[i];
-    ptsim_json_begin_object(&json, NULL);
-    ptsim_json_string(&json, "ph", "X");
-    ptsim_json_string(&json, "name", trace_name(r->kind));
-    ptsim_json_int(&json, "pid", r->stage);
-    ptsim_json_int(&json, "tid", r->kind == PTSIM_TRACE_GRAD_SYNC || r->kind == PTSIM_TRACE_PARAM_GATHER);
-    ptsim_json_double(&json, "ts", (double)r->start_ns / 1e3);
-    ptsim_json_double(&json, "dur", (double)(r->end_ns - r->start_ns) / 1e3);
-    ptsim_json_begin_object(&json, "args");
-    ptsim_json_int(&json, "microbatch", r->microbatch);
-    ptsim_json_int(&json, "chunk", r->chunk);
-    ptsim_json_end_object(&json);
-    ptsim_json_end_object(&json);
-  }
-  ptsim_json_end_array(&json);
-  ptsim_json_end_object(&json);
-  /* g_file_set_contents writes a temporary file and renames it: never half-written. */
-  return g_file_set_contents(path, out->str, (gssize)out->len, error);
 }
 
 /* ---- allocator ---- */
