@@ -82,7 +82,7 @@ typedef struct {
   char *format;
   char *ce;
   char *trace; /* predict only */
-  gint trace_steps;
+  gint trace_steps; /* -1: not given */
   char *memory_timeline;
   char *alloc_conf;
 } JobCommandOptions;
@@ -163,6 +163,7 @@ static void clear_job_command(JobCommandOptions *opts) {
 static int run_job_command(const char *command, int argc, char **argv) {
   JobCommandOptions opts;
   memset(&opts, 0, sizeof opts);
+  opts.trace_steps = -1; /* not given */
   ptsim_cli_job_init(&opts.job);
   PtsimJob job;
   PtsimFormat format;
@@ -174,7 +175,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
   }
   g_autofree char *trace_path = g_strdup(opts.trace);
   int32_t trace_steps = opts.trace_steps > 0 ? opts.trace_steps : 1;
-  if (opts.trace_steps != 0 && (opts.trace_steps < 1 || opts.trace_steps > 1000 || !trace_path)) {
+  if (opts.trace_steps != -1 && (opts.trace_steps < 1 || opts.trace_steps > 1000 || !trace_path)) {
     g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                 !trace_path ? "--trace-steps needs --trace FILE.json"
                             : "--trace-steps %d: allowed are 1 to 1000",
