@@ -183,13 +183,13 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
   for (guint f = 0; f < nf; f++)
     g_string_append_printf(gp, "%s%" G_GINT64_FORMAT, f ? ", " : "",
                            g_array_index(facets, gint64, f));
-  g_string_append(gp, "]\ncb_lo = ");
+  g_string_append(gp, "]\n# colour scale, tokens/s per GPU\ncb_lo = ");
   ptsim_plot_num(gp, "%.6g", lo);
-  g_string_append(gp, "; cb_hi = ");
+  g_string_append(gp, "\ncb_hi = ");
   ptsim_plot_num(gp, "%.6g", hi);
-  g_string_append(gp, "; cb_step = ");
+  g_string_append(gp, "\ncb_step = ");
   ptsim_plot_num(gp, "%.6g", cb_step);
-  g_string_append_printf(gp, "   # colour scale, tokens/s per GPU\n"
+  g_string_append_printf(gp, "\n"
                              "label_format = '%%.%df'   # cell numbers, tokens/s per GPU\n",
                          decimals);
   g_string_append_printf(gp, "# the panels' grid, in cm: %u to a row\ncols = %u\n", cols, cols);
