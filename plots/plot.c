@@ -264,10 +264,10 @@ double ptsim_plot_text_cm(double pt, double chars) { return chars * 0.62 * pt / 
 
 int ptsim_plot_key_rows(const PtsimPlotCanvas *c, int entries, int longest_chars, int *per_row) {
   /* gnuplot sizes a key column as (longest title + 4 + width) characters
-   * of its own estimate, about 0.8 em, plus the sample; with `width -2`
-   * (ptsim_plot_key_under) that is about longest + 4 characters, and
-   * real glyphs (underscores, capitals) need a little more */
-  double entry_cm = (longest_chars + 5.5) * 0.8 * c->small_pt / 72.0 * 2.54;
+   * of its own estimate, about 0.8 em, plus the sample (samplen 1.6):
+   * about longest + 6 characters with `width 0` (ptsim_plot_key_under).
+   * A narrower width makes columns collide when titles are short. */
+  double entry_cm = (longest_chars + 6.0) * 0.8 * c->small_pt / 72.0 * 2.54;
   int n = MAX(1, (int)((c->width_cm - 1.0) / entry_cm));
   n = MIN(n, MAX(entries, 1));
   if (per_row) *per_row = n;
@@ -384,16 +384,19 @@ char *ptsim_plot_job_what(const PtsimJob *job) {
 }
 
 char *ptsim_plot_job_layout(const PtsimJob *job) {
+  /* the words a reader needs; cp 1, vp 1 and no recompute go without saying */
   const PtsimLayout *l = &job->layout;
-  g_autofree char *vp =
-      l->vp > 1 ? g_strdup_printf(" vp %" G_GINT64_FORMAT, l->vp) : g_strdup("");
-  return g_strdup_printf("tp %" G_GINT64_FORMAT " pp %" G_GINT64_FORMAT " cp %" G_GINT64_FORMAT
-                         " dp %" G_GINT64_FORMAT "%s, mbs %" G_GINT64_FORMAT
-                         " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT
-                         ", recompute %s, %s",
-                         l->tp, l->pp, l->cp, l->dp, vp, l->mbs, l->gbs, l->seq,
-                         ptsim_names_get(PTSIM_NAMES_RECOMPUTE, l->recompute),
-                         ptsim_names_get(PTSIM_NAMES_SCHEDULE, l->schedule));
+  GString *s = g_string_new(NULL);
+  g_string_append_printf(s, "tp %" G_GINT64_FORMAT " pp %" G_GINT64_FORMAT, l->tp, l->pp);
+  if (l->cp > 1) g_string_append_printf(s, " cp %" G_GINT64_FORMAT, l->cp);
+  g_string_append_printf(s, " dp %" G_GINT64_FORMAT, l->dp);
+  if (l->vp > 1) g_string_append_printf(s, " vp %" G_GINT64_FORMAT, l->vp);
+  g_string_append_printf(s, ", mbs %" G_GINT64_FORMAT " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT,
+                         l->mbs, l->gbs, l->seq);
+  if (l->recompute != PTSIM_RECOMPUTE_NONE)
+    g_string_append_printf(s, ", recompute %s", ptsim_names_get(PTSIM_NAMES_RECOMPUTE, l->recompute));
+  g_string_append_printf(s, ", %s", ptsim_names_get(PTSIM_NAMES_SCHEDULE, l->schedule));
+  return g_string_free(s, FALSE);
 }
 
 /* ---- titles ---- */
@@ -484,11 +487,20 @@ double ptsim_plot_key_cm(const PtsimPlotCanvas *c, int rows) {
   return rows > 0 ? 0.2 + 1.6 * c->small_pt / 72.0 * 2.54 * rows : 0.0;
 }
 
-void ptsim_plot_key_under(GString *gp, int per_row, double above_cm) {
+int ptsim_plot_key_width(const PtsimPlotCanvas *c, int longest_chars) {
+  /* pdfcairo estimates a character about a tenth wider than pngcairo at the
+   * same printed size, which drops a key of long titles to one column; short
+   * titles have room to spare, and narrowing them makes columns collide */
+  if (c->format != PTSIM_PLOT_PDF || longest_chars < 16) return 0;
+  return -(int)lround(0.11 * (longest_chars + 6.0));
+}
+
+void ptsim_plot_key_under(GString *gp, const PtsimPlotCanvas *c, int per_row, int longest_chars,
+                          double above_cm) {
   g_string_append(gp, "set key at screen 0.5, screen ");
   ptsim_plot_num(gp, "%.3f", above_cm + 0.1);
-  g_string_append_printf(gp, "/height_cm center bottom horizontal maxcols %d width -2\n",
-                         MAX(per_row, 1));
+  g_string_append_printf(gp, "/height_cm center bottom horizontal maxcols %d width %d\n",
+                         MAX(per_row, 1), ptsim_plot_key_width(c, longest_chars));
 }
 
 /* ---- running gnuplot ---- */

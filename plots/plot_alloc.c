@@ -62,10 +62,12 @@ static int pick_panels(int64_t pp, const gboolean *present, const double *peak,
   return n;
 }
 
-static void append_row(GString *tsv, int64_t stage, int panel, double t, double amin, double amax,
-                       double reserved) {
+static void append_row(GString *tsv, int64_t stage, int panel, double t, double until,
+                       double amin, double amax, double reserved) {
   g_string_append_printf(tsv, "%" G_GINT64_FORMAT "\t%d\t", stage, panel);
   ptsim_plot_num(tsv, "%.9f", t);
+  g_string_append_c(tsv, '\t');
+  ptsim_plot_num(tsv, "%.9f", until);
   g_string_append_c(tsv, '\t');
   ptsim_plot_num(tsv, "%.4f", amin / GIB);
   g_string_append_c(tsv, '\t');
@@ -179,11 +181,13 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
   ptsim_plot_num(tsv, "%.9f", w1);
   g_string_append_printf(
       tsv,
-      "\n# columns: stage (0-based), panel (1-based), time_s (%s), allocated_min_gib and "
-      "allocated_max_gib (handed out to tensors: the sample, or its least and most over a bin "
-      "starting at time_s), reserved_gib (held from CUDA: the sample, or its most over the "
-      "bin); GiB = 2^30 bytes\n# mode per panel: 'samples' or 'bins of S s' below\n"
-      "# stage\tpanel\ttime_s\tallocated_min_gib\tallocated_max_gib\treserved_gib\n",
+      "\n# columns: stage (0-based), panel (1-based), time_s (%s), until_s (the sample holds, "
+      "or the bin lasts, until then), allocated_min_gib and allocated_max_gib (handed out to "
+      "tensors: the sample, or its least and most over the bin), reserved_gib (held from "
+      "CUDA: the sample, or its most over the bin); GiB = 2^30 bytes\n# a panel is samples "
+      "unless a '# panel N: bins of S s' line says so; a binned panel ends with a closing row "
+      "(time_s = until_s)\n"
+      "# stage\tpanel\ttime_s\tuntil_s\tallocated_min_gib\tallocated_max_gib\treserved_gib\n",
       one_step ? "from the step's start" : "from the first step's start");
   g_autoptr(GString) modes = g_string_new(NULL);  /* gnuplot array: 1 = bins */
   g_autofree double *amin = g_new(double, nb), *amax = g_new(double, nb), *res = g_new(double, nb);
@@ -225,7 +229,9 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
     if (!binned) {
       for (guint i = from; i <= to && i < mine->len; i++) {
         const Sample *s = &g_array_index(mine, Sample, i);
-        append_row(tsv, st, panel, MAX(s->t, w0), s->allocated, s->allocated, s->reserved);
+        double until = i + 1 < mine->len ? g_array_index(mine, Sample, i + 1).t : w1;
+        append_row(tsv, st, panel, MAX(s->t, w0), MIN(until, w1), s->allocated, s->allocated,
+                   s->reserved);
       }
       continue;
     }
@@ -249,12 +255,16 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
         res[b] = MAX(res[b], s->reserved);
       }
     }
+    int last = -1;
     for (int b = 0; b < nb; b++) {
       if (amax[b] < 0) continue;
-      /* two points per bin: the band has flat tops, like the step line */
-      append_row(tsv, st, panel, w0 + b * bin_s, amin[b], amax[b], res[b]);
-      append_row(tsv, st, panel, w0 + (b + 1) * bin_s, amin[b], amax[b], res[b]);
+      append_row(tsv, st, panel, w0 + b * bin_s, w0 + (b + 1) * bin_s, amin[b], amax[b], res[b]);
+      last = b;
     }
+    /* a closing point, so the step lines reach the last bin's end */
+    if (last >= 0)
+      append_row(tsv, st, panel, w0 + (last + 1) * bin_s, w0 + (last + 1) * bin_s, amin[last],
+                 amax[last], res[last]);
   }
   gboolean in_ms = w1 - w0 < 2.0;
 
@@ -276,7 +286,7 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
                            bin_s * 1e3);
   g_autofree char *subtitle = g_string_free(sub, FALSE);
   const char *title[] = {what, layout, subtitle, NULL};
-  int per_row = 1, key_rows = ptsim_plot_key_rows(&c, any_binned ? 4 : 3, 28, &per_row);
+  int per_row = 1, key_rows = ptsim_plot_key_rows(&c, any_binned ? 4 : 3, 31, &per_row);
   double top_cm = 0.2, bottom_cm = ptsim_plot_axis_cm(&c) + ptsim_plot_key_cm(&c, key_rows);
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm +
                                    panel_h * rows_n + bottom_cm);
@@ -331,17 +341,18 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
       "  set ylabel sprintf('stage %%d (GiB)', stage[p]) offset 0.5,0\n"
       "  # one key for all panels, centred under them\n"
       "  if (p == 1) { set key at screen 0.5, screen 0.1/height_cm center bottom horizontal "
-      "maxcols %d width -2 samplen 2 } else { unset key }\n"
-      "  plot data using ($2==p && binned[p] ? $3*t_scale : NaN):4:5 with filledcurves "
-      "fc rgb c_series[2] fs transparent solid 0.35 noborder "
+      "maxcols %d width %d samplen 2 } else { unset key }\n"
+      "  # a bin's band is a box: a polygon of zero-width steps leaves seams in PDF viewers\n"
+      "  plot data using ($2==p && binned[p] ? ($3+$4)/2*t_scale : NaN):(($5+$6)/2):"
+      "($3*t_scale):($4*t_scale):5:6 with boxxyerror fs solid 1.0 noborder fc rgb '#a6cee3' "
       "title (any_binned ? 'allocated (min-max per bin)' : ''), \\\n"
-      "       data using ($2==p ? $3*t_scale : NaN):6 with steps lw 1.5 lc rgb c_line "
+      "       data using ($2==p ? $3*t_scale : NaN):7 with steps lw 1.5 lc rgb c_line "
       "title 'reserved', \\\n"
-      "       data using ($2==p ? $3*t_scale : NaN):5 with steps lw 1.0 lc rgb c_series[2] "
+      "       data using ($2==p ? $3*t_scale : NaN):6 with steps lw 1.0 lc rgb c_series[2] "
       "dt 1 title (binned[p] ? '' : 'allocated'), \\\n"
       "       limit_gib with lines lw 1.2 dt (6,4) lc rgb c_series[6] "
       "title sprintf('limit %%.1f GiB', limit_gib)\n"
       "}\nunset multiplot\n",
-      rows_n, in_ms ? "ms" : "s", per_row);
+      rows_n, in_ms ? "ms" : "s", per_row, ptsim_plot_key_width(&c, 31));
   return ptsim_plot_render(&files, tsv, gp, out, error);
 }

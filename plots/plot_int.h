@@ -103,9 +103,15 @@ double ptsim_plot_line_cm(double pt);
 void ptsim_plot_margins(GString *gp, double top_cm, double bottom_cm);
 
 /* The height a key of `rows` rows under the plot takes, and its placement
- * `above_cm` over the figure's bottom edge, `per_row` entries to a row. */
+ * `above_cm` over the figure's bottom edge, `per_row` entries to a row,
+ * the longest `longest_chars` long. */
 double ptsim_plot_key_cm(const PtsimPlotCanvas *c, int rows);
-void ptsim_plot_key_under(GString *gp, int per_row, double above_cm);
+void ptsim_plot_key_under(GString *gp, const PtsimPlotCanvas *c, int per_row, int longest_chars,
+                          double above_cm);
+
+/* The `width` a key needs so gnuplot lays out the columns
+ * ptsim_plot_key_rows counted, whatever the terminal. */
+int ptsim_plot_key_width(const PtsimPlotCanvas *c, int longest_chars);
 
 /* The texts' lines as ptsim_plot_title wraps them.  (transfer full) */
 GPtrArray *ptsim_plot_wrap(const PtsimPlotCanvas *c, double pt, int max_lines,
@@ -120,8 +126,9 @@ double ptsim_plot_nice_step(double lo, double hi, int count);
 /* A "# job: ..." header line naming the job, for .tsv and .gp. */
 void ptsim_plot_job_comment(GString *s, const PtsimJob *job);
 
-/* "MODEL on N x HW" and "tp . pp . cp . dp . [vp .], mbs . gbs . seq .,
- * recompute ., SCHEDULE" for titles.  (transfer full) */
+/* "MODEL on N x HW" and "tp . pp . [cp .] dp . [vp .], mbs . gbs . seq .
+ * [, recompute .], SCHEDULE" for titles (cp, vp and recompute when they are
+ * not 1 / none).  (transfer full) */
 char *ptsim_plot_job_what(const PtsimJob *job);
 char *ptsim_plot_job_layout(const PtsimJob *job);
 

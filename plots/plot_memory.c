@@ -129,7 +129,7 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   g_string_append(gp, "]\nset ytics 0,");
   ptsim_plot_num(gp, "%g", ptsim_plot_nice_step(0, ymax, c.narrow ? 4 : 5));
   g_string_append_c(gp, '\n');
-  ptsim_plot_key_under(gp, per_row, 0.0);
+  ptsim_plot_key_under(gp, &c, per_row, longest, 0.0);
   g_string_append_printf(
       gp,
       "set xrange [-0.6:stages-0.4]\n"
@@ -160,7 +160,7 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
       "     ''   using 0:(show_values && have_alloc ? top(8, 12) : NaN):(column(13) == 1 ? 'OOM' : "
       "sprintf('%%.1f', column(12))) \\\n"
       "          with labels offset 0,0.65 font f_tiny tc rgb c_alloc boxed notitle, \\\n"
-      "     ''   using ($0-0.43):12:($0-0.43):($0+0.43):(0):12 with boxxyerror fs empty \\\n"
+      "     ''   using ($0-0.4):12:($0-0.4):($0+0.4):(0):12 with boxxyerror fs empty \\\n"
       "          lw 1.2 lc rgb c_alloc title (have_alloc ? 'allocator peak + ctx/NCCL' : ''), \\\n"
       "     capacity_gib with lines dashtype solid lw 1.5 lc rgb c_line title 'capacity', \\\n"
       "     threshold*capacity_gib with lines dashtype (8,5) lw 1.5 lc rgb c_line \\\n"

@@ -181,7 +181,7 @@ gboolean ptsim_plot_pareto(const char *figure_path, const GArray *rows, double t
   g_string_append_printf(gp, "\nshow_best = %d\n", ptsim_plot_usable(top));
   ptsim_plot_title(gp, &c, title_lines, title);
   ptsim_plot_margins(gp, top_cm, bottom_cm);
-  ptsim_plot_key_under(gp, per_row, note_cm);
+  ptsim_plot_key_under(gp, &c, per_row, 12, note_cm);
   g_string_append(gp, "set xrange [0:");
   ptsim_plot_num(gp, "%.2f", xmax);
   g_string_append(gp, "]\nset yrange [0:");

@@ -414,7 +414,7 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
                          step ? 6 : 5);
   ptsim_plot_title(gp, &c, title_lines, title);
   ptsim_plot_margins(gp, top_cm, bottom_cm);
-  ptsim_plot_key_under(gp, per_row, 0.0);
+  ptsim_plot_key_under(gp, &c, per_row, longest, 0.0);
   g_string_append(gp, "set logscale x 2\nset xtics (");
   for (guint g = 0; g < all_gpus->len; g++)
     g_string_append_printf(gp, "%s'%" G_GINT64_FORMAT "' %" G_GINT64_FORMAT, g ? ", " : "",

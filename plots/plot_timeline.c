@@ -375,7 +375,7 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
 
   ptsim_plot_title(gp, &c, title_lines, title);
   ptsim_plot_margins(gp, top_cm, bottom_cm);
-  ptsim_plot_key_under(gp, per_row, 0.0);
+  ptsim_plot_key_under(gp, &c, per_row, longest, 0.0);
   g_string_append(gp, "set xrange [");
   ptsim_plot_num(gp, "%.6g", w0 * (in_ms ? 1000.0 : 1.0));
   g_string_append(gp, ":");
@@ -384,7 +384,11 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   int tic_every = nbands <= 16 ? 1 : (nbands + 15) / 16;
   int first = 1;
   for (int64_t s = 0; s < pp; s++) {
-    if (band_of[s] < 0 || (band_of[s] % tic_every != 0 && band_of[s] != nbands - 1)) continue;
+    /* every tic_every-th band and the last, which the one before it makes way for */
+    int b = band_of[s];
+    gboolean last = b == nbands - 1;
+    if (b < 0 || (b % tic_every != 0 && !last) || (!last && b > nbands - 1 - tic_every))
+      continue;
     g_string_append_printf(gp, "%s'%" G_GINT64_FORMAT "' ", first ? "" : ", ", s);
     ptsim_plot_num(gp, "%g", band_of[s] + (has_dp_lane ? -0.15 : 0.0)); /* the compute lane */
     first = 0;

@@ -163,7 +163,7 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
                          BAND, elim);
   ptsim_plot_title(gp, &c, title_lines, title);
   ptsim_plot_margins(gp, top_cm, bottom_cm);
-  ptsim_plot_key_under(gp, per_row, 0.0);
+  ptsim_plot_key_under(gp, &c, per_row, longest, 0.0);
   /* one point style per (source, fit): filled held-out (and unknown), open
    * in-sample; the key shows each source once, in the style most points
    * have, and the two styles' meanings */

@@ -513,10 +513,11 @@ static void test_allocator_bins(void) {
   double top[2] = {0, 0}, bottom[2] = {G_MAXDOUBLE, G_MAXDOUBLE};
   for (guint i = 0; i < rows->len; i++) {
     int s = (int)cell(rows, i, 0);
-    g_assert_cmpfloat(cell(rows, i, 3), <=, cell(rows, i, 4));
-    g_assert_cmpfloat(cell(rows, i, 4), <=, cell(rows, i, 5) + 1e-9);
-    top[s] = MAX(top[s], cell(rows, i, 4));
-    bottom[s] = MIN(bottom[s], cell(rows, i, 3));
+    g_assert_cmpfloat(cell(rows, i, 2), <=, cell(rows, i, 3)); /* time <= until */
+    g_assert_cmpfloat(cell(rows, i, 4), <=, cell(rows, i, 5));
+    g_assert_cmpfloat(cell(rows, i, 5), <=, cell(rows, i, 6) + 1e-9);
+    top[s] = MAX(top[s], cell(rows, i, 5));
+    bottom[s] = MIN(bottom[s], cell(rows, i, 4));
   }
   g_assert_cmpuint(rows->len, <, raw->len / 2);
   for (int s = 0; s < 2; s++) {

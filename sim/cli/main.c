@@ -32,7 +32,7 @@ static const Subcommand subcommands[] = {
     {"memory", "the analytical per-stage memory estimate of one layout", run_memory},
     {"predict", "one layout: memory estimate, allocator emulation, simulated step time", run_predict},
     {"sweep", "every valid layout of one or more scenarios, ranked", ptsim_sweep_main},
-    {"plot", "a gnuplot figure (memory, timeline) with its data and .gp script", ptsim_plot_main},
+    {"plot", "a gnuplot figure (memory, timeline, allocator, heatmap, pareto, scaling, validation)", ptsim_plot_main},
     {"calibrate", "a hardware profile with measured efficiency (from gemm_bench)", ptsim_calibrate_main},
     {"alloc-replay", "replay an allocator trace through the emulator; compare", ptsim_alloc_replay_main},
     {"validate", "predictions against measured runs (Megatron-LM logs, run CSVs)", ptsim_validate_main},

@@ -36,8 +36,9 @@ static const struct {
      "            reserved peak + CUDA context/NCCL. Job options."},
     {"timeline", KIND_TIMELINE, NULL,
      "Gantt chart of the simulated step per pipeline stage, microbatches numbered\n"
-     "            when they fit; thousands of microbatches are drawn as bins of what ran\n"
-     "            longest. Job options; --window START:END zooms, --stages picks bands."},
+     "            when they fit; thousands of microbatches are drawn as bins each kind\n"
+     "            fills by its share of the time. Job options; --window START:END zooms,\n"
+     "            --stages picks bands (at most 32 are drawn unless named)."},
     {"allocator", KIND_ALLOCATOR, "optional",
      "allocated and reserved bytes over the last replayed step, one panel per stage\n"
      "            (8 at most), against the allocator's limit (capacity - context/NCCL).\n"
@@ -174,9 +175,12 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
   for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++)
     g_string_append_printf(summary, "\n  %-9s %s", kinds[i].name, kinds[i].summary);
   g_string_append(summary,
-                  "\n\nEvery figure comes with NAME.tsv (its data; '#' header lines name the "
-                  "columns and units) and NAME.gp\n(a standalone gnuplot script; rerun after "
-                  "editing it: cd DIR && gnuplot NAME.gp).\nMemory is in GiB (2^30 bytes). "
+                  "\n\nEvery figure is laid out for --size column (3.5 in), page (7 in, default) "
+                  "or WxH (12x8cm, 5x3in),\nwith fonts that read printed at that size, and "
+                  "comes with NAME.tsv (its data; '#' header lines\nname the columns and "
+                  "units) and NAME.gp (a standalone gnuplot script; rerun after editing it:\n"
+                  "cd DIR && gnuplot NAME.gp; show_title = 0 drops the title for a paper).\n"
+                  "Memory is in GiB (2^30 bytes). "
                   "Needs gnuplot (Debian/Ubuntu: apt-get install gnuplot-nox).\n"
                   "Exit codes: 0 ok, 2 bad input (the message names the flag or FILE:LINE), "
                   "1 gnuplot missing or failing.");

@@ -89,6 +89,7 @@ check "  fit column: a in-sample (1), b held-out (2)" test "$(grep -v '^#' "$tmp
 printf 'source,run,measured_s,predicted_s,fit\na,r1,1.0,1.1,maybe\n' >"$tmp/vf.csv"
 check "a bad fit cell is bad input naming file:line" expect_exit 2 plot validation --from "$tmp/vf.csv" --out "$tmp/v.png"
 check "  file:line" grep -q "vf.csv:2: column fit" "$tmp/err"
+check "a .gp with show_title = 0 reruns (a paper's figure)" bash -c "cd '$tmp' && sed 's/^show_title = 1/show_title = 0/' p.gp >p0.gp && grep -q '^show_title = 0' p0.gp && gnuplot p0.gp"
 for k in h p sc v a; do
   check "$k.gp reruns with gnuplot exit 0" bash -c "cd '$tmp' && gnuplot $k.gp"
 done
