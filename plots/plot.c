@@ -256,19 +256,34 @@ void ptsim_plot_canvas_init(PtsimPlotCanvas *c, PtsimPlotFormat format,
   c->tiny_pt = c->font_pt - 2.0;
 }
 
+gboolean ptsim_plot_begin(const char *figure_path, const PtsimPlotSize *size,
+                          PtsimPlotFiles *files, PtsimPlotCanvas *c, GError **error) {
+  PtsimPlotFormat format;
+  if (!ptsim_plot_files_for(figure_path, &format, files, error)) return FALSE;
+  ptsim_plot_canvas_init(c, format, size);
+  return TRUE;
+}
+
 void ptsim_plot_canvas_height(PtsimPlotCanvas *c, double auto_cm) {
   c->height_cm = c->given_height_cm > 0 ? c->given_height_cm : CLAMP(auto_cm, 3.0, 60.0);
 }
 
 double ptsim_plot_text_cm(double pt, double chars) { return chars * 0.62 * pt / 72.0 * 2.54; }
 
+/* The `width` of a key in pngcairo's terms: long titles can lose a few of
+ * gnuplot's generous character estimates, short ones cannot without their
+ * columns colliding. */
+static int key_width_png(int longest_chars) {
+  return longest_chars < 16 ? 0 : -(longest_chars / 12);
+}
+
 int ptsim_plot_key_rows(const PtsimPlotCanvas *c, int entries, int longest_chars, int *per_row) {
-  /* gnuplot sizes a key column as (longest title + 4 + width) characters
-   * of its own estimate, about 0.8 em, plus the sample (samplen 1.6):
-   * about longest + 6 characters with `width 0` (ptsim_plot_key_under).
-   * A narrower width makes columns collide when titles are short. */
-  double entry_cm = (longest_chars + 6.0) * 0.8 * c->small_pt / 72.0 * 2.54;
-  int n = MAX(1, (int)((c->width_cm - 1.0) / entry_cm));
+  /* gnuplot makes a key column (longest title + 4 + width + the sample)
+   * characters of its estimate, about 0.72 em, wide, and puts as many
+   * columns as fit the plot area (the figure less ~3 cm of margins) */
+  double chars = longest_chars + 4.0 + key_width_png(longest_chars) + 2.6;
+  double entry_cm = chars * 0.72 * c->small_pt / 72.0 * 2.54;
+  int n = MAX(1, (int)((c->width_cm - 3.0) / entry_cm));
   n = MIN(n, MAX(entries, 1));
   if (per_row) *per_row = n;
   return (entries + n - 1) / n;
@@ -489,10 +504,11 @@ double ptsim_plot_key_cm(const PtsimPlotCanvas *c, int rows) {
 
 int ptsim_plot_key_width(const PtsimPlotCanvas *c, int longest_chars) {
   /* pdfcairo estimates a character about a tenth wider than pngcairo at the
-   * same printed size, which drops a key of long titles to one column; short
-   * titles have room to spare, and narrowing them makes columns collide */
-  if (c->format != PTSIM_PLOT_PDF || longest_chars < 16) return 0;
-  return -(int)lround(0.11 * (longest_chars + 6.0));
+   * same printed size, which would cost a key of long titles a column */
+  int pdf = c->format == PTSIM_PLOT_PDF && longest_chars >= 16
+                ? -(int)lround(0.08 * (longest_chars + 6.0))
+                : 0;
+  return key_width_png(longest_chars) + pdf;
 }
 
 void ptsim_plot_key_under(GString *gp, const PtsimPlotCanvas *c, int per_row, int longest_chars,

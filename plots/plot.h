@@ -239,10 +239,10 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
 /* ---- allocator over a step (plot_alloc.c) ---- */
 
 /* Allocated and reserved bytes over the last replayed step, per stage (one
- * panel each, up to 8; for deeper pipelines 8 chosen stages: the first, the
- * peak, the last and evenly spaced ones, unless the range names them), as
- * step lines, against the allocator's limit (capacity minus CUDA context +
- * NCCL, its value written on the line).  When a panel would hold more
+ * panel each, up to 8, 4 at column width; for deeper pipelines that many
+ * chosen stages: the first, the peak, the last and evenly spaced ones,
+ * unless the range names them), as step lines, against the allocator's
+ * limit (capacity minus CUDA context + NCCL, its value in the key).  When a panel would hold more
  * samples than it is points wide, allocated is drawn as its min-max
  * envelope over bins of about 1.5 pt (each microbatch's rise and fall
  * become a band instead of a comb) and reserved as its maximum per bin.

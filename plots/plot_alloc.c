@@ -20,7 +20,8 @@
 #include "plot_int.h"
 
 #define GIB PTSIM_PLOT_GIB
-#define MAX_PANELS 8
+#define MAX_PANELS 8        /* picked for a deep pipeline on a page */
+#define MAX_PANELS_NARROW 4 /* in a column, where panels stack */
 #define MAX_PANELS_GIVEN 16
 #define BIN_PT 1.5
 
@@ -29,10 +30,11 @@ typedef struct {
   double t, allocated, reserved;
 } Sample;
 
-/* Picks the panels: stage -> TRUE.  Returns their count, or -1 when the
- * range names more than MAX_PANELS_GIVEN. */
+/* Picks the panels: stage -> TRUE, at most `max` unless the range names
+ * them.  Returns their count, or -1 when the range names more than
+ * MAX_PANELS_GIVEN. */
 static int pick_panels(int64_t pp, const gboolean *present, const double *peak,
-                       const PtsimPlotRange *range, gboolean *shown) {
+                       const PtsimPlotRange *range, int max, gboolean *shown) {
   int n = 0;
   int64_t peak_stage = 0, nstages = 0;
   for (int64_t s = 0; s < pp; s++) {
@@ -43,18 +45,18 @@ static int pick_panels(int64_t pp, const gboolean *present, const double *peak,
     for (int64_t s = 0; s < pp; s++) n += shown[s] = present[s] && range->stages[s];
     return n > MAX_PANELS_GIVEN ? -1 : n;
   }
-  if (nstages <= MAX_PANELS) {
+  if (nstages <= max) {
     for (int64_t s = 0; s < pp; s++) n += shown[s] = present[s];
     return n;
   }
-  /* first, peak, last, then evenly spaced until MAX_PANELS */
+  /* first, peak, last, then evenly spaced until `max` */
   int64_t want[MAX_PANELS + 3];
   int nw = 0;
   want[nw++] = 0;
   want[nw++] = peak_stage;
   want[nw++] = pp - 1;
-  for (int k = 1; k < MAX_PANELS - 1; k++) want[nw++] = (pp - 1) * k / (MAX_PANELS - 1);
-  for (int k = 0; k < nw && n < MAX_PANELS; k++)
+  for (int k = 1; k < max - 1; k++) want[nw++] = (pp - 1) * k / (max - 1);
+  for (int k = 0; k < nw && n < max; k++)
     if (present[want[k]] && !shown[want[k]]) {
       shown[want[k]] = TRUE;
       n++;
@@ -82,11 +84,9 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
                               const PtsimPlotRange *range, PtsimPlotFiles *out,
                               GError **error) {
   g_return_val_if_fail(figure_path && job && timeline_path, FALSE);
-  PtsimPlotFormat format;
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  if (!ptsim_plot_files_for(figure_path, &format, &files, error)) return FALSE;
   PtsimPlotCanvas c;
-  ptsim_plot_canvas_init(&c, format, size);
+  if (!ptsim_plot_begin(figure_path, size, &files, &c, error)) return FALSE;
   static const char *const cols[] = {"stage", "step", "time_s", "allocated_bytes",
                                      "reserved_bytes", NULL};
   g_autoptr(PtsimPlotTable) t = ptsim_plot_table_read(timeline_path, '\t', cols, error);
@@ -150,7 +150,8 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
     return FALSE;
   }
   gboolean shown[PTSIM_MAX_STAGES] = {FALSE};
-  int npanels = pick_panels(pp, present, peak, range, shown);
+  int npanels =
+      pick_panels(pp, present, peak, range, c.narrow ? MAX_PANELS_NARROW : MAX_PANELS, shown);
   int64_t nstages = 0;
   for (int64_t s = 0; s < pp; s++) nstages += present[s];
   if (npanels <= 0) {
@@ -161,7 +162,7 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
     return FALSE;
   }
   int cols_n = npanels <= 4 || c.narrow ? 1 : 2, rows_n = (npanels + cols_n - 1) / cols_n;
-  double panel_pt = ((c.width_cm - 0.4) / cols_n - 2.0) / 2.54 * 72.0;
+  double panel_pt = ((c.width_cm - 0.4) / cols_n - 2.4) / 2.54 * 72.0;
   int nb = MAX(1, (int)(panel_pt / BIN_PT));
   double bin_s = (w1 - w0) / nb;
 
@@ -286,7 +287,10 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
                            bin_s * 1e3);
   g_autofree char *subtitle = g_string_free(sub, FALSE);
   const char *title[] = {what, layout, subtitle, NULL};
-  int per_row = 1, key_rows = ptsim_plot_key_rows(&c, any_binned ? 4 : 3, 31, &per_row);
+  /* the key belongs to the first panel, and gnuplot fits it to that panel */
+  PtsimPlotCanvas key_canvas = c;
+  key_canvas.width_cm = (c.width_cm - 0.4) / cols_n - 2.4 + 3.0;
+  int per_row = 1, key_rows = ptsim_plot_key_rows(&key_canvas, any_binned ? 4 : 3, 31, &per_row);
   double top_cm = 0.2, bottom_cm = ptsim_plot_axis_cm(&c) + ptsim_plot_key_cm(&c, key_rows);
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm +
                                    panel_h * rows_n + bottom_cm);
@@ -311,7 +315,7 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
                          npanels, modes->str, any_binned);
   ptsim_plot_title(gp, &c, title_lines, title);
   g_string_append_printf(gp, "set multiplot layout %d,%d columnsfirst margins ", rows_n, cols_n);
-  ptsim_plot_num(gp, "%.3f", 1.9 / c.width_cm);
+  ptsim_plot_num(gp, "%.3f", 2.0 / c.width_cm); /* tick labels and 'stage N (GiB)' */
   g_string_append(gp, ",");
   ptsim_plot_num(gp, "%.3f", 1.0 - 0.4 / c.width_cm);
   g_string_append(gp, ",");
@@ -320,7 +324,7 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
   ptsim_plot_num(gp, "%.3f", top_cm);
   g_string_append(gp, ")/height_cm");
   g_string_append(gp, " spacing ");
-  ptsim_plot_num(gp, "%.3f", 2.2 / c.width_cm);
+  ptsim_plot_num(gp, "%.3f", 2.9 / c.width_cm); /* the right panel's y labels */
   g_string_append(gp, ",");
   ptsim_plot_num(gp, "%.3f", 0.3 / c.height_cm);
   g_string_append(gp, "\nset xrange [");
@@ -328,9 +332,10 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
   g_string_append(gp, ":");
   ptsim_plot_num(gp, "%.6g", w1 * (in_ms ? 1000.0 : 1.0));
   g_string_append(gp, "]\nset yrange [0:");
-  ptsim_plot_num(gp, "%.2f", ymax * 1.08);
+  ptsim_plot_num(gp, "%.2f", ymax * 1.15);
   g_string_append(gp, "]\nset ytics 0,");
-  ptsim_plot_num(gp, "%g", ptsim_plot_nice_step(0, ymax * 1.08, 4));
+  ptsim_plot_num(gp, "%g", ptsim_plot_nice_step(0, ymax * 1.15, 4));
+  g_string_append(gp, "\nset style textbox opaque noborder margins 0.3,0.2  # the panels' names");
   g_string_append_printf(
       gp,
       "\nset grid xtics\n"
@@ -338,7 +343,9 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
       "do for [p=1:|stage|] {\n"
       "  if (p %% rows == 0 || p == |stage|) { set xlabel 'time from step start (%s)' offset 0,0.4;"
       " set format x '%%g' } else { unset xlabel; set format x '' }\n"
-      "  set ylabel sprintf('stage %%d (GiB)', stage[p]) offset 0.5,0\n"
+      "  set ylabel 'GiB' offset 0.5,0\n"
+      "  set label 1 sprintf('stage %%d', stage[p]) at graph 0.01, graph 0.97 left front "
+      "font f_small boxed\n"
       "  # one key for all panels, centred under them\n"
       "  if (p == 1) { set key at screen 0.5, screen 0.1/height_cm center bottom horizontal "
       "maxcols %d width %d samplen 2 } else { unset key }\n"

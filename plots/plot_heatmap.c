@@ -50,12 +50,10 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
                             const char *source, const PtsimPlotSize *size, PtsimPlotFiles *out,
                             GError **error) {
   g_return_val_if_fail(figure_path && rows, FALSE);
-  PtsimPlotFormat format;
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  if (!ptsim_plot_files_for(figure_path, &format, &files, error)) return FALSE;
-  if (!ptsim_plot_check_one_scenario(rows, "heatmap", error)) return FALSE;
   PtsimPlotCanvas c;
-  ptsim_plot_canvas_init(&c, format, size);
+  if (!ptsim_plot_begin(figure_path, size, &files, &c, error)) return FALSE;
+  if (!ptsim_plot_check_one_scenario(rows, "heatmap", error)) return FALSE;
   size_t facet_off = facet == PTSIM_PLOT_FACET_CP ? G_STRUCT_OFFSET(PtsimPlotLayout, cp)
                                                   : G_STRUCT_OFFSET(PtsimPlotLayout, mbs);
   const char *facet_name = facet == PTSIM_PLOT_FACET_CP ? "cp" : "mbs";

@@ -37,6 +37,12 @@ typedef struct {
 void ptsim_plot_canvas_init(PtsimPlotCanvas *c, PtsimPlotFormat format,
                             const PtsimPlotSize *size);
 
+/* What every writer starts with: the files of `figure_path` (NAME.EXT ->
+ * NAME.gp, NAME.tsv) and the canvas for its format at `size` (NULL: page).
+ * Error: PTSIM_PLOT_ERROR_FORMAT. */
+gboolean ptsim_plot_begin(const char *figure_path, const PtsimPlotSize *size,
+                          PtsimPlotFiles *files, PtsimPlotCanvas *c, GError **error);
+
 /* Sets the height: the caller's when given, else `auto_cm` (clamped to
  * 3..60 cm). */
 void ptsim_plot_canvas_height(PtsimPlotCanvas *c, double auto_cm);

@@ -17,11 +17,9 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
                            const PtsimPlotSize *size, PtsimPlotFiles *out, GError **error) {
   g_return_val_if_fail(figure_path && job && memory, FALSE);
   g_return_val_if_fail(!alloc || alloc->num_stages == memory->num_stages, FALSE);
-  PtsimPlotFormat format;
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  if (!ptsim_plot_files_for(figure_path, &format, &files, error)) return FALSE;
   PtsimPlotCanvas c;
-  ptsim_plot_canvas_init(&c, format, size);
+  if (!ptsim_plot_begin(figure_path, size, &files, &c, error)) return FALSE;
 
   int64_t n = memory->num_stages;
   double capacity_gib = memory->capacity_bytes / GIB;
@@ -85,6 +83,10 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   int64_t tic_every = 1;
   while (plot_cm / ((double)n / (double)tic_every) < ptsim_plot_text_cm(c.small_pt, 4.0))
     tic_every = tic_every < 5 ? tic_every + 1 : tic_every * 2;
+  /* Bars under ~6 pt: no borders (they would be all one sees) and the
+   * allocator's peak as a step line over the bars instead of an outline
+   * around each; stages ticked on a round step. */
+  int thin = bar_cm < 0.2;
   /* the key under the plot: five terms, the outline, the two lines */
   g_autofree char *other_title =
       g_strdup_printf("other (ids, logits; %s%.2f GiB)", n > 1 ? "\xe2\x89\xa4 " : "", max_other);
@@ -95,8 +97,9 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   g_autofree char *layout = ptsim_plot_job_layout(job);
   g_autofree char *sub = g_strdup_printf(
       "%s%s", show_values ? "analytical total in the bar" : "analytical estimate",
-      alloc ? (show_values ? ", allocator peak above its outline" : " and allocator peak (outline)")
-            : "");
+      !alloc ? "" : show_values ? ", allocator peak above its outline"
+                  : thin        ? " and allocator peak (line)"
+                                : " and allocator peak (outline)");
   const char *title[] = {what, layout, sub, NULL};
   double top_cm = 0.35, bottom_cm = ptsim_plot_axis_cm(&c) + ptsim_plot_key_cm(&c, key_rows);
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm +
@@ -118,9 +121,12 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
                          "     # fit verdict: total <= threshold x capacity\n"
                          "stages = %" G_GINT64_FORMAT "\n"
                          "xtic_every = %" G_GINT64_FORMAT "  # label every n-th stage\n"
+                         "xtic_step = %g  # with many stages, the tics' round step\n"
                          "show_values = %d   # 1: the GiB of each bar written on it\n"
-                         "have_alloc = %d    # the allocator emulation's outline is in the data\n",
-                         n, tic_every, show_values, alloc != NULL);
+                         "have_alloc = %d    # the allocator emulation's outline is in the data\n"
+                         "thin = %d          # 1: bars too thin for borders and outlines\n",
+                         n, tic_every, ptsim_plot_nice_step(0, (double)n, c.narrow ? 4 : 8),
+                         show_values, alloc != NULL, thin);
   ptsim_plot_title(gp, &c, title_lines, title);
   ptsim_plot_margins(gp, top_cm, bottom_cm);
   double ymax = MAX(capacity_gib, max_total) * 1.1;
@@ -138,7 +144,7 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
       "set rmargin %d   # room for the two lines' values\n"
       "set style data histograms\n"
       "set style histogram rowstacked\n"
-      "set style fill solid 1.0 border lc rgb '#303030'\n"
+      "if (thin) { set style fill solid 1.0 noborder } else { set style fill solid 1.0 border lc rgb '#303030' }\n"
       "set boxwidth 0.7 relative\n"
       "# the lines are named in the key; their values sit in the right margin\n"
       "set label 1 sprintf('%%.1f', capacity_gib) at graph 1, first capacity_gib left "
@@ -147,10 +153,13 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
       "threshold*capacity_gib left offset 0.4,0 font f_small\n"
       "set label 3 'GiB' at graph 1, graph 1 left offset 0.4,0.6 font f_small tc rgb c_note\n"
       "stage_tic(s) = (int(s) %% xtic_every == 0) ? sprintf('%%d', int(s)) : ''\n"
+      "if (xtic_every > 1) { set xtics 0, %s scale 0.6 }  # a round step, not a tic per bar\n"
       "# the allocator's number sits above its outline or the stack, whichever is higher\n"
       "top(a, b) = column(b) > column(a) ? column(b) : column(a)\n"
       "set style textbox opaque noborder margins 0.5,0.3\n"
-      "plot data using 3:xtic(stage_tic(column(1))) title 'parameters' lc rgb c_parameters, \\\n"
+      "# a labelled tic per bar, or (many stages) the round step above\n"
+      "xtic_using = xtic_every > 1 ? '' : ':xtic(stage_tic(column(1)))'\n"
+      "plot data using 3@xtic_using title 'parameters' lc rgb c_parameters, \\\n"
       "     ''   using 4 title 'gradients' lc rgb c_gradients, \\\n"
       "     ''   using 5 title 'optimizer states' lc rgb c_optimizer, \\\n"
       "     ''   using 6 title 'activations' lc rgb c_activations, \\\n"
@@ -160,11 +169,13 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
       "     ''   using 0:(show_values && have_alloc ? top(8, 12) : NaN):(column(13) == 1 ? 'OOM' : "
       "sprintf('%%.1f', column(12))) \\\n"
       "          with labels offset 0,0.65 font f_tiny tc rgb c_alloc boxed notitle, \\\n"
-      "     ''   using ($0-0.4):12:($0-0.4):($0+0.4):(0):12 with boxxyerror fs empty \\\n"
-      "          lw 1.2 lc rgb c_alloc title (have_alloc ? 'allocator peak + ctx/NCCL' : ''), \\\n"
+      "     ''   using (thin ? NaN : $0-0.4):12:($0-0.4):($0+0.4):(0):12 with boxxyerror fs empty \\\n"
+      "          lw 1.2 lc rgb c_alloc title (have_alloc && !thin ? 'allocator peak + ctx/NCCL' : ''), \\\n"
+      "     ''   using (thin ? $0 : NaN):12 with histeps lw 1.2 lc rgb c_alloc \\\n"
+      "          title (have_alloc && thin ? 'allocator peak + ctx/NCCL' : ''), \\\n"
       "     capacity_gib with lines dashtype solid lw 1.5 lc rgb c_line title 'capacity', \\\n"
       "     threshold*capacity_gib with lines dashtype (8,5) lw 1.5 lc rgb c_line \\\n"
       "          title sprintf('fit limit (%%.0f%%%%)', 100*threshold)\n",
-      5, other_title);
+      5, "xtic_step", other_title);
   return ptsim_plot_render(&files, tsv, gp, out, error);
 }

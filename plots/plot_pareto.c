@@ -55,12 +55,10 @@ gboolean ptsim_plot_pareto(const char *figure_path, const GArray *rows, double t
                            const char *source, const PtsimPlotSize *size, PtsimPlotFiles *out,
                            GError **error) {
   g_return_val_if_fail(figure_path && rows, FALSE);
-  PtsimPlotFormat format;
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  if (!ptsim_plot_files_for(figure_path, &format, &files, error)) return FALSE;
-  if (!ptsim_plot_check_one_scenario(rows, "pareto", error)) return FALSE;
   PtsimPlotCanvas c;
-  ptsim_plot_canvas_init(&c, format, size);
+  if (!ptsim_plot_begin(figure_path, size, &files, &c, error)) return FALSE;
+  if (!ptsim_plot_check_one_scenario(rows, "pareto", error)) return FALSE;
   int b = ptsim_plot_best_index(rows);
   const PtsimPlotLayout *top = &g_array_index(rows, PtsimPlotLayout, b);
   gboolean inferred = FALSE;

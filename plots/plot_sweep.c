@@ -272,17 +272,15 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
                             const char *source, const PtsimPlotSize *size,
                             PtsimPlotFiles *out, GError **error) {
   g_return_val_if_fail(figure_path && layouts, FALSE);
-  PtsimPlotFormat format;
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  if (!ptsim_plot_files_for(figure_path, &format, &files, error)) return FALSE;
+  PtsimPlotCanvas c;
+  if (!ptsim_plot_begin(figure_path, size, &files, &c, error)) return FALSE;
   if (ptsim_plot_best_index(layouts) < 0) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_DATA,
                 "scaling: none of the %u layouts could be scheduled; nothing to plot",
                 layouts->len);
     return FALSE;
   }
-  PtsimPlotCanvas c;
-  ptsim_plot_canvas_init(&c, format, size);
   /* Series: distinct (model, hw, seq, gbs) in order of first appearance. */
   g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
   g_autoptr(GArray) series_of = g_array_new(FALSE, FALSE, sizeof(int));
@@ -321,6 +319,7 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
       "cp, dp, vp, mbs, recompute, schedule (of the best; NaN/- when nothing fits)\n",
       source ? source : "an in-process sweep", layouts->len);
   guint nseries = keys->len;
+  int longest_name = 0;
   double ymin = G_MAXDOUBLE, ymax = 0;
   g_autoptr(GString) names = g_string_new(NULL);
   for (guint s = 0; s < nseries; s++) {
@@ -330,6 +329,7 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
     for (int f = 0; f < 4; f++)
       if (differ[f]) g_string_append_printf(name, "%s%s%s", name->len ? ", " : "", field[f], kk[f]);
     g_string_append_printf(names, "%s'%s'", s ? ", " : "", name->str);
+    longest_name = MAX(longest_name, (int)name->len);
     if (s) g_string_append(tsv, "\n\n");
     g_string_append_printf(tsv, "# block %u: %s\n# series\tname\tgpus\tfits\ttokens_per_s_per_gpu"
                                 "\tstep_s\tideal\ttp\tpp\tcp\tdp\tvp\tmbs\trecompute\tschedule\n",
@@ -383,8 +383,7 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
     }
   }
   /* key under the plot: the series and the ideal-scaling entry */
-  int longest = 13;
-  for (guint k = 0; k < nseries; k++) longest = MAX(longest, (int)strlen(g_ptr_array_index(keys, k)));
+  int longest = MAX(13, longest_name); /* 13: "ideal scaling" */
   int per_row = 1, key_rows = ptsim_plot_key_rows(&c, (int)nseries + 1, longest, &per_row);
   const PtsimPlotLayout *l0 = &g_array_index(layouts, PtsimPlotLayout, 0);
   g_autoptr(GString) first = g_string_new(NULL);

@@ -90,6 +90,18 @@ static int pick_bands(int64_t pp, const PtsimPlotRange *range, int max_bands, in
   return n;
 }
 
+/* Whether record `r` is drawn: a kind this figure knows (*k), on a drawn
+ * stage, overlapping the window [w0, w1] (touching it counts).  *a, *b:
+ * its start and end in seconds. */
+static gboolean in_view(const PtsimTraceRecord *r, int64_t pp, const int *band_of, double w0,
+                        double w1, int *k, double *a, double *b) {
+  *k = kind_index(r->kind);
+  *a = (double)r->start_ns * 1e-9;
+  *b = (double)r->end_ns * 1e-9;
+  return *k >= 0 && r->stage >= 0 && r->stage < pp && band_of[r->stage] >= 0 && *b >= w0 &&
+         *a <= w1;
+}
+
 /* One drawn box. */
 typedef struct {
   int stage, band, lane, kind_index, microbatch, chunk, label;
@@ -176,9 +188,9 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
                              const PtsimPlotSize *size, const PtsimPlotRange *range,
                              PtsimPlotFiles *out, GError **error) {
   g_return_val_if_fail(figure_path && job && time && trace, FALSE);
-  PtsimPlotFormat format;
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  if (!ptsim_plot_files_for(figure_path, &format, &files, error)) return FALSE;
+  PtsimPlotCanvas c;
+  if (!ptsim_plot_begin(figure_path, size, &files, &c, error)) return FALSE;
   if (trace->count <= 0 || trace->count > trace->capacity || !trace->records) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_DATA,
                 "timeline: the trace has %" G_GINT64_FORMAT " records (capacity %" G_GINT64_FORMAT
@@ -186,8 +198,6 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
                 trace->count, trace->capacity);
     return FALSE;
   }
-  PtsimPlotCanvas c;
-  ptsim_plot_canvas_init(&c, format, size);
   int64_t pp = job->layout.pp;
   int interleaved = job->layout.vp > 1;
 
@@ -218,10 +228,9 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   int64_t max_mb = 0;
   for (int64_t i = 0; i < trace->count; i++) {
     const PtsimTraceRecord *r = &trace->records[i];
-    int k = kind_index(r->kind);
-    double a = (double)r->start_ns * 1e-9, b = (double)r->end_ns * 1e-9;
-    if (k < 0 || r->stage < 0 || r->stage >= pp || band_of[r->stage] < 0 || b < w0 || a > w1)
-      continue;
+    int k;
+    double a, b;
+    if (!in_view(r, pp, band_of, w0, w1, &k, &a, &b)) continue;
     present[k] = 1;
     has_dp_lane |= timeline_kinds[k].lane == 1;
     max_mb = MAX(max_mb, r->microbatch);
@@ -264,14 +273,13 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
       "share_lo, share_hi (the part of the lane's height the box fills, 0 top to 1 bottom)\n"
       "# stage\tband\tlane\tkind\tkind_id\tmicrobatch\tchunk\tstart_s\tend_s\tlabel"
       "\tshare_lo\tshare_hi\n");
-  guint rows = 0;
+  guint rows = 0, labelled = 0;
   if (!binned) {
     for (int64_t i = 0; i < trace->count; i++) {
       const PtsimTraceRecord *r = &trace->records[i];
-      int k = kind_index(r->kind);
-      double a = (double)r->start_ns * 1e-9, b = (double)r->end_ns * 1e-9;
-      if (k < 0 || r->stage < 0 || r->stage >= pp || band_of[r->stage] < 0 || b < w0 || a > w1)
-        continue;
+      int k;
+      double a, b;
+      if (!in_view(r, pp, band_of, w0, w1, &k, &a, &b)) continue;
       a = MAX(a, w0);
       b = MIN(b, w1);
       Box box = {r->stage, band_of[r->stage], timeline_kinds[k].lane, k, r->microbatch,
@@ -280,6 +288,7 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
                  a, b, 0.0, 1.0};
       append_box(tsv, &box);
       rows++;
+      labelled += box.label;
     }
   } else {
     int nb = MAX(1, (int)ceil(plot_pt / BIN_PT));
@@ -290,10 +299,9 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
       if (band_of[s] >= 0) stage_of_band[band_of[s]] = (int)s;
     for (int64_t i = 0; i < trace->count; i++) {
       const PtsimTraceRecord *r = &trace->records[i];
-      int k = kind_index(r->kind);
-      double a = (double)r->start_ns * 1e-9, b = (double)r->end_ns * 1e-9;
-      if (k < 0 || r->stage < 0 || r->stage >= pp || band_of[r->stage] < 0 || b <= w0 || a >= w1)
-        continue;
+      int k;
+      double a, b;
+      if (!in_view(r, pp, band_of, w0, w1, &k, &a, &b) || b == w0 || a == w1) continue;
       double *lane = acc + ((gsize)band_of[r->stage] * 2 + timeline_kinds[k].lane) * nb * NKINDS;
       a = MAX(a, w0);
       b = MIN(b, w1);
@@ -339,8 +347,8 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   if (binned)
     g_string_append_printf(sub, "; %.3g ms bins, each kind filling its share (zoom: --window)",
                            BIN_PT / pt_per_s * 1e3);
-  else if (interleaved)
-    g_string_append(sub, "; odd model chunks darker");
+  if (!binned && interleaved) g_string_append(sub, "; odd model chunks darker");
+  if (!binned && labelled == 0) g_string_append(sub, "; --window to number the items");
   g_autofree char *subtitle = g_string_free(sub, FALSE);
   const char *title[] = {what, layout, subtitle, NULL};
   double top_cm = 0.25, bottom_cm = ptsim_plot_axis_cm(&c) + ptsim_plot_key_cm(&c, key_rows);

@@ -34,11 +34,9 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
                                PtsimPlotValidationView view, const char *const *held_out,
                                const PtsimPlotSize *size, PtsimPlotFiles *out, GError **error) {
   g_return_val_if_fail(figure_path && csv_path, FALSE);
-  PtsimPlotFormat format;
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  if (!ptsim_plot_files_for(figure_path, &format, &files, error)) return FALSE;
   PtsimPlotCanvas c;
-  ptsim_plot_canvas_init(&c, format, size);
+  if (!ptsim_plot_begin(figure_path, size, &files, &c, error)) return FALSE;
   static const char *const cols[] = {"source", "run", "measured_s", "predicted_s", NULL};
   g_autoptr(PtsimPlotTable) t = ptsim_plot_table_read(csv_path, ',', cols, error);
   if (!t) return FALSE;

@@ -41,7 +41,7 @@ static const struct {
      "            --stages picks bands (at most 32 are drawn unless named)."},
     {"allocator", KIND_ALLOCATOR, "optional",
      "allocated and reserved bytes over the last replayed step, one panel per stage\n"
-     "            (8 at most), against the allocator's limit (capacity - context/NCCL).\n"
+     "            (8 at most, 4 in a column), against the allocator's limit.\n"
      "            Job options; the emulation's timeline is written to NAME.timeline.tsv,\n"
      "            or give --from FILE.tsv (ptsim predict --memory-timeline) with the same\n"
      "            job options. --window, --stages as for timeline."},
