@@ -155,13 +155,13 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
   double panel_w = cell_cm * nx, panel_h = 0.8 * cell_cm * ny;
   /* a row: its panel title, the cells, tick labels and the 'tp' label */
   double row_cm = ptsim_plot_line_cm(c.small_pt) + panel_h + ptsim_plot_axis_cm(&c);
-  int title_lines = c.narrow ? 5 : 3;
+  int title_lines = c.narrow ? 4 : 2;
   g_autofree char *best_words = ptsim_plot_layout_words(top);
+  /* the colour bar says tokens/s per GPU and the cells say OOM: the title
+   * need not */
   g_autofree char *second = g_strdup_printf(
-      "tokens/s per GPU of the best fitting layout per cell%s; %s%s%s; OOM: nothing fits",
-      facet == PTSIM_PLOT_FACET_CP ? "" : " (over cp too)",
-      any_fits ? "outlined: the best (" : "no layout fits in memory",
-      any_fits ? best_words : "", any_fits ? ")" : "");
+      "each cell: the best fitting layout%s; %s%s", facet == PTSIM_PLOT_FACET_CP ? "" : " (any cp)",
+      any_fits ? "outlined: the best, " : "no layout fits in memory", any_fits ? best_words : "");
   const char *first = scenario;
   const char *title[] = {first, second, NULL};
   double title_cm = ptsim_plot_title_cm(&c, title_lines, title);
