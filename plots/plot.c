@@ -58,11 +58,20 @@ void ptsim_plot_quoted(GString *s, const char *text) {
   g_string_append_c(s, '\'');
 }
 
-void ptsim_plot_script_header(GString *gp, const char *what, const PtsimPlotFiles *files) {
+GString *ptsim_plot_script_begin(const PtsimPlotFiles *files, const PtsimPlotCanvas *c,
+                                 const char *what, const PtsimJob *job, const char *scenario) {
   g_autofree char *data_name = g_path_get_basename(files->data);
   g_autofree char *script_name = g_path_get_basename(files->script);
+  g_autofree char *figure_name = g_path_get_basename(files->figure);
+  GString *gp = g_string_new(NULL);
   g_string_append_printf(gp, "# ptsim plot %s\n# Reads %s; edit and rerun in this folder: gnuplot %s\n",
                          what, data_name, script_name);
+  if (job) ptsim_plot_job_comment(gp, job);
+  if (scenario) g_string_append_printf(gp, "# scenario: %s\n", scenario);
+  ptsim_plot_style(gp, c, figure_name);
+  g_string_append(gp, "data = ");
+  ptsim_plot_quoted(gp, data_name);
+  return gp;
 }
 
 double ptsim_plot_nice_step(double lo, double hi, int count) {

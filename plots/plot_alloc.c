@@ -294,14 +294,7 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
   double top_cm = 0.2, bottom_cm = ptsim_plot_axis_cm(&c) + ptsim_plot_key_cm(&c, key_rows);
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm +
                                    panel_h * rows_n + bottom_cm);
-  g_autofree char *fig_name = g_path_get_basename(files.figure);
-  g_autofree char *data_name = g_path_get_basename(files.data);
-  g_autoptr(GString) gp = g_string_new(NULL);
-  ptsim_plot_script_header(gp, "allocator: allocated and reserved memory over a step, per stage.",
-                           &files);
-  ptsim_plot_style(gp, &c, fig_name);
-  g_string_append(gp, "data = ");
-  ptsim_plot_quoted(gp, data_name);
+  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, "allocator: allocated and reserved memory over a step, per stage.", NULL, NULL);
   g_string_append(gp, "\nlimit_gib = ");
   ptsim_plot_num(gp, "%.4f", limit_gib);
   g_string_append_printf(gp, "   # capacity minus CUDA context + NCCL: where the allocator OOMs\n"

@@ -167,15 +167,7 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
   double title_cm = ptsim_plot_title_cm(&c, title_lines, title);
   double bar_cm = 0.3 + 0.25 + 2.2 * ptsim_plot_line_cm(c.small_pt) + 0.3;
   ptsim_plot_canvas_height(&c, title_cm + row_cm * prow + bar_cm);
-  g_autofree char *fig_name = g_path_get_basename(files.figure);
-  g_autofree char *data_name = g_path_get_basename(files.data);
-  g_autoptr(GString) gp = g_string_new(NULL);
-  ptsim_plot_script_header(gp, "heatmap: tokens/s per GPU over tp x pp, one panel per facet.",
-                           &files);
-  g_string_append_printf(gp, "# scenario: %s\n", scenario);
-  ptsim_plot_style(gp, &c, fig_name);
-  g_string_append(gp, "data = ");
-  ptsim_plot_quoted(gp, data_name);
+  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, "heatmap: tokens/s per GPU over tp x pp, one panel per facet.", NULL, scenario);
   g_string_append_printf(gp, "\nnx = %u; ny = %u   # tp columns, pp rows\narray facet[%u] = [", nx,
                          ny, nf);
   for (guint f = 0; f < nf; f++)

@@ -81,9 +81,12 @@ gboolean ptsim_plot_files_for(const char *figure_path, PtsimPlotFormat *format,
 gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GString *gp,
                            PtsimPlotFiles *out, GError **error);
 
-/* The script's opening comment: what it draws, the data it reads, how to
- * rerun it. */
-void ptsim_plot_script_header(GString *gp, const char *what, const PtsimPlotFiles *files);
+/* A new script: its opening comment (what it draws, the data it reads, how
+ * to rerun it; the job and the scenario when given, either may be NULL),
+ * the shared style for the canvas, and `data = 'NAME.tsv'` (no newline
+ * after it).  (transfer full) */
+GString *ptsim_plot_script_begin(const PtsimPlotFiles *files, const PtsimPlotCanvas *c,
+                                 const char *what, const PtsimJob *job, const char *scenario);
 
 /* A title at the figure's top left: each of the given texts (NULL-
  * terminated) wrapped at ", " and "; " to the canvas's width, at most

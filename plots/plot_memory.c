@@ -105,14 +105,7 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm +
                                    (c.narrow ? 4.0 : 4.8) + bottom_cm);
 
-  g_autofree char *fig_name = g_path_get_basename(files.figure);
-  g_autoptr(GString) gp = g_string_new(NULL);
-  ptsim_plot_script_header(gp, "memory: per-GPU memory of each pipeline stage.", &files);
-  ptsim_plot_job_comment(gp, job);
-  ptsim_plot_style(gp, &c, fig_name);
-  g_string_append(gp, "data = ");
-  g_autofree char *data_name = g_path_get_basename(files.data);
-  ptsim_plot_quoted(gp, data_name);
+  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, "memory: per-GPU memory of each pipeline stage.", job, NULL);
   g_string_append(gp, "\ncapacity_gib = ");
   ptsim_plot_num(gp, "%.4f", capacity_gib);
   g_string_append(gp, "  # GPU memory\nthreshold = ");

@@ -158,15 +158,7 @@ gboolean ptsim_plot_pareto(const char *figure_path, const GArray *rows, double t
   double bottom_cm = ptsim_plot_axis_cm(&c) + key_cm + note_cm;
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm +
                                    (c.narrow ? 4.6 : 5.6) + bottom_cm);
-  g_autofree char *fig_name = g_path_get_basename(files.figure);
-  g_autofree char *data_name = g_path_get_basename(files.data);
-  g_autoptr(GString) gp = g_string_new(NULL);
-  ptsim_plot_script_header(gp, "pareto: memory per GPU against throughput, every layout.",
-                           &files);
-  g_string_append_printf(gp, "# scenario: %s\n", scenario);
-  ptsim_plot_style(gp, &c, fig_name);
-  g_string_append(gp, "data = ");
-  ptsim_plot_quoted(gp, data_name);
+  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, "pareto: memory per GPU against throughput, every layout.", NULL, scenario);
   g_string_append(gp, "\ncapacity_gib = ");
   ptsim_plot_num(gp, "%.4f", capacity_gib);
   g_string_append(gp, "\nthreshold = ");

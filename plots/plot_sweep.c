@@ -399,14 +399,7 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
   double top_cm = 0.3, bottom_cm = ptsim_plot_axis_cm(&c) + ptsim_plot_key_cm(&c, key_rows);
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm +
                                    (c.narrow ? 4.4 : 5.4) + bottom_cm);
-  g_autofree char *fig_name = g_path_get_basename(files.figure);
-  g_autofree char *data_name = g_path_get_basename(files.data);
-  g_autoptr(GString) gp = g_string_new(NULL);
-  ptsim_plot_script_header(gp, "scaling: the best fitting layout per GPU count, per series.",
-                           &files);
-  ptsim_plot_style(gp, &c, fig_name);
-  g_string_append(gp, "data = ");
-  ptsim_plot_quoted(gp, data_name);
+  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, "scaling: the best fitting layout per GPU count, per series.", NULL, NULL);
   g_string_append_printf(gp, "\narray name[%u] = [%s]\n", nseries, names->str);
   g_string_append_printf(gp, "ycol = %d   # 5: tokens/s per GPU, 6: step time (s)\n"
                              "show_ideal = 1   # the dashed ideal-scaling lines\n",

@@ -355,15 +355,7 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm +
                                    MAX(band_cm * nbands, 1.2) + bottom_cm);
 
-  g_autofree char *fig_name = g_path_get_basename(files.figure);
-  g_autofree char *data_name = g_path_get_basename(files.data);
-  g_autoptr(GString) gp = g_string_new(NULL);
-  ptsim_plot_script_header(gp, "timeline: the simulated pipeline schedule, one band per stage.",
-                           &files);
-  ptsim_plot_job_comment(gp, job);
-  ptsim_plot_style(gp, &c, fig_name);
-  g_string_append(gp, "data = ");
-  ptsim_plot_quoted(gp, data_name);
+  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, "timeline: the simulated pipeline schedule, one band per stage.", job, NULL);
   g_string_append_printf(gp, "\nbands = %d\nt_scale = %s  # seconds -> axis unit\n", nbands,
                          in_ms ? "1000.0" : "1.0");
   g_string_append_printf(gp, "show_numbers = 1   # microbatch numbers on the boxes wide enough\n"

@@ -136,15 +136,8 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm + plot_h +
                                    bottom_cm);
 
-  g_autofree char *fig_name = g_path_get_basename(files.figure);
-  g_autofree char *data_name = g_path_get_basename(files.data);
-  g_autoptr(GString) gp = g_string_new(NULL);
-  ptsim_plot_script_header(gp, parity ? "validation: predicted against measured step time."
-                                      : "validation: error of the predicted step time.",
-                           &files);
-  ptsim_plot_style(gp, &c, fig_name);
-  g_string_append(gp, "data = ");
-  ptsim_plot_quoted(gp, data_name);
+  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, parity ? "validation: predicted against measured step time."
+                                      : "validation: error of the predicted step time.", NULL, NULL);
   g_string_append_printf(gp, "\narray source[%u] = [", sources->len);
   for (guint s = 0; s < sources->len; s++) {
     if (s) g_string_append(gp, ", ");
