@@ -190,6 +190,35 @@ static void test_first_step_without_adam(void) {
   g_assert_cmpint(s->peak_step, ==, 1);
 }
 
+/* The same layout under --use-precision-aware-optimizer: Transformer
+ * Engine's FusedAdam holds the masters (Megatron's distributed optimizer
+ * makes none, distrib_optimizer.py) and creates them in its first step
+ * with Adam's states (FusedAdam.initialize_state), as 16-bit remainders of
+ * the bf16 weights (store_param_remainders): 2 B x P / 8.  By hand against
+ * the default run: step 0's forward and backward lack the default's fp32
+ * masters, 4 B x P / 8 = P / 2 bytes; the steady state holds 2-byte
+ * masters instead of 4-byte ones, P / 4 bytes fewer. */
+static void test_precision_aware_masters_at_first_step(void) {
+  g_test_summary("precision-aware optimizer: masters created at step 0's optimizer step (hand-worked)");
+  const double P = 8030261248.0;
+  PtsimJob job;
+  load_job(&job, "llama3-8b", "h200-141g", 8, 1, 1, 1, 8, 4096, PTSIM_RECOMPUTE_NONE);
+  g_autofree PtsimAllocResult *plain = g_new0(PtsimAllocResult, 1);
+  run(&job, NULL, plain);
+  job.layout.precision_aware_optimizer = 1;
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_assert_cmpint(plan->lazy_masters, ==, 1);
+  g_assert_cmpfloat(plan->master_bytes, ==, 2.0);
+  g_autofree PtsimAllocResult *aware = g_new0(PtsimAllocResult, 1);
+  run(&job, NULL, aware);
+  const PtsimStageAlloc *a = &aware->stages[0], *b = &plain->stages[0];
+  g_assert_true(a->fits);
+  g_assert_cmpfloat(b->first_step.requested_peak_bytes - a->first_step.requested_peak_bytes, ==,
+                    P / 2.0);
+  g_assert_cmpfloat(b->steady_state.requested_peak_bytes - a->steady_state.requested_peak_bytes, ==,
+                    P / 4.0);
+}
+
 /* The same layout on an 80 GB H100: step 0 fits, and once Adam's states
  * take 7.5 GiB of what the allocator had cached, step 1's first forward
  * runs out: OOM is the worse of the two phases, and it says where. */
@@ -244,6 +273,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/lifetimes/expandable-segments-what-if", test_expandable_segments_what_if);
   g_test_add_func("/lifetimes/variants-agree", test_variants_agree);
   g_test_add_func("/lifetimes/first-step-without-adam", test_first_step_without_adam);
+  g_test_add_func("/lifetimes/precision-aware-masters-at-first-step",
+                  test_precision_aware_masters_at_first_step);
   g_test_add_func("/lifetimes/oom-in-steady-state", test_oom_in_steady_state);
   g_test_add_func("/lifetimes/runs-verdict", test_runs_verdict);
   return g_test_run();

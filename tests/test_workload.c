@@ -37,25 +37,56 @@ static double gemms(const PtsimHardware *hw, PtsimPrecision p, int dgrad) {
   return s;
 }
 
-static void test_fp8_casts(void) {
-  g_test_summary("fp8 adds two forward casts (O, fc2 inputs) and four backward (every dY)");
+/* The casts of a layer under `recipe` at tp 1: what fp8 adds beyond its
+ * GEMMs, against bf16 beyond its GEMMs (forward, dgrad). */
+static void casts_of(PtsimFp8Recipe recipe, double *fwd, double *bwd, PtsimHardware *hw) {
   PtsimJob job;
   g_autofree PtsimWorkload *b = g_new0(PtsimWorkload, 1);
   g_autofree PtsimWorkload *f = g_new0(PtsimWorkload, 1);
   work_of(PTSIM_PRECISION_BF16, 1, b, &job);
-  work_of(PTSIM_PRECISION_FP8, 1, f, &job);
-  const PtsimHardware *hw = &job.hw;
-  double fwd = (f->layer.forward_s - gemms(hw, PTSIM_PRECISION_FP8, 0)) -
-               (b->layer.forward_s - gemms(hw, PTSIM_PRECISION_BF16, 0));
-  double want_fwd = ptsim_cost_memory_bound_s(hw, 4.0 * T * H) +
-                    ptsim_cost_memory_bound_s(hw, 4.0 * T * FFN);
-  g_assert_cmpfloat_with_epsilon(fwd, want_fwd, 1e-12);
-  double bwd = (f->layer.backward_input_s - gemms(hw, PTSIM_PRECISION_FP8, 1)) -
-               (b->layer.backward_input_s - gemms(hw, PTSIM_PRECISION_BF16, 1));
-  double want_bwd = ptsim_cost_memory_bound_s(hw, 4.0 * T * 3 * H) +
-                    2.0 * ptsim_cost_memory_bound_s(hw, 4.0 * T * H) +
-                    ptsim_cost_memory_bound_s(hw, 4.0 * T * 2 * FFN);
-  g_assert_cmpfloat_with_epsilon(bwd, want_bwd, 1e-12);
+  job.layout.precision = PTSIM_PRECISION_FP8;
+  job.layout.fp8_recipe = recipe;
+  workload_of(&job, NULL, f);
+  *hw = job.hw;
+  *fwd = (f->layer.forward_s - gemms(hw, PTSIM_PRECISION_FP8, 0)) -
+         (b->layer.forward_s - gemms(hw, PTSIM_PRECISION_BF16, 0));
+  *bwd = (f->layer.backward_input_s - gemms(hw, PTSIM_PRECISION_FP8, 1)) -
+         (b->layer.backward_input_s - gemms(hw, PTSIM_PRECISION_BF16, 1));
+}
+
+/* The four output gradients' casts, `per` bytes an element. */
+static double dy_casts(const PtsimHardware *hw, double per) {
+  return ptsim_cost_memory_bound_s(hw, per * T * 3 * H) +
+         2.0 * ptsim_cost_memory_bound_s(hw, per * T * H) +
+         ptsim_cost_memory_bound_s(hw, per * T * 2 * FFN);
+}
+
+static void test_fp8_casts(void) {
+  g_test_summary("fp8 adds two forward casts (O, fc2 inputs) and four backward (every dY)");
+  PtsimHardware hw;
+  double fwd, bwd;
+  casts_of(PTSIM_FP8_DELAYED, &fwd, &bwd, &hw);
+  g_assert_cmpfloat_with_epsilon(fwd, ptsim_cost_memory_bound_s(&hw, 4.0 * T * H) +
+                                          ptsim_cost_memory_bound_s(&hw, 4.0 * T * FFN), 1e-12);
+  g_assert_cmpfloat_with_epsilon(bwd, dy_casts(&hw, 4.0), 1e-12);
+}
+
+/* Current scaling (--fp8-recipe tensorwise): every cast first reads its
+ * bf16 input once more for the amax (6 bytes an element), except where
+ * the norm kernel computed the amax (TE normalization.cpp,
+ * FUSED_NORM_AMAX_FP8): QKV's and fc1's inputs are then written bf16 by the
+ * norm and cast without that pass (4 bytes an element), where delayed
+ * scaling had no cast at all. */
+static void test_fp8_casts_tensorwise(void) {
+  g_test_summary("tensorwise: an amax pass per cast; the norm's amax spares QKV's and fc1's");
+  PtsimHardware hw;
+  double fwd, bwd;
+  casts_of(PTSIM_FP8_TENSORWISE, &fwd, &bwd, &hw);
+  g_assert_cmpfloat_with_epsilon(fwd, ptsim_cost_memory_bound_s(&hw, 6.0 * T * H) +   /* O */
+                                          ptsim_cost_memory_bound_s(&hw, 6.0 * T * FFN) + /* fc2 */
+                                          2.0 * ptsim_cost_memory_bound_s(&hw, 4.0 * T * H),
+                                 1e-12); /* QKV, fc1 */
+  g_assert_cmpfloat_with_epsilon(bwd, dy_casts(&hw, 6.0), 1e-12);
 }
 
 static void test_fp8_head_is_bf16(void) {
@@ -88,6 +119,7 @@ static void test_fp8_allgather(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/workload/fp8-casts", test_fp8_casts);
+  g_test_add_func("/workload/fp8-casts-tensorwise", test_fp8_casts_tensorwise);
   g_test_add_func("/workload/fp8-head-is-bf16", test_fp8_head_is_bf16);
   g_test_add_func("/workload/fp8-allgather", test_fp8_allgather);
   return g_test_run();

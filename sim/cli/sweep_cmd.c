@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "cli_job.h"
 #include "config.h"
 #include "error_bands.h"
 #include "gpu.h"
 #include "names.h"
 #include "plot_cmd.h"
+#include "report.h"
 #include "simulate.h"
 #include "sweep.h"
 #include "sweep_cmd.h"
@@ -23,12 +25,14 @@ typedef struct {
   char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules;
   gint64 tp_max, pp_max, top, threads, samples, seed;
   guint64 in_memory_max;
-  double threshold, jitter, stragglers, straggler_slowdown;
-  gboolean no_overlap, allocator;
+  double jitter, stragglers, straggler_slowdown;
+  gboolean allocator;
   char *device, *csv, *format, *figures;
+  PtsimCliJob job; /* the job's settings (not swept): cli_job.h */
 } SweepOptions;
 
 static void options_clear(SweepOptions *o) {
+  ptsim_cli_job_clear(&o->job);
   g_free(o->models); g_free(o->hws); g_free(o->gpus); g_free(o->seqs); g_free(o->gbs);
   g_free(o->mbs); g_free(o->cps); g_free(o->vps); g_free(o->recomputes); g_free(o->schedules);
   g_free(o->device); g_free(o->csv); g_free(o->format); g_free(o->figures);
@@ -91,15 +95,11 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
                 "--tp-max, --pp-max and --top must be positive, --threads >= 0");
     return FALSE;
   }
-  if (!isnan(o->threshold) && !(o->threshold > 0.0 && o->threshold <= 1.0)) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "--memory-threshold %g: must be in (0, 1]", o->threshold);
-    return FALSE;
-  }
   spec->tp_max = o->tp_max > 0 ? o->tp_max : 0;
   spec->pp_max = o->pp_max > 0 ? o->pp_max : 0;
-  if (!isnan(o->threshold)) spec->memory_threshold = o->threshold;
-  spec->overlap = !o->no_overlap;
+  if (!ptsim_cli_job_sweep_base(&o->job, &spec->base, error)) return FALSE;
+  spec->model_settings = ptsim_cli_job_model_settings;
+  spec->model_settings_data = (gpointer)&o->job;
   spec->allocator = o->allocator;
   if (o->samples < 0 || o->samples > PTSIM_BATCH_MAX_SAMPLES || o->jitter < 0.0 ||
       !(o->stragglers >= 0.0 && o->stragglers <= 1.0) || o->straggler_slowdown < 1.0) {
@@ -352,7 +352,8 @@ static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, 
   "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"          \
   "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                           \
   "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s,"   \
-  "allocator_device_peak_bytes,allocator_oom,held_floor_bytes,runs,runs_from\n"
+  "allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,"         \
+  "tp_comm_overlap,held_floor_bytes,runs,runs_from\n"
 
 /* One CSV row; rank 0 = not ranked (a streamed sweep). */
 static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
@@ -363,7 +364,7 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
-      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%.0f,%d,%s\n",
+      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%d,%d,%d,%.0f,%d,%s\n",
       rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
       l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
@@ -371,7 +372,8 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
       r->step_p90_s, r->step_p99_s, r->exposed_comm_s[0], r->exposed_comm_s[1],
       r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom,
-      r->held_floor_bytes, r->runs, runs_from_word(r->runs_from));
+      l->overlap_grad_reduce, l->overlap_param_gather, l->tp_comm_overlap, r->held_floor_bytes,
+      r->runs, runs_from_word(r->runs_from));
 }
 
 static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
@@ -478,6 +480,7 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
       g_array_unref(order);
       order = rank(sweep);
     }
+    ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
     write_table(out, sweep, &st.counts, order, st.top);
     if (o->csv)
       g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts (streamed, in enumeration "
@@ -544,7 +547,10 @@ static int run(const SweepOptions *o) {
   memset(&counts, 0, sizeof counts);
   count(&counts, (const PtsimBatchResult *)sweep->results->data, sweep->results->len);
   if (csv_out) write_csv(out, sweep, order);
-  else write_table(out, sweep, &counts, order, top);
+  else {
+    ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
+    write_table(out, sweep, &counts, order, top);
+  }
   if (o->csv) {
     g_autoptr(GString) csv = g_string_new(NULL);
     write_csv(csv, sweep, order);
@@ -564,7 +570,7 @@ int ptsim_sweep_main(int argc, char **argv) {
   SweepOptions o;
   memset(&o, 0, sizeof o);
   o.tp_max = o.pp_max = o.top = -1;
-  o.threshold = NAN;
+  ptsim_cli_job_init(&o.job);
   o.seed = 1;
   o.straggler_slowdown = 2.0;
   gint64 in_memory_max = 250000;
@@ -589,14 +595,11 @@ int ptsim_sweep_main(int argc, char **argv) {
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedules, "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
       {"tp-max", 0, 0, G_OPTION_ARG_INT64, &o.tp_max, "Largest tp (default: GPUs per node)", "N"},
       {"pp-max", 0, 0, G_OPTION_ARG_INT64, &o.pp_max, "Largest pp (default: no limit)", "N"},
-      {"memory-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &o.threshold, "Fit threshold (default 0.8)", "F"},
       {"allocator", 0, 0, G_OPTION_ARG_NONE, &o.allocator,
        "Replay every layout through the caching-allocator emulation (CPU, slower), so every "
        "`runs` verdict is the emulation's; without it the emulation runs on the fastest layouts "
        "that may run and the rows shown, and the CSV's allocator_* columns are 0 and -1 elsewhere",
        NULL},
-      {"no-overlap", 0, 0, G_OPTION_ARG_NONE, &o.no_overlap,
-       "Turn off Megatron's grad-reduce / param-gather / TP comm overlap (on by default in sweeps)", NULL},
       {"samples", 0, 0, G_OPTION_ARG_INT64, &o.samples,
        "Monte-Carlo samples per layout: p50/p90/p99 step time (default 0: deterministic)", "K"},
       {"jitter", 0, 0, G_OPTION_ARG_DOUBLE, &o.jitter,
@@ -627,6 +630,10 @@ int ptsim_sweep_main(int argc, char **argv) {
                                "Lists take comma-separated values; every combination is tried, "
                                "invalid ones are counted by reason.");
   g_option_context_add_main_entries(context, entries, NULL);
+  /* the job's settings, shared with predict and memory (cli_job.h): every
+   * layout of the sweep has them */
+  g_autofree GOptionEntry *settings = ptsim_cli_job_setting_entries(&o.job);
+  g_option_context_add_main_entries(context, settings, NULL);
   g_autoptr(GError) error = NULL;
   if (!g_option_context_parse(context, &argc, &argv, &error) || argc > 1) {
     fprintf(stderr, "ptsim sweep: %s\n", error ? error->message : "unexpected argument (see --help)");

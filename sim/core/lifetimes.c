@@ -294,15 +294,12 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   }
 }
 
-/* The optimizer's fp32 shards: over dp x cp with the distributed
- * optimizer, whole without it. */
-static PTSIM_HD double optimizer_shards(const PtsimLayout *l) {
-  return l->distributed_optimizer ? (double)(l->dp * l->cp) : 1.0;
-}
-
-/* Before step 0: weights per matrix, the gradient buffer and the fp32 main
- * parameters, per bucket (Megatron's DDP builds the buffer, then the
- * optimizer clones its main parameters; Adam's states come later). */
+/* Before step 0: weights per matrix (and Transformer Engine's fp8 copies
+ * under fp8), the gradient buffer and the main parameters, per bucket
+ * (Megatron's DDP builds the buffer, then the optimizer clones its main
+ * parameters; Adam's states come later).  With the precision-aware
+ * optimizer holding the masters (plan.h lazy_masters), FusedAdam creates
+ * them at its first step, not here. */
 static PTSIM_HD void at_start(Ctx *x) {
   const PtsimJob *job = x->job;
   const PtsimLayout *l = &job->layout;
@@ -310,49 +307,57 @@ static PTSIM_HD void at_start(Ctx *x) {
   double layer = x->plan->layer_parameters;
   double rest = params - layer * (double)x->plan->stage_layers[x->stage];
   double bucket = bucket_params(job);
-  double grad_bytes = l->fp32_grad_accumulation ? 4.0 : 2.0;
-  double shards = optimizer_shards(l);
+  double shards = x->plan->optimizer_shards;
   double left;
   int64_t i;
   const PtsimModel *m = &job->model;
   double h = (double)m->hidden_size, t = (double)l->tp;
-  double kv = h * (double)m->num_query_groups / (double)m->num_attention_heads;
+  double q = (double)(m->num_attention_heads * x->plan->head_dim);
+  double kv = (double)(m->num_query_groups * x->plan->head_dim);
   double ffn1 = (double)m->ffn_hidden_size * (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 : 1.0);
-  double mats = h * (h + 2.0 * kv) / t + h * h / t + h * ffn1 / t + (double)m->ffn_hidden_size * h / t;
+  double mats = h * (q + 2.0 * kv) / t + q * h / t + h * ffn1 / t + (double)m->ffn_hidden_size * h / t;
+  /* fp8 weight copies beyond the bf16 weights (plan.h) */
+  double fp8_cache = x->plan->stage_weight_bytes[x->stage] - ELEM * params;
   for (i = 0; i < x->plan->stage_layers[x->stage]; i++) {
-    take(x, "w_qkv", ELEM * h * (h + 2.0 * kv) / t, STREAM_COMPUTE);
-    take(x, "w_proj", ELEM * h * h / t, STREAM_COMPUTE);
+    take(x, "w_qkv", ELEM * h * (q + 2.0 * kv) / t, STREAM_COMPUTE);
+    take(x, "w_proj", ELEM * q * h / t, STREAM_COMPUTE);
     take(x, "w_fc1", ELEM * h * ffn1 / t, STREAM_COMPUTE);
     take(x, "w_fc2", ELEM * (double)m->ffn_hidden_size * h / t, STREAM_COMPUTE);
     take(x, "w_small", ELEM * dmax(layer - mats, 0.0), STREAM_COMPUTE); /* norms, biases */
   }
   if (rest > 0.0) take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
+  if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
   for (left = params; left > 0.0; left -= bucket)
-    take(x, "grad_bucket", grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
+    take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
+  if (x->plan->lazy_masters) return;
   for (left = params; left > 0.0; left -= bucket)
-    take(x, "main_param_shard", 4.0 * (left < bucket ? left : bucket) / shards, STREAM_COMPUTE);
+    take(x, "main_param_shard", x->plan->master_bytes * (left < bucket ? left : bucket) / shards,
+         STREAM_COMPUTE);
 }
 
 /* The optimizer step closing step x->step: the first creates Adam's two
- * states per bucket (kept for good); with 2-byte gradients every step
- * makes fp32 copies of its gradient shards, freed by the next step's
- * zero_grad (free_main_grads). */
+ * states per bucket (and, with lazy_masters, the masters after them, as
+ * FusedAdam.initialize_state does), kept for good; with 2-byte gradients
+ * every step makes fp32 copies of its gradient shards (shard.float()),
+ * freed by the next step's zero_grad (free_main_grads), unless the
+ * optimizer reads the gradients in place (lazy_masters: decoupled_grad). */
 static PTSIM_HD void optimizer_step(Ctx *x) {
-  const PtsimLayout *l = &x->job->layout;
-  double params = x->plan->stage_parameters[x->stage];
+  const PtsimPlan *p = x->plan;
+  double params = p->stage_parameters[x->stage];
   double bucket = bucket_params(x->job);
-  double shards = optimizer_shards(l);
+  double shards = p->optimizer_shards;
   double left;
   int32_t b = 0;
   x->kind = PTSIM_LIFETIMES_AT_OPTIMIZER;
   x->microbatch = x->chunk = -1;
   for (left = params; left > 0.0 && b < x->buckets; left -= bucket, b++) {
     double n = left < bucket ? left : bucket;
-    if (!l->fp32_grad_accumulation)
+    if (p->grad_bytes < 4.0 && !p->lazy_masters)
       x->main_grads[b] = take(x, "main_grad_fp32", 4.0 * n / shards, STREAM_COMPUTE);
     if (x->step == 0) {
-      take(x, "adam_exp_avg", 4.0 * n / shards, STREAM_COMPUTE);
-      take(x, "adam_exp_avg_sq", 4.0 * n / shards, STREAM_COMPUTE);
+      take(x, "adam_exp_avg", p->exp_avg_bytes * n / shards, STREAM_COMPUTE);
+      take(x, "adam_exp_avg_sq", p->exp_avg_sq_bytes * n / shards, STREAM_COMPUTE);
+      if (p->lazy_masters) take(x, "main_param_shard", p->master_bytes * n / shards, STREAM_COMPUTE);
     }
   }
 }

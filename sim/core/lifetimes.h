@@ -4,11 +4,15 @@
  * Per stage (one GPU standing for its tp x cp x dp peers), in the order
  * the stage's schedule runs its items:
  *   at start   what Megatron-LM allocates before training: bf16 weights
- *              (one tensor per parameter matrix), the gradient buffer in
- *              Megatron's buckets (40M parameters, or 1M x dp), and the
- *              optimizer's fp32 main parameters (the distributed
+ *              (one tensor per parameter matrix; under fp8 Transformer
+ *              Engine's cached fp8 copies besides, plan.h), the gradient
+ *              buffer in Megatron's buckets (40M parameters, or 1M x dp),
+ *              and the optimizer's main parameters (the distributed
  *              optimizer's shards, or a full copy without it), which both
- *              optimizers clone from the weights when they are built;
+ *              optimizers clone from the weights when they are built --
+ *              except under --use-precision-aware-optimizer, where TE's
+ *              FusedAdam holds them and creates them with Adam's states
+ *              (plan.h lazy_masters);
  *   forward    per layer its saved activations (the analytical estimate's
  *              tensors, so the two agree on what is kept) and its transient
  *              working tensors: the SP all-gather output, GEMM outputs
@@ -19,13 +23,14 @@
  *              first; the incoming and outgoing activation gradients
  *              (transient), then the saved tensors freed in reverse;
  *   optimizer  at the end of every step.  Adam's exp_avg and exp_avg_sq
- *              (fp32, sharded like the main parameters) are created by the
+ *              (sharded like the main parameters) are created by the
  *              first one: Transformer Engine's and Apex's FusedAdam, like
  *              torch.optim.Adam, build a parameter's state lazily in step()
  *              when it is empty, and Megatron-LM fills it earlier only when
  *              it loads a checkpoint.  With 2-byte gradients the main grads
  *              are fp32 copies (shard.float()) that live from the optimizer
- *              step to the next step's zero_grad.
+ *              step to the next step's zero_grad (none when FusedAdam reads
+ *              them in place, lazy_masters).
  * So step 0's forward and backward run without Adam's states, and the
  * states then land in whatever the allocator has cached; steps 1.. run
  * with them (the steady state).  Both are reported; the peak and the OOM

@@ -34,7 +34,7 @@ PtsimSweepSpec *ptsim_sweep_spec_new(void) {
   s->vps = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->recomputes = int_array(recomputes, G_N_ELEMENTS(recomputes));
   s->schedules = int_array(schedules, G_N_ELEMENTS(schedules));
-  s->memory_threshold = 0.8;
+  ptsim_layout_init_defaults(&s->base);
   s->mc.straggler_slowdown = 2.0;
   s->mc.seed = 1;
   return s;
@@ -139,7 +139,7 @@ static int try_layout(Scenario *sc, const Candidate *c) {
   memset(&job, 0, sizeof job);
   job.model = sc->model;
   job.hw = sc->hw;
-  ptsim_layout_init_defaults(&job.layout);
+  job.layout = sc->spec->base;
   PtsimLayout *l = &job.layout;
   l->gpus = sc->gpus;
   l->tp = c->tp;
@@ -153,8 +153,6 @@ static int try_layout(Scenario *sc, const Candidate *c) {
   l->last_stage_layers = c->last;
   l->recompute = (PtsimRecompute)c->recompute;
   l->schedule = (PtsimSchedule)c->schedule;
-  l->memory_threshold = sc->spec->memory_threshold;
-  l->overlap_grad_reduce = l->overlap_param_gather = l->tp_comm_overlap = sc->spec->overlap;
   if (sc->sweep->stream && sc->sweep->stream->error) return TRIED_INVALID;
   sc->sweep->candidates++;
   if (!ptsim_job_validate(&job, &error)) {
@@ -294,6 +292,8 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
     g_autofree PtsimPlan *plan = sc.plan = g_new0(PtsimPlan, 1);
     g_autofree PtsimMemoryEstimate *memory = sc.memory = g_new0(PtsimMemoryEstimate, 1);
     if (!ptsim_model_load(g_ptr_array_index(spec->models, mi), &sc.model, error)) return FALSE;
+    if (spec->model_settings && !spec->model_settings(&sc.model, spec->model_settings_data, error))
+      return FALSE;
     for (guint hi = 0; hi < spec->hws->len; hi++) {
       if (!ptsim_hardware_load(g_ptr_array_index(spec->hws, hi), &sc.hw, error)) return FALSE;
       for (guint g = 0; g < spec->gpus->len; g++)
