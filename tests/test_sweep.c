@@ -3,6 +3,7 @@
  * thread bit for bit. */
 #include <glib.h>
 #include <string.h>
+#include "config.h"
 #include "lifetimes.h"
 #include "sweep.h"
 
@@ -41,6 +42,39 @@ static void test_hand_count(void) {
   g_assert_cmpuint(sweep->candidates, ==, 10);
   g_assert_cmpuint(sweep->jobs->len, ==, 10);
   g_assert_cmpuint(g_hash_table_size(sweep->rejected), ==, 0);
+}
+
+/* The default tp_max is the NVLink domain, not the host: a GB200 NVL72
+ * rack has hosts of 4 and one 72-GPU domain.  16 GPUs (4 hosts), Llama-3-8B
+ * (32 heads, 8 query groups): tp 1, 2, 4, 8, 16 with pp dividing 16/tp:
+ * 5 + 4 + 3 + 2 + 1 = 15 layouts; tp 16 does not divide the 8 query
+ * groups, so 14 are valid (a limit of 4 GPUs per host gave 12). */
+static void test_tp_up_to_nvlink_domain(void) {
+  g_test_summary("GB200 NVL72: tp up to the 72-GPU NVLink domain (at most the heads), by hand");
+  g_autoptr(GError) error = NULL;
+  PtsimModel llama, gpt1b;
+  PtsimHardware nvl72, h100;
+  g_assert_true(ptsim_model_load("llama3-8b", &llama, &error));
+  g_assert_true(ptsim_model_load("megatron2021-gpt-1b", &gpt1b, &error));
+  g_assert_true(ptsim_hardware_load("gb200-nvl72", &nvl72, &error));
+  g_assert_true(ptsim_hardware_load("h100-80g", &h100, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(ptsim_sweep_tp_max_default(&llama, &nvl72), ==, 32);
+  g_assert_cmpint(ptsim_sweep_tp_max_default(&gpt1b, &nvl72), ==, 15);
+  g_assert_cmpint(ptsim_sweep_tp_max_default(&llama, &h100), ==, 8);
+  g_autoptr(PtsimSweepSpec) spec = small_spec("llama3-8b");
+  const gint64 gpus = 16;
+  g_ptr_array_set_size(spec->hws, 0);
+  g_ptr_array_add(spec->hws, g_strdup("gb200-nvl72"));
+  g_array_set_size(spec->gpus, 0);
+  g_array_append_val(spec->gpus, gpus);
+  g_autoptr(PtsimSweep) sweep = enumerate(spec);
+  g_assert_cmpuint(sweep->candidates, ==, 15);
+  g_assert_cmpuint(sweep->jobs->len, ==, 14);
+  gint64 widest = 0;
+  for (guint i = 0; i < sweep->jobs->len; i++)
+    widest = MAX(widest, g_array_index(sweep->jobs, PtsimJob, i).layout.tp);
+  g_assert_cmpint(widest, ==, 8);
 }
 
 static void test_rejections_counted_by_reason(void) {
@@ -268,6 +302,7 @@ static void test_expert_layouts(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/sweep/hand-count", test_hand_count);
+  g_test_add_func("/sweep/tp-up-to-nvlink-domain", test_tp_up_to_nvlink_domain);
   g_test_add_func("/sweep/rejections-counted-by-reason", test_rejections_counted_by_reason);
   g_test_add_func("/sweep/uneven-split", test_uneven_split);
   g_test_add_func("/sweep/interleaved-adds-vp", test_interleaved_adds_vp);

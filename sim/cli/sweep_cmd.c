@@ -593,7 +593,7 @@ int ptsim_sweep_main(int argc, char **argv) {
        "V[,V...]"},
       {"recompute", 0, 0, G_OPTION_ARG_STRING, &o.recomputes, "none,selective,full (default all three)", "R[,R...]"},
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedules, "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
-      {"tp-max", 0, 0, G_OPTION_ARG_INT64, &o.tp_max, "Largest tp (default: GPUs per node)", "N"},
+      {"tp-max", 0, 0, G_OPTION_ARG_INT64, &o.tp_max, "Largest tp (default: the NVLink domain, e.g. 8 on HGX, 72 on GB200 NVL72; at most the heads)", "N"},
       {"pp-max", 0, 0, G_OPTION_ARG_INT64, &o.pp_max, "Largest pp (default: no limit)", "N"},
       {"allocator", 0, 0, G_OPTION_ARG_NONE, &o.allocator,
        "Replay every layout through the caching-allocator emulation (CPU, slower), so every "

@@ -8,6 +8,7 @@
 #include "memory.h"
 #include "simulate.h"
 #include "sweep.h"
+#include "topology.h"
 
 #define CHUNK 256      /* layouts per CPU work item */
 #define GPU_CHUNK 65536 /* layouts per GPU launch: results stream back per chunk */
@@ -250,9 +251,16 @@ static gboolean try_variants(Scenario *sc, Candidate *c, const GArray *vps) {
   return any;
 }
 
+gint64 ptsim_sweep_tp_max_default(const PtsimModel *model, const PtsimHardware *hw) {
+  gint64 domain = ptsim_topology_domain_size(hw);
+  return model->num_attention_heads > 0 && model->num_attention_heads < domain
+             ? model->num_attention_heads
+             : domain;
+}
+
 static void enumerate_scenario(Scenario *sc) {
   const PtsimSweepSpec *spec = sc->spec;
-  gint64 tp_max = spec->tp_max > 0 ? spec->tp_max : sc->hw.gpus_per_node;
+  gint64 tp_max = spec->tp_max > 0 ? spec->tp_max : ptsim_sweep_tp_max_default(&sc->model, &sc->hw);
   g_autoptr(GArray) cps = g_array_new(FALSE, FALSE, sizeof(gint64));
   g_autoptr(GArray) vps = g_array_new(FALSE, FALSE, sizeof(gint64));
   for (gint64 tp = 1; tp <= tp_max && tp <= sc->gpus; tp++) {

@@ -1,8 +1,8 @@
 /* sweep.h — every valid layout of one or more scenarios, evaluated at once.
  *
  * A scenario is (model, hardware, gpus, seq, gbs); the sweep enumerates, for
- * each, every tp (dividing heads and query groups, up to the node size
- * unless tp_max says more), cp, pp (with Megatron's uneven first/last
+ * each, every tp (dividing heads and query groups, up to the NVLink domain
+ * unless tp_max says otherwise), cp, pp (with Megatron's uneven first/last
  * stages when pp does not divide the layers: ptsim_sweep_split), mbs,
  * recompute, schedule (with its vp values), and keeps those
  * ptsim_job_validate() accepts.  What experts use is in the defaults:
@@ -40,7 +40,7 @@ typedef struct {
                            * vp from 2 to layers/pp that splits every stage */
   GArray *recomputes;     /* int PtsimRecompute; default none, selective, full */
   GArray *schedules;      /* int PtsimSchedule; default 1f1b, interleaved, zb-h1 */
-  gint64 tp_max;          /* 0: the node size */
+  gint64 tp_max;          /* 0: the NVLink domain (ptsim_sweep_tp_max_default) */
   gint64 pp_max;          /* 0: no limit */
   /* Every layout starts from this one: the job's settings that are not
    * swept (precision, overlap, attention, memory threshold, ...);
@@ -75,6 +75,12 @@ typedef struct {
 
 void ptsim_sweep_free(PtsimSweep *sweep);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimSweep, ptsim_sweep_free)
+
+/* The largest tp a sweep tries unless told: the NVLink domain
+ * (ptsim_topology_domain_size: 8 on HGX hosts, 72 on a GB200 NVL72 rack;
+ * a TP group leaving it would run its per-layer collectives over the NICs),
+ * at most the model's attention heads (a TP rank holds at least one). */
+gint64 ptsim_sweep_tp_max_default(const PtsimModel *model, const PtsimHardware *hw);
 
 /* The stage split the sweep gives pp stages with vp virtual stages each:
  * even when pp divides the layers (and vp the layers per stage); else
