@@ -26,6 +26,7 @@ cd "$root"
   echo
   sed -n '/^| GPU, precision | held out/,/^$/p' validate/CROSS_VALIDATION.md
   sed -n '/^The bands (all held-out runs/,/^$/p' validate/CROSS_VALIDATION.md
+  sed -n '/^The H100 fp8 band is fragile/,/^$/p' validate/CROSS_VALIDATION.md
   pub_json=$("$ptsim" validate --suite published --format json)
   in_sample=$(printf '%s' "$pub_json" | python3 -c 'import json,sys; s=json.load(sys.stdin)["statistics"]["step_s"]; print("%.1f%% over %d runs" % (100*s["mape"], s["n"]))')
   echo "In-sample, for comparison only: step-time MAPE $in_sample (the same runs the parameters"
