@@ -31,7 +31,7 @@ static PTSIM_HD int64_t batch_scratch_bytes_of(const PtsimPlan *plan, const Ptsi
 
 PTSIM_HD int64_t ptsim_batch_scratch_bytes_mc(const PtsimJob *job, const PtsimMonteCarlo *mc) {
   PtsimPlan plan; /* host callers size the scratch; the device never calls this */
-  ptsim_plan_build(job, &plan);
+  ptsim_plan_counts(job, &plan); /* all the engine's size depends on */
   return batch_scratch_bytes_of(&plan, mc);
 }
 
