@@ -61,18 +61,6 @@ static void report(const Tally *by_schedule) {
   }
 }
 
-/* A jobgen layout with its microbatch count redrawn from 1..max (a multiple
- * of pp under the interleaved schedule), so that long steady states occur. */
-static gboolean draw_layout(const JobgenPool *pool, GRand *rand, PtsimJob *job, int max_m) {
-  g_autoptr(GError) error = NULL;
-  if (!jobgen_try(pool, rand, job)) return FALSE;
-  PtsimLayout *l = &job->layout;
-  int64_t m = g_rand_int_range(rand, 1, max_m + 1);
-  if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED) m = l->pp * MAX(1, m / l->pp);
-  l->gbs = m * l->mbs * l->dp;
-  return ptsim_job_validate(job, &error);
-}
-
 /* What every check needs: the models and profiles, a random stream, a
  * plan, a workload and a result. */
 typedef struct {
@@ -109,7 +97,7 @@ static void test_random_layouts(void) {
   fixture_set_up(&f, 13);
   for (int n = 0; n < 4000;) {
     PtsimJob job;
-    if (!draw_layout(&f.pool, f.rand, &job, 300)) continue;
+    if (!jobgen_try_long(&f.pool, f.rand, &job, 300)) continue;
     ptsim_plan_build(&job, f.plan);
     if (f.plan->schedule_items < 0) continue;
     ptsim_workload_build(f.plan, NULL, f.w);

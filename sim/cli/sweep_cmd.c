@@ -23,7 +23,7 @@ typedef struct {
   gint64 tp_max, pp_max, top, threads, samples, seed;
   guint64 in_memory_max;
   double threshold, jitter, stragglers, straggler_slowdown;
-  gboolean no_overlap, allocator;
+  gboolean no_overlap, allocator, no_shortcut;
   char *device, *csv, *format, *figures;
 } SweepOptions;
 
@@ -113,6 +113,7 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
   spec->mc.straggler_rate = o->stragglers;
   spec->mc.straggler_slowdown = o->straggler_slowdown;
   spec->mc.seed = (uint64_t)o->seed;
+  spec->mc.no_shortcut = o->no_shortcut;
   return TRUE;
 }
 
@@ -491,6 +492,10 @@ int ptsim_sweep_main(int argc, char **argv) {
        "A straggler's duration factor (default 2)", "F"},
       {"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed,
        "Seed of the Philox4x32-10 streams (CPU) / cuRAND Philox (GPU) (default 1)", "N"},
+      {"no-shortcut", 0, 0, G_OPTION_ARG_NONE, &o.no_shortcut,
+       "Simulate every event of every layout instead of advancing each repeating steady "
+       "state in one step (the results are the same; this checks it, and is slower)",
+       NULL},
       {"in-memory-max", 0, 0, G_OPTION_ARG_INT64, &in_memory_max,
        "Largest sweep held in memory and fully ranked (default 250000); larger ones stream: "
        "bounded memory, exact top K, CSV in enumeration order",

@@ -127,8 +127,11 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
     return;
   }
   ptsim_workload_build(plan, (const PtsimCostParams *)0, workload);
-  rc = ptsim_engine_run(plan, workload, base + off, scratch_bytes - off,
-                        (PtsimTrace *)0, time);
+  rc = mc && mc->no_shortcut
+           ? ptsim_engine_run_full(plan, workload, base + off, scratch_bytes - off,
+                                   (PtsimTrace *)0, time)
+           : ptsim_engine_run(plan, workload, base + off, scratch_bytes - off,
+                              (PtsimTrace *)0, time);
   if (rc != 0) {
     out->status = rc;
     return;
