@@ -42,6 +42,7 @@ PtsimSweepSpec *ptsim_sweep_spec_new(void) {
   s->memory_threshold = 0.8;
   s->mc.straggler_slowdown = 2.0;
   s->mc.seed = 1;
+  s->last = G_MAXUINT64;
   return s;
 }
 
@@ -144,8 +145,9 @@ static void try_layout(Scenario *sc, gint64 tp, gint64 cp, gint64 pp, gint64 mbs
     reject(sc->sweep, error->message);
     return;
   }
+  /* a shard keeps its slice of the valid layouts only */
+  if (sc->sweep->valid++ < sc->spec->first || sc->sweep->valid > sc->spec->last) return;
   g_array_append_val(sc->sweep->jobs, job);
-  sc->sweep->valid++;
   if (sc->sweep->stream && sc->sweep->jobs->len >= sc->sweep->stream->chunk) flush(sc->sweep);
 }
 
@@ -212,6 +214,7 @@ PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error) {
   sweep->rejected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   sweep->mc = spec->mc;
   sweep->allocator = spec->allocator;
+  sweep->first_index = spec->first;
   if (!enumerate_into(spec, sweep, error)) return NULL;
   return g_steal_pointer(&sweep);
 }
@@ -299,6 +302,10 @@ gboolean ptsim_sweep_evaluate(PtsimSweep *sweep, PtsimDevice device, guint threa
                               PtsimSweepProgress progress, gpointer user_data,
                               GError **error) {
   g_array_set_size(sweep->results, sweep->jobs->len);
+  if (device == PTSIM_DEVICE_NONE) {
+    memset(sweep->results->data, 0, sizeof(PtsimBatchResult) * sweep->results->len);
+    return TRUE;
+  }
   if (device != PTSIM_DEVICE_CPU) {
     PtsimGpuInfo info;
     g_autoptr(GError) gpu_error = NULL;
@@ -357,6 +364,7 @@ PtsimSweep *ptsim_sweep_stream(const PtsimSweepSpec *spec, PtsimDevice device, g
   sweep->stream->user_data = user_data;
   sweep->stream->progress = progress;
   sweep->stream->progress_data = progress_data;
+  sweep->first_index = spec->first;
   if (!enumerate_into(spec, sweep, error)) return NULL;
   flush(sweep);
   if (sweep->stream->error) {

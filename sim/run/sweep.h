@@ -20,7 +20,9 @@
 #include "batch.h"
 #include "job.h"
 
-typedef enum { PTSIM_DEVICE_AUTO, PTSIM_DEVICE_CPU, PTSIM_DEVICE_GPU } PtsimDevice;
+/* NONE evaluates nothing (results stay zero): for callers that fill the
+ * results themselves, as merging shards does. */
+typedef enum { PTSIM_DEVICE_AUTO, PTSIM_DEVICE_CPU, PTSIM_DEVICE_GPU, PTSIM_DEVICE_NONE } PtsimDevice;
 
 typedef struct {
   GPtrArray *models;      /* (element-type utf8) names or .ini paths */
@@ -39,6 +41,11 @@ typedef struct {
   gboolean overlap;       /* --overlap-grad-reduce/param-gather, --tp-comm-overlap */
   PtsimMonteCarlo mc;     /* samples 0: deterministic */
   gboolean allocator;     /* also replay every layout through the allocator emulation (CPU) */
+  /* Only the valid layouts with index in [first, last) (enumeration order,
+   * 0-based) are kept and evaluated — one shard of a sweep split over
+   * machines; the counts (candidates, valid, rejected) stay the whole
+   * sweep's.  Default: all. */
+  guint64 first, last;
 } PtsimSweepSpec;
 
 /* Spec with the defaults above and empty scenario lists.  (transfer full) */
