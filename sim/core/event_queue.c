@@ -8,20 +8,21 @@
 
 /* ---- ordering ---- */
 
-/* 1 when the event in slot x fires before the event in slot y.  Without
+/* 1 when an event at (tx, sx) fires before one at (ty, sy).  Without
  * branches: which of two events comes first is as good as random, and a
  * mispredicted branch costs more than the whole comparison. */
-PTSIM_HD static int earlier(const PtsimEvent *slots, int32_t x, int32_t y) {
-  PtsimTime tx = slots[x].time, ty = slots[y].time;
-  return (tx < ty) | ((tx == ty) & (slots[x].seq < slots[y].seq));
+PTSIM_HD static int before(PtsimTime tx, uint64_t sx, PtsimTime ty, uint64_t sy) {
+  return (tx < ty) | ((tx == ty) & (sx < sy));
 }
 
 PTSIM_HD static void sift_up(PtsimEvent *slots, int32_t pos) {
   int32_t moving = slots[pos].heap_;
+  PtsimTime mt = slots[moving].time;
+  uint64_t ms = slots[moving].seq;
   while (pos > 0) {
     int32_t parent = (pos - 1) / 2;
     int32_t above = slots[parent].heap_;
-    if (!earlier(slots, moving, above)) break;
+    if (!before(mt, ms, slots[above].time, slots[above].seq)) break;
     slots[pos].heap_ = above;
     pos = parent;
   }
@@ -30,17 +31,27 @@ PTSIM_HD static void sift_up(PtsimEvent *slots, int32_t pos) {
 
 PTSIM_HD static void sift_down(PtsimEvent *slots, int32_t count, int32_t pos) {
   int32_t moving = slots[pos].heap_;
+  PtsimTime mt = slots[moving].time;
+  uint64_t ms = slots[moving].seq;
   for (;;) {
-    int32_t child = 2 * pos + 1, first, second, right;
+    int32_t child = 2 * pos + 1, first;
+    PtsimTime ft;
+    uint64_t fs;
     if (child >= count) break;
     first = slots[child].heap_;
+    ft = slots[first].time;
+    fs = slots[first].seq;
     if (child + 1 < count) { /* the earlier child, chosen without a branch */
-      second = slots[child + 1].heap_;
-      right = earlier(slots, second, first);
+      int32_t second = slots[child + 1].heap_;
+      PtsimTime st = slots[second].time;
+      uint64_t ss = slots[second].seq;
+      int32_t right = before(st, ss, ft, fs);
       child += right;
       first = right ? second : first;
+      ft = right ? st : ft;
+      fs = right ? ss : fs;
     }
-    if (!earlier(slots, first, moving)) break;
+    if (!before(ft, fs, mt, ms)) break;
     slots[pos].heap_ = first;
     pos = child;
   }

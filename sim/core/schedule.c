@@ -192,8 +192,10 @@ PTSIM_HD static void zb_item_at(const PtsimScheduleShape *sh, int32_t i, PtsimSc
   r = i >= sh->run_index[2] ? 2 : i >= sh->run_index[1] ? 1 : 0;
   size = sh->run_size[r];
   off = i - sh->run_index[r];
-  g = sh->run_group[r] + off / size;
-  off %= size;
+  /* constant divisors: multiplications, not divisions */
+  g = size == 3 ? off / 3 : size == 2 ? off / 2 : off;
+  off -= g * size;
+  g += sh->run_group[r];
   if (g < sh->m - sh->warmup) {
     if (off == 0) {
       set_item(out, PTSIM_SCHEDULE_ITEM_FORWARD, g + sh->warmup, 0);
@@ -209,7 +211,7 @@ PTSIM_HD static void zb_item_at(const PtsimScheduleShape *sh, int32_t i, PtsimSc
 
 PTSIM_HD void ptsim_schedule_item_at(const PtsimScheduleShape *sh, int32_t i,
                                      PtsimScheduleItem *out) {
-  int32_t p = sh->p, m = sh->m, v = sh->v, w = sh->warmup, total = m * v, k;
+  int32_t p = sh->p, m = sh->m, v = sh->v, w = sh->warmup, total = m * v, k, q, chunk, forward;
   if (sh->kind == PTSIM_SCHEDULE_GPIPE) {
     if (i < m)
       set_item(out, PTSIM_SCHEDULE_ITEM_FORWARD, i, 0);
@@ -222,15 +224,20 @@ PTSIM_HD void ptsim_schedule_item_at(const PtsimScheduleShape *sh, int32_t i,
     return;
   }
   /* 1F1B and interleaved, over virtual microbatches (build_one_f_one_b) */
-  if (i < w || (i < 2 * total - w && ((i - w) & 1) == 0)) {
+  forward = i < w || (i < 2 * total - w && ((i - w) & 1) == 0);
+  if (forward)
     k = i < w ? i : (i - w) / 2 + w;
-    if (v == 1) set_item(out, PTSIM_SCHEDULE_ITEM_FORWARD, k, 0);
-    else set_item(out, PTSIM_SCHEDULE_ITEM_FORWARD, virtual_mb(p, v, k), virtual_chunk(p, v, k));
+  else
+    k = i < 2 * total - w ? (i - w) / 2 : i - total;
+  if (v == 1) {
+    set_item(out, forward ? PTSIM_SCHEDULE_ITEM_FORWARD : PTSIM_SCHEDULE_ITEM_BACKWARD, k, 0);
     return;
   }
-  k = i < 2 * total - w ? (i - w) / 2 : i - total;
-  if (v == 1) set_item(out, PTSIM_SCHEDULE_ITEM_BACKWARD, k, 0);
-  else set_item(out, PTSIM_SCHEDULE_ITEM_BACKWARD, virtual_mb(p, v, k), v - 1 - virtual_chunk(p, v, k));
+  /* virtual_mb and virtual_chunk with two divisions instead of four */
+  q = k / p;
+  chunk = q % v;
+  set_item(out, forward ? PTSIM_SCHEDULE_ITEM_FORWARD : PTSIM_SCHEDULE_ITEM_BACKWARD,
+           (q / v) * p + (k - q * p), forward ? chunk : v - 1 - chunk);
 }
 
 PTSIM_HD int32_t ptsim_schedule_index_of(const PtsimScheduleShape *sh, int32_t item_kind,
