@@ -16,19 +16,26 @@
 
 #define N_JOBS 400
 
+/* Device 0 into *info, or FALSE after marking the test skipped, with why. */
+static gboolean gpu_usable(PtsimGpuInfo *info) {
+  g_autoptr(GError) error = NULL;
+  if (!ptsim_gpu_compiled_in()) {
+    g_test_skip("CUDA not compiled in: this ptsim was built without the CUDA part");
+    return FALSE;
+  }
+  if (!ptsim_gpu_query(info, &error)) {
+    g_test_skip(error->message); /* "no CUDA device: <the CUDA error>" */
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static void test_gpu_matches_cpu(void) {
   g_test_summary("GPU batch == CPU batch on 400 random valid jobs, every field, "
                  "1e-9 relative");
   g_autoptr(GError) error = NULL;
   PtsimGpuInfo info;
-  if (!ptsim_gpu_compiled_in()) {
-    g_test_skip("CUDA not compiled in: this ptsim was built without the CUDA part");
-    return;
-  }
-  if (!ptsim_gpu_query(&info, &error)) {
-    g_test_skip(error->message); /* "no CUDA device: <the CUDA error>" */
-    return;
-  }
+  if (!gpu_usable(&info)) return;
   g_autoptr(GRand) rand = g_rand_new_with_seed(7);
   g_autofree PtsimJob *jobs = g_new0(PtsimJob, N_JOBS);
   g_autofree PtsimBatchResult *cpu = g_new0(PtsimBatchResult, N_JOBS);
@@ -69,14 +76,7 @@ static void test_gpu_shortcut_exact(void) {
                  "with m up to 300");
   g_autoptr(GError) error = NULL;
   PtsimGpuInfo info;
-  if (!ptsim_gpu_compiled_in()) {
-    g_test_skip("CUDA not compiled in: this ptsim was built without the CUDA part");
-    return;
-  }
-  if (!ptsim_gpu_query(&info, &error)) {
-    g_test_skip(error->message);
-    return;
-  }
+  if (!gpu_usable(&info)) return;
   JobgenPool pool;
   g_assert_true(jobgen_pool_load(&pool, &error));
   g_autoptr(GRand) rand = g_rand_new_with_seed(17);
@@ -112,14 +112,7 @@ static void test_gpu_montecarlo_matches_cpu(void) {
   g_test_summary("GPU (cuRAND) vs CPU (Philox) Monte-Carlo: p50/p90 within 2%");
   g_autoptr(GError) error = NULL;
   PtsimGpuInfo info;
-  if (!ptsim_gpu_compiled_in()) {
-    g_test_skip("CUDA not compiled in: this ptsim was built without the CUDA part");
-    return;
-  }
-  if (!ptsim_gpu_query(&info, &error)) {
-    g_test_skip(error->message);
-    return;
-  }
+  if (!gpu_usable(&info)) return;
   enum { N = 64 };
   g_autoptr(GRand) rand = g_rand_new_with_seed(11);
   g_autofree PtsimJob *jobs = g_new0(PtsimJob, N);
