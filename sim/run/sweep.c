@@ -223,7 +223,9 @@ PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error) {
 
 typedef struct {
   PtsimSweep *sweep;
-  gint done; /* layouts evaluated (atomic) */
+  GMutex lock;
+  GCond progressed; /* signalled when the last layout is done */
+  guint done;       /* layouts evaluated (under lock) */
 } Pool;
 
 /* The allocator emulation of jobs [first, last), into their results. */
@@ -260,22 +262,45 @@ static void evaluate_chunk(gpointer data, gpointer user_data) {
                             scratch, bytes, &g_array_index(pool->sweep->results, PtsimBatchResult, i));
   g_free(scratch);
   if (pool->sweep->allocator) allocator_pass(pool->sweep, first, last);
-  g_atomic_int_add(&pool->done, (gint)(last - first));
+  g_mutex_lock(&pool->lock);
+  pool->done += last - first;
+  if (pool->done == pool->sweep->jobs->len) g_cond_signal(&pool->progressed);
+  g_mutex_unlock(&pool->lock);
 }
 
 static gboolean evaluate_cpu(PtsimSweep *sweep, guint threads, PtsimSweepProgress progress,
                              gpointer user_data, GError **error) {
-  Pool pool = {sweep, 0};
+  Pool pool;
+  pool.sweep = sweep;
+  pool.done = 0;
+  g_mutex_init(&pool.lock);
+  g_cond_init(&pool.progressed);
   if (threads == 0) threads = g_get_num_processors();
   GThreadPool *workers = g_thread_pool_new(evaluate_chunk, &pool, (gint)threads, TRUE, error);
-  if (!workers) return FALSE;
+  if (!workers) {
+    g_mutex_clear(&pool.lock);
+    g_cond_clear(&pool.progressed);
+    return FALSE;
+  }
   for (guint first = 0; first < sweep->jobs->len; first += CHUNK)
     g_thread_pool_push(workers, GUINT_TO_POINTER(first + 1), NULL);
-  while ((guint)g_atomic_int_get(&pool.done) < sweep->jobs->len) {
-    if (progress) progress((guint64)g_atomic_int_get(&pool.done), sweep->jobs->len, user_data);
-    g_usleep(50000);
+  /* Progress every 50 ms, and back the moment the last layout is done (a
+   * plain 50 ms sleep wasted 25 ms a sweep on average, 5% of a 48k-layout
+   * sweep). */
+  g_mutex_lock(&pool.lock);
+  while (pool.done < sweep->jobs->len) {
+    guint done = pool.done;
+    g_mutex_unlock(&pool.lock);
+    if (progress) progress(done, sweep->jobs->len, user_data);
+    g_mutex_lock(&pool.lock);
+    if (pool.done < sweep->jobs->len)
+      g_cond_wait_until(&pool.progressed, &pool.lock,
+                        g_get_monotonic_time() + 50 * G_TIME_SPAN_MILLISECOND);
   }
+  g_mutex_unlock(&pool.lock);
   g_thread_pool_free(workers, FALSE, TRUE);
+  g_mutex_clear(&pool.lock);
+  g_cond_clear(&pool.progressed);
   if (progress) progress(sweep->jobs->len, sweep->jobs->len, user_data);
   g_free(sweep->device_used);
   sweep->device_used = g_strdup_printf("cpu (%u thread%s)", threads, threads == 1 ? "" : "s");
