@@ -515,23 +515,38 @@ static int run(const SweepOptions *o) {
     fprintf(stderr, "ptsim sweep: %s\n", error->message);
     return 2;
   }
-  /* Past this many layouts the sweep is streamed: bounded memory, an exact
-   * top K, the CSV unranked. */
-  guint64 valid = ptsim_sweep_count(spec, &error);
-  if (valid == G_MAXUINT64) {
-    fprintf(stderr, "ptsim sweep: %s\n", error->message);
-    return 2;
+  /* Past --in-memory-max layouts the sweep is streamed: bounded memory, an
+   * exact top K, the CSV unranked.  A sweep is enumerated at most once to
+   * find out; a shard counts first, to know its slice. */
+  gboolean may_stream = !o->figures && !csv_out;
+  guint64 valid = 0;
+  g_autoptr(PtsimSweep) sweep = NULL;
+  if (o->shard_n == 0) {
+    sweep = ptsim_sweep_enumerate_at_most(spec, may_stream ? o->in_memory_max : G_MAXUINT64,
+                                          &error);
+    if (!sweep) {
+      fprintf(stderr, "ptsim sweep: %s\n", error->message);
+      return 2;
+    }
+    valid = sweep->valid;
+    if (sweep->stopped) g_clear_pointer(&sweep, ptsim_sweep_free);
+  }
+  if (!sweep) { /* a shard, or too many to hold: the count (an ETA for the progress line) */
+    valid = ptsim_sweep_count(spec, &error);
+    if (valid == G_MAXUINT64) {
+      fprintf(stderr, "ptsim sweep: %s\n", error->message);
+      return 2;
+    }
   }
   if (o->shard_n > 0) ptsim_shard_slice(o->shard_k, o->shard_n, valid, &spec->first, &spec->last);
-  if (valid > o->in_memory_max && !o->figures && !csv_out) {
+  if (!sweep && valid > o->in_memory_max && may_stream) {
     g_autoptr(GString) out = g_string_new(NULL);
     int rc = run_streamed(o, spec, device, merge, o->shard_n > 0 ? spec->last - spec->first : valid,
                           out);
     fwrite(out->str, 1, out->len, stdout);
     return rc;
   }
-  g_autoptr(PtsimSweep) sweep = ptsim_sweep_enumerate(spec, &error);
-  if (!sweep) {
+  if (!sweep && !(sweep = ptsim_sweep_enumerate(spec, &error))) {
     fprintf(stderr, "ptsim sweep: %s\n", error->message);
     return 2;
   }

@@ -139,7 +139,7 @@ static void try_layout(Scenario *sc, gint64 tp, gint64 cp, gint64 pp, gint64 mbs
   l->schedule = (PtsimSchedule)schedule;
   l->memory_threshold = sc->spec->memory_threshold;
   l->overlap_grad_reduce = l->overlap_param_gather = l->tp_comm_overlap = sc->spec->overlap;
-  if (sc->sweep->stream && sc->sweep->stream->error) return;
+  if ((sc->sweep->stream && sc->sweep->stream->error) || sc->sweep->stopped) return;
   sc->sweep->candidates++;
   if (!ptsim_job_validate(&job, &error)) {
     reject(sc->sweep, error->message);
@@ -148,6 +148,7 @@ static void try_layout(Scenario *sc, gint64 tp, gint64 cp, gint64 pp, gint64 mbs
   /* a shard keeps its slice of the valid layouts only */
   if (sc->sweep->valid++ < sc->spec->first || sc->sweep->valid > sc->spec->last) return;
   g_array_append_val(sc->sweep->jobs, job);
+  if (sc->sweep->jobs->len > sc->sweep->hold_max) sc->sweep->stopped = TRUE;
   if (sc->sweep->stream && sc->sweep->jobs->len >= sc->sweep->stream->chunk) flush(sc->sweep);
 }
 
@@ -208,7 +209,13 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
 }
 
 PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error) {
+  return ptsim_sweep_enumerate_at_most(spec, G_MAXUINT64, error);
+}
+
+PtsimSweep *ptsim_sweep_enumerate_at_most(const PtsimSweepSpec *spec, guint64 max,
+                                          GError **error) {
   g_autoptr(PtsimSweep) sweep = g_new0(PtsimSweep, 1);
+  sweep->hold_max = max;
   sweep->jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
   sweep->results = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
   sweep->rejected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -390,6 +397,7 @@ PtsimSweep *ptsim_sweep_stream(const PtsimSweepSpec *spec, PtsimDevice device, g
   sweep->stream->progress = progress;
   sweep->stream->progress_data = progress_data;
   sweep->first_index = spec->first;
+  sweep->hold_max = G_MAXUINT64;
   if (!enumerate_into(spec, sweep, error)) return NULL;
   flush(sweep);
   if (sweep->stream->error) {
