@@ -29,8 +29,6 @@ static PTSIM_HD PtsimTime to_ns(double seconds) {
 
 static PTSIM_HD int64_t align8(int64_t n) { return (n + 7) & ~(int64_t)7; }
 
-/* Events pending at once never exceed this: one ITEM_DONE per stage plus
- * the WAKEs, at most one per item output still in flight. */
 static PTSIM_HD int32_t event_capacity(int32_t p, int32_t m, int32_t v) {
   return 2 * p * m * v + 2 * p + 8;
 }
