@@ -31,6 +31,12 @@
  *
  * A run whose pattern needs several schedule periods to repeat (a max-plus
  * cyclicity above one) is compared over SNAPSHOTS - 1 periods at most.
+ * Cost: a snapshot writes its stage part (p (3 + v) words) and compares it
+ * with the last ones; only when that matches does it scan the pending
+ * inputs and sort the events, so the transient costs little.  One jump per
+ * steady phase (GPipe has two).  What the shortcut cannot skip is simulated:
+ * the fill and the drain of the pipeline, and transients that take many
+ * periods to settle (ZB-H1's stages often drift into step over ~15).
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #include "engine_int.h"
