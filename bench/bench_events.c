@@ -1,7 +1,9 @@
 /* bench_events.c — what the engine's periodic shortcut saves, by
  * microbatch count: the layouts of a sweep, each simulated event by event
- * (ptsim_engine_run_full) and with the shortcut (ptsim_engine_run), events
- * per layout and microseconds per layout on one core, grouped by m.
+ * (ptsim_engine_run_full), with the shortcut (ptsim_engine_run), and as
+ * the sweeps compute them (ptsim_engine_run_recurrence: no events, the
+ * same shortcut); events or items per layout and microseconds per layout
+ * on one core (engine only, CPU time), grouped by m.
  *
  *   bench_events [--schedule S] [sweep flags...]
  *
@@ -13,6 +15,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include "engine.h"
 #include "names.h"
 #include "plan.h"
@@ -21,8 +24,14 @@
 
 typedef struct {
   guint layouts;
-  double events, simulated, full_us, shortcut_us;
+  double events, simulated, full_us, shortcut_us, items, computed, recur_us;
 } Bucket;
+
+static gint64 cpu_us(void) { /* this thread's CPU time: other load does not count */
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (gint64)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
 
 static void parse_list(const char *text, GArray *out) {
   g_auto(GStrv) parts = g_strsplit(text, ",", -1);
@@ -77,6 +86,7 @@ int main(int argc, char **argv) {
   g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
   g_autofree PtsimTimeResult *full = g_new0(PtsimTimeResult, 1);
   g_autofree PtsimTimeResult *fast = g_new0(PtsimTimeResult, 1);
+  g_autofree PtsimTimeResult *recur = g_new0(PtsimTimeResult, 1);
   gsize scratch_bytes = 0;
   void *scratch = NULL;
   for (guint i = 0; i < sweep->jobs->len; i++) {
@@ -89,11 +99,13 @@ int main(int argc, char **argv) {
       scratch_bytes = (gsize)bytes;
     }
     ptsim_workload_build(plan, NULL, w);
-    gint64 t0 = g_get_monotonic_time();
+    gint64 t0 = cpu_us();
     if (ptsim_engine_run_full(plan, w, scratch, bytes, NULL, full) != 0) continue;
-    gint64 t1 = g_get_monotonic_time();
+    gint64 t1 = cpu_us();
     if (ptsim_engine_run(plan, w, scratch, bytes, NULL, fast) != 0) return 1;
-    gint64 t2 = g_get_monotonic_time();
+    gint64 t2 = cpu_us();
+    if (ptsim_engine_run_recurrence(plan, w, scratch, bytes, recur) != 0) return 1;
+    gint64 t3 = cpu_us();
     Bucket *b = &buckets[0];
     for (int k = 0; k < BUCKETS; k++)
       if (plan->num_microbatches <= upper[k]) {
@@ -105,24 +117,31 @@ int main(int argc, char **argv) {
     b->simulated += (double)fast->events_simulated;
     b->full_us += (double)(t1 - t0);
     b->shortcut_us += (double)(t2 - t1);
-    full->events_simulated = fast->events_simulated = 0;
-    if (memcmp(full, fast, sizeof *full) != 0) {
+    b->items += (double)plan->num_stages * (double)plan->schedule_items;
+    b->computed += (double)recur->events_simulated;
+    b->recur_us += (double)(t3 - t2);
+    full->events_simulated = fast->events_simulated = recur->events_simulated = 0;
+    recur->events = full->events;
+    if (memcmp(full, fast, sizeof *full) != 0 || memcmp(full, recur, sizeof *full) != 0) {
       fprintf(stderr, "bench_events: layout %u differs between the two runs\n", i);
       return 1;
     }
   }
   g_free(scratch);
-  printf("events per layout by microbatch count m, %u layouts (one core; the shortcut's "
-         "results are byte-identical)\n\n", sweep->jobs->len);
-  printf("| m | layouts | events (every event) | events simulated (shortcut) | us/layout every event "
-         "| us/layout shortcut |\n|---|---|---|---|---|---|\n");
+  printf("per layout by microbatch count m, %u layouts (one core, CPU time, engine only; all "
+         "three give the same bytes but for the recurrence's event count)\n\n",
+         sweep->jobs->len);
+  printf("| m | layouts | events, every event | events simulated, shortcut | items | items "
+         "computed, recurrence | us every event | us shortcut | us recurrence |\n"
+         "|---|---|---|---|---|---|---|---|---|\n");
   for (int k = 0; k < BUCKETS; k++) {
     const Bucket *b = &buckets[k];
     if (b->layouts == 0) continue;
-    printf("| %s%" G_GINT64_FORMAT " | %u | %.0f | %.0f | %.1f | %.1f |\n",
+    printf("| %s%" G_GINT64_FORMAT " | %u | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f |\n",
            k == BUCKETS - 1 ? "> " : "<= ", k == BUCKETS - 1 ? upper[k - 1] : upper[k],
-           b->layouts, b->events / b->layouts, b->simulated / b->layouts,
-           b->full_us / b->layouts, b->shortcut_us / b->layouts);
+           b->layouts, b->events / b->layouts, b->simulated / b->layouts, b->items / b->layouts,
+           b->computed / b->layouts, b->full_us / b->layouts, b->shortcut_us / b->layouts,
+           b->recur_us / b->layouts);
   }
   return 0;
 }

@@ -16,12 +16,14 @@
 typedef struct {
   guint layouts, jumped;
   guint64 events, simulated;
+  guint64 items, computed; /* the recurrence: items in all, items computed */
 } Tally;
 
 static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", "zb-h1"};
 
-/* Runs the plan both ways and asserts the results are the same bytes;
- * returns the shortcut's result in *out. */
+/* Runs the plan every way — every event, the event loop's shortcut, the
+ * recurrence with its shortcut — and asserts the results are the same
+ * bytes (the recurrence counts no events); the shortcut's result in *out. */
 static void check_same(const PtsimPlan *plan, const PtsimWorkload *w, PtsimTimeResult *out,
                        Tally *tally) {
   int64_t bytes = ptsim_engine_scratch_bytes(plan);
@@ -32,6 +34,12 @@ static void check_same(const PtsimPlan *plan, const PtsimWorkload *w, PtsimTimeR
   g_assert_cmpint(ptsim_engine_run_full(plan, w, scratch, bytes, NULL, full), ==, 0);
   memset(scratch, 0xa5, (size_t)bytes); /* nothing may leak from one run to the next */
   g_assert_cmpint(ptsim_engine_run(plan, w, scratch, bytes, NULL, out), ==, 0);
+  g_autofree PtsimTimeResult *recur = g_new0(PtsimTimeResult, 1);
+  memset(scratch, 0x5a, (size_t)bytes);
+  g_assert_cmpint(ptsim_engine_run_recurrence(plan, w, scratch, bytes, recur), ==, 0);
+  g_assert_cmpint(recur->events, ==, 0);
+  tally->items += (guint64)plan->num_stages * (guint64)plan->schedule_items;
+  tally->computed += (guint64)recur->events_simulated;
   g_assert_cmpint(full->events_simulated, ==, full->events);
   g_assert_cmpint(out->events, ==, full->events);
   g_assert_cmpint(out->events_simulated, <=, out->events);
@@ -40,7 +48,9 @@ static void check_same(const PtsimPlan *plan, const PtsimWorkload *w, PtsimTimeR
   tally->events += (guint64)out->events;
   tally->simulated += (guint64)out->events_simulated;
   out->events_simulated = full->events_simulated = 0;
-  if (memcmp(out, full, sizeof *out) != 0) {
+  recur->events = full->events;
+  recur->events_simulated = 0;
+  if (memcmp(out, full, sizeof *out) != 0 || memcmp(recur, full, sizeof *out) != 0) {
     g_test_message("differs: schedule %d p %" G_GINT64_FORMAT " v %" G_GINT64_FORMAT
                    " m %" G_GINT64_FORMAT ": step %.9f vs %.9f s, pipeline %.9f vs %.9f s",
                    (int)plan->job.layout.schedule, plan->num_stages, plan->num_chunks,
@@ -55,9 +65,10 @@ static void report(const Tally *by_schedule) {
     const Tally *t = &by_schedule[k];
     if (t->layouts == 0) continue;
     g_test_message("%-11s %5u layouts, %5u took the shortcut; events %" G_GUINT64_FORMAT
-                   ", simulated %" G_GUINT64_FORMAT " (%.1f%%)",
+                   ", simulated %" G_GUINT64_FORMAT " (%.1f%%); recurrence: %.1f%% of the items",
                    schedule_names[k], t->layouts, t->jumped, t->events, t->simulated,
-                   100.0 * (double)t->simulated / (double)MAX(t->events, 1));
+                   100.0 * (double)t->simulated / (double)MAX(t->events, 1),
+                   100.0 * (double)t->computed / (double)MAX(t->items, 1));
   }
 }
 

@@ -127,11 +127,12 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
     return;
   }
   ptsim_workload_build(plan, (const PtsimCostParams *)0, workload);
+  /* The recurrence: the event loop's times at a quarter of the cost (the
+   * batch reports no event count); every event with --no-shortcut. */
   rc = mc && mc->no_shortcut
            ? ptsim_engine_run_full(plan, workload, base + off, scratch_bytes - off,
                                    (PtsimTrace *)0, time)
-           : ptsim_engine_run(plan, workload, base + off, scratch_bytes - off,
-                              (PtsimTrace *)0, time);
+           : ptsim_engine_run_recurrence(plan, workload, base + off, scratch_bytes - off, time);
   if (rc != 0) {
     out->status = rc;
     return;

@@ -33,6 +33,13 @@ static PTSIM_HD int32_t event_capacity(int32_t p, int32_t m, int32_t v) {
   return 2 * p * m * v + 2 * p + 8;
 }
 
+/* The shortcut's scratch: the event loop's snapshots or the recurrence's
+ * cut records, whichever is larger (a run uses one). */
+static PTSIM_HD int64_t aux_bytes(int32_t p, int32_t v) {
+  int64_t a = ptsim_engine_period_bytes(p, v), b = ptsim_engine_recur_bytes(p, v);
+  return a > b ? a : b;
+}
+
 PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan) {
   int32_t p = (int32_t)plan->num_stages, v = (int32_t)plan->num_chunks;
   int32_t m = (int32_t)plan->num_microbatches;
@@ -42,7 +49,7 @@ PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan) {
   return 2 * align8((int64_t)p * m * v * (int64_t)sizeof(PtsimTime)) +
          align8((int64_t)p * v * 4 * (int64_t)sizeof(PtsimTime)) +
          align8((int64_t)p * (int64_t)sizeof(StageState)) +
-         align8(ptsim_engine_period_bytes(p, v)) +
+         align8(aux_bytes(p, v)) +
          align8((int64_t)event_capacity(p, m, v) * (int64_t)sizeof(PtsimEvent));
 }
 
@@ -190,8 +197,10 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t sh
   sim->stages = (StageState *)(base + off);
   off += align8((int64_t)sim->p * (int64_t)sizeof(StageState));
   sim->period = (struct PtsimEnginePeriod *)0;
+  sim->aux = base + off;
   if (shortcut) ptsim_engine_period_init(sim, base + off);
-  off += align8(ptsim_engine_period_bytes(sim->p, sim->v));
+  sim->track = shortcut;
+  off += align8(aux_bytes(sim->p, sim->v));
   events = (PtsimEvent *)(base + off);
   off += align8((int64_t)cap * (int64_t)sizeof(PtsimEvent));
   sim->fwd_ready = (PtsimTime *)(base + off);
@@ -209,8 +218,8 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t sh
     if (rc < 0) return rc;
     st->last_forward = ptsim_schedule_last_index(&st->shape, PTSIM_SCHEDULE_ITEM_FORWARD);
     st->last_backward = ptsim_schedule_last_index(&st->shape, PTSIM_SCHEDULE_ITEM_BACKWARD);
-    st->touched_lo = st->scanned_lo = sim->items;
-    st->touched_hi = st->scanned_hi = -1;
+    st->touched_lo = sim->items;
+    st->touched_hi = -1;
   }
   for (s = 0; s < sim->p; s++) ptsim_engine_stage_load(sim, s);
   if (ptsim_event_queue_init(&sim->queue, events, cap) != 0) return PTSIM_ENGINE_ERR_SCRATCH;
@@ -292,6 +301,69 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
                  : 0.0;
 }
 
+PTSIM_HD int32_t ptsim_engine_scan_pending(PtsimEngineSim *sim, int32_t s, int32_t from,
+                                           const int32_t *done_below, PtsimTime ref,
+                                           int64_t *w, int32_t *len, int32_t cap,
+                                           int32_t *pending, int32_t pending_cap,
+                                           int32_t scan_cap) {
+  StageState *st = &sim->stages[s];
+  int32_t p = sim->p, v = sim->v, i, reads = 0, count_at = *len;
+  /* the streams this stage has: forwards from the previous virtual stage,
+   * backwards from the next one (the loss is never pending) */
+  int32_t open = ((s > 0 || v > 1) << PTSIM_SCHEDULE_INPUT_FORWARD) |
+                 ((s < p - 1 || v > 1) << PTSIM_SCHEDULE_INPUT_BACKWARD);
+  if (*len >= cap) return -1;
+  w[(*len)++] = 0;
+  for (i = from; open && i < sim->items; i++) {
+    PtsimScheduleItem it, src;
+    int32_t from_stage = 0, input, j;
+    if (i > st->last_forward) open &= ~(1 << PTSIM_SCHEDULE_INPUT_FORWARD);
+    if (i > st->last_backward) open &= ~(1 << PTSIM_SCHEDULE_INPUT_BACKWARD);
+    if (!open) break;
+    if (++reads > scan_cap) return -1;
+    ptsim_schedule_item_at(&st->shape, i, &it);
+    ptsim_engine_touch(st, i);
+    input = ptsim_schedule_input(p, v, s, &it, &from_stage, &src);
+    if ((input != PTSIM_SCHEDULE_INPUT_FORWARD && input != PTSIM_SCHEDULE_INPUT_BACKWARD) ||
+        !(open & (1 << input)))
+      continue;
+    j = ptsim_schedule_index_of(&sim->stages[from_stage].shape, src.kind, src.microbatch,
+                                src.chunk);
+    ptsim_engine_touch(&sim->stages[from_stage], j);
+    if (j >= done_below[from_stage]) { /* the first missing one: the rest are too */
+      open &= ~(1 << input);
+      continue;
+    }
+    if (*pending >= pending_cap || *len + 2 > cap) return -1;
+    w[(*len)++] = i - from;
+    w[(*len)++] = (input == PTSIM_SCHEDULE_INPUT_FORWARD ? sim->fwd_ready : sim->bwd_ready)
+                      [ptsim_engine_slot(sim, s, it.microbatch, it.chunk)] - ref;
+    w[count_at] += 1;
+    *pending += 1;
+  }
+  return 0;
+}
+
+/* What every run starts from; a negative code when the schedule cannot
+ * be built. */
+static PTSIM_HD int32_t setup(Sim *sim, const PtsimPlan *plan, const PtsimWorkload *workload,
+                              const PtsimJitter *jitter, PtsimTrace *trace) {
+  sim->plan = plan;
+  sim->job = &plan->job;
+  sim->w = workload;
+  sim->p = (int32_t)plan->num_stages;
+  sim->v = (int32_t)plan->num_chunks;
+  sim->m = (int32_t)plan->num_microbatches;
+  sim->items = plan->schedule_items;
+  sim->trace = trace;
+  if (trace) trace->count = 0;
+  sim->jitter = jitter;
+  if (jitter) ptsim_rng_init(&sim->rng, jitter->seed, jitter->subsequence);
+  sim->pp_ns = to_ns(workload->pp_transfer_s);
+  sim->events = sim->simulated = 0;
+  return sim->items < 0 ? sim->items : 0;
+}
+
 static PTSIM_HD int32_t engine_simulate(const PtsimPlan *plan, const PtsimWorkload *workload,
                                         const PtsimJitter *jitter, int32_t shortcut,
                                         void *scratch, int64_t scratch_bytes, PtsimTrace *trace,
@@ -300,20 +372,8 @@ static PTSIM_HD int32_t engine_simulate(const PtsimPlan *plan, const PtsimWorklo
   PtsimEvent ev;
   int32_t rc, s;
   int64_t total_items;
-  sim.plan = plan;
-  sim.job = &plan->job;
-  sim.w = workload;
-  sim.p = (int32_t)plan->num_stages;
-  sim.v = (int32_t)plan->num_chunks;
-  sim.m = (int32_t)plan->num_microbatches;
-  sim.items = plan->schedule_items;
-  if (sim.items < 0) return sim.items;
-  sim.trace = trace;
-  if (trace) trace->count = 0;
-  sim.jitter = jitter;
-  if (jitter) ptsim_rng_init(&sim.rng, jitter->seed, jitter->subsequence);
-  sim.pp_ns = to_ns(workload->pp_transfer_s);
-  sim.events = sim.simulated = 0;
+  rc = setup(&sim, plan, workload, jitter, trace);
+  if (rc != 0) return rc;
   /* A trace lists every item and a jittered run has no period: both need
    * every event. */
   rc = carve(&sim, scratch, scratch_bytes, shortcut && !trace && !jitter);
@@ -361,4 +421,19 @@ PTSIM_HD int32_t ptsim_engine_run_jittered(const PtsimPlan *plan, const PtsimWor
                                            int64_t scratch_bytes, PtsimTrace *trace,
                                            PtsimTimeResult *out) {
   return engine_simulate(plan, workload, jitter, 1, scratch, scratch_bytes, trace, out);
+}
+
+PTSIM_HD int32_t ptsim_engine_run_recurrence(const PtsimPlan *plan, const PtsimWorkload *workload,
+                                             void *scratch, int64_t scratch_bytes,
+                                             PtsimTimeResult *out) {
+  Sim sim;
+  int32_t rc = setup(&sim, plan, workload, (const PtsimJitter *)0, (PtsimTrace *)0);
+  if (rc != 0) return rc;
+  rc = carve(&sim, scratch, scratch_bytes, 0);
+  if (rc != 0) return rc;
+  tabulate(&sim);
+  rc = ptsim_engine_recur(&sim, sim.aux);
+  if (rc != 0) return rc;
+  summarise(&sim, out);
+  return 0;
 }

@@ -48,8 +48,8 @@ typedef struct {
   int32_t from_index;
   int32_t last_forward, last_backward; /* where the order's last F and B are */
   /* Shortcut only: item indices of this stage read since the last
-   * snapshot (lo > hi: none), and those the last snapshot read. */
-  int32_t touched_lo, touched_hi, scanned_lo, scanned_hi;
+   * snapshot or cut (lo > hi: none). */
+  int32_t touched_lo, touched_hi;
 } PtsimEngineStage;
 
 struct PtsimEnginePeriod; /* engine_period.c */
@@ -71,6 +71,8 @@ typedef struct {
   int64_t events;              /* events of the full simulation */
   int64_t simulated;           /* events actually popped */
   struct PtsimEnginePeriod *period; /* NULL: every event is simulated */
+  void *aux;                   /* scratch of the shortcut (engine_period.c or engine_recur.c) */
+  int32_t track;               /* item indices read are recorded (touched_lo/hi) */
   double comm_s[PTSIM_MAX_STAGES][PTSIM_COMM_KINDS];
 } PtsimEngineSim;
 
@@ -86,8 +88,8 @@ static PTSIM_HD inline void ptsim_engine_touch(PtsimEngineStage *st, int32_t ind
   if (index > st->touched_hi) st->touched_hi = index;
 }
 
-/* Reads item `next` of `stage` and where its input comes from.  With the
- * shortcut on, both indices count as read (they must repeat with the
+/* Reads item `next` of `stage` and where its input comes from.  With
+ * sim->track, both indices count as read (they must repeat with the
  * period). */
 static PTSIM_HD inline void ptsim_engine_stage_load(PtsimEngineSim *sim, int32_t stage) {
   PtsimEngineStage *st = &sim->stages[stage];
@@ -95,11 +97,11 @@ static PTSIM_HD inline void ptsim_engine_stage_load(PtsimEngineSim *sim, int32_t
   if (st->next >= sim->items) return;
   ptsim_schedule_item_at(&st->shape, st->next, &st->item);
   st->input = ptsim_schedule_input(sim->p, sim->v, stage, &st->item, &st->from_stage, &from);
-  if (sim->period) ptsim_engine_touch(st, st->next);
+  if (sim->track) ptsim_engine_touch(st, st->next);
   if (st->input == PTSIM_SCHEDULE_INPUT_NONE || st->input == PTSIM_SCHEDULE_INPUT_LOSS) return;
   st->from_index = ptsim_schedule_index_of(&sim->stages[st->from_stage].shape, from.kind,
                                            from.microbatch, from.chunk);
-  if (sim->period) ptsim_engine_touch(&sim->stages[st->from_stage], st->from_index);
+  if (sim->track) ptsim_engine_touch(&sim->stages[st->from_stage], st->from_index);
 }
 
 /* When the input of item `next` of `stage` is available: 0 when it waits
@@ -114,6 +116,21 @@ static PTSIM_HD inline PtsimTime ptsim_engine_input_ready(const PtsimEngineSim *
       [ptsim_engine_slot(sim, stage, st->item.microbatch, st->item.chunk)];
 }
 
+/* Where a shortcut's state lists stage s's pending inputs: its items from
+ * `from` on whose producers are done (their index below done_below[] of
+ * their stage), which are a prefix of each input stream (a producer ends
+ * its items in order, and each stream is produced in the order the stage
+ * consumes it: /schedule/streams-in-order), so the scan stops at the first
+ * missing input of every stream.  Appends the count, then (index - from,
+ * arrival - ref) pairs, to w[*len..] (cap words, *pending against
+ * pending_cap, at most scan_cap items read); every index read counts as
+ * read (touched).  Returns 0, or -1 when they do not fit. */
+PTSIM_HD int32_t ptsim_engine_scan_pending(PtsimEngineSim *sim, int32_t s, int32_t from,
+                                           const int32_t *done_below, PtsimTime ref,
+                                           int64_t *w, int32_t *len, int32_t cap,
+                                           int32_t *pending, int32_t pending_cap,
+                                           int32_t scan_cap);
+
 /* ---- engine_period.c ---- */
 
 /* Scratch bytes of the shortcut's snapshots for p stages and v chunks. */
@@ -127,5 +144,16 @@ PTSIM_HD void ptsim_engine_period_init(PtsimEngineSim *sim, void *scratch);
  * the same state moved by one period, advances the run by as many whole
  * periods as the steady stretch still holds.  Returns 0 (jumped or not). */
 PTSIM_HD int32_t ptsim_engine_period_check(PtsimEngineSim *sim, int32_t index, PtsimTime now);
+
+/* ---- engine_recur.c ---- */
+
+/* Scratch bytes of the recurrence's cut records for p stages, v chunks. */
+PTSIM_HD int64_t ptsim_engine_recur_bytes(int32_t p, int32_t v);
+
+/* Computes every item's times by the recurrence, with its periodic
+ * shortcut, into sim's stages (no events: sim->simulated counts the items
+ * computed).  `scratch`: ptsim_engine_recur_bytes.  Returns 0 or
+ * PTSIM_ENGINE_ERR_STALL. */
+PTSIM_HD int32_t ptsim_engine_recur(PtsimEngineSim *sim, void *scratch);
 
 #endif /* PTSIM_ENGINE_INT_H */

@@ -117,54 +117,6 @@ PTSIM_HD void ptsim_engine_period_init(PtsimEngineSim *sim, void *scratch) {
 
 /* ---- taking a snapshot ---- */
 
-static PTSIM_HD void period_scan_touch(PtsimEngineStage *st, int32_t index) {
-  if (index < st->scanned_lo) st->scanned_lo = index;
-  if (index > st->scanned_hi) st->scanned_hi = index;
-}
-
-/* Appends stage s's pending inputs as (index - next, arrival - now) pairs
- * after their count; -1 when they do not fit. */
-static PTSIM_HD int32_t period_scan(PtsimEngineSim *sim, int32_t s, PtsimTime now, int64_t *w,
-                                    int32_t *n, int32_t *pending) {
-  struct PtsimEnginePeriod *pd = sim->period;
-  PtsimEngineStage *st = &sim->stages[s];
-  int32_t p = sim->p, v = sim->v, i = st->next + st->busy, reads = 0, count_at = *n;
-  /* the streams this stage has: forwards from the previous virtual stage,
-   * backwards from the next one */
-  int32_t open = ((s > 0 || v > 1) << PTSIM_SCHEDULE_INPUT_FORWARD) |
-                 ((s < p - 1 || v > 1) << PTSIM_SCHEDULE_INPUT_BACKWARD);
-  if (*n >= pd->words_cap) return -1;
-  w[(*n)++] = 0;
-  for (; open && i < sim->items; i++) {
-    PtsimScheduleItem it, from;
-    int32_t from_stage = 0, input, j;
-    if (i > st->last_forward) open &= ~(1 << PTSIM_SCHEDULE_INPUT_FORWARD);
-    if (i > st->last_backward) open &= ~(1 << PTSIM_SCHEDULE_INPUT_BACKWARD);
-    if (!open) break;
-    if (++reads > pd->scan_cap) return -1;
-    ptsim_schedule_item_at(&st->shape, i, &it);
-    period_scan_touch(st, i);
-    input = ptsim_schedule_input(p, v, s, &it, &from_stage, &from);
-    if ((input != PTSIM_SCHEDULE_INPUT_FORWARD && input != PTSIM_SCHEDULE_INPUT_BACKWARD) ||
-        !(open & (1 << input)))
-      continue;
-    j = ptsim_schedule_index_of(&sim->stages[from_stage].shape, from.kind, from.microbatch,
-                                from.chunk);
-    period_scan_touch(&sim->stages[from_stage], j);
-    if (j >= sim->stages[from_stage].next) { /* the first missing one: the rest are too */
-      open &= ~(1 << input);
-      continue;
-    }
-    if (*pending >= pd->pending_cap || *n + 2 > pd->words_cap) return -1;
-    w[(*n)++] = i - st->next;
-    w[(*n)++] = (input == PTSIM_SCHEDULE_INPUT_FORWARD ? sim->fwd_ready : sim->bwd_ready)
-                    [ptsim_engine_slot(sim, s, it.microbatch, it.chunk)] - now;
-    w[count_at] += 1;
-    *pending += 1;
-  }
-  return 0;
-}
-
 /* 1 when event x pops before event y. */
 static PTSIM_HD int32_t period_before(const PtsimEvent *x, const PtsimEvent *y) {
   return x->time != y->time ? x->time < y->time : x->seq < y->seq;
@@ -196,8 +148,12 @@ static PTSIM_HD int32_t period_take_full(PtsimEngineSim *sim, Snapshot *sn, int3
   struct PtsimEnginePeriod *pd = sim->period;
   int64_t *w = sn->words;
   int32_t n = sn->len, pending = 0, s, k, count = ptsim_event_queue_count(&sim->queue), live = 0;
-  for (s = 0; s < sim->p; s++)
-    if (period_scan(sim, s, now, w, &n, &pending) != 0) return -1;
+  int32_t done[PTSIM_MAX_STAGES]; /* a producer's items below its next have ended */
+  for (s = 0; s < sim->p; s++) done[s] = sim->stages[s].next;
+  for (s = 0; s < sim->p; s++) /* from the first item not started */
+    if (ptsim_engine_scan_pending(sim, s, sim->stages[s].next + sim->stages[s].busy, done, now, w,
+                                  &n, pd->words_cap, &pending, pd->pending_cap, pd->scan_cap) != 0)
+      return -1;
   /* the pending events in the order they will pop (insertion sort: few) */
   for (k = 0; k < count; k++) {
     PtsimEvent *ev = ptsim_event_queue_entry(&sim->queue, k);
@@ -290,7 +246,7 @@ static PTSIM_HD void period_jump(PtsimEngineSim *sim, const Snapshot *then,
     for (k = 0; k < pending; k++, n += 2) {
       PtsimScheduleItem it, from;
       int32_t from_stage = 0, input;
-      ptsim_schedule_item_at(&st->shape, st->next + (int32_t)now_snap->words[n], &it);
+      ptsim_schedule_item_at(&st->shape, st->next + st->busy + (int32_t)now_snap->words[n], &it);
       input = ptsim_schedule_input(sim->p, sim->v, s, &it, &from_stage, &from);
       (input == PTSIM_SCHEDULE_INPUT_FORWARD ? sim->fwd_ready : sim->bwd_ready)
           [ptsim_engine_slot(sim, s, it.microbatch, it.chunk)] =
@@ -318,9 +274,11 @@ PTSIM_HD int32_t ptsim_engine_period_check(PtsimEngineSim *sim, int32_t index, P
   cur->valid = 1;
   period_take_stages(sim, cur, index, now);
   stage_words = cur->len;
-  for (s = 0; s < sim->p; s++) {
-    sim->stages[s].scanned_lo = sim->items;
-    sim->stages[s].scanned_hi = -1;
+  for (s = 0; s < sim->p; s++) { /* the period's reads; the scan's are added below */
+    cur->read_lo[s] = sim->stages[s].touched_lo;
+    cur->read_hi[s] = sim->stages[s].touched_hi;
+    sim->stages[s].touched_lo = sim->items;
+    sim->stages[s].touched_hi = -1;
   }
   /* The stages alone are cheap to compare and differ all through the
    * transient; only when they match a recent snapshot's is the rest worth
@@ -337,10 +295,8 @@ PTSIM_HD int32_t ptsim_engine_period_check(PtsimEngineSim *sim, int32_t index, P
   /* what this snapshot read belongs to the periods on both sides of it */
   for (s = 0; s < sim->p; s++) {
     PtsimEngineStage *st = &sim->stages[s];
-    cur->read_lo[s] = st->touched_lo < st->scanned_lo ? st->touched_lo : st->scanned_lo;
-    cur->read_hi[s] = st->touched_hi > st->scanned_hi ? st->touched_hi : st->scanned_hi;
-    st->touched_lo = st->scanned_lo;
-    st->touched_hi = st->scanned_hi;
+    if (st->touched_lo < cur->read_lo[s]) cur->read_lo[s] = st->touched_lo;
+    if (st->touched_hi > cur->read_hi[s]) cur->read_hi[s] = st->touched_hi;
   }
   for (cycles = 1; ok && cur->full && cycles < SNAPSHOTS && cycles <= pd->taken; cycles++) {
     const Snapshot *then = &pd->snaps[(pd->taken - cycles) % SNAPSHOTS];
