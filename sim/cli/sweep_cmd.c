@@ -636,13 +636,14 @@ int ptsim_sweep_main(int argc, char **argv) {
       {"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed,
        "Seed of the Philox4x32-10 streams (CPU) / cuRAND Philox (GPU) (default 1)", "N"},
       {"no-shortcut", 0, 0, G_OPTION_ARG_NONE, &o.no_shortcut,
-       "Simulate every event of every layout instead of advancing each repeating steady "
-       "state in one step (the results are the same; this checks it, and is slower)",
+       "Simulate every event of every layout (the event loop) instead of computing the item "
+       "times as a recurrence that advances each repeating steady state in one step (the "
+       "results are the same; this checks it, and is slower)",
        NULL},
       {"shard", 0, 0, G_OPTION_ARG_STRING, &o.shard,
        "Evaluate only the K-th of N equal slices of the valid layouts (enumeration order) and "
-       "write them to --csv FILE as a shard file, for --merge (a Slurm array task: "
-       "--shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)",
+       "write them to --csv FILE as a shard file, for --merge (a Slurm job array "
+       "--array=1-N: --shard $SLURM_ARRAY_TASK_ID/N)",
        "K/N"},
       {"merge", 0, 0, G_OPTION_ARG_NONE, &o.merge,
        "The files after the options are the N shard files of this very sweep (the same flags): "
