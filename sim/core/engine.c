@@ -40,7 +40,9 @@ static PTSIM_HD int64_t aux_bytes(int32_t p, int32_t v) {
   return a > b ? a : b;
 }
 
-PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan) {
+/* `events`: with the event queue's slots (the event loop); without them,
+ * what the recurrence needs — a fifth as much for long pipelines. */
+static PTSIM_HD int64_t scratch_bytes(const PtsimPlan *plan, int32_t events) {
   int32_t p = (int32_t)plan->num_stages, v = (int32_t)plan->num_chunks;
   int32_t m = (int32_t)plan->num_microbatches;
   int32_t items = plan->schedule_items;
@@ -50,7 +52,15 @@ PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan) {
          align8((int64_t)p * v * 4 * (int64_t)sizeof(PtsimTime)) +
          align8((int64_t)p * (int64_t)sizeof(StageState)) +
          align8(aux_bytes(p, v)) +
-         align8((int64_t)event_capacity(p, m, v) * (int64_t)sizeof(PtsimEvent));
+         (events ? align8((int64_t)event_capacity(p, m, v) * (int64_t)sizeof(PtsimEvent)) : 0);
+}
+
+PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan) {
+  return scratch_bytes(plan, 1);
+}
+
+PTSIM_HD int64_t ptsim_engine_recurrence_bytes(const PtsimPlan *plan) {
+  return scratch_bytes(plan, 0);
 }
 
 static PTSIM_HD void trace_add(Sim *sim, int32_t stage, int32_t kind, int32_t mb, int32_t chunk,
@@ -183,12 +193,15 @@ static PTSIM_HD PtsimTime grad_sync_end(Sim *sim, int32_t stage) {
   return stream > st->free_at ? stream : st->free_at;
 }
 
-static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t shortcut) {
+/* Lays a run out in scratch; `events`: the event loop's queue too (the
+ * recurrence has none). */
+static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t shortcut,
+                              int32_t events) {
   char *base = (char *)scratch;
   int64_t off = 0, n = (int64_t)sim->p * sim->m * sim->v;
   int32_t s, cap = event_capacity(sim->p, sim->m, sim->v);
-  PtsimEvent *events;
-  if (bytes < ptsim_engine_scratch_bytes(sim->plan)) return PTSIM_ENGINE_ERR_SCRATCH;
+  PtsimEvent *slots;
+  if (bytes < scratch_bytes(sim->plan, events)) return PTSIM_ENGINE_ERR_SCRATCH;
   /* What every run touches first, so that one layout after another finds
    * it in cache; the ready tables, of which a run touches a few entries,
    * last. */
@@ -201,8 +214,8 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t sh
   if (shortcut) ptsim_engine_period_init(sim, base + off);
   sim->track = shortcut;
   off += align8(aux_bytes(sim->p, sim->v));
-  events = (PtsimEvent *)(base + off);
-  off += align8((int64_t)cap * (int64_t)sizeof(PtsimEvent));
+  slots = (PtsimEvent *)(base + off);
+  if (events) off += align8((int64_t)cap * (int64_t)sizeof(PtsimEvent));
   sim->fwd_ready = (PtsimTime *)(base + off);
   off += align8(n * (int64_t)sizeof(PtsimTime));
   sim->bwd_ready = (PtsimTime *)(base + off);
@@ -222,7 +235,8 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t sh
     st->touched_hi = -1;
   }
   for (s = 0; s < sim->p; s++) ptsim_engine_stage_load(sim, s);
-  if (ptsim_event_queue_init(&sim->queue, events, cap) != 0) return PTSIM_ENGINE_ERR_SCRATCH;
+  if (events && ptsim_event_queue_init(&sim->queue, slots, cap) != 0)
+    return PTSIM_ENGINE_ERR_SCRATCH;
   return 0;
 }
 
@@ -376,7 +390,7 @@ static PTSIM_HD int32_t engine_simulate(const PtsimPlan *plan, const PtsimWorklo
   if (rc != 0) return rc;
   /* A trace lists every item and a jittered run has no period: both need
    * every event. */
-  rc = carve(&sim, scratch, scratch_bytes, shortcut && !trace && !jitter);
+  rc = carve(&sim, scratch, scratch_bytes, shortcut && !trace && !jitter, 1);
   if (rc != 0) return rc;
   tabulate(&sim);
   for (s = 0; s < sim.p; s++) {
@@ -429,7 +443,7 @@ PTSIM_HD int32_t ptsim_engine_run_recurrence(const PtsimPlan *plan, const PtsimW
   Sim sim;
   int32_t rc = setup(&sim, plan, workload, (const PtsimJitter *)0, (PtsimTrace *)0);
   if (rc != 0) return rc;
-  rc = carve(&sim, scratch, scratch_bytes, 0);
+  rc = carve(&sim, scratch, scratch_bytes, 0, 0);
   if (rc != 0) return rc;
   tabulate(&sim);
   rc = ptsim_engine_recur(&sim, sim.aux);

@@ -130,6 +130,10 @@ PTSIM_HD int32_t ptsim_engine_run_full(const PtsimPlan *plan, const PtsimWorkloa
                                        void *scratch, int64_t scratch_bytes, PtsimTrace *trace,
                                        PtsimTimeResult *out);
 
+/* Bytes of scratch ptsim_engine_run_recurrence needs (no event queue: a
+ * fifth of the above for long pipelines), or a negative schedule code. */
+PTSIM_HD int64_t ptsim_engine_recurrence_bytes(const PtsimPlan *plan);
+
 /* The same result but for `events` (0: not counted), without events: an
  * item starts at max(its stage's free time, its input's arrival) whatever
  * order the events pop in, so the times are a recurrence over the items,
