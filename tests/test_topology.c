@@ -164,8 +164,8 @@ static void
 test_nodes_member_by_member(void)
 {
   static const int64_t sizes[] = {1, 2, 3, 4, 5, 6, 8, 16};
-  g_test_summary("nodes and members per node agree with placing every member, for all group "
-                 "kinds, ranks and node sizes 1..9 of small layouts");
+  g_test_summary("nodes, members per node and fabric senders agree with placing every member, "
+                 "for all group kinds, ranks and node sizes 1..9 of small layouts");
   for (int k = 0; k < PTSIM_GROUP_KIND_COUNT; k++)
     for (guint a = 0; a < G_N_ELEMENTS(sizes); a++)
       for (guint b = 0; b < 4; b++)
@@ -191,6 +191,16 @@ test_nodes_member_by_member(void)
                 g_assert_cmpint(grp.nodes, ==, nodes);
                 g_assert_cmpint(grp.gpus_per_node, ==, lo);
                 g_assert_cmpint(grp.max_gpus_per_node, ==, hi);
+                /* senders: the GPUs of the group's first node whose own group
+                 * (found from their rank) leaves the node */
+                int64_t senders = 0, first = grp.first_rank / gpn * gpn;
+                for (int64_t r = first; r < MIN(first + gpn, tp * cp * dp * pp); r++) {
+                  PtsimGroup other;
+                  ptsim_topology_group_of(tp, cp, dp, pp, gpn, (PtsimGroupKind)k, r, &other);
+                  senders += other.first_rank / gpn !=
+                             (other.first_rank + (other.size - 1) * other.stride) / gpn;
+                }
+                g_assert_cmpint(grp.fabric_senders_per_node, ==, senders);
               }
             }
 }

@@ -160,7 +160,9 @@ PTSIM_HD void ptsim_topology_group_of(int64_t tp, int64_t cp, int64_t dp,
   node_last = node_first + g;
   if (node_last > world) node_last = world;
   for (r = node_first; r < node_last; r++) {
-    int64_t s = topo_group_start(tp, cp, dp, kind, r);
+    /* r's group starts where r's place in its progression is zero (what
+     * topo_group_start says, with two divisions instead of six) */
+    int64_t s = r - (r / stride) % size * stride;
     if (topo_progression_crosses(s, stride, size, g)) senders++;
   }
 
