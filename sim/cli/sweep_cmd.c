@@ -330,13 +330,66 @@ void ptsim_sweep_csv_row(GString *out, guint64 rank, const PtsimJob *job,
   csv_row(out, rank, job, r);
 }
 
-static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
-  g_string_append(out, CSV_HEADER);
-  for (guint k = 0; k < order->len; k++) {
-    guint i = g_array_index(order, guint, k);
-    csv_row(out, k + 1, &g_array_index(sweep->jobs, PtsimJob, i),
-            &g_array_index(sweep->results, PtsimBatchResult, i));
+/* ---- rows on every core (formatting the numbers is most of a CSV's cost) ---- */
+
+typedef void (*RowFn)(GString *out, guint k, gconstpointer data);
+
+typedef struct {
+  RowFn fn;
+  gconstpointer data;
+  guint first, last;
+  GString *out;
+} RowSlice;
+
+static gpointer format_slice(gpointer user_data) {
+  RowSlice *slice = user_data;
+  for (guint k = slice->first; k < slice->last; k++) slice->fn(slice->out, k, slice->data);
+  return NULL;
+}
+
+/* Appends rows 0..n-1, fn(out, k, data) each, in slices on up to `threads`
+ * threads (0: all cores) when there are many: the same bytes as one after
+ * the other. */
+static void format_rows(GString *out, guint n, guint threads, RowFn fn, gconstpointer data) {
+  enum { MAX_SLICES = 16 };
+  RowSlice slices[MAX_SLICES];
+  GThread *workers[MAX_SLICES];
+  if (threads == 0) threads = g_get_num_processors();
+  threads = MIN(threads, MAX_SLICES);
+  if (n < 4096 || threads < 2) {
+    for (guint k = 0; k < n; k++) fn(out, k, data);
+    return;
   }
+  for (guint t = 0; t < threads; t++) {
+    RowSlice slice = {fn, data, (guint)((guint64)n * t / threads),
+                      (guint)((guint64)n * (t + 1) / threads), g_string_new(NULL)};
+    slices[t] = slice;
+    if (t > 0) workers[t] = g_thread_new("csv", format_slice, &slices[t]);
+  }
+  format_slice(&slices[0]);
+  for (guint t = 0; t < threads; t++) {
+    if (t > 0) g_thread_join(workers[t]);
+    g_string_append_len(out, slices[t].out->str, (gssize)slices[t].out->len);
+    g_string_free(slices[t].out, TRUE);
+  }
+}
+
+typedef struct {
+  const PtsimSweep *sweep;
+  GArray *order;
+} RankedRows;
+
+static void ranked_row(GString *out, guint k, gconstpointer data) {
+  const RankedRows *rows = data;
+  guint i = g_array_index(rows->order, guint, k);
+  csv_row(out, k + 1, &g_array_index(rows->sweep->jobs, PtsimJob, i),
+          &g_array_index(rows->sweep->results, PtsimBatchResult, i));
+}
+
+static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order, guint threads) {
+  RankedRows rows = {sweep, order};
+  g_string_append(out, CSV_HEADER);
+  format_rows(out, order->len, threads, ranked_row, &rows);
 }
 
 /* ---- streamed sweeps: bounded memory, exact top K, CSV in enumeration order ---- */
@@ -346,6 +399,7 @@ typedef struct {
   Counts counts;
   GArray *best_jobs, *best_results; /* the best `top` so far, ranked */
   FILE *csv;                        /* NULL: no CSV */
+  guint threads;                    /* to format its rows */
   gboolean shard;                   /* the CSV is a shard file */
   PtsimShardReader *merge;          /* results come from shard files */
   GArray *merged;                   /* PtsimBatchResult: a chunk's, from them */
@@ -357,6 +411,20 @@ static gboolean better(const PtsimJob *ja, const PtsimBatchResult *ra, const Pts
   int fa = ra->fits && ra->status == 0, fb = rb->fits && rb->status == 0;
   if (fa != fb) return fa > fb;
   return ra->tokens_per_s / (double)ja->layout.gpus > rb->tokens_per_s / (double)jb->layout.gpus;
+}
+
+typedef struct {
+  const PtsimJob *jobs;
+  const PtsimBatchResult *results;
+  guint64 first_index;
+  gboolean shard;
+} ChunkRows;
+
+/* A streamed row: unranked (rank 0), or a shard file's. */
+static void chunk_row(GString *out, guint k, gconstpointer data) {
+  const ChunkRows *c = data;
+  if (c->shard) ptsim_shard_row(out, c->first_index + k, &c->jobs[k], &c->results[k]);
+  else csv_row(out, 0, &c->jobs[k], &c->results[k]);
 }
 
 static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *results, guint n,
@@ -378,10 +446,8 @@ static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *resul
   }
   if (!st->csv) return TRUE;
   g_autoptr(GString) rows = g_string_new(NULL);
-  for (guint i = 0; i < n; i++) {
-    if (st->shard) ptsim_shard_row(rows, first_index + i, &jobs[i], &results[i]);
-    else csv_row(rows, 0, &jobs[i], &results[i]);
-  }
+  ChunkRows chunk = {jobs, results, first_index, st->shard};
+  format_rows(rows, n, st->threads, chunk_row, &chunk);
   if (fwrite(rows->str, 1, rows->len, st->csv) != rows->len) {
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "--csv: write failed: %s", g_strerror(errno));
     return FALSE;
@@ -427,6 +493,7 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
   memset(&st, 0, sizeof st);
   st.shard = o->shard_n > 0;
   st.merge = merge;
+  st.threads = (guint)o->threads;
   st.top = o->top > 0 ? (guint)o->top : 10;
   st.best_jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
   st.best_results = g_array_new(FALSE, FALSE, sizeof(PtsimBatchResult));
@@ -573,7 +640,7 @@ static int run(const SweepOptions *o) {
   g_autoptr(GString) out = g_string_new(NULL);
   Counts counts = {0, 0};
   count(&counts, (const PtsimBatchResult *)sweep->results->data, sweep->results->len);
-  if (csv_out) write_csv(out, sweep, order);
+  if (csv_out) write_csv(out, sweep, order, (guint)o->threads);
   else write_table(out, sweep, &counts, order, o->top > 0 ? (guint)o->top : 10);
   if (o->csv) {
     g_autoptr(GString) csv = g_string_new(NULL);
@@ -583,7 +650,7 @@ static int run(const SweepOptions *o) {
         ptsim_shard_row(csv, sweep->first_index + i, &g_array_index(sweep->jobs, PtsimJob, i),
                         &g_array_index(sweep->results, PtsimBatchResult, i));
     } else {
-      write_csv(csv, sweep, order);
+      write_csv(csv, sweep, order, (guint)o->threads);
     }
     if (!g_file_set_contents(o->csv, csv->str, (gssize)csv->len, &error)) { /* atomic */
       fprintf(stderr, "ptsim sweep: --csv: %s\n", error->message);
