@@ -103,6 +103,12 @@ PTSIM_HD int64_t ptsim_plan_head_dim(const PtsimModel *model);
 /* Parameters of one transformer layer held by one TP rank (t = tp). */
 PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp);
 
+/* Only the counts of the plan — num_stages, num_chunks, num_microbatches,
+ * schedule_items, exactly as ptsim_plan_build sets them — leaving every
+ * other field as it was: what sizing a layout's scratch needs, at a
+ * fraction of the cost of the whole plan. */
+PTSIM_HD void ptsim_plan_counts(const PtsimJob *job, PtsimPlan *out);
+
 /* Builds the plan of a validated job (ptsim_job_validate() accepted it).
  * Never fails: a schedule that cannot be built is recorded in
  * schedule_items for the engine to report. */
