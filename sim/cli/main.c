@@ -77,6 +77,7 @@ typedef struct {
   gint trace_steps; /* -1: not given */
   char *memory_timeline;
   char *alloc_conf;
+  gboolean no_shortcut;
 } JobCommandOptions;
 
 static gboolean parse_job_command(const char *command, int argc, char **argv,
@@ -105,6 +106,10 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
        "PYTORCH_CUDA_ALLOC_CONF for the allocator emulation, e.g. "
        "expandable_segments:True,max_split_size_mb:512",
        "CONF"},
+      {"no-shortcut", 0, 0, G_OPTION_ARG_NONE, &opts->no_shortcut,
+       "Simulate every event of the step instead of advancing the repeating steady state "
+       "in one step (the result is the same; this checks it)",
+       NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   g_autofree char *title = g_strdup_printf(
       "- %s", strcmp(command, "predict") == 0
@@ -183,6 +188,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     return fail(command, error);
   }
   const char *overlap_source = ptsim_cli_job_overlap_source(&opts.job);
+  gboolean every_event = opts.no_shortcut;
   clear_job_command(&opts);
 
   g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
@@ -193,7 +199,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
   if (with_time) {
     PtsimTrace trace = {NULL, 0, 0};
     gboolean need_trace = trace_path || timeline_path;
-    if (!ptsim_simulate(plan, need_trace ? &trace : NULL, time, &error) ||
+    if (!ptsim_simulate_with(plan, need_trace ? &trace : NULL, every_event, time, &error) ||
         (trace_path && !ptsim_trace_write(trace_path, plan, &trace, time, trace_steps, &error)) ||
         !ptsim_simulate_allocator(plan, 2, &alloc_opts, need_trace ? &trace : NULL, time->step_s,
                                   timeline_path, alloc, &error)) {

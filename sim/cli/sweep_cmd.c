@@ -17,6 +17,7 @@
 #include "simulate.h"
 #include "sweep.h"
 #include "sweep_cmd.h"
+#include "sweep_shard.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define STREAM_CHUNK 65536 /* layouts evaluated (and held) at once when streaming */
@@ -26,9 +27,14 @@ typedef struct {
   gint64 tp_max, pp_max, top, threads, samples, seed;
   guint64 in_memory_max;
   double jitter, stragglers, straggler_slowdown;
-  gboolean allocator;
+  gboolean allocator, no_shortcut;
   char *device, *csv, *format, *figures;
   PtsimCliJob job; /* the job's settings (not swept): cli_job.h */
+  /* a sweep split over machines (sweep_shard.h) */
+  char *shard;            /* "K/N" */
+  guint shard_k, shard_n; /* parsed; 0 when not a shard */
+  gboolean merge;
+  char **merge_files;     /* the positional arguments of --merge */
 } SweepOptions;
 
 static void options_clear(SweepOptions *o) {
@@ -36,6 +42,7 @@ static void options_clear(SweepOptions *o) {
   g_free(o->models); g_free(o->hws); g_free(o->gpus); g_free(o->seqs); g_free(o->gbs);
   g_free(o->mbs); g_free(o->cps); g_free(o->vps); g_free(o->recomputes); g_free(o->schedules);
   g_free(o->device); g_free(o->csv); g_free(o->format); g_free(o->figures);
+  g_free(o->shard); g_strfreev(o->merge_files);
 }
 
 static gboolean parse_int_list(const char *flag, const char *text, GArray *out, GError **error) {
@@ -114,6 +121,7 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
   spec->mc.straggler_rate = o->stragglers;
   spec->mc.straggler_slowdown = o->straggler_slowdown;
   spec->mc.seed = (uint64_t)o->seed;
+  spec->mc.no_shortcut = o->no_shortcut;
   return TRUE;
 }
 
@@ -122,22 +130,50 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
 typedef struct {
   gint64 start_us;
   gboolean shown;
+  guint64 total;  /* layouts this run evaluates (a streamed sweep's callbacks do not say) */
+  guint64 offset; /* a shard's first layout: streamed callbacks count from it */
 } Progress;
+
+/* "42 s", "3 min 05 s", "2 h 07 min" */
+static void append_duration(GString *out, double seconds) {
+  guint64 s = (guint64)(seconds + 0.5);
+  if (s < 60) g_string_append_printf(out, "%" G_GUINT64_FORMAT " s", s);
+  else if (s < 3600)
+    g_string_append_printf(out, "%" G_GUINT64_FORMAT " min %02" G_GUINT64_FORMAT " s", s / 60,
+                           s % 60);
+  else
+    g_string_append_printf(out, "%" G_GUINT64_FORMAT " h %02" G_GUINT64_FORMAT " min", s / 3600,
+                           s % 3600 / 60);
+}
 
 static void show_progress(guint64 done, guint64 total, gpointer user_data) {
   Progress *p = user_data;
   if (!isatty(STDERR_FILENO)) return;
-  if (!p->shown && g_get_monotonic_time() - p->start_us < G_USEC_PER_SEC) return;
+  double seconds = (double)(g_get_monotonic_time() - p->start_us) * 1e-6;
+  if (!p->shown && seconds < 1.0) return;
   p->shown = TRUE;
-  if (total == 0) { /* streaming: the total is not known */
-    fprintf(stderr, "\r%" G_GUINT64_FORMAT " layouts evaluated", done);
-    fflush(stderr);
-    return;
+  if (total == 0) { /* streaming: the run's own count */
+    done = done >= p->offset ? done - p->offset : 0;
+    total = p->total;
   }
-  int width = 40, filled = (int)(width * done / total);
-  fprintf(stderr, "\r[%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " layouts",
-          filled, "########################################", width - filled, "", done, total);
-  if (done == total) fputc('\n', stderr);
+  g_autoptr(GString) line = g_string_new("\r");
+  double rate = seconds > 0.0 ? (double)done / seconds : 0.0;
+  if (total > 0 && done <= total) {
+    int width = 30, filled = (int)((guint64)width * done / total);
+    g_string_append_printf(line, "[%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " layouts",
+                           filled, "##############################", width - filled, "", done,
+                           total);
+  } else {
+    g_string_append_printf(line, "%" G_GUINT64_FORMAT " layouts", done);
+  }
+  g_string_append_printf(line, ", %.0f/s", rate);
+  if (total > 0 && done < total && rate > 0.0) {
+    g_string_append(line, ", ETA ");
+    append_duration(line, (double)(total - done) / rate);
+  }
+  g_string_append(line, "\033[K"); /* clear what a longer line left */
+  if (total > 0 && done >= total) g_string_append_c(line, '\n');
+  fputs(line->str, stderr);
   fflush(stderr);
 }
 
@@ -376,22 +412,86 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       r->runs, runs_from_word(r->runs_from));
 }
 
-static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
-  g_string_append(out, CSV_HEADER);
-  for (guint k = 0; k < order->len; k++) {
-    guint i = g_array_index(order, guint, k);
-    csv_row(out, k + 1, &g_array_index(sweep->jobs, PtsimJob, i),
-            &g_array_index(sweep->results, PtsimBatchResult, i));
+const char *ptsim_sweep_csv_header(void) { return CSV_HEADER; }
+
+void ptsim_sweep_csv_row(GString *out, guint64 rank, const PtsimJob *job,
+                         const PtsimBatchResult *r) {
+  csv_row(out, rank, job, r);
+}
+
+/* ---- rows on every core (formatting the numbers is most of a CSV's cost) ---- */
+
+typedef void (*RowFn)(GString *out, guint k, gconstpointer data);
+
+typedef struct {
+  RowFn fn;
+  gconstpointer data;
+  guint first, last;
+  GString *out;
+} RowSlice;
+
+static gpointer format_slice(gpointer user_data) {
+  RowSlice *slice = user_data;
+  for (guint k = slice->first; k < slice->last; k++) slice->fn(slice->out, k, slice->data);
+  return NULL;
+}
+
+/* Appends rows 0..n-1, fn(out, k, data) each, in slices on up to `threads`
+ * threads (0: all cores) when there are many: the same bytes as one after
+ * the other. */
+static void format_rows(GString *out, guint n, guint threads, RowFn fn, gconstpointer data) {
+  enum { MAX_SLICES = 16 };
+  RowSlice slices[MAX_SLICES];
+  GThread *workers[MAX_SLICES];
+  if (threads == 0) threads = g_get_num_processors();
+  threads = MIN(threads, MAX_SLICES);
+  if (n < 4096 || threads < 2) {
+    for (guint k = 0; k < n; k++) fn(out, k, data);
+    return;
   }
+  for (guint t = 0; t < threads; t++) {
+    RowSlice slice = {fn, data, (guint)((guint64)n * t / threads),
+                      (guint)((guint64)n * (t + 1) / threads), g_string_new(NULL)};
+    slices[t] = slice;
+    if (t > 0) workers[t] = g_thread_new("csv", format_slice, &slices[t]);
+  }
+  format_slice(&slices[0]);
+  for (guint t = 0; t < threads; t++) {
+    if (t > 0) g_thread_join(workers[t]);
+    g_string_append_len(out, slices[t].out->str, (gssize)slices[t].out->len);
+    g_string_free(slices[t].out, TRUE);
+  }
+}
+
+typedef struct {
+  const PtsimSweep *sweep;
+  GArray *order;
+} RankedRows;
+
+static void ranked_row(GString *out, guint k, gconstpointer data) {
+  const RankedRows *rows = data;
+  guint i = g_array_index(rows->order, guint, k);
+  csv_row(out, k + 1, &g_array_index(rows->sweep->jobs, PtsimJob, i),
+          &g_array_index(rows->sweep->results, PtsimBatchResult, i));
+}
+
+static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order, guint threads) {
+  RankedRows rows = {sweep, order};
+  g_string_append(out, CSV_HEADER);
+  format_rows(out, order->len, threads, ranked_row, &rows);
 }
 
 /* ---- streamed sweeps: bounded memory, exact top K, CSV in enumeration order ---- */
 
 typedef struct {
-  guint top, threads;
+  guint top;
   Counts counts;
   GArray *best_jobs, *best_results; /* the best `top` so far, ranked */
   FILE *csv;                        /* NULL: no CSV */
+  guint threads;                    /* to format its rows and run the emulation */
+  gboolean shard;                   /* the CSV is a shard file */
+  PtsimShardReader *merge;          /* results come from shard files */
+  GArray *merged;                   /* PtsimBatchResult: a chunk's, from them */
 } Stream;
 
 /* Ranks a (job, result) pair the way the table does (ties: the one seen
@@ -403,13 +503,27 @@ static gboolean better(const PtsimJob *ja, const PtsimBatchResult *ra, const Pts
   return ptsim_sweep_rank_key(ja, ra) > ptsim_sweep_rank_key(jb, rb);
 }
 
+typedef struct {
+  const PtsimJob *jobs;
+  const PtsimBatchResult *results;
+  guint64 first_index;
+  gboolean shard;
+} ChunkRows;
+
+/* A streamed row: unranked (rank 0), or a shard file's. */
+static void chunk_row(GString *out, guint k, gconstpointer data) {
+  const ChunkRows *c = data;
+  if (c->shard) ptsim_shard_row(out, c->first_index + k, &c->jobs[k], &c->results[k]);
+  else csv_row(out, 0, &c->jobs[k], &c->results[k]);
+}
+
 static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *chunk_results, guint n,
                              guint64 first_index, gpointer user_data, GError **error) {
   Stream *st = user_data;
-  (void)first_index;
   /* The chunk's own top K are settled by the emulation: a layout of the
    * sweep's top K is among its chunk's, so the kept best equal the
-   * in-memory sweep's. */
+   * in-memory sweep's.  A shard file keeps the results as evaluated: the
+   * merge settles them as the one run would (its chunks are this run's). */
   g_autofree PtsimBatchResult *results = g_memdup2(chunk_results, (gsize)n * sizeof *results);
   ptsim_sweep_settle_top(jobs, results, n, st->top, st->threads);
   count(&st->counts, results, n);
@@ -428,7 +542,8 @@ static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *chunk
   }
   if (!st->csv) return TRUE;
   g_autoptr(GString) rows = g_string_new(NULL);
-  for (guint i = 0; i < n; i++) csv_row(rows, 0, &jobs[i], &results[i]);
+  ChunkRows chunk = {jobs, st->shard ? chunk_results : results, first_index, st->shard};
+  format_rows(rows, n, st->threads, chunk_row, &chunk);
   if (fwrite(rows->str, 1, rows->len, st->csv) != rows->len) {
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "--csv: write failed: %s", g_strerror(errno));
     return FALSE;
@@ -436,15 +551,46 @@ static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *chunk
   return TRUE;
 }
 
+/* A streamed merge: the chunk's results from the shards, then on as usual. */
+static gboolean merge_chunk(const PtsimJob *jobs, const PtsimBatchResult *results, guint n,
+                            guint64 first_index, gpointer user_data, GError **error) {
+  Stream *st = user_data;
+  (void)results; /* not evaluated (PTSIM_DEVICE_NONE) */
+  g_array_set_size(st->merged, n);
+  for (guint i = 0; i < n; i++)
+    if (!ptsim_shard_reader_next(st->merge, first_index + i, &jobs[i],
+                                 &g_array_index(st->merged, PtsimBatchResult, i), error))
+      return FALSE;
+  return stream_chunk(jobs, (const PtsimBatchResult *)st->merged->data, n, first_index, st, error);
+}
+
+/* The line after the table saying where the CSV went. */
+static void csv_note(GString *out, const SweepOptions *o, const PtsimSweepSpec *spec,
+                     guint64 valid, gboolean streamed) {
+  if (o->shard_n > 0)
+    g_string_append_printf(out, "\nshard %u/%u: %" G_GUINT64_FORMAT " layouts from layout %"
+                           G_GUINT64_FORMAT " on, of %" G_GUINT64_FORMAT " (enumeration order, "
+                           "0-based), for sweep --merge: %s\n",
+                           o->shard_k, o->shard_n, spec->last - spec->first, spec->first, valid,
+                           o->csv);
+  else if (streamed)
+    g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts (streamed, in enumeration "
+                           "order, rank 0): %s\n", valid, o->csv);
+  else
+    g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts: %s\n", valid, o->csv);
+}
+
 /* Sweeps too large to hold: streamed in chunks, the CSV written as it goes
  * (to FILE.tmp, renamed at the end, so nothing half-written is left). */
 static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, PtsimDevice device,
-                        GString *out) {
+                        PtsimShardReader *merge, guint64 layouts, GString *out) {
   g_autoptr(GError) error = NULL;
   Stream st;
   memset(&st, 0, sizeof st);
-  st.top = o->top > 0 ? (guint)o->top : 10;
+  st.shard = o->shard_n > 0;
+  st.merge = merge;
   st.threads = (guint)o->threads;
+  st.top = o->top > 0 ? (guint)o->top : 10;
   st.best_jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
   st.best_results = g_array_new(FALSE, FALSE, sizeof(PtsimBatchResult));
   g_autofree char *tmp = o->csv ? g_strconcat(o->csv, ".tmp", NULL) : NULL;
@@ -454,11 +600,20 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
     g_array_unref(st.best_results);
     return 2;
   }
-  if (st.csv) fputs(CSV_HEADER, st.csv);
-  Progress progress = {g_get_monotonic_time(), FALSE};
-  g_autoptr(PtsimSweep) sweep = ptsim_sweep_stream(spec, device, (guint)o->threads, STREAM_CHUNK,
-                                                   stream_chunk, &st, show_progress, &progress,
-                                                   &error);
+  if (st.csv && st.shard) {
+    g_autoptr(GString) header = g_string_new(NULL);
+    ptsim_shard_header(header);
+    fputs(header->str, st.csv);
+  } else if (st.csv) {
+    fputs(CSV_HEADER, st.csv);
+  }
+  Progress progress = {g_get_monotonic_time(), FALSE, layouts, spec->first};
+  g_autoptr(GArray) merged = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
+  st.merged = merged;
+  g_autoptr(PtsimSweep) sweep = ptsim_sweep_stream(
+      spec, merge ? PTSIM_DEVICE_NONE : device, (guint)o->threads, STREAM_CHUNK,
+      merge ? merge_chunk : stream_chunk, &st, show_progress, &progress, &error);
+  if (sweep && merge && !ptsim_shard_reader_finish(merge, &error)) g_clear_pointer(&sweep, ptsim_sweep_free);
   gboolean csv_ok = !st.csv || fclose(st.csv) == 0;
   int rc = 0;
   if (!sweep || !csv_ok) {
@@ -480,11 +635,13 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
       g_array_unref(order);
       order = rank(sweep);
     }
+    if (merge) {
+      g_free(sweep->device_used);
+      sweep->device_used = g_strdup_printf("%u shard files", g_strv_length(o->merge_files));
+    }
     ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
     write_table(out, sweep, &st.counts, order, st.top);
-    if (o->csv)
-      g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts (streamed, in enumeration "
-                             "order, rank 0): %s\n", sweep->valid, o->csv);
+    if (o->csv) csv_note(out, o, spec, sweep->valid, TRUE);
   }
   g_array_unref(st.best_jobs);
   g_array_unref(st.best_results);
@@ -510,28 +667,85 @@ static int run(const SweepOptions *o) {
     fprintf(stderr, "ptsim sweep: %s\n", error->message);
     return 2;
   }
-  /* Past this many layouts the sweep is streamed: bounded memory, an exact
-   * top K, the CSV unranked. */
-  guint64 valid = ptsim_sweep_count(spec, &error);
-  if (valid == G_MAXUINT64) {
+  /* A shard wants a file to write to; a merge, shards to read. */
+  if ((o->shard_n > 0 && (!o->csv || csv_out || o->figures || o->merge)) ||
+      (o->merge && (!o->merge_files || !o->merge_files[0]))) {
+    fprintf(stderr, "ptsim sweep: %s\n",
+            o->merge && o->shard_n == 0
+                ? "--merge: name the shard files (ptsim sweep FLAGS --merge part-*.csv)"
+                : "--shard K/N: needs --csv FILE (the shard file), and goes with neither "
+                  "--format csv, --figures nor --merge");
+    return 2;
+  }
+  g_autoptr(PtsimShardReader) merge = NULL;
+  if (o->merge && !(merge = ptsim_shard_reader_open(o->merge_files,
+                                                    g_strv_length(o->merge_files), &error))) {
     fprintf(stderr, "ptsim sweep: %s\n", error->message);
     return 2;
   }
-  if (valid > o->in_memory_max && !o->figures && !csv_out) {
+  /* Past --in-memory-max layouts the sweep is streamed: bounded memory, an
+   * exact top K, the CSV unranked.  A sweep is enumerated at most once to
+   * find out; a shard counts first, to know its slice. */
+  gboolean may_stream = !o->figures && !csv_out;
+  guint64 valid = 0;
+  g_autoptr(PtsimSweep) sweep = NULL;
+  if (o->shard_n == 0) {
+    sweep = ptsim_sweep_enumerate_at_most(spec, may_stream ? o->in_memory_max : G_MAXUINT64,
+                                          &error);
+    if (!sweep) {
+      fprintf(stderr, "ptsim sweep: %s\n", error->message);
+      return 2;
+    }
+    valid = sweep->valid;
+    if (sweep->stopped) g_clear_pointer(&sweep, ptsim_sweep_free);
+  }
+  if (!sweep) { /* a shard, or too many to hold: the count (an ETA for the progress line) */
+    valid = ptsim_sweep_count(spec, &error);
+    if (valid == G_MAXUINT64) {
+      fprintf(stderr, "ptsim sweep: %s\n", error->message);
+      return 2;
+    }
+  }
+  if (o->shard_n > 0) ptsim_shard_slice(o->shard_k, o->shard_n, valid, &spec->first, &spec->last);
+  if (!sweep && valid > o->in_memory_max && may_stream) {
     g_autoptr(GString) out = g_string_new(NULL);
-    int rc = run_streamed(o, spec, device, out);
+    int rc = run_streamed(o, spec, device, merge, o->shard_n > 0 ? spec->last - spec->first : valid,
+                          out);
     fwrite(out->str, 1, out->len, stdout);
     return rc;
   }
-  g_autoptr(PtsimSweep) sweep = ptsim_sweep_enumerate(spec, &error);
-  if (!sweep) {
+  if (!sweep && !(sweep = ptsim_sweep_enumerate(spec, &error))) {
     fprintf(stderr, "ptsim sweep: %s\n", error->message);
     return 2;
   }
-  Progress progress = {g_get_monotonic_time(), FALSE};
-  if (!ptsim_sweep_evaluate(sweep, device, (guint)o->threads, show_progress, &progress, &error)) {
+  Progress progress = {g_get_monotonic_time(), FALSE, sweep->jobs->len, 0};
+  if (merge) { /* every result from the shards */
+    g_array_set_size(sweep->results, sweep->jobs->len);
+    for (guint i = 0; i < sweep->jobs->len; i++)
+      if (!ptsim_shard_reader_next(merge, sweep->first_index + i,
+                                   &g_array_index(sweep->jobs, PtsimJob, i),
+                                   &g_array_index(sweep->results, PtsimBatchResult, i), &error))
+        break;
+    if (!error) ptsim_shard_reader_finish(merge, &error);
+    if (error) {
+      fprintf(stderr, "ptsim sweep: %s\n", error->message);
+      return 2;
+    }
+    sweep->device_used = g_strdup_printf("%u shard files", g_strv_length(o->merge_files));
+  } else if (!ptsim_sweep_evaluate(sweep, device, (guint)o->threads, show_progress, &progress,
+                                   &error)) {
     fprintf(stderr, "ptsim sweep: %s\n", error->message);
     return error->domain == PTSIM_CUDA_ERROR ? 2 : 1;
+  }
+  /* A shard file keeps every layout as evaluated, in enumeration order: the
+   * merge settles the sweep's top K as the one run does. */
+  g_autoptr(GString) shard_rows = NULL;
+  if (o->shard_n > 0) {
+    shard_rows = g_string_new(NULL);
+    ptsim_shard_header(shard_rows);
+    for (guint i = 0; i < sweep->jobs->len; i++)
+      ptsim_shard_row(shard_rows, sweep->first_index + i, &g_array_index(sweep->jobs, PtsimJob, i),
+                      &g_array_index(sweep->results, PtsimBatchResult, i));
   }
   guint top = o->top > 0 ? (guint)o->top : 10;
   ptsim_sweep_settle_top((const PtsimJob *)sweep->jobs->data,
@@ -546,19 +760,19 @@ static int run(const SweepOptions *o) {
   Counts counts;
   memset(&counts, 0, sizeof counts);
   count(&counts, (const PtsimBatchResult *)sweep->results->data, sweep->results->len);
-  if (csv_out) write_csv(out, sweep, order);
+  if (csv_out) write_csv(out, sweep, order, (guint)o->threads);
   else {
     ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
     write_table(out, sweep, &counts, order, top);
   }
   if (o->csv) {
-    g_autoptr(GString) csv = g_string_new(NULL);
-    write_csv(csv, sweep, order);
+    g_autoptr(GString) csv = shard_rows ? g_steal_pointer(&shard_rows) : g_string_new(NULL);
+    if (o->shard_n == 0) write_csv(csv, sweep, order, (guint)o->threads);
     if (!g_file_set_contents(o->csv, csv->str, (gssize)csv->len, &error)) { /* atomic */
       fprintf(stderr, "ptsim sweep: --csv: %s\n", error->message);
       return 2;
     }
-    g_string_append_printf(out, "\nall %u layouts: %s\n", sweep->jobs->len, o->csv);
+    csv_note(out, o, spec, sweep->valid, FALSE);
   }
   gboolean figures_ok = TRUE;
   if (o->figures) figures_ok = ptsim_plot_default_figures(sweep, order, o->figures, out);
@@ -610,6 +824,20 @@ int ptsim_sweep_main(int argc, char **argv) {
        "A straggler's duration factor (default 2)", "F"},
       {"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed,
        "Seed of the Philox4x32-10 streams (CPU) / cuRAND Philox (GPU) (default 1)", "N"},
+      {"no-shortcut", 0, 0, G_OPTION_ARG_NONE, &o.no_shortcut,
+       "Simulate every event of every layout (the event loop) instead of computing the item "
+       "times as a recurrence that advances each repeating steady state in one step (the "
+       "results are the same; this checks it, and is slower)",
+       NULL},
+      {"shard", 0, 0, G_OPTION_ARG_STRING, &o.shard,
+       "Evaluate only the K-th of N equal slices of the valid layouts (enumeration order) and "
+       "write them to --csv FILE as a shard file, for --merge (a Slurm job array "
+       "--array=1-N: --shard $SLURM_ARRAY_TASK_ID/N)",
+       "K/N"},
+      {"merge", 0, 0, G_OPTION_ARG_NONE, &o.merge,
+       "The files after the options are the N shard files of this very sweep (the same flags): "
+       "print, rank and write it as one run would, evaluating nothing",
+       NULL},
       {"in-memory-max", 0, 0, G_OPTION_ARG_INT64, &in_memory_max,
        "Largest sweep held in memory and fully ranked (default 250000); larger ones stream: "
        "bounded memory, exact top K, CSV in enumeration order",
@@ -625,7 +853,8 @@ int ptsim_sweep_main(int argc, char **argv) {
        "with a note when gnuplot is missing",
        "DIR"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
-  g_autoptr(GOptionContext) context = g_option_context_new("- every valid layout, ranked");
+  g_autoptr(GOptionContext) context =
+      g_option_context_new("[--merge SHARD-FILE...] - every valid layout, ranked");
   g_option_context_set_summary(context,
                                "Lists take comma-separated values; every combination is tried, "
                                "invalid ones are counted by reason.");
@@ -635,8 +864,14 @@ int ptsim_sweep_main(int argc, char **argv) {
   g_autofree GOptionEntry *settings = ptsim_cli_job_setting_entries(&o.job);
   g_option_context_add_main_entries(context, settings, NULL);
   g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(context, &argc, &argv, &error) || argc > 1) {
+  if (!g_option_context_parse(context, &argc, &argv, &error) || (argc > 1 && !o.merge)) {
     fprintf(stderr, "ptsim sweep: %s\n", error ? error->message : "unexpected argument (see --help)");
+    options_clear(&o);
+    return 2;
+  }
+  if (o.merge) o.merge_files = g_strdupv(argv + 1);
+  if (o.shard && !ptsim_shard_parse(o.shard, &o.shard_k, &o.shard_n, &error)) {
+    fprintf(stderr, "ptsim sweep: %s\n", error->message);
     options_clear(&o);
     return 2;
   }

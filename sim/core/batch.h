@@ -76,14 +76,17 @@ typedef struct {
   double step_p50_s, step_p90_s, step_p99_s;
 } PtsimBatchResult;
 
-/* Monte-Carlo sampling of a layout (engine.h's PtsimJitter per sample):
- * sample k of layout i draws from stream (seed, i * samples + k). */
+/* How a layout is run: Monte-Carlo sampling (engine.h's PtsimJitter per
+ * sample: sample k of layout i draws from stream (seed, i * samples + k)),
+ * and whether the deterministic run may take the engine's periodic
+ * shortcut (it gives the same result; --no-shortcut checks that). */
 typedef struct {
   int32_t samples;            /* 0: deterministic only */
   double sigma;               /* lognormal sigma of every item's duration */
   double straggler_rate;      /* probability an item is a straggler */
   double straggler_slowdown;  /* a straggler's duration factor */
   uint64_t seed;
+  int32_t no_shortcut;        /* 1: the deterministic run simulates every event */
 } PtsimMonteCarlo;
 
 #define PTSIM_BATCH_MAX_SAMPLES 4096

@@ -234,17 +234,23 @@ static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t stage) {
 
 /* ---- the plan ---- */
 
-PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
+PTSIM_HD void ptsim_plan_counts(const PtsimJob *job, PtsimPlan *out) {
   const PtsimLayout *l = &job->layout;
-  int64_t per = l->mbs * l->dp, s, first = 0, chunk = 0;
-  int k;
-  out->job = *job;
+  int64_t per = l->mbs * l->dp;
   out->num_stages = l->pp;
   out->num_chunks = l->vp > 0 ? l->vp : 1;
   out->num_microbatches = per > 0 ? l->gbs / per : 0;
   out->schedule_items = ptsim_schedule_num_items(l->schedule, (int32_t)l->pp,
                                                  (int32_t)out->num_microbatches,
                                                  (int32_t)out->num_chunks);
+}
+
+PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
+  const PtsimLayout *l = &job->layout;
+  int64_t s, first = 0, chunk = 0;
+  int k;
+  out->job = *job;
+  ptsim_plan_counts(job, out);
   out->tokens = l->mbs * l->seq / l->cp;
   out->tokens_sp = l->sp ? (double)out->tokens / (double)l->tp : (double)out->tokens;
   out->layer_parameters = ptsim_plan_layer_parameters(&job->model, l->tp);

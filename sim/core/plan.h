@@ -115,6 +115,12 @@ PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp)
  * when the model has one (max_position_embeddings rows, or seq). */
 PTSIM_HD double ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq);
 
+/* Only the counts of the plan — num_stages, num_chunks, num_microbatches,
+ * schedule_items, exactly as ptsim_plan_build sets them — leaving every
+ * other field as it was: what sizing a layout's scratch needs, at a
+ * fraction of the cost of the whole plan. */
+PTSIM_HD void ptsim_plan_counts(const PtsimJob *job, PtsimPlan *out);
+
 /* Builds the plan of a validated job (ptsim_job_validate() accepted it).
  * Never fails: a schedule that cannot be built is recorded in
  * schedule_items for the engine to report. */

@@ -15,6 +15,11 @@ static const char *engine_error(int32_t rc) {
 
 gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResult *out,
                         GError **error) {
+  return ptsim_simulate_with(plan, trace, FALSE, out, error);
+}
+
+gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean every_event,
+                             PtsimTimeResult *out, GError **error) {
   const PtsimJob *job = &plan->job;
   int64_t bytes = ptsim_engine_scratch_bytes(plan);
   if (bytes == PTSIM_SCHEDULE_ERR_TOO_LARGE && job->layout.pp <= PTSIM_MAX_STAGES) {
@@ -44,7 +49,8 @@ gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResul
     trace->records = g_new0(PtsimTraceRecord, trace->capacity);
     trace->count = 0;
   }
-  int32_t rc = ptsim_engine_run(plan, workload, scratch, bytes, trace, out);
+  int32_t rc = every_event ? ptsim_engine_run_full(plan, workload, scratch, bytes, trace, out)
+                           : ptsim_engine_run(plan, workload, scratch, bytes, trace, out);
   if (rc != 0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "simulation failed: %s", engine_error(rc));

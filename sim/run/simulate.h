@@ -13,9 +13,14 @@
 
 /* trace may be NULL; when given, its records are allocated here and must
  * be released with ptsim_simulate_trace_clear.  trace.h turns it into a
- * Perfetto trace. */
+ * Perfetto trace.  Takes the engine's exact periodic shortcut where it can
+ * (engine.h). */
 gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResult *out,
                         GError **error);
+
+/* The same; every_event TRUE simulates every event (`--no-shortcut`). */
+gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean every_event,
+                             PtsimTimeResult *out, GError **error);
 void ptsim_simulate_trace_clear(PtsimTrace *trace);
 
 /* The caching-allocator emulation of every stage. */

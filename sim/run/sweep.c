@@ -38,6 +38,7 @@ PtsimSweepSpec *ptsim_sweep_spec_new(void) {
   ptsim_layout_init_defaults(&s->base);
   s->mc.straggler_slowdown = 2.0;
   s->mc.seed = 1;
+  s->last = G_MAXUINT64;
   return s;
 }
 
@@ -154,7 +155,7 @@ static int try_layout(Scenario *sc, const Candidate *c) {
   l->last_stage_layers = c->last;
   l->recompute = (PtsimRecompute)c->recompute;
   l->schedule = (PtsimSchedule)c->schedule;
-  if (sc->sweep->stream && sc->sweep->stream->error) return TRIED_INVALID;
+  if ((sc->sweep->stream && sc->sweep->stream->error) || sc->sweep->stopped) return TRIED_INVALID;
   sc->sweep->candidates++;
   if (!ptsim_job_validate(&job, &error)) {
     reject(sc->sweep, error->message);
@@ -172,8 +173,10 @@ static int try_layout(Scenario *sc, const Candidate *c) {
     }
     tried = TRIED_WONT_RUN;
   }
+  /* a shard keeps its slice of the valid layouts only */
+  if (sc->sweep->valid++ < sc->spec->first || sc->sweep->valid > sc->spec->last) return tried;
   g_array_append_val(sc->sweep->jobs, job);
-  sc->sweep->valid++;
+  if (sc->sweep->jobs->len > sc->sweep->hold_max) sc->sweep->stopped = TRUE;
   if (sc->sweep->stream && sc->sweep->jobs->len >= sc->sweep->stream->chunk) flush(sc->sweep);
   return tried;
 }
@@ -318,12 +321,19 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
 }
 
 PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error) {
+  return ptsim_sweep_enumerate_at_most(spec, G_MAXUINT64, error);
+}
+
+PtsimSweep *ptsim_sweep_enumerate_at_most(const PtsimSweepSpec *spec, guint64 max,
+                                          GError **error) {
   g_autoptr(PtsimSweep) sweep = g_new0(PtsimSweep, 1);
+  sweep->hold_max = max;
   sweep->jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
   sweep->results = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
   sweep->rejected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   sweep->mc = spec->mc;
   sweep->allocator = spec->allocator;
+  sweep->first_index = spec->first;
   if (!enumerate_into(spec, sweep, error)) return NULL;
   return g_steal_pointer(&sweep);
 }
@@ -332,7 +342,9 @@ PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error) {
 
 typedef struct {
   PtsimSweep *sweep;
-  gint done; /* layouts evaluated (atomic) */
+  GMutex lock;
+  GCond progressed; /* signalled when the last layout is done */
+  guint done;       /* layouts evaluated (under lock) */
 } Pool;
 
 /* ---- the runs verdict ---- */
@@ -464,22 +476,45 @@ static void evaluate_chunk(gpointer data, gpointer user_data) {
                             scratch, bytes, &g_array_index(pool->sweep->results, PtsimBatchResult, i));
   g_free(scratch);
   settle_chunk(pool->sweep, first, last);
-  g_atomic_int_add(&pool->done, (gint)(last - first));
+  g_mutex_lock(&pool->lock);
+  pool->done += last - first;
+  if (pool->done == pool->sweep->jobs->len) g_cond_signal(&pool->progressed);
+  g_mutex_unlock(&pool->lock);
 }
 
 static gboolean evaluate_cpu(PtsimSweep *sweep, guint threads, PtsimSweepProgress progress,
                              gpointer user_data, GError **error) {
-  Pool pool = {sweep, 0};
+  Pool pool;
+  pool.sweep = sweep;
+  pool.done = 0;
+  g_mutex_init(&pool.lock);
+  g_cond_init(&pool.progressed);
   if (threads == 0) threads = g_get_num_processors();
   GThreadPool *workers = g_thread_pool_new(evaluate_chunk, &pool, (gint)threads, TRUE, error);
-  if (!workers) return FALSE;
+  if (!workers) {
+    g_mutex_clear(&pool.lock);
+    g_cond_clear(&pool.progressed);
+    return FALSE;
+  }
   for (guint first = 0; first < sweep->jobs->len; first += CHUNK)
     g_thread_pool_push(workers, GUINT_TO_POINTER(first + 1), NULL);
-  while ((guint)g_atomic_int_get(&pool.done) < sweep->jobs->len) {
-    if (progress) progress((guint64)g_atomic_int_get(&pool.done), sweep->jobs->len, user_data);
-    g_usleep(50000);
+  /* Progress every 50 ms, and back the moment the last layout is done (a
+   * plain 50 ms sleep wasted 25 ms a sweep on average, 5% of a 48k-layout
+   * sweep). */
+  g_mutex_lock(&pool.lock);
+  while (pool.done < sweep->jobs->len) {
+    guint done = pool.done;
+    g_mutex_unlock(&pool.lock);
+    if (progress) progress(done, sweep->jobs->len, user_data);
+    g_mutex_lock(&pool.lock);
+    if (pool.done < sweep->jobs->len)
+      g_cond_wait_until(&pool.progressed, &pool.lock,
+                        g_get_monotonic_time() + 50 * G_TIME_SPAN_MILLISECOND);
   }
+  g_mutex_unlock(&pool.lock);
   g_thread_pool_free(workers, FALSE, TRUE);
+  g_mutex_clear(&pool.lock);
+  g_cond_clear(&pool.progressed);
   if (progress) progress(sweep->jobs->len, sweep->jobs->len, user_data);
   g_free(sweep->device_used);
   sweep->device_used = g_strdup_printf("cpu (%u thread%s)", threads, threads == 1 ? "" : "s");
@@ -506,6 +541,10 @@ gboolean ptsim_sweep_evaluate(PtsimSweep *sweep, PtsimDevice device, guint threa
                               PtsimSweepProgress progress, gpointer user_data,
                               GError **error) {
   g_array_set_size(sweep->results, sweep->jobs->len);
+  if (device == PTSIM_DEVICE_NONE) {
+    memset(sweep->results->data, 0, sizeof(PtsimBatchResult) * sweep->results->len);
+    return TRUE;
+  }
   if (device != PTSIM_DEVICE_CPU) {
     PtsimGpuInfo info;
     g_autoptr(GError) gpu_error = NULL;
@@ -564,6 +603,8 @@ PtsimSweep *ptsim_sweep_stream(const PtsimSweepSpec *spec, PtsimDevice device, g
   sweep->stream->user_data = user_data;
   sweep->stream->progress = progress;
   sweep->stream->progress_data = progress_data;
+  sweep->first_index = spec->first;
+  sweep->hold_max = G_MAXUINT64;
   if (!enumerate_into(spec, sweep, error)) return NULL;
   flush(sweep);
   if (sweep->stream->error) {

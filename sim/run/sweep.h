@@ -23,7 +23,9 @@
 #include "batch.h"
 #include "job.h"
 
-typedef enum { PTSIM_DEVICE_AUTO, PTSIM_DEVICE_CPU, PTSIM_DEVICE_GPU } PtsimDevice;
+/* NONE evaluates nothing (results stay zero): for callers that fill the
+ * results themselves, as merging shards does. */
+typedef enum { PTSIM_DEVICE_AUTO, PTSIM_DEVICE_CPU, PTSIM_DEVICE_GPU, PTSIM_DEVICE_NONE } PtsimDevice;
 
 typedef struct {
   GPtrArray *models;      /* (element-type utf8) names or .ini paths */
@@ -52,6 +54,11 @@ typedef struct {
   PtsimMonteCarlo mc;     /* samples 0: deterministic */
   gboolean allocator;     /* replay every layout through the allocator emulation (CPU), not
                            * only the fastest that may run (ptsim_sweep_settle_top) */
+  /* Only the valid layouts with index in [first, last) (enumeration order,
+   * 0-based) are kept and evaluated — one shard of a sweep split over
+   * machines; the counts (candidates, valid, rejected) stay the whole
+   * sweep's.  Default: all. */
+  guint64 first, last;
 } PtsimSweepSpec;
 
 /* Spec with the defaults above and empty scenario lists.  (transfer full) */
@@ -69,6 +76,8 @@ typedef struct {
   gboolean allocator;     /* copied from the spec */
   guint64 first_index;    /* sweep-wide index of jobs[0] (streaming: the chunk's) */
   guint64 valid;          /* valid layouts so far (all chunks) */
+  guint64 hold_max;       /* enumeration stops once more jobs than this are held */
+  gboolean stopped;       /* it did: jobs and counts are incomplete */
   /* Streaming state (ptsim_sweep_stream); unused otherwise. */
   struct PtsimSweepStream *stream;
 } PtsimSweep;
@@ -93,6 +102,12 @@ gboolean ptsim_sweep_split(gint64 layers, gint64 pp, gint64 vp, gint64 *first, g
 /* Enumerates the spec.  Fails only when a model or profile cannot be loaded
  * (PTSIM_CONFIG_ERROR).  (transfer full) */
 PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error);
+
+/* The same, except that it stops once more than `max` layouts would be
+ * held, returning a sweep with `stopped` set and its jobs and counts
+ * incomplete: whether a sweep can be held, without a count pass first. */
+PtsimSweep *ptsim_sweep_enumerate_at_most(const PtsimSweepSpec *spec, guint64 max,
+                                          GError **error);
 
 /* Progress callback: done of total layouts evaluated. */
 typedef void (*PtsimSweepProgress)(guint64 done, guint64 total, gpointer user_data);
