@@ -28,17 +28,20 @@
  * (a local array, a g_new block, device memory) and keeps alive as long as
  * the allocator.  Every block (allocated, cached free, or an unmapped range
  * of an expandable segment) is one slot; a handle is a slot index.  The
- * sorted free set lives in the same array (field order_, element k of the
- * set is blocks[k].order_), so no other storage is needed.  A malloc needs
- * at most 3 unused slots; without them it fails with
+ * sorted free set's order (one int32 per slot) takes the tail of the same
+ * array, so no other storage is needed: capacity_blocks slots of storage
+ * hold capacity_blocks x 20/21 blocks (sizeof(PtsimAllocBlock) is 80).  A
+ * malloc needs at most 3 unused slots; without them it fails with
  * PTSIM_ALLOC_ERR_NO_BLOCKS and changes nothing.
  *
  * Sizes and addresses are int64_t bytes.  Costs: malloc hit O(log n + n)
- * (binary search, then an O(n) shift of the sorted set of n cached free
- * blocks), free likewise; a miss with expandable segments walks the
- * stream's segment, O(its blocks); the slow path and empty_cache O(slots).
- * Measured (-O2): 10^5 random ops ~0.03 s with hundreds of cached blocks;
- * 2 x 10^5 ops with ~9,000 cached small blocks ~1 s.
+ * (binary searches, then one memmove of part of the order of the n cached
+ * free blocks: a split's rest takes its block's element, a merge the
+ * cached neighbour's), free likewise; a miss with expandable segments
+ * walks the stream's segment, O(its blocks); the slow path and
+ * empty_cache O(slots).  Measured (-O2, bench/): ~30 ns per operation
+ * on the replays of lifetimes.c (hundreds of cached blocks); a treap in
+ * the slots (tried) was 15-35% slower than the sorted array there.
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #ifndef PTSIM_ALLOC_H
@@ -114,7 +117,6 @@ typedef struct {
   int32_t expandable;     /* 1: part of an expandable segment */
   int32_t prev, next;     /* address neighbours in the segment, -1 none */
   int64_t gc_base_;       /* private: pool's free-block searches when cached */
-  int32_t order_;         /* private: element (this index) of the sorted free set */
   int32_t link_;          /* private: next unused slot while unused */
 } PtsimAllocBlock;
 
@@ -147,7 +149,8 @@ typedef struct {
   int64_t next_addr;        /* bump counter of virtual addresses */
   int64_t searches[2];      /* free-block searches per pool (GC ages) */
   PtsimAllocBlock *blocks;  /* caller's storage (transfer none) */
-  int32_t capacity_blocks;
+  int32_t *order;           /* the sorted free set: slots, in the storage's tail */
+  int32_t capacity_blocks;  /* block slots (the storage less the order's tail) */
   int32_t high_water;       /* slots [0, high_water) have been used */
   int32_t unused_head;      /* chain of unused slots below high_water, -1 */
   int32_t unused_count;     /* slots not holding a block, all of them */
@@ -171,6 +174,10 @@ PTSIM_HD void ptsim_alloc_options_set_divisions(PtsimAllocOptions *opts,
  * divisions 0, 1 or a power of two, GC threshold in [0, 1), fraction in
  * [0, 1]. */
 PTSIM_HD int ptsim_alloc_options_valid(const PtsimAllocOptions *opts);
+
+/* Storage slots (the capacity_blocks of ptsim_alloc_init) that hold
+ * exactly `blocks` blocks besides the free set's order. */
+PTSIM_HD int64_t ptsim_alloc_storage_slots(int64_t blocks);
 
 /* Makes an empty allocator over storage[0..capacity_blocks).  opts may be
  * NULL (defaults).  capacity_bytes: device memory available to the

@@ -128,7 +128,9 @@ PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t st
                          : (m * v < 2 * job->layout.pp * v + 2 ? m * v : 2 * job->layout.pp * v + 2);
   int64_t live = layers * 6 + 5 * buckets + 16 + inflight * per_slot;
   int64_t blocks = 3 * live + 4096;
-  return blocks * (int64_t)sizeof(PtsimAllocBlock) + handle_bytes(m * v * per_slot, buckets);
+  /* the allocator keeps its free set's order in its storage (alloc.h) */
+  int64_t storage = ptsim_alloc_storage_slots(blocks);
+  return storage * (int64_t)sizeof(PtsimAllocBlock) + handle_bytes(m * v * per_slot, buckets);
 }
 
 /* One allocation; on the first failure the OOM is recorded and the replay
