@@ -32,7 +32,8 @@
  * it sits in the free set; add on insert, subtract on removal.
  *
  * Siblings: alloc_rules.c (options and the size rules), alloc_check.c (the
- * invariant checker and queries), alloc_int.h (helpers they share).
+ * invariant checker and queries), alloc_state.c (the state as words, for
+ * the replay's periodic shortcut), alloc_int.h (helpers they share).
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #include "alloc.h"
@@ -261,6 +262,7 @@ PTSIM_HD int32_t ptsim_alloc_init(PtsimAllocator *a, const PtsimAllocOptions *op
   a->unused_head = NO_BLOCK;
   a->unused_count = slots;
   a->free_count = 0;
+  a->starved_unmaps = 0;
   a->num_expandable = 0;
   for (int32_t i = 0; i < PTSIM_ALLOC_MAX_EXPANDABLE; i++) a->expandable[i] = NO_BLOCK;
   PtsimAllocStats *st = &a->stats;
@@ -317,7 +319,10 @@ PTSIM_HD static void unmap_pages(PtsimAllocator *a, int32_t s) {
   int64_t lo = base + round_up(b->addr - base, page);
   int64_t hi = base + round_down(b->addr + b->size - base, page);
   if (hi <= lo) return;
-  if (a->unused_count < 2) return;
+  if (a->unused_count < 2) {
+    a->starved_unmaps += 1;
+    return;
+  }
   int64_t end = b->addr + b->size;
   set_remove(a, s);
   int32_t mid = s;

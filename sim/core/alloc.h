@@ -155,6 +155,8 @@ typedef struct {
   int32_t unused_head;      /* chain of unused slots below high_water, -1 */
   int32_t unused_count;     /* slots not holding a block, all of them */
   int32_t free_count;       /* elements of the sorted free set */
+  int64_t starved_unmaps;   /* page unmaps skipped for want of two unused slots
+                               (the one outcome that depends on slot order) */
   int32_t num_expandable;   /* entries of expandable[] */
   int32_t expandable[PTSIM_ALLOC_MAX_EXPANDABLE]; /* first block of each
                                                      expandable segment */
@@ -228,6 +230,42 @@ PTSIM_HD const PtsimAllocBlock *ptsim_alloc_block(const PtsimAllocator *a,
  * allocated <= reserved <= limit.  Returns 0, or a negative number naming
  * the first broken invariant (see alloc.c).  O(slots + segments^2). */
 PTSIM_HD int32_t ptsim_alloc_check(const PtsimAllocator *a);
+
+/* ---- the state, for a replay that skips what repeats (alloc_state.c) ---- */
+
+/* Words before the blocks in ptsim_alloc_state's output. */
+#define PTSIM_ALLOC_STATE_HEADER (16 + PTSIM_ALLOC_MAX_EXPANDABLE)
+
+/* The most words ptsim_alloc_state writes for an allocator over
+ * capacity_blocks slots. */
+PTSIM_HD int64_t ptsim_alloc_state_words(int32_t capacity_blocks);
+
+/* Writes what decides the allocator's future, slot labels left out, and
+ * returns the words written: the current counters, the next address, the
+ * expandable segments' addresses, and every block (address, size,
+ * request, segment, stream, pool, kind, age in free-block searches when
+ * cached) in address order, segment by segment (the words past the
+ * returned count are scratch).  Two allocators (or one at two moments) with
+ * the same words and options answer every later malloc, free and
+ * empty_cache alike, handles aside (the block at the same address); the
+ * peaks and the counters that only grow (PtsimAllocCounters) are not in
+ * the words.  O(slots + segments log segments). */
+PTSIM_HD int64_t ptsim_alloc_state(const PtsimAllocator *a, int64_t *words);
+
+/* The counters that only grow. */
+typedef struct {
+  int64_t num_device_alloc, num_device_free, num_alloc_retries, num_ooms, num_gc_frees;
+  int64_t searches[2];  /* free-block searches per pool (the GC's clock) */
+} PtsimAllocCounters;
+
+PTSIM_HD void ptsim_alloc_counters(const PtsimAllocator *a, PtsimAllocCounters *out);
+
+/* For a run whose state words at `before` equal those now: as if what
+ * happened since `before` happened `times` more times.  The counters that
+ * only grow grow by `times` x their growth since; cached blocks keep their
+ * ages; the peaks stay (a repeat revisits the values already seen). */
+PTSIM_HD void ptsim_alloc_repeat(PtsimAllocator *a, const PtsimAllocCounters *before,
+                                 int64_t times);
 
 /* ---- the rules, exposed for tests ---- */
 

@@ -1,8 +1,9 @@
 /* alloc_int.h — what the allocator's source files share and nobody else
  * sees: address constants and small helpers (sqlite's xInt.h pattern).  The
  * public contract is alloc.h; the files are alloc.c (blocks, the free set,
- * malloc and free), alloc_rules.c (options and size rules) and
- * alloc_check.c (invariants and queries).
+ * malloc and free), alloc_rules.c (options and size rules),
+ * alloc_check.c (invariants and queries) and alloc_state.c (the state as
+ * words).
  *
  * Core: pure C, PTSIM_HD, no allocation, no I/O. */
 #ifndef PTSIM_ALLOC_INT_H

@@ -10,11 +10,12 @@
  * the estimate leaves to its 20% margin — caching, rounding, fragmentation,
  * transients. */
 #include "lifetimes.h"
+#include "lifetimes_int.h"
 #include "memory.h"
 
 #define ELEM 2.0
-#define MAX_LAYER_TENSORS 16
-#define EXTRA_TENSORS 4 /* per (microbatch, chunk): receive buffer, logits, fp32 logits, loss */
+#define MAX_LAYER_TENSORS PTSIM_LIFETIMES_LAYER_TENSORS
+#define EXTRA_TENSORS PTSIM_LIFETIMES_EXTRA_TENSORS
 #define STREAM_COMPUTE 0
 #define STREAM_COMM 1
 /* Megatron's DDP bucket: max(40M, 1M x dp) parameters. */
@@ -25,29 +26,8 @@
 #define CUDA_CONTEXT_BYTES (500.0 * 1024.0 * 1024.0)
 #define NCCL_COMMUNICATOR_BYTES (0.5e9)
 
-typedef struct {
-  const char *name;
-  double bytes;
-} Tensor;
-
-typedef struct {
-  const PtsimPlan *plan;
-  const PtsimJob *job;       /* &plan->job */
-  int64_t stage;
-  int32_t v, m, chunk_layers;
-  PtsimAllocator alloc;
-  int32_t *handles;          /* (m*v) slots of per_slot handles */
-  int32_t per_slot;
-  Tensor saved[MAX_LAYER_TENSORS];
-  int32_t n_saved;
-  double layer_input_bytes, tokens, tokens_sp, logits_elems;
-  PtsimStageAlloc *out;
-  int32_t step, item, kind, microbatch, chunk;
-  int failed;
-  int32_t *main_grads;       /* (buckets) fp32 main-grad copies alive, or -1 */
-  int32_t buckets;
-  double reserved_best;      /* highest reserved seen so far (all phases) */
-} Ctx;
+typedef PtsimLifetimesTensor Tensor;
+typedef PtsimLifetimesCtx Ctx;
 
 static PTSIM_HD double dmax(double a, double b) { return a > b ? a : b; }
 
@@ -110,27 +90,53 @@ static PTSIM_HD int32_t bucket_count(const PtsimPlan *plan, int64_t stage) {
   return (int32_t)(plan->stage_parameters[stage] / bucket_params(&plan->job)) + 1;
 }
 
-/* The handle tables behind the blocks: per (microbatch, chunk) slots, then
- * one main-grad handle per bucket. */
-static PTSIM_HD int64_t handle_bytes(int64_t slots, int64_t buckets) {
-  return (slots + buckets) * (int64_t)sizeof(int32_t);
-}
+/* How the scratch of a stage's replay divides: allocator blocks, the
+ * handle tables (per (microbatch, chunk) slots, then one main-grad handle
+ * per bucket), the live list, the shortcut's snapshots. */
+typedef struct {
+  int64_t blocks, per_slot, slots, buckets, live_cap;
+  int64_t storage;   /* allocator storage slots: the blocks plus the free set's order */
+  int64_t handles_at, live_at, period_at, period_bytes, total;
+} Parts;
 
-PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t stage) {
+static PTSIM_HD int64_t align8(int64_t n) { return (n + 7) & ~(int64_t)7; }
+
+static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
   const PtsimJob *job = &plan->job;
   int64_t v = plan->num_chunks;
   int64_t m = plan->num_microbatches;
   int64_t layers = plan->stage_layers[stage];
-  int64_t per_slot = (layers / v) * MAX_LAYER_TENSORS + EXTRA_TENSORS;
-  int64_t buckets = bucket_count(plan, stage);
-  int64_t inflight = job->layout.schedule == PTSIM_SCHEDULE_GPIPE
-                         ? m * v
-                         : (m * v < 2 * job->layout.pp * v + 2 ? m * v : 2 * job->layout.pp * v + 2);
-  int64_t live = layers * 6 + 5 * buckets + 16 + inflight * per_slot;
-  int64_t blocks = 3 * live + 4096;
+  int64_t pp = job->layout.pp;
+  /* (microbatch, chunk) pairs alive at once: every one under GPipe, else
+   * at most the interleaved warm-up plus one (schedule.h) */
+  int64_t inflight = job->layout.schedule == PTSIM_SCHEDULE_GPIPE ? m * v
+                     : m * v < 2 * pp * v + 2                     ? m * v
+                                                                  : 2 * pp * v + 2;
+  int64_t even_slot = (layers / v) * MAX_LAYER_TENSORS + EXTRA_TENSORS;
+  int64_t live;
+  /* the replay's slots follow the plan's chunk (chunk_layers), the block
+   * count the even split */
+  q->per_slot = plan->chunk_layers[stage] * MAX_LAYER_TENSORS + EXTRA_TENSORS;
+  if (q->per_slot < even_slot) q->per_slot = even_slot;
+  q->buckets = bucket_count(plan, stage);
+  q->slots = m * v * q->per_slot;
+  q->live_cap = inflight;
+  live = layers * 6 + 5 * q->buckets + 16 + inflight * even_slot;
+  q->blocks = 3 * live + 4096;
   /* the allocator keeps its free set's order in its storage (alloc.h) */
-  int64_t storage = ptsim_alloc_storage_slots(blocks);
-  return storage * (int64_t)sizeof(PtsimAllocBlock) + handle_bytes(m * v * per_slot, buckets);
+  q->storage = ptsim_alloc_storage_slots(q->blocks);
+  q->handles_at = q->storage * (int64_t)sizeof(PtsimAllocBlock);
+  q->live_at = q->handles_at + (q->slots + q->buckets) * (int64_t)sizeof(int32_t);
+  q->period_at = align8(q->live_at + 2 * q->live_cap * (int64_t)sizeof(int32_t));
+  q->period_bytes = ptsim_lifetimes_period_bytes((int32_t)q->blocks, (int32_t)q->live_cap,
+                                                 (int32_t)q->per_slot);
+  q->total = q->period_at + q->period_bytes;
+}
+
+PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t stage) {
+  Parts q;
+  parts_of(plan, stage, &q);
+  return q.total;
 }
 
 /* One allocation; on the first failure the OOM is recorded and the replay
@@ -140,7 +146,10 @@ static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t str
   int i;
   if (x->failed || bytes <= 0.0) return -1;
   h = ptsim_alloc_malloc(&x->alloc, (int64_t)bytes, stream);
-  if (h >= 0) return h;
+  if (h >= 0) {
+    x->trace_hash = (x->trace_hash ^ (uint64_t)x->alloc.blocks[h].addr) * 0x100000001B3ull;
+    return h;
+  }
   x->failed = h == PTSIM_ALLOC_ERR_OOM ? 1 : 2;
   if (h == PTSIM_ALLOC_ERR_OOM && x->out->fits) {
     PtsimStageAlloc *o = x->out;
@@ -162,7 +171,43 @@ static PTSIM_HD void give(Ctx *x, int32_t handle) {
 }
 
 static PTSIM_HD int32_t *slot(Ctx *x, int32_t mb, int32_t chunk) {
-  return x->handles + ((int64_t)mb * x->v + chunk) * x->per_slot;
+  return ptsim_lifetimes_slot(x, mb, chunk);
+}
+
+/* ---- the live list (lifetimes_int.h), kept for the shortcut only ---- */
+
+static PTSIM_HD int32_t live_find(const Ctx *x, int32_t mb, int32_t chunk) {
+  int32_t k;
+  for (k = 0; k < x->n_live; k++)
+    if (x->live[2 * k] == mb && x->live[2 * k + 1] == chunk) return k;
+  return -1;
+}
+
+/* A forward filled (mb, chunk). */
+static PTSIM_HD void live_add(Ctx *x, int32_t mb, int32_t chunk) {
+  if (!x->period || x->irregular) return;
+  if (x->n_live == x->live_cap || live_find(x, mb, chunk) >= 0) {
+    x->irregular = 1;
+    return;
+  }
+  x->live[2 * x->n_live] = mb;
+  x->live[2 * x->n_live + 1] = chunk;
+  x->n_live += 1;
+}
+
+/* An item reads (mb, chunk)'s tensors; `done`: it frees the last of them. */
+static PTSIM_HD void live_use(Ctx *x, int32_t mb, int32_t chunk, int done) {
+  int32_t k;
+  if (!x->period || x->irregular) return;
+  k = live_find(x, mb, chunk);
+  if (k < 0) {
+    x->irregular = 1;
+    return;
+  }
+  if (!done) return;
+  x->n_live -= 1;
+  x->live[2 * k] = x->live[2 * x->n_live];
+  x->live[2 * k + 1] = x->live[2 * x->n_live + 1];
 }
 
 static PTSIM_HD int is_first(const Ctx *x, int32_t chunk) { return x->stage == 0 && chunk == 0; }
@@ -216,6 +261,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   int32_t *hs = slot(x, mb, chunk);
   int32_t k = 0, layer, i;
   for (i = 0; i < x->per_slot; i++) hs[i] = -1;
+  live_add(x, mb, chunk);
   if (!is_first(x, chunk)) hs[k] = take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
   k++;
   for (layer = 0; layer < x->chunk_layers; layer++) {
@@ -248,6 +294,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
 static PTSIM_HD void release_saved(Ctx *x, int32_t mb, int32_t chunk) {
   int32_t *hs = slot(x, mb, chunk);
   int32_t layer, i;
+  live_use(x, mb, chunk, 1);
   for (layer = x->chunk_layers - 1; layer >= 0; layer--) {
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
     for (i = MAX_LAYER_TENSORS - 1; i >= 0; i--) {
@@ -265,10 +312,12 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   int32_t *hs = slot(x, mb, chunk);
   int32_t layer, i, grad_in, grad_out;
   int32_t base = 1 + x->chunk_layers * MAX_LAYER_TENSORS;
+  live_use(x, mb, chunk, !keep_saved);
   if (is_last(x, chunk)) {
     int32_t grad_logits = take(x, "logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
     give(x, hs[base + 1]);
     give(x, hs[base]);
+    hs[base + 1] = hs[base] = -1;
     give(x, grad_logits);
   }
   grad_in = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMM);
@@ -427,6 +476,7 @@ static PTSIM_HD void result_init(PtsimStageAlloc *out, const PtsimJob *job) {
   out->peak_step = out->peak_item = out->peak_microbatch = out->peak_chunk = -1;
   out->peak_kind = PTSIM_LIFETIMES_AT_SETUP;
   out->inactive_split_peak_bytes = 0.0;
+  out->items_replayed = 0;
   out->outside_bytes = ptsim_lifetimes_outside_bytes(job);
   phase_zero(&out->first_step);
   phase_zero(&out->steady_state);
@@ -449,23 +499,24 @@ static PTSIM_HD void result_close(PtsimStageAlloc *out, const PtsimJob *job) {
 PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
                                         const PtsimScheduleItem *items, int32_t n_items,
                                         int32_t steps, const PtsimAllocOptions *opts,
-                                        void *scratch, int64_t scratch_bytes,
-                                        PtsimAllocTimeline *timeline, PtsimStageAlloc *out) {
+                                        int32_t every_item, void *scratch,
+                                        int64_t scratch_bytes, PtsimAllocTimeline *timeline,
+                                        PtsimStageAlloc *out) {
   Ctx x;
+  Parts q;
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
-  int64_t need = ptsim_lifetimes_scratch_bytes(plan, stage);
-  int32_t n_blocks, rc, i;
-  int64_t slots;
+  int32_t rc, i;
   double capacity;
-  if (scratch_bytes < need) return PTSIM_ALLOC_ERR_NO_BLOCKS;
+  parts_of(plan, stage, &q);
+  if (scratch_bytes < q.total) return PTSIM_ALLOC_ERR_NO_BLOCKS;
   x.plan = plan;
   x.job = job;
   x.stage = stage;
   x.v = (int32_t)plan->num_chunks;
   x.m = (int32_t)plan->num_microbatches;
   x.chunk_layers = (int32_t)plan->chunk_layers[stage];
-  x.per_slot = x.chunk_layers * MAX_LAYER_TENSORS + EXTRA_TENSORS;
+  x.per_slot = (int32_t)q.per_slot;
   x.tokens = (double)plan->tokens;
   x.tokens_sp = plan->tokens_sp;
   x.layer_input_bytes = ELEM * x.tokens_sp * (double)job->model.hidden_size;
@@ -480,23 +531,38 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.buckets = bucket_count(plan, stage);
   x.reserved_best = 0.0;
   result_init(out, job);
-  slots = (int64_t)x.m * x.v * x.per_slot;
-  n_blocks = (int32_t)((need - handle_bytes(slots, x.buckets)) / (int64_t)sizeof(PtsimAllocBlock));
-  x.handles = (int32_t *)((char *)scratch + (int64_t)n_blocks * (int64_t)sizeof(PtsimAllocBlock));
-  x.main_grads = x.handles + slots;
+  x.handles = (int32_t *)((char *)scratch + q.handles_at);
+  x.main_grads = x.handles + q.slots;
   for (i = 0; i < x.buckets; i++) x.main_grads[i] = -1;
+  x.live = (int32_t *)((char *)scratch + q.live_at);
+  x.n_live = 0;
+  x.live_cap = (int32_t)q.live_cap;
+  x.irregular = 0;
+  x.trace_hash = 0;
+  x.period = NULL;
+  x.period_next = -1;
   capacity = job->hw.memory_bytes - out->outside_bytes;
   rc = ptsim_alloc_init(&x.alloc, opts, capacity > 0.0 ? capacity : 0.0,
-                        (PtsimAllocBlock *)scratch, n_blocks);
+                        (PtsimAllocBlock *)scratch, (int32_t)q.storage);
   if (rc != 0) return rc;
+  /* The shortcut leaves the result as it is; a timeline wants every item. */
+  if (!every_item && !timeline)
+    ptsim_lifetimes_period_init(&x, (char *)scratch + q.period_at, q.period_bytes, n_items);
   build_saved(&x);
   at_start(&x);
   note_peak(&x);
   sample(&x, timeline);
   for (x.step = 0; x.step < steps && !x.failed; x.step++) {
     free_main_grads(&x); /* zero_grad: the last step's fp32 copies go */
+    if (x.period) ptsim_lifetimes_period_step(&x);
     for (i = 0; i < n_items && !x.failed; i++) {
-      const PtsimScheduleItem *it = &items[i];
+      const PtsimScheduleItem *it;
+      if (i == x.period_next) {
+        i = ptsim_lifetimes_period_at(&x, items, n_items, i);
+        if (i >= n_items) break;
+      }
+      it = &items[i];
+      out->items_replayed += 1;
       x.item = i;
       x.kind = it->kind;
       x.microbatch = it->microbatch;

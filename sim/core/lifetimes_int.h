@@ -1,0 +1,103 @@
+/* lifetimes_int.h — the state of one stage's replay, shared by
+ * lifetimes.c (the tensors and the schedule walk) and lifetimes_period.c
+ * (its exact periodic shortcut).  Not a public header: only those two
+ * files include it.
+ *
+ * Handles: every (microbatch, chunk) has per_slot handle slots (the
+ * receive buffer, MAX_LAYER_TENSORS per layer, the last stage's logits and
+ * loss), -1 when empty.  A handle is emptied when its tensor is freed, so
+ * a slot's non-empty handles are exactly its tensors alive.  The live list
+ * names the (microbatch, chunk) whose forward ran and whose saved tensors
+ * are not yet freed (its receive buffer is the last to go).
+ *
+ * Core module internals: pure C, PTSIM_HD, no allocation. */
+#ifndef PTSIM_LIFETIMES_INT_H
+#define PTSIM_LIFETIMES_INT_H
+
+#include "lifetimes.h"
+
+#define PTSIM_LIFETIMES_LAYER_TENSORS 16
+/* per (microbatch, chunk): receive buffer, logits, fp32 logits, loss */
+#define PTSIM_LIFETIMES_EXTRA_TENSORS 4
+
+typedef struct {
+  const char *name;
+  double bytes;
+} PtsimLifetimesTensor;
+
+struct PtsimLifetimesPeriod; /* lifetimes_period.c */
+
+typedef struct {
+  const PtsimPlan *plan;
+  const PtsimJob *job;       /* &plan->job */
+  int64_t stage;
+  int32_t v, m, chunk_layers;
+  PtsimAllocator alloc;
+  int32_t *handles;          /* (m*v) slots of per_slot handles */
+  int32_t per_slot;
+  PtsimLifetimesTensor saved[PTSIM_LIFETIMES_LAYER_TENSORS];
+  int32_t n_saved;
+  double layer_input_bytes, tokens, tokens_sp, logits_elems;
+  PtsimStageAlloc *out;
+  int32_t step, item, kind, microbatch, chunk;
+  int failed;
+  int32_t *main_grads;       /* (buckets) fp32 main-grad copies alive, or -1 */
+  int32_t buckets;
+  double reserved_best;      /* highest reserved seen so far (all phases) */
+  /* The live list: (microbatch, chunk) pairs, 2 words each, in no order. */
+  int32_t *live;
+  int32_t n_live, live_cap;
+  int32_t irregular;         /* an item read a slot its forward never filled, or
+                                the live list overflowed: no shortcut */
+  uint64_t trace_hash;       /* the addresses handed out since the last period
+                                boundary, hashed (the shortcut's cheap hint) */
+  struct PtsimLifetimesPeriod *period; /* NULL: every item is replayed */
+  int32_t period_next;       /* the item before which the shortcut looks next, -1 never */
+} PtsimLifetimesCtx;
+
+/* Handle slots of (microbatch, chunk). */
+static inline PTSIM_HD int32_t *ptsim_lifetimes_slot(PtsimLifetimesCtx *x, int32_t mb,
+                                                     int32_t chunk) {
+  return x->handles + ((int64_t)mb * x->v + chunk) * x->per_slot;
+}
+
+/* ---- the periodic shortcut (lifetimes_period.c) ----
+ *
+ * Within one step, from the pipeline's steady state on, the items repeat
+ * (ptsim_schedule_steady: item i + period is item i moved by `shift`
+ * microbatches), and once the allocator has settled so does everything it
+ * does.  At each period boundary of the steady stretch the shortcut hashes
+ * the period's handed-out addresses with the allocator's counters (a hint,
+ * not a proof); when the last K hashes repeat the K before them it copies
+ * the whole state, runs K more periods and copies it again.  When the two
+ * copies are the same state (every block's address, size, request and
+ * kind, the counters, the live tensors' addresses with microbatches moved
+ * by K x shift) the replay from the second is the replay from the first
+ * moved by K periods, and so on while the items keep repeating: it jumps
+ * over whole K-period blocks (moving the live microbatches, adding the
+ * monotone counters' growth) and replays the rest.  Peaks cannot grow in
+ * a repeated block (it revisits the values of the one before), no
+ * allocation can fail in one (the one before did not), so the result is
+ * the plain replay's, byte for byte (tests/test_lifetimes_period.c). */
+
+/* Scratch bytes of the shortcut for a stage whose allocator has `blocks`
+ * slots, whose live list holds `live_cap` pairs of per_slot handles. */
+PTSIM_HD int64_t ptsim_lifetimes_period_bytes(int32_t blocks, int32_t live_cap,
+                                              int32_t per_slot);
+
+/* Sets the shortcut up in scratch (ptsim_lifetimes_period_bytes) for
+ * the stage's items; x->period points to it afterwards.  Returns 0, or -1
+ * when the schedule has no steady stretch (x->period stays NULL). */
+PTSIM_HD int32_t ptsim_lifetimes_period_init(PtsimLifetimesCtx *x, void *scratch, int64_t bytes,
+                                             int32_t n_items);
+
+/* A step begins: forget what the last one saw. */
+PTSIM_HD void ptsim_lifetimes_period_step(PtsimLifetimesCtx *x);
+
+/* The replay is about to run item i of items[0..n_items).  Returns the
+ * item to run next: i, or further on when whole repeating blocks were
+ * skipped (the state then is the one the plain replay would reach there). */
+PTSIM_HD int32_t ptsim_lifetimes_period_at(PtsimLifetimesCtx *x, const PtsimScheduleItem *items,
+                                           int32_t n_items, int32_t i);
+
+#endif /* PTSIM_LIFETIMES_INT_H */

@@ -1,0 +1,268 @@
+/* test_lifetimes_period.c — the allocator replay's periodic shortcut is
+ * exact: over random layouts of every schedule and recompute variant,
+ * under PyTorch's default allocator and under every option the emulation
+ * has (max_split_size, power-2 rounding, GC with a memory fraction,
+ * expandable segments), and at capacities that make allocations fail at
+ * every point of a step, the replay that skips repeats gives the same
+ * PtsimStageAlloc, byte for byte (peaks, fragmentation, where the peak was
+ * reached, OOM point and tensor), as the replay of every item.  Also: it
+ * does skip, its cost stops growing with the microbatches, and a timeline
+ * or `--no-shortcut` replays every item. */
+#include <glib.h>
+#include <string.h>
+#include "job_fixture.h"
+#include "jobgen.h"
+#include "lifetimes.h"
+#include "plan.h"
+#include "simulate.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+#define MIB ((int64_t)1048576)
+
+typedef struct {
+  guint layouts, jumped;
+  guint64 items, replayed;
+} Tally;
+
+static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", "zb-h1"};
+
+/* The option sets the emulation knows (lifetimes.h: opts NULL = PyTorch's defaults). */
+static void draw_options(GRand *rand, PtsimAllocOptions *o) {
+  ptsim_alloc_options_init(o);
+  switch (g_rand_int_range(rand, 0, 6)) {
+    case 0: case 1: break; /* defaults, the sweep's */
+    case 2: o->max_split_size_bytes = 200 * MIB; break;
+    case 3: ptsim_alloc_options_set_divisions(o, 4); break;
+    case 4:
+      o->memory_fraction = 0.95;
+      o->garbage_collection_threshold = 0.6;
+      break;
+    default: o->expandable_segments = 1; break;
+  }
+}
+
+/* Recompute variants beyond jobgen's kinds: Megatron's uniform groups and
+ * block method, and unfused attention (the s x s scores kept). */
+static void draw_variant(GRand *rand, PtsimJob *job) {
+  PtsimLayout *l = &job->layout;
+  if (l->recompute == PTSIM_RECOMPUTE_FULL && g_rand_boolean(rand)) {
+    l->recompute_method = g_rand_boolean(rand) ? PTSIM_RECOMPUTE_METHOD_BLOCK
+                                               : PTSIM_RECOMPUTE_METHOD_UNIFORM;
+    l->recompute_num_layers = g_rand_int_range(rand, 1, 4);
+  }
+  if (g_rand_int_range(rand, 0, 5) == 0) l->flash_attention = 0;
+  if (g_rand_int_range(rand, 0, 5) == 0) l->hidden_dropout = 0.1;
+}
+
+/* Both replays of every stage; asserts the same bytes (but for
+ * items_replayed, the count the shortcut exists to lower). */
+static void check_same(const PtsimPlan *plan, const PtsimAllocOptions *opts, Tally *tally) {
+  g_autofree PtsimAllocResult *fast = g_new0(PtsimAllocResult, 1);
+  g_autofree PtsimAllocResult *full = g_new0(PtsimAllocResult, 1);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_simulate_allocator_with(plan, PTSIM_LIFETIMES_STEPS, opts, TRUE, NULL, 0.0,
+                                              NULL, full, &error));
+  g_assert_true(ptsim_simulate_allocator_with(plan, PTSIM_LIFETIMES_STEPS, opts, FALSE, NULL, 0.0,
+                                              NULL, fast, &error));
+  g_assert_no_error(error);
+  int64_t all = (int64_t)PTSIM_LIFETIMES_STEPS * plan->schedule_items;
+  gboolean jumped = FALSE;
+  for (int64_t s = 0; s < plan->num_stages; s++) {
+    g_assert_cmpint(full->stages[s].items_replayed, <=, all);
+    g_assert_cmpint(fast->stages[s].items_replayed, <=, full->stages[s].items_replayed);
+    jumped |= fast->stages[s].items_replayed < full->stages[s].items_replayed;
+    tally->items += (guint64)full->stages[s].items_replayed;
+    tally->replayed += (guint64)fast->stages[s].items_replayed;
+    fast->stages[s].items_replayed = full->stages[s].items_replayed = 0;
+  }
+  tally->layouts++;
+  tally->jumped += jumped;
+  if (memcmp(fast, full, sizeof *fast) != 0) {
+    for (int64_t s = 0; s < plan->num_stages; s++) {
+      const PtsimStageAlloc *a = &fast->stages[s], *b = &full->stages[s];
+      if (memcmp(a, b, sizeof *a) == 0) continue;
+      g_test_message("stage %" G_GINT64_FORMAT " differs: schedule %d p %" G_GINT64_FORMAT
+                     " v %" G_GINT64_FORMAT " m %" G_GINT64_FORMAT ": reserved %.0f vs %.0f, "
+                     "allocated %.0f vs %.0f, fits %d vs %d, oom item %d vs %d",
+                     s, (int)plan->job.layout.schedule, plan->num_stages, plan->num_chunks,
+                     plan->num_microbatches, a->reserved_peak_bytes, b->reserved_peak_bytes,
+                     a->allocated_peak_bytes, b->allocated_peak_bytes, a->fits, b->fits,
+                     a->oom_item, b->oom_item);
+    }
+    g_assert_not_reached();
+  }
+}
+
+static void report(const Tally *by_schedule) {
+  for (int k = 0; k < 4; k++) {
+    const Tally *t = &by_schedule[k];
+    if (t->layouts == 0) continue;
+    g_test_message("%-11s %4u layouts, %4u took the shortcut; items %" G_GUINT64_FORMAT
+                   ", replayed %" G_GUINT64_FORMAT " (%.1f%%)",
+                   schedule_names[k], t->layouts, t->jumped, t->items, t->replayed,
+                   100.0 * (double)t->replayed / (double)MAX(t->items, 1));
+  }
+}
+
+typedef struct {
+  JobgenPool pool;
+  GRand *rand;
+  PtsimPlan *plan;
+  Tally tally[4];
+} Fixture;
+
+static void fixture_set_up(Fixture *f, guint32 seed) {
+  g_autoptr(GError) error = NULL;
+  memset(f, 0, sizeof *f);
+  g_assert_true(jobgen_pool_load(&f->pool, &error));
+  f->rand = g_rand_new_with_seed(seed);
+  f->plan = g_new0(PtsimPlan, 1);
+}
+
+static void fixture_tear_down(Fixture *f) {
+  report(f->tally);
+  g_rand_free(f->rand);
+  g_free(f->plan);
+}
+
+/* A random valid layout with m up to max_m; FALSE when the draw failed. */
+static gboolean draw_layout(Fixture *f, int max_m, PtsimJob *job) {
+  g_autoptr(GError) error = NULL;
+  if (!jobgen_try_long(&f->pool, f->rand, job, max_m)) return FALSE;
+  draw_variant(f->rand, job);
+  if (!ptsim_job_validate(job, &error)) return FALSE;
+  ptsim_plan_build(job, f->plan);
+  return f->plan->schedule_items > 0;
+}
+
+static void test_random_layouts(void) {
+  g_test_summary("600 random layouts (every schedule and recompute variant, m up to 160, every "
+                 "allocator option set): the shortcut's result == every item's, byte for byte");
+  Fixture f;
+  fixture_set_up(&f, 29);
+  for (int n = 0; n < 600;) {
+    PtsimJob job;
+    PtsimAllocOptions opts;
+    if (!draw_layout(&f, 160, &job)) continue;
+    draw_options(f.rand, &opts);
+    check_same(f.plan, &opts, &f.tally[job.layout.schedule]);
+    n++;
+  }
+  report(f.tally);
+  for (int k = 0; k < 4; k++) g_assert_cmpuint(f.tally[k].layouts, >, 80);
+  /* The shortcut is taken: the allocator settles into a repeating state
+   * within a step often under 1F1B and ZB-H1; under the interleaved
+   * schedule it takes many periods to (test_lifetimes_period's report). */
+  g_assert_cmpuint(f.tally[PTSIM_SCHEDULE_1F1B].jumped, >, f.tally[PTSIM_SCHEDULE_1F1B].layouts / 5);
+  g_assert_cmpuint(f.tally[PTSIM_SCHEDULE_ZB_H1].jumped, >, f.tally[PTSIM_SCHEDULE_ZB_H1].layouts / 5);
+  g_assert_cmpuint(f.tally[PTSIM_SCHEDULE_INTERLEAVED].jumped, >, 0);
+  fixture_tear_down(&f);
+}
+
+static void test_failures_anywhere(void) {
+  g_test_summary("Capacities from 40% of the GPU to all of it, so that allocations fail "
+                 "in the warm-up, the steady state and the cool-down of either step: the OOM "
+                 "point and tensor are the same with and without the shortcut");
+  Fixture f;
+  fixture_set_up(&f, 31);
+  guint failed = 0, by_step[2] = {0, 0};
+  for (int n = 0; n < 300;) {
+    PtsimJob job;
+    PtsimAllocOptions opts;
+    if (!draw_layout(&f, 120, &job)) continue;
+    /* what the replay holds sits between these: the failure lands anywhere */
+    job.hw.memory_bytes *= g_rand_double_range(f.rand, 0.4, 1.0);
+    ptsim_plan_build(&job, f.plan);
+    draw_options(f.rand, &opts);
+    check_same(f.plan, &opts, &f.tally[job.layout.schedule]);
+    g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+    g_assert_true(ptsim_simulate_allocator(f.plan, PTSIM_LIFETIMES_STEPS, &opts, NULL, 0.0, NULL,
+                                           a, NULL));
+    for (int64_t s = 0; s < a->num_stages; s++)
+      if (!a->stages[s].fits) by_step[a->stages[s].oom_step > 0]++;
+    failed += !a->fits;
+    n++;
+  }
+  g_test_message("%u of 300 layouts ran out of memory; stages failing in step 0: %u, in the "
+                 "steady step: %u", failed, by_step[0], by_step[1]);
+  g_assert_cmpuint(failed, >, 30);
+  g_assert_cmpuint(failed, <, 270);
+  g_assert_cmpuint(by_step[0], >, 0);
+  g_assert_cmpuint(by_step[1], >, 0);
+  fixture_tear_down(&f);
+}
+
+/* Items the shortcut replays for a 1F1B Llama-3-70B layout (pp 8) with m
+ * microbatches, all stages, both steps. */
+static int64_t replayed_at(int64_t m, gboolean every_item) {
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  FixtureLayout l = {64, 8, 8, 1, 1, m, 4096, PTSIM_RECOMPUTE_NONE};
+  fixture_job(&job, "llama3-70b", "h100-80g", l);
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  ptsim_plan_build(&job, plan);
+  g_assert_true(ptsim_simulate_allocator_with(plan, PTSIM_LIFETIMES_STEPS, NULL, every_item, NULL,
+                                              0.0, NULL, a, &error));
+  g_assert_true(a->fits);
+  int64_t n = 0;
+  GString *per = g_string_new(NULL);
+  for (int64_t s = 0; s < plan->num_stages; s++) {
+    n += a->stages[s].items_replayed;
+    g_string_append_printf(per, " %" G_GINT64_FORMAT, a->stages[s].items_replayed);
+  }
+  g_test_message("m %" G_GINT64_FORMAT ":%s", m, per->str);
+  g_string_free(per, TRUE);
+  return n;
+}
+
+static void test_cost_independent_of_m(void) {
+  g_test_summary("Llama-3-70B, pp 8, 1F1B: once the allocator has settled (a few hundred items "
+                 "per stage), 1024 and 4096 microbatches replay the same items but for a few; "
+                 "every item without the shortcut");
+  int64_t m1024 = replayed_at(1024, FALSE), m4096 = replayed_at(4096, FALSE);
+  g_test_message("items replayed: m 1024 %" G_GINT64_FORMAT ", m 4096 %" G_GINT64_FORMAT, m1024,
+                 m4096);
+  /* every item: 2 steps x 8 stages x 2m items */
+  g_assert_cmpint(replayed_at(1024, TRUE), ==, 2 * 8 * 2 * 1024);
+  g_assert_cmpint(m1024, <, 2 * 8 * 2 * 1024 / 4);
+  g_assert_cmpint(m4096, <=, m1024 + m1024 / 10);
+}
+
+static void test_timeline_replays_every_item(void) {
+  g_test_summary("With a timeline every item is replayed (a sample after each)");
+  PtsimJob job;
+  FixtureLayout l = {8, 1, 4, 1, 1, 256, 4096, PTSIM_RECOMPUTE_NONE};
+  fixture_job(&job, "llama3-8b", "h100-80g", l);
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(&job, plan);
+  int64_t items = plan->schedule_items;
+  g_autofree PtsimScheduleItem *order = g_new(PtsimScheduleItem, items);
+  int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, 0);
+  g_autofree void *scratch = g_malloc(bytes);
+  g_autofree PtsimAllocSample *samples = g_new(PtsimAllocSample, 2 * items + 1);
+  PtsimAllocTimeline tl = {samples, 2 * items + 1, 0};
+  PtsimStageAlloc with, without;
+  memset(&with, 0, sizeof with); /* the bytes a result leaves unwritten compare too */
+  memset(&without, 0, sizeof without);
+  ptsim_schedule_build(job.layout.schedule, 4, (int32_t)plan->num_microbatches, 1, 0, order,
+                       (int32_t)items);
+  g_assert_cmpint(ptsim_lifetimes_replay(plan, 0, order, (int32_t)items, 2, NULL, 0, scratch,
+                                         bytes, &tl, &with), ==, 0);
+  g_assert_cmpint(ptsim_lifetimes_replay(plan, 0, order, (int32_t)items, 2, NULL, 0, scratch,
+                                         bytes, NULL, &without), ==, 0);
+  g_assert_cmpint(with.items_replayed, ==, 2 * items);
+  g_assert_cmpint(tl.count, ==, 1 + 2 * (items + 1));
+  g_assert_cmpint(without.items_replayed, <, with.items_replayed);
+  with.items_replayed = without.items_replayed = 0;
+  g_assert_cmpmem(&with, sizeof with, &without, sizeof without);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/lifetimes-period/random-layouts", test_random_layouts);
+  g_test_add_func("/lifetimes-period/failures-anywhere", test_failures_anywhere);
+  g_test_add_func("/lifetimes-period/cost-independent-of-m", test_cost_independent_of_m);
+  g_test_add_func("/lifetimes-period/timeline-replays-every-item", test_timeline_replays_every_item);
+  return g_test_run();
+}
