@@ -47,7 +47,7 @@ guint ptsim_sweep_emulate_shown(PtsimSweep *sweep, GArray *order, guint top, gui
   }
   ptsim_sweep_run_allocator((const PtsimJob *)sweep->jobs->data,
                             (PtsimBatchResult *)sweep->results->data, (const guint *)idx->data,
-                            idx->len, threads);
+                            idx->len, threads, sweep->mc.no_shortcut);
   return idx->len;
 }
 

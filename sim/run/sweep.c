@@ -358,44 +358,95 @@ static void settle_floor(const PtsimJob *job, PtsimBatchResult *r) {
   }
 }
 
-void ptsim_sweep_allocator_one(const PtsimJob *job, PtsimBatchResult *r) {
-  g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
-  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
-  g_autoptr(GError) error = NULL;
-  if (r->status != 0) return;
-  ptsim_plan_build(job, plan);
-  if (!ptsim_simulate_allocator(plan, PTSIM_LIFETIMES_STEPS, NULL, NULL, 0.0, NULL, alloc, &error))
-    return;
+/* The verdict of an emulated layout into its result. */
+static void allocator_verdict(const PtsimAllocResult *alloc, PtsimBatchResult *r) {
   r->alloc_device_peak_bytes = alloc->stages[alloc->peak_stage].device_peak_bytes;
   r->alloc_oom = !alloc->fits;
   r->runs = alloc->runs;
   r->runs_from = PTSIM_RUNS_FROM_ALLOCATOR;
 }
 
+void ptsim_sweep_allocator_one(const PtsimJob *job, gboolean every_item, PtsimBatchResult *r) {
+  g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  g_autoptr(GError) error = NULL;
+  if (r->status != 0) return;
+  ptsim_plan_build(job, plan);
+  if (!ptsim_simulate_allocator_with(plan, PTSIM_LIFETIMES_STEPS, NULL, every_item, NULL, 0.0,
+                                     NULL, alloc, &error))
+    return;
+  allocator_verdict(alloc, r);
+}
+
+/* The emulation of several layouts, one work item per pipeline stage, so
+ * that two threads share even a single layout's stages. */
 typedef struct {
-  const PtsimJob *jobs;
-  PtsimBatchResult *results;
-  const guint *idx;
+  PtsimPlan *plans;         /* per layout */
+  PtsimAllocResult *allocs; /* per layout */
+  gint *failed;             /* per layout: a stage could not be emulated */
+  gboolean every_item;
 } AllocWork;
+
+typedef struct {
+  guint layout;
+  gint64 stage;
+  double cost; /* items x layers: the replay's allocations, roughly */
+} AllocTask;
 
 static void allocator_worker(gpointer data, gpointer user_data) {
   AllocWork *w = user_data;
-  guint i = w->idx[GPOINTER_TO_UINT(data) - 1];
-  ptsim_sweep_allocator_one(&w->jobs[i], &w->results[i]);
+  const AllocTask *t = data;
+  g_autoptr(GError) error = NULL;
+  if (!ptsim_simulate_allocator_stage(&w->plans[t->layout], t->stage, PTSIM_LIFETIMES_STEPS, NULL,
+                                      w->every_item, &w->allocs[t->layout].stages[t->stage],
+                                      &error))
+    g_atomic_int_set(&w->failed[t->layout], 1);
+}
+
+/* The costliest first, so that no long stage starts last. */
+static gint by_cost(gconstpointer a, gconstpointer b) {
+  const AllocTask *x = a, *y = b;
+  if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
+  if (x->layout != y->layout) return x->layout < y->layout ? -1 : 1;
+  return (x->stage > y->stage) - (x->stage < y->stage);
 }
 
 void ptsim_sweep_run_allocator(const PtsimJob *jobs, PtsimBatchResult *results, const guint *idx,
-                               guint n, guint threads) {
-  AllocWork work = {jobs, results, idx};
-  if (threads == 0) threads = g_get_num_processors();
-  GThreadPool *pool = n > 1 && threads > 1
-                          ? g_thread_pool_new(allocator_worker, &work, (gint)MIN(threads, n), TRUE, NULL)
-                          : NULL;
+                               guint n, guint threads, gboolean every_item) {
+  g_autofree PtsimPlan *plans = g_new0(PtsimPlan, MAX(n, 1));
+  g_autofree PtsimAllocResult *allocs = g_new0(PtsimAllocResult, MAX(n, 1));
+  g_autofree gint *failed = g_new0(gint, MAX(n, 1));
+  g_autoptr(GArray) tasks = g_array_new(FALSE, FALSE, sizeof(AllocTask));
+  AllocWork work = {plans, allocs, failed, every_item};
   for (guint k = 0; k < n; k++) {
-    if (pool) g_thread_pool_push(pool, GUINT_TO_POINTER(k + 1), NULL);
-    else allocator_worker(GUINT_TO_POINTER(k + 1), &work);
+    if (results[idx[k]].status != 0) continue;
+    ptsim_plan_build(&jobs[idx[k]], &plans[k]);
+    if (plans[k].schedule_items < 0) {
+      failed[k] = 1;
+      continue;
+    }
+    for (gint64 s = 0; s < plans[k].num_stages; s++) {
+      AllocTask t = {k, s, (double)plans[k].schedule_items * (double)plans[k].chunk_layers[s]};
+      g_array_append_val(tasks, t);
+    }
+  }
+  g_array_sort(tasks, by_cost);
+  if (threads == 0) threads = g_get_num_processors();
+  GThreadPool *pool = tasks->len > 1 && threads > 1
+                          ? g_thread_pool_new(allocator_worker, &work,
+                                              (gint)MIN(threads, tasks->len), TRUE, NULL)
+                          : NULL;
+  for (guint k = 0; k < tasks->len; k++) {
+    AllocTask *t = &g_array_index(tasks, AllocTask, k);
+    if (pool) g_thread_pool_push(pool, t, NULL);
+    else allocator_worker(t, &work);
   }
   if (pool) g_thread_pool_free(pool, FALSE, TRUE);
+  for (guint k = 0; k < n; k++) {
+    if (results[idx[k]].status != 0 || failed[k]) continue;
+    ptsim_simulate_allocator_close(&plans[k], PTSIM_LIFETIMES_STEPS, &allocs[k]);
+    allocator_verdict(&allocs[k], &results[idx[k]]);
+  }
 }
 
 gdouble ptsim_sweep_rank_key(const PtsimJob *job, const PtsimBatchResult *r) {
@@ -422,7 +473,7 @@ static gint by_throughput(gconstpointer a, gconstpointer b, gpointer user_data) 
 }
 
 guint ptsim_sweep_settle_top(const PtsimJob *jobs, PtsimBatchResult *results, guint n, guint top,
-                             guint threads) {
+                             guint threads, gboolean every_item) {
   Ranked ranked = {jobs, results};
   g_autoptr(GArray) candidates = g_array_new(FALSE, FALSE, sizeof(guint));
   g_autoptr(GArray) need = g_array_new(FALSE, FALSE, sizeof(guint));
@@ -443,7 +494,8 @@ guint ptsim_sweep_settle_top(const PtsimJob *jobs, PtsimBatchResult *results, gu
       if (results[i].runs_from != PTSIM_RUNS_FROM_ALLOCATOR) g_array_append_val(need, i);
     }
     if (need->len == 0) break;
-    ptsim_sweep_run_allocator(jobs, results, (const guint *)need->data, need->len, threads);
+    ptsim_sweep_run_allocator(jobs, results, (const guint *)need->data, need->len, threads,
+                              every_item);
     emulated += need->len;
   }
   return emulated;
@@ -454,7 +506,7 @@ static void settle_chunk(PtsimSweep *sweep, guint first, guint last) {
   for (guint i = first; i < last; i++) {
     const PtsimJob *job = &g_array_index(sweep->jobs, PtsimJob, i);
     PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
-    if (sweep->allocator) ptsim_sweep_allocator_one(job, r);
+    if (sweep->allocator) ptsim_sweep_allocator_one(job, sweep->mc.no_shortcut, r);
     settle_floor(job, r);
   }
 }
