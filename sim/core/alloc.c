@@ -264,6 +264,9 @@ PTSIM_HD int32_t ptsim_alloc_init(PtsimAllocator *a, const PtsimAllocOptions *op
   a->free_count = 0;
   a->starved_unmaps = 0;
   a->num_expandable = 0;
+  a->divided = 0;
+  for (int32_t i = 0; i < PTSIM_ALLOC_DIVISION_INTERVALS; i++)
+    a->divided |= a->opts.roundup_power2_divisions[i] > 1;
   for (int32_t i = 0; i < PTSIM_ALLOC_MAX_EXPANDABLE; i++) a->expandable[i] = NO_BLOCK;
   PtsimAllocStats *st = &a->stats;
   st->allocated_bytes = st->allocated_bytes_peak = 0;
@@ -619,7 +622,9 @@ PTSIM_HD static void hand_out(PtsimAllocator *a, int32_t s, int64_t size, int64_
 PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes, int32_t stream) {
   if (size_bytes < 0 || stream < 0 || size_bytes > ((int64_t)1 << 56)) return PTSIM_ALLOC_ERR_ARGS;
   if (a->unused_count < SLOTS_PER_MALLOC) return PTSIM_ALLOC_ERR_NO_BLOCKS;
-  int64_t size = ptsim_alloc_round_size(&a->opts, size_bytes);
+  /* without power-2 divisions (the default) a request rounds to 512 B */
+  int64_t size = a->divided ? ptsim_alloc_round_size(&a->opts, size_bytes)
+                            : round_up(size_bytes > 0 ? size_bytes : 1, PTSIM_ALLOC_MIN_BLOCK);
   int32_t pool = size <= PTSIM_ALLOC_SMALL_SIZE ? PTSIM_ALLOC_POOL_SMALL : PTSIM_ALLOC_POOL_LARGE;
   int64_t alloc_size = ptsim_alloc_segment_size(size);
   int32_t at = -1;

@@ -158,6 +158,7 @@ typedef struct {
   int64_t starved_unmaps;   /* page unmaps skipped for want of two unused slots
                                (the one outcome that depends on slot order) */
   int32_t num_expandable;   /* entries of expandable[] */
+  int32_t divided;          /* some interval has roundup_power2_divisions > 1 */
   int32_t expandable[PTSIM_ALLOC_MAX_EXPANDABLE]; /* first block of each
                                                      expandable segment */
   PtsimAllocStats stats;
