@@ -96,7 +96,7 @@ static PTSIM_HD int32_t bucket_count(const PtsimPlan *plan, int64_t stage) {
 typedef struct {
   int64_t blocks, per_slot, slots, buckets, live_cap;
   int64_t storage;   /* allocator storage slots: the blocks plus the free set's order */
-  int64_t handles_at, live_at, period_at, period_bytes, total;
+  int64_t handles_at, live_at, live_pos_at, period_at, period_bytes, total;
 } Parts;
 
 static PTSIM_HD int64_t align8(int64_t n) { return (n + 7) & ~(int64_t)7; }
@@ -127,7 +127,8 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
   q->storage = ptsim_alloc_storage_slots(q->blocks);
   q->handles_at = q->storage * (int64_t)sizeof(PtsimAllocBlock);
   q->live_at = q->handles_at + (q->slots + q->buckets) * (int64_t)sizeof(int32_t);
-  q->period_at = align8(q->live_at + 2 * q->live_cap * (int64_t)sizeof(int32_t));
+  q->live_pos_at = q->live_at + 2 * q->live_cap * (int64_t)sizeof(int32_t);
+  q->period_at = align8(q->live_pos_at + m * v * (int64_t)sizeof(int32_t));
   q->period_bytes = ptsim_lifetimes_period_bytes((int32_t)q->blocks, (int32_t)q->live_cap,
                                                  (int32_t)q->per_slot);
   q->total = q->period_at + q->period_bytes;
@@ -176,38 +177,31 @@ static PTSIM_HD int32_t *slot(Ctx *x, int32_t mb, int32_t chunk) {
 
 /* ---- the live list (lifetimes_int.h), kept for the shortcut only ---- */
 
-static PTSIM_HD int32_t live_find(const Ctx *x, int32_t mb, int32_t chunk) {
-  int32_t k;
-  for (k = 0; k < x->n_live; k++)
-    if (x->live[2 * k] == mb && x->live[2 * k + 1] == chunk) return k;
-  return -1;
-}
-
 /* A forward filled (mb, chunk). */
 static PTSIM_HD void live_add(Ctx *x, int32_t mb, int32_t chunk) {
   if (!x->period || x->irregular) return;
-  if (x->n_live == x->live_cap || live_find(x, mb, chunk) >= 0) {
+  if (x->n_live == x->live_cap || x->live_pos[(int64_t)mb * x->v + chunk] >= 0) {
     x->irregular = 1;
     return;
   }
-  x->live[2 * x->n_live] = mb;
-  x->live[2 * x->n_live + 1] = chunk;
+  ptsim_lifetimes_live_set(x, x->n_live, mb, chunk);
   x->n_live += 1;
 }
 
 /* An item reads (mb, chunk)'s tensors; `done`: it frees the last of them. */
 static PTSIM_HD void live_use(Ctx *x, int32_t mb, int32_t chunk, int done) {
-  int32_t k;
+  int32_t k, last;
   if (!x->period || x->irregular) return;
-  k = live_find(x, mb, chunk);
+  k = x->live_pos[(int64_t)mb * x->v + chunk];
   if (k < 0) {
     x->irregular = 1;
     return;
   }
   if (!done) return;
+  x->live_pos[(int64_t)mb * x->v + chunk] = -1;
   x->n_live -= 1;
-  x->live[2 * k] = x->live[2 * x->n_live];
-  x->live[2 * k + 1] = x->live[2 * x->n_live + 1];
+  last = x->n_live;
+  if (k != last) ptsim_lifetimes_live_set(x, k, x->live[2 * last], x->live[2 * last + 1]);
 }
 
 static PTSIM_HD int is_first(const Ctx *x, int32_t chunk) { return x->stage == 0 && chunk == 0; }
@@ -535,6 +529,8 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.main_grads = x.handles + q.slots;
   for (i = 0; i < x.buckets; i++) x.main_grads[i] = -1;
   x.live = (int32_t *)((char *)scratch + q.live_at);
+  x.live_pos = (int32_t *)((char *)scratch + q.live_pos_at);
+  for (i = 0; i < x.m * x.v; i++) x.live_pos[i] = -1;
   x.n_live = 0;
   x.live_cap = (int32_t)q.live_cap;
   x.irregular = 0;

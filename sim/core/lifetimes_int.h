@@ -44,8 +44,9 @@ typedef struct {
   int32_t *main_grads;       /* (buckets) fp32 main-grad copies alive, or -1 */
   int32_t buckets;
   double reserved_best;      /* highest reserved seen so far (all phases) */
-  /* The live list: (microbatch, chunk) pairs, 2 words each, in no order. */
-  int32_t *live;
+  /* The live list: (microbatch, chunk) pairs, 2 words each, in no order;
+   * live_pos[mb * v + chunk] is a pair's place in it, -1 when not live. */
+  int32_t *live, *live_pos;
   int32_t n_live, live_cap;
   int32_t irregular;         /* an item read a slot its forward never filled, or
                                 the live list overflowed: no shortcut */
@@ -54,6 +55,14 @@ typedef struct {
   struct PtsimLifetimesPeriod *period; /* NULL: every item is replayed */
   int32_t period_next;       /* the item before which the shortcut looks next, -1 never */
 } PtsimLifetimesCtx;
+
+/* Puts pair k of the live list at (mb, chunk) and records its place. */
+static inline PTSIM_HD void ptsim_lifetimes_live_set(PtsimLifetimesCtx *x, int32_t k, int32_t mb,
+                                                    int32_t chunk) {
+  x->live[2 * k] = mb;
+  x->live[2 * k + 1] = chunk;
+  x->live_pos[(int64_t)mb * x->v + chunk] = k;
+}
 
 /* Handle slots of (microbatch, chunk). */
 static inline PTSIM_HD int32_t *ptsim_lifetimes_slot(PtsimLifetimesCtx *x, int32_t mb,

@@ -131,7 +131,7 @@ PTSIM_HD void ptsim_lifetimes_period_step(PtsimLifetimesCtx *x) {
 
 /* The live pairs in (microbatch, chunk) order (insertion sort: a few dozen). */
 static PTSIM_HD void period_sort_live(PtsimLifetimesCtx *x, int descending) {
-  int32_t i, j;
+  int32_t i, j, k;
   for (i = 1; i < x->n_live; i++) {
     int32_t mb = x->live[2 * i], c = x->live[2 * i + 1];
     for (j = i; j > 0; j--) {
@@ -147,6 +147,7 @@ static PTSIM_HD void period_sort_live(PtsimLifetimesCtx *x, int descending) {
     x->live[2 * j] = mb;
     x->live[2 * j + 1] = c;
   }
+  for (k = 0; k < x->n_live; k++) ptsim_lifetimes_live_set(x, k, x->live[2 * k], x->live[2 * k + 1]);
 }
 
 static PTSIM_HD void period_copy(PtsimLifetimesCtx *x, PeriodCopy *cp, int32_t item) {
@@ -218,8 +219,10 @@ static PTSIM_HD int32_t period_jump(PtsimLifetimesCtx *x, const PtsimScheduleIte
       to[j] = from[j];
       from[j] = -1;
     }
-    x->live[2 * k] = (int32_t)(mb + moved);
+    x->live_pos[(int64_t)mb * x->v + c] = -1;
   }
+  for (k = 0; k < x->n_live; k++)
+    ptsim_lifetimes_live_set(x, k, x->live[2 * k] + (int32_t)moved, x->live[2 * k + 1]);
   return i1 + (int32_t)(blocks * span);
 }
 
