@@ -27,6 +27,10 @@
 #include "job.h"
 #include "topology.h"
 
+/* Model chunks per stage whose MoE layers the plan counts one by one (the
+ * engine's limit on virtual stages as well). */
+#define PTSIM_MAX_CHUNKS 16
+
 typedef struct {
   PtsimJob job;               /* the validated job this plan was built from */
   int64_t num_stages;         /* p = pp */
@@ -66,6 +70,29 @@ typedef struct {
    * "all of this stage's layers for one microbatch" (fractional under the
    * interleaved schedule); what the memory estimate multiplies by. */
   double inflight_microbatches[PTSIM_MAX_STAGES];
+  /* Mixture of experts (all 0 for a dense model, whose every layer is
+   * layer_parameters).  The expert part of a GPU's parameters is sharded
+   * over etp x ep and its optimizer states over edp (expert_optimizer_shards),
+   * the rest as a dense model's (over tp, and dp x cp). */
+  int64_t local_experts;            /* E / ep */
+  double moe_layer_parameters;      /* one MoE layer on one GPU, experts included */
+  double moe_expert_parameters;     /* of which its local routed experts */
+  double expert_optimizer_shards;   /* edp / instances (distributed optimizer), else 1 */
+  /* The busiest EP rank's routed tokens over the balanced share, which the
+   * slowest rank's grouped GEMMs and all-to-alls scale with: 1 when
+   * dropless (the balanced load the router's balancing aims at), the
+   * capacity factor when one bounds every expert (deterministic mode; the
+   * Monte-Carlo mode samples it, moe.h). */
+  double expert_load;
+  int64_t stage_moe_layers[PTSIM_MAX_STAGES];   /* MoE layers of each stage */
+  double stage_expert_parameters[PTSIM_MAX_STAGES]; /* routed-expert parameters of one GPU */
+  /* MoE layers of model chunk c of stage s, as Megatron places the layers
+   * (chunk c of stage s is virtual stage c*pp + s); c < PTSIM_MAX_CHUNKS. */
+  int32_t chunk_moe_layers[PTSIM_MAX_STAGES][PTSIM_MAX_CHUNKS];
+  /* Multi-token prediction: the block's parameters on one GPU of the last
+   * stage (its layer is an MoE layer when the decoder's last is). */
+  double mtp_parameters;
+  int mtp_layer_is_moe;
 } PtsimPlan;
 
 /* Layers per pipeline stage as Megatron-LM splits them: evenly, or with
@@ -100,8 +127,32 @@ PTSIM_HD int ptsim_plan_has_learned_positions(const PtsimModel *model);
 /* The head dimension d: kv_channels, or hidden / heads. */
 PTSIM_HD int64_t ptsim_plan_head_dim(const PtsimModel *model);
 
-/* Parameters of one transformer layer held by one TP rank (t = tp). */
+/* Parameters of one transformer layer held by one TP rank (t = tp); for
+ * an MoE model, one of its dense layers. */
 PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp);
+
+/* 1 when layer `layer` of the model is an MoE layer. */
+PTSIM_HD int ptsim_plan_is_moe_layer(const PtsimModel *model, int64_t layer);
+
+/* MoE layers among layers [first, first + count). */
+PTSIM_HD int64_t ptsim_plan_moe_layers_in(const PtsimModel *model, int64_t first, int64_t count);
+
+/* Parameters of one MoE layer held by one GPU: attention and norms over
+ * tp, router replicated, shared experts over tp, E/ep routed experts over
+ * etp; *experts (may be NULL) receives the routed experts' part. */
+PTSIM_HD double ptsim_plan_moe_layer_parameters(const PtsimModel *model, int64_t tp, int64_t ep,
+                                                int64_t etp, double *experts);
+
+/* The whole model's parameters (one copy, no parallelism), and those one
+ * token uses (top-k routed experts of E; the embedding and the output
+ * layer both counted, as Mistral and Qwen count; DeepSeek leaves the input
+ * embedding out).  The MTP block is in *total and *active as Megatron's
+ * memory estimator counts it.  Either pointer may be NULL. */
+PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, double *total, double *active);
+
+/* First layer and layer count of model chunk `chunk` of stage `stage`. */
+PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64_t chunk,
+                                     int64_t *first, int64_t *count);
 
 /* Builds the plan of a validated job (ptsim_job_validate() accepted it).
  * Never fails: a schedule that cannot be built is recorded in

@@ -16,6 +16,8 @@
  * Units: .ini keys carry their unit in the name (_gib, _tflops, _gbps with
  * GB = 1e9 B, _us); the structs are SI (bytes, FLOP/s, bytes/s, seconds). */
 #include "config.h"
+#include "moe_layers.h"
+#include "names.h"
 
 #include <errno.h>
 #include <math.h>
@@ -492,6 +494,64 @@ static gboolean ini_name(const IniFile *ini, const char *group, char *out,
 
 /* ---- models ---- */
 
+#define model_invalid(...)                                                       \
+  (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, __VA_ARGS__), FALSE)
+
+/* The MoE, MLA and MTP invariants (ptsim_model_check). */
+static gboolean model_check_moe(const PtsimModel *m, GError **error) {
+  const int64_t max = INT_VALUE_MAX;
+  if (m->num_experts < 0 || m->num_experts > max || m->mtp_num_layers < 0 ||
+      m->mtp_num_layers > 64)
+    return model_invalid("model %s: num_experts %" G_GINT64_FORMAT " or mtp_num_layers %"
+                         G_GINT64_FORMAT " out of range (0 to %" G_GINT64_FORMAT "; 0 to 64)",
+                         m->name, (gint64)m->num_experts, (gint64)m->mtp_num_layers, (gint64)max);
+  if (m->num_experts > 0) {
+    if (m->num_layers > PTSIM_MAX_LAYERS)
+      return model_invalid("model %s: num_layers %" G_GINT64_FORMAT " is more than the %d layers "
+                           "ptsim allows a mixture-of-experts model", m->name,
+                           (gint64)m->num_layers, PTSIM_MAX_LAYERS);
+    if (m->moe_router_topk < 1 || m->moe_router_topk > m->num_experts)
+      return model_invalid("model %s: moe_router_topk %" G_GINT64_FORMAT " must be 1 to "
+                           "num_experts %" G_GINT64_FORMAT, m->name, (gint64)m->moe_router_topk,
+                           (gint64)m->num_experts);
+    if (m->moe_ffn_hidden_size < 1 || m->moe_ffn_hidden_size > max ||
+        m->moe_shared_expert_size < 0 || m->moe_shared_expert_size > max)
+      return model_invalid("model %s: moe_ffn_hidden_size %" G_GINT64_FORMAT " must be 1 to %"
+                           G_GINT64_FORMAT " and moe_shared_expert_intermediate_size %"
+                           G_GINT64_FORMAT " 0 to it", m->name, (gint64)m->moe_ffn_hidden_size,
+                           (gint64)max, (gint64)m->moe_shared_expert_size);
+    if (m->moe_router_groups < 0 || m->moe_router_group_topk < 0 ||
+        (m->moe_router_groups > 0 && (m->num_experts % m->moe_router_groups != 0 ||
+                                      m->moe_router_group_topk < 1 ||
+                                      m->moe_router_group_topk > m->moe_router_groups)))
+      return model_invalid("model %s: moe_router_num_groups %" G_GINT64_FORMAT " must divide "
+                           "num_experts %" G_GINT64_FORMAT " and moe_router_group_topk %"
+                           G_GINT64_FORMAT " be 1 to it (Megatron-LM asserts both)",
+                           m->name, (gint64)m->moe_router_groups, (gint64)m->num_experts,
+                           (gint64)m->moe_router_group_topk);
+    if ((unsigned)m->moe_router_score > PTSIM_ROUTER_SQRTSOFTPLUS ||
+        (unsigned)m->moe_load_balancing > PTSIM_BALANCE_NONE || !(m->moe_aux_loss_coeff >= 0.0) ||
+        (m->moe_shared_expert_gate != 0 && m->moe_shared_expert_gate != 1) ||
+        (m->moe_router_expert_bias != 0 && m->moe_router_expert_bias != 1))
+      return model_invalid("model %s: router score, load balancing, aux loss or switches out of "
+                           "range", m->name);
+    for (int64_t i = m->num_layers; i < PTSIM_MAX_LAYERS; i++)
+      if ((m->moe_layers[i / 64] >> (i % 64)) & 1u)
+        return model_invalid("model %s: layer %" G_GINT64_FORMAT " is marked MoE beyond "
+                             "num_layers %" G_GINT64_FORMAT, m->name, (gint64)i,
+                             (gint64)m->num_layers);
+  }
+  if (m->multi_latent_attention &&
+      (m->kv_lora_rank < 1 || m->q_lora_rank < 0 || m->qk_head_dim < 1 ||
+       m->qk_pos_emb_head_dim < 0 || m->v_head_dim < 1 || m->kv_lora_rank > max ||
+       m->q_lora_rank > max || m->qk_head_dim > max || m->qk_pos_emb_head_dim > max ||
+       m->v_head_dim > max))
+    return model_invalid("model %s: multi-latent attention needs kv_lora_rank, qk_head_dim and "
+                         "v_head_dim of 1 to %" G_GINT64_FORMAT ", q_lora_rank and "
+                         "qk_pos_emb_head_dim of 0 to it", m->name, (gint64)max);
+  return TRUE;
+}
+
 gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
   g_return_val_if_fail(m != NULL, FALSE);
   const struct {
@@ -517,7 +577,8 @@ gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
   }
   /* the head dimension is h / heads unless kv_channels gives it */
   if (m->kv_channels < 0 || m->kv_channels > INT_VALUE_MAX ||
-      (m->kv_channels == 0 && m->hidden_size % m->num_attention_heads != 0)) {
+      (m->kv_channels == 0 && !m->multi_latent_attention &&
+       m->hidden_size % m->num_attention_heads != 0)) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "model %s: hidden_size %" G_GINT64_FORMAT
                 " is not divisible by num_attention_heads %" G_GINT64_FORMAT
@@ -546,13 +607,106 @@ gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
                 m->name);
     return FALSE;
   }
-  return TRUE;
+  return model_check_moe(m, error);
 }
 
 static const char *const model_keys[] = {
     "name", "num_layers", "hidden_size", "ffn_hidden_size",
     "num_attention_heads", "num_query_groups", "vocab_size", "activation",
-    "norm", "tied_embeddings", "bias", NULL};
+    "norm", "tied_embeddings", "bias", "kv_channels", "qk_layernorm",
+    "num_experts", "moe_router_topk", "moe_ffn_hidden_size",
+    "moe_shared_expert_intermediate_size", "moe_shared_expert_gate", "moe_layer_freq",
+    "moe_router_score_function", "moe_router_load_balancing_type", "moe_aux_loss_coeff",
+    "moe_router_enable_expert_bias", "moe_router_num_groups", "moe_router_group_topk",
+    "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
+    "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers", NULL};
+
+/* An optional true|false key (absent: *out unchanged). */
+static gboolean ini_bool_optional(const IniFile *ini, const char *group, const char *key,
+                                  int *out, GError **error) {
+  if (!g_key_file_has_key(ini->kf, group, key, NULL)) return TRUE;
+  return ini_bool(ini, group, key, out, error);
+}
+
+/* An optional word of names.h's KIND (absent: *out unchanged). */
+static gboolean ini_name_word(const IniFile *ini, const char *group, const char *key,
+                              PtsimNamesKind kind, int *out, GError **error) {
+  if (!g_key_file_has_key(ini->kf, group, key, NULL)) return TRUE;
+  return ini_choice(ini, group, key, ptsim_names_allowed(kind), out, error);
+}
+
+/* The optional keys after the dense ones: head dimension, q/k norm, MoE,
+ * MLA, MTP (README's model table; Megatron-LM's defaults where absent). */
+static gboolean model_load_extras(const IniFile *ini, PtsimModel *m, GError **error) {
+  const char *g = "model";
+  int score = 0, balancing = 0;
+  if (!ini_int(ini, g, "kv_channels", 1, FALSE, &m->kv_channels, error) ||
+      !ini_bool_optional(ini, g, "qk_layernorm", &m->qk_layernorm, error) ||
+      !ini_int(ini, g, "num_experts", 1, FALSE, &m->num_experts, error) ||
+      !ini_int(ini, g, "mtp_num_layers", 0, FALSE, &m->mtp_num_layers, error) ||
+      !ini_bool_optional(ini, g, "multi_latent_attention", &m->multi_latent_attention, error))
+    return FALSE;
+  if (m->multi_latent_attention) {
+    m->kv_lora_rank = 32; /* Megatron-LM's argparse defaults */
+    m->qk_head_dim = 128;
+    m->qk_pos_emb_head_dim = 64;
+    m->v_head_dim = 128;
+    if (!ini_int(ini, g, "q_lora_rank", 1, FALSE, &m->q_lora_rank, error) ||
+        !ini_int(ini, g, "kv_lora_rank", 1, FALSE, &m->kv_lora_rank, error) ||
+        !ini_int(ini, g, "qk_head_dim", 1, FALSE, &m->qk_head_dim, error) ||
+        !ini_int(ini, g, "qk_pos_emb_head_dim", 0, FALSE, &m->qk_pos_emb_head_dim, error) ||
+        !ini_int(ini, g, "v_head_dim", 1, FALSE, &m->v_head_dim, error))
+      return FALSE;
+  } else {
+    const char *const mla_keys[] = {"q_lora_rank", "kv_lora_rank", "qk_head_dim",
+                                    "qk_pos_emb_head_dim", "v_head_dim"};
+    for (size_t k = 0; k < G_N_ELEMENTS(mla_keys); k++)
+      if (g_key_file_has_key(ini->kf, g, mla_keys[k], NULL)) {
+        g_autofree char *where = ini_where(ini, g, mla_keys[k]);
+        g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                    "%s: [model] %s needs multi_latent_attention = true", where, mla_keys[k]);
+        return FALSE;
+      }
+  }
+  if (m->num_experts == 0) {
+    gsize n = 0;
+    g_auto(GStrv) keys = g_key_file_get_keys(ini->kf, g, &n, NULL);
+    for (gsize k = 0; k < n; k++)
+      if (g_str_has_prefix(keys[k], "moe_")) {
+        g_autofree char *where = ini_where(ini, g, keys[k]);
+        g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                    "%s: [model] %s needs num_experts (a mixture-of-experts model)", where,
+                    keys[k]);
+        return FALSE;
+      }
+    return TRUE;
+  }
+  m->moe_router_topk = 2; /* Megatron-LM's defaults */
+  m->moe_ffn_hidden_size = m->ffn_hidden_size;
+  if (!ini_int(ini, g, "moe_router_topk", 1, FALSE, &m->moe_router_topk, error) ||
+      !ini_int(ini, g, "moe_ffn_hidden_size", 1, FALSE, &m->moe_ffn_hidden_size, error) ||
+      !ini_int(ini, g, "moe_shared_expert_intermediate_size", 1, FALSE,
+               &m->moe_shared_expert_size, error) ||
+      !ini_bool_optional(ini, g, "moe_shared_expert_gate", &m->moe_shared_expert_gate, error) ||
+      !ini_name_word(ini, g, "moe_router_score_function", PTSIM_NAMES_ROUTER_SCORE, &score,
+                     error) ||
+      !ini_name_word(ini, g, "moe_router_load_balancing_type", PTSIM_NAMES_LOAD_BALANCING,
+                     &balancing, error) ||
+      !ini_double(ini, g, "moe_aux_loss_coeff", 0, TRUE, INFINITY, FALSE, NULL,
+                  &m->moe_aux_loss_coeff, error) ||
+      !ini_bool_optional(ini, g, "moe_router_enable_expert_bias", &m->moe_router_expert_bias,
+                         error) ||
+      !ini_int(ini, g, "moe_router_num_groups", 1, FALSE, &m->moe_router_groups, error) ||
+      !ini_int(ini, g, "moe_router_group_topk", 1, FALSE, &m->moe_router_group_topk, error))
+    return FALSE;
+  m->moe_router_score = (PtsimRouterScore)score;
+  m->moe_load_balancing = (PtsimLoadBalancing)balancing;
+  g_autofree char *freq = g_key_file_get_value(ini->kf, g, "moe_layer_freq", NULL);
+  g_autofree char *where = ini_where(ini, g, freq ? "moe_layer_freq" : "num_experts");
+  g_autofree char *label = g_strdup_printf("%s: [model] moe_layer_freq", where);
+  return ptsim_moe_layers_parse(freq ? g_strstrip(freq) : "1", m->num_layers, label,
+                                m->moe_layers, error);
+}
 
 gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
                           GError **error) {
@@ -590,14 +744,17 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
     return FALSE;
   m.activation = activation == 0 ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
   m.norm = norm == 0 ? PTSIM_NORM_RMSNORM : PTSIM_NORM_LAYERNORM;
+  if (!model_load_extras(&ini, &m, error))
+    return FALSE;
 
   /* Cross-key rules, reported at the line of the key that breaks them. */
-  if (m.hidden_size % m.num_attention_heads != 0) {
+  if (m.kv_channels == 0 && !m.multi_latent_attention &&
+      m.hidden_size % m.num_attention_heads != 0) {
     g_autofree char *where = ini_where(&ini, g, "hidden_size");
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [model] hidden_size = %" G_GINT64_FORMAT
                 " is not divisible by num_attention_heads = %" G_GINT64_FORMAT
-                "; expected a multiple of the head count",
+                "; expected a multiple of the head count (or a kv_channels key)",
                 where, (gint64)m.hidden_size, (gint64)m.num_attention_heads);
     return FALSE;
   }

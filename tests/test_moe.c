@@ -1,0 +1,123 @@
+/* test_moe.c — mixture-of-experts models: the model files against their
+ * published parameter counts, Megatron-LM's --moe-layer-freq, and (below)
+ * the expert-parallel layout, all-to-all volumes and memory terms worked
+ * by hand.
+ *
+ * Parameter counts are worked out in the comments from each config (SwiGLU
+ * MLP 3 h w; RMSNorm h; GQA attention h(a d) + 2 h (k d) + (a d) h; MLA as
+ * plan.c; router E h), and compared with what the model's authors publish:
+ * Mistral and Qwen count both embedding matrices in "active", DeepSeek
+ * leaves the input embedding out. */
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "config.h"
+#include "moe_layers.h"
+#include "plan.h"
+
+typedef struct {
+  const char *model;
+  double total, active;         /* exact, from the config by hand */
+  double published_total, published_active; /* the authors' figures, in 1e9 ... */
+  double total_step, active_step;           /* ... rounded (or cut) to these */
+  int active_without_input_embedding;        /* the authors' convention */
+} Count;
+
+static void check_count(gconstpointer data) {
+  const Count *c = data;
+  PtsimModel m;
+  g_autoptr(GError) error = NULL;
+  double total = 0, active = 0;
+  g_assert_true(ptsim_model_load(c->model, &m, &error));
+  g_assert_no_error(error);
+  if (strcmp(c->model, "deepseek-v3") == 0) m.mtp_num_layers = 0; /* 671B is the main model */
+  ptsim_plan_model_parameters(&m, &total, &active);
+  g_assert_cmpfloat(total, ==, c->total);
+  g_assert_cmpfloat(active, ==, c->active);
+  if (c->active_without_input_embedding)
+    active -= (double)m.vocab_size * (double)m.hidden_size;
+  g_assert_cmpfloat(fabs(total / 1e9 - c->published_total), <, c->total_step);
+  g_assert_cmpfloat(fabs(active / 1e9 - c->published_active), <, c->active_step);
+}
+
+/* Mixtral 8x7B: attention 4096*4096 + 2*4096*1024 + 4096*4096 = 41,943,040;
+ * expert 3*4096*14336 = 176,160,768; MoE layer 8 experts + router 8*4096 +
+ * norms 8192 = 1,451,270,144; x32 = 46,440,644,608; embedding + head
+ * 2*32000*4096 = 262,144,000, final norm 4096: 46,702,792,704.  Active: 2
+ * experts: (41,943,040 + 2*176,160,768 + 32,768 + 8,192)*32 + 262,148,096. */
+static const Count counts[] = {
+    {"mixtral-8x7b", 46702792704.0, 12879925248.0, 46.7, 12.9, 0.1, 0.1, 0},
+    /* 56 x (88,080,384 attention + 8 x 301,989,888 + 49,152 router + 12,288
+     * norms) + 2 x 32768 x 6144 + 6144; published 141B / 39B */
+    {"mixtral-8x22b", 140630071296.0, 39161468928.0, 141.0, 39.0, 1.0, 1.0, 0},
+    /* MLA per layer: q 7168*1536 + 1536 + 1536*128*192, kv 7168*576 + 512
+     * + 512*128*256, o 128*128*7168 = 187,107,328; 3 dense layers with an
+     * 18432 MLP, 58 MoE layers of 256 x 3*7168*2048 + a 2048 shared expert
+     * + router 256*7168; published 671B total (without the 11.6B MTP
+     * block), 37B active (36.6B in README_WEIGHTS: without the input
+     * embedding) */
+    {"deepseek-v3", 671026404352.0, 37552282624.0, 671.0, 36.6, 1.0, 0.1, 1},
+    /* MLA without a q latent: q 2048*16*192, kv 2048*576 + 512 + 512*16*256,
+     * o 16*128*2048; 1 dense layer (10944), 26 MoE layers of 64 x
+     * 3*2048*1408 + 2816 shared; published 15.7B / 2.4B */
+    {"deepseek-v2-lite", 15706484224.0, 2661150208.0, 15.7, 2.4, 0.1, 0.1, 1},
+    /* head dim 128: q 2048*4096, k, v 2048*512 each, o 4096*2048, q/k norms
+     * 2*128; 48 layers of 128 x 3*2048*768; published 30.5B / 3.3B */
+    {"qwen3-30b-a3b", 30532122624.0, 3353032704.0, 30.5, 3.3, 0.1, 0.1, 0},
+    {"qwen3-235b-a22b", 235093634560.0, 22190763520.0, 235.0, 22.0, 1.0, 1.0, 0},
+};
+
+static void test_mtp_block(void) {
+  g_test_summary("DeepSeek-V3's MTP module: one MoE layer + 3 norms + the 2h x h projection, "
+                 "11.6B unique (README: 14B with its copy of the embedding and head, 11.5B "
+                 "without)");
+  PtsimModel m;
+  double with, without;
+  g_assert_true(ptsim_model_load("deepseek-v3", &m, NULL));
+  ptsim_plan_model_parameters(&m, &with, NULL);
+  m.mtp_num_layers = 0;
+  ptsim_plan_model_parameters(&m, &without, NULL);
+  g_assert_cmpfloat(with - without, ==, 682636472320.0 - 671026404352.0);
+}
+
+static void test_layer_freq(void) {
+  g_test_summary("--moe-layer-freq: an integer N (every N-th layer from 0) or Megatron's list "
+                 "arithmetic; the length must be num_layers");
+  uint64_t bits[PTSIM_LAYER_WORDS];
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_moe_layers_parse("([0]*3+[1]*58)", 61, "x", bits, &error));
+  g_assert_cmpuint(bits[0], ==, ((((uint64_t)1 << 58) - 1) << 3));
+  g_assert_true(ptsim_moe_layers_parse("2", 5, "x", bits, &error));
+  g_assert_cmpuint(bits[0], ==, 0x15u); /* layers 0, 2, 4 */
+  g_assert_true(ptsim_moe_layers_parse(" ([1]*3+[0]*1)*3 ", 12, "x", bits, &error));
+  g_assert_cmpuint(bits[0], ==, 0x777u);
+  g_assert_true(ptsim_moe_layers_parse("[1, 0]*2+[1]", 5, "x", bits, &error));
+  g_assert_cmpuint(bits[0], ==, 0x15u);
+  g_autofree char *text = ptsim_moe_layers_format(bits, 5);
+  g_assert_cmpstr(text, ==, "([1]*1+[0]*1+[1]*1+[0]*1+[1]*1)");
+  g_assert_false(ptsim_moe_layers_parse("([0]*3+[1]*57)", 61, "--moe-layer-freq", bits, &error));
+  g_assert_nonnull(strstr(error->message, "lists 60 layers; expected num_layers = 61"));
+  g_clear_error(&error);
+  g_assert_false(ptsim_moe_layers_parse("[0,2]", 2, "--moe-layer-freq", bits, &error));
+  g_assert_nonnull(strstr(error->message, "0 (dense) or 1 (MoE)"));
+  g_clear_error(&error);
+  g_assert_false(ptsim_moe_layers_parse("([1]*2", 2, "--moe-layer-freq", bits, &error));
+  g_assert_nonnull(strstr(error->message, "without its ')'"));
+  g_clear_error(&error);
+  g_assert_false(ptsim_moe_layers_parse("0", 2, "--moe-layer-freq", bits, &error));
+  g_clear_error(&error);
+  g_assert_false(ptsim_moe_layers_parse("[1]*100000000000", 4, "--moe-layer-freq", bits, &error));
+  g_assert_nonnull(strstr(error->message, "more than 512 layers"));
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  for (size_t i = 0; i < G_N_ELEMENTS(counts); i++) {
+    g_autofree char *path = g_strdup_printf("/moe/parameters/%s", counts[i].model);
+    g_test_add_data_func(path, &counts[i], check_count);
+  }
+  g_test_add_func("/moe/parameters/mtp-block", test_mtp_block);
+  g_test_add_func("/moe/layer-freq", test_layer_freq);
+  return g_test_run();
+}
