@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "config.h"
+#include "job_validate.h"
 #include "moe_layers.h"
 #include "plan.h"
+#include "topology.h"
 
 typedef struct {
   const char *model;
@@ -111,6 +113,145 @@ static void test_layer_freq(void) {
   g_assert_nonnull(strstr(error->message, "more than 512 layers"));
 }
 
+/* A validated job of MODEL on HW with the layout's dimensions given;
+ * FALSE (with *error) when validation refuses it. */
+static gboolean moe_job(PtsimJob *job, const char *model, const char *hw, gint64 gpus, gint64 tp,
+                        gint64 pp, gint64 ep, gint64 etp, GError **error) {
+  memset(job, 0, sizeof *job);
+  if (!ptsim_model_load(model, &job->model, error) || !ptsim_hardware_load(hw, &job->hw, error))
+    return FALSE;
+  ptsim_layout_init_defaults(&job->layout);
+  job->layout.gpus = gpus;
+  job->layout.tp = tp;
+  job->layout.pp = pp;
+  job->layout.ep = ep;
+  job->layout.etp = etp;
+  job->layout.gbs = 64 * gpus;
+  job->layout.seq = 4096;
+  job->layout.moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
+  return ptsim_job_validate(job, error);
+}
+
+static void test_folding_groups(void) {
+  g_test_summary("MoE parallel folding, the example of notes/moe.md section 4: 8 GPUs as tp 2 "
+                 "dp 4 for attention and etp 1 ep 4 edp 2 for the experts; EP groups {0,1,2,3}, "
+                 "EDP groups {0,4}; with etp 2 the EP group holding rank 0 is {0,2,4,6}");
+  PtsimLayout l;
+  PtsimHardware hw;
+  PtsimGroup g;
+  memset(&l, 0, sizeof l);
+  memset(&hw, 0, sizeof hw);
+  l.tp = 2, l.cp = 1, l.dp = 4, l.pp = 1, l.ep = 4, l.etp = 1, l.edp = 2;
+  hw.gpus_per_node = 4; /* two hosts: the EP group stays in one, EDP crosses */
+  ptsim_topology_group(&l, &hw, PTSIM_GROUP_EP, &g);
+  g_assert_cmpint(g.kind, ==, PTSIM_GROUP_EP);
+  g_assert_cmpint(g.size, ==, 4);
+  g_assert_cmpint(g.stride, ==, 1);
+  g_assert_cmpint(g.nodes, ==, 1);
+  ptsim_topology_group(&l, &hw, PTSIM_GROUP_EDP, &g);
+  g_assert_cmpint(g.size, ==, 2);
+  g_assert_cmpint(g.stride, ==, 4);
+  g_assert_cmpint(g.nodes, ==, 2);
+  g_assert_cmpint(g.fabric_senders_per_node, ==, 4);
+  ptsim_topology_group(&l, &hw, PTSIM_GROUP_DP, &g); /* attention's dp: {0,2,4,6} */
+  g_assert_cmpint(g.size, ==, 4);
+  g_assert_cmpint(g.stride, ==, 2);
+  l.etp = 2, l.ep = 4, l.edp = 1;
+  ptsim_topology_group(&l, &hw, PTSIM_GROUP_EP, &g);
+  g_assert_cmpint(g.size, ==, 4);
+  g_assert_cmpint(g.stride, ==, 2);
+  g_assert_cmpint(g.nodes, ==, 2); /* {0,2} on host 0, {4,6} on host 1 */
+  g_assert_cmpint(g.gpus_per_node, ==, 2);
+  ptsim_topology_group(&l, &hw, PTSIM_GROUP_ETP_EP, &g);
+  g_assert_cmpint(g.size, ==, 8);
+  g_assert_cmpint(g.stride, ==, 1);
+}
+
+static void test_folding_checks(void) {
+  g_test_summary("Megatron-LM's expert-parallel rules, each a one-line error naming the flag");
+  static const struct {
+    const char *model;
+    gint64 gpus, tp, pp, ep, etp;
+    const char *needle; /* NULL: valid */
+  } cases[] = {
+      {"mixtral-8x7b", 64, 1, 4, 8, 0, NULL},
+      {"mixtral-8x7b", 64, 1, 4, 16, 1, "--ep 16 does not divide num_experts 8"},
+      {"mixtral-8x7b", 24, 1, 1, 8, 2, "--gpus 24 is not divisible by etp*ep*pp"},
+      {"qwen3-30b-a3b", 64, 2, 1, 32, 1, NULL},
+      {"mixtral-8x22b", 96, 1, 1, 8, 3, "--etp 3 does not divide moe_ffn_hidden_size 16384"},
+      {"llama3-8b", 8, 1, 1, 2, 0, "--ep 2 needs a mixture-of-experts model"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    PtsimJob job;
+    g_autoptr(GError) error = NULL;
+    gboolean ok = moe_job(&job, cases[i].model, "h100-80g", cases[i].gpus, cases[i].tp,
+                          cases[i].pp, cases[i].ep, cases[i].etp, &error);
+    if (!cases[i].needle) {
+      g_assert_no_error(error);
+      g_assert_true(ok);
+      g_assert_cmpint(job.layout.etp, ==, cases[i].etp ? cases[i].etp : cases[i].tp);
+      g_assert_cmpint(job.layout.edp, ==,
+                      cases[i].gpus / (job.layout.etp * cases[i].ep * cases[i].pp));
+      continue;
+    }
+    g_assert_false(ok);
+    if (!strstr(error->message, cases[i].needle))
+      g_error("case %zu: '%s' lacks '%s'", i, error->message, cases[i].needle);
+  }
+  /* tp > 1 needs sequence parallelism for an MoE layer to train */
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_model_load("mixtral-8x7b", &job.model, NULL));
+  g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, NULL));
+  ptsim_layout_init_defaults(&job.layout);
+  job.layout.gpus = 8, job.layout.tp = 2, job.layout.sp = 0, job.layout.gbs = 8;
+  job.layout.seq = 4096;
+  g_assert_false(ptsim_job_validate(&job, &error));
+  g_assert_nonnull(strstr(error->message, "needs sequence parallelism"));
+}
+
+static void test_plan_layers(void) {
+  g_test_summary("the plan counts each stage's and each model chunk's MoE layers as Megatron "
+                 "places the layers");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  /* DeepSeek-V3, pp 8 with 5 layers first and 8 last: stage 0 holds
+   * layers 0-4 (3 dense, 2 MoE), stages 1-6 eight MoE layers each */
+  g_assert_true(moe_job(&job, "deepseek-v3", "h100-80g", 256, 1, 8, 32, 1, &error) == FALSE);
+  g_clear_error(&error); /* 61 layers do not split over 8 stages evenly */
+  memset(&job, 0, sizeof job);
+  g_assert_true(ptsim_model_load("deepseek-v3", &job.model, NULL));
+  g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, NULL));
+  ptsim_layout_init_defaults(&job.layout);
+  job.layout.gpus = 256, job.layout.pp = 8, job.layout.ep = 32, job.layout.gbs = 2048;
+  job.layout.seq = 4096, job.layout.first_stage_layers = 5, job.layout.last_stage_layers = 8;
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpint(plan->stage_moe_layers[0], ==, 2);
+  g_assert_cmpint(plan->stage_moe_layers[1], ==, 8);
+  g_assert_cmpint(plan->stage_moe_layers[7], ==, 8);
+  g_assert_cmpint(plan->chunk_moe_layers[0][0], ==, 2);
+  g_assert_cmpint(plan->local_experts, ==, 8);
+  g_assert_true(plan->mtp_layer_is_moe);
+  /* DeepSeek-V2-Lite, pp 3 x vp 3: virtual stage c*3 + s holds layers
+   * 3(3c+s) .. +2; only layer 0 is dense */
+  job.layout.gpus = 24, job.layout.pp = 3, job.layout.vp = 3, job.layout.ep = 8;
+  job.layout.gbs = 24, job.layout.first_stage_layers = job.layout.last_stage_layers = 0;
+  job.layout.dp = 0; /* derived again */
+  g_assert_true(ptsim_model_load("deepseek-v2-lite", &job.model, NULL));
+  g_assert_true(ptsim_job_validate(&job, &error));
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpint(plan->chunk_moe_layers[0][0], ==, 2);
+  g_assert_cmpint(plan->chunk_moe_layers[0][1], ==, 3);
+  g_assert_cmpint(plan->chunk_moe_layers[1][0], ==, 3);
+  g_assert_cmpint(plan->stage_moe_layers[0], ==, 8);
+  g_assert_cmpint(plan->stage_moe_layers[2], ==, 9);
+  /* the routed experts of one GPU: 64/8 experts x 3 x 2048 x 1408 per MoE layer */
+  g_assert_cmpfloat(plan->moe_expert_parameters, ==, 8.0 * 3.0 * 2048.0 * 1408.0);
+  g_assert_cmpfloat(plan->stage_expert_parameters[0], ==, 8.0 * plan->moe_expert_parameters);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   for (size_t i = 0; i < G_N_ELEMENTS(counts); i++) {
@@ -119,5 +260,8 @@ int main(int argc, char **argv) {
   }
   g_test_add_func("/moe/parameters/mtp-block", test_mtp_block);
   g_test_add_func("/moe/layer-freq", test_layer_freq);
+  g_test_add_func("/moe/folding/groups", test_folding_groups);
+  g_test_add_func("/moe/folding/checks", test_folding_checks);
+  g_test_add_func("/moe/plan/layers", test_plan_layers);
   return g_test_run();
 }

@@ -224,10 +224,10 @@ static void overlay(PtsimCliJob *d, const PtsimCliJob *u) {
   copy_string(&d->megatron_args_file, u->megatron_args_file);
   gint64 *const di[] = {&d->gpus, &d->nodes, &d->tp, &d->pp, &d->cp, &d->dp, &d->vp, &d->mbs,
                         &d->gbs, &d->seq, &d->recompute_num_layers, &d->first_stage_layers,
-                        &d->last_stage_layers};
+                        &d->last_stage_layers, &d->ep, &d->etp};
   const gint64 ui[] = {u->gpus, u->nodes, u->tp, u->pp, u->cp, u->dp, u->vp, u->mbs,
                        u->gbs, u->seq, u->recompute_num_layers, u->first_stage_layers,
-                       u->last_stage_layers};
+                       u->last_stage_layers, u->ep, u->etp};
   for (size_t i = 0; i < G_N_ELEMENTS(ui); i++)
     if (ui[i] != -1) *di[i] = ui[i];
   if (u->nodes != -1) d->gpus = -1;

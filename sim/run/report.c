@@ -33,6 +33,15 @@ static void json_model(PtsimJson *json, const PtsimModel *m) {
   ptsim_json_string(json, "norm", ptsim_names_get(PTSIM_NAMES_NORM, (int)m->norm));
   ptsim_json_bool(json, "tied_embeddings", m->tied_embeddings);
   ptsim_json_bool(json, "bias", m->bias);
+  ptsim_json_int(json, "num_experts", m->num_experts);
+  if (m->num_experts > 0) {
+    ptsim_json_int(json, "moe_router_topk", m->moe_router_topk);
+    ptsim_json_int(json, "moe_ffn_hidden_size", m->moe_ffn_hidden_size);
+    ptsim_json_int(json, "moe_shared_expert_intermediate_size", m->moe_shared_expert_size);
+    ptsim_json_int(json, "moe_layers", ptsim_plan_moe_layers_in(m, 0, m->num_layers));
+  }
+  ptsim_json_bool(json, "multi_latent_attention", m->multi_latent_attention);
+  ptsim_json_int(json, "mtp_num_layers", m->mtp_num_layers);
   ptsim_json_end_object(json);
 }
 
@@ -59,6 +68,16 @@ static void json_layout(PtsimJson *json, const PtsimPlan *plan) {
   ptsim_json_int(json, "cp", l->cp);
   ptsim_json_int(json, "dp", l->dp);
   ptsim_json_int(json, "vp", l->vp);
+  ptsim_json_int(json, "ep", l->ep);
+  ptsim_json_int(json, "etp", l->etp);
+  ptsim_json_int(json, "edp", l->edp);
+  if (plan->job.model.num_experts > 0) {
+    ptsim_json_string(json, "moe_token_dispatcher_type",
+                      ptsim_names_get(PTSIM_NAMES_DISPATCHER, (int)l->moe_dispatcher));
+    ptsim_json_double(json, "moe_expert_capacity_factor", l->moe_capacity_factor);
+    ptsim_json_bool(json, "moe_grouped_gemm", l->moe_grouped_gemm);
+    ptsim_json_int(json, "ep_group_nvlink_domains", plan->groups[PTSIM_GROUP_EP].nodes);
+  }
   ptsim_json_int(json, "mbs", l->mbs);
   ptsim_json_int(json, "gbs", l->gbs);
   ptsim_json_int(json, "seq", l->seq);
@@ -219,6 +238,36 @@ void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
 
 /* ---- text ---- */
 
+/* The MoE line of the summary: experts, the folding and where the
+ * all-to-all runs. */
+static void text_config_moe(GString *out, const PtsimPlan *plan) {
+  const PtsimModel *m = &plan->job.model;
+  const PtsimLayout *l = &plan->job.layout;
+  const PtsimGroup *ep = &plan->groups[PTSIM_GROUP_EP];
+  g_autofree char *shared =
+      m->moe_shared_expert_size > 0
+          ? g_strdup_printf(", shared %" G_GINT64_FORMAT, m->moe_shared_expert_size)
+          : g_strdup("");
+  g_autofree char *capacity =
+      l->moe_capacity_factor > 0.0
+          ? g_strdup_printf("capacity factor %g%s", l->moe_capacity_factor,
+                            l->moe_pad_to_capacity ? " (padded)" : "")
+          : g_strdup("dropless");
+  g_autofree char *where =
+      ep->nodes > 1 ? g_strdup_printf("across %" G_GINT64_FORMAT " NVLink domains", ep->nodes)
+                    : g_strdup("inside one NVLink domain");
+  g_string_append_printf(
+      out,
+      "experts: %" G_GINT64_FORMAT " per MoE layer (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+      " layers), top-%" G_GINT64_FORMAT ", width %" G_GINT64_FORMAT "%s; ep %" G_GINT64_FORMAT
+      " etp %" G_GINT64_FORMAT " edp %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
+      " local experts, the ep group %s), %s dispatcher%s, %s\n",
+      m->num_experts, ptsim_plan_moe_layers_in(m, 0, m->num_layers), m->num_layers,
+      m->moe_router_topk, m->moe_ffn_hidden_size, shared, l->ep, l->etp, l->edp,
+      plan->local_experts, where, ptsim_names_get(PTSIM_NAMES_DISPATCHER, (int)l->moe_dispatcher),
+      l->moe_grouped_gemm ? ", grouped GEMM" : "", capacity);
+}
+
 void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
@@ -241,6 +290,7 @@ void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
       ptsim_names_get(PTSIM_NAMES_PRECISION, (int)l->precision),
       l->distributed_optimizer ? "distributed" : "replicated",
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
+  if (job->model.num_experts > 0) text_config_moe(out, plan);
 }
 
 static const char *overlap_words(const char *source) {
