@@ -17,6 +17,7 @@
 #include "moe_layers.h"
 #include "plan.h"
 #include "topology.h"
+#include "workload.h"
 
 typedef struct {
   const char *model;
@@ -252,6 +253,74 @@ static void test_plan_layers(void) {
   g_assert_cmpfloat(plan->stage_expert_parameters[0], ==, 8.0 * plan->moe_expert_parameters);
 }
 
+/* The all-to-all of nccl-tests' "per-rank send buffer" n on p ranks, g per
+ * node, as cost.h prices it (B1 + NCCL's base latency), with the H100
+ * profile's numbers: NVLink 370.8 GB/s and 3.4 us per step, NICs 48 GB/s
+ * and 14 us, base 8.4 us, bandwidths saturating as (n + 16 MiB)/(n + 32 MiB). */
+static double a2a_by_hand(double n, double p, double g) {
+  double half = 16.0 * 1024 * 1024, sat = (n + half) / (n + 2.0 * half);
+  double intra = (g - 1.0) / p * n / (370.8e9 * sat), inter = (p - g) / p * n / (48e9 * sat);
+  return 8.4e-6 + (g - 1.0) * 3.4e-6 + (p - g) * 14e-6 + (inter > intra ? inter : intra);
+}
+
+static void test_all_to_all(void) {
+  g_test_summary("the alltoall dispatcher's volume and price by hand: Mixtral 8x7B at ep 8 in "
+                 "one node, Qwen3-30B-A3B at ep 16 over two nodes");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  /* Mixtral: T = 4096 tokens, k 2, h 4096: each rank sends 4096 x 2 x 4096
+   * x 2 B = 67,108,864 B per all-to-all, plus the probabilities 4096 x 2 x
+   * 4 B = 32,768 B (dispatch only); forward = dispatch + combine */
+  g_assert_true(moe_job(&job, "mixtral-8x7b", "h100-80g", 8, 1, 1, 8, 0, &error));
+  ptsim_plan_build(&job, plan);
+  ptsim_workload_build(plan, NULL, w);
+  double mixtral = 2.0 * a2a_by_hand(67108864.0, 8, 8) + a2a_by_hand(32768.0, 8, 8);
+  g_assert_cmpfloat(fabs(w->moe_layer.forward_comm_s[PTSIM_COMM_EP] - mixtral), <, 1e-12);
+  g_assert_cmpfloat(fabs(w->moe_layer.backward_comm_s[PTSIM_COMM_EP] - mixtral), <, 1e-12);
+  g_assert_cmpfloat(w->layer.forward_comm_s[PTSIM_COMM_EP], ==, 0.0); /* no dense layers */
+  /* Qwen3-30B-A3B on 16 GPUs, ep 16: the EP group spans two 8-GPU nodes;
+   * 4096 x 8 x 2048 x 2 = 134,217,728 B per rank, half of it across the
+   * NICs (8 senders per node, each its own 48 GB/s NIC) */
+  g_assert_true(moe_job(&job, "qwen3-30b-a3b", "h100-80g", 16, 1, 1, 16, 0, &error));
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpint(plan->groups[PTSIM_GROUP_EP].nodes, ==, 2);
+  ptsim_workload_build(plan, NULL, w);
+  double qwen = 2.0 * a2a_by_hand(134217728.0, 16, 8) + a2a_by_hand(4096.0 * 8 * 4, 16, 8);
+  g_assert_cmpfloat(fabs(w->moe_layer.forward_comm_s[PTSIM_COMM_EP] - qwen), <, 1e-12);
+  /* the busiest rank at 1.25 x the balanced share (a capacity factor):
+   * the token all-to-alls grow by 1.25, the probabilities' do not */
+  ptsim_workload_build_loaded(plan, NULL, 1.25, w);
+  qwen = 2.0 * a2a_by_hand(1.25 * 134217728.0, 16, 8) + a2a_by_hand(4096.0 * 8 * 4, 16, 8);
+  g_assert_cmpfloat(fabs(w->moe_layer.forward_comm_s[PTSIM_COMM_EP] - qwen), <, 1e-12);
+}
+
+static void test_flops(void) {
+  g_test_summary("Megatron-LM's num_floating_point_operations (d98e8a64) per token at seq 4096, "
+                 "worked out independently in notes/moe.md section 3 (GFLOP/token, 0.01)");
+  static const struct {
+    const char *model;
+    int64_t mtp;
+    double gflop_per_token;
+  } rows[] = {{"mixtral-8x7b", 0, 79.71},   {"mixtral-8x22b", 0, 242.20},
+              {"deepseek-v3", 1, 259.99},   {"deepseek-v3", 0, 249.81},
+              {"deepseek-v2-lite", 0, 16.39}, {"qwen3-30b-a3b", 0, 23.01},
+              {"qwen3-235b-a22b", 0, 148.03}};
+  for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+    PtsimJob job;
+    memset(&job, 0, sizeof job);
+    g_assert_true(ptsim_model_load(rows[i].model, &job.model, NULL));
+    job.model.mtp_num_layers = rows[i].mtp;
+    job.layout.gbs = 1;
+    job.layout.seq = 4096;
+    double got = ptsim_workload_megatron_flops(&job) / 4096.0 / 1e9;
+    if (fabs(got - rows[i].gflop_per_token) > 0.006)
+      g_error("%s (mtp %" G_GINT64_FORMAT "): %.4f GFLOP/token, notes say %.2f", rows[i].model,
+              rows[i].mtp, got, rows[i].gflop_per_token);
+  }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   for (size_t i = 0; i < G_N_ELEMENTS(counts); i++) {
@@ -263,5 +332,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/moe/folding/groups", test_folding_groups);
   g_test_add_func("/moe/folding/checks", test_folding_checks);
   g_test_add_func("/moe/plan/layers", test_plan_layers);
+  g_test_add_func("/moe/workload/all-to-all", test_all_to_all);
+  g_test_add_func("/moe/workload/flops", test_flops);
   return g_test_run();
 }

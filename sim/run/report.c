@@ -261,10 +261,10 @@ static void text_config_moe(GString *out, const PtsimPlan *plan) {
       "experts: %" G_GINT64_FORMAT " per MoE layer (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
       " layers), top-%" G_GINT64_FORMAT ", width %" G_GINT64_FORMAT "%s; ep %" G_GINT64_FORMAT
       " etp %" G_GINT64_FORMAT " edp %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
-      " local experts, the ep group %s), %s dispatcher%s, %s\n",
+      " local expert%s, the ep group %s), %s dispatcher%s, %s\n",
       m->num_experts, ptsim_plan_moe_layers_in(m, 0, m->num_layers), m->num_layers,
       m->moe_router_topk, m->moe_ffn_hidden_size, shared, l->ep, l->etp, l->edp,
-      plan->local_experts, where, ptsim_names_get(PTSIM_NAMES_DISPATCHER, (int)l->moe_dispatcher),
+      plan->local_experts, plan->local_experts == 1 ? "" : "s", where, ptsim_names_get(PTSIM_NAMES_DISPATCHER, (int)l->moe_dispatcher),
       l->moe_grouped_gemm ? ", grouped GEMM" : "", capacity);
 }
 
@@ -433,7 +433,7 @@ void ptsim_report_csv_memory(GString *out, const PtsimJob *job,
 
 /* ---- time ---- */
 
-static const char *const comm_names[PTSIM_COMM_KINDS] = {"tp", "cp", "pp", "dp"};
+static const char *const comm_names[PTSIM_COMM_KINDS] = {"tp", "cp", "pp", "dp", "ep"};
 
 static void json_comm(PtsimJson *json, const char *key, const double *comm) {
   ptsim_json_begin_object(json, key);
@@ -472,18 +472,22 @@ void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t) {
   ptsim_json_end_object(json);
 }
 
-void ptsim_report_text_time(GString *out, const PtsimTimeResult *t) {
+void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, int moe) {
   g_string_append_printf(
       out,
       "\nstep time (discrete-event simulation)\n"
       "step %.4f s: %.0f tokens/s, %.1f TFLOP/s per GPU (Megatron-LM formula), MFU %.1f%%\n"
       "pipeline %.4f s, bubble %.1f%%, optimizer + param gather %.4f s\n"
       "busiest stage %" G_GINT64_FORMAT ": compute %.4f s; exposed comm tp %.4f s, cp %.4f s, "
-      "pp %.4f s, dp %.4f s\n",
+      "pp %.4f s, dp %.4f s",
       t->step_s, t->tokens_per_s, t->tflops_per_gpu, 100.0 * t->mfu, t->pipeline_s,
       100.0 * t->bubble_fraction, t->optimizer_s, t->busiest_stage, t->compute_s,
       t->exposed_comm_s[PTSIM_COMM_TP], t->exposed_comm_s[PTSIM_COMM_CP],
       t->exposed_comm_s[PTSIM_COMM_PP], t->exposed_comm_s[PTSIM_COMM_DP]);
+  /* the expert-parallel dispatch and combine: MoE models only, so a dense
+   * model's report reads as before */
+  if (moe) g_string_append_printf(out, ", ep %.4f s", t->exposed_comm_s[PTSIM_COMM_EP]);
+  g_string_append_c(out, '\n');
   if (t->num_stages > 1) {
     g_string_append(out, "stage    busy_s  compute_s   idle_s    end_s\n");
     for (int64_t i = 0; i < t->num_stages; i++) {

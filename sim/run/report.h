@@ -36,9 +36,10 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
                                  const PtsimAllocResult *alloc);
 
 /* "time": {step_s, tokens_per_s, tflops_per_gpu, mfu, bubble_fraction,
- * compute_s, exposed_comm_s{tp,cp,pp,dp}, stages[...]} */
+ * compute_s, exposed_comm_s{tp,cp,pp,dp,ep}, stages[...]}.  The text names
+ * the ep kind (expert-parallel dispatch and combine) when MOE is set. */
 void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t);
-void ptsim_report_text_time(GString *out, const PtsimTimeResult *t);
+void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, int moe);
 
 /* One-paragraph summary of the job, then the per-stage memory table. */
 void ptsim_report_text_config(GString *out, const PtsimPlan *plan);
