@@ -157,9 +157,9 @@ static void test_moe(void) {
   parity(MOE, "--moe-enable-deepep", n_flex, MOVES_TIME);
   parity(MOE, "--moe-grouped-gemm", n_grouped, MOVES_TIME);
   parity(MOE "--moe-token-dispatcher-type alltoall", "--moe-expert-capacity-factor 2.0",
-         n_capacity, MOVES_TIME);
+         n_capacity, MOVES_TIME | MOVES_MEMORY);
   parity(MOE, "--moe-expert-capacity-factor 2.0 --moe-pad-expert-input-to-capacity", n_pad,
-         MOVES_TIME);
+         MOVES_TIME | MOVES_MEMORY);
   parity(MOE, "--moe-router-dtype fp32", n_router_fp32, MOVES_TIME);
   parity(MOE, "--moe-permute-fusion", n_permute, MOVES_TIME);
   parity(MOE, "--moe-router-fusion", n_router_fusion, MOVES_TIME);
@@ -168,9 +168,9 @@ static void test_moe(void) {
   parity(MOE "--moe-token-dispatcher-type alltoall --num-virtual-stages-per-pipeline-rank 2",
          "--overlap-moe-expert-parallel-comm", n_ep_overlap, MOVES_TIME);
   parity(MOE, "--mtp-num-layers 1", n_mtp, MOVES_TIME | MOVES_MEMORY);
-  parity(MOE, "--moe-layer-recompute", n_moe_recompute, MOVES_TIME);
+  parity(MOE, "--moe-layer-recompute", n_moe_recompute, MOVES_TIME | MOVES_MEMORY);
   parity(MOE "--recompute-granularity selective", "--recompute-modules moe_act", n_moe_act,
-         MOVES_TIME);
+         MOVES_TIME | MOVES_MEMORY);
 }
 
 static void test_overlap(void) {

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "job_validate.h"
+#include "memory.h"
 #include "moe_layers.h"
 #include "plan.h"
 #include "topology.h"
@@ -321,6 +322,58 @@ static void test_flops(void) {
   }
 }
 
+static void test_memory_terms(void) {
+  g_test_summary("the MoE memory terms by hand: Mixtral 8x7B on 8 GPUs, ep 8 (edp 1), tp 1, "
+                 "seq 4096, no dropout, flash attention, no recompute");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  PtsimMemoryEstimate est;
+  g_assert_true(moe_job(&job, "mixtral-8x7b", "h100-80g", 8, 1, 1, 8, 0, &error));
+  ptsim_plan_build(&job, plan);
+  /* sb = 4096, h = 4096 (no SP at tp 1):
+   *   8 sbh: input norm input, QKV input, post-attention norm input, MoE input
+   *      = 134,217,728
+   *   q 2 sb a d + k, v 2 x 2 sb 8 d + attention output 2 sb a d
+   *      = 33,554,432 + 16,777,216 + 33,554,432 = 83,886,080
+   *   router (unfused): 4096 x 8 experts x 9 B = 294,912
+   *   rows N = 4096 x 2 (top-2) x 1 (etp) = 8192: input and probs
+   *      N (2h + 4) = 67,141,632; fc1 output N x 2 x 14336 x 2 B =
+   *      469,762,048; activation and fc2 input N x 14336 x (2 + 2) =
+   *      469,762,048
+   * total 1,225,064,448 B per MoE layer and microbatch */
+  g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 1), ==, 1225064448.0);
+  /* moe_act drops the activation and fc2 input; moe drops the whole block
+   * but its input */
+  job.layout.recompute = PTSIM_RECOMPUTE_SELECTIVE;
+  job.layout.recompute_modules = PTSIM_RECOMPUTE_MOE_ACT;
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 0), ==,
+                    1225064448.0 - 469762048.0);
+  job.layout.recompute_modules = PTSIM_RECOMPUTE_MOE;
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 0), ==,
+                    134217728.0 + 83886080.0);
+  /* a capacity factor of 1.5 bounds the rows: 1.5 N */
+  job.layout.recompute = PTSIM_RECOMPUTE_NONE;
+  job.layout.moe_capacity_factor = 1.5;
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 1), ==,
+                    134217728.0 + 83886080.0 + 294912.0 +
+                        1.5 * (67141632.0 + 469762048.0 + 469762048.0));
+  /* optimizer: the 32 layers' one local expert each (32 x 176,160,768 =
+   * 5,637,144,576) unsharded (edp 1), the rest (32 x (41,943,040
+   * attention + 32,768 router + 8,192 norms) + 2 x 32000 x 4096 + 4096 =
+   * 1,605,636,096) over dp 8: 12 B x (200,704,512 + 5,637,144,576) */
+  job.layout.moe_capacity_factor = 0.0;
+  ptsim_plan_build(&job, plan);
+  ptsim_memory_estimate(plan, PTSIM_CE_LAST_STAGE, &est);
+  g_assert_cmpfloat(plan->stage_expert_parameters[0], ==, 5637144576.0);
+  g_assert_cmpfloat(est.stages[0].parameters, ==, 5637144576.0 + 1605636096.0);
+  g_assert_cmpfloat(est.stages[0].optimizer_bytes, ==, 12.0 * (200704512.0 + 5637144576.0));
+  g_assert_cmpfloat(est.stages[0].gradients_bytes, ==, 4.0 * (5637144576.0 + 1605636096.0));
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   for (size_t i = 0; i < G_N_ELEMENTS(counts); i++) {
@@ -334,5 +387,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/moe/plan/layers", test_plan_layers);
   g_test_add_func("/moe/workload/all-to-all", test_all_to_all);
   g_test_add_func("/moe/workload/flops", test_flops);
+  g_test_add_func("/moe/memory/terms", test_memory_terms);
   return g_test_run();
 }

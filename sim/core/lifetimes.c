@@ -40,6 +40,9 @@ typedef struct {
   int32_t per_slot;
   Tensor saved[MAX_LAYER_TENSORS];
   int32_t n_saved;
+  Tensor saved_moe[MAX_LAYER_TENSORS]; /* an MoE layer's (mixture-of-experts models) */
+  int32_t n_saved_moe;
+  int64_t chunk_first[PTSIM_MAX_CHUNKS]; /* first layer of each model chunk of the stage */
   double layer_input_bytes, tokens, tokens_sp, logits_elems;
   PtsimStageAlloc *out;
   int32_t step, item, kind, microbatch, chunk;
@@ -98,6 +101,55 @@ static PTSIM_HD void build_saved(Ctx *x) {
   x->n_saved = n;
 }
 
+/* An MoE layer's saved tensors (mixture-of-experts models), in forward
+ * order: the attention part as a dense layer's, then the block input, the
+ * router's scores, the rows the local experts see and their intermediates,
+ * the shared experts' MLP; scaled to ptsim_memory_moe_layer_activation_bytes
+ * like the dense set. */
+static PTSIM_HD void build_saved_moe(Ctx *x) {
+  const PtsimModel *m = &x->job->model;
+  const PtsimLayout *l = &x->job->layout;
+  double t = (double)l->tp, T = x->tokens, Tsp = x->tokens_sp, h = (double)m->hidden_size;
+  double rows = x->plan->expert_load * Tsp * (double)m->moe_router_topk * (double)l->etp;
+  double f = (double)m->moe_ffn_hidden_size / (double)l->etp;
+  double sum = 0.0, target, scale;
+  int32_t i, n = 0;
+  Tensor *s = x->saved_moe;
+  s[n].name = "norm1_input"; s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "qkv_input"; s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "qkv"; s[n++].bytes = 3.0 * ELEM * T * h / t;
+  s[n].name = "attention_output"; s[n++].bytes = ELEM * T * h / t;
+  s[n].name = "norm2_input"; s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "moe_input"; s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "router_scores"; s[n++].bytes = 5.0 * Tsp * (double)m->num_experts;
+  s[n].name = "expert_input"; s[n++].bytes = ELEM * rows * h;
+  s[n].name = "expert_fc1_output"; s[n++].bytes = ELEM * rows * f * 2.0;
+  s[n].name = "expert_fc2_input"; s[n++].bytes = ELEM * rows * f;
+  if (m->moe_shared_expert_size > 0) {
+    s[n].name = "shared_mlp"; s[n++].bytes = 4.0 * ELEM * T * (double)m->moe_shared_expert_size / t;
+  }
+  if (l->hidden_dropout > 0.0) {
+    s[n].name = "dropout_masks"; s[n++].bytes = 2.0 * Tsp * h;
+  }
+  for (i = 0; i < n; i++) sum += s[i].bytes;
+  target = ptsim_memory_moe_layer_activation_bytes(x->plan,
+                                                   l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
+  scale = sum > 0.0 ? target / sum : 1.0;
+  for (i = 0; i < n; i++) s[i].bytes *= scale;
+  x->n_saved_moe = n;
+}
+
+/* The saved set of layer `layer` of model chunk `chunk`. */
+static PTSIM_HD const Tensor *saved_of(const Ctx *x, int32_t chunk, int32_t layer, int32_t *n) {
+  int64_t at = chunk < PTSIM_MAX_CHUNKS ? x->chunk_first[chunk] + layer : -1;
+  if (x->n_saved_moe > 0 && ptsim_plan_is_moe_layer(&x->job->model, at)) {
+    *n = x->n_saved_moe;
+    return x->saved_moe;
+  }
+  *n = x->n_saved;
+  return x->saved;
+}
+
 PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t stage) {
   const PtsimJob *job = &plan->job;
   int64_t v = plan->num_chunks;
@@ -110,6 +162,8 @@ PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t st
                          ? m * v
                          : (m * v < 2 * job->layout.pp * v + 2 ? m * v : 2 * job->layout.pp * v + 2);
   int64_t live = layers * 6 + 4 * buckets + 16 + inflight * per_slot;
+  if (plan->stage_expert_parameters[stage] > 0.0) /* expert weights and their buckets */
+    live += layers * 4 + 4 * ((int64_t)(plan->stage_expert_parameters[stage] / bucket) + 1);
   int64_t blocks = 3 * live + 4096;
   return blocks * (int64_t)sizeof(PtsimAllocBlock) + m * v * per_slot * (int64_t)sizeof(int32_t);
 }
@@ -174,6 +228,22 @@ static PTSIM_HD void layer_transients(Ctx *x) {
   }
 }
 
+/* An MoE layer's transients beyond a dense layer's: the permuted tokens
+ * sent and the rows received by the dispatch, the experts' output sent
+ * back by the combine. */
+static PTSIM_HD void moe_transients(Ctx *x) {
+  const PtsimModel *m = &x->job->model;
+  double h = (double)m->hidden_size, k = (double)m->moe_router_topk;
+  double rows = x->plan->expert_load * x->tokens_sp * k * (double)x->job->layout.etp;
+  int32_t sent = take(x, "dispatch_send", ELEM * x->plan->expert_load * x->tokens_sp * k * h,
+                      STREAM_COMM);
+  int32_t received = take(x, "dispatch_recv", ELEM * rows * h, STREAM_COMM);
+  int32_t out = take(x, "expert_output", ELEM * rows * h, STREAM_COMPUTE);
+  give(x, sent);
+  give(x, received);
+  give(x, out);
+}
+
 /* Megatron's full recompute of a chunk's layer: uniform recomputes every
  * layer and checkpoints the input of each group of n (recompute_num_layers)
  * layers; block recomputes (checkpointing each input of) the first n
@@ -200,19 +270,23 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   if (!is_first(x, chunk)) hs[k] = take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
   k++;
   for (layer = 0; layer < x->chunk_layers; layer++) {
+    int32_t n;
+    const Tensor *set = saved_of(x, chunk, layer, &n);
     if (recomputed(x, layer)) {
       /* Only the checkpointed input stays; the working set comes and goes. */
       int32_t tmp[MAX_LAYER_TENSORS];
       hs[k++] = keeps_input(x, layer) ? take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE)
                                       : -1;
-      for (i = 0; i < x->n_saved; i++) tmp[i] = take(x, x->saved[i].name, x->saved[i].bytes, STREAM_COMPUTE);
+      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
       layer_transients(x);
-      for (i = x->n_saved - 1; i >= 0; i--) give(x, tmp[i]);
+      if (set == x->saved_moe) moe_transients(x);
+      for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
       k += MAX_LAYER_TENSORS - 1;
     } else {
-      for (i = 0; i < x->n_saved; i++) {
-        hs[k + i] = take(x, x->saved[i].name, x->saved[i].bytes, STREAM_COMPUTE);
+      for (i = 0; i < n; i++) {
+        hs[k + i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
         if (i == 4) layer_transients(x); /* after q, k, v: attention and the projections */
+        if (i == 7 && set == x->saved_moe) moe_transients(x); /* the dispatch and combine */
       }
       k += MAX_LAYER_TENSORS;
     }
@@ -255,13 +329,15 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   grad_in = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMM);
   for (layer = x->chunk_layers - 1; layer >= 0; layer--) {
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
-    int32_t tmp[MAX_LAYER_TENSORS];
+    int32_t tmp[MAX_LAYER_TENSORS], n;
+    const Tensor *set = saved_of(x, chunk, layer, &n);
     if (recomputed(x, layer)) /* re-materialise the layer */
-      for (i = 0; i < x->n_saved; i++) tmp[i] = take(x, x->saved[i].name, x->saved[i].bytes, STREAM_COMPUTE);
+      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
     grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     layer_transients(x);
+    if (set == x->saved_moe) moe_transients(x);
     if (recomputed(x, layer))
-      for (i = x->n_saved - 1; i >= 0; i--) give(x, tmp[i]);
+      for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
     if (!keep_saved)
       for (i = MAX_LAYER_TENSORS - 1; i >= 0; i--) {
         give(x, lh[i]);
@@ -313,6 +389,44 @@ static PTSIM_HD void persistent(Ctx *x) {
     take(x, "adam_m_shard", x->plan->exp_avg_bytes * n / shards, STREAM_COMPUTE);
     take(x, "adam_v_shard", x->plan->exp_avg_sq_bytes * n / shards, STREAM_COMPUTE);
   }
+}
+
+/* The grad buffer and optimizer shard of `params` parameters, per bucket. */
+static PTSIM_HD void buckets(Ctx *x, double params, double shards) {
+  double bucket = dmax(BUCKET_PARAMS, 1e6 * (double)x->job->layout.dp), left;
+  for (left = params; left > 0.0; left -= bucket) {
+    double n = left < bucket ? left : bucket;
+    take(x, "grad_bucket", x->plan->grad_bytes * n, STREAM_COMPUTE);
+    take(x, "main_param_shard", x->plan->master_bytes * n / shards, STREAM_COMPUTE);
+    take(x, "adam_m_shard", x->plan->exp_avg_bytes * n / shards, STREAM_COMPUTE);
+    take(x, "adam_v_shard", x->plan->exp_avg_sq_bytes * n / shards, STREAM_COMPUTE);
+  }
+}
+
+/* persistent() for a mixture-of-experts model: a tensor per dense layer,
+ * per MoE layer its attention/router/shared part and its local experts'
+ * fc1 and fc2, then the embedding and head (and MTP block); the dense
+ * parameters' buckets sharded over dp x cp, the experts' over edp. */
+static PTSIM_HD void persistent_moe(Ctx *x) {
+  const PtsimPlan *plan = x->plan;
+  double params = plan->stage_parameters[x->stage];
+  double experts = plan->stage_expert_parameters[x->stage];
+  int64_t layers = plan->stage_layers[x->stage], moe = plan->stage_moe_layers[x->stage], i;
+  double rest = params - (double)(layers - moe) * plan->layer_parameters -
+                (double)moe * plan->moe_layer_parameters;
+  double fc1 = x->job->model.activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 / 3.0 : 0.5;
+  double fp8_cache = plan->stage_weight_bytes[x->stage] - ELEM * params;
+  for (i = 0; i < layers - moe; i++) take(x, "w_layer", ELEM * plan->layer_parameters, STREAM_COMPUTE);
+  for (i = 0; i < moe; i++) {
+    take(x, "w_attention_router", ELEM * (plan->moe_layer_parameters - plan->moe_expert_parameters),
+         STREAM_COMPUTE);
+    take(x, "w_experts_fc1", ELEM * fc1 * plan->moe_expert_parameters, STREAM_COMPUTE);
+    take(x, "w_experts_fc2", ELEM * (1.0 - fc1) * plan->moe_expert_parameters, STREAM_COMPUTE);
+  }
+  if (rest > 0.0) take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
+  if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
+  buckets(x, params - experts, plan->optimizer_shards);
+  buckets(x, experts, plan->expert_optimizer_shards);
 }
 
 static PTSIM_HD void sample(Ctx *x, PtsimAllocTimeline *tl) {
@@ -373,7 +487,18 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
                         (PtsimAllocBlock *)scratch, n_blocks);
   if (rc != 0) return rc;
   build_saved(&x);
-  persistent(&x);
+  x.n_saved_moe = 0;
+  for (i = 0; i < PTSIM_MAX_CHUNKS; i++) {
+    int64_t count;
+    x.chunk_first[i] = 0;
+    if (i < x.v) ptsim_plan_chunk_range(plan, stage, i, &x.chunk_first[i], &count);
+  }
+  if (job->model.num_experts > 0) {
+    build_saved_moe(&x);
+    persistent_moe(&x);
+  } else {
+    persistent(&x);
+  }
   sample(&x, timeline);
   for (x.step = 0; x.step < steps && !x.failed; x.step++) {
     for (i = 0; i < n_items && !x.failed; i++) {

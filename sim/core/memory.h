@@ -37,8 +37,8 @@ typedef struct {
   double activations_bytes;           /* saved activations, all in-flight
                                        * microbatches (includes the
                                        * embedding dropout mask on stage 0) */
-  double activation_bytes_per_layer;  /* one layer, one microbatch, stored in
-                                       * full (no full recompute) */
+  double activation_bytes_per_layer;  /* one (dense) layer, one microbatch,
+                                       * stored in full (no full recompute) */
   double embedding_dropout_bytes;     /* stage 0, hidden dropout > 0: 1-byte
                                        * mask of the embedding output, all
                                        * in-flight microbatches (part of
@@ -75,6 +75,11 @@ typedef struct {
  * layernorm: the norm outputs of Megatron's local layers). */
 PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
                                                     int keep_scores);
+
+/* The same for one MoE layer of a mixture-of-experts model, at the plan's
+ * expert load (its experts' rows scale with it). */
+PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan,
+                                                        int keep_scores);
 
 /* Fills *out from the plan of a validated job (the per-stage layers,
  * parameters and in-flight microbatches are the plan's).  Never fails. */

@@ -337,6 +337,10 @@ static PTSIM_HD void plan_moe(PtsimPlan *out) {
           ? plan_mtp_parameters(m, l->tp, out->mtp_layer_is_moe ? out->moe_layer_parameters
                                                                 : out->layer_parameters)
           : 0.0;
+  /* the MTP layers embed the shifted tokens on the last stage: with pp > 1
+   * it keeps a copy of the word embedding (tied ones have it already) */
+  if (m->mtp_num_layers > 0 && l->pp > 1 && !m->tied_embeddings)
+    out->mtp_parameters += (double)m->hidden_size * (double)m->vocab_size / (double)l->tp;
   for (s = 0; s < PTSIM_MAX_STAGES; s++) {
     out->stage_moe_layers[s] = 0;
     for (c = 0; c < PTSIM_MAX_CHUNKS; c++) out->chunk_moe_layers[s][c] = 0;
