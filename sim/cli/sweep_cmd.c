@@ -16,12 +16,14 @@
 #include "simulate.h"
 #include "sweep.h"
 #include "sweep_cmd.h"
+#include "topology.h"
+#include "workload.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define STREAM_CHUNK 65536 /* layouts evaluated (and held) at once when streaming */
 
 typedef struct {
-  char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules;
+  char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules, *eps, *etps;
   gint64 tp_max, pp_max, top, threads, samples, seed;
   guint64 in_memory_max;
   double jitter, stragglers, straggler_slowdown;
@@ -34,6 +36,7 @@ static void options_clear(SweepOptions *o) {
   ptsim_cli_job_clear(&o->job);
   g_free(o->models); g_free(o->hws); g_free(o->gpus); g_free(o->seqs); g_free(o->gbs);
   g_free(o->mbs); g_free(o->cps); g_free(o->vps); g_free(o->recomputes); g_free(o->schedules);
+  g_free(o->eps); g_free(o->etps);
   g_free(o->device); g_free(o->csv); g_free(o->format); g_free(o->figures);
 }
 
@@ -82,6 +85,8 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
       (o->mbs && !parse_int_list("--mbs", o->mbs, spec->mbs, error)) ||
       (o->cps && !parse_int_list("--cp", o->cps, spec->cps, error)) ||
       (o->vps && !parse_int_list("--vp", o->vps, spec->vps, error)) ||
+      (o->eps && !parse_int_list("--ep", o->eps, spec->eps, error)) ||
+      (o->etps && !parse_int_list("--etp", o->etps, spec->etps, error)) ||
       (o->recomputes &&
        !parse_enum_list("--recompute", PTSIM_NAMES_RECOMPUTE, o->recomputes, spec->recomputes,
                         error)) ||
@@ -166,8 +171,18 @@ static GArray *rank(const PtsimSweep *sweep) {
   return order;
 }
 
-static void append_layout_words(GString *out, const PtsimJob *j) {
+/* 1 when any layout of the sweep is of a mixture-of-experts model: the
+ * table then shows ep and etp and the exposed all-to-all. */
+static gboolean sweep_has_experts(const PtsimSweep *sweep) {
+  for (guint i = 0; i < sweep->jobs->len; i++)
+    if (g_array_index(sweep->jobs, PtsimJob, i).model.num_experts > 0) return TRUE;
+  return FALSE;
+}
+
+static void append_layout_words(GString *out, const PtsimJob *j, gboolean experts) {
   const PtsimLayout *l = &j->layout;
+  if (experts)
+    g_string_append_printf(out, "%3" G_GINT64_FORMAT " %3" G_GINT64_FORMAT " ", l->ep, l->etp);
   g_string_append_printf(out, "%2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT
                          " %4" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %3" G_GINT64_FORMAT
                          " %-9s %-11s",
@@ -198,9 +213,10 @@ static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, 
                          "caching-allocator emulation plus CUDA context and NCCL, for the rows shown)\n",
                          sweep->candidates, sweep->valid, sweep->device_used, c->fitting,
                          c->failed);
-  gboolean mc = sweep->mc.samples > 0;
-  g_string_append(out, "\n rank model            hw         gpus   seq tp pp cp   dp vp mbs "
-                       "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB");
+  gboolean mc = sweep->mc.samples > 0, experts = sweep_has_experts(sweep);
+  g_string_append_printf(out, "\n rank model            hw         gpus   seq %stp pp cp   dp vp mbs "
+                              "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB",
+                         experts ? " ep etp " : "");
   g_string_append(out, mc ? "  p50_s  p90_s  p99_s" : "");
   g_string_append(out, "  alloc GiB\n");
   for (guint k = 0; k < MIN(top, order->len); k++) {
@@ -209,7 +225,7 @@ static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, 
     const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
     g_string_append_printf(out, "%5u %-16.16s %-10.10s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " ",
                            k + 1, j->model.name, j->hw.name, j->layout.gpus, j->layout.seq);
-    append_layout_words(out, j);
+    append_layout_words(out, j, experts);
     g_string_append_printf(out, " %7.3f %10.0f %7.1f %4.1f%% %5.1f%% %6.1f", r->step_s,
                            r->tokens_per_s / (double)j->layout.gpus, r->tflops_per_gpu,
                            100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB);
@@ -237,17 +253,26 @@ static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, 
     guint i = g_array_index(order, guint, 0);
     const PtsimBatchResult *best = &g_array_index(sweep->results, PtsimBatchResult, i);
     const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
+    /* an MoE layout also names its exposed all-to-all (dispatch and combine) */
+    g_autofree char *ep =
+        j->model.num_experts > 0
+            ? g_strdup_printf(", ep all-to-all %.3f at ep %" G_GINT64_FORMAT " (%s)",
+                              best->exposed_comm_s[PTSIM_COMM_EP], j->layout.ep,
+                              j->layout.ep * j->layout.etp <= ptsim_topology_domain_size(&j->hw)
+                                  ? "inside an NVLink domain"
+                                  : "across NVLink domains")
+            : g_strdup("");
     if (best->fits && best->status == 0)
       g_string_append_printf(
           out,
           "\nwhy the best wins: bubble %.1f%%; exposed communication %.3f s of the %.3f s step "
-          "(tp %.3f, cp %.3f, pp %.3f, dp %.3f); memory margin %.1f GiB below the %.0f%% "
+          "(tp %.3f, cp %.3f, pp %.3f, dp %.3f%s); memory margin %.1f GiB below the %.0f%% "
           "threshold (%.0f%% of the GPU used)\n",
           100.0 * best->bubble_fraction,
           best->exposed_comm_s[0] + best->exposed_comm_s[1] + best->exposed_comm_s[2] +
-              best->exposed_comm_s[3],
+              best->exposed_comm_s[3] + best->exposed_comm_s[PTSIM_COMM_EP],
           best->step_s, best->exposed_comm_s[0], best->exposed_comm_s[1], best->exposed_comm_s[2],
-          best->exposed_comm_s[3],
+          best->exposed_comm_s[3], ep,
           (j->layout.memory_threshold - best->usage_fraction) * j->hw.memory_bytes / GIB,
           100.0 * j->layout.memory_threshold, 100.0 * best->usage_fraction);
   }
@@ -267,7 +292,7 @@ static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, 
   "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                           \
   "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s,"   \
   "allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,"         \
-  "tp_comm_overlap\n"
+  "tp_comm_overlap,ep,etp,edp,exposed_ep_s\n"
 
 /* One CSV row; rank 0 = not ranked (a streamed sweep). */
 static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
@@ -278,7 +303,8 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
-      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%d,%d,%d\n",
+      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%d,%d,%d,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+      ",%" G_GINT64_FORMAT ",%.6g\n",
       rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
       l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
@@ -286,7 +312,8 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
       r->step_p90_s, r->step_p99_s, r->exposed_comm_s[0], r->exposed_comm_s[1],
       r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom,
-      l->overlap_grad_reduce, l->overlap_param_gather, l->tp_comm_overlap);
+      l->overlap_grad_reduce, l->overlap_param_gather, l->tp_comm_overlap, l->ep, l->etp, l->edp,
+      r->exposed_comm_s[PTSIM_COMM_EP]);
 }
 
 static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
@@ -478,6 +505,11 @@ int ptsim_sweep_main(int argc, char **argv) {
       {"vp", 0, 0, G_OPTION_ARG_STRING, &o.vps, "Virtual stages for the interleaved schedule (default 2,4)", "V[,V...]"},
       {"recompute", 0, 0, G_OPTION_ARG_STRING, &o.recomputes, "none,selective,full (default all three)", "R[,R...]"},
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedules, "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
+      {"ep", 0, 0, G_OPTION_ARG_STRING, &o.eps,
+       "Expert-parallel sizes of MoE models (default: every ep dividing the experts and the GPUs "
+       "of a stage)", "E[,E...]"},
+      {"etp", 0, 0, G_OPTION_ARG_STRING, &o.etps,
+       "Expert tensor-parallel sizes of MoE models (default: tp)", "T[,T...]"},
       {"tp-max", 0, 0, G_OPTION_ARG_INT64, &o.tp_max, "Largest tp (default: GPUs per node)", "N"},
       {"pp-max", 0, 0, G_OPTION_ARG_INT64, &o.pp_max, "Largest pp (default: no limit)", "N"},
       {"allocator", 0, 0, G_OPTION_ARG_NONE, &o.allocator,

@@ -39,6 +39,8 @@ PtsimSweepSpec *ptsim_sweep_spec_new(void) {
   s->vps = int64_array(vps, G_N_ELEMENTS(vps));
   s->recomputes = int_array(recomputes, G_N_ELEMENTS(recomputes));
   s->schedules = int_array(schedules, G_N_ELEMENTS(schedules));
+  s->eps = g_array_new(FALSE, FALSE, sizeof(gint64));
+  s->etps = g_array_new(FALSE, FALSE, sizeof(gint64));
   ptsim_layout_init_defaults(&s->base);
   s->mc.straggler_slowdown = 2.0;
   s->mc.seed = 1;
@@ -57,6 +59,8 @@ void ptsim_sweep_spec_free(PtsimSweepSpec *s) {
   g_array_unref(s->vps);
   g_array_unref(s->recomputes);
   g_array_unref(s->schedules);
+  g_array_unref(s->eps);
+  g_array_unref(s->etps);
   g_free(s);
 }
 
@@ -117,8 +121,8 @@ typedef struct {
   gint64 gpus, seq, gbs;
 } Scenario;
 
-static void try_layout(Scenario *sc, gint64 tp, gint64 cp, gint64 pp, gint64 mbs,
-                       int recompute, int schedule, gint64 vp) {
+static void try_expert_layout(Scenario *sc, gint64 tp, gint64 cp, gint64 pp, gint64 mbs,
+                              int recompute, int schedule, gint64 vp, gint64 ep, gint64 etp) {
   PtsimJob job;
   g_autoptr(GError) error = NULL;
   memset(&job, 0, sizeof job);
@@ -136,6 +140,8 @@ static void try_layout(Scenario *sc, gint64 tp, gint64 cp, gint64 pp, gint64 mbs
   l->seq = sc->seq;
   l->recompute = (PtsimRecompute)recompute;
   l->schedule = (PtsimSchedule)schedule;
+  l->ep = ep;
+  l->etp = etp;
   if (sc->sweep->stream && sc->sweep->stream->error) return;
   sc->sweep->candidates++;
   if (!ptsim_job_validate(&job, &error)) {
@@ -145,6 +151,31 @@ static void try_layout(Scenario *sc, gint64 tp, gint64 cp, gint64 pp, gint64 mbs
   g_array_append_val(sc->sweep->jobs, job);
   sc->sweep->valid++;
   if (sc->sweep->stream && sc->sweep->jobs->len >= sc->sweep->stream->chunk) flush(sc->sweep);
+}
+
+/* Every (ep, etp) of the layout: dense models have ep 1 (etp unused);
+ * an MoE model the given lists, or every ep dividing both its experts and
+ * the GPUs a stage's etp x ep x edp fold (the others cannot be valid). */
+static void try_layout(Scenario *sc, gint64 tp, gint64 cp, gint64 pp, gint64 mbs, int recompute,
+                       int schedule, gint64 vp) {
+  const PtsimSweepSpec *spec = sc->spec;
+  guint n_etp = spec->etps->len > 0 ? spec->etps->len : 1;
+  if (sc->model.num_experts <= 0) {
+    try_expert_layout(sc, tp, cp, pp, mbs, recompute, schedule, vp, 1, 0);
+    return;
+  }
+  for (guint e = 0; e < n_etp; e++) {
+    gint64 etp = spec->etps->len > 0 ? g_array_index(spec->etps, gint64, e) : tp;
+    if (spec->eps->len > 0) {
+      for (guint k = 0; k < spec->eps->len; k++)
+        try_expert_layout(sc, tp, cp, pp, mbs, recompute, schedule, vp,
+                          g_array_index(spec->eps, gint64, k), etp);
+      continue;
+    }
+    for (gint64 ep = 1; ep <= sc->model.num_experts; ep++)
+      if (sc->model.num_experts % ep == 0 && (sc->gpus / pp) % (etp * ep) == 0)
+        try_expert_layout(sc, tp, cp, pp, mbs, recompute, schedule, vp, ep, etp);
+  }
 }
 
 static void enumerate_scenario(Scenario *sc) {

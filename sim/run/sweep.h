@@ -3,7 +3,8 @@
  * A scenario is (model, hardware, gpus, seq, gbs); the sweep enumerates, for
  * each, every tp (dividing heads and query groups, up to the node size
  * unless tp_max says more), cp, pp (dividing the layers), mbs, recompute,
- * schedule (with its vp values), and keeps those ptsim_job_validate()
+ * schedule (with its vp values), and for an MoE model ep and etp, and keeps
+ * those ptsim_job_validate()
  * accepts.  Rejected combinations are counted by reason, never silently
  * dropped.  Evaluation runs ptsim_batch_evaluate_one (the same core the GPU
  * kernel runs) on a pool of CPU threads, or on the GPU in chunks.
@@ -33,6 +34,11 @@ typedef struct {
   GArray *vps;            /* gint64 for the interleaved schedule; default 2, 4 */
   GArray *recomputes;     /* int PtsimRecompute; default none, selective, full */
   GArray *schedules;      /* int PtsimSchedule; default 1f1b, interleaved, zb-h1 */
+  /* Expert parallelism of mixture-of-experts models (dense models: ep 1).
+   * eps empty: every ep dividing both num_experts and gpus / (etp pp);
+   * etps empty: etp = tp (Megatron's default). */
+  GArray *eps;            /* gint64 */
+  GArray *etps;           /* gint64 */
   gint64 tp_max;          /* 0: the node size */
   gint64 pp_max;          /* 0: no limit */
   /* Every layout starts from this one: the job's settings that are not
