@@ -24,6 +24,7 @@
 #include "names.h"
 #include "plot.h"
 #include "plot_int.h"
+#include "workload.h"
 
 #define GIB PTSIM_PLOT_GIB
 #define FONT_PT 9.0
@@ -72,13 +73,18 @@ static char *job_title(const PtsimJob *job) {
   const PtsimLayout *l = &job->layout;
   g_autofree char *vp =
       l->vp > 1 ? g_strdup_printf(" vp %" G_GINT64_FORMAT, l->vp) : g_strdup("");
+  /* an MoE model: the expert folding after the dense layout */
+  g_autofree char *ep =
+      job->model.num_experts > 0
+          ? g_strdup_printf(", ep %" G_GINT64_FORMAT " etp %" G_GINT64_FORMAT, l->ep, l->etp)
+          : g_strdup("");
   return g_strdup_printf("%s on %" G_GINT64_FORMAT " x %s: tp %" G_GINT64_FORMAT
                          " pp %" G_GINT64_FORMAT " cp %" G_GINT64_FORMAT
-                         " dp %" G_GINT64_FORMAT "%s, mbs %" G_GINT64_FORMAT
+                         " dp %" G_GINT64_FORMAT "%s%s, mbs %" G_GINT64_FORMAT
                          " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT
                          ", recompute %s, %s",
                          job->model.name, l->gpus, job->hw.name, l->tp, l->pp, l->cp, l->dp,
-                         vp, l->mbs, l->gbs, l->seq,
+                         vp, ep, l->mbs, l->gbs, l->seq,
                          ptsim_names_get(PTSIM_NAMES_RECOMPUTE, l->recompute),
                          ptsim_names_get(PTSIM_NAMES_SCHEDULE, l->schedule));
 }
@@ -300,6 +306,10 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
 
   int64_t n = memory->num_stages;
   double capacity_gib = memory->capacity_bytes / GIB;
+  /* an MoE model's parameters split in its routed experts' and the rest */
+  gboolean moe = job->model.num_experts > 0;
+  g_autofree PtsimPlan *plan = moe ? g_new0(PtsimPlan, 1) : NULL;
+  if (moe) ptsim_plan_build(job, plan);
   double threshold = job->layout.memory_threshold;
   double max_total = 0;
   g_autoptr(GString) tsv = g_string_new(NULL);
@@ -311,16 +321,18 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   ptsim_plot_num(tsv, "%.4f", capacity_gib);
   g_string_append(tsv, ", memory_threshold ");
   ptsim_plot_num(tsv, "%.3f", threshold);
-  g_string_append(tsv,
+  g_string_append_printf(tsv,
                   "\n# columns: stage (0-based), layers (transformer layers on the stage), "
                   "parameters_gib, gradients_gib, optimizer_gib, activations_gib, other_gib "
                   "(input ids + fp32 logits), total_gib, usage (total / capacity), "
                   "alloc_reserved_gib (caching-allocator emulation: reserved peak over 2 "
                   "steps), outside_gib (CUDA context + NCCL, outside the allocator), "
-                  "alloc_device_gib (reserved + outside); NaN: not emulated\n"
+                  "alloc_device_gib (reserved + outside); NaN: not emulated%s\n"
                   "# stage\tlayers\tparameters_gib\tgradients_gib\toptimizer_gib"
                   "\tactivations_gib\tother_gib\ttotal_gib\tusage"
-                  "\talloc_reserved_gib\toutside_gib\talloc_device_gib\n");
+                  "\talloc_reserved_gib\toutside_gib\talloc_device_gib%s\n",
+                  moe ? ", expert_parameters_gib (the routed experts' part of parameters_gib)" : "",
+                  moe ? "\texpert_parameters_gib" : "");
   for (int64_t s = 0; s < n; s++) {
     const PtsimStageMemory *m = &memory->stages[s];
     const double terms[] = {m->parameters_bytes, m->gradients_bytes, m->optimizer_bytes,
@@ -342,6 +354,10 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
       if (a->device_peak_bytes / GIB > max_total) max_total = a->device_peak_bytes / GIB;
     } else {
       g_string_append(tsv, "\tNaN\tNaN\tNaN");
+    }
+    if (moe) {
+      g_string_append_c(tsv, '\t');
+      ptsim_plot_num(tsv, "%.4f", 2.0 * plan->stage_expert_parameters[s] / GIB);
     }
     g_string_append_c(tsv, '\n');
     if (m->total_bytes / GIB > max_total) max_total = m->total_bytes / GIB;
@@ -391,8 +407,17 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
       "set label 2 sprintf('%.0f%% threshold, %.1f GiB', 100*threshold, threshold*capacity_gib) \\\n"
       "    at graph 0.99, first threshold*capacity_gib right offset 0,0.6 front font ',8'\n"
       "stage_tic(s) = (int(s) % xtic_every == 0) ? sprintf('%d', int(s)) : ''\n"      "# a total sits above its bar and above the allocator outline\n"
-      "top(a, b) = (column(b) == column(b) && column(b) > column(a)) ? column(b) : column(a)\n"
-      "plot data using 3:xtic(stage_tic(column(1))) title 'parameters' lc rgb c_parameters, \\\n"
+      "top(a, b) = (column(b) == column(b) && column(b) > column(a)) ? column(b) : column(a)\n");
+  /* an MoE model: the parameters as its routed experts' (column 13) and the rest */
+  g_string_append(gp, moe ? "c_expert_parameters = '#7b3294'\n"
+                            "plot data using ($3-$13):xtic(stage_tic(column(1))) title 'dense "
+                            "parameters' lc rgb c_parameters, \\\n"
+                            "     ''   using 13 title 'expert parameters' lc rgb "
+                            "c_expert_parameters, \\\n"
+                          : "plot data using 3:xtic(stage_tic(column(1))) title 'parameters' lc "
+                            "rgb c_parameters, \\\n");
+  g_string_append(
+      gp,
       "     ''   using 4 title 'gradients' lc rgb c_gradients, \\\n"
       "     ''   using 5 title 'optimizer states' lc rgb c_optimizer, \\\n"
       "     ''   using 6 title 'activations' lc rgb c_activations, \\\n"
@@ -507,16 +532,28 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   g_autoptr(GArray) forward_s = g_array_new(FALSE, FALSE, sizeof(double));
   g_autoptr(GArray) compute_s = g_array_new(FALSE, FALSE, sizeof(double));
   g_autoptr(GString) tsv = g_string_new(NULL);
+  /* an MoE model: each compute item's expert-parallel all-to-all, from its workload */
+  gboolean moe = job->model.num_experts > 0;
+  g_autofree PtsimPlan *plan = moe ? g_new0(PtsimPlan, 1) : NULL;
+  g_autofree PtsimWorkload *workload = moe ? g_new0(PtsimWorkload, 1) : NULL;
+  if (moe) {
+    ptsim_plan_build(job, plan);
+    ptsim_workload_build(plan, NULL, workload);
+  }
   g_string_append(tsv, "# ptsim timeline: what each pipeline stage ran in one simulated step\n");
   append_job_comment(tsv, job);
   g_string_append(tsv, "# step_s ");
   ptsim_plot_num(tsv, "%.9f", time->step_s);
-  g_string_append(tsv,
+  g_string_append_printf(tsv,
                   "\n# columns: stage (0-based), lane (0 compute stream, 1 data-parallel "
                   "stream), kind (name), kind_id (PtsimTraceKind), microbatch (0-based; -1: "
                   "none), chunk (model chunk, 0-based; -1: none), start_s, end_s, "
-                  "duration_s (seconds from the step's start)\n"
-                  "# stage\tlane\tkind\tkind_id\tmicrobatch\tchunk\tstart_s\tend_s\tduration_s\n");
+                  "duration_s (seconds from the step's start)%s\n"
+                  "# stage\tlane\tkind\tkind_id\tmicrobatch\tchunk\tstart_s\tend_s\tduration_s%s\n",
+                  moe ? ", ep_comm_s (an MoE item's exposed all-to-all dispatch and combine, in "
+                        "total; 0 for the others)"
+                      : "",
+                  moe ? "\tep_comm_s" : "");
   for (int64_t i = 0; i < trace->count; i++) {
     const PtsimTraceRecord *r = &trace->records[i];
     const TimelineKind *k = timeline_kind(r->kind);
@@ -535,6 +572,17 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
     ptsim_plot_num(tsv, "%.9f", (double)r->end_ns * 1e-9);
     g_string_append_c(tsv, '\t');
     ptsim_plot_num(tsv, "%.9f", (double)(r->end_ns - r->start_ns) * 1e-9);
+    if (moe) {
+      double ep = 0.0;
+      if (k->text && r->chunk >= 0 && r->kind != PTSIM_TRACE_BACKWARD_WEIGHT) {
+        PtsimWork chunk;
+        ptsim_workload_chunk(workload, r->stage, r->chunk, &chunk);
+        ep = r->kind == PTSIM_TRACE_FORWARD ? chunk.forward_comm_s[PTSIM_COMM_EP]
+                                            : chunk.backward_comm_s[PTSIM_COMM_EP];
+      }
+      g_string_append_c(tsv, '\t');
+      ptsim_plot_num(tsv, "%.9f", ep);
+    }
     g_string_append_c(tsv, '\n');
   }
   double span_s = (double)span_ns * 1e-9;
@@ -642,6 +690,10 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
       append_labels(gp, k, "1", k->text);
     }
   }
+  if (moe) /* a strip along the bottom of each compute box */
+    g_string_append(gp, ", \\\n  data using ($10>0 ? ($7+$10/2)*t_scale : NaN):1:($7*t_scale):"
+                        "(($7+$10)*t_scale):($1+c_hi-0.16):($1+c_hi) \\\n       with boxxyerror "
+                        "fs solid 1.0 noborder lc rgb '#ff7f00' title 'ep all-to-all'");
   g_string_append_c(gp, '\n');
   return ptsim_plot_render(&files, tsv, gp, out, error);
 }
