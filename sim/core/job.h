@@ -249,7 +249,9 @@ typedef struct {
   int precision_aware_optimizer;
   int64_t optimizer_instances;  /* --num-distributed-optimizer-instances (1) */
   /* --account-for-embedding/loss-in-pipeline-split: the embedding / the
-   * loss counts as one layer when the layers are split over the stages. */
+   * loss counts as one layer when the layers are split over the stages (a
+   * --pipeline-model-parallel-layout may give more: the layer slots the
+   * first / last virtual stage leaves empty; 0: none). */
   int account_embedding, account_loss;
   int manual_gc;                /* 1: no Python GC stalls (--manual-gc) */
   double attention_dropout;     /* probability; > 0 keeps a mask */

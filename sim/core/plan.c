@@ -63,13 +63,15 @@ PTSIM_HD int32_t ptsim_plan_split_stages(int64_t pp, int64_t layers, int64_t fir
 
 PTSIM_HD int32_t ptsim_plan_split_accounted(int64_t pp, int64_t vp, int64_t layers, int embedding,
                                             int loss, int64_t *out, int64_t *chunk) {
-  int64_t units = layers + (embedding ? 1 : 0) + (loss ? 1 : 0), per, s;
-  if (pp < 1 || pp > PTSIM_MAX_STAGES || vp < 1 || layers < 1 || units % (pp * vp) != 0) return -1;
+  int64_t units = layers + embedding + loss, per, s;
+  if (pp < 1 || pp > PTSIM_MAX_STAGES || vp < 1 || layers < 1 || embedding < 0 || loss < 0 ||
+      units % (pp * vp) != 0)
+    return -1;
   per = units / (pp * vp);
-  if (pp * vp == 1 && embedding && loss && per < 2) return -1;
+  if (per < embedding || per < loss || (pp * vp == 1 && per < embedding + loss)) return -1;
   for (s = 0; s < pp; s++) out[s] = per * vp;
-  out[0] -= embedding ? 1 : 0;
-  out[pp - 1] -= loss ? 1 : 0;
+  out[0] -= embedding;
+  out[pp - 1] -= loss;
   *chunk = per;
   return 0;
 }
@@ -440,8 +442,8 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
   out->first_chunk_layers = out->chunk_layers[0];
   out->last_chunk_layers = out->chunk_layers[l->pp > 0 ? l->pp - 1 : 0];
   if (chunk > 0 && out->num_chunks > 1) {
-    out->first_chunk_layers -= l->account_embedding ? 1 : 0;
-    out->last_chunk_layers -= l->account_loss ? 1 : 0;
+    out->first_chunk_layers -= l->account_embedding;
+    out->last_chunk_layers -= l->account_loss;
   }
   plan_moe(out);
   for (s = 0; s < PTSIM_MAX_STAGES; s++) {

@@ -106,8 +106,10 @@ PTSIM_HD int32_t ptsim_plan_split_stages(int64_t pp, int64_t layers, int64_t fir
                                          int64_t *out);
 
 /* The split of --account-for-embedding/loss-in-pipeline-split: the layers
- * plus `embedding` and `loss` (0 or 1 each) units split evenly over pp x vp
- * virtual stages; the first (last) virtual stage builds one layer fewer.
+ * plus `embedding` and `loss` units (1 each with those flags; a
+ * --pipeline-model-parallel-layout may give the loss's stage more, e.g.
+ * "Et|(tt|)*30L": 1 and 2) split evenly over pp x vp virtual stages; the
+ * first (last) virtual stage builds that many layers fewer.
  * Writes out[0..pp) (layers per stage) and *chunk (units per virtual
  * stage); -1 when the units do not divide or a virtual stage would have
  * fewer than 0 layers. */

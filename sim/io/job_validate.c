@@ -100,7 +100,7 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
                              int64_t *stage_layers, GError **error) {
   int64_t first = l->first_stage_layers, last = l->last_stage_layers, chunk;
   if (l->account_embedding || l->account_loss) {
-    int extra = (l->account_embedding ? 1 : 0) + (l->account_loss ? 1 : 0);
+    int extra = l->account_embedding + l->account_loss;
     if (first || last)
       return invalid("--account-for-embedding/loss-in-pipeline-split cannot be combined with "
                      "--decoder-first/last-pipeline-num-layers (Megatron-LM refuses it)");
