@@ -322,6 +322,40 @@ static void test_flops(void) {
   }
 }
 
+static void test_sampled_load(void) {
+  g_test_summary("Monte-Carlo expert load: the busiest of ep ranks under uniform routing, a "
+                 "little above the balanced share; bounded by the capacity factor, exactly it "
+                 "when padded; nothing to sample at ep 1");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  PtsimRng rng;
+  double sum = 0.0;
+  int i;
+  /* Qwen3-30B-A3B, ep 16: each rank receives Tm k = 4096 x 8 = 32768 copies
+   * on average, sd sqrt(32768 x 15/16) = 175; the largest of 16 normals is
+   * 1.77 sd on average: load ~ 1 + 1.77 x 175 / 32768 = 1.0095 */
+  g_assert_true(moe_job(&job, "qwen3-30b-a3b", "h100-80g", 16, 1, 1, 16, 0, &error));
+  ptsim_plan_build(&job, plan);
+  ptsim_rng_init(&rng, 7, 0);
+  for (i = 0; i < 200; i++) {
+    double load = ptsim_workload_sample_expert_load(plan, &rng);
+    g_assert_cmpfloat(load, >, 1.0);
+    g_assert_cmpfloat(load, <, 1.03);
+    sum += load;
+  }
+  g_assert_cmpfloat(fabs(sum / 200.0 - 1.0095), <, 0.001);
+  job.layout.moe_capacity_factor = 1.005; /* the bound cuts the draws */
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpfloat(ptsim_workload_sample_expert_load(plan, &rng), ==, 1.005);
+  job.layout.moe_pad_to_capacity = 1, job.layout.moe_capacity_factor = 1.5;
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpfloat(ptsim_workload_sample_expert_load(plan, &rng), ==, 1.5);
+  g_assert_true(moe_job(&job, "mixtral-8x7b", "h100-80g", 8, 1, 1, 1, 0, &error));
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpfloat(ptsim_workload_sample_expert_load(plan, &rng), ==, 1.0);
+}
+
 static void test_memory_terms(void) {
   g_test_summary("the MoE memory terms by hand: Mixtral 8x7B on 8 GPUs, ep 8 (edp 1), tp 1, "
                  "seq 4096, no dropout, flash attention, no recompute");
@@ -387,6 +421,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/moe/plan/layers", test_plan_layers);
   g_test_add_func("/moe/workload/all-to-all", test_all_to_all);
   g_test_add_func("/moe/workload/flops", test_flops);
+  g_test_add_func("/moe/workload/sampled-load", test_sampled_load);
   g_test_add_func("/moe/memory/terms", test_memory_terms);
   return g_test_run();
 }
