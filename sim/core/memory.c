@@ -311,6 +311,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     st->has_embedding = i == 0;
     st->has_lm_head = i == p - 1; /* shared with the embedding when tied, pp 1 */
     st->parameters = plan->stage_parameters[i];
+    st->expert_parameters = plan->stage_expert_parameters[i];
     st->parameters_bytes = plan->stage_weight_bytes[i];
     st->gradients_bytes = grad_bytes * st->parameters;
     st->optimizer_bytes = optimizer_bytes * st->parameters;

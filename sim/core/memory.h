@@ -31,6 +31,7 @@ typedef struct {
   int64_t first_layer, num_layers;    /* transformer layers on this stage */
   int has_embedding, has_lm_head;     /* input embedding / output layer here */
   double parameters;                  /* parameter count held by this GPU */
+  double expert_parameters;           /* of them the local routed experts' (MoE) */
   double parameters_bytes;            /* weights (2 B/param bf16/fp16) */
   double gradients_bytes;             /* main grads (4 B fp32 or 2 B) */
   double optimizer_bytes;             /* master weights + Adam m, v (12 B, sharded) */

@@ -121,6 +121,7 @@ static void json_stage(PtsimJson *json, int64_t index, const PtsimStageMemory *s
   ptsim_json_bool(json, "has_embedding", s->has_embedding);
   ptsim_json_bool(json, "has_lm_head", s->has_lm_head);
   ptsim_json_double(json, "parameters", s->parameters);
+  ptsim_json_double(json, "expert_parameters", s->expert_parameters);
   ptsim_json_double(json, "parameters_bytes", s->parameters_bytes);
   ptsim_json_double(json, "gradients_bytes", s->gradients_bytes);
   ptsim_json_double(json, "optimizer_bytes", s->optimizer_bytes);
