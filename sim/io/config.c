@@ -16,8 +16,8 @@
  * Units: .ini keys carry their unit in the name (_gib, _tflops, _gbps with
  * GB = 1e9 B, _us); the structs are SI (bytes, FLOP/s, bytes/s, seconds). */
 #include "config.h"
+#include "config_int.h"
 #include "moe_layers.h"
-#include "names.h"
 
 #include <errno.h>
 #include <math.h>
@@ -145,12 +145,7 @@ gboolean ptsim_config_parse_double(const char *text, double *out) {
 
 /* ---- reading one .ini ---- */
 
-/* One open file: the parsed key file plus its text, for line numbers. */
-typedef struct {
-  const char *path;   /* as given / resolved */
-  char *contents;     /* whole file */
-  GKeyFile *kf;
-} IniFile;
+typedef PtsimIniFile IniFile;
 
 static void ini_file_clear(IniFile *ini) {
   g_clear_pointer(&ini->contents, g_free);
@@ -211,7 +206,7 @@ static int ini_line(const IniFile *ini, const char *group, const char *key) {
 }
 
 /* "path:line" or "path" when the line is unknown.  (transfer full) */
-static char *ini_where(const IniFile *ini, const char *group, const char *key) {
+char *ptsim_ini_where(const IniFile *ini, const char *group, const char *key) {
   int line = ini_line(ini, group, key);
   if (line > 0)
     return g_strdup_printf("%s:%d", ini->path, line);
@@ -221,7 +216,7 @@ static char *ini_where(const IniFile *ini, const char *group, const char *key) {
 static gboolean fail_value(const IniFile *ini, const char *group,
                            const char *key, const char *value,
                            const char *allowed, GError **error) {
-  g_autofree char *where = ini_where(ini, group, key);
+  g_autofree char *where = ptsim_ini_where(ini, group, key);
   g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
               "%s: [%s] %s = '%s' is not allowed: expected %s", where, group,
               key, value, allowed);
@@ -274,7 +269,7 @@ static gboolean ini_check_layout(const IniFile *ini, const GroupSpec *specs,
       g_autoptr(GString) allowed = g_string_new(NULL);
       for (size_t s = 0; s < n_specs; s++)
         g_string_append_printf(allowed, "%s[%s]", s ? ", " : "", specs[s].group);
-      g_autofree char *where = ini_where(ini, groups[g], NULL);
+      g_autofree char *where = ptsim_ini_where(ini, groups[g], NULL);
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                   "%s: unknown group [%s]; allowed groups: %s", where,
                   groups[g], allowed->str);
@@ -308,7 +303,7 @@ static gboolean ini_check_layout(const IniFile *ini, const GroupSpec *specs,
       g_autoptr(GString) allowed = g_string_new(NULL);
       for (const char *const *kn = spec->keys; *kn != NULL; kn++)
         g_string_append_printf(allowed, "%s%s", allowed->len ? ", " : "", *kn);
-      g_autofree char *where = ini_where(ini, groups[g], keys[k]);
+      g_autofree char *where = ptsim_ini_where(ini, groups[g], keys[k]);
       g_autofree char *hint =
           closest != NULL && closest_d <= 3
               ? g_strdup_printf(" (did you mean %s?)", closest)
@@ -344,7 +339,7 @@ static char *ini_value(const IniFile *ini, const char *group, const char *key,
   }
   if (!has) {
     if (required) {
-      g_autofree char *where = ini_where(ini, group, NULL);
+      g_autofree char *where = ptsim_ini_where(ini, group, NULL);
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                   "%s: [%s] is missing key %s (%s)", where, group, key,
                   allowed);
@@ -363,7 +358,7 @@ static char *ini_value(const IniFile *ini, const char *group, const char *key,
 
 /* Integer in [lo, INT_VALUE_MAX].  Absent and not required: *out unchanged,
  * TRUE. */
-static gboolean ini_int(const IniFile *ini, const char *group, const char *key,
+gboolean ptsim_ini_int(const IniFile *ini, const char *group, const char *key,
                         int64_t lo, gboolean required, int64_t *out,
                         GError **error) {
   g_autofree char *allowed = g_strdup_printf(
@@ -387,7 +382,7 @@ static gboolean ini_int(const IniFile *ini, const char *group, const char *key,
 }
 
 /* Finite number with lo < v (or lo <= v when LO_INCLUSIVE), v <= hi. */
-static gboolean ini_double(const IniFile *ini, const char *group,
+gboolean ptsim_ini_double(const IniFile *ini, const char *group,
                            const char *key, double lo, gboolean lo_inclusive,
                            double hi, gboolean required, gboolean *present_out,
                            double *out, GError **error) {
@@ -416,7 +411,7 @@ static gboolean ini_double(const IniFile *ini, const char *group,
   return TRUE;
 }
 
-static gboolean ini_bool(const IniFile *ini, const char *group, const char *key,
+gboolean ptsim_ini_bool(const IniFile *ini, const char *group, const char *key,
                          int *out, GError **error) {
   gboolean present = FALSE;
   g_autoptr(GError) local = NULL;
@@ -436,7 +431,7 @@ static gboolean ini_bool(const IniFile *ini, const char *group, const char *key,
 }
 
 /* One of CHOICES ("a|b"), returned as its index. */
-static gboolean ini_choice(const IniFile *ini, const char *group,
+gboolean ptsim_ini_choice(const IniFile *ini, const char *group,
                            const char *key, const char *choices, int *out,
                            GError **error) {
   gboolean present = FALSE;
@@ -471,7 +466,7 @@ static gboolean ini_name(const IniFile *ini, const char *group, char *out,
   if (has_name) {
     name = g_key_file_get_string(ini->kf, group, "name", &local);
     if (name == NULL) {
-      g_autofree char *where = ini_where(ini, group, "name");
+      g_autofree char *where = ptsim_ini_where(ini, group, "name");
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                   "%s: [%s] name: %s", where, group, local->message);
       return FALSE;
@@ -493,64 +488,6 @@ static gboolean ini_name(const IniFile *ini, const char *group, char *out,
 }
 
 /* ---- models ---- */
-
-#define model_invalid(...)                                                       \
-  (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, __VA_ARGS__), FALSE)
-
-/* The MoE, MLA and MTP invariants (ptsim_model_check). */
-static gboolean model_check_moe(const PtsimModel *m, GError **error) {
-  const int64_t max = INT_VALUE_MAX;
-  if (m->num_experts < 0 || m->num_experts > max || m->mtp_num_layers < 0 ||
-      m->mtp_num_layers > 64)
-    return model_invalid("model %s: num_experts %" G_GINT64_FORMAT " or mtp_num_layers %"
-                         G_GINT64_FORMAT " out of range (0 to %" G_GINT64_FORMAT "; 0 to 64)",
-                         m->name, (gint64)m->num_experts, (gint64)m->mtp_num_layers, (gint64)max);
-  if (m->num_experts > 0) {
-    if (m->num_layers > PTSIM_MAX_LAYERS)
-      return model_invalid("model %s: num_layers %" G_GINT64_FORMAT " is more than the %d layers "
-                           "ptsim allows a mixture-of-experts model", m->name,
-                           (gint64)m->num_layers, PTSIM_MAX_LAYERS);
-    if (m->moe_router_topk < 1 || m->moe_router_topk > m->num_experts)
-      return model_invalid("model %s: moe_router_topk %" G_GINT64_FORMAT " must be 1 to "
-                           "num_experts %" G_GINT64_FORMAT, m->name, (gint64)m->moe_router_topk,
-                           (gint64)m->num_experts);
-    if (m->moe_ffn_hidden_size < 1 || m->moe_ffn_hidden_size > max ||
-        m->moe_shared_expert_size < 0 || m->moe_shared_expert_size > max)
-      return model_invalid("model %s: moe_ffn_hidden_size %" G_GINT64_FORMAT " must be 1 to %"
-                           G_GINT64_FORMAT " and moe_shared_expert_intermediate_size %"
-                           G_GINT64_FORMAT " 0 to it", m->name, (gint64)m->moe_ffn_hidden_size,
-                           (gint64)max, (gint64)m->moe_shared_expert_size);
-    if (m->moe_router_groups < 0 || m->moe_router_group_topk < 0 ||
-        (m->moe_router_groups > 0 && (m->num_experts % m->moe_router_groups != 0 ||
-                                      m->moe_router_group_topk < 1 ||
-                                      m->moe_router_group_topk > m->moe_router_groups)))
-      return model_invalid("model %s: moe_router_num_groups %" G_GINT64_FORMAT " must divide "
-                           "num_experts %" G_GINT64_FORMAT " and moe_router_group_topk %"
-                           G_GINT64_FORMAT " be 1 to it (Megatron-LM asserts both)",
-                           m->name, (gint64)m->moe_router_groups, (gint64)m->num_experts,
-                           (gint64)m->moe_router_group_topk);
-    if ((unsigned)m->moe_router_score > PTSIM_ROUTER_SQRTSOFTPLUS ||
-        (unsigned)m->moe_load_balancing > PTSIM_BALANCE_NONE || !(m->moe_aux_loss_coeff >= 0.0) ||
-        (m->moe_shared_expert_gate != 0 && m->moe_shared_expert_gate != 1) ||
-        (m->moe_router_expert_bias != 0 && m->moe_router_expert_bias != 1))
-      return model_invalid("model %s: router score, load balancing, aux loss or switches out of "
-                           "range", m->name);
-    for (int64_t i = m->num_layers; i < PTSIM_MAX_LAYERS; i++)
-      if ((m->moe_layers[i / 64] >> (i % 64)) & 1u)
-        return model_invalid("model %s: layer %" G_GINT64_FORMAT " is marked MoE beyond "
-                             "num_layers %" G_GINT64_FORMAT, m->name, (gint64)i,
-                             (gint64)m->num_layers);
-  }
-  if (m->multi_latent_attention &&
-      (m->kv_lora_rank < 1 || m->q_lora_rank < 0 || m->qk_head_dim < 1 ||
-       m->qk_pos_emb_head_dim < 0 || m->v_head_dim < 1 || m->kv_lora_rank > max ||
-       m->q_lora_rank > max || m->qk_head_dim > max || m->qk_pos_emb_head_dim > max ||
-       m->v_head_dim > max))
-    return model_invalid("model %s: multi-latent attention needs kv_lora_rank, qk_head_dim and "
-                         "v_head_dim of 1 to %" G_GINT64_FORMAT ", q_lora_rank and "
-                         "qk_pos_emb_head_dim of 0 to it", m->name, (gint64)max);
-  return TRUE;
-}
 
 gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
   g_return_val_if_fail(m != NULL, FALSE);
@@ -607,7 +544,7 @@ gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
                 m->name);
     return FALSE;
   }
-  return model_check_moe(m, error);
+  return ptsim_moe_model_check(m, error);
 }
 
 static const char *const model_keys[] = {
@@ -620,93 +557,6 @@ static const char *const model_keys[] = {
     "moe_router_enable_expert_bias", "moe_router_num_groups", "moe_router_group_topk",
     "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
     "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers", NULL};
-
-/* An optional true|false key (absent: *out unchanged). */
-static gboolean ini_bool_optional(const IniFile *ini, const char *group, const char *key,
-                                  int *out, GError **error) {
-  if (!g_key_file_has_key(ini->kf, group, key, NULL)) return TRUE;
-  return ini_bool(ini, group, key, out, error);
-}
-
-/* An optional word of names.h's KIND (absent: *out unchanged). */
-static gboolean ini_name_word(const IniFile *ini, const char *group, const char *key,
-                              PtsimNamesKind kind, int *out, GError **error) {
-  if (!g_key_file_has_key(ini->kf, group, key, NULL)) return TRUE;
-  return ini_choice(ini, group, key, ptsim_names_allowed(kind), out, error);
-}
-
-/* The optional keys after the dense ones: head dimension, q/k norm, MoE,
- * MLA, MTP (README's model table; Megatron-LM's defaults where absent). */
-static gboolean model_load_extras(const IniFile *ini, PtsimModel *m, GError **error) {
-  const char *g = "model";
-  int score = 0, balancing = 0;
-  if (!ini_int(ini, g, "kv_channels", 1, FALSE, &m->kv_channels, error) ||
-      !ini_bool_optional(ini, g, "qk_layernorm", &m->qk_layernorm, error) ||
-      !ini_int(ini, g, "num_experts", 1, FALSE, &m->num_experts, error) ||
-      !ini_int(ini, g, "mtp_num_layers", 0, FALSE, &m->mtp_num_layers, error) ||
-      !ini_bool_optional(ini, g, "multi_latent_attention", &m->multi_latent_attention, error))
-    return FALSE;
-  if (m->multi_latent_attention) {
-    m->kv_lora_rank = 32; /* Megatron-LM's argparse defaults */
-    m->qk_head_dim = 128;
-    m->qk_pos_emb_head_dim = 64;
-    m->v_head_dim = 128;
-    if (!ini_int(ini, g, "q_lora_rank", 1, FALSE, &m->q_lora_rank, error) ||
-        !ini_int(ini, g, "kv_lora_rank", 1, FALSE, &m->kv_lora_rank, error) ||
-        !ini_int(ini, g, "qk_head_dim", 1, FALSE, &m->qk_head_dim, error) ||
-        !ini_int(ini, g, "qk_pos_emb_head_dim", 0, FALSE, &m->qk_pos_emb_head_dim, error) ||
-        !ini_int(ini, g, "v_head_dim", 1, FALSE, &m->v_head_dim, error))
-      return FALSE;
-  } else {
-    const char *const mla_keys[] = {"q_lora_rank", "kv_lora_rank", "qk_head_dim",
-                                    "qk_pos_emb_head_dim", "v_head_dim"};
-    for (size_t k = 0; k < G_N_ELEMENTS(mla_keys); k++)
-      if (g_key_file_has_key(ini->kf, g, mla_keys[k], NULL)) {
-        g_autofree char *where = ini_where(ini, g, mla_keys[k]);
-        g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                    "%s: [model] %s needs multi_latent_attention = true", where, mla_keys[k]);
-        return FALSE;
-      }
-  }
-  if (m->num_experts == 0) {
-    gsize n = 0;
-    g_auto(GStrv) keys = g_key_file_get_keys(ini->kf, g, &n, NULL);
-    for (gsize k = 0; k < n; k++)
-      if (g_str_has_prefix(keys[k], "moe_")) {
-        g_autofree char *where = ini_where(ini, g, keys[k]);
-        g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                    "%s: [model] %s needs num_experts (a mixture-of-experts model)", where,
-                    keys[k]);
-        return FALSE;
-      }
-    return TRUE;
-  }
-  m->moe_router_topk = 2; /* Megatron-LM's defaults */
-  m->moe_ffn_hidden_size = m->ffn_hidden_size;
-  if (!ini_int(ini, g, "moe_router_topk", 1, FALSE, &m->moe_router_topk, error) ||
-      !ini_int(ini, g, "moe_ffn_hidden_size", 1, FALSE, &m->moe_ffn_hidden_size, error) ||
-      !ini_int(ini, g, "moe_shared_expert_intermediate_size", 1, FALSE,
-               &m->moe_shared_expert_size, error) ||
-      !ini_bool_optional(ini, g, "moe_shared_expert_gate", &m->moe_shared_expert_gate, error) ||
-      !ini_name_word(ini, g, "moe_router_score_function", PTSIM_NAMES_ROUTER_SCORE, &score,
-                     error) ||
-      !ini_name_word(ini, g, "moe_router_load_balancing_type", PTSIM_NAMES_LOAD_BALANCING,
-                     &balancing, error) ||
-      !ini_double(ini, g, "moe_aux_loss_coeff", 0, TRUE, INFINITY, FALSE, NULL,
-                  &m->moe_aux_loss_coeff, error) ||
-      !ini_bool_optional(ini, g, "moe_router_enable_expert_bias", &m->moe_router_expert_bias,
-                         error) ||
-      !ini_int(ini, g, "moe_router_num_groups", 1, FALSE, &m->moe_router_groups, error) ||
-      !ini_int(ini, g, "moe_router_group_topk", 1, FALSE, &m->moe_router_group_topk, error))
-    return FALSE;
-  m->moe_router_score = (PtsimRouterScore)score;
-  m->moe_load_balancing = (PtsimLoadBalancing)balancing;
-  g_autofree char *freq = g_key_file_get_value(ini->kf, g, "moe_layer_freq", NULL);
-  g_autofree char *where = ini_where(ini, g, freq ? "moe_layer_freq" : "num_experts");
-  g_autofree char *label = g_strdup_printf("%s: [model] moe_layer_freq", where);
-  return ptsim_moe_layers_parse(freq ? g_strstrip(freq) : "1", m->num_layers, label,
-                                m->moe_layers, error);
-}
 
 gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
                           GError **error) {
@@ -728,29 +578,29 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
   const char *g = "model";
   int activation = 0, norm = 0;
   if (!ini_name(&ini, g, m.name, error) ||
-      !ini_int(&ini, g, "num_layers", 1, TRUE, &m.num_layers, error) ||
-      !ini_int(&ini, g, "hidden_size", 1, TRUE, &m.hidden_size, error) ||
-      !ini_int(&ini, g, "ffn_hidden_size", 1, TRUE, &m.ffn_hidden_size,
+      !ptsim_ini_int(&ini, g, "num_layers", 1, TRUE, &m.num_layers, error) ||
+      !ptsim_ini_int(&ini, g, "hidden_size", 1, TRUE, &m.hidden_size, error) ||
+      !ptsim_ini_int(&ini, g, "ffn_hidden_size", 1, TRUE, &m.ffn_hidden_size,
                error) ||
-      !ini_int(&ini, g, "num_attention_heads", 1, TRUE,
+      !ptsim_ini_int(&ini, g, "num_attention_heads", 1, TRUE,
                &m.num_attention_heads, error) ||
-      !ini_int(&ini, g, "num_query_groups", 1, TRUE, &m.num_query_groups,
+      !ptsim_ini_int(&ini, g, "num_query_groups", 1, TRUE, &m.num_query_groups,
                error) ||
-      !ini_int(&ini, g, "vocab_size", 1, TRUE, &m.vocab_size, error) ||
-      !ini_choice(&ini, g, "activation", "swiglu|gelu", &activation, error) ||
-      !ini_choice(&ini, g, "norm", "rmsnorm|layernorm", &norm, error) ||
-      !ini_bool(&ini, g, "tied_embeddings", &m.tied_embeddings, error) ||
-      !ini_bool(&ini, g, "bias", &m.bias, error))
+      !ptsim_ini_int(&ini, g, "vocab_size", 1, TRUE, &m.vocab_size, error) ||
+      !ptsim_ini_choice(&ini, g, "activation", "swiglu|gelu", &activation, error) ||
+      !ptsim_ini_choice(&ini, g, "norm", "rmsnorm|layernorm", &norm, error) ||
+      !ptsim_ini_bool(&ini, g, "tied_embeddings", &m.tied_embeddings, error) ||
+      !ptsim_ini_bool(&ini, g, "bias", &m.bias, error))
     return FALSE;
   m.activation = activation == 0 ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
   m.norm = norm == 0 ? PTSIM_NORM_RMSNORM : PTSIM_NORM_LAYERNORM;
-  if (!model_load_extras(&ini, &m, error))
+  if (!ptsim_moe_model_load(&ini, &m, error))
     return FALSE;
 
   /* Cross-key rules, reported at the line of the key that breaks them. */
   if (m.kv_channels == 0 && !m.multi_latent_attention &&
       m.hidden_size % m.num_attention_heads != 0) {
-    g_autofree char *where = ini_where(&ini, g, "hidden_size");
+    g_autofree char *where = ptsim_ini_where(&ini, g, "hidden_size");
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [model] hidden_size = %" G_GINT64_FORMAT
                 " is not divisible by num_attention_heads = %" G_GINT64_FORMAT
@@ -759,7 +609,7 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
     return FALSE;
   }
   if (m.num_attention_heads % m.num_query_groups != 0) {
-    g_autofree char *where = ini_where(&ini, g, "num_query_groups");
+    g_autofree char *where = ptsim_ini_where(&ini, g, "num_query_groups");
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [model] num_query_groups = %" G_GINT64_FORMAT
                 " does not divide num_attention_heads = %" G_GINT64_FORMAT
@@ -815,13 +665,13 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
   double mem_bytes = 0, mem_gib = 0, bf16 = 0, fp8 = 0, fp32 = 0, hbm = 0;
   gboolean has_bytes = FALSE, has_gib = FALSE;
   if (!ini_name(&ini, "gpu", hw.name, error) ||
-      !ini_double(&ini, "gpu", "memory_bytes", 0, FALSE, inf, FALSE,
+      !ptsim_ini_double(&ini, "gpu", "memory_bytes", 0, FALSE, inf, FALSE,
                   &has_bytes, &mem_bytes, error) ||
-      !ini_double(&ini, "gpu", "memory_gib", 0, FALSE, inf, FALSE, &has_gib,
+      !ptsim_ini_double(&ini, "gpu", "memory_gib", 0, FALSE, inf, FALSE, &has_gib,
                   &mem_gib, error))
     return FALSE;
   if (has_bytes == has_gib) {
-    g_autofree char *where = ini_where(&ini, "gpu", has_gib ? "memory_gib" : NULL);
+    g_autofree char *where = ptsim_ini_where(&ini, "gpu", has_gib ? "memory_gib" : NULL);
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [gpu] needs exactly one of memory_bytes or memory_gib "
                 "(a number > 0), found %s",
@@ -829,13 +679,13 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
     return FALSE;
   }
   hw.memory_bytes = has_bytes ? mem_bytes : mem_gib * 1073741824.0;
-  if (!ini_double(&ini, "gpu", "peak_bf16_tflops", 0, FALSE, inf, TRUE, NULL,
+  if (!ptsim_ini_double(&ini, "gpu", "peak_bf16_tflops", 0, FALSE, inf, TRUE, NULL,
                   &bf16, error) ||
-      !ini_double(&ini, "gpu", "peak_fp8_tflops", 0, TRUE, inf, TRUE, NULL,
+      !ptsim_ini_double(&ini, "gpu", "peak_fp8_tflops", 0, TRUE, inf, TRUE, NULL,
                   &fp8, error) ||
-      !ini_double(&ini, "gpu", "peak_fp32_tflops", 0, FALSE, inf, TRUE, NULL,
+      !ptsim_ini_double(&ini, "gpu", "peak_fp32_tflops", 0, FALSE, inf, TRUE, NULL,
                   &fp32, error) ||
-      !ini_double(&ini, "gpu", "hbm_gbps", 0, FALSE, inf, TRUE, NULL, &hbm,
+      !ptsim_ini_double(&ini, "gpu", "hbm_gbps", 0, FALSE, inf, TRUE, NULL, &hbm,
                   error))
     return FALSE;
   hw.peak_bf16_flops = bf16 * 1e12;
@@ -844,26 +694,26 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
   hw.hbm_bytes_per_s = hbm * 1e9;
 
   double nvlink = 0, nvlink_lat = 0, nic = 0, net_lat = 0;
-  if (!ini_int(&ini, "node", "gpus_per_node", 1, TRUE, &hw.gpus_per_node,
+  if (!ptsim_ini_int(&ini, "node", "gpus_per_node", 1, TRUE, &hw.gpus_per_node,
                error) ||
-      !ini_double(&ini, "node", "nvlink_gbps", 0, FALSE, inf, TRUE, NULL,
+      !ptsim_ini_double(&ini, "node", "nvlink_gbps", 0, FALSE, inf, TRUE, NULL,
                   &nvlink, error) ||
-      !ini_double(&ini, "node", "nvlink_latency_us", 0, TRUE, inf, TRUE, NULL,
+      !ptsim_ini_double(&ini, "node", "nvlink_latency_us", 0, TRUE, inf, TRUE, NULL,
                   &nvlink_lat, error) ||
-      !ini_bool(&ini, "node", "nvls", &hw.nvls, error) ||
-      !ini_double(&ini, "fabric", "nic_gbps", 0, FALSE, inf, TRUE, NULL, &nic,
+      !ptsim_ini_bool(&ini, "node", "nvls", &hw.nvls, error) ||
+      !ptsim_ini_double(&ini, "fabric", "nic_gbps", 0, FALSE, inf, TRUE, NULL, &nic,
                   error) ||
-      !ini_double(&ini, "fabric", "net_latency_us", 0, TRUE, inf, TRUE, NULL,
+      !ptsim_ini_double(&ini, "fabric", "net_latency_us", 0, TRUE, inf, TRUE, NULL,
                   &net_lat, error))
     return FALSE;
   /* Optional: an NVLink domain larger than a host (GB200 NVL72) is whole
    * hosts; absent, it is the host. */
   hw.gpus_per_nvlink_domain = hw.gpus_per_node;
-  if (!ini_int(&ini, "node", "gpus_per_nvlink_domain", 1, FALSE,
+  if (!ptsim_ini_int(&ini, "node", "gpus_per_nvlink_domain", 1, FALSE,
                &hw.gpus_per_nvlink_domain, error))
     return FALSE;
   if (hw.gpus_per_nvlink_domain % hw.gpus_per_node != 0) {
-    g_autofree char *where = ini_where(&ini, "node", "gpus_per_nvlink_domain");
+    g_autofree char *where = ptsim_ini_where(&ini, "node", "gpus_per_nvlink_domain");
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [node] gpus_per_nvlink_domain = %" G_GINT64_FORMAT
                 " is not a multiple of gpus_per_node = %" G_GINT64_FORMAT
@@ -879,15 +729,15 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
 
   double half_gflops = 0, launch_us = 0;
   const char *e = "efficiency";
-  if (!ini_double(&ini, e, "gemm_efficiency_max", 0, FALSE, 1, TRUE, NULL,
+  if (!ptsim_ini_double(&ini, e, "gemm_efficiency_max", 0, FALSE, 1, TRUE, NULL,
                   &hw.gemm_efficiency_max, error) ||
-      !ini_double(&ini, e, "gemm_half_gflops", 0, FALSE, inf, TRUE, NULL,
+      !ptsim_ini_double(&ini, e, "gemm_half_gflops", 0, FALSE, inf, TRUE, NULL,
                   &half_gflops, error) ||
-      !ini_double(&ini, e, "attention_efficiency", 0, FALSE, 1, TRUE, NULL,
+      !ptsim_ini_double(&ini, e, "attention_efficiency", 0, FALSE, 1, TRUE, NULL,
                   &hw.attention_efficiency, error) ||
-      !ini_double(&ini, e, "memory_efficiency", 0, FALSE, 1, TRUE, NULL,
+      !ptsim_ini_double(&ini, e, "memory_efficiency", 0, FALSE, 1, TRUE, NULL,
                   &hw.memory_efficiency, error) ||
-      !ini_double(&ini, e, "kernel_launch_us", 0, TRUE, inf, TRUE, NULL,
+      !ptsim_ini_double(&ini, e, "kernel_launch_us", 0, TRUE, inf, TRUE, NULL,
                   &launch_us, error))
     return FALSE;
   hw.gemm_half_flops = half_gflops * 1e9;

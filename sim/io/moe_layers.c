@@ -1,4 +1,6 @@
-/* moe_layers.c — --moe-layer-freq into a layer bitmap; see moe_layers.h.
+/* moe_layers.c — --moe-layer-freq into a layer bitmap, a model file's MoE,
+ * MLA and MTP keys (config_int.h), and the invariants of those fields; see
+ * moe_layers.h.
  *
  * Grammar (Python's list arithmetic restricted to what the flag uses):
  *   expr := term ('+' term)*
@@ -8,8 +10,11 @@
  * (anything longer is wrong anyway). */
 #include "moe_layers.h"
 
+#include <math.h>
 #include <string.h>
 #include "config.h"
+#include "config_int.h"
+#include "names.h"
 
 #define CAP (PTSIM_MAX_LAYERS + 1)
 
@@ -152,6 +157,147 @@ void ptsim_moe_layers_from(int64_t first_dense, int64_t num_layers, uint64_t *bi
   memset(bits, 0, sizeof(uint64_t) * PTSIM_LAYER_WORDS);
   for (int64_t i = first_dense; i < num_layers && i < PTSIM_MAX_LAYERS; i++)
     bits[i / 64] |= (uint64_t)1 << (i % 64);
+}
+
+/* ---- the model's .ini keys ---- */
+
+/* An optional true|false key (absent: *out unchanged). */
+static gboolean ini_bool_optional(const PtsimIniFile *ini, const char *group, const char *key,
+                                  int *out, GError **error) {
+  if (!g_key_file_has_key(ini->kf, group, key, NULL)) return TRUE;
+  return ptsim_ini_bool(ini, group, key, out, error);
+}
+
+/* An optional word of names.h's KIND (absent: *out unchanged). */
+static gboolean ini_name_word(const PtsimIniFile *ini, const char *group, const char *key,
+                              PtsimNamesKind kind, int *out, GError **error) {
+  if (!g_key_file_has_key(ini->kf, group, key, NULL)) return TRUE;
+  return ptsim_ini_choice(ini, group, key, ptsim_names_allowed(kind), out, error);
+}
+
+/* The optional keys after the dense ones: head dimension, q/k norm, MoE,
+ * MLA, MTP (models/README.md; Megatron-LM's defaults where absent). */
+gboolean ptsim_moe_model_load(const PtsimIniFile *ini, PtsimModel *m, GError **error) {
+  const char *g = "model";
+  int score = 0, balancing = 0;
+  if (!ptsim_ini_int(ini, g, "kv_channels", 1, FALSE, &m->kv_channels, error) ||
+      !ini_bool_optional(ini, g, "qk_layernorm", &m->qk_layernorm, error) ||
+      !ptsim_ini_int(ini, g, "num_experts", 1, FALSE, &m->num_experts, error) ||
+      !ptsim_ini_int(ini, g, "mtp_num_layers", 0, FALSE, &m->mtp_num_layers, error) ||
+      !ini_bool_optional(ini, g, "multi_latent_attention", &m->multi_latent_attention, error))
+    return FALSE;
+  if (m->multi_latent_attention) {
+    m->kv_lora_rank = 32; /* Megatron-LM's argparse defaults */
+    m->qk_head_dim = 128;
+    m->qk_pos_emb_head_dim = 64;
+    m->v_head_dim = 128;
+    if (!ptsim_ini_int(ini, g, "q_lora_rank", 1, FALSE, &m->q_lora_rank, error) ||
+        !ptsim_ini_int(ini, g, "kv_lora_rank", 1, FALSE, &m->kv_lora_rank, error) ||
+        !ptsim_ini_int(ini, g, "qk_head_dim", 1, FALSE, &m->qk_head_dim, error) ||
+        !ptsim_ini_int(ini, g, "qk_pos_emb_head_dim", 0, FALSE, &m->qk_pos_emb_head_dim, error) ||
+        !ptsim_ini_int(ini, g, "v_head_dim", 1, FALSE, &m->v_head_dim, error))
+      return FALSE;
+  }
+  /* MoE keys need experts, MLA keys multi-latent attention */
+  gsize n = 0;
+  g_auto(GStrv) keys = g_key_file_get_keys(ini->kf, g, &n, NULL);
+  for (gsize k = 0; k < n; k++) {
+    gboolean mla = strstr(keys[k], "_rank") || strstr(keys[k], "_head_dim");
+    if ((m->num_experts == 0 && g_str_has_prefix(keys[k], "moe_")) ||
+        (!m->multi_latent_attention && mla)) {
+      g_autofree char *where = ptsim_ini_where(ini, g, keys[k]);
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s: [model] %s needs %s",
+                  where, keys[k],
+                  mla ? "multi_latent_attention = true"
+                      : "num_experts (a mixture-of-experts model)");
+      return FALSE;
+    }
+  }
+  if (m->num_experts == 0) return TRUE;
+  m->moe_router_topk = 2; /* Megatron-LM's defaults */
+  m->moe_ffn_hidden_size = m->ffn_hidden_size;
+  if (!ptsim_ini_int(ini, g, "moe_router_topk", 1, FALSE, &m->moe_router_topk, error) ||
+      !ptsim_ini_int(ini, g, "moe_ffn_hidden_size", 1, FALSE, &m->moe_ffn_hidden_size, error) ||
+      !ptsim_ini_int(ini, g, "moe_shared_expert_intermediate_size", 1, FALSE,
+               &m->moe_shared_expert_size, error) ||
+      !ini_bool_optional(ini, g, "moe_shared_expert_gate", &m->moe_shared_expert_gate, error) ||
+      !ini_name_word(ini, g, "moe_router_score_function", PTSIM_NAMES_ROUTER_SCORE, &score,
+                     error) ||
+      !ini_name_word(ini, g, "moe_router_load_balancing_type", PTSIM_NAMES_LOAD_BALANCING,
+                     &balancing, error) ||
+      !ptsim_ini_double(ini, g, "moe_aux_loss_coeff", 0, TRUE, INFINITY, FALSE, NULL,
+                  &m->moe_aux_loss_coeff, error) ||
+      !ini_bool_optional(ini, g, "moe_router_enable_expert_bias", &m->moe_router_expert_bias,
+                         error) ||
+      !ptsim_ini_int(ini, g, "moe_router_num_groups", 1, FALSE, &m->moe_router_groups, error) ||
+      !ptsim_ini_int(ini, g, "moe_router_group_topk", 1, FALSE, &m->moe_router_group_topk, error))
+    return FALSE;
+  m->moe_router_score = (PtsimRouterScore)score;
+  m->moe_load_balancing = (PtsimLoadBalancing)balancing;
+  g_autofree char *freq = g_key_file_get_value(ini->kf, g, "moe_layer_freq", NULL);
+  g_autofree char *where = ptsim_ini_where(ini, g, freq ? "moe_layer_freq" : "num_experts");
+  g_autofree char *label = g_strdup_printf("%s: [model] moe_layer_freq", where);
+  return ptsim_moe_layers_parse(freq ? g_strstrip(freq) : "1", m->num_layers, label,
+                                m->moe_layers, error);
+}
+
+/* ---- the MoE, MLA and MTP invariants ---- */
+
+#define model_invalid(...)                                                       \
+  (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, __VA_ARGS__), FALSE)
+
+gboolean ptsim_moe_model_check(const PtsimModel *m, GError **error) {
+  const int64_t max = PTSIM_CONFIG_INT_MAX;
+  if (m->num_experts < 0 || m->num_experts > max || m->mtp_num_layers < 0 ||
+      m->mtp_num_layers > 64)
+    return model_invalid("model %s: num_experts %" G_GINT64_FORMAT " or mtp_num_layers %"
+                         G_GINT64_FORMAT " out of range (0 to %" G_GINT64_FORMAT "; 0 to 64)",
+                         m->name, (gint64)m->num_experts, (gint64)m->mtp_num_layers, (gint64)max);
+  if (m->num_experts > 0) {
+    if (m->num_layers > PTSIM_MAX_LAYERS)
+      return model_invalid("model %s: num_layers %" G_GINT64_FORMAT " is more than the %d layers "
+                           "ptsim allows a mixture-of-experts model", m->name,
+                           (gint64)m->num_layers, PTSIM_MAX_LAYERS);
+    if (m->moe_router_topk < 1 || m->moe_router_topk > m->num_experts)
+      return model_invalid("model %s: moe_router_topk %" G_GINT64_FORMAT " must be 1 to "
+                           "num_experts %" G_GINT64_FORMAT, m->name, (gint64)m->moe_router_topk,
+                           (gint64)m->num_experts);
+    if (m->moe_ffn_hidden_size < 1 || m->moe_ffn_hidden_size > max ||
+        m->moe_shared_expert_size < 0 || m->moe_shared_expert_size > max)
+      return model_invalid("model %s: moe_ffn_hidden_size %" G_GINT64_FORMAT " must be 1 to %"
+                           G_GINT64_FORMAT " and moe_shared_expert_intermediate_size %"
+                           G_GINT64_FORMAT " 0 to it", m->name, (gint64)m->moe_ffn_hidden_size,
+                           (gint64)max, (gint64)m->moe_shared_expert_size);
+    if (m->moe_router_groups < 0 || m->moe_router_group_topk < 0 ||
+        (m->moe_router_groups > 0 && (m->num_experts % m->moe_router_groups != 0 ||
+                                      m->moe_router_group_topk < 1 ||
+                                      m->moe_router_group_topk > m->moe_router_groups)))
+      return model_invalid("model %s: moe_router_num_groups %" G_GINT64_FORMAT " must divide "
+                           "num_experts %" G_GINT64_FORMAT " and moe_router_group_topk %"
+                           G_GINT64_FORMAT " be 1 to it (Megatron-LM asserts both)",
+                           m->name, (gint64)m->moe_router_groups, (gint64)m->num_experts,
+                           (gint64)m->moe_router_group_topk);
+    if ((unsigned)m->moe_router_score > PTSIM_ROUTER_SQRTSOFTPLUS ||
+        (unsigned)m->moe_load_balancing > PTSIM_BALANCE_NONE || !(m->moe_aux_loss_coeff >= 0.0) ||
+        (m->moe_shared_expert_gate != 0 && m->moe_shared_expert_gate != 1) ||
+        (m->moe_router_expert_bias != 0 && m->moe_router_expert_bias != 1))
+      return model_invalid("model %s: router score, load balancing, aux loss or switches out of "
+                           "range", m->name);
+    for (int64_t i = m->num_layers; i < PTSIM_MAX_LAYERS; i++)
+      if ((m->moe_layers[i / 64] >> (i % 64)) & 1u)
+        return model_invalid("model %s: layer %" G_GINT64_FORMAT " is marked MoE beyond "
+                             "num_layers %" G_GINT64_FORMAT, m->name, (gint64)i,
+                             (gint64)m->num_layers);
+  }
+  if (m->multi_latent_attention &&
+      (m->kv_lora_rank < 1 || m->q_lora_rank < 0 || m->qk_head_dim < 1 ||
+       m->qk_pos_emb_head_dim < 0 || m->v_head_dim < 1 || m->kv_lora_rank > max ||
+       m->q_lora_rank > max || m->qk_head_dim > max || m->qk_pos_emb_head_dim > max ||
+       m->v_head_dim > max))
+    return model_invalid("model %s: multi-latent attention needs kv_lora_rank, qk_head_dim and "
+                         "v_head_dim of 1 to %" G_GINT64_FORMAT ", q_lora_rank and "
+                         "qk_pos_emb_head_dim of 0 to it", m->name, (gint64)max);
+  return TRUE;
 }
 
 char *ptsim_moe_layers_format(const uint64_t *bits, int64_t num_layers) {

@@ -1,6 +1,7 @@
-/* moe_layers.h — which layers of a mixture-of-experts model are MoE layers:
- * Megatron-LM's --moe-layer-freq (and the model .ini key of the same name)
- * into PtsimModel.moe_layers.
+/* moe_layers.h — the mixture-of-experts part of a model in the shell:
+ * which layers are MoE layers (Megatron-LM's --moe-layer-freq and the model
+ * .ini key of the same name, into PtsimModel.moe_layers), and the
+ * invariants of the MoE, MLA and MTP fields (ptsim_model_check runs them).
  *
  * Shell module (GLib).  Megatron-LM's forms (arguments.py, moe_freq_type):
  *   N                 layer i is an MoE layer when i % N == 0 (N = 1: all)
@@ -30,5 +31,10 @@ void ptsim_moe_layers_from(int64_t first_dense, int64_t num_layers, uint64_t *bi
 /* Megatron's list form of BITS for NUM_LAYERS layers, run-length encoded
  * ("([0]*3+[1]*58)").  (transfer full) */
 char *ptsim_moe_layers_format(const uint64_t *bits, int64_t num_layers);
+
+/* The MoE, MLA and MTP invariants: counts in range, top-k within the
+ * experts, routing groups dividing them, no MoE layer beyond num_layers,
+ * MLA's dimensions.  PTSIM_CONFIG_ERROR_INVALID naming the model. */
+gboolean ptsim_moe_model_check(const PtsimModel *model, GError **error);
 
 #endif /* PTSIM_MOE_LAYERS_H */
