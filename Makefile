@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup build run test bench calibrate validate-report clean
+.PHONY: all setup build run test bench calibrate validate-report gallery clean
 
 all: build
 
@@ -32,6 +32,9 @@ calibrate: build
 
 validate-report: build
 	bash validate/make_report.sh $(BUILD)/ptsim
+
+gallery: build
+	bash plots/gallery/make.sh $(BUILD)/ptsim
 
 clean:
 	rm -rf $(BUILD)

@@ -142,3 +142,17 @@ gboolean ptsim_plot_table_int(const PtsimPlotTable *t, guint row, int col, gint6
   *out = v;
   return TRUE;
 }
+
+double ptsim_plot_table_comment_value(const PtsimPlotTable *t, const char *key) {
+  size_t n = strlen(key);
+  for (guint i = 0; i < t->comments->len; i++) {
+    const char *c = g_ptr_array_index(t->comments, i);
+    while (*c == ' ') c++;
+    if (strncmp(c, key, n) == 0 && (c[n] == ' ' || c[n] == '\t')) {
+      char *end = NULL;
+      double v = g_ascii_strtod(c + n + 1, &end);
+      if (end != c + n + 1 && isfinite(v)) return v;
+    }
+  }
+  return NAN;
+}

@@ -14,9 +14,12 @@
 
 #include "config.h"
 #include "job_validate.h"
+#include "lifetimes.h"
 #include "memory.h"
 #include "moe_layers.h"
 #include "plan.h"
+#include "schedule.h"
+#include "simulate.h"
 #include "topology.h"
 #include "workload.h"
 
@@ -36,7 +39,7 @@ static void check_count(gconstpointer data) {
   g_assert_true(ptsim_model_load(c->model, &m, &error));
   g_assert_no_error(error);
   if (strcmp(c->model, "deepseek-v3") == 0) m.mtp_num_layers = 0; /* 671B is the main model */
-  ptsim_plan_model_parameters(&m, &total, &active);
+  ptsim_plan_model_parameters(&m, 4096, &total, &active);
   g_assert_cmpfloat(total, ==, c->total);
   g_assert_cmpfloat(active, ==, c->active);
   if (c->active_without_input_embedding)
@@ -79,9 +82,9 @@ static void test_mtp_block(void) {
   PtsimModel m;
   double with, without;
   g_assert_true(ptsim_model_load("deepseek-v3", &m, NULL));
-  ptsim_plan_model_parameters(&m, &with, NULL);
+  ptsim_plan_model_parameters(&m, 4096, &with, NULL);
   m.mtp_num_layers = 0;
-  ptsim_plan_model_parameters(&m, &without, NULL);
+  ptsim_plan_model_parameters(&m, 4096, &without, NULL);
   g_assert_cmpfloat(with - without, ==, 682636472320.0 - 671026404352.0);
 }
 
@@ -233,7 +236,7 @@ static void test_plan_layers(void) {
   g_assert_cmpint(plan->stage_moe_layers[0], ==, 2);
   g_assert_cmpint(plan->stage_moe_layers[1], ==, 8);
   g_assert_cmpint(plan->stage_moe_layers[7], ==, 8);
-  g_assert_cmpint(plan->chunk_moe_layers[0][0], ==, 2);
+  g_assert_cmpint(plan->vstage_moe_layers[0], ==, 2);
   g_assert_cmpint(plan->local_experts, ==, 8);
   g_assert_true(plan->mtp_layer_is_moe);
   /* DeepSeek-V2-Lite, pp 3 x vp 3: virtual stage c*3 + s holds layers
@@ -244,9 +247,9 @@ static void test_plan_layers(void) {
   g_assert_true(ptsim_model_load("deepseek-v2-lite", &job.model, NULL));
   g_assert_true(ptsim_job_validate(&job, &error));
   ptsim_plan_build(&job, plan);
-  g_assert_cmpint(plan->chunk_moe_layers[0][0], ==, 2);
-  g_assert_cmpint(plan->chunk_moe_layers[0][1], ==, 3);
-  g_assert_cmpint(plan->chunk_moe_layers[1][0], ==, 3);
+  g_assert_cmpint(plan->vstage_moe_layers[0], ==, 2);     /* chunk 0 of stage 0 */
+  g_assert_cmpint(plan->vstage_moe_layers[3], ==, 3);     /* chunk 1 of stage 0 */
+  g_assert_cmpint(plan->vstage_moe_layers[1], ==, 3);     /* chunk 0 of stage 1 */
   g_assert_cmpint(plan->stage_moe_layers[0], ==, 8);
   g_assert_cmpint(plan->stage_moe_layers[2], ==, 9);
   /* the routed experts of one GPU: 64/8 experts x 3 x 2048 x 1408 per MoE layer */
@@ -408,6 +411,125 @@ static void test_memory_terms(void) {
   g_assert_cmpfloat(est.stages[0].gradients_bytes, ==, 4.0 * (5637144576.0 + 1605636096.0));
 }
 
+/* ---- first-step memory and the runs floor ---- */
+
+/* Replays `steps` steps of stage 0 of the job's plan; the allocator's
+ * samples (after the start, after every item and every optimizer step)
+ * into tl, whose capacity the caller sets. */
+static void replay_stage0(const PtsimPlan *plan, int32_t steps, PtsimAllocTimeline *tl,
+                          PtsimStageAlloc *out) {
+  int32_t n = plan->schedule_items;
+  g_autofree PtsimScheduleItem *items = g_new(PtsimScheduleItem, n);
+  const PtsimLayout *l = &plan->job.layout;
+  g_assert_cmpint(ptsim_schedule_build(l->schedule, (int32_t)l->pp, (int32_t)plan->num_microbatches,
+                                       (int32_t)plan->num_chunks, 0, items, n), ==, n);
+  int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, 0);
+  g_autofree void *scratch = g_malloc(bytes);
+  g_assert_cmpint(ptsim_lifetimes_replay(plan, 0, items, n, steps, NULL, scratch, bytes, tl, out),
+                  ==, 0);
+}
+
+/* Mixtral 8x7B, ep 8 on 8 GPUs (test_memory_terms' layout, by hand there:
+ * dense D = 1,605,636,096 parameters with their optimizer states over dp
+ * 8, the local experts E = 5,637,144,576 over edp 1), one microbatch of
+ * seq 1024 on an H200.  Before step 0 the allocator holds the bf16
+ * weights, the fp32 gradient buffers and the fp32 masters: 2 (D + E) +
+ * 4 (D + E) + 4 (D/8 + E) = 66,808,080,384 B; Adam's two fp32 states,
+ * 8 (D/8 + E) = 46,702,792,704 B, come with step 0's optimizer step and
+ * with no later one.  A block handed out may exceed its request by up to
+ * 1 MiB (the allocator does not split off less than that): 461 tensors
+ * before step 0 (97 weights, 182 gradient buckets of 40M parameters, 182
+ * master shards), 364 Adam states. */
+static void test_expert_states_at_first_step(void) {
+  g_test_summary("MoE first-step memory: the experts' Adam states (over edp) appear at step 0's "
+                 "optimizer step, by hand");
+  const double D = 1605636096.0, E = 5637144576.0, MiB = 1024.0 * 1024.0;
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(moe_job(&job, "mixtral-8x7b", "h200-141g", 8, 1, 1, 8, 0, &error));
+  job.layout.seq = 1024;
+  job.layout.gbs = 8;
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpfloat(plan->stage_expert_parameters[0], ==, E);
+  g_assert_cmpfloat(plan->stage_parameters[0], ==, D + E);
+  g_assert_cmpfloat(plan->optimizer_shards, ==, 8.0);
+  g_assert_cmpfloat(plan->expert_optimizer_shards, ==, 1.0);
+  int32_t n = plan->schedule_items; /* F, B */
+  PtsimAllocTimeline tl = {g_new0(PtsimAllocSample, 2 * n + 3), 2 * n + 3, 0};
+  PtsimStageAlloc out;
+  replay_stage0(plan, 2, &tl, &out);
+  g_assert_true(out.fits);
+  g_assert_cmpint(tl.count, ==, 2 * n + 3);
+  const PtsimAllocSample *at = tl.samples;
+  double start = 2.0 * (D + E) + 4.0 * (D + E) + 4.0 * (D / 8.0 + E);
+  double adam = 8.0 * (D / 8.0 + E);
+  g_assert_cmpfloat(start, ==, 66808080384.0);
+  g_assert_cmpfloat(adam, ==, 46702792704.0);
+  g_assert_cmpfloat(at[0].allocated_bytes, >=, start);
+  g_assert_cmpfloat(at[0].allocated_bytes, <=, start + 461 * MiB);
+  /* step 0's items free what they take; its optimizer step adds Adam */
+  g_assert_cmpfloat(at[n].allocated_bytes, ==, at[0].allocated_bytes);
+  g_assert_cmpfloat(at[n + 1].allocated_bytes - at[n].allocated_bytes, >=, adam);
+  g_assert_cmpfloat(at[n + 1].allocated_bytes - at[n].allocated_bytes, <=, adam + 364 * MiB);
+  /* step 1's optimizer step creates nothing */
+  g_assert_cmpfloat(at[2 * n + 2].allocated_bytes, ==, at[2 * n + 1].allocated_bytes);
+  g_assert_cmpfloat(out.steady_state.allocated_peak_bytes - out.first_step.allocated_peak_bytes,
+                    >, 0.0);
+  g_free(tl.samples);
+}
+
+/* The runs verdict's floor (ptsim_memory_held_floor_bytes: weights,
+ * gradients, optimizer states and saved activations of the estimate) is
+ * below what the emulation allocates for MoE layouts too: every term the
+ * estimate adds for experts, MLA and the MTP layers is replayed (an MTP
+ * layer raises the replay's peak by at least what it adds to the floor). */
+static void test_floor_below_emulation(void) {
+  g_test_summary("MoE: held floor <= the emulation's allocated peak (Mixtral tp 2 pp 2 ep 4, Qwen3 ep 4 "
+                 "etp 1, DeepSeek-V2-Lite with an MTP layer; recompute none and full)");
+  static const struct {
+    const char *model;
+    gint64 gpus, tp, pp, ep, etp, mtp;
+  } cases[] = {{"mixtral-8x7b", 16, 2, 2, 4, 0, 0},
+               {"qwen3-30b-a3b", 8, 2, 1, 4, 1, 0},
+               {"deepseek-v2-lite", 8, 1, 1, 8, 0, 1}};
+  for (gsize i = 0; i < G_N_ELEMENTS(cases); i++)
+    for (int r = 0; r < 2; r++) {
+      PtsimJob job;
+      g_autoptr(GError) error = NULL;
+      g_assert_true(moe_job(&job, cases[i].model, "h200-141g", cases[i].gpus, cases[i].tp,
+                            cases[i].pp, cases[i].ep, cases[i].etp, &error));
+      job.model.mtp_num_layers = cases[i].mtp;
+      job.layout.gbs = 4 * job.layout.dp;
+      job.layout.recompute = r ? PTSIM_RECOMPUTE_FULL : PTSIM_RECOMPUTE_NONE;
+      g_assert_true(ptsim_job_validate(&job, &error));
+      g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+      g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
+      g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+      ptsim_plan_build(&job, plan);
+      ptsim_memory_estimate(plan, PTSIM_CE_LAST_STAGE, m);
+      g_assert_true(ptsim_simulate_allocator(plan, 2, NULL, NULL, 0.0, NULL, a, &error));
+      double most = 0.0;
+      for (int64_t s = 0; s < a->num_stages; s++) {
+        g_assert_true(a->stages[s].fits);
+        most = MAX(most, a->stages[s].allocated_peak_bytes);
+      }
+      g_assert_cmpfloat(ptsim_memory_held_floor_bytes(m), <=, most);
+      if (i == 2 && r == 0) { /* the same without its MTP layer */
+        double with_floor = ptsim_memory_held_floor_bytes(m), with_peak = most;
+        job.model.mtp_num_layers = 0;
+        g_assert_true(ptsim_job_validate(&job, &error));
+        ptsim_plan_build(&job, plan);
+        ptsim_memory_estimate(plan, PTSIM_CE_LAST_STAGE, m);
+        g_assert_true(ptsim_simulate_allocator(plan, 2, NULL, NULL, 0.0, NULL, a, &error));
+        /* the replay holds what the MTP layer adds to the floor, activations included */
+        g_assert_cmpfloat(with_peak - a->stages[0].allocated_peak_bytes, >=,
+                          with_floor - ptsim_memory_held_floor_bytes(m));
+      }
+    }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   for (size_t i = 0; i < G_N_ELEMENTS(counts); i++) {
@@ -423,5 +545,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/moe/workload/flops", test_flops);
   g_test_add_func("/moe/workload/sampled-load", test_sampled_load);
   g_test_add_func("/moe/memory/terms", test_memory_terms);
+  g_test_add_func("/moe/lifetimes/expert-states-at-first-step", test_expert_states_at_first_step);
+  g_test_add_func("/moe/lifetimes/floor-below-emulation", test_floor_below_emulation);
   return g_test_run();
 }

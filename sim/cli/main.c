@@ -12,6 +12,7 @@
 #include "plot_cmd.h"
 #include "report.h"
 #include "simulate.h"
+#include "trace.h"
 #include "sweep_cmd.h"
 #include "validate_cmd.h"
 #include "alloc_conf.h"
@@ -31,7 +32,7 @@ static const Subcommand subcommands[] = {
     {"memory", "the analytical per-stage memory estimate of one layout", run_memory},
     {"predict", "one layout: memory estimate, allocator emulation, simulated step time", run_predict},
     {"sweep", "every valid layout of one or more scenarios, ranked", ptsim_sweep_main},
-    {"plot", "a gnuplot figure (memory, timeline) with its data and .gp script", ptsim_plot_main},
+    {"plot", "a gnuplot figure (memory, timeline, allocator, heatmap, pareto, scaling, validation)", ptsim_plot_main},
     {"calibrate", "a hardware profile with measured efficiency (from gemm_bench)", ptsim_calibrate_main},
     {"alloc-replay", "replay an allocator trace through the emulator; compare", ptsim_alloc_replay_main},
     {"validate", "predictions against measured runs (Megatron-LM logs, run CSVs)", ptsim_validate_main},
@@ -73,8 +74,10 @@ typedef struct {
   char *format;
   char *ce;
   char *trace; /* predict only */
+  gint trace_steps; /* -1: not given */
   char *memory_timeline;
   char *alloc_conf;
+  gboolean no_shortcut;
 } JobCommandOptions;
 
 static gboolean parse_job_command(const char *command, int argc, char **argv,
@@ -91,14 +94,22 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   const GOptionEntry predict_entries[] = {
       {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opts->trace,
-       "Write a Chrome/Perfetto trace of the simulated step (open in ui.perfetto.dev)",
+       "Write a Chrome/Perfetto trace of the simulated step (open in ui.perfetto.dev): per "
+       "stage a compute, TP, CP, PP send/recv and DP track, recompute and waits as slices, "
+       "PP transfers as flow arrows",
        "FILE.json"},
+      {"trace-steps", 0, 0, G_OPTION_ARG_INT, &opts->trace_steps,
+       "Steps in the trace (default 1; steps repeat: the simulation is deterministic)", "N"},
       {"memory-timeline", 0, 0, G_OPTION_ARG_FILENAME, &opts->memory_timeline,
        "Write allocated/reserved bytes over simulated time per stage (TSV)", "FILE.tsv"},
       {"alloc-conf", 0, 0, G_OPTION_ARG_STRING, &opts->alloc_conf,
        "PYTORCH_CUDA_ALLOC_CONF for the allocator emulation, e.g. "
        "expandable_segments:True,max_split_size_mb:512",
        "CONF"},
+      {"no-shortcut", 0, 0, G_OPTION_ARG_NONE, &opts->no_shortcut,
+       "Simulate every event of the step instead of advancing the repeating steady state "
+       "in one step (the result is the same; this checks it)",
+       NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   g_autofree char *title = g_strdup_printf(
       "- %s", strcmp(command, "predict") == 0
@@ -149,6 +160,7 @@ static void clear_job_command(JobCommandOptions *opts) {
 static int run_job_command(const char *command, int argc, char **argv) {
   JobCommandOptions opts;
   memset(&opts, 0, sizeof opts);
+  opts.trace_steps = -1; /* not given */
   ptsim_cli_job_init(&opts.job);
   PtsimJob job;
   PtsimFormat format;
@@ -159,6 +171,15 @@ static int run_job_command(const char *command, int argc, char **argv) {
     return fail(command, error);
   }
   g_autofree char *trace_path = g_strdup(opts.trace);
+  int32_t trace_steps = opts.trace_steps > 0 ? opts.trace_steps : 1;
+  if (opts.trace_steps != -1 && (opts.trace_steps < 1 || opts.trace_steps > 1000 || !trace_path)) {
+    g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                !trace_path ? "--trace-steps needs --trace FILE.json"
+                            : "--trace-steps %d: allowed are 1 to 1000",
+                opts.trace_steps);
+    clear_job_command(&opts);
+    return fail(command, error);
+  }
   g_autofree char *timeline_path = g_strdup(opts.memory_timeline);
   PtsimAllocOptions alloc_opts;
   ptsim_alloc_options_init(&alloc_opts);
@@ -167,6 +188,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     return fail(command, error);
   }
   const char *overlap_source = ptsim_cli_job_overlap_source(&opts.job);
+  gboolean every_event = opts.no_shortcut;
   clear_job_command(&opts);
 
   g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
@@ -177,8 +199,8 @@ static int run_job_command(const char *command, int argc, char **argv) {
   if (with_time) {
     PtsimTrace trace = {NULL, 0, 0};
     gboolean need_trace = trace_path || timeline_path;
-    if (!ptsim_simulate(plan, need_trace ? &trace : NULL, time, &error) ||
-        (trace_path && !ptsim_simulate_write_trace(trace_path, &job, &trace, &error)) ||
+    if (!ptsim_simulate_with(plan, need_trace ? &trace : NULL, every_event, time, &error) ||
+        (trace_path && !ptsim_trace_write(trace_path, plan, &trace, time, trace_steps, &error)) ||
         !ptsim_simulate_allocator(plan, 2, &alloc_opts, need_trace ? &trace : NULL, time->step_s,
                                   timeline_path, alloc, &error)) {
       ptsim_simulate_trace_clear(&trace);
@@ -188,6 +210,8 @@ static int run_job_command(const char *command, int argc, char **argv) {
   }
   PtsimMemoryEstimate *memory = g_new0(PtsimMemoryEstimate, 1);
   ptsim_memory_estimate(plan, ce, memory);
+  PtsimErrorBand band;
+  ptsim_error_band_lookup(&job, &band);
   g_autoptr(GString) out = g_string_new(NULL);
   if (format == PTSIM_FORMAT_JSON) {
     PtsimJson json;
@@ -197,7 +221,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_report_json_settings(&json, &job.layout, &job.model, overlap_source);
     ptsim_report_json_memory(&json, memory, job.layout.memory_threshold,
                              with_time ? alloc : NULL);
-    if (with_time) ptsim_report_json_time(&json, time);
+    if (with_time) ptsim_report_json_time(&json, time, &band);
     ptsim_json_end_object(&json);
   } else if (format == PTSIM_FORMAT_CSV) {
     ptsim_report_csv_memory(out, &job, memory);
@@ -206,7 +230,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_report_text_settings(out, &job.layout, &job.model, overlap_source);
     ptsim_report_text_memory(out, &job, memory);
     if (with_time) ptsim_report_text_allocator(out, memory, alloc);
-    if (with_time) ptsim_report_text_time(out, time, job.model.num_experts > 0);
+    if (with_time) ptsim_report_text_time(out, time, &band, job.model.num_experts > 0);
   }
   g_free(memory);
   fwrite(out->str, 1, out->len, stdout);

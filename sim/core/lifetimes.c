@@ -15,6 +15,9 @@
 #define ELEM 2.0
 #define MAX_LAYER_TENSORS 16
 #define EXTRA_TENSORS 4 /* per (microbatch, chunk): receive buffer, logits, fp32 logits, loss */
+/* per MTP layer, on the last stage: its inputs, its layer's saved set, its
+ * fp32 logits and loss */
+#define MTP_TENSORS (MAX_LAYER_TENSORS + 3)
 #define STREAM_COMPUTE 0
 #define STREAM_COMM 1
 /* Megatron's DDP bucket: max(40M, 1M x dp) parameters. */
@@ -42,11 +45,13 @@ typedef struct {
   int32_t n_saved;
   Tensor saved_moe[MAX_LAYER_TENSORS]; /* an MoE layer's (mixture-of-experts models) */
   int32_t n_saved_moe;
-  int64_t chunk_first[PTSIM_MAX_CHUNKS]; /* first layer of each model chunk of the stage */
   double layer_input_bytes, tokens, tokens_sp, logits_elems;
   PtsimStageAlloc *out;
   int32_t step, item, kind, microbatch, chunk;
   int failed;
+  int32_t *main_grads;       /* (buckets) fp32 main-grad copies alive, or -1 */
+  int32_t buckets;
+  double reserved_best;      /* highest reserved seen so far (all phases) */
 } Ctx;
 
 static PTSIM_HD double dmax(double a, double b) { return a > b ? a : b; }
@@ -59,6 +64,12 @@ PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job) {
   if (l->pp > 1) communicators++;
   if (l->dp * l->cp > 1) communicators++; /* the gradient group (dp x cp) */
   if (l->dp > 1 && l->cp > 1) communicators++; /* plus dp alone */
+  if (job->model.num_experts > 0) { /* the expert layers' groups (plan.h) */
+    int all_to_all = l->moe_dispatcher == PTSIM_DISPATCH_ALLTOALL;
+    if (all_to_all ? l->ep > 1 : l->etp * l->ep > 1) communicators++; /* the dispatch */
+    if (all_to_all && l->etp > 1) communicators++; /* its etp gather and scatter */
+    if (l->edp > 1) communicators++; /* the experts' gradients */
+  }
   return CUDA_CONTEXT_BYTES + NCCL_COMMUNICATOR_BYTES * (double)communicators;
 }
 
@@ -141,13 +152,54 @@ static PTSIM_HD void build_saved_moe(Ctx *x) {
 
 /* The saved set of layer `layer` of model chunk `chunk`. */
 static PTSIM_HD const Tensor *saved_of(const Ctx *x, int32_t chunk, int32_t layer, int32_t *n) {
-  int64_t at = chunk < PTSIM_MAX_CHUNKS ? x->chunk_first[chunk] + layer : -1;
-  if (x->n_saved_moe > 0 && ptsim_plan_is_moe_layer(&x->job->model, at)) {
-    *n = x->n_saved_moe;
-    return x->saved_moe;
+  int64_t first, count;
+  if (x->n_saved_moe > 0) {
+    ptsim_plan_chunk_range(x->plan, x->stage, chunk, &first, &count);
+    if (ptsim_plan_is_moe_layer(&x->job->model, first + layer)) {
+      *n = x->n_saved_moe;
+      return x->saved_moe;
+    }
   }
   *n = x->n_saved;
   return x->saved;
+}
+
+/* Megatron's DDP bucket: max(40M, 1M x dp) parameters; the stage's count. */
+static PTSIM_HD double bucket_params(const PtsimJob *job) {
+  return dmax(BUCKET_PARAMS, 1e6 * (double)job->layout.dp);
+}
+
+/* The stage's model states in the parts Megatron's DDP and distributed
+ * optimizer keep apart: the dense parameters (optimizer states sharded
+ * over dp x cp) and, for a mixture-of-experts model, the local routed
+ * experts (over edp).  Returns the number of parts (1 or 2). */
+static PTSIM_HD int32_t state_parts(const PtsimPlan *plan, int64_t stage, double *params,
+                                    double *shards) {
+  double experts = plan->stage_expert_parameters[stage];
+  params[0] = plan->stage_parameters[stage] - experts;
+  shards[0] = plan->optimizer_shards;
+  params[1] = experts;
+  shards[1] = plan->expert_optimizer_shards;
+  return experts > 0.0 ? 2 : 1;
+}
+
+static PTSIM_HD int32_t bucket_count(const PtsimPlan *plan, int64_t stage) {
+  double params[2], shards[2];
+  int32_t parts = state_parts(plan, stage, params, shards), p, n = 0;
+  for (p = 0; p < parts; p++) n += (int32_t)(params[p] / bucket_params(&plan->job)) + 1;
+  return n;
+}
+
+/* The handle tables behind the blocks: per (microbatch, chunk) slots, then
+ * one main-grad handle per bucket. */
+static PTSIM_HD int64_t handle_bytes(int64_t slots, int64_t buckets) {
+  return (slots + buckets) * (int64_t)sizeof(int32_t);
+}
+
+/* Handles of one (microbatch, chunk) slot of stage `stage`. */
+static PTSIM_HD int32_t slot_handles(const PtsimPlan *plan, int64_t stage, int64_t chunk_layers) {
+  int64_t mtp = stage == plan->num_stages - 1 ? plan->job.model.mtp_num_layers : 0;
+  return (int32_t)(chunk_layers * MAX_LAYER_TENSORS + EXTRA_TENSORS + mtp * MTP_TENSORS);
 }
 
 PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t stage) {
@@ -155,17 +207,14 @@ PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t st
   int64_t v = plan->num_chunks;
   int64_t m = plan->num_microbatches;
   int64_t layers = plan->stage_layers[stage];
-  int64_t per_slot = (layers / v) * MAX_LAYER_TENSORS + EXTRA_TENSORS;
-  double bucket = dmax(BUCKET_PARAMS, 1e6 * (double)job->layout.dp);
-  int64_t buckets = (int64_t)(plan->stage_parameters[stage] / bucket) + 1;
+  int64_t per_slot = slot_handles(plan, stage, layers / v);
+  int64_t buckets = bucket_count(plan, stage);
   int64_t inflight = job->layout.schedule == PTSIM_SCHEDULE_GPIPE
                          ? m * v
                          : (m * v < 2 * job->layout.pp * v + 2 ? m * v : 2 * job->layout.pp * v + 2);
-  int64_t live = layers * 6 + 4 * buckets + 16 + inflight * per_slot;
-  if (plan->stage_expert_parameters[stage] > 0.0) /* expert weights and their buckets */
-    live += layers * 4 + 4 * ((int64_t)(plan->stage_expert_parameters[stage] / bucket) + 1);
+  int64_t live = layers * 6 + 5 * buckets + 16 + inflight * per_slot;
   int64_t blocks = 3 * live + 4096;
-  return blocks * (int64_t)sizeof(PtsimAllocBlock) + m * v * per_slot * (int64_t)sizeof(int32_t);
+  return blocks * (int64_t)sizeof(PtsimAllocBlock) + handle_bytes(m * v * per_slot, buckets);
 }
 
 /* One allocation; on the first failure the OOM is recorded and the replay
@@ -263,6 +312,80 @@ static PTSIM_HD int keeps_input(const Ctx *x, int32_t layer) {
   return 1;
 }
 
+/* ---- multi-token prediction (the last stage of a model with MTP layers) ---- */
+
+/* The saved set of an MTP layer: its layer's (the decoder's last kind). */
+static PTSIM_HD const Tensor *mtp_set(const Ctx *x, int32_t *n) {
+  if (x->plan->mtp_layer_is_moe && x->n_saved_moe > 0) {
+    *n = x->n_saved_moe;
+    return x->saved_moe;
+  }
+  *n = x->n_saved;
+  return x->saved;
+}
+
+/* Forward of the MTP layers after the decoder's, into handles h (per
+ * layer MTP_TENSORS): the inputs the estimate counts (the shifted tokens'
+ * embedding, the two norms, the concatenation: 4 x the layer input) and
+ * the layer's saved set, kept in full as the estimate keeps them. */
+static PTSIM_HD void mtp_forward(Ctx *x, int32_t *h) {
+  int64_t j;
+  int32_t i, n;
+  const Tensor *set = mtp_set(x, &n);
+  for (j = 0; j < x->job->model.mtp_num_layers; j++, h += MTP_TENSORS) {
+    h[0] = take(x, "mtp_inputs", 4.0 * x->layer_input_bytes, STREAM_COMPUTE);
+    for (i = 0; i < n; i++) {
+      h[1 + i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
+      if (i == 4) layer_transients(x);
+      if (i == 7 && set == x->saved_moe) moe_transients(x);
+    }
+  }
+}
+
+/* Each MTP layer's output head after the main one: logits (bf16), the
+ * fp32 copy kept for backward, the loss. */
+static PTSIM_HD void mtp_heads(Ctx *x, int32_t *h) {
+  int64_t j;
+  for (j = 0; j < x->job->model.mtp_num_layers; j++, h += MTP_TENSORS) {
+    int32_t logits = take(x, "mtp_logits", ELEM * x->logits_elems, STREAM_COMPUTE);
+    h[MTP_TENSORS - 2] = take(x, "mtp_logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    give(x, logits);
+    h[MTP_TENSORS - 1] = take(x, "mtp_loss", 4.0 * x->tokens, STREAM_COMPUTE);
+  }
+}
+
+/* Frees handles h[first, last) of every MTP layer, in reverse. */
+static PTSIM_HD void mtp_give(Ctx *x, int32_t *h, int32_t first, int32_t last) {
+  int64_t j;
+  int32_t i;
+  for (j = x->job->model.mtp_num_layers - 1; j >= 0; j--)
+    for (i = last - 1; i >= first; i--) {
+      give(x, h[j * MTP_TENSORS + i]);
+      h[j * MTP_TENSORS + i] = -1;
+    }
+}
+
+/* Backward of the MTP layers, before the decoder's: their heads' gradients
+ * (transient) and fp32 logits and losses freed, then per layer the
+ * incoming and outgoing gradients; the saved sets go unless keep_saved. */
+static PTSIM_HD void mtp_backward(Ctx *x, int32_t *h, int keep_saved) {
+  int64_t j;
+  int32_t n;
+  const Tensor *set = mtp_set(x, &n);
+  for (j = 0; j < x->job->model.mtp_num_layers; j++) {
+    int32_t grad = take(x, "mtp_logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    give(x, grad);
+  }
+  mtp_give(x, h, MTP_TENSORS - 2, MTP_TENSORS);
+  for (j = 0; j < x->job->model.mtp_num_layers; j++) {
+    int32_t grad = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
+    layer_transients(x);
+    if (set == x->saved_moe) moe_transients(x);
+    give(x, grad);
+  }
+  if (!keep_saved) mtp_give(x, h, 0, MTP_TENSORS - 2);
+}
+
 static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   int32_t *hs = slot(x, mb, chunk);
   int32_t k = 0, layer, i;
@@ -292,10 +415,13 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     }
   }
   if (is_last(x, chunk)) { /* logits (bf16), their fp32 copy kept for backward, loss */
-    int32_t logits = take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
+    int32_t logits;
+    mtp_forward(x, hs + k + 2);
+    logits = take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
     hs[k++] = take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
     give(x, logits);
     hs[k++] = take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
+    mtp_heads(x, hs + k);
   }
 }
 
@@ -310,6 +436,7 @@ static PTSIM_HD void release_saved(Ctx *x, int32_t mb, int32_t chunk) {
       lh[i] = -1;
     }
   }
+  if (is_last(x, chunk)) mtp_give(x, hs + 3 + x->chunk_layers * MAX_LAYER_TENSORS, 0, MTP_TENSORS);
   give(x, hs[0]); /* the receive buffer */
   hs[0] = -1;
 }
@@ -325,6 +452,7 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     give(x, hs[base + 1]);
     give(x, hs[base]);
     give(x, grad_logits);
+    mtp_backward(x, hs + base + 2, keep_saved);
   }
   grad_in = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMM);
   for (layer = x->chunk_layers - 1; layer >= 0; layer--) {
@@ -353,17 +481,14 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   }
 }
 
-/* Weights per matrix, the gradient buffer and the optimizer shard, per bucket. */
-static PTSIM_HD void persistent(Ctx *x) {
+/* The weights of a dense model's stage: one tensor per parameter matrix
+ * (and Transformer Engine's fp8 copies under fp8, plan.h). */
+static PTSIM_HD void dense_weights(Ctx *x) {
   const PtsimJob *job = x->job;
   const PtsimLayout *l = &job->layout;
   double params = x->plan->stage_parameters[x->stage];
   double layer = x->plan->layer_parameters;
   double rest = params - layer * (double)x->plan->stage_layers[x->stage];
-  double bucket = dmax(BUCKET_PARAMS, 1e6 * (double)l->dp);
-  double grad_bytes = x->plan->grad_bytes;
-  double shards = x->plan->optimizer_shards;
-  double left;
   int64_t i;
   const PtsimModel *m = &job->model;
   double h = (double)m->hidden_size, t = (double)l->tp;
@@ -382,35 +507,15 @@ static PTSIM_HD void persistent(Ctx *x) {
   }
   if (rest > 0.0) take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
   if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
-  for (left = params; left > 0.0; left -= bucket) {
-    double n = left < bucket ? left : bucket;
-    take(x, "grad_bucket", grad_bytes * n, STREAM_COMPUTE);
-    take(x, "main_param_shard", x->plan->master_bytes * n / shards, STREAM_COMPUTE);
-    take(x, "adam_m_shard", x->plan->exp_avg_bytes * n / shards, STREAM_COMPUTE);
-    take(x, "adam_v_shard", x->plan->exp_avg_sq_bytes * n / shards, STREAM_COMPUTE);
-  }
 }
 
-/* The grad buffer and optimizer shard of `params` parameters, per bucket. */
-static PTSIM_HD void buckets(Ctx *x, double params, double shards) {
-  double bucket = dmax(BUCKET_PARAMS, 1e6 * (double)x->job->layout.dp), left;
-  for (left = params; left > 0.0; left -= bucket) {
-    double n = left < bucket ? left : bucket;
-    take(x, "grad_bucket", x->plan->grad_bytes * n, STREAM_COMPUTE);
-    take(x, "main_param_shard", x->plan->master_bytes * n / shards, STREAM_COMPUTE);
-    take(x, "adam_m_shard", x->plan->exp_avg_bytes * n / shards, STREAM_COMPUTE);
-    take(x, "adam_v_shard", x->plan->exp_avg_sq_bytes * n / shards, STREAM_COMPUTE);
-  }
-}
-
-/* persistent() for a mixture-of-experts model: a tensor per dense layer,
- * per MoE layer its attention/router/shared part and its local experts'
- * fc1 and fc2, then the embedding and head (and MTP block); the dense
- * parameters' buckets sharded over dp x cp, the experts' over edp. */
-static PTSIM_HD void persistent_moe(Ctx *x) {
+/* The weights of a mixture-of-experts model's stage: a tensor per dense
+ * layer, per MoE layer its attention/router/shared part and its local
+ * experts' fc1 and fc2 (grouped), then the embedding and head (and the
+ * MTP block). */
+static PTSIM_HD void moe_weights(Ctx *x) {
   const PtsimPlan *plan = x->plan;
   double params = plan->stage_parameters[x->stage];
-  double experts = plan->stage_expert_parameters[x->stage];
   int64_t layers = plan->stage_layers[x->stage], moe = plan->stage_moe_layers[x->stage], i;
   double rest = params - (double)(layers - moe) * plan->layer_parameters -
                 (double)moe * plan->moe_layer_parameters;
@@ -425,8 +530,67 @@ static PTSIM_HD void persistent_moe(Ctx *x) {
   }
   if (rest > 0.0) take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
   if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
-  buckets(x, params - experts, plan->optimizer_shards);
-  buckets(x, experts, plan->expert_optimizer_shards);
+}
+
+/* Before step 0: the weights, the gradient buffer and the main
+ * parameters, per bucket of each part (state_parts: Megatron's DDP builds
+ * the buffers, then the optimizer clones its main parameters; Adam's
+ * states come later).  With the precision-aware optimizer holding the
+ * masters (plan.h lazy_masters), FusedAdam creates them at its first step,
+ * not here. */
+static PTSIM_HD void at_start(Ctx *x) {
+  double params[2], shards[2], left;
+  double bucket = bucket_params(x->job);
+  int32_t parts = state_parts(x->plan, x->stage, params, shards), p;
+  if (x->job->model.num_experts > 0)
+    moe_weights(x);
+  else
+    dense_weights(x);
+  for (p = 0; p < parts; p++)
+    for (left = params[p]; left > 0.0; left -= bucket)
+      take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
+  if (x->plan->lazy_masters) return;
+  for (p = 0; p < parts; p++)
+    for (left = params[p]; left > 0.0; left -= bucket)
+      take(x, "main_param_shard", x->plan->master_bytes * (left < bucket ? left : bucket) / shards[p],
+           STREAM_COMPUTE);
+}
+
+/* The optimizer step closing step x->step: the first creates Adam's two
+ * states per bucket of each part (and, with lazy_masters, the masters
+ * after them, as FusedAdam.initialize_state does), kept for good; with
+ * 2-byte gradients every step makes fp32 copies of its gradient shards
+ * (shard.float()), freed by the next step's zero_grad (free_main_grads),
+ * unless the optimizer reads the gradients in place (lazy_masters:
+ * decoupled_grad).  A mixture-of-experts model's experts are one more
+ * part, sharded over edp. */
+static PTSIM_HD void optimizer_step(Ctx *x) {
+  const PtsimPlan *pl = x->plan;
+  double params[2], shards[2], left;
+  double bucket = bucket_params(x->job);
+  int32_t parts = state_parts(pl, x->stage, params, shards), p, b = 0;
+  x->kind = PTSIM_LIFETIMES_AT_OPTIMIZER;
+  x->microbatch = x->chunk = -1;
+  for (p = 0; p < parts; p++)
+    for (left = params[p]; left > 0.0 && b < x->buckets; left -= bucket, b++) {
+      double n = left < bucket ? left : bucket;
+      if (pl->grad_bytes < 4.0 && !pl->lazy_masters)
+        x->main_grads[b] = take(x, "main_grad_fp32", 4.0 * n / shards[p], STREAM_COMPUTE);
+      if (x->step == 0) {
+        take(x, "adam_exp_avg", pl->exp_avg_bytes * n / shards[p], STREAM_COMPUTE);
+        take(x, "adam_exp_avg_sq", pl->exp_avg_sq_bytes * n / shards[p], STREAM_COMPUTE);
+        if (pl->lazy_masters)
+          take(x, "main_param_shard", pl->master_bytes * n / shards[p], STREAM_COMPUTE);
+      }
+    }
+}
+
+static PTSIM_HD void free_main_grads(Ctx *x) {
+  int32_t b;
+  for (b = 0; b < x->buckets; b++) {
+    give(x, x->main_grads[b]);
+    x->main_grads[b] = -1;
+  }
 }
 
 static PTSIM_HD void sample(Ctx *x, PtsimAllocTimeline *tl) {
@@ -443,17 +607,77 @@ static PTSIM_HD void sample(Ctx *x, PtsimAllocTimeline *tl) {
   tl->count++;
 }
 
+/* After each item: when the reserved peak has grown, remember where. */
+static PTSIM_HD void note_peak(Ctx *x) {
+  const PtsimAllocStats *st = &x->alloc.stats;
+  PtsimStageAlloc *o = x->out;
+  if ((double)st->reserved_bytes_peak <= x->reserved_best) return;
+  x->reserved_best = (double)st->reserved_bytes_peak;
+  o->peak_step = x->step;
+  o->peak_item = x->item;
+  o->peak_kind = x->kind;
+  o->peak_microbatch = x->microbatch;
+  o->peak_chunk = x->chunk;
+}
+
+/* Folds the peaks since the last reset into phase *ph (the larger of each). */
+static PTSIM_HD void close_phase(Ctx *x, PtsimAllocPhase *ph) {
+  const PtsimAllocStats *st = &x->alloc.stats;
+  ph->allocated_peak_bytes = dmax(ph->allocated_peak_bytes, (double)st->allocated_bytes_peak);
+  ph->requested_peak_bytes = dmax(ph->requested_peak_bytes, (double)st->requested_bytes_peak);
+  ph->reserved_peak_bytes = dmax(ph->reserved_peak_bytes, (double)st->reserved_bytes_peak);
+  ph->device_peak_bytes = ph->reserved_peak_bytes + x->out->outside_bytes;
+  if ((double)st->inactive_split_bytes_peak > x->out->inactive_split_peak_bytes)
+    x->out->inactive_split_peak_bytes = (double)st->inactive_split_bytes_peak;
+  ptsim_alloc_reset_peaks(&x->alloc);
+}
+
+static PTSIM_HD void phase_zero(PtsimAllocPhase *ph) {
+  ph->allocated_peak_bytes = ph->requested_peak_bytes = 0.0;
+  ph->reserved_peak_bytes = ph->device_peak_bytes = 0.0;
+}
+
+static PTSIM_HD void result_init(PtsimStageAlloc *out, const PtsimJob *job) {
+  out->fits = 1;
+  out->runs = 0;
+  out->runs_margin_bytes = 0.0;
+  out->oom_step = out->oom_item = out->oom_microbatch = out->oom_chunk = -1;
+  out->oom_kind = PTSIM_LIFETIMES_AT_SETUP;
+  out->oom_request_bytes = 0.0;
+  out->oom_tensor[0] = '\0';
+  out->peak_step = out->peak_item = out->peak_microbatch = out->peak_chunk = -1;
+  out->peak_kind = PTSIM_LIFETIMES_AT_SETUP;
+  out->inactive_split_peak_bytes = 0.0;
+  out->outside_bytes = ptsim_lifetimes_outside_bytes(job);
+  phase_zero(&out->first_step);
+  phase_zero(&out->steady_state);
+}
+
+/* The worse phase becomes the stage's peaks; then the verdict. */
+static PTSIM_HD void result_close(PtsimStageAlloc *out, const PtsimJob *job) {
+  const PtsimAllocPhase *a = &out->first_step, *b = &out->steady_state;
+  out->allocated_peak_bytes = dmax(a->allocated_peak_bytes, b->allocated_peak_bytes);
+  out->reserved_peak_bytes = dmax(a->reserved_peak_bytes, b->reserved_peak_bytes);
+  out->fragmentation = out->reserved_peak_bytes > 0.0
+                           ? 1.0 - out->allocated_peak_bytes / out->reserved_peak_bytes
+                           : 0.0;
+  out->device_peak_bytes = out->reserved_peak_bytes + out->outside_bytes;
+  out->runs_margin_bytes = PTSIM_LIFETIMES_RESERVED_ERROR * out->reserved_peak_bytes;
+  out->runs = out->fits &&
+              out->device_peak_bytes + out->runs_margin_bytes <= job->hw.memory_bytes;
+}
+
 PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
                                         const PtsimScheduleItem *items, int32_t n_items,
                                         int32_t steps, const PtsimAllocOptions *opts,
                                         void *scratch, int64_t scratch_bytes,
                                         PtsimAllocTimeline *timeline, PtsimStageAlloc *out) {
   Ctx x;
-  PtsimAllocStats st;
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
   int64_t need = ptsim_lifetimes_scratch_bytes(plan, stage);
   int32_t n_blocks, rc, i;
+  int64_t slots;
   double capacity;
   if (scratch_bytes < need) return PTSIM_ALLOC_ERR_NO_BLOCKS;
   x.plan = plan;
@@ -462,7 +686,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.v = (int32_t)plan->num_chunks;
   x.m = (int32_t)plan->num_microbatches;
   x.chunk_layers = (int32_t)plan->chunk_layers[stage];
-  x.per_slot = x.chunk_layers * MAX_LAYER_TENSORS + EXTRA_TENSORS;
+  x.per_slot = slot_handles(plan, stage, x.chunk_layers);
   x.tokens = (double)plan->tokens;
   x.tokens_sp = plan->tokens_sp;
   x.layer_input_bytes = ELEM * x.tokens_sp * (double)job->model.hidden_size;
@@ -471,36 +695,29 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.failed = 0;
   x.step = 0;
   x.item = -1;
-  x.kind = -1;
+  x.kind = PTSIM_LIFETIMES_AT_SETUP;
   x.microbatch = -1;
   x.chunk = -1;
-  out->fits = 1;
-  out->oom_step = out->oom_item = out->oom_microbatch = out->oom_chunk = out->oom_kind = -1;
-  out->oom_request_bytes = 0.0;
-  out->oom_tensor[0] = '\0';
-  out->outside_bytes = ptsim_lifetimes_outside_bytes(job);
-  n_blocks = (int32_t)((need - (int64_t)x.m * x.v * x.per_slot * (int64_t)sizeof(int32_t)) /
-                       (int64_t)sizeof(PtsimAllocBlock));
+  x.buckets = bucket_count(plan, stage);
+  x.reserved_best = 0.0;
+  result_init(out, job);
+  slots = (int64_t)x.m * x.v * x.per_slot;
+  n_blocks = (int32_t)((need - handle_bytes(slots, x.buckets)) / (int64_t)sizeof(PtsimAllocBlock));
   x.handles = (int32_t *)((char *)scratch + (int64_t)n_blocks * (int64_t)sizeof(PtsimAllocBlock));
+  x.main_grads = x.handles + slots;
+  for (i = 0; i < x.buckets; i++) x.main_grads[i] = -1;
   capacity = job->hw.memory_bytes - out->outside_bytes;
   rc = ptsim_alloc_init(&x.alloc, opts, capacity > 0.0 ? capacity : 0.0,
                         (PtsimAllocBlock *)scratch, n_blocks);
   if (rc != 0) return rc;
   build_saved(&x);
   x.n_saved_moe = 0;
-  for (i = 0; i < PTSIM_MAX_CHUNKS; i++) {
-    int64_t count;
-    x.chunk_first[i] = 0;
-    if (i < x.v) ptsim_plan_chunk_range(plan, stage, i, &x.chunk_first[i], &count);
-  }
-  if (job->model.num_experts > 0) {
-    build_saved_moe(&x);
-    persistent_moe(&x);
-  } else {
-    persistent(&x);
-  }
+  if (job->model.num_experts > 0) build_saved_moe(&x);
+  at_start(&x);
+  note_peak(&x);
   sample(&x, timeline);
   for (x.step = 0; x.step < steps && !x.failed; x.step++) {
+    free_main_grads(&x); /* zero_grad: the last step's fp32 copies go */
     for (i = 0; i < n_items && !x.failed; i++) {
       const PtsimScheduleItem *it = &items[i];
       x.item = i;
@@ -515,16 +732,18 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
         backward(&x, it->microbatch, it->chunk, 1);
       else
         release_saved(&x, it->microbatch, it->chunk);
+      note_peak(&x);
       sample(&x, timeline);
     }
+    if (!x.failed) {
+      x.item = n_items - 1;
+      optimizer_step(&x);
+      note_peak(&x);
+      sample(&x, timeline);
+    }
+    /* Step 0's peaks include what was allocated before it (still held). */
+    close_phase(&x, x.step == 0 ? &out->first_step : &out->steady_state);
   }
-  ptsim_alloc_stats(&x.alloc, &st);
-  out->allocated_peak_bytes = (double)st.allocated_bytes_peak;
-  out->reserved_peak_bytes = (double)st.reserved_bytes_peak;
-  out->inactive_split_peak_bytes = (double)st.inactive_split_bytes_peak;
-  out->fragmentation = st.reserved_bytes_peak > 0
-                           ? 1.0 - (double)st.allocated_bytes_peak / (double)st.reserved_bytes_peak
-                           : 0.0;
-  out->device_peak_bytes = out->reserved_peak_bytes + out->outside_bytes;
+  result_close(out, job);
   return x.failed == 2 ? PTSIM_ALLOC_ERR_NO_BLOCKS : 0;
 }

@@ -23,6 +23,7 @@
  *    num_microbatches.
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
+#include <string.h>
 #include "plan.h"
 #include "schedule.h"
 
@@ -206,25 +207,31 @@ static PTSIM_HD double plan_mtp_parameters(const PtsimModel *m, int64_t tp, doub
          (layer + 3.0 * plan_norm_parameters(m) + 2.0 * h * h / (double)tp);
 }
 
-PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, double *total,
+PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, double *total,
                                           double *active) {
   double h = (double)model->hidden_size, v = (double)model->vocab_size;
   double dense = ptsim_plan_layer_parameters(model, 1), moe = 0.0, routed = 0.0, used = 0.0;
   double n_moe = (double)ptsim_plan_moe_layers_in(model, 0, model->num_layers);
   double n_dense = (double)model->num_layers - n_moe;
-  double base = v * h * (model->tied_embeddings ? 1.0 : 2.0) + plan_norm_parameters(model);
-  double all, act, last;
+  double base = h * v * (model->tied_embeddings ? 1.0 : 2.0) + plan_norm_parameters(model);
+  double all, act;
   int last_moe = ptsim_plan_is_moe_layer(model, model->num_layers - 1);
-  if (ptsim_plan_has_learned_positions(model))
-    base += (double)model->max_position_embeddings * h;
   if (model->num_experts > 0) {
     moe = ptsim_plan_moe_layer_parameters(model, 1, 1, 1, &routed);
     used = routed * (double)model->moe_router_topk / (double)model->num_experts;
   }
-  last = last_moe ? moe : dense;
-  all = base + n_dense * dense + n_moe * moe + plan_mtp_parameters(model, 1, last);
-  act = base + n_dense * dense + n_moe * (moe - routed + used) +
-        plan_mtp_parameters(model, 1, last_moe ? moe - routed + used : dense);
+  /* in this order a dense model's sum is the one before MoE, to the bit */
+  all = n_dense * dense + n_moe * moe + base;
+  act = n_dense * dense + n_moe * (moe - routed + used) + base;
+  if (ptsim_plan_has_learned_positions(model)) {
+    double rows = (double)(model->max_position_embeddings > 0 ? model->max_position_embeddings : seq);
+    all += rows * h;
+    act += rows * h;
+  }
+  if (model->mtp_num_layers > 0) {
+    all += plan_mtp_parameters(model, 1, last_moe ? moe : dense);
+    act += plan_mtp_parameters(model, 1, last_moe ? moe - routed + used : dense);
+  }
   if (total) *total = all;
   if (active) *active = act;
 }
@@ -290,8 +297,8 @@ static PTSIM_HD void plan_state_bytes(PtsimPlan *plan) {
                    l->main_params_bytes != 4;
   plan->grad_bytes = l->fp32_grad_accumulation ? 4.0 : 2.0;
   plan->master_bytes = (double)l->main_params_bytes;
-  if (l->precision_aware_optimizer && te_masters && bf16_weights && l->main_params_bytes == 4)
-    plan->master_bytes = 2.0;
+  plan->lazy_masters = l->precision_aware_optimizer && te_masters;
+  if (plan->lazy_masters && bf16_weights && l->main_params_bytes == 4) plan->master_bytes = 2.0;
   plan->exp_avg_bytes = (double)l->exp_avg_bytes;
   plan->exp_avg_sq_bytes = (double)l->exp_avg_sq_bytes;
   plan->optimizer_shards = l->distributed_optimizer
@@ -343,18 +350,18 @@ static PTSIM_HD void plan_moe(PtsimPlan *out) {
    * it keeps a copy of the word embedding (tied ones have it already) */
   if (m->mtp_num_layers > 0 && l->pp > 1 && !m->tied_embeddings)
     out->mtp_parameters += (double)m->hidden_size * (double)m->vocab_size / (double)l->tp;
-  for (s = 0; s < PTSIM_MAX_STAGES; s++) {
-    out->stage_moe_layers[s] = 0;
-    for (c = 0; c < PTSIM_MAX_CHUNKS; c++) out->chunk_moe_layers[s][c] = 0;
-    if (s >= l->pp || m->num_experts <= 0) continue;
+  for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_moe_layers[s] = 0;
+  for (s = 0; s < l->pp * out->num_chunks && s < PTSIM_MAX_MOE_VSTAGES; s++)
+    out->vstage_moe_layers[s] = 0;
+  if (m->num_experts <= 0) return;
+  for (s = 0; s < l->pp; s++)
     for (c = 0; c < out->num_chunks; c++) {
-      int64_t n;
+      int64_t n, vs = c * l->pp + s;
       ptsim_plan_chunk_range(out, s, c, &first, &count);
       n = ptsim_plan_moe_layers_in(m, first, count);
       out->stage_moe_layers[s] += n;
-      if (c < PTSIM_MAX_CHUNKS) out->chunk_moe_layers[s][c] = (int32_t)n;
+      if (vs < PTSIM_MAX_MOE_VSTAGES) out->vstage_moe_layers[vs] = (int16_t)n;
     }
-  }
 }
 
 /* ---- in-flight microbatches ---- */
@@ -403,24 +410,33 @@ static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t stage) {
 
 /* ---- the plan ---- */
 
-PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
+PTSIM_HD void ptsim_plan_counts(const PtsimJob *job, PtsimPlan *out) {
   const PtsimLayout *l = &job->layout;
-  int64_t per = l->mbs * l->dp, s, first = 0, chunk = 0;
-  int k;
-  out->job = *job;
+  int64_t per = l->mbs * l->dp;
   out->num_stages = l->pp;
   out->num_chunks = l->vp > 0 ? l->vp : 1;
   out->num_microbatches = per > 0 ? l->gbs / per : 0;
   out->schedule_items = ptsim_schedule_num_items(l->schedule, (int32_t)l->pp,
                                                  (int32_t)out->num_microbatches,
                                                  (int32_t)out->num_chunks);
+}
+
+PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
+  const PtsimLayout *l = &job->layout;
+  int64_t s, first = 0, chunk = 0;
+  int k;
+  out->job = *job;
+  ptsim_plan_counts(job, out);
   out->tokens = l->mbs * l->seq / l->cp;
   out->tokens_sp = l->sp ? (double)out->tokens / (double)l->tp : (double)out->tokens;
   out->layer_parameters = ptsim_plan_layer_parameters(&job->model, l->tp);
   out->head_dim = ptsim_plan_head_dim(&job->model);
   plan_state_bytes(out);
   for (k = 0; k < PTSIM_GROUP_KIND_COUNT; k++)
-    ptsim_topology_group(l, &job->hw, (PtsimGroupKind)k, &out->groups[k]);
+    if (k < PTSIM_GROUP_ETP || job->model.num_experts > 0 || job->model.multi_latent_attention)
+      ptsim_topology_group(l, &job->hw, (PtsimGroupKind)k, &out->groups[k]);
+    else
+      memset(&out->groups[k], 0, sizeof out->groups[k]);
   for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_layers[s] = 0;
   if (l->account_embedding || l->account_loss) {
     if (ptsim_plan_split_accounted(l->pp, out->num_chunks, job->model.num_layers, l->account_embedding,

@@ -27,9 +27,12 @@
 #include "job.h"
 #include "topology.h"
 
-/* Model chunks per stage whose MoE layers the plan counts one by one (the
- * engine's limit on virtual stages as well). */
-#define PTSIM_MAX_CHUNKS 16
+/* Virtual stages (pp x vp) whose MoE layers the plan counts one by one:
+ * a mixture-of-experts model has at most PTSIM_MAX_LAYERS layers, and
+ * every virtual stage holds one at least but for the first and the last
+ * (the embedding's and the loss's slots, ptsim_plan_split_accounted), so
+ * no MoE job has more.  Dense jobs, whose counts are all 0, may. */
+#define PTSIM_MAX_MOE_VSTAGES (PTSIM_MAX_LAYERS + 2)
 
 typedef struct {
   PtsimJob job;               /* the validated job this plan was built from */
@@ -43,7 +46,10 @@ typedef struct {
   double tokens_sp;           /* T / tp with sequence parallelism, else T */
   double layer_parameters;    /* one transformer layer on one TP rank */
   /* The group of each PtsimGroupKind holding rank 0 (topology.h), placed in
-   * Megatron-LM's rank order on the profile's nodes. */
+   * Megatron-LM's rank order on the profile's nodes.  The expert groups
+   * (PTSIM_GROUP_ETP and after) are all zero for a model with neither
+   * experts nor multi-latent attention: nothing reads them, and placing
+   * them is a tenth of a dense sweep's time. */
   PtsimGroup groups[PTSIM_GROUP_KIND_COUNT];
   /* Per pipeline stage [0, num_stages): */
   int64_t stage_layers[PTSIM_MAX_STAGES];      /* transformer layers (sum: num_layers) */
@@ -61,6 +67,13 @@ typedef struct {
    * optimizer, 1 without). */
   double grad_bytes, master_bytes, exp_avg_bytes, exp_avg_sq_bytes;
   double optimizer_shards;
+  /* 1: Transformer Engine's FusedAdam holds the master weights
+   * (--use-precision-aware-optimizer, unless fp8 runs a recipe other than
+   * delayed with fp32 masters: Megatron's
+   * use_precision_aware_optimizer_no_fp8_or_ds_fp8).  It creates them in
+   * its first step with Adam's states, and reads the gradients in place
+   * (decoupled_grad) instead of from fp32 copies. */
+  int lazy_masters;
   double stage_parameters[PTSIM_MAX_STAGES];   /* parameters one GPU of it holds */
   /* Bytes of model weights one GPU of it holds: 2 per parameter (bf16/fp16),
    * plus under fp8 Transformer Engine's fp8 copy and its transpose of every
@@ -82,13 +95,14 @@ typedef struct {
    * slowest rank's grouped GEMMs and all-to-alls scale with: 1 when
    * dropless (the balanced load the router's balancing aims at), the
    * capacity factor when one bounds every expert (deterministic mode; the
-   * Monte-Carlo mode samples it, moe.h). */
+   * Monte-Carlo mode samples it, workload.h). */
   double expert_load;
   int64_t stage_moe_layers[PTSIM_MAX_STAGES];   /* MoE layers of each stage */
   double stage_expert_parameters[PTSIM_MAX_STAGES]; /* routed-expert parameters of one GPU */
-  /* MoE layers of model chunk c of stage s, as Megatron places the layers
-   * (chunk c of stage s is virtual stage c*pp + s); c < PTSIM_MAX_CHUNKS. */
-  int32_t chunk_moe_layers[PTSIM_MAX_STAGES][PTSIM_MAX_CHUNKS];
+  /* MoE layers of virtual stage c*pp + s (model chunk c of stage s, as
+   * Megatron places the layers), for the first min(pp*vp,
+   * PTSIM_MAX_MOE_VSTAGES) of them (0 for a dense model). */
+  int16_t vstage_moe_layers[PTSIM_MAX_MOE_VSTAGES];
   /* Multi-token prediction: the block's parameters on one GPU of the last
    * stage (its layer is an MoE layer when the decoder's last is). */
   double mtp_parameters;
@@ -145,16 +159,26 @@ PTSIM_HD int64_t ptsim_plan_moe_layers_in(const PtsimModel *model, int64_t first
 PTSIM_HD double ptsim_plan_moe_layer_parameters(const PtsimModel *model, int64_t tp, int64_t ep,
                                                 int64_t etp, double *experts);
 
-/* The whole model's parameters (one copy, no parallelism), and those one
- * token uses (top-k routed experts of E; the embedding and the output
- * layer both counted, as Mistral and Qwen count; DeepSeek leaves the input
- * embedding out).  The MTP block is in *total and *active as Megatron's
- * memory estimator counts it.  Either pointer may be NULL. */
-PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, double *total, double *active);
+/* The whole model's parameters (one copy, no parallelism): layers, word
+ * embedding (and the LM head when untied), final norm, the learned
+ * position table when the model has one (max_position_embeddings rows, or
+ * seq); and those one token uses (top-k routed experts of E; the
+ * embedding and the output layer both counted, as Mistral and Qwen count;
+ * DeepSeek leaves the input embedding out).  The MTP block is in *total
+ * and *active as Megatron's memory estimator counts it.  Either pointer
+ * may be NULL. */
+PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, double *total,
+                                          double *active);
 
 /* First layer and layer count of model chunk `chunk` of stage `stage`. */
 PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64_t chunk,
                                      int64_t *first, int64_t *count);
+
+/* Only the counts of the plan — num_stages, num_chunks, num_microbatches,
+ * schedule_items, exactly as ptsim_plan_build sets them — leaving every
+ * other field as it was: what sizing a layout's scratch needs, at a
+ * fraction of the cost of the whole plan. */
+PTSIM_HD void ptsim_plan_counts(const PtsimJob *job, PtsimPlan *out);
 
 /* Builds the plan of a validated job (ptsim_job_validate() accepted it).
  * Never fails: a schedule that cannot be built is recorded in

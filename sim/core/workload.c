@@ -22,8 +22,10 @@
 #include "workload.h"
 #include "workload_int.h"
 
-
-PTSIM_HD void ptsim_work_zero(PtsimWork *w) {
+/* work_zero and work_add: the builders' own copies, inlined where the
+ * engine asks for a chunk's work (ptsim_workload_chunk, per chunk and
+ * layout); ptsim_work_zero / ptsim_work_add for workload_moe.c. */
+static PTSIM_HD void work_zero(PtsimWork *w) {
   int i;
   w->forward_s = 0.0;
   w->backward_input_s = 0.0;
@@ -36,7 +38,7 @@ PTSIM_HD void ptsim_work_zero(PtsimWork *w) {
   }
 }
 
-PTSIM_HD void ptsim_work_add(PtsimWork *acc, const PtsimWork *w, double times) {
+static PTSIM_HD void work_add(PtsimWork *acc, const PtsimWork *w, double times) {
   int i;
   acc->forward_s += times * w->forward_s;
   acc->backward_input_s += times * w->backward_input_s;
@@ -49,25 +51,78 @@ PTSIM_HD void ptsim_work_add(PtsimWork *acc, const PtsimWork *w, double times) {
   }
 }
 
+PTSIM_HD void ptsim_work_zero(PtsimWork *w) { work_zero(w); }
+
+PTSIM_HD void ptsim_work_add(PtsimWork *acc, const PtsimWork *w, double times) {
+  work_add(acc, w, times);
+}
+
 /* ---- op builders: each adds one op's forward and backward to *w ---- */
 
-/* A GEMM of forward shape (m, n, k). */
-PTSIM_HD void ptsim_work_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64_t m, int64_t n, int64_t k) {
+/* A GEMM of forward shape (m, n, k) at `precision`.  In FP8 (Transformer
+ * Engine's Linear) a cast kernel reads the bf16 input and writes it as fp8
+ * with a transposed fp8 copy for wgrad; current scaling (tensorwise)
+ * reads it once more for its amax first (TE docs, features/
+ * low_precision_training/fp8_current_scaling.rst).  In backward the
+ * output gradient comes in bf16 (from attention, the residual stream, or
+ * Megatron's own activation) and is cast the same way.  The input of a TE
+ * LayerNormLinear (Megatron's QKV and fc1; input_cast 0) comes from its
+ * norm, whose kernel (TE pytorch/csrc/extensions/normalization.cpp)
+ * writes fp8 itself under delayed scaling, writes bf16 and its amax under
+ * current scaling (a cast without the amax pass follows), and writes bf16
+ * for the block-scaled recipes (a plain cast follows).  Weights are cast
+ * once per step and cached across microbatches: not counted.  `groups`
+ * GEMMs of this shape (an MoE layer's local experts: one grouped kernel
+ * with --moe-grouped-gemm, else one GEMM each) cast `groups` times the
+ * bytes. */
+static PTSIM_HD void gemm_groups(const PtsimWorkCtx *x, PtsimWork *w, PtsimPrecision precision,
+                                 int64_t groups, int grouped, int64_t m, int64_t n, int64_t k,
+                                 int input_cast) {
   const PtsimHardware *hw = &x->job->hw;
-  w->forward_s += ptsim_cost_gemm_s(hw, x->params, x->precision, m, n, k);
-  w->backward_input_s += ptsim_cost_gemm_s(hw, x->params, x->precision, m, k, n);
-  w->backward_weight_s += ptsim_cost_gemm_s(hw, x->params, x->precision, k, n, m);
-  w->flops += 6.0 * (double)m * (double)n * (double)k;
-  /* FP8 (Transformer Engine): the input is cast to fp8 with a transposed
-   * copy for wgrad, and so is the output gradient in backward: read the
-   * bf16 tensor, write two fp8 copies.  Current scaling (tensorwise) reads
-   * it once more for its amax first (TE docs, features/
-   * low_precision_training/fp8_current_scaling.rst). */
-  if (x->precision == PTSIM_PRECISION_FP8 && hw->peak_fp8_flops > 0.0) {
-    double per = ELEM + 2.0 + (x->job->layout.fp8_recipe == PTSIM_FP8_TENSORWISE ? ELEM : 0.0);
-    w->forward_s += ptsim_cost_memory_bound_s(hw, per * (double)m * (double)k);
-    w->backward_input_s += ptsim_cost_memory_bound_s(hw, per * (double)m * (double)n);
+  const PtsimCostParams *p = x->params;
+  double g = (double)groups;
+  if (grouped) {
+    w->forward_s += ptsim_cost_grouped_gemm_s(hw, p, precision, groups, m, n, k);
+    w->backward_input_s += ptsim_cost_grouped_gemm_s(hw, p, precision, groups, m, k, n);
+    w->backward_weight_s += ptsim_cost_grouped_gemm_s(hw, p, precision, groups, k, n, m);
+  } else {
+    w->forward_s += g * ptsim_cost_gemm_s(hw, p, precision, m, n, k);
+    w->backward_input_s += g * ptsim_cost_gemm_s(hw, p, precision, m, k, n);
+    w->backward_weight_s += g * ptsim_cost_gemm_s(hw, p, precision, k, n, m);
   }
+  w->flops += 6.0 * g * (double)m * (double)n * (double)k;
+  if (precision == PTSIM_PRECISION_FP8 && ptsim_work_in_fp8(x)) {
+    PtsimFp8Recipe recipe = x->job->layout.fp8_recipe;
+    double cast = ELEM + 2.0, amax = recipe == PTSIM_FP8_TENSORWISE ? ELEM : 0.0;
+    if (input_cast)
+      w->forward_s += ptsim_cost_memory_bound_s(hw, (cast + amax) * g * (double)m * (double)k);
+    else if (recipe != PTSIM_FP8_DELAYED)
+      w->forward_s += ptsim_cost_memory_bound_s(hw, cast * g * (double)m * (double)k);
+    w->backward_input_s += ptsim_cost_memory_bound_s(hw, (cast + amax) * g * (double)m * (double)n);
+  }
+}
+
+PTSIM_HD int ptsim_work_in_fp8(const PtsimWorkCtx *x) {
+  return x->precision == PTSIM_PRECISION_FP8 && x->job->hw.peak_fp8_flops > 0.0;
+}
+
+PTSIM_HD void ptsim_work_gemm_at(const PtsimWorkCtx *x, PtsimWork *w, PtsimPrecision precision,
+                                 int64_t m, int64_t n, int64_t k, int input_cast) {
+  gemm_groups(x, w, precision, 1, 0, m, n, k, input_cast);
+}
+
+PTSIM_HD void ptsim_work_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64_t m, int64_t n, int64_t k,
+                              int input_cast) {
+  gemm_groups(x, w, x->precision, 1, 0, m, n, k, input_cast);
+}
+
+PTSIM_HD void ptsim_work_grouped_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64_t groups,
+                                      int64_t m, int64_t n, int64_t k) {
+  gemm_groups(x, w, x->precision, groups, x->job->layout.moe_grouped_gemm, m, n, k, INPUT_CAST);
+}
+
+PTSIM_HD PtsimPrecision ptsim_work_outside_fp8(const PtsimWorkCtx *x) {
+  return x->precision == PTSIM_PRECISION_FP8 ? PTSIM_PRECISION_BF16 : x->precision;
 }
 
 /* A memory-bound op moving `bytes` forward (about twice that backward). */
@@ -111,8 +166,13 @@ static PTSIM_HD double tp_exposed(const PtsimWorkCtx *x, TpOverlap how, double c
   return comm_s / (double)x->t + (rest > hidden ? rest - hidden : 0.0);
 }
 
-/* The TP collective entering a column-parallel GEMM (QKV, fc1; the head,
- * Megatron's own ColumnParallelLinear, without userbuffers):
+/* The TP collective entering a column-parallel GEMM, for `bytes` of bf16
+ * activations.  `te_layer`: a Transformer Engine (LayerNorm)Linear (QKV,
+ * fc1, an MoE layer's shared experts, MLA's up projections, MTP's
+ * projection), which may use userbuffers and in FP8 gathers its input
+ * quantized (1 byte an element, TE's gather_along_first_dim or userbuffers
+ * fill with the input quantizer; the gradients stay bf16); 0: the head,
+ * Megatron's own ColumnParallelLinear.
  * SP all-gather forward (pipelined with the GEMM under _ag) / reduce-
  * scatter of the input gradient backward (in bulk behind the wgrad GEMM
  * under _bulk_dgrad, pipelined with the dgrad GEMM under _rs_dgrad);
@@ -121,17 +181,18 @@ static PTSIM_HD double tp_exposed(const PtsimWorkCtx *x, TpOverlap how, double c
  * TE run it asynchronously beside the dgrad GEMM, with userbuffers or
  * without. */
 PTSIM_HD void ptsim_work_tp_enter(const PtsimWorkCtx *x, PtsimWork *w, double gemm_s,
-                                  int userbuffers, double bytes) {
+                                  int te_layer, double bytes) {
   const PtsimLayout *l = &x->job->layout;
-  TpOverlap back = !userbuffers                ? TP_EXPOSED
+  double gathered = te_layer && ptsim_work_in_fp8(x) ? bytes / ELEM : bytes;
+  TpOverlap back = !te_layer                   ? TP_EXPOSED
                    : l->tp_comm_overlap_rs_dgrad ? TP_PIPELINED
                    : l->tp_comm_bulk_dgrad     ? TP_BULK
                                                : TP_EXPOSED;
   if (x->t <= 1) return;
   if (l->sp)
     ptsim_work_comm(w, PTSIM_COMM_TP,
-             tp_exposed(x, userbuffers && l->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
-                        ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s),
+             tp_exposed(x, te_layer && l->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
+                        ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_GATHER, gathered), gemm_s),
              tp_exposed(x, back, ptsim_work_tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s));
   else
     ptsim_work_comm(w, PTSIM_COMM_TP, 0.0, ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes));
@@ -186,13 +247,13 @@ static PTSIM_HD void add_unfused_attention(const PtsimWorkCtx *x, PtsimWork *w,
   int64_t b = x->job->layout.mbs, s = x->job->layout.seq / x->c;
   double scores = (double)b * (double)heads * (double)s * (double)s;
   PtsimWork part;
-  ptsim_work_zero(&part);
-  ptsim_work_gemm(x, &part, b * heads * s, s, d);      /* Q K^T */
+  work_zero(&part);
+  ptsim_work_gemm_at(x, &part, ptsim_work_outside_fp8(x), b * heads * s, s, d, INPUT_CAST); /* Q K^T */
   ptsim_work_elementwise(x, &part, 2.0 * ELEM * scores); /* softmax: read + write */
   if (x->job->layout.attention_dropout > 0.0)
     ptsim_work_elementwise(x, &part, (2.0 * ELEM + 1.0) * scores); /* mask + scale */
-  ptsim_work_gemm(x, &part, b * heads * s, d, s);      /* P V */
-  ptsim_work_add(w, &part, 1.0);
+  ptsim_work_gemm_at(x, &part, ptsim_work_outside_fp8(x), b * heads * s, d, s, INPUT_CAST); /* P V */
+  work_add(w, &part, 1.0);
   if (recompute_into) {
     recompute_into->forward_s += part.forward_s;
     recompute_into->flops += part.flops / 3.0;
@@ -270,9 +331,9 @@ PTSIM_HD void ptsim_work_redo(PtsimWork *w, const PtsimWork *redo) {
   for (i = 0; i < PTSIM_COMM_KINDS; i++) w->backward_comm_s[i] += redo->forward_comm_s[i];
 }
 
-/* The attention block of a layer, from the input norm (`norm`, its work)
- * to the residual add, into w; selective recompute of core_attn and of
- * local norms into redo. */
+/* The attention block of a layer (QKV: TE LayerNormLinear, O: TE Linear),
+ * from the input norm (`norm`, its work) to the residual add, into w;
+ * selective recompute of core_attn and of local norms into redo. */
 static PTSIM_HD void build_attention_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWork *redo,
                                            const PtsimWork *norm) {
   const PtsimModel *m = &x->job->model;
@@ -288,20 +349,23 @@ static PTSIM_HD void build_attention_block(const PtsimWorkCtx *x, PtsimWork *w, 
   int redo_norms = selective && (l->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM) &&
                    !l->transformer_engine;
   int64_t groups = m->num_query_groups / t > 0 ? m->num_query_groups / t : 1;
-  ptsim_work_add(w, norm, 1.0);
-  if (redo_norms) ptsim_work_add(redo, norm, 1.0);
+  /* QKV's input comes from the norm fused into TE's LayerNormLinear;
+   * Megatron's local layers run the norm on its own */
+  int norm_cast = l->transformer_engine ? INPUT_QUANTIZED_BY_NORM : INPUT_CAST;
+  work_add(w, norm, 1.0);
+  if (redo_norms) work_add(redo, norm, 1.0);
   if (m->multi_latent_attention) {
     ptsim_work_mla(x, w, redo);
   } else {
     ptsim_work_tp_enter(x, w, qkv_s, 1, layer_bytes(x));
-    ptsim_work_gemm(x, w, T, (q + 2 * kv) / t, h);
+    ptsim_work_gemm(x, w, T, (q + 2 * kv) / t, h, norm_cast);
     if (m->qk_layernorm) /* norms over the heads of q and k */
       ptsim_work_elementwise(x, w, 2.0 * (double)T * (double)(q + kv) / (double)t * ELEM);
     if (ptsim_plan_position_embedding(m) == PTSIM_POSITION_ROPE) /* RoPE on q and k */
       ptsim_work_elementwise(x, w, 2.0 * (double)T * (double)(q + kv) / (double)t * ELEM);
     ptsim_work_attention(x, w, redo_attention ? redo : NULL, m->num_attention_heads / t, x->d,
                          (double)(x->d * groups));
-    ptsim_work_gemm(x, w, T, h, q / t);
+    ptsim_work_gemm(x, w, T, h, q / t, INPUT_CAST);
     ptsim_work_tp_leave(x, w, o_s);
   }
   ptsim_work_elementwise(x, w, residual_bytes); /* bias-dropout-add */
@@ -341,30 +405,35 @@ static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   int redo_mlp = selective && (l->recompute_modules & PTSIM_RECOMPUTE_MLP);
   int redo_norms = selective && (l->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM) &&
                    !l->transformer_engine;
+  /* fc1's input comes from the norm fused into TE's LayerNormLinear;
+   * Megatron's local layers run the norm on its own */
+  int norm_cast = l->transformer_engine ? INPUT_QUANTIZED_BY_NORM : INPUT_CAST;
   PtsimWork redo, norm, mlp;
-  ptsim_work_zero(w);
-  ptsim_work_zero(&redo);
-  ptsim_work_zero(&norm);
-  ptsim_work_zero(&mlp);
+  work_zero(w);
+  work_zero(&redo);
+  work_zero(&norm);
+  work_zero(&mlp);
   ptsim_work_elementwise(x, &norm, norm_bytes);
   build_attention_block(x, w, &redo, &norm);
 
-  /* MLP block: under recompute_modules mlp, everything from the norm
-   * (fused into fc1 by Transformer Engine) to fc2's reduction re-runs. */
+  /* MLP block (fc1: TE LayerNormLinear; Megatron's own activation kernel,
+   * bf16 out; fc2: TE Linear): under recompute_modules mlp, everything
+   * from the norm (fused into fc1 by Transformer Engine) to fc2's
+   * reduction re-runs. */
   ptsim_work_elementwise(x, &mlp, norm_bytes);
-  if (redo_norms) ptsim_work_add(&redo, &norm, 1.0);
+  if (redo_norms) work_add(&redo, &norm, 1.0);
   ptsim_work_tp_enter(x, &mlp, fc1_s, 1, layer_bytes(x));
-  ptsim_work_gemm(x, &mlp, T, fc1_out / t, h);
+  ptsim_work_gemm(x, &mlp, T, fc1_out / t, h, norm_cast);
   ptsim_work_elementwise(x, &mlp, (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * ffn_local * ELEM);
-  ptsim_work_gemm(x, &mlp, T, h, m->ffn_hidden_size / t);
+  ptsim_work_gemm(x, &mlp, T, h, m->ffn_hidden_size / t, INPUT_CAST);
   ptsim_work_tp_leave(x, &mlp, fc2_s);
-  ptsim_work_add(w, &mlp, 1.0);
+  work_add(w, &mlp, 1.0);
   if (redo_mlp) {
     if (!l->transformer_engine) { /* the local norm sits outside the MLP */
       mlp.forward_s -= norm.forward_s;
     }
     mlp.flops /= 3.0; /* the forward of what re-runs */
-    ptsim_work_add(&redo, &mlp, 1.0);
+    work_add(&redo, &mlp, 1.0);
   }
   ptsim_work_elementwise(x, w, residual_bytes);
   ptsim_work_grad_accumulation(x, w, x->plan->layer_parameters);
@@ -382,14 +451,14 @@ static PTSIM_HD void build_moe_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   double h = (double)x->job->model.hidden_size;
   double residual_bytes = x->tokens_sp * h * (3.0 * ELEM + (l->hidden_dropout > 0.0 ? 1.0 : 0.0));
   PtsimWork redo, norm, moe;
-  ptsim_work_zero(w);
-  ptsim_work_zero(&redo);
-  ptsim_work_zero(&norm);
-  ptsim_work_zero(&moe);
+  work_zero(w);
+  work_zero(&redo);
+  work_zero(&norm);
+  work_zero(&moe);
   ptsim_work_elementwise(x, &norm, 2.0 * x->tokens_sp * h * ELEM);
   build_attention_block(x, w, &redo, &norm);
   ptsim_work_moe_block(x, &moe, &redo);
-  ptsim_work_add(w, &moe, 1.0);
+  work_add(w, &moe, 1.0);
   ptsim_work_elementwise(x, w, residual_bytes);
   ptsim_work_grad_accumulation(x, w, x->plan->moe_layer_parameters);
   if (l->recompute == PTSIM_RECOMPUTE_FULL)
@@ -405,7 +474,7 @@ static PTSIM_HD void build_moe_layer(const PtsimWorkCtx *x, PtsimWork *w) {
  * the gradient into the table. */
 static PTSIM_HD void build_embedding(const PtsimWorkCtx *x, PtsimWork *w) {
   double bytes = (double)x->tokens * (double)x->job->model.hidden_size * ELEM;
-  ptsim_work_zero(w);
+  work_zero(w);
   ptsim_work_elementwise(x, w, 2.0 * bytes);
   if (x->t > 1) {
     PtsimCollective kind = x->job->layout.sp ? PTSIM_COLL_REDUCE_SCATTER : PTSIM_COLL_ALL_REDUCE;
@@ -414,9 +483,11 @@ static PTSIM_HD void build_embedding(const PtsimWorkCtx *x, PtsimWork *w) {
   }
 }
 
-/* Final norm, the LM head GEMM (column-parallel over the vocabulary) and
- * Megatron's vocab-parallel cross-entropy over the (T, V/t) logits, in
- * bytes per logit (megatron/core/tensor_parallel/cross_entropy.py):
+/* Final norm, the LM head GEMM (column-parallel over the vocabulary; a
+ * tensor_parallel.ColumnParallelLinear outside Transformer Engine, so bf16
+ * under FP8 too) and Megatron's vocab-parallel cross-entropy over the
+ * (T, V/t) logits, in bytes per logit
+ * (megatron/core/tensor_parallel/cross_entropy.py):
  *   unfused, each step its own kernel through HBM:
  *   forward:  cast to fp32 (2 r + 4 w), row max (4 r), subtract the max
  *             (4 r + 4 w), exp (4 r + 4 w), row sum (4 r), divide into the
@@ -437,12 +508,13 @@ static PTSIM_HD void build_head(const PtsimWorkCtx *x, PtsimWork *w) {
   int64_t vocab_local = m->vocab_size / t;
   int fused = x->job->layout.cross_entropy_fusion;
   double logits = (double)T * (double)vocab_local;
-  double head_s = ptsim_work_gemm_fwd_s(x, T, vocab_local, h);
+  double head_s = ptsim_cost_gemm_s(&x->job->hw, x->params, ptsim_work_outside_fp8(x), T,
+                                    vocab_local, h);
   double small = 0.0;
-  ptsim_work_zero(w);
+  work_zero(w);
   ptsim_work_elementwise(x, w, 2.0 * x->tokens_sp * (double)h * ELEM);
   ptsim_work_tp_enter(x, w, head_s, 0, layer_bytes(x));
-  ptsim_work_gemm(x, w, T, vocab_local, h);
+  ptsim_work_gemm_at(x, w, ptsim_work_outside_fp8(x), T, vocab_local, h, INPUT_CAST);
   w->forward_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 22.0 : 38.0));
   w->backward_input_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 6.0 : 22.0));
   if (t > 1) small = (fused ? 2.0 : 3.0) * ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, (double)T * 4.0);
@@ -564,14 +636,15 @@ PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage, int64_
     layers = w->first_chunk_layers;
   else if (stage == w->num_stages - 1 && chunk == w->num_chunks - 1)
     layers = w->last_chunk_layers;
-  int32_t moe = chunk < PTSIM_MAX_CHUNKS ? w->chunk_moe_layers[stage][chunk] : 0;
-  ptsim_work_zero(out);
-  ptsim_work_add(out, &w->layer, (double)(layers - moe));
-  if (moe > 0) ptsim_work_add(out, &w->moe_layer, (double)moe);
-  if (stage == 0 && chunk == 0) ptsim_work_add(out, &w->embedding, 1.0);
+  int64_t vs = chunk * w->num_stages + stage;
+  int32_t moe = vs < PTSIM_MAX_MOE_VSTAGES ? w->vstage_moe_layers[vs] : 0;
+  work_zero(out);
+  work_add(out, &w->layer, (double)(layers - moe));
+  if (moe > 0) work_add(out, &w->moe_layer, (double)moe);
+  if (stage == 0 && chunk == 0) work_add(out, &w->embedding, 1.0);
   if (stage == w->num_stages - 1 && chunk == w->num_chunks - 1) {
-    ptsim_work_add(out, &w->head, 1.0);
-    ptsim_work_add(out, &w->mtp, 1.0);
+    work_add(out, &w->head, 1.0);
+    if (w->mtp.flops > 0.0) work_add(out, &w->mtp, 1.0); /* MTP layers: GEMMs, so FLOPs */
   }
 }
 
@@ -587,7 +660,7 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   const PtsimModel *m = &job->model;
   PtsimCostParams defaults;
   PtsimWorkCtx x;
-  int64_t s, c;
+  int64_t s;
   double pp_bytes;
   if (!params) {
     ptsim_cost_params_default(&job->hw, &defaults);
@@ -618,14 +691,14 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   for (s = 0; s < l->pp; s++) out->chunk_layers[s] = plan->chunk_layers[s];
   out->first_chunk_layers = plan->first_chunk_layers;
   out->last_chunk_layers = plan->last_chunk_layers;
-  for (s = 0; s < PTSIM_MAX_STAGES; s++)
-    for (c = 0; c < PTSIM_MAX_CHUNKS; c++) out->chunk_moe_layers[s][c] = plan->chunk_moe_layers[s][c];
+  for (s = 0; s < l->pp * plan->num_chunks && s < PTSIM_MAX_MOE_VSTAGES; s++)
+    out->vstage_moe_layers[s] = plan->vstage_moe_layers[s];
   out->expert_load = expert_load;
   build_layer(&x, &out->layer);
   build_embedding(&x, &out->embedding);
   build_head(&x, &out->head);
-  ptsim_work_zero(&out->moe_layer);
-  ptsim_work_zero(&out->mtp);
+  work_zero(&out->moe_layer);
+  work_zero(&out->mtp);
   if (m->num_experts > 0) build_moe_layer(&x, &out->moe_layer);
   if (m->mtp_num_layers > 0)
     ptsim_work_mtp(&x, plan->mtp_layer_is_moe ? &out->moe_layer : &out->layer, &out->embedding,

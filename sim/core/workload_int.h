@@ -36,11 +36,31 @@ typedef struct {
   double expert_load;  /* the busiest EP rank's routed tokens over the balanced share */
 } PtsimWorkCtx;
 
+/* Whether an FP8 GEMM's input has a cast kernel of its own (input_cast):
+ * yes, or it comes quantized from the norm fused into TE's LayerNormLinear. */
+#define INPUT_CAST 1
+#define INPUT_QUANTIZED_BY_NORM 0
+
 PTSIM_HD void ptsim_work_zero(PtsimWork *w);
 PTSIM_HD void ptsim_work_add(PtsimWork *acc, const PtsimWork *w, double times);
-/* A GEMM of forward shape (m, n, k) (and its fp8 casts). */
-PTSIM_HD void ptsim_work_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64_t m, int64_t n,
-                              int64_t k);
+/* 1 when the job's GEMMs run in FP8 (fp8 precision on a GPU with an fp8 peak). */
+PTSIM_HD int ptsim_work_in_fp8(const PtsimWorkCtx *x);
+/* The precision of what runs outside Transformer Engine's FP8 layers
+ * (attention, Megatron's LM head, the router): bf16 under FP8, else the
+ * job's. */
+PTSIM_HD PtsimPrecision ptsim_work_outside_fp8(const PtsimWorkCtx *x);
+/* A GEMM of forward shape (m, n, k) at `precision` (and its FP8 casts,
+ * workload.c). */
+PTSIM_HD void ptsim_work_gemm_at(const PtsimWorkCtx *x, PtsimWork *w, PtsimPrecision precision,
+                                 int64_t m, int64_t n, int64_t k, int input_cast);
+/* The same at the job's precision: a Transformer Engine layer's GEMM. */
+PTSIM_HD void ptsim_work_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64_t m, int64_t n, int64_t k,
+                              int input_cast);
+/* `groups` GEMMs of one shape at the job's precision, their inputs cast
+ * (an MoE layer's local experts, TE's GroupedLinear): one grouped kernel
+ * per pass with --moe-grouped-gemm, else one GEMM each (SequentialMLP). */
+PTSIM_HD void ptsim_work_grouped_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64_t groups,
+                                      int64_t m, int64_t n, int64_t k);
 /* A memory-bound op moving `bytes` forward (about twice that backward). */
 PTSIM_HD void ptsim_work_elementwise(const PtsimWorkCtx *x, PtsimWork *w, double bytes);
 /* Blocking communication: forward time `fwd`, backward time `bwd`. */
@@ -48,9 +68,10 @@ PTSIM_HD void ptsim_work_comm(PtsimWork *w, PtsimCommKind kind, double fwd, doub
 /* One collective in the TP group (0 without TP). */
 PTSIM_HD double ptsim_work_tp_coll_s(const PtsimWorkCtx *x, PtsimCollective kind, double bytes);
 /* The TP collective entering a column-parallel GEMM / leaving a row-parallel
- * one, for `bytes` of activations (T x h for a transformer layer's). */
+ * one, for `bytes` of bf16 activations (T x h for a transformer layer's);
+ * te_layer: the GEMM is a Transformer Engine layer's (workload.c). */
 PTSIM_HD void ptsim_work_tp_enter(const PtsimWorkCtx *x, PtsimWork *w, double gemm_s,
-                                  int userbuffers, double bytes);
+                                  int te_layer, double bytes);
 PTSIM_HD void ptsim_work_tp_leave(const PtsimWorkCtx *x, PtsimWork *w, double gemm_s);
 PTSIM_HD double ptsim_work_gemm_fwd_s(const PtsimWorkCtx *x, int64_t m, int64_t n, int64_t k);
 /* Flash (or unfused) attention of `heads` local heads of dimension d (the

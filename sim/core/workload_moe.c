@@ -41,10 +41,15 @@
  *              other pass (an average over the microbatches, not per item).
  * Permute and unpermute are memory-bound copies; unfused (without
  * --moe-permute-fusion) they take twice the traffic (index computation and
- * scatter as separate passes: guess).  The router GEMM runs in bf16, or in
- * fp32 on the CUDA cores with --moe-router-dtype fp32; its softmax/top-k
- * and the auxiliary loss are memory-bound passes over the Tm x E scores
- * (8 bytes per score fused, 20 unfused: guess).
+ * scatter as separate passes: guess).  The router GEMM runs in bf16 (under
+ * FP8 too: a plain linear outside Transformer Engine, as the shared
+ * experts' gate), or in fp32 on the CUDA cores with --moe-router-dtype
+ * fp32; its softmax/top-k and the auxiliary loss are memory-bound passes
+ * over the Tm x E scores (8 bytes per score fused, 20 unfused: guess).
+ * The experts (TE GroupedLinear), the shared experts, MLA's projections
+ * and MTP's run at the job's precision, with workload.c's FP8 casts
+ * (every input cast, but MLA's up projections' after their fused latent
+ * norms).
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #include "plan.h"
@@ -59,31 +64,6 @@ static PTSIM_HD int64_t moe_ceil(double x) {
 }
 
 /* ---- the local experts ---- */
-
-/* `groups` GEMMs of forward shape (m, n, k), one grouped kernel per pass
- * with --moe-grouped-gemm, else one GEMM per expert (SequentialMLP). */
-static PTSIM_HD void moe_experts_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64_t groups,
-                                      int64_t m, int64_t n, int64_t k) {
-  const PtsimHardware *hw = &x->job->hw;
-  const PtsimCostParams *p = x->params;
-  PtsimPrecision pr = x->precision;
-  double g = (double)groups;
-  if (x->job->layout.moe_grouped_gemm) {
-    w->forward_s += ptsim_cost_grouped_gemm_s(hw, p, pr, groups, m, n, k);
-    w->backward_input_s += ptsim_cost_grouped_gemm_s(hw, p, pr, groups, m, k, n);
-    w->backward_weight_s += ptsim_cost_grouped_gemm_s(hw, p, pr, groups, k, n, m);
-  } else {
-    w->forward_s += g * ptsim_cost_gemm_s(hw, p, pr, m, n, k);
-    w->backward_input_s += g * ptsim_cost_gemm_s(hw, p, pr, m, k, n);
-    w->backward_weight_s += g * ptsim_cost_gemm_s(hw, p, pr, k, n, m);
-  }
-  w->flops += 6.0 * g * (double)m * (double)n * (double)k;
-  if (pr == PTSIM_PRECISION_FP8 && hw->peak_fp8_flops > 0.0) { /* casts, as ptsim_work_gemm */
-    double per = ELEM + 2.0 + (x->job->layout.fp8_recipe == PTSIM_FP8_TENSORWISE ? ELEM : 0.0);
-    w->forward_s += ptsim_cost_memory_bound_s(hw, per * g * (double)m * (double)k);
-    w->backward_input_s += ptsim_cost_memory_bound_s(hw, per * g * (double)m * (double)n);
-  }
-}
 
 /* A GEMM in fp32 on the CUDA cores (the router under --moe-router-dtype
  * fp32: Megatron casts its input to fp32), at the profile's best GEMM
@@ -202,12 +182,13 @@ static PTSIM_HD void moe_shared(const PtsimWorkCtx *x, PtsimWork *first, PtsimWo
   if (fs <= 0) return;
   ptsim_work_tp_enter(x, first, ptsim_work_gemm_fwd_s(x, T, fc1 / t, h), 1,
                       (double)T * (double)h * ELEM);
-  ptsim_work_gemm(x, first, T, fc1 / t, h);
+  ptsim_work_gemm(x, first, T, fc1 / t, h, INPUT_CAST);
   ptsim_work_elementwise(x, first, act);
-  ptsim_work_gemm(x, second, T, h, fs / t);
+  ptsim_work_gemm(x, second, T, h, fs / t, INPUT_CAST);
   ptsim_work_tp_leave(x, second, ptsim_work_gemm_fwd_s(x, T, h, fs / t));
   if (m->moe_shared_expert_gate) { /* sigmoid(x w) scaling the shared output */
-    ptsim_work_gemm(x, second, (int64_t)x->tokens_sp, 1, h);
+    ptsim_work_gemm_at(x, second, ptsim_work_outside_fp8(x), (int64_t)x->tokens_sp, 1, h,
+                       INPUT_CAST);
     ptsim_work_elementwise(x, second, 3.0 * x->tokens_sp * (double)h * ELEM);
   }
 }
@@ -251,15 +232,15 @@ PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
   if (l->moe_router_fp32)
     moe_fp32_gemm(x, &router, (int64_t)tm, e, h);
   else
-    ptsim_work_gemm(x, &router, (int64_t)tm, e, h);
+    ptsim_work_gemm_at(x, &router, ptsim_work_outside_fp8(x), (int64_t)tm, e, h, INPUT_CAST);
   ptsim_work_elementwise(x, &router, tm * (double)e * (l->moe_router_fusion ? 8.0 : 20.0));
   /* the local experts: fc1, activation (the probabilities applied in it),
    * fc2 */
-  moe_experts_gemm(x, &experts, local, per_expert, fc1, h);
+  ptsim_work_grouped_gemm(x, &experts, local, per_expert, fc1, h);
   ptsim_work_elementwise(x, &act, (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * rows *
                                       (double)(f / l->etp) * ELEM);
   ptsim_work_add(&experts, &act, 1.0);
-  moe_experts_gemm(x, &experts, local, per_expert, h, f / l->etp);
+  ptsim_work_grouped_gemm(x, &experts, local, per_expert, h, f / l->etp);
   if (selective && (l->recompute_modules & PTSIM_RECOMPUTE_MOE_ACT) && !redo_block)
     ptsim_work_add(redo, &act, 1.0);
 
@@ -314,28 +295,31 @@ PTSIM_HD void ptsim_work_mla(const PtsimWorkCtx *x, PtsimWork *w, PtsimWork *red
   int selective = l->recompute == PTSIM_RECOMPUTE_SELECTIVE;
   int redo_attention = selective && (l->recompute_modules & PTSIM_RECOMPUTE_CORE_ATTN);
   int redo_up = selective && (l->recompute_modules & PTSIM_RECOMPUTE_MLA_UP_PROJ);
+  /* the up projections' inputs come from the latent norms fused into TE's
+   * LayerNormColumnParallelLinear when there are any */
+  int up_cast = m->qk_layernorm && l->transformer_engine ? INPUT_QUANTIZED_BY_NORM : INPUT_CAST;
   PtsimWork up;
   ptsim_work_zero(&up);
   /* q: a latent from the local tokens (TP ranks replicate the down
    * projection), its norm, gathered over TP, up-projected by heads; or
    * straight from h */
   if (ql > 0) {
-    ptsim_work_gemm(x, w, tsp, ql, h);
+    ptsim_work_gemm(x, w, tsp, ql, h, INPUT_CAST);
     if (m->qk_layernorm) ptsim_work_elementwise(x, &up, 2.0 * (double)tsp * (double)ql * ELEM);
     ptsim_work_tp_enter(x, &up, ptsim_work_gemm_fwd_s(x, T, heads * (dn + dr), ql), 1,
                         (double)T * (double)ql * ELEM);
-    ptsim_work_gemm(x, &up, T, heads * (dn + dr), ql);
+    ptsim_work_gemm(x, &up, T, heads * (dn + dr), ql, up_cast);
   } else {
     ptsim_work_tp_enter(x, w, ptsim_work_gemm_fwd_s(x, T, heads * (dn + dr), h), 1,
                         (double)T * (double)h * ELEM);
-    ptsim_work_gemm(x, w, T, heads * (dn + dr), h);
+    ptsim_work_gemm(x, w, T, heads * (dn + dr), h, INPUT_CAST);
   }
   /* k and v: one latent plus the shared rope key */
-  ptsim_work_gemm(x, w, tsp, kl + dr, h);
+  ptsim_work_gemm(x, w, tsp, kl + dr, h, INPUT_CAST);
   if (m->qk_layernorm) ptsim_work_elementwise(x, &up, 2.0 * (double)tsp * (double)kl * ELEM);
   ptsim_work_tp_enter(x, &up, ptsim_work_gemm_fwd_s(x, T, heads * (dn + dv), kl), 1,
                       (double)T * (double)(kl + dr) * ELEM);
-  ptsim_work_gemm(x, &up, T, heads * (dn + dv), kl);
+  ptsim_work_gemm(x, &up, T, heads * (dn + dv), kl, up_cast);
   ptsim_work_add(w, &up, 1.0);
   if (redo_up) {
     up.flops /= 3.0;
@@ -347,7 +331,7 @@ PTSIM_HD void ptsim_work_mla(const PtsimWorkCtx *x, PtsimWork *w, PtsimWork *red
    * mean head dimension); the CP ring moves k and v of every head */
   ptsim_work_attention(x, w, redo_attention ? redo : (PtsimWork *)0, heads, (dn + dr + dv) / 2,
                        (double)(heads * (dn + dr + dv)) / 2.0);
-  ptsim_work_gemm(x, w, T, h, heads * dv);
+  ptsim_work_gemm(x, w, T, h, heads * dv, INPUT_CAST);
   ptsim_work_tp_leave(x, w, ptsim_work_gemm_fwd_s(x, T, h, heads * dv));
 }
 
@@ -365,7 +349,7 @@ PTSIM_HD void ptsim_work_mtp(const PtsimWorkCtx *x, const PtsimWork *layer,
   ptsim_work_elementwise(x, &one, 2.0 * 2.0 * hidden); /* concatenation */
   ptsim_work_tp_enter(x, &one, ptsim_work_gemm_fwd_s(x, T, h / t, 2 * h), 1,
                       2.0 * (double)T * (double)h * ELEM);
-  ptsim_work_gemm(x, &one, T, h / t, 2 * h); /* eh_proj */
+  ptsim_work_gemm(x, &one, T, h / t, 2 * h, INPUT_CAST); /* eh_proj */
   ptsim_work_tp_leave(x, &one, ptsim_work_gemm_fwd_s(x, T, h / t, 2 * h));
   ptsim_work_add(&one, layer, 1.0);
   ptsim_work_add(&one, head, 1.0);             /* final norm, output head, its loss */

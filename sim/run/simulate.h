@@ -1,7 +1,7 @@
 /* simulate.h — one layout's step simulation from the shell: allocates the
  * engine's scratch, builds the workload, runs the engine, and turns core
  * return codes into GErrors (PTSIM_CONFIG_ERROR_INVALID: the layout cannot
- * be scheduled).  Also writes Chrome/Perfetto traces.
+ * be scheduled).
  *
  * Not here: the simulation itself (workload.h, engine.h). */
 #ifndef PTSIM_SIMULATE_H
@@ -12,22 +12,24 @@
 #include "lifetimes.h"
 
 /* trace may be NULL; when given, its records are allocated here and must
- * be released with ptsim_simulate_trace_clear. */
+ * be released with ptsim_simulate_trace_clear.  trace.h turns it into a
+ * Perfetto trace.  Takes the engine's exact periodic shortcut where it can
+ * (engine.h). */
 gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResult *out,
                         GError **error);
-void ptsim_simulate_trace_clear(PtsimTrace *trace);
 
-/* Writes a Chrome trace-event JSON (opens in ui.perfetto.dev): one process
- * per pipeline stage, one thread each for compute and data-parallel comm.
- * Written atomically (g_file_set_contents), so nothing half-written is left. */
-gboolean ptsim_simulate_write_trace(const char *path, const PtsimJob *job,
-                                    const PtsimTrace *trace, GError **error);
+/* The same; every_event TRUE simulates every event (`--no-shortcut`). */
+gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean every_event,
+                             PtsimTimeResult *out, GError **error);
+void ptsim_simulate_trace_clear(PtsimTrace *trace);
 
 /* The caching-allocator emulation of every stage. */
 typedef struct {
   int64_t num_stages;
   int64_t peak_stage;     /* the stage with the largest device peak */
   int32_t steps;          /* training steps replayed */
+  int32_t fits;           /* no stage's allocation failed */
+  int32_t runs;           /* every stage's `runs` verdict (lifetimes.h) */
   PtsimStageAlloc stages[PTSIM_MAX_STAGES];
 } PtsimAllocResult;
 

@@ -59,4 +59,24 @@ assert rows and set(r['ep'] for r in rows) == {'4', '8'}, set(r['ep'] for r in r
 assert all(float(r['exposed_ep_s']) > 0 for r in rows if r['status'] == '0')"
 check "sweep --ep must be positive integers" expect_exit 2 sweep --model mixtral-8x7b --ep 0
 
+# the expert load sampled per Monte-Carlo sample: percentiles for every layout
+"$ptsim" sweep --model mixtral-8x7b --gpus 16 --gbs 64 --seq 4096 --mbs 1 --cp 1 --recompute none \
+  --schedule 1f1b --ep 8 --samples 8 --csv "$tmp/mc.csv" >/dev/null 2>&1
+check "Monte-Carlo sweep of an MoE model gives percentiles" python3 -c "
+import csv; rows = [r for r in csv.DictReader(open('$tmp/mc.csv')) if r['status'] == '0']
+assert rows and all(float(r['step_p50_s']) > 0 for r in rows)"
+
+# the step's band is of dense runs, and predict says so
+check "predict: the band's runs are dense" grep -q "a mixture-of-experts model: the band's runs are all dense" "$tmp/p.txt"
+
+# the Perfetto trace: an EP track with the dispatch and combine, by the importer's rules
+small="--model mixtral-8x7b --gpus 16 --pp 2 --ep 8 --gbs 16 --seq 4096"
+"$ptsim" predict $small --trace "$tmp/t.json" --format json >"$tmp/tp.json"
+check "trace: an EP track, its slices, Perfetto's rules" bash -c "
+python3 '$(dirname "$0")/check_trace.py' '$tmp/t.json' '$tmp/tp.json' 1 >/dev/null &&
+python3 -c \"
+import json; ev = json.load(open('$tmp/t.json'))['traceEvents']
+assert 'EP comm' in {e['args']['name'] for e in ev if e.get('ph') == 'M' and e['name'] == 'thread_name'}
+assert {'EP exposed', 'EP dispatch + combine'} <= {e['name'] for e in ev if e.get('ph') == 'X'}\""
+
 [ "$fails" -eq 0 ] || { echo "$fails cli checks failed"; exit 1; }
