@@ -15,6 +15,7 @@ void ptsim_validate_moe_args(const PtsimRunCsv *csv, const PtsimRun *run, GPtrAr
                {"etp", "--etp"},
                {"pipeline_layout", "--pipeline-model-parallel-layout"},
                {"recompute", "--recompute"},
+               {"precision", "--precision"},
                {"dispatcher", "--moe-token-dispatcher-type"}};
   for (size_t i = 0; i < G_N_ELEMENTS(plain); i++) {
     const char *cell = ptsim_run_csv_cell(csv, run, plain[i].column);

@@ -380,11 +380,12 @@ void ptsim_report_text_settings(GString *out, const PtsimLayout *l, const PtsimM
                          l->fp32_grad_accumulation ? "fp32" : "2-byte");
   if (!l->grad_accumulation_fusion) g_string_append(out, ", no gradient-accumulation fusion");
   if (l->cross_entropy_fusion) g_string_append(out, ", fused cross entropy");
-  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE)
-    g_string_append_printf(out, ", recompute modules%s%s%s",
-                           l->recompute_modules & PTSIM_RECOMPUTE_CORE_ATTN ? " core_attn" : "",
-                           l->recompute_modules & PTSIM_RECOMPUTE_MLP ? " mlp" : "",
-                           l->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM ? " layernorm" : "");
+  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE) {
+    g_string_append(out, ", recompute modules");
+    for (int v = 0; (1 << v) <= PTSIM_RECOMPUTE_ALL_MODULES; v++)
+      if (l->recompute_modules & (1 << v))
+        g_string_append_printf(out, " %s", ptsim_names_get(PTSIM_NAMES_RECOMPUTE_MODULE, v));
+  }
   if (l->precision == PTSIM_PRECISION_FP8)
     g_string_append_printf(out, ", fp8 recipe %s%s", fp8_recipe_word(l->fp8_recipe),
                            l->fp8_param_gather ? ", fp8 weights" : "");

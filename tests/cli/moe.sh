@@ -59,6 +59,11 @@ assert rows and set(r['ep'] for r in rows) == {'4', '8'}, set(r['ep'] for r in r
 assert all(float(r['exposed_ep_s']) > 0 for r in rows if r['status'] == '0')"
 check "sweep --ep must be positive integers" expect_exit 2 sweep --model mixtral-8x7b --ep 0
 
+# the settings line names every recompute module, the MoE and MLA ones too
+"$ptsim" predict --model deepseek-v2-lite --gpus 8 --ep 8 --gbs 64 --seq 4096 --recompute selective \
+  --recompute-modules mlp,moe_act,mla_up_proj >"$tmp/rm.txt" 2>&1
+check "predict names the MoE recompute modules" grep -q "recompute modules mlp moe_act mla_up_proj" "$tmp/rm.txt"
+
 # the expert load sampled per Monte-Carlo sample: percentiles for every layout
 "$ptsim" sweep --model mixtral-8x7b --gpus 16 --gbs 64 --seq 4096 --mbs 1 --cp 1 --recompute none \
   --schedule 1f1b --ep 8 --samples 8 --csv "$tmp/mc.csv" >/dev/null 2>&1

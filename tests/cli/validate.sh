@@ -34,6 +34,10 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert len(d["runs"]) == 40, len(d["runs"])
 assert sum(r["source"] == "moe_published" for r in d["runs"]) == 3
+# the MoE rows' precision column reaches the command (DeepSeek-V3 in fp8, Mixtral in bf16)
+moe = [r["command"] for r in d["runs"] if r["source"] == "moe_published"]
+assert [c.count("--precision fp8") for c in moe] == [1, 1, 0], moe
+assert "--precision bf16" in moe[2], moe[2]
 assert len(d["not_expressible"]) == 12
 for k in ("step_s", "tflops_per_gpu", "max_allocated_analytical", "max_allocated_allocator", "max_reserved"):
     assert k in d["statistics"], k
