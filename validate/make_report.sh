@@ -47,7 +47,7 @@ print("%.1f%% over %d runs" % (100 * sum(e) / len(e), len(e)) if e else "none")'
   echo "runs (moe_published), step-time MAPE $moe_only (in the table below, and in"
   echo "validate/CALIBRATION.md apart from the fitted rows)."
   echo
-  echo "## Published runs (validate/data/published), in sample"
+  echo "## Published runs (validate/data/published), in sample (the moe_published rows: validation only)"
   echo
   echo "\`ptsim validate --suite published\`: each row mapped to a model, profile and layout as"
   echo "\`validate/calibrate_published.py\` maps it (table \`published_sources\` in sim/cli/validate_cmd.c);"
