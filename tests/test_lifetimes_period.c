@@ -1,5 +1,6 @@
 /* test_lifetimes_period.c — the allocator replay's periodic shortcut is
- * exact: over random layouts of every schedule and recompute variant,
+ * exact: over random layouts of every schedule and recompute variant (and
+ * mixture-of-experts models with their dispatch and MTP layers),
  * under PyTorch's default allocator and under every option the emulation
  * has (max_split_size, power-2 rounding, GC with a memory fraction,
  * expandable segments), and at capacities that make allocations fail at
@@ -11,6 +12,7 @@
 #include <glib.h>
 #include <string.h>
 #include "job_fixture.h"
+#include "config.h"
 #include "jobgen.h"
 #include "lifetimes.h"
 #include "plan.h"
@@ -192,6 +194,54 @@ static void test_failures_anywhere(void) {
   fixture_tear_down(&f);
 }
 
+typedef struct {
+  const char *model;
+  gint64 gpus, tp, pp, ep, vp, first, last; /* first/last: uneven stage ends */
+} MoeCase;
+
+static void test_moe_layouts(void) {
+  g_test_summary("Mixture-of-experts models (expert layers among dense ones, the dispatch's "
+                 "transients, DeepSeek-V3's MTP layer on the last stage) under 1F1B, ZB-H1 and "
+                 "the interleaved schedule: the shortcut's result == every item's");
+  static const MoeCase cases[] = {
+      {"mixtral-8x7b", 64, 2, 4, 8, 2, 0, 0},
+      {"deepseek-v2-lite", 24, 1, 3, 8, 3, 0, 0},
+      {"qwen3-30b-a3b", 64, 2, 4, 8, 2, 0, 0},
+      {"deepseek-v3", 256, 1, 8, 32, 1, 5, 8},
+  };
+  static const PtsimSchedule schedules[] = {PTSIM_SCHEDULE_1F1B, PTSIM_SCHEDULE_ZB_H1,
+                                            PTSIM_SCHEDULE_INTERLEAVED};
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  Tally tally[4];
+  memset(tally, 0, sizeof tally);
+  for (gsize c = 0; c < G_N_ELEMENTS(cases); c++)
+    for (gsize k = 0; k < G_N_ELEMENTS(schedules); k++) {
+      const MoeCase *mc = &cases[c];
+      if (schedules[k] == PTSIM_SCHEDULE_INTERLEAVED && mc->vp < 2) continue;
+      PtsimJob job;
+      g_autoptr(GError) error = NULL;
+      memset(&job, 0, sizeof job);
+      g_assert_true(ptsim_model_load(mc->model, &job.model, &error));
+      g_assert_true(ptsim_hardware_load("h200-141g", &job.hw, &error));
+      ptsim_layout_init_defaults(&job.layout);
+      PtsimLayout *l = &job.layout;
+      l->gpus = mc->gpus, l->tp = mc->tp, l->pp = mc->pp, l->ep = mc->ep;
+      l->first_stage_layers = mc->first, l->last_stage_layers = mc->last;
+      l->schedule = schedules[k];
+      l->vp = schedules[k] == PTSIM_SCHEDULE_INTERLEAVED ? mc->vp : 1;
+      l->seq = 4096;
+      l->dp = mc->gpus / (mc->tp * mc->pp);
+      l->gbs = 24 * mc->pp * l->dp; /* 24 pp microbatches: a steady state */
+      if (!ptsim_job_validate(&job, &error)) {
+        g_test_message("%s %d: %s", mc->model, (int)schedules[k], error->message);
+        g_assert_not_reached();
+      }
+      ptsim_plan_build(&job, plan);
+      check_same(plan, NULL, &tally[schedules[k]]);
+    }
+  report(tally);
+}
+
 /* Items the shortcut replays for a 1F1B Llama-3-70B layout (pp 8) with m
  * microbatches, all stages, both steps. */
 static int64_t replayed_at(int64_t m, gboolean every_item) {
@@ -262,6 +312,7 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/lifetimes-period/random-layouts", test_random_layouts);
   g_test_add_func("/lifetimes-period/failures-anywhere", test_failures_anywhere);
+  g_test_add_func("/lifetimes-period/moe-layouts", test_moe_layouts);
   g_test_add_func("/lifetimes-period/cost-independent-of-m", test_cost_independent_of_m);
   g_test_add_func("/lifetimes-period/timeline-replays-every-item", test_timeline_replays_every_item);
   return g_test_run();

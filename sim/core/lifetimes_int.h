@@ -37,6 +37,9 @@ typedef struct {
   int32_t per_slot;
   PtsimLifetimesTensor saved[PTSIM_LIFETIMES_LAYER_TENSORS];
   int32_t n_saved;
+  PtsimLifetimesTensor saved_moe[PTSIM_LIFETIMES_LAYER_TENSORS]; /* an MoE layer's
+                                                                     (mixture-of-experts models) */
+  int32_t n_saved_moe;
   double layer_input_bytes, tokens, tokens_sp, logits_elems;
   PtsimStageAlloc *out;
   int32_t step, item, kind, microbatch, chunk;
@@ -63,6 +66,13 @@ static inline PTSIM_HD void ptsim_lifetimes_live_set(PtsimLifetimesCtx *x, int32
   x->live[2 * k + 1] = chunk;
   x->live_pos[(int64_t)mb * x->v + chunk] = k;
 }
+
+/* The live list's upkeep (only while the shortcut watches): a forward
+ * filled (mb, chunk); an item reads its tensors, `done` when it frees the
+ * last of them.  An item that breaks the pattern (a second forward, a read
+ * of a pair no forward filled) makes the replay irregular. */
+PTSIM_HD void ptsim_lifetimes_live_add(PtsimLifetimesCtx *x, int32_t mb, int32_t chunk);
+PTSIM_HD void ptsim_lifetimes_live_use(PtsimLifetimesCtx *x, int32_t mb, int32_t chunk, int done);
 
 /* Handle slots of (microbatch, chunk). */
 static inline PTSIM_HD int32_t *ptsim_lifetimes_slot(PtsimLifetimesCtx *x, int32_t mb,

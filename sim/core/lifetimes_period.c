@@ -127,6 +127,33 @@ PTSIM_HD void ptsim_lifetimes_period_step(PtsimLifetimesCtx *x) {
   period_enter(x, 0, 0);
 }
 
+/* ---- the live list (lifetimes_int.h) ---- */
+
+PTSIM_HD void ptsim_lifetimes_live_add(PtsimLifetimesCtx *x, int32_t mb, int32_t chunk) {
+  if (!x->period || x->irregular) return;
+  if (x->n_live == x->live_cap || x->live_pos[(int64_t)mb * x->v + chunk] >= 0) {
+    x->irregular = 1;
+    return;
+  }
+  ptsim_lifetimes_live_set(x, x->n_live, mb, chunk);
+  x->n_live += 1;
+}
+
+PTSIM_HD void ptsim_lifetimes_live_use(PtsimLifetimesCtx *x, int32_t mb, int32_t chunk, int done) {
+  int32_t k, last;
+  if (!x->period || x->irregular) return;
+  k = x->live_pos[(int64_t)mb * x->v + chunk];
+  if (k < 0) {
+    x->irregular = 1;
+    return;
+  }
+  if (!done) return;
+  x->live_pos[(int64_t)mb * x->v + chunk] = -1;
+  x->n_live -= 1;
+  last = x->n_live;
+  if (k != last) ptsim_lifetimes_live_set(x, k, x->live[2 * last], x->live[2 * last + 1]);
+}
+
 /* ---- copies of the state ---- */
 
 /* The live pairs in (microbatch, chunk) order (insertion sort: a few dozen). */
