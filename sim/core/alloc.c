@@ -648,6 +648,46 @@ PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes, int32
   return s;
 }
 
+PTSIM_HD int32_t ptsim_alloc_malloc_free(PtsimAllocator *a, int64_t size_bytes, int32_t stream,
+                                         int64_t *addr) {
+  if (size_bytes < 0 || stream < 0 || size_bytes > ((int64_t)1 << 56)) return PTSIM_ALLOC_ERR_ARGS;
+  if (a->unused_count < SLOTS_PER_MALLOC) return PTSIM_ALLOC_ERR_NO_BLOCKS;
+  int32_t s = NO_BLOCK, at = -1;
+  int64_t size = 0;
+  /* GC ages cached blocks, and an expandable block may grow into its
+   * unmapped neighbour: those take the two calls */
+  if (!gc_enabled(a) && !a->opts.expandable_segments) {
+    size = a->divided ? ptsim_alloc_round_size(&a->opts, size_bytes)
+                      : round_up(size_bytes > 0 ? size_bytes : 1, PTSIM_ALLOC_MIN_BLOCK);
+    int32_t pool = size <= PTSIM_ALLOC_SMALL_SIZE ? PTSIM_ALLOC_POOL_SMALL : PTSIM_ALLOC_POOL_LARGE;
+    s = get_free_block(a, pool, stream, size, &at);
+  }
+  if (s == NO_BLOCK) {
+    int32_t h = ptsim_alloc_malloc(a, size_bytes, stream);
+    if (h < 0) return h;
+    *addr = a->blocks[h].addr;
+    return ptsim_alloc_free(a, h);
+  }
+  /* A cached block serves it: malloc splits off the rest (or takes it
+   * whole) and free merges it back, leaving every block as it was (its
+   * neighbours are not cached: cached neighbours are merged).  What
+   * remains are the peaks the two calls pass through. */
+  const PtsimAllocBlock *b = &a->blocks[s];
+  PtsimAllocStats *st = &a->stats;
+  int64_t counted = !b->expandable && is_split(b) ? b->size : 0;
+  int64_t handed = b->size;
+  if (should_split(a, b, size)) {
+    handed = size;
+    /* the rest, cached in a split segment, while the front is out */
+    bump_peak(st->inactive_split_bytes - counted + (b->size - size), &st->inactive_split_bytes_peak);
+  }
+  bump_peak(st->allocated_bytes + handed, &st->allocated_bytes_peak);
+  st->active_bytes_peak = st->allocated_bytes_peak;
+  bump_peak(st->requested_bytes + size_bytes, &st->requested_bytes_peak);
+  *addr = b->addr;
+  return 0;
+}
+
 PTSIM_HD int32_t ptsim_alloc_free(PtsimAllocator *a, int32_t h) {
   if (h < 0 || h >= a->high_water || a->blocks[h].state != PTSIM_ALLOC_BLOCK_ALLOCATED)
     return PTSIM_ALLOC_ERR_HANDLE;

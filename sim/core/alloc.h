@@ -207,6 +207,15 @@ PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes,
  * changed). */
 PTSIM_HD int32_t ptsim_alloc_free(PtsimAllocator *a, int32_t handle);
 
+/* ptsim_alloc_malloc then, at once, ptsim_alloc_free of the block: a
+ * tensor that lives between two others' (a collective's output reduced at
+ * once).  The same state, counters and peaks as the two calls, handles
+ * aside; without moving a block when a cached one serves it (the common
+ * case).  *addr: the block's address.  Returns 0 or malloc's error code
+ * (nothing was allocated then). */
+PTSIM_HD int32_t ptsim_alloc_malloc_free(PtsimAllocator *a, int64_t size_bytes, int32_t stream,
+                                         int64_t *addr);
+
 /* torch.cuda.empty_cache(): cudaFree every cached segment that is one whole
  * free block; with expandable segments, unmap every whole free page. */
 PTSIM_HD void ptsim_alloc_empty_cache(PtsimAllocator *a);

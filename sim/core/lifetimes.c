@@ -226,15 +226,8 @@ PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t st
 
 /* One allocation; on the first failure the OOM is recorded and the replay
  * stops allocating (later frees of never-allocated tensors are skipped). */
-static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t stream) {
-  int32_t h;
+static PTSIM_HD void failed(Ctx *x, int32_t h, const char *name, double bytes) {
   int i;
-  if (x->failed || bytes <= 0.0) return -1;
-  h = ptsim_alloc_malloc(&x->alloc, (int64_t)bytes, stream);
-  if (h >= 0) {
-    x->trace_hash = (x->trace_hash ^ (uint64_t)x->alloc.blocks[h].addr) * 0x100000001B3ull;
-    return h;
-  }
   x->failed = h == PTSIM_ALLOC_ERR_OOM ? 1 : 2;
   if (h == PTSIM_ALLOC_ERR_OOM && x->out->fits) {
     PtsimStageAlloc *o = x->out;
@@ -248,7 +241,35 @@ static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t str
     for (i = 0; i < PTSIM_LIFETIMES_NAME_MAX - 1 && name[i]; i++) o->oom_tensor[i] = name[i];
     o->oom_tensor[i] = '\0';
   }
+}
+
+/* The shortcut's hint: the addresses handed out (lifetimes_period.c). */
+static PTSIM_HD void handed(Ctx *x, int64_t addr) {
+  x->trace_hash = (x->trace_hash ^ (uint64_t)addr) * 0x100000001B3ull;
+}
+
+static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t stream) {
+  int32_t h;
+  if (x->failed || bytes <= 0.0) return -1;
+  h = ptsim_alloc_malloc(&x->alloc, (int64_t)bytes, stream);
+  if (h >= 0) {
+    handed(x, x->alloc.blocks[h].addr);
+    return h;
+  }
+  failed(x, h, name, bytes);
   return -1;
+}
+
+/* A tensor freed as soon as it is made (take then give, in one call). */
+static PTSIM_HD void take_give(Ctx *x, const char *name, double bytes, int32_t stream) {
+  int64_t addr = 0;
+  int32_t rc;
+  if (x->failed || bytes <= 0.0) return;
+  rc = ptsim_alloc_malloc_free(&x->alloc, (int64_t)bytes, stream, &addr);
+  if (rc == 0)
+    handed(x, addr);
+  else
+    failed(x, rc, name, bytes);
 }
 
 static PTSIM_HD void give(Ctx *x, int32_t handle) {
@@ -269,10 +290,8 @@ static PTSIM_HD void layer_transients(Ctx *x) {
   const PtsimLayout *l = &x->job->layout;
   double h = (double)x->job->model.hidden_size, full = ELEM * x->tokens * h;
   int32_t a, b;
-  if (l->tp > 1 && l->sp) { /* all-gather output feeding QKV, then fc1 */
-    a = take(x, "sp_allgather", full, STREAM_COMPUTE);
-    give(x, a);
-  }
+  if (l->tp > 1 && l->sp) /* all-gather output feeding QKV, then fc1 */
+    take_give(x, "sp_allgather", full, STREAM_COMPUTE);
   if (l->cp > 1) { /* ring: the K/V block in flight and the one received */
     double kv = ELEM * 2.0 * x->tokens * h * (double)x->job->model.num_query_groups /
                 (double)x->job->model.num_attention_heads / (double)l->tp;
@@ -281,10 +300,8 @@ static PTSIM_HD void layer_transients(Ctx *x) {
     give(x, a);
     give(x, b);
   }
-  if (l->tp > 1) { /* the row-parallel GEMM output before its reduction */
-    a = take(x, "rowparallel_output", full, STREAM_COMPUTE);
-    give(x, a);
-  }
+  if (l->tp > 1) /* the row-parallel GEMM output before its reduction */
+    take_give(x, "rowparallel_output", full, STREAM_COMPUTE);
 }
 
 /* An MoE layer's transients beyond a dense layer's: the permuted tokens
@@ -382,10 +399,8 @@ static PTSIM_HD void mtp_backward(Ctx *x, int32_t *h, int keep_saved) {
   int64_t j;
   int32_t n;
   const Tensor *set = mtp_set(x, &n);
-  for (j = 0; j < x->job->model.mtp_num_layers; j++) {
-    int32_t grad = take(x, "mtp_logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
-    give(x, grad);
-  }
+  for (j = 0; j < x->job->model.mtp_num_layers; j++)
+    take_give(x, "mtp_logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
   mtp_give(x, h, MTP_TENSORS - 2, MTP_TENSORS);
   for (j = 0; j < x->job->model.mtp_num_layers; j++) {
     int32_t grad = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
