@@ -73,6 +73,15 @@ typedef struct {
   " --no-overlap"
 /* Megatron-Core GPT runs: Megatron's default dropout where the source is silent. */
 #define GPT_DROPOUT " --attention-dropout 0.1 --hidden-dropout 0.1"
+/* NeMo 24.03's optimizer (NeMo-Framework-Launcher @21657d24 conf/training/llama/llama2_7b.yaml:
+ * optim distributed_fused_adam, contiguous grad buffer; its FP8 example
+ * examples/training/llama/h100/llama2_7b_fp8.sh adds optim.grad_sync_dtype=bf16): Apex's
+ * DistributedFusedAdam keeps the gradient buffer in grad_sync_dtype and reads its shards in
+ * place, and NeMo (megatron_base_model.py @9d86acd5eb, bf16 weights under megatron_amp_O2 with
+ * fp32 optimizer state) sets store_params False, store_param_remainders True: the fp32 master
+ * is the bf16 weight plus 16 stored bits.  Not expressible: NeMo keeps the embedding's and the
+ * output layer's gradients in fp32 (_with_fp32_optimizer), 2 B more for their parameters. */
+#define NEMO_2403_ADAM " --no-fp32-grad-accumulation --use-precision-aware-optimizer"
 
 typedef struct {
   const char *file_prefix;   /* CSV basename starts with this */
@@ -114,9 +123,11 @@ static const PublishedSource published_sources[] = {
      {{"H100", "h100-80g"}, {NULL, NULL}, {NULL, NULL}},
      "no hardware profile for this GPU (and the source's B200 DP column is inconsistent)",
      MBS_ONE, 0, FALSE, TRUE, FALSE,
-     "--precision fp8 --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap",
+     "--precision fp8 --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap"
+     NEMO_2403_ADAM,
      FLOPS_MEGATRON, "tflops_per_gpu_with_cp", FALSE, LABEL_MODEL_SEQ,
-     "mbs 1, Megatron FLOP formula"},
+     "mbs 1, Megatron FLOP formula, NeMo 24.03's distributed Adam (bf16 gradients, fp32 masters "
+     "as 16-bit remainders)"},
     {"megatron_readme_2021_tp", "megatron_readme_2021", "megatron2021-gpt-", NULL,
      {{"A100", "a100-40g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
      MBS_GBS_OVER_DP, 1024, FALSE, FALSE, FALSE,
