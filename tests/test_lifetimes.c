@@ -256,7 +256,9 @@ static void test_runs_verdict(void) {
     g_assert_false(m->fits);
     g_assert_cmpint(a->runs, ==, cases[i].runs);
     g_assert_cmpint(a->fits, ==, cases[i].fits);
-    g_assert_cmpfloat(s->runs_margin_bytes, ==, PTSIM_LIFETIMES_RESERVED_ERROR * s->reserved_peak_bytes);
+    g_assert_cmpfloat(s->runs_margin_bytes, ==,
+                      PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES +
+                          PTSIM_LIFETIMES_RESERVED_ERROR * s->reserved_peak_bytes);
     if (cases[i].fits) /* runs exactly when the margin fits beside the peak */
       g_assert_cmpint(s->device_peak_bytes + s->runs_margin_bytes <= job.hw.memory_bytes, ==,
                       cases[i].runs);

@@ -59,6 +59,7 @@ typedef struct {
   gboolean qk_layernorm;
   char *position_embedding;
   gboolean manual_gc;
+  char *megatron_date; /* YYYY-MM-DD of the Megatron-LM source */
   char *megatron_args, *megatron_args_file;
   char *torchtitan; /* a torchtitan job config (.toml) */
 } PtsimCliJob;

@@ -42,6 +42,7 @@
 #include "config.h"
 #include "job_validate.h"
 #include "megatron_log.h"
+#include "megatron_log_date.h"
 #include "memory.h"
 #include "names.h"
 #include "report.h"
@@ -160,6 +161,9 @@ static Row *row_new(const char *input, int64_t line, const char *source, const c
   r->pred_step_s = r->pred_tflops = NAN;
   r->est_total_bytes = r->est_usage = r->capacity_bytes = NAN;
   r->alloc_allocated_bytes = r->alloc_reserved_bytes = r->outside_bytes = NAN;
+  r->alloc_runs = -1;
+  r->alloc_oom_step = r->runs_fail_step = -1;
+  r->first_step_device_bytes = NAN;
   r->pred_reserved_bytes = NAN;
   r->alloc_oom = -1;
   return r;
@@ -337,6 +341,10 @@ static void predict_rows(Row **rows, const int64_t *stages, guint n, PtsimJob *j
     r->outside_bytes = alloc->stages[st].outside_bytes;
     r->pred_reserved_bytes = alloc->stages[st].reserved_peak_bytes;
     r->alloc_oom = oom;
+    r->alloc_runs = alloc->runs;
+    r->alloc_oom_step = alloc->stages[st].fits ? -1 : alloc->stages[st].oom_step;
+    r->runs_fail_step = alloc->stages[st].runs_fail_step;
+    r->first_step_device_bytes = alloc->stages[st].first_step.device_peak_bytes;
   }
 }
 
@@ -610,9 +618,21 @@ static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatron
                                 : "the arguments block does not describe a model");
     return FALSE;
   }
-  PtsimCliJob opts = *user; /* shallow: only gbs may differ */
+  PtsimCliJob opts = *user; /* shallow: only gbs and the Megatron-LM date may differ */
   const char *gbs = ptsim_megatron_log_arg(log, "global_batch_size");
   if (opts.gbs == -1 && sum->gbs > 0 && (!gbs || strcmp(gbs, "None") == 0)) opts.gbs = sum->gbs;
+  /* The release the block dates (megatron_log_date.h), unless given. */
+  int32_t before = 0, date = ptsim_megatron_log_date(log, &before);
+  g_autofree char *dated = date > 0 ? ptsim_report_date(date) : NULL;
+  g_autofree char *until = before > 0 ? ptsim_report_date(before) : NULL;
+  if (!opts.megatron_date && dated) {
+    opts.megatron_date = dated;
+    set_str(&r->assumed,
+            until ? g_strdup_printf("Megatron-LM of %s to %s (the arguments it prints; "
+                                    "--megatron-date changes it)",
+                                    dated, until)
+                  : g_strdup_printf("Megatron-LM of %s or later (the arguments it prints)", dated));
+  }
   set_str(&r->command, g_strdup_printf("(arguments block at line %" G_GINT64_FORMAT ")%s%s --hw %s",
                                        log->args_line, user->megatron_args ? " --megatron-args " : "",
                                        user->megatron_args ? user->megatron_args : "", user->hw));

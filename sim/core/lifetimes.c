@@ -8,7 +8,30 @@
  * flash attention), scaled so that their sum is exactly
  * ptsim_memory_layer_activation_bytes(): the allocator then adds only what
  * the estimate leaves to its 20% margin — caching, rounding, fragmentation,
- * transients. */
+ * transients — and what unfused attention keeps beyond it (below).
+ *
+ * Unfused attention (Megatron's CoreAttention / DotProductAttention, the
+ * local layers) multiplies Q by K^T into a buffer of Megatron's global
+ * memory buffer ([b np/t, s, s] in 16 bits, got once and kept:
+ * get_global_memory_buffer().get_tensor(..., "mpu")), and under grouped
+ * query attention copies K and V to every head (repeat_interleave, which
+ * index_selects: a new [s, b, np/t, hn] tensor each, kept by the two
+ * batched GEMMs for the backward).  Megatron-LM made those copies without
+ * grouped queries too from the GQA merge (2023-07-21) until "Remove
+ * unnecessary repeat_interleave" (2023-10-16, legacy model; 2023-11-02,
+ * Megatron-Core's "General cleanup of function arguments").
+ *
+ * The loss: the 16-bit logits, their fp32 copy (.float()), and in
+ * vocab_parallel_cross_entropy the max-subtracted logits, which it keeps for
+ * the backward as the softmax.  Megatron-LM subtracts in place (sub_, since
+ * "memory optimization in mpu cross entropy", merged 2020-03-10), except
+ * from the move into Megatron-Core (merged 2022-11-02, "Correct some merge
+ * errors" 55817ec9) until "Reduce logit memory pressure by using in-place
+ * operation" (9634c0e4, merged 2024-06-13): then the subtraction made a
+ * second fp32 copy while the first and the 16-bit logits were alive (the
+ * 786 MiB request, 4 x 1024 x 50304 x 4 B, of the out-of-memory line of
+ * Megatron-LM#525).  The backward turns the kept softmax into the gradient
+ * in place and casts it to 16 bits (the .float()'s backward). */
 #include "lifetimes.h"
 #include "memory.h"
 
@@ -24,6 +47,13 @@
  * per communicator. */
 #define CUDA_CONTEXT_BYTES (500.0 * 1024.0 * 1024.0)
 #define NCCL_COMMUNICATOR_BYTES (0.5e9)
+/* Megatron-LM commit dates (YYYYMMDD, merges into main) where memory changed;
+ * see the header comment. */
+#define MEGATRON_KV_COPIES_FROM 20230721
+#define MEGATRON_KV_COPIES_UNTIL 20231102
+#define MEGATRON_CE_IN_PLACE_FROM 20200310
+#define MEGATRON_CE_COPY_FROM 20221102
+#define MEGATRON_CE_COPY_UNTIL 20240613
 
 typedef struct {
   const char *name;
@@ -46,10 +76,18 @@ typedef struct {
   int failed;
   int32_t *main_grads;       /* (buckets) fp32 main-grad copies alive, or -1 */
   int32_t buckets;
+  int32_t attention_buffer;  /* unfused attention's global buffer, once got */
   double reserved_best;      /* highest reserved seen so far (all phases) */
 } Ctx;
 
 static PTSIM_HD double dmax(double a, double b) { return a > b ? a : b; }
+
+/* The job runs a Megatron-LM dated in [from, until) (date 0, the current
+ * one, is in no past interval). */
+static PTSIM_HD int megatron_between(const PtsimJob *job, int32_t from, int32_t until) {
+  int32_t d = job->layout.megatron_date;
+  return d > 0 && d >= from && d < until;
+}
 
 PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job) {
   const PtsimLayout *l = &job->layout;
@@ -98,6 +136,17 @@ static PTSIM_HD void build_saved(Ctx *x) {
   target = ptsim_memory_layer_activation_bytes(x->plan, l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
   scale = sum > 0.0 ? target / sum : 1.0;
   for (i = 0; i < n; i++) s[i].bytes *= scale;
+  /* Unfused attention's K and V copied to every head (header comment),
+   * made after V and kept with the scores. */
+  if (!l->flash_attention && l->recompute != PTSIM_RECOMPUTE_SELECTIVE &&
+      (m->num_query_groups < m->num_attention_heads ||
+       megatron_between(x->job, MEGATRON_KV_COPIES_FROM, MEGATRON_KV_COPIES_UNTIL))) {
+    double heads = ELEM * T * (double)(m->num_attention_heads * x->plan->head_dim) / t;
+    for (i = n - 1; i >= 5; i--) s[i + 2] = s[i];
+    s[5].name = "k_repeated"; s[5].bytes = heads;
+    s[6].name = "v_repeated"; s[6].bytes = heads;
+    n += 2;
+  }
   x->n_saved = n;
 }
 
@@ -216,6 +265,14 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   for (i = 0; i < x->per_slot; i++) hs[i] = -1;
   if (!is_first(x, chunk)) hs[k] = take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
   k++;
+  if (!x->job->layout.flash_attention && x->attention_buffer < 0 && x->chunk_layers > 0) {
+    const PtsimLayout *l = &x->job->layout;
+    double s = (double)l->seq / (double)l->cp;
+    x->attention_buffer = take(x, "attention_buffer",
+                               ELEM * (double)l->mbs * (double)x->job->model.num_attention_heads /
+                                   (double)l->tp * s * s,
+                               STREAM_COMPUTE);
+  }
   for (layer = 0; layer < x->chunk_layers; layer++) {
     if (recomputed(x, layer)) {
       /* Only the checkpointed input stays; the working set comes and goes. */
@@ -234,9 +291,17 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
       k += MAX_LAYER_TENSORS;
     }
   }
-  if (is_last(x, chunk)) { /* logits (bf16), their fp32 copy kept for backward, loss */
+  if (is_last(x, chunk)) { /* logits (16-bit), fp32, kept as the softmax; loss */
     int32_t logits = take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
-    hs[k++] = take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    hs[k] = take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    if (megatron_between(x->job, 0, MEGATRON_CE_IN_PLACE_FROM) ||
+        megatron_between(x->job, MEGATRON_CE_COPY_FROM, MEGATRON_CE_COPY_UNTIL)) {
+      /* logits - max, out of place */
+      int32_t shifted = take(x, "logits_minus_max", 4.0 * x->logits_elems, STREAM_COMPUTE);
+      give(x, hs[k]);
+      hs[k] = shifted;
+    }
+    k++;
     give(x, logits);
     hs[k++] = take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
   }
@@ -263,8 +328,8 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   int32_t *hs = slot(x, mb, chunk);
   int32_t layer, i, grad_in, grad_out;
   int32_t base = 1 + x->chunk_layers * MAX_LAYER_TENSORS;
-  if (is_last(x, chunk)) {
-    int32_t grad_logits = take(x, "logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
+  if (is_last(x, chunk)) { /* the kept softmax becomes the gradient in place; to 16 bits */
+    int32_t grad_logits = take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
     give(x, hs[base + 1]);
     give(x, hs[base]);
     give(x, grad_logits);
@@ -418,6 +483,7 @@ static PTSIM_HD void result_init(PtsimStageAlloc *out, const PtsimJob *job) {
   out->fits = 1;
   out->runs = 0;
   out->runs_margin_bytes = 0.0;
+  out->runs_fail_step = -1;
   out->oom_step = out->oom_item = out->oom_microbatch = out->oom_chunk = -1;
   out->oom_kind = PTSIM_LIFETIMES_AT_SETUP;
   out->oom_request_bytes = 0.0;
@@ -430,7 +496,18 @@ static PTSIM_HD void result_init(PtsimStageAlloc *out, const PtsimJob *job) {
   phase_zero(&out->steady_state);
 }
 
-/* The worse phase becomes the stage's peaks; then the verdict. */
+/* The `runs` margin of a reserved peak (lifetimes.h). */
+static PTSIM_HD double runs_margin(double reserved_bytes) {
+  return PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES + PTSIM_LIFETIMES_RESERVED_ERROR * reserved_bytes;
+}
+
+static PTSIM_HD int phase_breaks(const PtsimAllocPhase *p, double capacity) {
+  return p->reserved_peak_bytes > 0.0 &&
+         p->device_peak_bytes + runs_margin(p->reserved_peak_bytes) > capacity;
+}
+
+/* The worse phase becomes the stage's peaks; then the verdict, and the
+ * first step that breaks it. */
 static PTSIM_HD void result_close(PtsimStageAlloc *out, const PtsimJob *job) {
   const PtsimAllocPhase *a = &out->first_step, *b = &out->steady_state;
   out->allocated_peak_bytes = dmax(a->allocated_peak_bytes, b->allocated_peak_bytes);
@@ -439,9 +516,14 @@ static PTSIM_HD void result_close(PtsimStageAlloc *out, const PtsimJob *job) {
                            ? 1.0 - out->allocated_peak_bytes / out->reserved_peak_bytes
                            : 0.0;
   out->device_peak_bytes = out->reserved_peak_bytes + out->outside_bytes;
-  out->runs_margin_bytes = PTSIM_LIFETIMES_RESERVED_ERROR * out->reserved_peak_bytes;
+  out->runs_margin_bytes = runs_margin(out->reserved_peak_bytes);
   out->runs = out->fits &&
               out->device_peak_bytes + out->runs_margin_bytes <= job->hw.memory_bytes;
+  out->runs_fail_step = phase_breaks(a, job->hw.memory_bytes) ? 0
+                        : !out->fits                          ? out->oom_step
+                        : phase_breaks(b, job->hw.memory_bytes) ? 1
+                        : !out->runs                          ? 0
+                                                              : -1;
 }
 
 PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
@@ -476,6 +558,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.microbatch = -1;
   x.chunk = -1;
   x.buckets = bucket_count(plan, stage);
+  x.attention_buffer = -1;
   x.reserved_best = 0.0;
   result_init(out, job);
   slots = (int64_t)x.m * x.v * x.per_slot;
