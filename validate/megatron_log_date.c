@@ -1,6 +1,7 @@
 /* megatron_log_date.c — the Megatron-LM source's date from a log's arguments
  * block; see megatron_log_date.h. */
 #include "megatron_log_date.h"
+#include "report.h"
 
 /* Arguments by the date their addition was merged into main, oldest first. */
 static const struct {
@@ -33,4 +34,17 @@ int32_t ptsim_megatron_log_date(const PtsimMegatronLog *log, int32_t *before) {
       *before = markers[i].added;
   }
   return after > 0 ? after : day_before(*before);
+}
+
+char *ptsim_megatron_log_dated(const PtsimMegatronLog *log, char **assumed) {
+  int32_t before = 0, date = ptsim_megatron_log_date(log, &before);
+  if (date <= 0) return NULL;
+  char *dated = ptsim_report_date(date);
+  g_autofree char *until = before > 0 ? ptsim_report_date(before) : NULL;
+  g_free(*assumed);
+  *assumed = until ? g_strdup_printf("Megatron-LM of %s to %s (the arguments it prints; "
+                                     "--megatron-date changes it)",
+                                     dated, until)
+                   : g_strdup_printf("Megatron-LM of %s or later (the arguments it prints)", dated);
+  return dated;
 }

@@ -35,4 +35,9 @@
  * 0 when the log has no arguments block. */
 int32_t ptsim_megatron_log_date(const PtsimMegatronLog *log, int32_t *before);
 
+/* The same as "YYYY-MM-DD" (NULL: no arguments block), and *assumed (freed
+ * and replaced) saying the interval and where it came from.  (transfer
+ * full) */
+char *ptsim_megatron_log_dated(const PtsimMegatronLog *log, char **assumed);
+
 #endif /* PTSIM_MEGATRON_LOG_DATE_H */

@@ -74,14 +74,11 @@ typedef struct {
   " --no-overlap"
 /* Megatron-Core GPT runs: Megatron's default dropout where the source is silent. */
 #define GPT_DROPOUT " --attention-dropout 0.1 --hidden-dropout 0.1"
-/* NeMo 24.03's optimizer (NeMo-Framework-Launcher @21657d24 conf/training/llama/llama2_7b.yaml:
- * optim distributed_fused_adam, contiguous grad buffer; its FP8 example
- * examples/training/llama/h100/llama2_7b_fp8.sh adds optim.grad_sync_dtype=bf16): Apex's
- * DistributedFusedAdam keeps the gradient buffer in grad_sync_dtype and reads its shards in
- * place, and NeMo (megatron_base_model.py @9d86acd5eb, bf16 weights under megatron_amp_O2 with
- * fp32 optimizer state) sets store_params False, store_param_remainders True: the fp32 master
- * is the bf16 weight plus 16 stored bits.  Not expressible: NeMo keeps the embedding's and the
- * output layer's gradients in fp32 (_with_fp32_optimizer), 2 B more for their parameters. */
+/* NeMo 24.03's optimizer: NeMo-Framework-Launcher @21657d24 llama2_7b.yaml runs Apex's
+ * distributed_fused_adam (gradient buffer in grad_sync_dtype, shards read in place), its FP8
+ * example llama2_7b_fp8.sh sets grad_sync_dtype=bf16, and NeMo's megatron_base_model.py
+ * @9d86acd5eb sets store_param_remainders (fp32 master = bf16 weight + 16 bits).  Not
+ * expressible: the embedding's and output layer's gradients stay fp32 (+2 B for those). */
 #define NEMO_2403_ADAM " --no-fp32-grad-accumulation --use-precision-aware-optimizer"
 
 typedef struct {
@@ -161,8 +158,7 @@ static Row *row_new(const char *input, int64_t line, const char *source, const c
   r->pred_step_s = r->pred_tflops = NAN;
   r->est_total_bytes = r->est_usage = r->capacity_bytes = NAN;
   r->alloc_allocated_bytes = r->alloc_reserved_bytes = r->outside_bytes = NAN;
-  r->alloc_runs = -1;
-  r->alloc_oom_step = r->runs_fail_step = -1;
+  r->alloc_runs = r->alloc_oom_step = r->runs_fail_step = -1;
   r->first_step_device_bytes = NAN;
   r->pred_reserved_bytes = NAN;
   r->alloc_oom = -1;
@@ -621,18 +617,9 @@ static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatron
   PtsimCliJob opts = *user; /* shallow: only gbs and the Megatron-LM date may differ */
   const char *gbs = ptsim_megatron_log_arg(log, "global_batch_size");
   if (opts.gbs == -1 && sum->gbs > 0 && (!gbs || strcmp(gbs, "None") == 0)) opts.gbs = sum->gbs;
-  /* The release the block dates (megatron_log_date.h), unless given. */
-  int32_t before = 0, date = ptsim_megatron_log_date(log, &before);
-  g_autofree char *dated = date > 0 ? ptsim_report_date(date) : NULL;
-  g_autofree char *until = before > 0 ? ptsim_report_date(before) : NULL;
-  if (!opts.megatron_date && dated) {
+  g_autofree char *dated = NULL; /* the release the block dates, unless given */
+  if (!opts.megatron_date && (dated = ptsim_megatron_log_dated(log, &r->assumed)))
     opts.megatron_date = dated;
-    set_str(&r->assumed,
-            until ? g_strdup_printf("Megatron-LM of %s to %s (the arguments it prints; "
-                                    "--megatron-date changes it)",
-                                    dated, until)
-                  : g_strdup_printf("Megatron-LM of %s or later (the arguments it prints)", dated));
-  }
   set_str(&r->command, g_strdup_printf("(arguments block at line %" G_GINT64_FORMAT ")%s%s --hw %s",
                                        log->args_line, user->megatron_args ? " --megatron-args " : "",
                                        user->megatron_args ? user->megatron_args : "", user->hw));
