@@ -8,30 +8,8 @@
  * flash attention), scaled so that their sum is exactly
  * ptsim_memory_layer_activation_bytes(): the allocator then adds only what
  * the estimate leaves to its 20% margin — caching, rounding, fragmentation,
- * transients — and what unfused attention keeps beyond it (below).
- *
- * Unfused attention (Megatron's CoreAttention / DotProductAttention, the
- * local layers) multiplies Q by K^T into a buffer of Megatron's global
- * memory buffer ([b np/t, s, s] in 16 bits, got once and kept:
- * get_global_memory_buffer().get_tensor(..., "mpu")), and under grouped
- * query attention copies K and V to every head (repeat_interleave, which
- * index_selects: a new [s, b, np/t, hn] tensor each, kept by the two
- * batched GEMMs for the backward).  Megatron-LM made those copies without
- * grouped queries too from the GQA merge (2023-07-21) until "Remove
- * unnecessary repeat_interleave" (2023-10-16, legacy model; 2023-11-02,
- * Megatron-Core's "General cleanup of function arguments").
- *
- * The loss: the 16-bit logits, their fp32 copy (.float()), and in
- * vocab_parallel_cross_entropy the max-subtracted logits, which it keeps for
- * the backward as the softmax.  Megatron-LM subtracts in place (sub_, since
- * "memory optimization in mpu cross entropy", merged 2020-03-10), except
- * from the move into Megatron-Core (merged 2022-11-02, "Correct some merge
- * errors" 55817ec9) until "Reduce logit memory pressure by using in-place
- * operation" (9634c0e4, merged 2024-06-13): then the subtraction made a
- * second fp32 copy while the first and the 16-bit logits were alive (the
- * 786 MiB request, 4 x 1024 x 50304 x 4 B, of the out-of-memory line of
- * Megatron-LM#525).  The backward turns the kept softmax into the gradient
- * in place and casts it to 16 bits (the .float()'s backward). */
+ * transients — and what unfused attention keeps beyond it (lifetimes.h,
+ * "Releases"). */
 #include "lifetimes.h"
 #include "memory.h"
 
@@ -51,7 +29,7 @@
 #define CUDA_CONTEXT_BYTES (500.0 * 1024.0 * 1024.0)
 #define NCCL_COMMUNICATOR_BYTES (0.5e9)
 /* Megatron-LM commit dates (YYYYMMDD, merges into main) where memory changed;
- * see the header comment. */
+ * see lifetimes.h, "Releases". */
 #define MEGATRON_KV_COPIES_FROM 20230721
 #define MEGATRON_KV_COPIES_UNTIL 20231102
 #define MEGATRON_CE_IN_PLACE_FROM 20200310
@@ -147,7 +125,7 @@ static PTSIM_HD void build_saved(Ctx *x) {
   target = ptsim_memory_layer_activation_bytes(x->plan, l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
   scale = sum > 0.0 ? target / sum : 1.0;
   for (i = 0; i < n; i++) s[i].bytes *= scale;
-  /* Unfused attention's K and V copied to every head (header comment),
+  /* Unfused attention's K and V copied to every head (lifetimes.h),
    * made after V and kept with the scores. */
   if (!l->flash_attention && l->recompute != PTSIM_RECOMPUTE_SELECTIVE &&
       (m->num_query_groups < m->num_attention_heads ||
@@ -720,11 +698,10 @@ static PTSIM_HD void result_init(PtsimStageAlloc *out, const PtsimJob *job) {
   phase_zero(&out->steady_state);
 }
 
-/* The `runs` margin of a reserved peak (lifetimes.h). */
+/* The `runs` margin of a reserved peak (lifetimes.h), and a phase that breaks it. */
 static PTSIM_HD double runs_margin(double reserved_bytes) {
   return PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES + PTSIM_LIFETIMES_RESERVED_ERROR * reserved_bytes;
 }
-
 static PTSIM_HD int phase_breaks(const PtsimAllocPhase *p, double capacity) {
   return p->reserved_peak_bytes > 0.0 &&
          p->device_peak_bytes + runs_margin(p->reserved_peak_bytes) > capacity;

@@ -44,6 +44,26 @@
  * apart (the seed's "temporary buffers"): it lowers the capacity the
  * allocator may reserve.
  *
+ * Releases (layout.megatron_date).  Unfused attention (Megatron's
+ * CoreAttention / DotProductAttention, the local layers) multiplies Q by
+ * K^T into Megatron's global memory buffer ([b np/t, s, s] in 16 bits, got
+ * once and kept: get_global_memory_buffer().get_tensor(..., "mpu")), and
+ * under grouped query attention copies K and V to every head
+ * (repeat_interleave, which index_selects: a new [s, b, np/t, hn] tensor
+ * each, kept by the two batched GEMMs for the backward); Megatron-LM made
+ * those copies without grouped queries too from the GQA merge (2023-07-21)
+ * until "Remove unnecessary repeat_interleave" (2023-10-16, legacy model;
+ * 2023-11-02, Megatron-Core).  The loss: the 16-bit logits, their fp32 copy
+ * (.float()), and in vocab_parallel_cross_entropy the max-subtracted
+ * logits, kept for the backward as the softmax.  Megatron-LM subtracts in
+ * place (sub_, since 2020-03-10) except from the move into Megatron-Core
+ * (merged 2022-11-02, 55817ec9) until "Reduce logit memory pressure by
+ * using in-place operation" (9634c0e4, merged 2024-06-13): then it made a
+ * second fp32 copy while the first and the 16-bit logits were alive (the
+ * 786 MiB request, 4 x 1024 x 50304 x 4 B, of Megatron-LM#525's
+ * out-of-memory line).  The backward turns the kept softmax into the
+ * gradient in place and casts it to 16 bits (the .float()'s backward).
+ *
  * Core module: pure C, PTSIM_HD, no allocation; the caller gives the block
  * storage (ptsim_lifetimes_scratch_bytes).  Not here: the allocator rules
  * (alloc.h), timing (engine.h). */
