@@ -44,7 +44,8 @@ static void draw_options(GRand *rand, PtsimAllocOptions *o) {
 }
 
 /* Recompute variants beyond jobgen's kinds: Megatron's uniform groups and
- * block method, and unfused attention (the s x s scores kept). */
+ * block method, unfused attention (the s x s scores kept), and past
+ * Megatron-LM releases. */
 static void draw_variant(GRand *rand, PtsimJob *job) {
   PtsimLayout *l = &job->layout;
   if (l->recompute == PTSIM_RECOMPUTE_FULL && g_rand_boolean(rand)) {
@@ -54,6 +55,10 @@ static void draw_variant(GRand *rand, PtsimJob *job) {
   }
   if (g_rand_int_range(rand, 0, 5) == 0) l->flash_attention = 0;
   if (g_rand_int_range(rand, 0, 5) == 0) l->hidden_dropout = 0.1;
+  /* Megatron-LM releases whose loss or unfused attention kept more
+   * (lifetimes.h, "Releases"); 0 is the current one */
+  static const int32_t dates[] = {0, 20200101, 20221201, 20230801};
+  l->megatron_date = dates[g_rand_int_range(rand, 0, 4)];
 }
 
 /* Both replays of every stage; asserts the same bytes (but for

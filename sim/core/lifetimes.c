@@ -2,18 +2,17 @@
  * lifetimes.h.
  *
  * Shapes (bytes, one GPU): T = mbs*seq/cp tokens, T_sp = T/tp with SP.
- * The saved tensors of a layer are the analytical estimate's items (the
- * reference's table: norm inputs, QKV input, Q, K, V, attention output,
- * MLP input, the MLP intermediates, dropout masks, s x s scores without
- * flash attention), scaled so that their sum is exactly
- * ptsim_memory_layer_activation_bytes(): the allocator then adds only what
- * the estimate leaves to its 20% margin — caching, rounding, fragmentation,
- * transients. */
+ * The saved tensors of a layer are the analytical estimate's items
+ * (lifetimes_sets.c), so the allocator adds only what the estimate leaves
+ * to its 20% margin — caching, rounding, fragmentation, transients — and
+ * what unfused attention keeps beyond it (lifetimes.h, "Releases").
+ * Siblings: lifetimes_sets.c (the saved sets), lifetimes_period.c (the
+ * periodic shortcut), lifetimes_int.h (what they share). */
 #include "lifetimes.h"
 #include "lifetimes_int.h"
 #include "memory.h"
 
-#define ELEM 2.0
+#define ELEM PTSIM_LIFETIMES_ELEM
 #define MAX_LAYER_TENSORS PTSIM_LIFETIMES_LAYER_TENSORS
 #define EXTRA_TENSORS PTSIM_LIFETIMES_EXTRA_TENSORS
 /* per MTP layer, on the last stage: its inputs, its layer's saved set, its
@@ -28,6 +27,11 @@
  * per communicator. */
 #define CUDA_CONTEXT_BYTES (500.0 * 1024.0 * 1024.0)
 #define NCCL_COMMUNICATOR_BYTES (0.5e9)
+/* Megatron-LM commit dates (YYYYMMDD, merges into main) where memory changed;
+ * see lifetimes.h, "Releases" (and lifetimes_sets.c). */
+#define MEGATRON_CE_IN_PLACE_FROM 20200310
+#define MEGATRON_CE_COPY_FROM 20221102
+#define MEGATRON_CE_COPY_UNTIL 20240613
 
 typedef PtsimLifetimesTensor Tensor;
 typedef PtsimLifetimesCtx Ctx;
@@ -49,97 +53,6 @@ PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job) {
     if (l->edp > 1) communicators++; /* the experts' gradients */
   }
   return CUDA_CONTEXT_BYTES + NCCL_COMMUNICATOR_BYTES * (double)communicators;
-}
-
-/* The layer's saved tensors, in the order forward allocates them. */
-static PTSIM_HD void build_saved(Ctx *x) {
-  const PtsimModel *m = &x->job->model;
-  const PtsimLayout *l = &x->job->layout;
-  double t = (double)l->tp, T = x->tokens, Tsp = x->tokens_sp, h = (double)m->hidden_size;
-  double kv = h * (double)m->num_query_groups / (double)m->num_attention_heads;
-  double ffn = (double)m->ffn_hidden_size / t;
-  double sum = 0.0, target, scale;
-  int32_t i, n = 0;
-  Tensor *s = x->saved;
-  s[n].name = "norm1_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "qkv_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "q"; s[n++].bytes = ELEM * T * h / t;
-  s[n].name = "k"; s[n++].bytes = ELEM * T * kv / t;
-  s[n].name = "v"; s[n++].bytes = ELEM * T * kv / t;
-  if (!l->flash_attention && l->recompute != PTSIM_RECOMPUTE_SELECTIVE) {
-    double scores = (double)l->mbs * (double)m->num_attention_heads / t *
-                    ((double)l->seq / (double)l->cp) * ((double)l->seq / (double)l->cp);
-    s[n].name = "attention_scores"; s[n++].bytes = ELEM * scores;
-    s[n].name = "attention_probs"; s[n++].bytes = ELEM * scores;
-  }
-  s[n].name = "attention_output"; s[n++].bytes = ELEM * T * h / t;
-  s[n].name = "norm2_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "mlp_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "fc1_output"; s[n++].bytes = ELEM * T * ffn * (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 : 1.0);
-  s[n].name = "activation_output"; s[n++].bytes = ELEM * T * ffn;
-  if (m->activation == PTSIM_ACTIVATION_SWIGLU) {
-    s[n].name = "fc2_input"; s[n++].bytes = ELEM * T * ffn;
-  }
-  if (l->hidden_dropout > 0.0) {
-    s[n].name = "dropout_masks"; s[n++].bytes = 2.0 * Tsp * h;
-  }
-  for (i = 0; i < n; i++) sum += s[i].bytes;
-  target = ptsim_memory_layer_activation_bytes(x->plan, l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
-  scale = sum > 0.0 ? target / sum : 1.0;
-  for (i = 0; i < n; i++) s[i].bytes *= scale;
-  x->n_saved = n;
-}
-
-/* An MoE layer's saved tensors (mixture-of-experts models), in forward
- * order: the attention part as a dense layer's, then the block input, the
- * router's scores, the rows the local experts see and their intermediates,
- * the shared experts' MLP; scaled to ptsim_memory_moe_layer_activation_bytes
- * like the dense set. */
-static PTSIM_HD void build_saved_moe(Ctx *x) {
-  const PtsimModel *m = &x->job->model;
-  const PtsimLayout *l = &x->job->layout;
-  double t = (double)l->tp, T = x->tokens, Tsp = x->tokens_sp, h = (double)m->hidden_size;
-  double rows = x->plan->expert_load * Tsp * (double)m->moe_router_topk * (double)l->etp;
-  double f = (double)m->moe_ffn_hidden_size / (double)l->etp;
-  double sum = 0.0, target, scale;
-  int32_t i, n = 0;
-  Tensor *s = x->saved_moe;
-  s[n].name = "norm1_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "qkv_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "qkv"; s[n++].bytes = 3.0 * ELEM * T * h / t;
-  s[n].name = "attention_output"; s[n++].bytes = ELEM * T * h / t;
-  s[n].name = "norm2_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "moe_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "router_scores"; s[n++].bytes = 5.0 * Tsp * (double)m->num_experts;
-  s[n].name = "expert_input"; s[n++].bytes = ELEM * rows * h;
-  s[n].name = "expert_fc1_output"; s[n++].bytes = ELEM * rows * f * 2.0;
-  s[n].name = "expert_fc2_input"; s[n++].bytes = ELEM * rows * f;
-  if (m->moe_shared_expert_size > 0) {
-    s[n].name = "shared_mlp"; s[n++].bytes = 4.0 * ELEM * T * (double)m->moe_shared_expert_size / t;
-  }
-  if (l->hidden_dropout > 0.0) {
-    s[n].name = "dropout_masks"; s[n++].bytes = 2.0 * Tsp * h;
-  }
-  for (i = 0; i < n; i++) sum += s[i].bytes;
-  target = ptsim_memory_moe_layer_activation_bytes(x->plan,
-                                                   l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
-  scale = sum > 0.0 ? target / sum : 1.0;
-  for (i = 0; i < n; i++) s[i].bytes *= scale;
-  x->n_saved_moe = n;
-}
-
-/* The saved set of layer `layer` of model chunk `chunk`. */
-static PTSIM_HD const Tensor *saved_of(const Ctx *x, int32_t chunk, int32_t layer, int32_t *n) {
-  int64_t first, count;
-  if (x->n_saved_moe > 0) {
-    ptsim_plan_chunk_range(x->plan, x->stage, chunk, &first, &count);
-    if (ptsim_plan_is_moe_layer(&x->job->model, first + layer)) {
-      *n = x->n_saved_moe;
-      return x->saved_moe;
-    }
-  }
-  *n = x->n_saved;
-  return x->saved;
 }
 
 /* Megatron's DDP bucket: max(40M, 1M x dp) parameters; the stage's count. */
@@ -399,8 +312,9 @@ static PTSIM_HD void mtp_backward(Ctx *x, int32_t *h, int keep_saved) {
   int64_t j;
   int32_t n;
   const Tensor *set = mtp_set(x, &n);
+  /* as the main head's: the kept softmax becomes the gradient; to 16 bits */
   for (j = 0; j < x->job->model.mtp_num_layers; j++)
-    take_give(x, "mtp_logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    take_give(x, "mtp_logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
   mtp_give(x, h, MTP_TENSORS - 2, MTP_TENSORS);
   for (j = 0; j < x->job->model.mtp_num_layers; j++) {
     int32_t grad = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
@@ -418,9 +332,17 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   ptsim_lifetimes_live_add(x, mb, chunk);
   if (!is_first(x, chunk)) hs[k] = take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
   k++;
+  if (!x->job->layout.flash_attention && x->attention_buffer < 0 && x->chunk_layers > 0) {
+    const PtsimLayout *l = &x->job->layout;
+    double s = (double)l->seq / (double)l->cp;
+    x->attention_buffer = take(x, "attention_buffer",
+                               ELEM * (double)l->mbs * (double)x->job->model.num_attention_heads /
+                                   (double)l->tp * s * s,
+                               STREAM_COMPUTE);
+  }
   for (layer = 0; layer < x->chunk_layers; layer++) {
     int32_t n;
-    const Tensor *set = saved_of(x, chunk, layer, &n);
+    const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
     if (recomputed(x, layer)) {
       /* Only the checkpointed input stays; the working set comes and goes. */
       int32_t tmp[MAX_LAYER_TENSORS];
@@ -440,11 +362,19 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
       k += MAX_LAYER_TENSORS;
     }
   }
-  if (is_last(x, chunk)) { /* logits (bf16), their fp32 copy kept for backward, loss */
+  if (is_last(x, chunk)) { /* logits (16-bit), fp32, kept as the softmax; loss */
     int32_t logits;
     mtp_forward(x, hs + k + 2);
     logits = take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
-    hs[k++] = take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    hs[k] = take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    if (ptsim_lifetimes_megatron_between(x->job, 0, MEGATRON_CE_IN_PLACE_FROM) ||
+        ptsim_lifetimes_megatron_between(x->job, MEGATRON_CE_COPY_FROM, MEGATRON_CE_COPY_UNTIL)) {
+      /* logits - max, out of place */
+      int32_t shifted = take(x, "logits_minus_max", 4.0 * x->logits_elems, STREAM_COMPUTE);
+      give(x, hs[k]);
+      hs[k] = shifted;
+    }
+    k++;
     give(x, logits);
     hs[k++] = take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
     mtp_heads(x, hs + k);
@@ -475,8 +405,8 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   int32_t layer, i, grad_in, grad_out;
   int32_t base = 1 + x->chunk_layers * MAX_LAYER_TENSORS;
   ptsim_lifetimes_live_use(x, mb, chunk, !keep_saved);
-  if (is_last(x, chunk)) {
-    int32_t grad_logits = take(x, "logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
+  if (is_last(x, chunk)) { /* the kept softmax becomes the gradient in place; to 16 bits */
+    int32_t grad_logits = take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
     give(x, hs[base + 1]);
     give(x, hs[base]);
     hs[base + 1] = hs[base] = -1;
@@ -487,7 +417,7 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   for (layer = x->chunk_layers - 1; layer >= 0; layer--) {
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
     int32_t tmp[MAX_LAYER_TENSORS], n;
-    const Tensor *set = saved_of(x, chunk, layer, &n);
+    const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
     if (recomputed(x, layer)) /* re-materialise the layer */
       for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
     grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
@@ -670,6 +600,7 @@ static PTSIM_HD void result_init(PtsimStageAlloc *out, const PtsimJob *job) {
   out->fits = 1;
   out->runs = 0;
   out->runs_margin_bytes = 0.0;
+  out->runs_fail_step = -1;
   out->oom_step = out->oom_item = out->oom_microbatch = out->oom_chunk = -1;
   out->oom_kind = PTSIM_LIFETIMES_AT_SETUP;
   out->oom_request_bytes = 0.0;
@@ -683,7 +614,17 @@ static PTSIM_HD void result_init(PtsimStageAlloc *out, const PtsimJob *job) {
   phase_zero(&out->steady_state);
 }
 
-/* The worse phase becomes the stage's peaks; then the verdict. */
+/* The `runs` margin of a reserved peak (lifetimes.h), and a phase that breaks it. */
+static PTSIM_HD double runs_margin(double reserved_bytes) {
+  return PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES + PTSIM_LIFETIMES_RESERVED_ERROR * reserved_bytes;
+}
+static PTSIM_HD int phase_breaks(const PtsimAllocPhase *p, double capacity) {
+  return p->reserved_peak_bytes > 0.0 &&
+         p->device_peak_bytes + runs_margin(p->reserved_peak_bytes) > capacity;
+}
+
+/* The worse phase becomes the stage's peaks; then the verdict, and the
+ * first step that breaks it. */
 static PTSIM_HD void result_close(PtsimStageAlloc *out, const PtsimJob *job) {
   const PtsimAllocPhase *a = &out->first_step, *b = &out->steady_state;
   out->allocated_peak_bytes = dmax(a->allocated_peak_bytes, b->allocated_peak_bytes);
@@ -692,9 +633,14 @@ static PTSIM_HD void result_close(PtsimStageAlloc *out, const PtsimJob *job) {
                            ? 1.0 - out->allocated_peak_bytes / out->reserved_peak_bytes
                            : 0.0;
   out->device_peak_bytes = out->reserved_peak_bytes + out->outside_bytes;
-  out->runs_margin_bytes = PTSIM_LIFETIMES_RESERVED_ERROR * out->reserved_peak_bytes;
+  out->runs_margin_bytes = runs_margin(out->reserved_peak_bytes);
   out->runs = out->fits &&
               out->device_peak_bytes + out->runs_margin_bytes <= job->hw.memory_bytes;
+  out->runs_fail_step = phase_breaks(a, job->hw.memory_bytes) ? 0
+                        : !out->fits                          ? out->oom_step
+                        : phase_breaks(b, job->hw.memory_bytes) ? 1
+                        : !out->runs                          ? 0
+                                                              : -1;
 }
 
 PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
@@ -731,6 +677,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.chunk = -1;
   x.buckets = bucket_count(plan, stage);
   x.reserved_best = 0.0;
+  x.attention_buffer = -1;
   result_init(out, job);
   x.handles = (int32_t *)((char *)scratch + q.handles_at);
   x.main_grads = x.handles + q.slots;
@@ -751,9 +698,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   /* The shortcut leaves the result as it is; a timeline wants every item. */
   if (!every_item && !timeline)
     ptsim_lifetimes_period_init(&x, (char *)scratch + q.period_at, q.period_bytes, n_items);
-  build_saved(&x);
-  x.n_saved_moe = 0;
-  if (job->model.num_experts > 0) build_saved_moe(&x);
+  ptsim_lifetimes_build_saved(&x);
   at_start(&x);
   note_peak(&x);
   sample(&x, timeline);

@@ -1,11 +1,11 @@
 /* lifetimes_int.h — the state of one stage's replay, shared by
- * lifetimes.c (the tensors and the schedule walk) and lifetimes_period.c
- * (its exact periodic shortcut).  Not a public header: only those two
- * files include it.
+ * lifetimes.c (the tensors and the schedule walk), lifetimes_sets.c (a
+ * layer's saved set) and lifetimes_period.c (its exact periodic shortcut).
+ * Not a public header: only those files include it.
  *
  * Handles: every (microbatch, chunk) has per_slot handle slots (the
  * receive buffer, MAX_LAYER_TENSORS per layer, the last stage's logits and
- * loss), -1 when empty.  A handle is emptied when its tensor is freed, so
+ * loss, MTP layers' tensors), -1 when empty.  A handle is emptied when its tensor is freed, so
  * a slot's non-empty handles are exactly its tensors alive.  The live list
  * names the (microbatch, chunk) whose forward ran and whose saved tensors
  * are not yet freed (its receive buffer is the last to go).
@@ -16,6 +16,7 @@
 
 #include "lifetimes.h"
 
+#define PTSIM_LIFETIMES_ELEM 2.0 /* bytes per 16-bit element */
 #define PTSIM_LIFETIMES_LAYER_TENSORS 16
 /* per (microbatch, chunk): receive buffer, logits, fp32 logits, loss */
 #define PTSIM_LIFETIMES_EXTRA_TENSORS 4
@@ -47,6 +48,7 @@ typedef struct {
   int32_t *main_grads;       /* (buckets) fp32 main-grad copies alive, or -1 */
   int32_t buckets;
   double reserved_best;      /* highest reserved seen so far (all phases) */
+  int32_t attention_buffer;  /* unfused attention's global buffer, once got */
   /* The live list: (microbatch, chunk) pairs, 2 words each, in no order;
    * live_pos[mb * v + chunk] is a pair's place in it, -1 when not live. */
   int32_t *live, *live_pos;
@@ -66,6 +68,25 @@ static inline PTSIM_HD void ptsim_lifetimes_live_set(PtsimLifetimesCtx *x, int32
   x->live[2 * k + 1] = chunk;
   x->live_pos[(int64_t)mb * x->v + chunk] = k;
 }
+
+/* The job runs a Megatron-LM dated in [from, until) (date 0, the current
+ * one, is in no past interval). */
+static inline PTSIM_HD int ptsim_lifetimes_megatron_between(const PtsimJob *job, int32_t from,
+                                                            int32_t until) {
+  int32_t d = job->layout.megatron_date;
+  return d > 0 && d >= from && d < until;
+}
+
+/* ---- the saved sets (lifetimes_sets.c) ---- */
+
+/* x->saved (and, for a mixture-of-experts model, x->saved_moe) for the
+ * stage's shapes. */
+PTSIM_HD void ptsim_lifetimes_build_saved(PtsimLifetimesCtx *x);
+
+/* The saved set of layer `layer` of model chunk `chunk`; its size in *n. */
+PTSIM_HD const PtsimLifetimesTensor *ptsim_lifetimes_saved_of(const PtsimLifetimesCtx *x,
+                                                              int32_t chunk, int32_t layer,
+                                                              int32_t *n);
 
 /* The live list's upkeep (only while the shortcut watches): a forward
  * filled (mb, chunk); an item reads its tensors, `done` when it frees the
