@@ -176,6 +176,46 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
   }
 }
 
+/* ---- sharded data parallelism ---- */
+
+/* The sum of the n largest of a stage's units, by `bytes` per unit kind:
+ * its layers (at most n of them), the embedding on stage 0, the output
+ * unit on the last stage. */
+static PTSIM_HD double largest_units(const PtsimPlan *plan, int64_t stage, const double *bytes,
+                                     int64_t n) {
+  double sizes[4], sum = 0.0;
+  int64_t count = 0, i, j, k;
+  for (k = 0; k < plan->stage_layers[stage] && k < n; k++) sizes[count++] = bytes[PTSIM_UNIT_LAYER];
+  if (stage == 0) sizes[count++] = bytes[PTSIM_UNIT_EMBEDDING];
+  if (stage == plan->job.layout.pp - 1) sizes[count++] = bytes[PTSIM_UNIT_HEAD];
+  for (i = 0; i < n && i < count; i++) { /* selection: n is 1 or 2 */
+    int64_t best = i;
+    double t;
+    for (j = i + 1; j < count; j++)
+      if (sizes[j] > sizes[best]) best = j;
+    t = sizes[i];
+    sizes[i] = sizes[best];
+    sizes[best] = t;
+    sum += sizes[i];
+  }
+  return sum;
+}
+
+PTSIM_HD double ptsim_memory_unsharded_bytes(const PtsimPlan *plan, int64_t stage) {
+  const PtsimLayout *l = &plan->job.layout;
+  double grads[PTSIM_UNIT_KINDS], gathered = 0.0;
+  int k;
+  if (plan->zero_stage < 2) return 0.0;
+  if (plan->sync_once) return plan->stage_gather_bytes[stage];
+  for (k = 0; k < PTSIM_UNIT_KINDS; k++)
+    grads[k] = plan->unit_parameters[k] * plan->unit_grad_buffer_bytes;
+  if (plan->zero_stage == 3)
+    gathered = l->reshard_after_forward == PTSIM_RESHARD_NEVER
+                   ? plan->stage_gather_bytes[stage]
+                   : largest_units(plan, stage, plan->unit_gather_bytes, l->fsdp_prefetch ? 2 : 1);
+  return gathered + largest_units(plan, stage, grads, 2);
+}
+
 /* ---- the estimate ---- */
 
 PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
@@ -210,7 +250,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     st->has_lm_head = i == p - 1; /* shared with the embedding when tied, pp 1 */
     st->parameters = plan->stage_parameters[i];
     st->parameters_bytes = plan->stage_weight_bytes[i];
-    st->gradients_bytes = grad_bytes * st->parameters;
+    st->gradients_bytes = grad_bytes * st->parameters / plan->grad_shards;
     st->optimizer_bytes = optimizer_bytes * st->parameters;
     st->activation_bytes_per_layer = full_layer;
     st->inflight_microbatches = inflight;
@@ -232,9 +272,10 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     if (ce == PTSIM_CE_EVERY_STAGE || i == p - 1)
       st->logits_bytes = 4.0 * sb * (h + v) / t;
     st->other_bytes = st->input_ids_bytes + st->logits_bytes;
+    st->unsharded_bytes = ptsim_memory_unsharded_bytes(plan, i);
     st->total_bytes = st->parameters_bytes + st->gradients_bytes +
                       st->optimizer_bytes + st->activations_bytes +
-                      st->other_bytes;
+                      st->other_bytes + st->unsharded_bytes;
     if (st->total_bytes > out->stages[out->peak_stage].total_bytes)
       out->peak_stage = i;
   }
@@ -246,6 +287,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     out->optimizer_bytes = pk->optimizer_bytes;
     out->activations_bytes = pk->activations_bytes;
     out->other_bytes = pk->other_bytes;
+    out->unsharded_bytes = pk->unsharded_bytes;
     out->total_bytes = pk->total_bytes;
   }
   out->capacity_bytes = job->hw.memory_bytes;

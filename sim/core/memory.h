@@ -47,6 +47,9 @@ typedef struct {
   double input_ids_bytes;             /* int64 input ids for in-flight microbatches */
   double logits_bytes;                /* fp32 logits / cross-entropy buffers */
   double other_bytes;                 /* input_ids + logits */
+  /* ZeRO-2/3: the units gathered at once and the unsharded gradients of
+   * the units in backward (0 otherwise; plan.c "Sharding") */
+  double unsharded_bytes;
   double total_bytes;
 } PtsimStageMemory;
 
@@ -59,6 +62,7 @@ typedef struct {
   double optimizer_bytes;
   double activations_bytes;
   double other_bytes;
+  double unsharded_bytes;
   double total_bytes;
   double capacity_bytes;     /* the GPU's memory */
   double usage_fraction;     /* total / capacity */
@@ -75,6 +79,15 @@ typedef struct {
  * layernorm: the norm outputs of Megatron's local layers). */
 PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
                                                     int keep_scores);
+
+/* Bytes a stage's sharded data parallelism holds besides its persistent
+ * shards (PtsimStageMemory.unsharded_bytes): under ZeRO-3 the units
+ * gathered at once (two with prefetch, the current and the next; all of
+ * the stage's when they are kept from forward to backward), under ZeRO-2
+ * and 3 the unsharded gradients of two units in backward (the one being
+ * computed and the one being reduced); under sync_once every unit
+ * gathered (its unsharded gradients are the stage's gradients). */
+PTSIM_HD double ptsim_memory_unsharded_bytes(const PtsimPlan *plan, int64_t stage);
 
 /* Fills *out from the plan of a validated job (the per-stage layers,
  * parameters and in-flight microbatches are the plan's).  Never fails. */

@@ -27,6 +27,15 @@
 #include "job.h"
 #include "topology.h"
 
+/* The units sharded data parallelism gathers and reduces one at a time
+ * (one fully_shard / FSDP unit each): a transformer layer; the input
+ * embedding (first chunk of stage 0); the output unit, final norm and LM
+ * head (last chunk of the last stage). */
+#define PTSIM_UNIT_LAYER 0
+#define PTSIM_UNIT_EMBEDDING 1
+#define PTSIM_UNIT_HEAD 2
+#define PTSIM_UNIT_KINDS 3
+
 typedef struct {
   PtsimJob job;               /* the validated job this plan was built from */
   int64_t num_stages;         /* p = pp */
@@ -57,10 +66,40 @@ typedef struct {
    * optimizer, 1 without). */
   double grad_bytes, master_bytes, exp_avg_bytes, exp_avg_sq_bytes;
   double optimizer_shards;
+  /* Sharded data parallelism (plan.c "Sharding"), resolved once.  The
+   * shard group is the optimizer's: dp*cp ranks, or dp*cp / instances
+   * consecutive ones with the replicas (HSDP, or Megatron's distributed-
+   * optimizer instances) in replicate_group (size 1 without). */
+  int32_t zero_stage;         /* 0 replicated, 1 optimizer states sharded, 2 + gradients,
+                                 3 + parameters */
+  double weight_shards;       /* ranks the persistent weights are split over (1: whole) */
+  double grad_shards;         /* ranks the kept gradients are split over (1: whole) */
+  int32_t sync_once;          /* 1: gradients reduced after the last micro-batch only and
+                                 parameters kept gathered all step (torch under PP) */
+  int32_t grad_sync_overlap;  /* 1: the step-end gradient reduction starts at each chunk's
+                                 last backward (else after the stage's last item) */
+  int32_t param_gather_hidden;/* 1: the step-end parameter all-gather overlaps the next
+                                 forward (Megatron's --overlap-param-gather) */
+  /* What every schedule item does with its units' collectives: */
+  int32_t gather_forward;     /* a forward all-gathers each unit first */
+  int32_t gather_backward;    /* a backward all-gathers each unit (resharded after forward) */
+  int32_t gather_backward_head; /* ... the output unit too (not under RESHARD_BUT_LAST) */
+  int32_t reduce_backward;    /* a backward reduce-scatters each unit's gradients */
+  int32_t replicate_backward; /* ... and all-reduces the shard over the replicas */
+  double unit_parameters[PTSIM_UNIT_KINDS];   /* one GPU's share before sharding (TP split) */
+  double unit_gather_bytes[PTSIM_UNIT_KINDS]; /* gathered unit, as its all-gather moves it */
+  double unit_reduce_bytes[PTSIM_UNIT_KINDS]; /* its unsharded gradient, in the reduce dtype */
+  /* Bytes of unsharded gradient buffers per parameter of a unit in backward:
+   * the reduce-scatter input (megatron), plus autograd's bf16 gradient (torch). */
+  double unit_grad_buffer_bytes;
+  double stage_gather_bytes[PTSIM_MAX_STAGES]; /* all of a stage's units gathered */
+  PtsimGroup shard_group, replicate_group;
   double stage_parameters[PTSIM_MAX_STAGES];   /* parameters one GPU of it holds */
   /* Bytes of model weights one GPU of it holds: 2 per parameter (bf16/fp16),
    * plus under fp8 Transformer Engine's fp8 copy and its transpose of every
-   * transformer-layer weight matrix (see plan.c). */
+   * transformer-layer weight matrix (see plan.c); under ZeRO-3 only the
+   * persistent shard (stage_gather_bytes / shards; none with torch, whose
+   * fp32 shards are the master weights). */
   double stage_weight_bytes[PTSIM_MAX_STAGES];
   /* Microbatches whose activations the stage holds at its peak, in units of
    * "all of this stage's layers for one microbatch" (fractional under the

@@ -19,6 +19,7 @@
  * plus the recomputed work, never fewer. */
 #include <stddef.h>
 #include "plan.h"
+#include "sharding.h"
 #include "workload.h"
 
 #define ELEM 2.0 /* bytes of a bf16/fp16 activation */
@@ -418,37 +419,127 @@ static PTSIM_HD void build_head(const Ctx *x, PtsimWork *w) {
 
 /* ---- once per step ---- */
 
-/* The gradient reduction and parameter gather of one stage.  With N
- * distributed-optimizer instances (--num-distributed-optimizer-instances)
- * the reduce-scatter and the gather stay inside an instance of dp*cp/N
- * consecutive ranks, and the instances all-reduce their shards
- * (Megatron's param_and_grad_buffer.py). */
-static PTSIM_HD void stage_dp_comm(const Ctx *x, double params, double *sync_s, double *gather_s) {
+/* A chunk's forward (backward) pass over its units: the plain compute, and
+ * with `gather_all` every unit all-gathered first (the first forward of a
+ * step under sync_once), else the items' collectives.  Returns the pass's
+ * seconds and puts the plain compute in *plain. */
+static PTSIM_HD double chunk_pass(const PtsimWorkload *w, int64_t layers, int first, int last,
+                                  int backward, int gather_all, double *plain) {
+  PtsimShardPass pass;
+  PtsimShardUnit *units[3];
+  const PtsimWork *work[3];
+  int k;
+  units[PTSIM_UNIT_LAYER] = &pass.middle;
+  units[PTSIM_UNIT_EMBEDDING] = backward ? &pass.last : &pass.first;
+  units[PTSIM_UNIT_HEAD] = backward ? &pass.first : &pass.last;
+  work[PTSIM_UNIT_LAYER] = &w->layer;
+  work[PTSIM_UNIT_EMBEDDING] = &w->embedding;
+  work[PTSIM_UNIT_HEAD] = &w->head;
+  pass.count = layers;
+  pass.has_first = backward ? last : first;
+  pass.has_last = backward ? first : last;
+  *plain = 0.0;
+  for (k = 0; k < PTSIM_UNIT_KINDS; k++) {
+    PtsimShardUnit *u = units[k];
+    int gather = gather_all || (backward ? (k == PTSIM_UNIT_HEAD ? w->gather_backward_head
+                                                                 : w->gather_backward)
+                                         : w->gather_forward);
+    u->compute_s = backward ? work[k]->backward_input_s + work[k]->backward_weight_s
+                            : work[k]->forward_s;
+    u->gather_s = gather ? w->unit_gather_s[k] : 0.0;
+    u->reduce_s = backward && w->reduce_backward ? w->unit_reduce_s[k] : 0.0;
+    u->replicate_s = backward && w->replicate_backward ? w->unit_replicate_s[k] : 0.0;
+  }
+  *plain = (double)layers * units[PTSIM_UNIT_LAYER]->compute_s +
+           (first ? units[PTSIM_UNIT_EMBEDDING]->compute_s : 0.0) +
+           (last ? units[PTSIM_UNIT_HEAD]->compute_s : 0.0);
+  return ptsim_sharding_pass_s(&pass, w->prefetch, backward);
+}
+
+/* The gradient reduction and parameter gather of one stage, once per step.
+ * Replicated or ZeRO-1: an all-reduce, or the distributed optimizer's
+ * reduce-scatter and all-gather; with N instances (--num-distributed-
+ * optimizer-instances) these stay inside an instance and the instances
+ * all-reduce their shards (Megatron's param_and_grad_buffer.py).  ZeRO-2/3
+ * reduce-scatter inside the items; what is left here is megatron's
+ * all-reduce of the shards over the replicas, ZeRO-2's gather of the
+ * updated weights, and, under sync_once, every unit's reduce-scatter (and
+ * all-reduce) after the last micro-batch and the exposed part of the first
+ * forward's all-gathers (plan.c "Sharding"). */
+static PTSIM_HD void stage_dp_comm(const Ctx *x, const PtsimWorkload *w, int64_t stage,
+                                   double params, double *sync_s, double *gather_s) {
   const PtsimJob *job = x->job;
   const PtsimLayout *l = &job->layout;
   const PtsimHardware *hw = &job->hw;
   const PtsimPlan *plan = x->plan;
   double grad = params * plan->grad_bytes;
   double weight = params * (l->precision == PTSIM_PRECISION_FP8 && l->fp8_param_gather ? 1.0 : ELEM);
-  int64_t n = l->optimizer_instances > 1 ? l->optimizer_instances : 1;
-  PtsimGroup intra, inter;
-  if (!l->distributed_optimizer) {
+  const PtsimGroup *intra = &plan->shard_group, *inter = &plan->replicate_group;
+  int64_t c;
+  *sync_s = *gather_s = 0.0;
+  if (plan->zero_stage == 0) {
     *sync_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE, grad, x->dp_group);
-    *gather_s = 0.0;
     return;
   }
-  if (n == 1) {
-    *sync_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER, grad, x->dp_group);
-    *gather_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER, weight, x->dp_group);
+  if (plan->zero_stage >= 2 && plan->sync_once) {
+    int last = stage == l->pp - 1;
+    *sync_s = (double)plan->stage_layers[stage] *
+                  (w->unit_reduce_s[PTSIM_UNIT_LAYER] + w->unit_replicate_s[PTSIM_UNIT_LAYER]) +
+              (stage == 0 ? w->unit_reduce_s[PTSIM_UNIT_EMBEDDING] +
+                                w->unit_replicate_s[PTSIM_UNIT_EMBEDDING]
+                          : 0.0) +
+              (last ? w->unit_reduce_s[PTSIM_UNIT_HEAD] + w->unit_replicate_s[PTSIM_UNIT_HEAD] : 0.0);
+    for (c = 0; c < plan->num_chunks; c++) {
+      double plain, pass;
+      int first = stage == 0 && c == 0, tail = last && c == plan->num_chunks - 1;
+      pass = chunk_pass(w, first   ? plan->first_chunk_layers
+                           : tail ? plan->last_chunk_layers
+                                  : plan->chunk_layers[stage],
+                        first, tail, 0, 1, &plain);
+      *gather_s += pass > plain ? pass - plain : 0.0;
+    }
     return;
   }
-  ptsim_topology_group_of(l->tp, l->cp, l->dp / n, l->pp * n, hw->gpus_per_node, PTSIM_GROUP_DP_CP, 0,
-                          &intra);
-  ptsim_topology_group_of(l->tp, l->cp, l->dp / n, n, hw->gpus_per_node, PTSIM_GROUP_PP, 0, &inter);
-  *sync_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER, grad, &intra) +
-            ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE,
-                                    grad / (double)intra.size, &inter);
-  *gather_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER, weight, &intra);
+  if (plan->zero_stage >= 2) {
+    if (l->fsdp_impl == PTSIM_FSDP_MEGATRON && inter->size > 1)
+      *sync_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE,
+                                        grad / (double)intra->size, inter);
+    if (plan->zero_stage == 2)
+      *gather_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER, weight, intra);
+    return;
+  }
+  *sync_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER, grad, intra);
+  if (inter->size > 1)
+    *sync_s += ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE,
+                                       grad / (double)intra->size, inter);
+  *gather_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER, weight, intra);
+}
+
+/* One unit's collectives, and which of them the items run. */
+static PTSIM_HD void build_units(const Ctx *x, PtsimWorkload *out) {
+  const PtsimPlan *plan = x->plan;
+  const PtsimHardware *hw = &x->job->hw;
+  int k;
+  for (k = 0; k < PTSIM_UNIT_KINDS; k++) {
+    double reduce = plan->unit_reduce_bytes[k];
+    out->unit_gather_s[k] = out->unit_reduce_s[k] = out->unit_replicate_s[k] = 0.0;
+    if (plan->zero_stage < 2) continue;
+    if (plan->zero_stage == 3)
+      out->unit_gather_s[k] = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER,
+                                                      plan->unit_gather_bytes[k], &plan->shard_group);
+    out->unit_reduce_s[k] = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER, reduce,
+                                                    &plan->shard_group);
+    if (plan->replicate_group.size > 1 && (plan->replicate_backward || plan->sync_once))
+      out->unit_replicate_s[k] = ptsim_cost_collective_s(
+          hw, x->params, PTSIM_COLL_ALL_REDUCE, reduce / (double)plan->shard_group.size,
+          &plan->replicate_group);
+  }
+  out->gather_forward = plan->gather_forward;
+  out->gather_backward = plan->gather_backward;
+  out->gather_backward_head = plan->gather_backward_head;
+  out->reduce_backward = plan->reduce_backward;
+  out->replicate_backward = plan->replicate_backward;
+  out->prefetch = x->job->layout.fsdp_prefetch;
 }
 
 static PTSIM_HD void build_step_work(const Ctx *x, PtsimWorkload *out) {
@@ -460,7 +551,7 @@ static PTSIM_HD void build_step_work(const Ctx *x, PtsimWorkload *out) {
   for (s = 0; s < l->pp; s++) {
     double params = plan->stage_parameters[s];
     double local = params / plan->optimizer_shards;
-    stage_dp_comm(x, params, &out->grad_sync_s[s], &out->param_gather_s[s]);
+    stage_dp_comm(x, out, s, params, &out->grad_sync_s[s], &out->param_gather_s[s]);
     /* Adam: read grad, master, m, v, write master, m, v and the weight
      * copy; the gradient-norm pass reads the grads once more (fp32 states
      * and grads: 4 B each). */
@@ -488,14 +579,32 @@ PTSIM_HD double ptsim_workload_megatron_flops(const PtsimJob *job) {
 PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage, int64_t chunk,
                                    PtsimWork *out) {
   int64_t layers = w->chunk_layers[stage];
-  if (stage == 0 && chunk == 0)
+  int first = stage == 0 && chunk == 0;
+  int last = stage == w->num_stages - 1 && chunk == w->num_chunks - 1;
+  double plain, pass;
+  if (first)
     layers = w->first_chunk_layers;
-  else if (stage == w->num_stages - 1 && chunk == w->num_chunks - 1)
+  else if (last)
     layers = w->last_chunk_layers;
   work_zero(out);
   work_add(out, &w->layer, (double)layers);
-  if (stage == 0 && chunk == 0) work_add(out, &w->embedding, 1.0);
-  if (stage == w->num_stages - 1 && chunk == w->num_chunks - 1) work_add(out, &w->head, 1.0);
+  if (first) work_add(out, &w->embedding, 1.0);
+  if (last) work_add(out, &w->head, 1.0);
+  /* FSDP units: what the compute waits for in each pass is exposed dp */
+  if (w->gather_forward) {
+    pass = chunk_pass(w, layers, first, last, 0, 0, &plain);
+    if (pass > plain) {
+      out->forward_s += pass - plain;
+      out->forward_comm_s[PTSIM_COMM_DP] += pass - plain;
+    }
+  }
+  if (w->gather_backward || w->reduce_backward) {
+    pass = chunk_pass(w, layers, first, last, 1, 0, &plain);
+    if (pass > plain) {
+      out->backward_input_s += pass - plain;
+      out->backward_comm_s[PTSIM_COMM_DP] += pass - plain;
+    }
+  }
 }
 
 PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan, const PtsimCostParams *params,
@@ -539,6 +648,7 @@ PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan, const PtsimCostParams 
   out->pp_transfer_s = l->pp > 1 ? ptsim_cost_collective_s(&job->hw, params, PTSIM_COLL_SEND_RECV,
                                                            pp_bytes, x.pp_group)
                                  : 0.0;
+  build_units(&x, out);
   build_step_work(&x, out);
   out->model_flops = ptsim_workload_megatron_flops(job);
 }

@@ -27,6 +27,7 @@
 #include "../core/plan.c"
 #include "../core/memory.c"
 #include "../core/schedule.c"
+#include "../core/sharding.c"
 #include "../core/workload.c"
 #include "../core/engine.c"
 #include "../core/engine_period.c"

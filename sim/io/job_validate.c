@@ -34,6 +34,10 @@ void ptsim_layout_init_defaults(PtsimLayout *layout) {
   layout->fp8_recipe = PTSIM_FP8_DELAYED;
   layout->main_params_bytes = layout->exp_avg_bytes = layout->exp_avg_sq_bytes = 4;
   layout->optimizer_instances = 1;
+  layout->sharding = PTSIM_SHARDING_NONE;
+  layout->fsdp_impl = PTSIM_FSDP_MEGATRON;
+  layout->reshard_after_forward = PTSIM_RESHARD_AUTO;
+  layout->fsdp_prefetch = 1;
   layout->precision = PTSIM_PRECISION_BF16;
   layout->schedule = PTSIM_SCHEDULE_1F1B;
   layout->memory_threshold = 0.8;
@@ -150,6 +154,42 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
   return split_done(l, layers, stage_layers, error);
 }
 
+/* Sharded data parallelism (job.h PtsimSharding): ranges, what it needs,
+ * and reshard_after_forward's AUTO resolved (torchtitan's "default":
+ * FSDP2 keeps the output unit gathered for backward, and under PP keeps
+ * every unit gathered between micro-batches; Megatron-FSDP reshards every
+ * unit). */
+static gboolean check_sharding(PtsimLayout *l, GError **error) {
+  if ((unsigned)l->sharding > PTSIM_SHARDING_PARAMS || (unsigned)l->fsdp_impl > PTSIM_FSDP_TORCH ||
+      l->reshard_after_forward < PTSIM_RESHARD_AUTO ||
+      l->reshard_after_forward > PTSIM_RESHARD_ALWAYS || (l->fsdp_prefetch != 0 && l->fsdp_prefetch != 1))
+    return invalid("layout: sharding, fsdp implementation, reshard-after-forward or prefetch out "
+                   "of range");
+  if (l->sharding == PTSIM_SHARDING_NONE) return TRUE;
+  const char *word = l->sharding == PTSIM_SHARDING_GRADS ? "zero2" : "fsdp";
+  if (!l->distributed_optimizer)
+    return invalid("--sharding %s shards the optimizer states too: it needs the distributed "
+                   "optimizer (drop --no-distributed-optimizer)", word);
+  if (l->sharding == PTSIM_SHARDING_GRADS && l->fsdp_impl == PTSIM_FSDP_TORCH)
+    return invalid("--sharding zero2 with --fsdp-impl torch: PyTorch FSDP2 shards parameters "
+                   "(use --sharding fsdp, with --reshard-after-forward never for ZeRO-2-like "
+                   "memory)");
+  if (l->schedule == PTSIM_SCHEDULE_ZB_H1)
+    return invalid("--schedule zb-h1 with --sharding %s is not modelled (a unit's gradient is "
+                   "ready only after its deferred weight-gradient pass); use 1f1b, gpipe or "
+                   "interleaved", word);
+  if (l->fsdp_impl == PTSIM_FSDP_TORCH &&
+      (l->main_params_bytes != 4 || l->precision_aware_optimizer))
+    return invalid("--fsdp-impl torch keeps the fp32 sharded parameters as the optimizer's "
+                   "master weights: --main-params-dtype must be fp32 and "
+                   "--use-precision-aware-optimizer is not available");
+  if (l->reshard_after_forward == PTSIM_RESHARD_AUTO)
+    l->reshard_after_forward = l->fsdp_impl == PTSIM_FSDP_MEGATRON ? PTSIM_RESHARD_ALWAYS
+                               : l->pp > 1                         ? PTSIM_RESHARD_NEVER
+                                                                   : PTSIM_RESHARD_BUT_LAST;
+  return TRUE;
+}
+
 gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
   g_return_val_if_fail(job != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
@@ -229,6 +269,8 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
     return invalid("--num-distributed-optimizer-instances %" G_GINT64_FORMAT " must divide dp %"
                    G_GINT64_FORMAT " (ptsim keeps each instance to whole data-parallel ranks)",
                    I64(l->optimizer_instances), I64(dp));
+
+  if (!check_sharding(l, error)) return FALSE;
 
   /* Tensor parallelism splits heads, KV groups and the MLP.  The vocabulary
    * is padded by Megatron-LM to a multiple of tp, so it is not checked. */
