@@ -44,6 +44,9 @@ typedef struct {
   PtsimStageAlloc *out;
   int32_t step, item, kind, microbatch, chunk;
   int failed;
+  /* ZeRO-3: the gathered units of each chunk, (v) slots of chunk_layers + 2
+   * (embedding, layers, output unit), -1 when sharded; NULL otherwise */
+  int32_t *gathered;
 } Ctx;
 
 static PTSIM_HD double dmax(double a, double b) { return a > b ? a : b; }
@@ -98,6 +101,11 @@ static PTSIM_HD void build_saved(Ctx *x) {
   x->n_saved = n;
 }
 
+/* Handles of gathered units (ZeRO-3): chunk_layers + 2 per chunk. */
+static PTSIM_HD int64_t unit_slots(const PtsimPlan *plan, int64_t stage) {
+  return plan->zero_stage == 3 ? plan->num_chunks * (plan->chunk_layers[stage] + 2) : 0;
+}
+
 PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t stage) {
   const PtsimJob *job = &plan->job;
   int64_t v = plan->num_chunks;
@@ -110,8 +118,11 @@ PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t st
                          ? m * v
                          : (m * v < 2 * job->layout.pp * v + 2 ? m * v : 2 * job->layout.pp * v + 2);
   int64_t live = layers * 6 + 4 * buckets + 16 + inflight * per_slot;
-  int64_t blocks = 3 * live + 4096;
-  return blocks * (int64_t)sizeof(PtsimAllocBlock) + m * v * per_slot * (int64_t)sizeof(int32_t);
+  int64_t blocks;
+  if (plan->zero_stage >= 2) live += 6 * (layers + 2) + 8; /* shards, gathered units, buffers */
+  blocks = 3 * live + 4096;
+  return blocks * (int64_t)sizeof(PtsimAllocBlock) +
+         (m * v * per_slot + unit_slots(plan, stage)) * (int64_t)sizeof(int32_t);
 }
 
 /* One allocation; on the first failure the OOM is recorded and the replay
@@ -193,13 +204,97 @@ static PTSIM_HD int keeps_input(const Ctx *x, int32_t layer) {
   return 1;
 }
 
+/* ---- sharded data parallelism (plan.c "Sharding") ----
+ *
+ * A chunk's units are slots 0 (the embedding, first chunk of stage 0),
+ * 1..chunk_layers, chunk_layers + 1 (the output unit, last chunk of the
+ * last stage).  A unit is all-gathered (its "gathered_unit" tensor, on
+ * the communication stream) when a pass needs it and it is not gathered,
+ * and freed when FSDP reshards it: after its forward unless kept for
+ * backward, after its backward unless sync_once (then at the step's end). */
+
+static PTSIM_HD int unit_present(const Ctx *x, int32_t chunk, int32_t u) {
+  if (u == 0) return is_first(x, chunk);
+  if (u == x->chunk_layers + 1) return is_last(x, chunk);
+  return u > 0 && u <= x->chunk_layers;
+}
+
+static PTSIM_HD int32_t unit_kind(const Ctx *x, int32_t u) {
+  return u == 0 ? PTSIM_UNIT_EMBEDDING : u == x->chunk_layers + 1 ? PTSIM_UNIT_HEAD : PTSIM_UNIT_LAYER;
+}
+
+static PTSIM_HD void gather_unit(Ctx *x, int32_t chunk, int32_t u) {
+  int32_t *h;
+  if (!x->gathered || u < 0 || u > x->chunk_layers + 1 || !unit_present(x, chunk, u)) return;
+  h = &x->gathered[chunk * (x->chunk_layers + 2) + u];
+  if (*h < 0) *h = take(x, "gathered_unit", x->plan->unit_gather_bytes[unit_kind(x, u)], STREAM_COMM);
+}
+
+static PTSIM_HD void release_unit(Ctx *x, int32_t chunk, int32_t u) {
+  int32_t *h;
+  if (!x->gathered) return;
+  h = &x->gathered[chunk * (x->chunk_layers + 2) + u];
+  give(x, *h);
+  *h = -1;
+}
+
+/* Before unit u's pass: it and (prefetch) the next one in pass order
+ * (dir +1 forward, -1 backward). */
+static PTSIM_HD void unit_enter(Ctx *x, int32_t chunk, int32_t u, int32_t dir) {
+  gather_unit(x, chunk, u);
+  if (x->job->layout.fsdp_prefetch) {
+    int32_t next = u + dir;
+    while (next >= 0 && next <= x->chunk_layers + 1 && !unit_present(x, chunk, next)) next += dir;
+    gather_unit(x, chunk, next);
+  }
+}
+
+/* After unit u's forward: resharded unless kept for backward. */
+static PTSIM_HD void unit_forward_done(Ctx *x, int32_t chunk, int32_t u) {
+  int reshard = x->job->layout.reshard_after_forward;
+  if (x->plan->sync_once || reshard == PTSIM_RESHARD_NEVER) return;
+  if (reshard == PTSIM_RESHARD_BUT_LAST && u == x->chunk_layers + 1) return;
+  release_unit(x, chunk, u);
+}
+
+/* Unit u's backward: its gradient (megatron's main-grad buffer; torch:
+ * autograd's bf16 gradient, copied into an fp32 reduce-scatter input),
+ * which stays until the next unit's backward is done (*reducing). */
+static PTSIM_HD int32_t unit_backward_begin(Ctx *x, int32_t chunk, int32_t u) {
+  double params = x->plan->unit_parameters[unit_kind(x, u)];
+  int torch = x->job->layout.fsdp_impl == PTSIM_FSDP_TORCH;
+  if (x->plan->zero_stage < 2 || !unit_present(x, chunk, u)) return -1;
+  unit_enter(x, chunk, u, -1);
+  if (x->plan->sync_once) return -1; /* accumulated into the stage's unsharded gradients */
+  return take(x, "unit_grad", params * (torch ? 2.0 : x->plan->grad_bytes), STREAM_COMPUTE);
+}
+
+static PTSIM_HD void unit_backward_end(Ctx *x, int32_t chunk, int32_t u, int32_t grad,
+                                       int32_t *reducing) {
+  int32_t input = grad;
+  if (x->plan->zero_stage < 2 || !unit_present(x, chunk, u) || x->plan->sync_once) return;
+  if (x->job->layout.fsdp_impl == PTSIM_FSDP_TORCH) {
+    input = take(x, "reduce_scatter_input",
+                 x->plan->unit_parameters[unit_kind(x, u)] * x->plan->grad_bytes, STREAM_COMM);
+    give(x, grad);
+  }
+  give(x, *reducing);
+  *reducing = input;
+  release_unit(x, chunk, u);
+}
+
 static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   int32_t *hs = slot(x, mb, chunk);
   int32_t k = 0, layer, i;
   for (i = 0; i < x->per_slot; i++) hs[i] = -1;
   if (!is_first(x, chunk)) hs[k] = take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
   k++;
+  if (x->gathered && is_first(x, chunk)) {
+    unit_enter(x, chunk, 0, 1);
+    unit_forward_done(x, chunk, 0);
+  }
   for (layer = 0; layer < x->chunk_layers; layer++) {
+    if (x->gathered) unit_enter(x, chunk, layer + 1, 1);
     if (recomputed(x, layer)) {
       /* Only the checkpointed input stays; the working set comes and goes. */
       int32_t tmp[MAX_LAYER_TENSORS];
@@ -216,13 +311,16 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
       }
       k += MAX_LAYER_TENSORS;
     }
+    if (x->gathered) unit_forward_done(x, chunk, layer + 1);
   }
+  if (x->gathered && is_last(x, chunk)) unit_enter(x, chunk, x->chunk_layers + 1, 1);
   if (is_last(x, chunk)) { /* logits (bf16), their fp32 copy kept for backward, loss */
     int32_t logits = take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
     hs[k++] = take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
     give(x, logits);
     hs[k++] = take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
   }
+  if (x->gathered && is_last(x, chunk)) unit_forward_done(x, chunk, x->chunk_layers + 1);
 }
 
 /* The saved tensors of a (microbatch, chunk), freed in reverse. */
@@ -244,8 +342,10 @@ static PTSIM_HD void release_saved(Ctx *x, int32_t mb, int32_t chunk) {
  * W still needs the layer inputs; the saved tensors go with the W. */
 static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved) {
   int32_t *hs = slot(x, mb, chunk);
-  int32_t layer, i, grad_in, grad_out;
+  int32_t layer, i, grad_in, grad_out, reducing = -1, unit_grad;
   int32_t base = 1 + x->chunk_layers * MAX_LAYER_TENSORS;
+  unit_grad = unit_backward_begin(x, chunk, x->chunk_layers + 1);
+  unit_backward_end(x, chunk, x->chunk_layers + 1, unit_grad, &reducing);
   if (is_last(x, chunk)) {
     int32_t grad_logits = take(x, "logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
     give(x, hs[base + 1]);
@@ -259,7 +359,9 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     if (recomputed(x, layer)) /* re-materialise the layer */
       for (i = 0; i < x->n_saved; i++) tmp[i] = take(x, x->saved[i].name, x->saved[i].bytes, STREAM_COMPUTE);
     grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
+    unit_grad = unit_backward_begin(x, chunk, layer + 1);
     layer_transients(x);
+    unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
     if (recomputed(x, layer))
       for (i = x->n_saved - 1; i >= 0; i--) give(x, tmp[i]);
     if (!keep_saved)
@@ -271,9 +373,29 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     grad_in = grad_out;
   }
   give(x, grad_in);
+  unit_grad = unit_backward_begin(x, chunk, 0);
+  unit_backward_end(x, chunk, 0, unit_grad, &reducing);
+  give(x, reducing);
   if (!keep_saved) {
     give(x, hs[0]); /* the receive buffer */
     hs[0] = -1;
+  }
+}
+
+/* ZeRO-2/3: per unit of the stage, megatron's weight shard (ZeRO-3) and
+ * the gradient, sharded or (sync_once) whole. */
+static PTSIM_HD void sharded_units(Ctx *x) {
+  const PtsimPlan *plan = x->plan;
+  int64_t i, n = plan->stage_layers[x->stage];
+  int32_t k;
+  for (i = -1; i <= n; i++) {
+    if (i == -1 && x->stage != 0) continue;
+    if (i == n && x->stage != x->job->layout.pp - 1) continue;
+    k = i == -1 ? PTSIM_UNIT_EMBEDDING : i == n ? PTSIM_UNIT_HEAD : PTSIM_UNIT_LAYER;
+    if (plan->zero_stage == 3 && plan->stage_weight_bytes[x->stage] > 0.0)
+      take(x, "weight_shard", plan->unit_gather_bytes[k] / plan->weight_shards, STREAM_COMPUTE);
+    take(x, plan->sync_once ? "unsharded_grad" : "grad_shard",
+         plan->unit_parameters[k] * plan->grad_bytes / plan->grad_shards, STREAM_COMPUTE);
   }
 }
 
@@ -297,18 +419,21 @@ static PTSIM_HD void persistent(Ctx *x) {
   double mats = h * (q + 2.0 * kv) / t + q * h / t + h * ffn1 / t + (double)m->ffn_hidden_size * h / t;
   /* fp8 weight copies beyond the bf16 weights (plan.h) */
   double fp8_cache = x->plan->stage_weight_bytes[x->stage] - ELEM * params;
-  for (i = 0; i < x->plan->stage_layers[x->stage]; i++) {
-    take(x, "w_qkv", ELEM * h * (q + 2.0 * kv) / t, STREAM_COMPUTE);
-    take(x, "w_proj", ELEM * q * h / t, STREAM_COMPUTE);
-    take(x, "w_fc1", ELEM * h * ffn1 / t, STREAM_COMPUTE);
-    take(x, "w_fc2", ELEM * (double)m->ffn_hidden_size * h / t, STREAM_COMPUTE);
-    take(x, "w_small", ELEM * dmax(layer - mats, 0.0), STREAM_COMPUTE); /* norms, biases */
+  if (x->plan->zero_stage < 3) {
+    for (i = 0; i < x->plan->stage_layers[x->stage]; i++) {
+      take(x, "w_qkv", ELEM * h * (q + 2.0 * kv) / t, STREAM_COMPUTE);
+      take(x, "w_proj", ELEM * q * h / t, STREAM_COMPUTE);
+      take(x, "w_fc1", ELEM * h * ffn1 / t, STREAM_COMPUTE);
+      take(x, "w_fc2", ELEM * (double)m->ffn_hidden_size * h / t, STREAM_COMPUTE);
+      take(x, "w_small", ELEM * dmax(layer - mats, 0.0), STREAM_COMPUTE); /* norms, biases */
+    }
+    if (rest > 0.0) take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
+    if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
   }
-  if (rest > 0.0) take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
-  if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
+  if (x->plan->zero_stage >= 2) sharded_units(x);
   for (left = params; left > 0.0; left -= bucket) {
     double n = left < bucket ? left : bucket;
-    take(x, "grad_bucket", grad_bytes * n, STREAM_COMPUTE);
+    if (x->plan->zero_stage < 2) take(x, "grad_bucket", grad_bytes * n, STREAM_COMPUTE);
     take(x, "main_param_shard", x->plan->master_bytes * n / shards, STREAM_COMPUTE);
     take(x, "adam_m_shard", x->plan->exp_avg_bytes * n / shards, STREAM_COMPUTE);
     take(x, "adam_v_shard", x->plan->exp_avg_sq_bytes * n / shards, STREAM_COMPUTE);
@@ -365,9 +490,15 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   out->oom_request_bytes = 0.0;
   out->oom_tensor[0] = '\0';
   out->outside_bytes = ptsim_lifetimes_outside_bytes(job);
-  n_blocks = (int32_t)((need - (int64_t)x.m * x.v * x.per_slot * (int64_t)sizeof(int32_t)) /
+  n_blocks = (int32_t)((need - (((int64_t)x.m * x.v * x.per_slot + unit_slots(plan, stage)) *
+                                 (int64_t)sizeof(int32_t))) /
                        (int64_t)sizeof(PtsimAllocBlock));
   x.handles = (int32_t *)((char *)scratch + (int64_t)n_blocks * (int64_t)sizeof(PtsimAllocBlock));
+  x.gathered = (int32_t *)0;
+  if (unit_slots(plan, stage) > 0) {
+    x.gathered = x.handles + (int64_t)x.m * x.v * x.per_slot;
+    for (i = 0; i < (int32_t)unit_slots(plan, stage); i++) x.gathered[i] = -1;
+  }
   capacity = job->hw.memory_bytes - out->outside_bytes;
   rc = ptsim_alloc_init(&x.alloc, opts, capacity > 0.0 ? capacity : 0.0,
                         (PtsimAllocBlock *)scratch, n_blocks);
@@ -392,6 +523,11 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
         release_saved(&x, it->microbatch, it->chunk);
       sample(&x, timeline);
     }
+    if (plan->sync_once) /* the reduction after the last micro-batch reshards every unit */
+      for (i = 0; i < (int32_t)unit_slots(plan, stage); i++) {
+        give(&x, x.gathered[i]);
+        x.gathered[i] = -1;
+      }
   }
   ptsim_alloc_stats(&x.alloc, &st);
   out->allocated_peak_bytes = (double)st.allocated_bytes_peak;

@@ -178,42 +178,43 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
 
 /* ---- sharded data parallelism ---- */
 
-/* The sum of the n largest of a stage's units, by `bytes` per unit kind:
- * its layers (at most n of them), the embedding on stage 0, the output
- * unit on the last stage. */
-static PTSIM_HD double largest_units(const PtsimPlan *plan, int64_t stage, const double *bytes,
-                                     int64_t n) {
-  double sizes[4], sum = 0.0;
-  int64_t count = 0, i, j, k;
-  for (k = 0; k < plan->stage_layers[stage] && k < n; k++) sizes[count++] = bytes[PTSIM_UNIT_LAYER];
-  if (stage == 0) sizes[count++] = bytes[PTSIM_UNIT_EMBEDDING];
-  if (stage == plan->job.layout.pp - 1) sizes[count++] = bytes[PTSIM_UNIT_HEAD];
-  for (i = 0; i < n && i < count; i++) { /* selection: n is 1 or 2 */
-    int64_t best = i;
-    double t;
-    for (j = i + 1; j < count; j++)
-      if (sizes[j] > sizes[best]) best = j;
-    t = sizes[i];
-    sizes[i] = sizes[best];
-    sizes[best] = t;
-    sum += sizes[i];
-  }
-  return sum;
+/* Unit kinds of a stage in backward order: the output unit (last stage),
+ * its layers (four stand for any number: every window of three looks
+ * the same), the embedding (stage 0).  Returns the count. */
+static PTSIM_HD int32_t backward_units(const PtsimPlan *plan, int64_t stage, int32_t *kinds) {
+  int32_t n = 0;
+  int64_t k;
+  if (stage == plan->job.layout.pp - 1) kinds[n++] = PTSIM_UNIT_HEAD;
+  for (k = 0; k < plan->stage_layers[stage] && k < 4; k++) kinds[n++] = PTSIM_UNIT_LAYER;
+  if (stage == 0) kinds[n++] = PTSIM_UNIT_EMBEDDING;
+  return n;
 }
 
 PTSIM_HD double ptsim_memory_unsharded_bytes(const PtsimPlan *plan, int64_t stage) {
   const PtsimLayout *l = &plan->job.layout;
-  double grads[PTSIM_UNIT_KINDS], gathered = 0.0;
-  int k;
+  int32_t kinds[6], n, i;
+  double peak = 0.0;
+  int keep_all = l->reshard_after_forward == PTSIM_RESHARD_NEVER;
+  /* the gradient of the unit in backward (autograd's bf16 one under
+   * torch, megatron's main-grad buffer), the reduce-scatter input of the
+   * one before it */
+  double computed = l->fsdp_impl == PTSIM_FSDP_TORCH ? plan->unit_grad_buffer_bytes - plan->grad_bytes
+                                                     : plan->grad_bytes;
   if (plan->zero_stage < 2) return 0.0;
   if (plan->sync_once) return plan->stage_gather_bytes[stage];
-  for (k = 0; k < PTSIM_UNIT_KINDS; k++)
-    grads[k] = plan->unit_parameters[k] * plan->unit_grad_buffer_bytes;
-  if (plan->zero_stage == 3)
-    gathered = l->reshard_after_forward == PTSIM_RESHARD_NEVER
-                   ? plan->stage_gather_bytes[stage]
-                   : largest_units(plan, stage, plan->unit_gather_bytes, l->fsdp_prefetch ? 2 : 1);
-  return gathered + largest_units(plan, stage, grads, 2);
+  n = backward_units(plan, stage, kinds);
+  /* unit i in backward: gathered with the next one (prefetch), unit i-1's
+   * gradient being reduced */
+  for (i = 0; i < n; i++) {
+    double at = plan->unit_parameters[kinds[i]] * computed;
+    if (i > 0) at += plan->unit_parameters[kinds[i - 1]] * plan->grad_bytes;
+    if (plan->zero_stage == 3 && !keep_all) {
+      at += plan->unit_gather_bytes[kinds[i]];
+      if (l->fsdp_prefetch && i + 1 < n) at += plan->unit_gather_bytes[kinds[i + 1]];
+    }
+    if (at > peak) peak = at;
+  }
+  return peak + (plan->zero_stage == 3 && keep_all ? plan->stage_gather_bytes[stage] : 0.0);
 }
 
 /* ---- the estimate ---- */

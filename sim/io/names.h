@@ -16,7 +16,10 @@ typedef enum {
   PTSIM_NAMES_PRECISION,
   PTSIM_NAMES_SCHEDULE,
   PTSIM_NAMES_ACTIVATION,
-  PTSIM_NAMES_NORM
+  PTSIM_NAMES_NORM,
+  PTSIM_NAMES_SHARDING,     /* PtsimShardingMode (job_validate.h) */
+  PTSIM_NAMES_FSDP_IMPL,    /* PtsimFsdpImpl */
+  PTSIM_NAMES_RESHARD       /* PTSIM_RESHARD_*, from AUTO ("default") */
 } PtsimNamesKind;
 
 /* The word for enum value `value` of `kind`; "?" when out of range.
