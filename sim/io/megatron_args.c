@@ -110,6 +110,11 @@ static const struct {
     {"--exp-avg-sq-dtype", F_EXP_AVG_SQ_DTYPE, KIND_WORD},
     {"--optimizer", F_OPTIMIZER, KIND_WORD},
     {"--manual-gc", F_MANUAL_GC, KIND_SWITCH},
+    {"--use-megatron-fsdp", F_MEGATRON_FSDP, KIND_SWITCH},
+    {"--use-custom-fsdp", F_MEGATRON_FSDP, KIND_SWITCH},
+    {"--use-torch-fsdp2", F_TORCH_FSDP2, KIND_SWITCH},
+    {"--data-parallel-sharding-strategy", F_SHARDING_STRATEGY, KIND_WORD},
+    {"--torch-fsdp2-no-reshard-after-forward", F_TORCH_FSDP2_NO_RESHARD, KIND_SWITCH},
 };
 
 /* What the command line said.  order[] is the token index of the last
