@@ -210,6 +210,8 @@ static int run_job_command(const char *command, int argc, char **argv) {
   }
   PtsimMemoryEstimate *memory = g_new0(PtsimMemoryEstimate, 1);
   ptsim_memory_estimate(plan, ce, memory);
+  PtsimErrorBand band;
+  ptsim_error_band_lookup(&job, &band);
   g_autoptr(GString) out = g_string_new(NULL);
   if (format == PTSIM_FORMAT_JSON) {
     PtsimJson json;
@@ -219,7 +221,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_report_json_settings(&json, &job.layout, &job.model, overlap_source);
     ptsim_report_json_memory(&json, memory, job.layout.memory_threshold,
                              with_time ? alloc : NULL);
-    if (with_time) ptsim_report_json_time(&json, time);
+    if (with_time) ptsim_report_json_time(&json, time, &band);
     ptsim_json_end_object(&json);
   } else if (format == PTSIM_FORMAT_CSV) {
     ptsim_report_csv_memory(out, &job, memory);
@@ -228,7 +230,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_report_text_settings(out, &job.layout, &job.model, overlap_source);
     ptsim_report_text_memory(out, &job, memory);
     if (with_time) ptsim_report_text_allocator(out, memory, alloc);
-    if (with_time) ptsim_report_text_time(out, time);
+    if (with_time) ptsim_report_text_time(out, time, &band);
   }
   g_free(memory);
   fwrite(out->str, 1, out->len, stdout);

@@ -3,7 +3,6 @@
  * writes the ranking. */
 #include <errno.h>
 #include <glib/gstdio.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,8 +16,8 @@
 #include "sweep.h"
 #include "sweep_cmd.h"
 #include "sweep_shard.h"
+#include "sweep_table.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
 #define STREAM_CHUNK 65536 /* layouts evaluated (and held) at once when streaming */
 
 typedef struct {
@@ -176,243 +175,26 @@ static void show_progress(guint64 done, guint64 total, gpointer user_data) {
   fflush(stderr);
 }
 
-/* ---- ranking ---- */
-
-static const PtsimSweep *sort_sweep;
-
-/* Fitting layouts first, by tokens/s per GPU (comparable across GPU
- * counts); then the rest by the same key. */
-static gint compare_rank(gconstpointer a, gconstpointer b) {
-  const PtsimBatchResult *ra = &g_array_index(sort_sweep->results, PtsimBatchResult, *(const guint *)a);
-  const PtsimBatchResult *rb = &g_array_index(sort_sweep->results, PtsimBatchResult, *(const guint *)b);
-  const PtsimJob *ja = &g_array_index(sort_sweep->jobs, PtsimJob, *(const guint *)a);
-  const PtsimJob *jb = &g_array_index(sort_sweep->jobs, PtsimJob, *(const guint *)b);
-  int fa = ra->fits && ra->status == 0, fb = rb->fits && rb->status == 0;
-  if (fa != fb) return fb - fa;
-  double ta = ra->tokens_per_s / (double)ja->layout.gpus, tb = rb->tokens_per_s / (double)jb->layout.gpus;
-  if (ta != tb) return ta > tb ? -1 : 1;
-  return (*(const guint *)a > *(const guint *)b) - (*(const guint *)a < *(const guint *)b);
-}
-
-static GArray *rank(const PtsimSweep *sweep) {
-  GArray *order = g_array_sized_new(FALSE, FALSE, sizeof(guint), sweep->jobs->len);
-  for (guint i = 0; i < sweep->jobs->len; i++) g_array_append_val(order, i);
-  sort_sweep = sweep;
-  g_array_sort(order, compare_rank);
-  return order;
-}
-
-static void append_layout_words(GString *out, const PtsimJob *j) {
-  const PtsimLayout *l = &j->layout;
-  g_string_append_printf(out, "%2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT
-                         " %4" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %3" G_GINT64_FORMAT
-                         " %-9s %-11s",
-                         l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs,
-                         ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
-                         ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
-}
-
-/* Layouts that fit / could not be scheduled, over every evaluated layout. */
-typedef struct {
-  guint64 fitting, failed;
-} Counts;
-
-static void count(Counts *c, const PtsimBatchResult *results, guint n) {
-  for (guint i = 0; i < n; i++) {
-    if (results[i].status != 0) c->failed++;
-    else if (results[i].fits) c->fitting++;
-  }
-}
-
-static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, GArray *order,
-                        guint top) {
-  g_string_append_printf(out,
-                         "%" G_GUINT64_FORMAT " combinations: %" G_GUINT64_FORMAT
-                         " valid layouts evaluated on %s, %" G_GUINT64_FORMAT
-                         " fit in memory, %" G_GUINT64_FORMAT " could not be scheduled\n"
-                         "(mem GiB: analytical estimate, the 80%% rule decides; alloc GiB: the "
-                         "caching-allocator emulation plus CUDA context and NCCL, for the rows shown)\n",
-                         sweep->candidates, sweep->valid, sweep->device_used, c->fitting,
-                         c->failed);
-  gboolean mc = sweep->mc.samples > 0;
-  g_string_append(out, "\n rank model            hw         gpus   seq tp pp cp   dp vp mbs "
-                       "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB");
-  g_string_append(out, mc ? "  p50_s  p90_s  p99_s" : "");
-  g_string_append(out, "  alloc GiB\n");
-  for (guint k = 0; k < MIN(top, order->len); k++) {
-    guint i = g_array_index(order, guint, k);
-    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
-    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
-    g_string_append_printf(out, "%5u %-16.16s %-10.10s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " ",
-                           k + 1, j->model.name, j->hw.name, j->layout.gpus, j->layout.seq);
-    append_layout_words(out, j);
-    g_string_append_printf(out, " %7.3f %10.0f %7.1f %4.1f%% %5.1f%% %6.1f", r->step_s,
-                           r->tokens_per_s / (double)j->layout.gpus, r->tflops_per_gpu,
-                           100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB);
-    if (mc)
-      g_string_append_printf(out, " %6.3f %6.3f %6.3f", r->step_p50_s, r->step_p90_s, r->step_p99_s);
-    /* The allocator emulation, for the layouts worth looking at. */
-    {
-      g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
-      g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
-      g_autoptr(GError) error = NULL;
-      ptsim_plan_build(j, plan);
-      if (ptsim_simulate_allocator(plan, 2, NULL, NULL, 0.0, NULL, alloc, &error)) {
-        const PtsimStageAlloc *p = &alloc->stages[alloc->peak_stage];
-        gboolean oom = FALSE;
-        for (int64_t st = 0; st < alloc->num_stages; st++) oom |= !alloc->stages[st].fits;
-        g_string_append_printf(out, " %6.1f%s", p->device_peak_bytes / GIB, oom ? " OOM" : "");
-      } else {
-        g_string_append(out, "      ?");
-      }
-    }
-    g_string_append_printf(out, "%s\n",
-                           r->status != 0 ? " (unscheduled)" : r->fits ? "" : " (does not fit)");
-  }
-  if (order->len > 0) {
-    guint i = g_array_index(order, guint, 0);
-    const PtsimBatchResult *best = &g_array_index(sweep->results, PtsimBatchResult, i);
-    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
-    if (best->fits && best->status == 0)
-      g_string_append_printf(
-          out,
-          "\nwhy the best wins: bubble %.1f%%; exposed communication %.3f s of the %.3f s step "
-          "(tp %.3f, cp %.3f, pp %.3f, dp %.3f); memory margin %.1f GiB below the %.0f%% "
-          "threshold (%.0f%% of the GPU used)\n",
-          100.0 * best->bubble_fraction,
-          best->exposed_comm_s[0] + best->exposed_comm_s[1] + best->exposed_comm_s[2] +
-              best->exposed_comm_s[3],
-          best->step_s, best->exposed_comm_s[0], best->exposed_comm_s[1], best->exposed_comm_s[2],
-          best->exposed_comm_s[3],
-          (j->layout.memory_threshold - best->usage_fraction) * j->hw.memory_bytes / GIB,
-          100.0 * j->layout.memory_threshold, 100.0 * best->usage_fraction);
-  }
-  if (g_hash_table_size(sweep->rejected) > 0) {
-    g_string_append(out, "\nrejected combinations, by reason:\n");
-    GHashTableIter it;
-    gpointer key, value;
-    g_hash_table_iter_init(&it, sweep->rejected);
-    while (g_hash_table_iter_next(&it, &key, &value))
-      g_string_append_printf(out, "%8u  %s\n", GPOINTER_TO_UINT(value), (const char *)key);
-  }
-}
-
-#define CSV_HEADER                                                                   \
-  "rank,model,hw,gpus,seq,gbs,tp,pp,cp,dp,vp,mbs,sp,recompute,schedule,"              \
-  "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"          \
-  "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                           \
-  "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s,"   \
-  "allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,"         \
-  "tp_comm_overlap\n"
-
-/* One CSV row; rank 0 = not ranked (a streamed sweep). */
-static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
-  const PtsimLayout *l = &j->layout;
-  g_string_append_printf(
-      out,
-      "%" G_GUINT64_FORMAT ",%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-      ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-      ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-      ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
-      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%d,%d,%d\n",
-      rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
-      l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
-      ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
-      r->status, r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s,
-      r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
-      r->step_p90_s, r->step_p99_s, r->exposed_comm_s[0], r->exposed_comm_s[1],
-      r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom,
-      l->overlap_grad_reduce, l->overlap_param_gather, l->tp_comm_overlap);
-}
-
-const char *ptsim_sweep_csv_header(void) { return CSV_HEADER; }
-
-void ptsim_sweep_csv_row(GString *out, guint64 rank, const PtsimJob *job,
-                         const PtsimBatchResult *r) {
-  csv_row(out, rank, job, r);
-}
-
-/* ---- rows on every core (formatting the numbers is most of a CSV's cost) ---- */
-
-typedef void (*RowFn)(GString *out, guint k, gconstpointer data);
-
-typedef struct {
-  RowFn fn;
-  gconstpointer data;
-  guint first, last;
-  GString *out;
-} RowSlice;
-
-static gpointer format_slice(gpointer user_data) {
-  RowSlice *slice = user_data;
-  for (guint k = slice->first; k < slice->last; k++) slice->fn(slice->out, k, slice->data);
-  return NULL;
-}
-
-/* Appends rows 0..n-1, fn(out, k, data) each, in slices on up to `threads`
- * threads (0: all cores) when there are many: the same bytes as one after
- * the other. */
-static void format_rows(GString *out, guint n, guint threads, RowFn fn, gconstpointer data) {
-  enum { MAX_SLICES = 16 };
-  RowSlice slices[MAX_SLICES];
-  GThread *workers[MAX_SLICES];
-  if (threads == 0) threads = g_get_num_processors();
-  threads = MIN(threads, MAX_SLICES);
-  if (n < 4096 || threads < 2) {
-    for (guint k = 0; k < n; k++) fn(out, k, data);
-    return;
-  }
-  for (guint t = 0; t < threads; t++) {
-    RowSlice slice = {fn, data, (guint)((guint64)n * t / threads),
-                      (guint)((guint64)n * (t + 1) / threads), g_string_new(NULL)};
-    slices[t] = slice;
-    if (t > 0) workers[t] = g_thread_new("csv", format_slice, &slices[t]);
-  }
-  format_slice(&slices[0]);
-  for (guint t = 0; t < threads; t++) {
-    if (t > 0) g_thread_join(workers[t]);
-    g_string_append_len(out, slices[t].out->str, (gssize)slices[t].out->len);
-    g_string_free(slices[t].out, TRUE);
-  }
-}
-
-typedef struct {
-  const PtsimSweep *sweep;
-  GArray *order;
-} RankedRows;
-
-static void ranked_row(GString *out, guint k, gconstpointer data) {
-  const RankedRows *rows = data;
-  guint i = g_array_index(rows->order, guint, k);
-  csv_row(out, k + 1, &g_array_index(rows->sweep->jobs, PtsimJob, i),
-          &g_array_index(rows->sweep->results, PtsimBatchResult, i));
-}
-
-static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order, guint threads) {
-  RankedRows rows = {sweep, order};
-  g_string_append(out, CSV_HEADER);
-  format_rows(out, order->len, threads, ranked_row, &rows);
-}
-
 /* ---- streamed sweeps: bounded memory, exact top K, CSV in enumeration order ---- */
 
 typedef struct {
   guint top;
-  Counts counts;
+  PtsimSweepCounts counts;
   GArray *best_jobs, *best_results; /* the best `top` so far, ranked */
   FILE *csv;                        /* NULL: no CSV */
-  guint threads;                    /* to format its rows */
+  guint threads;                    /* to format its rows and run the emulation */
   gboolean shard;                   /* the CSV is a shard file */
   PtsimShardReader *merge;          /* results come from shard files */
   GArray *merged;                   /* PtsimBatchResult: a chunk's, from them */
 } Stream;
 
-/* Ranks a (job, result) pair the way the table does. */
+/* Ranks a (job, result) pair the way the table does (ties: the one seen
+ * first stays ahead). */
 static gboolean better(const PtsimJob *ja, const PtsimBatchResult *ra, const PtsimJob *jb,
                        const PtsimBatchResult *rb) {
-  int fa = ra->fits && ra->status == 0, fb = rb->fits && rb->status == 0;
-  if (fa != fb) return fa > fb;
-  return ra->tokens_per_s / (double)ja->layout.gpus > rb->tokens_per_s / (double)jb->layout.gpus;
+  int ca = ptsim_sweep_rank_class(ra), cb = ptsim_sweep_rank_class(rb);
+  if (ca != cb) return ca < cb;
+  return ptsim_sweep_rank_key(ja, ra) > ptsim_sweep_rank_key(jb, rb);
 }
 
 typedef struct {
@@ -426,13 +208,19 @@ typedef struct {
 static void chunk_row(GString *out, guint k, gconstpointer data) {
   const ChunkRows *c = data;
   if (c->shard) ptsim_shard_row(out, c->first_index + k, &c->jobs[k], &c->results[k]);
-  else csv_row(out, 0, &c->jobs[k], &c->results[k]);
+  else ptsim_sweep_csv_row(out, 0, &c->jobs[k], &c->results[k]);
 }
 
-static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *results, guint n,
+static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *chunk_results, guint n,
                              guint64 first_index, gpointer user_data, GError **error) {
   Stream *st = user_data;
-  count(&st->counts, results, n);
+  /* The chunk's own top K are settled by the emulation: a layout of the
+   * sweep's top K is among its chunk's, so the kept best equal the
+   * in-memory sweep's.  A shard file keeps the results as evaluated: the
+   * merge settles them as the one run would (its chunks are this run's). */
+  g_autofree PtsimBatchResult *results = g_memdup2(chunk_results, (gsize)n * sizeof *results);
+  ptsim_sweep_settle_top(jobs, results, n, st->top, st->threads);
+  ptsim_sweep_count_verdicts(&st->counts, results, n);
   for (guint i = 0; i < n; i++) {
     guint len = st->best_jobs->len, at = len;
     while (at > 0 && better(&jobs[i], &results[i], &g_array_index(st->best_jobs, PtsimJob, at - 1),
@@ -448,8 +236,8 @@ static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *resul
   }
   if (!st->csv) return TRUE;
   g_autoptr(GString) rows = g_string_new(NULL);
-  ChunkRows chunk = {jobs, results, first_index, st->shard};
-  format_rows(rows, n, st->threads, chunk_row, &chunk);
+  ChunkRows chunk = {jobs, st->shard ? chunk_results : results, first_index, st->shard};
+  ptsim_sweep_format_rows(rows, n, st->threads, chunk_row, &chunk);
   if (fwrite(rows->str, 1, rows->len, st->csv) != rows->len) {
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "--csv: write failed: %s", g_strerror(errno));
     return FALSE;
@@ -511,7 +299,7 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
     ptsim_shard_header(header);
     fputs(header->str, st.csv);
   } else if (st.csv) {
-    fputs(CSV_HEADER, st.csv);
+    fputs(ptsim_sweep_csv_header(), st.csv);
   }
   Progress progress = {g_get_monotonic_time(), FALSE, layouts, spec->first};
   g_autoptr(GArray) merged = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
@@ -537,12 +325,16 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
     g_array_append_vals(sweep->results, st.best_results->data, st.best_results->len);
     g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
     for (guint i = 0; i < st.best_jobs->len; i++) g_array_append_val(order, i);
+    if (ptsim_sweep_emulate_shown(sweep, order, st.top, st.threads)) {
+      g_array_unref(order);
+      order = ptsim_sweep_rank_order(sweep);
+    }
     if (merge) {
       g_free(sweep->device_used);
       sweep->device_used = g_strdup_printf("%u shard files", g_strv_length(o->merge_files));
     }
     ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
-    write_table(out, sweep, &st.counts, order, st.top);
+    ptsim_sweep_write_table(out, sweep, &st.counts, order, st.top);
     if (o->csv) csv_note(out, o, spec, sweep->valid, TRUE);
   }
   g_array_unref(st.best_jobs);
@@ -639,25 +431,37 @@ static int run(const SweepOptions *o) {
     fprintf(stderr, "ptsim sweep: %s\n", error->message);
     return error->domain == PTSIM_CUDA_ERROR ? 2 : 1;
   }
-  g_autoptr(GArray) order = rank(sweep);
+  /* A shard file keeps every layout as evaluated, in enumeration order: the
+   * merge settles the sweep's top K as the one run does. */
+  g_autoptr(GString) shard_rows = NULL;
+  if (o->shard_n > 0) {
+    shard_rows = g_string_new(NULL);
+    ptsim_shard_header(shard_rows);
+    for (guint i = 0; i < sweep->jobs->len; i++)
+      ptsim_shard_row(shard_rows, sweep->first_index + i, &g_array_index(sweep->jobs, PtsimJob, i),
+                      &g_array_index(sweep->results, PtsimBatchResult, i));
+  }
+  guint top = o->top > 0 ? (guint)o->top : 10;
+  ptsim_sweep_settle_top((const PtsimJob *)sweep->jobs->data,
+                         (PtsimBatchResult *)sweep->results->data, sweep->jobs->len, top,
+                         (guint)o->threads);
+  g_autoptr(GArray) order = ptsim_sweep_rank_order(sweep);
+  if (!csv_out && ptsim_sweep_emulate_shown(sweep, order, top, (guint)o->threads)) {
+    g_array_unref(order);
+    order = ptsim_sweep_rank_order(sweep);
+  }
   g_autoptr(GString) out = g_string_new(NULL);
-  Counts counts = {0, 0};
-  count(&counts, (const PtsimBatchResult *)sweep->results->data, sweep->results->len);
-  if (csv_out) write_csv(out, sweep, order, (guint)o->threads);
+  PtsimSweepCounts counts;
+  memset(&counts, 0, sizeof counts);
+  ptsim_sweep_count_verdicts(&counts, (const PtsimBatchResult *)sweep->results->data, sweep->results->len);
+  if (csv_out) ptsim_sweep_write_csv(out, sweep, order, (guint)o->threads);
   else {
     ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
-    write_table(out, sweep, &counts, order, o->top > 0 ? (guint)o->top : 10);
+    ptsim_sweep_write_table(out, sweep, &counts, order, top);
   }
   if (o->csv) {
-    g_autoptr(GString) csv = g_string_new(NULL);
-    if (o->shard_n > 0) { /* the shard file: every layout, in enumeration order */
-      ptsim_shard_header(csv);
-      for (guint i = 0; i < sweep->jobs->len; i++)
-        ptsim_shard_row(csv, sweep->first_index + i, &g_array_index(sweep->jobs, PtsimJob, i),
-                        &g_array_index(sweep->results, PtsimBatchResult, i));
-    } else {
-      write_csv(csv, sweep, order, (guint)o->threads);
-    }
+    g_autoptr(GString) csv = shard_rows ? g_steal_pointer(&shard_rows) : g_string_new(NULL);
+    if (o->shard_n == 0) ptsim_sweep_write_csv(csv, sweep, order, (guint)o->threads);
     if (!g_file_set_contents(o->csv, csv->str, (gssize)csv->len, &error)) { /* atomic */
       fprintf(stderr, "ptsim sweep: --csv: %s\n", error->message);
       return 2;
@@ -684,16 +488,25 @@ int ptsim_sweep_main(int argc, char **argv) {
       {"gpus", 0, 0, G_OPTION_ARG_STRING, &o.gpus, "GPU counts (default 8)", "N[,N...]"},
       {"seq", 0, 0, G_OPTION_ARG_STRING, &o.seqs, "Sequence lengths (default 8192)", "S[,S...]"},
       {"gbs", 0, 0, G_OPTION_ARG_STRING, &o.gbs, "Global batch sizes (default 128)", "G[,G...]"},
-      {"mbs", 0, 0, G_OPTION_ARG_STRING, &o.mbs, "Micro-batch sizes (default 1,2,4,8)", "B[,B...]"},
-      {"cp", 0, 0, G_OPTION_ARG_STRING, &o.cps, "Context-parallel sizes (default 1,2,4,8)", "C[,C...]"},
-      {"vp", 0, 0, G_OPTION_ARG_STRING, &o.vps, "Virtual stages for the interleaved schedule (default 2,4)", "V[,V...]"},
+      {"mbs", 0, 0, G_OPTION_ARG_STRING, &o.mbs,
+       "Micro-batch sizes (default: 1, 2, 4, ... while what a layout must hold fits the GPU)",
+       "B[,B...]"},
+      {"cp", 0, 0, G_OPTION_ARG_STRING, &o.cps,
+       "Context-parallel sizes (default: every cp dividing gpus/tp whose 2 x cp chunks split the "
+       "sequence)",
+       "C[,C...]"},
+      {"vp", 0, 0, G_OPTION_ARG_STRING, &o.vps,
+       "Virtual stages for the interleaved schedule (default: every vp dividing each stage's "
+       "layers, uneven first/last stages included as Megatron-LM allows)",
+       "V[,V...]"},
       {"recompute", 0, 0, G_OPTION_ARG_STRING, &o.recomputes, "none,selective,full (default all three)", "R[,R...]"},
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedules, "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
-      {"tp-max", 0, 0, G_OPTION_ARG_INT64, &o.tp_max, "Largest tp (default: GPUs per node)", "N"},
+      {"tp-max", 0, 0, G_OPTION_ARG_INT64, &o.tp_max, "Largest tp (default: the NVLink domain, e.g. 8 on HGX, 72 on GB200 NVL72; at most the heads)", "N"},
       {"pp-max", 0, 0, G_OPTION_ARG_INT64, &o.pp_max, "Largest pp (default: no limit)", "N"},
       {"allocator", 0, 0, G_OPTION_ARG_NONE, &o.allocator,
-       "Replay every layout through the caching-allocator emulation too (CPU, slower); the CSV's "
-       "allocator_* columns (otherwise 0 and -1; the table runs it for the rows shown anyway)",
+       "Replay every layout through the caching-allocator emulation (CPU, slower), so every "
+       "`runs` verdict is the emulation's; without it the emulation runs on the fastest layouts "
+       "that may run and the rows shown, and the CSV's allocator_* columns are 0 and -1 elsewhere",
        NULL},
       {"samples", 0, 0, G_OPTION_ARG_INT64, &o.samples,
        "Monte-Carlo samples per layout: p50/p90/p99 step time (default 0: deterministic)", "K"},

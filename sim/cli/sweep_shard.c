@@ -6,6 +6,7 @@
 #include <string.h>
 #include "config.h"
 #include "sweep_shard.h"
+#include "sweep_table.h"
 
 #define SHARD_COLUMNS "layout_index,result,"
 

@@ -19,18 +19,13 @@
  * from the same sweep (same flags, same ptsim build).
  *
  * CLI module.  Not here: enumeration and slicing (sweep.h: spec->first,
- * last), the sweep's CSV (sweep_cmd.c). */
+ * last), the sweep's CSV (sweep_table.h). */
 #ifndef PTSIM_SWEEP_SHARD_H
 #define PTSIM_SWEEP_SHARD_H
 
 #include <glib.h>
 #include "batch.h"
 #include "job.h"
-
-/* sweep_cmd.c's CSV: its header line, and one row (rank 0: unranked). */
-const char *ptsim_sweep_csv_header(void);
-void ptsim_sweep_csv_row(GString *out, guint64 rank, const PtsimJob *job,
-                         const PtsimBatchResult *r);
 
 /* Parses "K/N" (1 <= K <= N); PTSIM_CONFIG_ERROR naming --shard otherwise. */
 gboolean ptsim_shard_parse(const char *text, guint *k, guint *n, GError **error);

@@ -80,6 +80,9 @@ static PTSIM_HD void batch_clear(PtsimBatchResult *out) {
       out->exposed_comm_s[3] = 0.0;
   out->alloc_device_peak_bytes = 0.0;
   out->alloc_oom = -1;
+  out->held_floor_bytes = 0.0;
+  out->runs = -1;
+  out->runs_from = PTSIM_RUNS_FROM_NONE;
 }
 
 PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch,
@@ -127,6 +130,11 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
   out->peak_stage = memory->peak_stage;
   out->total_bytes = memory->total_bytes;
   out->usage_fraction = memory->usage_fraction;
+  out->held_floor_bytes = ptsim_memory_held_floor_bytes(memory);
+  if (out->fits) {
+    out->runs = 1;
+    out->runs_from = PTSIM_RUNS_FROM_RULE;
+  }
 
   engine_bytes = batch_engine_bytes(plan, mc);
   if (engine_bytes < 0) {

@@ -18,7 +18,6 @@
 #define EV_ITEM_DONE PTSIM_ENGINE_EV_ITEM_DONE
 #define EV_WAKE PTSIM_ENGINE_EV_WAKE
 #define NOT_YET PTSIM_ENGINE_NOT_YET
-#define MAX_CHUNKS PTSIM_ENGINE_MAX_CHUNKS
 
 typedef PtsimEngineSim Sim;
 typedef PtsimEngineStage StageState;
@@ -47,10 +46,10 @@ static PTSIM_HD int64_t scratch_bytes(const PtsimPlan *plan, int32_t events) {
   int32_t m = (int32_t)plan->num_microbatches;
   int32_t items = plan->schedule_items;
   if (items < 0) return items;
-  if (v > MAX_CHUNKS) return PTSIM_SCHEDULE_ERR_TOO_LARGE;
   return 2 * align8((int64_t)p * m * v * (int64_t)sizeof(PtsimTime)) +
          align8((int64_t)p * v * 4 * (int64_t)sizeof(PtsimTime)) +
          align8((int64_t)p * (int64_t)sizeof(StageState)) +
+         align8((int64_t)p * v * (int64_t)sizeof(PtsimTime)) + /* latest backward starts */
          align8(aux_bytes(p, v)) +
          (events ? align8((int64_t)event_capacity(p, m, v) * (int64_t)sizeof(PtsimEvent)) : 0);
 }
@@ -201,6 +200,7 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t sh
   int64_t off = 0, n = (int64_t)sim->p * sim->m * sim->v;
   int32_t s, cap = event_capacity(sim->p, sim->m, sim->v);
   PtsimEvent *slots;
+  PtsimTime *last;
   if (bytes < scratch_bytes(sim->plan, events)) return PTSIM_ENGINE_ERR_SCRATCH;
   /* What every run touches first, so that one layout after another finds
    * it in cache; the ready tables, of which a run touches a few entries,
@@ -209,6 +209,8 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t sh
   off += align8((int64_t)sim->p * sim->v * 4 * (int64_t)sizeof(PtsimTime));
   sim->stages = (StageState *)(base + off);
   off += align8((int64_t)sim->p * (int64_t)sizeof(StageState));
+  last = (PtsimTime *)(base + off);
+  off += align8((int64_t)sim->p * sim->v * (int64_t)sizeof(PtsimTime));
   sim->period = (struct PtsimEnginePeriod *)0;
   sim->aux = base + off;
   if (shortcut) ptsim_engine_period_init(sim, base + off);
@@ -226,7 +228,8 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t sh
     st->busy = 0;
     st->free_at = 0;
     st->busy_ns = st->pp_wait_ns = 0;
-    for (c = 0; c < MAX_CHUNKS; c++) st->last_backward_start[c] = 0;
+    st->last_backward_start = last + (int64_t)s * sim->v;
+    for (c = 0; c < sim->v; c++) st->last_backward_start[c] = 0;
     rc = ptsim_schedule_shape(sim->job->layout.schedule, sim->p, sim->m, sim->v, s, &st->shape);
     if (rc < 0) return rc;
     st->last_forward = ptsim_schedule_last_index(&st->shape, PTSIM_SCHEDULE_ITEM_FORWARD);

@@ -7,7 +7,7 @@
  * Each stage: the index `next` of its next item, whether an item runs
  * (`busy`; that item is `next`), when its stream became free, its
  * accumulators (busy_ns, pp_wait_ns) and per chunk the start of its latest
- * backward.  Orders are never built: stage s's item i is
+ * backward (an array of v in the scratch: vp has no cap of its own).  Orders are never built: stage s's item i is
  * ptsim_schedule_item_at(&shape, i), O(1).
  *
  * Inputs: when an item ends, the arrival time of its output is written to
@@ -31,7 +31,6 @@
 #define PTSIM_ENGINE_EV_ITEM_DONE 0
 #define PTSIM_ENGINE_EV_WAKE 1
 #define PTSIM_ENGINE_NOT_YET (-1)
-#define PTSIM_ENGINE_MAX_CHUNKS 16 /* virtual stages per rank the engine supports */
 
 typedef struct {
   int32_t next;          /* index of the next item of the order */
@@ -39,7 +38,7 @@ typedef struct {
   PtsimTime free_at;     /* when the stream became free (its last item ended) */
   PtsimTime busy_ns;
   PtsimTime pp_wait_ns;
-  PtsimTime last_backward_start[PTSIM_ENGINE_MAX_CHUNKS]; /* per chunk: its latest B began */
+  PtsimTime *last_backward_start; /* v, in the scratch: per chunk, when its latest B began */
   PtsimScheduleShape shape; /* the order, in closed form */
   /* Item `next` (when next < items), read once when `next` moves: */
   PtsimScheduleItem item;

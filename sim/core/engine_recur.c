@@ -34,7 +34,7 @@
 typedef struct {
   int32_t round;        /* which cut, -1: none */
   PtsimTime free_at, busy_ns, pp_wait_ns;
-  PtsimTime last_backward_start[PTSIM_ENGINE_MAX_CHUNKS];
+  PtsimTime *last_backward_start; /* v, in the scratch */
 } CutRecord;
 
 /* The state at one cut, relative (see above). */
@@ -67,6 +67,7 @@ static PTSIM_HD int32_t recur_words_cap(int32_t p, int32_t v) {
 
 PTSIM_HD int64_t ptsim_engine_recur_bytes(int32_t p, int32_t v) {
   return recur_align8((int64_t)RECUR_ROUNDS * p * (int64_t)sizeof(CutRecord)) +
+         recur_align8((int64_t)RECUR_ROUNDS * p * v * (int64_t)sizeof(PtsimTime)) +
          RECUR_STATES * (recur_align8((int64_t)recur_words_cap(p, v) * 8) +
                          recur_align8(2 * (int64_t)p * 4));
 }
@@ -75,9 +76,15 @@ static PTSIM_HD void recur_carve(Recur *r, const PtsimEngineSim *sim, void *scra
   char *base = (char *)scratch;
   int64_t off = 0;
   int32_t k, p = sim->p;
+  PtsimTime *last;
   r->records = (CutRecord *)base;
   off += recur_align8((int64_t)RECUR_ROUNDS * p * (int64_t)sizeof(CutRecord));
-  for (k = 0; k < RECUR_ROUNDS * p; k++) r->records[k].round = -1;
+  last = (PtsimTime *)(base + off);
+  off += recur_align8((int64_t)RECUR_ROUNDS * p * sim->v * (int64_t)sizeof(PtsimTime));
+  for (k = 0; k < RECUR_ROUNDS * p; k++) {
+    r->records[k].round = -1;
+    r->records[k].last_backward_start = last + (int64_t)k * sim->v;
+  }
   r->words_cap = recur_words_cap(p, sim->v);
   r->pending_cap = recur_pending_cap(p, sim->v);
   r->scan_cap = 4 * p * sim->v + 32;

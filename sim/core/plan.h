@@ -94,6 +94,13 @@ typedef struct {
   double unit_grad_buffer_bytes;
   double stage_gather_bytes[PTSIM_MAX_STAGES]; /* all of a stage's units gathered */
   PtsimGroup shard_group, replicate_group;
+  /* 1: Transformer Engine's FusedAdam holds the master weights
+   * (--use-precision-aware-optimizer, unless fp8 runs a recipe other than
+   * delayed with fp32 masters: Megatron's
+   * use_precision_aware_optimizer_no_fp8_or_ds_fp8).  It creates them in
+   * its first step with Adam's states, and reads the gradients in place
+   * (decoupled_grad) instead of from fp32 copies. */
+  int lazy_masters;
   double stage_parameters[PTSIM_MAX_STAGES];   /* parameters one GPU of it holds */
   /* Bytes of model weights one GPU of it holds: 2 per parameter (bf16/fp16),
    * plus under fp8 Transformer Engine's fp8 copy and its transpose of every
@@ -141,6 +148,11 @@ PTSIM_HD int64_t ptsim_plan_head_dim(const PtsimModel *model);
 
 /* Parameters of one transformer layer held by one TP rank (t = tp). */
 PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp);
+
+/* Parameters of the whole model (no parallelism): layers, word embedding
+ * (and the LM head when untied), final norm, the learned position table
+ * when the model has one (max_position_embeddings rows, or seq). */
+PTSIM_HD double ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq);
 
 /* Only the counts of the plan — num_stages, num_chunks, num_microbatches,
  * schedule_items, exactly as ptsim_plan_build sets them — leaving every

@@ -22,6 +22,16 @@ gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean 
                              PtsimTimeResult *out, GError **error) {
   const PtsimJob *job = &plan->job;
   int64_t bytes = ptsim_engine_scratch_bytes(plan);
+  if (bytes == PTSIM_SCHEDULE_ERR_TOO_LARGE && job->layout.pp <= PTSIM_MAX_STAGES) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--schedule %s with %" G_GINT64_FORMAT " microbatches and --vp %" G_GINT64_FORMAT
+                ": a stage would run %" G_GINT64_FORMAT " microbatch-chunks (microbatches x vp), "
+                "more than ptsim's limit of %d; raise --mbs or dp, or lower --gbs or --vp",
+                ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)job->layout.schedule),
+                plan->num_microbatches, plan->num_chunks,
+                plan->num_microbatches * plan->num_chunks, PTSIM_SCHEDULE_MAX_VIRTUAL_MB);
+    return FALSE;
+  }
   if (bytes < 0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "--schedule %s with --pp %" G_GINT64_FORMAT ", --vp %" G_GINT64_FORMAT
@@ -116,6 +126,7 @@ gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
   out->num_stages = p;
   out->peak_stage = 0;
   out->steps = steps;
+  out->fits = out->runs = 1;
   for (int32_t s = 0; s < p; s++) {
     ptsim_schedule_build(l->schedule, p, m, v, s, order, items);
     int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, s);
@@ -136,6 +147,8 @@ gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
     }
     if (out->stages[s].device_peak_bytes > out->stages[out->peak_stage].device_peak_bytes)
       out->peak_stage = s;
+    out->fits &= out->stages[s].fits;
+    out->runs &= out->stages[s].runs;
   }
   if (!timeline_path) return TRUE;
   /* g_file_set_contents writes a temporary file and renames it: never half-written. */

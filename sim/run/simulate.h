@@ -28,6 +28,8 @@ typedef struct {
   int64_t num_stages;
   int64_t peak_stage;     /* the stage with the largest device peak */
   int32_t steps;          /* training steps replayed */
+  int32_t fits;           /* no stage's allocation failed */
+  int32_t runs;           /* every stage's `runs` verdict (lifetimes.h) */
   PtsimStageAlloc stages[PTSIM_MAX_STAGES];
 } PtsimAllocResult;
 

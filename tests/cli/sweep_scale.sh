@@ -50,10 +50,25 @@ for mode in held streamed; do
     "$tmp/part-2.csv" --csv "$tmp/merged.csv" >"$tmp/merged.txt"
   check "$mode: 4 shards merged == one run (CSV bytes)" cmp -s "$tmp/one.csv" "$tmp/merged.csv"
   check "$mode: 4 shards merged == one run (table, top K)" \
-    cmp -s <(sed -e 's/evaluated on .*, \([0-9]* fit\)/\1/' -e '/^all /d' "$tmp/one.txt") \
-           <(sed -e 's/evaluated on .*, \([0-9]* fit\)/\1/' -e '/^all /d' "$tmp/merged.txt")
+    cmp -s <(sed -e 's/evaluated on .*[;,] \([0-9]* fit\)/\1/' -e '/^all /d' "$tmp/one.txt") \
+           <(sed -e 's/evaluated on .*[;,] \([0-9]* fit\)/\1/' -e '/^all /d' "$tmp/merged.txt")
   check "$mode: the shards split the layouts" \
     test "$(cat "$tmp"/part-?.csv | grep -vc '^layout_index')" -eq "$(($(wc -l <"$tmp/one.csv") - 1))"
+done
+# Without --allocator the shards keep their layouts as evaluated and the merge
+# settles the `runs` verdict of the top K as the one run does.
+for mode in held streamed; do
+  extra=(); [ "$mode" = streamed ] && extra=(--in-memory-max 0)
+  plain=(--model llama3-8b --gpus 8,16 --gbs 64 --seq 8192 --device cpu --top 7 "${extra[@]}")
+  "$ptsim" sweep "${plain[@]}" --csv "$tmp/one.csv" >"$tmp/one.txt"
+  for k in 1 2 3; do
+    "$ptsim" sweep "${plain[@]}" --shard "$k/3" --csv "$tmp/plain-$k.csv" >/dev/null
+  done
+  "$ptsim" sweep "${plain[@]}" --merge "$tmp"/plain-?.csv --csv "$tmp/merged.csv" >"$tmp/merged.txt"
+  check "$mode, runs verdict settled at the merge: the same CSV bytes" \
+    cmp -s "$tmp/one.csv" "$tmp/merged.csv"
+  check "$mode, runs verdict settled at the merge: some rows by the allocator" \
+    grep -q ',allocator$' "$tmp/merged.csv"
 done
 check "merge: a missing shard is bad input" \
   expect_exit2 sweep "${split[@]}" --merge "$tmp/part-1.csv" "$tmp/part-2.csv" "$tmp/part-4.csv"
