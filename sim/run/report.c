@@ -368,7 +368,7 @@ void ptsim_report_text_settings(GString *out, const PtsimLayout *l, const PtsimM
     g_string_append_printf(out, ", optimizer states %d+%d+%d B%s", l->main_params_bytes,
                            l->exp_avg_bytes, l->exp_avg_sq_bytes,
                            l->precision_aware_optimizer ? " (precision-aware)" : "");
-  if (l->optimizer_instances > 1)
+  if (l->optimizer_instances > 1 && l->sharding == PTSIM_SHARDING_NONE) /* else: replicas */
     g_string_append_printf(out, ", %" G_GINT64_FORMAT " optimizer instances",
                            l->optimizer_instances);
   if (m && m->kv_channels > 0)
