@@ -62,7 +62,9 @@ typedef enum {
   PTSIM_SLICE_PP_RECV = 8,
   PTSIM_SLICE_BUBBLE = 9,     /* compute idle: its input is still being computed upstream */
   PTSIM_SLICE_PP_WAIT = 10,   /* compute idle: its input is in flight */
-  PTSIM_SLICE_DP_WAIT = 11    /* compute done, the step waits for the DP reduction */
+  PTSIM_SLICE_DP_WAIT = 11,   /* compute done, the step waits for the DP reduction */
+  PTSIM_SLICE_DP_EXPOSED = 12,/* inside an item: blocked on its FSDP units' collectives */
+  PTSIM_SLICE_DP = 13         /* the FSDP units' collectives the item waited for (DP track) */
 } PtsimSliceKind;
 
 typedef struct {
