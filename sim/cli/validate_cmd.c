@@ -92,6 +92,8 @@ typedef struct {
   gboolean step_from_time;   /* measured step = iteration_time_ms / step_time_s */
   LabelRule label;
   const char *assumed;       /* what the source does not state */
+  gboolean gbs_per_gpu;      /* gbs = mbs x GPUs: no gradient accumulation (FSDP's papers) */
+  const char *bound_column;  /* a column saying "at_least" where the TFLOP/s is a lower bound */
 } PublishedSource;
 
 static const PublishedSource published_sources[] = {
@@ -99,30 +101,47 @@ static const PublishedSource published_sources[] = {
      {{"A100-80GB", "a100-80g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
      MBS_COLUMN, 0, TRUE, FALSE, TRUE,
      "--recompute full --precision fp16 --no-distributed-optimizer" ERA_2021, FLOPS_EQ3,
-     "achieved_tflops_per_gpu", FALSE, LABEL_MODEL, ""},
+     "achieved_tflops_per_gpu", FALSE, LABEL_MODEL, "", FALSE, NULL},
     {"megatron_readme_gpt3", "megatron_readme_gpt3", NULL, "gpt3-175b",
      {{"A100-80GB", "a100-80g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
      MBS_ONE, 0, FALSE, FALSE, FALSE,
      "--recompute full --precision fp16 --no-distributed-optimizer" ERA_2021, FLOPS_EQ3,
-     "achieved_tflops_per_gpu", FALSE, LABEL_MODEL, "mbs 1, full recompute, fp16, vocab 51200"},
+     "achieved_tflops_per_gpu", FALSE, LABEL_MODEL, "mbs 1, full recompute, fp16, vocab 51200", FALSE, NULL},
     {"megatron_core_r080", "megatron_core_r080", "mcore-", NULL,
      {{"H100", "h100-80g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
      MBS_ONE, 0, FALSE, FALSE, FALSE,
      "--precision bf16 --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap" GPT_DROPOUT,
-     FLOPS_MEGATRON, "tflops_per_gpu", FALSE, LABEL_MODEL, "mbs 1, bf16, no recompute, 1F1B"},
+     FLOPS_MEGATRON, "tflops_per_gpu", FALSE, LABEL_MODEL, "mbs 1, bf16, no recompute, 1F1B", FALSE, NULL},
     {"nemo_long_sequence_cp", "nemo_cp", NULL, "llama2-7b",
      {{"H100", "h100-80g"}, {NULL, NULL}, {NULL, NULL}},
      "no hardware profile for this GPU (and the source's B200 DP column is inconsistent)",
      MBS_ONE, 0, FALSE, TRUE, FALSE,
      "--precision fp8 --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap",
      FLOPS_MEGATRON, "tflops_per_gpu_with_cp", FALSE, LABEL_MODEL_SEQ,
-     "mbs 1, Megatron FLOP formula"},
+     "mbs 1, Megatron FLOP formula", FALSE, NULL},
     {"megatron_readme_2021_tp", "megatron_readme_2021", "megatron2021-gpt-", NULL,
      {{"A100", "a100-40g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
      MBS_GBS_OVER_DP, 1024, FALSE, FALSE, FALSE,
      "--recompute full --precision fp16 --no-distributed-optimizer" ERA_2021, FLOPS_EQ3,
      "tflops_per_gpu", TRUE, LABEL_MODEL_GPUS,
-     "seq 1024 (Eq. 3 reproduces the table's TFLOP/s with it), A100-40GB, mbs = gbs/dp"},
+     "seq 1024 (Eq. 3 reproduces the table's TFLOP/s with it), A100-40GB, mbs = gbs/dp", FALSE,
+     NULL},
+    /* PyTorch FSDP (FULL_SHARD, backward prefetch, rate limiter, activation
+     * checkpointing, bf16) of minGPT: FSDP1's fp32 flat shards are the
+     * master weights (fsdp-impl torch), the root unit stays gathered for
+     * backward (reshard but-last); "hardware utilization" of 312: FLOPs
+     * with the recompute pass, Eq. 3 */
+    {"zhao2023_fsdp", "zhao2023_fsdp", NULL, "mingpt-175b",
+     {{"A100-80GB", "a100-80g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
+     MBS_COLUMN, 0, FALSE, FALSE, FALSE,
+     "--recompute full --precision bf16 --transformer-impl local --attention-dropout 0.1"
+     " --hidden-dropout 0.1 --sharding fsdp --fsdp-impl torch --reshard-after-forward but-last"
+     " --no-fp32-grad-accumulation",
+     FLOPS_EQ3, "tflops_per_gpu", FALSE, LABEL_MODEL_GPUS,
+     "gbs = mbs x GPUs (no accumulation); gradients reduced in bf16 (FSDP's bf16 policy); "
+     "minGPT's unfused attention and dropout 0.1; A100 nodes at a100-80g's 24 GB/s per GPU "
+     "(the paper: 2 Tb/s RoCE per node); the TFLOP/s is the text's lower bound",
+     TRUE, "tflops_bound"},
 };
 
 static const PublishedSource *published_source_for(const char *path) {
@@ -398,7 +417,8 @@ static void published_row(Row *r, const PublishedSource *src, const PtsimRunCsv 
     return;
   }
   int64_t seq = src->fixed_seq ? src->fixed_seq : run->seq_len;
-  if (run->num_gpus <= 0 || run->tp <= 0 || run->pp <= 0 || run->gbs <= 0 || seq <= 0) {
+  int64_t gbs = src->gbs_per_gpu && run->mbs > 0 ? run->mbs * run->num_gpus : run->gbs;
+  if (run->num_gpus <= 0 || run->tp <= 0 || run->pp <= 0 || gbs <= 0 || seq <= 0) {
     row_skip(r, "the row lacks num_gpus, tp, pp, gbs or seq_len");
     return;
   }
@@ -421,7 +441,7 @@ static void published_row(Row *r, const PublishedSource *src, const PtsimRunCsv 
     return;
   }
   add_int(args, "--mbs", mbs);
-  add_int(args, "--gbs", run->gbs);
+  add_int(args, "--gbs", gbs);
   add_int(args, "--seq", seq);
   add_words(args, src->flags);
   const char *ddp = ptsim_run_csv_cell(csv, run, "ddp_impl");
@@ -431,7 +451,7 @@ static void published_row(Row *r, const PublishedSource *src, const PtsimRunCsv 
   if (!resolve_row_job(r, args, NULL, &job)) return;
 
   const PtsimModel *m = &job.model;
-  double B = (double)run->gbs, s = (double)seq;
+  double B = (double)gbs, s = (double)seq;
   double l = dim_or(csv, run, "layers", (double)m->num_layers);
   double h = dim_or(csv, run, "hidden", (double)m->hidden_size);
   double a = dim_or(csv, run, "heads", (double)m->num_attention_heads);
@@ -443,6 +463,8 @@ static void published_row(Row *r, const PublishedSource *src, const PtsimRunCsv 
                                        m->activation == PTSIM_ACTIVATION_SWIGLU);
   csv_measured(r, run);
   r->meas_tflops = cell_number(csv, run, src->tflops_column);
+  if (src->bound_column)
+    r->meas_lower_bound = g_strcmp0(ptsim_run_csv_cell(csv, run, src->bound_column), "at_least") == 0;
   if (!src->step_from_time)
     r->meas_step_s = r->step_flops / (r->meas_tflops * 1e12 * (double)run->num_gpus);
   predict_row(r, &job);

@@ -25,14 +25,17 @@ check "suite prints the step-time MAPE" grep -q "step-time MAPE [0-9.]*% over [0
 check "suite lists rows it cannot express" grep -q "V100" "$tmp/suite.txt"
 check "suite prints the confusion matrix" grep -q "analytical usage > 0.70" "$tmp/suite.txt"
 "$ptsim" validate --suite published --format csv >"$tmp/suite.csv"
-check "csv: header + one line per published row (37 + 12)" test "$(wc -l <"$tmp/suite.csv")" -eq 50
+check "csv: header + one line per published row (40 + 12)" test "$(wc -l <"$tmp/suite.csv")" -eq 53
 "$ptsim" validate --suite published --format json >"$tmp/suite.json"
 
 if command -v python3 >/dev/null 2>&1; then
-  check "json parses, 37 runs, 12 not expressible" python3 - "$tmp/suite.json" <<'PY'
+  check "json parses, 40 runs (3 of them lower bounds), 12 not expressible" python3 - "$tmp/suite.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert len(d["runs"]) == 37, len(d["runs"])
+assert len(d["runs"]) == 40, len(d["runs"])
+bounds = [r for r in d["runs"] if r.get("measured_bound") == "at_least_tflops"]
+assert len(bounds) == 3 and all(r["source"] == "zhao2023_fsdp" for r in bounds)
+assert d["statistics"]["step_s"]["n"] == 37  # bounds are listed, not in the statistics
 assert len(d["not_expressible"]) == 12
 for k in ("step_s", "tflops_per_gpu", "max_allocated_analytical", "max_allocated_allocator", "max_reserved"):
     assert k in d["statistics"], k
