@@ -7,7 +7,10 @@
  *
  *   model states   parameters x (2 B weights + 4|2 B grads + 12 B optimizer,
  *                  the optimizer sharded over dp*cp with the distributed
- *                  optimizer)
+ *                  optimizer; under ZeRO-2/3 the gradients and weights too,
+ *                  plan.c "Sharding")
+ *   unsharded      ZeRO-2/3: the units gathered at once and the unsharded
+ *                  gradients of the units in backward
  *   activations    per-layer saved bytes x layers x in-flight microbatches,
  *                  with recomputation applied
  *   other          input ids on stage 0, fp32 logits / cross-entropy on the
