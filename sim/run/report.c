@@ -457,7 +457,7 @@ void ptsim_report_csv_memory(GString *out, const PtsimJob *job,
                   "model,hw,gpus,tp,pp,cp,dp,vp,mbs,gbs,seq,sp,recompute,schedule,"
                   "stage,num_layers,parameters_bytes,gradients_bytes,optimizer_bytes,"
                   "activations_bytes,other_bytes,total_bytes,capacity_bytes,"
-                  "usage_fraction,is_peak,fits\n");
+                  "usage_fraction,is_peak,fits,unsharded_bytes\n");
   for (int64_t i = 0; i < m->num_stages; i++) {
     const PtsimStageMemory *s = &m->stages[i];
     g_string_append_printf(
@@ -466,14 +466,14 @@ void ptsim_report_csv_memory(GString *out, const PtsimJob *job,
         ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
         ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
         ",%d,%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-        ",%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,%d,%d\n",
+        ",%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,%d,%d,%.0f\n",
         job->model.name, job->hw.name, l->gpus, l->tp, l->pp, l->cp, l->dp, l->vp,
         l->mbs, l->gbs, l->seq, l->sp,
         ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
         ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), i, s->num_layers,
         s->parameters_bytes, s->gradients_bytes, s->optimizer_bytes,
         s->activations_bytes, s->other_bytes, s->total_bytes, m->capacity_bytes,
-        s->total_bytes / m->capacity_bytes, i == m->peak_stage, m->fits);
+        s->total_bytes / m->capacity_bytes, i == m->peak_stage, m->fits, s->unsharded_bytes);
   }
 }
 
