@@ -323,7 +323,10 @@ void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
         ptsim_layout_sharding_word(l), ptsim_names_get(PTSIM_NAMES_FSDP_IMPL, (int)l->fsdp_impl),
         plan->shard_group.size, plan->replicate_group.size,
         plan->zero_stage == 2 ? "gradients reduce-scattered per layer"
-        : l->reshard_after_forward == PTSIM_RESHARD_NEVER ? "units gathered once per step"
+        : plan->sync_once ? (plan->gather_backward ? "units gathered at the first forward and "
+                                                     "before each backward"
+                                                   : "units gathered once per step")
+        : l->reshard_after_forward == PTSIM_RESHARD_NEVER ? "units kept gathered from forward to backward"
         : l->reshard_after_forward == PTSIM_RESHARD_BUT_LAST
             ? "units resharded after forward but the output unit"
             : "units resharded after forward",
