@@ -241,6 +241,11 @@ static void overlay(PtsimCliJob *d, const PtsimCliJob *u) {
   copy_string(&d->schedule, u->schedule);
   copy_string(&d->megatron_args, u->megatron_args);
   copy_string(&d->megatron_args_file, u->megatron_args_file);
+  copy_string(&d->sharding, u->sharding);
+  copy_string(&d->fsdp_impl, u->fsdp_impl);
+  copy_string(&d->reshard_after_forward, u->reshard_after_forward);
+  if (u->hsdp_shard_size != -1) d->hsdp_shard_size = u->hsdp_shard_size;
+  d->no_fsdp_prefetch |= u->no_fsdp_prefetch;
   gint64 *const di[] = {&d->gpus, &d->nodes, &d->tp, &d->pp, &d->cp, &d->dp, &d->vp, &d->mbs,
                         &d->gbs, &d->seq, &d->recompute_num_layers, &d->first_stage_layers,
                         &d->last_stage_layers};
