@@ -27,6 +27,10 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   double max_total = 0, max_other = 0;
   /* ZeRO-2/3's gathered units and unsharded gradients go with "other" */
   gboolean sharded = job->layout.sharding != PTSIM_SHARDING_NONE;
+  /* an MoE model's parameters split in its routed experts' and the rest */
+  gboolean moe = job->model.num_experts > 0;
+  g_autofree PtsimPlan *plan = moe ? g_new0(PtsimPlan, 1) : NULL;
+  if (moe) ptsim_plan_build(job, plan);
   g_autoptr(GString) tsv = g_string_new(NULL);
   g_string_append(tsv,
                   "# ptsim memory estimate: per-GPU memory of each pipeline stage, in GiB "
@@ -43,11 +47,13 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
                   "alloc_reserved_gib (caching-allocator emulation: reserved peak over 2 "
                   "steps), outside_gib (CUDA context + NCCL, outside the allocator), "
                   "alloc_device_gib (reserved + outside), alloc_oom (1: an allocation failed at "
-                  "the GPU's capacity, the peak is where it stopped); NaN: not emulated\n"
+                  "the GPU's capacity, the peak is where it stopped); NaN: not emulated%s\n"
                   "# stage\tlayers\tparameters_gib\tgradients_gib\toptimizer_gib"
                   "\tactivations_gib\tother_gib\ttotal_gib\tusage"
-                  "\talloc_reserved_gib\toutside_gib\talloc_device_gib\talloc_oom\n",
-                  sharded ? " + the FSDP units gathered and the unsharded gradients" : "");
+                  "\talloc_reserved_gib\toutside_gib\talloc_device_gib\talloc_oom%s\n",
+                  sharded ? " + the FSDP units gathered and the unsharded gradients" : "",
+                  moe ? "; expert_parameters_gib (the routed experts' part of parameters_gib)" : "",
+                  moe ? "\texpert_parameters_gib" : "");
   for (int64_t s = 0; s < n; s++) {
     const PtsimStageMemory *m = &memory->stages[s];
     double other = m->other_bytes + (sharded ? m->unsharded_bytes : 0.0);
@@ -73,6 +79,12 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
     } else {
       g_string_append(tsv, "\tNaN\tNaN\tNaN\tNaN");
     }
+    if (moe) {
+      g_string_append_c(tsv, '\t');
+      /* ZeRO-3 keeps their shard (plan.h expert_weight_shards) */
+      ptsim_plot_num(tsv, "%.4f",
+                     2.0 * plan->stage_expert_parameters[s] / plan->expert_weight_shards / GIB);
+    }
     g_string_append_c(tsv, '\n');
     max_total = MAX(max_total, m->total_bytes / GIB);
     max_other = MAX(max_other, other / GIB);
@@ -96,7 +108,8 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
       g_strdup_printf("other (ids, logits%s; %s%.2f GiB)", sharded ? ", FSDP buffers" : "",
                       n > 1 ? "\xe2\x89\xa4 " : "", max_other);
   int longest = MAX((int)g_utf8_strlen(other_title, -1), alloc ? 26 : 16);
-  int per_row = 1, key_rows = ptsim_plot_key_rows(&c, alloc ? 8 : 7, longest, &per_row);
+  int per_row = 1,
+      key_rows = ptsim_plot_key_rows(&c, (alloc ? 8 : 7) + (moe ? 1 : 0), longest, &per_row);
   int title_lines = c.narrow ? 5 : 3;
   g_autofree char *what = ptsim_plot_job_what(job);
   g_autofree char *layout = ptsim_plot_job_layout(job);
@@ -157,7 +170,7 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
       "set style textbox opaque noborder margins 0.5,0.3\n"
       "# a labelled tic per bar, or (many stages) the round step above\n"
       "xtic_using = xtic_every > 1 ? '' : ':xtic(stage_tic(column(1)))'\n"
-      "plot data using 3@xtic_using title 'parameters' lc rgb c_parameters, \\\n"
+      "%s"
       "     ''   using 4 title 'gradients' lc rgb c_gradients, \\\n"
       "     ''   using 5 title 'optimizer states' lc rgb c_optimizer, \\\n"
       "     ''   using 6 title 'activations' lc rgb c_activations, \\\n"
@@ -174,6 +187,12 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
       "     capacity_gib with lines dashtype solid lw 1.5 lc rgb c_line title 'capacity', \\\n"
       "     threshold*capacity_gib with lines dashtype (8,5) lw 1.5 lc rgb c_line \\\n"
       "          title sprintf('fit limit (%%.0f%%%%)', 100*threshold)\n",
-      5, "xtic_step", other_title);
+      5, "xtic_step",
+      /* an MoE model: the parameters as its routed experts' (column 14) and the rest */
+      moe ? "c_expert_parameters = '#7b3294'\n"
+            "plot data using ($3-$14)@xtic_using title 'dense parameters' lc rgb c_parameters, \\\n"
+            "     ''   using 14 title 'expert parameters' lc rgb c_expert_parameters, \\\n"
+          : "plot data using 3@xtic_using title 'parameters' lc rgb c_parameters, \\\n",
+      other_title);
   return ptsim_plot_render(&files, tsv, gp, out, error);
 }

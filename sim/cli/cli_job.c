@@ -19,7 +19,9 @@
 
 void ptsim_cli_job_init(PtsimCliJob *o) {
   memset(o, 0, sizeof *o);
-  o->gpus = o->nodes = o->tp = o->pp = o->cp = o->dp = o->vp = -1;
+  o->gpus = o->nodes = o->tp = o->pp = o->cp = o->dp = o->vp = o->ep = o->etp = -1;
+  o->mtp_num_layers = -1;
+  o->moe_capacity_factor = NAN;
   o->mbs = o->gbs = o->seq = o->recompute_num_layers = o->optimizer_instances = -1;
   o->hsdp_shard_size = -1;
   o->first_stage_layers = o->last_stage_layers = o->kv_channels = -1;
@@ -31,6 +33,7 @@ void ptsim_cli_job_clear(PtsimCliJob *o) {
                       &o->recompute_modules, &o->attention, &o->transformer_impl,
                       &o->main_params_dtype, &o->exp_avg_dtype, &o->exp_avg_sq_dtype,
                       &o->precision, &o->fp8_recipe, &o->pipeline_layout, &o->position_embedding,
+                      &o->moe_dispatcher, &o->moe_router_dtype,
                       &o->megatron_args, &o->megatron_args_file, &o->torchtitan,
                       &o->sharding, &o->fsdp_impl, &o->reshard_after_forward};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
@@ -56,6 +59,11 @@ static GOptionEntry *dimension_entries(PtsimCliJob *o) {
        "Data-parallel size (default: gpus / (tp pp cp); checked when given)", "N"},
       {"vp", 0, 0, G_OPTION_ARG_INT64, &o->vp,
        "Virtual pipeline stages per rank (interleaved 1F1B when > 1)", "N"},
+      {"ep", 0, 0, G_OPTION_ARG_INT64, &o->ep,
+       "Expert-parallel size (MoE models; default 1): the expert layers regroup the GPUs as "
+       "etp x ep x edp", "N"},
+      {"etp", 0, 0, G_OPTION_ARG_INT64, &o->etp,
+       "Expert tensor-parallel size (MoE models; default: tp)", "N"},
       {"mbs", 0, 0, G_OPTION_ARG_INT64, &o->mbs, "Micro-batch size (default 1)", "N"},
       {"gbs", 0, 0, G_OPTION_ARG_INT64, &o->gbs, "Global batch size in sequences (default 128)", "N"},
       {"seq", 0, 0, G_OPTION_ARG_INT64, &o->seq, "Sequence length (default 8192)", "N"},
@@ -92,7 +100,8 @@ GOptionEntry *ptsim_cli_job_setting_entries(PtsimCliJob *o) {
       {"recompute-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->recompute_num_layers,
        "Full recompute: layers per group (uniform) or recomputed layers (block)", "N"},
       {"recompute-modules", 0, 0, G_OPTION_ARG_STRING, &o->recompute_modules,
-       "Selective recompute: core_attn,mlp,layernorm (default core_attn)", "M[,M...]"},
+       "Selective recompute: core_attn,mlp,layernorm,moe_act,moe,shared_experts,mla_up_proj "
+       "(default core_attn)", "M[,M...]"},
       {"distributed-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->distributed_optimizer,
        "Shard optimizer states over dp x cp (default)", NULL},
       {"no-distributed-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->no_distributed_optimizer,
@@ -185,6 +194,29 @@ GOptionEntry *ptsim_cli_job_setting_entries(PtsimCliJob *o) {
        "learned_absolute|rope|none (default: the model's)", "T"},
       {"manual-gc", 0, 0, G_OPTION_ARG_NONE, &o->manual_gc,
        "Python GC only at chosen steps (Megatron --manual-gc; ptsim models no GC stalls)", NULL},
+      {"moe-token-dispatcher-type", 0, 0, G_OPTION_ARG_STRING, &o->moe_dispatcher,
+       "MoE token dispatch: alltoall|allgather|flex (default alltoall)", "D"},
+      {"moe-expert-capacity-factor", 0, 0, G_OPTION_ARG_DOUBLE, &o->moe_capacity_factor,
+       "Tokens an expert takes over its balanced share; the rest are dropped (default: "
+       "dropless)", "F"},
+      {"moe-pad-expert-input-to-capacity", 0, 0, G_OPTION_ARG_NONE, &o->moe_pad_to_capacity,
+       "Pad every expert to its capacity", NULL},
+      {"moe-grouped-gemm", 0, 0, G_OPTION_ARG_NONE, &o->moe_grouped_gemm,
+       "One grouped GEMM for a GPU's experts (default)", NULL},
+      {"no-moe-grouped-gemm", 0, 0, G_OPTION_ARG_NONE, &o->no_moe_grouped_gemm,
+       "One GEMM per expert (Megatron's SequentialMLP)", NULL},
+      {"moe-permute-fusion", 0, 0, G_OPTION_ARG_NONE, &o->moe_permute_fusion,
+       "Fused token permute/unpermute kernels", NULL},
+      {"moe-router-fusion", 0, 0, G_OPTION_ARG_NONE, &o->moe_router_fusion,
+       "Fused router top-k/score/aux-loss kernels", NULL},
+      {"moe-router-dtype", 0, 0, G_OPTION_ARG_STRING, &o->moe_router_dtype,
+       "fp32: router and expert probabilities in fp32 (default: the model's dtype)", "T"},
+      {"moe-shared-expert-overlap", 0, 0, G_OPTION_ARG_NONE, &o->moe_shared_expert_overlap,
+       "Shared experts on a side stream, beside the token dispatch", NULL},
+      {"overlap-moe-expert-parallel-comm", 0, 0, G_OPTION_ARG_NONE, &o->moe_ep_comm_overlap,
+       "Hide the expert-parallel all-to-alls behind another microbatch's compute", NULL},
+      {"mtp-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->mtp_num_layers,
+       "Multi-token prediction layers (default: the model's; 0: none)", "N"},
       END};
   return g_memdup2(entries, sizeof entries);
 }
@@ -238,7 +270,7 @@ static gboolean check_flags(const PtsimCliJob *o, GError **error) {
                 {"--decoder-last-pipeline-num-layers", o->last_stage_layers},
                 {"--num-distributed-optimizer-instances", o->optimizer_instances},
                 {"--hsdp-shard-size", o->hsdp_shard_size},
-                {"--kv-channels", o->kv_channels}};
+                {"--kv-channels", o->kv_channels}, {"--ep", o->ep}, {"--etp", o->etp}};
   for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
     if (counts[i].value != -1 && counts[i].value < 1)
       return invalid("%s %" G_GINT64_FORMAT ": must be a positive integer", counts[i].flag,
@@ -264,11 +296,41 @@ static gboolean check_flags(const PtsimCliJob *o, GError **error) {
       {o->overlap_param_gather, o->no_overlap_param_gather,
        "--overlap-param-gather and --no-overlap-param-gather"},
       {o->tp_comm_overlap, o->no_tp_comm_overlap, "--tp-comm-overlap and --no-tp-comm-overlap"},
+      {o->moe_grouped_gemm, o->no_moe_grouped_gemm,
+       "--moe-grouped-gemm and --no-moe-grouped-gemm"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++)
     if (pairs[i].a && pairs[i].b) return invalid("%s: give at most one", pairs[i].names);
   if (!isnan(o->threshold) && !(o->threshold > 0.0 && o->threshold <= 1.0))
     return invalid("--memory-threshold %g: must be in (0, 1]", o->threshold);
+  if (!isnan(o->moe_capacity_factor) && !(o->moe_capacity_factor > 0.0))
+    return invalid("--moe-expert-capacity-factor %g: must be > 0", o->moe_capacity_factor);
+  if (o->mtp_num_layers < -1 || o->mtp_num_layers > 64)
+    return invalid("--mtp-num-layers %" G_GINT64_FORMAT ": must be 0 to 64", o->mtp_num_layers);
+  return TRUE;
+}
+
+/* The MoE settings (mixture-of-experts models only read them). */
+static gboolean apply_moe_settings(const PtsimCliJob *o, PtsimLayout *l, GError **error) {
+  int v;
+  if (o->moe_dispatcher) {
+    if (!parse_enum(PTSIM_NAMES_DISPATCHER, "--moe-token-dispatcher-type", o->moe_dispatcher, &v,
+                    error))
+      return FALSE;
+    l->moe_dispatcher = (PtsimDispatcher)v;
+  }
+  if (!isnan(o->moe_capacity_factor)) l->moe_capacity_factor = o->moe_capacity_factor;
+  if (o->moe_pad_to_capacity) l->moe_pad_to_capacity = 1;
+  if (o->moe_grouped_gemm) l->moe_grouped_gemm = 1;
+  if (o->no_moe_grouped_gemm) l->moe_grouped_gemm = 0;
+  if (o->moe_permute_fusion) l->moe_permute_fusion = 1;
+  if (o->moe_router_fusion) l->moe_router_fusion = 1;
+  if (o->moe_router_dtype) {
+    if (!choose("--moe-router-dtype", o->moe_router_dtype, "fp32", &v, error)) return FALSE;
+    l->moe_router_fp32 = 1;
+  }
+  if (o->moe_shared_expert_overlap) l->moe_shared_expert_overlap = 1;
+  if (o->moe_ep_comm_overlap) l->moe_ep_comm_overlap = 1;
   return TRUE;
 }
 
@@ -299,9 +361,10 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
     g_auto(GStrv) names = g_strsplit(o->recompute_modules, ",", -1);
     l->recompute_modules = 0;
     for (char **n = names; *n; n++) {
-      if (!choose("--recompute-modules", g_strstrip(*n), "core_attn|mlp|layernorm", &v, error))
+      if (!parse_enum(PTSIM_NAMES_RECOMPUTE_MODULE, "--recompute-modules", g_strstrip(*n), &v,
+                      error))
         return FALSE;
-      l->recompute_modules |= 1 << v; /* PTSIM_RECOMPUTE_CORE_ATTN, _MLP, _LAYERNORM */
+      l->recompute_modules |= 1 << v; /* PTSIM_RECOMPUTE_CORE_ATTN, _MLP, ... (names.h) */
     }
   }
   if (o->distributed_optimizer) l->distributed_optimizer = 1;
@@ -372,6 +435,7 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
   if (o->account_embedding) l->account_embedding = 1;
   if (o->account_loss) l->account_loss = 1;
   if (o->manual_gc) l->manual_gc = 1;
+  if (!apply_moe_settings(o, l, error)) return FALSE;
   return !m || ptsim_cli_job_model_settings(m, (gpointer)o, error);
 }
 
@@ -380,6 +444,7 @@ gboolean ptsim_cli_job_model_settings(PtsimModel *m, gpointer opts, GError **err
   int v;
   if (o->kv_channels != -1) m->kv_channels = o->kv_channels;
   if (o->qk_layernorm) m->qk_layernorm = 1;
+  if (o->mtp_num_layers != -1) m->mtp_num_layers = o->mtp_num_layers;
   if (o->position_embedding) {
     static const PtsimPositionEmbedding kinds[] = {PTSIM_POSITION_LEARNED, PTSIM_POSITION_ROPE,
                                                    PTSIM_POSITION_NONE};
@@ -391,10 +456,17 @@ gboolean ptsim_cli_job_model_settings(PtsimModel *m, gpointer opts, GError **err
   return TRUE;
 }
 
-/* The overlap default: see cli_job.h. */
+/* The MoE default: see cli_job.h. */
+static void default_moe(PtsimLayout *l) {
+  l->moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
+  l->moe_grouped_gemm = 1;
+}
+
+/* The overlap default, and the MoE one: see cli_job.h. */
 static void default_overlap(PtsimLayout *l) {
   l->overlap_grad_reduce = l->overlap_param_gather = 1;
   l->tp_comm_overlap = 0;
+  default_moe(l);
 }
 
 gboolean ptsim_cli_job_sweep_base(const PtsimCliJob *o, PtsimLayout *base, GError **error) {
@@ -418,6 +490,7 @@ static gboolean torchtitan_job(const PtsimCliJob *o, PtsimJob *job, GError **err
   for (guint i = 0; i < warnings->len; i++)
     g_printerr("ptsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
   if (!ok || !ptsim_torchtitan_job(&tt, job, error)) return FALSE;
+  default_moe(&job->layout); /* torchtitan's MoE dispatches all-to-all into grouped GEMMs too */
   return !o->model || ptsim_model_load(o->model, &job->model, error);
 }
 
@@ -455,6 +528,8 @@ static gboolean apply_dimensions(const PtsimCliJob *o, PtsimJob *job, GError **e
   if (o->cp != -1) l->cp = o->cp;
   if (o->dp != -1) l->dp = o->dp;
   if (o->vp != -1) l->vp = o->vp;
+  if (o->ep != -1) l->ep = o->ep;
+  if (o->etp != -1) l->etp = o->etp;
   if (o->mbs != -1) l->mbs = o->mbs;
   if (o->gbs != -1) l->gbs = o->gbs;
   if (o->seq != -1) l->seq = o->seq;

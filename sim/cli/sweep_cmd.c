@@ -22,7 +22,7 @@
 #define STREAM_CHUNK 65536 /* layouts evaluated (and held) at once when streaming */
 
 typedef struct {
-  char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules;
+  char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules, *eps, *etps;
   char *shardings, *shard_sizes;
   gint64 tp_max, pp_max, top, threads, samples, seed;
   guint64 in_memory_max;
@@ -41,6 +41,7 @@ static void options_clear(SweepOptions *o) {
   ptsim_cli_job_clear(&o->job);
   g_free(o->models); g_free(o->hws); g_free(o->gpus); g_free(o->seqs); g_free(o->gbs);
   g_free(o->mbs); g_free(o->cps); g_free(o->vps); g_free(o->recomputes); g_free(o->schedules);
+  g_free(o->eps); g_free(o->etps);
   g_free(o->shardings); g_free(o->shard_sizes);
   g_free(o->device); g_free(o->csv); g_free(o->format); g_free(o->figures);
   g_free(o->shard); g_strfreev(o->merge_files);
@@ -91,6 +92,8 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
       (o->mbs && !parse_int_list("--mbs", o->mbs, spec->mbs, error)) ||
       (o->cps && !parse_int_list("--cp", o->cps, spec->cps, error)) ||
       (o->vps && !parse_int_list("--vp", o->vps, spec->vps, error)) ||
+      (o->eps && !parse_int_list("--ep", o->eps, spec->eps, error)) ||
+      (o->etps && !parse_int_list("--etp", o->etps, spec->etps, error)) ||
       (o->recomputes &&
        !parse_enum_list("--recompute", PTSIM_NAMES_RECOMPUTE, o->recomputes, spec->recomputes,
                         error)) ||
@@ -522,6 +525,11 @@ int ptsim_sweep_main(int argc, char **argv) {
        "V[,V...]"},
       {"recompute", 0, 0, G_OPTION_ARG_STRING, &o.recomputes, "none,selective,full (default all three)", "R[,R...]"},
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedules, "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
+      {"ep", 0, 0, G_OPTION_ARG_STRING, &o.eps,
+       "Expert-parallel sizes of MoE models (default: every ep dividing the experts and the GPUs "
+       "of a stage)", "E[,E...]"},
+      {"etp", 0, 0, G_OPTION_ARG_STRING, &o.etps,
+       "Expert tensor-parallel sizes of MoE models (default: tp)", "T[,T...]"},
       {"sharding", 0, 0, G_OPTION_ARG_STRING, &o.shardings,
        "Data-parallel modes to sweep: ddp,zero1,zero2,fsdp,hsdp (default: the distributed "
        "optimizer, zero1, or what the settings say)", "M[,M...]"},

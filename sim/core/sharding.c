@@ -14,12 +14,13 @@ static PTSIM_HD double shard_max(double a, double b) { return a > b ? a : b; }
 static PTSIM_HD const PtsimShardUnit *shard_unit(const PtsimShardPass *p, int64_t i, int64_t n) {
   if (i == 0 && p->has_first) return &p->first;
   if (i == n - 1 && p->has_last) return &p->last;
-  return &p->middle;
+  return i - (p->has_first ? 1 : 0) < p->count ? &p->middle : &p->other;
 }
 
 PTSIM_HD double ptsim_sharding_pass_s(const PtsimShardPass *pass, int32_t prefetch,
                                       int32_t backward) {
-  int64_t n = pass->count + (pass->has_first ? 1 : 0) + (pass->has_last ? 1 : 0), i;
+  int64_t n = pass->count + pass->other_count + (pass->has_first ? 1 : 0) + (pass->has_last ? 1 : 0),
+          i;
   double comm = 0.0, replicas = 0.0, done = 0.0, landed = 0.0;
   if (n <= 0) return 0.0;
   if (shard_unit(pass, 0, n)->gather_s > 0.0) comm = landed = shard_unit(pass, 0, n)->gather_s;

@@ -42,11 +42,12 @@ typedef struct {
 } PtsimShardUnit;
 
 /* A pass's units in the order it runs them: `first` (when has_first),
- * `count` copies of `middle`, `last` (when has_last). */
+ * `count` copies of `middle`, `other_count` copies of `other` (a model
+ * with two kinds of layer: dense and MoE), `last` (when has_last). */
 typedef struct {
-  PtsimShardUnit first, middle, last;
+  PtsimShardUnit first, middle, other, last;
   int32_t has_first, has_last;
-  int64_t count;
+  int64_t count, other_count;
 } PtsimShardPass;
 
 /* Seconds from the pass's start until its compute and collectives are

@@ -29,6 +29,8 @@
 #include "../core/schedule.c"
 #include "../core/sharding.c"
 #include "../core/workload.c"
+#include "../core/workload_moe.c"
+#include "../core/workload_shard.c"
 #include "../core/engine.c"
 #include "../core/engine_period.c"
 #include "../core/engine_recur.c"

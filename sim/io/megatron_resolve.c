@@ -347,8 +347,8 @@ static gboolean resolve_recompute(const Said *s, PtsimLayout *l, GError **error)
     NOTE(s, "--recompute-granularity full without --recompute-method and --recompute-num-layers "
             "(Megatron-Core asks for both); recomputing every layer");
   if (GIVEN(s, F_RECOMPUTE_MODULES)) {
-    /* core_attn, mlp, layernorm change a dense model; the MoE, MLA, GDN
-     * and mHC modules have nothing to recompute in it */
+    /* the GDN and mHC modules have nothing to recompute in the models
+     * ptsim builds */
     static const char *const known = "core_attn|mlp|layernorm|moe_act|moe|shared_experts|"
                                      "mla_up_proj|gdn_norm_out|gdp_in_proj|gdp_qkv|mhc";
     int at = s->list_at[F_RECOMPUTE_MODULES], n = s->list_len[F_RECOMPUTE_MODULES];
@@ -358,10 +358,7 @@ static gboolean resolve_recompute(const Said *s, PtsimLayout *l, GError **error)
       int m;
       if (!pick("--recompute-modules", at < 0 ? eq[k] : s->argv[at + k], known, &m, error))
         return FALSE;
-      l->recompute_modules |= m == 0 ? PTSIM_RECOMPUTE_CORE_ATTN
-                              : m == 1 ? PTSIM_RECOMPUTE_MLP
-                              : m == 2 ? PTSIM_RECOMPUTE_LAYERNORM
-                                       : 0;
+      if (m < 7) l->recompute_modules |= 1 << m; /* names.h: PTSIM_NAMES_RECOMPUTE_MODULE */
     }
   }
   return TRUE;
@@ -445,6 +442,15 @@ static gboolean resolve_sharding(const Said *s, const PtsimModel *m, PtsimLayout
   if (l->optimizer_instances > 1)
     return parse_error("--use-torch-fsdp2 shards over all data-parallel ranks: "
                        "--num-distributed-optimizer-instances must be 1");
+  if (GIVEN(s, F_EP) && s->i[F_EP] > 1)
+    return parse_error("--use-torch-fsdp2 is not supported with expert parallelism (Megatron-LM "
+                       "asserts it)");
+  /* with ep 1 the experts' data-parallel group is dp x cp, the group
+   * fully_shard uses, only when etp is tp */
+  if (m->num_experts > 0 && GIVEN(s, F_ETP) && s->i[F_ETP] != l->tp)
+    return parse_error("--use-torch-fsdp2 with --expert-tensor-parallel-size %" G_GINT64_FORMAT
+                       " (not --tensor-model-parallel-size %" G_GINT64_FORMAT ") is not modelled "
+                       "yet", (gint64)s->i[F_ETP], (gint64)l->tp);
   l->fsdp_impl = PTSIM_FSDP_MEGATRON;
   l->sharding = PTSIM_SHARDING_PARAMS;
   l->distributed_optimizer = 1; /* the optimizer's states are the shards' */

@@ -19,6 +19,12 @@ static const char *const sharding_words[] = {"ddp", "zero1", "zero2", "fsdp", "h
 static const char *const fsdp_impl_words[] = {"megatron", "torch"};
 /* PTSIM_RESHARD_* + 1: AUTO is torchtitan's "default" */
 static const char *const reshard_words[] = {"default", "never", "but-last", "always"};
+static const char *const score_words[] = {"softmax", "sigmoid", "sqrtsoftplus"};
+static const char *const balancing_words[] = {"aux_loss", "seq_aux_loss", "global_aux_loss",
+                                              "sinkhorn", "quantile_balancing", "none"};
+static const char *const dispatcher_words[] = {"allgather", "alltoall", "flex"};
+static const char *const module_words[] = {"core_attn", "mlp", "layernorm", "moe_act",
+                                           "moe", "shared_experts", "mla_up_proj"};
 
 static const NameTable tables[] = {
     {recompute_words, 3, "none|selective|full"},
@@ -30,6 +36,10 @@ static const NameTable tables[] = {
     {sharding_words, 5, "ddp|zero1|zero2|fsdp|hsdp"},
     {fsdp_impl_words, 2, "megatron|torch"},
     {reshard_words, 4, "default|never|but-last|always"},
+    {score_words, 3, "softmax|sigmoid|sqrtsoftplus"},
+    {balancing_words, 6, "aux_loss|seq_aux_loss|global_aux_loss|sinkhorn|quantile_balancing|none"},
+    {dispatcher_words, 3, "allgather|alltoall|flex"},
+    {module_words, 7, "core_attn|mlp|layernorm|moe_act|moe|shared_experts|mla_up_proj"},
 };
 
 const char *ptsim_names_get(PtsimNamesKind kind, int value) {

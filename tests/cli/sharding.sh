@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sharded data parallelism on the command line: --sharding and its settings in predict,
-# Megatron-LM's FSDP flags, the sweep's sharding dimension, and one-line errors (exit 2).
+# Megatron-LM's FSDP flags, the sweep's sharding dimension (with ep, split and merged), a
+# mixture-of-experts model's experts, and one-line errors (exit 2).
 set -u
 ptsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 fails=0
@@ -45,4 +46,27 @@ check "the table shows the sharding column" run 0 sweep --gpus 16 --gbs 64 --sha
 check "hsdp/4 rows" grep -q ' hsdp/4 ' "$tmp/out"
 check "a shard size without hsdp" run 2 sweep --sharding zero1,fsdp --hsdp-shard-size 8
 check "sweep sharding with the optimizer flag" run 2 sweep --sharding fsdp --no-distributed-optimizer
+
+# Mixture-of-experts models: Megatron-FSDP shards the routed experts over the expert
+# data-parallel group; torch's FSDP2 with experts is refused
+moe=(--model mixtral-8x7b --gpus 64 --pp 2 --ep 8 --gbs 128 --seq 4096)
+check "MoE fsdp predicts" run 0 predict "${moe[@]}" --sharding fsdp
+check "the experts' shard group is edp (64 / (ep 8 x pp 2) = 4)" \
+  grep -q "^sharding: fsdp (megatron; shard group 32 ranks x 1 replicas; the routed experts' 4 x 1)" "$tmp/out"
+check "MoE with torch's FSDP2" run 2 predict "${moe[@]}" --sharding fsdp --fsdp-impl torch
+check "is not modelled yet" one_line "with a mixture-of-experts model (mixtral-8x7b) is not modelled yet"
+check "--use-torch-fsdp2 with expert parallelism" run 2 predict --gpus 8 --megatron-args \
+  "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 32 --bf16 --num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 2 --use-torch-fsdp2 --untie-embeddings-and-output-weights --no-gradient-accumulation-fusion"
+check "as Megatron-LM asserts" one_line "not supported with expert parallelism"
+# both dimensions swept, the CSV's MoE then sharding columns, two shards merged == one run
+sweep=(sweep --model mixtral-8x7b --gpus 32 --gbs 64 --seq 4096 --ep 4,8 --sharding zero1,fsdp
+       --recompute full --schedule 1f1b --mbs 1)
+check "sweep over ep and sharding" run 0 "${sweep[@]}" --csv "$tmp/one.csv"
+check "csv ends ep,etp,edp,exposed_ep_s,sharding,shard_group" \
+  bash -c "head -1 '$tmp/one.csv' | grep -q ',runs_from,ep,etp,edp,exposed_ep_s,sharding,shard_group\$'"
+check "fsdp rows with ep 8" grep -q ',8,[0-9],[0-9],[0-9.e-]*,fsdp,[0-9]*$' "$tmp/one.csv"
+for k in 1 2; do "$ptsim" "${sweep[@]}" --shard "$k/2" --csv "$tmp/part-$k.csv" >/dev/null; done
+check "the shards merged" run 0 "${sweep[@]}" --merge "$tmp/part-2.csv" "$tmp/part-1.csv" \
+  --csv "$tmp/merged.csv"
+check "== one run (CSV bytes)" cmp -s "$tmp/one.csv" "$tmp/merged.csv"
 [ "$fails" -eq 0 ]
