@@ -264,6 +264,11 @@ void ptsim_validate_write_json(GString *out, GPtrArray *rows) {
     ptsim_json_double(&json, "outside_allocator_bytes", r->outside_bytes);
     ptsim_json_double(&json, "max_reserved_bytes", r->pred_reserved_bytes);
     json_oom(&json, "allocator_oom", r->alloc_oom);
+    json_oom(&json, "allocator_runs", r->alloc_runs);
+    ptsim_json_int(&json, "allocator_oom_step", r->alloc_oom_step);
+    ptsim_json_int(&json, "runs_fail_step", r->runs_fail_step);
+    ptsim_json_double(&json, "allocator_first_step_device_peak_bytes",
+                      r->first_step_device_bytes);
     ptsim_json_end_object(&json);
     ptsim_json_begin_object(&json, "errors");
     for (int q = 0; q < Q_COUNT; q++) {

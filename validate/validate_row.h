@@ -33,6 +33,11 @@ typedef struct {
   double est_total_bytes, est_usage, capacity_bytes;
   double alloc_allocated_bytes, alloc_reserved_bytes, outside_bytes, pred_reserved_bytes;
   int alloc_oom;      /* -1: no prediction */
+  /* the `runs` verdict (-1: no prediction), the step of the first failed
+   * allocation and the first step that breaks the verdict (-1: none), and
+   * the first step's device peak (lifetimes.h) */
+  int alloc_runs, alloc_oom_step, runs_fail_step;
+  double first_step_device_bytes;
 } Row;
 
 /* rows: (element-type Row) */

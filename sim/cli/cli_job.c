@@ -33,7 +33,7 @@ void ptsim_cli_job_clear(PtsimCliJob *o) {
                       &o->recompute_modules, &o->attention, &o->transformer_impl,
                       &o->main_params_dtype, &o->exp_avg_dtype, &o->exp_avg_sq_dtype,
                       &o->precision, &o->fp8_recipe, &o->pipeline_layout, &o->position_embedding,
-                      &o->moe_dispatcher, &o->moe_router_dtype,
+                      &o->moe_dispatcher, &o->moe_router_dtype, &o->megatron_date,
                       &o->megatron_args, &o->megatron_args_file, &o->torchtitan,
                       &o->sharding, &o->fsdp_impl, &o->reshard_after_forward};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
@@ -217,6 +217,10 @@ GOptionEntry *ptsim_cli_job_setting_entries(PtsimCliJob *o) {
        "Hide the expert-parallel all-to-alls behind another microbatch's compute", NULL},
       {"mtp-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->mtp_num_layers,
        "Multi-token prediction layers (default: the model's; 0: none)", "N"},
+      {"megatron-date", 0, 0, G_OPTION_ARG_STRING, &o->megatron_date,
+       "Date of the Megatron-LM source (YYYY-MM-DD or YYYY-MM; default current): memory that "
+       "releases allocate differently follows it (validate: a log's arguments date it)",
+       "DATE"},
       END};
   return g_memdup2(entries, sizeof entries);
 }
@@ -341,6 +345,21 @@ static void overlap_switch(int *value, gboolean on, gboolean off, gboolean all_o
   if (off) *value = 0;
 }
 
+/* "YYYY-MM-DD" or "YYYY-MM" (the 1st), or "current" (0), as YYYYMMDD. */
+static gboolean parse_megatron_date(const char *word, int32_t *date, GError **error) {
+  unsigned year = 0, month = 0, day = 1;
+  int used = 0;
+  if (strcmp(word, "current") == 0) return *date = 0, TRUE;
+  if ((sscanf(word, "%4u-%2u-%2u%n", &year, &month, &day, &used) == 3 ||
+       (day = 1, sscanf(word, "%4u-%2u%n", &year, &month, &used) == 2)) &&
+      word[used] == '\0' && strlen(word) >= 7 && year >= 2019 && year <= 2100 && month >= 1 &&
+      month <= 12 && day >= 1 && day <= 31)
+    return *date = (int32_t)(year * 10000 + month * 100 + day), TRUE;
+  return invalid("--megatron-date '%s': allowed values are a date YYYY-MM-DD or YYYY-MM "
+                 "(2019 to 2100) of the Megatron-LM source, or current",
+                 word);
+}
+
 static int dtype_size(const char *word) {
   return strcmp(word, "fp32") == 0 ? 4 : strcmp(word, "fp8") == 0 ? 1 : 2;
 }
@@ -436,6 +455,8 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
   if (o->account_loss) l->account_loss = 1;
   if (o->manual_gc) l->manual_gc = 1;
   if (!apply_moe_settings(o, l, error)) return FALSE;
+  if (o->megatron_date && !parse_megatron_date(o->megatron_date, &l->megatron_date, error))
+    return FALSE;
   return !m || ptsim_cli_job_model_settings(m, (gpointer)o, error);
 }
 

@@ -72,6 +72,7 @@ typedef struct {
   gboolean moe_pad_to_capacity, moe_grouped_gemm, no_moe_grouped_gemm, moe_permute_fusion,
       moe_router_fusion, moe_shared_expert_overlap, moe_ep_comm_overlap;
   gint64 mtp_num_layers;
+  char *megatron_date; /* YYYY-MM-DD of the Megatron-LM source */
   char *megatron_args, *megatron_args_file;
   char *torchtitan; /* a torchtitan job config (.toml) */
 } PtsimCliJob;

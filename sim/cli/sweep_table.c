@@ -4,6 +4,7 @@
  * command's flow (held, streamed, shards) in sweep_cmd.c. */
 #include "error_bands.h"
 #include "job_validate.h"
+#include "lifetimes.h"
 #include "names.h"
 #include "sweep_table.h"
 #include "topology.h"
@@ -173,10 +174,12 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
                          "(mem GiB: analytical estimate, judged by the 80%% rule; alloc GiB: the "
                          "caching-allocator emulation, first step and steady state, plus CUDA "
                          "context and NCCL, run on %" G_GUINT64_FORMAT " layouts: the fastest that "
-                         "may run and the rows shown; runs: its verdict with a 5%% margin; tight: "
-                         "runs although over the 80%% rule)\n",
+                         "may run and the rows shown; runs: its verdict with a margin of %.2f GiB "
+                         "+ %.0f%% of the reserved peak; tight: runs although over the 80%% rule)\n",
                          sweep->candidates, sweep->valid, sweep->device_used, c->fitting,
-                         c->running, c->tight, c->doubt, c->failed, c->emulated);
+                         c->running, c->tight, c->doubt, c->failed, c->emulated,
+                         PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES / 1073741824.0,
+                         100.0 * PTSIM_LIFETIMES_RESERVED_ERROR);
   gboolean mc = sweep->mc.samples > 0, experts = sweep_has_experts(sweep);
   gboolean sharding = shows_sharding(sweep);
   g_string_append_printf(out, "\n rank model            hw         gpus   seq %stp pp cp   dp vp mbs "

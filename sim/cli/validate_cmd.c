@@ -43,6 +43,7 @@
 #include "config.h"
 #include "job_validate.h"
 #include "megatron_log.h"
+#include "megatron_log_date.h"
 #include "memory.h"
 #include "names.h"
 #include "report.h"
@@ -74,6 +75,12 @@ typedef struct {
   " --no-overlap"
 /* Megatron-Core GPT runs: Megatron's default dropout where the source is silent. */
 #define GPT_DROPOUT " --attention-dropout 0.1 --hidden-dropout 0.1"
+/* NeMo 24.03's optimizer: NeMo-Framework-Launcher @21657d24 llama2_7b.yaml runs Apex's
+ * distributed_fused_adam (gradient buffer in grad_sync_dtype, shards read in place), its FP8
+ * example llama2_7b_fp8.sh sets grad_sync_dtype=bf16, and NeMo's megatron_base_model.py
+ * @9d86acd5eb sets store_param_remainders (fp32 master = bf16 weight + 16 bits).  Not
+ * expressible: the embedding's and output layer's gradients stay fp32 (+2 B for those). */
+#define NEMO_2403_ADAM " --no-fp32-grad-accumulation --use-precision-aware-optimizer"
 
 typedef struct {
   const char *file_prefix;   /* CSV basename starts with this */
@@ -117,9 +124,11 @@ static const PublishedSource published_sources[] = {
      {{"H100", "h100-80g"}, {NULL, NULL}, {NULL, NULL}},
      "no hardware profile for this GPU (and the source's B200 DP column is inconsistent)",
      MBS_ONE, 0, FALSE, TRUE, FALSE,
-     "--precision fp8 --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap",
+     "--precision fp8 --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap"
+     NEMO_2403_ADAM,
      FLOPS_MEGATRON, "tflops_per_gpu_with_cp", FALSE, LABEL_MODEL_SEQ,
-     "mbs 1, Megatron FLOP formula", FALSE, NULL},
+     "mbs 1, Megatron FLOP formula, NeMo 24.03's distributed Adam (bf16 gradients, fp32 masters "
+     "as 16-bit remainders)", FALSE, NULL},
     {"megatron_readme_2021_tp", "megatron_readme_2021", "megatron2021-gpt-", NULL,
      {{"A100", "a100-40g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
      MBS_GBS_OVER_DP, 1024, FALSE, FALSE, FALSE,
@@ -173,6 +182,8 @@ static Row *row_new(const char *input, int64_t line, const char *source, const c
   r->pred_step_s = r->pred_tflops = NAN;
   r->est_total_bytes = r->est_usage = r->capacity_bytes = NAN;
   r->alloc_allocated_bytes = r->alloc_reserved_bytes = r->outside_bytes = NAN;
+  r->alloc_runs = r->alloc_oom_step = r->runs_fail_step = -1;
+  r->first_step_device_bytes = NAN;
   r->pred_reserved_bytes = NAN;
   r->alloc_oom = -1;
   return r;
@@ -355,6 +366,10 @@ static void predict_rows(Row **rows, const int64_t *stages, guint n, PtsimJob *j
     r->outside_bytes = alloc->stages[st].outside_bytes;
     r->pred_reserved_bytes = alloc->stages[st].reserved_peak_bytes;
     r->alloc_oom = oom;
+    r->alloc_runs = alloc->runs;
+    r->alloc_oom_step = alloc->stages[st].fits ? -1 : alloc->stages[st].oom_step;
+    r->runs_fail_step = alloc->stages[st].runs_fail_step;
+    r->first_step_device_bytes = alloc->stages[st].first_step.device_peak_bytes;
   }
 }
 
@@ -635,9 +650,12 @@ static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatron
                                 : "the arguments block does not describe a model");
     return FALSE;
   }
-  PtsimCliJob opts = *user; /* shallow: only gbs may differ */
+  PtsimCliJob opts = *user; /* shallow: only gbs and the Megatron-LM date may differ */
   const char *gbs = ptsim_megatron_log_arg(log, "global_batch_size");
   if (opts.gbs == -1 && sum->gbs > 0 && (!gbs || strcmp(gbs, "None") == 0)) opts.gbs = sum->gbs;
+  g_autofree char *dated = NULL; /* the release the block dates, unless given */
+  if (!opts.megatron_date && (dated = ptsim_megatron_log_dated(log, &r->assumed)))
+    opts.megatron_date = dated;
   set_str(&r->command, g_strdup_printf("(arguments block at line %" G_GINT64_FORMAT ")%s%s --hw %s",
                                        log->args_line, user->megatron_args ? " --megatron-args " : "",
                                        user->megatron_args ? user->megatron_args : "", user->hw));

@@ -293,6 +293,11 @@ typedef struct {
    * first / last virtual stage leaves empty; 0: none). */
   int account_embedding, account_loss;
   int manual_gc;                /* 1: no Python GC stalls (--manual-gc) */
+  /* The Megatron-LM source the job runs, as the date YYYYMMDD of its commit
+   * (--megatron-date; a log's arguments block dates itself); 0: the current
+   * one.  Only memory that some releases allocate and others do not keys on
+   * it (lifetimes.c). */
+  int32_t megatron_date;
   double attention_dropout;     /* probability; > 0 keeps a mask */
   double hidden_dropout;        /* probability; > 0 keeps masks */
   double memory_threshold;      /* fit verdict: usage <= threshold (0.8) */

@@ -8,7 +8,8 @@
  * flash attention), scaled so that their sum is exactly
  * ptsim_memory_layer_activation_bytes(): the allocator then adds only what
  * the estimate leaves to its 20% margin — caching, rounding, fragmentation,
- * transients. */
+ * transients — and what unfused attention keeps beyond it (lifetimes.h,
+ * "Releases"). */
 #include "lifetimes.h"
 #include "memory.h"
 
@@ -27,6 +28,13 @@
  * per communicator. */
 #define CUDA_CONTEXT_BYTES (500.0 * 1024.0 * 1024.0)
 #define NCCL_COMMUNICATOR_BYTES (0.5e9)
+/* Megatron-LM commit dates (YYYYMMDD, merges into main) where memory changed;
+ * see lifetimes.h, "Releases". */
+#define MEGATRON_KV_COPIES_FROM 20230721
+#define MEGATRON_KV_COPIES_UNTIL 20231102
+#define MEGATRON_CE_IN_PLACE_FROM 20200310
+#define MEGATRON_CE_COPY_FROM 20221102
+#define MEGATRON_CE_COPY_UNTIL 20240613
 
 typedef struct {
   const char *name;
@@ -51,6 +59,7 @@ typedef struct {
   int failed;
   int32_t *main_grads;       /* (buckets) fp32 main-grad copies alive, or -1 */
   int32_t buckets;
+  int32_t attention_buffer;  /* unfused attention's global buffer, once got */
   double reserved_best;      /* highest reserved seen so far (all phases) */
   /* ZeRO-3: the gathered units of each chunk, (v) slots of chunk_layers + 2
    * (embedding, layers, output unit), -1 when sharded; NULL otherwise */
@@ -58,6 +67,13 @@ typedef struct {
 } Ctx;
 
 static PTSIM_HD double dmax(double a, double b) { return a > b ? a : b; }
+
+/* The job runs a Megatron-LM dated in [from, until) (date 0, the current
+ * one, is in no past interval). */
+static PTSIM_HD int megatron_between(const PtsimJob *job, int32_t from, int32_t until) {
+  int32_t d = job->layout.megatron_date;
+  return d > 0 && d >= from && d < until;
+}
 
 PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job) {
   const PtsimLayout *l = &job->layout;
@@ -112,6 +128,17 @@ static PTSIM_HD void build_saved(Ctx *x) {
   target = ptsim_memory_layer_activation_bytes(x->plan, l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
   scale = sum > 0.0 ? target / sum : 1.0;
   for (i = 0; i < n; i++) s[i].bytes *= scale;
+  /* Unfused attention's K and V copied to every head (lifetimes.h),
+   * made after V and kept with the scores. */
+  if (!l->flash_attention && l->recompute != PTSIM_RECOMPUTE_SELECTIVE &&
+      (m->num_query_groups < m->num_attention_heads ||
+       megatron_between(x->job, MEGATRON_KV_COPIES_FROM, MEGATRON_KV_COPIES_UNTIL))) {
+    double heads = ELEM * T * (double)(m->num_attention_heads * x->plan->head_dim) / t;
+    for (i = n - 1; i >= 5; i--) s[i + 2] = s[i];
+    s[5].name = "k_repeated"; s[5].bytes = heads;
+    s[6].name = "v_repeated"; s[6].bytes = heads;
+    n += 2;
+  }
   x->n_saved = n;
 }
 
@@ -471,7 +498,8 @@ static PTSIM_HD void mtp_backward(Ctx *x, int32_t *h, int keep_saved) {
   int32_t n;
   const Tensor *set = mtp_set(x, &n);
   for (j = 0; j < x->job->model.mtp_num_layers; j++) {
-    int32_t grad = take(x, "mtp_logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    /* as the main head's: the kept softmax becomes the gradient; to 16 bits */
+    int32_t grad = take(x, "mtp_logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
     give(x, grad);
   }
   mtp_give(x, h, MTP_TENSORS - 2, MTP_TENSORS);
@@ -493,6 +521,14 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   if (x->gathered && is_first(x, chunk)) {
     unit_enter(x, chunk, 0, 1);
     unit_forward_done(x, chunk, 0);
+  }
+  if (!x->job->layout.flash_attention && x->attention_buffer < 0 && x->chunk_layers > 0) {
+    const PtsimLayout *l = &x->job->layout;
+    double s = (double)l->seq / (double)l->cp;
+    x->attention_buffer = take(x, "attention_buffer",
+                               ELEM * (double)l->mbs * (double)x->job->model.num_attention_heads /
+                                   (double)l->tp * s * s,
+                               STREAM_COMPUTE);
   }
   for (layer = 0; layer < x->chunk_layers; layer++) {
     int32_t n;
@@ -519,11 +555,19 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     if (x->gathered) unit_forward_done(x, chunk, layer + 1);
   }
   if (x->gathered && is_last(x, chunk)) unit_enter(x, chunk, x->chunk_layers + 1, 1);
-  if (is_last(x, chunk)) { /* logits (bf16), their fp32 copy kept for backward, loss */
+  if (is_last(x, chunk)) { /* logits (16-bit), fp32, kept as the softmax; loss */
     int32_t logits;
     mtp_forward(x, hs + k + 2);
     logits = take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
-    hs[k++] = take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    hs[k] = take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    if (megatron_between(x->job, 0, MEGATRON_CE_IN_PLACE_FROM) ||
+        megatron_between(x->job, MEGATRON_CE_COPY_FROM, MEGATRON_CE_COPY_UNTIL)) {
+      /* logits - max, out of place */
+      int32_t shifted = take(x, "logits_minus_max", 4.0 * x->logits_elems, STREAM_COMPUTE);
+      give(x, hs[k]);
+      hs[k] = shifted;
+    }
+    k++;
     give(x, logits);
     hs[k++] = take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
     mtp_heads(x, hs + k);
@@ -555,8 +599,8 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   int32_t base = 1 + x->chunk_layers * MAX_LAYER_TENSORS;
   unit_grad = unit_backward_begin(x, chunk, x->chunk_layers + 1);
   unit_backward_end(x, chunk, x->chunk_layers + 1, unit_grad, &reducing);
-  if (is_last(x, chunk)) {
-    int32_t grad_logits = take(x, "logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
+  if (is_last(x, chunk)) { /* the kept softmax becomes the gradient in place; to 16 bits */
+    int32_t grad_logits = take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
     give(x, hs[base + 1]);
     give(x, hs[base]);
     give(x, grad_logits);
@@ -788,6 +832,7 @@ static PTSIM_HD void result_init(PtsimStageAlloc *out, const PtsimJob *job) {
   out->fits = 1;
   out->runs = 0;
   out->runs_margin_bytes = 0.0;
+  out->runs_fail_step = -1;
   out->oom_step = out->oom_item = out->oom_microbatch = out->oom_chunk = -1;
   out->oom_kind = PTSIM_LIFETIMES_AT_SETUP;
   out->oom_request_bytes = 0.0;
@@ -800,7 +845,17 @@ static PTSIM_HD void result_init(PtsimStageAlloc *out, const PtsimJob *job) {
   phase_zero(&out->steady_state);
 }
 
-/* The worse phase becomes the stage's peaks; then the verdict. */
+/* The `runs` margin of a reserved peak (lifetimes.h), and a phase that breaks it. */
+static PTSIM_HD double runs_margin(double reserved_bytes) {
+  return PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES + PTSIM_LIFETIMES_RESERVED_ERROR * reserved_bytes;
+}
+static PTSIM_HD int phase_breaks(const PtsimAllocPhase *p, double capacity) {
+  return p->reserved_peak_bytes > 0.0 &&
+         p->device_peak_bytes + runs_margin(p->reserved_peak_bytes) > capacity;
+}
+
+/* The worse phase becomes the stage's peaks; then the verdict, and the
+ * first step that breaks it. */
 static PTSIM_HD void result_close(PtsimStageAlloc *out, const PtsimJob *job) {
   const PtsimAllocPhase *a = &out->first_step, *b = &out->steady_state;
   out->allocated_peak_bytes = dmax(a->allocated_peak_bytes, b->allocated_peak_bytes);
@@ -809,9 +864,14 @@ static PTSIM_HD void result_close(PtsimStageAlloc *out, const PtsimJob *job) {
                            ? 1.0 - out->allocated_peak_bytes / out->reserved_peak_bytes
                            : 0.0;
   out->device_peak_bytes = out->reserved_peak_bytes + out->outside_bytes;
-  out->runs_margin_bytes = PTSIM_LIFETIMES_RESERVED_ERROR * out->reserved_peak_bytes;
+  out->runs_margin_bytes = runs_margin(out->reserved_peak_bytes);
   out->runs = out->fits &&
               out->device_peak_bytes + out->runs_margin_bytes <= job->hw.memory_bytes;
+  out->runs_fail_step = phase_breaks(a, job->hw.memory_bytes) ? 0
+                        : !out->fits                          ? out->oom_step
+                        : phase_breaks(b, job->hw.memory_bytes) ? 1
+                        : !out->runs                          ? 0
+                                                              : -1;
 }
 
 PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
@@ -846,6 +906,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.microbatch = -1;
   x.chunk = -1;
   x.buckets = bucket_count(plan, stage);
+  x.attention_buffer = -1;
   x.reserved_best = 0.0;
   result_init(out, job);
   slots = (int64_t)x.m * x.v * x.per_slot;

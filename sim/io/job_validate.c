@@ -361,6 +361,12 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
   if (!(l->memory_threshold > 0 && l->memory_threshold <= 1))
     return invalid("--memory-threshold %g is out of range: expected a number "
                    "in (0, 1]", l->memory_threshold);
+  if (l->megatron_date != 0 &&
+      (l->megatron_date < 20190101 || l->megatron_date > 21001231 ||
+       l->megatron_date / 100 % 100 < 1 || l->megatron_date / 100 % 100 > 12 ||
+       l->megatron_date % 100 < 1 || l->megatron_date % 100 > 31))
+    return invalid("--megatron-date %d is out of range: expected 0 (current) or a date "
+                   "YYYYMMDD from 2019 to 2100", (int)l->megatron_date);
   if (!(l->attention_dropout >= 0 && l->attention_dropout < 1))
     return invalid("--attention-dropout %g is out of range: expected a "
                    "probability in [0, 1)", l->attention_dropout);

@@ -220,7 +220,9 @@ static void json_allocator(PtsimJson *json, const PtsimMemoryEstimate *m,
    * and backward before Adam's states exist; steps 1.. run with them. */
   ptsim_json_bool(json, "runs", a->runs);
   ptsim_json_double(json, "runs_margin_bytes", peak->runs_margin_bytes);
+  ptsim_json_double(json, "runs_outside_error_bytes", PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES);
   ptsim_json_double(json, "runs_reserved_error_fraction", PTSIM_LIFETIMES_RESERVED_ERROR);
+  ptsim_json_int(json, "runs_fail_step", peak->runs_fail_step);
   json_phase(json, "first_step", &peak->first_step);
   json_phase(json, "steady_state", &peak->steady_state);
   ptsim_json_begin_object(json, "peak_at");
@@ -289,11 +291,18 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
   append_place(out, p->peak_kind, p->peak_microbatch, p->peak_chunk);
   g_string_append_printf(out, "; the analytical estimate says %.2f GiB (%.1f%%)\n",
                          m->total_bytes / GIB, 100.0 * m->usage_fraction);
-  g_string_append_printf(out,
-                         "runs: %s (device peak + %.0f%% of the reserved peak, the emulation's "
-                         "largest shortfall on measured runs, %s the GPU's %.2f GiB)\n",
-                         a->runs ? "yes" : "no", 100.0 * PTSIM_LIFETIMES_RESERVED_ERROR,
-                         a->runs ? "within" : "beyond", m->capacity_bytes / GIB);
+  g_string_append_printf(out, "runs: %s (device peak %.2f GiB + margin %.2f GiB, %s the GPU's "
+                         "%.2f GiB",
+                         a->runs ? "yes" : "no", p->device_peak_bytes / GIB,
+                         p->runs_margin_bytes / GIB, a->runs ? "within" : "beyond",
+                         m->capacity_bytes / GIB);
+  if (!a->runs && p->runs_fail_step >= 0)
+    g_string_append_printf(out, "; step %d (%s) already breaks it", p->runs_fail_step,
+                           phase_name(p->runs_fail_step));
+  g_string_append_printf(out, "; the margin: %.2f GiB outside the allocator + %.0f%% of its "
+                         "reserved peak, the emulation's largest shortfalls on measured runs)\n",
+                         PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES / GIB,
+                         100.0 * PTSIM_LIFETIMES_RESERVED_ERROR);
 }
 
 void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
@@ -441,9 +450,18 @@ void ptsim_report_text_settings(GString *out, const PtsimLayout *l, const PtsimM
   if (m && m->kv_channels > 0)
     g_string_append_printf(out, ", head dim %" G_GINT64_FORMAT, m->kv_channels);
   if (m && m->qk_layernorm) g_string_append(out, ", qk-layernorm");
+  if (l->megatron_date) {
+    g_autofree char *date = ptsim_report_date(l->megatron_date);
+    g_string_append_printf(out, ", Megatron-LM of %s", date);
+  }
   g_string_append_printf(out, ", %s\n",
                          l->manual_gc ? "manual GC" : "no GC stalls modelled (Megatron without "
                                                       "--manual-gc may be slower)");
+}
+
+char *ptsim_report_date(int32_t yyyymmdd) {
+  return g_strdup_printf("%04d-%02d-%02d", (int)(yyyymmdd / 10000), (int)(yyyymmdd / 100 % 100),
+                         (int)(yyyymmdd % 100));
 }
 
 void ptsim_report_json_settings(PtsimJson *json, const PtsimLayout *l, const PtsimModel *m,
@@ -473,6 +491,9 @@ void ptsim_report_json_settings(PtsimJson *json, const PtsimLayout *l, const Pts
   ptsim_json_bool(json, "account_embedding", l->account_embedding);
   ptsim_json_bool(json, "account_loss", l->account_loss);
   ptsim_json_bool(json, "manual_gc", l->manual_gc);
+  g_autofree char *date =
+      l->megatron_date ? ptsim_report_date(l->megatron_date) : g_strdup("current");
+  ptsim_json_string(json, "megatron_date", date);
   if (m) {
     ptsim_json_int(json, "kv_channels", m->kv_channels);
     ptsim_json_bool(json, "qk_layernorm", m->qk_layernorm);

@@ -87,21 +87,37 @@ check "memory of [Rank 1] is compared with rank 1's pipeline stage (0 at tp 2 dp
   grep -q "02_issue756_mixtral_2024.log (llama3-8b) stage 0 (rank 1)" "$tmp/log.csv"
 
 # A real log with its arguments block (Megatron-LM#525: GPT-2 774M, fp16, one V100-32GB,
-# transformer_impl local) that ran out of memory: from the log alone, the tokenizer gives
-# the vocabulary, the local layers keep the s x s scores, and the verdict is OOM.
+# transformer_impl local) that ran out of memory in step 0: from the log alone, the tokenizer
+# gives the vocabulary, the local layers keep the s x s scores, the arguments date the
+# release (its cross entropy's second fp32 copy, its K/V copies), and the verdict is OOM;
+# "runs" fails at step 0, where the run died.
 oom_log="$src/tests/data/megatron_logs/06_issue525_gpt2_774m_v100_oom.log"
 "$ptsim" validate "$oom_log" --hw "$src/tests/data/hw_v100_32g_test.ini" --format json \
   >"$tmp/oom.json" 2>"$tmp/oom.err"
 check "the 774M log needs no model flags" test $? -eq 0
+"$ptsim" validate "$oom_log" --hw "$src/tests/data/hw_v100_32g_test.ini" --megatron-date current \
+  --format json >"$tmp/oom_now.json" 2>&1
 if command -v python3 >/dev/null 2>&1; then
-  check "774M on V100: measured OOM, predicted OOM (allocator and estimate)" python3 - "$tmp/oom.json" <<'PY'
+  check "774M on V100: measured OOM, predicted OOM (allocator and estimate), runs fails at step 0" \
+    python3 - "$tmp/oom.json" "$tmp/oom_now.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["runs"][0]
+p = r["predicted"]
 assert r["measured"]["oom"] is True, r
-assert r["predicted"]["allocator_oom"] is True, r
-assert r["predicted"]["usage_fraction"] > 1.0, r
+assert p["allocator_oom"] is True and p["allocator_runs"] is False, r
+assert p["runs_fail_step"] == 0, r
+assert p["usage_fraction"] > 1.0, r
+assert "Megatron-LM of 2023-07-24 to 2023-10-30" in r["assumed"], r
+now = json.load(open(sys.argv[2]))["runs"][0]["predicted"]
+# today's Megatron-LM subtracts the max in place and copies no K/V without GQA: less in step 0
+gib = 2 ** 30
+assert p["allocator_first_step_device_peak_bytes"] - now["allocator_first_step_device_peak_bytes"] > 1.0 * gib, (p, now)
 PY
 fi
+"$ptsim" validate "$oom_log" --hw "$src/tests/data/hw_v100_32g_test.ini" --megatron-date 2023-9 \
+  >"$tmp/baddate.txt" 2>&1
+check "a malformed --megatron-date is refused, naming the flag, the value and what is allowed" \
+  grep -q "megatron-date '2023-9': allowed values are a date YYYY-MM-DD or YYYY-MM" "$tmp/baddate.txt"
 # --megatron-args supplements a log's arguments, job flags override them.
 "$ptsim" validate "$src/tests/data/megatron_logs/args_llama3_8b_handmade.log" --hw h100-80g \
   --format json >"$tmp/a0.json"

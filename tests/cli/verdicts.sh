@@ -39,8 +39,22 @@ assert a["device_peak_bytes"] == max(a["first_step"]["device_peak_bytes"],
                                      a["steady_state"]["device_peak_bytes"])
 assert a["peak_at"]["phase"] in ("first step", "steady state")
 assert isinstance(a["runs"], bool) and a["runs_reserved_error_fraction"] == 0.05
+assert a["runs_outside_error_bytes"] == 0.72 * 2 ** 30
+assert a["runs_margin_bytes"] == a["runs_outside_error_bytes"] + 0.05 * a["reserved_peak_bytes"]
+assert a["runs_fail_step"] in (-1, 0, 1) and (a["runs_fail_step"] == -1) == a["runs"], a
+PY
+  "$ptsim" predict --format json --no-allocator --model llama2-7b --hw h100-80g --gpus 4 --gbs 64 \
+    --seq 4096 --precision fp8 >"$tmp/n.json"
+  check "predict --no-allocator: the same step, no allocator" python3 - "$tmp/p.json" "$tmp/n.json" <<'PY'
+import json, sys
+p, n = (json.load(open(f)) for f in sys.argv[1:])
+assert n["time"]["step_s"] == p["time"]["step_s"]
+assert "allocator" not in n["memory"] and "allocator" in p["memory"]
 PY
 fi
+"$ptsim" predict --no-allocator --memory-timeline "$tmp/m.tsv" >"$tmp/na.txt" 2>&1
+check "--no-allocator with --memory-timeline is refused (exit 2), naming both" \
+  bash -c "test $? -eq 2 && grep -q -- '--no-allocator: --memory-timeline needs the allocator emulation' '$tmp/na.txt'"
 
 # The sweep: both verdicts on every row, the CSV keeps its columns and adds runs (and, after
 # them, the expert-parallel columns).
