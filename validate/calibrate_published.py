@@ -46,7 +46,7 @@ DEFAULT_PTSIM = os.path.join(HERE, "..", "build", "ptsim")
 def rows(ptsim=DEFAULT_PTSIM):
     """Yields (source, label, ptsim args, measured step s, assumptions) for every published
     row ptsim can express whose measurement is a value (a lower bound is left out).  The mapping of rows to models, profiles, layouts and FLOP
-    conventions lives in one place, `ptsim validate --suite published` (sim/cli/validate_cmd.c);
+    conventions lives in one place, `ptsim validate --suite published` (sim/cli/validate_sources.c);
     this reads it from there."""
     p = subprocess.run([ptsim, "validate", "--suite", "published", "--format", "json"],
                        capture_output=True, text=True)

@@ -50,7 +50,7 @@ print("%.1f%% over %d runs" % (100 * sum(e) / len(e), len(e)) if e else "none")'
   echo "## Published runs (validate/data/published), in sample (the moe_published rows: validation only)"
   echo
   echo "\`ptsim validate --suite published\`: each row mapped to a model, profile and layout as"
-  echo "\`validate/calibrate_published.py\` maps it (table \`published_sources\` in sim/cli/validate_cmd.c);"
+  echo "\`validate/calibrate_published.py\` maps it (table \`published_sources\` in sim/cli/validate_sources.c);"
   echo "published TFLOP/s turned into step times with each source's own FLOP formula (eq3 ="
   echo "Narayanan et al. Eq. 3, megatron = Megatron-LM's model FLOPs). Rows ptsim cannot express are"
   echo "listed with the reason. Memory columns are empty: the published tables give no memory."
