@@ -11,16 +11,17 @@
  * transients — and what unfused attention keeps beyond it (lifetimes.h,
  * "Releases"). */
 #include "lifetimes.h"
+#include "lifetimes_int.h"
 #include "memory.h"
 
 #define ELEM 2.0
-#define MAX_LAYER_TENSORS 16
-#define EXTRA_TENSORS 4 /* per (microbatch, chunk): receive buffer, logits, fp32 logits, loss */
+#define MAX_LAYER_TENSORS PTSIM_LIFETIMES_LAYER_TENSORS
+#define EXTRA_TENSORS PTSIM_LIFETIMES_EXTRA_TENSORS
 /* per MTP layer, on the last stage: its inputs, its layer's saved set, its
  * fp32 logits and loss */
 #define MTP_TENSORS (MAX_LAYER_TENSORS + 3)
-#define STREAM_COMPUTE 0
-#define STREAM_COMM 1
+#define STREAM_COMPUTE PTSIM_LIFETIMES_STREAM_COMPUTE
+#define STREAM_COMM PTSIM_LIFETIMES_STREAM_COMM
 /* Megatron's DDP bucket: max(40M, 1M x dp) parameters. */
 #define BUCKET_PARAMS 40000000.0
 /* Outside the allocator (reference, memory_estimate section 1.7, taken
@@ -36,35 +37,8 @@
 #define MEGATRON_CE_COPY_FROM 20221102
 #define MEGATRON_CE_COPY_UNTIL 20240613
 
-typedef struct {
-  const char *name;
-  double bytes;
-} Tensor;
-
-typedef struct {
-  const PtsimPlan *plan;
-  const PtsimJob *job;       /* &plan->job */
-  int64_t stage;
-  int32_t v, m, chunk_layers;
-  PtsimAllocator alloc;
-  int32_t *handles;          /* (m*v) slots of per_slot handles */
-  int32_t per_slot;
-  Tensor saved[MAX_LAYER_TENSORS];
-  int32_t n_saved;
-  Tensor saved_moe[MAX_LAYER_TENSORS]; /* an MoE layer's (mixture-of-experts models) */
-  int32_t n_saved_moe;
-  double layer_input_bytes, tokens, tokens_sp, logits_elems;
-  PtsimStageAlloc *out;
-  int32_t step, item, kind, microbatch, chunk;
-  int failed;
-  int32_t *main_grads;       /* (buckets) fp32 main-grad copies alive, or -1 */
-  int32_t buckets;
-  int32_t attention_buffer;  /* unfused attention's global buffer, once got */
-  double reserved_best;      /* highest reserved seen so far (all phases) */
-  /* ZeRO-3: the gathered units of each chunk, (v) slots of chunk_layers + 2
-   * (embedding, layers, output unit), -1 when sharded; NULL otherwise */
-  int32_t *gathered;
-} Ctx;
+typedef PtsimLifetimesTensor Tensor;
+typedef PtsimLifetimesCtx Ctx;
 
 static PTSIM_HD double dmax(double a, double b) { return a > b ? a : b; }
 
@@ -226,12 +200,6 @@ static PTSIM_HD int64_t handle_bytes(int64_t slots, int64_t buckets) {
   return (slots + buckets) * (int64_t)sizeof(int32_t);
 }
 
-/* Handles of gathered units (ZeRO-3): chunk_layers + 2 per chunk, after
- * the buckets' in the handle table. */
-static PTSIM_HD int64_t unit_slots(const PtsimPlan *plan, int64_t stage) {
-  return plan->zero_stage == 3 ? plan->num_chunks * (plan->chunk_layers[stage] + 2) : 0;
-}
-
 /* Handles of one (microbatch, chunk) slot of stage `stage`. */
 static PTSIM_HD int32_t slot_handles(const PtsimPlan *plan, int64_t stage, int64_t chunk_layers) {
   int64_t mtp = stage == plan->num_stages - 1 ? plan->job.model.mtp_num_layers : 0;
@@ -253,7 +221,7 @@ PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t st
   if (plan->zero_stage >= 2) live += 6 * (layers + 2) + 8; /* shards, gathered units, buffers */
   blocks = 3 * live + 4096;
   return blocks * (int64_t)sizeof(PtsimAllocBlock) +
-         handle_bytes(m * v * per_slot + unit_slots(plan, stage), buckets);
+         handle_bytes(m * v * per_slot + ptsim_lifetimes_unit_slots(plan, stage), buckets);
 }
 
 /* One allocation; on the first failure the OOM is recorded and the replay
@@ -284,14 +252,18 @@ static PTSIM_HD void give(Ctx *x, int32_t handle) {
   if (handle >= 0) ptsim_alloc_free(&x->alloc, handle);
 }
 
+PTSIM_HD int32_t ptsim_lifetimes_take(Ctx *x, const char *name, double bytes, int32_t stream) {
+  return take(x, name, bytes, stream);
+}
+
+PTSIM_HD void ptsim_lifetimes_give(Ctx *x, int32_t handle) { give(x, handle); }
+
 static PTSIM_HD int32_t *slot(Ctx *x, int32_t mb, int32_t chunk) {
   return x->handles + ((int64_t)mb * x->v + chunk) * x->per_slot;
 }
 
-static PTSIM_HD int is_first(const Ctx *x, int32_t chunk) { return x->stage == 0 && chunk == 0; }
-static PTSIM_HD int is_last(const Ctx *x, int32_t chunk) {
-  return x->stage == x->job->layout.pp - 1 && chunk == x->v - 1;
-}
+static PTSIM_HD int is_first(const Ctx *x, int32_t chunk) { return ptsim_lifetimes_is_first(x, chunk); }
+static PTSIM_HD int is_last(const Ctx *x, int32_t chunk) { return ptsim_lifetimes_is_last(x, chunk); }
 
 /* The transients of one layer's forward: allocated and freed around the ops. */
 static PTSIM_HD void layer_transients(Ctx *x) {
@@ -349,92 +321,6 @@ static PTSIM_HD int keeps_input(const Ctx *x, int32_t layer) {
   if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_UNIFORM && l->recompute_num_layers > 1)
     return layer % l->recompute_num_layers == 0;
   return 1;
-}
-
-/* ---- sharded data parallelism (plan.c "Sharding") ----
- *
- * A chunk's units are slots 0 (the embedding, first chunk of stage 0),
- * 1..chunk_layers, chunk_layers + 1 (the output unit, last chunk of the
- * last stage).  A unit is all-gathered (its "gathered_unit" tensor, on
- * the communication stream) when a pass needs it and it is not gathered,
- * and freed when FSDP reshards it: after its forward unless kept for
- * backward, after its backward unless sync_once (then at the step's end). */
-
-static PTSIM_HD int unit_present(const Ctx *x, int32_t chunk, int32_t u) {
-  if (u == 0) return is_first(x, chunk);
-  if (u == x->chunk_layers + 1) return is_last(x, chunk);
-  return u > 0 && u <= x->chunk_layers;
-}
-
-static PTSIM_HD int32_t unit_kind(const Ctx *x, int32_t chunk, int32_t u) {
-  int64_t first, count;
-  if (u == 0) return PTSIM_UNIT_EMBEDDING;
-  if (u == x->chunk_layers + 1) return PTSIM_UNIT_HEAD;
-  if (x->n_saved_moe > 0) {
-    ptsim_plan_chunk_range(x->plan, x->stage, chunk, &first, &count);
-    if (ptsim_plan_is_moe_layer(&x->job->model, first + u - 1)) return PTSIM_UNIT_MOE_LAYER;
-  }
-  return PTSIM_UNIT_LAYER;
-}
-
-static PTSIM_HD void gather_unit(Ctx *x, int32_t chunk, int32_t u) {
-  int32_t *h;
-  if (!x->gathered || u < 0 || u > x->chunk_layers + 1 || !unit_present(x, chunk, u)) return;
-  h = &x->gathered[chunk * (x->chunk_layers + 2) + u];
-  if (*h < 0) *h = take(x, "gathered_unit", x->plan->unit_gather_bytes[unit_kind(x, chunk, u)], STREAM_COMM);
-}
-
-static PTSIM_HD void release_unit(Ctx *x, int32_t chunk, int32_t u) {
-  int32_t *h;
-  if (!x->gathered) return;
-  h = &x->gathered[chunk * (x->chunk_layers + 2) + u];
-  give(x, *h);
-  *h = -1;
-}
-
-/* Before unit u's pass: it and (prefetch) the next one in pass order
- * (dir +1 forward, -1 backward). */
-static PTSIM_HD void unit_enter(Ctx *x, int32_t chunk, int32_t u, int32_t dir) {
-  gather_unit(x, chunk, u);
-  if (x->job->layout.fsdp_prefetch) {
-    int32_t next = u + dir;
-    while (next >= 0 && next <= x->chunk_layers + 1 && !unit_present(x, chunk, next)) next += dir;
-    gather_unit(x, chunk, next);
-  }
-}
-
-/* After unit u's forward: resharded unless kept for backward. */
-static PTSIM_HD void unit_forward_done(Ctx *x, int32_t chunk, int32_t u) {
-  int reshard = x->job->layout.reshard_after_forward;
-  if (x->plan->sync_once || reshard == PTSIM_RESHARD_NEVER) return;
-  if (reshard == PTSIM_RESHARD_BUT_LAST && u == x->chunk_layers + 1) return;
-  release_unit(x, chunk, u);
-}
-
-/* Unit u's backward: its gradient (megatron's main-grad buffer; torch:
- * autograd's bf16 gradient, copied into an fp32 reduce-scatter input),
- * which stays until the next unit's backward is done (*reducing). */
-static PTSIM_HD int32_t unit_backward_begin(Ctx *x, int32_t chunk, int32_t u) {
-  double params = x->plan->unit_parameters[unit_kind(x, chunk, u)];
-  int torch = x->job->layout.fsdp_impl == PTSIM_FSDP_TORCH;
-  if (x->plan->zero_stage < 2 || !unit_present(x, chunk, u)) return -1;
-  unit_enter(x, chunk, u, -1);
-  if (x->plan->sync_once) return -1; /* accumulated into the stage's unsharded gradients */
-  return take(x, "unit_grad", params * (torch ? 2.0 : x->plan->grad_bytes), STREAM_COMPUTE);
-}
-
-static PTSIM_HD void unit_backward_end(Ctx *x, int32_t chunk, int32_t u, int32_t grad,
-                                       int32_t *reducing) {
-  int32_t input = grad;
-  if (x->plan->zero_stage < 2 || !unit_present(x, chunk, u) || x->plan->sync_once) return;
-  if (x->job->layout.fsdp_impl == PTSIM_FSDP_TORCH) {
-    input = take(x, "reduce_scatter_input",
-                 x->plan->unit_parameters[unit_kind(x, chunk, u)] * x->plan->grad_bytes, STREAM_COMM);
-    give(x, grad);
-  }
-  give(x, *reducing);
-  *reducing = input;
-  release_unit(x, chunk, u);
 }
 
 /* ---- multi-token prediction (the last stage of a model with MTP layers) ---- */
@@ -519,8 +405,8 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   if (!is_first(x, chunk)) hs[k] = take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
   k++;
   if (x->gathered && is_first(x, chunk)) {
-    unit_enter(x, chunk, 0, 1);
-    unit_forward_done(x, chunk, 0);
+    ptsim_lifetimes_unit_enter(x, chunk, 0, 1);
+    ptsim_lifetimes_unit_forward_done(x, chunk, 0);
   }
   if (!x->job->layout.flash_attention && x->attention_buffer < 0 && x->chunk_layers > 0) {
     const PtsimLayout *l = &x->job->layout;
@@ -533,7 +419,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   for (layer = 0; layer < x->chunk_layers; layer++) {
     int32_t n;
     const Tensor *set = saved_of(x, chunk, layer, &n);
-    if (x->gathered) unit_enter(x, chunk, layer + 1, 1);
+    if (x->gathered) ptsim_lifetimes_unit_enter(x, chunk, layer + 1, 1);
     if (recomputed(x, layer)) {
       /* Only the checkpointed input stays; the working set comes and goes. */
       int32_t tmp[MAX_LAYER_TENSORS];
@@ -552,9 +438,9 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
       }
       k += MAX_LAYER_TENSORS;
     }
-    if (x->gathered) unit_forward_done(x, chunk, layer + 1);
+    if (x->gathered) ptsim_lifetimes_unit_forward_done(x, chunk, layer + 1);
   }
-  if (x->gathered && is_last(x, chunk)) unit_enter(x, chunk, x->chunk_layers + 1, 1);
+  if (x->gathered && is_last(x, chunk)) ptsim_lifetimes_unit_enter(x, chunk, x->chunk_layers + 1, 1);
   if (is_last(x, chunk)) { /* logits (16-bit), fp32, kept as the softmax; loss */
     int32_t logits;
     mtp_forward(x, hs + k + 2);
@@ -572,7 +458,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     hs[k++] = take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
     mtp_heads(x, hs + k);
   }
-  if (x->gathered && is_last(x, chunk)) unit_forward_done(x, chunk, x->chunk_layers + 1);
+  if (x->gathered && is_last(x, chunk)) ptsim_lifetimes_unit_forward_done(x, chunk, x->chunk_layers + 1);
 }
 
 /* The saved tensors of a (microbatch, chunk), freed in reverse. */
@@ -597,8 +483,8 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   int32_t *hs = slot(x, mb, chunk);
   int32_t layer, i, grad_in, grad_out, reducing = -1, unit_grad;
   int32_t base = 1 + x->chunk_layers * MAX_LAYER_TENSORS;
-  unit_grad = unit_backward_begin(x, chunk, x->chunk_layers + 1);
-  unit_backward_end(x, chunk, x->chunk_layers + 1, unit_grad, &reducing);
+  unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, x->chunk_layers + 1);
+  ptsim_lifetimes_unit_backward_end(x, chunk, x->chunk_layers + 1, unit_grad, &reducing);
   if (is_last(x, chunk)) { /* the kept softmax becomes the gradient in place; to 16 bits */
     int32_t grad_logits = take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
     give(x, hs[base + 1]);
@@ -614,10 +500,10 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     if (recomputed(x, layer)) /* re-materialise the layer */
       for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
     grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
-    unit_grad = unit_backward_begin(x, chunk, layer + 1);
+    unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     layer_transients(x);
     if (set == x->saved_moe) moe_transients(x);
-    unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
+    ptsim_lifetimes_unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
     if (recomputed(x, layer))
       for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
     if (!keep_saved)
@@ -629,41 +515,12 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     grad_in = grad_out;
   }
   give(x, grad_in);
-  unit_grad = unit_backward_begin(x, chunk, 0);
-  unit_backward_end(x, chunk, 0, unit_grad, &reducing);
+  unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, 0);
+  ptsim_lifetimes_unit_backward_end(x, chunk, 0, unit_grad, &reducing);
   give(x, reducing);
   if (!keep_saved) {
     give(x, hs[0]); /* the receive buffer */
     hs[0] = -1;
-  }
-}
-
-/* ZeRO-2/3: per unit of the stage, megatron's weight shard (ZeRO-3) and
- * the gradient, sharded or (sync_once) whole; an MoE layer's routed
- * experts split over the expert shard group. */
-static PTSIM_HD void sharded_units(Ctx *x) {
-  const PtsimPlan *plan = x->plan;
-  int64_t i, n = plan->stage_layers[x->stage], moe = plan->stage_moe_layers[x->stage];
-  int32_t k;
-  for (i = -1; i <= n; i++) {
-    double expert_weights, expert_params, weights, grads;
-    if (i == -1 && x->stage != 0) continue;
-    if (i == n && x->stage != x->job->layout.pp - 1) continue;
-    k = i == -1      ? PTSIM_UNIT_EMBEDDING
-        : i == n     ? PTSIM_UNIT_HEAD
-        : i < n - moe ? PTSIM_UNIT_LAYER
-                      : PTSIM_UNIT_MOE_LAYER;
-    expert_weights = plan->unit_expert_gather_bytes[k];
-    expert_params = plan->unit_expert_parameters[k];
-    weights = (plan->unit_gather_bytes[k] - expert_weights) / plan->weight_shards;
-    grads = (plan->unit_parameters[k] - expert_params) * plan->grad_bytes / plan->grad_shards;
-    if (expert_params > 0.0) {
-      weights += expert_weights / plan->expert_weight_shards;
-      grads += expert_params * plan->grad_bytes / plan->expert_grad_shards;
-    }
-    if (plan->zero_stage == 3 && plan->stage_weight_bytes[x->stage] > 0.0)
-      take(x, "weight_shard", weights, STREAM_COMPUTE);
-    take(x, plan->sync_once ? "unsharded_grad" : "grad_shard", grads, STREAM_COMPUTE);
   }
 }
 
@@ -735,7 +592,7 @@ static PTSIM_HD void at_start(Ctx *x) {
       dense_weights(x);
   }
   if (x->plan->zero_stage >= 2)
-    sharded_units(x);
+    ptsim_lifetimes_sharded_units(x);
   else
     for (p = 0; p < parts; p++)
       for (left = params[p]; left > 0.0; left -= bucket)
@@ -910,15 +767,15 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.reserved_best = 0.0;
   result_init(out, job);
   slots = (int64_t)x.m * x.v * x.per_slot;
-  n_blocks = (int32_t)((need - handle_bytes(slots + unit_slots(plan, stage), x.buckets)) /
+  n_blocks = (int32_t)((need - handle_bytes(slots + ptsim_lifetimes_unit_slots(plan, stage), x.buckets)) /
                        (int64_t)sizeof(PtsimAllocBlock));
   x.handles = (int32_t *)((char *)scratch + (int64_t)n_blocks * (int64_t)sizeof(PtsimAllocBlock));
   x.main_grads = x.handles + slots;
   for (i = 0; i < x.buckets; i++) x.main_grads[i] = -1;
   x.gathered = (int32_t *)0;
-  if (unit_slots(plan, stage) > 0) {
+  if (ptsim_lifetimes_unit_slots(plan, stage) > 0) {
     x.gathered = x.main_grads + x.buckets;
-    for (i = 0; i < (int32_t)unit_slots(plan, stage); i++) x.gathered[i] = -1;
+    for (i = 0; i < (int32_t)ptsim_lifetimes_unit_slots(plan, stage); i++) x.gathered[i] = -1;
   }
   capacity = job->hw.memory_bytes - out->outside_bytes;
   rc = ptsim_alloc_init(&x.alloc, opts, capacity > 0.0 ? capacity : 0.0,
@@ -949,11 +806,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
       note_peak(&x);
       sample(&x, timeline);
     }
-    if (plan->sync_once) /* the reduction after the last micro-batch reshards every unit */
-      for (i = 0; i < (int32_t)unit_slots(plan, stage); i++) {
-        give(&x, x.gathered[i]);
-        x.gathered[i] = -1;
-      }
+    if (plan->sync_once) ptsim_lifetimes_units_reshard(&x); /* the reduction after the last micro-batch */
     if (!x.failed) {
       x.item = n_items - 1;
       optimizer_step(&x);
