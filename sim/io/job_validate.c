@@ -292,8 +292,11 @@ static gboolean validate_experts(PtsimJob *job, GError **error) {
                    "parallelism (--sp; Megatron-LM's MoE layer refuses to train without it)",
                    I64(l->tp));
   if (l->distributed_optimizer && l->edp % l->optimizer_instances != 0)
-    return invalid("--num-distributed-optimizer-instances %" G_GINT64_FORMAT " must divide the "
+    return invalid("--num-distributed-optimizer-instances %" G_GINT64_FORMAT "%s must divide the "
                    "expert data-parallel size %" G_GINT64_FORMAT, I64(l->optimizer_instances),
+                   l->sharding == PTSIM_SHARDING_NONE ? ""
+                                                      : " (the HSDP replicas: dp x cp / "
+                                                        "--hsdp-shard-size)",
                    I64(l->edp));
   if ((unsigned)l->moe_dispatcher > PTSIM_DISPATCH_FLEX || !(l->moe_capacity_factor >= 0.0) ||
       l->moe_capacity_factor > 1e6)

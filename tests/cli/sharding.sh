@@ -53,6 +53,8 @@ moe=(--model mixtral-8x7b --gpus 64 --pp 2 --ep 8 --gbs 128 --seq 4096)
 check "MoE fsdp predicts" run 0 predict "${moe[@]}" --sharding fsdp
 check "the experts' shard group is edp (64 / (ep 8 x pp 2) = 4)" \
   grep -q "^sharding: fsdp (megatron; shard group 32 ranks x 1 replicas; the routed experts' 4 x 1)" "$tmp/out"
+check "HSDP replicas not dividing edp" run 2 predict "${moe[@]}" --sharding hsdp --hsdp-shard-size 4
+check "names the replicas and edp" one_line "(the HSDP replicas: dp x cp / --hsdp-shard-size) must divide the expert data-parallel size 4"
 check "MoE with torch's FSDP2" run 2 predict "${moe[@]}" --sharding fsdp --fsdp-impl torch
 check "is not modelled yet" one_line "with a mixture-of-experts model (mixtral-8x7b) is not modelled yet"
 check "--use-torch-fsdp2 with expert parallelism" run 2 predict --gpus 8 --megatron-args \
