@@ -11,16 +11,17 @@
  * transients — and what unfused attention keeps beyond it (lifetimes.h,
  * "Releases"). */
 #include "lifetimes.h"
+#include "lifetimes_int.h"
 #include "memory.h"
 
 #define ELEM 2.0
-#define MAX_LAYER_TENSORS 16
-#define EXTRA_TENSORS 4 /* per (microbatch, chunk): receive buffer, logits, fp32 logits, loss */
+#define MAX_LAYER_TENSORS PTSIM_LIFETIMES_LAYER_TENSORS
+#define EXTRA_TENSORS PTSIM_LIFETIMES_EXTRA_TENSORS
 /* per MTP layer, on the last stage: its inputs, its layer's saved set, its
  * fp32 logits and loss */
 #define MTP_TENSORS (MAX_LAYER_TENSORS + 3)
-#define STREAM_COMPUTE 0
-#define STREAM_COMM 1
+#define STREAM_COMPUTE PTSIM_LIFETIMES_STREAM_COMPUTE
+#define STREAM_COMM PTSIM_LIFETIMES_STREAM_COMM
 /* Megatron's DDP bucket: max(40M, 1M x dp) parameters. */
 #define BUCKET_PARAMS 40000000.0
 /* Outside the allocator (reference, memory_estimate section 1.7, taken
@@ -36,32 +37,8 @@
 #define MEGATRON_CE_COPY_FROM 20221102
 #define MEGATRON_CE_COPY_UNTIL 20240613
 
-typedef struct {
-  const char *name;
-  double bytes;
-} Tensor;
-
-typedef struct {
-  const PtsimPlan *plan;
-  const PtsimJob *job;       /* &plan->job */
-  int64_t stage;
-  int32_t v, m, chunk_layers;
-  PtsimAllocator alloc;
-  int32_t *handles;          /* (m*v) slots of per_slot handles */
-  int32_t per_slot;
-  Tensor saved[MAX_LAYER_TENSORS];
-  int32_t n_saved;
-  Tensor saved_moe[MAX_LAYER_TENSORS]; /* an MoE layer's (mixture-of-experts models) */
-  int32_t n_saved_moe;
-  double layer_input_bytes, tokens, tokens_sp, logits_elems;
-  PtsimStageAlloc *out;
-  int32_t step, item, kind, microbatch, chunk;
-  int failed;
-  int32_t *main_grads;       /* (buckets) fp32 main-grad copies alive, or -1 */
-  int32_t buckets;
-  int32_t attention_buffer;  /* unfused attention's global buffer, once got */
-  double reserved_best;      /* highest reserved seen so far (all phases) */
-} Ctx;
+typedef PtsimLifetimesTensor Tensor;
+typedef PtsimLifetimesCtx Ctx;
 
 static PTSIM_HD double dmax(double a, double b) { return a > b ? a : b; }
 
@@ -240,8 +217,11 @@ PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t st
                          ? m * v
                          : (m * v < 2 * job->layout.pp * v + 2 ? m * v : 2 * job->layout.pp * v + 2);
   int64_t live = layers * 6 + 5 * buckets + 16 + inflight * per_slot;
-  int64_t blocks = 3 * live + 4096;
-  return blocks * (int64_t)sizeof(PtsimAllocBlock) + handle_bytes(m * v * per_slot, buckets);
+  int64_t blocks;
+  if (plan->zero_stage >= 2) live += 6 * (layers + 2) + 8; /* shards, gathered units, buffers */
+  blocks = 3 * live + 4096;
+  return blocks * (int64_t)sizeof(PtsimAllocBlock) +
+         handle_bytes(m * v * per_slot + ptsim_lifetimes_unit_slots(plan, stage), buckets);
 }
 
 /* One allocation; on the first failure the OOM is recorded and the replay
@@ -272,14 +252,18 @@ static PTSIM_HD void give(Ctx *x, int32_t handle) {
   if (handle >= 0) ptsim_alloc_free(&x->alloc, handle);
 }
 
+PTSIM_HD int32_t ptsim_lifetimes_take(Ctx *x, const char *name, double bytes, int32_t stream) {
+  return take(x, name, bytes, stream);
+}
+
+PTSIM_HD void ptsim_lifetimes_give(Ctx *x, int32_t handle) { give(x, handle); }
+
 static PTSIM_HD int32_t *slot(Ctx *x, int32_t mb, int32_t chunk) {
   return x->handles + ((int64_t)mb * x->v + chunk) * x->per_slot;
 }
 
-static PTSIM_HD int is_first(const Ctx *x, int32_t chunk) { return x->stage == 0 && chunk == 0; }
-static PTSIM_HD int is_last(const Ctx *x, int32_t chunk) {
-  return x->stage == x->job->layout.pp - 1 && chunk == x->v - 1;
-}
+static PTSIM_HD int is_first(const Ctx *x, int32_t chunk) { return ptsim_lifetimes_is_first(x, chunk); }
+static PTSIM_HD int is_last(const Ctx *x, int32_t chunk) { return ptsim_lifetimes_is_last(x, chunk); }
 
 /* The transients of one layer's forward: allocated and freed around the ops. */
 static PTSIM_HD void layer_transients(Ctx *x) {
@@ -420,6 +404,10 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   for (i = 0; i < x->per_slot; i++) hs[i] = -1;
   if (!is_first(x, chunk)) hs[k] = take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
   k++;
+  if (x->gathered && is_first(x, chunk)) {
+    ptsim_lifetimes_unit_enter(x, chunk, 0, 1);
+    ptsim_lifetimes_unit_forward_done(x, chunk, 0);
+  }
   if (!x->job->layout.flash_attention && x->attention_buffer < 0 && x->chunk_layers > 0) {
     const PtsimLayout *l = &x->job->layout;
     double s = (double)l->seq / (double)l->cp;
@@ -431,6 +419,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   for (layer = 0; layer < x->chunk_layers; layer++) {
     int32_t n;
     const Tensor *set = saved_of(x, chunk, layer, &n);
+    if (x->gathered) ptsim_lifetimes_unit_enter(x, chunk, layer + 1, 1);
     if (recomputed(x, layer)) {
       /* Only the checkpointed input stays; the working set comes and goes. */
       int32_t tmp[MAX_LAYER_TENSORS];
@@ -449,7 +438,9 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
       }
       k += MAX_LAYER_TENSORS;
     }
+    if (x->gathered) ptsim_lifetimes_unit_forward_done(x, chunk, layer + 1);
   }
+  if (x->gathered && is_last(x, chunk)) ptsim_lifetimes_unit_enter(x, chunk, x->chunk_layers + 1, 1);
   if (is_last(x, chunk)) { /* logits (16-bit), fp32, kept as the softmax; loss */
     int32_t logits;
     mtp_forward(x, hs + k + 2);
@@ -467,6 +458,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     hs[k++] = take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
     mtp_heads(x, hs + k);
   }
+  if (x->gathered && is_last(x, chunk)) ptsim_lifetimes_unit_forward_done(x, chunk, x->chunk_layers + 1);
 }
 
 /* The saved tensors of a (microbatch, chunk), freed in reverse. */
@@ -489,8 +481,10 @@ static PTSIM_HD void release_saved(Ctx *x, int32_t mb, int32_t chunk) {
  * W still needs the layer inputs; the saved tensors go with the W. */
 static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved) {
   int32_t *hs = slot(x, mb, chunk);
-  int32_t layer, i, grad_in, grad_out;
+  int32_t layer, i, grad_in, grad_out, reducing = -1, unit_grad;
   int32_t base = 1 + x->chunk_layers * MAX_LAYER_TENSORS;
+  unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, x->chunk_layers + 1);
+  ptsim_lifetimes_unit_backward_end(x, chunk, x->chunk_layers + 1, unit_grad, &reducing);
   if (is_last(x, chunk)) { /* the kept softmax becomes the gradient in place; to 16 bits */
     int32_t grad_logits = take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
     give(x, hs[base + 1]);
@@ -506,8 +500,10 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     if (recomputed(x, layer)) /* re-materialise the layer */
       for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
     grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
+    unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     layer_transients(x);
     if (set == x->saved_moe) moe_transients(x);
+    ptsim_lifetimes_unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
     if (recomputed(x, layer))
       for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
     if (!keep_saved)
@@ -519,6 +515,9 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     grad_in = grad_out;
   }
   give(x, grad_in);
+  unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, 0);
+  ptsim_lifetimes_unit_backward_end(x, chunk, 0, unit_grad, &reducing);
+  give(x, reducing);
   if (!keep_saved) {
     give(x, hs[0]); /* the receive buffer */
     hs[0] = -1;
@@ -576,23 +575,28 @@ static PTSIM_HD void moe_weights(Ctx *x) {
   if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
 }
 
-/* Before step 0: the weights, the gradient buffer and the main
- * parameters, per bucket of each part (state_parts: Megatron's DDP builds
- * the buffers, then the optimizer clones its main parameters; Adam's
- * states come later).  With the precision-aware optimizer holding the
- * masters (plan.h lazy_masters), FusedAdam creates them at its first step,
- * not here. */
+/* Before step 0: the weights (ZeRO-3: their shards), the gradient buffer
+ * (ZeRO-2/3: each unit's gradient shard) and the main parameters, per
+ * bucket of each part (state_parts: Megatron's DDP builds the buffers,
+ * then the optimizer clones its main parameters; Adam's states come
+ * later).  With the precision-aware optimizer holding the masters (plan.h
+ * lazy_masters), FusedAdam creates them at its first step, not here. */
 static PTSIM_HD void at_start(Ctx *x) {
   double params[2], shards[2], left;
   double bucket = bucket_params(x->job);
   int32_t parts = state_parts(x->plan, x->stage, params, shards), p;
-  if (x->job->model.num_experts > 0)
-    moe_weights(x);
+  if (x->plan->zero_stage < 3) { /* ZeRO-3's weight shards come with the units */
+    if (x->job->model.num_experts > 0)
+      moe_weights(x);
+    else
+      dense_weights(x);
+  }
+  if (x->plan->zero_stage >= 2)
+    ptsim_lifetimes_sharded_units(x);
   else
-    dense_weights(x);
-  for (p = 0; p < parts; p++)
-    for (left = params[p]; left > 0.0; left -= bucket)
-      take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
+    for (p = 0; p < parts; p++)
+      for (left = params[p]; left > 0.0; left -= bucket)
+        take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
   if (x->plan->lazy_masters) return;
   for (p = 0; p < parts; p++)
     for (left = params[p]; left > 0.0; left -= bucket)
@@ -763,10 +767,16 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.reserved_best = 0.0;
   result_init(out, job);
   slots = (int64_t)x.m * x.v * x.per_slot;
-  n_blocks = (int32_t)((need - handle_bytes(slots, x.buckets)) / (int64_t)sizeof(PtsimAllocBlock));
+  n_blocks = (int32_t)((need - handle_bytes(slots + ptsim_lifetimes_unit_slots(plan, stage), x.buckets)) /
+                       (int64_t)sizeof(PtsimAllocBlock));
   x.handles = (int32_t *)((char *)scratch + (int64_t)n_blocks * (int64_t)sizeof(PtsimAllocBlock));
   x.main_grads = x.handles + slots;
   for (i = 0; i < x.buckets; i++) x.main_grads[i] = -1;
+  x.gathered = (int32_t *)0;
+  if (ptsim_lifetimes_unit_slots(plan, stage) > 0) {
+    x.gathered = x.main_grads + x.buckets;
+    for (i = 0; i < (int32_t)ptsim_lifetimes_unit_slots(plan, stage); i++) x.gathered[i] = -1;
+  }
   capacity = job->hw.memory_bytes - out->outside_bytes;
   rc = ptsim_alloc_init(&x.alloc, opts, capacity > 0.0 ? capacity : 0.0,
                         (PtsimAllocBlock *)scratch, n_blocks);
@@ -796,6 +806,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
       note_peak(&x);
       sample(&x, timeline);
     }
+    if (plan->sync_once) ptsim_lifetimes_units_reshard(&x); /* the reduction after the last micro-batch */
     if (!x.failed) {
       x.item = n_items - 1;
       optimizer_step(&x);
