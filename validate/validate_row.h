@@ -21,6 +21,9 @@ typedef struct {
   /* measured (NAN / -1: not given) */
   double meas_step_s, meas_tflops, meas_alloc_bytes, meas_reserved_bytes;
   int meas_oom;
+  /* 1: the source states "more than" meas_tflops (so at most meas_step_s):
+   * compared and listed, left out of the error statistics */
+  int meas_lower_bound;
   /* how to turn a step time into TFLOP/s: FLOPs of one step, all GPUs
    * (NAN: use the engine's Megatron-formula TFLOP/s) */
   double step_flops;

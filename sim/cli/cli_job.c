@@ -8,6 +8,7 @@
 #include "megatron_args.h"
 #include "names.h"
 #include "pipeline_layout.h"
+#include "topology.h"
 #include "torchtitan.h"
 
 #define DEFAULT_MODEL "llama3-8b"
@@ -22,6 +23,7 @@ void ptsim_cli_job_init(PtsimCliJob *o) {
   o->mtp_num_layers = -1;
   o->moe_capacity_factor = NAN;
   o->mbs = o->gbs = o->seq = o->recompute_num_layers = o->optimizer_instances = -1;
+  o->hsdp_shard_size = -1;
   o->first_stage_layers = o->last_stage_layers = o->kv_channels = -1;
   o->threshold = o->attention_dropout = o->hidden_dropout = NAN;
 }
@@ -32,7 +34,8 @@ void ptsim_cli_job_clear(PtsimCliJob *o) {
                       &o->main_params_dtype, &o->exp_avg_dtype, &o->exp_avg_sq_dtype,
                       &o->precision, &o->fp8_recipe, &o->pipeline_layout, &o->position_embedding,
                       &o->moe_dispatcher, &o->moe_router_dtype, &o->megatron_date,
-                      &o->megatron_args, &o->megatron_args_file, &o->torchtitan};
+                      &o->megatron_args, &o->megatron_args_file, &o->torchtitan,
+                      &o->sharding, &o->fsdp_impl, &o->reshard_after_forward};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
   ptsim_cli_job_init(o);
 }
@@ -69,6 +72,13 @@ static GOptionEntry *dimension_entries(PtsimCliJob *o) {
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule,
        "Pipeline schedule: 1f1b|gpipe|interleaved|zb-h1 (default 1f1b; interleaved when vp > 1)",
        "S"},
+      {"sharding", 0, 0, G_OPTION_ARG_STRING, &o->sharding,
+       "Data parallelism: ddp (states replicated) | zero1 (the distributed optimizer, default) | "
+       "zero2 (+ gradients sharded) | fsdp (+ parameters: ZeRO-3) | hsdp (fsdp inside a shard "
+       "group, replicated across)", "MODE"},
+      {"hsdp-shard-size", 0, 0, G_OPTION_ARG_INT64, &o->hsdp_shard_size,
+       "Ranks of one shard group (divides dp x cp; default for hsdp: one NVLink domain / tp)",
+       "N"},
       {"megatron-args", 0, 0, G_OPTION_ARG_STRING, &o->megatron_args,
        "A Megatron-LM command line (with its launcher: the GPU count) giving the model and layout",
        "\"FLAGS\""},
@@ -98,6 +108,15 @@ GOptionEntry *ptsim_cli_job_setting_entries(PtsimCliJob *o) {
        "Replicate optimizer states (18 bytes per parameter)", NULL},
       {"num-distributed-optimizer-instances", 0, 0, G_OPTION_ARG_INT64, &o->optimizer_instances,
        "Distributed-optimizer instances: states sharded over dp x cp / N (default 1)", "N"},
+      {"fsdp-impl", 0, 0, G_OPTION_ARG_STRING, &o->fsdp_impl,
+       "Whose ZeRO-2/3: megatron (Megatron-FSDP, DeepSpeed: bf16 weights + fp32 main params, "
+       "default) | torch (PyTorch FSDP2 as torchtitan: fp32 sharded params)", "IMPL"},
+      {"reshard-after-forward", 0, 0, G_OPTION_ARG_STRING, &o->reshard_after_forward,
+       "FSDP units freed after forward, gathered again in backward: default (torch: but-last, "
+       "never under pp; megatron: always) | always | but-last (not the output unit) | never",
+       "WHEN"},
+      {"no-fsdp-prefetch", 0, 0, G_OPTION_ARG_NONE, &o->no_fsdp_prefetch,
+       "FSDP: the next unit's all-gather waits for this unit's compute", NULL},
       {"attention", 0, 0, G_OPTION_ARG_STRING, &o->attention,
        "flash (fused kernels, default) | unfused (s x s scores kept, Megatron's local or "
        "unfused backend)", "KIND"},
@@ -254,6 +273,7 @@ static gboolean check_flags(const PtsimCliJob *o, GError **error) {
                 {"--decoder-first-pipeline-num-layers", o->first_stage_layers},
                 {"--decoder-last-pipeline-num-layers", o->last_stage_layers},
                 {"--num-distributed-optimizer-instances", o->optimizer_instances},
+                {"--hsdp-shard-size", o->hsdp_shard_size},
                 {"--kv-channels", o->kv_channels}, {"--ep", o->ep}, {"--etp", o->etp}};
   for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
     if (counts[i].value != -1 && counts[i].value < 1)
@@ -267,6 +287,10 @@ static gboolean check_flags(const PtsimCliJob *o, GError **error) {
       {o->distributed_optimizer, o->no_distributed_optimizer,
        "--distributed-optimizer and --no-distributed-optimizer"},
       {o->gpus != -1, o->nodes != -1, "--gpus and --nodes"},
+      {o->sharding != NULL, o->distributed_optimizer || o->no_distributed_optimizer,
+       "--sharding and --(no-)distributed-optimizer"},
+      {o->hsdp_shard_size != -1, o->optimizer_instances != -1,
+       "--hsdp-shard-size and --num-distributed-optimizer-instances"},
       {o->megatron_args != NULL, o->megatron_args_file != NULL,
        "--megatron-args and --megatron-args-file"},
       {o->torchtitan != NULL, o->megatron_args != NULL || o->megatron_args_file != NULL,
@@ -365,6 +389,17 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
   if (o->distributed_optimizer) l->distributed_optimizer = 1;
   if (o->no_distributed_optimizer) l->distributed_optimizer = 0;
   if (o->optimizer_instances != -1) l->optimizer_instances = o->optimizer_instances;
+  if (o->fsdp_impl) {
+    if (!parse_enum(PTSIM_NAMES_FSDP_IMPL, "--fsdp-impl", o->fsdp_impl, &v, error)) return FALSE;
+    l->fsdp_impl = (PtsimFsdpImpl)v;
+  }
+  if (o->reshard_after_forward) {
+    if (!parse_enum(PTSIM_NAMES_RESHARD, "--reshard-after-forward", o->reshard_after_forward, &v,
+                    error))
+      return FALSE;
+    l->reshard_after_forward = v - 1; /* the table starts at AUTO */
+  }
+  if (o->no_fsdp_prefetch) l->fsdp_prefetch = 0;
   if (o->transformer_impl) {
     if (!choose("--transformer-impl", o->transformer_impl, "transformer_engine|local", &v, error))
       return FALSE;
@@ -442,12 +477,17 @@ gboolean ptsim_cli_job_model_settings(PtsimModel *m, gpointer opts, GError **err
   return TRUE;
 }
 
+/* The MoE default: see cli_job.h. */
+static void default_moe(PtsimLayout *l) {
+  l->moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
+  l->moe_grouped_gemm = 1;
+}
+
 /* The overlap default, and the MoE one: see cli_job.h. */
 static void default_overlap(PtsimLayout *l) {
   l->overlap_grad_reduce = l->overlap_param_gather = 1;
   l->tp_comm_overlap = 0;
-  l->moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
-  l->moe_grouped_gemm = 1;
+  default_moe(l);
 }
 
 gboolean ptsim_cli_job_sweep_base(const PtsimCliJob *o, PtsimLayout *base, GError **error) {
@@ -471,6 +511,7 @@ static gboolean torchtitan_job(const PtsimCliJob *o, PtsimJob *job, GError **err
   for (guint i = 0; i < warnings->len; i++)
     g_printerr("ptsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
   if (!ok || !ptsim_torchtitan_job(&tt, job, error)) return FALSE;
+  default_moe(&job->layout); /* torchtitan's MoE dispatches all-to-all into grouped GEMMs too */
   return !o->model || ptsim_model_load(o->model, &job->model, error);
 }
 
@@ -545,6 +586,13 @@ gboolean ptsim_cli_job_resolve(const PtsimCliJob *o, PtsimJob *job,
     l->gbs = l->mbs * (l->gpus / (l->tp * l->pp * l->cp));
   if (o->pipeline_layout &&
       !ptsim_pipeline_layout_apply(o->pipeline_layout, job->model.num_layers, l, error))
+    return FALSE;
+  int mode = -1;
+  if (o->sharding && !parse_enum(PTSIM_NAMES_SHARDING, "--sharding", o->sharding, &mode, error))
+    return FALSE;
+  if ((mode >= 0 || o->hsdp_shard_size != -1) &&
+      !ptsim_layout_set_sharding(l, ptsim_topology_domain_size(&job->hw), mode, o->hsdp_shard_size,
+                                 error))
     return FALSE;
   if (!ptsim_job_validate(job, error)) {
     if (o->gpus == -1 && o->nodes == -1 && diag->gpus_from && error && *error) {

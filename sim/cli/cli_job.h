@@ -37,12 +37,16 @@ typedef struct {
   char *model, *hw;
   gint64 gpus, nodes, tp, pp, cp, dp, vp, mbs, gbs, seq, ep, etp;
   char *recompute, *schedule;
+  char *sharding;             /* ddp|zero1|zero2|fsdp|hsdp */
+  gint64 hsdp_shard_size;
   /* settings */
   gboolean sp, no_sp;
   char *recompute_method, *recompute_modules;
   gint64 recompute_num_layers;
   gboolean distributed_optimizer, no_distributed_optimizer;
   gint64 optimizer_instances;
+  char *fsdp_impl, *reshard_after_forward;
+  gboolean no_fsdp_prefetch;
   char *attention, *transformer_impl;
   gboolean no_flash_attention;
   gboolean overlap_grad_reduce, no_overlap_grad_reduce, overlap_param_gather,

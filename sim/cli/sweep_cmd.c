@@ -9,6 +9,7 @@
 #include "cli_job.h"
 #include "config.h"
 #include "gpu.h"
+#include "job_validate.h"
 #include "names.h"
 #include "plot_cmd.h"
 #include "report.h"
@@ -22,6 +23,7 @@
 
 typedef struct {
   char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules, *eps, *etps;
+  char *shardings, *shard_sizes;
   gint64 tp_max, pp_max, top, threads, samples, seed;
   guint64 in_memory_max;
   double jitter, stragglers, straggler_slowdown;
@@ -40,6 +42,7 @@ static void options_clear(SweepOptions *o) {
   g_free(o->models); g_free(o->hws); g_free(o->gpus); g_free(o->seqs); g_free(o->gbs);
   g_free(o->mbs); g_free(o->cps); g_free(o->vps); g_free(o->recomputes); g_free(o->schedules);
   g_free(o->eps); g_free(o->etps);
+  g_free(o->shardings); g_free(o->shard_sizes);
   g_free(o->device); g_free(o->csv); g_free(o->format); g_free(o->figures);
   g_free(o->shard); g_strfreev(o->merge_files);
 }
@@ -95,8 +98,26 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
        !parse_enum_list("--recompute", PTSIM_NAMES_RECOMPUTE, o->recomputes, spec->recomputes,
                         error)) ||
       (o->schedules &&
-       !parse_enum_list("--schedule", PTSIM_NAMES_SCHEDULE, o->schedules, spec->schedules, error)))
+       !parse_enum_list("--schedule", PTSIM_NAMES_SCHEDULE, o->schedules, spec->schedules, error)) ||
+      (o->shardings &&
+       !parse_enum_list("--sharding", PTSIM_NAMES_SHARDING, o->shardings, spec->shardings, error)) ||
+      (o->shard_sizes && !parse_int_list("--hsdp-shard-size", o->shard_sizes, spec->shard_sizes, error)))
     return FALSE;
+  gboolean hsdp = FALSE;
+  for (guint k = 0; k < spec->shardings->len; k++)
+    hsdp |= g_array_index(spec->shardings, int, k) == PTSIM_SHARDING_MODE_HSDP;
+  if (o->shard_sizes && !hsdp) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--hsdp-shard-size %s: the sweep has no hsdp in --sharding", o->shard_sizes);
+    return FALSE;
+  }
+  if (o->shardings && (o->job.distributed_optimizer || o->job.no_distributed_optimizer ||
+                       o->job.optimizer_instances != -1)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--sharding decides the optimizer's sharding and instances: drop "
+                "--(no-)distributed-optimizer and --num-distributed-optimizer-instances");
+    return FALSE;
+  }
   if (o->tp_max < -1 || o->tp_max == 0 || o->pp_max == 0 || o->pp_max < -1 || o->top == 0 ||
       o->top < -1 || o->threads < 0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
@@ -511,6 +532,12 @@ int ptsim_sweep_main(int argc, char **argv) {
        "of a stage)", "E[,E...]"},
       {"etp", 0, 0, G_OPTION_ARG_STRING, &o.etps,
        "Expert tensor-parallel sizes of MoE models (default: tp)", "T[,T...]"},
+      {"sharding", 0, 0, G_OPTION_ARG_STRING, &o.shardings,
+       "Data-parallel modes to sweep: ddp,zero1,zero2,fsdp,hsdp (default: the distributed "
+       "optimizer, zero1, or what the settings say)", "M[,M...]"},
+      {"hsdp-shard-size", 0, 0, G_OPTION_ARG_STRING, &o.shard_sizes,
+       "HSDP shard-group sizes to sweep (default: one NVLink domain / tp); a size not dividing "
+       "a layout's dp x cp rejects it", "N[,N...]"},
       {"tp-max", 0, 0, G_OPTION_ARG_INT64, &o.tp_max, "Largest tp (default: the NVLink domain, e.g. 8 on HGX, 72 on GB200 NVL72; at most the heads)", "N"},
       {"pp-max", 0, 0, G_OPTION_ARG_INT64, &o.pp_max, "Largest pp (default: no limit)", "N"},
       {"allocator", 0, 0, G_OPTION_ARG_NONE, &o.allocator,

@@ -18,8 +18,8 @@
 /* per MTP layer, on the last stage: its inputs, its layer's saved set, its
  * fp32 logits and loss */
 #define MTP_TENSORS (MAX_LAYER_TENSORS + 3)
-#define STREAM_COMPUTE 0
-#define STREAM_COMM 1
+#define STREAM_COMPUTE PTSIM_LIFETIMES_STREAM_COMPUTE
+#define STREAM_COMM PTSIM_LIFETIMES_STREAM_COMM
 /* Megatron's DDP bucket: max(40M, 1M x dp) parameters. */
 #define BUCKET_PARAMS 40000000.0
 /* Outside the allocator (reference, memory_estimate section 1.7, taken
@@ -89,9 +89,10 @@ static PTSIM_HD int32_t slot_handles(const PtsimPlan *plan, int64_t stage, int64
 
 /* How the scratch of a stage's replay divides: allocator storage, the
  * handle tables (per (microbatch, chunk) slots, then one main-grad handle
- * per bucket), the live list and its index, the shortcut's copies. */
+ * per bucket, then ZeRO-3's gathered units), the live list and its index,
+ * the shortcut's copies. */
 typedef struct {
-  int64_t blocks, per_slot, slots, buckets, live_cap;
+  int64_t blocks, per_slot, slots, buckets, units, live_cap;
   int64_t storage;   /* allocator storage slots: the blocks plus the free set's order */
   int64_t handles_at, live_at, live_pos_at, period_at, period_bytes, total;
 } Parts;
@@ -111,6 +112,7 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
                                                                   : 2 * pp * v + 2;
   int64_t even_slot = slot_handles(plan, stage, layers / v);
   int64_t live;
+  q->units = ptsim_lifetimes_unit_slots(plan, stage);
   /* the slots follow the plan's chunk (chunk_layers), the block count the
    * even split */
   q->per_slot = slot_handles(plan, stage, plan->chunk_layers[stage]);
@@ -119,15 +121,16 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
   q->slots = m * v * q->per_slot;
   q->live_cap = inflight;
   live = layers * 6 + 5 * q->buckets + 16 + inflight * even_slot;
+  if (plan->zero_stage >= 2) live += 6 * (layers + 2) + 8; /* shards, gathered units, buffers */
   q->blocks = 3 * live + 4096;
   /* the allocator keeps its free set's order in its storage (alloc.h) */
   q->storage = ptsim_alloc_storage_slots(q->blocks);
   q->handles_at = q->storage * (int64_t)sizeof(PtsimAllocBlock);
-  q->live_at = q->handles_at + (q->slots + q->buckets) * (int64_t)sizeof(int32_t);
+  q->live_at = q->handles_at + (q->slots + q->buckets + q->units) * (int64_t)sizeof(int32_t);
   q->live_pos_at = q->live_at + 2 * q->live_cap * (int64_t)sizeof(int32_t);
   q->period_at = align8(q->live_pos_at + m * v * (int64_t)sizeof(int32_t));
   q->period_bytes = ptsim_lifetimes_period_bytes((int32_t)q->blocks, (int32_t)q->live_cap,
-                                                 (int32_t)q->per_slot);
+                                                 (int32_t)q->per_slot, (int32_t)q->units);
   q->total = q->period_at + q->period_bytes;
 }
 
@@ -189,14 +192,18 @@ static PTSIM_HD void give(Ctx *x, int32_t handle) {
   if (handle >= 0) ptsim_alloc_free(&x->alloc, handle);
 }
 
+PTSIM_HD int32_t ptsim_lifetimes_take(Ctx *x, const char *name, double bytes, int32_t stream) {
+  return take(x, name, bytes, stream);
+}
+
+PTSIM_HD void ptsim_lifetimes_give(Ctx *x, int32_t handle) { give(x, handle); }
+
 static PTSIM_HD int32_t *slot(Ctx *x, int32_t mb, int32_t chunk) {
   return ptsim_lifetimes_slot(x, mb, chunk);
 }
 
-static PTSIM_HD int is_first(const Ctx *x, int32_t chunk) { return x->stage == 0 && chunk == 0; }
-static PTSIM_HD int is_last(const Ctx *x, int32_t chunk) {
-  return x->stage == x->job->layout.pp - 1 && chunk == x->v - 1;
-}
+static PTSIM_HD int is_first(const Ctx *x, int32_t chunk) { return ptsim_lifetimes_is_first(x, chunk); }
+static PTSIM_HD int is_last(const Ctx *x, int32_t chunk) { return ptsim_lifetimes_is_last(x, chunk); }
 
 /* The transients of one layer's forward: allocated and freed around the ops. */
 static PTSIM_HD void layer_transients(Ctx *x) {
@@ -332,6 +339,10 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   ptsim_lifetimes_live_add(x, mb, chunk);
   if (!is_first(x, chunk)) hs[k] = take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
   k++;
+  if (x->gathered && is_first(x, chunk)) {
+    ptsim_lifetimes_unit_enter(x, chunk, 0, 1);
+    ptsim_lifetimes_unit_forward_done(x, chunk, 0);
+  }
   if (!x->job->layout.flash_attention && x->attention_buffer < 0 && x->chunk_layers > 0) {
     const PtsimLayout *l = &x->job->layout;
     double s = (double)l->seq / (double)l->cp;
@@ -343,6 +354,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   for (layer = 0; layer < x->chunk_layers; layer++) {
     int32_t n;
     const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
+    if (x->gathered) ptsim_lifetimes_unit_enter(x, chunk, layer + 1, 1);
     if (recomputed(x, layer)) {
       /* Only the checkpointed input stays; the working set comes and goes. */
       int32_t tmp[MAX_LAYER_TENSORS];
@@ -361,7 +373,9 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
       }
       k += MAX_LAYER_TENSORS;
     }
+    if (x->gathered) ptsim_lifetimes_unit_forward_done(x, chunk, layer + 1);
   }
+  if (x->gathered && is_last(x, chunk)) ptsim_lifetimes_unit_enter(x, chunk, x->chunk_layers + 1, 1);
   if (is_last(x, chunk)) { /* logits (16-bit), fp32, kept as the softmax; loss */
     int32_t logits;
     mtp_forward(x, hs + k + 2);
@@ -379,6 +393,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     hs[k++] = take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
     mtp_heads(x, hs + k);
   }
+  if (x->gathered && is_last(x, chunk)) ptsim_lifetimes_unit_forward_done(x, chunk, x->chunk_layers + 1);
 }
 
 /* The saved tensors of a (microbatch, chunk), freed in reverse. */
@@ -402,9 +417,11 @@ static PTSIM_HD void release_saved(Ctx *x, int32_t mb, int32_t chunk) {
  * W still needs the layer inputs; the saved tensors go with the W. */
 static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved) {
   int32_t *hs = slot(x, mb, chunk);
-  int32_t layer, i, grad_in, grad_out;
+  int32_t layer, i, grad_in, grad_out, reducing = -1, unit_grad;
   int32_t base = 1 + x->chunk_layers * MAX_LAYER_TENSORS;
   ptsim_lifetimes_live_use(x, mb, chunk, !keep_saved);
+  unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, x->chunk_layers + 1);
+  ptsim_lifetimes_unit_backward_end(x, chunk, x->chunk_layers + 1, unit_grad, &reducing);
   if (is_last(x, chunk)) { /* the kept softmax becomes the gradient in place; to 16 bits */
     int32_t grad_logits = take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
     give(x, hs[base + 1]);
@@ -421,8 +438,10 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     if (recomputed(x, layer)) /* re-materialise the layer */
       for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
     grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
+    unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     layer_transients(x);
     if (set == x->saved_moe) moe_transients(x);
+    ptsim_lifetimes_unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
     if (recomputed(x, layer))
       for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
     if (!keep_saved)
@@ -434,6 +453,9 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     grad_in = grad_out;
   }
   give(x, grad_in);
+  unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, 0);
+  ptsim_lifetimes_unit_backward_end(x, chunk, 0, unit_grad, &reducing);
+  give(x, reducing);
   if (!keep_saved) {
     give(x, hs[0]); /* the receive buffer */
     hs[0] = -1;
@@ -491,23 +513,28 @@ static PTSIM_HD void moe_weights(Ctx *x) {
   if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
 }
 
-/* Before step 0: the weights, the gradient buffer and the main
- * parameters, per bucket of each part (state_parts: Megatron's DDP builds
- * the buffers, then the optimizer clones its main parameters; Adam's
- * states come later).  With the precision-aware optimizer holding the
- * masters (plan.h lazy_masters), FusedAdam creates them at its first step,
- * not here. */
+/* Before step 0: the weights (ZeRO-3: their shards), the gradient buffer
+ * (ZeRO-2/3: each unit's gradient shard) and the main parameters, per
+ * bucket of each part (state_parts: Megatron's DDP builds the buffers,
+ * then the optimizer clones its main parameters; Adam's states come
+ * later).  With the precision-aware optimizer holding the masters (plan.h
+ * lazy_masters), FusedAdam creates them at its first step, not here. */
 static PTSIM_HD void at_start(Ctx *x) {
   double params[2], shards[2], left;
   double bucket = bucket_params(x->job);
   int32_t parts = state_parts(x->plan, x->stage, params, shards), p;
-  if (x->job->model.num_experts > 0)
-    moe_weights(x);
+  if (x->plan->zero_stage < 3) { /* ZeRO-3's weight shards come with the units */
+    if (x->job->model.num_experts > 0)
+      moe_weights(x);
+    else
+      dense_weights(x);
+  }
+  if (x->plan->zero_stage >= 2)
+    ptsim_lifetimes_sharded_units(x);
   else
-    dense_weights(x);
-  for (p = 0; p < parts; p++)
-    for (left = params[p]; left > 0.0; left -= bucket)
-      take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
+    for (p = 0; p < parts; p++)
+      for (left = params[p]; left > 0.0; left -= bucket)
+        take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
   if (x->plan->lazy_masters) return;
   for (p = 0; p < parts; p++)
     for (left = params[p]; left > 0.0; left -= bucket)
@@ -682,6 +709,9 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.handles = (int32_t *)((char *)scratch + q.handles_at);
   x.main_grads = x.handles + q.slots;
   for (i = 0; i < x.buckets; i++) x.main_grads[i] = -1;
+  x.n_gathered = (int32_t)q.units;
+  x.gathered = q.units > 0 ? x.main_grads + x.buckets : NULL;
+  for (i = 0; i < x.n_gathered; i++) x.gathered[i] = -1;
   x.live = (int32_t *)((char *)scratch + q.live_at);
   x.live_pos = (int32_t *)((char *)scratch + q.live_pos_at);
   for (i = 0; i < x.m * x.v; i++) x.live_pos[i] = -1;
@@ -728,6 +758,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
       note_peak(&x);
       sample(&x, timeline);
     }
+    if (plan->sync_once) ptsim_lifetimes_units_reshard(&x); /* the reduction after the last micro-batch */
     if (!x.failed) {
       x.item = n_items - 1;
       optimizer_step(&x);

@@ -36,6 +36,13 @@
  *              are fp32 copies (shard.float()) that live from the optimizer
  *              step to the next step's zero_grad (none when FusedAdam reads
  *              them in place, lazy_masters).
+ * ZeRO-2/3 (plan.c "Sharding"): at start each unit's gradient (sharded,
+ * or whole under sync_once) and megatron's weight shards replace the
+ * weights (ZeRO-3) and the gradient buckets; a pass gathers a unit (and
+ * prefetches the next) when it is not gathered and frees it when FSDP
+ * reshards it; a unit's gradient in backward (torch: autograd's bf16 one,
+ * then its fp32 reduce-scatter input) lives until the next unit's
+ * backward.
  * So step 0's forward and backward run without Adam's states, and the
  * states then land in whatever the allocator has cached; steps 1.. run
  * with them (the steady state).  Both are reported; the peak and the OOM

@@ -1,14 +1,17 @@
 /* lifetimes_int.h — the state of one stage's replay, shared by
  * lifetimes.c (the tensors and the schedule walk), lifetimes_sets.c (a
- * layer's saved set) and lifetimes_period.c (its exact periodic shortcut).
- * Not a public header: only those files include it.
+ * layer's saved set), lifetimes_units.c (sharded data parallelism's units)
+ * and lifetimes_period.c (the exact periodic shortcut).  Not a public
+ * header: only those files include it.
  *
  * Handles: every (microbatch, chunk) has per_slot handle slots (the
- * receive buffer, MAX_LAYER_TENSORS per layer, the last stage's logits and
- * loss, MTP layers' tensors), -1 when empty.  A handle is emptied when its tensor is freed, so
- * a slot's non-empty handles are exactly its tensors alive.  The live list
- * names the (microbatch, chunk) whose forward ran and whose saved tensors
- * are not yet freed (its receive buffer is the last to go).
+ * receive buffer, PTSIM_LIFETIMES_LAYER_TENSORS per layer, the last
+ * stage's logits, loss and MTP layers' tensors), -1 when empty; after them
+ * one main-grad handle per bucket, then (ZeRO-3) one per unit of each
+ * chunk.  A handle is emptied when its tensor is freed, so a slot's
+ * non-empty handles are exactly its tensors alive.  The live list names
+ * the (microbatch, chunk) whose forward ran and whose saved tensors are
+ * not yet freed (its receive buffer is the last to go).
  *
  * Core module internals: pure C, PTSIM_HD, no allocation. */
 #ifndef PTSIM_LIFETIMES_INT_H
@@ -20,6 +23,9 @@
 #define PTSIM_LIFETIMES_LAYER_TENSORS 16
 /* per (microbatch, chunk): receive buffer, logits, fp32 logits, loss */
 #define PTSIM_LIFETIMES_EXTRA_TENSORS 4
+/* the allocator's streams (alloc.h) */
+#define PTSIM_LIFETIMES_STREAM_COMPUTE 0
+#define PTSIM_LIFETIMES_STREAM_COMM 1
 
 typedef struct {
   const char *name;
@@ -49,6 +55,10 @@ typedef struct {
   int32_t buckets;
   double reserved_best;      /* highest reserved seen so far (all phases) */
   int32_t attention_buffer;  /* unfused attention's global buffer, once got */
+  /* ZeRO-3: the gathered units of each chunk, (v) slots of chunk_layers + 2
+   * (embedding, layers, output unit), -1 when sharded; NULL otherwise */
+  int32_t *gathered;
+  int32_t n_gathered;        /* its slots (ptsim_lifetimes_unit_slots), 0 without */
   /* The live list: (microbatch, chunk) pairs, 2 words each, in no order;
    * live_pos[mb * v + chunk] is a pair's place in it, -1 when not live. */
   int32_t *live, *live_pos;
@@ -60,6 +70,21 @@ typedef struct {
   struct PtsimLifetimesPeriod *period; /* NULL: every item is replayed */
   int32_t period_next;       /* the item before which the shortcut looks next, -1 never */
 } PtsimLifetimesCtx;
+
+/* Chunk `chunk` of the stage holds the embedding / the output layer. */
+static inline PTSIM_HD int ptsim_lifetimes_is_first(const PtsimLifetimesCtx *x, int32_t chunk) {
+  return x->stage == 0 && chunk == 0;
+}
+static inline PTSIM_HD int ptsim_lifetimes_is_last(const PtsimLifetimesCtx *x, int32_t chunk) {
+  return x->stage == x->job->layout.pp - 1 && chunk == x->v - 1;
+}
+
+/* One allocation of `bytes` named `name` on `stream`: its handle, or -1
+ * (nothing to allocate, or the replay has failed: the first failure is
+ * recorded in x->out).  And its free (a handle < 0 is none). */
+PTSIM_HD int32_t ptsim_lifetimes_take(PtsimLifetimesCtx *x, const char *name, double bytes,
+                                      int32_t stream);
+PTSIM_HD void ptsim_lifetimes_give(PtsimLifetimesCtx *x, int32_t handle);
 
 /* Puts pair k of the live list at (mb, chunk) and records its place. */
 static inline PTSIM_HD void ptsim_lifetimes_live_set(PtsimLifetimesCtx *x, int32_t k, int32_t mb,
@@ -101,6 +126,34 @@ static inline PTSIM_HD int32_t *ptsim_lifetimes_slot(PtsimLifetimesCtx *x, int32
   return x->handles + ((int64_t)mb * x->v + chunk) * x->per_slot;
 }
 
+/* ---- sharded data parallelism's units (lifetimes_units.c) ----
+ *
+ * A chunk's units are 0 (the embedding, first chunk of stage 0),
+ * 1..chunk_layers (its layers; an MoE layer is an MoE unit),
+ * chunk_layers + 1 (the output unit, last chunk of the last stage). */
+
+/* Handles of gathered units (ZeRO-3): chunk_layers + 2 per chunk. */
+PTSIM_HD int64_t ptsim_lifetimes_unit_slots(const PtsimPlan *plan, int64_t stage);
+/* Before unit u's pass: it and (prefetch) the next one in pass order
+ * (dir +1 forward, -1 backward) gathered. */
+PTSIM_HD void ptsim_lifetimes_unit_enter(PtsimLifetimesCtx *x, int32_t chunk, int32_t u,
+                                         int32_t dir);
+/* After unit u's forward: resharded unless kept for backward. */
+PTSIM_HD void ptsim_lifetimes_unit_forward_done(PtsimLifetimesCtx *x, int32_t chunk, int32_t u);
+/* Unit u's backward begins: gathered, and its gradient's handle (-1: none). */
+PTSIM_HD int32_t ptsim_lifetimes_unit_backward_begin(PtsimLifetimesCtx *x, int32_t chunk,
+                                                     int32_t u);
+/* ... and ends: its gradient becomes the reduce-scatter input in flight
+ * (*reducing, the previous one's freed), the unit resharded. */
+PTSIM_HD void ptsim_lifetimes_unit_backward_end(PtsimLifetimesCtx *x, int32_t chunk, int32_t u,
+                                                int32_t grad, int32_t *reducing);
+/* Every gathered unit freed (sync_once: the reduction after the last
+ * micro-batch reshards them). */
+PTSIM_HD void ptsim_lifetimes_units_reshard(PtsimLifetimesCtx *x);
+/* At start, ZeRO-2/3: each unit's weight shard (ZeRO-3, megatron) and
+ * gradient shard (or, under sync_once, whole gradient). */
+PTSIM_HD void ptsim_lifetimes_sharded_units(PtsimLifetimesCtx *x);
+
 /* ---- the periodic shortcut (lifetimes_period.c) ----
  *
  * Within one step, from the pipeline's steady state on, the items repeat
@@ -112,7 +165,7 @@ static inline PTSIM_HD int32_t *ptsim_lifetimes_slot(PtsimLifetimesCtx *x, int32
  * the whole state, runs K more periods and copies it again.  When the two
  * copies are the same state (every block's address, size, request and
  * kind, the counters, the live tensors' addresses with microbatches moved
- * by K x shift) the replay from the second is the replay from the first
+ * by K x shift, the gathered units' addresses) the replay from the second is the replay from the first
  * moved by K periods, and so on while the items keep repeating: it jumps
  * over whole K-period blocks (moving the live microbatches, adding the
  * monotone counters' growth) and replays the rest.  Peaks cannot grow in
@@ -121,9 +174,10 @@ static inline PTSIM_HD int32_t *ptsim_lifetimes_slot(PtsimLifetimesCtx *x, int32
  * the plain replay's, byte for byte (tests/test_lifetimes_period.c). */
 
 /* Scratch bytes of the shortcut for a stage whose allocator has `blocks`
- * slots, whose live list holds `live_cap` pairs of per_slot handles. */
-PTSIM_HD int64_t ptsim_lifetimes_period_bytes(int32_t blocks, int32_t live_cap,
-                                              int32_t per_slot);
+ * slots, whose live list holds `live_cap` pairs of per_slot handles, with
+ * `units` gathered-unit handles. */
+PTSIM_HD int64_t ptsim_lifetimes_period_bytes(int32_t blocks, int32_t live_cap, int32_t per_slot,
+                                              int32_t units);
 
 /* Sets the shortcut up in scratch (ptsim_lifetimes_period_bytes) for
  * the stage's items; x->period points to it afterwards.  Returns 0, or -1

@@ -8,13 +8,15 @@
  * a moment on, the replay is a function of (a) the allocator's state words
  * (ptsim_alloc_state: blocks by address, counters, next address) and (b)
  * the live pairs with their tensors' addresses, microbatches counted from
- * the boundary (microbatch minus boundary x shift), and (c) the items still
- * to run.  Copies taken at boundaries n0 and n1 = n0 + K that are equal
- * word for word mean: the K periods after n1 redo the K periods after n0
- * with microbatches moved by K x shift, as long as each item there is the
- * item K periods before moved the same way — which the jump checks item by
- * item, not trusting the schedule's closed form — and so on block after
- * block (induction on blocks).  The replay's own accumulators are the
+ * the boundary (microbatch minus boundary x shift), (c) ZeRO-3's gathered
+ * units with their addresses (they belong to a chunk, not a microbatch:
+ * lifetimes_units.c reads and changes them the same way in every period)
+ * and (d) the items still to run.  Copies taken at boundaries n0 and
+ * n1 = n0 + K that are equal word for word mean: the K periods after n1
+ * redo the K periods after n0 with microbatches moved by K x shift, as
+ * long as each item there is the item K periods before moved the same way
+ * — which the jump checks item by item, not trusting the schedule's closed
+ * form — and so on block after block (induction on blocks).  The replay's own accumulators are the
  * allocator's peaks (a repeat revisits the values of the block before, so
  * no peak grows and where each was first reached stays), its monotone
  * counters (ptsim_alloc_repeat adds their growth), and the OOM record (no
@@ -60,15 +62,16 @@ static PTSIM_HD int64_t period_align(int64_t n) { return (n + 7) & ~(int64_t)7; 
  * long the tensors take to come back to their places. */
 static PTSIM_HD int32_t period_kmax(int32_t live_cap) { return live_cap + 4; }
 
-static PTSIM_HD int64_t period_words(int32_t blocks, int32_t live_cap, int32_t per_slot) {
-  return ptsim_alloc_state_words(blocks) + 1 + (int64_t)live_cap * (2 + per_slot);
+static PTSIM_HD int64_t period_words(int32_t blocks, int32_t live_cap, int32_t per_slot,
+                                     int32_t units) {
+  return ptsim_alloc_state_words(blocks) + 1 + (int64_t)live_cap * (2 + per_slot) + units;
 }
 
-PTSIM_HD int64_t ptsim_lifetimes_period_bytes(int32_t blocks, int32_t live_cap,
-                                              int32_t per_slot) {
+PTSIM_HD int64_t ptsim_lifetimes_period_bytes(int32_t blocks, int32_t live_cap, int32_t per_slot,
+                                              int32_t units) {
   int64_t ring = 2 * (int64_t)period_kmax(live_cap) + 1;
   return period_align((int64_t)sizeof(struct PtsimLifetimesPeriod)) + period_align(ring * 8) +
-         2 * period_align(period_words(blocks, live_cap, per_slot) * 8);
+         2 * period_align(period_words(blocks, live_cap, per_slot, units) * 8);
 }
 
 /* Points x->period_next at the first boundary of the first non-empty
@@ -93,8 +96,9 @@ PTSIM_HD int32_t ptsim_lifetimes_period_init(PtsimLifetimesCtx *x, void *scratch
   struct PtsimLifetimesPeriod *pd = (struct PtsimLifetimesPeriod *)scratch;
   char *at = (char *)scratch;
   int32_t k, any = 0;
-  int64_t words = period_words(x->alloc.capacity_blocks, x->live_cap, x->per_slot);
-  if (bytes < ptsim_lifetimes_period_bytes(x->alloc.capacity_blocks, x->live_cap, x->per_slot))
+  int64_t words = period_words(x->alloc.capacity_blocks, x->live_cap, x->per_slot, x->n_gathered);
+  if (bytes < ptsim_lifetimes_period_bytes(x->alloc.capacity_blocks, x->live_cap, x->per_slot,
+                                           x->n_gathered))
     return -1;
   /* GPipe's stretches hold one more microbatch, then one fewer, every
    * period: its state never comes back */
@@ -192,6 +196,9 @@ static PTSIM_HD void period_copy(PtsimLifetimesCtx *x, PeriodCopy *cp, int32_t i
     for (j = 0; j < x->per_slot; j++)
       cp->words[n++] = hs[j] >= 0 ? x->alloc.blocks[hs[j]].addr : -1;
   }
+  /* ZeRO-3's gathered units belong to no microbatch: they stay in place */
+  for (j = 0; j < x->n_gathered; j++)
+    cp->words[n++] = x->gathered[j] >= 0 ? x->alloc.blocks[x->gathered[j]].addr : -1;
   cp->len = n;
   cp->boundary = pd->boundary;
   cp->item = item;
