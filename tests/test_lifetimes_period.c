@@ -4,7 +4,9 @@
  * under PyTorch's default allocator and under every option the emulation
  * has (max_split_size, power-2 rounding, GC with a memory fraction,
  * expandable segments), and at capacities that make allocations fail at
- * every point of a step, the replay that skips repeats gives the same
+ * every point of a step, and under every data-parallel mode (ZeRO-1/2/3,
+ * FSDP and HSDP with their gathered units, gradients and reduce-scatter
+ * buffers), the replay that skips repeats gives the same
  * PtsimStageAlloc, byte for byte (peaks, fragmentation, where the peak was
  * reached, OOM point and tensor), as the replay of every item.  Also: it
  * does skip, its cost stops growing with the microbatches, and a timeline
@@ -14,6 +16,7 @@
 #include "job_fixture.h"
 #include "config.h"
 #include "jobgen.h"
+#include "job_validate.h"
 #include "lifetimes.h"
 #include "plan.h"
 #include "simulate.h"
@@ -199,6 +202,94 @@ static void test_failures_anywhere(void) {
   fixture_tear_down(&f);
 }
 
+/* A data-parallel mode as --sharding spells it (ddp, zero1, zero2, fsdp,
+ * hsdp with a shard group drawn among the sizes that divide dp x cp), each
+ * FSDP implementation, reshard policy and prefetch setting; FALSE when the
+ * draw has no such mode (hsdp without a smaller shard group). */
+static gboolean draw_sharding(GRand *rand, PtsimJob *job, int *mode) {
+  PtsimLayout *l = &job->layout;
+  int64_t ranks = l->dp * l->cp, sizes[8], n = 0;
+  *mode = g_rand_int_range(rand, PTSIM_SHARDING_MODE_DDP, PTSIM_SHARDING_MODE_HSDP + 1);
+  for (int64_t size = l->cp; size < ranks && n < 8; size *= 2)
+    if (ranks % size == 0) sizes[n++] = size;
+  if (*mode == PTSIM_SHARDING_MODE_HSDP && n == 0) return FALSE;
+  if (!ptsim_layout_set_sharding(l, 8, *mode,
+                                 *mode == PTSIM_SHARDING_MODE_HSDP
+                                     ? sizes[g_rand_int_range(rand, 0, (gint32)n)]
+                                     : -1,
+                                 NULL))
+    return FALSE;
+  l->fsdp_impl = g_rand_boolean(rand) ? PTSIM_FSDP_TORCH : PTSIM_FSDP_MEGATRON;
+  l->reshard_after_forward = g_rand_int_range(rand, PTSIM_RESHARD_AUTO, PTSIM_RESHARD_ALWAYS + 1);
+  l->fsdp_prefetch = g_rand_int_range(rand, 0, 3) != 0;
+  l->overlap_param_gather = l->distributed_optimizer && l->overlap_param_gather;
+  return TRUE;
+}
+
+static void test_sharded_layouts(void) {
+  g_test_summary("600 random layouts, dense and mixture-of-experts, under each data-parallel "
+                 "mode (ddp, zero1, zero2, fsdp, hsdp; Megatron's and torch's FSDP; reshard "
+                 "after forward always, but the last, never; prefetch or not), a quarter at "
+                 "capacities that fail: the shortcut's result == every item's, byte for byte");
+  static const char *const modes[] = {"ddp", "zero1", "zero2", "fsdp", "hsdp"};
+  Fixture f;
+  Tally by_mode[5], by_reshard[3];
+  memset(by_mode, 0, sizeof by_mode);
+  memset(by_reshard, 0, sizeof by_reshard);
+  fixture_set_up(&f, 37);
+  guint moe = 0, torch = 0, no_prefetch = 0, sync_once = 0;
+  for (int n = 0; n < 600;) {
+    PtsimJob job;
+    PtsimAllocOptions opts;
+    g_autoptr(GError) error = NULL;
+    int mode;
+    gboolean is_moe = g_rand_boolean(f.rand);
+    if (!(is_moe ? jobgen_try_moe(&f.pool, f.rand, &job, 120)
+                 : jobgen_try_long(&f.pool, f.rand, &job, 120)))
+      continue;
+    draw_variant(f.rand, &job);
+    if (!draw_sharding(f.rand, &job, &mode) || !ptsim_job_validate(&job, &error)) continue;
+    if (g_rand_int_range(f.rand, 0, 4) == 0) job.hw.memory_bytes *= g_rand_double_range(f.rand, 0.4, 1.0);
+    ptsim_plan_build(&job, f.plan);
+    if (f.plan->schedule_items <= 0) continue;
+    draw_options(f.rand, &opts);
+    guint jumped = f.tally[job.layout.schedule].jumped;
+    check_same(f.plan, &opts, &f.tally[job.layout.schedule]);
+    jumped = f.tally[job.layout.schedule].jumped - jumped;
+    by_mode[mode].layouts++;
+    by_mode[mode].jumped += jumped;
+    if (f.plan->zero_stage == 3) {
+      by_reshard[job.layout.reshard_after_forward].layouts++;
+      by_reshard[job.layout.reshard_after_forward].jumped += jumped;
+      torch += job.layout.fsdp_impl == PTSIM_FSDP_TORCH;
+      no_prefetch += !job.layout.fsdp_prefetch;
+      sync_once += f.plan->sync_once;
+    }
+    moe += is_moe;
+    n++;
+  }
+  for (int k = 0; k < 5; k++)
+    g_test_message("%-5s %3u layouts, %3u took the shortcut", modes[k], by_mode[k].layouts,
+                   by_mode[k].jumped);
+  for (int k = 0; k < 3; k++)
+    g_test_message("ZeRO-3 reshard %d: %3u layouts, %3u took the shortcut", k,
+                   by_reshard[k].layouts, by_reshard[k].jumped);
+  g_test_message("mixture-of-experts %u; ZeRO-3 torch %u, without prefetch %u, sync_once %u", moe,
+                 torch, no_prefetch, sync_once);
+  for (int k = 0; k < 5; k++) {
+    g_assert_cmpuint(by_mode[k].layouts, >, 60);
+    g_assert_cmpuint(by_mode[k].jumped, >, 0);
+  }
+  /* the gathered units stay between items (never, but the last) or come
+   * and go within one (always): the shortcut is taken under each */
+  for (int k = 0; k < 3; k++) g_assert_cmpuint(by_reshard[k].jumped, >, 0);
+  g_assert_cmpuint(moe, >, 100);
+  g_assert_cmpuint(torch, >, 20);
+  g_assert_cmpuint(no_prefetch, >, 20);
+  g_assert_cmpuint(sync_once, >, 5);
+  fixture_tear_down(&f);
+}
+
 typedef struct {
   const char *model;
   gint64 gpus, tp, pp, ep, vp, first, last; /* first/last: uneven stage ends */
@@ -318,6 +409,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/lifetimes-period/random-layouts", test_random_layouts);
   g_test_add_func("/lifetimes-period/failures-anywhere", test_failures_anywhere);
   g_test_add_func("/lifetimes-period/moe-layouts", test_moe_layouts);
+  g_test_add_func("/lifetimes-period/sharded-layouts", test_sharded_layouts);
   g_test_add_func("/lifetimes-period/cost-independent-of-m", test_cost_independent_of_m);
   g_test_add_func("/lifetimes-period/timeline-replays-every-item", test_timeline_replays_every_item);
   return g_test_run();
