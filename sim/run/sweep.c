@@ -1,4 +1,5 @@
 /* sweep.c — enumeration and evaluation of many layouts; see sweep.h. */
+#include <stdlib.h>
 #include <string.h>
 #include "batch.h"
 #include "config.h"
@@ -530,28 +531,39 @@ int ptsim_sweep_rank_class(const PtsimBatchResult *r) {
 }
 
 typedef struct {
-  const PtsimJob *jobs;
-  const PtsimBatchResult *results;
-} Ranked;
+  gint cls;
+  gdouble key;
+  guint index;
+} RankEntry;
 
-static gint by_throughput(gconstpointer a, gconstpointer b, gpointer user_data) {
-  const Ranked *r = user_data;
-  guint ia = *(const guint *)a, ib = *(const guint *)b;
-  double ta = ptsim_sweep_rank_key(&r->jobs[ia], &r->results[ia]);
-  double tb = ptsim_sweep_rank_key(&r->jobs[ib], &r->results[ib]);
-  if (ta != tb) return ta > tb ? -1 : 1;
-  return (ia > ib) - (ia < ib);
+static gint by_rank(gconstpointer a, gconstpointer b) {
+  const RankEntry *x = a, *y = b;
+  if (x->cls != y->cls) return x->cls - y->cls;
+  if (x->key != y->key) return x->key > y->key ? -1 : 1;
+  return (x->index > y->index) - (x->index < y->index);
+}
+
+void ptsim_sweep_sort_ranked(const PtsimJob *jobs, const PtsimBatchResult *results, guint *idx,
+                             guint n, gboolean by_class) {
+  g_autofree RankEntry *entries = g_new(RankEntry, MAX(n, 1));
+  for (guint k = 0; k < n; k++) {
+    guint i = idx[k];
+    entries[k].cls = by_class ? ptsim_sweep_rank_class(&results[i]) : 0;
+    entries[k].key = ptsim_sweep_rank_key(&jobs[i], &results[i]);
+    entries[k].index = i;
+  }
+  qsort(entries, n, sizeof *entries, by_rank);
+  for (guint k = 0; k < n; k++) idx[k] = entries[k].index;
 }
 
 guint ptsim_sweep_settle_top(const PtsimJob *jobs, PtsimBatchResult *results, guint n, guint top,
                              guint threads, gboolean every_item) {
-  Ranked ranked = {jobs, results};
   g_autoptr(GArray) candidates = g_array_new(FALSE, FALSE, sizeof(guint));
   g_autoptr(GArray) need = g_array_new(FALSE, FALSE, sizeof(guint));
   guint emulated = 0;
   for (guint i = 0; i < n; i++)
     if (results[i].status == 0 && results[i].runs != 0) g_array_append_val(candidates, i);
-  g_array_sort_with_data(candidates, by_throughput, &ranked);
+  ptsim_sweep_sort_ranked(jobs, results, (guint *)candidates->data, candidates->len, FALSE);
   /* The fastest `top` that may run must all be settled by the emulation;
    * each round settles the ones that are not, and those that turn out not
    * to run make room for the next. */

@@ -185,4 +185,11 @@ guint ptsim_sweep_settle_top(const PtsimJob *jobs, PtsimBatchResult *results, gu
 int ptsim_sweep_rank_class(const PtsimBatchResult *r);
 gdouble ptsim_sweep_rank_key(const PtsimJob *job, const PtsimBatchResult *r);
 
+/* Sorts idx[0..n) (indices into jobs and results) by the ranking: by class
+ * first when by_class, then by rank key, higher first, ties by index.  The
+ * keys are read once per layout, not per comparison (a job is a large
+ * record: the comparisons of a sort over the jobs missed the cache). */
+void ptsim_sweep_sort_ranked(const PtsimJob *jobs, const PtsimBatchResult *results, guint *idx,
+                             guint n, gboolean by_class);
+
 #endif /* PTSIM_SWEEP_H */
