@@ -338,6 +338,34 @@ static void test_moe_layouts(void) {
   report(tally);
 }
 
+static void test_interleaved_stored_states(void) {
+  g_test_summary("Interleaved Llama-3-70B (pp 4, vp 4, 256 microbatches): the allocator comes "
+                 "back to a state only tens of periods later, which the states stored along the "
+                 "stretch find (most stages skip), with the same bytes as every item");
+  PtsimJob job;
+  FixtureLayout l = {64, 4, 4, 4, 1, 1024, 4096, PTSIM_RECOMPUTE_NONE};
+  fixture_job(&job, "llama3-70b", "h100-80g", l);
+  g_assert_cmpint(job.layout.schedule, ==, PTSIM_SCHEDULE_INTERLEAVED);
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  g_autoptr(GError) error = NULL;
+  Tally tally[4];
+  memset(tally, 0, sizeof tally);
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpint(plan->num_microbatches, ==, 256);
+  check_same(plan, NULL, &tally[PTSIM_SCHEDULE_INTERLEAVED]);
+  g_assert_true(ptsim_simulate_allocator_with(plan, PTSIM_LIFETIMES_STEPS, NULL, FALSE, NULL, 0.0,
+                                              NULL, a, &error));
+  int skipped = 0;
+  for (int64_t s = 0; s < plan->num_stages; s++) {
+    g_test_message("stage %" G_GINT64_FORMAT ": %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+                   " items replayed", s, a->stages[s].items_replayed,
+                   (int64_t)PTSIM_LIFETIMES_STEPS * plan->schedule_items);
+    skipped += a->stages[s].items_replayed < (int64_t)PTSIM_LIFETIMES_STEPS * plan->schedule_items;
+  }
+  g_assert_cmpint(skipped, >=, 3);
+}
+
 /* Items the shortcut replays for a 1F1B Llama-3-70B layout (pp 8) with m
  * microbatches, all stages, both steps. */
 static int64_t replayed_at(int64_t m, gboolean every_item) {
@@ -410,6 +438,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/lifetimes-period/failures-anywhere", test_failures_anywhere);
   g_test_add_func("/lifetimes-period/moe-layouts", test_moe_layouts);
   g_test_add_func("/lifetimes-period/sharded-layouts", test_sharded_layouts);
+  g_test_add_func("/lifetimes-period/interleaved-stored-states", test_interleaved_stored_states);
   g_test_add_func("/lifetimes-period/cost-independent-of-m", test_cost_independent_of_m);
   g_test_add_func("/lifetimes-period/timeline-replays-every-item", test_timeline_replays_every_item);
   return g_test_run();

@@ -262,6 +262,14 @@ PTSIM_HD int64_t ptsim_alloc_state_words(int32_t capacity_blocks);
  * the words.  O(slots + segments log segments). */
 PTSIM_HD int64_t ptsim_alloc_state(const PtsimAllocator *a, int64_t *words);
 
+/* A copy of the allocator as it is (its fields, and blocks [0, high_water)
+ * into `blocks`: slot labels and all), in O(high_water) with no sorting,
+ * for ptsim_alloc_state to read later (it gives on the copy the words it
+ * gave on the allocator then); nothing else may use the copy.  Returns 0,
+ * or -1 (nothing copied) when more than `room` slots have been used. */
+PTSIM_HD int32_t ptsim_alloc_snapshot(const PtsimAllocator *a, PtsimAllocator *copy,
+                                      PtsimAllocBlock *blocks, int32_t room);
+
 /* The counters that only grow. */
 typedef struct {
   int64_t num_device_alloc, num_device_free, num_alloc_retries, num_ooms, num_gc_frees;

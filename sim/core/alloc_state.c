@@ -134,3 +134,13 @@ PTSIM_HD void ptsim_alloc_repeat(PtsimAllocator *a, const PtsimAllocCounters *be
     if (b->state == PTSIM_ALLOC_BLOCK_FREE) b->gc_base_ += grew[b->pool];
   }
 }
+
+PTSIM_HD int32_t ptsim_alloc_snapshot(const PtsimAllocator *a, PtsimAllocator *copy,
+                                      PtsimAllocBlock *blocks, int32_t room) {
+  if (a->high_water > room) return -1;
+  *copy = *a;
+  for (int32_t s = 0; s < a->high_water; s++) blocks[s] = a->blocks[s];
+  copy->blocks = blocks;
+  copy->order = NULL; /* the free set stays the allocator's: the copy is for reading */
+  return 0;
+}

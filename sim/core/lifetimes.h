@@ -184,7 +184,7 @@ typedef struct {
 PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job);
 
 /* Scratch bytes ptsim_lifetimes_replay needs for this stage (allocator
- * blocks, the handles of live tensors, the shortcut's two snapshots). */
+ * blocks, the handles of live tensors, the shortcut's copies and stored states). */
 PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t stage);
 
 /* Replays `steps` training steps of stage `stage`, whose schedule order is

@@ -161,9 +161,11 @@ PTSIM_HD void ptsim_lifetimes_sharded_units(PtsimLifetimesCtx *x);
  * microbatches), and once the allocator has settled so does everything it
  * does.  At each period boundary of the steady stretch the shortcut hashes
  * the period's handed-out addresses with the allocator's counters (a hint,
- * not a proof); when the last K hashes repeat the K before them it copies
- * the whole state, runs K more periods and copies it again.  When the two
- * copies are the same state (every block's address, size, request and
+ * not a proof); when the last hashes repeat those K periods before, it
+ * compares the state now with one stored K periods (or a multiple) before
+ * (stretches of long periods store one every few boundaries), or copies
+ * the state, runs K more periods and compares again.  When the two
+ * states are the same (every block's address, size, request and
  * kind, the counters, the live tensors' addresses with microbatches moved
  * by K x shift, the gathered units' addresses) the replay from the second is the replay from the first
  * moved by K periods, and so on while the items keep repeating: it jumps
@@ -175,7 +177,8 @@ PTSIM_HD void ptsim_lifetimes_sharded_units(PtsimLifetimesCtx *x);
 
 /* Scratch bytes of the shortcut for a stage whose allocator has `blocks`
  * slots, whose live list holds `live_cap` pairs of per_slot handles, with
- * `units` gathered-unit handles. */
+ * `units` gathered-unit handles (the stored states' ring included: 8 MiB,
+ * touched as far as used). */
 PTSIM_HD int64_t ptsim_lifetimes_period_bytes(int32_t blocks, int32_t live_cap, int32_t per_slot,
                                               int32_t units);
 
