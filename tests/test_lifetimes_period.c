@@ -115,34 +115,28 @@ static void report(const Tally *by_schedule) {
 }
 
 typedef struct {
-  JobgenPool pool;
-  GRand *rand;
-  PtsimPlan *plan;
+  JobgenDraws d;
   Tally tally[4];
 } Fixture;
 
 static void fixture_set_up(Fixture *f, guint32 seed) {
-  g_autoptr(GError) error = NULL;
   memset(f, 0, sizeof *f);
-  g_assert_true(jobgen_pool_load(&f->pool, &error));
-  f->rand = g_rand_new_with_seed(seed);
-  f->plan = g_new0(PtsimPlan, 1);
+  jobgen_draws_open(&f->d, seed);
 }
 
 static void fixture_tear_down(Fixture *f) {
   report(f->tally);
-  g_rand_free(f->rand);
-  g_free(f->plan);
+  jobgen_draws_close(&f->d);
 }
 
 /* A random valid layout with m up to max_m; FALSE when the draw failed. */
 static gboolean draw_layout(Fixture *f, int max_m, PtsimJob *job) {
   g_autoptr(GError) error = NULL;
-  if (!jobgen_try_long(&f->pool, f->rand, job, max_m)) return FALSE;
-  draw_variant(f->rand, job);
+  if (!jobgen_try_long(&f->d.pool, f->d.rand, job, max_m)) return FALSE;
+  draw_variant(f->d.rand, job);
   if (!ptsim_job_validate(job, &error)) return FALSE;
-  ptsim_plan_build(job, f->plan);
-  return f->plan->schedule_items > 0;
+  ptsim_plan_build(job, f->d.plan);
+  return f->d.plan->schedule_items > 0;
 }
 
 static void test_random_layouts(void) {
@@ -154,8 +148,8 @@ static void test_random_layouts(void) {
     PtsimJob job;
     PtsimAllocOptions opts;
     if (!draw_layout(&f, 160, &job)) continue;
-    draw_options(f.rand, &opts);
-    check_same(f.plan, &opts, &f.tally[job.layout.schedule]);
+    draw_options(f.d.rand, &opts);
+    check_same(f.d.plan, &opts, &f.tally[job.layout.schedule]);
     n++;
   }
   report(f.tally);
@@ -181,12 +175,12 @@ static void test_failures_anywhere(void) {
     PtsimAllocOptions opts;
     if (!draw_layout(&f, 120, &job)) continue;
     /* what the replay holds sits between these: the failure lands anywhere */
-    job.hw.memory_bytes *= g_rand_double_range(f.rand, 0.4, 1.0);
-    ptsim_plan_build(&job, f.plan);
-    draw_options(f.rand, &opts);
-    check_same(f.plan, &opts, &f.tally[job.layout.schedule]);
+    job.hw.memory_bytes *= g_rand_double_range(f.d.rand, 0.4, 1.0);
+    ptsim_plan_build(&job, f.d.plan);
+    draw_options(f.d.rand, &opts);
+    check_same(f.d.plan, &opts, &f.tally[job.layout.schedule]);
     g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
-    g_assert_true(ptsim_simulate_allocator(f.plan, PTSIM_LIFETIMES_STEPS, &opts, NULL, 0.0, NULL,
+    g_assert_true(ptsim_simulate_allocator(f.d.plan, PTSIM_LIFETIMES_STEPS, &opts, NULL, 0.0, NULL,
                                            a, NULL));
     for (int64_t s = 0; s < a->num_stages; s++)
       if (!a->stages[s].fits) by_step[a->stages[s].oom_step > 0]++;
@@ -243,27 +237,27 @@ static void test_sharded_layouts(void) {
     PtsimAllocOptions opts;
     g_autoptr(GError) error = NULL;
     int mode;
-    gboolean is_moe = g_rand_boolean(f.rand);
-    if (!(is_moe ? jobgen_try_moe(&f.pool, f.rand, &job, 120)
-                 : jobgen_try_long(&f.pool, f.rand, &job, 120)))
+    gboolean is_moe = g_rand_boolean(f.d.rand);
+    if (!(is_moe ? jobgen_try_moe(&f.d.pool, f.d.rand, &job, 120)
+                 : jobgen_try_long(&f.d.pool, f.d.rand, &job, 120)))
       continue;
-    draw_variant(f.rand, &job);
-    if (!draw_sharding(f.rand, &job, &mode) || !ptsim_job_validate(&job, &error)) continue;
-    if (g_rand_int_range(f.rand, 0, 4) == 0) job.hw.memory_bytes *= g_rand_double_range(f.rand, 0.4, 1.0);
-    ptsim_plan_build(&job, f.plan);
-    if (f.plan->schedule_items <= 0) continue;
-    draw_options(f.rand, &opts);
+    draw_variant(f.d.rand, &job);
+    if (!draw_sharding(f.d.rand, &job, &mode) || !ptsim_job_validate(&job, &error)) continue;
+    if (g_rand_int_range(f.d.rand, 0, 4) == 0) job.hw.memory_bytes *= g_rand_double_range(f.d.rand, 0.4, 1.0);
+    ptsim_plan_build(&job, f.d.plan);
+    if (f.d.plan->schedule_items <= 0) continue;
+    draw_options(f.d.rand, &opts);
     guint jumped = f.tally[job.layout.schedule].jumped;
-    check_same(f.plan, &opts, &f.tally[job.layout.schedule]);
+    check_same(f.d.plan, &opts, &f.tally[job.layout.schedule]);
     jumped = f.tally[job.layout.schedule].jumped - jumped;
     by_mode[mode].layouts++;
     by_mode[mode].jumped += jumped;
-    if (f.plan->zero_stage == 3) {
+    if (f.d.plan->zero_stage == 3) {
       by_reshard[job.layout.reshard_after_forward].layouts++;
       by_reshard[job.layout.reshard_after_forward].jumped += jumped;
       torch += job.layout.fsdp_impl == PTSIM_FSDP_TORCH;
       no_prefetch += !job.layout.fsdp_prefetch;
-      sync_once += f.plan->sync_once;
+      sync_once += f.d.plan->sync_once;
     }
     moe += is_moe;
     n++;
