@@ -243,9 +243,11 @@ static PTSIM_HD void moe_transients(Ctx *x) {
 /* Megatron's full recompute of a chunk's layer: uniform recomputes every
  * layer and checkpoints the input of each group of n (recompute_num_layers)
  * layers; block recomputes (checkpointing each input of) the first n
- * layers and stores the rest in full.  n = 0: every layer, one each. */
+ * layers and stores the rest in full.  n = 0: every layer, one each.
+ * torch's per-op checkpointing recomputes every layer, keeping x->kept. */
 static PTSIM_HD int recomputed(const Ctx *x, int32_t layer) {
   const PtsimLayout *l = &x->job->layout;
+  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP) return 1; /* every layer, per op */
   if (l->recompute != PTSIM_RECOMPUTE_FULL) return 0;
   if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK && l->recompute_num_layers > 0)
     return layer < l->recompute_num_layers;
@@ -356,15 +358,19 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
     if (x->gathered) ptsim_lifetimes_unit_enter(x, chunk, layer + 1, 1);
     if (recomputed(x, layer)) {
-      /* Only the checkpointed input stays; the working set comes and goes. */
+      /* Only what the checkpoint keeps stays (its input; per op x->kept);
+       * the rest of the working set comes and goes. */
       int32_t tmp[MAX_LAYER_TENSORS];
-      hs[k++] = keeps_input(x, layer) ? take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE)
-                                      : -1;
-      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
+      if (x->n_kept > 0)
+        for (i = 0; i < x->n_kept; i++)
+          hs[k + i] = take(x, x->kept[i].name, x->kept[i].bytes, STREAM_COMPUTE);
+      else if (keeps_input(x, layer))
+        hs[k] = take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE);
+      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
       layer_transients(x);
       if (set == x->saved_moe) moe_transients(x);
       for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
-      k += MAX_LAYER_TENSORS - 1;
+      k += MAX_LAYER_TENSORS;
     } else {
       for (i = 0; i < n; i++) {
         hs[k + i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
@@ -435,8 +441,8 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
     int32_t tmp[MAX_LAYER_TENSORS], n;
     const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
-    if (recomputed(x, layer)) /* re-materialise the layer */
-      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
+    if (recomputed(x, layer)) /* re-materialise the layer (beyond what per op kept) */
+      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
     grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     layer_transients(x);

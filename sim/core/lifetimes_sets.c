@@ -1,6 +1,7 @@
 /* lifetimes_sets.c — the tensors a layer keeps for its backward, in the
  * order forward allocates them: a dense layer's and, for a
- * mixture-of-experts model, an MoE layer's; see lifetimes_int.h.
+ * mixture-of-experts model, an MoE layer's; and what a recomputed layer's
+ * checkpoint keeps under torch's per-op policy; see lifetimes_int.h.
  *
  * Each set is the analytical estimate's items (the reference's table: norm
  * inputs, QKV input, Q, K, V, attention output, MLP input, the MLP
@@ -127,8 +128,55 @@ PTSIM_HD const Tensor *ptsim_lifetimes_saved_of(const Ctx *x, int32_t chunk, int
   return x->saved;
 }
 
+/* What torch's per-op checkpointing keeps of a layer (memory.c's
+ * op_saved_bytes, in forward order: the block input, the kept matmul
+ * outputs, SDPA's output and logsumexp, TP's reduce-scatter outputs),
+ * scaled to ptsim_memory_layer_op_saved_bytes; the rest of the layer's
+ * saved set comes and goes (rest_scale).  Nothing without per-op. */
+static PTSIM_HD void build_kept(Ctx *x) {
+  static const char *const names[PTSIM_TORCH_GEMMS] = {"wq_output", "wk_output", "wv_output",
+                                                       "wo_output", "w1_output", "w3_output",
+                                                       "w2_output"};
+  const PtsimModel *m = &x->job->model;
+  const PtsimLayout *l = &x->job->layout;
+  double t = (double)l->tp, T = x->tokens, h = (double)m->hidden_size;
+  double q = (double)(m->num_attention_heads * x->plan->head_dim);
+  double kv = (double)(m->num_query_groups * x->plan->head_dim), f = (double)m->ffn_hidden_size;
+  double out[PTSIM_TORCH_GEMMS], sum = 0.0, full = 0.0, target;
+  int32_t i, n = 0;
+  Tensor *s = x->kept;
+  x->n_kept = 0;
+  x->rest_scale = 1.0;
+  if (l->recompute != PTSIM_RECOMPUTE_SELECTIVE_OP) return;
+  out[PTSIM_TORCH_WQ] = T * q / t;
+  out[PTSIM_TORCH_WK] = out[PTSIM_TORCH_WV] = T * kv / t;
+  out[PTSIM_TORCH_WO] = out[PTSIM_TORCH_W2] = T * h;
+  out[PTSIM_TORCH_W1] = out[PTSIM_TORCH_W3] = T * f / t;
+  s[n].name = "layer_input"; s[n++].bytes = x->layer_input_bytes;
+  for (i = 0; i < PTSIM_TORCH_GEMMS; i++) {
+    if (!ptsim_plan_torch_gemm_saved(m, i)) continue;
+    s[n].name = names[i]; s[n++].bytes = ELEM * out[i];
+    if (i == PTSIM_TORCH_WV) {
+      s[n].name = "attention_output"; s[n++].bytes = ELEM * T * q / t;
+      s[n].name = "attention_logsumexp";
+      s[n++].bytes = 4.0 * (double)l->mbs * (double)(m->num_attention_heads / l->tp) *
+                     ((double)l->seq / (double)l->cp);
+    }
+  }
+  if (l->tp > 1 && l->sp) {
+    s[n].name = "reduce_scatter_outputs"; s[n++].bytes = 2.0 * ELEM * T * h / t;
+  }
+  for (i = 0; i < n; i++) sum += s[i].bytes;
+  target = ptsim_memory_layer_op_saved_bytes(x->plan);
+  for (i = 0; i < n; i++) s[i].bytes *= sum > 0.0 ? target / sum : 1.0;
+  for (i = 0; i < x->n_saved; i++) full += x->saved[i].bytes;
+  x->rest_scale = full > target ? (full - target) / full : 0.0;
+  x->n_kept = n;
+}
+
 PTSIM_HD void ptsim_lifetimes_build_saved(Ctx *x) {
   build_saved_dense(x);
   x->n_saved_moe = 0;
   if (x->job->model.num_experts > 0) build_saved_moe(x);
+  build_kept(x);
 }
