@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "config.h"
+#include "numbers.h"
 #include "gpu.h"
 #include "names.h"
 #include "plot_cmd.h"
@@ -38,7 +39,7 @@ static gboolean parse_int_list(const char *flag, const char *text, GArray *out, 
   g_array_set_size(out, 0);
   for (char **p = parts; *p; p++) {
     gint64 v;
-    if (!ptsim_config_parse_int64(g_strstrip(*p), &v) || v <= 0) {
+    if (!ptsim_number_parse_int64(g_strstrip(*p), &v) || v <= 0) {
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                   "%s '%s': expected a comma-separated list of positive integers", flag, text);
       return FALSE;

@@ -17,10 +17,11 @@
  * GB = 1e9 B, _us); the structs are SI (bytes, FLOP/s, bytes/s, seconds). */
 #include "config.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "numbers.h"
 
 G_DEFINE_QUARK(ptsim-config-error-quark, ptsim_config_error)
 
@@ -92,53 +93,6 @@ static char *resolve(const char *name_or_file, const char *subdir,
     return NULL;
   }
   return path;
-}
-
-/* ---- strict numbers ---- */
-
-
-/* The text after leading blanks, or NULL when nothing is left. */
-static const char *number_start(const char *text) {
-  if (text == NULL)
-    return NULL;
-  while (g_ascii_isspace(*text))
-    text++;
-  return *text == '\0' ? NULL : text;
-}
-
-/* TRUE when only blanks follow the parsed number. */
-static gboolean number_end(const char *start, const char *end) {
-  if (errno != 0 || end == start)
-    return FALSE;
-  while (g_ascii_isspace(*end))
-    end++;
-  return *end == '\0';
-}
-
-gboolean ptsim_config_parse_int64(const char *text, int64_t *out) {
-  const char *start = number_start(text);
-  if (!start)
-    return FALSE;
-  char *end = NULL;
-  errno = 0;
-  gint64 v = g_ascii_strtoll(start, &end, 10);
-  if (!number_end(start, end))
-    return FALSE;
-  *out = v;
-  return TRUE;
-}
-
-gboolean ptsim_config_parse_double(const char *text, double *out) {
-  const char *start = number_start(text);
-  if (!start)
-    return FALSE;
-  char *end = NULL;
-  errno = 0;
-  double v = g_ascii_strtod(start, &end);
-  if (!number_end(start, end) || !isfinite(v))
-    return FALSE;
-  *out = v;
-  return TRUE;
 }
 
 /* ---- reading one .ini ---- */
@@ -359,14 +313,11 @@ static char *ini_value(const IniFile *ini, const char *group, const char *key,
   return g_strstrip(value);
 }
 
-/* Integer in [lo, INT_VALUE_MAX].  Absent and not required: *out unchanged,
- * TRUE. */
+/* Integer in [lo, hi].  Absent and not required: *out unchanged, TRUE. */
 static gboolean ini_int(const IniFile *ini, const char *group, const char *key,
-                        int64_t lo, gboolean required, int64_t *out,
+                        int64_t lo, int64_t hi, gboolean required, int64_t *out,
                         GError **error) {
-  g_autofree char *allowed = g_strdup_printf(
-      "an integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT, (gint64)lo,
-      (gint64)INT_VALUE_MAX);
+  g_autofree char *allowed = ptsim_number_int64_allowed(lo, hi);
   gboolean present = FALSE;
   g_autoptr(GError) local = NULL;
   g_autofree char *value =
@@ -378,22 +329,18 @@ static gboolean ini_int(const IniFile *ini, const char *group, const char *key,
   if (!present)
     return TRUE;
   int64_t v = 0;
-  if (!ptsim_config_parse_int64(value, &v) || v < lo || v > INT_VALUE_MAX)
+  if (!ptsim_number_parse_int64(value, &v) || v < lo || v > hi)
     return fail_value(ini, group, key, value, allowed, error);
   *out = v;
   return TRUE;
 }
 
-/* Finite number with lo < v (or lo <= v when LO_INCLUSIVE), v <= hi. */
+/* Finite number in RANGE.  Absent and not required: *out unchanged, TRUE. */
 static gboolean ini_double(const IniFile *ini, const char *group,
-                           const char *key, double lo, gboolean lo_inclusive,
-                           double hi, gboolean required, gboolean *present_out,
+                           const char *key, PtsimRange range,
+                           gboolean required, gboolean *present_out,
                            double *out, GError **error) {
-  g_autofree char *allowed =
-      isinf(hi) ? g_strdup_printf("a number %s %g", lo_inclusive ? ">=" : ">",
-                                  lo)
-                : g_strdup_printf("a number in %s%g, %g]",
-                                  lo_inclusive ? "[" : "(", lo, hi);
+  g_autofree char *allowed = ptsim_number_range_allowed(range);
   gboolean present = FALSE;
   g_autoptr(GError) local = NULL;
   g_autofree char *value =
@@ -407,8 +354,9 @@ static gboolean ini_double(const IniFile *ini, const char *group,
   if (!present)
     return TRUE;
   double v = 0;
-  if (!ptsim_config_parse_double(value, &v) || v > hi ||
-      (lo_inclusive ? v < lo : v <= lo))
+  if (!ptsim_number_parse_double(value, &v) ||
+      !(range.lo_closed ? v >= range.lo : v > range.lo) ||
+      !(range.hi_closed ? v <= range.hi : v < range.hi))
     return fail_value(ini, group, key, value, allowed, error);
   *out = v;
   return TRUE;
@@ -569,15 +517,15 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
   const char *g = "model";
   int activation = 0, norm = 0;
   if (!ini_name(&ini, g, m.name, error) ||
-      !ini_int(&ini, g, "num_layers", 1, TRUE, &m.num_layers, error) ||
-      !ini_int(&ini, g, "hidden_size", 1, TRUE, &m.hidden_size, error) ||
-      !ini_int(&ini, g, "ffn_hidden_size", 1, TRUE, &m.ffn_hidden_size,
+      !ini_int(&ini, g, "num_layers", 1, INT_VALUE_MAX, TRUE, &m.num_layers, error) ||
+      !ini_int(&ini, g, "hidden_size", 1, INT_VALUE_MAX, TRUE, &m.hidden_size, error) ||
+      !ini_int(&ini, g, "ffn_hidden_size", 1, INT_VALUE_MAX, TRUE, &m.ffn_hidden_size,
                error) ||
-      !ini_int(&ini, g, "num_attention_heads", 1, TRUE,
+      !ini_int(&ini, g, "num_attention_heads", 1, INT_VALUE_MAX, TRUE,
                &m.num_attention_heads, error) ||
-      !ini_int(&ini, g, "num_query_groups", 1, TRUE, &m.num_query_groups,
+      !ini_int(&ini, g, "num_query_groups", 1, INT_VALUE_MAX, TRUE, &m.num_query_groups,
                error) ||
-      !ini_int(&ini, g, "vocab_size", 1, TRUE, &m.vocab_size, error) ||
+      !ini_int(&ini, g, "vocab_size", 1, INT_VALUE_MAX, TRUE, &m.vocab_size, error) ||
       !ini_choice(&ini, g, "activation", "swiglu|gelu", &activation, error) ||
       !ini_choice(&ini, g, "norm", "rmsnorm|layernorm", &norm, error) ||
       !ini_bool(&ini, g, "tied_embeddings", &m.tied_embeddings, error) ||
@@ -618,6 +566,21 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
 
 /* ---- hardware profiles ---- */
 
+/* Physical ranges.  Wide enough for any accelerator built or announced
+ * (an A100 has 312 bf16 TFLOP/s, a B200 2250; HBM 1.5-8 TB/s; NICs 12.5-100
+ * GB/s), narrow enough that a typo by a factor of 1e3 or a denormal such
+ * as 1e-300 is refused instead of turning into an MFU of 1e302 %.
+ * Latencies and launch costs may be 0 (an idealised machine). */
+static const PtsimRange RANGE_MEMORY_BYTES = {1048576.0, 1125899906842624.0, TRUE, TRUE};
+static const PtsimRange RANGE_MEMORY_GIB = {0.001, 1048576.0, TRUE, TRUE};
+static const PtsimRange RANGE_TFLOPS = {0.01, 1e6, TRUE, TRUE};
+static const PtsimRange RANGE_TFLOPS_OR_NONE = {0.0, 1e6, TRUE, TRUE}; /* 0: none */
+static const PtsimRange RANGE_GBPS = {0.01, 1e6, TRUE, TRUE};
+static const PtsimRange RANGE_LATENCY_US = {0.0, 1e6, TRUE, TRUE};
+static const PtsimRange RANGE_FRACTION = {0.0, 1.0, FALSE, TRUE};
+static const PtsimRange RANGE_HALF_GFLOPS = {1e-6, 1e9, TRUE, TRUE};
+#define GPUS_PER_NODE_MAX 4096
+
 static const char *const gpu_keys[] = {
     "name", "memory_bytes", "memory_gib", "peak_bf16_tflops",
     "peak_fp8_tflops", "peak_fp32_tflops", "hbm_gbps", NULL};
@@ -649,13 +612,12 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
 
   PtsimHardware hw;
   memset(&hw, 0, sizeof hw);
-  const double inf = INFINITY;
   double mem_bytes = 0, mem_gib = 0, bf16 = 0, fp8 = 0, fp32 = 0, hbm = 0;
   gboolean has_bytes = FALSE, has_gib = FALSE;
   if (!ini_name(&ini, "gpu", hw.name, error) ||
-      !ini_double(&ini, "gpu", "memory_bytes", 0, FALSE, inf, FALSE,
+      !ini_double(&ini, "gpu", "memory_bytes", RANGE_MEMORY_BYTES, FALSE,
                   &has_bytes, &mem_bytes, error) ||
-      !ini_double(&ini, "gpu", "memory_gib", 0, FALSE, inf, FALSE, &has_gib,
+      !ini_double(&ini, "gpu", "memory_gib", RANGE_MEMORY_GIB, FALSE, &has_gib,
                   &mem_gib, error))
     return FALSE;
   if (has_bytes == has_gib) {
@@ -667,13 +629,13 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
     return FALSE;
   }
   hw.memory_bytes = has_bytes ? mem_bytes : mem_gib * 1073741824.0;
-  if (!ini_double(&ini, "gpu", "peak_bf16_tflops", 0, FALSE, inf, TRUE, NULL,
+  if (!ini_double(&ini, "gpu", "peak_bf16_tflops", RANGE_TFLOPS, TRUE, NULL,
                   &bf16, error) ||
-      !ini_double(&ini, "gpu", "peak_fp8_tflops", 0, TRUE, inf, TRUE, NULL,
-                  &fp8, error) ||
-      !ini_double(&ini, "gpu", "peak_fp32_tflops", 0, FALSE, inf, TRUE, NULL,
+      !ini_double(&ini, "gpu", "peak_fp8_tflops", RANGE_TFLOPS_OR_NONE, TRUE,
+                  NULL, &fp8, error) ||
+      !ini_double(&ini, "gpu", "peak_fp32_tflops", RANGE_TFLOPS, TRUE, NULL,
                   &fp32, error) ||
-      !ini_double(&ini, "gpu", "hbm_gbps", 0, FALSE, inf, TRUE, NULL, &hbm,
+      !ini_double(&ini, "gpu", "hbm_gbps", RANGE_GBPS, TRUE, NULL, &hbm,
                   error))
     return FALSE;
   hw.peak_bf16_flops = bf16 * 1e12;
@@ -682,17 +644,17 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
   hw.hbm_bytes_per_s = hbm * 1e9;
 
   double nvlink = 0, nvlink_lat = 0, nic = 0, net_lat = 0;
-  if (!ini_int(&ini, "node", "gpus_per_node", 1, TRUE, &hw.gpus_per_node,
-               error) ||
-      !ini_double(&ini, "node", "nvlink_gbps", 0, FALSE, inf, TRUE, NULL,
+  if (!ini_int(&ini, "node", "gpus_per_node", 1, GPUS_PER_NODE_MAX, TRUE,
+               &hw.gpus_per_node, error) ||
+      !ini_double(&ini, "node", "nvlink_gbps", RANGE_GBPS, TRUE, NULL,
                   &nvlink, error) ||
-      !ini_double(&ini, "node", "nvlink_latency_us", 0, TRUE, inf, TRUE, NULL,
-                  &nvlink_lat, error) ||
+      !ini_double(&ini, "node", "nvlink_latency_us", RANGE_LATENCY_US, TRUE,
+                  NULL, &nvlink_lat, error) ||
       !ini_bool(&ini, "node", "nvls", &hw.nvls, error) ||
-      !ini_double(&ini, "fabric", "nic_gbps", 0, FALSE, inf, TRUE, NULL, &nic,
+      !ini_double(&ini, "fabric", "nic_gbps", RANGE_GBPS, TRUE, NULL, &nic,
                   error) ||
-      !ini_double(&ini, "fabric", "net_latency_us", 0, TRUE, inf, TRUE, NULL,
-                  &net_lat, error))
+      !ini_double(&ini, "fabric", "net_latency_us", RANGE_LATENCY_US, TRUE,
+                  NULL, &net_lat, error))
     return FALSE;
   hw.nvlink_bytes_per_s = nvlink * 1e9;
   hw.nvlink_latency_s = nvlink_lat * 1e-6;
@@ -701,15 +663,15 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
 
   double half_gflops = 0, launch_us = 0;
   const char *e = "efficiency";
-  if (!ini_double(&ini, e, "gemm_efficiency_max", 0, FALSE, 1, TRUE, NULL,
+  if (!ini_double(&ini, e, "gemm_efficiency_max", RANGE_FRACTION, TRUE, NULL,
                   &hw.gemm_efficiency_max, error) ||
-      !ini_double(&ini, e, "gemm_half_gflops", 0, FALSE, inf, TRUE, NULL,
+      !ini_double(&ini, e, "gemm_half_gflops", RANGE_HALF_GFLOPS, TRUE, NULL,
                   &half_gflops, error) ||
-      !ini_double(&ini, e, "attention_efficiency", 0, FALSE, 1, TRUE, NULL,
+      !ini_double(&ini, e, "attention_efficiency", RANGE_FRACTION, TRUE, NULL,
                   &hw.attention_efficiency, error) ||
-      !ini_double(&ini, e, "memory_efficiency", 0, FALSE, 1, TRUE, NULL,
+      !ini_double(&ini, e, "memory_efficiency", RANGE_FRACTION, TRUE, NULL,
                   &hw.memory_efficiency, error) ||
-      !ini_double(&ini, e, "kernel_launch_us", 0, TRUE, inf, TRUE, NULL,
+      !ini_double(&ini, e, "kernel_launch_us", RANGE_LATENCY_US, TRUE, NULL,
                   &launch_us, error))
     return FALSE;
   hw.gemm_half_flops = half_gflops * 1e9;

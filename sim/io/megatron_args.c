@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "numbers.h"
 #include "job_validate.h"
 
 /* ---- the flags read ---- */
@@ -181,12 +182,14 @@ static gboolean read_tokens(char **argv, int argc, Said *said,
     said->order[id] = t;
     switch (flags[k].kind) {
     case KIND_INT:
-      if (!ptsim_config_parse_int64(value, &said->i[id]) || said->i[id] < 1)
-        return parse_error("%s '%s' is not allowed: expected a positive "
-                           "integer", name, value);
+      /* bounded like an .ini size, so products such as tp*pp*cp and 4h
+       * cannot overflow before job validation sees them */
+      if (!ptsim_number_int64(name, value, 1, PTSIM_CONFIG_INT_MAX, &said->i[id],
+                              error))
+        return FALSE;
       break;
     case KIND_DOUBLE:
-      if (!ptsim_config_parse_double(value, &said->d[id]))
+      if (!ptsim_number_parse_double(value, &said->d[id]))
         return parse_error("%s '%s' is not a number", name, value);
       break;
     case KIND_WORD:
