@@ -1,6 +1,7 @@
 /* main.c — the ptsim command: subcommand dispatch, option parsing and exit
  * codes (0 ok, 2 bad input, 1 internal failure).  Everything a subcommand
  * computes lives in the library; this file only wires it to argv/stdout. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "alloc_replay_cmd.h"
@@ -15,6 +16,8 @@
 #include "sweep_cmd.h"
 #include "validate_cmd.h"
 #include "alloc_conf.h"
+#include "cli_options.h"
+#include "output.h"
 
 #define EXIT_BAD_INPUT 2
 
@@ -60,6 +63,7 @@ static int print_version(void) {
 
 static int fail(const char *command, const GError *error) {
   fprintf(stderr, "ptsim %s: %s\n", command, error->message);
+  if (error->domain == PTSIM_OUTPUT_ERROR) return ptsim_output_exit_code(error);
   return error->domain == PTSIM_CONFIG_ERROR || error->domain == G_OPTION_ERROR ||
                  error->domain == G_KEY_FILE_ERROR || error->domain == G_FILE_ERROR ||
                  error->domain == G_SHELL_ERROR
@@ -117,7 +121,7 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
   if (strcmp(command, "predict") == 0)
     g_option_context_add_main_entries(context, predict_entries, NULL);
   g_option_context_set_help_enabled(context, TRUE);
-  if (!g_option_context_parse(context, &argc, &argv, error)) return FALSE;
+  if (!ptsim_cli_parse_options(context, &argc, &argv, error)) return FALSE;
   if (argc > 1) {
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
                 "unexpected argument '%s' (see --help)", argv[1]);
@@ -170,7 +174,9 @@ static int run_job_command(const char *command, int argc, char **argv) {
   g_autofree char *timeline_path = g_strdup(opts.memory_timeline);
   PtsimAllocOptions alloc_opts;
   ptsim_alloc_options_init(&alloc_opts);
-  if (opts.alloc_conf && !ptsim_alloc_conf_parse(opts.alloc_conf, &alloc_opts, &error)) {
+  if ((opts.alloc_conf && !ptsim_alloc_conf_parse(opts.alloc_conf, &alloc_opts, &error)) ||
+      (trace_path && !ptsim_output_check(trace_path, &error)) ||
+      (timeline_path && !ptsim_output_check(timeline_path, &error))) {
     clear_job_command(&opts);
     return fail(command, error);
   }
@@ -214,25 +220,38 @@ static int run_job_command(const char *command, int argc, char **argv) {
     if (with_time) ptsim_report_text_time(out, time);
   }
   g_free(memory);
-  fwrite(out->str, 1, out->len, stdout);
+  if (!ptsim_output_stdout(out->str, out->len, &error)) return fail(command, error);
   return 0;
 }
 
 static int run_memory(int argc, char **argv) { return run_job_command("memory", argc, argv); }
 static int run_predict(int argc, char **argv) { return run_job_command("predict", argc, argv); }
 
+/* What every command printed with stdio is checked once more at the end:
+ * a full disk or a closed pipe on standard output is a failure (exit 1),
+ * never a silent 0. */
+static int checked_exit(const char *command, int code) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "ptsim%s%s: writing standard output failed: %s\n", command ? " " : "",
+            command ? command : "", g_strerror(errno ? errno : EIO));
+    return code != 0 ? code : 1;
+  }
+  return code;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2) return ptsim_sweep_default_job();
+  ptsim_cli_init_locale();
+  if (argc < 2) return checked_exit(NULL, ptsim_sweep_default_job());
   const char *first = argv[1];
-  if (strcmp(first, "--version") == 0) return print_version();
+  if (strcmp(first, "--version") == 0) return checked_exit(NULL, print_version());
   if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 ||
       strcmp(first, "help") == 0) {
     print_usage(stdout);
-    return 0;
+    return checked_exit(NULL, 0);
   }
   for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
     if (strcmp(first, subcommands[i].name) == 0)
-      return subcommands[i].run(argc - 1, argv + 1);
+      return checked_exit(first, subcommands[i].run(argc - 1, argv + 1));
   fprintf(stderr, "ptsim: unknown command '%s'\n", first);
   print_usage(stderr);
   return EXIT_BAD_INPUT;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input.h"
 #include "numbers.h"
 
 G_DEFINE_QUARK(ptsim-config-error-quark, ptsim_config_error)
@@ -73,22 +74,21 @@ static char *resolve(const char *name_or_file, const char *subdir,
   }
   gboolean is_path = strchr(name_or_file, '/') != NULL ||
                      g_str_has_suffix(name_or_file, ".ini");
-  if (is_path) {
-    if (!g_file_test(name_or_file, G_FILE_TEST_IS_REGULAR)) {
-      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
-                  "%s file %s: no such file", what, name_or_file);
-      return NULL;
-    }
+  if (is_path) /* read by ini_open, which names a missing file or a folder */
     return g_strdup(name_or_file);
-  }
   g_autofree char *file = g_strconcat(name_or_file, ".ini", NULL);
   g_autofree char *dir = g_build_filename(ptsim_config_data_dir(), subdir, NULL);
   char *path = g_build_filename(dir, file, NULL);
   if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
     g_autofree char *names = list_available(dir);
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
-                "unknown %s '%s' (no %s); available: %s", what, name_or_file,
-                path, names);
+    if (g_file_test(name_or_file, G_FILE_TEST_IS_DIR))
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
+                  "%s '%s' is a directory here and no name in %s; give an .ini "
+                  "file or one of: %s", what, name_or_file, dir, names);
+    else
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
+                  "unknown %s '%s' (no %s); available: %s", what, name_or_file,
+                  path, names);
     g_free(path);
     return NULL;
   }
@@ -99,9 +99,10 @@ static char *resolve(const char *name_or_file, const char *subdir,
 
 /* One open file: the parsed key file plus its text, for line numbers. */
 typedef struct {
-  const char *path;   /* as given / resolved */
+  const char *path;   /* as given / resolved, or the label of text */
   char *contents;     /* whole file */
   GKeyFile *kf;
+  gboolean no_lines;  /* text not from a file: messages name path only */
 } IniFile;
 
 static void ini_file_clear(IniFile *ini) {
@@ -110,23 +111,40 @@ static void ini_file_clear(IniFile *ini) {
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(IniFile, ini_file_clear)
 
-static gboolean ini_open(IniFile *ini, const char *path, GError **error) {
-  gsize len = 0;
+/* Parses CONTENTS (taken over) into INI. */
+static gboolean ini_parse(IniFile *ini, char *contents, gsize len, GError **error) {
   g_autoptr(GError) local = NULL;
-  ini->path = path;
-  if (!g_file_get_contents(path, &ini->contents, &len, &local)) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
-                "%s", local->message);
-    return FALSE;
-  }
+  ini->contents = contents;
   ini->kf = g_key_file_new();
   if (!g_key_file_load_from_data(ini->kf, ini->contents, len,
                                  G_KEY_FILE_NONE, &local)) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                "%s: %s", path, local->message);
+                "%s: %s", ini->path, local->message);
     return FALSE;
   }
   return TRUE;
+}
+
+static gboolean ini_open(IniFile *ini, const char *path, const char *what,
+                         GError **error) {
+  gsize len = 0;
+  char *contents = NULL;
+  g_autoptr(GError) local = NULL;
+  ini->path = path;
+  if (!ptsim_input_read(path, what, PTSIM_INPUT_MAX_TEXT, &contents, &len,
+                        &local)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
+                "%s", local->message);
+    return FALSE;
+  }
+  return ini_parse(ini, contents, len, error);
+}
+
+static gboolean ini_open_data(IniFile *ini, const char *data, gsize len,
+                              const char *label, GError **error) {
+  ini->path = label;
+  ini->no_lines = TRUE;
+  return ini_parse(ini, g_strndup(data, len), len, error);
 }
 
 /* 1-based line of "[group]" (KEY == NULL) or of "key =" inside [group]
@@ -164,6 +182,8 @@ static int ini_line(const IniFile *ini, const char *group, const char *key) {
 
 /* "path:line" or "path" when the line is unknown.  (transfer full) */
 static char *ini_where(const IniFile *ini, const char *group, const char *key) {
+  if (ini->no_lines)
+    return g_strdup(ini->path);
   int line = ini_line(ini, group, key);
   if (line > 0)
     return g_strdup_printf("%s:%d", ini->path, line);
@@ -497,6 +517,9 @@ static const char *const model_keys[] = {
     "num_attention_heads", "num_query_groups", "vocab_size", "activation",
     "norm", "tied_embeddings", "bias", NULL};
 
+static gboolean model_from_ini(const IniFile *ini, PtsimModel *out,
+                               GError **error);
+
 gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
                           GError **error) {
   g_return_val_if_fail(out != NULL, FALSE);
@@ -505,38 +528,52 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
   if (path == NULL)
     return FALSE;
   g_auto(IniFile) ini = {0};
-  if (!ini_open(&ini, path, error))
-    return FALSE;
+  return ini_open(&ini, path, "model file", error) &&
+         model_from_ini(&ini, out, error);
+}
+
+gboolean ptsim_model_load_data(const char *data, gsize len, const char *label,
+                               PtsimModel *out, GError **error) {
+  g_return_val_if_fail(data != NULL && label != NULL && out != NULL, FALSE);
+  g_auto(IniFile) ini = {0};
+  return ini_open_data(&ini, data, len, label, error) &&
+         model_from_ini(&ini, out, error);
+}
+
+/* The model of a parsed file, checked. */
+static gboolean model_from_ini(const IniFile *ini, PtsimModel *out,
+                               GError **error) {
+  const char *path = ini->path;
   const GroupSpec specs[] = {{"model", model_keys, TRUE},
                              {"source", NULL, FALSE}};
-  if (!ini_check_layout(&ini, specs, G_N_ELEMENTS(specs), error))
+  if (!ini_check_layout(ini, specs, G_N_ELEMENTS(specs), error))
     return FALSE;
 
   PtsimModel m;
   memset(&m, 0, sizeof m);
   const char *g = "model";
   int activation = 0, norm = 0;
-  if (!ini_name(&ini, g, m.name, error) ||
-      !ini_int(&ini, g, "num_layers", 1, INT_VALUE_MAX, TRUE, &m.num_layers, error) ||
-      !ini_int(&ini, g, "hidden_size", 1, INT_VALUE_MAX, TRUE, &m.hidden_size, error) ||
-      !ini_int(&ini, g, "ffn_hidden_size", 1, INT_VALUE_MAX, TRUE, &m.ffn_hidden_size,
+  if (!ini_name(ini, g, m.name, error) ||
+      !ini_int(ini, g, "num_layers", 1, INT_VALUE_MAX, TRUE, &m.num_layers, error) ||
+      !ini_int(ini, g, "hidden_size", 1, INT_VALUE_MAX, TRUE, &m.hidden_size, error) ||
+      !ini_int(ini, g, "ffn_hidden_size", 1, INT_VALUE_MAX, TRUE, &m.ffn_hidden_size,
                error) ||
-      !ini_int(&ini, g, "num_attention_heads", 1, INT_VALUE_MAX, TRUE,
+      !ini_int(ini, g, "num_attention_heads", 1, INT_VALUE_MAX, TRUE,
                &m.num_attention_heads, error) ||
-      !ini_int(&ini, g, "num_query_groups", 1, INT_VALUE_MAX, TRUE, &m.num_query_groups,
+      !ini_int(ini, g, "num_query_groups", 1, INT_VALUE_MAX, TRUE, &m.num_query_groups,
                error) ||
-      !ini_int(&ini, g, "vocab_size", 1, INT_VALUE_MAX, TRUE, &m.vocab_size, error) ||
-      !ini_choice(&ini, g, "activation", "swiglu|gelu", &activation, error) ||
-      !ini_choice(&ini, g, "norm", "rmsnorm|layernorm", &norm, error) ||
-      !ini_bool(&ini, g, "tied_embeddings", &m.tied_embeddings, error) ||
-      !ini_bool(&ini, g, "bias", &m.bias, error))
+      !ini_int(ini, g, "vocab_size", 1, INT_VALUE_MAX, TRUE, &m.vocab_size, error) ||
+      !ini_choice(ini, g, "activation", "swiglu|gelu", &activation, error) ||
+      !ini_choice(ini, g, "norm", "rmsnorm|layernorm", &norm, error) ||
+      !ini_bool(ini, g, "tied_embeddings", &m.tied_embeddings, error) ||
+      !ini_bool(ini, g, "bias", &m.bias, error))
     return FALSE;
   m.activation = activation == 0 ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
   m.norm = norm == 0 ? PTSIM_NORM_RMSNORM : PTSIM_NORM_LAYERNORM;
 
   /* Cross-key rules, reported at the line of the key that breaks them. */
   if (m.hidden_size % m.num_attention_heads != 0) {
-    g_autofree char *where = ini_where(&ini, g, "hidden_size");
+    g_autofree char *where = ini_where(ini, g, "hidden_size");
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [model] hidden_size = %" G_GINT64_FORMAT
                 " is not divisible by num_attention_heads = %" G_GINT64_FORMAT
@@ -545,7 +582,7 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
     return FALSE;
   }
   if (m.num_attention_heads % m.num_query_groups != 0) {
-    g_autofree char *where = ini_where(&ini, g, "num_query_groups");
+    g_autofree char *where = ini_where(ini, g, "num_query_groups");
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [model] num_query_groups = %" G_GINT64_FORMAT
                 " does not divide num_attention_heads = %" G_GINT64_FORMAT
@@ -591,6 +628,9 @@ static const char *const efficiency_keys[] = {
     "gemm_efficiency_max", "gemm_half_gflops", "attention_efficiency",
     "memory_efficiency", "kernel_launch_us", NULL};
 
+static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
+                                  GError **error);
+
 gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
                              GError **error) {
   g_return_val_if_fail(out != NULL, FALSE);
@@ -600,28 +640,41 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
   if (path == NULL)
     return FALSE;
   g_auto(IniFile) ini = {0};
-  if (!ini_open(&ini, path, error))
-    return FALSE;
+  return ini_open(&ini, path, "hardware profile", error) &&
+         hardware_from_ini(&ini, out, error);
+}
+
+gboolean ptsim_hardware_load_data(const char *data, gsize len, const char *label,
+                                  PtsimHardware *out, GError **error) {
+  g_return_val_if_fail(data != NULL && label != NULL && out != NULL, FALSE);
+  g_auto(IniFile) ini = {0};
+  return ini_open_data(&ini, data, len, label, error) &&
+         hardware_from_ini(&ini, out, error);
+}
+
+/* The profile of a parsed file, checked against the physical ranges. */
+static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
+                                  GError **error) {
   const GroupSpec specs[] = {{"gpu", gpu_keys, TRUE},
                              {"node", node_keys, TRUE},
                              {"fabric", fabric_keys, TRUE},
                              {"efficiency", efficiency_keys, TRUE},
                              {"source", NULL, FALSE}};
-  if (!ini_check_layout(&ini, specs, G_N_ELEMENTS(specs), error))
+  if (!ini_check_layout(ini, specs, G_N_ELEMENTS(specs), error))
     return FALSE;
 
   PtsimHardware hw;
   memset(&hw, 0, sizeof hw);
   double mem_bytes = 0, mem_gib = 0, bf16 = 0, fp8 = 0, fp32 = 0, hbm = 0;
   gboolean has_bytes = FALSE, has_gib = FALSE;
-  if (!ini_name(&ini, "gpu", hw.name, error) ||
-      !ini_double(&ini, "gpu", "memory_bytes", RANGE_MEMORY_BYTES, FALSE,
+  if (!ini_name(ini, "gpu", hw.name, error) ||
+      !ini_double(ini, "gpu", "memory_bytes", RANGE_MEMORY_BYTES, FALSE,
                   &has_bytes, &mem_bytes, error) ||
-      !ini_double(&ini, "gpu", "memory_gib", RANGE_MEMORY_GIB, FALSE, &has_gib,
+      !ini_double(ini, "gpu", "memory_gib", RANGE_MEMORY_GIB, FALSE, &has_gib,
                   &mem_gib, error))
     return FALSE;
   if (has_bytes == has_gib) {
-    g_autofree char *where = ini_where(&ini, "gpu", has_gib ? "memory_gib" : NULL);
+    g_autofree char *where = ini_where(ini, "gpu", has_gib ? "memory_gib" : NULL);
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [gpu] needs exactly one of memory_bytes or memory_gib "
                 "(a number > 0), found %s",
@@ -629,13 +682,13 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
     return FALSE;
   }
   hw.memory_bytes = has_bytes ? mem_bytes : mem_gib * 1073741824.0;
-  if (!ini_double(&ini, "gpu", "peak_bf16_tflops", RANGE_TFLOPS, TRUE, NULL,
+  if (!ini_double(ini, "gpu", "peak_bf16_tflops", RANGE_TFLOPS, TRUE, NULL,
                   &bf16, error) ||
-      !ini_double(&ini, "gpu", "peak_fp8_tflops", RANGE_TFLOPS_OR_NONE, TRUE,
+      !ini_double(ini, "gpu", "peak_fp8_tflops", RANGE_TFLOPS_OR_NONE, TRUE,
                   NULL, &fp8, error) ||
-      !ini_double(&ini, "gpu", "peak_fp32_tflops", RANGE_TFLOPS, TRUE, NULL,
+      !ini_double(ini, "gpu", "peak_fp32_tflops", RANGE_TFLOPS, TRUE, NULL,
                   &fp32, error) ||
-      !ini_double(&ini, "gpu", "hbm_gbps", RANGE_GBPS, TRUE, NULL, &hbm,
+      !ini_double(ini, "gpu", "hbm_gbps", RANGE_GBPS, TRUE, NULL, &hbm,
                   error))
     return FALSE;
   hw.peak_bf16_flops = bf16 * 1e12;
@@ -644,16 +697,16 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
   hw.hbm_bytes_per_s = hbm * 1e9;
 
   double nvlink = 0, nvlink_lat = 0, nic = 0, net_lat = 0;
-  if (!ini_int(&ini, "node", "gpus_per_node", 1, GPUS_PER_NODE_MAX, TRUE,
+  if (!ini_int(ini, "node", "gpus_per_node", 1, GPUS_PER_NODE_MAX, TRUE,
                &hw.gpus_per_node, error) ||
-      !ini_double(&ini, "node", "nvlink_gbps", RANGE_GBPS, TRUE, NULL,
+      !ini_double(ini, "node", "nvlink_gbps", RANGE_GBPS, TRUE, NULL,
                   &nvlink, error) ||
-      !ini_double(&ini, "node", "nvlink_latency_us", RANGE_LATENCY_US, TRUE,
+      !ini_double(ini, "node", "nvlink_latency_us", RANGE_LATENCY_US, TRUE,
                   NULL, &nvlink_lat, error) ||
-      !ini_bool(&ini, "node", "nvls", &hw.nvls, error) ||
-      !ini_double(&ini, "fabric", "nic_gbps", RANGE_GBPS, TRUE, NULL, &nic,
+      !ini_bool(ini, "node", "nvls", &hw.nvls, error) ||
+      !ini_double(ini, "fabric", "nic_gbps", RANGE_GBPS, TRUE, NULL, &nic,
                   error) ||
-      !ini_double(&ini, "fabric", "net_latency_us", RANGE_LATENCY_US, TRUE,
+      !ini_double(ini, "fabric", "net_latency_us", RANGE_LATENCY_US, TRUE,
                   NULL, &net_lat, error))
     return FALSE;
   hw.nvlink_bytes_per_s = nvlink * 1e9;
@@ -663,15 +716,15 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
 
   double half_gflops = 0, launch_us = 0;
   const char *e = "efficiency";
-  if (!ini_double(&ini, e, "gemm_efficiency_max", RANGE_FRACTION, TRUE, NULL,
+  if (!ini_double(ini, e, "gemm_efficiency_max", RANGE_FRACTION, TRUE, NULL,
                   &hw.gemm_efficiency_max, error) ||
-      !ini_double(&ini, e, "gemm_half_gflops", RANGE_HALF_GFLOPS, TRUE, NULL,
+      !ini_double(ini, e, "gemm_half_gflops", RANGE_HALF_GFLOPS, TRUE, NULL,
                   &half_gflops, error) ||
-      !ini_double(&ini, e, "attention_efficiency", RANGE_FRACTION, TRUE, NULL,
+      !ini_double(ini, e, "attention_efficiency", RANGE_FRACTION, TRUE, NULL,
                   &hw.attention_efficiency, error) ||
-      !ini_double(&ini, e, "memory_efficiency", RANGE_FRACTION, TRUE, NULL,
+      !ini_double(ini, e, "memory_efficiency", RANGE_FRACTION, TRUE, NULL,
                   &hw.memory_efficiency, error) ||
-      !ini_double(&ini, e, "kernel_launch_us", RANGE_LATENCY_US, TRUE, NULL,
+      !ini_double(ini, e, "kernel_launch_us", RANGE_LATENCY_US, TRUE, NULL,
                   &launch_us, error))
     return FALSE;
   hw.gemm_half_flops = half_gflops * 1e9;

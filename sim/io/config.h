@@ -47,4 +47,12 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
 gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
                              GError **error);
 
+/* The same checks on .ini text that is not a file of its own (a profile
+ * about to be written, a fuzzer's input): messages name LABEL instead of
+ * file:line. */
+gboolean ptsim_model_load_data(const char *data, gsize len, const char *label,
+                               PtsimModel *out, GError **error);
+gboolean ptsim_hardware_load_data(const char *data, gsize len, const char *label,
+                                  PtsimHardware *out, GError **error);
+
 #endif /* PTSIM_CONFIG_H */

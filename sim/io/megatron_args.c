@@ -11,6 +11,7 @@
  * back in IGNORED; prefixes ("--num-lay") are not expanded (Megatron-LM
  * builds its parser with allow_abbrev=False, so neither does it). */
 #include "megatron_args.h"
+#include "input.h"
 
 #include <string.h>
 
@@ -453,9 +454,10 @@ gboolean ptsim_megatron_args_parse_file(const char *path, PtsimModel *model,
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
   g_autofree char *text = NULL;
   g_autoptr(GError) local = NULL;
-  if (!g_file_get_contents(path, &text, NULL, &local)) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
-                "Megatron-LM arguments file: %s", local->message);
+  if (!ptsim_input_read(path, "Megatron-LM arguments file", PTSIM_INPUT_MAX_TEXT,
+                        &text, NULL, &local)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND, "%s",
+                local->message);
     return FALSE;
   }
   if (!ptsim_megatron_args_parse(text, model, layout, ignored, error)) {

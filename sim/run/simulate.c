@@ -2,6 +2,7 @@
 #include "config.h"
 #include "json_writer.h"
 #include "names.h"
+#include "output.h"
 #include "schedule.h"
 #include "simulate.h"
 
@@ -103,8 +104,7 @@ gboolean ptsim_simulate_write_trace(const char *path, const PtsimJob *job,
   }
   ptsim_json_end_array(&json);
   ptsim_json_end_object(&json);
-  /* g_file_set_contents writes a temporary file and renames it: never half-written. */
-  return g_file_set_contents(path, out->str, (gssize)out->len, error);
+  return ptsim_output_write(path, out->str, out->len, error);
 }
 
 /* ---- allocator ---- */
@@ -183,6 +183,5 @@ gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
       out->peak_stage = s;
   }
   if (!timeline_path) return TRUE;
-  /* g_file_set_contents writes a temporary file and renames it: never half-written. */
-  return g_file_set_contents(timeline_path, tsv->str, (gssize)tsv->len, error);
+  return ptsim_output_write(timeline_path, tsv->str, tsv->len, error);
 }

@@ -19,7 +19,7 @@ void ptsim_simulate_trace_clear(PtsimTrace *trace);
 
 /* Writes a Chrome trace-event JSON (opens in ui.perfetto.dev): one process
  * per pipeline stage, one thread each for compute and data-parallel comm.
- * Written atomically (g_file_set_contents), so nothing half-written is left. */
+ * Written by the output policy (output.h): nothing half-written is left. */
 gboolean ptsim_simulate_write_trace(const char *path, const PtsimJob *job,
                                     const PtsimTrace *trace, GError **error);
 
