@@ -227,14 +227,14 @@ static int run_job_command(const char *command, int argc, char **argv) {
 static int run_memory(int argc, char **argv) { return run_job_command("memory", argc, argv); }
 static int run_predict(int argc, char **argv) { return run_job_command("predict", argc, argv); }
 
-/* What every command printed with stdio is checked once more at the end:
- * a full disk or a closed pipe on standard output is a failure (exit 1),
- * never a silent 0. */
+/* What a successful command printed with stdio is checked once more at the
+ * end: a full disk or a closed pipe on standard output is a failure (exit
+ * 1), never a silent 0.  (A failed command has said why already.) */
 static int checked_exit(const char *command, int code) {
-  if (fflush(stdout) != 0 || ferror(stdout)) {
+  if (code == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
     fprintf(stderr, "ptsim%s%s: writing standard output failed: %s\n", command ? " " : "",
             command ? command : "", g_strerror(errno ? errno : EIO));
-    return code != 0 ? code : 1;
+    return 1;
   }
   return code;
 }

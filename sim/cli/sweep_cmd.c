@@ -1,16 +1,15 @@
 /* sweep_cmd.c — the sweep subcommand; see sweep_cmd.h.  Enumeration and
  * evaluation live in sweep.c; this file parses lists, shows progress and
  * writes the ranking. */
-#include <errno.h>
-#include <glib/gstdio.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "cli_options.h"
 #include "config.h"
 #include "numbers.h"
 #include "gpu.h"
 #include "names.h"
+#include "output.h"
 #include "plot_cmd.h"
 #include "simulate.h"
 #include "sweep.h"
@@ -19,34 +18,72 @@
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define STREAM_CHUNK 65536 /* layouts evaluated (and held) at once when streaming */
 
+/* Numeric flags are read as text (NULL: not given) and parsed strictly in
+ * parse_numbers, which fills the values below from their defaults. */
 typedef struct {
   char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules;
-  gint64 tp_max, pp_max, top, threads, samples, seed;
-  guint64 in_memory_max;
-  double threshold, jitter, stragglers, straggler_slowdown;
+  char *tp_max_text, *pp_max_text, *top_text, *threads_text, *samples_text, *seed_text;
+  char *in_memory_max_text, *threshold_text, *jitter_text, *stragglers_text, *slowdown_text;
   gboolean no_overlap, allocator;
   char *device, *csv, *format, *figures;
+  /* parsed */
+  gint64 tp_max, pp_max, top, threads, samples, seed, in_memory_max;
+  double threshold, jitter, stragglers, straggler_slowdown;
 } SweepOptions;
 
 static void options_clear(SweepOptions *o) {
-  g_free(o->models); g_free(o->hws); g_free(o->gpus); g_free(o->seqs); g_free(o->gbs);
-  g_free(o->mbs); g_free(o->cps); g_free(o->vps); g_free(o->recomputes); g_free(o->schedules);
-  g_free(o->device); g_free(o->csv); g_free(o->format); g_free(o->figures);
+  char **texts[] = {&o->models, &o->hws, &o->gpus, &o->seqs, &o->gbs, &o->mbs, &o->cps,
+                    &o->vps, &o->recomputes, &o->schedules, &o->tp_max_text, &o->pp_max_text,
+                    &o->top_text, &o->threads_text, &o->samples_text, &o->seed_text,
+                    &o->in_memory_max_text, &o->threshold_text, &o->jitter_text,
+                    &o->stragglers_text, &o->slowdown_text, &o->device, &o->csv, &o->format,
+                    &o->figures};
+  for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) g_clear_pointer(texts[i], g_free);
+}
+
+/* Largest useful values: a CPU pool past this many threads only costs
+ * memory; a table or a held sweep past these is not something to read. */
+#define THREADS_MAX 1024
+#define TOP_MAX 1000000
+#define IN_MEMORY_MAX 100000000
+
+static gboolean parse_numbers(SweepOptions *o, GError **error) {
+  const PtsimRange fraction = {0.0, 1.0, FALSE, TRUE}, probability = {0.0, 1.0, TRUE, TRUE};
+  /* sigma of a lognormal factor: 10 already spreads durations over e^30 */
+  const PtsimRange sigma = {0.0, 10.0, TRUE, TRUE}, slowdown = {1.0, 1000.0, TRUE, TRUE};
+  o->tp_max = o->pp_max = 0; /* 0: the node size / no limit */
+  o->top = 10;
+  o->threads = 0; /* all cores */
+  o->samples = 0;
+  o->seed = 1;
+  o->in_memory_max = 250000;
+  o->threshold = 0.8;
+  o->jitter = 0.0;
+  o->stragglers = 0.0;
+  o->straggler_slowdown = 2.0;
+  return ptsim_cli_int64_flag("--tp-max", o->tp_max_text, 1, PTSIM_CONFIG_INT_MAX, &o->tp_max,
+                              error) &&
+         ptsim_cli_int64_flag("--pp-max", o->pp_max_text, 1, PTSIM_CONFIG_INT_MAX, &o->pp_max,
+                              error) &&
+         ptsim_cli_int64_flag("--top", o->top_text, 1, TOP_MAX, &o->top, error) &&
+         ptsim_cli_int64_flag("--threads", o->threads_text, 0, THREADS_MAX, &o->threads,
+                              error) &&
+         ptsim_cli_int64_flag("--samples", o->samples_text, 0, PTSIM_BATCH_MAX_SAMPLES,
+                              &o->samples, error) &&
+         ptsim_cli_int64_flag("--seed", o->seed_text, 0, G_MAXINT64, &o->seed, error) &&
+         ptsim_cli_int64_flag("--in-memory-max", o->in_memory_max_text, 0, IN_MEMORY_MAX,
+                              &o->in_memory_max, error) &&
+         ptsim_cli_double_flag("--memory-threshold", o->threshold_text, fraction,
+                               &o->threshold, error) &&
+         ptsim_cli_double_flag("--jitter", o->jitter_text, sigma, &o->jitter, error) &&
+         ptsim_cli_double_flag("--stragglers", o->stragglers_text, probability,
+                               &o->stragglers, error) &&
+         ptsim_cli_double_flag("--straggler-slowdown", o->slowdown_text, slowdown,
+                               &o->straggler_slowdown, error);
 }
 
 static gboolean parse_int_list(const char *flag, const char *text, GArray *out, GError **error) {
-  g_auto(GStrv) parts = g_strsplit(text, ",", -1);
-  g_array_set_size(out, 0);
-  for (char **p = parts; *p; p++) {
-    gint64 v;
-    if (!ptsim_number_parse_int64(g_strstrip(*p), &v) || v <= 0) {
-      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                  "%s '%s': expected a comma-separated list of positive integers", flag, text);
-      return FALSE;
-    }
-    g_array_append_val(out, v);
-  }
-  return TRUE;
+  return ptsim_number_int64_list(flag, text, 1, PTSIM_CONFIG_INT_MAX, out, error);
 }
 
 static gboolean parse_enum_list(const char *flag, PtsimNamesKind kind, const char *text,
@@ -60,20 +97,37 @@ static gboolean parse_enum_list(const char *flag, PtsimNamesKind kind, const cha
                   "%s '%s': each value must be one of %s", flag, *p, ptsim_names_allowed(kind));
       return FALSE;
     }
+    for (guint i = 0; i < out->len; i++)
+      if (g_array_index(out, int, i) == v) {
+        g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                    "%s '%s': %s is given twice", flag, text, *p);
+        return FALSE;
+      }
     g_array_append_val(out, v);
   }
   return TRUE;
 }
 
-static void parse_name_list(const char *text, GPtrArray *out) {
+static gboolean parse_name_list(const char *flag, const char *text, GPtrArray *out,
+                                GError **error) {
   g_auto(GStrv) parts = g_strsplit(text, ",", -1);
-  for (char **p = parts; *p; p++) g_ptr_array_add(out, g_strdup(g_strstrip(*p)));
+  for (char **p = parts; *p; p++) {
+    const char *name = g_strstrip(*p);
+    for (guint i = 0; i < out->len; i++)
+      if (strcmp(g_ptr_array_index(out, i), name) == 0) {
+        g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                    "%s '%s': %s is given twice", flag, text, name);
+        return FALSE;
+      }
+    g_ptr_array_add(out, g_strdup(name));
+  }
+  return TRUE;
 }
 
 static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError **error) {
-  parse_name_list(o->models ? o->models : "llama3-8b", spec->models);
-  parse_name_list(o->hws ? o->hws : "h100-80g", spec->hws);
-  if (!parse_int_list("--gpus", o->gpus ? o->gpus : "8", spec->gpus, error) ||
+  if (!parse_name_list("--model", o->models ? o->models : "llama3-8b", spec->models, error) ||
+      !parse_name_list("--hw", o->hws ? o->hws : "h100-80g", spec->hws, error) ||
+      !parse_int_list("--gpus", o->gpus ? o->gpus : "8", spec->gpus, error) ||
       !parse_int_list("--seq", o->seqs ? o->seqs : "8192", spec->seqs, error) ||
       !parse_int_list("--gbs", o->gbs ? o->gbs : "128", spec->gbs, error) ||
       (o->mbs && !parse_int_list("--mbs", o->mbs, spec->mbs, error)) ||
@@ -85,30 +139,11 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
       (o->schedules &&
        !parse_enum_list("--schedule", PTSIM_NAMES_SCHEDULE, o->schedules, spec->schedules, error)))
     return FALSE;
-  if (o->tp_max < -1 || o->tp_max == 0 || o->pp_max == 0 || o->pp_max < -1 || o->top == 0 ||
-      o->top < -1 || o->threads < 0) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "--tp-max, --pp-max and --top must be positive, --threads >= 0");
-    return FALSE;
-  }
-  if (!isnan(o->threshold) && !(o->threshold > 0.0 && o->threshold <= 1.0)) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "--memory-threshold %g: must be in (0, 1]", o->threshold);
-    return FALSE;
-  }
-  spec->tp_max = o->tp_max > 0 ? o->tp_max : 0;
-  spec->pp_max = o->pp_max > 0 ? o->pp_max : 0;
-  if (!isnan(o->threshold)) spec->memory_threshold = o->threshold;
+  spec->tp_max = o->tp_max;
+  spec->pp_max = o->pp_max;
+  spec->memory_threshold = o->threshold;
   spec->overlap = !o->no_overlap;
   spec->allocator = o->allocator;
-  if (o->samples < 0 || o->samples > PTSIM_BATCH_MAX_SAMPLES || o->jitter < 0.0 ||
-      !(o->stragglers >= 0.0 && o->stragglers <= 1.0) || o->straggler_slowdown < 1.0) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "--samples must be in 0..%d, --jitter >= 0, --stragglers in [0, 1], "
-                "--straggler-slowdown >= 1",
-                PTSIM_BATCH_MAX_SAMPLES);
-    return FALSE;
-  }
   spec->mc.samples = (int32_t)o->samples;
   spec->mc.sigma = o->jitter;
   spec->mc.straggler_rate = o->stragglers;
@@ -303,7 +338,7 @@ typedef struct {
   guint top;
   Counts counts;
   GArray *best_jobs, *best_results; /* the best `top` so far, ranked */
-  FILE *csv;                        /* NULL: no CSV */
+  PtsimOutput *csv;                 /* NULL: no CSV */
 } Stream;
 
 /* Ranks a (job, result) pair the way the table does. */
@@ -335,60 +370,69 @@ static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *resul
   if (!st->csv) return TRUE;
   g_autoptr(GString) rows = g_string_new(NULL);
   for (guint i = 0; i < n; i++) csv_row(rows, 0, &jobs[i], &results[i]);
-  if (fwrite(rows->str, 1, rows->len, st->csv) != rows->len) {
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "--csv: write failed: %s", g_strerror(errno));
-    return FALSE;
-  }
-  return TRUE;
+  return ptsim_output_append(st->csv, rows->str, rows->len, error);
+}
+
+/* Prints an error; its exit code (2 bad input, 1 a failed write or run). */
+static int fail(const GError *error) {
+  fprintf(stderr, "ptsim sweep: %s\n", error ? error->message : "failed without a reason");
+  if (!error) return 1;
+  if (error->domain == PTSIM_OUTPUT_ERROR) return ptsim_output_exit_code(error);
+  return error->domain == PTSIM_CONFIG_ERROR || error->domain == PTSIM_CUDA_ERROR ||
+                 error->domain == G_OPTION_ERROR || error->domain == G_FILE_ERROR
+             ? 2
+             : 1;
+}
+
+/* A sweep in which nothing was valid did not do what was asked: exit 2,
+ * with the reasons, so a script never takes an empty table for an answer. */
+static int no_valid_layout(const PtsimSweep *sweep) {
+  g_autoptr(GString) why = g_string_new(NULL);
+  g_string_append_printf(why, "no valid layout among %" G_GUINT64_FORMAT
+                         " combinations; rejected, by reason:",
+                         sweep->candidates);
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, sweep->rejected);
+  while (g_hash_table_iter_next(&it, &key, &value))
+    g_string_append_printf(why, "\n%8u  %s", GPOINTER_TO_UINT(value), (const char *)key);
+  fprintf(stderr, "ptsim sweep: %s\n", why->str);
+  return 2;
 }
 
 /* Sweeps too large to hold: streamed in chunks, the CSV written as it goes
- * (to FILE.tmp, renamed at the end, so nothing half-written is left). */
+ * (through the output policy: renamed into place at the end, so nothing
+ * half-written is left). */
 static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, PtsimDevice device,
                         GString *out) {
   g_autoptr(GError) error = NULL;
   Stream st;
   memset(&st, 0, sizeof st);
-  st.top = o->top > 0 ? (guint)o->top : 10;
-  st.best_jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
-  st.best_results = g_array_new(FALSE, FALSE, sizeof(PtsimBatchResult));
-  g_autofree char *tmp = o->csv ? g_strconcat(o->csv, ".tmp", NULL) : NULL;
-  if (tmp && !(st.csv = fopen(tmp, "w"))) {
-    fprintf(stderr, "ptsim sweep: --csv %s: %s\n", o->csv, g_strerror(errno));
-    g_array_unref(st.best_jobs);
-    g_array_unref(st.best_results);
-    return 2;
-  }
-  if (st.csv) fputs(CSV_HEADER, st.csv);
+  st.top = (guint)o->top;
+  if (o->csv && !(st.csv = ptsim_output_open(o->csv, &error))) return fail(error);
+  g_autoptr(GArray) best_jobs = st.best_jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
+  g_autoptr(GArray) best_results = st.best_results =
+      g_array_new(FALSE, FALSE, sizeof(PtsimBatchResult));
   Progress progress = {g_get_monotonic_time(), FALSE};
-  g_autoptr(PtsimSweep) sweep = ptsim_sweep_stream(spec, device, (guint)o->threads, STREAM_CHUNK,
-                                                   stream_chunk, &st, show_progress, &progress,
-                                                   &error);
-  gboolean csv_ok = !st.csv || fclose(st.csv) == 0;
-  int rc = 0;
-  if (!sweep || !csv_ok) {
-    fprintf(stderr, "ptsim sweep: %s\n", error ? error->message : "--csv: write failed");
-    rc = error && error->domain == PTSIM_CONFIG_ERROR ? 2 : 1;
-  } else if (tmp && g_rename(tmp, o->csv) != 0) {
-    fprintf(stderr, "ptsim sweep: --csv %s: %s\n", o->csv, g_strerror(errno));
-    rc = 2;
+  g_autoptr(PtsimSweep) sweep = NULL;
+  if (!st.csv || ptsim_output_append(st.csv, CSV_HEADER, strlen(CSV_HEADER), &error))
+    sweep = ptsim_sweep_stream(spec, device, (guint)o->threads, STREAM_CHUNK, stream_chunk, &st,
+                               show_progress, &progress, &error);
+  if (!sweep) {
+    ptsim_output_abort(st.csv);
+    return fail(error);
   }
-  if (rc != 0) {
-    if (tmp) g_unlink(tmp);
-  } else {
-    /* The table shows the kept best rows, in their order. */
-    g_array_append_vals(sweep->jobs, st.best_jobs->data, st.best_jobs->len);
-    g_array_append_vals(sweep->results, st.best_results->data, st.best_results->len);
-    g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
-    for (guint i = 0; i < st.best_jobs->len; i++) g_array_append_val(order, i);
-    write_table(out, sweep, &st.counts, order, st.top);
-    if (o->csv)
-      g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts (streamed, in enumeration "
-                             "order, rank 0): %s\n", sweep->valid, o->csv);
-  }
-  g_array_unref(st.best_jobs);
-  g_array_unref(st.best_results);
-  return rc;
+  if (st.csv && !ptsim_output_commit(st.csv, &error)) return fail(error);
+  /* The table shows the kept best rows, in their order. */
+  g_array_append_vals(sweep->jobs, st.best_jobs->data, st.best_jobs->len);
+  g_array_append_vals(sweep->results, st.best_results->data, st.best_results->len);
+  g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint i = 0; i < st.best_jobs->len; i++) g_array_append_val(order, i);
+  write_table(out, sweep, &st.counts, order, st.top);
+  if (o->csv)
+    g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts (streamed, in enumeration "
+                           "order, rank 0): %s\n", sweep->valid, o->csv);
+  return 0;
 }
 
 static int run(const SweepOptions *o) {
@@ -406,62 +450,46 @@ static int run(const SweepOptions *o) {
     fprintf(stderr, "ptsim sweep: --format '%s': allowed values are text|csv\n", o->format);
     return 2;
   }
-  if (!build_spec(o, spec, &error)) {
-    fprintf(stderr, "ptsim sweep: %s\n", error->message);
-    return 2;
-  }
+  if (!build_spec(o, spec, &error)) return fail(error);
+  /* A path the output policy refuses costs nothing: checked before the work. */
+  if (o->csv && !ptsim_output_check(o->csv, &error)) return fail(error);
   /* Past this many layouts the sweep is streamed: bounded memory, an exact
    * top K, the CSV unranked. */
   guint64 valid = ptsim_sweep_count(spec, &error);
-  if (valid == G_MAXUINT64) {
-    fprintf(stderr, "ptsim sweep: %s\n", error->message);
-    return 2;
-  }
-  if (valid > o->in_memory_max && !o->figures && !csv_out) {
+  if (valid == G_MAXUINT64) return fail(error);
+  if (valid > (guint64)o->in_memory_max && !o->figures && !csv_out) {
     g_autoptr(GString) out = g_string_new(NULL);
     int rc = run_streamed(o, spec, device, out);
-    fwrite(out->str, 1, out->len, stdout);
+    if (rc == 0 && !ptsim_output_stdout(out->str, out->len, &error)) return fail(error);
     return rc;
   }
   g_autoptr(PtsimSweep) sweep = ptsim_sweep_enumerate(spec, &error);
-  if (!sweep) {
-    fprintf(stderr, "ptsim sweep: %s\n", error->message);
-    return 2;
-  }
+  if (!sweep) return fail(error);
+  if (sweep->jobs->len == 0) return no_valid_layout(sweep);
   Progress progress = {g_get_monotonic_time(), FALSE};
-  if (!ptsim_sweep_evaluate(sweep, device, (guint)o->threads, show_progress, &progress, &error)) {
-    fprintf(stderr, "ptsim sweep: %s\n", error->message);
-    return error->domain == PTSIM_CUDA_ERROR ? 2 : 1;
-  }
+  if (!ptsim_sweep_evaluate(sweep, device, (guint)o->threads, show_progress, &progress, &error))
+    return fail(error);
   g_autoptr(GArray) order = rank(sweep);
   g_autoptr(GString) out = g_string_new(NULL);
   Counts counts = {0, 0};
   count(&counts, (const PtsimBatchResult *)sweep->results->data, sweep->results->len);
   if (csv_out) write_csv(out, sweep, order);
-  else write_table(out, sweep, &counts, order, o->top > 0 ? (guint)o->top : 10);
+  else write_table(out, sweep, &counts, order, (guint)o->top);
   if (o->csv) {
     g_autoptr(GString) csv = g_string_new(NULL);
     write_csv(csv, sweep, order);
-    if (!g_file_set_contents(o->csv, csv->str, (gssize)csv->len, &error)) { /* atomic */
-      fprintf(stderr, "ptsim sweep: --csv: %s\n", error->message);
-      return 2;
-    }
+    if (!ptsim_output_write(o->csv, csv->str, csv->len, &error)) return fail(error);
     g_string_append_printf(out, "\nall %u layouts: %s\n", sweep->jobs->len, o->csv);
   }
   gboolean figures_ok = TRUE;
   if (o->figures) figures_ok = ptsim_plot_default_figures(sweep, order, o->figures, out);
-  fwrite(out->str, 1, out->len, stdout);
+  if (!ptsim_output_stdout(out->str, out->len, &error)) return fail(error);
   return figures_ok ? 0 : 1;
 }
 
 int ptsim_sweep_main(int argc, char **argv) {
   SweepOptions o;
   memset(&o, 0, sizeof o);
-  o.tp_max = o.pp_max = o.top = -1;
-  o.threshold = NAN;
-  o.seed = 1;
-  o.straggler_slowdown = 2.0;
-  gint64 in_memory_max = 250000;
   const GOptionEntry entries[] = {
       {"model", 0, 0, G_OPTION_ARG_STRING, &o.models, "Models, comma-separated (default llama3-8b)", "M[,M...]"},
       {"hw", 0, 0, G_OPTION_ARG_STRING, &o.hws, "Hardware profiles (default h100-80g)", "H[,H...]"},
@@ -473,33 +501,33 @@ int ptsim_sweep_main(int argc, char **argv) {
       {"vp", 0, 0, G_OPTION_ARG_STRING, &o.vps, "Virtual stages for the interleaved schedule (default 2,4)", "V[,V...]"},
       {"recompute", 0, 0, G_OPTION_ARG_STRING, &o.recomputes, "none,selective,full (default all three)", "R[,R...]"},
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedules, "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
-      {"tp-max", 0, 0, G_OPTION_ARG_INT64, &o.tp_max, "Largest tp (default: GPUs per node)", "N"},
-      {"pp-max", 0, 0, G_OPTION_ARG_INT64, &o.pp_max, "Largest pp (default: no limit)", "N"},
-      {"memory-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &o.threshold, "Fit threshold (default 0.8)", "F"},
+      {"tp-max", 0, 0, G_OPTION_ARG_STRING, &o.tp_max_text, "Largest tp (default: GPUs per node)", "N"},
+      {"pp-max", 0, 0, G_OPTION_ARG_STRING, &o.pp_max_text, "Largest pp (default: no limit)", "N"},
+      {"memory-threshold", 0, 0, G_OPTION_ARG_STRING, &o.threshold_text, "Fit threshold in (0, 1] (default 0.8)", "F"},
       {"allocator", 0, 0, G_OPTION_ARG_NONE, &o.allocator,
        "Replay every layout through the caching-allocator emulation too (CPU, slower); the CSV's "
        "allocator_* columns (otherwise 0 and -1; the table runs it for the rows shown anyway)",
        NULL},
       {"no-overlap", 0, 0, G_OPTION_ARG_NONE, &o.no_overlap,
        "Turn off Megatron's grad-reduce / param-gather / TP comm overlap (on by default in sweeps)", NULL},
-      {"samples", 0, 0, G_OPTION_ARG_INT64, &o.samples,
+      {"samples", 0, 0, G_OPTION_ARG_STRING, &o.samples_text,
        "Monte-Carlo samples per layout: p50/p90/p99 step time (default 0: deterministic)", "K"},
-      {"jitter", 0, 0, G_OPTION_ARG_DOUBLE, &o.jitter,
-       "Lognormal sigma of every op's duration in the samples (e.g. 0.05)", "SIGMA"},
-      {"stragglers", 0, 0, G_OPTION_ARG_DOUBLE, &o.stragglers,
+      {"jitter", 0, 0, G_OPTION_ARG_STRING, &o.jitter_text,
+       "Lognormal sigma of every op's duration in the samples, 0 to 10 (e.g. 0.05)", "SIGMA"},
+      {"stragglers", 0, 0, G_OPTION_ARG_STRING, &o.stragglers_text,
        "Probability that an op is a straggler (default 0)", "P"},
-      {"straggler-slowdown", 0, 0, G_OPTION_ARG_DOUBLE, &o.straggler_slowdown,
-       "A straggler's duration factor (default 2)", "F"},
-      {"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed,
+      {"straggler-slowdown", 0, 0, G_OPTION_ARG_STRING, &o.slowdown_text,
+       "A straggler's duration factor, 1 to 1000 (default 2)", "F"},
+      {"seed", 0, 0, G_OPTION_ARG_STRING, &o.seed_text,
        "Seed of the Philox4x32-10 streams (CPU) / cuRAND Philox (GPU) (default 1)", "N"},
-      {"in-memory-max", 0, 0, G_OPTION_ARG_INT64, &in_memory_max,
+      {"in-memory-max", 0, 0, G_OPTION_ARG_STRING, &o.in_memory_max_text,
        "Largest sweep held in memory and fully ranked (default 250000); larger ones stream: "
        "bounded memory, exact top K, CSV in enumeration order",
        "N"},
       {"device", 0, 0, G_OPTION_ARG_STRING, &o.device, "auto|cpu|gpu (default auto)", "D"},
-      {"threads", 0, 0, G_OPTION_ARG_INT64, &o.threads, "CPU threads (default: all cores)", "N"},
-      {"top", 0, 0, G_OPTION_ARG_INT64, &o.top, "Rows of the ranked table (default 10)", "K"},
-      {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv, "Also write every layout to FILE.csv", "FILE"},
+      {"threads", 0, 0, G_OPTION_ARG_STRING, &o.threads_text, "CPU threads, 0 to 1024 (default 0: all cores)", "N"},
+      {"top", 0, 0, G_OPTION_ARG_STRING, &o.top_text, "Rows of the ranked table (default 10)", "K"},
+      {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv, "Also write every layout to FILE.csv ('-': standard output)", "FILE"},
       {"format", 0, 0, G_OPTION_ARG_STRING, &o.format, "text|csv (default text)", "F"},
       {"figures", 0, 0, G_OPTION_ARG_FILENAME, &o.figures,
        "Also write figures into DIR (created if missing): memory.png and timeline.png of the "
@@ -509,22 +537,20 @@ int ptsim_sweep_main(int argc, char **argv) {
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   g_autoptr(GOptionContext) context = g_option_context_new("- every valid layout, ranked");
   g_option_context_set_summary(context,
-                               "Lists take comma-separated values; every combination is tried, "
-                               "invalid ones are counted by reason.");
+                               "Lists take comma-separated values, each at most once; every "
+                               "combination is tried, invalid ones are counted by reason (none "
+                               "valid: exit 2).");
   g_option_context_add_main_entries(context, entries, NULL);
   g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(context, &argc, &argv, &error) || argc > 1) {
-    fprintf(stderr, "ptsim sweep: %s\n", error ? error->message : "unexpected argument (see --help)");
-    options_clear(&o);
-    return 2;
-  }
-  if (in_memory_max < 0) {
-    fprintf(stderr, "ptsim sweep: --in-memory-max %" G_GINT64_FORMAT ": must be >= 0\n", in_memory_max);
-    options_clear(&o);
-    return 2;
-  }
-  o.in_memory_max = (guint64)in_memory_max;
-  int rc = run(&o);
+  int rc;
+  if (!ptsim_cli_parse_options(context, &argc, &argv, &error))
+    rc = fail(error);
+  else if (argc > 1)
+    rc = (fprintf(stderr, "ptsim sweep: unexpected argument '%s' (see --help)\n", argv[1]), 2);
+  else if (!parse_numbers(&o, &error))
+    rc = fail(error);
+  else
+    rc = run(&o);
   options_clear(&o);
   return rc;
 }

@@ -264,6 +264,9 @@ static gboolean evaluate_cpu(PtsimSweep *sweep, guint threads, PtsimSweepProgres
                              gpointer user_data, GError **error) {
   Pool pool = {sweep, 0};
   if (threads == 0) threads = g_get_num_processors();
+  /* An exclusive pool starts every thread at once: no more than the work items. */
+  guint items = (sweep->jobs->len + CHUNK - 1) / CHUNK;
+  if (threads > items) threads = MAX(items, 1);
   GThreadPool *workers = g_thread_pool_new(evaluate_chunk, &pool, (gint)threads, TRUE, error);
   if (!workers) return FALSE;
   for (guint first = 0; first < sweep->jobs->len; first += CHUNK)
