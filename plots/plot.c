@@ -1,9 +1,10 @@
 /* plot.c — gnuplot figures; see plot.h.
  *
- * Each writer builds the .tsv and the .gp in memory, writes both with
- * g_file_set_contents (atomic: no half-written file is left), and then runs
- * gnuplot in the figure's folder so that every name in the script is
- * relative.  Numbers go through g_ascii_formatd: the files read the same
+ * Each writer builds the .tsv and the .gp in memory, writes both through
+ * the output policy (output.h: no half-written file, no input or device
+ * replaced), and then runs gnuplot in the figure's folder so that every
+ * name in the script is relative; the figure goes to a temporary and
+ * replaces the old one only when gnuplot succeeded.  Numbers go through g_ascii_formatd: the files read the same
  * under any locale.
  *
  * Palette (CIE L* in brackets, so the grayscale order is known):
@@ -18,10 +19,13 @@
  *   Forward and backward, the two that fill most of a chart, are 39 L*
  *   apart; zb-h1's F, B, W are 77 / 55 / 33. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <unistd.h>
 #include <string.h>
 #include <glib/gstdio.h>
 #include "names.h"
+#include "output.h"
 #include "plot.h"
 #include "plot_int.h"
 
@@ -189,10 +193,13 @@ void ptsim_plot_style(GString *gp, PtsimPlotFormat format, const char *figure_na
                              (int)lround(height_cm / 2.54 * 72.0));
       break;
   }
-  g_string_append(gp, "set output ");
+  /* ptsim renders into a temporary name it passes as ptsim_output and moves
+   * the figure into place only when gnuplot succeeded; run by hand, the
+   * script writes the figure itself. */
+  g_string_append(gp, "set output (exists('ptsim_output') ? ptsim_output : ");
   ptsim_plot_quoted(gp, figure_name);
   g_string_append(gp,
-                  "\nset encoding utf8\n"
+                  ")\nset encoding utf8\n"
                   "set termoption noenhanced       # names with '_' print as typed\n"
                   "set datafile separator '\\t'\n"
                   "set border 3 linewidth 0.8 linecolor rgb '#404040'  # left + bottom only\n"
@@ -233,8 +240,9 @@ void ptsim_plot_style(GString *gp, PtsimPlotFormat format, const char *figure_na
 
 /* ---- running gnuplot ---- */
 
-gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error) {
-  g_return_val_if_fail(script_path != NULL, FALSE);
+/* Runs gnuplot on SCRIPT_PATH in its folder; OUTPUT_NAME (may be NULL) is
+ * the file name the figure goes to instead of the script's own. */
+static gboolean run_gnuplot(const char *script_path, const char *output_name, GError **error) {
   g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
   if (!gnuplot) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_NO_GNUPLOT,
@@ -245,7 +253,13 @@ gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error) {
   }
   g_autofree char *dir = g_path_get_dirname(script_path);
   g_autofree char *name = g_path_get_basename(script_path);
-  char *argv[] = {gnuplot, name, NULL};
+  g_autoptr(GString) define = g_string_new("ptsim_output = ");
+  if (output_name) ptsim_plot_quoted(define, output_name);
+  char *argv[] = {gnuplot, "-e", define->str, name, NULL};
+  if (!output_name) { /* the script's own output name */
+    argv[1] = name;
+    argv[2] = NULL;
+  }
   g_autofree char *out = NULL, *err = NULL;
   int status = 0;
   if (!g_spawn_sync(dir, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, error)) {
@@ -255,6 +269,7 @@ gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error) {
   g_autoptr(GError) wait_error = NULL;
   if (!g_spawn_check_wait_status(status, &wait_error)) {
     g_strstrip(err);
+    g_strdelimit(err, "\r\n", ' '); /* one line */
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_GNUPLOT, "gnuplot %s: %s%s%s",
                 script_path, wait_error->message, *err ? ": " : "", err);
     return FALSE;
@@ -262,24 +277,45 @@ gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error) {
   return TRUE;
 }
 
+gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error) {
+  g_return_val_if_fail(script_path != NULL, FALSE);
+  return run_gnuplot(script_path, NULL, error);
+}
+
 gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GString *gp,
                            PtsimPlotFiles *out, GError **error) {
-  if (!g_file_set_contents(files->data, tsv->str, (gssize)tsv->len, error) ||
-      !g_file_set_contents(files->script, gp->str, (gssize)gp->len, error))
+  /* Every output is checked before any is written: a refused path (an
+   * input, a device) leaves nothing behind. */
+  if (!ptsim_output_check(files->data, error) || !ptsim_output_check(files->script, error) ||
+      !ptsim_output_check(files->figure, error))
     return FALSE;
-  if (g_unlink(files->figure) != 0 && errno != ENOENT) {
+  if (!ptsim_output_write(files->data, tsv->str, tsv->len, error) ||
+      !ptsim_output_write(files->script, gp->str, gp->len, error))
+    return FALSE;
+  /* gnuplot writes a temporary beside the figure; only a complete figure
+   * replaces the old one, so a failing gnuplot leaves no partial file. */
+  g_autofree char *dir = g_path_get_dirname(files->figure);
+  g_autofree char *base = g_path_get_basename(files->figure);
+  g_autofree char *tmp = g_strdup_printf("%s/.%s.XXXXXX", dir, base);
+  int fd = g_mkstemp_full(tmp, O_RDWR | O_CLOEXEC, 0666);
+  if (fd < 0) {
     int saved = errno;
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "%s: %s",
-                files->figure, g_strerror(saved));
+    g_set_error(error, PTSIM_OUTPUT_ERROR, PTSIM_OUTPUT_ERROR_WRITE,
+                "%s: creating a file beside it failed: %s", files->figure, g_strerror(saved));
     return FALSE;
   }
-  if (!ptsim_plot_run_gnuplot(files->script, error)) return FALSE;
-  GStatBuf st;
-  if (g_stat(files->figure, &st) != 0 || st.st_size == 0) {
+  close(fd);
+  g_autofree char *tmp_name = g_path_get_basename(tmp);
+  g_autofree char *figure = NULL;
+  gsize len = 0;
+  gboolean ok = run_gnuplot(files->script, tmp_name, error);
+  if (ok && (!g_file_get_contents(tmp, &figure, &len, NULL) || len == 0)) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_GNUPLOT,
                 "gnuplot %s exited 0 but wrote no figure %s", files->script, files->figure);
-    return FALSE;
+    ok = FALSE;
   }
+  g_unlink(tmp);
+  if (!ok || !ptsim_output_write(files->figure, figure, len, error)) return FALSE;
   if (out) {
     *out = *files;
     memset(files, 0, sizeof *files);

@@ -5,9 +5,10 @@
  * comma- and tab-separated files that reports file:line.
  *
  * Every number written to a .tsv or .gp goes through ptsim_plot_num (C
- * locale).  Every figure goes through ptsim_plot_render, which writes data
- * and script atomically, removes a stale figure, runs gnuplot in the
- * figure's folder, and checks that a non-empty figure was left. */
+ * locale).  Every figure goes through ptsim_plot_render, which checks all
+ * three paths against the output policy (output.h), writes data and
+ * script, runs gnuplot in the figure's folder into a temporary, and moves a
+ * non-empty figure into place (a failed gnuplot leaves the old one). */
 #ifndef PTSIM_PLOT_INT_H
 #define PTSIM_PLOT_INT_H
 
@@ -28,8 +29,11 @@ void ptsim_plot_quoted(GString *s, const char *text);
 gboolean ptsim_plot_files_for(const char *figure_path, PtsimPlotFormat *format,
                               PtsimPlotFiles *files, GError **error);
 
-/* Writes files->data (tsv) and files->script (gp), runs gnuplot, checks the
- * figure.  On success moves the paths into *out (may be NULL). */
+/* Checks the three paths, writes files->data (tsv) and files->script (gp),
+ * runs gnuplot into a temporary and moves the figure into place.  Errors:
+ * PTSIM_OUTPUT_ERROR (a refused path, a failed write), as
+ * ptsim_plot_run_gnuplot.  On success moves the paths into *out (may be
+ * NULL). */
 gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GString *gp,
                            PtsimPlotFiles *out, GError **error);
 

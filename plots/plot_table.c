@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "plot_int.h"
+#include "input.h"
 
 void ptsim_plot_table_free(PtsimPlotTable *t) {
   if (!t) return;
@@ -33,7 +34,8 @@ PtsimPlotTable *ptsim_plot_table_read(const char *path, char sep, const char *co
                                       GError **error) {
   g_return_val_if_fail(path != NULL, NULL);
   g_autofree char *contents = NULL;
-  if (!g_file_get_contents(path, &contents, NULL, error)) return NULL;
+  if (!ptsim_input_read(path, "table", PTSIM_INPUT_MAX_TABLE, &contents, NULL, error))
+    return NULL;
   g_autoptr(PtsimPlotTable) t = g_new0(PtsimPlotTable, 1);
   t->path = g_strdup(path);
   t->header = g_ptr_array_new_with_free_func(g_free);

@@ -1,9 +1,11 @@
 /* alloc_trace_io.c — reading the allocator event trace and replaying it;
  * the format is in alloc_trace_io.h.  Shell module (GLib). */
 #include "alloc_trace_io.h"
+#include "input.h"
 
 #include <string.h>
 #include "config.h"
+#include "numbers.h"
 
 G_DEFINE_QUARK(ptsim-alloc-trace-error-quark, ptsim_alloc_trace_error)
 
@@ -23,7 +25,7 @@ typedef struct {
 
 static gboolean parse_nonneg(const char *text, int64_t max, int64_t *out) {
   int64_t v;
-  if (!ptsim_config_parse_int64(text, &v) || v < 0 || v > max) return FALSE;
+  if (!ptsim_number_parse_int64(text, &v) || v < 0 || v > max) return FALSE;
   *out = v;
   return TRUE;
 }
@@ -178,9 +180,9 @@ PtsimAllocTrace *ptsim_alloc_trace_load(const char *path, GError **error) {
   g_autofree char *text = NULL;
   gsize len = 0;
   g_autoptr(GError) local = NULL;
-  if (!g_file_get_contents(path, &text, &len, &local)) {
-    g_set_error(error, PTSIM_ALLOC_TRACE_ERROR, PTSIM_ALLOC_TRACE_ERROR_NOT_FOUND,
-                "%s: cannot read the trace: %s", path, local->message);
+  if (!ptsim_input_read(path, "allocator trace", PTSIM_INPUT_MAX_TABLE, &text, &len, &local)) {
+    g_set_error(error, PTSIM_ALLOC_TRACE_ERROR, PTSIM_ALLOC_TRACE_ERROR_NOT_FOUND, "%s",
+                local->message);
     return NULL;
   }
   return ptsim_alloc_trace_parse(text, (gssize)len, path, error);

@@ -14,12 +14,14 @@
  * linear in its length (a 10 MB line of "iteration iteration ..." is one
  * strstr sweep, not one per candidate). */
 #include "megatron_log.h"
+#include "input.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "numbers.h"
 #include "megatron_args.h"
 
 G_DEFINE_QUARK(ptsim-megatron-log-error-quark, ptsim_megatron_log_error)
@@ -54,7 +56,7 @@ static gboolean field_double(const char *text, size_t len, double *out) {
     return FALSE;
   memcpy(buf, text, len);
   buf[len] = '\0';
-  return ptsim_config_parse_double(buf, out);
+  return ptsim_number_parse_double(buf, out);
 }
 
 static gboolean field_int(const char *text, size_t len, int64_t *out) {
@@ -64,7 +66,7 @@ static gboolean field_int(const char *text, size_t len, int64_t *out) {
     return FALSE;
   memcpy(buf, text, len);
   buf[len] = '\0';
-  return ptsim_config_parse_int64(buf, out);
+  return ptsim_number_parse_int64(buf, out);
 }
 
 /* Reads digits at *p (at most 18, so no overflow); FALSE when none. */
@@ -481,7 +483,7 @@ static void reconstruct_args(PtsimMegatronLog *log) {
   memset(&log->layout, 0, sizeof log->layout);
   if ((v = arg_value(log, "world_size")) != NULL) {
     int64_t gpus;
-    if (ptsim_config_parse_int64(v, &gpus) && gpus > 0) {
+    if (ptsim_number_parse_int64(v, &gpus) && gpus > 0) {
       log->layout.gpus = gpus;
     } else {
       g_set_error(&log->args_error, PTSIM_MEGATRON_LOG_ERROR,
@@ -608,10 +610,10 @@ PtsimMegatronLog *ptsim_megatron_log_read_file(const char *path,
   g_autofree char *data = NULL;
   gsize len = 0;
   g_autoptr(GError) local = NULL;
-  if (!g_file_get_contents(path, &data, &len, &local)) {
+  if (!ptsim_input_read(path, "Megatron-LM log", PTSIM_INPUT_MAX_TABLE, &data,
+                        &len, &local)) {
     g_set_error(error, PTSIM_MEGATRON_LOG_ERROR,
-                PTSIM_MEGATRON_LOG_ERROR_NOT_FOUND, "Megatron-LM log: %s",
-                local->message);
+                PTSIM_MEGATRON_LOG_ERROR_NOT_FOUND, "%s", local->message);
     return NULL;
   }
   return ptsim_megatron_log_parse(data, len, path);

@@ -8,6 +8,7 @@
  * What it is not: a general CSV library (no other separators, no type
  * guessing for unknown columns: they stay text). */
 #include "run_csv.h"
+#include "input.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -480,9 +481,9 @@ PtsimRunCsv *ptsim_run_csv_read_file(const char *path, GError **error) {
   g_autofree char *data = NULL;
   gsize len = 0;
   g_autoptr(GError) local = NULL;
-  if (!g_file_get_contents(path, &data, &len, &local)) {
-    g_set_error(error, PTSIM_RUN_CSV_ERROR, PTSIM_RUN_CSV_ERROR_NOT_FOUND,
-                "runs CSV: %s", local->message);
+  if (!ptsim_input_read(path, "runs CSV", PTSIM_INPUT_MAX_TABLE, &data, &len, &local)) {
+    g_set_error(error, PTSIM_RUN_CSV_ERROR, PTSIM_RUN_CSV_ERROR_NOT_FOUND, "%s",
+                local->message);
     return NULL;
   }
   return ptsim_run_csv_parse(data, len, path, error);

@@ -5,8 +5,10 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include "cli_job.h"
+#include "cli_options.h"
 #include "config.h"
 #include "memory.h"
+#include "output.h"
 #include "plot.h"
 #include "plot_cmd.h"
 #include "simulate.h"
@@ -61,6 +63,7 @@ static const struct {
 };
 
 static int exit_code(const GError *error) {
+  if (error->domain == PTSIM_OUTPUT_ERROR) return ptsim_output_exit_code(error);
   if (error->domain == PTSIM_PLOT_ERROR)
     return error->code == PTSIM_PLOT_ERROR_FORMAT || error->code == PTSIM_PLOT_ERROR_INPUT
                ? EXIT_BAD_INPUT
@@ -147,7 +150,7 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
   g_string_free(summary, TRUE);
   ptsim_cli_job_add_to_context(context, &o.job, entries);
   g_option_context_set_help_enabled(context, TRUE);
-  if (!g_option_context_parse(context, &argc, &argv, error)) return FALSE;
+  if (!ptsim_cli_parse_options(context, &argc, &argv, error)) return FALSE;
   if (argc < 2) {
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
                 "which figure? give a KIND: "
