@@ -148,7 +148,7 @@ static void json_allocator(PtsimJson *json, const PtsimMemoryEstimate *m,
     ptsim_json_double(json, "request_bytes", oom->oom_request_bytes);
     ptsim_json_end_object(json);
   } else {
-    ptsim_json_string(json, "oom_at", "");
+    ptsim_json_null(json, "oom_at");
   }
   ptsim_json_begin_array(json, "stages");
   for (int64_t i = 0; i < a->num_stages; i++) {
