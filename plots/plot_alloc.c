@@ -51,13 +51,14 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
   int64_t pp = job->layout.pp;
   g_autoptr(GArray) samples = g_array_sized_new(FALSE, FALSE, sizeof(Sample), t->rows->len);
   gint64 last_step = 0;
+  const PtsimRange nonnegative = {0.0, INFINITY, TRUE, FALSE};
   for (guint r = 0; r < t->rows->len; r++) {
     Sample s;
     if (!ptsim_plot_table_int(t, r, c[0], &s.stage, error) ||
         !ptsim_plot_table_int(t, r, c[1], &s.step, error) ||
-        !ptsim_plot_table_double(t, r, c[2], FALSE, &s.t, error) ||
-        !ptsim_plot_table_double(t, r, c[3], FALSE, &s.allocated, error) ||
-        !ptsim_plot_table_double(t, r, c[4], FALSE, &s.reserved, error))
+        !ptsim_plot_table_double(t, r, c[2], nonnegative, &s.t, error) ||
+        !ptsim_plot_table_double(t, r, c[3], nonnegative, &s.allocated, error) ||
+        !ptsim_plot_table_double(t, r, c[4], nonnegative, &s.reserved, error))
       return FALSE;
     if (s.stage < 0 || s.stage >= pp || s.step < 0 || s.t < 0 || s.allocated < 0 ||
         s.reserved < s.allocated) {

@@ -13,6 +13,7 @@
 #define PTSIM_PLOT_INT_H
 
 #include <glib.h>
+#include "numbers.h"
 #include "plot.h"
 
 #define PTSIM_PLOT_GIB (1024.0 * 1024.0 * 1024.0)
@@ -75,10 +76,10 @@ PtsimPlotTable *ptsim_plot_table_read(const char *path, char sep, const char *co
 /* Index of column `name` or -1. */
 int ptsim_plot_table_column(const PtsimPlotTable *t, const char *name);
 
-/* Cell `col` of row `row` as a number.  Error PTSIM_PLOT_ERROR_INPUT
- * "path:line: column NAME: 'text' is not a number" (or not finite, or not
- * positive when `positive`). */
-gboolean ptsim_plot_table_double(const PtsimPlotTable *t, guint row, int col, gboolean positive,
+/* Cell `col` of row `row` as a number in RANGE (numbers.h: the strict
+ * parse).  Error PTSIM_PLOT_ERROR_INPUT "path:line: column NAME: 'text' is
+ * not allowed: expected a number >= 0". */
+gboolean ptsim_plot_table_double(const PtsimPlotTable *t, guint row, int col, PtsimRange range,
                                  double *out, GError **error);
 gboolean ptsim_plot_table_int(const PtsimPlotTable *t, guint row, int col, gint64 *out,
                               GError **error);

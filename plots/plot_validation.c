@@ -42,8 +42,9 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
     const char *source = ptsim_plot_table_text(t, r, c[0]);
     const char *run = ptsim_plot_table_text(t, r, c[1]);
     double measured, predicted;
-    if (!ptsim_plot_table_double(t, r, c[2], TRUE, &measured, error) ||
-        !ptsim_plot_table_double(t, r, c[3], TRUE, &predicted, error))
+    const PtsimRange positive = {0.0, INFINITY, FALSE, FALSE};
+    if (!ptsim_plot_table_double(t, r, c[2], positive, &measured, error) ||
+        !ptsim_plot_table_double(t, r, c[3], positive, &predicted, error))
       return FALSE;
     if (!*source || strchr(source, '\t') || strchr(run, '\t')) {
       g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,

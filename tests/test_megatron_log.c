@@ -361,8 +361,21 @@ static void test_args_variants(void) {
       "  world_size ...................................... many\n"
       "-------------------- end of arguments ---------------------\n");
   g_assert_false(d->args_ok);
-  g_assert_nonnull(strstr(d->args_error->message, "inline.log:1: "));
+  /* the line of the bad value, not of the block's header */
+  g_assert_true(g_str_has_prefix(d->args_error->message, "inline.log:3: "));
   g_assert_nonnull(strstr(d->args_error->message, "world_size 'many'"));
+
+  g_autoptr(PtsimMegatronLog) e = parse_text(
+      "------------------------ arguments ------------------------\n"
+      "  hidden_size ..................................... 1024\n"
+      "  num_attention_heads ............................. 16\n"
+      "  num_layers ...................................... 4611686018427387904\n"
+      "  vocab_size ...................................... 50257\n"
+      "-------------------- end of arguments ---------------------\n");
+  g_assert_false(e->args_ok);
+  g_test_message("%s", e->args_error->message);
+  g_assert_true(g_str_has_prefix(e->args_error->message, "inline.log:4: "));
+  g_assert_nonnull(strstr(e->args_error->message, "--num-layers '4611686018427387904'"));
 }
 
 /* ---- out of memory ---- */

@@ -99,6 +99,7 @@ void ptsim_megatron_log_free(PtsimMegatronLog *log) {
   g_array_unref(log->iterations);
   g_array_unref(log->memory);
   g_hash_table_unref(log->args);
+  g_hash_table_unref(log->arg_lines);
   g_clear_error(&log->args_error);
   g_ptr_array_unref(log->args_ignored);
   g_ptr_array_unref(log->warnings);
@@ -111,6 +112,7 @@ static PtsimMegatronLog *log_new(const char *name) {
   log->iterations = g_array_new(FALSE, TRUE, sizeof(PtsimLogIteration));
   log->memory = g_array_new(FALSE, TRUE, sizeof(PtsimLogMemory));
   log->args = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  log->arg_lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   log->args_ignored = g_ptr_array_new_with_free_func(g_free);
   log->warnings = g_ptr_array_new_with_free_func(g_free);
   log->oom_request_bytes = NAN;
@@ -356,7 +358,7 @@ static void read_oom(PtsimMegatronLog *log, int64_t line_no,
 
 /* "  name ........ value" (after the block's common prefix): stores
  * name -> value and returns TRUE, or FALSE when LINE is not of that form. */
-static gboolean read_arg(PtsimMegatronLog *log, const char *line) {
+static gboolean read_arg(PtsimMegatronLog *log, int64_t line_no, const char *line) {
   const char *p = line;
   while (is_blank(*p))
     p++;
@@ -379,6 +381,8 @@ static gboolean read_arg(PtsimMegatronLog *log, const char *line) {
   size_t value_len = trim(&value, value + strlen(value));
   g_hash_table_replace(log->args, g_strndup(name, name_len),
                        g_utf8_make_valid(value, (gssize)value_len));
+  g_hash_table_replace(log->arg_lines, g_strndup(name, name_len),
+                       GINT_TO_POINTER((gint)MIN(line_no, (int64_t)G_MAXINT)));
   return TRUE;
 }
 
@@ -449,6 +453,27 @@ static void append_flag(GString *cmd, const char *flag, const char *value) {
   }
 }
 
+/* The line an argument was printed on, so an error points at the bad
+ * value rather than the block's header; the header when unknown. */
+static int64_t arg_line(const PtsimMegatronLog *log, const char *name) {
+  gpointer line = g_hash_table_lookup(log->arg_lines, name);
+  return line != NULL ? (int64_t)GPOINTER_TO_INT(line) : log->args_line;
+}
+
+/* The line of the argument a megatron_args.c message starts with
+ * ("--num-layers 'abc' is not allowed ..."). */
+static int64_t flag_line(const PtsimMegatronLog *log, const char *message) {
+  if (!g_str_has_prefix(message, "--"))
+    return log->args_line;
+  size_t len = strcspn(message, " =");
+  g_autofree char *flag = g_strndup(message, len);
+  for (size_t k = 0; k < G_N_ELEMENTS(arg_map); k++)
+    if (strcmp(arg_map[k].flag, flag) == 0)
+      return arg_line(log, arg_map[k].name);
+  g_autofree char *name = g_strdelimit(g_strdup(flag + 2), "-", '_');
+  return arg_line(log, name);
+}
+
 /* The block as a pretrain_gpt.py command line, then megatron_args.c. */
 static void reconstruct_args(PtsimMegatronLog *log) {
   g_autoptr(GString) cmd = g_string_new("pretrain_gpt.py");
@@ -490,7 +515,7 @@ static void reconstruct_args(PtsimMegatronLog *log) {
                   PTSIM_MEGATRON_LOG_ERROR_ARGS,
                   "%s:%" G_GINT64_FORMAT ": arguments block: world_size '%s' "
                   "is not a positive integer",
-                  log->path, (gint64)log->args_line, v);
+                  log->path, (gint64)arg_line(log, "world_size"), v);
       return;
     }
   }
@@ -500,7 +525,7 @@ static void reconstruct_args(PtsimMegatronLog *log) {
     g_set_error(&log->args_error, PTSIM_MEGATRON_LOG_ERROR,
                 PTSIM_MEGATRON_LOG_ERROR_ARGS,
                 "%s:%" G_GINT64_FORMAT ": arguments block: %s", log->path,
-                (gint64)log->args_line, local->message);
+                (gint64)flag_line(log, local->message), local->message);
     return;
   }
   log->args_ok = TRUE;
@@ -531,7 +556,7 @@ static void read_line(PtsimMegatronLog *log, PassState *st, int64_t line_no,
     const char *body = line;
     if (st->args_prefix[0] != '\0' && g_str_has_prefix(line, st->args_prefix))
       body = line + strlen(st->args_prefix);
-    if (!cut && read_arg(log, body))
+    if (!cut && read_arg(log, line_no, body))
       return;
     /* not an entry: another process's line; read it as any other */
   } else if (strstr(line, ARGS_BEGIN) != NULL &&

@@ -35,11 +35,13 @@
 #include <string.h>
 #include "validate_cmd.h"
 #include "cli_job.h"
+#include "cli_options.h"
 #include "config.h"
 #include "job_validate.h"
 #include "megatron_log.h"
 #include "memory.h"
 #include "names.h"
+#include "output.h"
 #include "report.h"
 #include "run_csv.h"
 #include "simulate.h"
@@ -642,7 +644,7 @@ static gboolean emit_gemm_shapes(const char *path, const PtsimJob *job, GError *
   shape3(out, "fc1", T, fc1 / t, h, fwd, bwd);
   shape3(out, "fc2", T, h, m->ffn_hidden_size / t, fwd, bwd);
   shape3(out, "lm_head", T, m->vocab_size / t, h, mb, mb);
-  return g_file_set_contents(path, out->str, (gssize)out->len, error);
+  return ptsim_output_write(path, out->str, out->len, error);
 }
 
 /* ---- the command ---- */
@@ -672,6 +674,7 @@ static gboolean add_suite(GPtrArray *inputs, const char *suite, GError **error) 
 
 static int fail(const GError *error) {
   fprintf(stderr, "ptsim validate: %s\n", error->message);
+  if (error->domain == PTSIM_OUTPUT_ERROR) return ptsim_output_exit_code(error);
   return error->domain == PTSIM_CONFIG_ERROR || error->domain == G_OPTION_ERROR ||
                  error->domain == G_KEY_FILE_ERROR || error->domain == G_FILE_ERROR ||
                  error->domain == PTSIM_RUN_CSV_ERROR ||
@@ -692,7 +695,8 @@ static int run(int argc, char **argv, const PtsimCliJob *user, const char *forma
   }
   if (gemm_path) {
     PtsimJob job;
-    if (!ptsim_cli_job_resolve(user, &job, NULL, &error) ||
+    if (!ptsim_output_check(gemm_path, &error) ||
+        !ptsim_cli_job_resolve(user, &job, NULL, &error) ||
         !emit_gemm_shapes(gemm_path, &job, &error))
       return fail(error);
     return 0;
@@ -720,7 +724,16 @@ static int run(int argc, char **argv, const PtsimCliJob *user, const char *forma
     ptsim_validate_write_csv(text, rows);
   else
     ptsim_validate_write_text(text, rows);
-  fwrite(text->str, 1, text->len, stdout);
+  if (!ptsim_output_stdout(text->str, text->len, &error)) return fail(error);
+  /* Nothing compared is not a validation: the report lists the reasons,
+   * the exit code says so. */
+  guint compared = 0;
+  for (guint i = 0; i < rows->len; i++) compared += ((const Row *)rows->pdata[i])->reason == NULL;
+  if (compared == 0) {
+    fprintf(stderr, "ptsim validate: no run could be compared: %u input row%s not expressible "
+            "(the reasons are listed in the report)\n", rows->len, rows->len == 1 ? "" : "s");
+    return EXIT_BAD_INPUT;
+  }
   return 0;
 }
 
@@ -747,7 +760,7 @@ int ptsim_validate_main(int argc, char **argv) {
       "validate/calibrate_published.py reads); job options apply to logs and other CSVs only.\n");
   ptsim_cli_job_add_to_context(context, &user, entries);
   GError *error = NULL;
-  int code = g_option_context_parse(context, &argc, &argv, &error)
+  int code = ptsim_cli_parse_options(context, &argc, &argv, &error)
                  ? run(argc, argv, &user, format_word, suite, gemm_path)
                  : fail(error);
   g_clear_error(&error);
