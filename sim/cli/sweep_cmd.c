@@ -338,8 +338,15 @@ typedef struct {
   guint top;
   Counts counts;
   GArray *best_jobs, *best_results; /* the best `top` so far, ranked */
-  PtsimOutput *csv;                 /* NULL: no CSV */
+  PtsimOutput *csv;                 /* NULL: no CSV; aborted unless committed */
 } Stream;
+
+static void stream_clear(Stream *st) {
+  g_clear_pointer(&st->best_jobs, g_array_unref);
+  g_clear_pointer(&st->best_results, g_array_unref);
+  g_clear_pointer(&st->csv, ptsim_output_abort);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Stream, stream_clear)
 
 /* Ranks a (job, result) pair the way the table does. */
 static gboolean better(const PtsimJob *ja, const PtsimBatchResult *ra, const PtsimJob *jb,
@@ -406,23 +413,22 @@ static int no_valid_layout(const PtsimSweep *sweep) {
 static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, PtsimDevice device,
                         GString *out) {
   g_autoptr(GError) error = NULL;
-  Stream st;
+  g_auto(Stream) st;
   memset(&st, 0, sizeof st);
   st.top = (guint)o->top;
   if (o->csv && !(st.csv = ptsim_output_open(o->csv, &error))) return fail(error);
-  g_autoptr(GArray) best_jobs = st.best_jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
-  g_autoptr(GArray) best_results = st.best_results =
-      g_array_new(FALSE, FALSE, sizeof(PtsimBatchResult));
+  st.best_jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
+  st.best_results = g_array_new(FALSE, FALSE, sizeof(PtsimBatchResult));
   Progress progress = {g_get_monotonic_time(), FALSE};
   g_autoptr(PtsimSweep) sweep = NULL;
   if (!st.csv || ptsim_output_append(st.csv, CSV_HEADER, strlen(CSV_HEADER), &error))
     sweep = ptsim_sweep_stream(spec, device, (guint)o->threads, STREAM_CHUNK, stream_chunk, &st,
                                show_progress, &progress, &error);
-  if (!sweep) {
-    ptsim_output_abort(st.csv);
-    return fail(error);
+  if (!sweep) return fail(error);
+  if (st.csv) {
+    PtsimOutput *csv = g_steal_pointer(&st.csv);
+    if (!ptsim_output_commit(csv, &error)) return fail(error);
   }
-  if (st.csv && !ptsim_output_commit(st.csv, &error)) return fail(error);
   /* The table shows the kept best rows, in their order. */
   g_array_append_vals(sweep->jobs, st.best_jobs->data, st.best_jobs->len);
   g_array_append_vals(sweep->results, st.best_results->data, st.best_results->len);

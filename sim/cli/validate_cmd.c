@@ -441,7 +441,6 @@ static const char *hw_for_gpu(const char *gpu) {
 static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
                         const PtsimCliJob *user) {
   g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
-  g_autoptr(GError) error = NULL;
   if (!user->model && !user->megatron_args && !user->megatron_args_file) {
     if (!run->model) {
       row_skip(r, "no model column (give --model)");

@@ -1,0 +1,24 @@
+/* fuzz_megatron_args_file.c — a launch-script file as --megatron-args-file
+ * reads it (continuations, comments, the capped reader), then the job. */
+#include "fuzz_common.h"
+#include "fuzz_job.h"
+#include "megatron_args.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  fuzz_setup();
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size > FUZZ_MAX_INPUT) return 0;
+  g_autofree char *path = fuzz_write_file("args.sh", data, size);
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
+  g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GError) error = NULL;
+  if (!ptsim_megatron_args_parse_file(path, &job.model, &job.layout, ignored, &error)) return 0;
+  fuzz_job_exercise(&job);
+  return 0;
+}
