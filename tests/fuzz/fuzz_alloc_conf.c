@@ -1,21 +1,19 @@
 /* fuzz_alloc_conf.c — a PYTORCH_CUDA_ALLOC_CONF string as --alloc-conf
  * takes it (alloc_conf.c); accepted options must keep the allocator's
  * invariants on a short replay. */
+static void load_trace(void);
+#define FUZZ_TARGET_INIT load_trace()
 #include "fuzz_common.h"
 #include "alloc_conf.h"
 #include "alloc_trace_io.h"
 
 static PtsimAllocTrace *trace;
 
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  fuzz_setup();
+static void load_trace(void) {
   g_autofree char *path =
       g_build_filename(PTSIM_SOURCE_DIR, "tests", "data", "alloc_small.trace", NULL);
   trace = ptsim_alloc_trace_load(path, NULL);
   g_assert(trace != NULL);
-  return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

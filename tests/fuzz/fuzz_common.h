@@ -68,4 +68,20 @@ static inline void fuzz_setup(void) {
   g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
 }
 
+/* libFuzzer's (and replay_main's) set-up: fuzz_setup, then the target's
+ * own when it defines FUZZ_TARGET_INIT (a statement) before including.
+ * replay_main.c, which calls it, defines FUZZ_REPLAY_MAIN. */
+#ifndef FUZZ_REPLAY_MAIN
+#ifndef FUZZ_TARGET_INIT
+#define FUZZ_TARGET_INIT
+#endif
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  fuzz_setup();
+  FUZZ_TARGET_INIT;
+  return 0;
+}
+#endif
+
 #endif /* PTSIM_FUZZ_COMMON_H */

@@ -3,18 +3,11 @@
  * line, one argument per line, parsed by the same GOptionContext the
  * commands build; an accepted job is then run as far as ptsim would
  * (fuzz_job.h). */
-#include "fuzz_common.h"
 #include "cli_job.h"
 #include "cli_options.h"
+#define FUZZ_TARGET_INIT ptsim_cli_init_locale()
+#include "fuzz_common.h"
 #include "fuzz_job.h"
-
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  fuzz_setup();
-  ptsim_cli_init_locale();
-  return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 4096) return 0;

@@ -5,13 +5,6 @@
 #include "config.h"
 #include "fuzz_job.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  fuzz_setup();
-  return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > FUZZ_MAX_INPUT) return 0;
   PtsimJob job;

@@ -4,6 +4,8 @@
  *   0: a sweep CSV (ptsim sweep --csv) -> heatmap, pareto, scaling
  *   1: a validation CSV (source,run,measured_s,predicted_s) -> validation
  *   2: an allocator timeline TSV (predict --memory-timeline) -> allocator */
+static void make_job(void);
+#define FUZZ_TARGET_INIT make_job()
 #include "fuzz_common.h"
 #include "config.h"
 #include "job_validate.h"
@@ -11,10 +13,7 @@
 
 static PtsimJob job; /* the allocator figure's job: 4 stages */
 
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  fuzz_setup();
+static void make_job(void) {
   memset(&job, 0, sizeof job);
   g_assert(ptsim_model_load("llama3-8b", &job.model, NULL));
   g_assert(ptsim_hardware_load("h100-80g", &job.hw, NULL));
@@ -24,7 +23,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   job.layout.gbs = 16;
   job.layout.seq = 1024;
   g_assert(ptsim_job_validate(&job, NULL));
-  return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -3,13 +3,6 @@
 #include "fuzz_common.h"
 #include "run_csv.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  fuzz_setup();
-  return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > FUZZ_MAX_INPUT) return 0;
   g_autoptr(GError) error = NULL;

@@ -2,6 +2,7 @@
  * normal (gcc) build links each target with this main, and ctest replays
  * the crashes kept in tests/data/fuzz_regressions/TARGET/ and the seed
  * fixtures.  Arguments: files or folders (every regular file inside). */
+#define FUZZ_REPLAY_MAIN
 #include "fuzz_common.h"
 
 static int replay_file(const char *path) {
