@@ -16,19 +16,23 @@
 #define GIB PTSIM_PLOT_GIB
 #define MAX_PANELS 8
 
-/* The value of "# key VALUE" among the table's comments, or NAN. */
-static double comment_value(const PtsimPlotTable *t, const char *key) {
+/* The value of "# key VALUE" among the table's comments into *out (NAN when
+ * absent); a value that is not a number in RANGE is an error naming it. */
+static gboolean comment_value(const PtsimPlotTable *t, const char *key, PtsimRange range,
+                              double *out, GError **error) {
   size_t n = strlen(key);
+  *out = NAN;
   for (guint i = 0; i < t->comments->len; i++) {
     const char *c = g_ptr_array_index(t->comments, i);
     while (*c == ' ') c++;
-    if (strncmp(c, key, n) == 0 && (c[n] == ' ' || c[n] == '\t')) {
-      char *end = NULL;
-      double v = g_ascii_strtod(c + n + 1, &end);
-      if (end != c + n + 1 && isfinite(v)) return v;
+    if (strncmp(c, key, n) != 0 || (c[n] != ' ' && c[n] != '\t')) continue;
+    g_autofree char *what = g_strdup_printf("%s: '# %s'", t->path, key);
+    if (!ptsim_number_double(what, c + n + 1, range, out, error)) {
+      g_prefix_error(error, "allocator timeline: ");
+      return FALSE;
     }
   }
-  return NAN;
+  return TRUE;
 }
 
 typedef struct {
@@ -76,9 +80,12 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
     last_step = MAX(last_step, s.step);
     g_array_append_val(samples, s);
   }
-  double step_s = comment_value(t, "step_s");
-  double capacity = comment_value(t, "capacity_bytes");
-  double outside = comment_value(t, "outside_bytes");
+  const PtsimRange positive = {0.0, INFINITY, FALSE, FALSE};
+  double step_s, capacity, outside;
+  if (!comment_value(t, "step_s", nonnegative, &step_s, error) ||
+      !comment_value(t, "capacity_bytes", positive, &capacity, error) ||
+      !comment_value(t, "outside_bytes", nonnegative, &outside, error))
+    return FALSE;
   if (isnan(capacity)) capacity = job->hw.memory_bytes;
   if (isnan(outside)) outside = ptsim_lifetimes_outside_bytes(job);
   gboolean one_step = !isnan(step_s) && step_s > 0;
