@@ -16,9 +16,12 @@
 #include "simulate.h"
 #include "workload.h"
 
-/* Simulations past this much scratch are skipped (they are bounded by
- * validation, but a fuzzer wants thousands of runs a second). */
+/* Simulations past this much scratch, or this many (layer, microbatch)
+ * pairs on a stage, are skipped: they are bounded by validation, but a
+ * fuzzer wants thousands of runs a second, and the instrumented allocator
+ * emulation of 64 layers x 128 microbatches takes seconds. */
 #define FUZZ_SIMULATE_MAX_BYTES ((int64_t)32 << 20)
+#define FUZZ_SIMULATE_MAX_WORK ((int64_t)2048)
 
 /* Fills what the parser did not give (a zeroed model: the tiny fixture; a
  * zeroed profile: h100-80g; a zeroed layout: Megatron-LM's defaults; a zero
@@ -45,6 +48,10 @@ static inline void fuzz_job_exercise(PtsimJob *job) {
   g_autofree PtsimWorkload *workload = g_new0(PtsimWorkload, 1);
   ptsim_workload_build(plan, NULL, workload);
 
+  int64_t most_layers = 0;
+  for (int64_t s = 0; s < plan->num_stages; s++)
+    most_layers = MAX(most_layers, plan->stage_layers[s]);
+  if (most_layers * plan->num_microbatches > FUZZ_SIMULATE_MAX_WORK) return;
   int64_t engine = ptsim_engine_scratch_bytes(plan);
   if (engine > 0 && engine <= FUZZ_SIMULATE_MAX_BYTES) {
     g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
