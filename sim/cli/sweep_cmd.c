@@ -8,6 +8,7 @@
 #include "config.h"
 #include "numbers.h"
 #include "gpu.h"
+#include "job_validate.h"
 #include "names.h"
 #include "output.h"
 #include "plot_cmd.h"
@@ -127,7 +128,8 @@ static gboolean parse_name_list(const char *flag, const char *text, GPtrArray *o
 static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError **error) {
   if (!parse_name_list("--model", o->models ? o->models : "llama3-8b", spec->models, error) ||
       !parse_name_list("--hw", o->hws ? o->hws : "h100-80g", spec->hws, error) ||
-      !parse_int_list("--gpus", o->gpus ? o->gpus : "8", spec->gpus, error) ||
+      !ptsim_number_int64_list("--gpus", o->gpus ? o->gpus : "8", 1, PTSIM_JOB_GPUS_MAX,
+                               spec->gpus, error) ||
       !parse_int_list("--seq", o->seqs ? o->seqs : "8192", spec->seqs, error) ||
       !parse_int_list("--gbs", o->gbs ? o->gbs : "128", spec->gbs, error) ||
       (o->mbs && !parse_int_list("--mbs", o->mbs, spec->mbs, error)) ||

@@ -32,14 +32,11 @@ void ptsim_layout_init_defaults(PtsimLayout *layout);
  * enum has no "auto", so an explicit 1F1B cannot be told from the default);
  * gpipe or zb-h1 with vp > 1 is an error, and so is interleaved with
  * vp == 1.  The hardware part of the job is not checked here
- * (ptsim_hardware_load() did that).  Last, the work is bounded: a layout
- * whose simulation would need more than PTSIM_JOB_SCRATCH_MAX bytes of
- * scratch is refused, naming what makes it large. */
+ * (ptsim_hardware_load() did that). */
 gboolean ptsim_job_validate(PtsimJob *job, GError **error);
 
-/* The most scratch memory one simulation of a validated job allocates at
- * once (engine state, or one stage's allocator emulation); a layout that
- * would need more is refused by ptsim_job_validate, naming the cause. */
-#define PTSIM_JOB_SCRATCH_MAX ((int64_t)16 << 30)
+/* The most GPUs (and data-parallel ranks) a job may have: 4,194,304, twenty
+ * times the largest clusters built; it bounds the work of group placement. */
+#define PTSIM_JOB_GPUS_MAX ((int64_t)1 << 22)
 
 #endif /* PTSIM_JOB_VALIDATE_H */

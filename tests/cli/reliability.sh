@@ -6,7 +6,7 @@
 # same bytes for any thread count.
 set -u
 ptsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-src=${SRCDIR:-$(dirname "$0")/../..}
+src=$(cd "${SRCDIR:-$(dirname "$0")/../..}" && pwd)
 fails=0
 check() { # name, condition-command...
   local name=$1; shift
@@ -42,12 +42,16 @@ check "peak_bf16_tflops = 1e-300 is out of the physical range" \
   expect 2 "peak_bf16_tflops = '1e-300' is not allowed: expected a number in [0.01, 1000000]" memory --hw tiny_peak.ini
 
 # ---- work bounded before allocating ----
-check "2^30 layers over pp 128: a scratch limit naming the cause, not an abort" \
-  expect 2 "layers on the stage" predict --pp 128 --gpus 128 \
-  --megatron-args "--num-layers 1073741824 --hidden-size 64 --num-attention-heads 1 --vocab-size 100 --seq-length 128 --micro-batch-size 1 --global-batch-size 128 --bf16"
+deep=(--pp 128 --gpus 128 --megatron-args "--num-layers 1073741824 --hidden-size 64 --num-attention-heads 1 --vocab-size 100 --seq-length 128 --micro-batch-size 1 --global-batch-size 128 --bf16")
+# predict simulates the step first: its clock refuses the step (31 years)
+check "2^30 layers over pp 128: predict is an error naming the cause, not an abort" \
+  expect 2 "the step would last more than 1e9 s" predict "${deep[@]}"
+check "2^30 layers over pp 128: the allocator emulation's scratch limit names the layers" \
+  expect 2 "8388608 layers on the stage" plot memory --out deep.png "${deep[@]}"
 printf '[model]\nnum_layers = 1048576\nhidden_size = 1048576\nffn_hidden_size = 1048576\nnum_attention_heads = 1048576\nnum_query_groups = 1048576\nvocab_size = 1048576\nactivation = swiglu\nnorm = rmsnorm\ntied_embeddings = false\nbias = false\n' >huge.ini
 check "a model with every size 2^20: a scratch limit, not 166 TB" \
-  expect 2 "more than ptsim's limit of 16 GiB" predict --model huge.ini
+  expect 2 "more than ptsim's limit of 16 GiB" plot memory --out huge.png --model huge.ini
+check "  (predict: an error too)" expect 2 "" predict --model huge.ini
 
 # ---- sweeps that did nothing ----
 check "sweep --gpus 8,8 is refused" expect 2 "--gpus '8,8': 8 is given twice" sweep --gpus 8,8
