@@ -231,6 +231,7 @@ static int run_predict(int argc, char **argv) { return run_job_command("predict"
  * end: a full disk or a closed pipe on standard output is a failure (exit
  * 1), never a silent 0.  (A failed command has said why already.) */
 static int checked_exit(const char *command, int code) {
+  errno = 0;
   if (code == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
     fprintf(stderr, "ptsim%s%s: writing standard output failed: %s\n", command ? " " : "",
             command ? command : "", g_strerror(errno ? errno : EIO));

@@ -129,6 +129,7 @@ gboolean ptsim_output_check(const char *path, GError **error) {
 }
 
 gboolean ptsim_output_stdout(const char *data, gsize len, GError **error) {
+  errno = 0; /* stdio need not set it: EIO stands in then */
   if ((len > 0 && fwrite(data, 1, len, stdout) != len) || fflush(stdout) != 0 || ferror(stdout))
     return write_failed(error, "standard output", "writing", errno ? errno : EIO);
   return TRUE;
@@ -190,6 +191,7 @@ PtsimOutput *ptsim_output_open(const char *path, GError **error) {
 gboolean ptsim_output_append(PtsimOutput *out, const char *data, gsize len, GError **error) {
   g_return_val_if_fail(out != NULL, FALSE);
   if (!out->target) {
+    errno = 0;
     if (len > 0 && fwrite(data, 1, len, stdout) != len)
       return write_failed(error, "standard output", "writing", errno ? errno : EIO);
     return TRUE;
@@ -208,6 +210,7 @@ gboolean ptsim_output_commit(PtsimOutput *out, GError **error) {
   g_return_val_if_fail(out != NULL, FALSE);
   gboolean ok = TRUE;
   if (!out->target) {
+    errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout))
       ok = write_failed(error, "standard output", "writing", errno ? errno : EIO);
   } else {
