@@ -2,7 +2,7 @@
 # replay.sh: the fixtures in tests/data (and the shipped models, profiles
 # and published CSVs), plus the few hand-written seeds in seeds/TARGET/.
 # Usage: seeds TARGET (paths relative to the source tree, one per line).
-fuzz_targets="model_ini hw_ini megatron_args megatron_args_file megatron_log run_csv alloc_trace alloc_conf plot_tables job_options"
+fuzz_targets="model_ini hw_ini megatron_args megatron_args_file megatron_log run_csv alloc_trace alloc_conf plot_tables job_options torchtitan"
 
 seeds() {
   case $1 in
@@ -12,6 +12,7 @@ seeds() {
     megatron_log) ls tests/data/megatron_logs/*.log ;;
     run_csv) ls tests/data/published/*.csv validate/data/published/*.csv ;;
     alloc_trace) ls tests/data/alloc_small.trace ;;
+    torchtitan) ls tests/data/torchtitan/*.toml 2>/dev/null ;;
   esac
   [ -d "tests/fuzz/seeds/$1" ] && ls -d "tests/fuzz/seeds/$1"/* 2>/dev/null
   return 0
