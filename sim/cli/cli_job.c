@@ -181,6 +181,17 @@ static gboolean base_job(const PtsimCliJob *o, PtsimJob *job, GPtrArray *ignored
   return ptsim_hardware_load(o->hw ? o->hw : DEFAULT_HW, &job->hw, error);
 }
 
+/* a*b*c*d of positive counts, or G_MAXINT64 when it overflows (job
+ * validation then refuses it by range instead of a wrapped product passing). */
+static gint64 checked_product(gint64 a, gint64 b, gint64 c, gint64 d) {
+  guint64 p = 1;
+  const gint64 f[] = {a, b, c, d};
+  for (size_t i = 0; i < G_N_ELEMENTS(f); i++)
+    if (f[i] < 1 || !g_uint64_checked_mul(&p, p, (guint64)f[i]) || p > G_MAXINT64)
+      return G_MAXINT64;
+  return (gint64)p;
+}
+
 static void apply_flags(const PtsimCliJob *o, PtsimJob *job) {
   PtsimLayout *l = &job->layout;
   if (o->tp != -1) l->tp = o->tp;
@@ -192,9 +203,9 @@ static void apply_flags(const PtsimCliJob *o, PtsimJob *job) {
   if (o->gbs != -1) l->gbs = o->gbs;
   if (o->seq != -1) l->seq = o->seq;
   if (o->gpus != -1) l->gpus = o->gpus;
-  if (o->nodes != -1) l->gpus = o->nodes * job->hw.gpus_per_node;
+  if (o->nodes != -1) l->gpus = checked_product(o->nodes, job->hw.gpus_per_node, 1, 1);
   if (l->gpus <= 0) /* a Megatron-LM command line does not say: assume dp 1 */
-    l->gpus = l->tp * l->pp * l->cp * (l->dp > 0 ? l->dp : 1);
+    l->gpus = checked_product(l->tp, l->pp, l->cp, l->dp > 0 ? l->dp : 1);
   if (o->sp) l->sp = 1;
   if (o->no_sp) l->sp = 0;
   if (o->recompute_num_layers != -1) l->recompute_num_layers = o->recompute_num_layers;

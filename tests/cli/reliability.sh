@@ -37,6 +37,7 @@ check "Megatron --context-parallel-size 2^62 refused by name" \
 check "Megatron --hidden-size 2^62 refused by name, not 'too small'" \
   expect 2 "--hidden-size '4611686018427387904' is not allowed" \
   memory --megatron-args "--num-layers 2 --hidden-size 4611686018427387904 --num-attention-heads 4 --vocab-size 100 --swiglu"
+check "--nodes 2^62 is refused, not a wrapped dp 1" expect 2 "out of range" memory --nodes 4611686018427387904
 sed 's/^peak_bf16_tflops.*/peak_bf16_tflops = 1e-300/' "$src/hw_profiles/h100-80g.ini" >tiny_peak.ini
 check "peak_bf16_tflops = 1e-300 is out of the physical range" \
   expect 2 "peak_bf16_tflops = '1e-300' is not allowed: expected a number in [0.01, 1000000]" memory --hw tiny_peak.ini
