@@ -6,10 +6,10 @@
 #include <unistd.h>
 #include "cli_options.h"
 #include "config.h"
-#include "numbers.h"
 #include "gpu.h"
 #include "job_validate.h"
 #include "names.h"
+#include "numbers.h"
 #include "output.h"
 #include "plot_cmd.h"
 #include "simulate.h"

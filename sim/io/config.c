@@ -17,7 +17,6 @@
  * GB = 1e9 B, _us); the structs are SI (bytes, FLOP/s, bytes/s, seconds). */
 #include "config.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
