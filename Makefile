@@ -11,7 +11,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 
-.PHONY: all setup build run test bench calibrate validate-report clean fuzz
+.PHONY: all setup build run test bench calibrate validate-report gallery clean fuzz
 
 all: build
 
@@ -45,6 +45,9 @@ fuzz:
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTSIM_FUZZ=ON -DPTSIM_CUDA=OFF
 	cmake --build $(FUZZ_BUILD) --target fuzzers -j $(JOBS)
 	bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+gallery: build
+	bash plots/gallery/make.sh $(BUILD)/ptsim
 
 clean:
 	rm -rf $(BUILD)

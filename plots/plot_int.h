@@ -1,7 +1,9 @@
-/* plot_int.h — what the figure writers (plot.c, plot_alloc.c,
- * plot_sweep.c, plot_validation.c) share and callers do not see: number and
- * string formatting for gnuplot, the NAME.EXT -> NAME.gp / NAME.tsv naming,
- * the write-then-render step, the title label, and a small reader of
+/* plot_int.h — what the figure writers (plot_memory.c, plot_timeline.c,
+ * plot_alloc.c, plot_sweep.c, plot_heatmap.c, plot_pareto.c,
+ * plot_validation.c) share and callers do not see: the canvas (printed
+ * size and the fonts that go with it), number and string formatting for
+ * gnuplot, the NAME.EXT -> NAME.gp / NAME.tsv naming, the write-then-render
+ * step, titles that wrap to the figure's width, and a small reader of
  * comma- and tab-separated files that reports file:line.
  *
  * Every number written to a .tsv or .gp goes through ptsim_plot_num (C
@@ -17,6 +19,52 @@
 #include "plot.h"
 
 #define PTSIM_PLOT_GIB (1024.0 * 1024.0 * 1024.0)
+
+/* ---- the canvas ---- */
+
+/* One figure's page: its printed size and the three font sizes every kind
+ * uses.  Built from a PtsimPlotSize by ptsim_plot_canvas_init; the height
+ * is set once the writer knows its content (ptsim_plot_canvas_height). */
+typedef struct {
+  PtsimPlotFormat format;
+  double width_cm, height_cm;
+  double given_height_cm; /* the caller's height, 0: the kind's */
+  double font_pt;         /* axis and tick labels, titles */
+  double small_pt;        /* keys, line labels, notes */
+  double tiny_pt;         /* numbers inside boxes and cells */
+  gboolean narrow;        /* a column or narrower: compact layouts */
+} PtsimPlotCanvas;
+
+/* size NULL: the page preset. */
+void ptsim_plot_canvas_init(PtsimPlotCanvas *c, PtsimPlotFormat format,
+                            const PtsimPlotSize *size);
+
+/* What every writer starts with: the files of `figure_path` (NAME.EXT ->
+ * NAME.gp, NAME.tsv) and the canvas for its format at `size` (NULL: page).
+ * Error: PTSIM_PLOT_ERROR_FORMAT. */
+gboolean ptsim_plot_begin(const char *figure_path, const PtsimPlotSize *size,
+                          PtsimPlotFiles *files, PtsimPlotCanvas *c, GError **error);
+
+/* Sets the height: the caller's when given, else `auto_cm` (clamped to
+ * 3..60 cm). */
+void ptsim_plot_canvas_height(PtsimPlotCanvas *c, double auto_cm);
+
+/* Width in cm of `chars` characters at `pt` (an average Sans glyph is
+ * about 0.6 em wide, digits and capitals a little more). */
+double ptsim_plot_text_cm(double pt, double chars);
+
+/* A key under the plot: how many of `entries` entries, the longest
+ * `longest_chars` characters, fit on a row of the canvas (*per_row), and
+ * how many rows that makes. */
+int ptsim_plot_key_rows(const PtsimPlotCanvas *c, int entries, int longest_chars, int *per_row);
+
+/* Appends the shared preamble to `gp`: terminal for the canvas's format
+ * and size, output file `figure_name` (a bare file name), fonts (the
+ * variables f_small and f_tiny hold the smaller two), borders, grid, and
+ * the named colours/line styles every kind uses. */
+void ptsim_plot_style(GString *gp, const PtsimPlotCanvas *c, const char *figure_name);
+
+/* ---- formatting ---- */
 
 /* Appends `value` printed with a printf double format, in the C locale. */
 void ptsim_plot_num(GString *s, const char *format, double value);
@@ -38,15 +86,65 @@ gboolean ptsim_plot_files_for(const char *figure_path, PtsimPlotFormat *format,
 gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GString *gp,
                            PtsimPlotFiles *out, GError **error);
 
-/* The script's opening comment: what it draws, the data it reads, how to
- * rerun it. */
-void ptsim_plot_script_header(GString *gp, const char *what, const PtsimPlotFiles *files);
+/* A new script: its opening comment (what it draws, the data it reads, how
+ * to rerun it; the job and the scenario when given, either may be NULL),
+ * the shared style for the canvas, and `data = 'NAME.tsv'` (no newline
+ * after it).  (transfer full) */
+GString *ptsim_plot_script_begin(const PtsimPlotFiles *files, const PtsimPlotCanvas *c,
+                                 const char *what, const PtsimJob *job, const char *scenario);
 
-/* A label at the figure's top left with up to three lines (NULL: left
- * out), and a top margin that fits them.  (A `set title` is centred over
- * the plot area and clipped when the key takes the right margin.) */
-void ptsim_plot_title_lines(GString *gp, const char *first, const char *second,
-                            const char *third);
+/* A title at the figure's top left: each of the given texts (NULL-
+ * terminated) wrapped at ", " and "; " to the canvas's width, at most
+ * `max_lines` lines in all (the last one cut with "..." beyond).  The .gp
+ * gets `show_title = 1` (set it to 0 for a paper, where the caption says
+ * what was run) and `title_cm`, the height the title takes, which
+ * ptsim_plot_margins reserves.  Returns the number of lines. */
+int ptsim_plot_title(GString *gp, const PtsimPlotCanvas *c, int max_lines, const char *const *texts);
+
+/* The height ptsim_plot_title's title will take (title_cm). */
+double ptsim_plot_title_cm(const PtsimPlotCanvas *c, int max_lines, const char *const *texts);
+
+/* Height in cm under the plot area for tick labels and an axis label. */
+double ptsim_plot_axis_cm(const PtsimPlotCanvas *c);
+
+/* Height in cm of one line of text at `pt`. */
+double ptsim_plot_line_cm(double pt);
+
+/* Fixes the plot area in screen coordinates, so a long key or title can
+ * never squeeze it: `top_cm` under the title (when shown), `bottom_cm`
+ * above the figure's lower edge (tick labels, x label, a key under the
+ * plot).  Margins left and right stay gnuplot's. */
+void ptsim_plot_margins(GString *gp, double top_cm, double bottom_cm);
+
+/* The height a key of `rows` rows under the plot takes, and its placement
+ * `above_cm` over the figure's bottom edge, `per_row` entries to a row,
+ * the longest `longest_chars` long. */
+double ptsim_plot_key_cm(const PtsimPlotCanvas *c, int rows);
+void ptsim_plot_key_under(GString *gp, const PtsimPlotCanvas *c, int per_row, int longest_chars,
+                          double above_cm);
+
+/* The `width` a key needs so gnuplot lays out the columns
+ * ptsim_plot_key_rows counted, whatever the terminal. */
+int ptsim_plot_key_width(const PtsimPlotCanvas *c, int longest_chars);
+
+/* The texts' lines as ptsim_plot_title wraps them.  (transfer full) */
+GPtrArray *ptsim_plot_wrap(const PtsimPlotCanvas *c, double pt, int max_lines,
+                           const char *const *texts);
+
+/* A 1-2-5 step (..., 0.5, 1, 2, 5, 10, ...) giving about `count`
+ * intervals over [lo, hi]: tick spacing that a reader can add up. */
+double ptsim_plot_nice_step(double lo, double hi, int count);
+
+/* ---- the job ---- */
+
+/* A "# job: ..." header line naming the job, for .tsv and .gp. */
+void ptsim_plot_job_comment(GString *s, const PtsimJob *job);
+
+/* "MODEL on N x HW" and "tp . pp . [cp .] dp . [vp .], mbs . gbs . seq .
+ * [, recompute .], SCHEDULE" for titles (cp, vp and recompute when they are
+ * not 1 / none).  (transfer full) */
+char *ptsim_plot_job_what(const PtsimJob *job);
+char *ptsim_plot_job_layout(const PtsimJob *job);
 
 /* ---- delimited text files (sweep CSV, validation CSV, allocator TSV) ---- */
 
@@ -84,5 +182,11 @@ gboolean ptsim_plot_table_double(const PtsimPlotTable *t, guint row, int col, Pt
 gboolean ptsim_plot_table_int(const PtsimPlotTable *t, guint row, int col, gint64 *out,
                               GError **error);
 const char *ptsim_plot_table_text(const PtsimPlotTable *t, guint row, int col);
+
+/* The value of "# KEY VALUE" among the table's comments into *out (NAN
+ * when absent); a value that is not a number in RANGE is an error naming
+ * the file, the key and the value. */
+gboolean ptsim_plot_table_comment_value(const PtsimPlotTable *t, const char *key,
+                                        PtsimRange range, double *out, GError **error);
 
 #endif /* PTSIM_PLOT_INT_H */

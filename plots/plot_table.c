@@ -140,3 +140,17 @@ gboolean ptsim_plot_table_int(const PtsimPlotTable *t, guint row, int col, gint6
   *out = v;
   return TRUE;
 }
+
+gboolean ptsim_plot_table_comment_value(const PtsimPlotTable *t, const char *key,
+                                        PtsimRange range, double *out, GError **error) {
+  size_t n = strlen(key);
+  *out = NAN;
+  for (guint i = 0; i < t->comments->len; i++) {
+    const char *c = g_ptr_array_index(t->comments, i);
+    while (*c == ' ') c++;
+    if (strncmp(c, key, n) != 0 || (c[n] != ' ' && c[n] != '\t')) continue;
+    g_autofree char *what = g_strdup_printf("%s: '# %s'", t->path, key);
+    return ptsim_number_double(what, c + n + 1, range, out, error);
+  }
+  return TRUE;
+}

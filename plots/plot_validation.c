@@ -3,80 +3,142 @@
  *
  * Input format (one header line, comma-separated, no quoting, '#' lines
  * are comments):
- *   source,run,measured_s,predicted_s
- *   narayanan2021,1.7B,1.234,1.301
+ *   source,run,measured_s,predicted_s[,fit]
+ *   narayanan2021,1.7B,1.234,1.301,in-sample
  * source   where the measurement comes from (groups points: one point type
  *          and colour per source);
  * run      a short name of the run (the point's label when few);
- * measured_s, predicted_s   step times in seconds, > 0.
- * validate/calibrate_published.py --csv FILE writes exactly this. */
+ * measured_s, predicted_s   step times in seconds, > 0;
+ * fit      optional: in-sample (the hardware profile's efficiency was
+ *          fitted on this run) or held-out (it was not), empty: unknown.
+ * validate/calibrate_published.py --csv FILE writes exactly this.
+ *
+ * Two views.  The residual view (the default) answers "how wrong, and
+ * where": relative error on a linear axis against measured step time on a
+ * log axis, so a 3% miss is as visible at 0.4 s as at 100 s; the parity
+ * view is the classic log-log y = x, where three decades of range hide
+ * errors of a few percent.  Held-out runs are filled, in-sample runs open:
+ * an in-sample error says how well the fit went, a held-out one how well
+ * it predicts. */
 #include <math.h>
 #include <string.h>
 #include "plot_int.h"
 
 #define LABEL_MAX_POINTS 16
+#define BAND 0.10
+
+typedef enum { FIT_UNKNOWN = 0, FIT_IN_SAMPLE = 1, FIT_HELD_OUT = 2 } Fit;
+static const char *const fit_names[] = {"unknown", "in-sample", "held-out"};
 
 gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
-                               PtsimPlotFiles *out, GError **error) {
+                               PtsimPlotValidationView view, const char *const *held_out,
+                               const PtsimPlotSize *size, PtsimPlotFiles *out, GError **error) {
   g_return_val_if_fail(figure_path && csv_path, FALSE);
-  PtsimPlotFormat format;
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  if (!ptsim_plot_files_for(figure_path, &format, &files, error)) return FALSE;
+  PtsimPlotCanvas c;
+  if (!ptsim_plot_begin(figure_path, size, &files, &c, error)) return FALSE;
   static const char *const cols[] = {"source", "run", "measured_s", "predicted_s", NULL};
   g_autoptr(PtsimPlotTable) t = ptsim_plot_table_read(csv_path, ',', cols, error);
   if (!t) return FALSE;
-  int c[4];
-  for (int i = 0; i < 4; i++) c[i] = ptsim_plot_table_column(t, cols[i]);
+  int ci[4];
+  for (int i = 0; i < 4; i++) ci[i] = ptsim_plot_table_column(t, cols[i]);
+  int fit_col = ptsim_plot_table_column(t, "fit");
   g_autoptr(GPtrArray) sources = g_ptr_array_new();  /* (element-type utf8) (transfer none) */
   g_autoptr(GString) tsv = g_string_new(NULL);
-  guint n = t->rows->len, within = 0;
-  double lo = G_MAXDOUBLE, hi = 0, abs_sum = 0;
+  guint n = t->rows->len, within = 0, count[3] = {0, 0, 0};
+  double lo = G_MAXDOUBLE, hi = 0, emax = 0, abs_sum[3] = {0, 0, 0};
   g_string_append_printf(
       tsv,
       "# ptsim validation: predicted against measured step time\n# from %s (%u runs)\n"
       "# columns: source_index (0-based, in order of first appearance), source, run, "
-      "measured_s, predicted_s (seconds), error (predicted / measured - 1)\n"
-      "# source_index\tsource\trun\tmeasured_s\tpredicted_s\terror\n",
+      "measured_s, predicted_s (seconds), error (predicted / measured - 1), fit (0 unknown, "
+      "1 in-sample: the profile was fitted on this run, 2 held-out)\n"
+      "# source_index\tsource\trun\tmeasured_s\tpredicted_s\terror\tfit\n",
       csv_path, n);
   for (guint r = 0; r < n; r++) {
-    const char *source = ptsim_plot_table_text(t, r, c[0]);
-    const char *run = ptsim_plot_table_text(t, r, c[1]);
+    const char *source = ptsim_plot_table_text(t, r, ci[0]);
+    const char *run = ptsim_plot_table_text(t, r, ci[1]);
     double measured, predicted;
     const PtsimRange positive = {0.0, INFINITY, FALSE, FALSE};
-    if (!ptsim_plot_table_double(t, r, c[2], positive, &measured, error) ||
-        !ptsim_plot_table_double(t, r, c[3], positive, &predicted, error))
+    if (!ptsim_plot_table_double(t, r, ci[2], positive, &measured, error) ||
+        !ptsim_plot_table_double(t, r, ci[3], positive, &predicted, error))
       return FALSE;
+    int line = g_array_index(t->lines, int, r);
     if (!*source || strchr(source, '\t') || strchr(run, '\t')) {
       g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
                   "%s:%d: the source must be non-empty and neither cell may hold a tab", csv_path,
-                  g_array_index(t->lines, int, r));
+                  line);
       return FALSE;
+    }
+    Fit fit = FIT_UNKNOWN;
+    if (held_out) {
+      fit = g_strv_contains(held_out, source) ? FIT_HELD_OUT : FIT_IN_SAMPLE;
+    } else if (fit_col >= 0) {
+      const char *f = ptsim_plot_table_text(t, r, fit_col);
+      if (strcmp(f, "in-sample") == 0) fit = FIT_IN_SAMPLE;
+      else if (strcmp(f, "held-out") == 0) fit = FIT_HELD_OUT;
+      else if (*f) {
+        g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
+                    "%s:%d: column fit: '%s' is neither in-sample nor held-out (or empty)",
+                    csv_path, line, f);
+        return FALSE;
+      }
     }
     guint si = 0;
     while (si < sources->len && strcmp(g_ptr_array_index(sources, si), source) != 0) si++;
     if (si == sources->len) g_ptr_array_add(sources, (gpointer)source);
     double err = predicted / measured - 1.0;
-    within += fabs(err) <= 0.10 + 1e-12;
-    abs_sum += fabs(err);
-    lo = MIN(lo, MIN(measured, predicted));
-    hi = MAX(hi, MAX(measured, predicted));
+    within += fabs(err) <= BAND + 1e-12;
+    count[fit]++;
+    abs_sum[fit] += fabs(err);
+    emax = MAX(emax, fabs(err));
+    lo = MIN(lo, view == PTSIM_PLOT_VALIDATION_PARITY ? MIN(measured, predicted) : measured);
+    hi = MAX(hi, view == PTSIM_PLOT_VALIDATION_PARITY ? MAX(measured, predicted) : measured);
     g_string_append_printf(tsv, "%u\t%s\t%s\t", si, source, run);
     ptsim_plot_num(tsv, "%.6g", measured);
     g_string_append_c(tsv, '\t');
     ptsim_plot_num(tsv, "%.6g", predicted);
     g_string_append_c(tsv, '\t');
     ptsim_plot_num(tsv, "%.5f", err);
-    g_string_append_c(tsv, '\n');
+    g_string_append_printf(tsv, "\t%d\n", fit);
   }
-  /* A square, log-log, decade-aligned when the range is wide. */
   double xlo = lo / 1.35, xhi = hi * 1.35;
-  g_autofree char *fig_name = g_path_get_basename(files.figure);
-  g_autofree char *data_name = g_path_get_basename(files.data);
-  g_autoptr(GString) gp = g_string_new(NULL);
-  ptsim_plot_script_header(gp, "validation: predicted against measured step time.", &files);
-  ptsim_plot_style(gp, format, fig_name, 14.0, 12.5);
-  g_string_append(gp, "data = ");
-  ptsim_plot_quoted(gp, data_name);
+  /* the error axis: the band and every point, symmetric, a round number */
+  double elim = ptsim_plot_nice_step(0, MAX(emax, BAND) * 1.15 * 100.0, 1);
+  int longest = 17;
+  for (guint k = 0; k < sources->len; k++)
+    longest = MAX(longest, (int)strlen(g_ptr_array_index(sources, k)));
+  gboolean mixed = count[FIT_HELD_OUT] > 0 && count[FIT_IN_SAMPLE] > 0;
+  int per_row = 1, key_rows = ptsim_plot_key_rows(&c, (int)sources->len + 2 + (mixed ? 2 : 0),
+                                                  longest, &per_row);
+  int title_lines = c.narrow ? 5 : 3;
+  gboolean parity = view == PTSIM_PLOT_VALIDATION_PARITY;
+  double plot_h = parity ? MIN(c.width_cm - 2.0, 9.0) : (c.narrow ? 4.6 : 5.6);
+  /* The subtitle says what the groups' errors are, and which is which. */
+  GString *sub = g_string_new(NULL);
+  g_string_append_printf(sub, "%u runs, %u within \xc2\xb1%.0f%%", n, within, 100 * BAND);
+  for (int f = 2; f >= 0; f--) {
+    if (!count[f]) continue;
+    if (f == FIT_UNKNOWN && count[1] + count[2] == 0)
+      g_string_append_printf(sub, "; mean |error| %.1f%% (in-sample or held-out not given: add "
+                                  "a fit column or --held-out)", 100 * abs_sum[f] / count[f]);
+    else
+      g_string_append_printf(sub, "; %s (%s) mean |error| %.1f%% over %u", fit_names[f],
+                             f == FIT_HELD_OUT ? "filled" : f == FIT_IN_SAMPLE ? "open" : "x",
+                             100 * abs_sum[f] / count[f], count[f]);
+  }
+  if (count[FIT_IN_SAMPLE] && !count[FIT_HELD_OUT])
+    g_string_append(sub, " \xe2\x80\x94 every run was in the fit");
+  g_autofree char *subtitle = g_string_free(sub, FALSE);
+  const char *title[] = {parity ? "ptsim predicted vs measured step time"
+                                : "ptsim step-time error vs measured step time",
+                         subtitle, NULL};
+  double top_cm = 0.3, bottom_cm = ptsim_plot_axis_cm(&c) + ptsim_plot_key_cm(&c, key_rows);
+  ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm + plot_h +
+                                   bottom_cm);
+
+  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, parity ? "validation: predicted against measured step time."
+                                      : "validation: error of the predicted step time.", NULL, NULL);
   g_string_append_printf(gp, "\narray source[%u] = [", sources->len);
   for (guint s = 0; s < sources->len; s++) {
     if (s) g_string_append(gp, ", ");
@@ -88,24 +150,49 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
   ptsim_plot_num(gp, "%.6g", xlo);
   g_string_append(gp, "; hi = ");
   ptsim_plot_num(gp, "%.6g", xhi);
-  g_string_append(gp, "\nband = 0.10   # the tolerance drawn around y = x\n");
-  g_autofree char *sub = g_strdup_printf("%u runs, %u within +-10%%, mean |error| %.1f%%", n,
-                                         within, 100.0 * abs_sum / n);
-  ptsim_plot_title_lines(gp, "ptsim predicted vs measured step time", sub, NULL);
-  g_string_append(
+  g_string_append_printf(gp, "   # measured step time axis (s)\nband = %.2f   # the tolerance "
+                             "drawn around zero error\nelim = %g   # error axis, +-%%\n",
+                         BAND, elim);
+  ptsim_plot_title(gp, &c, title_lines, title);
+  ptsim_plot_margins(gp, top_cm, bottom_cm);
+  ptsim_plot_key_under(gp, &c, per_row, longest, 0.0);
+  /* one point style per (source, fit): filled held-out (and unknown), open
+   * in-sample; the key shows each source once, in the style most points
+   * have, and the two styles' meanings */
+  g_string_append_printf(gp, "key_open = %d   # the sources' key entries drawn open\n",
+                         count[FIT_IN_SAMPLE] > 0 && count[FIT_HELD_OUT] + count[FIT_UNKNOWN] == 0);
+  g_string_append(gp,
+                  "set logscale x 10\nset xrange [lo:hi]\nset format x '%g'\nset mxtics 10\n"
+                  "set grid xtics\nset xlabel 'measured step time (s)' offset 0,0.3\n"
+                  "set samples 200\n");
+  const char *y = parity ? "5" : "(100*$6)";
+  if (parity)
+    g_string_append(
+        gp,
+        "set logscale y 10\nset yrange [lo:hi]\nset size ratio -1\nset format y '%g'\n"
+        "set mytics 10\nset grid ytics\nset ylabel 'predicted step time (s)'\n"
+        "plot '+' using 1:($1*(1-band)):($1*(1+band)) with filledcurves fc rgb c_band "
+        "title sprintf('\xc2\xb1%.0f%%', 100*band), \\\n"
+        "     x with lines lw 1.0 lc rgb c_line title 'y = x', \\\n");
+  else
+    g_string_append(
+        gp,
+        "set yrange [-elim:elim]\nset ytics format '%+g'\nset ytics add ('0' 0)\n"
+        "set ylabel 'error of the prediction (%)'\n"
+        "plot '+' using 1:(-100*band):(100*band) with filledcurves fc rgb c_band "
+        "title sprintf('\xc2\xb1%.0f%%', 100*band), \\\n"
+        "     0 with lines lw 1.0 lc rgb c_line title 'exact', \\\n");
+  g_string_append_printf(
       gp,
-      "set logscale xy 10\nset xrange [lo:hi]\nset yrange [lo:hi]\nset size ratio -1\n"
-      "set format x '%g'\nset format y '%g'\nset mxtics 10\nset mytics 10\n"
-      "set grid xtics ytics\n"
-      "set xlabel 'measured step time (s)'\nset ylabel 'predicted step time (s)'\n"
-      "set samples 200\n"
-      "set key inside right bottom reverse Left samplen 1.5 font ',8'  # the corner y = x leaves empty\n"
-      "plot '+' using 1:($1*(1-band)):($1*(1+band)) with filledcurves fc rgb c_band "
-      "title '+-10%', \\\n"
-      "     x with lines lw 1.0 lc rgb c_line title 'y = x', \\\n"
-      "     for [s=0:|source|-1] data using ($1==s ? $4 : NaN):5 with points pt pt_series[s%6+1] "
-      "ps 1.2 lc rgb c_series[s%6+1] title source[s+1], \\\n"
-      "     data using 4:5:(show_runs ? stringcolumn(3) : '') with labels left offset 0.7,0 "
-      "font ',7' tc rgb '#404040' notitle\n");
+      "     for [s=0:|source|-1] data using ($1==s && $7!=1 ? $4 : NaN):%s with points "
+      "pt pt_series[s%%6+1] ps 1.1 lc rgb c_series[s%%6+1] title (key_open ? '' : source[s+1]), \\\n"
+      "     for [s=0:|source|-1] data using ($1==s && $7==1 ? $4 : NaN):%s with points "
+      "pt pto_series[s%%6+1] ps 1.1 lc rgb c_series[s%%6+1] title (key_open ? source[s+1] : ''), \\\n"
+      "     NaN with points pt 7 lc rgb c_line title %s, \\\n"
+      "     NaN with points pt 6 lc rgb c_line title %s, \\\n"
+      "     data using 4:%s:(show_runs ? stringcolumn(3) : '') with labels left offset 0.7,0 "
+      "font f_tiny tc rgb c_note notitle\n",
+      y, y, count[FIT_HELD_OUT] && count[FIT_IN_SAMPLE] ? "'held-out (filled)'" : "''",
+      count[FIT_HELD_OUT] && count[FIT_IN_SAMPLE] ? "'in-sample (open)'" : "''", y);
   return ptsim_plot_render(&files, tsv, gp, out, error);
 }

@@ -7,6 +7,8 @@
 #include "job_fixture.h"
 #include "engine.h"
 #include "memory.h"
+#include <math.h>
+
 #include "schedule.h"
 #include "workload.h"
 #include "plan_of.h"
@@ -59,6 +61,7 @@ static void uniform_workload(PtsimWorkload *w, int64_t p, int64_t v, int64_t m, 
   w->num_chunks = v;
   w->num_microbatches = m;
   for (int64_t s = 0; s < p; s++) w->chunk_layers[s] = layers;
+  w->first_chunk_layers = w->last_chunk_layers = layers;
   w->layer.forward_s = t_f / (double)layers;
   w->layer.backward_input_s = t_b / (double)layers;
   w->layer.backward_weight_s = t_w / (double)layers;
@@ -168,6 +171,29 @@ static void test_overlap_switches(void) {
   g_assert_cmpfloat(tp->step_s, <, grad->step_s);
 }
 
+static void test_hfu_not_below_mfu(void) {
+  g_test_summary("executed FLOPs are counted as Megatron's formula counts them (attention "
+                 "without causal halving): HFU = MFU without recompute, HFU > MFU with it");
+  PtsimJob job;
+  load_job(&job, "llama3-8b", "h100-80g", 8, 1, 1, 1, 1, 128, 8192);
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
+  const PtsimRecompute kinds[] = {PTSIM_RECOMPUTE_NONE, PTSIM_RECOMPUTE_SELECTIVE,
+                                  PTSIM_RECOMPUTE_FULL};
+  for (int cp = 1; cp <= 2; cp++)
+    for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++) {
+      job.layout.cp = cp;
+      job.layout.dp = 8 / cp;
+      job.layout.recompute = kinds[k];
+      workload_of(&job, NULL, w);
+      g_assert_cmpint(run(&job, w, NULL, t), ==, 0);
+      if (kinds[k] == PTSIM_RECOMPUTE_NONE)
+        g_assert_cmpfloat(fabs(t->hfu - t->mfu), <, 1e-12 * t->mfu);
+      else
+        g_assert_cmpfloat(t->hfu, >, t->mfu);
+    }
+}
+
 static void test_trace_records_every_item(void) {
   g_test_summary("the trace holds one record per schedule item plus the step tail");
   PtsimJob job;
@@ -199,5 +225,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/engine/last-stage-imbalance", test_last_stage_imbalance);
   g_test_add_func("/engine/overlap-switches", test_overlap_switches);
   g_test_add_func("/engine/trace-records-every-item", test_trace_records_every_item);
+  g_test_add_func("/engine/hfu-not-below-mfu", test_hfu_not_below_mfu);
   return g_test_run();
 }

@@ -338,6 +338,8 @@ static void test_args_variants(void) {
   g_assert_cmpuint(b->iterations->len, ==, 1);
   g_assert_cmpfloat(iter(b, 0)->elapsed_ms, ==, 12.5);
 
+  /* no vocabulary and no tokenizer: pretrain_gpt.py's GPT2BPETokenizer,
+   * 50257 tokens padded to a multiple of 128 x tp */
   g_autoptr(PtsimMegatronLog) c = parse_text(
       "some setup line\n"
       "------------------------ arguments ------------------------\n"
@@ -345,15 +347,27 @@ static void test_args_variants(void) {
       "  num_attention_heads ............................. 16\n"
       "  num_layers ...................................... 24\n"
       "  padded_vocab_size ............................... None\n"
+      "  tensor_model_parallel_size ...................... 2\n"
       "  vocab_size ...................................... None\n"
       "-------------------- end of arguments ---------------------\n");
   g_assert_true(c->args_found);
-  g_assert_false(c->args_ok);
-  g_assert_error(c->args_error, PTSIM_MEGATRON_LOG_ERROR,
-                 PTSIM_MEGATRON_LOG_ERROR_ARGS);
-  g_test_message("%s", c->args_error->message);
-  g_assert_true(g_str_has_prefix(c->args_error->message, "inline.log:2: "));
-  g_assert_nonnull(strstr(c->args_error->message, "vocab size unknown"));
+  g_assert_true(c->args_ok);
+  g_assert_cmpint(c->model.vocab_size, ==, 50432);
+  /* a tokenizer whose size is not known: an error saying so */
+  g_autoptr(PtsimMegatronLog) c2 = parse_text(
+      "some setup line\n"
+      "------------------------ arguments ------------------------\n"
+      "  hidden_size ..................................... 1024\n"
+      "  num_attention_heads ............................. 16\n"
+      "  num_layers ...................................... 24\n"
+      "  tokenizer_type .................................. NullTokenizer\n"
+      "  vocab_size ...................................... None\n"
+      "-------------------- end of arguments ---------------------\n");
+  g_assert_false(c2->args_ok);
+  g_assert_error(c2->args_error, PTSIM_MEGATRON_LOG_ERROR, PTSIM_MEGATRON_LOG_ERROR_ARGS);
+  g_test_message("%s", c2->args_error->message);
+  g_assert_true(g_str_has_prefix(c2->args_error->message, "inline.log:2: "));
+  g_assert_nonnull(strstr(c2->args_error->message, "vocab size unknown: tokenizer NullTokenizer"));
 
   g_autoptr(PtsimMegatronLog) d = parse_text(
       "------------------------ arguments ------------------------\n"
@@ -647,6 +661,41 @@ static void test_prefixes(void) {
   g_assert_cmpfloat(mem(log, 0)->max_reserved_mb, ==, 4.0);
 }
 
+static void test_issue525_774m(void) {
+  g_test_summary("a real 2023 log with its arguments block (GPT-2 774M, V100, transformer_impl "
+                 "local): the tokenizer's vocabulary, unfused attention, the log's own parameter "
+                 "count, and its out-of-memory line");
+  g_autoptr(PtsimMegatronLog) log = read_fixture("06_issue525_gpt2_774m_v100_oom.log");
+  g_assert_true(log->args_found && log->args_complete);
+  g_assert_true(log->args_ok);
+  const PtsimModel *m = &log->model;
+  const PtsimLayout *l = &log->layout;
+  /* GPT2BPETokenizer: 50257 padded to 50304 (the log: "with 47 dummy tokens") */
+  g_assert_cmpint(m->vocab_size, ==, 50304);
+  g_assert_cmpint(m->position_embedding, ==, PTSIM_POSITION_LEARNED);
+  g_assert_cmpint(m->max_position_embeddings, ==, 1024);
+  g_assert_cmpint(l->gpus, ==, 1);
+  g_assert_cmpint(l->mbs, ==, 4);
+  g_assert_cmpint(l->gbs, ==, 16);
+  g_assert_cmpint(l->precision, ==, PTSIM_PRECISION_FP16);
+  g_assert_cmpint(l->transformer_engine, ==, 0);
+  g_assert_cmpint(l->flash_attention, ==, 0); /* local layers, use_flash_attn False */
+  g_assert_cmpint(l->fp32_grad_accumulation, ==, 0);
+  g_assert_true(log->oom);
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
+  job.model = *m;
+  job.layout = *l;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *hw = g_test_build_filename(G_TEST_DIST, "data", "hw_v100_32g_test.ini", NULL);
+  g_assert_true(ptsim_hardware_load(hw, &job.hw, &error));
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_assert_no_error(error);
+  /* " > number of parameters on ...: 771201024" */
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_assert_cmpfloat(plan->stage_parameters[0], ==, 771201024.0);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/megatron-log/excerpt-1-2020", test_excerpt1_2020);
@@ -656,6 +705,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-log/excerpt-5-2023", test_excerpt5_2023);
   g_test_add_func("/megatron-log/args-llama3-8b", test_args_llama3_8b);
   g_test_add_func("/megatron-log/args-variants", test_args_variants);
+  g_test_add_func("/megatron-log/issue525-774m", test_issue525_774m);
   g_test_add_func("/megatron-log/oom", test_oom);
   g_test_add_func("/megatron-log/truncated-everywhere",
                   test_truncated_everywhere);

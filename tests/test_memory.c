@@ -95,6 +95,12 @@ static void set_job(PtsimJob *job, const PtsimModel *m, int64_t tp,
   l->precision = PTSIM_PRECISION_BF16;
   l->schedule = PTSIM_SCHEDULE_1F1B;
   l->memory_threshold = 0.8;
+  /* Megatron's defaults for the rest (job_validate.c's init_defaults) */
+  l->recompute_modules = PTSIM_RECOMPUTE_CORE_ATTN;
+  l->transformer_engine = 1;
+  l->grad_accumulation_fusion = 1;
+  l->main_params_bytes = l->exp_avg_bytes = l->exp_avg_sq_bytes = 4;
+  l->optimizer_instances = 1;
 }
 
 static void llama8b(PtsimModel *m) {
@@ -615,6 +621,70 @@ static void test_fits(void) {
   assert_rel(est.usage_fraction, est.total_bytes / 141.0e9, 1e-12);
 }
 
+/* ---- (3) the settings behind Megatron-LM's performance flags ---- */
+
+static double layer_activations(const PtsimJob *job, int keep_scores) {
+  g_autofree PtsimPlan *plan = plan_of(job);
+  return ptsim_memory_layer_activation_bytes(plan, keep_scores);
+}
+
+static void test_flag_mechanisms(void) {
+  g_test_summary("kv-channels, qk-layernorm, fp8 weight copies and saved inputs, precision-aware "
+                 "masters, recompute modules: hand arithmetic on the tiny model");
+  PtsimModel m;
+  PtsimJob job;
+  tiny(&m); /* L2 h64 ffn256 a4 k4 v1000, SwiGLU, RMSNorm: head dim 16 */
+  /* --kv-channels 32: Q, K, V 4*32 = 128 wide; QKV 64*384 + O 128*64 = 32768,
+   * MLP 3*64*256 = 49152, norms 128 */
+  m.kv_channels = 32;
+  g_assert_cmpfloat(ptsim_plan_layer_parameters(&m, 1), ==, 82048.0);
+  m.kv_channels = 0;
+  /* --qk-layernorm: one RMSNorm of the head dim (16) for q and for k */
+  m.qk_layernorm = 1;
+  g_assert_cmpfloat(ptsim_plan_layer_parameters(&m, 1), ==, 65664.0 + 32.0);
+  m.qk_layernorm = 0;
+
+  /* fp8 (Transformer Engine, Hopper): +2 B per weight-matrix parameter, the
+   * 2 layers' 2 * 65536 matrices; --fp8-param-gather: no bf16 copy left */
+  set_job(&job, &m, 1, 1, 1, 1, 1, 128);
+  job.hw.peak_fp8_flops = 1e15;
+  g_autofree PtsimPlan *bf16 = plan_of(&job);
+  job.layout.precision = PTSIM_PRECISION_FP8;
+  g_autofree PtsimPlan *fp8 = plan_of(&job);
+  job.layout.fp8_param_gather = 1;
+  g_autofree PtsimPlan *fp8_gather = plan_of(&job);
+  double params = bf16->stage_parameters[0];
+  g_assert_cmpfloat(bf16->stage_weight_bytes[0], ==, 2.0 * params);
+  g_assert_cmpfloat(fp8->stage_weight_bytes[0], ==, 2.0 * params + 2.0 * 131072.0);
+  g_assert_cmpfloat(fp8_gather->stage_weight_bytes[0], ==, 2.0 * params);
+
+  /* fp8 saved inputs (s 128, b 1, h 64, ffn 256): QKV and MLP inputs 1 B
+   * instead of 2 (-2 * 8192), fc2's input 1 B (-32768), the O projection's
+   * fp8 copy beside flash attention's bf16 output (+8192) */
+  job.layout.fp8_param_gather = 0;
+  double act_fp8 = layer_activations(&job, 1);
+  job.layout.precision = PTSIM_PRECISION_BF16;
+  double act_bf16 = layer_activations(&job, 1);
+  g_assert_cmpfloat(act_bf16 - act_fp8, ==, 2.0 * 8192.0 + 32768.0 - 8192.0);
+
+  /* selective recompute of the MLP (Transformer Engine): its input (2sbh =
+   * 16384) and its intermediates (3 x 2 + 2 B x s b ffn = 262144) go */
+  job.layout.recompute = PTSIM_RECOMPUTE_SELECTIVE;
+  double core_attn = layer_activations(&job, 0);
+  job.layout.recompute_modules = PTSIM_RECOMPUTE_CORE_ATTN | PTSIM_RECOMPUTE_MLP;
+  g_assert_cmpfloat(core_attn - layer_activations(&job, 0), ==, 16384.0 + 262144.0);
+
+  /* --use-precision-aware-optimizer: fp32 masters of bf16 weights stored as
+   * 16-bit remainders; not for fp16 weights */
+  job.layout.precision_aware_optimizer = 1;
+  g_autofree PtsimPlan *aware = plan_of(&job);
+  g_assert_cmpfloat(aware->master_bytes, ==, 2.0);
+  g_assert_cmpfloat(aware->exp_avg_bytes + aware->exp_avg_sq_bytes, ==, 8.0);
+  job.layout.precision = PTSIM_PRECISION_FP16;
+  g_autofree PtsimPlan *aware16 = plan_of(&job);
+  g_assert_cmpfloat(aware16->master_bytes, ==, 4.0);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/memory/seed/llama3.1-8b-worked-example",
@@ -637,5 +707,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/memory/schedule/few-microbatches", test_few_microbatches);
   g_test_add_func("/memory/peak-stage", test_peak_stage);
   g_test_add_func("/memory/fits", test_fits);
+  g_test_add_func("/memory/flags/mechanisms", test_flag_mechanisms);
   return g_test_run();
 }

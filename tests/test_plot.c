@@ -1,103 +1,86 @@
-/* test_plot.c — the gnuplot figure writers (plots/plot.c).
+/* test_plot.c — the figures of one job (plots/plot_memory.c,
+ * plot_timeline.c, plot_alloc.c), the options every figure shares (size,
+ * window, stages; plots/plot.c) and what happens when gnuplot is missing
+ * or fails.  The sweep and validation figures are in test_plot_sweep.c.
  *
- * Each test renders into its own g_dir_make_tmp folder and removes it.
- * Jobs come from the shipped models/ and hw_profiles/ (PTSIM_DATA_DIR, set
- * by ctest).  Tests that need gnuplot skip when it is not on PATH; the
- * missing-gnuplot and failing-gnuplot paths are simulated with PATH. */
+ * Each test renders into its own g_dir_make_tmp folder and removes it, and
+ * checks the data behind the figure (the .tsv rows, the values the .gp
+ * draws) against the numbers the simulator computed, never pixels.  Jobs
+ * come from the shipped models/ and hw_profiles/ (PTSIM_DATA_DIR, set by
+ * ctest).  Tests that need gnuplot skip when it is not on PATH. */
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
-#include "cli_job.h"
 #include "memory.h"
-#include "plot.h"
-#include "plot_cmd.h"
-#include "sweep.h"
-#include "simulate.h"
 #include "plan_of.h"
+#include "plot_cmd.h"
+#include "plot_fixture.h"
+#include "simulate.h"
+#include "sweep.h"
 
-/* ---- helpers ---- */
+#define GIB (1024.0 * 1024.0 * 1024.0)
 
-static gboolean have_gnuplot(void) {
-  g_autofree char *path = g_find_program_in_path("gnuplot");
-  if (!path) g_test_skip("gnuplot is not on PATH");
-  return path != NULL;
-}
+/* ---- options ---- */
 
-static void resolve_job(PtsimJob *job, gint64 gpus, gint64 pp, gint64 gbs) {
-  PtsimCliJob opts;
-  ptsim_cli_job_init(&opts);
-  opts.gpus = gpus;
-  opts.pp = pp;
-  opts.gbs = gbs;
+static void test_size_parse(void) {
+  g_test_summary("--size: the presets, W x H with a unit, and what is refused");
+  PtsimPlotSize s;
   g_autoptr(GError) error = NULL;
-  gboolean ok = ptsim_cli_job_resolve(&opts, job, NULL, &error);
-  ptsim_cli_job_clear(&opts);
+  g_assert_true(ptsim_plot_size_parse("column", &s, &error));
+  g_assert_cmpfloat_with_epsilon(s.width_cm, 3.5 * 2.54, 1e-9);
+  g_assert_cmpfloat(s.height_cm, ==, 0.0);
+  g_assert_true(ptsim_plot_size_parse("page", &s, &error));
+  g_assert_cmpfloat_with_epsilon(s.width_cm, 7.0 * 2.54, 1e-9);
+  g_assert_true(ptsim_plot_size_parse("3.5x2.5in", &s, &error));
+  g_assert_cmpfloat_with_epsilon(s.width_cm, 8.89, 1e-9);
+  g_assert_cmpfloat_with_epsilon(s.height_cm, 6.35, 1e-9);
+  g_assert_true(ptsim_plot_size_parse("12cm", &s, &error));
+  g_assert_cmpfloat(s.width_cm, ==, 12.0);
+  g_assert_cmpfloat(s.height_cm, ==, 0.0);
   g_assert_no_error(error);
-  g_assert_true(ok);
-}
-
-static void remove_tree(const char *dir) {
-  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-  if (d) {
-    const char *name;
-    while ((name = g_dir_read_name(d))) {
-      g_autofree char *path = g_build_filename(dir, name, NULL);
-      if (g_file_test(path, G_FILE_TEST_IS_DIR))
-        remove_tree(path);
-      else
-        g_unlink(path);
-    }
-  }
-  g_rmdir(dir);
-}
-
-static char *make_tmp(void) {
-  g_autoptr(GError) error = NULL;
-  char *dir = g_dir_make_tmp("ptsim-plot-XXXXXX", &error);
-  g_assert_no_error(error);
-  return dir;
-}
-
-/* The figure starts with the bytes its format promises. */
-static void assert_magic(const char *path, PtsimPlotFormat format) {
-  g_autofree char *contents = NULL;
-  gsize len = 0;
-  g_autoptr(GError) error = NULL;
-  g_assert_true(g_file_get_contents(path, &contents, &len, &error));
-  g_assert_no_error(error);
-  g_assert_cmpuint(len, >, 100);
-  switch (format) {
-    case PTSIM_PLOT_PDF: g_assert_cmpmem(contents, 4, "%PDF", 4); break;
-    case PTSIM_PLOT_PNG: g_assert_cmpmem(contents, 4, "\x89PNG", 4); break;
-    case PTSIM_PLOT_SVG: g_assert_nonnull(g_strstr_len(contents, (gssize)len, "<svg")); break;
+  const char *bad[] = {"2x2mm", "12", "4cm", "70cm", "12x70cm", "12x1cm", "wide", "x5cm", ""};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_assert_false(ptsim_plot_size_parse(bad[i], &s, &error));
+    g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION);
+    g_autofree char *quoted = g_strdup_printf("'%s'", bad[i]);
+    g_assert_nonnull(strstr(error->message, quoted));
+    g_clear_error(&error);
   }
 }
 
-/* Rows of a TSV that are not comments or blank. */
-static gint64 data_rows(const char *path) {
-  g_autofree char *contents = NULL;
-  g_assert_true(g_file_get_contents(path, &contents, NULL, NULL));
-  g_auto(GStrv) lines = g_strsplit(contents, "\n", -1);
-  gint64 n = 0;
-  for (char **l = lines; *l; l++)
-    if (**l && **l != '#') n++;
-  return n;
-}
-
-/* The script names its data and figure by bare file name (so it reruns
- * from its own folder). */
-static void assert_script_relative(const PtsimPlotFiles *files) {
-  g_autofree char *gp = NULL;
-  g_assert_true(g_file_get_contents(files->script, &gp, NULL, NULL));
-  g_autofree char *data = g_path_get_basename(files->data);
-  g_autofree char *fig = g_path_get_basename(files->figure);
-  g_autofree char *data_q = g_strdup_printf("data = '%s'", data);
-  g_autofree char *fig_q =
-      g_strdup_printf("set output (exists('ptsim_output') ? ptsim_output : '%s')", fig);
-  g_assert_nonnull(strstr(gp, data_q));
-  g_assert_nonnull(strstr(gp, fig_q));
-  g_autofree char *dir = g_path_get_dirname(files->figure);
-  g_assert_null(strstr(gp, dir));
+static void test_range_parse(void) {
+  g_test_summary("--window in s or ms, open-ended; --stages as numbers and ranges");
+  PtsimPlotRange r;
+  ptsim_plot_range_default(&r);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_plot_range_parse_window("0:1.5", &r, &error));
+  g_assert_cmpfloat(r.start_s, ==, 0.0);
+  g_assert_cmpfloat(r.end_s, ==, 1.5);
+  g_assert_true(ptsim_plot_range_parse_window("200ms:450ms", &r, &error));
+  g_assert_cmpfloat_with_epsilon(r.start_s, 0.2, 1e-12);
+  g_assert_cmpfloat_with_epsilon(r.end_s, 0.45, 1e-12);
+  g_assert_true(ptsim_plot_range_parse_window("2.5:", &r, &error));
+  g_assert_cmpfloat(r.start_s, ==, 2.5);
+  g_assert_cmpfloat(r.end_s, ==, 0.0); /* to the end */
+  g_assert_no_error(error);
+  const char *bad_windows[] = {"3:1", "1:1", "1", "a:b", "-1:2", "1:2h"};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad_windows); i++) {
+    g_assert_false(ptsim_plot_range_parse_window(bad_windows[i], &r, &error));
+    g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION);
+    g_clear_error(&error);
+  }
+  g_assert_true(ptsim_plot_range_parse_stages("0,2:3", 4, &r, &error));
+  g_assert_true(r.stages_given);
+  const guint8 want[4] = {1, 0, 1, 1};
+  g_assert_cmpmem(r.stages, 4, want, 4);
+  const char *bad_stages[] = {"0:4", "3:1", "-1", "a", "", "1,,2", "4"};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad_stages); i++) {
+    g_assert_false(ptsim_plot_range_parse_stages(bad_stages[i], 4, &r, &error));
+    g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION);
+    g_assert_nonnull(strstr(error->message, "pp 4"));
+    g_clear_error(&error);
+  }
 }
 
 /* ---- memory ---- */
@@ -109,11 +92,11 @@ static void check_memory(const char *ext, PtsimPlotFormat format) {
   g_autofree char *figure = g_build_filename(dir, name, NULL);
   PtsimJob job;
   resolve_job(&job, 8, 4, 128);
-  PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
+  g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
   estimate_of(&job, PTSIM_CE_LAST_STAGE, m);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   g_autoptr(GError) error = NULL;
-  gboolean ok = ptsim_plot_memory(figure, &job, m, NULL, &files, &error);
+  gboolean ok = ptsim_plot_memory(figure, &job, m, NULL, NULL, &files, &error);
   g_assert_no_error(error);
   g_assert_true(ok);
   g_assert_cmpstr(files.figure, ==, figure);
@@ -121,7 +104,6 @@ static void check_memory(const char *ext, PtsimPlotFormat format) {
   g_assert_cmpint(data_rows(files.data), ==, m->num_stages);
   g_assert_cmpint(m->num_stages, ==, 4);
   assert_script_relative(&files);
-  g_free(m);
   remove_tree(dir);
 }
 
@@ -140,7 +122,91 @@ static void test_memory_svg(void) {
   check_memory("SVG", PTSIM_PLOT_SVG);
 }
 
+static void test_memory_data(void) {
+  g_test_summary("memory: each stage's terms and the allocator's peak as the estimate and "
+                 "the emulation say; the lines at capacity and threshold x capacity; the "
+                 "'other' entry names its largest value; numbers only where a bar is wide");
+  if (!have_gnuplot()) return;
+  g_autofree char *dir = make_tmp();
+  g_autofree char *figure = g_build_filename(dir, "m.png", NULL);
+  PtsimJob job;
+  resolve_job(&job, 8, 4, 128);
+  g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  estimate_of(&job, PTSIM_CE_LAST_STAGE, m);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(simulate_allocator_of(&job, 2, NULL, NULL, 0.0, NULL, a, &error));
+  g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
+  g_assert_true(ptsim_plot_memory(figure, &job, m, a, NULL, &files, &error));
+  g_assert_no_error(error);
+  g_autoptr(GPtrArray) rows = tsv_rows(files.data);
+  g_assert_cmpuint(rows->len, ==, 4);
+  double max_other = 0;
+  for (guint s = 0; s < 4; s++) {
+    const PtsimStageMemory *sm = &m->stages[s];
+    g_assert_cmpfloat(cell(rows, s, 0), ==, s);
+    g_assert_cmpfloat_with_epsilon(cell(rows, s, 2), sm->parameters_bytes / GIB, 1e-4);
+    g_assert_cmpfloat_with_epsilon(cell(rows, s, 5), sm->activations_bytes / GIB, 1e-4);
+    g_assert_cmpfloat_with_epsilon(cell(rows, s, 6), sm->other_bytes / GIB, 1e-4);
+    g_assert_cmpfloat_with_epsilon(cell(rows, s, 7), sm->total_bytes / GIB, 1e-4);
+    g_assert_cmpfloat_with_epsilon(cell(rows, s, 11), a->stages[s].device_peak_bytes / GIB, 1e-4);
+    g_assert_cmpfloat(cell(rows, s, 12), ==, !a->stages[s].fits);
+    max_other = MAX(max_other, sm->other_bytes / GIB);
+  }
+  g_assert_cmpfloat_with_epsilon(file_value(files.script, "capacity_gib = "),
+                                 job.hw.memory_bytes / GIB, 1e-4);
+  g_assert_cmpfloat_with_epsilon(file_value(files.script, "threshold = "),
+                                 job.layout.memory_threshold, 1e-9);
+  g_autofree char *other = g_strdup_printf("%.2f GiB)", max_other);
+  g_assert_true(file_has(files.script, other));
+  g_assert_true(file_has(files.script, "allocator peak + ctx/NCCL"));
+  g_assert_cmpfloat(file_value(files.script, "show_values = "), ==, 1);
+  g_assert_cmpfloat(file_value(files.script, "xtic_every = "), ==, 1);
+  ptsim_plot_files_clear(&files);
+
+  /* 16 stages in a column: bars too thin for numbers, every other stage ticked */
+  PtsimCliJob o;
+  ptsim_cli_job_init(&o);
+  o.model = g_strdup("llama3-70b");
+  o.gpus = 128; o.tp = 8; o.pp = 16; o.gbs = 64;
+  PtsimJob deep;
+  resolve_job_opts(&o, &deep);
+  estimate_of(&deep, PTSIM_CE_LAST_STAGE, m);
+  PtsimPlotSize column;
+  g_assert_true(ptsim_plot_size_parse("column", &column, &error));
+  g_assert_true(ptsim_plot_memory(figure, &deep, m, NULL, &column, &files, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(data_rows(files.data), ==, 16);
+  g_assert_cmpfloat(file_value(files.script, "show_values = "), ==, 0);
+  g_assert_cmpfloat(file_value(files.script, "xtic_every = "), >, 1);
+  g_assert_cmpfloat_with_epsilon(file_value(files.script, "width_cm = "), 8.89, 1e-3);
+  remove_tree(dir);
+}
+
 /* ---- timeline ---- */
+
+/* The timeline's rows: stage band lane kind kind_id microbatch chunk start
+ * end label share_lo share_hi. */
+enum { T_STAGE, T_BAND, T_LANE, T_KIND, T_KIND_ID, T_MB, T_CHUNK, T_START, T_END, T_LABEL,
+       T_LO, T_HI };
+
+typedef struct {
+  PtsimTimeResult *time;
+  PtsimTrace trace;
+} Sim;
+
+static void simulate_job(const PtsimJob *job, Sim *sim) {
+  sim->time = g_new0(PtsimTimeResult, 1);
+  memset(&sim->trace, 0, sizeof sim->trace);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(simulate_of(job, &sim->trace, sim->time, &error));
+  g_assert_no_error(error);
+}
+
+static void sim_clear(Sim *sim) {
+  ptsim_simulate_trace_clear(&sim->trace);
+  g_free(sim->time);
+}
 
 static void check_timeline(const char *ext, PtsimPlotFormat format, gint64 gpus) {
   if (!have_gnuplot()) return;
@@ -149,21 +215,18 @@ static void check_timeline(const char *ext, PtsimPlotFormat format, gint64 gpus)
   g_autofree char *figure = g_build_filename(dir, name, NULL);
   PtsimJob job;
   resolve_job(&job, gpus, 4, 16);
-  PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
-  PtsimTrace trace = {NULL, 0, 0};
-  g_autoptr(GError) error = NULL;
-  g_assert_true(simulate_of(&job, &trace, time, &error));
-  g_assert_no_error(error);
-  g_assert_cmpint(trace.count, >, 0);
+  Sim sim;
+  simulate_job(&job, &sim);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  gboolean ok = ptsim_plot_timeline(figure, &job, time, &trace, &files, &error);
+  g_autoptr(GError) error = NULL;
+  gboolean ok = ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, NULL, NULL, &files,
+                                    &error);
   g_assert_no_error(error);
   g_assert_true(ok);
   assert_magic(files.figure, format);
-  g_assert_cmpint(data_rows(files.data), ==, trace.count);
+  g_assert_cmpint(data_rows(files.data), ==, sim.trace.count);
   assert_script_relative(&files);
-  ptsim_simulate_trace_clear(&trace);
-  g_free(time);
+  sim_clear(&sim);
   remove_tree(dir);
 }
 
@@ -192,92 +255,188 @@ static void test_timeline_empty_trace(void) {
   memset(&time, 0, sizeof time);
   PtsimTrace trace = {NULL, 0, 0};
   g_autoptr(GError) error = NULL;
-  g_assert_false(ptsim_plot_timeline(figure, &job, &time, &trace, NULL, &error));
+  g_assert_false(ptsim_plot_timeline(figure, &job, &time, &trace, NULL, NULL, NULL, &error));
   g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_DATA);
   g_autofree char *tsv = g_build_filename(dir, "t.tsv", NULL);
   g_assert_false(g_file_test(tsv, G_FILE_TEST_EXISTS));
   remove_tree(dir);
 }
 
-
-/* ---- sweep, allocator and validation kinds ---- */
-
-/* An evaluated sweep of one scenario (llama3-8b on `gpus` x h100-80g) with
- * a small layout space, and its layouts in sweep order.  */
-static PtsimSweep *small_sweep(const char *gpus_list, const char *hws) {
-  g_autoptr(PtsimSweepSpec) spec = ptsim_sweep_spec_new();
-  g_ptr_array_add(spec->models, g_strdup("llama3-8b"));
-  g_auto(GStrv) hw = g_strsplit(hws, ",", -1);
-  for (char **h = hw; *h; h++) g_ptr_array_add(spec->hws, g_strdup(*h));
-  g_auto(GStrv) g = g_strsplit(gpus_list, ",", -1);
-  for (char **p = g; *p; p++) {
-    gint64 v = g_ascii_strtoll(*p, NULL, 10);
-    g_array_append_val(spec->gpus, v);
-  }
-  gint64 seq = 8192, gbs = 128;
-  g_array_append_val(spec->seqs, seq);
-  g_array_append_val(spec->gbs, gbs);
-  g_autoptr(GError) error = NULL;
-  PtsimSweep *sweep = ptsim_sweep_enumerate(spec, &error);
-  g_assert_no_error(error);
-  g_assert_true(ptsim_sweep_evaluate(sweep, PTSIM_DEVICE_CPU, 2, NULL, NULL, &error));
-  g_assert_no_error(error);
-  return sweep;
-}
-
-static GArray *identity_order(const PtsimSweep *sweep) {
-  GArray *order = g_array_new(FALSE, FALSE, sizeof(guint));
-  for (guint i = 0; i < sweep->jobs->len; i++) g_array_append_val(order, i);
-  return order;
-}
-
-/* Rows of block `index` (blocks are separated by two blank lines). */
-static gint64 block_rows(const char *path, int index) {
-  g_autofree char *contents = NULL;
-  g_assert_true(g_file_get_contents(path, &contents, NULL, NULL));
-  g_auto(GStrv) lines = g_strsplit(contents, "\n", -1);
-  gint64 n = 0;
-  int block = 0, blanks = 0;
-  for (char **l = lines; *l; l++) {
-    if (!**l) {
-      if (++blanks == 2) block++;
-      continue;
-    }
-    blanks = 0;
-    if (**l != '#' && block == index) n++;
-  }
-  return n;
-}
-
-static void test_memory_allocator_outline(void) {
-  g_test_summary("memory with the allocator: three more columns per stage, the legend entry");
+static void test_timeline_boxes(void) {
+  g_test_summary("timeline of a 1-GPU job: one box per record at the record's times, each "
+                 "forward and backward numbered, the whole lane high");
   if (!have_gnuplot()) return;
   g_autofree char *dir = make_tmp();
-  g_autofree char *figure = g_build_filename(dir, "m.png", NULL);
+  g_autofree char *figure = g_build_filename(dir, "t.png", NULL);
+  PtsimCliJob o;
+  ptsim_cli_job_init(&o);
+  o.gpus = 1; o.gbs = 8; o.seq = 4096;
   PtsimJob job;
-  resolve_job(&job, 8, 4, 128);
-  g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
-  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
-  estimate_of(&job, PTSIM_CE_LAST_STAGE, m);
-  g_autoptr(GError) error = NULL;
-  g_assert_true(simulate_allocator_of(&job, 2, NULL, NULL, 0.0, NULL, a, &error));
+  resolve_job_opts(&o, &job);
+  Sim sim;
+  simulate_job(&job, &sim);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  g_assert_true(ptsim_plot_memory(figure, &job, m, a, &files, &error));
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, NULL, NULL, &files,
+                                    &error));
   g_assert_no_error(error);
-  assert_magic(files.figure, PTSIM_PLOT_PNG);
-  g_assert_cmpint(data_rows(files.data), ==, 4);
-  g_autofree char *tsv = NULL, *gp = NULL;
-  g_assert_true(g_file_get_contents(files.data, &tsv, NULL, NULL));
-  g_assert_true(g_file_get_contents(files.script, &gp, NULL, NULL));
-  g_assert_nonnull(strstr(tsv, "alloc_device_gib"));
-  g_assert_null(strstr(strstr(tsv, "\n0\t"), "NaN"));
-  g_assert_nonnull(strstr(gp, "allocator reserved + context/NCCL"));
+  g_assert_true(file_has(files.data, "# mode boxes"));
+  g_autoptr(GPtrArray) rows = tsv_rows(files.data);
+  g_assert_cmpuint(rows->len, ==, sim.trace.count);
+  for (guint i = 0; i < rows->len; i++) {
+    const PtsimTraceRecord *r = &sim.trace.records[i];
+    g_assert_cmpfloat(cell(rows, i, T_KIND_ID), ==, r->kind);
+    g_assert_cmpfloat(cell(rows, i, T_MB), ==, r->microbatch);
+    g_assert_cmpfloat_with_epsilon(cell(rows, i, T_START), r->start_ns * 1e-9, 1e-9);
+    g_assert_cmpfloat_with_epsilon(cell(rows, i, T_END), r->end_ns * 1e-9, 1e-9);
+    g_assert_cmpfloat(cell(rows, i, T_LO), ==, 0.0);
+    g_assert_cmpfloat(cell(rows, i, T_HI), ==, 1.0);
+    /* 8 microbatches over 7 inches: every forward and backward has room */
+    g_assert_cmpfloat(cell(rows, i, T_LABEL), ==, r->microbatch >= 0 && r->kind <= 1);
+  }
+  sim_clear(&sim);
   remove_tree(dir);
 }
 
+static void test_timeline_window_stages(void) {
+  g_test_summary("timeline --window 0.1:0.3 --stages 0,2: exactly the records of stages 0 and "
+                 "2 that overlap the window, cut to it, in bands 0 and 1");
+  if (!have_gnuplot()) return;
+  g_autofree char *dir = make_tmp();
+  g_autofree char *figure = g_build_filename(dir, "t.svg", NULL);
+  PtsimJob job;
+  resolve_job(&job, 4, 4, 16);
+  Sim sim;
+  simulate_job(&job, &sim);
+  PtsimPlotRange range;
+  ptsim_plot_range_default(&range);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_plot_range_parse_window("0.1:0.3", &range, &error));
+  g_assert_true(ptsim_plot_range_parse_stages("0,2", 4, &range, &error));
+  g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
+  g_assert_true(ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, NULL, &range, &files,
+                                    &error));
+  g_assert_no_error(error);
+  guint want = 0;
+  for (gint64 i = 0; i < sim.trace.count; i++) {
+    const PtsimTraceRecord *r = &sim.trace.records[i];
+    want += (r->stage == 0 || r->stage == 2) && r->end_ns * 1e-9 >= 0.1 &&
+            r->start_ns * 1e-9 <= 0.3;
+  }
+  g_autoptr(GPtrArray) rows = tsv_rows(files.data);
+  g_assert_cmpuint(want, >, 0);
+  g_assert_cmpuint(rows->len, ==, want);
+  for (guint i = 0; i < rows->len; i++) {
+    double stage = cell(rows, i, T_STAGE);
+    g_assert_true(stage == 0 || stage == 2);
+    g_assert_cmpfloat(cell(rows, i, T_BAND), ==, stage / 2);
+    g_assert_cmpfloat(cell(rows, i, T_START), >=, 0.1);
+    g_assert_cmpfloat(cell(rows, i, T_END), <=, 0.3);
+  }
+  /* a window after the step is refused, nothing written */
+  g_assert_true(ptsim_plot_range_parse_window("100:", &range, &error));
+  g_autofree char *late = g_build_filename(dir, "late.png", NULL);
+  g_assert_false(ptsim_plot_timeline(late, &job, sim.time, &sim.trace, NULL, &range, NULL,
+                                     &error));
+  g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION);
+  g_autofree char *late_tsv = g_build_filename(dir, "late.tsv", NULL);
+  g_assert_false(g_file_test(late_tsv, G_FILE_TEST_EXISTS));
+  sim_clear(&sim);
+  remove_tree(dir);
+}
+
+/* Seconds each stage's compute lane was busy in the engine's trace. */
+static void busy_per_stage(const PtsimTrace *t, double *busy, int64_t pp) {
+  for (int64_t s = 0; s < pp; s++) busy[s] = 0;
+  for (gint64 i = 0; i < t->count; i++)
+    if (t->records[i].kind <= PTSIM_TRACE_BACKWARD_WEIGHT ||
+        t->records[i].kind == PTSIM_TRACE_OPTIMIZER)
+      busy[t->records[i].stage] += (t->records[i].end_ns - t->records[i].start_ns) * 1e-9;
+}
+
+static void test_timeline_bins(void) {
+  g_test_summary("timeline of 512 microbatches in a column: bins whose shares add up to each "
+                 "stage's busy time (to a 32nd of a bin each), never more than the lane");
+  if (!have_gnuplot()) return;
+  g_autofree char *dir = make_tmp();
+  g_autofree char *figure = g_build_filename(dir, "t.pdf", NULL);
+  PtsimJob job;
+  resolve_job(&job, 4, 4, 512);
+  Sim sim;
+  simulate_job(&job, &sim);
+  PtsimPlotSize column;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_plot_size_parse("column", &column, &error));
+  g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
+  g_assert_true(ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, &column, NULL, &files,
+                                    &error));
+  g_assert_no_error(error);
+  g_assert_true(file_has(files.data, "# mode bins"));
+  g_autoptr(GPtrArray) rows = tsv_rows(files.data);
+  g_assert_cmpuint(rows->len, <, (guint)sim.trace.count / 4); /* far fewer boxes */
+  double busy[4], drawn[4] = {0, 0, 0, 0}, span = 0;
+  busy_per_stage(&sim.trace, busy, 4);
+  for (guint i = 0; i < rows->len; i++) {
+    g_assert_cmpfloat(cell(rows, i, T_MB), ==, -1);
+    g_assert_cmpfloat(cell(rows, i, T_LO), <, cell(rows, i, T_HI));
+    g_assert_cmpfloat(cell(rows, i, T_HI), <=, 1.0);
+    span = MAX(span, cell(rows, i, T_END));
+    if (cell(rows, i, T_LANE) == 0)
+      drawn[(int)cell(rows, i, T_STAGE)] +=
+          (cell(rows, i, T_HI) - cell(rows, i, T_LO)) * (cell(rows, i, T_END) - cell(rows, i, T_START));
+  }
+  /* bins are 1.5 pt of a ~6.8 cm lane: about 130 of them; each share is
+   * rounded to a 16th, so a stage is off by at most half a 16th per bin */
+  for (int s = 0; s < 4; s++) g_assert_cmpfloat(fabs(drawn[s] - busy[s]), <=, span / 32.0);
+  sim_clear(&sim);
+  remove_tree(dir);
+}
+
+static void test_timeline_deep(void) {
+  g_test_summary("a 32-stage pipeline in a column: 16 bands, the first and the last stage "
+                 "among them, evenly spaced");
+  if (!have_gnuplot()) return;
+  g_autofree char *dir = make_tmp();
+  g_autofree char *figure = g_build_filename(dir, "t.png", NULL);
+  PtsimCliJob o;
+  ptsim_cli_job_init(&o);
+  o.model = g_strdup("gpt3-175b");
+  o.gpus = 256; o.tp = 8; o.pp = 32; o.gbs = 64; o.seq = 2048;
+  PtsimJob job;
+  resolve_job_opts(&o, &job);
+  Sim sim;
+  simulate_job(&job, &sim);
+  PtsimPlotSize column;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_plot_size_parse("column", &column, &error));
+  g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
+  g_assert_true(ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, &column, NULL, &files,
+                                    &error));
+  g_assert_no_error(error);
+  g_autoptr(GPtrArray) rows = tsv_rows(files.data);
+  gboolean stage_seen[32] = {FALSE};
+  int bands = 0;
+  double band_of[32];
+  for (guint i = 0; i < rows->len; i++) {
+    int s = (int)cell(rows, i, T_STAGE);
+    if (!stage_seen[s]) bands++;
+    stage_seen[s] = TRUE;
+    band_of[s] = cell(rows, i, T_BAND);
+  }
+  g_assert_cmpint(bands, ==, 16);
+  g_assert_true(stage_seen[0] && stage_seen[31]);
+  g_assert_cmpfloat(band_of[0], ==, 0);
+  g_assert_cmpfloat(band_of[31], ==, 15);
+  g_assert_true(file_has(files.script, "16 of 32 stages"));
+  sim_clear(&sim);
+  remove_tree(dir);
+}
+
+/* ---- allocator ---- */
+
 static void test_allocator(void) {
   g_test_summary("allocator: one row per sample of the last step plus one carried per stage; "
-                 "--from the same TSV gives the same data");
+                 "--from the same TSV gives the same data; the limit is capacity - outside");
   if (!have_gnuplot()) return;
   g_autofree char *dir = make_tmp();
   g_autofree char *timeline = g_build_filename(dir, "timeline.tsv", NULL);
@@ -292,7 +451,7 @@ static void test_allocator(void) {
   g_assert_true(simulate_allocator_of(&job, 2, NULL, &trace, time->step_s, timeline, a, &error));
   ptsim_simulate_trace_clear(&trace);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  g_assert_true(ptsim_plot_allocator(figure, &job, timeline, &files, &error));
+  g_assert_true(ptsim_plot_allocator(figure, &job, timeline, NULL, NULL, &files, &error));
   g_assert_no_error(error);
   assert_magic(files.figure, PTSIM_PLOT_SVG);
   /* samples of step 1 in the emulator's TSV */
@@ -307,7 +466,65 @@ static void test_allocator(void) {
   }
   g_assert_cmpint(last_step, >, 0);
   g_assert_cmpint(data_rows(files.data), ==, last_step + 4);
+  g_assert_cmpfloat_with_epsilon(
+      file_value(files.script, "limit_gib = "),
+      (job.hw.memory_bytes - a->stages[0].outside_bytes) / GIB, 1e-4);
   assert_script_relative(&files);
+  remove_tree(dir);
+}
+
+static void test_allocator_bins(void) {
+  g_test_summary("allocator with 256 microbatches in a column: the samples fold into bins; "
+                 "the band's top reaches the step's highest allocation and its bottom the "
+                 "lowest, allocated <= reserved in every bin");
+  if (!have_gnuplot()) return;
+  g_autofree char *dir = make_tmp();
+  g_autofree char *timeline = g_build_filename(dir, "timeline.tsv", NULL);
+  g_autofree char *figure = g_build_filename(dir, "alloc.png", NULL);
+  PtsimCliJob o;
+  ptsim_cli_job_init(&o);
+  o.model = g_strdup("mcore-gpt-1.7b"); /* small enough not to run out of memory */
+  o.gpus = 2; o.pp = 2; o.gbs = 256; o.seq = 2048;
+  PtsimJob job;
+  resolve_job_opts(&o, &job);
+  g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  PtsimTrace trace = {NULL, 0, 0};
+  g_autoptr(GError) error = NULL;
+  g_assert_true(simulate_of(&job, &trace, time, &error));
+  g_assert_true(simulate_allocator_of(&job, 2, NULL, &trace, time->step_s, timeline, a, &error));
+  ptsim_simulate_trace_clear(&trace);
+  PtsimPlotSize column;
+  g_assert_true(ptsim_plot_size_parse("column", &column, &error));
+  g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
+  g_assert_true(ptsim_plot_allocator(figure, &job, timeline, &column, NULL, &files, &error));
+  g_assert_no_error(error);
+  g_assert_true(file_has(files.data, "# panel 1: bins of"));
+  /* the emulator's samples of the last step, per stage */
+  double hi[2] = {0, 0}, lo[2] = {G_MAXDOUBLE, G_MAXDOUBLE};
+  g_autoptr(GPtrArray) raw = tsv_rows(timeline);
+  for (guint i = 1; i < raw->len; i++) { /* row 0: the header */
+    if (strcmp(cell_text(raw, i, 1), "1") != 0) continue;
+    int s = (int)cell(raw, i, 0);
+    hi[s] = MAX(hi[s], cell(raw, i, 3) / GIB);
+    lo[s] = MIN(lo[s], cell(raw, i, 3) / GIB);
+  }
+  g_autoptr(GPtrArray) rows = tsv_rows(files.data);
+  double top[2] = {0, 0}, bottom[2] = {G_MAXDOUBLE, G_MAXDOUBLE};
+  for (guint i = 0; i < rows->len; i++) {
+    int s = (int)cell(rows, i, 0);
+    g_assert_cmpfloat(cell(rows, i, 2), <=, cell(rows, i, 3)); /* time <= until */
+    g_assert_cmpfloat(cell(rows, i, 4), <=, cell(rows, i, 5));
+    g_assert_cmpfloat(cell(rows, i, 5), <=, cell(rows, i, 6) + 1e-9);
+    top[s] = MAX(top[s], cell(rows, i, 5));
+    bottom[s] = MIN(bottom[s], cell(rows, i, 4));
+  }
+  g_assert_cmpuint(rows->len, <, raw->len / 2);
+  for (int s = 0; s < 2; s++) {
+    g_assert_cmpfloat_with_epsilon(top[s], hi[s], 1e-4);
+    /* the value carried in from the previous step may be lower still */
+    g_assert_cmpfloat(bottom[s], <=, lo[s] + 1e-4);
+  }
   remove_tree(dir);
 }
 
@@ -322,14 +539,14 @@ static void test_allocator_bad_input(void) {
   g_assert_true(g_file_set_contents(
       tsv, "# c\nstage\tstep\ttime_s\tallocated_bytes\treserved_bytes\n0\t0\t0\t1\t2\n"
            "5\t0\t0\t1\t2\n", -1, NULL));
-  g_assert_false(ptsim_plot_allocator(figure, &job, tsv, NULL, &error));
+  g_assert_false(ptsim_plot_allocator(figure, &job, tsv, NULL, NULL, NULL, &error));
   g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT);
   g_autofree char *where = g_strdup_printf("%s:4:", tsv);
   g_assert_nonnull(strstr(error->message, where));
   g_clear_error(&error);
   g_assert_true(g_file_set_contents(
       tsv, "stage\tstep\ttime_s\tallocated_bytes\treserved_bytes\n0\t0\tx\t1\t2\n", -1, NULL));
-  g_assert_false(ptsim_plot_allocator(figure, &job, tsv, NULL, &error));
+  g_assert_false(ptsim_plot_allocator(figure, &job, tsv, NULL, NULL, NULL, &error));
   g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT);
   g_free(where);
   where = g_strdup_printf("%s:2: column time_s", tsv);
@@ -337,129 +554,7 @@ static void test_allocator_bad_input(void) {
   remove_tree(dir);
 }
 
-static void test_heatmap(void) {
-  g_test_summary("heatmap: one TSV row per (cp, tp, pp) of the sweep, for both facets");
-  if (!have_gnuplot()) return;
-  g_autoptr(PtsimSweep) sweep = small_sweep("8", "h100-80g");
-  g_autoptr(GArray) order = identity_order(sweep);
-  g_autoptr(GArray) layouts = ptsim_plot_layouts_from_sweep(sweep, order);
-  g_autofree char *dir = make_tmp();
-  for (int facet = 0; facet < 2; facet++) {
-    g_autoptr(GHashTable) cells = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    for (guint i = 0; i < layouts->len; i++) {
-      const PtsimPlotLayout *l = &g_array_index(layouts, PtsimPlotLayout, i);
-      g_hash_table_add(cells, g_strdup_printf("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT
-                                              "/%" G_GINT64_FORMAT,
-                                              facet ? l->mbs : l->cp, l->tp, l->pp));
-    }
-    g_autofree char *figure = g_build_filename(dir, facet ? "h-mbs.pdf" : "h.png", NULL);
-    g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-    g_autoptr(GError) error = NULL;
-    g_assert_true(ptsim_plot_heatmap(figure, layouts, facet ? PTSIM_PLOT_FACET_MBS
-                                                            : PTSIM_PLOT_FACET_CP,
-                                     NULL, &files, &error));
-    g_assert_no_error(error);
-    assert_magic(files.figure, facet ? PTSIM_PLOT_PDF : PTSIM_PLOT_PNG);
-    g_assert_cmpint(data_rows(files.data), ==, g_hash_table_size(cells));
-    assert_script_relative(&files);
-  }
-  remove_tree(dir);
-}
-
-static void test_pareto(void) {
-  g_test_summary("pareto: block 0 one row per scheduled layout, a non-empty front in block 1");
-  if (!have_gnuplot()) return;
-  g_autoptr(PtsimSweep) sweep = small_sweep("8", "h100-80g");
-  g_autoptr(GArray) order = identity_order(sweep);
-  g_autoptr(GArray) layouts = ptsim_plot_layouts_from_sweep(sweep, order);
-  guint scheduled = 0;
-  for (guint i = 0; i < layouts->len; i++)
-    scheduled += g_array_index(layouts, PtsimPlotLayout, i).status == 0;
-  g_autofree char *dir = make_tmp();
-  g_autofree char *figure = g_build_filename(dir, "p.png", NULL);
-  g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  g_autoptr(GError) error = NULL;
-  g_assert_true(ptsim_plot_pareto(figure, layouts, NULL, &files, &error));
-  g_assert_no_error(error);
-  assert_magic(files.figure, PTSIM_PLOT_PNG);
-  g_assert_cmpint(block_rows(files.data, 0), ==, scheduled);
-  g_assert_cmpint(block_rows(files.data, 1), >, 0);
-  g_assert_cmpint(block_rows(files.data, 1), <=, scheduled);
-  remove_tree(dir);
-}
-
-static void test_scaling(void) {
-  g_test_summary("scaling: one block per hw, one row per GPU count");
-  if (!have_gnuplot()) return;
-  g_autoptr(PtsimSweep) sweep = small_sweep("8,16", "h100-80g,a100-80g");
-  g_autoptr(GArray) order = identity_order(sweep);
-  g_autoptr(GArray) layouts = ptsim_plot_layouts_from_sweep(sweep, order);
-  g_autofree char *dir = make_tmp();
-  for (int y = 0; y < 2; y++) {
-    g_autofree char *figure = g_build_filename(dir, y ? "s-step.svg" : "s.png", NULL);
-    g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-    g_autoptr(GError) error = NULL;
-    g_assert_true(ptsim_plot_scaling(figure, layouts, y ? PTSIM_PLOT_Y_STEP : PTSIM_PLOT_Y_THROUGHPUT,
-                                     NULL, &files, &error));
-    g_assert_no_error(error);
-    assert_magic(files.figure, y ? PTSIM_PLOT_SVG : PTSIM_PLOT_PNG);
-    g_assert_cmpint(data_rows(files.data), ==, 4);
-    g_assert_cmpint(block_rows(files.data, 0), ==, 2);
-    g_assert_cmpint(block_rows(files.data, 1), ==, 2);
-  }
-  remove_tree(dir);
-}
-
-static void test_sweep_csv_errors(void) {
-  g_test_summary("sweep CSV: missing column and bad number name file:line");
-  g_autofree char *dir = make_tmp();
-  g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
-  g_autoptr(GError) error = NULL;
-  g_assert_true(g_file_set_contents(csv, "rank,model\n1,x\n", -1, NULL));
-  g_assert_null(ptsim_plot_layouts_read_csv(csv, &error));
-  g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT);
-  g_autofree char *where = g_strdup_printf("%s:1: the header has no column 'hw'", csv);
-  g_assert_cmpstr(error->message, ==, where);
-  g_clear_error(&error);
-  g_autofree char *no_file = g_build_filename(dir, "none.csv", NULL);
-  g_assert_null(ptsim_plot_layouts_read_csv(no_file, &error));
-  g_assert_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
-  remove_tree(dir);
-}
-
-static void test_validation(void) {
-  g_test_summary("validation: one row per CSV row; a non-positive time names file:line");
-  g_autofree char *dir = make_tmp();
-  g_autofree char *csv = g_build_filename(dir, "runs.csv", NULL);
-  g_autofree char *figure = g_build_filename(dir, "v.png", NULL);
-  g_autoptr(GError) error = NULL;
-  g_assert_true(g_file_set_contents(csv,
-                                    "# a comment\nsource,run,measured_s,predicted_s\n"
-                                    "a,r1,1.0,1.05\na,r2,2.0,1.7\nb,r3,10,11\n",
-                                    -1, NULL));
-  if (have_gnuplot()) {
-    g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-    g_assert_true(ptsim_plot_validation(figure, csv, &files, &error));
-    g_assert_no_error(error);
-    assert_magic(files.figure, PTSIM_PLOT_PNG);
-    g_assert_cmpint(data_rows(files.data), ==, 3);
-    assert_script_relative(&files);
-  }
-  g_assert_true(g_file_set_contents(csv, "source,run,measured_s,predicted_s\na,r1,1.0,1.05\n"
-                                         "a,r2,0,1.7\n", -1, NULL));
-  g_assert_false(ptsim_plot_validation(figure, csv, NULL, &error));
-  g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT);
-  g_autofree char *where = g_strdup_printf("%s:3: column measured_s", csv);
-  g_assert_nonnull(strstr(error->message, where));
-  g_clear_error(&error);
-  g_assert_true(g_file_set_contents(csv, "source,run,measured_s,predicted_s\na,r1,1.0\n", -1, NULL));
-  g_assert_false(ptsim_plot_validation(figure, csv, NULL, &error));
-  g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT);
-  g_free(where);
-  where = g_strdup_printf("%s:2:", csv);
-  g_assert_nonnull(strstr(error->message, where));
-  remove_tree(dir);
-}
+/* ---- the default job's figures ---- */
 
 static void test_default_figures(void) {
   g_test_summary("the default job's figures: four PNGs with data and scripts in the folder");
@@ -498,7 +593,6 @@ static void test_default_figures_no_gnuplot(void) {
   g_assert_false(g_file_test(out, G_FILE_TEST_EXISTS));
   remove_tree(dir);
 }
-
 /* ---- formats and gnuplot failures ---- */
 
 static void test_format_from_path(void) {
@@ -520,7 +614,6 @@ static void test_format_from_path(void) {
     g_clear_error(&error);
   }
 }
-
 /* Runs ptsim_plot_memory with PATH set to `path_dir` only. */
 static gboolean memory_with_path(const char *path_dir, const char *figure, GError **error) {
   PtsimJob job;
@@ -529,7 +622,7 @@ static gboolean memory_with_path(const char *path_dir, const char *figure, GErro
   estimate_of(&job, PTSIM_CE_LAST_STAGE, m);
   g_autofree char *saved = g_strdup(g_getenv("PATH"));
   g_setenv("PATH", path_dir, TRUE);
-  gboolean ok = ptsim_plot_memory(figure, &job, m, NULL, NULL, error);
+  gboolean ok = ptsim_plot_memory(figure, &job, m, NULL, NULL, NULL, error);
   if (saved)
     g_setenv("PATH", saved, TRUE);
   else
@@ -592,21 +685,23 @@ static void test_gnuplot_writes_nothing(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/plot/format/from-path", test_format_from_path);
+  g_test_add_func("/plot/size/parse", test_size_parse);
+  g_test_add_func("/plot/range/parse", test_range_parse);
   g_test_add_func("/plot/memory/png", test_memory_png);
   g_test_add_func("/plot/memory/pdf", test_memory_pdf);
   g_test_add_func("/plot/memory/svg", test_memory_svg);
+  g_test_add_func("/plot/memory/data", test_memory_data);
   g_test_add_func("/plot/timeline/png", test_timeline_png);
   g_test_add_func("/plot/timeline/pdf-dp-lane", test_timeline_pdf_dp);
   g_test_add_func("/plot/timeline/svg", test_timeline_svg);
   g_test_add_func("/plot/timeline/empty-trace", test_timeline_empty_trace);
-  g_test_add_func("/plot/memory/allocator-outline", test_memory_allocator_outline);
+  g_test_add_func("/plot/timeline/boxes", test_timeline_boxes);
+  g_test_add_func("/plot/timeline/window-stages", test_timeline_window_stages);
+  g_test_add_func("/plot/timeline/bins", test_timeline_bins);
+  g_test_add_func("/plot/timeline/deep-pipeline", test_timeline_deep);
   g_test_add_func("/plot/allocator/svg", test_allocator);
+  g_test_add_func("/plot/allocator/bins", test_allocator_bins);
   g_test_add_func("/plot/allocator/bad-input", test_allocator_bad_input);
-  g_test_add_func("/plot/heatmap/cells", test_heatmap);
-  g_test_add_func("/plot/pareto/blocks", test_pareto);
-  g_test_add_func("/plot/scaling/series", test_scaling);
-  g_test_add_func("/plot/sweep-csv/errors", test_sweep_csv_errors);
-  g_test_add_func("/plot/validation/csv", test_validation);
   g_test_add_func("/plot/default-figures/png", test_default_figures);
   g_test_add_func("/plot/default-figures/no-gnuplot", test_default_figures_no_gnuplot);
   g_test_add_func("/plot/gnuplot/missing", test_no_gnuplot);

@@ -158,6 +158,54 @@ test_from_job(void)
   g_assert_cmpint(grp.size, ==, 8);
 }
 
+static void
+test_nvl72_domain(void)
+{
+  PtsimLayout layout;
+  PtsimHardware hw;
+  PtsimGroup grp;
+  g_test_summary("GB200 NVL72: hosts of 4 GPUs, one 72-GPU NVLink domain; groups "
+                 "inside the domain stay on NVLink");
+  memset(&layout, 0, sizeof layout);
+  memset(&hw, 0, sizeof hw);
+  hw.gpus_per_node = 4;
+  hw.gpus_per_nvlink_domain = 72;
+  g_assert_cmpint(ptsim_topology_domain_size(&hw), ==, 72);
+  /* tp=8 dp=9: 72 GPUs on 18 hosts.  By host the DP group (stride 8) would
+   * span 9 hosts; by NVLink domain it is one domain, nothing crosses. */
+  layout.tp = 8;
+  layout.cp = 1;
+  layout.dp = 9;
+  layout.pp = 1;
+  ptsim_topology_group(&layout, &hw, PTSIM_GROUP_DP, &grp);
+  g_assert_cmpint(grp.size, ==, 9);
+  g_assert_cmpint(grp.nodes, ==, 1);
+  g_assert_cmpint(grp.fabric_senders_per_node, ==, 0);
+  g_assert_cmpint(grp.node_size, ==, 72);
+  ptsim_topology_group(&layout, &hw, PTSIM_GROUP_TP, &grp);
+  g_assert_cmpint(grp.nodes, ==, 1);
+  /* tp=8 dp=18: 144 GPUs, 2 racks.  The DP group 0, 8, ..., 136 has 9
+   * members in each domain and crosses once; all 72 GPUs of a domain send. */
+  layout.dp = 18;
+  ptsim_topology_group(&layout, &hw, PTSIM_GROUP_DP, &grp);
+  g_assert_cmpint(grp.size, ==, 18);
+  g_assert_cmpint(grp.nodes, ==, 2);
+  g_assert_cmpint(grp.gpus_per_node, ==, 9);
+  g_assert_cmpint(grp.even, ==, 1);
+  g_assert_cmpint(grp.fabric_senders_per_node, ==, 72);
+  /* tp=4 pp=18: PP neighbours 4 ranks apart, all 18 stages on NVLink. */
+  layout.tp = 4;
+  layout.dp = 1;
+  layout.pp = 18;
+  ptsim_topology_group(&layout, &hw, PTSIM_GROUP_PP, &grp);
+  g_assert_cmpint(grp.nodes, ==, 1);
+  /* 0 (a hand-made struct): the domain is the host. */
+  hw.gpus_per_nvlink_domain = 0;
+  g_assert_cmpint(ptsim_topology_domain_size(&hw), ==, 4);
+  ptsim_topology_group(&layout, &hw, PTSIM_GROUP_PP, &grp);
+  g_assert_cmpint(grp.nodes, ==, 18);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -170,5 +218,6 @@ main(int argc, char **argv)
   g_test_add_func("/topology/tp16-two-nodes", test_tp16_two_nodes);
   g_test_add_func("/topology/uneven-node-size", test_uneven);
   g_test_add_func("/topology/from-job", test_from_job);
+  g_test_add_func("/topology/nvl72-domain", test_nvl72_domain);
   return g_test_run();
 }

@@ -14,8 +14,10 @@ turned back into a step time with that source's own formula, and step times are 
 Usage: validate/calibrate_published.py [--ptsim build/ptsim] [--out validate/CALIBRATION.md]
                                       [--csv FILE]
 --csv FILE also writes the rows as the input of `ptsim plot validation`: the header
-source,run,measured_s,predicted_s and one line per row (seconds; commas in a run name
-become ';', since that reader does not unquote).
+source,run,measured_s,predicted_s,fit and one line per row (seconds; commas in a run name
+become ';', since that reader does not unquote).  fit is in-sample for every row: the
+shipped hardware profiles' efficiency parameters were fitted on all of these runs
+(validate/fit_efficiency.py; CROSS_VALIDATION.md has the held-out checks).
 Layout facts a source does not state are filled with the documented assumption in the
 `assumed` column; nothing is fitted per row.  Which row maps to which model, profile,
 layout and FLOP formula is defined once, by `ptsim validate --suite published`.
@@ -84,9 +86,11 @@ def plain_cell(text):
 def write_validation_csv(path, results):
     """The small format `ptsim plot validation` reads (see its --help)."""
     with open(path + ".tmp", "w") as f:
-        f.write("source,run,measured_s,predicted_s\n")
+        f.write("source,run,measured_s,predicted_s,fit\n")
         for source, label, measured, pred, *_ in results:
-            f.write("%s,%s,%.6g,%.6g\n" % (plain_cell(source), plain_cell(label), measured, pred))
+            # the shipped profiles were fitted on every published row
+            f.write("%s,%s,%.6g,%.6g,in-sample\n" % (plain_cell(source), plain_cell(label),
+                                                      measured, pred))
     os.replace(path + ".tmp", path)
 
 
@@ -94,7 +98,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ptsim", default=DEFAULT_PTSIM)
     ap.add_argument("--out", default=os.path.join(HERE, "CALIBRATION.md"))
-    ap.add_argument("--csv", help="also write source,run,measured_s,predicted_s for "
+    ap.add_argument("--csv", help="also write source,run,measured_s,predicted_s,fit for "
                     "`ptsim plot validation --from FILE`")
     opts = ap.parse_args()
     results, failures = [], []

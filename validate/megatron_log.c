@@ -101,7 +101,8 @@ void ptsim_megatron_log_free(PtsimMegatronLog *log) {
   g_hash_table_unref(log->args);
   g_hash_table_unref(log->arg_lines);
   g_clear_error(&log->args_error);
-  g_ptr_array_unref(log->args_ignored);
+  ptsim_megatron_diagnostics_free(log->args_diag);
+  g_free(log->args_command);
   g_ptr_array_unref(log->warnings);
   g_free(log);
 }
@@ -113,7 +114,7 @@ static PtsimMegatronLog *log_new(const char *name) {
   log->memory = g_array_new(FALSE, TRUE, sizeof(PtsimLogMemory));
   log->args = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   log->arg_lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  log->args_ignored = g_ptr_array_new_with_free_func(g_free);
+  log->args_diag = ptsim_megatron_diagnostics_new();
   log->warnings = g_ptr_array_new_with_free_func(g_free);
   log->oom_request_bytes = NAN;
   return log;
@@ -389,7 +390,10 @@ static gboolean read_arg(PtsimMegatronLog *log, int64_t line_no, const char *lin
 typedef enum {
   A_VALUE,  /* --flag VALUE unless "None" */
   A_SWITCH, /* --flag when "True" */
-  A_NOT     /* --flag when "False" (store_false destinations) */
+  A_NOT,    /* --flag when "False" (store_false destinations) */
+  A_ENUM,   /* "AttnBackend.auto" -> --flag auto */
+  A_DTYPE,  /* "torch.bfloat16" -> --flag bf16 */
+  A_LIST    /* "['core_attn', 'mlp']" -> --flag core_attn mlp */
 } ArgKind;
 
 /* Argument names as Megatron-LM prints them (argparse destinations) and
@@ -438,7 +442,50 @@ static const struct {
      A_VALUE},
     {"accumulate_allreduce_grads_in_fp32",
      "--accumulate-allreduce-grads-in-fp32", A_SWITCH},
+    {"kv_channels", "--kv-channels", A_VALUE},
+    {"qk_layernorm", "--qk-layernorm", A_SWITCH},
+    {"position_embedding_type", "--position-embedding-type", A_VALUE},
+    {"max_position_embeddings", "--max-position-embeddings", A_VALUE},
+    {"tokenizer_type", "--tokenizer-type", A_VALUE},
+    {"tokenizer_model", "--tokenizer-model", A_VALUE},
+    {"transformer_impl", "--transformer-impl", A_VALUE},
+    {"attention_backend", "--attention-backend", A_ENUM},
+    {"overlap_grad_reduce", "--overlap-grad-reduce", A_SWITCH},
+    {"overlap_param_gather", "--overlap-param-gather", A_SWITCH},
+    {"tp_comm_overlap", "--tp-comm-overlap", A_SWITCH},
+    {"tp_comm_overlap_ag", "--no-tp-comm-overlap-ag", A_NOT},
+    {"tp_comm_overlap_rs", "--no-tp-comm-overlap-rs", A_NOT},
+    {"tp_comm_bulk_dgrad", "--no-tp-comm-bulk-dgrad", A_NOT},
+    {"tp_comm_overlap_rs_dgrad", "--tp-comm-overlap-rs-dgrad", A_SWITCH},
+    {"grad_reduce_in_bf16", "--grad-reduce-in-bf16", A_SWITCH},
+    {"gradient_accumulation_fusion", "--no-gradient-accumulation-fusion", A_NOT},
+    {"cross_entropy_loss_fusion", "--cross-entropy-loss-fusion", A_SWITCH},
+    {"recompute_modules", "--recompute-modules", A_LIST},
+    {"fp8_recipe", "--fp8-recipe", A_VALUE},
+    {"fp8_param_gather", "--fp8-param-gather", A_SWITCH},
+    {"use_precision_aware_optimizer", "--use-precision-aware-optimizer", A_SWITCH},
+    {"main_grads_dtype", "--main-grads-dtype", A_DTYPE},
+    {"main_params_dtype", "--main-params-dtype", A_DTYPE},
+    {"exp_avg_dtype", "--exp-avg-dtype", A_DTYPE},
+    {"exp_avg_sq_dtype", "--exp-avg-sq-dtype", A_DTYPE},
+    {"optimizer", "--optimizer", A_VALUE},
+    {"num_distributed_optimizer_instances", "--num-distributed-optimizer-instances", A_VALUE},
+    {"account_for_embedding_in_pipeline_split", "--account-for-embedding-in-pipeline-split",
+     A_SWITCH},
+    {"account_for_loss_in_pipeline_split", "--account-for-loss-in-pipeline-split", A_SWITCH},
+    {"manual_gc", "--manual-gc", A_SWITCH},
+    {"num_experts", "--num-experts", A_VALUE},
+    {"expert_model_parallel_size", "--expert-model-parallel-size", A_VALUE},
 };
+
+/* Megatron prints dtypes as torch's names; the flags take short ones. */
+static const char *dtype_word(const char *v) {
+  static const char *const map[][2] = {{"torch.float32", "fp32"}, {"torch.float16", "fp16"},
+                                       {"torch.bfloat16", "bf16"}, {"torch.uint8", "fp8"}};
+  for (size_t k = 0; k < G_N_ELEMENTS(map); k++)
+    if (strcmp(v, map[k][0]) == 0) return map[k][1];
+  return v;
+}
 
 static const char *arg_value(const PtsimMegatronLog *log, const char *name) {
   const char *v = g_hash_table_lookup(log->args, name);
@@ -493,8 +540,26 @@ static void reconstruct_args(PtsimMegatronLog *log) {
       if (strcmp(v, "False") == 0)
         append_flag(cmd, arg_map[k].flag, NULL);
       break;
+    case A_ENUM:
+      append_flag(cmd, arg_map[k].flag, strchr(v, '.') ? strchr(v, '.') + 1 : v);
+      break;
+    case A_DTYPE:
+      append_flag(cmd, arg_map[k].flag, dtype_word(v));
+      break;
+    case A_LIST: {
+      g_auto(GStrv) items = g_strsplit_set(v, "[]', ", -1);
+      g_string_append_printf(cmd, " %s", arg_map[k].flag);
+      for (char **i = items; *i; i++)
+        if (**i) g_string_append_printf(cmd, " %s", *i);
+      break;
+    }
     }
   }
+  /* Blocks of releases before Megatron-Core's --transformer-impl come from
+   * the legacy model code, where --use-flash-attn decides the attention. */
+  if (arg_value(log, "transformer_impl") == NULL ||
+      g_strcmp0(arg_value(log, "use_legacy_models"), "True") == 0)
+    append_flag(cmd, "--use-legacy-models", NULL);
   /* Virtual stages: validate_args() derives virtual_pipeline_model_parallel_
    * size from the layers-per-stage flag, so the dump holds both; read one. */
   const char *v;
@@ -505,12 +570,12 @@ static void reconstruct_args(PtsimMegatronLog *log) {
   else if ((v = arg_value(log, "virtual_pipeline_model_parallel_size")) != NULL)
     append_flag(cmd, "--num-virtual-stages-per-pipeline-rank", v);
 
+  /* The world size: world_size, else data_parallel_size x tp x pp x cp;
+   * given to megatron_args.c as the launcher's WORLD_SIZE. */
   memset(&log->layout, 0, sizeof log->layout);
+  int64_t world = 0;
   if ((v = arg_value(log, "world_size")) != NULL) {
-    int64_t gpus;
-    if (ptsim_number_parse_int64(v, &gpus) && gpus > 0) {
-      log->layout.gpus = gpus;
-    } else {
+    if (!ptsim_number_parse_int64(v, &world) || world < 1) {
       g_set_error(&log->args_error, PTSIM_MEGATRON_LOG_ERROR,
                   PTSIM_MEGATRON_LOG_ERROR_ARGS,
                   "%s:%" G_GINT64_FORMAT ": arguments block: world_size '%s' "
@@ -518,10 +583,29 @@ static void reconstruct_args(PtsimMegatronLog *log) {
                   log->path, (gint64)arg_line(log, "world_size"), v);
       return;
     }
+  } else if ((v = arg_value(log, "data_parallel_size")) != NULL &&
+             ptsim_number_parse_int64(v, &world) && world > 0) {
+    const char *const sizes[] = {"tensor_model_parallel_size", "pipeline_model_parallel_size",
+                                 "context_parallel_size"};
+    for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++) {
+      int64_t n = 1;
+      const char *w = arg_value(log, sizes[k]);
+      if (!w || !ptsim_number_parse_int64(w, &n) || n < 1) continue;
+      if (world > G_MAXINT64 / n) { /* no world size: the arguments' own checks speak */
+        world = 0;
+        break;
+      }
+      world *= n;
+    }
   }
+  if (world > 0) {
+    g_autofree char *env = g_strdup_printf("WORLD_SIZE=%" G_GINT64_FORMAT " ", (gint64)world);
+    g_string_prepend(cmd, env);
+  }
+  g_free(log->args_command);
+  log->args_command = g_strdup(cmd->str);
   g_autoptr(GError) local = NULL;
-  if (!ptsim_megatron_args_parse(cmd->str, &log->model, &log->layout,
-                                 log->args_ignored, &local)) {
+  if (!ptsim_megatron_args_parse(cmd->str, &log->model, &log->layout, log->args_diag, &local)) {
     g_set_error(&log->args_error, PTSIM_MEGATRON_LOG_ERROR,
                 PTSIM_MEGATRON_LOG_ERROR_ARGS,
                 "%s:%" G_GINT64_FORMAT ": arguments block: %s", log->path,

@@ -52,6 +52,7 @@
 
 #include <glib.h>
 #include "job.h"
+#include "megatron_args.h"
 
 #define PTSIM_MEGATRON_LOG_ERROR (ptsim_megatron_log_error_quark())
 GQuark ptsim_megatron_log_error_quark(void);
@@ -117,9 +118,12 @@ typedef struct {
                               fault, else of the header), or NULL */
   PtsimModel model;        /* valid when args_ok (not validated: run
                               ptsim_job_validate on a job holding it) */
-  PtsimLayout layout;      /* valid when args_ok; gpus = world_size (0 when
-                              the block has none) */
-  GPtrArray *args_ignored; /* megatron_args.c's notes (utf8) */
+  PtsimLayout layout;      /* valid when args_ok; gpus = world_size, else
+                              data_parallel_size x tp x pp x cp (0: none) */
+  char *args_command;      /* the block as a Megatron-LM command line (for
+                              megatron_args.c; WORLD_SIZE=N first when the
+                              block gives it), or NULL */
+  PtsimMegatronDiagnostics *args_diag; /* megatron_args.c's diagnostics */
 
   GPtrArray *warnings;     /* "file:line: ..." for values not read (utf8) */
 } PtsimMegatronLog;

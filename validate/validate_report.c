@@ -17,7 +17,7 @@ static const char *const quantity_keys[Q_COUNT] = {
     "max_reserved"};
 static const char *const quantity_names[Q_COUNT] = {
     "step time", "TFLOP/s per GPU", "max allocated: analytical total",
-    "max allocated: allocator peak", "max reserved: allocator + outside"};
+    "max allocated: allocator peak", "max reserved: allocator reserved"};
 
 static void quantity(const Row *r, int q, double *pred, double *meas) {
   switch (q) {

@@ -1,11 +1,13 @@
 /* cli_job.c — shared job options; see cli_job.h. */
-#include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "cli_job.h"
 #include "config.h"
 #include "job_validate.h"
 #include "megatron_args.h"
 #include "names.h"
+#include "pipeline_layout.h"
+#include "torchtitan.h"
 
 #define DEFAULT_MODEL "llama3-8b"
 #define DEFAULT_HW "h100-80g"
@@ -16,31 +18,31 @@
 void ptsim_cli_job_init(PtsimCliJob *o) {
   memset(o, 0, sizeof *o);
   o->gpus = o->nodes = o->tp = o->pp = o->cp = o->dp = o->vp = -1;
-  o->mbs = o->gbs = o->seq = o->recompute_num_layers = -1;
-  o->first_stage_layers = o->last_stage_layers = -1;
-  o->threshold = o->attention_dropout = o->hidden_dropout = NAN;
+  o->mbs = o->gbs = o->seq = o->recompute_num_layers = o->optimizer_instances = -1;
+  o->first_stage_layers = o->last_stage_layers = o->kv_channels = -1;
 }
 
 void ptsim_cli_job_clear(PtsimCliJob *o) {
-  g_free(o->model);
-  g_free(o->hw);
-  g_free(o->recompute);
-  g_free(o->recompute_method);
-  g_free(o->precision);
-  g_free(o->schedule);
-  g_free(o->megatron_args);
-  g_free(o->megatron_args_file);
+  char **strings[] = {&o->model, &o->hw, &o->recompute, &o->schedule, &o->recompute_method,
+                      &o->recompute_modules, &o->attention, &o->transformer_impl,
+                      &o->main_params_dtype, &o->exp_avg_dtype, &o->exp_avg_sq_dtype,
+                      &o->precision, &o->fp8_recipe, &o->pipeline_layout, &o->position_embedding,
+                      &o->megatron_args, &o->megatron_args_file, &o->torchtitan};
+  for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
   ptsim_cli_job_init(o);
 }
 
-GOptionGroup *ptsim_cli_job_option_group(PtsimCliJob *o) {
+#define END {NULL, 0, 0, 0, NULL, NULL, NULL}
+
+static GOptionEntry *dimension_entries(PtsimCliJob *o) {
   const GOptionEntry entries[] = {
       {"model", 0, 0, G_OPTION_ARG_STRING, &o->model,
        "Model: a name in models/ or an .ini path (default " DEFAULT_MODEL ")", "NAME|FILE"},
       {"hw", 0, 0, G_OPTION_ARG_STRING, &o->hw,
        "Hardware profile: a name in hw_profiles/ or an .ini path (default " DEFAULT_HW ")",
        "NAME|FILE"},
-      {"gpus", 0, 0, G_OPTION_ARG_INT64, &o->gpus, "Total GPUs (default 8)", "N"},
+      {"gpus", 0, 0, G_OPTION_ARG_INT64, &o->gpus,
+       "Total GPUs (default 8; with --megatron-args: the launcher's count)", "N"},
       {"nodes", 0, 0, G_OPTION_ARG_INT64, &o->nodes, "Nodes (gpus = nodes x GPUs per node)", "N"},
       {"tp", 0, 0, G_OPTION_ARG_INT64, &o->tp, "Tensor-parallel size (default 1)", "N"},
       {"pp", 0, 0, G_OPTION_ARG_INT64, &o->pp, "Pipeline-parallel size (default 1)", "N"},
@@ -52,51 +54,145 @@ GOptionGroup *ptsim_cli_job_option_group(PtsimCliJob *o) {
       {"mbs", 0, 0, G_OPTION_ARG_INT64, &o->mbs, "Micro-batch size (default 1)", "N"},
       {"gbs", 0, 0, G_OPTION_ARG_INT64, &o->gbs, "Global batch size in sequences (default 128)", "N"},
       {"seq", 0, 0, G_OPTION_ARG_INT64, &o->seq, "Sequence length (default 8192)", "N"},
-      {"sp", 0, 0, G_OPTION_ARG_NONE, &o->sp, "Sequence parallelism on (default when tp > 1)", NULL},
-      {"no-sp", 0, 0, G_OPTION_ARG_NONE, &o->no_sp, "Sequence parallelism off", NULL},
       {"recompute", 0, 0, G_OPTION_ARG_STRING, &o->recompute,
        "Activation recomputation: none|selective|full (default none)", "KIND"},
+      {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule,
+       "Pipeline schedule: 1f1b|gpipe|interleaved|zb-h1 (default 1f1b; interleaved when vp > 1)",
+       "S"},
+      {"megatron-args", 0, 0, G_OPTION_ARG_STRING, &o->megatron_args,
+       "A Megatron-LM command line (with its launcher: the GPU count) giving the model and layout",
+       "\"FLAGS\""},
+      {"megatron-args-file", 0, 0, G_OPTION_ARG_FILENAME, &o->megatron_args_file,
+       "A Megatron-LM launch script (e.g. its examples/*.sh, as they are)", "FILE"},
+      {"torchtitan", 0, 0, G_OPTION_ARG_FILENAME, &o->torchtitan,
+       "A torchtitan job config (llama3 flavors; the world size from --gpus when "
+       "data_parallel_shard_degree = -1)", "CONFIG.toml"},
+      END};
+  return g_memdup2(entries, sizeof entries);
+}
+
+/* The numeric flags, each with its range: GOption hands their text to
+ * number_option, which parses it strictly into the PtsimCliJob that is the
+ * group's user data. */
+#define FIELD(f) G_STRUCT_OFFSET(PtsimCliJob, f)
+static const PtsimCliNumber numbers[] = {
+    {"--memory-threshold", FIELD(threshold), TRUE, 0, 0, {0.0, 1.0, FALSE, TRUE}},
+    {"--attention-dropout", FIELD(attention_dropout), TRUE, 0, 0, {0.0, 1.0, TRUE, FALSE}},
+    {"--hidden-dropout", FIELD(hidden_dropout), TRUE, 0, 0, {0.0, 1.0, TRUE, FALSE}},
+};
+
+static gboolean number_option(const char *flag, const char *text, gpointer opts,
+                              GError **error) {
+  return ptsim_cli_number_set(numbers, G_N_ELEMENTS(numbers), flag, text, opts, error);
+}
+
+#define NUMBER(name, help, arg) \
+  {name, 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)number_option, help, arg}
+
+static GOptionEntry *setting_entries(PtsimCliJob *o) {
+  const GOptionEntry entries[] = {
+      {"sp", 0, 0, G_OPTION_ARG_NONE, &o->sp, "Sequence parallelism on (default when tp > 1)", NULL},
+      {"no-sp", 0, 0, G_OPTION_ARG_NONE, &o->no_sp, "Sequence parallelism off", NULL},
       {"recompute-method", 0, 0, G_OPTION_ARG_STRING, &o->recompute_method,
        "Full recompute method: uniform|block (default uniform)", "METHOD"},
       {"recompute-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->recompute_num_layers,
        "Full recompute: layers per group (uniform) or recomputed layers (block)", "N"},
+      {"recompute-modules", 0, 0, G_OPTION_ARG_STRING, &o->recompute_modules,
+       "Selective recompute: core_attn,mlp,layernorm (default core_attn)", "M[,M...]"},
       {"distributed-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->distributed_optimizer,
        "Shard optimizer states over dp x cp (default)", NULL},
       {"no-distributed-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->no_distributed_optimizer,
        "Replicate optimizer states (18 bytes per parameter)", NULL},
+      {"num-distributed-optimizer-instances", 0, 0, G_OPTION_ARG_INT64, &o->optimizer_instances,
+       "Distributed-optimizer instances: states sharded over dp x cp / N (default 1)", "N"},
+      {"attention", 0, 0, G_OPTION_ARG_STRING, &o->attention,
+       "flash (fused kernels, default) | unfused (s x s scores kept, Megatron's local or "
+       "unfused backend)", "KIND"},
       {"no-flash-attention", 0, 0, G_OPTION_ARG_NONE, &o->no_flash_attention,
-       "Attention keeps its s x s scores (no FlashAttention)", NULL},
+       "Same as --attention unfused", NULL},
+      {"transformer-impl", 0, 0, G_OPTION_ARG_STRING, &o->transformer_impl,
+       "transformer_engine (default: norms fused into the linear layers) | local (Megatron's "
+       "own layers; implies --attention unfused)", "IMPL"},
       {"overlap-grad-reduce", 0, 0, G_OPTION_ARG_NONE, &o->overlap_grad_reduce,
-       "Reduce gradients during the backward pass (Megatron --overlap-grad-reduce)", NULL},
+       "Reduce gradients during the backward pass (default on)", NULL},
+      {"no-overlap-grad-reduce", 0, 0, G_OPTION_ARG_NONE, &o->no_overlap_grad_reduce,
+       "Reduce gradients after the backward pass", NULL},
       {"overlap-param-gather", 0, 0, G_OPTION_ARG_NONE, &o->overlap_param_gather,
-       "Gather updated parameters during the next forward (--overlap-param-gather)", NULL},
+       "Gather updated parameters during the next forward (default on)", NULL},
+      {"no-overlap-param-gather", 0, 0, G_OPTION_ARG_NONE, &o->no_overlap_param_gather,
+       "Gather updated parameters after the optimizer step", NULL},
       {"tp-comm-overlap", 0, 0, G_OPTION_ARG_NONE, &o->tp_comm_overlap,
-       "Overlap TP collectives with the neighbouring GEMMs (--tp-comm-overlap)", NULL},
+       "Overlap TP collectives with GEMMs (TE userbuffers; default off)", NULL},
+      {"no-tp-comm-overlap", 0, 0, G_OPTION_ARG_NONE, &o->no_tp_comm_overlap,
+       "TP collectives block the GEMMs", NULL},
+      {"no-overlap", 0, 0, G_OPTION_ARG_NONE, &o->no_overlap,
+       "All three overlaps off (Megatron-LM's own default)", NULL},
+      {"no-tp-comm-overlap-ag", 0, 0, G_OPTION_ARG_NONE, &o->no_tp_comm_overlap_ag,
+       "With --tp-comm-overlap: no all-gather/GEMM pipelining", NULL},
+      {"no-tp-comm-overlap-rs", 0, 0, G_OPTION_ARG_NONE, &o->no_tp_comm_overlap_rs,
+       "With --tp-comm-overlap: no GEMM/reduce-scatter pipelining", NULL},
+      {"no-tp-comm-bulk-dgrad", 0, 0, G_OPTION_ARG_NONE, &o->no_tp_comm_bulk_dgrad,
+       "With --tp-comm-overlap: the dgrad reduce-scatter is not hidden behind the wgrad GEMM",
+       NULL},
+      {"tp-comm-overlap-rs-dgrad", 0, 0, G_OPTION_ARG_NONE, &o->tp_comm_overlap_rs_dgrad,
+       "With --tp-comm-overlap: pipeline the dgrad reduce-scatter with the dgrad GEMM", NULL},
       {"no-fp32-grad-accumulation", 0, 0, G_OPTION_ARG_NONE, &o->no_fp32_grad_accumulation,
-       "Gradients kept and reduced in the parameter dtype (2 bytes), not fp32", NULL},
+       "Gradients kept and reduced in 2 bytes (Megatron --grad-reduce-in-bf16, NeMo "
+       "grad_sync_dtype=bf16), not fp32", NULL},
+      {"no-gradient-accumulation-fusion", 0, 0, G_OPTION_ARG_NONE,
+       &o->no_gradient_accumulation_fusion,
+       "wgrad GEMMs write a gradient that is then added into main_grad", NULL},
+      {"cross-entropy-loss-fusion", 0, 0, G_OPTION_ARG_NONE, &o->cross_entropy_loss_fusion,
+       "Megatron's fused vocab-parallel cross entropy", NULL},
+      {"use-precision-aware-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->precision_aware_optimizer,
+       "TE FusedAdam: fp32 masters of bf16 weights kept as 16-bit remainders", NULL},
+      {"main-params-dtype", 0, 0, G_OPTION_ARG_STRING, &o->main_params_dtype,
+       "Master weights: fp32|fp16 (default fp32)", "T"},
+      {"exp-avg-dtype", 0, 0, G_OPTION_ARG_STRING, &o->exp_avg_dtype,
+       "Adam first moment: fp32|fp16|bf16|fp8 (default fp32)", "T"},
+      {"exp-avg-sq-dtype", 0, 0, G_OPTION_ARG_STRING, &o->exp_avg_sq_dtype,
+       "Adam second moment: fp32|fp16|bf16|fp8 (default fp32)", "T"},
       {"precision", 0, 0, G_OPTION_ARG_STRING, &o->precision,
-       "bf16|fp16|fp8 (default bf16)", "P"},
-      {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule,
-       "Pipeline schedule: 1f1b|gpipe|interleaved|zb-h1 (default 1f1b; interleaved when vp > 1)",
-       "S"},
-      {"memory-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &o->threshold,
-       "Memory fraction a layout may use and still count as fitting (default 0.8)", "F"},
-      {"attention-dropout", 0, 0, G_OPTION_ARG_DOUBLE, &o->attention_dropout,
-       "Attention dropout probability (default 0)", "P"},
-      {"hidden-dropout", 0, 0, G_OPTION_ARG_DOUBLE, &o->hidden_dropout,
-       "Hidden dropout probability (default 0)", "P"},
+       "bf16|fp16|fp8 (default bf16; fp8 needs a profile with FP8)", "P"},
+      {"fp8-recipe", 0, 0, G_OPTION_ARG_STRING, &o->fp8_recipe,
+       "delayed|tensorwise|blockwise|mxfp8 (default delayed)", "R"},
+      {"fp8-param-gather", 0, 0, G_OPTION_ARG_NONE, &o->fp8_param_gather,
+       "fp8 model weights, gathered in fp8 (needs the distributed optimizer)", NULL},
+      NUMBER("memory-threshold",
+             "Memory fraction a layout may use and still count as fitting, in (0, 1] "
+             "(default 0.8)", "F"),
+      NUMBER("attention-dropout", "Attention dropout probability, in [0, 1) (default 0)", "P"),
+      NUMBER("hidden-dropout", "Hidden dropout probability, in [0, 1) (default 0)", "P"),
       {"decoder-first-pipeline-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->first_stage_layers,
        "Layers on the first pipeline stage (uneven split)", "N"},
       {"decoder-last-pipeline-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->last_stage_layers,
        "Layers on the last pipeline stage (uneven split)", "N"},
-      {"megatron-args", 0, 0, G_OPTION_ARG_STRING, &o->megatron_args,
-       "A Megatron-LM command line giving the model and layout", "\"FLAGS\""},
-      {"megatron-args-file", 0, 0, G_OPTION_ARG_FILENAME, &o->megatron_args_file,
-       "A file holding a Megatron-LM command line", "FILE"},
-      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+      {"account-for-embedding-in-pipeline-split", 0, 0, G_OPTION_ARG_NONE, &o->account_embedding,
+       "The embedding counts as a layer in the split (first chunk: one layer fewer)", NULL},
+      {"account-for-loss-in-pipeline-split", 0, 0, G_OPTION_ARG_NONE, &o->account_loss,
+       "The loss counts as a layer in the split (last chunk: one layer fewer)", NULL},
+      {"pipeline-model-parallel-layout", 0, 0, G_OPTION_ARG_STRING, &o->pipeline_layout,
+       "Megatron's layout string, e.g. \"Et*3|(tt|)*14,tL\" (sets vp and the split)", "LAYOUT"},
+      {"kv-channels", 0, 0, G_OPTION_ARG_INT64, &o->kv_channels,
+       "Head dimension (default hidden / heads)", "N"},
+      {"qk-layernorm", 0, 0, G_OPTION_ARG_NONE, &o->qk_layernorm,
+       "A norm over each query and key head", NULL},
+      {"position-embedding-type", 0, 0, G_OPTION_ARG_STRING, &o->position_embedding,
+       "learned_absolute|rope|none (default: the model's)", "T"},
+      {"manual-gc", 0, 0, G_OPTION_ARG_NONE, &o->manual_gc,
+       "Python GC only at chosen steps (Megatron --manual-gc; ptsim models no GC stalls)", NULL},
+      END};
+  return g_memdup2(entries, sizeof entries);
+}
+
+GOptionGroup *ptsim_cli_job_option_group(PtsimCliJob *o) {
+  g_autofree GOptionEntry *dims = dimension_entries(o);
+  g_autofree GOptionEntry *settings = setting_entries(o);
+  /* o is the user data that number_option receives */
   GOptionGroup *group = g_option_group_new(
-      "job", "Job options (model, hardware, layout):", "Show job options", NULL, NULL);
-  g_option_group_add_entries(group, entries);
+      "job", "Job options (model, hardware, layout):", "Show job options", o, NULL);
+  g_option_group_add_entries(group, dims);
+  g_option_group_add_entries(group, settings);
   return group;
 }
 
@@ -107,21 +203,34 @@ void ptsim_cli_job_add_to_context(GOptionContext *context, PtsimCliJob *opts,
   g_option_context_set_main_group(context, group);
 }
 
-static gboolean parse_enum(PtsimNamesKind kind, const char *flag, const char *word,
-                           int *value, GError **error) {
-  if (ptsim_names_parse(kind, word, value)) return TRUE;
-  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-              "%s '%s': allowed values are %s", flag, word, ptsim_names_allowed(kind));
-  return FALSE;
+void ptsim_cli_job_add_settings_to_context(GOptionContext *context, PtsimCliJob *opts,
+                                           const GOptionEntry *command_entries) {
+  g_autofree GOptionEntry *settings = setting_entries(opts);
+  GOptionGroup *group = g_option_group_new("job", "Job settings:", "Show job settings", opts,
+                                           NULL);
+  if (command_entries) g_option_group_add_entries(group, command_entries);
+  g_option_group_add_entries(group, settings);
+  g_option_context_set_main_group(context, group);
 }
 
-/* Flags that take a count must be positive when given (0 for the two uneven
- * split flags and recompute-num-layers means "not set" in the layout). */
-static gboolean check_positive(const char *flag, gint64 value, GError **error) {
-  if (value == -1 || value > 0) return TRUE;
-  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-              "%s %" G_GINT64_FORMAT ": must be a positive integer", flag, value);
-  return FALSE;
+/* ---- resolution ---- */
+
+#define invalid(...) \
+  (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, __VA_ARGS__), FALSE)
+
+/* Index of WORD in CHOICES ("a|b"), or an error naming the flag. */
+static gboolean choose(const char *flag, const char *word, const char *choices, int *out,
+                       GError **error) {
+  g_auto(GStrv) list = g_strsplit(choices, "|", -1);
+  for (int i = 0; list[i]; i++)
+    if (strcmp(word, list[i]) == 0) return *out = i, TRUE;
+  return invalid("%s '%s': allowed values are %s", flag, word, choices);
+}
+
+static gboolean parse_enum(PtsimNamesKind kind, const char *flag, const char *word, int *value,
+                           GError **error) {
+  if (ptsim_names_parse(kind, word, value)) return TRUE;
+  return invalid("%s '%s': allowed values are %s", flag, word, ptsim_names_allowed(kind));
 }
 
 static gboolean check_flags(const PtsimCliJob *o, GError **error) {
@@ -133,52 +242,158 @@ static gboolean check_flags(const PtsimCliJob *o, GError **error) {
                 {"--vp", o->vp},     {"--mbs", o->mbs},     {"--gbs", o->gbs},
                 {"--seq", o->seq},   {"--recompute-num-layers", o->recompute_num_layers},
                 {"--decoder-first-pipeline-num-layers", o->first_stage_layers},
-                {"--decoder-last-pipeline-num-layers", o->last_stage_layers}};
+                {"--decoder-last-pipeline-num-layers", o->last_stage_layers},
+                {"--num-distributed-optimizer-instances", o->optimizer_instances},
+                {"--kv-channels", o->kv_channels}};
   for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
-    if (!check_positive(counts[i].flag, counts[i].value, error)) return FALSE;
-  if (o->sp && o->no_sp) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "--sp and --no-sp: give at most one");
-    return FALSE;
+    if (counts[i].value != -1 && counts[i].value < 1)
+      return invalid("%s %" G_GINT64_FORMAT ": must be a positive integer", counts[i].flag,
+                     counts[i].value);
+  const struct {
+    gboolean a, b;
+    const char *names;
+  } pairs[] = {
+      {o->sp, o->no_sp, "--sp and --no-sp"},
+      {o->distributed_optimizer, o->no_distributed_optimizer,
+       "--distributed-optimizer and --no-distributed-optimizer"},
+      {o->gpus != -1, o->nodes != -1, "--gpus and --nodes"},
+      {o->megatron_args != NULL, o->megatron_args_file != NULL,
+       "--megatron-args and --megatron-args-file"},
+      {o->torchtitan != NULL, o->megatron_args != NULL || o->megatron_args_file != NULL,
+       "--torchtitan and --megatron-args(-file)"},
+      {o->overlap_grad_reduce, o->no_overlap_grad_reduce,
+       "--overlap-grad-reduce and --no-overlap-grad-reduce"},
+      {o->overlap_param_gather, o->no_overlap_param_gather,
+       "--overlap-param-gather and --no-overlap-param-gather"},
+      {o->tp_comm_overlap, o->no_tp_comm_overlap, "--tp-comm-overlap and --no-tp-comm-overlap"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++)
+    if (pairs[i].a && pairs[i].b) return invalid("%s: give at most one", pairs[i].names);
+  return TRUE;
+}
+
+/* An overlap switch: the specific flag, else --no-overlap, else *value. */
+static void overlap_switch(int *value, gboolean on, gboolean off, gboolean all_off) {
+  if (all_off) *value = 0;
+  if (on) *value = 1;
+  if (off) *value = 0;
+}
+
+static int dtype_size(const char *word) {
+  return strcmp(word, "fp32") == 0 ? 4 : strcmp(word, "fp8") == 0 ? 1 : 2;
+}
+
+gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, PtsimModel *m,
+                                      GError **error) {
+  int v;
+  if (o->sp) l->sp = 1;
+  if (o->no_sp) l->sp = 0;
+  if (o->recompute_method) {
+    if (!parse_enum(PTSIM_NAMES_RECOMPUTE_METHOD, "--recompute-method", o->recompute_method, &v,
+                    error))
+      return FALSE;
+    l->recompute_method = (PtsimRecomputeMethod)v;
   }
-  if (o->distributed_optimizer && o->no_distributed_optimizer) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "--distributed-optimizer and --no-distributed-optimizer: give at most one");
-    return FALSE;
+  if (o->recompute_num_layers != -1) l->recompute_num_layers = o->recompute_num_layers;
+  if (o->recompute_modules) {
+    g_auto(GStrv) names = g_strsplit(o->recompute_modules, ",", -1);
+    l->recompute_modules = 0;
+    for (char **n = names; *n; n++) {
+      if (!choose("--recompute-modules", g_strstrip(*n), "core_attn|mlp|layernorm", &v, error))
+        return FALSE;
+      l->recompute_modules |= 1 << v; /* PTSIM_RECOMPUTE_CORE_ATTN, _MLP, _LAYERNORM */
+    }
   }
-  if (o->gpus != -1 && o->nodes != -1) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "--gpus and --nodes: give at most one");
-    return FALSE;
+  if (o->distributed_optimizer) l->distributed_optimizer = 1;
+  if (o->no_distributed_optimizer) l->distributed_optimizer = 0;
+  if (o->optimizer_instances != -1) l->optimizer_instances = o->optimizer_instances;
+  if (o->transformer_impl) {
+    if (!choose("--transformer-impl", o->transformer_impl, "transformer_engine|local", &v, error))
+      return FALSE;
+    l->transformer_engine = v == 0;
+    if (v == 1) l->flash_attention = 0; /* Megatron-Core's local layers: unfused */
   }
-  if (o->megatron_args && o->megatron_args_file) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "--megatron-args and --megatron-args-file: give at most one");
-    return FALSE;
+  if (o->attention) {
+    if (!choose("--attention", o->attention, "flash|unfused", &v, error)) return FALSE;
+    l->flash_attention = v == 0;
+  }
+  if (o->no_flash_attention) l->flash_attention = 0;
+  overlap_switch(&l->overlap_grad_reduce, o->overlap_grad_reduce, o->no_overlap_grad_reduce,
+                 o->no_overlap);
+  overlap_switch(&l->overlap_param_gather, o->overlap_param_gather, o->no_overlap_param_gather,
+                 o->no_overlap);
+  overlap_switch(&l->tp_comm_overlap, o->tp_comm_overlap, o->no_tp_comm_overlap, o->no_overlap);
+  if (o->no_tp_comm_overlap_ag) l->tp_comm_overlap_ag = 0;
+  if (o->no_tp_comm_overlap_rs) l->tp_comm_overlap_rs = 0;
+  if (o->no_tp_comm_bulk_dgrad) l->tp_comm_bulk_dgrad = 0;
+  if (o->tp_comm_overlap_rs_dgrad) l->tp_comm_overlap_rs_dgrad = 1;
+  if (o->no_fp32_grad_accumulation) l->fp32_grad_accumulation = 0;
+  if (o->no_gradient_accumulation_fusion) l->grad_accumulation_fusion = 0;
+  if (o->cross_entropy_loss_fusion) l->cross_entropy_fusion = 1;
+  if (o->precision_aware_optimizer) l->precision_aware_optimizer = 1;
+  const struct {
+    const char *flag, *word, *choices;
+    int *bytes;
+  } dtypes[] = {{"--main-params-dtype", o->main_params_dtype, "fp32|fp16", &l->main_params_bytes},
+                {"--exp-avg-dtype", o->exp_avg_dtype, "fp32|fp16|bf16|fp8", &l->exp_avg_bytes},
+                {"--exp-avg-sq-dtype", o->exp_avg_sq_dtype, "fp32|fp16|bf16|fp8",
+                 &l->exp_avg_sq_bytes}};
+  for (size_t i = 0; i < G_N_ELEMENTS(dtypes); i++) {
+    if (!dtypes[i].word) continue;
+    if (!choose(dtypes[i].flag, dtypes[i].word, dtypes[i].choices, &v, error)) return FALSE;
+    *dtypes[i].bytes = dtype_size(dtypes[i].word);
+  }
+  if (o->precision) {
+    if (!parse_enum(PTSIM_NAMES_PRECISION, "--precision", o->precision, &v, error)) return FALSE;
+    l->precision = (PtsimPrecision)v;
+  }
+  if (o->fp8_recipe) {
+    if (!choose("--fp8-recipe", o->fp8_recipe, "delayed|tensorwise|blockwise|mxfp8", &v, error))
+      return FALSE;
+    l->fp8_recipe = (PtsimFp8Recipe)v;
+  }
+  if (o->fp8_param_gather) l->fp8_param_gather = 1;
+  if (o->threshold.given) l->memory_threshold = o->threshold.value;
+  if (o->attention_dropout.given) l->attention_dropout = o->attention_dropout.value;
+  if (o->hidden_dropout.given) l->hidden_dropout = o->hidden_dropout.value;
+  if (o->first_stage_layers != -1) l->first_stage_layers = o->first_stage_layers;
+  if (o->last_stage_layers != -1) l->last_stage_layers = o->last_stage_layers;
+  if (o->account_embedding) l->account_embedding = 1;
+  if (o->account_loss) l->account_loss = 1;
+  if (o->manual_gc) l->manual_gc = 1;
+  return !m || ptsim_cli_job_model_settings(m, (gpointer)o, error);
+}
+
+gboolean ptsim_cli_job_model_settings(PtsimModel *m, gpointer opts, GError **error) {
+  const PtsimCliJob *o = opts;
+  int v;
+  if (o->kv_channels != -1) m->kv_channels = o->kv_channels;
+  if (o->qk_layernorm) m->qk_layernorm = 1;
+  if (o->position_embedding) {
+    static const PtsimPositionEmbedding kinds[] = {PTSIM_POSITION_LEARNED, PTSIM_POSITION_ROPE,
+                                                   PTSIM_POSITION_NONE};
+    if (!choose("--position-embedding-type", o->position_embedding, "learned_absolute|rope|none",
+                &v, error))
+      return FALSE;
+    m->position_embedding = kinds[v];
   }
   return TRUE;
 }
 
-/* The base job: built-in defaults, or what a Megatron-LM command line says. */
-static gboolean base_job(const PtsimCliJob *o, PtsimJob *job, GPtrArray *ignored,
-                         GError **error) {
-  ptsim_layout_init_defaults(&job->layout);
-  if (o->megatron_args || o->megatron_args_file) {
-    gboolean ok = o->megatron_args
-                      ? ptsim_megatron_args_parse(o->megatron_args, &job->model,
-                                                  &job->layout, ignored, error)
-                      : ptsim_megatron_args_parse_file(o->megatron_args_file, &job->model,
-                                                       &job->layout, ignored, error);
-    if (!ok) return FALSE;
-    if (o->model && !ptsim_model_load(o->model, &job->model, error)) return FALSE;
-  } else {
-    if (!ptsim_model_load(o->model ? o->model : DEFAULT_MODEL, &job->model, error))
-      return FALSE;
-    job->layout.gpus = DEFAULT_GPUS;
-    job->layout.gbs = DEFAULT_GBS;
-    job->layout.seq = DEFAULT_SEQ;
-  }
-  return ptsim_hardware_load(o->hw ? o->hw : DEFAULT_HW, &job->hw, error);
+/* The overlap default: see cli_job.h. */
+static void default_overlap(PtsimLayout *l) {
+  l->overlap_grad_reduce = l->overlap_param_gather = 1;
+  l->tp_comm_overlap = 0;
+}
+
+gboolean ptsim_cli_job_sweep_base(const PtsimCliJob *o, PtsimLayout *base, GError **error) {
+  ptsim_layout_init_defaults(base);
+  default_overlap(base);
+  if (!check_flags(o, error)) return FALSE;
+  if (o->pipeline_layout)
+    return invalid("--pipeline-model-parallel-layout fixes pp and vp, which the sweep enumerates; "
+                   "use predict");
+  return ptsim_cli_job_apply_settings(o, base, NULL, error);
 }
 
 /* a*b*c*d of positive counts, or G_MAXINT64 when it overflows (job
@@ -192,8 +407,50 @@ static gint64 checked_product(gint64 a, gint64 b, gint64 c, gint64 d) {
   return (gint64)p;
 }
 
-static void apply_flags(const PtsimCliJob *o, PtsimJob *job) {
+/* The job a torchtitan config describes, on the profile already in JOB->hw;
+ * its warnings go to stderr. */
+static gboolean torchtitan_job(const PtsimCliJob *o, PtsimJob *job, GError **error) {
+  int64_t world = o->gpus != -1    ? o->gpus
+                  : o->nodes != -1 ? checked_product(o->nodes, job->hw.gpus_per_node, 1, 1)
+                                   : -1;
+  g_auto(PtsimTorchtitan) tt = {0};
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
+  gboolean ok = ptsim_torchtitan_load(o->torchtitan, world, &tt, warnings, error);
+  for (guint i = 0; i < warnings->len; i++)
+    g_printerr("ptsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
+  if (!ok || !ptsim_torchtitan_job(&tt, job, error)) return FALSE;
+  return !o->model || ptsim_model_load(o->model, &job->model, error);
+}
+
+/* The base job: built-in defaults (with the overlap default), or what a
+ * Megatron-LM command line or a torchtitan config says. */
+static gboolean base_job(const PtsimCliJob *o, PtsimJob *job, PtsimMegatronDiagnostics *diag,
+                         GError **error) {
+  ptsim_layout_init_defaults(&job->layout);
+  if (o->torchtitan)
+    return ptsim_hardware_load(o->hw ? o->hw : DEFAULT_HW, &job->hw, error) &&
+           torchtitan_job(o, job, error);
+  if (o->megatron_args || o->megatron_args_file) {
+    gboolean ok = o->megatron_args
+                      ? ptsim_megatron_args_parse(o->megatron_args, &job->model, &job->layout,
+                                                  diag, error)
+                      : ptsim_megatron_args_parse_file(o->megatron_args_file, &job->model,
+                                                       &job->layout, diag, error);
+    if (!ok) return FALSE;
+    if (o->model && !ptsim_model_load(o->model, &job->model, error)) return FALSE;
+  } else {
+    if (!ptsim_model_load(o->model ? o->model : DEFAULT_MODEL, &job->model, error)) return FALSE;
+    job->layout.gpus = DEFAULT_GPUS;
+    job->layout.gbs = DEFAULT_GBS;
+    job->layout.seq = DEFAULT_SEQ;
+    default_overlap(&job->layout);
+  }
+  return ptsim_hardware_load(o->hw ? o->hw : DEFAULT_HW, &job->hw, error);
+}
+
+static gboolean apply_dimensions(const PtsimCliJob *o, PtsimJob *job, GError **error) {
   PtsimLayout *l = &job->layout;
+  int v;
   if (o->tp != -1) l->tp = o->tp;
   if (o->pp != -1) l->pp = o->pp;
   if (o->cp != -1) l->cp = o->cp;
@@ -204,62 +461,85 @@ static void apply_flags(const PtsimCliJob *o, PtsimJob *job) {
   if (o->seq != -1) l->seq = o->seq;
   if (o->gpus != -1) l->gpus = o->gpus;
   if (o->nodes != -1) l->gpus = checked_product(o->nodes, job->hw.gpus_per_node, 1, 1);
-  if (l->gpus <= 0) /* a Megatron-LM command line does not say: assume dp 1 */
-    l->gpus = checked_product(l->tp, l->pp, l->cp, l->dp > 0 ? l->dp : 1);
-  if (o->sp) l->sp = 1;
-  if (o->no_sp) l->sp = 0;
-  if (o->recompute_num_layers != -1) l->recompute_num_layers = o->recompute_num_layers;
-  if (o->distributed_optimizer) l->distributed_optimizer = 1;
-  if (o->no_distributed_optimizer) l->distributed_optimizer = 0;
-  if (o->no_flash_attention) l->flash_attention = 0;
-  if (o->overlap_grad_reduce) l->overlap_grad_reduce = 1;
-  if (o->overlap_param_gather) l->overlap_param_gather = 1;
-  if (o->tp_comm_overlap) l->tp_comm_overlap = 1;
-  if (o->no_fp32_grad_accumulation) l->fp32_grad_accumulation = 0;
-  if (!isnan(o->threshold)) l->memory_threshold = o->threshold;
-  if (!isnan(o->attention_dropout)) l->attention_dropout = o->attention_dropout;
-  if (!isnan(o->hidden_dropout)) l->hidden_dropout = o->hidden_dropout;
-  if (o->first_stage_layers != -1) l->first_stage_layers = o->first_stage_layers;
-  if (o->last_stage_layers != -1) l->last_stage_layers = o->last_stage_layers;
-}
-
-static gboolean apply_enum_flags(const PtsimCliJob *o, PtsimLayout *l, GError **error) {
-  int v;
   if (o->recompute) {
-    if (!parse_enum(PTSIM_NAMES_RECOMPUTE, "--recompute", o->recompute, &v, error))
-      return FALSE;
+    if (!parse_enum(PTSIM_NAMES_RECOMPUTE, "--recompute", o->recompute, &v, error)) return FALSE;
     l->recompute = (PtsimRecompute)v;
   }
-  if (o->recompute_method) {
-    if (!parse_enum(PTSIM_NAMES_RECOMPUTE_METHOD, "--recompute-method",
-                    o->recompute_method, &v, error))
-      return FALSE;
-    l->recompute_method = (PtsimRecomputeMethod)v;
-  }
-  if (o->precision) {
-    if (!parse_enum(PTSIM_NAMES_PRECISION, "--precision", o->precision, &v, error))
-      return FALSE;
-    l->precision = (PtsimPrecision)v;
-  }
   if (o->schedule) {
-    if (!parse_enum(PTSIM_NAMES_SCHEDULE, "--schedule", o->schedule, &v, error))
-      return FALSE;
+    if (!parse_enum(PTSIM_NAMES_SCHEDULE, "--schedule", o->schedule, &v, error)) return FALSE;
     l->schedule = (PtsimSchedule)v;
   }
   return TRUE;
 }
 
-gboolean ptsim_cli_job_resolve(const PtsimCliJob *o, PtsimJob *job, GPtrArray *ignored,
-                               GError **error) {
+gboolean ptsim_cli_job_resolve(const PtsimCliJob *o, PtsimJob *job,
+                               PtsimMegatronDiagnostics *diag, GError **error) {
+  g_autoptr(PtsimMegatronDiagnostics) own = diag ? NULL : ptsim_megatron_diagnostics_new();
+  if (!diag) diag = own;
   memset(job, 0, sizeof *job);
-  if (!check_flags(o, error)) return FALSE;
-  if (!base_job(o, job, ignored, error)) return FALSE;
-  if (!isnan(o->threshold) && !(o->threshold > 0.0 && o->threshold <= 1.0)) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "--memory-threshold %g: must be in (0, 1]", o->threshold);
+  if (!check_flags(o, error) || !base_job(o, job, diag, error) || !apply_dimensions(o, job, error) ||
+      !ptsim_cli_job_apply_settings(o, &job->layout, &job->model, error))
+    return FALSE;
+  PtsimLayout *l = &job->layout;
+  if (l->gpus <= 0) /* a Megatron-LM command line without a launcher count */
+    return invalid("the GPU count is unknown: give --gpus N or --nodes N (the Megatron-LM "
+                   "command line gave %s)",
+                   diag->gpus_read ? diag->gpus_read : "no launcher");
+  /* Megatron-LM's default batch, mbs x dp, once the GPU count is known */
+  gint64 model_parallel = checked_product(l->tp, l->pp, l->cp, 1);
+  if (l->gbs <= 0 && (o->megatron_args || o->megatron_args_file) && model_parallel < G_MAXINT64 &&
+      l->gpus % model_parallel == 0)
+    l->gbs = checked_product(l->mbs, l->gpus / model_parallel, 1, 1);
+  if (o->pipeline_layout &&
+      !ptsim_pipeline_layout_apply(o->pipeline_layout, job->model.num_layers, l, error))
+    return FALSE;
+  if (!ptsim_job_validate(job, error)) {
+    if (o->gpus == -1 && o->nodes == -1 && diag->gpus_from && error && *error) {
+      char *said = g_strdup_printf("%s (%" G_GINT64_FORMAT " GPUs from the launcher: %s; "
+                                   "--gpus N changes it)",
+                                   (*error)->message, (gint64)l->gpus, diag->gpus_from);
+      g_free((*error)->message);
+      (*error)->message = said;
+    }
     return FALSE;
   }
-  apply_flags(o, job);
-  if (!apply_enum_flags(o, &job->layout, error)) return FALSE;
-  return ptsim_job_validate(job, error);
+  return TRUE;
+}
+
+gboolean ptsim_cli_job_resolve_over(const PtsimCliJob *o, const char *megatron_base, PtsimJob *job,
+                                    PtsimMegatronDiagnostics *diag, GError **error) {
+  if (o->megatron_args_file)
+    return invalid("--megatron-args-file replaces the Megatron-LM arguments; to add to the ones "
+                   "given here, pass flags with --megatron-args");
+  PtsimCliJob over = *o; /* shallow: only megatron_args differs, and it is freed here */
+  g_autofree char *joined = g_strconcat(megatron_base, " ", o->megatron_args ? o->megatron_args : "",
+                                        NULL);
+  over.megatron_args = joined;
+  return ptsim_cli_job_resolve(&over, job, diag, error);
+}
+
+const char *ptsim_cli_job_overlap_source(const PtsimCliJob *o) {
+  if (o->overlap_grad_reduce || o->no_overlap_grad_reduce || o->overlap_param_gather ||
+      o->no_overlap_param_gather || o->tp_comm_overlap || o->no_tp_comm_overlap || o->no_overlap)
+    return "flags";
+  if (o->megatron_args || o->megatron_args_file) return "megatron-args";
+  return "default";
+}
+
+void ptsim_cli_job_warn(const char *command, const PtsimMegatronDiagnostics *d) {
+  if (!d) return;
+  if (d->unmodelled->len > 0) {
+    fprintf(stderr, "ptsim %s: warning: not modelled, so the prediction may be off:", command);
+    for (guint i = 0; i < d->unmodelled->len; i++)
+      fprintf(stderr, "%s %s", i ? ";" : "", (const char *)d->unmodelled->pdata[i]);
+    fputc('\n', stderr);
+  }
+  if (d->unknown->len > 0) {
+    fprintf(stderr, "ptsim %s: not Megatron-LM flags, ignored:", command);
+    for (guint i = 0; i < d->unknown->len; i++)
+      fprintf(stderr, " %s", (const char *)d->unknown->pdata[i]);
+    fputc('\n', stderr);
+  }
+  for (guint i = 0; i < d->notes->len; i++)
+    fprintf(stderr, "ptsim %s: note: %s\n", command, (const char *)d->notes->pdata[i]);
 }

@@ -65,3 +65,24 @@ gboolean ptsim_cli_double_flag(const char *flag, const char *text, PtsimRange ra
   if (text == NULL) return TRUE;
   return ptsim_number_double(flag, text, range, out, error);
 }
+
+gboolean ptsim_cli_number_set(const PtsimCliNumber *table, gsize n, const char *flag,
+                              const char *text, gpointer opts, GError **error) {
+  for (gsize i = 0; i < n; i++) {
+    const PtsimCliNumber *row = &table[i];
+    if (strcmp(row->flag, flag) != 0) continue;
+    gpointer field = G_STRUCT_MEMBER_P(opts, row->offset);
+    if (row->decimal) {
+      PtsimCliDouble *d = field;
+      if (!ptsim_number_double(flag, text, row->range, &d->value, error)) return FALSE;
+      d->given = TRUE;
+    } else {
+      PtsimCliInt *v = field;
+      if (!ptsim_number_int64(flag, text, row->lo, row->hi, &v->value, error)) return FALSE;
+      v->given = TRUE;
+    }
+    return TRUE;
+  }
+  g_critical("%s: not a numeric flag of its table", flag);
+  return FALSE;
+}

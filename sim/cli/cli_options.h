@@ -32,4 +32,32 @@ gboolean ptsim_cli_int64_flag(const char *flag, const char *text, int64_t lo, in
 gboolean ptsim_cli_double_flag(const char *flag, const char *text, PtsimRange range,
                                double *out, GError **error);
 
+/* A numeric flag of an options struct: whether it was given is its own
+ * bit, never a value standing for "not given". */
+typedef struct {
+  gboolean given;
+  int64_t value;
+} PtsimCliInt;
+typedef struct {
+  gboolean given;
+  double value;
+} PtsimCliDouble;
+
+/* One row of a table of an options struct's numeric flags, for flags that
+ * GOption hands to a G_OPTION_ARG_CALLBACK whose group's user data is the
+ * struct: the flag as GOption names it ("--tp"), where its PtsimCliInt
+ * (or, when decimal, PtsimCliDouble) lives in the struct, and its range. */
+typedef struct {
+  const char *flag;
+  gsize offset;
+  gboolean decimal;
+  int64_t lo, hi;    /* integers */
+  PtsimRange range;  /* decimals */
+} PtsimCliNumber;
+
+/* The callback's work: FLAG's row of TABLE (N rows) parses TEXT strictly
+ * into OPTS, or the error names the flag, the value and the range. */
+gboolean ptsim_cli_number_set(const PtsimCliNumber *table, gsize n, const char *flag,
+                              const char *text, gpointer opts, GError **error);
+
 #endif /* PTSIM_CLI_OPTIONS_H */

@@ -13,6 +13,7 @@
 #include "plot_cmd.h"
 #include "report.h"
 #include "simulate.h"
+#include "trace.h"
 #include "sweep_cmd.h"
 #include "validate_cmd.h"
 #include "alloc_conf.h"
@@ -34,7 +35,7 @@ static const Subcommand subcommands[] = {
     {"memory", "the analytical per-stage memory estimate of one layout", run_memory},
     {"predict", "one layout: memory estimate, allocator emulation, simulated step time", run_predict},
     {"sweep", "every valid layout of one or more scenarios, ranked", ptsim_sweep_main},
-    {"plot", "a gnuplot figure (memory, timeline) with its data and .gp script", ptsim_plot_main},
+    {"plot", "a gnuplot figure (memory, timeline, allocator, heatmap, pareto, scaling, validation)", ptsim_plot_main},
     {"calibrate", "a hardware profile with measured efficiency (from gemm_bench)", ptsim_calibrate_main},
     {"alloc-replay", "replay an allocator trace through the emulator; compare", ptsim_alloc_replay_main},
     {"validate", "predictions against measured runs (Megatron-LM logs, run CSVs)", ptsim_validate_main},
@@ -71,20 +72,13 @@ static int fail(const char *command, const GError *error) {
              : 1;
 }
 
-static void warn_ignored(const char *command, GPtrArray *ignored) {
-  if (ignored->len == 0) return;
-  fprintf(stderr, "ptsim %s: ignored Megatron-LM flags:", command);
-  for (guint i = 0; i < ignored->len; i++)
-    fprintf(stderr, " %s", (const char *)g_ptr_array_index(ignored, i));
-  fputc('\n', stderr);
-}
-
 /* Options shared by memory and predict: the job plus --format and --ce. */
 typedef struct {
   PtsimCliJob job;
   char *format;
   char *ce;
   char *trace; /* predict only */
+  gint trace_steps; /* -1: not given */
   char *memory_timeline;
   char *alloc_conf;
 } JobCommandOptions;
@@ -103,8 +97,12 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   const GOptionEntry predict_entries[] = {
       {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opts->trace,
-       "Write a Chrome/Perfetto trace of the simulated step (open in ui.perfetto.dev)",
+       "Write a Chrome/Perfetto trace of the simulated step (open in ui.perfetto.dev): per "
+       "stage a compute, TP, CP, PP send/recv and DP track, recompute and waits as slices, "
+       "PP transfers as flow arrows",
        "FILE.json"},
+      {"trace-steps", 0, 0, G_OPTION_ARG_INT, &opts->trace_steps,
+       "Steps in the trace (default 1; steps repeat: the simulation is deterministic)", "N"},
       {"memory-timeline", 0, 0, G_OPTION_ARG_FILENAME, &opts->memory_timeline,
        "Write allocated/reserved bytes over simulated time per stage (TSV)", "FILE.tsv"},
       {"alloc-conf", 0, 0, G_OPTION_ARG_STRING, &opts->alloc_conf,
@@ -143,9 +141,9 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
       return FALSE;
     }
   }
-  g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
-  if (!ptsim_cli_job_resolve(&opts->job, job, ignored, error)) return FALSE;
-  warn_ignored(command, ignored);
+  g_autoptr(PtsimMegatronDiagnostics) diag = ptsim_megatron_diagnostics_new();
+  if (!ptsim_cli_job_resolve(&opts->job, job, diag, error)) return FALSE;
+  ptsim_cli_job_warn(command, diag);
   return TRUE;
 }
 
@@ -161,6 +159,7 @@ static void clear_job_command(JobCommandOptions *opts) {
 static int run_job_command(const char *command, int argc, char **argv) {
   JobCommandOptions opts;
   memset(&opts, 0, sizeof opts);
+  opts.trace_steps = -1; /* not given */
   ptsim_cli_job_init(&opts.job);
   PtsimJob job;
   PtsimFormat format;
@@ -171,6 +170,15 @@ static int run_job_command(const char *command, int argc, char **argv) {
     return fail(command, error);
   }
   g_autofree char *trace_path = g_strdup(opts.trace);
+  int32_t trace_steps = opts.trace_steps > 0 ? opts.trace_steps : 1;
+  if (opts.trace_steps != -1 && (opts.trace_steps < 1 || opts.trace_steps > 1000 || !trace_path)) {
+    g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                !trace_path ? "--trace-steps needs --trace FILE.json"
+                            : "--trace-steps %d: allowed are 1 to 1000",
+                opts.trace_steps);
+    clear_job_command(&opts);
+    return fail(command, error);
+  }
   g_autofree char *timeline_path = g_strdup(opts.memory_timeline);
   PtsimAllocOptions alloc_opts;
   ptsim_alloc_options_init(&alloc_opts);
@@ -180,6 +188,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     clear_job_command(&opts);
     return fail(command, error);
   }
+  const char *overlap_source = ptsim_cli_job_overlap_source(&opts.job);
   clear_job_command(&opts);
 
   g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
@@ -191,7 +200,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     PtsimTrace trace = {NULL, 0, 0};
     gboolean need_trace = trace_path || timeline_path;
     if (!ptsim_simulate(plan, need_trace ? &trace : NULL, time, &error) ||
-        (trace_path && !ptsim_simulate_write_trace(trace_path, &job, &trace, &error)) ||
+        (trace_path && !ptsim_trace_write(trace_path, plan, &trace, time, trace_steps, &error)) ||
         !ptsim_simulate_allocator(plan, 2, &alloc_opts, need_trace ? &trace : NULL, time->step_s,
                                   timeline_path, alloc, &error)) {
       ptsim_simulate_trace_clear(&trace);
@@ -207,6 +216,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_json_init(&json, out);
     ptsim_json_begin_object(&json, NULL);
     ptsim_report_json_config(&json, plan);
+    ptsim_report_json_settings(&json, &job.layout, &job.model, overlap_source);
     ptsim_report_json_memory(&json, memory, job.layout.memory_threshold,
                              with_time ? alloc : NULL);
     if (with_time) ptsim_report_json_time(&json, time);
@@ -215,6 +225,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_report_csv_memory(out, &job, memory);
   } else {
     ptsim_report_text_config(out, plan);
+    ptsim_report_text_settings(out, &job.layout, &job.model, overlap_source);
     ptsim_report_text_memory(out, &job, memory);
     if (with_time) ptsim_report_text_allocator(out, memory, alloc);
     if (with_time) ptsim_report_text_time(out, time);

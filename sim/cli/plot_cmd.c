@@ -36,36 +36,46 @@ static const struct {
      "            threshold; an outlined bar per stage: the caching-allocator emulation's\n"
      "            reserved peak + CUDA context/NCCL. Job options."},
     {"timeline", KIND_TIMELINE, NULL,
-     "Gantt chart of the simulated step per pipeline stage, microbatches numbered.\n"
-     "            Job options."},
+     "Gantt chart of the simulated step per pipeline stage, microbatches numbered\n"
+     "            when they fit; thousands of microbatches are drawn as bins each kind\n"
+     "            fills by its share of the time. Job options; --window START:END zooms,\n"
+     "            --stages picks bands (at most 32 are drawn unless named)."},
     {"allocator", KIND_ALLOCATOR, "optional",
      "allocated and reserved bytes over the last replayed step, one panel per stage\n"
-     "            (8 at most), against the allocator's limit (capacity - context/NCCL).\n"
+     "            (8 at most, 4 in a column), against the allocator's limit.\n"
      "            Job options; the emulation's timeline is written to NAME.timeline.tsv,\n"
      "            or give --from FILE.tsv (ptsim predict --memory-timeline) with the same\n"
-     "            job options."},
+     "            job options. --window, --stages as for timeline."},
     {"heatmap", KIND_HEATMAP, "required",
      "tokens/s per GPU over tp x pp, best fitting layout per cell, one panel per cp\n"
      "            (--facet mbs: per mbs); hatched OOM cells: no layout fits.\n"
-     "            --from SWEEP.csv (ptsim sweep --csv)."},
+     "            --from SWEEP.csv (ptsim sweep --csv); a CSV of several scenarios needs\n"
+     "            --model/--hw/--gpus/--seq/--gbs to pick one."},
     {"pareto", KIND_PARETO, "required",
      "analytical memory per GPU vs tokens/s per GPU, every layout (filled: fits),\n"
-     "            the Pareto front of fitting layouts, the best labelled. --from SWEEP.csv."},
+     "            the Pareto front of fitting layouts, capacity and fit limit (80% or\n"
+     "            --memory-threshold), the best ringed. --from SWEEP.csv, one scenario\n"
+     "            as for heatmap."},
     {"scaling", KIND_SCALING, "required",
      "tokens/s per GPU (--y step: step time) of the best fitting layout vs GPU count,\n"
-     "            one line per hw (and model/seq/gbs when they vary), log2 x axis.\n"
+     "            one line per hw (and model/seq/gbs when they vary), log2 x axis, the\n"
+     "            ideal scaling from the first count that fits dashed.\n"
      "            --from SWEEP.csv of a sweep with several --gpus (and --hw)."},
     {"validation", KIND_VALIDATION, "required",
-     "predicted vs measured step time, log-log, y = x and a +-10% band, points by\n"
-     "            source. --from RUNS.csv with the header source,run,measured_s,predicted_s\n"
-     "            (seconds, > 0; extra columns ignored, no quoting, '#' lines skipped);\n"
+     "error of the predicted step time vs measured step time (--view parity:\n"
+     "            predicted vs measured, log-log), a 10% band, points by source, filled\n"
+     "            when held-out of the fit, open when in-sample. --from RUNS.csv with the\n"
+     "            header source,run,measured_s,predicted_s and an optional fit column\n"
+     "            (in-sample|held-out), or --held-out SOURCE,... (seconds, > 0; extra\n"
+     "            columns ignored, no quoting, '#' lines skipped);\n"
      "            validate/calibrate_published.py --csv FILE writes it."},
 };
 
 static int exit_code(const GError *error) {
   if (error->domain == PTSIM_OUTPUT_ERROR) return ptsim_output_exit_code(error);
   if (error->domain == PTSIM_PLOT_ERROR)
-    return error->code == PTSIM_PLOT_ERROR_FORMAT || error->code == PTSIM_PLOT_ERROR_INPUT
+    return error->code == PTSIM_PLOT_ERROR_FORMAT || error->code == PTSIM_PLOT_ERROR_INPUT ||
+                   error->code == PTSIM_PLOT_ERROR_OPTION
                ? EXIT_BAD_INPUT
                : 1;
   return error->domain == PTSIM_CONFIG_ERROR || error->domain == G_OPTION_ERROR ||
@@ -82,16 +92,14 @@ static int fail(const GError *error) {
 
 typedef struct {
   PtsimCliJob job;
-  char *out, *ce, *from, *facet, *y;
+  char *out, *ce, *from, *facet, *y, *size, *window, *stages, *view, *held_out;
 } PlotOptions;
 
 static void clear_options(PlotOptions *o) {
   ptsim_cli_job_clear(&o->job);
-  g_clear_pointer(&o->out, g_free);
-  g_clear_pointer(&o->ce, g_free);
-  g_clear_pointer(&o->from, g_free);
-  g_clear_pointer(&o->facet, g_free);
-  g_clear_pointer(&o->y, g_free);
+  char **fields[] = {&o->out,    &o->ce,     &o->from, &o->facet,   &o->y,
+                     &o->size,   &o->window, &o->stages, &o->view, &o->held_out};
+  for (size_t i = 0; i < G_N_ELEMENTS(fields); i++) g_clear_pointer(fields[i], g_free);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PlotOptions, clear_options)
 
@@ -104,11 +112,23 @@ typedef struct {
   char *from;               /* input file or NULL */
   PtsimPlotFacet facet;
   PtsimPlotScalingY y;
+  PtsimPlotSize size;
+  PtsimPlotRange range;     /* timeline, allocator */
+  char *stages;             /* --stages, parsed once the job's pp is known */
+  char *model, *hw;         /* heatmap, pareto: the scenario (NULL: any) */
+  gint64 gpus, seq, gbs;    /* 0: any */
+  double threshold;         /* pareto: 0 infer */
+  PtsimPlotValidationView view;
+  GStrv held_out;           /* validation: NULL unless --held-out */
 } PlotRequest;
 
 static void clear_request(PlotRequest *r) {
   g_clear_pointer(&r->out, g_free);
   g_clear_pointer(&r->from, g_free);
+  g_clear_pointer(&r->stages, g_free);
+  g_clear_pointer(&r->model, g_free);
+  g_clear_pointer(&r->hw, g_free);
+  g_clear_pointer(&r->held_out, g_strfreev);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PlotRequest, clear_request)
 
@@ -133,14 +153,36 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
        "memory: where the fp32 logits/cross-entropy term is charged: last-stage (default) or "
        "every-stage",
        "WHERE"},
+      {"size", 0, 0, G_OPTION_ARG_STRING, &o.size,
+       "Printed size: column (3.5 in), page (7 in, default) or WxH with a unit (3.5x2.5in, "
+       "12x8cm; no height: the figure picks one); fonts follow the width",
+       "column|page|WxH"},
+      {"window", 0, 0, G_OPTION_ARG_STRING, &o.window,
+       "timeline, allocator: the time window to draw, seconds from the step's start (ms "
+       "suffix allowed; END left out: to the end)",
+       "START:END"},
+      {"stages", 0, 0, G_OPTION_ARG_STRING, &o.stages,
+       "timeline, allocator: the pipeline stages to draw (default: all that fit, else the "
+       "first, the last and evenly spaced ones)",
+       "0,4:7,..."},
+      {"view", 0, 0, G_OPTION_ARG_STRING, &o.view,
+       "validation: error vs measured (residual, default) or predicted vs measured (parity)",
+       "residual|parity"},
+      {"held-out", 0, 0, G_OPTION_ARG_STRING, &o.held_out,
+       "validation: sources whose runs were not used to fit the hardware profiles (the rest "
+       "are in-sample); overrides the CSV's fit column",
+       "SOURCE,..."},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   GString *summary = g_string_new("Kinds:");
   for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++)
     g_string_append_printf(summary, "\n  %-9s %s", kinds[i].name, kinds[i].summary);
   g_string_append(summary,
-                  "\n\nEvery figure comes with NAME.tsv (its data; '#' header lines name the "
-                  "columns and units) and NAME.gp\n(a standalone gnuplot script; rerun after "
-                  "editing it: cd DIR && gnuplot NAME.gp).\nMemory is in GiB (2^30 bytes). "
+                  "\n\nEvery figure is laid out for --size column (3.5 in), page (7 in, default) "
+                  "or WxH (12x8cm, 5x3in),\nwith fonts that read printed at that size, and "
+                  "comes with NAME.tsv (its data; '#' header lines\nname the columns and "
+                  "units) and NAME.gp (a standalone gnuplot script; rerun after editing it:\n"
+                  "cd DIR && gnuplot NAME.gp; show_title = 0 drops the title for a paper).\n"
+                  "Memory is in GiB (2^30 bytes). "
                   "Needs gnuplot (Debian/Ubuntu: apt-get install gnuplot-nox).\n"
                   "Exit codes: 0 ok, 2 bad input (the message names the flag or FILE:LINE), "
                   "1 gnuplot missing or failing.");
@@ -213,6 +255,47 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
                 "--y '%s': allowed values are tokens|step", o.y);
     return FALSE;
   }
+  PlotKind kind = kinds[req->kind].kind;
+  gboolean one_job = kind == KIND_MEMORY || kind == KIND_TIMELINE || kind == KIND_ALLOCATOR;
+  struct {
+    const char *value, *flag;
+    gboolean applies;
+    const char *kinds;
+  } only[] = {{o.window, "--window", kind == KIND_TIMELINE || kind == KIND_ALLOCATOR,
+               "timeline and allocator"},
+              {o.stages, "--stages", kind == KIND_TIMELINE || kind == KIND_ALLOCATOR,
+               "timeline and allocator"},
+              {o.view, "--view", kind == KIND_VALIDATION, "validation"},
+              {o.held_out, "--held-out", kind == KIND_VALIDATION, "validation"}};
+  for (size_t i = 0; i < G_N_ELEMENTS(only); i++)
+    if (only[i].value && !only[i].applies) {
+      g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "%s applies to %s only",
+                  only[i].flag, only[i].kinds);
+      return FALSE;
+    }
+  ptsim_plot_size_default(&req->size);
+  if (o.size && !ptsim_plot_size_parse(o.size, &req->size, error)) return FALSE;
+  ptsim_plot_range_default(&req->range);
+  if (o.window && !ptsim_plot_range_parse_window(o.window, &req->range, error)) return FALSE;
+  req->view = PTSIM_PLOT_VALIDATION_RESIDUAL;
+  if (o.view && strcmp(o.view, "parity") == 0) req->view = PTSIM_PLOT_VALIDATION_PARITY;
+  else if (o.view && strcmp(o.view, "residual") != 0) {
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "--view '%s': allowed values are residual|parity", o.view);
+    return FALSE;
+  }
+  if (o.held_out) {
+    req->held_out = g_strsplit(o.held_out, ",", -1);
+    for (char **h = req->held_out; *h; h++) g_strstrip(*h);
+  }
+  /* heatmap, pareto: the job options name the scenario; only those given */
+  req->model = g_strdup(o.job.model);
+  req->hw = g_strdup(o.job.hw);
+  req->gpus = MAX(o.job.gpus, 0);
+  req->seq = MAX(o.job.seq, 0);
+  req->gbs = MAX(o.job.gbs, 0);
+  req->threshold = o.job.threshold.given ? o.job.threshold.value : 0.0; /* 0: inferred */
+  req->stages = g_steal_pointer(&o.stages);
   req->ce = PTSIM_CE_LAST_STAGE;
   if (o.ce) {
     if (strcmp(o.ce, "every-stage") == 0)
@@ -223,16 +306,10 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
       return FALSE;
     }
   }
-  PlotKind k = kinds[req->kind].kind;
-  if (k == KIND_MEMORY || k == KIND_TIMELINE || k == KIND_ALLOCATOR) {
-    g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
-    if (!ptsim_cli_job_resolve(&o.job, &req->job, ignored, error)) return FALSE;
-    if (ignored->len > 0) {
-      fprintf(stderr, "ptsim plot: ignored Megatron-LM flags:");
-      for (guint i = 0; i < ignored->len; i++)
-        fprintf(stderr, " %s", (const char *)g_ptr_array_index(ignored, i));
-      fputc('\n', stderr);
-    }
+  if (one_job) {
+    g_autoptr(PtsimMegatronDiagnostics) diag = ptsim_megatron_diagnostics_new();
+    if (!ptsim_cli_job_resolve(&o.job, &req->job, diag, error)) return FALSE;
+    ptsim_cli_job_warn("plot", diag);
   }
   req->out = g_steal_pointer(&o.out);
   req->from = g_steal_pointer(&o.from);
@@ -242,21 +319,22 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
 /* ---- figures of one job ---- */
 
 static gboolean memory_figure(const char *out, const PtsimPlan *plan,
-                              PtsimCrossEntropyConvention ce, PtsimPlotFiles *files,
-                              GError **error) {
+                              PtsimCrossEntropyConvention ce, const PtsimPlotSize *size,
+                              PtsimPlotFiles *files, GError **error) {
   g_autofree PtsimMemoryEstimate *memory = g_new0(PtsimMemoryEstimate, 1);
   g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
   ptsim_memory_estimate(plan, ce, memory);
   if (!ptsim_simulate_allocator(plan, 2, NULL, NULL, 0.0, NULL, alloc, error)) return FALSE;
-  return ptsim_plot_memory(out, &plan->job, memory, alloc, files, error);
+  return ptsim_plot_memory(out, &plan->job, memory, alloc, size, files, error);
 }
 
-static gboolean timeline_figure(const char *out, const PtsimPlan *plan, PtsimPlotFiles *files,
+static gboolean timeline_figure(const char *out, const PtsimPlan *plan, const PtsimPlotSize *size,
+                                const PtsimPlotRange *range, PtsimPlotFiles *files,
                                 GError **error) {
   g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
   PtsimTrace trace = {NULL, 0, 0};
   gboolean ok = ptsim_simulate(plan, &trace, time, error) &&
-                ptsim_plot_timeline(out, &plan->job, time, &trace, files, error);
+                ptsim_plot_timeline(out, &plan->job, time, &trace, size, range, files, error);
   ptsim_simulate_trace_clear(&trace);
   return ok;
 }
@@ -269,9 +347,10 @@ static char *timeline_path_for(const char *figure) {
 }
 
 static gboolean allocator_figure(const char *out, const PtsimPlan *plan, const char *from,
+                                 const PtsimPlotSize *size, const PtsimPlotRange *range,
                                  PtsimPlotFiles *files, GError **error) {
   const PtsimJob *job = &plan->job;
-  if (from) return ptsim_plot_allocator(out, job, from, files, error);
+  if (from) return ptsim_plot_allocator(out, job, from, size, range, files, error);
   g_autofree char *timeline = timeline_path_for(out);
   g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
   g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
@@ -279,9 +358,26 @@ static gboolean allocator_figure(const char *out, const PtsimPlan *plan, const c
   gboolean ok = ptsim_simulate(plan, &trace, time, error) &&
                 ptsim_simulate_allocator(plan, 2, NULL, &trace, time->step_s, timeline, alloc,
                                          error) &&
-                ptsim_plot_allocator(out, job, timeline, files, error);
+                ptsim_plot_allocator(out, job, timeline, size, range, files, error);
   ptsim_simulate_trace_clear(&trace);
   return ok;
+}
+
+/* ---- figures of a sweep ---- */
+
+static gboolean sweep_figure(PlotKind kind, const PlotRequest *req, const GArray *layouts,
+                             PtsimPlotFiles *files, GError **error) {
+  if (kind == KIND_SCALING)
+    return ptsim_plot_scaling(req->out, layouts, req->y, req->from, &req->size, files, error);
+  PtsimPlotScenario want = {req->model, req->hw, req->gpus, req->seq, req->gbs};
+  g_autoptr(GArray) rows = ptsim_plot_layouts_one_scenario(layouts, &want, error);
+  if (!rows) {
+    g_prefix_error(error, "%s: ", req->from);
+    return FALSE;
+  }
+  if (kind == KIND_HEATMAP)
+    return ptsim_plot_heatmap(req->out, rows, req->facet, req->from, &req->size, files, error);
+  return ptsim_plot_pareto(req->out, rows, req->threshold, req->from, &req->size, files, error);
 }
 
 int ptsim_plot_main(int argc, char **argv) {
@@ -302,21 +398,25 @@ int ptsim_plot_main(int argc, char **argv) {
   if (kind == KIND_MEMORY || kind == KIND_TIMELINE || kind == KIND_ALLOCATOR) {
     plan = g_new0(PtsimPlan, 1); /* these kinds read one validated job */
     ptsim_plan_build(&req.job, plan);
+    if (req.stages &&
+        !ptsim_plot_range_parse_stages(req.stages, plan->num_stages, &req.range, &error))
+      return fail(error);
   }
   switch (kind) {
-    case KIND_MEMORY: ok = memory_figure(req.out, plan, req.ce, &files, &error); break;
-    case KIND_TIMELINE: ok = timeline_figure(req.out, plan, &files, &error); break;
+    case KIND_MEMORY: ok = memory_figure(req.out, plan, req.ce, &req.size, &files, &error); break;
+    case KIND_TIMELINE:
+      ok = timeline_figure(req.out, plan, &req.size, &req.range, &files, &error);
+      break;
     case KIND_ALLOCATOR:
-      ok = allocator_figure(req.out, plan, req.from, &files, &error);
+      ok = allocator_figure(req.out, plan, req.from, &req.size, &req.range, &files, &error);
       break;
     case KIND_HEATMAP:
-      ok = ptsim_plot_heatmap(req.out, layouts, req.facet, req.from, &files, &error);
+    case KIND_PARETO:
+    case KIND_SCALING: ok = sweep_figure(kind, &req, layouts, &files, &error); break;
+    case KIND_VALIDATION:
+      ok = ptsim_plot_validation(req.out, req.from, req.view,
+                                 (const char *const *)req.held_out, &req.size, &files, &error);
       break;
-    case KIND_PARETO: ok = ptsim_plot_pareto(req.out, layouts, req.from, &files, &error); break;
-    case KIND_SCALING:
-      ok = ptsim_plot_scaling(req.out, layouts, req.y, req.from, &files, &error);
-      break;
-    case KIND_VALIDATION: ok = ptsim_plot_validation(req.out, req.from, &files, &error); break;
   }
   if (!ok) return fail(error);
   printf("ptsim plot %s: wrote %s (figure), %s (gnuplot script), %s (data)\n",
@@ -349,7 +449,11 @@ gboolean ptsim_plot_default_figures(const PtsimSweep *sweep, const GArray *order
   }
   g_autofree PtsimPlan *best = g_new0(PtsimPlan, 1);
   ptsim_plan_build(&g_array_index(sweep->jobs, PtsimJob, g_array_index(order, guint, 0)), best);
-  g_autoptr(GArray) layouts = ptsim_plot_layouts_from_sweep(sweep, order);
+  g_autoptr(GArray) all = ptsim_plot_layouts_from_sweep(sweep, order);
+  /* heatmap and pareto draw one scenario: the best layout's (order[0]) */
+  const PtsimPlotLayout *top = &g_array_index(all, PtsimPlotLayout, 0);
+  PtsimPlotScenario want = {top->model, top->hw, top->gpus, top->seq, top->gbs};
+  g_autoptr(GArray) layouts = ptsim_plot_layouts_one_scenario(all, &want, NULL);
   static const char *const names[] = {"memory", "timeline", "heatmap", "pareto"};
   const char *what[] = {"per-stage memory of the best layout",
                         "its simulated step", "tokens/s per GPU over tp x pp",
@@ -363,10 +467,12 @@ gboolean ptsim_plot_default_figures(const PtsimSweep *sweep, const GArray *order
     PtsimPlotFiles files = {NULL, NULL, NULL};
     gboolean ok = FALSE;
     switch (i) {
-      case 0: ok = memory_figure(path, best, PTSIM_CE_LAST_STAGE, &files, &error); break;
-      case 1: ok = timeline_figure(path, best, &files, &error); break;
-      case 2: ok = ptsim_plot_heatmap(path, layouts, PTSIM_PLOT_FACET_CP, NULL, &files, &error); break;
-      case 3: ok = ptsim_plot_pareto(path, layouts, NULL, &files, &error); break;
+      case 0: ok = memory_figure(path, best, PTSIM_CE_LAST_STAGE, NULL, &files, &error); break;
+      case 1: ok = timeline_figure(path, best, NULL, NULL, &files, &error); break;
+      case 2:
+        ok = ptsim_plot_heatmap(path, layouts, PTSIM_PLOT_FACET_CP, NULL, NULL, &files, &error);
+        break;
+      case 3: ok = ptsim_plot_pareto(path, layouts, 0.0, NULL, NULL, &files, &error); break;
     }
     if (ok) {
       g_string_append_printf(written, "  %-14s %s\n", name, what[i]);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "cli_job.h"
 #include "cli_options.h"
 #include "config.h"
 #include "gpu.h"
@@ -12,6 +13,7 @@
 #include "numbers.h"
 #include "output.h"
 #include "plot_cmd.h"
+#include "report.h"
 #include "simulate.h"
 #include "sweep.h"
 #include "sweep_cmd.h"
@@ -24,19 +26,21 @@
 typedef struct {
   char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules;
   char *tp_max_text, *pp_max_text, *top_text, *threads_text, *samples_text, *seed_text;
-  char *in_memory_max_text, *threshold_text, *jitter_text, *stragglers_text, *slowdown_text;
-  gboolean no_overlap, allocator;
+  char *in_memory_max_text, *jitter_text, *stragglers_text, *slowdown_text;
+  gboolean allocator;
   char *device, *csv, *format, *figures;
+  PtsimCliJob job; /* the job's settings (not swept): cli_job.h */
   /* parsed */
   gint64 tp_max, pp_max, top, threads, samples, seed, in_memory_max;
-  double threshold, jitter, stragglers, straggler_slowdown;
+  double jitter, stragglers, straggler_slowdown;
 } SweepOptions;
 
 static void options_clear(SweepOptions *o) {
+  ptsim_cli_job_clear(&o->job);
   char **texts[] = {&o->models, &o->hws, &o->gpus, &o->seqs, &o->gbs, &o->mbs, &o->cps,
                     &o->vps, &o->recomputes, &o->schedules, &o->tp_max_text, &o->pp_max_text,
                     &o->top_text, &o->threads_text, &o->samples_text, &o->seed_text,
-                    &o->in_memory_max_text, &o->threshold_text, &o->jitter_text,
+                    &o->in_memory_max_text, &o->jitter_text,
                     &o->stragglers_text, &o->slowdown_text, &o->device, &o->csv, &o->format,
                     &o->figures};
   for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) g_clear_pointer(texts[i], g_free);
@@ -49,7 +53,7 @@ static void options_clear(SweepOptions *o) {
 #define IN_MEMORY_MAX 100000000
 
 static gboolean parse_numbers(SweepOptions *o, GError **error) {
-  const PtsimRange fraction = {0.0, 1.0, FALSE, TRUE}, probability = {0.0, 1.0, TRUE, TRUE};
+  const PtsimRange probability = {0.0, 1.0, TRUE, TRUE};
   /* sigma of a lognormal factor: 10 already spreads durations over e^30 */
   const PtsimRange sigma = {0.0, 10.0, TRUE, TRUE}, slowdown = {1.0, 1000.0, TRUE, TRUE};
   o->tp_max = o->pp_max = 0; /* 0: the node size / no limit */
@@ -58,7 +62,6 @@ static gboolean parse_numbers(SweepOptions *o, GError **error) {
   o->samples = 0;
   o->seed = 1;
   o->in_memory_max = 250000;
-  o->threshold = 0.8;
   o->jitter = 0.0;
   o->stragglers = 0.0;
   o->straggler_slowdown = 2.0;
@@ -74,8 +77,6 @@ static gboolean parse_numbers(SweepOptions *o, GError **error) {
          ptsim_cli_int64_flag("--seed", o->seed_text, 0, G_MAXINT64, &o->seed, error) &&
          ptsim_cli_int64_flag("--in-memory-max", o->in_memory_max_text, 0, IN_MEMORY_MAX,
                               &o->in_memory_max, error) &&
-         ptsim_cli_double_flag("--memory-threshold", o->threshold_text, fraction,
-                               &o->threshold, error) &&
          ptsim_cli_double_flag("--jitter", o->jitter_text, sigma, &o->jitter, error) &&
          ptsim_cli_double_flag("--stragglers", o->stragglers_text, probability,
                                &o->stragglers, error) &&
@@ -143,8 +144,9 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
     return FALSE;
   spec->tp_max = o->tp_max;
   spec->pp_max = o->pp_max;
-  spec->memory_threshold = o->threshold;
-  spec->overlap = !o->no_overlap;
+  if (!ptsim_cli_job_sweep_base(&o->job, &spec->base, error)) return FALSE;
+  spec->model_settings = ptsim_cli_job_model_settings;
+  spec->model_settings_data = (gpointer)&o->job;
   spec->allocator = o->allocator;
   spec->mc.samples = (int32_t)o->samples;
   spec->mc.sigma = o->jitter;
@@ -304,7 +306,8 @@ static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, 
   "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"          \
   "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                           \
   "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s,"   \
-  "allocator_device_peak_bytes,allocator_oom\n"
+  "allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,"         \
+  "tp_comm_overlap\n"
 
 /* One CSV row; rank 0 = not ranked (a streamed sweep). */
 static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
@@ -315,14 +318,15 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
-      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d\n",
+      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%d,%d,%d\n",
       rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
       l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
       r->status, r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s,
       r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
       r->step_p90_s, r->step_p99_s, r->exposed_comm_s[0], r->exposed_comm_s[1],
-      r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom);
+      r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom,
+      l->overlap_grad_reduce, l->overlap_param_gather, l->tp_comm_overlap);
 }
 
 static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
@@ -436,6 +440,7 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
   g_array_append_vals(sweep->results, st.best_results->data, st.best_results->len);
   g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
   for (guint i = 0; i < st.best_jobs->len; i++) g_array_append_val(order, i);
+  ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
   write_table(out, sweep, &st.counts, order, st.top);
   if (o->csv)
     g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts (streamed, in enumeration "
@@ -482,7 +487,10 @@ static int run(const SweepOptions *o) {
   Counts counts = {0, 0};
   count(&counts, (const PtsimBatchResult *)sweep->results->data, sweep->results->len);
   if (csv_out) write_csv(out, sweep, order);
-  else write_table(out, sweep, &counts, order, (guint)o->top);
+  else {
+    ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
+    write_table(out, sweep, &counts, order, (guint)o->top);
+  }
   if (o->csv) {
     g_autoptr(GString) csv = g_string_new(NULL);
     write_csv(csv, sweep, order);
@@ -498,6 +506,7 @@ static int run(const SweepOptions *o) {
 int ptsim_sweep_main(int argc, char **argv) {
   SweepOptions o;
   memset(&o, 0, sizeof o);
+  ptsim_cli_job_init(&o.job);
   const GOptionEntry entries[] = {
       {"model", 0, 0, G_OPTION_ARG_STRING, &o.models, "Models, comma-separated (default llama3-8b)", "M[,M...]"},
       {"hw", 0, 0, G_OPTION_ARG_STRING, &o.hws, "Hardware profiles (default h100-80g)", "H[,H...]"},
@@ -511,13 +520,10 @@ int ptsim_sweep_main(int argc, char **argv) {
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedules, "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
       {"tp-max", 0, 0, G_OPTION_ARG_STRING, &o.tp_max_text, "Largest tp (default: GPUs per node)", "N"},
       {"pp-max", 0, 0, G_OPTION_ARG_STRING, &o.pp_max_text, "Largest pp (default: no limit)", "N"},
-      {"memory-threshold", 0, 0, G_OPTION_ARG_STRING, &o.threshold_text, "Fit threshold in (0, 1] (default 0.8)", "F"},
       {"allocator", 0, 0, G_OPTION_ARG_NONE, &o.allocator,
        "Replay every layout through the caching-allocator emulation too (CPU, slower); the CSV's "
        "allocator_* columns (otherwise 0 and -1; the table runs it for the rows shown anyway)",
        NULL},
-      {"no-overlap", 0, 0, G_OPTION_ARG_NONE, &o.no_overlap,
-       "Turn off Megatron's grad-reduce / param-gather / TP comm overlap (on by default in sweeps)", NULL},
       {"samples", 0, 0, G_OPTION_ARG_STRING, &o.samples_text,
        "Monte-Carlo samples per layout: p50/p90/p99 step time (default 0: deterministic)", "K"},
       {"jitter", 0, 0, G_OPTION_ARG_STRING, &o.jitter_text,
@@ -548,7 +554,9 @@ int ptsim_sweep_main(int argc, char **argv) {
                                "Lists take comma-separated values, each at most once; every "
                                "combination is tried, invalid ones are counted by reason (none "
                                "valid: exit 2).");
-  g_option_context_add_main_entries(context, entries, NULL);
+  /* the job's settings, shared with predict and memory (cli_job.h): every
+   * layout of the sweep has them */
+  ptsim_cli_job_add_settings_to_context(context, &o.job, entries);
   g_autoptr(GError) error = NULL;
   int rc;
   if (!ptsim_cli_parse_options(context, &argc, &argv, &error))

@@ -26,16 +26,20 @@
  * layout flags override the columns.  Their TFLOP/s are taken as
  * Megatron-LM's model FLOPs.
  *
- * Logs with an arguments block: the block decides model and layout (job
- * flags are not applied on top of it); without one, --model /
- * --megatron-args and layout flags give the job, and the global batch size
- * the log prints fills --gbs when it is not given. */
+ * Logs with an arguments block: the block, turned back into a Megatron-LM
+ * command line (megatron_log.c), gives model and layout; --megatron-args
+ * supplements or overrides it and the job options apply on top (as for any
+ * Megatron-LM command line).  Without one, --model / --megatron-args and
+ * layout flags give the job.  The global batch size the log prints fills
+ * --gbs when nothing else gives it.  A memory line of rank r is compared
+ * with the prediction for r's pipeline stage (one row per stage printed). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "validate_cmd.h"
 #include "cli_job.h"
 #include "cli_options.h"
+#include "gemm_shapes.h"
 #include "config.h"
 #include "job_validate.h"
 #include "megatron_log.h"
@@ -47,6 +51,7 @@
 #include "simulate.h"
 #include "validate_row.h"
 #include "validation.h"
+#include "topology.h"
 #include "workload.h"
 
 #define EXIT_BAD_INPUT 2
@@ -64,9 +69,10 @@ typedef struct {
 } HwRule;
 
 /* Megatron-LM in 2020-2021: no FlashAttention and no sequence parallelism yet, dropout 0.1, gradients
- * reduced in the parameter dtype. */
-#define ERA_2021 \
-  " --no-flash-attention --no-sp --attention-dropout 0.1 --hidden-dropout 0.1 --no-fp32-grad-accumulation"
+ * reduced in the parameter dtype, no overlap unless the source says so. */
+#define ERA_2021                                                                                    \
+  " --no-flash-attention --no-sp --attention-dropout 0.1 --hidden-dropout 0.1 --no-fp32-grad-accumulation" \
+  " --no-overlap"
 /* Megatron-Core GPT runs: Megatron's default dropout where the source is silent. */
 #define GPT_DROPOUT " --attention-dropout 0.1 --hidden-dropout 0.1"
 
@@ -237,9 +243,9 @@ static void overlay(PtsimCliJob *d, const PtsimCliJob *u) {
   d->overlap_param_gather |= u->overlap_param_gather;
   d->tp_comm_overlap |= u->tp_comm_overlap;
   d->no_fp32_grad_accumulation |= u->no_fp32_grad_accumulation;
-  if (!isnan(u->threshold)) d->threshold = u->threshold;
-  if (!isnan(u->attention_dropout)) d->attention_dropout = u->attention_dropout;
-  if (!isnan(u->hidden_dropout)) d->hidden_dropout = u->hidden_dropout;
+  if (u->threshold.given) d->threshold = u->threshold;
+  if (u->attention_dropout.given) d->attention_dropout = u->attention_dropout;
+  if (u->hidden_dropout.given) d->hidden_dropout = u->hidden_dropout;
 }
 
 static void add_arg(GPtrArray *args, const char *flag, const char *value) {
@@ -284,7 +290,12 @@ static gboolean resolve_row_job(Row *r, GPtrArray *args, const PtsimCliJob *user
 
 /* ---- prediction ---- */
 
-static void predict_row(Row *r, PtsimJob *job) {
+/* Predicts JOB once and fills ROWS[i] with the prediction, its memory from
+ * pipeline stage STAGES[i] (-1: the peak stage).  torch's "reserved" is the
+ * caching allocator's and excludes the CUDA context and NCCL's buffers, so
+ * the predicted reserved is the allocator's reserved peak (the outside
+ * bytes are kept apart). */
+static void predict_rows(Row **rows, const int64_t *stages, guint n, PtsimJob *job) {
   g_autoptr(GError) error = NULL;
   g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
   g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
@@ -293,26 +304,36 @@ static void predict_row(Row *r, PtsimJob *job) {
   ptsim_plan_build(job, plan);
   if (!ptsim_simulate(plan, NULL, time, &error) ||
       !ptsim_simulate_allocator(plan, 2, NULL, NULL, time->step_s, NULL, alloc, &error)) {
-    row_skip(r, error->message);
+    for (guint i = 0; i < n; i++) row_skip(rows[i], error->message);
     return;
   }
   ptsim_memory_estimate(plan, PTSIM_CE_LAST_STAGE, mem);
-  r->gpus = job->layout.gpus;
-  r->pred_step_s = time->step_s;
-  r->pred_tflops = isnan(r->step_flops)
-                       ? time->tflops_per_gpu
-                       : r->step_flops / (time->step_s * (double)r->gpus) / 1e12;
-  r->est_total_bytes = mem->total_bytes;
-  r->est_usage = mem->usage_fraction;
-  r->capacity_bytes = mem->capacity_bytes;
-  const PtsimStageAlloc *peak = &alloc->stages[alloc->peak_stage];
-  r->alloc_allocated_bytes = peak->allocated_peak_bytes;
-  r->alloc_reserved_bytes = peak->reserved_peak_bytes;
-  r->outside_bytes = peak->outside_bytes;
-  r->pred_reserved_bytes = peak->device_peak_bytes;
-  r->alloc_oom = 0;
+  int oom = 0;
   for (int64_t i = 0; i < alloc->num_stages; i++)
-    if (!alloc->stages[i].fits) r->alloc_oom = 1;
+    if (!alloc->stages[i].fits) oom = 1;
+  for (guint i = 0; i < n; i++) {
+    Row *r = rows[i];
+    int64_t st = stages[i] >= 0 && stages[i] < alloc->num_stages ? stages[i] : alloc->peak_stage;
+    int64_t est = stages[i] >= 0 && stages[i] < mem->num_stages ? stages[i] : mem->peak_stage;
+    r->gpus = job->layout.gpus;
+    r->pred_step_s = time->step_s;
+    r->pred_tflops = isnan(r->step_flops)
+                         ? time->tflops_per_gpu
+                         : r->step_flops / (time->step_s * (double)r->gpus) / 1e12;
+    r->est_total_bytes = mem->stages[est].total_bytes;
+    r->est_usage = mem->stages[est].total_bytes / mem->capacity_bytes;
+    r->capacity_bytes = mem->capacity_bytes;
+    r->alloc_allocated_bytes = alloc->stages[st].allocated_peak_bytes;
+    r->alloc_reserved_bytes = alloc->stages[st].reserved_peak_bytes;
+    r->outside_bytes = alloc->stages[st].outside_bytes;
+    r->pred_reserved_bytes = alloc->stages[st].reserved_peak_bytes;
+    r->alloc_oom = oom;
+  }
+}
+
+static void predict_row(Row *r, PtsimJob *job) {
+  const int64_t peak = -1;
+  predict_rows(&r, &peak, 1, job);
 }
 
 /* ---- CSV rows ---- */
@@ -489,6 +510,9 @@ static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
   }
   PtsimJob job;
   if (!resolve_row_job(r, args, user, &job)) return;
+  if (strcmp(ptsim_cli_job_overlap_source(user), "default") == 0 && !megatron)
+    set_str(&r->assumed, g_strdup("overlap: ptsim's default (grad-reduce and param-gather on, "
+                                  "tp-comm off)"));
   csv_measured(r, run);
   if (isnan(r->meas_step_s) && !isnan(r->meas_tflops))
     r->meas_step_s = ptsim_workload_megatron_flops(&job) /
@@ -520,6 +544,80 @@ static gboolean add_csv(GPtrArray *rows, const char *path, const PtsimCliJob *us
 
 /* ---- log rows ---- */
 
+/* The pipeline stage of each rank the log prints memory for (rank -1, the
+ * 2020 form without "[Rank N]", is rank 0): *stages receives the distinct
+ * stages, and the largest max allocated / max reserved of each. */
+typedef struct {
+  int64_t stage, rank;
+  double max_allocated_mb, max_reserved_mb;
+} StageMemory;
+
+static GArray *memory_by_stage(const PtsimMegatronLog *log, const PtsimLayout *l) {
+  GArray *out = g_array_new(FALSE, TRUE, sizeof(StageMemory));
+  for (guint k = 0; k < log->memory->len; k++) {
+    const PtsimLogMemory *m = &g_array_index(log->memory, PtsimLogMemory, k);
+    int64_t rank = m->rank >= 0 ? m->rank : 0, pp_rank = 0;
+    ptsim_topology_coords(l->tp, l->cp, l->dp, rank % l->gpus, NULL, NULL, NULL, &pp_rank);
+    StageMemory *hit = NULL;
+    for (guint i = 0; i < out->len; i++)
+      if (g_array_index(out, StageMemory, i).stage == pp_rank) hit = &g_array_index(out, StageMemory, i);
+    if (!hit) {
+      StageMemory fresh = {pp_rank, rank, NAN, NAN};
+      g_array_append_val(out, fresh);
+      hit = &g_array_index(out, StageMemory, out->len - 1);
+    }
+    if (!isnan(m->max_allocated_mb) && !(m->max_allocated_mb <= hit->max_allocated_mb))
+      hit->max_allocated_mb = m->max_allocated_mb;
+    if (!isnan(m->max_reserved_mb) && !(m->max_reserved_mb <= hit->max_reserved_mb))
+      hit->max_reserved_mb = m->max_reserved_mb;
+  }
+  return out;
+}
+
+/* The job of a log: its arguments block as a Megatron-LM command line,
+ * with the user's --megatron-args after it and the job options on top;
+ * without a block, the job options alone. */
+static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatronLogSummary *sum,
+                        const PtsimCliJob *user, PtsimJob *job) {
+  g_autoptr(GError) error = NULL;
+  if (!log->args_found) {
+    if (!user->model && !user->megatron_args && !user->megatron_args_file) {
+      row_skip(r, "no arguments block in the log; give --model (or --megatron-args) and the "
+                  "layout flags");
+      return FALSE;
+    }
+    g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+    if (sum->gbs > 0 && user->gbs == -1 && !user->megatron_args && !user->megatron_args_file)
+      add_int(args, "--gbs", sum->gbs);
+    if (!resolve_row_job(r, args, user, job)) return FALSE;
+    g_autofree char *given = g_strdup_printf("%s%s(job flags of the command line)", r->command,
+                                             r->command[0] ? " " : "");
+    set_str(&r->command, g_steal_pointer(&given));
+    return TRUE;
+  }
+  if (!log->args_command) {
+    row_skip(r, log->args_error ? log->args_error->message
+                                : "the arguments block does not describe a model");
+    return FALSE;
+  }
+  PtsimCliJob opts = *user; /* shallow: only gbs may differ */
+  const char *gbs = ptsim_megatron_log_arg(log, "global_batch_size");
+  if (opts.gbs == -1 && sum->gbs > 0 && (!gbs || strcmp(gbs, "None") == 0)) opts.gbs = sum->gbs;
+  set_str(&r->command, g_strdup_printf("(arguments block at line %" G_GINT64_FORMAT ")%s%s --hw %s",
+                                       log->args_line, user->megatron_args ? " --megatron-args " : "",
+                                       user->megatron_args ? user->megatron_args : "", user->hw));
+  if (!ptsim_cli_job_resolve_over(&opts, log->args_command, job, NULL, &error)) {
+    g_autofree char *why = g_strdup_printf(
+        "%s:%" G_GINT64_FORMAT ": arguments block: %s%s", log->path, log->args_line, error->message,
+        strstr(error->message, "vocab size unknown")
+            ? " (validate: --megatron-args adds Megatron-LM flags to the log's)"
+            : "");
+    row_skip(r, why);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean add_log(GPtrArray *rows, const char *path, const PtsimCliJob *user,
                         GError **error) {
   g_autoptr(PtsimMegatronLog) log = ptsim_megatron_log_read_file(path, error);
@@ -544,106 +642,36 @@ static gboolean add_log(GPtrArray *rows, const char *path, const PtsimCliJob *us
   ptsim_megatron_log_summarize(log, &sum);
   r->meas_step_s = sum.step_time_s;
   r->meas_tflops = sum.tflops_per_gpu;
-  if (!isnan(sum.max_allocated_mb)) r->meas_alloc_bytes = sum.max_allocated_mb * MIB;
-  if (!isnan(sum.max_reserved_mb)) r->meas_reserved_bytes = sum.max_reserved_mb * MIB;
   r->meas_oom = sum.oom ? 1 : (log->iterations->len > 0 || log->memory->len > 0 ? 0 : -1);
-
   PtsimJob job;
-  g_autoptr(GError) local = NULL;
-  if (log->args_found) {
-    if (!log->args_ok) {
-      row_skip(r, log->args_error ? log->args_error->message
-                                  : "the arguments block does not describe a model");
-      return TRUE;
-    }
-    memset(&job, 0, sizeof job);
-    job.model = log->model;
-    job.layout = log->layout;
-    if (!ptsim_hardware_load(user->hw, &job.hw, &local)) {
-      g_propagate_error(error, g_steal_pointer(&local));
-      return FALSE;
-    }
-    PtsimLayout *l = &job.layout;
-    if (l->gpus <= 0) l->gpus = l->tp * l->pp * l->cp * (l->dp > 0 ? l->dp : 1);
-    if (l->gbs <= 0 && sum.gbs > 0) l->gbs = sum.gbs;
-    if (!isnan(user->threshold)) l->memory_threshold = user->threshold;
-    set_str(&r->command, g_strdup_printf("(arguments block at line %" G_GINT64_FORMAT
-                                         ") --hw %s", log->args_line, user->hw));
-    if (!ptsim_job_validate(&job, &local)) {
-      row_skip(r, local->message);
-      return TRUE;
-    }
-  } else {
-    if (!user->model && !user->megatron_args && !user->megatron_args_file) {
-      row_skip(r, "no arguments block in the log; give --model (or --megatron-args) and the "
-                  "layout flags");
-      return TRUE;
-    }
-    g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
-    if (sum.gbs > 0 && user->gbs == -1 && !user->megatron_args && !user->megatron_args_file)
-      add_int(args, "--gbs", sum.gbs);
-    if (!resolve_row_job(r, args, user, &job)) return TRUE;
-    g_autofree char *given = g_strdup_printf("%s%s(job flags of the command line)",
-                                             r->command, r->command[0] ? " " : "");
-    set_str(&r->command, g_steal_pointer(&given));
-  }
+  if (!log_job(r, log, &sum, user, &job)) return TRUE;
   set_str(&r->label, g_strdup_printf("%s (%s)", base, job.model.name));
-  predict_row(r, &job);
+
+  /* Memory per rank is compared with the rank's pipeline stage; the first
+   * row carries the step time and the outcome, the others memory only. */
+  g_autoptr(GArray) stages = memory_by_stage(log, &job.layout);
+  guint n = stages->len > 0 ? stages->len : 1;
+  g_autofree Row **each = g_new0(Row *, n);
+  g_autofree int64_t *which = g_new0(int64_t, n);
+  which[0] = -1;
+  each[0] = r;
+  for (guint i = 0; i < stages->len; i++) {
+    const StageMemory *m = &g_array_index(stages, StageMemory, i);
+    if (i > 0) {
+      each[i] = row_new(path, 0, "megatron_log", "");
+      set_str(&each[i]->command, g_strdup(r->command));
+      g_ptr_array_add(rows, each[i]);
+    }
+    if (job.layout.pp > 1)
+      set_str(&each[i]->label, g_strdup_printf("%s (%s) stage %" G_GINT64_FORMAT " (rank %"
+                                               G_GINT64_FORMAT ")",
+                                               base, job.model.name, m->stage, m->rank));
+    which[i] = job.layout.pp > 1 ? m->stage : -1;
+    if (!isnan(m->max_allocated_mb)) each[i]->meas_alloc_bytes = m->max_allocated_mb * MIB;
+    if (!isnan(m->max_reserved_mb)) each[i]->meas_reserved_bytes = m->max_reserved_mb * MIB;
+  }
+  predict_rows(each, which, n, &job);
   return TRUE;
-}
-
-/* ---- GEMM shapes for validate/short_run/gemm_bench ---- */
-
-static void shape(GString *out, const char *name, int64_t m, int64_t n, int64_t k,
-                  int64_t count) {
-  if (m < 1 || n < 1 || k < 1 || count < 1) return;
-  g_string_append_printf(out, "%s %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
-                              " %" G_GINT64_FORMAT "\n",
-                         name, m, n, k, count);
-}
-
-/* One GEMM C(m,n) = A(m,k) B(k,n) and its two backward GEMMs, as
- * workload.c prices them: input gradient (m,k,n), weight gradient (k,n,m). */
-static void shape3(GString *out, const char *name, int64_t m, int64_t n, int64_t k,
-                   int64_t fwd_count, int64_t bwd_count) {
-  g_autofree char *f = g_strconcat(name, "_fwd", NULL);
-  g_autofree char *d = g_strconcat(name, "_dgrad", NULL);
-  g_autofree char *w = g_strconcat(name, "_wgrad", NULL);
-  shape(out, f, m, n, k, fwd_count);
-  shape(out, d, m, k, n, bwd_count);
-  shape(out, w, k, n, m, bwd_count);
-}
-
-static gboolean emit_gemm_shapes(const char *path, const PtsimJob *job, GError **error) {
-  const PtsimModel *m = &job->model;
-  const PtsimLayout *l = &job->layout;
-  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
-  ptsim_plan_build(job, plan);
-  int64_t t = l->tp, h = m->hidden_size;
-  int64_t T = plan->tokens; /* tokens one CP rank holds */
-  int64_t kv = h * m->num_query_groups / m->num_attention_heads;
-  int64_t fc1 = (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2 : 1) * m->ffn_hidden_size;
-  int64_t mb = plan->num_microbatches;
-  int64_t layers = plan->stage_layers[0] > 0 ? plan->stage_layers[0] : m->num_layers / l->pp;
-  int64_t bwd = layers * mb;
-  int64_t fwd = bwd * (l->recompute == PTSIM_RECOMPUTE_FULL ? 2 : 1);
-  g_autoptr(GString) out = g_string_new(NULL);
-  g_string_append_printf(
-      out,
-      "# ptsim gemm shapes v1: one GEMM per line, \"name m n k count\":\n"
-      "#   C(m,n) = A(m,k) B(k,n) in the job's precision (%s); count = calls per training\n"
-      "#   step on one GPU of pipeline stage 0 (lm_head: of the last stage); '#' starts a\n"
-      "#   comment.  Job: %s, tp %" G_GINT64_FORMAT " pp %" G_GINT64_FORMAT " cp %" G_GINT64_FORMAT
-      " dp %" G_GINT64_FORMAT ", mbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT
-      " gbs %" G_GINT64_FORMAT ", recompute %s\n",
-      ptsim_names_get(PTSIM_NAMES_PRECISION, l->precision), m->name, l->tp, l->pp, l->cp, l->dp,
-      l->mbs, l->seq, l->gbs, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, l->recompute));
-  shape3(out, "qkv", T, (h + 2 * kv) / t, h, fwd, bwd);
-  shape3(out, "proj", T, h, h / t, fwd, bwd);
-  shape3(out, "fc1", T, fc1 / t, h, fwd, bwd);
-  shape3(out, "fc2", T, h, m->ffn_hidden_size / t, fwd, bwd);
-  shape3(out, "lm_head", T, m->vocab_size / t, h, mb, mb);
-  return ptsim_output_write(path, out->str, out->len, error);
 }
 
 /* ---- the command ---- */
@@ -696,7 +724,7 @@ static int run(int argc, char **argv, const PtsimCliJob *user, const char *forma
     PtsimJob job;
     if (!ptsim_output_check(gemm_path, &error) ||
         !ptsim_cli_job_resolve(user, &job, NULL, &error) ||
-        !emit_gemm_shapes(gemm_path, &job, &error))
+        !ptsim_gemm_shapes_write(gemm_path, &job, &error))
       return fail(error);
     return 0;
   }
@@ -754,7 +782,8 @@ int ptsim_validate_main(int argc, char **argv) {
   g_option_context_set_description(
       context,
       "Logs need --hw (a log does not name the hardware); the model and layout come from "
-      "the log's arguments block, else from --model/--megatron-args and layout flags.\n"
+      "the log's arguments block (--megatron-args adds to it, job options override it), else "
+      "from --model/--megatron-args and layout flags.\n"
       "Rows of the published CSVs are mapped by the table in sim/cli/validate_cmd.c (which "
       "validate/calibrate_published.py reads); job options apply to logs and other CSVs only.\n");
   ptsim_cli_job_add_to_context(context, &user, entries);

@@ -31,6 +31,16 @@ typedef enum {
   PTSIM_NORM_LAYERNORM = 1
 } PtsimNorm;
 
+/* Megatron-LM's --position-embedding-type.  AUTO decides by family, as
+ * a model file without the key always did: GELU + LayerNorm models are
+ * GPT-style (learned absolute), everything else RoPE (plan.h). */
+typedef enum {
+  PTSIM_POSITION_AUTO = 0,
+  PTSIM_POSITION_LEARNED = 1, /* a max_position_embeddings x h table on stage 0 */
+  PTSIM_POSITION_ROPE = 2,    /* no parameters; a rotary pass over q and k */
+  PTSIM_POSITION_NONE = 3
+} PtsimPositionEmbedding;
+
 /* A Megatron-style decoder-only transformer. */
 typedef struct {
   char name[PTSIM_NAME_MAX];   /* short name, e.g. "llama3-8b" */
@@ -44,6 +54,12 @@ typedef struct {
   PtsimNorm norm;              /* rmsnorm: weight only; layernorm: weight+bias */
   int tied_embeddings;         /* 1: LM head shares the embedding matrix */
   int bias;                    /* 1: linear layers carry biases (GPT-style) */
+  /* Megatron-LM's --kv-channels: the head dimension d (0: h / a).  The
+   * query projection is a*d wide, key and value k*d each (may differ from h). */
+  int64_t kv_channels;
+  int qk_layernorm;            /* 1: a norm over each head of q and of k (--qk-layernorm) */
+  PtsimPositionEmbedding position_embedding;
+  int64_t max_position_embeddings; /* rows of a learned table (0: seq) */
 } PtsimModel;
 
 /* One GPU type inside one kind of node, on one kind of fabric. */
@@ -54,11 +70,16 @@ typedef struct {
   double peak_fp8_flops;        /* dense tensor-core fp8, FLOP/s (0: none) */
   double peak_fp32_flops;       /* non-tensor fp32, FLOP/s */
   double hbm_bytes_per_s;       /* HBM bandwidth */
-  int64_t gpus_per_node;        /* GPUs sharing one NVLink domain */
-  double nvlink_bytes_per_s;    /* per GPU, per direction, usable */
-  double nvlink_latency_s;      /* per collective step inside a node */
+  int64_t gpus_per_node;        /* GPUs in one host (what --nodes counts) */
+  /* GPUs whose traffic stays on NVLink: a multiple of gpus_per_node (equal
+   * on HGX/DGX, 72 on GB200 NVL72); 0 in a hand-made struct means
+   * gpus_per_node (topology.h ptsim_topology_domain_size). */
+  int64_t gpus_per_nvlink_domain;
+  double nvlink_bytes_per_s;    /* per GPU, per direction, usable, inside the
+                                   NVLink domain (PCIe on cards without NVLink) */
+  double nvlink_latency_s;      /* per collective step inside the domain */
   double nic_bytes_per_s;       /* per GPU, per direction, achievable */
-  double net_latency_s;         /* per collective step across nodes */
+  double net_latency_s;         /* per collective step across domains */
   int nvls;                     /* 1: NVLink SHARP all-reduce (Hopper+) */
   /* Efficiency parameters (the engine's cost model); see hw_profiles/README. */
   double gemm_efficiency_max;   /* best-shape GEMM fraction of peak */
@@ -85,6 +106,19 @@ typedef enum {
   PTSIM_PRECISION_FP8 = 2
 } PtsimPrecision;
 
+/* Transformer Engine's FP8 scaling recipes (Megatron-LM --fp8-recipe). */
+typedef enum {
+  PTSIM_FP8_DELAYED = 0,    /* scale from the amax history: one read per cast */
+  PTSIM_FP8_TENSORWISE = 1, /* current scaling: an amax pass, then the cast */
+  PTSIM_FP8_BLOCKWISE = 2,  /* 1x128 / 128x128 block scales (Hopper) */
+  PTSIM_FP8_MXFP8 = 3       /* 32-element E8M0 scales (Blackwell only) */
+} PtsimFp8Recipe;
+
+/* Megatron-LM's --recompute-modules (selective recomputation), as bits. */
+#define PTSIM_RECOMPUTE_CORE_ATTN 1 /* the attention core (s x s scores) */
+#define PTSIM_RECOMPUTE_MLP 2       /* the whole MLP: only its input is kept */
+#define PTSIM_RECOMPUTE_LAYERNORM 4 /* the two norms: their outputs are not kept */
+
 typedef enum {
   PTSIM_SCHEDULE_1F1B = 0,
   PTSIM_SCHEDULE_GPIPE = 1,
@@ -103,16 +137,47 @@ typedef struct {
   int distributed_optimizer;    /* shard optimizer states over dp*cp */
   int fp32_grad_accumulation;   /* 4-byte main grads (Megatron default) */
   int flash_attention;          /* no s x s score tensors kept */
+  /* 1: Transformer Engine layers (Megatron's default --transformer-impl):
+   * each norm is fused into the linear layer after it; 0: Megatron's local
+   * layers (separate norms, unfused attention unless flash is asked for). */
+  int transformer_engine;
   PtsimRecompute recompute;
   PtsimRecomputeMethod recompute_method;
   int64_t recompute_num_layers; /* full recompute: layers per stage (0: all) */
+  int recompute_modules;        /* selective: PTSIM_RECOMPUTE_* bits (core_attn) */
   PtsimPrecision precision;
   PtsimSchedule schedule;
-  /* Megatron-LM's overlap switches (all off by default, as in Megatron):
-   * --overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap. */
+  /* Megatron-LM's overlap switches: --overlap-grad-reduce,
+   * --overlap-param-gather, --tp-comm-overlap (Megatron's default is off;
+   * ptsim's shell decides the default, see ptsim_layout_init_defaults). */
   int overlap_grad_reduce;
   int overlap_param_gather;
   int tp_comm_overlap;
+  /* The parts of --tp-comm-overlap (Transformer Engine userbuffers), each 1
+   * by default as in Megatron: the all-gather pipelined with qkv/fc1 fprop
+   * and proj/fc2 dgrad (_ag), the reduce-scatter pipelined with proj/fc2
+   * fprop (_rs), the qkv/fc1 dgrad reduce-scatter hidden in bulk behind
+   * the wgrad GEMM (_bulk_dgrad); _rs_dgrad (0 by default) pipelines that
+   * reduce-scatter with the dgrad GEMM instead. */
+  int tp_comm_overlap_ag, tp_comm_overlap_rs, tp_comm_bulk_dgrad, tp_comm_overlap_rs_dgrad;
+  int grad_accumulation_fusion; /* 1: wgrad GEMMs accumulate into main_grad */
+  int cross_entropy_fusion;     /* 1: Megatron's fused vocab-parallel cross entropy */
+  PtsimFp8Recipe fp8_recipe;    /* with precision fp8 */
+  int fp8_param_gather;         /* 1: the model weights are fp8 (--fp8-param-gather) */
+  /* Optimizer state bytes per parameter (Megatron's precision-aware
+   * optimizer: --main-params-dtype, --exp-avg-dtype, --exp-avg-sq-dtype;
+   * 4 each by default).  main_params_bytes 2 is fp16 master weights, or
+   * fp32 ones kept as 16-bit remainders next to bf16 weights. */
+  int main_params_bytes, exp_avg_bytes, exp_avg_sq_bytes;
+  /* --use-precision-aware-optimizer: Transformer Engine's FusedAdam keeps
+   * the master weights; fp32 ones next to bf16 weights are then stored as
+   * their 16 low bits only (store_param_remainders, plan.c). */
+  int precision_aware_optimizer;
+  int64_t optimizer_instances;  /* --num-distributed-optimizer-instances (1) */
+  /* --account-for-embedding/loss-in-pipeline-split: the embedding / the
+   * loss counts as one layer when the layers are split over the stages. */
+  int account_embedding, account_loss;
+  int manual_gc;                /* 1: no Python GC stalls (--manual-gc) */
   double attention_dropout;     /* probability; > 0 keeps a mask */
   double hidden_dropout;        /* probability; > 0 keeps masks */
   double memory_threshold;      /* fit verdict: usage <= threshold (0.8) */

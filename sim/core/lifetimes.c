@@ -285,29 +285,33 @@ static PTSIM_HD void persistent(Ctx *x) {
   double layer = x->plan->layer_parameters;
   double rest = params - layer * (double)x->plan->stage_layers[x->stage];
   double bucket = dmax(BUCKET_PARAMS, 1e6 * (double)l->dp);
-  double grad_bytes = l->fp32_grad_accumulation ? 4.0 : 2.0;
-  double shards = l->distributed_optimizer ? (double)(l->dp * l->cp) : 1.0;
+  double grad_bytes = x->plan->grad_bytes;
+  double shards = x->plan->optimizer_shards;
   double left;
   int64_t i;
   const PtsimModel *m = &job->model;
   double h = (double)m->hidden_size, t = (double)l->tp;
-  double kv = h * (double)m->num_query_groups / (double)m->num_attention_heads;
+  double q = (double)(m->num_attention_heads * x->plan->head_dim);
+  double kv = (double)(m->num_query_groups * x->plan->head_dim);
   double ffn1 = (double)m->ffn_hidden_size * (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 : 1.0);
-  double mats = h * (h + 2.0 * kv) / t + h * h / t + h * ffn1 / t + (double)m->ffn_hidden_size * h / t;
+  double mats = h * (q + 2.0 * kv) / t + q * h / t + h * ffn1 / t + (double)m->ffn_hidden_size * h / t;
+  /* fp8 weight copies beyond the bf16 weights (plan.h) */
+  double fp8_cache = x->plan->stage_weight_bytes[x->stage] - ELEM * params;
   for (i = 0; i < x->plan->stage_layers[x->stage]; i++) {
-    take(x, "w_qkv", ELEM * h * (h + 2.0 * kv) / t, STREAM_COMPUTE);
-    take(x, "w_proj", ELEM * h * h / t, STREAM_COMPUTE);
+    take(x, "w_qkv", ELEM * h * (q + 2.0 * kv) / t, STREAM_COMPUTE);
+    take(x, "w_proj", ELEM * q * h / t, STREAM_COMPUTE);
     take(x, "w_fc1", ELEM * h * ffn1 / t, STREAM_COMPUTE);
     take(x, "w_fc2", ELEM * (double)m->ffn_hidden_size * h / t, STREAM_COMPUTE);
     take(x, "w_small", ELEM * dmax(layer - mats, 0.0), STREAM_COMPUTE); /* norms, biases */
   }
   if (rest > 0.0) take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
+  if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
   for (left = params; left > 0.0; left -= bucket) {
     double n = left < bucket ? left : bucket;
     take(x, "grad_bucket", grad_bytes * n, STREAM_COMPUTE);
-    take(x, "main_param_shard", 4.0 * n / shards, STREAM_COMPUTE);
-    take(x, "adam_m_shard", 4.0 * n / shards, STREAM_COMPUTE);
-    take(x, "adam_v_shard", 4.0 * n / shards, STREAM_COMPUTE);
+    take(x, "main_param_shard", x->plan->master_bytes * n / shards, STREAM_COMPUTE);
+    take(x, "adam_m_shard", x->plan->exp_avg_bytes * n / shards, STREAM_COMPUTE);
+    take(x, "adam_v_shard", x->plan->exp_avg_sq_bytes * n / shards, STREAM_COMPUTE);
   }
 }
 

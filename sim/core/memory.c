@@ -24,11 +24,12 @@
  * tests check this.
  *
  * Conventions chosen here (each also noted where it is used):
- *  - Bytes per weight are 2 under bf16, fp16 and fp8 (Megatron keeps bf16
- *    weights under fp8 training; the fp8 copies are transient).
- *  - Learned absolute position embeddings (seq x h, replicated over TP) are
- *    counted for GELU + LayerNorm models only; see
- *    ptsim_memory_has_learned_positions().
+ *  - Model states per parameter come from the plan: weights (2 B, plus
+ *    Transformer Engine's cached fp8 copies under fp8: plan.c), the
+ *    main-grad buffer, and the optimizer's master weights and moments
+ *    sharded over the plan's optimizer_shards.
+ *  - Learned absolute position embeddings (replicated over TP): see
+ *    ptsim_plan_position_embedding().
  *  - Tied embeddings with pp > 1: the last stage keeps its own copy of the
  *    word embedding (Megatron does, and all-reduces their gradients), so it
  *    is counted there with its gradient and optimizer state; with pp = 1 the
@@ -66,35 +67,58 @@ PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
   double h = (double)m->hidden_size;
   double hf = (double)m->ffn_hidden_size;
   double a = (double)m->num_attention_heads;
-  double ka = (double)m->num_query_groups / a;
+  double d = (double)plan->head_dim;
+  double q = s * b * a * d;                                  /* query elements */
+  double kv = s * b * (double)m->num_query_groups * d;       /* key (= value) elements */
   double t = (double)l->tp;
   double sbh = s * b * h;
   int dropout = l->hidden_dropout > 0.0;
+  int modules = keep_scores ? 0 : l->recompute_modules;
+  int drop_scores = (modules & PTSIM_RECOMPUTE_CORE_ATTN) != 0;
+  int drop_mlp = (modules & PTSIM_RECOMPUTE_MLP) != 0;
+  /* Megatron recomputes a norm only where it is its own module (local
+   * layers); Transformer Engine fuses it into the next linear layer. */
+  int drop_norms = (modules & PTSIM_RECOMPUTE_LAYERNORM) != 0 && !l->transformer_engine;
+  /* FP8 (Transformer Engine): a linear layer saves its input quantized,
+   * 1 B per element, for its weight gradient (TE docs, features/
+   * low_precision_training/performance_considerations.rst, "Memory usage"). */
+  double in_bytes = l->precision == PTSIM_PRECISION_FP8 && plan->job.hw.peak_fp8_flops > 0.0 ? 1.0 : 2.0;
+  int fp8 = in_bytes < 2.0;
 
   /* Tensors that live in the sequence-parallel region: split over t with
    * SP, replicated over the TP group without it (Korthikanti et al. 2022:
    * the "10sbh" part).  Norm inputs count 2sbh each for RMSNorm and
    * LayerNorm alike, as the reference's table does. */
-  double replicated = 2.0 * sbh   /* input norm input */
-                      + 2.0 * sbh /* QKV input (norm output) */
-                      + 2.0 * sbh /* post-attention norm input */
-                      + 2.0 * sbh /* MLP input (fc1 / gate+up) */
+  double replicated = 2.0 * sbh                              /* input norm input */
+                      + (drop_norms ? 0.0 : in_bytes * sbh)  /* QKV input (norm output) */
+                      + 2.0 * sbh                            /* post-attention norm input */
+                      /* MLP input (norm output): gone when the norm is
+                       * recomputed, or with the whole MLP under TE, whose
+                       * checkpoint starts before the fused norm */
+                      + (drop_norms || (drop_mlp && l->transformer_engine) ? 0.0 : in_bytes * sbh)
                       + (dropout ? 2.0 * sbh : 0.0); /* 1-byte masks, x2 */
 
-  /* Tensors inside the tensor-parallel region: always split over t. */
-  double split = 2.0 * sbh              /* Q */
-                 + 2.0 * 2.0 * sbh * ka /* K and V (GQA) */
-                 + 2.0 * sbh;           /* attention output -> O proj */
-  if (m->activation == PTSIM_ACTIVATION_SWIGLU)
-    split += 4.0 * 2.0 * s * b * hf; /* up, gate, act, input to down */
-  else
-    split += 2.0 * 2.0 * s * b * hf; /* fc1 output, GELU output */
+  /* Tensors inside the tensor-parallel region: always split over t.  The
+   * attention output is kept in bf16 by the attention kernel for its own
+   * backward; under fp8 the O projection keeps an fp8 copy as well. */
+  double split = 2.0 * q             /* Q */
+                 + 2.0 * 2.0 * kv    /* K and V (GQA) */
+                 + 2.0 * q           /* attention output -> O proj */
+                 + (fp8 ? q : 0.0);
+  if (m->qk_layernorm) split += 2.0 * (q + kv); /* the q, k norm inputs */
+  if (!drop_mlp) {
+    if (m->activation == PTSIM_ACTIVATION_SWIGLU) /* up, gate, act; fc2 input */
+      split += 3.0 * 2.0 * s * b * hf + in_bytes * s * b * hf;
+    else /* fc1 output; GELU output = fc2 input */
+      split += 2.0 * s * b * hf + in_bytes * s * b * hf;
+  }
 
-  /* Without flash attention (and without selective recompute): the s x s
-   * tensors of the reference, section 1.5: scores/softmax 2bs^2a, dropout
-   * mask bs^2a when attention dropout > 0, dropout(softmax) 2bs^2a.  With
-   * flash attention none is kept (its dropout RNG is in-kernel). */
-  if (keep_scores && !l->flash_attention) {
+  /* Without flash attention (unless selective recompute re-runs the
+   * attention core): the s x s tensors of the reference, section 1.5:
+   * scores/softmax 2bs^2a, dropout mask bs^2a when attention dropout > 0,
+   * dropout(softmax) 2bs^2a.  With flash attention none is kept (its
+   * dropout RNG is in-kernel). */
+  if (!drop_scores && !l->flash_attention) {
     double per = (l->attention_dropout > 0.0) ? 5.0 : 4.0;
     split += per * b * s * s * a;
   }
@@ -165,12 +189,12 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
   double v = (double)m->vocab_size;
   double t = (double)l->tp;
   double sb = ((double)l->seq / (double)l->cp) * (double)l->mbs;
-  double grad_bytes = l->fp32_grad_accumulation ? 4.0 : 2.0;
+  double grad_bytes = plan->grad_bytes;
   double optimizer_bytes =
-      l->distributed_optimizer ? 12.0 / ((double)l->dp * (double)l->cp)
-                               : 12.0;
+      (plan->master_bytes + plan->exp_avg_bytes + plan->exp_avg_sq_bytes) /
+      plan->optimizer_shards;
   /* Working set of one layer: with full recompute it is rebuilt in full
-   * (scores included); selective recompute drops the s x s tensors. */
+   * (scores included); selective recompute drops its modules' tensors. */
   int keep_scores = l->recompute != PTSIM_RECOMPUTE_SELECTIVE;
   double full_layer = ptsim_memory_layer_activation_bytes(plan, keep_scores);
   int64_t i;
@@ -185,7 +209,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     st->has_embedding = i == 0;
     st->has_lm_head = i == p - 1; /* shared with the embedding when tied, pp 1 */
     st->parameters = plan->stage_parameters[i];
-    st->parameters_bytes = 2.0 * st->parameters;
+    st->parameters_bytes = plan->stage_weight_bytes[i];
     st->gradients_bytes = grad_bytes * st->parameters;
     st->optimizer_bytes = optimizer_bytes * st->parameters;
     st->activation_bytes_per_layer = full_layer;

@@ -68,9 +68,11 @@ typedef struct {
 /* ---- building blocks (exposed for tests and for the lifetimes module) ---- */
 
 /* Bytes one transformer layer saves for one microbatch on one GPU, stored in
- * full (as without full recompute).  keep_scores: 1 to count the s x s
- * attention tensors when flash attention is off (0 as under selective
- * recompute). */
+ * full (as without full recompute).  keep_scores: 1 to count everything
+ * the layer keeps; 0 as under selective recompute: the modules of
+ * layout.recompute_modules are not kept (core_attn: the s x s attention
+ * tensors when flash attention is off; mlp: the MLP's intermediates;
+ * layernorm: the norm outputs of Megatron's local layers). */
 PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
                                                     int keep_scores);
 

@@ -1,8 +1,20 @@
 /* plan.c — a validated job's derived quantities, computed once; see plan.h.
  *
  * Conventions decided here (each module downstream inherits them):
- *  - Learned absolute position embeddings are counted for GELU + LayerNorm
- *    models only (ptsim_plan_has_learned_positions()).
+ *  - Learned absolute position embeddings: the model's position_embedding,
+ *    by family when AUTO (ptsim_plan_position_embedding()).
+ *  - FP8 weights (Transformer Engine, Hopper): every transformer-layer
+ *    weight matrix keeps an fp8 copy and its fp8 transpose (wgrad and dgrad
+ *    read it column-wise), +2 B per parameter next to the bf16 weight,
+ *    cached for the whole step; with --fp8-param-gather the fp8 weight and
+ *    its transpose are the only copy (2 B).  MXFP8 keeps a row-wise and a
+ *    column-wise copy, each with one E8M0 scale per 32 values.  (TE docs,
+ *    features/low_precision_training/performance_considerations.rst,
+ *    "Memory usage"; norms, biases, embedding and LM head stay bf16.)
+ *  - Master weights under --use-precision-aware-optimizer: TE's FusedAdam
+ *    stores fp32 masters of bf16 weights as 16-bit remainders
+ *    (store_param_remainders, Megatron optimizer_config.py; it owns the
+ *    masters unless fp8 runs a recipe other than delayed).
  *  - Tied embeddings with pp > 1: the last stage keeps its own copy of the
  *    word embedding (Megatron does, and all-reduces their gradients); with
  *    pp = 1 the shared matrix is counted once.
@@ -49,31 +61,68 @@ PTSIM_HD int32_t ptsim_plan_split_stages(int64_t pp, int64_t layers, int64_t fir
 
 /* ---- parameters ---- */
 
+PTSIM_HD int32_t ptsim_plan_split_accounted(int64_t pp, int64_t vp, int64_t layers, int embedding,
+                                            int loss, int64_t *out, int64_t *chunk) {
+  int64_t units = layers + (embedding ? 1 : 0) + (loss ? 1 : 0), per, s;
+  if (pp < 1 || pp > PTSIM_MAX_STAGES || vp < 1 || layers < 1 || units % (pp * vp) != 0) return -1;
+  per = units / (pp * vp);
+  if (pp * vp == 1 && embedding && loss && per < 2) return -1;
+  for (s = 0; s < pp; s++) out[s] = per * vp;
+  out[0] -= embedding ? 1 : 0;
+  out[pp - 1] -= loss ? 1 : 0;
+  *chunk = per;
+  return 0;
+}
+
+PTSIM_HD PtsimPositionEmbedding ptsim_plan_position_embedding(const PtsimModel *model) {
+  if (model->position_embedding != PTSIM_POSITION_AUTO) return model->position_embedding;
+  return model->activation == PTSIM_ACTIVATION_GELU && model->norm == PTSIM_NORM_LAYERNORM
+             ? PTSIM_POSITION_LEARNED
+             : PTSIM_POSITION_ROPE;
+}
+
 PTSIM_HD int ptsim_plan_has_learned_positions(const PtsimModel *model) {
-  return model->activation == PTSIM_ACTIVATION_GELU && model->norm == PTSIM_NORM_LAYERNORM;
+  return ptsim_plan_position_embedding(model) == PTSIM_POSITION_LEARNED;
+}
+
+PTSIM_HD int64_t ptsim_plan_head_dim(const PtsimModel *model) {
+  if (model->kv_channels > 0) return model->kv_channels;
+  return model->num_attention_heads > 0 ? model->hidden_size / model->num_attention_heads : 0;
+}
+
+/* Weight-matrix parameters of one transformer layer on one TP rank: QKV
+ * (a*d + 2*k*d wide), O (a*d -> h), fc1 (gate+up for SwiGLU), fc2. */
+static PTSIM_HD double plan_layer_matrices(const PtsimModel *model, int64_t tp) {
+  double h = (double)model->hidden_size;
+  double hf = (double)model->ffn_hidden_size;
+  double d = (double)ptsim_plan_head_dim(model);
+  double q = (double)model->num_attention_heads * d, kv = (double)model->num_query_groups * d;
+  int swiglu = model->activation == PTSIM_ACTIVATION_SWIGLU;
+  return (h * (q + 2.0 * kv) + q * h + (swiglu ? 3.0 : 2.0) * h * hf) / (double)tp;
 }
 
 PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp) {
   double h = (double)model->hidden_size;
   double hf = (double)model->ffn_hidden_size;
-  double ka = (double)model->num_query_groups / (double)model->num_attention_heads;
+  double d = (double)ptsim_plan_head_dim(model);
+  double q = (double)model->num_attention_heads * d, kv = (double)model->num_query_groups * d;
   double t = (double)tp;
   int swiglu = model->activation == PTSIM_ACTIVATION_SWIGLU;
-  /* Attention, head_dim = h/a: Q and O h^2 each, K and V h^2*k/a each, all
-   * TP-sharded (column-parallel QKV, row-parallel O). */
-  double attention = 2.0 * h * h * (1.0 + ka) / t;
-  /* MLP: SwiGLU gate, up, down; GELU fc1, fc2. */
-  double mlp = (swiglu ? 3.0 : 2.0) * h * hf / t;
-  double bias = 0.0;
+  double bias = 0.0, qk_norm = 0.0;
   if (model->bias) {
     /* Column-parallel biases are split, row-parallel ones are not. */
-    bias += (h + 2.0 * h * ka) / t;        /* QKV */
+    bias += (q + 2.0 * kv) / t;            /* QKV */
     bias += h;                             /* O (row-parallel) */
     bias += (swiglu ? 2.0 : 1.0) * hf / t; /* fc1 (gate+up for SwiGLU) */
     bias += h;                             /* fc2 (row-parallel) */
   }
-  /* Two norms per layer, replicated over TP (SP splits the sequence). */
-  return attention + mlp + bias + 2.0 * plan_norm_parameters(model);
+  /* --qk-layernorm: one norm over the head dimension for q, one for k
+   * (shared by all heads, replicated over TP). */
+  if (model->qk_layernorm) qk_norm = 2.0 * (model->norm == PTSIM_NORM_LAYERNORM ? 2.0 * d : d);
+  /* Matrices are TP-sharded (column-parallel QKV and fc1, row-parallel O
+   * and fc2); two norms per layer, replicated over TP (SP splits the
+   * sequence, not the weights). */
+  return plan_layer_matrices(model, tp) + bias + qk_norm + 2.0 * plan_norm_parameters(model);
 }
 
 /* Parameters held by one GPU of pipeline stage `stage`. */
@@ -88,7 +137,8 @@ static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stag
     n += word_embedding;
     /* Megatron's learned position embedding is a plain (not parallel)
      * embedding: replicated over TP.  max_position_embeddings = seq. */
-    if (ptsim_plan_has_learned_positions(m)) n += (double)l->seq * h;
+    if (ptsim_plan_has_learned_positions(m))
+      n += (double)(m->max_position_embeddings > 0 ? m->max_position_embeddings : l->seq) * h;
   }
   if (stage == l->pp - 1) {
     n += plan_norm_parameters(m); /* final norm */
@@ -97,6 +147,36 @@ static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stag
     if (!m->tied_embeddings || l->pp > 1) n += word_embedding;
   }
   return n;
+}
+
+/* Weight bytes of one GPU of stage `stage` (see the conventions above). */
+static PTSIM_HD double plan_stage_weight_bytes(const PtsimPlan *plan, int64_t stage) {
+  const PtsimLayout *l = &plan->job.layout;
+  double bytes = 2.0 * plan->stage_parameters[stage];
+  double matrices = (double)plan->stage_layers[stage] * plan_layer_matrices(&plan->job.model, l->tp);
+  double fp8_copies = l->fp8_recipe == PTSIM_FP8_MXFP8 ? 2.0 * (1.0 + 1.0 / 32.0) : 2.0;
+  if (l->precision != PTSIM_PRECISION_FP8 || plan->job.hw.peak_fp8_flops <= 0.0) return bytes;
+  /* --fp8-param-gather: the bf16 copy of these matrices is gone. */
+  return bytes + matrices * (fp8_copies - (l->fp8_param_gather ? 2.0 : 0.0));
+}
+
+/* Bytes per parameter of gradients and optimizer states (plan.h). */
+static PTSIM_HD void plan_state_bytes(PtsimPlan *plan) {
+  const PtsimLayout *l = &plan->job.layout;
+  int bf16_weights = l->precision == PTSIM_PRECISION_BF16 ||
+                     (l->precision == PTSIM_PRECISION_FP8 && !l->fp8_param_gather);
+  int te_masters = l->precision != PTSIM_PRECISION_FP8 || l->fp8_recipe == PTSIM_FP8_DELAYED ||
+                   l->main_params_bytes != 4;
+  plan->grad_bytes = l->fp32_grad_accumulation ? 4.0 : 2.0;
+  plan->master_bytes = (double)l->main_params_bytes;
+  if (l->precision_aware_optimizer && te_masters && bf16_weights && l->main_params_bytes == 4)
+    plan->master_bytes = 2.0;
+  plan->exp_avg_bytes = (double)l->exp_avg_bytes;
+  plan->exp_avg_sq_bytes = (double)l->exp_avg_sq_bytes;
+  plan->optimizer_shards = l->distributed_optimizer
+                               ? (double)(l->dp * l->cp) /
+                                     (double)(l->optimizer_instances > 0 ? l->optimizer_instances : 1)
+                               : 1.0;
 }
 
 /* ---- in-flight microbatches ---- */
@@ -147,7 +227,7 @@ static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t stage) {
 
 PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
   const PtsimLayout *l = &job->layout;
-  int64_t per = l->mbs * l->dp, s, first = 0;
+  int64_t per = l->mbs * l->dp, s, first = 0, chunk = 0;
   int k;
   out->job = *job;
   out->num_stages = l->pp;
@@ -159,20 +239,37 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
   out->tokens = l->mbs * l->seq / l->cp;
   out->tokens_sp = l->sp ? (double)out->tokens / (double)l->tp : (double)out->tokens;
   out->layer_parameters = ptsim_plan_layer_parameters(&job->model, l->tp);
+  out->head_dim = ptsim_plan_head_dim(&job->model);
+  plan_state_bytes(out);
   for (k = 0; k < PTSIM_GROUP_KIND_COUNT; k++)
     ptsim_topology_group(l, &job->hw, (PtsimGroupKind)k, &out->groups[k]);
   for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_layers[s] = 0;
-  if (ptsim_plan_split_stages(l->pp, job->model.num_layers, l->first_stage_layers,
-                              l->last_stage_layers, out->stage_layers) != 0)
+  if (l->account_embedding || l->account_loss) {
+    if (ptsim_plan_split_accounted(l->pp, out->num_chunks, job->model.num_layers, l->account_embedding,
+                                   l->account_loss, out->stage_layers, &chunk) != 0)
+      for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_layers[s] = 0;
+  } else if (ptsim_plan_split_stages(l->pp, job->model.num_layers, l->first_stage_layers,
+                                     l->last_stage_layers, out->stage_layers) != 0) {
     for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_layers[s] = 0;
+  }
   for (s = 0; s < PTSIM_MAX_STAGES; s++) {
     int active = s < l->pp;
     out->stage_first_layer[s] = active ? first : 0;
-    out->chunk_layers[s] = active ? out->stage_layers[s] / out->num_chunks : 0;
+    /* One chunk per stage: the chunk is the stage, accounted or not. */
+    out->chunk_layers[s] = !active                ? 0
+                           : chunk > 0 && out->num_chunks > 1 ? chunk
+                                                  : out->stage_layers[s] / out->num_chunks;
     if (active) first += out->stage_layers[s];
+  }
+  out->first_chunk_layers = out->chunk_layers[0];
+  out->last_chunk_layers = out->chunk_layers[l->pp > 0 ? l->pp - 1 : 0];
+  if (chunk > 0 && out->num_chunks > 1) {
+    out->first_chunk_layers -= l->account_embedding ? 1 : 0;
+    out->last_chunk_layers -= l->account_loss ? 1 : 0;
   }
   for (s = 0; s < PTSIM_MAX_STAGES; s++) {
     out->stage_parameters[s] = s < l->pp ? plan_stage_parameters(out, s) : 0.0;
+    out->stage_weight_bytes[s] = s < l->pp ? plan_stage_weight_bytes(out, s) : 0.0;
     out->inflight_microbatches[s] = s < l->pp ? plan_inflight(out, s) : 0.0;
   }
 }

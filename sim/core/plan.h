@@ -44,8 +44,24 @@ typedef struct {
   /* Per pipeline stage [0, num_stages): */
   int64_t stage_layers[PTSIM_MAX_STAGES];      /* transformer layers (sum: num_layers) */
   int64_t stage_first_layer[PTSIM_MAX_STAGES]; /* index of its first layer */
-  int64_t chunk_layers[PTSIM_MAX_STAGES];      /* stage_layers / num_chunks */
+  int64_t chunk_layers[PTSIM_MAX_STAGES];      /* layers of a regular chunk of the stage */
+  /* --account-for-embedding/loss-in-pipeline-split build one layer fewer in
+   * the first chunk of stage 0 / the last chunk of the last stage; these
+   * hold those two chunks' layers (chunk_layers of their stage otherwise). */
+  int64_t first_chunk_layers, last_chunk_layers;
+  int64_t head_dim;           /* d: kv_channels, or h / a */
+  /* Bytes per parameter of the model states on one GPU (precision and
+   * optimizer options resolved once): the main-grad buffer, the master
+   * weights and Adam's two moments; the optimizer states are sharded over
+   * optimizer_shards ranks (dp*cp / instances with the distributed
+   * optimizer, 1 without). */
+  double grad_bytes, master_bytes, exp_avg_bytes, exp_avg_sq_bytes;
+  double optimizer_shards;
   double stage_parameters[PTSIM_MAX_STAGES];   /* parameters one GPU of it holds */
+  /* Bytes of model weights one GPU of it holds: 2 per parameter (bf16/fp16),
+   * plus under fp8 Transformer Engine's fp8 copy and its transpose of every
+   * transformer-layer weight matrix (see plan.c). */
+  double stage_weight_bytes[PTSIM_MAX_STAGES];
   /* Microbatches whose activations the stage holds at its peak, in units of
    * "all of this stage's layers for one microbatch" (fractional under the
    * interleaved schedule); what the memory estimate multiplies by. */
@@ -62,12 +78,27 @@ typedef struct {
 PTSIM_HD int32_t ptsim_plan_split_stages(int64_t pp, int64_t layers, int64_t first, int64_t last,
                                          int64_t *out);
 
-/* 1: the model has learned absolute position embeddings (seq x h, on stage 0,
- * replicated over TP).  PtsimModel has no field for it, so ptsim decides by
- * family: GELU + LayerNorm models are GPT-style (Megatron's default
- * position_embedding_type = learned_absolute, max_position_embeddings taken
- * as seq); everything else is taken to use RoPE (no parameters). */
+/* The split of --account-for-embedding/loss-in-pipeline-split: the layers
+ * plus `embedding` and `loss` (0 or 1 each) units split evenly over pp x vp
+ * virtual stages; the first (last) virtual stage builds one layer fewer.
+ * Writes out[0..pp) (layers per stage) and *chunk (units per virtual
+ * stage); -1 when the units do not divide or a virtual stage would have
+ * fewer than 0 layers. */
+PTSIM_HD int32_t ptsim_plan_split_accounted(int64_t pp, int64_t vp, int64_t layers, int embedding,
+                                            int loss, int64_t *out, int64_t *chunk);
+
+/* The model's position embedding with AUTO resolved by family: GELU +
+ * LayerNorm models are GPT-style (Megatron's default learned_absolute,
+ * max_position_embeddings taken as seq when not given); everything else
+ * uses RoPE (no parameters). */
+PTSIM_HD PtsimPositionEmbedding ptsim_plan_position_embedding(const PtsimModel *model);
+
+/* 1: the model has a learned absolute position table (on stage 0,
+ * replicated over TP). */
 PTSIM_HD int ptsim_plan_has_learned_positions(const PtsimModel *model);
+
+/* The head dimension d: kv_channels, or hidden / heads. */
+PTSIM_HD int64_t ptsim_plan_head_dim(const PtsimModel *model);
 
 /* Parameters of one transformer layer held by one TP rank (t = tp). */
 PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp);

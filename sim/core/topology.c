@@ -175,11 +175,17 @@ PTSIM_HD void ptsim_topology_group_of(int64_t tp, int64_t cp, int64_t dp,
   out->node_size = g;
 }
 
+PTSIM_HD int64_t ptsim_topology_domain_size(const PtsimHardware *hw) {
+  int64_t g = hw->gpus_per_nvlink_domain > 0 ? hw->gpus_per_nvlink_domain
+                                             : hw->gpus_per_node;
+  return topo_at_least_one(g);
+}
+
 PTSIM_HD void ptsim_topology_group(const PtsimLayout *layout,
                                    const PtsimHardware *hw,
                                    PtsimGroupKind kind, PtsimGroup *out) {
   ptsim_topology_group_of(layout->tp, layout->cp, layout->dp, layout->pp,
-                          hw->gpus_per_node, kind, 0, out);
+                          ptsim_topology_domain_size(hw), kind, 0, out);
 }
 
 PTSIM_HD int ptsim_topology_group_crosses_nodes(const PtsimGroup *group) {

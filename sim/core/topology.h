@@ -1,13 +1,19 @@
 /* topology.h — where the ranks of a parallel layout sit: which communicator
- * groups stay inside one NVLink node and which cross the fabric.
+ * groups stay inside one NVLink domain and which cross the fabric.
  *
  * Rank order is Megatron-LM's (tp fastest, then cp, then dp, then pp):
  *
  *     rank = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank))
  *
- * and node(rank) = rank / gpus_per_node (ranks fill nodes in order, as a
- * launcher with one process per GPU does).  With that order every group kind
- * is an arithmetic progression of ranks, which this module exploits:
+ * and node(rank) = rank / node_size (ranks fill nodes in order, as a
+ * launcher with one process per GPU does).  A "node" in this module is an
+ * NVLink domain: the GPUs whose traffic stays on NVLink, so the unit whose
+ * edge is the fabric (ptsim_topology_domain_size).  On HGX/DGX machines it
+ * is the host (8 GPUs); on a GB200 NVL72 rack it is 72 GPUs spread over 18
+ * hosts of 4, and a group of up to 72 consecutive ranks never touches a NIC.
+ * Hosts themselves (PtsimHardware.gpus_per_node) matter only for counting
+ * nodes on the command line.  With that order every group kind is an
+ * arithmetic progression of ranks, which this module exploits:
  *
  *   kind    members of the group holding rank 0    size n     stride
  *   TP      0, 1, ..., tp-1                        tp         1
@@ -105,10 +111,14 @@ PTSIM_HD void ptsim_topology_group_of(int64_t tp, int64_t cp, int64_t dp,
                                       PtsimGroupKind kind, int64_t rank,
                                       PtsimGroup *out);
 
+/* GPUs of one NVLink domain: hw->gpus_per_nvlink_domain, or
+ * hw->gpus_per_node when that is not set (< 1), at least 1. */
+PTSIM_HD int64_t ptsim_topology_domain_size(const PtsimHardware *hw);
+
 /* The group of `kind` holding rank 0, from a job's layout and hardware
- * (layout->tp, cp, dp, pp; hw->gpus_per_node).  When gpus_per_node divides
- * the layout evenly every group of a kind looks the same, so this is the
- * one the cost model needs.  Never fails. */
+ * (layout->tp, cp, dp, pp; nodes of ptsim_topology_domain_size(hw) GPUs).
+ * When the domain size divides the layout evenly every group of a kind
+ * looks the same, so this is the one the cost model needs.  Never fails. */
 PTSIM_HD void ptsim_topology_group(const PtsimLayout *layout,
                                    const PtsimHardware *hw,
                                    PtsimGroupKind kind, PtsimGroup *out);

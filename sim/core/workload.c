@@ -9,7 +9,14 @@
  * same FLOPs as the forward each (Megatron's "3x").
  * Memory-bound ops move their reads + writes through HBM; their backward
  * moves about twice the forward bytes (read grad and saved input, write
- * grad).  bf16/fp16 tensors are 2 bytes, fp32 logits 4. */
+ * grad).  bf16/fp16 tensors are 2 bytes, fp32 logits 4.
+ *
+ * FLOPs (PtsimWork.flops) are counted as Megatron-LM's formula counts them
+ * (ptsim_workload_megatron_flops): 2mnk per GEMM pass, the attention core
+ * as 4 b heads s_q s_kv d forward without causal halving and twice that
+ * backward, whatever the kernel actually skips; recomputation adds its
+ * forward.  So the engine's hardware FLOPs (HFU) are the model FLOPs (MFU)
+ * plus the recomputed work, never fewer. */
 #include <stddef.h>
 #include "plan.h"
 #include "workload.h"
@@ -25,6 +32,7 @@ typedef struct {
   int64_t tokens;      /* T */
   double tokens_sp;    /* T_sp */
   int64_t t, c;
+  int64_t d, q, kv;    /* head dim; query and key (= value) projection widths */
   PtsimPrecision precision;
 } Ctx;
 
@@ -64,10 +72,14 @@ static PTSIM_HD void add_gemm(const Ctx *x, PtsimWork *w, int64_t m, int64_t n, 
   w->backward_weight_s += ptsim_cost_gemm_s(hw, x->params, x->precision, k, n, m);
   w->flops += 6.0 * (double)m * (double)n * (double)k;
   /* FP8 (Transformer Engine): the input is cast to fp8 with a transposed
-   * copy for wgrad, and so is the output gradient in backward. */
+   * copy for wgrad, and so is the output gradient in backward: read the
+   * bf16 tensor, write two fp8 copies.  Current scaling (tensorwise) reads
+   * it once more for its amax first (TE docs, features/
+   * low_precision_training/fp8_current_scaling.rst). */
   if (x->precision == PTSIM_PRECISION_FP8 && hw->peak_fp8_flops > 0.0) {
-    w->forward_s += ptsim_cost_memory_bound_s(hw, (ELEM + 2.0) * (double)m * (double)k);
-    w->backward_input_s += ptsim_cost_memory_bound_s(hw, (ELEM + 2.0) * (double)m * (double)n);
+    double per = ELEM + 2.0 + (x->job->layout.fp8_recipe == PTSIM_FP8_TENSORWISE ? ELEM : 0.0);
+    w->forward_s += ptsim_cost_memory_bound_s(hw, per * (double)m * (double)k);
+    w->backward_input_s += ptsim_cost_memory_bound_s(hw, per * (double)m * (double)n);
   }
 }
 
@@ -90,63 +102,95 @@ static PTSIM_HD double tp_coll_s(const Ctx *x, PtsimCollective kind, double byte
   return ptsim_cost_collective_s(&x->job->hw, x->params, kind, bytes, x->tp_group);
 }
 
-/* What of a TP collective the compute stream waits for.  With
- * --tp-comm-overlap the collective is split into t chunks pipelined with
- * the neighbouring GEMM (Transformer Engine's ring exchange): the first
- * chunk is exposed, the rest hides behind the GEMM as far as it lasts. */
-static PTSIM_HD double tp_exposed(const Ctx *x, double comm_s, double gemm_s) {
+/* How a TP collective meets the GEMM next to it (--tp-comm-overlap and its
+ * parts, Transformer Engine userbuffers; only with sequence parallelism,
+ * which Megatron-LM requires for it). */
+typedef enum {
+  TP_EXPOSED = 0, /* the compute stream waits for all of it */
+  TP_PIPELINED,   /* split into t chunks pipelined with the GEMM (ring exchange,
+                     split reduce-scatter): the first chunk is exposed, the rest
+                     hides behind the GEMM as far as it lasts */
+  TP_BULK         /* run beside an independent GEMM: exposed only where it
+                     outlasts it */
+} TpOverlap;
+
+static PTSIM_HD double tp_exposed(const Ctx *x, TpOverlap how, double comm_s, double gemm_s) {
   double rest, hidden;
-  if (!x->job->layout.tp_comm_overlap || x->t <= 1) return comm_s;
+  if (!x->job->layout.tp_comm_overlap || !x->job->layout.sp || x->t <= 1 || how == TP_EXPOSED)
+    return comm_s;
+  if (how == TP_BULK) return comm_s > gemm_s ? comm_s - gemm_s : 0.0;
   rest = comm_s * (double)(x->t - 1) / (double)x->t;
   hidden = gemm_s * (double)(x->t - 1) / (double)x->t;
   return comm_s / (double)x->t + (rest > hidden ? rest - hidden : 0.0);
 }
 
-/* The TP collective entering a column-parallel GEMM (QKV, fc1, head):
- * SP all-gather forward / reduce-scatter backward; without SP nothing
- * forward and an all-reduce of the input gradient backward. */
-static PTSIM_HD void add_tp_enter(const Ctx *x, PtsimWork *w, double gemm_s) {
+/* The TP collective entering a column-parallel GEMM (QKV, fc1; the head,
+ * Megatron's own ColumnParallelLinear, without userbuffers):
+ * SP all-gather forward (pipelined with the GEMM under _ag) / reduce-
+ * scatter of the input gradient backward (in bulk behind the wgrad GEMM
+ * under _bulk_dgrad, pipelined with the dgrad GEMM under _rs_dgrad);
+ * without SP nothing forward and an all-reduce backward.  The backward
+ * re-gather of the input for the wgrad GEMM is not counted: Megatron and
+ * TE run it asynchronously beside the dgrad GEMM, with userbuffers or
+ * without. */
+static PTSIM_HD void add_tp_enter(const Ctx *x, PtsimWork *w, double gemm_s, int userbuffers) {
+  const PtsimLayout *l = &x->job->layout;
   double bytes = (double)x->tokens * (double)x->job->model.hidden_size * ELEM;
+  TpOverlap back = !userbuffers                ? TP_EXPOSED
+                   : l->tp_comm_overlap_rs_dgrad ? TP_PIPELINED
+                   : l->tp_comm_bulk_dgrad     ? TP_BULK
+                                               : TP_EXPOSED;
   if (x->t <= 1) return;
-  if (x->job->layout.sp)
+  if (l->sp)
     add_comm(w, PTSIM_COMM_TP,
-             tp_exposed(x, tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s),
-             tp_exposed(x, tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s));
+             tp_exposed(x, userbuffers && l->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
+                        tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s),
+             tp_exposed(x, back, tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s));
   else
-    add_comm(w, PTSIM_COMM_TP, 0.0,
-             tp_exposed(x, tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes), gemm_s));
+    add_comm(w, PTSIM_COMM_TP, 0.0, tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes));
 }
 
 /* The TP collective leaving a row-parallel GEMM (O, fc2): SP
- * reduce-scatter forward / all-gather backward; without SP an all-reduce
- * forward and nothing backward. */
+ * reduce-scatter forward (pipelined under _rs) / all-gather of the output
+ * gradient backward (pipelined with the dgrad GEMM under _ag); without SP
+ * an all-reduce forward and nothing backward. */
 static PTSIM_HD void add_tp_leave(const Ctx *x, PtsimWork *w, double gemm_s) {
+  const PtsimLayout *l = &x->job->layout;
   double bytes = (double)x->tokens * (double)x->job->model.hidden_size * ELEM;
   if (x->t <= 1) return;
-  if (x->job->layout.sp)
+  if (l->sp)
     add_comm(w, PTSIM_COMM_TP,
-             tp_exposed(x, tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s),
-             tp_exposed(x, tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s));
+             tp_exposed(x, l->tp_comm_overlap_rs ? TP_PIPELINED : TP_EXPOSED,
+                        tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s),
+             tp_exposed(x, l->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
+                        tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s));
   else
-    add_comm(w, PTSIM_COMM_TP,
-             tp_exposed(x, tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes), gemm_s), 0.0);
+    add_comm(w, PTSIM_COMM_TP, tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes), 0.0);
 }
 
 static PTSIM_HD double gemm_fwd_s(const Ctx *x, int64_t m, int64_t n, int64_t k) {
   return ptsim_cost_gemm_s(&x->job->hw, x->params, x->precision, m, n, k);
 }
 
-/* Attention without FlashAttention (Megatron before it, or
- * --no-flash-attention): the full s x s scores are materialised — batched
- * GEMMs for QK^T and softmax x V (no causal skipping), the fused
- * scale-mask-softmax and, with attention dropout, a dropout pass, each
- * moving the b x heads x s x s tensor through HBM.  Selective recompute
- * re-runs exactly this part (Korthikanti et al. 2022). */
+/* FLOPs of the attention core as Megatron-LM's formula counts them (the
+ * header comment): QK^T and PV, 2 * 2 b heads s_q s_kv d forward, no causal
+ * halving, backward twice the forward. */
+static PTSIM_HD double attention_formula_flops(int64_t b, int64_t heads, int64_t s_q, int64_t s_kv,
+                                               int64_t d) {
+  return 3.0 * 4.0 * (double)b * (double)heads * (double)s_q * (double)s_kv * (double)d;
+}
+
+/* Attention without FlashAttention (Megatron before it, --transformer-impl
+ * local, --attention-backend unfused): the full s x s scores are
+ * materialised -- batched GEMMs for QK^T and softmax x V (no causal
+ * skipping), the fused scale-mask-softmax and, with attention dropout, a
+ * dropout pass, each moving the b x heads x s x s tensor through HBM.
+ * Selective recompute of core_attn re-runs exactly this part (Korthikanti
+ * et al. 2022). */
 static PTSIM_HD void add_unfused_attention(const Ctx *x, PtsimWork *w, PtsimWork *recompute_into) {
-  const PtsimModel *m = &x->job->model;
   int64_t b = x->job->layout.mbs, s = x->job->layout.seq / x->c;
-  int64_t heads = m->num_attention_heads / x->t;
-  int64_t d = m->hidden_size / m->num_attention_heads;
+  int64_t heads = x->job->model.num_attention_heads / x->t;
+  int64_t d = x->d;
   double scores = (double)b * (double)heads * (double)s * (double)s;
   PtsimWork part;
   work_zero(&part);
@@ -173,8 +217,10 @@ static PTSIM_HD void add_attention(const Ctx *x, PtsimWork *w, PtsimWork *recomp
   const PtsimHardware *hw = &x->job->hw;
   int64_t b = x->job->layout.mbs, s = x->job->layout.seq;
   int64_t heads = m->num_attention_heads / x->t;
-  int64_t head_dim = m->hidden_size / m->num_attention_heads;
-  double fwd, bwd, flops;
+  int64_t head_dim = x->d;
+  /* this CP rank's queries against the whole sequence, as the formula counts */
+  double flops = attention_formula_flops(b, heads, s / x->c, s, head_dim);
+  double fwd, bwd;
   if (!x->job->layout.flash_attention) {
     add_unfused_attention(x, w, recompute_into);
     return;
@@ -182,8 +228,6 @@ static PTSIM_HD void add_attention(const Ctx *x, PtsimWork *w, PtsimWork *recomp
   if (x->c <= 1) {
     fwd = ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, s, s, head_dim, 1, 0);
     bwd = ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, s, s, head_dim, 1, 1);
-    flops = ptsim_cost_attention_flops(x->params, b, heads, s, s, head_dim, 1, 0) +
-            ptsim_cost_attention_flops(x->params, b, heads, s, s, head_dim, 1, 1);
   } else {
     int64_t block = s / x->c;
     double blocks = 0.5 * (double)x->c;
@@ -195,8 +239,6 @@ static PTSIM_HD void add_attention(const Ctx *x, PtsimWork *w, PtsimWork *recomp
                                           head_dim, 0, 0);
     bwd = blocks * ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, block, block,
                                           head_dim, 0, 1);
-    flops = blocks * (ptsim_cost_attention_flops(x->params, b, heads, block, block, head_dim, 0, 0) +
-                      ptsim_cost_attention_flops(x->params, b, heads, block, block, head_dim, 0, 1));
     /* The ring's steps overlap the blocks computed meanwhile: each step
      * is exposed only where it outlasts its share of the compute. */
     step_f = fwd / (double)(x->c - 1);
@@ -214,49 +256,90 @@ static PTSIM_HD void add_attention(const Ctx *x, PtsimWork *w, PtsimWork *recomp
   w->flops += flops;
   if (recompute_into) {
     recompute_into->forward_s += fwd;
-    recompute_into->flops += flops * fwd / (fwd + bwd > 0.0 ? fwd + bwd : 1.0);
+    recompute_into->flops += flops / 3.0;
   }
 }
 
 /* ---- the transformer layer ---- */
 
+/* Without --gradient-accumulation-fusion the wgrad GEMMs write a bf16
+ * gradient that is then added into the main-grad buffer: one more
+ * memory-bound pass per microbatch over `params` (read the bf16 gradient,
+ * read and write main_grad), in W (Megatron tensor_parallel/layers.py). */
+static PTSIM_HD void add_grad_accumulation(const Ctx *x, PtsimWork *w, double params) {
+  if (x->job->layout.grad_accumulation_fusion) return;
+  w->backward_weight_s +=
+      ptsim_cost_memory_bound_s(&x->job->hw, params * (ELEM + 2.0 * x->plan->grad_bytes));
+}
+
+/* Selective recomputation re-runs `redo`'s forward inside B. */
+static PTSIM_HD void add_redo(PtsimWork *w, const PtsimWork *redo) {
+  int i;
+  w->recompute_s += redo->forward_s;
+  w->backward_input_s += redo->forward_s;
+  w->flops += redo->flops;
+  for (i = 0; i < PTSIM_COMM_KINDS; i++) w->backward_comm_s[i] += redo->forward_comm_s[i];
+}
+
 static PTSIM_HD void build_layer(const Ctx *x, PtsimWork *w) {
   const PtsimModel *m = &x->job->model;
   const PtsimLayout *l = &x->job->layout;
-  int64_t T = x->tokens, t = x->t, h = m->hidden_size;
-  int64_t kv = h * m->num_query_groups / m->num_attention_heads;
+  int64_t T = x->tokens, t = x->t, h = m->hidden_size, q = x->q, kv = x->kv;
   int64_t fc1_out = (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2 : 1) * m->ffn_hidden_size;
   double norm_bytes = 2.0 * x->tokens_sp * (double)h * ELEM;
   double residual_bytes = x->tokens_sp * (double)h *
                           (3.0 * ELEM + (l->hidden_dropout > 0.0 ? 1.0 : 0.0));
   double ffn_local = (double)T * (double)m->ffn_hidden_size / (double)t;
-  double qkv_s = gemm_fwd_s(x, T, (h + 2 * kv) / t, h);
-  double o_s = gemm_fwd_s(x, T, h, h / t);
+  double qkv_s = gemm_fwd_s(x, T, (q + 2 * kv) / t, h);
+  double o_s = gemm_fwd_s(x, T, h, q / t);
   double fc1_s = gemm_fwd_s(x, T, fc1_out / t, h);
   double fc2_s = gemm_fwd_s(x, T, h, m->ffn_hidden_size / t);
-  PtsimWork attention_core;
+  int selective = l->recompute == PTSIM_RECOMPUTE_SELECTIVE;
+  int redo_attention = selective && (l->recompute_modules & PTSIM_RECOMPUTE_CORE_ATTN);
+  int redo_mlp = selective && (l->recompute_modules & PTSIM_RECOMPUTE_MLP);
+  /* a norm is recomputed only where it is its own module (memory.c) */
+  int redo_norms = selective && (l->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM) &&
+                   !l->transformer_engine;
+  PtsimWork redo, norm, mlp;
   work_zero(w);
-  work_zero(&attention_core);
+  work_zero(&redo);
+  work_zero(&norm);
+  work_zero(&mlp);
+  add_elementwise(x, &norm, norm_bytes);
 
   /* attention block */
-  add_elementwise(x, w, norm_bytes);
-  add_tp_enter(x, w, qkv_s);
-  add_gemm(x, w, T, (h + 2 * kv) / t, h);
-  if (!ptsim_plan_has_learned_positions(m)) /* RoPE on q and k */
-    add_elementwise(x, w, 2.0 * (double)T * (double)(h + kv) / (double)t * ELEM);
-  add_attention(x, w, l->recompute == PTSIM_RECOMPUTE_SELECTIVE ? &attention_core : NULL);
-  add_gemm(x, w, T, h, h / t);
+  work_add(w, &norm, 1.0);
+  if (redo_norms) work_add(&redo, &norm, 1.0);
+  add_tp_enter(x, w, qkv_s, 1);
+  add_gemm(x, w, T, (q + 2 * kv) / t, h);
+  if (m->qk_layernorm) /* norms over the heads of q and k */
+    add_elementwise(x, w, 2.0 * (double)T * (double)(q + kv) / (double)t * ELEM);
+  if (ptsim_plan_position_embedding(m) == PTSIM_POSITION_ROPE) /* RoPE on q and k */
+    add_elementwise(x, w, 2.0 * (double)T * (double)(q + kv) / (double)t * ELEM);
+  add_attention(x, w, redo_attention ? &redo : NULL);
+  add_gemm(x, w, T, h, q / t);
   add_tp_leave(x, w, o_s);
   add_elementwise(x, w, residual_bytes); /* bias-dropout-add */
 
-  /* MLP block */
-  add_elementwise(x, w, norm_bytes);
-  add_tp_enter(x, w, fc1_s);
-  add_gemm(x, w, T, fc1_out / t, h);
-  add_elementwise(x, w, (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * ffn_local * ELEM);
-  add_gemm(x, w, T, h, m->ffn_hidden_size / t);
-  add_tp_leave(x, w, fc2_s);
+  /* MLP block: under recompute_modules mlp, everything from the norm
+   * (fused into fc1 by Transformer Engine) to fc2's reduction re-runs. */
+  add_elementwise(x, &mlp, norm_bytes);
+  if (redo_norms) work_add(&redo, &norm, 1.0);
+  add_tp_enter(x, &mlp, fc1_s, 1);
+  add_gemm(x, &mlp, T, fc1_out / t, h);
+  add_elementwise(x, &mlp, (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * ffn_local * ELEM);
+  add_gemm(x, &mlp, T, h, m->ffn_hidden_size / t);
+  add_tp_leave(x, &mlp, fc2_s);
+  work_add(w, &mlp, 1.0);
+  if (redo_mlp) {
+    if (!l->transformer_engine) { /* the local norm sits outside the MLP */
+      mlp.forward_s -= norm.forward_s;
+    }
+    mlp.flops /= 3.0; /* the forward of what re-runs */
+    work_add(&redo, &mlp, 1.0);
+  }
   add_elementwise(x, w, residual_bytes);
+  add_grad_accumulation(x, w, x->plan->layer_parameters);
 
   /* Recomputation re-runs forward work inside B. */
   if (l->recompute == PTSIM_RECOMPUTE_FULL) {
@@ -276,12 +359,8 @@ static PTSIM_HD void build_layer(const Ctx *x, PtsimWork *w) {
       int i;
       for (i = 0; i < PTSIM_COMM_KINDS; i++) w->backward_comm_s[i] += share * w->forward_comm_s[i];
     }
-  } else if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE) {
-    int i;
-    w->recompute_s = attention_core.forward_s;
-    w->backward_input_s += attention_core.forward_s;
-    w->flops += attention_core.flops;
-    for (i = 0; i < PTSIM_COMM_KINDS; i++) w->backward_comm_s[i] += attention_core.forward_comm_s[i];
+  } else if (selective) {
+    add_redo(w, &redo);
   }
 }
 
@@ -302,57 +381,91 @@ static PTSIM_HD void build_embedding(const Ctx *x, PtsimWork *w) {
 }
 
 /* Final norm, the LM head GEMM (column-parallel over the vocabulary) and
- * Megatron's vocab-parallel cross-entropy, an unfused chain of elementwise
- * passes over the (T, V/t) logits, each its own kernel through HBM
- * (bytes per logit):
+ * Megatron's vocab-parallel cross-entropy over the (T, V/t) logits, in
+ * bytes per logit (megatron/core/tensor_parallel/cross_entropy.py):
+ *   unfused, each step its own kernel through HBM:
  *   forward:  cast to fp32 (2 r + 4 w), row max (4 r), subtract the max
  *             (4 r + 4 w), exp (4 r + 4 w), row sum (4 r), divide into the
  *             softmax kept for backward (4 r + 4 w)          = 38
  *   backward: softmax minus one-hot (4 r + 4 w), times the loss gradient
  *             (4 r + 4 w), cast to bf16 for the GEMMs (4 r + 2 w) = 22
- * plus three small TP all-reduces of T floats (max, sum, target logit). */
+ *   plus three small TP all-reduces of T floats (max, sum, target logit);
+ *   fused (--cross-entropy-loss-fusion, core/fusions/fused_cross_entropy.py:
+ *   three jit-fused kernels forward, one backward):
+ *   forward:  cast + max (2 r + 4 w), subtract + exp + sum (4 r + 4 w),
+ *             divide (4 r + 4 w)                              = 22
+ *   backward: one-hot, scale and cast in one pass (4 r + 2 w)  = 6
+ *   plus two all-reduces (max; target logit and sum batched).
+ * Both keep the fp32 softmax for backward, so memory is the same. */
 static PTSIM_HD void build_head(const Ctx *x, PtsimWork *w) {
   const PtsimModel *m = &x->job->model;
   int64_t T = x->tokens, t = x->t, h = m->hidden_size;
   int64_t vocab_local = m->vocab_size / t;
+  int fused = x->job->layout.cross_entropy_fusion;
   double logits = (double)T * (double)vocab_local;
   double head_s = gemm_fwd_s(x, T, vocab_local, h);
   double small = 0.0;
   work_zero(w);
   add_elementwise(x, w, 2.0 * x->tokens_sp * (double)h * ELEM);
-  add_tp_enter(x, w, head_s);
+  add_tp_enter(x, w, head_s, 0);
   add_gemm(x, w, T, vocab_local, h);
-  w->forward_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * 38.0);
-  w->backward_input_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * 22.0);
-  if (t > 1) small = 3.0 * tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, (double)T * 4.0);
+  w->forward_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 22.0 : 38.0));
+  w->backward_input_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 6.0 : 22.0));
+  if (t > 1) small = (fused ? 2.0 : 3.0) * tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, (double)T * 4.0);
   add_comm(w, PTSIM_COMM_TP, small, 0.0);
+  add_grad_accumulation(x, w, (double)vocab_local * (double)h);
 }
 
 /* ---- once per step ---- */
 
-static PTSIM_HD void build_step_work(const Ctx *x, PtsimWorkload *out) {
+/* The gradient reduction and parameter gather of one stage.  With N
+ * distributed-optimizer instances (--num-distributed-optimizer-instances)
+ * the reduce-scatter and the gather stay inside an instance of dp*cp/N
+ * consecutive ranks, and the instances all-reduce their shards
+ * (Megatron's param_and_grad_buffer.py). */
+static PTSIM_HD void stage_dp_comm(const Ctx *x, double params, double *sync_s, double *gather_s) {
   const PtsimJob *job = x->job;
   const PtsimLayout *l = &job->layout;
   const PtsimHardware *hw = &job->hw;
-  double grad_bytes = l->fp32_grad_accumulation ? 4.0 : 2.0;
-  double shards = (double)(l->dp * l->cp);
+  const PtsimPlan *plan = x->plan;
+  double grad = params * plan->grad_bytes;
+  double weight = params * (l->precision == PTSIM_PRECISION_FP8 && l->fp8_param_gather ? 1.0 : ELEM);
+  int64_t n = l->optimizer_instances > 1 ? l->optimizer_instances : 1;
+  PtsimGroup intra, inter;
+  if (!l->distributed_optimizer) {
+    *sync_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE, grad, x->dp_group);
+    *gather_s = 0.0;
+    return;
+  }
+  if (n == 1) {
+    *sync_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER, grad, x->dp_group);
+    *gather_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER, weight, x->dp_group);
+    return;
+  }
+  ptsim_topology_group_of(l->tp, l->cp, l->dp / n, l->pp * n, hw->gpus_per_node, PTSIM_GROUP_DP_CP, 0,
+                          &intra);
+  ptsim_topology_group_of(l->tp, l->cp, l->dp / n, n, hw->gpus_per_node, PTSIM_GROUP_PP, 0, &inter);
+  *sync_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER, grad, &intra) +
+            ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE,
+                                    grad / (double)intra.size, &inter);
+  *gather_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER, weight, &intra);
+}
+
+static PTSIM_HD void build_step_work(const Ctx *x, PtsimWorkload *out) {
+  const PtsimJob *job = x->job;
+  const PtsimLayout *l = &job->layout;
+  const PtsimPlan *plan = x->plan;
+  double states = plan->master_bytes + plan->exp_avg_bytes + plan->exp_avg_sq_bytes;
   int64_t s;
   for (s = 0; s < l->pp; s++) {
-    double params = x->plan->stage_parameters[s];
-    double local = l->distributed_optimizer ? params / shards : params;
-    if (l->distributed_optimizer) {
-      out->grad_sync_s[s] = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER,
-                                                    params * grad_bytes, x->dp_group);
-      out->param_gather_s[s] = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER,
-                                                       params * ELEM, x->dp_group);
-    } else {
-      out->grad_sync_s[s] = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE,
-                                                    params * grad_bytes, x->dp_group);
-      out->param_gather_s[s] = 0.0;
-    }
-    /* Adam: read grad, master, m, v (4 B each), write master, m, v and the
-     * bf16 copy; the gradient-norm pass reads the grads once more. */
-    out->optimizer_s[s] = ptsim_cost_memory_bound_s(hw, local * (4.0 * 4.0 + 3.0 * 4.0 + ELEM + 4.0));
+    double params = plan->stage_parameters[s];
+    double local = params / plan->optimizer_shards;
+    stage_dp_comm(x, params, &out->grad_sync_s[s], &out->param_gather_s[s]);
+    /* Adam: read grad, master, m, v, write master, m, v and the weight
+     * copy; the gradient-norm pass reads the grads once more (fp32 states
+     * and grads: 4 B each). */
+    out->optimizer_s[s] = ptsim_cost_memory_bound_s(
+        &job->hw, local * (2.0 * plan->grad_bytes + 2.0 * states + ELEM));
   }
 }
 
@@ -363,7 +476,10 @@ PTSIM_HD double ptsim_workload_megatron_flops(const PtsimJob *job) {
   double h = (double)m->hidden_size, s = (double)job->layout.seq;
   double L = (double)m->num_layers;
   double gated = m->activation == PTSIM_ACTIVATION_SWIGLU ? 1.5 : 1.0;
-  double attention = 1.0 + (double)m->num_query_groups / (double)m->num_attention_heads + s / h;
+  /* query projection over h (Megatron's query_projection_to_hidden_size_
+   * ratio, 1 unless --kv-channels makes the heads wider or narrower) */
+  double p = (double)(m->num_attention_heads * ptsim_plan_head_dim(m)) / h;
+  double attention = (1.0 + (double)m->num_query_groups / (double)m->num_attention_heads + s / h) * p;
   double mlp = (double)m->ffn_hidden_size / h * gated;
   double logits = (double)m->vocab_size / (2.0 * L * h);
   return 12.0 * (double)job->layout.gbs * s * L * h * h * (attention + mlp + logits);
@@ -371,8 +487,13 @@ PTSIM_HD double ptsim_workload_megatron_flops(const PtsimJob *job) {
 
 PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage, int64_t chunk,
                                    PtsimWork *out) {
+  int64_t layers = w->chunk_layers[stage];
+  if (stage == 0 && chunk == 0)
+    layers = w->first_chunk_layers;
+  else if (stage == w->num_stages - 1 && chunk == w->num_chunks - 1)
+    layers = w->last_chunk_layers;
   work_zero(out);
-  work_add(out, &w->layer, (double)w->chunk_layers[stage]);
+  work_add(out, &w->layer, (double)layers);
   if (stage == 0 && chunk == 0) work_add(out, &w->embedding, 1.0);
   if (stage == w->num_stages - 1 && chunk == w->num_chunks - 1) work_add(out, &w->head, 1.0);
 }
@@ -396,6 +517,9 @@ PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan, const PtsimCostParams 
   x.c = l->cp;
   x.precision = l->precision;
   x.tokens = plan->tokens;
+  x.d = plan->head_dim;
+  x.q = job->model.num_attention_heads * x.d;
+  x.kv = job->model.num_query_groups * x.d;
   x.tokens_sp = plan->tokens_sp;
   x.tp_group = &plan->groups[PTSIM_GROUP_TP];
   x.cp_group = &plan->groups[PTSIM_GROUP_CP];
@@ -406,6 +530,8 @@ PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan, const PtsimCostParams 
   out->num_chunks = plan->num_chunks;
   out->num_microbatches = plan->num_microbatches;
   for (s = 0; s < l->pp; s++) out->chunk_layers[s] = plan->chunk_layers[s];
+  out->first_chunk_layers = plan->first_chunk_layers;
+  out->last_chunk_layers = plan->last_chunk_layers;
   build_layer(&x, &out->layer);
   build_embedding(&x, &out->embedding);
   build_head(&x, &out->head);

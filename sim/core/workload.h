@@ -54,6 +54,7 @@ typedef struct {
   PtsimWork head;       /* final norm + LM head + cross-entropy, last virtual stage */
   int64_t num_stages, num_chunks, num_microbatches;
   int64_t chunk_layers[PTSIM_MAX_STAGES]; /* layers in each chunk of a stage */
+  int64_t first_chunk_layers, last_chunk_layers; /* stage 0 chunk 0, the last one (plan.h) */
   double pp_transfer_s;                   /* one activation (or its gradient) to a neighbour */
   /* Once per step, per stage (one GPU of it): */
   double grad_sync_s[PTSIM_MAX_STAGES];   /* reduce-scatter (dist. opt.) or all-reduce */

@@ -482,10 +482,13 @@ gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
       return FALSE;
     }
   }
-  if (m->hidden_size % m->num_attention_heads != 0) {
+  /* the head dimension is h / heads unless kv_channels gives it */
+  if (m->kv_channels < 0 || m->kv_channels > INT_VALUE_MAX ||
+      (m->kv_channels == 0 && m->hidden_size % m->num_attention_heads != 0)) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "model %s: hidden_size %" G_GINT64_FORMAT
-                " is not divisible by num_attention_heads %" G_GINT64_FORMAT,
+                " is not divisible by num_attention_heads %" G_GINT64_FORMAT
+                " and no kv_channels (head dimension) is given",
                 m->name, (gint64)m->hidden_size,
                 (gint64)m->num_attention_heads);
     return FALSE;
@@ -502,7 +505,9 @@ gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
        m->activation != PTSIM_ACTIVATION_GELU) ||
       (m->norm != PTSIM_NORM_RMSNORM && m->norm != PTSIM_NORM_LAYERNORM) ||
       (m->tied_embeddings != 0 && m->tied_embeddings != 1) ||
-      (m->bias != 0 && m->bias != 1)) {
+      (m->bias != 0 && m->bias != 1) || (m->qk_layernorm != 0 && m->qk_layernorm != 1) ||
+      (unsigned)m->position_embedding > PTSIM_POSITION_NONE ||
+      m->max_position_embeddings < 0 || m->max_position_embeddings > INT_VALUE_MAX) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "model %s: activation/norm/tied_embeddings/bias out of range",
                 m->name);
@@ -620,8 +625,8 @@ static const PtsimRange RANGE_HALF_GFLOPS = {1e-6, 1e9, TRUE, TRUE};
 static const char *const gpu_keys[] = {
     "name", "memory_bytes", "memory_gib", "peak_bf16_tflops",
     "peak_fp8_tflops", "peak_fp32_tflops", "hbm_gbps", NULL};
-static const char *const node_keys[] = {"gpus_per_node", "nvlink_gbps",
-                                        "nvlink_latency_us", "nvls", NULL};
+static const char *const node_keys[] = {"gpus_per_node", "gpus_per_nvlink_domain",
+                                        "nvlink_gbps", "nvlink_latency_us", "nvls", NULL};
 static const char *const fabric_keys[] = {"nic_gbps", "net_latency_us", NULL};
 static const char *const efficiency_keys[] = {
     "gemm_efficiency_max", "gemm_half_gflops", "attention_efficiency",
@@ -708,6 +713,22 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
       !ini_double(ini, "fabric", "net_latency_us", RANGE_LATENCY_US, TRUE,
                   NULL, &net_lat, error))
     return FALSE;
+  /* Optional: an NVLink domain larger than a host (GB200 NVL72) is whole
+   * hosts; absent, it is the host. */
+  hw.gpus_per_nvlink_domain = hw.gpus_per_node;
+  if (!ini_int(ini, "node", "gpus_per_nvlink_domain", 1, GPUS_PER_NODE_MAX, FALSE,
+               &hw.gpus_per_nvlink_domain, error))
+    return FALSE;
+  if (hw.gpus_per_nvlink_domain % hw.gpus_per_node != 0) {
+    g_autofree char *where = ini_where(ini, "node", "gpus_per_nvlink_domain");
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                "%s: [node] gpus_per_nvlink_domain = %" G_GINT64_FORMAT
+                " is not a multiple of gpus_per_node = %" G_GINT64_FORMAT
+                "; expected whole hosts (the host itself or several hosts)",
+                where, (gint64)hw.gpus_per_nvlink_domain,
+                (gint64)hw.gpus_per_node);
+    return FALSE;
+  }
   hw.nvlink_bytes_per_s = nvlink * 1e9;
   hw.nvlink_latency_s = nvlink_lat * 1e-6;
   hw.nic_bytes_per_s = nic * 1e9;

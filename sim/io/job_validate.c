@@ -24,8 +24,16 @@ void ptsim_layout_init_defaults(PtsimLayout *layout) {
   layout->distributed_optimizer = 1;
   layout->fp32_grad_accumulation = 1;
   layout->flash_attention = 1;
+  layout->transformer_engine = 1;
   layout->recompute = PTSIM_RECOMPUTE_NONE;
   layout->recompute_method = PTSIM_RECOMPUTE_METHOD_UNIFORM;
+  layout->recompute_modules = PTSIM_RECOMPUTE_CORE_ATTN;
+  layout->tp_comm_overlap_ag = layout->tp_comm_overlap_rs = 1;
+  layout->tp_comm_bulk_dgrad = 1;
+  layout->grad_accumulation_fusion = 1;
+  layout->fp8_recipe = PTSIM_FP8_DELAYED;
+  layout->main_params_bytes = layout->exp_avg_bytes = layout->exp_avg_sq_bytes = 4;
+  layout->optimizer_instances = 1;
   layout->precision = PTSIM_PRECISION_BF16;
   layout->schedule = PTSIM_SCHEDULE_1F1B;
   layout->memory_threshold = 0.8;
@@ -91,7 +99,20 @@ static gboolean split_done(const PtsimLayout *l, int64_t layers,
  * will split it (ptsim_plan_split_stages). */
 static gboolean split_stages(const PtsimLayout *l, int64_t layers,
                              int64_t *stage_layers, GError **error) {
-  int64_t first = l->first_stage_layers, last = l->last_stage_layers;
+  int64_t first = l->first_stage_layers, last = l->last_stage_layers, chunk;
+  if (l->account_embedding || l->account_loss) {
+    int extra = (l->account_embedding ? 1 : 0) + (l->account_loss ? 1 : 0);
+    if (first || last)
+      return invalid("--account-for-embedding/loss-in-pipeline-split cannot be combined with "
+                     "--decoder-first/last-pipeline-num-layers (Megatron-LM refuses it)");
+    if (ptsim_plan_split_accounted(l->pp, l->vp, layers, l->account_embedding, l->account_loss,
+                                   stage_layers, &chunk) != 0)
+      return invalid("num_layers %" G_GINT64_FORMAT " plus %d for the embedding/loss is not "
+                     "divisible by --pp %" G_GINT64_FORMAT " x --vp %" G_GINT64_FORMAT
+                     " (--account-for-embedding/loss-in-pipeline-split)",
+                     I64(layers), extra, I64(l->pp), I64(l->vp));
+    return TRUE;
+  }
   if (first < 0 || first > INT_VALUE_MAX)
     return invalid("--decoder-first-pipeline-num-layers %" G_GINT64_FORMAT
                    " is out of range: expected 0 (even split) or a positive "
@@ -174,6 +195,24 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
     return invalid("--hidden-dropout %g is out of range: expected a "
                    "probability in [0, 1)", l->hidden_dropout);
 
+  /* Precision the hardware has, and the settings' ranges. */
+  if (l->precision == PTSIM_PRECISION_FP8 && !(job->hw.peak_fp8_flops > 0.0))
+    return invalid("--precision fp8: hardware profile %s has no FP8 tensor cores "
+                   "(peak_fp8_tflops 0); use bf16 or fp16", job->hw.name);
+  if (l->precision == PTSIM_PRECISION_FP8 && l->fp8_recipe == PTSIM_FP8_MXFP8)
+    return invalid("--fp8-recipe mxfp8 needs Blackwell's MXFP8 tensor cores; hardware profile "
+                   "%s is Hopper-class (use delayed, tensorwise or blockwise)", job->hw.name);
+  if ((unsigned)l->fp8_recipe > PTSIM_FP8_MXFP8 ||
+      (l->main_params_bytes != 4 && l->main_params_bytes != 2) ||
+      (l->exp_avg_bytes != 4 && l->exp_avg_bytes != 2 && l->exp_avg_bytes != 1) ||
+      (l->exp_avg_sq_bytes != 4 && l->exp_avg_sq_bytes != 2 && l->exp_avg_sq_bytes != 1 &&
+       l->exp_avg_sq_bytes != 0) ||
+      (l->recompute_modules & ~(PTSIM_RECOMPUTE_CORE_ATTN | PTSIM_RECOMPUTE_MLP |
+                                PTSIM_RECOMPUTE_LAYERNORM)) != 0)
+    return invalid("layout: fp8 recipe, optimizer state bytes or recompute modules out of range");
+  if (l->fp8_param_gather && !l->distributed_optimizer)
+    return invalid("--fp8-param-gather needs the distributed optimizer (Megatron-LM asserts it)");
+
   /* dp = gpus / (tp*pp*cp), checked one factor at a time. */
   if (l->gpus % l->tp != 0 || (l->gpus / l->tp) % l->pp != 0 ||
       (l->gpus / l->tp / l->pp) % l->cp != 0)
@@ -190,6 +229,10 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
                    I64(l->dp), I64(l->gpus), I64(l->tp), I64(l->pp), I64(l->cp),
                    I64(l->dp), I64(dp));
   l->dp = dp;
+  if (l->optimizer_instances < 1 || (l->distributed_optimizer && dp % l->optimizer_instances != 0))
+    return invalid("--num-distributed-optimizer-instances %" G_GINT64_FORMAT " must divide dp %"
+                   G_GINT64_FORMAT " (ptsim keeps each instance to whole data-parallel ranks)",
+                   I64(l->optimizer_instances), I64(dp));
 
   /* Tensor parallelism splits heads, KV groups and the MLP.  The vocabulary
    * is padded by Megatron-LM to a multiple of tp, so it is not checked. */
@@ -227,7 +270,8 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
       return invalid("--vp %" G_GINT64_FORMAT " (interleaved schedule) needs "
                      "--pp >= 2 (got --pp %" G_GINT64_FORMAT ")",
                      I64(l->vp), I64(l->pp));
-    if (m->num_layers % (l->pp * l->vp) != 0)
+    /* with --account-for-*, split_stages checks the accounted split */
+    if (!l->account_embedding && !l->account_loss && m->num_layers % (l->pp * l->vp) != 0)
       return invalid("--pp %" G_GINT64_FORMAT " times --vp %" G_GINT64_FORMAT
                      " = %" G_GINT64_FORMAT " does not divide num_layers %"
                      G_GINT64_FORMAT " of model %s",

@@ -1,69 +1,85 @@
-/* megatron_args.h — a Megatron-LM command line (pretrain_gpt.py flags) into
- * a PtsimModel and a PtsimLayout.
+/* megatron_args.h — a Megatron-LM launch (pretrain_gpt.py flags, with or
+ * without its launcher and script) into a PtsimModel and a PtsimLayout.
  *
- * Shell module (GLib).  Reads the flags that decide memory and time; keeps
- * Megatron-LM's own defaults for what is absent (megatron/training/
- * arguments.py), and lists every flag it does not read in IGNORED rather
- * than failing, because real launch scripts carry dozens of flags (data
- * paths, learning rate, logging) that do not matter here.
+ * Shell module (GLib).  The text is run as a launch script
+ * (shell_script.h: variables, arrays, if-blocks) to find the training
+ * command; the words in front of the script give the GPU count
+ * (launcher.h); every flag after it is looked up in Megatron-LM's own flag
+ * table (megatron_flags.h) so that its values are consumed as argparse
+ * would, and then:
+ *   modelled    turned into the job (the list is megatron_flags.c's M rows)
+ *   no effect   accepted silently
+ *   unmodelled  listed in diagnostics->unmodelled with its effect and
+ *               direction, for the caller to warn
+ *   refused     an error (MoE, FSDP, other architectures: not modelled yet)
+ *   unknown     (not a Megatron-LM flag) listed in diagnostics->unknown
  *
- * Not here: .ini files and job validation (config.h).  The result is not
- * validated: call ptsim_job_validate() on the job it goes into.
+ * Megatron-LM's own defaults (megatron/training/arguments.py) fill what is
+ * absent: ffn 4h, or int(8h/3/64)*64 with --swiglu; kv_channels h/heads;
+ * MHA unless --group-query-attention; LayerNorm, GELU, biases, tied
+ * embeddings, learned absolute positions (max_position_embeddings rows);
+ * dropouts 0.1; distributed optimizer, sequence parallelism and every
+ * overlap off unless asked for (SP off with tp 1, as Megatron forces it);
+ * Transformer Engine layers with flash/fused attention (unfused with
+ * --transformer-impl local or --attention-backend unfused|local, and with
+ * --use-legacy-models unless --use-flash-attn); fp32 main grads under bf16
+ * unless --grad-reduce-in-bf16 or --main-grads-dtype bf16; gradient
+ * accumulation fusion on; the vocabulary of the tokenizer
+ * (megatron_vocab.h; GPT2BPETokenizer when none is named) padded to a
+ * multiple of --make-vocab-size-divisible-by (128) x tp.
+ * Where Megatron-LM has no value ptsim can use, diagnostics->notes says
+ * what ptsim assumed (no --bf16/--fp16, no --micro-batch-size, ...).
  *
- * Defaults that follow Megatron-LM (not ptsim_layout_init_defaults()):
- *   ffn_hidden_size 4h, or int(8h/3 / 64)*64 with --swiglu (arguments.py);
- *   num_query_groups = heads unless --group-query-attention (then
- *   --num-query-groups, default 1); LayerNorm, GELU, biases, tied
- *   embeddings; attention and hidden dropout 0.1; distributed optimizer and
- *   sequence parallelism off unless their flag (sequence parallelism is
- *   switched off when tp == 1, as Megatron-LM does); fp32 grad
- *   accumulation with bf16 (Megatron-LM forces it), with fp16 only with
- *   --accumulate-allreduce-grads-in-fp32; vocabulary padded to a multiple
- *   of --make-vocab-size-divisible-by (128) * tp unless
- *   --padded-vocab-size is given.
- * Where Megatron-LM has no value ptsim can use, a note is added to IGNORED
- * (strings starting "note: "): no --bf16/--fp16 (Megatron-LM trains in
- * fp32; ptsim models bf16), no --micro-batch-size (Megatron-LM requires it;
- * 1 is used), no --global-batch-size (Megatron-LM uses mbs*dp; set here only
- * when layout->gpus is already known), --num-query-groups without
- * --group-query-attention (Megatron-LM ignores it).
- * flash_attention stays on: Megatron-Core's default attention backend
- * (auto) picks flash / fused attention without --use-flash-attn. */
+ * Not here: .ini files and job validation (config.h, job_validate.h): the
+ * result is not validated. */
 #ifndef PTSIM_MEGATRON_ARGS_H
 #define PTSIM_MEGATRON_ARGS_H
 
 #include <glib.h>
 #include "job.h"
 
-/* Parses COMMAND_LINE (shell syntax, split with g_shell_parse_argv; a
- * leading "torchrun ... pretrain_gpt.py" and anything before the first
- * --flag is skipped).  Both "--flag value" and "--flag=value" are accepted.
+typedef struct {
+  GPtrArray *unmodelled; /* (element-type utf8) "--flag (effect, direction)" */
+  GPtrArray *unknown;    /* (element-type utf8) words Megatron-LM would not accept */
+  GPtrArray *notes;      /* (element-type utf8) what ptsim assumed */
+  char *gpus_from;       /* what gave layout->gpus ("torchrun --nproc_per_node 8"); NULL: nothing */
+  char *gpus_read;       /* when nothing did: what was read instead */
+} PtsimMegatronDiagnostics;
+
+PtsimMegatronDiagnostics *ptsim_megatron_diagnostics_new(void);
+void ptsim_megatron_diagnostics_free(PtsimMegatronDiagnostics *d);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimMegatronDiagnostics, ptsim_megatron_diagnostics_free)
+
+/* Parses COMMAND_LINE: Megatron-LM flags, optionally behind a launcher
+ * ("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers ...") and
+ * shell variables.  Both "--flag value" and "--flag=value" are accepted.
  *
  * MODEL is filled completely (name "megatron-args").  LAYOUT is reset to
- * ptsim_layout_init_defaults() with Megatron-LM's differences above, except
- * layout->gpus, which is kept: Megatron-LM takes the world size from the
- * launcher, not from a flag.
+ * ptsim_layout_init_defaults() with Megatron-LM's differences above;
+ * layout->gpus is the launcher's count, else kept as the caller set it
+ * (0: unknown).  DIAG (may be NULL) receives the diagnostics.
  *
- * IGNORED (element-type utf8, may be NULL) receives one string per flag not
- * read, with its values ("--lr 3e-4"), and the notes above.
- *
- * Errors (PTSIM_CONFIG_ERROR_PARSE, one line naming the flag): a read flag
- * without its value or with a non-number, a value outside the flag's
- * choices, --bf16 with --fp16, a missing model size (--num-layers,
- * --hidden-size, --num-attention-heads) or vocabulary ("vocab size unknown:
- * pass --vocab-size or --padded-vocab-size"), an impossible
- * --num-layers-per-virtual-pipeline-stage.  On failure MODEL and LAYOUT
- * are partly filled. */
+ * Errors (PTSIM_CONFIG_ERROR_PARSE, one line naming the flag): a modelled
+ * flag without its value or with a value outside its choices, a refused
+ * flag, contradictions Megatron-LM refuses (--bf16 with --fp16,
+ * --overlap-param-gather without --use-distributed-optimizer and
+ * --overlap-grad-reduce, ...), a missing model size or vocabulary (the
+ * message says what the command line did give).  On failure MODEL and
+ * LAYOUT are partly filled. */
 gboolean ptsim_megatron_args_parse(const char *command_line, PtsimModel *model,
-                                   PtsimLayout *layout, GPtrArray *ignored,
+                                   PtsimLayout *layout, PtsimMegatronDiagnostics *diag,
                                    GError **error);
 
-/* The same for a file holding the command line: a launch script fragment
- * with backslash-newline continuations and # comments.  A file that cannot
- * be read is PTSIM_CONFIG_ERROR_NOT_FOUND; other errors are prefixed with
- * the path. */
+/* The same for a launch script (Megatron-LM's examples/ scripts as they
+ * are).  A file that cannot be read is PTSIM_CONFIG_ERROR_NOT_FOUND; other
+ * errors are prefixed with the path; a file larger than a launch script
+ * (PTSIM_SHELL_SCRIPT_MAX_BYTES) is refused. */
 gboolean ptsim_megatron_args_parse_file(const char *path, PtsimModel *model,
-                                        PtsimLayout *layout, GPtrArray *ignored,
+                                        PtsimLayout *layout, PtsimMegatronDiagnostics *diag,
                                         GError **error);
+
+/* TRUE when FLAG is one this module reads (megatron_flags.c's MODELLED
+ * rows must be exactly these; tests check it). */
+gboolean ptsim_megatron_args_reads(const char *flag);
 
 #endif /* PTSIM_MEGATRON_ARGS_H */

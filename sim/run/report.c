@@ -2,6 +2,7 @@
 #include <string.h>
 #include "names.h"
 #include "report.h"
+#include "topology.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -43,6 +44,7 @@ static void json_hw(PtsimJson *json, const PtsimHardware *hw) {
   ptsim_json_double(json, "peak_fp8_flops_per_s", hw->peak_fp8_flops);
   ptsim_json_double(json, "hbm_bytes_per_s", hw->hbm_bytes_per_s);
   ptsim_json_int(json, "gpus_per_node", hw->gpus_per_node);
+  ptsim_json_int(json, "gpus_per_nvlink_domain", ptsim_topology_domain_size(hw));
   ptsim_json_double(json, "nvlink_bytes_per_s", hw->nvlink_bytes_per_s);
   ptsim_json_double(json, "nic_bytes_per_s", hw->nic_bytes_per_s);
   ptsim_json_end_object(json);
@@ -220,19 +222,107 @@ void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
 void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
+  int64_t domain = ptsim_topology_domain_size(&job->hw);
+  g_autofree char *domain_note =
+      domain != job->hw.gpus_per_node
+          ? g_strdup_printf(", %" G_GINT64_FORMAT " per NVLink domain", domain)
+          : g_strdup("");
   g_string_append_printf(
       out,
-      "%s on %" G_GINT64_FORMAT " x %s (%" G_GINT64_FORMAT " GPUs/node)\n"
+      "%s on %" G_GINT64_FORMAT " x %s (%" G_GINT64_FORMAT " GPUs/node%s)\n"
       "layout: tp %" G_GINT64_FORMAT " pp %" G_GINT64_FORMAT " cp %" G_GINT64_FORMAT
       " dp %" G_GINT64_FORMAT " vp %" G_GINT64_FORMAT ", mbs %" G_GINT64_FORMAT
       " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
       " microbatches), sp %s, recompute %s, %s, %s optimizer, schedule %s\n",
-      job->model.name, l->gpus, job->hw.name, job->hw.gpus_per_node, l->tp, l->pp,
+      job->model.name, l->gpus, job->hw.name, job->hw.gpus_per_node, domain_note,
+      l->tp, l->pp,
       l->cp, l->dp, l->vp, l->mbs, l->gbs, l->seq, plan->num_microbatches,
       l->sp ? "on" : "off", ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
       ptsim_names_get(PTSIM_NAMES_PRECISION, (int)l->precision),
       l->distributed_optimizer ? "distributed" : "replicated",
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
+}
+
+static const char *overlap_words(const char *source) {
+  if (g_strcmp0(source, "default") == 0)
+    return "ptsim's default, as Megatron-LM's example launch scripts set them";
+  if (g_strcmp0(source, "megatron-args") == 0) return "from the Megatron-LM command line";
+  return "as given";
+}
+
+static const char *fp8_recipe_word(PtsimFp8Recipe r) {
+  static const char *const words[] = {"delayed", "tensorwise", "blockwise", "mxfp8"};
+  return (unsigned)r < 4 ? words[r] : "?";
+}
+
+void ptsim_report_text_settings(GString *out, const PtsimLayout *l, const PtsimModel *m,
+                                const char *overlap_source) {
+  g_string_append_printf(out, "overlap: grad-reduce %s, param-gather %s, tp-comm %s (%s)\n",
+                         l->overlap_grad_reduce ? "on" : "off",
+                         l->overlap_param_gather ? "on" : "off", l->tp_comm_overlap ? "on" : "off",
+                         overlap_words(overlap_source));
+  g_string_append_printf(out, "settings: %s attention, %s layers, %s main grads",
+                         l->flash_attention ? "flash" : "unfused (s x s scores kept)",
+                         l->transformer_engine ? "Transformer Engine" : "local",
+                         l->fp32_grad_accumulation ? "fp32" : "2-byte");
+  if (!l->grad_accumulation_fusion) g_string_append(out, ", no gradient-accumulation fusion");
+  if (l->cross_entropy_fusion) g_string_append(out, ", fused cross entropy");
+  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE)
+    g_string_append_printf(out, ", recompute modules%s%s%s",
+                           l->recompute_modules & PTSIM_RECOMPUTE_CORE_ATTN ? " core_attn" : "",
+                           l->recompute_modules & PTSIM_RECOMPUTE_MLP ? " mlp" : "",
+                           l->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM ? " layernorm" : "");
+  if (l->precision == PTSIM_PRECISION_FP8)
+    g_string_append_printf(out, ", fp8 recipe %s%s", fp8_recipe_word(l->fp8_recipe),
+                           l->fp8_param_gather ? ", fp8 weights" : "");
+  if (l->main_params_bytes != 4 || l->exp_avg_bytes != 4 || l->exp_avg_sq_bytes != 4 ||
+      l->precision_aware_optimizer)
+    g_string_append_printf(out, ", optimizer states %d+%d+%d B%s", l->main_params_bytes,
+                           l->exp_avg_bytes, l->exp_avg_sq_bytes,
+                           l->precision_aware_optimizer ? " (precision-aware)" : "");
+  if (l->optimizer_instances > 1)
+    g_string_append_printf(out, ", %" G_GINT64_FORMAT " optimizer instances",
+                           l->optimizer_instances);
+  if (m && m->kv_channels > 0)
+    g_string_append_printf(out, ", head dim %" G_GINT64_FORMAT, m->kv_channels);
+  if (m && m->qk_layernorm) g_string_append(out, ", qk-layernorm");
+  g_string_append_printf(out, ", %s\n",
+                         l->manual_gc ? "manual GC" : "no GC stalls modelled (Megatron without "
+                                                      "--manual-gc may be slower)");
+}
+
+void ptsim_report_json_settings(PtsimJson *json, const PtsimLayout *l, const PtsimModel *m,
+                                const char *overlap_source) {
+  ptsim_json_begin_object(json, "settings");
+  ptsim_json_bool(json, "overlap_grad_reduce", l->overlap_grad_reduce);
+  ptsim_json_bool(json, "overlap_param_gather", l->overlap_param_gather);
+  ptsim_json_bool(json, "tp_comm_overlap", l->tp_comm_overlap);
+  ptsim_json_string(json, "overlap_source", overlap_source ? overlap_source : "");
+  ptsim_json_bool(json, "tp_comm_overlap_ag", l->tp_comm_overlap_ag);
+  ptsim_json_bool(json, "tp_comm_overlap_rs", l->tp_comm_overlap_rs);
+  ptsim_json_bool(json, "tp_comm_bulk_dgrad", l->tp_comm_bulk_dgrad);
+  ptsim_json_bool(json, "tp_comm_overlap_rs_dgrad", l->tp_comm_overlap_rs_dgrad);
+  ptsim_json_bool(json, "flash_attention", l->flash_attention);
+  ptsim_json_bool(json, "transformer_engine", l->transformer_engine);
+  ptsim_json_bool(json, "fp32_grad_accumulation", l->fp32_grad_accumulation);
+  ptsim_json_bool(json, "gradient_accumulation_fusion", l->grad_accumulation_fusion);
+  ptsim_json_bool(json, "cross_entropy_fusion", l->cross_entropy_fusion);
+  ptsim_json_int(json, "recompute_modules", l->recompute_modules);
+  ptsim_json_string(json, "fp8_recipe", fp8_recipe_word(l->fp8_recipe));
+  ptsim_json_bool(json, "fp8_param_gather", l->fp8_param_gather);
+  ptsim_json_bool(json, "precision_aware_optimizer", l->precision_aware_optimizer);
+  ptsim_json_int(json, "main_params_bytes", l->main_params_bytes);
+  ptsim_json_int(json, "exp_avg_bytes", l->exp_avg_bytes);
+  ptsim_json_int(json, "exp_avg_sq_bytes", l->exp_avg_sq_bytes);
+  ptsim_json_int(json, "optimizer_instances", l->optimizer_instances);
+  ptsim_json_bool(json, "account_embedding", l->account_embedding);
+  ptsim_json_bool(json, "account_loss", l->account_loss);
+  ptsim_json_bool(json, "manual_gc", l->manual_gc);
+  if (m) {
+    ptsim_json_int(json, "kv_channels", m->kv_channels);
+    ptsim_json_bool(json, "qk_layernorm", m->qk_layernorm);
+  }
+  ptsim_json_end_object(json);
 }
 
 void ptsim_report_text_memory(GString *out, const PtsimJob *job,

@@ -45,6 +45,15 @@ void ptsim_report_text_config(GString *out, const PtsimPlan *plan);
 void ptsim_report_text_memory(GString *out, const PtsimJob *job,
                               const PtsimMemoryEstimate *m);
 
+/* The settings a prediction assumed beyond the layout's dimensions, and
+ * where the overlap switches came from (OVERLAP_SOURCE: "default" -- ptsim's,
+ * Megatron-LM's example launch scripts --, "megatron-args" or "flags").
+ * Text: an "overlap:" line and a "settings:" line; JSON: "settings": {...}. */
+void ptsim_report_text_settings(GString *out, const PtsimLayout *l, const PtsimModel *m,
+                                const char *overlap_source);
+void ptsim_report_json_settings(PtsimJson *json, const PtsimLayout *l, const PtsimModel *m,
+                                const char *overlap_source);
+
 /* Header + one row per pipeline stage, layout columns first. */
 void ptsim_report_csv_memory(GString *out, const PtsimJob *job,
                              const PtsimMemoryEstimate *m);

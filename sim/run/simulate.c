@@ -1,6 +1,5 @@
 /* simulate.c — see simulate.h. */
 #include "config.h"
-#include "json_writer.h"
 #include "names.h"
 #include "output.h"
 #include "schedule.h"
@@ -81,86 +80,36 @@ void ptsim_simulate_trace_clear(PtsimTrace *trace) {
   trace->capacity = trace->count = 0;
 }
 
-static const char *trace_name(int32_t kind) {
-  static const char *const names[] = {"forward", "backward", "backward-input", "backward-weight",
-                                      "grad-sync", "optimizer", "param-gather"};
-  return kind >= 0 && kind < (int32_t)G_N_ELEMENTS(names) ? names[kind] : "?";
-}
-
-gboolean ptsim_simulate_write_trace(const char *path, const PtsimJob *job,
-                                    const PtsimTrace *trace, GError **error) {
-  g_autoptr(GString) out = g_string_new(NULL);
-  PtsimJson json;
-  ptsim_json_init(&json, out);
-  ptsim_json_begin_object(&json, NULL);
-  ptsim_json_string(&json, "displayTimeUnit", "ms");
-  ptsim_json_begin_array(&json, "traceEvents");
-  for (int64_t s = 0; s < job->layout.pp; s++) {
-    g_autofree char *name = g_strdup_printf("stage %" G_GINT64_FORMAT, s);
-    ptsim_json_begin_object(&json, NULL);
-    ptsim_json_string(&json, "ph", "M");
-    ptsim_json_string(&json, "name", "process_name");
-    ptsim_json_int(&json, "pid", s);
-    ptsim_json_begin_object(&json, "args");
-    ptsim_json_string(&json, "name", name);
-    ptsim_json_end_object(&json);
-    ptsim_json_end_object(&json);
-    for (int tid = 0; tid < 2; tid++) {
-      ptsim_json_begin_object(&json, NULL);
-      ptsim_json_string(&json, "ph", "M");
-      ptsim_json_string(&json, "name", "thread_name");
-      ptsim_json_int(&json, "pid", s);
-      ptsim_json_int(&json, "tid", tid);
-      ptsim_json_begin_object(&json, "args");
-      ptsim_json_string(&json, "name", tid == 0 ? "compute" : "dp comm");
-      ptsim_json_end_object(&json);
-      ptsim_json_end_object(&json);
-    }
-  }
-  int64_t n = trace->count < trace->capacity ? trace->count : trace->capacity;
-  for (int64_t i = 0; i < n; i++) {
-    const PtsimTraceRecord *r = &trace->records[i];
-    ptsim_json_begin_object(&json, NULL);
-    ptsim_json_string(&json, "ph", "X");
-    ptsim_json_string(&json, "name", trace_name(r->kind));
-    ptsim_json_int(&json, "pid", r->stage);
-    ptsim_json_int(&json, "tid", r->kind == PTSIM_TRACE_GRAD_SYNC || r->kind == PTSIM_TRACE_PARAM_GATHER);
-    ptsim_json_double(&json, "ts", (double)r->start_ns / 1e3);
-    ptsim_json_double(&json, "dur", (double)(r->end_ns - r->start_ns) / 1e3);
-    ptsim_json_begin_object(&json, "args");
-    ptsim_json_int(&json, "microbatch", r->microbatch);
-    ptsim_json_int(&json, "chunk", r->chunk);
-    ptsim_json_end_object(&json);
-    ptsim_json_end_object(&json);
-  }
-  ptsim_json_end_array(&json);
-  ptsim_json_end_object(&json);
-  return ptsim_output_write(path, out->str, out->len, error);
-}
-
 /* ---- allocator ---- */
 
-/* End time (ns) of stage `stage`'s item `index` in the engine's trace, or
- * -1 when the trace does not have it. */
-static PtsimTime item_end(const PtsimTrace *trace, int64_t stage, int32_t index) {
-  int32_t seen = 0;
-  if (!trace) return -1;
-  int64_t n = trace->count < trace->capacity ? trace->count : trace->capacity;
+/* The end times (ns) of each stage's schedule items, in order, from the
+ * engine's trace (items are recorded as they start, and a stage starts
+ * them in its order): ends[stage] is an array of PtsimTime.  One pass, so
+ * a timeline of millions of samples costs no more than the trace.
+ * (transfer full) */
+static GPtrArray *item_ends(const PtsimTrace *trace, int64_t stages) {
+  GPtrArray *ends = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+  for (int64_t s = 0; s < stages; s++) g_ptr_array_add(ends, g_array_new(FALSE, FALSE, sizeof(PtsimTime)));
+  int64_t n = !trace ? 0 : trace->count < trace->capacity ? trace->count : trace->capacity;
   for (int64_t i = 0; i < n; i++) {
     const PtsimTraceRecord *r = &trace->records[i];
-    if (r->stage != stage || r->kind > PTSIM_TRACE_BACKWARD_WEIGHT) continue;
-    if (seen++ == index) return r->end_ns;
+    if (r->stage < 0 || r->stage >= stages || r->kind > PTSIM_TRACE_BACKWARD_WEIGHT) continue;
+    g_array_append_val((GArray *)g_ptr_array_index(ends, r->stage), r->end_ns);
   }
-  return -1;
+  return ends;
 }
 
-static void append_timeline(GString *tsv, const PtsimTrace *trace, int64_t stage, double step_s,
+static void append_timeline(GString *tsv, const GArray *ends, int64_t stage, double step_s,
                             const PtsimAllocTimeline *tl) {
   int64_t n = tl->count < tl->capacity ? tl->count : tl->capacity;
   for (int64_t i = 0; i < n; i++) {
     const PtsimAllocSample *smp = &tl->samples[i];
-    PtsimTime end = smp->item < 0 ? 0 : item_end(trace, stage, smp->item);
-    double t = (end < 0 ? 0.0 : (double)end * 1e-9) + step_s * smp->step;
+    /* a sample after item k: that item's end (0 before the first, or when
+     * the trace does not have it) */
+    PtsimTime end = smp->item >= 0 && (guint)smp->item < ends->len
+                        ? g_array_index(ends, PtsimTime, smp->item)
+                        : 0;
+    double t = (double)end * 1e-9 + step_s * smp->step;
     g_string_append_printf(tsv, "%" G_GINT64_FORMAT "\t%d\t%.9f\t%.0f\t%.0f\n", stage, smp->step,
                            t, smp->allocated_bytes, smp->reserved_bytes);
   }
@@ -194,6 +143,7 @@ gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
       return FALSE;
   if (timeline_path && !ptsim_output_check(timeline_path, error)) return FALSE;
   g_autofree PtsimScheduleItem *order = g_new(PtsimScheduleItem, items);
+  g_autoptr(GPtrArray) ends = item_ends(timeline_path ? trace : NULL, p);
   out->num_stages = p;
   out->peak_stage = 0;
   out->steps = steps;
@@ -208,7 +158,7 @@ gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
     }
     int32_t rc = ptsim_lifetimes_replay(plan, s, order, items, steps, opts, scratch, bytes,
                                         timeline_path ? &tl : NULL, &out->stages[s]);
-    if (timeline_path) append_timeline(tsv, trace, s, step_s, &tl);
+    if (timeline_path) append_timeline(tsv, g_ptr_array_index(ends, s), s, step_s, &tl);
     g_free(tl.samples);
     if (rc != 0) {
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,

@@ -1,7 +1,7 @@
 /* simulate.h — one layout's step simulation from the shell: allocates the
  * engine's scratch, builds the workload, runs the engine, and turns core
  * return codes into GErrors (PTSIM_CONFIG_ERROR_INVALID: the layout cannot
- * be scheduled).  Also writes Chrome/Perfetto traces.
+ * be scheduled).
  *
  * Not here: the simulation itself (workload.h, engine.h). */
 #ifndef PTSIM_SIMULATE_H
@@ -20,18 +20,13 @@
 #define PTSIM_SIMULATE_SCRATCH_MAX ((int64_t)16 << 30)
 
 /* trace may be NULL; when given, its records are allocated here and must
- * be released with ptsim_simulate_trace_clear.  Errors: the layout cannot
- * be scheduled, its scratch is past PTSIM_SIMULATE_SCRATCH_MAX, its step
- * past the engine's clock (PTSIM_CONFIG_ERROR_INVALID). */
+ * be released with ptsim_simulate_trace_clear.  trace.h turns it into a
+ * Perfetto trace.  Errors: the layout cannot be scheduled, its scratch is
+ * past PTSIM_SIMULATE_SCRATCH_MAX, its step past the engine's clock
+ * (PTSIM_CONFIG_ERROR_INVALID). */
 gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResult *out,
                         GError **error);
 void ptsim_simulate_trace_clear(PtsimTrace *trace);
-
-/* Writes a Chrome trace-event JSON (opens in ui.perfetto.dev): one process
- * per pipeline stage, one thread each for compute and data-parallel comm.
- * Written by the output policy (output.h): nothing half-written is left. */
-gboolean ptsim_simulate_write_trace(const char *path, const PtsimJob *job,
-                                    const PtsimTrace *trace, GError **error);
 
 /* The caching-allocator emulation of every stage. */
 typedef struct {

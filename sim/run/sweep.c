@@ -39,7 +39,7 @@ PtsimSweepSpec *ptsim_sweep_spec_new(void) {
   s->vps = int64_array(vps, G_N_ELEMENTS(vps));
   s->recomputes = int_array(recomputes, G_N_ELEMENTS(recomputes));
   s->schedules = int_array(schedules, G_N_ELEMENTS(schedules));
-  s->memory_threshold = 0.8;
+  ptsim_layout_init_defaults(&s->base);
   s->mc.straggler_slowdown = 2.0;
   s->mc.seed = 1;
   return s;
@@ -124,7 +124,7 @@ static void try_layout(Scenario *sc, gint64 tp, gint64 cp, gint64 pp, gint64 mbs
   memset(&job, 0, sizeof job);
   job.model = sc->model;
   job.hw = sc->hw;
-  ptsim_layout_init_defaults(&job.layout);
+  job.layout = sc->spec->base;
   PtsimLayout *l = &job.layout;
   l->gpus = sc->gpus;
   l->tp = tp;
@@ -136,8 +136,6 @@ static void try_layout(Scenario *sc, gint64 tp, gint64 cp, gint64 pp, gint64 mbs
   l->seq = sc->seq;
   l->recompute = (PtsimRecompute)recompute;
   l->schedule = (PtsimSchedule)schedule;
-  l->memory_threshold = sc->spec->memory_threshold;
-  l->overlap_grad_reduce = l->overlap_param_gather = l->tp_comm_overlap = sc->spec->overlap;
   if (sc->sweep->stream && sc->sweep->stream->error) return;
   sc->sweep->candidates++;
   if (!ptsim_job_validate(&job, &error)) {
@@ -190,6 +188,8 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
     sc.spec = spec;
     sc.sweep = sweep;
     if (!ptsim_model_load(g_ptr_array_index(spec->models, mi), &sc.model, error)) return FALSE;
+    if (spec->model_settings && !spec->model_settings(&sc.model, spec->model_settings_data, error))
+      return FALSE;
     for (guint hi = 0; hi < spec->hws->len; hi++) {
       if (!ptsim_hardware_load(g_ptr_array_index(spec->hws, hi), &sc.hw, error)) return FALSE;
       for (guint g = 0; g < spec->gpus->len; g++)

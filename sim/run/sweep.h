@@ -35,8 +35,13 @@ typedef struct {
   GArray *schedules;      /* int PtsimSchedule; default 1f1b, interleaved, zb-h1 */
   gint64 tp_max;          /* 0: the node size */
   gint64 pp_max;          /* 0: no limit */
-  double memory_threshold;
-  gboolean overlap;       /* --overlap-grad-reduce/param-gather, --tp-comm-overlap */
+  /* Every layout starts from this one: the job's settings that are not
+   * swept (precision, overlap, attention, memory threshold, ...);
+   * ptsim_layout_init_defaults() unless the caller says otherwise. */
+  PtsimLayout base;
+  /* Applied to every model once loaded (model-shape settings); may be NULL. */
+  gboolean (*model_settings)(PtsimModel *model, gpointer data, GError **error);
+  gpointer model_settings_data;
   PtsimMonteCarlo mc;     /* samples 0: deterministic */
   gboolean allocator;     /* also replay every layout through the allocator emulation (CPU) */
 } PtsimSweepSpec;

@@ -43,6 +43,13 @@ check "memory png" expect_exit 0 plot memory --pp 4 --out "$tmp/m.png"
 check "memory leaves tsv + gp" test -s "$tmp/m.tsv" -a -s "$tmp/m.gp"
 check "stdout names the figure" grep -q "$tmp/m.png" "$tmp/out"
 check "timeline pdf" expect_exit 0 plot timeline --pp 4 --gbs 8 --gpus 4 --out "$tmp/t.pdf"
+check "timeline --window --stages --size" expect_exit 0 plot timeline --pp 4 --gbs 8 --gpus 4 --window 0:300ms --stages 0,2:3 --size 12x6cm --out "$tmp/tw.png"
+check "  draws stages 0, 2, 3 only" test "$(grep -v '^#' "$tmp/tw.tsv" | cut -f1 | sort -u | tr '\n' ' ')" = "0 2 3 "
+check "bad --size is bad input" expect_exit 2 plot memory --size 2x2mm --out "$tmp/x.png"
+check "bad --window is bad input" expect_exit 2 plot timeline --window 3:1 --out "$tmp/x.png"
+check "--stages past the pipeline is bad input" expect_exit 2 plot timeline --pp 2 --gpus 2 --stages 0:5 --out "$tmp/x.png"
+check "  the message names the job's pp" grep -q "the job has pp 2" "$tmp/err"
+check "--window on memory is bad input" expect_exit 2 plot memory --window 0:1 --out "$tmp/x.png"
 check "timeline is a PDF" bash -c "head -c 4 '$tmp/t.pdf' | grep -q '%PDF'"
 check "the .gp reruns from its folder" bash -c "rm '$tmp/t.pdf' && cd '$tmp' && gnuplot t.gp && test -s t.pdf"
 
@@ -56,22 +63,34 @@ check "allocator --from with the wrong pp is bad input" expect_exit 2 plot alloc
 
 # the sweep kinds, from ptsim sweep --csv
 "$ptsim" sweep --gpus 8,16 --hw h100-80g,a100-80g --mbs 1,2 --cp 1,2 --csv "$tmp/s.csv" >/dev/null
-check "heatmap png" expect_exit 0 plot heatmap --from "$tmp/s.csv" --out "$tmp/h.png"
+check "heatmap of a multi-scenario CSV asks which" expect_exit 2 plot heatmap --from "$tmp/s.csv" --out "$tmp/h.png"
+check "  naming the scenarios and the flags" grep -q "holds 4 scenarios (pick one with --hw --gpus)" "$tmp/err"
+check "pareto of a multi-scenario CSV asks which" expect_exit 2 plot pareto --from "$tmp/s.csv" --out "$tmp/p.png"
+check "a filter that matches nothing is bad input" expect_exit 2 plot heatmap --from "$tmp/s.csv" --gpus 32 --out "$tmp/h.png"
+check "heatmap png" expect_exit 0 plot heatmap --from "$tmp/s.csv" --gpus 8 --hw h100-80g --out "$tmp/h.png"
 check "heatmap is a PNG" bash -c "head -c 4 '$tmp/h.png' | od -c | grep -q 'P   N   G'"
-# the scenario of the best layout: its (cp, tp, pp) triples, one cell each
-best=$(awk -F, 'NR==2 {print $2","$3","$4","$5","$6}' "$tmp/s.csv")
-cells=$(awk -F, -v b="$best" 'NR>1 && ($2","$3","$4","$5","$6)==b {print $9"/"$7"/"$8}' "$tmp/s.csv" | sort -u | wc -l)
+# the scenario asked for: its (cp, tp, pp) triples, one cell each
+cells=$(awk -F, 'NR>1 && $3=="h100-80g" && $4==8 {print $9"/"$7"/"$8}' "$tmp/s.csv" | sort -u | wc -l)
 rows=$(grep -vc '^#' "$tmp/h.tsv")
 check "one heatmap cell per (cp, tp, pp) of the scenario ($cells)" test "$rows" -eq "$cells"
-check "heatmap --facet mbs pdf" expect_exit 0 plot heatmap --from "$tmp/s.csv" --facet mbs --out "$tmp/hm.pdf"
-check "pareto svg" expect_exit 0 plot pareto --from "$tmp/s.csv" --out "$tmp/p.svg"
+check "heatmap --facet mbs pdf at column size" expect_exit 0 plot heatmap --from "$tmp/s.csv" --gpus 16 --hw a100-80g --facet mbs --size column --out "$tmp/hm.pdf"
+check "  a 3.5 in wide PDF page" bash -c "grep -q 'size 8.89cm' '$tmp/hm.gp'"
+check "pareto svg" expect_exit 0 plot pareto --from "$tmp/s.csv" --gpus 8 --hw h100-80g --out "$tmp/p.svg"
 check "pareto is an SVG" grep -q "<svg" "$tmp/p.svg"
+# h100-80g: 0.8 x 81559 MiB (the capacity the driver reports) = 63.7180 GiB
+check "pareto draws the 80% fit limit" grep -q "^# fit_limit_gib 63.7180" "$tmp/p.tsv"
 check "scaling png" expect_exit 0 plot scaling --from "$tmp/s.csv" --out "$tmp/sc.png"
 check "scaling: one row per (hw, gpus)" test "$(grep -v '^#' "$tmp/sc.tsv" | grep -c .)" -eq 4
 check "scaling --y step" expect_exit 0 plot scaling --from "$tmp/s.csv" --y step --out "$tmp/sc2.png"
 printf 'source,run,measured_s,predicted_s\na,r1,1.0,1.1\nb,r2,3,2.8\n' >"$tmp/v.csv"
 check "validation png" expect_exit 0 plot validation --from "$tmp/v.csv" --out "$tmp/v.png"
 check "validation: one row per run" test "$(grep -vc '^#' "$tmp/v.tsv")" -eq 2
+check "validation --held-out marks a source" expect_exit 0 plot validation --from "$tmp/v.csv" --held-out b --view parity --out "$tmp/vp.png"
+check "  fit column: a in-sample (1), b held-out (2)" test "$(grep -v '^#' "$tmp/vp.tsv" | cut -f7 | tr '\n' ' ')" = "1 2 "
+printf 'source,run,measured_s,predicted_s,fit\na,r1,1.0,1.1,maybe\n' >"$tmp/vf.csv"
+check "a bad fit cell is bad input naming file:line" expect_exit 2 plot validation --from "$tmp/vf.csv" --out "$tmp/v.png"
+check "  file:line" grep -q "vf.csv:2: column fit" "$tmp/err"
+check "a .gp with show_title = 0 reruns (a paper's figure)" bash -c "cd '$tmp' && sed 's/^show_title = 1/show_title = 0/' p.gp >p0.gp && grep -q '^show_title = 0' p0.gp && gnuplot p0.gp"
 for k in h p sc v a; do
   check "$k.gp reruns with gnuplot exit 0" bash -c "cd '$tmp' && gnuplot $k.gp"
 done

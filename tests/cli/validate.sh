@@ -66,6 +66,48 @@ check "a log without arguments block or --model is listed, not dropped" \
   --format csv >"$tmp/args.csv"
 check "an arguments block gives the job" grep -q ",megatron_log,args_llama3_8b_handmade.log.*,compared," "$tmp/args.csv"
 
+check "memory of [Rank 1] is compared with rank 1's pipeline stage (0 at tp 2 dp 4)" \
+  grep -q "02_issue756_mixtral_2024.log (llama3-8b) stage 0 (rank 1)" "$tmp/log.csv"
+
+# A real log with its arguments block (Megatron-LM#525: GPT-2 774M, fp16, one V100-32GB,
+# transformer_impl local) that ran out of memory: from the log alone, the tokenizer gives
+# the vocabulary, the local layers keep the s x s scores, and the verdict is OOM.
+oom_log="$src/tests/data/megatron_logs/06_issue525_gpt2_774m_v100_oom.log"
+"$ptsim" validate "$oom_log" --hw "$src/tests/data/hw_v100_32g_test.ini" --format json \
+  >"$tmp/oom.json" 2>"$tmp/oom.err"
+check "the 774M log needs no model flags" test $? -eq 0
+if command -v python3 >/dev/null 2>&1; then
+  check "774M on V100: measured OOM, predicted OOM (allocator and estimate)" python3 - "$tmp/oom.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+assert r["measured"]["oom"] is True, r
+assert r["predicted"]["allocator_oom"] is True, r
+assert r["predicted"]["usage_fraction"] > 1.0, r
+PY
+fi
+# --megatron-args supplements a log's arguments, job flags override them.
+"$ptsim" validate "$src/tests/data/megatron_logs/args_llama3_8b_handmade.log" --hw h100-80g \
+  --format json >"$tmp/a0.json"
+"$ptsim" validate "$src/tests/data/megatron_logs/args_llama3_8b_handmade.log" --hw h100-80g \
+  --megatron-args "--global-batch-size 256" --format json >"$tmp/a1.json"
+"$ptsim" validate "$src/tests/data/megatron_logs/args_llama3_8b_handmade.log" --hw h100-80g \
+  --gbs 256 --format json >"$tmp/a2.json"
+if command -v python3 >/dev/null 2>&1; then
+  check "--megatron-args and --gbs both double the log's batch: twice the step" python3 - "$tmp"/a0.json "$tmp"/a1.json "$tmp"/a2.json <<'PY'
+import json, sys
+s = [json.load(open(f))["runs"][0]["predicted"]["step_s"] for f in sys.argv[1:]]
+assert s[1] == s[2], s
+assert 1.9 < s[1] / s[0] < 2.1, s
+PY
+fi
+printf -- '------------------------ arguments ------------------------\n  hidden_size ........ 64\n  num_attention_heads ........ 4\n  num_layers ........ 2\n  tokenizer_type ........ NullTokenizer\n  world_size ........ 1\n-------------------- end of arguments ---------------------\n iteration 5/ 10 | elapsed time per iteration (ms): 10.0 |\n' >"$tmp/novocab.log"
+"$ptsim" validate "$tmp/novocab.log" --hw h100-80g >"$tmp/novocab.txt" 2>&1
+check "an unknown vocabulary says which options exist to give it" \
+  grep -q "add --vocab-size N or --padded-vocab-size N to the Megatron-LM flags (validate: --megatron-args adds Megatron-LM flags to the log's)" "$tmp/novocab.txt"
+"$ptsim" validate "$tmp/novocab.log" --hw h100-80g --megatron-args "--padded-vocab-size 1024 --seq-length 64" \
+  --format csv >"$tmp/novocab.csv" 2>&1
+check "--megatron-args gives the missing vocabulary" grep -q ",megatron_log,.*,compared," "$tmp/novocab.csv"
+
 # A run CSV as validate/short_run/train_small.py writes it, model .ini beside it.
 cat >"$tmp/small.ini" <<'INI'
 [model]

@@ -9,9 +9,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   g_autofree char *path = fuzz_write_file("args.sh", data, size);
   PtsimJob job;
   memset(&job, 0, sizeof job);
-  g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(PtsimMegatronDiagnostics) diag = ptsim_megatron_diagnostics_new();
   g_autoptr(GError) error = NULL;
-  if (!ptsim_megatron_args_parse_file(path, &job.model, &job.layout, ignored, &error)) return 0;
+  if (!ptsim_megatron_args_parse_file(path, &job.model, &job.layout, diag, &error)) return 0;
   fuzz_job_exercise(&job);
   return 0;
 }

@@ -1,0 +1,408 @@
+/* megatron_resolve.c — Megatron-LM's defaults and rules (megatron/training/
+ * arguments.py and the configs it fills) applied to what a command line
+ * said: the model and the layout of megatron_args.h.  The tokens are read
+ * in megatron_args.c. */
+#include <string.h>
+
+#include "config.h"
+#include "job_validate.h"
+#include "megatron_said.h"
+#include "megatron_vocab.h"
+#include "pipeline_layout.h"
+
+#define parse_error(...) \
+  (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, __VA_ARGS__), FALSE)
+#define NOTE(s, ...) \
+  ptsim_megatron_add((s)->diag ? (s)->diag->notes : NULL, g_strdup_printf(__VA_ARGS__))
+
+/* ---- Megatron-LM's defaults ---- */
+
+/* Index of WORD in CHOICES ("a|b"), or an error naming the flag. */
+static gboolean pick(const char *flag, const char *word, const char *choices, int *out,
+                     GError **error) {
+  g_auto(GStrv) list = g_strsplit(choices, "|", -1);
+  for (int i = 0; list[i] != NULL; i++) {
+    if (strcmp(word, list[i]) == 0) {
+      *out = i;
+      return TRUE;
+    }
+  }
+  return parse_error("%s '%s' is not allowed: expected %s", flag, word, choices);
+}
+
+/* "--a 1, --b, ..." of what was read, for errors about what is missing. */
+static char *what_was_read(const Said *s) {
+  g_autoptr(GString) out = g_string_new(NULL);
+  if (s->read->len == 0) return g_strdup("no Megatron-LM flags were found");
+  g_string_append_printf(out, "the command line gave %u flag%s: ", s->read->len,
+                         s->read->len == 1 ? "" : "s");
+  for (guint k = 0; k < s->read->len && k < 10; k++)
+    g_string_append_printf(out, "%s%s", k ? " " : "", (const char *)s->read->pdata[k]);
+  if (s->read->len > 10) g_string_append(out, " ...");
+  return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+static gboolean resolve_vocab(const Said *s, int64_t tp, PtsimModel *m, GError **error) {
+  if (GIVEN(s, F_PADDED_VOCAB)) {
+    m->vocab_size = s->i[F_PADDED_VOCAB];
+    return TRUE;
+  }
+  int64_t vocab = 0;
+  g_autofree char *how = NULL;
+  if (!ptsim_megatron_vocab(s->word[F_TOKENIZER_TYPE], s->word[F_TOKENIZER_MODEL],
+                            GIVEN(s, F_VOCAB) ? s->i[F_VOCAB] : 0, &vocab, &how, error))
+    return FALSE;
+  int64_t divisible = GIVEN(s, F_VOCAB_DIVISIBLE) ? s->i[F_VOCAB_DIVISIBLE] : 128;
+  if (vocab > ((int64_t)1 << 30) || divisible > ((int64_t)1 << 30) / tp)
+    return parse_error("the vocabulary %" G_GINT64_FORMAT " (padded to a multiple of %"
+                       G_GINT64_FORMAT " x tp) is too large", (gint64)vocab, (gint64)divisible);
+  m->vocab_size = GIVEN(s, F_NO_PAD_VOCAB) ? vocab : ptsim_megatron_vocab_pad(vocab, divisible, tp);
+  if (!GIVEN(s, F_VOCAB))
+    NOTE(s, "vocabulary from the tokenizer: %s, padded to %" G_GINT64_FORMAT, how,
+         (gint64)m->vocab_size);
+  return TRUE;
+}
+
+gboolean ptsim_megatron_resolve_model(const Said *s, int64_t tp, PtsimModel *m, GError **error) {
+  memset(m, 0, sizeof *m);
+  g_strlcpy(m->name, "megatron-args", sizeof m->name);
+  const FlagId required[] = {F_NUM_LAYERS, F_HIDDEN, F_HEADS};
+  for (size_t r = 0; r < G_N_ELEMENTS(required); r++)
+    if (!GIVEN(s, required[r]) && !(required[r] == F_NUM_LAYERS && GIVEN(s, F_ENC_LAYERS))) {
+      g_autofree char *read = what_was_read(s);
+      return parse_error("%s is missing (Megatron-LM requires it); %s", ptsim_megatron_flag_name(required[r]),
+                         read);
+    }
+  m->num_layers = GIVEN(s, F_NUM_LAYERS) ? s->i[F_NUM_LAYERS] : s->i[F_ENC_LAYERS];
+  m->hidden_size = s->i[F_HIDDEN];
+  m->num_attention_heads = s->i[F_HEADS];
+  m->activation = GIVEN(s, F_SWIGLU) ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
+  if (GIVEN(s, F_FFN))
+    m->ffn_hidden_size = s->i[F_FFN];
+  else if (m->activation == PTSIM_ACTIVATION_SWIGLU)
+    m->ffn_hidden_size = (4 * m->hidden_size * 2 / 3) / 64 * 64;
+  else
+    m->ffn_hidden_size = 4 * m->hidden_size;
+  if (m->ffn_hidden_size < 1)
+    return parse_error("--hidden-size %" G_GINT64_FORMAT " is too small for the --swiglu default "
+                       "ffn size; pass --ffn-hidden-size", (gint64)m->hidden_size);
+  if (GIVEN(s, F_KV_CHANNELS))
+    m->kv_channels = s->i[F_KV_CHANNELS];
+  else if (m->hidden_size % m->num_attention_heads != 0)
+    return parse_error("--hidden-size %" G_GINT64_FORMAT " is not divisible by "
+                       "--num-attention-heads %" G_GINT64_FORMAT " (Megatron-LM asserts it "
+                       "unless --kv-channels is given)",
+                       (gint64)m->hidden_size, (gint64)m->num_attention_heads);
+  m->qk_layernorm = GIVEN(s, F_QK_NORM);
+
+  if (GIVEN(s, F_GQA)) {
+    m->num_query_groups = GIVEN(s, F_QUERY_GROUPS) ? s->i[F_QUERY_GROUPS] : 1;
+  } else {
+    m->num_query_groups = m->num_attention_heads;
+    if (GIVEN(s, F_QUERY_GROUPS))
+      NOTE(s, "--num-query-groups %" G_GINT64_FORMAT " has no effect without "
+              "--group-query-attention (Megatron-LM uses multi-head attention)",
+           (gint64)s->i[F_QUERY_GROUPS]);
+  }
+
+  int pos = 0; /* arguments.py: learned_absolute unless said */
+  if (GIVEN(s, F_POS_TYPE) && !pick("--position-embedding-type", s->word[F_POS_TYPE],
+                                    "learned_absolute|rope|yarn|mrope|relative|none", &pos, error))
+    return FALSE;
+  if (GIVEN(s, F_ROTARY) && s->order[F_ROTARY] > s->order[F_POS_TYPE]) pos = 1;
+  if (GIVEN(s, F_NO_POS) && pos != 1)
+    return parse_error("--no-position-embedding is allowed only with rope position embeddings "
+                       "(Megatron-LM refuses it otherwise)");
+  static const PtsimPositionEmbedding positions[] = {
+      PTSIM_POSITION_LEARNED, PTSIM_POSITION_ROPE, PTSIM_POSITION_ROPE,
+      PTSIM_POSITION_ROPE,    PTSIM_POSITION_NONE, PTSIM_POSITION_NONE};
+  m->position_embedding = positions[pos];
+  if (pos == 4)
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+        g_strdup("--position-embedding-type relative (a relative position bias: slightly more "
+                 "memory and time)"));
+  if (GIVEN(s, F_MAX_POS))
+    m->max_position_embeddings = s->i[F_MAX_POS];
+  else if (m->position_embedding == PTSIM_POSITION_LEARNED)
+    NOTE(s, "no --max-position-embeddings (Megatron-LM requires it); the learned position "
+            "table is taken as --seq-length rows");
+
+  if (!resolve_vocab(s, tp, m, error)) return FALSE;
+  int norm = 0;
+  if (GIVEN(s, F_NORMALIZATION) &&
+      !pick("--normalization", s->word[F_NORMALIZATION], "LayerNorm|RMSNorm", &norm, error))
+    return FALSE;
+  m->norm = norm == 1 ? PTSIM_NORM_RMSNORM : PTSIM_NORM_LAYERNORM;
+  m->bias = s->order[F_DISABLE_BIAS] > s->order[F_ADD_BIAS] ? 0 : 1;
+  m->tied_embeddings = GIVEN(s, F_UNTIE) ? 0 : 1;
+  return TRUE;
+}
+
+/* Virtual stages and the stage split: --num-layers-per-virtual-pipeline-
+ * stage (counting the embedding and loss under --account-for-*),
+ * --num-virtual-stages-per-pipeline-rank, --pipeline-model-parallel-layout,
+ * the uneven first/last stage. */
+static gboolean resolve_split(const Said *s, const PtsimModel *m, PtsimLayout *l,
+                              GError **error) {
+  int given = GIVEN(s, F_LAYERS_PER_VSTAGE) + GIVEN(s, F_VSTAGES_PER_RANK) +
+              GIVEN(s, F_PIPELINE_LAYOUT);
+  if (given > 1)
+    return parse_error("--num-layers-per-virtual-pipeline-stage, --num-virtual-stages-per-"
+                       "pipeline-rank and --pipeline-model-parallel-layout: give at most one");
+  l->account_embedding = GIVEN(s, F_ACCOUNT_EMB);
+  l->account_loss = GIVEN(s, F_ACCOUNT_LOSS);
+  l->first_stage_layers = GIVEN(s, F_FIRST_LAYERS) ? s->i[F_FIRST_LAYERS] : 0;
+  l->last_stage_layers = GIVEN(s, F_LAST_LAYERS) ? s->i[F_LAST_LAYERS] : 0;
+  if ((l->account_embedding || l->account_loss) && (l->first_stage_layers || l->last_stage_layers))
+    return parse_error("--account-for-embedding/loss-in-pipeline-split cannot be combined with "
+                       "--decoder-first/last-pipeline-num-layers (Megatron-LM refuses it)");
+  if (GIVEN(s, F_LAYERS_PER_VSTAGE)) {
+    int64_t n = s->i[F_LAYERS_PER_VSTAGE];
+    int64_t units = m->num_layers + l->account_embedding + l->account_loss;
+    if (units % l->pp != 0 || (units / l->pp) % n != 0)
+      return parse_error("--num-layers-per-virtual-pipeline-stage %" G_GINT64_FORMAT " does not "
+                         "divide the %" G_GINT64_FORMAT " layers per pipeline stage (--num-layers "
+                         "%" G_GINT64_FORMAT "%s / --pipeline-model-parallel-size %"
+                         G_GINT64_FORMAT ")",
+                         (gint64)n, (gint64)(units / l->pp), (gint64)m->num_layers,
+                         units > m->num_layers ? " with the embedding/loss counted" : "",
+                         (gint64)l->pp);
+    l->vp = units / l->pp / n;
+  } else if (GIVEN(s, F_VSTAGES_PER_RANK)) {
+    l->vp = s->i[F_VSTAGES_PER_RANK];
+  } else if (GIVEN(s, F_PIPELINE_LAYOUT)) {
+    if (l->account_embedding || l->account_loss || l->first_stage_layers || l->last_stage_layers)
+      return parse_error("--pipeline-model-parallel-layout gives the split: drop "
+                         "--account-for-* and --decoder-first/last-pipeline-num-layers");
+    return ptsim_pipeline_layout_apply(s->word[F_PIPELINE_LAYOUT], m->num_layers, l, error);
+  }
+  return TRUE;
+}
+
+static gboolean resolve_batch(const Said *s, PtsimLayout *l) {
+  if (GIVEN(s, F_MBS)) {
+    l->mbs = s->i[F_MBS];
+  } else {
+    l->mbs = 1;
+    NOTE(s, "no --micro-batch-size (Megatron-LM requires it); using 1");
+  }
+  if (GIVEN(s, F_GBS)) {
+    l->gbs = s->i[F_GBS];
+  } else {
+    int64_t model_ranks = l->tp * l->pp * l->cp;
+    if (l->gpus > 0 && l->gpus % model_ranks == 0) {
+      l->gbs = l->mbs * (l->gpus / model_ranks);
+      NOTE(s, "no --global-batch-size; using mbs*dp = %" G_GINT64_FORMAT " as Megatron-LM does",
+           (gint64)l->gbs);
+    } else {
+      l->gbs = 0;
+      NOTE(s, "no --global-batch-size; Megatron-LM uses mbs*dp, which needs the GPU count");
+    }
+  }
+  if (GIVEN(s, F_SEQ) || GIVEN(s, F_ENC_SEQ))
+    l->seq = GIVEN(s, F_SEQ) ? s->i[F_SEQ] : s->i[F_ENC_SEQ];
+  else
+    NOTE(s, "no --seq-length");
+  return TRUE;
+}
+
+/* Bytes of an optimizer dtype flag's word. */
+static gboolean dtype_bytes(const Said *s, FlagId id, const char *choices, int *bytes,
+                            GError **error) {
+  static const int sizes[] = {4, 2, 2, 1}; /* fp32 fp16 bf16 fp8 */
+  static const char *const words[] = {"fp32", "fp16", "bf16", "fp8"};
+  int k;
+  *bytes = 4;
+  if (!GIVEN(s, id)) return TRUE;
+  if (!pick(ptsim_megatron_flag_name(id), s->word[id], choices, &k, error)) return FALSE;
+  for (int w = 0; w < 4; w++)
+    if (strcmp(s->word[id], words[w]) == 0) *bytes = sizes[w];
+  return TRUE;
+}
+
+static gboolean resolve_precision(const Said *s, PtsimLayout *l, GError **error) {
+  if (GIVEN(s, F_BF16) && GIVEN(s, F_FP16))
+    return parse_error("--bf16 and --fp16 cannot both be given");
+  if (GIVEN(s, F_FP8_FORMAT) || GIVEN(s, F_FP8_E4M3) || GIVEN(s, F_FP8_HYBRID)) {
+    int fp8 = 0;
+    if (GIVEN(s, F_FP8_FORMAT) &&
+        !pick("--fp8-format", s->word[F_FP8_FORMAT], "e4m3|hybrid", &fp8, error))
+      return FALSE;
+    l->precision = PTSIM_PRECISION_FP8;
+  } else {
+    l->precision = GIVEN(s, F_FP16) ? PTSIM_PRECISION_FP16 : PTSIM_PRECISION_BF16;
+  }
+  if (!GIVEN(s, F_BF16) && !GIVEN(s, F_FP16))
+    NOTE(s, "neither --bf16 nor --fp16: Megatron-LM would keep fp32 weights, which ptsim does "
+            "not model; using bf16");
+  int recipe = 0;
+  if (GIVEN(s, F_FP8_RECIPE) && !pick("--fp8-recipe", s->word[F_FP8_RECIPE],
+                                      "delayed|tensorwise|blockwise|mxfp8|custom", &recipe, error))
+    return FALSE;
+  if (recipe == 4) {
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+        g_strdup("--fp8-recipe custom (a custom quantizer: fp8 costs differ from the delayed "
+                 "recipe modelled, either way)"));
+    recipe = 0;
+  }
+  l->fp8_recipe = (PtsimFp8Recipe)recipe;
+  if (recipe == PTSIM_FP8_BLOCKWISE && l->precision == PTSIM_PRECISION_FP8)
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                       g_strdup("--fp8-recipe blockwise (slower: Hopper runs block-scaled FP8 "
+                                "GEMMs slower than per-tensor ones; ptsim prices them alike)"));
+  l->fp8_param_gather = GIVEN(s, F_FP8_PARAM_GATHER);
+  if (l->fp8_param_gather && !GIVEN(s, F_DIST_OPT))
+    return parse_error("--fp8-param-gather needs --use-distributed-optimizer (Megatron-LM "
+                       "asserts it)");
+
+  /* The main-grad buffer (arguments.py): bf16 forces fp32 accumulation
+   * unless --grad-reduce-in-bf16 or --main-grads-dtype bf16. */
+  int main_grads, bytes;
+  l->precision_aware_optimizer = GIVEN(s, F_PRECISION_AWARE);
+  if (!dtype_bytes(s, F_MAIN_GRADS_DTYPE, "fp32|bf16", &main_grads, error) ||
+      !dtype_bytes(s, F_MAIN_PARAMS_DTYPE, "fp32|fp16", &l->main_params_bytes, error) ||
+      !dtype_bytes(s, F_EXP_AVG_DTYPE, "fp32|fp16|bf16|fp8", &l->exp_avg_bytes, error) ||
+      !dtype_bytes(s, F_EXP_AVG_SQ_DTYPE, "fp32|fp16|bf16|fp8", &bytes, error))
+    return FALSE;
+  l->exp_avg_sq_bytes = bytes;
+  if (!l->precision_aware_optimizer &&
+      (main_grads != 4 || l->main_params_bytes != 4 || l->exp_avg_bytes != 4 || bytes != 4))
+    return parse_error("--main-grads-dtype, --main-params-dtype, --exp-avg-dtype and "
+                       "--exp-avg-sq-dtype other than fp32 need --use-precision-aware-optimizer "
+                       "(Megatron-LM asserts it)");
+  gboolean fp32_grads = GIVEN(s, F_ACCUMULATE_FP32);
+  if (l->precision != PTSIM_PRECISION_FP16) {
+    if (GIVEN(s, F_GRAD_BF16)) fp32_grads = FALSE;
+    else if (main_grads == 4) fp32_grads = TRUE;
+  }
+  l->fp32_grad_accumulation = fp32_grads ? 1 : 0;
+  l->grad_accumulation_fusion = !GIVEN(s, F_NO_GRAD_FUSION);
+  l->cross_entropy_fusion = GIVEN(s, F_CE_FUSION);
+
+  int optimizer = 0;
+  if (GIVEN(s, F_OPTIMIZER)) {
+    const char *o = s->word[F_OPTIMIZER];
+    if (strcmp(o, "adam") == 0) optimizer = 0;
+    else if (strcmp(o, "sgd") == 0) optimizer = 1;
+    else
+      ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+          g_strdup_printf("--optimizer %s (other optimizer states and step: memory and time "
+                          "differ from Adam's, either way)", o));
+  }
+  if (optimizer == 1) l->exp_avg_sq_bytes = 0; /* SGD keeps one momentum buffer */
+  return TRUE;
+}
+
+/* Which attention and which layers: Transformer Engine (flash/fused
+ * attention unless --attention-backend unfused|local) or Megatron's local
+ * layers (unfused DotProductAttention); the legacy models of older
+ * releases honour --use-flash-attn, Megatron-Core ignores it. */
+static gboolean resolve_attention(const Said *s, PtsimLayout *l, GError **error) {
+  int impl = 0, backend = 4;
+  if (GIVEN(s, F_TRANSFORMER_IMPL) &&
+      !pick("--transformer-impl", s->word[F_TRANSFORMER_IMPL],
+            "transformer_engine|local|inference_optimized", &impl, error))
+    return FALSE;
+  if (GIVEN(s, F_ATTENTION_BACKEND) &&
+      !pick("--attention-backend", s->word[F_ATTENTION_BACKEND], "flash|fused|unfused|local|auto",
+            &backend, error))
+    return FALSE;
+  if (GIVEN(s, F_LEGACY)) {
+    l->transformer_engine = 0;
+    l->flash_attention = GIVEN(s, F_FLASH);
+    return TRUE;
+  }
+  l->transformer_engine = impl != 1;
+  l->flash_attention = impl != 1 && backend != 2 && backend != 3;
+  if (GIVEN(s, F_FLASH) && !l->flash_attention)
+    NOTE(s, "--use-flash-attn has no effect on Megatron-Core's %s (it keeps the s x s scores); "
+            "it applies to --use-legacy-models only",
+         impl == 1 ? "local layers" : "unfused attention backend");
+  return TRUE;
+}
+
+static gboolean resolve_recompute(const Said *s, PtsimLayout *l, GError **error) {
+  int granularity = -1;
+  if (GIVEN(s, F_RECOMPUTE_GRANULARITY) &&
+      !pick("--recompute-granularity", s->word[F_RECOMPUTE_GRANULARITY], "full|selective",
+            &granularity, error))
+    return FALSE;
+  if (GIVEN(s, F_RECOMPUTE_ACTIVATIONS)) granularity = 1; /* = selective */
+  l->recompute = granularity == 0   ? PTSIM_RECOMPUTE_FULL
+                 : granularity == 1 ? PTSIM_RECOMPUTE_SELECTIVE
+                                    : PTSIM_RECOMPUTE_NONE;
+  int method = 0;
+  if (GIVEN(s, F_RECOMPUTE_METHOD)) {
+    if (!pick("--recompute-method", s->word[F_RECOMPUTE_METHOD], "uniform|block", &method, error))
+      return FALSE;
+    if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE)
+      return parse_error("--recompute-method %s is not supported with selective recomputation "
+                         "(Megatron-LM refuses it)", s->word[F_RECOMPUTE_METHOD]);
+  }
+  l->recompute_method = method == 1 ? PTSIM_RECOMPUTE_METHOD_BLOCK : PTSIM_RECOMPUTE_METHOD_UNIFORM;
+  l->recompute_num_layers = GIVEN(s, F_RECOMPUTE_NUM_LAYERS) ? s->i[F_RECOMPUTE_NUM_LAYERS] : 0;
+  if (l->recompute == PTSIM_RECOMPUTE_FULL &&
+      (!GIVEN(s, F_RECOMPUTE_METHOD) || !GIVEN(s, F_RECOMPUTE_NUM_LAYERS)))
+    NOTE(s, "--recompute-granularity full without --recompute-method and --recompute-num-layers "
+            "(Megatron-Core asks for both); recomputing every layer");
+  if (GIVEN(s, F_RECOMPUTE_MODULES)) {
+    /* core_attn, mlp, layernorm change a dense model; the MoE, MLA, GDN
+     * and mHC modules have nothing to recompute in it */
+    static const char *const known = "core_attn|mlp|layernorm|moe_act|moe|shared_experts|"
+                                     "mla_up_proj|gdn_norm_out|gdp_in_proj|gdp_qkv|mhc";
+    int at = s->list_at[F_RECOMPUTE_MODULES], n = s->list_len[F_RECOMPUTE_MODULES];
+    g_auto(GStrv) eq = at < 0 ? g_strsplit(s->word[F_RECOMPUTE_MODULES], ",", -1) : NULL;
+    l->recompute_modules = 0;
+    for (int k = 0; at < 0 ? eq[k] != NULL : k < n; k++) {
+      int m;
+      if (!pick("--recompute-modules", at < 0 ? eq[k] : s->argv[at + k], known, &m, error))
+        return FALSE;
+      l->recompute_modules |= m == 0 ? PTSIM_RECOMPUTE_CORE_ATTN
+                              : m == 1 ? PTSIM_RECOMPUTE_MLP
+                              : m == 2 ? PTSIM_RECOMPUTE_LAYERNORM
+                                       : 0;
+    }
+  }
+  return TRUE;
+}
+
+static gboolean resolve_overlap(const Said *s, PtsimLayout *l, GError **error) {
+  l->overlap_grad_reduce = GIVEN(s, F_OVERLAP_GRAD);
+  l->overlap_param_gather = GIVEN(s, F_OVERLAP_PARAM);
+  if (l->overlap_param_gather && (!l->distributed_optimizer || !l->overlap_grad_reduce))
+    return parse_error("--overlap-param-gather needs --use-distributed-optimizer and "
+                       "--overlap-grad-reduce (Megatron-LM asserts it)");
+  l->tp_comm_overlap = GIVEN(s, F_TP_OVERLAP);
+  if (l->tp_comm_overlap && l->tp > 1 && !l->sp)
+    return parse_error("--tp-comm-overlap needs --sequence-parallel (Megatron-LM asserts it)");
+  if (l->tp_comm_overlap && l->tp == 1)
+    NOTE(s, "--tp-comm-overlap has nothing to overlap with tensor-model-parallel-size 1");
+  l->tp_comm_overlap_ag = !GIVEN(s, F_TP_NO_AG);
+  l->tp_comm_overlap_rs = !GIVEN(s, F_TP_NO_RS);
+  l->tp_comm_bulk_dgrad = !GIVEN(s, F_TP_NO_BULK_DGRAD);
+  l->tp_comm_overlap_rs_dgrad = GIVEN(s, F_TP_RS_DGRAD);
+  l->optimizer_instances = GIVEN(s, F_INSTANCES) ? s->i[F_INSTANCES] : 1;
+  return TRUE;
+}
+
+gboolean ptsim_megatron_resolve_layout(const Said *s, const PtsimModel *m, PtsimLayout *l,
+                                       GError **error) {
+  int64_t gpus = l->gpus;
+  ptsim_layout_init_defaults(l);
+  l->gpus = gpus;
+  l->tp = GIVEN(s, F_TP) ? s->i[F_TP] : 1;
+  l->pp = GIVEN(s, F_PP) ? s->i[F_PP] : 1;
+  l->cp = GIVEN(s, F_CP) ? s->i[F_CP] : 1;
+  l->sp = GIVEN(s, F_SP) && l->tp > 1 ? 1 : 0;
+  if (GIVEN(s, F_SP) && l->tp == 1)
+    NOTE(s, "--sequence-parallel is switched off with tensor-model-parallel-size 1, as "
+            "Megatron-LM does");
+  l->distributed_optimizer = GIVEN(s, F_DIST_OPT) ? 1 : 0;
+  l->attention_dropout = GIVEN(s, F_ATTENTION_DROPOUT) ? s->d[F_ATTENTION_DROPOUT] : 0.1;
+  l->hidden_dropout = GIVEN(s, F_HIDDEN_DROPOUT) ? s->d[F_HIDDEN_DROPOUT] : 0.1;
+  l->manual_gc = GIVEN(s, F_MANUAL_GC);
+  l->schedule = PTSIM_SCHEDULE_1F1B; /* interleaved when vp > 1: validate */
+  return resolve_split(s, m, l, error) && resolve_batch(s, l) &&
+         resolve_precision(s, l, error) && resolve_attention(s, l, error) &&
+         resolve_recompute(s, l, error) && resolve_overlap(s, l, error);
+}

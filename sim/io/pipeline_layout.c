@@ -1,0 +1,135 @@
+/* pipeline_layout.c — --pipeline-model-parallel-layout; see pipeline_layout.h. */
+#include "pipeline_layout.h"
+
+#include <string.h>
+
+#include "config.h"
+
+#define FLAG "--pipeline-model-parallel-layout"
+/* Longest unrolled layout: 128 ranks x 16 chunks of a few characters. */
+#define MAX_UNROLLED (1 << 20)
+
+static gboolean bad(GError **error, const char *text, const char *why) {
+  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, FLAG " '%s': %s", text, why);
+  return FALSE;
+}
+
+/* A repeat count after '*' at *p (advanced past it); 0 when malformed. */
+static int64_t repeat(const char **p) {
+  int64_t n = 0;
+  if (**p != '*') return 1;
+  (*p)++;
+  if (!g_ascii_isdigit(**p)) return 0;
+  while (g_ascii_isdigit(**p) && n < MAX_UNROLLED) n = n * 10 + (*(*p)++ - '0');
+  return n;
+}
+
+/* Megatron's unrolling, in its order: commas go, groups "(...)*n" repeat
+ * their text, then characters "x*n" repeat. */
+static gboolean unroll(const char *text, GString *out, GError **error) {
+  g_autoptr(GString) grouped = g_string_new(NULL);
+  for (const char *p = text; *p;) {
+    if (*p == ',' || *p == ' ') {
+      p++;
+    } else if (*p == '(') {
+      const char *close = strchr(p, ')');
+      if (!close || memchr(p + 1, '(', (gsize)(close - p - 1)))
+        return bad(error, text, "a '(' without its ')' (groups do not nest)");
+      g_autofree char *group = g_strndup(p + 1, (gsize)(close - p - 1));
+      p = close + 1;
+      int64_t n = repeat(&p);
+      if (n < 1) return bad(error, text, "'*' needs a positive count");
+      for (int64_t i = 0; i < n && grouped->len < MAX_UNROLLED; i++)
+        for (const char *g = group; *g; g++)
+          if (*g != ',' && *g != ' ') g_string_append_c(grouped, *g);
+    } else {
+      g_string_append_c(grouped, *p++);
+    }
+    if (grouped->len >= MAX_UNROLLED) return bad(error, text, "too long once unrolled");
+  }
+  for (const char *p = grouped->str; *p;) {
+    if (!strchr("Etm|L", *p)) return bad(error, text, "expected E, t, m, L, '|', '(...)*n' or 'x*n'");
+    char c = *p++;
+    int64_t n = repeat(&p);
+    if (n < 1) return bad(error, text, "'*' needs a positive count");
+    for (int64_t i = 0; i < n && out->len < MAX_UNROLLED; i++) g_string_append_c(out, c);
+    if (out->len >= MAX_UNROLLED) return bad(error, text, "too long once unrolled");
+  }
+  return TRUE;
+}
+
+gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_layers,
+                                     PtsimPipelineLayout *out, GError **error) {
+  g_autoptr(GString) flat = g_string_new(NULL);
+  memset(out, 0, sizeof *out);
+  if (!unroll(text, flat, error)) return FALSE;
+  if (strchr(flat->str, 'm'))
+    return bad(error, text, "multi-token-prediction layers ('m') are not modelled yet");
+  g_auto(GStrv) stages = g_strsplit(flat->str, "|", -1);
+  int64_t n = (int64_t)g_strv_length(stages), t = 0;
+  if (pp < 1 || n % pp != 0) {
+    g_autofree char *why = g_strdup_printf("%" G_GINT64_FORMAT " stages are not a multiple of the "
+                                           "%" G_GINT64_FORMAT " pipeline ranks",
+                                           (gint64)n, (gint64)pp);
+    return bad(error, text, why);
+  }
+  int64_t vp = n / pp;
+  g_autofree int64_t *count = g_new0(int64_t, n);
+  for (int64_t i = 0; i < n; i++) {
+    for (const char *c = stages[i]; *c; c++) {
+      if (*c == 't') count[i]++;
+      if ((*c == 'E' && (i != 0 || c != stages[i])) || (*c == 'L' && (i != n - 1 || c[1])))
+        return bad(error, text, "'E' must open the first stage and 'L' close the last");
+    }
+    t += count[i];
+  }
+  if (stages[0][0] != 'E' || !g_str_has_suffix(stages[n - 1], "L"))
+    return bad(error, text, "'E' must open the first stage and 'L' close the last");
+  if (t != num_layers) {
+    g_autofree char *why = g_strdup_printf("%" G_GINT64_FORMAT " transformer layers ('t'), but "
+                                           "--num-layers is %" G_GINT64_FORMAT,
+                                           (gint64)t, (gint64)num_layers);
+    return bad(error, text, why);
+  }
+  out->vp = vp;
+  if (vp == 1) {
+    /* per rank: the middle ranks must agree; the ends may differ */
+    int64_t mid = pp > 2 ? count[1] : -1;
+    for (int64_t s = 0; s < pp; s++) {
+      if (count[s] == 0) return bad(error, text, "a pipeline rank without transformer layers is not modelled");
+      if (s > 0 && s < pp - 1 && count[s] != mid)
+        return bad(error, text, "the middle pipeline ranks differ: ptsim models an even split with "
+                                "other first and last ranks only");
+    }
+    if (pp == 1) return TRUE;
+    if (pp == 2 && count[0] == count[1]) return TRUE;
+    out->first_stage_layers = count[0] != mid ? count[0] : 0;
+    out->last_stage_layers = count[pp - 1] != mid ? count[pp - 1] : 0;
+    return TRUE;
+  }
+  /* several chunks: all alike but the very first and last, one fewer at most */
+  int64_t u = n > 2 ? count[1] : MAX(count[0], count[n - 1]);
+  for (int64_t i = 1; i < n - 1; i++)
+    if (count[i] != u) goto uneven;
+  if ((count[0] != u && count[0] != u - 1) || (count[n - 1] != u && count[n - 1] != u - 1))
+    goto uneven;
+  out->account_embedding = count[0] == u - 1;
+  out->account_loss = count[n - 1] == u - 1;
+  return TRUE;
+uneven:
+  return bad(error, text, "with virtual stages ptsim models equal stages with at most one layer "
+                          "fewer in the first and the last (--account-for-embedding/loss-in-"
+                          "pipeline-split)");
+}
+
+gboolean ptsim_pipeline_layout_apply(const char *text, int64_t num_layers, PtsimLayout *l,
+                                     GError **error) {
+  PtsimPipelineLayout p;
+  if (!ptsim_pipeline_layout_parse(text, l->pp, num_layers, &p, error)) return FALSE;
+  l->vp = p.vp;
+  l->first_stage_layers = p.first_stage_layers;
+  l->last_stage_layers = p.last_stage_layers;
+  l->account_embedding = p.account_embedding;
+  l->account_loss = p.account_loss;
+  return TRUE;
+}

@@ -1,0 +1,633 @@
+/* torchtitan.c — a torchtitan job config mapped to ptsim's layout; the
+ * semantics and the contract are in torchtitan.h, the schema in
+ * torchtitan_schema.c.
+ *
+ * Order: schema (types trusted after it), model, degrees and world, batch,
+ * pipeline, recompute, precision, then the fields ptsim does not model
+ * (warnings) and the first reason it cannot model the config at all
+ * (`unmodelled`).  Each step reads the entries it needs through the small
+ * getters below, which return the default when a key is absent and give
+ * the key's line (or its section's) for messages. */
+#include "torchtitan.h"
+
+#include <string.h>
+
+#include "config.h"
+#include "job_validate.h"
+#include "torchtitan_schema.h"
+
+typedef struct {
+  const PtsimToml *toml;
+  PtsimTorchtitan *out;
+  GPtrArray *warnings;
+  GError **error;
+  int64_t layers;   /* of the flavor's model */
+} Reader;
+
+void ptsim_torchtitan_clear(PtsimTorchtitan *tt) {
+  g_clear_pointer(&tt->unmodelled, g_free);
+  memset(tt, 0, sizeof *tt);
+}
+
+/* ---- getters ---- */
+
+static const PtsimTomlEntry *entry(const Reader *R, const char *table, const char *key) {
+  return ptsim_toml_lookup(R->toml, table, key);
+}
+
+/* "FILE:LINE" of the key, else of its section, else the file. */
+static char *where(const Reader *R, const char *table, const char *key) {
+  const PtsimTomlEntry *e = entry(R, table, key);
+  int line = e ? e->line : ptsim_toml_table_line(R->toml, table);
+  return line > 0 ? g_strdup_printf("%s:%d", R->toml->path, line) : g_strdup(R->toml->path);
+}
+
+static int64_t get_int(const Reader *R, const char *table, const char *key, int64_t fallback) {
+  const PtsimTomlEntry *e = entry(R, table, key);
+  return e ? e->value.integer : fallback;
+}
+
+static gboolean get_bool(const Reader *R, const char *table, const char *key, gboolean fallback) {
+  const PtsimTomlEntry *e = entry(R, table, key);
+  return e ? e->value.boolean : fallback;
+}
+
+static const char *get_str(const Reader *R, const char *table, const char *key,
+                           const char *fallback) {
+  const PtsimTomlEntry *e = entry(R, table, key);
+  return e ? e->value.string : fallback;
+}
+
+/* 1 when the array KEY holds WORD, 0 when not, FALLBACK when KEY is absent. */
+static gboolean list_has(const Reader *R, const char *table, const char *key, const char *word,
+                         gboolean fallback) {
+  const PtsimTomlEntry *e = entry(R, table, key);
+  if (e == NULL) return fallback;
+  for (guint i = 0; i < e->value.items->len; i++)
+    if (strcmp(((PtsimTomlValue *)g_ptr_array_index(e->value.items, i))->string, word) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* ---- messages ---- */
+
+/* A config torchtitan itself refuses: "FILE:LINE: [t] key ...". */
+static gboolean invalid(const Reader *R, const char *table, const char *key, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+static gboolean invalid(const Reader *R, const char *table, const char *key, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_autofree char *at = where(R, table, key);
+  g_set_error(R->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, "%s: %s", at, what);
+  return FALSE;
+}
+
+/* A field that changes time or memory and that ptsim does not model. */
+static void warn(const Reader *R, const char *table, const char *key, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+static void warn(const Reader *R, const char *table, const char *key, const char *fmt, ...) {
+  if (R->warnings == NULL) return;
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_autofree char *at = where(R, table, key);
+  g_ptr_array_add(R->warnings, g_strdup_printf("%s: [%s] %s: %s", at, table, key, what));
+}
+
+/* The first reason ptsim cannot model the config; later ones are dropped. */
+static void unmodelled(const Reader *R, const char *table, const char *key, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+static void unmodelled(const Reader *R, const char *table, const char *key, const char *fmt, ...) {
+  if (R->out->unmodelled != NULL) return;
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_autofree char *at = where(R, table, key);
+  R->out->unmodelled = g_strdup_printf("%s: %s", at, what);
+}
+
+/* ---- model ---- */
+
+static const struct {
+  const char *flavor, *model, *note;
+} flavors[] = {
+    {"8B", "llama3-8b", NULL},
+    {"8B_flex", "llama3-8b", "flex attention with a block-causal (document) mask"},
+    {"8B_varlen", "llama3-8b", "varlen attention with a block-causal (document) mask"},
+    {"70B", "llama3-70b", NULL},
+    {"405B", "llama3.1-405b", NULL},
+};
+
+static gboolean read_model(Reader *R) {
+  const char *name = get_str(R, "model", "name", "llama3");
+  const char *flavor = get_str(R, "model", "flavor", "debugmodel");
+  if (strcmp(name, "llama3") != 0)
+    return invalid(R, "model", "name",
+                   "[model] name = '%s': ptsim reads torchtitan's llama3 configs (flavors 8B, "
+                   "8B_flex, 8B_varlen, 70B, 405B)",
+                   name);
+  for (size_t i = 0; i < G_N_ELEMENTS(flavors); i++) {
+    if (strcmp(flavors[i].flavor, flavor) != 0) continue;
+    g_strlcpy(R->out->model, flavors[i].model, sizeof R->out->model);
+    if (flavors[i].note)
+      warn(R, "model", "flavor",
+           "'%s' uses %s: ptsim prices full causal attention over the whole sequence", flavor,
+           flavors[i].note);
+    PtsimModel m;
+    if (!ptsim_model_load(R->out->model, &m, R->error)) return FALSE;
+    R->layers = m.num_layers;
+    return TRUE;
+  }
+  return invalid(R, "model", "flavor",
+                 "[model] flavor = '%s' has no ptsim model; allowed: 8B, 8B_flex, 8B_varlen, "
+                 "70B, 405B (torchtitan's llama3 flavors; debug flavors have no models/ file)",
+                 flavor);
+}
+
+/* ---- degrees, world, batch ---- */
+
+static gboolean read_degrees(Reader *R, int64_t gpus) {
+  PtsimTorchtitan *o = R->out;
+  PtsimLayout *l = &o->layout;
+  const char *P = "parallelism";
+  static const char *const keys[] = {"data_parallel_replicate_degree", "context_parallel_degree",
+                                     "tensor_parallel_degree", "pipeline_parallel_degree"};
+  int64_t v[4];
+  for (int i = 0; i < 4; i++) {
+    v[i] = get_int(R, P, keys[i], 1);
+    if (v[i] < 1 || v[i] > PTSIM_CONFIG_INT_MAX)
+      return invalid(R, P, keys[i], "[parallelism] %s = %" G_GINT64_FORMAT
+                     " is out of range: expected an integer >= 1", keys[i], (gint64)v[i]);
+  }
+  int64_t r = v[0], cp = v[1], tp = v[2], pp = v[3];
+  int64_t shard = get_int(R, P, "data_parallel_shard_degree", -1);
+  if (shard != -1 && (shard < 1 || shard > PTSIM_CONFIG_INT_MAX))
+    return invalid(R, P, "data_parallel_shard_degree", "[parallelism] data_parallel_shard_degree = %"
+                   G_GINT64_FORMAT " is out of range: expected -1 (the leftover ranks) or >= 1",
+                   (gint64)shard);
+  int64_t rest = 1;
+  for (int i = 0; i < 4; i++) {
+    rest *= v[i]; /* each factor <= 2^30: the product is checked step by step */
+    if (rest > PTSIM_CONFIG_INT_MAX)
+      return invalid(R, P, keys[i], "replicate x cp x tp x pp exceeds %" G_GINT64_FORMAT " GPUs",
+                     (gint64)PTSIM_CONFIG_INT_MAX);
+  }
+  if (shard > 0 && rest * shard > PTSIM_CONFIG_INT_MAX)
+    return invalid(R, P, "data_parallel_shard_degree", "the world size exceeds %" G_GINT64_FORMAT
+                   " GPUs", (gint64)PTSIM_CONFIG_INT_MAX);
+  if (shard == -1) {
+    if (gpus < 1)
+      return invalid(R, P, "data_parallel_shard_degree",
+                     "data_parallel_shard_degree = -1 takes the ranks left over from the world "
+                     "size, which a torchtitan config does not state; give --gpus (or --nodes)");
+    if (gpus % rest != 0)
+      return invalid(R, P, "data_parallel_shard_degree",
+                     "--gpus %" G_GINT64_FORMAT " is not divisible by replicate x cp x tp x pp = %"
+                     G_GINT64_FORMAT " (data_parallel_shard_degree = -1 takes the leftover ranks)",
+                     (gint64)gpus, (gint64)rest);
+    shard = gpus / rest;
+  } else if (gpus > 0 && gpus != rest * shard) {
+    return invalid(R, P, "data_parallel_shard_degree",
+                   "replicate %" G_GINT64_FORMAT " x shard %" G_GINT64_FORMAT " x cp %" G_GINT64_FORMAT
+                   " x tp %" G_GINT64_FORMAT " x pp %" G_GINT64_FORMAT " = %" G_GINT64_FORMAT
+                   " GPUs, but --gpus is %" G_GINT64_FORMAT " (torchtitan requires them equal)",
+                   (gint64)r, (gint64)shard, (gint64)cp, (gint64)tp, (gint64)pp,
+                   (gint64)(rest * shard), (gint64)gpus);
+  }
+  l->gpus = rest * shard;
+  l->tp = tp;
+  l->pp = pp;
+  l->cp = cp;
+  l->dp = r * shard;
+  o->dp_replicate = r;
+  o->dp_shard = shard;
+  o->fsdp_degree = shard * cp;
+  o->dp_mode = o->fsdp_degree > 1 ? (r > 1 ? PTSIM_TORCHTITAN_DP_HSDP : PTSIM_TORCHTITAN_DP_FSDP)
+                                  : (r > 1 ? PTSIM_TORCHTITAN_DP_DDP : PTSIM_TORCHTITAN_DP_NONE);
+  if (o->dp_mode == PTSIM_TORCHTITAN_DP_DDP && (tp > 1 || pp > 1))
+    return invalid(R, P, "data_parallel_replicate_degree",
+                   "DDP (replicate %" G_GINT64_FORMAT ", shard 1) with tp %" G_GINT64_FORMAT
+                   " or pp %" G_GINT64_FORMAT ": torchtitan refuses it (\"DDP has not supported "
+                   "> 1D parallelism\"); use data_parallel_shard_degree for FSDP/HSDP",
+                   (gint64)r, (gint64)tp, (gint64)pp);
+  const char *reshard = get_str(R, P, "fsdp_reshard_after_forward", "default");
+  o->reshard_after_forward = strcmp(reshard, "always") == 0  ? PTSIM_TORCHTITAN_RESHARD_ALWAYS
+                             : strcmp(reshard, "never") == 0 ? PTSIM_TORCHTITAN_RESHARD_NEVER
+                                                             : PTSIM_TORCHTITAN_RESHARD_DEFAULT;
+  return TRUE;
+}
+
+static gboolean read_batch(Reader *R) {
+  PtsimTorchtitan *o = R->out;
+  PtsimLayout *l = &o->layout;
+  const char *T = "training";
+  int64_t local = get_int(R, T, "local_batch_size", 8);
+  int64_t global = get_int(R, T, "global_batch_size", -1);
+  int64_t seq = get_int(R, T, "seq_len", 2048);
+  if (local < 1 || local > PTSIM_CONFIG_INT_MAX)
+    return invalid(R, T, "local_batch_size", "[training] local_batch_size = %" G_GINT64_FORMAT
+                   " is out of range: expected an integer >= 1", (gint64)local);
+  if (seq < 1 || seq > PTSIM_CONFIG_INT_MAX)
+    return invalid(R, T, "seq_len", "[training] seq_len = %" G_GINT64_FORMAT
+                   " is out of range: expected an integer >= 1", (gint64)seq);
+  if (global < 0) global = local * l->dp; /* torchtitan: negative means local x dp */
+  if (global == 0 || global > PTSIM_CONFIG_INT_MAX || global % (local * l->dp) != 0)
+    return invalid(R, T, "global_batch_size", "[training] global_batch_size = %" G_GINT64_FORMAT
+                   " is not a multiple of local_batch_size %" G_GINT64_FORMAT
+                   " x data-parallel degree %" G_GINT64_FORMAT " (torchtitan's gradient "
+                   "accumulation needs it)", (gint64)global, (gint64)local, (gint64)l->dp);
+  if (seq % (l->tp * 2 * l->cp) != 0) /* parallelize_llama asserts it, even at tp = cp = 1 */
+    return invalid(R, T, "seq_len", "[training] seq_len = %" G_GINT64_FORMAT " is not divisible "
+                   "by tp x 2 cp = %" G_GINT64_FORMAT " (torchtitan asserts it)", (gint64)seq,
+                   (gint64)(l->tp * 2 * l->cp));
+  o->grad_accumulation = global / (local * l->dp);
+  l->gbs = global;
+  l->seq = seq;
+  l->mbs = local;
+  if (l->pp > 1) {
+    int64_t mb = get_int(R, "parallelism", "pipeline_parallel_microbatch_size", 1);
+    if (mb < 1 || local % mb != 0)
+      return invalid(R, "parallelism", "pipeline_parallel_microbatch_size",
+                     "[parallelism] pipeline_parallel_microbatch_size = %" G_GINT64_FORMAT
+                     " does not divide local_batch_size %" G_GINT64_FORMAT, (gint64)mb, (gint64)local);
+    l->mbs = mb;
+    if (o->grad_accumulation > 1)
+      warn(R, T, "global_batch_size",
+           "%" G_GINT64_FORMAT " gradient-accumulation steps each run their own pipeline "
+           "schedule (a bubble each); ptsim runs one schedule over all gbs/(mbs x dp) "
+           "microbatches, so it under-predicts the bubble", (gint64)o->grad_accumulation);
+  }
+  return TRUE;
+}
+
+/* ---- pipeline ---- */
+
+static const struct {
+  const char *name;
+  gboolean multi;        /* several stages per rank */
+  int schedule;          /* PtsimSchedule, or -1: not modelled */
+} schedules[] = {
+    {"1F1B", FALSE, PTSIM_SCHEDULE_1F1B},
+    {"GPipe", FALSE, PTSIM_SCHEDULE_GPIPE},
+    {"PipelineScheduleSingle", FALSE, -1},
+    {"Interleaved1F1B", TRUE, PTSIM_SCHEDULE_INTERLEAVED},
+    {"LoopedBFS", TRUE, -1},
+    {"InterleavedZeroBubble", TRUE, -1},
+    {"ZBVZeroBubble", TRUE, -1},
+    {"DualPipeV", TRUE, -1},
+    {"PipelineScheduleMulti", TRUE, -1},
+};
+
+/* torchtitan's split (generate_llm_fqn_per_model_part): the embedding and
+ * the output count as IN and OUT layers, the N <= layers + in + out stages
+ * share layers + in + out evenly, the first `extra` stages one more.
+ * Writes the transformer layers of each virtual stage; FALSE (with the
+ * error) when torchtitan refuses the split. */
+static gboolean torchtitan_split(const Reader *R, int64_t n, int64_t in, int64_t out, int64_t *layers) {
+  int64_t effective = R->layers + in + out; /* >= n: the caller checked */
+  int64_t base = effective / n, extra = effective % n;
+  if (in > base || out > base)
+    return invalid(R, "parallelism", "pipeline_parallel_first_stage_less_layers",
+                   "first/last-stage weights %" G_GINT64_FORMAT "/%" G_GINT64_FORMAT
+                   " exceed the %" G_GINT64_FORMAT " layers per stage (torchtitan refuses it)",
+                   (gint64)in, (gint64)out, (gint64)base);
+  for (int64_t s = 0; s < n; s++) {
+    int64_t mine = base + (s < extra ? 1 : 0);
+    if (n == 1) mine = R->layers;
+    else if (s == 0) mine -= in;
+    else if (s == n - 1) mine -= out;
+    layers[s] = mine;
+  }
+  return TRUE;
+}
+
+static gboolean read_pipeline(Reader *R) {
+  PtsimLayout *l = &R->out->layout;
+  const char *P = "parallelism";
+  l->vp = 1;
+  l->schedule = PTSIM_SCHEDULE_1F1B;
+  if (l->pp == 1) return TRUE;
+  const char *csv = get_str(R, P, "pipeline_parallel_schedule_csv", "");
+  if (csv[0] != '\0')
+    unmodelled(R, P, "pipeline_parallel_schedule_csv",
+               "a pipeline schedule from a CSV file is not modelled (ptsim builds 1F1B, "
+               "interleaved 1F1B and GPipe)");
+  const char *name = get_str(R, P, "pipeline_parallel_schedule", "1F1B");
+  size_t k = 0;
+  while (k < G_N_ELEMENTS(schedules) && g_ascii_strcasecmp(schedules[k].name, name) != 0) k++;
+  if (k == G_N_ELEMENTS(schedules))
+    return invalid(R, P, "pipeline_parallel_schedule",
+                   "[parallelism] pipeline_parallel_schedule = '%s' is not a PyTorch schedule; "
+                   "allowed (case-insensitive): 1F1B, GPipe, Interleaved1F1B, LoopedBFS, "
+                   "InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, PipelineScheduleSingle, "
+                   "PipelineScheduleMulti", name);
+  if (schedules[k].schedule < 0)
+    unmodelled(R, P, "pipeline_parallel_schedule",
+               "pipeline_parallel_schedule = '%s' is not modelled; ptsim models 1F1B, "
+               "Interleaved1F1B and GPipe", name);
+  else
+    l->schedule = (PtsimSchedule)schedules[k].schedule;
+  int64_t in = get_int(R, P, "pipeline_parallel_first_stage_less_layers", 1);
+  int64_t out = get_int(R, P, "pipeline_parallel_last_stage_less_layers", 1);
+  if (in < 0 || out < 0 || in > PTSIM_CONFIG_INT_MAX || out > PTSIM_CONFIG_INT_MAX)
+    return invalid(R, P, in < 0 || in > PTSIM_CONFIG_INT_MAX
+                             ? "pipeline_parallel_first_stage_less_layers"
+                             : "pipeline_parallel_last_stage_less_layers",
+                   "first/last-stage weights must be integers from 0 to %" G_GINT64_FORMAT,
+                   (gint64)PTSIM_CONFIG_INT_MAX);
+  int64_t per_rank = schedules[k].multi ? 2 : 1;
+  const PtsimTomlEntry *lps = entry(R, P, "pipeline_parallel_layers_per_stage");
+  if (lps != NULL) {
+    if (lps->value.integer < 1 || lps->value.integer > PTSIM_CONFIG_INT_MAX)
+      return invalid(R, P, "pipeline_parallel_layers_per_stage",
+                     "pipeline_parallel_layers_per_stage must be an integer from 1 to %"
+                     G_GINT64_FORMAT, (gint64)PTSIM_CONFIG_INT_MAX);
+    int64_t stages = (R->layers + in + out + lps->value.integer - 1) / lps->value.integer;
+    if (stages % l->pp != 0)
+      return invalid(R, P, "pipeline_parallel_layers_per_stage",
+                     "%" G_GINT64_FORMAT " virtual stages (ceil((layers %" G_GINT64_FORMAT
+                     " + %" G_GINT64_FORMAT " + %" G_GINT64_FORMAT ") / %" G_GINT64_FORMAT
+                     ")) are not divisible by pipeline_parallel_degree %" G_GINT64_FORMAT,
+                     (gint64)stages, (gint64)R->layers, (gint64)in, (gint64)out,
+                     (gint64)lps->value.integer, (gint64)l->pp);
+    per_rank = stages / l->pp;
+    if (!schedules[k].multi && per_rank != 1)
+      return invalid(R, P, "pipeline_parallel_layers_per_stage",
+                     "the single-stage schedule %s needs 1 stage per rank, this gives %" G_GINT64_FORMAT,
+                     schedules[k].name, (gint64)per_rank);
+    if (schedules[k].multi && per_rank < 2)
+      return invalid(R, P, "pipeline_parallel_layers_per_stage",
+                     "the multi-stage schedule %s needs >= 2 stages per rank, this gives %" G_GINT64_FORMAT,
+                     schedules[k].name, (gint64)per_rank);
+  }
+  int64_t n = l->pp * per_rank;
+  if (n > R->layers + in + out)
+    return invalid(R, P, "pipeline_parallel_degree",
+                   "%" G_GINT64_FORMAT " pipeline stages are more than the %" G_GINT64_FORMAT
+                   " layers (+ embedding and output weights) of the model", (gint64)n,
+                   (gint64)(R->layers + in + out));
+  g_autofree int64_t *layers = g_new0(int64_t, n);
+  if (!torchtitan_split(R, n, in, out, layers)) return FALSE;
+  l->vp = per_rank;
+  gboolean even = TRUE;
+  for (int64_t s = 1; s < n; s++) even = even && layers[s] == layers[0];
+  if (even) return TRUE;
+  g_autoptr(GString) split = g_string_new("");
+  for (int64_t s = 0; s < n; s++)
+    g_string_append_printf(split, "%s%" G_GINT64_FORMAT, s ? "," : "", (gint64)layers[s]);
+  gboolean middle_even = TRUE;
+  for (int64_t s = 2; s < n - 1; s++) middle_even = middle_even && layers[s] == layers[1];
+  if (per_rank == 1 && middle_even && n >= 2) {
+    l->first_stage_layers = layers[0]; /* Megatron's uneven ends: exact */
+    l->last_stage_layers = layers[n - 1];
+    return TRUE;
+  }
+  if (R->layers % n == 0) {
+    warn(R, P, "pipeline_parallel_degree",
+         "torchtitan splits the layers %s over the %" G_GINT64_FORMAT " stages; ptsim splits them "
+         "evenly (%" G_GINT64_FORMAT " each) and leaves the embedding and output where they are",
+         split->str, (gint64)n, (gint64)(R->layers / n));
+    return TRUE;
+  }
+  unmodelled(R, P, "pipeline_parallel_degree",
+             "torchtitan's stage split (layers %s) cannot be expressed: ptsim splits evenly, or "
+             "with uneven first/last stages only when there is one stage per rank", split->str);
+  return TRUE;
+}
+
+/* ---- recompute, precision, the rest ---- */
+
+static gboolean read_recompute(Reader *R) {
+  PtsimLayout *l = &R->out->layout;
+  const char *A = "activation_checkpoint";
+  const char *mode = get_str(R, A, "mode", "selective");
+  const char *option = get_str(R, A, "selective_ac_option", "2");
+  l->recompute = PTSIM_RECOMPUTE_NONE;
+  if (strcmp(mode, "full") == 0) {
+    l->recompute = PTSIM_RECOMPUTE_FULL;
+  } else if (strcmp(mode, "memory_budget") == 0) {
+    unmodelled(R, A, "mode", "mode = 'memory_budget' lets the compiler pick what to save; "
+               "ptsim models none, selective and full recomputation");
+  } else if (strcmp(mode, "selective") == 0 && strcmp(option, "op") == 0) {
+    l->recompute = PTSIM_RECOMPUTE_SELECTIVE;
+    warn(R, A, "selective_ac_option",
+         "'op' saves the outputs of every other matmul and of attention and recomputes the rest "
+         "(norms, activations, half the matmuls); ptsim's selective recompute (Megatron's) keeps "
+         "every layer's working set and drops only attention scores, which flash attention never "
+         "keeps: it over-predicts activation memory and under-predicts the recompute time");
+  } else if (strcmp(mode, "selective") == 0) {
+    gboolean digits = option[0] != '\0' && strspn(option, "0123456789") == strlen(option);
+    if (!digits || strlen(option) > 9)
+      return invalid(R, A, "selective_ac_option", "[activation_checkpoint] selective_ac_option = "
+                     "'%s': allowed 'op' or a layer interval such as '2' (torchtitan refuses "
+                     "anything else)", option);
+    int64_t every = g_ascii_strtoll(option, NULL, 10);
+    int64_t chunk = R->layers / (l->pp * l->vp);
+    int64_t saved = every <= 1 ? chunk : chunk / every; /* torchtitan: '0' and '1' mean every layer */
+    if (saved == chunk) {
+      l->recompute = PTSIM_RECOMPUTE_FULL;
+    } else if (saved > 0) {
+      l->recompute = PTSIM_RECOMPUTE_FULL;
+      l->recompute_method = PTSIM_RECOMPUTE_METHOD_BLOCK;
+      l->recompute_num_layers = saved;
+      warn(R, A, "selective_ac_option",
+           "every %" G_GINT64_FORMAT "-th layer is recomputed; ptsim recomputes the same number "
+           "(%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " per stage) as a block at the start of "
+           "each stage", (gint64)every, (gint64)saved, (gint64)chunk);
+    }
+  }
+  if (l->recompute != PTSIM_RECOMPUTE_NONE && get_bool(R, A, "early_stop", FALSE))
+    warn(R, A, "early_stop", "true stops recomputation early; ptsim recomputes the whole block");
+  if (get_bool(R, A, "debug", FALSE))
+    warn(R, A, "debug", "true captures AC debug information (slower); not modelled");
+  return TRUE;
+}
+
+static gboolean read_precision(Reader *R) {
+  PtsimTorchtitan *o = R->out;
+  PtsimLayout *l = &o->layout;
+  const char *T = "training", *M = "model";
+  l->precision = PTSIM_PRECISION_BF16;
+  if (strcmp(get_str(R, T, "dtype", "float32"), "bfloat16") == 0)
+    unmodelled(R, T, "dtype", "dtype = 'bfloat16' trains without fp32 master weights; ptsim "
+               "models mixed precision (bf16 or fp8 compute, fp32 master weights and gradients)");
+  if (strcmp(get_str(R, T, "mixed_precision_param", "bfloat16"), "float32") == 0)
+    unmodelled(R, T, "mixed_precision_param", "mixed_precision_param = 'float32' computes in "
+               "float32; ptsim models bf16 or fp8 compute");
+  o->mixed_precision = o->fsdp_degree > 1 || (l->tp == 1 && l->pp == 1);
+  if (!o->mixed_precision)
+    unmodelled(R, "parallelism", l->tp > 1 ? "tensor_parallel_degree" : "pipeline_parallel_degree",
+               "with tp or pp and no FSDP (shard x cp = 1) torchtitan trains in float32 (mixed "
+               "precision comes from fully_shard, or autocast on one GPU or pure DDP); ptsim "
+               "models bf16 or fp8 compute");
+  gboolean f8 = list_has(R, M, "converters", "quantize.linear.float8", FALSE);
+  gboolean mx = list_has(R, M, "converters", "quantize.linear.mx", FALSE);
+  const PtsimTomlEntry *conv = entry(R, M, "converters");
+  for (guint i = 0; conv && i < conv->value.items->len; i++) {
+    const char *c = ((PtsimTomlValue *)g_ptr_array_index(conv->value.items, i))->string;
+    if (strcmp(c, "quantize.grouped_mm.float8") == 0 || strcmp(c, "quantize.grouped_mm.mx") == 0)
+      warn(R, M, "converters", "'%s' converts MoE grouped GEMMs; llama3 has none", c);
+    else if (strcmp(c, "quantize.linear.float8") != 0 && strcmp(c, "quantize.linear.mx") != 0)
+      return invalid(R, M, "converters", "[model] converters has '%s'; allowed: "
+                     "quantize.linear.float8, quantize.linear.mx, quantize.grouped_mm.float8, "
+                     "quantize.grouped_mm.mx%s", c, strcmp(c, "float8") == 0
+                     ? " ('float8' was renamed 'quantize.linear.float8' in 2025-09)" : "");
+  }
+  if (f8 && mx)
+    return invalid(R, M, "converters", "quantize.linear.float8 and quantize.linear.mx both "
+                   "convert the Linear layers; give one");
+  const char *F = "quantize.linear.float8";
+  if (f8 || mx) l->precision = PTSIM_PRECISION_FP8;
+  if (f8) {
+    o->fsdp_float8_all_gather = get_bool(R, F, "enable_fsdp_float8_all_gather", FALSE);
+    if (get_bool(R, F, "emulate", FALSE))
+      unmodelled(R, F, "emulate", "emulate = true runs float8 as bf16 math (a test mode)");
+    const char *recipe = get_str(R, F, "recipe_name", "tensorwise");
+    if (strcmp(recipe, "tensorwise") != 0)
+      warn(R, F, "recipe_name", "'%s' scaling adds per-row scale kernels; ptsim prices the fp8 "
+           "GEMMs only", recipe);
+    if (entry(R, F, "filter_fqns") && entry(R, F, "filter_fqns")->value.items->len > 0)
+      warn(R, F, "filter_fqns", "the listed modules stay in bf16; ptsim runs every linear "
+           "layer's GEMMs at the fp8 rate");
+  }
+  if (mx)
+    warn(R, M, "converters", "quantize.linear.mx: MXFP8 (block-scaled, needs Blackwell sm_100) "
+         "is priced as fp8 GEMMs; the block-scale cast kernels (and [quantize.linear.mx] "
+         "filter_fqns, default ['output'], kept in bf16) are not modelled");
+  return TRUE;
+}
+
+/* Fields that change step time or memory, set away from their defaults,
+ * that ptsim does not model (or models by something else). */
+static void read_the_rest(Reader *R) {
+  PtsimTorchtitan *o = R->out;
+  PtsimLayout *l = &o->layout;
+  const char *P = "parallelism";
+  o->compile = get_bool(R, "compile", "enable", FALSE) &&
+               list_has(R, "compile", "components", "model", TRUE);
+  if (o->compile)
+    warn(R, "compile", "enable", "torch.compile fuses elementwise and norm kernels; ptsim prices "
+         "eager kernels, so it over-predicts their time");
+  if (get_bool(R, P, "enable_async_tensor_parallel", FALSE)) {
+    if (!o->compile || l->tp == 1)
+      warn(R, P, "enable_async_tensor_parallel", "ignored by torchtitan without compile and tp > 1");
+    else
+      l->tp_comm_overlap = 1; /* modelled as Megatron's --tp-comm-overlap */
+  }
+  if (l->tp > 1 && get_bool(R, P, "disable_loss_parallel", FALSE))
+    warn(R, P, "disable_loss_parallel", "true gathers the full logits on every TP rank; ptsim "
+         "keeps them vocabulary-parallel (memory under-predicted)");
+  if (l->cp > 1 && strcmp(get_str(R, P, "context_parallel_rotate_method", "allgather"), "allgather") == 0)
+    warn(R, P, "context_parallel_rotate_method", "'allgather' gathers all K/V shards; ptsim "
+         "models the ring (point-to-point) exchange");
+  if (get_int(R, P, "expert_parallel_degree", 1) > 1)
+    warn(R, P, "expert_parallel_degree", "no effect on a dense llama3 model");
+  if (get_bool(R, "training", "enable_cpu_offload", FALSE))
+    unmodelled(R, "training", "enable_cpu_offload", "enable_cpu_offload = true moves FSDP "
+               "states to CPU memory; not modelled");
+  if (get_bool(R, "training", "gc_debug", FALSE))
+    warn(R, "training", "gc_debug", "true runs gc.collect() every step; not modelled");
+  const char *opt = get_str(R, "optimizer", "name", "AdamW");
+  if (strcmp(opt, "AdamW") != 0 && strcmp(opt, "Adam") != 0)
+    warn(R, "optimizer", "name", "'%s': ptsim counts Adam's state (fp32 master, m, v: 12 bytes "
+         "per parameter)", opt);
+  const char *impl = get_str(R, "optimizer", "implementation", "fused");
+  if (strcmp(impl, "fused") != 0)
+    warn(R, "optimizer", "implementation", "'%s' is slower than the fused step ptsim prices", impl);
+  if (get_bool(R, "optimizer", "early_step_in_backward", FALSE))
+    warn(R, "optimizer", "early_step_in_backward", "true frees each gradient after its update in "
+         "backward; ptsim keeps gradients until the step (memory over-predicted)");
+  if (get_bool(R, "checkpoint", "enable", FALSE))
+    warn(R, "checkpoint", "enable", "saving a checkpoint every %" G_GINT64_FORMAT " steps is not "
+         "in ptsim's step time", (gint64)get_int(R, "checkpoint", "interval", 500));
+  if (get_bool(R, "validation", "enable", FALSE))
+    warn(R, "validation", "enable", "validation every %" G_GINT64_FORMAT " steps is not in ptsim's "
+         "step time", (gint64)get_int(R, "validation", "freq", 10));
+  if (get_bool(R, "profiling", "enable_profiling", FALSE))
+    warn(R, "profiling", "enable_profiling", "profiled steps run slower; not modelled");
+  if (get_bool(R, "profiling", "enable_memory_snapshot", FALSE))
+    warn(R, "profiling", "enable_memory_snapshot", "recording allocation history slows steps; not "
+         "modelled");
+  if (get_bool(R, "debug", "deterministic", FALSE))
+    warn(R, "debug", "deterministic", "deterministic kernels are slower; not modelled");
+  if (get_bool(R, "fault_tolerance", "enable", FALSE))
+    unmodelled(R, "fault_tolerance", "enable", "TorchFT (fault-tolerant HSDP with a dynamic "
+               "replica group) is not modelled");
+  if (get_str(R, "experimental", "custom_import", "")[0] != '\0')
+    warn(R, "experimental", "custom_import", "a custom module may change the model or its "
+         "parallelisation; ptsim reads the config only");
+}
+
+/* Sharded data parallelism is not modelled yet: recorded first, so it is
+ * the reason given. */
+static void read_sharding(Reader *R) {
+  PtsimTorchtitan *o = R->out;
+  if (o->dp_mode != PTSIM_TORCHTITAN_DP_FSDP && o->dp_mode != PTSIM_TORCHTITAN_DP_HSDP) return;
+  gboolean by_cp = o->dp_shard == 1;
+  unmodelled(R, "parallelism", by_cp ? "context_parallel_degree" : "data_parallel_shard_degree",
+             "%s over %" G_GINT64_FORMAT " ranks (data_parallel_shard_degree %" G_GINT64_FORMAT
+             " x context_parallel_degree %" G_GINT64_FORMAT "%s): FSDP not modelled yet. ptsim "
+             "models DDP (data_parallel_replicate_degree only) and Megatron's distributed "
+             "optimizer, whose memory is far from FSDP's, so it does not approximate it",
+             o->dp_mode == PTSIM_TORCHTITAN_DP_HSDP ? "HSDP: parameters sharded" : "FSDP: parameters sharded",
+             (gint64)o->fsdp_degree, (gint64)o->dp_shard, (gint64)o->layout.cp,
+             by_cp ? "; torchtitan shards parameters over the CP ranks too" : "");
+}
+
+gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorchtitan *out,
+                                GPtrArray *warnings, GError **error) {
+  g_return_val_if_fail(toml != NULL && out != NULL, FALSE);
+  g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+  PtsimTorchtitan tt;
+  memset(&tt, 0, sizeof tt);
+  ptsim_layout_init_defaults(&tt.layout);
+  tt.layout.sp = -1;                /* torchtitan's TP shards norms over the sequence */
+  tt.layout.distributed_optimizer = 0;
+  tt.layout.fp32_grad_accumulation = 1;
+  tt.layout.flash_attention = 1;    /* SDPA's flash / cuDNN kernels */
+  Reader R = {toml, &tt, warnings, error, 0};
+  gboolean ok = ptsim_torchtitan_check_schema(toml, error) && read_model(&R) &&
+                read_degrees(&R, gpus) && read_batch(&R);
+  if (ok) read_sharding(&R);
+  ok = ok && read_pipeline(&R) && read_recompute(&R) && read_precision(&R);
+  if (ok) {
+    read_the_rest(&R);
+    /* DDP overlaps its bucketed fp32 all-reduce with backward.  Its memory
+     * under autocast (fp32 weights 4 + fp32 gradients 4 + Adam m, v 8 + the
+     * bf16 weight copies autocast keeps for backward 2 = 18 bytes per
+     * parameter) is the total of ptsim's replicated Megatron states (bf16
+     * weights 2 + fp32 gradients 4 + fp32 master, m, v 12), split otherwise. */
+    tt.layout.overlap_grad_reduce = tt.dp_mode == PTSIM_TORCHTITAN_DP_DDP;
+    *out = tt;
+    return TRUE;
+  }
+  g_free(tt.unmodelled);
+  return FALSE;
+}
+
+gboolean ptsim_torchtitan_load(const char *path, int64_t gpus, PtsimTorchtitan *out,
+                               GPtrArray *warnings, GError **error) {
+  g_autoptr(PtsimToml) toml = ptsim_toml_load(path, error);
+  return toml != NULL && ptsim_torchtitan_parse(toml, gpus, out, warnings, error);
+}
+
+gboolean ptsim_torchtitan_job(const PtsimTorchtitan *tt, PtsimJob *job, GError **error) {
+  g_return_val_if_fail(tt != NULL && job != NULL, FALSE);
+  if (tt->unmodelled != NULL) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, "%s", tt->unmodelled);
+    return FALSE;
+  }
+  if (tt->layout.precision == PTSIM_PRECISION_FP8 && job->hw.peak_fp8_flops <= 0.0) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "torchtitan's float8/MX converters need fp8 tensor cores (SM89 or later); "
+                "hardware profile %s has none (peak_fp8_tflops = 0)", job->hw.name);
+    return FALSE;
+  }
+  if (!ptsim_model_load(tt->model, &job->model, error)) return FALSE;
+  job->layout = tt->layout;
+  return TRUE;
+}

@@ -1,0 +1,243 @@
+/* test_flag_parity.c — every Megatron-LM flag ptsim models gives the same job,
+ * and so the same prediction, as its native ptsim flag: for each, a
+ * --megatron-args line with the flag against the same line without it plus
+ * the native flag (sim/cli/cli_job.c).  Each case also checks that the flag
+ * moves the prediction it should (memory, step time, or the verdict), so a
+ * flag that is read but not modelled fails. */
+#include <math.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "cli_job.h"
+#include "config.h"
+#include "plan_of.h"
+
+/* A small GPT on one 8 x H100 node: tp 2, pp 2, dp 2, SP, distributed
+ * optimizer, bf16, no dropout. */
+#define BASE                                                                                    \
+  "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "              \
+  "--num-attention-heads 16 --seq-length 4096 --max-position-embeddings 4096 "                  \
+  "--micro-batch-size 1 --global-batch-size 64 --tensor-model-parallel-size 2 "                 \
+  "--pipeline-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer --bf16 "    \
+  "--vocab-size 50257 --swiglu --attention-dropout 0 --hidden-dropout 0 "
+
+typedef void (*Native)(PtsimCliJob *o);
+
+typedef struct {
+  double step_s, memory_bytes, allocator_bytes;
+} Prediction; /* memory_bytes: the estimate summed over the stages */
+
+static void resolve(const char *megatron, Native native, PtsimJob *job) {
+  PtsimCliJob o;
+  ptsim_cli_job_init(&o);
+  o.megatron_args = g_strdup(megatron);
+  o.hw = g_strdup("h100-80g");
+  if (native) native(&o);
+  g_autoptr(GError) error = NULL;
+  gboolean ok = ptsim_cli_job_resolve(&o, job, NULL, &error);
+  if (!ok) g_error("'%s': %s", megatron, error->message);
+  ptsim_cli_job_clear(&o);
+}
+
+static void predict(const PtsimJob *job, Prediction *p) {
+  g_autofree PtsimPlan *plan = plan_of(job);
+  g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  PtsimMemoryEstimate m;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_simulate(plan, NULL, t, &error));
+  g_assert_true(ptsim_simulate_allocator(plan, 2, NULL, NULL, t->step_s, NULL, a, &error));
+  ptsim_memory_estimate(plan, PTSIM_CE_LAST_STAGE, &m);
+  p->step_s = t->step_s;
+  p->memory_bytes = 0.0; /* every stage's, not only the peak's */
+  for (int64_t i = 0; i < m.num_stages; i++) p->memory_bytes += m.stages[i].total_bytes;
+  p->allocator_bytes = a->stages[a->peak_stage].reserved_peak_bytes;
+}
+
+typedef enum { MOVES_TIME = 1, MOVES_MEMORY = 2, MOVES_NOTHING = 4 } Moves;
+
+/* BASE + extra + flag == BASE + extra + native flag; and against BASE + extra
+ * alone, the prediction moves as `moves` says. */
+static void parity(const char *extra, const char *flag, Native native, Moves moves) {
+  g_autofree char *with = g_strconcat(BASE, extra, " ", flag, NULL);
+  g_autofree char *without = g_strconcat(BASE, extra, NULL);
+  PtsimJob a, b, c;
+  resolve(with, NULL, &a);
+  resolve(without, native, &b);
+  resolve(without, NULL, &c);
+  if (memcmp(&a, &b, sizeof a) != 0) g_error("%s: the native flag gives another job", flag);
+  Prediction pa, pb, pc;
+  predict(&a, &pa);
+  predict(&b, &pb);
+  predict(&c, &pc);
+  g_assert_cmpfloat(pa.step_s, ==, pb.step_s);
+  g_assert_cmpfloat(pa.memory_bytes, ==, pb.memory_bytes);
+  g_assert_cmpfloat(pa.allocator_bytes, ==, pb.allocator_bytes);
+  g_test_message("%s: step %.4f -> %.4f s, memory %.3f -> %.3f GiB", flag, pc.step_s, pa.step_s,
+                 pc.memory_bytes / 1073741824.0, pa.memory_bytes / 1073741824.0);
+  if (moves & MOVES_TIME && pa.step_s == pc.step_s) g_error("%s: the step time does not move", flag);
+  if (moves & MOVES_MEMORY && pa.memory_bytes == pc.memory_bytes)
+    g_error("%s: the memory estimate does not move", flag);
+  if (moves & MOVES_NOTHING && (pa.step_s != pc.step_s || pa.memory_bytes != pc.memory_bytes))
+    g_error("%s: moves a prediction it should not", flag);
+}
+
+static void n_overlap_grad(PtsimCliJob *o) { o->overlap_grad_reduce = TRUE; }
+static void n_overlap_param(PtsimCliJob *o) { o->overlap_param_gather = TRUE; }
+static void n_tp_overlap(PtsimCliJob *o) { o->tp_comm_overlap = TRUE; }
+static void n_no_ag(PtsimCliJob *o) { o->no_tp_comm_overlap_ag = TRUE; }
+static void n_no_rs(PtsimCliJob *o) { o->no_tp_comm_overlap_rs = TRUE; }
+static void n_no_bulk(PtsimCliJob *o) { o->no_tp_comm_bulk_dgrad = TRUE; }
+static void n_rs_dgrad(PtsimCliJob *o) { o->tp_comm_overlap_rs_dgrad = TRUE; }
+static void n_local(PtsimCliJob *o) { o->transformer_impl = g_strdup("local"); }
+static void n_unfused(PtsimCliJob *o) { o->attention = g_strdup("unfused"); }
+static void n_legacy_flash(PtsimCliJob *o) {
+  o->transformer_impl = g_strdup("local");
+  o->attention = g_strdup("flash");
+}
+static void n_grads_2b(PtsimCliJob *o) { o->no_fp32_grad_accumulation = TRUE; }
+static void n_no_fusion(PtsimCliJob *o) { o->no_gradient_accumulation_fusion = TRUE; }
+static void n_ce_fusion(PtsimCliJob *o) { o->cross_entropy_loss_fusion = TRUE; }
+static void n_modules(PtsimCliJob *o) { o->recompute_modules = g_strdup("core_attn,mlp"); }
+static void n_tensorwise(PtsimCliJob *o) { o->fp8_recipe = g_strdup("tensorwise"); }
+static void n_fp8_gather(PtsimCliJob *o) { o->fp8_param_gather = TRUE; }
+static void n_low_states(PtsimCliJob *o) {
+  o->precision_aware_optimizer = TRUE;
+  o->main_params_dtype = g_strdup("fp16");
+  o->exp_avg_dtype = g_strdup("bf16");
+  o->exp_avg_sq_dtype = g_strdup("fp8");
+}
+static void n_remainders(PtsimCliJob *o) { o->precision_aware_optimizer = TRUE; }
+static void n_aware_grads(PtsimCliJob *o) {
+  o->precision_aware_optimizer = TRUE;
+  o->no_fp32_grad_accumulation = TRUE;
+}
+static void n_instances(PtsimCliJob *o) { o->optimizer_instances = 2; }
+static void n_account(PtsimCliJob *o) { o->account_embedding = o->account_loss = TRUE; }
+static void n_layout(PtsimCliJob *o) { o->pipeline_layout = g_strdup("Et*3|t*5L"); }
+static void n_first_last(PtsimCliJob *o) { o->first_stage_layers = 3; o->last_stage_layers = 5; }
+static void n_kv(PtsimCliJob *o) { o->kv_channels = 128; }
+static void n_qk(PtsimCliJob *o) { o->qk_layernorm = TRUE; }
+static void n_rope(PtsimCliJob *o) { o->position_embedding = g_strdup("rope"); }
+static void n_gc(PtsimCliJob *o) { o->manual_gc = TRUE; }
+static void n_fp16_grads(PtsimCliJob *o) { o->no_fp32_grad_accumulation = TRUE; }
+
+static void test_overlap(void) {
+  g_test_summary("--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap and its parts");
+  parity("", "--overlap-grad-reduce", n_overlap_grad, MOVES_TIME);
+  parity("--overlap-grad-reduce", "--overlap-param-gather", n_overlap_param, MOVES_TIME);
+  parity("", "--tp-comm-overlap", n_tp_overlap, MOVES_TIME);
+  parity("--tp-comm-overlap", "--no-tp-comm-overlap-ag", n_no_ag, MOVES_TIME);
+  parity("--tp-comm-overlap", "--disable-tp-comm-overlap-rs", n_no_rs, MOVES_TIME);
+  parity("--tp-comm-overlap", "--no-tp-comm-bulk-dgrad", n_no_bulk, MOVES_TIME);
+  parity("--tp-comm-overlap", "--tp-comm-overlap-rs-dgrad", n_rs_dgrad, MOVES_TIME);
+}
+
+static void test_attention(void) {
+  g_test_summary("--transformer-impl, --attention-backend, --use-flash-attn (legacy models)");
+  parity("", "--transformer-impl local", n_local, MOVES_TIME | MOVES_MEMORY);
+  parity("", "--attention-backend unfused", n_unfused, MOVES_TIME | MOVES_MEMORY);
+  parity("--use-legacy-models", "--use-flash-attn", n_legacy_flash, MOVES_TIME | MOVES_MEMORY);
+}
+
+static void test_gradients(void) {
+  g_test_summary("--grad-reduce-in-bf16, --accumulate-allreduce-grads-in-fp32 (fp16; bf16 forces "
+                 "it), --no-gradient-accumulation-fusion, --cross-entropy-loss-fusion");
+  parity("", "--grad-reduce-in-bf16", n_grads_2b, MOVES_TIME | MOVES_MEMORY);
+  /* under bf16 Megatron forces fp32 accumulation: the flag changes nothing */
+  parity("", "--accumulate-allreduce-grads-in-fp32", NULL, MOVES_NOTHING);
+  parity("", "--no-gradient-accumulation-fusion", n_no_fusion, MOVES_TIME);
+  parity("", "--cross-entropy-loss-fusion", n_ce_fusion, MOVES_TIME);
+}
+
+static void test_fp16_accumulation(void) {
+  g_test_summary("fp16 keeps 2-byte grads unless --accumulate-allreduce-grads-in-fp32");
+  g_autofree char *line = g_strconcat(BASE, "--fp16", NULL);
+  /* BASE has --bf16: replace it */
+  char *at = strstr(line, "--bf16 ");
+  memcpy(at, "       ", 7);
+  g_autofree char *acc = g_strconcat(line, " --accumulate-allreduce-grads-in-fp32", NULL);
+  PtsimJob a, b;
+  resolve(line, NULL, &a);
+  resolve(acc, NULL, &b);
+  g_assert_cmpint(a.layout.fp32_grad_accumulation, ==, 0);
+  g_assert_cmpint(b.layout.fp32_grad_accumulation, ==, 1);
+  PtsimJob c;
+  resolve(acc, n_fp16_grads, &c); /* the native flag turns it back to 2 bytes */
+  g_assert_cmpint(memcmp(&a, &c, sizeof a), ==, 0);
+}
+
+static void test_recompute_fp8_optimizer(void) {
+  g_test_summary("--recompute-modules, --fp8-recipe, --fp8-param-gather, the precision-aware "
+                 "optimizer's dtypes, --num-distributed-optimizer-instances");
+  parity("--recompute-granularity selective", "--recompute-modules core_attn mlp", n_modules,
+         MOVES_TIME | MOVES_MEMORY);
+  parity("--fp8-format hybrid", "--fp8-recipe tensorwise", n_tensorwise, MOVES_TIME);
+  parity("--fp8-format hybrid", "--fp8-param-gather", n_fp8_gather, MOVES_TIME | MOVES_MEMORY);
+  parity("", "--use-precision-aware-optimizer --main-params-dtype fp16 --exp-avg-dtype bf16 "
+             "--exp-avg-sq-dtype fp8", n_low_states, MOVES_TIME | MOVES_MEMORY);
+  /* fp32 masters of bf16 weights become 16-bit remainders */
+  parity("", "--use-precision-aware-optimizer", n_remainders, MOVES_TIME | MOVES_MEMORY);
+  parity("", "--use-precision-aware-optimizer --main-grads-dtype bf16", n_aware_grads,
+         MOVES_TIME | MOVES_MEMORY);
+  parity("", "--num-distributed-optimizer-instances 2", n_instances, MOVES_TIME | MOVES_MEMORY);
+}
+
+static void test_split_and_shape(void) {
+  g_test_summary("--account-for-*, --pipeline-model-parallel-layout, --kv-channels, "
+                 "--qk-layernorm, --position-embedding-type, --manual-gc");
+  /* with both flags at pp 2 the split equals the even one: parity only;
+   * the split itself is checked below */
+  parity("", "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split",
+         n_account, 0);
+  parity("", "--pipeline-model-parallel-layout 'Et*3|t*5L'", n_layout, MOVES_TIME | MOVES_MEMORY);
+  parity("", "--pipeline-model-parallel-layout 'Et*3|t*5L'", n_first_last, MOVES_TIME);
+  parity("", "--kv-channels 128", n_kv, MOVES_TIME | MOVES_MEMORY);
+  parity("", "--qk-layernorm", n_qk, MOVES_TIME | MOVES_MEMORY);
+  parity("", "--position-embedding-type rope", n_rope, MOVES_TIME | MOVES_MEMORY);
+  /* GC stalls are not modelled: the switch is recorded, nothing moves */
+  parity("", "--manual-gc", n_gc, MOVES_NOTHING);
+}
+
+static void test_accounted_split(void) {
+  g_test_summary("--account-for-embedding/loss-in-pipeline-split: 126 layers + 2 over pp 8 x vp 2 "
+                 "= 8 per virtual stage, one fewer in the first and the last");
+  PtsimJob job;
+  resolve("torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py --num-layers 126 "
+          "--hidden-size 1024 --num-attention-heads 16 --seq-length 4096 "
+          "--max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 "
+          "--tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 "
+          "--num-virtual-stages-per-pipeline-rank 2 --account-for-embedding-in-pipeline-split "
+          "--account-for-loss-in-pipeline-split --bf16 --vocab-size 50257",
+          NULL, &job);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_assert_cmpint(plan->stage_layers[0], ==, 15);
+  for (int s = 1; s < 7; s++) g_assert_cmpint(plan->stage_layers[s], ==, 16);
+  g_assert_cmpint(plan->stage_layers[7], ==, 15);
+  g_assert_cmpint(plan->chunk_layers[3], ==, 8);
+  g_assert_cmpint(plan->first_chunk_layers, ==, 7);
+  g_assert_cmpint(plan->last_chunk_layers, ==, 7);
+  /* --num-layers-per-virtual-pipeline-stage counts the embedding and loss too */
+  PtsimJob same;
+  resolve("torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py --num-layers 126 "
+          "--hidden-size 1024 --num-attention-heads 16 --seq-length 4096 "
+          "--max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 "
+          "--tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 "
+          "--num-layers-per-virtual-pipeline-stage 8 --account-for-embedding-in-pipeline-split "
+          "--account-for-loss-in-pipeline-split --bf16 --vocab-size 50257",
+          NULL, &same);
+  g_assert_cmpint(memcmp(&job, &same, sizeof job), ==, 0);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/flag-parity/overlap", test_overlap);
+  g_test_add_func("/flag-parity/attention", test_attention);
+  g_test_add_func("/flag-parity/gradients", test_gradients);
+  g_test_add_func("/flag-parity/fp16-accumulation", test_fp16_accumulation);
+  g_test_add_func("/flag-parity/recompute-fp8-optimizer", test_recompute_fp8_optimizer);
+  g_test_add_func("/flag-parity/split-and-shape", test_split_and_shape);
+  g_test_add_func("/flag-parity/accounted-split", test_accounted_split);
+  return g_test_run();
+}

@@ -1,0 +1,282 @@
+/* test_megatron_flags.c — Megatron-LM's flag table (sim/io/megatron_flags.c),
+ * the launcher's GPU count (sim/io/launcher.c), the pipeline layout string
+ * (sim/io/pipeline_layout.c), tokenizer vocabularies (sim/io/megatron_vocab.c),
+ * and Megatron-LM's own example launch scripts read end to end. */
+#include <string.h>
+
+#include <glib.h>
+
+#include "config.h"
+#include "megatron_args.h"
+#include "megatron_flags.h"
+#include "megatron_vocab.h"
+#include "pipeline_layout.h"
+
+static void test_table(void) {
+  g_test_summary("sorted and unique; the MODELLED rows are exactly the flags megatron_args.c "
+                 "reads; every UNMODELLED row says which way it moves time or memory");
+  gsize n = 0;
+  const PtsimMegatronFlag *t = ptsim_megatron_flags(&n);
+  g_assert_cmpuint(n, >, 850);
+  for (gsize i = 0; i < n; i++) {
+    if (i > 0) g_assert_cmpint(strcmp(t[i - 1].name, t[i].name), <, 0);
+    g_assert_true(g_str_has_prefix(t[i].name, "--"));
+    g_assert_true(ptsim_megatron_flag_find(t[i].name, strlen(t[i].name)) == &t[i]);
+    gboolean reads = ptsim_megatron_args_reads(t[i].name);
+    if (reads != (t[i].klass == PTSIM_MEGATRON_MODELLED))
+      g_error("%s: class %d, read by megatron_args.c: %d", t[i].name, t[i].klass, reads);
+    if (t[i].klass == PTSIM_MEGATRON_UNMODELLED) {
+      const char *e = t[i].effect;
+      g_assert_nonnull(e);
+      if (!strstr(e, "slower") && !strstr(e, "faster") && !strstr(e, "more") &&
+          !strstr(e, "less") && !strstr(e, "either way"))
+        g_error("%s: '%s' gives no direction", t[i].name, e);
+    }
+  }
+  /* the ones the issue names */
+  const char *const modelled[] = {
+      "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap",
+      "--no-tp-comm-overlap-ag", "--disable-tp-comm-overlap-rs", "--tp-comm-overlap-rs-dgrad",
+      "--transformer-impl", "--use-flash-attn", "--attention-backend", "--grad-reduce-in-bf16",
+      "--accumulate-allreduce-grads-in-fp32", "--no-gradient-accumulation-fusion",
+      "--cross-entropy-loss-fusion", "--recompute-modules", "--fp8-recipe", "--fp8-param-gather",
+      "--use-precision-aware-optimizer", "--main-grads-dtype", "--main-params-dtype",
+      "--exp-avg-dtype", "--exp-avg-sq-dtype", "--num-distributed-optimizer-instances",
+      "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
+      "--pipeline-model-parallel-layout", "--kv-channels", "--qk-layernorm",
+      "--position-embedding-type", "--manual-gc"};
+  for (size_t i = 0; i < G_N_ELEMENTS(modelled); i++) {
+    const PtsimMegatronFlag *f = ptsim_megatron_flag_find(modelled[i], strlen(modelled[i]));
+    g_assert_nonnull(f);
+    g_assert_cmpint(f->klass, ==, PTSIM_MEGATRON_MODELLED);
+  }
+  const char *const refused[] = {"--num-experts", "--moe-router-topk", "--moe-anything-new",
+                                 "--expert-model-parallel-size", "--expert-tensor-parallel-size",
+                                 "--use-torch-fsdp2", "--use-megatron-fsdp", "--use-custom-fsdp",
+                                 "--data-parallel-sharding-strategy"};
+  for (size_t i = 0; i < G_N_ELEMENTS(refused); i++)
+    g_assert_cmpint(ptsim_megatron_flag_find(refused[i], strlen(refused[i]))->klass, ==,
+                    PTSIM_MEGATRON_REFUSED);
+  /* arity decides how values are consumed */
+  g_assert_cmpint(ptsim_megatron_flag_find("--recompute-modules", 19)->arity, ==,
+                  PTSIM_MEGATRON_LIST);
+  g_assert_cmpint(ptsim_megatron_flag_find("--rampup-batch-size", 19)->arity, ==,
+                  PTSIM_MEGATRON_THREE);
+  g_assert_cmpint(ptsim_megatron_flag_find("--manual-gc", 11)->arity, ==, PTSIM_MEGATRON_SWITCH);
+  g_assert_null(ptsim_megatron_flag_find("--no-such-flag", 14));
+  g_assert_nonnull(ptsim_megatron_flag_find("--bf16=", 6)); /* a prefix of the text */
+}
+
+static int64_t gpus_of(const char *command_line, char **how) {
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
+  PtsimModel m;
+  PtsimLayout l;
+  memset(&l, 0, sizeof l);
+  g_autofree char *line = g_strconcat(command_line,
+                                      " --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+                                      "--vocab-size 100 --bf16", NULL);
+  ptsim_megatron_args_parse(line, &m, &l, d, &error);
+  g_assert_no_error(error);
+  *how = g_strdup(d->gpus_from ? d->gpus_from : d->gpus_read);
+  return l.gpus;
+}
+
+static void check_gpus(const char *command_line, int64_t gpus, const char *how) {
+  g_autofree char *said = NULL;
+  int64_t got = gpus_of(command_line, &said);
+  if (got != gpus || strcmp(said, how) != 0)
+    g_error("'%s': %" G_GINT64_FORMAT " GPUs from '%s', expected %" G_GINT64_FORMAT " from '%s'",
+            command_line, (gint64)got, said, (gint64)gpus, how);
+}
+
+static void test_launcher(void) {
+  g_test_summary("the GPU count from torchrun, srun/#SBATCH, mpirun, deepspeed, WORLD_SIZE and "
+                 "GPUS_PER_NODE x NNODES; never tp x pp x cp");
+  check_gpus("torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py", 16,
+             "torchrun --nproc_per_node 8 --nnodes 2");
+  check_gpus("torchrun --nproc-per-node=4 pretrain_gpt.py", 4, "torchrun --nproc-per-node 4");
+  check_gpus("python -m torch.distributed.run --standalone --nnodes 3 --nproc-per-node 8 "
+             "pretrain_gpt.py", 8, "torchrun --nproc-per-node 8 --nnodes 3");
+  check_gpus("srun -N 4 --ntasks-per-node=8 python pretrain_gpt.py", 32,
+             "srun -N 4 --ntasks-per-node 8");
+  check_gpus("srun --nodes=2 --gpus-per-node 8 python pretrain_gpt.py", 16,
+             "srun --nodes 2 --gpus-per-node 8");
+  check_gpus("#SBATCH --nodes=2 --ntasks-per-node=8\nsrun python pretrain_gpt.py", 16,
+             "srun --nodes 2 --ntasks-per-node 8");
+  check_gpus("mpirun -np 16 python pretrain_gpt.py", 16, "mpirun -np 16");
+  check_gpus("deepspeed --num_gpus 8 --num_nodes 2 pretrain_gpt.py", 16, "deepspeed --num_gpus 8");
+  check_gpus("WORLD_SIZE=32 python pretrain_gpt.py", 32, "WORLD_SIZE=32");
+  check_gpus("GPUS_PER_NODE=8\nNNODES=4\npython pretrain_gpt.py", 32, "GPUS_PER_NODE=8 x 4 nodes");
+  check_gpus("python pretrain_gpt.py --tensor-model-parallel-size 2", 0,
+             "launcher 'python' without a GPU count, no WORLD_SIZE, GPUS_PER_NODE or NNODES");
+  check_gpus("", 0, "no launcher, no WORLD_SIZE, GPUS_PER_NODE or NNODES");
+  /* sh -c with the command in one quoted word (the SC21 style) */
+  check_gpus("srun -N 2 --ntasks-per-node 8 sh -c 'python -u pretrain_gpt.py --num-layers 2 "
+             "--hidden-size 64 --num-attention-heads 4 --vocab-size 100 --bf16' --", 16,
+             "srun -N 2 --ntasks-per-node 8");
+}
+
+static void layout_ok(const char *text, int64_t pp, int64_t layers, int64_t vp, int64_t first,
+                      int64_t last, int emb, int loss) {
+  g_autoptr(GError) error = NULL;
+  PtsimPipelineLayout p;
+  ptsim_pipeline_layout_parse(text, pp, layers, &p, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(p.vp, ==, vp);
+  g_assert_cmpint(p.first_stage_layers, ==, first);
+  g_assert_cmpint(p.last_stage_layers, ==, last);
+  g_assert_cmpint(p.account_embedding, ==, emb);
+  g_assert_cmpint(p.account_loss, ==, loss);
+}
+
+static void layout_fails(const char *text, int64_t pp, int64_t layers, const char *needle) {
+  g_autoptr(GError) error = NULL;
+  PtsimPipelineLayout p;
+  g_assert_false(ptsim_pipeline_layout_parse(text, pp, layers, &p, &error));
+  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE);
+  if (!strstr(error->message, needle)) g_error("'%s' lacks '%s'", error->message, needle);
+}
+
+static void test_pipeline_layout(void) {
+  g_test_summary("--pipeline-model-parallel-layout: Megatron's grammar into the split ptsim "
+                 "models");
+  layout_ok("Et*8|t*8|t*8|t*8L", 4, 32, 1, 0, 0, 0, 0);                /* even */
+  layout_ok("Et*7|t*8|t*8|t*9,L", 4, 32, 1, 7, 9, 0, 0);               /* first/last */
+  layout_ok("E(tt|)*7,ttL", 8, 16, 1, 0, 0, 0, 0);                     /* groups */
+  layout_ok("Et|(tt|)*6,tL", 8, 14, 1, 1, 1, 0, 0);
+  /* 2 chunks per rank, 126 layers + E + L over 16 virtual stages of 8 */
+  layout_ok("Et*7|(t*8|)*14,t*7L", 8, 126, 2, 0, 0, 1, 1);
+  layout_fails("Et*8|t*8|t*8|t*8L", 4, 30, "32 transformer layers ('t'), but --num-layers is 30");
+  layout_fails("Et*8|t*8|t*8L", 4, 24, "3 stages are not a multiple of the 4 pipeline ranks");
+  layout_fails("Et*4|t*8|t*12|t*8L", 4, 32, "the middle pipeline ranks differ");
+  layout_fails("Et*2|t*4|t*4|t*5|t*4|t*4|t*4|t*5L", 4, 32, "with virtual stages");
+  layout_fails("E|t*8|t*8|L", 4, 16, "a pipeline rank without transformer layers");
+  layout_fails("Et*8|t*8m|L", 3, 16, "multi-token-prediction layers");
+  layout_fails("t*8|Et*8L", 2, 16, "'E' must open the first stage");
+  layout_fails("Et*8|t*8Lx", 2, 16, "expected E, t, m, L");
+}
+
+static void check_vocab(const char *type, const char *model, int64_t flag, int64_t want) {
+  g_autoptr(GError) error = NULL;
+  g_autofree char *how = NULL;
+  int64_t v = 0;
+  g_assert_true(ptsim_megatron_vocab(type, model, flag, &v, &how, &error));
+  g_assert_cmpint(v, ==, want);
+}
+
+static void test_vocab(void) {
+  g_test_summary("tokenizer vocabularies and Megatron's padding (multiple of divisible x tp)");
+  check_vocab(NULL, NULL, 0, 50257);
+  check_vocab("GPT2BPETokenizer", NULL, 0, 50257);
+  check_vocab("Llama2Tokenizer", "/models/tokenizer.model", 0, 32000);
+  check_vocab("HuggingFaceTokenizer", "meta-llama/Meta-Llama-3-8B", 0, 128256);
+  check_vocab("HuggingFaceTokenizer", "meta-llama/Llama-2-7b-hf", 0, 32000);
+  check_vocab("HuggingFaceTokenizer", "/my/own/tokenizer", 151936, 151936);
+  check_vocab("NullTokenizer", NULL, 128256, 128256);
+  check_vocab("TikTokenizer", NULL, 0, 131072);
+  /* the padding of real logs (50257 -> 50304 | 50432 | 50688 | 51200) */
+  g_assert_cmpint(ptsim_megatron_vocab_pad(50257, 128, 1), ==, 50304);
+  g_assert_cmpint(ptsim_megatron_vocab_pad(50257, 128, 2), ==, 50432);
+  g_assert_cmpint(ptsim_megatron_vocab_pad(50257, 128, 4), ==, 50688);
+  g_assert_cmpint(ptsim_megatron_vocab_pad(50257, 128, 8), ==, 51200);
+  g_assert_cmpint(ptsim_megatron_vocab_pad(128256, 128, 8), ==, 129024);
+}
+
+static void parse_script(const char *name, PtsimModel *m, PtsimLayout *l,
+                         PtsimMegatronDiagnostics *d) {
+  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "megatron_scripts", name, NULL);
+  g_autoptr(GError) error = NULL;
+  memset(l, 0, sizeof *l);
+  g_assert_true(ptsim_megatron_args_parse_file(path, m, l, d, &error));
+  g_assert_no_error(error);
+}
+
+static void test_example_llama3_8b_fp8(void) {
+  g_test_summary("examples/llama/train_llama3_8b_h100_fp8.sh as it is");
+  g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
+  PtsimModel m;
+  PtsimLayout l;
+  parse_script("train_llama3_8b_h100_fp8.sh", &m, &l, d);
+  g_assert_cmpint(m.num_layers, ==, 32);
+  g_assert_cmpint(m.hidden_size, ==, 4096);
+  g_assert_cmpint(m.ffn_hidden_size, ==, 14336);
+  g_assert_cmpint(m.num_query_groups, ==, 8);
+  g_assert_cmpint(m.kv_channels, ==, 128);
+  g_assert_cmpint(m.vocab_size, ==, 128256); /* NullTokenizer --vocab-size 128256, tp 1 */
+  g_assert_cmpint(m.position_embedding, ==, PTSIM_POSITION_ROPE);
+  g_assert_cmpint(m.tied_embeddings, ==, 0);
+  g_assert_cmpint(m.bias, ==, 0);
+  g_assert_cmpint(l.gpus, ==, 8);
+  g_assert_cmpstr(d->gpus_from, ==, "torchrun --nproc_per_node 8 --nnodes 1");
+  g_assert_cmpint(l.mbs, ==, 1);
+  g_assert_cmpint(l.gbs, ==, 128);
+  g_assert_cmpint(l.seq, ==, 8192);
+  g_assert_cmpint(l.precision, ==, PTSIM_PRECISION_FP8); /* DTYPE=fp8: the if-block */
+  g_assert_cmpint(l.fp8_param_gather, ==, 1);
+  g_assert_cmpint(l.fp8_recipe, ==, PTSIM_FP8_DELAYED);
+  g_assert_cmpint(l.fp32_grad_accumulation, ==, 0); /* --grad-reduce-in-bf16 */
+  g_assert_cmpint(l.cross_entropy_fusion, ==, 1);
+  g_assert_cmpint(l.manual_gc, ==, 1);
+  g_assert_cmpint(l.distributed_optimizer, ==, 1);
+  g_assert_cmpint(l.overlap_grad_reduce, ==, 1);
+  g_assert_cmpint(l.overlap_param_gather, ==, 1);
+  g_assert_cmpint(l.tp_comm_overlap, ==, 0);
+  g_assert_cmpint(l.flash_attention, ==, 1); /* --attention-backend fused */
+  g_assert_cmpfloat(l.attention_dropout, ==, 0.0);
+  g_assert_cmpuint(d->unmodelled->len, ==, 1);
+  g_assert_true(g_str_has_prefix(d->unmodelled->pdata[0], "--empty-unused-memory-level (slower"));
+  g_assert_cmpuint(d->unknown->len, ==, 0);
+}
+
+static void test_example_gpt3_175b(void) {
+  g_test_summary("examples/gpt3/train_gpt3_175b_distributed.sh as it is: GPT-2 BPE vocabulary "
+                 "padded for tp 8, one 8-GPU node as the script says");
+  g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
+  PtsimModel m;
+  PtsimLayout l;
+  parse_script("train_gpt3_175b_distributed.sh", &m, &l, d);
+  g_assert_cmpint(m.num_layers, ==, 96);
+  g_assert_cmpint(m.hidden_size, ==, 12288);
+  g_assert_cmpint(m.vocab_size, ==, 51200); /* 50257 up to 128 x 8 */
+  g_assert_cmpint(m.position_embedding, ==, PTSIM_POSITION_LEARNED);
+  g_assert_cmpint(m.max_position_embeddings, ==, 2048);
+  g_assert_cmpint(l.gpus, ==, 8);
+  g_assert_cmpint(l.tp, ==, 8);
+  g_assert_cmpint(l.pp, ==, 16);
+  g_assert_cmpint(l.gbs, ==, 1536);
+  g_assert_cmpint(l.precision, ==, PTSIM_PRECISION_FP16);
+  g_assert_cmpint(l.flash_attention, ==, 1); /* --attention-backend auto */
+  /* the split schedule words are left over, not read */
+  g_assert_cmpuint(d->unknown->len, ==, 5);
+}
+
+static void test_example_mixtral(void) {
+  g_test_summary("examples/mixtral/train_mixtral_8x7b_distributed.sh: MoE is refused");
+  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "megatron_scripts",
+                                                "train_mixtral_8x7b_distributed.sh", NULL);
+  g_autoptr(GError) error = NULL;
+  PtsimModel m;
+  PtsimLayout l;
+  memset(&l, 0, sizeof l);
+  g_assert_false(ptsim_megatron_args_parse_file(path, &m, &l, NULL, &error));
+  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE);
+  g_assert_nonnull(strstr(error->message, "mixture-of-experts models are not modelled yet"));
+  g_clear_error(&error);
+  path = (g_free(path), g_test_build_filename(G_TEST_DIST, "data", "megatron_scripts",
+                                              "train_t5_220m_distributed.sh", NULL));
+  g_assert_false(ptsim_megatron_args_parse_file(path, &m, &l, NULL, &error));
+  g_assert_nonnull(strstr(error->message, "pretrain_t5.py trains another kind of model"));
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/megatron-flags/table", test_table);
+  g_test_add_func("/megatron-flags/launcher", test_launcher);
+  g_test_add_func("/megatron-flags/pipeline-layout", test_pipeline_layout);
+  g_test_add_func("/megatron-flags/vocab", test_vocab);
+  g_test_add_func("/megatron-flags/example-llama3-8b-fp8", test_example_llama3_8b_fp8);
+  g_test_add_func("/megatron-flags/example-gpt3-175b", test_example_gpt3_175b);
+  g_test_add_func("/megatron-flags/example-mixtral-t5", test_example_mixtral);
+  return g_test_run();
+}

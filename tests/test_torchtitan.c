@@ -1,0 +1,365 @@
+/* test_torchtitan.c — sim/io/torchtitan.c: the fixtures (written from
+ * torchtitan's documented options) mapped exactly; the configs ptsim cannot
+ * model yet (FSDP, HSDP, float32 TP/PP) read and then refused with the
+ * reason; configs torchtitan itself refuses, unknown or renamed keys and
+ * wrong types named at FILE:LINE; the stage split and recompute mappings
+ * derived by hand.
+ *
+ * Fixtures: tests/data/torchtitan via G_TEST_SRCDIR; models/ and
+ * hw_profiles/ via PTSIM_DATA_DIR. */
+#include <string.h>
+
+#include <glib.h>
+
+#include "config.h"
+#include "job_validate.h"
+#include "torchtitan.h"
+
+static char *fixture(const char *name) {
+  return g_test_build_filename(G_TEST_DIST, "data", "torchtitan", name, NULL);
+}
+
+/* Loads fixture NAME on GPUS; warnings into *warnings (transfer full). */
+static void load(const char *name, int64_t gpus, PtsimTorchtitan *tt, GPtrArray **warnings) {
+  g_autofree char *path = fixture(name);
+  g_autoptr(GError) error = NULL;
+  *warnings = g_ptr_array_new_with_free_func(g_free);
+  g_assert_true(ptsim_torchtitan_load(path, gpus, tt, *warnings, &error));
+  g_assert_no_error(error);
+  for (guint i = 0; i < (*warnings)->len; i++) g_test_message("warning: %s", (char *)(*warnings)->pdata[i]);
+}
+
+/* The one warning containing NEEDLE, which must name FILE:LINE. */
+static void has_warning(GPtrArray *warnings, const char *file, int line, const char *needle) {
+  g_autofree char *path = fixture(file);
+  g_autofree char *at = g_strdup_printf("%s:%d: ", path, line);
+  for (guint i = 0; i < warnings->len; i++) {
+    const char *w = warnings->pdata[i];
+    if (strstr(w, needle) != NULL) {
+      g_assert_true(g_str_has_prefix(w, at));
+      g_assert_null(strchr(w, '\n'));
+      return;
+    }
+  }
+  g_error("no warning with '%s'", needle);
+}
+
+static void test_ddp_8b(void) {
+  g_test_summary("pure DDP on 8 GPUs: the layout ptsim models, mapped field by field");
+  g_auto(PtsimTorchtitan) tt = {0};
+  g_autoptr(GPtrArray) warnings = NULL;
+  load("llama3_8b_ddp.toml", -1, &tt, &warnings);
+  const PtsimLayout *l = &tt.layout;
+  g_assert_cmpstr(tt.model, ==, "llama3-8b");
+  g_assert_null(tt.unmodelled);
+  g_assert_cmpint(tt.dp_mode, ==, PTSIM_TORCHTITAN_DP_DDP);
+  g_assert_cmpint(l->gpus, ==, 8); /* 8 x 1 x 1 x 1 x 1: the world from the degrees */
+  g_assert_cmpint(l->dp, ==, 8);
+  g_assert_cmpint(l->tp, ==, 1);
+  g_assert_cmpint(l->pp, ==, 1);
+  g_assert_cmpint(l->cp, ==, 1);
+  g_assert_cmpint(l->mbs, ==, 1);  /* local_batch_size without PP */
+  g_assert_cmpint(l->gbs, ==, 32);
+  g_assert_cmpint(l->seq, ==, 8192);
+  g_assert_cmpint(tt.grad_accumulation, ==, 4); /* 32 / (1 x 8) */
+  g_assert_cmpint(l->recompute, ==, PTSIM_RECOMPUTE_FULL);
+  g_assert_cmpint(l->recompute_num_layers, ==, 0);
+  g_assert_cmpint(l->precision, ==, PTSIM_PRECISION_BF16);
+  g_assert_true(tt.mixed_precision); /* autocast under pure DDP */
+  g_assert_cmpint(l->distributed_optimizer, ==, 0);
+  g_assert_cmpint(l->overlap_grad_reduce, ==, 1);
+  g_assert_cmpint(l->fp32_grad_accumulation, ==, 1);
+  g_assert_cmpint(l->flash_attention, ==, 1);
+  g_assert_true(tt.compile);
+  g_assert_cmpuint(warnings->len, ==, 1);
+  has_warning(warnings, "llama3_8b_ddp.toml", 43, "torch.compile");
+
+  /* the job: model loaded, layout valid on an H100 node */
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, &error));
+  g_assert_true(ptsim_torchtitan_job(&tt, &job, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(job.model.num_layers, ==, 32);
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(job.layout.dp, ==, 8);
+
+  /* --gpus must agree with the degrees */
+  g_autofree char *path = fixture("llama3_8b_ddp.toml");
+  g_auto(PtsimTorchtitan) other = {0};
+  g_assert_false(ptsim_torchtitan_load(path, 16, &other, NULL, &error));
+  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID);
+  g_assert_nonnull(strstr(error->message, "--gpus is 16"));
+}
+
+static void test_fsdp_8b_refused(void) {
+  g_test_summary("FSDP (shard -1 on 8 GPUs) is read, then refused: FSDP not modelled yet");
+  g_auto(PtsimTorchtitan) tt = {0};
+  g_autoptr(GPtrArray) warnings = NULL;
+  load("llama3_8b_fsdp.toml", 8, &tt, &warnings);
+  g_assert_cmpint(tt.dp_mode, ==, PTSIM_TORCHTITAN_DP_FSDP);
+  g_assert_cmpint(tt.dp_shard, ==, 8);
+  g_assert_cmpint(tt.fsdp_degree, ==, 8);
+  g_assert_cmpint(tt.layout.dp, ==, 8);
+  g_assert_cmpint(tt.layout.mbs, ==, 2);
+  g_assert_cmpint(tt.layout.gbs, ==, 16);
+  g_assert_cmpint(tt.grad_accumulation, ==, 1);
+  g_assert_cmpint(tt.layout.recompute, ==, PTSIM_RECOMPUTE_SELECTIVE);
+  has_warning(warnings, "llama3_8b_fsdp.toml", 27, "'op' saves");
+  g_autofree char *path = fixture("llama3_8b_fsdp.toml");
+  g_autofree char *at = g_strdup_printf("%s:19: ", path);
+  g_assert_nonnull(tt.unmodelled);
+  g_assert_true(g_str_has_prefix(tt.unmodelled, at));
+  g_assert_nonnull(strstr(tt.unmodelled, "FSDP not modelled yet"));
+
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, NULL));
+  g_assert_false(ptsim_torchtitan_job(&tt, &job, &error));
+  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID);
+  g_assert_cmpstr(error->message, ==, tt.unmodelled);
+  g_clear_error(&error);
+
+  /* shard -1 without a world size */
+  g_auto(PtsimTorchtitan) other = {0};
+  g_assert_false(ptsim_torchtitan_load(path, -1, &other, NULL, &error));
+  g_assert_true(g_str_has_prefix(error->message, at));
+  g_assert_nonnull(strstr(error->message, "give --gpus"));
+}
+
+static void test_hsdp_70b(void) {
+  g_test_summary("HSDP 2 x 4 x TP 8 with float8, async TP and compile: every degree and switch");
+  g_auto(PtsimTorchtitan) tt = {0};
+  g_autoptr(GPtrArray) warnings = NULL;
+  load("llama3_70b_hsdp_tp.toml", 64, &tt, &warnings);
+  const PtsimLayout *l = &tt.layout;
+  g_assert_cmpstr(tt.model, ==, "llama3-70b");
+  g_assert_cmpint(tt.dp_mode, ==, PTSIM_TORCHTITAN_DP_HSDP);
+  g_assert_cmpint(tt.dp_replicate, ==, 2);
+  g_assert_cmpint(tt.dp_shard, ==, 4);
+  g_assert_cmpint(l->gpus, ==, 64);
+  g_assert_cmpint(l->tp, ==, 8);
+  g_assert_cmpint(l->dp, ==, 8);
+  g_assert_cmpint(l->mbs, ==, 4);
+  g_assert_cmpint(l->gbs, ==, 32); /* global -1: 4 x dp 8 */
+  g_assert_cmpint(l->precision, ==, PTSIM_PRECISION_FP8);
+  g_assert_cmpint(l->tp_comm_overlap, ==, 1); /* async TP with compile */
+  g_assert_cmpint(l->recompute, ==, PTSIM_RECOMPUTE_FULL);
+  g_assert_cmpint(tt.reshard_after_forward, ==, PTSIM_TORCHTITAN_RESHARD_ALWAYS);
+  g_assert_true(tt.fsdp_float8_all_gather);
+  g_assert_true(tt.mixed_precision);
+  has_warning(warnings, "llama3_70b_hsdp_tp.toml", 29, "stay in bf16");
+  has_warning(warnings, "llama3_70b_hsdp_tp.toml", 23, "torch.compile");
+  g_assert_nonnull(strstr(tt.unmodelled, "HSDP"));
+  g_assert_nonnull(strstr(tt.unmodelled, "FSDP not modelled yet"));
+}
+
+static void test_pp_405b(void) {
+  g_test_summary("FSDP x TP 8 x PP 4, Interleaved1F1B, 8 layers per stage: vp 4, mbs, accumulation");
+  g_auto(PtsimTorchtitan) tt = {0};
+  g_autoptr(GPtrArray) warnings = NULL;
+  load("llama3_405b_pp.toml", 512, &tt, &warnings);
+  const PtsimLayout *l = &tt.layout;
+  g_assert_cmpstr(tt.model, ==, "llama3.1-405b");
+  g_assert_cmpint(tt.dp_shard, ==, 16); /* 512 / (8 x 4) */
+  g_assert_cmpint(l->pp, ==, 4);
+  g_assert_cmpint(l->vp, ==, 4);       /* ceil((126 + 1 + 1) / 8) = 16 stages / 4 ranks */
+  g_assert_cmpint(l->schedule, ==, PTSIM_SCHEDULE_INTERLEAVED);
+  g_assert_cmpint(l->mbs, ==, 1);      /* pipeline_parallel_microbatch_size */
+  g_assert_cmpint(l->gbs, ==, 512);
+  g_assert_cmpint(tt.grad_accumulation, ==, 2);
+  has_warning(warnings, "llama3_405b_pp.toml", 9, "own pipeline schedule");
+  g_assert_nonnull(strstr(tt.unmodelled, "FSDP not modelled yet"));
+}
+
+/* A config from TEXT on GPUS (warnings dropped); FALSE with *error. */
+static gboolean from_text(const char *text, int64_t gpus, PtsimTorchtitan *tt, GError **error) {
+  g_autoptr(PtsimToml) toml = ptsim_toml_parse("x.toml", text, strlen(text), error);
+  return toml != NULL && ptsim_torchtitan_parse(toml, gpus, tt, NULL, error);
+}
+
+/* FSDP over 2 ranks x TP 2 x PP `pp` of FLAVOR with the extra [parallelism] lines. */
+static void split_of(const char *flavor, int pp, const char *extra, PtsimTorchtitan *tt) {
+  g_autofree char *text = g_strdup_printf(
+      "[model]\nflavor = \"%s\"\n[training]\nlocal_batch_size = 8\nseq_len = 4096\n"
+      "[parallelism]\ndata_parallel_shard_degree = 2\ntensor_parallel_degree = 2\n"
+      "pipeline_parallel_degree = %d\n%s",
+      flavor, pp, extra);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(from_text(text, -1, tt, &error));
+  g_assert_no_error(error);
+}
+
+static void test_stage_split(void) {
+  g_test_summary("torchtitan's stage split (embedding and output count as one layer each) in ptsim's terms");
+  g_auto(PtsimTorchtitan) a = {0};
+  split_of("8B", 2, "", &a); /* (32+2)/2 = 17 each, minus 1 at both ends: 16, 16 */
+  g_assert_cmpint(a.layout.first_stage_layers, ==, 0);
+  g_assert_cmpint(a.layout.last_stage_layers, ==, 0);
+  g_assert_cmpint(a.layout.vp, ==, 1);
+  g_auto(PtsimTorchtitan) b = {0};
+  split_of("405B", 4, "", &b); /* 128/4 = 32: 31, 32, 32, 31: Megatron's uneven ends */
+  g_assert_cmpint(b.layout.first_stage_layers, ==, 31);
+  g_assert_cmpint(b.layout.last_stage_layers, ==, 31);
+  g_auto(PtsimTorchtitan) c = {0};
+  split_of("8B", 2, "pipeline_parallel_first_stage_less_layers = 0\n"
+                    "pipeline_parallel_last_stage_less_layers = 2\n", &c); /* 17, 15 */
+  g_assert_cmpint(c.layout.first_stage_layers, ==, 17);
+  g_assert_cmpint(c.layout.last_stage_layers, ==, 15);
+  g_auto(PtsimTorchtitan) d = {0};
+  split_of("70B", 4, "", &d); /* 82/4 = 20 r 2: 20, 21, 20, 19: not expressible, 80/4 even instead */
+  g_assert_cmpint(d.layout.first_stage_layers, ==, 0);
+  g_assert_cmpint(d.layout.last_stage_layers, ==, 0);
+  g_auto(PtsimTorchtitan) e = {0};
+  split_of("8B", 2, "pipeline_parallel_schedule = \"Interleaved1F1B\"\n", &e); /* 2 per rank */
+  g_assert_cmpint(e.layout.vp, ==, 2);
+  g_assert_cmpint(e.layout.schedule, ==, PTSIM_SCHEDULE_INTERLEAVED);
+  g_auto(PtsimTorchtitan) f = {0};
+  split_of("8B", 2, "pipeline_parallel_schedule = \"ZBVZeroBubble\"\n", &f);
+  g_assert_nonnull(f.unmodelled); /* FSDP first; the schedule is not modelled either */
+  /* torchtitan's own refusals */
+  g_autoptr(GError) error = NULL;
+  g_auto(PtsimTorchtitan) g = {0};
+  g_assert_false(from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+                           "pipeline_parallel_degree = 2\npipeline_parallel_layers_per_stage = 8\n",
+                           -1, &g, &error)); /* ceil(34/8) = 5 stages on 2 ranks */
+  g_assert_true(g_str_has_prefix(error->message, "x.toml:6: "));
+  g_assert_nonnull(strstr(error->message, "5 virtual stages"));
+  g_clear_error(&error);
+  g_assert_false(from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+                           "pipeline_parallel_degree = 2\npipeline_parallel_schedule = \"2F2B\"\n",
+                           -1, &g, &error));
+  g_assert_nonnull(strstr(error->message, "not a PyTorch schedule"));
+}
+
+static void test_recompute(void) {
+  g_test_summary("activation_checkpoint modes and selective options, by hand on 8B (32 layers, pp 1)");
+  static const struct {
+    const char *lines;
+    PtsimRecompute kind;
+    PtsimRecomputeMethod method;
+    int64_t layers;
+  } cases[] = {
+      {"mode = \"none\"\n", PTSIM_RECOMPUTE_NONE, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
+      {"mode = \"full\"\n", PTSIM_RECOMPUTE_FULL, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
+      {"", PTSIM_RECOMPUTE_FULL, PTSIM_RECOMPUTE_METHOD_BLOCK, 16}, /* default: selective '2' */
+      {"selective_ac_option = '3'\n", PTSIM_RECOMPUTE_FULL, PTSIM_RECOMPUTE_METHOD_BLOCK, 10},
+      {"selective_ac_option = '1'\n", PTSIM_RECOMPUTE_FULL, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
+      {"selective_ac_option = '0'\n", PTSIM_RECOMPUTE_FULL, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
+      {"selective_ac_option = '64'\n", PTSIM_RECOMPUTE_NONE, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
+      {"selective_ac_option = 'op'\n", PTSIM_RECOMPUTE_SELECTIVE, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *text = g_strdup_printf(
+        "[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+        "[activation_checkpoint]\n%s", cases[i].lines);
+    g_auto(PtsimTorchtitan) tt = {0};
+    g_autoptr(GError) error = NULL;
+    g_assert_true(from_text(text, -1, &tt, &error));
+    g_assert_null(tt.unmodelled); /* one GPU: autocast bf16 */
+    g_assert_cmpint(tt.layout.recompute, ==, cases[i].kind);
+    g_assert_cmpint(tt.layout.recompute_method, ==, cases[i].method);
+    g_assert_cmpint(tt.layout.recompute_num_layers, ==, cases[i].layers);
+  }
+  g_auto(PtsimTorchtitan) tt = {0};
+  g_assert_true(from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+                          "[activation_checkpoint]\nmode = \"memory_budget\"\n", -1, &tt, NULL));
+  g_assert_true(g_str_has_prefix(tt.unmodelled, "x.toml:6: "));
+  g_autoptr(GError) error = NULL;
+  g_auto(PtsimTorchtitan) bad = {0};
+  g_assert_false(from_text("[model]\nflavor = \"8B\"\n[activation_checkpoint]\nselective_ac_option = 'layer'\n",
+                           1, &bad, &error));
+  g_assert_true(g_str_has_prefix(error->message, "x.toml:4: "));
+}
+
+static void test_precision(void) {
+  g_test_summary("float32 regimes are refused with the reason; float8 needs an fp8 GPU");
+  g_auto(PtsimTorchtitan) tp = {0}; /* TP without FSDP: torchtitan trains in float32 */
+  g_assert_true(from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+                          "tensor_parallel_degree = 2\n", -1, &tp, NULL));
+  g_assert_true(g_str_has_prefix(tp.unmodelled, "x.toml:5: "));
+  g_assert_nonnull(strstr(tp.unmodelled, "float32"));
+  g_auto(PtsimTorchtitan) bf = {0};
+  g_assert_true(from_text("[model]\nflavor = \"8B\"\n[training]\ndtype = \"bfloat16\"\n"
+                          "[parallelism]\ndata_parallel_shard_degree = 1\n", -1, &bf, NULL));
+  g_assert_true(g_str_has_prefix(bf.unmodelled, "x.toml:4: "));
+  g_auto(PtsimTorchtitan) f8 = {0};
+  g_assert_true(from_text("[model]\nflavor = \"8B\"\nconverters = [\"quantize.linear.float8\"]\n"
+                          "[parallelism]\ndata_parallel_shard_degree = 1\n", -1, &f8, NULL));
+  g_assert_null(f8.unmodelled);
+  g_assert_cmpint(f8.layout.precision, ==, PTSIM_PRECISION_FP8);
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
+  g_assert_true(ptsim_hardware_load("a100-80g", &job.hw, NULL));
+  g_autoptr(GError) error = NULL;
+  g_assert_false(ptsim_torchtitan_job(&f8, &job, &error));
+  g_assert_nonnull(strstr(error->message, "SM89"));
+  g_clear_error(&error);
+  g_assert_true(ptsim_hardware_load("l40s-48g", &job.hw, NULL));
+  g_assert_true(ptsim_torchtitan_job(&f8, &job, &error));
+  g_auto(PtsimTorchtitan) old = {0};
+  g_assert_false(from_text("[model]\nflavor = \"8B\"\nconverters = [\"float8\"]\n", 1, &old, &error));
+  g_assert_nonnull(strstr(error->message, "renamed 'quantize.linear.float8'"));
+}
+
+static void check_fails(const char *text, int64_t gpus, int code, const char *prefix, const char *needle) {
+  g_auto(PtsimTorchtitan) tt = {0};
+  g_autoptr(GError) error = NULL;
+  g_assert_false(from_text(text, gpus, &tt, &error));
+  g_test_message("%s", error->message);
+  g_assert_error(error, PTSIM_CONFIG_ERROR, code);
+  g_assert_true(g_str_has_prefix(error->message, prefix));
+  if (strstr(error->message, needle) == NULL) g_assert_cmpstr(error->message, ==, needle);
+  g_assert_null(strchr(error->message, '\n'));
+}
+
+static void test_errors(void) {
+  g_test_summary("schema and torchtitan's own checks: FILE:LINE, the key, what is allowed");
+  const int P = PTSIM_CONFIG_ERROR_PARSE, I = PTSIM_CONFIG_ERROR_INVALID;
+  check_fails("[training]\nbatch_size = 8\n", 1, P, "x.toml:2: ", "renamed [training] local_batch_size");
+  check_fails("[training]\nseq_lenn = 8\n", 1, P, "x.toml:2: ", "unknown key 'seq_lenn'");
+  check_fails("[float8]\nenable_float8_linear = true\n", 1, P, "x.toml:1: ", "renamed [quantize.linear.float8]");
+  check_fails("[mystery]\n", 1, P, "x.toml:1: ", "unknown section [mystery]");
+  check_fails("seed = 1\n", 1, P, "x.toml:1: ", "before any [section]");
+  check_fails("[training]\nseq_len = \"8192\"\n", 1, P, "x.toml:2: ", "expected an integer");
+  check_fails("[training]\nseq_len = 8192.0\n", 1, P, "x.toml:2: ", "is a float");
+  check_fails("[model]\nconverters = \"quantize.linear.float8\"\n", 1, P, "x.toml:2: ",
+              "expected an array of strings");
+  check_fails("[parallelism]\nmodule_fqns_per_model_part = [\"layers.0\"]\n", 1, P, "x.toml:2: ",
+              "expected an array of arrays of strings");
+  check_fails("[activation_checkpoint]\nmode = \"partial\"\n", 1, P, "x.toml:2: ",
+              "expected one of selective|full|memory_budget|none");
+  check_fails("[model]\nname = \"deepseek_v3\"\n", 1, I, "x.toml:2: ", "llama3 configs");
+  check_fails("[model]\nflavor = \"debugmodel\"\n", 1, I, "x.toml:2: ", "has no ptsim model");
+  check_fails("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_replicate_degree = 2\n"
+              "data_parallel_shard_degree = 1\ntensor_parallel_degree = 2\n", -1, I, "x.toml:4: ",
+              "DDP has not supported");
+  check_fails("[model]\nflavor = \"8B\"\n[training]\nlocal_batch_size = 3\nglobal_batch_size = 8\n"
+              "[parallelism]\ndata_parallel_shard_degree = 1\n", -1, I, "x.toml:5: ",
+              "not a multiple of local_batch_size 3");
+  check_fails("[model]\nflavor = \"8B\"\n[training]\nseq_len = 4097\n[parallelism]\n"
+              "data_parallel_shard_degree = 2\ntensor_parallel_degree = 2\n", -1, I, "x.toml:4: ",
+              "not divisible by tp x 2 cp = 4");
+  check_fails("[model]\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = 0\n", 8, I,
+              "x.toml:4: ", "expected an integer >= 1");
+  check_fails("[model]\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = 1073741824\n"
+              "pipeline_parallel_degree = 1073741824\n", -1, I, "x.toml:5: ", "exceeds");
+  check_fails("[model]\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = 3\n", 8, I,
+              "x.toml:3: ", "not divisible by replicate x cp x tp x pp = 3");
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/torchtitan/ddp-8b", test_ddp_8b);
+  g_test_add_func("/torchtitan/fsdp-8b-refused", test_fsdp_8b_refused);
+  g_test_add_func("/torchtitan/hsdp-70b", test_hsdp_70b);
+  g_test_add_func("/torchtitan/pp-405b", test_pp_405b);
+  g_test_add_func("/torchtitan/stage-split", test_stage_split);
+  g_test_add_func("/torchtitan/recompute", test_recompute);
+  g_test_add_func("/torchtitan/precision", test_precision);
+  g_test_add_func("/torchtitan/errors", test_errors);
+  return g_test_run();
+}
