@@ -33,6 +33,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include "names.h"
+#include "numbers.h"
 #include "output.h"
 #include "plot.h"
 #include "plot_int.h"
@@ -135,14 +136,29 @@ void ptsim_plot_size_default(PtsimPlotSize *size) {
   size->height_cm = 0.0;
 }
 
-/* A non-negative number at *p (C locale); advances *p.  FALSE when none. */
-static gboolean read_number(const char **p, double *out) {
-  char *end = NULL;
-  double v = g_ascii_strtod(*p, &end);
-  if (end == *p || !isfinite(v) || v < 0) return FALSE;
-  *out = v;
-  *p = end;
+/* TEXT ending in one of UNITS (case-insensitive), the rest into *number
+ * (transfer full) and the unit's index into *unit; a text without a unit
+ * is unit -1 when NO_UNIT is TRUE.  FALSE when no unit fits. */
+static gboolean split_unit(const char *text, const char *const *units, gboolean no_unit,
+                           char **number, int *unit) {
+  gsize n = strlen(text);
+  for (int u = 0; units[u]; u++) {
+    gsize k = strlen(units[u]);
+    if (n >= k && g_ascii_strcasecmp(text + n - k, units[u]) == 0) {
+      *number = g_strndup(text, n - k);
+      *unit = u;
+      return TRUE;
+    }
+  }
+  if (!no_unit) return FALSE;
+  *number = g_strdup(text);
+  *unit = -1;
   return TRUE;
+}
+
+/* A number >= 0 through the strict parser (numbers.h). */
+static gboolean nonnegative(const char *text, double *out) {
+  return ptsim_number_parse_double(text, out) && *out >= 0;
 }
 
 gboolean ptsim_plot_size_parse(const char *text, PtsimPlotSize *out, GError **error) {
@@ -153,18 +169,22 @@ gboolean ptsim_plot_size_parse(const char *text, PtsimPlotSize *out, GError **er
     out->height_cm = 0.0;
     return TRUE;
   }
-  const char *p = text;
-  double w = 0, h = 0, per = 0;
-  gboolean ok = read_number(&p, &w);
-  if (ok && (*p == 'x' || *p == 'X')) {
-    p++;
-    ok = read_number(&p, &h);
+  static const char *const units[] = {"in", "cm", NULL};
+  static const double per_unit[] = {2.54, 1.0};
+  g_autofree char *number = NULL;
+  int unit = -1;
+  double w = 0, h = 0;
+  gboolean ok = split_unit(text, units, FALSE, &number, &unit);
+  if (ok) {
+    /* W or WxH; 'x' is no digit, sign or exponent, so it splits cleanly */
+    g_auto(GStrv) wh = g_strsplit_set(number, "xX", 3);
+    guint parts = g_strv_length(wh);
+    ok = (parts == 1 || parts == 2) && nonnegative(wh[0], &w) &&
+         (parts == 1 || nonnegative(wh[1], &h));
+    w *= per_unit[unit];
+    h *= per_unit[unit];
   }
-  if (ok && g_ascii_strcasecmp(p, "in") == 0) per = 2.54;
-  else if (ok && g_ascii_strcasecmp(p, "cm") == 0) per = 1.0;
-  w *= per;
-  h *= per;
-  if (!ok || per == 0 || w < 5.0 || w > 60.0 || h > 60.0 || (h > 0 && h < 3.0)) {
+  if (!ok || w < 5.0 || w > 60.0 || h > 60.0 || (h > 0 && h < 3.0)) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION,
                 "--size '%s': allowed are column (3.5 in), page (7 in) or WxH with a unit, "
                 "e.g. 3.5x2.5in or 12x8cm (width 5-60 cm, height 3-60 cm; the height may be "
@@ -181,16 +201,16 @@ void ptsim_plot_range_default(PtsimPlotRange *range) {
   memset(range, 0, sizeof *range);
 }
 
-/* A time "1.5", "250ms" or "" (none) into seconds. */
+/* A time "1.5", "1.5s", "250ms" or "" (none) into seconds. */
 static gboolean parse_time(const char *text, double *out, gboolean *given) {
+  static const char *const units[] = {"ms", "s", NULL};
   *given = *text != 0;
   if (!*given) return TRUE;
-  const char *p = text;
-  double v;
-  if (!read_number(&p, &v)) return FALSE;
-  if (g_ascii_strcasecmp(p, "ms") == 0) v *= 1e-3;
-  else if (*p && g_ascii_strcasecmp(p, "s") != 0) return FALSE;
-  *out = v;
+  g_autofree char *number = NULL;
+  int unit = -1;
+  double v = 0;
+  if (!split_unit(text, units, TRUE, &number, &unit) || !nonnegative(number, &v)) return FALSE;
+  *out = unit == 0 ? v * 1e-3 : v;
   return TRUE;
 }
 
@@ -202,8 +222,9 @@ gboolean ptsim_plot_range_parse_window(const char *text, PtsimPlotRange *range,
   gboolean has_start = FALSE, has_end = FALSE, ok = colon != NULL;
   if (ok) {
     g_autofree char *a = g_strndup(text, (gsize)(colon - text));
+    g_autofree char *b = g_strdup(colon + 1);
     ok = parse_time(g_strstrip(a), &start, &has_start) &&
-         parse_time(colon + 1, &end, &has_end) && (!has_end || end > start);
+         parse_time(g_strstrip(b), &end, &has_end) && (!has_end || end > start);
   }
   if (!ok) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION,
@@ -222,18 +243,15 @@ gboolean ptsim_plot_range_parse_stages(const char *text, int64_t num_stages,
   g_return_val_if_fail(text && range, FALSE);
   guint8 want[PTSIM_MAX_STAGES] = {0};
   g_auto(GStrv) parts = g_strsplit(text, ",", -1);
-  gboolean ok = parts[0] != NULL;
+  gboolean ok = parts[0] != NULL && num_stages <= PTSIM_MAX_STAGES;
   for (char **p = parts; ok && *p; p++) {
-    char *end = NULL;
-    gint64 a = g_ascii_strtoll(*p, &end, 10), b = a;
-    ok = end != *p;
-    if (ok && *end == ':') {
-      char *start = end + 1;
-      b = g_ascii_strtoll(start, &end, 10);
-      ok = end != start;
-    }
-    ok = ok && *end == 0 && a >= 0 && b >= a && b < num_stages;
-    for (gint64 s = a; ok && s <= b; s++) want[s] = 1;
+    /* A or A:B, each through the strict parser */
+    g_auto(GStrv) ends = g_strsplit(*p, ":", 3);
+    guint n = g_strv_length(ends);
+    int64_t a = 0, b = 0;
+    ok = (n == 1 || n == 2) && ptsim_number_parse_int64(ends[0], &a) &&
+         ptsim_number_parse_int64(ends[n - 1], &b) && a >= 0 && b >= a && b < num_stages;
+    for (int64_t s = a; ok && s <= b; s++) want[s] = 1;
   }
   if (!ok) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION,

@@ -54,9 +54,9 @@ static inline void resolve_job_opts(PtsimCliJob *opts, PtsimJob *job) {
 static inline void resolve_job(PtsimJob *job, gint64 gpus, gint64 pp, gint64 gbs) {
   PtsimCliJob opts;
   ptsim_cli_job_init(&opts);
-  opts.gpus = gpus;
-  opts.pp = pp;
-  opts.gbs = gbs;
+  opts.gpus = (PtsimCliInt){TRUE, gpus};
+  opts.pp = (PtsimCliInt){TRUE, pp};
+  opts.gbs = (PtsimCliInt){TRUE, gbs};
   resolve_job_opts(&opts, job);
 }
 

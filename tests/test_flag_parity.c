@@ -113,11 +113,14 @@ static void n_aware_grads(PtsimCliJob *o) {
   o->precision_aware_optimizer = TRUE;
   o->no_fp32_grad_accumulation = TRUE;
 }
-static void n_instances(PtsimCliJob *o) { o->optimizer_instances = 2; }
+static void n_instances(PtsimCliJob *o) { o->optimizer_instances = (PtsimCliInt){TRUE, 2}; }
 static void n_account(PtsimCliJob *o) { o->account_embedding = o->account_loss = TRUE; }
 static void n_layout(PtsimCliJob *o) { o->pipeline_layout = g_strdup("Et*3|t*5L"); }
-static void n_first_last(PtsimCliJob *o) { o->first_stage_layers = 3; o->last_stage_layers = 5; }
-static void n_kv(PtsimCliJob *o) { o->kv_channels = 128; }
+static void n_first_last(PtsimCliJob *o) {
+  o->first_stage_layers = (PtsimCliInt){TRUE, 3};
+  o->last_stage_layers = (PtsimCliInt){TRUE, 5};
+}
+static void n_kv(PtsimCliJob *o) { o->kv_channels = (PtsimCliInt){TRUE, 128}; }
 static void n_qk(PtsimCliJob *o) { o->qk_layernorm = TRUE; }
 static void n_rope(PtsimCliJob *o) { o->position_embedding = g_strdup("rope"); }
 static void n_gc(PtsimCliJob *o) { o->manual_gc = TRUE; }

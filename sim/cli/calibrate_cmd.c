@@ -67,7 +67,7 @@ static gboolean calibrate(const char *hw, const char *measured_path, const char 
 int ptsim_calibrate_main(int argc, char **argv) {
   g_autofree char *hw = NULL, *out = NULL, *name = NULL;
   const GOptionEntry entries[] = {
-      {"hw", 0, 0, G_OPTION_ARG_STRING, &hw, "Base profile: a name in hw_profiles/ or an .ini", "NAME|FILE"},
+      {"hw", 0, 0, G_OPTION_ARG_FILENAME, &hw, "Base profile: a name in hw_profiles/ or an .ini", "NAME|FILE"},
       {"out", 0, 0, G_OPTION_ARG_FILENAME, &out, "The calibrated profile to write", "FILE.ini"},
       {"name", 0, 0, G_OPTION_ARG_STRING, &name, "Its [gpu] name (default: BASE-calibrated)", "NAME"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};

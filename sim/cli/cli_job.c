@@ -15,12 +15,7 @@
 #define DEFAULT_GBS 128
 #define DEFAULT_SEQ 8192
 
-void ptsim_cli_job_init(PtsimCliJob *o) {
-  memset(o, 0, sizeof *o);
-  o->gpus = o->nodes = o->tp = o->pp = o->cp = o->dp = o->vp = -1;
-  o->mbs = o->gbs = o->seq = o->recompute_num_layers = o->optimizer_instances = -1;
-  o->first_stage_layers = o->last_stage_layers = o->kv_channels = -1;
-}
+void ptsim_cli_job_init(PtsimCliJob *o) { memset(o, 0, sizeof *o); }
 
 void ptsim_cli_job_clear(PtsimCliJob *o) {
   char **strings[] = {&o->model, &o->hw, &o->recompute, &o->schedule, &o->recompute_method,
@@ -34,26 +29,58 @@ void ptsim_cli_job_clear(PtsimCliJob *o) {
 
 #define END {NULL, 0, 0, 0, NULL, NULL, NULL}
 
+/* The numeric flags, each with its range: GOption hands their text to
+ * number_option, which parses it strictly into the PtsimCliJob that is the
+ * group's user data. */
+#define FIELD(f) G_STRUCT_OFFSET(PtsimCliJob, f)
+#define COUNT(flag, f, hi) {flag, FIELD(f), FALSE, 1, hi, {0, 0, FALSE, FALSE}}
+#define DECIMAL(flag, f, ...) {flag, FIELD(f), TRUE, 0, 0, __VA_ARGS__}
+static const PtsimCliNumber numbers[] = {
+    COUNT("--gpus", gpus, PTSIM_JOB_GPUS_MAX),
+    COUNT("--nodes", nodes, PTSIM_JOB_GPUS_MAX),
+    COUNT("--tp", tp, PTSIM_CONFIG_INT_MAX),
+    COUNT("--pp", pp, PTSIM_CONFIG_INT_MAX),
+    COUNT("--cp", cp, PTSIM_CONFIG_INT_MAX),
+    COUNT("--dp", dp, PTSIM_JOB_GPUS_MAX),
+    COUNT("--vp", vp, PTSIM_CONFIG_INT_MAX),
+    COUNT("--mbs", mbs, PTSIM_CONFIG_INT_MAX),
+    COUNT("--gbs", gbs, PTSIM_CONFIG_INT_MAX),
+    COUNT("--seq", seq, PTSIM_CONFIG_INT_MAX),
+    COUNT("--recompute-num-layers", recompute_num_layers, PTSIM_CONFIG_INT_MAX),
+    COUNT("--num-distributed-optimizer-instances", optimizer_instances, PTSIM_JOB_GPUS_MAX),
+    COUNT("--decoder-first-pipeline-num-layers", first_stage_layers, PTSIM_CONFIG_INT_MAX),
+    COUNT("--decoder-last-pipeline-num-layers", last_stage_layers, PTSIM_CONFIG_INT_MAX),
+    COUNT("--kv-channels", kv_channels, PTSIM_CONFIG_INT_MAX),
+    DECIMAL("--memory-threshold", threshold, {0.0, 1.0, FALSE, TRUE}),
+    DECIMAL("--attention-dropout", attention_dropout, {0.0, 1.0, TRUE, FALSE}),
+    DECIMAL("--hidden-dropout", hidden_dropout, {0.0, 1.0, TRUE, FALSE}),
+};
+
+static gboolean number_option(const char *flag, const char *text, gpointer opts,
+                              GError **error) {
+  return ptsim_cli_number_set(numbers, G_N_ELEMENTS(numbers), flag, text, opts, error);
+}
+
+#define NUMBER(name, help, arg) \
+  {name, 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)number_option, help, arg}
+
 static GOptionEntry *dimension_entries(PtsimCliJob *o) {
   const GOptionEntry entries[] = {
-      {"model", 0, 0, G_OPTION_ARG_STRING, &o->model,
+      {"model", 0, 0, G_OPTION_ARG_FILENAME, &o->model,
        "Model: a name in models/ or an .ini path (default " DEFAULT_MODEL ")", "NAME|FILE"},
-      {"hw", 0, 0, G_OPTION_ARG_STRING, &o->hw,
+      {"hw", 0, 0, G_OPTION_ARG_FILENAME, &o->hw,
        "Hardware profile: a name in hw_profiles/ or an .ini path (default " DEFAULT_HW ")",
        "NAME|FILE"},
-      {"gpus", 0, 0, G_OPTION_ARG_INT64, &o->gpus,
-       "Total GPUs (default 8; with --megatron-args: the launcher's count)", "N"},
-      {"nodes", 0, 0, G_OPTION_ARG_INT64, &o->nodes, "Nodes (gpus = nodes x GPUs per node)", "N"},
-      {"tp", 0, 0, G_OPTION_ARG_INT64, &o->tp, "Tensor-parallel size (default 1)", "N"},
-      {"pp", 0, 0, G_OPTION_ARG_INT64, &o->pp, "Pipeline-parallel size (default 1)", "N"},
-      {"cp", 0, 0, G_OPTION_ARG_INT64, &o->cp, "Context-parallel size (default 1)", "N"},
-      {"dp", 0, 0, G_OPTION_ARG_INT64, &o->dp,
-       "Data-parallel size (default: gpus / (tp pp cp); checked when given)", "N"},
-      {"vp", 0, 0, G_OPTION_ARG_INT64, &o->vp,
-       "Virtual pipeline stages per rank (interleaved 1F1B when > 1)", "N"},
-      {"mbs", 0, 0, G_OPTION_ARG_INT64, &o->mbs, "Micro-batch size (default 1)", "N"},
-      {"gbs", 0, 0, G_OPTION_ARG_INT64, &o->gbs, "Global batch size in sequences (default 128)", "N"},
-      {"seq", 0, 0, G_OPTION_ARG_INT64, &o->seq, "Sequence length (default 8192)", "N"},
+      NUMBER("gpus", "Total GPUs (default 8; with --megatron-args: the launcher's count)", "N"),
+      NUMBER("nodes", "Nodes (gpus = nodes x GPUs per node)", "N"),
+      NUMBER("tp", "Tensor-parallel size (default 1)", "N"),
+      NUMBER("pp", "Pipeline-parallel size (default 1)", "N"),
+      NUMBER("cp", "Context-parallel size (default 1)", "N"),
+      NUMBER("dp", "Data-parallel size (default: gpus / (tp pp cp); checked when given)", "N"),
+      NUMBER("vp", "Virtual pipeline stages per rank (interleaved 1F1B when > 1)", "N"),
+      NUMBER("mbs", "Micro-batch size (default 1)", "N"),
+      NUMBER("gbs", "Global batch size in sequences (default 128)", "N"),
+      NUMBER("seq", "Sequence length (default 8192)", "N"),
       {"recompute", 0, 0, G_OPTION_ARG_STRING, &o->recompute,
        "Activation recomputation: none|selective|full (default none)", "KIND"},
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule,
@@ -71,40 +98,22 @@ static GOptionEntry *dimension_entries(PtsimCliJob *o) {
   return g_memdup2(entries, sizeof entries);
 }
 
-/* The numeric flags, each with its range: GOption hands their text to
- * number_option, which parses it strictly into the PtsimCliJob that is the
- * group's user data. */
-#define FIELD(f) G_STRUCT_OFFSET(PtsimCliJob, f)
-static const PtsimCliNumber numbers[] = {
-    {"--memory-threshold", FIELD(threshold), TRUE, 0, 0, {0.0, 1.0, FALSE, TRUE}},
-    {"--attention-dropout", FIELD(attention_dropout), TRUE, 0, 0, {0.0, 1.0, TRUE, FALSE}},
-    {"--hidden-dropout", FIELD(hidden_dropout), TRUE, 0, 0, {0.0, 1.0, TRUE, FALSE}},
-};
-
-static gboolean number_option(const char *flag, const char *text, gpointer opts,
-                              GError **error) {
-  return ptsim_cli_number_set(numbers, G_N_ELEMENTS(numbers), flag, text, opts, error);
-}
-
-#define NUMBER(name, help, arg) \
-  {name, 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)number_option, help, arg}
-
 static GOptionEntry *setting_entries(PtsimCliJob *o) {
   const GOptionEntry entries[] = {
       {"sp", 0, 0, G_OPTION_ARG_NONE, &o->sp, "Sequence parallelism on (default when tp > 1)", NULL},
       {"no-sp", 0, 0, G_OPTION_ARG_NONE, &o->no_sp, "Sequence parallelism off", NULL},
       {"recompute-method", 0, 0, G_OPTION_ARG_STRING, &o->recompute_method,
        "Full recompute method: uniform|block (default uniform)", "METHOD"},
-      {"recompute-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->recompute_num_layers,
-       "Full recompute: layers per group (uniform) or recomputed layers (block)", "N"},
+      NUMBER("recompute-num-layers",
+             "Full recompute: layers per group (uniform) or recomputed layers (block)", "N"),
       {"recompute-modules", 0, 0, G_OPTION_ARG_STRING, &o->recompute_modules,
        "Selective recompute: core_attn,mlp,layernorm (default core_attn)", "M[,M...]"},
       {"distributed-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->distributed_optimizer,
        "Shard optimizer states over dp x cp (default)", NULL},
       {"no-distributed-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->no_distributed_optimizer,
        "Replicate optimizer states (18 bytes per parameter)", NULL},
-      {"num-distributed-optimizer-instances", 0, 0, G_OPTION_ARG_INT64, &o->optimizer_instances,
-       "Distributed-optimizer instances: states sharded over dp x cp / N (default 1)", "N"},
+      NUMBER("num-distributed-optimizer-instances",
+             "Distributed-optimizer instances: states sharded over dp x cp / N (default 1)", "N"),
       {"attention", 0, 0, G_OPTION_ARG_STRING, &o->attention,
        "flash (fused kernels, default) | unfused (s x s scores kept, Megatron's local or "
        "unfused backend)", "KIND"},
@@ -163,18 +172,17 @@ static GOptionEntry *setting_entries(PtsimCliJob *o) {
              "(default 0.8)", "F"),
       NUMBER("attention-dropout", "Attention dropout probability, in [0, 1) (default 0)", "P"),
       NUMBER("hidden-dropout", "Hidden dropout probability, in [0, 1) (default 0)", "P"),
-      {"decoder-first-pipeline-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->first_stage_layers,
-       "Layers on the first pipeline stage (uneven split)", "N"},
-      {"decoder-last-pipeline-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->last_stage_layers,
-       "Layers on the last pipeline stage (uneven split)", "N"},
+      NUMBER("decoder-first-pipeline-num-layers", "Layers on the first pipeline stage (uneven split)",
+             "N"),
+      NUMBER("decoder-last-pipeline-num-layers", "Layers on the last pipeline stage (uneven split)",
+             "N"),
       {"account-for-embedding-in-pipeline-split", 0, 0, G_OPTION_ARG_NONE, &o->account_embedding,
        "The embedding counts as a layer in the split (first chunk: one layer fewer)", NULL},
       {"account-for-loss-in-pipeline-split", 0, 0, G_OPTION_ARG_NONE, &o->account_loss,
        "The loss counts as a layer in the split (last chunk: one layer fewer)", NULL},
       {"pipeline-model-parallel-layout", 0, 0, G_OPTION_ARG_STRING, &o->pipeline_layout,
        "Megatron's layout string, e.g. \"Et*3|(tt|)*14,tL\" (sets vp and the split)", "LAYOUT"},
-      {"kv-channels", 0, 0, G_OPTION_ARG_INT64, &o->kv_channels,
-       "Head dimension (default hidden / heads)", "N"},
+      NUMBER("kv-channels", "Head dimension (default hidden / heads)", "N"),
       {"qk-layernorm", 0, 0, G_OPTION_ARG_NONE, &o->qk_layernorm,
        "A norm over each query and key head", NULL},
       {"position-embedding-type", 0, 0, G_OPTION_ARG_STRING, &o->position_embedding,
@@ -235,28 +243,13 @@ static gboolean parse_enum(PtsimNamesKind kind, const char *flag, const char *wo
 
 static gboolean check_flags(const PtsimCliJob *o, GError **error) {
   const struct {
-    const char *flag;
-    gint64 value;
-  } counts[] = {{"--gpus", o->gpus}, {"--nodes", o->nodes}, {"--tp", o->tp},
-                {"--pp", o->pp},     {"--cp", o->cp},       {"--dp", o->dp},
-                {"--vp", o->vp},     {"--mbs", o->mbs},     {"--gbs", o->gbs},
-                {"--seq", o->seq},   {"--recompute-num-layers", o->recompute_num_layers},
-                {"--decoder-first-pipeline-num-layers", o->first_stage_layers},
-                {"--decoder-last-pipeline-num-layers", o->last_stage_layers},
-                {"--num-distributed-optimizer-instances", o->optimizer_instances},
-                {"--kv-channels", o->kv_channels}};
-  for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
-    if (counts[i].value != -1 && counts[i].value < 1)
-      return invalid("%s %" G_GINT64_FORMAT ": must be a positive integer", counts[i].flag,
-                     counts[i].value);
-  const struct {
     gboolean a, b;
     const char *names;
   } pairs[] = {
       {o->sp, o->no_sp, "--sp and --no-sp"},
       {o->distributed_optimizer, o->no_distributed_optimizer,
        "--distributed-optimizer and --no-distributed-optimizer"},
-      {o->gpus != -1, o->nodes != -1, "--gpus and --nodes"},
+      {o->gpus.given, o->nodes.given, "--gpus and --nodes"},
       {o->megatron_args != NULL, o->megatron_args_file != NULL,
        "--megatron-args and --megatron-args-file"},
       {o->torchtitan != NULL, o->megatron_args != NULL || o->megatron_args_file != NULL,
@@ -294,7 +287,7 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
       return FALSE;
     l->recompute_method = (PtsimRecomputeMethod)v;
   }
-  if (o->recompute_num_layers != -1) l->recompute_num_layers = o->recompute_num_layers;
+  if (o->recompute_num_layers.given) l->recompute_num_layers = o->recompute_num_layers.value;
   if (o->recompute_modules) {
     g_auto(GStrv) names = g_strsplit(o->recompute_modules, ",", -1);
     l->recompute_modules = 0;
@@ -306,7 +299,7 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
   }
   if (o->distributed_optimizer) l->distributed_optimizer = 1;
   if (o->no_distributed_optimizer) l->distributed_optimizer = 0;
-  if (o->optimizer_instances != -1) l->optimizer_instances = o->optimizer_instances;
+  if (o->optimizer_instances.given) l->optimizer_instances = o->optimizer_instances.value;
   if (o->transformer_impl) {
     if (!choose("--transformer-impl", o->transformer_impl, "transformer_engine|local", &v, error))
       return FALSE;
@@ -356,8 +349,8 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
   if (o->threshold.given) l->memory_threshold = o->threshold.value;
   if (o->attention_dropout.given) l->attention_dropout = o->attention_dropout.value;
   if (o->hidden_dropout.given) l->hidden_dropout = o->hidden_dropout.value;
-  if (o->first_stage_layers != -1) l->first_stage_layers = o->first_stage_layers;
-  if (o->last_stage_layers != -1) l->last_stage_layers = o->last_stage_layers;
+  if (o->first_stage_layers.given) l->first_stage_layers = o->first_stage_layers.value;
+  if (o->last_stage_layers.given) l->last_stage_layers = o->last_stage_layers.value;
   if (o->account_embedding) l->account_embedding = 1;
   if (o->account_loss) l->account_loss = 1;
   if (o->manual_gc) l->manual_gc = 1;
@@ -367,7 +360,7 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
 gboolean ptsim_cli_job_model_settings(PtsimModel *m, gpointer opts, GError **error) {
   const PtsimCliJob *o = opts;
   int v;
-  if (o->kv_channels != -1) m->kv_channels = o->kv_channels;
+  if (o->kv_channels.given) m->kv_channels = o->kv_channels.value;
   if (o->qk_layernorm) m->qk_layernorm = 1;
   if (o->position_embedding) {
     static const PtsimPositionEmbedding kinds[] = {PTSIM_POSITION_LEARNED, PTSIM_POSITION_ROPE,
@@ -396,23 +389,24 @@ gboolean ptsim_cli_job_sweep_base(const PtsimCliJob *o, PtsimLayout *base, GErro
   return ptsim_cli_job_apply_settings(o, base, NULL, error);
 }
 
-/* a*b*c*d of positive counts, or G_MAXINT64 when it overflows (job
- * validation then refuses it by range instead of a wrapped product passing). */
-static gint64 checked_product(gint64 a, gint64 b, gint64 c, gint64 d) {
-  guint64 p = 1;
-  const gint64 f[] = {a, b, c, d};
-  for (size_t i = 0; i < G_N_ELEMENTS(f); i++)
-    if (f[i] < 1 || !g_uint64_checked_mul(&p, p, (guint64)f[i]) || p > G_MAXINT64)
-      return G_MAXINT64;
-  return (gint64)p;
+/* --nodes x the profile's GPUs per node, refused by name past the GPU
+ * bound (both factors are bounded, so the product cannot overflow). */
+static gboolean nodes_gpus(const PtsimCliJob *o, const PtsimHardware *hw, int64_t *gpus,
+                           GError **error) {
+  *gpus = o->nodes.value * hw->gpus_per_node;
+  if (*gpus <= PTSIM_JOB_GPUS_MAX) return TRUE;
+  return invalid("--nodes %" G_GINT64_FORMAT ": %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT
+                 " GPUs per node (%s) = %" G_GINT64_FORMAT " GPUs, more than the %" G_GINT64_FORMAT
+                 " allowed",
+                 (gint64)o->nodes.value, (gint64)o->nodes.value, (gint64)hw->gpus_per_node,
+                 hw->name, (gint64)*gpus, (gint64)PTSIM_JOB_GPUS_MAX);
 }
 
 /* The job a torchtitan config describes, on the profile already in JOB->hw;
  * its warnings go to stderr. */
 static gboolean torchtitan_job(const PtsimCliJob *o, PtsimJob *job, GError **error) {
-  int64_t world = o->gpus != -1    ? o->gpus
-                  : o->nodes != -1 ? checked_product(o->nodes, job->hw.gpus_per_node, 1, 1)
-                                   : -1;
+  int64_t world = o->gpus.given ? o->gpus.value : -1;
+  if (o->nodes.given && !nodes_gpus(o, &job->hw, &world, error)) return FALSE;
   g_auto(PtsimTorchtitan) tt = {0};
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
   gboolean ok = ptsim_torchtitan_load(o->torchtitan, world, &tt, warnings, error);
@@ -451,16 +445,15 @@ static gboolean base_job(const PtsimCliJob *o, PtsimJob *job, PtsimMegatronDiagn
 static gboolean apply_dimensions(const PtsimCliJob *o, PtsimJob *job, GError **error) {
   PtsimLayout *l = &job->layout;
   int v;
-  if (o->tp != -1) l->tp = o->tp;
-  if (o->pp != -1) l->pp = o->pp;
-  if (o->cp != -1) l->cp = o->cp;
-  if (o->dp != -1) l->dp = o->dp;
-  if (o->vp != -1) l->vp = o->vp;
-  if (o->mbs != -1) l->mbs = o->mbs;
-  if (o->gbs != -1) l->gbs = o->gbs;
-  if (o->seq != -1) l->seq = o->seq;
-  if (o->gpus != -1) l->gpus = o->gpus;
-  if (o->nodes != -1) l->gpus = checked_product(o->nodes, job->hw.gpus_per_node, 1, 1);
+  const struct {
+    const PtsimCliInt *flag;
+    int64_t *value;
+  } counts[] = {{&o->tp, &l->tp},   {&o->pp, &l->pp},   {&o->cp, &l->cp},
+                {&o->dp, &l->dp},   {&o->vp, &l->vp},   {&o->mbs, &l->mbs},
+                {&o->gbs, &l->gbs}, {&o->seq, &l->seq}, {&o->gpus, &l->gpus}};
+  for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
+    if (counts[i].flag->given) *counts[i].value = counts[i].flag->value;
+  if (o->nodes.given && !nodes_gpus(o, &job->hw, &l->gpus, error)) return FALSE;
   if (o->recompute) {
     if (!parse_enum(PTSIM_NAMES_RECOMPUTE, "--recompute", o->recompute, &v, error)) return FALSE;
     l->recompute = (PtsimRecompute)v;
@@ -486,15 +479,15 @@ gboolean ptsim_cli_job_resolve(const PtsimCliJob *o, PtsimJob *job,
                    "command line gave %s)",
                    diag->gpus_read ? diag->gpus_read : "no launcher");
   /* Megatron-LM's default batch, mbs x dp, once the GPU count is known */
-  gint64 model_parallel = checked_product(l->tp, l->pp, l->cp, 1);
-  if (l->gbs <= 0 && (o->megatron_args || o->megatron_args_file) && model_parallel < G_MAXINT64 &&
-      l->gpus % model_parallel == 0)
-    l->gbs = checked_product(l->mbs, l->gpus / model_parallel, 1, 1);
+  int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
+  if (l->gbs <= 0 && (o->megatron_args || o->megatron_args_file) && dp > 0 &&
+      l->mbs <= PTSIM_CONFIG_INT_MAX)
+    l->gbs = l->mbs * dp; /* at most 2^30 x 2^22 */
   if (o->pipeline_layout &&
       !ptsim_pipeline_layout_apply(o->pipeline_layout, job->model.num_layers, l, error))
     return FALSE;
   if (!ptsim_job_validate(job, error)) {
-    if (o->gpus == -1 && o->nodes == -1 && diag->gpus_from && error && *error) {
+    if (!o->gpus.given && !o->nodes.given && diag->gpus_from && error && *error) {
       char *said = g_strdup_printf("%s (%" G_GINT64_FORMAT " GPUs from the launcher: %s; "
                                    "--gpus N changes it)",
                                    (*error)->message, (gint64)l->gpus, diag->gpus_from);

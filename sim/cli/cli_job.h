@@ -29,18 +29,20 @@
 #include "job.h"
 #include "megatron_args.h"
 
-/* Raw option values; -1 / NULL / NAN / FALSE mean "not given". */
+/* Raw option values: NULL / FALSE / a PtsimCliInt or PtsimCliDouble whose
+ * `given` is FALSE mean "not given"; numbers were parsed strictly with
+ * their flag's range as GOption read them (cli_options.h). */
 typedef struct {
   /* dimensions */
   char *model, *hw;
-  gint64 gpus, nodes, tp, pp, cp, dp, vp, mbs, gbs, seq;
+  PtsimCliInt gpus, nodes, tp, pp, cp, dp, vp, mbs, gbs, seq;
   char *recompute, *schedule;
   /* settings */
   gboolean sp, no_sp;
   char *recompute_method, *recompute_modules;
-  gint64 recompute_num_layers;
+  PtsimCliInt recompute_num_layers;
   gboolean distributed_optimizer, no_distributed_optimizer;
-  gint64 optimizer_instances;
+  PtsimCliInt optimizer_instances;
   char *attention, *transformer_impl;
   gboolean no_flash_attention;
   gboolean overlap_grad_reduce, no_overlap_grad_reduce, overlap_param_gather,
@@ -53,10 +55,10 @@ typedef struct {
   char *precision, *fp8_recipe;
   gboolean fp8_param_gather;
   PtsimCliDouble threshold, attention_dropout, hidden_dropout;
-  gint64 first_stage_layers, last_stage_layers;
+  PtsimCliInt first_stage_layers, last_stage_layers;
   gboolean account_embedding, account_loss;
   char *pipeline_layout;
-  gint64 kv_channels;
+  PtsimCliInt kv_channels;
   gboolean qk_layernorm;
   char *position_embedding;
   gboolean manual_gc;

@@ -78,7 +78,7 @@ typedef struct {
   char *format;
   char *ce;
   char *trace; /* predict only */
-  gint trace_steps; /* -1: not given */
+  char *trace_steps; /* NULL: not given; parsed strictly (numbers.h) */
   char *memory_timeline;
   char *alloc_conf;
 } JobCommandOptions;
@@ -101,8 +101,9 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
        "stage a compute, TP, CP, PP send/recv and DP track, recompute and waits as slices, "
        "PP transfers as flow arrows",
        "FILE.json"},
-      {"trace-steps", 0, 0, G_OPTION_ARG_INT, &opts->trace_steps,
-       "Steps in the trace (default 1; steps repeat: the simulation is deterministic)", "N"},
+      {"trace-steps", 0, 0, G_OPTION_ARG_STRING, &opts->trace_steps,
+       "Steps in the trace, 1 to 1000 (default 1; steps repeat: the simulation is "
+       "deterministic)", "N"},
       {"memory-timeline", 0, 0, G_OPTION_ARG_FILENAME, &opts->memory_timeline,
        "Write allocated/reserved bytes over simulated time per stage (TSV)", "FILE.tsv"},
       {"alloc-conf", 0, 0, G_OPTION_ARG_STRING, &opts->alloc_conf,
@@ -152,6 +153,7 @@ static void clear_job_command(JobCommandOptions *opts) {
   g_free(opts->format);
   g_free(opts->ce);
   g_free(opts->trace);
+  g_free(opts->trace_steps);
   g_free(opts->memory_timeline);
   g_free(opts->alloc_conf);
 }
@@ -159,7 +161,6 @@ static void clear_job_command(JobCommandOptions *opts) {
 static int run_job_command(const char *command, int argc, char **argv) {
   JobCommandOptions opts;
   memset(&opts, 0, sizeof opts);
-  opts.trace_steps = -1; /* not given */
   ptsim_cli_job_init(&opts.job);
   PtsimJob job;
   PtsimFormat format;
@@ -170,12 +171,13 @@ static int run_job_command(const char *command, int argc, char **argv) {
     return fail(command, error);
   }
   g_autofree char *trace_path = g_strdup(opts.trace);
-  int32_t trace_steps = opts.trace_steps > 0 ? opts.trace_steps : 1;
-  if (opts.trace_steps != -1 && (opts.trace_steps < 1 || opts.trace_steps > 1000 || !trace_path)) {
+  int64_t trace_steps = 1;
+  if (opts.trace_steps && !trace_path)
     g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                !trace_path ? "--trace-steps needs --trace FILE.json"
-                            : "--trace-steps %d: allowed are 1 to 1000",
-                opts.trace_steps);
+                "--trace-steps needs --trace FILE.json");
+  else
+    ptsim_cli_int64_flag("--trace-steps", opts.trace_steps, 1, 1000, &trace_steps, &error);
+  if (error) {
     clear_job_command(&opts);
     return fail(command, error);
   }
@@ -200,7 +202,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     PtsimTrace trace = {NULL, 0, 0};
     gboolean need_trace = trace_path || timeline_path;
     if (!ptsim_simulate(plan, need_trace ? &trace : NULL, time, &error) ||
-        (trace_path && !ptsim_trace_write(trace_path, plan, &trace, time, trace_steps, &error)) ||
+        (trace_path && !ptsim_trace_write(trace_path, plan, &trace, time, (int32_t)trace_steps, &error)) ||
         !ptsim_simulate_allocator(plan, 2, &alloc_opts, need_trace ? &trace : NULL, time->step_s,
                                   timeline_path, alloc, &error)) {
       ptsim_simulate_trace_clear(&trace);

@@ -291,9 +291,9 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
   /* heatmap, pareto: the job options name the scenario; only those given */
   req->model = g_strdup(o.job.model);
   req->hw = g_strdup(o.job.hw);
-  req->gpus = MAX(o.job.gpus, 0);
-  req->seq = MAX(o.job.seq, 0);
-  req->gbs = MAX(o.job.gbs, 0);
+  req->gpus = o.job.gpus.given ? o.job.gpus.value : 0;
+  req->seq = o.job.seq.given ? o.job.seq.value : 0;
+  req->gbs = o.job.gbs.given ? o.job.gbs.value : 0;
   req->threshold = o.job.threshold.given ? o.job.threshold.value : 0.0; /* 0: inferred */
   req->stages = g_steal_pointer(&o.stages);
   req->ce = PTSIM_CE_LAST_STAGE;

@@ -508,8 +508,8 @@ int ptsim_sweep_main(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   ptsim_cli_job_init(&o.job);
   const GOptionEntry entries[] = {
-      {"model", 0, 0, G_OPTION_ARG_STRING, &o.models, "Models, comma-separated (default llama3-8b)", "M[,M...]"},
-      {"hw", 0, 0, G_OPTION_ARG_STRING, &o.hws, "Hardware profiles (default h100-80g)", "H[,H...]"},
+      {"model", 0, 0, G_OPTION_ARG_FILENAME, &o.models, "Models, comma-separated (default llama3-8b)", "M[,M...]"},
+      {"hw", 0, 0, G_OPTION_ARG_FILENAME, &o.hws, "Hardware profiles (default h100-80g)", "H[,H...]"},
       {"gpus", 0, 0, G_OPTION_ARG_STRING, &o.gpus, "GPU counts (default 8)", "N[,N...]"},
       {"seq", 0, 0, G_OPTION_ARG_STRING, &o.seqs, "Sequence lengths (default 8192)", "S[,S...]"},
       {"gbs", 0, 0, G_OPTION_ARG_STRING, &o.gbs, "Global batch sizes (default 128)", "G[,G...]"},

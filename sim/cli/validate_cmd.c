@@ -224,16 +224,18 @@ static void overlay(PtsimCliJob *d, const PtsimCliJob *u) {
   copy_string(&d->schedule, u->schedule);
   copy_string(&d->megatron_args, u->megatron_args);
   copy_string(&d->megatron_args_file, u->megatron_args_file);
-  gint64 *const di[] = {&d->gpus, &d->nodes, &d->tp, &d->pp, &d->cp, &d->dp, &d->vp, &d->mbs,
-                        &d->gbs, &d->seq, &d->recompute_num_layers, &d->first_stage_layers,
-                        &d->last_stage_layers};
-  const gint64 ui[] = {u->gpus, u->nodes, u->tp, u->pp, u->cp, u->dp, u->vp, u->mbs,
-                       u->gbs, u->seq, u->recompute_num_layers, u->first_stage_layers,
-                       u->last_stage_layers};
+  PtsimCliInt *const di[] = {&d->gpus, &d->nodes, &d->tp, &d->pp, &d->cp, &d->dp, &d->vp,
+                             &d->mbs, &d->gbs, &d->seq, &d->recompute_num_layers,
+                             &d->first_stage_layers, &d->last_stage_layers,
+                             &d->optimizer_instances, &d->kv_channels};
+  const PtsimCliInt *const ui[] = {&u->gpus, &u->nodes, &u->tp, &u->pp, &u->cp, &u->dp, &u->vp,
+                                   &u->mbs, &u->gbs, &u->seq, &u->recompute_num_layers,
+                                   &u->first_stage_layers, &u->last_stage_layers,
+                                   &u->optimizer_instances, &u->kv_channels};
   for (size_t i = 0; i < G_N_ELEMENTS(ui); i++)
-    if (ui[i] != -1) *di[i] = ui[i];
-  if (u->nodes != -1) d->gpus = -1;
-  if (u->gpus != -1) d->nodes = -1;
+    if (ui[i]->given) *di[i] = *ui[i];
+  if (u->nodes.given) d->gpus.given = FALSE;
+  if (u->gpus.given) d->nodes.given = FALSE;
   if (u->sp) d->sp = TRUE, d->no_sp = FALSE;
   if (u->no_sp) d->no_sp = TRUE, d->sp = FALSE;
   if (u->distributed_optimizer) d->distributed_optimizer = TRUE, d->no_distributed_optimizer = FALSE;
@@ -500,11 +502,11 @@ static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
   if (recompute_word(run->recompute)) add_arg(args, "--recompute", recompute_word(run->recompute));
   if (precision_word(run->precision)) add_arg(args, "--precision", precision_word(run->precision));
   gboolean megatron = user->megatron_args || user->megatron_args_file;
-  if (!megatron && (run->gbs <= 0 && user->gbs == -1)) {
+  if (!megatron && (run->gbs <= 0 && !user->gbs.given)) {
     row_skip(r, "no gbs column (give --gbs)");
     return;
   }
-  if (!megatron && (run->seq_len <= 0 && user->seq == -1)) {
+  if (!megatron && (run->seq_len <= 0 && !user->seq.given)) {
     row_skip(r, "no seq_len column (give --seq)");
     return;
   }
@@ -587,7 +589,7 @@ static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatron
       return FALSE;
     }
     g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
-    if (sum->gbs > 0 && user->gbs == -1 && !user->megatron_args && !user->megatron_args_file)
+    if (sum->gbs > 0 && !user->gbs.given && !user->megatron_args && !user->megatron_args_file)
       add_int(args, "--gbs", sum->gbs);
     if (!resolve_row_job(r, args, user, job)) return FALSE;
     g_autofree char *given = g_strdup_printf("%s%s(job flags of the command line)", r->command,
@@ -602,7 +604,8 @@ static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatron
   }
   PtsimCliJob opts = *user; /* shallow: only gbs may differ */
   const char *gbs = ptsim_megatron_log_arg(log, "global_batch_size");
-  if (opts.gbs == -1 && sum->gbs > 0 && (!gbs || strcmp(gbs, "None") == 0)) opts.gbs = sum->gbs;
+  if (!opts.gbs.given && sum->gbs > 0 && (!gbs || strcmp(gbs, "None") == 0))
+    opts.gbs = (PtsimCliInt){TRUE, sum->gbs};
   set_str(&r->command, g_strdup_printf("(arguments block at line %" G_GINT64_FORMAT ")%s%s --hw %s",
                                        log->args_line, user->megatron_args ? " --megatron-args " : "",
                                        user->megatron_args ? user->megatron_args : "", user->hw));

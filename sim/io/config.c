@@ -422,7 +422,8 @@ static gboolean ini_choice(const IniFile *ini, const char *group,
   return fail_value(ini, group, key, value, choices, error);
 }
 
-/* Optional name key, else the file's basename without ".ini". */
+/* Optional name key, else the file's basename without ".ini" (as text: a
+ * file name need not be UTF-8, a name printed in JSON and figures must). */
 static gboolean ini_name(const IniFile *ini, const char *group, char *out,
                          GError **error) {
   g_autoptr(GError) local = NULL;
@@ -443,7 +444,7 @@ static gboolean ini_name(const IniFile *ini, const char *group, char *out,
     }
     g_strstrip(name);
   } else {
-    g_autofree char *base = g_path_get_basename(ini->path);
+    g_autofree char *base = g_filename_display_basename(ini->path);
     if (g_str_has_suffix(base, ".ini"))
       base[strlen(base) - 4] = '\0';
     name = g_steal_pointer(&base);

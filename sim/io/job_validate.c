@@ -39,6 +39,13 @@ void ptsim_layout_init_defaults(PtsimLayout *layout) {
   layout->memory_threshold = 0.8;
 }
 
+int64_t ptsim_layout_data_parallel(int64_t gpus, int64_t tp, int64_t pp, int64_t cp) {
+  if (gpus < 1 || tp < 1 || pp < 1 || cp < 1 || gpus % tp != 0 || (gpus / tp) % pp != 0 ||
+      (gpus / tp / pp) % cp != 0)
+    return 0;
+  return gpus / tp / pp / cp;
+}
+
 #define I64(x) ((gint64)(x))
 #define invalid(...)                                                           \
   (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,          \
@@ -213,14 +220,12 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
   if (l->fp8_param_gather && !l->distributed_optimizer)
     return invalid("--fp8-param-gather needs the distributed optimizer (Megatron-LM asserts it)");
 
-  /* dp = gpus / (tp*pp*cp), checked one factor at a time. */
-  if (l->gpus % l->tp != 0 || (l->gpus / l->tp) % l->pp != 0 ||
-      (l->gpus / l->tp / l->pp) % l->cp != 0)
+  int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
+  if (dp == 0)
     return invalid("--gpus %" G_GINT64_FORMAT " is not divisible by tp*pp*cp "
                    "(--tp %" G_GINT64_FORMAT " --pp %" G_GINT64_FORMAT
                    " --cp %" G_GINT64_FORMAT ")",
                    I64(l->gpus), I64(l->tp), I64(l->pp), I64(l->cp));
-  int64_t dp = l->gpus / l->tp / l->pp / l->cp;
   if (l->dp != 0 && l->dp != dp)
     return invalid("--dp %" G_GINT64_FORMAT " does not match --gpus %"
                    G_GINT64_FORMAT ": tp*pp*cp*dp = %" G_GINT64_FORMAT

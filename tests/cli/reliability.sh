@@ -31,13 +31,34 @@ for flag in --jitter --straggler-slowdown --memory-threshold --stragglers; do
     check "sweep $flag $v refused" expect 2 "$flag '$v' is not allowed" sweep $flag $v
   done
 done
+# no sentinel values: -1 and nan were "not given" once, and ran with defaults
+for flag in --gpus --nodes --tp --pp --cp --dp --vp --mbs --gbs --seq --recompute-num-layers \
+    --num-distributed-optimizer-instances --decoder-first-pipeline-num-layers \
+    --decoder-last-pipeline-num-layers --kv-channels; do
+  check "memory $flag -1 refused with its range" \
+    expect 2 "$flag '-1' is not allowed: expected an integer from 1 to" memory $flag -1
+done
+for flag in --memory-threshold --attention-dropout --hidden-dropout; do
+  check "predict $flag nan refused with its range" \
+    expect 2 "$flag 'nan' is not allowed: expected a number in" predict $flag nan
+done
+check "--attention-dropout 1 is out of [0, 1)" \
+  expect 2 "--attention-dropout '1' is not allowed: expected a number in [0, 1)" memory --attention-dropout 1
+check "--trace-steps 1e3 is no integer" \
+  expect 2 "--trace-steps '1e3' is not allowed: expected an integer from 1 to 1000" \
+  predict --trace t.json --trace-steps 1e3
+check "plot --window nan:1 refused" expect 2 "--window 'nan:1'" plot timeline --out w.png --window nan:1
 check "Megatron --context-parallel-size 2^62 refused by name" \
   expect 2 "--context-parallel-size '4611686018427387904' is not allowed" \
   memory --megatron-args "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 100 --context-parallel-size 4611686018427387904"
 check "Megatron --hidden-size 2^62 refused by name, not 'too small'" \
   expect 2 "--hidden-size '4611686018427387904' is not allowed" \
   memory --megatron-args "--num-layers 2 --hidden-size 4611686018427387904 --num-attention-heads 4 --vocab-size 100 --swiglu"
-check "--nodes 2^62 is refused, not a wrapped dp 1" expect 2 "out of range" memory --nodes 4611686018427387904
+check "--nodes 2^62 is refused, not a wrapped dp 1" \
+  expect 2 "--nodes '4611686018427387904' is not allowed: expected an integer from 1 to 4194304" \
+  memory --nodes 4611686018427387904
+check "--nodes x GPUs per node past the GPU bound names --nodes and its value" \
+  expect 2 "--nodes 1000000: 1000000 x 8 GPUs per node" memory --nodes 1000000
 sed 's/^peak_bf16_tflops.*/peak_bf16_tflops = 1e-300/' "$src/hw_profiles/h100-80g.ini" >tiny_peak.ini
 check "peak_bf16_tflops = 1e-300 is out of the physical range" \
   expect 2 "peak_bf16_tflops = '1e-300' is not allowed: expected a number in [0.01, 1000000]" memory --hw tiny_peak.ini
@@ -105,7 +126,11 @@ check "--model DIR/ says it is a directory" expect 2 "is a directory" memory --m
 cp "$src/tests/data/model_tiny.ini" "modèle.ini"
 check "a non-ASCII path works (C locale)" bash -c "LC_ALL=C '$ptsim' memory --model modèle.ini >/dev/null"
 check "a non-ASCII path works (UTF-8 locale)" bash -c "LC_ALL=C.UTF-8 '$ptsim' memory --model modèle.ini >/dev/null"
-check "a value that is not text names its flag" expect 2 "--model 'mod" memory --model $'mod\xe8le.ini'
+cp "$src/tests/data/model_tiny.ini" $'mod\xe8le.ini'
+check "a path that is not UTF-8 opens (paths are bytes on Linux)" \
+  bash -c "'$ptsim' memory --model \$'mod\\xe8le.ini' --format json | grep -q '\"name\": \"mod'"
+check "a value that is not text names its flag" expect 2 "--recompute 'full" \
+  memory --recompute $'full\xe8'
 
 # ---- exit codes of commands that did nothing ----
 printf 'model,hw,num_gpus,tp,pp,gbs,seq_len,mbs,step_time_s\nllama3-8b,h100-80g,8,3,1,128,8192,1,14\n' >none.csv
