@@ -481,7 +481,7 @@ static void test_errors(void) {
   parse_fails("--num-layers 12abc", "--num-layers '12abc'");
   parse_fails("--num-layers 0", "--num-layers '0'");
   parse_fails("--num-layers 99999999999999999999", "--num-layers '9999");
-  parse_fails(MINIMAL "--hidden-dropout x", "--hidden-dropout 'x' is not a number");
+  parse_fails(MINIMAL "--hidden-dropout x", "--hidden-dropout 'x' is not allowed: expected a number in [0, 1)");
   parse_fails(MINIMAL "--attention-dropout 1e999", "--attention-dropout '1e999'");
   parse_fails(MINIMAL "--bf16=true", "--bf16 takes no value");
   parse_fails("--hidden-size 64 --num-attention-heads 4 --vocab-size 10",

@@ -241,10 +241,11 @@ static gboolean read_tokens(Said *said, int start, int argc, GError **error) {
                               error))
         return FALSE;
       break;
-    case KIND_DOUBLE:
-      if (!ptsim_number_parse_double(value, &said->d[id]))
-        return parse_error("%s '%s' is not a number", name, value);
+    case KIND_DOUBLE: { /* the dropouts: probabilities */
+      const PtsimRange probability = {0.0, 1.0, TRUE, FALSE};
+      if (!ptsim_number_double(name, value, probability, &said->d[id], error)) return FALSE;
       break;
+    }
     default:
       said->word[id] = value;
       break;
