@@ -155,6 +155,14 @@ static void test_pipeline_layout(void) {
   layout_fails("Et*8|t*8m|L", 3, 16, "multi-token-prediction layers");
   layout_fails("t*8|Et*8L", 2, 16, "'E' must open the first stage");
   layout_fails("Et*8|t*8Lx", 2, 16, "expected E, t, m, L");
+  /* no stages at all: a NULL dereference before (fuzz_pipeline_layout) */
+  layout_fails("", 1, 1, "an empty layout");
+  layout_fails(" , ", 4, 32, "an empty layout");
+  /* repeats are bounded by the unrolled length, and need something to repeat */
+  layout_fails("E(t|)*1048577L", 1, 1, "'*1048577': expected a repeat count from 1 to 1048576");
+  layout_fails("Et*99999999999999999999L", 1, 1, "expected a repeat count");
+  layout_fails("E( , )*1048576tL", 1, 1, "an empty group '()'");
+  layout_fails("E(tttt|)*1048576L", 1, 1, "too long once unrolled");
 }
 
 static void check_vocab(const char *type, const char *model, int64_t flag, int64_t want) {

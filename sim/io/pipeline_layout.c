@@ -71,6 +71,8 @@ gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_l
   g_autoptr(GString) flat = g_string_new(NULL);
   memset(out, 0, sizeof *out);
   if (!unroll(text, flat, error)) return FALSE;
+  if (flat->len == 0) /* g_strsplit would give no stages at all */
+    return bad(error, text, "an empty layout: expected E, t, m, L, '|', '(...)*n' or 'x*n'");
   if (strchr(flat->str, 'm'))
     return bad(error, text, "multi-token-prediction layers ('m') are not modelled yet");
   g_auto(GStrv) stages = g_strsplit(flat->str, "|", -1);

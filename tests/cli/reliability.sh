@@ -47,6 +47,8 @@ check "--attention-dropout 1 is out of [0, 1)" \
 check "--trace-steps 1e3 is no integer" \
   expect 2 "--trace-steps '1e3' is not allowed: expected an integer from 1 to 1000" \
   predict --trace t.json --trace-steps 1e3
+check "an empty --pipeline-model-parallel-layout is refused (it segfaulted)" \
+  expect 2 "--pipeline-model-parallel-layout ',': an empty layout" memory --pipeline-model-parallel-layout ,
 check "plot --window nan:1 refused" expect 2 "--window 'nan:1'" plot timeline --out w.png --window nan:1
 check "Megatron --context-parallel-size 2^62 refused by name" \
   expect 2 "--context-parallel-size '4611686018427387904' is not allowed" \
