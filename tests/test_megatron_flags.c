@@ -163,6 +163,8 @@ static void test_pipeline_layout(void) {
   layout_fails("Et*99999999999999999999L", 1, 1, "expected a repeat count");
   layout_fails("E( , )*1048576tL", 1, 1, "an empty group '()'");
   layout_fails("E(tttt|)*1048576L", 1, 1, "too long once unrolled");
+  /* 442,495 '|' (it took seconds to split under ASan: fuzz_pipeline_layout) */
+  layout_fails("Ett(*2418|)*184", 6, 117, "442496 stages for 117 transformer layers");
 }
 
 static void check_vocab(const char *type, const char *model, int64_t flag, int64_t want) {

@@ -73,6 +73,18 @@ gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_l
   if (!unroll(text, flat, error)) return FALSE;
   if (flat->len == 0) /* g_strsplit would give no stages at all */
     return bad(error, text, "an empty layout: expected E, t, m, L, '|', '(...)*n' or 'x*n'");
+  /* every stage but the first and the last holds a transformer layer, so
+   * more stages than layers + 2 cannot be right: refused before splitting
+   * what may be a million '|' ("(|*4096)*256") */
+  int64_t bars = 0;
+  for (gsize i = 0; i < flat->len; i++) bars += flat->str[i] == '|';
+  if (bars + 1 > num_layers + 2) {
+    g_autofree char *why = g_strdup_printf("%" G_GINT64_FORMAT " stages for %" G_GINT64_FORMAT
+                                           " transformer layers: every stage but the first and "
+                                           "the last needs one",
+                                           (gint64)(bars + 1), (gint64)num_layers);
+    return bad(error, text, why);
+  }
   if (strchr(flat->str, 'm'))
     return bad(error, text, "multi-token-prediction layers ('m') are not modelled yet");
   g_auto(GStrv) stages = g_strsplit(flat->str, "|", -1);
