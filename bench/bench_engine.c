@@ -63,9 +63,10 @@ int main(int argc, char **argv) {
   qsort(per_layout_us, BATCHES, sizeof(double), compare_double);
   printf("engine: llama3-70b h100-80g gpus 512 tp 8 pp 8 vp %" G_GINT64_FORMAT
          " m 64 schedule %s: %.1f us per layout (median of %d x %d; min %.1f), "
-         "%" G_GINT64_FORMAT " events, step %.3f s (checksum %g)\n",
+         "%" G_GINT64_FORMAT " events (%" G_GINT64_FORMAT " simulated), step %.3f s "
+         "(checksum %g)\n",
          job.layout.vp, schedule, per_layout_us[BATCHES / 2], BATCHES, PER_BATCH,
-         per_layout_us[0], t->events, t->step_s, sink);
+         per_layout_us[0], t->events, t->events_simulated, t->step_s, sink);
   g_free(scratch);
   g_free(plan);
   g_free(w);

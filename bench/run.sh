@@ -5,7 +5,11 @@
 #   - bench_batch: layouts/s of the batch evaluator on random light layouts
 #   - bench_alloc: operations/s of the caching-allocator emulation
 #   - ptsim sweep: layouts/s of a realistic sweep (enumeration + evaluation),
-#     1 thread and all threads
+#     1 thread and all threads, and of issue 13's Llama-3-70B sweep (48,216
+#     layouts), with and without the engine's periodic shortcut
+#   - bench_events: events and time per layout by microbatch count, every
+#     event vs the shortcut, over issue 13's sweep
+#   - a sweep of 1,235,184 layouts (streamed): wall time and peak memory
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,10 +17,17 @@ export PTSIM_DATA_DIR="$here/.."
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 sweep_args=(--model llama3-70b,llama3-8b --gpus 64,128,256 --seq 4096,8192 --hw a100-80g,h100-80g --gbs 512 --device cpu)
 
-sweep_rate() { # threads
-  local start end n
+issue_args=(--model llama3-70b --hw a100-80g,h100-80g --gpus 64,128,256,512,1024 --seq 4096,8192
+            --gbs 1024 --device cpu)
+million_args=(--model llama3-8b,llama3-70b,llama2-7b,llama2-13b,llama2-70b
+              --hw a100-80g,h100-80g,h200-141g,a100-40g --gpus 8,16,32,64,128,256,512,1024
+              --seq 4096,8192 --gbs 512,1024 --device cpu --top 3)
+
+sweep_rate() { # threads [more sweep args...] (default: sweep_args)
+  local threads=$1 start end n; shift
+  local args=("$@"); [ ${#args[@]} -gt 0 ] || args=("${sweep_args[@]}")
   start=$(date +%s.%N)
-  n=$("$build/ptsim" sweep "${sweep_args[@]}" --threads "$1" --top 1 | sed -n 's/.*: \([0-9]*\) valid layouts.*/\1/p')
+  n=$("$build/ptsim" sweep "${args[@]}" --threads "$threads" --top 1 | sed -n 's/.*: \([0-9]*\) valid layouts.*/\1/p')
   end=$(date +%s.%N)
   python3 -c "print('%d layouts in %.2f s: %.0f layouts/s' % ($n, $end - $start, $n / ($end - $start)))"
 }
@@ -34,6 +45,12 @@ sweep_rate() { # threads
   echo
   echo "- sweep \`ptsim sweep ${sweep_args[*]}\`, 1 thread: $(sweep_rate 1)"
   echo "- same sweep, $(nproc) threads: $(sweep_rate 0)"
+  echo "- issue 13's sweep \`ptsim sweep ${issue_args[*]}\`, 1 thread: $(sweep_rate 1 "${issue_args[@]}")"
+  echo "- same sweep, $(nproc) threads: $(sweep_rate 0 "${issue_args[@]}")"
+  echo "- same sweep, $(nproc) threads, --no-shortcut: $(sweep_rate 0 "${issue_args[@]}" --no-shortcut)"
+  echo
+  "$build/bench_events"
+  echo
   if [ -x /usr/bin/time ]; then # peak memory of a 128k-layout sweep, held vs streamed
     big=(--model llama3-8b,llama2-7b,llama2-13b --hw a100-80g,h100-80g,h200-141g,a100-40g
          --gpus 8,16,32,64 --seq 2048,4096 --gbs 64,128 --mbs 1,2,4 --cp 1,2 --top 3)
@@ -43,6 +60,10 @@ sweep_rate() { # threads
              sed -n 's/.*Maximum resident set size (kbytes): //p')
       echo "- 128,304-layout sweep ($mode): peak RSS $((rss / 1024)) MiB"
     done
+    out=$( { /usr/bin/time -v "$build/ptsim" sweep "${million_args[@]}" --csv /tmp/ptsim-bench.csv >/dev/null; } 2>&1)
+    rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' <<<"$out")
+    wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' <<<"$out")
+    echo "- 1,235,184-layout sweep (\`ptsim sweep ${million_args[*]}\`, streamed, $(nproc) threads): wall $wall, peak RSS $((rss / 1024)) MiB"
     rm -f /tmp/ptsim-bench.csv
   fi
   echo

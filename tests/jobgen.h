@@ -74,6 +74,20 @@ static inline gboolean jobgen_try(const JobgenPool *pool, GRand *rand, PtsimJob 
   return ptsim_job_validate(job, &error);
 }
 
+/* One draw with its microbatch count redrawn from 1..max_m (a multiple of
+ * pp under the interleaved schedule), so that long steady states occur;
+ * FALSE when ptsim_job_validate refuses it. */
+static inline gboolean jobgen_try_long(const JobgenPool *pool, GRand *rand, PtsimJob *job,
+                                       int max_m) {
+  g_autoptr(GError) error = NULL;
+  if (!jobgen_try(pool, rand, job)) return FALSE;
+  PtsimLayout *l = &job->layout;
+  int64_t m = g_rand_int_range(rand, 1, max_m + 1);
+  if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED) m = l->pp * MAX(1, m / l->pp);
+  l->gbs = m * l->mbs * l->dp;
+  return ptsim_job_validate(job, &error);
+}
+
 /* Fills jobs[0..n) with valid jobs.  FALSE (with a message in *error) only
  * when loading failed or draws keep failing (a bug in the generator). */
 static inline gboolean jobgen_fill(GRand *rand, PtsimJob *jobs, gsize n, GError **error) {

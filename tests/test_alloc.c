@@ -306,6 +306,25 @@ static void test_coalesce(void) {
   fx_clear(&f);
 }
 
+static void test_reset_peaks(void) {
+  g_test_summary("reset_peaks: the high-water marks restart from what is held now");
+  Fx f;
+  fx_init(&f, NULL, 80 * GIB, 64);
+  int32_t A = m(&f, 30 * MIB, 0), B = m(&f, 40 * MIB, 0);
+  fr(&f, B); /* 70 MiB was the peak; 30 allocated, 70 reserved (B is cached) */
+  g_assert_cmpint(ST(&f).allocated_bytes_peak, ==, 70 * MIB);
+  ptsim_alloc_reset_peaks(&f.a);
+  g_assert_cmpint(ST(&f).allocated_bytes_peak, ==, 30 * MIB);
+  g_assert_cmpint(ST(&f).requested_bytes_peak, ==, 30 * MIB);
+  g_assert_cmpint(ST(&f).reserved_bytes_peak, ==, 70 * MIB);
+  int32_t C = m(&f, 10 * MIB, 0); /* from B's cached segment: no new reserve */
+  g_assert_cmpint(ST(&f).allocated_bytes_peak, ==, 40 * MIB);
+  g_assert_cmpint(ST(&f).reserved_bytes_peak, ==, 70 * MIB);
+  fr(&f, C);
+  fr(&f, A);
+  fx_clear(&f);
+}
+
 static void test_max_split_size(void) {
   g_test_summary("max_split_size: oversize blocks are not split, small requests skip them, "
                  "oversize requests accept < 20 MiB slack; release of oversize blocks first");
@@ -885,6 +904,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/alloc/small-rounding", test_small_rounding);
   g_test_add_func("/alloc/streams-not-shared", test_streams_not_shared);
   g_test_add_func("/alloc/coalesce", test_coalesce);
+  g_test_add_func("/alloc/reset-peaks", test_reset_peaks);
   g_test_add_func("/alloc/max-split-size", test_max_split_size);
   g_test_add_func("/alloc/oom-retry", test_oom_retry);
   g_test_add_func("/alloc/gc-threshold", test_gc_threshold);

@@ -663,11 +663,26 @@ static void test_job_vp(void) {
   make_job(&job, "llama3-8b", 8);
   job.layout.schedule = PTSIM_SCHEDULE_INTERLEAVED;
   validate_fails(&job, "--schedule interleaved needs --vp > 1", NULL);
+  /* Uneven with virtual stages, as Megatron-LM's TransformerConfig allows:
+   * 6 + 10 + 10 + 6, every stage divisible by vp 2 (chunks 3, 5, 5, 3) ... */
   make_job(&job, "llama3-8b", 4);
   job.layout.pp = 4;
   job.layout.vp = 2;
+  job.layout.first_stage_layers = 6;
+  job.layout.last_stage_layers = 6;
+  g_clear_error(&error);
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_assert_no_error(error);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  const int64_t chunks[] = {3, 5, 5, 3};
+  for (int s = 0; s < 4; s++) g_assert_cmpint(plan->chunk_layers[s], ==, chunks[s]);
+  /* ... but not by vp 4 (6 % 4 = 2), nor a split that is uneven elsewhere. */
+  job.layout.vp = 4;
+  validate_fails(&job, "--vp 4 does not divide the 6 layers of a pipeline stage", NULL);
+  job.layout.vp = 2;
   job.layout.first_stage_layers = 4;
-  validate_fails(&job, "uneven first/last pipeline stage with --vp 2", NULL);
+  job.layout.last_stage_layers = 0;
+  validate_fails(&job, "leave 28 of num_layers 32 for the 3 other stage(s)", NULL);
 }
 
 static void test_job_batch_and_seq(void) {

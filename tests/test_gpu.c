@@ -16,19 +16,26 @@
 
 #define N_JOBS 400
 
+/* Device 0 into *info, or FALSE after marking the test skipped, with why. */
+static gboolean gpu_usable(PtsimGpuInfo *info) {
+  g_autoptr(GError) error = NULL;
+  if (!ptsim_gpu_compiled_in()) {
+    g_test_skip("CUDA not compiled in: this ptsim was built without the CUDA part");
+    return FALSE;
+  }
+  if (!ptsim_gpu_query(info, &error)) {
+    g_test_skip(error->message); /* "no CUDA device: <the CUDA error>" */
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static void test_gpu_matches_cpu(void) {
   g_test_summary("GPU batch == CPU batch on 400 random valid jobs, every field, "
                  "1e-9 relative");
   g_autoptr(GError) error = NULL;
   PtsimGpuInfo info;
-  if (!ptsim_gpu_compiled_in()) {
-    g_test_skip("CUDA not compiled in: this ptsim was built without the CUDA part");
-    return;
-  }
-  if (!ptsim_gpu_query(&info, &error)) {
-    g_test_skip(error->message); /* "no CUDA device: <the CUDA error>" */
-    return;
-  }
+  if (!gpu_usable(&info)) return;
   g_autoptr(GRand) rand = g_rand_new_with_seed(7);
   g_autofree PtsimJob *jobs = g_new0(PtsimJob, N_JOBS);
   g_autofree PtsimBatchResult *cpu = g_new0(PtsimBatchResult, N_JOBS);
@@ -61,6 +68,43 @@ static void test_gpu_matches_cpu(void) {
                  info.name);
 }
 
+/* The engine's periodic shortcut on the device: the GPU batch with it and
+ * without it (every event simulated) gives the same bytes, and the CPU's
+ * full simulation agrees with both, on layouts with long steady states. */
+static void test_gpu_shortcut_exact(void) {
+  g_test_summary("GPU batch with the periodic shortcut == GPU and CPU without it, 400 layouts "
+                 "with m up to 300");
+  g_autoptr(GError) error = NULL;
+  PtsimGpuInfo info;
+  if (!gpu_usable(&info)) return;
+  JobgenPool pool;
+  g_assert_true(jobgen_pool_load(&pool, &error));
+  g_autoptr(GRand) rand = g_rand_new_with_seed(17);
+  g_autofree PtsimJob *jobs = g_new0(PtsimJob, N_JOBS);
+  g_autofree PtsimBatchResult *fast = g_new0(PtsimBatchResult, N_JOBS);
+  g_autofree PtsimBatchResult *full = g_new0(PtsimBatchResult, N_JOBS);
+  g_autofree PtsimBatchResult *cpu = g_new0(PtsimBatchResult, N_JOBS);
+  for (int i = 0; i < N_JOBS;)
+    if (jobgen_try_long(&pool, rand, &jobs[i], 300)) i++;
+  PtsimMonteCarlo every = {0, 0.0, 0.0, 2.0, 1, 1};
+  g_assert_true(ptsim_gpu_evaluate_mc(jobs, N_JOBS, NULL, 0, fast, &error));
+  g_assert_true(ptsim_gpu_evaluate_mc(jobs, N_JOBS, &every, 0, full, &error));
+  g_assert_no_error(error);
+  int identical = 0;
+  for (int i = 0; i < N_JOBS; i++) {
+    int64_t bytes = ptsim_batch_scratch_bytes_mc(&jobs[i], &every);
+    g_autofree void *scratch = g_malloc(bytes);
+    ptsim_batch_evaluate_mc(&jobs[i], &every, (uint64_t)i, scratch, bytes, &cpu[i]);
+    g_assert_true(memcmp(&fast[i], &full[i], sizeof fast[i]) == 0);
+    g_assert_cmpint(fast[i].status, ==, cpu[i].status);
+    for (gsize f = 0; f < JOBGEN_N_FIELDS; f++)
+      g_assert_true(jobgen_close(jobgen_field(&fast[i], f), jobgen_field(&cpu[i], f)));
+    identical += memcmp(&fast[i], &cpu[i], sizeof fast[i]) == 0;
+  }
+  g_test_message("%d of %d results bit-identical to the CPU's on %s", identical, N_JOBS,
+                 info.name);
+}
+
 /* Monte-Carlo: cuRAND's Philox streams on the GPU, ptsim's Philox on the
  * CPU; the same distribution, not the same draws, so the percentiles agree
  * statistically: within 2% on 64 samples of sigma 0.05. */
@@ -68,21 +112,14 @@ static void test_gpu_montecarlo_matches_cpu(void) {
   g_test_summary("GPU (cuRAND) vs CPU (Philox) Monte-Carlo: p50/p90 within 2%");
   g_autoptr(GError) error = NULL;
   PtsimGpuInfo info;
-  if (!ptsim_gpu_compiled_in()) {
-    g_test_skip("CUDA not compiled in: this ptsim was built without the CUDA part");
-    return;
-  }
-  if (!ptsim_gpu_query(&info, &error)) {
-    g_test_skip(error->message);
-    return;
-  }
+  if (!gpu_usable(&info)) return;
   enum { N = 64 };
   g_autoptr(GRand) rand = g_rand_new_with_seed(11);
   g_autofree PtsimJob *jobs = g_new0(PtsimJob, N);
   g_autofree PtsimBatchResult *cpu = g_new0(PtsimBatchResult, N);
   g_autofree PtsimBatchResult *gpu = g_new0(PtsimBatchResult, N);
   g_assert_true(jobgen_fill(rand, jobs, N, &error));
-  PtsimMonteCarlo mc = {64, 0.05, 0.0, 2.0, 3};
+  PtsimMonteCarlo mc = {64, 0.05, 0.0, 2.0, 3, 0};
   for (int i = 0; i < N; i++) {
     int64_t bytes = ptsim_batch_scratch_bytes_mc(&jobs[i], &mc);
     g_autofree void *scratch = g_malloc(bytes);
@@ -100,6 +137,7 @@ static void test_gpu_montecarlo_matches_cpu(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/gpu/matches-cpu", test_gpu_matches_cpu);
+  g_test_add_func("/gpu/shortcut-exact", test_gpu_shortcut_exact);
   g_test_add_func("/gpu/montecarlo-matches-cpu", test_gpu_montecarlo_matches_cpu);
   return g_test_run();
 }

@@ -159,6 +159,110 @@ static void test_variants_agree(void) {
   }
 }
 
+/* Llama-3-8B on 8 GPUs (tp 1, pp 1, dp 8), one microbatch, seq 4096, on
+ * an H200 (so that nothing runs out).  By hand: P = embedding + head
+ * 2 x 128256 x 4096 = 1,050,673,152; per layer QKV 4096 x (4096 + 2 x
+ * 1024) = 25,165,824, O 16,777,216, MLP 3 x 4096 x 14336 = 176,160,768,
+ * two RMSNorms 8,192: 218,112,000, x 32 = 6,979,584,000; final norm 4,096:
+ * P = 8,030,261,248.  Adam's exp_avg and exp_avg_sq are fp32 and sharded
+ * over dp 8 by the distributed optimizer: 2 x 4 B x P / 8 = P bytes, asked
+ * for at step 0's optimizer step.  Step 0's forward and backward run
+ * without them and step 1's with them, the activations being the same, so
+ * the requested peaks differ by exactly P bytes. */
+static void test_first_step_without_adam(void) {
+  g_test_summary("step 0 peaks without Adam's states; the steady state holds them (hand-worked)");
+  PtsimJob job;
+  load_job(&job, "llama3-8b", "h200-141g", 8, 1, 1, 1, 8, 4096, PTSIM_RECOMPUTE_NONE);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_assert_cmpfloat(plan->stage_parameters[0], ==, 8030261248.0);
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  run(&job, NULL, a);
+  const PtsimStageAlloc *s = &a->stages[0];
+  g_assert_true(s->fits);
+  g_assert_cmpfloat(s->steady_state.requested_peak_bytes - s->first_step.requested_peak_bytes, ==,
+                    8030261248.0);
+  /* Allocated blocks are rounded, so at least that much more is handed out;
+   * the overall peak is the steady state's, reached in step 1. */
+  g_assert_cmpfloat(s->steady_state.allocated_peak_bytes - s->first_step.allocated_peak_bytes, >=,
+                    8030261248.0);
+  g_assert_cmpfloat(s->allocated_peak_bytes, ==, s->steady_state.allocated_peak_bytes);
+  g_assert_cmpfloat(s->device_peak_bytes, ==, s->steady_state.device_peak_bytes);
+  g_assert_cmpint(s->peak_step, ==, 1);
+}
+
+/* The same layout under --use-precision-aware-optimizer: Transformer
+ * Engine's FusedAdam holds the masters (Megatron's distributed optimizer
+ * makes none, distrib_optimizer.py) and creates them in its first step
+ * with Adam's states (FusedAdam.initialize_state), as 16-bit remainders of
+ * the bf16 weights (store_param_remainders): 2 B x P / 8.  By hand against
+ * the default run: step 0's forward and backward lack the default's fp32
+ * masters, 4 B x P / 8 = P / 2 bytes; the steady state holds 2-byte
+ * masters instead of 4-byte ones, P / 4 bytes fewer. */
+static void test_precision_aware_masters_at_first_step(void) {
+  g_test_summary("precision-aware optimizer: masters created at step 0's optimizer step (hand-worked)");
+  const double P = 8030261248.0;
+  PtsimJob job;
+  load_job(&job, "llama3-8b", "h200-141g", 8, 1, 1, 1, 8, 4096, PTSIM_RECOMPUTE_NONE);
+  g_autofree PtsimAllocResult *plain = g_new0(PtsimAllocResult, 1);
+  run(&job, NULL, plain);
+  job.layout.precision_aware_optimizer = 1;
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_assert_cmpint(plan->lazy_masters, ==, 1);
+  g_assert_cmpfloat(plan->master_bytes, ==, 2.0);
+  g_autofree PtsimAllocResult *aware = g_new0(PtsimAllocResult, 1);
+  run(&job, NULL, aware);
+  const PtsimStageAlloc *a = &aware->stages[0], *b = &plain->stages[0];
+  g_assert_true(a->fits);
+  g_assert_cmpfloat(b->first_step.requested_peak_bytes - a->first_step.requested_peak_bytes, ==,
+                    P / 2.0);
+  g_assert_cmpfloat(b->steady_state.requested_peak_bytes - a->steady_state.requested_peak_bytes, ==,
+                    P / 4.0);
+}
+
+/* The same layout on an 80 GB H100: step 0 fits, and once Adam's states
+ * take 7.5 GiB of what the allocator had cached, step 1's first forward
+ * runs out: OOM is the worse of the two phases, and it says where. */
+static void test_oom_in_steady_state(void) {
+  g_test_summary("a layout whose first step fits runs out in step 1, and the report says so");
+  PtsimJob job;
+  load_job(&job, "llama3-8b", "h100-80g", 8, 1, 1, 1, 8, 4096, PTSIM_RECOMPUTE_NONE);
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  run(&job, NULL, a);
+  const PtsimStageAlloc *s = &a->stages[0];
+  g_assert_false(s->fits);
+  g_assert_false(a->fits);
+  g_assert_false(a->runs);
+  g_assert_cmpint(s->oom_step, ==, 1);
+  g_assert_cmpint(s->oom_kind, ==, PTSIM_SCHEDULE_ITEM_FORWARD);
+  g_assert_cmpfloat(s->first_step.device_peak_bytes, <, job.hw.memory_bytes);
+}
+
+/* The `runs` verdict beside the 80% rule, one layout each side. */
+static void test_runs_verdict(void) {
+  g_test_summary("above the 80% rule: seq 2048 runs, seq 3072 leaves no margin, seq 4096 runs out");
+  static const struct {
+    gint64 seq;
+    gboolean runs, fits;
+  } cases[] = {{2048, TRUE, TRUE}, {3072, FALSE, TRUE}, {4096, FALSE, FALSE}};
+  for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+    PtsimJob job;
+    load_job(&job, "llama3-8b", "h100-80g", 8, 1, 1, 1, 8, cases[i].seq, PTSIM_RECOMPUTE_NONE);
+    g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
+    g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+    estimate_of(&job, PTSIM_CE_LAST_STAGE, m);
+    run(&job, NULL, a);
+    const PtsimStageAlloc *s = &a->stages[0];
+    /* Every one is over the 80% rule: the seed's verdict rejects all. */
+    g_assert_false(m->fits);
+    g_assert_cmpint(a->runs, ==, cases[i].runs);
+    g_assert_cmpint(a->fits, ==, cases[i].fits);
+    g_assert_cmpfloat(s->runs_margin_bytes, ==, PTSIM_LIFETIMES_RESERVED_ERROR * s->reserved_peak_bytes);
+    if (cases[i].fits) /* runs exactly when the margin fits beside the peak */
+      g_assert_cmpint(s->device_peak_bytes + s->runs_margin_bytes <= job.hw.memory_bytes, ==,
+                      cases[i].runs);
+  }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/lifetimes/agrees-with-estimate", test_agrees_with_estimate);
@@ -168,5 +272,10 @@ int main(int argc, char **argv) {
   g_test_add_func("/lifetimes/deterministic", test_deterministic);
   g_test_add_func("/lifetimes/expandable-segments-what-if", test_expandable_segments_what_if);
   g_test_add_func("/lifetimes/variants-agree", test_variants_agree);
+  g_test_add_func("/lifetimes/first-step-without-adam", test_first_step_without_adam);
+  g_test_add_func("/lifetimes/precision-aware-masters-at-first-step",
+                  test_precision_aware_masters_at_first_step);
+  g_test_add_func("/lifetimes/oom-in-steady-state", test_oom_in_steady_state);
+  g_test_add_func("/lifetimes/runs-verdict", test_runs_verdict);
   return g_test_run();
 }

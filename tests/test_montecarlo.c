@@ -62,7 +62,7 @@ static void test_zero_jitter_is_deterministic(void) {
   g_test_summary("sigma 0 and no stragglers: every sample equals the deterministic step");
   PtsimJob job;
   load_job(&job);
-  PtsimMonteCarlo mc = {16, 0.0, 0.0, 2.0, 1};
+  PtsimMonteCarlo mc = {16, 0.0, 0.0, 2.0, 1, 0};
   PtsimBatchResult r;
   evaluate(&job, &mc, 0, &r);
   g_assert_cmpfloat(r.step_p50_s, ==, r.step_s);
@@ -73,7 +73,7 @@ static void test_sampling_behaves(void) {
   g_test_summary("ordered percentiles near the mean-one jitter's step; seeds reproduce");
   PtsimJob job;
   load_job(&job);
-  PtsimMonteCarlo mc = {64, 0.05, 0.0, 2.0, 7};
+  PtsimMonteCarlo mc = {64, 0.05, 0.0, 2.0, 7, 0};
   PtsimBatchResult a, b, c;
   evaluate(&job, &mc, 3, &a);
   evaluate(&job, &mc, 3, &b);
@@ -92,7 +92,7 @@ static void test_stragglers_slow_the_tail(void) {
   g_test_summary("stragglers move p99 up");
   PtsimJob job;
   load_job(&job);
-  PtsimMonteCarlo calm = {64, 0.02, 0.0, 2.0, 1}, stormy = {64, 0.02, 0.01, 3.0, 1};
+  PtsimMonteCarlo calm = {64, 0.02, 0.0, 2.0, 1, 0}, stormy = {64, 0.02, 0.01, 3.0, 1, 0};
   PtsimBatchResult a, b;
   evaluate(&job, &calm, 0, &a);
   evaluate(&job, &stormy, 0, &b);

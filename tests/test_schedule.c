@@ -159,6 +159,113 @@ static void test_no_deadlock(void) {
   for_each_shape(check_no_deadlock);
 }
 
+/* ---- closed form ---- */
+
+static void check_closed_form(PtsimSchedule kind, int p, int m, int v) {
+  int n = ptsim_schedule_num_items(kind, p, m, v);
+  PtsimScheduleItem *items = g_new(PtsimScheduleItem, n);
+  for (int s = 0; s < p; s++) {
+    PtsimScheduleShape sh;
+    g_assert_cmpint(ptsim_schedule_shape(kind, p, m, v, s, &sh), ==, 0);
+    g_assert_cmpint(sh.items, ==, n);
+    g_assert_cmpint(ptsim_schedule_build(kind, p, m, v, s, items, n), ==, n);
+    for (int i = 0; i < n; i++) {
+      PtsimScheduleItem it;
+      ptsim_schedule_item_at(&sh, i, &it);
+      g_assert_cmpint(it.kind, ==, items[i].kind);
+      g_assert_cmpint(it.microbatch, ==, items[i].microbatch);
+      g_assert_cmpint(it.chunk, ==, items[i].chunk);
+      g_assert_cmpint(ptsim_schedule_index_of(&sh, it.kind, it.microbatch, it.chunk), ==, i);
+    }
+    g_assert_cmpint(ptsim_schedule_index_of(&sh, PTSIM_SCHEDULE_ITEM_FORWARD, m, 0), ==, -1);
+    int last_f = -1, last_b = -1;
+    for (int i = 0; i < n; i++) {
+      if (items[i].kind == PTSIM_SCHEDULE_ITEM_FORWARD) last_f = i;
+      if (items[i].kind == PTSIM_SCHEDULE_ITEM_BACKWARD ||
+          items[i].kind == PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT)
+        last_b = i;
+    }
+    g_assert_cmpint(ptsim_schedule_last_index(&sh, PTSIM_SCHEDULE_ITEM_FORWARD), ==, last_f);
+    g_assert_cmpint(ptsim_schedule_last_index(&sh, PTSIM_SCHEDULE_ITEM_BACKWARD), ==, last_b);
+  }
+  g_free(items);
+}
+
+static void test_closed_form(void) {
+  g_test_summary("item_at(i) is ptsim_schedule_build's item i, index_of is its inverse, "
+                 "last_index finds the last F and B");
+  for_each_shape(check_closed_form);
+}
+
+static void check_steady(PtsimSchedule kind, int p, int m, int v) {
+  for (int s = 0; s < p; s++) {
+    PtsimScheduleShape sh;
+    g_assert_cmpint(ptsim_schedule_shape(kind, p, m, v, s, &sh), ==, 0);
+    for (int phase = 0; phase < PTSIM_SCHEDULE_PHASES; phase++) {
+      PtsimScheduleSteady st;
+      ptsim_schedule_steady(&sh, phase, &st);
+      g_assert_cmpint(st.period, >=, 1);
+      g_assert_cmpint(st.lo, >=, 0);
+      g_assert_cmpint(st.hi, <=, sh.items);
+      for (int i = st.lo; i + st.period < st.hi; i++) {
+        PtsimScheduleItem a, b;
+        ptsim_schedule_item_at(&sh, i, &a);
+        ptsim_schedule_item_at(&sh, i + st.period, &b);
+        g_assert_cmpint(b.kind, ==, a.kind);
+        g_assert_cmpint(b.chunk, ==, a.chunk);
+        g_assert_cmpint(b.microbatch, ==, a.microbatch + st.shift);
+      }
+    }
+  }
+}
+
+static void test_steady_repeats(void) {
+  g_test_summary("In a steady stretch, item i + period is item i moved by shift microbatches");
+  for_each_shape(check_steady);
+  /* the stretches are as long as schedule.h says: 1F1B stage 0 of p=4,
+   * m=16 has 12 steady pairs after 3 warm-up forwards */
+  PtsimScheduleShape sh;
+  PtsimScheduleSteady st;
+  g_assert_cmpint(ptsim_schedule_shape(PTSIM_SCHEDULE_1F1B, 4, 16, 1, 0, &sh), ==, 0);
+  ptsim_schedule_steady(&sh, 0, &st);
+  g_assert_cmpint(st.lo, ==, 3);
+  g_assert_cmpint(st.hi, ==, 3 + 2 * 13);
+}
+
+/* The engine's shortcut reads a stage's pending inputs as a prefix of each
+ * input stream: that holds because a producer finishes in order and every
+ * stream's producing items come in the consumer's order.  The loss needs no
+ * order: its F runs earlier on the same stage, so it is always there. */
+static void check_streams_in_order(PtsimSchedule kind, int p, int m, int v) {
+  for (int s = 0; s < p; s++) {
+    PtsimScheduleShape sh, from_sh[PTSIM_MAX_STAGES];
+    int last[4] = {-1, -1, -1, -1};
+    g_assert_cmpint(ptsim_schedule_shape(kind, p, m, v, s, &sh), ==, 0);
+    for (int t = 0; t < p; t++)
+      g_assert_cmpint(ptsim_schedule_shape(kind, p, m, v, t, &from_sh[t]), ==, 0);
+    for (int i = 0; i < sh.items; i++) {
+      PtsimScheduleItem it, from;
+      int32_t from_stage = -1;
+      ptsim_schedule_item_at(&sh, i, &it);
+      int input = ptsim_schedule_input(p, v, s, &it, &from_stage, &from);
+      if (input == PTSIM_SCHEDULE_INPUT_NONE) continue;
+      int j = ptsim_schedule_index_of(&from_sh[from_stage], from.kind, from.microbatch, from.chunk);
+      g_assert_cmpint(j, >=, 0);
+      if (input == PTSIM_SCHEDULE_INPUT_LOSS) { /* own F: earlier in the order, any order */
+        g_assert_cmpint(j, <, i);
+        continue;
+      }
+      g_assert_cmpint(j, >, last[input]);
+      last[input] = j;
+    }
+  }
+}
+
+static void test_streams_in_order(void) {
+  g_test_summary("Each input stream of a stage is produced in the order the stage consumes it");
+  for_each_shape(check_streams_in_order);
+}
+
 /* ---- bubbles ---- */
 
 static PtsimTime step_of(PtsimSchedule kind, int p, int m, int v, PtsimTime tf, PtsimTime tb,
@@ -383,6 +490,9 @@ int main(int argc, char **argv) {
   g_test_add_func("/schedule/hand/zb-h1-p2-m4", test_hand_zb_h1);
   g_test_add_func("/schedule/each-item-once", test_each_item_once);
   g_test_add_func("/schedule/no-deadlock", test_no_deadlock);
+  g_test_add_func("/schedule/closed-form", test_closed_form);
+  g_test_add_func("/schedule/steady-repeats", test_steady_repeats);
+  g_test_add_func("/schedule/streams-in-order", test_streams_in_order);
   g_test_add_func("/schedule/bubble/1f1b-gpipe", test_bubble_1f1b_gpipe);
   g_test_add_func("/schedule/bubble/interleaved", test_bubble_interleaved);
   g_test_add_func("/schedule/bubble/zb-h1", test_bubble_zb_h1);

@@ -3,6 +3,8 @@
  * thread bit for bit. */
 #include <glib.h>
 #include <string.h>
+#include "config.h"
+#include "lifetimes.h"
 #include "sweep.h"
 
 static PtsimSweepSpec *small_spec(const char *model) {
@@ -42,19 +44,65 @@ static void test_hand_count(void) {
   g_assert_cmpuint(g_hash_table_size(sweep->rejected), ==, 0);
 }
 
+/* The default tp_max is the NVLink domain, not the host: a GB200 NVL72
+ * rack has hosts of 4 and one 72-GPU domain.  16 GPUs (4 hosts), Llama-3-8B
+ * (32 heads, 8 query groups): tp 1, 2, 4, 8, 16 with pp dividing 16/tp:
+ * 5 + 4 + 3 + 2 + 1 = 15 layouts; tp 16 does not divide the 8 query
+ * groups, so 14 are valid (a limit of 4 GPUs per host gave 12). */
+static void test_tp_up_to_nvlink_domain(void) {
+  g_test_summary("GB200 NVL72: tp up to the 72-GPU NVLink domain (at most the heads), by hand");
+  g_autoptr(GError) error = NULL;
+  PtsimModel llama, gpt1b;
+  PtsimHardware nvl72, h100;
+  g_assert_true(ptsim_model_load("llama3-8b", &llama, &error));
+  g_assert_true(ptsim_model_load("megatron2021-gpt-1b", &gpt1b, &error));
+  g_assert_true(ptsim_hardware_load("gb200-nvl72", &nvl72, &error));
+  g_assert_true(ptsim_hardware_load("h100-80g", &h100, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(ptsim_sweep_tp_max_default(&llama, &nvl72), ==, 32);
+  g_assert_cmpint(ptsim_sweep_tp_max_default(&gpt1b, &nvl72), ==, 15);
+  g_assert_cmpint(ptsim_sweep_tp_max_default(&llama, &h100), ==, 8);
+  g_autoptr(PtsimSweepSpec) spec = small_spec("llama3-8b");
+  const gint64 gpus = 16;
+  g_ptr_array_set_size(spec->hws, 0);
+  g_ptr_array_add(spec->hws, g_strdup("gb200-nvl72"));
+  g_array_set_size(spec->gpus, 0);
+  g_array_append_val(spec->gpus, gpus);
+  g_autoptr(PtsimSweep) sweep = enumerate(spec);
+  g_assert_cmpuint(sweep->candidates, ==, 15);
+  g_assert_cmpuint(sweep->jobs->len, ==, 14);
+  gint64 widest = 0;
+  for (guint i = 0; i < sweep->jobs->len; i++)
+    widest = MAX(widest, g_array_index(sweep->jobs, PtsimJob, i).layout.tp);
+  g_assert_cmpint(widest, ==, 8);
+}
+
 static void test_rejections_counted_by_reason(void) {
-  g_test_summary("30 layers: pp 4 (tp 1, 2) and pp 8 (tp 1) are rejected, one reason, count 3");
-  g_autoptr(PtsimSweepSpec) spec = small_spec("sc21-gpt-3.6b");
+  g_test_summary("15 heads: tp 2 (pp 1, 2, 4), 4 (pp 1, 2), 8 (pp 1) rejected, one reason, count 6");
+  g_autoptr(PtsimSweepSpec) spec = small_spec("megatron2021-gpt-1b");
   g_autoptr(PtsimSweep) sweep = enumerate(spec);
   g_assert_cmpuint(sweep->candidates, ==, 10);
-  g_assert_cmpuint(sweep->jobs->len, ==, 7);
+  g_assert_cmpuint(sweep->jobs->len, ==, 4);
   g_assert_cmpuint(g_hash_table_size(sweep->rejected), ==, 1);
   GHashTableIter it;
   gpointer key, value;
   g_hash_table_iter_init(&it, sweep->rejected);
   g_assert_true(g_hash_table_iter_next(&it, &key, &value));
-  g_assert_nonnull(strstr(key, "does not divide num_layers"));
-  g_assert_cmpuint(GPOINTER_TO_UINT(value), ==, 3);
+  g_assert_nonnull(strstr(key, "does not divide num_attention_heads"));
+  g_assert_cmpuint(GPOINTER_TO_UINT(value), ==, 6);
+}
+
+static void test_uneven_split(void) {
+  g_test_summary("30 layers on 8 GPUs: pp 4 and 8 split with lighter ends (7+8+8+7, 3+6x4+3)");
+  g_autoptr(PtsimSweepSpec) spec = small_spec("sc21-gpt-3.6b");
+  g_autoptr(PtsimSweep) sweep = enumerate(spec);
+  g_assert_cmpuint(sweep->jobs->len, ==, 10);
+  for (guint i = 0; i < sweep->jobs->len; i++) {
+    const PtsimLayout *l = &g_array_index(sweep->jobs, PtsimJob, i).layout;
+    gint64 want = l->pp == 4 ? 7 : l->pp == 8 ? 3 : 0;
+    g_assert_cmpint(l->first_stage_layers, ==, want);
+    g_assert_cmpint(l->last_stage_layers, ==, want);
+  }
 }
 
 static void test_interleaved_adds_vp(void) {
@@ -90,11 +138,179 @@ static void test_pool_equals_single_thread(void) {
                   ==, 0);
 }
 
+/* Llama-3-8B on 8 H100s at seq 8192: mbs 1, 2, 4, cp 1, 2, every
+ * recompute, 1F1B, interleaved (vp 2), ZB-H1: layouts on both sides of the
+ * 80% rule and of the GPU's memory. */
+static PtsimSweepSpec *verdict_spec(void) {
+  PtsimSweepSpec *spec = small_spec("llama3-8b");
+  const gint64 seq = 8192, two = 2, four = 4;
+  const int selective = PTSIM_RECOMPUTE_SELECTIVE, full = PTSIM_RECOMPUTE_FULL;
+  const int interleaved = PTSIM_SCHEDULE_INTERLEAVED, zb = PTSIM_SCHEDULE_ZB_H1;
+  g_array_index(spec->seqs, gint64, 0) = seq;
+  g_array_append_val(spec->mbs, two);
+  g_array_append_val(spec->mbs, four);
+  g_array_append_val(spec->cps, two);
+  g_array_append_val(spec->recomputes, selective);
+  g_array_append_val(spec->recomputes, full);
+  g_array_append_val(spec->schedules, interleaved);
+  g_array_append_val(spec->schedules, zb);
+  g_array_set_size(spec->vps, 0);
+  g_array_append_val(spec->vps, two);
+  return spec;
+}
+
+static PtsimSweep *evaluated(const PtsimSweepSpec *spec) {
+  g_autoptr(GError) error = NULL;
+  PtsimSweep *sweep = enumerate(spec);
+  g_assert_true(ptsim_sweep_evaluate(sweep, PTSIM_DEVICE_CPU, 2, NULL, NULL, &error));
+  g_assert_no_error(error);
+  return sweep;
+}
+
+/* The floor is what every replay allocates for sure (weights, gradients,
+ * optimizer states, saved activations), so the emulation's device peak is
+ * never below it plus the context and NCCL buffers; a layout the floor
+ * rejects cannot run. */
+static void test_floor_below_emulation(void) {
+  g_test_summary("held floor + context/NCCL <= the emulated device peak, on every layout that fits");
+  g_autoptr(PtsimSweepSpec) spec = verdict_spec();
+  spec->allocator = TRUE;
+  g_autoptr(PtsimSweep) sweep = evaluated(spec);
+  guint over = 0;
+  for (guint i = 0; i < sweep->jobs->len; i++) {
+    const PtsimJob *job = &g_array_index(sweep->jobs, PtsimJob, i);
+    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    double floor = r->held_floor_bytes + ptsim_lifetimes_outside_bytes(job);
+    g_assert_cmpint(r->status, ==, 0);
+    g_assert_cmpint(r->runs_from, ==, PTSIM_RUNS_FROM_ALLOCATOR);
+    if (!r->alloc_oom) g_assert_cmpfloat(r->alloc_device_peak_bytes, >=, floor);
+    if (floor > job->hw.memory_bytes) {
+      g_assert_cmpint(r->runs, ==, 0);
+      over++;
+    }
+  }
+  g_assert_cmpuint(over, >, 0);
+}
+
+/* Settling only the contention gives the same top as emulating every
+ * layout: the fastest layouts that may run are all emulated. */
+static void test_settle_top_equals_full(void) {
+  g_test_summary("the top 8 after settling the contention equal the top 8 with every layout emulated");
+  const guint top = 8;
+  g_autoptr(PtsimSweepSpec) spec = verdict_spec();
+  g_autoptr(PtsimSweep) lazy = evaluated(spec);
+  spec->allocator = TRUE;
+  g_autoptr(PtsimSweep) full = evaluated(spec);
+  PtsimBatchResult *rl = (PtsimBatchResult *)lazy->results->data;
+  const PtsimBatchResult *rf = (const PtsimBatchResult *)full->results->data;
+  const PtsimJob *jobs = (const PtsimJob *)lazy->jobs->data;
+  guint n = lazy->jobs->len, emulated = ptsim_sweep_settle_top(jobs, rl, n, top, 2);
+  g_assert_cmpuint(emulated, >=, top);
+  g_assert_cmpuint(emulated, <, n / 4);
+  /* The best `top` by (class, tokens/s per GPU) in each. */
+  for (int pass = 0; pass < 2; pass++) {
+    const PtsimBatchResult *r = pass ? rf : rl;
+    guint taken = 0;
+    double last = G_MAXDOUBLE;
+    for (guint k = 0; k < top; k++) {
+      guint best = G_MAXUINT;
+      for (guint i = 0; i < n; i++) {
+        double key = ptsim_sweep_rank_key(&jobs[i], &r[i]);
+        if (r[i].runs != 1 || key >= last) continue;
+        if (best == G_MAXUINT || key > ptsim_sweep_rank_key(&jobs[best], &r[best])) best = i;
+      }
+      g_assert_cmpuint(best, !=, G_MAXUINT);
+      g_assert_cmpint(r[best].runs_from, ==, PTSIM_RUNS_FROM_ALLOCATOR);
+      /* Same layout, same verdict and peak in both. */
+      g_assert_cmpint(rl[best].runs, ==, rf[best].runs);
+      g_assert_cmpfloat(rl[best].alloc_device_peak_bytes, ==, rf[best].alloc_device_peak_bytes);
+      last = ptsim_sweep_rank_key(&jobs[best], &r[best]);
+      taken++;
+    }
+    g_assert_cmpuint(taken, ==, top);
+  }
+}
+
+static void test_split_by_hand(void) {
+  g_test_summary("stage splits: even when pp divides the layers, else Megatron's equal lighter ends");
+  gint64 f, l;
+  g_assert_true(ptsim_sweep_split(80, 4, 5, &f, &l)); /* 20 per stage, 4 per chunk */
+  g_assert_cmpint(f, ==, 0);
+  g_assert_cmpint(l, ==, 0);
+  g_assert_true(ptsim_sweep_split(96, 8, 12, &f, &l)); /* GPT-3 175B: 12 per stage, 1 per chunk */
+  g_assert_false(ptsim_sweep_split(80, 4, 3, &f, &l)); /* 20 % 3 */
+  /* 126 layers (Llama 3.1 405B) on 8 stages: ends f, six middles (126 - 2f)/6,
+   * f <= 15: f = 15 gives 16 in the middle; with vp the ends and the middle
+   * must both divide: (9, 18) for vp 3 and 9, none for vp 2 or 7. */
+  g_assert_true(ptsim_sweep_split(126, 8, 1, &f, &l));
+  g_assert_cmpint(f, ==, 15);
+  g_assert_cmpint(l, ==, 15);
+  g_assert_true(ptsim_sweep_split(126, 8, 3, &f, &l));
+  g_assert_cmpint(f, ==, 9);
+  g_assert_true(ptsim_sweep_split(126, 8, 9, &f, &l));
+  g_assert_cmpint(f, ==, 9);
+  g_assert_false(ptsim_sweep_split(126, 8, 2, &f, &l));
+  g_assert_false(ptsim_sweep_split(126, 8, 7, &f, &l));
+  /* Two stages, odd layers: 17 + 16. */
+  g_assert_true(ptsim_sweep_split(33, 2, 1, &f, &l));
+  g_assert_cmpint(f, ==, 17);
+  g_assert_cmpint(l, ==, 16);
+}
+
+/* Llama-3-70B (80 layers) on 8 GPUs at tp 1, interleaved only, mbs 1:
+ * pp 1 (one 1F1B layout), pp 2 (40 per stage: vp 2, 4, 5, 8, 10, 20, 40),
+ * pp 4 (20: 2, 4, 5, 10, 20), pp 8 (10: 2, 5, 10): 1 + 7 + 5 + 3 = 16. */
+static void test_vp_counts_by_hand(void) {
+  g_test_summary("default vp: every size dividing the layers per stage, 16 layouts counted by hand");
+  g_autoptr(PtsimSweepSpec) spec = small_spec("llama3-70b");
+  const int interleaved = PTSIM_SCHEDULE_INTERLEAVED;
+  g_array_index(spec->schedules, int, 0) = interleaved;
+  spec->tp_max = 1;
+  g_autoptr(PtsimSweep) sweep = enumerate(spec);
+  g_assert_cmpuint(sweep->jobs->len, ==, 16);
+  g_assert_cmpuint(g_hash_table_size(sweep->rejected), ==, 0);
+}
+
+/* The default enumeration holds the layouts NVIDIA publishes for these
+ * models: Llama-3-70B at pp 4 with vp 5 and GPT-3 175B at pp 8 with vp 12
+ * (one layer per virtual stage). */
+static gboolean has_layout(const PtsimSweep *sweep, gint64 tp, gint64 pp, gint64 vp) {
+  for (guint i = 0; i < sweep->jobs->len; i++) {
+    const PtsimLayout *l = &g_array_index(sweep->jobs, PtsimJob, i).layout;
+    if (l->tp == tp && l->pp == pp && l->vp == vp) return TRUE;
+  }
+  return FALSE;
+}
+
+static void test_expert_layouts(void) {
+  g_test_summary("the default vp list reaches llama3-70b pp 4 vp 5 and gpt3-175b pp 8 vp 12");
+  g_autoptr(PtsimSweepSpec) a = small_spec("llama3-70b");
+  g_autoptr(PtsimSweepSpec) b = small_spec("gpt3-175b");
+  const int interleaved = PTSIM_SCHEDULE_INTERLEAVED;
+  g_array_index(a->gpus, gint64, 0) = 64;
+  g_array_index(a->schedules, int, 0) = interleaved;
+  g_array_index(b->gpus, gint64, 0) = 128;
+  g_array_index(b->gbs, gint64, 0) = 256;
+  g_array_index(b->schedules, int, 0) = interleaved;
+  g_autoptr(PtsimSweep) sa = enumerate(a);
+  g_autoptr(PtsimSweep) sb = enumerate(b);
+  g_assert_true(has_layout(sa, 8, 4, 5));
+  g_assert_true(has_layout(sb, 4, 8, 12));
+  g_assert_true(has_layout(sb, 8, 8, 12));
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/sweep/hand-count", test_hand_count);
+  g_test_add_func("/sweep/tp-up-to-nvlink-domain", test_tp_up_to_nvlink_domain);
   g_test_add_func("/sweep/rejections-counted-by-reason", test_rejections_counted_by_reason);
+  g_test_add_func("/sweep/uneven-split", test_uneven_split);
   g_test_add_func("/sweep/interleaved-adds-vp", test_interleaved_adds_vp);
   g_test_add_func("/sweep/pool-equals-single-thread", test_pool_equals_single_thread);
+  g_test_add_func("/sweep/split-by-hand", test_split_by_hand);
+  g_test_add_func("/sweep/vp-counts-by-hand", test_vp_counts_by_hand);
+  g_test_add_func("/sweep/expert-layouts", test_expert_layouts);
+  g_test_add_func("/sweep/floor-below-emulation", test_floor_below_emulation);
+  g_test_add_func("/sweep/settle-top-equals-full", test_settle_top_equals_full);
   return g_test_run();
 }

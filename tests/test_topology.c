@@ -206,6 +206,53 @@ test_nvl72_domain(void)
   g_assert_cmpint(grp.nodes, ==, 18);
 }
 
+/* Every member's node, one by one: what nodes, gpus_per_node and
+ * max_gpus_per_node must say. */
+static void
+test_nodes_member_by_member(void)
+{
+  static const int64_t sizes[] = {1, 2, 3, 4, 5, 6, 8, 16};
+  g_test_summary("nodes, members per node and fabric senders agree with placing every member, "
+                 "for all group kinds, ranks and node sizes 1..9 of small layouts");
+  for (int k = 0; k < PTSIM_GROUP_KIND_COUNT; k++)
+    for (guint a = 0; a < G_N_ELEMENTS(sizes); a++)
+      for (guint b = 0; b < 4; b++)
+        for (guint c = 0; c < 6; c++)
+          for (int64_t pp = 1; pp <= 3; pp++)
+            for (int64_t gpn = 1; gpn <= 9; gpn++) {
+              int64_t tp = sizes[a], cp = sizes[b], dp = sizes[c];
+              for (int64_t rank = 0; rank < tp * cp * dp * pp; rank += 7) {
+                PtsimGroup grp;
+                int64_t nodes = 1, run = 1, lo = G_MAXINT64, hi = 0;
+                ptsim_topology_group_of(tp, cp, dp, pp, gpn, (PtsimGroupKind)k, rank, &grp);
+                for (int64_t i = 1; i <= grp.size; i++) {
+                  if (i < grp.size && (grp.first_rank + i * grp.stride) / gpn ==
+                                          (grp.first_rank + (i - 1) * grp.stride) / gpn) {
+                    run++;
+                    continue;
+                  }
+                  lo = MIN(lo, run);
+                  hi = MAX(hi, run);
+                  if (i < grp.size) nodes++;
+                  run = 1;
+                }
+                g_assert_cmpint(grp.nodes, ==, nodes);
+                g_assert_cmpint(grp.gpus_per_node, ==, lo);
+                g_assert_cmpint(grp.max_gpus_per_node, ==, hi);
+                /* senders: the GPUs of the group's first node whose own group
+                 * (found from their rank) leaves the node */
+                int64_t senders = 0, first = grp.first_rank / gpn * gpn;
+                for (int64_t r = first; r < MIN(first + gpn, tp * cp * dp * pp); r++) {
+                  PtsimGroup other;
+                  ptsim_topology_group_of(tp, cp, dp, pp, gpn, (PtsimGroupKind)k, r, &other);
+                  senders += other.first_rank / gpn !=
+                             (other.first_rank + (other.size - 1) * other.stride) / gpn;
+                }
+                g_assert_cmpint(grp.fabric_senders_per_node, ==, senders);
+              }
+            }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -219,5 +266,6 @@ main(int argc, char **argv)
   g_test_add_func("/topology/uneven-node-size", test_uneven);
   g_test_add_func("/topology/from-job", test_from_job);
   g_test_add_func("/topology/nvl72-domain", test_nvl72_domain);
+  g_test_add_func("/topology/nodes-member-by-member", test_nodes_member_by_member);
   return g_test_run();
 }

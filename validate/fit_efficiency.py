@@ -61,6 +61,50 @@ def errors(ptsim, data_dir, rows):
     return out
 
 
+def fit(ptsim, data_dir, fam, rows, rounds, log=print, start=None):
+    """Coordinate search of the family's [efficiency] parameters on `rows`, from `start`
+    (default: the profile's current values), written into data_dir's profiles; returns
+    the values."""
+    profiles = FAMILIES[fam]
+    values = dict(start) if start else read_values(profiles[0])
+
+    def score(vals):
+        for prof in profiles:
+            write_profile(data_dir, prof, vals)
+        e = errors(ptsim, data_dir, rows)
+        return sum(e) / len(e), max(e)
+
+    best = score(values)
+    log("%s: %d rows, start MAPE %.1f%% max %.1f%% %s" % (fam, len(rows), 100 * best[0],
+                                                         100 * best[1], values))
+    for _ in range(rounds):
+        for key in BOUNDS:
+            lo, hi = BOUNDS[key][fam]
+            for step in (0.5, 0.25, 0.1, 0.04):
+                for sign in (1, -1):
+                    trial = dict(values)
+                    scale = (1 + step) if sign > 0 else 1 / (1 + step)
+                    trial[key] = min(hi, max(lo, values[key] * scale))
+                    if trial[key] == values[key]:
+                        continue
+                    s = score(trial)
+                    if s[0] < best[0]:
+                        best, values = s, trial
+    for prof in profiles:
+        write_profile(data_dir, prof, values)
+    log("%s: fitted MAPE %.1f%% max %.1f%%" % (fam, 100 * best[0], 100 * best[1]))
+    return values
+
+
+def scratch_data_dir():
+    """A data dir with the repository's models and a copy of its profiles (the fit
+    rewrites the copies, never the repository's)."""
+    data_dir = tempfile.mkdtemp(prefix="ptsim-fit-")
+    os.symlink(os.path.join(ROOT, "models"), os.path.join(data_dir, "models"))
+    shutil.copytree(os.path.join(ROOT, "hw_profiles"), os.path.join(data_dir, "hw_profiles"))
+    return data_dir
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ptsim", default=os.path.join(ROOT, "build", "ptsim"))
@@ -68,44 +112,16 @@ def main():
     ap.add_argument("--train", default="", help="comma-separated sources to fit on (default: all)")
     opts = ap.parse_args()
     all_rows = list(calibrate_published.rows(opts.ptsim))
-    data_dir = tempfile.mkdtemp(prefix="ptsim-fit-")
+    data_dir = scratch_data_dir()
     try:
-        os.symlink(os.path.join(ROOT, "models"), os.path.join(data_dir, "models"))
-        shutil.copytree(os.path.join(ROOT, "hw_profiles"), os.path.join(data_dir, "hw_profiles"))
-        for fam, profiles in FAMILIES.items():
+        for fam in FAMILIES:
             family = [r for r in all_rows if family_of(r[2]) == fam]
             train = set(opts.train.split(",")) if opts.train else None
             rows = [r for r in family if train is None or r[0] in train]
             held = [r for r in family if train is not None and r[0] not in train]
             if not rows:
                 continue
-            values = read_values(profiles[0])
-
-            def score(vals):
-                for prof in profiles:
-                    write_profile(data_dir, prof, vals)
-                e = errors(opts.ptsim, data_dir, rows)
-                return sum(e) / len(e), max(e)
-
-            best = score(values)
-            print("%s: %d rows, start MAPE %.1f%% max %.1f%% %s" % (fam, len(rows), 100 * best[0],
-                                                                   100 * best[1], values))
-            for _ in range(opts.rounds):
-                for key in BOUNDS:
-                    lo, hi = BOUNDS[key][fam]
-                    for step in (0.5, 0.25, 0.1, 0.04):
-                        for sign in (1, -1):
-                            trial = dict(values)
-                            scale = (1 + step) if sign > 0 else 1 / (1 + step)
-                            trial[key] = min(hi, max(lo, values[key] * scale))
-                            if trial[key] == values[key]:
-                                continue
-                            s = score(trial)
-                            if s[0] < best[0]:
-                                best, values = s, trial
-            for prof in profiles:
-                write_profile(data_dir, prof, values)
-            print("%s: fitted MAPE %.1f%% max %.1f%%" % (fam, 100 * best[0], 100 * best[1]))
+            values = fit(opts.ptsim, data_dir, fam, rows, opts.rounds)
             if held:
                 e = errors(opts.ptsim, data_dir, held)
                 print("%s: held-out %d rows (%s): MAPE %.1f%% max %.1f%%" % (

@@ -20,10 +20,13 @@ cd "$root"
   echo
   echo "The efficiency parameters of each GPU type are fitted on the published runs"
   echo "(validate/CALIBRATION.md), so an error measured on those same runs is in-sample and flatters"
-  echo "ptsim. The honest figure is the error on runs the fit did not see: fit on one source, score"
-  echo "the other (validate/CROSS_VALIDATION.md, where the commands and the date of the run are):"
+  echo "ptsim. The honest figure is the error on runs the fit did not see: leave one source out, fit"
+  echo "on the others, score it (validate/error_bands.py; validate/CROSS_VALIDATION.md has the command"
+  echo "and the date of the run; validate/error_bands.ini the bands \`ptsim predict\` prints):"
   echo
-  sed -n '/^| GPU | fitted on/,/^$/p' validate/CROSS_VALIDATION.md
+  sed -n '/^| GPU, precision | held out/,/^$/p' validate/CROSS_VALIDATION.md
+  sed -n '/^The bands (all held-out runs/,/^$/p' validate/CROSS_VALIDATION.md
+  sed -n '/^The H100 fp8 band is fragile/,/^$/p' validate/CROSS_VALIDATION.md
   pub_json=$("$ptsim" validate --suite published --format json)
   in_sample=$(printf '%s' "$pub_json" | python3 -c 'import json,sys; s=json.load(sys.stdin)["statistics"]["step_s"]; print("%.1f%% over %d runs" % (100*s["mape"], s["n"]))')
   echo "In-sample, for comparison only: step-time MAPE $in_sample (the same runs the parameters"

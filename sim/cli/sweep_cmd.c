@@ -17,8 +17,9 @@
 #include "simulate.h"
 #include "sweep.h"
 #include "sweep_cmd.h"
+#include "sweep_shard.h"
+#include "sweep_table.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
 #define STREAM_CHUNK 65536 /* layouts evaluated (and held) at once when streaming */
 
 /* Numeric flags are read as text (NULL: not given) and parsed strictly in
@@ -27,12 +28,16 @@ typedef struct {
   char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules;
   char *tp_max_text, *pp_max_text, *top_text, *threads_text, *samples_text, *seed_text;
   char *in_memory_max_text, *jitter_text, *stragglers_text, *slowdown_text;
-  gboolean allocator;
-  char *device, *csv, *format, *figures;
-  PtsimCliJob job; /* the job's settings (not swept): cli_job.h */
-  /* parsed */
   gint64 tp_max, pp_max, top, threads, samples, seed, in_memory_max;
   double jitter, stragglers, straggler_slowdown;
+  gboolean allocator, no_shortcut;
+  char *device, *csv, *format, *figures;
+  PtsimCliJob job; /* the job's settings (not swept): cli_job.h */
+  /* a sweep split over machines (sweep_shard.h) */
+  char *shard;            /* "K/N" */
+  guint shard_k, shard_n; /* parsed; 0 when not a shard */
+  gboolean merge;
+  char **merge_files;     /* the positional arguments of --merge */
 } SweepOptions;
 
 static void options_clear(SweepOptions *o) {
@@ -40,10 +45,10 @@ static void options_clear(SweepOptions *o) {
   char **texts[] = {&o->models, &o->hws, &o->gpus, &o->seqs, &o->gbs, &o->mbs, &o->cps,
                     &o->vps, &o->recomputes, &o->schedules, &o->tp_max_text, &o->pp_max_text,
                     &o->top_text, &o->threads_text, &o->samples_text, &o->seed_text,
-                    &o->in_memory_max_text, &o->jitter_text,
-                    &o->stragglers_text, &o->slowdown_text, &o->device, &o->csv, &o->format,
-                    &o->figures};
+                    &o->in_memory_max_text, &o->jitter_text, &o->stragglers_text,
+                    &o->slowdown_text, &o->device, &o->csv, &o->format, &o->figures, &o->shard};
   for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) g_clear_pointer(texts[i], g_free);
+  g_clear_pointer(&o->merge_files, g_strfreev);
 }
 
 /* Largest useful values: a CPU pool past this many threads only costs
@@ -56,7 +61,7 @@ static gboolean parse_numbers(SweepOptions *o, GError **error) {
   const PtsimRange probability = {0.0, 1.0, TRUE, TRUE};
   /* sigma of a lognormal factor: 10 already spreads durations over e^30 */
   const PtsimRange sigma = {0.0, 10.0, TRUE, TRUE}, slowdown = {1.0, 1000.0, TRUE, TRUE};
-  o->tp_max = o->pp_max = 0; /* 0: the node size / no limit */
+  o->tp_max = o->pp_max = 0; /* 0: the NVLink domain / no limit */
   o->top = 10;
   o->threads = 0; /* all cores */
   o->samples = 0;
@@ -153,6 +158,7 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
   spec->mc.straggler_rate = o->stragglers;
   spec->mc.straggler_slowdown = o->straggler_slowdown;
   spec->mc.seed = (uint64_t)o->seed;
+  spec->mc.no_shortcut = o->no_shortcut;
   return TRUE;
 }
 
@@ -161,212 +167,107 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
 typedef struct {
   gint64 start_us;
   gboolean shown;
+  guint64 total;  /* layouts this run evaluates (a streamed sweep's callbacks do not say) */
+  guint64 offset; /* a shard's first layout: streamed callbacks count from it */
 } Progress;
+
+/* "42 s", "3 min 05 s", "2 h 07 min" */
+static void append_duration(GString *out, double seconds) {
+  guint64 s = (guint64)(seconds + 0.5);
+  if (s < 60) g_string_append_printf(out, "%" G_GUINT64_FORMAT " s", s);
+  else if (s < 3600)
+    g_string_append_printf(out, "%" G_GUINT64_FORMAT " min %02" G_GUINT64_FORMAT " s", s / 60,
+                           s % 60);
+  else
+    g_string_append_printf(out, "%" G_GUINT64_FORMAT " h %02" G_GUINT64_FORMAT " min", s / 3600,
+                           s % 3600 / 60);
+}
 
 static void show_progress(guint64 done, guint64 total, gpointer user_data) {
   Progress *p = user_data;
   if (!isatty(STDERR_FILENO)) return;
-  if (!p->shown && g_get_monotonic_time() - p->start_us < G_USEC_PER_SEC) return;
+  double seconds = (double)(g_get_monotonic_time() - p->start_us) * 1e-6;
+  if (!p->shown && seconds < 1.0) return;
   p->shown = TRUE;
-  if (total == 0) { /* streaming: the total is not known */
-    fprintf(stderr, "\r%" G_GUINT64_FORMAT " layouts evaluated", done);
-    fflush(stderr);
-    return;
+  if (total == 0) { /* streaming: the run's own count */
+    done = done >= p->offset ? done - p->offset : 0;
+    total = p->total;
   }
-  int width = 40, filled = (int)(width * done / total);
-  fprintf(stderr, "\r[%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " layouts",
-          filled, "########################################", width - filled, "", done, total);
-  if (done == total) fputc('\n', stderr);
+  g_autoptr(GString) line = g_string_new("\r");
+  double rate = seconds > 0.0 ? (double)done / seconds : 0.0;
+  if (total > 0 && done <= total) {
+    int width = 30, filled = (int)((guint64)width * done / total);
+    g_string_append_printf(line, "[%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " layouts",
+                           filled, "##############################", width - filled, "", done,
+                           total);
+  } else {
+    g_string_append_printf(line, "%" G_GUINT64_FORMAT " layouts", done);
+  }
+  g_string_append_printf(line, ", %.0f/s", rate);
+  if (total > 0 && done < total && rate > 0.0) {
+    g_string_append(line, ", ETA ");
+    append_duration(line, (double)(total - done) / rate);
+  }
+  g_string_append(line, "\033[K"); /* clear what a longer line left */
+  if (total > 0 && done >= total) g_string_append_c(line, '\n');
+  fputs(line->str, stderr);
   fflush(stderr);
-}
-
-/* ---- ranking ---- */
-
-static const PtsimSweep *sort_sweep;
-
-/* Fitting layouts first, by tokens/s per GPU (comparable across GPU
- * counts); then the rest by the same key. */
-static gint compare_rank(gconstpointer a, gconstpointer b) {
-  const PtsimBatchResult *ra = &g_array_index(sort_sweep->results, PtsimBatchResult, *(const guint *)a);
-  const PtsimBatchResult *rb = &g_array_index(sort_sweep->results, PtsimBatchResult, *(const guint *)b);
-  const PtsimJob *ja = &g_array_index(sort_sweep->jobs, PtsimJob, *(const guint *)a);
-  const PtsimJob *jb = &g_array_index(sort_sweep->jobs, PtsimJob, *(const guint *)b);
-  int fa = ra->fits && ra->status == 0, fb = rb->fits && rb->status == 0;
-  if (fa != fb) return fb - fa;
-  double ta = ra->tokens_per_s / (double)ja->layout.gpus, tb = rb->tokens_per_s / (double)jb->layout.gpus;
-  if (ta != tb) return ta > tb ? -1 : 1;
-  return (*(const guint *)a > *(const guint *)b) - (*(const guint *)a < *(const guint *)b);
-}
-
-static GArray *rank(const PtsimSweep *sweep) {
-  GArray *order = g_array_sized_new(FALSE, FALSE, sizeof(guint), sweep->jobs->len);
-  for (guint i = 0; i < sweep->jobs->len; i++) g_array_append_val(order, i);
-  sort_sweep = sweep;
-  g_array_sort(order, compare_rank);
-  return order;
-}
-
-static void append_layout_words(GString *out, const PtsimJob *j) {
-  const PtsimLayout *l = &j->layout;
-  g_string_append_printf(out, "%2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT
-                         " %4" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %3" G_GINT64_FORMAT
-                         " %-9s %-11s",
-                         l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs,
-                         ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
-                         ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
-}
-
-/* Layouts that fit / could not be scheduled, over every evaluated layout. */
-typedef struct {
-  guint64 fitting, failed;
-} Counts;
-
-static void count(Counts *c, const PtsimBatchResult *results, guint n) {
-  for (guint i = 0; i < n; i++) {
-    if (results[i].status != 0) c->failed++;
-    else if (results[i].fits) c->fitting++;
-  }
-}
-
-static void write_table(GString *out, const PtsimSweep *sweep, const Counts *c, GArray *order,
-                        guint top) {
-  g_string_append_printf(out,
-                         "%" G_GUINT64_FORMAT " combinations: %" G_GUINT64_FORMAT
-                         " valid layouts evaluated on %s, %" G_GUINT64_FORMAT
-                         " fit in memory, %" G_GUINT64_FORMAT " could not be scheduled\n"
-                         "(mem GiB: analytical estimate, the 80%% rule decides; alloc GiB: the "
-                         "caching-allocator emulation plus CUDA context and NCCL, for the rows shown)\n",
-                         sweep->candidates, sweep->valid, sweep->device_used, c->fitting,
-                         c->failed);
-  gboolean mc = sweep->mc.samples > 0;
-  g_string_append(out, "\n rank model            hw         gpus   seq tp pp cp   dp vp mbs "
-                       "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB");
-  g_string_append(out, mc ? "  p50_s  p90_s  p99_s" : "");
-  g_string_append(out, "  alloc GiB\n");
-  for (guint k = 0; k < MIN(top, order->len); k++) {
-    guint i = g_array_index(order, guint, k);
-    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
-    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
-    g_string_append_printf(out, "%5u %-16.16s %-10.10s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " ",
-                           k + 1, j->model.name, j->hw.name, j->layout.gpus, j->layout.seq);
-    append_layout_words(out, j);
-    g_string_append_printf(out, " %7.3f %10.0f %7.1f %4.1f%% %5.1f%% %6.1f", r->step_s,
-                           r->tokens_per_s / (double)j->layout.gpus, r->tflops_per_gpu,
-                           100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB);
-    if (mc)
-      g_string_append_printf(out, " %6.3f %6.3f %6.3f", r->step_p50_s, r->step_p90_s, r->step_p99_s);
-    /* The allocator emulation, for the layouts worth looking at. */
-    {
-      g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
-      g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
-      g_autoptr(GError) error = NULL;
-      ptsim_plan_build(j, plan);
-      if (ptsim_simulate_allocator(plan, 2, NULL, NULL, 0.0, NULL, alloc, &error)) {
-        const PtsimStageAlloc *p = &alloc->stages[alloc->peak_stage];
-        gboolean oom = FALSE;
-        for (int64_t st = 0; st < alloc->num_stages; st++) oom |= !alloc->stages[st].fits;
-        g_string_append_printf(out, " %6.1f%s", p->device_peak_bytes / GIB, oom ? " OOM" : "");
-      } else {
-        g_string_append(out, "      ?");
-      }
-    }
-    g_string_append_printf(out, "%s\n",
-                           r->status != 0 ? " (unscheduled)" : r->fits ? "" : " (does not fit)");
-  }
-  if (order->len > 0) {
-    guint i = g_array_index(order, guint, 0);
-    const PtsimBatchResult *best = &g_array_index(sweep->results, PtsimBatchResult, i);
-    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
-    if (best->fits && best->status == 0)
-      g_string_append_printf(
-          out,
-          "\nwhy the best wins: bubble %.1f%%; exposed communication %.3f s of the %.3f s step "
-          "(tp %.3f, cp %.3f, pp %.3f, dp %.3f); memory margin %.1f GiB below the %.0f%% "
-          "threshold (%.0f%% of the GPU used)\n",
-          100.0 * best->bubble_fraction,
-          best->exposed_comm_s[0] + best->exposed_comm_s[1] + best->exposed_comm_s[2] +
-              best->exposed_comm_s[3],
-          best->step_s, best->exposed_comm_s[0], best->exposed_comm_s[1], best->exposed_comm_s[2],
-          best->exposed_comm_s[3],
-          (j->layout.memory_threshold - best->usage_fraction) * j->hw.memory_bytes / GIB,
-          100.0 * j->layout.memory_threshold, 100.0 * best->usage_fraction);
-  }
-  if (g_hash_table_size(sweep->rejected) > 0) {
-    g_string_append(out, "\nrejected combinations, by reason:\n");
-    GHashTableIter it;
-    gpointer key, value;
-    g_hash_table_iter_init(&it, sweep->rejected);
-    while (g_hash_table_iter_next(&it, &key, &value))
-      g_string_append_printf(out, "%8u  %s\n", GPOINTER_TO_UINT(value), (const char *)key);
-  }
-}
-
-#define CSV_HEADER                                                                   \
-  "rank,model,hw,gpus,seq,gbs,tp,pp,cp,dp,vp,mbs,sp,recompute,schedule,"              \
-  "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"          \
-  "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                           \
-  "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s,"   \
-  "allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,"         \
-  "tp_comm_overlap\n"
-
-/* One CSV row; rank 0 = not ranked (a streamed sweep). */
-static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
-  const PtsimLayout *l = &j->layout;
-  g_string_append_printf(
-      out,
-      "%" G_GUINT64_FORMAT ",%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-      ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-      ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-      ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
-      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%d,%d,%d\n",
-      rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
-      l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
-      ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
-      r->status, r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s,
-      r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
-      r->step_p90_s, r->step_p99_s, r->exposed_comm_s[0], r->exposed_comm_s[1],
-      r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom,
-      l->overlap_grad_reduce, l->overlap_param_gather, l->tp_comm_overlap);
-}
-
-static void write_csv(GString *out, const PtsimSweep *sweep, GArray *order) {
-  g_string_append(out, CSV_HEADER);
-  for (guint k = 0; k < order->len; k++) {
-    guint i = g_array_index(order, guint, k);
-    csv_row(out, k + 1, &g_array_index(sweep->jobs, PtsimJob, i),
-            &g_array_index(sweep->results, PtsimBatchResult, i));
-  }
 }
 
 /* ---- streamed sweeps: bounded memory, exact top K, CSV in enumeration order ---- */
 
 typedef struct {
   guint top;
-  Counts counts;
+  PtsimSweepCounts counts;
   GArray *best_jobs, *best_results; /* the best `top` so far, ranked */
   PtsimOutput *csv;                 /* NULL: no CSV; aborted unless committed */
+  guint threads;                    /* to format its rows and run the emulation */
+  gboolean shard;                   /* the CSV is a shard file */
+  PtsimShardReader *merge;          /* results come from shard files */
+  GArray *merged;                   /* PtsimBatchResult: a chunk's, from them */
 } Stream;
 
 static void stream_clear(Stream *st) {
   g_clear_pointer(&st->best_jobs, g_array_unref);
   g_clear_pointer(&st->best_results, g_array_unref);
+  g_clear_pointer(&st->merged, g_array_unref);
   g_clear_pointer(&st->csv, ptsim_output_abort);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Stream, stream_clear)
 
-/* Ranks a (job, result) pair the way the table does. */
+/* Ranks a (job, result) pair the way the table does (ties: the one seen
+ * first stays ahead). */
 static gboolean better(const PtsimJob *ja, const PtsimBatchResult *ra, const PtsimJob *jb,
                        const PtsimBatchResult *rb) {
-  int fa = ra->fits && ra->status == 0, fb = rb->fits && rb->status == 0;
-  if (fa != fb) return fa > fb;
-  return ra->tokens_per_s / (double)ja->layout.gpus > rb->tokens_per_s / (double)jb->layout.gpus;
+  int ca = ptsim_sweep_rank_class(ra), cb = ptsim_sweep_rank_class(rb);
+  if (ca != cb) return ca < cb;
+  return ptsim_sweep_rank_key(ja, ra) > ptsim_sweep_rank_key(jb, rb);
 }
 
-static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *results, guint n,
+typedef struct {
+  const PtsimJob *jobs;
+  const PtsimBatchResult *results;
+  guint64 first_index;
+  gboolean shard;
+} ChunkRows;
+
+/* A streamed row: unranked (rank 0), or a shard file's. */
+static void chunk_row(GString *out, guint k, gconstpointer data) {
+  const ChunkRows *c = data;
+  if (c->shard) ptsim_shard_row(out, c->first_index + k, &c->jobs[k], &c->results[k]);
+  else ptsim_sweep_csv_row(out, 0, &c->jobs[k], &c->results[k]);
+}
+
+static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *chunk_results, guint n,
                              guint64 first_index, gpointer user_data, GError **error) {
   Stream *st = user_data;
-  (void)first_index;
-  count(&st->counts, results, n);
+  /* The chunk's own top K are settled by the emulation: a layout of the
+   * sweep's top K is among its chunk's, so the kept best equal the
+   * in-memory sweep's.  A shard file keeps the results as evaluated: the
+   * merge settles them as the one run would (its chunks are this run's). */
+  g_autofree PtsimBatchResult *results = g_memdup2(chunk_results, (gsize)n * sizeof *results);
+  ptsim_sweep_settle_top(jobs, results, n, st->top, st->threads);
+  ptsim_sweep_count_verdicts(&st->counts, results, n);
   for (guint i = 0; i < n; i++) {
     guint len = st->best_jobs->len, at = len;
     while (at > 0 && better(&jobs[i], &results[i], &g_array_index(st->best_jobs, PtsimJob, at - 1),
@@ -382,8 +283,22 @@ static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *resul
   }
   if (!st->csv) return TRUE;
   g_autoptr(GString) rows = g_string_new(NULL);
-  for (guint i = 0; i < n; i++) csv_row(rows, 0, &jobs[i], &results[i]);
+  ChunkRows chunk = {jobs, st->shard ? chunk_results : results, first_index, st->shard};
+  ptsim_sweep_format_rows(rows, n, st->threads, chunk_row, &chunk);
   return ptsim_output_append(st->csv, rows->str, rows->len, error);
+}
+
+/* A streamed merge: the chunk's results from the shards, then on as usual. */
+static gboolean merge_chunk(const PtsimJob *jobs, const PtsimBatchResult *results, guint n,
+                            guint64 first_index, gpointer user_data, GError **error) {
+  Stream *st = user_data;
+  (void)results; /* not evaluated (PTSIM_DEVICE_NONE) */
+  g_array_set_size(st->merged, n);
+  for (guint i = 0; i < n; i++)
+    if (!ptsim_shard_reader_next(st->merge, first_index + i, &jobs[i],
+                                 &g_array_index(st->merged, PtsimBatchResult, i), error))
+      return FALSE;
+  return stream_chunk(jobs, (const PtsimBatchResult *)st->merged->data, n, first_index, st, error);
 }
 
 /* Prints an error; its exit code (2 bad input, 1 a failed write or run). */
@@ -413,38 +328,67 @@ static int no_valid_layout(const PtsimSweep *sweep) {
   return 2;
 }
 
+/* The line after the table saying where the CSV went. */
+static void csv_note(GString *out, const SweepOptions *o, const PtsimSweepSpec *spec,
+                     guint64 valid, gboolean streamed) {
+  if (o->shard_n > 0)
+    g_string_append_printf(out, "\nshard %u/%u: %" G_GUINT64_FORMAT " layouts from layout %"
+                           G_GUINT64_FORMAT " on, of %" G_GUINT64_FORMAT " (enumeration order, "
+                           "0-based), for sweep --merge: %s\n",
+                           o->shard_k, o->shard_n, spec->last - spec->first, spec->first, valid,
+                           o->csv);
+  else if (streamed)
+    g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts (streamed, in enumeration "
+                           "order, rank 0): %s\n", valid, o->csv);
+  else
+    g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts: %s\n", valid, o->csv);
+}
+
 /* Sweeps too large to hold: streamed in chunks, the CSV written as it goes
  * (through the output policy: renamed into place at the end, so nothing
  * half-written is left). */
 static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, PtsimDevice device,
-                        GString *out) {
+                        PtsimShardReader *merge, guint64 layouts, GString *out) {
   g_autoptr(GError) error = NULL;
   g_auto(Stream) st;
   memset(&st, 0, sizeof st);
+  st.shard = o->shard_n > 0;
+  st.merge = merge;
+  st.threads = (guint)o->threads;
   st.top = (guint)o->top;
-  if (o->csv && !(st.csv = ptsim_output_open(o->csv, &error))) return fail(error);
   st.best_jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
   st.best_results = g_array_new(FALSE, FALSE, sizeof(PtsimBatchResult));
-  Progress progress = {g_get_monotonic_time(), FALSE};
-  g_autoptr(PtsimSweep) sweep = NULL;
-  if (!st.csv || ptsim_output_append(st.csv, CSV_HEADER, strlen(CSV_HEADER), &error))
-    sweep = ptsim_sweep_stream(spec, device, (guint)o->threads, STREAM_CHUNK, stream_chunk, &st,
-                               show_progress, &progress, &error);
-  if (!sweep) return fail(error);
-  if (st.csv) {
-    PtsimOutput *csv = g_steal_pointer(&st.csv);
-    if (!ptsim_output_commit(csv, &error)) return fail(error);
+  st.merged = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
+  if (o->csv) {
+    g_autoptr(GString) header = g_string_new(NULL);
+    if (st.shard) ptsim_shard_header(header);
+    else g_string_append(header, ptsim_sweep_csv_header());
+    if (!(st.csv = ptsim_output_open(o->csv, &error)) ||
+        !ptsim_output_append(st.csv, header->str, header->len, &error))
+      return fail(error);
   }
+  Progress progress = {g_get_monotonic_time(), FALSE, layouts, spec->first};
+  g_autoptr(PtsimSweep) sweep = ptsim_sweep_stream(
+      spec, merge ? PTSIM_DEVICE_NONE : device, (guint)o->threads, STREAM_CHUNK,
+      merge ? merge_chunk : stream_chunk, &st, show_progress, &progress, &error);
+  if (!sweep || (merge && !ptsim_shard_reader_finish(merge, &error))) return fail(error);
+  if (st.csv && !ptsim_output_commit(g_steal_pointer(&st.csv), &error)) return fail(error);
   /* The table shows the kept best rows, in their order. */
   g_array_append_vals(sweep->jobs, st.best_jobs->data, st.best_jobs->len);
   g_array_append_vals(sweep->results, st.best_results->data, st.best_results->len);
   g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
   for (guint i = 0; i < st.best_jobs->len; i++) g_array_append_val(order, i);
+  if (ptsim_sweep_emulate_shown(sweep, order, st.top, st.threads)) {
+    g_array_unref(order);
+    order = ptsim_sweep_rank_order(sweep);
+  }
+  if (merge) {
+    g_free(sweep->device_used);
+    sweep->device_used = g_strdup_printf("%u shard files", g_strv_length(o->merge_files));
+  }
   ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
-  write_table(out, sweep, &st.counts, order, st.top);
-  if (o->csv)
-    g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts (streamed, in enumeration "
-                           "order, rank 0): %s\n", sweep->valid, o->csv);
+  ptsim_sweep_write_table(out, sweep, &st.counts, order, st.top);
+  if (o->csv) csv_note(out, o, spec, sweep->valid, TRUE);
   return 0;
 }
 
@@ -464,38 +408,101 @@ static int run(const SweepOptions *o) {
     return 2;
   }
   if (!build_spec(o, spec, &error)) return fail(error);
-  /* A path the output policy refuses costs nothing: checked before the work. */
+  /* A shard wants a file to write to; a merge, shards to read. */
+  if ((o->shard_n > 0 && (!o->csv || csv_out || o->figures || o->merge)) ||
+      (o->merge && (!o->merge_files || !o->merge_files[0]))) {
+    fprintf(stderr, "ptsim sweep: %s\n",
+            o->merge && o->shard_n == 0
+                ? "--merge: name the shard files (ptsim sweep FLAGS --merge part-*.csv)"
+                : "--shard K/N: needs --csv FILE (the shard file), and goes with neither "
+                  "--format csv, --figures nor --merge");
+    return 2;
+  }
+  g_autoptr(PtsimShardReader) merge = NULL;
+  if (o->merge && !(merge = ptsim_shard_reader_open(o->merge_files,
+                                                    g_strv_length(o->merge_files), &error)))
+    return fail(error);
+  /* A path the output policy refuses (a shard being merged included) costs
+   * nothing: checked before the work. */
   if (o->csv && !ptsim_output_check(o->csv, &error)) return fail(error);
-  /* Past this many layouts the sweep is streamed: bounded memory, an exact
-   * top K, the CSV unranked. */
-  guint64 valid = ptsim_sweep_count(spec, &error);
-  if (valid == G_MAXUINT64) return fail(error);
-  if (valid > (guint64)o->in_memory_max && !o->figures && !csv_out) {
+  /* Past --in-memory-max layouts the sweep is streamed: bounded memory, an
+   * exact top K, the CSV unranked.  A sweep is enumerated at most once to
+   * find out; a shard counts first, to know its slice. */
+  gboolean may_stream = !o->figures && !csv_out;
+  guint64 valid = 0;
+  g_autoptr(PtsimSweep) sweep = NULL;
+  if (o->shard_n == 0) {
+    sweep = ptsim_sweep_enumerate_at_most(
+        spec, may_stream ? (guint64)o->in_memory_max : G_MAXUINT64, &error);
+    if (!sweep) return fail(error);
+    valid = sweep->valid;
+    if (sweep->stopped) g_clear_pointer(&sweep, ptsim_sweep_free);
+  }
+  if (!sweep) { /* a shard, or too many to hold: the count (an ETA for the progress line) */
+    valid = ptsim_sweep_count(spec, &error);
+    if (valid == G_MAXUINT64) return fail(error);
+  }
+  if (valid == 0) { /* the reasons come from an enumeration (of nothing valid: cheap) */
+    if (!sweep && !(sweep = ptsim_sweep_enumerate(spec, &error))) return fail(error);
+    return no_valid_layout(sweep);
+  }
+  if (o->shard_n > 0) ptsim_shard_slice(o->shard_k, o->shard_n, valid, &spec->first, &spec->last);
+  if (!sweep && valid > (guint64)o->in_memory_max && may_stream) {
     g_autoptr(GString) out = g_string_new(NULL);
-    int rc = run_streamed(o, spec, device, out);
+    int rc = run_streamed(o, spec, device, merge, o->shard_n > 0 ? spec->last - spec->first : valid,
+                          out);
     if (rc == 0 && !ptsim_output_stdout(out->str, out->len, &error)) return fail(error);
     return rc;
   }
-  g_autoptr(PtsimSweep) sweep = ptsim_sweep_enumerate(spec, &error);
-  if (!sweep) return fail(error);
-  if (sweep->jobs->len == 0) return no_valid_layout(sweep);
-  Progress progress = {g_get_monotonic_time(), FALSE};
-  if (!ptsim_sweep_evaluate(sweep, device, (guint)o->threads, show_progress, &progress, &error))
+  if (!sweep && !(sweep = ptsim_sweep_enumerate(spec, &error))) return fail(error);
+  Progress progress = {g_get_monotonic_time(), FALSE, sweep->jobs->len, 0};
+  if (merge) { /* every result from the shards */
+    g_array_set_size(sweep->results, sweep->jobs->len);
+    for (guint i = 0; i < sweep->jobs->len; i++)
+      if (!ptsim_shard_reader_next(merge, sweep->first_index + i,
+                                   &g_array_index(sweep->jobs, PtsimJob, i),
+                                   &g_array_index(sweep->results, PtsimBatchResult, i), &error))
+        break;
+    if (!error) ptsim_shard_reader_finish(merge, &error);
+    if (error) return fail(error);
+    sweep->device_used = g_strdup_printf("%u shard files", g_strv_length(o->merge_files));
+  } else if (!ptsim_sweep_evaluate(sweep, device, (guint)o->threads, show_progress, &progress,
+                                   &error)) {
     return fail(error);
-  g_autoptr(GArray) order = rank(sweep);
+  }
+  /* A shard file keeps every layout as evaluated, in enumeration order: the
+   * merge settles the sweep's top K as the one run does. */
+  g_autoptr(GString) shard_rows = NULL;
+  if (o->shard_n > 0) {
+    shard_rows = g_string_new(NULL);
+    ptsim_shard_header(shard_rows);
+    for (guint i = 0; i < sweep->jobs->len; i++)
+      ptsim_shard_row(shard_rows, sweep->first_index + i, &g_array_index(sweep->jobs, PtsimJob, i),
+                      &g_array_index(sweep->results, PtsimBatchResult, i));
+  }
+  guint top = (guint)o->top;
+  ptsim_sweep_settle_top((const PtsimJob *)sweep->jobs->data,
+                         (PtsimBatchResult *)sweep->results->data, sweep->jobs->len, top,
+                         (guint)o->threads);
+  g_autoptr(GArray) order = ptsim_sweep_rank_order(sweep);
+  if (!csv_out && ptsim_sweep_emulate_shown(sweep, order, top, (guint)o->threads)) {
+    g_array_unref(order);
+    order = ptsim_sweep_rank_order(sweep);
+  }
   g_autoptr(GString) out = g_string_new(NULL);
-  Counts counts = {0, 0};
-  count(&counts, (const PtsimBatchResult *)sweep->results->data, sweep->results->len);
-  if (csv_out) write_csv(out, sweep, order);
+  PtsimSweepCounts counts;
+  memset(&counts, 0, sizeof counts);
+  ptsim_sweep_count_verdicts(&counts, (const PtsimBatchResult *)sweep->results->data, sweep->results->len);
+  if (csv_out) ptsim_sweep_write_csv(out, sweep, order, (guint)o->threads);
   else {
     ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
-    write_table(out, sweep, &counts, order, (guint)o->top);
+    ptsim_sweep_write_table(out, sweep, &counts, order, top);
   }
   if (o->csv) {
-    g_autoptr(GString) csv = g_string_new(NULL);
-    write_csv(csv, sweep, order);
+    g_autoptr(GString) csv = shard_rows ? g_steal_pointer(&shard_rows) : g_string_new(NULL);
+    if (o->shard_n == 0) ptsim_sweep_write_csv(csv, sweep, order, (guint)o->threads);
     if (!ptsim_output_write(o->csv, csv->str, csv->len, &error)) return fail(error);
-    g_string_append_printf(out, "\nall %u layouts: %s\n", sweep->jobs->len, o->csv);
+    csv_note(out, o, spec, sweep->valid, FALSE);
   }
   gboolean figures_ok = TRUE;
   if (o->figures) figures_ok = ptsim_plot_default_figures(sweep, order, o->figures, out);
@@ -513,16 +520,25 @@ int ptsim_sweep_main(int argc, char **argv) {
       {"gpus", 0, 0, G_OPTION_ARG_STRING, &o.gpus, "GPU counts (default 8)", "N[,N...]"},
       {"seq", 0, 0, G_OPTION_ARG_STRING, &o.seqs, "Sequence lengths (default 8192)", "S[,S...]"},
       {"gbs", 0, 0, G_OPTION_ARG_STRING, &o.gbs, "Global batch sizes (default 128)", "G[,G...]"},
-      {"mbs", 0, 0, G_OPTION_ARG_STRING, &o.mbs, "Micro-batch sizes (default 1,2,4,8)", "B[,B...]"},
-      {"cp", 0, 0, G_OPTION_ARG_STRING, &o.cps, "Context-parallel sizes (default 1,2,4,8)", "C[,C...]"},
-      {"vp", 0, 0, G_OPTION_ARG_STRING, &o.vps, "Virtual stages for the interleaved schedule (default 2,4)", "V[,V...]"},
+      {"mbs", 0, 0, G_OPTION_ARG_STRING, &o.mbs,
+       "Micro-batch sizes (default: 1, 2, 4, ... while what a layout must hold fits the GPU)",
+       "B[,B...]"},
+      {"cp", 0, 0, G_OPTION_ARG_STRING, &o.cps,
+       "Context-parallel sizes (default: every cp dividing gpus/tp whose 2 x cp chunks split the "
+       "sequence)",
+       "C[,C...]"},
+      {"vp", 0, 0, G_OPTION_ARG_STRING, &o.vps,
+       "Virtual stages for the interleaved schedule (default: every vp dividing each stage's "
+       "layers, uneven first/last stages included as Megatron-LM allows)",
+       "V[,V...]"},
       {"recompute", 0, 0, G_OPTION_ARG_STRING, &o.recomputes, "none,selective,full (default all three)", "R[,R...]"},
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedules, "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
-      {"tp-max", 0, 0, G_OPTION_ARG_STRING, &o.tp_max_text, "Largest tp (default: GPUs per node)", "N"},
+      {"tp-max", 0, 0, G_OPTION_ARG_STRING, &o.tp_max_text, "Largest tp (default: the NVLink domain, e.g. 8 on HGX, 72 on GB200 NVL72; at most the heads)", "N"},
       {"pp-max", 0, 0, G_OPTION_ARG_STRING, &o.pp_max_text, "Largest pp (default: no limit)", "N"},
       {"allocator", 0, 0, G_OPTION_ARG_NONE, &o.allocator,
-       "Replay every layout through the caching-allocator emulation too (CPU, slower); the CSV's "
-       "allocator_* columns (otherwise 0 and -1; the table runs it for the rows shown anyway)",
+       "Replay every layout through the caching-allocator emulation (CPU, slower), so every "
+       "`runs` verdict is the emulation's; without it the emulation runs on the fastest layouts "
+       "that may run and the rows shown, and the CSV's allocator_* columns are 0 and -1 elsewhere",
        NULL},
       {"samples", 0, 0, G_OPTION_ARG_STRING, &o.samples_text,
        "Monte-Carlo samples per layout: p50/p90/p99 step time (default 0: deterministic)", "K"},
@@ -534,6 +550,20 @@ int ptsim_sweep_main(int argc, char **argv) {
        "A straggler's duration factor, 1 to 1000 (default 2)", "F"},
       {"seed", 0, 0, G_OPTION_ARG_STRING, &o.seed_text,
        "Seed of the Philox4x32-10 streams (CPU) / cuRAND Philox (GPU) (default 1)", "N"},
+      {"no-shortcut", 0, 0, G_OPTION_ARG_NONE, &o.no_shortcut,
+       "Simulate every event of every layout (the event loop) instead of computing the item "
+       "times as a recurrence that advances each repeating steady state in one step (the "
+       "results are the same; this checks it, and is slower)",
+       NULL},
+      {"shard", 0, 0, G_OPTION_ARG_STRING, &o.shard,
+       "Evaluate only the K-th of N equal slices of the valid layouts (enumeration order) and "
+       "write them to --csv FILE as a shard file, for --merge (a Slurm job array "
+       "--array=1-N: --shard $SLURM_ARRAY_TASK_ID/N)",
+       "K/N"},
+      {"merge", 0, 0, G_OPTION_ARG_NONE, &o.merge,
+       "The files after the options are the N shard files of this very sweep (the same flags): "
+       "print, rank and write it as one run would, evaluating nothing",
+       NULL},
       {"in-memory-max", 0, 0, G_OPTION_ARG_STRING, &o.in_memory_max_text,
        "Largest sweep held in memory and fully ranked (default 250000); larger ones stream: "
        "bounded memory, exact top K, CSV in enumeration order",
@@ -549,7 +579,8 @@ int ptsim_sweep_main(int argc, char **argv) {
        "with a note when gnuplot is missing",
        "DIR"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
-  g_autoptr(GOptionContext) context = g_option_context_new("- every valid layout, ranked");
+  g_autoptr(GOptionContext) context =
+      g_option_context_new("[--merge SHARD-FILE...] - every valid layout, ranked");
   g_option_context_set_summary(context,
                                "Lists take comma-separated values, each at most once; every "
                                "combination is tried, invalid ones are counted by reason (none "
@@ -561,12 +592,15 @@ int ptsim_sweep_main(int argc, char **argv) {
   int rc;
   if (!ptsim_cli_parse_options(context, &argc, &argv, &error))
     rc = fail(error);
-  else if (argc > 1)
+  else if (argc > 1 && !o.merge)
     rc = (fprintf(stderr, "ptsim sweep: unexpected argument '%s' (see --help)\n", argv[1]), 2);
-  else if (!parse_numbers(&o, &error))
+  else if (!parse_numbers(&o, &error) ||
+           (o.shard && !ptsim_shard_parse(o.shard, &o.shard_k, &o.shard_n, &error)))
     rc = fail(error);
-  else
+  else {
+    if (o.merge) o.merge_files = g_strdupv(argv + 1);
     rc = run(&o);
+  }
   options_clear(&o);
   return rc;
 }

@@ -285,6 +285,15 @@ PTSIM_HD static void release_all(PtsimAllocator *a) {
 
 PTSIM_HD void ptsim_alloc_empty_cache(PtsimAllocator *a) { release_all(a); }
 
+PTSIM_HD void ptsim_alloc_reset_peaks(PtsimAllocator *a) {
+  PtsimAllocStats *st = &a->stats;
+  st->allocated_bytes_peak = st->allocated_bytes;
+  st->requested_bytes_peak = st->requested_bytes;
+  st->active_bytes_peak = st->active_bytes;
+  st->reserved_bytes_peak = st->reserved_bytes;
+  st->inactive_split_bytes_peak = st->inactive_split_bytes;
+}
+
 /* release_available_cached_blocks (A7): only with max_split_size set.  The
  * smallest cached oversize block of this stream with size >= max(request,
  * max_split_size), else oversize blocks from the largest down until the

@@ -119,7 +119,8 @@ typedef struct {
 } PtsimAllocBlock;
 
 /* The counters of torch.cuda.memory_stats() that this emulation keeps
- * (A10), all pools together.  _peak is the high-water mark since init. */
+ * (A10), all pools together.  _peak is the high-water mark since init
+ * or the last ptsim_alloc_reset_peaks. */
 typedef struct {
   int64_t allocated_bytes, allocated_bytes_peak;   /* block sizes handed out */
   int64_t requested_bytes, requested_bytes_peak;   /* sizes asked for */
@@ -199,6 +200,10 @@ PTSIM_HD int32_t ptsim_alloc_free(PtsimAllocator *a, int32_t handle);
 /* torch.cuda.empty_cache(): cudaFree every cached segment that is one whole
  * free block; with expandable segments, unmap every whole free page. */
 PTSIM_HD void ptsim_alloc_empty_cache(PtsimAllocator *a);
+
+/* torch.cuda.reset_peak_memory_stats(): every _peak counter becomes its
+ * current value, so later peaks are those of what follows. */
+PTSIM_HD void ptsim_alloc_reset_peaks(PtsimAllocator *a);
 
 /* Copies the counters. */
 PTSIM_HD void ptsim_alloc_stats(const PtsimAllocator *a, PtsimAllocStats *out);

@@ -23,15 +23,22 @@ static PTSIM_HD int32_t batch_samples(const PtsimMonteCarlo *mc) {
 }
 
 /* The scratch a job with this plan needs (see batch.h). */
+/* The engine's part: the event loop's when it runs (samples, or
+ * --no-shortcut), else the recurrence's, without event slots. */
+static PTSIM_HD int64_t batch_engine_bytes(const PtsimPlan *plan, const PtsimMonteCarlo *mc) {
+  return batch_samples(mc) > 0 || (mc && mc->no_shortcut) ? ptsim_engine_scratch_bytes(plan)
+                                                         : ptsim_engine_recurrence_bytes(plan);
+}
+
 static PTSIM_HD int64_t batch_scratch_bytes_of(const PtsimPlan *plan, const PtsimMonteCarlo *mc) {
-  int64_t engine = ptsim_engine_scratch_bytes(plan);
+  int64_t engine = batch_engine_bytes(plan, mc);
   return batch_fixed_bytes() + batch_align16((int64_t)batch_samples(mc) * (int64_t)sizeof(double)) +
          (engine > 0 ? batch_align16(engine) : 0);
 }
 
 PTSIM_HD int64_t ptsim_batch_scratch_bytes_mc(const PtsimJob *job, const PtsimMonteCarlo *mc) {
   PtsimPlan plan; /* host callers size the scratch; the device never calls this */
-  ptsim_plan_build(job, &plan);
+  ptsim_plan_counts(job, &plan); /* all the engine's size depends on */
   return batch_scratch_bytes_of(&plan, mc);
 }
 
@@ -73,6 +80,9 @@ static PTSIM_HD void batch_clear(PtsimBatchResult *out) {
       out->exposed_comm_s[3] = 0.0;
   out->alloc_device_peak_bytes = 0.0;
   out->alloc_oom = -1;
+  out->held_floor_bytes = 0.0;
+  out->runs = -1;
+  out->runs_from = PTSIM_RUNS_FROM_NONE;
 }
 
 PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch,
@@ -120,15 +130,24 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
   out->peak_stage = memory->peak_stage;
   out->total_bytes = memory->total_bytes;
   out->usage_fraction = memory->usage_fraction;
+  out->held_floor_bytes = ptsim_memory_held_floor_bytes(memory);
+  if (out->fits) {
+    out->runs = 1;
+    out->runs_from = PTSIM_RUNS_FROM_RULE;
+  }
 
-  engine_bytes = ptsim_engine_scratch_bytes(plan);
+  engine_bytes = batch_engine_bytes(plan, mc);
   if (engine_bytes < 0) {
     out->status = (int32_t)engine_bytes;
     return;
   }
   ptsim_workload_build(plan, (const PtsimCostParams *)0, workload);
-  rc = ptsim_engine_run(plan, workload, base + off, scratch_bytes - off,
-                        (PtsimTrace *)0, time);
+  /* The recurrence: the event loop's times at a quarter of the cost (the
+   * batch reports no event count); every event with --no-shortcut. */
+  rc = mc && mc->no_shortcut
+           ? ptsim_engine_run_full(plan, workload, base + off, scratch_bytes - off,
+                                   (PtsimTrace *)0, time)
+           : ptsim_engine_run_recurrence(plan, workload, base + off, scratch_bytes - off, time);
   if (rc != 0) {
     out->status = rc;
     return;

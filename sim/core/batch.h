@@ -30,6 +30,15 @@
  * (a schedule or PTSIM_ENGINE_ERR_* code, negative).  */
 #define PTSIM_BATCH_OK 0
 
+/* What settled a result's `runs` verdict. */
+typedef enum {
+  PTSIM_RUNS_FROM_NONE = 0,     /* nothing yet: runs = -1 */
+  PTSIM_RUNS_FROM_RULE = 1,     /* within the 80% rule: runs, as no measured layout
+                                 * under it ran out of memory (the seed's finding) */
+  PTSIM_RUNS_FROM_FLOOR = 2,    /* held_floor_bytes + context/NCCL exceed the GPU */
+  PTSIM_RUNS_FROM_ALLOCATOR = 3 /* the caching-allocator emulation of both phases */
+} PtsimRunsFrom;
+
 /* One job's result.  Memory fields are those of the peak stage (the
  * estimate's, PTSIM_CE_LAST_STAGE); time fields are the engine's and are 0
  * when status != 0 (the memory fields are filled even then). */
@@ -47,24 +56,37 @@ typedef struct {
   /* Communication the compute stream waits for, as engine.h reports it:
    * tp, cp (busiest stage), pp (its transfer waits), dp (the step's tail). */
   double exposed_comm_s[4];
-  /* The caching-allocator emulation (sweep --allocator; filled by the
-   * shell, not by ptsim_batch_evaluate_*): device peak of the worst stage
-   * (reserved + context/NCCL) and whether an allocation failed; 0 / -1
-   * when not run. */
+  /* The caching-allocator emulation (filled by the shell, not by
+   * ptsim_batch_evaluate_*): device peak of the worst stage (reserved +
+   * context/NCCL) and whether an allocation failed; 0 / -1 when not run. */
   double alloc_device_peak_bytes;
   int32_t alloc_oom;
+  /* What the emulation must hold at once on the stage holding the most:
+   * weights, gradients, optimizer states and saved activations (the
+   * estimate's terms without its input-ids, logits and embedding-dropout
+   * ones, which the replay allocates differently).  A floor of the
+   * emulation's allocated peak: with the context and NCCL buffers on top,
+   * more than the GPU's memory means the layout does not run. */
+  double held_floor_bytes;
+  /* The `runs` verdict (lifetimes.h): 1 runs, 0 does not, -1 not settled,
+   * and what settled it (PtsimRunsFrom).  ptsim_batch_evaluate_* settles
+   * only the 80% rule's side (fits: runs); the shell settles the rest. */
+  int32_t runs, runs_from;
   /* Monte-Carlo step-time percentiles (0 without samples). */
   double step_p50_s, step_p90_s, step_p99_s;
 } PtsimBatchResult;
 
-/* Monte-Carlo sampling of a layout (engine.h's PtsimJitter per sample):
- * sample k of layout i draws from stream (seed, i * samples + k). */
+/* How a layout is run: Monte-Carlo sampling (engine.h's PtsimJitter per
+ * sample: sample k of layout i draws from stream (seed, i * samples + k)),
+ * and whether the deterministic run may take the engine's periodic
+ * shortcut (it gives the same result; --no-shortcut checks that). */
 typedef struct {
   int32_t samples;            /* 0: deterministic only */
   double sigma;               /* lognormal sigma of every item's duration */
   double straggler_rate;      /* probability an item is a straggler */
   double straggler_slowdown;  /* a straggler's duration factor */
   uint64_t seed;
+  int32_t no_shortcut;        /* 1: the deterministic run simulates every event */
 } PtsimMonteCarlo;
 
 #define PTSIM_BATCH_MAX_SAMPLES 4096

@@ -81,7 +81,8 @@ PTSIM_HD void ptsim_cost_params_default(const PtsimHardware *hw,
   out->gemm_tile_m = 128;
   out->gemm_tile_n = hopper ? 256 : 128;
   out->gemm_split_k_min = 256;
-  out->fp8_efficiency_scale = 0.8;
+  out->fp8_gemm_efficiency_scale = 0.95;
+  out->fp8_attention_efficiency_scale = 0.8;
   out->attention_half_seq = 400.0;
   out->attention_backward_flops_factor = 2.5;
   out->attention_backward_efficiency = 0.9;
@@ -166,7 +167,7 @@ PTSIM_HD double ptsim_cost_gemm_efficiency(const PtsimHardware *hw,
   size_factor = half > 0.0 ? flops / (flops + half) : 1.0;
   wave = cost_wave_fill(m, n, k, tm, tn, sms, p->gemm_split_k_min);
   eff = hw->gemm_efficiency_max * size_factor * wave;
-  if (cost_uses_fp8(hw, precision)) eff *= p->fp8_efficiency_scale;
+  if (cost_uses_fp8(hw, precision)) eff *= p->fp8_gemm_efficiency_scale;
   return eff;
 }
 
@@ -224,7 +225,7 @@ PTSIM_HD double ptsim_cost_attention_s(const PtsimHardware *hw,
   if (p->attention_half_seq > 0.0) /* short-sequence factor s/(s + half) */
     eff *= (double)seq_kv / ((double)seq_kv + p->attention_half_seq);
   if (backward) eff *= p->attention_backward_efficiency;
-  if (cost_uses_fp8(hw, precision)) eff *= p->fp8_efficiency_scale;
+  if (cost_uses_fp8(hw, precision)) eff *= p->fp8_attention_efficiency_scale;
   /* HBM traffic: forward reads Q, K, V and writes O; backward reads Q, K,
    * V, O, dO and writes dQ, dK, dV. */
   elem = cost_uses_fp8(hw, precision) ? 1.0 : 2.0;

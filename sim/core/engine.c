@@ -1,4 +1,5 @@
-/* engine.c — the step simulation; see engine.h.
+/* engine.c — the step simulation; see engine.h, and engine_int.h for the
+ * state of a run.
  *
  * Events:
  *   ITEM_DONE(stage, index)   the item at `index` of stage's order ended
@@ -7,43 +8,19 @@
  * straight into the consumer's ready table; a WAKE is queued only when the
  * consumer is idle, or when it becomes free before the input lands, so a
  * transfer costs an event only when someone waits for it.  A stage tries to
- * start its next item whenever it becomes free or is woken. */
-#include "engine.h"
-#include "rng.h"
+ * start its next item whenever it becomes free or is woken.
+ *
+ * Deterministic runs without a trace take the periodic shortcut of
+ * engine_period.c, which skips whole periods of the steady state and gives
+ * the same result to the nanosecond (and the same event count). */
+#include "engine_int.h"
 
-#define EV_ITEM_DONE 0
-#define EV_WAKE 1
-#define NOT_YET (-1)
-#define MAX_CHUNKS 16 /* virtual stages per rank the engine supports */
+#define EV_ITEM_DONE PTSIM_ENGINE_EV_ITEM_DONE
+#define EV_WAKE PTSIM_ENGINE_EV_WAKE
+#define NOT_YET PTSIM_ENGINE_NOT_YET
 
-typedef struct {
-  int32_t next;          /* index of the next item of the order */
-  int32_t busy;          /* an item is running */
-  PtsimTime free_at;     /* when the stream became free */
-  PtsimTime busy_ns;
-  PtsimTime end_ns;
-  PtsimTime pp_wait_ns;
-  PtsimTime last_backward_start[MAX_CHUNKS]; /* per chunk: its latest B began */
-} StageState;
-
-typedef struct {
-  const PtsimPlan *plan;
-  const PtsimJob *job;         /* &plan->job */
-  const PtsimWorkload *w;
-  int32_t p, m, v, items;
-  PtsimScheduleItem *orders;   /* p * items */
-  PtsimTime *fwd_ready;        /* p * m * v: arrival time or NOT_YET */
-  PtsimTime *bwd_ready;
-  PtsimTime *durations;        /* p * v * 4: ns per (stage, chunk, item kind) */
-  StageState *stages;          /* p */
-  PtsimEventQueue queue;
-  PtsimTrace *trace;
-  const PtsimJitter *jitter;   /* NULL: deterministic */
-  PtsimRng rng;
-  PtsimTime pp_ns;
-  int64_t events;
-  double comm_s[PTSIM_MAX_STAGES][PTSIM_COMM_KINDS];
-} Sim;
+typedef PtsimEngineSim Sim;
+typedef PtsimEngineStage StageState;
 
 static PTSIM_HD PtsimTime to_ns(double seconds) {
   return (PtsimTime)(seconds * 1e9 + 0.5);
@@ -55,17 +32,34 @@ static PTSIM_HD int32_t event_capacity(int32_t p, int32_t m, int32_t v) {
   return 2 * p * m * v + 2 * p + 8;
 }
 
-PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan) {
+/* The shortcut's scratch: the event loop's snapshots or the recurrence's
+ * cut records, whichever is larger (a run uses one). */
+static PTSIM_HD int64_t aux_bytes(int32_t p, int32_t v) {
+  int64_t a = ptsim_engine_period_bytes(p, v), b = ptsim_engine_recur_bytes(p, v);
+  return a > b ? a : b;
+}
+
+/* `events`: with the event queue's slots (the event loop); without them,
+ * what the recurrence needs — a fifth as much for long pipelines. */
+static PTSIM_HD int64_t scratch_bytes(const PtsimPlan *plan, int32_t events) {
   int32_t p = (int32_t)plan->num_stages, v = (int32_t)plan->num_chunks;
   int32_t m = (int32_t)plan->num_microbatches;
   int32_t items = plan->schedule_items;
   if (items < 0) return items;
-  if (v > MAX_CHUNKS) return PTSIM_SCHEDULE_ERR_TOO_LARGE;
-  return align8((int64_t)p * items * (int64_t)sizeof(PtsimScheduleItem)) +
-         2 * align8((int64_t)p * m * v * (int64_t)sizeof(PtsimTime)) +
+  return 2 * align8((int64_t)p * m * v * (int64_t)sizeof(PtsimTime)) +
          align8((int64_t)p * v * 4 * (int64_t)sizeof(PtsimTime)) +
          align8((int64_t)p * (int64_t)sizeof(StageState)) +
-         align8((int64_t)event_capacity(p, m, v) * (int64_t)sizeof(PtsimEvent));
+         align8((int64_t)p * v * (int64_t)sizeof(PtsimTime)) + /* latest backward starts */
+         align8(aux_bytes(p, v)) +
+         (events ? align8((int64_t)event_capacity(p, m, v) * (int64_t)sizeof(PtsimEvent)) : 0);
+}
+
+PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan) {
+  return scratch_bytes(plan, 1);
+}
+
+PTSIM_HD int64_t ptsim_engine_recurrence_bytes(const PtsimPlan *plan) {
+  return scratch_bytes(plan, 0);
 }
 
 static PTSIM_HD void trace_add(Sim *sim, int32_t stage, int32_t kind, int32_t mb, int32_t chunk,
@@ -84,8 +78,8 @@ static PTSIM_HD void trace_add(Sim *sim, int32_t stage, int32_t kind, int32_t mb
   t->count++;
 }
 
-/* Fills the duration table (stage, chunk, item kind) in ns and the blocking
- * communication per stage: every chunk runs m forwards and m backwards,
+/* Fills the duration table (stage, chunk, item kind) and the PP transfer
+ * in ns, and the blocking communication per stage: every chunk runs m forwards and m backwards,
  * whatever the schedule, so its communication is m x (forward + backward).
  *
  * Before a duration becomes ns, the serial bound of the step (each item
@@ -118,27 +112,16 @@ static PTSIM_HD int32_t tabulate(Sim *sim) {
         sim->comm_s[s][k] += (double)sim->m * (work.forward_comm_s[k] + work.backward_comm_s[k]);
     }
   }
+  sim->pp_ns = to_ns(sim->w->pp_transfer_s); /* inside the bound checked above */
   return 0;
-}
-
-/* When the item's input is available, or NOT_YET. */
-static PTSIM_HD PtsimTime input_ready(const Sim *sim, int32_t stage, const PtsimScheduleItem *it) {
-  int64_t idx = ((int64_t)stage * sim->m + it->microbatch) * sim->v + it->chunk;
-  if (it->kind == PTSIM_SCHEDULE_ITEM_FORWARD) {
-    if (stage == 0 && it->chunk == 0) return 0;
-    return sim->fwd_ready[idx];
-  }
-  if (it->kind == PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) return 0; /* its B ran earlier in order */
-  return sim->bwd_ready[idx];
 }
 
 static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
   StageState *st = &sim->stages[stage];
-  const PtsimScheduleItem *it;
+  const PtsimScheduleItem *it = &st->item;
   PtsimTime ready, dur;
   if (st->busy || st->next >= sim->items) return 0;
-  it = &sim->orders[(int64_t)stage * sim->items + st->next];
-  ready = input_ready(sim, stage, it);
+  ready = ptsim_engine_input_ready(sim, stage);
   if (ready == NOT_YET) return 0; /* its producer has not finished: it will wake us */
   if (ready > now) /* in flight: wake when it lands */
     return ptsim_event_queue_push(&sim->queue, ready, EV_WAKE, stage, 0) < 0
@@ -171,27 +154,25 @@ static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
 }
 
 /* The item just ended: its output lands on the next virtual stage after
- * the transfer. */
+ * the transfer (the loss needs no landing: see engine_int.h). */
 static PTSIM_HD int32_t item_done(Sim *sim, int32_t stage, int32_t index, PtsimTime now) {
-  const PtsimScheduleItem *it = &sim->orders[(int64_t)stage * sim->items + index];
   StageState *st = &sim->stages[stage];
-  int32_t p = sim->p, v = sim->v, mb = it->microbatch, c = it->chunk;
+  PtsimScheduleItem it = st->item; /* the running item is `next` */
+  int32_t p = sim->p, v = sim->v, mb = it.microbatch, c = it.chunk;
   int32_t to_stage = -1, to_chunk = -1;
   PtsimTime *ready = sim->fwd_ready;
   st->busy = 0;
   st->next = index + 1;
   st->free_at = now;
-  st->end_ns = now;
-  if (it->kind == PTSIM_SCHEDULE_ITEM_FORWARD) {
+  ptsim_engine_stage_load(sim, stage);
+  if (it.kind == PTSIM_SCHEDULE_ITEM_FORWARD) {
     ready = sim->fwd_ready;
     if (stage < p - 1) {
       to_stage = stage + 1; to_chunk = c;
     } else if (c < v - 1) {
       to_stage = 0; to_chunk = c + 1;
-    } else { /* the loss: this stage's own backward may start */
-      sim->bwd_ready[((int64_t)stage * sim->m + mb) * v + c] = now;
     }
-  } else if (it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) {
+  } else if (it.kind != PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) {
     ready = sim->bwd_ready;
     if (stage > 0) {
       to_stage = stage - 1; to_chunk = c;
@@ -200,7 +181,7 @@ static PTSIM_HD int32_t item_done(Sim *sim, int32_t stage, int32_t index, PtsimT
     }
   }
   if (to_stage >= 0) {
-    ready[((int64_t)to_stage * sim->m + mb) * v + to_chunk] = now + sim->pp_ns;
+    ready[ptsim_engine_slot(sim, to_stage, mb, to_chunk)] = now + sim->pp_ns;
     if (!sim->stages[to_stage].busy &&
         ptsim_event_queue_push(&sim->queue, now + sim->pp_ns, EV_WAKE, to_stage, 0) < 0)
       return PTSIM_ENGINE_ERR_QUEUE;
@@ -215,10 +196,10 @@ static PTSIM_HD PtsimTime grad_sync_end(Sim *sim, int32_t stage) {
   const StageState *st = &sim->stages[stage];
   PtsimTime stream = 0, share = to_ns(sim->w->grad_sync_s[stage] / (double)sim->v);
   int32_t c;
-  if (share <= 0) return st->end_ns;
+  if (share <= 0) return st->free_at;
   if (!sim->job->layout.overlap_grad_reduce) {
-    trace_add(sim, stage, PTSIM_TRACE_GRAD_SYNC, -1, -1, st->end_ns, st->end_ns + share * sim->v);
-    return st->end_ns + share * sim->v;
+    trace_add(sim, stage, PTSIM_TRACE_GRAD_SYNC, -1, -1, st->free_at, st->free_at + share * sim->v);
+    return st->free_at + share * sim->v;
   }
   /* Chunks finish in reverse order (chunk v-1's backwards come first). */
   for (c = sim->v - 1; c >= 0; c--) {
@@ -226,38 +207,56 @@ static PTSIM_HD PtsimTime grad_sync_end(Sim *sim, int32_t stage) {
     trace_add(sim, stage, PTSIM_TRACE_GRAD_SYNC, -1, c, start, start + share);
     stream = start + share;
   }
-  return stream > st->end_ns ? stream : st->end_ns;
+  return stream > st->free_at ? stream : st->free_at;
 }
 
-static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes) {
+/* Lays a run out in scratch; `events`: the event loop's queue too (the
+ * recurrence has none). */
+static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t shortcut,
+                              int32_t events) {
   char *base = (char *)scratch;
-  int64_t off = 0, n = (int64_t)sim->p * sim->m * sim->v, i;
+  int64_t off = 0, n = (int64_t)sim->p * sim->m * sim->v;
   int32_t s, cap = event_capacity(sim->p, sim->m, sim->v);
-  if (bytes < ptsim_engine_scratch_bytes(sim->plan)) return PTSIM_ENGINE_ERR_SCRATCH;
-  sim->orders = (PtsimScheduleItem *)(base + off);
-  off += align8((int64_t)sim->p * sim->items * (int64_t)sizeof(PtsimScheduleItem));
-  sim->fwd_ready = (PtsimTime *)(base + off);
-  off += align8(n * (int64_t)sizeof(PtsimTime));
-  sim->bwd_ready = (PtsimTime *)(base + off);
-  off += align8(n * (int64_t)sizeof(PtsimTime));
+  PtsimEvent *slots;
+  PtsimTime *last;
+  if (bytes < scratch_bytes(sim->plan, events)) return PTSIM_ENGINE_ERR_SCRATCH;
+  /* What every run touches first, so that one layout after another finds
+   * it in cache; the ready tables, of which a run touches a few entries,
+   * last. */
   sim->durations = (PtsimTime *)(base + off);
   off += align8((int64_t)sim->p * sim->v * 4 * (int64_t)sizeof(PtsimTime));
   sim->stages = (StageState *)(base + off);
   off += align8((int64_t)sim->p * (int64_t)sizeof(StageState));
-  for (i = 0; i < n; i++) sim->fwd_ready[i] = sim->bwd_ready[i] = NOT_YET;
+  last = (PtsimTime *)(base + off);
+  off += align8((int64_t)sim->p * sim->v * (int64_t)sizeof(PtsimTime));
+  sim->period = (struct PtsimEnginePeriod *)0;
+  sim->aux = base + off;
+  if (shortcut) ptsim_engine_period_init(sim, base + off);
+  sim->track = shortcut;
+  off += align8(aux_bytes(sim->p, sim->v));
+  slots = (PtsimEvent *)(base + off);
+  if (events) off += align8((int64_t)cap * (int64_t)sizeof(PtsimEvent));
+  sim->fwd_ready = (PtsimTime *)(base + off);
+  off += align8(n * (int64_t)sizeof(PtsimTime));
+  sim->bwd_ready = (PtsimTime *)(base + off);
   for (s = 0; s < sim->p; s++) {
     StageState *st = &sim->stages[s];
-    int32_t c, built;
+    int32_t c, rc;
     st->next = 0;
     st->busy = 0;
     st->free_at = 0;
-    st->busy_ns = st->end_ns = st->pp_wait_ns = 0;
-    for (c = 0; c < MAX_CHUNKS; c++) st->last_backward_start[c] = 0;
-    built = ptsim_schedule_build(sim->job->layout.schedule, sim->p, sim->m, sim->v, s,
-                                 sim->orders + (int64_t)s * sim->items, sim->items);
-    if (built < 0) return built;
+    st->busy_ns = st->pp_wait_ns = 0;
+    st->last_backward_start = last + (int64_t)s * sim->v;
+    for (c = 0; c < sim->v; c++) st->last_backward_start[c] = 0;
+    rc = ptsim_schedule_shape(sim->job->layout.schedule, sim->p, sim->m, sim->v, s, &st->shape);
+    if (rc < 0) return rc;
+    st->last_forward = ptsim_schedule_last_index(&st->shape, PTSIM_SCHEDULE_ITEM_FORWARD);
+    st->last_backward = ptsim_schedule_last_index(&st->shape, PTSIM_SCHEDULE_ITEM_BACKWARD);
+    st->touched_lo = sim->items;
+    st->touched_hi = -1;
   }
-  if (ptsim_event_queue_init(&sim->queue, (PtsimEvent *)(base + off), cap) != 0)
+  for (s = 0; s < sim->p; s++) ptsim_engine_stage_load(sim, s);
+  if (events && ptsim_event_queue_init(&sim->queue, slots, cap) != 0)
     return PTSIM_ENGINE_ERR_SCRATCH;
   return 0;
 }
@@ -271,7 +270,7 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
   int32_t s, k;
   int64_t busiest = 0;
   for (s = 0; s < sim->p; s++) {
-    if (sim->stages[s].end_ns > pipeline_end) pipeline_end = sim->stages[s].end_ns;
+    if (sim->stages[s].free_at > pipeline_end) pipeline_end = sim->stages[s].free_at;
   }
   for (s = 0; s < sim->p; s++) {
     const StageState *st = &sim->stages[s];
@@ -286,7 +285,7 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
             (job->layout.overlap_param_gather ? 0 : to_ns(w->param_gather_s[s]));
     if (after > tail) tail = after;
     o->busy_s = (double)st->busy_ns * 1e-9;
-    o->end_s = (double)st->end_ns * 1e-9;
+    o->end_s = (double)st->free_at * 1e-9;
     o->idle_s = (double)(pipeline_end - st->busy_ns) * 1e-9;
     o->pp_wait_s = (double)st->pp_wait_ns * 1e-9;
     o->grad_sync_end_s = (double)g * 1e-9;
@@ -311,6 +310,7 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
   }
   out->num_stages = sim->p;
   out->events = sim->events;
+  out->events_simulated = sim->simulated;
   out->pipeline_s = (double)pipeline_end * 1e-9;
   out->step_s = (double)(sync_end + tail) * 1e-9;
   out->optimizer_s = (double)tail * 1e-9;
@@ -336,53 +336,141 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
                  : 0.0;
 }
 
-PTSIM_HD int32_t ptsim_engine_run(const PtsimPlan *plan, const PtsimWorkload *workload, void *scratch,
-                                  int64_t scratch_bytes, PtsimTrace *trace, PtsimTimeResult *out) {
-  return ptsim_engine_run_jittered(plan, workload, (const PtsimJitter *)0, scratch, scratch_bytes,
-                                   trace, out);
+PTSIM_HD int32_t ptsim_engine_scan_pending(PtsimEngineSim *sim, int32_t s, int32_t from,
+                                           const int32_t *done_below, PtsimTime ref,
+                                           int64_t *w, int32_t *len, int32_t cap,
+                                           int32_t *pending, int32_t pending_cap,
+                                           int32_t scan_cap) {
+  StageState *st = &sim->stages[s];
+  int32_t p = sim->p, v = sim->v, i, reads = 0, count_at = *len;
+  /* the streams this stage has: forwards from the previous virtual stage,
+   * backwards from the next one (the loss is never pending) */
+  int32_t open = ((s > 0 || v > 1) << PTSIM_SCHEDULE_INPUT_FORWARD) |
+                 ((s < p - 1 || v > 1) << PTSIM_SCHEDULE_INPUT_BACKWARD);
+  if (*len >= cap) return -1;
+  w[(*len)++] = 0;
+  for (i = from; open && i < sim->items; i++) {
+    PtsimScheduleItem it, src;
+    int32_t from_stage = 0, input, j;
+    if (i > st->last_forward) open &= ~(1 << PTSIM_SCHEDULE_INPUT_FORWARD);
+    if (i > st->last_backward) open &= ~(1 << PTSIM_SCHEDULE_INPUT_BACKWARD);
+    if (!open) break;
+    if (++reads > scan_cap) return -1;
+    ptsim_schedule_item_at(&st->shape, i, &it);
+    ptsim_engine_touch(st, i);
+    input = ptsim_schedule_input(p, v, s, &it, &from_stage, &src);
+    if ((input != PTSIM_SCHEDULE_INPUT_FORWARD && input != PTSIM_SCHEDULE_INPUT_BACKWARD) ||
+        !(open & (1 << input)))
+      continue;
+    j = ptsim_schedule_index_of(&sim->stages[from_stage].shape, src.kind, src.microbatch,
+                                src.chunk);
+    ptsim_engine_touch(&sim->stages[from_stage], j);
+    if (j >= done_below[from_stage]) { /* the first missing one: the rest are too */
+      open &= ~(1 << input);
+      continue;
+    }
+    if (*pending >= pending_cap || *len + 2 > cap) return -1;
+    w[(*len)++] = i - from;
+    w[(*len)++] = (input == PTSIM_SCHEDULE_INPUT_FORWARD ? sim->fwd_ready : sim->bwd_ready)
+                      [ptsim_engine_slot(sim, s, it.microbatch, it.chunk)] - ref;
+    w[count_at] += 1;
+    *pending += 1;
+  }
+  return 0;
 }
 
-PTSIM_HD int32_t ptsim_engine_run_jittered(const PtsimPlan *plan, const PtsimWorkload *workload,
-                                           const PtsimJitter *jitter, void *scratch,
-                                           int64_t scratch_bytes, PtsimTrace *trace,
-                                           PtsimTimeResult *out) {
+/* What every run starts from; a negative code when the schedule cannot
+ * be built. */
+static PTSIM_HD int32_t setup(Sim *sim, const PtsimPlan *plan, const PtsimWorkload *workload,
+                              const PtsimJitter *jitter, PtsimTrace *trace) {
+  sim->plan = plan;
+  sim->job = &plan->job;
+  sim->w = workload;
+  sim->p = (int32_t)plan->num_stages;
+  sim->v = (int32_t)plan->num_chunks;
+  sim->m = (int32_t)plan->num_microbatches;
+  sim->items = plan->schedule_items;
+  sim->trace = trace;
+  if (trace) trace->count = 0;
+  sim->jitter = jitter;
+  if (jitter) ptsim_rng_init(&sim->rng, jitter->seed, jitter->subsequence);
+  sim->pp_ns = 0; /* tabulate converts it once the clock's range is checked */
+  sim->events = sim->simulated = 0;
+  return sim->items < 0 ? sim->items : 0;
+}
+
+static PTSIM_HD int32_t engine_simulate(const PtsimPlan *plan, const PtsimWorkload *workload,
+                                        const PtsimJitter *jitter, int32_t shortcut,
+                                        void *scratch, int64_t scratch_bytes, PtsimTrace *trace,
+                                        PtsimTimeResult *out) {
   Sim sim;
   PtsimEvent ev;
   int32_t rc, s;
   int64_t total_items;
-  sim.plan = plan;
-  sim.job = &plan->job;
-  sim.w = workload;
-  sim.p = (int32_t)plan->num_stages;
-  sim.v = (int32_t)plan->num_chunks;
-  sim.m = (int32_t)plan->num_microbatches;
-  sim.items = plan->schedule_items;
-  if (sim.items < 0) return sim.items;
-  sim.trace = trace;
-  if (trace) trace->count = 0;
-  sim.jitter = jitter;
-  if (jitter) ptsim_rng_init(&sim.rng, jitter->seed, jitter->subsequence);
-  sim.events = 0;
-  rc = carve(&sim, scratch, scratch_bytes);
+  rc = setup(&sim, plan, workload, jitter, trace);
   if (rc != 0) return rc;
-  rc = tabulate(&sim); /* checks the clock's range: pp_ns below is in it */
+  /* A trace lists every item and a jittered run has no period: both need
+   * every event. */
+  rc = carve(&sim, scratch, scratch_bytes, shortcut && !trace && !jitter, 1);
   if (rc != 0) return rc;
-  sim.pp_ns = to_ns(workload->pp_transfer_s);
+  rc = tabulate(&sim);
+  if (rc != 0) return rc;
   for (s = 0; s < sim.p; s++) {
     rc = try_start(&sim, s, 0);
     if (rc != 0) return rc;
   }
   while (ptsim_event_queue_pop(&sim.queue, &ev) == 0) {
     sim.events++;
+    sim.simulated++;
     if (ev.kind == EV_ITEM_DONE)
       rc = item_done(&sim, ev.a, ev.b, ev.time);
     else
       rc = try_start(&sim, ev.a, ev.time);
     if (rc != 0) return rc;
+    if (sim.period && ev.kind == EV_ITEM_DONE && ev.a == 0) {
+      rc = ptsim_engine_period_check(&sim, ev.b, ev.time);
+      if (rc != 0) return rc;
+    }
   }
   total_items = 0;
   for (s = 0; s < sim.p; s++) total_items += sim.stages[s].next;
   if (total_items != (int64_t)sim.p * sim.items) return PTSIM_ENGINE_ERR_STALL;
+  summarise(&sim, out);
+  return 0;
+}
+
+PTSIM_HD int32_t ptsim_engine_run(const PtsimPlan *plan, const PtsimWorkload *workload, void *scratch,
+                                  int64_t scratch_bytes, PtsimTrace *trace, PtsimTimeResult *out) {
+  return engine_simulate(plan, workload, (const PtsimJitter *)0, 1, scratch, scratch_bytes, trace,
+                         out);
+}
+
+PTSIM_HD int32_t ptsim_engine_run_full(const PtsimPlan *plan, const PtsimWorkload *workload,
+                                       void *scratch, int64_t scratch_bytes, PtsimTrace *trace,
+                                       PtsimTimeResult *out) {
+  return engine_simulate(plan, workload, (const PtsimJitter *)0, 0, scratch, scratch_bytes, trace,
+                         out);
+}
+
+PTSIM_HD int32_t ptsim_engine_run_jittered(const PtsimPlan *plan, const PtsimWorkload *workload,
+                                           const PtsimJitter *jitter, void *scratch,
+                                           int64_t scratch_bytes, PtsimTrace *trace,
+                                           PtsimTimeResult *out) {
+  return engine_simulate(plan, workload, jitter, 1, scratch, scratch_bytes, trace, out);
+}
+
+PTSIM_HD int32_t ptsim_engine_run_recurrence(const PtsimPlan *plan, const PtsimWorkload *workload,
+                                             void *scratch, int64_t scratch_bytes,
+                                             PtsimTimeResult *out) {
+  Sim sim;
+  int32_t rc = setup(&sim, plan, workload, (const PtsimJitter *)0, (PtsimTrace *)0);
+  if (rc != 0) return rc;
+  rc = carve(&sim, scratch, scratch_bytes, 0, 0);
+  if (rc != 0) return rc;
+  rc = tabulate(&sim);
+  if (rc != 0) return rc;
+  rc = ptsim_engine_recur(&sim, sim.aux);
+  if (rc != 0) return rc;
   summarise(&sim, out);
   return 0;
 }

@@ -8,18 +8,21 @@
 
 /* ---- ordering ---- */
 
-/* 1 when the event in slot x fires before the event in slot y. */
-PTSIM_HD static int earlier(const PtsimEvent *slots, int32_t x, int32_t y) {
-  if (slots[x].time != slots[y].time) return slots[x].time < slots[y].time;
-  return slots[x].seq < slots[y].seq;
+/* 1 when an event at (tx, sx) fires before one at (ty, sy).  Without
+ * branches: which of two events comes first is as good as random, and a
+ * mispredicted branch costs more than the whole comparison. */
+PTSIM_HD static int before(PtsimTime tx, uint64_t sx, PtsimTime ty, uint64_t sy) {
+  return (tx < ty) | ((tx == ty) & (sx < sy));
 }
 
 PTSIM_HD static void sift_up(PtsimEvent *slots, int32_t pos) {
   int32_t moving = slots[pos].heap_;
+  PtsimTime mt = slots[moving].time;
+  uint64_t ms = slots[moving].seq;
   while (pos > 0) {
     int32_t parent = (pos - 1) / 2;
     int32_t above = slots[parent].heap_;
-    if (!earlier(slots, moving, above)) break;
+    if (!before(mt, ms, slots[above].time, slots[above].seq)) break;
     slots[pos].heap_ = above;
     pos = parent;
   }
@@ -28,13 +31,28 @@ PTSIM_HD static void sift_up(PtsimEvent *slots, int32_t pos) {
 
 PTSIM_HD static void sift_down(PtsimEvent *slots, int32_t count, int32_t pos) {
   int32_t moving = slots[pos].heap_;
+  PtsimTime mt = slots[moving].time;
+  uint64_t ms = slots[moving].seq;
   for (;;) {
-    int32_t child = 2 * pos + 1;
+    int32_t child = 2 * pos + 1, first;
+    PtsimTime ft;
+    uint64_t fs;
     if (child >= count) break;
-    if (child + 1 < count && earlier(slots, slots[child + 1].heap_, slots[child].heap_))
-      child += 1;
-    if (!earlier(slots, slots[child].heap_, moving)) break;
-    slots[pos].heap_ = slots[child].heap_;
+    first = slots[child].heap_;
+    ft = slots[first].time;
+    fs = slots[first].seq;
+    if (child + 1 < count) { /* the earlier child, chosen without a branch */
+      int32_t second = slots[child + 1].heap_;
+      PtsimTime st = slots[second].time;
+      uint64_t ss = slots[second].seq;
+      int32_t right = before(st, ss, ft, fs);
+      child += right;
+      first = right ? second : first;
+      ft = right ? st : ft;
+      fs = right ? ss : fs;
+    }
+    if (!before(ft, fs, mt, ms)) break;
+    slots[pos].heap_ = first;
     pos = child;
   }
   slots[pos].heap_ = moving;
@@ -87,24 +105,14 @@ PTSIM_HD static void compact(PtsimEventQueue *q) {
 
 PTSIM_HD int32_t ptsim_event_queue_init(PtsimEventQueue *q, PtsimEvent *storage,
                                         int32_t capacity) {
-  int32_t i;
   if (q == 0 || storage == 0 || capacity < 1) return PTSIM_EVENT_QUEUE_ERR_ARGS;
   q->slots = storage;
   q->capacity = capacity;
   q->heap_count = 0;
   q->live = 0;
   q->pushes = 0;
-  for (i = 0; i < capacity; i++) {
-    storage[i].time = 0;
-    storage[i].seq = 0;
-    storage[i].kind = 0;
-    storage[i].a = 0;
-    storage[i].b = 0;
-    storage[i].heap_ = -1;
-    storage[i].state_ = SLOT_FREE;
-    storage[i].link_ = (i + 1 < capacity) ? i + 1 : -1;
-  }
-  q->free_head = 0;
+  q->fresh = 0;
+  q->free_head = -1;
   return PTSIM_EVENT_QUEUE_OK;
 }
 
@@ -112,13 +120,18 @@ PTSIM_HD int64_t ptsim_event_queue_push(PtsimEventQueue *q, PtsimTime time,
                                         int32_t kind, int32_t a, int32_t b) {
   int32_t slot;
   PtsimEvent *ev;
-  if (q->free_head < 0) {
+  if (q->free_head < 0 && q->fresh == q->capacity) {
     if (q->live == q->heap_count) return PTSIM_EVENT_QUEUE_ERR_FULL;
     compact(q);
   }
-  slot = q->free_head;
+  if (q->free_head >= 0) {
+    slot = q->free_head;
+    q->free_head = q->slots[slot].link_;
+  } else {
+    slot = q->fresh;
+    q->fresh += 1;
+  }
   ev = &q->slots[slot];
-  q->free_head = ev->link_;
   ev->time = time;
   ev->seq = q->pushes * (uint64_t)q->capacity + (uint64_t)slot;
   ev->kind = kind;
@@ -150,6 +163,14 @@ PTSIM_HD int32_t ptsim_event_queue_peek(PtsimEventQueue *q, PtsimEvent *out) {
   return PTSIM_EVENT_QUEUE_OK;
 }
 
+PTSIM_HD int32_t ptsim_event_queue_count(const PtsimEventQueue *q) {
+  return q->heap_count;
+}
+
+PTSIM_HD PtsimEvent *ptsim_event_queue_entry(PtsimEventQueue *q, int32_t i) {
+  return &q->slots[q->slots[i].heap_];
+}
+
 PTSIM_HD int32_t ptsim_event_queue_size(const PtsimEventQueue *q) {
   return q->live;
 }
@@ -158,7 +179,7 @@ PTSIM_HD int32_t ptsim_event_queue_cancel(PtsimEventQueue *q, int64_t handle) {
   int32_t slot;
   if (handle < 0) return PTSIM_EVENT_QUEUE_ERR_NOT_FOUND;
   slot = (int32_t)((uint64_t)handle % (uint64_t)q->capacity);
-  if (q->slots[slot].state_ != SLOT_LIVE || q->slots[slot].seq != (uint64_t)handle)
+  if (slot >= q->fresh || q->slots[slot].state_ != SLOT_LIVE || q->slots[slot].seq != (uint64_t)handle)
     return PTSIM_EVENT_QUEUE_ERR_NOT_FOUND;
   q->slots[slot].state_ = SLOT_CANCELLED;
   q->live -= 1;

@@ -23,9 +23,14 @@
  * indices lives in the same block, so events never move while the heap is
  * reordered.  Free slots are chained through `link_`.
  *
- * Invariants: 0 <= live <= heap_count <= capacity; heap_count - live is the
- * number of tombstones still in the heap; heap_[0..heap_count) is a min-heap
- * under (time, seq).
+ * Slots are handed out lazily: those at or past `fresh` have never been used
+ * and are not even initialised, so making a queue costs O(1) however large
+ * its capacity (the engine sizes it for the worst case and rarely uses a
+ * tenth of it).
+ *
+ * Invariants: 0 <= live <= heap_count <= fresh <= capacity; heap_count -
+ * live is the number of tombstones still in the heap; heap_[0..heap_count)
+ * is a min-heap under (time, seq).
  *
  * Costs: push, pop, peek O(log n) (pop/peek also reap tombstones they meet,
  * each O(log n)); cancel O(1); size O(1).  A push that finds every slot used
@@ -66,7 +71,8 @@ typedef struct {
   int32_t capacity;    /* number of slots */
   int32_t heap_count;  /* events in the heap, tombstones included */
   int32_t live;        /* events in the heap that are not cancelled */
-  int32_t free_head;   /* first free slot, -1 when none */
+  int32_t free_head;   /* first recycled free slot, -1 when none */
+  int32_t fresh;       /* slots [fresh, capacity) were never used */
   uint64_t pushes;     /* pushes so far; seq = pushes * capacity + slot */
 } PtsimEventQueue;
 
@@ -90,6 +96,14 @@ PTSIM_HD int32_t ptsim_event_queue_pop(PtsimEventQueue *q, PtsimEvent *out);
  * the top are reaped on the way, hence the non-const queue.  Returns 0, or
  * PTSIM_EVENT_QUEUE_ERR_EMPTY. */
 PTSIM_HD int32_t ptsim_event_queue_peek(PtsimEventQueue *q, PtsimEvent *out);
+
+/* Heap entries (live events and tombstones), and the event at heap
+ * position i (0 <= i < count; the position says nothing about the order).
+ * For a caller that inspects every pending event, or moves them all by the
+ * same time (the heap stays valid: the order of every pair is unchanged).
+ * A tombstone's state_ is 2. */
+PTSIM_HD int32_t ptsim_event_queue_count(const PtsimEventQueue *q);
+PTSIM_HD PtsimEvent *ptsim_event_queue_entry(PtsimEventQueue *q, int32_t i);
 
 /* Number of live (pushed, not popped, not cancelled) events. */
 PTSIM_HD int32_t ptsim_event_queue_size(const PtsimEventQueue *q);

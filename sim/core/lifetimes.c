@@ -44,6 +44,9 @@ typedef struct {
   PtsimStageAlloc *out;
   int32_t step, item, kind, microbatch, chunk;
   int failed;
+  int32_t *main_grads;       /* (buckets) fp32 main-grad copies alive, or -1 */
+  int32_t buckets;
+  double reserved_best;      /* highest reserved seen so far (all phases) */
 } Ctx;
 
 static PTSIM_HD double dmax(double a, double b) { return a > b ? a : b; }
@@ -98,20 +101,43 @@ static PTSIM_HD void build_saved(Ctx *x) {
   x->n_saved = n;
 }
 
+/* Megatron's DDP bucket: max(40M, 1M x dp) parameters; the stage's count. */
+static PTSIM_HD double bucket_params(const PtsimJob *job) {
+  return dmax(BUCKET_PARAMS, 1e6 * (double)job->layout.dp);
+}
+
+static PTSIM_HD int64_t bucket_count(const PtsimPlan *plan, int64_t stage) {
+  /* Clamped before the cast (a 2^60-parameter stage has 2^35 buckets, past
+   * int32): a count that large makes the scratch refuse the layout. */
+  double n = plan->stage_parameters[stage] / bucket_params(&plan->job);
+  return (n < 1099511627776.0 ? (int64_t)n : (int64_t)1 << 40) + 1;
+}
+
+/* The handle tables behind the blocks: per (microbatch, chunk) slots, then
+ * one main-grad handle per bucket. */
+static PTSIM_HD int64_t handle_bytes(int64_t slots, int64_t buckets) {
+  return (slots + buckets) * (int64_t)sizeof(int32_t);
+}
+
 PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t stage) {
   const PtsimJob *job = &plan->job;
   int64_t v = plan->num_chunks;
   int64_t m = plan->num_microbatches;
   int64_t layers = plan->stage_layers[stage];
   int64_t per_slot = (layers / v) * MAX_LAYER_TENSORS + EXTRA_TENSORS;
-  double bucket = dmax(BUCKET_PARAMS, 1e6 * (double)job->layout.dp);
-  int64_t buckets = (int64_t)(plan->stage_parameters[stage] / bucket) + 1;
+  int64_t buckets = bucket_count(plan, stage);
   int64_t inflight = job->layout.schedule == PTSIM_SCHEDULE_GPIPE
                          ? m * v
                          : (m * v < 2 * job->layout.pp * v + 2 ? m * v : 2 * job->layout.pp * v + 2);
-  int64_t live = layers * 6 + 4 * buckets + 16 + inflight * per_slot;
-  int64_t blocks = 3 * live + 4096;
-  return blocks * (int64_t)sizeof(PtsimAllocBlock) + m * v * per_slot * (int64_t)sizeof(int32_t);
+  /* In double, saturated: an absurd layout (2^30 layers, 2^35 buckets) gets
+   * a size past any limit instead of an int64 overflow.  Every size a
+   * replay can have is far below 2^53, where double is exact. */
+  double live = (double)layers * 6.0 + 5.0 * (double)buckets + 16.0 +
+                (double)inflight * (double)per_slot;
+  double bytes = (3.0 * live + 4096.0) * (double)sizeof(PtsimAllocBlock) +
+                 ((double)m * (double)v * (double)per_slot + (double)buckets) *
+                     (double)sizeof(int32_t);
+  return bytes < 4e18 ? (int64_t)bytes : (int64_t)4e18;
 }
 
 /* One allocation; on the first failure the OOM is recorded and the replay
@@ -277,15 +303,19 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   }
 }
 
-/* Weights per matrix, the gradient buffer and the optimizer shard, per bucket. */
-static PTSIM_HD void persistent(Ctx *x) {
+/* Before step 0: weights per matrix (and Transformer Engine's fp8 copies
+ * under fp8), the gradient buffer and the main parameters, per bucket
+ * (Megatron's DDP builds the buffer, then the optimizer clones its main
+ * parameters; Adam's states come later).  With the precision-aware
+ * optimizer holding the masters (plan.h lazy_masters), FusedAdam creates
+ * them at its first step, not here. */
+static PTSIM_HD void at_start(Ctx *x) {
   const PtsimJob *job = x->job;
   const PtsimLayout *l = &job->layout;
   double params = x->plan->stage_parameters[x->stage];
   double layer = x->plan->layer_parameters;
   double rest = params - layer * (double)x->plan->stage_layers[x->stage];
-  double bucket = dmax(BUCKET_PARAMS, 1e6 * (double)l->dp);
-  double grad_bytes = x->plan->grad_bytes;
+  double bucket = bucket_params(job);
   double shards = x->plan->optimizer_shards;
   double left;
   int64_t i;
@@ -306,12 +336,46 @@ static PTSIM_HD void persistent(Ctx *x) {
   }
   if (rest > 0.0) take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
   if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
-  for (left = params; left > 0.0; left -= bucket) {
+  for (left = params; left > 0.0; left -= bucket)
+    take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
+  if (x->plan->lazy_masters) return;
+  for (left = params; left > 0.0; left -= bucket)
+    take(x, "main_param_shard", x->plan->master_bytes * (left < bucket ? left : bucket) / shards,
+         STREAM_COMPUTE);
+}
+
+/* The optimizer step closing step x->step: the first creates Adam's two
+ * states per bucket (and, with lazy_masters, the masters after them, as
+ * FusedAdam.initialize_state does), kept for good; with 2-byte gradients
+ * every step makes fp32 copies of its gradient shards (shard.float()),
+ * freed by the next step's zero_grad (free_main_grads), unless the
+ * optimizer reads the gradients in place (lazy_masters: decoupled_grad). */
+static PTSIM_HD void optimizer_step(Ctx *x) {
+  const PtsimPlan *p = x->plan;
+  double params = p->stage_parameters[x->stage];
+  double bucket = bucket_params(x->job);
+  double shards = p->optimizer_shards;
+  double left;
+  int32_t b = 0;
+  x->kind = PTSIM_LIFETIMES_AT_OPTIMIZER;
+  x->microbatch = x->chunk = -1;
+  for (left = params; left > 0.0 && b < x->buckets; left -= bucket, b++) {
     double n = left < bucket ? left : bucket;
-    take(x, "grad_bucket", grad_bytes * n, STREAM_COMPUTE);
-    take(x, "main_param_shard", x->plan->master_bytes * n / shards, STREAM_COMPUTE);
-    take(x, "adam_m_shard", x->plan->exp_avg_bytes * n / shards, STREAM_COMPUTE);
-    take(x, "adam_v_shard", x->plan->exp_avg_sq_bytes * n / shards, STREAM_COMPUTE);
+    if (p->grad_bytes < 4.0 && !p->lazy_masters)
+      x->main_grads[b] = take(x, "main_grad_fp32", 4.0 * n / shards, STREAM_COMPUTE);
+    if (x->step == 0) {
+      take(x, "adam_exp_avg", p->exp_avg_bytes * n / shards, STREAM_COMPUTE);
+      take(x, "adam_exp_avg_sq", p->exp_avg_sq_bytes * n / shards, STREAM_COMPUTE);
+      if (p->lazy_masters) take(x, "main_param_shard", p->master_bytes * n / shards, STREAM_COMPUTE);
+    }
+  }
+}
+
+static PTSIM_HD void free_main_grads(Ctx *x) {
+  int32_t b;
+  for (b = 0; b < x->buckets; b++) {
+    give(x, x->main_grads[b]);
+    x->main_grads[b] = -1;
   }
 }
 
@@ -329,17 +393,77 @@ static PTSIM_HD void sample(Ctx *x, PtsimAllocTimeline *tl) {
   tl->count++;
 }
 
+/* After each item: when the reserved peak has grown, remember where. */
+static PTSIM_HD void note_peak(Ctx *x) {
+  const PtsimAllocStats *st = &x->alloc.stats;
+  PtsimStageAlloc *o = x->out;
+  if ((double)st->reserved_bytes_peak <= x->reserved_best) return;
+  x->reserved_best = (double)st->reserved_bytes_peak;
+  o->peak_step = x->step;
+  o->peak_item = x->item;
+  o->peak_kind = x->kind;
+  o->peak_microbatch = x->microbatch;
+  o->peak_chunk = x->chunk;
+}
+
+/* Folds the peaks since the last reset into phase *ph (the larger of each). */
+static PTSIM_HD void close_phase(Ctx *x, PtsimAllocPhase *ph) {
+  const PtsimAllocStats *st = &x->alloc.stats;
+  ph->allocated_peak_bytes = dmax(ph->allocated_peak_bytes, (double)st->allocated_bytes_peak);
+  ph->requested_peak_bytes = dmax(ph->requested_peak_bytes, (double)st->requested_bytes_peak);
+  ph->reserved_peak_bytes = dmax(ph->reserved_peak_bytes, (double)st->reserved_bytes_peak);
+  ph->device_peak_bytes = ph->reserved_peak_bytes + x->out->outside_bytes;
+  if ((double)st->inactive_split_bytes_peak > x->out->inactive_split_peak_bytes)
+    x->out->inactive_split_peak_bytes = (double)st->inactive_split_bytes_peak;
+  ptsim_alloc_reset_peaks(&x->alloc);
+}
+
+static PTSIM_HD void phase_zero(PtsimAllocPhase *ph) {
+  ph->allocated_peak_bytes = ph->requested_peak_bytes = 0.0;
+  ph->reserved_peak_bytes = ph->device_peak_bytes = 0.0;
+}
+
+static PTSIM_HD void result_init(PtsimStageAlloc *out, const PtsimJob *job) {
+  out->fits = 1;
+  out->runs = 0;
+  out->runs_margin_bytes = 0.0;
+  out->oom_step = out->oom_item = out->oom_microbatch = out->oom_chunk = -1;
+  out->oom_kind = PTSIM_LIFETIMES_AT_SETUP;
+  out->oom_request_bytes = 0.0;
+  out->oom_tensor[0] = '\0';
+  out->peak_step = out->peak_item = out->peak_microbatch = out->peak_chunk = -1;
+  out->peak_kind = PTSIM_LIFETIMES_AT_SETUP;
+  out->inactive_split_peak_bytes = 0.0;
+  out->outside_bytes = ptsim_lifetimes_outside_bytes(job);
+  phase_zero(&out->first_step);
+  phase_zero(&out->steady_state);
+}
+
+/* The worse phase becomes the stage's peaks; then the verdict. */
+static PTSIM_HD void result_close(PtsimStageAlloc *out, const PtsimJob *job) {
+  const PtsimAllocPhase *a = &out->first_step, *b = &out->steady_state;
+  out->allocated_peak_bytes = dmax(a->allocated_peak_bytes, b->allocated_peak_bytes);
+  out->reserved_peak_bytes = dmax(a->reserved_peak_bytes, b->reserved_peak_bytes);
+  out->fragmentation = out->reserved_peak_bytes > 0.0
+                           ? 1.0 - out->allocated_peak_bytes / out->reserved_peak_bytes
+                           : 0.0;
+  out->device_peak_bytes = out->reserved_peak_bytes + out->outside_bytes;
+  out->runs_margin_bytes = PTSIM_LIFETIMES_RESERVED_ERROR * out->reserved_peak_bytes;
+  out->runs = out->fits &&
+              out->device_peak_bytes + out->runs_margin_bytes <= job->hw.memory_bytes;
+}
+
 PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
                                         const PtsimScheduleItem *items, int32_t n_items,
                                         int32_t steps, const PtsimAllocOptions *opts,
                                         void *scratch, int64_t scratch_bytes,
                                         PtsimAllocTimeline *timeline, PtsimStageAlloc *out) {
   Ctx x;
-  PtsimAllocStats st;
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
   int64_t need = ptsim_lifetimes_scratch_bytes(plan, stage);
   int32_t n_blocks, rc, i;
+  int64_t slots;
   double capacity;
   if (scratch_bytes < need) return PTSIM_ALLOC_ERR_NO_BLOCKS;
   x.plan = plan;
@@ -357,25 +481,27 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.failed = 0;
   x.step = 0;
   x.item = -1;
-  x.kind = -1;
+  x.kind = PTSIM_LIFETIMES_AT_SETUP;
   x.microbatch = -1;
   x.chunk = -1;
-  out->fits = 1;
-  out->oom_step = out->oom_item = out->oom_microbatch = out->oom_chunk = out->oom_kind = -1;
-  out->oom_request_bytes = 0.0;
-  out->oom_tensor[0] = '\0';
-  out->outside_bytes = ptsim_lifetimes_outside_bytes(job);
-  n_blocks = (int32_t)((need - (int64_t)x.m * x.v * x.per_slot * (int64_t)sizeof(int32_t)) /
-                       (int64_t)sizeof(PtsimAllocBlock));
+  x.buckets = (int32_t)bucket_count(plan, stage); /* small: the scratch is `need` */
+  x.reserved_best = 0.0;
+  result_init(out, job);
+  slots = (int64_t)x.m * x.v * x.per_slot;
+  n_blocks = (int32_t)((need - handle_bytes(slots, x.buckets)) / (int64_t)sizeof(PtsimAllocBlock));
   x.handles = (int32_t *)((char *)scratch + (int64_t)n_blocks * (int64_t)sizeof(PtsimAllocBlock));
+  x.main_grads = x.handles + slots;
+  for (i = 0; i < x.buckets; i++) x.main_grads[i] = -1;
   capacity = job->hw.memory_bytes - out->outside_bytes;
   rc = ptsim_alloc_init(&x.alloc, opts, capacity > 0.0 ? capacity : 0.0,
                         (PtsimAllocBlock *)scratch, n_blocks);
   if (rc != 0) return rc;
   build_saved(&x);
-  persistent(&x);
+  at_start(&x);
+  note_peak(&x);
   sample(&x, timeline);
   for (x.step = 0; x.step < steps && !x.failed; x.step++) {
+    free_main_grads(&x); /* zero_grad: the last step's fp32 copies go */
     for (i = 0; i < n_items && !x.failed; i++) {
       const PtsimScheduleItem *it = &items[i];
       x.item = i;
@@ -390,16 +516,18 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
         backward(&x, it->microbatch, it->chunk, 1);
       else
         release_saved(&x, it->microbatch, it->chunk);
+      note_peak(&x);
       sample(&x, timeline);
     }
+    if (!x.failed) {
+      x.item = n_items - 1;
+      optimizer_step(&x);
+      note_peak(&x);
+      sample(&x, timeline);
+    }
+    /* Step 0's peaks include what was allocated before it (still held). */
+    close_phase(&x, x.step == 0 ? &out->first_step : &out->steady_state);
   }
-  ptsim_alloc_stats(&x.alloc, &st);
-  out->allocated_peak_bytes = (double)st.allocated_bytes_peak;
-  out->reserved_peak_bytes = (double)st.reserved_bytes_peak;
-  out->inactive_split_peak_bytes = (double)st.inactive_split_bytes_peak;
-  out->fragmentation = st.reserved_bytes_peak > 0
-                           ? 1.0 - (double)st.allocated_bytes_peak / (double)st.reserved_bytes_peak
-                           : 0.0;
-  out->device_peak_bytes = out->reserved_peak_bytes + out->outside_bytes;
+  result_close(out, job);
   return x.failed == 2 ? PTSIM_ALLOC_ERR_NO_BLOCKS : 0;
 }

@@ -258,3 +258,15 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     out->fits = 0;
   }
 }
+
+PTSIM_HD double ptsim_memory_held_floor_bytes(const PtsimMemoryEstimate *m) {
+  double most = 0.0;
+  int64_t i;
+  for (i = 0; i < m->num_stages; i++) {
+    const PtsimStageMemory *s = &m->stages[i];
+    double held = s->parameters_bytes + s->gradients_bytes + s->optimizer_bytes +
+                  s->activations_bytes - s->embedding_dropout_bytes;
+    if (held > most) most = held;
+  }
+  return most;
+}

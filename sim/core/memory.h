@@ -76,6 +76,14 @@ typedef struct {
 PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
                                                     int keep_scores);
 
+/* What a replay of the job through the caching-allocator emulation must
+ * hold at once on the stage holding the most (lifetimes.h): its weights,
+ * gradients, optimizer states and saved activations, i.e. the stage total
+ * without the input-ids, logits and embedding-dropout terms (which the
+ * replay allocates differently).  A floor of the emulation's allocated
+ * peak, whatever the schedule, recompute or allocator options. */
+PTSIM_HD double ptsim_memory_held_floor_bytes(const PtsimMemoryEstimate *m);
+
 /* Fills *out from the plan of a validated job (the per-stage layers,
  * parameters and in-flight microbatches are the plan's).  Never fails. */
 PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,

@@ -125,6 +125,15 @@ PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp)
   return plan_layer_matrices(model, tp) + bias + qk_norm + 2.0 * plan_norm_parameters(model);
 }
 
+PTSIM_HD double ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq) {
+  double h = (double)model->hidden_size, v = (double)model->vocab_size;
+  double n = (double)model->num_layers * ptsim_plan_layer_parameters(model, 1);
+  n += h * v * (model->tied_embeddings ? 1.0 : 2.0) + plan_norm_parameters(model);
+  if (ptsim_plan_has_learned_positions(model))
+    n += (double)(model->max_position_embeddings > 0 ? model->max_position_embeddings : seq) * h;
+  return n;
+}
+
 /* Parameters held by one GPU of pipeline stage `stage`. */
 static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stage) {
   const PtsimModel *m = &plan->job.model;
@@ -169,8 +178,8 @@ static PTSIM_HD void plan_state_bytes(PtsimPlan *plan) {
                    l->main_params_bytes != 4;
   plan->grad_bytes = l->fp32_grad_accumulation ? 4.0 : 2.0;
   plan->master_bytes = (double)l->main_params_bytes;
-  if (l->precision_aware_optimizer && te_masters && bf16_weights && l->main_params_bytes == 4)
-    plan->master_bytes = 2.0;
+  plan->lazy_masters = l->precision_aware_optimizer && te_masters;
+  if (plan->lazy_masters && bf16_weights && l->main_params_bytes == 4) plan->master_bytes = 2.0;
   plan->exp_avg_bytes = (double)l->exp_avg_bytes;
   plan->exp_avg_sq_bytes = (double)l->exp_avg_sq_bytes;
   plan->optimizer_shards = l->distributed_optimizer
@@ -225,17 +234,23 @@ static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t stage) {
 
 /* ---- the plan ---- */
 
-PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
+PTSIM_HD void ptsim_plan_counts(const PtsimJob *job, PtsimPlan *out) {
   const PtsimLayout *l = &job->layout;
-  int64_t per = l->mbs * l->dp, s, first = 0, chunk = 0;
-  int k;
-  out->job = *job;
+  int64_t per = l->mbs * l->dp;
   out->num_stages = l->pp;
   out->num_chunks = l->vp > 0 ? l->vp : 1;
   out->num_microbatches = per > 0 ? l->gbs / per : 0;
   out->schedule_items = ptsim_schedule_num_items(l->schedule, (int32_t)l->pp,
                                                  (int32_t)out->num_microbatches,
                                                  (int32_t)out->num_chunks);
+}
+
+PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
+  const PtsimLayout *l = &job->layout;
+  int64_t s, first = 0, chunk = 0;
+  int k;
+  out->job = *job;
+  ptsim_plan_counts(job, out);
   out->tokens = l->mbs * l->seq / l->cp;
   out->tokens_sp = l->sp ? (double)out->tokens / (double)l->tp : (double)out->tokens;
   out->layer_parameters = ptsim_plan_layer_parameters(&job->model, l->tp);

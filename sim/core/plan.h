@@ -57,6 +57,13 @@ typedef struct {
    * optimizer, 1 without). */
   double grad_bytes, master_bytes, exp_avg_bytes, exp_avg_sq_bytes;
   double optimizer_shards;
+  /* 1: Transformer Engine's FusedAdam holds the master weights
+   * (--use-precision-aware-optimizer, unless fp8 runs a recipe other than
+   * delayed with fp32 masters: Megatron's
+   * use_precision_aware_optimizer_no_fp8_or_ds_fp8).  It creates them in
+   * its first step with Adam's states, and reads the gradients in place
+   * (decoupled_grad) instead of from fp32 copies. */
+  int lazy_masters;
   double stage_parameters[PTSIM_MAX_STAGES];   /* parameters one GPU of it holds */
   /* Bytes of model weights one GPU of it holds: 2 per parameter (bf16/fp16),
    * plus under fp8 Transformer Engine's fp8 copy and its transpose of every
@@ -102,6 +109,17 @@ PTSIM_HD int64_t ptsim_plan_head_dim(const PtsimModel *model);
 
 /* Parameters of one transformer layer held by one TP rank (t = tp). */
 PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp);
+
+/* Parameters of the whole model (no parallelism): layers, word embedding
+ * (and the LM head when untied), final norm, the learned position table
+ * when the model has one (max_position_embeddings rows, or seq). */
+PTSIM_HD double ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq);
+
+/* Only the counts of the plan — num_stages, num_chunks, num_microbatches,
+ * schedule_items, exactly as ptsim_plan_build sets them — leaving every
+ * other field as it was: what sizing a layout's scratch needs, at a
+ * fraction of the cost of the whole plan. */
+PTSIM_HD void ptsim_plan_counts(const PtsimJob *job, PtsimPlan *out);
 
 /* Builds the plan of a validated job (ptsim_job_validate() accepted it).
  * Never fails: a schedule that cannot be built is recorded in

@@ -135,6 +135,197 @@ PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, 
   }
 }
 
+/* ---- closed form ---- */
+
+PTSIM_HD static int32_t max_i32(int32_t x, int32_t y) { return x > y ? x : y; }
+
+/* ZB-H1 after the warm-up is a run of groups g = 0..m-1: F(g+w) while
+ * g < m-w, then B(g), then W(g-s) once g >= s.  Where group g starts: */
+PTSIM_HD static int32_t zb_group_start(const PtsimScheduleShape *sh, int32_t g) {
+  int32_t steady = sh->m - sh->warmup;
+  return sh->warmup + g + min_i32(g, steady) + max_i32(0, g - sh->stage);
+}
+
+PTSIM_HD int32_t ptsim_schedule_shape(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+                                      int32_t stage, PtsimScheduleShape *out) {
+  int32_t n = ptsim_schedule_num_items(kind, p, m, v), r, steady;
+  if (n < 0) return n;
+  if (stage < 0 || stage >= p || out == 0) return PTSIM_SCHEDULE_ERR_ARGS;
+  out->kind = (int32_t)kind;
+  out->p = p;
+  out->m = m;
+  out->v = v;
+  out->stage = stage;
+  out->items = n;
+  out->warmup = ptsim_schedule_warmup(kind, p, m, v, stage);
+  /* Group sizes change only at g = m-w (no more F) and g = s (W's begin):
+   * three runs of constant size, some possibly empty. */
+  steady = m - out->warmup;
+  out->run_group[0] = 0;
+  out->run_group[1] = min_i32(min_i32(stage, m), steady);
+  out->run_group[2] = max_i32(min_i32(stage, m), steady);
+  for (r = 0; r < 3; r++) {
+    int32_t g = out->run_group[r];
+    out->run_index[r] = zb_group_start(out, g);
+    out->run_size[r] = 1 + (g < steady) + (g >= stage);
+  }
+  out->tail = zb_group_start(out, m);
+  return 0;
+}
+
+PTSIM_HD static void set_item(PtsimScheduleItem *out, int32_t kind, int32_t mb, int32_t chunk) {
+  out->kind = kind;
+  out->microbatch = mb;
+  out->chunk = chunk;
+}
+
+PTSIM_HD static void zb_item_at(const PtsimScheduleShape *sh, int32_t i, PtsimScheduleItem *out) {
+  int32_t r, g, off, size;
+  if (i < sh->warmup) {
+    set_item(out, PTSIM_SCHEDULE_ITEM_FORWARD, i, 0);
+    return;
+  }
+  if (i >= sh->tail) { /* the remaining W's, in order */
+    set_item(out, PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT, i - 2 * sh->m, 0);
+    return;
+  }
+  r = i >= sh->run_index[2] ? 2 : i >= sh->run_index[1] ? 1 : 0;
+  size = sh->run_size[r];
+  off = i - sh->run_index[r];
+  /* constant divisors: multiplications, not divisions */
+  g = size == 3 ? off / 3 : size == 2 ? off / 2 : off;
+  off -= g * size;
+  g += sh->run_group[r];
+  if (g < sh->m - sh->warmup) {
+    if (off == 0) {
+      set_item(out, PTSIM_SCHEDULE_ITEM_FORWARD, g + sh->warmup, 0);
+      return;
+    }
+    off -= 1;
+  }
+  if (off == 0)
+    set_item(out, PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT, g, 0);
+  else
+    set_item(out, PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT, g - sh->stage, 0);
+}
+
+PTSIM_HD void ptsim_schedule_item_at(const PtsimScheduleShape *sh, int32_t i,
+                                     PtsimScheduleItem *out) {
+  int32_t p = sh->p, m = sh->m, v = sh->v, w = sh->warmup, total = m * v, k, q, chunk, forward;
+  if (sh->kind == PTSIM_SCHEDULE_GPIPE) {
+    if (i < m)
+      set_item(out, PTSIM_SCHEDULE_ITEM_FORWARD, i, 0);
+    else
+      set_item(out, PTSIM_SCHEDULE_ITEM_BACKWARD, 2 * m - 1 - i, 0);
+    return;
+  }
+  if (sh->kind == PTSIM_SCHEDULE_ZB_H1) {
+    zb_item_at(sh, i, out);
+    return;
+  }
+  /* 1F1B and interleaved, over virtual microbatches (build_one_f_one_b) */
+  forward = i < w || (i < 2 * total - w && ((i - w) & 1) == 0);
+  if (forward)
+    k = i < w ? i : (i - w) / 2 + w;
+  else
+    k = i < 2 * total - w ? (i - w) / 2 : i - total;
+  if (v == 1) {
+    set_item(out, forward ? PTSIM_SCHEDULE_ITEM_FORWARD : PTSIM_SCHEDULE_ITEM_BACKWARD, k, 0);
+    return;
+  }
+  /* virtual_mb and virtual_chunk with two divisions instead of four */
+  q = k / p;
+  chunk = q % v;
+  set_item(out, forward ? PTSIM_SCHEDULE_ITEM_FORWARD : PTSIM_SCHEDULE_ITEM_BACKWARD,
+           (q / v) * p + (k - q * p), forward ? chunk : v - 1 - chunk);
+}
+
+PTSIM_HD int32_t ptsim_schedule_index_of(const PtsimScheduleShape *sh, int32_t item_kind,
+                                         int32_t mb, int32_t chunk) {
+  int32_t p = sh->p, m = sh->m, v = sh->v, w = sh->warmup, total = m * v, k;
+  int32_t forward = item_kind == PTSIM_SCHEDULE_ITEM_FORWARD;
+  int32_t weight = item_kind == PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT;
+  if (mb < 0 || mb >= m || chunk < 0 || chunk >= v) return -1;
+  if (sh->kind == PTSIM_SCHEDULE_ZB_H1) {
+    int32_t steady = m - w;
+    if (forward) return mb < w ? mb : zb_group_start(sh, mb - w);
+    if (!weight) return zb_group_start(sh, mb) + (mb < steady);
+    if (mb + sh->stage < m) return zb_group_start(sh, mb + sh->stage) + (mb + sh->stage < steady) + 1;
+    return 2 * m + mb;
+  }
+  if (weight) return -1;
+  if (sh->kind == PTSIM_SCHEDULE_GPIPE) return forward ? mb : 2 * m - 1 - mb;
+  k = v == 1 ? mb : (mb / p) * p * v + (forward ? chunk : v - 1 - chunk) * p + mb % p;
+  if (forward) return k < w ? k : w + 2 * (k - w);
+  return k < total - w ? w + 2 * k + 1 : total + k;
+}
+
+PTSIM_HD int32_t ptsim_schedule_last_index(const PtsimScheduleShape *sh, int32_t item_kind) {
+  int32_t m = sh->m, w = sh->warmup, k = m * sh->v - 1;
+  int32_t forward = item_kind == PTSIM_SCHEDULE_ITEM_FORWARD;
+  if (sh->kind == PTSIM_SCHEDULE_GPIPE) return forward ? m - 1 : 2 * m - 1;
+  if (sh->kind == PTSIM_SCHEDULE_ZB_H1)
+    return ptsim_schedule_index_of(sh, forward ? PTSIM_SCHEDULE_ITEM_FORWARD
+                                               : PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT,
+                                   m - 1, 0);
+  /* 1F1B and interleaved: virtual microbatches in order, a B last */
+  if (!forward) return sh->items - 1;
+  return k < w ? k : w + 2 * (k - w);
+}
+
+PTSIM_HD int32_t ptsim_schedule_input(int32_t p, int32_t v, int32_t stage,
+                                      const PtsimScheduleItem *it, int32_t *from_stage,
+                                      PtsimScheduleItem *from) {
+  int32_t c = it->chunk;
+  from->microbatch = it->microbatch;
+  if (it->kind == PTSIM_SCHEDULE_ITEM_FORWARD) {
+    if (stage == 0 && c == 0) return PTSIM_SCHEDULE_INPUT_NONE;
+    from->kind = PTSIM_SCHEDULE_ITEM_FORWARD;
+    from->chunk = stage > 0 ? c : c - 1;
+    *from_stage = stage > 0 ? stage - 1 : p - 1;
+    return PTSIM_SCHEDULE_INPUT_FORWARD;
+  }
+  if (it->kind == PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) return PTSIM_SCHEDULE_INPUT_NONE;
+  if (stage == p - 1 && c == v - 1) {
+    from->kind = PTSIM_SCHEDULE_ITEM_FORWARD;
+    from->chunk = c;
+    *from_stage = stage;
+    return PTSIM_SCHEDULE_INPUT_LOSS;
+  }
+  from->kind = PTSIM_SCHEDULE_ITEM_BACKWARD;
+  from->chunk = stage < p - 1 ? c : c + 1;
+  *from_stage = stage < p - 1 ? stage + 1 : 0;
+  return PTSIM_SCHEDULE_INPUT_BACKWARD;
+}
+
+PTSIM_HD void ptsim_schedule_steady(const PtsimScheduleShape *sh, int32_t phase,
+                                    PtsimScheduleSteady *out) {
+  int32_t m = sh->m, v = sh->v, w = sh->warmup;
+  out->lo = out->hi = 0;
+  out->period = 1;
+  out->shift = 0;
+  if (sh->kind == PTSIM_SCHEDULE_GPIPE) {
+    if (phase < 0 || phase > 1) return;
+    out->lo = phase == 0 ? 0 : m;
+    out->hi = phase == 0 ? m : 2 * m;
+    out->shift = phase == 0 ? 1 : -1;
+    return;
+  }
+  if (phase != 0) return;
+  if (sh->kind == PTSIM_SCHEDULE_ZB_H1) {
+    if (sh->stage >= m - w) return;
+    out->lo = zb_group_start(sh, sh->stage);
+    out->hi = zb_group_start(sh, m - w);
+    out->period = 3;
+    out->shift = 1;
+    return;
+  }
+  out->lo = w;
+  out->hi = 2 * m * v - w;
+  out->period = v == 1 ? 2 : 2 * sh->p * v;
+  out->shift = v == 1 ? 1 : sh->p;
+}
+
 PTSIM_HD void ptsim_schedule_count_inflight(const PtsimScheduleItem *items, int32_t n,
                                             int32_t *peak_until_backward,
                                             int32_t *peak_until_weight) {

@@ -123,6 +123,80 @@ PTSIM_HD int32_t ptsim_schedule_warmup(PtsimSchedule kind, int32_t p, int32_t m,
 PTSIM_HD int32_t ptsim_schedule_inflight(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
                                          int32_t stage);
 
+/* ---- one stage's order in closed form ----
+ *
+ * The engine reads an order item by item and asks which item consumes or
+ * produces a given (microbatch, chunk); building whole orders costs O(m)
+ * per stage, so these answer in O(1) from the shape.  item_at(i) is exactly
+ * ptsim_schedule_build()'s out[i], and index_of() is its inverse. */
+typedef struct {
+  int32_t kind;    /* a PtsimSchedule */
+  int32_t p, m, v; /* stages, microbatches, chunks per stage */
+  int32_t stage;
+  int32_t items;   /* ptsim_schedule_num_items() */
+  int32_t warmup;  /* ptsim_schedule_warmup() */
+  /* ZB-H1 only: after the warm-up, groups of 1 to 3 items (schedule.c) in
+   * three runs of equal-sized groups: run r starts at item run_index[r]
+   * with group run_group[r], groups of run_size[r] items; the trailing W's
+   * start at item `tail`. */
+  int32_t run_index[3], run_group[3], run_size[3], tail;
+} PtsimScheduleShape;
+
+/* Fills *out for stage `stage`; returns 0 or the error code of
+ * ptsim_schedule_build() (PTSIM_SCHEDULE_ERR_ARGS for a bad stage). */
+PTSIM_HD int32_t ptsim_schedule_shape(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+                                      int32_t stage, PtsimScheduleShape *out);
+
+/* Item `index` (0 <= index < items) of the order. */
+PTSIM_HD void ptsim_schedule_item_at(const PtsimScheduleShape *sh, int32_t index,
+                                     PtsimScheduleItem *out);
+
+/* Position in the order of the item of kind `item_kind` (BACKWARD and
+ * BACKWARD_INPUT both name the stage's backward, "B" of schedule.h) for
+ * (microbatch, chunk); -1 when the order has no such item (a W outside
+ * ZB-H1, or out-of-range arguments). */
+PTSIM_HD int32_t ptsim_schedule_index_of(const PtsimScheduleShape *sh, int32_t item_kind,
+                                         int32_t microbatch, int32_t chunk);
+
+/* Position of the last F (item_kind FORWARD) or the last B (BACKWARD or
+ * BACKWARD_INPUT) in the order. */
+PTSIM_HD int32_t ptsim_schedule_last_index(const PtsimScheduleShape *sh, int32_t item_kind);
+
+/* Whose output an item waits for (the dependencies above, W excepted: its
+ * B runs earlier on the same stage, so order alone serves it). */
+typedef enum {
+  PTSIM_SCHEDULE_INPUT_NONE = 0,     /* F of virtual stage 0, or W */
+  PTSIM_SCHEDULE_INPUT_FORWARD = 1,  /* the previous virtual stage's F */
+  PTSIM_SCHEDULE_INPUT_BACKWARD = 2, /* the next virtual stage's B */
+  PTSIM_SCHEDULE_INPUT_LOSS = 3      /* this stage's own F (last virtual stage) */
+} PtsimScheduleInput;
+
+/* Which input `it` on `stage` waits for; unless NONE, *from_stage and *from
+ * name the producing item (its kind FORWARD or BACKWARD). */
+PTSIM_HD int32_t ptsim_schedule_input(int32_t p, int32_t v, int32_t stage,
+                                      const PtsimScheduleItem *it, int32_t *from_stage,
+                                      PtsimScheduleItem *from);
+
+/* A stretch of an order that repeats: for lo <= i and i + period < hi, item
+ * i + period is item i with its microbatch moved by `shift` (same kind, same
+ * chunk).  1F1B: the steady pairs (period 2, shift 1); interleaved: the
+ * steady pairs, period 2pv, shift p (v = 1: 2 and 1); ZB-H1: the steady
+ * triples F, B, W (period 3, shift 1); GPipe: phase 0 the forwards (period
+ * 1, shift 1), phase 1 the backwards (period 1, shift -1).  Other schedules
+ * have phase 0 only.  Empty (lo >= hi) when there is no such stretch. */
+typedef struct {
+  int32_t lo, hi;  /* item indices [lo, hi) */
+  int32_t period;  /* items */
+  int32_t shift;   /* microbatches per period */
+} PtsimScheduleSteady;
+
+#define PTSIM_SCHEDULE_PHASES 2
+
+/* Fills *out with phase `phase` (0 .. PTSIM_SCHEDULE_PHASES-1) of the order;
+ * an absent phase is empty. */
+PTSIM_HD void ptsim_schedule_steady(const PtsimScheduleShape *sh, int32_t phase,
+                                    PtsimScheduleSteady *out);
+
 /* Scans an order: *peak_until_backward = max over prefixes of forwards minus
  * BACKWARD/BACKWARD_INPUT items; *peak_until_weight = the same with
  * BACKWARD/BACKWARD_WEIGHT (memory freed only once W ran).  Either pointer may

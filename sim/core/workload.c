@@ -64,23 +64,55 @@ static PTSIM_HD void work_add(PtsimWork *acc, const PtsimWork *w, double times) 
 
 /* ---- op builders: each adds one op's forward and backward to *w ---- */
 
-/* A GEMM of forward shape (m, n, k). */
-static PTSIM_HD void add_gemm(const Ctx *x, PtsimWork *w, int64_t m, int64_t n, int64_t k) {
+/* Whether an FP8 GEMM's input has a cast kernel of its own. */
+#define INPUT_CAST 1
+#define INPUT_QUANTIZED_BY_NORM 0
+
+static PTSIM_HD int in_fp8(const Ctx *x) {
+  return x->precision == PTSIM_PRECISION_FP8 && x->job->hw.peak_fp8_flops > 0.0;
+}
+
+/* A GEMM of forward shape (m, n, k) at `precision`.  In FP8 (Transformer
+ * Engine's Linear) a cast kernel reads the bf16 input and writes it as fp8
+ * with a transposed fp8 copy for wgrad; current scaling (tensorwise)
+ * reads it once more for its amax first (TE docs, features/
+ * low_precision_training/fp8_current_scaling.rst).  In backward the
+ * output gradient comes in bf16 (from attention, the residual stream, or
+ * Megatron's own activation) and is cast the same way.  The input of a TE
+ * LayerNormLinear (Megatron's QKV and fc1; input_cast 0) comes from its
+ * norm, whose kernel (TE pytorch/csrc/extensions/normalization.cpp)
+ * writes fp8 itself under delayed scaling, writes bf16 and its amax under
+ * current scaling (a cast without the amax pass follows), and writes bf16
+ * for the block-scaled recipes (a plain cast follows).  Weights are cast
+ * once per step and cached across microbatches: not counted. */
+static PTSIM_HD void add_gemm_at(const Ctx *x, PtsimWork *w, PtsimPrecision precision, int64_t m,
+                                 int64_t n, int64_t k, int input_cast) {
   const PtsimHardware *hw = &x->job->hw;
-  w->forward_s += ptsim_cost_gemm_s(hw, x->params, x->precision, m, n, k);
-  w->backward_input_s += ptsim_cost_gemm_s(hw, x->params, x->precision, m, k, n);
-  w->backward_weight_s += ptsim_cost_gemm_s(hw, x->params, x->precision, k, n, m);
+  w->forward_s += ptsim_cost_gemm_s(hw, x->params, precision, m, n, k);
+  w->backward_input_s += ptsim_cost_gemm_s(hw, x->params, precision, m, k, n);
+  w->backward_weight_s += ptsim_cost_gemm_s(hw, x->params, precision, k, n, m);
   w->flops += 6.0 * (double)m * (double)n * (double)k;
-  /* FP8 (Transformer Engine): the input is cast to fp8 with a transposed
-   * copy for wgrad, and so is the output gradient in backward: read the
-   * bf16 tensor, write two fp8 copies.  Current scaling (tensorwise) reads
-   * it once more for its amax first (TE docs, features/
-   * low_precision_training/fp8_current_scaling.rst). */
-  if (x->precision == PTSIM_PRECISION_FP8 && hw->peak_fp8_flops > 0.0) {
-    double per = ELEM + 2.0 + (x->job->layout.fp8_recipe == PTSIM_FP8_TENSORWISE ? ELEM : 0.0);
-    w->forward_s += ptsim_cost_memory_bound_s(hw, per * (double)m * (double)k);
-    w->backward_input_s += ptsim_cost_memory_bound_s(hw, per * (double)m * (double)n);
+  if (precision == PTSIM_PRECISION_FP8 && in_fp8(x)) {
+    PtsimFp8Recipe recipe = x->job->layout.fp8_recipe;
+    double cast = ELEM + 2.0, amax = recipe == PTSIM_FP8_TENSORWISE ? ELEM : 0.0;
+    if (input_cast)
+      w->forward_s += ptsim_cost_memory_bound_s(hw, (cast + amax) * (double)m * (double)k);
+    else if (recipe != PTSIM_FP8_DELAYED)
+      w->forward_s += ptsim_cost_memory_bound_s(hw, cast * (double)m * (double)k);
+    w->backward_input_s += ptsim_cost_memory_bound_s(hw, (cast + amax) * (double)m * (double)n);
   }
+}
+
+/* A transformer layer's GEMM at the job's precision. */
+static PTSIM_HD void add_gemm(const Ctx *x, PtsimWork *w, int64_t m, int64_t n, int64_t k,
+                              int input_cast) {
+  add_gemm_at(x, w, x->precision, m, n, k, input_cast);
+}
+
+/* The precision of what runs outside Transformer Engine's FP8 layers
+ * (attention, Megatron's LM head): bf16 under FP8, else the job's. */
+static PTSIM_HD PtsimPrecision outside_fp8(const Ctx *x) {
+  return x->precision == PTSIM_PRECISION_FP8 ? PTSIM_PRECISION_BF16 : x->precision;
 }
 
 /* A memory-bound op moving `bytes` forward (about twice that backward). */
@@ -124,8 +156,11 @@ static PTSIM_HD double tp_exposed(const Ctx *x, TpOverlap how, double comm_s, do
   return comm_s / (double)x->t + (rest > hidden ? rest - hidden : 0.0);
 }
 
-/* The TP collective entering a column-parallel GEMM (QKV, fc1; the head,
- * Megatron's own ColumnParallelLinear, without userbuffers):
+/* The TP collective entering a column-parallel GEMM.  `te_layer`: a
+ * Transformer Engine LayerNormLinear (QKV, fc1), which may use userbuffers
+ * and in FP8 gathers its norm's fp8 output (1 byte an element, TE's
+ * gather_along_first_dim or userbuffers fill with the input quantizer; the
+ * gradients stay bf16); 0: the head, Megatron's own ColumnParallelLinear.
  * SP all-gather forward (pipelined with the GEMM under _ag) / reduce-
  * scatter of the input gradient backward (in bulk behind the wgrad GEMM
  * under _bulk_dgrad, pipelined with the dgrad GEMM under _rs_dgrad);
@@ -133,18 +168,19 @@ static PTSIM_HD double tp_exposed(const Ctx *x, TpOverlap how, double comm_s, do
  * re-gather of the input for the wgrad GEMM is not counted: Megatron and
  * TE run it asynchronously beside the dgrad GEMM, with userbuffers or
  * without. */
-static PTSIM_HD void add_tp_enter(const Ctx *x, PtsimWork *w, double gemm_s, int userbuffers) {
+static PTSIM_HD void add_tp_enter(const Ctx *x, PtsimWork *w, double gemm_s, int te_layer) {
   const PtsimLayout *l = &x->job->layout;
   double bytes = (double)x->tokens * (double)x->job->model.hidden_size * ELEM;
-  TpOverlap back = !userbuffers                ? TP_EXPOSED
+  double gathered = te_layer && in_fp8(x) ? bytes / ELEM : bytes;
+  TpOverlap back = !te_layer                   ? TP_EXPOSED
                    : l->tp_comm_overlap_rs_dgrad ? TP_PIPELINED
                    : l->tp_comm_bulk_dgrad     ? TP_BULK
                                                : TP_EXPOSED;
   if (x->t <= 1) return;
   if (l->sp)
     add_comm(w, PTSIM_COMM_TP,
-             tp_exposed(x, userbuffers && l->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
-                        tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s),
+             tp_exposed(x, te_layer && l->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
+                        tp_coll_s(x, PTSIM_COLL_ALL_GATHER, gathered), gemm_s),
              tp_exposed(x, back, tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s));
   else
     add_comm(w, PTSIM_COMM_TP, 0.0, tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes));
@@ -194,11 +230,11 @@ static PTSIM_HD void add_unfused_attention(const Ctx *x, PtsimWork *w, PtsimWork
   double scores = (double)b * (double)heads * (double)s * (double)s;
   PtsimWork part;
   work_zero(&part);
-  add_gemm(x, &part, b * heads * s, s, d);      /* Q K^T */
+  add_gemm_at(x, &part, outside_fp8(x), b * heads * s, s, d, INPUT_CAST); /* Q K^T */
   add_elementwise(x, &part, 2.0 * ELEM * scores); /* softmax: read + write */
   if (x->job->layout.attention_dropout > 0.0)
     add_elementwise(x, &part, (2.0 * ELEM + 1.0) * scores); /* mask + scale */
-  add_gemm(x, &part, b * heads * s, d, s);      /* P V */
+  add_gemm_at(x, &part, outside_fp8(x), b * heads * s, d, s, INPUT_CAST); /* P V */
   work_add(w, &part, 1.0);
   if (recompute_into) {
     recompute_into->forward_s += part.forward_s;
@@ -300,6 +336,9 @@ static PTSIM_HD void build_layer(const Ctx *x, PtsimWork *w) {
   /* a norm is recomputed only where it is its own module (memory.c) */
   int redo_norms = selective && (l->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM) &&
                    !l->transformer_engine;
+  /* QKV's and fc1's input comes from the norm fused into TE's
+   * LayerNormLinear; Megatron's local layers run the norm on its own */
+  int norm_cast = l->transformer_engine ? INPUT_QUANTIZED_BY_NORM : INPUT_CAST;
   PtsimWork redo, norm, mlp;
   work_zero(w);
   work_zero(&redo);
@@ -307,28 +346,30 @@ static PTSIM_HD void build_layer(const Ctx *x, PtsimWork *w) {
   work_zero(&mlp);
   add_elementwise(x, &norm, norm_bytes);
 
-  /* attention block */
+  /* attention block (QKV: TE LayerNormLinear, O: TE Linear) */
   work_add(w, &norm, 1.0);
   if (redo_norms) work_add(&redo, &norm, 1.0);
   add_tp_enter(x, w, qkv_s, 1);
-  add_gemm(x, w, T, (q + 2 * kv) / t, h);
+  add_gemm(x, w, T, (q + 2 * kv) / t, h, norm_cast);
   if (m->qk_layernorm) /* norms over the heads of q and k */
     add_elementwise(x, w, 2.0 * (double)T * (double)(q + kv) / (double)t * ELEM);
   if (ptsim_plan_position_embedding(m) == PTSIM_POSITION_ROPE) /* RoPE on q and k */
     add_elementwise(x, w, 2.0 * (double)T * (double)(q + kv) / (double)t * ELEM);
   add_attention(x, w, redo_attention ? &redo : NULL);
-  add_gemm(x, w, T, h, q / t);
+  add_gemm(x, w, T, h, q / t, INPUT_CAST);
   add_tp_leave(x, w, o_s);
   add_elementwise(x, w, residual_bytes); /* bias-dropout-add */
 
-  /* MLP block: under recompute_modules mlp, everything from the norm
-   * (fused into fc1 by Transformer Engine) to fc2's reduction re-runs. */
+  /* MLP block (fc1: TE LayerNormLinear; Megatron's own activation kernel,
+   * bf16 out; fc2: TE Linear): under recompute_modules mlp, everything
+   * from the norm (fused into fc1 by Transformer Engine) to fc2's
+   * reduction re-runs. */
   add_elementwise(x, &mlp, norm_bytes);
   if (redo_norms) work_add(&redo, &norm, 1.0);
   add_tp_enter(x, &mlp, fc1_s, 1);
-  add_gemm(x, &mlp, T, fc1_out / t, h);
+  add_gemm(x, &mlp, T, fc1_out / t, h, norm_cast);
   add_elementwise(x, &mlp, (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * ffn_local * ELEM);
-  add_gemm(x, &mlp, T, h, m->ffn_hidden_size / t);
+  add_gemm(x, &mlp, T, h, m->ffn_hidden_size / t, INPUT_CAST);
   add_tp_leave(x, &mlp, fc2_s);
   work_add(w, &mlp, 1.0);
   if (redo_mlp) {
@@ -380,9 +421,11 @@ static PTSIM_HD void build_embedding(const Ctx *x, PtsimWork *w) {
   }
 }
 
-/* Final norm, the LM head GEMM (column-parallel over the vocabulary) and
- * Megatron's vocab-parallel cross-entropy over the (T, V/t) logits, in
- * bytes per logit (megatron/core/tensor_parallel/cross_entropy.py):
+/* Final norm, the LM head GEMM (column-parallel over the vocabulary; a
+ * tensor_parallel.ColumnParallelLinear outside Transformer Engine, so bf16
+ * under FP8 too) and Megatron's vocab-parallel cross-entropy over the
+ * (T, V/t) logits, in bytes per logit
+ * (megatron/core/tensor_parallel/cross_entropy.py):
  *   unfused, each step its own kernel through HBM:
  *   forward:  cast to fp32 (2 r + 4 w), row max (4 r), subtract the max
  *             (4 r + 4 w), exp (4 r + 4 w), row sum (4 r), divide into the
@@ -403,12 +446,12 @@ static PTSIM_HD void build_head(const Ctx *x, PtsimWork *w) {
   int64_t vocab_local = m->vocab_size / t;
   int fused = x->job->layout.cross_entropy_fusion;
   double logits = (double)T * (double)vocab_local;
-  double head_s = gemm_fwd_s(x, T, vocab_local, h);
+  double head_s = ptsim_cost_gemm_s(&x->job->hw, x->params, outside_fp8(x), T, vocab_local, h);
   double small = 0.0;
   work_zero(w);
   add_elementwise(x, w, 2.0 * x->tokens_sp * (double)h * ELEM);
   add_tp_enter(x, w, head_s, 0);
-  add_gemm(x, w, T, vocab_local, h);
+  add_gemm_at(x, w, outside_fp8(x), T, vocab_local, h, INPUT_CAST);
   w->forward_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 22.0 : 38.0));
   w->backward_input_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 6.0 : 22.0));
   if (t > 1) small = (fused ? 2.0 : 3.0) * tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, (double)T * 4.0);

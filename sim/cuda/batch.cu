@@ -29,6 +29,8 @@
 #include "../core/schedule.c"
 #include "../core/workload.c"
 #include "../core/engine.c"
+#include "../core/engine_period.c"
+#include "../core/engine_recur.c"
 #include "../core/batch.c"
 
 /* Threads per block: small blocks spread a batch of a few thousand jobs

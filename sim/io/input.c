@@ -97,3 +97,34 @@ gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes,
   *contents = (char *)g_byte_array_free(buf, FALSE);
   return TRUE;
 }
+
+FILE *ptsim_input_open_stream(const char *path, const char *what, GError **error) {
+  g_return_val_if_fail(path != NULL && what != NULL, NULL);
+  int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) {
+    fail_errno(what, path, errno, error);
+    return NULL;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int saved = errno;
+    close(fd);
+    fail_errno(what, path, saved, error);
+    return NULL;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close(fd);
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_ISDIR, "%s %s: is a directory, expected a file",
+                what, path);
+    return NULL;
+  }
+  FILE *f = fdopen(fd, "r");
+  if (!f) {
+    int saved = errno;
+    close(fd);
+    fail_errno(what, path, saved, error);
+    return NULL;
+  }
+  if (S_ISREG(st.st_mode)) remember(&st);
+  return f;
+}

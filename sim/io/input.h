@@ -12,6 +12,7 @@
 #define PTSIM_INPUT_H
 
 #include <glib.h>
+#include <stdio.h>
 
 /* Caps, in bytes.  Text the user writes by hand (an .ini, a launch script)
  * is small; logs, CSVs and traces can be long runs' worth of lines. */
@@ -27,8 +28,14 @@
 gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes,
                           char **contents, gsize *length, GError **error);
 
+/* Opens PATH for a reader that streams it (a file too long to hold, read
+ * a line at a time, each line bounded by the reader): the same errors as
+ * ptsim_input_read but for the cap, and a regular file is remembered the
+ * same way.  (transfer full: fclose) */
+FILE *ptsim_input_open_stream(const char *path, const char *what, GError **error);
+
 /* TRUE when PATH (links followed) is a file this process read with
- * ptsim_input_read. */
+ * ptsim_input_read or opened with ptsim_input_open_stream. */
 gboolean ptsim_input_was_read(const char *path);
 
 #endif /* PTSIM_INPUT_H */

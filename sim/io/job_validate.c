@@ -142,10 +142,6 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
                    " needs --pp > 1 (got --pp %" G_GINT64_FORMAT ")",
                    first ? "first" : "last", I64(first ? first : last),
                    I64(l->pp));
-  if (l->vp > 1)
-    return invalid("an uneven first/last pipeline stage with --vp %"
-                   G_GINT64_FORMAT " is not supported; use --vp 1",
-                   I64(l->vp));
   int64_t middle = l->pp - (first ? 1 : 0) - (last ? 1 : 0);
   int64_t rest = layers - first - last;
   if (rest < 0 || (middle == 0 && rest != 0) ||
@@ -158,6 +154,20 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
                    "layer each)",
                    I64(first), I64(last), I64(rest), I64(layers), I64(middle),
                    I64(l->pp));
+  /* Megatron-LM (TransformerConfig) lets virtual stages split an uneven
+   * pipeline when every stage's layers divide by vp. */
+  if (l->vp > 1) {
+    int64_t bad = first % l->vp ? first : last % l->vp ? last
+                  : middle > 0 && (rest / middle) % l->vp ? rest / middle : 0;
+    if (bad)
+      return invalid("--vp %" G_GINT64_FORMAT " does not divide the %"
+                     G_GINT64_FORMAT " layers of a pipeline stage (split %"
+                     G_GINT64_FORMAT " first, %" G_GINT64_FORMAT " last, %"
+                     G_GINT64_FORMAT " on each other stage); with an uneven "
+                     "split every stage's layers must divide by vp",
+                     I64(l->vp), I64(bad), I64(first), I64(last),
+                     I64(middle > 0 ? rest / middle : 0));
+  }
   return split_done(l, layers, stage_layers, error);
 }
 
@@ -275,8 +285,9 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
       return invalid("--vp %" G_GINT64_FORMAT " (interleaved schedule) needs "
                      "--pp >= 2 (got --pp %" G_GINT64_FORMAT ")",
                      I64(l->vp), I64(l->pp));
-    /* with --account-for-*, split_stages checks the accounted split */
-    if (!l->account_embedding && !l->account_loss && m->num_layers % (l->pp * l->vp) != 0)
+    /* an uneven or accounted split is checked by split_stages */
+    if (l->first_stage_layers == 0 && l->last_stage_layers == 0 && !l->account_embedding &&
+        !l->account_loss && m->num_layers % (l->pp * l->vp) != 0)
       return invalid("--pp %" G_GINT64_FORMAT " times --vp %" G_GINT64_FORMAT
                      " = %" G_GINT64_FORMAT " does not divide num_layers %"
                      G_GINT64_FORMAT " of model %s",

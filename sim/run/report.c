@@ -19,9 +19,10 @@ gboolean ptsim_format_parse(const char *word, PtsimFormat *out) {
 
 /* ---- JSON ---- */
 
-static void json_model(PtsimJson *json, const PtsimModel *m) {
+static void json_model(PtsimJson *json, const PtsimModel *m, int64_t seq) {
   ptsim_json_begin_object(json, "model");
   ptsim_json_string(json, "name", m->name);
+  ptsim_json_double(json, "parameters", ptsim_plan_model_parameters(m, seq));
   ptsim_json_int(json, "num_layers", m->num_layers);
   ptsim_json_int(json, "hidden_size", m->hidden_size);
   ptsim_json_int(json, "ffn_hidden_size", m->ffn_hidden_size);
@@ -88,7 +89,7 @@ static void json_layout(PtsimJson *json, const PtsimPlan *plan) {
 
 void ptsim_report_json_config(PtsimJson *json, const PtsimPlan *plan) {
   ptsim_json_begin_object(json, "config");
-  json_model(json, &plan->job.model);
+  json_model(json, &plan->job.model, plan->job.layout.seq);
   json_hw(json, &plan->job.hw);
   json_layout(json, plan);
   ptsim_json_end_object(json);
@@ -117,7 +118,28 @@ static void json_stage(PtsimJson *json, int64_t index, const PtsimStageMemory *s
 
 static const char *item_kind_name(int32_t kind) {
   static const char *const names[] = {"forward", "backward", "backward-input", "backward-weight"};
+  if (kind == PTSIM_LIFETIMES_AT_OPTIMIZER) return "optimizer step";
   return kind >= 0 && kind < 4 ? names[kind] : "setup";
+}
+
+static const char *phase_name(int32_t step) {
+  return step <= 0 ? "first step" : "steady state";
+}
+
+/* "backward of microbatch 3 (chunk 0)", "optimizer step", "setup". */
+static void append_place(GString *out, int32_t kind, int32_t microbatch, int32_t chunk) {
+  g_string_append(out, item_kind_name(kind));
+  if (microbatch >= 0)
+    g_string_append_printf(out, " of microbatch %d (chunk %d)", microbatch, chunk);
+}
+
+static void json_phase(PtsimJson *json, const char *key, const PtsimAllocPhase *ph) {
+  ptsim_json_begin_object(json, key);
+  ptsim_json_double(json, "allocated_peak_bytes", ph->allocated_peak_bytes);
+  ptsim_json_double(json, "requested_peak_bytes", ph->requested_peak_bytes);
+  ptsim_json_double(json, "reserved_peak_bytes", ph->reserved_peak_bytes);
+  ptsim_json_double(json, "device_peak_bytes", ph->device_peak_bytes);
+  ptsim_json_end_object(json);
 }
 
 static void json_allocator(PtsimJson *json, const PtsimMemoryEstimate *m,
@@ -143,6 +165,7 @@ static void json_allocator(PtsimJson *json, const PtsimMemoryEstimate *m,
     ptsim_json_begin_object(json, "oom_at");
     ptsim_json_int(json, "stage", (int64_t)(oom - a->stages));
     ptsim_json_int(json, "step", oom->oom_step);
+    ptsim_json_string(json, "phase", phase_name(oom->oom_step));
     ptsim_json_string(json, "item", item_kind_name(oom->oom_kind));
     ptsim_json_int(json, "microbatch", oom->oom_microbatch);
     ptsim_json_int(json, "chunk", oom->oom_chunk);
@@ -152,6 +175,21 @@ static void json_allocator(PtsimJson *json, const PtsimMemoryEstimate *m,
   } else {
     ptsim_json_null(json, "oom_at");
   }
+  /* The verdict and the two phases (lifetimes.h): step 0 runs its forward
+   * and backward before Adam's states exist; steps 1.. run with them. */
+  ptsim_json_bool(json, "runs", a->runs);
+  ptsim_json_double(json, "runs_margin_bytes", peak->runs_margin_bytes);
+  ptsim_json_double(json, "runs_reserved_error_fraction", PTSIM_LIFETIMES_RESERVED_ERROR);
+  json_phase(json, "first_step", &peak->first_step);
+  json_phase(json, "steady_state", &peak->steady_state);
+  ptsim_json_begin_object(json, "peak_at");
+  ptsim_json_int(json, "stage", a->peak_stage);
+  ptsim_json_int(json, "step", peak->peak_step);
+  ptsim_json_string(json, "phase", phase_name(peak->peak_step));
+  ptsim_json_string(json, "item", item_kind_name(peak->peak_kind));
+  ptsim_json_int(json, "microbatch", peak->peak_microbatch);
+  ptsim_json_int(json, "chunk", peak->peak_chunk);
+  ptsim_json_end_object(json);
   ptsim_json_begin_array(json, "stages");
   for (int64_t i = 0; i < a->num_stages; i++) {
     const PtsimStageAlloc *s = &a->stages[i];
@@ -162,38 +200,59 @@ static void json_allocator(PtsimJson *json, const PtsimMemoryEstimate *m,
     ptsim_json_double(json, "fragmentation", s->fragmentation);
     ptsim_json_double(json, "device_peak_bytes", s->device_peak_bytes);
     ptsim_json_bool(json, "fits", s->fits);
+    ptsim_json_bool(json, "runs", s->runs);
+    ptsim_json_double(json, "first_step_device_peak_bytes", s->first_step.device_peak_bytes);
+    ptsim_json_double(json, "steady_state_device_peak_bytes", s->steady_state.device_peak_bytes);
+    ptsim_json_int(json, "peak_step", s->peak_step);
     ptsim_json_end_object(json);
   }
   ptsim_json_end_array(json);
   ptsim_json_end_object(json);
 }
 
+static const char *stage_verdict(const PtsimStageAlloc *s) {
+  return s->runs ? "runs" : s->fits ? "no margin" : "OOM";
+}
+
 void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
                                  const PtsimAllocResult *a) {
   g_string_append_printf(out,
-                         "\ncaching-allocator emulation (%d steps; GiB)\n"
-                         "stage  estimate  allocated  reserved  frag  +ctx/nccl  device  verdict\n",
+                         "\ncaching-allocator emulation (%d steps; step 0 runs its forward and "
+                         "backward before Adam's states exist; GiB)\n"
+                         "stage  estimate  allocated  reserved  frag  +ctx/nccl  device  step 0  "
+                         "steady  verdict\n",
                          a->steps);
   for (int64_t i = 0; i < a->num_stages; i++) {
     const PtsimStageAlloc *s = &a->stages[i];
-    g_string_append_printf(out, "%5" G_GINT64_FORMAT "%s %8.2f %10.2f %9.2f %4.0f%% %10.2f %7.2f  %s\n",
+    g_string_append_printf(out, "%5" G_GINT64_FORMAT "%s %8.2f %10.2f %9.2f %4.0f%% %10.2f %7.2f "
+                           "%7.2f %7.2f  %s\n",
                            i, i == a->peak_stage ? "*" : " ", m->stages[i].total_bytes / GIB,
                            s->allocated_peak_bytes / GIB, s->reserved_peak_bytes / GIB,
                            100.0 * s->fragmentation, s->outside_bytes / GIB,
-                           s->device_peak_bytes / GIB, s->fits ? "fits" : "OOM");
-    if (!s->fits)
-      g_string_append_printf(out, "       first failure: step %d, %s of microbatch %d (chunk %d): "
-                             "%s, %.2f GiB\n", s->oom_step, item_kind_name(s->oom_kind),
-                             s->oom_microbatch, s->oom_chunk, s->oom_tensor,
-                             s->oom_request_bytes / GIB);
+                           s->device_peak_bytes / GIB, s->first_step.device_peak_bytes / GIB,
+                           s->steady_state.device_peak_bytes / GIB, stage_verdict(s));
+    if (!s->fits) {
+      g_string_append_printf(out, "       first failure: step %d (%s), ", s->oom_step,
+                             phase_name(s->oom_step));
+      append_place(out, s->oom_kind, s->oom_microbatch, s->oom_chunk);
+      g_string_append_printf(out, ": %s, %.2f GiB\n", s->oom_tensor, s->oom_request_bytes / GIB);
+    }
   }
   const PtsimStageAlloc *p = &a->stages[a->peak_stage];
   g_string_append_printf(out,
-                         "peak device use %.2f GiB of %.2f (%.1f%%); the analytical estimate "
-                         "says %.2f GiB (%.1f%%)\n",
+                         "peak device use %.2f GiB of %.2f (%.1f%%) at stage %" G_GINT64_FORMAT
+                         ", step %d (%s), ",
                          p->device_peak_bytes / GIB, m->capacity_bytes / GIB,
-                         100.0 * p->device_peak_bytes / m->capacity_bytes, m->total_bytes / GIB,
-                         100.0 * m->usage_fraction);
+                         100.0 * p->device_peak_bytes / m->capacity_bytes, a->peak_stage,
+                         p->peak_step, phase_name(p->peak_step));
+  append_place(out, p->peak_kind, p->peak_microbatch, p->peak_chunk);
+  g_string_append_printf(out, "; the analytical estimate says %.2f GiB (%.1f%%)\n",
+                         m->total_bytes / GIB, 100.0 * m->usage_fraction);
+  g_string_append_printf(out,
+                         "runs: %s (device peak + %.0f%% of the reserved peak, the emulation's "
+                         "largest shortfall on measured runs, %s the GPU's %.2f GiB)\n",
+                         a->runs ? "yes" : "no", 100.0 * PTSIM_LIFETIMES_RESERVED_ERROR,
+                         a->runs ? "within" : "beyond", m->capacity_bytes / GIB);
 }
 
 void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
@@ -391,9 +450,31 @@ static void json_comm(PtsimJson *json, const char *key, const double *comm) {
   ptsim_json_end_object(json);
 }
 
-void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t) {
+/* "band": the step time's error band (error_bands.h). */
+static void json_band(PtsimJson *json, const PtsimTimeResult *t, const PtsimErrorBand *b) {
+  ptsim_json_begin_object(json, "band");
+  ptsim_json_bool(json, "found", b->found);
+  if (b->found) {
+    ptsim_json_double(json, "fraction", b->mean_abs_error);
+    ptsim_json_double(json, "low_s", t->step_s * (1.0 - b->mean_abs_error));
+    ptsim_json_double(json, "high_s", t->step_s * (1.0 + b->mean_abs_error));
+    ptsim_json_double(json, "max_error_fraction", b->max_abs_error);
+    ptsim_json_double(json, "bias_fraction", b->bias);
+    ptsim_json_int(json, "runs", b->runs);
+    ptsim_json_string(json, "group", b->group);
+    ptsim_json_string(json, "sources", b->sources);
+    ptsim_json_string(json, "outside_range", b->note);
+  } else {
+    ptsim_json_string(json, "reason", b->note);
+  }
+  ptsim_json_string(json, "file", PTSIM_ERROR_BANDS_FILE);
+  ptsim_json_end_object(json);
+}
+
+void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t, const PtsimErrorBand *band) {
   ptsim_json_begin_object(json, "time");
   ptsim_json_double(json, "step_s", t->step_s);
+  if (band) json_band(json, t, band);
   ptsim_json_double(json, "tokens_per_s", t->tokens_per_s);
   ptsim_json_double(json, "tflops_per_gpu", t->tflops_per_gpu);
   ptsim_json_double(json, "mfu", t->mfu);
@@ -422,10 +503,25 @@ void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t) {
   ptsim_json_end_object(json);
 }
 
-void ptsim_report_text_time(GString *out, const PtsimTimeResult *t) {
+void ptsim_report_text_band(GString *out, const PtsimErrorBand *b, double step_s) {
+  if (!b->found) {
+    g_string_append_printf(out, "(%s)\n", b->note);
+    return;
+  }
+  g_string_append_printf(out,
+                         "%.4f s +/- %.1f%% (%.4f-%.4f s): the mean error on %" G_GINT64_FORMAT
+                         " held-out published runs (%s; largest %.1f%%, bias %+.1f%%)%s%s\n",
+                         step_s, 100.0 * b->mean_abs_error, step_s * (1.0 - b->mean_abs_error),
+                         step_s * (1.0 + b->mean_abs_error), b->runs, b->group,
+                         100.0 * b->max_abs_error, 100.0 * b->bias, b->note[0] ? "; " : "",
+                         b->note);
+}
+
+void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, const PtsimErrorBand *band) {
+  g_string_append_printf(out, "\nstep time (discrete-event simulation)\n");
+  if (band) ptsim_report_text_band(out, band, t->step_s);
   g_string_append_printf(
       out,
-      "\nstep time (discrete-event simulation)\n"
       "step %.4f s: %.0f tokens/s, %.1f TFLOP/s per GPU (Megatron-LM formula), MFU %.1f%%\n"
       "pipeline %.4f s, bubble %.1f%%, optimizer + param gather %.4f s\n"
       "busiest stage %" G_GINT64_FORMAT ": compute %.4f s; exposed comm tp %.4f s, cp %.4f s, "

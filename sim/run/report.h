@@ -14,6 +14,7 @@
 #include "job.h"
 #include "json_writer.h"
 #include "engine.h"
+#include "error_bands.h"
 #include "memory.h"
 #include "plan.h"
 #include "simulate.h"
@@ -35,10 +36,14 @@ void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
 void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
                                  const PtsimAllocResult *alloc);
 
-/* "time": {step_s, tokens_per_s, tflops_per_gpu, mfu, bubble_fraction,
- * compute_s, exposed_comm_s{tp,cp,pp,dp}, stages[...]} */
-void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t);
-void ptsim_report_text_time(GString *out, const PtsimTimeResult *t);
+/* "time": {step_s, band{...}, tokens_per_s, tflops_per_gpu, mfu,
+ * bubble_fraction, compute_s, exposed_comm_s{tp,cp,pp,dp}, stages[...]};
+ * band (error_bands.h) may be NULL (no "band" key, no band line). */
+void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t, const PtsimErrorBand *band);
+void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, const PtsimErrorBand *band);
+/* One line: "10.2100 s +/- 4.0% (...): the mean error on N held-out
+ * published runs (...)", or why there is no band. */
+void ptsim_report_text_band(GString *out, const PtsimErrorBand *band, double step_s);
 
 /* One-paragraph summary of the job, then the per-stage memory table. */
 void ptsim_report_text_config(GString *out, const PtsimPlan *plan);

@@ -46,8 +46,23 @@ static gboolean allocator_scratch_ok(const PtsimPlan *plan, int64_t stage, int64
 
 gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResult *out,
                         GError **error) {
+  return ptsim_simulate_with(plan, trace, FALSE, out, error);
+}
+
+gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean every_event,
+                             PtsimTimeResult *out, GError **error) {
   const PtsimJob *job = &plan->job;
   int64_t bytes = ptsim_engine_scratch_bytes(plan);
+  if (bytes == PTSIM_SCHEDULE_ERR_TOO_LARGE && job->layout.pp <= PTSIM_MAX_STAGES) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--schedule %s with %" G_GINT64_FORMAT " microbatches and --vp %" G_GINT64_FORMAT
+                ": a stage would run %" G_GINT64_FORMAT " microbatch-chunks (microbatches x vp), "
+                "more than ptsim's limit of %d; raise --mbs or dp, or lower --gbs or --vp",
+                ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)job->layout.schedule),
+                plan->num_microbatches, plan->num_chunks,
+                plan->num_microbatches * plan->num_chunks, PTSIM_SCHEDULE_MAX_VIRTUAL_MB);
+    return FALSE;
+  }
   if (bytes < 0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "--schedule %s with --pp %" G_GINT64_FORMAT ", --vp %" G_GINT64_FORMAT
@@ -66,7 +81,8 @@ gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResul
     trace->records = g_new0(PtsimTraceRecord, trace->capacity);
     trace->count = 0;
   }
-  int32_t rc = ptsim_engine_run(plan, workload, scratch, bytes, trace, out);
+  int32_t rc = every_event ? ptsim_engine_run_full(plan, workload, scratch, bytes, trace, out)
+                           : ptsim_engine_run(plan, workload, scratch, bytes, trace, out);
   if (rc != 0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "simulation failed: %s", engine_error(rc));
@@ -147,6 +163,7 @@ gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
   out->num_stages = p;
   out->peak_stage = 0;
   out->steps = steps;
+  out->fits = out->runs = 1;
   for (int32_t s = 0; s < p; s++) {
     ptsim_schedule_build(l->schedule, p, m, v, s, order, items);
     int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, s);
@@ -167,6 +184,8 @@ gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
     }
     if (out->stages[s].device_peak_bytes > out->stages[out->peak_stage].device_peak_bytes)
       out->peak_stage = s;
+    out->fits &= out->stages[s].fits;
+    out->runs &= out->stages[s].runs;
   }
   if (!timeline_path) return TRUE;
   return ptsim_output_write(timeline_path, tsv->str, tsv->len, error);

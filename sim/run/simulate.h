@@ -21,11 +21,16 @@
 
 /* trace may be NULL; when given, its records are allocated here and must
  * be released with ptsim_simulate_trace_clear.  trace.h turns it into a
- * Perfetto trace.  Errors: the layout cannot be scheduled, its scratch is
- * past PTSIM_SIMULATE_SCRATCH_MAX, its step past the engine's clock
+ * Perfetto trace.  Takes the engine's exact periodic shortcut where it can
+ * (engine.h).  Errors: the layout cannot be scheduled, its scratch is past
+ * PTSIM_SIMULATE_SCRATCH_MAX, its step past the engine's clock
  * (PTSIM_CONFIG_ERROR_INVALID). */
 gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResult *out,
                         GError **error);
+
+/* The same; every_event TRUE simulates every event (`--no-shortcut`). */
+gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean every_event,
+                             PtsimTimeResult *out, GError **error);
 void ptsim_simulate_trace_clear(PtsimTrace *trace);
 
 /* The caching-allocator emulation of every stage. */
@@ -33,6 +38,8 @@ typedef struct {
   int64_t num_stages;
   int64_t peak_stage;     /* the stage with the largest device peak */
   int32_t steps;          /* training steps replayed */
+  int32_t fits;           /* no stage's allocation failed */
+  int32_t runs;           /* every stage's `runs` verdict (lifetimes.h) */
   PtsimStageAlloc stages[PTSIM_MAX_STAGES];
 } PtsimAllocResult;
 

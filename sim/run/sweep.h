@@ -1,10 +1,13 @@
 /* sweep.h — every valid layout of one or more scenarios, evaluated at once.
  *
  * A scenario is (model, hardware, gpus, seq, gbs); the sweep enumerates, for
- * each, every tp (dividing heads and query groups, up to the node size
- * unless tp_max says more), cp, pp (dividing the layers), mbs, recompute,
- * schedule (with its vp values), and keeps those ptsim_job_validate()
- * accepts.  Rejected combinations are counted by reason, never silently
+ * each, every tp (dividing heads and query groups, up to the NVLink domain
+ * unless tp_max says otherwise), cp, pp (with Megatron's uneven first/last
+ * stages when pp does not divide the layers: ptsim_sweep_split), mbs,
+ * recompute, schedule (with its vp values), and keeps those
+ * ptsim_job_validate() accepts.  What experts use is in the defaults:
+ * every vp that splits every stage, every cp the sequence allows, mbs
+ * doubling while some layout may still run.  Rejected combinations are counted by reason, never silently
  * dropped.  Evaluation runs ptsim_batch_evaluate_one (the same core the GPU
  * kernel runs) on a pool of CPU threads, or on the GPU in chunks.
  *
@@ -20,7 +23,9 @@
 #include "batch.h"
 #include "job.h"
 
-typedef enum { PTSIM_DEVICE_AUTO, PTSIM_DEVICE_CPU, PTSIM_DEVICE_GPU } PtsimDevice;
+/* NONE evaluates nothing (results stay zero): for callers that fill the
+ * results themselves, as merging shards does. */
+typedef enum { PTSIM_DEVICE_AUTO, PTSIM_DEVICE_CPU, PTSIM_DEVICE_GPU, PTSIM_DEVICE_NONE } PtsimDevice;
 
 typedef struct {
   GPtrArray *models;      /* (element-type utf8) names or .ini paths */
@@ -28,12 +33,16 @@ typedef struct {
   GArray *gpus;           /* gint64 */
   GArray *seqs;           /* gint64 */
   GArray *gbs;            /* gint64 */
-  GArray *mbs;            /* gint64; default 1, 2, 4, 8 */
-  GArray *cps;            /* gint64; default 1, 2, 4, 8 */
-  GArray *vps;            /* gint64 for the interleaved schedule; default 2, 4 */
+  GArray *mbs;            /* gint64; empty (default): 1, 2, 4, ... while some layout's held
+                           * floor (memory.h) plus context and NCCL fits the GPU; an
+                           * mbs > 1 that does not is rejected, not evaluated */
+  GArray *cps;            /* gint64; empty (default): every cp dividing gpus/tp with
+                           * seq % (2 cp) == 0 */
+  GArray *vps;            /* gint64 for the interleaved schedule; empty (default): every
+                           * vp from 2 to layers/pp that splits every stage */
   GArray *recomputes;     /* int PtsimRecompute; default none, selective, full */
   GArray *schedules;      /* int PtsimSchedule; default 1f1b, interleaved, zb-h1 */
-  gint64 tp_max;          /* 0: the node size */
+  gint64 tp_max;          /* 0: the NVLink domain (ptsim_sweep_tp_max_default) */
   gint64 pp_max;          /* 0: no limit */
   /* Every layout starts from this one: the job's settings that are not
    * swept (precision, overlap, attention, memory threshold, ...);
@@ -43,7 +52,13 @@ typedef struct {
   gboolean (*model_settings)(PtsimModel *model, gpointer data, GError **error);
   gpointer model_settings_data;
   PtsimMonteCarlo mc;     /* samples 0: deterministic */
-  gboolean allocator;     /* also replay every layout through the allocator emulation (CPU) */
+  gboolean allocator;     /* replay every layout through the allocator emulation (CPU), not
+                           * only the fastest that may run (ptsim_sweep_settle_top) */
+  /* Only the valid layouts with index in [first, last) (enumeration order,
+   * 0-based) are kept and evaluated — one shard of a sweep split over
+   * machines; the counts (candidates, valid, rejected) stay the whole
+   * sweep's.  Default: all. */
+  guint64 first, last;
 } PtsimSweepSpec;
 
 /* Spec with the defaults above and empty scenario lists.  (transfer full) */
@@ -61,6 +76,8 @@ typedef struct {
   gboolean allocator;     /* copied from the spec */
   guint64 first_index;    /* sweep-wide index of jobs[0] (streaming: the chunk's) */
   guint64 valid;          /* valid layouts so far (all chunks) */
+  guint64 hold_max;       /* enumeration stops once more jobs than this are held */
+  gboolean stopped;       /* it did: jobs and counts are incomplete */
   /* Streaming state (ptsim_sweep_stream); unused otherwise. */
   struct PtsimSweepStream *stream;
 } PtsimSweep;
@@ -68,9 +85,29 @@ typedef struct {
 void ptsim_sweep_free(PtsimSweep *sweep);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimSweep, ptsim_sweep_free)
 
+/* The largest tp a sweep tries unless told: the NVLink domain
+ * (ptsim_topology_domain_size: 8 on HGX hosts, 72 on a GB200 NVL72 rack;
+ * a TP group leaving it would run its per-layer collectives over the NICs),
+ * at most the model's attention heads (a TP rank holds at least one). */
+gint64 ptsim_sweep_tp_max_default(const PtsimModel *model, const PtsimHardware *hw);
+
+/* The stage split the sweep gives pp stages with vp virtual stages each:
+ * even when pp divides the layers (and vp the layers per stage); else
+ * Megatron's --decoder-first/last-pipeline-num-layers with equal ends no
+ * heavier than the middle stages, the most even such split whose every
+ * stage divides by vp (pp 2: the first takes the extra layer).  first =
+ * last = 0 for an even split.  FALSE when there is none. */
+gboolean ptsim_sweep_split(gint64 layers, gint64 pp, gint64 vp, gint64 *first, gint64 *last);
+
 /* Enumerates the spec.  Fails only when a model or profile cannot be loaded
  * (PTSIM_CONFIG_ERROR).  (transfer full) */
 PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error);
+
+/* The same, except that it stops once more than `max` layouts would be
+ * held, returning a sweep with `stopped` set and its jobs and counts
+ * incomplete: whether a sweep can be held, without a count pass first. */
+PtsimSweep *ptsim_sweep_enumerate_at_most(const PtsimSweepSpec *spec, guint64 max,
+                                          GError **error);
 
 /* Progress callback: done of total layouts evaluated. */
 typedef void (*PtsimSweepProgress)(guint64 done, guint64 total, gpointer user_data);
@@ -103,5 +140,37 @@ PtsimSweep *ptsim_sweep_stream(const PtsimSweepSpec *spec, PtsimDevice device, g
  * bounded memory).  G_MAXUINT64 when a model or profile cannot be loaded
  * (the error is set). */
 guint64 ptsim_sweep_count(const PtsimSweepSpec *spec, GError **error);
+
+/* ---- the `runs` verdict (batch.h's runs, runs_from) ----
+ *
+ * Evaluation settles what costs nothing: within the 80% rule a layout
+ * runs; when what the allocator emulation must hold (held_floor_bytes)
+ * plus the context and NCCL buffers exceeds the GPU, it does not.  The
+ * rest is in doubt until the emulation runs, which costs milliseconds per
+ * layout, so it runs only where the answer changes the ranking: on the
+ * fastest layouts that may run (ptsim_sweep_settle_top). */
+
+/* The emulation (both phases, PyTorch's defaults) of one layout into its
+ * result: alloc_device_peak_bytes, alloc_oom, runs.  A pure function of
+ * the job, safe to run on many threads; a layout that cannot be
+ * scheduled is left as it is. */
+void ptsim_sweep_allocator_one(const PtsimJob *job, PtsimBatchResult *r);
+
+/* ptsim_sweep_allocator_one on results[idx[k]] for k < n, on `threads`
+ * CPU threads (0: all cores). */
+void ptsim_sweep_run_allocator(const PtsimJob *jobs, PtsimBatchResult *results, const guint *idx,
+                               guint n, guint threads);
+
+/* Runs the emulation until the `top` fastest layouts that may run (by
+ * ptsim_sweep_rank_key, ties by index) are all settled by it.  Returns how
+ * many layouts it emulated. */
+guint ptsim_sweep_settle_top(const PtsimJob *jobs, PtsimBatchResult *results, guint n, guint top,
+                             guint threads);
+
+/* The ranking: class first (0 runs, 1 not settled, 2 does not run,
+ * 3 could not be scheduled), then tokens/s per GPU (comparable across GPU
+ * counts), higher first. */
+int ptsim_sweep_rank_class(const PtsimBatchResult *r);
+gdouble ptsim_sweep_rank_key(const PtsimJob *job, const PtsimBatchResult *r);
 
 #endif /* PTSIM_SWEEP_H */

@@ -136,7 +136,7 @@ if command -v gnuplot >/dev/null 2>&1; then
   check "a streamed CSV plots (rank 0)" "$ptsim" plot pareto --from "$tmp/str.csv" --gpus 16 --out "$tmp/str.png"
 fi
 "$ptsim" sweep --gpus 8 --mbs 1 --recompute none,full --allocator --csv "$tmp/alloc.csv" >/dev/null
-check "sweep --allocator fills the allocator columns" bash -c "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if (\$i == \"allocator_oom\") c = i; next } !c || (\$c != 0 && \$c != 1) { bad = 1 } END { exit bad }' '$tmp/alloc.csv' && [ \$(wc -l <'$tmp/alloc.csv') -gt 1 ]"
+check "sweep --allocator fills the allocator columns" bash -c "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[\$i] = i; next } !c[\"allocator_oom\"] || !c[\"runs_from\"] || (\$c[\"allocator_oom\"] != 0 && \$c[\"allocator_oom\"] != 1) || \$c[\"runs_from\"] != \"allocator\" { bad = 1 } END { exit bad }' '$tmp/alloc.csv' && [ \$(wc -l <'$tmp/alloc.csv') -gt 1 ]"
 check "sweep: bad list value" expect_exit 2 sweep --gpus 8,x
 check "sweep: bad recompute word" expect_exit 2 sweep --recompute none,some
 check "sweep: bad device" expect_exit 2 sweep --device tpu

@@ -80,9 +80,23 @@ check "  (predict: an error too)" expect 2 "" predict --model huge.ini
 # ---- sweeps that did nothing ----
 check "sweep --gpus 8,8 is refused" expect 2 "--gpus '8,8': 8 is given twice" sweep --gpus 8,8
 check "sweep --recompute full,full is refused" expect 2 "full is given twice" sweep --recompute full,full
+# 3 GPUs without tp or pp: dp 3 does not divide gbs 128 (pp 3 would, with an
+# uneven split)
 check "sweep with no valid layout exits 2 with the reasons" \
-  expect 2 "no valid layout among" sweep --gpus 3 "${small[@]}"
-check "and lists them" grep -q "does not divide" "$tmp/err"
+  expect 2 "no valid layout among" sweep --gpus 3 --tp-max 1 --pp-max 1 "${small[@]}"
+check "and lists them" grep -q "is not a multiple of mbs\*dp" "$tmp/err"
+
+# ---- sweeps split over machines: shard files are inputs like any other ----
+"$ptsim" sweep "${small[@]}" --shard 1/2 --csv p1.csv >/dev/null 2>&1
+"$ptsim" sweep "${small[@]}" --shard 2/2 --csv p2.csv >/dev/null 2>&1
+check "sweep --merge p1.csv p2.csv --csv p1.csv does not overwrite a shard" \
+  expect 2 "p1.csv is an input of this command" sweep "${small[@]}" --merge p1.csv p2.csv --csv p1.csv
+check "  (the shard is whole)" grep -q "^layout_index,result," p1.csv
+check "sweep --merge /dev/zero stops at once" expect 2 "a NUL byte: not a shard file" \
+  sweep "${small[@]}" --merge /dev/zero
+check "sweep --merge DIR says it is a directory" expect 2 "is a directory" sweep "${small[@]}" --merge .
+check "sweep --shard 1/2 --csv /dev/full is refused, not replaced" \
+  expect 2 "ptsim replaces only regular files" sweep "${small[@]}" --shard 1/2 --csv /dev/full
 
 # ---- the output policy ----
 "$ptsim" sweep "${small[@]}" --format csv >/dev/full 2>"$tmp/err"

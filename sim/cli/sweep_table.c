@@ -1,0 +1,303 @@
+/* sweep_table.c — what a sweep prints: the ranking, the table with both
+ * verdicts, why the best wins (or ties), and the CSV; see sweep_table.h.
+ * Evaluation and the verdicts themselves live in sim/run/sweep.c; the
+ * command's flow (held, streamed, shards) in sweep_cmd.c. */
+#include "error_bands.h"
+#include "names.h"
+#include "sweep_table.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* ---- ranking ---- */
+
+static const PtsimSweep *sort_sweep;
+
+/* Layouts predicted to run first, by tokens/s per GPU (comparable across
+ * GPU counts); then those in doubt, those that do not run, those that
+ * could not be scheduled (ptsim_sweep_rank_class). */
+static gint compare_rank(gconstpointer a, gconstpointer b) {
+  guint ia = *(const guint *)a, ib = *(const guint *)b;
+  const PtsimBatchResult *ra = &g_array_index(sort_sweep->results, PtsimBatchResult, ia);
+  const PtsimBatchResult *rb = &g_array_index(sort_sweep->results, PtsimBatchResult, ib);
+  int ca = ptsim_sweep_rank_class(ra), cb = ptsim_sweep_rank_class(rb);
+  if (ca != cb) return ca - cb;
+  double ta = ptsim_sweep_rank_key(&g_array_index(sort_sweep->jobs, PtsimJob, ia), ra);
+  double tb = ptsim_sweep_rank_key(&g_array_index(sort_sweep->jobs, PtsimJob, ib), rb);
+  if (ta != tb) return ta > tb ? -1 : 1;
+  return (ia > ib) - (ia < ib);
+}
+
+GArray *ptsim_sweep_rank_order(const PtsimSweep *sweep) {
+  GArray *order = g_array_sized_new(FALSE, FALSE, sizeof(guint), sweep->jobs->len);
+  for (guint i = 0; i < sweep->jobs->len; i++) g_array_append_val(order, i);
+  sort_sweep = sweep;
+  g_array_sort(order, compare_rank);
+  return order;
+}
+
+/* The rows shown that the emulation has not seen (layouts that do not run
+ * or could not be scheduled: the fastest that may run are settled
+ * already) get it too, for their alloc GiB column.  Returns how many. */
+guint ptsim_sweep_emulate_shown(PtsimSweep *sweep, GArray *order, guint top, guint threads) {
+  g_autoptr(GArray) idx = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint k = 0; k < MIN(top, order->len); k++) {
+    guint i = g_array_index(order, guint, k);
+    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    if (r->status == 0 && r->runs_from != PTSIM_RUNS_FROM_ALLOCATOR) g_array_append_val(idx, i);
+  }
+  ptsim_sweep_run_allocator((const PtsimJob *)sweep->jobs->data,
+                            (PtsimBatchResult *)sweep->results->data, (const guint *)idx->data,
+                            idx->len, threads);
+  return idx->len;
+}
+
+static void append_layout_words(GString *out, const PtsimJob *j) {
+  const PtsimLayout *l = &j->layout;
+  g_string_append_printf(out, "%2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT
+                         " %4" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %3" G_GINT64_FORMAT
+                         " %-9s %-11s",
+                         l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs,
+                         ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
+                         ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
+}
+
+
+void ptsim_sweep_count_verdicts(PtsimSweepCounts *c, const PtsimBatchResult *results, guint n) {
+  for (guint i = 0; i < n; i++) {
+    const PtsimBatchResult *r = &results[i];
+    if (r->status != 0) {
+      c->failed++;
+      continue;
+    }
+    c->fitting += r->fits != 0;
+    c->running += r->runs == 1;
+    c->tight += r->runs == 1 && !r->fits;
+    c->doubt += r->runs < 0;
+    c->emulated += r->runs_from == PTSIM_RUNS_FROM_ALLOCATOR;
+  }
+}
+
+/* "yes", "no", "?" (not settled). */
+static const char *runs_word(const PtsimBatchResult *r) {
+  return r->runs == 1 ? "yes" : r->runs == 0 ? "no" : "?";
+}
+
+static const char *runs_from_word(int32_t from) {
+  static const char *const words[] = {"", "80% rule", "floor", "allocator"};
+  return from >= 0 && from < 4 ? words[from] : "";
+}
+
+/* Whether the best wins or ties: the layouts that run and whose tokens/s
+ * per GPU is within the best's error band (error_bands.h) of it. */
+static void append_tie(GString *out, const PtsimSweep *sweep, GArray *order, guint top) {
+  guint first = g_array_index(order, guint, 0), ties = 0;
+  const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, first);
+  double best = ptsim_sweep_rank_key(j, &g_array_index(sweep->results, PtsimBatchResult, first));
+  PtsimErrorBand band;
+  ptsim_error_band_lookup(j, &band);
+  if (!band.found) {
+    g_string_append_printf(out, "(%s, so no tie is called)\n", band.note);
+    return;
+  }
+  for (guint k = 1; k < order->len; k++) {
+    guint i = g_array_index(order, guint, k);
+    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    if (r->runs != 1 || r->status != 0 ||
+        ptsim_sweep_rank_key(&g_array_index(sweep->jobs, PtsimJob, i), r) <
+            best * (1.0 - band.mean_abs_error))
+      break;
+    ties++;
+  }
+  if (ties == 0)
+    g_string_append_printf(out, "a winner: the next layout is more than the +/-%.1f%% error band "
+                           "(%s, %" G_GINT64_FORMAT " held-out published runs) behind\n",
+                           100.0 * band.mean_abs_error, band.group, band.runs);
+  else
+    g_string_append_printf(out, "a tie, not a winner: the top %u layouts%s are within the "
+                           "+/-%.1f%% error band (%s, %" G_GINT64_FORMAT " held-out published "
+                           "runs) of each other; choose among them by what ptsim does not rank "
+                           "(memory headroom, GPUs, simplicity)\n",
+                           ties + 1, ties + 1 > top ? " (more than shown)" : "",
+                           100.0 * band.mean_abs_error, band.group, band.runs);
+  if (band.note[0]) g_string_append_printf(out, "(band: %s)\n", band.note);
+}
+
+void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimSweepCounts *c,
+                             GArray *order, guint top) {
+  g_string_append_printf(out,
+                         "%" G_GUINT64_FORMAT " combinations: %" G_GUINT64_FORMAT
+                         " valid layouts evaluated on %s; %" G_GUINT64_FORMAT
+                         " fit by the 80%% rule, %" G_GUINT64_FORMAT " predicted to run (%"
+                         G_GUINT64_FORMAT " of them tight), %" G_GUINT64_FORMAT
+                         " in doubt and out of contention, %" G_GUINT64_FORMAT
+                         " could not be scheduled\n"
+                         "(mem GiB: analytical estimate, judged by the 80%% rule; alloc GiB: the "
+                         "caching-allocator emulation, first step and steady state, plus CUDA "
+                         "context and NCCL, run on %" G_GUINT64_FORMAT " layouts: the fastest that "
+                         "may run and the rows shown; runs: its verdict with a 5%% margin; tight: "
+                         "runs although over the 80%% rule)\n",
+                         sweep->candidates, sweep->valid, sweep->device_used, c->fitting,
+                         c->running, c->tight, c->doubt, c->failed, c->emulated);
+  gboolean mc = sweep->mc.samples > 0;
+  g_string_append(out, "\n rank model            hw         gpus   seq tp pp cp   dp vp mbs "
+                       "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB");
+  g_string_append(out, mc ? "  p50_s  p90_s  p99_s" : "");
+  g_string_append(out, " 80% rule  alloc GiB runs\n");
+  for (guint k = 0; k < MIN(top, order->len); k++) {
+    guint i = g_array_index(order, guint, k);
+    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
+    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    g_string_append_printf(out, "%5u %-16.16s %-10.10s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " ",
+                           k + 1, j->model.name, j->hw.name, j->layout.gpus, j->layout.seq);
+    append_layout_words(out, j);
+    g_string_append_printf(out, " %7.3f %10.0f %7.1f %4.1f%% %5.1f%% %6.1f", r->step_s,
+                           r->tokens_per_s / (double)j->layout.gpus, r->tflops_per_gpu,
+                           100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB);
+    if (mc)
+      g_string_append_printf(out, " %6.3f %6.3f %6.3f", r->step_p50_s, r->step_p90_s, r->step_p99_s);
+    g_string_append_printf(out, "   %-6s", r->fits ? "fits" : "over");
+    if (r->runs_from == PTSIM_RUNS_FROM_ALLOCATOR)
+      g_string_append_printf(out, " %10.1f%s", r->alloc_device_peak_bytes / GIB,
+                             r->alloc_oom ? " OOM" : "    ");
+    else
+      g_string_append(out, "          -    ");
+    g_string_append_printf(out, " %-4s%s%s\n", runs_word(r),
+                           r->runs == 1 && !r->fits ? " tight" : "",
+                           r->status != 0 ? " (unscheduled)" : "");
+  }
+  if (order->len > 0) {
+    guint i = g_array_index(order, guint, 0);
+    const PtsimBatchResult *best = &g_array_index(sweep->results, PtsimBatchResult, i);
+    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
+    if (best->runs == 1 && best->status == 0) {
+      g_string_append_printf(
+          out,
+          "\nwhy the best wins: bubble %.1f%%; exposed communication %.3f s of the %.3f s step "
+          "(tp %.3f, cp %.3f, pp %.3f, dp %.3f); ",
+          100.0 * best->bubble_fraction,
+          best->exposed_comm_s[0] + best->exposed_comm_s[1] + best->exposed_comm_s[2] +
+              best->exposed_comm_s[3],
+          best->step_s, best->exposed_comm_s[0], best->exposed_comm_s[1], best->exposed_comm_s[2],
+          best->exposed_comm_s[3]);
+      if (best->runs_from == PTSIM_RUNS_FROM_ALLOCATOR)
+        g_string_append_printf(out, "device peak %.1f GiB of %.1f (%.0f%%), the estimate %.0f%% of "
+                               "the GPU (%s the %.0f%% rule)\n",
+                               best->alloc_device_peak_bytes / GIB, j->hw.memory_bytes / GIB,
+                               100.0 * best->alloc_device_peak_bytes / j->hw.memory_bytes,
+                               100.0 * best->usage_fraction, best->fits ? "within" : "over",
+                               100.0 * j->layout.memory_threshold);
+      else
+        g_string_append_printf(out, "memory margin %.1f GiB below the %.0f%% threshold (%.0f%% "
+                               "of the GPU used)\n",
+                               (j->layout.memory_threshold - best->usage_fraction) *
+                                   j->hw.memory_bytes / GIB,
+                               100.0 * j->layout.memory_threshold, 100.0 * best->usage_fraction);
+      append_tie(out, sweep, order, top);
+    }
+  }
+  if (g_hash_table_size(sweep->rejected) > 0) {
+    g_string_append(out, "\nrejected combinations, by reason:\n");
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, sweep->rejected);
+    while (g_hash_table_iter_next(&it, &key, &value))
+      g_string_append_printf(out, "%8u  %s\n", GPOINTER_TO_UINT(value), (const char *)key);
+  }
+}
+
+#define CSV_HEADER                                                                   \
+  "rank,model,hw,gpus,seq,gbs,tp,pp,cp,dp,vp,mbs,sp,recompute,schedule,"              \
+  "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"          \
+  "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                           \
+  "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s,"   \
+  "allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,"         \
+  "tp_comm_overlap,held_floor_bytes,runs,runs_from\n"
+
+/* One CSV row; rank 0 = not ranked (a streamed sweep). */
+static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
+  const PtsimLayout *l = &j->layout;
+  g_string_append_printf(
+      out,
+      "%" G_GUINT64_FORMAT ",%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+      ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+      ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+      ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
+      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%d,%d,%d,%.0f,%d,%s\n",
+      rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
+      l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
+      ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
+      r->status, r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s,
+      r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
+      r->step_p90_s, r->step_p99_s, r->exposed_comm_s[0], r->exposed_comm_s[1],
+      r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom,
+      l->overlap_grad_reduce, l->overlap_param_gather, l->tp_comm_overlap, r->held_floor_bytes,
+      r->runs, runs_from_word(r->runs_from));
+}
+
+const char *ptsim_sweep_csv_header(void) { return CSV_HEADER; }
+
+void ptsim_sweep_csv_row(GString *out, guint64 rank, const PtsimJob *job,
+                         const PtsimBatchResult *r) {
+  csv_row(out, rank, job, r);
+}
+
+/* ---- rows on every core (formatting the numbers is most of a CSV's cost) ---- */
+
+typedef struct {
+  PtsimSweepRowFn fn;
+  gconstpointer data;
+  guint first, last;
+  GString *out;
+} RowSlice;
+
+static gpointer format_slice(gpointer user_data) {
+  RowSlice *slice = user_data;
+  for (guint k = slice->first; k < slice->last; k++) slice->fn(slice->out, k, slice->data);
+  return NULL;
+}
+
+/* Appends rows 0..n-1, fn(out, k, data) each, in slices on up to `threads`
+ * threads (0: all cores) when there are many: the same bytes as one after
+ * the other. */
+void ptsim_sweep_format_rows(GString *out, guint n, guint threads, PtsimSweepRowFn fn,
+                             gconstpointer data) {
+  enum { MAX_SLICES = 16 };
+  RowSlice slices[MAX_SLICES];
+  GThread *workers[MAX_SLICES];
+  if (threads == 0) threads = g_get_num_processors();
+  threads = MIN(threads, MAX_SLICES);
+  if (n < 4096 || threads < 2) {
+    for (guint k = 0; k < n; k++) fn(out, k, data);
+    return;
+  }
+  for (guint t = 0; t < threads; t++) {
+    RowSlice slice = {fn, data, (guint)((guint64)n * t / threads),
+                      (guint)((guint64)n * (t + 1) / threads), g_string_new(NULL)};
+    slices[t] = slice;
+    if (t > 0) workers[t] = g_thread_new("csv", format_slice, &slices[t]);
+  }
+  format_slice(&slices[0]);
+  for (guint t = 0; t < threads; t++) {
+    if (t > 0) g_thread_join(workers[t]);
+    g_string_append_len(out, slices[t].out->str, (gssize)slices[t].out->len);
+    g_string_free(slices[t].out, TRUE);
+  }
+}
+
+typedef struct {
+  const PtsimSweep *sweep;
+  GArray *order;
+} RankedRows;
+
+static void ranked_row(GString *out, guint k, gconstpointer data) {
+  const RankedRows *rows = data;
+  guint i = g_array_index(rows->order, guint, k);
+  csv_row(out, k + 1, &g_array_index(rows->sweep->jobs, PtsimJob, i),
+          &g_array_index(rows->sweep->results, PtsimBatchResult, i));
+}
+
+void ptsim_sweep_write_csv(GString *out, const PtsimSweep *sweep, GArray *order, guint threads) {
+  RankedRows rows = {sweep, order};
+  g_string_append(out, CSV_HEADER);
+  ptsim_sweep_format_rows(out, order->len, threads, ranked_row, &rows);
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# End-to-end checks of what predict and sweep say about trust: the step-time
+# band (validate/error_bands.ini), the first-step / steady-state memory, the
+# `runs` verdict beside `fits`, and the sweep's ranking by it.
+set -u
+ptsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+fails=0
+check() { # name, condition-command...
+  local name=$1; shift
+  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+"$ptsim" predict --format json --model llama2-7b --hw h100-80g --gpus 4 --gbs 64 --seq 4096 \
+  --precision fp8 >"$tmp/p.json"
+"$ptsim" predict --model llama2-7b --hw h100-80g --gpus 4 --gbs 64 --seq 4096 \
+  --precision fp8 >"$tmp/p.txt"
+check "predict text gives the step with its band" grep -Eq '^[0-9.]+ s \+/- [0-9.]+% \(' "$tmp/p.txt"
+check "predict text says which step holds the peak" grep -q "step 1 (steady state)" "$tmp/p.txt"
+check "predict text gives the runs verdict" grep -Eq '^runs: (yes|no) ' "$tmp/p.txt"
+if command -v python3 >/dev/null 2>&1; then
+  check "json band: the fp8 band of h100, its file" python3 - "$tmp/p.json" <<'PY'
+import configparser, json, os, sys
+d = json.load(open(sys.argv[1]))
+band = d["time"]["band"]
+ini = configparser.ConfigParser()
+ini.read(os.path.join(os.environ["PTSIM_DATA_DIR"], band["file"]))
+assert band["found"] and band["group"] == "h100 fp8", band
+assert abs(band["fraction"] - float(ini["h100 fp8"]["mean_abs_error"])) < 1e-12
+step = d["time"]["step_s"]
+assert abs(band["low_s"] - step * (1 - band["fraction"])) < 1e-9 * step
+PY
+  check "json allocator: both phases, where the peak is, runs" python3 - "$tmp/p.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["memory"]["allocator"]
+for k in ("first_step", "steady_state"):
+    assert a[k]["device_peak_bytes"] > 0, k
+assert a["device_peak_bytes"] == max(a["first_step"]["device_peak_bytes"],
+                                     a["steady_state"]["device_peak_bytes"])
+assert a["peak_at"]["phase"] in ("first step", "steady state")
+assert isinstance(a["runs"], bool) and a["runs_reserved_error_fraction"] == 0.05
+PY
+fi
+
+# The sweep: both verdicts on every row, the CSV keeps its columns and adds runs.
+"$ptsim" sweep --gpus 8 --mbs 1,2 --cp 1 --vp 2 --top 5 --csv "$tmp/s.csv" >"$tmp/s.txt"
+check "sweep header counts the verdicts" grep -q "predicted to run" "$tmp/s.txt"
+check "sweep table has both verdict columns" grep -q "80% rule  alloc GiB runs" "$tmp/s.txt"
+check "sweep says tie or winner" grep -Eq "^a (tie, not a winner|winner)" "$tmp/s.txt"
+check "sweep csv keeps its columns and adds runs" bash -c \
+  "head -1 '$tmp/s.csv' | grep -q 'allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,held_floor_bytes,runs,runs_from$'"
+if command -v python3 >/dev/null 2>&1; then
+  check "sweep csv: ranked by runs first, the top emulated" python3 - "$tmp/s.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+cls = [0 if r["runs"] == "1" else 1 if r["runs"] == "-1" else 2 for r in rows if r["status"] == "0"]
+assert cls == sorted(cls), "runs first"
+for r in rows[:5]:
+    assert r["runs_from"] == "allocator", r
+PY
+fi
+exit $((fails > 0))

@@ -1,0 +1,235 @@
+/* test_engine_period.c — the engine's periodic shortcut is exact: over
+ * thousands of random layouts of every schedule (tests/jobgen.h, with
+ * microbatch counts up to a few hundred) and over synthetic workloads whose
+ * integer-nanosecond durations tie everywhere, ptsim_engine_run gives the
+ * same PtsimTimeResult, byte for byte (the event count included), as
+ * ptsim_engine_run_full, which simulates every event.  Also: the shortcut
+ * does skip the middle, and its cost stops growing with the microbatches. */
+#include <glib.h>
+#include <string.h>
+#include "engine.h"
+#include "jobgen.h"
+#include "plan.h"
+#include "schedule.h"
+#include "workload.h"
+
+typedef struct {
+  guint layouts, jumped;
+  guint64 events, simulated;
+  guint64 items, computed; /* the recurrence: items in all, items computed */
+} Tally;
+
+static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", "zb-h1"};
+
+/* Runs the plan every way — every event, the event loop's shortcut, the
+ * recurrence with its shortcut — and asserts the results are the same
+ * bytes (the recurrence counts no events); the shortcut's result in *out. */
+static void check_same(const PtsimPlan *plan, const PtsimWorkload *w, PtsimTimeResult *out,
+                       Tally *tally) {
+  int64_t bytes = ptsim_engine_scratch_bytes(plan);
+  g_assert_cmpint(bytes, >, 0);
+  g_autofree void *scratch = g_malloc(bytes);
+  g_autofree PtsimTimeResult *full = g_new0(PtsimTimeResult, 1);
+  memset(out, 0, sizeof *out);
+  g_assert_cmpint(ptsim_engine_run_full(plan, w, scratch, bytes, NULL, full), ==, 0);
+  memset(scratch, 0xa5, (size_t)bytes); /* nothing may leak from one run to the next */
+  g_assert_cmpint(ptsim_engine_run(plan, w, scratch, bytes, NULL, out), ==, 0);
+  g_autofree PtsimTimeResult *recur = g_new0(PtsimTimeResult, 1);
+  memset(scratch, 0x5a, (size_t)bytes);
+  g_assert_cmpint(ptsim_engine_run_recurrence(plan, w, scratch, bytes, recur), ==, 0);
+  g_assert_cmpint(recur->events, ==, 0);
+  tally->items += (guint64)plan->num_stages * (guint64)plan->schedule_items;
+  tally->computed += (guint64)recur->events_simulated;
+  g_assert_cmpint(full->events_simulated, ==, full->events);
+  g_assert_cmpint(out->events, ==, full->events);
+  g_assert_cmpint(out->events_simulated, <=, out->events);
+  tally->layouts++;
+  tally->jumped += out->events_simulated < out->events;
+  tally->events += (guint64)out->events;
+  tally->simulated += (guint64)out->events_simulated;
+  out->events_simulated = full->events_simulated = 0;
+  recur->events = full->events;
+  recur->events_simulated = 0;
+  if (memcmp(out, full, sizeof *out) != 0 || memcmp(recur, full, sizeof *out) != 0) {
+    g_test_message("differs: schedule %d p %" G_GINT64_FORMAT " v %" G_GINT64_FORMAT
+                   " m %" G_GINT64_FORMAT ": step %.9f vs %.9f s, pipeline %.9f vs %.9f s",
+                   (int)plan->job.layout.schedule, plan->num_stages, plan->num_chunks,
+                   plan->num_microbatches, out->step_s, full->step_s, out->pipeline_s,
+                   full->pipeline_s);
+    g_assert_not_reached();
+  }
+}
+
+static void report(const Tally *by_schedule) {
+  for (int k = 0; k < 4; k++) {
+    const Tally *t = &by_schedule[k];
+    if (t->layouts == 0) continue;
+    g_test_message("%-11s %5u layouts, %5u took the shortcut; events %" G_GUINT64_FORMAT
+                   ", simulated %" G_GUINT64_FORMAT " (%.1f%%); recurrence: %.1f%% of the items",
+                   schedule_names[k], t->layouts, t->jumped, t->events, t->simulated,
+                   100.0 * (double)t->simulated / (double)MAX(t->events, 1),
+                   100.0 * (double)t->computed / (double)MAX(t->items, 1));
+  }
+}
+
+/* What every check needs: the models and profiles, a random stream, a
+ * plan, a workload and a result. */
+typedef struct {
+  JobgenPool pool;
+  GRand *rand;
+  PtsimPlan *plan;
+  PtsimWorkload *w;
+  PtsimTimeResult *out;
+  Tally tally[4];
+} Fixture;
+
+static void fixture_set_up(Fixture *f, guint32 seed) {
+  g_autoptr(GError) error = NULL;
+  memset(f, 0, sizeof *f);
+  g_assert_true(jobgen_pool_load(&f->pool, &error));
+  f->rand = g_rand_new_with_seed(seed);
+  f->plan = g_new0(PtsimPlan, 1);
+  f->w = g_new0(PtsimWorkload, 1);
+  f->out = g_new0(PtsimTimeResult, 1);
+}
+
+static void fixture_tear_down(Fixture *f) {
+  report(f->tally);
+  g_rand_free(f->rand);
+  g_free(f->plan);
+  g_free(f->w);
+  g_free(f->out);
+}
+
+static void test_random_layouts(void) {
+  g_test_summary("4,000 random layouts (every schedule, m up to 300): shortcut == every event, "
+                 "byte for byte");
+  Fixture f;
+  fixture_set_up(&f, 13);
+  for (int n = 0; n < 4000;) {
+    PtsimJob job;
+    if (!jobgen_try_long(&f.pool, f.rand, &job, 300)) continue;
+    ptsim_plan_build(&job, f.plan);
+    if (f.plan->schedule_items < 0) continue;
+    ptsim_workload_build(f.plan, NULL, f.w);
+    check_same(f.plan, f.w, f.out, &f.tally[job.layout.schedule]);
+    n++;
+  }
+  for (int k = 0; k < 4; k++) g_assert_cmpuint(f.tally[k].layouts, >, 500);
+  /* the pipelines that repeat are the common case: 1F1B, interleaved and
+   * ZB-H1 layouts with a steady state mostly skip it */
+  for (int k = 0; k < 4; k++)
+    if (k != PTSIM_SCHEDULE_GPIPE) g_assert_cmpuint(f.tally[k].jumped, >, f.tally[k].layouts / 2);
+  fixture_tear_down(&f);
+}
+
+/* A plan and workload for (schedule, p, v, m) with durations of a few
+ * nanoseconds, so that events tie all the time; per-stage layer counts and
+ * the embedding and head make the stages unequal. */
+static void synthetic(GRand *rand, const PtsimJob *base, PtsimSchedule schedule, int p, int v,
+                      int m, PtsimPlan *plan, PtsimWorkload *w) {
+  ptsim_plan_build(base, plan);
+  plan->job.layout.schedule = schedule;
+  plan->job.layout.pp = p;
+  plan->job.layout.vp = v;
+  plan->job.layout.overlap_grad_reduce = g_rand_boolean(rand);
+  plan->job.layout.overlap_param_gather = g_rand_boolean(rand);
+  plan->num_stages = p;
+  plan->num_chunks = v;
+  plan->num_microbatches = m;
+  plan->schedule_items = ptsim_schedule_num_items(schedule, p, m, v);
+  memset(w, 0, sizeof *w);
+  w->num_stages = p;
+  w->num_chunks = v;
+  w->num_microbatches = m;
+  PtsimWork *works[3] = {&w->layer, &w->embedding, &w->head};
+  for (int k = 0; k < 3; k++) {
+    works[k]->forward_s = g_rand_int_range(rand, k == 0, 4) * 1e-9;
+    works[k]->backward_input_s = g_rand_int_range(rand, k == 0, 5) * 1e-9;
+    works[k]->backward_weight_s = g_rand_int_range(rand, 0, 3) * 1e-9;
+    works[k]->forward_comm_s[PTSIM_COMM_TP] = g_rand_int_range(rand, 0, 2) * 1e-9;
+  }
+  for (int s = 0; s < p; s++) {
+    w->chunk_layers[s] = g_rand_int_range(rand, 1, 4);
+    w->grad_sync_s[s] = g_rand_int_range(rand, 0, 40) * 1e-9;
+    w->param_gather_s[s] = g_rand_int_range(rand, 0, 20) * 1e-9;
+    w->optimizer_s[s] = g_rand_int_range(rand, 0, 20) * 1e-9;
+  }
+  w->pp_transfer_s = g_rand_int_range(rand, 0, 4) * 1e-9;
+  w->model_flops = 1e12;
+}
+
+static void test_synthetic_ties(void) {
+  g_test_summary("3,000 synthetic pipelines whose ns durations tie everywhere (p 1..8, v 1..4, "
+                 "m up to 200): shortcut == every event, byte for byte");
+  Fixture f;
+  fixture_set_up(&f, 1313);
+  PtsimJob base;
+  while (!jobgen_try(&f.pool, f.rand, &base)) {
+  }
+  for (int n = 0; n < 3000;) {
+    PtsimSchedule schedule = (PtsimSchedule)g_rand_int_range(f.rand, 0, 4);
+    int p = g_rand_int_range(f.rand, 1, 9);
+    int v = schedule == PTSIM_SCHEDULE_INTERLEAVED ? g_rand_int_range(f.rand, 1, 5) : 1;
+    int m = g_rand_int_range(f.rand, 1, 201);
+    if (schedule == PTSIM_SCHEDULE_INTERLEAVED) m = p * MAX(1, m / p);
+    if (ptsim_schedule_check(schedule, p, m, v) != 0) continue;
+    synthetic(f.rand, &base, schedule, p, v, m, f.plan, f.w);
+    check_same(f.plan, f.w, f.out, &f.tally[schedule]);
+    n++;
+  }
+  fixture_tear_down(&f);
+}
+
+static void test_cost_flat_in_m(void) {
+  g_test_summary("Llama-3-70B tp 8 pp 8: the events simulated stop growing with m");
+  static const PtsimSchedule kinds[] = {PTSIM_SCHEDULE_1F1B, PTSIM_SCHEDULE_INTERLEAVED,
+                                        PTSIM_SCHEDULE_ZB_H1};
+  Fixture f;
+  g_autoptr(GError) error = NULL;
+  fixture_set_up(&f, 1);
+  for (guint k = 0; k < G_N_ELEMENTS(kinds); k++) {
+    int64_t simulated[3];
+    static const int64_t ms[3] = {256, 1024, 4096};
+    for (int i = 0; i < 3; i++) {
+      PtsimJob job;
+      Tally tally;
+      memset(&tally, 0, sizeof tally);
+      memset(&job, 0, sizeof job);
+      job.model = f.pool.models[1]; /* llama3-70b */
+      job.hw = f.pool.hardware[1];  /* h100-80g */
+      ptsim_layout_init_defaults(&job.layout);
+      job.layout.tp = 8;
+      job.layout.pp = 8;
+      job.layout.dp = 1;
+      job.layout.gpus = 64;
+      job.layout.mbs = 1;
+      job.layout.seq = 4096;
+      job.layout.gbs = ms[i];
+      job.layout.schedule = kinds[k];
+      job.layout.vp = kinds[k] == PTSIM_SCHEDULE_INTERLEAVED ? 5 : 1;
+      g_assert_true(ptsim_job_validate(&job, &error));
+      ptsim_plan_build(&job, f.plan);
+      ptsim_workload_build(f.plan, NULL, f.w);
+      check_same(f.plan, f.w, f.out, &tally);
+      g_assert_cmpuint(tally.jumped, ==, 1);
+      simulated[i] = (int64_t)tally.simulated;
+      g_test_message("%s m %" G_GINT64_FORMAT ": %" G_GUINT64_FORMAT " events, %" G_GINT64_FORMAT
+                     " simulated", schedule_names[kinds[k]], ms[i], tally.events, simulated[i]);
+    }
+    /* at most one more period of the schedule (2pv items on 8 stages) is
+     * left after the jump, whatever m */
+    int64_t period_events = 2 * 8 * 3 * (kinds[k] == PTSIM_SCHEDULE_INTERLEAVED ? 8 * 5 : 1);
+    g_assert_cmpint(ABS(simulated[2] - simulated[0]), <=, period_events);
+    g_assert_cmpint(ABS(simulated[1] - simulated[0]), <=, period_events);
+  }
+  fixture_tear_down(&f);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/engine-period/random-layouts", test_random_layouts);
+  g_test_add_func("/engine-period/synthetic-ties", test_synthetic_ties);
+  g_test_add_func("/engine-period/cost-flat-in-m", test_cost_flat_in_m);
+  return g_test_run();
+}

@@ -1,0 +1,87 @@
+/* test_error_bands.c — the step-time band of a job from an error-bands
+ * file (sim/io/error_bands.c): which section applies, the range notes, and
+ * the reasons when none does.  The file is the hand-made fixture in
+ * tests/data/error_bands/validate/error_bands.ini. */
+#include <glib.h>
+#include <string.h>
+#include "error_bands.h"
+#include "job_fixture.h"
+
+static void job_of(PtsimJob *job, const char *model, const char *hw, gint64 gpus, gint64 seq,
+                   PtsimPrecision precision) {
+  FixtureLayout l = {gpus, 1, 1, 1, 1, 4 * gpus, seq, PTSIM_RECOMPUTE_NONE};
+  fixture_job(job, model, hw, l);
+  job->layout.precision = precision;
+}
+
+/* Looks the job up in the fixture's data dir (models were loaded before). */
+static void lookup(const PtsimJob *job, const char *data_dir, PtsimErrorBand *band) {
+  g_autofree char *saved = g_strdup(g_getenv("PTSIM_DATA_DIR"));
+  g_autofree char *dir = g_test_build_filename(G_TEST_DIST, "data", data_dir, NULL);
+  g_setenv("PTSIM_DATA_DIR", dir, TRUE);
+  ptsim_error_band_lookup(job, band);
+  g_setenv("PTSIM_DATA_DIR", saved, TRUE);
+}
+
+static void test_in_range(void) {
+  g_test_summary("Llama 2 7B (6.74B) in fp8 on H100, seq 4096 on 4 GPUs: the fp8 band, no note");
+  PtsimJob job;
+  PtsimErrorBand b;
+  job_of(&job, "llama2-7b", "h100-80g", 4, 4096, PTSIM_PRECISION_FP8);
+  lookup(&job, "error_bands", &b);
+  g_assert_true(b.found);
+  g_assert_cmpstr(b.group, ==, "h100 fp8");
+  g_assert_cmpfloat(b.mean_abs_error, ==, 0.05);
+  g_assert_cmpfloat(b.max_abs_error, ==, 0.12);
+  g_assert_cmpfloat(b.bias, ==, 0.03);
+  g_assert_cmpint(b.runs, ==, 9);
+  g_assert_cmpstr(b.sources, ==, "nemo_cp");
+  g_assert_cmpstr(b.note, ==, "");
+}
+
+static void test_out_of_range(void) {
+  g_test_summary("Llama 3 8B (8.03B) in fp8 at seq 2048: the band, with both range notes");
+  PtsimJob job;
+  PtsimErrorBand b;
+  job_of(&job, "llama3-8b", "h100-80g", 8, 2048, PTSIM_PRECISION_FP8);
+  lookup(&job, "error_bands", &b);
+  g_assert_true(b.found);
+  g_assert_cmpstr(b.note, ==,
+                  "fp8 with 8.03B parameters is outside the calibrated range (6.74-6.74B); "
+                  "seq 2048 is outside the calibrated range (4096-1048576)");
+}
+
+static void test_profile_list(void) {
+  g_test_summary("fp16 on a100-40g falls in the 16-bit band listing a100-40g,a100-80g");
+  PtsimJob job;
+  PtsimErrorBand b;
+  job_of(&job, "sc21-gpt-1.7b", "a100-40g", 32, 2048, PTSIM_PRECISION_FP16);
+  lookup(&job, "error_bands", &b);
+  g_assert_true(b.found);
+  g_assert_cmpstr(b.group, ==, "a100 16-bit");
+  g_assert_cmpstr(b.note, ==, "");
+}
+
+static void test_none(void) {
+  g_test_summary("no band: a profile without published runs, and a missing file, say why");
+  PtsimJob job;
+  PtsimErrorBand b;
+  job_of(&job, "llama3-8b", "h200-141g", 8, 4096, PTSIM_PRECISION_BF16);
+  lookup(&job, "error_bands", &b);
+  g_assert_false(b.found);
+  g_assert_cmpstr(b.note, ==,
+                  "no error band: no published bf16 runs on h200-141g were held out "
+                  "(validate/error_bands.ini)");
+  lookup(&job, "megatron_logs", &b); /* a data dir without the file */
+  g_assert_false(b.found);
+  g_assert_true(g_str_has_prefix(b.note, "no error band: validate/error_bands.ini: "));
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/error-bands/in-range", test_in_range);
+  g_test_add_func("/error-bands/out-of-range", test_out_of_range);
+  g_test_add_func("/error-bands/profile-list", test_profile_list);
+  g_test_add_func("/error-bands/none", test_none);
+  return g_test_run();
+}
