@@ -300,8 +300,11 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
     memset(&sc, 0, sizeof sc);
     sc.spec = spec;
     sc.sweep = sweep;
-    g_autofree PtsimPlan *plan = sc.plan = g_new0(PtsimPlan, 1);
-    g_autofree PtsimMemoryEstimate *memory = sc.memory = g_new0(PtsimMemoryEstimate, 1);
+    /* owned here, lent to sc (clang counts `x = y = ...` as x unused) */
+    g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+    g_autofree PtsimMemoryEstimate *memory = g_new0(PtsimMemoryEstimate, 1);
+    sc.plan = plan;
+    sc.memory = memory;
     if (!ptsim_model_load(g_ptr_array_index(spec->models, mi), &sc.model, error)) return FALSE;
     if (spec->model_settings && !spec->model_settings(&sc.model, spec->model_settings_data, error))
       return FALSE;
