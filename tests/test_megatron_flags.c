@@ -111,6 +111,12 @@ static void test_launcher(void) {
   check_gpus("python pretrain_gpt.py --tensor-model-parallel-size 2", 0,
              "launcher 'python' without a GPU count, no WORLD_SIZE, GPUS_PER_NODE or NNODES");
   check_gpus("", 0, "no launcher, no WORLD_SIZE, GPUS_PER_NODE or NNODES");
+  /* srun -N alone counts no GPUs: the variables do (it said nothing at all
+   * before, fuzz_launcher) */
+  check_gpus("GPUS_PER_NODE=8\nsrun -N 2 python pretrain_gpt.py", 0,
+             "launcher 'srun' without a GPU count, no WORLD_SIZE, GPUS_PER_NODE or NNODES");
+  check_gpus("GPUS_PER_NODE=8\nNNODES=2\nsrun -N 2 python pretrain_gpt.py", 16,
+             "GPUS_PER_NODE=8 x 2 nodes");
   /* sh -c with the command in one quoted word (the SC21 style) */
   check_gpus("srun -N 2 --ntasks-per-node 8 sh -c 'python -u pretrain_gpt.py --num-layers 2 "
              "--hidden-size 64 --num-attention-heads 4 --vocab-size 100 --bf16' --", 16,

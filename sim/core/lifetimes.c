@@ -146,7 +146,9 @@ static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t str
   int32_t h;
   int i;
   if (x->failed || bytes <= 0.0) return -1;
-  h = ptsim_alloc_malloc(&x->alloc, (int64_t)bytes, stream);
+  /* past any GPU (and past int64: the cast would be undefined) it is out
+   * of memory, as the allocator would say */
+  h = bytes < 4e18 ? ptsim_alloc_malloc(&x->alloc, (int64_t)bytes, stream) : PTSIM_ALLOC_ERR_OOM;
   if (h >= 0) return h;
   x->failed = h == PTSIM_ALLOC_ERR_OOM ? 1 : 2;
   if (h == PTSIM_ALLOC_ERR_OOM && x->out->fits) {

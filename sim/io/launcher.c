@@ -79,6 +79,8 @@ gboolean ptsim_launcher_gpus(GPtrArray *launcher, const PtsimShellScript *script
   memset(&seen, 0, sizeof seen);
   gboolean ok = (!script || scan(script->sbatch, &seen, error)) && scan(launcher, &seen, error);
   int64_t n = 0, m = 0;
+  int64_t per = seen.v[O_TASKS_PER_NODE] > 0 ? seen.v[O_TASKS_PER_NODE] : seen.v[O_GPUS_PER_NODE];
+  Opt per_opt = seen.v[O_TASKS_PER_NODE] > 0 ? O_TASKS_PER_NODE : O_GPUS_PER_NODE;
   *gpus = 0;
   *how = NULL;
   if (ok && seen.v[O_NPROC] > 0) {
@@ -87,9 +89,8 @@ gboolean ptsim_launcher_gpus(GPtrArray *launcher, const PtsimShellScript *script
     *how = g_strdup_printf("torchrun %s%s%s", seen.said[O_NPROC], seen.said[O_NNODES] ? " " : "",
                            seen.said[O_NNODES] ? seen.said[O_NNODES] : "");
   } else if (ok && (seen.v[O_NODES] > 0 || seen.v[O_TASKS] > 0 || seen.v[O_TASKS_PER_NODE] > 0) &&
-             !seen.mpi) {
-    int64_t per = seen.v[O_TASKS_PER_NODE] > 0 ? seen.v[O_TASKS_PER_NODE] : seen.v[O_GPUS_PER_NODE];
-    Opt per_opt = seen.v[O_TASKS_PER_NODE] > 0 ? O_TASKS_PER_NODE : O_GPUS_PER_NODE;
+             (seen.v[O_TASKS] > 0 || per > 0) && !seen.mpi) {
+    /* srun -N M alone says no count: the variables below may */
     if (seen.v[O_TASKS] > 0) {
       *gpus = seen.v[O_TASKS];
       *how = g_strdup_printf("srun %s", seen.said[O_TASKS]);
