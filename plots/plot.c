@@ -440,6 +440,9 @@ char *ptsim_plot_job_layout(const PtsimJob *job) {
   if (l->cp > 1) g_string_append_printf(s, " cp %" G_GINT64_FORMAT, l->cp);
   g_string_append_printf(s, " dp %" G_GINT64_FORMAT, l->dp);
   if (l->vp > 1) g_string_append_printf(s, " vp %" G_GINT64_FORMAT, l->vp);
+  /* an MoE model: the expert folding after the dense layout */
+  if (job->model.num_experts > 0)
+    g_string_append_printf(s, ", ep %" G_GINT64_FORMAT " etp %" G_GINT64_FORMAT, l->ep, l->etp);
   g_string_append_printf(s, ", mbs %" G_GINT64_FORMAT " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT,
                          l->mbs, l->gbs, l->seq);
   if (l->recompute != PTSIM_RECOMPUTE_NONE)

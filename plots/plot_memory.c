@@ -25,6 +25,10 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   double capacity_gib = memory->capacity_bytes / GIB;
   double threshold = job->layout.memory_threshold;
   double max_total = 0, max_other = 0;
+  /* an MoE model's parameters split in its routed experts' and the rest */
+  gboolean moe = job->model.num_experts > 0;
+  g_autofree PtsimPlan *plan = moe ? g_new0(PtsimPlan, 1) : NULL;
+  if (moe) ptsim_plan_build(job, plan);
   g_autoptr(GString) tsv = g_string_new(NULL);
   g_string_append(tsv,
                   "# ptsim memory estimate: per-GPU memory of each pipeline stage, in GiB "
@@ -34,17 +38,19 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   ptsim_plot_num(tsv, "%.4f", capacity_gib);
   g_string_append(tsv, ", memory_threshold ");
   ptsim_plot_num(tsv, "%.3f", threshold);
-  g_string_append(tsv,
+  g_string_append_printf(tsv,
                   "\n# columns: stage (0-based), layers (transformer layers on the stage), "
                   "parameters_gib, gradients_gib, optimizer_gib, activations_gib, other_gib "
                   "(input ids + fp32 logits), total_gib, usage (total / capacity), "
                   "alloc_reserved_gib (caching-allocator emulation: reserved peak over 2 "
                   "steps), outside_gib (CUDA context + NCCL, outside the allocator), "
                   "alloc_device_gib (reserved + outside), alloc_oom (1: an allocation failed at "
-                  "the GPU's capacity, the peak is where it stopped); NaN: not emulated\n"
+                  "the GPU's capacity, the peak is where it stopped); NaN: not emulated%s\n"
                   "# stage\tlayers\tparameters_gib\tgradients_gib\toptimizer_gib"
                   "\tactivations_gib\tother_gib\ttotal_gib\tusage"
-                  "\talloc_reserved_gib\toutside_gib\talloc_device_gib\talloc_oom\n");
+                  "\talloc_reserved_gib\toutside_gib\talloc_device_gib\talloc_oom%s\n",
+                  moe ? "; expert_parameters_gib (the routed experts' part of parameters_gib)" : "",
+                  moe ? "\texpert_parameters_gib" : "");
   for (int64_t s = 0; s < n; s++) {
     const PtsimStageMemory *m = &memory->stages[s];
     const double terms[] = {m->parameters_bytes, m->gradients_bytes, m->optimizer_bytes,
@@ -69,6 +75,10 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
     } else {
       g_string_append(tsv, "\tNaN\tNaN\tNaN\tNaN");
     }
+    if (moe) {
+      g_string_append_c(tsv, '\t');
+      ptsim_plot_num(tsv, "%.4f", 2.0 * plan->stage_expert_parameters[s] / GIB);
+    }
     g_string_append_c(tsv, '\n');
     max_total = MAX(max_total, m->total_bytes / GIB);
     max_other = MAX(max_other, m->other_bytes / GIB);
@@ -91,7 +101,8 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   g_autofree char *other_title =
       g_strdup_printf("other (ids, logits; %s%.2f GiB)", n > 1 ? "\xe2\x89\xa4 " : "", max_other);
   int longest = MAX((int)g_utf8_strlen(other_title, -1), alloc ? 26 : 16);
-  int per_row = 1, key_rows = ptsim_plot_key_rows(&c, alloc ? 8 : 7, longest, &per_row);
+  int per_row = 1,
+      key_rows = ptsim_plot_key_rows(&c, (alloc ? 8 : 7) + (moe ? 1 : 0), longest, &per_row);
   int title_lines = c.narrow ? 5 : 3;
   g_autofree char *what = ptsim_plot_job_what(job);
   g_autofree char *layout = ptsim_plot_job_layout(job);
@@ -152,7 +163,7 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
       "set style textbox opaque noborder margins 0.5,0.3\n"
       "# a labelled tic per bar, or (many stages) the round step above\n"
       "xtic_using = xtic_every > 1 ? '' : ':xtic(stage_tic(column(1)))'\n"
-      "plot data using 3@xtic_using title 'parameters' lc rgb c_parameters, \\\n"
+      "%s"
       "     ''   using 4 title 'gradients' lc rgb c_gradients, \\\n"
       "     ''   using 5 title 'optimizer states' lc rgb c_optimizer, \\\n"
       "     ''   using 6 title 'activations' lc rgb c_activations, \\\n"
@@ -169,6 +180,12 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
       "     capacity_gib with lines dashtype solid lw 1.5 lc rgb c_line title 'capacity', \\\n"
       "     threshold*capacity_gib with lines dashtype (8,5) lw 1.5 lc rgb c_line \\\n"
       "          title sprintf('fit limit (%%.0f%%%%)', 100*threshold)\n",
-      5, "xtic_step", other_title);
+      5, "xtic_step",
+      /* an MoE model: the parameters as its routed experts' (column 14) and the rest */
+      moe ? "c_expert_parameters = '#7b3294'\n"
+            "plot data using ($3-$14)@xtic_using title 'dense parameters' lc rgb c_parameters, \\\n"
+            "     ''   using 14 title 'expert parameters' lc rgb c_expert_parameters, \\\n"
+          : "plot data using 3@xtic_using title 'parameters' lc rgb c_parameters, \\\n",
+      other_title);
   return ptsim_plot_render(&files, tsv, gp, out, error);
 }

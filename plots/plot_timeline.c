@@ -15,10 +15,13 @@
  *           forward/backward mix), cool-down and the bubble (blank).
  * Each band holds the compute lane and, under it and inside the same band,
  * the data-parallel lane; faint rules separate the bands so a lane cannot
- * be read as the next stage's. */
+ * be read as the next stage's.  A mixture-of-experts model's boxes carry a
+ * strip along their bottom: the item's exposed expert-parallel dispatch
+ * and combine (from its workload; boxes only, not bins). */
 #include <math.h>
 #include <string.h>
 #include "plot_int.h"
+#include "workload.h"
 
 #define BOX_MIN_PT 3.0 /* narrower median compute box: bins */
 #define BIN_PT 1.5     /* a bin's width on paper */
@@ -107,9 +110,11 @@ typedef struct {
   int stage, band, lane, kind_index, microbatch, chunk, label;
   double start_s, end_s;
   double share_lo, share_hi; /* the part of the lane's height it fills, 0-1 from the top */
+  double ep_s;               /* MoE: its exposed all-to-all, cut to the box (bins: 0) */
 } Box;
 
-static void append_box(GString *tsv, const Box *b) {
+/* moe: the ep_s column too. */
+static void append_box(GString *tsv, const Box *b, gboolean moe) {
   const TimelineKind *k = &timeline_kinds[b->kind_index];
   g_string_append_printf(tsv, "%d\t%d\t%d\t%s\t%d\t%d\t%d\t", b->stage, b->band, b->lane, k->name,
                          k->kind, b->microbatch, b->chunk);
@@ -120,7 +125,21 @@ static void append_box(GString *tsv, const Box *b) {
   ptsim_plot_num(tsv, "%.4f", b->share_lo);
   g_string_append_c(tsv, '\t');
   ptsim_plot_num(tsv, "%.4f", b->share_hi);
+  if (moe) {
+    g_string_append_c(tsv, '\t');
+    ptsim_plot_num(tsv, "%.9f", b->ep_s);
+  }
   g_string_append_c(tsv, '\n');
+}
+
+/* The exposed expert-parallel time of record r: its chunk's, forward or
+ * input-gradient (weight gradients have none). */
+static double item_ep_s(const PtsimWorkload *w, const PtsimTraceRecord *r) {
+  PtsimWork chunk;
+  if (r->chunk < 0 || r->kind > PTSIM_TRACE_BACKWARD_INPUT) return 0.0;
+  ptsim_workload_chunk(w, r->stage, r->chunk, &chunk);
+  return r->kind == PTSIM_TRACE_FORWARD ? chunk.forward_comm_s[PTSIM_COMM_EP]
+                                        : chunk.backward_comm_s[PTSIM_COMM_EP];
 }
 
 /* Bins of one (band, lane): `acc` holds the seconds of each kind per bin
@@ -128,7 +147,7 @@ static void append_box(GString *tsv, const Box *b) {
  * bins with equal shares become one box per kind, stacked in legend
  * order from the lane's top. */
 static guint append_bins(GString *tsv, int stage, int band, int lane, const double *acc, int nb,
-                         double w0, double bin_s) {
+                         double w0, double bin_s, gboolean moe) {
   guint rows = 0;
   int run_from = 0;
   int run[NKINDS] = {0}, cur[NKINDS];
@@ -146,8 +165,8 @@ static guint append_bins(GString *tsv, int stage, int band, int lane, const doub
     for (int k = 0; k < NKINDS && b > 0; k++) {
       if (run[k] <= 0) continue;
       Box box = {stage, band, lane, k, -1, -1, 0, w0 + run_from * bin_s, w0 + b * bin_s,
-                 cum / 16.0, (cum + run[k]) / 16.0};
-      append_box(tsv, &box);
+                 cum / 16.0, (cum + run[k]) / 16.0, 0.0};
+      append_box(tsv, &box, moe);
       cum += run[k];
       rows++;
     }
@@ -200,6 +219,14 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   }
   int64_t pp = job->layout.pp;
   int interleaved = job->layout.vp > 1;
+  /* an MoE model: each compute item's exposed all-to-all, from its workload */
+  gboolean moe = job->model.num_experts > 0;
+  g_autofree PtsimPlan *plan = moe ? g_new0(PtsimPlan, 1) : NULL;
+  g_autofree PtsimWorkload *workload = moe ? g_new0(PtsimWorkload, 1) : NULL;
+  if (moe) {
+    ptsim_plan_build(job, plan);
+    ptsim_workload_build(plan, NULL, workload);
+  }
 
   /* the window */
   PtsimTime span_ns = 0;
@@ -264,15 +291,19 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
     g_string_append(tsv, " s; a box fills the share of its lane's height that its kind ran "
                          "of the bin's time)");
   }
-  g_string_append(
+  g_string_append_printf(
       tsv,
       "\n# columns: stage (0-based), band (row from the top), lane (0 compute stream, 1 "
       "data-parallel stream), kind (name), kind_id (PtsimTraceKind), microbatch (0-based; -1: "
       "none or a bin), chunk (model chunk, 0-based; -1: none or a bin), start_s, end_s (seconds "
       "from the step's start, cut to the window), label (1: the microbatch number fits), "
-      "share_lo, share_hi (the part of the lane's height the box fills, 0 top to 1 bottom)\n"
+      "share_lo, share_hi (the part of the lane's height the box fills, 0 top to 1 bottom)%s\n"
       "# stage\tband\tlane\tkind\tkind_id\tmicrobatch\tchunk\tstart_s\tend_s\tlabel"
-      "\tshare_lo\tshare_hi\n");
+      "\tshare_lo\tshare_hi%s\n",
+      moe ? ", ep_s (an MoE item's exposed all-to-all dispatch and combine, cut to the box; 0 "
+            "for the others and for bins)"
+          : "",
+      moe ? "\tep_s" : "");
   guint rows = 0, labelled = 0;
   if (!binned) {
     for (int64_t i = 0; i < trace->count; i++) {
@@ -285,8 +316,8 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
       Box box = {r->stage, band_of[r->stage], timeline_kinds[k].lane, k, r->microbatch,
                  r->chunk, timeline_kinds[k].text && r->microbatch >= 0 &&
                                (b - a) * pt_per_s >= label_pt,
-                 a, b, 0.0, 1.0};
-      append_box(tsv, &box);
+                 a, b, 0.0, 1.0, moe ? MIN(item_ep_s(workload, r), b - a) : 0.0};
+      append_box(tsv, &box, moe);
       rows++;
       labelled += box.label;
     }
@@ -313,7 +344,7 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
     for (int band = 0; band < nbands; band++)
       for (int lane = 0; lane < 2; lane++)
         rows += append_bins(tsv, stage_of_band[band], band, lane,
-                            acc + ((gsize)band * 2 + lane) * nb * NKINDS, nb, w0, bin_s);
+                            acc + ((gsize)band * 2 + lane) * nb * NKINDS, nb, w0, bin_s, moe);
   }
   if (rows == 0) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION,
@@ -329,6 +360,11 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
     gboolean two = interleaved && timeline_kinds[k].odd_color && !binned;
     entries += two ? 2 : 1;
     longest = MAX(longest, (int)strlen(timeline_kinds[k].name) + (two ? 13 : 5));
+  }
+  gboolean ep_strip = moe && !binned;
+  if (ep_strip) {
+    entries++;
+    longest = MAX(longest, 19);
   }
   int per_row = 1, key_rows = ptsim_plot_key_rows(&c, entries, longest, &per_row);
   int title_lines = c.narrow ? 6 : 4;
@@ -439,6 +475,11 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
       plot_labels(gp, k, "1", k->text);
     }
   }
+  if (ep_strip) /* a strip along the bottom of each compute box */
+    g_string_append(gp, ", \\\n  data using ($13>0 ? ($8+$13/2)*t_scale : NaN):2:($8*t_scale):"
+                        "(($8+$13)*t_scale):($2+c_hi-0.25*(c_hi-c_lo)):($2+c_hi) \\\n"
+                        "       with boxxyerror fs solid 1.0 noborder lc rgb '#ff7f00' "
+                        "title 'ep all-to-all'");
   g_string_append_c(gp, '\n');
   return ptsim_plot_render(&files, tsv, gp, out, error);
 }

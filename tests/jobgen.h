@@ -1,13 +1,17 @@
 /* jobgen.h — random valid jobs for the batch oracle tests (test_batch.c,
- * test_gpu.c) and the batch benchmark (bench/bench_batch.c).  Not a test
- * and not part of the library: a header-only helper for those three.
+ * test_gpu.c), the engine's shortcut test (test_engine_period.c) and the
+ * batch benchmark (bench/bench_batch.c).  Not a test and not part of the
+ * library: a header-only helper for those.
  *
  * Draws model x hardware x layout (tp, pp, dp, cp, vp, mbs, microbatches,
  * seq, schedule, recompute, overlap switches, distributed optimizer) from a
  * GRand and keeps what ptsim_job_validate() accepts, so the same seed gives
  * the same jobs.  Microbatch counts are multiples of pp under the
  * interleaved schedule (its rule); other draws that do not validate (e.g.
- * tp not dividing the heads) are redrawn. */
+ * tp not dividing the heads) are redrawn.  jobgen_try_moe draws
+ * mixture-of-experts jobs the same way, with ep, etp, the dispatcher and
+ * the MoE overlap switches (jobgen_fill keeps to dense models, so the
+ * benchmark's jobs stay what they were). */
 #ifndef PTSIM_TESTS_JOBGEN_H
 #define PTSIM_TESTS_JOBGEN_H
 
@@ -21,18 +25,26 @@
 
 static const char *const jobgen_models[] = {"llama3-8b", "llama3-70b", "gpt3-175b"};
 static const char *const jobgen_hardware[] = {"a100-80g", "h100-80g"};
+/* Mixtral (every layer MoE), Qwen3 (128 experts, QK-norm), DeepSeek-V2-Lite
+ * (MLA, shared experts, a dense first layer), DeepSeek-V3 (61 layers, MTP). */
+static const char *const jobgen_moe_models[] = {"mixtral-8x7b", "qwen3-30b-a3b",
+                                                "deepseek-v2-lite", "deepseek-v3"};
 #define JOBGEN_N_MODELS G_N_ELEMENTS(jobgen_models)
 #define JOBGEN_N_HARDWARE G_N_ELEMENTS(jobgen_hardware)
+#define JOBGEN_N_MOE_MODELS G_N_ELEMENTS(jobgen_moe_models)
 
 typedef struct {
   PtsimModel models[JOBGEN_N_MODELS];
   PtsimHardware hardware[JOBGEN_N_HARDWARE];
+  PtsimModel moe_models[JOBGEN_N_MOE_MODELS];
 } JobgenPool;
 
 /* Loads the models and profiles (PTSIM_DATA_DIR or the source tree). */
 static inline gboolean jobgen_pool_load(JobgenPool *pool, GError **error) {
   for (gsize i = 0; i < JOBGEN_N_MODELS; i++)
     if (!ptsim_model_load(jobgen_models[i], &pool->models[i], error)) return FALSE;
+  for (gsize i = 0; i < JOBGEN_N_MOE_MODELS; i++)
+    if (!ptsim_model_load(jobgen_moe_models[i], &pool->moe_models[i], error)) return FALSE;
   for (gsize i = 0; i < JOBGEN_N_HARDWARE; i++)
     if (!ptsim_hardware_load(jobgen_hardware[i], &pool->hardware[i], error)) return FALSE;
   return TRUE;
@@ -40,6 +52,17 @@ static inline gboolean jobgen_pool_load(JobgenPool *pool, GError **error) {
 
 static inline int64_t jobgen_pick(GRand *rand, const int64_t *values, gsize n) {
   return values[g_rand_int_range(rand, 0, (gint32)n)];
+}
+
+/* The rest of a draw, for m microbatches: batch, GPUs, recompute, the
+ * optimizer and the overlaps. */
+static inline void jobgen_draw_rest(GRand *rand, PtsimLayout *l, int64_t m) {
+  l->gbs = m * l->mbs * l->dp;
+  l->gpus = l->tp * l->pp * l->cp * l->dp;
+  l->recompute = (PtsimRecompute)g_rand_int_range(rand, 0, 3);
+  l->distributed_optimizer = g_rand_int_range(rand, 0, 4) != 0;
+  l->overlap_grad_reduce = g_rand_boolean(rand);
+  l->overlap_param_gather = l->distributed_optimizer && g_rand_boolean(rand);
 }
 
 /* One draw; FALSE when ptsim_job_validate refuses it. */
@@ -65,12 +88,7 @@ static inline gboolean jobgen_try(const JobgenPool *pool, GRand *rand, PtsimJob 
   /* microbatches: a multiple of pp (interleaved needs it; fine for all) */
   int64_t m = l->pp * jobgen_pick(rand, per_stage, 3);
   if (l->pp == 1) m = jobgen_pick(rand, pow2_8, 4);
-  l->gbs = m * l->mbs * l->dp;
-  l->gpus = l->tp * l->pp * l->cp * l->dp;
-  l->recompute = (PtsimRecompute)g_rand_int_range(rand, 0, 3);
-  l->distributed_optimizer = g_rand_int_range(rand, 0, 4) != 0;
-  l->overlap_grad_reduce = g_rand_boolean(rand);
-  l->overlap_param_gather = l->distributed_optimizer && g_rand_boolean(rand);
+  jobgen_draw_rest(rand, l, m);
   return ptsim_job_validate(job, &error);
 }
 
@@ -85,6 +103,46 @@ static inline gboolean jobgen_try_long(const JobgenPool *pool, GRand *rand, Ptsi
   int64_t m = g_rand_int_range(rand, 1, max_m + 1);
   if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED) m = l->pp * MAX(1, m / l->pp);
   l->gbs = m * l->mbs * l->dp;
+  return ptsim_job_validate(job, &error);
+}
+
+/* One mixture-of-experts draw (m from 1..max_m, as jobgen_try_long): the
+ * dense layout as jobgen_try's (uneven first stage when pp does not divide
+ * the layers), ep and etp, the dispatcher, capacity factor, and the MoE
+ * overlap and fusion switches; FALSE when ptsim_job_validate refuses it. */
+static inline gboolean jobgen_try_moe(const JobgenPool *pool, GRand *rand, PtsimJob *job,
+                                      int max_m) {
+  static const int64_t pow2_4[] = {1, 2, 4};
+  static const int64_t pow2_8[] = {1, 2, 4, 8};
+  static const int64_t seqs[] = {1024, 2048, 4096};
+  g_autoptr(GError) error = NULL;
+  PtsimLayout *l = &job->layout;
+  memset(job, 0, sizeof *job);
+  job->model = pool->moe_models[g_rand_int_range(rand, 0, JOBGEN_N_MOE_MODELS)];
+  job->hw = pool->hardware[g_rand_int_range(rand, 0, JOBGEN_N_HARDWARE)];
+  ptsim_layout_init_defaults(l);
+  l->tp = jobgen_pick(rand, pow2_4, 3);
+  l->pp = jobgen_pick(rand, pow2_4, 3);
+  l->dp = jobgen_pick(rand, pow2_8, 4);
+  l->cp = g_rand_int_range(rand, 0, 8) == 0 ? 2 : 1;
+  l->ep = jobgen_pick(rand, pow2_8, 4);
+  l->etp = g_rand_boolean(rand) ? l->tp : 1;
+  l->mbs = jobgen_pick(rand, pow2_4, 2);
+  l->seq = jobgen_pick(rand, seqs, 3);
+  l->schedule = (PtsimSchedule)g_rand_int_range(rand, 0, 4);
+  if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED) l->vp = g_rand_boolean(rand) ? 2 : 3;
+  if (job->model.num_layers % l->pp != 0) /* the rest split evenly after the first */
+    l->first_stage_layers = job->model.num_layers - (l->pp - 1) * (job->model.num_layers / l->pp);
+  int64_t m = g_rand_int_range(rand, 1, max_m + 1);
+  if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED) m = l->pp * MAX(1, m / l->pp);
+  jobgen_draw_rest(rand, l, m);
+  l->moe_dispatcher = (PtsimDispatcher)g_rand_int_range(rand, 0, 3);
+  l->moe_capacity_factor = g_rand_boolean(rand) ? 0.0 : 1.25;
+  l->moe_pad_to_capacity = l->moe_capacity_factor > 0.0 && g_rand_boolean(rand);
+  l->moe_grouped_gemm = g_rand_boolean(rand);
+  l->moe_permute_fusion = g_rand_boolean(rand);
+  l->moe_shared_expert_overlap = job->model.moe_shared_expert_size > 0 && g_rand_boolean(rand);
+  l->moe_ep_comm_overlap = g_rand_int_range(rand, 0, 4) == 0;
   return ptsim_job_validate(job, &error);
 }
 
@@ -126,6 +184,7 @@ static const JobgenField jobgen_fields[] = {
     {"exposed_cp_s", offsetof(PtsimBatchResult, exposed_comm_s) + sizeof(double)},
     {"exposed_pp_s", offsetof(PtsimBatchResult, exposed_comm_s) + 2 * sizeof(double)},
     {"exposed_dp_s", offsetof(PtsimBatchResult, exposed_comm_s) + 3 * sizeof(double)},
+    {"exposed_ep_s", offsetof(PtsimBatchResult, exposed_comm_s) + 4 * sizeof(double)},
 };
 #define JOBGEN_N_FIELDS G_N_ELEMENTS(jobgen_fields)
 

@@ -249,6 +249,15 @@ static void test_model_unknown_key(void) {
                            NULL);
 }
 
+static void test_model_moe_keys(void) {
+  g_test_summary("MoE keys: the layer pattern's length at its line; an moe_ key without experts");
+  load_model_fixture_fails("bad_model_moe_freq.ini", PTSIM_CONFIG_ERROR_PARSE, ".ini:13:",
+                           "moe_layer_freq '([0]*1+[1]*2)' lists 3 layers",
+                           "expected num_layers = 4", NULL);
+  load_model_fixture_fails("bad_model_moe_key.ini", PTSIM_CONFIG_ERROR_PARSE, ".ini:12:",
+                           "moe_router_topk needs num_experts", NULL);
+}
+
 static void test_model_unknown_group(void) {
   g_test_summary("unknown group");
   load_model_fixture_fails("bad_model_group.ini", PTSIM_CONFIG_ERROR_PARSE,
@@ -857,6 +866,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/config/model/unknown-name", test_model_unknown_name);
   g_test_add_func("/config/model/unknown-key", test_model_unknown_key);
   g_test_add_func("/config/model/unknown-group", test_model_unknown_group);
+  g_test_add_func("/config/model/moe-keys", test_model_moe_keys);
   g_test_add_func("/config/model/missing", test_model_missing);
   g_test_add_func("/config/model/bad-numbers", test_model_bad_numbers);
   g_test_add_func("/config/model/inconsistent", test_model_inconsistent);

@@ -1,10 +1,12 @@
 /* test_engine_period.c — the engine's periodic shortcut is exact: over
  * thousands of random layouts of every schedule (tests/jobgen.h, with
- * microbatch counts up to a few hundred) and over synthetic workloads whose
- * integer-nanosecond durations tie everywhere, ptsim_engine_run gives the
- * same PtsimTimeResult, byte for byte (the event count included), as
- * ptsim_engine_run_full, which simulates every event.  Also: the shortcut
- * does skip the middle, and its cost stops growing with the microbatches. */
+ * microbatch counts up to a few hundred; dense and mixture-of-experts
+ * models, whose MoE layers add the ep kind of exposed communication) and
+ * over synthetic workloads whose integer-nanosecond durations tie
+ * everywhere, ptsim_engine_run gives the same PtsimTimeResult, byte for
+ * byte (the event count included), as ptsim_engine_run_full, which
+ * simulates every event.  Also: the shortcut does skip the middle, and its
+ * cost stops growing with the microbatches. */
 #include <glib.h>
 #include <string.h>
 #include "engine.h"
@@ -123,9 +125,35 @@ static void test_random_layouts(void) {
   fixture_tear_down(&f);
 }
 
+static void test_random_moe_layouts(void) {
+  g_test_summary("1,500 random mixture-of-experts layouts (Mixtral, Qwen3, DeepSeek-V2-Lite and "
+                 "V3; every schedule and dispatcher, m up to 300): shortcut == every event, byte "
+                 "for byte, and the ep kind is exposed");
+  Fixture f;
+  guint with_ep = 0;
+  fixture_set_up(&f, 15);
+  for (int n = 0; n < 1500;) {
+    PtsimJob job;
+    if (!jobgen_try_moe(&f.pool, f.rand, &job, 300)) continue;
+    ptsim_plan_build(&job, f.plan);
+    if (f.plan->schedule_items < 0) continue;
+    ptsim_workload_build(f.plan, NULL, f.w);
+    check_same(f.plan, f.w, f.out, &f.tally[job.layout.schedule]);
+    with_ep += f.out->exposed_comm_s[PTSIM_COMM_EP] > 0.0;
+    n++;
+  }
+  for (int k = 0; k < 4; k++) g_assert_cmpuint(f.tally[k].layouts, >, 100);
+  for (int k = 0; k < 4; k++)
+    if (k != PTSIM_SCHEDULE_GPIPE) g_assert_cmpuint(f.tally[k].jumped, >, f.tally[k].layouts / 2);
+  /* ep > 1 layouts wait for their all-to-alls */
+  g_assert_cmpuint(with_ep, >, 500);
+  fixture_tear_down(&f);
+}
+
 /* A plan and workload for (schedule, p, v, m) with durations of a few
  * nanoseconds, so that events tie all the time; per-stage layer counts and
- * the embedding and head make the stages unequal. */
+ * the embedding and head make the stages unequal, and so do MoE layers
+ * (with ep communication) in some virtual stages. */
 static void synthetic(GRand *rand, const PtsimJob *base, PtsimSchedule schedule, int p, int v,
                       int m, PtsimPlan *plan, PtsimWorkload *w) {
   ptsim_plan_build(base, plan);
@@ -142,15 +170,28 @@ static void synthetic(GRand *rand, const PtsimJob *base, PtsimSchedule schedule,
   w->num_stages = p;
   w->num_chunks = v;
   w->num_microbatches = m;
-  PtsimWork *works[3] = {&w->layer, &w->embedding, &w->head};
-  for (int k = 0; k < 3; k++) {
+  PtsimWork *works[4] = {&w->layer, &w->embedding, &w->head, &w->moe_layer};
+  for (int k = 0; k < 4; k++) {
     works[k]->forward_s = g_rand_int_range(rand, k == 0, 4) * 1e-9;
     works[k]->backward_input_s = g_rand_int_range(rand, k == 0, 5) * 1e-9;
     works[k]->backward_weight_s = g_rand_int_range(rand, 0, 3) * 1e-9;
     works[k]->forward_comm_s[PTSIM_COMM_TP] = g_rand_int_range(rand, 0, 2) * 1e-9;
   }
+  /* an MoE layer: its dispatch and combine block the compute stream */
+  double ep_f = g_rand_int_range(rand, 0, 3) * 1e-9, ep_b = g_rand_int_range(rand, 0, 3) * 1e-9;
+  w->moe_layer.forward_s += ep_f;
+  w->moe_layer.backward_input_s += ep_b;
+  w->moe_layer.forward_comm_s[PTSIM_COMM_EP] = ep_f;
+  w->moe_layer.backward_comm_s[PTSIM_COMM_EP] = ep_b;
   for (int s = 0; s < p; s++) {
     w->chunk_layers[s] = g_rand_int_range(rand, 1, 4);
+    /* the first and last virtual stages hold no layers here (first and
+     * last_chunk_layers 0), the others some MoE ones */
+    for (int c = 0; c < v; c++) {
+      int vs = c * p + s;
+      w->vstage_moe_layers[vs] =
+          vs == 0 || vs == p * v - 1 ? 0 : (int16_t)g_rand_int_range(rand, 0, (gint32)w->chunk_layers[s] + 1);
+    }
     w->grad_sync_s[s] = g_rand_int_range(rand, 0, 40) * 1e-9;
     w->param_gather_s[s] = g_rand_int_range(rand, 0, 20) * 1e-9;
     w->optimizer_s[s] = g_rand_int_range(rand, 0, 20) * 1e-9;
@@ -229,6 +270,7 @@ static void test_cost_flat_in_m(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/engine-period/random-layouts", test_random_layouts);
+  g_test_add_func("/engine-period/random-moe-layouts", test_random_moe_layouts);
   g_test_add_func("/engine-period/synthetic-ties", test_synthetic_ties);
   g_test_add_func("/engine-period/cost-flat-in-m", test_cost_flat_in_m);
   return g_test_run();

@@ -62,6 +62,21 @@ static void test_profile_list(void) {
   g_assert_cmpstr(b.note, ==, "");
 }
 
+static void test_moe(void) {
+  g_test_summary("Mixtral 8x7B (46.7B) in fp8 on H100: the fp8 band, its range note, and that its "
+                 "runs are dense");
+  PtsimJob job;
+  PtsimErrorBand b;
+  job_of(&job, "mixtral-8x7b", "h100-80g", 4, 4096, PTSIM_PRECISION_FP8);
+  lookup(&job, "error_bands", &b);
+  g_assert_true(b.found);
+  g_assert_cmpstr(b.group, ==, "h100 fp8");
+  g_assert_cmpstr(b.note, ==,
+                  "fp8 with 46.7B parameters is outside the calibrated range (6.74-6.74B); "
+                  "a mixture-of-experts model: the band's runs are all dense, its "
+                  "expert-parallel (ep) all-to-all is not behind it");
+}
+
 static void test_none(void) {
   g_test_summary("no band: a profile without published runs, and a missing file, say why");
   PtsimJob job;
@@ -82,6 +97,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/error-bands/in-range", test_in_range);
   g_test_add_func("/error-bands/out-of-range", test_out_of_range);
   g_test_add_func("/error-bands/profile-list", test_profile_list);
+  g_test_add_func("/error-bands/moe", test_moe);
   g_test_add_func("/error-bands/none", test_none);
   return g_test_run();
 }

@@ -126,6 +126,62 @@ static void n_rope(PtsimCliJob *o) { o->position_embedding = g_strdup("rope"); }
 static void n_gc(PtsimCliJob *o) { o->manual_gc = TRUE; }
 static void n_fp16_grads(PtsimCliJob *o) { o->no_fp32_grad_accumulation = TRUE; }
 
+/* A small MoE model on the same node: 8 experts of width 1024, top-2,
+ * ep 4 etp 1 (edp 1 per stage of 4 GPUs). */
+#define MOE_MODEL "--num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 1024 "
+#define MOE MOE_MODEL "--expert-model-parallel-size 4 --expert-tensor-parallel-size 1 "
+
+static void n_ep(PtsimCliJob *o) {
+  o->ep = (PtsimCliInt){TRUE, 4};
+  o->etp = (PtsimCliInt){TRUE, 1};
+}
+static void n_alltoall(PtsimCliJob *o) { o->moe_dispatcher = g_strdup("alltoall"); }
+static void n_flex(PtsimCliJob *o) { o->moe_dispatcher = g_strdup("flex"); }
+static void n_grouped(PtsimCliJob *o) { o->moe_grouped_gemm = TRUE; }
+static void n_capacity(PtsimCliJob *o) { o->moe_capacity_factor = (PtsimCliDouble){TRUE, 2.0}; }
+static void n_pad(PtsimCliJob *o) {
+  o->moe_capacity_factor = (PtsimCliDouble){TRUE, 2.0};
+  o->moe_pad_to_capacity = TRUE;
+}
+static void n_router_fp32(PtsimCliJob *o) { o->moe_router_dtype = g_strdup("fp32"); }
+static void n_permute(PtsimCliJob *o) { o->moe_permute_fusion = TRUE; }
+static void n_router_fusion(PtsimCliJob *o) { o->moe_router_fusion = TRUE; }
+static void n_shared_overlap(PtsimCliJob *o) { o->moe_shared_expert_overlap = TRUE; }
+static void n_ep_overlap(PtsimCliJob *o) { o->moe_ep_comm_overlap = TRUE; }
+static void n_mtp(PtsimCliJob *o) { o->mtp_num_layers = (PtsimCliInt){TRUE, 1}; }
+static void n_moe_recompute(PtsimCliJob *o) {
+  o->recompute = g_strdup("selective");
+  o->recompute_modules = g_strdup("core_attn,moe");
+}
+static void n_moe_act(PtsimCliJob *o) { o->recompute_modules = g_strdup("moe_act"); }
+
+static void test_moe(void) {
+  g_test_summary("Megatron-LM's MoE flags against ptsim's: expert parallelism, the dispatcher, "
+                 "grouped GEMMs, capacity, router dtype and fusions, the two overlaps, MTP, the "
+                 "MoE recompute modules");
+  parity(MOE_MODEL "--expert-tensor-parallel-size 1",
+         "--expert-model-parallel-size 4", n_ep, MOVES_TIME | MOVES_MEMORY);
+  parity(MOE, "--moe-token-dispatcher-type alltoall", n_alltoall, MOVES_TIME);
+  parity(MOE, "--moe-token-dispatcher-type flex", n_flex, MOVES_TIME);
+  parity(MOE, "--moe-enable-deepep", n_flex, MOVES_TIME);
+  parity(MOE, "--moe-grouped-gemm", n_grouped, MOVES_TIME);
+  parity(MOE "--moe-token-dispatcher-type alltoall", "--moe-expert-capacity-factor 2.0",
+         n_capacity, MOVES_TIME | MOVES_MEMORY);
+  parity(MOE, "--moe-expert-capacity-factor 2.0 --moe-pad-expert-input-to-capacity", n_pad,
+         MOVES_TIME | MOVES_MEMORY);
+  parity(MOE, "--moe-router-dtype fp32", n_router_fp32, MOVES_TIME);
+  parity(MOE, "--moe-permute-fusion", n_permute, MOVES_TIME);
+  parity(MOE, "--moe-router-fusion", n_router_fusion, MOVES_TIME);
+  parity(MOE "--moe-shared-expert-intermediate-size 2048 --moe-token-dispatcher-type alltoall",
+         "--moe-shared-expert-overlap", n_shared_overlap, MOVES_TIME);
+  parity(MOE "--moe-token-dispatcher-type alltoall --num-virtual-stages-per-pipeline-rank 2",
+         "--overlap-moe-expert-parallel-comm", n_ep_overlap, MOVES_TIME);
+  parity(MOE, "--mtp-num-layers 1", n_mtp, MOVES_TIME | MOVES_MEMORY);
+  parity(MOE, "--moe-layer-recompute", n_moe_recompute, MOVES_TIME | MOVES_MEMORY);
+  parity(MOE "--recompute-granularity selective", "--recompute-modules moe_act", n_moe_act,
+         MOVES_TIME | MOVES_MEMORY);
+}
+
 static void test_overlap(void) {
   g_test_summary("--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap and its parts");
   parity("", "--overlap-grad-reduce", n_overlap_grad, MOVES_TIME);
@@ -236,6 +292,7 @@ static void test_accounted_split(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/flag-parity/overlap", test_overlap);
+  g_test_add_func("/flag-parity/moe", test_moe);
   g_test_add_func("/flag-parity/attention", test_attention);
   g_test_add_func("/flag-parity/gradients", test_gradients);
   g_test_add_func("/flag-parity/fp16-accumulation", test_fp16_accumulation);

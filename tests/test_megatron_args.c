@@ -345,23 +345,22 @@ static void test_unknown_flags(void) {
 }
 
 static void test_refused(void) {
-  g_test_summary("MoE, FSDP and other architectures: 'not modelled yet', unless the value "
-                 "leaves the feature off");
+  g_test_summary("FSDP, latent MoE and other architectures: 'not modelled yet', unless the value "
+                 "leaves the feature off; MoE flags are read");
   PtsimModel m;
   PtsimLayout l;
-  parse_fails(MINIMAL "--num-experts 8",
-              "--num-experts 8: mixture-of-experts models are not modelled yet");
-  parse_fails(MINIMAL "--moe-router-topk 2", "--moe-router-topk 2: mixture-of-experts");
-  parse_fails(MINIMAL "--moe-some-future-flag", "--moe-some-future-flag: mixture-of-experts");
-  parse_fails(MINIMAL "--expert-model-parallel-size 4", "mixture-of-experts");
-  parse_fails(MINIMAL "--expert-tensor-parallel-size 2", "mixture-of-experts");
+  parse_fails(MINIMAL "--moe-latent-size 512",
+              "--moe-latent-size 512: latent mixture-of-experts projections are not modelled yet");
+  parse_fails(MINIMAL "--expert-tensor-parallel-num-weight-shards 2",
+              "expert weight sharding is not modelled yet");
+  parse_fails(MINIMAL "--expert-model-parallel-size 4",
+              "--expert-model-parallel-size 4 needs --num-experts");
   parse_fails(MINIMAL "--use-torch-fsdp2", "--use-torch-fsdp2: FSDP is not modelled yet");
   parse_fails(MINIMAL "--use-megatron-fsdp", "FSDP is not modelled yet");
   parse_fails(MINIMAL "--use-custom-fsdp", "FSDP is not modelled yet");
   parse_fails(MINIMAL "--data-parallel-sharding-strategy optim_grads_params",
               "FSDP is not modelled yet (ptsim would predict a different model); only no_shard "
               "is accepted");
-  parse_fails(MINIMAL "--multi-latent-attention", "this feature is not modelled yet");
   parse_ok(MINIMAL "--bf16 --num-experts 0 --expert-model-parallel-size 1 "
                    "--data-parallel-sharding-strategy no_shard",
            &m, &l, NULL);

@@ -50,9 +50,16 @@ static void test_table(void) {
     g_assert_nonnull(f);
     g_assert_cmpint(f->klass, ==, PTSIM_MEGATRON_MODELLED);
   }
-  const char *const refused[] = {"--num-experts", "--moe-router-topk", "--moe-anything-new",
-                                 "--expert-model-parallel-size", "--expert-tensor-parallel-size",
-                                 "--use-torch-fsdp2", "--use-megatron-fsdp", "--use-custom-fsdp",
+  const char *const moe[] = {"--num-experts", "--moe-router-topk", "--moe-layer-freq",
+                             "--expert-model-parallel-size", "--expert-tensor-parallel-size",
+                             "--moe-token-dispatcher-type", "--moe-shared-expert-overlap",
+                             "--multi-latent-attention", "--q-lora-rank", "--mtp-num-layers"};
+  for (size_t i = 0; i < G_N_ELEMENTS(moe); i++)
+    g_assert_cmpint(ptsim_megatron_flag_find(moe[i], strlen(moe[i]))->klass, ==,
+                    PTSIM_MEGATRON_MODELLED);
+  g_assert_cmpint(ptsim_megatron_flag_find("--moe-anything-new", 18)->klass, ==,
+                  PTSIM_MEGATRON_UNMODELLED);
+  const char *const refused[] = {"--moe-latent-size", "--use-torch-fsdp2", "--use-megatron-fsdp", "--use-custom-fsdp",
                                  "--data-parallel-sharding-strategy"};
   for (size_t i = 0; i < G_N_ELEMENTS(refused); i++)
     g_assert_cmpint(ptsim_megatron_flag_find(refused[i], strlen(refused[i]))->klass, ==,
@@ -268,19 +275,42 @@ static void test_example_gpt3_175b(void) {
 }
 
 static void test_example_mixtral(void) {
-  g_test_summary("examples/mixtral/train_mixtral_8x7b_distributed.sh: MoE is refused");
-  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "megatron_scripts",
-                                                "train_mixtral_8x7b_distributed.sh", NULL);
+  g_test_summary("examples/mixtral/train_mixtral_8x7b_distributed.sh as it is: Mixtral 8x7B, "
+                 "ep 8 pp 4, the alltoall dispatcher with grouped GEMMs; T5 is another family");
+  g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
+  g_autofree char *mixtral = g_test_build_filename(G_TEST_DIST, "data", "megatron_scripts",
+                                                   "train_mixtral_8x7b_distributed.sh", NULL);
+  g_autofree char *text = NULL;
   g_autoptr(GError) error = NULL;
   PtsimModel m;
   PtsimLayout l;
   memset(&l, 0, sizeof l);
-  g_assert_false(ptsim_megatron_args_parse_file(path, &m, &l, NULL, &error));
-  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE);
-  g_assert_nonnull(strstr(error->message, "mixture-of-experts models are not modelled yet"));
+  /* as it is, the script needs its arguments: $2 is the tokenizer model */
+  g_assert_false(ptsim_megatron_args_parse_file(mixtral, &m, &l, d, &error));
+  g_assert_nonnull(strstr(error->message, "--tokenizer-model needs a value"));
   g_clear_error(&error);
-  path = (g_free(path), g_test_build_filename(G_TEST_DIST, "data", "megatron_scripts",
-                                              "train_t5_220m_distributed.sh", NULL));
+  g_assert_true(g_file_get_contents(mixtral, &text, NULL, NULL));
+  g_autoptr(GString) given = g_string_new(text);
+  g_string_replace(given, "TOKENIZER_MODEL=$2", "TOKENIZER_MODEL=tokenizer.model", 1);
+  memset(&l, 0, sizeof l);
+  g_assert_true(ptsim_megatron_args_parse(given->str, &m, &l, d, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(m.num_layers, ==, 32);
+  g_assert_cmpint(m.num_experts, ==, 8);
+  g_assert_cmpint(m.moe_router_topk, ==, 2);
+  g_assert_cmpint(m.moe_ffn_hidden_size, ==, 14336); /* --ffn-hidden-size: Megatron's default */
+  g_assert_cmpuint(m.moe_layers[0], ==, 0xffffffffu); /* --moe-layer-freq 1: every layer */
+  g_assert_cmpint(m.num_query_groups, ==, 8);
+  g_assert_cmpint(m.vocab_size, ==, 32000);          /* Llama2Tokenizer, a multiple of 128 */
+  g_assert_cmpfloat(m.moe_aux_loss_coeff, ==, 1e-2);
+  g_assert_cmpint(l.ep, ==, 8);
+  g_assert_cmpint(l.etp, ==, 1); /* = tp */
+  g_assert_cmpint(l.pp, ==, 4);
+  g_assert_cmpint(l.moe_dispatcher, ==, PTSIM_DISPATCH_ALLTOALL);
+  g_assert_true(l.moe_grouped_gemm);
+  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "megatron_scripts",
+                                                "train_t5_220m_distributed.sh", NULL);
+  memset(&l, 0, sizeof l);
   g_assert_false(ptsim_megatron_args_parse_file(path, &m, &l, NULL, &error));
   g_assert_nonnull(strstr(error->message, "pretrain_t5.py trains another kind of model"));
 }

@@ -105,6 +105,34 @@ static void test_uneven_split(void) {
   }
 }
 
+static void test_expert_parallel_count(void) {
+  g_test_summary("Mixtral 8x7B on 8 GPUs: every ep dividing the 8 experts and the GPUs a stage "
+                 "folds as etp x ep x edp (etp = tp): 10 + 6 + 3 + 1 = 20 layouts; etp 1: 30; "
+                 "--ep 16 is rejected for each (tp, pp), one reason");
+  g_autoptr(PtsimSweepSpec) spec = small_spec("mixtral-8x7b");
+  g_autoptr(PtsimSweep) sweep = enumerate(spec);
+  /* tp 1: pp 1, 2, 4, 8 with ep 1-8, 1-4, 1-2, 1: 4 + 3 + 2 + 1; tp 2:
+   * (8/pp) % (2 ep): 3 + 2 + 1; tp 4: 2 + 1; tp 8: 1 */
+  g_assert_cmpuint(sweep->candidates, ==, 20);
+  g_assert_cmpuint(sweep->jobs->len, ==, 20);
+  const gint64 one = 1, sixteen = 16;
+  g_array_append_val(spec->etps, one);
+  g_autoptr(PtsimSweep) etp1 = enumerate(spec);
+  /* tp 1: 10; tp 2: 4 + 3 + 2; tp 4: 4 + 3; tp 8: 4 */
+  g_assert_cmpuint(etp1->jobs->len, ==, 30);
+  g_array_set_size(spec->etps, 0);
+  g_array_append_val(spec->eps, sixteen);
+  g_autoptr(PtsimSweep) bad = enumerate(spec);
+  g_assert_cmpuint(bad->candidates, ==, 10);
+  g_assert_cmpuint(bad->jobs->len, ==, 0);
+  g_assert_cmpuint(g_hash_table_size(bad->rejected), ==, 1);
+  /* a dense model ignores the lists: ep 1 */
+  g_autoptr(PtsimSweepSpec) dense = small_spec("llama3-8b");
+  g_array_append_val(dense->eps, sixteen);
+  g_autoptr(PtsimSweep) d = enumerate(dense);
+  g_assert_cmpuint(d->jobs->len, ==, 10);
+}
+
 static void test_interleaved_adds_vp(void) {
   g_test_summary("adding interleaved with vp 2: every pp > 1 layout gains one more (10 + 6)");
   g_autoptr(PtsimSweepSpec) spec = small_spec("llama3-8b");
@@ -306,6 +334,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/sweep/rejections-counted-by-reason", test_rejections_counted_by_reason);
   g_test_add_func("/sweep/uneven-split", test_uneven_split);
   g_test_add_func("/sweep/interleaved-adds-vp", test_interleaved_adds_vp);
+  g_test_add_func("/sweep/expert-parallel-count", test_expert_parallel_count);
   g_test_add_func("/sweep/pool-equals-single-thread", test_pool_equals_single_thread);
   g_test_add_func("/sweep/split-by-hand", test_split_by_hand);
   g_test_add_func("/sweep/vp-counts-by-hand", test_vp_counts_by_hand);

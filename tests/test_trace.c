@@ -112,7 +112,8 @@ static void check_compute_track(const Run *r, int32_t stage) {
     const PtsimTraceSlice *x = &g_array_index(r->slices, PtsimTraceSlice, i);
     if (x->stage != stage || x->track != PTSIM_TRACK_COMPUTE || x->step != 0) continue;
     gboolean child = x->slice == PTSIM_SLICE_COMPUTE || x->slice == PTSIM_SLICE_RECOMPUTE ||
-                     x->slice == PTSIM_SLICE_TP_EXPOSED || x->slice == PTSIM_SLICE_CP_EXPOSED;
+                     x->slice == PTSIM_SLICE_TP_EXPOSED || x->slice == PTSIM_SLICE_CP_EXPOSED ||
+                     x->slice == PTSIM_SLICE_EP_EXPOSED;
     g_array_append_val(child ? kids : top, *x);
   }
   g_array_sort(top, cmp_slice);

@@ -7,7 +7,9 @@ are held out, never in-sample.  For each GPU family of validate/fit_efficiency.p
 h100) and each published source with rows on it, the family's [efficiency] parameters are
 fitted (fit_efficiency.fit, the same coordinate search `make calibrate` documents) on the
 family's OTHER sources only, and the held-out source's rows are predicted with them.  A
-family with a single source has no held-out estimate and gets no band.  The held-out errors
+family with a single source has no held-out estimate and gets no band.  The validation-only
+sources (calibrate_published.VALIDATION_ONLY: the mixture-of-experts rows) take no part,
+neither fitted on nor in a band: the bands are of dense runs.  The held-out errors
 are then grouped by family and precision class (16-bit: bf16 and fp16, which run on the same
 tensor cores; fp8), and each group's band is:
 
@@ -83,7 +85,9 @@ def main():
     for fam in fit_efficiency.FAMILIES:
         if opts.family and fam != opts.family:
             continue
-        family = [r for r in rows if fit_efficiency.family_of(r[2]) == fam]
+        # the validation-only rows (mixture of experts) are neither fitted on nor in a band
+        family = [r for r in rows if fit_efficiency.family_of(r[2]) == fam
+                  and r[0] not in fit_efficiency.HELD_OUT]
         sources = sorted({r[0] for r in family})
         if len(sources) < 2:
             continue

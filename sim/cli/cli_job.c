@@ -22,6 +22,7 @@ void ptsim_cli_job_clear(PtsimCliJob *o) {
                       &o->recompute_modules, &o->attention, &o->transformer_impl,
                       &o->main_params_dtype, &o->exp_avg_dtype, &o->exp_avg_sq_dtype,
                       &o->precision, &o->fp8_recipe, &o->pipeline_layout, &o->position_embedding,
+                      &o->moe_dispatcher, &o->moe_router_dtype,
                       &o->megatron_args, &o->megatron_args_file, &o->torchtitan};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
   ptsim_cli_job_init(o);
@@ -51,6 +52,10 @@ static const PtsimCliNumber numbers[] = {
     COUNT("--decoder-first-pipeline-num-layers", first_stage_layers, PTSIM_CONFIG_INT_MAX),
     COUNT("--decoder-last-pipeline-num-layers", last_stage_layers, PTSIM_CONFIG_INT_MAX),
     COUNT("--kv-channels", kv_channels, PTSIM_CONFIG_INT_MAX),
+    COUNT("--ep", ep, PTSIM_JOB_GPUS_MAX),
+    COUNT("--etp", etp, PTSIM_CONFIG_INT_MAX),
+    {"--mtp-num-layers", FIELD(mtp_num_layers), FALSE, 0, 64, {0, 0, FALSE, FALSE}},
+    DECIMAL("--moe-expert-capacity-factor", moe_capacity_factor, {0.0, 1e6, FALSE, TRUE}),
     DECIMAL("--memory-threshold", threshold, {0.0, 1.0, FALSE, TRUE}),
     DECIMAL("--attention-dropout", attention_dropout, {0.0, 1.0, TRUE, FALSE}),
     DECIMAL("--hidden-dropout", hidden_dropout, {0.0, 1.0, TRUE, FALSE}),
@@ -78,6 +83,10 @@ static GOptionEntry *dimension_entries(PtsimCliJob *o) {
       NUMBER("cp", "Context-parallel size (default 1)", "N"),
       NUMBER("dp", "Data-parallel size (default: gpus / (tp pp cp); checked when given)", "N"),
       NUMBER("vp", "Virtual pipeline stages per rank (interleaved 1F1B when > 1)", "N"),
+      NUMBER("ep",
+             "Expert-parallel size (MoE models; default 1): the expert layers regroup the GPUs "
+             "as etp x ep x edp", "N"),
+      NUMBER("etp", "Expert tensor-parallel size (MoE models; default: tp)", "N"),
       NUMBER("mbs", "Micro-batch size (default 1)", "N"),
       NUMBER("gbs", "Global batch size in sequences (default 128)", "N"),
       NUMBER("seq", "Sequence length (default 8192)", "N"),
@@ -107,7 +116,8 @@ static GOptionEntry *setting_entries(PtsimCliJob *o) {
       NUMBER("recompute-num-layers",
              "Full recompute: layers per group (uniform) or recomputed layers (block)", "N"),
       {"recompute-modules", 0, 0, G_OPTION_ARG_STRING, &o->recompute_modules,
-       "Selective recompute: core_attn,mlp,layernorm (default core_attn)", "M[,M...]"},
+       "Selective recompute: core_attn,mlp,layernorm,moe_act,moe,shared_experts,mla_up_proj "
+       "(default core_attn)", "M[,M...]"},
       {"distributed-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->distributed_optimizer,
        "Shard optimizer states over dp x cp (default)", NULL},
       {"no-distributed-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->no_distributed_optimizer,
@@ -189,6 +199,29 @@ static GOptionEntry *setting_entries(PtsimCliJob *o) {
        "learned_absolute|rope|none (default: the model's)", "T"},
       {"manual-gc", 0, 0, G_OPTION_ARG_NONE, &o->manual_gc,
        "Python GC only at chosen steps (Megatron --manual-gc; ptsim models no GC stalls)", NULL},
+      {"moe-token-dispatcher-type", 0, 0, G_OPTION_ARG_STRING, &o->moe_dispatcher,
+       "MoE token dispatch: alltoall|allgather|flex (default alltoall)", "D"},
+      NUMBER("moe-expert-capacity-factor",
+             "Tokens an expert takes over its balanced share, in (0, 10^6]; the rest are dropped "
+             "(default: dropless)", "F"),
+      {"moe-pad-expert-input-to-capacity", 0, 0, G_OPTION_ARG_NONE, &o->moe_pad_to_capacity,
+       "Pad every expert to its capacity", NULL},
+      {"moe-grouped-gemm", 0, 0, G_OPTION_ARG_NONE, &o->moe_grouped_gemm,
+       "One grouped GEMM for a GPU's experts (default)", NULL},
+      {"no-moe-grouped-gemm", 0, 0, G_OPTION_ARG_NONE, &o->no_moe_grouped_gemm,
+       "One GEMM per expert (Megatron's SequentialMLP)", NULL},
+      {"moe-permute-fusion", 0, 0, G_OPTION_ARG_NONE, &o->moe_permute_fusion,
+       "Fused token permute/unpermute kernels", NULL},
+      {"moe-router-fusion", 0, 0, G_OPTION_ARG_NONE, &o->moe_router_fusion,
+       "Fused router top-k/score/aux-loss kernels", NULL},
+      {"moe-router-dtype", 0, 0, G_OPTION_ARG_STRING, &o->moe_router_dtype,
+       "fp32: router and expert probabilities in fp32 (default: the model's dtype)", "T"},
+      {"moe-shared-expert-overlap", 0, 0, G_OPTION_ARG_NONE, &o->moe_shared_expert_overlap,
+       "Shared experts on a side stream, beside the token dispatch", NULL},
+      {"overlap-moe-expert-parallel-comm", 0, 0, G_OPTION_ARG_NONE, &o->moe_ep_comm_overlap,
+       "Hide the expert-parallel all-to-alls behind another microbatch's compute", NULL},
+      NUMBER("mtp-num-layers",
+             "Multi-token prediction layers, 0 to 64 (default: the model's; 0: none)", "N"),
       END};
   return g_memdup2(entries, sizeof entries);
 }
@@ -259,9 +292,35 @@ static gboolean check_flags(const PtsimCliJob *o, GError **error) {
       {o->overlap_param_gather, o->no_overlap_param_gather,
        "--overlap-param-gather and --no-overlap-param-gather"},
       {o->tp_comm_overlap, o->no_tp_comm_overlap, "--tp-comm-overlap and --no-tp-comm-overlap"},
+      {o->moe_grouped_gemm, o->no_moe_grouped_gemm,
+       "--moe-grouped-gemm and --no-moe-grouped-gemm"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++)
     if (pairs[i].a && pairs[i].b) return invalid("%s: give at most one", pairs[i].names);
+  return TRUE;
+}
+
+/* The MoE settings (mixture-of-experts models only read them). */
+static gboolean apply_moe_settings(const PtsimCliJob *o, PtsimLayout *l, GError **error) {
+  int v;
+  if (o->moe_dispatcher) {
+    if (!parse_enum(PTSIM_NAMES_DISPATCHER, "--moe-token-dispatcher-type", o->moe_dispatcher, &v,
+                    error))
+      return FALSE;
+    l->moe_dispatcher = (PtsimDispatcher)v;
+  }
+  if (o->moe_capacity_factor.given) l->moe_capacity_factor = o->moe_capacity_factor.value;
+  if (o->moe_pad_to_capacity) l->moe_pad_to_capacity = 1;
+  if (o->moe_grouped_gemm) l->moe_grouped_gemm = 1;
+  if (o->no_moe_grouped_gemm) l->moe_grouped_gemm = 0;
+  if (o->moe_permute_fusion) l->moe_permute_fusion = 1;
+  if (o->moe_router_fusion) l->moe_router_fusion = 1;
+  if (o->moe_router_dtype) {
+    if (!choose("--moe-router-dtype", o->moe_router_dtype, "fp32", &v, error)) return FALSE;
+    l->moe_router_fp32 = 1;
+  }
+  if (o->moe_shared_expert_overlap) l->moe_shared_expert_overlap = 1;
+  if (o->moe_ep_comm_overlap) l->moe_ep_comm_overlap = 1;
   return TRUE;
 }
 
@@ -292,9 +351,10 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
     g_auto(GStrv) names = g_strsplit(o->recompute_modules, ",", -1);
     l->recompute_modules = 0;
     for (char **n = names; *n; n++) {
-      if (!choose("--recompute-modules", g_strstrip(*n), "core_attn|mlp|layernorm", &v, error))
+      if (!parse_enum(PTSIM_NAMES_RECOMPUTE_MODULE, "--recompute-modules", g_strstrip(*n), &v,
+                      error))
         return FALSE;
-      l->recompute_modules |= 1 << v; /* PTSIM_RECOMPUTE_CORE_ATTN, _MLP, _LAYERNORM */
+      l->recompute_modules |= 1 << v; /* PTSIM_RECOMPUTE_CORE_ATTN, _MLP, ... (names.h) */
     }
   }
   if (o->distributed_optimizer) l->distributed_optimizer = 1;
@@ -354,6 +414,7 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
   if (o->account_embedding) l->account_embedding = 1;
   if (o->account_loss) l->account_loss = 1;
   if (o->manual_gc) l->manual_gc = 1;
+  if (!apply_moe_settings(o, l, error)) return FALSE;
   return !m || ptsim_cli_job_model_settings(m, (gpointer)o, error);
 }
 
@@ -362,6 +423,7 @@ gboolean ptsim_cli_job_model_settings(PtsimModel *m, gpointer opts, GError **err
   int v;
   if (o->kv_channels.given) m->kv_channels = o->kv_channels.value;
   if (o->qk_layernorm) m->qk_layernorm = 1;
+  if (o->mtp_num_layers.given) m->mtp_num_layers = o->mtp_num_layers.value;
   if (o->position_embedding) {
     static const PtsimPositionEmbedding kinds[] = {PTSIM_POSITION_LEARNED, PTSIM_POSITION_ROPE,
                                                    PTSIM_POSITION_NONE};
@@ -373,10 +435,12 @@ gboolean ptsim_cli_job_model_settings(PtsimModel *m, gpointer opts, GError **err
   return TRUE;
 }
 
-/* The overlap default: see cli_job.h. */
+/* The overlap default, and the MoE one: see cli_job.h. */
 static void default_overlap(PtsimLayout *l) {
   l->overlap_grad_reduce = l->overlap_param_gather = 1;
   l->tp_comm_overlap = 0;
+  l->moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
+  l->moe_grouped_gemm = 1;
 }
 
 gboolean ptsim_cli_job_sweep_base(const PtsimCliJob *o, PtsimLayout *base, GError **error) {
@@ -449,7 +513,8 @@ static gboolean apply_dimensions(const PtsimCliJob *o, PtsimJob *job, GError **e
     const PtsimCliInt *flag;
     int64_t *value;
   } counts[] = {{&o->tp, &l->tp},   {&o->pp, &l->pp},   {&o->cp, &l->cp},
-                {&o->dp, &l->dp},   {&o->vp, &l->vp},   {&o->mbs, &l->mbs},
+                {&o->dp, &l->dp},   {&o->vp, &l->vp},   {&o->ep, &l->ep},
+                {&o->etp, &l->etp}, {&o->mbs, &l->mbs},
                 {&o->gbs, &l->gbs}, {&o->seq, &l->seq}, {&o->gpus, &l->gpus}};
   for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
     if (counts[i].flag->given) *counts[i].value = counts[i].flag->value;

@@ -18,7 +18,10 @@
  * train_mixtral_8x7b_distributed.sh set the first two; no example sets the
  * third, which also needs TE userbuffers).  A Megatron-LM command line
  * decides for itself (Megatron's default is off); every output names the
- * source (ptsim_cli_job_overlap_source).
+ * source (ptsim_cli_job_overlap_source).  Likewise for a mixture-of-experts
+ * model: the alltoall dispatcher and grouped GEMMs, as examples/mixtral/
+ * train_mixtral_8x7b_distributed.sh sets them (Megatron's own defaults are
+ * the allgather dispatcher and one GEMM per expert).
  *
  * Not here: subcommand-specific options or output. */
 #ifndef PTSIM_CLI_JOB_H
@@ -35,7 +38,7 @@
 typedef struct {
   /* dimensions */
   char *model, *hw;
-  PtsimCliInt gpus, nodes, tp, pp, cp, dp, vp, mbs, gbs, seq;
+  PtsimCliInt gpus, nodes, tp, pp, cp, dp, vp, mbs, gbs, seq, ep, etp;
   char *recompute, *schedule;
   /* settings */
   gboolean sp, no_sp;
@@ -62,6 +65,12 @@ typedef struct {
   gboolean qk_layernorm;
   char *position_embedding;
   gboolean manual_gc;
+  /* mixture of experts (settings; ep and etp are dimensions) */
+  char *moe_dispatcher, *moe_router_dtype;
+  PtsimCliDouble moe_capacity_factor;
+  gboolean moe_pad_to_capacity, moe_grouped_gemm, no_moe_grouped_gemm, moe_permute_fusion,
+      moe_router_fusion, moe_shared_expert_overlap, moe_ep_comm_overlap;
+  PtsimCliInt mtp_num_layers;
   char *megatron_args, *megatron_args_file;
   char *torchtitan; /* a torchtitan job config (.toml) */
 } PtsimCliJob;
@@ -108,7 +117,7 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *opts, PtsimLayout *layo
                                       PtsimModel *model, GError **error);
 
 /* The model-shape settings (--kv-channels, --qk-layernorm,
- * --position-embedding-type) applied to MODEL; OPTS is the PtsimCliJob (a
+ * --position-embedding-type, --mtp-num-layers) applied to MODEL; OPTS is the PtsimCliJob (a
  * PtsimSweepSpec model_settings callback). */
 gboolean ptsim_cli_job_model_settings(PtsimModel *model, gpointer opts, GError **error);
 

@@ -239,7 +239,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_report_text_settings(out, &job.layout, &job.model, overlap_source);
     ptsim_report_text_memory(out, &job, memory);
     if (with_time) ptsim_report_text_allocator(out, memory, alloc);
-    if (with_time) ptsim_report_text_time(out, time, &band);
+    if (with_time) ptsim_report_text_time(out, time, &band, job.model.num_experts > 0);
   }
   g_free(memory);
   if (!ptsim_output_stdout(out->str, out->len, &error)) return fail(command, error);

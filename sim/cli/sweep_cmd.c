@@ -25,7 +25,8 @@
 /* Numeric flags are read as text (NULL: not given) and parsed strictly in
  * parse_numbers, which fills the values below from their defaults. */
 typedef struct {
-  char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules;
+  char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules, *eps,
+      *etps;
   char *tp_max_text, *pp_max_text, *top_text, *threads_text, *samples_text, *seed_text;
   char *in_memory_max_text, *jitter_text, *stragglers_text, *slowdown_text;
   gint64 tp_max, pp_max, top, threads, samples, seed, in_memory_max;
@@ -43,8 +44,8 @@ typedef struct {
 static void options_clear(SweepOptions *o) {
   ptsim_cli_job_clear(&o->job);
   char **texts[] = {&o->models, &o->hws, &o->gpus, &o->seqs, &o->gbs, &o->mbs, &o->cps,
-                    &o->vps, &o->recomputes, &o->schedules, &o->tp_max_text, &o->pp_max_text,
-                    &o->top_text, &o->threads_text, &o->samples_text, &o->seed_text,
+                    &o->vps, &o->recomputes, &o->schedules, &o->eps, &o->etps, &o->tp_max_text,
+                    &o->pp_max_text, &o->top_text, &o->threads_text, &o->samples_text, &o->seed_text,
                     &o->in_memory_max_text, &o->jitter_text, &o->stragglers_text,
                     &o->slowdown_text, &o->device, &o->csv, &o->format, &o->figures, &o->shard};
   for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) g_clear_pointer(texts[i], g_free);
@@ -141,6 +142,8 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
       (o->mbs && !parse_int_list("--mbs", o->mbs, spec->mbs, error)) ||
       (o->cps && !parse_int_list("--cp", o->cps, spec->cps, error)) ||
       (o->vps && !parse_int_list("--vp", o->vps, spec->vps, error)) ||
+      (o->eps && !parse_int_list("--ep", o->eps, spec->eps, error)) ||
+      (o->etps && !parse_int_list("--etp", o->etps, spec->etps, error)) ||
       (o->recomputes &&
        !parse_enum_list("--recompute", PTSIM_NAMES_RECOMPUTE, o->recomputes, spec->recomputes,
                         error)) ||
@@ -533,6 +536,11 @@ int ptsim_sweep_main(int argc, char **argv) {
        "V[,V...]"},
       {"recompute", 0, 0, G_OPTION_ARG_STRING, &o.recomputes, "none,selective,full (default all three)", "R[,R...]"},
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedules, "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
+      {"ep", 0, 0, G_OPTION_ARG_STRING, &o.eps,
+       "Expert-parallel sizes of MoE models (default: every ep dividing the experts and the GPUs "
+       "of a stage)", "E[,E...]"},
+      {"etp", 0, 0, G_OPTION_ARG_STRING, &o.etps,
+       "Expert tensor-parallel sizes of MoE models (default: tp)", "T[,T...]"},
       {"tp-max", 0, 0, G_OPTION_ARG_STRING, &o.tp_max_text, "Largest tp (default: the NVLink domain, e.g. 8 on HGX, 72 on GB200 NVL72; at most the heads)", "N"},
       {"pp-max", 0, 0, G_OPTION_ARG_STRING, &o.pp_max_text, "Largest pp (default: no limit)", "N"},
       {"allocator", 0, 0, G_OPTION_ARG_NONE, &o.allocator,

@@ -5,6 +5,8 @@
 #include "error_bands.h"
 #include "names.h"
 #include "sweep_table.h"
+#include "topology.h"
+#include "workload.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -51,8 +53,18 @@ guint ptsim_sweep_emulate_shown(PtsimSweep *sweep, GArray *order, guint top, gui
   return idx->len;
 }
 
-static void append_layout_words(GString *out, const PtsimJob *j) {
+/* 1 when any layout of the sweep is of a mixture-of-experts model: the
+ * table then shows ep and etp and the exposed all-to-all. */
+static gboolean sweep_has_experts(const PtsimSweep *sweep) {
+  for (guint i = 0; i < sweep->jobs->len; i++)
+    if (g_array_index(sweep->jobs, PtsimJob, i).model.num_experts > 0) return TRUE;
+  return FALSE;
+}
+
+static void append_layout_words(GString *out, const PtsimJob *j, gboolean experts) {
   const PtsimLayout *l = &j->layout;
+  if (experts)
+    g_string_append_printf(out, "%3" G_GINT64_FORMAT " %3" G_GINT64_FORMAT " ", l->ep, l->etp);
   g_string_append_printf(out, "%2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT
                          " %4" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %3" G_GINT64_FORMAT
                          " %-9s %-11s",
@@ -138,9 +150,10 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
                          "runs although over the 80%% rule)\n",
                          sweep->candidates, sweep->valid, sweep->device_used, c->fitting,
                          c->running, c->tight, c->doubt, c->failed, c->emulated);
-  gboolean mc = sweep->mc.samples > 0;
-  g_string_append(out, "\n rank model            hw         gpus   seq tp pp cp   dp vp mbs "
-                       "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB");
+  gboolean mc = sweep->mc.samples > 0, experts = sweep_has_experts(sweep);
+  g_string_append_printf(out, "\n rank model            hw         gpus   seq %stp pp cp   dp vp mbs "
+                              "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB",
+                         experts ? " ep etp " : "");
   g_string_append(out, mc ? "  p50_s  p90_s  p99_s" : "");
   g_string_append(out, " 80% rule  alloc GiB runs\n");
   for (guint k = 0; k < MIN(top, order->len); k++) {
@@ -149,7 +162,7 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
     const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
     g_string_append_printf(out, "%5u %-16.16s %-10.10s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " ",
                            k + 1, j->model.name, j->hw.name, j->layout.gpus, j->layout.seq);
-    append_layout_words(out, j);
+    append_layout_words(out, j, experts);
     g_string_append_printf(out, " %7.3f %10.0f %7.1f %4.1f%% %5.1f%% %6.1f", r->step_s,
                            r->tokens_per_s / (double)j->layout.gpus, r->tflops_per_gpu,
                            100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB);
@@ -170,15 +183,24 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
     const PtsimBatchResult *best = &g_array_index(sweep->results, PtsimBatchResult, i);
     const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
     if (best->runs == 1 && best->status == 0) {
+      gboolean moe = j->model.num_experts > 0;
+      /* an MoE layout also names its exposed all-to-all (dispatch and combine) */
+      g_autofree char *ep =
+          moe ? g_strdup_printf(", ep all-to-all %.3f at ep %" G_GINT64_FORMAT " (%s)",
+                                best->exposed_comm_s[PTSIM_COMM_EP], j->layout.ep,
+                                j->layout.ep * j->layout.etp <= ptsim_topology_domain_size(&j->hw)
+                                    ? "inside an NVLink domain"
+                                    : "across NVLink domains")
+              : g_strdup("");
+      double exposed = best->exposed_comm_s[0] + best->exposed_comm_s[1] +
+                       best->exposed_comm_s[2] + best->exposed_comm_s[3];
+      if (moe) exposed += best->exposed_comm_s[PTSIM_COMM_EP];
       g_string_append_printf(
           out,
           "\nwhy the best wins: bubble %.1f%%; exposed communication %.3f s of the %.3f s step "
-          "(tp %.3f, cp %.3f, pp %.3f, dp %.3f); ",
-          100.0 * best->bubble_fraction,
-          best->exposed_comm_s[0] + best->exposed_comm_s[1] + best->exposed_comm_s[2] +
-              best->exposed_comm_s[3],
-          best->step_s, best->exposed_comm_s[0], best->exposed_comm_s[1], best->exposed_comm_s[2],
-          best->exposed_comm_s[3]);
+          "(tp %.3f, cp %.3f, pp %.3f, dp %.3f%s); ",
+          100.0 * best->bubble_fraction, exposed, best->step_s, best->exposed_comm_s[0],
+          best->exposed_comm_s[1], best->exposed_comm_s[2], best->exposed_comm_s[3], ep);
       if (best->runs_from == PTSIM_RUNS_FROM_ALLOCATOR)
         g_string_append_printf(out, "device peak %.1f GiB of %.1f (%.0f%%), the estimate %.0f%% of "
                                "the GPU (%s the %.0f%% rule)\n",
@@ -211,7 +233,7 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
   "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                           \
   "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s,"   \
   "allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,"         \
-  "tp_comm_overlap,held_floor_bytes,runs,runs_from\n"
+  "tp_comm_overlap,held_floor_bytes,runs,runs_from,ep,etp,edp,exposed_ep_s\n"
 
 /* One CSV row; rank 0 = not ranked (a streamed sweep). */
 static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
@@ -222,7 +244,8 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
-      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%d,%d,%d,%.0f,%d,%s\n",
+      ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%d,%d,%d,%.0f,%d,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+      ",%" G_GINT64_FORMAT ",%.6g\n",
       rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
       l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
@@ -231,7 +254,8 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       r->step_p90_s, r->step_p99_s, r->exposed_comm_s[0], r->exposed_comm_s[1],
       r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom,
       l->overlap_grad_reduce, l->overlap_param_gather, l->tp_comm_overlap, r->held_floor_bytes,
-      r->runs, runs_from_word(r->runs_from));
+      r->runs, runs_from_word(r->runs_from), l->ep, l->etp, l->edp,
+      r->exposed_comm_s[PTSIM_COMM_EP]);
 }
 
 const char *ptsim_sweep_csv_header(void) { return CSV_HEADER; }

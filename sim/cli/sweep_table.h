@@ -42,7 +42,9 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
                              GArray *order, guint top);
 
 /* The CSV: its header line, one row (rank 0: unranked), and the whole
- * ranked sweep. */
+ * ranked sweep.  A stable interface: columns are only ever appended (the
+ * expert-parallel ones, ep,etp,edp,exposed_ep_s, came last; dense layouts
+ * have ep 1, etp 0 or tp, exposed_ep_s 0). */
 const char *ptsim_sweep_csv_header(void);
 void ptsim_sweep_csv_row(GString *out, guint64 rank, const PtsimJob *job,
                          const PtsimBatchResult *r);

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "validate_cmd.h"
+#include "validate_moe.h"
 #include "cli_job.h"
 #include "cli_options.h"
 #include "gemm_shapes.h"
@@ -60,7 +61,7 @@
 /* ---- the published sources ---- */
 
 typedef enum { MBS_COLUMN, MBS_ONE, MBS_GBS_OVER_DP } MbsRule;
-typedef enum { FLOPS_EQ3, FLOPS_MEGATRON } FlopRule;
+typedef enum { FLOPS_EQ3, FLOPS_MEGATRON, FLOPS_MOE_ROW /* validate_moe.h */ } FlopRule;
 typedef enum { LABEL_MODEL, LABEL_MODEL_SEQ, LABEL_MODEL_GPUS } LabelRule;
 
 typedef struct {
@@ -125,6 +126,10 @@ static const PublishedSource published_sources[] = {
      "--recompute full --precision fp16 --no-distributed-optimizer" ERA_2021, FLOPS_EQ3,
      "tflops_per_gpu", TRUE, LABEL_MODEL_GPUS,
      "seq 1024 (Eq. 3 reproduces the table's TFLOP/s with it), A100-40GB, mbs = gbs/dp"},
+    {"moe_published", "moe_published", "", NULL,
+     {{"GB200", "gb200-nvl72"}, {"H100", "h100-80g"}, {NULL, NULL}},
+     "no hardware profile for this GPU", MBS_COLUMN, 0, TRUE, TRUE, FALSE, "", FLOPS_MOE_ROW,
+     "tflops_per_gpu", FALSE, LABEL_MODEL_GPUS, NULL},
 };
 
 static const PublishedSource *published_source_for(const char *path) {
@@ -227,11 +232,11 @@ static void overlay(PtsimCliJob *d, const PtsimCliJob *u) {
   PtsimCliInt *const di[] = {&d->gpus, &d->nodes, &d->tp, &d->pp, &d->cp, &d->dp, &d->vp,
                              &d->mbs, &d->gbs, &d->seq, &d->recompute_num_layers,
                              &d->first_stage_layers, &d->last_stage_layers,
-                             &d->optimizer_instances, &d->kv_channels};
+                             &d->optimizer_instances, &d->kv_channels, &d->ep, &d->etp};
   const PtsimCliInt *const ui[] = {&u->gpus, &u->nodes, &u->tp, &u->pp, &u->cp, &u->dp, &u->vp,
                                    &u->mbs, &u->gbs, &u->seq, &u->recompute_num_layers,
                                    &u->first_stage_layers, &u->last_stage_layers,
-                                   &u->optimizer_instances, &u->kv_channels};
+                                   &u->optimizer_instances, &u->kv_channels, &u->ep, &u->etp};
   for (size_t i = 0; i < G_N_ELEMENTS(ui); i++)
     if (ui[i]->given) *di[i] = *ui[i];
   if (u->nodes.given) d->gpus.given = FALSE;
@@ -388,7 +393,7 @@ static void published_row(Row *r, const PublishedSource *src, const PtsimRunCsv 
       set_str(&r->label, g_strdup_printf("%s x%" G_GINT64_FORMAT, model, run->num_gpus));
       break;
   }
-  set_str(&r->assumed, g_strdup(src->assumed));
+  set_str(&r->assumed, g_strdup(src->assumed ? src->assumed : ptsim_run_csv_cell(csv, run, "assumed")));
   set_str(&r->convention, g_strdup(src->flops == FLOPS_EQ3 ? "eq3" : "megatron"));
   const char *hw = NULL;
   for (size_t i = 0; i < G_N_ELEMENTS(src->hw) && src->hw[i].gpu_prefix; i++)
@@ -428,6 +433,7 @@ static void published_row(Row *r, const PublishedSource *src, const PtsimRunCsv 
   add_int(args, "--gbs", run->gbs);
   add_int(args, "--seq", seq);
   add_words(args, src->flags);
+  if (src->flops == FLOPS_MOE_ROW) ptsim_validate_moe_args(csv, run, args);
   const char *ddp = ptsim_run_csv_cell(csv, run, "ddp_impl");
   if (src->ddp_torch_overlap && ddp && strcmp(ddp, "torch") == 0)
     add_arg(args, "--overlap-grad-reduce", NULL);
@@ -440,11 +446,14 @@ static void published_row(Row *r, const PublishedSource *src, const PtsimRunCsv 
   double h = dim_or(csv, run, "hidden", (double)m->hidden_size);
   double a = dim_or(csv, run, "heads", (double)m->num_attention_heads);
   double V = dim_or(csv, run, "vocab", (double)m->vocab_size);
-  r->step_flops = src->flops == FLOPS_EQ3
-                      ? eq3_flops(B, s, l, h, V)
+  const char *convention = NULL;
+  r->step_flops = src->flops == FLOPS_EQ3 ? eq3_flops(B, s, l, h, V)
+                  : src->flops == FLOPS_MOE_ROW
+                      ? ptsim_validate_moe_flops(csv, run, &job, &convention)
                       : megatron_flops(B, s, l, h, a, (double)m->num_query_groups,
                                        (double)m->ffn_hidden_size, V,
                                        m->activation == PTSIM_ACTIVATION_SWIGLU);
+  if (convention) set_str(&r->convention, g_strdup(convention));
   csv_measured(r, run);
   r->meas_tflops = cell_number(csv, run, src->tflops_column);
   if (!src->step_from_time)

@@ -7,6 +7,16 @@
 #include "plan.h"
 #include "workload.h"
 
+/* PtsimBatchResult.exposed_comm_s holds every PtsimCommKind. */
+typedef char batch_comm_kinds_fit[sizeof(((PtsimBatchResult *)0)->exposed_comm_s) ==
+                                          PTSIM_COMM_KINDS * sizeof(double)
+                                      ? 1
+                                      : -1];
+
+/* Seed offset of the expert-load streams (keeps them apart from the
+ * engine's jitter streams of the same sample). */
+#define BATCH_LOAD_STREAM 0x6d6f652d6c6f6164ull
+
 static PTSIM_HD int64_t batch_align16(int64_t n) { return (n + 15) & ~(int64_t)15; }
 
 /* Bytes before the engine's part of the scratch. */
@@ -64,6 +74,7 @@ static PTSIM_HD void batch_sort(double *v, int32_t n) { /* insertion sort: n is 
 }
 
 static PTSIM_HD void batch_clear(PtsimBatchResult *out) {
+  int k;
   memset(out, 0, sizeof *out); /* padding too: results compare bytewise */
   out->status = PTSIM_BATCH_OK;
   out->fits = 0;
@@ -76,8 +87,7 @@ static PTSIM_HD void batch_clear(PtsimBatchResult *out) {
   out->mfu = 0.0;
   out->bubble_fraction = 0.0;
   out->step_p50_s = out->step_p90_s = out->step_p99_s = 0.0;
-  out->exposed_comm_s[0] = out->exposed_comm_s[1] = out->exposed_comm_s[2] =
-      out->exposed_comm_s[3] = 0.0;
+  for (k = 0; k < PTSIM_COMM_KINDS; k++) out->exposed_comm_s[k] = 0.0;
   out->alloc_device_peak_bytes = 0.0;
   out->alloc_oom = -1;
   out->held_floor_bytes = 0.0;
@@ -157,7 +167,7 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
   out->tflops_per_gpu = time->tflops_per_gpu;
   out->mfu = time->mfu;
   out->bubble_fraction = time->bubble_fraction;
-  for (k = 0; k < 4; k++) out->exposed_comm_s[k] = time->exposed_comm_s[k];
+  for (k = 0; k < PTSIM_COMM_KINDS; k++) out->exposed_comm_s[k] = time->exposed_comm_s[k];
   if (n_samples == 0) return;
   for (k = 0; k < n_samples; k++) {
     PtsimJitter jitter;
@@ -166,6 +176,13 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
     jitter.straggler_slowdown = mc->straggler_slowdown;
     jitter.seed = mc->seed;
     jitter.subsequence = index * (uint64_t)n_samples + (uint64_t)k;
+    if (job->model.num_experts > 0 && job->layout.ep > 1) {
+      /* the sample's token distribution: its own stream, beside the engine's */
+      PtsimRng rng;
+      ptsim_rng_init(&rng, mc->seed ^ BATCH_LOAD_STREAM, jitter.subsequence);
+      ptsim_workload_build_loaded(plan, (const PtsimCostParams *)0,
+                                  ptsim_workload_sample_expert_load(plan, &rng), workload);
+    }
     rc = ptsim_engine_run_jittered(plan, workload, &jitter, base + off, scratch_bytes - off,
                                    (PtsimTrace *)0, time);
     if (rc != 0) {

@@ -54,8 +54,9 @@ typedef struct {
   double mfu;              /* against the dense bf16 peak */
   double bubble_fraction;  /* 1 - mean stage busy / pipeline end */
   /* Communication the compute stream waits for, as engine.h reports it:
-   * tp, cp (busiest stage), pp (its transfer waits), dp (the step's tail). */
-  double exposed_comm_s[4];
+   * tp, cp, ep (busiest stage), pp (its transfer waits), dp (the step's
+   * tail), indexed by PtsimCommKind (tp, cp, pp, dp, ep). */
+  double exposed_comm_s[5];
   /* The caching-allocator emulation (filled by the shell, not by
    * ptsim_batch_evaluate_*): device peak of the worst stage (reserved +
    * context/NCCL) and whether an allocation failed; 0 / -1 when not run. */
@@ -77,9 +78,12 @@ typedef struct {
 } PtsimBatchResult;
 
 /* How a layout is run: Monte-Carlo sampling (engine.h's PtsimJitter per
- * sample: sample k of layout i draws from stream (seed, i * samples + k)),
- * and whether the deterministic run may take the engine's periodic
- * shortcut (it gives the same result; --no-shortcut checks that). */
+ * sample: sample k of layout i draws from stream (seed, i * samples + k);
+ * an MoE layout with ep > 1 also draws the sample's expert load, its token
+ * distribution (workload.h), from a stream of its own and rebuilds its
+ * workload for it), and whether the deterministic run may take the
+ * engine's periodic shortcut (it gives the same result; --no-shortcut
+ * checks that). */
 typedef struct {
   int32_t samples;            /* 0: deterministic only */
   double sigma;               /* lognormal sigma of every item's duration */

@@ -100,10 +100,8 @@ PTSIM_HD void ptsim_cost_params_default(const PtsimHardware *hw,
 /* Fraction of the SMs' tile slots doing useful work over all waves, for one
  * tile orientation (tm along m, tn along n).  Split-K fills a partial first
  * wave when k allows it. */
-PTSIM_HD static double cost_wave_fraction(int64_t m, int64_t n, int64_t k,
-                                          int64_t tm, int64_t tn, int64_t sms,
-                                          int64_t split_min) {
-  int64_t tiles = cost_ceil_div(m, tm) * cost_ceil_div(n, tn);
+PTSIM_HD static double cost_wave_fraction_of(int64_t tiles, int64_t k, int64_t sms,
+                                             int64_t split_min) {
   int64_t waves;
   if (tiles < sms) {
     int64_t splits = sms / tiles;
@@ -114,6 +112,12 @@ PTSIM_HD static double cost_wave_fraction(int64_t m, int64_t n, int64_t k,
   }
   waves = cost_ceil_div(tiles, sms);
   return (double)tiles / ((double)waves * (double)sms);
+}
+
+PTSIM_HD static double cost_wave_fraction(int64_t m, int64_t n, int64_t k,
+                                          int64_t tm, int64_t tn, int64_t sms,
+                                          int64_t split_min) {
+  return cost_wave_fraction_of(cost_ceil_div(m, tm) * cost_ceil_div(n, tn), k, sms, split_min);
 }
 
 /* Best wave fill over the tile shapes a cuBLAS-like heuristic would try:
@@ -131,6 +135,24 @@ PTSIM_HD static double cost_wave_fill(int64_t m, int64_t n, int64_t k,
     best = cost_max(best, cost_wave_fraction(m, n, k, 64, 128, sms, split_min));
     best = cost_max(best, cost_wave_fraction(m, n, k, 64, 64, sms, split_min));
   }
+  return best;
+}
+
+/* The same for `groups` GEMMs of one shape launched as one grouped kernel:
+ * the tiles of every group share the waves. */
+PTSIM_HD static double cost_wave_fill_grouped(int64_t groups, int64_t m, int64_t n, int64_t k,
+                                              int64_t tm, int64_t tn, int64_t sms,
+                                              int64_t split_min) {
+  static const int64_t small[3][2] = {{128, 64}, {64, 128}, {64, 64}};
+  double best = cost_max(
+      cost_wave_fraction_of(groups * cost_ceil_div(m, tm) * cost_ceil_div(n, tn), k, sms, split_min),
+      cost_wave_fraction_of(groups * cost_ceil_div(m, tn) * cost_ceil_div(n, tm), k, sms, split_min));
+  int i;
+  if (groups * cost_ceil_div(m, tm) * cost_ceil_div(n, tn) < sms)
+    for (i = 0; i < 3; i++)
+      best = cost_max(best, cost_wave_fraction_of(groups * cost_ceil_div(m, small[i][0]) *
+                                                      cost_ceil_div(n, small[i][1]),
+                                                  k, sms, split_min));
   return best;
 }
 
@@ -183,6 +205,32 @@ PTSIM_HD double ptsim_cost_gemm_s(const PtsimHardware *hw,
           2.0 * (double)m * (double)n;
   eff = ptsim_cost_gemm_efficiency(hw, params, precision, m, n, k);
   t_compute = flops / (cost_peak(hw, precision) * eff);
+  t_memory = bytes / (hw->hbm_bytes_per_s * hw->memory_efficiency);
+  return cost_max(t_compute, t_memory) + hw->kernel_launch_s;
+}
+
+PTSIM_HD double ptsim_cost_grouped_gemm_s(const PtsimHardware *hw,
+                                          const PtsimCostParams *params,
+                                          PtsimPrecision precision, int64_t groups,
+                                          int64_t m, int64_t n, int64_t k) {
+  PtsimCostParams storage;
+  const PtsimCostParams *p = cost_params_or_default(hw, params, &storage);
+  double flops, e_in, bytes, half, eff, t_compute, t_memory;
+  int64_t sms = p->sm_count > 0 ? p->sm_count : 1;
+  int64_t tm = p->gemm_tile_m > 0 ? p->gemm_tile_m : 128;
+  int64_t tn = p->gemm_tile_n > 0 ? p->gemm_tile_n : 128;
+  if (groups < 1 || m < 1 || n < 1 || k < 1) return 0.0;
+  flops = 2.0 * (double)m * (double)n * (double)k; /* one group's */
+  half = hw->gemm_half_flops;
+  if (cost_uses_fp8(hw, precision) && hw->peak_bf16_flops > 0.0)
+    half *= hw->peak_fp8_flops / hw->peak_bf16_flops;
+  eff = hw->gemm_efficiency_max * (half > 0.0 ? flops / (flops + half) : 1.0) *
+        cost_wave_fill_grouped(groups, m, n, k, tm, tn, sms, p->gemm_split_k_min);
+  if (cost_uses_fp8(hw, precision)) eff *= p->fp8_gemm_efficiency_scale;
+  e_in = cost_uses_fp8(hw, precision) ? 1.0 : 2.0;
+  bytes = (double)groups *
+          (e_in * ((double)m * (double)k + (double)k * (double)n) + 2.0 * (double)m * (double)n);
+  t_compute = (double)groups * flops / (cost_peak(hw, precision) * eff);
   t_memory = bytes / (hw->hbm_bytes_per_s * hw->memory_efficiency);
   return cost_max(t_compute, t_memory) + hw->kernel_launch_s;
 }

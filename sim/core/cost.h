@@ -15,6 +15,8 @@
  *   attention (flash): F = 4*b*heads*seq_q*seq_kv*head_dim (x causal fraction),
  *          backward 2.5 F; eff = attention_efficiency * s/(s + half_seq)
  *          (x 0.9 backward)
+ *   grouped GEMM (MoE experts, g groups of one shape): t = g F / (peak * eff)
+ *          with eff of one group's size and waves over all g groups' tiles
  *   memory-bound: t = bytes / (hbm * memory_efficiency) + launch
  *
  * Collectives (alpha-beta, B1, with NCCL's algorithm choice, B3): the
@@ -133,6 +135,15 @@ PTSIM_HD double ptsim_cost_gemm_s(const PtsimHardware *hw,
                                   const PtsimCostParams *params,
                                   PtsimPrecision precision, int64_t m,
                                   int64_t n, int64_t k);
+
+/* `groups` GEMMs of one shape (m, n, k) in one grouped kernel (Transformer
+ * Engine's GroupedLinear for an MoE layer's local experts): each group
+ * runs at the efficiency of its own size (small per-expert shapes are
+ * slow), their tiles share the waves, one launch.  0 when a size < 1. */
+PTSIM_HD double ptsim_cost_grouped_gemm_s(const PtsimHardware *hw,
+                                          const PtsimCostParams *params,
+                                          PtsimPrecision precision, int64_t groups,
+                                          int64_t m, int64_t n, int64_t k);
 
 /* The efficiency ptsim_cost_gemm_s applies to the peak (before the memory
  * roofline and the launch): in (0, gemm_efficiency_max]. */

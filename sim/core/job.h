@@ -20,6 +20,11 @@
 #define PTSIM_NAME_MAX 64
 /* Largest pipeline depth a job may have; GPT-1T in Narayanan et al. uses 64. */
 #define PTSIM_MAX_STAGES 128
+/* Most transformer layers a mixture-of-experts model may have: its layer
+ * pattern is a bitmap of this many bits (dense models have no such limit).
+ * DeepSeek-V3 has 61, Qwen3-235B-A22B 94. */
+#define PTSIM_MAX_LAYERS 512
+#define PTSIM_LAYER_WORDS (PTSIM_MAX_LAYERS / 64)
 
 typedef enum {
   PTSIM_ACTIVATION_SWIGLU = 0,
@@ -41,6 +46,23 @@ typedef enum {
   PTSIM_POSITION_NONE = 3
 } PtsimPositionEmbedding;
 
+/* Megatron-LM's --moe-router-score-function. */
+typedef enum {
+  PTSIM_ROUTER_SOFTMAX = 0,
+  PTSIM_ROUTER_SIGMOID = 1,
+  PTSIM_ROUTER_SQRTSOFTPLUS = 2
+} PtsimRouterScore;
+
+/* Megatron-LM's --moe-router-load-balancing-type. */
+typedef enum {
+  PTSIM_BALANCE_AUX_LOSS = 0,        /* GShard/Switch, per micro-batch */
+  PTSIM_BALANCE_SEQ_AUX_LOSS = 1,    /* DeepSeek, per sequence */
+  PTSIM_BALANCE_GLOBAL_AUX_LOSS = 2, /* over the global batch */
+  PTSIM_BALANCE_SINKHORN = 3,
+  PTSIM_BALANCE_QUANTILE = 4,        /* quantile_balancing: a per-expert bias */
+  PTSIM_BALANCE_NONE = 5
+} PtsimLoadBalancing;
+
 /* A Megatron-style decoder-only transformer. */
 typedef struct {
   char name[PTSIM_NAME_MAX];   /* short name, e.g. "llama3-8b" */
@@ -60,6 +82,41 @@ typedef struct {
   int qk_layernorm;            /* 1: a norm over each head of q and of k (--qk-layernorm) */
   PtsimPositionEmbedding position_embedding;
   int64_t max_position_embeddings; /* rows of a learned table (0: seq) */
+  /* Mixture of experts (Megatron-LM's --num-experts and --moe-*).  With
+   * num_experts 0 the model is dense and the fields below up to the
+   * attention's are unused.  An MoE layer replaces the MLP by a router
+   * (h x E), E routed experts of width f (each a SwiGLU/GELU MLP like the
+   * dense one) of which each token uses k, and shared experts every token
+   * uses (one MLP of width fs, the sum of their widths). */
+  int64_t num_experts;          /* E */
+  int64_t moe_router_topk;      /* k */
+  int64_t moe_ffn_hidden_size;  /* f */
+  int64_t moe_shared_expert_size; /* fs (--moe-shared-expert-intermediate-size; 0: none) */
+  int moe_shared_expert_gate;   /* 1: a sigmoid gate (h -> 1) on the shared output */
+  /* Which layers are MoE: bit i of word i / 64 for layer i (--moe-layer-freq:
+   * every N-th layer, or a list such as "([0]*3+[1]*58)"); num_layers <=
+   * PTSIM_MAX_LAYERS.  A bitmap rather than first-k-dense + frequency: it
+   * holds any pattern Megatron's list syntax can write, and a stage's count
+   * is a popcount over its range. */
+  uint64_t moe_layers[PTSIM_LAYER_WORDS];
+  PtsimRouterScore moe_router_score;
+  PtsimLoadBalancing moe_load_balancing;
+  double moe_aux_loss_coeff;    /* 0: no auxiliary loss term */
+  int moe_router_expert_bias;   /* aux-loss-free balancing bias (--moe-router-enable-expert-bias) */
+  int64_t moe_router_groups;    /* group-limited routing: groups (0: none) ... */
+  int64_t moe_router_group_topk;/* ... of which each token may use this many */
+  /* Multi-head latent attention (DeepSeek-V2/V3, --multi-latent-attention):
+   * q from a rank-q_lora latent (0: straight from h), k and v from a
+   * rank-kv_lora latent plus a shared rope key of qk_pos_emb_head_dim;
+   * query/key heads are qk_head_dim + qk_pos_emb_head_dim wide, value heads
+   * v_head_dim.  kv_channels and num_query_groups do not apply. */
+  int multi_latent_attention;
+  int64_t q_lora_rank, kv_lora_rank;
+  int64_t qk_head_dim, qk_pos_emb_head_dim, v_head_dim;
+  /* Multi-token prediction (--mtp-num-layers): layers after the decoder,
+   * each a transformer layer of the last layer's kind plus two norms and a
+   * 2h -> h projection, sharing the embedding and the output head. */
+  int64_t mtp_num_layers;
 } PtsimModel;
 
 /* One GPU type inside one kind of node, on one kind of fabric. */
@@ -118,6 +175,18 @@ typedef enum {
 #define PTSIM_RECOMPUTE_CORE_ATTN 1 /* the attention core (s x s scores) */
 #define PTSIM_RECOMPUTE_MLP 2       /* the whole MLP: only its input is kept */
 #define PTSIM_RECOMPUTE_LAYERNORM 4 /* the two norms: their outputs are not kept */
+#define PTSIM_RECOMPUTE_MOE_ACT 8   /* the experts' activation: its output is not kept */
+#define PTSIM_RECOMPUTE_MOE 16      /* the whole MoE layer: only its input is kept */
+#define PTSIM_RECOMPUTE_SHARED_EXPERTS 32 /* the shared experts: only their input is kept */
+#define PTSIM_RECOMPUTE_MLA_UP_PROJ 64    /* MLA's q/k/v up-projections: outputs not kept */
+#define PTSIM_RECOMPUTE_ALL_MODULES 127
+
+/* Megatron-LM's --moe-token-dispatcher-type. */
+typedef enum {
+  PTSIM_DISPATCH_ALLGATHER = 0, /* all-gather of every token over etp x ep (Megatron's default) */
+  PTSIM_DISPATCH_ALLTOALL = 1,  /* all-to-all of each token's k copies over ep */
+  PTSIM_DISPATCH_FLEX = 2       /* DeepEP / HybridEP: one copy per destination rank */
+} PtsimDispatcher;
 
 typedef enum {
   PTSIM_SCHEDULE_1F1B = 0,
@@ -131,6 +200,11 @@ typedef enum {
 typedef struct {
   int64_t gpus;                 /* total GPUs */
   int64_t tp, pp, cp, dp;       /* tensor, pipeline, context, data parallel */
+  /* Expert layers fold the same GPUs as etp x ep x edp x pp (Megatron-Core's
+   * MoE parallel folding): ep experts groups, etp splitting each expert's
+   * width (0 before validation: tp, Megatron's default), edp derived as
+   * gpus / (etp ep pp). */
+  int64_t ep, etp, edp;
   int64_t vp;                   /* virtual stages per pipeline rank (1: none) */
   int64_t mbs, gbs, seq;        /* micro-batch, global batch (sequences), length */
   int sp;                       /* sequence parallelism (-1 before validation: on when tp > 1) */
@@ -175,12 +249,24 @@ typedef struct {
   int precision_aware_optimizer;
   int64_t optimizer_instances;  /* --num-distributed-optimizer-instances (1) */
   /* --account-for-embedding/loss-in-pipeline-split: the embedding / the
-   * loss counts as one layer when the layers are split over the stages. */
+   * loss counts as one layer when the layers are split over the stages (a
+   * --pipeline-model-parallel-layout may give more: the layer slots the
+   * first / last virtual stage leaves empty; 0: none). */
   int account_embedding, account_loss;
   int manual_gc;                /* 1: no Python GC stalls (--manual-gc) */
   double attention_dropout;     /* probability; > 0 keeps a mask */
   double hidden_dropout;        /* probability; > 0 keeps masks */
   double memory_threshold;      /* fit verdict: usage <= threshold (0.8) */
+  /* MoE execution (Megatron-LM's flags; unused for dense models). */
+  PtsimDispatcher moe_dispatcher;
+  double moe_capacity_factor;   /* tokens an expert takes, over the balanced share (0: dropless) */
+  int moe_pad_to_capacity;      /* every expert padded to its capacity */
+  int moe_grouped_gemm;         /* 1: one grouped GEMM for the local experts; 0: one per expert */
+  int moe_permute_fusion;       /* fused permute/unpermute kernels */
+  int moe_router_fusion;        /* fused top-k / score / aux-loss kernels */
+  int moe_router_fp32;          /* --moe-router-dtype fp32: router GEMM and probabilities in fp32 */
+  int moe_shared_expert_overlap;/* shared experts on a side stream, beside the dispatch */
+  int moe_ep_comm_overlap;      /* --overlap-moe-expert-parallel-comm (combined 1F1B) */
   /* Uneven split as Megatron's --decoder-first/last-pipeline-num-layers:
    * layers on the first / last stage (0: split evenly). */
   int64_t first_stage_layers, last_stage_layers;

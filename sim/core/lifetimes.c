@@ -15,6 +15,9 @@
 #define ELEM 2.0
 #define MAX_LAYER_TENSORS 16
 #define EXTRA_TENSORS 4 /* per (microbatch, chunk): receive buffer, logits, fp32 logits, loss */
+/* per MTP layer, on the last stage: its inputs, its layer's saved set, its
+ * fp32 logits and loss */
+#define MTP_TENSORS (MAX_LAYER_TENSORS + 3)
 #define STREAM_COMPUTE 0
 #define STREAM_COMM 1
 /* Megatron's DDP bucket: max(40M, 1M x dp) parameters. */
@@ -40,6 +43,8 @@ typedef struct {
   int32_t per_slot;
   Tensor saved[MAX_LAYER_TENSORS];
   int32_t n_saved;
+  Tensor saved_moe[MAX_LAYER_TENSORS]; /* an MoE layer's (mixture-of-experts models) */
+  int32_t n_saved_moe;
   double layer_input_bytes, tokens, tokens_sp, logits_elems;
   PtsimStageAlloc *out;
   int32_t step, item, kind, microbatch, chunk;
@@ -59,6 +64,12 @@ PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job) {
   if (l->pp > 1) communicators++;
   if (l->dp * l->cp > 1) communicators++; /* the gradient group (dp x cp) */
   if (l->dp > 1 && l->cp > 1) communicators++; /* plus dp alone */
+  if (job->model.num_experts > 0) { /* the expert layers' groups (plan.h) */
+    int all_to_all = l->moe_dispatcher == PTSIM_DISPATCH_ALLTOALL;
+    if (all_to_all ? l->ep > 1 : l->etp * l->ep > 1) communicators++; /* the dispatch */
+    if (all_to_all && l->etp > 1) communicators++; /* its etp gather and scatter */
+    if (l->edp > 1) communicators++; /* the experts' gradients */
+  }
   return CUDA_CONTEXT_BYTES + NCCL_COMMUNICATOR_BYTES * (double)communicators;
 }
 
@@ -101,16 +112,89 @@ static PTSIM_HD void build_saved(Ctx *x) {
   x->n_saved = n;
 }
 
+/* An MoE layer's saved tensors (mixture-of-experts models), in forward
+ * order: the attention part as a dense layer's, then the block input, the
+ * router's scores, the rows the local experts see and their intermediates,
+ * the shared experts' MLP; scaled to ptsim_memory_moe_layer_activation_bytes
+ * like the dense set. */
+static PTSIM_HD void build_saved_moe(Ctx *x) {
+  const PtsimModel *m = &x->job->model;
+  const PtsimLayout *l = &x->job->layout;
+  double t = (double)l->tp, T = x->tokens, Tsp = x->tokens_sp, h = (double)m->hidden_size;
+  double rows = x->plan->expert_load * Tsp * (double)m->moe_router_topk * (double)l->etp;
+  double f = (double)m->moe_ffn_hidden_size / (double)l->etp;
+  double sum = 0.0, target, scale;
+  int32_t i, n = 0;
+  Tensor *s = x->saved_moe;
+  s[n].name = "norm1_input"; s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "qkv_input"; s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "qkv"; s[n++].bytes = 3.0 * ELEM * T * h / t;
+  s[n].name = "attention_output"; s[n++].bytes = ELEM * T * h / t;
+  s[n].name = "norm2_input"; s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "moe_input"; s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "router_scores"; s[n++].bytes = 5.0 * Tsp * (double)m->num_experts;
+  s[n].name = "expert_input"; s[n++].bytes = ELEM * rows * h;
+  s[n].name = "expert_fc1_output"; s[n++].bytes = ELEM * rows * f * 2.0;
+  s[n].name = "expert_fc2_input"; s[n++].bytes = ELEM * rows * f;
+  if (m->moe_shared_expert_size > 0) {
+    s[n].name = "shared_mlp"; s[n++].bytes = 4.0 * ELEM * T * (double)m->moe_shared_expert_size / t;
+  }
+  if (l->hidden_dropout > 0.0) {
+    s[n].name = "dropout_masks"; s[n++].bytes = 2.0 * Tsp * h;
+  }
+  for (i = 0; i < n; i++) sum += s[i].bytes;
+  target = ptsim_memory_moe_layer_activation_bytes(x->plan,
+                                                   l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
+  scale = sum > 0.0 ? target / sum : 1.0;
+  for (i = 0; i < n; i++) s[i].bytes *= scale;
+  x->n_saved_moe = n;
+}
+
+/* The saved set of layer `layer` of model chunk `chunk`. */
+static PTSIM_HD const Tensor *saved_of(const Ctx *x, int32_t chunk, int32_t layer, int32_t *n) {
+  int64_t first, count;
+  if (x->n_saved_moe > 0) {
+    ptsim_plan_chunk_range(x->plan, x->stage, chunk, &first, &count);
+    if (ptsim_plan_is_moe_layer(&x->job->model, first + layer)) {
+      *n = x->n_saved_moe;
+      return x->saved_moe;
+    }
+  }
+  *n = x->n_saved;
+  return x->saved;
+}
+
 /* Megatron's DDP bucket: max(40M, 1M x dp) parameters; the stage's count. */
 static PTSIM_HD double bucket_params(const PtsimJob *job) {
   return dmax(BUCKET_PARAMS, 1e6 * (double)job->layout.dp);
 }
 
+/* The stage's model states in the parts Megatron's DDP and distributed
+ * optimizer keep apart: the dense parameters (optimizer states sharded
+ * over dp x cp) and, for a mixture-of-experts model, the local routed
+ * experts (over edp).  Returns the number of parts (1 or 2). */
+static PTSIM_HD int32_t state_parts(const PtsimPlan *plan, int64_t stage, double *params,
+                                    double *shards) {
+  double experts = plan->stage_expert_parameters[stage];
+  params[0] = plan->stage_parameters[stage] - experts;
+  shards[0] = plan->optimizer_shards;
+  params[1] = experts;
+  shards[1] = plan->expert_optimizer_shards;
+  return experts > 0.0 ? 2 : 1;
+}
+
 static PTSIM_HD int64_t bucket_count(const PtsimPlan *plan, int64_t stage) {
-  /* Clamped before the cast (a 2^60-parameter stage has 2^35 buckets, past
-   * int32): a count that large makes the scratch refuse the layout. */
-  double n = plan->stage_parameters[stage] / bucket_params(&plan->job);
-  return (n < 1099511627776.0 ? (int64_t)n : (int64_t)1 << 40) + 1;
+  double params[2], shards[2];
+  int32_t parts = state_parts(plan, stage, params, shards), p;
+  int64_t n = 0;
+  /* Each part's count is clamped before the cast (a 2^60-parameter stage
+   * has 2^35 buckets, past int32): a count that large makes the scratch
+   * refuse the layout. */
+  for (p = 0; p < parts; p++) {
+    double k = params[p] / bucket_params(&plan->job);
+    n += (k < 1099511627776.0 ? (int64_t)k : (int64_t)1 << 40) + 1;
+  }
+  return n;
 }
 
 /* The handle tables behind the blocks: per (microbatch, chunk) slots, then
@@ -119,12 +203,18 @@ static PTSIM_HD int64_t handle_bytes(int64_t slots, int64_t buckets) {
   return (slots + buckets) * (int64_t)sizeof(int32_t);
 }
 
+/* Handles of one (microbatch, chunk) slot of stage `stage`. */
+static PTSIM_HD int32_t slot_handles(const PtsimPlan *plan, int64_t stage, int64_t chunk_layers) {
+  int64_t mtp = stage == plan->num_stages - 1 ? plan->job.model.mtp_num_layers : 0;
+  return (int32_t)(chunk_layers * MAX_LAYER_TENSORS + EXTRA_TENSORS + mtp * MTP_TENSORS);
+}
+
 PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t stage) {
   const PtsimJob *job = &plan->job;
   int64_t v = plan->num_chunks;
   int64_t m = plan->num_microbatches;
   int64_t layers = plan->stage_layers[stage];
-  int64_t per_slot = (layers / v) * MAX_LAYER_TENSORS + EXTRA_TENSORS;
+  int64_t per_slot = slot_handles(plan, stage, layers / v);
   int64_t buckets = bucket_count(plan, stage);
   int64_t inflight = job->layout.schedule == PTSIM_SCHEDULE_GPIPE
                          ? m * v
@@ -202,6 +292,22 @@ static PTSIM_HD void layer_transients(Ctx *x) {
   }
 }
 
+/* An MoE layer's transients beyond a dense layer's: the permuted tokens
+ * sent and the rows received by the dispatch, the experts' output sent
+ * back by the combine. */
+static PTSIM_HD void moe_transients(Ctx *x) {
+  const PtsimModel *m = &x->job->model;
+  double h = (double)m->hidden_size, k = (double)m->moe_router_topk;
+  double rows = x->plan->expert_load * x->tokens_sp * k * (double)x->job->layout.etp;
+  int32_t sent = take(x, "dispatch_send", ELEM * x->plan->expert_load * x->tokens_sp * k * h,
+                      STREAM_COMM);
+  int32_t received = take(x, "dispatch_recv", ELEM * rows * h, STREAM_COMM);
+  int32_t out = take(x, "expert_output", ELEM * rows * h, STREAM_COMPUTE);
+  give(x, sent);
+  give(x, received);
+  give(x, out);
+}
+
 /* Megatron's full recompute of a chunk's layer: uniform recomputes every
  * layer and checkpoints the input of each group of n (recompute_num_layers)
  * layers; block recomputes (checkpointing each input of) the first n
@@ -221,6 +327,80 @@ static PTSIM_HD int keeps_input(const Ctx *x, int32_t layer) {
   return 1;
 }
 
+/* ---- multi-token prediction (the last stage of a model with MTP layers) ---- */
+
+/* The saved set of an MTP layer: its layer's (the decoder's last kind). */
+static PTSIM_HD const Tensor *mtp_set(const Ctx *x, int32_t *n) {
+  if (x->plan->mtp_layer_is_moe && x->n_saved_moe > 0) {
+    *n = x->n_saved_moe;
+    return x->saved_moe;
+  }
+  *n = x->n_saved;
+  return x->saved;
+}
+
+/* Forward of the MTP layers after the decoder's, into handles h (per
+ * layer MTP_TENSORS): the inputs the estimate counts (the shifted tokens'
+ * embedding, the two norms, the concatenation: 4 x the layer input) and
+ * the layer's saved set, kept in full as the estimate keeps them. */
+static PTSIM_HD void mtp_forward(Ctx *x, int32_t *h) {
+  int64_t j;
+  int32_t i, n;
+  const Tensor *set = mtp_set(x, &n);
+  for (j = 0; j < x->job->model.mtp_num_layers; j++, h += MTP_TENSORS) {
+    h[0] = take(x, "mtp_inputs", 4.0 * x->layer_input_bytes, STREAM_COMPUTE);
+    for (i = 0; i < n; i++) {
+      h[1 + i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
+      if (i == 4) layer_transients(x);
+      if (i == 7 && set == x->saved_moe) moe_transients(x);
+    }
+  }
+}
+
+/* Each MTP layer's output head after the main one: logits (bf16), the
+ * fp32 copy kept for backward, the loss. */
+static PTSIM_HD void mtp_heads(Ctx *x, int32_t *h) {
+  int64_t j;
+  for (j = 0; j < x->job->model.mtp_num_layers; j++, h += MTP_TENSORS) {
+    int32_t logits = take(x, "mtp_logits", ELEM * x->logits_elems, STREAM_COMPUTE);
+    h[MTP_TENSORS - 2] = take(x, "mtp_logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    give(x, logits);
+    h[MTP_TENSORS - 1] = take(x, "mtp_loss", 4.0 * x->tokens, STREAM_COMPUTE);
+  }
+}
+
+/* Frees handles h[first, last) of every MTP layer, in reverse. */
+static PTSIM_HD void mtp_give(Ctx *x, int32_t *h, int32_t first, int32_t last) {
+  int64_t j;
+  int32_t i;
+  for (j = x->job->model.mtp_num_layers - 1; j >= 0; j--)
+    for (i = last - 1; i >= first; i--) {
+      give(x, h[j * MTP_TENSORS + i]);
+      h[j * MTP_TENSORS + i] = -1;
+    }
+}
+
+/* Backward of the MTP layers, before the decoder's: their heads' gradients
+ * (transient) and fp32 logits and losses freed, then per layer the
+ * incoming and outgoing gradients; the saved sets go unless keep_saved. */
+static PTSIM_HD void mtp_backward(Ctx *x, int32_t *h, int keep_saved) {
+  int64_t j;
+  int32_t n;
+  const Tensor *set = mtp_set(x, &n);
+  for (j = 0; j < x->job->model.mtp_num_layers; j++) {
+    int32_t grad = take(x, "mtp_logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    give(x, grad);
+  }
+  mtp_give(x, h, MTP_TENSORS - 2, MTP_TENSORS);
+  for (j = 0; j < x->job->model.mtp_num_layers; j++) {
+    int32_t grad = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
+    layer_transients(x);
+    if (set == x->saved_moe) moe_transients(x);
+    give(x, grad);
+  }
+  if (!keep_saved) mtp_give(x, h, 0, MTP_TENSORS - 2);
+}
+
 static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   int32_t *hs = slot(x, mb, chunk);
   int32_t k = 0, layer, i;
@@ -228,28 +408,35 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   if (!is_first(x, chunk)) hs[k] = take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
   k++;
   for (layer = 0; layer < x->chunk_layers; layer++) {
+    int32_t n;
+    const Tensor *set = saved_of(x, chunk, layer, &n);
     if (recomputed(x, layer)) {
       /* Only the checkpointed input stays; the working set comes and goes. */
       int32_t tmp[MAX_LAYER_TENSORS];
       hs[k++] = keeps_input(x, layer) ? take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE)
                                       : -1;
-      for (i = 0; i < x->n_saved; i++) tmp[i] = take(x, x->saved[i].name, x->saved[i].bytes, STREAM_COMPUTE);
+      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
       layer_transients(x);
-      for (i = x->n_saved - 1; i >= 0; i--) give(x, tmp[i]);
+      if (set == x->saved_moe) moe_transients(x);
+      for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
       k += MAX_LAYER_TENSORS - 1;
     } else {
-      for (i = 0; i < x->n_saved; i++) {
-        hs[k + i] = take(x, x->saved[i].name, x->saved[i].bytes, STREAM_COMPUTE);
+      for (i = 0; i < n; i++) {
+        hs[k + i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
         if (i == 4) layer_transients(x); /* after q, k, v: attention and the projections */
+        if (i == 7 && set == x->saved_moe) moe_transients(x); /* the dispatch and combine */
       }
       k += MAX_LAYER_TENSORS;
     }
   }
   if (is_last(x, chunk)) { /* logits (bf16), their fp32 copy kept for backward, loss */
-    int32_t logits = take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
+    int32_t logits;
+    mtp_forward(x, hs + k + 2);
+    logits = take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
     hs[k++] = take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
     give(x, logits);
     hs[k++] = take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
+    mtp_heads(x, hs + k);
   }
 }
 
@@ -264,6 +451,7 @@ static PTSIM_HD void release_saved(Ctx *x, int32_t mb, int32_t chunk) {
       lh[i] = -1;
     }
   }
+  if (is_last(x, chunk)) mtp_give(x, hs + 3 + x->chunk_layers * MAX_LAYER_TENSORS, 0, MTP_TENSORS);
   give(x, hs[0]); /* the receive buffer */
   hs[0] = -1;
 }
@@ -279,17 +467,20 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     give(x, hs[base + 1]);
     give(x, hs[base]);
     give(x, grad_logits);
+    mtp_backward(x, hs + base + 2, keep_saved);
   }
   grad_in = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMM);
   for (layer = x->chunk_layers - 1; layer >= 0; layer--) {
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
-    int32_t tmp[MAX_LAYER_TENSORS];
+    int32_t tmp[MAX_LAYER_TENSORS], n;
+    const Tensor *set = saved_of(x, chunk, layer, &n);
     if (recomputed(x, layer)) /* re-materialise the layer */
-      for (i = 0; i < x->n_saved; i++) tmp[i] = take(x, x->saved[i].name, x->saved[i].bytes, STREAM_COMPUTE);
+      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
     grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     layer_transients(x);
+    if (set == x->saved_moe) moe_transients(x);
     if (recomputed(x, layer))
-      for (i = x->n_saved - 1; i >= 0; i--) give(x, tmp[i]);
+      for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
     if (!keep_saved)
       for (i = MAX_LAYER_TENSORS - 1; i >= 0; i--) {
         give(x, lh[i]);
@@ -305,21 +496,14 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   }
 }
 
-/* Before step 0: weights per matrix (and Transformer Engine's fp8 copies
- * under fp8), the gradient buffer and the main parameters, per bucket
- * (Megatron's DDP builds the buffer, then the optimizer clones its main
- * parameters; Adam's states come later).  With the precision-aware
- * optimizer holding the masters (plan.h lazy_masters), FusedAdam creates
- * them at its first step, not here. */
-static PTSIM_HD void at_start(Ctx *x) {
+/* The weights of a dense model's stage: one tensor per parameter matrix
+ * (and Transformer Engine's fp8 copies under fp8, plan.h). */
+static PTSIM_HD void dense_weights(Ctx *x) {
   const PtsimJob *job = x->job;
   const PtsimLayout *l = &job->layout;
   double params = x->plan->stage_parameters[x->stage];
   double layer = x->plan->layer_parameters;
   double rest = params - layer * (double)x->plan->stage_layers[x->stage];
-  double bucket = bucket_params(job);
-  double shards = x->plan->optimizer_shards;
-  double left;
   int64_t i;
   const PtsimModel *m = &job->model;
   double h = (double)m->hidden_size, t = (double)l->tp;
@@ -338,39 +522,82 @@ static PTSIM_HD void at_start(Ctx *x) {
   }
   if (rest > 0.0) take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
   if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
-  for (left = params; left > 0.0; left -= bucket)
-    take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
-  if (x->plan->lazy_masters) return;
-  for (left = params; left > 0.0; left -= bucket)
-    take(x, "main_param_shard", x->plan->master_bytes * (left < bucket ? left : bucket) / shards,
+}
+
+/* The weights of a mixture-of-experts model's stage: a tensor per dense
+ * layer, per MoE layer its attention/router/shared part and its local
+ * experts' fc1 and fc2 (grouped), then the embedding and head (and the
+ * MTP block). */
+static PTSIM_HD void moe_weights(Ctx *x) {
+  const PtsimPlan *plan = x->plan;
+  double params = plan->stage_parameters[x->stage];
+  int64_t layers = plan->stage_layers[x->stage], moe = plan->stage_moe_layers[x->stage], i;
+  double rest = params - (double)(layers - moe) * plan->layer_parameters -
+                (double)moe * plan->moe_layer_parameters;
+  double fc1 = x->job->model.activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 / 3.0 : 0.5;
+  double fp8_cache = plan->stage_weight_bytes[x->stage] - ELEM * params;
+  for (i = 0; i < layers - moe; i++) take(x, "w_layer", ELEM * plan->layer_parameters, STREAM_COMPUTE);
+  for (i = 0; i < moe; i++) {
+    take(x, "w_attention_router", ELEM * (plan->moe_layer_parameters - plan->moe_expert_parameters),
          STREAM_COMPUTE);
+    take(x, "w_experts_fc1", ELEM * fc1 * plan->moe_expert_parameters, STREAM_COMPUTE);
+    take(x, "w_experts_fc2", ELEM * (1.0 - fc1) * plan->moe_expert_parameters, STREAM_COMPUTE);
+  }
+  if (rest > 0.0) take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
+  if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
+}
+
+/* Before step 0: the weights, the gradient buffer and the main
+ * parameters, per bucket of each part (state_parts: Megatron's DDP builds
+ * the buffers, then the optimizer clones its main parameters; Adam's
+ * states come later).  With the precision-aware optimizer holding the
+ * masters (plan.h lazy_masters), FusedAdam creates them at its first step,
+ * not here. */
+static PTSIM_HD void at_start(Ctx *x) {
+  double params[2], shards[2], left;
+  double bucket = bucket_params(x->job);
+  int32_t parts = state_parts(x->plan, x->stage, params, shards), p;
+  if (x->job->model.num_experts > 0)
+    moe_weights(x);
+  else
+    dense_weights(x);
+  for (p = 0; p < parts; p++)
+    for (left = params[p]; left > 0.0; left -= bucket)
+      take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
+  if (x->plan->lazy_masters) return;
+  for (p = 0; p < parts; p++)
+    for (left = params[p]; left > 0.0; left -= bucket)
+      take(x, "main_param_shard", x->plan->master_bytes * (left < bucket ? left : bucket) / shards[p],
+           STREAM_COMPUTE);
 }
 
 /* The optimizer step closing step x->step: the first creates Adam's two
- * states per bucket (and, with lazy_masters, the masters after them, as
- * FusedAdam.initialize_state does), kept for good; with 2-byte gradients
- * every step makes fp32 copies of its gradient shards (shard.float()),
- * freed by the next step's zero_grad (free_main_grads), unless the
- * optimizer reads the gradients in place (lazy_masters: decoupled_grad). */
+ * states per bucket of each part (and, with lazy_masters, the masters
+ * after them, as FusedAdam.initialize_state does), kept for good; with
+ * 2-byte gradients every step makes fp32 copies of its gradient shards
+ * (shard.float()), freed by the next step's zero_grad (free_main_grads),
+ * unless the optimizer reads the gradients in place (lazy_masters:
+ * decoupled_grad).  A mixture-of-experts model's experts are one more
+ * part, sharded over edp. */
 static PTSIM_HD void optimizer_step(Ctx *x) {
-  const PtsimPlan *p = x->plan;
-  double params = p->stage_parameters[x->stage];
+  const PtsimPlan *pl = x->plan;
+  double params[2], shards[2], left;
   double bucket = bucket_params(x->job);
-  double shards = p->optimizer_shards;
-  double left;
-  int32_t b = 0;
+  int32_t parts = state_parts(pl, x->stage, params, shards), p, b = 0;
   x->kind = PTSIM_LIFETIMES_AT_OPTIMIZER;
   x->microbatch = x->chunk = -1;
-  for (left = params; left > 0.0 && b < x->buckets; left -= bucket, b++) {
-    double n = left < bucket ? left : bucket;
-    if (p->grad_bytes < 4.0 && !p->lazy_masters)
-      x->main_grads[b] = take(x, "main_grad_fp32", 4.0 * n / shards, STREAM_COMPUTE);
-    if (x->step == 0) {
-      take(x, "adam_exp_avg", p->exp_avg_bytes * n / shards, STREAM_COMPUTE);
-      take(x, "adam_exp_avg_sq", p->exp_avg_sq_bytes * n / shards, STREAM_COMPUTE);
-      if (p->lazy_masters) take(x, "main_param_shard", p->master_bytes * n / shards, STREAM_COMPUTE);
+  for (p = 0; p < parts; p++)
+    for (left = params[p]; left > 0.0 && b < x->buckets; left -= bucket, b++) {
+      double n = left < bucket ? left : bucket;
+      if (pl->grad_bytes < 4.0 && !pl->lazy_masters)
+        x->main_grads[b] = take(x, "main_grad_fp32", 4.0 * n / shards[p], STREAM_COMPUTE);
+      if (x->step == 0) {
+        take(x, "adam_exp_avg", pl->exp_avg_bytes * n / shards[p], STREAM_COMPUTE);
+        take(x, "adam_exp_avg_sq", pl->exp_avg_sq_bytes * n / shards[p], STREAM_COMPUTE);
+        if (pl->lazy_masters)
+          take(x, "main_param_shard", pl->master_bytes * n / shards[p], STREAM_COMPUTE);
+      }
     }
-  }
 }
 
 static PTSIM_HD void free_main_grads(Ctx *x) {
@@ -474,7 +701,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.v = (int32_t)plan->num_chunks;
   x.m = (int32_t)plan->num_microbatches;
   x.chunk_layers = (int32_t)plan->chunk_layers[stage];
-  x.per_slot = x.chunk_layers * MAX_LAYER_TENSORS + EXTRA_TENSORS;
+  x.per_slot = slot_handles(plan, stage, x.chunk_layers);
   x.tokens = (double)plan->tokens;
   x.tokens_sp = plan->tokens_sp;
   x.layer_input_bytes = ELEM * x.tokens_sp * (double)job->model.hidden_size;
@@ -499,6 +726,8 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
                         (PtsimAllocBlock *)scratch, n_blocks);
   if (rc != 0) return rc;
   build_saved(&x);
+  x.n_saved_moe = 0;
+  if (job->model.num_experts > 0) build_saved_moe(&x);
   at_start(&x);
   note_peak(&x);
   sample(&x, timeline);

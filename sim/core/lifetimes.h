@@ -12,13 +12,18 @@
  *              optimizers clone from the weights when they are built --
  *              except under --use-precision-aware-optimizer, where TE's
  *              FusedAdam holds them and creates them with Adam's states
- *              (plan.h lazy_masters);
+ *              (plan.h lazy_masters).  A mixture-of-experts model's
+ *              local experts are a part of their own (Megatron's expert
+ *              buffers), their optimizer shards over edp, not dp x cp;
  *   forward    per layer its saved activations (the analytical estimate's
  *              tensors, so the two agree on what is kept) and its transient
  *              working tensors: the SP all-gather output, GEMM outputs
  *              before the reduce-scatter / all-reduce, attention workspace,
  *              the CP ring buffers; the pipeline receive buffer; on the last
- *              stage the logits, their fp32 copy and the loss buffers;
+ *              stage the multi-token-prediction layers' saved sets (kept
+ *              in full, as the estimate keeps them), the logits, their fp32
+ *              copy and the loss buffers, and each MTP head's; an MoE layer
+ *              adds its dispatch and combine buffers (transient);
  *   backward   under full recompute the layer's tensors re-materialised
  *              first; the incoming and outgoing activation gradients
  *              (transient), then the saved tensors freed in reverse;
@@ -121,7 +126,10 @@ typedef struct {
   int64_t capacity, count;   /* count may exceed capacity (then truncated) */
 } PtsimAllocTimeline;
 
-/* CUDA context and NCCL communicator buffers of one GPU of this job. */
+/* CUDA context and NCCL communicator buffers of one GPU of this job: one
+ * per group it communicates in (tp, cp, pp, dp x cp, dp; for an MoE model
+ * the dispatch's group, the etp group under the all-to-all dispatcher and
+ * the expert data-parallel group). */
 PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job);
 
 /* Scratch bytes ptsim_lifetimes_replay needs for this stage (allocator

@@ -13,6 +13,25 @@
  *   other          input ids on stage 0, fp32 logits / cross-entropy on the
  *                  stage with the LM head (or every stage, by convention)
  *
+ * Mixture-of-experts models extend each term (README's "Memory of MoE
+ * models" writes the formula out):
+ *   model states   a GPU's parameters split in dense ones (tp-sharded,
+ *                  optimizer over dp x cp) and its local routed experts
+ *                  (E/ep experts over etp, optimizer over edp): optimizer
+ *                  = 12 B x (dense / (dp cp) + experts / edp)
+ *   activations    an MoE layer keeps the attention part of a dense layer,
+ *                  its block input (norm output) and, instead of the MLP's
+ *                  intermediates, the router's fp32 scores and map
+ *                  (5-9 B x Tm E), the N = load Tm k etp rows its experts
+ *                  see (input h, fc1 output 2f/etp, activation f/etp, fc2
+ *                  input f/etp, fp32 probabilities) and the shared experts'
+ *                  MLP (width fs, TP-split); recompute modules moe,
+ *                  moe_act, shared_experts drop their parts; MLA keeps
+ *                  latents instead of GQA's q/k/v (mla_up_proj drops the
+ *                  projected q, k, v); a stage sums its dense and MoE
+ *                  layers
+ *   other          the MTP layers' activations and logits on the last stage
+ *
  * What it is not: the caching allocator (alloc.c), NCCL buffers, the CUDA
  * context, workspace; those are left to layout.memory_threshold (the 80%
  * rule of the reference, section 1.7).
@@ -58,8 +77,54 @@ static PTSIM_HD int64_t model_chunks(const PtsimLayout *l) {
 
 /* ---- activations ---- */
 
-PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
-                                                    int keep_scores) {
+/* Multi-latent attention's saved tensors in place of a GQA layer's q, k,
+ * v and attention output: the q latent (its norm's input and the up
+ * projection's input, in the sequence-parallel region), the kv latent with
+ * the rope key and its normed part, then per head q and k (qk_head_dim +
+ * qk_pos_emb_head_dim wide), v and the output (v_head_dim); the
+ * mla_up_proj module drops q, k and v (re-projected in backward). */
+static PTSIM_HD void mla_activations(const PtsimPlan *plan, int modules, double in_bytes,
+                                     double *replicated, double *split) {
+  const PtsimModel *m = &plan->job.model;
+  const PtsimLayout *l = &plan->job.layout;
+  double sb = (double)l->seq / (double)l->cp * (double)l->mbs;
+  double nh = (double)m->num_attention_heads, dv = (double)m->v_head_dim;
+  double dq = (double)(m->qk_head_dim + m->qk_pos_emb_head_dim);
+  double ql = (double)m->q_lora_rank, kl = (double)m->kv_lora_rank;
+  if (ql > 0.0) *replicated += 2.0 * sb * ql + in_bytes * sb * ql;
+  *replicated += 2.0 * sb * (kl + (double)m->qk_pos_emb_head_dim) + in_bytes * sb * kl;
+  if (!(modules & PTSIM_RECOMPUTE_MLA_UP_PROJ)) *split += 2.0 * sb * nh * (2.0 * dq + dv);
+  *split += 2.0 * sb * nh * dv + (in_bytes < 2.0 ? sb * nh * dv : 0.0);
+}
+
+/* What an MoE block keeps beyond its input (memory.h): the router's fp32
+ * scores and routing map (Tm x E; 4 + 1 B a score fused, + 4 unfused for
+ * the balancing loss), the N = load Tm k etp rows the local experts see --
+ * their input, fc1's output (gate and up), the activation's output and
+ * fc2's input, the probabilities (fp32) -- and the shared experts' MLP
+ * intermediates (TP-split), less what the moe, moe_act and shared_experts
+ * recompute modules drop. */
+static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules, double in_bytes,
+                                             double load) {
+  const PtsimModel *m = &plan->job.model;
+  const PtsimLayout *l = &plan->job.layout;
+  double sb = (double)l->seq / (double)l->cp * (double)l->mbs, t = (double)l->tp;
+  double tm = plan->tokens_sp, h = (double)m->hidden_size;
+  double rows = load * tm * (double)m->moe_router_topk * (double)l->etp;
+  double f = (double)m->moe_ffn_hidden_size / (double)l->etp, fs = (double)m->moe_shared_expert_size;
+  int swiglu = m->activation == PTSIM_ACTIVATION_SWIGLU, drop_act = (modules & PTSIM_RECOMPUTE_MOE_ACT) != 0;
+  double bytes;
+  if (modules & PTSIM_RECOMPUTE_MOE) return 0.0;
+  bytes = tm * (double)m->num_experts * (l->moe_router_fusion ? 5.0 : 9.0);
+  bytes += rows * (in_bytes * h + 4.0);                               /* expert input, probs */
+  bytes += rows * f * (swiglu ? 2.0 * 2.0 : 2.0);                      /* fc1 output */
+  if (!drop_act) bytes += rows * f * ((swiglu ? 2.0 : 0.0) + in_bytes); /* act out, fc2 input */
+  if (fs > 0.0 && !(modules & PTSIM_RECOMPUTE_SHARED_EXPERTS))
+    bytes += (swiglu ? 3.0 * 2.0 * sb * fs : 2.0 * sb * fs) / t + in_bytes * sb * fs / t;
+  return bytes;
+}
+
+static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int moe, double load) {
   const PtsimModel *m = &plan->job.model;
   const PtsimLayout *l = &plan->job.layout;
   double s = (double)l->seq / (double)l->cp; /* CP: s -> s/c */
@@ -85,6 +150,12 @@ PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
   double in_bytes = l->precision == PTSIM_PRECISION_FP8 && plan->job.hw.peak_fp8_flops > 0.0 ? 1.0 : 2.0;
   int fp8 = in_bytes < 2.0;
 
+  /* An MoE layer's pre-MLP norm is a module of its own (not fused into a
+   * linear layer): its output, the MoE block's input, goes with layernorm
+   * recompute; the dense MLP's rules do not apply to it. */
+  int drop_mlp_norm = moe ? (modules & PTSIM_RECOMPUTE_LAYERNORM) != 0 : drop_norms;
+  if (moe) drop_mlp = 1;
+
   /* Tensors that live in the sequence-parallel region: split over t with
    * SP, replicated over the TP group without it (Korthikanti et al. 2022:
    * the "10sbh" part).  Norm inputs count 2sbh each for RMSNorm and
@@ -95,17 +166,23 @@ PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
                       /* MLP input (norm output): gone when the norm is
                        * recomputed, or with the whole MLP under TE, whose
                        * checkpoint starts before the fused norm */
-                      + (drop_norms || (drop_mlp && l->transformer_engine) ? 0.0 : in_bytes * sbh)
+                      + (drop_mlp_norm || (drop_mlp && l->transformer_engine && !moe) ? 0.0
+                                                                                     : in_bytes * sbh)
                       + (dropout ? 2.0 * sbh : 0.0); /* 1-byte masks, x2 */
 
   /* Tensors inside the tensor-parallel region: always split over t.  The
    * attention output is kept in bf16 by the attention kernel for its own
    * backward; under fp8 the O projection keeps an fp8 copy as well. */
-  double split = 2.0 * q             /* Q */
-                 + 2.0 * 2.0 * kv    /* K and V (GQA) */
-                 + 2.0 * q           /* attention output -> O proj */
-                 + (fp8 ? q : 0.0);
-  if (m->qk_layernorm) split += 2.0 * (q + kv); /* the q, k norm inputs */
+  double split = 0.0;
+  if (m->multi_latent_attention) {
+    mla_activations(plan, modules, in_bytes, &replicated, &split);
+  } else {
+    split = 2.0 * q             /* Q */
+            + 2.0 * 2.0 * kv    /* K and V (GQA) */
+            + 2.0 * q           /* attention output -> O proj */
+            + (fp8 ? q : 0.0);
+    if (m->qk_layernorm) split += 2.0 * (q + kv); /* the q, k norm inputs */
+  }
   if (!drop_mlp) {
     if (m->activation == PTSIM_ACTIVATION_SWIGLU) /* up, gate, act; fc2 input */
       split += 3.0 * 2.0 * s * b * hf + in_bytes * s * b * hf;
@@ -124,7 +201,17 @@ PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
   }
 
   double replicated_div = l->sp ? t : 1.0;
+  if (moe) return replicated / replicated_div + split / t +
+                  moe_block_activations(plan, modules, in_bytes, load);
   return replicated / replicated_div + split / t;
+}
+
+PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan, int keep_scores) {
+  return layer_bytes(plan, keep_scores, 0, 1.0);
+}
+
+PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan, int keep_scores) {
+  return layer_bytes(plan, keep_scores, 1, plan->expert_load);
 }
 
 /* Saved activations of one stage, all in-flight microbatches, recompute
@@ -132,14 +219,23 @@ PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
 static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
                                                int64_t stage,
                                                double inflight,
-                                               double full_layer) {
+                                               double dense_layer,
+                                               double moe_layer) {
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
-  int64_t ls = plan->stage_layers[stage];
+  int64_t ls = plan->stage_layers[stage], moe = plan->stage_moe_layers[stage];
+  /* An MoE model's layers differ: the mean layer stands for a stored one,
+   * the larger for the one being recomputed. */
+  double full_layer = dense_layer, working = dense_layer;
   if (ls <= 0)
     return 0.0;
+  if (moe > 0) {
+    full_layer = ((double)(ls - moe) * dense_layer + (double)moe * moe_layer) / (double)ls;
+    working = moe < ls && dense_layer > moe_layer ? dense_layer : moe_layer;
+  }
   if (l->recompute != PTSIM_RECOMPUTE_FULL) {
     /* none / selective: every layer saves its working set. */
+    if (moe > 0) return ((double)(ls - moe) * dense_layer + (double)moe * moe_layer) * inflight;
     return (double)ls * full_layer * inflight;
   }
   /* Full recompute: a checkpoint is the layer (or chunk) input, 2sbh, split
@@ -163,7 +259,7 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
     double stored = (double)ls - recomputed;
     double act = inflight * (recomputed * checkpoint + stored * full_layer);
     if (nn > 0)
-      act += full_layer; /* one layer being recomputed */
+      act += working; /* one layer being recomputed */
     return act;
   }
   /* Uniform: chunks of n layers, one checkpoint each, and one chunk's full
@@ -172,7 +268,7 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
     int64_t nn = (n <= 0) ? 1 : imin(n, lc);
     int64_t checkpoints = v * ((lc + nn - 1) / nn);
     return inflight * (double)checkpoints * checkpoint +
-           (double)nn * full_layer;
+           (double)nn * working;
   }
 }
 
@@ -193,10 +289,16 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
   double optimizer_bytes =
       (plan->master_bytes + plan->exp_avg_bytes + plan->exp_avg_sq_bytes) /
       plan->optimizer_shards;
+  /* the routed experts' states are sharded over the expert data-parallel group */
+  double expert_optimizer_bytes =
+      (plan->master_bytes + plan->exp_avg_bytes + plan->exp_avg_sq_bytes) /
+      plan->expert_optimizer_shards;
   /* Working set of one layer: with full recompute it is rebuilt in full
    * (scores included); selective recompute drops its modules' tensors. */
   int keep_scores = l->recompute != PTSIM_RECOMPUTE_SELECTIVE;
   double full_layer = ptsim_memory_layer_activation_bytes(plan, keep_scores);
+  double moe_layer = m->num_experts > 0 ? ptsim_memory_moe_layer_activation_bytes(plan, keep_scores)
+                                        : 0.0;
   int64_t i;
 
   out->num_stages = p;
@@ -209,9 +311,14 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     st->has_embedding = i == 0;
     st->has_lm_head = i == p - 1; /* shared with the embedding when tied, pp 1 */
     st->parameters = plan->stage_parameters[i];
+    st->expert_parameters = plan->stage_expert_parameters[i];
     st->parameters_bytes = plan->stage_weight_bytes[i];
     st->gradients_bytes = grad_bytes * st->parameters;
     st->optimizer_bytes = optimizer_bytes * st->parameters;
+    if (plan->stage_expert_parameters[i] > 0.0)
+      st->optimizer_bytes =
+          optimizer_bytes * (st->parameters - plan->stage_expert_parameters[i]) +
+          expert_optimizer_bytes * plan->stage_expert_parameters[i];
     st->activation_bytes_per_layer = full_layer;
     st->inflight_microbatches = inflight;
     st->embedding_dropout_bytes = 0.0;
@@ -225,12 +332,18 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
             sb * h / (l->sp ? t : 1.0) * inflight;
     }
     st->activations_bytes =
-        stage_layer_activations(plan, i, inflight, full_layer) +
+        stage_layer_activations(plan, i, inflight, full_layer, moe_layer) +
         st->embedding_dropout_bytes;
+    if (i == p - 1 && m->mtp_num_layers > 0) /* the MTP layers, with their inputs */
+      st->activations_bytes += inflight * (double)m->mtp_num_layers *
+                               ((plan->mtp_layer_is_moe ? moe_layer : full_layer) +
+                                8.0 * sb * h / (l->sp ? t : 1.0));
     /* Final-norm output and fp32 logits, 4sbh(1 + v/h)/t, one microbatch. */
     st->logits_bytes = 0.0;
     if (ce == PTSIM_CE_EVERY_STAGE || i == p - 1)
       st->logits_bytes = 4.0 * sb * (h + v) / t;
+    if (i == p - 1 && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
+      st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
     st->other_bytes = st->input_ids_bytes + st->logits_bytes;
     st->total_bytes = st->parameters_bytes + st->gradients_bytes +
                       st->optimizer_bytes + st->activations_bytes +

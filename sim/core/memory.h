@@ -31,14 +31,15 @@ typedef struct {
   int64_t first_layer, num_layers;    /* transformer layers on this stage */
   int has_embedding, has_lm_head;     /* input embedding / output layer here */
   double parameters;                  /* parameter count held by this GPU */
+  double expert_parameters;           /* of them the local routed experts' (MoE) */
   double parameters_bytes;            /* weights (2 B/param bf16/fp16) */
   double gradients_bytes;             /* main grads (4 B fp32 or 2 B) */
   double optimizer_bytes;             /* master weights + Adam m, v (12 B, sharded) */
   double activations_bytes;           /* saved activations, all in-flight
                                        * microbatches (includes the
                                        * embedding dropout mask on stage 0) */
-  double activation_bytes_per_layer;  /* one layer, one microbatch, stored in
-                                       * full (no full recompute) */
+  double activation_bytes_per_layer;  /* one (dense) layer, one microbatch,
+                                       * stored in full (no full recompute) */
   double embedding_dropout_bytes;     /* stage 0, hidden dropout > 0: 1-byte
                                        * mask of the embedding output, all
                                        * in-flight microbatches (part of
@@ -75,6 +76,11 @@ typedef struct {
  * layernorm: the norm outputs of Megatron's local layers). */
 PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
                                                     int keep_scores);
+
+/* The same for one MoE layer of a mixture-of-experts model, at the plan's
+ * expert load (its experts' rows scale with it). */
+PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan,
+                                                        int keep_scores);
 
 /* What a replay of the job through the caching-allocator emulation must
  * hold at once on the stage holding the most (lifetimes.h): its weights,

@@ -23,6 +23,7 @@
  *    num_microbatches.
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
+#include <string.h>
 #include "plan.h"
 #include "schedule.h"
 
@@ -63,13 +64,15 @@ PTSIM_HD int32_t ptsim_plan_split_stages(int64_t pp, int64_t layers, int64_t fir
 
 PTSIM_HD int32_t ptsim_plan_split_accounted(int64_t pp, int64_t vp, int64_t layers, int embedding,
                                             int loss, int64_t *out, int64_t *chunk) {
-  int64_t units = layers + (embedding ? 1 : 0) + (loss ? 1 : 0), per, s;
-  if (pp < 1 || pp > PTSIM_MAX_STAGES || vp < 1 || layers < 1 || units % (pp * vp) != 0) return -1;
+  int64_t units = layers + embedding + loss, per, s;
+  if (pp < 1 || pp > PTSIM_MAX_STAGES || vp < 1 || layers < 1 || embedding < 0 || loss < 0 ||
+      units % (pp * vp) != 0)
+    return -1;
   per = units / (pp * vp);
-  if (pp * vp == 1 && embedding && loss && per < 2) return -1;
+  if (per < embedding || per < loss || (pp * vp == 1 && per < embedding + loss)) return -1;
   for (s = 0; s < pp; s++) out[s] = per * vp;
-  out[0] -= embedding ? 1 : 0;
-  out[pp - 1] -= loss ? 1 : 0;
+  out[0] -= embedding;
+  out[pp - 1] -= loss;
   *chunk = per;
   return 0;
 }
@@ -101,7 +104,38 @@ static PTSIM_HD double plan_layer_matrices(const PtsimModel *model, int64_t tp) 
   return (h * (q + 2.0 * kv) + q * h + (swiglu ? 3.0 : 2.0) * h * hf) / (double)tp;
 }
 
+/* Multi-head latent attention on one TP rank: the down projections (and
+ * the latent norms, with qk_layernorm) are replicated over TP, as
+ * Megatron-Core's Transformer Engine spec builds them ("duplicated"
+ * linear layers); the up projections and the output projection are split
+ * by heads.  Column-parallel biases split, the others not. */
+static PTSIM_HD double plan_mla_parameters(const PtsimModel *m, int64_t tp) {
+  double h = (double)m->hidden_size, t = (double)tp, nh = (double)m->num_attention_heads;
+  double dn = (double)m->qk_head_dim, dr = (double)m->qk_pos_emb_head_dim;
+  double dv = (double)m->v_head_dim, ql = (double)m->q_lora_rank, kl = (double)m->kv_lora_rank;
+  double norm = m->qk_layernorm ? (m->norm == PTSIM_NORM_LAYERNORM ? 2.0 : 1.0) : 0.0;
+  double b = m->bias ? 1.0 : 0.0;
+  double q = ql > 0.0 ? h * ql + b * ql + norm * ql + (ql + b) * nh * (dn + dr) / t
+                      : (h + b) * nh * (dn + dr) / t;
+  double kv = (h + b) * (kl + dr) + norm * kl + (kl + b) * nh * (dn + dv) / t;
+  return q + kv + nh * dv * h / t + b * h;
+}
+
+/* An MLP of width `width` on `split` ranks (fc1 column-, fc2 row-parallel;
+ * the row-parallel bias is not split). */
+static PTSIM_HD double plan_mlp_parameters(const PtsimModel *m, int64_t width, int64_t split) {
+  double h = (double)m->hidden_size, w = (double)width, t = (double)split;
+  int swiglu = m->activation == PTSIM_ACTIVATION_SWIGLU;
+  double n = (swiglu ? 3.0 : 2.0) * h * w / t;
+  if (m->bias) n += (swiglu ? 2.0 : 1.0) * w / t + h;
+  return n;
+}
+
 PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp) {
+  if (model->multi_latent_attention)
+    return plan_mla_parameters(model, tp) +
+           plan_mlp_parameters(model, model->ffn_hidden_size, tp) +
+           2.0 * plan_norm_parameters(model);
   double h = (double)model->hidden_size;
   double hf = (double)model->ffn_hidden_size;
   double d = (double)ptsim_plan_head_dim(model);
@@ -125,13 +159,81 @@ PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp)
   return plan_layer_matrices(model, tp) + bias + qk_norm + 2.0 * plan_norm_parameters(model);
 }
 
-PTSIM_HD double ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq) {
-  double h = (double)model->hidden_size, v = (double)model->vocab_size;
-  double n = (double)model->num_layers * ptsim_plan_layer_parameters(model, 1);
-  n += h * v * (model->tied_embeddings ? 1.0 : 2.0) + plan_norm_parameters(model);
-  if (ptsim_plan_has_learned_positions(model))
-    n += (double)(model->max_position_embeddings > 0 ? model->max_position_embeddings : seq) * h;
+PTSIM_HD int ptsim_plan_is_moe_layer(const PtsimModel *model, int64_t layer) {
+  if (model->num_experts <= 0 || layer < 0 || layer >= PTSIM_MAX_LAYERS) return 0;
+  return (int)((model->moe_layers[layer / 64] >> (layer % 64)) & 1u);
+}
+
+PTSIM_HD int64_t ptsim_plan_moe_layers_in(const PtsimModel *model, int64_t first, int64_t count) {
+  int64_t n = 0, i;
+  for (i = first; i < first + count; i++) n += ptsim_plan_is_moe_layer(model, i);
   return n;
+}
+
+/* The attention of one layer on one TP rank, with its norms (q/k norms or
+ * MLA's latent norms) and biases: the dense layer without its MLP and its
+ * two layer norms. */
+static PTSIM_HD double plan_attention_parameters(const PtsimModel *m, int64_t tp) {
+  double h = (double)m->hidden_size, t = (double)tp, d = (double)ptsim_plan_head_dim(m);
+  double q = (double)m->num_attention_heads * d, kv = (double)m->num_query_groups * d;
+  double n = (h * (q + 2.0 * kv) + q * h) / t;
+  if (m->multi_latent_attention) return plan_mla_parameters(m, tp);
+  if (m->bias) n += (q + 2.0 * kv) / t + h;
+  if (m->qk_layernorm) n += 2.0 * (m->norm == PTSIM_NORM_LAYERNORM ? 2.0 * d : d);
+  return n;
+}
+
+PTSIM_HD double ptsim_plan_moe_layer_parameters(const PtsimModel *model, int64_t tp, int64_t ep,
+                                                int64_t etp, double *experts) {
+  double h = (double)model->hidden_size, e = (double)model->num_experts;
+  /* Megatron's grouped experts carry no biases unless asked; the routed
+   * experts are E/ep MLPs split over etp; router (E x h) replicated. */
+  double routed = e / (double)ep * plan_mlp_parameters(model, model->moe_ffn_hidden_size, etp);
+  double shared = model->moe_shared_expert_size > 0
+                      ? plan_mlp_parameters(model, model->moe_shared_expert_size, tp) +
+                            (model->moe_shared_expert_gate ? h : 0.0)
+                      : 0.0;
+  if (experts) *experts = routed;
+  return plan_attention_parameters(model, tp) + 2.0 * plan_norm_parameters(model) + e * h +
+         shared + routed;
+}
+
+/* The MTP block beside one layer of `layer` parameters: two norms of the
+ * inputs, the 2h -> h projection (column-parallel) and a final norm, per
+ * MTP layer. */
+static PTSIM_HD double plan_mtp_parameters(const PtsimModel *m, int64_t tp, double layer) {
+  double h = (double)m->hidden_size;
+  return (double)m->mtp_num_layers *
+         (layer + 3.0 * plan_norm_parameters(m) + 2.0 * h * h / (double)tp);
+}
+
+PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, double *total,
+                                          double *active) {
+  double h = (double)model->hidden_size, v = (double)model->vocab_size;
+  double dense = ptsim_plan_layer_parameters(model, 1), moe = 0.0, routed = 0.0, used = 0.0;
+  double n_moe = (double)ptsim_plan_moe_layers_in(model, 0, model->num_layers);
+  double n_dense = (double)model->num_layers - n_moe;
+  double base = h * v * (model->tied_embeddings ? 1.0 : 2.0) + plan_norm_parameters(model);
+  double all, act;
+  int last_moe = ptsim_plan_is_moe_layer(model, model->num_layers - 1);
+  if (model->num_experts > 0) {
+    moe = ptsim_plan_moe_layer_parameters(model, 1, 1, 1, &routed);
+    used = routed * (double)model->moe_router_topk / (double)model->num_experts;
+  }
+  /* in this order a dense model's sum is the one before MoE, to the bit */
+  all = n_dense * dense + n_moe * moe + base;
+  act = n_dense * dense + n_moe * (moe - routed + used) + base;
+  if (ptsim_plan_has_learned_positions(model)) {
+    double rows = (double)(model->max_position_embeddings > 0 ? model->max_position_embeddings : seq);
+    all += rows * h;
+    act += rows * h;
+  }
+  if (model->mtp_num_layers > 0) {
+    all += plan_mtp_parameters(model, 1, last_moe ? moe : dense);
+    act += plan_mtp_parameters(model, 1, last_moe ? moe - routed + used : dense);
+  }
+  if (total) *total = all;
+  if (active) *active = act;
 }
 
 /* Parameters held by one GPU of pipeline stage `stage`. */
@@ -141,7 +243,9 @@ static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stag
   double h = (double)m->hidden_size;
   double v = (double)m->vocab_size;
   double word_embedding = h * v / (double)l->tp; /* vocabulary-parallel */
-  double n = (double)plan->stage_layers[stage] * plan->layer_parameters;
+  int64_t moe = plan->stage_moe_layers[stage];
+  double n = (double)(plan->stage_layers[stage] - moe) * plan->layer_parameters +
+             (double)moe * plan->moe_layer_parameters;
   if (stage == 0) {
     n += word_embedding;
     /* Megatron's learned position embedding is a plain (not parallel)
@@ -154,7 +258,16 @@ static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stag
     /* Untied: the LM head.  Tied with pp > 1: the last stage's copy of the
      * word embedding.  Tied with pp = 1: already counted above. */
     if (!m->tied_embeddings || l->pp > 1) n += word_embedding;
+    n += plan->mtp_parameters;
   }
+  return n;
+}
+
+/* Routed-expert parameters one GPU of stage `stage` holds (MTP's included). */
+static PTSIM_HD double plan_stage_expert_parameters(const PtsimPlan *plan, int64_t stage) {
+  double n = (double)plan->stage_moe_layers[stage] * plan->moe_expert_parameters;
+  if (stage == plan->job.layout.pp - 1 && plan->mtp_layer_is_moe)
+    n += (double)plan->job.model.mtp_num_layers * plan->moe_expert_parameters;
   return n;
 }
 
@@ -162,7 +275,13 @@ static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stag
 static PTSIM_HD double plan_stage_weight_bytes(const PtsimPlan *plan, int64_t stage) {
   const PtsimLayout *l = &plan->job.layout;
   double bytes = 2.0 * plan->stage_parameters[stage];
-  double matrices = (double)plan->stage_layers[stage] * plan_layer_matrices(&plan->job.model, l->tp);
+  int64_t moe = plan->stage_moe_layers[stage];
+  /* an MoE layer's matrices: all but its norms and the router */
+  double moe_matrices = plan->moe_layer_parameters - 2.0 * plan_norm_parameters(&plan->job.model) -
+                        (double)(plan->job.model.num_experts * plan->job.model.hidden_size);
+  double matrices = (double)(plan->stage_layers[stage] - moe) *
+                        plan_layer_matrices(&plan->job.model, l->tp) +
+                    (double)moe * moe_matrices;
   double fp8_copies = l->fp8_recipe == PTSIM_FP8_MXFP8 ? 2.0 * (1.0 + 1.0 / 32.0) : 2.0;
   if (l->precision != PTSIM_PRECISION_FP8 || plan->job.hw.peak_fp8_flops <= 0.0) return bytes;
   /* --fp8-param-gather: the bf16 copy of these matrices is gone. */
@@ -186,6 +305,63 @@ static PTSIM_HD void plan_state_bytes(PtsimPlan *plan) {
                                ? (double)(l->dp * l->cp) /
                                      (double)(l->optimizer_instances > 0 ? l->optimizer_instances : 1)
                                : 1.0;
+  plan->expert_optimizer_shards =
+      l->distributed_optimizer
+          ? (double)(l->edp > 0 ? l->edp : 1) /
+                (double)(l->optimizer_instances > 0 ? l->optimizer_instances : 1)
+          : 1.0;
+}
+
+/* ---- model chunks ---- */
+
+PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64_t chunk,
+                                     int64_t *first, int64_t *count) {
+  int64_t p = plan->num_stages, v = plan->num_chunks, vs = chunk * p + stage;
+  int64_t per = plan->chunk_layers[0];
+  if (v <= 1) {
+    *first = plan->stage_first_layer[stage];
+    *count = plan->stage_layers[stage];
+    return;
+  }
+  /* virtual stage vs: every one `per` layers but the very first and last */
+  *first = vs * per - (vs > 0 ? per - plan->first_chunk_layers : 0);
+  *count = vs == 0 ? plan->first_chunk_layers : vs == p * v - 1 ? plan->last_chunk_layers : per;
+}
+
+/* The MoE quantities of the plan (all 0 for a dense model). */
+static PTSIM_HD void plan_moe(PtsimPlan *out) {
+  const PtsimModel *m = &out->job.model;
+  const PtsimLayout *l = &out->job.layout;
+  int64_t s, c, first, count, ep = l->ep > 0 ? l->ep : 1;
+  int64_t etp = l->etp > 0 ? l->etp : l->tp;
+  out->local_experts = m->num_experts > 0 ? m->num_experts / ep : 0;
+  out->moe_layer_parameters = out->moe_expert_parameters = 0.0;
+  if (m->num_experts > 0)
+    out->moe_layer_parameters =
+        ptsim_plan_moe_layer_parameters(m, l->tp, ep, etp, &out->moe_expert_parameters);
+  out->expert_load = l->moe_capacity_factor > 0.0 ? l->moe_capacity_factor : 1.0;
+  out->mtp_layer_is_moe = ptsim_plan_is_moe_layer(m, m->num_layers - 1);
+  out->mtp_parameters =
+      m->mtp_num_layers > 0
+          ? plan_mtp_parameters(m, l->tp, out->mtp_layer_is_moe ? out->moe_layer_parameters
+                                                                : out->layer_parameters)
+          : 0.0;
+  /* the MTP layers embed the shifted tokens on the last stage: with pp > 1
+   * it keeps a copy of the word embedding (tied ones have it already) */
+  if (m->mtp_num_layers > 0 && l->pp > 1 && !m->tied_embeddings)
+    out->mtp_parameters += (double)m->hidden_size * (double)m->vocab_size / (double)l->tp;
+  for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_moe_layers[s] = 0;
+  for (s = 0; s < l->pp * out->num_chunks && s < PTSIM_MAX_MOE_VSTAGES; s++)
+    out->vstage_moe_layers[s] = 0;
+  if (m->num_experts <= 0) return;
+  for (s = 0; s < l->pp; s++)
+    for (c = 0; c < out->num_chunks; c++) {
+      int64_t n, vs = c * l->pp + s;
+      ptsim_plan_chunk_range(out, s, c, &first, &count);
+      n = ptsim_plan_moe_layers_in(m, first, count);
+      out->stage_moe_layers[s] += n;
+      if (vs < PTSIM_MAX_MOE_VSTAGES) out->vstage_moe_layers[vs] = (int16_t)n;
+    }
 }
 
 /* ---- in-flight microbatches ---- */
@@ -257,7 +433,10 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
   out->head_dim = ptsim_plan_head_dim(&job->model);
   plan_state_bytes(out);
   for (k = 0; k < PTSIM_GROUP_KIND_COUNT; k++)
-    ptsim_topology_group(l, &job->hw, (PtsimGroupKind)k, &out->groups[k]);
+    if (k < PTSIM_GROUP_ETP || job->model.num_experts > 0 || job->model.multi_latent_attention)
+      ptsim_topology_group(l, &job->hw, (PtsimGroupKind)k, &out->groups[k]);
+    else
+      memset(&out->groups[k], 0, sizeof out->groups[k]);
   for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_layers[s] = 0;
   if (l->account_embedding || l->account_loss) {
     if (ptsim_plan_split_accounted(l->pp, out->num_chunks, job->model.num_layers, l->account_embedding,
@@ -279,10 +458,12 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
   out->first_chunk_layers = out->chunk_layers[0];
   out->last_chunk_layers = out->chunk_layers[l->pp > 0 ? l->pp - 1 : 0];
   if (chunk > 0 && out->num_chunks > 1) {
-    out->first_chunk_layers -= l->account_embedding ? 1 : 0;
-    out->last_chunk_layers -= l->account_loss ? 1 : 0;
+    out->first_chunk_layers -= l->account_embedding;
+    out->last_chunk_layers -= l->account_loss;
   }
+  plan_moe(out);
   for (s = 0; s < PTSIM_MAX_STAGES; s++) {
+    out->stage_expert_parameters[s] = s < l->pp ? plan_stage_expert_parameters(out, s) : 0.0;
     out->stage_parameters[s] = s < l->pp ? plan_stage_parameters(out, s) : 0.0;
     out->stage_weight_bytes[s] = s < l->pp ? plan_stage_weight_bytes(out, s) : 0.0;
     out->inflight_microbatches[s] = s < l->pp ? plan_inflight(out, s) : 0.0;

@@ -27,6 +27,13 @@
 #include "job.h"
 #include "topology.h"
 
+/* Virtual stages (pp x vp) whose MoE layers the plan counts one by one:
+ * a mixture-of-experts model has at most PTSIM_MAX_LAYERS layers, and
+ * every virtual stage holds one at least but for the first and the last
+ * (the embedding's and the loss's slots, ptsim_plan_split_accounted), so
+ * no MoE job has more.  Dense jobs, whose counts are all 0, may. */
+#define PTSIM_MAX_MOE_VSTAGES (PTSIM_MAX_LAYERS + 2)
+
 typedef struct {
   PtsimJob job;               /* the validated job this plan was built from */
   int64_t num_stages;         /* p = pp */
@@ -39,7 +46,10 @@ typedef struct {
   double tokens_sp;           /* T / tp with sequence parallelism, else T */
   double layer_parameters;    /* one transformer layer on one TP rank */
   /* The group of each PtsimGroupKind holding rank 0 (topology.h), placed in
-   * Megatron-LM's rank order on the profile's nodes. */
+   * Megatron-LM's rank order on the profile's nodes.  The expert groups
+   * (PTSIM_GROUP_ETP and after) are all zero for a model with neither
+   * experts nor multi-latent attention: nothing reads them, and placing
+   * them is a tenth of a dense sweep's time. */
   PtsimGroup groups[PTSIM_GROUP_KIND_COUNT];
   /* Per pipeline stage [0, num_stages): */
   int64_t stage_layers[PTSIM_MAX_STAGES];      /* transformer layers (sum: num_layers) */
@@ -73,6 +83,30 @@ typedef struct {
    * "all of this stage's layers for one microbatch" (fractional under the
    * interleaved schedule); what the memory estimate multiplies by. */
   double inflight_microbatches[PTSIM_MAX_STAGES];
+  /* Mixture of experts (all 0 for a dense model, whose every layer is
+   * layer_parameters).  The expert part of a GPU's parameters is sharded
+   * over etp x ep and its optimizer states over edp (expert_optimizer_shards),
+   * the rest as a dense model's (over tp, and dp x cp). */
+  int64_t local_experts;            /* E / ep */
+  double moe_layer_parameters;      /* one MoE layer on one GPU, experts included */
+  double moe_expert_parameters;     /* of which its local routed experts */
+  double expert_optimizer_shards;   /* edp / instances (distributed optimizer), else 1 */
+  /* The busiest EP rank's routed tokens over the balanced share, which the
+   * slowest rank's grouped GEMMs and all-to-alls scale with: 1 when
+   * dropless (the balanced load the router's balancing aims at), the
+   * capacity factor when one bounds every expert (deterministic mode; the
+   * Monte-Carlo mode samples it, workload.h). */
+  double expert_load;
+  int64_t stage_moe_layers[PTSIM_MAX_STAGES];   /* MoE layers of each stage */
+  double stage_expert_parameters[PTSIM_MAX_STAGES]; /* routed-expert parameters of one GPU */
+  /* MoE layers of virtual stage c*pp + s (model chunk c of stage s, as
+   * Megatron places the layers), for the first min(pp*vp,
+   * PTSIM_MAX_MOE_VSTAGES) of them (0 for a dense model). */
+  int16_t vstage_moe_layers[PTSIM_MAX_MOE_VSTAGES];
+  /* Multi-token prediction: the block's parameters on one GPU of the last
+   * stage (its layer is an MoE layer when the decoder's last is). */
+  double mtp_parameters;
+  int mtp_layer_is_moe;
 } PtsimPlan;
 
 /* Layers per pipeline stage as Megatron-LM splits them: evenly, or with
@@ -86,8 +120,10 @@ PTSIM_HD int32_t ptsim_plan_split_stages(int64_t pp, int64_t layers, int64_t fir
                                          int64_t *out);
 
 /* The split of --account-for-embedding/loss-in-pipeline-split: the layers
- * plus `embedding` and `loss` (0 or 1 each) units split evenly over pp x vp
- * virtual stages; the first (last) virtual stage builds one layer fewer.
+ * plus `embedding` and `loss` units (1 each with those flags; a
+ * --pipeline-model-parallel-layout may give the loss's stage more, e.g.
+ * "Et|(tt|)*30L": 1 and 2) split evenly over pp x vp virtual stages; the
+ * first (last) virtual stage builds that many layers fewer.
  * Writes out[0..pp) (layers per stage) and *chunk (units per virtual
  * stage); -1 when the units do not divide or a virtual stage would have
  * fewer than 0 layers. */
@@ -107,13 +143,36 @@ PTSIM_HD int ptsim_plan_has_learned_positions(const PtsimModel *model);
 /* The head dimension d: kv_channels, or hidden / heads. */
 PTSIM_HD int64_t ptsim_plan_head_dim(const PtsimModel *model);
 
-/* Parameters of one transformer layer held by one TP rank (t = tp). */
+/* Parameters of one transformer layer held by one TP rank (t = tp); for
+ * an MoE model, one of its dense layers. */
 PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp);
 
-/* Parameters of the whole model (no parallelism): layers, word embedding
- * (and the LM head when untied), final norm, the learned position table
- * when the model has one (max_position_embeddings rows, or seq). */
-PTSIM_HD double ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq);
+/* 1 when layer `layer` of the model is an MoE layer. */
+PTSIM_HD int ptsim_plan_is_moe_layer(const PtsimModel *model, int64_t layer);
+
+/* MoE layers among layers [first, first + count). */
+PTSIM_HD int64_t ptsim_plan_moe_layers_in(const PtsimModel *model, int64_t first, int64_t count);
+
+/* Parameters of one MoE layer held by one GPU: attention and norms over
+ * tp, router replicated, shared experts over tp, E/ep routed experts over
+ * etp; *experts (may be NULL) receives the routed experts' part. */
+PTSIM_HD double ptsim_plan_moe_layer_parameters(const PtsimModel *model, int64_t tp, int64_t ep,
+                                                int64_t etp, double *experts);
+
+/* The whole model's parameters (one copy, no parallelism): layers, word
+ * embedding (and the LM head when untied), final norm, the learned
+ * position table when the model has one (max_position_embeddings rows, or
+ * seq); and those one token uses (top-k routed experts of E; the
+ * embedding and the output layer both counted, as Mistral and Qwen count;
+ * DeepSeek leaves the input embedding out).  The MTP block is in *total
+ * and *active as Megatron's memory estimator counts it.  Either pointer
+ * may be NULL. */
+PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, double *total,
+                                          double *active);
+
+/* First layer and layer count of model chunk `chunk` of stage `stage`. */
+PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64_t chunk,
+                                     int64_t *first, int64_t *count);
 
 /* Only the counts of the plan — num_stages, num_chunks, num_microbatches,
  * schedule_items, exactly as ptsim_plan_build sets them — leaving every

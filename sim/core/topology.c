@@ -10,11 +10,27 @@
 
 PTSIM_HD static int64_t topo_at_least_one(int64_t x) { return x < 1 ? 1 : x; }
 
+/* The dense kind whose progression an expert kind shares (topology.h). */
+PTSIM_HD static PtsimGroupKind topo_dense_twin(PtsimGroupKind kind) {
+  switch (kind) {
+  case PTSIM_GROUP_ETP:
+    return PTSIM_GROUP_TP;
+  case PTSIM_GROUP_EP:
+    return PTSIM_GROUP_CP;
+  case PTSIM_GROUP_EDP:
+    return PTSIM_GROUP_DP;
+  case PTSIM_GROUP_ETP_EP:
+    return PTSIM_GROUP_TP_CP;
+  default:
+    return kind;
+  }
+}
+
 /* Size and stride of a group kind (the table in topology.h). */
 PTSIM_HD static void topo_kind_shape(int64_t tp, int64_t cp, int64_t dp,
                                      int64_t pp, PtsimGroupKind kind,
                                      int64_t *size, int64_t *stride) {
-  switch (kind) {
+  switch (topo_dense_twin(kind)) {
   case PTSIM_GROUP_TP:
     *size = tp;
     *stride = 1;
@@ -49,7 +65,7 @@ PTSIM_HD static int64_t topo_group_start(int64_t tp, int64_t cp, int64_t dp,
                                          PtsimGroupKind kind, int64_t rank) {
   int64_t t = 0, c = 0, d = 0, p = 0;
   ptsim_topology_coords(tp, cp, dp, rank, &t, &c, &d, &p);
-  switch (kind) {
+  switch (topo_dense_twin(kind)) {
   case PTSIM_GROUP_TP:
     t = 0;
     break;
@@ -187,6 +203,15 @@ PTSIM_HD int64_t ptsim_topology_domain_size(const PtsimHardware *hw) {
 PTSIM_HD void ptsim_topology_group(const PtsimLayout *layout,
                                    const PtsimHardware *hw,
                                    PtsimGroupKind kind, PtsimGroup *out) {
+  if (topo_dense_twin(kind) != kind) {
+    int64_t etp = layout->etp > 0 ? layout->etp : layout->tp;
+    int64_t ep = layout->ep > 0 ? layout->ep : 1;
+    int64_t edp = layout->edp > 0 ? layout->edp
+                                  : layout->tp * layout->cp * layout->dp / (etp * ep);
+    ptsim_topology_group_of(etp, ep, edp, layout->pp, ptsim_topology_domain_size(hw),
+                            kind, 0, out);
+    return;
+  }
   ptsim_topology_group_of(layout->tp, layout->cp, layout->dp, layout->pp,
                           ptsim_topology_domain_size(hw), kind, 0, out);
 }

@@ -27,6 +27,25 @@
  * gradients, all-gather of parameters); TP_CP is the group Megatron-LM uses
  * for some CP-with-TP collectives.
  *
+ * Expert layers (Megatron-Core's MoE parallel folding) regroup the same
+ * GPUs with a second rank generator, etp fastest, then ep, then edp, then
+ * pp (edp = gpus / (etp ep pp); the pp groups coincide):
+ *
+ *     rank = etp_rank + etp * (ep_rank + ep * (edp_rank + edp * pp_rank))
+ *
+ *   kind    members of the group holding rank 0    size n     stride
+ *   ETP     0, 1, ..., etp-1                       etp        1
+ *   EP      0, etp, 2etp, ...                      ep         etp
+ *   EDP     0, etp*ep, ...                         edp        etp*ep
+ *   ETP_EP  0, 1, ..., etp*ep-1                    etp*ep     1
+ *
+ * the same progressions as TP, CP, DP and TP_CP of the dense table with
+ * (tp, cp, dp) = (etp, ep, edp), which is how they are computed.  EP is
+ * the all-to-all dispatcher's group, ETP_EP the all-gather and flex
+ * dispatchers' (and the token counts'), EDP the expert gradients' and
+ * expert optimizer states' group.  So the all-to-all stays inside an
+ * NVLink domain exactly when etp x ep ranks fit in one.
+ *
  * What a group tells the cost model (sim/core/cost.h):
  *   size n       ranks in the group
  *   nodes N      distinct nodes the group spans
@@ -70,10 +89,14 @@ typedef enum {
   PTSIM_GROUP_DP = 2,    /* data parallel (same tp, cp, pp ranks) */
   PTSIM_GROUP_DP_CP = 3, /* dp x cp: the distributed optimizer's gradient group */
   PTSIM_GROUP_PP = 4,    /* pipeline (stage neighbours send/recv in it) */
-  PTSIM_GROUP_TP_CP = 5  /* tp x cp */
+  PTSIM_GROUP_TP_CP = 5, /* tp x cp */
+  PTSIM_GROUP_ETP = 6,   /* expert tensor parallel */
+  PTSIM_GROUP_EP = 7,    /* expert parallel: the dispatch all-to-all */
+  PTSIM_GROUP_EDP = 8,   /* expert data parallel: expert gradients */
+  PTSIM_GROUP_ETP_EP = 9 /* etp x ep: all-gather dispatcher, token counts */
 } PtsimGroupKind;
 
-#define PTSIM_GROUP_KIND_COUNT 6
+#define PTSIM_GROUP_KIND_COUNT 10
 
 /* One communicator group and how it maps onto nodes. */
 typedef struct {
@@ -104,7 +127,9 @@ PTSIM_HD void ptsim_topology_coords(int64_t tp, int64_t cp, int64_t dp,
 
 /* The group of `kind` holding `rank`, for a layout of tp x cp x dp x pp ranks
  * on nodes of `gpus_per_node` GPUs (values below 1 count as 1; a rank
- * outside the world is taken modulo the world size).  Never fails.
+ * outside the world is taken modulo the world size).  The expert kinds
+ * are read as their dense twins (ETP as TP, EP as CP, EDP as DP, ETP_EP as
+ * TP_CP): pass (etp, ep, edp, pp) for them.  Never fails.
  * Cost: O(n) for the node count, O(gpus_per_node) for the senders. */
 PTSIM_HD void ptsim_topology_group_of(int64_t tp, int64_t cp, int64_t dp,
                                       int64_t pp, int64_t gpus_per_node,
@@ -116,7 +141,8 @@ PTSIM_HD void ptsim_topology_group_of(int64_t tp, int64_t cp, int64_t dp,
 PTSIM_HD int64_t ptsim_topology_domain_size(const PtsimHardware *hw);
 
 /* The group of `kind` holding rank 0, from a job's layout and hardware
- * (layout->tp, cp, dp, pp; nodes of ptsim_topology_domain_size(hw) GPUs).
+ * (layout->tp, cp, dp, pp, and etp, ep, edp for the expert kinds; nodes of
+ * ptsim_topology_domain_size(hw) GPUs).
  * When the domain size divides the layout evenly every group of a kind
  * looks the same, so this is the one the cost model needs.  Never fails. */
 PTSIM_HD void ptsim_topology_group(const PtsimLayout *layout,

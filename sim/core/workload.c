@@ -20,22 +20,11 @@
 #include <stddef.h>
 #include "plan.h"
 #include "workload.h"
+#include "workload_int.h"
 
-#define ELEM 2.0 /* bytes of a bf16/fp16 activation */
-
-/* Everything the op builders need, computed once. */
-typedef struct {
-  const PtsimPlan *plan;
-  const PtsimJob *job;  /* &plan->job */
-  const PtsimCostParams *params;
-  const PtsimGroup *tp_group, *cp_group, *pp_group, *dp_group; /* the plan's */
-  int64_t tokens;      /* T */
-  double tokens_sp;    /* T_sp */
-  int64_t t, c;
-  int64_t d, q, kv;    /* head dim; query and key (= value) projection widths */
-  PtsimPrecision precision;
-} Ctx;
-
+/* work_zero and work_add: the builders' own copies, inlined where the
+ * engine asks for a chunk's work (ptsim_workload_chunk, per chunk and
+ * layout); ptsim_work_zero / ptsim_work_add for workload_moe.c. */
 static PTSIM_HD void work_zero(PtsimWork *w) {
   int i;
   w->forward_s = 0.0;
@@ -62,15 +51,13 @@ static PTSIM_HD void work_add(PtsimWork *acc, const PtsimWork *w, double times) 
   }
 }
 
-/* ---- op builders: each adds one op's forward and backward to *w ---- */
+PTSIM_HD void ptsim_work_zero(PtsimWork *w) { work_zero(w); }
 
-/* Whether an FP8 GEMM's input has a cast kernel of its own. */
-#define INPUT_CAST 1
-#define INPUT_QUANTIZED_BY_NORM 0
-
-static PTSIM_HD int in_fp8(const Ctx *x) {
-  return x->precision == PTSIM_PRECISION_FP8 && x->job->hw.peak_fp8_flops > 0.0;
+PTSIM_HD void ptsim_work_add(PtsimWork *acc, const PtsimWork *w, double times) {
+  work_add(acc, w, times);
 }
+
+/* ---- op builders: each adds one op's forward and backward to *w ---- */
 
 /* A GEMM of forward shape (m, n, k) at `precision`.  In FP8 (Transformer
  * Engine's Linear) a cast kernel reads the bf16 input and writes it as fp8
@@ -84,52 +71,75 @@ static PTSIM_HD int in_fp8(const Ctx *x) {
  * writes fp8 itself under delayed scaling, writes bf16 and its amax under
  * current scaling (a cast without the amax pass follows), and writes bf16
  * for the block-scaled recipes (a plain cast follows).  Weights are cast
- * once per step and cached across microbatches: not counted. */
-static PTSIM_HD void add_gemm_at(const Ctx *x, PtsimWork *w, PtsimPrecision precision, int64_t m,
-                                 int64_t n, int64_t k, int input_cast) {
+ * once per step and cached across microbatches: not counted.  `groups`
+ * GEMMs of this shape (an MoE layer's local experts: one grouped kernel
+ * with --moe-grouped-gemm, else one GEMM each) cast `groups` times the
+ * bytes. */
+static PTSIM_HD void gemm_groups(const PtsimWorkCtx *x, PtsimWork *w, PtsimPrecision precision,
+                                 int64_t groups, int grouped, int64_t m, int64_t n, int64_t k,
+                                 int input_cast) {
   const PtsimHardware *hw = &x->job->hw;
-  w->forward_s += ptsim_cost_gemm_s(hw, x->params, precision, m, n, k);
-  w->backward_input_s += ptsim_cost_gemm_s(hw, x->params, precision, m, k, n);
-  w->backward_weight_s += ptsim_cost_gemm_s(hw, x->params, precision, k, n, m);
-  w->flops += 6.0 * (double)m * (double)n * (double)k;
-  if (precision == PTSIM_PRECISION_FP8 && in_fp8(x)) {
+  const PtsimCostParams *p = x->params;
+  double g = (double)groups;
+  if (grouped) {
+    w->forward_s += ptsim_cost_grouped_gemm_s(hw, p, precision, groups, m, n, k);
+    w->backward_input_s += ptsim_cost_grouped_gemm_s(hw, p, precision, groups, m, k, n);
+    w->backward_weight_s += ptsim_cost_grouped_gemm_s(hw, p, precision, groups, k, n, m);
+  } else {
+    w->forward_s += g * ptsim_cost_gemm_s(hw, p, precision, m, n, k);
+    w->backward_input_s += g * ptsim_cost_gemm_s(hw, p, precision, m, k, n);
+    w->backward_weight_s += g * ptsim_cost_gemm_s(hw, p, precision, k, n, m);
+  }
+  w->flops += 6.0 * g * (double)m * (double)n * (double)k;
+  if (precision == PTSIM_PRECISION_FP8 && ptsim_work_in_fp8(x)) {
     PtsimFp8Recipe recipe = x->job->layout.fp8_recipe;
     double cast = ELEM + 2.0, amax = recipe == PTSIM_FP8_TENSORWISE ? ELEM : 0.0;
     if (input_cast)
-      w->forward_s += ptsim_cost_memory_bound_s(hw, (cast + amax) * (double)m * (double)k);
+      w->forward_s += ptsim_cost_memory_bound_s(hw, (cast + amax) * g * (double)m * (double)k);
     else if (recipe != PTSIM_FP8_DELAYED)
-      w->forward_s += ptsim_cost_memory_bound_s(hw, cast * (double)m * (double)k);
-    w->backward_input_s += ptsim_cost_memory_bound_s(hw, (cast + amax) * (double)m * (double)n);
+      w->forward_s += ptsim_cost_memory_bound_s(hw, cast * g * (double)m * (double)k);
+    w->backward_input_s += ptsim_cost_memory_bound_s(hw, (cast + amax) * g * (double)m * (double)n);
   }
 }
 
-/* A transformer layer's GEMM at the job's precision. */
-static PTSIM_HD void add_gemm(const Ctx *x, PtsimWork *w, int64_t m, int64_t n, int64_t k,
-                              int input_cast) {
-  add_gemm_at(x, w, x->precision, m, n, k, input_cast);
+PTSIM_HD int ptsim_work_in_fp8(const PtsimWorkCtx *x) {
+  return x->precision == PTSIM_PRECISION_FP8 && x->job->hw.peak_fp8_flops > 0.0;
 }
 
-/* The precision of what runs outside Transformer Engine's FP8 layers
- * (attention, Megatron's LM head): bf16 under FP8, else the job's. */
-static PTSIM_HD PtsimPrecision outside_fp8(const Ctx *x) {
+PTSIM_HD void ptsim_work_gemm_at(const PtsimWorkCtx *x, PtsimWork *w, PtsimPrecision precision,
+                                 int64_t m, int64_t n, int64_t k, int input_cast) {
+  gemm_groups(x, w, precision, 1, 0, m, n, k, input_cast);
+}
+
+PTSIM_HD void ptsim_work_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64_t m, int64_t n, int64_t k,
+                              int input_cast) {
+  gemm_groups(x, w, x->precision, 1, 0, m, n, k, input_cast);
+}
+
+PTSIM_HD void ptsim_work_grouped_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64_t groups,
+                                      int64_t m, int64_t n, int64_t k) {
+  gemm_groups(x, w, x->precision, groups, x->job->layout.moe_grouped_gemm, m, n, k, INPUT_CAST);
+}
+
+PTSIM_HD PtsimPrecision ptsim_work_outside_fp8(const PtsimWorkCtx *x) {
   return x->precision == PTSIM_PRECISION_FP8 ? PTSIM_PRECISION_BF16 : x->precision;
 }
 
 /* A memory-bound op moving `bytes` forward (about twice that backward). */
-static PTSIM_HD void add_elementwise(const Ctx *x, PtsimWork *w, double bytes) {
+PTSIM_HD void ptsim_work_elementwise(const PtsimWorkCtx *x, PtsimWork *w, double bytes) {
   w->forward_s += ptsim_cost_memory_bound_s(&x->job->hw, bytes);
   w->backward_input_s += ptsim_cost_memory_bound_s(&x->job->hw, 2.0 * bytes);
 }
 
 /* Blocking communication: forward time `fwd`, backward time `bwd`. */
-static PTSIM_HD void add_comm(PtsimWork *w, PtsimCommKind kind, double fwd, double bwd) {
+PTSIM_HD void ptsim_work_comm(PtsimWork *w, PtsimCommKind kind, double fwd, double bwd) {
   w->forward_s += fwd;
   w->backward_input_s += bwd;
   w->forward_comm_s[kind] += fwd;
   w->backward_comm_s[kind] += bwd;
 }
 
-static PTSIM_HD double tp_coll_s(const Ctx *x, PtsimCollective kind, double bytes) {
+PTSIM_HD double ptsim_work_tp_coll_s(const PtsimWorkCtx *x, PtsimCollective kind, double bytes) {
   if (x->t <= 1) return 0.0;
   return ptsim_cost_collective_s(&x->job->hw, x->params, kind, bytes, x->tp_group);
 }
@@ -146,7 +156,7 @@ typedef enum {
                      outlasts it */
 } TpOverlap;
 
-static PTSIM_HD double tp_exposed(const Ctx *x, TpOverlap how, double comm_s, double gemm_s) {
+static PTSIM_HD double tp_exposed(const PtsimWorkCtx *x, TpOverlap how, double comm_s, double gemm_s) {
   double rest, hidden;
   if (!x->job->layout.tp_comm_overlap || !x->job->layout.sp || x->t <= 1 || how == TP_EXPOSED)
     return comm_s;
@@ -156,11 +166,13 @@ static PTSIM_HD double tp_exposed(const Ctx *x, TpOverlap how, double comm_s, do
   return comm_s / (double)x->t + (rest > hidden ? rest - hidden : 0.0);
 }
 
-/* The TP collective entering a column-parallel GEMM.  `te_layer`: a
- * Transformer Engine LayerNormLinear (QKV, fc1), which may use userbuffers
- * and in FP8 gathers its norm's fp8 output (1 byte an element, TE's
- * gather_along_first_dim or userbuffers fill with the input quantizer; the
- * gradients stay bf16); 0: the head, Megatron's own ColumnParallelLinear.
+/* The TP collective entering a column-parallel GEMM, for `bytes` of bf16
+ * activations.  `te_layer`: a Transformer Engine (LayerNorm)Linear (QKV,
+ * fc1, an MoE layer's shared experts, MLA's up projections, MTP's
+ * projection), which may use userbuffers and in FP8 gathers its input
+ * quantized (1 byte an element, TE's gather_along_first_dim or userbuffers
+ * fill with the input quantizer; the gradients stay bf16); 0: the head,
+ * Megatron's own ColumnParallelLinear.
  * SP all-gather forward (pipelined with the GEMM under _ag) / reduce-
  * scatter of the input gradient backward (in bulk behind the wgrad GEMM
  * under _bulk_dgrad, pipelined with the dgrad GEMM under _rs_dgrad);
@@ -168,52 +180,59 @@ static PTSIM_HD double tp_exposed(const Ctx *x, TpOverlap how, double comm_s, do
  * re-gather of the input for the wgrad GEMM is not counted: Megatron and
  * TE run it asynchronously beside the dgrad GEMM, with userbuffers or
  * without. */
-static PTSIM_HD void add_tp_enter(const Ctx *x, PtsimWork *w, double gemm_s, int te_layer) {
+PTSIM_HD void ptsim_work_tp_enter(const PtsimWorkCtx *x, PtsimWork *w, double gemm_s,
+                                  int te_layer, double bytes) {
   const PtsimLayout *l = &x->job->layout;
-  double bytes = (double)x->tokens * (double)x->job->model.hidden_size * ELEM;
-  double gathered = te_layer && in_fp8(x) ? bytes / ELEM : bytes;
+  double gathered = te_layer && ptsim_work_in_fp8(x) ? bytes / ELEM : bytes;
   TpOverlap back = !te_layer                   ? TP_EXPOSED
                    : l->tp_comm_overlap_rs_dgrad ? TP_PIPELINED
                    : l->tp_comm_bulk_dgrad     ? TP_BULK
                                                : TP_EXPOSED;
   if (x->t <= 1) return;
   if (l->sp)
-    add_comm(w, PTSIM_COMM_TP,
+    ptsim_work_comm(w, PTSIM_COMM_TP,
              tp_exposed(x, te_layer && l->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
-                        tp_coll_s(x, PTSIM_COLL_ALL_GATHER, gathered), gemm_s),
-             tp_exposed(x, back, tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s));
+                        ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_GATHER, gathered), gemm_s),
+             tp_exposed(x, back, ptsim_work_tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s));
   else
-    add_comm(w, PTSIM_COMM_TP, 0.0, tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes));
+    ptsim_work_comm(w, PTSIM_COMM_TP, 0.0, ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes));
 }
 
 /* The TP collective leaving a row-parallel GEMM (O, fc2): SP
  * reduce-scatter forward (pipelined under _rs) / all-gather of the output
  * gradient backward (pipelined with the dgrad GEMM under _ag); without SP
  * an all-reduce forward and nothing backward. */
-static PTSIM_HD void add_tp_leave(const Ctx *x, PtsimWork *w, double gemm_s) {
+PTSIM_HD void ptsim_work_tp_leave(const PtsimWorkCtx *x, PtsimWork *w, double gemm_s) {
   const PtsimLayout *l = &x->job->layout;
   double bytes = (double)x->tokens * (double)x->job->model.hidden_size * ELEM;
   if (x->t <= 1) return;
   if (l->sp)
-    add_comm(w, PTSIM_COMM_TP,
+    ptsim_work_comm(w, PTSIM_COMM_TP,
              tp_exposed(x, l->tp_comm_overlap_rs ? TP_PIPELINED : TP_EXPOSED,
-                        tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s),
+                        ptsim_work_tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s),
              tp_exposed(x, l->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
-                        tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s));
+                        ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s));
   else
-    add_comm(w, PTSIM_COMM_TP, tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes), 0.0);
+    ptsim_work_comm(w, PTSIM_COMM_TP, ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes), 0.0);
 }
 
-static PTSIM_HD double gemm_fwd_s(const Ctx *x, int64_t m, int64_t n, int64_t k) {
+PTSIM_HD double ptsim_work_gemm_fwd_s(const PtsimWorkCtx *x, int64_t m, int64_t n, int64_t k) {
   return ptsim_cost_gemm_s(&x->job->hw, x->params, x->precision, m, n, k);
 }
 
+/* The T x h activations a transformer layer's TP collectives move. */
+static PTSIM_HD double layer_bytes(const PtsimWorkCtx *x) {
+  return (double)x->tokens * (double)x->job->model.hidden_size * ELEM;
+}
+
 /* FLOPs of the attention core as Megatron-LM's formula counts them (the
- * header comment): QK^T and PV, 2 * 2 b heads s_q s_kv d forward, no causal
- * halving, backward twice the forward. */
-static PTSIM_HD double attention_formula_flops(int64_t b, int64_t heads, int64_t s_q, int64_t s_kv,
-                                               int64_t d) {
-  return 3.0 * 4.0 * (double)b * (double)heads * (double)s_q * (double)s_kv * (double)d;
+ * header comment): QK^T and PV, 2 * 2 b heads s_q s_kv d forward, backward
+ * twice the forward; no causal halving, but for the models counted with
+ * Megatron's current formula (attention_flop_share 0.5). */
+static PTSIM_HD double attention_formula_flops(const PtsimWorkCtx *x, int64_t b, int64_t heads,
+                                               int64_t s_q, int64_t s_kv, int64_t d) {
+  return 3.0 * 4.0 * (double)b * (double)heads * (double)s_q * (double)s_kv * (double)d *
+         x->attention_flop_share;
 }
 
 /* Attention without FlashAttention (Megatron before it, --transformer-impl
@@ -223,18 +242,17 @@ static PTSIM_HD double attention_formula_flops(int64_t b, int64_t heads, int64_t
  * dropout pass, each moving the b x heads x s x s tensor through HBM.
  * Selective recompute of core_attn re-runs exactly this part (Korthikanti
  * et al. 2022). */
-static PTSIM_HD void add_unfused_attention(const Ctx *x, PtsimWork *w, PtsimWork *recompute_into) {
+static PTSIM_HD void add_unfused_attention(const PtsimWorkCtx *x, PtsimWork *w,
+                                           PtsimWork *recompute_into, int64_t heads, int64_t d) {
   int64_t b = x->job->layout.mbs, s = x->job->layout.seq / x->c;
-  int64_t heads = x->job->model.num_attention_heads / x->t;
-  int64_t d = x->d;
   double scores = (double)b * (double)heads * (double)s * (double)s;
   PtsimWork part;
   work_zero(&part);
-  add_gemm_at(x, &part, outside_fp8(x), b * heads * s, s, d, INPUT_CAST); /* Q K^T */
-  add_elementwise(x, &part, 2.0 * ELEM * scores); /* softmax: read + write */
+  ptsim_work_gemm_at(x, &part, ptsim_work_outside_fp8(x), b * heads * s, s, d, INPUT_CAST); /* Q K^T */
+  ptsim_work_elementwise(x, &part, 2.0 * ELEM * scores); /* softmax: read + write */
   if (x->job->layout.attention_dropout > 0.0)
-    add_elementwise(x, &part, (2.0 * ELEM + 1.0) * scores); /* mask + scale */
-  add_gemm_at(x, &part, outside_fp8(x), b * heads * s, d, s, INPUT_CAST); /* P V */
+    ptsim_work_elementwise(x, &part, (2.0 * ELEM + 1.0) * scores); /* mask + scale */
+  ptsim_work_gemm_at(x, &part, ptsim_work_outside_fp8(x), b * heads * s, d, s, INPUT_CAST); /* P V */
   work_add(w, &part, 1.0);
   if (recompute_into) {
     recompute_into->forward_s += part.forward_s;
@@ -248,17 +266,15 @@ static PTSIM_HD void add_unfused_attention(const Ctx *x, PtsimWork *w, PtsimWork
  * (c-1 steps) while it computes; backward also returns dK, dV.  Without CP
  * it is the plain causal kernel over s.  It runs in bf16 even in fp8
  * training (Transformer Engine keeps attention in bf16 by default). */
-static PTSIM_HD void add_attention(const Ctx *x, PtsimWork *w, PtsimWork *recompute_into) {
-  const PtsimModel *m = &x->job->model;
+PTSIM_HD void ptsim_work_attention(const PtsimWorkCtx *x, PtsimWork *w, PtsimWork *recompute_into,
+                                   int64_t heads, int64_t head_dim, double kv_width) {
   const PtsimHardware *hw = &x->job->hw;
   int64_t b = x->job->layout.mbs, s = x->job->layout.seq;
-  int64_t heads = m->num_attention_heads / x->t;
-  int64_t head_dim = x->d;
   /* this CP rank's queries against the whole sequence, as the formula counts */
-  double flops = attention_formula_flops(b, heads, s / x->c, s, head_dim);
+  double flops = attention_formula_flops(x, b, heads, s / x->c, s, head_dim);
   double fwd, bwd;
   if (!x->job->layout.flash_attention) {
-    add_unfused_attention(x, w, recompute_into);
+    add_unfused_attention(x, w, recompute_into, heads, head_dim);
     return;
   }
   if (x->c <= 1) {
@@ -267,9 +283,7 @@ static PTSIM_HD void add_attention(const Ctx *x, PtsimWork *w, PtsimWork *recomp
   } else {
     int64_t block = s / x->c;
     double blocks = 0.5 * (double)x->c;
-    double kv_bytes = 2.0 * (double)b * (double)block * (double)head_dim *
-                      (double)(m->num_query_groups / x->t > 0 ? m->num_query_groups / x->t : 1) *
-                      ELEM;
+    double kv_bytes = 2.0 * (double)b * (double)block * kv_width * ELEM;
     double step_f, step_b, comm_f, comm_b, exposed_f, exposed_b;
     fwd = blocks * ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, block, block,
                                           head_dim, 0, 0);
@@ -284,8 +298,8 @@ static PTSIM_HD void add_attention(const Ctx *x, PtsimWork *w, PtsimWork *recomp
                                      x->cp_group);
     exposed_f = (double)(x->c - 1) * (comm_f > step_f ? comm_f - step_f : 0.0);
     exposed_b = (double)(x->c - 1) * (comm_b > step_b ? comm_b - step_b : 0.0);
-    add_comm(w, PTSIM_COMM_CP, exposed_f, exposed_b);
-    if (recompute_into) add_comm(recompute_into, PTSIM_COMM_CP, exposed_f, 0.0);
+    ptsim_work_comm(w, PTSIM_COMM_CP, exposed_f, exposed_b);
+    if (recompute_into) ptsim_work_comm(recompute_into, PTSIM_COMM_CP, exposed_f, 0.0);
   }
   w->forward_s += fwd;
   w->backward_input_s += bwd;
@@ -302,14 +316,14 @@ static PTSIM_HD void add_attention(const Ctx *x, PtsimWork *w, PtsimWork *recomp
  * gradient that is then added into the main-grad buffer: one more
  * memory-bound pass per microbatch over `params` (read the bf16 gradient,
  * read and write main_grad), in W (Megatron tensor_parallel/layers.py). */
-static PTSIM_HD void add_grad_accumulation(const Ctx *x, PtsimWork *w, double params) {
+PTSIM_HD void ptsim_work_grad_accumulation(const PtsimWorkCtx *x, PtsimWork *w, double params) {
   if (x->job->layout.grad_accumulation_fusion) return;
   w->backward_weight_s +=
       ptsim_cost_memory_bound_s(&x->job->hw, params * (ELEM + 2.0 * x->plan->grad_bytes));
 }
 
 /* Selective recomputation re-runs `redo`'s forward inside B. */
-static PTSIM_HD void add_redo(PtsimWork *w, const PtsimWork *redo) {
+PTSIM_HD void ptsim_work_redo(PtsimWork *w, const PtsimWork *redo) {
   int i;
   w->recompute_s += redo->forward_s;
   w->backward_input_s += redo->forward_s;
@@ -317,60 +331,102 @@ static PTSIM_HD void add_redo(PtsimWork *w, const PtsimWork *redo) {
   for (i = 0; i < PTSIM_COMM_KINDS; i++) w->backward_comm_s[i] += redo->forward_comm_s[i];
 }
 
-static PTSIM_HD void build_layer(const Ctx *x, PtsimWork *w) {
+/* The attention block of a layer (QKV: TE LayerNormLinear, O: TE Linear),
+ * from the input norm (`norm`, its work) to the residual add, into w;
+ * selective recompute of core_attn and of local norms into redo. */
+static PTSIM_HD void build_attention_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWork *redo,
+                                           const PtsimWork *norm) {
   const PtsimModel *m = &x->job->model;
   const PtsimLayout *l = &x->job->layout;
   int64_t T = x->tokens, t = x->t, h = m->hidden_size, q = x->q, kv = x->kv;
+  double residual_bytes = x->tokens_sp * (double)h *
+                          (3.0 * ELEM + (l->hidden_dropout > 0.0 ? 1.0 : 0.0));
+  double qkv_s = ptsim_work_gemm_fwd_s(x, T, (q + 2 * kv) / t, h);
+  double o_s = ptsim_work_gemm_fwd_s(x, T, h, q / t);
+  int selective = l->recompute == PTSIM_RECOMPUTE_SELECTIVE;
+  int redo_attention = selective && (l->recompute_modules & PTSIM_RECOMPUTE_CORE_ATTN);
+  /* a norm is recomputed only where it is its own module (memory.c) */
+  int redo_norms = selective && (l->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM) &&
+                   !l->transformer_engine;
+  int64_t groups = m->num_query_groups / t > 0 ? m->num_query_groups / t : 1;
+  /* QKV's input comes from the norm fused into TE's LayerNormLinear;
+   * Megatron's local layers run the norm on its own */
+  int norm_cast = l->transformer_engine ? INPUT_QUANTIZED_BY_NORM : INPUT_CAST;
+  work_add(w, norm, 1.0);
+  if (redo_norms) work_add(redo, norm, 1.0);
+  if (m->multi_latent_attention) {
+    ptsim_work_mla(x, w, redo);
+  } else {
+    ptsim_work_tp_enter(x, w, qkv_s, 1, layer_bytes(x));
+    ptsim_work_gemm(x, w, T, (q + 2 * kv) / t, h, norm_cast);
+    if (m->qk_layernorm) /* norms over the heads of q and k */
+      ptsim_work_elementwise(x, w, 2.0 * (double)T * (double)(q + kv) / (double)t * ELEM);
+    if (ptsim_plan_position_embedding(m) == PTSIM_POSITION_ROPE) /* RoPE on q and k */
+      ptsim_work_elementwise(x, w, 2.0 * (double)T * (double)(q + kv) / (double)t * ELEM);
+    ptsim_work_attention(x, w, redo_attention ? redo : NULL, m->num_attention_heads / t, x->d,
+                         (double)(x->d * groups));
+    ptsim_work_gemm(x, w, T, h, q / t, INPUT_CAST);
+    ptsim_work_tp_leave(x, w, o_s);
+  }
+  ptsim_work_elementwise(x, w, residual_bytes); /* bias-dropout-add */
+}
+
+PTSIM_HD void ptsim_work_full_recompute(const PtsimWorkCtx *x, PtsimWork *w) {
+  const PtsimLayout *l = &x->job->layout;
+  double share = 1.0;
+  int i;
+  /* Block recompute: the share of a chunk's layers that is recomputed
+   * (stage 0's chunk stands for every stage: one layer cost for all). */
+  int64_t chunk_layers = x->plan->chunk_layers[0];
+  if (l->recompute_num_layers > 0 && l->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK &&
+      x->plan->stage_layers[0] > 0) {
+    int64_t n = l->recompute_num_layers < chunk_layers ? l->recompute_num_layers : chunk_layers;
+    share = chunk_layers > 0 ? (double)n / (double)chunk_layers : 1.0;
+  }
+  w->recompute_s = share * w->forward_s;
+  w->backward_input_s += w->recompute_s;
+  w->flops += share * w->flops / 3.0;
+  for (i = 0; i < PTSIM_COMM_KINDS; i++) w->backward_comm_s[i] += share * w->forward_comm_s[i];
+}
+
+/* A dense layer: attention, then the MLP. */
+static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
+  const PtsimModel *m = &x->job->model;
+  const PtsimLayout *l = &x->job->layout;
+  int64_t T = x->tokens, t = x->t, h = m->hidden_size;
   int64_t fc1_out = (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2 : 1) * m->ffn_hidden_size;
   double norm_bytes = 2.0 * x->tokens_sp * (double)h * ELEM;
   double residual_bytes = x->tokens_sp * (double)h *
                           (3.0 * ELEM + (l->hidden_dropout > 0.0 ? 1.0 : 0.0));
   double ffn_local = (double)T * (double)m->ffn_hidden_size / (double)t;
-  double qkv_s = gemm_fwd_s(x, T, (q + 2 * kv) / t, h);
-  double o_s = gemm_fwd_s(x, T, h, q / t);
-  double fc1_s = gemm_fwd_s(x, T, fc1_out / t, h);
-  double fc2_s = gemm_fwd_s(x, T, h, m->ffn_hidden_size / t);
+  double fc1_s = ptsim_work_gemm_fwd_s(x, T, fc1_out / t, h);
+  double fc2_s = ptsim_work_gemm_fwd_s(x, T, h, m->ffn_hidden_size / t);
   int selective = l->recompute == PTSIM_RECOMPUTE_SELECTIVE;
-  int redo_attention = selective && (l->recompute_modules & PTSIM_RECOMPUTE_CORE_ATTN);
   int redo_mlp = selective && (l->recompute_modules & PTSIM_RECOMPUTE_MLP);
-  /* a norm is recomputed only where it is its own module (memory.c) */
   int redo_norms = selective && (l->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM) &&
                    !l->transformer_engine;
-  /* QKV's and fc1's input comes from the norm fused into TE's
-   * LayerNormLinear; Megatron's local layers run the norm on its own */
+  /* fc1's input comes from the norm fused into TE's LayerNormLinear;
+   * Megatron's local layers run the norm on its own */
   int norm_cast = l->transformer_engine ? INPUT_QUANTIZED_BY_NORM : INPUT_CAST;
   PtsimWork redo, norm, mlp;
   work_zero(w);
   work_zero(&redo);
   work_zero(&norm);
   work_zero(&mlp);
-  add_elementwise(x, &norm, norm_bytes);
-
-  /* attention block (QKV: TE LayerNormLinear, O: TE Linear) */
-  work_add(w, &norm, 1.0);
-  if (redo_norms) work_add(&redo, &norm, 1.0);
-  add_tp_enter(x, w, qkv_s, 1);
-  add_gemm(x, w, T, (q + 2 * kv) / t, h, norm_cast);
-  if (m->qk_layernorm) /* norms over the heads of q and k */
-    add_elementwise(x, w, 2.0 * (double)T * (double)(q + kv) / (double)t * ELEM);
-  if (ptsim_plan_position_embedding(m) == PTSIM_POSITION_ROPE) /* RoPE on q and k */
-    add_elementwise(x, w, 2.0 * (double)T * (double)(q + kv) / (double)t * ELEM);
-  add_attention(x, w, redo_attention ? &redo : NULL);
-  add_gemm(x, w, T, h, q / t, INPUT_CAST);
-  add_tp_leave(x, w, o_s);
-  add_elementwise(x, w, residual_bytes); /* bias-dropout-add */
+  ptsim_work_elementwise(x, &norm, norm_bytes);
+  build_attention_block(x, w, &redo, &norm);
 
   /* MLP block (fc1: TE LayerNormLinear; Megatron's own activation kernel,
    * bf16 out; fc2: TE Linear): under recompute_modules mlp, everything
    * from the norm (fused into fc1 by Transformer Engine) to fc2's
    * reduction re-runs. */
-  add_elementwise(x, &mlp, norm_bytes);
+  ptsim_work_elementwise(x, &mlp, norm_bytes);
   if (redo_norms) work_add(&redo, &norm, 1.0);
-  add_tp_enter(x, &mlp, fc1_s, 1);
-  add_gemm(x, &mlp, T, fc1_out / t, h, norm_cast);
-  add_elementwise(x, &mlp, (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * ffn_local * ELEM);
-  add_gemm(x, &mlp, T, h, m->ffn_hidden_size / t, INPUT_CAST);
-  add_tp_leave(x, &mlp, fc2_s);
+  ptsim_work_tp_enter(x, &mlp, fc1_s, 1, layer_bytes(x));
+  ptsim_work_gemm(x, &mlp, T, fc1_out / t, h, norm_cast);
+  ptsim_work_elementwise(x, &mlp, (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * ffn_local * ELEM);
+  ptsim_work_gemm(x, &mlp, T, h, m->ffn_hidden_size / t, INPUT_CAST);
+  ptsim_work_tp_leave(x, &mlp, fc2_s);
   work_add(w, &mlp, 1.0);
   if (redo_mlp) {
     if (!l->transformer_engine) { /* the local norm sits outside the MLP */
@@ -379,30 +435,36 @@ static PTSIM_HD void build_layer(const Ctx *x, PtsimWork *w) {
     mlp.flops /= 3.0; /* the forward of what re-runs */
     work_add(&redo, &mlp, 1.0);
   }
-  add_elementwise(x, w, residual_bytes);
-  add_grad_accumulation(x, w, x->plan->layer_parameters);
+  ptsim_work_elementwise(x, w, residual_bytes);
+  ptsim_work_grad_accumulation(x, w, x->plan->layer_parameters);
 
   /* Recomputation re-runs forward work inside B. */
-  if (l->recompute == PTSIM_RECOMPUTE_FULL) {
-    double share = 1.0;
-    /* Block recompute: the share of a chunk's layers that is recomputed
-     * (stage 0's chunk stands for every stage: one layer cost for all). */
-    int64_t chunk_layers = x->plan->chunk_layers[0];
-    if (l->recompute_num_layers > 0 && l->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK &&
-        x->plan->stage_layers[0] > 0) {
-      int64_t n = l->recompute_num_layers < chunk_layers ? l->recompute_num_layers : chunk_layers;
-      share = chunk_layers > 0 ? (double)n / (double)chunk_layers : 1.0;
-    }
-    w->recompute_s = share * w->forward_s;
-    w->backward_input_s += w->recompute_s;
-    w->flops += share * w->flops / 3.0;
-    {
-      int i;
-      for (i = 0; i < PTSIM_COMM_KINDS; i++) w->backward_comm_s[i] += share * w->forward_comm_s[i];
-    }
-  } else if (selective) {
-    add_redo(w, &redo);
-  }
+  if (l->recompute == PTSIM_RECOMPUTE_FULL)
+    ptsim_work_full_recompute(x, w);
+  else if (selective)
+    ptsim_work_redo(w, &redo);
+}
+
+/* An MoE layer: attention, then the MoE block (workload_moe.c). */
+static PTSIM_HD void build_moe_layer(const PtsimWorkCtx *x, PtsimWork *w) {
+  const PtsimLayout *l = &x->job->layout;
+  double h = (double)x->job->model.hidden_size;
+  double residual_bytes = x->tokens_sp * h * (3.0 * ELEM + (l->hidden_dropout > 0.0 ? 1.0 : 0.0));
+  PtsimWork redo, norm, moe;
+  work_zero(w);
+  work_zero(&redo);
+  work_zero(&norm);
+  work_zero(&moe);
+  ptsim_work_elementwise(x, &norm, 2.0 * x->tokens_sp * h * ELEM);
+  build_attention_block(x, w, &redo, &norm);
+  ptsim_work_moe_block(x, &moe, &redo);
+  work_add(w, &moe, 1.0);
+  ptsim_work_elementwise(x, w, residual_bytes);
+  ptsim_work_grad_accumulation(x, w, x->plan->moe_layer_parameters);
+  if (l->recompute == PTSIM_RECOMPUTE_FULL)
+    ptsim_work_full_recompute(x, w);
+  else if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE)
+    ptsim_work_redo(w, &redo);
 }
 
 /* ---- embedding and output layer ---- */
@@ -410,14 +472,14 @@ static PTSIM_HD void build_layer(const Ctx *x, PtsimWork *w) {
 /* Vocab-parallel lookup, then the TP reduction of the partial embeddings
  * (all-reduce, or reduce-scatter into the SP region); backward scatters
  * the gradient into the table. */
-static PTSIM_HD void build_embedding(const Ctx *x, PtsimWork *w) {
+static PTSIM_HD void build_embedding(const PtsimWorkCtx *x, PtsimWork *w) {
   double bytes = (double)x->tokens * (double)x->job->model.hidden_size * ELEM;
   work_zero(w);
-  add_elementwise(x, w, 2.0 * bytes);
+  ptsim_work_elementwise(x, w, 2.0 * bytes);
   if (x->t > 1) {
     PtsimCollective kind = x->job->layout.sp ? PTSIM_COLL_REDUCE_SCATTER : PTSIM_COLL_ALL_REDUCE;
-    add_comm(w, PTSIM_COMM_TP, tp_coll_s(x, kind, bytes),
-             x->job->layout.sp ? tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes) : 0.0);
+    ptsim_work_comm(w, PTSIM_COMM_TP, ptsim_work_tp_coll_s(x, kind, bytes),
+             x->job->layout.sp ? ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes) : 0.0);
   }
 }
 
@@ -440,23 +502,24 @@ static PTSIM_HD void build_embedding(const Ctx *x, PtsimWork *w) {
  *   backward: one-hot, scale and cast in one pass (4 r + 2 w)  = 6
  *   plus two all-reduces (max; target logit and sum batched).
  * Both keep the fp32 softmax for backward, so memory is the same. */
-static PTSIM_HD void build_head(const Ctx *x, PtsimWork *w) {
+static PTSIM_HD void build_head(const PtsimWorkCtx *x, PtsimWork *w) {
   const PtsimModel *m = &x->job->model;
   int64_t T = x->tokens, t = x->t, h = m->hidden_size;
   int64_t vocab_local = m->vocab_size / t;
   int fused = x->job->layout.cross_entropy_fusion;
   double logits = (double)T * (double)vocab_local;
-  double head_s = ptsim_cost_gemm_s(&x->job->hw, x->params, outside_fp8(x), T, vocab_local, h);
+  double head_s = ptsim_cost_gemm_s(&x->job->hw, x->params, ptsim_work_outside_fp8(x), T,
+                                    vocab_local, h);
   double small = 0.0;
   work_zero(w);
-  add_elementwise(x, w, 2.0 * x->tokens_sp * (double)h * ELEM);
-  add_tp_enter(x, w, head_s, 0);
-  add_gemm_at(x, w, outside_fp8(x), T, vocab_local, h, INPUT_CAST);
+  ptsim_work_elementwise(x, w, 2.0 * x->tokens_sp * (double)h * ELEM);
+  ptsim_work_tp_enter(x, w, head_s, 0, layer_bytes(x));
+  ptsim_work_gemm_at(x, w, ptsim_work_outside_fp8(x), T, vocab_local, h, INPUT_CAST);
   w->forward_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 22.0 : 38.0));
   w->backward_input_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 6.0 : 22.0));
-  if (t > 1) small = (fused ? 2.0 : 3.0) * tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, (double)T * 4.0);
-  add_comm(w, PTSIM_COMM_TP, small, 0.0);
-  add_grad_accumulation(x, w, (double)vocab_local * (double)h);
+  if (t > 1) small = (fused ? 2.0 : 3.0) * ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, (double)T * 4.0);
+  ptsim_work_comm(w, PTSIM_COMM_TP, small, 0.0);
+  ptsim_work_grad_accumulation(x, w, (double)vocab_local * (double)h);
 }
 
 /* ---- once per step ---- */
@@ -466,7 +529,7 @@ static PTSIM_HD void build_head(const Ctx *x, PtsimWork *w) {
  * the reduce-scatter and the gather stay inside an instance of dp*cp/N
  * consecutive ranks, and the instances all-reduce their shards
  * (Megatron's param_and_grad_buffer.py). */
-static PTSIM_HD void stage_dp_comm(const Ctx *x, double params, double *sync_s, double *gather_s) {
+static PTSIM_HD void stage_dp_comm(const PtsimWorkCtx *x, double params, double *sync_s, double *gather_s) {
   const PtsimJob *job = x->job;
   const PtsimLayout *l = &job->layout;
   const PtsimHardware *hw = &job->hw;
@@ -494,16 +557,52 @@ static PTSIM_HD void stage_dp_comm(const Ctx *x, double params, double *sync_s, 
   *gather_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER, weight, &intra);
 }
 
-static PTSIM_HD void build_step_work(const Ctx *x, PtsimWorkload *out) {
+/* An MoE model's expert parameters reduce their gradients over the expert
+ * data-parallel group (and gather over it with the distributed optimizer),
+ * after the dense ones; the weights TP ranks replicate (the router, MLA's
+ * down projections and latent norms) all-reduce their gradients over TP. */
+static PTSIM_HD void stage_moe_comm(const PtsimWorkCtx *x, int64_t stage, double *sync_s,
+                                    double *gather_s) {
+  const PtsimLayout *l = &x->job->layout;
+  const PtsimModel *m = &x->job->model;
+  const PtsimHardware *hw = &x->job->hw;
+  const PtsimGroup *edp = &x->plan->groups[PTSIM_GROUP_EDP];
+  double experts = x->plan->stage_expert_parameters[stage];
+  double grad = experts * x->plan->grad_bytes;
+  double weight = experts * (l->precision == PTSIM_PRECISION_FP8 && l->fp8_param_gather ? 1.0 : ELEM);
+  double h = (double)m->hidden_size, replicated = 0.0;
+  if (l->distributed_optimizer) {
+    *sync_s += ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER, grad, edp);
+    *gather_s += ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER, weight, edp);
+  } else {
+    *sync_s += ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE, grad, edp);
+  }
+  if (x->t <= 1) return;
+  replicated = (double)x->plan->stage_moe_layers[stage] * (double)m->num_experts * h;
+  if (m->multi_latent_attention)
+    replicated += (double)x->plan->stage_layers[stage] *
+                  (h * (double)(m->q_lora_rank + m->kv_lora_rank + m->qk_pos_emb_head_dim) +
+                   (m->qk_layernorm ? (double)(m->q_lora_rank + m->kv_lora_rank) : 0.0));
+  *sync_s += ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, replicated * x->plan->grad_bytes);
+}
+
+static PTSIM_HD void build_step_work(const PtsimWorkCtx *x, PtsimWorkload *out) {
   const PtsimJob *job = x->job;
   const PtsimLayout *l = &job->layout;
   const PtsimPlan *plan = x->plan;
   double states = plan->master_bytes + plan->exp_avg_bytes + plan->exp_avg_sq_bytes;
+  int moe = job->model.num_experts > 0 || job->model.multi_latent_attention;
   int64_t s;
   for (s = 0; s < l->pp; s++) {
     double params = plan->stage_parameters[s];
     double local = params / plan->optimizer_shards;
+    if (moe) {
+      double experts = plan->stage_expert_parameters[s];
+      params -= experts;
+      local = params / plan->optimizer_shards + experts / plan->expert_optimizer_shards;
+    }
     stage_dp_comm(x, params, &out->grad_sync_s[s], &out->param_gather_s[s]);
+    if (moe) stage_moe_comm(x, s, &out->grad_sync_s[s], &out->param_gather_s[s]);
     /* Adam: read grad, master, m, v, write master, m, v and the weight
      * copy; the gradient-norm pass reads the grads once more (fp32 states
      * and grads: 4 B each). */
@@ -516,6 +615,8 @@ static PTSIM_HD void build_step_work(const Ctx *x, PtsimWorkload *out) {
 
 PTSIM_HD double ptsim_workload_megatron_flops(const PtsimJob *job) {
   const PtsimModel *m = &job->model;
+  if (m->num_experts > 0 || m->multi_latent_attention || m->mtp_num_layers > 0)
+    return ptsim_workload_moe_flops(job);
   double h = (double)m->hidden_size, s = (double)job->layout.seq;
   double L = (double)m->num_layers;
   double gated = m->activation == PTSIM_ACTIVATION_SWIGLU ? 1.5 : 1.0;
@@ -535,18 +636,30 @@ PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage, int64_
     layers = w->first_chunk_layers;
   else if (stage == w->num_stages - 1 && chunk == w->num_chunks - 1)
     layers = w->last_chunk_layers;
+  int64_t vs = chunk * w->num_stages + stage;
+  int32_t moe = vs < PTSIM_MAX_MOE_VSTAGES ? w->vstage_moe_layers[vs] : 0;
   work_zero(out);
-  work_add(out, &w->layer, (double)layers);
+  work_add(out, &w->layer, (double)(layers - moe));
+  if (moe > 0) work_add(out, &w->moe_layer, (double)moe);
   if (stage == 0 && chunk == 0) work_add(out, &w->embedding, 1.0);
-  if (stage == w->num_stages - 1 && chunk == w->num_chunks - 1) work_add(out, &w->head, 1.0);
+  if (stage == w->num_stages - 1 && chunk == w->num_chunks - 1) {
+    work_add(out, &w->head, 1.0);
+    if (w->mtp.flops > 0.0) work_add(out, &w->mtp, 1.0); /* MTP layers: GEMMs, so FLOPs */
+  }
 }
 
 PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan, const PtsimCostParams *params,
                                    PtsimWorkload *out) {
+  ptsim_workload_build_loaded(plan, params, plan->expert_load, out);
+}
+
+PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCostParams *params,
+                                          double expert_load, PtsimWorkload *out) {
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
+  const PtsimModel *m = &job->model;
   PtsimCostParams defaults;
-  Ctx x;
+  PtsimWorkCtx x;
   int64_t s;
   double pp_bytes;
   if (!params) {
@@ -568,6 +681,9 @@ PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan, const PtsimCostParams 
   x.cp_group = &plan->groups[PTSIM_GROUP_CP];
   x.pp_group = &plan->groups[PTSIM_GROUP_PP];
   x.dp_group = &plan->groups[PTSIM_GROUP_DP_CP];
+  x.attention_flop_share =
+      m->num_experts > 0 || m->multi_latent_attention || m->mtp_num_layers > 0 ? 0.5 : 1.0;
+  x.expert_load = expert_load;
 
   out->num_stages = plan->num_stages;
   out->num_chunks = plan->num_chunks;
@@ -575,9 +691,18 @@ PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan, const PtsimCostParams 
   for (s = 0; s < l->pp; s++) out->chunk_layers[s] = plan->chunk_layers[s];
   out->first_chunk_layers = plan->first_chunk_layers;
   out->last_chunk_layers = plan->last_chunk_layers;
+  for (s = 0; s < l->pp * plan->num_chunks && s < PTSIM_MAX_MOE_VSTAGES; s++)
+    out->vstage_moe_layers[s] = plan->vstage_moe_layers[s];
+  out->expert_load = expert_load;
   build_layer(&x, &out->layer);
   build_embedding(&x, &out->embedding);
   build_head(&x, &out->head);
+  work_zero(&out->moe_layer);
+  work_zero(&out->mtp);
+  if (m->num_experts > 0) build_moe_layer(&x, &out->moe_layer);
+  if (m->mtp_num_layers > 0)
+    ptsim_work_mtp(&x, plan->mtp_layer_is_moe ? &out->moe_layer : &out->layer, &out->embedding,
+                   &out->head, &out->mtp);
   pp_bytes = x.tokens_sp * (double)job->model.hidden_size * ELEM;
   out->pp_transfer_s = l->pp > 1 ? ptsim_cost_collective_s(&job->hw, params, PTSIM_COLL_SEND_RECV,
                                                            pp_bytes, x.pp_group)

@@ -10,10 +10,13 @@
  * collectives at Megatron's points (all-reduce without SP; all-gather +
  * reduce-scatter with SP) and the context-parallel K/V ring.  Every op is
  * priced by cost.h; this module only decides which ops exist and their
- * shapes.  All layers of a model are alike, so a chunk's cost is
- * layers x one layer, plus the embedding on the first virtual stage and the
- * LM head + cross-entropy on the last: that is where the last-stage
- * imbalance of large vocabularies comes from.
+ * shapes.  A model has at most two kinds of layer, dense and MoE
+ * (workload_moe.c: router, all-to-all dispatch and combine, grouped expert
+ * GEMMs, shared experts; and multi-latent attention), so a chunk's cost is
+ * its dense layers x one dense layer + its MoE layers x one MoE layer (the
+ * plan counts them per chunk), plus the embedding on the first virtual
+ * stage and the LM head + cross-entropy (and the MTP layers) on the last:
+ * that is where the last-stage imbalance of large vocabularies comes from.
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O.
  * Not here: when things run (schedule.h, engine.h). */
@@ -24,15 +27,17 @@
 #include "hd.h"
 #include "job.h"
 #include "plan.h"
+#include "rng.h"
 
 /* Communication kinds, for exposed-time accounting. */
 typedef enum {
   PTSIM_COMM_TP = 0,
   PTSIM_COMM_CP = 1,
   PTSIM_COMM_PP = 2,
-  PTSIM_COMM_DP = 3
+  PTSIM_COMM_DP = 3,
+  PTSIM_COMM_EP = 4  /* expert parallel: token dispatch and combine */
 } PtsimCommKind;
-#define PTSIM_COMM_KINDS 4
+#define PTSIM_COMM_KINDS 5
 
 /* One piece of per-microbatch work on the compute stream.  Durations
  * include the communication that blocks the compute stream (TP collectives,
@@ -49,12 +54,15 @@ typedef struct {
 } PtsimWork;
 
 typedef struct {
-  PtsimWork layer;      /* one transformer layer */
+  PtsimWork layer;      /* one (dense) transformer layer */
+  PtsimWork moe_layer;  /* one MoE layer (zero for a dense model) */
   PtsimWork embedding;  /* first virtual stage */
   PtsimWork head;       /* final norm + LM head + cross-entropy, last virtual stage */
+  PtsimWork mtp;        /* the multi-token prediction layers, last virtual stage */
   int64_t num_stages, num_chunks, num_microbatches;
   int64_t chunk_layers[PTSIM_MAX_STAGES]; /* layers in each chunk of a stage */
   int64_t first_chunk_layers, last_chunk_layers; /* stage 0 chunk 0, the last one (plan.h) */
+  int16_t vstage_moe_layers[PTSIM_MAX_MOE_VSTAGES]; /* of them MoE, per virtual stage (plan.h) */
   double pp_transfer_s;                   /* one activation (or its gradient) to a neighbour */
   /* Once per step, per stage (one GPU of it): */
   double grad_sync_s[PTSIM_MAX_STAGES];   /* reduce-scatter (dist. opt.) or all-reduce */
@@ -63,18 +71,40 @@ typedef struct {
   /* Megatron-LM's num_floating_point_operations for the whole step (all
    * GPUs): the FLOPs its logs turn into "TFLOP/s/GPU". */
   double model_flops;
+  double expert_load;   /* the expert load this workload was built for (plan.h) */
 } PtsimWorkload;
 
 /* The work of chunk `chunk` on stage `stage`: layers + embedding/head. */
 PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage,
                                    int64_t chunk, PtsimWork *out);
 
-/* Megatron-LM's FLOP count of one step (see model_flops). */
+/* Megatron-LM's FLOP count of one step (see model_flops).  Dense models:
+ * its formula before core_v0.12 (the attention core without causal
+ * halving, which the published dense measurements ptsim validates against
+ * used).  MoE, MLA and MTP models: its current formula (core_v0.12 on,
+ * d98e8a64: first-k-dense, active experts, shared experts, MLA, MTP, the
+ * attention core causal), the first release that counts them at all. */
 PTSIM_HD double ptsim_workload_megatron_flops(const PtsimJob *job);
 
 /* Fills *out from a validated job's plan.  params may be NULL (defaults). */
 PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan,
                                    const PtsimCostParams *params,
                                    PtsimWorkload *out);
+
+/* The same with the busiest EP rank's load `expert_load` (routed tokens
+ * over the balanced share) instead of the plan's deterministic one: a
+ * Monte-Carlo sample's (ptsim_workload_sample_expert_load). */
+PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan,
+                                          const PtsimCostParams *params, double expert_load,
+                                          PtsimWorkload *out);
+
+/* A Monte-Carlo sample of the step's expert load: the mean over a few MoE
+ * layers of the busiest EP rank's routed tokens over the balanced share,
+ * each rank's count drawn from the token distribution of uniform routing
+ * (binomial, by its normal approximation) and bounded by the capacity
+ * factor (exactly it when padded).  Uniform routing is the router's
+ * balanced target; the skew of a trained router is not modelled.  The
+ * plan's expert_load when nothing varies (no experts, ep 1). */
+PTSIM_HD double ptsim_workload_sample_expert_load(const PtsimPlan *plan, PtsimRng *rng);
 
 #endif /* PTSIM_WORKLOAD_H */

@@ -28,6 +28,7 @@
 #include "../core/memory.c"
 #include "../core/schedule.c"
 #include "../core/workload.c"
+#include "../core/workload_moe.c"
 #include "../core/engine.c"
 #include "../core/engine_period.c"
 #include "../core/engine_recur.c"

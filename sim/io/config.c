@@ -16,6 +16,8 @@
  * Units: .ini keys carry their unit in the name (_gib, _tflops, _gbps with
  * GB = 1e9 B, _us); the structs are SI (bytes, FLOP/s, bytes/s, seconds). */
 #include "config.h"
+#include "config_int.h"
+#include "moe_layers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -96,13 +98,7 @@ static char *resolve(const char *name_or_file, const char *subdir,
 
 /* ---- reading one .ini ---- */
 
-/* One open file: the parsed key file plus its text, for line numbers. */
-typedef struct {
-  const char *path;   /* as given / resolved, or the label of text */
-  char *contents;     /* whole file */
-  GKeyFile *kf;
-  gboolean no_lines;  /* text not from a file: messages name path only */
-} IniFile;
+typedef PtsimIniFile IniFile;
 
 static void ini_file_clear(IniFile *ini) {
   g_clear_pointer(&ini->contents, g_free);
@@ -180,7 +176,7 @@ static int ini_line(const IniFile *ini, const char *group, const char *key) {
 }
 
 /* "path:line" or "path" when the line is unknown.  (transfer full) */
-static char *ini_where(const IniFile *ini, const char *group, const char *key) {
+char *ptsim_ini_where(const IniFile *ini, const char *group, const char *key) {
   if (ini->no_lines)
     return g_strdup(ini->path);
   int line = ini_line(ini, group, key);
@@ -192,7 +188,7 @@ static char *ini_where(const IniFile *ini, const char *group, const char *key) {
 static gboolean fail_value(const IniFile *ini, const char *group,
                            const char *key, const char *value,
                            const char *allowed, GError **error) {
-  g_autofree char *where = ini_where(ini, group, key);
+  g_autofree char *where = ptsim_ini_where(ini, group, key);
   g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
               "%s: [%s] %s = '%s' is not allowed: expected %s", where, group,
               key, value, allowed);
@@ -245,7 +241,7 @@ static gboolean ini_check_layout(const IniFile *ini, const GroupSpec *specs,
       g_autoptr(GString) allowed = g_string_new(NULL);
       for (size_t s = 0; s < n_specs; s++)
         g_string_append_printf(allowed, "%s[%s]", s ? ", " : "", specs[s].group);
-      g_autofree char *where = ini_where(ini, groups[g], NULL);
+      g_autofree char *where = ptsim_ini_where(ini, groups[g], NULL);
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                   "%s: unknown group [%s]; allowed groups: %s", where,
                   groups[g], allowed->str);
@@ -279,7 +275,7 @@ static gboolean ini_check_layout(const IniFile *ini, const GroupSpec *specs,
       g_autoptr(GString) allowed = g_string_new(NULL);
       for (const char *const *kn = spec->keys; *kn != NULL; kn++)
         g_string_append_printf(allowed, "%s%s", allowed->len ? ", " : "", *kn);
-      g_autofree char *where = ini_where(ini, groups[g], keys[k]);
+      g_autofree char *where = ptsim_ini_where(ini, groups[g], keys[k]);
       g_autofree char *hint =
           closest != NULL && closest_d <= 3
               ? g_strdup_printf(" (did you mean %s?)", closest)
@@ -315,7 +311,7 @@ static char *ini_value(const IniFile *ini, const char *group, const char *key,
   }
   if (!has) {
     if (required) {
-      g_autofree char *where = ini_where(ini, group, NULL);
+      g_autofree char *where = ptsim_ini_where(ini, group, NULL);
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                   "%s: [%s] is missing key %s (%s)", where, group, key,
                   allowed);
@@ -333,7 +329,7 @@ static char *ini_value(const IniFile *ini, const char *group, const char *key,
 }
 
 /* Integer in [lo, hi].  Absent and not required: *out unchanged, TRUE. */
-static gboolean ini_int(const IniFile *ini, const char *group, const char *key,
+gboolean ptsim_ini_int(const IniFile *ini, const char *group, const char *key,
                         int64_t lo, int64_t hi, gboolean required, int64_t *out,
                         GError **error) {
   g_autofree char *allowed = ptsim_number_int64_allowed(lo, hi);
@@ -355,7 +351,7 @@ static gboolean ini_int(const IniFile *ini, const char *group, const char *key,
 }
 
 /* Finite number in RANGE.  Absent and not required: *out unchanged, TRUE. */
-static gboolean ini_double(const IniFile *ini, const char *group,
+gboolean ptsim_ini_double(const IniFile *ini, const char *group,
                            const char *key, PtsimRange range,
                            gboolean required, gboolean *present_out,
                            double *out, GError **error) {
@@ -381,7 +377,7 @@ static gboolean ini_double(const IniFile *ini, const char *group,
   return TRUE;
 }
 
-static gboolean ini_bool(const IniFile *ini, const char *group, const char *key,
+gboolean ptsim_ini_bool(const IniFile *ini, const char *group, const char *key,
                          int *out, GError **error) {
   gboolean present = FALSE;
   g_autoptr(GError) local = NULL;
@@ -401,7 +397,7 @@ static gboolean ini_bool(const IniFile *ini, const char *group, const char *key,
 }
 
 /* One of CHOICES ("a|b"), returned as its index. */
-static gboolean ini_choice(const IniFile *ini, const char *group,
+gboolean ptsim_ini_choice(const IniFile *ini, const char *group,
                            const char *key, const char *choices, int *out,
                            GError **error) {
   gboolean present = FALSE;
@@ -437,7 +433,7 @@ static gboolean ini_name(const IniFile *ini, const char *group, char *out,
   if (has_name) {
     name = g_key_file_get_string(ini->kf, group, "name", &local);
     if (name == NULL) {
-      g_autofree char *where = ini_where(ini, group, "name");
+      g_autofree char *where = ptsim_ini_where(ini, group, "name");
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                   "%s: [%s] name: %s", where, group, local->message);
       return FALSE;
@@ -485,7 +481,8 @@ gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
   }
   /* the head dimension is h / heads unless kv_channels gives it */
   if (m->kv_channels < 0 || m->kv_channels > INT_VALUE_MAX ||
-      (m->kv_channels == 0 && m->hidden_size % m->num_attention_heads != 0)) {
+      (m->kv_channels == 0 && !m->multi_latent_attention &&
+       m->hidden_size % m->num_attention_heads != 0)) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "model %s: hidden_size %" G_GINT64_FORMAT
                 " is not divisible by num_attention_heads %" G_GINT64_FORMAT
@@ -514,13 +511,19 @@ gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
                 m->name);
     return FALSE;
   }
-  return TRUE;
+  return ptsim_moe_model_check(m, error);
 }
 
 static const char *const model_keys[] = {
     "name", "num_layers", "hidden_size", "ffn_hidden_size",
     "num_attention_heads", "num_query_groups", "vocab_size", "activation",
-    "norm", "tied_embeddings", "bias", NULL};
+    "norm", "tied_embeddings", "bias", "kv_channels", "qk_layernorm",
+    "num_experts", "moe_router_topk", "moe_ffn_hidden_size",
+    "moe_shared_expert_intermediate_size", "moe_shared_expert_gate", "moe_layer_freq",
+    "moe_router_score_function", "moe_router_load_balancing_type", "moe_aux_loss_coeff",
+    "moe_router_enable_expert_bias", "moe_router_num_groups", "moe_router_group_topk",
+    "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
+    "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers", NULL};
 
 static gboolean model_from_ini(const IniFile *ini, PtsimModel *out,
                                GError **error);
@@ -559,35 +562,38 @@ static gboolean model_from_ini(const IniFile *ini, PtsimModel *out,
   const char *g = "model";
   int activation = 0, norm = 0;
   if (!ini_name(ini, g, m.name, error) ||
-      !ini_int(ini, g, "num_layers", 1, INT_VALUE_MAX, TRUE, &m.num_layers, error) ||
-      !ini_int(ini, g, "hidden_size", 1, INT_VALUE_MAX, TRUE, &m.hidden_size, error) ||
-      !ini_int(ini, g, "ffn_hidden_size", 1, INT_VALUE_MAX, TRUE, &m.ffn_hidden_size,
+      !ptsim_ini_int(ini, g, "num_layers", 1, INT_VALUE_MAX, TRUE, &m.num_layers, error) ||
+      !ptsim_ini_int(ini, g, "hidden_size", 1, INT_VALUE_MAX, TRUE, &m.hidden_size, error) ||
+      !ptsim_ini_int(ini, g, "ffn_hidden_size", 1, INT_VALUE_MAX, TRUE, &m.ffn_hidden_size,
                error) ||
-      !ini_int(ini, g, "num_attention_heads", 1, INT_VALUE_MAX, TRUE,
+      !ptsim_ini_int(ini, g, "num_attention_heads", 1, INT_VALUE_MAX, TRUE,
                &m.num_attention_heads, error) ||
-      !ini_int(ini, g, "num_query_groups", 1, INT_VALUE_MAX, TRUE, &m.num_query_groups,
+      !ptsim_ini_int(ini, g, "num_query_groups", 1, INT_VALUE_MAX, TRUE, &m.num_query_groups,
                error) ||
-      !ini_int(ini, g, "vocab_size", 1, INT_VALUE_MAX, TRUE, &m.vocab_size, error) ||
-      !ini_choice(ini, g, "activation", "swiglu|gelu", &activation, error) ||
-      !ini_choice(ini, g, "norm", "rmsnorm|layernorm", &norm, error) ||
-      !ini_bool(ini, g, "tied_embeddings", &m.tied_embeddings, error) ||
-      !ini_bool(ini, g, "bias", &m.bias, error))
+      !ptsim_ini_int(ini, g, "vocab_size", 1, INT_VALUE_MAX, TRUE, &m.vocab_size, error) ||
+      !ptsim_ini_choice(ini, g, "activation", "swiglu|gelu", &activation, error) ||
+      !ptsim_ini_choice(ini, g, "norm", "rmsnorm|layernorm", &norm, error) ||
+      !ptsim_ini_bool(ini, g, "tied_embeddings", &m.tied_embeddings, error) ||
+      !ptsim_ini_bool(ini, g, "bias", &m.bias, error))
     return FALSE;
   m.activation = activation == 0 ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
   m.norm = norm == 0 ? PTSIM_NORM_RMSNORM : PTSIM_NORM_LAYERNORM;
+  if (!ptsim_moe_model_load(ini, &m, error))
+    return FALSE;
 
   /* Cross-key rules, reported at the line of the key that breaks them. */
-  if (m.hidden_size % m.num_attention_heads != 0) {
-    g_autofree char *where = ini_where(ini, g, "hidden_size");
+  if (m.kv_channels == 0 && !m.multi_latent_attention &&
+      m.hidden_size % m.num_attention_heads != 0) {
+    g_autofree char *where = ptsim_ini_where(ini, g, "hidden_size");
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [model] hidden_size = %" G_GINT64_FORMAT
                 " is not divisible by num_attention_heads = %" G_GINT64_FORMAT
-                "; expected a multiple of the head count",
+                "; expected a multiple of the head count (or a kv_channels key)",
                 where, (gint64)m.hidden_size, (gint64)m.num_attention_heads);
     return FALSE;
   }
   if (m.num_attention_heads % m.num_query_groups != 0) {
-    g_autofree char *where = ini_where(ini, g, "num_query_groups");
+    g_autofree char *where = ptsim_ini_where(ini, g, "num_query_groups");
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [model] num_query_groups = %" G_GINT64_FORMAT
                 " does not divide num_attention_heads = %" G_GINT64_FORMAT
@@ -673,13 +679,13 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
   double mem_bytes = 0, mem_gib = 0, bf16 = 0, fp8 = 0, fp32 = 0, hbm = 0;
   gboolean has_bytes = FALSE, has_gib = FALSE;
   if (!ini_name(ini, "gpu", hw.name, error) ||
-      !ini_double(ini, "gpu", "memory_bytes", RANGE_MEMORY_BYTES, FALSE,
+      !ptsim_ini_double(ini, "gpu", "memory_bytes", RANGE_MEMORY_BYTES, FALSE,
                   &has_bytes, &mem_bytes, error) ||
-      !ini_double(ini, "gpu", "memory_gib", RANGE_MEMORY_GIB, FALSE, &has_gib,
+      !ptsim_ini_double(ini, "gpu", "memory_gib", RANGE_MEMORY_GIB, FALSE, &has_gib,
                   &mem_gib, error))
     return FALSE;
   if (has_bytes == has_gib) {
-    g_autofree char *where = ini_where(ini, "gpu", has_gib ? "memory_gib" : NULL);
+    g_autofree char *where = ptsim_ini_where(ini, "gpu", has_gib ? "memory_gib" : NULL);
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [gpu] needs exactly one of memory_bytes or memory_gib "
                 "(a number > 0), found %s",
@@ -687,13 +693,13 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
     return FALSE;
   }
   hw.memory_bytes = has_bytes ? mem_bytes : mem_gib * 1073741824.0;
-  if (!ini_double(ini, "gpu", "peak_bf16_tflops", RANGE_TFLOPS, TRUE, NULL,
+  if (!ptsim_ini_double(ini, "gpu", "peak_bf16_tflops", RANGE_TFLOPS, TRUE, NULL,
                   &bf16, error) ||
-      !ini_double(ini, "gpu", "peak_fp8_tflops", RANGE_TFLOPS_OR_NONE, TRUE,
+      !ptsim_ini_double(ini, "gpu", "peak_fp8_tflops", RANGE_TFLOPS_OR_NONE, TRUE,
                   NULL, &fp8, error) ||
-      !ini_double(ini, "gpu", "peak_fp32_tflops", RANGE_TFLOPS, TRUE, NULL,
+      !ptsim_ini_double(ini, "gpu", "peak_fp32_tflops", RANGE_TFLOPS, TRUE, NULL,
                   &fp32, error) ||
-      !ini_double(ini, "gpu", "hbm_gbps", RANGE_GBPS, TRUE, NULL, &hbm,
+      !ptsim_ini_double(ini, "gpu", "hbm_gbps", RANGE_GBPS, TRUE, NULL, &hbm,
                   error))
     return FALSE;
   hw.peak_bf16_flops = bf16 * 1e12;
@@ -702,26 +708,26 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
   hw.hbm_bytes_per_s = hbm * 1e9;
 
   double nvlink = 0, nvlink_lat = 0, nic = 0, net_lat = 0;
-  if (!ini_int(ini, "node", "gpus_per_node", 1, GPUS_PER_NODE_MAX, TRUE,
+  if (!ptsim_ini_int(ini, "node", "gpus_per_node", 1, GPUS_PER_NODE_MAX, TRUE,
                &hw.gpus_per_node, error) ||
-      !ini_double(ini, "node", "nvlink_gbps", RANGE_GBPS, TRUE, NULL,
+      !ptsim_ini_double(ini, "node", "nvlink_gbps", RANGE_GBPS, TRUE, NULL,
                   &nvlink, error) ||
-      !ini_double(ini, "node", "nvlink_latency_us", RANGE_LATENCY_US, TRUE,
+      !ptsim_ini_double(ini, "node", "nvlink_latency_us", RANGE_LATENCY_US, TRUE,
                   NULL, &nvlink_lat, error) ||
-      !ini_bool(ini, "node", "nvls", &hw.nvls, error) ||
-      !ini_double(ini, "fabric", "nic_gbps", RANGE_GBPS, TRUE, NULL, &nic,
+      !ptsim_ini_bool(ini, "node", "nvls", &hw.nvls, error) ||
+      !ptsim_ini_double(ini, "fabric", "nic_gbps", RANGE_GBPS, TRUE, NULL, &nic,
                   error) ||
-      !ini_double(ini, "fabric", "net_latency_us", RANGE_LATENCY_US, TRUE,
+      !ptsim_ini_double(ini, "fabric", "net_latency_us", RANGE_LATENCY_US, TRUE,
                   NULL, &net_lat, error))
     return FALSE;
   /* Optional: an NVLink domain larger than a host (GB200 NVL72) is whole
    * hosts; absent, it is the host. */
   hw.gpus_per_nvlink_domain = hw.gpus_per_node;
-  if (!ini_int(ini, "node", "gpus_per_nvlink_domain", 1, GPUS_PER_NODE_MAX, FALSE,
+  if (!ptsim_ini_int(ini, "node", "gpus_per_nvlink_domain", 1, GPUS_PER_NODE_MAX, FALSE,
                &hw.gpus_per_nvlink_domain, error))
     return FALSE;
   if (hw.gpus_per_nvlink_domain % hw.gpus_per_node != 0) {
-    g_autofree char *where = ini_where(ini, "node", "gpus_per_nvlink_domain");
+    g_autofree char *where = ptsim_ini_where(ini, "node", "gpus_per_nvlink_domain");
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [node] gpus_per_nvlink_domain = %" G_GINT64_FORMAT
                 " is not a multiple of gpus_per_node = %" G_GINT64_FORMAT
@@ -737,15 +743,15 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
 
   double half_gflops = 0, launch_us = 0;
   const char *e = "efficiency";
-  if (!ini_double(ini, e, "gemm_efficiency_max", RANGE_FRACTION, TRUE, NULL,
+  if (!ptsim_ini_double(ini, e, "gemm_efficiency_max", RANGE_FRACTION, TRUE, NULL,
                   &hw.gemm_efficiency_max, error) ||
-      !ini_double(ini, e, "gemm_half_gflops", RANGE_HALF_GFLOPS, TRUE, NULL,
+      !ptsim_ini_double(ini, e, "gemm_half_gflops", RANGE_HALF_GFLOPS, TRUE, NULL,
                   &half_gflops, error) ||
-      !ini_double(ini, e, "attention_efficiency", RANGE_FRACTION, TRUE, NULL,
+      !ptsim_ini_double(ini, e, "attention_efficiency", RANGE_FRACTION, TRUE, NULL,
                   &hw.attention_efficiency, error) ||
-      !ini_double(ini, e, "memory_efficiency", RANGE_FRACTION, TRUE, NULL,
+      !ptsim_ini_double(ini, e, "memory_efficiency", RANGE_FRACTION, TRUE, NULL,
                   &hw.memory_efficiency, error) ||
-      !ini_double(ini, e, "kernel_launch_us", RANGE_LATENCY_US, TRUE, NULL,
+      !ptsim_ini_double(ini, e, "kernel_launch_us", RANGE_LATENCY_US, TRUE, NULL,
                   &launch_us, error))
     return FALSE;
   hw.gemm_half_flops = half_gflops * 1e9;

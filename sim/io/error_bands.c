@@ -22,7 +22,9 @@ static void append_note(PtsimErrorBand *out, const char *text) {
 /* The range notes: where the job lies outside what the band's runs cover. */
 static void note_ranges(GKeyFile *kf, const char *group, const PtsimJob *job,
                         const char *precision, PtsimErrorBand *out) {
-  double params = ptsim_plan_model_parameters(&job->model, job->layout.seq) / 1e9;
+  double params;
+  ptsim_plan_model_parameters(&job->model, job->layout.seq, &params, NULL);
+  params /= 1e9;
   double lo = g_key_file_get_double(kf, group, "params_b_min", NULL);
   double hi = g_key_file_get_double(kf, group, "params_b_max", NULL);
   gint64 gpus_lo = g_key_file_get_int64(kf, group, "gpus_min", NULL);
@@ -82,6 +84,10 @@ void ptsim_error_band_lookup(const PtsimJob *job, PtsimErrorBand *out) {
     g_strlcpy(out->group, *g, sizeof out->group);
     out->found = TRUE;
     note_ranges(kf, *g, job, precision, out);
+    /* the published MoE rows are validation only (validate/README.md) */
+    if (job->model.num_experts > 0)
+      append_note(out, "a mixture-of-experts model: the band's runs are all dense, its "
+                       "expert-parallel (ep) all-to-all is not behind it");
     return;
   }
   g_snprintf(out->note, sizeof out->note,

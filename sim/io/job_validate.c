@@ -34,6 +34,9 @@ void ptsim_layout_init_defaults(PtsimLayout *layout) {
   layout->fp8_recipe = PTSIM_FP8_DELAYED;
   layout->main_params_bytes = layout->exp_avg_bytes = layout->exp_avg_sq_bytes = 4;
   layout->optimizer_instances = 1;
+  layout->ep = 1;
+  layout->etp = 0; /* = tp */
+  layout->moe_dispatcher = PTSIM_DISPATCH_ALLGATHER;
   layout->precision = PTSIM_PRECISION_BF16;
   layout->schedule = PTSIM_SCHEDULE_1F1B;
   layout->memory_threshold = 0.8;
@@ -108,7 +111,7 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
                              int64_t *stage_layers, GError **error) {
   int64_t first = l->first_stage_layers, last = l->last_stage_layers, chunk;
   if (l->account_embedding || l->account_loss) {
-    int extra = (l->account_embedding ? 1 : 0) + (l->account_loss ? 1 : 0);
+    int extra = l->account_embedding + l->account_loss;
     if (first || last)
       return invalid("--account-for-embedding/loss-in-pipeline-split cannot be combined with "
                      "--decoder-first/last-pipeline-num-layers (Megatron-LM refuses it)");
@@ -171,6 +174,81 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
   return split_done(l, layers, stage_layers, error);
 }
 
+/* Expert parallelism (Megatron-Core's MoE parallel folding) and the MoE
+ * execution settings, as Megatron-LM checks them (arguments.py,
+ * transformer_config.py, moe_layer.py); dp is known.  Sets etp (tp when 0)
+ * and edp. */
+static gboolean validate_experts(PtsimJob *job, GError **error) {
+  const PtsimModel *m = &job->model;
+  PtsimLayout *l = &job->layout;
+  const char *name = m->name[0] ? m->name : "(unnamed)";
+  if (l->ep == 0) l->ep = 1; /* a hand-made layout without expert parallelism */
+  if (!check_count("--ep", l->ep, 1, error) || !check_count("--etp", l->etp, 0, error))
+    return FALSE;
+  if (l->etp == 0) l->etp = l->tp;
+  if (m->num_experts == 0 && l->ep > 1)
+    return invalid("--ep %" G_GINT64_FORMAT " needs a mixture-of-experts model; model %s has "
+                   "no experts (Megatron-LM asserts num_experts for expert parallelism)",
+                   I64(l->ep), name);
+  if (l->gpus % l->etp != 0 || (l->gpus / l->etp) % l->ep != 0 ||
+      (l->gpus / l->etp / l->ep) % l->pp != 0)
+    return invalid("--gpus %" G_GINT64_FORMAT " is not divisible by etp*ep*pp (--etp %"
+                   G_GINT64_FORMAT " --ep %" G_GINT64_FORMAT " --pp %" G_GINT64_FORMAT
+                   "): the expert layers regroup every pipeline stage's GPUs as etp x ep x edp",
+                   I64(l->gpus), I64(l->etp), I64(l->ep), I64(l->pp));
+  l->edp = l->gpus / l->etp / l->ep / l->pp;
+  if (m->num_experts == 0) return TRUE;
+  if (m->num_experts % l->ep != 0)
+    return invalid("--ep %" G_GINT64_FORMAT " does not divide num_experts %" G_GINT64_FORMAT
+                   " of model %s", I64(l->ep), I64(m->num_experts), name);
+  if (m->moe_ffn_hidden_size % l->etp != 0)
+    return invalid("--etp %" G_GINT64_FORMAT " does not divide moe_ffn_hidden_size %"
+                   G_GINT64_FORMAT " of model %s", I64(l->etp), I64(m->moe_ffn_hidden_size),
+                   name);
+  if (m->moe_shared_expert_size % l->tp != 0)
+    return invalid("--tp %" G_GINT64_FORMAT " does not divide moe_shared_expert_intermediate_size "
+                   "%" G_GINT64_FORMAT " of model %s", I64(l->tp), I64(m->moe_shared_expert_size),
+                   name);
+  if (l->sp == 0 && l->tp > 1)
+    return invalid("a mixture-of-experts model with --tp %" G_GINT64_FORMAT " needs sequence "
+                   "parallelism (--sp; Megatron-LM's MoE layer refuses to train without it)",
+                   I64(l->tp));
+  if (l->distributed_optimizer && l->edp % l->optimizer_instances != 0)
+    return invalid("--num-distributed-optimizer-instances %" G_GINT64_FORMAT " must divide the "
+                   "expert data-parallel size %" G_GINT64_FORMAT, I64(l->optimizer_instances),
+                   I64(l->edp));
+  if ((unsigned)l->moe_dispatcher > PTSIM_DISPATCH_FLEX || !(l->moe_capacity_factor >= 0.0) ||
+      l->moe_capacity_factor > 1e6)
+    return invalid("layout: MoE dispatcher or capacity factor out of range");
+  if (l->moe_pad_to_capacity && l->moe_capacity_factor <= 0.0)
+    return invalid("--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor "
+                   "(Megatron-LM refuses it)");
+  if (l->moe_capacity_factor > 0.0 && m->moe_load_balancing != PTSIM_BALANCE_AUX_LOSS &&
+      m->moe_load_balancing != PTSIM_BALANCE_SEQ_AUX_LOSS &&
+      m->moe_load_balancing != PTSIM_BALANCE_GLOBAL_AUX_LOSS &&
+      m->moe_load_balancing != PTSIM_BALANCE_NONE)
+    return invalid("--moe-expert-capacity-factor works only with aux_loss, seq_aux_loss, "
+                   "global_aux_loss or none load balancing (Megatron-LM refuses it)");
+  if (l->moe_shared_expert_overlap &&
+      (m->moe_shared_expert_size == 0 || l->moe_dispatcher == PTSIM_DISPATCH_ALLGATHER))
+    return invalid("--moe-shared-expert-overlap needs shared experts and the alltoall or flex "
+                   "dispatcher (Megatron-LM refuses it otherwise)");
+  if (l->moe_ep_comm_overlap) {
+    const char *why = l->ep < 2 ? "--ep > 1"
+                      : l->moe_dispatcher == PTSIM_DISPATCH_ALLGATHER ? "the alltoall or flex dispatcher"
+                      : l->recompute == PTSIM_RECOMPUTE_FULL ? "no full recomputation"
+                      : (l->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
+                         (l->recompute_modules & PTSIM_RECOMPUTE_MOE)) ? "no moe recompute module"
+                      : l->moe_shared_expert_overlap ? "no --moe-shared-expert-overlap"
+                      : m->mtp_num_layers > 1 ? "at most one MTP layer"
+                      : l->pp > 1 && l->vp < 2 ? "virtual pipeline stages (--vp > 1) with --pp > 1"
+                                               : NULL;
+    if (why)
+      return invalid("--overlap-moe-expert-parallel-comm needs %s (Megatron-LM asserts it)", why);
+  }
+  return TRUE;
+}
+
 gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
   g_return_val_if_fail(job != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
@@ -224,8 +302,7 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
       (l->exp_avg_bytes != 4 && l->exp_avg_bytes != 2 && l->exp_avg_bytes != 1) ||
       (l->exp_avg_sq_bytes != 4 && l->exp_avg_sq_bytes != 2 && l->exp_avg_sq_bytes != 1 &&
        l->exp_avg_sq_bytes != 0) ||
-      (l->recompute_modules & ~(PTSIM_RECOMPUTE_CORE_ATTN | PTSIM_RECOMPUTE_MLP |
-                                PTSIM_RECOMPUTE_LAYERNORM)) != 0)
+      (l->recompute_modules & ~PTSIM_RECOMPUTE_ALL_MODULES) != 0)
     return invalid("layout: fp8 recipe, optimizer state bytes or recompute modules out of range");
   if (l->fp8_param_gather && !l->distributed_optimizer)
     return invalid("--fp8-param-gather needs the distributed optimizer (Megatron-LM asserts it)");
@@ -248,6 +325,9 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
     return invalid("--num-distributed-optimizer-instances %" G_GINT64_FORMAT " must divide dp %"
                    G_GINT64_FORMAT " (ptsim keeps each instance to whole data-parallel ranks)",
                    I64(l->optimizer_instances), I64(dp));
+
+  if (!validate_experts(job, error))
+    return FALSE;
 
   /* Tensor parallelism splits heads, KV groups and the MLP.  The vocabulary
    * is padded by Megatron-LM to a multiple of tp, so it is not checked. */

@@ -112,6 +112,39 @@ static const struct {
     {"--exp-avg-sq-dtype", F_EXP_AVG_SQ_DTYPE, KIND_WORD},
     {"--optimizer", F_OPTIMIZER, KIND_WORD},
     {"--manual-gc", F_MANUAL_GC, KIND_SWITCH},
+    {"--num-experts", F_NUM_EXPERTS, KIND_WORD},
+    {"--moe-router-topk", F_MOE_TOPK, KIND_INT},
+    {"--moe-ffn-hidden-size", F_MOE_FFN, KIND_INT},
+    {"--moe-shared-expert-intermediate-size", F_MOE_SHARED, KIND_INT},
+    {"--moe-shared-expert-gate", F_MOE_SHARED_GATE, KIND_SWITCH},
+    {"--moe-layer-freq", F_MOE_FREQ, KIND_WORD},
+    {"--moe-router-score-function", F_MOE_SCORE, KIND_WORD},
+    {"--moe-router-load-balancing-type", F_MOE_BALANCING, KIND_LIST},
+    {"--moe-aux-loss-coeff", F_MOE_AUX_COEFF, KIND_LIST},
+    {"--moe-router-enable-expert-bias", F_MOE_EXPERT_BIAS, KIND_SWITCH},
+    {"--moe-router-num-groups", F_MOE_GROUPS, KIND_INT},
+    {"--moe-router-group-topk", F_MOE_GROUP_TOPK, KIND_INT},
+    {"--moe-expert-capacity-factor", F_MOE_CAPACITY, KIND_DOUBLE},
+    {"--moe-pad-expert-input-to-capacity", F_MOE_PAD, KIND_SWITCH},
+    {"--moe-token-dispatcher-type", F_MOE_DISPATCHER, KIND_WORD},
+    {"--moe-enable-deepep", F_MOE_DEEPEP, KIND_SWITCH},
+    {"--moe-flex-dispatcher-backend", F_MOE_FLEX_BACKEND, KIND_WORD},
+    {"--moe-grouped-gemm", F_MOE_GROUPED_GEMM, KIND_SWITCH},
+    {"--moe-permute-fusion", F_MOE_PERMUTE_FUSION, KIND_SWITCH},
+    {"--moe-router-fusion", F_MOE_ROUTER_FUSION, KIND_SWITCH},
+    {"--moe-router-dtype", F_MOE_ROUTER_DTYPE, KIND_WORD},
+    {"--moe-shared-expert-overlap", F_MOE_SHARED_OVERLAP, KIND_SWITCH},
+    {"--overlap-moe-expert-parallel-comm", F_MOE_EP_OVERLAP, KIND_SWITCH},
+    {"--moe-layer-recompute", F_MOE_LAYER_RECOMPUTE, KIND_SWITCH},
+    {"--expert-model-parallel-size", F_EP, KIND_INT},
+    {"--expert-tensor-parallel-size", F_ETP, KIND_INT},
+    {"--multi-latent-attention", F_MLA, KIND_SWITCH},
+    {"--q-lora-rank", F_Q_LORA, KIND_INT},
+    {"--kv-lora-rank", F_KV_LORA, KIND_INT},
+    {"--qk-head-dim", F_QK_HEAD_DIM, KIND_INT},
+    {"--qk-pos-emb-head-dim", F_QK_POS_DIM, KIND_INT},
+    {"--v-head-dim", F_V_HEAD_DIM, KIND_INT},
+    {"--mtp-num-layers", F_MTP_LAYERS, KIND_WORD},
 };
 
 /* What the command line said.  order[] is the token index of the last
@@ -155,7 +188,8 @@ static gboolean is_flag(const char *token) {
 
 /* The family a refused flag belongs to, for its message. */
 static const char *refused_feature(const char *name) {
-  if (strstr(name, "moe") || strstr(name, "expert")) return "mixture-of-experts models are";
+  if (strstr(name, "moe-latent")) return "latent mixture-of-experts projections are";
+  if (strstr(name, "expert")) return "expert weight sharding is";
   if (strstr(name, "fsdp") || strstr(name, "sharding-strategy")) return "FSDP is";
   return "this feature is";
 }
@@ -241,9 +275,13 @@ static gboolean read_tokens(Said *said, int start, int argc, GError **error) {
                               error))
         return FALSE;
       break;
-    case KIND_DOUBLE: { /* the dropouts: probabilities */
-      const PtsimRange probability = {0.0, 1.0, TRUE, FALSE};
-      if (!ptsim_number_double(name, value, probability, &said->d[id], error)) return FALSE;
+    case KIND_DOUBLE: {
+      /* the dropouts are probabilities; a capacity factor is 0 (dropless)
+       * to job validation's bound */
+      const PtsimRange probability = {0.0, 1.0, TRUE, FALSE}, capacity = {0.0, 1e6, TRUE, TRUE};
+      if (!ptsim_number_double(name, value, id == F_MOE_CAPACITY ? capacity : probability,
+                               &said->d[id], error))
+        return FALSE;
       break;
     }
     default:
@@ -357,7 +395,10 @@ static gboolean parse_text(const char *text, gsize len, const char *name, PtsimM
   int64_t tp = GIVEN(&said, F_TP) ? said.i[F_TP] : 1;
   if (ok && tp > ((int64_t)1 << 20))
     ok = parse_error("--tensor-model-parallel-size %" G_GINT64_FORMAT " is too large", (gint64)tp);
-  ok = ok && ptsim_megatron_resolve_model(&said, tp, model, error) && ptsim_megatron_resolve_layout(&said, model, layout, error);
+  ok = ok && ptsim_megatron_resolve_model(&said, tp, model, error) &&
+       ptsim_megatron_resolve_moe_model(&said, model, error) &&
+       ptsim_megatron_resolve_layout(&said, model, layout, error) &&
+       ptsim_megatron_resolve_moe_layout(&said, model, layout, error);
   g_ptr_array_unref(said.read);
   return ok;
 }

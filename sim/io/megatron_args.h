@@ -11,7 +11,8 @@
  *   no effect   accepted silently
  *   unmodelled  listed in diagnostics->unmodelled with its effect and
  *               direction, for the caller to warn
- *   refused     an error (MoE, FSDP, other architectures: not modelled yet)
+ *   refused     an error (FSDP, latent MoE, other architectures: not
+ *               modelled yet)
  *   unknown     (not a Megatron-LM flag) listed in diagnostics->unknown
  *
  * Megatron-LM's own defaults (megatron/training/arguments.py) fill what is

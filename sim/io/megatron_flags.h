@@ -13,9 +13,9 @@
  *               and switches that only matter with a refused feature)
  *   UNMODELLED  changes time or memory in a way ptsim does not model: the
  *               caller warns, naming the flag and `effect` (the direction)
- *   REFUSED     turns on a feature ptsim does not model yet (MoE, FSDP,
- *               other architectures): an error, unless its value is `effect`
- *               (the value that leaves the feature off, e.g. --num-experts 0)
+ *   REFUSED     turns on a feature ptsim does not model yet (FSDP, latent
+ *               MoE, other architectures): an error, unless its value is
+ *               `effect` (the value that leaves the feature off)
  *
  * Not here: what a modelled flag means (megatron_args.c). */
 #ifndef PTSIM_MEGATRON_FLAGS_H
@@ -46,7 +46,8 @@ typedef struct {
 } PtsimMegatronFlag;
 
 /* The flag named by the LEN bytes at NAME, or NULL when Megatron-LM has no
- * such flag.  Every --moe-* flag is REFUSED, listed or not. */
+ * such flag.  An --moe-* flag the table does not list (another release's)
+ * is UNMODELLED. */
 const PtsimMegatronFlag *ptsim_megatron_flag_find(const char *name, gsize len);
 
 /* The whole table, sorted by name (bytewise).  (transfer none) */

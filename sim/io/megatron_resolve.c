@@ -346,8 +346,8 @@ static gboolean resolve_recompute(const Said *s, PtsimLayout *l, GError **error)
     NOTE(s, "--recompute-granularity full without --recompute-method and --recompute-num-layers "
             "(Megatron-Core asks for both); recomputing every layer");
   if (GIVEN(s, F_RECOMPUTE_MODULES)) {
-    /* core_attn, mlp, layernorm change a dense model; the MoE, MLA, GDN
-     * and mHC modules have nothing to recompute in it */
+    /* the GDN and mHC modules have nothing to recompute in the models
+     * ptsim builds */
     static const char *const known = "core_attn|mlp|layernorm|moe_act|moe|shared_experts|"
                                      "mla_up_proj|gdn_norm_out|gdp_in_proj|gdp_qkv|mhc";
     int at = s->list_at[F_RECOMPUTE_MODULES], n = s->list_len[F_RECOMPUTE_MODULES];
@@ -357,10 +357,7 @@ static gboolean resolve_recompute(const Said *s, PtsimLayout *l, GError **error)
       int m;
       if (!pick("--recompute-modules", at < 0 ? eq[k] : s->argv[at + k], known, &m, error))
         return FALSE;
-      l->recompute_modules |= m == 0 ? PTSIM_RECOMPUTE_CORE_ATTN
-                              : m == 1 ? PTSIM_RECOMPUTE_MLP
-                              : m == 2 ? PTSIM_RECOMPUTE_LAYERNORM
-                                       : 0;
+      if (m < 7) l->recompute_modules |= 1 << m; /* names.h: PTSIM_NAMES_RECOMPUTE_MODULE */
     }
   }
   return TRUE;

@@ -32,6 +32,13 @@ typedef enum {
   F_OVERLAP_PARAM, F_TP_OVERLAP, F_TP_NO_AG, F_TP_NO_RS, F_TP_NO_BULK_DGRAD, F_TP_RS_DGRAD,
   F_PRECISION_AWARE, F_MAIN_GRADS_DTYPE, F_MAIN_PARAMS_DTYPE, F_EXP_AVG_DTYPE, F_EXP_AVG_SQ_DTYPE,
   F_OPTIMIZER, F_MANUAL_GC,
+  /* mixture of experts, multi-latent attention, multi-token prediction */
+  F_NUM_EXPERTS, F_MOE_TOPK, F_MOE_FFN, F_MOE_SHARED, F_MOE_SHARED_GATE, F_MOE_FREQ,
+  F_MOE_SCORE, F_MOE_BALANCING, F_MOE_AUX_COEFF, F_MOE_EXPERT_BIAS, F_MOE_GROUPS,
+  F_MOE_GROUP_TOPK, F_MOE_CAPACITY, F_MOE_PAD, F_MOE_DISPATCHER, F_MOE_DEEPEP,
+  F_MOE_FLEX_BACKEND, F_MOE_GROUPED_GEMM, F_MOE_PERMUTE_FUSION, F_MOE_ROUTER_FUSION,
+  F_MOE_ROUTER_DTYPE, F_MOE_SHARED_OVERLAP, F_MOE_EP_OVERLAP, F_MOE_LAYER_RECOMPUTE, F_EP, F_ETP,
+  F_MLA, F_Q_LORA, F_KV_LORA, F_QK_HEAD_DIM, F_QK_POS_DIM, F_V_HEAD_DIM, F_MTP_LAYERS,
   F_COUNT
 } FlagId;
 
@@ -62,5 +69,11 @@ void ptsim_megatron_add(GPtrArray *list, char *text /* transfer full */);
 gboolean ptsim_megatron_resolve_model(const Said *s, int64_t tp, PtsimModel *m, GError **error);
 gboolean ptsim_megatron_resolve_layout(const Said *s, const PtsimModel *m, PtsimLayout *l,
                                        GError **error);
+
+/* The MoE, MLA and MTP parts (megatron_moe.c): of the model, once its
+ * layers are known, and of the layout. */
+gboolean ptsim_megatron_resolve_moe_model(const Said *s, PtsimModel *m, GError **error);
+gboolean ptsim_megatron_resolve_moe_layout(const Said *s, const PtsimModel *m, PtsimLayout *l,
+                                           GError **error);
 
 #endif /* PTSIM_MEGATRON_SAID_H */

@@ -15,6 +15,12 @@ static const char *const schedule_words[] = {"1f1b", "gpipe", "interleaved",
                                              "zb-h1"};
 static const char *const activation_words[] = {"swiglu", "gelu"};
 static const char *const norm_words[] = {"rmsnorm", "layernorm"};
+static const char *const score_words[] = {"softmax", "sigmoid", "sqrtsoftplus"};
+static const char *const balancing_words[] = {"aux_loss", "seq_aux_loss", "global_aux_loss",
+                                              "sinkhorn", "quantile_balancing", "none"};
+static const char *const dispatcher_words[] = {"allgather", "alltoall", "flex"};
+static const char *const module_words[] = {"core_attn", "mlp", "layernorm", "moe_act",
+                                           "moe", "shared_experts", "mla_up_proj"};
 
 static const NameTable tables[] = {
     {recompute_words, 3, "none|selective|full"},
@@ -23,6 +29,10 @@ static const NameTable tables[] = {
     {schedule_words, 4, "1f1b|gpipe|interleaved|zb-h1"},
     {activation_words, 2, "swiglu|gelu"},
     {norm_words, 2, "rmsnorm|layernorm"},
+    {score_words, 3, "softmax|sigmoid|sqrtsoftplus"},
+    {balancing_words, 6, "aux_loss|seq_aux_loss|global_aux_loss|sinkhorn|quantile_balancing|none"},
+    {dispatcher_words, 3, "allgather|alltoall|flex"},
+    {module_words, 7, "core_attn|mlp|layernorm|moe_act|moe|shared_experts|mla_up_proj"},
 };
 
 const char *ptsim_names_get(PtsimNamesKind kind, int value) {

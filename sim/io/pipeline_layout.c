@@ -129,19 +129,19 @@ gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_l
     out->last_stage_layers = count[pp - 1] != mid ? count[pp - 1] : 0;
     return TRUE;
   }
-  /* several chunks: all alike but the very first and last, one fewer at most */
+  /* several chunks: all alike but the very first and last, which may hold
+   * fewer (the embedding's and the loss's slots) */
   int64_t u = n > 2 ? count[1] : MAX(count[0], count[n - 1]);
   for (int64_t i = 1; i < n - 1; i++)
     if (count[i] != u) goto uneven;
-  if ((count[0] != u && count[0] != u - 1) || (count[n - 1] != u && count[n - 1] != u - 1))
-    goto uneven;
-  out->account_embedding = count[0] == u - 1;
-  out->account_loss = count[n - 1] == u - 1;
+  if (count[0] > u || count[n - 1] > u) goto uneven;
+  out->account_embedding = (int)(u - count[0]);
+  out->account_loss = (int)(u - count[n - 1]);
   return TRUE;
 uneven:
-  return bad(error, text, "with virtual stages ptsim models equal stages with at most one layer "
-                          "fewer in the first and the last (--account-for-embedding/loss-in-"
-                          "pipeline-split)");
+  return bad(error, text, "with virtual stages ptsim models equal stages, the first and the last "
+                          "with fewer layers at most (--account-for-embedding/loss-in-pipeline-"
+                          "split)");
 }
 
 gboolean ptsim_pipeline_layout_apply(const char *text, int64_t num_layers, PtsimLayout *l,

@@ -11,9 +11,10 @@
  *
  * ptsim's layout expresses: with one chunk per rank, any split whose middle
  * ranks are equal (--decoder-first/last-pipeline-num-layers); with several
- * chunks, equal chunks except one layer fewer in the very first and the very
- * last (--account-for-embedding/loss-in-pipeline-split).  Other layouts, a
- * rank without transformer layers, and MTP layers are errors. */
+ * chunks, equal chunks except fewer layers in the very first and the very
+ * last (--account-for-embedding/loss-in-pipeline-split, one layer each;
+ * DeepSeek-V3's "Et|(tt|)*30L" leaves one and two).  Other layouts, a rank
+ * without transformer layers, and MTP layers are errors. */
 #ifndef PTSIM_PIPELINE_LAYOUT_H
 #define PTSIM_PIPELINE_LAYOUT_H
 
@@ -26,7 +27,7 @@ typedef struct {
   int64_t vp;                   /* virtual stages per rank */
   int64_t first_stage_layers;   /* 0: as the middle ranks */
   int64_t last_stage_layers;    /* 0: as the middle ranks */
-  int account_embedding, account_loss;
+  int account_embedding, account_loss; /* layer slots the first / last virtual stage leaves empty */
 } PtsimPipelineLayout;
 
 /* Parses TEXT for PP ranks and NUM_LAYERS transformer layers.  Errors

@@ -20,9 +20,11 @@ gboolean ptsim_format_parse(const char *word, PtsimFormat *out) {
 /* ---- JSON ---- */
 
 static void json_model(PtsimJson *json, const PtsimModel *m, int64_t seq) {
+  double total, active;
+  ptsim_plan_model_parameters(m, seq, &total, &active);
   ptsim_json_begin_object(json, "model");
   ptsim_json_string(json, "name", m->name);
-  ptsim_json_double(json, "parameters", ptsim_plan_model_parameters(m, seq));
+  ptsim_json_double(json, "parameters", total);
   ptsim_json_int(json, "num_layers", m->num_layers);
   ptsim_json_int(json, "hidden_size", m->hidden_size);
   ptsim_json_int(json, "ffn_hidden_size", m->ffn_hidden_size);
@@ -34,6 +36,16 @@ static void json_model(PtsimJson *json, const PtsimModel *m, int64_t seq) {
   ptsim_json_string(json, "norm", ptsim_names_get(PTSIM_NAMES_NORM, (int)m->norm));
   ptsim_json_bool(json, "tied_embeddings", m->tied_embeddings);
   ptsim_json_bool(json, "bias", m->bias);
+  ptsim_json_int(json, "num_experts", m->num_experts);
+  if (m->num_experts > 0) {
+    ptsim_json_double(json, "active_parameters", active);
+    ptsim_json_int(json, "moe_router_topk", m->moe_router_topk);
+    ptsim_json_int(json, "moe_ffn_hidden_size", m->moe_ffn_hidden_size);
+    ptsim_json_int(json, "moe_shared_expert_intermediate_size", m->moe_shared_expert_size);
+    ptsim_json_int(json, "moe_layers", ptsim_plan_moe_layers_in(m, 0, m->num_layers));
+  }
+  ptsim_json_bool(json, "multi_latent_attention", m->multi_latent_attention);
+  ptsim_json_int(json, "mtp_num_layers", m->mtp_num_layers);
   ptsim_json_end_object(json);
 }
 
@@ -60,6 +72,16 @@ static void json_layout(PtsimJson *json, const PtsimPlan *plan) {
   ptsim_json_int(json, "cp", l->cp);
   ptsim_json_int(json, "dp", l->dp);
   ptsim_json_int(json, "vp", l->vp);
+  ptsim_json_int(json, "ep", l->ep);
+  ptsim_json_int(json, "etp", l->etp);
+  ptsim_json_int(json, "edp", l->edp);
+  if (plan->job.model.num_experts > 0) {
+    ptsim_json_string(json, "moe_token_dispatcher_type",
+                      ptsim_names_get(PTSIM_NAMES_DISPATCHER, (int)l->moe_dispatcher));
+    ptsim_json_double(json, "moe_expert_capacity_factor", l->moe_capacity_factor);
+    ptsim_json_bool(json, "moe_grouped_gemm", l->moe_grouped_gemm);
+    ptsim_json_int(json, "ep_group_nvlink_domains", plan->groups[PTSIM_GROUP_EP].nodes);
+  }
   ptsim_json_int(json, "mbs", l->mbs);
   ptsim_json_int(json, "gbs", l->gbs);
   ptsim_json_int(json, "seq", l->seq);
@@ -103,6 +125,7 @@ static void json_stage(PtsimJson *json, int64_t index, const PtsimStageMemory *s
   ptsim_json_bool(json, "has_embedding", s->has_embedding);
   ptsim_json_bool(json, "has_lm_head", s->has_lm_head);
   ptsim_json_double(json, "parameters", s->parameters);
+  ptsim_json_double(json, "expert_parameters", s->expert_parameters);
   ptsim_json_double(json, "parameters_bytes", s->parameters_bytes);
   ptsim_json_double(json, "gradients_bytes", s->gradients_bytes);
   ptsim_json_double(json, "optimizer_bytes", s->optimizer_bytes);
@@ -278,6 +301,36 @@ void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
 
 /* ---- text ---- */
 
+/* The MoE line of the summary: experts, the folding and where the
+ * all-to-all runs. */
+static void text_config_moe(GString *out, const PtsimPlan *plan) {
+  const PtsimModel *m = &plan->job.model;
+  const PtsimLayout *l = &plan->job.layout;
+  const PtsimGroup *ep = &plan->groups[PTSIM_GROUP_EP];
+  g_autofree char *shared =
+      m->moe_shared_expert_size > 0
+          ? g_strdup_printf(", shared %" G_GINT64_FORMAT, m->moe_shared_expert_size)
+          : g_strdup("");
+  g_autofree char *capacity =
+      l->moe_capacity_factor > 0.0
+          ? g_strdup_printf("capacity factor %g%s", l->moe_capacity_factor,
+                            l->moe_pad_to_capacity ? " (padded)" : "")
+          : g_strdup("dropless");
+  g_autofree char *where =
+      ep->nodes > 1 ? g_strdup_printf("across %" G_GINT64_FORMAT " NVLink domains", ep->nodes)
+                    : g_strdup("inside one NVLink domain");
+  g_string_append_printf(
+      out,
+      "experts: %" G_GINT64_FORMAT " per MoE layer (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+      " layers), top-%" G_GINT64_FORMAT ", width %" G_GINT64_FORMAT "%s; ep %" G_GINT64_FORMAT
+      " etp %" G_GINT64_FORMAT " edp %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
+      " local expert%s, the ep group %s), %s dispatcher%s, %s\n",
+      m->num_experts, ptsim_plan_moe_layers_in(m, 0, m->num_layers), m->num_layers,
+      m->moe_router_topk, m->moe_ffn_hidden_size, shared, l->ep, l->etp, l->edp,
+      plan->local_experts, plan->local_experts == 1 ? "" : "s", where, ptsim_names_get(PTSIM_NAMES_DISPATCHER, (int)l->moe_dispatcher),
+      l->moe_grouped_gemm ? ", grouped GEMM" : "", capacity);
+}
+
 void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
@@ -300,6 +353,7 @@ void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
       ptsim_names_get(PTSIM_NAMES_PRECISION, (int)l->precision),
       l->distributed_optimizer ? "distributed" : "replicated",
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
+  if (job->model.num_experts > 0) text_config_moe(out, plan);
 }
 
 static const char *overlap_words(const char *source) {
@@ -326,11 +380,12 @@ void ptsim_report_text_settings(GString *out, const PtsimLayout *l, const PtsimM
                          l->fp32_grad_accumulation ? "fp32" : "2-byte");
   if (!l->grad_accumulation_fusion) g_string_append(out, ", no gradient-accumulation fusion");
   if (l->cross_entropy_fusion) g_string_append(out, ", fused cross entropy");
-  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE)
-    g_string_append_printf(out, ", recompute modules%s%s%s",
-                           l->recompute_modules & PTSIM_RECOMPUTE_CORE_ATTN ? " core_attn" : "",
-                           l->recompute_modules & PTSIM_RECOMPUTE_MLP ? " mlp" : "",
-                           l->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM ? " layernorm" : "");
+  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE) {
+    g_string_append(out, ", recompute modules");
+    for (int v = 0; (1 << v) <= PTSIM_RECOMPUTE_ALL_MODULES; v++)
+      if (l->recompute_modules & (1 << v))
+        g_string_append_printf(out, " %s", ptsim_names_get(PTSIM_NAMES_RECOMPUTE_MODULE, v));
+  }
   if (l->precision == PTSIM_PRECISION_FP8)
     g_string_append_printf(out, ", fp8 recipe %s%s", fp8_recipe_word(l->fp8_recipe),
                            l->fp8_param_gather ? ", fp8 weights" : "");
@@ -442,7 +497,7 @@ void ptsim_report_csv_memory(GString *out, const PtsimJob *job,
 
 /* ---- time ---- */
 
-static const char *const comm_names[PTSIM_COMM_KINDS] = {"tp", "cp", "pp", "dp"};
+static const char *const comm_names[PTSIM_COMM_KINDS] = {"tp", "cp", "pp", "dp", "ep"};
 
 static void json_comm(PtsimJson *json, const char *key, const double *comm) {
   ptsim_json_begin_object(json, key);
@@ -517,7 +572,8 @@ void ptsim_report_text_band(GString *out, const PtsimErrorBand *b, double step_s
                          b->note);
 }
 
-void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, const PtsimErrorBand *band) {
+void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, const PtsimErrorBand *band,
+                            int moe) {
   g_string_append_printf(out, "\nstep time (discrete-event simulation)\n");
   if (band) ptsim_report_text_band(out, band, t->step_s);
   g_string_append_printf(
@@ -525,11 +581,15 @@ void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, const PtsimE
       "step %.4f s: %.0f tokens/s, %.1f TFLOP/s per GPU (Megatron-LM formula), MFU %.1f%%\n"
       "pipeline %.4f s, bubble %.1f%%, optimizer + param gather %.4f s\n"
       "busiest stage %" G_GINT64_FORMAT ": compute %.4f s; exposed comm tp %.4f s, cp %.4f s, "
-      "pp %.4f s, dp %.4f s\n",
+      "pp %.4f s, dp %.4f s",
       t->step_s, t->tokens_per_s, t->tflops_per_gpu, 100.0 * t->mfu, t->pipeline_s,
       100.0 * t->bubble_fraction, t->optimizer_s, t->busiest_stage, t->compute_s,
       t->exposed_comm_s[PTSIM_COMM_TP], t->exposed_comm_s[PTSIM_COMM_CP],
       t->exposed_comm_s[PTSIM_COMM_PP], t->exposed_comm_s[PTSIM_COMM_DP]);
+  /* the expert-parallel dispatch and combine: MoE models only, so a dense
+   * model's report reads as before */
+  if (moe) g_string_append_printf(out, ", ep %.4f s", t->exposed_comm_s[PTSIM_COMM_EP]);
+  g_string_append_c(out, '\n');
   if (t->num_stages > 1) {
     g_string_append(out, "stage    busy_s  compute_s   idle_s    end_s\n");
     for (int64_t i = 0; i < t->num_stages; i++) {

@@ -37,10 +37,13 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
                                  const PtsimAllocResult *alloc);
 
 /* "time": {step_s, band{...}, tokens_per_s, tflops_per_gpu, mfu,
- * bubble_fraction, compute_s, exposed_comm_s{tp,cp,pp,dp}, stages[...]};
- * band (error_bands.h) may be NULL (no "band" key, no band line). */
+ * bubble_fraction, compute_s, exposed_comm_s{tp,cp,pp,dp,ep}, stages[...]};
+ * band (error_bands.h) may be NULL (no "band" key, no band line).  The
+ * text names the ep kind (expert-parallel dispatch and combine) when MOE
+ * is set. */
 void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t, const PtsimErrorBand *band);
-void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, const PtsimErrorBand *band);
+void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, const PtsimErrorBand *band,
+                            int moe);
 /* One line: "10.2100 s +/- 4.0% (...): the mean error on N held-out
  * published runs (...)", or why there is no band. */
 void ptsim_report_text_band(GString *out, const PtsimErrorBand *band, double step_s);

@@ -35,6 +35,8 @@ PtsimSweepSpec *ptsim_sweep_spec_new(void) {
   s->vps = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->recomputes = int_array(recomputes, G_N_ELEMENTS(recomputes));
   s->schedules = int_array(schedules, G_N_ELEMENTS(schedules));
+  s->eps = g_array_new(FALSE, FALSE, sizeof(gint64));
+  s->etps = g_array_new(FALSE, FALSE, sizeof(gint64));
   ptsim_layout_init_defaults(&s->base);
   s->mc.straggler_slowdown = 2.0;
   s->mc.seed = 1;
@@ -54,6 +56,8 @@ void ptsim_sweep_spec_free(PtsimSweepSpec *s) {
   g_array_unref(s->vps);
   g_array_unref(s->recomputes);
   g_array_unref(s->schedules);
+  g_array_unref(s->eps);
+  g_array_unref(s->etps);
   g_free(s);
 }
 
@@ -120,6 +124,7 @@ typedef struct {
 typedef struct {
   gint64 tp, cp, pp, vp, mbs, first, last;
   int recompute, schedule;
+  gint64 ep, etp;  /* expert parallelism (MoE models; dense: 1 and 0) */
 } Candidate;
 
 /* Outcome of try_layout. */
@@ -134,7 +139,7 @@ static gboolean may_run(Scenario *sc, const PtsimJob *job) {
          job->hw.memory_bytes;
 }
 
-static int try_layout(Scenario *sc, const Candidate *c) {
+static int try_expert_layout(Scenario *sc, const Candidate *c) {
   int tried = TRIED_MAY_RUN;
   PtsimJob job;
   g_autoptr(GError) error = NULL;
@@ -155,6 +160,8 @@ static int try_layout(Scenario *sc, const Candidate *c) {
   l->last_stage_layers = c->last;
   l->recompute = (PtsimRecompute)c->recompute;
   l->schedule = (PtsimSchedule)c->schedule;
+  l->ep = c->ep;
+  l->etp = c->etp;
   if ((sc->sweep->stream && sc->sweep->stream->error) || sc->sweep->stopped) return TRIED_INVALID;
   sc->sweep->candidates++;
   if (!ptsim_job_validate(&job, &error)) {
@@ -227,6 +234,38 @@ static void cps_for(const Scenario *sc, gint64 tp, GArray *out) {
     if ((sc->gpus / tp) % cp == 0 && (cp == 1 || sc->seq % (2 * cp) == 0)) g_array_append_val(out, cp);
 }
 
+/* Every (ep, etp) of the layout: dense models have ep 1 (etp unused);
+ * an MoE model the given lists, or every ep dividing both its experts and
+ * the GPUs a stage's etp x ep x edp fold (the others cannot be valid).
+ * Returns the best outcome of them (one that may run, else one valid). */
+static int try_layout(Scenario *sc, Candidate *c) {
+  const PtsimSweepSpec *spec = sc->spec;
+  guint n_etp = spec->etps->len > 0 ? spec->etps->len : 1;
+  int best = TRIED_INVALID;
+  if (sc->model.num_experts <= 0) {
+    c->ep = 1;
+    c->etp = 0;
+    return try_expert_layout(sc, c);
+  }
+  for (guint e = 0; e < n_etp; e++) {
+    c->etp = spec->etps->len > 0 ? g_array_index(spec->etps, gint64, e) : c->tp;
+    if (spec->eps->len > 0) {
+      for (guint k = 0; k < spec->eps->len; k++) {
+        c->ep = g_array_index(spec->eps, gint64, k);
+        int tried = try_expert_layout(sc, c);
+        best = MAX(best, tried);
+      }
+      continue;
+    }
+    for (c->ep = 1; c->ep <= sc->model.num_experts; c->ep++)
+      if (sc->model.num_experts % c->ep == 0 && (sc->gpus / c->pp) % (c->etp * c->ep) == 0) {
+        int tried = try_expert_layout(sc, c);
+        best = MAX(best, tried);
+      }
+  }
+  return best;
+}
+
 /* Every recompute, schedule and vp of one (tp, cp, pp, mbs); returns
  * whether one of them is valid and may run. */
 static gboolean try_variants(Scenario *sc, Candidate *c, const GArray *vps) {
@@ -275,7 +314,7 @@ static void enumerate_scenario(Scenario *sc) {
       gint64 rest = sc->gpus / (tp * cp);
       for (gint64 pp = 1; pp <= rest && pp <= sc->model.num_layers; pp++) {
         if (rest % pp || (spec->pp_max > 0 && pp > spec->pp_max)) continue;
-        Candidate c = {tp, cp, pp, 1, 1, 0, 0, 0, 0};
+        Candidate c = {tp, cp, pp, 1, 1, 0, 0, 0, 0, 1, 0};
         vps_for(sc, pp, vps);
         if (spec->mbs->len > 0) {
           for (guint b = 0; b < spec->mbs->len; b++) {

@@ -4,10 +4,11 @@
  * each, every tp (dividing heads and query groups, up to the NVLink domain
  * unless tp_max says otherwise), cp, pp (with Megatron's uneven first/last
  * stages when pp does not divide the layers: ptsim_sweep_split), mbs,
- * recompute, schedule (with its vp values), and keeps those
- * ptsim_job_validate() accepts.  What experts use is in the defaults:
- * every vp that splits every stage, every cp the sequence allows, mbs
- * doubling while some layout may still run.  Rejected combinations are counted by reason, never silently
+ * recompute, schedule (with its vp values), and for an MoE model ep and
+ * etp, and keeps those ptsim_job_validate() accepts.  What experts use is
+ * in the defaults: every vp that splits every stage, every cp the sequence
+ * allows, mbs doubling while some layout may still run, every ep the
+ * experts and the GPUs allow.  Rejected combinations are counted by reason, never silently
  * dropped.  Evaluation runs ptsim_batch_evaluate_one (the same core the GPU
  * kernel runs) on a pool of CPU threads, or on the GPU in chunks.
  *
@@ -42,6 +43,11 @@ typedef struct {
                            * vp from 2 to layers/pp that splits every stage */
   GArray *recomputes;     /* int PtsimRecompute; default none, selective, full */
   GArray *schedules;      /* int PtsimSchedule; default 1f1b, interleaved, zb-h1 */
+  /* Expert parallelism of mixture-of-experts models (dense models: ep 1).
+   * eps empty: every ep dividing both num_experts and gpus / (etp pp);
+   * etps empty: etp = tp (Megatron's default). */
+  GArray *eps;            /* gint64 */
+  GArray *etps;           /* gint64 */
   gint64 tp_max;          /* 0: the NVLink domain (ptsim_sweep_tp_max_default) */
   gint64 pp_max;          /* 0: no limit */
   /* Every layout starts from this one: the job's settings that are not

@@ -22,7 +22,8 @@
 #define MAX_SLICES 4000000
 
 static const char *const track_names[PTSIM_TRACKS] = {"compute", "TP comm", "CP comm",
-                                                      "PP send", "PP recv", "DP comm"};
+                                                      "PP send", "PP recv", "DP comm",
+                                                      "EP comm"};
 
 static const char *item_name(int32_t kind) {
   static const char *const names[] = {"forward", "backward", "backward-input", "backward-weight",
@@ -34,7 +35,8 @@ const char *ptsim_trace_slice_name(const PtsimTraceSlice *s) {
   static const char *const names[] = {NULL,          "compute",      "recompute",
                                       "TP exposed",  "CP exposed",   "TP collective",
                                       "CP ring",     "PP send",      "PP recv",
-                                      "bubble",      "PP wait",      "DP wait"};
+                                      "bubble",      "PP wait",      "DP wait",
+                                      "EP exposed",  "EP dispatch + combine"};
   if (s->slice == PTSIM_SLICE_ITEM) return item_name(s->kind);
   return s->slice > 0 && s->slice < (int32_t)G_N_ELEMENTS(names) ? names[s->slice] : "?";
 }
@@ -70,12 +72,13 @@ static void split_item(GArray *out, const PtsimWorkload *w, const PtsimTraceReco
                        int32_t step, int64_t t0) {
   PtsimWork work;
   ptsim_workload_chunk(w, r->stage, r->chunk, &work);
-  double expected = 0, tp = 0, cp = 0, rc = 0;
+  double expected = 0, tp = 0, cp = 0, ep = 0, rc = 0;
   switch (r->kind) {
     case PTSIM_TRACE_FORWARD:
       expected = work.forward_s;
       tp = work.forward_comm_s[PTSIM_COMM_TP];
       cp = work.forward_comm_s[PTSIM_COMM_CP];
+      ep = work.forward_comm_s[PTSIM_COMM_EP];
       break;
     case PTSIM_TRACE_BACKWARD:
     case PTSIM_TRACE_BACKWARD_INPUT:
@@ -83,6 +86,7 @@ static void split_item(GArray *out, const PtsimWorkload *w, const PtsimTraceReco
                  (r->kind == PTSIM_TRACE_BACKWARD ? work.backward_weight_s : 0.0);
       tp = work.backward_comm_s[PTSIM_COMM_TP];
       cp = work.backward_comm_s[PTSIM_COMM_CP];
+      ep = work.backward_comm_s[PTSIM_COMM_EP];
       /* the re-run forward's own collectives are in backward_comm_s; its
        * math is recompute_s less the forward's share of collectives */
       if (work.forward_s > 0) {
@@ -100,19 +104,21 @@ static void split_item(GArray *out, const PtsimWorkload *w, const PtsimTraceReco
   int64_t rc_ns = MIN(d, (int64_t)llround(rc * 1e9 * scale));
   int64_t tp_ns = MIN(d - rc_ns, (int64_t)llround(tp * 1e9 * scale));
   int64_t cp_ns = MIN(d - rc_ns - tp_ns, (int64_t)llround(cp * 1e9 * scale));
+  int64_t ep_ns = MIN(d - rc_ns - tp_ns - cp_ns, (int64_t)llround(ep * 1e9 * scale));
   int64_t at = start;
   add(out, r->stage, PTSIM_TRACK_COMPUTE, PTSIM_SLICE_RECOMPUTE, r->kind, r->microbatch, r->chunk,
       step, at, at + rc_ns, 0);
   at += rc_ns;
-  int64_t compute_end = end - tp_ns - cp_ns;
+  int64_t compute_end = end - tp_ns - cp_ns - ep_ns;
   add(out, r->stage, PTSIM_TRACK_COMPUTE, PTSIM_SLICE_COMPUTE, r->kind, r->microbatch, r->chunk,
       step, at, compute_end, 0);
   at = compute_end;
-  const int32_t exposed[2] = {PTSIM_SLICE_TP_EXPOSED, PTSIM_SLICE_CP_EXPOSED};
-  const int32_t stream[2] = {PTSIM_SLICE_TP, PTSIM_SLICE_CP};
-  const int32_t track[2] = {PTSIM_TRACK_TP, PTSIM_TRACK_CP};
-  const int64_t len[2] = {tp_ns, cp_ns};
-  for (int k = 0; k < 2; k++) {
+  const int32_t exposed[3] = {PTSIM_SLICE_TP_EXPOSED, PTSIM_SLICE_CP_EXPOSED,
+                              PTSIM_SLICE_EP_EXPOSED};
+  const int32_t stream[3] = {PTSIM_SLICE_TP, PTSIM_SLICE_CP, PTSIM_SLICE_EP};
+  const int32_t track[3] = {PTSIM_TRACK_TP, PTSIM_TRACK_CP, PTSIM_TRACK_EP};
+  const int64_t len[3] = {tp_ns, cp_ns, ep_ns};
+  for (int k = 0; k < 3; k++) {
     add(out, r->stage, PTSIM_TRACK_COMPUTE, exposed[k], r->kind, r->microbatch, r->chunk, step,
         at, at + len[k], 0);
     add(out, r->stage, track[k], stream[k], r->kind, r->microbatch, r->chunk, step, at,
@@ -303,9 +309,13 @@ gboolean ptsim_trace_write(const char *path, const PtsimPlan *plan, const PtsimT
     ptsim_json_begin_object(&json, NULL);
     ptsim_json_string(&json, "ptsim", what);
     ptsim_json_string(&json, "note",
-                      "one GPU per pipeline stage; an item's TP/CP collectives and recompute "
-                      "are drawn as one block each (in the run they interleave with the GEMMs "
-                      "layer by layer)");
+                      job->model.num_experts > 0
+                          ? "one GPU per pipeline stage; an item's TP/CP/EP collectives and "
+                            "recompute are drawn as one block each (in the run they interleave "
+                            "with the GEMMs layer by layer)"
+                          : "one GPU per pipeline stage; an item's TP/CP collectives and recompute "
+                            "are drawn as one block each (in the run they interleave with the GEMMs "
+                            "layer by layer)");
     ptsim_json_int(&json, "steps", steps);
     ptsim_json_end_object(&json);
     g_string_append(out, ",\n\"traceEvents\": [\n");

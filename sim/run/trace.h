@@ -45,9 +45,10 @@ typedef enum {
   PTSIM_TRACK_CP = 2,
   PTSIM_TRACK_PP_SEND = 3,
   PTSIM_TRACK_PP_RECV = 4,
-  PTSIM_TRACK_DP = 5
+  PTSIM_TRACK_DP = 5,
+  PTSIM_TRACK_EP = 6   /* an MoE model's token dispatch and combine */
 } PtsimTrackId;
-#define PTSIM_TRACKS 6
+#define PTSIM_TRACKS 7
 
 /* What a slice is. */
 typedef enum {
@@ -62,7 +63,9 @@ typedef enum {
   PTSIM_SLICE_PP_RECV = 8,
   PTSIM_SLICE_BUBBLE = 9,     /* compute idle: its input is still being computed upstream */
   PTSIM_SLICE_PP_WAIT = 10,   /* compute idle: its input is in flight */
-  PTSIM_SLICE_DP_WAIT = 11    /* compute done, the step waits for the DP reduction */
+  PTSIM_SLICE_DP_WAIT = 11,   /* compute done, the step waits for the DP reduction */
+  PTSIM_SLICE_EP_EXPOSED = 12, /* inside an item: blocked on the MoE dispatch / combine */
+  PTSIM_SLICE_EP = 13         /* an all-to-all (or all-gather) dispatch and combine (EP track) */
 } PtsimSliceKind;
 
 typedef struct {

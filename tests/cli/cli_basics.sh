@@ -90,8 +90,8 @@ s = d['settings']
 assert s['overlap_source'] == 'default' and s['overlap_grad_reduce'] and s['overlap_param_gather'] and not s['tp_comm_overlap'], s"
 fi
 check "predict text states the overlap assumption" bash -c "'$ptsim' predict | grep -q '^overlap: grad-reduce on, param-gather on, tp-comm off (ptsim.s default'"
-check "MoE flags: not modelled yet (exit 2)" expect_exit 2 predict --gpus 8 --megatron-args \
-  "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64 --num-experts 8"
+check "latent MoE: not modelled yet (exit 2)" expect_exit 2 predict --gpus 8 --megatron-args \
+  "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64 --num-experts 8 --moe-latent-size 16"
 check "no launcher and no --gpus: exit 2, never tp x pp x cp" expect_exit 2 predict --megatron-args \
   "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64 --max-position-embeddings 64"
 check "--precision fp8 on A100 is bad input" expect_exit 2 predict --hw a100-80g --precision fp8

@@ -34,14 +34,17 @@ done
 # no sentinel values: -1 and nan were "not given" once, and ran with defaults
 for flag in --gpus --nodes --tp --pp --cp --dp --vp --mbs --gbs --seq --recompute-num-layers \
     --num-distributed-optimizer-instances --decoder-first-pipeline-num-layers \
-    --decoder-last-pipeline-num-layers --kv-channels; do
+    --decoder-last-pipeline-num-layers --kv-channels --ep --etp; do
   check "memory $flag -1 refused with its range" \
     expect 2 "$flag '-1' is not allowed: expected an integer from 1 to" memory $flag -1
 done
-for flag in --memory-threshold --attention-dropout --hidden-dropout; do
+for flag in --memory-threshold --attention-dropout --hidden-dropout --moe-expert-capacity-factor; do
   check "predict $flag nan refused with its range" \
     expect 2 "$flag 'nan' is not allowed: expected a number in" predict $flag nan
 done
+check "--mtp-num-layers 65 is out of its range" \
+  expect 2 "--mtp-num-layers '65' is not allowed: expected an integer from 0 to 64" \
+  memory --mtp-num-layers 65
 check "--attention-dropout 1 is out of [0, 1)" \
   expect 2 "--attention-dropout '1' is not allowed: expected a number in [0, 1)" memory --attention-dropout 1
 check "--trace-steps 1e3 is no integer" \

@@ -42,13 +42,14 @@ assert isinstance(a["runs"], bool) and a["runs_reserved_error_fraction"] == 0.05
 PY
 fi
 
-# The sweep: both verdicts on every row, the CSV keeps its columns and adds runs.
+# The sweep: both verdicts on every row, the CSV keeps its columns and adds runs (and, after
+# them, the expert-parallel columns).
 "$ptsim" sweep --gpus 8 --mbs 1,2 --cp 1 --vp 2 --top 5 --csv "$tmp/s.csv" >"$tmp/s.txt"
 check "sweep header counts the verdicts" grep -q "predicted to run" "$tmp/s.txt"
 check "sweep table has both verdict columns" grep -q "80% rule  alloc GiB runs" "$tmp/s.txt"
 check "sweep says tie or winner" grep -Eq "^a (tie, not a winner|winner)" "$tmp/s.txt"
 check "sweep csv keeps its columns and adds runs" bash -c \
-  "head -1 '$tmp/s.csv' | grep -q 'allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,held_floor_bytes,runs,runs_from$'"
+  "head -1 '$tmp/s.csv' | grep -q 'allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,held_floor_bytes,runs,runs_from,ep,etp,edp,exposed_ep_s$'"
 if command -v python3 >/dev/null 2>&1; then
   check "sweep csv: ranked by runs first, the top emulated" python3 - "$tmp/s.csv" <<'PY'
 import csv, sys
