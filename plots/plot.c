@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include <string.h>
 #include <glib/gstdio.h>
+#include "job_validate.h"
 #include "names.h"
 #include "numbers.h"
 #include "output.h"
@@ -448,6 +449,8 @@ char *ptsim_plot_job_layout(const PtsimJob *job) {
   if (l->recompute != PTSIM_RECOMPUTE_NONE)
     g_string_append_printf(s, ", recompute %s", ptsim_names_get(PTSIM_NAMES_RECOMPUTE, l->recompute));
   g_string_append_printf(s, ", %s", ptsim_names_get(PTSIM_NAMES_SCHEDULE, l->schedule));
+  if (l->sharding != PTSIM_SHARDING_NONE) /* the distributed optimizer goes without saying */
+    g_string_append_printf(s, ", %s", ptsim_layout_sharding_word(l));
   return g_string_free(s, FALSE);
 }
 

@@ -25,6 +25,8 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   double capacity_gib = memory->capacity_bytes / GIB;
   double threshold = job->layout.memory_threshold;
   double max_total = 0, max_other = 0;
+  /* ZeRO-2/3's gathered units and unsharded gradients go with "other" */
+  gboolean sharded = job->layout.sharding != PTSIM_SHARDING_NONE;
   /* an MoE model's parameters split in its routed experts' and the rest */
   gboolean moe = job->model.num_experts > 0;
   g_autofree PtsimPlan *plan = moe ? g_new0(PtsimPlan, 1) : NULL;
@@ -41,7 +43,7 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   g_string_append_printf(tsv,
                   "\n# columns: stage (0-based), layers (transformer layers on the stage), "
                   "parameters_gib, gradients_gib, optimizer_gib, activations_gib, other_gib "
-                  "(input ids + fp32 logits), total_gib, usage (total / capacity), "
+                  "(input ids + fp32 logits%s), total_gib, usage (total / capacity), "
                   "alloc_reserved_gib (caching-allocator emulation: reserved peak over 2 "
                   "steps), outside_gib (CUDA context + NCCL, outside the allocator), "
                   "alloc_device_gib (reserved + outside), alloc_oom (1: an allocation failed at "
@@ -49,12 +51,14 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
                   "# stage\tlayers\tparameters_gib\tgradients_gib\toptimizer_gib"
                   "\tactivations_gib\tother_gib\ttotal_gib\tusage"
                   "\talloc_reserved_gib\toutside_gib\talloc_device_gib\talloc_oom%s\n",
+                  sharded ? " + the FSDP units gathered and the unsharded gradients" : "",
                   moe ? "; expert_parameters_gib (the routed experts' part of parameters_gib)" : "",
                   moe ? "\texpert_parameters_gib" : "");
   for (int64_t s = 0; s < n; s++) {
     const PtsimStageMemory *m = &memory->stages[s];
+    double other = m->other_bytes + (sharded ? m->unsharded_bytes : 0.0);
     const double terms[] = {m->parameters_bytes, m->gradients_bytes, m->optimizer_bytes,
-                            m->activations_bytes, m->other_bytes, m->total_bytes};
+                            m->activations_bytes, other, m->total_bytes};
     g_string_append_printf(tsv, "%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT, s, m->num_layers);
     for (size_t i = 0; i < G_N_ELEMENTS(terms); i++) {
       g_string_append_c(tsv, '\t');
@@ -77,11 +81,13 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
     }
     if (moe) {
       g_string_append_c(tsv, '\t');
-      ptsim_plot_num(tsv, "%.4f", 2.0 * plan->stage_expert_parameters[s] / GIB);
+      /* ZeRO-3 keeps their shard (plan.h expert_weight_shards) */
+      ptsim_plot_num(tsv, "%.4f",
+                     2.0 * plan->stage_expert_parameters[s] / plan->expert_weight_shards / GIB);
     }
     g_string_append_c(tsv, '\n');
     max_total = MAX(max_total, m->total_bytes / GIB);
-    max_other = MAX(max_other, m->other_bytes / GIB);
+    max_other = MAX(max_other, other / GIB);
   }
 
   /* Plot width: the canvas less the y axis (~1.6 cm) and the line values
@@ -99,7 +105,8 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   int thin = bar_cm < 0.2;
   /* the key under the plot: five terms, the outline, the two lines */
   g_autofree char *other_title =
-      g_strdup_printf("other (ids, logits; %s%.2f GiB)", n > 1 ? "\xe2\x89\xa4 " : "", max_other);
+      g_strdup_printf("other (ids, logits%s; %s%.2f GiB)", sharded ? ", FSDP buffers" : "",
+                      n > 1 ? "\xe2\x89\xa4 " : "", max_other);
   int longest = MAX((int)g_utf8_strlen(other_title, -1), alloc ? 26 : 16);
   int per_row = 1,
       key_rows = ptsim_plot_key_rows(&c, (alloc ? 8 : 7) + (moe ? 1 : 0), longest, &per_row);

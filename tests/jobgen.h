@@ -4,9 +4,9 @@
  * library: a header-only helper for those.
  *
  * Draws model x hardware x layout (tp, pp, dp, cp, vp, mbs, microbatches,
- * seq, schedule, recompute, overlap switches, distributed optimizer) from a
- * GRand and keeps what ptsim_job_validate() accepts, so the same seed gives
- * the same jobs.  Microbatch counts are multiples of pp under the
+ * seq, schedule, recompute, overlap switches, distributed optimizer, ZeRO-2/3
+ * with its settings) from a GRand and keeps what ptsim_job_validate()
+ * accepts, so the same seed gives the same jobs.  Microbatch counts are multiples of pp under the
  * interleaved schedule (its rule); other draws that do not validate (e.g.
  * tp not dividing the heads) are redrawn.  jobgen_try_moe draws
  * mixture-of-experts jobs the same way, with ep, etp, the dispatcher and
@@ -55,7 +55,7 @@ static inline int64_t jobgen_pick(GRand *rand, const int64_t *values, gsize n) {
 }
 
 /* The rest of a draw, for m microbatches: batch, GPUs, recompute, the
- * optimizer and the overlaps. */
+ * optimizer, its sharding and the overlaps. */
 static inline void jobgen_draw_rest(GRand *rand, PtsimLayout *l, int64_t m) {
   l->gbs = m * l->mbs * l->dp;
   l->gpus = l->tp * l->pp * l->cp * l->dp;
@@ -63,6 +63,17 @@ static inline void jobgen_draw_rest(GRand *rand, PtsimLayout *l, int64_t m) {
   l->distributed_optimizer = g_rand_int_range(rand, 0, 4) != 0;
   l->overlap_grad_reduce = g_rand_boolean(rand);
   l->overlap_param_gather = l->distributed_optimizer && g_rand_boolean(rand);
+  /* a third of the sharded draws go further: ZeRO-2 or FSDP (either
+   * implementation, HSDP replicas, each reshard policy, prefetch or not;
+   * what validation refuses, e.g. torch's FSDP2 with experts, is redrawn) */
+  if (l->distributed_optimizer && g_rand_int_range(rand, 0, 3) == 0) {
+    l->sharding = g_rand_boolean(rand) ? PTSIM_SHARDING_PARAMS : PTSIM_SHARDING_GRADS;
+    l->fsdp_impl = l->sharding == PTSIM_SHARDING_PARAMS && g_rand_boolean(rand) ? PTSIM_FSDP_TORCH
+                                                                               : PTSIM_FSDP_MEGATRON;
+    l->optimizer_instances = l->dp % 2 == 0 && g_rand_boolean(rand) ? 2 : 1;
+    l->reshard_after_forward = g_rand_int_range(rand, PTSIM_RESHARD_AUTO, PTSIM_RESHARD_ALWAYS + 1);
+    l->fsdp_prefetch = g_rand_int_range(rand, 0, 4) != 0;
+  }
 }
 
 /* One draw; FALSE when ptsim_job_validate refuses it. */

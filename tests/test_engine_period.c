@@ -127,10 +127,10 @@ static void test_random_layouts(void) {
 
 static void test_random_moe_layouts(void) {
   g_test_summary("1,500 random mixture-of-experts layouts (Mixtral, Qwen3, DeepSeek-V2-Lite and "
-                 "V3; every schedule and dispatcher, m up to 300): shortcut == every event, byte "
-                 "for byte, and the ep kind is exposed");
+                 "V3; every schedule and dispatcher, ZeRO-2/3 with experts over edp, m up to "
+                 "300): shortcut == every event, byte for byte, and the ep kind is exposed");
   Fixture f;
-  guint with_ep = 0;
+  guint with_ep = 0, sharded = 0;
   fixture_set_up(&f, 15);
   for (int n = 0; n < 1500;) {
     PtsimJob job;
@@ -140,6 +140,7 @@ static void test_random_moe_layouts(void) {
     ptsim_workload_build(f.plan, NULL, f.w);
     check_same(f.plan, f.w, f.out, &f.tally[job.layout.schedule]);
     with_ep += f.out->exposed_comm_s[PTSIM_COMM_EP] > 0.0;
+    sharded += f.plan->zero_stage >= 2;
     n++;
   }
   for (int k = 0; k < 4; k++) g_assert_cmpuint(f.tally[k].layouts, >, 100);
@@ -147,6 +148,7 @@ static void test_random_moe_layouts(void) {
     if (k != PTSIM_SCHEDULE_GPIPE) g_assert_cmpuint(f.tally[k].jumped, >, f.tally[k].layouts / 2);
   /* ep > 1 layouts wait for their all-to-alls */
   g_assert_cmpuint(with_ep, >, 500);
+  g_assert_cmpuint(sharded, >, 100);
   fixture_tear_down(&f);
 }
 

@@ -243,6 +243,58 @@ static void test_recompute_fp8_optimizer(void) {
   parity("", "--num-distributed-optimizer-instances 2", n_instances, MOVES_TIME | MOVES_MEMORY);
 }
 
+static void n_fsdp(PtsimCliJob *o) { o->sharding = g_strdup("fsdp"); }
+static void n_zero2(PtsimCliJob *o) { o->sharding = g_strdup("zero2"); }
+static void n_ddp(PtsimCliJob *o) { o->sharding = g_strdup("ddp"); }
+static void n_hsdp(PtsimCliJob *o) {
+  o->sharding = g_strdup("hsdp");
+  o->hsdp_shard_size = (PtsimCliInt){TRUE, 1};
+}
+static void n_torch_fsdp2(PtsimCliJob *o) {
+  o->sharding = g_strdup("fsdp");
+  o->no_fp32_grad_accumulation = TRUE;
+}
+static void n_torch_fsdp2_keep(PtsimCliJob *o) {
+  n_torch_fsdp2(o);
+  o->reshard_after_forward = g_strdup("never");
+}
+
+static void test_sharding(void) {
+  g_test_summary("--use-megatron-fsdp with each --data-parallel-sharding-strategy and instances "
+                 "== --sharding ddp|zero1|zero2|fsdp|hsdp; --use-torch-fsdp2 == --sharding fsdp "
+                 "with 2-byte gradients");
+  parity("", "--use-megatron-fsdp", n_fsdp, MOVES_TIME | MOVES_MEMORY);
+  parity("", "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params", n_fsdp,
+         MOVES_TIME | MOVES_MEMORY);
+  parity("", "--use-custom-fsdp --data-parallel-sharding-strategy optim_grads", n_zero2,
+         MOVES_TIME | MOVES_MEMORY);
+  parity("", "--use-megatron-fsdp --data-parallel-sharding-strategy optim", NULL, MOVES_NOTHING);
+  parity("", "--use-megatron-fsdp --data-parallel-sharding-strategy no_shard", n_ddp,
+         MOVES_TIME | MOVES_MEMORY);
+  parity("--num-distributed-optimizer-instances 2", "--use-megatron-fsdp", n_hsdp,
+         MOVES_TIME | MOVES_MEMORY);
+  /* FSDP2: no pipeline, no distributed optimizer, no wgrad fusion, untied */
+  static const char torch_base[] =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 4096 --max-position-embeddings 4096 "
+      "--micro-batch-size 1 --global-batch-size 64 --tensor-model-parallel-size 2 "
+      "--sequence-parallel --bf16 --vocab-size 50257 --swiglu --attention-dropout 0 "
+      "--hidden-dropout 0 --no-gradient-accumulation-fusion --untie-embeddings-and-output-weights";
+  static const struct {
+    const char *flag;
+    Native native;
+  } cases[] = {{"--use-torch-fsdp2", n_torch_fsdp2},
+               {"--use-torch-fsdp2 --torch-fsdp2-no-reshard-after-forward", n_torch_fsdp2_keep}};
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *with = g_strconcat(torch_base, " ", cases[i].flag, NULL);
+    PtsimJob a, b;
+    resolve(with, NULL, &a);
+    resolve(torch_base, cases[i].native, &b);
+    if (memcmp(&a, &b, sizeof a) != 0) g_error("%s: the native flags give another job", cases[i].flag);
+    g_assert_cmpint(a.layout.sharding, ==, PTSIM_SHARDING_PARAMS);
+  }
+}
+
 static void test_split_and_shape(void) {
   g_test_summary("--account-for-*, --pipeline-model-parallel-layout, --kv-channels, "
                  "--qk-layernorm, --position-embedding-type, --manual-gc");
@@ -298,6 +350,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/flag-parity/fp16-accumulation", test_fp16_accumulation);
   g_test_add_func("/flag-parity/recompute-fp8-optimizer", test_recompute_fp8_optimizer);
   g_test_add_func("/flag-parity/split-and-shape", test_split_and_shape);
+  g_test_add_func("/flag-parity/sharding", test_sharding);
   g_test_add_func("/flag-parity/accounted-split", test_accounted_split);
   return g_test_run();
 }

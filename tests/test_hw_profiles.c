@@ -130,6 +130,8 @@ static void test_values(void) {
   g_assert_cmpint(l.nvls, ==, 0);
 
   PtsimHardware v = load("v100-32g");
+  g_assert_cmpfloat(v.memory_bytes, ==, 32510 * MIB); /* what CUDA hands out, not 32 GiB */
+  g_assert_cmpfloat(load("v100-16g").memory_bytes, ==, 16160 * MIB);
   g_assert_cmpfloat(v.peak_fp8_flops, ==, 0.0);
   g_assert_cmpfloat_with_epsilon(v.nvlink_bytes_per_s, 20.0e9 * 6, 1); /* SM70_NVLINK_BW x 6 */
   g_assert_cmpint(v.gpus_per_node, ==, 16);

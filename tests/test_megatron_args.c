@@ -355,15 +355,77 @@ static void test_refused(void) {
               "expert weight sharding is not modelled yet");
   parse_fails(MINIMAL "--expert-model-parallel-size 4",
               "--expert-model-parallel-size 4 needs --num-experts");
-  parse_fails(MINIMAL "--use-torch-fsdp2", "--use-torch-fsdp2: FSDP is not modelled yet");
-  parse_fails(MINIMAL "--use-megatron-fsdp", "FSDP is not modelled yet");
-  parse_fails(MINIMAL "--use-custom-fsdp", "FSDP is not modelled yet");
-  parse_fails(MINIMAL "--data-parallel-sharding-strategy optim_grads_params",
-              "FSDP is not modelled yet (ptsim would predict a different model); only no_shard "
-              "is accepted");
+  parse_fails(MINIMAL "--use-megatron-fsdp --outer-dp-sharding-strategy optim",
+              "--outer-dp-sharding-strategy optim: FSDP is not modelled yet (ptsim would predict "
+              "a different model); only no_shard is accepted");
   parse_ok(MINIMAL "--bf16 --num-experts 0 --expert-model-parallel-size 1 "
-                   "--data-parallel-sharding-strategy no_shard",
+                   "--outer-dp-sharding-strategy no_shard",
            &m, &l, NULL);
+}
+
+static void test_sharding(void) {
+  g_test_summary("Megatron-FSDP's strategies are ZeRO 0-3 (its CLI default optim_grads_params); "
+                 "--use-torch-fsdp2 is ZeRO-3 with bf16 gradients, refused where Megatron-LM "
+                 "asserts");
+  g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
+  PtsimModel m;
+  PtsimLayout l;
+  static const struct {
+    const char *strategy;
+    int distributed, sharding;
+  } strategies[] = {{"", 1, PTSIM_SHARDING_PARAMS},
+                    {"--data-parallel-sharding-strategy optim_grads_params", 1, PTSIM_SHARDING_PARAMS},
+                    {"--data-parallel-sharding-strategy optim_grads", 1, PTSIM_SHARDING_GRADS},
+                    {"--data-parallel-sharding-strategy optim", 1, PTSIM_SHARDING_NONE},
+                    {"--data-parallel-sharding-strategy no_shard", 0, PTSIM_SHARDING_NONE}};
+  for (size_t i = 0; i < G_N_ELEMENTS(strategies); i++) {
+    g_autofree char *line = g_strdup_printf(MINIMAL "--bf16 --use-megatron-fsdp %s",
+                                            strategies[i].strategy);
+    parse_ok(line, &m, &l, NULL);
+    g_assert_cmpint(l.distributed_optimizer, ==, strategies[i].distributed);
+    g_assert_cmpint(l.sharding, ==, strategies[i].sharding);
+    g_assert_cmpint(l.fsdp_impl, ==, PTSIM_FSDP_MEGATRON);
+    g_assert_cmpint(l.reshard_after_forward, ==, PTSIM_RESHARD_AUTO); /* validation: ALWAYS */
+  }
+  /* the deprecated spelling, and HSDP replicas through the instances */
+  parse_ok(MINIMAL "--bf16 --use-custom-fsdp --num-distributed-optimizer-instances 2", &m, &l,
+           NULL);
+  g_assert_cmpint(l.sharding, ==, PTSIM_SHARDING_PARAMS);
+  g_assert_cmpint(l.optimizer_instances, ==, 2);
+  /* Megatron-FSDP may overlap the parameter gather without the flag */
+  parse_ok(MINIMAL "--bf16 --use-megatron-fsdp --overlap-grad-reduce --overlap-param-gather", &m,
+           &l, NULL);
+  g_assert_true(l.overlap_param_gather);
+  parse_ok(MINIMAL "--bf16 --data-parallel-sharding-strategy optim_grads", &m, &l, d);
+  g_assert_cmpint(l.sharding, ==, PTSIM_SHARDING_NONE);
+  g_assert_true(has_note(d, "--data-parallel-sharding-strategy optim_grads has no effect "
+                            "without --use-megatron-fsdp"));
+  /* torch FSDP2 */
+  parse_ok(MINIMAL "--bf16 --use-torch-fsdp2 --no-gradient-accumulation-fusion "
+                   "--untie-embeddings-and-output-weights",
+           &m, &l, NULL);
+  g_assert_cmpint(l.sharding, ==, PTSIM_SHARDING_PARAMS);
+  g_assert_cmpint(l.fsdp_impl, ==, PTSIM_FSDP_MEGATRON);
+  g_assert_true(l.distributed_optimizer);
+  g_assert_false(l.fp32_grad_accumulation);
+  g_assert_cmpint(l.reshard_after_forward, ==, PTSIM_RESHARD_ALWAYS);
+  parse_ok(MINIMAL "--bf16 --use-torch-fsdp2 --no-gradient-accumulation-fusion "
+                   "--untie-embeddings-and-output-weights --torch-fsdp2-no-reshard-after-forward",
+           &m, &l, NULL);
+  g_assert_cmpint(l.reshard_after_forward, ==, PTSIM_RESHARD_NEVER);
+  parse_fails(MINIMAL "--bf16 --use-torch-fsdp2 --untie-embeddings-and-output-weights",
+              "add --no-gradient-accumulation-fusion (Megatron-LM asserts it)");
+  parse_fails(MINIMAL "--bf16 --use-torch-fsdp2 --no-gradient-accumulation-fusion",
+              "--use-torch-fsdp2 requires --untie-embeddings-and-output-weights");
+  parse_fails(MINIMAL "--bf16 --use-torch-fsdp2 --no-gradient-accumulation-fusion "
+                      "--untie-embeddings-and-output-weights --pipeline-model-parallel-size 2",
+              "--use-torch-fsdp2 is not supported with pipeline parallelism");
+  parse_fails(MINIMAL "--bf16 --use-torch-fsdp2 --no-gradient-accumulation-fusion "
+                      "--untie-embeddings-and-output-weights --use-distributed-optimizer",
+              "--use-torch-fsdp2 is not supported with --use-distributed-optimizer");
+  parse_fails(MINIMAL "--bf16 --use-torch-fsdp2 --use-megatron-fsdp", "give one");
+  parse_fails(MINIMAL "--bf16 --use-megatron-fsdp --data-parallel-sharding-strategy zero3",
+              "--data-parallel-sharding-strategy 'zero3' is not allowed");
 }
 
 static void test_attention_groups(void) {
@@ -520,6 +582,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-args/equals-form", test_equals_form);
   g_test_add_func("/megatron-args/unknown-flags", test_unknown_flags);
   g_test_add_func("/megatron-args/refused", test_refused);
+  g_test_add_func("/megatron-args/sharding", test_sharding);
   g_test_add_func("/megatron-args/attention-groups", test_attention_groups);
   g_test_add_func("/megatron-args/precision", test_precision);
   g_test_add_func("/megatron-args/layout-flags", test_layout_flags);

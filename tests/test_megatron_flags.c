@@ -44,7 +44,9 @@ static void test_table(void) {
       "--exp-avg-dtype", "--exp-avg-sq-dtype", "--num-distributed-optimizer-instances",
       "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
       "--pipeline-model-parallel-layout", "--kv-channels", "--qk-layernorm",
-      "--position-embedding-type", "--manual-gc"};
+      "--position-embedding-type", "--manual-gc", "--use-torch-fsdp2", "--use-megatron-fsdp",
+      "--use-custom-fsdp", "--data-parallel-sharding-strategy",
+      "--torch-fsdp2-no-reshard-after-forward"};
   for (size_t i = 0; i < G_N_ELEMENTS(modelled); i++) {
     const PtsimMegatronFlag *f = ptsim_megatron_flag_find(modelled[i], strlen(modelled[i]));
     g_assert_nonnull(f);
@@ -59,8 +61,7 @@ static void test_table(void) {
                     PTSIM_MEGATRON_MODELLED);
   g_assert_cmpint(ptsim_megatron_flag_find("--moe-anything-new", 18)->klass, ==,
                   PTSIM_MEGATRON_UNMODELLED);
-  const char *const refused[] = {"--moe-latent-size", "--use-torch-fsdp2", "--use-megatron-fsdp", "--use-custom-fsdp",
-                                 "--data-parallel-sharding-strategy"};
+  const char *const refused[] = {"--moe-latent-size", "--outer-dp-sharding-strategy"};
   for (size_t i = 0; i < G_N_ELEMENTS(refused); i++)
     g_assert_cmpint(ptsim_megatron_flag_find(refused[i], strlen(refused[i]))->klass, ==,
                     PTSIM_MEGATRON_REFUSED);

@@ -13,8 +13,13 @@
 #include "config.h"
 #include "job_validate.h"
 #include "megatron_args.h"
+#include "lifetimes.h"
 #include "megatron_log.h"
+#include "megatron_log_date.h"
 #include "plan_of.h"
+
+#define MIB (1024.0 * 1024.0)
+#define GIB (1024.0 * MIB)
 
 /* ---- helpers ---- */
 
@@ -696,6 +701,53 @@ static void test_issue525_774m(void) {
   g_assert_cmpfloat(plan->stage_parameters[0], ==, 771201024.0);
 }
 
+static void test_issue525_date_and_margin(void) {
+  g_test_summary("Megatron-LM#525 from its own log: the block dates its source between the GQA "
+                 "and manual-GC merges; with that release's tensors the first step's allocated "
+                 "peak is what the run needed where it died, and the runs margin covers what the "
+                 "emulation misses there");
+  g_autoptr(PtsimMegatronLog) log = read_fixture("06_issue525_gpt2_774m_v100_oom.log");
+  int32_t before = 0;
+  /* group_query_attention printed, manual_gc and cross_entropy_loss_fusion not */
+  g_assert_cmpint(ptsim_megatron_log_date(log, &before), ==, 20230724);
+  g_assert_cmpint(before, ==, 20231030);
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
+  job.model = log->model;
+  job.layout = log->layout;
+  job.layout.megatron_date = 20230724;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *hw = g_test_build_filename(G_TEST_DIST, "data", "hw_v100_32g_test.ini", NULL);
+  g_assert_true(ptsim_hardware_load(hw, &job.hw, &error));
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  g_assert_true(simulate_allocator_of(&job, PTSIM_LIFETIMES_STEPS, NULL, NULL, 0.0, NULL, a,
+                                      &error));
+  g_assert_no_error(error);
+  const PtsimStageAlloc *s = &a->stages[0];
+  /* The log: "Tried to allocate 786.00 MiB (... 31.74 GiB total capacity; 28.82 GiB already
+   * allocated; 577.12 MiB free; 29.97 GiB reserved in total by PyTorch)", in the first
+   * forward's cross entropy: 786 MiB = mbs 4 x seq 1024 x vocab 50304 x 4 B, the second fp32
+   * copy of the logits. */
+  g_assert_cmpfloat(4.0 * 1024 * 50304 * 4, ==, 786.0 * MIB);
+  double needed = 28.82 * GIB + 786.0 * MIB;
+  g_assert_cmpfloat(fabs(s->first_step.allocated_peak_bytes / needed - 1.0), <, 0.01);
+  /* What the run held on the device there, at least: reserved + the request + what lay
+   * outside the allocator (total - reserved - free). */
+  double outside = 31.74 * GIB - 29.97 * GIB - 577.12 * MIB;
+  double demand = 29.97 * GIB + 786.0 * MIB + outside;
+  double margin = PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES +
+                  PTSIM_LIFETIMES_RESERVED_ERROR * s->first_step.reserved_peak_bytes;
+  g_assert_cmpfloat(s->first_step.device_peak_bytes + margin, >=, demand);
+  /* So the verdict is "does not run" already at step 0, where the run died; the emulation's
+   * own first failed allocation comes in step 1 (it keeps 0.72 GiB less outside the
+   * allocator and fragments less than the run did: lifetimes.h). */
+  g_assert_false(a->runs);
+  g_assert_cmpint(s->runs_fail_step, ==, 0);
+  g_assert_false(s->fits);
+  g_assert_cmpint(s->oom_step, ==, 1);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/megatron-log/excerpt-1-2020", test_excerpt1_2020);
@@ -706,6 +758,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-log/args-llama3-8b", test_args_llama3_8b);
   g_test_add_func("/megatron-log/args-variants", test_args_variants);
   g_test_add_func("/megatron-log/issue525-774m", test_issue525_774m);
+  g_test_add_func("/megatron-log/issue525-date-and-margin", test_issue525_date_and_margin);
   g_test_add_func("/megatron-log/oom", test_oom);
   g_test_add_func("/megatron-log/truncated-everywhere",
                   test_truncated_everywhere);

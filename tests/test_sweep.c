@@ -1,9 +1,11 @@
-/* test_sweep.c — enumeration counts against hand counts, rejected
- * combinations counted by reason, and the thread pool agreeing with one
+/* test_sweep.c — enumeration counts against hand counts (sharding modes
+ * included), rejected combinations counted by reason, and the thread pool agreeing with one
  * thread bit for bit. */
 #include <glib.h>
 #include <string.h>
 #include "config.h"
+#include "job_validate.h"
+#include "names.h"
 #include "lifetimes.h"
 #include "sweep.h"
 
@@ -327,6 +329,36 @@ static void test_expert_layouts(void) {
   g_assert_true(has_layout(sb, 8, 8, 12));
 }
 
+static void test_sharding_modes(void) {
+  g_test_summary("--sharding ddp,zero2,fsdp,hsdp --hsdp-shard-size 2 on 8 GPUs: 10 layouts each; "
+                 "hsdp needs dp > 2 and even (dp 8, 4: 3 layouts), by hand");
+  g_autoptr(PtsimSweepSpec) spec = small_spec("llama3-8b");
+  const int modes[] = {PTSIM_SHARDING_MODE_DDP, PTSIM_SHARDING_MODE_ZERO2, PTSIM_SHARDING_MODE_FSDP,
+                       PTSIM_SHARDING_MODE_HSDP};
+  const gint64 two = 2;
+  g_array_append_vals(spec->shardings, modes, G_N_ELEMENTS(modes));
+  g_array_append_val(spec->shard_sizes, two);
+  g_autoptr(PtsimSweep) sweep = enumerate(spec);
+  g_assert_cmpuint(sweep->candidates, ==, 40);
+  g_assert_cmpuint(sweep->jobs->len, ==, 33);
+  guint count[5] = {0};
+  for (guint i = 0; i < sweep->jobs->len; i++) {
+    const PtsimLayout *l = &g_array_index(sweep->jobs, PtsimJob, i).layout;
+    const char *word = ptsim_layout_sharding_word(l);
+    int mode = -1;
+    g_assert_true(ptsim_names_parse(PTSIM_NAMES_SHARDING, word, &mode));
+    count[mode]++;
+    if (mode == PTSIM_SHARDING_MODE_HSDP) g_assert_cmpint(l->optimizer_instances, ==, l->dp / 2);
+    if (mode == PTSIM_SHARDING_MODE_DDP) g_assert_false(l->distributed_optimizer);
+  }
+  g_assert_cmpuint(count[PTSIM_SHARDING_MODE_DDP], ==, 10);
+  g_assert_cmpuint(count[PTSIM_SHARDING_MODE_ZERO1], ==, 0);
+  g_assert_cmpuint(count[PTSIM_SHARDING_MODE_ZERO2], ==, 10);
+  g_assert_cmpuint(count[PTSIM_SHARDING_MODE_FSDP], ==, 10);
+  g_assert_cmpuint(count[PTSIM_SHARDING_MODE_HSDP], ==, 3);
+  g_assert_cmpuint(g_hash_table_size(sweep->rejected), ==, 2); /* no replicas; does not divide */
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/sweep/hand-count", test_hand_count);
@@ -339,6 +371,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/sweep/split-by-hand", test_split_by_hand);
   g_test_add_func("/sweep/vp-counts-by-hand", test_vp_counts_by_hand);
   g_test_add_func("/sweep/expert-layouts", test_expert_layouts);
+  g_test_add_func("/sweep/sharding-modes", test_sharding_modes);
   g_test_add_func("/sweep/floor-below-emulation", test_floor_below_emulation);
   g_test_add_func("/sweep/settle-top-equals-full", test_settle_top_equals_full);
   return g_test_run();

@@ -1,7 +1,8 @@
 /* test_torchtitan.c — sim/io/torchtitan.c: the fixtures (written from
- * torchtitan's documented options) mapped exactly; the configs ptsim cannot
- * model yet (FSDP, HSDP, float32 TP/PP) read and then refused with the
- * reason; configs torchtitan itself refuses, unknown or renamed keys and
+ * torchtitan's documented options) mapped exactly, and FSDP / HSDP ones
+ * resolving to the job ptsim's own flags give; the configs ptsim cannot
+ * model (float32 TP/PP, stage splits it cannot express) read and then
+ * refused with the reason; configs torchtitan itself refuses, unknown or renamed keys and
  * wrong types named at FILE:LINE; the stage split and recompute mappings
  * derived by hand.
  *
@@ -11,8 +12,10 @@
 
 #include <glib.h>
 
+#include "cli_job.h"
 #include "config.h"
 #include "job_validate.h"
+#include "plan.h"
 #include "torchtitan.h"
 
 static char *fixture(const char *name) {
@@ -94,36 +97,72 @@ static void test_ddp_8b(void) {
   g_assert_nonnull(strstr(error->message, "--gpus is 16"));
 }
 
-static void test_fsdp_8b_refused(void) {
-  g_test_summary("FSDP (shard -1 on 8 GPUs) is read, then refused: FSDP not modelled yet");
+/* The job of fixture NAME on GPUS as `ptsim --torchtitan` resolves it, and
+ * the one NATIVE (ptsim's own flags) resolves: the same bytes. */
+static void same_job_as_flags(const char *name, int64_t gpus, PtsimCliJob *native,
+                              PtsimJob *out) {
+  PtsimCliJob tt;
+  PtsimJob a, b;
+  g_autoptr(GError) error = NULL;
+  ptsim_cli_job_init(&tt);
+  tt.torchtitan = fixture(name);
+  tt.gpus = (PtsimCliInt){TRUE, gpus};
+  g_assert_true(ptsim_cli_job_resolve(&tt, &a, NULL, &error));
+  g_assert_no_error(error);
+  native->gpus = (PtsimCliInt){TRUE, gpus};
+  native->hw = g_strdup("h100-80g");
+  g_assert_true(ptsim_cli_job_resolve(native, &b, NULL, &error));
+  g_assert_no_error(error);
+  if (memcmp(&a, &b, sizeof a) != 0) g_error("%s: the native flags give another job", name);
+  *out = a;
+  ptsim_cli_job_clear(&tt);
+  ptsim_cli_job_clear(native);
+}
+
+static void test_fsdp_8b(void) {
+  g_test_summary("FSDP (shard -1 on 8 GPUs): FSDP2 over all 8 ranks, the output unit kept for "
+                 "backward; == --sharding fsdp --fsdp-impl torch");
   g_auto(PtsimTorchtitan) tt = {0};
   g_autoptr(GPtrArray) warnings = NULL;
   load("llama3_8b_fsdp.toml", 8, &tt, &warnings);
+  const PtsimLayout *l = &tt.layout;
   g_assert_cmpint(tt.dp_mode, ==, PTSIM_TORCHTITAN_DP_FSDP);
   g_assert_cmpint(tt.dp_shard, ==, 8);
   g_assert_cmpint(tt.fsdp_degree, ==, 8);
-  g_assert_cmpint(tt.layout.dp, ==, 8);
-  g_assert_cmpint(tt.layout.mbs, ==, 2);
-  g_assert_cmpint(tt.layout.gbs, ==, 16);
+  g_assert_null(tt.unmodelled);
+  g_assert_cmpint(l->dp, ==, 8);
+  g_assert_cmpint(l->mbs, ==, 2);
+  g_assert_cmpint(l->gbs, ==, 16);
   g_assert_cmpint(tt.grad_accumulation, ==, 1);
-  g_assert_cmpint(tt.layout.recompute, ==, PTSIM_RECOMPUTE_SELECTIVE);
+  g_assert_cmpint(l->recompute, ==, PTSIM_RECOMPUTE_SELECTIVE);
+  g_assert_cmpint(l->sharding, ==, PTSIM_SHARDING_PARAMS);
+  g_assert_cmpint(l->fsdp_impl, ==, PTSIM_FSDP_TORCH);
+  g_assert_cmpint(l->distributed_optimizer, ==, 1);
+  g_assert_cmpint(l->optimizer_instances, ==, 1);
+  g_assert_cmpint(l->reshard_after_forward, ==, PTSIM_RESHARD_AUTO);
+  g_assert_cmpint(l->main_params_bytes, ==, 4);     /* the fp32 shards */
+  g_assert_cmpint(l->fp32_grad_accumulation, ==, 1); /* mixed_precision_reduce float32 */
+  g_assert_cmpint(l->fp8_param_gather, ==, 0);
   has_warning(warnings, "llama3_8b_fsdp.toml", 27, "'op' saves");
-  g_autofree char *path = fixture("llama3_8b_fsdp.toml");
-  g_autofree char *at = g_strdup_printf("%s:19: ", path);
-  g_assert_nonnull(tt.unmodelled);
-  g_assert_true(g_str_has_prefix(tt.unmodelled, at));
-  g_assert_nonnull(strstr(tt.unmodelled, "FSDP not modelled yet"));
 
+  PtsimCliJob o;
   PtsimJob job;
-  memset(&job, 0, sizeof job);
-  g_autoptr(GError) error = NULL;
-  g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, NULL));
-  g_assert_false(ptsim_torchtitan_job(&tt, &job, &error));
-  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID);
-  g_assert_cmpstr(error->message, ==, tt.unmodelled);
-  g_clear_error(&error);
+  ptsim_cli_job_init(&o);
+  o.model = g_strdup("llama3-8b");
+  o.mbs = (PtsimCliInt){TRUE, 2};
+  o.gbs = (PtsimCliInt){TRUE, 16};
+  o.seq = (PtsimCliInt){TRUE, 8192};
+  o.recompute = g_strdup("selective");
+  o.sharding = g_strdup("fsdp");
+  o.fsdp_impl = g_strdup("torch");
+  o.no_overlap = TRUE;
+  same_job_as_flags("llama3_8b_fsdp.toml", 8, &o, &job);
+  g_assert_cmpint(job.layout.reshard_after_forward, ==, PTSIM_RESHARD_BUT_LAST);
 
   /* shard -1 without a world size */
+  g_autofree char *path = fixture("llama3_8b_fsdp.toml");
+  g_autofree char *at = g_strdup_printf("%s:19: ", path);
+  g_autoptr(GError) error = NULL;
   g_auto(PtsimTorchtitan) other = {0};
   g_assert_false(ptsim_torchtitan_load(path, -1, &other, NULL, &error));
   g_assert_true(g_str_has_prefix(error->message, at));
@@ -131,7 +170,8 @@ static void test_fsdp_8b_refused(void) {
 }
 
 static void test_hsdp_70b(void) {
-  g_test_summary("HSDP 2 x 4 x TP 8 with float8, async TP and compile: every degree and switch");
+  g_test_summary("HSDP 2 x 4 x TP 8 with float8 all-gather, async TP and compile: every degree "
+                 "and switch; == --sharding hsdp --hsdp-shard-size 4 --fsdp-impl torch");
   g_auto(PtsimTorchtitan) tt = {0};
   g_autoptr(GPtrArray) warnings = NULL;
   load("llama3_70b_hsdp_tp.toml", 64, &tt, &warnings);
@@ -151,10 +191,113 @@ static void test_hsdp_70b(void) {
   g_assert_cmpint(tt.reshard_after_forward, ==, PTSIM_TORCHTITAN_RESHARD_ALWAYS);
   g_assert_true(tt.fsdp_float8_all_gather);
   g_assert_true(tt.mixed_precision);
+  g_assert_null(tt.unmodelled);
+  g_assert_cmpint(l->sharding, ==, PTSIM_SHARDING_PARAMS);
+  g_assert_cmpint(l->optimizer_instances, ==, 2);
+  g_assert_cmpint(l->reshard_after_forward, ==, PTSIM_RESHARD_ALWAYS);
+  g_assert_cmpint(l->fp8_param_gather, ==, 1);
   has_warning(warnings, "llama3_70b_hsdp_tp.toml", 29, "stay in bf16");
   has_warning(warnings, "llama3_70b_hsdp_tp.toml", 23, "torch.compile");
-  g_assert_nonnull(strstr(tt.unmodelled, "HSDP"));
-  g_assert_nonnull(strstr(tt.unmodelled, "FSDP not modelled yet"));
+  has_warning(warnings, "llama3_70b_hsdp_tp.toml", 28, "scale computation");
+
+  PtsimCliJob o;
+  PtsimJob job;
+  ptsim_cli_job_init(&o);
+  o.model = g_strdup("llama3-70b");
+  o.tp = (PtsimCliInt){TRUE, 8};
+  o.mbs = (PtsimCliInt){TRUE, 4};
+  o.gbs = (PtsimCliInt){TRUE, 32};
+  o.seq = (PtsimCliInt){TRUE, 8192};
+  o.recompute = g_strdup("full");
+  o.precision = g_strdup("fp8");
+  o.fp8_param_gather = TRUE;
+  o.sharding = g_strdup("hsdp");
+  o.hsdp_shard_size = (PtsimCliInt){TRUE, 4};
+  o.fsdp_impl = g_strdup("torch");
+  o.reshard_after_forward = g_strdup("always");
+  o.no_overlap = TRUE;
+  o.tp_comm_overlap = TRUE;
+  same_job_as_flags("llama3_70b_hsdp_tp.toml", 64, &o, &job);
+  /* the shard group: 4 dp ranks 8 apart (tp 8); the replicas 32 apart */
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpint(plan->zero_stage, ==, 3);
+  g_assert_cmpint(plan->shard_group.size, ==, 4);
+  g_assert_cmpint(plan->shard_group.stride, ==, 8);
+  g_assert_cmpint(plan->replicate_group.size, ==, 2);
+  g_assert_cmpint(plan->replicate_group.stride, ==, 32);
+  g_assert_true(plan->replicate_backward); /* FSDP2 all-reduces every micro-step */
+}
+
+static void test_hsdp_cp(void) {
+  g_test_summary("HSDP over shard 4 x cp 2: the shard group holds the CP ranks (8 consecutive), "
+                 "2 replicas 8 apart; reshard never; == --sharding hsdp --hsdp-shard-size 8");
+  g_auto(PtsimTorchtitan) tt = {0};
+  g_autoptr(GPtrArray) warnings = NULL;
+  load("llama3_8b_hsdp_cp.toml", -1, &tt, &warnings);
+  g_assert_null(tt.unmodelled);
+  g_assert_cmpint(tt.fsdp_degree, ==, 8);
+  g_assert_cmpint(tt.layout.gpus, ==, 16);
+  g_assert_cmpint(tt.layout.cp, ==, 2);
+  g_assert_cmpint(tt.layout.dp, ==, 8);
+  g_assert_cmpint(tt.grad_accumulation, ==, 2);
+  g_assert_cmpint(tt.layout.reshard_after_forward, ==, PTSIM_RESHARD_NEVER);
+  PtsimCliJob o;
+  PtsimJob job;
+  ptsim_cli_job_init(&o);
+  o.model = g_strdup("llama3-8b");
+  o.cp = (PtsimCliInt){TRUE, 2};
+  o.mbs = (PtsimCliInt){TRUE, 1};
+  o.gbs = (PtsimCliInt){TRUE, 16};
+  o.seq = (PtsimCliInt){TRUE, 16384};
+  o.recompute = g_strdup("full");
+  o.sharding = g_strdup("hsdp");
+  o.hsdp_shard_size = (PtsimCliInt){TRUE, 8};
+  o.fsdp_impl = g_strdup("torch");
+  o.reshard_after_forward = g_strdup("never");
+  o.no_overlap = TRUE;
+  same_job_as_flags("llama3_8b_hsdp_cp.toml", 16, &o, &job);
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpint(plan->shard_group.size, ==, 8);
+  g_assert_cmpint(plan->shard_group.stride, ==, 1);
+  g_assert_cmpint(plan->shard_group.nodes, ==, 1);
+  g_assert_cmpint(plan->replicate_group.size, ==, 2);
+  g_assert_cmpint(plan->replicate_group.stride, ==, 8);
+  g_assert_false(plan->gather_backward); /* kept from forward to backward */
+}
+
+static void test_fsdp_pp(void) {
+  g_test_summary("FSDP 4 x PP 2: torch.distributed.pipelining reduces once per step and keeps "
+                 "the units gathered (sync_once); == --sharding fsdp --fsdp-impl torch --pp 2");
+  g_auto(PtsimTorchtitan) tt = {0};
+  g_autoptr(GPtrArray) warnings = NULL;
+  load("llama3_8b_fsdp_pp.toml", 8, &tt, &warnings);
+  g_assert_null(tt.unmodelled);
+  g_assert_cmpint(tt.dp_shard, ==, 4);
+  g_assert_cmpint(tt.layout.pp, ==, 2);
+  g_assert_cmpint(tt.layout.mbs, ==, 1);
+  g_assert_cmpint(tt.layout.gbs, ==, 32);
+  PtsimCliJob o;
+  PtsimJob job;
+  ptsim_cli_job_init(&o);
+  o.model = g_strdup("llama3-8b");
+  o.pp = (PtsimCliInt){TRUE, 2};
+  o.mbs = (PtsimCliInt){TRUE, 1};
+  o.gbs = (PtsimCliInt){TRUE, 32};
+  o.seq = (PtsimCliInt){TRUE, 4096};
+  o.recompute = g_strdup("full");
+  o.sharding = g_strdup("fsdp");
+  o.fsdp_impl = g_strdup("torch");
+  o.no_overlap = TRUE;
+  same_job_as_flags("llama3_8b_fsdp_pp.toml", 8, &o, &job);
+  g_assert_cmpint(job.layout.reshard_after_forward, ==, PTSIM_RESHARD_NEVER);
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(&job, plan);
+  g_assert_true(plan->sync_once);
+  g_assert_false(plan->gather_forward);
+  g_assert_false(plan->reduce_backward);
+  g_assert_cmpfloat(plan->grad_shards, ==, 1.0); /* accumulated unsharded */
 }
 
 static void test_pp_405b(void) {
@@ -172,7 +315,8 @@ static void test_pp_405b(void) {
   g_assert_cmpint(l->gbs, ==, 512);
   g_assert_cmpint(tt.grad_accumulation, ==, 2);
   has_warning(warnings, "llama3_405b_pp.toml", 9, "own pipeline schedule");
-  g_assert_nonnull(strstr(tt.unmodelled, "FSDP not modelled yet"));
+  g_assert_cmpint(l->sharding, ==, PTSIM_SHARDING_PARAMS);
+  g_assert_nonnull(strstr(tt.unmodelled, "stage split (layers 7,8,"));
 }
 
 /* A config from TEXT on GPUS (warnings dropped); FALSE with *error. */
@@ -354,7 +498,9 @@ static void test_errors(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/torchtitan/ddp-8b", test_ddp_8b);
-  g_test_add_func("/torchtitan/fsdp-8b-refused", test_fsdp_8b_refused);
+  g_test_add_func("/torchtitan/fsdp-8b", test_fsdp_8b);
+  g_test_add_func("/torchtitan/hsdp-cp", test_hsdp_cp);
+  g_test_add_func("/torchtitan/fsdp-pp", test_fsdp_pp);
   g_test_add_func("/torchtitan/hsdp-70b", test_hsdp_70b);
   g_test_add_func("/torchtitan/pp-405b", test_pp_405b);
   g_test_add_func("/torchtitan/stage-split", test_stage_split);

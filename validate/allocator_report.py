@@ -84,7 +84,8 @@ def main():
              "reserved + outside at the peak, the worse of **step 0** and **steady** (the "
              "device peak of each phase); the allocator verdict is `OOM` when the emulated "
              "allocator could not get a segment within capacity - outside, `runs` when the "
-             "device peak plus 5% of the reserved peak fits the GPU, `no margin` between.")
+             "device peak plus the margin (0.72 GiB outside the allocator and 5% of the reserved "
+             "peak, sim/core/lifetimes.h) fits the GPU, `no margin` between.")
     L.append("")
     L.append("These are predictions, not measurements: the published rows report step times "
              "and TFLOP/s, not memory.")
@@ -125,7 +126,7 @@ def main():
             (": " + "; ".join("%s %s" % d for d in disagree)) if disagree else ""))
         if disagree:
             L.append("  (the analytical verdict applies the 80% threshold, the allocator's the "
-                     "whole capacity less its 5% margin: a row can be over the threshold and "
+                     "whole capacity less its margin: a row can be over the threshold and "
                      "still run)")
         L.append("")
         L.append("## Against the published fragmentation range")

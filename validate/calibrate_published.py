@@ -45,14 +45,16 @@ DEFAULT_PTSIM = os.path.join(HERE, "..", "build", "ptsim")
 
 def rows(ptsim=DEFAULT_PTSIM):
     """Yields (source, label, ptsim args, measured step s, assumptions) for every published
-    row ptsim can express.  The mapping of rows to models, profiles, layouts and FLOP
-    conventions lives in one place, `ptsim validate --suite published` (sim/cli/validate_cmd.c);
+    row ptsim can express whose measurement is a value (a lower bound is left out).  The mapping of rows to models, profiles, layouts and FLOP
+    conventions lives in one place, `ptsim validate --suite published` (sim/cli/validate_sources.c);
     this reads it from there."""
     p = subprocess.run([ptsim, "validate", "--suite", "published", "--format", "json"],
                        capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("calibrate_published: ptsim validate failed: " + p.stderr.strip())
     for r in json.loads(p.stdout)["runs"]:
+        if r.get("measured_bound"):  # "more than" a TFLOP/s: a bound, nothing to fit to
+            continue
         yield (r["source"], r["label"], r["command"].split(), r["measured"]["step_s"],
                r["assumed"] or "")
 

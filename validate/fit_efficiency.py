@@ -55,8 +55,8 @@ def errors(ptsim, data_dir, rows):
     out = []
     env = dict(os.environ, PTSIM_DATA_DIR=data_dir)
     for source, label, args, measured, _ in rows:
-        p = subprocess.run([ptsim, "predict", "--format", "json"] + args, capture_output=True,
-                           text=True, env=env)
+        p = subprocess.run([ptsim, "predict", "--no-allocator", "--format", "json"] + args,
+                           capture_output=True, text=True, env=env)
         if p.returncode != 0:
             out.append(1.0)
             continue
@@ -64,10 +64,12 @@ def errors(ptsim, data_dir, rows):
     return out
 
 
-def fit(ptsim, data_dir, fam, rows, rounds, log=print, start=None):
+def fit(ptsim, data_dir, fam, rows, rounds, log=print, start=None, record=None):
     """Coordinate search of the family's [efficiency] parameters on `rows`, from `start`
     (default: the profile's current values), written into data_dir's profiles; returns
-    the values."""
+    the values.  `record`, a list, receives (values, MAPE, max error, per-row absolute
+    errors) of every point the search scored (error_bands.py looks among them for fits as
+    good as the best)."""
     profiles = FAMILIES[fam]
     values = dict(start) if start else read_values(profiles[0])
 
@@ -75,6 +77,8 @@ def fit(ptsim, data_dir, fam, rows, rounds, log=print, start=None):
         for prof in profiles:
             write_profile(data_dir, prof, vals)
         e = errors(ptsim, data_dir, rows)
+        if record is not None:
+            record.append((dict(vals), sum(e) / len(e), max(e), list(e)))
         return sum(e) / len(e), max(e)
 
     best = score(values)

@@ -52,6 +52,8 @@ static void compute_stats(GPtrArray *rows, const char *source, Stats *st) {
       pred[i] = meas[i] = NAN;
       if (r->reason || (source && strcmp(r->source, source) != 0)) continue;
       quantity(r, q, &pred[i], &meas[i]);
+      if (r->meas_lower_bound && (q == Q_STEP || q == Q_TFLOPS)) /* a bound, not a value */
+        pred[i] = meas[i] = NAN;
     }
     ptsim_validation_error_stats(pred, meas, n, &st->q[q]);
   }
@@ -150,7 +152,8 @@ void ptsim_validate_write_text(GString *out, GPtrArray *rows) {
     text_num(out, " %*.2f", r->alloc_allocated_bytes / GIB, 8);
     text_num(out, " %*.2f", r->meas_reserved_bytes / GIB, 8);
     text_num(out, " %*.2f", r->pred_reserved_bytes / GIB, 8);
-    g_string_append_printf(out, " %5s %5s\n", oom_word(r->meas_oom), oom_word(r->alloc_oom));
+    g_string_append_printf(out, " %5s %5s%s\n", oom_word(r->meas_oom), oom_word(r->alloc_oom),
+                           r->meas_lower_bound ? "  (measured: at least that TFLOP/s)" : "");
   }
   if (all.skipped) {
     g_string_append(out, "\nnot expressible (listed, not compared):\n");
@@ -245,6 +248,7 @@ void ptsim_validate_write_json(GString *out, GPtrArray *rows) {
     ptsim_json_string(&json, "command", r->command);
     ptsim_json_string(&json, "assumed", r->assumed);
     ptsim_json_string(&json, "flop_convention", r->convention);
+    if (r->meas_lower_bound) ptsim_json_string(&json, "measured_bound", "at_least_tflops");
     ptsim_json_begin_object(&json, "measured");
     ptsim_json_double(&json, "step_s", r->meas_step_s);
     ptsim_json_double(&json, "tflops_per_gpu", r->meas_tflops);
@@ -263,6 +267,11 @@ void ptsim_validate_write_json(GString *out, GPtrArray *rows) {
     ptsim_json_double(&json, "outside_allocator_bytes", r->outside_bytes);
     ptsim_json_double(&json, "max_reserved_bytes", r->pred_reserved_bytes);
     json_oom(&json, "allocator_oom", r->alloc_oom);
+    json_oom(&json, "allocator_runs", r->alloc_runs);
+    ptsim_json_int(&json, "allocator_oom_step", r->alloc_oom_step);
+    ptsim_json_int(&json, "runs_fail_step", r->runs_fail_step);
+    ptsim_json_double(&json, "allocator_first_step_device_peak_bytes",
+                      r->first_step_device_bytes);
     ptsim_json_end_object(&json);
     ptsim_json_begin_object(&json, "errors");
     for (int q = 0; q < Q_COUNT; q++) {

@@ -21,6 +21,9 @@ typedef struct {
   /* measured (NAN / -1: not given) */
   double meas_step_s, meas_tflops, meas_alloc_bytes, meas_reserved_bytes;
   int meas_oom;
+  /* 1: the source states "more than" meas_tflops (so at most meas_step_s):
+   * compared and listed, left out of the error statistics */
+  int meas_lower_bound;
   /* how to turn a step time into TFLOP/s: FLOPs of one step, all GPUs
    * (NAN: use the engine's Megatron-formula TFLOP/s) */
   double step_flops;
@@ -30,6 +33,11 @@ typedef struct {
   double est_total_bytes, est_usage, capacity_bytes;
   double alloc_allocated_bytes, alloc_reserved_bytes, outside_bytes, pred_reserved_bytes;
   int alloc_oom;      /* -1: no prediction */
+  /* the `runs` verdict (-1: no prediction), the step of the first failed
+   * allocation and the first step that breaks the verdict (-1: none), and
+   * the first step's device peak (lifetimes.h) */
+  int alloc_runs, alloc_oom_step, runs_fail_step;
+  double first_step_device_bytes;
 } Row;
 
 /* rows: (element-type Row) */

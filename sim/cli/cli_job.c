@@ -7,6 +7,7 @@
 #include "megatron_args.h"
 #include "names.h"
 #include "pipeline_layout.h"
+#include "topology.h"
 #include "torchtitan.h"
 
 #define DEFAULT_MODEL "llama3-8b"
@@ -22,8 +23,9 @@ void ptsim_cli_job_clear(PtsimCliJob *o) {
                       &o->recompute_modules, &o->attention, &o->transformer_impl,
                       &o->main_params_dtype, &o->exp_avg_dtype, &o->exp_avg_sq_dtype,
                       &o->precision, &o->fp8_recipe, &o->pipeline_layout, &o->position_embedding,
-                      &o->moe_dispatcher, &o->moe_router_dtype,
-                      &o->megatron_args, &o->megatron_args_file, &o->torchtitan};
+                      &o->moe_dispatcher, &o->moe_router_dtype, &o->megatron_date,
+                      &o->megatron_args, &o->megatron_args_file, &o->torchtitan,
+                      &o->sharding, &o->fsdp_impl, &o->reshard_after_forward};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
   ptsim_cli_job_init(o);
 }
@@ -49,6 +51,7 @@ static const PtsimCliNumber numbers[] = {
     COUNT("--seq", seq, PTSIM_CONFIG_INT_MAX),
     COUNT("--recompute-num-layers", recompute_num_layers, PTSIM_CONFIG_INT_MAX),
     COUNT("--num-distributed-optimizer-instances", optimizer_instances, PTSIM_JOB_GPUS_MAX),
+    COUNT("--hsdp-shard-size", hsdp_shard_size, PTSIM_JOB_GPUS_MAX),
     COUNT("--decoder-first-pipeline-num-layers", first_stage_layers, PTSIM_CONFIG_INT_MAX),
     COUNT("--decoder-last-pipeline-num-layers", last_stage_layers, PTSIM_CONFIG_INT_MAX),
     COUNT("--kv-channels", kv_channels, PTSIM_CONFIG_INT_MAX),
@@ -95,6 +98,13 @@ static GOptionEntry *dimension_entries(PtsimCliJob *o) {
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule,
        "Pipeline schedule: 1f1b|gpipe|interleaved|zb-h1 (default 1f1b; interleaved when vp > 1)",
        "S"},
+      {"sharding", 0, 0, G_OPTION_ARG_STRING, &o->sharding,
+       "Data parallelism: ddp (states replicated) | zero1 (the distributed optimizer, default) | "
+       "zero2 (+ gradients sharded) | fsdp (+ parameters: ZeRO-3) | hsdp (fsdp inside a shard "
+       "group, replicated across)", "MODE"},
+      NUMBER("hsdp-shard-size",
+             "Ranks of one shard group (divides dp x cp; default for hsdp: one NVLink domain / tp)",
+             "N"),
       {"megatron-args", 0, 0, G_OPTION_ARG_STRING, &o->megatron_args,
        "A Megatron-LM command line (with its launcher: the GPU count) giving the model and layout",
        "\"FLAGS\""},
@@ -124,6 +134,15 @@ static GOptionEntry *setting_entries(PtsimCliJob *o) {
        "Replicate optimizer states (18 bytes per parameter)", NULL},
       NUMBER("num-distributed-optimizer-instances",
              "Distributed-optimizer instances: states sharded over dp x cp / N (default 1)", "N"),
+      {"fsdp-impl", 0, 0, G_OPTION_ARG_STRING, &o->fsdp_impl,
+       "Whose ZeRO-2/3: megatron (Megatron-FSDP, DeepSpeed: bf16 weights + fp32 main params, "
+       "default) | torch (PyTorch FSDP2 as torchtitan: fp32 sharded params)", "IMPL"},
+      {"reshard-after-forward", 0, 0, G_OPTION_ARG_STRING, &o->reshard_after_forward,
+       "FSDP units freed after forward, gathered again in backward: default (torch: but-last, "
+       "never under pp; megatron: always) | always | but-last (not the output unit) | never",
+       "WHEN"},
+      {"no-fsdp-prefetch", 0, 0, G_OPTION_ARG_NONE, &o->no_fsdp_prefetch,
+       "FSDP: the next unit's all-gather waits for this unit's compute", NULL},
       {"attention", 0, 0, G_OPTION_ARG_STRING, &o->attention,
        "flash (fused kernels, default) | unfused (s x s scores kept, Megatron's local or "
        "unfused backend)", "KIND"},
@@ -222,6 +241,10 @@ static GOptionEntry *setting_entries(PtsimCliJob *o) {
        "Hide the expert-parallel all-to-alls behind another microbatch's compute", NULL},
       NUMBER("mtp-num-layers",
              "Multi-token prediction layers, 0 to 64 (default: the model's; 0: none)", "N"),
+      {"megatron-date", 0, 0, G_OPTION_ARG_STRING, &o->megatron_date,
+       "Date of the Megatron-LM source (YYYY-MM-DD or YYYY-MM; default current): memory that "
+       "releases allocate differently follows it (validate: a log's arguments date it)",
+       "DATE"},
       END};
   return g_memdup2(entries, sizeof entries);
 }
@@ -283,6 +306,10 @@ static gboolean check_flags(const PtsimCliJob *o, GError **error) {
       {o->distributed_optimizer, o->no_distributed_optimizer,
        "--distributed-optimizer and --no-distributed-optimizer"},
       {o->gpus.given, o->nodes.given, "--gpus and --nodes"},
+      {o->sharding != NULL, o->distributed_optimizer || o->no_distributed_optimizer,
+       "--sharding and --(no-)distributed-optimizer"},
+      {o->hsdp_shard_size.given, o->optimizer_instances.given,
+       "--hsdp-shard-size and --num-distributed-optimizer-instances"},
       {o->megatron_args != NULL, o->megatron_args_file != NULL,
        "--megatron-args and --megatron-args-file"},
       {o->torchtitan != NULL, o->megatron_args != NULL || o->megatron_args_file != NULL,
@@ -331,6 +358,31 @@ static void overlap_switch(int *value, gboolean on, gboolean off, gboolean all_o
   if (off) *value = 0;
 }
 
+/* N digits of TEXT as a number, or -1 when they are not all digits. */
+static int digits(const char *text, int n) {
+  int v = 0;
+  for (int i = 0; i < n; i++) {
+    if (!g_ascii_isdigit(text[i])) return -1;
+    v = v * 10 + (text[i] - '0');
+  }
+  return v;
+}
+
+/* "YYYY-MM-DD" or "YYYY-MM" (the 1st), or "current" (0), as YYYYMMDD:
+ * exactly those digits (no sign, blank or wider field). */
+static gboolean parse_megatron_date(const char *word, int32_t *date, GError **error) {
+  size_t len = strlen(word);
+  if (strcmp(word, "current") == 0) return *date = 0, TRUE;
+  int year = digits(word, 4), month = len >= 7 ? digits(word + 5, 2) : -1;
+  int day = len == 10 ? digits(word + 8, 2) : 1;
+  if ((len == 7 || (len == 10 && word[7] == '-')) && word[4] == '-' && year >= 2019 &&
+      year <= 2100 && month >= 1 && month <= 12 && day >= 1 && day <= 31)
+    return *date = (int32_t)(year * 10000 + month * 100 + day), TRUE;
+  return invalid("--megatron-date '%s': allowed values are a date YYYY-MM-DD or YYYY-MM "
+                 "(2019 to 2100) of the Megatron-LM source, or current",
+                 word);
+}
+
 static int dtype_size(const char *word) {
   return strcmp(word, "fp32") == 0 ? 4 : strcmp(word, "fp8") == 0 ? 1 : 2;
 }
@@ -360,6 +412,17 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
   if (o->distributed_optimizer) l->distributed_optimizer = 1;
   if (o->no_distributed_optimizer) l->distributed_optimizer = 0;
   if (o->optimizer_instances.given) l->optimizer_instances = o->optimizer_instances.value;
+  if (o->fsdp_impl) {
+    if (!parse_enum(PTSIM_NAMES_FSDP_IMPL, "--fsdp-impl", o->fsdp_impl, &v, error)) return FALSE;
+    l->fsdp_impl = (PtsimFsdpImpl)v;
+  }
+  if (o->reshard_after_forward) {
+    if (!parse_enum(PTSIM_NAMES_RESHARD, "--reshard-after-forward", o->reshard_after_forward, &v,
+                    error))
+      return FALSE;
+    l->reshard_after_forward = v - 1; /* the table starts at AUTO */
+  }
+  if (o->no_fsdp_prefetch) l->fsdp_prefetch = 0;
   if (o->transformer_impl) {
     if (!choose("--transformer-impl", o->transformer_impl, "transformer_engine|local", &v, error))
       return FALSE;
@@ -415,6 +478,8 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
   if (o->account_loss) l->account_loss = 1;
   if (o->manual_gc) l->manual_gc = 1;
   if (!apply_moe_settings(o, l, error)) return FALSE;
+  if (o->megatron_date && !parse_megatron_date(o->megatron_date, &l->megatron_date, error))
+    return FALSE;
   return !m || ptsim_cli_job_model_settings(m, (gpointer)o, error);
 }
 
@@ -435,12 +500,17 @@ gboolean ptsim_cli_job_model_settings(PtsimModel *m, gpointer opts, GError **err
   return TRUE;
 }
 
+/* The MoE default: see cli_job.h. */
+static void default_moe(PtsimLayout *l) {
+  l->moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
+  l->moe_grouped_gemm = 1;
+}
+
 /* The overlap default, and the MoE one: see cli_job.h. */
 static void default_overlap(PtsimLayout *l) {
   l->overlap_grad_reduce = l->overlap_param_gather = 1;
   l->tp_comm_overlap = 0;
-  l->moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
-  l->moe_grouped_gemm = 1;
+  default_moe(l);
 }
 
 gboolean ptsim_cli_job_sweep_base(const PtsimCliJob *o, PtsimLayout *base, GError **error) {
@@ -477,6 +547,7 @@ static gboolean torchtitan_job(const PtsimCliJob *o, PtsimJob *job, GError **err
   for (guint i = 0; i < warnings->len; i++)
     g_printerr("ptsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
   if (!ok || !ptsim_torchtitan_job(&tt, job, error)) return FALSE;
+  default_moe(&job->layout); /* torchtitan's MoE dispatches all-to-all into grouped GEMMs too */
   return !o->model || ptsim_model_load(o->model, &job->model, error);
 }
 
@@ -550,6 +621,13 @@ gboolean ptsim_cli_job_resolve(const PtsimCliJob *o, PtsimJob *job,
     l->gbs = l->mbs * dp; /* at most 2^30 x 2^22 */
   if (o->pipeline_layout &&
       !ptsim_pipeline_layout_apply(o->pipeline_layout, job->model.num_layers, l, error))
+    return FALSE;
+  int mode = -1;
+  if (o->sharding && !parse_enum(PTSIM_NAMES_SHARDING, "--sharding", o->sharding, &mode, error))
+    return FALSE;
+  if ((mode >= 0 || o->hsdp_shard_size.given) &&
+      !ptsim_layout_set_sharding(l, ptsim_topology_domain_size(&job->hw), mode,
+                                 o->hsdp_shard_size.given ? o->hsdp_shard_size.value : -1, error))
     return FALSE;
   if (!ptsim_job_validate(job, error)) {
     if (!o->gpus.given && !o->nodes.given && diag->gpus_from && error && *error) {

@@ -40,12 +40,16 @@ typedef struct {
   char *model, *hw;
   PtsimCliInt gpus, nodes, tp, pp, cp, dp, vp, mbs, gbs, seq, ep, etp;
   char *recompute, *schedule;
+  char *sharding;             /* ddp|zero1|zero2|fsdp|hsdp */
+  PtsimCliInt hsdp_shard_size;
   /* settings */
   gboolean sp, no_sp;
   char *recompute_method, *recompute_modules;
   PtsimCliInt recompute_num_layers;
   gboolean distributed_optimizer, no_distributed_optimizer;
   PtsimCliInt optimizer_instances;
+  char *fsdp_impl, *reshard_after_forward;
+  gboolean no_fsdp_prefetch;
   char *attention, *transformer_impl;
   gboolean no_flash_attention;
   gboolean overlap_grad_reduce, no_overlap_grad_reduce, overlap_param_gather,
@@ -71,6 +75,7 @@ typedef struct {
   gboolean moe_pad_to_capacity, moe_grouped_gemm, no_moe_grouped_gemm, moe_permute_fusion,
       moe_router_fusion, moe_shared_expert_overlap, moe_ep_comm_overlap;
   PtsimCliInt mtp_num_layers;
+  char *megatron_date; /* YYYY-MM-DD of the Megatron-LM source */
   char *megatron_args, *megatron_args_file;
   char *torchtitan; /* a torchtitan job config (.toml) */
 } PtsimCliJob;

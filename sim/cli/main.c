@@ -82,6 +82,7 @@ typedef struct {
   char *memory_timeline;
   char *alloc_conf;
   gboolean no_shortcut;
+  gboolean no_allocator;
 } JobCommandOptions;
 
 static gboolean parse_job_command(const char *command, int argc, char **argv,
@@ -114,6 +115,10 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
       {"no-shortcut", 0, 0, G_OPTION_ARG_NONE, &opts->no_shortcut,
        "Simulate every event of the step instead of advancing the repeating steady state "
        "in one step (the result is the same; this checks it)",
+       NULL},
+      {"no-allocator", 0, 0, G_OPTION_ARG_NONE, &opts->no_allocator,
+       "Skip the caching-allocator emulation: the step time and the analytical estimate only "
+       "(for scripts that fit step times; no allocator keys, no runs verdict)",
        NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   g_autofree char *title = g_strdup_printf(
@@ -195,8 +200,16 @@ static int run_job_command(const char *command, int argc, char **argv) {
     clear_job_command(&opts);
     return fail(command, error);
   }
+  if (opts.no_allocator && (timeline_path || opts.alloc_conf)) {
+    g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "--no-allocator: %s needs the allocator emulation; give one or the other",
+                timeline_path ? "--memory-timeline" : "--alloc-conf");
+    clear_job_command(&opts);
+    return fail(command, error);
+  }
   const char *overlap_source = ptsim_cli_job_overlap_source(&opts.job);
   gboolean every_event = opts.no_shortcut;
+  gboolean with_alloc = !opts.no_allocator;
   clear_job_command(&opts);
 
   g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
@@ -210,8 +223,8 @@ static int run_job_command(const char *command, int argc, char **argv) {
     if (!ptsim_simulate_with(plan, need_trace ? &trace : NULL, every_event, time, &error) ||
         (trace_path &&
          !ptsim_trace_write(trace_path, plan, &trace, time, (int32_t)trace_steps, &error)) ||
-        !ptsim_simulate_allocator(plan, 2, &alloc_opts, need_trace ? &trace : NULL, time->step_s,
-                                  timeline_path, alloc, &error)) {
+        (with_alloc && !ptsim_simulate_allocator(plan, 2, &alloc_opts, need_trace ? &trace : NULL,
+                                                 time->step_s, timeline_path, alloc, &error))) {
       ptsim_simulate_trace_clear(&trace);
       return fail(command, error);
     }
@@ -229,7 +242,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_report_json_config(&json, plan);
     ptsim_report_json_settings(&json, &job.layout, &job.model, overlap_source);
     ptsim_report_json_memory(&json, memory, job.layout.memory_threshold,
-                             with_time ? alloc : NULL);
+                             with_time && with_alloc ? alloc : NULL);
     if (with_time) ptsim_report_json_time(&json, time, &band);
     ptsim_json_end_object(&json);
   } else if (format == PTSIM_FORMAT_CSV) {
@@ -238,7 +251,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     ptsim_report_text_config(out, plan);
     ptsim_report_text_settings(out, &job.layout, &job.model, overlap_source);
     ptsim_report_text_memory(out, &job, memory);
-    if (with_time) ptsim_report_text_allocator(out, memory, alloc);
+    if (with_time && with_alloc) ptsim_report_text_allocator(out, memory, alloc);
     if (with_time) ptsim_report_text_time(out, time, &band, job.model.num_experts > 0);
   }
   g_free(memory);

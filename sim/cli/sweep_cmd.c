@@ -27,6 +27,7 @@
 typedef struct {
   char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules, *eps,
       *etps;
+  char *shardings, *shard_sizes;
   char *tp_max_text, *pp_max_text, *top_text, *threads_text, *samples_text, *seed_text;
   char *in_memory_max_text, *jitter_text, *stragglers_text, *slowdown_text;
   gint64 tp_max, pp_max, top, threads, samples, seed, in_memory_max;
@@ -44,10 +45,11 @@ typedef struct {
 static void options_clear(SweepOptions *o) {
   ptsim_cli_job_clear(&o->job);
   char **texts[] = {&o->models, &o->hws, &o->gpus, &o->seqs, &o->gbs, &o->mbs, &o->cps,
-                    &o->vps, &o->recomputes, &o->schedules, &o->eps, &o->etps, &o->tp_max_text,
-                    &o->pp_max_text, &o->top_text, &o->threads_text, &o->samples_text, &o->seed_text,
-                    &o->in_memory_max_text, &o->jitter_text, &o->stragglers_text,
-                    &o->slowdown_text, &o->device, &o->csv, &o->format, &o->figures, &o->shard};
+                    &o->vps, &o->recomputes, &o->schedules, &o->eps, &o->etps, &o->shardings,
+                    &o->shard_sizes, &o->tp_max_text, &o->pp_max_text, &o->top_text,
+                    &o->threads_text, &o->samples_text, &o->seed_text, &o->in_memory_max_text,
+                    &o->jitter_text, &o->stragglers_text, &o->slowdown_text, &o->device, &o->csv,
+                    &o->format, &o->figures, &o->shard};
   for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) g_clear_pointer(texts[i], g_free);
   g_clear_pointer(&o->merge_files, g_strfreev);
 }
@@ -148,8 +150,27 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
        !parse_enum_list("--recompute", PTSIM_NAMES_RECOMPUTE, o->recomputes, spec->recomputes,
                         error)) ||
       (o->schedules &&
-       !parse_enum_list("--schedule", PTSIM_NAMES_SCHEDULE, o->schedules, spec->schedules, error)))
+       !parse_enum_list("--schedule", PTSIM_NAMES_SCHEDULE, o->schedules, spec->schedules, error)) ||
+      (o->shardings &&
+       !parse_enum_list("--sharding", PTSIM_NAMES_SHARDING, o->shardings, spec->shardings, error)) ||
+      (o->shard_sizes && !ptsim_number_int64_list("--hsdp-shard-size", o->shard_sizes, 1,
+                                                  PTSIM_JOB_GPUS_MAX, spec->shard_sizes, error)))
     return FALSE;
+  gboolean hsdp = FALSE;
+  for (guint k = 0; k < spec->shardings->len; k++)
+    hsdp |= g_array_index(spec->shardings, int, k) == PTSIM_SHARDING_MODE_HSDP;
+  if (o->shard_sizes && !hsdp) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--hsdp-shard-size %s: the sweep has no hsdp in --sharding", o->shard_sizes);
+    return FALSE;
+  }
+  if (o->shardings && (o->job.distributed_optimizer || o->job.no_distributed_optimizer ||
+                       o->job.optimizer_instances.given)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--sharding decides the optimizer's sharding and instances: drop "
+                "--(no-)distributed-optimizer and --num-distributed-optimizer-instances");
+    return FALSE;
+  }
   spec->tp_max = o->tp_max;
   spec->pp_max = o->pp_max;
   if (!ptsim_cli_job_sweep_base(&o->job, &spec->base, error)) return FALSE;
@@ -541,6 +562,12 @@ int ptsim_sweep_main(int argc, char **argv) {
        "of a stage)", "E[,E...]"},
       {"etp", 0, 0, G_OPTION_ARG_STRING, &o.etps,
        "Expert tensor-parallel sizes of MoE models (default: tp)", "T[,T...]"},
+      {"sharding", 0, 0, G_OPTION_ARG_STRING, &o.shardings,
+       "Data-parallel modes to sweep: ddp,zero1,zero2,fsdp,hsdp (default: the distributed "
+       "optimizer, zero1, or what the settings say)", "M[,M...]"},
+      {"hsdp-shard-size", 0, 0, G_OPTION_ARG_STRING, &o.shard_sizes,
+       "HSDP shard-group sizes to sweep (default: one NVLink domain / tp); a size not dividing "
+       "a layout's dp x cp rejects it", "N[,N...]"},
       {"tp-max", 0, 0, G_OPTION_ARG_STRING, &o.tp_max_text, "Largest tp (default: the NVLink domain, e.g. 8 on HGX, 72 on GB200 NVL72; at most the heads)", "N"},
       {"pp-max", 0, 0, G_OPTION_ARG_STRING, &o.pp_max_text, "Largest pp (default: no limit)", "N"},
       {"allocator", 0, 0, G_OPTION_ARG_NONE, &o.allocator,

@@ -3,6 +3,8 @@
  * Evaluation and the verdicts themselves live in sim/run/sweep.c; the
  * command's flow (held, streamed, shards) in sweep_cmd.c. */
 #include "error_bands.h"
+#include "job_validate.h"
+#include "lifetimes.h"
 #include "names.h"
 #include "sweep_table.h"
 #include "topology.h"
@@ -71,6 +73,32 @@ static void append_layout_words(GString *out, const PtsimJob *j, gboolean expert
                          l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs,
                          ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
                          ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
+}
+
+/* Ranks of one shard group of the states the layout shards (1: none). */
+static gint64 shard_group(const PtsimLayout *l) {
+  return l->distributed_optimizer ? l->dp * l->cp / (l->optimizer_instances > 0 ? l->optimizer_instances : 1)
+                                  : 1;
+}
+
+/* "zero1", "fsdp", "hsdp/8" (its shard group). */
+static char *sharding_words(const PtsimLayout *l) {
+  const char *word = ptsim_layout_sharding_word(l);
+  return strcmp(word, "hsdp") == 0 ? g_strdup_printf("hsdp/%" G_GINT64_FORMAT, shard_group(l))
+                                   : g_strdup(word);
+}
+
+/* The sharding column is shown when the sweep's layouts differ in it. */
+static gboolean shows_sharding(const PtsimSweep *sweep) {
+  for (guint i = 1; i < sweep->jobs->len; i++) {
+    const PtsimLayout *a = &g_array_index(sweep->jobs, PtsimJob, 0).layout;
+    const PtsimLayout *b = &g_array_index(sweep->jobs, PtsimJob, i).layout;
+    if (a->sharding != b->sharding || a->distributed_optimizer != b->distributed_optimizer ||
+        a->optimizer_instances != b->optimizer_instances)
+      return TRUE;
+  }
+  return sweep->jobs->len > 0 &&
+         g_array_index(sweep->jobs, PtsimJob, 0).layout.sharding != PTSIM_SHARDING_NONE;
 }
 
 
@@ -146,14 +174,19 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
                          "(mem GiB: analytical estimate, judged by the 80%% rule; alloc GiB: the "
                          "caching-allocator emulation, first step and steady state, plus CUDA "
                          "context and NCCL, run on %" G_GUINT64_FORMAT " layouts: the fastest that "
-                         "may run and the rows shown; runs: its verdict with a 5%% margin; tight: "
-                         "runs although over the 80%% rule)\n",
+                         "may run and the rows shown; runs: its verdict with a margin of %.2f GiB "
+                         "+ %.0f%% of the reserved peak; tight: runs although over the 80%% rule)\n",
                          sweep->candidates, sweep->valid, sweep->device_used, c->fitting,
-                         c->running, c->tight, c->doubt, c->failed, c->emulated);
+                         c->running, c->tight, c->doubt, c->failed, c->emulated,
+                         PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES / 1073741824.0,
+                         100.0 * PTSIM_LIFETIMES_RESERVED_ERROR);
   gboolean mc = sweep->mc.samples > 0, experts = sweep_has_experts(sweep);
+  gboolean sharding = shows_sharding(sweep);
   g_string_append_printf(out, "\n rank model            hw         gpus   seq %stp pp cp   dp vp mbs "
-                              "recompute schedule      step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB",
+                              "recompute schedule   ",
                          experts ? " ep etp " : "");
+  g_string_append(out, sharding ? " sharding  " : "");
+  g_string_append(out, "   step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB");
   g_string_append(out, mc ? "  p50_s  p90_s  p99_s" : "");
   g_string_append(out, " 80% rule  alloc GiB runs\n");
   for (guint k = 0; k < MIN(top, order->len); k++) {
@@ -163,6 +196,10 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
     g_string_append_printf(out, "%5u %-16.16s %-10.10s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " ",
                            k + 1, j->model.name, j->hw.name, j->layout.gpus, j->layout.seq);
     append_layout_words(out, j, experts);
+    if (sharding) {
+      g_autofree char *words = sharding_words(&j->layout);
+      g_string_append_printf(out, " %-10s", words);
+    }
     g_string_append_printf(out, " %7.3f %10.0f %7.1f %4.1f%% %5.1f%% %6.1f", r->step_s,
                            r->tokens_per_s / (double)j->layout.gpus, r->tflops_per_gpu,
                            100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB);
@@ -233,7 +270,7 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
   "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                           \
   "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s,"   \
   "allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,"         \
-  "tp_comm_overlap,held_floor_bytes,runs,runs_from,ep,etp,edp,exposed_ep_s\n"
+  "tp_comm_overlap,held_floor_bytes,runs,runs_from,ep,etp,edp,exposed_ep_s,sharding,shard_group\n"
 
 /* One CSV row; rank 0 = not ranked (a streamed sweep). */
 static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
@@ -245,7 +282,7 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
       ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%d,%d,%d,%.0f,%d,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-      ",%" G_GINT64_FORMAT ",%.6g\n",
+      ",%" G_GINT64_FORMAT ",%.6g,%s,%" G_GINT64_FORMAT "\n",
       rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
       l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
@@ -255,7 +292,7 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom,
       l->overlap_grad_reduce, l->overlap_param_gather, l->tp_comm_overlap, r->held_floor_bytes,
       r->runs, runs_from_word(r->runs_from), l->ep, l->etp, l->edp,
-      r->exposed_comm_s[PTSIM_COMM_EP]);
+      r->exposed_comm_s[PTSIM_COMM_EP], ptsim_layout_sharding_word(l), shard_group(l));
 }
 
 const char *ptsim_sweep_csv_header(void) { return CSV_HEADER; }

@@ -16,9 +16,9 @@
  *             g = 1.5 for SwiGLU, else 1
  * The predicted TFLOP/s is F / (predicted step x GPUs) with the same F.
  * The mapping of each source (model prefix, hardware by gpu column, the
- * layout facts the source does not state) is the table below, the one
- * place it is defined: validate/calibrate_published.py reads its rows from
- * `ptsim validate --suite published --format json`.
+ * layout facts the source does not state) is validate_sources.c's table,
+ * the one place it is defined: validate/calibrate_published.py reads its
+ * rows from `ptsim validate --suite published --format json`.
  *
  * Other CSV files: model column = a model name or an .ini (looked up next
  * to the CSV first), hw/gpu column = a profile name or a GPU name
@@ -38,12 +38,14 @@
 #include <string.h>
 #include "validate_cmd.h"
 #include "validate_moe.h"
+#include "validate_sources.h"
 #include "cli_job.h"
 #include "cli_options.h"
 #include "gemm_shapes.h"
 #include "config.h"
 #include "job_validate.h"
 #include "megatron_log.h"
+#include "megatron_log_date.h"
 #include "memory.h"
 #include "names.h"
 #include "output.h"
@@ -57,87 +59,6 @@
 
 #define EXIT_BAD_INPUT 2
 #define MIB (1024.0 * 1024.0)
-
-/* ---- the published sources ---- */
-
-typedef enum { MBS_COLUMN, MBS_ONE, MBS_GBS_OVER_DP } MbsRule;
-typedef enum { FLOPS_EQ3, FLOPS_MEGATRON, FLOPS_MOE_ROW /* validate_moe.h */ } FlopRule;
-typedef enum { LABEL_MODEL, LABEL_MODEL_SEQ, LABEL_MODEL_GPUS } LabelRule;
-
-typedef struct {
-  const char *gpu_prefix; /* gpu column starts with this */
-  const char *hw;         /* profile */
-} HwRule;
-
-/* Megatron-LM in 2020-2021: no FlashAttention and no sequence parallelism yet, dropout 0.1, gradients
- * reduced in the parameter dtype, no overlap unless the source says so. */
-#define ERA_2021                                                                                    \
-  " --no-flash-attention --no-sp --attention-dropout 0.1 --hidden-dropout 0.1 --no-fp32-grad-accumulation" \
-  " --no-overlap"
-/* Megatron-Core GPT runs: Megatron's default dropout where the source is silent. */
-#define GPT_DROPOUT " --attention-dropout 0.1 --hidden-dropout 0.1"
-
-typedef struct {
-  const char *file_prefix;   /* CSV basename starts with this */
-  const char *source;        /* the name calibrate_published.py gives it */
-  const char *model_prefix;  /* model = prefix + lowercase(model column) ... */
-  const char *fixed_model;   /* ... or this one model */
-  HwRule hw[3];              /* first rule whose prefix matches; {NULL} ends */
-  const char *no_hw_reason;  /* why a row matching no rule is not expressible */
-  MbsRule mbs;
-  int64_t fixed_seq;         /* 0: the seq_len column */
-  gboolean use_vp;           /* --vp from vp/vp_derived (1 when empty) */
-  gboolean use_cp;           /* --cp from the cp column */
-  gboolean ddp_torch_overlap;/* ddp_impl == torch -> --overlap-grad-reduce */
-  const char *flags;         /* the era's assumptions, as ptsim flags */
-  FlopRule flops;
-  const char *tflops_column;
-  gboolean step_from_time;   /* measured step = iteration_time_ms / step_time_s */
-  LabelRule label;
-  const char *assumed;       /* what the source does not state */
-} PublishedSource;
-
-static const PublishedSource published_sources[] = {
-    {"narayanan2021", "narayanan2021", "sc21-", NULL,
-     {{"A100-80GB", "a100-80g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
-     MBS_COLUMN, 0, TRUE, FALSE, TRUE,
-     "--recompute full --precision fp16 --no-distributed-optimizer" ERA_2021, FLOPS_EQ3,
-     "achieved_tflops_per_gpu", FALSE, LABEL_MODEL, ""},
-    {"megatron_readme_gpt3", "megatron_readme_gpt3", NULL, "gpt3-175b",
-     {{"A100-80GB", "a100-80g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
-     MBS_ONE, 0, FALSE, FALSE, FALSE,
-     "--recompute full --precision fp16 --no-distributed-optimizer" ERA_2021, FLOPS_EQ3,
-     "achieved_tflops_per_gpu", FALSE, LABEL_MODEL, "mbs 1, full recompute, fp16, vocab 51200"},
-    {"megatron_core_r080", "megatron_core_r080", "mcore-", NULL,
-     {{"H100", "h100-80g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
-     MBS_ONE, 0, FALSE, FALSE, FALSE,
-     "--precision bf16 --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap" GPT_DROPOUT,
-     FLOPS_MEGATRON, "tflops_per_gpu", FALSE, LABEL_MODEL, "mbs 1, bf16, no recompute, 1F1B"},
-    {"nemo_long_sequence_cp", "nemo_cp", NULL, "llama2-7b",
-     {{"H100", "h100-80g"}, {NULL, NULL}, {NULL, NULL}},
-     "no hardware profile for this GPU (and the source's B200 DP column is inconsistent)",
-     MBS_ONE, 0, FALSE, TRUE, FALSE,
-     "--precision fp8 --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap",
-     FLOPS_MEGATRON, "tflops_per_gpu_with_cp", FALSE, LABEL_MODEL_SEQ,
-     "mbs 1, Megatron FLOP formula"},
-    {"megatron_readme_2021_tp", "megatron_readme_2021", "megatron2021-gpt-", NULL,
-     {{"A100", "a100-40g"}, {NULL, NULL}, {NULL, NULL}}, "no hardware profile for this GPU",
-     MBS_GBS_OVER_DP, 1024, FALSE, FALSE, FALSE,
-     "--recompute full --precision fp16 --no-distributed-optimizer" ERA_2021, FLOPS_EQ3,
-     "tflops_per_gpu", TRUE, LABEL_MODEL_GPUS,
-     "seq 1024 (Eq. 3 reproduces the table's TFLOP/s with it), A100-40GB, mbs = gbs/dp"},
-    {"moe_published", "moe_published", "", NULL,
-     {{"GB200", "gb200-nvl72"}, {"H100", "h100-80g"}, {NULL, NULL}},
-     "no hardware profile for this GPU", MBS_COLUMN, 0, TRUE, TRUE, FALSE, "", FLOPS_MOE_ROW,
-     "tflops_per_gpu", FALSE, LABEL_MODEL_GPUS, NULL},
-};
-
-static const PublishedSource *published_source_for(const char *path) {
-  g_autofree char *base = g_path_get_basename(path);
-  for (size_t i = 0; i < G_N_ELEMENTS(published_sources); i++)
-    if (g_str_has_prefix(base, published_sources[i].file_prefix)) return &published_sources[i];
-  return NULL;
-}
 
 /* ---- rows (the Row struct is in validate_row.h) ---- */
 
@@ -156,6 +77,8 @@ static Row *row_new(const char *input, int64_t line, const char *source, const c
   r->pred_step_s = r->pred_tflops = NAN;
   r->est_total_bytes = r->est_usage = r->capacity_bytes = NAN;
   r->alloc_allocated_bytes = r->alloc_reserved_bytes = r->outside_bytes = NAN;
+  r->alloc_runs = r->alloc_oom_step = r->runs_fail_step = -1;
+  r->first_step_device_bytes = NAN;
   r->pred_reserved_bytes = NAN;
   r->alloc_oom = -1;
   return r;
@@ -229,14 +152,20 @@ static void overlay(PtsimCliJob *d, const PtsimCliJob *u) {
   copy_string(&d->schedule, u->schedule);
   copy_string(&d->megatron_args, u->megatron_args);
   copy_string(&d->megatron_args_file, u->megatron_args_file);
+  copy_string(&d->sharding, u->sharding);
+  copy_string(&d->fsdp_impl, u->fsdp_impl);
+  copy_string(&d->reshard_after_forward, u->reshard_after_forward);
+  d->no_fsdp_prefetch |= u->no_fsdp_prefetch;
   PtsimCliInt *const di[] = {&d->gpus, &d->nodes, &d->tp, &d->pp, &d->cp, &d->dp, &d->vp,
                              &d->mbs, &d->gbs, &d->seq, &d->recompute_num_layers,
                              &d->first_stage_layers, &d->last_stage_layers,
-                             &d->optimizer_instances, &d->kv_channels, &d->ep, &d->etp};
+                             &d->optimizer_instances, &d->hsdp_shard_size, &d->kv_channels,
+                             &d->ep, &d->etp};
   const PtsimCliInt *const ui[] = {&u->gpus, &u->nodes, &u->tp, &u->pp, &u->cp, &u->dp, &u->vp,
                                    &u->mbs, &u->gbs, &u->seq, &u->recompute_num_layers,
                                    &u->first_stage_layers, &u->last_stage_layers,
-                                   &u->optimizer_instances, &u->kv_channels, &u->ep, &u->etp};
+                                   &u->optimizer_instances, &u->hsdp_shard_size,
+                                   &u->kv_channels, &u->ep, &u->etp};
   for (size_t i = 0; i < G_N_ELEMENTS(ui); i++)
     if (ui[i]->given) *di[i] = *ui[i];
   if (u->nodes.given) d->gpus.given = FALSE;
@@ -335,6 +264,10 @@ static void predict_rows(Row **rows, const int64_t *stages, guint n, PtsimJob *j
     r->outside_bytes = alloc->stages[st].outside_bytes;
     r->pred_reserved_bytes = alloc->stages[st].reserved_peak_bytes;
     r->alloc_oom = oom;
+    r->alloc_runs = alloc->runs;
+    r->alloc_oom_step = alloc->stages[st].fits ? -1 : alloc->stages[st].oom_step;
+    r->runs_fail_step = alloc->stages[st].runs_fail_step;
+    r->first_step_device_bytes = alloc->stages[st].first_step.device_peak_bytes;
   }
 }
 
@@ -379,22 +312,22 @@ static void csv_measured(Row *r, const PtsimRun *run) {
   r->meas_oom = run->oom;
 }
 
-static void published_row(Row *r, const PublishedSource *src, const PtsimRunCsv *csv,
+static void published_row(Row *r, const PtsimPublishedSource *src, const PtsimRunCsv *csv,
                           const PtsimRun *run) {
   const char *model = run->model ? run->model : "";
   const char *gpu = ptsim_run_csv_cell(csv, run, "gpu");
   if (!gpu) gpu = run->hw ? run->hw : "";
   switch (src->label) {
-    case LABEL_MODEL: set_str(&r->label, g_strdup(model)); break;
-    case LABEL_MODEL_SEQ:
+    case PTSIM_LABEL_MODEL: set_str(&r->label, g_strdup(model)); break;
+    case PTSIM_LABEL_MODEL_SEQ:
       set_str(&r->label, g_strdup_printf("%s seq %" G_GINT64_FORMAT, model, run->seq_len));
       break;
-    case LABEL_MODEL_GPUS:
+    case PTSIM_LABEL_MODEL_GPUS:
       set_str(&r->label, g_strdup_printf("%s x%" G_GINT64_FORMAT, model, run->num_gpus));
       break;
   }
   set_str(&r->assumed, g_strdup(src->assumed ? src->assumed : ptsim_run_csv_cell(csv, run, "assumed")));
-  set_str(&r->convention, g_strdup(src->flops == FLOPS_EQ3 ? "eq3" : "megatron"));
+  set_str(&r->convention, g_strdup(src->flops == PTSIM_FLOPS_EQ3 ? "eq3" : "megatron"));
   const char *hw = NULL;
   for (size_t i = 0; i < G_N_ELEMENTS(src->hw) && src->hw[i].gpu_prefix; i++)
     if (g_str_has_prefix(gpu, src->hw[i].gpu_prefix)) {
@@ -407,7 +340,8 @@ static void published_row(Row *r, const PublishedSource *src, const PtsimRunCsv 
     return;
   }
   int64_t seq = src->fixed_seq ? src->fixed_seq : run->seq_len;
-  if (run->num_gpus <= 0 || run->tp <= 0 || run->pp <= 0 || run->gbs <= 0 || seq <= 0) {
+  int64_t gbs = src->gbs_per_gpu && run->mbs > 0 ? run->mbs * run->num_gpus : run->gbs;
+  if (run->num_gpus <= 0 || run->tp <= 0 || run->pp <= 0 || gbs <= 0 || seq <= 0) {
     row_skip(r, "the row lacks num_gpus, tp, pp, gbs or seq_len");
     return;
   }
@@ -423,17 +357,17 @@ static void published_row(Row *r, const PublishedSource *src, const PtsimRunCsv 
   if (src->use_cp && run->cp > 0) add_int(args, "--cp", run->cp);
   if (src->use_vp) add_int(args, "--vp", run->vp > 0 ? run->vp : 1);
   int64_t mbs = 1;
-  if (src->mbs == MBS_COLUMN) mbs = run->mbs;
-  if (src->mbs == MBS_GBS_OVER_DP) mbs = run->dp > 0 ? run->gbs / run->dp : -1;
+  if (src->mbs == PTSIM_MBS_COLUMN) mbs = run->mbs;
+  if (src->mbs == PTSIM_MBS_GBS_OVER_DP) mbs = run->dp > 0 ? run->gbs / run->dp : -1;
   if (mbs <= 0) {
     row_skip(r, "the row gives no micro-batch size");
     return;
   }
   add_int(args, "--mbs", mbs);
-  add_int(args, "--gbs", run->gbs);
+  add_int(args, "--gbs", gbs);
   add_int(args, "--seq", seq);
   add_words(args, src->flags);
-  if (src->flops == FLOPS_MOE_ROW) ptsim_validate_moe_args(csv, run, args);
+  if (src->flops == PTSIM_FLOPS_MOE_ROW) ptsim_validate_moe_args(csv, run, args);
   const char *ddp = ptsim_run_csv_cell(csv, run, "ddp_impl");
   if (src->ddp_torch_overlap && ddp && strcmp(ddp, "torch") == 0)
     add_arg(args, "--overlap-grad-reduce", NULL);
@@ -441,14 +375,14 @@ static void published_row(Row *r, const PublishedSource *src, const PtsimRunCsv 
   if (!resolve_row_job(r, args, NULL, &job)) return;
 
   const PtsimModel *m = &job.model;
-  double B = (double)run->gbs, s = (double)seq;
+  double B = (double)gbs, s = (double)seq;
   double l = dim_or(csv, run, "layers", (double)m->num_layers);
   double h = dim_or(csv, run, "hidden", (double)m->hidden_size);
   double a = dim_or(csv, run, "heads", (double)m->num_attention_heads);
   double V = dim_or(csv, run, "vocab", (double)m->vocab_size);
   const char *convention = NULL;
-  r->step_flops = src->flops == FLOPS_EQ3 ? eq3_flops(B, s, l, h, V)
-                  : src->flops == FLOPS_MOE_ROW
+  r->step_flops = src->flops == PTSIM_FLOPS_EQ3 ? eq3_flops(B, s, l, h, V)
+                  : src->flops == PTSIM_FLOPS_MOE_ROW
                       ? ptsim_validate_moe_flops(csv, run, &job, &convention)
                       : megatron_flops(B, s, l, h, a, (double)m->num_query_groups,
                                        (double)m->ffn_hidden_size, V,
@@ -456,6 +390,8 @@ static void published_row(Row *r, const PublishedSource *src, const PtsimRunCsv 
   if (convention) set_str(&r->convention, g_strdup(convention));
   csv_measured(r, run);
   r->meas_tflops = cell_number(csv, run, src->tflops_column);
+  if (src->bound_column)
+    r->meas_lower_bound = g_strcmp0(ptsim_run_csv_cell(csv, run, src->bound_column), "at_least") == 0;
   if (!src->step_from_time)
     r->meas_step_s = r->step_flops / (r->meas_tflops * 1e12 * (double)run->num_gpus);
   predict_row(r, &job);
@@ -535,7 +471,7 @@ static gboolean add_csv(GPtrArray *rows, const char *path, const PtsimCliJob *us
                         GError **error) {
   g_autoptr(PtsimRunCsv) csv = ptsim_run_csv_read_file(path, error);
   if (!csv) return FALSE;
-  const PublishedSource *src = published_source_for(path);
+  const PtsimPublishedSource *src = ptsim_published_source_for(path);
   if (csv->runs->len == 0) {
     g_set_error(error, PTSIM_RUN_CSV_ERROR, PTSIM_RUN_CSV_ERROR_PARSE, "%s: no runs in the file",
                 path);
@@ -611,10 +547,13 @@ static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatron
                                 : "the arguments block does not describe a model");
     return FALSE;
   }
-  PtsimCliJob opts = *user; /* shallow: only gbs may differ */
+  PtsimCliJob opts = *user; /* shallow: only gbs and the Megatron-LM date may differ */
   const char *gbs = ptsim_megatron_log_arg(log, "global_batch_size");
   if (!opts.gbs.given && sum->gbs > 0 && (!gbs || strcmp(gbs, "None") == 0))
     opts.gbs = (PtsimCliInt){TRUE, sum->gbs};
+  g_autofree char *dated = NULL; /* the release the block dates, unless given */
+  if (!opts.megatron_date && (dated = ptsim_megatron_log_dated(log, &r->assumed)))
+    opts.megatron_date = dated;
   set_str(&r->command, g_strdup_printf("(arguments block at line %" G_GINT64_FORMAT ")%s%s --hw %s",
                                        log->args_line, user->megatron_args ? " --megatron-args " : "",
                                        user->megatron_args ? user->megatron_args : "", user->hw));

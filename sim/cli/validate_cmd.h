@@ -6,7 +6,7 @@
  * the hardware) and measured-run CSV files (validate/README.md).  Rows of
  * the known published sources (validate/data/published/) are mapped to a
  * ptsim job the way validate/calibrate_published.py maps them: the table
- * `published_sources` in validate_cmd.c.  `--suite published` adds every
+ * `published_sources` in validate_sources.c.  `--suite published` adds every
  * CSV of validate/data/published/.
  *
  * Also `--emit-gemm-shapes FILE`: the GEMMs one GPU of the job runs per

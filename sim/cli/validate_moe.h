@@ -2,8 +2,8 @@
  * (validate/data/published/moe_published.csv): the columns a dense row
  * does not have, as ptsim job flags, and each row's FLOP convention.
  *
- * Shell module (the cli layer, beside validate_cmd.c's table of sources).
- * Not here: the rows' shared mapping (validate_cmd.c). */
+ * Shell module (the cli layer, beside validate_sources.c's table of sources).
+ * Not here: the rows' shared mapping (validate_sources.c, validate_cmd.c). */
 #ifndef PTSIM_VALIDATE_MOE_H
 #define PTSIM_VALIDATE_MOE_H
 

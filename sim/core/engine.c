@@ -197,7 +197,7 @@ static PTSIM_HD PtsimTime grad_sync_end(Sim *sim, int32_t stage) {
   PtsimTime stream = 0, share = to_ns(sim->w->grad_sync_s[stage] / (double)sim->v);
   int32_t c;
   if (share <= 0) return st->free_at;
-  if (!sim->job->layout.overlap_grad_reduce) {
+  if (!sim->plan->grad_sync_overlap) {
     trace_add(sim, stage, PTSIM_TRACE_GRAD_SYNC, -1, -1, st->free_at, st->free_at + share * sim->v);
     return st->free_at + share * sim->v;
   }
@@ -282,7 +282,7 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
     if (g > sync_end) sync_end = g;
     /* Global gradient-norm sync, then optimizer + parameter gather. */
     after = to_ns(w->optimizer_s[s]) +
-            (job->layout.overlap_param_gather ? 0 : to_ns(w->param_gather_s[s]));
+            (sim->plan->param_gather_hidden ? 0 : to_ns(w->param_gather_s[s]));
     if (after > tail) tail = after;
     o->busy_s = (double)st->busy_ns * 1e-9;
     o->end_s = (double)st->free_at * 1e-9;
@@ -304,7 +304,7 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
   }
   for (s = 0; s < sim->p; s++) {
     trace_add(sim, s, PTSIM_TRACE_OPTIMIZER, -1, -1, sync_end, sync_end + to_ns(w->optimizer_s[s]));
-    if (!job->layout.overlap_param_gather && w->param_gather_s[s] > 0.0)
+    if (!sim->plan->param_gather_hidden && w->param_gather_s[s] > 0.0)
       trace_add(sim, s, PTSIM_TRACE_PARAM_GATHER, -1, -1, sync_end + to_ns(w->optimizer_s[s]),
                 sync_end + to_ns(w->optimizer_s[s]) + to_ns(w->param_gather_s[s]));
   }
@@ -318,13 +318,15 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
   out->bubble_fraction = pipeline_end > 0 ? 1.0 - busy_sum / (double)sim->p / out->pipeline_s : 0.0;
   out->compute_s = out->stages[busiest].compute_s;
   for (k = 0; k < PTSIM_COMM_KINDS; k++) out->exposed_comm_s[k] = out->stages[busiest].exposed_comm_s[k];
-  /* dp: the gradient tail plus the parameter gather; the optimizer is not comm. */
+  /* dp: the gradient tail plus the parameter gather, after what the busiest
+   * stage's items waited for (FSDP units); the optimizer is not comm. */
   {
     double gather = 0.0;
-    if (!job->layout.overlap_param_gather)
+    if (!sim->plan->param_gather_hidden)
       for (s = 0; s < sim->p; s++)
         if (w->param_gather_s[s] > gather) gather = w->param_gather_s[s];
-    out->exposed_comm_s[PTSIM_COMM_DP] = (double)(sync_end - pipeline_end) * 1e-9 + gather;
+    out->exposed_comm_s[PTSIM_COMM_DP] +=
+        (double)(sync_end - pipeline_end) * 1e-9 + gather;
   }
   /* executed FLOPs are per GPU of each stage; all tp x cp x dp peers alike */
   executed *= (double)(job->layout.tp * job->layout.cp * job->layout.dp);

@@ -195,6 +195,39 @@ typedef enum {
   PTSIM_SCHEDULE_ZB_H1 = 3
 } PtsimSchedule;
 
+/* Sharded data parallelism beyond the distributed optimizer: what the
+ * dp x cp ranks (or, with optimizer_instances R > 1, each group of
+ * dp x cp / R consecutive ones: HSDP) split besides the optimizer states.
+ * ZeRO-1 is distributed_optimizer with NONE; GRADS and PARAMS shard the
+ * optimizer states too (validation requires distributed_optimizer). */
+typedef enum {
+  PTSIM_SHARDING_NONE = 0,   /* parameters and gradients replicated (DDP / ZeRO-1) */
+  PTSIM_SHARDING_GRADS = 1,  /* ZeRO-2: gradients reduce-scattered per unit, every micro-batch */
+  PTSIM_SHARDING_PARAMS = 2  /* ZeRO-3 / FSDP: parameters gathered per unit before use */
+} PtsimSharding;
+
+/* Whose sharded data parallelism: what the persistent states are and when
+ * gradients are synchronised (plan.c "Sharding"). */
+typedef enum {
+  /* Megatron-FSDP, DeepSpeed ZeRO, Megatron's --use-torch-fsdp2: bf16 model
+   * weights sharded next to separate fp32 main parameters; replicas of an
+   * HSDP group all-reduce their gradient shards once per step. */
+  PTSIM_FSDP_MEGATRON = 0,
+  /* PyTorch FSDP2 as torchtitan applies it (MixedPrecisionPolicy bf16 /
+   * fp32): the fp32 sharded parameters are the optimizer's, bf16 copies
+   * exist only gathered; HSDP replicas all-reduce every micro-batch; under
+   * pipeline parallelism (torch.distributed.pipelining) gradients are
+   * reduced once after the last micro-batch and parameters stay gathered. */
+  PTSIM_FSDP_TORCH = 1
+} PtsimFsdpImpl;
+
+/* When a unit's gathered parameters are freed after its forward
+ * (PtsimLayout.reshard_after_forward). */
+#define PTSIM_RESHARD_AUTO (-1)        /* torch: NEVER under PP, else BUT_LAST; megatron: ALWAYS */
+#define PTSIM_RESHARD_NEVER 0          /* kept to the unit's backward: no backward all-gather */
+#define PTSIM_RESHARD_BUT_LAST 1       /* every unit but the output one, needed first in backward */
+#define PTSIM_RESHARD_ALWAYS 2         /* every unit */
+
 /* How the job is split and batched.  dp is always filled in (derived from
  * gpus / (tp*pp*cp) when not given). */
 typedef struct {
@@ -247,13 +280,24 @@ typedef struct {
    * the master weights; fp32 ones next to bf16 weights are then stored as
    * their 16 low bits only (store_param_remainders, plan.c). */
   int precision_aware_optimizer;
-  int64_t optimizer_instances;  /* --num-distributed-optimizer-instances (1) */
+  int64_t optimizer_instances;  /* --num-distributed-optimizer-instances (1); with
+                                   sharding: the HSDP replicas */
+  PtsimSharding sharding;       /* ZeRO-2/3 (NONE: as distributed_optimizer says) */
+  PtsimFsdpImpl fsdp_impl;      /* with sharding */
+  int reshard_after_forward;    /* PTSIM_RESHARD_* (AUTO until validation) */
+  int fsdp_prefetch;            /* 1: the next unit's all-gather is issued before this
+                                   unit's compute (FSDP's prefetch, 2 units gathered) */
   /* --account-for-embedding/loss-in-pipeline-split: the embedding / the
    * loss counts as one layer when the layers are split over the stages (a
    * --pipeline-model-parallel-layout may give more: the layer slots the
    * first / last virtual stage leaves empty; 0: none). */
   int account_embedding, account_loss;
   int manual_gc;                /* 1: no Python GC stalls (--manual-gc) */
+  /* The Megatron-LM source the job runs, as the date YYYYMMDD of its commit
+   * (--megatron-date; a log's arguments block dates itself); 0: the current
+   * one.  Only memory that some releases allocate and others do not keys on
+   * it (lifetimes.c). */
+  int32_t megatron_date;
   double attention_dropout;     /* probability; > 0 keeps a mask */
   double hidden_dropout;        /* probability; > 0 keeps masks */
   double memory_threshold;      /* fit verdict: usage <= threshold (0.8) */

@@ -8,18 +8,20 @@
  * flash attention), scaled so that their sum is exactly
  * ptsim_memory_layer_activation_bytes(): the allocator then adds only what
  * the estimate leaves to its 20% margin — caching, rounding, fragmentation,
- * transients. */
+ * transients — and what unfused attention keeps beyond it (lifetimes.h,
+ * "Releases"). */
 #include "lifetimes.h"
+#include "lifetimes_int.h"
 #include "memory.h"
 
 #define ELEM 2.0
-#define MAX_LAYER_TENSORS 16
-#define EXTRA_TENSORS 4 /* per (microbatch, chunk): receive buffer, logits, fp32 logits, loss */
+#define MAX_LAYER_TENSORS PTSIM_LIFETIMES_LAYER_TENSORS
+#define EXTRA_TENSORS PTSIM_LIFETIMES_EXTRA_TENSORS
 /* per MTP layer, on the last stage: its inputs, its layer's saved set, its
  * fp32 logits and loss */
 #define MTP_TENSORS (MAX_LAYER_TENSORS + 3)
-#define STREAM_COMPUTE 0
-#define STREAM_COMM 1
+#define STREAM_COMPUTE PTSIM_LIFETIMES_STREAM_COMPUTE
+#define STREAM_COMM PTSIM_LIFETIMES_STREAM_COMM
 /* Megatron's DDP bucket: max(40M, 1M x dp) parameters. */
 #define BUCKET_PARAMS 40000000.0
 /* Outside the allocator (reference, memory_estimate section 1.7, taken
@@ -27,34 +29,25 @@
  * per communicator. */
 #define CUDA_CONTEXT_BYTES (500.0 * 1024.0 * 1024.0)
 #define NCCL_COMMUNICATOR_BYTES (0.5e9)
+/* Megatron-LM commit dates (YYYYMMDD, merges into main) where memory changed;
+ * see lifetimes.h, "Releases". */
+#define MEGATRON_KV_COPIES_FROM 20230721
+#define MEGATRON_KV_COPIES_UNTIL 20231102
+#define MEGATRON_CE_IN_PLACE_FROM 20200310
+#define MEGATRON_CE_COPY_FROM 20221102
+#define MEGATRON_CE_COPY_UNTIL 20240613
 
-typedef struct {
-  const char *name;
-  double bytes;
-} Tensor;
-
-typedef struct {
-  const PtsimPlan *plan;
-  const PtsimJob *job;       /* &plan->job */
-  int64_t stage;
-  int32_t v, m, chunk_layers;
-  PtsimAllocator alloc;
-  int32_t *handles;          /* (m*v) slots of per_slot handles */
-  int32_t per_slot;
-  Tensor saved[MAX_LAYER_TENSORS];
-  int32_t n_saved;
-  Tensor saved_moe[MAX_LAYER_TENSORS]; /* an MoE layer's (mixture-of-experts models) */
-  int32_t n_saved_moe;
-  double layer_input_bytes, tokens, tokens_sp, logits_elems;
-  PtsimStageAlloc *out;
-  int32_t step, item, kind, microbatch, chunk;
-  int failed;
-  int32_t *main_grads;       /* (buckets) fp32 main-grad copies alive, or -1 */
-  int32_t buckets;
-  double reserved_best;      /* highest reserved seen so far (all phases) */
-} Ctx;
+typedef PtsimLifetimesTensor Tensor;
+typedef PtsimLifetimesCtx Ctx;
 
 static PTSIM_HD double dmax(double a, double b) { return a > b ? a : b; }
+
+/* The job runs a Megatron-LM dated in [from, until) (date 0, the current
+ * one, is in no past interval). */
+static PTSIM_HD int megatron_between(const PtsimJob *job, int32_t from, int32_t until) {
+  int32_t d = job->layout.megatron_date;
+  return d > 0 && d >= from && d < until;
+}
 
 PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job) {
   const PtsimLayout *l = &job->layout;
@@ -109,6 +102,17 @@ static PTSIM_HD void build_saved(Ctx *x) {
   target = ptsim_memory_layer_activation_bytes(x->plan, l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
   scale = sum > 0.0 ? target / sum : 1.0;
   for (i = 0; i < n; i++) s[i].bytes *= scale;
+  /* Unfused attention's K and V copied to every head (lifetimes.h),
+   * made after V and kept with the scores. */
+  if (!l->flash_attention && l->recompute != PTSIM_RECOMPUTE_SELECTIVE &&
+      (m->num_query_groups < m->num_attention_heads ||
+       megatron_between(x->job, MEGATRON_KV_COPIES_FROM, MEGATRON_KV_COPIES_UNTIL))) {
+    double heads = ELEM * T * (double)(m->num_attention_heads * x->plan->head_dim) / t;
+    for (i = n - 1; i >= 5; i--) s[i + 2] = s[i];
+    s[5].name = "k_repeated"; s[5].bytes = heads;
+    s[6].name = "v_repeated"; s[6].bytes = heads;
+    n += 2;
+  }
   x->n_saved = n;
 }
 
@@ -224,9 +228,13 @@ PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t st
    * replay can have is far below 2^53, where double is exact. */
   double live = (double)layers * 6.0 + 5.0 * (double)buckets + 16.0 +
                 (double)inflight * (double)per_slot;
-  double bytes = (3.0 * live + 4096.0) * (double)sizeof(PtsimAllocBlock) +
-                 ((double)m * (double)v * (double)per_slot + (double)buckets) *
-                     (double)sizeof(int32_t);
+  double bytes;
+  /* ZeRO-2/3: shards, gathered units, buffers */
+  if (plan->zero_stage >= 2) live += 6.0 * ((double)layers + 2.0) + 8.0;
+  bytes = (3.0 * live + 4096.0) * (double)sizeof(PtsimAllocBlock) +
+          ((double)m * (double)v * (double)per_slot +
+           (double)ptsim_lifetimes_unit_slots(plan, stage) + (double)buckets) *
+              (double)sizeof(int32_t);
   return bytes < 4e18 ? (int64_t)bytes : (int64_t)4e18;
 }
 
@@ -260,14 +268,18 @@ static PTSIM_HD void give(Ctx *x, int32_t handle) {
   if (handle >= 0) ptsim_alloc_free(&x->alloc, handle);
 }
 
+PTSIM_HD int32_t ptsim_lifetimes_take(Ctx *x, const char *name, double bytes, int32_t stream) {
+  return take(x, name, bytes, stream);
+}
+
+PTSIM_HD void ptsim_lifetimes_give(Ctx *x, int32_t handle) { give(x, handle); }
+
 static PTSIM_HD int32_t *slot(Ctx *x, int32_t mb, int32_t chunk) {
   return x->handles + ((int64_t)mb * x->v + chunk) * x->per_slot;
 }
 
-static PTSIM_HD int is_first(const Ctx *x, int32_t chunk) { return x->stage == 0 && chunk == 0; }
-static PTSIM_HD int is_last(const Ctx *x, int32_t chunk) {
-  return x->stage == x->job->layout.pp - 1 && chunk == x->v - 1;
-}
+static PTSIM_HD int is_first(const Ctx *x, int32_t chunk) { return ptsim_lifetimes_is_first(x, chunk); }
+static PTSIM_HD int is_last(const Ctx *x, int32_t chunk) { return ptsim_lifetimes_is_last(x, chunk); }
 
 /* The transients of one layer's forward: allocated and freed around the ops. */
 static PTSIM_HD void layer_transients(Ctx *x) {
@@ -388,7 +400,8 @@ static PTSIM_HD void mtp_backward(Ctx *x, int32_t *h, int keep_saved) {
   int32_t n;
   const Tensor *set = mtp_set(x, &n);
   for (j = 0; j < x->job->model.mtp_num_layers; j++) {
-    int32_t grad = take(x, "mtp_logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    /* as the main head's: the kept softmax becomes the gradient; to 16 bits */
+    int32_t grad = take(x, "mtp_logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
     give(x, grad);
   }
   mtp_give(x, h, MTP_TENSORS - 2, MTP_TENSORS);
@@ -407,9 +420,22 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   for (i = 0; i < x->per_slot; i++) hs[i] = -1;
   if (!is_first(x, chunk)) hs[k] = take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
   k++;
+  if (x->gathered && is_first(x, chunk)) {
+    ptsim_lifetimes_unit_enter(x, chunk, 0, 1);
+    ptsim_lifetimes_unit_forward_done(x, chunk, 0);
+  }
+  if (!x->job->layout.flash_attention && x->attention_buffer < 0 && x->chunk_layers > 0) {
+    const PtsimLayout *l = &x->job->layout;
+    double s = (double)l->seq / (double)l->cp;
+    x->attention_buffer = take(x, "attention_buffer",
+                               ELEM * (double)l->mbs * (double)x->job->model.num_attention_heads /
+                                   (double)l->tp * s * s,
+                               STREAM_COMPUTE);
+  }
   for (layer = 0; layer < x->chunk_layers; layer++) {
     int32_t n;
     const Tensor *set = saved_of(x, chunk, layer, &n);
+    if (x->gathered) ptsim_lifetimes_unit_enter(x, chunk, layer + 1, 1);
     if (recomputed(x, layer)) {
       /* Only the checkpointed input stays; the working set comes and goes. */
       int32_t tmp[MAX_LAYER_TENSORS];
@@ -428,16 +454,27 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
       }
       k += MAX_LAYER_TENSORS;
     }
+    if (x->gathered) ptsim_lifetimes_unit_forward_done(x, chunk, layer + 1);
   }
-  if (is_last(x, chunk)) { /* logits (bf16), their fp32 copy kept for backward, loss */
+  if (x->gathered && is_last(x, chunk)) ptsim_lifetimes_unit_enter(x, chunk, x->chunk_layers + 1, 1);
+  if (is_last(x, chunk)) { /* logits (16-bit), fp32, kept as the softmax; loss */
     int32_t logits;
     mtp_forward(x, hs + k + 2);
     logits = take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
-    hs[k++] = take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    hs[k] = take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    if (megatron_between(x->job, 0, MEGATRON_CE_IN_PLACE_FROM) ||
+        megatron_between(x->job, MEGATRON_CE_COPY_FROM, MEGATRON_CE_COPY_UNTIL)) {
+      /* logits - max, out of place */
+      int32_t shifted = take(x, "logits_minus_max", 4.0 * x->logits_elems, STREAM_COMPUTE);
+      give(x, hs[k]);
+      hs[k] = shifted;
+    }
+    k++;
     give(x, logits);
     hs[k++] = take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
     mtp_heads(x, hs + k);
   }
+  if (x->gathered && is_last(x, chunk)) ptsim_lifetimes_unit_forward_done(x, chunk, x->chunk_layers + 1);
 }
 
 /* The saved tensors of a (microbatch, chunk), freed in reverse. */
@@ -460,10 +497,12 @@ static PTSIM_HD void release_saved(Ctx *x, int32_t mb, int32_t chunk) {
  * W still needs the layer inputs; the saved tensors go with the W. */
 static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved) {
   int32_t *hs = slot(x, mb, chunk);
-  int32_t layer, i, grad_in, grad_out;
+  int32_t layer, i, grad_in, grad_out, reducing = -1, unit_grad;
   int32_t base = 1 + x->chunk_layers * MAX_LAYER_TENSORS;
-  if (is_last(x, chunk)) {
-    int32_t grad_logits = take(x, "logits_grad", 4.0 * x->logits_elems, STREAM_COMPUTE);
+  unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, x->chunk_layers + 1);
+  ptsim_lifetimes_unit_backward_end(x, chunk, x->chunk_layers + 1, unit_grad, &reducing);
+  if (is_last(x, chunk)) { /* the kept softmax becomes the gradient in place; to 16 bits */
+    int32_t grad_logits = take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
     give(x, hs[base + 1]);
     give(x, hs[base]);
     give(x, grad_logits);
@@ -477,8 +516,10 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     if (recomputed(x, layer)) /* re-materialise the layer */
       for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
     grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
+    unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     layer_transients(x);
     if (set == x->saved_moe) moe_transients(x);
+    ptsim_lifetimes_unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
     if (recomputed(x, layer))
       for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
     if (!keep_saved)
@@ -490,6 +531,9 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     grad_in = grad_out;
   }
   give(x, grad_in);
+  unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, 0);
+  ptsim_lifetimes_unit_backward_end(x, chunk, 0, unit_grad, &reducing);
+  give(x, reducing);
   if (!keep_saved) {
     give(x, hs[0]); /* the receive buffer */
     hs[0] = -1;
@@ -547,23 +591,28 @@ static PTSIM_HD void moe_weights(Ctx *x) {
   if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
 }
 
-/* Before step 0: the weights, the gradient buffer and the main
- * parameters, per bucket of each part (state_parts: Megatron's DDP builds
- * the buffers, then the optimizer clones its main parameters; Adam's
- * states come later).  With the precision-aware optimizer holding the
- * masters (plan.h lazy_masters), FusedAdam creates them at its first step,
- * not here. */
+/* Before step 0: the weights (ZeRO-3: their shards), the gradient buffer
+ * (ZeRO-2/3: each unit's gradient shard) and the main parameters, per
+ * bucket of each part (state_parts: Megatron's DDP builds the buffers,
+ * then the optimizer clones its main parameters; Adam's states come
+ * later).  With the precision-aware optimizer holding the masters (plan.h
+ * lazy_masters), FusedAdam creates them at its first step, not here. */
 static PTSIM_HD void at_start(Ctx *x) {
   double params[2], shards[2], left;
   double bucket = bucket_params(x->job);
   int32_t parts = state_parts(x->plan, x->stage, params, shards), p;
-  if (x->job->model.num_experts > 0)
-    moe_weights(x);
+  if (x->plan->zero_stage < 3) { /* ZeRO-3's weight shards come with the units */
+    if (x->job->model.num_experts > 0)
+      moe_weights(x);
+    else
+      dense_weights(x);
+  }
+  if (x->plan->zero_stage >= 2)
+    ptsim_lifetimes_sharded_units(x);
   else
-    dense_weights(x);
-  for (p = 0; p < parts; p++)
-    for (left = params[p]; left > 0.0; left -= bucket)
-      take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
+    for (p = 0; p < parts; p++)
+      for (left = params[p]; left > 0.0; left -= bucket)
+        take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
   if (x->plan->lazy_masters) return;
   for (p = 0; p < parts; p++)
     for (left = params[p]; left > 0.0; left -= bucket)
@@ -656,6 +705,7 @@ static PTSIM_HD void result_init(PtsimStageAlloc *out, const PtsimJob *job) {
   out->fits = 1;
   out->runs = 0;
   out->runs_margin_bytes = 0.0;
+  out->runs_fail_step = -1;
   out->oom_step = out->oom_item = out->oom_microbatch = out->oom_chunk = -1;
   out->oom_kind = PTSIM_LIFETIMES_AT_SETUP;
   out->oom_request_bytes = 0.0;
@@ -668,7 +718,17 @@ static PTSIM_HD void result_init(PtsimStageAlloc *out, const PtsimJob *job) {
   phase_zero(&out->steady_state);
 }
 
-/* The worse phase becomes the stage's peaks; then the verdict. */
+/* The `runs` margin of a reserved peak (lifetimes.h), and a phase that breaks it. */
+static PTSIM_HD double runs_margin(double reserved_bytes) {
+  return PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES + PTSIM_LIFETIMES_RESERVED_ERROR * reserved_bytes;
+}
+static PTSIM_HD int phase_breaks(const PtsimAllocPhase *p, double capacity) {
+  return p->reserved_peak_bytes > 0.0 &&
+         p->device_peak_bytes + runs_margin(p->reserved_peak_bytes) > capacity;
+}
+
+/* The worse phase becomes the stage's peaks; then the verdict, and the
+ * first step that breaks it. */
 static PTSIM_HD void result_close(PtsimStageAlloc *out, const PtsimJob *job) {
   const PtsimAllocPhase *a = &out->first_step, *b = &out->steady_state;
   out->allocated_peak_bytes = dmax(a->allocated_peak_bytes, b->allocated_peak_bytes);
@@ -677,9 +737,14 @@ static PTSIM_HD void result_close(PtsimStageAlloc *out, const PtsimJob *job) {
                            ? 1.0 - out->allocated_peak_bytes / out->reserved_peak_bytes
                            : 0.0;
   out->device_peak_bytes = out->reserved_peak_bytes + out->outside_bytes;
-  out->runs_margin_bytes = PTSIM_LIFETIMES_RESERVED_ERROR * out->reserved_peak_bytes;
+  out->runs_margin_bytes = runs_margin(out->reserved_peak_bytes);
   out->runs = out->fits &&
               out->device_peak_bytes + out->runs_margin_bytes <= job->hw.memory_bytes;
+  out->runs_fail_step = phase_breaks(a, job->hw.memory_bytes) ? 0
+                        : !out->fits                          ? out->oom_step
+                        : phase_breaks(b, job->hw.memory_bytes) ? 1
+                        : !out->runs                          ? 0
+                                                              : -1;
 }
 
 PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
@@ -714,13 +779,20 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.microbatch = -1;
   x.chunk = -1;
   x.buckets = (int32_t)bucket_count(plan, stage); /* small: the scratch is `need` */
+  x.attention_buffer = -1;
   x.reserved_best = 0.0;
   result_init(out, job);
   slots = (int64_t)x.m * x.v * x.per_slot;
-  n_blocks = (int32_t)((need - handle_bytes(slots, x.buckets)) / (int64_t)sizeof(PtsimAllocBlock));
+  n_blocks = (int32_t)((need - handle_bytes(slots + ptsim_lifetimes_unit_slots(plan, stage), x.buckets)) /
+                       (int64_t)sizeof(PtsimAllocBlock));
   x.handles = (int32_t *)((char *)scratch + (int64_t)n_blocks * (int64_t)sizeof(PtsimAllocBlock));
   x.main_grads = x.handles + slots;
   for (i = 0; i < x.buckets; i++) x.main_grads[i] = -1;
+  x.gathered = (int32_t *)0;
+  if (ptsim_lifetimes_unit_slots(plan, stage) > 0) {
+    x.gathered = x.main_grads + x.buckets;
+    for (i = 0; i < (int32_t)ptsim_lifetimes_unit_slots(plan, stage); i++) x.gathered[i] = -1;
+  }
   capacity = job->hw.memory_bytes - out->outside_bytes;
   rc = ptsim_alloc_init(&x.alloc, opts, capacity > 0.0 ? capacity : 0.0,
                         (PtsimAllocBlock *)scratch, n_blocks);
@@ -750,6 +822,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
       note_peak(&x);
       sample(&x, timeline);
     }
+    if (plan->sync_once) ptsim_lifetimes_units_reshard(&x); /* the reduction after the last micro-batch */
     if (!x.failed) {
       x.item = n_items - 1;
       optimizer_step(&x);

@@ -7,7 +7,10 @@
  *
  *   model states   parameters x (2 B weights + 4|2 B grads + 12 B optimizer,
  *                  the optimizer sharded over dp*cp with the distributed
- *                  optimizer)
+ *                  optimizer; under ZeRO-2/3 the gradients and weights too,
+ *                  plan.c "Sharding")
+ *   unsharded      ZeRO-2/3: the units gathered at once and the unsharded
+ *                  gradients of the units in backward
  *   activations    per-layer saved bytes x layers x in-flight microbatches,
  *                  with recomputation applied
  *   other          input ids on stage 0, fp32 logits / cross-entropy on the
@@ -18,7 +21,8 @@
  *   model states   a GPU's parameters split in dense ones (tp-sharded,
  *                  optimizer over dp x cp) and its local routed experts
  *                  (E/ep experts over etp, optimizer over edp): optimizer
- *                  = 12 B x (dense / (dp cp) + experts / edp)
+ *                  = 12 B x (dense / (dp cp) + experts / edp); ZeRO-2/3
+ *                  split the experts' gradients and weights over edp too
  *   activations    an MoE layer keeps the attention part of a dense layer,
  *                  its block input (norm output) and, instead of the MLP's
  *                  intermediates, the router's fp32 scores and map
@@ -272,6 +276,52 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
   }
 }
 
+/* ---- sharded data parallelism ---- */
+
+/* Unit kinds of a stage in backward order: the output unit (last stage),
+ * its MoE layers, its dense layers (four of each stand for any number:
+ * every window of three looks the same), the embedding (stage 0).  A
+ * model's dense layers are taken to come before its MoE layers, as in
+ * the first-k-dense models; an interleaved pattern has windows of mixed
+ * kinds that this order does not hold, none larger than three MoE
+ * layers'.  Returns the count. */
+static PTSIM_HD int32_t backward_units(const PtsimPlan *plan, int64_t stage, int32_t *kinds) {
+  int32_t n = 0;
+  int64_t k, moe = plan->stage_moe_layers[stage];
+  if (stage == plan->job.layout.pp - 1) kinds[n++] = PTSIM_UNIT_HEAD;
+  for (k = 0; k < moe && k < 4; k++) kinds[n++] = PTSIM_UNIT_MOE_LAYER;
+  for (k = 0; k < plan->stage_layers[stage] - moe && k < 4; k++) kinds[n++] = PTSIM_UNIT_LAYER;
+  if (stage == 0) kinds[n++] = PTSIM_UNIT_EMBEDDING;
+  return n;
+}
+
+PTSIM_HD double ptsim_memory_unsharded_bytes(const PtsimPlan *plan, int64_t stage) {
+  const PtsimLayout *l = &plan->job.layout;
+  int32_t kinds[10], n, i;
+  double peak = 0.0;
+  int keep_all = l->reshard_after_forward == PTSIM_RESHARD_NEVER;
+  /* the gradient of the unit in backward (autograd's bf16 one under
+   * torch, megatron's main-grad buffer), the reduce-scatter input of the
+   * one before it */
+  double computed = l->fsdp_impl == PTSIM_FSDP_TORCH ? plan->unit_grad_buffer_bytes - plan->grad_bytes
+                                                     : plan->grad_bytes;
+  if (plan->zero_stage < 2) return 0.0;
+  if (plan->sync_once) return plan->stage_gather_bytes[stage];
+  n = backward_units(plan, stage, kinds);
+  /* unit i in backward: gathered with the next one (prefetch), unit i-1's
+   * gradient being reduced */
+  for (i = 0; i < n; i++) {
+    double at = plan->unit_parameters[kinds[i]] * computed;
+    if (i > 0) at += plan->unit_parameters[kinds[i - 1]] * plan->grad_bytes;
+    if (plan->zero_stage == 3 && !keep_all) {
+      at += plan->unit_gather_bytes[kinds[i]];
+      if (l->fsdp_prefetch && i + 1 < n) at += plan->unit_gather_bytes[kinds[i + 1]];
+    }
+    if (at > peak) peak = at;
+  }
+  return peak + (plan->zero_stage == 3 && keep_all ? plan->stage_gather_bytes[stage] : 0.0);
+}
+
 /* ---- the estimate ---- */
 
 PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
@@ -313,7 +363,11 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     st->parameters = plan->stage_parameters[i];
     st->expert_parameters = plan->stage_expert_parameters[i];
     st->parameters_bytes = plan->stage_weight_bytes[i];
-    st->gradients_bytes = grad_bytes * st->parameters;
+    st->gradients_bytes = grad_bytes * st->parameters / plan->grad_shards;
+    if (st->expert_parameters > 0.0) /* ZeRO-2/3 shard the experts' over the expert group */
+      st->gradients_bytes =
+          grad_bytes * ((st->parameters - st->expert_parameters) / plan->grad_shards +
+                        st->expert_parameters / plan->expert_grad_shards);
     st->optimizer_bytes = optimizer_bytes * st->parameters;
     if (plan->stage_expert_parameters[i] > 0.0)
       st->optimizer_bytes =
@@ -345,9 +399,10 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     if (i == p - 1 && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
       st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
     st->other_bytes = st->input_ids_bytes + st->logits_bytes;
+    st->unsharded_bytes = ptsim_memory_unsharded_bytes(plan, i);
     st->total_bytes = st->parameters_bytes + st->gradients_bytes +
                       st->optimizer_bytes + st->activations_bytes +
-                      st->other_bytes;
+                      st->other_bytes + st->unsharded_bytes;
     if (st->total_bytes > out->stages[out->peak_stage].total_bytes)
       out->peak_stage = i;
   }
@@ -359,6 +414,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     out->optimizer_bytes = pk->optimizer_bytes;
     out->activations_bytes = pk->activations_bytes;
     out->other_bytes = pk->other_bytes;
+    out->unsharded_bytes = pk->unsharded_bytes;
     out->total_bytes = pk->total_bytes;
   }
   out->capacity_bytes = job->hw.memory_bytes;

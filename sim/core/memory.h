@@ -48,6 +48,9 @@ typedef struct {
   double input_ids_bytes;             /* int64 input ids for in-flight microbatches */
   double logits_bytes;                /* fp32 logits / cross-entropy buffers */
   double other_bytes;                 /* input_ids + logits */
+  /* ZeRO-2/3: the units gathered at once and the unsharded gradients of
+   * the units in backward (0 otherwise; plan.c "Sharding") */
+  double unsharded_bytes;
   double total_bytes;
 } PtsimStageMemory;
 
@@ -60,6 +63,7 @@ typedef struct {
   double optimizer_bytes;
   double activations_bytes;
   double other_bytes;
+  double unsharded_bytes;
   double total_bytes;
   double capacity_bytes;     /* the GPU's memory */
   double usage_fraction;     /* total / capacity */
@@ -81,6 +85,17 @@ PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
  * expert load (its experts' rows scale with it). */
 PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan,
                                                         int keep_scores);
+
+/* Bytes a stage's sharded data parallelism holds besides its persistent
+ * shards (PtsimStageMemory.unsharded_bytes), at its peak in backward: the
+ * unit being computed with its gradient (megatron's main-grad buffer in
+ * the reduce dtype; autograd's bf16 gradient under torch), the unit before
+ * it in backward order as its reduce-scatter input (reduce dtype) and,
+ * under ZeRO-3, the gathered units: the current and (prefetch) the next,
+ * or all of the stage's when they are kept from forward to backward
+ * (RESHARD_NEVER).  Under sync_once every unit is gathered all step and
+ * its unsharded gradients are the stage's gradients (gradients_bytes). */
+PTSIM_HD double ptsim_memory_unsharded_bytes(const PtsimPlan *plan, int64_t stage);
 
 /* What a replay of the job through the caching-allocator emulation must
  * hold at once on the stage holding the most (lifetimes.h): its weights,

@@ -364,6 +364,147 @@ static PTSIM_HD void plan_moe(PtsimPlan *out) {
     }
 }
 
+/* ---- sharding ---- */
+
+/* The shard and replica groups of the dense parameters and (MoE) of the
+ * routed experts, for n instances (plan.h). */
+static PTSIM_HD void plan_shard_groups(PtsimPlan *plan, int64_t n) {
+  const PtsimLayout *l = &plan->job.layout;
+  int64_t domain = ptsim_topology_domain_size(&plan->job.hw);
+  memset(&plan->expert_shard_group, 0, sizeof plan->expert_shard_group);
+  memset(&plan->expert_replicate_group, 0, sizeof plan->expert_replicate_group);
+  if (n == 1) {
+    plan->shard_group = plan->groups[PTSIM_GROUP_DP_CP];
+    ptsim_topology_group_uniform(1, 1, &plan->replicate_group);
+    if (plan->job.model.num_experts <= 0) return;
+    plan->expert_shard_group = plan->groups[PTSIM_GROUP_EDP];
+    ptsim_topology_group_uniform(1, 1, &plan->expert_replicate_group);
+    return;
+  }
+  /* Instance i holds dp*cp/n consecutive ranks of the (cp, dp) order: as a
+   * layout of dp/n data-parallel ranks whose pp*n "stages" are the stages
+   * and instances; the replicas are then its "pipeline" group.  The
+   * experts' instances split the (ep, edp) order the same way. */
+  ptsim_topology_group_of(l->tp, l->cp, l->dp / n, l->pp * n, domain, PTSIM_GROUP_DP_CP, 0,
+                          &plan->shard_group);
+  ptsim_topology_group_of(l->tp, l->cp, l->dp / n, n, domain, PTSIM_GROUP_PP, 0,
+                          &plan->replicate_group);
+  if (plan->job.model.num_experts <= 0) return;
+  ptsim_topology_group_of(l->etp, l->ep, l->edp / n, l->pp * n, domain, PTSIM_GROUP_EDP, 0,
+                          &plan->expert_shard_group);
+  ptsim_topology_group_of(l->etp, l->ep, l->edp / n, n, domain, PTSIM_GROUP_PP, 0,
+                          &plan->expert_replicate_group);
+}
+
+/*
+ * Sharding.  What each zero stage keeps and moves, per GPU, with F the
+ * shard group (plan.h) and P a stage's parameters:
+ *   1  optimizer states / F (Megatron's distributed optimizer)
+ *   2  + gradients / F: every backward reduce-scatters each unit's
+ *      gradient (Megatron-FSDP "optim_grads", DeepSpeed stage 2); the
+ *      updated weights are all-gathered after the step as with 1
+ *   3  + weights / F: each unit is all-gathered before its forward and,
+ *      resharded after forward, again before its backward (FSDP, "optim_
+ *      grads_params", DeepSpeed stage 3); megatron keeps the bf16 (or fp8)
+ *      shard next to the fp32 main one, torch keeps only the fp32 shard,
+ *      which is the optimizer's master weight
+ * HSDP: F = dp*cp / optimizer_instances consecutive ranks, the replicas
+ * all-reduce the reduced shard: torch every backward (FSDP2 with gradient
+ * sync on, which torchtitan never turns off), megatron once per step
+ * (Megatron-FSDP's outer reduce runs on the last micro-batch only).
+ * torch under PP: torch.distributed.pipelining turns FSDP2's gradient sync
+ * and its reshard after backward off for every micro-batch, then reduces
+ * once after the last: units stay gathered from their first forward to the
+ * end of the step and gradients accumulate unsharded in the fp32 reduce
+ * dtype (sync_once).  The all-gather moves the weights in the compute
+ * dtype (bf16; fp8 matrices with --fp8-param-gather / torchtitan's
+ * enable_fsdp_float8_all_gather), the reduce-scatter the gradient in its
+ * reduce dtype (grad_bytes: fp32 by default in both).
+ * Mixture of experts (megatron only; validation refuses torch): as
+ * Megatron-FSDP's adapter (mcore_fsdp_adapter.py) builds its expert
+ * device mesh, the routed experts are sharded over the expert data-
+ * parallel group instead (E = edp, or edp / instances consecutive ranks
+ * of it, replicated over the instances), everything else as above.  An
+ * MoE layer is one unit whose two parts move over their own groups, one
+ * after the other on the communication stream; the MTP block goes with
+ * the output unit (its parameters sit on the last stage beside the head). */
+static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
+  const PtsimLayout *l = &plan->job.layout;
+  const PtsimModel *m = &plan->job.model;
+  int64_t n = l->optimizer_instances > 1 ? l->optimizer_instances : 1, s;
+  int params = l->sharding == PTSIM_SHARDING_PARAMS;
+  int torch = l->fsdp_impl == PTSIM_FSDP_TORCH;
+  int fp8_gather = l->precision == PTSIM_PRECISION_FP8 && l->fp8_param_gather &&
+                   plan->job.hw.peak_fp8_flops > 0.0;
+  double word_embedding = (double)m->hidden_size * (double)m->vocab_size / (double)l->tp;
+  double matrices = plan_layer_matrices(m, l->tp);
+  double matrix_bytes = fp8_gather ? (l->fp8_recipe == PTSIM_FP8_MXFP8 ? 1.0 + 1.0 / 32.0 : 1.0) : 2.0;
+  int experts = m->num_experts > 0;
+  /* an MoE layer's matrices: all but its norms and the router */
+  double moe_matrices = experts ? plan->moe_layer_parameters - 2.0 * plan_norm_parameters(m) -
+                                      (double)(m->num_experts * m->hidden_size)
+                                : 0.0;
+  int k;
+  plan->zero_stage = params ? 3 : l->sharding == PTSIM_SHARDING_GRADS ? 2 : l->distributed_optimizer ? 1 : 0;
+  plan->sync_once = params && torch && l->pp > 1;
+  plan->weight_shards = params ? plan->optimizer_shards : 1.0;
+  plan->grad_shards = plan->zero_stage >= 2 && !plan->sync_once ? plan->optimizer_shards : 1.0;
+  plan->grad_sync_overlap = plan->zero_stage < 2 ? l->overlap_grad_reduce : !plan->sync_once;
+  plan->param_gather_hidden = plan->zero_stage < 3 ? l->overlap_param_gather : 0;
+  plan->gather_forward = params && !plan->sync_once;
+  plan->gather_backward = params && l->reshard_after_forward != PTSIM_RESHARD_NEVER;
+  plan->gather_backward_head = plan->gather_backward && l->reshard_after_forward == PTSIM_RESHARD_ALWAYS;
+  plan->reduce_backward = plan->zero_stage >= 2 && !plan->sync_once;
+  plan->replicate_backward = plan->reduce_backward && torch && n > 1;
+  plan->unit_parameters[PTSIM_UNIT_LAYER] = plan->layer_parameters;
+  plan->unit_parameters[PTSIM_UNIT_EMBEDDING] =
+      word_embedding + (ptsim_plan_has_learned_positions(m)
+                            ? (double)(m->max_position_embeddings > 0 ? m->max_position_embeddings : l->seq) *
+                                  (double)m->hidden_size
+                            : 0.0);
+  plan->unit_parameters[PTSIM_UNIT_HEAD] =
+      plan_norm_parameters(m) + (!m->tied_embeddings || l->pp > 1 ? word_embedding : 0.0) +
+      plan->mtp_parameters;
+  plan->unit_parameters[PTSIM_UNIT_MOE_LAYER] = plan->moe_layer_parameters;
+  for (k = 0; k < PTSIM_UNIT_KINDS; k++) plan->unit_expert_parameters[k] = 0.0;
+  plan->unit_expert_parameters[PTSIM_UNIT_MOE_LAYER] = plan->moe_expert_parameters;
+  if (plan->mtp_layer_is_moe)
+    plan->unit_expert_parameters[PTSIM_UNIT_HEAD] =
+        (double)m->mtp_num_layers * plan->moe_expert_parameters;
+  for (k = 0; k < PTSIM_UNIT_KINDS; k++) {
+    plan->unit_gather_bytes[k] = 2.0 * plan->unit_parameters[k];
+    plan->unit_reduce_bytes[k] = plan->grad_bytes * plan->unit_parameters[k];
+    plan->unit_expert_gather_bytes[k] = matrix_bytes * plan->unit_expert_parameters[k];
+  }
+  plan->unit_gather_bytes[PTSIM_UNIT_LAYER] += matrices * (matrix_bytes - 2.0);
+  plan->unit_gather_bytes[PTSIM_UNIT_MOE_LAYER] += moe_matrices * (matrix_bytes - 2.0);
+  plan->unit_gather_bytes[PTSIM_UNIT_HEAD] +=
+      plan->unit_expert_parameters[PTSIM_UNIT_HEAD] * (matrix_bytes - 2.0);
+  plan->unit_grad_buffer_bytes = plan->grad_bytes + (torch ? 2.0 : 0.0);
+  plan->expert_weight_shards = params ? plan->expert_optimizer_shards : 1.0;
+  plan->expert_grad_shards =
+      plan->zero_stage >= 2 && !plan->sync_once ? plan->expert_optimizer_shards : 1.0;
+  for (s = 0; s < PTSIM_MAX_STAGES; s++) {
+    double b = 0.0, e = 0.0;
+    if (s < l->pp) {
+      int64_t moe = plan->stage_moe_layers[s];
+      b = (double)(plan->stage_layers[s] - moe) * plan->unit_gather_bytes[PTSIM_UNIT_LAYER] +
+          (double)moe * plan->unit_gather_bytes[PTSIM_UNIT_MOE_LAYER];
+      e = (double)moe * plan->unit_expert_gather_bytes[PTSIM_UNIT_MOE_LAYER];
+      if (s == 0) b += plan->unit_gather_bytes[PTSIM_UNIT_EMBEDDING];
+      if (s == l->pp - 1) {
+        b += plan->unit_gather_bytes[PTSIM_UNIT_HEAD];
+        e += plan->unit_expert_gather_bytes[PTSIM_UNIT_HEAD];
+      }
+    }
+    plan->stage_gather_bytes[s] = b;
+    if (params && s < l->pp)
+      plan->stage_weight_bytes[s] =
+          torch ? 0.0 : (b - e) / plan->weight_shards + e / plan->expert_weight_shards;
+  }
+  plan_shard_groups(plan, n);
+}
+
 /* ---- in-flight microbatches ---- */
 
 static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t stage) {
@@ -468,4 +609,5 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
     out->stage_weight_bytes[s] = s < l->pp ? plan_stage_weight_bytes(out, s) : 0.0;
     out->inflight_microbatches[s] = s < l->pp ? plan_inflight(out, s) : 0.0;
   }
+  plan_sharding(out);
 }

@@ -27,6 +27,17 @@
 #include "job.h"
 #include "topology.h"
 
+/* The units sharded data parallelism gathers and reduces one at a time
+ * (one fully_shard / FSDP unit each): a (dense) transformer layer; the
+ * input embedding (first chunk of stage 0); the output unit, final norm
+ * and LM head, with the multi-token-prediction block (last chunk of the
+ * last stage); an MoE layer, its routed experts included. */
+#define PTSIM_UNIT_LAYER 0
+#define PTSIM_UNIT_EMBEDDING 1
+#define PTSIM_UNIT_HEAD 2
+#define PTSIM_UNIT_MOE_LAYER 3
+#define PTSIM_UNIT_KINDS 4
+
 /* Virtual stages (pp x vp) whose MoE layers the plan counts one by one:
  * a mixture-of-experts model has at most PTSIM_MAX_LAYERS layers, and
  * every virtual stage holds one at least but for the first and the last
@@ -67,6 +78,45 @@ typedef struct {
    * optimizer, 1 without). */
   double grad_bytes, master_bytes, exp_avg_bytes, exp_avg_sq_bytes;
   double optimizer_shards;
+  /* Sharded data parallelism (plan.c "Sharding"), resolved once.  The
+   * shard group is the optimizer's: dp*cp ranks, or dp*cp / instances
+   * consecutive ones with the replicas (HSDP, or Megatron's distributed-
+   * optimizer instances) in replicate_group (size 1 without). */
+  int32_t zero_stage;         /* 0 replicated, 1 optimizer states sharded, 2 + gradients,
+                                 3 + parameters */
+  double weight_shards;       /* ranks the persistent weights are split over (1: whole) */
+  double grad_shards;         /* ranks the kept gradients are split over (1: whole) */
+  int32_t sync_once;          /* 1: gradients reduced after the last micro-batch only and
+                                 parameters kept gathered all step (torch under PP) */
+  int32_t grad_sync_overlap;  /* 1: the step-end gradient reduction starts at each chunk's
+                                 last backward (else after the stage's last item) */
+  int32_t param_gather_hidden;/* 1: the step-end parameter all-gather overlaps the next
+                                 forward (Megatron's --overlap-param-gather) */
+  /* What every schedule item does with its units' collectives: */
+  int32_t gather_forward;     /* a forward all-gathers each unit first */
+  int32_t gather_backward;    /* a backward all-gathers each unit (resharded after forward) */
+  int32_t gather_backward_head; /* ... the output unit too (not under RESHARD_BUT_LAST) */
+  int32_t reduce_backward;    /* a backward reduce-scatters each unit's gradients */
+  int32_t replicate_backward; /* ... and all-reduces the shard over the replicas */
+  double unit_parameters[PTSIM_UNIT_KINDS];   /* one GPU's share before sharding (TP split) */
+  double unit_gather_bytes[PTSIM_UNIT_KINDS]; /* gathered unit, as its all-gather moves it */
+  double unit_reduce_bytes[PTSIM_UNIT_KINDS]; /* its unsharded gradient, in the reduce dtype */
+  /* Of a unit, its local routed experts' share (MoE layer; the head's MTP
+   * layers when they are MoE): those go over the expert groups below, the
+   * rest over shard_group and replicate_group. */
+  double unit_expert_parameters[PTSIM_UNIT_KINDS];
+  double unit_expert_gather_bytes[PTSIM_UNIT_KINDS];
+  /* Bytes of unsharded gradient buffers per parameter of a unit in backward:
+   * the reduce-scatter input (megatron), plus autograd's bf16 gradient (torch). */
+  double unit_grad_buffer_bytes;
+  double stage_gather_bytes[PTSIM_MAX_STAGES]; /* all of a stage's units gathered */
+  PtsimGroup shard_group, replicate_group;
+  /* The routed experts' (Megatron-FSDP: the expert data-parallel group,
+   * edp / instances consecutive ranks of it, replicated over the
+   * instances); their weights and kept gradients are split over
+   * expert_weight_shards and expert_grad_shards ranks. */
+  PtsimGroup expert_shard_group, expert_replicate_group;
+  double expert_weight_shards, expert_grad_shards;
   /* 1: Transformer Engine's FusedAdam holds the master weights
    * (--use-precision-aware-optimizer, unless fp8 runs a recipe other than
    * delayed with fp32 masters: Megatron's
@@ -77,7 +127,9 @@ typedef struct {
   double stage_parameters[PTSIM_MAX_STAGES];   /* parameters one GPU of it holds */
   /* Bytes of model weights one GPU of it holds: 2 per parameter (bf16/fp16),
    * plus under fp8 Transformer Engine's fp8 copy and its transpose of every
-   * transformer-layer weight matrix (see plan.c). */
+   * transformer-layer weight matrix (see plan.c); under ZeRO-3 only the
+   * persistent shard (stage_gather_bytes / shards; none with torch, whose
+   * fp32 shards are the master weights). */
   double stage_weight_bytes[PTSIM_MAX_STAGES];
   /* Microbatches whose activations the stage holds at its peak, in units of
    * "all of this stage's layers for one microbatch" (fractional under the

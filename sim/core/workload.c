@@ -524,43 +524,37 @@ static PTSIM_HD void build_head(const PtsimWorkCtx *x, PtsimWork *w) {
 
 /* ---- once per step ---- */
 
-/* The gradient reduction and parameter gather of one stage.  With N
- * distributed-optimizer instances (--num-distributed-optimizer-instances)
- * the reduce-scatter and the gather stay inside an instance of dp*cp/N
- * consecutive ranks, and the instances all-reduce their shards
- * (Megatron's param_and_grad_buffer.py). */
-static PTSIM_HD void stage_dp_comm(const PtsimWorkCtx *x, double params, double *sync_s, double *gather_s) {
+/* The gradient reduction and parameter gather of one stage, replicated or
+ * ZeRO-1 (ZeRO-2/3: workload_shard.c).  With N distributed-optimizer
+ * instances (--num-distributed-optimizer-instances) the reduce-scatter and
+ * the gather stay inside an instance of dp*cp/N consecutive ranks, and the
+ * instances all-reduce their shards (Megatron's param_and_grad_buffer.py). */
+static PTSIM_HD void stage_dp_comm(const PtsimWorkCtx *x, double params, double *sync_s,
+                                   double *gather_s) {
   const PtsimJob *job = x->job;
   const PtsimLayout *l = &job->layout;
   const PtsimHardware *hw = &job->hw;
   const PtsimPlan *plan = x->plan;
   double grad = params * plan->grad_bytes;
   double weight = params * (l->precision == PTSIM_PRECISION_FP8 && l->fp8_param_gather ? 1.0 : ELEM);
-  int64_t n = l->optimizer_instances > 1 ? l->optimizer_instances : 1;
-  PtsimGroup intra, inter;
-  if (!l->distributed_optimizer) {
+  const PtsimGroup *intra = &plan->shard_group, *inter = &plan->replicate_group;
+  *sync_s = *gather_s = 0.0;
+  if (plan->zero_stage == 0) {
     *sync_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE, grad, x->dp_group);
-    *gather_s = 0.0;
     return;
   }
-  if (n == 1) {
-    *sync_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER, grad, x->dp_group);
-    *gather_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER, weight, x->dp_group);
-    return;
-  }
-  ptsim_topology_group_of(l->tp, l->cp, l->dp / n, l->pp * n, hw->gpus_per_node, PTSIM_GROUP_DP_CP, 0,
-                          &intra);
-  ptsim_topology_group_of(l->tp, l->cp, l->dp / n, n, hw->gpus_per_node, PTSIM_GROUP_PP, 0, &inter);
-  *sync_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER, grad, &intra) +
-            ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE,
-                                    grad / (double)intra.size, &inter);
-  *gather_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER, weight, &intra);
+  *sync_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER, grad, intra);
+  if (inter->size > 1)
+    *sync_s += ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE,
+                                       grad / (double)intra->size, inter);
+  *gather_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER, weight, intra);
 }
 
 /* An MoE model's expert parameters reduce their gradients over the expert
  * data-parallel group (and gather over it with the distributed optimizer),
- * after the dense ones; the weights TP ranks replicate (the router, MLA's
- * down projections and latent norms) all-reduce their gradients over TP. */
+ * after the dense ones (ZeRO-2/3: workload_shard.c); the weights TP ranks
+ * replicate (the router, MLA's down projections and latent norms)
+ * all-reduce their gradients over TP. */
 static PTSIM_HD void stage_moe_comm(const PtsimWorkCtx *x, int64_t stage, double *sync_s,
                                     double *gather_s) {
   const PtsimLayout *l = &x->job->layout;
@@ -571,7 +565,9 @@ static PTSIM_HD void stage_moe_comm(const PtsimWorkCtx *x, int64_t stage, double
   double grad = experts * x->plan->grad_bytes;
   double weight = experts * (l->precision == PTSIM_PRECISION_FP8 && l->fp8_param_gather ? 1.0 : ELEM);
   double h = (double)m->hidden_size, replicated = 0.0;
-  if (l->distributed_optimizer) {
+  if (x->plan->zero_stage >= 2) {
+    /* the experts' share is the units' (workload_shard.c) */
+  } else if (l->distributed_optimizer) {
     *sync_s += ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER, grad, edp);
     *gather_s += ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER, weight, edp);
   } else {
@@ -594,14 +590,18 @@ static PTSIM_HD void build_step_work(const PtsimWorkCtx *x, PtsimWorkload *out) 
   int moe = job->model.num_experts > 0 || job->model.multi_latent_attention;
   int64_t s;
   for (s = 0; s < l->pp; s++) {
-    double params = plan->stage_parameters[s];
+    double params = plan->stage_parameters[s], experts = 0.0;
     double local = params / plan->optimizer_shards;
     if (moe) {
-      double experts = plan->stage_expert_parameters[s];
+      experts = plan->stage_expert_parameters[s];
       params -= experts;
       local = params / plan->optimizer_shards + experts / plan->expert_optimizer_shards;
     }
-    stage_dp_comm(x, params, &out->grad_sync_s[s], &out->param_gather_s[s]);
+    if (plan->zero_stage >= 2)
+      ptsim_work_sharded_step_comm(x, out, s, params, experts, &out->grad_sync_s[s],
+                                   &out->param_gather_s[s]);
+    else
+      stage_dp_comm(x, params, &out->grad_sync_s[s], &out->param_gather_s[s]);
     if (moe) stage_moe_comm(x, s, &out->grad_sync_s[s], &out->param_gather_s[s]);
     /* Adam: read grad, master, m, v, write master, m, v and the weight
      * copy; the gradient-norm pass reads the grads once more (fp32 states
@@ -629,23 +629,31 @@ PTSIM_HD double ptsim_workload_megatron_flops(const PtsimJob *job) {
   return 12.0 * (double)job->layout.gbs * s * L * h * h * (attention + mlp + logits);
 }
 
+PTSIM_HD void ptsim_work_chunk_shape(const PtsimWorkload *w, int64_t stage, int64_t chunk,
+                                     int64_t *layers, int64_t *moe, int *first, int *last) {
+  int64_t vs = chunk * w->num_stages + stage;
+  *first = stage == 0 && chunk == 0;
+  *last = stage == w->num_stages - 1 && chunk == w->num_chunks - 1;
+  *layers = *first ? w->first_chunk_layers : *last ? w->last_chunk_layers : w->chunk_layers[stage];
+  *moe = vs < PTSIM_MAX_MOE_VSTAGES ? w->vstage_moe_layers[vs] : 0;
+}
+
 PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage, int64_t chunk,
                                    PtsimWork *out) {
-  int64_t layers = w->chunk_layers[stage];
-  if (stage == 0 && chunk == 0)
-    layers = w->first_chunk_layers;
-  else if (stage == w->num_stages - 1 && chunk == w->num_chunks - 1)
-    layers = w->last_chunk_layers;
-  int64_t vs = chunk * w->num_stages + stage;
-  int32_t moe = vs < PTSIM_MAX_MOE_VSTAGES ? w->vstage_moe_layers[vs] : 0;
+  int64_t layers, moe;
+  int first, last;
+  ptsim_work_chunk_shape(w, stage, chunk, &layers, &moe, &first, &last);
   work_zero(out);
   work_add(out, &w->layer, (double)(layers - moe));
   if (moe > 0) work_add(out, &w->moe_layer, (double)moe);
-  if (stage == 0 && chunk == 0) work_add(out, &w->embedding, 1.0);
-  if (stage == w->num_stages - 1 && chunk == w->num_chunks - 1) {
+  if (first) work_add(out, &w->embedding, 1.0);
+  if (last) {
     work_add(out, &w->head, 1.0);
     if (w->mtp.flops > 0.0) work_add(out, &w->mtp, 1.0); /* MTP layers: GEMMs, so FLOPs */
   }
+  /* FSDP units: what the compute waits for in each pass is exposed dp */
+  if (w->gather_forward || w->gather_backward || w->reduce_backward)
+    ptsim_work_unit_waits(w, stage, chunk, out);
 }
 
 PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan, const PtsimCostParams *params,
@@ -707,6 +715,7 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   out->pp_transfer_s = l->pp > 1 ? ptsim_cost_collective_s(&job->hw, params, PTSIM_COLL_SEND_RECV,
                                                            pp_bytes, x.pp_group)
                                  : 0.0;
+  ptsim_work_units(&x, out);
   build_step_work(&x, out);
   out->model_flops = ptsim_workload_megatron_flops(job);
 }

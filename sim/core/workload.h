@@ -68,13 +68,25 @@ typedef struct {
   double grad_sync_s[PTSIM_MAX_STAGES];   /* reduce-scatter (dist. opt.) or all-reduce */
   double param_gather_s[PTSIM_MAX_STAGES];/* all-gather of updated bf16 params (dist. opt.) */
   double optimizer_s[PTSIM_MAX_STAGES];   /* Adam on the local shard (memory-bound) */
+  /* Sharded data parallelism (plan.h units): one unit's all-gather over the
+   * shard group, reduce-scatter of its gradient, all-reduce of that shard
+   * over the replicas; and which of them the items run (the plan's flags).
+   * ptsim_workload_chunk then times a chunk's units as sharding.h says and
+   * adds what the compute waits for as exposed dp communication. */
+  double unit_gather_s[PTSIM_UNIT_KINDS];
+  double unit_reduce_s[PTSIM_UNIT_KINDS];
+  double unit_replicate_s[PTSIM_UNIT_KINDS];
+  int32_t gather_forward, gather_backward, gather_backward_head, reduce_backward,
+      replicate_backward, prefetch;
   /* Megatron-LM's num_floating_point_operations for the whole step (all
    * GPUs): the FLOPs its logs turn into "TFLOP/s/GPU". */
   double model_flops;
   double expert_load;   /* the expert load this workload was built for (plan.h) */
 } PtsimWorkload;
 
-/* The work of chunk `chunk` on stage `stage`: layers + embedding/head. */
+/* The work of chunk `chunk` on stage `stage`: layers + embedding/head,
+ * with its units' sharded-data-parallel collectives where the compute
+ * waits for them (workload.h above). */
 PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage,
                                    int64_t chunk, PtsimWork *out);
 

@@ -1,8 +1,8 @@
 /* workload_int.h — what workload.c (the dense layer, embedding, head, the
- * once-per-step work) and workload_moe.c (the MoE layer, multi-latent
- * attention, multi-token prediction) share: the context the op builders
- * read and the builders themselves.  Private to those two files; the
- * contract is workload.h.
+ * once-per-step work), workload_moe.c (the MoE layer, multi-latent
+ * attention, multi-token prediction) and workload_shard.c (ZeRO-2/3's
+ * units) share: the context the op builders read and the builders
+ * themselves.  Private to those three files; the contract is workload.h.
  *
  * Every builder adds one op's forward and backward to a PtsimWork: GEMMs
  * as forward + dgrad (B) + wgrad (W), memory-bound ops as forward + twice
@@ -85,6 +85,27 @@ PTSIM_HD void ptsim_work_grad_accumulation(const PtsimWorkCtx *x, PtsimWork *w, 
 PTSIM_HD void ptsim_work_redo(PtsimWork *w, const PtsimWork *redo);
 /* Full recomputation of `w` (the share of a chunk's layers recomputed). */
 PTSIM_HD void ptsim_work_full_recompute(const PtsimWorkCtx *x, PtsimWork *w);
+
+/* Layers, MoE layers of them, and whether it is the first (embedding) or
+ * the last (output unit) chunk: chunk `chunk` of stage `stage`. */
+PTSIM_HD void ptsim_work_chunk_shape(const PtsimWorkload *w, int64_t stage, int64_t chunk,
+                                     int64_t *layers, int64_t *moe, int *first, int *last);
+
+/* ---- workload_shard.c (ZeRO-2/3) ---- */
+
+/* One unit's collectives (unit_*_s) and which of them the items run. */
+PTSIM_HD void ptsim_work_units(const PtsimWorkCtx *x, PtsimWorkload *out);
+/* Adds to a chunk's work what its passes wait for on their units'
+ * collectives, as exposed dp communication. */
+PTSIM_HD void ptsim_work_unit_waits(const PtsimWorkload *w, int64_t stage, int64_t chunk,
+                                    PtsimWork *out);
+/* What is left once per step for stage `stage` of `dense` parameters and
+ * `experts` routed-expert ones: megatron's replica all-reduce, ZeRO-2's
+ * gather of the updated weights; under sync_once every unit's reduction
+ * and the first forward's exposed gathers. */
+PTSIM_HD void ptsim_work_sharded_step_comm(const PtsimWorkCtx *x, const PtsimWorkload *w,
+                                           int64_t stage, double dense, double experts,
+                                           double *sync_s, double *gather_s);
 
 /* ---- workload_moe.c ---- */
 

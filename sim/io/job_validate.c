@@ -34,6 +34,10 @@ void ptsim_layout_init_defaults(PtsimLayout *layout) {
   layout->fp8_recipe = PTSIM_FP8_DELAYED;
   layout->main_params_bytes = layout->exp_avg_bytes = layout->exp_avg_sq_bytes = 4;
   layout->optimizer_instances = 1;
+  layout->sharding = PTSIM_SHARDING_NONE;
+  layout->fsdp_impl = PTSIM_FSDP_MEGATRON;
+  layout->reshard_after_forward = PTSIM_RESHARD_AUTO;
+  layout->fsdp_prefetch = 1;
   layout->ep = 1;
   layout->etp = 0; /* = tp */
   layout->moe_dispatcher = PTSIM_DISPATCH_ALLGATHER;
@@ -174,6 +178,91 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
   return split_done(l, layers, stage_layers, error);
 }
 
+/* Sharded data parallelism (job.h PtsimSharding): ranges, what it needs,
+ * and reshard_after_forward's AUTO resolved (torchtitan's "default":
+ * FSDP2 keeps the output unit gathered for backward, and under PP keeps
+ * every unit gathered between micro-batches; Megatron-FSDP reshards every
+ * unit). */
+static gboolean check_sharding(PtsimLayout *l, const PtsimModel *m, GError **error) {
+  if ((unsigned)l->sharding > PTSIM_SHARDING_PARAMS || (unsigned)l->fsdp_impl > PTSIM_FSDP_TORCH ||
+      l->reshard_after_forward < PTSIM_RESHARD_AUTO ||
+      l->reshard_after_forward > PTSIM_RESHARD_ALWAYS || (l->fsdp_prefetch != 0 && l->fsdp_prefetch != 1))
+    return invalid("layout: sharding, fsdp implementation, reshard-after-forward or prefetch out "
+                   "of range");
+  if (l->sharding == PTSIM_SHARDING_NONE) return TRUE;
+  const char *word = l->sharding == PTSIM_SHARDING_GRADS ? "zero2" : "fsdp";
+  if (!l->distributed_optimizer)
+    return invalid("--sharding %s shards the optimizer states too: it needs the distributed "
+                   "optimizer (drop --no-distributed-optimizer)", word);
+  if (l->sharding == PTSIM_SHARDING_GRADS && l->fsdp_impl == PTSIM_FSDP_TORCH)
+    return invalid("--sharding zero2 with --fsdp-impl torch: PyTorch FSDP2 shards parameters "
+                   "(use --sharding fsdp, with --reshard-after-forward never for ZeRO-2-like "
+                   "memory)");
+  if (l->schedule == PTSIM_SCHEDULE_ZB_H1)
+    return invalid("--schedule zb-h1 with --sharding %s is not modelled (a unit's gradient is "
+                   "ready only after its deferred weight-gradient pass); use 1f1b, gpipe or "
+                   "interleaved", word);
+  /* Megatron-FSDP shards a mixture-of-experts model's routed experts over
+   * the expert data-parallel group (plan.c "Sharding"); torch's FSDP2
+   * (torchtitan's experts, Megatron's --use-torch-fsdp2, which asserts ep
+   * 1) wraps them otherwise, and that is not modelled */
+  if (l->fsdp_impl == PTSIM_FSDP_TORCH && m->num_experts > 0)
+    return invalid("--sharding %s --fsdp-impl torch with a mixture-of-experts model (%s) is not "
+                   "modelled yet; --fsdp-impl megatron (Megatron-FSDP) is", word,
+                   m->name[0] ? m->name : "(unnamed)");
+  if (l->fsdp_impl == PTSIM_FSDP_TORCH &&
+      (l->main_params_bytes != 4 || l->precision_aware_optimizer))
+    return invalid("--fsdp-impl torch keeps the fp32 sharded parameters as the optimizer's "
+                   "master weights: --main-params-dtype must be fp32 and "
+                   "--use-precision-aware-optimizer is not available");
+  if (l->reshard_after_forward == PTSIM_RESHARD_AUTO)
+    l->reshard_after_forward = l->fsdp_impl == PTSIM_FSDP_MEGATRON ? PTSIM_RESHARD_ALWAYS
+                               : l->pp > 1                         ? PTSIM_RESHARD_NEVER
+                                                                   : PTSIM_RESHARD_BUT_LAST;
+  return TRUE;
+}
+
+gboolean ptsim_layout_set_sharding(PtsimLayout *l, int64_t domain_size, int mode,
+                                   int64_t shard_size, GError **error) {
+  g_return_val_if_fail(l != NULL, FALSE);
+  static const char *const words[] = {"ddp", "zero1", "zero2", "fsdp", "hsdp"};
+  if (mode >= PTSIM_SHARDING_MODE_DDP && mode <= PTSIM_SHARDING_MODE_HSDP) {
+    l->distributed_optimizer = mode != PTSIM_SHARDING_MODE_DDP;
+    l->sharding = mode == PTSIM_SHARDING_MODE_ZERO2  ? PTSIM_SHARDING_GRADS
+                  : mode >= PTSIM_SHARDING_MODE_FSDP ? PTSIM_SHARDING_PARAMS
+                                                     : PTSIM_SHARDING_NONE;
+    l->optimizer_instances = 1;
+    if (mode == PTSIM_SHARDING_MODE_HSDP && shard_size < 0) shard_size = 0;
+  }
+  if (shard_size < 0) return TRUE;
+  if (!l->distributed_optimizer)
+    return invalid("--hsdp-shard-size needs sharded states: --sharding zero1, zero2, fsdp or "
+                   "hsdp (got %s)", mode >= 0 ? words[mode] : "the optimizer states replicated");
+  int64_t tpc = l->tp * l->pp * l->cp;
+  if (l->tp < 1 || l->pp < 1 || l->cp < 1 || l->gpus < 1 || l->gpus % tpc != 0)
+    return TRUE; /* ptsim_job_validate names the dimensions */
+  int64_t ranks = (l->dp > 0 ? l->dp : l->gpus / tpc) * l->cp;
+  int64_t size = shard_size > 0 ? shard_size : (domain_size > 0 ? domain_size : 1) / l->tp;
+  if (size < 1 || ranks % size != 0 || size % l->cp != 0)
+    return invalid("--hsdp-shard-size %" G_GINT64_FORMAT "%s must divide dp x cp = %" G_GINT64_FORMAT
+                   " and be a multiple of --cp %" G_GINT64_FORMAT " (whole context-parallel groups)",
+                   I64(size), shard_size > 0 ? "" : " (one NVLink domain / tp)", I64(ranks),
+                   I64(l->cp));
+  if (mode == PTSIM_SHARDING_MODE_HSDP && size == ranks)
+    return invalid("--sharding hsdp with a shard group of all dp x cp = %" G_GINT64_FORMAT
+                   " ranks has no replicas (that is --sharding fsdp)%s",
+                   I64(ranks), shard_size > 0 ? "" : "; give a smaller --hsdp-shard-size");
+  l->optimizer_instances = ranks / size;
+  return TRUE;
+}
+
+const char *ptsim_layout_sharding_word(const PtsimLayout *l) {
+  g_return_val_if_fail(l != NULL, "?");
+  if (l->sharding == PTSIM_SHARDING_PARAMS) return l->optimizer_instances > 1 ? "hsdp" : "fsdp";
+  if (l->sharding == PTSIM_SHARDING_GRADS) return "zero2";
+  return l->distributed_optimizer ? "zero1" : "ddp";
+}
+
 /* Expert parallelism (Megatron-Core's MoE parallel folding) and the MoE
  * execution settings, as Megatron-LM checks them (arguments.py,
  * transformer_config.py, moe_layer.py); dp is known.  Sets etp (tp when 0)
@@ -214,8 +303,11 @@ static gboolean validate_experts(PtsimJob *job, GError **error) {
                    "parallelism (--sp; Megatron-LM's MoE layer refuses to train without it)",
                    I64(l->tp));
   if (l->distributed_optimizer && l->edp % l->optimizer_instances != 0)
-    return invalid("--num-distributed-optimizer-instances %" G_GINT64_FORMAT " must divide the "
+    return invalid("--num-distributed-optimizer-instances %" G_GINT64_FORMAT "%s must divide the "
                    "expert data-parallel size %" G_GINT64_FORMAT, I64(l->optimizer_instances),
+                   l->sharding == PTSIM_SHARDING_NONE ? ""
+                                                      : " (the HSDP replicas: dp x cp / "
+                                                        "--hsdp-shard-size)",
                    I64(l->edp));
   if ((unsigned)l->moe_dispatcher > PTSIM_DISPATCH_FLEX || !(l->moe_capacity_factor >= 0.0) ||
       l->moe_capacity_factor > 1e6)
@@ -283,6 +375,12 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
   if (!(l->memory_threshold > 0 && l->memory_threshold <= 1))
     return invalid("--memory-threshold %g is out of range: expected a number "
                    "in (0, 1]", l->memory_threshold);
+  if (l->megatron_date != 0 &&
+      (l->megatron_date < 20190101 || l->megatron_date > 21001231 ||
+       l->megatron_date / 100 % 100 < 1 || l->megatron_date / 100 % 100 > 12 ||
+       l->megatron_date % 100 < 1 || l->megatron_date % 100 > 31))
+    return invalid("--megatron-date %d is out of range: expected 0 (current) or a date "
+                   "YYYYMMDD from 2019 to 2100", (int)l->megatron_date);
   if (!(l->attention_dropout >= 0 && l->attention_dropout < 1))
     return invalid("--attention-dropout %g is out of range: expected a "
                    "probability in [0, 1)", l->attention_dropout);
@@ -328,6 +426,8 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
 
   if (!validate_experts(job, error))
     return FALSE;
+
+  if (!check_sharding(l, m, error)) return FALSE;
 
   /* Tensor parallelism splits heads, KV groups and the MLP.  The vocabulary
    * is padded by Megatron-LM to a multiple of tp, so it is not checked. */

@@ -251,9 +251,10 @@ static gboolean resolve_precision(const Said *s, PtsimLayout *l, GError **error)
                        g_strdup("--fp8-recipe blockwise (slower: Hopper runs block-scaled FP8 "
                                 "GEMMs slower than per-tensor ones; ptsim prices them alike)"));
   l->fp8_param_gather = GIVEN(s, F_FP8_PARAM_GATHER);
-  if (l->fp8_param_gather && !GIVEN(s, F_DIST_OPT))
-    return parse_error("--fp8-param-gather needs --use-distributed-optimizer (Megatron-LM "
-                       "asserts it)");
+  if (l->fp8_param_gather && !GIVEN(s, F_DIST_OPT) && !GIVEN(s, F_MEGATRON_FSDP) &&
+      !GIVEN(s, F_TORCH_FSDP2))
+    return parse_error("--fp8-param-gather needs --use-distributed-optimizer, --use-megatron-fsdp "
+                       "or --use-torch-fsdp2 (Megatron-LM asserts it)");
 
   /* The main-grad buffer (arguments.py): bf16 forces fp32 accumulation
    * unless --grad-reduce-in-bf16 or --main-grads-dtype bf16. */
@@ -366,9 +367,10 @@ static gboolean resolve_recompute(const Said *s, PtsimLayout *l, GError **error)
 static gboolean resolve_overlap(const Said *s, PtsimLayout *l, GError **error) {
   l->overlap_grad_reduce = GIVEN(s, F_OVERLAP_GRAD);
   l->overlap_param_gather = GIVEN(s, F_OVERLAP_PARAM);
-  if (l->overlap_param_gather && (!l->distributed_optimizer || !l->overlap_grad_reduce))
-    return parse_error("--overlap-param-gather needs --use-distributed-optimizer and "
-                       "--overlap-grad-reduce (Megatron-LM asserts it)");
+  if (l->overlap_param_gather &&
+      ((!l->distributed_optimizer && !GIVEN(s, F_MEGATRON_FSDP)) || !l->overlap_grad_reduce))
+    return parse_error("--overlap-param-gather needs --use-distributed-optimizer (or "
+                       "--use-megatron-fsdp) and --overlap-grad-reduce (Megatron-LM asserts it)");
   l->tp_comm_overlap = GIVEN(s, F_TP_OVERLAP);
   if (l->tp_comm_overlap && l->tp > 1 && !l->sp)
     return parse_error("--tp-comm-overlap needs --sequence-parallel (Megatron-LM asserts it)");
@@ -379,6 +381,82 @@ static gboolean resolve_overlap(const Said *s, PtsimLayout *l, GError **error) {
   l->tp_comm_bulk_dgrad = !GIVEN(s, F_TP_NO_BULK_DGRAD);
   l->tp_comm_overlap_rs_dgrad = GIVEN(s, F_TP_RS_DGRAD);
   l->optimizer_instances = GIVEN(s, F_INSTANCES) ? s->i[F_INSTANCES] : 1;
+  return TRUE;
+}
+
+/* Sharded data parallelism (arguments.py, the FSDP adapters of
+ * megatron/core/distributed):
+ *   --use-megatron-fsdp (--use-custom-fsdp)   Megatron-FSDP; v1 turns the
+ *       distributed optimizer on; --data-parallel-sharding-strategy (its
+ *       CLI default optim_grads_params) is no_shard | optim (ZeRO-1) |
+ *       optim_grads (ZeRO-2) | optim_grads_params (ZeRO-3), with
+ *       --num-distributed-optimizer-instances replicas (HSDP); it reshards
+ *       every unit after forward and reduces gradients every backward
+ *   --use-torch-fsdp2   fully_shard on each layer, the embedding and the
+ *       output layer of the bf16 model, without a MixedPrecisionPolicy:
+ *       gradients are reduced in bf16; Megatron's optimizer keeps fp32
+ *       main parameters of the shards (ptsim's megatron states);
+ *       --torch-fsdp2-no-reshard-after-forward keeps the units gathered */
+static gboolean resolve_sharding(const Said *s, const PtsimModel *m, PtsimLayout *l,
+                                 GError **error) {
+  int strategy = 3;
+  if (GIVEN(s, F_MEGATRON_FSDP) && GIVEN(s, F_TORCH_FSDP2))
+    return parse_error("--use-megatron-fsdp and --use-torch-fsdp2 are two FSDP implementations; "
+                       "give one");
+  if (GIVEN(s, F_SHARDING_STRATEGY) &&
+      !pick("--data-parallel-sharding-strategy", s->word[F_SHARDING_STRATEGY],
+            "no_shard|optim|optim_grads|optim_grads_params", &strategy, error))
+    return FALSE;
+  if (GIVEN(s, F_TORCH_FSDP2_NO_RESHARD) && !GIVEN(s, F_TORCH_FSDP2))
+    NOTE(s, "--torch-fsdp2-no-reshard-after-forward has no effect without --use-torch-fsdp2");
+  if (GIVEN(s, F_MEGATRON_FSDP)) {
+    l->fsdp_impl = PTSIM_FSDP_MEGATRON; /* reshards every unit: RESHARD_AUTO's */
+    l->distributed_optimizer = strategy != 0;
+    l->sharding = strategy == 3 ? PTSIM_SHARDING_PARAMS
+                  : strategy == 2 ? PTSIM_SHARDING_GRADS
+                                  : PTSIM_SHARDING_NONE;
+    if (strategy == 0)
+      NOTE(s, "--use-megatron-fsdp with --data-parallel-sharding-strategy no_shard keeps every "
+              "state replicated: modelled as DDP");
+    return TRUE;
+  }
+  if (GIVEN(s, F_SHARDING_STRATEGY))
+    NOTE(s, "--data-parallel-sharding-strategy %s has no effect without --use-megatron-fsdp",
+         s->word[F_SHARDING_STRATEGY]);
+  if (!GIVEN(s, F_TORCH_FSDP2)) return TRUE;
+  if (l->pp > 1)
+    return parse_error("--use-torch-fsdp2 is not supported with pipeline parallelism (Megatron-LM "
+                       "asserts it)");
+  if (GIVEN(s, F_DIST_OPT))
+    return parse_error("--use-torch-fsdp2 is not supported with --use-distributed-optimizer "
+                       "(Megatron-LM asserts it)");
+  if (l->grad_accumulation_fusion)
+    return parse_error("--use-torch-fsdp2 is not supported with gradient accumulation fusion, "
+                       "Megatron-LM's default: add --no-gradient-accumulation-fusion (Megatron-LM "
+                       "asserts it)");
+  if (m->tied_embeddings)
+    return parse_error("--use-torch-fsdp2 requires --untie-embeddings-and-output-weights "
+                       "(Megatron-LM asserts it)");
+  if (l->precision == PTSIM_PRECISION_FP16)
+    return parse_error("--use-torch-fsdp2 is not supported with --fp16 (Megatron-LM asserts it)");
+  if (l->optimizer_instances > 1)
+    return parse_error("--use-torch-fsdp2 shards over all data-parallel ranks: "
+                       "--num-distributed-optimizer-instances must be 1");
+  if (GIVEN(s, F_EP) && s->i[F_EP] > 1)
+    return parse_error("--use-torch-fsdp2 is not supported with expert parallelism (Megatron-LM "
+                       "asserts it)");
+  /* with ep 1 the experts' data-parallel group is dp x cp, the group
+   * fully_shard uses, only when etp is tp */
+  if (m->num_experts > 0 && GIVEN(s, F_ETP) && s->i[F_ETP] != l->tp)
+    return parse_error("--use-torch-fsdp2 with --expert-tensor-parallel-size %" G_GINT64_FORMAT
+                       " (not --tensor-model-parallel-size %" G_GINT64_FORMAT ") is not modelled "
+                       "yet", (gint64)s->i[F_ETP], (gint64)l->tp);
+  l->fsdp_impl = PTSIM_FSDP_MEGATRON;
+  l->sharding = PTSIM_SHARDING_PARAMS;
+  l->distributed_optimizer = 1; /* the optimizer's states are the shards' */
+  l->fp32_grad_accumulation = 0; /* reduced in the bf16 parameter dtype */
+  l->reshard_after_forward =
+      GIVEN(s, F_TORCH_FSDP2_NO_RESHARD) ? PTSIM_RESHARD_NEVER : PTSIM_RESHARD_ALWAYS;
   return TRUE;
 }
 
@@ -401,5 +479,6 @@ gboolean ptsim_megatron_resolve_layout(const Said *s, const PtsimModel *m, Ptsim
   l->schedule = PTSIM_SCHEDULE_1F1B; /* interleaved when vp > 1: validate */
   return resolve_split(s, m, l, error) && resolve_batch(s, l) &&
          resolve_precision(s, l, error) && resolve_attention(s, l, error) &&
-         resolve_recompute(s, l, error) && resolve_overlap(s, l, error);
+         resolve_recompute(s, l, error) && resolve_overlap(s, l, error) &&
+         resolve_sharding(s, m, l, error);
 }

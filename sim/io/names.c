@@ -15,6 +15,10 @@ static const char *const schedule_words[] = {"1f1b", "gpipe", "interleaved",
                                              "zb-h1"};
 static const char *const activation_words[] = {"swiglu", "gelu"};
 static const char *const norm_words[] = {"rmsnorm", "layernorm"};
+static const char *const sharding_words[] = {"ddp", "zero1", "zero2", "fsdp", "hsdp"};
+static const char *const fsdp_impl_words[] = {"megatron", "torch"};
+/* PTSIM_RESHARD_* + 1: AUTO is torchtitan's "default" */
+static const char *const reshard_words[] = {"default", "never", "but-last", "always"};
 static const char *const score_words[] = {"softmax", "sigmoid", "sqrtsoftplus"};
 static const char *const balancing_words[] = {"aux_loss", "seq_aux_loss", "global_aux_loss",
                                               "sinkhorn", "quantile_balancing", "none"};
@@ -29,6 +33,9 @@ static const NameTable tables[] = {
     {schedule_words, 4, "1f1b|gpipe|interleaved|zb-h1"},
     {activation_words, 2, "swiglu|gelu"},
     {norm_words, 2, "rmsnorm|layernorm"},
+    {sharding_words, 5, "ddp|zero1|zero2|fsdp|hsdp"},
+    {fsdp_impl_words, 2, "megatron|torch"},
+    {reshard_words, 4, "default|never|but-last|always"},
     {score_words, 3, "softmax|sigmoid|sqrtsoftplus"},
     {balancing_words, 6, "aux_loss|seq_aux_loss|global_aux_loss|sinkhorn|quantile_balancing|none"},
     {dispatcher_words, 3, "allgather|alltoall|flex"},

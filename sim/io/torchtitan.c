@@ -564,20 +564,33 @@ static void read_the_rest(Reader *R) {
          "parallelisation; ptsim reads the config only");
 }
 
-/* Sharded data parallelism is not modelled yet: recorded first, so it is
- * the reason given. */
+/* fully_shard over dp_shard x cp (HSDP: replicated dp_replicate times):
+ * PyTorch FSDP2 as torchtitan applies it (models/llama3/infra/
+ * parallelize.py): one unit per transformer block, the embedding and
+ * [norm, output]; MixedPrecisionPolicy(bf16 params, fp32 reduce); gradient
+ * sync never turned off, so every micro-step gathers and reduces; under
+ * PP torch.distributed.pipelining reduces once (plan.c "Sharding").
+ * fsdp_reshard_after_forward "default" is ptsim's AUTO (torch: not under
+ * PP, and never the output unit). */
 static void read_sharding(Reader *R) {
   PtsimTorchtitan *o = R->out;
+  PtsimLayout *l = &o->layout;
   if (o->dp_mode != PTSIM_TORCHTITAN_DP_FSDP && o->dp_mode != PTSIM_TORCHTITAN_DP_HSDP) return;
-  gboolean by_cp = o->dp_shard == 1;
-  unmodelled(R, "parallelism", by_cp ? "context_parallel_degree" : "data_parallel_shard_degree",
-             "%s over %" G_GINT64_FORMAT " ranks (data_parallel_shard_degree %" G_GINT64_FORMAT
-             " x context_parallel_degree %" G_GINT64_FORMAT "%s): FSDP not modelled yet. ptsim "
-             "models DDP (data_parallel_replicate_degree only) and Megatron's distributed "
-             "optimizer, whose memory is far from FSDP's, so it does not approximate it",
-             o->dp_mode == PTSIM_TORCHTITAN_DP_HSDP ? "HSDP: parameters sharded" : "FSDP: parameters sharded",
-             (gint64)o->fsdp_degree, (gint64)o->dp_shard, (gint64)o->layout.cp,
-             by_cp ? "; torchtitan shards parameters over the CP ranks too" : "");
+  l->sharding = PTSIM_SHARDING_PARAMS;
+  l->fsdp_impl = PTSIM_FSDP_TORCH;
+  l->distributed_optimizer = 1; /* the optimizer steps the fp32 shards */
+  l->optimizer_instances = o->dp_replicate;
+  l->reshard_after_forward = o->reshard_after_forward == PTSIM_TORCHTITAN_RESHARD_ALWAYS
+                                 ? PTSIM_RESHARD_ALWAYS
+                             : o->reshard_after_forward == PTSIM_TORCHTITAN_RESHARD_NEVER
+                                 ? PTSIM_RESHARD_NEVER
+                                 : PTSIM_RESHARD_AUTO;
+  /* float8 weights all-gathered in fp8 (tensorwise scaling only) */
+  l->fp8_param_gather = o->fsdp_float8_all_gather && l->precision == PTSIM_PRECISION_FP8;
+  if (get_bool(R, "quantize.linear.float8", "precompute_float8_dynamic_scale_for_fsdp", FALSE))
+    warn(R, "quantize.linear.float8", "precompute_float8_dynamic_scale_for_fsdp",
+         "true computes the fp8 scales of all weights in one kernel after the optimizer step; "
+         "ptsim does not price the scale computation");
 }
 
 gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorchtitan *out,
@@ -593,10 +606,10 @@ gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorcht
   tt.layout.flash_attention = 1;    /* SDPA's flash / cuDNN kernels */
   Reader R = {toml, &tt, warnings, error, 0};
   gboolean ok = ptsim_torchtitan_check_schema(toml, error) && read_model(&R) &&
-                read_degrees(&R, gpus) && read_batch(&R);
-  if (ok) read_sharding(&R);
-  ok = ok && read_pipeline(&R) && read_recompute(&R) && read_precision(&R);
+                read_degrees(&R, gpus) && read_batch(&R) && read_pipeline(&R) &&
+                read_recompute(&R) && read_precision(&R);
   if (ok) {
+    read_sharding(&R);
     read_the_rest(&R);
     /* DDP overlaps its bucketed fp32 all-reduce with backward.  Its memory
      * under autocast (fp32 weights 4 + fp32 gradients 4 + Adam m, v 8 + the

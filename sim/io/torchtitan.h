@@ -15,7 +15,13 @@
  *   ptsim dp = replicate x shard (the batch degree); rank order tp, cp,
  *           shard, replicate, pp, which is Megatron's tp, cp, dp, pp
  *   parameters are sharded (FSDP) over shard x cp, replicated (DDP) over
- *           replicate; HSDP when both
+ *           replicate; HSDP when both: ptsim's --sharding fsdp|hsdp with
+ *           --fsdp-impl torch (FSDP2: fp32 shards, bf16 all-gather, fp32
+ *           reduce-scatter; every micro-step gathers and reduces, under PP
+ *           once per step), --num-distributed-optimizer-instances =
+ *           replicate, fsdp_reshard_after_forward -> --reshard-after-forward
+ *           (default|always|never), enable_fsdp_float8_all_gather ->
+ *           --fp8-param-gather
  *   gbs = training.global_batch_size (-1: local_batch_size x dp); mbs =
  *           local_batch_size without PP, pipeline_parallel_microbatch_size
  *           with it
@@ -29,10 +35,8 @@
  *
  * What a field changes that ptsim does not model is a warning naming
  * FILE:LINE and the field; what ptsim cannot model at all yet is recorded in
- * `unmodelled` (the load succeeds, ptsim_torchtitan_job refuses).  Sharded
- * data parallelism (FSDP, HSDP, and so CP, which torchtitan always shards
- * over) is such a case until ptsim models it: refused, never approximated
- * by the distributed optimizer, whose memory is far from FSDP's.
+ * `unmodelled` (the load succeeds, ptsim_torchtitan_job refuses): TP or
+ * PP without FSDP (float32 training) is such a case.
  *
  * Shell module (GLib).  Errors: one line, PTSIM_CONFIG_ERROR_PARSE for
  * malformed TOML or a value of the wrong type, _INVALID for a config

@@ -1,5 +1,7 @@
 /* report.c — text, JSON and CSV writers; see report.h. */
 #include <string.h>
+#include "job_validate.h"
+#include "memory.h"
 #include "names.h"
 #include "report.h"
 #include "topology.h"
@@ -94,6 +96,21 @@ static void json_layout(PtsimJson *json, const PtsimPlan *plan) {
                                     (int)l->recompute_method));
   ptsim_json_int(json, "recompute_num_layers", l->recompute_num_layers);
   ptsim_json_bool(json, "distributed_optimizer", l->distributed_optimizer);
+  ptsim_json_string(json, "sharding", ptsim_layout_sharding_word(l));
+  ptsim_json_int(json, "zero_stage", plan->zero_stage);
+  ptsim_json_int(json, "shard_group", plan->shard_group.size);
+  ptsim_json_int(json, "replicas", plan->replicate_group.size);
+  if (plan->zero_stage >= 2) {
+    ptsim_json_string(json, "fsdp_impl", ptsim_names_get(PTSIM_NAMES_FSDP_IMPL, (int)l->fsdp_impl));
+    ptsim_json_string(json, "reshard_after_forward",
+                      ptsim_names_get(PTSIM_NAMES_RESHARD, l->reshard_after_forward + 1));
+    ptsim_json_bool(json, "fsdp_prefetch", l->fsdp_prefetch);
+    ptsim_json_bool(json, "gradients_reduced_once", plan->sync_once);
+    if (plan->job.model.num_experts > 0) { /* the routed experts' groups (plan.h) */
+      ptsim_json_int(json, "expert_shard_group", plan->expert_shard_group.size);
+      ptsim_json_int(json, "expert_replicas", plan->expert_replicate_group.size);
+    }
+  }
   ptsim_json_bool(json, "fp32_grad_accumulation", l->fp32_grad_accumulation);
   ptsim_json_bool(json, "flash_attention", l->flash_attention);
   ptsim_json_string(json, "precision",
@@ -135,6 +152,7 @@ static void json_stage(PtsimJson *json, int64_t index, const PtsimStageMemory *s
   ptsim_json_double(json, "input_ids_bytes", s->input_ids_bytes);
   ptsim_json_double(json, "logits_bytes", s->logits_bytes);
   ptsim_json_double(json, "other_bytes", s->other_bytes);
+  ptsim_json_double(json, "unsharded_bytes", s->unsharded_bytes);
   ptsim_json_double(json, "total_bytes", s->total_bytes);
   ptsim_json_end_object(json);
 }
@@ -202,7 +220,9 @@ static void json_allocator(PtsimJson *json, const PtsimMemoryEstimate *m,
    * and backward before Adam's states exist; steps 1.. run with them. */
   ptsim_json_bool(json, "runs", a->runs);
   ptsim_json_double(json, "runs_margin_bytes", peak->runs_margin_bytes);
+  ptsim_json_double(json, "runs_outside_error_bytes", PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES);
   ptsim_json_double(json, "runs_reserved_error_fraction", PTSIM_LIFETIMES_RESERVED_ERROR);
+  ptsim_json_int(json, "runs_fail_step", peak->runs_fail_step);
   json_phase(json, "first_step", &peak->first_step);
   json_phase(json, "steady_state", &peak->steady_state);
   ptsim_json_begin_object(json, "peak_at");
@@ -271,11 +291,18 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
   append_place(out, p->peak_kind, p->peak_microbatch, p->peak_chunk);
   g_string_append_printf(out, "; the analytical estimate says %.2f GiB (%.1f%%)\n",
                          m->total_bytes / GIB, 100.0 * m->usage_fraction);
-  g_string_append_printf(out,
-                         "runs: %s (device peak + %.0f%% of the reserved peak, the emulation's "
-                         "largest shortfall on measured runs, %s the GPU's %.2f GiB)\n",
-                         a->runs ? "yes" : "no", 100.0 * PTSIM_LIFETIMES_RESERVED_ERROR,
-                         a->runs ? "within" : "beyond", m->capacity_bytes / GIB);
+  g_string_append_printf(out, "runs: %s (device peak %.2f GiB + margin %.2f GiB, %s the GPU's "
+                         "%.2f GiB",
+                         a->runs ? "yes" : "no", p->device_peak_bytes / GIB,
+                         p->runs_margin_bytes / GIB, a->runs ? "within" : "beyond",
+                         m->capacity_bytes / GIB);
+  if (!a->runs && p->runs_fail_step >= 0)
+    g_string_append_printf(out, "; step %d (%s) already breaks it", p->runs_fail_step,
+                           phase_name(p->runs_fail_step));
+  g_string_append_printf(out, "; the margin: %.2f GiB outside the allocator + %.0f%% of its "
+                         "reserved peak, the emulation's largest shortfalls on measured runs)\n",
+                         PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES / GIB,
+                         100.0 * PTSIM_LIFETIMES_RESERVED_ERROR);
 }
 
 void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
@@ -286,6 +313,7 @@ void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
   ptsim_json_double(json, "optimizer_bytes", m->optimizer_bytes);
   ptsim_json_double(json, "activations_bytes", m->activations_bytes);
   ptsim_json_double(json, "other_bytes", m->other_bytes);
+  ptsim_json_double(json, "unsharded_bytes", m->unsharded_bytes);
   ptsim_json_double(json, "total_bytes", m->total_bytes);
   ptsim_json_double(json, "capacity_bytes", m->capacity_bytes);
   ptsim_json_double(json, "usage_fraction", m->usage_fraction);
@@ -353,6 +381,28 @@ void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
       ptsim_names_get(PTSIM_NAMES_PRECISION, (int)l->precision),
       l->distributed_optimizer ? "distributed" : "replicated",
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
+  g_autofree char *experts =
+      job->model.num_experts > 0
+          ? g_strdup_printf("; the routed experts' %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT,
+                            plan->expert_shard_group.size, plan->expert_replicate_group.size)
+          : g_strdup("");
+  if (plan->zero_stage >= 2)
+    g_string_append_printf(
+        out,
+        "sharding: %s (%s; shard group %" G_GINT64_FORMAT " ranks x %" G_GINT64_FORMAT
+        " replicas%s), %s%s%s\n",
+        ptsim_layout_sharding_word(l), ptsim_names_get(PTSIM_NAMES_FSDP_IMPL, (int)l->fsdp_impl),
+        plan->shard_group.size, plan->replicate_group.size, experts,
+        plan->zero_stage == 2 ? "gradients reduce-scattered per layer"
+        : plan->sync_once ? (plan->gather_backward ? "units gathered at the first forward and "
+                                                     "before each backward"
+                                                   : "units gathered once per step")
+        : l->reshard_after_forward == PTSIM_RESHARD_NEVER ? "units kept gathered from forward to backward"
+        : l->reshard_after_forward == PTSIM_RESHARD_BUT_LAST
+            ? "units resharded after forward but the output unit"
+            : "units resharded after forward",
+        plan->zero_stage == 3 && !l->fsdp_prefetch ? ", no prefetch" : "",
+        plan->sync_once ? ", gradients reduced once after the last micro-batch (PP)" : "");
   if (job->model.num_experts > 0) text_config_moe(out, plan);
 }
 
@@ -394,15 +444,24 @@ void ptsim_report_text_settings(GString *out, const PtsimLayout *l, const PtsimM
     g_string_append_printf(out, ", optimizer states %d+%d+%d B%s", l->main_params_bytes,
                            l->exp_avg_bytes, l->exp_avg_sq_bytes,
                            l->precision_aware_optimizer ? " (precision-aware)" : "");
-  if (l->optimizer_instances > 1)
+  if (l->optimizer_instances > 1 && l->sharding == PTSIM_SHARDING_NONE) /* else: replicas */
     g_string_append_printf(out, ", %" G_GINT64_FORMAT " optimizer instances",
                            l->optimizer_instances);
   if (m && m->kv_channels > 0)
     g_string_append_printf(out, ", head dim %" G_GINT64_FORMAT, m->kv_channels);
   if (m && m->qk_layernorm) g_string_append(out, ", qk-layernorm");
+  if (l->megatron_date) {
+    g_autofree char *date = ptsim_report_date(l->megatron_date);
+    g_string_append_printf(out, ", Megatron-LM of %s", date);
+  }
   g_string_append_printf(out, ", %s\n",
                          l->manual_gc ? "manual GC" : "no GC stalls modelled (Megatron without "
                                                       "--manual-gc may be slower)");
+}
+
+char *ptsim_report_date(int32_t yyyymmdd) {
+  return g_strdup_printf("%04d-%02d-%02d", (int)(yyyymmdd / 10000), (int)(yyyymmdd / 100 % 100),
+                         (int)(yyyymmdd % 100));
 }
 
 void ptsim_report_json_settings(PtsimJson *json, const PtsimLayout *l, const PtsimModel *m,
@@ -432,6 +491,9 @@ void ptsim_report_json_settings(PtsimJson *json, const PtsimLayout *l, const Pts
   ptsim_json_bool(json, "account_embedding", l->account_embedding);
   ptsim_json_bool(json, "account_loss", l->account_loss);
   ptsim_json_bool(json, "manual_gc", l->manual_gc);
+  g_autofree char *date =
+      l->megatron_date ? ptsim_report_date(l->megatron_date) : g_strdup("current");
+  ptsim_json_string(json, "megatron_date", date);
   if (m) {
     ptsim_json_int(json, "kv_channels", m->kv_channels);
     ptsim_json_bool(json, "qk_layernorm", m->qk_layernorm);
@@ -441,20 +503,28 @@ void ptsim_report_json_settings(PtsimJson *json, const PtsimLayout *l, const Pts
 
 void ptsim_report_text_memory(GString *out, const PtsimJob *job,
                               const PtsimMemoryEstimate *m) {
-  g_string_append(out,
-                  "\nmemory per GPU (GiB), analytical estimate\n"
-                  "stage  layers  params  grads  optim  activ  other  total  use\n");
+  gboolean sharded = job->layout.sharding != PTSIM_SHARDING_NONE;
+  g_string_append_printf(out,
+                         "\nmemory per GPU (GiB), analytical estimate\n"
+                         "stage  layers  params  grads  optim  activ  other%s  total  use\n",
+                         sharded ? "  unshard" : "");
   for (int64_t i = 0; i < m->num_stages; i++) {
     const PtsimStageMemory *s = &m->stages[i];
+    g_autofree char *unsharded =
+        sharded ? g_strdup_printf(" %8.2f", s->unsharded_bytes / GIB) : g_strdup("");
     g_string_append_printf(out,
                            "%5" G_GINT64_FORMAT "%s %6" G_GINT64_FORMAT
-                           " %7.2f %6.2f %6.2f %6.2f %6.2f %6.2f %4.0f%%\n",
+                           " %7.2f %6.2f %6.2f %6.2f %6.2f%s %6.2f %4.0f%%\n",
                            i, i == m->peak_stage ? "*" : " ", s->num_layers,
                            s->parameters_bytes / GIB, s->gradients_bytes / GIB,
                            s->optimizer_bytes / GIB, s->activations_bytes / GIB,
-                           s->other_bytes / GIB, s->total_bytes / GIB,
+                           s->other_bytes / GIB, unsharded, s->total_bytes / GIB,
                            100.0 * s->total_bytes / m->capacity_bytes);
   }
+  if (sharded)
+    g_string_append(out, "(unshard: the units gathered at once and the unsharded gradients in "
+                         "backward; torch's fp32 sharded parameters are its master weights, "
+                         "under optim)\n");
   g_string_append_printf(
       out,
       "peak: stage %" G_GINT64_FORMAT ", %.2f GiB of %.2f GiB (%.1f%%): %s "
@@ -475,7 +545,7 @@ void ptsim_report_csv_memory(GString *out, const PtsimJob *job,
                   "model,hw,gpus,tp,pp,cp,dp,vp,mbs,gbs,seq,sp,recompute,schedule,"
                   "stage,num_layers,parameters_bytes,gradients_bytes,optimizer_bytes,"
                   "activations_bytes,other_bytes,total_bytes,capacity_bytes,"
-                  "usage_fraction,is_peak,fits\n");
+                  "usage_fraction,is_peak,fits,unsharded_bytes\n");
   for (int64_t i = 0; i < m->num_stages; i++) {
     const PtsimStageMemory *s = &m->stages[i];
     g_string_append_printf(
@@ -484,14 +554,14 @@ void ptsim_report_csv_memory(GString *out, const PtsimJob *job,
         ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
         ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
         ",%d,%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-        ",%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,%d,%d\n",
+        ",%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,%d,%d,%.0f\n",
         job->model.name, job->hw.name, l->gpus, l->tp, l->pp, l->cp, l->dp, l->vp,
         l->mbs, l->gbs, l->seq, l->sp,
         ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
         ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), i, s->num_layers,
         s->parameters_bytes, s->gradients_bytes, s->optimizer_bytes,
         s->activations_bytes, s->other_bytes, s->total_bytes, m->capacity_bytes,
-        s->total_bytes / m->capacity_bytes, i == m->peak_stage, m->fits);
+        s->total_bytes / m->capacity_bytes, i == m->peak_stage, m->fits, s->unsharded_bytes);
   }
 }
 

@@ -53,6 +53,9 @@ void ptsim_report_text_config(GString *out, const PtsimPlan *plan);
 void ptsim_report_text_memory(GString *out, const PtsimJob *job,
                               const PtsimMemoryEstimate *m);
 
+/* A YYYYMMDD date (layout.megatron_date) as "YYYY-MM-DD".  (transfer full) */
+char *ptsim_report_date(int32_t yyyymmdd);
+
 /* The settings a prediction assumed beyond the layout's dimensions, and
  * where the overlap switches came from (OVERLAP_SOURCE: "default" -- ptsim's,
  * Megatron-LM's example launch scripts --, "megatron-args" or "flags").

@@ -35,6 +35,8 @@ PtsimSweepSpec *ptsim_sweep_spec_new(void) {
   s->vps = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->recomputes = int_array(recomputes, G_N_ELEMENTS(recomputes));
   s->schedules = int_array(schedules, G_N_ELEMENTS(schedules));
+  s->shardings = g_array_new(FALSE, FALSE, sizeof(int));
+  s->shard_sizes = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->eps = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->etps = g_array_new(FALSE, FALSE, sizeof(gint64));
   ptsim_layout_init_defaults(&s->base);
@@ -56,6 +58,8 @@ void ptsim_sweep_spec_free(PtsimSweepSpec *s) {
   g_array_unref(s->vps);
   g_array_unref(s->recomputes);
   g_array_unref(s->schedules);
+  g_array_unref(s->shardings);
+  g_array_unref(s->shard_sizes);
   g_array_unref(s->eps);
   g_array_unref(s->etps);
   g_free(s);
@@ -116,6 +120,8 @@ typedef struct {
   PtsimModel model;
   PtsimHardware hw;
   gint64 gpus, seq, gbs;
+  int sharding;                /* PtsimShardingMode, -1: the base's */
+  gint64 shard_size;           /* of hsdp (0: one NVLink domain / tp) */
   PtsimPlan *plan;             /* scratch of may_run() */
   PtsimMemoryEstimate *memory;
 } Scenario;
@@ -164,7 +170,11 @@ static int try_expert_layout(Scenario *sc, const Candidate *c) {
   l->etp = c->etp;
   if ((sc->sweep->stream && sc->sweep->stream->error) || sc->sweep->stopped) return TRIED_INVALID;
   sc->sweep->candidates++;
-  if (!ptsim_job_validate(&job, &error)) {
+  if ((sc->sharding >= 0 &&
+       !ptsim_layout_set_sharding(l, ptsim_topology_domain_size(&sc->hw), sc->sharding,
+                                  sc->sharding == PTSIM_SHARDING_MODE_HSDP ? sc->shard_size : -1,
+                                  &error)) ||
+      !ptsim_job_validate(&job, &error)) {
     reject(sc->sweep, error->message);
     return TRIED_INVALID;
   }
@@ -332,6 +342,28 @@ static void enumerate_scenario(Scenario *sc) {
   }
 }
 
+/* The scenario once per sharding mode asked for (hsdp once per shard
+ * size), or once with the base's. */
+static void enumerate_shardings(Scenario *sc) {
+  const PtsimSweepSpec *spec = sc->spec;
+  static const gint64 auto_size = 0;
+  sc->sharding = -1;
+  if (spec->shardings->len == 0) {
+    enumerate_scenario(sc);
+    return;
+  }
+  for (guint k = 0; k < spec->shardings->len; k++) {
+    sc->sharding = g_array_index(spec->shardings, int, k);
+    gboolean hsdp = sc->sharding == PTSIM_SHARDING_MODE_HSDP;
+    guint sizes = hsdp && spec->shard_sizes->len > 0 ? spec->shard_sizes->len : 1;
+    for (guint z = 0; z < sizes; z++) {
+      sc->shard_size = hsdp && spec->shard_sizes->len > 0 ? g_array_index(spec->shard_sizes, gint64, z)
+                                                          : auto_size;
+      enumerate_scenario(sc);
+    }
+  }
+}
+
 /* Enumerates the spec into sweep (flushing chunks when streaming). */
 static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GError **error) {
   for (guint mi = 0; mi < spec->models->len; mi++) {
@@ -355,7 +387,7 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
             sc.gpus = g_array_index(spec->gpus, gint64, g);
             sc.seq = g_array_index(spec->seqs, gint64, s);
             sc.gbs = g_array_index(spec->gbs, gint64, b);
-            enumerate_scenario(&sc);
+            enumerate_shardings(&sc);
           }
     }
   }

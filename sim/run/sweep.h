@@ -1,7 +1,7 @@
 /* sweep.h — every valid layout of one or more scenarios, evaluated at once.
  *
  * A scenario is (model, hardware, gpus, seq, gbs); the sweep enumerates, for
- * each, every tp (dividing heads and query groups, up to the NVLink domain
+ * each (and each data-parallel sharding mode asked for), every tp (dividing heads and query groups, up to the NVLink domain
  * unless tp_max says otherwise), cp, pp (with Megatron's uneven first/last
  * stages when pp does not divide the layers: ptsim_sweep_split), mbs,
  * recompute, schedule (with its vp values), and for an MoE model ep and
@@ -43,6 +43,11 @@ typedef struct {
                            * vp from 2 to layers/pp that splits every stage */
   GArray *recomputes;     /* int PtsimRecompute; default none, selective, full */
   GArray *schedules;      /* int PtsimSchedule; default 1f1b, interleaved, zb-h1 */
+  /* int PtsimShardingMode (job_validate.h); empty (default): the base's.
+   * hsdp is tried with each of shard_sizes (gint64 ranks of a shard group;
+   * empty: one NVLink domain / tp). */
+  GArray *shardings;
+  GArray *shard_sizes;
   /* Expert parallelism of mixture-of-experts models (dense models: ep 1).
    * eps empty: every ep dividing both num_experts and gpus / (etp pp);
    * etps empty: etp = tp (Megatron's default). */

@@ -36,7 +36,8 @@ const char *ptsim_trace_slice_name(const PtsimTraceSlice *s) {
                                       "TP exposed",  "CP exposed",   "TP collective",
                                       "CP ring",     "PP send",      "PP recv",
                                       "bubble",      "PP wait",      "DP wait",
-                                      "EP exposed",  "EP dispatch + combine"};
+                                      "EP exposed",  "EP dispatch + combine",
+                                      "DP exposed",  "FSDP units"};
   if (s->slice == PTSIM_SLICE_ITEM) return item_name(s->kind);
   return s->slice > 0 && s->slice < (int32_t)G_N_ELEMENTS(names) ? names[s->slice] : "?";
 }
@@ -72,13 +73,14 @@ static void split_item(GArray *out, const PtsimWorkload *w, const PtsimTraceReco
                        int32_t step, int64_t t0) {
   PtsimWork work;
   ptsim_workload_chunk(w, r->stage, r->chunk, &work);
-  double expected = 0, tp = 0, cp = 0, ep = 0, rc = 0;
+  double expected = 0, tp = 0, cp = 0, ep = 0, dp = 0, rc = 0;
   switch (r->kind) {
     case PTSIM_TRACE_FORWARD:
       expected = work.forward_s;
       tp = work.forward_comm_s[PTSIM_COMM_TP];
       cp = work.forward_comm_s[PTSIM_COMM_CP];
       ep = work.forward_comm_s[PTSIM_COMM_EP];
+      dp = work.forward_comm_s[PTSIM_COMM_DP];
       break;
     case PTSIM_TRACE_BACKWARD:
     case PTSIM_TRACE_BACKWARD_INPUT:
@@ -87,6 +89,7 @@ static void split_item(GArray *out, const PtsimWorkload *w, const PtsimTraceReco
       tp = work.backward_comm_s[PTSIM_COMM_TP];
       cp = work.backward_comm_s[PTSIM_COMM_CP];
       ep = work.backward_comm_s[PTSIM_COMM_EP];
+      dp = work.backward_comm_s[PTSIM_COMM_DP];
       /* the re-run forward's own collectives are in backward_comm_s; its
        * math is recompute_s less the forward's share of collectives */
       if (work.forward_s > 0) {
@@ -105,20 +108,21 @@ static void split_item(GArray *out, const PtsimWorkload *w, const PtsimTraceReco
   int64_t tp_ns = MIN(d - rc_ns, (int64_t)llround(tp * 1e9 * scale));
   int64_t cp_ns = MIN(d - rc_ns - tp_ns, (int64_t)llround(cp * 1e9 * scale));
   int64_t ep_ns = MIN(d - rc_ns - tp_ns - cp_ns, (int64_t)llround(ep * 1e9 * scale));
+  int64_t dp_ns = MIN(d - rc_ns - tp_ns - cp_ns - ep_ns, (int64_t)llround(dp * 1e9 * scale));
   int64_t at = start;
   add(out, r->stage, PTSIM_TRACK_COMPUTE, PTSIM_SLICE_RECOMPUTE, r->kind, r->microbatch, r->chunk,
       step, at, at + rc_ns, 0);
   at += rc_ns;
-  int64_t compute_end = end - tp_ns - cp_ns - ep_ns;
+  int64_t compute_end = end - tp_ns - cp_ns - ep_ns - dp_ns;
   add(out, r->stage, PTSIM_TRACK_COMPUTE, PTSIM_SLICE_COMPUTE, r->kind, r->microbatch, r->chunk,
       step, at, compute_end, 0);
   at = compute_end;
-  const int32_t exposed[3] = {PTSIM_SLICE_TP_EXPOSED, PTSIM_SLICE_CP_EXPOSED,
-                              PTSIM_SLICE_EP_EXPOSED};
-  const int32_t stream[3] = {PTSIM_SLICE_TP, PTSIM_SLICE_CP, PTSIM_SLICE_EP};
-  const int32_t track[3] = {PTSIM_TRACK_TP, PTSIM_TRACK_CP, PTSIM_TRACK_EP};
-  const int64_t len[3] = {tp_ns, cp_ns, ep_ns};
-  for (int k = 0; k < 3; k++) {
+  const int32_t exposed[4] = {PTSIM_SLICE_TP_EXPOSED, PTSIM_SLICE_CP_EXPOSED,
+                              PTSIM_SLICE_EP_EXPOSED, PTSIM_SLICE_DP_EXPOSED};
+  const int32_t stream[4] = {PTSIM_SLICE_TP, PTSIM_SLICE_CP, PTSIM_SLICE_EP, PTSIM_SLICE_DP};
+  const int32_t track[4] = {PTSIM_TRACK_TP, PTSIM_TRACK_CP, PTSIM_TRACK_EP, PTSIM_TRACK_DP};
+  const int64_t len[4] = {tp_ns, cp_ns, ep_ns, dp_ns};
+  for (int k = 0; k < 4; k++) {
     add(out, r->stage, PTSIM_TRACK_COMPUTE, exposed[k], r->kind, r->microbatch, r->chunk, step,
         at, at + len[k], 0);
     add(out, r->stage, track[k], stream[k], r->kind, r->microbatch, r->chunk, step, at,

@@ -65,7 +65,9 @@ typedef enum {
   PTSIM_SLICE_PP_WAIT = 10,   /* compute idle: its input is in flight */
   PTSIM_SLICE_DP_WAIT = 11,   /* compute done, the step waits for the DP reduction */
   PTSIM_SLICE_EP_EXPOSED = 12, /* inside an item: blocked on the MoE dispatch / combine */
-  PTSIM_SLICE_EP = 13         /* an all-to-all (or all-gather) dispatch and combine (EP track) */
+  PTSIM_SLICE_EP = 13,        /* an all-to-all (or all-gather) dispatch and combine (EP track) */
+  PTSIM_SLICE_DP_EXPOSED = 14,/* inside an item: blocked on its FSDP units' collectives */
+  PTSIM_SLICE_DP = 15         /* the FSDP units' collectives the item waited for (DP track) */
 } PtsimSliceKind;
 
 typedef struct {

@@ -22,7 +22,7 @@ Rules:
             a slice of its own thread (what it binds to)
   content   one process per pipeline stage; tracks compute, PP send and PP recv (pp > 1),
             TP comm (tp > 1), DP comm (dp > 1); the waits "bubble" / "PP wait" (pp > 1)
-            and "DP wait" (dp > 1) appear;
+            and "DP wait" or, with FSDP units, "DP exposed" (dp > 1) appear;
             args.step covers 0..STEPS-1; per stage, step 0's "TP exposed" adds up to the
             engine's exposed TP seconds and "PP wait" to its pp_wait_s (2 ns per item)
 """
@@ -149,10 +149,13 @@ def main():
     if not want <= tracks:
         bad("tracks %s lack %s" % (sorted(tracks), sorted(want - tracks)))
     all_names = set().union(*names.values()) if names else set()
-    for w in (["bubble", "PP wait"] if len(stages) > 1 else []) + \
-            (["DP wait"] if layout.get("dp", 1) > 1 else []):
+    for w in ["bubble", "PP wait"] if len(stages) > 1 else []:
         if w not in all_names:
             bad("no %r slice: the waits are not visible" % w)
+    # the step waits for the reduction ("DP wait"), or with FSDP units the
+    # items wait for their collectives ("DP exposed")
+    if layout.get("dp", 1) > 1 and not ({"DP wait", "DP exposed"} & all_names):
+        bad("no 'DP wait' or 'DP exposed' slice: the waits are not visible")
     # the slices round to ns, one rounding per item: 2 m v items per step
     items = 2 * layout.get("num_microbatches", 1) * max(layout.get("vp", 1), 1) + 10
     for s, st in enumerate(stages):

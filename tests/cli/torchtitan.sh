@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `--torchtitan CONFIG.toml`: a DDP config is predicted (with its warnings on stderr), an
-# FSDP config is refused with the reason at FILE:LINE, malformed TOML names FILE:LINE.
+# `--torchtitan CONFIG.toml`: DDP, FSDP and HSDP configs are predicted (with their warnings on
+# stderr), what ptsim cannot model is refused with the reason at FILE:LINE, malformed TOML
+# names FILE:LINE.
 set -u
 ptsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 data=${SRCDIR:-$(dirname "$0")/../..}/tests/data/torchtitan
@@ -21,8 +22,15 @@ check "its layout is the config's" grep -q '"dp": 8' "$tmp/out"
 check "compile is warned at its line" grep -q 'llama3_8b_ddp.toml:43: \[compile\] enable' "$tmp/err"
 check "flags still override the config" run 0 memory --torchtitan "$data/llama3_8b_ddp.toml" --gbs 64 --format json
 check "gbs overridden" grep -q '"gbs": 64' "$tmp/out"
-check "FSDP is refused" run 2 predict --torchtitan "$data/llama3_8b_fsdp.toml" --gpus 8
-check "with its reason and line" grep -q 'llama3_8b_fsdp.toml:19: .*FSDP not modelled yet' "$tmp/err"
+check "FSDP predicts" run 0 predict --torchtitan "$data/llama3_8b_fsdp.toml" --gpus 8 --format json
+check "as FSDP2 over 8 ranks" grep -q '"sharding": "fsdp"' "$tmp/out"
+check "HSDP predicts" run 0 predict --torchtitan "$data/llama3_8b_hsdp_cp.toml"
+check "its shard group and replicas" grep -q 'sharding: hsdp (torch; shard group 8 ranks x 2 replicas)' "$tmp/out"
+printf '[model]\nflavor = "8B"\n[parallelism]\ndata_parallel_shard_degree = 1\ntensor_parallel_degree = 2\n' >"$tmp/tp.toml"
+check "TP without FSDP is refused" run 2 predict --torchtitan "$tmp/tp.toml"
+check "float32 training refused at its line" grep -q 'trains in float32' "$tmp/err"
+check "an unexpressible stage split is refused" run 2 predict --torchtitan "$data/llama3_405b_pp.toml" --gpus 512
+check "with its reason and line" grep -q 'llama3_405b_pp.toml:15: .*stage split' "$tmp/err"
 check "shard -1 needs the world size" run 2 predict --torchtitan "$data/llama3_8b_fsdp.toml"
 check "malformed TOML names file:line" run 2 memory --torchtitan "$data/bad_syntax.toml"
 check "line 7" grep -q 'bad_syntax.toml:7: an unterminated string' "$tmp/err"

@@ -24,6 +24,18 @@ check "70B, 3 steps: the trace follows Perfetto's JSON rules and the engine's nu
 one="--model llama3-8b --gpus 1 --gbs 8 --seq 4096"
 "$ptsim" predict $one --trace "$tmp/one.json" --format json >"$tmp/one_pred.json"
 check "1 GPU, 1 step: the same" python3 "$here/check_trace.py" "$tmp/one.json" "$tmp/one_pred.json" 1
+hsdp="--model llama3-8b --gpus 16 --pp 2 --vp 2 --gbs 64 --seq 4096 --sharding hsdp --hsdp-shard-size 4 --fsdp-impl torch"
+"$ptsim" predict $hsdp --trace "$tmp/hsdp.json" --trace-steps 2 --format json >"$tmp/hsdp_pred.json"
+check "HSDP x PP: the same, with its FSDP units" \
+  python3 "$here/check_trace.py" "$tmp/hsdp.json" "$tmp/hsdp_pred.json" 2
+fsdp="--model llama3-8b --gpus 16 --tp 2 --gbs 64 --seq 4096 --sharding fsdp"
+"$ptsim" predict $fsdp --trace "$tmp/fsdp.json" --format json >"$tmp/fsdp_pred.json"
+check "FSDP: the items' waits for their units are DP exposed" \
+  bash -c "python3 '$here/check_trace.py' '$tmp/fsdp.json' '$tmp/fsdp_pred.json' 1 && grep -q '\"DP exposed\"' '$tmp/fsdp.json'"
+moe="--model mixtral-8x7b --gpus 32 --pp 2 --ep 8 --gbs 64 --seq 4096 --sharding fsdp"
+"$ptsim" predict $moe --trace "$tmp/moe.json" --format json >"$tmp/moe_pred.json"
+check "MoE x FSDP: an item waits for its all-to-alls (EP exposed) and its units (DP exposed)" \
+  bash -c "python3 '$here/check_trace.py' '$tmp/moe.json' '$tmp/moe_pred.json' 1 && grep -q '\"DP exposed\"' '$tmp/moe.json' && grep -q '\"EP exposed\"' '$tmp/moe.json'"
 # the checker itself: a flow end without its bind point, a slice cut in half
 python3 - "$tmp/big.json" "$tmp/broken.json" <<'PY'
 import json, sys

@@ -25,14 +25,17 @@ check "suite prints the step-time MAPE" grep -q "step-time MAPE [0-9.]*% over [0
 check "suite lists rows it cannot express" grep -q "V100" "$tmp/suite.txt"
 check "suite prints the confusion matrix" grep -q "analytical usage > 0.70" "$tmp/suite.txt"
 "$ptsim" validate --suite published --format csv >"$tmp/suite.csv"
-check "csv: header + one line per published row (40 + 12)" test "$(wc -l <"$tmp/suite.csv")" -eq 53
+check "csv: header + one line per published row (43 + 12)" test "$(wc -l <"$tmp/suite.csv")" -eq 56
 "$ptsim" validate --suite published --format json >"$tmp/suite.json"
 
 if command -v python3 >/dev/null 2>&1; then
-  check "json parses, 40 runs (3 MoE), 12 not expressible" python3 - "$tmp/suite.json" <<'PY'
+  check "json parses, 43 runs (3 MoE, 3 of them lower bounds), 12 not expressible" python3 - "$tmp/suite.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert len(d["runs"]) == 40, len(d["runs"])
+assert len(d["runs"]) == 43, len(d["runs"])
+bounds = [r for r in d["runs"] if r.get("measured_bound") == "at_least_tflops"]
+assert len(bounds) == 3 and all(r["source"] == "zhao2023_fsdp" for r in bounds)
+assert d["statistics"]["step_s"]["n"] == 40  # bounds are listed, not in the statistics
 assert sum(r["source"] == "moe_published" for r in d["runs"]) == 3
 # the MoE rows' precision column reaches the command (DeepSeek-V3 in fp8, Mixtral in bf16)
 moe = [r["command"] for r in d["runs"] if r["source"] == "moe_published"]
@@ -45,15 +48,19 @@ assert len(d["confusion"]["analytical"]) == 7
 PY
   python3 "$src/validate/calibrate_published.py" --ptsim "$ptsim" --out "$tmp/cal.md" >"$tmp/cal.txt" 2>&1
   check "calibrate_published.py ran" grep -q "MAPE" "$tmp/cal.txt"
-  # calibrate_published.py's in-sample line leaves the validation-only (MoE) rows out
+  # calibrate_published.py's in-sample line leaves the validation-only (MoE) rows and the
+  # lower bounds (FSDP) out
   check "MAPE agrees with calibrate_published.py within 0.1 pp" python3 - "$tmp/cal.md" "$tmp/suite.json" <<'PY'
 import json, re, sys
 text = open(sys.argv[1]).read()
 runs = json.load(open(sys.argv[2]))["runs"]
-for pattern, keep in ((r"Rows: (\d+), MAPE ([0-9.]+)%", lambda s: s != "moe_published"),
-                      (r"moe_published: .*?: (\d+) rows, MAPE ([0-9.]+)%", lambda s: s == "moe_published")):
+bound = lambda r: "measured_bound" in r
+for pattern, keep in ((r"Rows: (\d+), MAPE ([0-9.]+)%",
+                       lambda r: r["source"] != "moe_published" and not bound(r)),
+                      (r"moe_published: .*?: (\d+) rows, MAPE ([0-9.]+)%",
+                       lambda r: r["source"] == "moe_published")):
     py = re.search(pattern, text)
-    e = [abs(r["errors"]["step_s"]) for r in runs if keep(r["source"])]
+    e = [abs(r["errors"]["step_s"]) for r in runs if keep(r)]
     ours = 100 * sum(e) / len(e)
     print("  calibrate_published.py: %s rows, %s%%; ptsim validate: %d rows, %.3f%%" % (py.group(1), py.group(2), len(e), ours))
     assert int(py.group(1)) == len(e)
@@ -80,21 +87,37 @@ check "memory of [Rank 1] is compared with rank 1's pipeline stage (0 at tp 2 dp
   grep -q "02_issue756_mixtral_2024.log (llama3-8b) stage 0 (rank 1)" "$tmp/log.csv"
 
 # A real log with its arguments block (Megatron-LM#525: GPT-2 774M, fp16, one V100-32GB,
-# transformer_impl local) that ran out of memory: from the log alone, the tokenizer gives
-# the vocabulary, the local layers keep the s x s scores, and the verdict is OOM.
+# transformer_impl local) that ran out of memory in step 0: from the log alone, the tokenizer
+# gives the vocabulary, the local layers keep the s x s scores, the arguments date the
+# release (its cross entropy's second fp32 copy, its K/V copies), and the verdict is OOM;
+# "runs" fails at step 0, where the run died.
 oom_log="$src/tests/data/megatron_logs/06_issue525_gpt2_774m_v100_oom.log"
 "$ptsim" validate "$oom_log" --hw "$src/tests/data/hw_v100_32g_test.ini" --format json \
   >"$tmp/oom.json" 2>"$tmp/oom.err"
 check "the 774M log needs no model flags" test $? -eq 0
+"$ptsim" validate "$oom_log" --hw "$src/tests/data/hw_v100_32g_test.ini" --megatron-date current \
+  --format json >"$tmp/oom_now.json" 2>&1
 if command -v python3 >/dev/null 2>&1; then
-  check "774M on V100: measured OOM, predicted OOM (allocator and estimate)" python3 - "$tmp/oom.json" <<'PY'
+  check "774M on V100: measured OOM, predicted OOM (allocator and estimate), runs fails at step 0" \
+    python3 - "$tmp/oom.json" "$tmp/oom_now.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["runs"][0]
+p = r["predicted"]
 assert r["measured"]["oom"] is True, r
-assert r["predicted"]["allocator_oom"] is True, r
-assert r["predicted"]["usage_fraction"] > 1.0, r
+assert p["allocator_oom"] is True and p["allocator_runs"] is False, r
+assert p["runs_fail_step"] == 0, r
+assert p["usage_fraction"] > 1.0, r
+assert "Megatron-LM of 2023-07-24 to 2023-10-30" in r["assumed"], r
+now = json.load(open(sys.argv[2]))["runs"][0]["predicted"]
+# today's Megatron-LM subtracts the max in place and copies no K/V without GQA: less in step 0
+gib = 2 ** 30
+assert p["allocator_first_step_device_peak_bytes"] - now["allocator_first_step_device_peak_bytes"] > 1.0 * gib, (p, now)
 PY
 fi
+"$ptsim" validate "$oom_log" --hw "$src/tests/data/hw_v100_32g_test.ini" --megatron-date 2023-9 \
+  >"$tmp/baddate.txt" 2>&1
+check "a malformed --megatron-date is refused, naming the flag, the value and what is allowed" \
+  grep -q "megatron-date '2023-9': allowed values are a date YYYY-MM-DD or YYYY-MM" "$tmp/baddate.txt"
 # --megatron-args supplements a log's arguments, job flags override them.
 "$ptsim" validate "$src/tests/data/megatron_logs/args_llama3_8b_handmade.log" --hw h100-80g \
   --format json >"$tmp/a0.json"

@@ -39,8 +39,22 @@ assert a["device_peak_bytes"] == max(a["first_step"]["device_peak_bytes"],
                                      a["steady_state"]["device_peak_bytes"])
 assert a["peak_at"]["phase"] in ("first step", "steady state")
 assert isinstance(a["runs"], bool) and a["runs_reserved_error_fraction"] == 0.05
+assert a["runs_outside_error_bytes"] == 0.72 * 2 ** 30
+assert a["runs_margin_bytes"] == a["runs_outside_error_bytes"] + 0.05 * a["reserved_peak_bytes"]
+assert a["runs_fail_step"] in (-1, 0, 1) and (a["runs_fail_step"] == -1) == a["runs"], a
+PY
+  "$ptsim" predict --format json --no-allocator --model llama2-7b --hw h100-80g --gpus 4 --gbs 64 \
+    --seq 4096 --precision fp8 >"$tmp/n.json"
+  check "predict --no-allocator: the same step, no allocator" python3 - "$tmp/p.json" "$tmp/n.json" <<'PY'
+import json, sys
+p, n = (json.load(open(f)) for f in sys.argv[1:])
+assert n["time"]["step_s"] == p["time"]["step_s"]
+assert "allocator" not in n["memory"] and "allocator" in p["memory"]
 PY
 fi
+"$ptsim" predict --no-allocator --memory-timeline "$tmp/m.tsv" >"$tmp/na.txt" 2>&1
+check "--no-allocator with --memory-timeline is refused (exit 2), naming both" \
+  bash -c "test $? -eq 2 && grep -q -- '--no-allocator: --memory-timeline needs the allocator emulation' '$tmp/na.txt'"
 
 # The sweep: both verdicts on every row, the CSV keeps its columns and adds runs (and, after
 # them, the expert-parallel columns).
@@ -49,7 +63,7 @@ check "sweep header counts the verdicts" grep -q "predicted to run" "$tmp/s.txt"
 check "sweep table has both verdict columns" grep -q "80% rule  alloc GiB runs" "$tmp/s.txt"
 check "sweep says tie or winner" grep -Eq "^a (tie, not a winner|winner)" "$tmp/s.txt"
 check "sweep csv keeps its columns and adds runs" bash -c \
-  "head -1 '$tmp/s.csv' | grep -q 'allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,held_floor_bytes,runs,runs_from,ep,etp,edp,exposed_ep_s$'"
+  "head -1 '$tmp/s.csv' | grep -q 'allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,held_floor_bytes,runs,runs_from,ep,etp,edp,exposed_ep_s,sharding,shard_group$'"
 if command -v python3 >/dev/null 2>&1; then
   check "sweep csv: ranked by runs first, the top emulated" python3 - "$tmp/s.csv" <<'PY'
 import csv, sys
