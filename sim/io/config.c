@@ -100,14 +100,12 @@ static char *resolve(const char *name_or_file, const char *subdir,
 
 typedef PtsimIniFile IniFile;
 
-static void ini_file_clear(IniFile *ini) {
+void ptsim_ini_file_clear(IniFile *ini) {
   g_clear_pointer(&ini->contents, g_free);
   g_clear_pointer(&ini->kf, g_key_file_unref);
 }
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(IniFile, ini_file_clear)
 
-/* Parses CONTENTS (taken over) into INI. */
-static gboolean ini_parse(IniFile *ini, char *contents, gsize len, GError **error) {
+gboolean ptsim_ini_parse(IniFile *ini, char *contents, gsize len, GError **error) {
   g_autoptr(GError) local = NULL;
   ini->contents = contents;
   ini->kf = g_key_file_new();
@@ -132,14 +130,14 @@ static gboolean ini_open(IniFile *ini, const char *path, const char *what,
                 "%s", local->message);
     return FALSE;
   }
-  return ini_parse(ini, contents, len, error);
+  return ptsim_ini_parse(ini, contents, len, error);
 }
 
 static gboolean ini_open_data(IniFile *ini, const char *data, gsize len,
                               const char *label, GError **error) {
   ini->path = label;
   ini->no_lines = TRUE;
-  return ini_parse(ini, g_strndup(data, len), len, error);
+  return ptsim_ini_parse(ini, g_strndup(data, len), len, error);
 }
 
 /* 1-based line of "[group]" (KEY == NULL) or of "key =" inside [group]
@@ -535,7 +533,7 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
   g_autofree char *path = resolve(name_or_file, "models", "model", error);
   if (path == NULL)
     return FALSE;
-  g_auto(IniFile) ini = {0};
+  g_auto(PtsimIniFile) ini = {0};
   return ini_open(&ini, path, "model file", error) &&
          model_from_ini(&ini, out, error);
 }
@@ -543,7 +541,7 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
 gboolean ptsim_model_load_data(const char *data, gsize len, const char *label,
                                PtsimModel *out, GError **error) {
   g_return_val_if_fail(data != NULL && label != NULL && out != NULL, FALSE);
-  g_auto(IniFile) ini = {0};
+  g_auto(PtsimIniFile) ini = {0};
   return ini_open_data(&ini, data, len, label, error) &&
          model_from_ini(&ini, out, error);
 }
@@ -650,7 +648,7 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
       resolve(name_or_file, "hw_profiles", "hardware profile", error);
   if (path == NULL)
     return FALSE;
-  g_auto(IniFile) ini = {0};
+  g_auto(PtsimIniFile) ini = {0};
   return ini_open(&ini, path, "hardware profile", error) &&
          hardware_from_ini(&ini, out, error);
 }
@@ -658,7 +656,7 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
 gboolean ptsim_hardware_load_data(const char *data, gsize len, const char *label,
                                   PtsimHardware *out, GError **error) {
   g_return_val_if_fail(data != NULL && label != NULL && out != NULL, FALSE);
-  g_auto(IniFile) ini = {0};
+  g_auto(PtsimIniFile) ini = {0};
   return ini_open_data(&ini, data, len, label, error) &&
          hardware_from_ini(&ini, out, error);
 }

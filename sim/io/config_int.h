@@ -1,6 +1,7 @@
 /* config_int.h — what config.c (the .ini reader) shares with the readers of
- * a model's optional parts (moe_layers.c: the MoE, MLA and MTP keys): the
- * open file and the typed key readers.  Private to sim/io.
+ * a model's optional parts (moe_layers.c: the MoE, MLA and MTP keys) and
+ * of the error bands (error_bands.c): the open file and the typed key
+ * readers.  Private to sim/io.
  *
  * Each reader reports one PTSIM_CONFIG_ERROR_PARSE naming file:line, the
  * key, the value and what is allowed; an absent key that is not required
@@ -20,6 +21,13 @@ typedef struct {
   GKeyFile *kf;
   gboolean no_lines;  /* text not from a file: messages name path only */
 } PtsimIniFile;
+
+/* Parses CONTENTS (taken over: NUL-terminated, LEN bytes, as
+ * ptsim_input_read gives them) into INI, whose path and no_lines the
+ * caller set; a syntax error names the path. */
+gboolean ptsim_ini_parse(PtsimIniFile *ini, char *contents, gsize len, GError **error);
+void ptsim_ini_file_clear(PtsimIniFile *ini);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PtsimIniFile, ptsim_ini_file_clear)
 
 /* "path:line" of [group] key (the group's line when key is NULL), or
  * "path" when the line is unknown.  (transfer full) */
