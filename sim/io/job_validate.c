@@ -238,10 +238,11 @@ gboolean ptsim_layout_set_sharding(PtsimLayout *l, int64_t domain_size, int mode
   if (!l->distributed_optimizer)
     return invalid("--hsdp-shard-size needs sharded states: --sharding zero1, zero2, fsdp or "
                    "hsdp (got %s)", mode >= 0 ? words[mode] : "the optimizer states replicated");
-  int64_t tpc = l->tp * l->pp * l->cp;
-  if (l->tp < 1 || l->pp < 1 || l->cp < 1 || l->gpus < 1 || l->gpus % tpc != 0)
-    return TRUE; /* ptsim_job_validate names the dimensions */
-  int64_t ranks = (l->dp > 0 ? l->dp : l->gpus / tpc) * l->cp;
+  /* dp by division, not tp x pp x cp (each up to 2^30: their product
+   * overflows); dp x cp is at most 2^22 x 2^30 */
+  int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
+  if (dp == 0) return TRUE; /* ptsim_job_validate names the dimensions */
+  int64_t ranks = (l->dp > 0 ? l->dp : dp) * l->cp;
   int64_t size = shard_size > 0 ? shard_size : (domain_size > 0 ? domain_size : 1) / l->tp;
   if (size < 1 || ranks % size != 0 || size % l->cp != 0)
     return invalid("--hsdp-shard-size %" G_GINT64_FORMAT "%s must divide dp x cp = %" G_GINT64_FORMAT

@@ -34,7 +34,7 @@ done
 # no sentinel values: -1 and nan were "not given" once, and ran with defaults
 for flag in --gpus --nodes --tp --pp --cp --dp --vp --mbs --gbs --seq --recompute-num-layers \
     --num-distributed-optimizer-instances --decoder-first-pipeline-num-layers \
-    --decoder-last-pipeline-num-layers --kv-channels --ep --etp; do
+    --decoder-last-pipeline-num-layers --kv-channels --ep --etp --hsdp-shard-size; do
   check "memory $flag -1 refused with its range" \
     expect 2 "$flag '-1' is not allowed: expected an integer from 1 to" memory $flag -1
 done
@@ -45,6 +45,15 @@ done
 check "--mtp-num-layers 65 is out of its range" \
   expect 2 "--mtp-num-layers '65' is not allowed: expected an integer from 0 to 64" \
   memory --mtp-num-layers 65
+check "--megatron-date takes exactly YYYY-MM(-DD) digits" \
+  expect 2 "--megatron-date '2024-+1-01': allowed values are a date YYYY-MM-DD" \
+  memory --megatron-date 2024-+1-01
+check "sweep --sharding lists refuse duplicates" \
+  expect 2 "--sharding 'fsdp,zero2,fsdp': fsdp is given twice" sweep --sharding fsdp,zero2,fsdp
+check "sweep --hsdp-shard-size lists are strict" \
+  expect 2 "--hsdp-shard-size '4,0x8'" sweep --sharding hsdp --hsdp-shard-size 4,0x8
+check "--sharding hsdp with tp x pp x cp past int64 is refused, not an overflow" \
+  expect 2 "" memory --tp 1073741824 --pp 1073741824 --cp 1073741824 --sharding hsdp
 check "--attention-dropout 1 is out of [0, 1)" \
   expect 2 "--attention-dropout '1' is not allowed: expected a number in [0, 1)" memory --attention-dropout 1
 check "--trace-steps 1e3 is no integer" \
