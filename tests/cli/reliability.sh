@@ -107,6 +107,12 @@ check "  (the shard is whole)" grep -q "^layout_index,result," p1.csv
 check "sweep --merge /dev/zero stops at once" expect 2 "a NUL byte: not a shard file" \
   sweep "${small[@]}" --merge /dev/zero
 check "sweep --merge DIR says it is a directory" expect 2 "is a directory" sweep "${small[@]}" --merge .
+# fuzz_shard_merge's seeds must stay shard files this ptsim reads, or the
+# fuzzer starts from header refusals (regenerate them with this sweep's
+# --shard 1/1 and 1/2 --csv when the sweep CSV gains columns)
+shard_seed=(--model llama3-8b --hw h100-80g --gpus 8 --seq 8192 --gbs 128 --mbs 1 --cp 1 --recompute none)
+check "the shard_merge fuzz seed is a shard file of this ptsim" \
+  expect 0 "" sweep "${shard_seed[@]}" --merge "$src/tests/fuzz/seeds/shard_merge/all-layouts"
 check "sweep --shard 1/2 --csv /dev/full is refused, not replaced" \
   expect 2 "ptsim replaces only regular files" sweep "${small[@]}" --shard 1/2 --csv /dev/full
 
