@@ -35,7 +35,9 @@ static const PtsimPublishedSource published_sources[] = {
      PTSIM_FLOPS_MEGATRON, "tflops_per_gpu", FALSE, PTSIM_LABEL_MODEL, "mbs 1, bf16, no recompute, 1F1B", FALSE, NULL},
     {"nemo_long_sequence_cp", "nemo_cp", NULL, "llama2-7b",
      {{"H100", "h100-80g"}, {NULL, NULL}, {NULL, NULL}},
-     "no hardware profile for this GPU (and the source's B200 DP column is inconsistent)",
+     /* ptsim has a b200 profile; the source's B200 rows are what cannot be run */
+     "the source's B200 rows list 4 x tp x pp x cp x dp GPUs on every row (8 GPUs at tp 1, "
+     "pp 1, cp 1, dp 2) and gbs 4 on 1,024 GPUs at tp 4, cp 16: no layout matches them",
      PTSIM_MBS_ONE, 0, FALSE, TRUE, FALSE,
      "--precision fp8 --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap"
      NEMO_2403_ADAM,
