@@ -48,6 +48,7 @@
 #include "megatron_log_date.h"
 #include "memory.h"
 #include "names.h"
+#include "numbers.h"
 #include "output.h"
 #include "report.h"
 #include "run_csv.h"
@@ -278,16 +279,15 @@ static void predict_row(Row *r, PtsimJob *job) {
 
 /* ---- CSV rows ---- */
 
-/* A number as calibrate_published.py's num(): '~' dropped, the first word. */
+/* A number as calibrate_published.py's num(): '~' dropped, the first word
+ * (up to ' ', '(' or '%'), through the strict parser; NAN when none. */
 static double cell_number(const PtsimRunCsv *csv, const PtsimRun *run, const char *column) {
   const char *cell = ptsim_run_csv_cell(csv, run, column);
   if (!cell) return NAN;
   while (*cell == ' ' || *cell == '~') cell++;
-  if (!*cell) return NAN;
-  char *end = NULL;
-  double v = g_ascii_strtod(cell, &end);
-  if (end == cell || (*end && *end != ' ' && *end != '(' && *end != '%')) return NAN;
-  return v;
+  g_autofree char *word = g_strndup(cell, strcspn(cell, " (%"));
+  double v;
+  return ptsim_number_parse_double(word, &v) ? v : NAN;
 }
 
 static double dim_or(const PtsimRunCsv *csv, const PtsimRun *run, const char *column,
