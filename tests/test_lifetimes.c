@@ -85,6 +85,43 @@ static void test_recompute_lowers_peak(void) {
   g_assert_cmpfloat(full->stages[0].allocated_peak_bytes, <, 0.8 * none->stages[0].allocated_peak_bytes);
 }
 
+/* torch's per-op checkpointing (PyTorch layers): each layer keeps its kept
+ * set (memory.c op_saved_bytes) from forward to backward, the rest of its
+ * working set comes and goes in both; the replay holds what the estimate
+ * counts, between full recompute's and none's. */
+static void test_per_op_checkpointing(void) {
+  g_test_summary("per-op checkpointing: the replay keeps the estimate's kept sets, between full "
+                 "recompute and none");
+  const PtsimRecompute kinds[3] = {PTSIM_RECOMPUTE_NONE, PTSIM_RECOMPUTE_SELECTIVE_OP,
+                                   PTSIM_RECOMPUTE_FULL};
+  double peak[3];
+  for (int k = 0; k < 3; k++) {
+    PtsimJob job;
+    g_autoptr(GError) error = NULL;
+    load_job(&job, "llama3-8b", "h100-80g", 8, 2, 2, 1, 64, 4096, PTSIM_RECOMPUTE_NONE);
+    job.layout.transformer_engine = 0;
+    job.layout.torch_layers = PTSIM_TORCH_LAYERS_EAGER;
+    job.layout.recompute = kinds[k];
+    g_assert_true(ptsim_job_validate(&job, &error));
+    g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
+    g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+    estimate_of(&job, PTSIM_CE_LAST_STAGE, m);
+    run(&job, NULL, a);
+    for (int64_t s = 0; s < a->num_stages; s++) {
+      const PtsimStageMemory *e = &m->stages[s];
+      double held = e->parameters_bytes + e->gradients_bytes + e->optimizer_bytes;
+      double got = a->stages[s].allocated_peak_bytes;
+      double est = e->total_bytes - e->input_ids_bytes;
+      g_assert_cmpfloat(got, >=, held + e->activations_bytes);
+      if (got < 0.9 * est || got > 1.1 * est)
+        g_error("%d stage %" G_GINT64_FORMAT ": allocated %.4g vs estimate %.4g", k, s, got, est);
+    }
+    peak[k] = a->stages[0].allocated_peak_bytes;
+  }
+  g_assert_cmpfloat(peak[2], <, peak[1]);
+  g_assert_cmpfloat(peak[1], <, peak[0]);
+}
+
 static void test_deterministic(void) {
   g_test_summary("the same job twice gives identical allocator results");
   PtsimJob job;
@@ -302,6 +339,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/lifetimes/outside-bytes", test_outside_bytes);
   g_test_add_func("/lifetimes/oom-is-located", test_oom_is_located);
   g_test_add_func("/lifetimes/recompute-lowers-peak", test_recompute_lowers_peak);
+  g_test_add_func("/lifetimes/per-op-checkpointing", test_per_op_checkpointing);
   g_test_add_func("/lifetimes/deterministic", test_deterministic);
   g_test_add_func("/lifetimes/expandable-segments-what-if", test_expandable_segments_what_if);
   g_test_add_func("/lifetimes/variants-agree", test_variants_agree);

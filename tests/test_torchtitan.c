@@ -74,8 +74,10 @@ static void test_ddp_8b(void) {
   g_assert_cmpint(l->fp32_grad_accumulation, ==, 1);
   g_assert_cmpint(l->flash_attention, ==, 1);
   g_assert_true(tt.compile);
+  g_assert_cmpint(l->transformer_engine, ==, 0); /* PyTorch's modules, fused by Inductor */
+  g_assert_cmpint(l->torch_layers, ==, PTSIM_TORCH_LAYERS_COMPILED);
   g_assert_cmpuint(warnings->len, ==, 1);
-  has_warning(warnings, "llama3_8b_ddp.toml", 43, "torch.compile");
+  has_warning(warnings, "llama3_8b_ddp.toml", 43, "Inductor fuses RoPE");
 
   /* the job: model loaded, layout valid on an H100 node */
   PtsimJob job;
@@ -134,7 +136,8 @@ static void test_fsdp_8b(void) {
   g_assert_cmpint(l->mbs, ==, 2);
   g_assert_cmpint(l->gbs, ==, 16);
   g_assert_cmpint(tt.grad_accumulation, ==, 1);
-  g_assert_cmpint(l->recompute, ==, PTSIM_RECOMPUTE_SELECTIVE);
+  g_assert_cmpint(l->recompute, ==, PTSIM_RECOMPUTE_SELECTIVE_OP); /* per-op, torch's policy */
+  g_assert_cmpint(l->torch_layers, ==, PTSIM_TORCH_LAYERS_EAGER);     /* no [compile] */
   g_assert_cmpint(l->sharding, ==, PTSIM_SHARDING_PARAMS);
   g_assert_cmpint(l->fsdp_impl, ==, PTSIM_FSDP_TORCH);
   g_assert_cmpint(l->distributed_optimizer, ==, 1);
@@ -143,7 +146,7 @@ static void test_fsdp_8b(void) {
   g_assert_cmpint(l->main_params_bytes, ==, 4);     /* the fp32 shards */
   g_assert_cmpint(l->fp32_grad_accumulation, ==, 1); /* mixed_precision_reduce float32 */
   g_assert_cmpint(l->fp8_param_gather, ==, 0);
-  has_warning(warnings, "llama3_8b_fsdp.toml", 27, "'op' saves");
+  g_assert_cmpuint(warnings->len, ==, 0); /* everything it says is modelled */
 
   PtsimCliJob o;
   PtsimJob job;
@@ -152,7 +155,8 @@ static void test_fsdp_8b(void) {
   o.mbs = (PtsimCliInt){TRUE, 2};
   o.gbs = (PtsimCliInt){TRUE, 16};
   o.seq = (PtsimCliInt){TRUE, 8192};
-  o.recompute = g_strdup("selective");
+  o.recompute = g_strdup("selective-op");
+  o.transformer_impl = g_strdup("torch");
   o.sharding = g_strdup("fsdp");
   o.fsdp_impl = g_strdup("torch");
   o.no_overlap = TRUE;
@@ -196,8 +200,11 @@ static void test_hsdp_70b(void) {
   g_assert_cmpint(l->optimizer_instances, ==, 2);
   g_assert_cmpint(l->reshard_after_forward, ==, PTSIM_RESHARD_ALWAYS);
   g_assert_cmpint(l->fp8_param_gather, ==, 1);
-  has_warning(warnings, "llama3_70b_hsdp_tp.toml", 29, "stay in bf16");
-  has_warning(warnings, "llama3_70b_hsdp_tp.toml", 23, "torch.compile");
+  g_assert_cmpint(l->fp8_recipe, ==, PTSIM_FP8_TENSORWISE); /* torchao's default, dynamic */
+  g_assert_cmpint(l->torch_layers, ==, PTSIM_TORCH_LAYERS_COMPILED);
+  /* filter_fqns = ["output"]: the LM head stays bf16, as ptsim prices it */
+  g_assert_cmpuint(warnings->len, ==, 2);
+  has_warning(warnings, "llama3_70b_hsdp_tp.toml", 23, "Inductor fuses RoPE");
   has_warning(warnings, "llama3_70b_hsdp_tp.toml", 28, "scale computation");
 
   PtsimCliJob o;
@@ -210,6 +217,8 @@ static void test_hsdp_70b(void) {
   o.seq = (PtsimCliInt){TRUE, 8192};
   o.recompute = g_strdup("full");
   o.precision = g_strdup("fp8");
+  o.fp8_recipe = g_strdup("tensorwise");
+  o.transformer_impl = g_strdup("torch-compile");
   o.fp8_param_gather = TRUE;
   o.sharding = g_strdup("hsdp");
   o.hsdp_shard_size = (PtsimCliInt){TRUE, 4};
@@ -251,6 +260,7 @@ static void test_hsdp_cp(void) {
   o.gbs = (PtsimCliInt){TRUE, 16};
   o.seq = (PtsimCliInt){TRUE, 16384};
   o.recompute = g_strdup("full");
+  o.transformer_impl = g_strdup("torch");
   o.sharding = g_strdup("hsdp");
   o.hsdp_shard_size = (PtsimCliInt){TRUE, 8};
   o.fsdp_impl = g_strdup("torch");
@@ -287,6 +297,7 @@ static void test_fsdp_pp(void) {
   o.gbs = (PtsimCliInt){TRUE, 32};
   o.seq = (PtsimCliInt){TRUE, 4096};
   o.recompute = g_strdup("full");
+  o.transformer_impl = g_strdup("torch");
   o.sharding = g_strdup("fsdp");
   o.fsdp_impl = g_strdup("torch");
   o.no_overlap = TRUE;
@@ -394,7 +405,7 @@ static void test_recompute(void) {
       {"selective_ac_option = '1'\n", PTSIM_RECOMPUTE_FULL, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
       {"selective_ac_option = '0'\n", PTSIM_RECOMPUTE_FULL, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
       {"selective_ac_option = '64'\n", PTSIM_RECOMPUTE_NONE, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
-      {"selective_ac_option = 'op'\n", PTSIM_RECOMPUTE_SELECTIVE, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
+      {"selective_ac_option = 'op'\n", PTSIM_RECOMPUTE_SELECTIVE_OP, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *text = g_strdup_printf(
@@ -447,6 +458,91 @@ static void test_precision(void) {
   g_auto(PtsimTorchtitan) old = {0};
   g_assert_false(from_text("[model]\nflavor = \"8B\"\nconverters = [\"float8\"]\n", 1, &old, &error));
   g_assert_nonnull(strstr(error->message, "renamed 'quantize.linear.float8'"));
+}
+
+/* A config from TEXT on one GPU that loads; its warnings joined by '\n'. */
+static char *warnings_of(const char *text, PtsimTorchtitan *tt) {
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PtsimToml) toml = ptsim_toml_parse("x.toml", text, strlen(text), &error);
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
+  g_assert_nonnull(toml);
+  g_assert_true(ptsim_torchtitan_parse(toml, 1, tt, warnings, &error));
+  g_ptr_array_add(warnings, NULL);
+  return g_strjoinv("\n", (char **)warnings->pdata);
+}
+
+#define ONE_GPU "[model]\nflavor = \"8B\"\nconverters = [\"quantize.linear.float8\"]\n"
+
+static void test_float8(void) {
+  g_test_summary("float8: torchao's default is dynamic tensorwise scaling; rowwise recipes and "
+                 "MX scale in their casts (ptsim's blockwise); what is not modelled is warned");
+  g_auto(PtsimTorchtitan) d = {0};
+  g_autofree char *dw = warnings_of(ONE_GPU, &d);
+  g_assert_cmpint(d.layout.fp8_recipe, ==, PTSIM_FP8_TENSORWISE);
+  g_assert_nonnull(strstr(dw, "x.toml:3: [model] converters: eager float8")); /* no compile */
+  g_assert_nonnull(strstr(dw, "output projection is converted too")); /* filter_fqns = [] */
+  g_auto(PtsimTorchtitan) r = {0};
+  g_autofree char *rw = warnings_of(ONE_GPU "[compile]\nenable = true\n[quantize.linear.float8]\n"
+                                    "recipe_name = \"rowwise_with_gw_hp\"\nfilter_fqns = [\"output\"]\n",
+                                    &r);
+  g_assert_cmpint(r.layout.fp8_recipe, ==, PTSIM_FP8_BLOCKWISE);
+  g_assert_nonnull(strstr(rw, "x.toml:7: [quantize.linear.float8] recipe_name: 'rowwise_with_gw_hp'"));
+  g_assert_nonnull(strstr(rw, "weight-gradient GEMMs run in bf16"));
+  g_assert_null(strstr(rw, "eager float8"));
+  g_assert_null(strstr(rw, "filter_fqns"));
+  g_auto(PtsimTorchtitan) mx = {0};
+  g_autofree char *mw = warnings_of("[model]\nflavor = \"8B\"\nconverters = [\"quantize.linear.mx\"]\n",
+                                    &mx);
+  g_assert_cmpint(mx.layout.precision, ==, PTSIM_PRECISION_FP8);
+  g_assert_cmpint(mx.layout.fp8_recipe, ==, PTSIM_FP8_BLOCKWISE);
+  g_assert_nonnull(strstr(mw, "MXFP8"));
+  g_assert_null(strstr(mw, "filter_fqns")); /* its default keeps 'output' in bf16 */
+  g_autoptr(GError) error = NULL;
+  g_auto(PtsimTorchtitan) bad = {0};
+  const char *both = ONE_GPU "[quantize.linear.float8]\nrecipe_name = \"rowwise\"\n"
+                             "enable_fsdp_float8_all_gather = true\n";
+  g_assert_false(from_text(both, 1, &bad, &error));
+  g_assert_true(g_str_has_prefix(error->message, "x.toml:5: "));
+  g_assert_nonnull(strstr(error->message, "torchtitan asserts"));
+}
+
+static void test_layers(void) {
+  g_test_summary("PyTorch's modules: eager, or fused when [compile] covers the model with "
+                 "Inductor; per-op AC under CP warns of the ring's per-step outputs");
+  const char *head = "[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+                     "[activation_checkpoint]\nmode = \"none\"\n";
+  static const struct {
+    const char *lines;
+    PtsimTorchLayers layers;
+    const char *warning;
+  } cases[] = {
+      {"", PTSIM_TORCH_LAYERS_EAGER, NULL},
+      {"[compile]\nenable = true\n", PTSIM_TORCH_LAYERS_COMPILED, "Inductor fuses"},
+      {"[compile]\nenable = true\ncomponents = [\"loss\"]\n", PTSIM_TORCH_LAYERS_EAGER, NULL},
+      {"[compile]\nenable = true\nbackend = \"aot_eager\"\n", PTSIM_TORCH_LAYERS_EAGER,
+       "x.toml:9: [compile] backend: 'aot_eager'"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *text = g_strconcat(head, cases[i].lines, NULL);
+    g_auto(PtsimTorchtitan) tt = {0};
+    g_autofree char *w = warnings_of(text, &tt);
+    g_assert_cmpint(tt.layout.transformer_engine, ==, 0);
+    g_assert_cmpint(tt.layout.flash_attention, ==, 1);
+    g_assert_cmpint(tt.layout.torch_layers, ==, cases[i].layers);
+    if (cases[i].warning) g_assert_nonnull(strstr(w, cases[i].warning));
+    else g_assert_cmpstr(w, ==, "");
+  }
+  g_auto(PtsimTorchtitan) cp = {0};
+  g_autoptr(GError) error = NULL;
+  const char *text = "[model]\nflavor = \"8B\"\n[parallelism]\ncontext_parallel_degree = 2\n"
+                     "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n";
+  g_autoptr(PtsimToml) toml = ptsim_toml_parse("x.toml", text, strlen(text), &error);
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
+  g_assert_true(ptsim_torchtitan_parse(toml, 2, &cp, warnings, &error));
+  g_assert_cmpint(cp.layout.recompute, ==, PTSIM_RECOMPUTE_SELECTIVE_OP);
+  g_assert_cmpuint(warnings->len, ==, 2); /* and the rotate method's */
+  g_assert_nonnull(strstr(warnings->pdata[0], "x.toml:7: [activation_checkpoint] "
+                                              "selective_ac_option: 'op' under context parallelism"));
 }
 
 static void check_fails(const char *text, int64_t gpus, int code, const char *prefix, const char *needle) {
@@ -506,6 +602,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/torchtitan/stage-split", test_stage_split);
   g_test_add_func("/torchtitan/recompute", test_recompute);
   g_test_add_func("/torchtitan/precision", test_precision);
+  g_test_add_func("/torchtitan/float8", test_float8);
+  g_test_add_func("/torchtitan/layers", test_layers);
   g_test_add_func("/torchtitan/errors", test_errors);
   return g_test_run();
 }

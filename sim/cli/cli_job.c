@@ -94,7 +94,9 @@ static GOptionEntry *dimension_entries(PtsimCliJob *o) {
       NUMBER("gbs", "Global batch size in sequences (default 128)", "N"),
       NUMBER("seq", "Sequence length (default 8192)", "N"),
       {"recompute", 0, 0, G_OPTION_ARG_STRING, &o->recompute,
-       "Activation recomputation: none|selective|full (default none)", "KIND"},
+       "Activation recomputation: none|selective|full|selective-op (default none; selective-op: "
+       "PyTorch's per-op checkpointing as torchtitan's selective_ac_option 'op', needs "
+       "--transformer-impl torch|torch-compile)", "KIND"},
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule,
        "Pipeline schedule: 1f1b|gpipe|interleaved|zb-h1 (default 1f1b; interleaved when vp > 1)",
        "S"},
@@ -150,7 +152,10 @@ static GOptionEntry *setting_entries(PtsimCliJob *o) {
        "Same as --attention unfused", NULL},
       {"transformer-impl", 0, 0, G_OPTION_ARG_STRING, &o->transformer_impl,
        "transformer_engine (default: norms fused into the linear layers) | local (Megatron's "
-       "own layers; implies --attention unfused)", "IMPL"},
+       "own layers; implies --attention unfused) | torch (PyTorch's modules as torchtitan builds "
+       "a Llama block, run eagerly: separate q/k/v and gate/up GEMMs, RoPE and SwiGLU as "
+       "kernels of their own; SDPA flash) | torch-compile (the same fused by torch.compile)",
+       "IMPL"},
       {"overlap-grad-reduce", 0, 0, G_OPTION_ARG_NONE, &o->overlap_grad_reduce,
        "Reduce gradients during the backward pass (default on)", NULL},
       {"no-overlap-grad-reduce", 0, 0, G_OPTION_ARG_NONE, &o->no_overlap_grad_reduce,
@@ -424,10 +429,15 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
   }
   if (o->no_fsdp_prefetch) l->fsdp_prefetch = 0;
   if (o->transformer_impl) {
-    if (!choose("--transformer-impl", o->transformer_impl, "transformer_engine|local", &v, error))
+    if (!choose("--transformer-impl", o->transformer_impl,
+                "transformer_engine|local|torch|torch-compile", &v, error))
       return FALSE;
     l->transformer_engine = v == 0;
+    l->torch_layers = v == 2   ? PTSIM_TORCH_LAYERS_EAGER
+                      : v == 3 ? PTSIM_TORCH_LAYERS_COMPILED
+                               : PTSIM_TORCH_LAYERS_NONE;
     if (v == 1) l->flash_attention = 0; /* Megatron-Core's local layers: unfused */
+    if (v >= 2) l->flash_attention = 1; /* SDPA's flash / cuDNN kernels */
   }
   if (o->attention) {
     if (!choose("--attention", o->attention, "flash|unfused", &v, error)) return FALSE;
@@ -659,6 +669,7 @@ const char *ptsim_cli_job_overlap_source(const PtsimCliJob *o) {
       o->no_overlap_param_gather || o->tp_comm_overlap || o->no_tp_comm_overlap || o->no_overlap)
     return "flags";
   if (o->megatron_args || o->megatron_args_file) return "megatron-args";
+  if (o->torchtitan) return "torchtitan";
   return "default";
 }
 

@@ -132,8 +132,8 @@ gboolean ptsim_cli_job_model_settings(PtsimModel *model, gpointer opts, GError *
 gboolean ptsim_cli_job_sweep_base(const PtsimCliJob *opts, PtsimLayout *base, GError **error);
 
 /* Where the overlap switches of a resolved job came from, for outputs:
- * "default" (ptsim's: Megatron-LM's example scripts), "megatron-args" or
- * "flags". */
+ * "default" (ptsim's: Megatron-LM's example scripts), "megatron-args",
+ * "torchtitan" or "flags". */
 const char *ptsim_cli_job_overlap_source(const PtsimCliJob *opts);
 
 /* Prints the diagnostics of a Megatron-LM command line to stderr, prefixed

@@ -555,7 +555,7 @@ int ptsim_sweep_main(int argc, char **argv) {
        "Virtual stages for the interleaved schedule (default: every vp dividing each stage's "
        "layers, uneven first/last stages included as Megatron-LM allows)",
        "V[,V...]"},
-      {"recompute", 0, 0, G_OPTION_ARG_STRING, &o.recomputes, "none,selective,full (default all three)", "R[,R...]"},
+      {"recompute", 0, 0, G_OPTION_ARG_STRING, &o.recomputes, "none,selective,full,selective-op (default: none, selective, full)", "R[,R...]"},
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o.schedules, "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
       {"ep", 0, 0, G_OPTION_ARG_STRING, &o.eps,
        "Expert-parallel sizes of MoE models (default: every ep dividing the experts and the GPUs "

@@ -148,8 +148,15 @@ typedef struct {
 
 typedef enum {
   PTSIM_RECOMPUTE_NONE = 0,
-  PTSIM_RECOMPUTE_SELECTIVE = 1,
-  PTSIM_RECOMPUTE_FULL = 2
+  PTSIM_RECOMPUTE_SELECTIVE = 1, /* Megatron's --recompute-modules */
+  PTSIM_RECOMPUTE_FULL = 2,
+  /* PyTorch's per-op selective checkpointing as torchtitan applies it to
+   * each transformer block (selective_ac_option 'op'): the block's input,
+   * the outputs of every other matmul in call order (the 1st, 3rd, ...),
+   * of SDPA and of TP's reduce-scatters are kept; backward re-runs the
+   * rest of the block.  Needs PyTorch layers (torch_layers) and flash
+   * attention; dense models only (workload_torch.c, memory.c). */
+  PTSIM_RECOMPUTE_SELECTIVE_OP = 3
 } PtsimRecompute;
 
 typedef enum {
@@ -170,6 +177,19 @@ typedef enum {
   PTSIM_FP8_BLOCKWISE = 2,  /* 1x128 / 128x128 block scales (Hopper) */
   PTSIM_FP8_MXFP8 = 3       /* 32-element E8M0 scales (Blackwell only) */
 } PtsimFp8Recipe;
+
+/* Whose modules build a layer when transformer_engine is 0. */
+typedef enum {
+  PTSIM_TORCH_LAYERS_NONE = 0,     /* Megatron's local layers (fused QKV and fc1, fused kernels) */
+  /* PyTorch's own modules as torchtitan builds a Llama block (separate q,
+   * k, v and gate/up projections, SDPA), run eagerly: RoPE, SiLU and the
+   * SwiGLU product are kernels of their own, and autograd sums the
+   * gradients of the projections that share an input (workload_torch.c) */
+  PTSIM_TORCH_LAYERS_EAGER = 1,
+  /* the same under torch.compile (Inductor): norms and elementwise ops
+   * fused, priced as Megatron's fused kernels are */
+  PTSIM_TORCH_LAYERS_COMPILED = 2
+} PtsimTorchLayers;
 
 /* Megatron-LM's --recompute-modules (selective recomputation), as bits. */
 #define PTSIM_RECOMPUTE_CORE_ATTN 1 /* the attention core (s x s scores) */
@@ -248,6 +268,7 @@ typedef struct {
    * each norm is fused into the linear layer after it; 0: Megatron's local
    * layers (separate norms, unfused attention unless flash is asked for). */
   int transformer_engine;
+  PtsimTorchLayers torch_layers; /* with transformer_engine 0: PyTorch's modules (NONE: Megatron's) */
   PtsimRecompute recompute;
   PtsimRecomputeMethod recompute_method;
   int64_t recompute_num_layers; /* full recompute: layers per stage (0: all) */

@@ -154,6 +154,52 @@ static PTSIM_HD void build_saved_moe(Ctx *x) {
   x->n_saved_moe = n;
 }
 
+/* What torch's per-op checkpointing keeps of a layer (memory.c's
+ * op_saved_bytes, in forward order: the block input, the kept matmul
+ * outputs, SDPA's output and logsumexp, TP's reduce-scatter outputs),
+ * scaled to ptsim_memory_layer_op_saved_bytes; the rest of the layer's
+ * saved set comes and goes (rest_scale).  Nothing without per-op. */
+static PTSIM_HD void build_kept(Ctx *x) {
+  static const char *const names[PTSIM_TORCH_GEMMS] = {"wq_output", "wk_output", "wv_output",
+                                                       "wo_output", "w1_output", "w3_output",
+                                                       "w2_output"};
+  const PtsimModel *m = &x->job->model;
+  const PtsimLayout *l = &x->job->layout;
+  double t = (double)l->tp, T = x->tokens, h = (double)m->hidden_size;
+  double q = (double)(m->num_attention_heads * x->plan->head_dim);
+  double kv = (double)(m->num_query_groups * x->plan->head_dim), f = (double)m->ffn_hidden_size;
+  double out[PTSIM_TORCH_GEMMS], sum = 0.0, full = 0.0, target;
+  int32_t i, n = 0;
+  Tensor *s = x->kept;
+  x->n_kept = 0;
+  x->rest_scale = 1.0;
+  if (l->recompute != PTSIM_RECOMPUTE_SELECTIVE_OP) return;
+  out[PTSIM_TORCH_WQ] = T * q / t;
+  out[PTSIM_TORCH_WK] = out[PTSIM_TORCH_WV] = T * kv / t;
+  out[PTSIM_TORCH_WO] = out[PTSIM_TORCH_W2] = T * h;
+  out[PTSIM_TORCH_W1] = out[PTSIM_TORCH_W3] = T * f / t;
+  s[n].name = "layer_input"; s[n++].bytes = x->layer_input_bytes;
+  for (i = 0; i < PTSIM_TORCH_GEMMS; i++) {
+    if (!ptsim_plan_torch_gemm_saved(m, i)) continue;
+    s[n].name = names[i]; s[n++].bytes = ELEM * out[i];
+    if (i == PTSIM_TORCH_WV) {
+      s[n].name = "attention_output"; s[n++].bytes = ELEM * T * q / t;
+      s[n].name = "attention_logsumexp";
+      s[n++].bytes = 4.0 * (double)l->mbs * (double)(m->num_attention_heads / l->tp) *
+                     ((double)l->seq / (double)l->cp);
+    }
+  }
+  if (l->tp > 1 && l->sp) {
+    s[n].name = "reduce_scatter_outputs"; s[n++].bytes = 2.0 * ELEM * T * h / t;
+  }
+  for (i = 0; i < n; i++) sum += s[i].bytes;
+  target = ptsim_memory_layer_op_saved_bytes(x->plan);
+  for (i = 0; i < n; i++) s[i].bytes *= sum > 0.0 ? target / sum : 1.0;
+  for (i = 0; i < x->n_saved; i++) full += x->saved[i].bytes;
+  x->rest_scale = full > target ? (full - target) / full : 0.0;
+  x->n_kept = n;
+}
+
 /* The saved set of layer `layer` of model chunk `chunk`. */
 static PTSIM_HD const Tensor *saved_of(const Ctx *x, int32_t chunk, int32_t layer, int32_t *n) {
   int64_t first, count;
@@ -323,9 +369,11 @@ static PTSIM_HD void moe_transients(Ctx *x) {
 /* Megatron's full recompute of a chunk's layer: uniform recomputes every
  * layer and checkpoints the input of each group of n (recompute_num_layers)
  * layers; block recomputes (checkpointing each input of) the first n
- * layers and stores the rest in full.  n = 0: every layer, one each. */
+ * layers and stores the rest in full.  n = 0: every layer, one each.
+ * torch's per-op checkpointing recomputes every layer, keeping x->kept. */
 static PTSIM_HD int recomputed(const Ctx *x, int32_t layer) {
   const PtsimLayout *l = &x->job->layout;
+  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP) return 1; /* every layer, per op */
   if (l->recompute != PTSIM_RECOMPUTE_FULL) return 0;
   if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK && l->recompute_num_layers > 0)
     return layer < l->recompute_num_layers;
@@ -437,15 +485,19 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     const Tensor *set = saved_of(x, chunk, layer, &n);
     if (x->gathered) ptsim_lifetimes_unit_enter(x, chunk, layer + 1, 1);
     if (recomputed(x, layer)) {
-      /* Only the checkpointed input stays; the working set comes and goes. */
+      /* Only what the checkpoint keeps stays (its input; per op x->kept);
+       * the rest of the working set comes and goes. */
       int32_t tmp[MAX_LAYER_TENSORS];
-      hs[k++] = keeps_input(x, layer) ? take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE)
-                                      : -1;
-      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
+      if (x->n_kept > 0)
+        for (i = 0; i < x->n_kept; i++)
+          hs[k + i] = take(x, x->kept[i].name, x->kept[i].bytes, STREAM_COMPUTE);
+      else if (keeps_input(x, layer))
+        hs[k] = take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE);
+      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
       layer_transients(x);
       if (set == x->saved_moe) moe_transients(x);
       for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
-      k += MAX_LAYER_TENSORS - 1;
+      k += MAX_LAYER_TENSORS;
     } else {
       for (i = 0; i < n; i++) {
         hs[k + i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
@@ -513,8 +565,8 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
     int32_t tmp[MAX_LAYER_TENSORS], n;
     const Tensor *set = saved_of(x, chunk, layer, &n);
-    if (recomputed(x, layer)) /* re-materialise the layer */
-      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
+    if (recomputed(x, layer)) /* re-materialise the layer (beyond what per op kept) */
+      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
     grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     layer_transients(x);
@@ -800,6 +852,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   build_saved(&x);
   x.n_saved_moe = 0;
   if (job->model.num_experts > 0) build_saved_moe(&x);
+  build_kept(&x);
   at_start(&x);
   note_peak(&x);
   sample(&x, timeline);

@@ -39,6 +39,13 @@ typedef struct {
   PtsimLifetimesTensor saved_moe[PTSIM_LIFETIMES_LAYER_TENSORS]; /* an MoE layer's
                                                                      (mixture-of-experts models) */
   int32_t n_saved_moe;
+  /* A recomputed layer: what its checkpoint keeps under torch's per-op
+   * policy (PTSIM_RECOMPUTE_SELECTIVE_OP; full recompute keeps the input
+   * alone), and the share of its saved set that comes and goes as it is
+   * computed and recomputed (1; the rest beyond the kept set under per-op) */
+  PtsimLifetimesTensor kept[PTSIM_LIFETIMES_LAYER_TENSORS];
+  int32_t n_kept;
+  double rest_scale;
   double layer_input_bytes, tokens, tokens_sp, logits_elems;
   PtsimStageAlloc *out;
   int32_t step, item, kind, microbatch, chunk;

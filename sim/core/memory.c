@@ -150,8 +150,13 @@ static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int m
   int drop_norms = (modules & PTSIM_RECOMPUTE_LAYERNORM) != 0 && !l->transformer_engine;
   /* FP8 (Transformer Engine): a linear layer saves its input quantized,
    * 1 B per element, for its weight gradient (TE docs, features/
-   * low_precision_training/performance_considerations.rst, "Memory usage"). */
-  double in_bytes = l->precision == PTSIM_PRECISION_FP8 && plan->job.hw.peak_fp8_flops > 0.0 ? 1.0 : 2.0;
+   * low_precision_training/performance_considerations.rst, "Memory usage");
+   * torchao's float8 linears (PyTorch layers) save the bf16 input and cast
+   * it again in backward. */
+  double in_bytes = l->precision == PTSIM_PRECISION_FP8 && plan->job.hw.peak_fp8_flops > 0.0 &&
+                            l->torch_layers == PTSIM_TORCH_LAYERS_NONE
+                        ? 1.0
+                        : 2.0;
   int fp8 = in_bytes < 2.0;
 
   /* An MoE layer's pre-MLP norm is a module of its own (not fused into a
@@ -210,6 +215,41 @@ static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int m
   return replicated / replicated_div + split / t;
 }
 
+/* What torch's per-op checkpointing keeps of one layer (README, "Per-op
+ * selective checkpointing"); T = b s / c tokens:
+ *   the block's input, the checkpoint's own     2 T h   (/ t with SP)
+ *   the matmul outputs its policy keeps
+ *   (ptsim_plan_torch_gemm_saved), bf16: wq 2 T q / t, wv 2 T kv / t,
+ *   w1 2 T f / t, and the row-parallel w2's partial sum 2 T h, whole
+ *   SDPA's output and fp32 logsumexp           2 T q / t + 4 b (a / t) s
+ *   with TP and SP, the outputs of the two
+ *   reduce-scatters (on the policy's list)     2 x 2 T h / t
+ * A float8 linear's matmul output is bf16 too; its scales are scalars. */
+static PTSIM_HD double op_saved_bytes(const PtsimPlan *plan) {
+  const PtsimModel *m = &plan->job.model;
+  const PtsimLayout *l = &plan->job.layout;
+  double s = (double)l->seq / (double)l->cp, b = (double)l->mbs, T = s * b;
+  double h = (double)m->hidden_size, t = (double)l->tp, d = (double)plan->head_dim;
+  double a = (double)m->num_attention_heads, q = a * d, kv = (double)m->num_query_groups * d;
+  double f = (double)m->ffn_hidden_size;
+  /* output elements of each matmul (PtsimTorchGemm order) */
+  double out[PTSIM_TORCH_GEMMS];
+  double bytes = 2.0 * T * h / (l->sp ? t : 1.0) + 2.0 * T * q / t + 4.0 * b * (a / t) * s;
+  int32_t g;
+  out[PTSIM_TORCH_WQ] = T * q / t;
+  out[PTSIM_TORCH_WK] = out[PTSIM_TORCH_WV] = T * kv / t;
+  out[PTSIM_TORCH_WO] = out[PTSIM_TORCH_W2] = T * h;
+  out[PTSIM_TORCH_W1] = out[PTSIM_TORCH_W3] = T * f / t;
+  for (g = 0; g < PTSIM_TORCH_GEMMS; g++)
+    if (ptsim_plan_torch_gemm_saved(m, g)) bytes += 2.0 * out[g];
+  if (l->tp > 1 && l->sp) bytes += 2.0 * 2.0 * T * h / t;
+  return bytes;
+}
+
+PTSIM_HD double ptsim_memory_layer_op_saved_bytes(const PtsimPlan *plan) {
+  return op_saved_bytes(plan);
+}
+
 PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan, int keep_scores) {
   return layer_bytes(plan, keep_scores, 0, 1.0);
 }
@@ -236,6 +276,13 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
   if (moe > 0) {
     full_layer = ((double)(ls - moe) * dense_layer + (double)moe * moe_layer) / (double)ls;
     working = moe < ls && dense_layer > moe_layer ? dense_layer : moe_layer;
+  }
+  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP) {
+    /* torch's per-op checkpointing (dense layers only): every layer keeps
+     * its kept set; the one being recomputed in backward its whole working
+     * set again. */
+    double kept = op_saved_bytes(plan);
+    return (double)ls * kept * inflight + (dense_layer - kept);
   }
   if (l->recompute != PTSIM_RECOMPUTE_FULL) {
     /* none / selective: every layer saves its working set. */
@@ -373,7 +420,8 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
       st->optimizer_bytes =
           optimizer_bytes * (st->parameters - plan->stage_expert_parameters[i]) +
           expert_optimizer_bytes * plan->stage_expert_parameters[i];
-    st->activation_bytes_per_layer = full_layer;
+    st->activation_bytes_per_layer =
+        l->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP ? op_saved_bytes(plan) : full_layer;
     st->inflight_microbatches = inflight;
     st->embedding_dropout_bytes = 0.0;
     st->input_ids_bytes = 0.0;

@@ -39,7 +39,8 @@ typedef struct {
                                        * microbatches (includes the
                                        * embedding dropout mask on stage 0) */
   double activation_bytes_per_layer;  /* one (dense) layer, one microbatch,
-                                       * stored in full (no full recompute) */
+                                       * stored in full (no full recompute;
+                                       * per-op checkpointing: its kept set) */
   double embedding_dropout_bytes;     /* stage 0, hidden dropout > 0: 1-byte
                                        * mask of the embedding output, all
                                        * in-flight microbatches (part of
@@ -80,6 +81,12 @@ typedef struct {
  * layernorm: the norm outputs of Megatron's local layers). */
 PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
                                                     int keep_scores);
+
+/* Bytes torch's per-op selective checkpointing (PTSIM_RECOMPUTE_SELECTIVE_OP)
+ * keeps of one dense layer for one microbatch on one GPU: the block's
+ * input, the outputs of the matmuls its policy keeps, SDPA's output and
+ * logsumexp, TP's reduce-scatter outputs (memory.c). */
+PTSIM_HD double ptsim_memory_layer_op_saved_bytes(const PtsimPlan *plan);
 
 /* The same for one MoE layer of a mixture-of-experts model, at the plan's
  * expert load (its experts' rows scale with it). */

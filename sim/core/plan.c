@@ -11,6 +11,7 @@
  *    column-wise copy, each with one E8M0 scale per 32 values.  (TE docs,
  *    features/low_precision_training/performance_considerations.rst,
  *    "Memory usage"; norms, biases, embedding and LM head stay bf16.)
+ *    PyTorch layers (torchao's float8 linears) cache no fp8 copy.
  *  - Master weights under --use-precision-aware-optimizer: TE's FusedAdam
  *    stores fp32 masters of bf16 weights as 16-bit remainders
  *    (store_param_remainders, Megatron optimizer_config.py; it owns the
@@ -91,6 +92,15 @@ PTSIM_HD int ptsim_plan_has_learned_positions(const PtsimModel *model) {
 PTSIM_HD int64_t ptsim_plan_head_dim(const PtsimModel *model) {
   if (model->kv_channels > 0) return model->kv_channels;
   return model->num_attention_heads > 0 ? model->hidden_size / model->num_attention_heads : 0;
+}
+
+PTSIM_HD int ptsim_plan_torch_gemm_saved(const PtsimModel *model, int32_t gemm) {
+  int swiglu = model->activation == PTSIM_ACTIVATION_SWIGLU;
+  int32_t call; /* 1-based position among the block's matmuls */
+  if (model->bias || gemm < 0 || gemm >= PTSIM_TORCH_GEMMS || (gemm == PTSIM_TORCH_W3 && !swiglu))
+    return 0;
+  call = gemm + 1 - (gemm == PTSIM_TORCH_W2 && !swiglu ? 1 : 0);
+  return call % 2 == 1;
 }
 
 /* Weight-matrix parameters of one transformer layer on one TP rank: QKV
@@ -283,7 +293,9 @@ static PTSIM_HD double plan_stage_weight_bytes(const PtsimPlan *plan, int64_t st
                         plan_layer_matrices(&plan->job.model, l->tp) +
                     (double)moe * moe_matrices;
   double fp8_copies = l->fp8_recipe == PTSIM_FP8_MXFP8 ? 2.0 * (1.0 + 1.0 / 32.0) : 2.0;
-  if (l->precision != PTSIM_PRECISION_FP8 || plan->job.hw.peak_fp8_flops <= 0.0) return bytes;
+  if (l->precision != PTSIM_PRECISION_FP8 || plan->job.hw.peak_fp8_flops <= 0.0 ||
+      l->torch_layers != PTSIM_TORCH_LAYERS_NONE) /* torchao casts each use: no cached copies */
+    return bytes;
   /* --fp8-param-gather: the bf16 copy of these matrices is gone. */
   return bytes + matrices * (fp8_copies - (l->fp8_param_gather ? 2.0 : 0.0));
 }

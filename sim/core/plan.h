@@ -195,6 +195,28 @@ PTSIM_HD int ptsim_plan_has_learned_positions(const PtsimModel *model);
 /* The head dimension d: kv_channels, or hidden / heads. */
 PTSIM_HD int64_t ptsim_plan_head_dim(const PtsimModel *model);
 
+/* The matmuls of a layer built from PyTorch's modules (torch_layers), in
+ * the order the layer calls them: the q, k and v projections, the output
+ * projection, then the MLP's w1 (gate), w3 (up; SwiGLU only) and w2. */
+typedef enum {
+  PTSIM_TORCH_WQ = 0,
+  PTSIM_TORCH_WK,
+  PTSIM_TORCH_WV,
+  PTSIM_TORCH_WO,
+  PTSIM_TORCH_W1,
+  PTSIM_TORCH_W3,
+  PTSIM_TORCH_W2,
+  PTSIM_TORCH_GEMMS
+} PtsimTorchGemm;
+
+/* 1 when torch's per-op checkpointing (PTSIM_RECOMPUTE_SELECTIVE_OP) keeps
+ * the output of matmul `gemm` (PtsimTorchGemm): its policy counts the
+ * block's aten.mm calls and keeps every other one, the 1st, 3rd, ... --
+ * wq, wv, w1 and w2 of a SwiGLU block, wq, wv and w1 of a GELU one (no
+ * w3).  A projection with a bias runs aten.addmm, which the policy
+ * neither counts nor keeps.  0 for a w3 the model does not have. */
+PTSIM_HD int ptsim_plan_torch_gemm_saved(const PtsimModel *model, int32_t gemm);
+
 /* Parameters of one transformer layer held by one TP rank (t = tp); for
  * an MoE model, one of its dense layers. */
 PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp);

@@ -70,7 +70,8 @@ PTSIM_HD void ptsim_work_add(PtsimWork *acc, const PtsimWork *w, double times) {
  * norm, whose kernel (TE pytorch/csrc/extensions/normalization.cpp)
  * writes fp8 itself under delayed scaling, writes bf16 and its amax under
  * current scaling (a cast without the amax pass follows), and writes bf16
- * for the block-scaled recipes (a plain cast follows).  Weights are cast
+ * for the block-scaled recipes (a plain cast follows); INPUT_QUANTIZED:
+ * another GEMM's cast of the same input serves this one.  Weights are cast
  * once per step and cached across microbatches: not counted.  `groups`
  * GEMMs of this shape (an MoE layer's local experts: one grouped kernel
  * with --moe-grouped-gemm, else one GEMM each) cast `groups` times the
@@ -94,9 +95,9 @@ static PTSIM_HD void gemm_groups(const PtsimWorkCtx *x, PtsimWork *w, PtsimPreci
   if (precision == PTSIM_PRECISION_FP8 && ptsim_work_in_fp8(x)) {
     PtsimFp8Recipe recipe = x->job->layout.fp8_recipe;
     double cast = ELEM + 2.0, amax = recipe == PTSIM_FP8_TENSORWISE ? ELEM : 0.0;
-    if (input_cast)
+    if (input_cast == INPUT_CAST)
       w->forward_s += ptsim_cost_memory_bound_s(hw, (cast + amax) * g * (double)m * (double)k);
-    else if (recipe != PTSIM_FP8_DELAYED)
+    else if (input_cast == INPUT_QUANTIZED_BY_NORM && recipe != PTSIM_FP8_DELAYED)
       w->forward_s += ptsim_cost_memory_bound_s(hw, cast * g * (double)m * (double)k);
     w->backward_input_s += ptsim_cost_memory_bound_s(hw, (cast + amax) * g * (double)m * (double)n);
   }
@@ -702,7 +703,10 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   for (s = 0; s < l->pp * plan->num_chunks && s < PTSIM_MAX_MOE_VSTAGES; s++)
     out->vstage_moe_layers[s] = plan->vstage_moe_layers[s];
   out->expert_load = expert_load;
-  build_layer(&x, &out->layer);
+  if (l->torch_layers != PTSIM_TORCH_LAYERS_NONE) /* PyTorch's modules */
+    ptsim_work_torch_layer(&x, &out->layer);
+  else
+    build_layer(&x, &out->layer);
   build_embedding(&x, &out->embedding);
   build_head(&x, &out->head);
   work_zero(&out->moe_layer);

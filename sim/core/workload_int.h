@@ -1,8 +1,9 @@
 /* workload_int.h — what workload.c (the dense layer, embedding, head, the
  * once-per-step work), workload_moe.c (the MoE layer, multi-latent
- * attention, multi-token prediction) and workload_shard.c (ZeRO-2/3's
- * units) share: the context the op builders read and the builders
- * themselves.  Private to those three files; the contract is workload.h.
+ * attention, multi-token prediction), workload_torch.c (the dense layer of
+ * PyTorch's modules) and workload_shard.c (ZeRO-2/3's units) share: the
+ * context the op builders read and the builders themselves.  Private to
+ * those four files; the contract is workload.h.
  *
  * Every builder adds one op's forward and backward to a PtsimWork: GEMMs
  * as forward + dgrad (B) + wgrad (W), memory-bound ops as forward + twice
@@ -37,9 +38,11 @@ typedef struct {
 } PtsimWorkCtx;
 
 /* Whether an FP8 GEMM's input has a cast kernel of its own (input_cast):
- * yes, or it comes quantized from the norm fused into TE's LayerNormLinear. */
+ * yes, or it comes quantized from the norm fused into TE's LayerNormLinear,
+ * or another GEMM's cast of the same input serves it (PyTorch layers). */
 #define INPUT_CAST 1
 #define INPUT_QUANTIZED_BY_NORM 0
+#define INPUT_QUANTIZED 2
 
 PTSIM_HD void ptsim_work_zero(PtsimWork *w);
 PTSIM_HD void ptsim_work_add(PtsimWork *acc, const PtsimWork *w, double times);
@@ -106,6 +109,12 @@ PTSIM_HD void ptsim_work_unit_waits(const PtsimWorkload *w, int64_t stage, int64
 PTSIM_HD void ptsim_work_sharded_step_comm(const PtsimWorkCtx *x, const PtsimWorkload *w,
                                            int64_t stage, double dense, double experts,
                                            double *sync_s, double *gather_s);
+
+/* ---- workload_torch.c ---- */
+
+/* A dense layer built from PyTorch's modules (torch_layers): its ops,
+ * their backward and torch's per-op or full recomputation, into w. */
+PTSIM_HD void ptsim_work_torch_layer(const PtsimWorkCtx *x, PtsimWork *w);
 
 /* ---- workload_moe.c ---- */
 

@@ -31,6 +31,7 @@
 #include "../core/workload.c"
 #include "../core/workload_moe.c"
 #include "../core/workload_shard.c"
+#include "../core/workload_torch.c"
 #include "../core/engine.c"
 #include "../core/engine_period.c"
 #include "../core/engine_recur.c"

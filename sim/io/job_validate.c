@@ -342,6 +342,36 @@ static gboolean validate_experts(PtsimJob *job, GError **error) {
   return TRUE;
 }
 
+/* PyTorch's layers replace Megatron's local ones (transformer_engine 0)
+ * in dense models; torch's per-op checkpointing needs them (its policy
+ * counts aten.mm calls, which Transformer Engine's GEMMs are not) and
+ * SDPA's fused attention, whose outputs it keeps. */
+static gboolean check_torch_layers(const PtsimJob *job, GError **error) {
+  const PtsimModel *m = &job->model;
+  const PtsimLayout *l = &job->layout;
+  int dense = m->num_experts == 0 && !m->multi_latent_attention && m->mtp_num_layers == 0;
+  if (l->torch_layers != PTSIM_TORCH_LAYERS_NONE && l->transformer_engine)
+    return invalid("layout: PyTorch layers (torch_layers) replace Megatron's local layers, not "
+                   "Transformer Engine's (transformer_engine must be 0)");
+  if (l->torch_layers != PTSIM_TORCH_LAYERS_NONE && !dense)
+    return invalid("--transformer-impl torch|torch-compile is modelled for dense models "
+                   "(torchtitan's llama3); model %s has experts, MLA or MTP layers",
+                   m->name[0] ? m->name : "(unnamed)");
+  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE && l->torch_layers != PTSIM_TORCH_LAYERS_NONE)
+    return invalid("--recompute selective is Megatron's --recompute-modules; PyTorch layers "
+                   "(--transformer-impl torch|torch-compile) checkpoint per op: use "
+                   "--recompute selective-op");
+  if (l->recompute != PTSIM_RECOMPUTE_SELECTIVE_OP) return TRUE;
+  if (l->torch_layers == PTSIM_TORCH_LAYERS_NONE)
+    return invalid("--recompute selective-op is PyTorch's per-op checkpointing (torchtitan's "
+                   "selective_ac_option 'op'), which counts aten.mm calls: it needs "
+                   "--transformer-impl torch or torch-compile");
+  if (!l->flash_attention)
+    return invalid("--recompute selective-op keeps the outputs of SDPA's fused attention "
+                   "kernels: it needs --attention flash");
+  return TRUE;
+}
+
 gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
   g_return_val_if_fail(job != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
@@ -367,12 +397,14 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
     return FALSE;
   if (l->sp < -1 || l->sp > 1)
     return invalid("--sp %d is out of range: expected -1 (auto), 0 or 1", l->sp);
-  if ((unsigned)l->recompute > PTSIM_RECOMPUTE_FULL ||
+  if ((unsigned)l->recompute > PTSIM_RECOMPUTE_SELECTIVE_OP ||
+      (unsigned)l->torch_layers > PTSIM_TORCH_LAYERS_COMPILED ||
       (unsigned)l->recompute_method > PTSIM_RECOMPUTE_METHOD_BLOCK ||
       (unsigned)l->precision > PTSIM_PRECISION_FP8 ||
       (unsigned)l->schedule > PTSIM_SCHEDULE_ZB_H1)
-    return invalid("layout: recompute/recompute method/precision/schedule out "
+    return invalid("layout: recompute/recompute method/layers/precision/schedule out "
                    "of range");
+  if (!check_torch_layers(job, error)) return FALSE;
   if (!(l->memory_threshold > 0 && l->memory_threshold <= 1))
     return invalid("--memory-threshold %g is out of range: expected a number "
                    "in (0, 1]", l->memory_threshold);

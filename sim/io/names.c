@@ -8,7 +8,7 @@ typedef struct {
   const char *allowed;
 } NameTable;
 
-static const char *const recompute_words[] = {"none", "selective", "full"};
+static const char *const recompute_words[] = {"none", "selective", "full", "selective-op"};
 static const char *const method_words[] = {"uniform", "block"};
 static const char *const precision_words[] = {"bf16", "fp16", "fp8"};
 static const char *const schedule_words[] = {"1f1b", "gpipe", "interleaved",
@@ -27,7 +27,7 @@ static const char *const module_words[] = {"core_attn", "mlp", "layernorm", "moe
                                            "moe", "shared_experts", "mla_up_proj"};
 
 static const NameTable tables[] = {
-    {recompute_words, 3, "none|selective|full"},
+    {recompute_words, 4, "none|selective|full|selective-op"},
     {method_words, 2, "uniform|block"},
     {precision_words, 3, "bf16|fp16|fp8"},
     {schedule_words, 4, "1f1b|gpipe|interleaved|zb-h1"},

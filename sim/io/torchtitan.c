@@ -2,8 +2,8 @@
  * semantics and the contract are in torchtitan.h, the schema in
  * torchtitan_schema.c.
  *
- * Order: schema (types trusted after it), model, degrees and world, batch,
- * pipeline, recompute, precision, then the fields ptsim does not model
+ * Order: schema (types trusted after it), model, layers, degrees and world,
+ * batch, pipeline, recompute, precision, then the fields ptsim does not model
  * (warnings) and the first reason it cannot model the config at all
  * (`unmodelled`).  Each step reads the entries it needs through the small
  * getters below, which return the default when a key is absent and give
@@ -147,6 +147,33 @@ static gboolean read_model(Reader *R) {
                  "[model] flavor = '%s' has no ptsim model; allowed: 8B, 8B_flex, 8B_varlen, "
                  "70B, 405B (torchtitan's llama3 flavors; debug flavors have no models/ file)",
                  flavor);
+}
+
+/* ---- layers ---- */
+
+/* PyTorch's own modules (no Transformer Engine): eager, or fused by
+ * torch.compile's Inductor when [compile] covers the model; attention is
+ * SDPA's flash / cuDNN kernels either way (workload_torch.c). */
+static gboolean read_layers(Reader *R) {
+  PtsimTorchtitan *o = R->out;
+  PtsimLayout *l = &o->layout;
+  const char *C = "compile";
+  const char *backend = get_str(R, C, "backend", "inductor");
+  o->compile = get_bool(R, C, "enable", FALSE) && list_has(R, C, "components", "model", TRUE);
+  l->transformer_engine = 0;
+  l->flash_attention = 1;
+  l->torch_layers = o->compile && strcmp(backend, "inductor") == 0 ? PTSIM_TORCH_LAYERS_COMPILED
+                                                                  : PTSIM_TORCH_LAYERS_EAGER;
+  if (o->compile && l->torch_layers == PTSIM_TORCH_LAYERS_EAGER)
+    warn(R, C, "backend", "'%s' does not generate fused kernels; ptsim prices the model's "
+         "kernels as eager PyTorch runs them", backend);
+  else if (o->compile)
+    warn(R, C, "enable", "torch.compile's Inductor fuses RoPE, the SwiGLU product and the "
+         "gradient sums into single passes, priced so (the norms are one fused kernel either "
+         "way); not modelled: a residual add fused into the next norm, the compilation time "
+         "of the first steps%s", list_has(R, C, "components", "loss", TRUE)
+         ? ", the compiled loss (ptsim prices Megatron's unfused cross entropy)" : "");
+  return TRUE;
 }
 
 /* ---- degrees, world, batch ---- */
@@ -414,12 +441,20 @@ static gboolean read_recompute(Reader *R) {
     unmodelled(R, A, "mode", "mode = 'memory_budget' lets the compiler pick what to save; "
                "ptsim models none, selective and full recomputation");
   } else if (strcmp(mode, "selective") == 0 && strcmp(option, "op") == 0) {
-    l->recompute = PTSIM_RECOMPUTE_SELECTIVE;
-    warn(R, A, "selective_ac_option",
-         "'op' saves the outputs of every other matmul and of attention and recomputes the rest "
-         "(norms, activations, half the matmuls); ptsim's selective recompute (Megatron's) keeps "
-         "every layer's working set and drops only attention scores, which flash attention never "
-         "keeps: it over-predicts activation memory and under-predicts the recompute time");
+    l->recompute = PTSIM_RECOMPUTE_SELECTIVE_OP; /* _op_sac_save_list, every other mm */
+    if (l->cp > 1)
+      warn(R, A, "selective_ac_option",
+           "'op' under context parallelism keeps the output and logsumexp of each ring step's "
+           "attention kernel; ptsim counts one attention output per layer");
+    const PtsimTomlEntry *fqns = entry(R, A, "per_op_sac_force_recompute_mm_shapes_by_fqns");
+    for (guint i = 0; fqns && i < fqns->value.items->len; i++)
+      if (strcmp(((PtsimTomlValue *)g_ptr_array_index(fqns->value.items, i))->string,
+                 "moe.router.gate") != 0) {
+        warn(R, A, "per_op_sac_force_recompute_mm_shapes_by_fqns",
+             "forced recomputation of matmuls by shape changes which outputs the policy keeps; "
+             "ptsim keeps every other matmul of the block (wq, wv, w1, w2)");
+        break;
+      }
   } else if (strcmp(mode, "selective") == 0) {
     /* torchtitan takes int(option): plain digits here, and 9 of them at most */
     gboolean digits = option[0] != '\0' && strspn(option, "0123456789") == strlen(option);
@@ -446,6 +481,51 @@ static gboolean read_recompute(Reader *R) {
     warn(R, A, "early_stop", "true stops recomputation early; ptsim recomputes the whole block");
   if (get_bool(R, A, "debug", FALSE))
     warn(R, A, "debug", "true captures AC debug information (slower); not modelled");
+  return TRUE;
+}
+
+/* [F] filter_fqns: ptsim keeps the output projection (the LM head) in bf16
+ * and every transformer-layer projection in fp8.  DEFAULT_OUTPUT: the
+ * list's default holds "output" (quantize.linear.mx). */
+static void filter_warning(const Reader *R, const char *F, gboolean default_output) {
+  gboolean output = list_has(R, F, "filter_fqns", "output", default_output);
+  const PtsimTomlEntry *e = entry(R, F, "filter_fqns");
+  if (!output)
+    warn(R, F, "filter_fqns", "the output projection is converted too (its name, 'output', is "
+         "not listed); ptsim prices the LM head's GEMMs in bf16");
+  if (e && e->value.items->len > (output ? 1u : 0u))
+    warn(R, F, "filter_fqns", "the listed layer modules stay in bf16; ptsim runs every "
+         "transformer-layer projection's GEMMs at the fp8 rate");
+}
+
+/* [quantize.linear.float8]: torchao's Float8Linear.  Without recipe_name
+ * it is the default Float8LinearConfig: dynamic tensorwise scaling, an amax
+ * pass before each cast (ptsim's tensorwise recipe); the rowwise recipes
+ * scale each row in the cast kernel (priced as ptsim's blockwise casts). */
+static gboolean read_float8(Reader *R) {
+  PtsimTorchtitan *o = R->out;
+  PtsimLayout *l = &o->layout;
+  const char *F = "quantize.linear.float8";
+  const char *recipe = get_str(R, F, "recipe_name", "");
+  o->fsdp_float8_all_gather = get_bool(R, F, "enable_fsdp_float8_all_gather", FALSE);
+  if (recipe[0] != '\0' && o->fsdp_float8_all_gather)
+    return invalid(R, F, "recipe_name", "[quantize.linear.float8] recipe_name = '%s' with "
+                   "enable_fsdp_float8_all_gather = true: torchtitan asserts they are not used "
+                   "together (the fp8 all-gather is tensorwise only)", recipe);
+  if (get_bool(R, F, "emulate", FALSE))
+    unmodelled(R, F, "emulate", "emulate = true runs float8 as bf16 math (a test mode)");
+  if (recipe[0] == '\0' || strcmp(recipe, "tensorwise") == 0) {
+    l->fp8_recipe = PTSIM_FP8_TENSORWISE;
+  } else {
+    l->fp8_recipe = PTSIM_FP8_BLOCKWISE;
+    warn(R, F, "recipe_name", "'%s' scales each row in its cast kernels, priced as ptsim's "
+         "blockwise casts%s", recipe, strcmp(recipe, "rowwise_with_gw_hp") == 0
+         ? "; its weight-gradient GEMMs run in bf16, which ptsim prices at the fp8 rate" : "");
+  }
+  if (!o->compile)
+    warn(R, "model", "converters", "eager float8 (no torch.compile) runs each amax and cast as "
+         "several unfused kernels; ptsim prices one amax pass and one cast each");
+  filter_warning(R, F, FALSE);
   return TRUE;
 }
 
@@ -482,24 +562,15 @@ static gboolean read_precision(Reader *R) {
   if (f8 && mx)
     return invalid(R, M, "converters", "quantize.linear.float8 and quantize.linear.mx both "
                    "convert the Linear layers; give one");
-  const char *F = "quantize.linear.float8";
   if (f8 || mx) l->precision = PTSIM_PRECISION_FP8;
-  if (f8) {
-    o->fsdp_float8_all_gather = get_bool(R, F, "enable_fsdp_float8_all_gather", FALSE);
-    if (get_bool(R, F, "emulate", FALSE))
-      unmodelled(R, F, "emulate", "emulate = true runs float8 as bf16 math (a test mode)");
-    const char *recipe = get_str(R, F, "recipe_name", "tensorwise");
-    if (strcmp(recipe, "tensorwise") != 0)
-      warn(R, F, "recipe_name", "'%s' scaling adds per-row scale kernels; ptsim prices the fp8 "
-           "GEMMs only", recipe);
-    if (entry(R, F, "filter_fqns") && entry(R, F, "filter_fqns")->value.items->len > 0)
-      warn(R, F, "filter_fqns", "the listed modules stay in bf16; ptsim runs every linear "
-           "layer's GEMMs at the fp8 rate");
+  if (f8 && !read_float8(R)) return FALSE;
+  if (mx) {
+    l->fp8_recipe = PTSIM_FP8_BLOCKWISE; /* scales computed by the cast kernel itself */
+    warn(R, M, "converters", "quantize.linear.mx: MXFP8 (32-element E8M0 block scales, "
+         "Blackwell sm_100) is priced as fp8 GEMMs whose casts compute their block scales "
+         "themselves (ptsim's blockwise recipe); MXFP8's own GEMM rate is not modelled");
+    filter_warning(R, "quantize.linear.mx", TRUE);
   }
-  if (mx)
-    warn(R, M, "converters", "quantize.linear.mx: MXFP8 (block-scaled, needs Blackwell sm_100) "
-         "is priced as fp8 GEMMs; the block-scale cast kernels (and [quantize.linear.mx] "
-         "filter_fqns, default ['output'], kept in bf16) are not modelled");
   return TRUE;
 }
 
@@ -509,11 +580,6 @@ static void read_the_rest(Reader *R) {
   PtsimTorchtitan *o = R->out;
   PtsimLayout *l = &o->layout;
   const char *P = "parallelism";
-  o->compile = get_bool(R, "compile", "enable", FALSE) &&
-               list_has(R, "compile", "components", "model", TRUE);
-  if (o->compile)
-    warn(R, "compile", "enable", "torch.compile fuses elementwise and norm kernels; ptsim prices "
-         "eager kernels, so it over-predicts their time");
   if (get_bool(R, P, "enable_async_tensor_parallel", FALSE)) {
     if (!o->compile || l->tp == 1)
       warn(R, P, "enable_async_tensor_parallel", "ignored by torchtitan without compile and tp > 1");
@@ -603,9 +669,9 @@ gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorcht
   tt.layout.sp = -1;                /* torchtitan's TP shards norms over the sequence */
   tt.layout.distributed_optimizer = 0;
   tt.layout.fp32_grad_accumulation = 1;
-  tt.layout.flash_attention = 1;    /* SDPA's flash / cuDNN kernels */
   Reader R = {toml, &tt, warnings, error, 0};
   gboolean ok = ptsim_torchtitan_check_schema(toml, error) && read_model(&R) &&
+                read_layers(&R) &&
                 read_degrees(&R, gpus) && read_batch(&R) && read_pipeline(&R) &&
                 read_recompute(&R) && read_precision(&R);
   if (ok) {

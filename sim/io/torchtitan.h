@@ -28,10 +28,19 @@
  *   mixed precision (bf16 compute, fp32 master weights) only through FSDP,
  *           or through autocast on one GPU or pure DDP; TP or PP without
  *           FSDP trains in float32
- *   activation_checkpoint: full -> full recompute; selective 'op' -> ptsim's
- *           selective recompute (approximate, warned); selective 'N' ->
- *           full recompute of every N-th layer (as a block of the same size)
- *   model.converters quantize.linear.float8 / .mx -> fp8 GEMMs
+ *   layers: PyTorch's modules (--transformer-impl torch: separate q/k/v and
+ *           gate/up projections, eager kernels, SDPA flash attention);
+ *           [compile] enable over the model with the inductor backend ->
+ *           torch-compile (norms and elementwise ops fused)
+ *   activation_checkpoint: full -> full recompute; selective 'op' -> torch's
+ *           per-op checkpointing (--recompute selective-op: the block input,
+ *           every other matmul's output, SDPA's and TP's reduce-scatters'
+ *           kept); selective 'N' -> full recompute of every N-th layer (as
+ *           a block of the same size)
+ *   model.converters quantize.linear.float8 -> fp8 GEMMs with the
+ *           tensorwise recipe (torchao's default dynamic scaling; rowwise
+ *           recipes -> blockwise, warned); quantize.linear.mx -> fp8 GEMMs
+ *           with the blockwise recipe (warned)
  *
  * What a field changes that ptsim does not model is a warning naming
  * FILE:LINE and the field; what ptsim cannot model at all yet is recorded in

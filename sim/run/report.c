@@ -410,7 +410,60 @@ static const char *overlap_words(const char *source) {
   if (g_strcmp0(source, "default") == 0)
     return "ptsim's default, as Megatron-LM's example launch scripts set them";
   if (g_strcmp0(source, "megatron-args") == 0) return "from the Megatron-LM command line";
+  if (g_strcmp0(source, "torchtitan") == 0) return "from the torchtitan config";
   return "as given";
+}
+
+/* How the data-parallel collectives meet the compute: ZeRO-2/3's per-unit
+ * collectives on their own stream (workload_shard.c, sharding.c), or
+ * Megatron's / DDP's bucketed gradient reduction overlapped with backward
+ * (grad-reduce on), or after it. */
+static const char *dp_overlap_word(const PtsimLayout *l) {
+  if (l->sharding != PTSIM_SHARDING_NONE) return "per-unit";
+  return l->overlap_grad_reduce ? "bucketed" : "after-backward";
+}
+
+/* The "overlap:" line's data-parallel part. */
+static char *dp_overlap_text(const PtsimLayout *l, const char *source) {
+  gboolean torchtitan = g_strcmp0(source, "torchtitan") == 0;
+  gboolean once = l->fsdp_impl == PTSIM_FSDP_TORCH && l->pp > 1;
+  if (l->sharding == PTSIM_SHARDING_PARAMS)
+    return g_strdup_printf(
+        "FSDP's per-unit all-gathers%s and %s on their own stream, exposed only where the "
+        "compute does not hide them",
+        l->fsdp_prefetch ? " (the next unit's prefetched)" : " (no prefetch)",
+        once ? "the gradients' reduction once after the last micro-batch (PP)"
+             : l->optimizer_instances > 1 ? "reduce-scatters (and the replicas' all-reduces)"
+                                          : "reduce-scatters");
+  if (l->sharding == PTSIM_SHARDING_GRADS)
+    return g_strdup_printf("ZeRO-2's per-unit reduce-scatters on their own stream, exposed only "
+                           "where the compute does not hide them, param-gather %s",
+                           l->overlap_param_gather ? "on" : "off");
+  if (torchtitan)
+    return g_strdup(l->overlap_grad_reduce ? "DDP's bucketed all-reduce overlapped with backward"
+                                           : "no data-parallel gradient reduction");
+  return g_strdup_printf("grad-reduce %s, param-gather %s", l->overlap_grad_reduce ? "on" : "off",
+                         l->overlap_param_gather ? "on" : "off");
+}
+
+/* The layers' implementation, for the "settings:" line. */
+static const char *layers_words(const PtsimLayout *l) {
+  if (l->transformer_engine) return "Transformer Engine layers";
+  switch (l->torch_layers) {
+  case PTSIM_TORCH_LAYERS_EAGER: return "PyTorch layers (torchtitan's modules, eager kernels)";
+  case PTSIM_TORCH_LAYERS_COMPILED:
+    return "PyTorch layers (torchtitan's modules, fused by torch.compile)";
+  default: return "local layers";
+  }
+}
+
+/* The same for JSON: transformer_engine | local | torch | torch-compile
+ * (--transformer-impl's words). */
+static const char *layers_word(const PtsimLayout *l) {
+  if (l->transformer_engine) return "transformer_engine";
+  return l->torch_layers == PTSIM_TORCH_LAYERS_EAGER      ? "torch"
+         : l->torch_layers == PTSIM_TORCH_LAYERS_COMPILED ? "torch-compile"
+                                                          : "local";
 }
 
 static const char *fp8_recipe_word(PtsimFp8Recipe r) {
@@ -420,14 +473,12 @@ static const char *fp8_recipe_word(PtsimFp8Recipe r) {
 
 void ptsim_report_text_settings(GString *out, const PtsimLayout *l, const PtsimModel *m,
                                 const char *overlap_source) {
-  g_string_append_printf(out, "overlap: grad-reduce %s, param-gather %s, tp-comm %s (%s)\n",
-                         l->overlap_grad_reduce ? "on" : "off",
-                         l->overlap_param_gather ? "on" : "off", l->tp_comm_overlap ? "on" : "off",
-                         overlap_words(overlap_source));
-  g_string_append_printf(out, "settings: %s attention, %s layers, %s main grads",
+  g_autofree char *dp = dp_overlap_text(l, overlap_source);
+  g_string_append_printf(out, "overlap: %s, tp-comm %s (%s)\n", dp,
+                         l->tp_comm_overlap ? "on" : "off", overlap_words(overlap_source));
+  g_string_append_printf(out, "settings: %s attention, %s, %s main grads",
                          l->flash_attention ? "flash" : "unfused (s x s scores kept)",
-                         l->transformer_engine ? "Transformer Engine" : "local",
-                         l->fp32_grad_accumulation ? "fp32" : "2-byte");
+                         layers_words(l), l->fp32_grad_accumulation ? "fp32" : "2-byte");
   if (!l->grad_accumulation_fusion) g_string_append(out, ", no gradient-accumulation fusion");
   if (l->cross_entropy_fusion) g_string_append(out, ", fused cross entropy");
   if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE) {
@@ -436,6 +487,9 @@ void ptsim_report_text_settings(GString *out, const PtsimLayout *l, const PtsimM
       if (l->recompute_modules & (1 << v))
         g_string_append_printf(out, " %s", ptsim_names_get(PTSIM_NAMES_RECOMPUTE_MODULE, v));
   }
+  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP)
+    g_string_append(out, ", per-op checkpointing (block input, every other matmul's output and "
+                         "attention kept)");
   if (l->precision == PTSIM_PRECISION_FP8)
     g_string_append_printf(out, ", fp8 recipe %s%s", fp8_recipe_word(l->fp8_recipe),
                            l->fp8_param_gather ? ", fp8 weights" : "");
@@ -471,12 +525,14 @@ void ptsim_report_json_settings(PtsimJson *json, const PtsimLayout *l, const Pts
   ptsim_json_bool(json, "overlap_param_gather", l->overlap_param_gather);
   ptsim_json_bool(json, "tp_comm_overlap", l->tp_comm_overlap);
   ptsim_json_string(json, "overlap_source", overlap_source ? overlap_source : "");
+  ptsim_json_string(json, "dp_overlap", dp_overlap_word(l));
   ptsim_json_bool(json, "tp_comm_overlap_ag", l->tp_comm_overlap_ag);
   ptsim_json_bool(json, "tp_comm_overlap_rs", l->tp_comm_overlap_rs);
   ptsim_json_bool(json, "tp_comm_bulk_dgrad", l->tp_comm_bulk_dgrad);
   ptsim_json_bool(json, "tp_comm_overlap_rs_dgrad", l->tp_comm_overlap_rs_dgrad);
   ptsim_json_bool(json, "flash_attention", l->flash_attention);
   ptsim_json_bool(json, "transformer_engine", l->transformer_engine);
+  ptsim_json_string(json, "layers", layers_word(l));
   ptsim_json_bool(json, "fp32_grad_accumulation", l->fp32_grad_accumulation);
   ptsim_json_bool(json, "gradient_accumulation_fusion", l->grad_accumulation_fusion);
   ptsim_json_bool(json, "cross_entropy_fusion", l->cross_entropy_fusion);

@@ -58,8 +58,12 @@ char *ptsim_report_date(int32_t yyyymmdd);
 
 /* The settings a prediction assumed beyond the layout's dimensions, and
  * where the overlap switches came from (OVERLAP_SOURCE: "default" -- ptsim's,
- * Megatron-LM's example launch scripts --, "megatron-args" or "flags").
- * Text: an "overlap:" line and a "settings:" line; JSON: "settings": {...}. */
+ * Megatron-LM's example launch scripts --, "megatron-args", "torchtitan" or
+ * "flags").  Text: an "overlap:" line (under ZeRO-2/3 what ptsim models of
+ * the per-unit collectives instead of Megatron's switches; DDP's buckets
+ * for a torchtitan config) and a "settings:" line; JSON: "settings":
+ * {...}, with "dp_overlap" (per-unit | bucketed | after-backward) and
+ * "layers" (--transformer-impl's word). */
 void ptsim_report_text_settings(GString *out, const PtsimLayout *l, const PtsimModel *m,
                                 const char *overlap_source);
 void ptsim_report_json_settings(PtsimJson *json, const PtsimLayout *l, const PtsimModel *m,

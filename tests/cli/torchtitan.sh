@@ -20,10 +20,25 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 check "DDP config predicts" run 0 predict --torchtitan "$data/llama3_8b_ddp.toml" --format json
 check "its layout is the config's" grep -q '"dp": 8' "$tmp/out"
 check "compile is warned at its line" grep -q 'llama3_8b_ddp.toml:43: \[compile\] enable' "$tmp/err"
+check "  fused by torch.compile" grep -q '"layers": "torch-compile"' "$tmp/out"
 check "flags still override the config" run 0 memory --torchtitan "$data/llama3_8b_ddp.toml" --gbs 64 --format json
 check "gbs overridden" grep -q '"gbs": 64' "$tmp/out"
 check "FSDP predicts" run 0 predict --torchtitan "$data/llama3_8b_fsdp.toml" --gpus 8 --format json
 check "as FSDP2 over 8 ranks" grep -q '"sharding": "fsdp"' "$tmp/out"
+check "as PyTorch's eager layers with per-op checkpointing" grep -q '"layers": "torch"' "$tmp/out"
+check "  recompute selective-op" grep -q '"recompute": "selective-op"' "$tmp/out"
+check "  FSDP's per-unit collectives, from the config" python3 - "$tmp/out" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["settings"]
+assert s["dp_overlap"] == "per-unit" and s["overlap_source"] == "torchtitan", s
+PY
+check "its text says so" run 0 predict --torchtitan "$data/llama3_8b_fsdp.toml" --gpus 8
+check "  layers" grep -q '^settings: flash attention, PyTorch layers (torchtitan.s modules, eager kernels)' "$tmp/out"
+check "  overlap" grep -q "^overlap: FSDP's per-unit all-gathers (the next unit's prefetched) and reduce-scatters on their own stream.*(from the torchtitan config)" "$tmp/out"
+check "  nothing claimed of Megatron's scripts" bash -c "! grep -q 'Megatron-LM.s example launch scripts' '$tmp/out'"
+check "native selective-op needs PyTorch layers" run 2 memory --recompute selective-op
+check "  and says which" grep -q 'needs --transformer-impl torch or torch-compile' "$tmp/err"
+check "native selective-op with them" run 0 memory --recompute selective-op --transformer-impl torch
 check "HSDP predicts" run 0 predict --torchtitan "$data/llama3_8b_hsdp_cp.toml"
 check "its shard group and replicas" grep -q 'sharding: hsdp (torch; shard group 8 ranks x 2 replicas)' "$tmp/out"
 printf '[model]\nflavor = "8B"\n[parallelism]\ndata_parallel_shard_degree = 1\ntensor_parallel_degree = 2\n' >"$tmp/tp.toml"
