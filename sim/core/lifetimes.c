@@ -233,10 +233,17 @@ static PTSIM_HD int32_t state_parts(const PtsimPlan *plan, int64_t stage, double
   return experts > 0.0 ? 2 : 1;
 }
 
-static PTSIM_HD int32_t bucket_count(const PtsimPlan *plan, int64_t stage) {
+static PTSIM_HD int64_t bucket_count(const PtsimPlan *plan, int64_t stage) {
   double params[2], shards[2];
-  int32_t parts = state_parts(plan, stage, params, shards), p, n = 0;
-  for (p = 0; p < parts; p++) n += (int32_t)(params[p] / bucket_params(&plan->job)) + 1;
+  int32_t parts = state_parts(plan, stage, params, shards), p;
+  int64_t n = 0;
+  /* Each part's count is clamped before the cast (a 2^60-parameter stage
+   * has 2^35 buckets, past int32): a count that large makes the scratch
+   * refuse the layout. */
+  for (p = 0; p < parts; p++) {
+    double k = params[p] / bucket_params(&plan->job);
+    n += (k < 1099511627776.0 ? (int64_t)k : (int64_t)1 << 40) + 1;
+  }
   return n;
 }
 
@@ -262,12 +269,19 @@ PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t st
   int64_t inflight = job->layout.schedule == PTSIM_SCHEDULE_GPIPE
                          ? m * v
                          : (m * v < 2 * job->layout.pp * v + 2 ? m * v : 2 * job->layout.pp * v + 2);
-  int64_t live = layers * 6 + 5 * buckets + 16 + inflight * per_slot;
-  int64_t blocks;
-  if (plan->zero_stage >= 2) live += 6 * (layers + 2) + 8; /* shards, gathered units, buffers */
-  blocks = 3 * live + 4096;
-  return blocks * (int64_t)sizeof(PtsimAllocBlock) +
-         handle_bytes(m * v * per_slot + ptsim_lifetimes_unit_slots(plan, stage), buckets);
+  /* In double, saturated: an absurd layout (2^30 layers, 2^35 buckets) gets
+   * a size past any limit instead of an int64 overflow.  Every size a
+   * replay can have is far below 2^53, where double is exact. */
+  double live = (double)layers * 6.0 + 5.0 * (double)buckets + 16.0 +
+                (double)inflight * (double)per_slot;
+  double bytes;
+  /* ZeRO-2/3: shards, gathered units, buffers */
+  if (plan->zero_stage >= 2) live += 6.0 * ((double)layers + 2.0) + 8.0;
+  bytes = (3.0 * live + 4096.0) * (double)sizeof(PtsimAllocBlock) +
+          ((double)m * (double)v * (double)per_slot +
+           (double)ptsim_lifetimes_unit_slots(plan, stage) + (double)buckets) *
+              (double)sizeof(int32_t);
+  return bytes < 4e18 ? (int64_t)bytes : (int64_t)4e18;
 }
 
 /* One allocation; on the first failure the OOM is recorded and the replay
@@ -276,7 +290,9 @@ static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t str
   int32_t h;
   int i;
   if (x->failed || bytes <= 0.0) return -1;
-  h = ptsim_alloc_malloc(&x->alloc, (int64_t)bytes, stream);
+  /* past any GPU (and past int64: the cast would be undefined) it is out
+   * of memory, as the allocator would say */
+  h = bytes < 4e18 ? ptsim_alloc_malloc(&x->alloc, (int64_t)bytes, stream) : PTSIM_ALLOC_ERR_OOM;
   if (h >= 0) return h;
   x->failed = h == PTSIM_ALLOC_ERR_OOM ? 1 : 2;
   if (h == PTSIM_ALLOC_ERR_OOM && x->out->fits) {
@@ -814,7 +830,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.kind = PTSIM_LIFETIMES_AT_SETUP;
   x.microbatch = -1;
   x.chunk = -1;
-  x.buckets = bucket_count(plan, stage);
+  x.buckets = (int32_t)bucket_count(plan, stage); /* small: the scratch is `need` */
   x.attention_buffer = -1;
   x.reserved_best = 0.0;
   result_init(out, job);
