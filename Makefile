@@ -4,8 +4,14 @@
 BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# `make fuzz`: every libFuzzer target of tests/fuzz for FUZZ_SECONDS each
+# (FUZZ_TARGETS: a subset, e.g. "model_ini run_csv"), built with clang,
+# ASan and UBSan into FUZZ_BUILD.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
 
-.PHONY: all setup build run test bench calibrate validate-report gallery clean
+.PHONY: all setup build run test bench calibrate validate-report gallery clean fuzz
 
 all: build
 
@@ -32,6 +38,13 @@ calibrate: build
 
 validate-report: build
 	bash validate/make_report.sh $(BUILD)/ptsim
+
+fuzz:
+	@bash .ci/setup fuzz
+	@test -f $(FUZZ_BUILD)/CMakeCache.txt || CC=clang cmake -S . -B $(FUZZ_BUILD) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTSIM_FUZZ=ON -DPTSIM_CUDA=OFF
+	cmake --build $(FUZZ_BUILD) --target fuzzers -j $(JOBS)
+	bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 gallery: build
 	bash plots/gallery/make.sh $(BUILD)/ptsim

@@ -4,10 +4,11 @@
  * plot_alloc.c, plot_sweep.c, plot_heatmap.c, plot_pareto.c and
  * plot_validation.c.
  *
- * Each writer builds the .tsv and the .gp in memory, writes both with
- * g_file_set_contents (atomic: no half-written file is left), and then runs
- * gnuplot in the figure's folder so that every name in the script is
- * relative.  Numbers go through g_ascii_formatd: the files read the same
+ * Each writer builds the .tsv and the .gp in memory, writes both through
+ * the output policy (output.h: no half-written file, no input or device
+ * replaced), and then runs gnuplot in the figure's folder so that every
+ * name in the script is relative; the figure goes to a temporary and
+ * replaces the old one only when gnuplot succeeded.  Numbers go through g_ascii_formatd: the files read the same
  * under any locale.
  *
  * Palette (CIE L* in brackets, so the grayscale order is known; hues from
@@ -25,12 +26,16 @@
  *   series (hardware, sources, stages) — Okabe-Ito, each with its own point
  *   and dash type. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <glib/gstdio.h>
 #include "job_validate.h"
 #include "names.h"
+#include "numbers.h"
+#include "output.h"
 #include "plot.h"
 #include "plot_int.h"
 
@@ -132,14 +137,29 @@ void ptsim_plot_size_default(PtsimPlotSize *size) {
   size->height_cm = 0.0;
 }
 
-/* A non-negative number at *p (C locale); advances *p.  FALSE when none. */
-static gboolean read_number(const char **p, double *out) {
-  char *end = NULL;
-  double v = g_ascii_strtod(*p, &end);
-  if (end == *p || !isfinite(v) || v < 0) return FALSE;
-  *out = v;
-  *p = end;
+/* TEXT ending in one of UNITS (case-insensitive), the rest into *number
+ * (transfer full) and the unit's index into *unit; a text without a unit
+ * is unit -1 when NO_UNIT is TRUE.  FALSE when no unit fits. */
+static gboolean split_unit(const char *text, const char *const *units, gboolean no_unit,
+                           char **number, int *unit) {
+  gsize n = strlen(text);
+  for (int u = 0; units[u]; u++) {
+    gsize k = strlen(units[u]);
+    if (n >= k && g_ascii_strcasecmp(text + n - k, units[u]) == 0) {
+      *number = g_strndup(text, n - k);
+      *unit = u;
+      return TRUE;
+    }
+  }
+  if (!no_unit) return FALSE;
+  *number = g_strdup(text);
+  *unit = -1;
   return TRUE;
+}
+
+/* A number >= 0 through the strict parser (numbers.h). */
+static gboolean nonnegative(const char *text, double *out) {
+  return ptsim_number_parse_double(text, out) && *out >= 0;
 }
 
 gboolean ptsim_plot_size_parse(const char *text, PtsimPlotSize *out, GError **error) {
@@ -150,18 +170,22 @@ gboolean ptsim_plot_size_parse(const char *text, PtsimPlotSize *out, GError **er
     out->height_cm = 0.0;
     return TRUE;
   }
-  const char *p = text;
-  double w = 0, h = 0, per = 0;
-  gboolean ok = read_number(&p, &w);
-  if (ok && (*p == 'x' || *p == 'X')) {
-    p++;
-    ok = read_number(&p, &h);
+  static const char *const units[] = {"in", "cm", NULL};
+  static const double per_unit[] = {2.54, 1.0};
+  g_autofree char *number = NULL;
+  int unit = -1;
+  double w = 0, h = 0;
+  gboolean ok = split_unit(text, units, FALSE, &number, &unit);
+  if (ok) {
+    /* W or WxH; 'x' is no digit, sign or exponent, so it splits cleanly */
+    g_auto(GStrv) wh = g_strsplit_set(number, "xX", 3);
+    guint parts = g_strv_length(wh);
+    ok = (parts == 1 || parts == 2) && nonnegative(wh[0], &w) &&
+         (parts == 1 || nonnegative(wh[1], &h));
+    w *= per_unit[unit];
+    h *= per_unit[unit];
   }
-  if (ok && g_ascii_strcasecmp(p, "in") == 0) per = 2.54;
-  else if (ok && g_ascii_strcasecmp(p, "cm") == 0) per = 1.0;
-  w *= per;
-  h *= per;
-  if (!ok || per == 0 || w < 5.0 || w > 60.0 || h > 60.0 || (h > 0 && h < 3.0)) {
+  if (!ok || w < 5.0 || w > 60.0 || h > 60.0 || (h > 0 && h < 3.0)) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION,
                 "--size '%s': allowed are column (3.5 in), page (7 in) or WxH with a unit, "
                 "e.g. 3.5x2.5in or 12x8cm (width 5-60 cm, height 3-60 cm; the height may be "
@@ -178,16 +202,16 @@ void ptsim_plot_range_default(PtsimPlotRange *range) {
   memset(range, 0, sizeof *range);
 }
 
-/* A time "1.5", "250ms" or "" (none) into seconds. */
+/* A time "1.5", "1.5s", "250ms" or "" (none) into seconds. */
 static gboolean parse_time(const char *text, double *out, gboolean *given) {
+  static const char *const units[] = {"ms", "s", NULL};
   *given = *text != 0;
   if (!*given) return TRUE;
-  const char *p = text;
-  double v;
-  if (!read_number(&p, &v)) return FALSE;
-  if (g_ascii_strcasecmp(p, "ms") == 0) v *= 1e-3;
-  else if (*p && g_ascii_strcasecmp(p, "s") != 0) return FALSE;
-  *out = v;
+  g_autofree char *number = NULL;
+  int unit = -1;
+  double v = 0;
+  if (!split_unit(text, units, TRUE, &number, &unit) || !nonnegative(number, &v)) return FALSE;
+  *out = unit == 0 ? v * 1e-3 : v;
   return TRUE;
 }
 
@@ -199,8 +223,9 @@ gboolean ptsim_plot_range_parse_window(const char *text, PtsimPlotRange *range,
   gboolean has_start = FALSE, has_end = FALSE, ok = colon != NULL;
   if (ok) {
     g_autofree char *a = g_strndup(text, (gsize)(colon - text));
+    g_autofree char *b = g_strdup(colon + 1);
     ok = parse_time(g_strstrip(a), &start, &has_start) &&
-         parse_time(colon + 1, &end, &has_end) && (!has_end || end > start);
+         parse_time(g_strstrip(b), &end, &has_end) && (!has_end || end > start);
   }
   if (!ok) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION,
@@ -219,18 +244,15 @@ gboolean ptsim_plot_range_parse_stages(const char *text, int64_t num_stages,
   g_return_val_if_fail(text && range, FALSE);
   guint8 want[PTSIM_MAX_STAGES] = {0};
   g_auto(GStrv) parts = g_strsplit(text, ",", -1);
-  gboolean ok = parts[0] != NULL;
+  gboolean ok = parts[0] != NULL && num_stages <= PTSIM_MAX_STAGES;
   for (char **p = parts; ok && *p; p++) {
-    char *end = NULL;
-    gint64 a = g_ascii_strtoll(*p, &end, 10), b = a;
-    ok = end != *p;
-    if (ok && *end == ':') {
-      char *start = end + 1;
-      b = g_ascii_strtoll(start, &end, 10);
-      ok = end != start;
-    }
-    ok = ok && *end == 0 && a >= 0 && b >= a && b < num_stages;
-    for (gint64 s = a; ok && s <= b; s++) want[s] = 1;
+    /* A or A:B, each through the strict parser */
+    g_auto(GStrv) ends = g_strsplit(*p, ":", 3);
+    guint n = g_strv_length(ends);
+    int64_t a = 0, b = 0;
+    ok = (n == 1 || n == 2) && ptsim_number_parse_int64(ends[0], &a) &&
+         ptsim_number_parse_int64(ends[n - 1], &b) && a >= 0 && b >= a && b < num_stages;
+    for (int64_t s = a; ok && s <= b; s++) want[s] = 1;
   }
   if (!ok) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION,
@@ -344,10 +366,13 @@ void ptsim_plot_style(GString *gp, const PtsimPlotCanvas *c, const char *figure_
                              (int)lround(c->height_cm / 2.54 * 72.0));
       break;
   }
-  g_string_append(gp, "set output ");
+  /* ptsim renders into a temporary name it passes as ptsim_output and moves
+   * the figure into place only when gnuplot succeeded; run by hand, the
+   * script writes the figure itself. */
+  g_string_append(gp, "set output (exists('ptsim_output') ? ptsim_output : ");
   ptsim_plot_quoted(gp, figure_name);
   g_string_append(gp,
-                  "\nset encoding utf8\n"
+                  ")\nset encoding utf8\n"
                   "set termoption noenhanced       # names with '_' print as typed\n"
                   "set datafile separator '\\t'\n"
                   "set border 3 linewidth 0.8 linecolor rgb '#404040'  # left + bottom only\n"
@@ -536,8 +561,9 @@ void ptsim_plot_key_under(GString *gp, const PtsimPlotCanvas *c, int per_row, in
 
 /* ---- running gnuplot ---- */
 
-gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error) {
-  g_return_val_if_fail(script_path != NULL, FALSE);
+/* Runs gnuplot on SCRIPT_PATH in its folder; OUTPUT_NAME (may be NULL) is
+ * the file name the figure goes to instead of the script's own. */
+static gboolean run_gnuplot(const char *script_path, const char *output_name, GError **error) {
   g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
   if (!gnuplot) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_NO_GNUPLOT,
@@ -548,7 +574,13 @@ gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error) {
   }
   g_autofree char *dir = g_path_get_dirname(script_path);
   g_autofree char *name = g_path_get_basename(script_path);
-  char *argv[] = {gnuplot, name, NULL};
+  g_autoptr(GString) define = g_string_new("ptsim_output = ");
+  if (output_name) ptsim_plot_quoted(define, output_name);
+  char *argv[] = {gnuplot, "-e", define->str, name, NULL};
+  if (!output_name) { /* the script's own output name */
+    argv[1] = name;
+    argv[2] = NULL;
+  }
   g_autofree char *out = NULL, *err = NULL;
   int status = 0;
   if (!g_spawn_sync(dir, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, error)) {
@@ -558,6 +590,7 @@ gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error) {
   g_autoptr(GError) wait_error = NULL;
   if (!g_spawn_check_wait_status(status, &wait_error)) {
     g_strstrip(err);
+    g_strdelimit(err, "\r\n", ' '); /* one line */
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_GNUPLOT, "gnuplot %s: %s%s%s",
                 script_path, wait_error->message, *err ? ": " : "", err);
     return FALSE;
@@ -565,24 +598,45 @@ gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error) {
   return TRUE;
 }
 
+gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error) {
+  g_return_val_if_fail(script_path != NULL, FALSE);
+  return run_gnuplot(script_path, NULL, error);
+}
+
 gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GString *gp,
                            PtsimPlotFiles *out, GError **error) {
-  if (!g_file_set_contents(files->data, tsv->str, (gssize)tsv->len, error) ||
-      !g_file_set_contents(files->script, gp->str, (gssize)gp->len, error))
+  /* Every output is checked before any is written: a refused path (an
+   * input, a device) leaves nothing behind. */
+  if (!ptsim_output_check(files->data, error) || !ptsim_output_check(files->script, error) ||
+      !ptsim_output_check(files->figure, error))
     return FALSE;
-  if (g_unlink(files->figure) != 0 && errno != ENOENT) {
+  if (!ptsim_output_write(files->data, tsv->str, tsv->len, error) ||
+      !ptsim_output_write(files->script, gp->str, gp->len, error))
+    return FALSE;
+  /* gnuplot writes a temporary beside the figure; only a complete figure
+   * replaces the old one, so a failing gnuplot leaves no partial file. */
+  g_autofree char *dir = g_path_get_dirname(files->figure);
+  g_autofree char *base = g_path_get_basename(files->figure);
+  g_autofree char *tmp = g_strdup_printf("%s/.%s.XXXXXX", dir, base);
+  int fd = g_mkstemp_full(tmp, O_RDWR | O_CLOEXEC, 0666);
+  if (fd < 0) {
     int saved = errno;
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "%s: %s",
-                files->figure, g_strerror(saved));
+    g_set_error(error, PTSIM_OUTPUT_ERROR, PTSIM_OUTPUT_ERROR_WRITE,
+                "%s: creating a file beside it failed: %s", files->figure, g_strerror(saved));
     return FALSE;
   }
-  if (!ptsim_plot_run_gnuplot(files->script, error)) return FALSE;
-  GStatBuf st;
-  if (g_stat(files->figure, &st) != 0 || st.st_size == 0) {
+  close(fd);
+  g_autofree char *tmp_name = g_path_get_basename(tmp);
+  g_autofree char *figure = NULL;
+  gsize len = 0;
+  gboolean ok = run_gnuplot(files->script, tmp_name, error);
+  if (ok && (!g_file_get_contents(tmp, &figure, &len, NULL) || len == 0)) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_GNUPLOT,
                 "gnuplot %s exited 0 but wrote no figure %s", files->script, files->figure);
-    return FALSE;
+    ok = FALSE;
   }
+  g_unlink(tmp);
+  if (!ok || !ptsim_output_write(files->figure, figure, len, error)) return FALSE;
   if (out) {
     *out = *files;
     memset(files, 0, sizeof *files);

@@ -96,13 +96,14 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
   int64_t pp = job->layout.pp;
   g_autoptr(GArray) samples = g_array_sized_new(FALSE, FALSE, sizeof(Sample), t->rows->len);
   gint64 last_step = 0;
+  const PtsimRange nonnegative = {0.0, INFINITY, TRUE, FALSE};
   for (guint r = 0; r < t->rows->len; r++) {
     Sample s;
     if (!ptsim_plot_table_int(t, r, ci[0], &s.stage, error) ||
         !ptsim_plot_table_int(t, r, ci[1], &s.step, error) ||
-        !ptsim_plot_table_double(t, r, ci[2], FALSE, &s.t, error) ||
-        !ptsim_plot_table_double(t, r, ci[3], FALSE, &s.allocated, error) ||
-        !ptsim_plot_table_double(t, r, ci[4], FALSE, &s.reserved, error))
+        !ptsim_plot_table_double(t, r, ci[2], nonnegative, &s.t, error) ||
+        !ptsim_plot_table_double(t, r, ci[3], nonnegative, &s.allocated, error) ||
+        !ptsim_plot_table_double(t, r, ci[4], nonnegative, &s.reserved, error))
       return FALSE;
     if (s.stage < 0 || s.stage >= pp || s.step < 0 || s.t < 0 || s.allocated < 0 ||
         s.reserved < s.allocated) {
@@ -120,9 +121,14 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
     last_step = MAX(last_step, s.step);
     g_array_append_val(samples, s);
   }
-  double step_s = ptsim_plot_table_comment_value(t, "step_s");
-  double capacity = ptsim_plot_table_comment_value(t, "capacity_bytes");
-  double outside = ptsim_plot_table_comment_value(t, "outside_bytes");
+  const PtsimRange positive = {0.0, INFINITY, FALSE, FALSE};
+  double step_s, capacity, outside;
+  if (!ptsim_plot_table_comment_value(t, "step_s", nonnegative, &step_s, error) ||
+      !ptsim_plot_table_comment_value(t, "capacity_bytes", positive, &capacity, error) ||
+      !ptsim_plot_table_comment_value(t, "outside_bytes", nonnegative, &outside, error)) {
+    g_prefix_error(error, "allocator timeline: ");
+    return FALSE;
+  }
   if (isnan(capacity)) capacity = job->hw.memory_bytes;
   if (isnan(outside)) outside = ptsim_lifetimes_outside_bytes(job);
   gboolean one_step = !isnan(step_s) && step_s > 0;

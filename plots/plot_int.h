@@ -7,13 +7,15 @@
  * comma- and tab-separated files that reports file:line.
  *
  * Every number written to a .tsv or .gp goes through ptsim_plot_num (C
- * locale).  Every figure goes through ptsim_plot_render, which writes data
- * and script atomically, removes a stale figure, runs gnuplot in the
- * figure's folder, and checks that a non-empty figure was left. */
+ * locale).  Every figure goes through ptsim_plot_render, which checks all
+ * three paths against the output policy (output.h), writes data and
+ * script, runs gnuplot in the figure's folder into a temporary, and moves a
+ * non-empty figure into place (a failed gnuplot leaves the old one). */
 #ifndef PTSIM_PLOT_INT_H
 #define PTSIM_PLOT_INT_H
 
 #include <glib.h>
+#include "numbers.h"
 #include "plot.h"
 
 #define PTSIM_PLOT_GIB (1024.0 * 1024.0 * 1024.0)
@@ -76,8 +78,11 @@ void ptsim_plot_quoted(GString *s, const char *text);
 gboolean ptsim_plot_files_for(const char *figure_path, PtsimPlotFormat *format,
                               PtsimPlotFiles *files, GError **error);
 
-/* Writes files->data (tsv) and files->script (gp), runs gnuplot, checks the
- * figure.  On success moves the paths into *out (may be NULL). */
+/* Checks the three paths, writes files->data (tsv) and files->script (gp),
+ * runs gnuplot into a temporary and moves the figure into place.  Errors:
+ * PTSIM_OUTPUT_ERROR (a refused path, a failed write), as
+ * ptsim_plot_run_gnuplot.  On success moves the paths into *out (may be
+ * NULL). */
 gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GString *gp,
                            PtsimPlotFiles *out, GError **error);
 
@@ -169,16 +174,19 @@ PtsimPlotTable *ptsim_plot_table_read(const char *path, char sep, const char *co
 /* Index of column `name` or -1. */
 int ptsim_plot_table_column(const PtsimPlotTable *t, const char *name);
 
-/* Cell `col` of row `row` as a number.  Error PTSIM_PLOT_ERROR_INPUT
- * "path:line: column NAME: 'text' is not a number" (or not finite, or not
- * positive when `positive`). */
-gboolean ptsim_plot_table_double(const PtsimPlotTable *t, guint row, int col, gboolean positive,
+/* Cell `col` of row `row` as a number in RANGE (numbers.h: the strict
+ * parse).  Error PTSIM_PLOT_ERROR_INPUT "path:line: column NAME: 'text' is
+ * not allowed: expected a number >= 0". */
+gboolean ptsim_plot_table_double(const PtsimPlotTable *t, guint row, int col, PtsimRange range,
                                  double *out, GError **error);
 gboolean ptsim_plot_table_int(const PtsimPlotTable *t, guint row, int col, gint64 *out,
                               GError **error);
 const char *ptsim_plot_table_text(const PtsimPlotTable *t, guint row, int col);
 
-/* The value of "# KEY VALUE" among the table's comments, or NAN. */
-double ptsim_plot_table_comment_value(const PtsimPlotTable *t, const char *key);
+/* The value of "# KEY VALUE" among the table's comments into *out (NAN
+ * when absent); a value that is not a number in RANGE is an error naming
+ * the file, the key and the value. */
+gboolean ptsim_plot_table_comment_value(const PtsimPlotTable *t, const char *key,
+                                        PtsimRange range, double *out, GError **error);
 
 #endif /* PTSIM_PLOT_INT_H */

@@ -14,6 +14,9 @@
 
 /* ---- reading ---- */
 
+/* Memory, time and throughput are never negative (0: not scheduled). */
+static const PtsimRange NONNEGATIVE = {0.0, INFINITY, TRUE, FALSE};
+
 GArray *ptsim_plot_layouts_read_csv(const char *path, GError **error) {
   static const char *const cols[] = {"rank", "model", "hw", "gpus", "seq", "gbs", "tp", "pp",
                                      "cp", "dp", "vp", "mbs", "recompute", "schedule",
@@ -47,10 +50,10 @@ GArray *ptsim_plot_layouts_read_csv(const char *path, GError **error) {
     gint64 status, fits;
     if (!ptsim_plot_table_int(t, r, c[14], &status, error) ||
         !ptsim_plot_table_int(t, r, c[15], &fits, error) ||
-        !ptsim_plot_table_double(t, r, c[16], FALSE, &l.total_bytes, error) ||
-        !ptsim_plot_table_double(t, r, c[17], FALSE, &l.usage_fraction, error) ||
-        !ptsim_plot_table_double(t, r, c[18], FALSE, &l.step_s, error) ||
-        !ptsim_plot_table_double(t, r, c[19], FALSE, &l.tokens_per_s, error))
+        !ptsim_plot_table_double(t, r, c[16], NONNEGATIVE, &l.total_bytes, error) ||
+        !ptsim_plot_table_double(t, r, c[17], NONNEGATIVE, &l.usage_fraction, error) ||
+        !ptsim_plot_table_double(t, r, c[18], NONNEGATIVE, &l.step_s, error) ||
+        !ptsim_plot_table_double(t, r, c[19], NONNEGATIVE, &l.tokens_per_s, error))
       return NULL;
     if (fits != 0 && fits != 1) {
       g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,

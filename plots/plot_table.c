@@ -5,10 +5,10 @@
  * by ptsim (sweep --csv, predict --memory-timeline) or by a converter
  * (validate/calibrate_published.py --csv) and never quote a cell.  A quote
  * is reported rather than misread.  Every error names path:line. */
-#include <errno.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
+#include "input.h"
+#include "numbers.h"
 #include "plot_int.h"
 
 void ptsim_plot_table_free(PtsimPlotTable *t) {
@@ -33,7 +33,8 @@ PtsimPlotTable *ptsim_plot_table_read(const char *path, char sep, const char *co
                                       GError **error) {
   g_return_val_if_fail(path != NULL, NULL);
   g_autofree char *contents = NULL;
-  if (!g_file_get_contents(path, &contents, NULL, error)) return NULL;
+  if (!ptsim_input_read(path, "table", PTSIM_INPUT_MAX_TABLE, &contents, NULL, error))
+    return NULL;
   g_autoptr(PtsimPlotTable) t = g_new0(PtsimPlotTable, 1);
   t->path = g_strdup(path);
   t->header = g_ptr_array_new_with_free_func(g_free);
@@ -110,17 +111,16 @@ const char *ptsim_plot_table_text(const PtsimPlotTable *t, guint row, int col) {
 
 static int row_line(const PtsimPlotTable *t, guint row) { return g_array_index(t->lines, int, row); }
 
-gboolean ptsim_plot_table_double(const PtsimPlotTable *t, guint row, int col, gboolean positive,
+gboolean ptsim_plot_table_double(const PtsimPlotTable *t, guint row, int col, PtsimRange range,
                                  double *out, GError **error) {
   const char *text = ptsim_plot_table_text(t, row, col);
-  char *end = NULL;
-  errno = 0;
-  double v = g_ascii_strtod(text, &end);
-  if (!*text || *end || errno == ERANGE || !isfinite(v) || (positive && !(v > 0))) {
+  double v = 0;
+  if (!ptsim_number_parse_double(text, &v) || !(range.lo_closed ? v >= range.lo : v > range.lo) ||
+      !(isinf(range.hi) || (range.hi_closed ? v <= range.hi : v < range.hi))) {
+    g_autofree char *allowed = ptsim_number_range_allowed(range);
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
-                "%s:%d: column %s: '%s' is not a %snumber", t->path, row_line(t, row),
-                (const char *)g_ptr_array_index(t->header, col), text,
-                positive ? "positive " : "finite ");
+                "%s:%d: column %s: '%s' is not allowed: expected %s", t->path, row_line(t, row),
+                (const char *)g_ptr_array_index(t->header, col), text, allowed);
     return FALSE;
   }
   *out = v;
@@ -130,10 +130,8 @@ gboolean ptsim_plot_table_double(const PtsimPlotTable *t, guint row, int col, gb
 gboolean ptsim_plot_table_int(const PtsimPlotTable *t, guint row, int col, gint64 *out,
                               GError **error) {
   const char *text = ptsim_plot_table_text(t, row, col);
-  char *end = NULL;
-  errno = 0;
-  gint64 v = g_ascii_strtoll(text, &end, 10);
-  if (!*text || *end || errno == ERANGE) {
+  int64_t v = 0;
+  if (!ptsim_number_parse_int64(text, &v)) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
                 "%s:%d: column %s: '%s' is not an integer", t->path, row_line(t, row),
                 (const char *)g_ptr_array_index(t->header, col), text);
@@ -143,16 +141,16 @@ gboolean ptsim_plot_table_int(const PtsimPlotTable *t, guint row, int col, gint6
   return TRUE;
 }
 
-double ptsim_plot_table_comment_value(const PtsimPlotTable *t, const char *key) {
+gboolean ptsim_plot_table_comment_value(const PtsimPlotTable *t, const char *key,
+                                        PtsimRange range, double *out, GError **error) {
   size_t n = strlen(key);
+  *out = NAN;
   for (guint i = 0; i < t->comments->len; i++) {
     const char *c = g_ptr_array_index(t->comments, i);
     while (*c == ' ') c++;
-    if (strncmp(c, key, n) == 0 && (c[n] == ' ' || c[n] == '\t')) {
-      char *end = NULL;
-      double v = g_ascii_strtod(c + n + 1, &end);
-      if (end != c + n + 1 && isfinite(v)) return v;
-    }
+    if (strncmp(c, key, n) != 0 || (c[n] != ' ' && c[n] != '\t')) continue;
+    g_autofree char *what = g_strdup_printf("%s: '# %s'", t->path, key);
+    return ptsim_number_double(what, c + n + 1, range, out, error);
   }
-  return NAN;
+  return TRUE;
 }

@@ -59,8 +59,9 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
     const char *source = ptsim_plot_table_text(t, r, ci[0]);
     const char *run = ptsim_plot_table_text(t, r, ci[1]);
     double measured, predicted;
-    if (!ptsim_plot_table_double(t, r, ci[2], TRUE, &measured, error) ||
-        !ptsim_plot_table_double(t, r, ci[3], TRUE, &predicted, error))
+    const PtsimRange positive = {0.0, INFINITY, FALSE, FALSE};
+    if (!ptsim_plot_table_double(t, r, ci[2], positive, &measured, error) ||
+        !ptsim_plot_table_double(t, r, ci[3], positive, &predicted, error))
       return FALSE;
     int line = g_array_index(t->lines, int, r);
     if (!*source || strchr(source, '\t') || strchr(run, '\t')) {

@@ -54,9 +54,9 @@ static inline void resolve_job_opts(PtsimCliJob *opts, PtsimJob *job) {
 static inline void resolve_job(PtsimJob *job, gint64 gpus, gint64 pp, gint64 gbs) {
   PtsimCliJob opts;
   ptsim_cli_job_init(&opts);
-  opts.gpus = gpus;
-  opts.pp = pp;
-  opts.gbs = gbs;
+  opts.gpus = (PtsimCliInt){TRUE, gpus};
+  opts.pp = (PtsimCliInt){TRUE, pp};
+  opts.gbs = (PtsimCliInt){TRUE, gbs};
   resolve_job_opts(&opts, job);
 }
 
@@ -145,7 +145,8 @@ static inline void assert_script_relative(const PtsimPlotFiles *files) {
   g_autofree char *data = g_path_get_basename(files->data);
   g_autofree char *fig = g_path_get_basename(files->figure);
   g_autofree char *data_q = g_strdup_printf("data = '%s'", data);
-  g_autofree char *fig_q = g_strdup_printf("set output '%s'", fig);
+  g_autofree char *fig_q =
+      g_strdup_printf("set output (exists('ptsim_output') ? ptsim_output : '%s')", fig);
   g_assert_true(file_has(files->script, data_q));
   g_assert_true(file_has(files->script, fig_q));
   g_autofree char *dir = g_path_get_dirname(files->figure);

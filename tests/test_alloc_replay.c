@@ -23,7 +23,6 @@ static void test_observations(void) {
       "  #   reserved   5  \n"
       "#reserved 6\n"                       /* later one wins */
       "# reserved 9 bytes\n"                /* three words: plain */
-      "# reserved -1\n"                     /* not a byte count: plain */
       "empty_cache\n";                      /* event 3: none */
   g_autoptr(GError) error = NULL;
   g_autoptr(PtsimAllocTrace) t = ptsim_alloc_trace_parse(text, -1, "o.trace", &error);
@@ -36,6 +35,15 @@ static void test_observations(void) {
   g_assert_cmpint(obs(t, 1), ==, -1);
   g_assert_cmpint(obs(t, 2), ==, 6);
   g_assert_cmpint(obs(t, 3), ==, -1);
+
+  /* one number that is not a byte count is a broken observation, at its line */
+  const char *const broken[] = {"alloc a 1 0\n# reserved -5\n", "alloc a 1 0\n#reserved 1e9\n"};
+  for (size_t k = 0; k < G_N_ELEMENTS(broken); k++) {
+    g_autoptr(GError) bad = NULL;
+    g_assert_null(ptsim_alloc_trace_parse(broken[k], -1, "b.trace", &bad));
+    g_assert_error(bad, PTSIM_ALLOC_TRACE_ERROR, PTSIM_ALLOC_TRACE_ERROR_PARSE);
+    g_assert_true(g_str_has_prefix(bad->message, "b.trace:2: "));
+  }
 
   g_autoptr(PtsimAllocTrace) plain =
       ptsim_alloc_trace_parse("# just a comment\nalloc a 1 0\n", -1, "p.trace", &error);

@@ -11,6 +11,7 @@
 #include <glib.h>
 
 #include "config.h"
+#include "numbers.h"
 #include "job_validate.h"
 #include "plan_of.h"
 
@@ -95,25 +96,25 @@ static void test_data_dir(void) {
 static void test_numbers(void) {
   g_test_summary("strict integer and float parsing");
   int64_t i = 7;
-  g_assert_true(ptsim_config_parse_int64(" 42 ", &i));
+  g_assert_true(ptsim_number_parse_int64(" 42 ", &i));
   g_assert_cmpint(i, ==, 42);
-  g_assert_true(ptsim_config_parse_int64("-3", &i));
+  g_assert_true(ptsim_number_parse_int64("-3", &i));
   g_assert_cmpint(i, ==, -3);
   const char *bad_ints[] = {"", "  ", "12abc", "1.5", "1e3", "0x10",
                             "99999999999999999999", NULL};
   for (int k = 0; bad_ints[k]; k++) {
     i = 7;
-    g_assert_false(ptsim_config_parse_int64(bad_ints[k], &i));
+    g_assert_false(ptsim_number_parse_int64(bad_ints[k], &i));
     g_assert_cmpint(i, ==, 7);
   }
   double d = 0;
-  g_assert_true(ptsim_config_parse_double("3.5e2", &d));
+  g_assert_true(ptsim_number_parse_double("3.5e2", &d));
   g_assert_cmpfloat(d, ==, 350.0);
-  g_assert_true(ptsim_config_parse_double("0", &d));
+  g_assert_true(ptsim_number_parse_double("0", &d));
   g_assert_cmpfloat(d, ==, 0.0);
   const char *bad_doubles[] = {"", "1e999", "nan", "inf", "1.0x", "abc", NULL};
   for (int k = 0; bad_doubles[k]; k++)
-    g_assert_false(ptsim_config_parse_double(bad_doubles[k], &d));
+    g_assert_false(ptsim_number_parse_double(bad_doubles[k], &d));
 }
 
 /* ---- models ---- */
@@ -200,7 +201,7 @@ static void test_model_readme_table(void) {
       continue; /* another table (keys) */
     int64_t want[6];
     for (int c = 0; c < 6; c++)
-      g_assert_true(ptsim_config_parse_int64(cells[c + 1], &want[c]));
+      g_assert_true(ptsim_number_parse_int64(cells[c + 1], &want[c]));
     g_assert_cmpint(m.num_layers, ==, want[0]);
     g_assert_cmpint(m.hidden_size, ==, want[1]);
     g_assert_cmpint(m.ffn_hidden_size, ==, want[2]);
@@ -432,14 +433,14 @@ static void test_hw_errors(void) {
                         "found both", NULL);
   load_hw_fixture_fails("bad_hw_no_memory.ini", "found neither", NULL);
   load_hw_fixture_fails("bad_hw_huge.ini", "hbm_gbps = '1e999'",
-                        "expected a number > 0", NULL);
+                        "expected a number in [0.01, 1000000]", NULL);
   load_hw_fixture_fails("bad_hw_nan.ini", "peak_fp32_tflops = 'nan'", NULL);
   load_hw_fixture_fails("bad_hw_efficiency.ini", "gemm_efficiency_max = '1.5'",
                         "expected a number in (0, 1]", NULL);
   load_hw_fixture_fails("bad_hw_zero_nic.ini", "nic_gbps = '0'",
-                        "a number > 0", NULL);
+                        "a number in [0.01, 1000000]", NULL);
   load_hw_fixture_fails("bad_hw_negative_latency.ini", "net_latency_us = '-1'",
-                        "a number >= 0", NULL);
+                        "a number in [0, 1000000]", NULL);
   load_hw_fixture_fails("bad_hw_nvls.ini", "nvls = '1'", "true or false", NULL);
   load_hw_fixture_fails("bad_hw_gpus_per_node.ini", "gpus_per_node = '8.5'",
                         "an integer", NULL);

@@ -89,7 +89,39 @@ static void test_none(void) {
                   "(validate/error_bands.ini)");
   lookup(&job, "megatron_logs", &b); /* a data dir without the file */
   g_assert_false(b.found);
-  g_assert_true(g_str_has_prefix(b.note, "no error band: validate/error_bands.ini: "));
+  g_assert_true(g_str_has_prefix(b.note, "no error band: error bands file "));
+  g_assert_true(g_str_has_suffix(b.note, "/validate/error_bands.ini: no such file"));
+}
+
+static void test_strict_numbers(void) {
+  g_test_summary("a covering section's numbers are parsed strictly with their ranges: nan, a "
+                 "negative band, 0 runs or a trailing word leave no band, citing file:line");
+  static const char head[] = "[h100 fp8]\nprofiles = h100-80g\nprecisions = fp8\n";
+  static const struct {
+    const char *body, *note;
+  } cases[] = {
+      {"runs = 9\nmean_abs_error = nan\nmax_abs_error = 0.1\n",
+       "no error band: validate/error_bands.ini:5: [h100 fp8] mean_abs_error = 'nan' is not "
+       "allowed: expected a number in [0, 10]"},
+      {"runs = 9\nmean_abs_error = -0.05\nmax_abs_error = 0.1\n",
+       "no error band: validate/error_bands.ini:5: [h100 fp8] mean_abs_error = '-0.05' is not "
+       "allowed: expected a number in [0, 10]"},
+      {"runs = 0\nmean_abs_error = 0.05\nmax_abs_error = 0.1\n",
+       "no error band: validate/error_bands.ini:4: [h100 fp8] runs = '0' is not allowed: "
+       "expected an integer from 1 to 1000000"},
+      {"runs = 9\nmean_abs_error = 0.05\nmax_abs_error = 0.1\nseq_max = 4096 tokens\n",
+       "no error band: validate/error_bands.ini:7: [h100 fp8] seq_max = '4096 tokens' is not "
+       "allowed: expected an integer from 1 to 1073741824"},
+  };
+  PtsimJob job;
+  PtsimErrorBand b;
+  job_of(&job, "llama2-7b", "h100-80g", 4, 4096, PTSIM_PRECISION_FP8);
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *text = g_strconcat(head, cases[i].body, NULL);
+    ptsim_error_band_lookup_data(&job, text, strlen(text), &b);
+    g_assert_false(b.found);
+    g_assert_cmpstr(b.note, ==, cases[i].note);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -99,5 +131,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/error-bands/profile-list", test_profile_list);
   g_test_add_func("/error-bands/moe", test_moe);
   g_test_add_func("/error-bands/none", test_none);
+  g_test_add_func("/error-bands/strict-numbers", test_strict_numbers);
   return g_test_run();
 }

@@ -113,11 +113,14 @@ static void n_aware_grads(PtsimCliJob *o) {
   o->precision_aware_optimizer = TRUE;
   o->no_fp32_grad_accumulation = TRUE;
 }
-static void n_instances(PtsimCliJob *o) { o->optimizer_instances = 2; }
+static void n_instances(PtsimCliJob *o) { o->optimizer_instances = (PtsimCliInt){TRUE, 2}; }
 static void n_account(PtsimCliJob *o) { o->account_embedding = o->account_loss = TRUE; }
 static void n_layout(PtsimCliJob *o) { o->pipeline_layout = g_strdup("Et*3|t*5L"); }
-static void n_first_last(PtsimCliJob *o) { o->first_stage_layers = 3; o->last_stage_layers = 5; }
-static void n_kv(PtsimCliJob *o) { o->kv_channels = 128; }
+static void n_first_last(PtsimCliJob *o) {
+  o->first_stage_layers = (PtsimCliInt){TRUE, 3};
+  o->last_stage_layers = (PtsimCliInt){TRUE, 5};
+}
+static void n_kv(PtsimCliJob *o) { o->kv_channels = (PtsimCliInt){TRUE, 128}; }
 static void n_qk(PtsimCliJob *o) { o->qk_layernorm = TRUE; }
 static void n_rope(PtsimCliJob *o) { o->position_embedding = g_strdup("rope"); }
 static void n_gc(PtsimCliJob *o) { o->manual_gc = TRUE; }
@@ -128,18 +131,24 @@ static void n_fp16_grads(PtsimCliJob *o) { o->no_fp32_grad_accumulation = TRUE; 
 #define MOE_MODEL "--num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 1024 "
 #define MOE MOE_MODEL "--expert-model-parallel-size 4 --expert-tensor-parallel-size 1 "
 
-static void n_ep(PtsimCliJob *o) { o->ep = 4; o->etp = 1; }
+static void n_ep(PtsimCliJob *o) {
+  o->ep = (PtsimCliInt){TRUE, 4};
+  o->etp = (PtsimCliInt){TRUE, 1};
+}
 static void n_alltoall(PtsimCliJob *o) { o->moe_dispatcher = g_strdup("alltoall"); }
 static void n_flex(PtsimCliJob *o) { o->moe_dispatcher = g_strdup("flex"); }
 static void n_grouped(PtsimCliJob *o) { o->moe_grouped_gemm = TRUE; }
-static void n_capacity(PtsimCliJob *o) { o->moe_capacity_factor = 2.0; }
-static void n_pad(PtsimCliJob *o) { o->moe_capacity_factor = 2.0; o->moe_pad_to_capacity = TRUE; }
+static void n_capacity(PtsimCliJob *o) { o->moe_capacity_factor = (PtsimCliDouble){TRUE, 2.0}; }
+static void n_pad(PtsimCliJob *o) {
+  o->moe_capacity_factor = (PtsimCliDouble){TRUE, 2.0};
+  o->moe_pad_to_capacity = TRUE;
+}
 static void n_router_fp32(PtsimCliJob *o) { o->moe_router_dtype = g_strdup("fp32"); }
 static void n_permute(PtsimCliJob *o) { o->moe_permute_fusion = TRUE; }
 static void n_router_fusion(PtsimCliJob *o) { o->moe_router_fusion = TRUE; }
 static void n_shared_overlap(PtsimCliJob *o) { o->moe_shared_expert_overlap = TRUE; }
 static void n_ep_overlap(PtsimCliJob *o) { o->moe_ep_comm_overlap = TRUE; }
-static void n_mtp(PtsimCliJob *o) { o->mtp_num_layers = 1; }
+static void n_mtp(PtsimCliJob *o) { o->mtp_num_layers = (PtsimCliInt){TRUE, 1}; }
 static void n_moe_recompute(PtsimCliJob *o) {
   o->recompute = g_strdup("selective");
   o->recompute_modules = g_strdup("core_attn,moe");
@@ -239,7 +248,7 @@ static void n_zero2(PtsimCliJob *o) { o->sharding = g_strdup("zero2"); }
 static void n_ddp(PtsimCliJob *o) { o->sharding = g_strdup("ddp"); }
 static void n_hsdp(PtsimCliJob *o) {
   o->sharding = g_strdup("hsdp");
-  o->hsdp_shard_size = 1;
+  o->hsdp_shard_size = (PtsimCliInt){TRUE, 1};
 }
 static void n_torch_fsdp2(PtsimCliJob *o) {
   o->sharding = g_strdup("fsdp");

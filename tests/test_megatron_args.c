@@ -532,11 +532,17 @@ static void test_errors(void) {
   parse_fails("--num-layers --hidden-size 5", "--num-layers needs a value");
   parse_fails(MINIMAL "--global-batch-size=", "--global-batch-size needs a value");
   parse_fails("--num-layers abc", "--num-layers 'abc' is not allowed: expected "
-                                  "a positive integer");
+                                  "an integer from 1 to 1073741824");
+  /* past the range: refused before tp*pp*cp or 4h could overflow */
+  parse_fails(MINIMAL "--context-parallel-size 4611686018427387904",
+              "--context-parallel-size '4611686018427387904' is not allowed: "
+              "expected an integer from 1 to 1073741824");
+  parse_fails("--num-layers 2 --hidden-size 4611686018427387904",
+              "--hidden-size '4611686018427387904' is not allowed");
   parse_fails("--num-layers 12abc", "--num-layers '12abc'");
   parse_fails("--num-layers 0", "--num-layers '0'");
   parse_fails("--num-layers 99999999999999999999", "--num-layers '9999");
-  parse_fails(MINIMAL "--hidden-dropout x", "--hidden-dropout 'x' is not a number");
+  parse_fails(MINIMAL "--hidden-dropout x", "--hidden-dropout 'x' is not allowed: expected a number in [0, 1)");
   parse_fails(MINIMAL "--attention-dropout 1e999", "--attention-dropout '1e999'");
   parse_fails(MINIMAL "--bf16=true", "--bf16 takes no value");
   parse_fails("--hidden-size 64 --num-attention-heads 4 --vocab-size 10",

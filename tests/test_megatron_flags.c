@@ -119,6 +119,12 @@ static void test_launcher(void) {
   check_gpus("python pretrain_gpt.py --tensor-model-parallel-size 2", 0,
              "launcher 'python' without a GPU count, no WORLD_SIZE, GPUS_PER_NODE or NNODES");
   check_gpus("", 0, "no launcher, no WORLD_SIZE, GPUS_PER_NODE or NNODES");
+  /* srun -N alone counts no GPUs: the variables do (it said nothing at all
+   * before, fuzz_launcher) */
+  check_gpus("GPUS_PER_NODE=8\nsrun -N 2 python pretrain_gpt.py", 0,
+             "launcher 'srun' without a GPU count, no WORLD_SIZE, GPUS_PER_NODE or NNODES");
+  check_gpus("GPUS_PER_NODE=8\nNNODES=2\nsrun -N 2 python pretrain_gpt.py", 16,
+             "GPUS_PER_NODE=8 x 2 nodes");
   /* sh -c with the command in one quoted word (the SC21 style) */
   check_gpus("srun -N 2 --ntasks-per-node 8 sh -c 'python -u pretrain_gpt.py --num-layers 2 "
              "--hidden-size 64 --num-attention-heads 4 --vocab-size 100 --bf16' --", 16,
@@ -163,6 +169,16 @@ static void test_pipeline_layout(void) {
   layout_fails("Et*8|t*8m|L", 3, 16, "multi-token-prediction layers");
   layout_fails("t*8|Et*8L", 2, 16, "'E' must open the first stage");
   layout_fails("Et*8|t*8Lx", 2, 16, "expected E, t, m, L");
+  /* no stages at all: a NULL dereference before (fuzz_pipeline_layout) */
+  layout_fails("", 1, 1, "an empty layout");
+  layout_fails(" , ", 4, 32, "an empty layout");
+  /* repeats are bounded by the unrolled length, and need something to repeat */
+  layout_fails("E(t|)*1048577L", 1, 1, "'*1048577': expected a repeat count from 1 to 1048576");
+  layout_fails("Et*99999999999999999999L", 1, 1, "expected a repeat count");
+  layout_fails("E( , )*1048576tL", 1, 1, "an empty group '()'");
+  layout_fails("E(tttt|)*1048576L", 1, 1, "too long once unrolled");
+  /* 442,495 '|' (it took seconds to split under ASan: fuzz_pipeline_layout) */
+  layout_fails("Ett(*2418|)*184", 6, 117, "442496 stages for 117 transformer layers");
 }
 
 static void check_vocab(const char *type, const char *model, int64_t flag, int64_t want) {

@@ -380,8 +380,21 @@ static void test_args_variants(void) {
       "  world_size ...................................... many\n"
       "-------------------- end of arguments ---------------------\n");
   g_assert_false(d->args_ok);
-  g_assert_nonnull(strstr(d->args_error->message, "inline.log:1: "));
+  /* the line of the bad value, not of the block's header */
+  g_assert_true(g_str_has_prefix(d->args_error->message, "inline.log:3: "));
   g_assert_nonnull(strstr(d->args_error->message, "world_size 'many'"));
+
+  g_autoptr(PtsimMegatronLog) e = parse_text(
+      "------------------------ arguments ------------------------\n"
+      "  hidden_size ..................................... 1024\n"
+      "  num_attention_heads ............................. 16\n"
+      "  num_layers ...................................... 4611686018427387904\n"
+      "  vocab_size ...................................... 50257\n"
+      "-------------------- end of arguments ---------------------\n");
+  g_assert_false(e->args_ok);
+  g_test_message("%s", e->args_error->message);
+  g_assert_true(g_str_has_prefix(e->args_error->message, "inline.log:4: "));
+  g_assert_nonnull(strstr(e->args_error->message, "--num-layers '4611686018427387904'"));
 }
 
 /* ---- out of memory ---- */
@@ -688,6 +701,20 @@ static void test_issue525_774m(void) {
   g_assert_cmpfloat(plan->stage_parameters[0], ==, 771201024.0);
 }
 
+static void test_date_markers_out_of_order(void) {
+  g_test_summary("a block printing a newer marker (group_query_attention, 2023-07-24) but not an "
+                 "older one (max_tokens_to_oom) dates 2023-07-24 and is bounded by the next "
+                 "missing one (manual_gc, 2023-10-30), never by a date before it");
+  g_autoptr(PtsimMegatronLog) log = parse_text(
+      "------------------------ arguments ------------------------\n"
+      "  encoder_num_layers .............................. 2\n"
+      "  group_query_attention ........................... True\n"
+      "-------------------- end of arguments ---------------------\n");
+  int32_t before = 0;
+  g_assert_cmpint(ptsim_megatron_log_date(log, &before), ==, 20230724);
+  g_assert_cmpint(before, ==, 20231030);
+}
+
 static void test_issue525_date_and_margin(void) {
   g_test_summary("Megatron-LM#525 from its own log: the block dates its source between the GQA "
                  "and manual-GC merges; with that release's tensors the first step's allocated "
@@ -755,5 +782,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-log/empty-and-missing", test_empty_and_missing);
   g_test_add_func("/megatron-log/warm-up", test_warmup_rule);
   g_test_add_func("/megatron-log/prefixes", test_prefixes);
+  g_test_add_func("/megatron-log/date-markers-out-of-order", test_date_markers_out_of_order);
   return g_test_run();
 }

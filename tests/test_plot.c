@@ -39,7 +39,9 @@ static void test_size_parse(void) {
   g_assert_cmpfloat(s.width_cm, ==, 12.0);
   g_assert_cmpfloat(s.height_cm, ==, 0.0);
   g_assert_no_error(error);
-  const char *bad[] = {"2x2mm", "12", "4cm", "70cm", "12x70cm", "12x1cm", "wide", "x5cm", ""};
+  const char *bad[] = {"2x2mm", "12", "4cm",     "70cm",     "12x70cm", "12x1cm", "wide",
+                       "x5cm",  "",   "nancm",   "12xinfcm", "1e999cm", "12x-4cm", "12x4x4cm",
+                       "0x10cm"};
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     g_assert_false(ptsim_plot_size_parse(bad[i], &s, &error));
     g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION);
@@ -64,7 +66,8 @@ static void test_range_parse(void) {
   g_assert_cmpfloat(r.start_s, ==, 2.5);
   g_assert_cmpfloat(r.end_s, ==, 0.0); /* to the end */
   g_assert_no_error(error);
-  const char *bad_windows[] = {"3:1", "1:1", "1", "a:b", "-1:2", "1:2h"};
+  const char *bad_windows[] = {"3:1", "1:1", "1", "a:b", "-1:2", "1:2h", "nan:1", "0:inf",
+                               "0x1:2", "1e999:", "ms:1"};
   for (size_t i = 0; i < G_N_ELEMENTS(bad_windows); i++) {
     g_assert_false(ptsim_plot_range_parse_window(bad_windows[i], &r, &error));
     g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION);
@@ -74,7 +77,8 @@ static void test_range_parse(void) {
   g_assert_true(r.stages_given);
   const guint8 want[4] = {1, 0, 1, 1};
   g_assert_cmpmem(r.stages, 4, want, 4);
-  const char *bad_stages[] = {"0:4", "3:1", "-1", "a", "", "1,,2", "4"};
+  const char *bad_stages[] = {"0:4", "3:1", "-1", "a", "", "1,,2", "4", "0x1", "1:2:3", ":1",
+                              "1:"};
   for (size_t i = 0; i < G_N_ELEMENTS(bad_stages); i++) {
     g_assert_false(ptsim_plot_range_parse_stages(bad_stages[i], 4, &r, &error));
     g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION);
@@ -168,7 +172,10 @@ static void test_memory_data(void) {
   PtsimCliJob o;
   ptsim_cli_job_init(&o);
   o.model = g_strdup("llama3-70b");
-  o.gpus = 128; o.tp = 8; o.pp = 16; o.gbs = 64;
+  o.gpus = (PtsimCliInt){TRUE, 128};
+  o.tp = (PtsimCliInt){TRUE, 8};
+  o.pp = (PtsimCliInt){TRUE, 16};
+  o.gbs = (PtsimCliInt){TRUE, 64};
   PtsimJob deep;
   resolve_job_opts(&o, &deep);
   estimate_of(&deep, PTSIM_CE_LAST_STAGE, m);
@@ -270,7 +277,9 @@ static void test_timeline_boxes(void) {
   g_autofree char *figure = g_build_filename(dir, "t.png", NULL);
   PtsimCliJob o;
   ptsim_cli_job_init(&o);
-  o.gpus = 1; o.gbs = 8; o.seq = 4096;
+  o.gpus = (PtsimCliInt){TRUE, 1};
+  o.gbs = (PtsimCliInt){TRUE, 8};
+  o.seq = (PtsimCliInt){TRUE, 4096};
   PtsimJob job;
   resolve_job_opts(&o, &job);
   Sim sim;
@@ -401,7 +410,11 @@ static void test_timeline_deep(void) {
   PtsimCliJob o;
   ptsim_cli_job_init(&o);
   o.model = g_strdup("gpt3-175b");
-  o.gpus = 256; o.tp = 8; o.pp = 32; o.gbs = 64; o.seq = 2048;
+  o.gpus = (PtsimCliInt){TRUE, 256};
+  o.tp = (PtsimCliInt){TRUE, 8};
+  o.pp = (PtsimCliInt){TRUE, 32};
+  o.gbs = (PtsimCliInt){TRUE, 64};
+  o.seq = (PtsimCliInt){TRUE, 2048};
   PtsimJob job;
   resolve_job_opts(&o, &job);
   Sim sim;
@@ -484,7 +497,10 @@ static void test_allocator_bins(void) {
   PtsimCliJob o;
   ptsim_cli_job_init(&o);
   o.model = g_strdup("mcore-gpt-1.7b"); /* small enough not to run out of memory */
-  o.gpus = 2; o.pp = 2; o.gbs = 256; o.seq = 2048;
+  o.gpus = (PtsimCliInt){TRUE, 2};
+  o.pp = (PtsimCliInt){TRUE, 2};
+  o.gbs = (PtsimCliInt){TRUE, 256};
+  o.seq = (PtsimCliInt){TRUE, 2048};
   PtsimJob job;
   resolve_job_opts(&o, &job);
   g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);

@@ -134,6 +134,91 @@ static void test_errors(void) {
   expect_error("X=$(( 2 ** ))\n", "not an integer expression");
 }
 
+/* TIMES copies of PIECE.  (transfer full) */
+static char *repeat(const char *piece, int times) {
+  GString *out = g_string_new(NULL);
+  for (int i = 0; i < times; i++) g_string_append(out, piece);
+  return g_string_free(out, FALSE);
+}
+
+static void test_bounds(void) {
+  g_test_summary("what a script expands to and how deep it nests are bounded: each of these "
+                 "exhausted memory or the stack, or took seconds, before (fuzz_shell_script)");
+  /* 2^40 bytes in 40 lines */
+  g_autofree char *doubling = repeat("A=$A$A\n", 40);
+  g_autofree char *doubling_script = g_strconcat("A=x\n", doubling, NULL);
+  expect_error(doubling_script, "expansions pass 16 MiB in all");
+  /* appending to an array copies it: quadratic */
+  g_autofree char *appends = repeat("A+=(yy)\n", 20000);
+  expect_error(appends, "expansions pass 16 MiB in all");
+  /* nesting */
+  g_autofree char *open = repeat("(", 100), *close = repeat(")", 100);
+  g_autofree char *parens = g_strconcat("X=$((", open, "1", close, "))\n", NULL);
+  expect_error(parens, "nested too deep");
+  g_autofree char *signs = repeat("-", 100);
+  g_autofree char *unary = g_strconcat("X=$((", signs, "1))\n", NULL);
+  expect_error(unary, "nested too deep");
+  g_autofree char *defaults_open = repeat("${B:-", 100), *defaults_close = repeat("}", 100);
+  g_autofree char *defaults = g_strconcat("X=", defaults_open, "x", defaults_close, "\n", NULL);
+  expect_error(defaults, "bad.sh:1: ${...} or $((...)) nested more than 64 deep");
+  g_autofree char *ifs = repeat("if true; then\n", 100), *fis = repeat("fi\n", 100);
+  g_autofree char *nested_ifs = g_strconcat(ifs, fis, NULL);
+  expect_error(nested_ifs, "bad.sh:65: if nested more than 64 deep");
+  /* 64 deep is fine */
+  g_autofree char *ifs64 = repeat("if true; then\n", 64), *fis64 = repeat("fi\n", 64);
+  g_autofree char *ok_ifs = g_strconcat(ifs64, "K=in\n", fis64, NULL);
+  g_autoptr(PtsimShellScript) deep = run_text(ok_ifs);
+  g_autofree char *k = ptsim_shell_script_var(deep, "K");
+  g_assert_cmpstr(k, ==, "in");
+  /* arithmetic bash would wrap is refused */
+  expect_error("X=$((8 * 9223372036854775807))\n", "overflows 64-bit integers");
+  expect_error("X=$((99999999999999999999))\n", "overflows 64-bit integers");
+  expect_error("X=$((-9223372036854775807 - 2))\n", "overflows 64-bit integers");
+  expect_error("X=$((1 / 0))\n", "division by zero");
+}
+
+static void test_conditions(void) {
+  g_test_summary("conditions: '!' binds to its primary, && before ||, long chains in one pass");
+  g_autoptr(PtsimShellScript) s = run_text(
+      "if [ ! a = b -a ! x ]; then A=no; else A=yes; fi\n"
+      "if [[ a == b || a == a && ! -z a ]]; then B=yes; fi\n"
+      "if [ ! -z x -o -f /nonexistent ]; then C=yes; fi\n");
+  g_autofree char *a = ptsim_shell_script_var(s, "A");
+  g_autofree char *b = ptsim_shell_script_var(s, "B");
+  g_autofree char *c = ptsim_shell_script_var(s, "C");
+  g_assert_cmpstr(a, ==, "yes");
+  g_assert_cmpstr(b, ==, "yes");
+  g_assert_cmpstr(c, ==, "yes"); /* the file test is never reached */
+  g_assert_cmpuint(s->notes->len, ==, 0);
+  /* thousands of '!' and && (a stack overflow and seconds of rescanning
+   * before) */
+  g_autofree char *nots = repeat("! ", 30000);
+  g_autofree char *ands = repeat("a && ", 20000);
+  g_autofree char *chains =
+      g_strconcat("if [ ", nots, "x ]; then N=even; fi\nif [[ ", ands, "a ]]; then M=all; fi\n",
+                  NULL);
+  g_autoptr(PtsimShellScript) t = run_text(chains);
+  g_autofree char *n = ptsim_shell_script_var(t, "N");
+  g_autofree char *m = ptsim_shell_script_var(t, "M");
+  g_assert_cmpstr(n, ==, "even");
+  g_assert_cmpstr(m, ==, "all");
+}
+
+static void test_length(void) {
+  g_test_summary("LEN bytes of TEXT are the script, whatever follows them; a word of 100k "
+                 "characters is one word");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PtsimShellScript) s = ptsim_shell_script_run("A=1 #xyz\nA=2\n", 5, "t.sh", &error);
+  g_assert_no_error(error);
+  g_autofree char *a = ptsim_shell_script_var(s, "A");
+  g_assert_cmpstr(a, ==, "1");
+  g_autofree char *word = g_strnfill(100000, 'w');
+  g_autofree char *text = g_strconcat("python pretrain_gpt.py --x ", word, "\n", NULL);
+  g_autoptr(PtsimShellScript) t = run_text(text);
+  g_assert_cmpuint(t->command->len, ==, 4);
+  g_assert_cmpuint(strlen(t->command->pdata[3]), ==, 100000);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/shell_script/quoting", test_quoting);
@@ -142,5 +227,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/shell_script/gpt3-175b", test_gpt3_175b);
   g_test_add_func("/shell_script/sbatch", test_sbatch);
   g_test_add_func("/shell_script/errors", test_errors);
+  g_test_add_func("/shell_script/bounds", test_bounds);
+  g_test_add_func("/shell_script/conditions", test_conditions);
+  g_test_add_func("/shell_script/length", test_length);
   return g_test_run();
 }

@@ -24,12 +24,12 @@ static void resolve(PtsimJob *job, const char *model, gint64 gpus, gint64 tp, gi
   PtsimCliJob o;
   ptsim_cli_job_init(&o);
   o.model = g_strdup(model);
-  o.gpus = gpus;
-  o.tp = tp;
-  o.pp = pp;
-  o.vp = vp;
-  o.gbs = gbs;
-  o.seq = 4096;
+  o.gpus = (PtsimCliInt){TRUE, gpus};
+  o.tp = (PtsimCliInt){TRUE, tp};
+  o.pp = (PtsimCliInt){TRUE, pp};
+  o.vp = (PtsimCliInt){TRUE, vp};
+  o.gbs = (PtsimCliInt){TRUE, gbs};
+  o.seq = (PtsimCliInt){TRUE, 4096};
   if (recompute) o.recompute = g_strdup(recompute);
   g_autoptr(GError) error = NULL;
   gboolean ok = ptsim_cli_job_resolve(&o, job, NULL, &error);
@@ -206,7 +206,7 @@ static void test_recompute_cp(void) {
   PtsimCliJob o;
   ptsim_cli_job_init(&o);
   o.model = g_strdup("llama3-8b");
-  o.gpus = 32; o.tp = 2; o.pp = 2; o.cp = 8; o.gbs = 16; o.seq = 4096;
+  o.gpus = (PtsimCliInt){TRUE, 32}; o.tp = (PtsimCliInt){TRUE, 2}; o.pp = (PtsimCliInt){TRUE, 2}; o.cp = (PtsimCliInt){TRUE, 8}; o.gbs = (PtsimCliInt){TRUE, 16}; o.seq = (PtsimCliInt){TRUE, 4096};
   o.recompute = g_strdup("full");
   g_autoptr(GError) error = NULL;
   g_assert_true(ptsim_cli_job_resolve(&o, &job, NULL, &error));

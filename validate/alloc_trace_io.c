@@ -1,9 +1,11 @@
 /* alloc_trace_io.c — reading the allocator event trace and replaying it;
  * the format is in alloc_trace_io.h.  Shell module (GLib). */
 #include "alloc_trace_io.h"
+#include "input.h"
 
 #include <string.h>
 #include "config.h"
+#include "numbers.h"
 
 G_DEFINE_QUARK(ptsim-alloc-trace-error-quark, ptsim_alloc_trace_error)
 
@@ -23,23 +25,29 @@ typedef struct {
 
 static gboolean parse_nonneg(const char *text, int64_t max, int64_t *out) {
   int64_t v;
-  if (!ptsim_config_parse_int64(text, &v) || v < 0 || v > max) return FALSE;
+  if (!ptsim_number_parse_int64(text, &v) || v < 0 || v > max) return FALSE;
   *out = v;
   return TRUE;
 }
 
-/* TRUE with *bytes when the comment text (after '#') is exactly
- * "reserved N"; anything else is a plain comment. */
-static gboolean parse_observation(const char *comment, int64_t *bytes) {
+/* What a comment is: 1 with *bytes when its text (after '#') is exactly
+ * "reserved N", -1 when it is "reserved" and one number that is not a
+ * byte count ("# reserved -5", "# reserved 1e9": a broken observation, not
+ * a remark to skip), 0 for any other comment. */
+static int parse_observation(const char *comment, int64_t *bytes) {
   g_auto(GStrv) w = g_strsplit_set(comment, " \t\r\v\f", -1);
   const char *f[3];
   int nf = 0;
   for (int k = 0; w[k] != NULL; k++) {
     if (w[k][0] == '\0') continue;
-    if (nf == 3) return FALSE;
+    if (nf == 3) break;
     f[nf++] = w[k];
   }
-  return nf == 2 && strcmp(f[0], "reserved") == 0 && parse_nonneg(f[1], G_MAXINT64, bytes);
+  if (nf != 2 || strcmp(f[0], "reserved") != 0) return 0;
+  if (parse_nonneg(f[1], G_MAXINT64, bytes)) return 1;
+  /* "# reserved for later" stays a remark; a number that is not a byte
+   * count is a broken observation. */
+  return g_ascii_isdigit(f[1][0]) || f[1][0] == '-' || f[1][0] == '+' ? -1 : 0;
 }
 
 static void observe(PtsimAllocTrace *t, int64_t bytes) {
@@ -142,7 +150,16 @@ PtsimAllocTrace *ptsim_alloc_trace_parse(const char *text, gssize len, const cha
     int64_t observed = -1;
     if (hash != NULL) {
       *hash = '\0';
-      if (!parse_observation(hash + 1, &observed)) observed = -1;
+      int kind = parse_observation(hash + 1, &observed);
+      if (kind < 0) {
+        g_strchomp(hash + 1);
+        g_set_error(error, PTSIM_ALLOC_TRACE_ERROR, PTSIM_ALLOC_TRACE_ERROR_PARSE,
+                    "%s:%d: '#%s': an observation is '# reserved N' with N a byte count "
+                    "(an integer from 0 to 2^63-1)",
+                    name, i + 1, hash + 1);
+        return NULL;
+      }
+      if (kind == 0) observed = -1;
     }
     g_auto(GStrv) raw = g_strsplit_set(l, " \t\r\v\f", -1);
     char *f[5]; /* the first five fields; nf counts them all */
@@ -178,9 +195,9 @@ PtsimAllocTrace *ptsim_alloc_trace_load(const char *path, GError **error) {
   g_autofree char *text = NULL;
   gsize len = 0;
   g_autoptr(GError) local = NULL;
-  if (!g_file_get_contents(path, &text, &len, &local)) {
-    g_set_error(error, PTSIM_ALLOC_TRACE_ERROR, PTSIM_ALLOC_TRACE_ERROR_NOT_FOUND,
-                "%s: cannot read the trace: %s", path, local->message);
+  if (!ptsim_input_read(path, "allocator trace", PTSIM_INPUT_MAX_TABLE, &text, &len, &local)) {
+    g_set_error(error, PTSIM_ALLOC_TRACE_ERROR, PTSIM_ALLOC_TRACE_ERROR_NOT_FOUND, "%s",
+                local->message);
     return NULL;
   }
   return ptsim_alloc_trace_parse(text, (gssize)len, path, error);

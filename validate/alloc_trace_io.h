@@ -17,7 +17,9 @@
  * real allocator had reserved just after the latest event at or before
  * that line (validate/snapshot_to_trace.py writes one after each event).
  * One before any event is ignored; a later one for the same event wins.
- * Every other comment, "# reserved for later" included, is plain text.  Every malformed line is one GError in
+ * "# reserved" followed by one number that is not a byte count ("# reserved
+ * -5") is a malformed line; every other comment, "# reserved for later" and
+ * "# reserved 9 bytes" included, is plain text.  Every malformed line is one GError in
  * PTSIM_ALLOC_TRACE_ERROR whose message starts "NAME:LINE: ".
  *
  * Shell module (GLib). */

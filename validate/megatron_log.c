@@ -14,12 +14,14 @@
  * linear in its length (a 10 MB line of "iteration iteration ..." is one
  * strstr sweep, not one per candidate). */
 #include "megatron_log.h"
+#include "input.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "numbers.h"
 #include "megatron_args.h"
 
 G_DEFINE_QUARK(ptsim-megatron-log-error-quark, ptsim_megatron_log_error)
@@ -54,7 +56,7 @@ static gboolean field_double(const char *text, size_t len, double *out) {
     return FALSE;
   memcpy(buf, text, len);
   buf[len] = '\0';
-  return ptsim_config_parse_double(buf, out);
+  return ptsim_number_parse_double(buf, out);
 }
 
 static gboolean field_int(const char *text, size_t len, int64_t *out) {
@@ -64,7 +66,7 @@ static gboolean field_int(const char *text, size_t len, int64_t *out) {
     return FALSE;
   memcpy(buf, text, len);
   buf[len] = '\0';
-  return ptsim_config_parse_int64(buf, out);
+  return ptsim_number_parse_int64(buf, out);
 }
 
 /* Reads digits at *p (at most 18, so no overflow); FALSE when none. */
@@ -97,6 +99,7 @@ void ptsim_megatron_log_free(PtsimMegatronLog *log) {
   g_array_unref(log->iterations);
   g_array_unref(log->memory);
   g_hash_table_unref(log->args);
+  g_hash_table_unref(log->arg_lines);
   g_clear_error(&log->args_error);
   ptsim_megatron_diagnostics_free(log->args_diag);
   g_free(log->args_command);
@@ -110,6 +113,7 @@ static PtsimMegatronLog *log_new(const char *name) {
   log->iterations = g_array_new(FALSE, TRUE, sizeof(PtsimLogIteration));
   log->memory = g_array_new(FALSE, TRUE, sizeof(PtsimLogMemory));
   log->args = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  log->arg_lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   log->args_diag = ptsim_megatron_diagnostics_new();
   log->warnings = g_ptr_array_new_with_free_func(g_free);
   log->oom_request_bytes = NAN;
@@ -355,7 +359,7 @@ static void read_oom(PtsimMegatronLog *log, int64_t line_no,
 
 /* "  name ........ value" (after the block's common prefix): stores
  * name -> value and returns TRUE, or FALSE when LINE is not of that form. */
-static gboolean read_arg(PtsimMegatronLog *log, const char *line) {
+static gboolean read_arg(PtsimMegatronLog *log, int64_t line_no, const char *line) {
   const char *p = line;
   while (is_blank(*p))
     p++;
@@ -378,6 +382,8 @@ static gboolean read_arg(PtsimMegatronLog *log, const char *line) {
   size_t value_len = trim(&value, value + strlen(value));
   g_hash_table_replace(log->args, g_strndup(name, name_len),
                        g_utf8_make_valid(value, (gssize)value_len));
+  g_hash_table_replace(log->arg_lines, g_strndup(name, name_len),
+                       GINT_TO_POINTER((gint)MIN(line_no, (int64_t)G_MAXINT)));
   return TRUE;
 }
 
@@ -494,6 +500,27 @@ static void append_flag(GString *cmd, const char *flag, const char *value) {
   }
 }
 
+/* The line an argument was printed on, so an error points at the bad
+ * value rather than the block's header; the header when unknown. */
+static int64_t arg_line(const PtsimMegatronLog *log, const char *name) {
+  gpointer line = g_hash_table_lookup(log->arg_lines, name);
+  return line != NULL ? (int64_t)GPOINTER_TO_INT(line) : log->args_line;
+}
+
+/* The line of the argument a megatron_args.c message starts with
+ * ("--num-layers 'abc' is not allowed ..."). */
+static int64_t flag_line(const PtsimMegatronLog *log, const char *message) {
+  if (!g_str_has_prefix(message, "--"))
+    return log->args_line;
+  size_t len = strcspn(message, " =");
+  g_autofree char *flag = g_strndup(message, len);
+  for (size_t k = 0; k < G_N_ELEMENTS(arg_map); k++)
+    if (strcmp(arg_map[k].flag, flag) == 0)
+      return arg_line(log, arg_map[k].name);
+  g_autofree char *name = g_strdelimit(g_strdup(flag + 2), "-", '_');
+  return arg_line(log, name);
+}
+
 /* The block as a pretrain_gpt.py command line, then megatron_args.c. */
 static void reconstruct_args(PtsimMegatronLog *log) {
   g_autoptr(GString) cmd = g_string_new("pretrain_gpt.py");
@@ -548,22 +575,27 @@ static void reconstruct_args(PtsimMegatronLog *log) {
   memset(&log->layout, 0, sizeof log->layout);
   int64_t world = 0;
   if ((v = arg_value(log, "world_size")) != NULL) {
-    if (!ptsim_config_parse_int64(v, &world) || world < 1) {
+    if (!ptsim_number_parse_int64(v, &world) || world < 1) {
       g_set_error(&log->args_error, PTSIM_MEGATRON_LOG_ERROR,
                   PTSIM_MEGATRON_LOG_ERROR_ARGS,
                   "%s:%" G_GINT64_FORMAT ": arguments block: world_size '%s' "
                   "is not a positive integer",
-                  log->path, (gint64)log->args_line, v);
+                  log->path, (gint64)arg_line(log, "world_size"), v);
       return;
     }
   } else if ((v = arg_value(log, "data_parallel_size")) != NULL &&
-             ptsim_config_parse_int64(v, &world) && world > 0) {
+             ptsim_number_parse_int64(v, &world) && world > 0) {
     const char *const sizes[] = {"tensor_model_parallel_size", "pipeline_model_parallel_size",
                                  "context_parallel_size"};
     for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++) {
       int64_t n = 1;
       const char *w = arg_value(log, sizes[k]);
-      if (w && ptsim_config_parse_int64(w, &n) && n > 0) world *= n;
+      if (!w || !ptsim_number_parse_int64(w, &n) || n < 1) continue;
+      if (world > G_MAXINT64 / n) { /* no world size: the arguments' own checks speak */
+        world = 0;
+        break;
+      }
+      world *= n;
     }
   }
   if (world > 0) {
@@ -577,7 +609,7 @@ static void reconstruct_args(PtsimMegatronLog *log) {
     g_set_error(&log->args_error, PTSIM_MEGATRON_LOG_ERROR,
                 PTSIM_MEGATRON_LOG_ERROR_ARGS,
                 "%s:%" G_GINT64_FORMAT ": arguments block: %s", log->path,
-                (gint64)log->args_line, local->message);
+                (gint64)flag_line(log, local->message), local->message);
     return;
   }
   log->args_ok = TRUE;
@@ -608,7 +640,7 @@ static void read_line(PtsimMegatronLog *log, PassState *st, int64_t line_no,
     const char *body = line;
     if (st->args_prefix[0] != '\0' && g_str_has_prefix(line, st->args_prefix))
       body = line + strlen(st->args_prefix);
-    if (!cut && read_arg(log, body))
+    if (!cut && read_arg(log, line_no, body))
       return;
     /* not an entry: another process's line; read it as any other */
   } else if (strstr(line, ARGS_BEGIN) != NULL &&
@@ -687,10 +719,10 @@ PtsimMegatronLog *ptsim_megatron_log_read_file(const char *path,
   g_autofree char *data = NULL;
   gsize len = 0;
   g_autoptr(GError) local = NULL;
-  if (!g_file_get_contents(path, &data, &len, &local)) {
+  if (!ptsim_input_read(path, "Megatron-LM log", PTSIM_INPUT_MAX_TABLE, &data,
+                        &len, &local)) {
     g_set_error(error, PTSIM_MEGATRON_LOG_ERROR,
-                PTSIM_MEGATRON_LOG_ERROR_NOT_FOUND, "Megatron-LM log: %s",
-                local->message);
+                PTSIM_MEGATRON_LOG_ERROR_NOT_FOUND, "%s", local->message);
     return NULL;
   }
   return ptsim_megatron_log_parse(data, len, path);

@@ -111,9 +111,11 @@ typedef struct {
   int64_t args_line;       /* line of its header */
   gboolean args_complete;  /* its "end of arguments" line was seen */
   GHashTable *args;        /* name -> value as printed (utf8 -> utf8) */
+  GHashTable *arg_lines;   /* name -> its line (GINT_TO_POINTER) */
   gboolean args_ok;        /* model + layout below were reconstructed */
   GError *args_error;      /* why not (PTSIM_MEGATRON_LOG_ERROR_ARGS,
-                              "file:line: ..."), or NULL */
+                              "file:line: ...", the line of the value at
+                              fault, else of the header), or NULL */
   PtsimModel model;        /* valid when args_ok (not validated: run
                               ptsim_job_validate on a job holding it) */
   PtsimLayout layout;      /* valid when args_ok; gpus = world_size, else

@@ -27,9 +27,12 @@ int32_t ptsim_megatron_log_date(const PtsimMegatronLog *log, int32_t *before) {
   int32_t after = 0;
   *before = 0;
   if (!log->args_found) return 0;
+  /* A block may lack an older marker and print a newer one (edited, or the
+   * older argument since removed): the bound is the first missing after
+   * the latest printed, never one before the date. */
   for (gsize i = 0; i < G_N_ELEMENTS(markers); i++) {
     if (g_hash_table_contains(log->args, markers[i].name))
-      after = markers[i].added;
+      after = markers[i].added, *before = 0;
     else if (*before == 0)
       *before = markers[i].added;
   }

@@ -31,7 +31,8 @@
 #include "megatron_log.h"
 
 /* The date YYYYMMDD of LOG's Megatron-LM source, and the latest it can be
- * (*before: the first marker missing, exclusive; 0 when all are printed);
+ * (*before: the first marker missing after the latest printed, exclusive;
+ * 0 when none is);
  * 0 when the log has no arguments block. */
 int32_t ptsim_megatron_log_date(const PtsimMegatronLog *log, int32_t *before);
 

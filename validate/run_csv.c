@@ -8,6 +8,8 @@
  * What it is not: a general CSV library (no other separators, no type
  * guessing for unknown columns: they stay text). */
 #include "run_csv.h"
+#include "numbers.h"
+#include "input.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -149,35 +151,34 @@ static gboolean is_unknown(const char *t) {
                 what_);                                                        \
   } while (0)
 
-/* After the number: nothing, or words after a blank or '('. */
-static gboolean tail_ok(const char *rest, gboolean *approx) {
-  if (*rest == '\0')
-    return TRUE;
-  if (*rest == ' ' || *rest == '\t' || *rest == '(') {
+/* Splits "~32 (approx)" into the number's text (transfer full) and whether
+ * it is approximate: a leading '~', or words after a blank or '('. */
+static char *number_part(const char *t, gboolean *approx) {
+  gboolean tilde = *t == '~';
+  const char *s = tilde ? t + 1 : t;
+  size_t len = strcspn(s, " \t(");
+  if (tilde || s[len] != '\0')
     *approx = TRUE;
-    return TRUE;
-  }
-  return FALSE;
+  return g_strndup(s, len);
 }
 
-/* A number cell; *out untouched (unknown) when empty / not_stated. */
+/* A number cell; *out untouched (unknown) when empty / not_stated.  The
+ * number itself goes through the one strict parser (numbers.h): "0x10",
+ * "inf" and "1e999" are not numbers here either. */
 static gboolean cell_double(const Cell *cell, const char *column,
                             const char *name, double *out, gboolean *approx,
                             GError **error) {
   g_autofree char *t = trimmed(cell->text);
   if (is_unknown(t))
     return TRUE;
-  gboolean tilde = *t == '~'; /* "~32": approximate */
-  const char *s = tilde ? t + 1 : t;
-  char *rest = NULL;
-  double v = g_ascii_strtod(s, &rest);
   gboolean words = FALSE;
-  if (rest == s || !isfinite(v) || !tail_ok(rest, &words) ||
-      !(g_ascii_isdigit(*s) || *s == '-' || *s == '+' || *s == '.')) {
+  g_autofree char *number = number_part(t, &words);
+  double v = 0;
+  if (!ptsim_number_parse_double(number, &v)) {
     cell_error(cell, column, "'%s' is not a number", t);
     return FALSE;
   }
-  if (tilde || words)
+  if (words)
     *approx = TRUE;
   *out = v;
   return TRUE;
@@ -189,12 +190,10 @@ static gboolean cell_count(const Cell *cell, const char *column,
   g_autofree char *t = trimmed(cell->text);
   if (is_unknown(t))
     return TRUE;
-  gboolean tilde = *t == '~'; /* "~32": approximate */
-  const char *s = tilde ? t + 1 : t;
-  char *rest = NULL;
-  gint64 v = g_ascii_strtoll(s, &rest, 10);
   gboolean words = FALSE;
-  if (rest == s || !g_ascii_isdigit(*s) || !tail_ok(rest, &words) ||
+  g_autofree char *number = number_part(t, &words);
+  int64_t v = 0;
+  if (!ptsim_number_parse_int64(number, &v) || !g_ascii_isdigit(number[0]) ||
       v >= G_MAXINT64 / 2) {
     cell_error(cell, column, "'%s' is not a whole number", t);
     return FALSE;
@@ -204,7 +203,7 @@ static gboolean cell_count(const Cell *cell, const char *column,
                "integer", t);
     return FALSE;
   }
-  if (tilde || words)
+  if (words)
     *approx = TRUE;
   *out = v;
   return TRUE;
@@ -480,9 +479,9 @@ PtsimRunCsv *ptsim_run_csv_read_file(const char *path, GError **error) {
   g_autofree char *data = NULL;
   gsize len = 0;
   g_autoptr(GError) local = NULL;
-  if (!g_file_get_contents(path, &data, &len, &local)) {
-    g_set_error(error, PTSIM_RUN_CSV_ERROR, PTSIM_RUN_CSV_ERROR_NOT_FOUND,
-                "runs CSV: %s", local->message);
+  if (!ptsim_input_read(path, "runs CSV", PTSIM_INPUT_MAX_TABLE, &data, &len, &local)) {
+    g_set_error(error, PTSIM_RUN_CSV_ERROR, PTSIM_RUN_CSV_ERROR_NOT_FOUND, "%s",
+                local->message);
     return NULL;
   }
   return ptsim_run_csv_parse(data, len, path, error);

@@ -168,8 +168,11 @@ void ptsim_validate_write_text(GString *out, GPtrArray *rows) {
   g_string_append_printf(out, "\nstatistics over the compared runs\n  %-36s %5s %9s %9s %9s\n",
                          "quantity", "n", "MAPE", "max|err|", "bias");
   for (int q = 0; q < Q_COUNT; q++) text_stats_line(out, quantity_names[q], &all.q[q]);
-  g_string_append_printf(out, "step-time MAPE %.2f%% over %zu runs\n",
-                         all.q[Q_STEP].n ? 100.0 * all.q[Q_STEP].mape : 0.0, all.q[Q_STEP].n);
+  if (all.q[Q_STEP].n > 0)
+    g_string_append_printf(out, "step-time MAPE %.2f%% over %zu runs\n",
+                           100.0 * all.q[Q_STEP].mape, all.q[Q_STEP].n);
+  else
+    g_string_append(out, "step-time MAPE: no run with a measured step time was compared\n");
   g_autoptr(GPtrArray) sources = sources_of(rows);
   g_string_append_printf(out, "\nstep time by source\n  %-36s %5s %9s %9s %9s\n", "source", "n",
                          "MAPE", "max|err|", "bias");

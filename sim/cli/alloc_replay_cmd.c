@@ -3,14 +3,15 @@
  * emulation with the observations and writes the report. */
 #include "alloc_replay_cmd.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "alloc_conf.h"
 #include "alloc_trace_io.h"
+#include "cli_options.h"
 #include "config.h"
 #include "json_writer.h"
+#include "output.h"
 #include "report.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -124,7 +125,10 @@ static void write_json(GString *out, const PtsimAllocTrace *t, const char *conf,
   ptsim_json_init(&json, out);
   ptsim_json_begin_object(&json, NULL);
   ptsim_json_string(&json, "trace", t->name);
-  ptsim_json_string(&json, "alloc_conf", conf ? conf : "");
+  if (conf)
+    ptsim_json_string(&json, "alloc_conf", conf);
+  else
+    ptsim_json_null(&json, "alloc_conf");
   ptsim_json_bool(&json, "capacity_unlimited", capacity >= UNLIMITED_BYTES);
   ptsim_json_double(&json, "capacity_bytes", capacity);
   ptsim_json_int(&json, "events", r->events);
@@ -150,7 +154,7 @@ static void write_json(GString *out, const PtsimAllocTrace *t, const char *conf,
     ptsim_json_int(&json, "reserved_bytes", r->first_oom_reserved_bytes);
     ptsim_json_end_object(&json);
   } else {
-    ptsim_json_string(&json, "first_oom", "");
+    ptsim_json_null(&json, "first_oom");
   }
   if (c->events > 0) {
     ptsim_json_begin_object(&json, "observed");
@@ -164,7 +168,7 @@ static void write_json(GString *out, const PtsimAllocTrace *t, const char *conf,
     ptsim_json_int(&json, "max_difference_observed_bytes", c->max_diff_observed_bytes);
     ptsim_json_end_object(&json);
   } else {
-    ptsim_json_string(&json, "observed", "");
+    ptsim_json_null(&json, "observed");
   }
   ptsim_json_end_object(&json);
 }
@@ -172,7 +176,7 @@ static void write_json(GString *out, const PtsimAllocTrace *t, const char *conf,
 typedef struct {
   char *alloc_conf;
   char *format;
-  double capacity_gib;
+  char *capacity_gib; /* NULL: unlimited */
 } ReplayOptions;
 
 static int fail(int code, const char *message) {
@@ -188,14 +192,12 @@ static int replay(const char *path, const ReplayOptions *o) {
     g_autofree char *m = g_strdup_printf("--format '%s': allowed values are text|json", o->format);
     return fail(2, m);
   }
-  double capacity = UNLIMITED_BYTES;
-  if (!isnan(o->capacity_gib)) {
-    if (!(o->capacity_gib > 0.0) || o->capacity_gib > 1048576.0) {
-      g_autofree char *m = g_strdup_printf(
-          "--capacity-gib %g: expected a number of GiB in (0, 1048576]", o->capacity_gib);
-      return fail(2, m);
-    }
-    capacity = o->capacity_gib * GIB;
+  double capacity = UNLIMITED_BYTES, gib = 0.0;
+  const PtsimRange gib_range = {0.0, 1048576.0, FALSE, TRUE};
+  if (o->capacity_gib) {
+    if (!ptsim_cli_double_flag("--capacity-gib", o->capacity_gib, gib_range, &gib, &error))
+      return fail(2, error->message);
+    capacity = gib * GIB;
   }
   PtsimAllocOptions opts;
   ptsim_alloc_options_init(&opts);
@@ -204,6 +206,11 @@ static int replay(const char *path, const ReplayOptions *o) {
   }
   g_autoptr(PtsimAllocTrace) trace = ptsim_alloc_trace_load(path, &error);
   if (trace == NULL) return fail(2, error->message);
+  if (trace->events->len == 0) {
+    g_autofree char *m = g_strdup_printf("%s: no events (expected lines alloc ID SIZE STREAM, "
+                                         "free ID, empty_cache)", path);
+    return fail(2, m);
+  }
   g_autofree int64_t *emulated = g_new0(int64_t, trace->events->len > 0 ? trace->events->len : 1);
   PtsimAllocReplay r;
   if (!ptsim_alloc_trace_replay_sampled(trace, &opts, capacity, emulated, &r, &error))
@@ -215,17 +222,18 @@ static int replay(const char *path, const ReplayOptions *o) {
     write_json(text, trace, o->alloc_conf, capacity, &r, &c);
   else
     write_text(text, trace, o->alloc_conf, capacity, &r, &c);
-  fwrite(text->str, 1, text->len, stdout);
+  if (!ptsim_output_stdout(text->str, text->len, &error)) return fail(1, error->message);
   return 0;
 }
 
 int ptsim_alloc_replay_main(int argc, char **argv) {
-  ReplayOptions o = {NULL, NULL, NAN};
+  ReplayOptions o = {NULL, NULL, NULL};
   const GOptionEntry entries[] = {
       {"alloc-conf", 0, 0, G_OPTION_ARG_STRING, &o.alloc_conf,
        "PYTORCH_CUDA_ALLOC_CONF for the emulation, e.g. expandable_segments:True", "CONF"},
-      {"capacity-gib", 0, 0, G_OPTION_ARG_DOUBLE, &o.capacity_gib,
-       "Device memory the allocator may reserve, GiB (default: unlimited)", "N"},
+      {"capacity-gib", 0, 0, G_OPTION_ARG_STRING, &o.capacity_gib,
+       "Device memory the allocator may reserve, GiB, in (0, 1048576] (default: unlimited)",
+       "N"},
       {"format", 0, 0, G_OPTION_ARG_STRING, &o.format, "text|json (default text)", "F"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   g_autoptr(GOptionContext) context = g_option_context_new("TRACE");
@@ -238,7 +246,7 @@ int ptsim_alloc_replay_main(int argc, char **argv) {
   g_option_context_add_main_entries(context, entries, NULL);
   g_autoptr(GError) error = NULL;
   int rc;
-  if (!g_option_context_parse(context, &argc, &argv, &error))
+  if (!ptsim_cli_parse_options(context, &argc, &argv, &error))
     rc = fail(2, error->message);
   else if (argc != 2)
     rc = fail(2, argc < 2 ? "expected one TRACE file (see --help)"
@@ -247,5 +255,6 @@ int ptsim_alloc_replay_main(int argc, char **argv) {
     rc = replay(argv[1], &o);
   g_free(o.alloc_conf);
   g_free(o.format);
+  g_free(o.capacity_gib);
   return rc;
 }

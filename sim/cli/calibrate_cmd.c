@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "calibrate_cmd.h"
-#include <glib/gstdio.h>
 #include "config.h"
+#include "input.h"
+#include "output.h"
 
 static gboolean calibrate(const char *hw, const char *measured_path, const char *out_path,
                           const char *name, GError **error) {
@@ -17,14 +18,23 @@ static gboolean calibrate(const char *hw, const char *measured_path, const char 
           : g_strdup_printf("%s/hw_profiles/%s.ini", ptsim_config_data_dir(), hw);
   g_autoptr(GKeyFile) profile = g_key_file_new();
   g_autoptr(GKeyFile) measured = g_key_file_new();
-  if (!g_key_file_load_from_file(profile, base_path, G_KEY_FILE_KEEP_COMMENTS, error)) {
+  g_autofree char *base_text = NULL, *measured_text = NULL;
+  gsize base_len = 0, measured_len = 0;
+  if (!ptsim_input_read(base_path, "hardware profile", PTSIM_INPUT_MAX_TEXT, &base_text,
+                        &base_len, error) ||
+      !ptsim_input_read(measured_path, "measured efficiency file", PTSIM_INPUT_MAX_TEXT,
+                        &measured_text, &measured_len, error))
+    return FALSE;
+  if (!g_key_file_load_from_data(profile, base_text, base_len, G_KEY_FILE_KEEP_COMMENTS, error)) {
     g_prefix_error(error, "%s: ", base_path);
     return FALSE;
   }
-  if (!g_key_file_load_from_file(measured, measured_path, G_KEY_FILE_NONE, error)) {
+  if (!g_key_file_load_from_data(measured, measured_text, measured_len, G_KEY_FILE_NONE, error)) {
     g_prefix_error(error, "%s: ", measured_path);
     return FALSE;
   }
+  /* The output must be writable before anything is computed. */
+  if (!ptsim_output_check(out_path, error)) return FALSE;
   if (!g_key_file_has_group(measured, "efficiency")) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: no [efficiency] group (expected the output of gemm_bench)", measured_path);
@@ -44,25 +54,20 @@ static gboolean calibrate(const char *hw, const char *measured_path, const char 
   gsize len = 0;
   g_autofree char *text = g_key_file_to_data(profile, &len, error);
   if (!text) return FALSE;
-  /* Check the result loads before anything is written. */
-  g_autofree char *tmp_dir = g_dir_make_tmp("ptsim-calibrate-XXXXXX", error);
-  if (!tmp_dir) return FALSE;
-  g_autofree char *tmp = g_build_filename(tmp_dir, "check.ini", NULL);
-  gboolean ok = g_file_set_contents(tmp, text, (gssize)len, error) &&
-                ptsim_hardware_load(tmp, &check, error);
-  g_remove(tmp);
-  g_rmdir(tmp_dir);
-  if (!ok) {
+  /* Check the result loads before anything is written; a bad value is
+   * named with the measured file it came from. */
+  g_autofree char *label = g_strdup_printf("%s merged into %s", measured_path, base_path);
+  if (!ptsim_hardware_load_data(text, len, label, &check, error)) {
     g_prefix_error(error, "%s gives an invalid profile: ", measured_path);
     return FALSE;
   }
-  return g_file_set_contents(out_path, text, (gssize)len, error);
+  return ptsim_output_write(out_path, text, len, error);
 }
 
 int ptsim_calibrate_main(int argc, char **argv) {
   g_autofree char *hw = NULL, *out = NULL, *name = NULL;
   const GOptionEntry entries[] = {
-      {"hw", 0, 0, G_OPTION_ARG_STRING, &hw, "Base profile: a name in hw_profiles/ or an .ini", "NAME|FILE"},
+      {"hw", 0, 0, G_OPTION_ARG_FILENAME, &hw, "Base profile: a name in hw_profiles/ or an .ini", "NAME|FILE"},
       {"out", 0, 0, G_OPTION_ARG_FILENAME, &out, "The calibrated profile to write", "FILE.ini"},
       {"name", 0, 0, G_OPTION_ARG_STRING, &name, "Its [gpu] name (default: BASE-calibrated)", "NAME"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
@@ -85,7 +90,7 @@ int ptsim_calibrate_main(int argc, char **argv) {
   g_autofree char *default_name = g_strdup_printf("%s-calibrated", hw);
   if (!calibrate(hw, argv[1], out, name ? name : default_name, &error)) {
     fprintf(stderr, "ptsim calibrate: %s\n", error->message);
-    return 2;
+    return ptsim_output_exit_code(error);
   }
   printf("ptsim calibrate: wrote %s (use it with --hw %s)\n", out, out);
   return 0;

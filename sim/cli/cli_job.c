@@ -1,5 +1,4 @@
 /* cli_job.c — shared job options; see cli_job.h. */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli_job.h"
@@ -17,16 +16,7 @@
 #define DEFAULT_GBS 128
 #define DEFAULT_SEQ 8192
 
-void ptsim_cli_job_init(PtsimCliJob *o) {
-  memset(o, 0, sizeof *o);
-  o->gpus = o->nodes = o->tp = o->pp = o->cp = o->dp = o->vp = o->ep = o->etp = -1;
-  o->mtp_num_layers = -1;
-  o->moe_capacity_factor = NAN;
-  o->mbs = o->gbs = o->seq = o->recompute_num_layers = o->optimizer_instances = -1;
-  o->hsdp_shard_size = -1;
-  o->first_stage_layers = o->last_stage_layers = o->kv_channels = -1;
-  o->threshold = o->attention_dropout = o->hidden_dropout = NAN;
-}
+void ptsim_cli_job_init(PtsimCliJob *o) { memset(o, 0, sizeof *o); }
 
 void ptsim_cli_job_clear(PtsimCliJob *o) {
   char **strings[] = {&o->model, &o->hw, &o->recompute, &o->schedule, &o->recompute_method,
@@ -42,31 +32,67 @@ void ptsim_cli_job_clear(PtsimCliJob *o) {
 
 #define END {NULL, 0, 0, 0, NULL, NULL, NULL}
 
+/* The numeric flags, each with its range: GOption hands their text to
+ * number_option, which parses it strictly into the PtsimCliJob that is the
+ * group's user data. */
+#define FIELD(f) G_STRUCT_OFFSET(PtsimCliJob, f)
+#define COUNT(flag, f, hi) {flag, FIELD(f), FALSE, 1, hi, {0, 0, FALSE, FALSE}}
+#define DECIMAL(flag, f, ...) {flag, FIELD(f), TRUE, 0, 0, __VA_ARGS__}
+static const PtsimCliNumber numbers[] = {
+    COUNT("--gpus", gpus, PTSIM_JOB_GPUS_MAX),
+    COUNT("--nodes", nodes, PTSIM_JOB_GPUS_MAX),
+    COUNT("--tp", tp, PTSIM_CONFIG_INT_MAX),
+    COUNT("--pp", pp, PTSIM_CONFIG_INT_MAX),
+    COUNT("--cp", cp, PTSIM_CONFIG_INT_MAX),
+    COUNT("--dp", dp, PTSIM_JOB_GPUS_MAX),
+    COUNT("--vp", vp, PTSIM_CONFIG_INT_MAX),
+    COUNT("--mbs", mbs, PTSIM_CONFIG_INT_MAX),
+    COUNT("--gbs", gbs, PTSIM_CONFIG_INT_MAX),
+    COUNT("--seq", seq, PTSIM_CONFIG_INT_MAX),
+    COUNT("--recompute-num-layers", recompute_num_layers, PTSIM_CONFIG_INT_MAX),
+    COUNT("--num-distributed-optimizer-instances", optimizer_instances, PTSIM_JOB_GPUS_MAX),
+    COUNT("--hsdp-shard-size", hsdp_shard_size, PTSIM_JOB_GPUS_MAX),
+    COUNT("--decoder-first-pipeline-num-layers", first_stage_layers, PTSIM_CONFIG_INT_MAX),
+    COUNT("--decoder-last-pipeline-num-layers", last_stage_layers, PTSIM_CONFIG_INT_MAX),
+    COUNT("--kv-channels", kv_channels, PTSIM_CONFIG_INT_MAX),
+    COUNT("--ep", ep, PTSIM_JOB_GPUS_MAX),
+    COUNT("--etp", etp, PTSIM_CONFIG_INT_MAX),
+    {"--mtp-num-layers", FIELD(mtp_num_layers), FALSE, 0, 64, {0, 0, FALSE, FALSE}},
+    DECIMAL("--moe-expert-capacity-factor", moe_capacity_factor, {0.0, 1e6, FALSE, TRUE}),
+    DECIMAL("--memory-threshold", threshold, {0.0, 1.0, FALSE, TRUE}),
+    DECIMAL("--attention-dropout", attention_dropout, {0.0, 1.0, TRUE, FALSE}),
+    DECIMAL("--hidden-dropout", hidden_dropout, {0.0, 1.0, TRUE, FALSE}),
+};
+
+static gboolean number_option(const char *flag, const char *text, gpointer opts,
+                              GError **error) {
+  return ptsim_cli_number_set(numbers, G_N_ELEMENTS(numbers), flag, text, opts, error);
+}
+
+#define NUMBER(name, help, arg) \
+  {name, 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)number_option, help, arg}
+
 static GOptionEntry *dimension_entries(PtsimCliJob *o) {
   const GOptionEntry entries[] = {
-      {"model", 0, 0, G_OPTION_ARG_STRING, &o->model,
+      {"model", 0, 0, G_OPTION_ARG_FILENAME, &o->model,
        "Model: a name in models/ or an .ini path (default " DEFAULT_MODEL ")", "NAME|FILE"},
-      {"hw", 0, 0, G_OPTION_ARG_STRING, &o->hw,
+      {"hw", 0, 0, G_OPTION_ARG_FILENAME, &o->hw,
        "Hardware profile: a name in hw_profiles/ or an .ini path (default " DEFAULT_HW ")",
        "NAME|FILE"},
-      {"gpus", 0, 0, G_OPTION_ARG_INT64, &o->gpus,
-       "Total GPUs (default 8; with --megatron-args: the launcher's count)", "N"},
-      {"nodes", 0, 0, G_OPTION_ARG_INT64, &o->nodes, "Nodes (gpus = nodes x GPUs per node)", "N"},
-      {"tp", 0, 0, G_OPTION_ARG_INT64, &o->tp, "Tensor-parallel size (default 1)", "N"},
-      {"pp", 0, 0, G_OPTION_ARG_INT64, &o->pp, "Pipeline-parallel size (default 1)", "N"},
-      {"cp", 0, 0, G_OPTION_ARG_INT64, &o->cp, "Context-parallel size (default 1)", "N"},
-      {"dp", 0, 0, G_OPTION_ARG_INT64, &o->dp,
-       "Data-parallel size (default: gpus / (tp pp cp); checked when given)", "N"},
-      {"vp", 0, 0, G_OPTION_ARG_INT64, &o->vp,
-       "Virtual pipeline stages per rank (interleaved 1F1B when > 1)", "N"},
-      {"ep", 0, 0, G_OPTION_ARG_INT64, &o->ep,
-       "Expert-parallel size (MoE models; default 1): the expert layers regroup the GPUs as "
-       "etp x ep x edp", "N"},
-      {"etp", 0, 0, G_OPTION_ARG_INT64, &o->etp,
-       "Expert tensor-parallel size (MoE models; default: tp)", "N"},
-      {"mbs", 0, 0, G_OPTION_ARG_INT64, &o->mbs, "Micro-batch size (default 1)", "N"},
-      {"gbs", 0, 0, G_OPTION_ARG_INT64, &o->gbs, "Global batch size in sequences (default 128)", "N"},
-      {"seq", 0, 0, G_OPTION_ARG_INT64, &o->seq, "Sequence length (default 8192)", "N"},
+      NUMBER("gpus", "Total GPUs (default 8; with --megatron-args: the launcher's count)", "N"),
+      NUMBER("nodes", "Nodes (gpus = nodes x GPUs per node)", "N"),
+      NUMBER("tp", "Tensor-parallel size (default 1)", "N"),
+      NUMBER("pp", "Pipeline-parallel size (default 1)", "N"),
+      NUMBER("cp", "Context-parallel size (default 1)", "N"),
+      NUMBER("dp", "Data-parallel size (default: gpus / (tp pp cp); checked when given)", "N"),
+      NUMBER("vp", "Virtual pipeline stages per rank (interleaved 1F1B when > 1)", "N"),
+      NUMBER("ep",
+             "Expert-parallel size (MoE models; default 1): the expert layers regroup the GPUs "
+             "as etp x ep x edp", "N"),
+      NUMBER("etp", "Expert tensor-parallel size (MoE models; default: tp)", "N"),
+      NUMBER("mbs", "Micro-batch size (default 1)", "N"),
+      NUMBER("gbs", "Global batch size in sequences (default 128)", "N"),
+      NUMBER("seq", "Sequence length (default 8192)", "N"),
       {"recompute", 0, 0, G_OPTION_ARG_STRING, &o->recompute,
        "Activation recomputation: none|selective|full|selective-op (default none; selective-op: "
        "PyTorch's per-op checkpointing as torchtitan's selective_ac_option 'op', needs "
@@ -78,9 +104,9 @@ static GOptionEntry *dimension_entries(PtsimCliJob *o) {
        "Data parallelism: ddp (states replicated) | zero1 (the distributed optimizer, default) | "
        "zero2 (+ gradients sharded) | fsdp (+ parameters: ZeRO-3) | hsdp (fsdp inside a shard "
        "group, replicated across)", "MODE"},
-      {"hsdp-shard-size", 0, 0, G_OPTION_ARG_INT64, &o->hsdp_shard_size,
-       "Ranks of one shard group (divides dp x cp; default for hsdp: one NVLink domain / tp)",
-       "N"},
+      NUMBER("hsdp-shard-size",
+             "Ranks of one shard group (divides dp x cp; default for hsdp: one NVLink domain / tp)",
+             "N"),
       {"megatron-args", 0, 0, G_OPTION_ARG_STRING, &o->megatron_args,
        "A Megatron-LM command line (with its launcher: the GPU count) giving the model and layout",
        "\"FLAGS\""},
@@ -93,14 +119,14 @@ static GOptionEntry *dimension_entries(PtsimCliJob *o) {
   return g_memdup2(entries, sizeof entries);
 }
 
-GOptionEntry *ptsim_cli_job_setting_entries(PtsimCliJob *o) {
+static GOptionEntry *setting_entries(PtsimCliJob *o) {
   const GOptionEntry entries[] = {
       {"sp", 0, 0, G_OPTION_ARG_NONE, &o->sp, "Sequence parallelism on (default when tp > 1)", NULL},
       {"no-sp", 0, 0, G_OPTION_ARG_NONE, &o->no_sp, "Sequence parallelism off", NULL},
       {"recompute-method", 0, 0, G_OPTION_ARG_STRING, &o->recompute_method,
        "Full recompute method: uniform|block (default uniform)", "METHOD"},
-      {"recompute-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->recompute_num_layers,
-       "Full recompute: layers per group (uniform) or recomputed layers (block)", "N"},
+      NUMBER("recompute-num-layers",
+             "Full recompute: layers per group (uniform) or recomputed layers (block)", "N"),
       {"recompute-modules", 0, 0, G_OPTION_ARG_STRING, &o->recompute_modules,
        "Selective recompute: core_attn,mlp,layernorm,moe_act,moe,shared_experts,mla_up_proj "
        "(default core_attn)", "M[,M...]"},
@@ -108,8 +134,8 @@ GOptionEntry *ptsim_cli_job_setting_entries(PtsimCliJob *o) {
        "Shard optimizer states over dp x cp (default)", NULL},
       {"no-distributed-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->no_distributed_optimizer,
        "Replicate optimizer states (18 bytes per parameter)", NULL},
-      {"num-distributed-optimizer-instances", 0, 0, G_OPTION_ARG_INT64, &o->optimizer_instances,
-       "Distributed-optimizer instances: states sharded over dp x cp / N (default 1)", "N"},
+      NUMBER("num-distributed-optimizer-instances",
+             "Distributed-optimizer instances: states sharded over dp x cp / N (default 1)", "N"),
       {"fsdp-impl", 0, 0, G_OPTION_ARG_STRING, &o->fsdp_impl,
        "Whose ZeRO-2/3: megatron (Megatron-FSDP, DeepSpeed: bf16 weights + fp32 main params, "
        "default) | torch (PyTorch FSDP2 as torchtitan: fp32 sharded params)", "IMPL"},
@@ -175,24 +201,22 @@ GOptionEntry *ptsim_cli_job_setting_entries(PtsimCliJob *o) {
        "delayed|tensorwise|blockwise|mxfp8 (default delayed)", "R"},
       {"fp8-param-gather", 0, 0, G_OPTION_ARG_NONE, &o->fp8_param_gather,
        "fp8 model weights, gathered in fp8 (needs the distributed optimizer)", NULL},
-      {"memory-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &o->threshold,
-       "Memory fraction a layout may use and still count as fitting (default 0.8)", "F"},
-      {"attention-dropout", 0, 0, G_OPTION_ARG_DOUBLE, &o->attention_dropout,
-       "Attention dropout probability (default 0)", "P"},
-      {"hidden-dropout", 0, 0, G_OPTION_ARG_DOUBLE, &o->hidden_dropout,
-       "Hidden dropout probability (default 0)", "P"},
-      {"decoder-first-pipeline-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->first_stage_layers,
-       "Layers on the first pipeline stage (uneven split)", "N"},
-      {"decoder-last-pipeline-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->last_stage_layers,
-       "Layers on the last pipeline stage (uneven split)", "N"},
+      NUMBER("memory-threshold",
+             "Memory fraction a layout may use and still count as fitting, in (0, 1] "
+             "(default 0.8)", "F"),
+      NUMBER("attention-dropout", "Attention dropout probability, in [0, 1) (default 0)", "P"),
+      NUMBER("hidden-dropout", "Hidden dropout probability, in [0, 1) (default 0)", "P"),
+      NUMBER("decoder-first-pipeline-num-layers", "Layers on the first pipeline stage (uneven split)",
+             "N"),
+      NUMBER("decoder-last-pipeline-num-layers", "Layers on the last pipeline stage (uneven split)",
+             "N"),
       {"account-for-embedding-in-pipeline-split", 0, 0, G_OPTION_ARG_NONE, &o->account_embedding,
        "The embedding counts as a layer in the split (first chunk: one layer fewer)", NULL},
       {"account-for-loss-in-pipeline-split", 0, 0, G_OPTION_ARG_NONE, &o->account_loss,
        "The loss counts as a layer in the split (last chunk: one layer fewer)", NULL},
       {"pipeline-model-parallel-layout", 0, 0, G_OPTION_ARG_STRING, &o->pipeline_layout,
        "Megatron's layout string, e.g. \"Et*3|(tt|)*14,tL\" (sets vp and the split)", "LAYOUT"},
-      {"kv-channels", 0, 0, G_OPTION_ARG_INT64, &o->kv_channels,
-       "Head dimension (default hidden / heads)", "N"},
+      NUMBER("kv-channels", "Head dimension (default hidden / heads)", "N"),
       {"qk-layernorm", 0, 0, G_OPTION_ARG_NONE, &o->qk_layernorm,
        "A norm over each query and key head", NULL},
       {"position-embedding-type", 0, 0, G_OPTION_ARG_STRING, &o->position_embedding,
@@ -201,9 +225,9 @@ GOptionEntry *ptsim_cli_job_setting_entries(PtsimCliJob *o) {
        "Python GC only at chosen steps (Megatron --manual-gc; ptsim models no GC stalls)", NULL},
       {"moe-token-dispatcher-type", 0, 0, G_OPTION_ARG_STRING, &o->moe_dispatcher,
        "MoE token dispatch: alltoall|allgather|flex (default alltoall)", "D"},
-      {"moe-expert-capacity-factor", 0, 0, G_OPTION_ARG_DOUBLE, &o->moe_capacity_factor,
-       "Tokens an expert takes over its balanced share; the rest are dropped (default: "
-       "dropless)", "F"},
+      NUMBER("moe-expert-capacity-factor",
+             "Tokens an expert takes over its balanced share, in (0, 10^6]; the rest are dropped "
+             "(default: dropless)", "F"),
       {"moe-pad-expert-input-to-capacity", 0, 0, G_OPTION_ARG_NONE, &o->moe_pad_to_capacity,
        "Pad every expert to its capacity", NULL},
       {"moe-grouped-gemm", 0, 0, G_OPTION_ARG_NONE, &o->moe_grouped_gemm,
@@ -220,8 +244,8 @@ GOptionEntry *ptsim_cli_job_setting_entries(PtsimCliJob *o) {
        "Shared experts on a side stream, beside the token dispatch", NULL},
       {"overlap-moe-expert-parallel-comm", 0, 0, G_OPTION_ARG_NONE, &o->moe_ep_comm_overlap,
        "Hide the expert-parallel all-to-alls behind another microbatch's compute", NULL},
-      {"mtp-num-layers", 0, 0, G_OPTION_ARG_INT64, &o->mtp_num_layers,
-       "Multi-token prediction layers (default: the model's; 0: none)", "N"},
+      NUMBER("mtp-num-layers",
+             "Multi-token prediction layers, 0 to 64 (default: the model's; 0: none)", "N"),
       {"megatron-date", 0, 0, G_OPTION_ARG_STRING, &o->megatron_date,
        "Date of the Megatron-LM source (YYYY-MM-DD or YYYY-MM; default current): memory that "
        "releases allocate differently follows it (validate: a log's arguments date it)",
@@ -232,9 +256,10 @@ GOptionEntry *ptsim_cli_job_setting_entries(PtsimCliJob *o) {
 
 GOptionGroup *ptsim_cli_job_option_group(PtsimCliJob *o) {
   g_autofree GOptionEntry *dims = dimension_entries(o);
-  g_autofree GOptionEntry *settings = ptsim_cli_job_setting_entries(o);
+  g_autofree GOptionEntry *settings = setting_entries(o);
+  /* o is the user data that number_option receives */
   GOptionGroup *group = g_option_group_new(
-      "job", "Job options (model, hardware, layout):", "Show job options", NULL, NULL);
+      "job", "Job options (model, hardware, layout):", "Show job options", o, NULL);
   g_option_group_add_entries(group, dims);
   g_option_group_add_entries(group, settings);
   return group;
@@ -244,6 +269,16 @@ void ptsim_cli_job_add_to_context(GOptionContext *context, PtsimCliJob *opts,
                                   const GOptionEntry *command_entries) {
   GOptionGroup *group = ptsim_cli_job_option_group(opts);
   if (command_entries) g_option_group_add_entries(group, command_entries);
+  g_option_context_set_main_group(context, group);
+}
+
+void ptsim_cli_job_add_settings_to_context(GOptionContext *context, PtsimCliJob *opts,
+                                           const GOptionEntry *command_entries) {
+  g_autofree GOptionEntry *settings = setting_entries(opts);
+  GOptionGroup *group = g_option_group_new("job", "Job settings:", "Show job settings", opts,
+                                           NULL);
+  if (command_entries) g_option_group_add_entries(group, command_entries);
+  g_option_group_add_entries(group, settings);
   g_option_context_set_main_group(context, group);
 }
 
@@ -269,32 +304,16 @@ static gboolean parse_enum(PtsimNamesKind kind, const char *flag, const char *wo
 
 static gboolean check_flags(const PtsimCliJob *o, GError **error) {
   const struct {
-    const char *flag;
-    gint64 value;
-  } counts[] = {{"--gpus", o->gpus}, {"--nodes", o->nodes}, {"--tp", o->tp},
-                {"--pp", o->pp},     {"--cp", o->cp},       {"--dp", o->dp},
-                {"--vp", o->vp},     {"--mbs", o->mbs},     {"--gbs", o->gbs},
-                {"--seq", o->seq},   {"--recompute-num-layers", o->recompute_num_layers},
-                {"--decoder-first-pipeline-num-layers", o->first_stage_layers},
-                {"--decoder-last-pipeline-num-layers", o->last_stage_layers},
-                {"--num-distributed-optimizer-instances", o->optimizer_instances},
-                {"--hsdp-shard-size", o->hsdp_shard_size},
-                {"--kv-channels", o->kv_channels}, {"--ep", o->ep}, {"--etp", o->etp}};
-  for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
-    if (counts[i].value != -1 && counts[i].value < 1)
-      return invalid("%s %" G_GINT64_FORMAT ": must be a positive integer", counts[i].flag,
-                     counts[i].value);
-  const struct {
     gboolean a, b;
     const char *names;
   } pairs[] = {
       {o->sp, o->no_sp, "--sp and --no-sp"},
       {o->distributed_optimizer, o->no_distributed_optimizer,
        "--distributed-optimizer and --no-distributed-optimizer"},
-      {o->gpus != -1, o->nodes != -1, "--gpus and --nodes"},
+      {o->gpus.given, o->nodes.given, "--gpus and --nodes"},
       {o->sharding != NULL, o->distributed_optimizer || o->no_distributed_optimizer,
        "--sharding and --(no-)distributed-optimizer"},
-      {o->hsdp_shard_size != -1, o->optimizer_instances != -1,
+      {o->hsdp_shard_size.given, o->optimizer_instances.given,
        "--hsdp-shard-size and --num-distributed-optimizer-instances"},
       {o->megatron_args != NULL, o->megatron_args_file != NULL,
        "--megatron-args and --megatron-args-file"},
@@ -310,12 +329,6 @@ static gboolean check_flags(const PtsimCliJob *o, GError **error) {
   };
   for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++)
     if (pairs[i].a && pairs[i].b) return invalid("%s: give at most one", pairs[i].names);
-  if (!isnan(o->threshold) && !(o->threshold > 0.0 && o->threshold <= 1.0))
-    return invalid("--memory-threshold %g: must be in (0, 1]", o->threshold);
-  if (!isnan(o->moe_capacity_factor) && !(o->moe_capacity_factor > 0.0))
-    return invalid("--moe-expert-capacity-factor %g: must be > 0", o->moe_capacity_factor);
-  if (o->mtp_num_layers < -1 || o->mtp_num_layers > 64)
-    return invalid("--mtp-num-layers %" G_GINT64_FORMAT ": must be 0 to 64", o->mtp_num_layers);
   return TRUE;
 }
 
@@ -328,7 +341,7 @@ static gboolean apply_moe_settings(const PtsimCliJob *o, PtsimLayout *l, GError 
       return FALSE;
     l->moe_dispatcher = (PtsimDispatcher)v;
   }
-  if (!isnan(o->moe_capacity_factor)) l->moe_capacity_factor = o->moe_capacity_factor;
+  if (o->moe_capacity_factor.given) l->moe_capacity_factor = o->moe_capacity_factor.value;
   if (o->moe_pad_to_capacity) l->moe_pad_to_capacity = 1;
   if (o->moe_grouped_gemm) l->moe_grouped_gemm = 1;
   if (o->no_moe_grouped_gemm) l->moe_grouped_gemm = 0;
@@ -350,15 +363,25 @@ static void overlap_switch(int *value, gboolean on, gboolean off, gboolean all_o
   if (off) *value = 0;
 }
 
-/* "YYYY-MM-DD" or "YYYY-MM" (the 1st), or "current" (0), as YYYYMMDD. */
+/* N digits of TEXT as a number, or -1 when they are not all digits. */
+static int digits(const char *text, int n) {
+  int v = 0;
+  for (int i = 0; i < n; i++) {
+    if (!g_ascii_isdigit(text[i])) return -1;
+    v = v * 10 + (text[i] - '0');
+  }
+  return v;
+}
+
+/* "YYYY-MM-DD" or "YYYY-MM" (the 1st), or "current" (0), as YYYYMMDD:
+ * exactly those digits (no sign, blank or wider field). */
 static gboolean parse_megatron_date(const char *word, int32_t *date, GError **error) {
-  unsigned year = 0, month = 0, day = 1;
-  int used = 0;
+  size_t len = strlen(word);
   if (strcmp(word, "current") == 0) return *date = 0, TRUE;
-  if ((sscanf(word, "%4u-%2u-%2u%n", &year, &month, &day, &used) == 3 ||
-       (day = 1, sscanf(word, "%4u-%2u%n", &year, &month, &used) == 2)) &&
-      word[used] == '\0' && strlen(word) >= 7 && year >= 2019 && year <= 2100 && month >= 1 &&
-      month <= 12 && day >= 1 && day <= 31)
+  int year = digits(word, 4), month = len >= 7 ? digits(word + 5, 2) : -1;
+  int day = len == 10 ? digits(word + 8, 2) : 1;
+  if ((len == 7 || (len == 10 && word[7] == '-')) && word[4] == '-' && year >= 2019 &&
+      year <= 2100 && month >= 1 && month <= 12 && day >= 1 && day <= 31)
     return *date = (int32_t)(year * 10000 + month * 100 + day), TRUE;
   return invalid("--megatron-date '%s': allowed values are a date YYYY-MM-DD or YYYY-MM "
                  "(2019 to 2100) of the Megatron-LM source, or current",
@@ -380,7 +403,7 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
       return FALSE;
     l->recompute_method = (PtsimRecomputeMethod)v;
   }
-  if (o->recompute_num_layers != -1) l->recompute_num_layers = o->recompute_num_layers;
+  if (o->recompute_num_layers.given) l->recompute_num_layers = o->recompute_num_layers.value;
   if (o->recompute_modules) {
     g_auto(GStrv) names = g_strsplit(o->recompute_modules, ",", -1);
     l->recompute_modules = 0;
@@ -393,7 +416,7 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
   }
   if (o->distributed_optimizer) l->distributed_optimizer = 1;
   if (o->no_distributed_optimizer) l->distributed_optimizer = 0;
-  if (o->optimizer_instances != -1) l->optimizer_instances = o->optimizer_instances;
+  if (o->optimizer_instances.given) l->optimizer_instances = o->optimizer_instances.value;
   if (o->fsdp_impl) {
     if (!parse_enum(PTSIM_NAMES_FSDP_IMPL, "--fsdp-impl", o->fsdp_impl, &v, error)) return FALSE;
     l->fsdp_impl = (PtsimFsdpImpl)v;
@@ -456,11 +479,11 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
     l->fp8_recipe = (PtsimFp8Recipe)v;
   }
   if (o->fp8_param_gather) l->fp8_param_gather = 1;
-  if (!isnan(o->threshold)) l->memory_threshold = o->threshold;
-  if (!isnan(o->attention_dropout)) l->attention_dropout = o->attention_dropout;
-  if (!isnan(o->hidden_dropout)) l->hidden_dropout = o->hidden_dropout;
-  if (o->first_stage_layers != -1) l->first_stage_layers = o->first_stage_layers;
-  if (o->last_stage_layers != -1) l->last_stage_layers = o->last_stage_layers;
+  if (o->threshold.given) l->memory_threshold = o->threshold.value;
+  if (o->attention_dropout.given) l->attention_dropout = o->attention_dropout.value;
+  if (o->hidden_dropout.given) l->hidden_dropout = o->hidden_dropout.value;
+  if (o->first_stage_layers.given) l->first_stage_layers = o->first_stage_layers.value;
+  if (o->last_stage_layers.given) l->last_stage_layers = o->last_stage_layers.value;
   if (o->account_embedding) l->account_embedding = 1;
   if (o->account_loss) l->account_loss = 1;
   if (o->manual_gc) l->manual_gc = 1;
@@ -473,9 +496,9 @@ gboolean ptsim_cli_job_apply_settings(const PtsimCliJob *o, PtsimLayout *l, Ptsi
 gboolean ptsim_cli_job_model_settings(PtsimModel *m, gpointer opts, GError **error) {
   const PtsimCliJob *o = opts;
   int v;
-  if (o->kv_channels != -1) m->kv_channels = o->kv_channels;
+  if (o->kv_channels.given) m->kv_channels = o->kv_channels.value;
   if (o->qk_layernorm) m->qk_layernorm = 1;
-  if (o->mtp_num_layers != -1) m->mtp_num_layers = o->mtp_num_layers;
+  if (o->mtp_num_layers.given) m->mtp_num_layers = o->mtp_num_layers.value;
   if (o->position_embedding) {
     static const PtsimPositionEmbedding kinds[] = {PTSIM_POSITION_LEARNED, PTSIM_POSITION_ROPE,
                                                    PTSIM_POSITION_NONE};
@@ -510,11 +533,24 @@ gboolean ptsim_cli_job_sweep_base(const PtsimCliJob *o, PtsimLayout *base, GErro
   return ptsim_cli_job_apply_settings(o, base, NULL, error);
 }
 
+/* --nodes x the profile's GPUs per node, refused by name past the GPU
+ * bound (both factors are bounded, so the product cannot overflow). */
+static gboolean nodes_gpus(const PtsimCliJob *o, const PtsimHardware *hw, int64_t *gpus,
+                           GError **error) {
+  *gpus = o->nodes.value * hw->gpus_per_node;
+  if (*gpus <= PTSIM_JOB_GPUS_MAX) return TRUE;
+  return invalid("--nodes %" G_GINT64_FORMAT ": %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT
+                 " GPUs per node (%s) = %" G_GINT64_FORMAT " GPUs, more than the %" G_GINT64_FORMAT
+                 " allowed",
+                 (gint64)o->nodes.value, (gint64)o->nodes.value, (gint64)hw->gpus_per_node,
+                 hw->name, (gint64)*gpus, (gint64)PTSIM_JOB_GPUS_MAX);
+}
+
 /* The job a torchtitan config describes, on the profile already in JOB->hw;
  * its warnings go to stderr. */
 static gboolean torchtitan_job(const PtsimCliJob *o, PtsimJob *job, GError **error) {
-  int64_t world = o->gpus != -1 ? o->gpus
-                  : o->nodes != -1 ? o->nodes * job->hw.gpus_per_node : -1;
+  int64_t world = o->gpus.given ? o->gpus.value : -1;
+  if (o->nodes.given && !nodes_gpus(o, &job->hw, &world, error)) return FALSE;
   g_auto(PtsimTorchtitan) tt = {0};
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
   gboolean ok = ptsim_torchtitan_load(o->torchtitan, world, &tt, warnings, error);
@@ -554,18 +590,16 @@ static gboolean base_job(const PtsimCliJob *o, PtsimJob *job, PtsimMegatronDiagn
 static gboolean apply_dimensions(const PtsimCliJob *o, PtsimJob *job, GError **error) {
   PtsimLayout *l = &job->layout;
   int v;
-  if (o->tp != -1) l->tp = o->tp;
-  if (o->pp != -1) l->pp = o->pp;
-  if (o->cp != -1) l->cp = o->cp;
-  if (o->dp != -1) l->dp = o->dp;
-  if (o->vp != -1) l->vp = o->vp;
-  if (o->ep != -1) l->ep = o->ep;
-  if (o->etp != -1) l->etp = o->etp;
-  if (o->mbs != -1) l->mbs = o->mbs;
-  if (o->gbs != -1) l->gbs = o->gbs;
-  if (o->seq != -1) l->seq = o->seq;
-  if (o->gpus != -1) l->gpus = o->gpus;
-  if (o->nodes != -1) l->gpus = o->nodes * job->hw.gpus_per_node;
+  const struct {
+    const PtsimCliInt *flag;
+    int64_t *value;
+  } counts[] = {{&o->tp, &l->tp},   {&o->pp, &l->pp},   {&o->cp, &l->cp},
+                {&o->dp, &l->dp},   {&o->vp, &l->vp},   {&o->ep, &l->ep},
+                {&o->etp, &l->etp}, {&o->mbs, &l->mbs},
+                {&o->gbs, &l->gbs}, {&o->seq, &l->seq}, {&o->gpus, &l->gpus}};
+  for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
+    if (counts[i].flag->given) *counts[i].value = counts[i].flag->value;
+  if (o->nodes.given && !nodes_gpus(o, &job->hw, &l->gpus, error)) return FALSE;
   if (o->recompute) {
     if (!parse_enum(PTSIM_NAMES_RECOMPUTE, "--recompute", o->recompute, &v, error)) return FALSE;
     l->recompute = (PtsimRecompute)v;
@@ -591,21 +625,22 @@ gboolean ptsim_cli_job_resolve(const PtsimCliJob *o, PtsimJob *job,
                    "command line gave %s)",
                    diag->gpus_read ? diag->gpus_read : "no launcher");
   /* Megatron-LM's default batch, mbs x dp, once the GPU count is known */
-  if (l->gbs <= 0 && (o->megatron_args || o->megatron_args_file) && l->tp * l->pp * l->cp > 0 &&
-      l->gpus % (l->tp * l->pp * l->cp) == 0)
-    l->gbs = l->mbs * (l->gpus / (l->tp * l->pp * l->cp));
+  int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
+  if (l->gbs <= 0 && (o->megatron_args || o->megatron_args_file) && dp > 0 &&
+      l->mbs <= PTSIM_CONFIG_INT_MAX)
+    l->gbs = l->mbs * dp; /* at most 2^30 x 2^22 */
   if (o->pipeline_layout &&
       !ptsim_pipeline_layout_apply(o->pipeline_layout, job->model.num_layers, l, error))
     return FALSE;
   int mode = -1;
   if (o->sharding && !parse_enum(PTSIM_NAMES_SHARDING, "--sharding", o->sharding, &mode, error))
     return FALSE;
-  if ((mode >= 0 || o->hsdp_shard_size != -1) &&
-      !ptsim_layout_set_sharding(l, ptsim_topology_domain_size(&job->hw), mode, o->hsdp_shard_size,
-                                 error))
+  if ((mode >= 0 || o->hsdp_shard_size.given) &&
+      !ptsim_layout_set_sharding(l, ptsim_topology_domain_size(&job->hw), mode,
+                                 o->hsdp_shard_size.given ? o->hsdp_shard_size.value : -1, error))
     return FALSE;
   if (!ptsim_job_validate(job, error)) {
-    if (o->gpus == -1 && o->nodes == -1 && diag->gpus_from && error && *error) {
+    if (!o->gpus.given && !o->nodes.given && diag->gpus_from && error && *error) {
       char *said = g_strdup_printf("%s (%" G_GINT64_FORMAT " GPUs from the launcher: %s; "
                                    "--gpus N changes it)",
                                    (*error)->message, (gint64)l->gpus, diag->gpus_from);

@@ -28,23 +28,26 @@
 #define PTSIM_CLI_JOB_H
 
 #include <glib.h>
+#include "cli_options.h"
 #include "job.h"
 #include "megatron_args.h"
 
-/* Raw option values; -1 / NULL / NAN / FALSE mean "not given". */
+/* Raw option values: NULL / FALSE / a PtsimCliInt or PtsimCliDouble whose
+ * `given` is FALSE mean "not given"; numbers were parsed strictly with
+ * their flag's range as GOption read them (cli_options.h). */
 typedef struct {
   /* dimensions */
   char *model, *hw;
-  gint64 gpus, nodes, tp, pp, cp, dp, vp, mbs, gbs, seq, ep, etp;
+  PtsimCliInt gpus, nodes, tp, pp, cp, dp, vp, mbs, gbs, seq, ep, etp;
   char *recompute, *schedule;
   char *sharding;             /* ddp|zero1|zero2|fsdp|hsdp */
-  gint64 hsdp_shard_size;
+  PtsimCliInt hsdp_shard_size;
   /* settings */
   gboolean sp, no_sp;
   char *recompute_method, *recompute_modules;
-  gint64 recompute_num_layers;
+  PtsimCliInt recompute_num_layers;
   gboolean distributed_optimizer, no_distributed_optimizer;
-  gint64 optimizer_instances;
+  PtsimCliInt optimizer_instances;
   char *fsdp_impl, *reshard_after_forward;
   gboolean no_fsdp_prefetch;
   char *attention, *transformer_impl;
@@ -58,20 +61,20 @@ typedef struct {
   char *main_params_dtype, *exp_avg_dtype, *exp_avg_sq_dtype;
   char *precision, *fp8_recipe;
   gboolean fp8_param_gather;
-  double threshold, attention_dropout, hidden_dropout;
-  gint64 first_stage_layers, last_stage_layers;
+  PtsimCliDouble threshold, attention_dropout, hidden_dropout;
+  PtsimCliInt first_stage_layers, last_stage_layers;
   gboolean account_embedding, account_loss;
   char *pipeline_layout;
-  gint64 kv_channels;
+  PtsimCliInt kv_channels;
   gboolean qk_layernorm;
   char *position_embedding;
   gboolean manual_gc;
   /* mixture of experts (settings; ep and etp are dimensions) */
   char *moe_dispatcher, *moe_router_dtype;
-  double moe_capacity_factor;
+  PtsimCliDouble moe_capacity_factor;
   gboolean moe_pad_to_capacity, moe_grouped_gemm, no_moe_grouped_gemm, moe_permute_fusion,
       moe_router_fusion, moe_shared_expert_overlap, moe_ep_comm_overlap;
-  gint64 mtp_num_layers;
+  PtsimCliInt mtp_num_layers;
   char *megatron_date; /* YYYY-MM-DD of the Megatron-LM source */
   char *megatron_args, *megatron_args_file;
   char *torchtitan; /* a torchtitan job config (.toml) */
@@ -85,9 +88,11 @@ void ptsim_cli_job_clear(PtsimCliJob *opts);
  * into *opts.  (transfer full) */
 GOptionGroup *ptsim_cli_job_option_group(PtsimCliJob *opts);
 
-/* The settings only (for `sweep`, whose dimensions are lists).  (transfer
- * full: g_free the array, the strings are static) */
-GOptionEntry *ptsim_cli_job_setting_entries(PtsimCliJob *opts);
+/* Makes the job's settings only (for `sweep`, whose dimensions are lists)
+ * the context's main group, with the command's own entries (may be NULL)
+ * in it. */
+void ptsim_cli_job_add_settings_to_context(GOptionContext *context, PtsimCliJob *opts,
+                                           const GOptionEntry *command_entries);
 
 /* Makes the job options the context's main group, with the command's own
  * entries (may be NULL) in it, so that COMMAND --help lists them all. */

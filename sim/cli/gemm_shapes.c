@@ -3,6 +3,7 @@
 #include "gemm_shapes.h"
 
 #include "names.h"
+#include "output.h"
 #include "plan.h"
 
 static void shape(GString *out, const char *name, int64_t m, int64_t n, int64_t k,
@@ -54,6 +55,6 @@ gboolean ptsim_gemm_shapes_write(const char *path, const PtsimJob *job, GError *
   shape3(out, "fc1", T, fc1 / t, h, fwd, bwd);
   shape3(out, "fc2", T, h, m->ffn_hidden_size / t, fwd, bwd);
   shape3(out, "lm_head", T, m->vocab_size / t, h, mb, mb);
-  return g_file_set_contents(path, out->str, (gssize)out->len, error);
+  return ptsim_output_write(path, out->str, out->len, error);
 }
 

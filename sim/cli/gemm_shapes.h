@@ -10,7 +10,8 @@
 #include <glib.h>
 #include "job.h"
 
-/* Writes the shapes of a validated JOB to PATH (atomically). */
+/* Writes the shapes of a validated JOB to PATH by the output policy
+ * (output.h). */
 gboolean ptsim_gemm_shapes_write(const char *path, const PtsimJob *job, GError **error);
 
 #endif /* PTSIM_GEMM_SHAPES_H */

@@ -1,6 +1,7 @@
 /* main.c — the ptsim command: subcommand dispatch, option parsing and exit
  * codes (0 ok, 2 bad input, 1 internal failure).  Everything a subcommand
  * computes lives in the library; this file only wires it to argv/stdout. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "alloc_replay_cmd.h"
@@ -16,6 +17,8 @@
 #include "sweep_cmd.h"
 #include "validate_cmd.h"
 #include "alloc_conf.h"
+#include "cli_options.h"
+#include "output.h"
 
 #define EXIT_BAD_INPUT 2
 
@@ -61,6 +64,7 @@ static int print_version(void) {
 
 static int fail(const char *command, const GError *error) {
   fprintf(stderr, "ptsim %s: %s\n", command, error->message);
+  if (error->domain == PTSIM_OUTPUT_ERROR) return ptsim_output_exit_code(error);
   return error->domain == PTSIM_CONFIG_ERROR || error->domain == G_OPTION_ERROR ||
                  error->domain == G_KEY_FILE_ERROR || error->domain == G_FILE_ERROR ||
                  error->domain == G_SHELL_ERROR
@@ -74,7 +78,7 @@ typedef struct {
   char *format;
   char *ce;
   char *trace; /* predict only */
-  gint trace_steps; /* -1: not given */
+  char *trace_steps; /* NULL: not given; parsed strictly (numbers.h) */
   char *memory_timeline;
   char *alloc_conf;
   gboolean no_shortcut;
@@ -99,8 +103,9 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
        "stage a compute, TP, CP, PP send/recv and DP track, recompute and waits as slices, "
        "PP transfers as flow arrows",
        "FILE.json"},
-      {"trace-steps", 0, 0, G_OPTION_ARG_INT, &opts->trace_steps,
-       "Steps in the trace (default 1; steps repeat: the simulation is deterministic)", "N"},
+      {"trace-steps", 0, 0, G_OPTION_ARG_STRING, &opts->trace_steps,
+       "Steps in the trace, 1 to 1000 (default 1; steps repeat: the simulation is "
+       "deterministic)", "N"},
       {"memory-timeline", 0, 0, G_OPTION_ARG_FILENAME, &opts->memory_timeline,
        "Write allocated/reserved bytes over simulated time per stage (TSV)", "FILE.tsv"},
       {"alloc-conf", 0, 0, G_OPTION_ARG_STRING, &opts->alloc_conf,
@@ -126,7 +131,7 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
   if (strcmp(command, "predict") == 0)
     g_option_context_add_main_entries(context, predict_entries, NULL);
   g_option_context_set_help_enabled(context, TRUE);
-  if (!g_option_context_parse(context, &argc, &argv, error)) return FALSE;
+  if (!ptsim_cli_parse_options(context, &argc, &argv, error)) return FALSE;
   if (argc > 1) {
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
                 "unexpected argument '%s' (see --help)", argv[1]);
@@ -159,6 +164,7 @@ static void clear_job_command(JobCommandOptions *opts) {
   g_free(opts->format);
   g_free(opts->ce);
   g_free(opts->trace);
+  g_free(opts->trace_steps);
   g_free(opts->memory_timeline);
   g_free(opts->alloc_conf);
 }
@@ -166,7 +172,6 @@ static void clear_job_command(JobCommandOptions *opts) {
 static int run_job_command(const char *command, int argc, char **argv) {
   JobCommandOptions opts;
   memset(&opts, 0, sizeof opts);
-  opts.trace_steps = -1; /* not given */
   ptsim_cli_job_init(&opts.job);
   PtsimJob job;
   PtsimFormat format;
@@ -177,19 +182,22 @@ static int run_job_command(const char *command, int argc, char **argv) {
     return fail(command, error);
   }
   g_autofree char *trace_path = g_strdup(opts.trace);
-  int32_t trace_steps = opts.trace_steps > 0 ? opts.trace_steps : 1;
-  if (opts.trace_steps != -1 && (opts.trace_steps < 1 || opts.trace_steps > 1000 || !trace_path)) {
+  int64_t trace_steps = 1;
+  if (opts.trace_steps && !trace_path)
     g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                !trace_path ? "--trace-steps needs --trace FILE.json"
-                            : "--trace-steps %d: allowed are 1 to 1000",
-                opts.trace_steps);
+                "--trace-steps needs --trace FILE.json");
+  else
+    ptsim_cli_int64_flag("--trace-steps", opts.trace_steps, 1, 1000, &trace_steps, &error);
+  if (error) {
     clear_job_command(&opts);
     return fail(command, error);
   }
   g_autofree char *timeline_path = g_strdup(opts.memory_timeline);
   PtsimAllocOptions alloc_opts;
   ptsim_alloc_options_init(&alloc_opts);
-  if (opts.alloc_conf && !ptsim_alloc_conf_parse(opts.alloc_conf, &alloc_opts, &error)) {
+  if ((opts.alloc_conf && !ptsim_alloc_conf_parse(opts.alloc_conf, &alloc_opts, &error)) ||
+      (trace_path && !ptsim_output_check(trace_path, &error)) ||
+      (timeline_path && !ptsim_output_check(timeline_path, &error))) {
     clear_job_command(&opts);
     return fail(command, error);
   }
@@ -214,7 +222,8 @@ static int run_job_command(const char *command, int argc, char **argv) {
     PtsimTrace trace = {NULL, 0, 0};
     gboolean need_trace = trace_path || timeline_path;
     if (!ptsim_simulate_with(plan, need_trace ? &trace : NULL, every_event, time, &error) ||
-        (trace_path && !ptsim_trace_write(trace_path, plan, &trace, time, trace_steps, &error)) ||
+        (trace_path &&
+         !ptsim_trace_write(trace_path, plan, &trace, time, (int32_t)trace_steps, &error)) ||
         (with_alloc && !ptsim_simulate_allocator_with(plan, 2, &alloc_opts, every_event,
                                                       need_trace ? &trace : NULL, time->step_s,
                                                       timeline_path, alloc, &error))) {
@@ -248,25 +257,39 @@ static int run_job_command(const char *command, int argc, char **argv) {
     if (with_time) ptsim_report_text_time(out, time, &band, job.model.num_experts > 0);
   }
   g_free(memory);
-  fwrite(out->str, 1, out->len, stdout);
+  if (!ptsim_output_stdout(out->str, out->len, &error)) return fail(command, error);
   return 0;
 }
 
 static int run_memory(int argc, char **argv) { return run_job_command("memory", argc, argv); }
 static int run_predict(int argc, char **argv) { return run_job_command("predict", argc, argv); }
 
+/* What a successful command printed with stdio is checked once more at the
+ * end: a full disk or a closed pipe on standard output is a failure (exit
+ * 1), never a silent 0.  (A failed command has said why already.) */
+static int checked_exit(const char *command, int code) {
+  errno = 0;
+  if (code == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+    fprintf(stderr, "ptsim%s%s: writing standard output failed: %s\n", command ? " " : "",
+            command ? command : "", g_strerror(errno ? errno : EIO));
+    return 1;
+  }
+  return code;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2) return ptsim_sweep_default_job();
+  ptsim_cli_init_locale();
+  if (argc < 2) return checked_exit(NULL, ptsim_sweep_default_job());
   const char *first = argv[1];
-  if (strcmp(first, "--version") == 0) return print_version();
+  if (strcmp(first, "--version") == 0) return checked_exit(NULL, print_version());
   if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 ||
       strcmp(first, "help") == 0) {
     print_usage(stdout);
-    return 0;
+    return checked_exit(NULL, 0);
   }
   for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
     if (strcmp(first, subcommands[i].name) == 0)
-      return subcommands[i].run(argc - 1, argv + 1);
+      return checked_exit(first, subcommands[i].run(argc - 1, argv + 1));
   fprintf(stderr, "ptsim: unknown command '%s'\n", first);
   print_usage(stderr);
   return EXIT_BAD_INPUT;

@@ -1,13 +1,14 @@
 /* plot_cmd.c — `ptsim plot KIND` and the default job's figures; see
  * plot_cmd.h. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <glib/gstdio.h>
 #include "cli_job.h"
+#include "cli_options.h"
 #include "config.h"
 #include "memory.h"
+#include "output.h"
 #include "plot.h"
 #include "plot_cmd.h"
 #include "simulate.h"
@@ -71,6 +72,7 @@ static const struct {
 };
 
 static int exit_code(const GError *error) {
+  if (error->domain == PTSIM_OUTPUT_ERROR) return ptsim_output_exit_code(error);
   if (error->domain == PTSIM_PLOT_ERROR)
     return error->code == PTSIM_PLOT_ERROR_FORMAT || error->code == PTSIM_PLOT_ERROR_INPUT ||
                    error->code == PTSIM_PLOT_ERROR_OPTION
@@ -190,7 +192,7 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
   g_string_free(summary, TRUE);
   ptsim_cli_job_add_to_context(context, &o.job, entries);
   g_option_context_set_help_enabled(context, TRUE);
-  if (!g_option_context_parse(context, &argc, &argv, error)) return FALSE;
+  if (!ptsim_cli_parse_options(context, &argc, &argv, error)) return FALSE;
   if (argc < 2) {
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
                 "which figure? give a KIND: "
@@ -289,15 +291,10 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
   /* heatmap, pareto: the job options name the scenario; only those given */
   req->model = g_strdup(o.job.model);
   req->hw = g_strdup(o.job.hw);
-  req->gpus = MAX(o.job.gpus, 0);
-  req->seq = MAX(o.job.seq, 0);
-  req->gbs = MAX(o.job.gbs, 0);
-  req->threshold = isnan(o.job.threshold) ? 0.0 : o.job.threshold;
-  if (!(req->threshold >= 0.0 && req->threshold <= 1.0)) {
-    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                "--memory-threshold %g: must be in (0, 1]", req->threshold);
-    return FALSE;
-  }
+  req->gpus = o.job.gpus.given ? o.job.gpus.value : 0;
+  req->seq = o.job.seq.given ? o.job.seq.value : 0;
+  req->gbs = o.job.gbs.given ? o.job.gbs.value : 0;
+  req->threshold = o.job.threshold.given ? o.job.threshold.value : 0.0; /* 0: inferred */
   req->stages = g_steal_pointer(&o.stages);
   req->ce = PTSIM_CE_LAST_STAGE;
   if (o.ce) {

@@ -1,16 +1,17 @@
 /* sweep_cmd.c — the sweep subcommand; see sweep_cmd.h.  Enumeration and
  * evaluation live in sweep.c; this file parses lists, shows progress and
  * writes the ranking. */
-#include <errno.h>
-#include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli_job.h"
+#include "cli_options.h"
 #include "config.h"
 #include "gpu.h"
 #include "job_validate.h"
 #include "names.h"
+#include "numbers.h"
+#include "output.h"
 #include "plot_cmd.h"
 #include "report.h"
 #include "simulate.h"
@@ -21,11 +22,15 @@
 
 #define STREAM_CHUNK 65536 /* layouts evaluated (and held) at once when streaming */
 
+/* Numeric flags are read as text (NULL: not given) and parsed strictly in
+ * parse_numbers, which fills the values below from their defaults. */
 typedef struct {
-  char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules, *eps, *etps;
+  char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules, *eps,
+      *etps;
   char *shardings, *shard_sizes;
-  gint64 tp_max, pp_max, top, threads, samples, seed;
-  guint64 in_memory_max;
+  char *tp_max_text, *pp_max_text, *top_text, *threads_text, *samples_text, *seed_text;
+  char *in_memory_max_text, *jitter_text, *stragglers_text, *slowdown_text;
+  gint64 tp_max, pp_max, top, threads, samples, seed, in_memory_max;
   double jitter, stragglers, straggler_slowdown;
   gboolean allocator, no_shortcut;
   char *device, *csv, *format, *figures;
@@ -39,27 +44,56 @@ typedef struct {
 
 static void options_clear(SweepOptions *o) {
   ptsim_cli_job_clear(&o->job);
-  g_free(o->models); g_free(o->hws); g_free(o->gpus); g_free(o->seqs); g_free(o->gbs);
-  g_free(o->mbs); g_free(o->cps); g_free(o->vps); g_free(o->recomputes); g_free(o->schedules);
-  g_free(o->eps); g_free(o->etps);
-  g_free(o->shardings); g_free(o->shard_sizes);
-  g_free(o->device); g_free(o->csv); g_free(o->format); g_free(o->figures);
-  g_free(o->shard); g_strfreev(o->merge_files);
+  char **texts[] = {&o->models, &o->hws, &o->gpus, &o->seqs, &o->gbs, &o->mbs, &o->cps,
+                    &o->vps, &o->recomputes, &o->schedules, &o->eps, &o->etps, &o->shardings,
+                    &o->shard_sizes, &o->tp_max_text, &o->pp_max_text, &o->top_text,
+                    &o->threads_text, &o->samples_text, &o->seed_text, &o->in_memory_max_text,
+                    &o->jitter_text, &o->stragglers_text, &o->slowdown_text, &o->device, &o->csv,
+                    &o->format, &o->figures, &o->shard};
+  for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) g_clear_pointer(texts[i], g_free);
+  g_clear_pointer(&o->merge_files, g_strfreev);
+}
+
+/* Largest useful values: a CPU pool past this many threads only costs
+ * memory; a table or a held sweep past these is not something to read. */
+#define THREADS_MAX 1024
+#define TOP_MAX 1000000
+#define IN_MEMORY_MAX 100000000
+
+static gboolean parse_numbers(SweepOptions *o, GError **error) {
+  const PtsimRange probability = {0.0, 1.0, TRUE, TRUE};
+  /* sigma of a lognormal factor: 10 already spreads durations over e^30 */
+  const PtsimRange sigma = {0.0, 10.0, TRUE, TRUE}, slowdown = {1.0, 1000.0, TRUE, TRUE};
+  o->tp_max = o->pp_max = 0; /* 0: the NVLink domain / no limit */
+  o->top = 10;
+  o->threads = 0; /* all cores */
+  o->samples = 0;
+  o->seed = 1;
+  o->in_memory_max = 250000;
+  o->jitter = 0.0;
+  o->stragglers = 0.0;
+  o->straggler_slowdown = 2.0;
+  return ptsim_cli_int64_flag("--tp-max", o->tp_max_text, 1, PTSIM_CONFIG_INT_MAX, &o->tp_max,
+                              error) &&
+         ptsim_cli_int64_flag("--pp-max", o->pp_max_text, 1, PTSIM_CONFIG_INT_MAX, &o->pp_max,
+                              error) &&
+         ptsim_cli_int64_flag("--top", o->top_text, 1, TOP_MAX, &o->top, error) &&
+         ptsim_cli_int64_flag("--threads", o->threads_text, 0, THREADS_MAX, &o->threads,
+                              error) &&
+         ptsim_cli_int64_flag("--samples", o->samples_text, 0, PTSIM_BATCH_MAX_SAMPLES,
+                              &o->samples, error) &&
+         ptsim_cli_int64_flag("--seed", o->seed_text, 0, G_MAXINT64, &o->seed, error) &&
+         ptsim_cli_int64_flag("--in-memory-max", o->in_memory_max_text, 0, IN_MEMORY_MAX,
+                              &o->in_memory_max, error) &&
+         ptsim_cli_double_flag("--jitter", o->jitter_text, sigma, &o->jitter, error) &&
+         ptsim_cli_double_flag("--stragglers", o->stragglers_text, probability,
+                               &o->stragglers, error) &&
+         ptsim_cli_double_flag("--straggler-slowdown", o->slowdown_text, slowdown,
+                               &o->straggler_slowdown, error);
 }
 
 static gboolean parse_int_list(const char *flag, const char *text, GArray *out, GError **error) {
-  g_auto(GStrv) parts = g_strsplit(text, ",", -1);
-  g_array_set_size(out, 0);
-  for (char **p = parts; *p; p++) {
-    gint64 v;
-    if (!ptsim_config_parse_int64(g_strstrip(*p), &v) || v <= 0) {
-      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                  "%s '%s': expected a comma-separated list of positive integers", flag, text);
-      return FALSE;
-    }
-    g_array_append_val(out, v);
-  }
-  return TRUE;
+  return ptsim_number_int64_list(flag, text, 1, PTSIM_CONFIG_INT_MAX, out, error);
 }
 
 static gboolean parse_enum_list(const char *flag, PtsimNamesKind kind, const char *text,
@@ -73,20 +107,38 @@ static gboolean parse_enum_list(const char *flag, PtsimNamesKind kind, const cha
                   "%s '%s': each value must be one of %s", flag, *p, ptsim_names_allowed(kind));
       return FALSE;
     }
+    for (guint i = 0; i < out->len; i++)
+      if (g_array_index(out, int, i) == v) {
+        g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                    "%s '%s': %s is given twice", flag, text, *p);
+        return FALSE;
+      }
     g_array_append_val(out, v);
   }
   return TRUE;
 }
 
-static void parse_name_list(const char *text, GPtrArray *out) {
+static gboolean parse_name_list(const char *flag, const char *text, GPtrArray *out,
+                                GError **error) {
   g_auto(GStrv) parts = g_strsplit(text, ",", -1);
-  for (char **p = parts; *p; p++) g_ptr_array_add(out, g_strdup(g_strstrip(*p)));
+  for (char **p = parts; *p; p++) {
+    const char *name = g_strstrip(*p);
+    for (guint i = 0; i < out->len; i++)
+      if (strcmp(g_ptr_array_index(out, i), name) == 0) {
+        g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                    "%s '%s': %s is given twice", flag, text, name);
+        return FALSE;
+      }
+    g_ptr_array_add(out, g_strdup(name));
+  }
+  return TRUE;
 }
 
 static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError **error) {
-  parse_name_list(o->models ? o->models : "llama3-8b", spec->models);
-  parse_name_list(o->hws ? o->hws : "h100-80g", spec->hws);
-  if (!parse_int_list("--gpus", o->gpus ? o->gpus : "8", spec->gpus, error) ||
+  if (!parse_name_list("--model", o->models ? o->models : "llama3-8b", spec->models, error) ||
+      !parse_name_list("--hw", o->hws ? o->hws : "h100-80g", spec->hws, error) ||
+      !ptsim_number_int64_list("--gpus", o->gpus ? o->gpus : "8", 1, PTSIM_JOB_GPUS_MAX,
+                               spec->gpus, error) ||
       !parse_int_list("--seq", o->seqs ? o->seqs : "8192", spec->seqs, error) ||
       !parse_int_list("--gbs", o->gbs ? o->gbs : "128", spec->gbs, error) ||
       (o->mbs && !parse_int_list("--mbs", o->mbs, spec->mbs, error)) ||
@@ -101,7 +153,8 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
        !parse_enum_list("--schedule", PTSIM_NAMES_SCHEDULE, o->schedules, spec->schedules, error)) ||
       (o->shardings &&
        !parse_enum_list("--sharding", PTSIM_NAMES_SHARDING, o->shardings, spec->shardings, error)) ||
-      (o->shard_sizes && !parse_int_list("--hsdp-shard-size", o->shard_sizes, spec->shard_sizes, error)))
+      (o->shard_sizes && !ptsim_number_int64_list("--hsdp-shard-size", o->shard_sizes, 1,
+                                                  PTSIM_JOB_GPUS_MAX, spec->shard_sizes, error)))
     return FALSE;
   gboolean hsdp = FALSE;
   for (guint k = 0; k < spec->shardings->len; k++)
@@ -112,32 +165,18 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
     return FALSE;
   }
   if (o->shardings && (o->job.distributed_optimizer || o->job.no_distributed_optimizer ||
-                       o->job.optimizer_instances != -1)) {
+                       o->job.optimizer_instances.given)) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "--sharding decides the optimizer's sharding and instances: drop "
                 "--(no-)distributed-optimizer and --num-distributed-optimizer-instances");
     return FALSE;
   }
-  if (o->tp_max < -1 || o->tp_max == 0 || o->pp_max == 0 || o->pp_max < -1 || o->top == 0 ||
-      o->top < -1 || o->threads < 0) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "--tp-max, --pp-max and --top must be positive, --threads >= 0");
-    return FALSE;
-  }
-  spec->tp_max = o->tp_max > 0 ? o->tp_max : 0;
-  spec->pp_max = o->pp_max > 0 ? o->pp_max : 0;
+  spec->tp_max = o->tp_max;
+  spec->pp_max = o->pp_max;
   if (!ptsim_cli_job_sweep_base(&o->job, &spec->base, error)) return FALSE;
   spec->model_settings = ptsim_cli_job_model_settings;
   spec->model_settings_data = (gpointer)&o->job;
   spec->allocator = o->allocator;
-  if (o->samples < 0 || o->samples > PTSIM_BATCH_MAX_SAMPLES || o->jitter < 0.0 ||
-      !(o->stragglers >= 0.0 && o->stragglers <= 1.0) || o->straggler_slowdown < 1.0) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "--samples must be in 0..%d, --jitter >= 0, --stragglers in [0, 1], "
-                "--straggler-slowdown >= 1",
-                PTSIM_BATCH_MAX_SAMPLES);
-    return FALSE;
-  }
   spec->mc.samples = (int32_t)o->samples;
   spec->mc.sigma = o->jitter;
   spec->mc.straggler_rate = o->stragglers;
@@ -205,13 +244,21 @@ typedef struct {
   guint top;
   PtsimSweepCounts counts;
   GArray *best_jobs, *best_results; /* the best `top` so far, ranked */
-  FILE *csv;                        /* NULL: no CSV */
+  PtsimOutput *csv;                 /* NULL: no CSV; aborted unless committed */
   guint threads;                    /* to format its rows and run the emulation */
   gboolean every_item;              /* --no-shortcut: the emulation replays every item */
   gboolean shard;                   /* the CSV is a shard file */
   PtsimShardReader *merge;          /* results come from shard files */
   GArray *merged;                   /* PtsimBatchResult: a chunk's, from them */
 } Stream;
+
+static void stream_clear(Stream *st) {
+  g_clear_pointer(&st->best_jobs, g_array_unref);
+  g_clear_pointer(&st->best_results, g_array_unref);
+  g_clear_pointer(&st->merged, g_array_unref);
+  g_clear_pointer(&st->csv, ptsim_output_abort);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Stream, stream_clear)
 
 /* Ranks a (job, result) pair the way the table does (ties: the one seen
  * first stays ahead). */
@@ -263,11 +310,7 @@ static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *chunk
   g_autoptr(GString) rows = g_string_new(NULL);
   ChunkRows chunk = {jobs, st->shard ? chunk_results : results, first_index, st->shard};
   ptsim_sweep_format_rows(rows, n, st->threads, chunk_row, &chunk);
-  if (fwrite(rows->str, 1, rows->len, st->csv) != rows->len) {
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "--csv: write failed: %s", g_strerror(errno));
-    return FALSE;
-  }
-  return TRUE;
+  return ptsim_output_append(st->csv, rows->str, rows->len, error);
 }
 
 /* A streamed merge: the chunk's results from the shards, then on as usual. */
@@ -281,6 +324,33 @@ static gboolean merge_chunk(const PtsimJob *jobs, const PtsimBatchResult *result
                                  &g_array_index(st->merged, PtsimBatchResult, i), error))
       return FALSE;
   return stream_chunk(jobs, (const PtsimBatchResult *)st->merged->data, n, first_index, st, error);
+}
+
+/* Prints an error; its exit code (2 bad input, 1 a failed write or run). */
+static int fail(const GError *error) {
+  fprintf(stderr, "ptsim sweep: %s\n", error ? error->message : "failed without a reason");
+  if (!error) return 1;
+  if (error->domain == PTSIM_OUTPUT_ERROR) return ptsim_output_exit_code(error);
+  return error->domain == PTSIM_CONFIG_ERROR || error->domain == PTSIM_CUDA_ERROR ||
+                 error->domain == G_OPTION_ERROR || error->domain == G_FILE_ERROR
+             ? 2
+             : 1;
+}
+
+/* A sweep in which nothing was valid did not do what was asked: exit 2,
+ * with the reasons, so a script never takes an empty table for an answer. */
+static int no_valid_layout(const PtsimSweep *sweep) {
+  g_autoptr(GString) why = g_string_new(NULL);
+  g_string_append_printf(why, "no valid layout among %" G_GUINT64_FORMAT
+                         " combinations; rejected, by reason:",
+                         sweep->candidates);
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, sweep->rejected);
+  while (g_hash_table_iter_next(&it, &key, &value))
+    g_string_append_printf(why, "\n%8u  %s", GPOINTER_TO_UINT(value), (const char *)key);
+  fprintf(stderr, "ptsim sweep: %s\n", why->str);
+  return 2;
 }
 
 /* The line after the table saying where the CSV went. */
@@ -300,72 +370,52 @@ static void csv_note(GString *out, const SweepOptions *o, const PtsimSweepSpec *
 }
 
 /* Sweeps too large to hold: streamed in chunks, the CSV written as it goes
- * (to FILE.tmp, renamed at the end, so nothing half-written is left). */
+ * (through the output policy: renamed into place at the end, so nothing
+ * half-written is left). */
 static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, PtsimDevice device,
                         PtsimShardReader *merge, guint64 layouts, GString *out) {
   g_autoptr(GError) error = NULL;
-  Stream st;
+  g_auto(Stream) st;
   memset(&st, 0, sizeof st);
   st.shard = o->shard_n > 0;
   st.merge = merge;
   st.threads = (guint)o->threads;
   st.every_item = o->no_shortcut;
-  st.top = o->top > 0 ? (guint)o->top : 10;
+  st.top = (guint)o->top;
   st.best_jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
   st.best_results = g_array_new(FALSE, FALSE, sizeof(PtsimBatchResult));
-  g_autofree char *tmp = o->csv ? g_strconcat(o->csv, ".tmp", NULL) : NULL;
-  if (tmp && !(st.csv = fopen(tmp, "w"))) {
-    fprintf(stderr, "ptsim sweep: --csv %s: %s\n", o->csv, g_strerror(errno));
-    g_array_unref(st.best_jobs);
-    g_array_unref(st.best_results);
-    return 2;
-  }
-  if (st.csv && st.shard) {
+  st.merged = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
+  if (o->csv) {
     g_autoptr(GString) header = g_string_new(NULL);
-    ptsim_shard_header(header);
-    fputs(header->str, st.csv);
-  } else if (st.csv) {
-    fputs(ptsim_sweep_csv_header(), st.csv);
+    if (st.shard) ptsim_shard_header(header);
+    else g_string_append(header, ptsim_sweep_csv_header());
+    if (!(st.csv = ptsim_output_open(o->csv, &error)) ||
+        !ptsim_output_append(st.csv, header->str, header->len, &error))
+      return fail(error);
   }
   Progress progress = {g_get_monotonic_time(), FALSE, layouts, spec->first};
-  g_autoptr(GArray) merged = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
-  st.merged = merged;
   g_autoptr(PtsimSweep) sweep = ptsim_sweep_stream(
       spec, merge ? PTSIM_DEVICE_NONE : device, (guint)o->threads, STREAM_CHUNK,
       merge ? merge_chunk : stream_chunk, &st, show_progress, &progress, &error);
-  if (sweep && merge && !ptsim_shard_reader_finish(merge, &error)) g_clear_pointer(&sweep, ptsim_sweep_free);
-  gboolean csv_ok = !st.csv || fclose(st.csv) == 0;
-  int rc = 0;
-  if (!sweep || !csv_ok) {
-    fprintf(stderr, "ptsim sweep: %s\n", error ? error->message : "--csv: write failed");
-    rc = error && error->domain == PTSIM_CONFIG_ERROR ? 2 : 1;
-  } else if (tmp && g_rename(tmp, o->csv) != 0) {
-    fprintf(stderr, "ptsim sweep: --csv %s: %s\n", o->csv, g_strerror(errno));
-    rc = 2;
+  if (!sweep || (merge && !ptsim_shard_reader_finish(merge, &error))) return fail(error);
+  if (st.csv && !ptsim_output_commit(g_steal_pointer(&st.csv), &error)) return fail(error);
+  /* The table shows the kept best rows, in their order. */
+  g_array_append_vals(sweep->jobs, st.best_jobs->data, st.best_jobs->len);
+  g_array_append_vals(sweep->results, st.best_results->data, st.best_results->len);
+  g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint i = 0; i < st.best_jobs->len; i++) g_array_append_val(order, i);
+  if (ptsim_sweep_emulate_shown(sweep, order, st.top, st.threads)) {
+    g_array_unref(order);
+    order = ptsim_sweep_rank_order(sweep);
   }
-  if (rc != 0) {
-    if (tmp) g_unlink(tmp);
-  } else {
-    /* The table shows the kept best rows, in their order. */
-    g_array_append_vals(sweep->jobs, st.best_jobs->data, st.best_jobs->len);
-    g_array_append_vals(sweep->results, st.best_results->data, st.best_results->len);
-    g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
-    for (guint i = 0; i < st.best_jobs->len; i++) g_array_append_val(order, i);
-    if (ptsim_sweep_emulate_shown(sweep, order, st.top, st.threads)) {
-      g_array_unref(order);
-      order = ptsim_sweep_rank_order(sweep);
-    }
-    if (merge) {
-      g_free(sweep->device_used);
-      sweep->device_used = g_strdup_printf("%u shard files", g_strv_length(o->merge_files));
-    }
-    ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
-    ptsim_sweep_write_table(out, sweep, &st.counts, order, st.top);
-    if (o->csv) csv_note(out, o, spec, sweep->valid, TRUE);
+  if (merge) {
+    g_free(sweep->device_used);
+    sweep->device_used = g_strdup_printf("%u shard files", g_strv_length(o->merge_files));
   }
-  g_array_unref(st.best_jobs);
-  g_array_unref(st.best_results);
-  return rc;
+  ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
+  ptsim_sweep_write_table(out, sweep, &st.counts, order, st.top);
+  if (o->csv) csv_note(out, o, spec, sweep->valid, TRUE);
+  return 0;
 }
 
 static int run(const SweepOptions *o) {
@@ -383,10 +433,7 @@ static int run(const SweepOptions *o) {
     fprintf(stderr, "ptsim sweep: --format '%s': allowed values are text|csv\n", o->format);
     return 2;
   }
-  if (!build_spec(o, spec, &error)) {
-    fprintf(stderr, "ptsim sweep: %s\n", error->message);
-    return 2;
-  }
+  if (!build_spec(o, spec, &error)) return fail(error);
   /* A shard wants a file to write to; a merge, shards to read. */
   if ((o->shard_n > 0 && (!o->csv || csv_out || o->figures || o->merge)) ||
       (o->merge && (!o->merge_files || !o->merge_files[0]))) {
@@ -399,10 +446,11 @@ static int run(const SweepOptions *o) {
   }
   g_autoptr(PtsimShardReader) merge = NULL;
   if (o->merge && !(merge = ptsim_shard_reader_open(o->merge_files,
-                                                    g_strv_length(o->merge_files), &error))) {
-    fprintf(stderr, "ptsim sweep: %s\n", error->message);
-    return 2;
-  }
+                                                    g_strv_length(o->merge_files), &error)))
+    return fail(error);
+  /* A path the output policy refuses (a shard being merged included) costs
+   * nothing: checked before the work. */
+  if (o->csv && !ptsim_output_check(o->csv, &error)) return fail(error);
   /* Past --in-memory-max layouts the sweep is streamed: bounded memory, an
    * exact top K, the CSV unranked.  A sweep is enumerated at most once to
    * find out; a shard counts first, to know its slice. */
@@ -410,34 +458,29 @@ static int run(const SweepOptions *o) {
   guint64 valid = 0;
   g_autoptr(PtsimSweep) sweep = NULL;
   if (o->shard_n == 0) {
-    sweep = ptsim_sweep_enumerate_at_most(spec, may_stream ? o->in_memory_max : G_MAXUINT64,
-                                          &error);
-    if (!sweep) {
-      fprintf(stderr, "ptsim sweep: %s\n", error->message);
-      return 2;
-    }
+    sweep = ptsim_sweep_enumerate_at_most(
+        spec, may_stream ? (guint64)o->in_memory_max : G_MAXUINT64, &error);
+    if (!sweep) return fail(error);
     valid = sweep->valid;
     if (sweep->stopped) g_clear_pointer(&sweep, ptsim_sweep_free);
   }
   if (!sweep) { /* a shard, or too many to hold: the count (an ETA for the progress line) */
     valid = ptsim_sweep_count(spec, &error);
-    if (valid == G_MAXUINT64) {
-      fprintf(stderr, "ptsim sweep: %s\n", error->message);
-      return 2;
-    }
+    if (valid == G_MAXUINT64) return fail(error);
+  }
+  if (valid == 0) { /* the reasons come from an enumeration (of nothing valid: cheap) */
+    if (!sweep && !(sweep = ptsim_sweep_enumerate(spec, &error))) return fail(error);
+    return no_valid_layout(sweep);
   }
   if (o->shard_n > 0) ptsim_shard_slice(o->shard_k, o->shard_n, valid, &spec->first, &spec->last);
-  if (!sweep && valid > o->in_memory_max && may_stream) {
+  if (!sweep && valid > (guint64)o->in_memory_max && may_stream) {
     g_autoptr(GString) out = g_string_new(NULL);
     int rc = run_streamed(o, spec, device, merge, o->shard_n > 0 ? spec->last - spec->first : valid,
                           out);
-    fwrite(out->str, 1, out->len, stdout);
+    if (rc == 0 && !ptsim_output_stdout(out->str, out->len, &error)) return fail(error);
     return rc;
   }
-  if (!sweep && !(sweep = ptsim_sweep_enumerate(spec, &error))) {
-    fprintf(stderr, "ptsim sweep: %s\n", error->message);
-    return 2;
-  }
+  if (!sweep && !(sweep = ptsim_sweep_enumerate(spec, &error))) return fail(error);
   Progress progress = {g_get_monotonic_time(), FALSE, sweep->jobs->len, 0};
   if (merge) { /* every result from the shards */
     g_array_set_size(sweep->results, sweep->jobs->len);
@@ -447,15 +490,11 @@ static int run(const SweepOptions *o) {
                                    &g_array_index(sweep->results, PtsimBatchResult, i), &error))
         break;
     if (!error) ptsim_shard_reader_finish(merge, &error);
-    if (error) {
-      fprintf(stderr, "ptsim sweep: %s\n", error->message);
-      return 2;
-    }
+    if (error) return fail(error);
     sweep->device_used = g_strdup_printf("%u shard files", g_strv_length(o->merge_files));
   } else if (!ptsim_sweep_evaluate(sweep, device, (guint)o->threads, show_progress, &progress,
                                    &error)) {
-    fprintf(stderr, "ptsim sweep: %s\n", error->message);
-    return error->domain == PTSIM_CUDA_ERROR ? 2 : 1;
+    return fail(error);
   }
   /* A shard file keeps every layout as evaluated, in enumeration order: the
    * merge settles the sweep's top K as the one run does. */
@@ -467,7 +506,7 @@ static int run(const SweepOptions *o) {
       ptsim_shard_row(shard_rows, sweep->first_index + i, &g_array_index(sweep->jobs, PtsimJob, i),
                       &g_array_index(sweep->results, PtsimBatchResult, i));
   }
-  guint top = o->top > 0 ? (guint)o->top : 10;
+  guint top = (guint)o->top;
   ptsim_sweep_settle_top((const PtsimJob *)sweep->jobs->data,
                          (PtsimBatchResult *)sweep->results->data, sweep->jobs->len, top,
                          (guint)o->threads, o->no_shortcut);
@@ -488,29 +527,22 @@ static int run(const SweepOptions *o) {
   if (o->csv) {
     g_autoptr(GString) csv = shard_rows ? g_steal_pointer(&shard_rows) : g_string_new(NULL);
     if (o->shard_n == 0) ptsim_sweep_write_csv(csv, sweep, order, (guint)o->threads);
-    if (!g_file_set_contents(o->csv, csv->str, (gssize)csv->len, &error)) { /* atomic */
-      fprintf(stderr, "ptsim sweep: --csv: %s\n", error->message);
-      return 2;
-    }
+    if (!ptsim_output_write(o->csv, csv->str, csv->len, &error)) return fail(error);
     csv_note(out, o, spec, sweep->valid, FALSE);
   }
   gboolean figures_ok = TRUE;
   if (o->figures) figures_ok = ptsim_plot_default_figures(sweep, order, o->figures, out);
-  fwrite(out->str, 1, out->len, stdout);
+  if (!ptsim_output_stdout(out->str, out->len, &error)) return fail(error);
   return figures_ok ? 0 : 1;
 }
 
 int ptsim_sweep_main(int argc, char **argv) {
   SweepOptions o;
   memset(&o, 0, sizeof o);
-  o.tp_max = o.pp_max = o.top = -1;
   ptsim_cli_job_init(&o.job);
-  o.seed = 1;
-  o.straggler_slowdown = 2.0;
-  gint64 in_memory_max = 250000;
   const GOptionEntry entries[] = {
-      {"model", 0, 0, G_OPTION_ARG_STRING, &o.models, "Models, comma-separated (default llama3-8b)", "M[,M...]"},
-      {"hw", 0, 0, G_OPTION_ARG_STRING, &o.hws, "Hardware profiles (default h100-80g)", "H[,H...]"},
+      {"model", 0, 0, G_OPTION_ARG_FILENAME, &o.models, "Models, comma-separated (default llama3-8b)", "M[,M...]"},
+      {"hw", 0, 0, G_OPTION_ARG_FILENAME, &o.hws, "Hardware profiles (default h100-80g)", "H[,H...]"},
       {"gpus", 0, 0, G_OPTION_ARG_STRING, &o.gpus, "GPU counts (default 8)", "N[,N...]"},
       {"seq", 0, 0, G_OPTION_ARG_STRING, &o.seqs, "Sequence lengths (default 8192)", "S[,S...]"},
       {"gbs", 0, 0, G_OPTION_ARG_STRING, &o.gbs, "Global batch sizes (default 128)", "G[,G...]"},
@@ -538,22 +570,22 @@ int ptsim_sweep_main(int argc, char **argv) {
       {"hsdp-shard-size", 0, 0, G_OPTION_ARG_STRING, &o.shard_sizes,
        "HSDP shard-group sizes to sweep (default: one NVLink domain / tp); a size not dividing "
        "a layout's dp x cp rejects it", "N[,N...]"},
-      {"tp-max", 0, 0, G_OPTION_ARG_INT64, &o.tp_max, "Largest tp (default: the NVLink domain, e.g. 8 on HGX, 72 on GB200 NVL72; at most the heads)", "N"},
-      {"pp-max", 0, 0, G_OPTION_ARG_INT64, &o.pp_max, "Largest pp (default: no limit)", "N"},
+      {"tp-max", 0, 0, G_OPTION_ARG_STRING, &o.tp_max_text, "Largest tp (default: the NVLink domain, e.g. 8 on HGX, 72 on GB200 NVL72; at most the heads)", "N"},
+      {"pp-max", 0, 0, G_OPTION_ARG_STRING, &o.pp_max_text, "Largest pp (default: no limit)", "N"},
       {"allocator", 0, 0, G_OPTION_ARG_NONE, &o.allocator,
        "Replay every layout through the caching-allocator emulation (CPU, slower), so every "
        "`runs` verdict is the emulation's; without it the emulation runs on the fastest layouts "
        "that may run and the rows shown, and the CSV's allocator_* columns are 0 and -1 elsewhere",
        NULL},
-      {"samples", 0, 0, G_OPTION_ARG_INT64, &o.samples,
+      {"samples", 0, 0, G_OPTION_ARG_STRING, &o.samples_text,
        "Monte-Carlo samples per layout: p50/p90/p99 step time (default 0: deterministic)", "K"},
-      {"jitter", 0, 0, G_OPTION_ARG_DOUBLE, &o.jitter,
-       "Lognormal sigma of every op's duration in the samples (e.g. 0.05)", "SIGMA"},
-      {"stragglers", 0, 0, G_OPTION_ARG_DOUBLE, &o.stragglers,
+      {"jitter", 0, 0, G_OPTION_ARG_STRING, &o.jitter_text,
+       "Lognormal sigma of every op's duration in the samples, 0 to 10 (e.g. 0.05)", "SIGMA"},
+      {"stragglers", 0, 0, G_OPTION_ARG_STRING, &o.stragglers_text,
        "Probability that an op is a straggler (default 0)", "P"},
-      {"straggler-slowdown", 0, 0, G_OPTION_ARG_DOUBLE, &o.straggler_slowdown,
-       "A straggler's duration factor (default 2)", "F"},
-      {"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed,
+      {"straggler-slowdown", 0, 0, G_OPTION_ARG_STRING, &o.slowdown_text,
+       "A straggler's duration factor, 1 to 1000 (default 2)", "F"},
+      {"seed", 0, 0, G_OPTION_ARG_STRING, &o.seed_text,
        "Seed of the Philox4x32-10 streams (CPU) / cuRAND Philox (GPU) (default 1)", "N"},
       {"no-shortcut", 0, 0, G_OPTION_ARG_NONE, &o.no_shortcut,
        "Simulate every event of every layout (the event loop) instead of computing the item "
@@ -570,14 +602,14 @@ int ptsim_sweep_main(int argc, char **argv) {
        "The files after the options are the N shard files of this very sweep (the same flags): "
        "print, rank and write it as one run would, evaluating nothing",
        NULL},
-      {"in-memory-max", 0, 0, G_OPTION_ARG_INT64, &in_memory_max,
+      {"in-memory-max", 0, 0, G_OPTION_ARG_STRING, &o.in_memory_max_text,
        "Largest sweep held in memory and fully ranked (default 250000); larger ones stream: "
        "bounded memory, exact top K, CSV in enumeration order",
        "N"},
       {"device", 0, 0, G_OPTION_ARG_STRING, &o.device, "auto|cpu|gpu (default auto)", "D"},
-      {"threads", 0, 0, G_OPTION_ARG_INT64, &o.threads, "CPU threads (default: all cores)", "N"},
-      {"top", 0, 0, G_OPTION_ARG_INT64, &o.top, "Rows of the ranked table (default 10)", "K"},
-      {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv, "Also write every layout to FILE.csv", "FILE"},
+      {"threads", 0, 0, G_OPTION_ARG_STRING, &o.threads_text, "CPU threads, 0 to 1024 (default 0: all cores)", "N"},
+      {"top", 0, 0, G_OPTION_ARG_STRING, &o.top_text, "Rows of the ranked table (default 10)", "K"},
+      {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv, "Also write every layout to FILE.csv ('-': standard output)", "FILE"},
       {"format", 0, 0, G_OPTION_ARG_STRING, &o.format, "text|csv (default text)", "F"},
       {"figures", 0, 0, G_OPTION_ARG_FILENAME, &o.figures,
        "Also write figures into DIR (created if missing): memory.png and timeline.png of the "
@@ -588,32 +620,25 @@ int ptsim_sweep_main(int argc, char **argv) {
   g_autoptr(GOptionContext) context =
       g_option_context_new("[--merge SHARD-FILE...] - every valid layout, ranked");
   g_option_context_set_summary(context,
-                               "Lists take comma-separated values; every combination is tried, "
-                               "invalid ones are counted by reason.");
-  g_option_context_add_main_entries(context, entries, NULL);
+                               "Lists take comma-separated values, each at most once; every "
+                               "combination is tried, invalid ones are counted by reason (none "
+                               "valid: exit 2).");
   /* the job's settings, shared with predict and memory (cli_job.h): every
    * layout of the sweep has them */
-  g_autofree GOptionEntry *settings = ptsim_cli_job_setting_entries(&o.job);
-  g_option_context_add_main_entries(context, settings, NULL);
+  ptsim_cli_job_add_settings_to_context(context, &o.job, entries);
   g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(context, &argc, &argv, &error) || (argc > 1 && !o.merge)) {
-    fprintf(stderr, "ptsim sweep: %s\n", error ? error->message : "unexpected argument (see --help)");
-    options_clear(&o);
-    return 2;
+  int rc;
+  if (!ptsim_cli_parse_options(context, &argc, &argv, &error))
+    rc = fail(error);
+  else if (argc > 1 && !o.merge)
+    rc = (fprintf(stderr, "ptsim sweep: unexpected argument '%s' (see --help)\n", argv[1]), 2);
+  else if (!parse_numbers(&o, &error) ||
+           (o.shard && !ptsim_shard_parse(o.shard, &o.shard_k, &o.shard_n, &error)))
+    rc = fail(error);
+  else {
+    if (o.merge) o.merge_files = g_strdupv(argv + 1);
+    rc = run(&o);
   }
-  if (o.merge) o.merge_files = g_strdupv(argv + 1);
-  if (o.shard && !ptsim_shard_parse(o.shard, &o.shard_k, &o.shard_n, &error)) {
-    fprintf(stderr, "ptsim sweep: %s\n", error->message);
-    options_clear(&o);
-    return 2;
-  }
-  if (in_memory_max < 0) {
-    fprintf(stderr, "ptsim sweep: --in-memory-max %" G_GINT64_FORMAT ": must be >= 0\n", in_memory_max);
-    options_clear(&o);
-    return 2;
-  }
-  o.in_memory_max = (guint64)in_memory_max;
-  int rc = run(&o);
   options_clear(&o);
   return rc;
 }

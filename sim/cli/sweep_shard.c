@@ -1,20 +1,25 @@
 /* sweep_shard.c — shard files and their merge; see sweep_shard.h. */
-#define _POSIX_C_SOURCE 200809L /* getline */
+#define _POSIX_C_SOURCE 200809L /* getc_unlocked */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include "config.h"
+#include "input.h"
+#include "numbers.h"
 #include "sweep_shard.h"
 #include "sweep_table.h"
 
 #define SHARD_COLUMNS "layout_index,result,"
+/* A row is under 2 KiB (its result in base64 and the sweep CSV's columns);
+ * a longer line (/dev/zero, a file without newlines) is no shard row and is
+ * not read into memory. */
+#define SHARD_LINE_MAX (64 * 1024)
 
 gboolean ptsim_shard_parse(const char *text, guint *k, guint *n, GError **error) {
   g_auto(GStrv) parts = g_strsplit(text, "/", -1);
   gint64 kk, nn;
-  if (g_strv_length(parts) != 2 || !ptsim_config_parse_int64(g_strstrip(parts[0]), &kk) ||
-      !ptsim_config_parse_int64(g_strstrip(parts[1]), &nn) || nn < 1 || nn > G_MAXUINT ||
+  if (g_strv_length(parts) != 2 || !ptsim_number_parse_int64(parts[0], &kk) ||
+      !ptsim_number_parse_int64(parts[1], &nn) || nn < 1 || nn > G_MAXUINT ||
       kk < 1 || kk > nn) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "--shard '%s': expected K/N, the K-th of N slices, 1 <= K <= N", text);
@@ -49,8 +54,8 @@ typedef struct {
   char *path;
   FILE *file;
   guint64 line_no;
-  char *line;          /* the next data row, or NULL at the end */
-  size_t line_cap;
+  char *line;          /* the next data row (in buf, with its newline), or NULL at the end */
+  GString *buf;
   guint64 index;       /* its layout index */
 } ShardFile;
 
@@ -63,40 +68,52 @@ struct PtsimShardReader {
 static void shard_file_clear(ShardFile *f) {
   if (f->file) fclose(f->file);
   g_free(f->path);
-  free(f->line);
+  if (f->buf) g_string_free(f->buf, TRUE);
 }
 
-/* Reads f's next line into f->line (NULL at the end of the file). */
+/* Reads f's next line into f->line (NULL at the end of the file): at most
+ * SHARD_LINE_MAX bytes, no NUL. */
 static gboolean shard_file_read(ShardFile *f, GError **error) {
+  int c = EOF;
+  g_string_truncate(f->buf, 0);
   errno = 0;
-  if (getline(&f->line, &f->line_cap, f->file) < 0) {
-    if (ferror(f->file)) {
-      g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "--merge %s: %s",
-                  f->path, g_strerror(errno));
-      return FALSE;
-    }
-    free(f->line);
-    f->line = NULL;
-    f->line_cap = 0;
-    return TRUE;
+  while (f->buf->len <= SHARD_LINE_MAX && (c = getc_unlocked(f->file)) != EOF && c != '\0') {
+    g_string_append_c(f->buf, (char)c);
+    if (c == '\n') break;
   }
+  if (c == EOF && ferror(f->file)) {
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "--merge %s: %s", f->path,
+                g_strerror(errno));
+    return FALSE;
+  }
+  f->line = NULL;
+  if (c == EOF && f->buf->len == 0) return TRUE; /* the end */
   f->line_no++;
+  if (c == '\0' || f->buf->len > SHARD_LINE_MAX) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                "--merge %s:%" G_GUINT64_FORMAT ": %s: not a shard file", f->path, f->line_no,
+                c == '\0' ? "a NUL byte" : "a line longer than 64 KiB");
+    return FALSE;
+  }
+  f->line = f->buf->str;
   return TRUE;
 }
 
 /* Reads f's next data row and its layout index. */
 static gboolean shard_file_advance(ShardFile *f, GError **error) {
-  char *end = NULL;
   if (!shard_file_read(f, error)) return FALSE;
   if (!f->line) return TRUE;
-  errno = 0;
-  f->index = g_ascii_strtoull(f->line, &end, 10);
-  if (end == f->line || *end != ',' || errno != 0 || !strchr(end + 1, ',')) {
+  const char *comma = strchr(f->line, ',');
+  g_autofree char *digits = comma ? g_strndup(f->line, (gsize)(comma - f->line)) : NULL;
+  int64_t index = -1;
+  if (!digits || !ptsim_number_parse_int64(digits, &index) || index < 0 ||
+      !strchr(comma + 1, ',')) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "--merge %s:%" G_GUINT64_FORMAT ": not a shard row (layout_index,result,...)",
                 f->path, f->line_no);
     return FALSE;
   }
+  f->index = (guint64)index;
   return TRUE;
 }
 
@@ -116,11 +133,9 @@ PtsimShardReader *ptsim_shard_reader_open(char **paths, guint n, GError **error)
   for (guint i = 0; i < n; i++) {
     ShardFile *f = &r->files[i];
     f->path = g_strdup(paths[i]);
-    if (!(f->file = fopen(f->path, "r"))) {
-      g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "--merge %s: %s", f->path,
-                  g_strerror(errno));
-      return NULL;
-    }
+    f->buf = g_string_new(NULL);
+    /* streamed (a shard may be gigabytes), but remembered as an input */
+    if (!(f->file = ptsim_input_open_stream(f->path, "--merge", error))) return NULL;
     if (!shard_file_read(f, error)) return NULL;
     if (!f->line || strcmp(f->line, header->str) != 0) {
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,

@@ -40,6 +40,7 @@
 #include "validate_moe.h"
 #include "validate_sources.h"
 #include "cli_job.h"
+#include "cli_options.h"
 #include "gemm_shapes.h"
 #include "config.h"
 #include "job_validate.h"
@@ -47,6 +48,8 @@
 #include "megatron_log_date.h"
 #include "memory.h"
 #include "names.h"
+#include "numbers.h"
+#include "output.h"
 #include "report.h"
 #include "run_csv.h"
 #include "simulate.h"
@@ -153,18 +156,21 @@ static void overlay(PtsimCliJob *d, const PtsimCliJob *u) {
   copy_string(&d->sharding, u->sharding);
   copy_string(&d->fsdp_impl, u->fsdp_impl);
   copy_string(&d->reshard_after_forward, u->reshard_after_forward);
-  if (u->hsdp_shard_size != -1) d->hsdp_shard_size = u->hsdp_shard_size;
   d->no_fsdp_prefetch |= u->no_fsdp_prefetch;
-  gint64 *const di[] = {&d->gpus, &d->nodes, &d->tp, &d->pp, &d->cp, &d->dp, &d->vp, &d->mbs,
-                        &d->gbs, &d->seq, &d->recompute_num_layers, &d->first_stage_layers,
-                        &d->last_stage_layers, &d->ep, &d->etp};
-  const gint64 ui[] = {u->gpus, u->nodes, u->tp, u->pp, u->cp, u->dp, u->vp, u->mbs,
-                       u->gbs, u->seq, u->recompute_num_layers, u->first_stage_layers,
-                       u->last_stage_layers, u->ep, u->etp};
+  PtsimCliInt *const di[] = {&d->gpus, &d->nodes, &d->tp, &d->pp, &d->cp, &d->dp, &d->vp,
+                             &d->mbs, &d->gbs, &d->seq, &d->recompute_num_layers,
+                             &d->first_stage_layers, &d->last_stage_layers,
+                             &d->optimizer_instances, &d->hsdp_shard_size, &d->kv_channels,
+                             &d->ep, &d->etp};
+  const PtsimCliInt *const ui[] = {&u->gpus, &u->nodes, &u->tp, &u->pp, &u->cp, &u->dp, &u->vp,
+                                   &u->mbs, &u->gbs, &u->seq, &u->recompute_num_layers,
+                                   &u->first_stage_layers, &u->last_stage_layers,
+                                   &u->optimizer_instances, &u->hsdp_shard_size,
+                                   &u->kv_channels, &u->ep, &u->etp};
   for (size_t i = 0; i < G_N_ELEMENTS(ui); i++)
-    if (ui[i] != -1) *di[i] = ui[i];
-  if (u->nodes != -1) d->gpus = -1;
-  if (u->gpus != -1) d->nodes = -1;
+    if (ui[i]->given) *di[i] = *ui[i];
+  if (u->nodes.given) d->gpus.given = FALSE;
+  if (u->gpus.given) d->nodes.given = FALSE;
   if (u->sp) d->sp = TRUE, d->no_sp = FALSE;
   if (u->no_sp) d->no_sp = TRUE, d->sp = FALSE;
   if (u->distributed_optimizer) d->distributed_optimizer = TRUE, d->no_distributed_optimizer = FALSE;
@@ -174,9 +180,9 @@ static void overlay(PtsimCliJob *d, const PtsimCliJob *u) {
   d->overlap_param_gather |= u->overlap_param_gather;
   d->tp_comm_overlap |= u->tp_comm_overlap;
   d->no_fp32_grad_accumulation |= u->no_fp32_grad_accumulation;
-  if (!isnan(u->threshold)) d->threshold = u->threshold;
-  if (!isnan(u->attention_dropout)) d->attention_dropout = u->attention_dropout;
-  if (!isnan(u->hidden_dropout)) d->hidden_dropout = u->hidden_dropout;
+  if (u->threshold.given) d->threshold = u->threshold;
+  if (u->attention_dropout.given) d->attention_dropout = u->attention_dropout;
+  if (u->hidden_dropout.given) d->hidden_dropout = u->hidden_dropout;
 }
 
 static void add_arg(GPtrArray *args, const char *flag, const char *value) {
@@ -273,16 +279,15 @@ static void predict_row(Row *r, PtsimJob *job) {
 
 /* ---- CSV rows ---- */
 
-/* A number as calibrate_published.py's num(): '~' dropped, the first word. */
+/* A number as calibrate_published.py's num(): '~' dropped, the first word
+ * (up to ' ', '(' or '%'), through the strict parser; NAN when none. */
 static double cell_number(const PtsimRunCsv *csv, const PtsimRun *run, const char *column) {
   const char *cell = ptsim_run_csv_cell(csv, run, column);
   if (!cell) return NAN;
   while (*cell == ' ' || *cell == '~') cell++;
-  if (!*cell) return NAN;
-  char *end = NULL;
-  double v = g_ascii_strtod(cell, &end);
-  if (end == cell || (*end && *end != ' ' && *end != '(' && *end != '%')) return NAN;
-  return v;
+  g_autofree char *word = g_strndup(cell, strcspn(cell, " (%"));
+  double v;
+  return ptsim_number_parse_double(word, &v) ? v : NAN;
 }
 
 static double dim_or(const PtsimRunCsv *csv, const PtsimRun *run, const char *column,
@@ -404,7 +409,6 @@ static const char *hw_for_gpu(const char *gpu) {
 static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
                         const PtsimCliJob *user) {
   g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
-  g_autoptr(GError) error = NULL;
   if (!user->model && !user->megatron_args && !user->megatron_args_file) {
     if (!run->model) {
       row_skip(r, "no model column (give --model)");
@@ -443,11 +447,11 @@ static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
   if (recompute_word(run->recompute)) add_arg(args, "--recompute", recompute_word(run->recompute));
   if (precision_word(run->precision)) add_arg(args, "--precision", precision_word(run->precision));
   gboolean megatron = user->megatron_args || user->megatron_args_file;
-  if (!megatron && (run->gbs <= 0 && user->gbs == -1)) {
+  if (!megatron && (run->gbs <= 0 && !user->gbs.given)) {
     row_skip(r, "no gbs column (give --gbs)");
     return;
   }
-  if (!megatron && (run->seq_len <= 0 && user->seq == -1)) {
+  if (!megatron && (run->seq_len <= 0 && !user->seq.given)) {
     row_skip(r, "no seq_len column (give --seq)");
     return;
   }
@@ -530,7 +534,7 @@ static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatron
       return FALSE;
     }
     g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
-    if (sum->gbs > 0 && user->gbs == -1 && !user->megatron_args && !user->megatron_args_file)
+    if (sum->gbs > 0 && !user->gbs.given && !user->megatron_args && !user->megatron_args_file)
       add_int(args, "--gbs", sum->gbs);
     if (!resolve_row_job(r, args, user, job)) return FALSE;
     g_autofree char *given = g_strdup_printf("%s%s(job flags of the command line)", r->command,
@@ -545,7 +549,8 @@ static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatron
   }
   PtsimCliJob opts = *user; /* shallow: only gbs and the Megatron-LM date may differ */
   const char *gbs = ptsim_megatron_log_arg(log, "global_batch_size");
-  if (opts.gbs == -1 && sum->gbs > 0 && (!gbs || strcmp(gbs, "None") == 0)) opts.gbs = sum->gbs;
+  if (!opts.gbs.given && sum->gbs > 0 && (!gbs || strcmp(gbs, "None") == 0))
+    opts.gbs = (PtsimCliInt){TRUE, sum->gbs};
   g_autofree char *dated = NULL; /* the release the block dates, unless given */
   if (!opts.megatron_date && (dated = ptsim_megatron_log_dated(log, &r->assumed)))
     opts.megatron_date = dated;
@@ -647,6 +652,7 @@ static gboolean add_suite(GPtrArray *inputs, const char *suite, GError **error) 
 
 static int fail(const GError *error) {
   fprintf(stderr, "ptsim validate: %s\n", error->message);
+  if (error->domain == PTSIM_OUTPUT_ERROR) return ptsim_output_exit_code(error);
   return error->domain == PTSIM_CONFIG_ERROR || error->domain == G_OPTION_ERROR ||
                  error->domain == G_KEY_FILE_ERROR || error->domain == G_FILE_ERROR ||
                  error->domain == PTSIM_RUN_CSV_ERROR ||
@@ -667,7 +673,8 @@ static int run(int argc, char **argv, const PtsimCliJob *user, const char *forma
   }
   if (gemm_path) {
     PtsimJob job;
-    if (!ptsim_cli_job_resolve(user, &job, NULL, &error) ||
+    if (!ptsim_output_check(gemm_path, &error) ||
+        !ptsim_cli_job_resolve(user, &job, NULL, &error) ||
         !ptsim_gemm_shapes_write(gemm_path, &job, &error))
       return fail(error);
     return 0;
@@ -695,7 +702,16 @@ static int run(int argc, char **argv, const PtsimCliJob *user, const char *forma
     ptsim_validate_write_csv(text, rows);
   else
     ptsim_validate_write_text(text, rows);
-  fwrite(text->str, 1, text->len, stdout);
+  if (!ptsim_output_stdout(text->str, text->len, &error)) return fail(error);
+  /* Nothing compared is not a validation: the report lists the reasons,
+   * the exit code says so. */
+  guint compared = 0;
+  for (guint i = 0; i < rows->len; i++) compared += ((const Row *)rows->pdata[i])->reason == NULL;
+  if (compared == 0) {
+    fprintf(stderr, "ptsim validate: no run could be compared: %u input row%s not expressible "
+            "(the reasons are listed in the report)\n", rows->len, rows->len == 1 ? "" : "s");
+    return EXIT_BAD_INPUT;
+  }
   return 0;
 }
 
@@ -723,7 +739,7 @@ int ptsim_validate_main(int argc, char **argv) {
       "validate/calibrate_published.py reads); job options apply to logs and other CSVs only.\n");
   ptsim_cli_job_add_to_context(context, &user, entries);
   GError *error = NULL;
-  int code = g_option_context_parse(context, &argc, &argv, &error)
+  int code = ptsim_cli_parse_options(context, &argc, &argv, &error)
                  ? run(argc, argv, &user, format_word, suite, gemm_path)
                  : fail(error);
   g_clear_error(&error);

@@ -78,17 +78,32 @@ static PTSIM_HD void trace_add(Sim *sim, int32_t stage, int32_t kind, int32_t mb
   t->count++;
 }
 
-/* Fills the duration table (stage, chunk, item kind) in ns and the blocking
- * communication per stage: every chunk runs m forwards and m backwards,
- * whatever the schedule, so its communication is m x (forward + backward). */
-static PTSIM_HD void tabulate(Sim *sim) {
+/* Fills the duration table (stage, chunk, item kind) and the PP transfer
+ * in ns, and the blocking communication per stage: every chunk runs m forwards and m backwards,
+ * whatever the schedule, so its communication is m x (forward + backward).
+ *
+ * Before a duration becomes ns, the serial bound of the step (each item
+ * once, each after a transfer, then every stage's tail: the most any
+ * schedule can take) must fit the clock, scaled by the largest jitter
+ * factor; else PTSIM_ENGINE_ERR_TOO_LONG.  The bound only grows, so a
+ * duration converted below it is in range too.  NaN fails the test. */
+static PTSIM_HD int32_t tabulate(Sim *sim) {
   int32_t s, c, k;
+  double scale = sim->jitter ? PTSIM_ENGINE_MAX_JITTER : 1.0;
+  double bound = (double)sim->p * (double)sim->items * sim->w->pp_transfer_s;
+  for (s = 0; s < sim->p; s++)
+    bound += sim->w->grad_sync_s[s] + sim->w->optimizer_s[s] + sim->w->param_gather_s[s];
+  if (!(bound * scale <= PTSIM_ENGINE_MAX_STEP_S)) return PTSIM_ENGINE_ERR_TOO_LONG;
   for (s = 0; s < sim->p; s++) {
     for (k = 0; k < PTSIM_COMM_KINDS; k++) sim->comm_s[s][k] = 0.0;
     for (c = 0; c < sim->v; c++) {
       PtsimWork work;
       PtsimTime *d = sim->durations + ((int64_t)s * sim->v + c) * 4;
       ptsim_workload_chunk(sim->w, s, c, &work);
+      /* 1F1B's backward and ZB-H1's split one both counted: a bound */
+      bound += (double)sim->m *
+               (work.forward_s + 2.0 * (work.backward_input_s + work.backward_weight_s));
+      if (!(bound * scale <= PTSIM_ENGINE_MAX_STEP_S)) return PTSIM_ENGINE_ERR_TOO_LONG;
       d[PTSIM_SCHEDULE_ITEM_FORWARD] = to_ns(work.forward_s);
       d[PTSIM_SCHEDULE_ITEM_BACKWARD] = to_ns(work.backward_input_s + work.backward_weight_s);
       d[PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT] = to_ns(work.backward_input_s);
@@ -97,6 +112,8 @@ static PTSIM_HD void tabulate(Sim *sim) {
         sim->comm_s[s][k] += (double)sim->m * (work.forward_comm_s[k] + work.backward_comm_s[k]);
     }
   }
+  sim->pp_ns = to_ns(sim->w->pp_transfer_s); /* inside the bound checked above */
+  return 0;
 }
 
 static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
@@ -122,6 +139,7 @@ static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
     double factor = exp(j->sigma * ptsim_rng_normal(&sim->rng) - 0.5 * j->sigma * j->sigma);
     if (j->straggler_rate > 0.0 && ptsim_rng_uniform(&sim->rng) <= j->straggler_rate)
       factor *= j->straggler_slowdown;
+    if (!(factor <= PTSIM_ENGINE_MAX_JITTER)) factor = PTSIM_ENGINE_MAX_JITTER; /* NaN too */
     dur = (PtsimTime)((double)dur * factor + 0.5);
   }
   if (it->kind != PTSIM_SCHEDULE_ITEM_FORWARD && it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) {
@@ -378,7 +396,7 @@ static PTSIM_HD int32_t setup(Sim *sim, const PtsimPlan *plan, const PtsimWorklo
   if (trace) trace->count = 0;
   sim->jitter = jitter;
   if (jitter) ptsim_rng_init(&sim->rng, jitter->seed, jitter->subsequence);
-  sim->pp_ns = to_ns(workload->pp_transfer_s);
+  sim->pp_ns = 0; /* tabulate converts it once the clock's range is checked */
   sim->events = sim->simulated = 0;
   return sim->items < 0 ? sim->items : 0;
 }
@@ -397,7 +415,8 @@ static PTSIM_HD int32_t engine_simulate(const PtsimPlan *plan, const PtsimWorklo
    * every event. */
   rc = carve(&sim, scratch, scratch_bytes, shortcut && !trace && !jitter, 1);
   if (rc != 0) return rc;
-  tabulate(&sim);
+  rc = tabulate(&sim);
+  if (rc != 0) return rc;
   for (s = 0; s < sim.p; s++) {
     rc = try_start(&sim, s, 0);
     if (rc != 0) return rc;
@@ -450,7 +469,8 @@ PTSIM_HD int32_t ptsim_engine_run_recurrence(const PtsimPlan *plan, const PtsimW
   if (rc != 0) return rc;
   rc = carve(&sim, scratch, scratch_bytes, 0, 0);
   if (rc != 0) return rc;
-  tabulate(&sim);
+  rc = tabulate(&sim);
+  if (rc != 0) return rc;
   rc = ptsim_engine_recur(&sim, sim.aux);
   if (rc != 0) return rc;
   summarise(&sim, out);

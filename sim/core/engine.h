@@ -46,6 +46,16 @@
 #define PTSIM_ENGINE_ERR_SCRATCH (-100) /* scratch too small */
 #define PTSIM_ENGINE_ERR_QUEUE (-101)   /* event queue overflow */
 #define PTSIM_ENGINE_ERR_STALL (-102)   /* a stage waits forever (bad order) */
+#define PTSIM_ENGINE_ERR_TOO_LONG (-103) /* the step could outlast the clock (see below) */
+
+/* The clock is int64 ns.  A step whose durations add up (serially, the
+ * most any schedule can take) to more than this many seconds is refused
+ * with PTSIM_ENGINE_ERR_TOO_LONG rather than overflowing: 1e9 s is 31
+ * years, 1e18 ns, inside int64's 9.2e18.  A Monte-Carlo run scales each
+ * duration by at most PTSIM_ENGINE_MAX_JITTER (a larger drawn factor is
+ * clamped), so its steps are refused past 1e9 / that seconds. */
+#define PTSIM_ENGINE_MAX_STEP_S 1e9
+#define PTSIM_ENGINE_MAX_JITTER 1e4
 
 typedef struct {
   double busy_s;         /* compute stream busy (includes blocking comm) */

@@ -74,10 +74,17 @@ static PTSIM_HD int32_t state_parts(const PtsimPlan *plan, int64_t stage, double
   return experts > 0.0 ? 2 : 1;
 }
 
-static PTSIM_HD int32_t bucket_count(const PtsimPlan *plan, int64_t stage) {
+static PTSIM_HD int64_t bucket_count(const PtsimPlan *plan, int64_t stage) {
   double params[2], shards[2];
-  int32_t parts = state_parts(plan, stage, params, shards), p, n = 0;
-  for (p = 0; p < parts; p++) n += (int32_t)(params[p] / bucket_params(&plan->job)) + 1;
+  int32_t parts = state_parts(plan, stage, params, shards), p;
+  int64_t n = 0;
+  /* Each part's count is clamped before the cast (a 2^60-parameter stage
+   * has 2^35 buckets, past int32): a count that large makes the scratch
+   * refuse the layout. */
+  for (p = 0; p < parts; p++) {
+    double k = params[p] / bucket_params(&plan->job);
+    n += (k < 1099511627776.0 ? (int64_t)k : (int64_t)1 << 40) + 1;
+  }
   return n;
 }
 
@@ -91,6 +98,11 @@ static PTSIM_HD int32_t slot_handles(const PtsimPlan *plan, int64_t stage, int64
  * handle tables (per (microbatch, chunk) slots, then one main-grad handle
  * per bucket, then ZeRO-3's gathered units), the live list and its index,
  * the shortcut's copies. */
+/* Parts past these are not laid out: the scratch is PARTS_TOO_LARGE bytes
+ * (past any limit; int32 block counts and handles stay in range). */
+#define PARTS_BLOCKS_MAX ((int64_t)1 << 30)
+#define PARTS_TOO_LARGE ((int64_t)4e18)
+
 typedef struct {
   int64_t blocks, per_slot, slots, buckets, units, live_cap;
   int64_t storage;   /* allocator storage slots: the blocks plus the free set's order */
@@ -111,26 +123,39 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
                      : m * v < 2 * pp * v + 2                     ? m * v
                                                                   : 2 * pp * v + 2;
   int64_t even_slot = slot_handles(plan, stage, layers / v);
-  int64_t live;
+  double live;
   q->units = ptsim_lifetimes_unit_slots(plan, stage);
   /* the slots follow the plan's chunk (chunk_layers), the block count the
    * even split */
   q->per_slot = slot_handles(plan, stage, plan->chunk_layers[stage]);
   if (q->per_slot < even_slot) q->per_slot = even_slot;
   q->buckets = bucket_count(plan, stage);
-  q->slots = m * v * q->per_slot;
   q->live_cap = inflight;
-  live = layers * 6 + 5 * q->buckets + 16 + inflight * even_slot;
-  if (plan->zero_stage >= 2) live += 6 * (layers + 2) + 8; /* shards, gathered units, buffers */
-  q->blocks = 3 * live + 4096;
+  /* In double, saturated: an absurd layout (2^30 layers, 2^35 buckets) gets
+   * a size past any limit instead of an int64 overflow (every size a
+   * replay can have is far below 2^53, where double is exact), and the
+   * parts past it are not laid out. */
+  live = (double)layers * 6.0 + 5.0 * (double)q->buckets + 16.0 +
+         (double)inflight * (double)even_slot;
+  if (plan->zero_stage >= 2) live += 6.0 * ((double)layers + 2.0) + 8.0; /* shards, gathered units, buffers */
+  if (3.0 * live + 4096.0 > (double)PARTS_BLOCKS_MAX ||
+      (double)m * (double)v * (double)q->per_slot > (double)PARTS_BLOCKS_MAX) {
+    q->total = PARTS_TOO_LARGE;
+    return;
+  }
+  q->blocks = 3 * (int64_t)live + 4096;
+  q->slots = m * v * q->per_slot;
   /* the allocator keeps its free set's order in its storage (alloc.h) */
   q->storage = ptsim_alloc_storage_slots(q->blocks);
   q->handles_at = q->storage * (int64_t)sizeof(PtsimAllocBlock);
   q->live_at = q->handles_at + (q->slots + q->buckets + q->units) * (int64_t)sizeof(int32_t);
   q->live_pos_at = q->live_at + 2 * q->live_cap * (int64_t)sizeof(int32_t);
   q->period_at = align8(q->live_pos_at + m * v * (int64_t)sizeof(int32_t));
-  q->period_bytes = ptsim_lifetimes_period_bytes((int32_t)q->blocks, (int32_t)q->live_cap,
-                                                 (int32_t)q->per_slot, (int32_t)q->units);
+  /* GPipe's stretches never repeat: no shortcut, no room for it */
+  q->period_bytes = job->layout.schedule == PTSIM_SCHEDULE_GPIPE
+                        ? 0
+                        : ptsim_lifetimes_period_bytes((int32_t)q->blocks, (int32_t)q->live_cap,
+                                                       (int32_t)q->per_slot, (int32_t)q->units);
   q->total = q->period_at + q->period_bytes;
 }
 
@@ -167,7 +192,9 @@ static PTSIM_HD void handed(Ctx *x, int64_t addr) {
 static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t stream) {
   int32_t h;
   if (x->failed || bytes <= 0.0) return -1;
-  h = ptsim_alloc_malloc(&x->alloc, (int64_t)bytes, stream);
+  /* past any GPU (and past int64: the cast would be undefined) it is out
+   * of memory, as the allocator would say */
+  h = bytes < 4e18 ? ptsim_alloc_malloc(&x->alloc, (int64_t)bytes, stream) : PTSIM_ALLOC_ERR_OOM;
   if (h >= 0) {
     handed(x, x->alloc.blocks[h].addr);
     return h;
@@ -181,7 +208,8 @@ static PTSIM_HD void take_give(Ctx *x, const char *name, double bytes, int32_t s
   int64_t addr = 0;
   int32_t rc;
   if (x->failed || bytes <= 0.0) return;
-  rc = ptsim_alloc_malloc_free(&x->alloc, (int64_t)bytes, stream, &addr);
+  rc = bytes < 4e18 ? ptsim_alloc_malloc_free(&x->alloc, (int64_t)bytes, stream, &addr)
+                    : PTSIM_ALLOC_ERR_OOM;
   if (rc == 0)
     handed(x, addr);
   else
@@ -708,7 +736,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.kind = PTSIM_LIFETIMES_AT_SETUP;
   x.microbatch = -1;
   x.chunk = -1;
-  x.buckets = bucket_count(plan, stage);
+  x.buckets = (int32_t)bucket_count(plan, stage); /* small: the scratch is `need` */
   x.reserved_best = 0.0;
   x.attention_buffer = -1;
   result_init(out, job);

@@ -93,7 +93,7 @@ struct PtsimLifetimesPeriod {
   int64_t live_max;            /* live words at most */
   char *ring_at;               /* RING_BYTES */
   PeriodState *states;
-  PeriodCopy copies[3];        /* [0] the earlier copy, [1] now, [2] a stored state's words */
+  PeriodCopy copies[2];        /* [0] the earlier copy (or a stored state's words), [1] now */
 };
 
 static PTSIM_HD int64_t period_align(int64_t n) { return (n + 7) & ~(int64_t)7; }
@@ -115,7 +115,7 @@ PTSIM_HD int64_t ptsim_lifetimes_period_bytes(int32_t blocks, int32_t live_cap, 
   int64_t words = ptsim_alloc_state_words(blocks) + period_live_max(live_cap, per_slot, units);
   return period_align((int64_t)sizeof(struct PtsimLifetimesPeriod)) +
          period_align((2 * kmax + 1) * 8) + period_align((kmax + 1) * (int64_t)sizeof(PeriodState)) +
-         RING_BYTES + 3 * period_align(words * 8);
+         RING_BYTES + 2 * period_align(words * 8);
 }
 
 /* Points x->period_next at the first boundary of the first non-empty
@@ -171,7 +171,7 @@ PTSIM_HD int32_t ptsim_lifetimes_period_init(PtsimLifetimesCtx *x, void *scratch
   at += period_align((int64_t)pd->states_max * (int64_t)sizeof(PeriodState));
   pd->ring_at = at;
   at += RING_BYTES;
-  for (k = 0; k < 3; k++) {
+  for (k = 0; k < 2; k++) {
     pd->copies[k].words = (int64_t *)(void *)at;
     at += period_align(words * 8);
   }
@@ -398,14 +398,15 @@ static PTSIM_HD uint64_t period_hint(const PtsimLifetimesCtx *x) {
   return h ^ (h >> 29);
 }
 
-/* The state now is compared with a stored one: the jump, or i.  A state
- * that came back with too few items left for a whole repeat ends the
- * watch of this stretch (*done). */
+/* The state now is compared with a stored one (its words in copies[0],
+ * free while no copy waits for its check): the jump, or i.  A state that
+ * came back with too few items left for a whole repeat ends the watch of
+ * this stretch (*done). */
 static PTSIM_HD int32_t period_try_stored(PtsimLifetimesCtx *x, const PtsimScheduleItem *items,
                                           int32_t n_items, int32_t i, PeriodState *e, int *done) {
   struct PtsimLifetimesPeriod *pd = x->period;
   PtsimAllocator then = e->alloc;
-  PeriodCopy *was = &pd->copies[2];
+  PeriodCopy *was = &pd->copies[0];
   int64_t k;
   then.blocks = e->blocks;
   was->len = ptsim_alloc_state(&then, was->words);
@@ -448,7 +449,7 @@ static PTSIM_HD int32_t period_boundary(PtsimLifetimesCtx *x, const PtsimSchedul
   for (K = 1; !done && K <= pd->kmax; K++) {
     PeriodState *e;
     if (!period_hints_repeat(pd, K, K < HINT_RUN ? K : HINT_RUN)) continue;
-    e = period_stored(pd, n, K);
+    e = pd->verify_k == 0 && !copied ? period_stored(pd, n, K) : (PeriodState *)0;
     if (e) next = period_try_stored(x, items, n_items, i, e, &done);
     if (done || pd->verify_k > 0 || pd->failures >= MAX_FAILURES) break;
     if (period_hints_repeat(pd, K, K) && (int64_t)i + 2 * (int64_t)K * st->period <= st->hi) {

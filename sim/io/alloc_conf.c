@@ -2,8 +2,13 @@
 #include <string.h>
 #include "alloc_conf.h"
 #include "config.h"
+#include "numbers.h"
 
 #define MIB (1024 * 1024)
+/* Sizes in MB up to 2^30 (a PiB): n * MIB stays far inside int64. */
+#define MB_MAX ((gint64)1 << 30)
+/* Divisions fit the options' int32 and stay powers of two. */
+#define DIVISIONS_MAX ((gint64)1 << 30)
 
 static gboolean bad(GError **error, const char *key, const char *value, const char *allowed) {
   g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
@@ -21,8 +26,9 @@ static gboolean parse_division_list(const char *value, PtsimAllocOptions *opts, 
   for (char **p = parts; *p; p++) {
     g_auto(GStrv) kv = g_strsplit(*p, ":", 2);
     gint64 divisions, mb;
-    if (!kv[0] || !kv[1] || !ptsim_config_parse_int64(kv[1], &divisions) ||
-        (divisions > 1 && !is_power_of_two(divisions)) || divisions < 0)
+    if (!kv[0] || !kv[1] || !ptsim_number_parse_int64(kv[1], &divisions) ||
+        (divisions > 1 && !is_power_of_two(divisions)) || divisions < 0 ||
+        divisions > DIVISIONS_MAX)
       return bad(error, "roundup_power2_divisions", value,
                  "expected [MB:N,...,>:N] with N 0 or a power of two");
     if (strcmp(kv[0], ">") == 0) {
@@ -30,7 +36,7 @@ static gboolean parse_division_list(const char *value, PtsimAllocOptions *opts, 
         opts->roundup_power2_divisions[i] = (int32_t)divisions;
       continue;
     }
-    if (!ptsim_config_parse_int64(kv[0], &mb) || !is_power_of_two(mb))
+    if (!ptsim_number_parse_int64(kv[0], &mb) || !is_power_of_two(mb) || mb > MB_MAX)
       return bad(error, "roundup_power2_divisions", value, "interval sizes must be powers of two (MB)");
     int index = 0;
     while (((gint64)1 << index) < mb) index++;
@@ -45,23 +51,23 @@ static gboolean parse_division_list(const char *value, PtsimAllocOptions *opts, 
 static gboolean apply(const char *key, const char *value, PtsimAllocOptions *opts, GError **error) {
   gint64 n;
   double d;
+  g_autofree char *what = g_strdup_printf("--alloc-conf %s", key);
   if (strcmp(key, "max_split_size_mb") == 0) {
-    if (!ptsim_config_parse_int64(value, &n) || n < 20)
-      return bad(error, key, value, "expected an integer >= 20 (MB)");
+    if (!ptsim_number_int64(what, value, 20, MB_MAX, &n, error)) return FALSE;
     opts->max_split_size_bytes = n * MIB;
   } else if (strcmp(key, "max_non_split_rounding_mb") == 0) {
-    if (!ptsim_config_parse_int64(value, &n) || n < 20)
-      return bad(error, key, value, "expected an integer >= 20 (MB)");
+    if (!ptsim_number_int64(what, value, 20, MB_MAX, &n, error)) return FALSE;
     opts->max_non_split_rounding_bytes = n * MIB;
   } else if (strcmp(key, "roundup_power2_divisions") == 0) {
     if (value[0] == '[' && value[strlen(value) - 1] == ']')
       return parse_division_list(value, opts, error);
-    if (!ptsim_config_parse_int64(value, &n) || n < 0 || (n > 1 && !is_power_of_two(n)))
-      return bad(error, key, value, "expected 0, a power of two, or [MB:N,...]");
+    if (!ptsim_number_parse_int64(value, &n) || n < 0 || n > DIVISIONS_MAX ||
+        (n > 1 && !is_power_of_two(n)))
+      return bad(error, key, value, "expected 0, a power of two up to 2^30, or [MB:N,...]");
     ptsim_alloc_options_set_divisions(opts, (int32_t)n);
   } else if (strcmp(key, "garbage_collection_threshold") == 0) {
-    if (!ptsim_config_parse_double(value, &d) || !(d > 0.0 && d < 1.0))
-      return bad(error, key, value, "expected a number in (0, 1)");
+    const PtsimRange open_unit = {0.0, 1.0, FALSE, FALSE};
+    if (!ptsim_number_double(what, value, open_unit, &d, error)) return FALSE;
     opts->garbage_collection_threshold = d;
     /* GC acts only under a memory fraction; the emulation's capacity is the fraction. */
     if (opts->memory_fraction == 0.0) opts->memory_fraction = 1.0;

@@ -19,10 +19,11 @@
 #include "config_int.h"
 #include "moe_layers.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "input.h"
+#include "numbers.h"
 
 G_DEFINE_QUARK(ptsim-config-error-quark, ptsim_config_error)
 
@@ -74,102 +75,69 @@ static char *resolve(const char *name_or_file, const char *subdir,
   }
   gboolean is_path = strchr(name_or_file, '/') != NULL ||
                      g_str_has_suffix(name_or_file, ".ini");
-  if (is_path) {
-    if (!g_file_test(name_or_file, G_FILE_TEST_IS_REGULAR)) {
-      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
-                  "%s file %s: no such file", what, name_or_file);
-      return NULL;
-    }
+  if (is_path) /* read by ini_open, which names a missing file or a folder */
     return g_strdup(name_or_file);
-  }
   g_autofree char *file = g_strconcat(name_or_file, ".ini", NULL);
   g_autofree char *dir = g_build_filename(ptsim_config_data_dir(), subdir, NULL);
   char *path = g_build_filename(dir, file, NULL);
   if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
     g_autofree char *names = list_available(dir);
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
-                "unknown %s '%s' (no %s); available: %s", what, name_or_file,
-                path, names);
+    if (g_file_test(name_or_file, G_FILE_TEST_IS_DIR))
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
+                  "%s '%s' is a directory here and no name in %s; give an .ini "
+                  "file or one of: %s", what, name_or_file, dir, names);
+    else
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
+                  "unknown %s '%s' (no %s); available: %s", what, name_or_file,
+                  path, names);
     g_free(path);
     return NULL;
   }
   return path;
 }
 
-/* ---- strict numbers ---- */
-
-
-/* The text after leading blanks, or NULL when nothing is left. */
-static const char *number_start(const char *text) {
-  if (text == NULL)
-    return NULL;
-  while (g_ascii_isspace(*text))
-    text++;
-  return *text == '\0' ? NULL : text;
-}
-
-/* TRUE when only blanks follow the parsed number. */
-static gboolean number_end(const char *start, const char *end) {
-  if (errno != 0 || end == start)
-    return FALSE;
-  while (g_ascii_isspace(*end))
-    end++;
-  return *end == '\0';
-}
-
-gboolean ptsim_config_parse_int64(const char *text, int64_t *out) {
-  const char *start = number_start(text);
-  if (!start)
-    return FALSE;
-  char *end = NULL;
-  errno = 0;
-  gint64 v = g_ascii_strtoll(start, &end, 10);
-  if (!number_end(start, end))
-    return FALSE;
-  *out = v;
-  return TRUE;
-}
-
-gboolean ptsim_config_parse_double(const char *text, double *out) {
-  const char *start = number_start(text);
-  if (!start)
-    return FALSE;
-  char *end = NULL;
-  errno = 0;
-  double v = g_ascii_strtod(start, &end);
-  if (!number_end(start, end) || !isfinite(v))
-    return FALSE;
-  *out = v;
-  return TRUE;
-}
-
 /* ---- reading one .ini ---- */
 
 typedef PtsimIniFile IniFile;
 
-static void ini_file_clear(IniFile *ini) {
+void ptsim_ini_file_clear(IniFile *ini) {
   g_clear_pointer(&ini->contents, g_free);
   g_clear_pointer(&ini->kf, g_key_file_unref);
 }
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(IniFile, ini_file_clear)
 
-static gboolean ini_open(IniFile *ini, const char *path, GError **error) {
-  gsize len = 0;
+gboolean ptsim_ini_parse(IniFile *ini, char *contents, gsize len, GError **error) {
   g_autoptr(GError) local = NULL;
-  ini->path = path;
-  if (!g_file_get_contents(path, &ini->contents, &len, &local)) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
-                "%s", local->message);
-    return FALSE;
-  }
+  ini->contents = contents;
   ini->kf = g_key_file_new();
   if (!g_key_file_load_from_data(ini->kf, ini->contents, len,
                                  G_KEY_FILE_NONE, &local)) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                "%s: %s", path, local->message);
+                "%s: %s", ini->path, local->message);
     return FALSE;
   }
   return TRUE;
+}
+
+static gboolean ini_open(IniFile *ini, const char *path, const char *what,
+                         GError **error) {
+  gsize len = 0;
+  char *contents = NULL;
+  g_autoptr(GError) local = NULL;
+  ini->path = path;
+  if (!ptsim_input_read(path, what, PTSIM_INPUT_MAX_TEXT, &contents, &len,
+                        &local)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
+                "%s", local->message);
+    return FALSE;
+  }
+  return ptsim_ini_parse(ini, contents, len, error);
+}
+
+static gboolean ini_open_data(IniFile *ini, const char *data, gsize len,
+                              const char *label, GError **error) {
+  ini->path = label;
+  ini->no_lines = TRUE;
+  return ptsim_ini_parse(ini, g_strndup(data, len), len, error);
 }
 
 /* 1-based line of "[group]" (KEY == NULL) or of "key =" inside [group]
@@ -207,6 +175,8 @@ static int ini_line(const IniFile *ini, const char *group, const char *key) {
 
 /* "path:line" or "path" when the line is unknown.  (transfer full) */
 char *ptsim_ini_where(const IniFile *ini, const char *group, const char *key) {
+  if (ini->no_lines)
+    return g_strdup(ini->path);
   int line = ini_line(ini, group, key);
   if (line > 0)
     return g_strdup_printf("%s:%d", ini->path, line);
@@ -356,14 +326,11 @@ static char *ini_value(const IniFile *ini, const char *group, const char *key,
   return g_strstrip(value);
 }
 
-/* Integer in [lo, INT_VALUE_MAX].  Absent and not required: *out unchanged,
- * TRUE. */
+/* Integer in [lo, hi].  Absent and not required: *out unchanged, TRUE. */
 gboolean ptsim_ini_int(const IniFile *ini, const char *group, const char *key,
-                        int64_t lo, gboolean required, int64_t *out,
+                        int64_t lo, int64_t hi, gboolean required, int64_t *out,
                         GError **error) {
-  g_autofree char *allowed = g_strdup_printf(
-      "an integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT, (gint64)lo,
-      (gint64)INT_VALUE_MAX);
+  g_autofree char *allowed = ptsim_number_int64_allowed(lo, hi);
   gboolean present = FALSE;
   g_autoptr(GError) local = NULL;
   g_autofree char *value =
@@ -375,22 +342,18 @@ gboolean ptsim_ini_int(const IniFile *ini, const char *group, const char *key,
   if (!present)
     return TRUE;
   int64_t v = 0;
-  if (!ptsim_config_parse_int64(value, &v) || v < lo || v > INT_VALUE_MAX)
+  if (!ptsim_number_parse_int64(value, &v) || v < lo || v > hi)
     return fail_value(ini, group, key, value, allowed, error);
   *out = v;
   return TRUE;
 }
 
-/* Finite number with lo < v (or lo <= v when LO_INCLUSIVE), v <= hi. */
+/* Finite number in RANGE.  Absent and not required: *out unchanged, TRUE. */
 gboolean ptsim_ini_double(const IniFile *ini, const char *group,
-                           const char *key, double lo, gboolean lo_inclusive,
-                           double hi, gboolean required, gboolean *present_out,
+                           const char *key, PtsimRange range,
+                           gboolean required, gboolean *present_out,
                            double *out, GError **error) {
-  g_autofree char *allowed =
-      isinf(hi) ? g_strdup_printf("a number %s %g", lo_inclusive ? ">=" : ">",
-                                  lo)
-                : g_strdup_printf("a number in %s%g, %g]",
-                                  lo_inclusive ? "[" : "(", lo, hi);
+  g_autofree char *allowed = ptsim_number_range_allowed(range);
   gboolean present = FALSE;
   g_autoptr(GError) local = NULL;
   g_autofree char *value =
@@ -404,8 +367,9 @@ gboolean ptsim_ini_double(const IniFile *ini, const char *group,
   if (!present)
     return TRUE;
   double v = 0;
-  if (!ptsim_config_parse_double(value, &v) || v > hi ||
-      (lo_inclusive ? v < lo : v <= lo))
+  if (!ptsim_number_parse_double(value, &v) ||
+      !(range.lo_closed ? v >= range.lo : v > range.lo) ||
+      !(range.hi_closed ? v <= range.hi : v < range.hi))
     return fail_value(ini, group, key, value, allowed, error);
   *out = v;
   return TRUE;
@@ -452,7 +416,8 @@ gboolean ptsim_ini_choice(const IniFile *ini, const char *group,
   return fail_value(ini, group, key, value, choices, error);
 }
 
-/* Optional name key, else the file's basename without ".ini". */
+/* Optional name key, else the file's basename without ".ini" (as text: a
+ * file name need not be UTF-8, a name printed in JSON and figures must). */
 static gboolean ini_name(const IniFile *ini, const char *group, char *out,
                          GError **error) {
   g_autoptr(GError) local = NULL;
@@ -473,7 +438,7 @@ static gboolean ini_name(const IniFile *ini, const char *group, char *out,
     }
     g_strstrip(name);
   } else {
-    g_autofree char *base = g_path_get_basename(ini->path);
+    g_autofree char *base = g_filename_display_basename(ini->path);
     if (g_str_has_suffix(base, ".ini"))
       base[strlen(base) - 4] = '\0';
     name = g_steal_pointer(&base);
@@ -558,6 +523,9 @@ static const char *const model_keys[] = {
     "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
     "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers", NULL};
 
+static gboolean model_from_ini(const IniFile *ini, PtsimModel *out,
+                               GError **error);
+
 gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
                           GError **error) {
   g_return_val_if_fail(out != NULL, FALSE);
@@ -565,42 +533,56 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
   g_autofree char *path = resolve(name_or_file, "models", "model", error);
   if (path == NULL)
     return FALSE;
-  g_auto(IniFile) ini = {0};
-  if (!ini_open(&ini, path, error))
-    return FALSE;
+  g_auto(PtsimIniFile) ini = {0};
+  return ini_open(&ini, path, "model file", error) &&
+         model_from_ini(&ini, out, error);
+}
+
+gboolean ptsim_model_load_data(const char *data, gsize len, const char *label,
+                               PtsimModel *out, GError **error) {
+  g_return_val_if_fail(data != NULL && label != NULL && out != NULL, FALSE);
+  g_auto(PtsimIniFile) ini = {0};
+  return ini_open_data(&ini, data, len, label, error) &&
+         model_from_ini(&ini, out, error);
+}
+
+/* The model of a parsed file, checked. */
+static gboolean model_from_ini(const IniFile *ini, PtsimModel *out,
+                               GError **error) {
+  const char *path = ini->path;
   const GroupSpec specs[] = {{"model", model_keys, TRUE},
                              {"source", NULL, FALSE}};
-  if (!ini_check_layout(&ini, specs, G_N_ELEMENTS(specs), error))
+  if (!ini_check_layout(ini, specs, G_N_ELEMENTS(specs), error))
     return FALSE;
 
   PtsimModel m;
   memset(&m, 0, sizeof m);
   const char *g = "model";
   int activation = 0, norm = 0;
-  if (!ini_name(&ini, g, m.name, error) ||
-      !ptsim_ini_int(&ini, g, "num_layers", 1, TRUE, &m.num_layers, error) ||
-      !ptsim_ini_int(&ini, g, "hidden_size", 1, TRUE, &m.hidden_size, error) ||
-      !ptsim_ini_int(&ini, g, "ffn_hidden_size", 1, TRUE, &m.ffn_hidden_size,
+  if (!ini_name(ini, g, m.name, error) ||
+      !ptsim_ini_int(ini, g, "num_layers", 1, INT_VALUE_MAX, TRUE, &m.num_layers, error) ||
+      !ptsim_ini_int(ini, g, "hidden_size", 1, INT_VALUE_MAX, TRUE, &m.hidden_size, error) ||
+      !ptsim_ini_int(ini, g, "ffn_hidden_size", 1, INT_VALUE_MAX, TRUE, &m.ffn_hidden_size,
                error) ||
-      !ptsim_ini_int(&ini, g, "num_attention_heads", 1, TRUE,
+      !ptsim_ini_int(ini, g, "num_attention_heads", 1, INT_VALUE_MAX, TRUE,
                &m.num_attention_heads, error) ||
-      !ptsim_ini_int(&ini, g, "num_query_groups", 1, TRUE, &m.num_query_groups,
+      !ptsim_ini_int(ini, g, "num_query_groups", 1, INT_VALUE_MAX, TRUE, &m.num_query_groups,
                error) ||
-      !ptsim_ini_int(&ini, g, "vocab_size", 1, TRUE, &m.vocab_size, error) ||
-      !ptsim_ini_choice(&ini, g, "activation", "swiglu|gelu", &activation, error) ||
-      !ptsim_ini_choice(&ini, g, "norm", "rmsnorm|layernorm", &norm, error) ||
-      !ptsim_ini_bool(&ini, g, "tied_embeddings", &m.tied_embeddings, error) ||
-      !ptsim_ini_bool(&ini, g, "bias", &m.bias, error))
+      !ptsim_ini_int(ini, g, "vocab_size", 1, INT_VALUE_MAX, TRUE, &m.vocab_size, error) ||
+      !ptsim_ini_choice(ini, g, "activation", "swiglu|gelu", &activation, error) ||
+      !ptsim_ini_choice(ini, g, "norm", "rmsnorm|layernorm", &norm, error) ||
+      !ptsim_ini_bool(ini, g, "tied_embeddings", &m.tied_embeddings, error) ||
+      !ptsim_ini_bool(ini, g, "bias", &m.bias, error))
     return FALSE;
   m.activation = activation == 0 ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
   m.norm = norm == 0 ? PTSIM_NORM_RMSNORM : PTSIM_NORM_LAYERNORM;
-  if (!ptsim_moe_model_load(&ini, &m, error))
+  if (!ptsim_moe_model_load(ini, &m, error))
     return FALSE;
 
   /* Cross-key rules, reported at the line of the key that breaks them. */
   if (m.kv_channels == 0 && !m.multi_latent_attention &&
       m.hidden_size % m.num_attention_heads != 0) {
-    g_autofree char *where = ptsim_ini_where(&ini, g, "hidden_size");
+    g_autofree char *where = ptsim_ini_where(ini, g, "hidden_size");
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [model] hidden_size = %" G_GINT64_FORMAT
                 " is not divisible by num_attention_heads = %" G_GINT64_FORMAT
@@ -609,7 +591,7 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
     return FALSE;
   }
   if (m.num_attention_heads % m.num_query_groups != 0) {
-    g_autofree char *where = ptsim_ini_where(&ini, g, "num_query_groups");
+    g_autofree char *where = ptsim_ini_where(ini, g, "num_query_groups");
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [model] num_query_groups = %" G_GINT64_FORMAT
                 " does not divide num_attention_heads = %" G_GINT64_FORMAT
@@ -630,6 +612,21 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
 
 /* ---- hardware profiles ---- */
 
+/* Physical ranges.  Wide enough for any accelerator built or announced
+ * (an A100 has 312 bf16 TFLOP/s, a B200 2250; HBM 1.5-8 TB/s; NICs 12.5-100
+ * GB/s), narrow enough that a typo by a factor of 1e3 or a denormal such
+ * as 1e-300 is refused instead of turning into an MFU of 1e302 %.
+ * Latencies and launch costs may be 0 (an idealised machine). */
+static const PtsimRange RANGE_MEMORY_BYTES = {1048576.0, 1125899906842624.0, TRUE, TRUE};
+static const PtsimRange RANGE_MEMORY_GIB = {0.001, 1048576.0, TRUE, TRUE};
+static const PtsimRange RANGE_TFLOPS = {0.01, 1e6, TRUE, TRUE};
+static const PtsimRange RANGE_TFLOPS_OR_NONE = {0.0, 1e6, TRUE, TRUE}; /* 0: none */
+static const PtsimRange RANGE_GBPS = {0.01, 1e6, TRUE, TRUE};
+static const PtsimRange RANGE_LATENCY_US = {0.0, 1e6, TRUE, TRUE};
+static const PtsimRange RANGE_FRACTION = {0.0, 1.0, FALSE, TRUE};
+static const PtsimRange RANGE_HALF_GFLOPS = {1e-6, 1e9, TRUE, TRUE};
+#define GPUS_PER_NODE_MAX 4096
+
 static const char *const gpu_keys[] = {
     "name", "memory_bytes", "memory_gib", "peak_bf16_tflops",
     "peak_fp8_tflops", "peak_fp32_tflops", "hbm_gbps", NULL};
@@ -640,6 +637,9 @@ static const char *const efficiency_keys[] = {
     "gemm_efficiency_max", "gemm_half_gflops", "attention_efficiency",
     "memory_efficiency", "kernel_launch_us", NULL};
 
+static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
+                                  GError **error);
+
 gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
                              GError **error) {
   g_return_val_if_fail(out != NULL, FALSE);
@@ -648,30 +648,42 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
       resolve(name_or_file, "hw_profiles", "hardware profile", error);
   if (path == NULL)
     return FALSE;
-  g_auto(IniFile) ini = {0};
-  if (!ini_open(&ini, path, error))
-    return FALSE;
+  g_auto(PtsimIniFile) ini = {0};
+  return ini_open(&ini, path, "hardware profile", error) &&
+         hardware_from_ini(&ini, out, error);
+}
+
+gboolean ptsim_hardware_load_data(const char *data, gsize len, const char *label,
+                                  PtsimHardware *out, GError **error) {
+  g_return_val_if_fail(data != NULL && label != NULL && out != NULL, FALSE);
+  g_auto(PtsimIniFile) ini = {0};
+  return ini_open_data(&ini, data, len, label, error) &&
+         hardware_from_ini(&ini, out, error);
+}
+
+/* The profile of a parsed file, checked against the physical ranges. */
+static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
+                                  GError **error) {
   const GroupSpec specs[] = {{"gpu", gpu_keys, TRUE},
                              {"node", node_keys, TRUE},
                              {"fabric", fabric_keys, TRUE},
                              {"efficiency", efficiency_keys, TRUE},
                              {"source", NULL, FALSE}};
-  if (!ini_check_layout(&ini, specs, G_N_ELEMENTS(specs), error))
+  if (!ini_check_layout(ini, specs, G_N_ELEMENTS(specs), error))
     return FALSE;
 
   PtsimHardware hw;
   memset(&hw, 0, sizeof hw);
-  const double inf = INFINITY;
   double mem_bytes = 0, mem_gib = 0, bf16 = 0, fp8 = 0, fp32 = 0, hbm = 0;
   gboolean has_bytes = FALSE, has_gib = FALSE;
-  if (!ini_name(&ini, "gpu", hw.name, error) ||
-      !ptsim_ini_double(&ini, "gpu", "memory_bytes", 0, FALSE, inf, FALSE,
+  if (!ini_name(ini, "gpu", hw.name, error) ||
+      !ptsim_ini_double(ini, "gpu", "memory_bytes", RANGE_MEMORY_BYTES, FALSE,
                   &has_bytes, &mem_bytes, error) ||
-      !ptsim_ini_double(&ini, "gpu", "memory_gib", 0, FALSE, inf, FALSE, &has_gib,
+      !ptsim_ini_double(ini, "gpu", "memory_gib", RANGE_MEMORY_GIB, FALSE, &has_gib,
                   &mem_gib, error))
     return FALSE;
   if (has_bytes == has_gib) {
-    g_autofree char *where = ptsim_ini_where(&ini, "gpu", has_gib ? "memory_gib" : NULL);
+    g_autofree char *where = ptsim_ini_where(ini, "gpu", has_gib ? "memory_gib" : NULL);
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [gpu] needs exactly one of memory_bytes or memory_gib "
                 "(a number > 0), found %s",
@@ -679,13 +691,13 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
     return FALSE;
   }
   hw.memory_bytes = has_bytes ? mem_bytes : mem_gib * 1073741824.0;
-  if (!ptsim_ini_double(&ini, "gpu", "peak_bf16_tflops", 0, FALSE, inf, TRUE, NULL,
+  if (!ptsim_ini_double(ini, "gpu", "peak_bf16_tflops", RANGE_TFLOPS, TRUE, NULL,
                   &bf16, error) ||
-      !ptsim_ini_double(&ini, "gpu", "peak_fp8_tflops", 0, TRUE, inf, TRUE, NULL,
-                  &fp8, error) ||
-      !ptsim_ini_double(&ini, "gpu", "peak_fp32_tflops", 0, FALSE, inf, TRUE, NULL,
+      !ptsim_ini_double(ini, "gpu", "peak_fp8_tflops", RANGE_TFLOPS_OR_NONE, TRUE,
+                  NULL, &fp8, error) ||
+      !ptsim_ini_double(ini, "gpu", "peak_fp32_tflops", RANGE_TFLOPS, TRUE, NULL,
                   &fp32, error) ||
-      !ptsim_ini_double(&ini, "gpu", "hbm_gbps", 0, FALSE, inf, TRUE, NULL, &hbm,
+      !ptsim_ini_double(ini, "gpu", "hbm_gbps", RANGE_GBPS, TRUE, NULL, &hbm,
                   error))
     return FALSE;
   hw.peak_bf16_flops = bf16 * 1e12;
@@ -694,26 +706,26 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
   hw.hbm_bytes_per_s = hbm * 1e9;
 
   double nvlink = 0, nvlink_lat = 0, nic = 0, net_lat = 0;
-  if (!ptsim_ini_int(&ini, "node", "gpus_per_node", 1, TRUE, &hw.gpus_per_node,
-               error) ||
-      !ptsim_ini_double(&ini, "node", "nvlink_gbps", 0, FALSE, inf, TRUE, NULL,
+  if (!ptsim_ini_int(ini, "node", "gpus_per_node", 1, GPUS_PER_NODE_MAX, TRUE,
+               &hw.gpus_per_node, error) ||
+      !ptsim_ini_double(ini, "node", "nvlink_gbps", RANGE_GBPS, TRUE, NULL,
                   &nvlink, error) ||
-      !ptsim_ini_double(&ini, "node", "nvlink_latency_us", 0, TRUE, inf, TRUE, NULL,
-                  &nvlink_lat, error) ||
-      !ptsim_ini_bool(&ini, "node", "nvls", &hw.nvls, error) ||
-      !ptsim_ini_double(&ini, "fabric", "nic_gbps", 0, FALSE, inf, TRUE, NULL, &nic,
+      !ptsim_ini_double(ini, "node", "nvlink_latency_us", RANGE_LATENCY_US, TRUE,
+                  NULL, &nvlink_lat, error) ||
+      !ptsim_ini_bool(ini, "node", "nvls", &hw.nvls, error) ||
+      !ptsim_ini_double(ini, "fabric", "nic_gbps", RANGE_GBPS, TRUE, NULL, &nic,
                   error) ||
-      !ptsim_ini_double(&ini, "fabric", "net_latency_us", 0, TRUE, inf, TRUE, NULL,
-                  &net_lat, error))
+      !ptsim_ini_double(ini, "fabric", "net_latency_us", RANGE_LATENCY_US, TRUE,
+                  NULL, &net_lat, error))
     return FALSE;
   /* Optional: an NVLink domain larger than a host (GB200 NVL72) is whole
    * hosts; absent, it is the host. */
   hw.gpus_per_nvlink_domain = hw.gpus_per_node;
-  if (!ptsim_ini_int(&ini, "node", "gpus_per_nvlink_domain", 1, FALSE,
+  if (!ptsim_ini_int(ini, "node", "gpus_per_nvlink_domain", 1, GPUS_PER_NODE_MAX, FALSE,
                &hw.gpus_per_nvlink_domain, error))
     return FALSE;
   if (hw.gpus_per_nvlink_domain % hw.gpus_per_node != 0) {
-    g_autofree char *where = ptsim_ini_where(&ini, "node", "gpus_per_nvlink_domain");
+    g_autofree char *where = ptsim_ini_where(ini, "node", "gpus_per_nvlink_domain");
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: [node] gpus_per_nvlink_domain = %" G_GINT64_FORMAT
                 " is not a multiple of gpus_per_node = %" G_GINT64_FORMAT
@@ -729,15 +741,15 @@ gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
 
   double half_gflops = 0, launch_us = 0;
   const char *e = "efficiency";
-  if (!ptsim_ini_double(&ini, e, "gemm_efficiency_max", 0, FALSE, 1, TRUE, NULL,
+  if (!ptsim_ini_double(ini, e, "gemm_efficiency_max", RANGE_FRACTION, TRUE, NULL,
                   &hw.gemm_efficiency_max, error) ||
-      !ptsim_ini_double(&ini, e, "gemm_half_gflops", 0, FALSE, inf, TRUE, NULL,
+      !ptsim_ini_double(ini, e, "gemm_half_gflops", RANGE_HALF_GFLOPS, TRUE, NULL,
                   &half_gflops, error) ||
-      !ptsim_ini_double(&ini, e, "attention_efficiency", 0, FALSE, 1, TRUE, NULL,
+      !ptsim_ini_double(ini, e, "attention_efficiency", RANGE_FRACTION, TRUE, NULL,
                   &hw.attention_efficiency, error) ||
-      !ptsim_ini_double(&ini, e, "memory_efficiency", 0, FALSE, 1, TRUE, NULL,
+      !ptsim_ini_double(ini, e, "memory_efficiency", RANGE_FRACTION, TRUE, NULL,
                   &hw.memory_efficiency, error) ||
-      !ptsim_ini_double(&ini, e, "kernel_launch_us", 0, TRUE, inf, TRUE, NULL,
+      !ptsim_ini_double(ini, e, "kernel_launch_us", RANGE_LATENCY_US, TRUE, NULL,
                   &launch_us, error))
     return FALSE;
   hw.gemm_half_flops = half_gflops * 1e9;

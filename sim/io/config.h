@@ -30,14 +30,6 @@ typedef enum {
  * source tree the binary was built from.  (transfer none) */
 const char *ptsim_config_data_dir(void);
 
-/* Strict number parsing shared by the .ini and Megatron-LM readers: the
- * whole of TEXT (surrounding blanks allowed) must be one decimal integer /
- * one finite floating-point number.  "12abc", "", "1e999" (overflow) and
- * "nan" are refused.  Return FALSE without touching *out; no GError (the
- * caller knows the file, key or flag to name). */
-gboolean ptsim_config_parse_int64(const char *text, int64_t *out);
-gboolean ptsim_config_parse_double(const char *text, double *out);
-
 /* The model invariants every consumer relies on (positive sizes,
  * hidden_size % num_attention_heads == 0, num_attention_heads %
  * num_query_groups == 0, enum ranges).  ptsim_model_load() runs it for each
@@ -54,5 +46,13 @@ gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
 /* Same lookup in hw_profiles/. */
 gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
                              GError **error);
+
+/* The same checks on .ini text that is not a file of its own (a profile
+ * about to be written, a fuzzer's input): messages name LABEL instead of
+ * file:line. */
+gboolean ptsim_model_load_data(const char *data, gsize len, const char *label,
+                               PtsimModel *out, GError **error);
+gboolean ptsim_hardware_load_data(const char *data, gsize len, const char *label,
+                                  PtsimHardware *out, GError **error);
 
 #endif /* PTSIM_CONFIG_H */

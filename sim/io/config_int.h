@@ -1,6 +1,7 @@
 /* config_int.h — what config.c (the .ini reader) shares with the readers of
- * a model's optional parts (moe_layers.c: the MoE, MLA and MTP keys): the
- * open file and the typed key readers.  Private to sim/io.
+ * a model's optional parts (moe_layers.c: the MoE, MLA and MTP keys) and
+ * of the error bands (error_bands.c): the open file and the typed key
+ * readers.  Private to sim/io.
  *
  * Each reader reports one PTSIM_CONFIG_ERROR_PARSE naming file:line, the
  * key, the value and what is allowed; an absent key that is not required
@@ -11,25 +12,34 @@
 #include <glib.h>
 #include <stdint.h>
 #include "job.h"
+#include "numbers.h"
 
 /* One open file: the parsed key file plus its text, for line numbers. */
 typedef struct {
-  const char *path; /* as given / resolved */
-  char *contents;   /* whole file */
+  const char *path;   /* as given / resolved, or the label of text */
+  char *contents;     /* whole file */
   GKeyFile *kf;
+  gboolean no_lines;  /* text not from a file: messages name path only */
 } PtsimIniFile;
+
+/* Parses CONTENTS (taken over: NUL-terminated, LEN bytes, as
+ * ptsim_input_read gives them) into INI, whose path and no_lines the
+ * caller set; a syntax error names the path. */
+gboolean ptsim_ini_parse(PtsimIniFile *ini, char *contents, gsize len, GError **error);
+void ptsim_ini_file_clear(PtsimIniFile *ini);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PtsimIniFile, ptsim_ini_file_clear)
 
 /* "path:line" of [group] key (the group's line when key is NULL), or
  * "path" when the line is unknown.  (transfer full) */
 char *ptsim_ini_where(const PtsimIniFile *ini, const char *group, const char *key);
-/* An integer in [lo, PTSIM_CONFIG_INT_MAX]. */
+/* An integer in [lo, hi], through the strict parser (numbers.h). */
 gboolean ptsim_ini_int(const PtsimIniFile *ini, const char *group, const char *key, int64_t lo,
-                       gboolean required, int64_t *out, GError **error);
-/* A finite number with lo < v (lo <= v when lo_inclusive), v <= hi;
- * *present_out (may be NULL) says whether the key was there. */
-gboolean ptsim_ini_double(const PtsimIniFile *ini, const char *group, const char *key, double lo,
-                          gboolean lo_inclusive, double hi, gboolean required,
-                          gboolean *present_out, double *out, GError **error);
+                       int64_t hi, gboolean required, int64_t *out, GError **error);
+/* A finite number in RANGE, through the strict parser; *present_out (may
+ * be NULL) says whether the key was there. */
+gboolean ptsim_ini_double(const PtsimIniFile *ini, const char *group, const char *key,
+                          PtsimRange range, gboolean required, gboolean *present_out,
+                          double *out, GError **error);
 /* true|false (required). */
 gboolean ptsim_ini_bool(const PtsimIniFile *ini, const char *group, const char *key, int *out,
                         GError **error);

@@ -2,7 +2,10 @@
  * error_bands.h. */
 #include <string.h>
 #include "config.h"
+#include "config_int.h"
 #include "error_bands.h"
+#include "input.h"
+#include "job_validate.h"
 #include "names.h"
 #include "plan.h"
 
@@ -19,71 +22,101 @@ static void append_note(PtsimErrorBand *out, const char *text) {
   g_strlcat(out->note, text, sizeof out->note);
 }
 
+/* The range keys of a band, each optional (absent: no bound, no note). */
+typedef struct {
+  double params_lo, params_hi; /* billions of parameters */
+  int64_t gpus_lo, gpus_hi, seq_lo, seq_hi;
+} Ranges;
+
+static gboolean read_ranges(const PtsimIniFile *ini, const char *group, Ranges *r,
+                            GError **error) {
+  const PtsimRange billions = {0.0, 1e6, TRUE, TRUE};
+  memset(r, 0, sizeof *r);
+  return ptsim_ini_double(ini, group, "params_b_min", billions, FALSE, NULL, &r->params_lo,
+                          error) &&
+         ptsim_ini_double(ini, group, "params_b_max", billions, FALSE, NULL, &r->params_hi,
+                          error) &&
+         ptsim_ini_int(ini, group, "gpus_min", 1, PTSIM_JOB_GPUS_MAX, FALSE, &r->gpus_lo, error) &&
+         ptsim_ini_int(ini, group, "gpus_max", 1, PTSIM_JOB_GPUS_MAX, FALSE, &r->gpus_hi, error) &&
+         ptsim_ini_int(ini, group, "seq_min", 1, PTSIM_CONFIG_INT_MAX, FALSE, &r->seq_lo, error) &&
+         ptsim_ini_int(ini, group, "seq_max", 1, PTSIM_CONFIG_INT_MAX, FALSE, &r->seq_hi, error);
+}
+
 /* The range notes: where the job lies outside what the band's runs cover. */
-static void note_ranges(GKeyFile *kf, const char *group, const PtsimJob *job,
-                        const char *precision, PtsimErrorBand *out) {
+static void note_ranges(const Ranges *r, const PtsimJob *job, const char *precision,
+                        PtsimErrorBand *out) {
   double params;
   ptsim_plan_model_parameters(&job->model, job->layout.seq, &params, NULL);
   params /= 1e9;
-  double lo = g_key_file_get_double(kf, group, "params_b_min", NULL);
-  double hi = g_key_file_get_double(kf, group, "params_b_max", NULL);
-  gint64 gpus_lo = g_key_file_get_int64(kf, group, "gpus_min", NULL);
-  gint64 gpus_hi = g_key_file_get_int64(kf, group, "gpus_max", NULL);
-  gint64 seq_lo = g_key_file_get_int64(kf, group, "seq_min", NULL);
-  gint64 seq_hi = g_key_file_get_int64(kf, group, "seq_max", NULL);
   /* Sizes are compared at the file's 4 significant digits. */
-  if (hi > 0.0 && (params < 0.995 * lo || params > 1.005 * hi)) {
+  if (r->params_hi > 0.0 && (params < 0.995 * r->params_lo || params > 1.005 * r->params_hi)) {
     g_autofree char *t = g_strdup_printf("%s with %.3gB parameters is outside the calibrated "
-                                         "range (%.4g-%.4gB)", precision, params, lo, hi);
+                                         "range (%.4g-%.4gB)", precision, params, r->params_lo,
+                                         r->params_hi);
     append_note(out, t);
   }
-  if (gpus_hi > 0 && (job->layout.gpus < gpus_lo || job->layout.gpus > gpus_hi)) {
+  if (r->gpus_hi > 0 && (job->layout.gpus < r->gpus_lo || job->layout.gpus > r->gpus_hi)) {
     g_autofree char *t = g_strdup_printf("%" G_GINT64_FORMAT " GPUs is outside the calibrated "
                                          "range (%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT ")",
-                                         job->layout.gpus, gpus_lo, gpus_hi);
+                                         (gint64)job->layout.gpus, (gint64)r->gpus_lo,
+                                         (gint64)r->gpus_hi);
     append_note(out, t);
   }
-  if (seq_hi > 0 && (job->layout.seq < seq_lo || job->layout.seq > seq_hi)) {
+  if (r->seq_hi > 0 && (job->layout.seq < r->seq_lo || job->layout.seq > r->seq_hi)) {
     g_autofree char *t = g_strdup_printf("seq %" G_GINT64_FORMAT " is outside the calibrated "
                                          "range (%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT ")",
-                                         job->layout.seq, seq_lo, seq_hi);
+                                         (gint64)job->layout.seq, (gint64)r->seq_lo,
+                                         (gint64)r->seq_hi);
     append_note(out, t);
   }
 }
 
-void ptsim_error_band_lookup(const PtsimJob *job, PtsimErrorBand *out) {
-  g_autoptr(GKeyFile) kf = g_key_file_new();
+/* The band of GROUP, which covers the job: its numbers, each through the
+ * strict parser with its range (a fraction of the step time, at most
+ * 10 = 1000%). */
+static gboolean read_band(const PtsimIniFile *ini, const char *group, PtsimErrorBand *out,
+                          Ranges *ranges, GError **error) {
+  const PtsimRange error_fraction = {0.0, 10.0, TRUE, TRUE};
+  const PtsimRange bias = {-10.0, 10.0, TRUE, TRUE};
+  int64_t runs = 0;
+  if (!ptsim_ini_double(ini, group, "mean_abs_error", error_fraction, TRUE, NULL,
+                        &out->mean_abs_error, error) ||
+      !ptsim_ini_double(ini, group, "max_abs_error", error_fraction, TRUE, NULL,
+                        &out->max_abs_error, error) ||
+      !ptsim_ini_int(ini, group, "runs", 1, 1000000, TRUE, &runs, error) ||
+      !ptsim_ini_double(ini, group, "bias", bias, FALSE, NULL, &out->bias, error) ||
+      !read_ranges(ini, group, ranges, error))
+    return FALSE;
+  out->runs = runs;
+  return TRUE;
+}
+
+void ptsim_error_band_lookup_data(const PtsimJob *job, const char *data, gsize len,
+                                  PtsimErrorBand *out) {
+  g_auto(PtsimIniFile) ini = {PTSIM_ERROR_BANDS_FILE, NULL, NULL, FALSE};
   g_autoptr(GError) error = NULL;
-  g_autofree char *path =
-      g_build_filename(ptsim_config_data_dir(), PTSIM_ERROR_BANDS_FILE, NULL);
   const char *precision = ptsim_names_get(PTSIM_NAMES_PRECISION, (int)job->layout.precision);
   memset(out, 0, sizeof *out);
-  if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &error)) {
-    g_snprintf(out->note, sizeof out->note, "no error band: %s: %s", PTSIM_ERROR_BANDS_FILE,
-               error->message);
+  if (!ptsim_ini_parse(&ini, g_strndup(data, len), len, &error)) {
+    g_snprintf(out->note, sizeof out->note, "no error band: %s", error->message);
     return;
   }
-  g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
+  g_auto(GStrv) groups = g_key_file_get_groups(ini.kf, NULL);
   for (char **g = groups; *g; g++) {
-    g_autofree char *profiles = g_key_file_get_string(kf, *g, "profiles", NULL);
-    g_autofree char *precisions = g_key_file_get_string(kf, *g, "precisions", NULL);
+    g_autofree char *profiles = g_key_file_get_string(ini.kf, *g, "profiles", NULL);
+    g_autofree char *precisions = g_key_file_get_string(ini.kf, *g, "precisions", NULL);
     if (!listed(profiles, job->hw.name) || !listed(precisions, precision)) continue;
-    g_autoptr(GError) e1 = NULL, e2 = NULL, e3 = NULL;
-    out->mean_abs_error = g_key_file_get_double(kf, *g, "mean_abs_error", &e1);
-    out->max_abs_error = g_key_file_get_double(kf, *g, "max_abs_error", &e2);
-    out->runs = g_key_file_get_int64(kf, *g, "runs", &e3);
-    if (e1 || e2 || e3 || !(out->mean_abs_error >= 0.0) || out->runs < 1) {
-      g_snprintf(out->note, sizeof out->note, "no error band: %s [%s]: %s",
-                 PTSIM_ERROR_BANDS_FILE, *g,
-                 e1 ? e1->message : e2 ? e2->message : e3 ? e3->message : "bad values");
+    Ranges ranges;
+    if (!read_band(&ini, *g, out, &ranges, &error)) {
+      memset(out, 0, sizeof *out);
+      g_snprintf(out->note, sizeof out->note, "no error band: %s", error->message);
       return;
     }
-    out->bias = g_key_file_get_double(kf, *g, "bias", NULL);
-    g_autofree char *sources = g_key_file_get_string(kf, *g, "sources", NULL);
+    g_autofree char *sources = g_key_file_get_string(ini.kf, *g, "sources", NULL);
     g_strlcpy(out->sources, sources ? sources : "", sizeof out->sources);
     g_strlcpy(out->group, *g, sizeof out->group);
     out->found = TRUE;
-    note_ranges(kf, *g, job, precision, out);
+    note_ranges(&ranges, job, precision, out);
     /* the published MoE rows are validation only (validate/README.md) */
     if (job->model.num_experts > 0)
       append_note(out, "a mixture-of-experts model: the band's runs are all dense, its "
@@ -93,4 +126,19 @@ void ptsim_error_band_lookup(const PtsimJob *job, PtsimErrorBand *out) {
   g_snprintf(out->note, sizeof out->note,
              "no error band: no published %s runs on %s were held out (%s)", precision,
              job->hw.name, PTSIM_ERROR_BANDS_FILE);
+}
+
+void ptsim_error_band_lookup(const PtsimJob *job, PtsimErrorBand *out) {
+  g_autofree char *path =
+      g_build_filename(ptsim_config_data_dir(), PTSIM_ERROR_BANDS_FILE, NULL);
+  g_autofree char *contents = NULL;
+  gsize len = 0;
+  g_autoptr(GError) error = NULL;
+  if (!ptsim_input_read(path, "error bands file", PTSIM_INPUT_MAX_TEXT, &contents, &len,
+                        &error)) {
+    memset(out, 0, sizeof *out);
+    g_snprintf(out->note, sizeof out->note, "no error band: %s", error->message);
+    return;
+  }
+  ptsim_error_band_lookup_data(job, contents, len, out);
 }

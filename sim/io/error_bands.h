@@ -11,6 +11,8 @@
  * user can read where each number came from.  One band per GPU family and
  * precision class: "[h100 fp8]" with the profiles and precisions it covers.
  *
+ * The file is read through the capped reader (input.h) like every input.
+ *
  * Not here: deriving the bands (validate/error_bands.py), printing them
  * (sim/run/report.c). */
 #ifndef PTSIM_ERROR_BANDS_H
@@ -40,5 +42,13 @@ typedef struct {
  * file, or no section covering the job, leaves found FALSE with the reason
  * in note. */
 void ptsim_error_band_lookup(const PtsimJob *job, PtsimErrorBand *out);
+
+/* The same on the file's text (DATA, LEN bytes), as the lookup has it once
+ * read through the capped reader.  Every number of the covering section
+ * goes through the strict parser with its range (an error fraction 0 to
+ * 10, runs 1 to 10^6, ...); a bad one leaves found FALSE with the
+ * file:line, the key, the value and the range in note. */
+void ptsim_error_band_lookup_data(const PtsimJob *job, const char *data, gsize len,
+                                  PtsimErrorBand *out);
 
 #endif /* PTSIM_ERROR_BANDS_H */

@@ -46,23 +46,34 @@ void ptsim_layout_init_defaults(PtsimLayout *layout) {
   layout->memory_threshold = 0.8;
 }
 
+int64_t ptsim_layout_data_parallel(int64_t gpus, int64_t tp, int64_t pp, int64_t cp) {
+  if (gpus < 1 || tp < 1 || pp < 1 || cp < 1 || gpus % tp != 0 || (gpus / tp) % pp != 0 ||
+      (gpus / tp / pp) % cp != 0)
+    return 0;
+  return gpus / tp / pp / cp;
+}
+
 #define I64(x) ((gint64)(x))
 #define invalid(...)                                                           \
   (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,          \
                __VA_ARGS__),                                                   \
    FALSE)
 
-/* V in [LO, INT_VALUE_MAX]; 0 for a flag with no default is "required". */
+/* V in [LO, the flag's most]; 0 for a flag with no default is "required".
+ * The GPU count has its own bound: group placement walks ranks, so its work
+ * grows with the GPUs (4M GPUs: milliseconds; 2^30: seconds per plan). */
 static gboolean check_count(const char *flag, int64_t v, int64_t lo,
                             GError **error) {
   gboolean no_default = strcmp(flag, "--gpus") == 0 ||
                         strcmp(flag, "--gbs") == 0 || strcmp(flag, "--seq") == 0;
-  if (v < lo || v > INT_VALUE_MAX) {
+  int64_t hi = strcmp(flag, "--gpus") == 0 || strcmp(flag, "--dp") == 0
+                   ? PTSIM_JOB_GPUS_MAX : INT_VALUE_MAX;
+  if (v < lo || v > hi) {
     if (v == 0 && no_default)
       return invalid("%s is required: a positive integer (got 0)", flag);
     return invalid("%s %" G_GINT64_FORMAT " is out of range: expected an "
                    "integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
-                   flag, I64(v), I64(lo), I64(INT_VALUE_MAX));
+                   flag, I64(v), I64(lo), I64(hi));
   }
   return TRUE;
 }
@@ -227,10 +238,11 @@ gboolean ptsim_layout_set_sharding(PtsimLayout *l, int64_t domain_size, int mode
   if (!l->distributed_optimizer)
     return invalid("--hsdp-shard-size needs sharded states: --sharding zero1, zero2, fsdp or "
                    "hsdp (got %s)", mode >= 0 ? words[mode] : "the optimizer states replicated");
-  int64_t tpc = l->tp * l->pp * l->cp;
-  if (l->tp < 1 || l->pp < 1 || l->cp < 1 || l->gpus < 1 || l->gpus % tpc != 0)
-    return TRUE; /* ptsim_job_validate names the dimensions */
-  int64_t ranks = (l->dp > 0 ? l->dp : l->gpus / tpc) * l->cp;
+  /* dp by division, not tp x pp x cp (each up to 2^30: their product
+   * overflows); dp x cp is at most 2^22 x 2^30 */
+  int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
+  if (dp == 0) return TRUE; /* ptsim_job_validate names the dimensions */
+  int64_t ranks = (l->dp > 0 ? l->dp : dp) * l->cp;
   int64_t size = shard_size > 0 ? shard_size : (domain_size > 0 ? domain_size : 1) / l->tp;
   if (size < 1 || ranks % size != 0 || size % l->cp != 0)
     return invalid("--hsdp-shard-size %" G_GINT64_FORMAT "%s must divide dp x cp = %" G_GINT64_FORMAT
@@ -426,14 +438,12 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
   if (l->fp8_param_gather && !l->distributed_optimizer)
     return invalid("--fp8-param-gather needs the distributed optimizer (Megatron-LM asserts it)");
 
-  /* dp = gpus / (tp*pp*cp), checked one factor at a time. */
-  if (l->gpus % l->tp != 0 || (l->gpus / l->tp) % l->pp != 0 ||
-      (l->gpus / l->tp / l->pp) % l->cp != 0)
+  int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
+  if (dp == 0)
     return invalid("--gpus %" G_GINT64_FORMAT " is not divisible by tp*pp*cp "
                    "(--tp %" G_GINT64_FORMAT " --pp %" G_GINT64_FORMAT
                    " --cp %" G_GINT64_FORMAT ")",
                    I64(l->gpus), I64(l->tp), I64(l->pp), I64(l->cp));
-  int64_t dp = l->gpus / l->tp / l->pp / l->cp;
   if (l->dp != 0 && l->dp != dp)
     return invalid("--dp %" G_GINT64_FORMAT " does not match --gpus %"
                    G_GINT64_FORMAT ": tp*pp*cp*dp = %" G_GINT64_FORMAT

@@ -60,4 +60,13 @@ const char *ptsim_layout_sharding_word(const PtsimLayout *layout);
  * (ptsim_hardware_load() did that). */
 gboolean ptsim_job_validate(PtsimJob *job, GError **error);
 
+/* GPUS / (tp x pp x cp) when the factors divide it in turn, else 0 (also
+ * for a factor < 1).  One division at a time: no product that could
+ * overflow. */
+int64_t ptsim_layout_data_parallel(int64_t gpus, int64_t tp, int64_t pp, int64_t cp);
+
+/* The most GPUs (and data-parallel ranks) a job may have: 4,194,304, twenty
+ * times the largest clusters built; it bounds the work of group placement. */
+#define PTSIM_JOB_GPUS_MAX ((int64_t)1 << 22)
+
 #endif /* PTSIM_JOB_VALIDATE_H */

@@ -90,6 +90,11 @@ void ptsim_json_bool(PtsimJson *json, const char *key, gboolean value) {
   g_string_append(json->out, value ? "true" : "false");
 }
 
+void ptsim_json_null(PtsimJson *json, const char *key) {
+  begin_value(json, key);
+  g_string_append(json->out, "null");
+}
+
 void ptsim_json_string(PtsimJson *json, const char *key, const char *value) {
   begin_value(json, key);
   append_escaped(json->out, value);

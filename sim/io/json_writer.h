@@ -28,5 +28,7 @@ void ptsim_json_int(PtsimJson *json, const char *key, int64_t value);
 void ptsim_json_double(PtsimJson *json, const char *key, double value);
 void ptsim_json_bool(PtsimJson *json, const char *key, gboolean value);
 void ptsim_json_string(PtsimJson *json, const char *key, const char *value);
+/* An absent object or value: null (never "", which reads as a string). */
+void ptsim_json_null(PtsimJson *json, const char *key);
 
 #endif /* PTSIM_JSON_WRITER_H */

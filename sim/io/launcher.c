@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "numbers.h"
 
 /* The options that carry a count, each with its spellings. */
 typedef enum { O_NPROC, O_NNODES, O_NODES, O_TASKS_PER_NODE, O_GPUS_PER_NODE, O_TASKS, O_NP,
@@ -32,12 +33,10 @@ static gboolean count_of(const char *word, const char *value, int64_t *out, GErr
                 "launcher %s %s: an elastic node range; give --gpus", word, value);
     return FALSE;
   }
-  if (!ptsim_config_parse_int64(value, out) || *out < 1) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                "launcher %s '%s': expected a positive integer", word, value);
-    return FALSE;
-  }
-  return TRUE;
+  /* bounded like a .ini size, so that a product of two counts cannot
+   * overflow before job validation refuses it by range */
+  g_autofree char *what = g_strdup_printf("launcher %s", word);
+  return ptsim_number_int64(what, value, 1, PTSIM_CONFIG_INT_MAX, out, error);
 }
 
 /* Reads the counting options of WORDS (later ones win). */
@@ -71,7 +70,7 @@ static gboolean scan(GPtrArray *words, Seen *seen, GError **error) {
 
 static gboolean var_count(const PtsimShellScript *script, const char *name, int64_t *out) {
   g_autofree char *v = script ? ptsim_shell_script_var(script, name) : NULL;
-  return v && ptsim_config_parse_int64(v, out) && *out > 0;
+  return v && ptsim_number_parse_int64(v, out) && *out > 0 && *out <= PTSIM_CONFIG_INT_MAX;
 }
 
 gboolean ptsim_launcher_gpus(GPtrArray *launcher, const PtsimShellScript *script, int64_t *gpus,
@@ -80,6 +79,8 @@ gboolean ptsim_launcher_gpus(GPtrArray *launcher, const PtsimShellScript *script
   memset(&seen, 0, sizeof seen);
   gboolean ok = (!script || scan(script->sbatch, &seen, error)) && scan(launcher, &seen, error);
   int64_t n = 0, m = 0;
+  int64_t per = seen.v[O_TASKS_PER_NODE] > 0 ? seen.v[O_TASKS_PER_NODE] : seen.v[O_GPUS_PER_NODE];
+  Opt per_opt = seen.v[O_TASKS_PER_NODE] > 0 ? O_TASKS_PER_NODE : O_GPUS_PER_NODE;
   *gpus = 0;
   *how = NULL;
   if (ok && seen.v[O_NPROC] > 0) {
@@ -88,9 +89,8 @@ gboolean ptsim_launcher_gpus(GPtrArray *launcher, const PtsimShellScript *script
     *how = g_strdup_printf("torchrun %s%s%s", seen.said[O_NPROC], seen.said[O_NNODES] ? " " : "",
                            seen.said[O_NNODES] ? seen.said[O_NNODES] : "");
   } else if (ok && (seen.v[O_NODES] > 0 || seen.v[O_TASKS] > 0 || seen.v[O_TASKS_PER_NODE] > 0) &&
-             !seen.mpi) {
-    int64_t per = seen.v[O_TASKS_PER_NODE] > 0 ? seen.v[O_TASKS_PER_NODE] : seen.v[O_GPUS_PER_NODE];
-    Opt per_opt = seen.v[O_TASKS_PER_NODE] > 0 ? O_TASKS_PER_NODE : O_GPUS_PER_NODE;
+             (seen.v[O_TASKS] > 0 || per > 0) && !seen.mpi) {
+    /* srun -N M alone says no count: the variables below may */
     if (seen.v[O_TASKS] > 0) {
       *gpus = seen.v[O_TASKS];
       *how = g_strdup_printf("srun %s", seen.said[O_TASKS]);

@@ -11,6 +11,7 @@
  * argparse clone: prefixes are not expanded (Megatron-LM builds its parser
  * with allow_abbrev=False, so neither does it). */
 #include "megatron_args.h"
+#include "input.h"
 
 #include <string.h>
 
@@ -18,6 +19,7 @@
 #include "launcher.h"
 #include "megatron_flags.h"
 #include "megatron_said.h"
+#include "numbers.h"
 #include "shell_script.h"
 
 /* ---- the modelled flags ---- */
@@ -272,13 +274,21 @@ static gboolean read_tokens(Said *said, int start, int argc, GError **error) {
     said->order[id] = t;
     switch (flags[k].kind) {
     case KIND_INT:
-      if (!ptsim_config_parse_int64(value, &said->i[id]) || said->i[id] < 1)
-        return parse_error("%s '%s' is not allowed: expected a positive integer", name, value);
+      /* bounded like an .ini size, so products such as tp*pp*cp and 4h
+       * cannot overflow before job validation sees them */
+      if (!ptsim_number_int64(name, value, 1, PTSIM_CONFIG_INT_MAX, &said->i[id],
+                              error))
+        return FALSE;
       break;
-    case KIND_DOUBLE:
-      if (!ptsim_config_parse_double(value, &said->d[id]))
-        return parse_error("%s '%s' is not a number", name, value);
+    case KIND_DOUBLE: {
+      /* the dropouts are probabilities; a capacity factor is 0 (dropless)
+       * to job validation's bound */
+      const PtsimRange probability = {0.0, 1.0, TRUE, FALSE}, capacity = {0.0, 1e6, TRUE, TRUE};
+      if (!ptsim_number_double(name, value, id == F_MOE_CAPACITY ? capacity : probability,
+                               &said->d[id], error))
+        return FALSE;
       break;
+    }
     default:
       said->word[id] = value;
       break;
@@ -418,9 +428,9 @@ gboolean ptsim_megatron_args_parse_file(const char *path, PtsimModel *model,
   g_autofree char *text = NULL;
   gsize len = 0;
   g_autoptr(GError) local = NULL;
-  if (!g_file_get_contents(path, &text, &len, &local)) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
-                "Megatron-LM arguments file: %s", local->message);
+  if (!ptsim_input_read(path, "Megatron-LM arguments file", PTSIM_INPUT_MAX_TEXT, &text, &len,
+                        &local)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND, "%s", local->message);
     return FALSE;
   }
   if (!parse_text(text, len, path, model, layout, diag, error)) {

@@ -5,9 +5,11 @@
  * __post_init__, at d98e8a64), applied to what a command line said: the
  * MoE part of megatron_args.h's model and layout.  The rest of the model
  * and layout is megatron_resolve.c's. */
+#include <math.h>
 #include <string.h>
 
 #include "config.h"
+#include "numbers.h"
 #include "megatron_said.h"
 #include "moe_layers.h"
 #include "names.h"
@@ -28,10 +30,8 @@ static const char *first_value(const Said *s, FlagId id) {
 static gboolean count_word(const Said *s, FlagId id, int64_t *out, GError **error) {
   *out = 0;
   if (!GIVEN(s, id)) return TRUE;
-  if (!ptsim_config_parse_int64(s->word[id], out) || *out < 0 || *out > ((int64_t)1 << 30))
-    return parse_error("%s '%s' is not allowed: expected an integer >= 0",
-                       ptsim_megatron_flag_name(id), s->word[id]);
-  return TRUE;
+  return ptsim_number_int64(ptsim_megatron_flag_name(id), s->word[id], 0, PTSIM_CONFIG_INT_MAX,
+                            out, error);
 }
 
 /* Index of WORD among names.h's KIND, or an error naming the flag. */
@@ -62,9 +62,11 @@ static gboolean resolve_router(const Said *s, PtsimModel *m, GError **error) {
       NOTE(s, "--moe-router-load-balancing-type lists %d kinds; ptsim keeps the first (the "
               "balancing kind changes the router's small kernels only)", n);
   }
+  const PtsimRange nonnegative = {0.0, INFINITY, TRUE, FALSE};
   if (GIVEN(s, F_MOE_AUX_COEFF) &&
-      !ptsim_config_parse_double(first_value(s, F_MOE_AUX_COEFF), &m->moe_aux_loss_coeff))
-    return parse_error("--moe-aux-loss-coeff '%s' is not a number", first_value(s, F_MOE_AUX_COEFF));
+      !ptsim_number_double("--moe-aux-loss-coeff", first_value(s, F_MOE_AUX_COEFF), nonnegative,
+                           &m->moe_aux_loss_coeff, error))
+    return FALSE;
   m->moe_router_expert_bias = GIVEN(s, F_MOE_EXPERT_BIAS);
   m->moe_router_groups = GIVEN(s, F_MOE_GROUPS) ? s->i[F_MOE_GROUPS] : 0;
   m->moe_router_group_topk = GIVEN(s, F_MOE_GROUP_TOPK) ? s->i[F_MOE_GROUP_TOPK] : 0;

@@ -189,9 +189,9 @@ static gboolean resolve_batch(const Said *s, PtsimLayout *l) {
   if (GIVEN(s, F_GBS)) {
     l->gbs = s->i[F_GBS];
   } else {
-    int64_t model_ranks = l->tp * l->pp * l->cp;
-    if (l->gpus > 0 && l->gpus % model_ranks == 0) {
-      l->gbs = l->mbs * (l->gpus / model_ranks);
+    int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
+    if (dp > 0) {
+      l->gbs = l->mbs * dp; /* at most 2^30 x 2^22 */
       NOTE(s, "no --global-batch-size; using mbs*dp = %" G_GINT64_FORMAT " as Megatron-LM does",
            (gint64)l->gbs);
     } else {

@@ -121,7 +121,7 @@ gboolean ptsim_moe_layers_parse(const char *text, int64_t num_layers, const char
     return FALSE;
   }
   if (!strchr(text, '[')) {
-    if (!ptsim_config_parse_int64(text, &freq) || freq < 1) {
+    if (!ptsim_number_parse_int64(text, &freq) || freq < 1) {
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                   "%s '%s' is not allowed: expected a positive integer N (every N-th layer is "
                   "MoE) or a list such as \"([0]*3+[1]*58)\"", where, text);
@@ -175,15 +175,25 @@ static gboolean ini_name_word(const PtsimIniFile *ini, const char *group, const 
   return ptsim_ini_choice(ini, group, key, ptsim_names_allowed(kind), out, error);
 }
 
+#define BIG PTSIM_CONFIG_INT_MAX
+#define MTP_MAX 64 /* ptsim_moe_model_check's bound */
+
+/* An optional [model] integer in [lo, hi] (absent: *out unchanged). */
+static gboolean optional_int(const PtsimIniFile *ini, const char *key, int64_t lo, int64_t hi,
+                             int64_t *out, GError **error) {
+  return ptsim_ini_int(ini, "model", key, lo, hi, FALSE, out, error);
+}
+
 /* The optional keys after the dense ones: head dimension, q/k norm, MoE,
  * MLA, MTP (models/README.md; Megatron-LM's defaults where absent). */
 gboolean ptsim_moe_model_load(const PtsimIniFile *ini, PtsimModel *m, GError **error) {
   const char *g = "model";
+  const PtsimRange nonnegative = {0.0, INFINITY, TRUE, FALSE};
   int score = 0, balancing = 0;
-  if (!ptsim_ini_int(ini, g, "kv_channels", 1, FALSE, &m->kv_channels, error) ||
+  if (!optional_int(ini, "kv_channels", 1, BIG, &m->kv_channels, error) ||
       !ini_bool_optional(ini, g, "qk_layernorm", &m->qk_layernorm, error) ||
-      !ptsim_ini_int(ini, g, "num_experts", 1, FALSE, &m->num_experts, error) ||
-      !ptsim_ini_int(ini, g, "mtp_num_layers", 0, FALSE, &m->mtp_num_layers, error) ||
+      !optional_int(ini, "num_experts", 1, BIG, &m->num_experts, error) ||
+      !optional_int(ini, "mtp_num_layers", 0, MTP_MAX, &m->mtp_num_layers, error) ||
       !ini_bool_optional(ini, g, "multi_latent_attention", &m->multi_latent_attention, error))
     return FALSE;
   if (m->multi_latent_attention) {
@@ -191,11 +201,11 @@ gboolean ptsim_moe_model_load(const PtsimIniFile *ini, PtsimModel *m, GError **e
     m->qk_head_dim = 128;
     m->qk_pos_emb_head_dim = 64;
     m->v_head_dim = 128;
-    if (!ptsim_ini_int(ini, g, "q_lora_rank", 1, FALSE, &m->q_lora_rank, error) ||
-        !ptsim_ini_int(ini, g, "kv_lora_rank", 1, FALSE, &m->kv_lora_rank, error) ||
-        !ptsim_ini_int(ini, g, "qk_head_dim", 1, FALSE, &m->qk_head_dim, error) ||
-        !ptsim_ini_int(ini, g, "qk_pos_emb_head_dim", 0, FALSE, &m->qk_pos_emb_head_dim, error) ||
-        !ptsim_ini_int(ini, g, "v_head_dim", 1, FALSE, &m->v_head_dim, error))
+    if (!optional_int(ini, "q_lora_rank", 1, BIG, &m->q_lora_rank, error) ||
+        !optional_int(ini, "kv_lora_rank", 1, BIG, &m->kv_lora_rank, error) ||
+        !optional_int(ini, "qk_head_dim", 1, BIG, &m->qk_head_dim, error) ||
+        !optional_int(ini, "qk_pos_emb_head_dim", 0, BIG, &m->qk_pos_emb_head_dim, error) ||
+        !optional_int(ini, "v_head_dim", 1, BIG, &m->v_head_dim, error))
       return FALSE;
   }
   /* MoE keys need experts, MLA keys multi-latent attention */
@@ -216,21 +226,21 @@ gboolean ptsim_moe_model_load(const PtsimIniFile *ini, PtsimModel *m, GError **e
   if (m->num_experts == 0) return TRUE;
   m->moe_router_topk = 2; /* Megatron-LM's defaults */
   m->moe_ffn_hidden_size = m->ffn_hidden_size;
-  if (!ptsim_ini_int(ini, g, "moe_router_topk", 1, FALSE, &m->moe_router_topk, error) ||
-      !ptsim_ini_int(ini, g, "moe_ffn_hidden_size", 1, FALSE, &m->moe_ffn_hidden_size, error) ||
-      !ptsim_ini_int(ini, g, "moe_shared_expert_intermediate_size", 1, FALSE,
-               &m->moe_shared_expert_size, error) ||
+  if (!optional_int(ini, "moe_router_topk", 1, BIG, &m->moe_router_topk, error) ||
+      !optional_int(ini, "moe_ffn_hidden_size", 1, BIG, &m->moe_ffn_hidden_size, error) ||
+      !optional_int(ini, "moe_shared_expert_intermediate_size", 1, BIG,
+                    &m->moe_shared_expert_size, error) ||
       !ini_bool_optional(ini, g, "moe_shared_expert_gate", &m->moe_shared_expert_gate, error) ||
       !ini_name_word(ini, g, "moe_router_score_function", PTSIM_NAMES_ROUTER_SCORE, &score,
                      error) ||
       !ini_name_word(ini, g, "moe_router_load_balancing_type", PTSIM_NAMES_LOAD_BALANCING,
                      &balancing, error) ||
-      !ptsim_ini_double(ini, g, "moe_aux_loss_coeff", 0, TRUE, INFINITY, FALSE, NULL,
-                  &m->moe_aux_loss_coeff, error) ||
+      !ptsim_ini_double(ini, g, "moe_aux_loss_coeff", nonnegative, FALSE, NULL,
+                        &m->moe_aux_loss_coeff, error) ||
       !ini_bool_optional(ini, g, "moe_router_enable_expert_bias", &m->moe_router_expert_bias,
                          error) ||
-      !ptsim_ini_int(ini, g, "moe_router_num_groups", 1, FALSE, &m->moe_router_groups, error) ||
-      !ptsim_ini_int(ini, g, "moe_router_group_topk", 1, FALSE, &m->moe_router_group_topk, error))
+      !optional_int(ini, "moe_router_num_groups", 1, BIG, &m->moe_router_groups, error) ||
+      !optional_int(ini, "moe_router_group_topk", 1, BIG, &m->moe_router_group_topk, error))
     return FALSE;
   m->moe_router_score = (PtsimRouterScore)score;
   m->moe_load_balancing = (PtsimLoadBalancing)balancing;

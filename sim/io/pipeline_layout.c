@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "numbers.h"
 
 #define FLAG "--pipeline-model-parallel-layout"
 /* Longest unrolled layout: 128 ranks x 16 chunks of a few characters. */
@@ -14,18 +15,23 @@ static gboolean bad(GError **error, const char *text, const char *why) {
   return FALSE;
 }
 
-/* A repeat count after '*' at *p (advanced past it); 0 when malformed. */
-static int64_t repeat(const char **p) {
-  int64_t n = 0;
-  if (**p != '*') return 1;
-  (*p)++;
-  if (!g_ascii_isdigit(**p)) return 0;
-  while (g_ascii_isdigit(**p) && n < MAX_UNROLLED) n = n * 10 + (*(*p)++ - '0');
-  return n;
+/* The repeat count after '*' at *p (advanced past it) into *n: 1 without a
+ * '*', else digits through the strict parser, from 1 to MAX_UNROLLED. */
+static gboolean repeat(const char **p, const char *text, int64_t *n, GError **error) {
+  *n = 1;
+  if (**p != '*') return TRUE;
+  const char *start = ++*p;
+  while (g_ascii_isdigit(**p)) (*p)++;
+  g_autofree char *digits = g_strndup(start, (gsize)(*p - start));
+  if (ptsim_number_parse_int64(digits, n) && *n >= 1 && *n <= MAX_UNROLLED) return TRUE;
+  g_autofree char *why = g_strdup_printf("'*%s': expected a repeat count from 1 to %d", digits,
+                                         MAX_UNROLLED);
+  return bad(error, text, why);
 }
 
 /* Megatron's unrolling, in its order: commas go, groups "(...)*n" repeat
- * their text, then characters "x*n" repeat. */
+ * their text, then characters "x*n" repeat.  Every repetition adds at
+ * least one character, so the work is bounded by MAX_UNROLLED. */
 static gboolean unroll(const char *text, GString *out, GError **error) {
   g_autoptr(GString) grouped = g_string_new(NULL);
   for (const char *p = text; *p;) {
@@ -35,13 +41,15 @@ static gboolean unroll(const char *text, GString *out, GError **error) {
       const char *close = strchr(p, ')');
       if (!close || memchr(p + 1, '(', (gsize)(close - p - 1)))
         return bad(error, text, "a '(' without its ')' (groups do not nest)");
-      g_autofree char *group = g_strndup(p + 1, (gsize)(close - p - 1));
+      g_autoptr(GString) group = g_string_new(NULL);
+      for (const char *g = p + 1; g < close; g++)
+        if (*g != ',' && *g != ' ') g_string_append_c(group, *g);
       p = close + 1;
-      int64_t n = repeat(&p);
-      if (n < 1) return bad(error, text, "'*' needs a positive count");
+      int64_t n;
+      if (!repeat(&p, text, &n, error)) return FALSE;
+      if (group->len == 0) return bad(error, text, "an empty group '()'");
       for (int64_t i = 0; i < n && grouped->len < MAX_UNROLLED; i++)
-        for (const char *g = group; *g; g++)
-          if (*g != ',' && *g != ' ') g_string_append_c(grouped, *g);
+        g_string_append_len(grouped, group->str, (gssize)group->len);
     } else {
       g_string_append_c(grouped, *p++);
     }
@@ -50,8 +58,8 @@ static gboolean unroll(const char *text, GString *out, GError **error) {
   for (const char *p = grouped->str; *p;) {
     if (!strchr("Etm|L", *p)) return bad(error, text, "expected E, t, m, L, '|', '(...)*n' or 'x*n'");
     char c = *p++;
-    int64_t n = repeat(&p);
-    if (n < 1) return bad(error, text, "'*' needs a positive count");
+    int64_t n;
+    if (!repeat(&p, text, &n, error)) return FALSE;
     for (int64_t i = 0; i < n && out->len < MAX_UNROLLED; i++) g_string_append_c(out, c);
     if (out->len >= MAX_UNROLLED) return bad(error, text, "too long once unrolled");
   }
@@ -63,6 +71,20 @@ gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_l
   g_autoptr(GString) flat = g_string_new(NULL);
   memset(out, 0, sizeof *out);
   if (!unroll(text, flat, error)) return FALSE;
+  if (flat->len == 0) /* g_strsplit would give no stages at all */
+    return bad(error, text, "an empty layout: expected E, t, m, L, '|', '(...)*n' or 'x*n'");
+  /* every stage but the first and the last holds a transformer layer, so
+   * more stages than layers + 2 cannot be right: refused before splitting
+   * what may be a million '|' ("(|*4096)*256") */
+  int64_t bars = 0;
+  for (gsize i = 0; i < flat->len; i++) bars += flat->str[i] == '|';
+  if (bars + 1 > num_layers + 2) {
+    g_autofree char *why = g_strdup_printf("%" G_GINT64_FORMAT " stages for %" G_GINT64_FORMAT
+                                           " transformer layers: every stage but the first and "
+                                           "the last needs one",
+                                           (gint64)(bars + 1), (gint64)num_layers);
+    return bad(error, text, why);
+  }
   if (strchr(flat->str, 'm'))
     return bad(error, text, "multi-token-prediction layers ('m') are not modelled yet");
   g_auto(GStrv) stages = g_strsplit(flat->str, "|", -1);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "numbers.h"
 #include "shell_int.h"
 
 /* ---- the executor ---- */
@@ -29,19 +30,9 @@ static void skip_newlines(Run *r) {
   while (peek(r)->type == T_NEWLINE) r->pos++;
 }
 
-/* A condition of [[ ]], [ ] or test, over expanded words. */
-static gboolean test_words(GPtrArray *w, guint from, guint to, gboolean *known) {
-  if (from >= to) return FALSE;
+/* One primary of a condition (after its '!'s), over words [from, to). */
+static gboolean test_primary(GPtrArray *w, guint from, guint to, gboolean *known) {
   const char *a = w->pdata[from];
-  if (strcmp(a, "!") == 0) return !test_words(w, from + 1, to, known);
-  for (guint i = from; i < to; i++) { /* lowest precedence first */
-    if (strcmp(w->pdata[i], "||") == 0 || strcmp(w->pdata[i], "-o") == 0)
-      return test_words(w, from, i, known) || test_words(w, i + 1, to, known);
-  }
-  for (guint i = from; i < to; i++) {
-    if (strcmp(w->pdata[i], "&&") == 0 || strcmp(w->pdata[i], "-a") == 0)
-      return test_words(w, from, i, known) && test_words(w, i + 1, to, known);
-  }
   if (to - from == 1) return a[0] != '\0';
   if (to - from == 2) {
     const char *b = w->pdata[from + 1];
@@ -55,7 +46,7 @@ static gboolean test_words(GPtrArray *w, guint from, guint to, gboolean *known) 
     int64_t x, y;
     if (strcmp(op, "==") == 0 || strcmp(op, "=") == 0) return strcmp(a, b) == 0;
     if (strcmp(op, "!=") == 0) return strcmp(a, b) != 0;
-    if (op[0] == '-' && ptsim_config_parse_int64(a, &x) && ptsim_config_parse_int64(b, &y)) {
+    if (op[0] == '-' && ptsim_number_parse_int64(a, &x) && ptsim_number_parse_int64(b, &y)) {
       if (strcmp(op, "-eq") == 0) return x == y;
       if (strcmp(op, "-ne") == 0) return x != y;
       if (strcmp(op, "-lt") == 0) return x < y;
@@ -66,6 +57,37 @@ static gboolean test_words(GPtrArray *w, guint from, guint to, gboolean *known) 
   }
   *known = FALSE;
   return FALSE;
+}
+
+static gboolean is_word(GPtrArray *w, guint i, const char *a, const char *b) {
+  return strcmp(w->pdata[i], a) == 0 || strcmp(w->pdata[i], b) == 0;
+}
+
+/* A condition of [[ ]], [ ] or test, over expanded words [from, to): '!'
+ * binds to its primary, && before ||, both short-circuit (so a file test
+ * that is not reached does not make the result unknown).  In one pass: a
+ * chain of ten thousand conditions costs ten thousand steps. */
+static gboolean test_words(GPtrArray *w, guint from, guint to, gboolean *known) {
+  gboolean any = FALSE, all = TRUE; /* of the || terms so far; of this term's && factors */
+  guint i = from;
+  while (i <= to) {
+    guint start = i;
+    gboolean negate = FALSE;
+    while (start < to && strcmp(w->pdata[start], "!") == 0) {
+      negate = !negate;
+      start++;
+    }
+    guint end = start;
+    while (end < to && !is_word(w, end, "&&", "-a") && !is_word(w, end, "||", "-o")) end++;
+    if (!any && all) /* this factor decides something */
+      all = start < end && (test_primary(w, start, end, known) != negate);
+    if (end == to || is_word(w, end, "||", "-o")) {
+      any = any || all;
+      all = TRUE;
+    }
+    i = end + 1;
+  }
+  return any;
 }
 
 /* NAME=... / NAME+=... at the start of an unquoted word: the name's length
@@ -126,6 +148,14 @@ static gboolean assign(Run *r, gboolean run_it) {
   GPtrArray *old = ptsim_shell_var_get(r, name);
   GPtrArray *nv = ptsim_shell_strv_new();
   if (append && old) {
+    /* the copy costs what it copies: appending a line at a time must stay
+     * bounded too */
+    gsize cost = old->len;
+    for (guint i = 0; i < old->len; i++) cost += strlen(old->pdata[i]);
+    if (!ptsim_shell_spend(r, t->line, cost)) {
+      g_ptr_array_unref(nv);
+      return FALSE;
+    }
     for (guint i = 0; i < old->len; i++) g_ptr_array_add(nv, g_strdup(old->pdata[i]));
     if (!array && nv->len > 0) { /* NAME+=text extends the (first) string */
       char *joined = g_strconcat(nv->pdata[0], values->pdata[0], NULL);
@@ -283,7 +313,16 @@ static gboolean skip_block(Run *r, const char *open, const char *close, int64_t 
   return FALSE;
 }
 
+static gboolean if_nested(Run *r, gboolean run_it);
+
 static gboolean if_statement(Run *r, gboolean run_it) {
+  if (!ptsim_shell_enter(r, peek(r)->line, "if")) return FALSE;
+  gboolean ok = if_nested(r, run_it);
+  r->depth--;
+  return ok;
+}
+
+static gboolean if_nested(Run *r, gboolean run_it) {
   static const char *const then_[] = {"then", NULL};
   static const char *const branch[] = {"elif", "else", "fi", NULL};
   static const char *const fi[] = {"fi", NULL};
@@ -379,6 +418,9 @@ PtsimShellScript *ptsim_shell_script_run(const char *text, gsize len, const char
                 "%s: holds NUL bytes: not a shell script", name);
     return NULL;
   }
+  /* the lexer reads to a NUL, so it gets one: TEXT need not end in one */
+  g_autofree char *own = g_strndup(text, len);
+  text = own;
   g_autoptr(PtsimShellScript) out = g_new0(PtsimShellScript, 1);
   out->vars = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
   out->sbatch = ptsim_shell_strv_new();
@@ -387,7 +429,7 @@ PtsimShellScript *ptsim_shell_script_run(const char *text, gsize len, const char
   g_array_set_clear_func(tokens, ptsim_shell_token_clear);
   Lexer lx = {name, text, text + len, 1, tokens, out, error};
   if (!ptsim_shell_lex(&lx)) return NULL;
-  Run r = {name, tokens, 0, out, FALSE, error};
+  Run r = {name, tokens, 0, out, FALSE, error, 0, 0};
   const char *stop = NULL;
   static const char *const stray[] = {"fi", "done", "esac", "then", "else", "elif", "do", NULL};
   if (!statements(&r, TRUE, stray, &stop)) return NULL;

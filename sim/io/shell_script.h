@@ -51,7 +51,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimShellScript, ptsim_shell_script_free)
  * PTSIM_SHELL_SCRIPT_MAX_BYTES, NUL bytes, an unterminated quote, array or
  * ${...}, an if without fi, and a command that begins with a "--flag" after
  * the training command (in bash a comment line inside a backslash-continued
- * command ends the command there).  (transfer full) */
+ * command ends the command there).  The run is bounded whatever the text:
+ * expansions (and the copies += makes) may produce 16 MiB in all, ${...},
+ * $((...)) and if nest at most 64 deep, $((...)) refuses what overflows
+ * int64 or divides by zero; past a bound the script is refused, never run
+ * for long.  TEXT need not end in a NUL.  (transfer full) */
 PtsimShellScript *ptsim_shell_script_run(const char *text, gsize len, const char *name,
                                          GError **error);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "numbers.h"
 #include "shell_int.h"
 
 static gboolean fail(const Lexer *lx, int64_t line, const char *what) {
@@ -22,18 +23,23 @@ void ptsim_shell_token_clear(gpointer p) {
 }
 
 void ptsim_shell_add_part(GArray *parts, PartKind kind, const char *text, gsize len, gboolean quoted) {
-  Part part = {kind, g_strndup(text, len), quoted};
-  /* adjacent literals of the same quoting merge */
+  /* adjacent literals of the same quoting merge; the lexer adds them a
+   * byte at a time, so the text grows by doubling (a 1 MiB word must not
+   * cost 1 MiB^2 of copying) */
   if (kind == P_LIT && parts->len > 0) {
     Part *last = &g_array_index(parts, Part, parts->len - 1);
     if (last->kind == P_LIT && last->quoted == quoted) {
-      char *joined = g_strconcat(last->text, part.text, NULL);
-      g_free(last->text);
-      g_free(part.text);
-      last->text = joined;
+      if (last->len + len + 1 > last->size) {
+        last->size = MAX(2 * last->size, last->len + len + 1);
+        last->text = g_realloc(last->text, last->size);
+      }
+      memcpy(last->text + last->len, text, len);
+      last->len += len;
+      last->text[last->len] = '\0';
       return;
     }
   }
+  Part part = {kind, g_strndup(text, len), quoted, len, len + 1};
   g_array_append_val(parts, part);
 }
 
@@ -244,9 +250,46 @@ void ptsim_shell_note(Run *r, int64_t line, const char *what) {
   g_ptr_array_add(r->out->notes, g_strdup_printf("%s:%" G_GINT64_FORMAT ": %s", r->name, line, what));
 }
 
+gboolean ptsim_shell_spend(Run *r, int64_t line, gsize cost) {
+  if (cost <= SHELL_EXPANSION_MAX - r->spent) {
+    r->spent += cost;
+    return TRUE;
+  }
+  r->spent = SHELL_EXPANSION_MAX;
+  g_set_error(r->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+              "%s:%" G_GINT64_FORMAT ": the script's expansions pass %" G_GSIZE_FORMAT
+              " MiB in all: not a launch script ptsim reads (a variable that doubles on every "
+              "line?)",
+              r->name, line, SHELL_EXPANSION_MAX >> 20);
+  return FALSE;
+}
 
-/* TEXT lexed as one word and expanded without splitting ("" when empty). */
+gboolean ptsim_shell_enter(Run *r, int64_t line, const char *what) {
+  if (r->depth < SHELL_DEPTH_MAX) {
+    r->depth++;
+    return TRUE;
+  }
+  g_set_error(r->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+              "%s:%" G_GINT64_FORMAT ": %s nested more than %d deep: not a launch script ptsim "
+              "reads",
+              r->name, line, what, SHELL_DEPTH_MAX);
+  return FALSE;
+}
+
+
+static char *expand_text_nested(Run *r, const char *text, int64_t line);
+
+/* TEXT lexed as one word and expanded without splitting ("" when empty):
+ * a default's word or an arithmetic expression, inside the expansion that
+ * holds it. */
 static char *expand_text(Run *r, const char *text, int64_t line) {
+  if (!ptsim_shell_enter(r, line, "${...} or $((...))")) return NULL;
+  char *out = expand_text_nested(r, text, line);
+  r->depth--;
+  return out;
+}
+
+static char *expand_text_nested(Run *r, const char *text, int64_t line) {
   Lexer lx = {r->name, text, text + strlen(text), line, NULL, r->out, r->error};
   g_autoptr(GArray) parts = g_array_new(FALSE, FALSE, sizeof(Part));
   g_array_set_clear_func(parts, ptsim_shell_part_clear);
@@ -264,39 +307,51 @@ static char *expand_text(Run *r, const char *text, int64_t line) {
 }
 
 /* A tiny integer calculator for $(( )): + - * / % and parentheses over
- * numbers and variable names. */
+ * numbers and variable names, in int64; what bash would wrap (overflow)
+ * is refused. */
 typedef struct {
   const char *p;
   Run *r;
-  gboolean ok;
+  const char *why; /* NULL: fine so far; else why the expression is refused */
+  int depth;       /* of parentheses and unary signs */
 } Calc;
 
 static int64_t calc_sum(Calc *c);
+
+static int64_t calc_fail(Calc *c, const char *why) {
+  if (!c->why) c->why = why;
+  return 0;
+}
 
 static void calc_blank(Calc *c) {
   while (*c->p == ' ' || *c->p == '\t' || *c->p == '\n') c->p++;
 }
 
-static int64_t calc_atom(Calc *c) {
+static int64_t calc_atom(Calc *c);
+
+static int64_t calc_atom_nested(Calc *c) {
   calc_blank(c);
   if (*c->p == '(') {
     c->p++;
     int64_t v = calc_sum(c);
     calc_blank(c);
     if (*c->p == ')') c->p++;
-    else c->ok = FALSE;
+    else calc_fail(c, "a '(' without its ')'");
     return v;
   }
   if (*c->p == '-' || *c->p == '+') {
     gboolean neg = *c->p == '-';
     c->p++;
     int64_t v = calc_atom(c);
+    if (neg && v == G_MININT64) return calc_fail(c, "overflows 64-bit integers");
     return neg ? -v : v;
   }
   if (g_ascii_isdigit(*c->p)) {
-    char *e = NULL;
-    int64_t v = g_ascii_strtoll(c->p, &e, 10);
-    c->p = e;
+    const char *s = c->p;
+    while (g_ascii_isdigit(*c->p)) c->p++;
+    g_autofree char *digits = g_strndup(s, (gsize)(c->p - s));
+    int64_t v = 0;
+    if (!ptsim_number_parse_int64(digits, &v)) return calc_fail(c, "overflows 64-bit integers");
     return v;
   }
   if (ptsim_shell_is_name_start(*c->p)) {
@@ -305,37 +360,51 @@ static int64_t calc_atom(Calc *c) {
     g_autofree char *name = g_strndup(s, (gsize)(c->p - s));
     GPtrArray *v = ptsim_shell_var_get(c->r, name);
     int64_t value = 0;
-    if (v && v->len > 0 && !ptsim_config_parse_int64(v->pdata[0], &value)) c->ok = FALSE;
+    if (v && v->len > 0 && !ptsim_number_parse_int64(v->pdata[0], &value))
+      return calc_fail(c, "a variable that is not an integer");
     return value;
   }
-  c->ok = FALSE;
-  return 0;
+  return calc_fail(c, "not an integer expression ptsim can evaluate");
+}
+
+static int64_t calc_atom(Calc *c) {
+  if (c->why) return 0;
+  if (c->depth >= SHELL_DEPTH_MAX) return calc_fail(c, "nested too deep");
+  c->depth++;
+  int64_t v = calc_atom_nested(c);
+  c->depth--;
+  return v;
 }
 
 static int64_t calc_product(Calc *c) {
   int64_t v = calc_atom(c);
-  for (;;) {
+  while (!c->why) {
     calc_blank(c);
     char op = *c->p;
     if (op != '*' && op != '/' && op != '%') return v;
     c->p++;
     int64_t w = calc_atom(c);
-    if (op == '*') v *= w;
-    else if (w == 0) c->ok = FALSE;
-    else v = op == '/' ? v / w : v % w;
+    if (op == '*' && __builtin_mul_overflow(v, w, &v)) return calc_fail(c, "overflows 64-bit integers");
+    if (op == '*') continue;
+    if (w == 0) return calc_fail(c, "division by zero");
+    if (v == G_MININT64 && w == -1) return calc_fail(c, "overflows 64-bit integers");
+    v = op == '/' ? v / w : v % w;
   }
+  return 0;
 }
 
 static int64_t calc_sum(Calc *c) {
   int64_t v = calc_product(c);
-  for (;;) {
+  while (!c->why) {
     calc_blank(c);
     if (*c->p != '+' && *c->p != '-') return v;
     gboolean minus = *c->p == '-';
     c->p++;
     int64_t w = calc_product(c);
-    v = minus ? v - w : v + w;
+    if (minus ? __builtin_sub_overflow(v, w, &v) : __builtin_add_overflow(v, w, &v))
+      return calc_fail(c, "overflows 64-bit integers");
   }
+  return 0;
 }
 
 /* Appends what one ${...} / $NAME gives to *values; *each: one word per
@@ -351,13 +420,13 @@ static gboolean expand_param(Run *r, const Part *part, int64_t line, GPtrArray *
   if (part->kind == P_ARITH) {
     g_autofree char *text = expand_text(r, t, line);
     if (!text) return FALSE;
-    Calc c = {text, r, TRUE};
+    Calc c = {text, r, NULL, 0};
     int64_t v = calc_sum(&c);
     calc_blank(&c);
-    if (!c.ok || *c.p) {
+    if (c.why || *c.p) {
       g_set_error(r->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                  "%s:%" G_GINT64_FORMAT ": $((%s)): not an integer expression ptsim can evaluate",
-                  r->name, line, part->text);
+                  "%s:%" G_GINT64_FORMAT ": $((%s)): %s", r->name, line, part->text,
+                  c.why ? c.why : "not an integer expression ptsim can evaluate");
       return FALSE;
     }
     g_ptr_array_add(values, g_strdup_printf("%" G_GINT64_FORMAT, v));
@@ -382,7 +451,7 @@ static gboolean expand_param(Run *r, const Part *part, int64_t line, GPtrArray *
       for (guint i = 0; v && i < v->len; i++) g_ptr_array_add(sel, g_strdup(v->pdata[i]));
     } else {
       int64_t i = 0;
-      if (!ptsim_config_parse_int64(index, &i)) goto bad;
+      if (!ptsim_number_parse_int64(index, &i)) goto bad;
       if (v && i >= 0 && i < (int64_t)v->len) g_ptr_array_add(sel, g_strdup(v->pdata[i]));
     }
     e = close + 1;
@@ -442,6 +511,7 @@ gboolean ptsim_shell_expand_word(Run *r, GArray *parts, gboolean split, int64_t 
   for (guint i = 0; i < parts->len; i++) {
     const Part *p = &g_array_index(parts, Part, i);
     if (p->kind == P_LIT) {
+      if (!ptsim_shell_spend(r, line, p->len)) return FALSE;
       g_string_append(cur, p->text);
       have = have || p->quoted || p->text[0];
       continue;
@@ -449,6 +519,9 @@ gboolean ptsim_shell_expand_word(Run *r, GArray *parts, gboolean split, int64_t 
     g_autoptr(GPtrArray) values = ptsim_shell_strv_new();
     gboolean each;
     if (!expand_param(r, p, line, values, &each)) return FALSE;
+    gsize cost = values->len;
+    for (guint k = 0; k < values->len; k++) cost += strlen(values->pdata[k]);
+    if (!ptsim_shell_spend(r, line, cost)) return FALSE;
     if (p->quoted) {
       have = TRUE;
       for (guint k = 0; k < values->len; k++) {

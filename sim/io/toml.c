@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "config.h"
+#include "input.h"
+#include "numbers.h"
 
 #define SNIPPET_MAX 24
 
@@ -272,17 +274,18 @@ static gboolean number_value(Parser *P, const char *t, size_t n, PtsimTomlValue 
   g_autoptr(GString) clean = g_string_sized_new(n);
   for (size_t k = 0; k < n; k++)
     if (t[k] != '_') g_string_append_c(clean, t[k]);
-  char *endp = NULL;
-  errno = 0;
+  /* the grammar is checked above; the one strict parser converts (finite,
+   * no overflow) */
   if (is_float) {
-    double d = g_ascii_strtod(clean->str, &endp);
-    if (errno != 0 || *endp != '\0' || !isfinite(d))
+    double d = 0;
+    if (!ptsim_number_parse_double(clean->str, &d))
       return fail_here(P, "a float out of range", allowed);
     v->type = PTSIM_TOML_FLOAT;
     v->number = d;
   } else {
-    gint64 x = g_ascii_strtoll(clean->str, &endp, 10);
-    if (errno != 0 || *endp != '\0') return fail_here(P, "an integer out of the 64-bit range", allowed);
+    int64_t x = 0;
+    if (!ptsim_number_parse_int64(clean->str, &x))
+      return fail_here(P, "an integer out of the 64-bit range", allowed);
     v->type = PTSIM_TOML_INTEGER;
     v->integer = x;
   }
@@ -526,7 +529,7 @@ PtsimToml *ptsim_toml_load(const char *path, GError **error) {
   g_autofree char *text = NULL;
   gsize len = 0;
   g_autoptr(GError) local = NULL;
-  if (!g_file_get_contents(path, &text, &len, &local)) {
+  if (!ptsim_input_read(path, "torchtitan config", PTSIM_INPUT_MAX_TEXT, &text, &len, &local)) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND, "%s", local->message);
     return NULL;
   }

@@ -77,7 +77,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimToml, ptsim_toml_free)
  * messages only).  (transfer full) or NULL with PTSIM_CONFIG_ERROR_PARSE. */
 PtsimToml *ptsim_toml_parse(const char *path, const char *text, gsize len, GError **error);
 
-/* Reads and parses PATH.  A missing file is PTSIM_CONFIG_ERROR_NOT_FOUND. */
+/* Reads (input.h: capped, a folder named as such) and parses PATH.  A
+ * file that cannot be read is PTSIM_CONFIG_ERROR_NOT_FOUND. */
 PtsimToml *ptsim_toml_load(const char *path, GError **error);
 
 /* The entry KEY of TABLE ("" for the top), or NULL.  (transfer none) */

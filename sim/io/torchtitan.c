@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "numbers.h"
 #include "job_validate.h"
 #include "torchtitan_schema.h"
 
@@ -455,12 +456,13 @@ static gboolean read_recompute(Reader *R) {
         break;
       }
   } else if (strcmp(mode, "selective") == 0) {
+    /* torchtitan takes int(option): plain digits here, and 9 of them at most */
     gboolean digits = option[0] != '\0' && strspn(option, "0123456789") == strlen(option);
-    if (!digits || strlen(option) > 9)
+    int64_t every = 0;
+    if (!digits || strlen(option) > 9 || !ptsim_number_parse_int64(option, &every))
       return invalid(R, A, "selective_ac_option", "[activation_checkpoint] selective_ac_option = "
                      "'%s': allowed 'op' or a layer interval such as '2' (torchtitan refuses "
                      "anything else)", option);
-    int64_t every = g_ascii_strtoll(option, NULL, 10);
     int64_t chunk = R->layers / (l->pp * l->vp);
     int64_t saved = every <= 1 ? chunk : chunk / every; /* torchtitan: '0' and '1' mean every layer */
     if (saved == chunk) {

@@ -214,7 +214,7 @@ static void json_allocator(PtsimJson *json, const PtsimMemoryEstimate *m,
     ptsim_json_double(json, "request_bytes", oom->oom_request_bytes);
     ptsim_json_end_object(json);
   } else {
-    ptsim_json_string(json, "oom_at", "");
+    ptsim_json_null(json, "oom_at");
   }
   /* The verdict and the two phases (lifetimes.h): step 0 runs its forward
    * and backward before Adam's states exist; steps 1.. run with them. */

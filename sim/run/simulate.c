@@ -1,6 +1,7 @@
 /* simulate.c — see simulate.h. */
 #include "config.h"
 #include "names.h"
+#include "output.h"
 #include "schedule.h"
 #include "simulate.h"
 
@@ -9,8 +10,38 @@ static const char *engine_error(int32_t rc) {
     case PTSIM_ENGINE_ERR_SCRATCH: return "engine scratch too small";
     case PTSIM_ENGINE_ERR_QUEUE: return "engine event queue overflow";
     case PTSIM_ENGINE_ERR_STALL: return "a pipeline stage waits forever";
+    case PTSIM_ENGINE_ERR_TOO_LONG:
+      return "the step would last more than 1e9 s (31 years), past the simulation's clock; "
+             "fewer tokens per step (--gbs, --seq) or more GPUs bring it down";
     default: return ptsim_schedule_strerror(rc);
   }
+}
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static gboolean engine_scratch_ok(const PtsimPlan *plan, int64_t bytes, GError **error) {
+  if (bytes <= PTSIM_SIMULATE_SCRATCH_MAX) return TRUE;
+  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+              "the step simulation of this layout needs %.1f GiB of scratch memory (%"
+              G_GINT64_FORMAT " stages x %" G_GINT64_FORMAT " microbatches x %" G_GINT64_FORMAT
+              " virtual stages), more than ptsim's limit of %.0f GiB; fewer microbatches "
+              "(--gbs, --mbs) bring it down",
+              (double)bytes / GIB, plan->num_stages, plan->num_microbatches, plan->num_chunks,
+              (double)PTSIM_SIMULATE_SCRATCH_MAX / GIB);
+  return FALSE;
+}
+
+static gboolean allocator_scratch_ok(const PtsimPlan *plan, int64_t stage, int64_t bytes,
+                                     GError **error) {
+  if (bytes <= PTSIM_SIMULATE_SCRATCH_MAX) return TRUE;
+  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+              "the allocator emulation of pipeline stage %" G_GINT64_FORMAT " needs %.1f GiB of "
+              "scratch memory (%" G_GINT64_FORMAT " layers on the stage, %" G_GINT64_FORMAT
+              " microbatches), more than ptsim's limit of %.0f GiB; fewer layers per stage "
+              "(num_layers / --pp) or fewer microbatches (--gbs) bring it down",
+              stage, (double)bytes / GIB, plan->stage_layers[stage], plan->num_microbatches,
+              (double)PTSIM_SIMULATE_SCRATCH_MAX / GIB);
+  return FALSE;
 }
 
 gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResult *out,
@@ -41,6 +72,7 @@ gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean 
                 engine_error((int32_t)bytes));
     return FALSE;
   }
+  if (!engine_scratch_ok(plan, bytes, error)) return FALSE;
   g_autofree void *scratch = g_malloc(bytes);
   g_autofree PtsimWorkload *workload = g_new0(PtsimWorkload, 1);
   ptsim_workload_build(plan, NULL, workload);
@@ -116,6 +148,7 @@ static gboolean replay_stage(const PtsimPlan *plan, int32_t s, PtsimScheduleItem
   ptsim_schedule_build(l->schedule, (int32_t)plan->num_stages, (int32_t)plan->num_microbatches,
                        (int32_t)plan->num_chunks, s, order, items);
   int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, s);
+  if (!allocator_scratch_ok(plan, s, bytes, error)) return FALSE;
   g_autofree void *scratch = g_malloc(bytes);
   int32_t rc = ptsim_lifetimes_replay(plan, s, order, items, steps, opts, every_item, scratch,
                                       bytes, tl, out);
@@ -172,6 +205,11 @@ gboolean ptsim_simulate_allocator_with(const PtsimPlan *plan, int32_t steps,
   g_string_append_printf(tsv, "# step_s %.9f\n# capacity_bytes %.0f\n# outside_bytes %.0f\n",
                          step_s, job->hw.memory_bytes, ptsim_lifetimes_outside_bytes(job));
   g_string_append(tsv, "stage\tstep\ttime_s\tallocated_bytes\treserved_bytes\n");
+  /* Every stage's scratch is checked before the first is allocated. */
+  for (int32_t s = 0; s < p; s++)
+    if (!allocator_scratch_ok(plan, s, ptsim_lifetimes_scratch_bytes(plan, s), error))
+      return FALSE;
+  if (timeline_path && !ptsim_output_check(timeline_path, error)) return FALSE;
   g_autofree PtsimScheduleItem *order = g_new(PtsimScheduleItem, items);
   g_autoptr(GPtrArray) ends = item_ends(timeline_path ? trace : NULL, p);
   for (int32_t s = 0; s < p; s++) {
@@ -188,6 +226,5 @@ gboolean ptsim_simulate_allocator_with(const PtsimPlan *plan, int32_t steps,
   }
   ptsim_simulate_allocator_close(plan, steps, out);
   if (!timeline_path) return TRUE;
-  /* g_file_set_contents writes a temporary file and renames it: never half-written. */
-  return g_file_set_contents(timeline_path, tsv->str, (gssize)tsv->len, error);
+  return ptsim_output_write(timeline_path, tsv->str, tsv->len, error);
 }

@@ -11,10 +11,20 @@
 #include "engine.h"
 #include "lifetimes.h"
 
+/* The most scratch memory one simulation allocates at once (the engine's
+ * event state, or one stage's allocator emulation).  A layout that would
+ * need more is refused (PTSIM_CONFIG_ERROR_INVALID naming what makes it
+ * large) before anything is allocated.  Real layouts need well under 1 GiB
+ * (Llama-3.1-405B on 16384 GPUs: 60 MB); one GPU running GPipe over 65536
+ * microbatches of an 8B model needs 8 GB. */
+#define PTSIM_SIMULATE_SCRATCH_MAX ((int64_t)16 << 30)
+
 /* trace may be NULL; when given, its records are allocated here and must
  * be released with ptsim_simulate_trace_clear.  trace.h turns it into a
  * Perfetto trace.  Takes the engine's exact periodic shortcut where it can
- * (engine.h). */
+ * (engine.h).  Errors: the layout cannot be scheduled, its scratch is past
+ * PTSIM_SIMULATE_SCRATCH_MAX, its step past the engine's clock
+ * (PTSIM_CONFIG_ERROR_INVALID). */
 gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResult *out,
                         GError **error);
 
@@ -37,8 +47,9 @@ typedef struct {
  * PyTorch's defaults).  With timeline_path, writes allocated/reserved over
  * simulated time per stage as TSV (stage, step, time_s, allocated_bytes,
  * reserved_bytes); times come from `trace` (the engine's run of the same
- * job) and step_s.  Fails on a bad path (G_FILE_ERROR) or when the
- * emulation runs out of block slots (PTSIM_CONFIG_ERROR_INVALID). */
+ * job) and step_s.  Fails on a refused or failed output (PTSIM_OUTPUT_ERROR),
+ * a stage whose scratch is past PTSIM_SIMULATE_SCRATCH_MAX or an emulation
+ * that runs out of block slots (PTSIM_CONFIG_ERROR_INVALID). */
 gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
                                   const PtsimAllocOptions *opts, const PtsimTrace *trace,
                                   double step_s, const char *timeline_path,

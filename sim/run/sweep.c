@@ -371,8 +371,11 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
     memset(&sc, 0, sizeof sc);
     sc.spec = spec;
     sc.sweep = sweep;
-    g_autofree PtsimPlan *plan = sc.plan = g_new0(PtsimPlan, 1);
-    g_autofree PtsimMemoryEstimate *memory = sc.memory = g_new0(PtsimMemoryEstimate, 1);
+    /* owned here, lent to sc (clang counts `x = y = ...` as x unused) */
+    g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+    g_autofree PtsimMemoryEstimate *memory = g_new0(PtsimMemoryEstimate, 1);
+    sc.plan = plan;
+    sc.memory = memory;
     if (!ptsim_model_load(g_ptr_array_index(spec->models, mi), &sc.model, error)) return FALSE;
     if (spec->model_settings && !spec->model_settings(&sc.model, spec->model_settings_data, error))
       return FALSE;
@@ -470,6 +473,9 @@ static gboolean evaluate_cpu(PtsimSweep *sweep, guint threads, PtsimSweepProgres
   g_mutex_init(&pool.lock);
   g_cond_init(&pool.progressed);
   if (threads == 0) threads = g_get_num_processors();
+  /* An exclusive pool starts every thread at once: no more than the work items. */
+  guint items = (sweep->jobs->len + CHUNK - 1) / CHUNK;
+  if (threads > items) threads = MAX(items, 1);
   GThreadPool *workers = g_thread_pool_new(evaluate_chunk, &pool, (gint)threads, TRUE, error);
   if (!workers) {
     g_mutex_clear(&pool.lock);

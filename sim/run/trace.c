@@ -14,6 +14,7 @@
 #include "config.h"
 #include "json_writer.h"
 #include "names.h"
+#include "output.h"
 #include "trace.h"
 
 /* Perfetto's JSON importer holds the whole file in memory; a few million
@@ -372,6 +373,6 @@ gboolean ptsim_trace_write(const char *path, const PtsimPlan *plan, const PtsimT
   }
   if (slices->len == 0 && g_str_has_suffix(out->str, ",\n")) g_string_truncate(out, out->len - 2);
   g_string_append(out, "]}\n");
-  /* g_file_set_contents writes a temporary file and renames it: never half-written. */
-  return g_file_set_contents(path, out->str, (gssize)out->len, error);
+  /* the output policy: never half-written, no device or input replaced */
+  return ptsim_output_write(path, out->str, out->len, error);
 }

@@ -90,11 +90,11 @@ GArray *ptsim_trace_slices(const PtsimPlan *plan, const PtsimWorkload *workload,
 const char *ptsim_trace_slice_name(const PtsimTraceSlice *s);
 
 /* Writes the trace of `steps` steps (1 to 1000) of the plan's job, whose
- * engine run left `trace` and `time`, to `path` in one write (a temporary
- * file renamed: nothing half-written is left).  Errors:
+ * engine run left `trace` and `time`, to `path` by the output policy
+ * (output.h: nothing half-written, no device or input replaced).  Errors:
  * PTSIM_CONFIG_ERROR_INVALID for a truncated trace or more slices than
  * Perfetto's JSON importer loads comfortably (the message says how many
- * and what to shrink), G_FILE_ERROR writing. */
+ * and what to shrink), PTSIM_OUTPUT_ERROR writing. */
 gboolean ptsim_trace_write(const char *path, const PtsimPlan *plan, const PtsimTrace *trace,
                            const PtsimTimeResult *time, int32_t steps, GError **error);
 

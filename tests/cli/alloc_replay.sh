@@ -34,7 +34,7 @@ check "peak reserved 124 MiB" json "$tmp/f.json" "d['peak_reserved_bytes'] == 12
 check "peak allocated" json "$tmp/f.json" "d['peak_allocated_bytes'] == 100*$MiB + 512 + 1024"
 check "fragmentation" json "$tmp/f.json" "abs(d['fragmentation'] - (1 - (100*$MiB+1536)/(124*$MiB))) < 1e-12"
 check "event counts" json "$tmp/f.json" "(d['events'], d['allocs'], d['frees'], d['empty_caches']) == (10, 5, 4, 1)"
-check "no OOM unlimited" json "$tmp/f.json" "d['ooms'] == 0 and d['first_oom'] == ''"
+check "no OOM unlimited" json "$tmp/f.json" "d['ooms'] == 0 and d['first_oom'] is None"
 # after empty_cache the 3 MiB alloc splits a fresh 20 MiB segment: 17 MiB inactive split
 check "inactive split at end" json "$tmp/f.json" "d['inactive_split_bytes'] == 17*$MiB"
 check "observed peak 124 MiB" json "$tmp/f.json" "d['observed']['peak_reserved_bytes'] == 124*$MiB"
@@ -82,6 +82,20 @@ check "missing file named" grep -q "none.trace" "$tmp/err"
 "$ptsim" alloc-replay >/dev/null 2>&1; check "no TRACE exits 2" test $? -eq 2
 "$ptsim" alloc-replay --capacity-gib -1 "$tmp/f.trace" >/dev/null 2>&1
 check "bad capacity exits 2" test $? -eq 2
+for bad in nan inf 0 1e999; do
+  "$ptsim" alloc-replay --capacity-gib "$bad" "$tmp/f.trace" >/dev/null 2>"$tmp/err"
+  check "capacity $bad exits 2 naming the flag" test $? -eq 2 -a "$(grep -c -- "--capacity-gib '$bad'" "$tmp/err")" -eq 1
+done
+printf '# nothing but comments\n\n' >"$tmp/empty.trace"
+"$ptsim" alloc-replay "$tmp/empty.trace" >/dev/null 2>"$tmp/err"
+check "a trace without events exits 2" test $? -eq 2
+check "and says so" grep -q "empty.trace: no events" "$tmp/err"
+printf 'alloc a 1048576 0\n# reserved -5\n' >"$tmp/neg.trace"
+"$ptsim" alloc-replay "$tmp/neg.trace" >/dev/null 2>"$tmp/err"
+check "'# reserved -5' is a bad line" grep -q "neg.trace:2: " "$tmp/err"
+"$ptsim" alloc-replay --alloc-conf max_split_size_mb:8796093022208 "$tmp/f.trace" >/dev/null 2>"$tmp/err"
+check "huge max_split_size_mb blames the flag, not the trace" \
+  grep -q -- "--alloc-conf max_split_size_mb '8796093022208' is not allowed" "$tmp/err"
 "$ptsim" alloc-replay --alloc-conf max_split_size_mb:1 "$tmp/f.trace" >/dev/null 2>&1
 check "bad alloc-conf exits 2" test $? -eq 2
 "$ptsim" alloc-replay --format csv "$tmp/f.trace" >/dev/null 2>&1

@@ -1,0 +1,130 @@
+/* input.c — capped whole-file reads and the set of files read; see input.h.
+ *
+ * The set holds (device, inode) pairs, not names: "./m.tsv", "m.tsv" and a
+ * link to it are one file.  It is process-wide (a command reads its inputs
+ * and then writes its outputs) and guarded by a mutex, since sweeps load
+ * profiles from worker threads. */
+#include "input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static GMutex read_lock;
+static GHashTable *read_files; /* "dev:ino" -> NULL, set semantics */
+
+static char *file_key(const struct stat *st) {
+  return g_strdup_printf("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT, (guint64)st->st_dev,
+                         (guint64)st->st_ino);
+}
+
+static void remember(const struct stat *st) {
+  g_mutex_lock(&read_lock);
+  if (!read_files) read_files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  g_hash_table_add(read_files, file_key(st));
+  g_mutex_unlock(&read_lock);
+}
+
+gboolean ptsim_input_was_read(const char *path) {
+  struct stat st;
+  if (path == NULL || stat(path, &st) != 0) return FALSE;
+  g_autofree char *key = file_key(&st);
+  g_mutex_lock(&read_lock);
+  gboolean seen = read_files && g_hash_table_contains(read_files, key);
+  g_mutex_unlock(&read_lock);
+  return seen;
+}
+
+static gboolean fail_errno(const char *what, const char *path, int saved, GError **error) {
+  g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "%s %s: %s", what, path,
+              saved == ENOENT ? "no such file" : g_strerror(saved));
+  return FALSE;
+}
+
+gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes,
+                          char **contents, gsize *length, GError **error) {
+  g_return_val_if_fail(path != NULL && what != NULL && contents != NULL, FALSE);
+  int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return fail_errno(what, path, errno, error);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int saved = errno;
+    close(fd);
+    return fail_errno(what, path, saved, error);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close(fd);
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_ISDIR, "%s %s: is a directory, expected a file",
+                what, path);
+    return FALSE;
+  }
+  /* Regular files say their size; pipes and devices are read up to the cap. */
+  gsize cap_plus_one = max_bytes + 1;
+  gsize want = S_ISREG(st.st_mode) && (guint64)st.st_size < cap_plus_one
+                   ? (gsize)st.st_size + 1 : MIN(cap_plus_one, (gsize)1 << 20);
+  GByteArray *buf = g_byte_array_sized_new((guint)MIN(want, (gsize)G_MAXUINT));
+  gsize used = 0;
+  for (;;) {
+    if (used == max_bytes + 1) break;
+    gsize room = MIN((gsize)1 << 20, max_bytes + 1 - used);
+    g_byte_array_set_size(buf, (guint)(used + room));
+    ssize_t got = read(fd, buf->data + used, room);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      int saved = errno;
+      close(fd);
+      g_byte_array_unref(buf);
+      return fail_errno(what, path, saved, error);
+    }
+    if (got == 0) break;
+    used += (gsize)got;
+  }
+  close(fd);
+  if (used > max_bytes) {
+    g_byte_array_unref(buf);
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+                "%s %s: larger than the %" G_GSIZE_FORMAT " MiB a %s may have", what, path,
+                max_bytes >> 20, what);
+    return FALSE;
+  }
+  g_byte_array_set_size(buf, (guint)(used + 1));
+  buf->data[used] = '\0';
+  if (S_ISREG(st.st_mode)) remember(&st);
+  if (length) *length = used;
+  *contents = (char *)g_byte_array_free(buf, FALSE);
+  return TRUE;
+}
+
+FILE *ptsim_input_open_stream(const char *path, const char *what, GError **error) {
+  g_return_val_if_fail(path != NULL && what != NULL, NULL);
+  int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) {
+    fail_errno(what, path, errno, error);
+    return NULL;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int saved = errno;
+    close(fd);
+    fail_errno(what, path, saved, error);
+    return NULL;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close(fd);
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_ISDIR, "%s %s: is a directory, expected a file",
+                what, path);
+    return NULL;
+  }
+  FILE *f = fdopen(fd, "r");
+  if (!f) {
+    int saved = errno;
+    close(fd);
+    fail_errno(what, path, saved, error);
+    return NULL;
+  }
+  if (S_ISREG(st.st_mode)) remember(&st);
+  return f;
+}

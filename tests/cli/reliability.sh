@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# Issue 12's findings, one check each: crashes and overflows refused by name,
+# sweeps and validations that did nothing exit 2, the output policy (no
+# device or input replaced, links written through, write errors exit 1, a
+# failed gnuplot leaves no figure), capped inputs, non-ASCII values, and the
+# same bytes for any thread count.
+set -u
+ptsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+src=$(cd "${SRCDIR:-$(dirname "$0")/../..}" && pwd)
+fails=0
+check() { # name, condition-command...
+  local name=$1; shift
+  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
+}
+# expect CODE NEEDLE args...: exit CODE and NEEDLE (fixed string) in stderr
+expect() {
+  local want=$1 needle=$2; shift 2
+  "$ptsim" "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
+  [ "$got" -eq "$want" ] || { echo "  exit $got, wanted $want for: $*" >&2; cat "$tmp/err" >&2; return 1; }
+  [ -z "$needle" ] || grep -qF -- "$needle" "$tmp/err" || { echo "  no '$needle' in:" >&2; cat "$tmp/err" >&2; return 1; }
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+small=(--mbs 1 --cp 1 --recompute none)
+
+# ---- numbers: strict, with the flag, the value and the range ----
+check "sweep --threads 2^31 is refused, not a segfault" \
+  expect 2 "--threads '2147483648' is not allowed: expected an integer from 0 to 1024" sweep --threads 2147483648
+for flag in --jitter --straggler-slowdown --memory-threshold --stragglers; do
+  for v in nan inf; do
+    check "sweep $flag $v refused" expect 2 "$flag '$v' is not allowed" sweep $flag $v
+  done
+done
+# no sentinel values: -1 and nan were "not given" once, and ran with defaults
+for flag in --gpus --nodes --tp --pp --cp --dp --vp --mbs --gbs --seq --recompute-num-layers \
+    --num-distributed-optimizer-instances --decoder-first-pipeline-num-layers \
+    --decoder-last-pipeline-num-layers --kv-channels --ep --etp --hsdp-shard-size; do
+  check "memory $flag -1 refused with its range" \
+    expect 2 "$flag '-1' is not allowed: expected an integer from 1 to" memory $flag -1
+done
+for flag in --memory-threshold --attention-dropout --hidden-dropout --moe-expert-capacity-factor; do
+  check "predict $flag nan refused with its range" \
+    expect 2 "$flag 'nan' is not allowed: expected a number in" predict $flag nan
+done
+check "--mtp-num-layers 65 is out of its range" \
+  expect 2 "--mtp-num-layers '65' is not allowed: expected an integer from 0 to 64" \
+  memory --mtp-num-layers 65
+check "--megatron-date takes exactly YYYY-MM(-DD) digits" \
+  expect 2 "--megatron-date '2024-+1-01': allowed values are a date YYYY-MM-DD" \
+  memory --megatron-date 2024-+1-01
+check "sweep --sharding lists refuse duplicates" \
+  expect 2 "--sharding 'fsdp,zero2,fsdp': fsdp is given twice" sweep --sharding fsdp,zero2,fsdp
+check "sweep --hsdp-shard-size lists are strict" \
+  expect 2 "--hsdp-shard-size '4,0x8'" sweep --sharding hsdp --hsdp-shard-size 4,0x8
+check "--sharding hsdp with tp x pp x cp past int64 is refused, not an overflow" \
+  expect 2 "" memory --tp 1073741824 --pp 1073741824 --cp 1073741824 --sharding hsdp
+check "--attention-dropout 1 is out of [0, 1)" \
+  expect 2 "--attention-dropout '1' is not allowed: expected a number in [0, 1)" memory --attention-dropout 1
+check "--trace-steps 1e3 is no integer" \
+  expect 2 "--trace-steps '1e3' is not allowed: expected an integer from 1 to 1000" \
+  predict --trace t.json --trace-steps 1e3
+check "an empty --pipeline-model-parallel-layout is refused (it segfaulted)" \
+  expect 2 "--pipeline-model-parallel-layout ',': an empty layout" memory --pipeline-model-parallel-layout ,
+check "plot --window nan:1 refused" expect 2 "--window 'nan:1'" plot timeline --out w.png --window nan:1
+check "Megatron --context-parallel-size 2^62 refused by name" \
+  expect 2 "--context-parallel-size '4611686018427387904' is not allowed" \
+  memory --megatron-args "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 100 --context-parallel-size 4611686018427387904"
+check "Megatron --hidden-size 2^62 refused by name, not 'too small'" \
+  expect 2 "--hidden-size '4611686018427387904' is not allowed" \
+  memory --megatron-args "--num-layers 2 --hidden-size 4611686018427387904 --num-attention-heads 4 --vocab-size 100 --swiglu"
+check "--nodes 2^62 is refused, not a wrapped dp 1" \
+  expect 2 "--nodes '4611686018427387904' is not allowed: expected an integer from 1 to 4194304" \
+  memory --nodes 4611686018427387904
+check "--nodes x GPUs per node past the GPU bound names --nodes and its value" \
+  expect 2 "--nodes 1000000: 1000000 x 8 GPUs per node" memory --nodes 1000000
+sed 's/^peak_bf16_tflops.*/peak_bf16_tflops = 1e-300/' "$src/hw_profiles/h100-80g.ini" >tiny_peak.ini
+check "peak_bf16_tflops = 1e-300 is out of the physical range" \
+  expect 2 "peak_bf16_tflops = '1e-300' is not allowed: expected a number in [0.01, 1000000]" memory --hw tiny_peak.ini
+
+# ---- work bounded before allocating ----
+deep=(--pp 128 --gpus 128 --megatron-args "--num-layers 1073741824 --hidden-size 64 --num-attention-heads 1 --vocab-size 100 --seq-length 128 --micro-batch-size 1 --global-batch-size 128 --bf16")
+# predict simulates the step first: its clock refuses the step (31 years)
+check "2^30 layers over pp 128: predict is an error naming the cause, not an abort" \
+  expect 2 "the step would last more than 1e9 s" predict "${deep[@]}"
+check "2^30 layers over pp 128: the allocator emulation's scratch limit names the layers" \
+  expect 2 "8388608 layers on the stage" plot memory --out deep.png "${deep[@]}"
+printf '[model]\nnum_layers = 1048576\nhidden_size = 1048576\nffn_hidden_size = 1048576\nnum_attention_heads = 1048576\nnum_query_groups = 1048576\nvocab_size = 1048576\nactivation = swiglu\nnorm = rmsnorm\ntied_embeddings = false\nbias = false\n' >huge.ini
+check "a model with every size 2^20: a scratch limit, not 166 TB" \
+  expect 2 "more than ptsim's limit of 16 GiB" plot memory --out huge.png --model huge.ini
+check "  (predict: an error too)" expect 2 "" predict --model huge.ini
+
+# ---- sweeps that did nothing ----
+check "sweep --gpus 8,8 is refused" expect 2 "--gpus '8,8': 8 is given twice" sweep --gpus 8,8
+check "sweep --recompute full,full is refused" expect 2 "full is given twice" sweep --recompute full,full
+# 3 GPUs without tp or pp: dp 3 does not divide gbs 128 (pp 3 would, with an
+# uneven split)
+check "sweep with no valid layout exits 2 with the reasons" \
+  expect 2 "no valid layout among" sweep --gpus 3 --tp-max 1 --pp-max 1 "${small[@]}"
+check "and lists them" grep -q "is not a multiple of mbs\*dp" "$tmp/err"
+
+# ---- sweeps split over machines: shard files are inputs like any other ----
+"$ptsim" sweep "${small[@]}" --shard 1/2 --csv p1.csv >/dev/null 2>&1
+"$ptsim" sweep "${small[@]}" --shard 2/2 --csv p2.csv >/dev/null 2>&1
+check "sweep --merge p1.csv p2.csv --csv p1.csv does not overwrite a shard" \
+  expect 2 "p1.csv is an input of this command" sweep "${small[@]}" --merge p1.csv p2.csv --csv p1.csv
+check "  (the shard is whole)" grep -q "^layout_index,result," p1.csv
+check "sweep --merge /dev/zero stops at once" expect 2 "a NUL byte: not a shard file" \
+  sweep "${small[@]}" --merge /dev/zero
+check "sweep --merge DIR says it is a directory" expect 2 "is a directory" sweep "${small[@]}" --merge .
+# fuzz_shard_merge's seeds must stay shard files this ptsim reads, or the
+# fuzzer starts from header refusals (regenerate them with this sweep's
+# --shard 1/1 and 1/2 --csv when the sweep CSV gains columns)
+shard_seed=(--model llama3-8b --hw h100-80g --gpus 8 --seq 8192 --gbs 128 --mbs 1 --cp 1 --recompute none)
+check "the shard_merge fuzz seed is a shard file of this ptsim" \
+  expect 0 "" sweep "${shard_seed[@]}" --merge "$src/tests/fuzz/seeds/shard_merge/all-layouts"
+check "sweep --shard 1/2 --csv /dev/full is refused, not replaced" \
+  expect 2 "ptsim replaces only regular files" sweep "${small[@]}" --shard 1/2 --csv /dev/full
+
+# ---- the output policy ----
+"$ptsim" sweep "${small[@]}" --format csv >/dev/full 2>"$tmp/err"
+check "a full stdout is exit 1 naming standard output" test $? -eq 1
+check "  (message)" grep -q "standard output" "$tmp/err"
+check "--csv /dev/full: a device is never replaced" expect 2 "is a character device" sweep "${small[@]}" --csv /dev/full
+check "  (still a device)" test -c /dev/full
+mkdir adir
+check "--csv DIR is refused" expect 2 "is a directory" sweep "${small[@]}" --csv adir
+check "--csv - writes the CSV to stdout" expect 0 "" sweep "${small[@]}" --csv -
+check "  (it is there)" grep -q "^rank,model,hw" "$tmp/out"
+echo old >target.csv
+ln -s target.csv link.csv
+check "a link is written through" expect 0 "" sweep "${small[@]}" --csv link.csv
+check "  (the link stays a link)" test -L link.csv
+check "  (its target has the CSV)" grep -q "^rank,model" target.csv
+ln -s missing.csv dangling.csv
+check "a dangling link is refused" expect 2 "symbolic link to a missing file" sweep "${small[@]}" --csv dangling.csv
+check "a missing folder is refused" expect 2 "does not exist" sweep "${small[@]}" --csv no/such/dir.csv
+"$ptsim" predict --memory-timeline m.tsv >/dev/null
+cp m.tsv m.before
+check "plot allocator --from m.tsv --out m.png does not overwrite its input" \
+  expect 2 "is an input of this command" plot allocator --from m.tsv --out m.png
+check "  (m.tsv unchanged)" cmp -s m.tsv m.before
+check "  (nothing else written)" test ! -e m.gp -a ! -e m.png
+printf '[efficiency]\ngemm_efficiency_max = 7\n' >bad_eff.ini
+check "calibrate names the user's file, not a temporary" \
+  expect 2 "bad_eff.ini gives an invalid profile: bad_eff.ini merged into" calibrate --hw h100-80g --out c.ini bad_eff.ini
+check "  (nothing written)" test ! -e c.ini
+if command -v gnuplot >/dev/null 2>&1; then
+  mkdir fake && printf '#!/bin/sh\necho "fake gnuplot: empty y range" >&2\nexit 1\n' >fake/gnuplot && chmod +x fake/gnuplot
+  PATH="$tmp/fake:$PATH" "$ptsim" plot memory --out fig.png >/dev/null 2>"$tmp/err"
+  check "a failed gnuplot is exit 1" test $? -eq 1
+  check "  (its message is shown)" grep -q "empty y range" "$tmp/err"
+  check "  (no partial figure)" test ! -e fig.png
+  check "  (no temporary left)" test -z "$(ls -A | grep '^\.fig')"
+fi
+
+# ---- inputs ----
+check "--megatron-args-file /dev/zero stops at the cap" \
+  expect 2 "larger than the 16 MiB" memory --megatron-args-file /dev/zero
+check "--model DIR/ says it is a directory" expect 2 "is a directory" memory --model adir/
+cp "$src/tests/data/model_tiny.ini" "modèle.ini"
+check "a non-ASCII path works (C locale)" bash -c "LC_ALL=C '$ptsim' memory --model modèle.ini >/dev/null"
+check "a non-ASCII path works (UTF-8 locale)" bash -c "LC_ALL=C.UTF-8 '$ptsim' memory --model modèle.ini >/dev/null"
+cp "$src/tests/data/model_tiny.ini" $'mod\xe8le.ini'
+check "a path that is not UTF-8 opens (paths are bytes on Linux)" \
+  bash -c "'$ptsim' memory --model \$'mod\\xe8le.ini' --format json | grep -q '\"name\": \"mod'"
+check "a value that is not text names its flag" expect 2 "--recompute 'full" \
+  memory --recompute $'full\xe8'
+
+# ---- exit codes of commands that did nothing ----
+printf 'model,hw,num_gpus,tp,pp,gbs,seq_len,mbs,step_time_s\nllama3-8b,h100-80g,8,3,1,128,8192,1,14\n' >none.csv
+check "validate with nothing compared exits 2" expect 2 "no run could be compared" validate none.csv
+check "  (no 'MAPE 0.00% over 0 runs')" bash -c "! grep -q 'over 0 runs' '$tmp/out'"
+"$ptsim" predict --format json --memory-threshold 0.8 >p.json
+check "JSON oom_at is an object or null" python3 -c "
+import json,sys; d=json.load(open('p.json'))
+def walk(o):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k == 'oom_at': assert v is None or isinstance(v, dict), v
+            walk(v)
+    elif isinstance(o, list):
+        for v in o: walk(v)
+walk(d)"
+
+# ---- determinism: same bytes for any thread count ----
+"$ptsim" sweep --gpus 8,16 --format csv --threads 1 >t1.csv
+"$ptsim" sweep --gpus 8,16 --format csv --threads 3 >t3.csv
+check "same CSV with 1 and 3 threads" cmp -s t1.csv t3.csv
+
+[ "$fails" -eq 0 ] && echo "all reliability checks passed"
+exit $((fails > 0))

@@ -1,0 +1,27 @@
+/* fuzz_megatron_log.c — a Megatron-LM training log (megatron_log.c): the
+ * arguments block, iteration and memory lines, OOM errors; then the job its
+ * arguments block gives, on the Megatron-LM release the block dates
+ * (megatron_log_date.c), as validate runs it. */
+#include "fuzz_common.h"
+#include "fuzz_job.h"
+#include "megatron_log.h"
+#include "megatron_log_date.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size > FUZZ_MAX_INPUT) return 0;
+  g_autoptr(PtsimMegatronLog) log = ptsim_megatron_log_parse((const char *)data, size, "fuzz.log");
+  if (!log || !log->args_ok) return 0;
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
+  job.model = log->model;
+  job.layout = log->layout;
+  int32_t before = 0;
+  job.layout.megatron_date = ptsim_megatron_log_date(log, &before);
+  /* a date the job takes: 0 (current) or a real YYYYMMDD before the bound */
+  int32_t d = job.layout.megatron_date;
+  g_assert(d == 0 || (d / 10000 >= 2019 && d / 100 % 100 >= 1 && d / 100 % 100 <= 12 &&
+                      d % 100 >= 1 && d % 100 <= 31));
+  g_assert(before == 0 || d < before);
+  fuzz_job_exercise(&job);
+  return 0;
+}

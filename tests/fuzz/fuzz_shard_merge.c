@@ -1,0 +1,51 @@
+/* fuzz_shard_merge.c — a shard file as `sweep --merge` reads it
+ * (sim/cli/sweep_shard.c): the header, each row's layout index, its
+ * base64 result and the readable columns checked against the sweep's own
+ * layout.  The input is one shard file of a small fixed sweep (llama3-8b on
+ * 8 x h100-80g, mbs 1, cp 1, no recompute, as ptsim sweep enumerates it);
+ * the reader takes every layout in order, then must find nothing left.  A
+ * line without end, NUL bytes, indices out of order or past int64 are
+ * refusals, never a crash or unbounded memory. */
+static void make_sweep(void);
+#define FUZZ_TARGET_INIT make_sweep()
+#include "fuzz_common.h"
+#include "cli_job.h"
+#include "sweep.h"
+#include "sweep_shard.h"
+
+static PtsimSweep *sweep; /* its jobs, in enumeration order */
+
+static void make_sweep(void) {
+  g_autoptr(PtsimSweepSpec) spec = ptsim_sweep_spec_new();
+  g_ptr_array_add(spec->models, g_strdup("llama3-8b"));
+  g_ptr_array_add(spec->hws, g_strdup("h100-80g"));
+  const gint64 gpus = 8, seq = 8192, gbs = 128, one = 1;
+  const int none = PTSIM_RECOMPUTE_NONE;
+  g_array_append_val(spec->gpus, gpus);
+  g_array_append_val(spec->seqs, seq);
+  g_array_append_val(spec->gbs, gbs);
+  g_array_append_val(spec->mbs, one);
+  g_array_append_val(spec->cps, one);
+  g_array_set_size(spec->recomputes, 0); /* the default is all three */
+  g_array_append_val(spec->recomputes, none);
+  PtsimCliJob opts;
+  ptsim_cli_job_init(&opts);
+  g_assert(ptsim_cli_job_sweep_base(&opts, &spec->base, NULL));
+  sweep = ptsim_sweep_enumerate(spec, NULL);
+  g_assert(sweep && sweep->jobs->len > 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size > FUZZ_MAX_INPUT) return 0;
+  g_autofree char *path = fuzz_write_file("shard.csv", data, size);
+  char *paths[] = {path};
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PtsimShardReader) reader = ptsim_shard_reader_open(paths, 1, &error);
+  if (!reader) return 0;
+  PtsimBatchResult r;
+  for (guint i = 0; i < sweep->jobs->len; i++)
+    if (!ptsim_shard_reader_next(reader, i, &g_array_index(sweep->jobs, PtsimJob, i), &r, &error))
+      return 0;
+  ptsim_shard_reader_finish(reader, &error);
+  return 0;
+}
