@@ -92,18 +92,19 @@ void ptsim_sweep_free(PtsimSweep *sweep) {
 /* A rejection message with its numbers and names blanked, so that one rule
  * is one reason: "--tp N does not divide num_attention_heads N of model M". */
 static char *reason_of(const char *message) {
-  GString *r = g_string_new(NULL);
   const char *model = strstr(message, " of model ");
-  gsize end = model ? (gsize)(model - message) : strlen(message);
+  gsize end = model ? (gsize)(model - message) : strlen(message), n = 0;
+  char *r = g_malloc(end + 1); /* never longer than the message */
   for (gsize i = 0; i < end; i++) {
     if (g_ascii_isdigit(message[i])) {
       while (i + 1 < end && (g_ascii_isdigit(message[i + 1]) || message[i + 1] == '.')) i++;
-      g_string_append_c(r, 'N');
+      r[n++] = 'N';
     } else {
-      g_string_append_c(r, message[i]);
+      r[n++] = message[i];
     }
   }
-  return g_string_free(r, FALSE);
+  r[n] = '\0';
+  return r;
 }
 
 static void reject(PtsimSweep *sweep, const char *message) {
