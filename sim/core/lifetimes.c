@@ -137,7 +137,8 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
    * parts past it are not laid out. */
   live = (double)layers * 6.0 + 5.0 * (double)q->buckets + 16.0 +
          (double)inflight * (double)even_slot;
-  if (plan->zero_stage >= 2) live += 6.0 * ((double)layers + 2.0) + 8.0; /* shards, gathered units, buffers */
+  /* ZeRO-2/3: shards, gathered units, buffers */
+  if (plan->zero_stage >= 2) live += 6.0 * ((double)layers + 2.0) + 8.0;
   if (3.0 * live + 4096.0 > (double)PARTS_BLOCKS_MAX ||
       (double)m * (double)v * (double)q->per_slot > (double)PARTS_BLOCKS_MAX) {
     q->total = PARTS_TOO_LARGE;
@@ -268,27 +269,6 @@ static PTSIM_HD void moe_transients(Ctx *x) {
   give(x, out);
 }
 
-/* Megatron's full recompute of a chunk's layer: uniform recomputes every
- * layer and checkpoints the input of each group of n (recompute_num_layers)
- * layers; block recomputes (checkpointing each input of) the first n
- * layers and stores the rest in full.  n = 0: every layer, one each.
- * torch's per-op checkpointing recomputes every layer, keeping x->kept. */
-static PTSIM_HD int recomputed(const Ctx *x, int32_t layer) {
-  const PtsimLayout *l = &x->job->layout;
-  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP) return 1; /* every layer, per op */
-  if (l->recompute != PTSIM_RECOMPUTE_FULL) return 0;
-  if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK && l->recompute_num_layers > 0)
-    return layer < l->recompute_num_layers;
-  return 1;
-}
-
-static PTSIM_HD int keeps_input(const Ctx *x, int32_t layer) {
-  const PtsimLayout *l = &x->job->layout;
-  if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_UNIFORM && l->recompute_num_layers > 1)
-    return layer % l->recompute_num_layers == 0;
-  return 1;
-}
-
 /* ---- multi-token prediction (the last stage of a model with MTP layers) ---- */
 
 /* The saved set of an MTP layer: its layer's (the decoder's last kind). */
@@ -385,14 +365,14 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     int32_t n;
     const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
     if (x->gathered) ptsim_lifetimes_unit_enter(x, chunk, layer + 1, 1);
-    if (recomputed(x, layer)) {
+    if (ptsim_lifetimes_recomputed(x, layer)) {
       /* Only what the checkpoint keeps stays (its input; per op x->kept);
        * the rest of the working set comes and goes. */
       int32_t tmp[MAX_LAYER_TENSORS];
       if (x->n_kept > 0)
         for (i = 0; i < x->n_kept; i++)
           hs[k + i] = take(x, x->kept[i].name, x->kept[i].bytes, STREAM_COMPUTE);
-      else if (keeps_input(x, layer))
+      else if (ptsim_lifetimes_keeps_input(x, layer))
         hs[k] = take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE);
       for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
       layer_transients(x);
@@ -469,14 +449,15 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
     int32_t tmp[MAX_LAYER_TENSORS], n;
     const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
-    if (recomputed(x, layer)) /* re-materialise the layer (beyond what per op kept) */
+    /* re-materialise the layer (beyond what per op kept) */
+    if (ptsim_lifetimes_recomputed(x, layer))
       for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
     grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     layer_transients(x);
     if (set == x->saved_moe) moe_transients(x);
     ptsim_lifetimes_unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
-    if (recomputed(x, layer))
+    if (ptsim_lifetimes_recomputed(x, layer))
       for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
     if (!keep_saved)
       for (i = MAX_LAYER_TENSORS - 1; i >= 0; i--) {

@@ -115,6 +115,12 @@ static inline PTSIM_HD int ptsim_lifetimes_megatron_between(const PtsimJob *job,
  * stage's shapes. */
 PTSIM_HD void ptsim_lifetimes_build_saved(PtsimLifetimesCtx *x);
 
+/* Layer `layer` of a chunk is recomputed in backward (Megatron's full
+ * recompute by its method and count, or torch's per-op checkpointing),
+ * and a recomputed layer's checkpoint keeps its input. */
+PTSIM_HD int ptsim_lifetimes_recomputed(const PtsimLifetimesCtx *x, int32_t layer);
+PTSIM_HD int ptsim_lifetimes_keeps_input(const PtsimLifetimesCtx *x, int32_t layer);
+
 /* The saved set of layer `layer` of model chunk `chunk`; its size in *n. */
 PTSIM_HD const PtsimLifetimesTensor *ptsim_lifetimes_saved_of(const PtsimLifetimesCtx *x,
                                                               int32_t chunk, int32_t layer,

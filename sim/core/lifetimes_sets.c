@@ -174,6 +174,27 @@ static PTSIM_HD void build_kept(Ctx *x) {
   x->n_kept = n;
 }
 
+/* Megatron's full recompute of a chunk's layer: uniform recomputes every
+ * layer and checkpoints the input of each group of n (recompute_num_layers)
+ * layers; block recomputes (checkpointing each input of) the first n
+ * layers and stores the rest in full.  n = 0: every layer, one each.
+ * torch's per-op checkpointing recomputes every layer, keeping x->kept. */
+PTSIM_HD int ptsim_lifetimes_recomputed(const Ctx *x, int32_t layer) {
+  const PtsimLayout *l = &x->job->layout;
+  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP) return 1; /* every layer, per op */
+  if (l->recompute != PTSIM_RECOMPUTE_FULL) return 0;
+  if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK && l->recompute_num_layers > 0)
+    return layer < l->recompute_num_layers;
+  return 1;
+}
+
+PTSIM_HD int ptsim_lifetimes_keeps_input(const Ctx *x, int32_t layer) {
+  const PtsimLayout *l = &x->job->layout;
+  if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_UNIFORM && l->recompute_num_layers > 1)
+    return layer % l->recompute_num_layers == 0;
+  return 1;
+}
+
 PTSIM_HD void ptsim_lifetimes_build_saved(Ctx *x) {
   build_saved_dense(x);
   x->n_saved_moe = 0;
