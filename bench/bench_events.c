@@ -15,7 +15,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
+#include "bench_sweep.h"
 #include "engine.h"
 #include "names.h"
 #include "plan.h"
@@ -27,35 +27,14 @@ typedef struct {
   double events, simulated, full_us, shortcut_us, items, computed, recur_us;
 } Bucket;
 
-static gint64 cpu_us(void) { /* this thread's CPU time: other load does not count */
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (gint64)t.tv_sec * 1000000 + t.tv_nsec / 1000;
-}
-
-static void parse_list(const char *text, GArray *out) {
-  g_auto(GStrv) parts = g_strsplit(text, ",", -1);
-  g_array_set_size(out, 0);
-  for (char **p = parts; *p; p++) {
-    gint64 v = g_ascii_strtoll(*p, NULL, 10);
-    g_array_append_val(out, v);
-  }
-}
-
 int main(int argc, char **argv) {
   g_autoptr(PtsimSweepSpec) spec = ptsim_sweep_spec_new();
   g_autoptr(GError) error = NULL;
-  const char *models = "llama3-70b", *hws = "a100-80g,h100-80g";
-  parse_list("64,128,256,512,1024", spec->gpus);
-  parse_list("4096,8192", spec->seqs);
-  parse_list("1024", spec->gbs);
+  BenchScenario sc;
+  bench_scenario_init(spec, &sc);
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "--model") == 0) models = argv[i + 1];
-    else if (strcmp(argv[i], "--hw") == 0) hws = argv[i + 1];
-    else if (strcmp(argv[i], "--gpus") == 0) parse_list(argv[i + 1], spec->gpus);
-    else if (strcmp(argv[i], "--seq") == 0) parse_list(argv[i + 1], spec->seqs);
-    else if (strcmp(argv[i], "--gbs") == 0) parse_list(argv[i + 1], spec->gbs);
-    else if (strcmp(argv[i], "--schedule") == 0) {
+    if (bench_scenario_flag(spec, &sc, argv[i], argv[i + 1])) continue;
+    if (strcmp(argv[i], "--schedule") == 0) {
       int k;
       if (!ptsim_names_parse(PTSIM_NAMES_SCHEDULE, argv[i + 1], &k)) {
         fprintf(stderr, "bench_events: --schedule %s: unknown\n", argv[i + 1]);
@@ -68,12 +47,7 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  g_auto(GStrv) model_list = g_strsplit(models, ",", -1);
-  g_auto(GStrv) hw_list = g_strsplit(hws, ",", -1);
-  for (char **p = model_list; *p; p++) g_ptr_array_add(spec->models, g_strdup(*p));
-  for (char **p = hw_list; *p; p++) g_ptr_array_add(spec->hws, g_strdup(*p));
-  /* the overlap default of predict and sweep (cli_job.h) */
-  spec->base.overlap_grad_reduce = spec->base.overlap_param_gather = 1;
+  bench_scenario_finish(spec, &sc);
   g_autoptr(PtsimSweep) sweep = ptsim_sweep_enumerate(spec, &error);
   if (!sweep) {
     fprintf(stderr, "bench_events: %s\n", error->message);
@@ -100,13 +74,13 @@ int main(int argc, char **argv) {
       scratch_bytes = (gsize)bytes;
     }
     ptsim_workload_build(plan, NULL, w);
-    gint64 t0 = cpu_us();
+    gint64 t0 = bench_cpu_us();
     if (ptsim_engine_run_full(plan, w, scratch, bytes, NULL, full) != 0) continue;
-    gint64 t1 = cpu_us();
+    gint64 t1 = bench_cpu_us();
     if (ptsim_engine_run(plan, w, scratch, bytes, NULL, fast) != 0) return 1;
-    gint64 t2 = cpu_us();
+    gint64 t2 = bench_cpu_us();
     if (ptsim_engine_run_recurrence(plan, w, scratch, bytes, recur) != 0) return 1;
-    gint64 t3 = cpu_us();
+    gint64 t3 = bench_cpu_us();
     Bucket *b = &buckets[0];
     for (int k = 0; k < BUCKETS; k++)
       if (plan->num_microbatches <= upper[k]) {

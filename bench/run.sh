@@ -6,7 +6,12 @@
 #   - bench_alloc: operations/s of the caching-allocator emulation
 #   - ptsim sweep: layouts/s of a realistic sweep (enumeration + evaluation),
 #     1 thread and all threads, and of issue 13's Llama-3-70B sweep (48,216
-#     layouts), with and without the engine's periodic shortcut
+#     layouts with its cp/vp/mbs lists; the sweep's default lists enumerate
+#     more) with the default --top 10 (the allocator emulation of the
+#     layouts that settle the top 10), 1 thread and all threads, and with
+#     --no-shortcut (its CSV must be the same bytes)
+#   - bench_lifetimes: what that emulation costs per layout, every item vs
+#     the periodic shortcut
 #   - bench_events: events and time per layout by microbatch count, every
 #     event vs the shortcut, over issue 13's sweep
 #   - a sweep of 1,235,184 layouts (streamed): wall time and peak memory
@@ -18,16 +23,17 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 sweep_args=(--model llama3-70b,llama3-8b --gpus 64,128,256 --seq 4096,8192 --hw a100-80g,h100-80g --gbs 512 --device cpu)
 
 issue_args=(--model llama3-70b --hw a100-80g,h100-80g --gpus 64,128,256,512,1024 --seq 4096,8192
-            --gbs 1024 --device cpu)
+            --gbs 1024 --device cpu --cp 1,2,4,8 --vp 2,4 --mbs 1,2,4,8)
+default_lists_args=("${issue_args[@]:0:12}")  # the same scenarios, the sweep's own lists
 million_args=(--model llama3-8b,llama3-70b,llama2-7b,llama2-13b,llama2-70b
               --hw a100-80g,h100-80g,h200-141g,a100-40g --gpus 8,16,32,64,128,256,512,1024
               --seq 4096,8192 --gbs 512,1024 --device cpu --top 3)
 
-sweep_rate() { # threads [more sweep args...] (default: sweep_args)
+sweep_rate() { # threads [more sweep args...] (default: sweep_args); TOP (default 1)
   local threads=$1 start end n; shift
   local args=("$@"); [ ${#args[@]} -gt 0 ] || args=("${sweep_args[@]}")
   start=$(date +%s.%N)
-  n=$("$build/ptsim" sweep "${args[@]}" --threads "$threads" --top 1 | sed -n 's/.*: \([0-9]*\) valid layouts.*/\1/p')
+  n=$("$build/ptsim" sweep "${args[@]}" --threads "$threads" --top "${TOP:-1}" | sed -n 's/.*: \([0-9]*\) valid layouts.*/\1/p')
   end=$(date +%s.%N)
   python3 -c "print('%d layouts in %.2f s: %.0f layouts/s' % ($n, $end - $start, $n / ($end - $start)))"
 }
@@ -45,9 +51,18 @@ sweep_rate() { # threads [more sweep args...] (default: sweep_args)
   echo
   echo "- sweep \`ptsim sweep ${sweep_args[*]}\`, 1 thread: $(sweep_rate 1)"
   echo "- same sweep, $(nproc) threads: $(sweep_rate 0)"
-  echo "- issue 13's sweep \`ptsim sweep ${issue_args[*]}\`, 1 thread: $(sweep_rate 1 "${issue_args[@]}")"
-  echo "- same sweep, $(nproc) threads: $(sweep_rate 0 "${issue_args[@]}")"
-  echo "- same sweep, $(nproc) threads, --no-shortcut: $(sweep_rate 0 "${issue_args[@]}" --no-shortcut)"
+  echo "- issue 13's sweep \`ptsim sweep ${issue_args[*]}\` (default --top 10), 1 thread: $(TOP=10 sweep_rate 1 "${issue_args[@]}")"
+  echo "- same sweep, $(nproc) threads: $(TOP=10 sweep_rate 0 "${issue_args[@]}")"
+  echo "- same sweep, --top 1 (the emulation of one layout or two), $(nproc) threads: $(sweep_rate 0 "${issue_args[@]}")"
+  echo "- the sweep's default lists (\`ptsim sweep ${default_lists_args[*]}\`, --top 10), 1 thread: $(TOP=10 sweep_rate 1 "${default_lists_args[@]}")"
+  echo "- same sweep, $(nproc) threads: $(TOP=10 sweep_rate 0 "${default_lists_args[@]}")"
+  "$build/ptsim" sweep "${issue_args[@]}" --csv /tmp/ptsim-bench-a.csv >/dev/null
+  "$build/ptsim" sweep "${issue_args[@]}" --no-shortcut --csv /tmp/ptsim-bench-b.csv >/dev/null
+  same=$(cmp -s /tmp/ptsim-bench-a.csv /tmp/ptsim-bench-b.csv && echo "the same bytes" || echo "DIFFERENT")
+  echo "- issue 13's sweep, $(nproc) threads, --no-shortcut: $(TOP=10 sweep_rate 0 "${issue_args[@]}" --no-shortcut); CSV $same as with the shortcuts"
+  rm -f /tmp/ptsim-bench-a.csv /tmp/ptsim-bench-b.csv
+  echo
+  "$build/bench_lifetimes"
   echo
   "$build/bench_events"
   echo

@@ -22,6 +22,7 @@
 #include "batch.h"
 #include "config.h"
 #include "job_validate.h"
+#include "plan.h"
 
 static const char *const jobgen_models[] = {"llama3-8b", "llama3-70b", "gpt3-175b"};
 static const char *const jobgen_hardware[] = {"a100-80g", "h100-80g"};
@@ -155,6 +156,26 @@ static inline gboolean jobgen_try_moe(const JobgenPool *pool, GRand *rand, Ptsim
   l->moe_shared_expert_overlap = job->model.moe_shared_expert_size > 0 && g_rand_boolean(rand);
   l->moe_ep_comm_overlap = g_rand_int_range(rand, 0, 4) == 0;
   return ptsim_job_validate(job, &error);
+}
+
+/* What a property test draws with: the models and profiles, a random
+ * stream seeded for it, a plan to build into. */
+typedef struct {
+  JobgenPool pool;
+  GRand *rand;
+  PtsimPlan *plan;
+} JobgenDraws;
+
+static inline void jobgen_draws_open(JobgenDraws *d, guint32 seed) {
+  g_autoptr(GError) error = NULL;
+  g_assert_true(jobgen_pool_load(&d->pool, &error));
+  d->rand = g_rand_new_with_seed(seed);
+  d->plan = g_new0(PtsimPlan, 1);
+}
+
+static inline void jobgen_draws_close(JobgenDraws *d) {
+  g_rand_free(d->rand);
+  g_free(d->plan);
 }
 
 /* Fills jobs[0..n) with valid jobs.  FALSE (with a message in *error) only

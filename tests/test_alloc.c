@@ -21,9 +21,12 @@ typedef struct {
   PtsimAllocBlock *blocks;
 } Fx;
 
+/* nblocks: the blocks it may hold at once. */
 static void fx_init(Fx *f, const PtsimAllocOptions *opts, int64_t capacity, int32_t nblocks) {
-  f->blocks = g_new0(PtsimAllocBlock, nblocks);
-  g_assert_cmpint(ptsim_alloc_init(&f->a, opts, (double)capacity, f->blocks, nblocks), ==, 0);
+  int32_t storage = (int32_t)ptsim_alloc_storage_slots(nblocks);
+  f->blocks = g_new0(PtsimAllocBlock, storage);
+  g_assert_cmpint(ptsim_alloc_init(&f->a, opts, (double)capacity, f->blocks, storage), ==, 0);
+  g_assert_cmpint(f->a.capacity_blocks, ==, nblocks);
   g_assert_cmpint(ptsim_alloc_check(&f->a), ==, 0);
 }
 
@@ -292,7 +295,7 @@ static void test_coalesce(void) {
   fr(&f, B);  /* merges with both neighbours */
   g_assert_cmpint(f.a.free_count, ==, 1);
   g_assert_cmpint(ST(&f).inactive_split_bytes, ==, 0);
-  g_assert_cmpint(f.a.blocks[f.a.blocks[0].order_].size, ==, 20 * MIB);
+  g_assert_cmpint(f.a.blocks[f.a.order[0]].size, ==, 20 * MIB);
   empty(&f);
   g_assert_cmpint(ST(&f).reserved_bytes, ==, 0);
   g_assert_cmpint(ST(&f).segments, ==, 0);
@@ -610,9 +613,9 @@ static void test_check_detects(void) {
   int32_t d = m(&f, 30 * MIB, 1);
   fr(&f, a);  /* free set: a (5 MiB), the 5 MiB tail */
   PtsimAllocator saved = f.a;
-  PtsimAllocBlock copy[64];
-  memcpy(copy, f.blocks, sizeof copy);
-#define RESTORE() (f.a = saved, memcpy(f.blocks, copy, sizeof copy))
+  gsize bytes = (gsize)ptsim_alloc_storage_slots(64) * sizeof(PtsimAllocBlock);
+  g_autofree PtsimAllocBlock *copy = g_memdup2(f.blocks, bytes); /* the order too */
+#define RESTORE() (f.a = saved, memcpy(f.blocks, copy, bytes))
   f.blocks[b].prev = d;  /* links no longer mutual: -1 or -2 by slot order */
   g_assert_cmpint(ptsim_alloc_check(&f.a), <=, -1);
   g_assert_cmpint(ptsim_alloc_check(&f.a), >=, -2);
@@ -627,9 +630,9 @@ static void test_check_detects(void) {
   f.blocks[b].state = PTSIM_ALLOC_BLOCK_FREE;  /* a free neighbour left unmerged */
   g_assert_cmpint(ptsim_alloc_check(&f.a), ==, -9);
   RESTORE();
-  int32_t t = f.blocks[0].order_;
-  f.blocks[0].order_ = f.blocks[1].order_;
-  f.blocks[1].order_ = t;
+  int32_t t = f.a.order[0];
+  f.a.order[0] = f.a.order[1];
+  f.a.order[1] = t;
   g_assert_cmpint(ptsim_alloc_check(&f.a), ==, -12);
   RESTORE();
   f.a.stats.allocated_bytes += 512;

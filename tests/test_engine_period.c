@@ -77,28 +77,22 @@ static void report(const Tally *by_schedule) {
 /* What every check needs: the models and profiles, a random stream, a
  * plan, a workload and a result. */
 typedef struct {
-  JobgenPool pool;
-  GRand *rand;
-  PtsimPlan *plan;
+  JobgenDraws d;
   PtsimWorkload *w;
   PtsimTimeResult *out;
   Tally tally[4];
 } Fixture;
 
 static void fixture_set_up(Fixture *f, guint32 seed) {
-  g_autoptr(GError) error = NULL;
   memset(f, 0, sizeof *f);
-  g_assert_true(jobgen_pool_load(&f->pool, &error));
-  f->rand = g_rand_new_with_seed(seed);
-  f->plan = g_new0(PtsimPlan, 1);
+  jobgen_draws_open(&f->d, seed);
   f->w = g_new0(PtsimWorkload, 1);
   f->out = g_new0(PtsimTimeResult, 1);
 }
 
 static void fixture_tear_down(Fixture *f) {
   report(f->tally);
-  g_rand_free(f->rand);
-  g_free(f->plan);
+  jobgen_draws_close(&f->d);
   g_free(f->w);
   g_free(f->out);
 }
@@ -110,11 +104,11 @@ static void test_random_layouts(void) {
   fixture_set_up(&f, 13);
   for (int n = 0; n < 4000;) {
     PtsimJob job;
-    if (!jobgen_try_long(&f.pool, f.rand, &job, 300)) continue;
-    ptsim_plan_build(&job, f.plan);
-    if (f.plan->schedule_items < 0) continue;
-    ptsim_workload_build(f.plan, NULL, f.w);
-    check_same(f.plan, f.w, f.out, &f.tally[job.layout.schedule]);
+    if (!jobgen_try_long(&f.d.pool, f.d.rand, &job, 300)) continue;
+    ptsim_plan_build(&job, f.d.plan);
+    if (f.d.plan->schedule_items < 0) continue;
+    ptsim_workload_build(f.d.plan, NULL, f.w);
+    check_same(f.d.plan, f.w, f.out, &f.tally[job.layout.schedule]);
     n++;
   }
   for (int k = 0; k < 4; k++) g_assert_cmpuint(f.tally[k].layouts, >, 500);
@@ -134,13 +128,13 @@ static void test_random_moe_layouts(void) {
   fixture_set_up(&f, 15);
   for (int n = 0; n < 1500;) {
     PtsimJob job;
-    if (!jobgen_try_moe(&f.pool, f.rand, &job, 300)) continue;
-    ptsim_plan_build(&job, f.plan);
-    if (f.plan->schedule_items < 0) continue;
-    ptsim_workload_build(f.plan, NULL, f.w);
-    check_same(f.plan, f.w, f.out, &f.tally[job.layout.schedule]);
+    if (!jobgen_try_moe(&f.d.pool, f.d.rand, &job, 300)) continue;
+    ptsim_plan_build(&job, f.d.plan);
+    if (f.d.plan->schedule_items < 0) continue;
+    ptsim_workload_build(f.d.plan, NULL, f.w);
+    check_same(f.d.plan, f.w, f.out, &f.tally[job.layout.schedule]);
     with_ep += f.out->exposed_comm_s[PTSIM_COMM_EP] > 0.0;
-    sharded += f.plan->zero_stage >= 2;
+    sharded += f.d.plan->zero_stage >= 2;
     n++;
   }
   for (int k = 0; k < 4; k++) g_assert_cmpuint(f.tally[k].layouts, >, 100);
@@ -208,17 +202,17 @@ static void test_synthetic_ties(void) {
   Fixture f;
   fixture_set_up(&f, 1313);
   PtsimJob base;
-  while (!jobgen_try(&f.pool, f.rand, &base)) {
+  while (!jobgen_try(&f.d.pool, f.d.rand, &base)) {
   }
   for (int n = 0; n < 3000;) {
-    PtsimSchedule schedule = (PtsimSchedule)g_rand_int_range(f.rand, 0, 4);
-    int p = g_rand_int_range(f.rand, 1, 9);
-    int v = schedule == PTSIM_SCHEDULE_INTERLEAVED ? g_rand_int_range(f.rand, 1, 5) : 1;
-    int m = g_rand_int_range(f.rand, 1, 201);
+    PtsimSchedule schedule = (PtsimSchedule)g_rand_int_range(f.d.rand, 0, 4);
+    int p = g_rand_int_range(f.d.rand, 1, 9);
+    int v = schedule == PTSIM_SCHEDULE_INTERLEAVED ? g_rand_int_range(f.d.rand, 1, 5) : 1;
+    int m = g_rand_int_range(f.d.rand, 1, 201);
     if (schedule == PTSIM_SCHEDULE_INTERLEAVED) m = p * MAX(1, m / p);
     if (ptsim_schedule_check(schedule, p, m, v) != 0) continue;
-    synthetic(f.rand, &base, schedule, p, v, m, f.plan, f.w);
-    check_same(f.plan, f.w, f.out, &f.tally[schedule]);
+    synthetic(f.d.rand, &base, schedule, p, v, m, f.d.plan, f.w);
+    check_same(f.d.plan, f.w, f.out, &f.tally[schedule]);
     n++;
   }
   fixture_tear_down(&f);
@@ -239,8 +233,8 @@ static void test_cost_flat_in_m(void) {
       Tally tally;
       memset(&tally, 0, sizeof tally);
       memset(&job, 0, sizeof job);
-      job.model = f.pool.models[1]; /* llama3-70b */
-      job.hw = f.pool.hardware[1];  /* h100-80g */
+      job.model = f.d.pool.models[1]; /* llama3-70b */
+      job.hw = f.d.pool.hardware[1];  /* h100-80g */
       ptsim_layout_init_defaults(&job.layout);
       job.layout.tp = 8;
       job.layout.pp = 8;
@@ -252,9 +246,9 @@ static void test_cost_flat_in_m(void) {
       job.layout.schedule = kinds[k];
       job.layout.vp = kinds[k] == PTSIM_SCHEDULE_INTERLEAVED ? 5 : 1;
       g_assert_true(ptsim_job_validate(&job, &error));
-      ptsim_plan_build(&job, f.plan);
-      ptsim_workload_build(f.plan, NULL, f.w);
-      check_same(f.plan, f.w, f.out, &tally);
+      ptsim_plan_build(&job, f.d.plan);
+      ptsim_workload_build(f.d.plan, NULL, f.w);
+      check_same(f.d.plan, f.w, f.out, &tally);
       g_assert_cmpuint(tally.jumped, ==, 1);
       simulated[i] = (int64_t)tally.simulated;
       g_test_message("%s m %" G_GINT64_FORMAT ": %" G_GUINT64_FORMAT " events, %" G_GINT64_FORMAT

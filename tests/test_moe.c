@@ -425,7 +425,7 @@ static void replay_stage0(const PtsimPlan *plan, int32_t steps, PtsimAllocTimeli
                                        (int32_t)plan->num_chunks, 0, items, n), ==, n);
   int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, 0);
   g_autofree void *scratch = g_malloc(bytes);
-  g_assert_cmpint(ptsim_lifetimes_replay(plan, 0, items, n, steps, NULL, scratch, bytes, tl, out),
+  g_assert_cmpint(ptsim_lifetimes_replay(plan, 0, items, n, steps, NULL, 0, scratch, bytes, tl, out),
                   ==, 0);
 }
 

@@ -234,7 +234,7 @@ static void test_settle_top_equals_full(void) {
   PtsimBatchResult *rl = (PtsimBatchResult *)lazy->results->data;
   const PtsimBatchResult *rf = (const PtsimBatchResult *)full->results->data;
   const PtsimJob *jobs = (const PtsimJob *)lazy->jobs->data;
-  guint n = lazy->jobs->len, emulated = ptsim_sweep_settle_top(jobs, rl, n, top, 2);
+  guint n = lazy->jobs->len, emulated = ptsim_sweep_settle_top(jobs, rl, n, top, 2, FALSE);
   g_assert_cmpuint(emulated, >=, top);
   g_assert_cmpuint(emulated, <, n / 4);
   /* The best `top` by (class, tokens/s per GPU) in each. */

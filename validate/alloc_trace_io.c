@@ -219,7 +219,8 @@ gboolean ptsim_alloc_trace_replay_sampled(const PtsimAllocTrace *trace,
   int64_t want = 2 * (int64_t)trace->max_live + 1024;
   g_autofree int32_t *handles = g_new(int32_t, trace->num_ids > 0 ? trace->num_ids : 1);
   for (;;) {
-    int32_t cap = want > G_MAXINT32 ? G_MAXINT32 : (int32_t)want;
+    int64_t slots = ptsim_alloc_storage_slots(want); /* the free set's order besides */
+    int32_t cap = slots > G_MAXINT32 ? G_MAXINT32 : (int32_t)slots;
     g_autofree PtsimAllocBlock *blocks = g_new(PtsimAllocBlock, cap);
     PtsimAllocator a;
     if (ptsim_alloc_init(&a, opts, capacity_bytes, blocks, cap) != 0) {

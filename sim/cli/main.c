@@ -113,8 +113,9 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
        "expandable_segments:True,max_split_size_mb:512",
        "CONF"},
       {"no-shortcut", 0, 0, G_OPTION_ARG_NONE, &opts->no_shortcut,
-       "Simulate every event of the step instead of advancing the repeating steady state "
-       "in one step (the result is the same; this checks it)",
+       "Simulate every event of the step, and replay every schedule item through the "
+       "allocator emulation, instead of skipping the repeating steady state (the result is "
+       "the same; this checks it)",
        NULL},
       {"no-allocator", 0, 0, G_OPTION_ARG_NONE, &opts->no_allocator,
        "Skip the caching-allocator emulation: the step time and the analytical estimate only "
@@ -223,8 +224,9 @@ static int run_job_command(const char *command, int argc, char **argv) {
     if (!ptsim_simulate_with(plan, need_trace ? &trace : NULL, every_event, time, &error) ||
         (trace_path &&
          !ptsim_trace_write(trace_path, plan, &trace, time, (int32_t)trace_steps, &error)) ||
-        (with_alloc && !ptsim_simulate_allocator(plan, 2, &alloc_opts, need_trace ? &trace : NULL,
-                                                 time->step_s, timeline_path, alloc, &error))) {
+        (with_alloc && !ptsim_simulate_allocator_with(plan, 2, &alloc_opts, every_event,
+                                                      need_trace ? &trace : NULL, time->step_s,
+                                                      timeline_path, alloc, &error))) {
       ptsim_simulate_trace_clear(&trace);
       return fail(command, error);
     }

@@ -246,6 +246,7 @@ typedef struct {
   GArray *best_jobs, *best_results; /* the best `top` so far, ranked */
   PtsimOutput *csv;                 /* NULL: no CSV; aborted unless committed */
   guint threads;                    /* to format its rows and run the emulation */
+  gboolean every_item;              /* --no-shortcut: the emulation replays every item */
   gboolean shard;                   /* the CSV is a shard file */
   PtsimShardReader *merge;          /* results come from shard files */
   GArray *merged;                   /* PtsimBatchResult: a chunk's, from them */
@@ -290,7 +291,7 @@ static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *chunk
    * in-memory sweep's.  A shard file keeps the results as evaluated: the
    * merge settles them as the one run would (its chunks are this run's). */
   g_autofree PtsimBatchResult *results = g_memdup2(chunk_results, (gsize)n * sizeof *results);
-  ptsim_sweep_settle_top(jobs, results, n, st->top, st->threads);
+  ptsim_sweep_settle_top(jobs, results, n, st->top, st->threads, st->every_item);
   ptsim_sweep_count_verdicts(&st->counts, results, n);
   for (guint i = 0; i < n; i++) {
     guint len = st->best_jobs->len, at = len;
@@ -379,6 +380,7 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
   st.shard = o->shard_n > 0;
   st.merge = merge;
   st.threads = (guint)o->threads;
+  st.every_item = o->no_shortcut;
   st.top = (guint)o->top;
   st.best_jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
   st.best_results = g_array_new(FALSE, FALSE, sizeof(PtsimBatchResult));
@@ -507,7 +509,7 @@ static int run(const SweepOptions *o) {
   guint top = (guint)o->top;
   ptsim_sweep_settle_top((const PtsimJob *)sweep->jobs->data,
                          (PtsimBatchResult *)sweep->results->data, sweep->jobs->len, top,
-                         (guint)o->threads);
+                         (guint)o->threads, o->no_shortcut);
   g_autoptr(GArray) order = ptsim_sweep_rank_order(sweep);
   if (!csv_out && ptsim_sweep_emulate_shown(sweep, order, top, (guint)o->threads)) {
     g_array_unref(order);
@@ -587,8 +589,9 @@ int ptsim_sweep_main(int argc, char **argv) {
        "Seed of the Philox4x32-10 streams (CPU) / cuRAND Philox (GPU) (default 1)", "N"},
       {"no-shortcut", 0, 0, G_OPTION_ARG_NONE, &o.no_shortcut,
        "Simulate every event of every layout (the event loop) instead of computing the item "
-       "times as a recurrence that advances each repeating steady state in one step (the "
-       "results are the same; this checks it, and is slower)",
+       "times as a recurrence that advances each repeating steady state in one step, and "
+       "replay every schedule item through the allocator emulation (the results are the same; "
+       "this checks it, and is slower)",
        NULL},
       {"shard", 0, 0, G_OPTION_ARG_STRING, &o.shard,
        "Evaluate only the K-th of N equal slices of the valid layouts (enumeration order) and "

@@ -14,28 +14,12 @@
 
 /* ---- ranking ---- */
 
-static const PtsimSweep *sort_sweep;
-
-/* Layouts predicted to run first, by tokens/s per GPU (comparable across
- * GPU counts); then those in doubt, those that do not run, those that
- * could not be scheduled (ptsim_sweep_rank_class). */
-static gint compare_rank(gconstpointer a, gconstpointer b) {
-  guint ia = *(const guint *)a, ib = *(const guint *)b;
-  const PtsimBatchResult *ra = &g_array_index(sort_sweep->results, PtsimBatchResult, ia);
-  const PtsimBatchResult *rb = &g_array_index(sort_sweep->results, PtsimBatchResult, ib);
-  int ca = ptsim_sweep_rank_class(ra), cb = ptsim_sweep_rank_class(rb);
-  if (ca != cb) return ca - cb;
-  double ta = ptsim_sweep_rank_key(&g_array_index(sort_sweep->jobs, PtsimJob, ia), ra);
-  double tb = ptsim_sweep_rank_key(&g_array_index(sort_sweep->jobs, PtsimJob, ib), rb);
-  if (ta != tb) return ta > tb ? -1 : 1;
-  return (ia > ib) - (ia < ib);
-}
-
 GArray *ptsim_sweep_rank_order(const PtsimSweep *sweep) {
   GArray *order = g_array_sized_new(FALSE, FALSE, sizeof(guint), sweep->jobs->len);
   for (guint i = 0; i < sweep->jobs->len; i++) g_array_append_val(order, i);
-  sort_sweep = sweep;
-  g_array_sort(order, compare_rank);
+  ptsim_sweep_sort_ranked((const PtsimJob *)sweep->jobs->data,
+                          (const PtsimBatchResult *)sweep->results->data, (guint *)order->data,
+                          order->len, TRUE);
   return order;
 }
 
@@ -51,7 +35,7 @@ guint ptsim_sweep_emulate_shown(PtsimSweep *sweep, GArray *order, guint top, gui
   }
   ptsim_sweep_run_allocator((const PtsimJob *)sweep->jobs->data,
                             (PtsimBatchResult *)sweep->results->data, (const guint *)idx->data,
-                            idx->len, threads);
+                            idx->len, threads, sweep->mc.no_shortcut);
   return idx->len;
 }
 

@@ -8,7 +8,9 @@
  *             blocks linked by prev/next in address order that tiles
  *             [segment_addr, segment_addr + segment_size) exactly.
  *   free set  every cached (FREE) block, sorted by (pool, stream, size,
- *             addr); element k is blocks[k].order_.  Keys are unique since
+ *             addr): the slots in order[], an int32 array in the tail of
+ *             the caller's storage (contiguous, so that a shift is one
+ *             memmove).  Keys are unique since
  *             cached blocks never overlap.  lower_bound(pool, stream, size, 0)
  *             is PyTorch's best fit (A6).
  *   unused    slots holding no block: [high_water, capacity) plus a chain
@@ -30,10 +32,13 @@
  * it sits in the free set; add on insert, subtract on removal.
  *
  * Siblings: alloc_rules.c (options and the size rules), alloc_check.c (the
- * invariant checker and queries), alloc_int.h (helpers they share).
+ * invariant checker and queries), alloc_state.c (the state as words, for
+ * the replay's periodic shortcut), alloc_int.h (helpers they share).
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #include "alloc.h"
+
+#include <string.h>
 
 #include "alloc_int.h"
 
@@ -116,15 +121,19 @@ PTSIM_HD static void absorb_next(PtsimAllocator *a, int32_t lo, int32_t hi) {
   slot_give(a, hi);
 }
 
-/* ---- the sorted free set ---- */
+/* ---- the sorted free set ----
+ *
+ * A merge or a split changes one cached block into another whose key is
+ * near: instead of a removal and an insertion (two shifts of the set's
+ * tail), the element is rewritten in place and moved to its new position
+ * (set_settle), shifting only what lies between. */
 
-/* First position whose block does not sort before the key. */
-PTSIM_HD static int32_t set_lower_bound(const PtsimAllocator *a, int32_t pool, int32_t stream,
-                                        int64_t size, int64_t addr) {
-  int32_t lo = 0, hi = a->free_count;
+/* First position in [lo, hi) whose block does not sort before the key. */
+PTSIM_HD static int32_t set_bound_in(const PtsimAllocator *a, int32_t lo, int32_t hi, int32_t pool,
+                                     int32_t stream, int64_t size, int64_t addr) {
   while (lo < hi) {
     int32_t mid = lo + (hi - lo) / 2;
-    if (key_less(&a->blocks[a->blocks[mid].order_], pool, stream, size, addr))
+    if (key_less(&a->blocks[a->order[mid]], pool, stream, size, addr))
       lo = mid + 1;
     else
       hi = mid;
@@ -132,12 +141,21 @@ PTSIM_HD static int32_t set_lower_bound(const PtsimAllocator *a, int32_t pool, i
   return lo;
 }
 
-PTSIM_HD static void set_insert(PtsimAllocator *a, int32_t s) {
+/* First position whose block does not sort before the key. */
+PTSIM_HD static int32_t set_lower_bound(const PtsimAllocator *a, int32_t pool, int32_t stream,
+                                        int64_t size, int64_t addr) {
+  return set_bound_in(a, 0, a->free_count, pool, stream, size, addr);
+}
+
+/* Position of cached block s. */
+PTSIM_HD static int32_t set_find(const PtsimAllocator *a, int32_t s) {
+  const PtsimAllocBlock *b = &a->blocks[s];
+  return set_lower_bound(a, b->pool, b->stream, b->size, b->addr);
+}
+
+/* What caching block s means besides its place in the set. */
+PTSIM_HD static void set_cached(PtsimAllocator *a, int32_t s) {
   PtsimAllocBlock *b = &a->blocks[s];
-  int32_t pos = set_lower_bound(a, b->pool, b->stream, b->size, b->addr);
-  for (int32_t k = a->free_count; k > pos; k--) a->blocks[k].order_ = a->blocks[k - 1].order_;
-  a->blocks[pos].order_ = s;
-  a->free_count += 1;
   b->state = PTSIM_ALLOC_BLOCK_FREE;
   b->gc_base_ = a->searches[b->pool];
   if (!b->expandable && is_split(b)) {
@@ -146,13 +164,49 @@ PTSIM_HD static void set_insert(PtsimAllocator *a, int32_t s) {
   }
 }
 
-/* Removes cached block s from the free set (its state is left to the caller). */
-PTSIM_HD static void set_remove(PtsimAllocator *a, int32_t s) {
-  PtsimAllocBlock *b = &a->blocks[s];
-  int32_t pos = set_lower_bound(a, b->pool, b->stream, b->size, b->addr);
-  for (int32_t k = pos; k + 1 < a->free_count; k++) a->blocks[k].order_ = a->blocks[k + 1].order_;
-  a->free_count -= 1;
+/* Block s leaves the set's accounting (its element is the caller's). */
+PTSIM_HD static void set_uncached(PtsimAllocator *a, int32_t s) {
+  const PtsimAllocBlock *b = &a->blocks[s];
   if (!b->expandable && is_split(b)) a->stats.inactive_split_bytes -= b->size;
+}
+
+PTSIM_HD static void set_insert(PtsimAllocator *a, int32_t s) {
+  const PtsimAllocBlock *b = &a->blocks[s];
+  int32_t pos = set_lower_bound(a, b->pool, b->stream, b->size, b->addr);
+  memmove(&a->order[pos + 1], &a->order[pos], (size_t)(a->free_count - pos) * sizeof(int32_t));
+  a->order[pos] = s;
+  a->free_count += 1;
+  set_cached(a, s);
+}
+
+/* Removes the cached block at position pos of the free set (its state is
+ * left to the caller). */
+PTSIM_HD static void set_remove_at(PtsimAllocator *a, int32_t pos) {
+  set_uncached(a, a->order[pos]);
+  memmove(&a->order[pos], &a->order[pos + 1], (size_t)(a->free_count - pos - 1) * sizeof(int32_t));
+  a->free_count -= 1;
+}
+
+/* Removes cached block s from the free set (its state is left to the caller). */
+PTSIM_HD static void set_remove(PtsimAllocator *a, int32_t s) { set_remove_at(a, set_find(a, s)); }
+
+/* Element pos now names block s (not otherwise in the set), whose key may
+ * sort elsewhere: moves it there.  The rest of the set is sorted. */
+PTSIM_HD static void set_settle(PtsimAllocator *a, int32_t pos, int32_t s) {
+  const PtsimAllocBlock *b = &a->blocks[s];
+  int32_t t;
+  const PtsimAllocBlock *before = pos > 0 ? &a->blocks[a->order[pos - 1]] : NULL;
+  if (before && key_less(b, before->pool, before->stream, before->size, before->addr)) {
+    t = set_bound_in(a, 0, pos, b->pool, b->stream, b->size, b->addr);
+    memmove(&a->order[t + 1], &a->order[t], (size_t)(pos - t) * sizeof(int32_t));
+  } else if (pos + 1 < a->free_count &&
+             key_less(&a->blocks[a->order[pos + 1]], b->pool, b->stream, b->size, b->addr)) {
+    t = set_bound_in(a, pos + 1, a->free_count, b->pool, b->stream, b->size, b->addr) - 1;
+    memmove(&a->order[pos], &a->order[pos + 1], (size_t)(t - pos) * sizeof(int32_t));
+  } else {
+    t = pos;
+  }
+  a->order[t] = s;
 }
 
 /* should_split (A5): small pool or expandable: >= 512 B left; large pool:
@@ -166,10 +220,24 @@ PTSIM_HD static int should_split(const PtsimAllocator *a, const PtsimAllocBlock 
 
 /* ---- init ---- */
 
+/* The order of the free set takes the tail of the storage: one int32 per
+ * block slot. */
+PTSIM_HD static int32_t block_slots(int32_t storage_slots) {
+  return (int32_t)((int64_t)storage_slots * (int64_t)sizeof(PtsimAllocBlock) /
+                   (int64_t)(sizeof(PtsimAllocBlock) + sizeof(int32_t)));
+}
+
+PTSIM_HD int64_t ptsim_alloc_storage_slots(int64_t blocks) {
+  int64_t per = (int64_t)sizeof(PtsimAllocBlock), extra = (int64_t)sizeof(int32_t);
+  return (blocks * (per + extra) + per - 1) / per;
+}
+
 PTSIM_HD int32_t ptsim_alloc_init(PtsimAllocator *a, const PtsimAllocOptions *opts,
                                   double capacity_bytes, PtsimAllocBlock *storage,
                                   int32_t capacity_blocks) {
-  if (a == NULL || storage == NULL || capacity_blocks < SLOTS_PER_MALLOC) return PTSIM_ALLOC_ERR_ARGS;
+  if (a == NULL || storage == NULL) return PTSIM_ALLOC_ERR_ARGS;
+  int32_t slots = block_slots(capacity_blocks);
+  if (slots < SLOTS_PER_MALLOC) return PTSIM_ALLOC_ERR_ARGS;
   /* NaN fails both comparisons; 9e18 is below INT64_MAX. */
   if (!(capacity_bytes >= 0.0 && capacity_bytes <= 9.0e18)) return PTSIM_ALLOC_ERR_ARGS;
   if (opts != NULL)
@@ -188,12 +256,17 @@ PTSIM_HD int32_t ptsim_alloc_init(PtsimAllocator *a, const PtsimAllocOptions *op
   a->searches[0] = 0;
   a->searches[1] = 0;
   a->blocks = storage;
-  a->capacity_blocks = capacity_blocks;
+  a->capacity_blocks = slots;
+  a->order = (int32_t *)(void *)(storage + slots);
   a->high_water = 0;
   a->unused_head = NO_BLOCK;
-  a->unused_count = capacity_blocks;
+  a->unused_count = slots;
   a->free_count = 0;
+  a->starved_unmaps = 0;
   a->num_expandable = 0;
+  a->divided = 0;
+  for (int32_t i = 0; i < PTSIM_ALLOC_DIVISION_INTERVALS; i++)
+    a->divided |= a->opts.roundup_power2_divisions[i] > 1;
   for (int32_t i = 0; i < PTSIM_ALLOC_MAX_EXPANDABLE; i++) a->expandable[i] = NO_BLOCK;
   PtsimAllocStats *st = &a->stats;
   st->allocated_bytes = st->allocated_bytes_peak = 0;
@@ -249,7 +322,10 @@ PTSIM_HD static void unmap_pages(PtsimAllocator *a, int32_t s) {
   int64_t lo = base + round_up(b->addr - base, page);
   int64_t hi = base + round_down(b->addr + b->size - base, page);
   if (hi <= lo) return;
-  if (a->unused_count < 2) return;
+  if (a->unused_count < 2) {
+    a->starved_unmaps += 1;
+    return;
+  }
   int64_t end = b->addr + b->size;
   set_remove(a, s);
   int32_t mid = s;
@@ -303,7 +379,7 @@ PTSIM_HD static int release_oversize(PtsimAllocator *a, int32_t pool, int32_t st
   int64_t key = imax(size, a->max_split_bytes);
   int32_t pos = set_lower_bound(a, pool, stream, key, 0);
   if (pos < a->free_count) {
-    int32_t s = a->blocks[pos].order_;
+    int32_t s = a->order[pos];
     const PtsimAllocBlock *b = &a->blocks[s];
     if (b->pool == pool && b->stream == stream && !is_split(b)) {
       release_segment(a, s);
@@ -312,7 +388,7 @@ PTSIM_HD static int release_oversize(PtsimAllocator *a, int32_t pool, int32_t st
   }
   int64_t released = 0;
   while (released < key && pos > 0) {
-    int32_t s = a->blocks[pos - 1].order_;
+    int32_t s = a->order[pos - 1];
     const PtsimAllocBlock *b = &a->blocks[s];
     if (b->pool != pool || b->stream != stream || b->size < a->max_split_bytes) break;
     pos -= 1;
@@ -336,7 +412,7 @@ PTSIM_HD static void garbage_collect(PtsimAllocator *a) {
   for (;;) {
     int64_t total_age = 0, count = 0;
     for (int32_t k = 0; k < a->free_count; k++) {
-      const PtsimAllocBlock *b = &a->blocks[a->blocks[k].order_];
+      const PtsimAllocBlock *b = &a->blocks[a->order[k]];
       if (b->pool != PTSIM_ALLOC_POOL_LARGE || b->expandable || is_split(b)) continue;
       total_age += now - b->gc_base_;
       count += 1;
@@ -346,7 +422,7 @@ PTSIM_HD static void garbage_collect(PtsimAllocator *a) {
     int freed = 0;
     int32_t k = 0;
     while (k < a->free_count) {
-      int32_t s = a->blocks[k].order_;
+      int32_t s = a->order[k];
       const PtsimAllocBlock *b = &a->blocks[s];
       if (b->pool == PTSIM_ALLOC_POOL_LARGE && !b->expandable && !is_split(b) &&
           (double)(now - b->gc_base_) >= average) {
@@ -375,17 +451,19 @@ PTSIM_HD static int64_t expandable_size(const PtsimAllocator *a, int32_t s) {
 }
 
 /* get_free_block (A6): best fit on the same stream with the max_split_size
- * filters; removes the block from the free set.  Returns a slot or -1. */
-PTSIM_HD static int32_t get_free_block(PtsimAllocator *a, int32_t pool, int32_t stream, int64_t size) {
+ * filters.  Returns a slot or -1; the block stays in the free set, at
+ * position *at, for hand_out to take. */
+PTSIM_HD static int32_t get_free_block(PtsimAllocator *a, int32_t pool, int32_t stream, int64_t size,
+                                       int32_t *at) {
   if (gc_enabled(a)) a->searches[pool] += 1;
   int32_t pos = set_lower_bound(a, pool, stream, size, 0);
   if (pos >= a->free_count) return NO_BLOCK;
-  int32_t s = a->blocks[pos].order_;
+  int32_t s = a->order[pos];
   const PtsimAllocBlock *b = &a->blocks[s];
   if (b->pool != pool || b->stream != stream) return NO_BLOCK;
   if (b->expandable) {
     while (pos + 1 < a->free_count) {
-      int32_t t = a->blocks[pos + 1].order_;
+      int32_t t = a->order[pos + 1];
       const PtsimAllocBlock *c = &a->blocks[t];
       if (c->pool != pool || c->stream != stream || !c->expandable) break;
       if (expandable_size(a, t) >= expandable_size(a, s)) break;
@@ -397,7 +475,7 @@ PTSIM_HD static int32_t get_free_block(PtsimAllocator *a, int32_t pool, int32_t 
   if (size < a->max_split_bytes && b->size >= a->max_split_bytes) return NO_BLOCK;
   if (size >= a->max_split_bytes && b->size >= size + a->opts.max_non_split_rounding_bytes)
     return NO_BLOCK;
-  set_remove(a, s);
+  *at = pos;
   return s;
 }
 
@@ -508,14 +586,24 @@ PTSIM_HD static int32_t alloc_block(PtsimAllocator *a, int32_t pool, int32_t str
 
 /* ---- malloc and free ---- */
 
-/* alloc_found_block (A5): hands out the front of block s (not in the free
- * set), splitting off the rest when should_split says so. */
-PTSIM_HD static void hand_out(PtsimAllocator *a, int32_t s, int64_t size, int64_t requested) {
+/* alloc_found_block (A5): hands out the front of block s, splitting off
+ * the rest when should_split says so.  at: s's position in the free set,
+ * or -1 when it is not cached (a new segment); the rest takes its place. */
+PTSIM_HD static void hand_out(PtsimAllocator *a, int32_t s, int64_t size, int64_t requested,
+                              int32_t at) {
   PtsimAllocBlock *b = &a->blocks[s];
-  if (should_split(a, b, size)) {
+  int split = should_split(a, b, size);
+  if (at >= 0 && !split) set_remove_at(a, at);
+  if (at >= 0 && split) set_uncached(a, s);
+  if (split) {
     int32_t rest = insert_after(a, s, b->addr + size, b->size - size, PTSIM_ALLOC_BLOCK_FREE);
     a->blocks[s].size = size;
-    set_insert(a, rest);
+    if (at >= 0) {
+      set_settle(a, at, rest);
+      set_cached(a, rest);
+    } else {
+      set_insert(a, rest);
+    }
   }
   b = &a->blocks[s];
   b->state = PTSIM_ALLOC_BLOCK_ALLOCATED;
@@ -534,10 +622,13 @@ PTSIM_HD static void hand_out(PtsimAllocator *a, int32_t s, int64_t size, int64_
 PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes, int32_t stream) {
   if (size_bytes < 0 || stream < 0 || size_bytes > ((int64_t)1 << 56)) return PTSIM_ALLOC_ERR_ARGS;
   if (a->unused_count < SLOTS_PER_MALLOC) return PTSIM_ALLOC_ERR_NO_BLOCKS;
-  int64_t size = ptsim_alloc_round_size(&a->opts, size_bytes);
+  /* without power-2 divisions (the default) a request rounds to 512 B */
+  int64_t size = a->divided ? ptsim_alloc_round_size(&a->opts, size_bytes)
+                            : round_up(size_bytes > 0 ? size_bytes : 1, PTSIM_ALLOC_MIN_BLOCK);
   int32_t pool = size <= PTSIM_ALLOC_SMALL_SIZE ? PTSIM_ALLOC_POOL_SMALL : PTSIM_ALLOC_POOL_LARGE;
   int64_t alloc_size = ptsim_alloc_segment_size(size);
-  int32_t s = get_free_block(a, pool, stream, size);
+  int32_t at = -1;
+  int32_t s = get_free_block(a, pool, stream, size, &at);
   if (s == NO_BLOCK) {
     if (gc_enabled(a)) garbage_collect(a);
     s = alloc_block(a, pool, stream, size, alloc_size);
@@ -553,8 +644,48 @@ PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes, int32
       return PTSIM_ALLOC_ERR_OOM;
     }
   }
-  hand_out(a, s, size, size_bytes);
+  hand_out(a, s, size, size_bytes, at);
   return s;
+}
+
+PTSIM_HD int32_t ptsim_alloc_malloc_free(PtsimAllocator *a, int64_t size_bytes, int32_t stream,
+                                         int64_t *addr) {
+  if (size_bytes < 0 || stream < 0 || size_bytes > ((int64_t)1 << 56)) return PTSIM_ALLOC_ERR_ARGS;
+  if (a->unused_count < SLOTS_PER_MALLOC) return PTSIM_ALLOC_ERR_NO_BLOCKS;
+  int32_t s = NO_BLOCK, at = -1;
+  int64_t size = 0;
+  /* GC ages cached blocks, and an expandable block may grow into its
+   * unmapped neighbour: those take the two calls */
+  if (!gc_enabled(a) && !a->opts.expandable_segments) {
+    size = a->divided ? ptsim_alloc_round_size(&a->opts, size_bytes)
+                      : round_up(size_bytes > 0 ? size_bytes : 1, PTSIM_ALLOC_MIN_BLOCK);
+    int32_t pool = size <= PTSIM_ALLOC_SMALL_SIZE ? PTSIM_ALLOC_POOL_SMALL : PTSIM_ALLOC_POOL_LARGE;
+    s = get_free_block(a, pool, stream, size, &at);
+  }
+  if (s == NO_BLOCK) {
+    int32_t h = ptsim_alloc_malloc(a, size_bytes, stream);
+    if (h < 0) return h;
+    *addr = a->blocks[h].addr;
+    return ptsim_alloc_free(a, h);
+  }
+  /* A cached block serves it: malloc splits off the rest (or takes it
+   * whole) and free merges it back, leaving every block as it was (its
+   * neighbours are not cached: cached neighbours are merged).  What
+   * remains are the peaks the two calls pass through. */
+  const PtsimAllocBlock *b = &a->blocks[s];
+  PtsimAllocStats *st = &a->stats;
+  int64_t counted = !b->expandable && is_split(b) ? b->size : 0;
+  int64_t handed = b->size;
+  if (should_split(a, b, size)) {
+    handed = size;
+    /* the rest, cached in a split segment, while the front is out */
+    bump_peak(st->inactive_split_bytes - counted + (b->size - size), &st->inactive_split_bytes_peak);
+  }
+  bump_peak(st->allocated_bytes + handed, &st->allocated_bytes_peak);
+  st->active_bytes_peak = st->allocated_bytes_peak;
+  bump_peak(st->requested_bytes + size_bytes, &st->requested_bytes_peak);
+  *addr = b->addr;
+  return 0;
 }
 
 PTSIM_HD int32_t ptsim_alloc_free(PtsimAllocator *a, int32_t h) {
@@ -569,19 +700,27 @@ PTSIM_HD int32_t ptsim_alloc_free(PtsimAllocator *a, int32_t h) {
   if (b->size >= a->max_split_bytes) st->oversize_allocations -= 1;
   b->requested = 0;
   b->state = PTSIM_ALLOC_BLOCK_FREE;  /* not in the set yet */
-  int32_t s = h;
-  int32_t n = b->next;
-  if (n != NO_BLOCK && a->blocks[n].state == PTSIM_ALLOC_BLOCK_FREE) {
-    set_remove(a, n);
-    absorb_next(a, s, n);
+  int32_t n = b->next, p = b->prev;
+  int n_free = n != NO_BLOCK && a->blocks[n].state == PTSIM_ALLOC_BLOCK_FREE;
+  int p_free = p != NO_BLOCK && a->blocks[p].state == PTSIM_ALLOC_BLOCK_FREE;
+  /* the merged block takes the element of a cached neighbour (the
+   * previous one's when both are cached) */
+  if (n_free && p_free) set_remove(a, n);
+  if (n_free || p_free) {
+    int32_t keep = p_free ? p : n;
+    int32_t at = set_find(a, keep);
+    set_uncached(a, keep);
+    if (n_free) absorb_next(a, h, n);
+    int32_t s = h;
+    if (p_free) {
+      absorb_next(a, p, h);
+      s = p;
+    }
+    set_settle(a, at, s);
+    set_cached(a, s);
+    return 0;
   }
-  int32_t p = a->blocks[s].prev;
-  if (p != NO_BLOCK && a->blocks[p].state == PTSIM_ALLOC_BLOCK_FREE) {
-    set_remove(a, p);
-    absorb_next(a, p, s);
-    s = p;
-  }
-  set_insert(a, s);
+  set_insert(a, h);
   return 0;
 }
 

@@ -28,17 +28,20 @@
  * (a local array, a g_new block, device memory) and keeps alive as long as
  * the allocator.  Every block (allocated, cached free, or an unmapped range
  * of an expandable segment) is one slot; a handle is a slot index.  The
- * sorted free set lives in the same array (field order_, element k of the
- * set is blocks[k].order_), so no other storage is needed.  A malloc needs
- * at most 3 unused slots; without them it fails with
+ * sorted free set's order (one int32 per slot) takes the tail of the same
+ * array, so no other storage is needed: capacity_blocks slots of storage
+ * hold capacity_blocks x 20/21 blocks (sizeof(PtsimAllocBlock) is 80).  A
+ * malloc needs at most 3 unused slots; without them it fails with
  * PTSIM_ALLOC_ERR_NO_BLOCKS and changes nothing.
  *
  * Sizes and addresses are int64_t bytes.  Costs: malloc hit O(log n + n)
- * (binary search, then an O(n) shift of the sorted set of n cached free
- * blocks), free likewise; a miss with expandable segments walks the
- * stream's segment, O(its blocks); the slow path and empty_cache O(slots).
- * Measured (-O2): 10^5 random ops ~0.03 s with hundreds of cached blocks;
- * 2 x 10^5 ops with ~9,000 cached small blocks ~1 s.
+ * (binary searches, then one memmove of part of the order of the n cached
+ * free blocks: a split's rest takes its block's element, a merge the
+ * cached neighbour's), free likewise; a miss with expandable segments
+ * walks the stream's segment, O(its blocks); the slow path and
+ * empty_cache O(slots).  Measured (-O2, bench/): ~30 ns per operation
+ * on the replays of lifetimes.c (hundreds of cached blocks); a treap in
+ * the slots (tried) was 15-35% slower than the sorted array there.
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #ifndef PTSIM_ALLOC_H
@@ -114,7 +117,6 @@ typedef struct {
   int32_t expandable;     /* 1: part of an expandable segment */
   int32_t prev, next;     /* address neighbours in the segment, -1 none */
   int64_t gc_base_;       /* private: pool's free-block searches when cached */
-  int32_t order_;         /* private: element (this index) of the sorted free set */
   int32_t link_;          /* private: next unused slot while unused */
 } PtsimAllocBlock;
 
@@ -147,12 +149,16 @@ typedef struct {
   int64_t next_addr;        /* bump counter of virtual addresses */
   int64_t searches[2];      /* free-block searches per pool (GC ages) */
   PtsimAllocBlock *blocks;  /* caller's storage (transfer none) */
-  int32_t capacity_blocks;
+  int32_t *order;           /* the sorted free set: slots, in the storage's tail */
+  int32_t capacity_blocks;  /* block slots (the storage less the order's tail) */
   int32_t high_water;       /* slots [0, high_water) have been used */
   int32_t unused_head;      /* chain of unused slots below high_water, -1 */
   int32_t unused_count;     /* slots not holding a block, all of them */
   int32_t free_count;       /* elements of the sorted free set */
+  int64_t starved_unmaps;   /* page unmaps skipped for want of two unused slots
+                               (the one outcome that depends on slot order) */
   int32_t num_expandable;   /* entries of expandable[] */
+  int32_t divided;          /* some interval has roundup_power2_divisions > 1 */
   int32_t expandable[PTSIM_ALLOC_MAX_EXPANDABLE]; /* first block of each
                                                      expandable segment */
   PtsimAllocStats stats;
@@ -171,6 +177,10 @@ PTSIM_HD void ptsim_alloc_options_set_divisions(PtsimAllocOptions *opts,
  * divisions 0, 1 or a power of two, GC threshold in [0, 1), fraction in
  * [0, 1]. */
 PTSIM_HD int ptsim_alloc_options_valid(const PtsimAllocOptions *opts);
+
+/* Storage slots (the capacity_blocks of ptsim_alloc_init) that hold
+ * exactly `blocks` blocks besides the free set's order. */
+PTSIM_HD int64_t ptsim_alloc_storage_slots(int64_t blocks);
 
 /* Makes an empty allocator over storage[0..capacity_blocks).  opts may be
  * NULL (defaults).  capacity_bytes: device memory available to the
@@ -197,6 +207,15 @@ PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes,
  * changed). */
 PTSIM_HD int32_t ptsim_alloc_free(PtsimAllocator *a, int32_t handle);
 
+/* ptsim_alloc_malloc then, at once, ptsim_alloc_free of the block: a
+ * tensor that lives between two others' (a collective's output reduced at
+ * once).  The same state, counters and peaks as the two calls, handles
+ * aside; without moving a block when a cached one serves it (the common
+ * case).  *addr: the block's address.  Returns 0 or malloc's error code
+ * (nothing was allocated then). */
+PTSIM_HD int32_t ptsim_alloc_malloc_free(PtsimAllocator *a, int64_t size_bytes, int32_t stream,
+                                         int64_t *addr);
+
 /* torch.cuda.empty_cache(): cudaFree every cached segment that is one whole
  * free block; with expandable segments, unmap every whole free page. */
 PTSIM_HD void ptsim_alloc_empty_cache(PtsimAllocator *a);
@@ -221,6 +240,50 @@ PTSIM_HD const PtsimAllocBlock *ptsim_alloc_block(const PtsimAllocator *a,
  * allocated <= reserved <= limit.  Returns 0, or a negative number naming
  * the first broken invariant (see alloc.c).  O(slots + segments^2). */
 PTSIM_HD int32_t ptsim_alloc_check(const PtsimAllocator *a);
+
+/* ---- the state, for a replay that skips what repeats (alloc_state.c) ---- */
+
+/* Words before the blocks in ptsim_alloc_state's output. */
+#define PTSIM_ALLOC_STATE_HEADER (16 + PTSIM_ALLOC_MAX_EXPANDABLE)
+
+/* The most words ptsim_alloc_state writes for an allocator over
+ * capacity_blocks slots. */
+PTSIM_HD int64_t ptsim_alloc_state_words(int32_t capacity_blocks);
+
+/* Writes what decides the allocator's future, slot labels left out, and
+ * returns the words written: the current counters, the next address, the
+ * expandable segments' addresses, and every block (address, size,
+ * request, segment, stream, pool, kind, age in free-block searches when
+ * cached) in address order, segment by segment (the words past the
+ * returned count are scratch).  Two allocators (or one at two moments) with
+ * the same words and options answer every later malloc, free and
+ * empty_cache alike, handles aside (the block at the same address); the
+ * peaks and the counters that only grow (PtsimAllocCounters) are not in
+ * the words.  O(slots + segments log segments). */
+PTSIM_HD int64_t ptsim_alloc_state(const PtsimAllocator *a, int64_t *words);
+
+/* A copy of the allocator as it is (its fields, and blocks [0, high_water)
+ * into `blocks`: slot labels and all), in O(high_water) with no sorting,
+ * for ptsim_alloc_state to read later (it gives on the copy the words it
+ * gave on the allocator then); nothing else may use the copy.  Returns 0,
+ * or -1 (nothing copied) when more than `room` slots have been used. */
+PTSIM_HD int32_t ptsim_alloc_snapshot(const PtsimAllocator *a, PtsimAllocator *copy,
+                                      PtsimAllocBlock *blocks, int32_t room);
+
+/* The counters that only grow. */
+typedef struct {
+  int64_t num_device_alloc, num_device_free, num_alloc_retries, num_ooms, num_gc_frees;
+  int64_t searches[2];  /* free-block searches per pool (the GC's clock) */
+} PtsimAllocCounters;
+
+PTSIM_HD void ptsim_alloc_counters(const PtsimAllocator *a, PtsimAllocCounters *out);
+
+/* For a run whose state words at `before` equal those now: as if what
+ * happened since `before` happened `times` more times.  The counters that
+ * only grow grow by `times` x their growth since; cached blocks keep their
+ * ages; the peaks stay (a repeat revisits the values already seen). */
+PTSIM_HD void ptsim_alloc_repeat(PtsimAllocator *a, const PtsimAllocCounters *before,
+                                 int64_t times);
 
 /* ---- the rules, exposed for tests ---- */
 

@@ -85,10 +85,10 @@ PTSIM_HD int32_t ptsim_alloc_check(const PtsimAllocator *a) {
   /* the free set */
   if ((int64_t)a->free_count != cached) return -10;
   for (int32_t k = 0; k < a->free_count; k++) {
-    int32_t s = B[k].order_;
+    int32_t s = a->order[k];
     if (s < 0 || s >= a->high_water || B[s].state != PTSIM_ALLOC_BLOCK_FREE) return -11;
     if (k > 0) {
-      const PtsimAllocBlock *p = &B[B[k - 1].order_];
+      const PtsimAllocBlock *p = &B[a->order[k - 1]];
       if (!key_less(p, B[s].pool, B[s].stream, B[s].size, B[s].addr)) return -12;
     }
   }

@@ -1,8 +1,9 @@
 /* alloc_int.h — what the allocator's source files share and nobody else
  * sees: address constants and small helpers (sqlite's xInt.h pattern).  The
  * public contract is alloc.h; the files are alloc.c (blocks, the free set,
- * malloc and free), alloc_rules.c (options and size rules) and
- * alloc_check.c (invariants and queries).
+ * malloc and free), alloc_rules.c (options and size rules),
+ * alloc_check.c (invariants and queries) and alloc_state.c (the state as
+ * words).
  *
  * Core: pure C, PTSIM_HD, no allocation, no I/O. */
 #ifndef PTSIM_ALLOC_INT_H
@@ -21,13 +22,15 @@ static inline PTSIM_HD int64_t round_down(int64_t x, int64_t m) { return (x / m)
 
 static inline PTSIM_HD int64_t imax(int64_t x, int64_t y) { return x > y ? x : y; }
 
-/* floor(log2(x)) for x >= 1. */
+/* floor(log2(x)) for x >= 1, in six halvings (every malloc asks). */
 static inline PTSIM_HD int32_t log2_floor(int64_t x) {
+  uint64_t v = (uint64_t)x;
   int32_t r = 0;
-  while (x > 1) {
-    x >>= 1;
-    r += 1;
-  }
+  for (int32_t shift = 32; shift > 0; shift >>= 1)
+    if (v >> shift) {
+      v >>= shift;
+      r += shift;
+    }
   return r;
 }
 

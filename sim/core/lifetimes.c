@@ -2,19 +2,17 @@
  * lifetimes.h.
  *
  * Shapes (bytes, one GPU): T = mbs*seq/cp tokens, T_sp = T/tp with SP.
- * The saved tensors of a layer are the analytical estimate's items (the
- * reference's table: norm inputs, QKV input, Q, K, V, attention output,
- * MLP input, the MLP intermediates, dropout masks, s x s scores without
- * flash attention), scaled so that their sum is exactly
- * ptsim_memory_layer_activation_bytes(): the allocator then adds only what
- * the estimate leaves to its 20% margin — caching, rounding, fragmentation,
- * transients — and what unfused attention keeps beyond it (lifetimes.h,
- * "Releases"). */
+ * The saved tensors of a layer are the analytical estimate's items
+ * (lifetimes_sets.c), so the allocator adds only what the estimate leaves
+ * to its 20% margin — caching, rounding, fragmentation, transients — and
+ * what unfused attention keeps beyond it (lifetimes.h, "Releases").
+ * Siblings: lifetimes_sets.c (the saved sets), lifetimes_period.c (the
+ * periodic shortcut), lifetimes_int.h (what they share). */
 #include "lifetimes.h"
 #include "lifetimes_int.h"
 #include "memory.h"
 
-#define ELEM 2.0
+#define ELEM PTSIM_LIFETIMES_ELEM
 #define MAX_LAYER_TENSORS PTSIM_LIFETIMES_LAYER_TENSORS
 #define EXTRA_TENSORS PTSIM_LIFETIMES_EXTRA_TENSORS
 /* per MTP layer, on the last stage: its inputs, its layer's saved set, its
@@ -30,9 +28,7 @@
 #define CUDA_CONTEXT_BYTES (500.0 * 1024.0 * 1024.0)
 #define NCCL_COMMUNICATOR_BYTES (0.5e9)
 /* Megatron-LM commit dates (YYYYMMDD, merges into main) where memory changed;
- * see lifetimes.h, "Releases". */
-#define MEGATRON_KV_COPIES_FROM 20230721
-#define MEGATRON_KV_COPIES_UNTIL 20231102
+ * see lifetimes.h, "Releases" (and lifetimes_sets.c). */
 #define MEGATRON_CE_IN_PLACE_FROM 20200310
 #define MEGATRON_CE_COPY_FROM 20221102
 #define MEGATRON_CE_COPY_UNTIL 20240613
@@ -41,13 +37,6 @@ typedef PtsimLifetimesTensor Tensor;
 typedef PtsimLifetimesCtx Ctx;
 
 static PTSIM_HD double dmax(double a, double b) { return a > b ? a : b; }
-
-/* The job runs a Megatron-LM dated in [from, until) (date 0, the current
- * one, is in no past interval). */
-static PTSIM_HD int megatron_between(const PtsimJob *job, int32_t from, int32_t until) {
-  int32_t d = job->layout.megatron_date;
-  return d > 0 && d >= from && d < until;
-}
 
 PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job) {
   const PtsimLayout *l = &job->layout;
@@ -64,154 +53,6 @@ PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job) {
     if (l->edp > 1) communicators++; /* the experts' gradients */
   }
   return CUDA_CONTEXT_BYTES + NCCL_COMMUNICATOR_BYTES * (double)communicators;
-}
-
-/* The layer's saved tensors, in the order forward allocates them. */
-static PTSIM_HD void build_saved(Ctx *x) {
-  const PtsimModel *m = &x->job->model;
-  const PtsimLayout *l = &x->job->layout;
-  double t = (double)l->tp, T = x->tokens, Tsp = x->tokens_sp, h = (double)m->hidden_size;
-  double kv = h * (double)m->num_query_groups / (double)m->num_attention_heads;
-  double ffn = (double)m->ffn_hidden_size / t;
-  double sum = 0.0, target, scale;
-  int32_t i, n = 0;
-  Tensor *s = x->saved;
-  s[n].name = "norm1_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "qkv_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "q"; s[n++].bytes = ELEM * T * h / t;
-  s[n].name = "k"; s[n++].bytes = ELEM * T * kv / t;
-  s[n].name = "v"; s[n++].bytes = ELEM * T * kv / t;
-  if (!l->flash_attention && l->recompute != PTSIM_RECOMPUTE_SELECTIVE) {
-    double scores = (double)l->mbs * (double)m->num_attention_heads / t *
-                    ((double)l->seq / (double)l->cp) * ((double)l->seq / (double)l->cp);
-    s[n].name = "attention_scores"; s[n++].bytes = ELEM * scores;
-    s[n].name = "attention_probs"; s[n++].bytes = ELEM * scores;
-  }
-  s[n].name = "attention_output"; s[n++].bytes = ELEM * T * h / t;
-  s[n].name = "norm2_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "mlp_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "fc1_output"; s[n++].bytes = ELEM * T * ffn * (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 : 1.0);
-  s[n].name = "activation_output"; s[n++].bytes = ELEM * T * ffn;
-  if (m->activation == PTSIM_ACTIVATION_SWIGLU) {
-    s[n].name = "fc2_input"; s[n++].bytes = ELEM * T * ffn;
-  }
-  if (l->hidden_dropout > 0.0) {
-    s[n].name = "dropout_masks"; s[n++].bytes = 2.0 * Tsp * h;
-  }
-  for (i = 0; i < n; i++) sum += s[i].bytes;
-  target = ptsim_memory_layer_activation_bytes(x->plan, l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
-  scale = sum > 0.0 ? target / sum : 1.0;
-  for (i = 0; i < n; i++) s[i].bytes *= scale;
-  /* Unfused attention's K and V copied to every head (lifetimes.h),
-   * made after V and kept with the scores. */
-  if (!l->flash_attention && l->recompute != PTSIM_RECOMPUTE_SELECTIVE &&
-      (m->num_query_groups < m->num_attention_heads ||
-       megatron_between(x->job, MEGATRON_KV_COPIES_FROM, MEGATRON_KV_COPIES_UNTIL))) {
-    double heads = ELEM * T * (double)(m->num_attention_heads * x->plan->head_dim) / t;
-    for (i = n - 1; i >= 5; i--) s[i + 2] = s[i];
-    s[5].name = "k_repeated"; s[5].bytes = heads;
-    s[6].name = "v_repeated"; s[6].bytes = heads;
-    n += 2;
-  }
-  x->n_saved = n;
-}
-
-/* An MoE layer's saved tensors (mixture-of-experts models), in forward
- * order: the attention part as a dense layer's, then the block input, the
- * router's scores, the rows the local experts see and their intermediates,
- * the shared experts' MLP; scaled to ptsim_memory_moe_layer_activation_bytes
- * like the dense set. */
-static PTSIM_HD void build_saved_moe(Ctx *x) {
-  const PtsimModel *m = &x->job->model;
-  const PtsimLayout *l = &x->job->layout;
-  double t = (double)l->tp, T = x->tokens, Tsp = x->tokens_sp, h = (double)m->hidden_size;
-  double rows = x->plan->expert_load * Tsp * (double)m->moe_router_topk * (double)l->etp;
-  double f = (double)m->moe_ffn_hidden_size / (double)l->etp;
-  double sum = 0.0, target, scale;
-  int32_t i, n = 0;
-  Tensor *s = x->saved_moe;
-  s[n].name = "norm1_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "qkv_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "qkv"; s[n++].bytes = 3.0 * ELEM * T * h / t;
-  s[n].name = "attention_output"; s[n++].bytes = ELEM * T * h / t;
-  s[n].name = "norm2_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "moe_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "router_scores"; s[n++].bytes = 5.0 * Tsp * (double)m->num_experts;
-  s[n].name = "expert_input"; s[n++].bytes = ELEM * rows * h;
-  s[n].name = "expert_fc1_output"; s[n++].bytes = ELEM * rows * f * 2.0;
-  s[n].name = "expert_fc2_input"; s[n++].bytes = ELEM * rows * f;
-  if (m->moe_shared_expert_size > 0) {
-    s[n].name = "shared_mlp"; s[n++].bytes = 4.0 * ELEM * T * (double)m->moe_shared_expert_size / t;
-  }
-  if (l->hidden_dropout > 0.0) {
-    s[n].name = "dropout_masks"; s[n++].bytes = 2.0 * Tsp * h;
-  }
-  for (i = 0; i < n; i++) sum += s[i].bytes;
-  target = ptsim_memory_moe_layer_activation_bytes(x->plan,
-                                                   l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
-  scale = sum > 0.0 ? target / sum : 1.0;
-  for (i = 0; i < n; i++) s[i].bytes *= scale;
-  x->n_saved_moe = n;
-}
-
-/* What torch's per-op checkpointing keeps of a layer (memory.c's
- * op_saved_bytes, in forward order: the block input, the kept matmul
- * outputs, SDPA's output and logsumexp, TP's reduce-scatter outputs),
- * scaled to ptsim_memory_layer_op_saved_bytes; the rest of the layer's
- * saved set comes and goes (rest_scale).  Nothing without per-op. */
-static PTSIM_HD void build_kept(Ctx *x) {
-  static const char *const names[PTSIM_TORCH_GEMMS] = {"wq_output", "wk_output", "wv_output",
-                                                       "wo_output", "w1_output", "w3_output",
-                                                       "w2_output"};
-  const PtsimModel *m = &x->job->model;
-  const PtsimLayout *l = &x->job->layout;
-  double t = (double)l->tp, T = x->tokens, h = (double)m->hidden_size;
-  double q = (double)(m->num_attention_heads * x->plan->head_dim);
-  double kv = (double)(m->num_query_groups * x->plan->head_dim), f = (double)m->ffn_hidden_size;
-  double out[PTSIM_TORCH_GEMMS], sum = 0.0, full = 0.0, target;
-  int32_t i, n = 0;
-  Tensor *s = x->kept;
-  x->n_kept = 0;
-  x->rest_scale = 1.0;
-  if (l->recompute != PTSIM_RECOMPUTE_SELECTIVE_OP) return;
-  out[PTSIM_TORCH_WQ] = T * q / t;
-  out[PTSIM_TORCH_WK] = out[PTSIM_TORCH_WV] = T * kv / t;
-  out[PTSIM_TORCH_WO] = out[PTSIM_TORCH_W2] = T * h;
-  out[PTSIM_TORCH_W1] = out[PTSIM_TORCH_W3] = T * f / t;
-  s[n].name = "layer_input"; s[n++].bytes = x->layer_input_bytes;
-  for (i = 0; i < PTSIM_TORCH_GEMMS; i++) {
-    if (!ptsim_plan_torch_gemm_saved(m, i)) continue;
-    s[n].name = names[i]; s[n++].bytes = ELEM * out[i];
-    if (i == PTSIM_TORCH_WV) {
-      s[n].name = "attention_output"; s[n++].bytes = ELEM * T * q / t;
-      s[n].name = "attention_logsumexp";
-      s[n++].bytes = 4.0 * (double)l->mbs * (double)(m->num_attention_heads / l->tp) *
-                     ((double)l->seq / (double)l->cp);
-    }
-  }
-  if (l->tp > 1 && l->sp) {
-    s[n].name = "reduce_scatter_outputs"; s[n++].bytes = 2.0 * ELEM * T * h / t;
-  }
-  for (i = 0; i < n; i++) sum += s[i].bytes;
-  target = ptsim_memory_layer_op_saved_bytes(x->plan);
-  for (i = 0; i < n; i++) s[i].bytes *= sum > 0.0 ? target / sum : 1.0;
-  for (i = 0; i < x->n_saved; i++) full += x->saved[i].bytes;
-  x->rest_scale = full > target ? (full - target) / full : 0.0;
-  x->n_kept = n;
-}
-
-/* The saved set of layer `layer` of model chunk `chunk`. */
-static PTSIM_HD const Tensor *saved_of(const Ctx *x, int32_t chunk, int32_t layer, int32_t *n) {
-  int64_t first, count;
-  if (x->n_saved_moe > 0) {
-    ptsim_plan_chunk_range(x->plan, x->stage, chunk, &first, &count);
-    if (ptsim_plan_is_moe_layer(&x->job->model, first + layer)) {
-      *n = x->n_saved_moe;
-      return x->saved_moe;
-    }
-  }
-  *n = x->n_saved;
-  return x->saved;
 }
 
 /* Megatron's DDP bucket: max(40M, 1M x dp) parameters; the stage's count. */
@@ -247,53 +88,88 @@ static PTSIM_HD int64_t bucket_count(const PtsimPlan *plan, int64_t stage) {
   return n;
 }
 
-/* The handle tables behind the blocks: per (microbatch, chunk) slots, then
- * one main-grad handle per bucket. */
-static PTSIM_HD int64_t handle_bytes(int64_t slots, int64_t buckets) {
-  return (slots + buckets) * (int64_t)sizeof(int32_t);
-}
-
 /* Handles of one (microbatch, chunk) slot of stage `stage`. */
 static PTSIM_HD int32_t slot_handles(const PtsimPlan *plan, int64_t stage, int64_t chunk_layers) {
   int64_t mtp = stage == plan->num_stages - 1 ? plan->job.model.mtp_num_layers : 0;
   return (int32_t)(chunk_layers * MAX_LAYER_TENSORS + EXTRA_TENSORS + mtp * MTP_TENSORS);
 }
 
-PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t stage) {
+/* How the scratch of a stage's replay divides: allocator storage, the
+ * handle tables (per (microbatch, chunk) slots, then one main-grad handle
+ * per bucket, then ZeRO-3's gathered units), the live list and its index,
+ * the shortcut's copies. */
+/* Parts past these are not laid out: the scratch is PARTS_TOO_LARGE bytes
+ * (past any limit; int32 block counts and handles stay in range). */
+#define PARTS_BLOCKS_MAX ((int64_t)1 << 30)
+#define PARTS_TOO_LARGE ((int64_t)4e18)
+
+typedef struct {
+  int64_t blocks, per_slot, slots, buckets, units, live_cap;
+  int64_t storage;   /* allocator storage slots: the blocks plus the free set's order */
+  int64_t handles_at, live_at, live_pos_at, period_at, period_bytes, total;
+} Parts;
+
+static PTSIM_HD int64_t align8(int64_t n) { return (n + 7) & ~(int64_t)7; }
+
+static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
   const PtsimJob *job = &plan->job;
   int64_t v = plan->num_chunks;
   int64_t m = plan->num_microbatches;
   int64_t layers = plan->stage_layers[stage];
-  int64_t per_slot = slot_handles(plan, stage, layers / v);
-  int64_t buckets = bucket_count(plan, stage);
-  int64_t inflight = job->layout.schedule == PTSIM_SCHEDULE_GPIPE
-                         ? m * v
-                         : (m * v < 2 * job->layout.pp * v + 2 ? m * v : 2 * job->layout.pp * v + 2);
+  int64_t pp = job->layout.pp;
+  /* (microbatch, chunk) pairs alive at once: every one under GPipe, else
+   * at most the interleaved warm-up plus one (schedule.h) */
+  int64_t inflight = job->layout.schedule == PTSIM_SCHEDULE_GPIPE ? m * v
+                     : m * v < 2 * pp * v + 2                     ? m * v
+                                                                  : 2 * pp * v + 2;
+  int64_t even_slot = slot_handles(plan, stage, layers / v);
+  double live;
+  q->units = ptsim_lifetimes_unit_slots(plan, stage);
+  /* the slots follow the plan's chunk (chunk_layers), the block count the
+   * even split */
+  q->per_slot = slot_handles(plan, stage, plan->chunk_layers[stage]);
+  if (q->per_slot < even_slot) q->per_slot = even_slot;
+  q->buckets = bucket_count(plan, stage);
+  q->live_cap = inflight;
   /* In double, saturated: an absurd layout (2^30 layers, 2^35 buckets) gets
-   * a size past any limit instead of an int64 overflow.  Every size a
-   * replay can have is far below 2^53, where double is exact. */
-  double live = (double)layers * 6.0 + 5.0 * (double)buckets + 16.0 +
-                (double)inflight * (double)per_slot;
-  double bytes;
+   * a size past any limit instead of an int64 overflow (every size a
+   * replay can have is far below 2^53, where double is exact), and the
+   * parts past it are not laid out. */
+  live = (double)layers * 6.0 + 5.0 * (double)q->buckets + 16.0 +
+         (double)inflight * (double)even_slot;
   /* ZeRO-2/3: shards, gathered units, buffers */
   if (plan->zero_stage >= 2) live += 6.0 * ((double)layers + 2.0) + 8.0;
-  bytes = (3.0 * live + 4096.0) * (double)sizeof(PtsimAllocBlock) +
-          ((double)m * (double)v * (double)per_slot +
-           (double)ptsim_lifetimes_unit_slots(plan, stage) + (double)buckets) *
-              (double)sizeof(int32_t);
-  return bytes < 4e18 ? (int64_t)bytes : (int64_t)4e18;
+  if (3.0 * live + 4096.0 > (double)PARTS_BLOCKS_MAX ||
+      (double)m * (double)v * (double)q->per_slot > (double)PARTS_BLOCKS_MAX) {
+    q->total = PARTS_TOO_LARGE;
+    return;
+  }
+  q->blocks = 3 * (int64_t)live + 4096;
+  q->slots = m * v * q->per_slot;
+  /* the allocator keeps its free set's order in its storage (alloc.h) */
+  q->storage = ptsim_alloc_storage_slots(q->blocks);
+  q->handles_at = q->storage * (int64_t)sizeof(PtsimAllocBlock);
+  q->live_at = q->handles_at + (q->slots + q->buckets + q->units) * (int64_t)sizeof(int32_t);
+  q->live_pos_at = q->live_at + 2 * q->live_cap * (int64_t)sizeof(int32_t);
+  q->period_at = align8(q->live_pos_at + m * v * (int64_t)sizeof(int32_t));
+  /* GPipe's stretches never repeat: no shortcut, no room for it */
+  q->period_bytes = job->layout.schedule == PTSIM_SCHEDULE_GPIPE
+                        ? 0
+                        : ptsim_lifetimes_period_bytes((int32_t)q->blocks, (int32_t)q->live_cap,
+                                                       (int32_t)q->per_slot, (int32_t)q->units);
+  q->total = q->period_at + q->period_bytes;
+}
+
+PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t stage) {
+  Parts q;
+  parts_of(plan, stage, &q);
+  return q.total;
 }
 
 /* One allocation; on the first failure the OOM is recorded and the replay
  * stops allocating (later frees of never-allocated tensors are skipped). */
-static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t stream) {
-  int32_t h;
+static PTSIM_HD void failed(Ctx *x, int32_t h, const char *name, double bytes) {
   int i;
-  if (x->failed || bytes <= 0.0) return -1;
-  /* past any GPU (and past int64: the cast would be undefined) it is out
-   * of memory, as the allocator would say */
-  h = bytes < 4e18 ? ptsim_alloc_malloc(&x->alloc, (int64_t)bytes, stream) : PTSIM_ALLOC_ERR_OOM;
-  if (h >= 0) return h;
   x->failed = h == PTSIM_ALLOC_ERR_OOM ? 1 : 2;
   if (h == PTSIM_ALLOC_ERR_OOM && x->out->fits) {
     PtsimStageAlloc *o = x->out;
@@ -307,7 +183,38 @@ static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t str
     for (i = 0; i < PTSIM_LIFETIMES_NAME_MAX - 1 && name[i]; i++) o->oom_tensor[i] = name[i];
     o->oom_tensor[i] = '\0';
   }
+}
+
+/* The shortcut's hint: the addresses handed out (lifetimes_period.c). */
+static PTSIM_HD void handed(Ctx *x, int64_t addr) {
+  x->trace_hash = (x->trace_hash ^ (uint64_t)addr) * 0x100000001B3ull;
+}
+
+static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t stream) {
+  int32_t h;
+  if (x->failed || bytes <= 0.0) return -1;
+  /* past any GPU (and past int64: the cast would be undefined) it is out
+   * of memory, as the allocator would say */
+  h = bytes < 4e18 ? ptsim_alloc_malloc(&x->alloc, (int64_t)bytes, stream) : PTSIM_ALLOC_ERR_OOM;
+  if (h >= 0) {
+    handed(x, x->alloc.blocks[h].addr);
+    return h;
+  }
+  failed(x, h, name, bytes);
   return -1;
+}
+
+/* A tensor freed as soon as it is made (take then give, in one call). */
+static PTSIM_HD void take_give(Ctx *x, const char *name, double bytes, int32_t stream) {
+  int64_t addr = 0;
+  int32_t rc;
+  if (x->failed || bytes <= 0.0) return;
+  rc = bytes < 4e18 ? ptsim_alloc_malloc_free(&x->alloc, (int64_t)bytes, stream, &addr)
+                    : PTSIM_ALLOC_ERR_OOM;
+  if (rc == 0)
+    handed(x, addr);
+  else
+    failed(x, rc, name, bytes);
 }
 
 static PTSIM_HD void give(Ctx *x, int32_t handle) {
@@ -321,7 +228,7 @@ PTSIM_HD int32_t ptsim_lifetimes_take(Ctx *x, const char *name, double bytes, in
 PTSIM_HD void ptsim_lifetimes_give(Ctx *x, int32_t handle) { give(x, handle); }
 
 static PTSIM_HD int32_t *slot(Ctx *x, int32_t mb, int32_t chunk) {
-  return x->handles + ((int64_t)mb * x->v + chunk) * x->per_slot;
+  return ptsim_lifetimes_slot(x, mb, chunk);
 }
 
 static PTSIM_HD int is_first(const Ctx *x, int32_t chunk) { return ptsim_lifetimes_is_first(x, chunk); }
@@ -332,10 +239,8 @@ static PTSIM_HD void layer_transients(Ctx *x) {
   const PtsimLayout *l = &x->job->layout;
   double h = (double)x->job->model.hidden_size, full = ELEM * x->tokens * h;
   int32_t a, b;
-  if (l->tp > 1 && l->sp) { /* all-gather output feeding QKV, then fc1 */
-    a = take(x, "sp_allgather", full, STREAM_COMPUTE);
-    give(x, a);
-  }
+  if (l->tp > 1 && l->sp) /* all-gather output feeding QKV, then fc1 */
+    take_give(x, "sp_allgather", full, STREAM_COMPUTE);
   if (l->cp > 1) { /* ring: the K/V block in flight and the one received */
     double kv = ELEM * 2.0 * x->tokens * h * (double)x->job->model.num_query_groups /
                 (double)x->job->model.num_attention_heads / (double)l->tp;
@@ -344,10 +249,8 @@ static PTSIM_HD void layer_transients(Ctx *x) {
     give(x, a);
     give(x, b);
   }
-  if (l->tp > 1) { /* the row-parallel GEMM output before its reduction */
-    a = take(x, "rowparallel_output", full, STREAM_COMPUTE);
-    give(x, a);
-  }
+  if (l->tp > 1) /* the row-parallel GEMM output before its reduction */
+    take_give(x, "rowparallel_output", full, STREAM_COMPUTE);
 }
 
 /* An MoE layer's transients beyond a dense layer's: the permuted tokens
@@ -364,27 +267,6 @@ static PTSIM_HD void moe_transients(Ctx *x) {
   give(x, sent);
   give(x, received);
   give(x, out);
-}
-
-/* Megatron's full recompute of a chunk's layer: uniform recomputes every
- * layer and checkpoints the input of each group of n (recompute_num_layers)
- * layers; block recomputes (checkpointing each input of) the first n
- * layers and stores the rest in full.  n = 0: every layer, one each.
- * torch's per-op checkpointing recomputes every layer, keeping x->kept. */
-static PTSIM_HD int recomputed(const Ctx *x, int32_t layer) {
-  const PtsimLayout *l = &x->job->layout;
-  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP) return 1; /* every layer, per op */
-  if (l->recompute != PTSIM_RECOMPUTE_FULL) return 0;
-  if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK && l->recompute_num_layers > 0)
-    return layer < l->recompute_num_layers;
-  return 1;
-}
-
-static PTSIM_HD int keeps_input(const Ctx *x, int32_t layer) {
-  const PtsimLayout *l = &x->job->layout;
-  if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_UNIFORM && l->recompute_num_layers > 1)
-    return layer % l->recompute_num_layers == 0;
-  return 1;
 }
 
 /* ---- multi-token prediction (the last stage of a model with MTP layers) ---- */
@@ -447,11 +329,9 @@ static PTSIM_HD void mtp_backward(Ctx *x, int32_t *h, int keep_saved) {
   int64_t j;
   int32_t n;
   const Tensor *set = mtp_set(x, &n);
-  for (j = 0; j < x->job->model.mtp_num_layers; j++) {
-    /* as the main head's: the kept softmax becomes the gradient; to 16 bits */
-    int32_t grad = take(x, "mtp_logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
-    give(x, grad);
-  }
+  /* as the main head's: the kept softmax becomes the gradient; to 16 bits */
+  for (j = 0; j < x->job->model.mtp_num_layers; j++)
+    take_give(x, "mtp_logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
   mtp_give(x, h, MTP_TENSORS - 2, MTP_TENSORS);
   for (j = 0; j < x->job->model.mtp_num_layers; j++) {
     int32_t grad = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
@@ -466,6 +346,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   int32_t *hs = slot(x, mb, chunk);
   int32_t k = 0, layer, i;
   for (i = 0; i < x->per_slot; i++) hs[i] = -1;
+  ptsim_lifetimes_live_add(x, mb, chunk);
   if (!is_first(x, chunk)) hs[k] = take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
   k++;
   if (x->gathered && is_first(x, chunk)) {
@@ -482,16 +363,16 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   }
   for (layer = 0; layer < x->chunk_layers; layer++) {
     int32_t n;
-    const Tensor *set = saved_of(x, chunk, layer, &n);
+    const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
     if (x->gathered) ptsim_lifetimes_unit_enter(x, chunk, layer + 1, 1);
-    if (recomputed(x, layer)) {
+    if (ptsim_lifetimes_recomputed(x, layer)) {
       /* Only what the checkpoint keeps stays (its input; per op x->kept);
        * the rest of the working set comes and goes. */
       int32_t tmp[MAX_LAYER_TENSORS];
       if (x->n_kept > 0)
         for (i = 0; i < x->n_kept; i++)
           hs[k + i] = take(x, x->kept[i].name, x->kept[i].bytes, STREAM_COMPUTE);
-      else if (keeps_input(x, layer))
+      else if (ptsim_lifetimes_keeps_input(x, layer))
         hs[k] = take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE);
       for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
       layer_transients(x);
@@ -514,8 +395,8 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     mtp_forward(x, hs + k + 2);
     logits = take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
     hs[k] = take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
-    if (megatron_between(x->job, 0, MEGATRON_CE_IN_PLACE_FROM) ||
-        megatron_between(x->job, MEGATRON_CE_COPY_FROM, MEGATRON_CE_COPY_UNTIL)) {
+    if (ptsim_lifetimes_megatron_between(x->job, 0, MEGATRON_CE_IN_PLACE_FROM) ||
+        ptsim_lifetimes_megatron_between(x->job, MEGATRON_CE_COPY_FROM, MEGATRON_CE_COPY_UNTIL)) {
       /* logits - max, out of place */
       int32_t shifted = take(x, "logits_minus_max", 4.0 * x->logits_elems, STREAM_COMPUTE);
       give(x, hs[k]);
@@ -533,6 +414,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
 static PTSIM_HD void release_saved(Ctx *x, int32_t mb, int32_t chunk) {
   int32_t *hs = slot(x, mb, chunk);
   int32_t layer, i;
+  ptsim_lifetimes_live_use(x, mb, chunk, 1);
   for (layer = x->chunk_layers - 1; layer >= 0; layer--) {
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
     for (i = MAX_LAYER_TENSORS - 1; i >= 0; i--) {
@@ -551,12 +433,14 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   int32_t *hs = slot(x, mb, chunk);
   int32_t layer, i, grad_in, grad_out, reducing = -1, unit_grad;
   int32_t base = 1 + x->chunk_layers * MAX_LAYER_TENSORS;
+  ptsim_lifetimes_live_use(x, mb, chunk, !keep_saved);
   unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, x->chunk_layers + 1);
   ptsim_lifetimes_unit_backward_end(x, chunk, x->chunk_layers + 1, unit_grad, &reducing);
   if (is_last(x, chunk)) { /* the kept softmax becomes the gradient in place; to 16 bits */
     int32_t grad_logits = take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
     give(x, hs[base + 1]);
     give(x, hs[base]);
+    hs[base + 1] = hs[base] = -1;
     give(x, grad_logits);
     mtp_backward(x, hs + base + 2, keep_saved);
   }
@@ -564,15 +448,16 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   for (layer = x->chunk_layers - 1; layer >= 0; layer--) {
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
     int32_t tmp[MAX_LAYER_TENSORS], n;
-    const Tensor *set = saved_of(x, chunk, layer, &n);
-    if (recomputed(x, layer)) /* re-materialise the layer (beyond what per op kept) */
+    const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
+    /* re-materialise the layer (beyond what per op kept) */
+    if (ptsim_lifetimes_recomputed(x, layer))
       for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
     grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     layer_transients(x);
     if (set == x->saved_moe) moe_transients(x);
     ptsim_lifetimes_unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
-    if (recomputed(x, layer))
+    if (ptsim_lifetimes_recomputed(x, layer))
       for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
     if (!keep_saved)
       for (i = MAX_LAYER_TENSORS - 1; i >= 0; i--) {
@@ -765,6 +650,7 @@ static PTSIM_HD void result_init(PtsimStageAlloc *out, const PtsimJob *job) {
   out->peak_step = out->peak_item = out->peak_microbatch = out->peak_chunk = -1;
   out->peak_kind = PTSIM_LIFETIMES_AT_SETUP;
   out->inactive_split_peak_bytes = 0.0;
+  out->items_replayed = 0;
   out->outside_bytes = ptsim_lifetimes_outside_bytes(job);
   phase_zero(&out->first_step);
   phase_zero(&out->steady_state);
@@ -802,23 +688,24 @@ static PTSIM_HD void result_close(PtsimStageAlloc *out, const PtsimJob *job) {
 PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
                                         const PtsimScheduleItem *items, int32_t n_items,
                                         int32_t steps, const PtsimAllocOptions *opts,
-                                        void *scratch, int64_t scratch_bytes,
-                                        PtsimAllocTimeline *timeline, PtsimStageAlloc *out) {
+                                        int32_t every_item, void *scratch,
+                                        int64_t scratch_bytes, PtsimAllocTimeline *timeline,
+                                        PtsimStageAlloc *out) {
   Ctx x;
+  Parts q;
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
-  int64_t need = ptsim_lifetimes_scratch_bytes(plan, stage);
-  int32_t n_blocks, rc, i;
-  int64_t slots;
+  int32_t rc, i;
   double capacity;
-  if (scratch_bytes < need) return PTSIM_ALLOC_ERR_NO_BLOCKS;
+  parts_of(plan, stage, &q);
+  if (scratch_bytes < q.total) return PTSIM_ALLOC_ERR_NO_BLOCKS;
   x.plan = plan;
   x.job = job;
   x.stage = stage;
   x.v = (int32_t)plan->num_chunks;
   x.m = (int32_t)plan->num_microbatches;
   x.chunk_layers = (int32_t)plan->chunk_layers[stage];
-  x.per_slot = slot_handles(plan, stage, x.chunk_layers);
+  x.per_slot = (int32_t)q.per_slot;
   x.tokens = (double)plan->tokens;
   x.tokens_sp = plan->tokens_sp;
   x.layer_input_bytes = ELEM * x.tokens_sp * (double)job->model.hidden_size;
@@ -831,35 +718,46 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.microbatch = -1;
   x.chunk = -1;
   x.buckets = (int32_t)bucket_count(plan, stage); /* small: the scratch is `need` */
-  x.attention_buffer = -1;
   x.reserved_best = 0.0;
+  x.attention_buffer = -1;
   result_init(out, job);
-  slots = (int64_t)x.m * x.v * x.per_slot;
-  n_blocks = (int32_t)((need - handle_bytes(slots + ptsim_lifetimes_unit_slots(plan, stage), x.buckets)) /
-                       (int64_t)sizeof(PtsimAllocBlock));
-  x.handles = (int32_t *)((char *)scratch + (int64_t)n_blocks * (int64_t)sizeof(PtsimAllocBlock));
-  x.main_grads = x.handles + slots;
+  x.handles = (int32_t *)((char *)scratch + q.handles_at);
+  x.main_grads = x.handles + q.slots;
   for (i = 0; i < x.buckets; i++) x.main_grads[i] = -1;
-  x.gathered = (int32_t *)0;
-  if (ptsim_lifetimes_unit_slots(plan, stage) > 0) {
-    x.gathered = x.main_grads + x.buckets;
-    for (i = 0; i < (int32_t)ptsim_lifetimes_unit_slots(plan, stage); i++) x.gathered[i] = -1;
-  }
+  x.n_gathered = (int32_t)q.units;
+  x.gathered = q.units > 0 ? x.main_grads + x.buckets : NULL;
+  for (i = 0; i < x.n_gathered; i++) x.gathered[i] = -1;
+  x.live = (int32_t *)((char *)scratch + q.live_at);
+  x.live_pos = (int32_t *)((char *)scratch + q.live_pos_at);
+  for (i = 0; i < x.m * x.v; i++) x.live_pos[i] = -1;
+  x.n_live = 0;
+  x.live_cap = (int32_t)q.live_cap;
+  x.irregular = 0;
+  x.trace_hash = 0;
+  x.period = NULL;
+  x.period_next = -1;
   capacity = job->hw.memory_bytes - out->outside_bytes;
   rc = ptsim_alloc_init(&x.alloc, opts, capacity > 0.0 ? capacity : 0.0,
-                        (PtsimAllocBlock *)scratch, n_blocks);
+                        (PtsimAllocBlock *)scratch, (int32_t)q.storage);
   if (rc != 0) return rc;
-  build_saved(&x);
-  x.n_saved_moe = 0;
-  if (job->model.num_experts > 0) build_saved_moe(&x);
-  build_kept(&x);
+  /* The shortcut leaves the result as it is; a timeline wants every item. */
+  if (!every_item && !timeline)
+    ptsim_lifetimes_period_init(&x, (char *)scratch + q.period_at, q.period_bytes, n_items);
+  ptsim_lifetimes_build_saved(&x);
   at_start(&x);
   note_peak(&x);
   sample(&x, timeline);
   for (x.step = 0; x.step < steps && !x.failed; x.step++) {
     free_main_grads(&x); /* zero_grad: the last step's fp32 copies go */
+    if (x.period) ptsim_lifetimes_period_step(&x);
     for (i = 0; i < n_items && !x.failed; i++) {
-      const PtsimScheduleItem *it = &items[i];
+      const PtsimScheduleItem *it;
+      if (i == x.period_next) {
+        i = ptsim_lifetimes_period_at(&x, items, n_items, i);
+        if (i >= n_items) break;
+      }
+      it = &items[i];
+      out->items_replayed += 1;
       x.item = i;
       x.kind = it->kind;
       x.microbatch = it->microbatch;

@@ -161,6 +161,9 @@ typedef struct {
   int32_t oom_step, oom_item, oom_microbatch, oom_chunk, oom_kind;
   double oom_request_bytes;
   char oom_tensor[PTSIM_LIFETIMES_NAME_MAX];
+  /* Schedule items replayed, all steps: fewer than steps x items when the
+   * periodic shortcut skipped repeats (the one field it changes). */
+  int64_t items_replayed;
 } PtsimStageAlloc;
 
 /* Samples of allocated/reserved after each schedule item, for timelines. */
@@ -181,19 +184,24 @@ typedef struct {
 PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job);
 
 /* Scratch bytes ptsim_lifetimes_replay needs for this stage (allocator
- * blocks and the handles of live tensors). */
+ * blocks, the handles of live tensors, the shortcut's copies and stored states). */
 PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t stage);
 
 /* Replays `steps` training steps of stage `stage`, whose schedule order is
  * items[0..n_items), each followed by its optimizer step, through an
  * allocator with `opts` (NULL: PyTorch's defaults) at the profile's
  * capacity minus the outside bytes.  Two steps give both phases.  timeline
- * may be NULL.  Returns 0, PTSIM_ALLOC_ERR_NO_BLOCKS when scratch is too
- * small, or PTSIM_ALLOC_ERR_ARGS for bad options. */
+ * may be NULL.  Within a step the replay skips whole stretches of the
+ * steady state once the allocator repeats itself exactly (the periodic
+ * shortcut, lifetimes_int.h): the result is the same bytes as replaying
+ * every item, which every_item = 1 (`--no-shortcut`) does, and so does a
+ * replay with a timeline.  Returns 0, PTSIM_ALLOC_ERR_NO_BLOCKS when
+ * scratch is too small, or PTSIM_ALLOC_ERR_ARGS for bad options. */
 PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
                                         const PtsimScheduleItem *items, int32_t n_items,
                                         int32_t steps, const PtsimAllocOptions *opts,
-                                        void *scratch, int64_t scratch_bytes,
-                                        PtsimAllocTimeline *timeline, PtsimStageAlloc *out);
+                                        int32_t every_item, void *scratch,
+                                        int64_t scratch_bytes, PtsimAllocTimeline *timeline,
+                                        PtsimStageAlloc *out);
 
 #endif /* PTSIM_LIFETIMES_H */

@@ -1,12 +1,17 @@
 /* lifetimes_int.h — the state of one stage's replay, shared by
- * lifetimes.c (the tensors and the schedule walk) and lifetimes_units.c
- * (sharded data parallelism's units).  Not a public header: only those two
- * files include it.
+ * lifetimes.c (the tensors and the schedule walk), lifetimes_sets.c (a
+ * layer's saved set), lifetimes_units.c (sharded data parallelism's units)
+ * and lifetimes_period.c (the exact periodic shortcut).  Not a public
+ * header: only those files include it.
  *
  * Handles: every (microbatch, chunk) has per_slot handle slots (the
  * receive buffer, PTSIM_LIFETIMES_LAYER_TENSORS per layer, the last
- * stage's logits, loss and MTP layers), -1 when empty; after them one
- * main-grad handle per bucket, then (ZeRO-3) one per unit of each chunk.
+ * stage's logits, loss and MTP layers' tensors), -1 when empty; after them
+ * one main-grad handle per bucket, then (ZeRO-3) one per unit of each
+ * chunk.  A handle is emptied when its tensor is freed, so a slot's
+ * non-empty handles are exactly its tensors alive.  The live list names
+ * the (microbatch, chunk) whose forward ran and whose saved tensors are
+ * not yet freed (its receive buffer is the last to go).
  *
  * Core module internals: pure C, PTSIM_HD, no allocation. */
 #ifndef PTSIM_LIFETIMES_INT_H
@@ -14,6 +19,7 @@
 
 #include "lifetimes.h"
 
+#define PTSIM_LIFETIMES_ELEM 2.0 /* bytes per 16-bit element */
 #define PTSIM_LIFETIMES_LAYER_TENSORS 16
 /* per (microbatch, chunk): receive buffer, logits, fp32 logits, loss */
 #define PTSIM_LIFETIMES_EXTRA_TENSORS 4
@@ -25,6 +31,8 @@ typedef struct {
   const char *name;
   double bytes;
 } PtsimLifetimesTensor;
+
+struct PtsimLifetimesPeriod; /* lifetimes_period.c */
 
 typedef struct {
   const PtsimPlan *plan;
@@ -52,11 +60,22 @@ typedef struct {
   int failed;
   int32_t *main_grads;       /* (buckets) fp32 main-grad copies alive, or -1 */
   int32_t buckets;
-  int32_t attention_buffer;  /* unfused attention's global buffer, once got */
   double reserved_best;      /* highest reserved seen so far (all phases) */
+  int32_t attention_buffer;  /* unfused attention's global buffer, once got */
   /* ZeRO-3: the gathered units of each chunk, (v) slots of chunk_layers + 2
    * (embedding, layers, output unit), -1 when sharded; NULL otherwise */
   int32_t *gathered;
+  int32_t n_gathered;        /* its slots (ptsim_lifetimes_unit_slots), 0 without */
+  /* The live list: (microbatch, chunk) pairs, 2 words each, in no order;
+   * live_pos[mb * v + chunk] is a pair's place in it, -1 when not live. */
+  int32_t *live, *live_pos;
+  int32_t n_live, live_cap;
+  int32_t irregular;         /* an item read a slot its forward never filled, or
+                                the live list overflowed: no shortcut */
+  uint64_t trace_hash;       /* the addresses handed out since the last period
+                                boundary, hashed (the shortcut's cheap hint) */
+  struct PtsimLifetimesPeriod *period; /* NULL: every item is replayed */
+  int32_t period_next;       /* the item before which the shortcut looks next, -1 never */
 } PtsimLifetimesCtx;
 
 /* Chunk `chunk` of the stage holds the embedding / the output layer. */
@@ -73,6 +92,52 @@ static inline PTSIM_HD int ptsim_lifetimes_is_last(const PtsimLifetimesCtx *x, i
 PTSIM_HD int32_t ptsim_lifetimes_take(PtsimLifetimesCtx *x, const char *name, double bytes,
                                       int32_t stream);
 PTSIM_HD void ptsim_lifetimes_give(PtsimLifetimesCtx *x, int32_t handle);
+
+/* Puts pair k of the live list at (mb, chunk) and records its place. */
+static inline PTSIM_HD void ptsim_lifetimes_live_set(PtsimLifetimesCtx *x, int32_t k, int32_t mb,
+                                                    int32_t chunk) {
+  x->live[2 * k] = mb;
+  x->live[2 * k + 1] = chunk;
+  x->live_pos[(int64_t)mb * x->v + chunk] = k;
+}
+
+/* The job runs a Megatron-LM dated in [from, until) (date 0, the current
+ * one, is in no past interval). */
+static inline PTSIM_HD int ptsim_lifetimes_megatron_between(const PtsimJob *job, int32_t from,
+                                                            int32_t until) {
+  int32_t d = job->layout.megatron_date;
+  return d > 0 && d >= from && d < until;
+}
+
+/* ---- the saved sets (lifetimes_sets.c) ---- */
+
+/* x->saved (and, for a mixture-of-experts model, x->saved_moe) for the
+ * stage's shapes. */
+PTSIM_HD void ptsim_lifetimes_build_saved(PtsimLifetimesCtx *x);
+
+/* Layer `layer` of a chunk is recomputed in backward (Megatron's full
+ * recompute by its method and count, or torch's per-op checkpointing),
+ * and a recomputed layer's checkpoint keeps its input. */
+PTSIM_HD int ptsim_lifetimes_recomputed(const PtsimLifetimesCtx *x, int32_t layer);
+PTSIM_HD int ptsim_lifetimes_keeps_input(const PtsimLifetimesCtx *x, int32_t layer);
+
+/* The saved set of layer `layer` of model chunk `chunk`; its size in *n. */
+PTSIM_HD const PtsimLifetimesTensor *ptsim_lifetimes_saved_of(const PtsimLifetimesCtx *x,
+                                                              int32_t chunk, int32_t layer,
+                                                              int32_t *n);
+
+/* The live list's upkeep (only while the shortcut watches): a forward
+ * filled (mb, chunk); an item reads its tensors, `done` when it frees the
+ * last of them.  An item that breaks the pattern (a second forward, a read
+ * of a pair no forward filled) makes the replay irregular. */
+PTSIM_HD void ptsim_lifetimes_live_add(PtsimLifetimesCtx *x, int32_t mb, int32_t chunk);
+PTSIM_HD void ptsim_lifetimes_live_use(PtsimLifetimesCtx *x, int32_t mb, int32_t chunk, int done);
+
+/* Handle slots of (microbatch, chunk). */
+static inline PTSIM_HD int32_t *ptsim_lifetimes_slot(PtsimLifetimesCtx *x, int32_t mb,
+                                                     int32_t chunk) {
+  return x->handles + ((int64_t)mb * x->v + chunk) * x->per_slot;
+}
 
 /* ---- sharded data parallelism's units (lifetimes_units.c) ----
  *
@@ -101,5 +166,48 @@ PTSIM_HD void ptsim_lifetimes_units_reshard(PtsimLifetimesCtx *x);
 /* At start, ZeRO-2/3: each unit's weight shard (ZeRO-3, megatron) and
  * gradient shard (or, under sync_once, whole gradient). */
 PTSIM_HD void ptsim_lifetimes_sharded_units(PtsimLifetimesCtx *x);
+
+/* ---- the periodic shortcut (lifetimes_period.c) ----
+ *
+ * Within one step, from the pipeline's steady state on, the items repeat
+ * (ptsim_schedule_steady: item i + period is item i moved by `shift`
+ * microbatches), and once the allocator has settled so does everything it
+ * does.  At each period boundary of the steady stretch the shortcut hashes
+ * the period's handed-out addresses with the allocator's counters (a hint,
+ * not a proof); when the last hashes repeat those K periods before, it
+ * compares the state now with one stored K periods (or a multiple) before
+ * (stretches of long periods store one every few boundaries), or copies
+ * the state, runs K more periods and compares again.  When the two
+ * states are the same (every block's address, size, request and
+ * kind, the counters, the live tensors' addresses with microbatches moved
+ * by K x shift, the gathered units' addresses) the replay from the second is the replay from the first
+ * moved by K periods, and so on while the items keep repeating: it jumps
+ * over whole K-period blocks (moving the live microbatches, adding the
+ * monotone counters' growth) and replays the rest.  Peaks cannot grow in
+ * a repeated block (it revisits the values of the one before), no
+ * allocation can fail in one (the one before did not), so the result is
+ * the plain replay's, byte for byte (tests/test_lifetimes_period.c). */
+
+/* Scratch bytes of the shortcut for a stage whose allocator has `blocks`
+ * slots, whose live list holds `live_cap` pairs of per_slot handles, with
+ * `units` gathered-unit handles (the stored states' ring included: 8 MiB,
+ * touched as far as used). */
+PTSIM_HD int64_t ptsim_lifetimes_period_bytes(int32_t blocks, int32_t live_cap, int32_t per_slot,
+                                              int32_t units);
+
+/* Sets the shortcut up in scratch (ptsim_lifetimes_period_bytes) for
+ * the stage's items; x->period points to it afterwards.  Returns 0, or -1
+ * when the schedule has no steady stretch (x->period stays NULL). */
+PTSIM_HD int32_t ptsim_lifetimes_period_init(PtsimLifetimesCtx *x, void *scratch, int64_t bytes,
+                                             int32_t n_items);
+
+/* A step begins: forget what the last one saw. */
+PTSIM_HD void ptsim_lifetimes_period_step(PtsimLifetimesCtx *x);
+
+/* The replay is about to run item i of items[0..n_items).  Returns the
+ * item to run next: i, or further on when whole repeating blocks were
+ * skipped (the state then is the one the plain replay would reach there). */
+PTSIM_HD int32_t ptsim_lifetimes_period_at(PtsimLifetimesCtx *x, const PtsimScheduleItem *items,
+                                           int32_t n_items, int32_t i);
 
 #endif /* PTSIM_LIFETIMES_INT_H */

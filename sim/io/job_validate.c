@@ -64,6 +64,9 @@ int64_t ptsim_layout_data_parallel(int64_t gpus, int64_t tp, int64_t pp, int64_t
  * grows with the GPUs (4M GPUs: milliseconds; 2^30: seconds per plan). */
 static gboolean check_count(const char *flag, int64_t v, int64_t lo,
                             GError **error) {
+  /* within every flag's range: no name to look at (a sweep validates
+   * every candidate layout, a dozen counts each) */
+  if (v >= lo && v <= PTSIM_JOB_GPUS_MAX && v <= INT_VALUE_MAX) return TRUE;
   gboolean no_default = strcmp(flag, "--gpus") == 0 ||
                         strcmp(flag, "--gbs") == 0 || strcmp(flag, "--seq") == 0;
   int64_t hi = strcmp(flag, "--gpus") == 0 || strcmp(flag, "--dp") == 0

@@ -135,16 +135,68 @@ gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
                                   const PtsimAllocOptions *opts, const PtsimTrace *trace,
                                   double step_s, const char *timeline_path,
                                   PtsimAllocResult *out, GError **error) {
-  const PtsimJob *job = &plan->job;
-  const PtsimLayout *l = &job->layout;
-  int32_t p = (int32_t)plan->num_stages, v = (int32_t)plan->num_chunks;
-  int32_t m = (int32_t)plan->num_microbatches;
+  return ptsim_simulate_allocator_with(plan, steps, opts, FALSE, trace, step_s, timeline_path, out,
+                                       error);
+}
+
+/* Replays stage s (its order built into `order`) into *out. */
+static gboolean replay_stage(const PtsimPlan *plan, int32_t s, PtsimScheduleItem *order,
+                             int32_t steps, const PtsimAllocOptions *opts, gboolean every_item,
+                             PtsimAllocTimeline *tl, PtsimStageAlloc *out, GError **error) {
+  const PtsimLayout *l = &plan->job.layout;
   int32_t items = plan->schedule_items;
-  if (items < 0) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, "allocator: %s",
-                ptsim_schedule_strerror(items));
+  ptsim_schedule_build(l->schedule, (int32_t)plan->num_stages, (int32_t)plan->num_microbatches,
+                       (int32_t)plan->num_chunks, s, order, items);
+  int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, s);
+  if (!allocator_scratch_ok(plan, s, bytes, error)) return FALSE;
+  g_autofree void *scratch = g_malloc(bytes);
+  int32_t rc = ptsim_lifetimes_replay(plan, s, order, items, steps, opts, every_item, scratch,
+                                      bytes, tl, out);
+  if (rc != 0) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "allocator emulation of stage %d failed (code %d)", s, rc);
     return FALSE;
   }
+  return TRUE;
+}
+
+static gboolean check_items(const PtsimPlan *plan, GError **error) {
+  if (plan->schedule_items >= 0) return TRUE;
+  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, "allocator: %s",
+              ptsim_schedule_strerror(plan->schedule_items));
+  return FALSE;
+}
+
+gboolean ptsim_simulate_allocator_stage(const PtsimPlan *plan, int64_t stage, int32_t steps,
+                                        const PtsimAllocOptions *opts, gboolean every_item,
+                                        PtsimStageAlloc *out, GError **error) {
+  if (!check_items(plan, error)) return FALSE;
+  g_autofree PtsimScheduleItem *order = g_new(PtsimScheduleItem, plan->schedule_items);
+  return replay_stage(plan, (int32_t)stage, order, steps, opts, every_item, NULL, out, error);
+}
+
+void ptsim_simulate_allocator_close(const PtsimPlan *plan, int32_t steps, PtsimAllocResult *out) {
+  out->num_stages = plan->num_stages;
+  out->peak_stage = 0;
+  out->steps = steps;
+  out->fits = out->runs = 1;
+  for (int64_t s = 0; s < plan->num_stages; s++) {
+    if (out->stages[s].device_peak_bytes > out->stages[out->peak_stage].device_peak_bytes)
+      out->peak_stage = s;
+    out->fits &= out->stages[s].fits;
+    out->runs &= out->stages[s].runs;
+  }
+}
+
+gboolean ptsim_simulate_allocator_with(const PtsimPlan *plan, int32_t steps,
+                                       const PtsimAllocOptions *opts, gboolean every_item,
+                                       const PtsimTrace *trace, double step_s,
+                                       const char *timeline_path, PtsimAllocResult *out,
+                                       GError **error) {
+  const PtsimJob *job = &plan->job;
+  int32_t p = (int32_t)plan->num_stages;
+  int32_t items = plan->schedule_items;
+  if (!check_items(plan, error)) return FALSE;
   g_autoptr(GString) tsv = g_string_new(
       "# ptsim allocator timeline: bytes the caching allocator has handed out (allocated)\n"
       "# and holds from CUDA (reserved), after each schedule item; time_s from the first\n"
@@ -160,33 +212,19 @@ gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
   if (timeline_path && !ptsim_output_check(timeline_path, error)) return FALSE;
   g_autofree PtsimScheduleItem *order = g_new(PtsimScheduleItem, items);
   g_autoptr(GPtrArray) ends = item_ends(timeline_path ? trace : NULL, p);
-  out->num_stages = p;
-  out->peak_stage = 0;
-  out->steps = steps;
-  out->fits = out->runs = 1;
   for (int32_t s = 0; s < p; s++) {
-    ptsim_schedule_build(l->schedule, p, m, v, s, order, items);
-    int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, s);
-    g_autofree void *scratch = g_malloc(bytes);
     PtsimAllocTimeline tl = {NULL, 0, 0};
     if (timeline_path) {
       tl.capacity = (int64_t)items * steps + 1;
       tl.samples = g_new(PtsimAllocSample, tl.capacity);
     }
-    int32_t rc = ptsim_lifetimes_replay(plan, s, order, items, steps, opts, scratch, bytes,
-                                        timeline_path ? &tl : NULL, &out->stages[s]);
-    if (timeline_path) append_timeline(tsv, g_ptr_array_index(ends, s), s, step_s, &tl);
+    gboolean ok = replay_stage(plan, s, order, steps, opts, every_item,
+                               timeline_path ? &tl : NULL, &out->stages[s], error);
+    if (ok && timeline_path) append_timeline(tsv, g_ptr_array_index(ends, s), s, step_s, &tl);
     g_free(tl.samples);
-    if (rc != 0) {
-      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                  "allocator emulation of stage %d failed (code %d)", s, rc);
-      return FALSE;
-    }
-    if (out->stages[s].device_peak_bytes > out->stages[out->peak_stage].device_peak_bytes)
-      out->peak_stage = s;
-    out->fits &= out->stages[s].fits;
-    out->runs &= out->stages[s].runs;
+    if (!ok) return FALSE;
   }
+  ptsim_simulate_allocator_close(plan, steps, out);
   if (!timeline_path) return TRUE;
   return ptsim_output_write(timeline_path, tsv->str, tsv->len, error);
 }

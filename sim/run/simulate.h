@@ -55,4 +55,22 @@ gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
                                   double step_s, const char *timeline_path,
                                   PtsimAllocResult *out, GError **error);
 
+/* The same; every_item TRUE replays every schedule item (`--no-shortcut`),
+ * not skipping the steady state's repeats (lifetimes.h: the same result). */
+gboolean ptsim_simulate_allocator_with(const PtsimPlan *plan, int32_t steps,
+                                       const PtsimAllocOptions *opts, gboolean every_item,
+                                       const PtsimTrace *trace, double step_s,
+                                       const char *timeline_path, PtsimAllocResult *out,
+                                       GError **error);
+
+/* Stage `stage` of the above (no timeline) into *out: stages of one layout
+ * may run on different threads, then ptsim_simulate_allocator_close. */
+gboolean ptsim_simulate_allocator_stage(const PtsimPlan *plan, int64_t stage, int32_t steps,
+                                        const PtsimAllocOptions *opts, gboolean every_item,
+                                        PtsimStageAlloc *out, GError **error);
+
+/* Fills the layout's fields of *out (stages, steps, peak stage, fits, runs)
+ * from its replayed stages. */
+void ptsim_simulate_allocator_close(const PtsimPlan *plan, int32_t steps, PtsimAllocResult *out);
+
 #endif /* PTSIM_SIMULATE_H */

@@ -92,18 +92,19 @@ void ptsim_sweep_free(PtsimSweep *sweep) {
 /* A rejection message with its numbers and names blanked, so that one rule
  * is one reason: "--tp N does not divide num_attention_heads N of model M". */
 static char *reason_of(const char *message) {
-  GString *r = g_string_new(NULL);
   const char *model = strstr(message, " of model ");
-  gsize end = model ? (gsize)(model - message) : strlen(message);
+  gsize end = model ? (gsize)(model - message) : strlen(message), n = 0;
+  char *r = g_malloc(end + 1); /* never longer than the message */
   for (gsize i = 0; i < end; i++) {
     if (g_ascii_isdigit(message[i])) {
       while (i + 1 < end && (g_ascii_isdigit(message[i + 1]) || message[i + 1] == '.')) i++;
-      g_string_append_c(r, 'N');
+      r[n++] = 'N';
     } else {
-      g_string_append_c(r, message[i]);
+      r[n++] = message[i];
     }
   }
-  return g_string_free(r, FALSE);
+  r[n] = '\0';
+  return r;
 }
 
 static void reject(PtsimSweep *sweep, const char *message) {
@@ -432,103 +433,12 @@ static void settle_floor(const PtsimJob *job, PtsimBatchResult *r) {
   }
 }
 
-void ptsim_sweep_allocator_one(const PtsimJob *job, PtsimBatchResult *r) {
-  g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
-  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
-  g_autoptr(GError) error = NULL;
-  if (r->status != 0) return;
-  ptsim_plan_build(job, plan);
-  if (!ptsim_simulate_allocator(plan, PTSIM_LIFETIMES_STEPS, NULL, NULL, 0.0, NULL, alloc, &error))
-    return;
-  r->alloc_device_peak_bytes = alloc->stages[alloc->peak_stage].device_peak_bytes;
-  r->alloc_oom = !alloc->fits;
-  r->runs = alloc->runs;
-  r->runs_from = PTSIM_RUNS_FROM_ALLOCATOR;
-}
-
-typedef struct {
-  const PtsimJob *jobs;
-  PtsimBatchResult *results;
-  const guint *idx;
-} AllocWork;
-
-static void allocator_worker(gpointer data, gpointer user_data) {
-  AllocWork *w = user_data;
-  guint i = w->idx[GPOINTER_TO_UINT(data) - 1];
-  ptsim_sweep_allocator_one(&w->jobs[i], &w->results[i]);
-}
-
-void ptsim_sweep_run_allocator(const PtsimJob *jobs, PtsimBatchResult *results, const guint *idx,
-                               guint n, guint threads) {
-  AllocWork work = {jobs, results, idx};
-  if (threads == 0) threads = g_get_num_processors();
-  GThreadPool *pool = n > 1 && threads > 1
-                          ? g_thread_pool_new(allocator_worker, &work, (gint)MIN(threads, n), TRUE, NULL)
-                          : NULL;
-  for (guint k = 0; k < n; k++) {
-    if (pool) g_thread_pool_push(pool, GUINT_TO_POINTER(k + 1), NULL);
-    else allocator_worker(GUINT_TO_POINTER(k + 1), &work);
-  }
-  if (pool) g_thread_pool_free(pool, FALSE, TRUE);
-}
-
-gdouble ptsim_sweep_rank_key(const PtsimJob *job, const PtsimBatchResult *r) {
-  return r->tokens_per_s / (double)job->layout.gpus;
-}
-
-int ptsim_sweep_rank_class(const PtsimBatchResult *r) {
-  if (r->status != 0) return 3;
-  return r->runs == 1 ? 0 : r->runs < 0 ? 1 : 2;
-}
-
-typedef struct {
-  const PtsimJob *jobs;
-  const PtsimBatchResult *results;
-} Ranked;
-
-static gint by_throughput(gconstpointer a, gconstpointer b, gpointer user_data) {
-  const Ranked *r = user_data;
-  guint ia = *(const guint *)a, ib = *(const guint *)b;
-  double ta = ptsim_sweep_rank_key(&r->jobs[ia], &r->results[ia]);
-  double tb = ptsim_sweep_rank_key(&r->jobs[ib], &r->results[ib]);
-  if (ta != tb) return ta > tb ? -1 : 1;
-  return (ia > ib) - (ia < ib);
-}
-
-guint ptsim_sweep_settle_top(const PtsimJob *jobs, PtsimBatchResult *results, guint n, guint top,
-                             guint threads) {
-  Ranked ranked = {jobs, results};
-  g_autoptr(GArray) candidates = g_array_new(FALSE, FALSE, sizeof(guint));
-  g_autoptr(GArray) need = g_array_new(FALSE, FALSE, sizeof(guint));
-  guint emulated = 0;
-  for (guint i = 0; i < n; i++)
-    if (results[i].status == 0 && results[i].runs != 0) g_array_append_val(candidates, i);
-  g_array_sort_with_data(candidates, by_throughput, &ranked);
-  /* The fastest `top` that may run must all be settled by the emulation;
-   * each round settles the ones that are not, and those that turn out not
-   * to run make room for the next. */
-  for (;;) {
-    guint kept = 0;
-    g_array_set_size(need, 0);
-    for (guint k = 0; k < candidates->len && kept < top; k++) {
-      guint i = g_array_index(candidates, guint, k);
-      if (results[i].runs == 0) continue;
-      kept++;
-      if (results[i].runs_from != PTSIM_RUNS_FROM_ALLOCATOR) g_array_append_val(need, i);
-    }
-    if (need->len == 0) break;
-    ptsim_sweep_run_allocator(jobs, results, (const guint *)need->data, need->len, threads);
-    emulated += need->len;
-  }
-  return emulated;
-}
-
 /* After evaluation: the floor, or the emulation of every layout (--allocator). */
 static void settle_chunk(PtsimSweep *sweep, guint first, guint last) {
   for (guint i = first; i < last; i++) {
     const PtsimJob *job = &g_array_index(sweep->jobs, PtsimJob, i);
     PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
-    if (sweep->allocator) ptsim_sweep_allocator_one(job, r);
+    if (sweep->allocator) ptsim_sweep_allocator_one(job, sweep->mc.no_shortcut, r);
     settle_floor(job, r);
   }
 }

@@ -164,24 +164,32 @@ guint64 ptsim_sweep_count(const PtsimSweepSpec *spec, GError **error);
 /* The emulation (both phases, PyTorch's defaults) of one layout into its
  * result: alloc_device_peak_bytes, alloc_oom, runs.  A pure function of
  * the job, safe to run on many threads; a layout that cannot be
- * scheduled is left as it is. */
-void ptsim_sweep_allocator_one(const PtsimJob *job, PtsimBatchResult *r);
+ * scheduled is left as it is.  every_item: replay every schedule item
+ * (`--no-shortcut`; the same result, lifetimes.h). */
+void ptsim_sweep_allocator_one(const PtsimJob *job, gboolean every_item, PtsimBatchResult *r);
 
 /* ptsim_sweep_allocator_one on results[idx[k]] for k < n, on `threads`
- * CPU threads (0: all cores). */
+ * CPU threads (0: all cores), one pipeline stage per work item. */
 void ptsim_sweep_run_allocator(const PtsimJob *jobs, PtsimBatchResult *results, const guint *idx,
-                               guint n, guint threads);
+                               guint n, guint threads, gboolean every_item);
 
 /* Runs the emulation until the `top` fastest layouts that may run (by
  * ptsim_sweep_rank_key, ties by index) are all settled by it.  Returns how
  * many layouts it emulated. */
 guint ptsim_sweep_settle_top(const PtsimJob *jobs, PtsimBatchResult *results, guint n, guint top,
-                             guint threads);
+                             guint threads, gboolean every_item);
 
 /* The ranking: class first (0 runs, 1 not settled, 2 does not run,
  * 3 could not be scheduled), then tokens/s per GPU (comparable across GPU
  * counts), higher first. */
 int ptsim_sweep_rank_class(const PtsimBatchResult *r);
 gdouble ptsim_sweep_rank_key(const PtsimJob *job, const PtsimBatchResult *r);
+
+/* Sorts idx[0..n) (indices into jobs and results) by the ranking: by class
+ * first when by_class, then by rank key, higher first, ties by index.  The
+ * keys are read once per layout, not per comparison (a job is a large
+ * record: the comparisons of a sort over the jobs missed the cache). */
+void ptsim_sweep_sort_ranked(const PtsimJob *jobs, const PtsimBatchResult *results, guint *idx,
+                             guint n, gboolean by_class);
 
 #endif /* PTSIM_SWEEP_H */
