@@ -4,15 +4,9 @@
 # against values worked by hand from the documented allocator rules, the observed-vs-
 # emulated comparison, and bad input exiting 2 with file:line.  Needs python3 (skip 77).
 set -u
-ptsim=$1
+. "$(dirname "$0")/common.bash" "$1"
 src=${SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
-fails=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
-}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 MiB=1048576
 # json FILE EXPR: evaluates EXPR with d = the parsed JSON document, true -> exit 0
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"; }

@@ -2,19 +2,13 @@
 # End-to-end checks of the ptsim command: exit codes, error lines, JSON keys,
 # and that the Megatron-LM path and the flags path describe the same job.
 set -u
-ptsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+. "$(dirname "$0")/common.bash" "$1"
 src=${SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-fails=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
-}
 expect_exit() { # code, args...
   local want=$1; shift
   "$ptsim" "$@" >/dev/null 2>"$tmp/err"; local got=$?
   [ "$got" -eq "$want" ] || { echo "  exit $got, wanted $want for: $*" >&2; cat "$tmp/err" >&2; return 1; }
 }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 check "version runs" expect_exit 0 --version
 check "version names the GPU path" bash -c "'$ptsim' --version | grep -q 'GPU path'"

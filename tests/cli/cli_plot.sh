@@ -2,18 +2,12 @@
 # End-to-end checks of `ptsim plot`: exit codes and the files it leaves.
 # Skips (77) when gnuplot is not installed, except for the bad-input checks.
 set -u
-ptsim=$1
-fails=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/common.bash" "$1"
 expect_exit() { # code, args...
   local want=$1; shift
   "$ptsim" "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
   [ "$got" -eq "$want" ] || { echo "  exit $got, wanted $want for: $*" >&2; cat "$tmp/err" >&2; return 1; }
 }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 check "plot --help runs" expect_exit 0 plot --help
 check "no kind is bad input" expect_exit 2 plot --out "$tmp/x.png"

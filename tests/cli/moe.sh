@@ -4,18 +4,12 @@
 # expert-parallel rules as exit 2 with one line naming the flag, and a
 # Megatron-LM MoE command line equal to ptsim's flags.
 set -u
-ptsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-fails=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/common.bash" "$1"
 expect_exit() { # code, args...
   local want=$1; shift
   "$ptsim" "$@" >/dev/null 2>"$tmp/err"; local got=$?
   [ "$got" -eq "$want" ] || { echo "  exit $got, wanted $want for: $*" >&2; cat "$tmp/err" >&2; return 1; }
 }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 job="--model mixtral-8x7b --gpus 16 --pp 2 --ep 8 --gbs 64 --seq 4096"
 
 "$ptsim" predict $job >"$tmp/p.txt" 2>&1

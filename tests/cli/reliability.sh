@@ -5,13 +5,8 @@
 # failed gnuplot leaves no figure), capped inputs, non-ASCII values, and the
 # same bytes for any thread count.
 set -u
-ptsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+. "$(dirname "$0")/common.bash" "$1"
 src=$(cd "${SRCDIR:-$(dirname "$0")/../..}" && pwd)
-fails=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
-}
 # expect CODE NEEDLE args...: exit CODE and NEEDLE (fixed string) in stderr
 expect() {
   local want=$1 needle=$2; shift 2
@@ -19,7 +14,6 @@ expect() {
   [ "$got" -eq "$want" ] || { echo "  exit $got, wanted $want for: $*" >&2; cat "$tmp/err" >&2; return 1; }
   [ -z "$needle" ] || grep -qF -- "$needle" "$tmp/err" || { echo "  no '$needle' in:" >&2; cat "$tmp/err" >&2; return 1; }
 }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 small=(--mbs 1 --cp 1 --recompute none)
 

@@ -3,19 +3,7 @@
 # Megatron-LM's FSDP flags, the sweep's sharding dimension (with ep, split and merged), a
 # mixture-of-experts model's experts, and one-line errors (exit 2).
 set -u
-ptsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-fails=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
-}
-run() { # code, args... : stdout in $tmp/out, stderr in $tmp/err
-  local want=$1; shift
-  "$ptsim" "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
-  [ "$got" -eq "$want" ] || { echo "  exit $got, wanted $want for: $*" >&2; cat "$tmp/err" >&2; return 1; }
-}
-one_line() { [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "$1" "$tmp/err"; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/common.bash" "$1"
 
 check "fsdp predicts" run 0 predict --gpus 16 --gbs 64 --sharding fsdp
 check "the layout says so" grep -q '^sharding: fsdp (megatron; shard group 16 ranks x 1 replicas)' "$tmp/out"

@@ -3,13 +3,7 @@
 # output (--no-shortcut simulates every event), a sweep split into shards
 # and merged is the same sweep, and progress goes to a terminal only.
 set -u
-ptsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-fails=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
-}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/common.bash" "$1"
 
 # --no-shortcut: the same CSV and table, byte for byte, on every schedule
 # with microbatch counts up to 512 (long steady states).

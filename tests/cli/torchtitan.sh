@@ -3,19 +3,8 @@
 # stderr), what ptsim cannot model is refused with the reason at FILE:LINE, malformed TOML
 # names FILE:LINE.
 set -u
-ptsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+. "$(dirname "$0")/common.bash" "$1"
 data=${SRCDIR:-$(dirname "$0")/../..}/tests/data/torchtitan
-fails=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
-}
-run() { # code, args... : stdout in $tmp/out, stderr in $tmp/err
-  local want=$1; shift
-  "$ptsim" "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
-  [ "$got" -eq "$want" ] || { echo "  exit $got, wanted $want for: $*" >&2; cat "$tmp/err" >&2; return 1; }
-}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 check "DDP config predicts" run 0 predict --torchtitan "$data/llama3_8b_ddp.toml" --format json
 check "its layout is the config's" grep -q '"dp": 8' "$tmp/out"

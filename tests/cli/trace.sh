@@ -4,14 +4,8 @@
 # importer applies and against the engine's own numbers; a broken trace must fail the
 # checker; bad --trace-steps is bad input.  Needs python3 (skip 77).
 set -u
-ptsim=$1
+. "$(dirname "$0")/common.bash" "$1"
 here=$(cd "$(dirname "$0")" && pwd)
-fails=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
-}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 check "--trace-steps without --trace is bad input" bash -c "'$ptsim' predict --trace-steps 2 >/dev/null 2>&1; [ \$? -eq 2 ]"
 check "--trace-steps 0 is bad input" bash -c "'$ptsim' predict --trace '$tmp/x.json' --trace-steps 0 >/dev/null 2>&1; [ \$? -eq 2 ] && [ ! -e '$tmp/x.json' ]"

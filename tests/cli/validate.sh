@@ -3,14 +3,8 @@
 # validate/calibrate_published.py, a real log fixture, a run CSV in the
 # short-run harness's format, and malformed inputs (one line, exit 2).
 set -u
-ptsim=$1
+. "$(dirname "$0")/common.bash" "$1"
 src=${SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-fails=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
-}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # Exit code CODE, and exactly one line on stderr.
 bad_input() { # args...
   "$ptsim" validate "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?

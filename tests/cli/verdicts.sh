@@ -3,13 +3,7 @@
 # band (validate/error_bands.ini), the first-step / steady-state memory, the
 # `runs` verdict beside `fits`, and the sweep's ranking by it.
 set -u
-ptsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-fails=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then echo "ok - $name"; else echo "not ok - $name"; fails=$((fails + 1)); fi
-}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/common.bash" "$1"
 
 "$ptsim" predict --format json --model llama2-7b --hw h100-80g --gpus 4 --gbs 64 --seq 4096 \
   --precision fp8 >"$tmp/p.json"
