@@ -42,6 +42,16 @@ static gboolean read_ranges(const PtsimIniFile *ini, const char *group, Ranges *
          ptsim_ini_int(ini, group, "seq_max", 1, PTSIM_CONFIG_INT_MAX, FALSE, &r->seq_hi, error);
 }
 
+/* A note when VALUE (named WHAT) lies outside the runs' [LO, HI]; HI 0: no range known. */
+static void note_count_range(PtsimErrorBand *out, const char *what, int64_t value, int64_t lo,
+                             int64_t hi) {
+  if (hi <= 0 || (value >= lo && value <= hi)) return;
+  g_autofree char *t = g_strdup_printf("%s is outside the calibrated range (%" G_GINT64_FORMAT
+                                       "-%" G_GINT64_FORMAT ")",
+                                       what, (gint64)lo, (gint64)hi);
+  append_note(out, t);
+}
+
 /* The range notes: where the job lies outside what the band's runs cover. */
 static void note_ranges(const Ranges *r, const PtsimJob *job, const char *precision,
                         PtsimErrorBand *out) {
@@ -55,20 +65,10 @@ static void note_ranges(const Ranges *r, const PtsimJob *job, const char *precis
                                          r->params_hi);
     append_note(out, t);
   }
-  if (r->gpus_hi > 0 && (job->layout.gpus < r->gpus_lo || job->layout.gpus > r->gpus_hi)) {
-    g_autofree char *t = g_strdup_printf("%" G_GINT64_FORMAT " GPUs is outside the calibrated "
-                                         "range (%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT ")",
-                                         (gint64)job->layout.gpus, (gint64)r->gpus_lo,
-                                         (gint64)r->gpus_hi);
-    append_note(out, t);
-  }
-  if (r->seq_hi > 0 && (job->layout.seq < r->seq_lo || job->layout.seq > r->seq_hi)) {
-    g_autofree char *t = g_strdup_printf("seq %" G_GINT64_FORMAT " is outside the calibrated "
-                                         "range (%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT ")",
-                                         (gint64)job->layout.seq, (gint64)r->seq_lo,
-                                         (gint64)r->seq_hi);
-    append_note(out, t);
-  }
+  g_autofree char *gpus = g_strdup_printf("%" G_GINT64_FORMAT " GPUs", (gint64)job->layout.gpus);
+  note_count_range(out, gpus, job->layout.gpus, r->gpus_lo, r->gpus_hi);
+  g_autofree char *seq = g_strdup_printf("seq %" G_GINT64_FORMAT, (gint64)job->layout.seq);
+  note_count_range(out, seq, job->layout.seq, r->seq_lo, r->seq_hi);
 }
 
 /* The band of GROUP, which covers the job: its numbers, each through the
