@@ -1,7 +1,7 @@
 /* test_hw_profiles.c — the shipped profiles in hw_profiles/: each loads, every key
  * carries a source (or says it is a guess) on the comment lines above it,
  * the numbers of the new machines are the cited ones, every profile gives
- * its SM count and GEMM tile, and the NVLink domain
+ * the cost model its SM count and GEMM tile, and the NVLink domain
  * key (gpus_per_nvlink_domain) places groups as a 72-GPU GB200 NVL72 rack
  * does.  (The loader's error paths are in test_config.c.)
  *
@@ -11,6 +11,7 @@
 #include <glib.h>
 
 #include "config.h"
+#include "cost.h"
 #include "job_validate.h"
 #include "plan_of.h"
 
@@ -118,7 +119,7 @@ static char *comment_above(const char *text, const char *key) {
 
 static void test_cost_model_keys(void) {
   g_test_summary("every shipped profile gives sm_count, gemm_tile_m and gemm_tile_n, each with a "
-                 "source (or 'guess') on the lines above it");
+                 "source (or 'guess') on the lines above it, and the cost model uses them");
   static const char *const keys[] = {"sm_count", "gemm_tile_m", "gemm_tile_n"};
   g_autoptr(GPtrArray) names = profile_names();
   for (guint k = 0; k < names->len; k++) {
@@ -131,6 +132,12 @@ static void test_cost_model_keys(void) {
       if (comment == NULL) g_error("%s: no %s", path, keys[i]);
       if (!names_a_source(comment)) g_error("%s: %s has no source above it", path, keys[i]);
     }
+    PtsimHardware hw = load(names->pdata[k]);
+    PtsimCostParams p;
+    ptsim_cost_params_default(&hw, &p);
+    g_assert_cmpint(p.sm_count, ==, hw.sm_count);
+    g_assert_cmpint(p.gemm_tile_m, ==, hw.gemm_tile_m);
+    g_assert_cmpint(p.gemm_tile_n, ==, hw.gemm_tile_n);
   }
 }
 
