@@ -393,12 +393,18 @@ static void test_hw_values(void) {
   g_assert_cmpfloat_with_epsilon(hw.nic_bytes_per_s, 48e9, 1);
   g_assert_cmpfloat_with_epsilon(hw.net_latency_s, 14e-6, 1e-12);
   g_assert_cmpint(hw.nvls, ==, 1);
+  g_assert_cmpint(hw.sm_count, ==, 132);
+  g_assert_cmpint(hw.gemm_tile_m, ==, 128);
+  g_assert_cmpint(hw.gemm_tile_n, ==, 256);
 
   g_assert_true(ptsim_hardware_load("a100-80g", &hw, &error));
   g_assert_cmpfloat_with_epsilon(hw.nvlink_bytes_per_s, 240e9, 1);
   g_assert_cmpfloat_with_epsilon(hw.nic_bytes_per_s, 24e9, 1);
   g_assert_cmpfloat(hw.peak_fp8_flops, ==, 0.0);
   g_assert_cmpint(hw.nvls, ==, 0);
+  g_assert_cmpint(hw.sm_count, ==, 108);
+  g_assert_cmpint(hw.gemm_tile_m, ==, 128);
+  g_assert_cmpint(hw.gemm_tile_n, ==, 128);
 
   /* The [efficiency] group converts too (a fixture, since the shipped values
    * are refitted by validate/fit_efficiency.py). */
@@ -446,6 +452,9 @@ static void test_hw_errors(void) {
   load_hw_fixture_fails("bad_hw_missing_group.ini", "unknown group [fabrik]",
                         "[gpu], [node], [fabric], [efficiency], [source]", NULL);
   load_hw_fixture_fails("bad_hw_no_fabric.ini", "missing group [fabric]", NULL);
+  /* what the cost model's wave quantization needs is required, never guessed */
+  load_hw_fixture_fails("bad_hw_tile.ini", "gemm_tile_n = '256000'",
+                        "an integer from 8 to 1024", NULL);
 
   /* line numbers: the typo sits on line 25 of its fixture */
   g_autofree char *path = fixture("bad_hw_typo.ini");
@@ -454,6 +463,14 @@ static void test_hw_errors(void) {
   g_assert_false(ptsim_hardware_load(path, &hw, &error));
   g_autofree char *where = g_strdup_printf("%s:25:", path);
   assert_error(error, PTSIM_CONFIG_ERROR_PARSE, where, NULL);
+
+  /* a missing required key names the group's line, the key and what is allowed */
+  g_autofree char *no_sm = fixture("bad_hw_no_sm_count.ini");
+  g_autoptr(GError) missing = NULL;
+  g_assert_false(ptsim_hardware_load(no_sm, &hw, &missing));
+  g_autofree char *gpu_line = g_strdup_printf("%s:6:", no_sm);
+  assert_error(missing, PTSIM_CONFIG_ERROR_PARSE, gpu_line, "[gpu] is missing key sm_count",
+               "an integer from 1 to 1024", NULL);
 }
 
 int main(int argc, char **argv) {

@@ -7,7 +7,8 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-/* DGX A100 80GB: C1 peaks, B4 NVLink 240 GB/s, B5 ~24 GB/s per HDR NIC. */
+/* DGX A100 80GB: C1 peaks and 108 SMs, B4 NVLink 240 GB/s, B5 ~24 GB/s per
+ * HDR NIC, hw_profiles/a100-80g.ini's 128x128 GEMM tile. */
 static void
 fill_a100(PtsimHardware *hw)
 {
@@ -18,6 +19,9 @@ fill_a100(PtsimHardware *hw)
   hw->peak_fp8_flops = 0.0;
   hw->peak_fp32_flops = 19.5e12;
   hw->hbm_bytes_per_s = 2039e9;
+  hw->sm_count = 108;
+  hw->gemm_tile_m = 128;
+  hw->gemm_tile_n = 128;
   hw->gpus_per_node = 8;
   hw->nvlink_bytes_per_s = 240e9;
   hw->nvlink_latency_s = 1e-6;
@@ -31,7 +35,8 @@ fill_a100(PtsimHardware *hw)
   hw->kernel_launch_s = 4e-6;
 }
 
-/* DGX H100: C1 peaks, B4 NVLink 370 GB/s, B5 ~48 GB/s per NDR NIC, NVLS. */
+/* DGX H100: C1 peaks and 132 SMs, B4 NVLink 370 GB/s, B5 ~48 GB/s per NDR
+ * NIC, NVLS, hw_profiles/h100-80g.ini's 128x256 GEMM tile. */
 static void
 fill_h100(PtsimHardware *hw)
 {
@@ -41,6 +46,8 @@ fill_h100(PtsimHardware *hw)
   hw->peak_fp8_flops = 1979e12;
   hw->peak_fp32_flops = 66.9e12;
   hw->hbm_bytes_per_s = 3350e9;
+  hw->sm_count = 132;
+  hw->gemm_tile_n = 256;
   hw->nvlink_bytes_per_s = 370e9;
   hw->nic_bytes_per_s = 48e9;
   hw->nvls = 1;
@@ -444,6 +451,48 @@ test_params_default(void)
   g_assert_cmpint(p.gemm_tile_n, ==, 256);
 }
 
+/* Wave quantization by hand, the profile's 128x256 tile on B200's 148 SMs
+ * against H100's 132 (everything else of the GPU the same, bf16, k 4096):
+ *
+ * m 512, n 9472: ceil(512/128) x ceil(9472/256) = 4 x 37 = 148 tiles, and
+ *   148 the other way round (2 x 74).  Not fewer tiles than SMs on either
+ *   GPU, so no split-K and no smaller tiles.  148 SMs: 1 wave, all busy,
+ *   fill 148/(1 x 148) = 1.  132 SMs: ceil(148/132) = 2 waves, the second
+ *   with 16 tiles, fill 148/(2 x 132) = 148/264 = 0.5606.  The efficiency
+ *   ratio B200/H100 is 264/148 = 1.784.
+ * m 8192, n 14336 (Llama-3.1-8B's up-projection at 8K tokens, the worked
+ *   example of shared/reference/kernel_benchmarks.md 1.5): 64 x 56 = 3584
+ *   tiles (32 x 112 the other way).  148 SMs: ceil(3584/148) = 25 waves,
+ *   fill 3584/3700; 132 SMs: ceil(3584/132) = 28 waves, fill 3584/3696.
+ *   Ratio 3696/3700. */
+static void
+test_wave_count_b200_h100(void)
+{
+  PtsimHardware h100, b200;
+  PtsimCostParams p;
+  const PtsimPrecision bf16 = PTSIM_PRECISION_BF16;
+  double flops;
+  g_test_summary("the profile's SM count sets the waves: 148 tiles fill one wave on 148 SMs, two "
+                 "on 132; 3584 tiles take 25 waves on 148 and 28 on 132");
+  fill_h100(&h100);
+  b200 = h100;
+  b200.sm_count = 148;
+  ptsim_cost_params_default(&b200, &p);
+  g_assert_cmpint(p.sm_count, ==, 148);
+  g_assert_cmpint(p.gemm_tile_m, ==, 128);
+  g_assert_cmpint(p.gemm_tile_n, ==, 256);
+  assert_rel(ptsim_cost_gemm_efficiency(&b200, NULL, bf16, 512, 9472, 4096) /
+                 ptsim_cost_gemm_efficiency(&h100, NULL, bf16, 512, 9472, 4096),
+             264.0 / 148.0, 1e-12);
+  /* on 148 SMs only the size factor F/(F + half) is left: no wave lost */
+  flops = 2.0 * 512 * 9472 * 4096;
+  assert_rel(ptsim_cost_gemm_efficiency(&b200, NULL, bf16, 512, 9472, 4096),
+             b200.gemm_efficiency_max * flops / (flops + b200.gemm_half_flops), 1e-12);
+  assert_rel(ptsim_cost_gemm_efficiency(&b200, NULL, bf16, 8192, 14336, 4096) /
+                 ptsim_cost_gemm_efficiency(&h100, NULL, bf16, 8192, 14336, 4096),
+             3696.0 / 3700.0, 1e-12);
+}
+
 static void
 test_attention(void)
 {
@@ -505,6 +554,7 @@ main(int argc, char **argv)
   g_test_add_func("/cost/gemm-roofline", test_gemm_roofline);
   g_test_add_func("/cost/fp8", test_fp8);
   g_test_add_func("/cost/params-default", test_params_default);
+  g_test_add_func("/cost/wave-count-b200-h100", test_wave_count_b200_h100);
   g_test_add_func("/cost/attention", test_attention);
   g_test_add_func("/cost/memory-bound", test_memory_bound);
   return g_test_run();

@@ -1,6 +1,7 @@
 /* test_hw_profiles.c — the shipped profiles in hw_profiles/: each loads, every key
  * carries a source (or says it is a guess) on the comment lines above it,
- * the numbers of the new machines are the cited ones, and the NVLink domain
+ * the numbers of the new machines are the cited ones, every profile gives
+ * the cost model its SM count and GEMM tile, and the NVLink domain
  * key (gpus_per_nvlink_domain) places groups as a 72-GPU GB200 NVL72 rack
  * does.  (The loader's error paths are in test_config.c.)
  *
@@ -10,6 +11,7 @@
 #include <glib.h>
 
 #include "config.h"
+#include "cost.h"
 #include "job_validate.h"
 #include "plan_of.h"
 
@@ -99,6 +101,60 @@ static void test_every_key_cited(void) {
       }
     }
     g_assert_cmpint(keys, >=, 17); /* every required key */
+  }
+}
+
+/* The comment lines right above KEY's line in TEXT (empty when none). */
+static char *comment_above(const char *text, const char *key) {
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  g_autofree char *prefix = g_strconcat(key, " ", NULL);
+  for (int i = 0; lines[i] != NULL; i++) {
+    if (!g_str_has_prefix(lines[i], prefix)) continue;
+    GString *comment = g_string_new("");
+    for (int j = i - 1; j >= 0 && lines[j][0] == '#'; j--) g_string_prepend(comment, lines[j]);
+    return g_string_free(comment, FALSE);
+  }
+  return NULL;
+}
+
+static void test_cost_model_keys(void) {
+  g_test_summary("every shipped profile gives sm_count, gemm_tile_m and gemm_tile_n, each with a "
+                 "source (or 'guess') on the lines above it, and the cost model uses them");
+  static const char *const keys[] = {"sm_count", "gemm_tile_m", "gemm_tile_n"};
+  g_autoptr(GPtrArray) names = profile_names();
+  for (guint k = 0; k < names->len; k++) {
+    g_autofree char *file = g_strconcat(names->pdata[k], ".ini", NULL);
+    g_autofree char *path = g_build_filename(ptsim_config_data_dir(), "hw_profiles", file, NULL);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+      g_autofree char *comment = comment_above(text, keys[i]);
+      if (comment == NULL) g_error("%s: no %s", path, keys[i]);
+      if (!names_a_source(comment)) g_error("%s: %s has no source above it", path, keys[i]);
+    }
+    PtsimHardware hw = load(names->pdata[k]);
+    PtsimCostParams p;
+    ptsim_cost_params_default(&hw, &p);
+    g_assert_cmpint(p.sm_count, ==, hw.sm_count);
+    g_assert_cmpint(p.gemm_tile_m, ==, hw.gemm_tile_m);
+    g_assert_cmpint(p.gemm_tile_n, ==, hw.gemm_tile_n);
+  }
+}
+
+static void test_sm_counts(void) {
+  g_test_summary("SM counts of the datasheets and device queries, and the tile of each generation");
+  static const struct {
+    const char *name;
+    int64_t sms, tile_n;
+  } want[] = {{"a100-40g", 108, 128},     {"a100-80g", 108, 128},    {"h100-80g", 132, 256},
+              {"h200-141g", 132, 256},    {"gh200-96g", 132, 256},   {"h100-nvl-94g", 132, 256},
+              {"b200-180g", 148, 256},    {"gb200-nvl72", 152, 256}, {"l40s-48g", 142, 128},
+              {"a10-24g", 72, 128},       {"v100-16g", 80, 128},     {"v100-32g", 80, 128}};
+  for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+    PtsimHardware hw = load(want[i].name);
+    g_assert_cmpint(hw.sm_count, ==, want[i].sms);
+    g_assert_cmpint(hw.gemm_tile_m, ==, 128);
+    g_assert_cmpint(hw.gemm_tile_n, ==, want[i].tile_n);
   }
 }
 
@@ -193,6 +249,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/hw-profiles/all-load", test_all_load);
   g_test_add_func("/hw-profiles/every-key-cited", test_every_key_cited);
   g_test_add_func("/hw-profiles/values", test_values);
+  g_test_add_func("/hw-profiles/cost-model-keys", test_cost_model_keys);
+  g_test_add_func("/hw-profiles/sm-counts", test_sm_counts);
   g_test_add_func("/hw-profiles/domain-key", test_domain_key);
   g_test_add_func("/hw-profiles/nvl72-plan", test_nvl72_plan);
   return g_test_run();

@@ -76,10 +76,9 @@ cost_params_or_default(const PtsimHardware *hw, const PtsimCostParams *params,
 
 PTSIM_HD void ptsim_cost_params_default(const PtsimHardware *hw,
                                         PtsimCostParams *out) {
-  int hopper = (hw->nvls != 0 || hw->peak_fp8_flops > 0.0) ? 1 : 0;
-  out->sm_count = hopper ? 132 : 108;
-  out->gemm_tile_m = 128;
-  out->gemm_tile_n = hopper ? 256 : 128;
+  out->sm_count = hw->sm_count;
+  out->gemm_tile_m = hw->gemm_tile_m;
+  out->gemm_tile_n = hw->gemm_tile_n;
   out->gemm_split_k_min = 256;
   out->fp8_gemm_efficiency_scale = 0.95;
   out->fp8_attention_efficiency_scale = 0.8;

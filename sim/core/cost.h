@@ -55,9 +55,9 @@
 /* ---- parameters beyond PtsimHardware ---- */
 
 typedef struct {
-  /* GEMM wave quantization.  SM counts from C1 (A100 108, H100/H200 132).
-   * Tiles: 128x128 on Ampere, 128x256 on Hopper (the usual cuBLAS/CUTLASS
-   * bf16 tile shapes; guess, the reference gives none). */
+  /* GEMM wave quantization: the profile's SM count and tile
+   * (PtsimHardware sm_count, gemm_tile_m x gemm_tile_n; each profile names
+   * its sources).  0 SMs: no wave quantization; a 0 tile edge: 128. */
   int64_t sm_count;
   int64_t gemm_tile_m, gemm_tile_n;
   /* Split-K when one wave is not filled: cuBLAS splits k so that small-m,n
@@ -121,9 +121,8 @@ typedef struct {
   double nic_aggregation;
 } PtsimCostParams;
 
-/* Defaults for a profile.  A profile is taken as Hopper-class (132 SMs,
- * 128x256 tiles) when it has NVLS or FP8, else Ampere-class (108, 128x128).
- * Never fails. */
+/* Defaults for a profile: its SM count and GEMM tile, and the constants
+ * above.  Never fails. */
 PTSIM_HD void ptsim_cost_params_default(const PtsimHardware *hw,
                                         PtsimCostParams *out);
 

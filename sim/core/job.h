@@ -127,6 +127,12 @@ typedef struct {
   double peak_fp8_flops;        /* dense tensor-core fp8, FLOP/s (0: none) */
   double peak_fp32_flops;       /* non-tensor fp32, FLOP/s */
   double hbm_bytes_per_s;       /* HBM bandwidth */
+  /* Streaming multiprocessors, and the GEMM tile (m x n output elements)
+   * that one SM computes at a time: what the cost model's wave and tile
+   * quantization counts (cost.h).  0 in a hand-made struct: no wave
+   * quantization (one SM), a 128 x 128 tile. */
+  int64_t sm_count;
+  int64_t gemm_tile_m, gemm_tile_n;
   int64_t gpus_per_node;        /* GPUs in one host (what --nodes counts) */
   /* GPUs whose traffic stays on NVLink: a multiple of gpus_per_node (equal
    * on HGX/DGX, 72 on GB200 NVL72); 0 in a hand-made struct means

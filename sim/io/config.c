@@ -626,16 +626,21 @@ static const PtsimRange RANGE_LATENCY_US = {0.0, 1e6, TRUE, TRUE};
 static const PtsimRange RANGE_FRACTION = {0.0, 1.0, FALSE, TRUE};
 static const PtsimRange RANGE_HALF_GFLOPS = {1e-6, 1e9, TRUE, TRUE};
 #define GPUS_PER_NODE_MAX 4096
+/* SMs: an A10 has 72, a B200 148, a GB202 192; a tile edge: cuBLAS and
+ * CUTLASS tiles run from 8 to 256 elements (512 across a 2-SM pair). */
+#define SM_COUNT_MAX 1024
+#define GEMM_TILE_MIN 8
+#define GEMM_TILE_MAX 1024
 
 static const char *const gpu_keys[] = {
     "name", "memory_bytes", "memory_gib", "peak_bf16_tflops",
-    "peak_fp8_tflops", "peak_fp32_tflops", "hbm_gbps", NULL};
+    "peak_fp8_tflops", "peak_fp32_tflops", "hbm_gbps", "sm_count", NULL};
 static const char *const node_keys[] = {"gpus_per_node", "gpus_per_nvlink_domain",
                                         "nvlink_gbps", "nvlink_latency_us", "nvls", NULL};
 static const char *const fabric_keys[] = {"nic_gbps", "net_latency_us", NULL};
 static const char *const efficiency_keys[] = {
-    "gemm_efficiency_max", "gemm_half_gflops", "attention_efficiency",
-    "memory_efficiency", "kernel_launch_us", NULL};
+    "gemm_efficiency_max", "gemm_half_gflops", "gemm_tile_m", "gemm_tile_n",
+    "attention_efficiency", "memory_efficiency", "kernel_launch_us", NULL};
 
 static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
                                   GError **error);
@@ -698,7 +703,8 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
       !ptsim_ini_double(ini, "gpu", "peak_fp32_tflops", RANGE_TFLOPS, TRUE, NULL,
                   &fp32, error) ||
       !ptsim_ini_double(ini, "gpu", "hbm_gbps", RANGE_GBPS, TRUE, NULL, &hbm,
-                  error))
+                  error) ||
+      !ptsim_ini_int(ini, "gpu", "sm_count", 1, SM_COUNT_MAX, TRUE, &hw.sm_count, error))
     return FALSE;
   hw.peak_bf16_flops = bf16 * 1e12;
   hw.peak_fp8_flops = fp8 * 1e12;
@@ -745,6 +751,10 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
                   &hw.gemm_efficiency_max, error) ||
       !ptsim_ini_double(ini, e, "gemm_half_gflops", RANGE_HALF_GFLOPS, TRUE, NULL,
                   &half_gflops, error) ||
+      !ptsim_ini_int(ini, e, "gemm_tile_m", GEMM_TILE_MIN, GEMM_TILE_MAX, TRUE,
+                     &hw.gemm_tile_m, error) ||
+      !ptsim_ini_int(ini, e, "gemm_tile_n", GEMM_TILE_MIN, GEMM_TILE_MAX, TRUE,
+                     &hw.gemm_tile_n, error) ||
       !ptsim_ini_double(ini, e, "attention_efficiency", RANGE_FRACTION, TRUE, NULL,
                   &hw.attention_efficiency, error) ||
       !ptsim_ini_double(ini, e, "memory_efficiency", RANGE_FRACTION, TRUE, NULL,
