@@ -53,7 +53,7 @@ static inline gboolean bench_scenario_flag(PtsimSweepSpec *spec, BenchScenario *
 }
 
 /* The models and profiles into spec, with the overlap default of predict
- * and sweep (cli_job.h). */
+ * and sweep (job_build.h). */
 static inline void bench_scenario_finish(PtsimSweepSpec *spec, const BenchScenario *sc) {
   g_auto(GStrv) model_list = g_strsplit(sc->models, ",", -1);
   g_auto(GStrv) hw_list = g_strsplit(sc->hws, ",", -1);

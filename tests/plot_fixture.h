@@ -10,7 +10,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
-#include "cli_job.h"
+#include "job_build.h"
 #include "plot.h"
 #include "sweep.h"
 
@@ -43,20 +43,20 @@ static inline char *make_tmp(void) {
 }
 
 /* A job from the shipped models and profiles, resolved as the commands do. */
-static inline void resolve_job_opts(PtsimCliJob *opts, PtsimJob *job) {
+static inline void resolve_job_opts(PtsimJobOptions *opts, PtsimJob *job) {
   g_autoptr(GError) error = NULL;
-  gboolean ok = ptsim_cli_job_resolve(opts, job, NULL, &error);
-  ptsim_cli_job_clear(opts);
+  gboolean ok = ptsim_job_build(opts, job, NULL, &error);
+  ptsim_job_options_clear(opts);
   g_assert_no_error(error);
   g_assert_true(ok);
 }
 
 static inline void resolve_job(PtsimJob *job, gint64 gpus, gint64 pp, gint64 gbs) {
-  PtsimCliJob opts;
-  ptsim_cli_job_init(&opts);
-  opts.gpus = (PtsimCliInt){TRUE, gpus};
-  opts.pp = (PtsimCliInt){TRUE, pp};
-  opts.gbs = (PtsimCliInt){TRUE, gbs};
+  PtsimJobOptions opts;
+  ptsim_job_options_init(&opts);
+  opts.gpus = (PtsimOptionInt){TRUE, gpus};
+  opts.pp = (PtsimOptionInt){TRUE, pp};
+  opts.gbs = (PtsimOptionInt){TRUE, gbs};
   resolve_job_opts(&opts, job);
 }
 

@@ -1,7 +1,7 @@
 /* test_flag_parity.c — every Megatron-LM flag ptsim models gives the same job,
  * and so the same prediction, as its native ptsim flag: for each, a
  * --megatron-args line with the flag against the same line without it plus
- * the native flag (sim/cli/cli_job.c).  Each case also checks that the flag
+ * the native flag (sim/io/job_options.c).  Each case also checks that the flag
  * moves the prediction it should (memory, step time, or the verdict), so a
  * flag that is read but not modelled fails. */
 #include <math.h>
@@ -9,7 +9,7 @@
 
 #include <glib.h>
 
-#include "cli_job.h"
+#include "job_build.h"
 #include "config.h"
 #include "plan_of.h"
 
@@ -22,22 +22,22 @@
   "--pipeline-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer --bf16 "    \
   "--vocab-size 50257 --swiglu --attention-dropout 0 --hidden-dropout 0 "
 
-typedef void (*Native)(PtsimCliJob *o);
+typedef void (*Native)(PtsimJobOptions *o);
 
 typedef struct {
   double step_s, memory_bytes, allocator_bytes;
 } Prediction; /* memory_bytes: the estimate summed over the stages */
 
 static void resolve(const char *megatron, Native native, PtsimJob *job) {
-  PtsimCliJob o;
-  ptsim_cli_job_init(&o);
+  PtsimJobOptions o;
+  ptsim_job_options_init(&o);
   o.megatron_args = g_strdup(megatron);
   o.hw = g_strdup("h100-80g");
   if (native) native(&o);
   g_autoptr(GError) error = NULL;
-  gboolean ok = ptsim_cli_job_resolve(&o, job, NULL, &error);
+  gboolean ok = ptsim_job_build(&o, job, NULL, &error);
   if (!ok) g_error("'%s': %s", megatron, error->message);
-  ptsim_cli_job_clear(&o);
+  ptsim_job_options_clear(&o);
 }
 
 static void predict(const PtsimJob *job, Prediction *p) {
@@ -83,77 +83,79 @@ static void parity(const char *extra, const char *flag, Native native, Moves mov
     g_error("%s: moves a prediction it should not", flag);
 }
 
-static void n_overlap_grad(PtsimCliJob *o) { o->overlap_grad_reduce = TRUE; }
-static void n_overlap_param(PtsimCliJob *o) { o->overlap_param_gather = TRUE; }
-static void n_tp_overlap(PtsimCliJob *o) { o->tp_comm_overlap = TRUE; }
-static void n_no_ag(PtsimCliJob *o) { o->no_tp_comm_overlap_ag = TRUE; }
-static void n_no_rs(PtsimCliJob *o) { o->no_tp_comm_overlap_rs = TRUE; }
-static void n_no_bulk(PtsimCliJob *o) { o->no_tp_comm_bulk_dgrad = TRUE; }
-static void n_rs_dgrad(PtsimCliJob *o) { o->tp_comm_overlap_rs_dgrad = TRUE; }
-static void n_local(PtsimCliJob *o) { o->transformer_impl = g_strdup("local"); }
-static void n_unfused(PtsimCliJob *o) { o->attention = g_strdup("unfused"); }
-static void n_legacy_flash(PtsimCliJob *o) {
+static void n_overlap_grad(PtsimJobOptions *o) { o->overlap_grad_reduce = TRUE; }
+static void n_overlap_param(PtsimJobOptions *o) { o->overlap_param_gather = TRUE; }
+static void n_tp_overlap(PtsimJobOptions *o) { o->tp_comm_overlap = TRUE; }
+static void n_no_ag(PtsimJobOptions *o) { o->no_tp_comm_overlap_ag = TRUE; }
+static void n_no_rs(PtsimJobOptions *o) { o->no_tp_comm_overlap_rs = TRUE; }
+static void n_no_bulk(PtsimJobOptions *o) { o->no_tp_comm_bulk_dgrad = TRUE; }
+static void n_rs_dgrad(PtsimJobOptions *o) { o->tp_comm_overlap_rs_dgrad = TRUE; }
+static void n_local(PtsimJobOptions *o) { o->transformer_impl = g_strdup("local"); }
+static void n_unfused(PtsimJobOptions *o) { o->attention = g_strdup("unfused"); }
+static void n_legacy_flash(PtsimJobOptions *o) {
   o->transformer_impl = g_strdup("local");
   o->attention = g_strdup("flash");
 }
-static void n_grads_2b(PtsimCliJob *o) { o->no_fp32_grad_accumulation = TRUE; }
-static void n_no_fusion(PtsimCliJob *o) { o->no_gradient_accumulation_fusion = TRUE; }
-static void n_ce_fusion(PtsimCliJob *o) { o->cross_entropy_loss_fusion = TRUE; }
-static void n_modules(PtsimCliJob *o) { o->recompute_modules = g_strdup("core_attn,mlp"); }
-static void n_tensorwise(PtsimCliJob *o) { o->fp8_recipe = g_strdup("tensorwise"); }
-static void n_fp8_gather(PtsimCliJob *o) { o->fp8_param_gather = TRUE; }
-static void n_low_states(PtsimCliJob *o) {
+static void n_grads_2b(PtsimJobOptions *o) { o->no_fp32_grad_accumulation = TRUE; }
+static void n_no_fusion(PtsimJobOptions *o) { o->no_gradient_accumulation_fusion = TRUE; }
+static void n_ce_fusion(PtsimJobOptions *o) { o->cross_entropy_loss_fusion = TRUE; }
+static void n_modules(PtsimJobOptions *o) { o->recompute_modules = g_strdup("core_attn,mlp"); }
+static void n_tensorwise(PtsimJobOptions *o) { o->fp8_recipe = g_strdup("tensorwise"); }
+static void n_fp8_gather(PtsimJobOptions *o) { o->fp8_param_gather = TRUE; }
+static void n_low_states(PtsimJobOptions *o) {
   o->precision_aware_optimizer = TRUE;
   o->main_params_dtype = g_strdup("fp16");
   o->exp_avg_dtype = g_strdup("bf16");
   o->exp_avg_sq_dtype = g_strdup("fp8");
 }
-static void n_remainders(PtsimCliJob *o) { o->precision_aware_optimizer = TRUE; }
-static void n_aware_grads(PtsimCliJob *o) {
+static void n_remainders(PtsimJobOptions *o) { o->precision_aware_optimizer = TRUE; }
+static void n_aware_grads(PtsimJobOptions *o) {
   o->precision_aware_optimizer = TRUE;
   o->no_fp32_grad_accumulation = TRUE;
 }
-static void n_instances(PtsimCliJob *o) { o->optimizer_instances = (PtsimCliInt){TRUE, 2}; }
-static void n_account(PtsimCliJob *o) { o->account_embedding = o->account_loss = TRUE; }
-static void n_layout(PtsimCliJob *o) { o->pipeline_layout = g_strdup("Et*3|t*5L"); }
-static void n_first_last(PtsimCliJob *o) {
-  o->first_stage_layers = (PtsimCliInt){TRUE, 3};
-  o->last_stage_layers = (PtsimCliInt){TRUE, 5};
+static void n_instances(PtsimJobOptions *o) { o->optimizer_instances = (PtsimOptionInt){TRUE, 2}; }
+static void n_account(PtsimJobOptions *o) { o->account_embedding = o->account_loss = TRUE; }
+static void n_layout(PtsimJobOptions *o) { o->pipeline_layout = g_strdup("Et*3|t*5L"); }
+static void n_first_last(PtsimJobOptions *o) {
+  o->first_stage_layers = (PtsimOptionInt){TRUE, 3};
+  o->last_stage_layers = (PtsimOptionInt){TRUE, 5};
 }
-static void n_kv(PtsimCliJob *o) { o->kv_channels = (PtsimCliInt){TRUE, 128}; }
-static void n_qk(PtsimCliJob *o) { o->qk_layernorm = TRUE; }
-static void n_rope(PtsimCliJob *o) { o->position_embedding = g_strdup("rope"); }
-static void n_gc(PtsimCliJob *o) { o->manual_gc = TRUE; }
-static void n_fp16_grads(PtsimCliJob *o) { o->no_fp32_grad_accumulation = TRUE; }
+static void n_kv(PtsimJobOptions *o) { o->kv_channels = (PtsimOptionInt){TRUE, 128}; }
+static void n_qk(PtsimJobOptions *o) { o->qk_layernorm = TRUE; }
+static void n_rope(PtsimJobOptions *o) { o->position_embedding = g_strdup("rope"); }
+static void n_gc(PtsimJobOptions *o) { o->manual_gc = TRUE; }
+static void n_fp16_grads(PtsimJobOptions *o) { o->no_fp32_grad_accumulation = TRUE; }
 
 /* A small MoE model on the same node: 8 experts of width 1024, top-2,
  * ep 4 etp 1 (edp 1 per stage of 4 GPUs). */
 #define MOE_MODEL "--num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 1024 "
 #define MOE MOE_MODEL "--expert-model-parallel-size 4 --expert-tensor-parallel-size 1 "
 
-static void n_ep(PtsimCliJob *o) {
-  o->ep = (PtsimCliInt){TRUE, 4};
-  o->etp = (PtsimCliInt){TRUE, 1};
+static void n_ep(PtsimJobOptions *o) {
+  o->ep = (PtsimOptionInt){TRUE, 4};
+  o->etp = (PtsimOptionInt){TRUE, 1};
 }
-static void n_alltoall(PtsimCliJob *o) { o->moe_dispatcher = g_strdup("alltoall"); }
-static void n_flex(PtsimCliJob *o) { o->moe_dispatcher = g_strdup("flex"); }
-static void n_grouped(PtsimCliJob *o) { o->moe_grouped_gemm = TRUE; }
-static void n_capacity(PtsimCliJob *o) { o->moe_capacity_factor = (PtsimCliDouble){TRUE, 2.0}; }
-static void n_pad(PtsimCliJob *o) {
-  o->moe_capacity_factor = (PtsimCliDouble){TRUE, 2.0};
+static void n_alltoall(PtsimJobOptions *o) { o->moe_dispatcher = g_strdup("alltoall"); }
+static void n_flex(PtsimJobOptions *o) { o->moe_dispatcher = g_strdup("flex"); }
+static void n_grouped(PtsimJobOptions *o) { o->moe_grouped_gemm = TRUE; }
+static void n_capacity(PtsimJobOptions *o) {
+  o->moe_capacity_factor = (PtsimOptionDouble){TRUE, 2.0};
+}
+static void n_pad(PtsimJobOptions *o) {
+  o->moe_capacity_factor = (PtsimOptionDouble){TRUE, 2.0};
   o->moe_pad_to_capacity = TRUE;
 }
-static void n_router_fp32(PtsimCliJob *o) { o->moe_router_dtype = g_strdup("fp32"); }
-static void n_permute(PtsimCliJob *o) { o->moe_permute_fusion = TRUE; }
-static void n_router_fusion(PtsimCliJob *o) { o->moe_router_fusion = TRUE; }
-static void n_shared_overlap(PtsimCliJob *o) { o->moe_shared_expert_overlap = TRUE; }
-static void n_ep_overlap(PtsimCliJob *o) { o->moe_ep_comm_overlap = TRUE; }
-static void n_mtp(PtsimCliJob *o) { o->mtp_num_layers = (PtsimCliInt){TRUE, 1}; }
-static void n_moe_recompute(PtsimCliJob *o) {
+static void n_router_fp32(PtsimJobOptions *o) { o->moe_router_dtype = g_strdup("fp32"); }
+static void n_permute(PtsimJobOptions *o) { o->moe_permute_fusion = TRUE; }
+static void n_router_fusion(PtsimJobOptions *o) { o->moe_router_fusion = TRUE; }
+static void n_shared_overlap(PtsimJobOptions *o) { o->moe_shared_expert_overlap = TRUE; }
+static void n_ep_overlap(PtsimJobOptions *o) { o->moe_ep_comm_overlap = TRUE; }
+static void n_mtp(PtsimJobOptions *o) { o->mtp_num_layers = (PtsimOptionInt){TRUE, 1}; }
+static void n_moe_recompute(PtsimJobOptions *o) {
   o->recompute = g_strdup("selective");
   o->recompute_modules = g_strdup("core_attn,moe");
 }
-static void n_moe_act(PtsimCliJob *o) { o->recompute_modules = g_strdup("moe_act"); }
+static void n_moe_act(PtsimJobOptions *o) { o->recompute_modules = g_strdup("moe_act"); }
 
 static void test_moe(void) {
   g_test_summary("Megatron-LM's MoE flags against ptsim's: expert parallelism, the dispatcher, "
@@ -243,18 +245,18 @@ static void test_recompute_fp8_optimizer(void) {
   parity("", "--num-distributed-optimizer-instances 2", n_instances, MOVES_TIME | MOVES_MEMORY);
 }
 
-static void n_fsdp(PtsimCliJob *o) { o->sharding = g_strdup("fsdp"); }
-static void n_zero2(PtsimCliJob *o) { o->sharding = g_strdup("zero2"); }
-static void n_ddp(PtsimCliJob *o) { o->sharding = g_strdup("ddp"); }
-static void n_hsdp(PtsimCliJob *o) {
+static void n_fsdp(PtsimJobOptions *o) { o->sharding = g_strdup("fsdp"); }
+static void n_zero2(PtsimJobOptions *o) { o->sharding = g_strdup("zero2"); }
+static void n_ddp(PtsimJobOptions *o) { o->sharding = g_strdup("ddp"); }
+static void n_hsdp(PtsimJobOptions *o) {
   o->sharding = g_strdup("hsdp");
-  o->hsdp_shard_size = (PtsimCliInt){TRUE, 1};
+  o->hsdp_shard_size = (PtsimOptionInt){TRUE, 1};
 }
-static void n_torch_fsdp2(PtsimCliJob *o) {
+static void n_torch_fsdp2(PtsimJobOptions *o) {
   o->sharding = g_strdup("fsdp");
   o->no_fp32_grad_accumulation = TRUE;
 }
-static void n_torch_fsdp2_keep(PtsimCliJob *o) {
+static void n_torch_fsdp2_keep(PtsimJobOptions *o) {
   n_torch_fsdp2(o);
   o->reshard_after_forward = g_strdup("never");
 }

@@ -1,5 +1,7 @@
-/* test_job_validate.c — ptsim_job_validate() (sim/io/job_validate.c): the
- * layout's defaults, the dp / sp / schedule / stage split it derives, the
+/* test_job_validate.c — ptsim_job_validate() (sim/io/job_resolve.c, then
+ * sim/io/job_validate.c): the layout's defaults, the dp / sp / schedule /
+ * stage split it derives, the resolve step apart from the check that never
+ * changes the job, the
  * layouts Megatron-LM would refuse (each refused in one line naming the flag,
  * the value and what is allowed), and every published run's layout accepted.
  * The model and hardware files themselves are test_config.c's.
@@ -409,11 +411,75 @@ static void test_job_published_layouts(void) {
   }
 }
 
+static void check_unresolved(const PtsimJob *job, const char *field) {
+  g_autoptr(GError) error = NULL;
+  g_assert_false(ptsim_job_check(job, &error));
+  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID);
+  g_autofree char *want = g_strdup_printf("layout: %s is not resolved", field);
+  if (!g_str_has_prefix(error->message, want)) g_assert_cmpstr(error->message, ==, want);
+}
+
+static void test_job_resolve_then_check(void) {
+  g_test_summary("resolve fills every derived field; check changes nothing and refuses a job "
+                 "that was not resolved; validate is resolve then check");
+  PtsimJob job, copy;
+  make_job(&job, "mixtral-8x7b", 64);
+  job.layout.tp = 2;
+  job.layout.pp = 4;
+  job.layout.vp = 2;
+  job.layout.ep = 4;
+  job.layout.gbs = 64;
+  job.layout.seq = 4096;
+  g_assert_true(ptsim_layout_set_sharding(&job.layout, 8, PTSIM_SHARDING_MODE_FSDP, -1, NULL));
+  check_unresolved(&job, "dp 0");
+  ptsim_job_resolve(&job);
+  g_assert_cmpint(job.layout.dp, ==, 8);
+  g_assert_cmpint(job.layout.sp, ==, 1);
+  g_assert_cmpint(job.layout.etp, ==, 2);
+  g_assert_cmpint(job.layout.edp, ==, 2);
+  g_assert_cmpint(job.layout.schedule, ==, PTSIM_SCHEDULE_INTERLEAVED);
+  g_assert_cmpint(job.layout.reshard_after_forward, ==, PTSIM_RESHARD_ALWAYS);
+  copy = job;
+  ptsim_job_resolve(&copy);
+  g_assert_cmpmem(&copy, sizeof copy, &job, sizeof job); /* resolving twice: the same */
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_job_check(&job, &error));
+  g_assert_no_error(error);
+  g_assert_cmpmem(&copy, sizeof copy, &job, sizeof job);
+
+  /* each derived field left underived is named */
+  PtsimJob bad = job;
+  bad.layout.sp = -1;
+  check_unresolved(&bad, "sp -1 (auto)");
+  bad = job;
+  bad.layout.etp = 0;
+  check_unresolved(&bad, "etp 0");
+  bad = job;
+  bad.layout.edp = 0;
+  check_unresolved(&bad, "edp");
+  bad = job;
+  bad.layout.schedule = PTSIM_SCHEDULE_1F1B;
+  check_unresolved(&bad, "schedule 1f1b with --vp > 1");
+  bad = job;
+  bad.layout.reshard_after_forward = PTSIM_RESHARD_AUTO;
+  check_unresolved(&bad, "reshard_after_forward auto");
+
+  /* a refused job: the check's message, the job unchanged by it */
+  make_job(&job, "llama3-8b", 12);
+  job.layout.tp = 8;
+  ptsim_job_resolve(&job);
+  copy = job;
+  g_assert_false(ptsim_job_check(&job, &error));
+  g_assert_true(g_str_has_prefix(error->message, "--gpus 12 is not divisible by tp*pp*cp"));
+  g_assert_cmpmem(&copy, sizeof copy, &job, sizeof job);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/config/layout/defaults", test_layout_defaults);
   g_test_add_func("/config/job/valid", test_job_valid);
   g_test_add_func("/config/job/dp", test_job_dp);
+  g_test_add_func("/config/job/resolve-then-check", test_job_resolve_then_check);
   g_test_add_func("/config/job/tp", test_job_tp);
   g_test_add_func("/config/job/pp", test_job_pp);
   g_test_add_func("/config/job/vp", test_job_vp);

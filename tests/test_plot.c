@@ -169,13 +169,13 @@ static void test_memory_data(void) {
   ptsim_plot_files_clear(&files);
 
   /* 16 stages in a column: bars too thin for numbers, every other stage ticked */
-  PtsimCliJob o;
-  ptsim_cli_job_init(&o);
+  PtsimJobOptions o;
+  ptsim_job_options_init(&o);
   o.model = g_strdup("llama3-70b");
-  o.gpus = (PtsimCliInt){TRUE, 128};
-  o.tp = (PtsimCliInt){TRUE, 8};
-  o.pp = (PtsimCliInt){TRUE, 16};
-  o.gbs = (PtsimCliInt){TRUE, 64};
+  o.gpus = (PtsimOptionInt){TRUE, 128};
+  o.tp = (PtsimOptionInt){TRUE, 8};
+  o.pp = (PtsimOptionInt){TRUE, 16};
+  o.gbs = (PtsimOptionInt){TRUE, 64};
   PtsimJob deep;
   resolve_job_opts(&o, &deep);
   estimate_of(&deep, PTSIM_CE_LAST_STAGE, m);
@@ -275,11 +275,11 @@ static void test_timeline_boxes(void) {
   if (!have_gnuplot()) return;
   g_autofree char *dir = make_tmp();
   g_autofree char *figure = g_build_filename(dir, "t.png", NULL);
-  PtsimCliJob o;
-  ptsim_cli_job_init(&o);
-  o.gpus = (PtsimCliInt){TRUE, 1};
-  o.gbs = (PtsimCliInt){TRUE, 8};
-  o.seq = (PtsimCliInt){TRUE, 4096};
+  PtsimJobOptions o;
+  ptsim_job_options_init(&o);
+  o.gpus = (PtsimOptionInt){TRUE, 1};
+  o.gbs = (PtsimOptionInt){TRUE, 8};
+  o.seq = (PtsimOptionInt){TRUE, 4096};
   PtsimJob job;
   resolve_job_opts(&o, &job);
   Sim sim;
@@ -407,14 +407,14 @@ static void test_timeline_deep(void) {
   if (!have_gnuplot()) return;
   g_autofree char *dir = make_tmp();
   g_autofree char *figure = g_build_filename(dir, "t.png", NULL);
-  PtsimCliJob o;
-  ptsim_cli_job_init(&o);
+  PtsimJobOptions o;
+  ptsim_job_options_init(&o);
   o.model = g_strdup("gpt3-175b");
-  o.gpus = (PtsimCliInt){TRUE, 256};
-  o.tp = (PtsimCliInt){TRUE, 8};
-  o.pp = (PtsimCliInt){TRUE, 32};
-  o.gbs = (PtsimCliInt){TRUE, 64};
-  o.seq = (PtsimCliInt){TRUE, 2048};
+  o.gpus = (PtsimOptionInt){TRUE, 256};
+  o.tp = (PtsimOptionInt){TRUE, 8};
+  o.pp = (PtsimOptionInt){TRUE, 32};
+  o.gbs = (PtsimOptionInt){TRUE, 64};
+  o.seq = (PtsimOptionInt){TRUE, 2048};
   PtsimJob job;
   resolve_job_opts(&o, &job);
   Sim sim;
@@ -494,13 +494,13 @@ static void test_allocator_bins(void) {
   g_autofree char *dir = make_tmp();
   g_autofree char *timeline = g_build_filename(dir, "timeline.tsv", NULL);
   g_autofree char *figure = g_build_filename(dir, "alloc.png", NULL);
-  PtsimCliJob o;
-  ptsim_cli_job_init(&o);
+  PtsimJobOptions o;
+  ptsim_job_options_init(&o);
   o.model = g_strdup("mcore-gpt-1.7b"); /* small enough not to run out of memory */
-  o.gpus = (PtsimCliInt){TRUE, 2};
-  o.pp = (PtsimCliInt){TRUE, 2};
-  o.gbs = (PtsimCliInt){TRUE, 256};
-  o.seq = (PtsimCliInt){TRUE, 2048};
+  o.gpus = (PtsimOptionInt){TRUE, 2};
+  o.pp = (PtsimOptionInt){TRUE, 2};
+  o.gbs = (PtsimOptionInt){TRUE, 256};
+  o.seq = (PtsimOptionInt){TRUE, 2048};
   PtsimJob job;
   resolve_job_opts(&o, &job);
   g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);

@@ -12,7 +12,7 @@
 
 #include <glib.h>
 
-#include "cli_job.h"
+#include "job_build.h"
 #include "config.h"
 #include "job_validate.h"
 #include "plan.h"
@@ -101,24 +101,24 @@ static void test_ddp_8b(void) {
 
 /* The job of fixture NAME on GPUS as `ptsim --torchtitan` resolves it, and
  * the one NATIVE (ptsim's own flags) resolves: the same bytes. */
-static void same_job_as_flags(const char *name, int64_t gpus, PtsimCliJob *native,
+static void same_job_as_flags(const char *name, int64_t gpus, PtsimJobOptions *native,
                               PtsimJob *out) {
-  PtsimCliJob tt;
+  PtsimJobOptions tt;
   PtsimJob a, b;
   g_autoptr(GError) error = NULL;
-  ptsim_cli_job_init(&tt);
+  ptsim_job_options_init(&tt);
   tt.torchtitan = fixture(name);
-  tt.gpus = (PtsimCliInt){TRUE, gpus};
-  g_assert_true(ptsim_cli_job_resolve(&tt, &a, NULL, &error));
+  tt.gpus = (PtsimOptionInt){TRUE, gpus};
+  g_assert_true(ptsim_job_build(&tt, &a, NULL, &error));
   g_assert_no_error(error);
-  native->gpus = (PtsimCliInt){TRUE, gpus};
+  native->gpus = (PtsimOptionInt){TRUE, gpus};
   native->hw = g_strdup("h100-80g");
-  g_assert_true(ptsim_cli_job_resolve(native, &b, NULL, &error));
+  g_assert_true(ptsim_job_build(native, &b, NULL, &error));
   g_assert_no_error(error);
   if (memcmp(&a, &b, sizeof a) != 0) g_error("%s: the native flags give another job", name);
   *out = a;
-  ptsim_cli_job_clear(&tt);
-  ptsim_cli_job_clear(native);
+  ptsim_job_options_clear(&tt);
+  ptsim_job_options_clear(native);
 }
 
 static void test_fsdp_8b(void) {
@@ -148,13 +148,13 @@ static void test_fsdp_8b(void) {
   g_assert_cmpint(l->fp8_param_gather, ==, 0);
   g_assert_cmpuint(warnings->len, ==, 0); /* everything it says is modelled */
 
-  PtsimCliJob o;
+  PtsimJobOptions o;
   PtsimJob job;
-  ptsim_cli_job_init(&o);
+  ptsim_job_options_init(&o);
   o.model = g_strdup("llama3-8b");
-  o.mbs = (PtsimCliInt){TRUE, 2};
-  o.gbs = (PtsimCliInt){TRUE, 16};
-  o.seq = (PtsimCliInt){TRUE, 8192};
+  o.mbs = (PtsimOptionInt){TRUE, 2};
+  o.gbs = (PtsimOptionInt){TRUE, 16};
+  o.seq = (PtsimOptionInt){TRUE, 8192};
   o.recompute = g_strdup("selective-op");
   o.transformer_impl = g_strdup("torch");
   o.sharding = g_strdup("fsdp");
@@ -207,21 +207,21 @@ static void test_hsdp_70b(void) {
   has_warning(warnings, "llama3_70b_hsdp_tp.toml", 23, "Inductor fuses RoPE");
   has_warning(warnings, "llama3_70b_hsdp_tp.toml", 28, "scale computation");
 
-  PtsimCliJob o;
+  PtsimJobOptions o;
   PtsimJob job;
-  ptsim_cli_job_init(&o);
+  ptsim_job_options_init(&o);
   o.model = g_strdup("llama3-70b");
-  o.tp = (PtsimCliInt){TRUE, 8};
-  o.mbs = (PtsimCliInt){TRUE, 4};
-  o.gbs = (PtsimCliInt){TRUE, 32};
-  o.seq = (PtsimCliInt){TRUE, 8192};
+  o.tp = (PtsimOptionInt){TRUE, 8};
+  o.mbs = (PtsimOptionInt){TRUE, 4};
+  o.gbs = (PtsimOptionInt){TRUE, 32};
+  o.seq = (PtsimOptionInt){TRUE, 8192};
   o.recompute = g_strdup("full");
   o.precision = g_strdup("fp8");
   o.fp8_recipe = g_strdup("tensorwise");
   o.transformer_impl = g_strdup("torch-compile");
   o.fp8_param_gather = TRUE;
   o.sharding = g_strdup("hsdp");
-  o.hsdp_shard_size = (PtsimCliInt){TRUE, 4};
+  o.hsdp_shard_size = (PtsimOptionInt){TRUE, 4};
   o.fsdp_impl = g_strdup("torch");
   o.reshard_after_forward = g_strdup("always");
   o.no_overlap = TRUE;
@@ -251,18 +251,18 @@ static void test_hsdp_cp(void) {
   g_assert_cmpint(tt.layout.dp, ==, 8);
   g_assert_cmpint(tt.grad_accumulation, ==, 2);
   g_assert_cmpint(tt.layout.reshard_after_forward, ==, PTSIM_RESHARD_NEVER);
-  PtsimCliJob o;
+  PtsimJobOptions o;
   PtsimJob job;
-  ptsim_cli_job_init(&o);
+  ptsim_job_options_init(&o);
   o.model = g_strdup("llama3-8b");
-  o.cp = (PtsimCliInt){TRUE, 2};
-  o.mbs = (PtsimCliInt){TRUE, 1};
-  o.gbs = (PtsimCliInt){TRUE, 16};
-  o.seq = (PtsimCliInt){TRUE, 16384};
+  o.cp = (PtsimOptionInt){TRUE, 2};
+  o.mbs = (PtsimOptionInt){TRUE, 1};
+  o.gbs = (PtsimOptionInt){TRUE, 16};
+  o.seq = (PtsimOptionInt){TRUE, 16384};
   o.recompute = g_strdup("full");
   o.transformer_impl = g_strdup("torch");
   o.sharding = g_strdup("hsdp");
-  o.hsdp_shard_size = (PtsimCliInt){TRUE, 8};
+  o.hsdp_shard_size = (PtsimOptionInt){TRUE, 8};
   o.fsdp_impl = g_strdup("torch");
   o.reshard_after_forward = g_strdup("never");
   o.no_overlap = TRUE;
@@ -288,14 +288,14 @@ static void test_fsdp_pp(void) {
   g_assert_cmpint(tt.layout.pp, ==, 2);
   g_assert_cmpint(tt.layout.mbs, ==, 1);
   g_assert_cmpint(tt.layout.gbs, ==, 32);
-  PtsimCliJob o;
+  PtsimJobOptions o;
   PtsimJob job;
-  ptsim_cli_job_init(&o);
+  ptsim_job_options_init(&o);
   o.model = g_strdup("llama3-8b");
-  o.pp = (PtsimCliInt){TRUE, 2};
-  o.mbs = (PtsimCliInt){TRUE, 1};
-  o.gbs = (PtsimCliInt){TRUE, 32};
-  o.seq = (PtsimCliInt){TRUE, 4096};
+  o.pp = (PtsimOptionInt){TRUE, 2};
+  o.mbs = (PtsimOptionInt){TRUE, 1};
+  o.gbs = (PtsimOptionInt){TRUE, 32};
+  o.seq = (PtsimOptionInt){TRUE, 4096};
   o.recompute = g_strdup("full");
   o.transformer_impl = g_strdup("torch");
   o.sharding = g_strdup("fsdp");

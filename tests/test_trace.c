@@ -14,26 +14,26 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
-#include "cli_job.h"
+#include "job_build.h"
 #include "plan_of.h"
 #include "trace.h"
 
 /* A job from the shipped models and profiles, as the command resolves it. */
 static void resolve(PtsimJob *job, const char *model, gint64 gpus, gint64 tp, gint64 pp,
                     gint64 vp, gint64 gbs, const char *recompute) {
-  PtsimCliJob o;
-  ptsim_cli_job_init(&o);
+  PtsimJobOptions o;
+  ptsim_job_options_init(&o);
   o.model = g_strdup(model);
-  o.gpus = (PtsimCliInt){TRUE, gpus};
-  o.tp = (PtsimCliInt){TRUE, tp};
-  o.pp = (PtsimCliInt){TRUE, pp};
-  o.vp = (PtsimCliInt){TRUE, vp};
-  o.gbs = (PtsimCliInt){TRUE, gbs};
-  o.seq = (PtsimCliInt){TRUE, 4096};
+  o.gpus = (PtsimOptionInt){TRUE, gpus};
+  o.tp = (PtsimOptionInt){TRUE, tp};
+  o.pp = (PtsimOptionInt){TRUE, pp};
+  o.vp = (PtsimOptionInt){TRUE, vp};
+  o.gbs = (PtsimOptionInt){TRUE, gbs};
+  o.seq = (PtsimOptionInt){TRUE, 4096};
   if (recompute) o.recompute = g_strdup(recompute);
   g_autoptr(GError) error = NULL;
-  gboolean ok = ptsim_cli_job_resolve(&o, job, NULL, &error);
-  ptsim_cli_job_clear(&o);
+  gboolean ok = ptsim_job_build(&o, job, NULL, &error);
+  ptsim_job_options_clear(&o);
   g_assert_no_error(error);
   g_assert_true(ok);
 }
@@ -203,14 +203,14 @@ static void test_recompute_cp(void) {
   g_test_summary("full recompute, tp 2 and cp 8 (a ring too long to hide): recompute, TP and "
                  "CP slices appear and still tile");
   PtsimJob job;
-  PtsimCliJob o;
-  ptsim_cli_job_init(&o);
+  PtsimJobOptions o;
+  ptsim_job_options_init(&o);
   o.model = g_strdup("llama3-8b");
-  o.gpus = (PtsimCliInt){TRUE, 32}; o.tp = (PtsimCliInt){TRUE, 2}; o.pp = (PtsimCliInt){TRUE, 2}; o.cp = (PtsimCliInt){TRUE, 8}; o.gbs = (PtsimCliInt){TRUE, 16}; o.seq = (PtsimCliInt){TRUE, 4096};
+  o.gpus = (PtsimOptionInt){TRUE, 32}; o.tp = (PtsimOptionInt){TRUE, 2}; o.pp = (PtsimOptionInt){TRUE, 2}; o.cp = (PtsimOptionInt){TRUE, 8}; o.gbs = (PtsimOptionInt){TRUE, 16}; o.seq = (PtsimOptionInt){TRUE, 4096};
   o.recompute = g_strdup("full");
   g_autoptr(GError) error = NULL;
-  g_assert_true(ptsim_cli_job_resolve(&o, &job, NULL, &error));
-  ptsim_cli_job_clear(&o);
+  g_assert_true(ptsim_job_build(&o, &job, NULL, &error));
+  ptsim_job_options_clear(&o);
   Run r;
   run_job(&job, 1, &r);
   g_assert_cmpfloat(total_s(&r, 0, PTSIM_SLICE_RECOMPUTE), >, 0.0);

@@ -246,7 +246,7 @@ int ptsim_alloc_replay_main(int argc, char **argv) {
   g_option_context_add_main_entries(context, entries, NULL);
   g_autoptr(GError) error = NULL;
   int rc;
-  if (!ptsim_cli_parse_options(context, &argc, &argv, &error))
+  if (!ptsim_options_parse(context, &argc, &argv, &error))
     rc = fail(2, error->message);
   else if (argc != 2)
     rc = fail(2, argc < 2 ? "expected one TRACE file (see --help)"

@@ -74,7 +74,7 @@ static int fail(const char *command, const GError *error) {
 
 /* Options shared by memory and predict: the job plus --format and --ce. */
 typedef struct {
-  PtsimCliJob job;
+  PtsimJobOptions job;
   char *format;
   char *ce;
   char *trace; /* predict only */
@@ -127,11 +127,11 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
                   ? "one layout: memory estimate, allocator emulation, simulated step time"
                   : "the analytical per-stage memory estimate of one layout");
   g_autoptr(GOptionContext) context = g_option_context_new(title);
-  ptsim_cli_job_add_to_context(context, &opts->job, entries);
+  ptsim_job_options_add_to_context(context, &opts->job, entries);
   if (strcmp(command, "predict") == 0)
     g_option_context_add_main_entries(context, predict_entries, NULL);
   g_option_context_set_help_enabled(context, TRUE);
-  if (!ptsim_cli_parse_options(context, &argc, &argv, error)) return FALSE;
+  if (!ptsim_options_parse(context, &argc, &argv, error)) return FALSE;
   if (argc > 1) {
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
                 "unexpected argument '%s' (see --help)", argv[1]);
@@ -153,14 +153,11 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
       return FALSE;
     }
   }
-  g_autoptr(PtsimMegatronDiagnostics) diag = ptsim_megatron_diagnostics_new();
-  if (!ptsim_cli_job_resolve(&opts->job, job, diag, error)) return FALSE;
-  ptsim_cli_job_warn(command, diag);
-  return TRUE;
+  return ptsim_cli_job_build(command, &opts->job, job, error);
 }
 
 static void clear_job_command(JobCommandOptions *opts) {
-  ptsim_cli_job_clear(&opts->job);
+  ptsim_job_options_clear(&opts->job);
   g_free(opts->format);
   g_free(opts->ce);
   g_free(opts->trace);
@@ -172,7 +169,7 @@ static void clear_job_command(JobCommandOptions *opts) {
 static int run_job_command(const char *command, int argc, char **argv) {
   JobCommandOptions opts;
   memset(&opts, 0, sizeof opts);
-  ptsim_cli_job_init(&opts.job);
+  ptsim_job_options_init(&opts.job);
   PtsimJob job;
   PtsimFormat format;
   PtsimCrossEntropyConvention ce;
@@ -208,7 +205,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     clear_job_command(&opts);
     return fail(command, error);
   }
-  const char *overlap_source = ptsim_cli_job_overlap_source(&opts.job);
+  const char *overlap_source = ptsim_job_options_overlap_source(&opts.job);
   gboolean every_event = opts.no_shortcut;
   gboolean with_alloc = !opts.no_allocator;
   clear_job_command(&opts);

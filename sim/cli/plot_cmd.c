@@ -91,12 +91,12 @@ static int fail(const GError *error) {
 }
 
 typedef struct {
-  PtsimCliJob job;
+  PtsimJobOptions job;
   char *out, *ce, *from, *facet, *y, *size, *window, *stages, *view, *held_out;
 } PlotOptions;
 
 static void clear_options(PlotOptions *o) {
-  ptsim_cli_job_clear(&o->job);
+  ptsim_job_options_clear(&o->job);
   char **fields[] = {&o->out,    &o->ce,     &o->from, &o->facet,   &o->y,
                      &o->size,   &o->window, &o->stages, &o->view, &o->held_out};
   for (size_t i = 0; i < G_N_ELEMENTS(fields); i++) g_clear_pointer(fields[i], g_free);
@@ -135,7 +135,7 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PlotRequest, clear_request)
 static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
   g_auto(PlotOptions) o;
   memset(&o, 0, sizeof o);
-  ptsim_cli_job_init(&o.job);
+  ptsim_job_options_init(&o.job);
   const GOptionEntry entries[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &o.out,
        "Figure to write; the ending picks the format (.pdf for papers, .png, .svg). "
@@ -190,9 +190,9 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
       g_option_context_new("KIND --out FILE.pdf|.png|.svg - write a gnuplot figure");
   g_option_context_set_summary(context, summary->str);
   g_string_free(summary, TRUE);
-  ptsim_cli_job_add_to_context(context, &o.job, entries);
+  ptsim_job_options_add_to_context(context, &o.job, entries);
   g_option_context_set_help_enabled(context, TRUE);
-  if (!ptsim_cli_parse_options(context, &argc, &argv, error)) return FALSE;
+  if (!ptsim_options_parse(context, &argc, &argv, error)) return FALSE;
   if (argc < 2) {
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
                 "which figure? give a KIND: "
@@ -306,11 +306,7 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
       return FALSE;
     }
   }
-  if (one_job) {
-    g_autoptr(PtsimMegatronDiagnostics) diag = ptsim_megatron_diagnostics_new();
-    if (!ptsim_cli_job_resolve(&o.job, &req->job, diag, error)) return FALSE;
-    ptsim_cli_job_warn("plot", diag);
-  }
+  if (one_job && !ptsim_cli_job_build("plot", &o.job, &req->job, error)) return FALSE;
   req->out = g_steal_pointer(&o.out);
   req->from = g_steal_pointer(&o.from);
   return TRUE;

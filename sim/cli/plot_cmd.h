@@ -1,5 +1,5 @@
 /* plot_cmd.h — the `ptsim plot KIND` subcommand: parses the job options
- * every subcommand shares (cli_job.h) plus --out, computes what the kind
+ * every subcommand shares (job_options.h) plus --out, computes what the kind
  * needs (memory estimate, simulated step with its trace) and writes the
  * figure with its data and script (plot.h).
  *

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "cli_job.h"
 #include "cli_options.h"
 #include "config.h"
 #include "gpu.h"
+#include "job_build.h"
 #include "job_validate.h"
 #include "names.h"
 #include "numbers.h"
@@ -34,7 +34,7 @@ typedef struct {
   double jitter, stragglers, straggler_slowdown;
   gboolean allocator, no_shortcut;
   char *device, *csv, *format, *figures;
-  PtsimCliJob job; /* the job's settings (not swept): cli_job.h */
+  PtsimJobOptions job; /* the job's settings (not swept): job_options.h */
   /* a sweep split over machines (sweep_shard.h) */
   char *shard;            /* "K/N" */
   guint shard_k, shard_n; /* parsed; 0 when not a shard */
@@ -43,7 +43,7 @@ typedef struct {
 } SweepOptions;
 
 static void options_clear(SweepOptions *o) {
-  ptsim_cli_job_clear(&o->job);
+  ptsim_job_options_clear(&o->job);
   char **texts[] = {&o->models, &o->hws, &o->gpus, &o->seqs, &o->gbs, &o->mbs, &o->cps,
                     &o->vps, &o->recomputes, &o->schedules, &o->eps, &o->etps, &o->shardings,
                     &o->shard_sizes, &o->tp_max_text, &o->pp_max_text, &o->top_text,
@@ -134,13 +134,23 @@ static gboolean parse_name_list(const char *flag, const char *text, GPtrArray *o
   return TRUE;
 }
 
+/* The model-shape settings given, on each model of the sweep (a
+ * PtsimSweepSpec model_settings callback; OPTS is the PtsimJobOptions). */
+static gboolean model_settings(PtsimModel *model, gpointer opts, GError **error) {
+  return ptsim_job_options_apply_model_settings(opts, model, error);
+}
+
 static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError **error) {
-  if (!parse_name_list("--model", o->models ? o->models : "llama3-8b", spec->models, error) ||
-      !parse_name_list("--hw", o->hws ? o->hws : "h100-80g", spec->hws, error) ||
-      !ptsim_number_int64_list("--gpus", o->gpus ? o->gpus : "8", 1, PTSIM_JOB_GPUS_MAX,
+  /* ptsim's default job (job_build.h) */
+  const char *model = PTSIM_JOB_DEFAULT_MODEL, *hw = PTSIM_JOB_DEFAULT_HW;
+  const char *gpus = G_STRINGIFY(PTSIM_JOB_DEFAULT_GPUS);
+  const char *seq = G_STRINGIFY(PTSIM_JOB_DEFAULT_SEQ), *gbs = G_STRINGIFY(PTSIM_JOB_DEFAULT_GBS);
+  if (!parse_name_list("--model", o->models ? o->models : model, spec->models, error) ||
+      !parse_name_list("--hw", o->hws ? o->hws : hw, spec->hws, error) ||
+      !ptsim_number_int64_list("--gpus", o->gpus ? o->gpus : gpus, 1, PTSIM_JOB_GPUS_MAX,
                                spec->gpus, error) ||
-      !parse_int_list("--seq", o->seqs ? o->seqs : "8192", spec->seqs, error) ||
-      !parse_int_list("--gbs", o->gbs ? o->gbs : "128", spec->gbs, error) ||
+      !parse_int_list("--seq", o->seqs ? o->seqs : seq, spec->seqs, error) ||
+      !parse_int_list("--gbs", o->gbs ? o->gbs : gbs, spec->gbs, error) ||
       (o->mbs && !parse_int_list("--mbs", o->mbs, spec->mbs, error)) ||
       (o->cps && !parse_int_list("--cp", o->cps, spec->cps, error)) ||
       (o->vps && !parse_int_list("--vp", o->vps, spec->vps, error)) ||
@@ -173,8 +183,8 @@ static gboolean build_spec(const SweepOptions *o, PtsimSweepSpec *spec, GError *
   }
   spec->tp_max = o->tp_max;
   spec->pp_max = o->pp_max;
-  if (!ptsim_cli_job_sweep_base(&o->job, &spec->base, error)) return FALSE;
-  spec->model_settings = ptsim_cli_job_model_settings;
+  if (!ptsim_job_build_sweep_base(&o->job, &spec->base, error)) return FALSE;
+  spec->model_settings = model_settings;
   spec->model_settings_data = (gpointer)&o->job;
   spec->allocator = o->allocator;
   spec->mc.samples = (int32_t)o->samples;
@@ -412,7 +422,7 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
     g_free(sweep->device_used);
     sweep->device_used = g_strdup_printf("%u shard files", g_strv_length(o->merge_files));
   }
-  ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
+  ptsim_report_text_settings(out, &spec->base, NULL, ptsim_job_options_overlap_source(&o->job));
   ptsim_sweep_write_table(out, sweep, &st.counts, order, st.top);
   if (o->csv) csv_note(out, o, spec, sweep->valid, TRUE);
   return 0;
@@ -521,7 +531,7 @@ static int run(const SweepOptions *o) {
   ptsim_sweep_count_verdicts(&counts, (const PtsimBatchResult *)sweep->results->data, sweep->results->len);
   if (csv_out) ptsim_sweep_write_csv(out, sweep, order, (guint)o->threads);
   else {
-    ptsim_report_text_settings(out, &spec->base, NULL, ptsim_cli_job_overlap_source(&o->job));
+    ptsim_report_text_settings(out, &spec->base, NULL, ptsim_job_options_overlap_source(&o->job));
     ptsim_sweep_write_table(out, sweep, &counts, order, top);
   }
   if (o->csv) {
@@ -539,7 +549,7 @@ static int run(const SweepOptions *o) {
 int ptsim_sweep_main(int argc, char **argv) {
   SweepOptions o;
   memset(&o, 0, sizeof o);
-  ptsim_cli_job_init(&o.job);
+  ptsim_job_options_init(&o.job);
   const GOptionEntry entries[] = {
       {"model", 0, 0, G_OPTION_ARG_FILENAME, &o.models, "Models, comma-separated (default llama3-8b)", "M[,M...]"},
       {"hw", 0, 0, G_OPTION_ARG_FILENAME, &o.hws, "Hardware profiles (default h100-80g)", "H[,H...]"},
@@ -623,12 +633,12 @@ int ptsim_sweep_main(int argc, char **argv) {
                                "Lists take comma-separated values, each at most once; every "
                                "combination is tried, invalid ones are counted by reason (none "
                                "valid: exit 2).");
-  /* the job's settings, shared with predict and memory (cli_job.h): every
-   * layout of the sweep has them */
-  ptsim_cli_job_add_settings_to_context(context, &o.job, entries);
+  /* the job's settings, shared with predict and memory (job_options.h):
+   * every layout of the sweep has them */
+  ptsim_job_options_add_settings_to_context(context, &o.job, entries);
   g_autoptr(GError) error = NULL;
   int rc;
-  if (!ptsim_cli_parse_options(context, &argc, &argv, &error))
+  if (!ptsim_options_parse(context, &argc, &argv, &error))
     rc = fail(error);
   else if (argc > 1 && !o.merge)
     rc = (fprintf(stderr, "ptsim sweep: unexpected argument '%s' (see --help)\n", argv[1]), 2);

@@ -122,19 +122,10 @@ static double megatron_flops(double B, double s, double l, double h, double a, d
 /* ---- job resolution ---- */
 
 /* Parses ARGS (ptsim job flags) into *opts. */
-static gboolean parse_job_args(GPtrArray *args, PtsimCliJob *opts, GError **error) {
-  g_autoptr(GOptionContext) context = g_option_context_new(NULL);
-  g_option_context_set_help_enabled(context, FALSE);
-  g_option_context_add_group(context, ptsim_cli_job_option_group(opts));
-  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
-  g_ptr_array_add(argv, g_strdup("ptsim"));
-  for (guint i = 0; i < args->len; i++) g_ptr_array_add(argv, g_strdup(args->pdata[i]));
-  g_ptr_array_add(argv, NULL);
-  int argc = (int)argv->len - 1;
-  /* GOption may reorder the vector; keep our own copy to free. */
-  g_autofree char **view = g_memdup2(argv->pdata, sizeof(char *) * argv->len);
-  char **v = view;
-  return g_option_context_parse(context, &argc, &v, error);
+static gboolean parse_job_args(GPtrArray *args, PtsimJobOptions *opts, GError **error) {
+  g_autofree const char **flags = g_new0(const char *, args->len + 1);
+  for (guint i = 0; i < args->len; i++) flags[i] = args->pdata[i];
+  return ptsim_job_options_parse(opts, flags, error);
 }
 
 static void copy_string(char **dst, const char *src) {
@@ -144,7 +135,7 @@ static void copy_string(char **dst, const char *src) {
 }
 
 /* The options the user gave on the command line win over a row's. */
-static void overlay(PtsimCliJob *d, const PtsimCliJob *u) {
+static void overlay(PtsimJobOptions *d, const PtsimJobOptions *u) {
   copy_string(&d->model, u->model);
   copy_string(&d->hw, u->hw);
   copy_string(&d->recompute, u->recompute);
@@ -157,16 +148,16 @@ static void overlay(PtsimCliJob *d, const PtsimCliJob *u) {
   copy_string(&d->fsdp_impl, u->fsdp_impl);
   copy_string(&d->reshard_after_forward, u->reshard_after_forward);
   d->no_fsdp_prefetch |= u->no_fsdp_prefetch;
-  PtsimCliInt *const di[] = {&d->gpus, &d->nodes, &d->tp, &d->pp, &d->cp, &d->dp, &d->vp,
-                             &d->mbs, &d->gbs, &d->seq, &d->recompute_num_layers,
-                             &d->first_stage_layers, &d->last_stage_layers,
-                             &d->optimizer_instances, &d->hsdp_shard_size, &d->kv_channels,
-                             &d->ep, &d->etp};
-  const PtsimCliInt *const ui[] = {&u->gpus, &u->nodes, &u->tp, &u->pp, &u->cp, &u->dp, &u->vp,
-                                   &u->mbs, &u->gbs, &u->seq, &u->recompute_num_layers,
-                                   &u->first_stage_layers, &u->last_stage_layers,
-                                   &u->optimizer_instances, &u->hsdp_shard_size,
-                                   &u->kv_channels, &u->ep, &u->etp};
+  PtsimOptionInt *const di[] = {&d->gpus, &d->nodes, &d->tp, &d->pp, &d->cp, &d->dp, &d->vp,
+                                &d->mbs, &d->gbs, &d->seq, &d->recompute_num_layers,
+                                &d->first_stage_layers, &d->last_stage_layers,
+                                &d->optimizer_instances, &d->hsdp_shard_size, &d->kv_channels,
+                                &d->ep, &d->etp};
+  const PtsimOptionInt *const ui[] = {&u->gpus, &u->nodes, &u->tp, &u->pp, &u->cp, &u->dp,
+                                      &u->vp, &u->mbs, &u->gbs, &u->seq,
+                                      &u->recompute_num_layers, &u->first_stage_layers,
+                                      &u->last_stage_layers, &u->optimizer_instances,
+                                      &u->hsdp_shard_size, &u->kv_channels, &u->ep, &u->etp};
   for (size_t i = 0; i < G_N_ELEMENTS(ui); i++)
     if (ui[i]->given) *di[i] = *ui[i];
   if (u->nodes.given) d->gpus.given = FALSE;
@@ -212,15 +203,16 @@ static char *join_args(GPtrArray *args) {
 
 /* Resolves ARGS (+ the user's options when USER is not NULL) into a job,
  * recording the command on the row; on failure the row is skipped. */
-static gboolean resolve_row_job(Row *r, GPtrArray *args, const PtsimCliJob *user, PtsimJob *job) {
+static gboolean resolve_row_job(Row *r, GPtrArray *args, const PtsimJobOptions *user,
+                                PtsimJob *job) {
   g_autoptr(GError) error = NULL;
-  PtsimCliJob opts;
-  ptsim_cli_job_init(&opts);
+  PtsimJobOptions opts;
+  ptsim_job_options_init(&opts);
   set_str(&r->command, join_args(args));
   gboolean ok = parse_job_args(args, &opts, &error);
   if (ok && user) overlay(&opts, user);
-  if (ok) ok = ptsim_cli_job_resolve(&opts, job, NULL, &error);
-  ptsim_cli_job_clear(&opts);
+  if (ok) ok = ptsim_job_build(&opts, job, NULL, &error);
+  ptsim_job_options_clear(&opts);
   if (!ok) row_skip(r, error->message);
   return ok;
 }
@@ -407,7 +399,7 @@ static const char *hw_for_gpu(const char *gpu) {
 }
 
 static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
-                        const PtsimCliJob *user) {
+                        const PtsimJobOptions *user) {
   g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
   if (!user->model && !user->megatron_args && !user->megatron_args_file) {
     if (!run->model) {
@@ -457,7 +449,7 @@ static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
   }
   PtsimJob job;
   if (!resolve_row_job(r, args, user, &job)) return;
-  if (strcmp(ptsim_cli_job_overlap_source(user), "default") == 0 && !megatron)
+  if (strcmp(ptsim_job_options_overlap_source(user), "default") == 0 && !megatron)
     set_str(&r->assumed, g_strdup("overlap: ptsim's default (grad-reduce and param-gather on, "
                                   "tp-comm off)"));
   csv_measured(r, run);
@@ -467,7 +459,7 @@ static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
   predict_row(r, &job);
 }
 
-static gboolean add_csv(GPtrArray *rows, const char *path, const PtsimCliJob *user,
+static gboolean add_csv(GPtrArray *rows, const char *path, const PtsimJobOptions *user,
                         GError **error) {
   g_autoptr(PtsimRunCsv) csv = ptsim_run_csv_read_file(path, error);
   if (!csv) return FALSE;
@@ -525,7 +517,7 @@ static GArray *memory_by_stage(const PtsimMegatronLog *log, const PtsimLayout *l
  * with the user's --megatron-args after it and the job options on top;
  * without a block, the job options alone. */
 static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatronLogSummary *sum,
-                        const PtsimCliJob *user, PtsimJob *job) {
+                        const PtsimJobOptions *user, PtsimJob *job) {
   g_autoptr(GError) error = NULL;
   if (!log->args_found) {
     if (!user->model && !user->megatron_args && !user->megatron_args_file) {
@@ -547,17 +539,17 @@ static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatron
                                 : "the arguments block does not describe a model");
     return FALSE;
   }
-  PtsimCliJob opts = *user; /* shallow: only gbs and the Megatron-LM date may differ */
+  PtsimJobOptions opts = *user; /* shallow: only gbs and the Megatron-LM date may differ */
   const char *gbs = ptsim_megatron_log_arg(log, "global_batch_size");
   if (!opts.gbs.given && sum->gbs > 0 && (!gbs || strcmp(gbs, "None") == 0))
-    opts.gbs = (PtsimCliInt){TRUE, sum->gbs};
+    opts.gbs = (PtsimOptionInt){TRUE, sum->gbs};
   g_autofree char *dated = NULL; /* the release the block dates, unless given */
   if (!opts.megatron_date && (dated = ptsim_megatron_log_dated(log, &r->assumed)))
     opts.megatron_date = dated;
   set_str(&r->command, g_strdup_printf("(arguments block at line %" G_GINT64_FORMAT ")%s%s --hw %s",
                                        log->args_line, user->megatron_args ? " --megatron-args " : "",
                                        user->megatron_args ? user->megatron_args : "", user->hw));
-  if (!ptsim_cli_job_resolve_over(&opts, log->args_command, job, NULL, &error)) {
+  if (!ptsim_job_build_over(&opts, log->args_command, job, NULL, &error)) {
     g_autofree char *why = g_strdup_printf(
         "%s:%" G_GINT64_FORMAT ": arguments block: %s%s", log->path, log->args_line, error->message,
         strstr(error->message, "vocab size unknown")
@@ -569,7 +561,7 @@ static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatron
   return TRUE;
 }
 
-static gboolean add_log(GPtrArray *rows, const char *path, const PtsimCliJob *user,
+static gboolean add_log(GPtrArray *rows, const char *path, const PtsimJobOptions *user,
                         GError **error) {
   g_autoptr(PtsimMegatronLog) log = ptsim_megatron_log_read_file(path, error);
   if (!log) return FALSE;
@@ -662,7 +654,7 @@ static int fail(const GError *error) {
 }
 
 /* Everything after option parsing; returns the exit code. */
-static int run(int argc, char **argv, const PtsimCliJob *user, const char *format_word,
+static int run(int argc, char **argv, const PtsimJobOptions *user, const char *format_word,
                const char *suite, const char *gemm_path) {
   g_autoptr(GError) error = NULL;
   PtsimFormat format = PTSIM_FORMAT_TEXT;
@@ -673,10 +665,11 @@ static int run(int argc, char **argv, const PtsimCliJob *user, const char *forma
   }
   if (gemm_path) {
     PtsimJob job;
-    if (!ptsim_output_check(gemm_path, &error) ||
-        !ptsim_cli_job_resolve(user, &job, NULL, &error) ||
-        !ptsim_gemm_shapes_write(gemm_path, &job, &error))
-      return fail(error);
+    g_autoptr(PtsimJobDiagnostics) diag = ptsim_job_diagnostics_new();
+    if (!ptsim_output_check(gemm_path, &error)) return fail(error);
+    gboolean built = ptsim_job_build(user, &job, diag, &error);
+    ptsim_cli_job_print_warnings(diag);
+    if (!built || !ptsim_gemm_shapes_write(gemm_path, &job, &error)) return fail(error);
     return 0;
   }
   g_autoptr(GPtrArray) inputs = g_ptr_array_new_with_free_func(g_free);
@@ -716,8 +709,8 @@ static int run(int argc, char **argv, const PtsimCliJob *user, const char *forma
 }
 
 int ptsim_validate_main(int argc, char **argv) {
-  PtsimCliJob user;
-  ptsim_cli_job_init(&user);
+  PtsimJobOptions user;
+  ptsim_job_options_init(&user);
   char *format_word = NULL, *suite = NULL, *gemm_path = NULL;
   const GOptionEntry entries[] = {
       {"suite", 0, 0, G_OPTION_ARG_STRING, &suite,
@@ -737,9 +730,9 @@ int ptsim_validate_main(int argc, char **argv) {
       "from --model/--megatron-args and layout flags.\n"
       "Rows of the published CSVs are mapped by the table in sim/cli/validate_cmd.c (which "
       "validate/calibrate_published.py reads); job options apply to logs and other CSVs only.\n");
-  ptsim_cli_job_add_to_context(context, &user, entries);
+  ptsim_job_options_add_to_context(context, &user, entries);
   GError *error = NULL;
-  int code = ptsim_cli_parse_options(context, &argc, &argv, &error)
+  int code = ptsim_options_parse(context, &argc, &argv, &error)
                  ? run(argc, argv, &user, format_word, suite, gemm_path)
                  : fail(error);
   g_clear_error(&error);
@@ -747,6 +740,6 @@ int ptsim_validate_main(int argc, char **argv) {
   g_free(format_word);
   g_free(suite);
   g_free(gemm_path);
-  ptsim_cli_job_clear(&user);
+  ptsim_job_options_clear(&user);
   return code;
 }

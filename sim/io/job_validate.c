@@ -1,13 +1,15 @@
-/* job_validate.c — layout defaults and the checks that make a PtsimJob one
- * the core may trust; the contract is in job_validate.h.
+/* job_validate.c — the checks that make a resolved PtsimJob one the core
+ * may trust; the contract is in job_validate.h.
  *
  * What it is: every constraint a Megatron-LM run would refuse, each failure
  * ONE line in PTSIM_CONFIG_ERROR naming the flag as ptsim's command line
- * spells it, the value and what is allowed.
+ * spells it, the value and what is allowed.  The checks read the job and
+ * never write it.
  *
- * What it is not: file parsing (config.c), Megatron-LM command lines
- * (megatron_args.c), or anything derived for the simulation (the core's
- * plan.h derives it from the validated job). */
+ * What it is not: the defaults and derived fields (job_resolve.c), file
+ * parsing (config.c), Megatron-LM command lines (megatron_args.c), or
+ * anything derived for the simulation (the core's plan.h derives it from
+ * the checked job). */
 #include "job_validate.h"
 #include "plan.h"
 
@@ -15,49 +17,17 @@
 
 #define INT_VALUE_MAX PTSIM_CONFIG_INT_MAX
 
-void ptsim_layout_init_defaults(PtsimLayout *layout) {
-  g_return_if_fail(layout != NULL);
-  memset(layout, 0, sizeof *layout);
-  layout->tp = layout->pp = layout->cp = layout->vp = layout->mbs = 1;
-  layout->dp = 0;
-  layout->sp = -1;
-  layout->distributed_optimizer = 1;
-  layout->fp32_grad_accumulation = 1;
-  layout->flash_attention = 1;
-  layout->transformer_engine = 1;
-  layout->recompute = PTSIM_RECOMPUTE_NONE;
-  layout->recompute_method = PTSIM_RECOMPUTE_METHOD_UNIFORM;
-  layout->recompute_modules = PTSIM_RECOMPUTE_CORE_ATTN;
-  layout->tp_comm_overlap_ag = layout->tp_comm_overlap_rs = 1;
-  layout->tp_comm_bulk_dgrad = 1;
-  layout->grad_accumulation_fusion = 1;
-  layout->fp8_recipe = PTSIM_FP8_DELAYED;
-  layout->main_params_bytes = layout->exp_avg_bytes = layout->exp_avg_sq_bytes = 4;
-  layout->optimizer_instances = 1;
-  layout->sharding = PTSIM_SHARDING_NONE;
-  layout->fsdp_impl = PTSIM_FSDP_MEGATRON;
-  layout->reshard_after_forward = PTSIM_RESHARD_AUTO;
-  layout->fsdp_prefetch = 1;
-  layout->ep = 1;
-  layout->etp = 0; /* = tp */
-  layout->moe_dispatcher = PTSIM_DISPATCH_ALLGATHER;
-  layout->precision = PTSIM_PRECISION_BF16;
-  layout->schedule = PTSIM_SCHEDULE_1F1B;
-  layout->memory_threshold = 0.8;
-}
-
-int64_t ptsim_layout_data_parallel(int64_t gpus, int64_t tp, int64_t pp, int64_t cp) {
-  if (gpus < 1 || tp < 1 || pp < 1 || cp < 1 || gpus % tp != 0 || (gpus / tp) % pp != 0 ||
-      (gpus / tp / pp) % cp != 0)
-    return 0;
-  return gpus / tp / pp / cp;
-}
-
 #define I64(x) ((gint64)(x))
 #define invalid(...)                                                           \
   (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,          \
                __VA_ARGS__),                                                   \
    FALSE)
+
+/* A field ptsim_job_resolve derives, found underived: the job was not
+ * resolved (ptsim_job_validate never gets here). */
+static gboolean unresolved(const char *what, GError **error) {
+  return invalid("layout: %s is not resolved (ptsim_job_resolve derives it)", what);
+}
 
 /* V in [LO, the flag's most]; 0 for a flag with no default is "required".
  * The GPU count has its own bound: group placement walks ranks, so its work
@@ -182,11 +152,8 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
 }
 
 /* Sharded data parallelism (job.h PtsimSharding): ranges, what it needs,
- * and reshard_after_forward's AUTO resolved (torchtitan's "default":
- * FSDP2 keeps the output unit gathered for backward, and under PP keeps
- * every unit gathered between micro-batches; Megatron-FSDP reshards every
- * unit). */
-static gboolean check_sharding(PtsimLayout *l, const PtsimModel *m, GError **error) {
+ * and reshard_after_forward resolved (job_resolve.h). */
+static gboolean check_sharding(const PtsimLayout *l, const PtsimModel *m, GError **error) {
   if ((unsigned)l->sharding > PTSIM_SHARDING_PARAMS || (unsigned)l->fsdp_impl > PTSIM_FSDP_TORCH ||
       l->reshard_after_forward < PTSIM_RESHARD_AUTO ||
       l->reshard_after_forward > PTSIM_RESHARD_ALWAYS || (l->fsdp_prefetch != 0 && l->fsdp_prefetch != 1))
@@ -219,66 +186,22 @@ static gboolean check_sharding(PtsimLayout *l, const PtsimModel *m, GError **err
                    "master weights: --main-params-dtype must be fp32 and "
                    "--use-precision-aware-optimizer is not available");
   if (l->reshard_after_forward == PTSIM_RESHARD_AUTO)
-    l->reshard_after_forward = l->fsdp_impl == PTSIM_FSDP_MEGATRON ? PTSIM_RESHARD_ALWAYS
-                               : l->pp > 1                         ? PTSIM_RESHARD_NEVER
-                                                                   : PTSIM_RESHARD_BUT_LAST;
+    return unresolved("reshard_after_forward auto", error);
   return TRUE;
-}
-
-gboolean ptsim_layout_set_sharding(PtsimLayout *l, int64_t domain_size, int mode,
-                                   int64_t shard_size, GError **error) {
-  g_return_val_if_fail(l != NULL, FALSE);
-  static const char *const words[] = {"ddp", "zero1", "zero2", "fsdp", "hsdp"};
-  if (mode >= PTSIM_SHARDING_MODE_DDP && mode <= PTSIM_SHARDING_MODE_HSDP) {
-    l->distributed_optimizer = mode != PTSIM_SHARDING_MODE_DDP;
-    l->sharding = mode == PTSIM_SHARDING_MODE_ZERO2  ? PTSIM_SHARDING_GRADS
-                  : mode >= PTSIM_SHARDING_MODE_FSDP ? PTSIM_SHARDING_PARAMS
-                                                     : PTSIM_SHARDING_NONE;
-    l->optimizer_instances = 1;
-    if (mode == PTSIM_SHARDING_MODE_HSDP && shard_size < 0) shard_size = 0;
-  }
-  if (shard_size < 0) return TRUE;
-  if (!l->distributed_optimizer)
-    return invalid("--hsdp-shard-size needs sharded states: --sharding zero1, zero2, fsdp or "
-                   "hsdp (got %s)", mode >= 0 ? words[mode] : "the optimizer states replicated");
-  /* dp by division, not tp x pp x cp (each up to 2^30: their product
-   * overflows); dp x cp is at most 2^22 x 2^30 */
-  int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
-  if (dp == 0) return TRUE; /* ptsim_job_validate names the dimensions */
-  int64_t ranks = (l->dp > 0 ? l->dp : dp) * l->cp;
-  int64_t size = shard_size > 0 ? shard_size : (domain_size > 0 ? domain_size : 1) / l->tp;
-  if (size < 1 || ranks % size != 0 || size % l->cp != 0)
-    return invalid("--hsdp-shard-size %" G_GINT64_FORMAT "%s must divide dp x cp = %" G_GINT64_FORMAT
-                   " and be a multiple of --cp %" G_GINT64_FORMAT " (whole context-parallel groups)",
-                   I64(size), shard_size > 0 ? "" : " (one NVLink domain / tp)", I64(ranks),
-                   I64(l->cp));
-  if (mode == PTSIM_SHARDING_MODE_HSDP && size == ranks)
-    return invalid("--sharding hsdp with a shard group of all dp x cp = %" G_GINT64_FORMAT
-                   " ranks has no replicas (that is --sharding fsdp)%s",
-                   I64(ranks), shard_size > 0 ? "" : "; give a smaller --hsdp-shard-size");
-  l->optimizer_instances = ranks / size;
-  return TRUE;
-}
-
-const char *ptsim_layout_sharding_word(const PtsimLayout *l) {
-  g_return_val_if_fail(l != NULL, "?");
-  if (l->sharding == PTSIM_SHARDING_PARAMS) return l->optimizer_instances > 1 ? "hsdp" : "fsdp";
-  if (l->sharding == PTSIM_SHARDING_GRADS) return "zero2";
-  return l->distributed_optimizer ? "zero1" : "ddp";
 }
 
 /* Expert parallelism (Megatron-Core's MoE parallel folding) and the MoE
  * execution settings, as Megatron-LM checks them (arguments.py,
- * transformer_config.py, moe_layer.py); dp is known.  Sets etp (tp when 0)
- * and edp. */
-static gboolean validate_experts(PtsimJob *job, GError **error) {
+ * transformer_config.py, moe_layer.py); dp is known, etp and edp
+ * resolved. */
+static gboolean check_experts(const PtsimJob *job, GError **error) {
   const PtsimModel *m = &job->model;
-  PtsimLayout *l = &job->layout;
+  const PtsimLayout *l = &job->layout;
   const char *name = m->name[0] ? m->name : "(unnamed)";
-  if (l->ep == 0) l->ep = 1; /* a hand-made layout without expert parallelism */
+  if (l->ep == 0) return unresolved("ep 0", error);
   if (!check_count("--ep", l->ep, 1, error) || !check_count("--etp", l->etp, 0, error))
     return FALSE;
-  if (l->etp == 0) l->etp = l->tp;
+  if (l->etp == 0) return unresolved("etp 0", error);
   if (m->num_experts == 0 && l->ep > 1)
     return invalid("--ep %" G_GINT64_FORMAT " needs a mixture-of-experts model; model %s has "
                    "no experts (Megatron-LM asserts num_experts for expert parallelism)",
@@ -289,7 +212,7 @@ static gboolean validate_experts(PtsimJob *job, GError **error) {
                    G_GINT64_FORMAT " --ep %" G_GINT64_FORMAT " --pp %" G_GINT64_FORMAT
                    "): the expert layers regroup every pipeline stage's GPUs as etp x ep x edp",
                    I64(l->gpus), I64(l->etp), I64(l->ep), I64(l->pp));
-  l->edp = l->gpus / l->etp / l->ep / l->pp;
+  if (l->edp != l->gpus / l->etp / l->ep / l->pp) return unresolved("edp", error);
   if (m->num_experts == 0) return TRUE;
   if (m->num_experts % l->ep != 0)
     return invalid("--ep %" G_GINT64_FORMAT " does not divide num_experts %" G_GINT64_FORMAT
@@ -375,11 +298,11 @@ static gboolean check_torch_layers(const PtsimJob *job, GError **error) {
   return TRUE;
 }
 
-gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
+gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
   g_return_val_if_fail(job != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
   const PtsimModel *m = &job->model;
-  PtsimLayout *l = &job->layout;
+  const PtsimLayout *l = &job->layout;
   const char *name = m->name[0] ? m->name : "(unnamed)";
 
   if (!ptsim_model_check(m, error))
@@ -447,20 +370,20 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
                    "(--tp %" G_GINT64_FORMAT " --pp %" G_GINT64_FORMAT
                    " --cp %" G_GINT64_FORMAT ")",
                    I64(l->gpus), I64(l->tp), I64(l->pp), I64(l->cp));
-  if (l->dp != 0 && l->dp != dp)
+  if (l->dp == 0) return unresolved("dp 0", error);
+  if (l->dp != dp)
     return invalid("--dp %" G_GINT64_FORMAT " does not match --gpus %"
                    G_GINT64_FORMAT ": tp*pp*cp*dp = %" G_GINT64_FORMAT
                    "*%" G_GINT64_FORMAT "*%" G_GINT64_FORMAT "*%" G_GINT64_FORMAT
                    " must equal gpus (dp would be %" G_GINT64_FORMAT ")",
                    I64(l->dp), I64(l->gpus), I64(l->tp), I64(l->pp), I64(l->cp),
                    I64(l->dp), I64(dp));
-  l->dp = dp;
   if (l->optimizer_instances < 1 || (l->distributed_optimizer && dp % l->optimizer_instances != 0))
     return invalid("--num-distributed-optimizer-instances %" G_GINT64_FORMAT " must divide dp %"
                    G_GINT64_FORMAT " (ptsim keeps each instance to whole data-parallel ranks)",
                    I64(l->optimizer_instances), I64(dp));
 
-  if (!validate_experts(job, error))
+  if (!check_experts(job, error))
     return FALSE;
 
   if (!check_sharding(l, m, error)) return FALSE;
@@ -475,8 +398,7 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
                      name, error))
     return FALSE;
 
-  if (l->sp == -1)
-    l->sp = l->tp > 1 ? 1 : 0;
+  if (l->sp == -1) return unresolved("sp -1 (auto)", error);
   if (l->cp > 1 && l->seq % (2 * l->cp) != 0)
     return invalid("--seq %" G_GINT64_FORMAT " is not divisible by 2*cp = %"
                    G_GINT64_FORMAT " (--cp %" G_GINT64_FORMAT "; context "
@@ -514,7 +436,8 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
       return invalid("--schedule %s cannot run virtual stages (--vp %"
                      G_GINT64_FORMAT "); use --schedule interleaved or --vp 1",
                      schedule_word(l->schedule), I64(l->vp));
-    l->schedule = PTSIM_SCHEDULE_INTERLEAVED;
+    if (l->schedule != PTSIM_SCHEDULE_INTERLEAVED)
+      return unresolved("schedule 1f1b with --vp > 1", error);
   } else if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED) {
     return invalid("--schedule interleaved needs --vp > 1 (got --vp 1)");
   }
@@ -548,4 +471,11 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
                      l->vp > 1 ? " (per virtual stage)" : "");
   }
   return TRUE;
+}
+
+gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
+  g_return_val_if_fail(job != NULL, FALSE);
+  g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+  ptsim_job_resolve(job);
+  return ptsim_job_check(job, error);
 }

@@ -9,7 +9,7 @@
 static void make_sweep(void);
 #define FUZZ_TARGET_INIT make_sweep()
 #include "fuzz_common.h"
-#include "cli_job.h"
+#include "job_build.h"
 #include "sweep.h"
 #include "sweep_shard.h"
 
@@ -28,9 +28,9 @@ static void make_sweep(void) {
   g_array_append_val(spec->cps, one);
   g_array_set_size(spec->recomputes, 0); /* the default is all three */
   g_array_append_val(spec->recomputes, none);
-  PtsimCliJob opts;
-  ptsim_cli_job_init(&opts);
-  g_assert(ptsim_cli_job_sweep_base(&opts, &spec->base, NULL));
+  PtsimJobOptions opts;
+  ptsim_job_options_init(&opts);
+  g_assert(ptsim_job_build_sweep_base(&opts, &spec->base, NULL));
   sweep = ptsim_sweep_enumerate(spec, NULL);
   g_assert(sweep && sweep->jobs->len > 0);
 }

@@ -1,0 +1,166 @@
+/* job_build.c — a job built from its options in one pass; the contract and
+ * the defaults' reasons are in job_build.h.
+ *
+ * The pass, each step writing into the job once, in this order (an error
+ * stops it where it is): the options' conflicts, the base job, the
+ * dimensions, the settings, the GPU count known, Megatron-LM's default
+ * batch, the pipeline layout, the sharding mode, resolve, check. */
+#include "job_build.h"
+
+#include <string.h>
+#include "config.h"
+#include "job_validate.h"
+#include "pipeline_layout.h"
+#include "torchtitan.h"
+
+#define invalid(...) \
+  (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, __VA_ARGS__), FALSE)
+
+PtsimJobDiagnostics *ptsim_job_diagnostics_new(void) {
+  PtsimJobDiagnostics *d = g_new0(PtsimJobDiagnostics, 1);
+  d->megatron = ptsim_megatron_diagnostics_new();
+  d->warnings = g_ptr_array_new_with_free_func(g_free);
+  return d;
+}
+
+void ptsim_job_diagnostics_free(PtsimJobDiagnostics *d) {
+  if (!d) return;
+  ptsim_megatron_diagnostics_free(d->megatron);
+  g_ptr_array_unref(d->warnings);
+  g_free(d);
+}
+
+/* ---- ptsim's defaults (job_build.h) ---- */
+
+static void default_moe(PtsimLayout *l) {
+  l->moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
+  l->moe_grouped_gemm = 1;
+}
+
+/* The overlap default, and the MoE one. */
+static void default_overlap(PtsimLayout *l) {
+  l->overlap_grad_reduce = l->overlap_param_gather = 1;
+  l->tp_comm_overlap = 0;
+  default_moe(l);
+}
+
+/* ---- the base job ---- */
+
+/* The job a torchtitan config describes, on the profile already in JOB->hw;
+ * its warnings are appended to WARNINGS, also when it fails. */
+static gboolean torchtitan_job(const PtsimJobOptions *o, PtsimJob *job, GPtrArray *warnings,
+                               GError **error) {
+  int64_t world = o->gpus.given ? o->gpus.value : -1;
+  if (o->nodes.given && !ptsim_job_options_nodes_gpus(o, &job->hw, &world, error)) return FALSE;
+  g_auto(PtsimTorchtitan) tt = {0};
+  if (!ptsim_torchtitan_load(o->torchtitan, world, &tt, warnings, error) ||
+      !ptsim_torchtitan_job(&tt, job, error))
+    return FALSE;
+  default_moe(&job->layout);
+  return !o->model || ptsim_model_load(o->model, &job->model, error);
+}
+
+/* The base job: built-in defaults (with the overlap default), or what a
+ * Megatron-LM command line or a torchtitan config says. */
+static gboolean base_job(const PtsimJobOptions *o, PtsimJob *job, PtsimJobDiagnostics *diag,
+                         GError **error) {
+  const char *hw = o->hw ? o->hw : PTSIM_JOB_DEFAULT_HW;
+  ptsim_layout_init_defaults(&job->layout);
+  if (o->torchtitan)
+    return ptsim_hardware_load(hw, &job->hw, error) &&
+           torchtitan_job(o, job, diag->warnings, error);
+  if (o->megatron_args || o->megatron_args_file) {
+    gboolean ok = o->megatron_args
+                      ? ptsim_megatron_args_parse(o->megatron_args, &job->model, &job->layout,
+                                                  diag->megatron, error)
+                      : ptsim_megatron_args_parse_file(o->megatron_args_file, &job->model,
+                                                       &job->layout, diag->megatron, error);
+    if (!ok) return FALSE;
+    if (o->model && !ptsim_model_load(o->model, &job->model, error)) return FALSE;
+  } else {
+    if (!ptsim_model_load(o->model ? o->model : PTSIM_JOB_DEFAULT_MODEL, &job->model, error))
+      return FALSE;
+    job->layout.gpus = PTSIM_JOB_DEFAULT_GPUS;
+    job->layout.gbs = PTSIM_JOB_DEFAULT_GBS;
+    job->layout.seq = PTSIM_JOB_DEFAULT_SEQ;
+    default_overlap(&job->layout);
+  }
+  return ptsim_hardware_load(hw, &job->hw, error);
+}
+
+/* ---- the pass ---- */
+
+/* A check refusing a GPU count that the launcher gave says so: the user
+ * did not type it. */
+static void name_launcher_count(const PtsimJob *job, const PtsimMegatronDiagnostics *megatron,
+                                GError *error) {
+  char *said = g_strdup_printf("%s (%" G_GINT64_FORMAT " GPUs from the launcher: %s; "
+                               "--gpus N changes it)",
+                               error->message, (gint64)job->layout.gpus, megatron->gpus_from);
+  g_free(error->message);
+  error->message = said;
+}
+
+gboolean ptsim_job_build(const PtsimJobOptions *o, PtsimJob *job, PtsimJobDiagnostics *diag,
+                         GError **error) {
+  g_return_val_if_fail(o != NULL && job != NULL, FALSE);
+  g_autoptr(PtsimJobDiagnostics) own = diag ? NULL : ptsim_job_diagnostics_new();
+  if (!diag) diag = own;
+  memset(job, 0, sizeof *job);
+  if (!ptsim_job_options_check(o, error) || !base_job(o, job, diag, error) ||
+      !ptsim_job_options_apply_dimensions(o, job, error) ||
+      !ptsim_job_options_apply_settings(o, &job->layout, &job->model, error))
+    return FALSE;
+  PtsimLayout *l = &job->layout;
+  if (l->gpus <= 0) /* a Megatron-LM command line without a launcher count */
+    return invalid("the GPU count is unknown: give --gpus N or --nodes N (the Megatron-LM "
+                   "command line gave %s)",
+                   diag->megatron->gpus_read ? diag->megatron->gpus_read : "no launcher");
+  /* Megatron-LM's default batch, mbs x dp, once the GPU count is known */
+  int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
+  if (l->gbs <= 0 && (o->megatron_args || o->megatron_args_file) && dp > 0 &&
+      l->mbs <= PTSIM_CONFIG_INT_MAX)
+    l->gbs = l->mbs * dp; /* at most 2^30 x 2^22 */
+  if (o->pipeline_layout &&
+      !ptsim_pipeline_layout_apply(o->pipeline_layout, job->model.num_layers, l, error))
+    return FALSE;
+  if (!ptsim_job_options_apply_sharding(o, job, error)) return FALSE;
+  ptsim_job_resolve(job);
+  g_autoptr(GError) refused = NULL;
+  if (ptsim_job_check(job, &refused)) return TRUE;
+  if (!o->gpus.given && !o->nodes.given && diag->megatron->gpus_from)
+    name_launcher_count(job, diag->megatron, refused);
+  g_propagate_error(error, g_steal_pointer(&refused));
+  return FALSE;
+}
+
+gboolean ptsim_job_build_over(const PtsimJobOptions *o, const char *megatron_base, PtsimJob *job,
+                              PtsimJobDiagnostics *diag, GError **error) {
+  if (o->megatron_args_file)
+    return invalid("--megatron-args-file replaces the Megatron-LM arguments; to add to the ones "
+                   "given here, pass flags with --megatron-args");
+  PtsimJobOptions over = *o; /* shallow: only megatron_args differs, and it is freed here */
+  g_autofree char *joined =
+      g_strconcat(megatron_base, " ", o->megatron_args ? o->megatron_args : "", NULL);
+  over.megatron_args = joined;
+  return ptsim_job_build(&over, job, diag, error);
+}
+
+gboolean ptsim_job_build_from_flags(const char *const *flags, PtsimJob *job,
+                                    PtsimJobDiagnostics *diag, GError **error) {
+  PtsimJobOptions o;
+  ptsim_job_options_init(&o);
+  gboolean ok = ptsim_job_options_parse(&o, flags, error) && ptsim_job_build(&o, job, diag, error);
+  ptsim_job_options_clear(&o);
+  return ok;
+}
+
+gboolean ptsim_job_build_sweep_base(const PtsimJobOptions *o, PtsimLayout *base, GError **error) {
+  ptsim_layout_init_defaults(base);
+  default_overlap(base);
+  if (!ptsim_job_options_check(o, error)) return FALSE;
+  if (o->pipeline_layout)
+    return invalid("--pipeline-model-parallel-layout fixes pp and vp, which the sweep enumerates; "
+                   "use predict");
+  return ptsim_job_options_apply_settings(o, base, NULL, error);
+}

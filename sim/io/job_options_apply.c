@@ -1,0 +1,254 @@
+/* job_options_apply.c — the job options' values onto a job: the
+ * dimensions, the settings, the model-shape settings and the sharding
+ * mode, each word checked against what its flag allows; see
+ * job_options.h. */
+#include "job_options.h"
+
+#include <string.h>
+#include "job_validate.h"
+#include "names.h"
+#include "topology.h"
+
+#define invalid(...) \
+  (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, __VA_ARGS__), FALSE)
+
+/* Index of WORD in CHOICES ("a|b"), or an error naming the flag. */
+static gboolean choose(const char *flag, const char *word, const char *choices, int *out,
+                       GError **error) {
+  g_auto(GStrv) list = g_strsplit(choices, "|", -1);
+  for (int i = 0; list[i]; i++)
+    if (strcmp(word, list[i]) == 0) return *out = i, TRUE;
+  return invalid("%s '%s': allowed values are %s", flag, word, choices);
+}
+
+static gboolean parse_enum(PtsimNamesKind kind, const char *flag, const char *word, int *value,
+                           GError **error) {
+  if (ptsim_names_parse(kind, word, value)) return TRUE;
+  return invalid("%s '%s': allowed values are %s", flag, word, ptsim_names_allowed(kind));
+}
+
+/* Both factors are bounded, so the product cannot overflow. */
+gboolean ptsim_job_options_nodes_gpus(const PtsimJobOptions *o, const PtsimHardware *hw,
+                                      int64_t *gpus, GError **error) {
+  *gpus = o->nodes.value * hw->gpus_per_node;
+  if (*gpus <= PTSIM_JOB_GPUS_MAX) return TRUE;
+  return invalid("--nodes %" G_GINT64_FORMAT ": %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT
+                 " GPUs per node (%s) = %" G_GINT64_FORMAT " GPUs, more than the %" G_GINT64_FORMAT
+                 " allowed",
+                 (gint64)o->nodes.value, (gint64)o->nodes.value, (gint64)hw->gpus_per_node,
+                 hw->name, (gint64)*gpus, (gint64)PTSIM_JOB_GPUS_MAX);
+}
+
+gboolean ptsim_job_options_apply_dimensions(const PtsimJobOptions *o, PtsimJob *job,
+                                            GError **error) {
+  PtsimLayout *l = &job->layout;
+  int v;
+  const struct {
+    const PtsimOptionInt *flag;
+    int64_t *value;
+  } counts[] = {{&o->tp, &l->tp},   {&o->pp, &l->pp},   {&o->cp, &l->cp},
+                {&o->dp, &l->dp},   {&o->vp, &l->vp},   {&o->ep, &l->ep},
+                {&o->etp, &l->etp}, {&o->mbs, &l->mbs},
+                {&o->gbs, &l->gbs}, {&o->seq, &l->seq}, {&o->gpus, &l->gpus}};
+  for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
+    if (counts[i].flag->given) *counts[i].value = counts[i].flag->value;
+  if (o->nodes.given && !ptsim_job_options_nodes_gpus(o, &job->hw, &l->gpus, error)) return FALSE;
+  if (o->recompute) {
+    if (!parse_enum(PTSIM_NAMES_RECOMPUTE, "--recompute", o->recompute, &v, error)) return FALSE;
+    l->recompute = (PtsimRecompute)v;
+  }
+  if (o->schedule) {
+    if (!parse_enum(PTSIM_NAMES_SCHEDULE, "--schedule", o->schedule, &v, error)) return FALSE;
+    l->schedule = (PtsimSchedule)v;
+  }
+  return TRUE;
+}
+
+/* The MoE settings (mixture-of-experts models only read them). */
+static gboolean apply_moe_settings(const PtsimJobOptions *o, PtsimLayout *l, GError **error) {
+  int v;
+  if (o->moe_dispatcher) {
+    if (!parse_enum(PTSIM_NAMES_DISPATCHER, "--moe-token-dispatcher-type", o->moe_dispatcher, &v,
+                    error))
+      return FALSE;
+    l->moe_dispatcher = (PtsimDispatcher)v;
+  }
+  if (o->moe_capacity_factor.given) l->moe_capacity_factor = o->moe_capacity_factor.value;
+  if (o->moe_pad_to_capacity) l->moe_pad_to_capacity = 1;
+  if (o->moe_grouped_gemm) l->moe_grouped_gemm = 1;
+  if (o->no_moe_grouped_gemm) l->moe_grouped_gemm = 0;
+  if (o->moe_permute_fusion) l->moe_permute_fusion = 1;
+  if (o->moe_router_fusion) l->moe_router_fusion = 1;
+  if (o->moe_router_dtype) {
+    if (!choose("--moe-router-dtype", o->moe_router_dtype, "fp32", &v, error)) return FALSE;
+    l->moe_router_fp32 = 1;
+  }
+  if (o->moe_shared_expert_overlap) l->moe_shared_expert_overlap = 1;
+  if (o->moe_ep_comm_overlap) l->moe_ep_comm_overlap = 1;
+  return TRUE;
+}
+
+/* An overlap switch: the specific flag, else --no-overlap, else *value. */
+static void overlap_switch(int *value, gboolean on, gboolean off, gboolean all_off) {
+  if (all_off) *value = 0;
+  if (on) *value = 1;
+  if (off) *value = 0;
+}
+
+/* N digits of TEXT as a number, or -1 when they are not all digits. */
+static int digits(const char *text, int n) {
+  int v = 0;
+  for (int i = 0; i < n; i++) {
+    if (!g_ascii_isdigit(text[i])) return -1;
+    v = v * 10 + (text[i] - '0');
+  }
+  return v;
+}
+
+/* "YYYY-MM-DD" or "YYYY-MM" (the 1st), or "current" (0), as YYYYMMDD:
+ * exactly those digits (no sign, blank or wider field). */
+static gboolean parse_megatron_date(const char *word, int32_t *date, GError **error) {
+  size_t len = strlen(word);
+  if (strcmp(word, "current") == 0) return *date = 0, TRUE;
+  int year = digits(word, 4), month = len >= 7 ? digits(word + 5, 2) : -1;
+  int day = len == 10 ? digits(word + 8, 2) : 1;
+  if ((len == 7 || (len == 10 && word[7] == '-')) && word[4] == '-' && year >= 2019 &&
+      year <= 2100 && month >= 1 && month <= 12 && day >= 1 && day <= 31)
+    return *date = (int32_t)(year * 10000 + month * 100 + day), TRUE;
+  return invalid("--megatron-date '%s': allowed values are a date YYYY-MM-DD or YYYY-MM "
+                 "(2019 to 2100) of the Megatron-LM source, or current",
+                 word);
+}
+
+static int dtype_size(const char *word) {
+  return strcmp(word, "fp32") == 0 ? 4 : strcmp(word, "fp8") == 0 ? 1 : 2;
+}
+
+gboolean ptsim_job_options_apply_settings(const PtsimJobOptions *o, PtsimLayout *l, PtsimModel *m,
+                                          GError **error) {
+  int v;
+  if (o->sp) l->sp = 1;
+  if (o->no_sp) l->sp = 0;
+  if (o->recompute_method) {
+    if (!parse_enum(PTSIM_NAMES_RECOMPUTE_METHOD, "--recompute-method", o->recompute_method, &v,
+                    error))
+      return FALSE;
+    l->recompute_method = (PtsimRecomputeMethod)v;
+  }
+  if (o->recompute_num_layers.given) l->recompute_num_layers = o->recompute_num_layers.value;
+  if (o->recompute_modules) {
+    g_auto(GStrv) names = g_strsplit(o->recompute_modules, ",", -1);
+    l->recompute_modules = 0;
+    for (char **n = names; *n; n++) {
+      if (!parse_enum(PTSIM_NAMES_RECOMPUTE_MODULE, "--recompute-modules", g_strstrip(*n), &v,
+                      error))
+        return FALSE;
+      l->recompute_modules |= 1 << v; /* PTSIM_RECOMPUTE_CORE_ATTN, _MLP, ... (names.h) */
+    }
+  }
+  if (o->distributed_optimizer) l->distributed_optimizer = 1;
+  if (o->no_distributed_optimizer) l->distributed_optimizer = 0;
+  if (o->optimizer_instances.given) l->optimizer_instances = o->optimizer_instances.value;
+  if (o->fsdp_impl) {
+    if (!parse_enum(PTSIM_NAMES_FSDP_IMPL, "--fsdp-impl", o->fsdp_impl, &v, error)) return FALSE;
+    l->fsdp_impl = (PtsimFsdpImpl)v;
+  }
+  if (o->reshard_after_forward) {
+    if (!parse_enum(PTSIM_NAMES_RESHARD, "--reshard-after-forward", o->reshard_after_forward, &v,
+                    error))
+      return FALSE;
+    l->reshard_after_forward = v - 1; /* the table starts at AUTO */
+  }
+  if (o->no_fsdp_prefetch) l->fsdp_prefetch = 0;
+  if (o->transformer_impl) {
+    if (!choose("--transformer-impl", o->transformer_impl,
+                "transformer_engine|local|torch|torch-compile", &v, error))
+      return FALSE;
+    l->transformer_engine = v == 0;
+    l->torch_layers = v == 2   ? PTSIM_TORCH_LAYERS_EAGER
+                      : v == 3 ? PTSIM_TORCH_LAYERS_COMPILED
+                               : PTSIM_TORCH_LAYERS_NONE;
+    if (v == 1) l->flash_attention = 0; /* Megatron-Core's local layers: unfused */
+    if (v >= 2) l->flash_attention = 1; /* SDPA's flash / cuDNN kernels */
+  }
+  if (o->attention) {
+    if (!choose("--attention", o->attention, "flash|unfused", &v, error)) return FALSE;
+    l->flash_attention = v == 0;
+  }
+  if (o->no_flash_attention) l->flash_attention = 0;
+  overlap_switch(&l->overlap_grad_reduce, o->overlap_grad_reduce, o->no_overlap_grad_reduce,
+                 o->no_overlap);
+  overlap_switch(&l->overlap_param_gather, o->overlap_param_gather, o->no_overlap_param_gather,
+                 o->no_overlap);
+  overlap_switch(&l->tp_comm_overlap, o->tp_comm_overlap, o->no_tp_comm_overlap, o->no_overlap);
+  if (o->no_tp_comm_overlap_ag) l->tp_comm_overlap_ag = 0;
+  if (o->no_tp_comm_overlap_rs) l->tp_comm_overlap_rs = 0;
+  if (o->no_tp_comm_bulk_dgrad) l->tp_comm_bulk_dgrad = 0;
+  if (o->tp_comm_overlap_rs_dgrad) l->tp_comm_overlap_rs_dgrad = 1;
+  if (o->no_fp32_grad_accumulation) l->fp32_grad_accumulation = 0;
+  if (o->no_gradient_accumulation_fusion) l->grad_accumulation_fusion = 0;
+  if (o->cross_entropy_loss_fusion) l->cross_entropy_fusion = 1;
+  if (o->precision_aware_optimizer) l->precision_aware_optimizer = 1;
+  const struct {
+    const char *flag, *word, *choices;
+    int *bytes;
+  } dtypes[] = {{"--main-params-dtype", o->main_params_dtype, "fp32|fp16", &l->main_params_bytes},
+                {"--exp-avg-dtype", o->exp_avg_dtype, "fp32|fp16|bf16|fp8", &l->exp_avg_bytes},
+                {"--exp-avg-sq-dtype", o->exp_avg_sq_dtype, "fp32|fp16|bf16|fp8",
+                 &l->exp_avg_sq_bytes}};
+  for (size_t i = 0; i < G_N_ELEMENTS(dtypes); i++) {
+    if (!dtypes[i].word) continue;
+    if (!choose(dtypes[i].flag, dtypes[i].word, dtypes[i].choices, &v, error)) return FALSE;
+    *dtypes[i].bytes = dtype_size(dtypes[i].word);
+  }
+  if (o->precision) {
+    if (!parse_enum(PTSIM_NAMES_PRECISION, "--precision", o->precision, &v, error)) return FALSE;
+    l->precision = (PtsimPrecision)v;
+  }
+  if (o->fp8_recipe) {
+    if (!choose("--fp8-recipe", o->fp8_recipe, "delayed|tensorwise|blockwise|mxfp8", &v, error))
+      return FALSE;
+    l->fp8_recipe = (PtsimFp8Recipe)v;
+  }
+  if (o->fp8_param_gather) l->fp8_param_gather = 1;
+  if (o->threshold.given) l->memory_threshold = o->threshold.value;
+  if (o->attention_dropout.given) l->attention_dropout = o->attention_dropout.value;
+  if (o->hidden_dropout.given) l->hidden_dropout = o->hidden_dropout.value;
+  if (o->first_stage_layers.given) l->first_stage_layers = o->first_stage_layers.value;
+  if (o->last_stage_layers.given) l->last_stage_layers = o->last_stage_layers.value;
+  if (o->account_embedding) l->account_embedding = 1;
+  if (o->account_loss) l->account_loss = 1;
+  if (o->manual_gc) l->manual_gc = 1;
+  if (!apply_moe_settings(o, l, error)) return FALSE;
+  if (o->megatron_date && !parse_megatron_date(o->megatron_date, &l->megatron_date, error))
+    return FALSE;
+  return !m || ptsim_job_options_apply_model_settings(o, m, error);
+}
+
+gboolean ptsim_job_options_apply_model_settings(const PtsimJobOptions *o, PtsimModel *m,
+                                                GError **error) {
+  int v;
+  if (o->kv_channels.given) m->kv_channels = o->kv_channels.value;
+  if (o->qk_layernorm) m->qk_layernorm = 1;
+  if (o->mtp_num_layers.given) m->mtp_num_layers = o->mtp_num_layers.value;
+  if (o->position_embedding) {
+    static const PtsimPositionEmbedding kinds[] = {PTSIM_POSITION_LEARNED, PTSIM_POSITION_ROPE,
+                                                   PTSIM_POSITION_NONE};
+    if (!choose("--position-embedding-type", o->position_embedding, "learned_absolute|rope|none",
+                &v, error))
+      return FALSE;
+    m->position_embedding = kinds[v];
+  }
+  return TRUE;
+}
+
+gboolean ptsim_job_options_apply_sharding(const PtsimJobOptions *o, PtsimJob *job,
+                                          GError **error) {
+  int mode = -1;
+  if (o->sharding && !parse_enum(PTSIM_NAMES_SHARDING, "--sharding", o->sharding, &mode, error))
+    return FALSE;
+  if (mode < 0 && !o->hsdp_shard_size.given) return TRUE;
+  return ptsim_layout_set_sharding(&job->layout, ptsim_topology_domain_size(&job->hw), mode,
+                                   o->hsdp_shard_size.given ? o->hsdp_shard_size.value : -1,
+                                   error);
+}

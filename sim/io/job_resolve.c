@@ -1,0 +1,69 @@
+/* job_resolve.c — the layout's defaults and the resolve step; the contract
+ * is in job_resolve.h.
+ *
+ * What it is: every value ptsim fills in for the user (a default, or a
+ * field derived from the given ones), written once, here.
+ *
+ * What it is not: a check (job_validate.c refuses what cannot run, and
+ * names what could not be derived), or anything the simulation derives
+ * (the core's plan.h derives it from the checked job). */
+#include "job_resolve.h"
+
+#include <glib.h>
+#include <string.h>
+
+void ptsim_layout_init_defaults(PtsimLayout *layout) {
+  g_return_if_fail(layout != NULL);
+  memset(layout, 0, sizeof *layout);
+  layout->tp = layout->pp = layout->cp = layout->vp = layout->mbs = 1;
+  layout->dp = 0;
+  layout->sp = -1;
+  layout->distributed_optimizer = 1;
+  layout->fp32_grad_accumulation = 1;
+  layout->flash_attention = 1;
+  layout->transformer_engine = 1;
+  layout->recompute = PTSIM_RECOMPUTE_NONE;
+  layout->recompute_method = PTSIM_RECOMPUTE_METHOD_UNIFORM;
+  layout->recompute_modules = PTSIM_RECOMPUTE_CORE_ATTN;
+  layout->tp_comm_overlap_ag = layout->tp_comm_overlap_rs = 1;
+  layout->tp_comm_bulk_dgrad = 1;
+  layout->grad_accumulation_fusion = 1;
+  layout->fp8_recipe = PTSIM_FP8_DELAYED;
+  layout->main_params_bytes = layout->exp_avg_bytes = layout->exp_avg_sq_bytes = 4;
+  layout->optimizer_instances = 1;
+  layout->sharding = PTSIM_SHARDING_NONE;
+  layout->fsdp_impl = PTSIM_FSDP_MEGATRON;
+  layout->reshard_after_forward = PTSIM_RESHARD_AUTO;
+  layout->fsdp_prefetch = 1;
+  layout->ep = 1;
+  layout->etp = 0; /* = tp */
+  layout->moe_dispatcher = PTSIM_DISPATCH_ALLGATHER;
+  layout->precision = PTSIM_PRECISION_BF16;
+  layout->schedule = PTSIM_SCHEDULE_1F1B;
+  layout->memory_threshold = 0.8;
+}
+
+int64_t ptsim_layout_data_parallel(int64_t gpus, int64_t tp, int64_t pp, int64_t cp) {
+  if (gpus < 1 || tp < 1 || pp < 1 || cp < 1 || gpus % tp != 0 || (gpus / tp) % pp != 0 ||
+      (gpus / tp / pp) % cp != 0)
+    return 0;
+  return gpus / tp / pp / cp;
+}
+
+void ptsim_job_resolve(PtsimJob *job) {
+  g_return_if_fail(job != NULL);
+  PtsimLayout *l = &job->layout;
+  if (l->dp == 0) l->dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
+  if (l->ep == 0) l->ep = 1;
+  if (l->etp == 0) l->etp = l->tp;
+  /* the expert layers regroup each pipeline stage's GPUs as etp x ep x edp
+   * (Megatron-Core's MoE parallel folding) */
+  int64_t expert_ranks = ptsim_layout_data_parallel(l->gpus, l->etp, l->ep, l->pp);
+  if (expert_ranks > 0) l->edp = expert_ranks;
+  if (l->sp == -1) l->sp = l->tp > 1 ? 1 : 0;
+  if (l->vp > 1 && l->schedule == PTSIM_SCHEDULE_1F1B) l->schedule = PTSIM_SCHEDULE_INTERLEAVED;
+  if (l->sharding != PTSIM_SHARDING_NONE && l->reshard_after_forward == PTSIM_RESHARD_AUTO)
+    l->reshard_after_forward = l->fsdp_impl == PTSIM_FSDP_MEGATRON ? PTSIM_RESHARD_ALWAYS
+                               : l->pp > 1                         ? PTSIM_RESHARD_NEVER
+                                                                   : PTSIM_RESHARD_BUT_LAST;
+}

@@ -1,0 +1,47 @@
+/* job_resolve.h — a job's defaults and the fields derived from them:
+ * Megatron-LM's layout defaults, and the resolve step that fills every
+ * field a layout leaves to be derived.  It is the one place that writes
+ * into a job on its way to the core; ptsim_job_check (job_validate.h)
+ * then checks the job without changing it, and ptsim_job_validate does
+ * both in that order.
+ *
+ * Shell module (GLib).  Sibling: job_resolve.c. */
+#ifndef PTSIM_JOB_RESOLVE_H
+#define PTSIM_JOB_RESOLVE_H
+
+#include <stdint.h>
+#include "job.h"
+
+/* Megatron-LM's defaults: tp = pp = cp = vp = mbs = 1, dp = 0 (derive),
+ * sp = -1 (on when tp > 1), distributed optimizer on, fp32 grads, flash
+ * attention, no recompute, bf16, 1F1B (interleaved when vp > 1),
+ * threshold 0.8, no dropout.  gpus, gbs and seq are 0 (must be given). */
+void ptsim_layout_init_defaults(PtsimLayout *layout);
+
+/* Fills the job's derived fields from the given ones, as Megatron-LM
+ * derives them:
+ *
+ *   dp      0 -> gpus / (tp pp cp) when that divides (else left 0)
+ *   ep      0 -> 1 (a hand-made layout without expert parallelism)
+ *   etp     0 -> tp
+ *   edp     gpus / (etp ep pp) when that divides (else left as it is)
+ *   sp      -1 -> on when tp > 1
+ *   schedule  1F1B -> interleaved-1F1B when vp > 1 (the enum has no
+ *           "auto", so an explicit 1F1B cannot be told from the default)
+ *   reshard_after_forward  AUTO -> what the FSDP implementation does when
+ *           the job shards parameters or gradients (torchtitan's default:
+ *           FSDP2 keeps the output unit gathered for backward, and under
+ *           PP every unit between micro-batches; Megatron-FSDP reshards
+ *           every unit)
+ *
+ * Nothing else changes, and nothing is refused here: a field that cannot
+ * be derived (its factors do not divide) is left for ptsim_job_check to
+ * name.  Resolving twice changes nothing more. */
+void ptsim_job_resolve(PtsimJob *job);
+
+/* GPUS / (tp x pp x cp) when the factors divide it in turn, else 0 (also
+ * for a factor < 1).  One division at a time: no product that could
+ * overflow. */
+int64_t ptsim_layout_data_parallel(int64_t gpus, int64_t tp, int64_t pp, int64_t cp);
+
+#endif /* PTSIM_JOB_RESOLVE_H */
