@@ -173,7 +173,7 @@ PTSIM_HD static void set_uncached(PtsimAllocator *a, int32_t s) {
 PTSIM_HD static void set_insert(PtsimAllocator *a, int32_t s) {
   const PtsimAllocBlock *b = &a->blocks[s];
   int32_t pos = set_lower_bound(a, b->pool, b->stream, b->size, b->addr);
-  memmove(&a->order[pos + 1], &a->order[pos], (size_t)(a->free_count - pos) * sizeof(int32_t));
+  ptsim_hd_memmove(&a->order[pos + 1], &a->order[pos], (size_t)(a->free_count - pos) * sizeof(int32_t));
   a->order[pos] = s;
   a->free_count += 1;
   set_cached(a, s);
@@ -183,7 +183,7 @@ PTSIM_HD static void set_insert(PtsimAllocator *a, int32_t s) {
  * left to the caller). */
 PTSIM_HD static void set_remove_at(PtsimAllocator *a, int32_t pos) {
   set_uncached(a, a->order[pos]);
-  memmove(&a->order[pos], &a->order[pos + 1], (size_t)(a->free_count - pos - 1) * sizeof(int32_t));
+  ptsim_hd_memmove(&a->order[pos], &a->order[pos + 1], (size_t)(a->free_count - pos - 1) * sizeof(int32_t));
   a->free_count -= 1;
 }
 
@@ -198,11 +198,11 @@ PTSIM_HD static void set_settle(PtsimAllocator *a, int32_t pos, int32_t s) {
   const PtsimAllocBlock *before = pos > 0 ? &a->blocks[a->order[pos - 1]] : NULL;
   if (before && key_less(b, before->pool, before->stream, before->size, before->addr)) {
     t = set_bound_in(a, 0, pos, b->pool, b->stream, b->size, b->addr);
-    memmove(&a->order[t + 1], &a->order[t], (size_t)(pos - t) * sizeof(int32_t));
+    ptsim_hd_memmove(&a->order[t + 1], &a->order[t], (size_t)(pos - t) * sizeof(int32_t));
   } else if (pos + 1 < a->free_count &&
              key_less(&a->blocks[a->order[pos + 1]], b->pool, b->stream, b->size, b->addr)) {
     t = set_bound_in(a, pos + 1, a->free_count, b->pool, b->stream, b->size, b->addr) - 1;
-    memmove(&a->order[pos], &a->order[pos + 1], (size_t)(t - pos) * sizeof(int32_t));
+    ptsim_hd_memmove(&a->order[pos], &a->order[pos + 1], (size_t)(t - pos) * sizeof(int32_t));
   } else {
     t = pos;
   }

@@ -1,11 +1,11 @@
 /* batch.cu — the GPU batch evaluator: many jobs at once, one thread each,
  * running the core's own source (see batch.h).
  *
- * The core .c files are #included below, so nvcc compiles the very
- * functions the CPU runs (every one PTSIM_HD) into this translation unit as
- * both host and device code.  They are C++ here, so their names are
- * mangled and do not clash with the C objects of ptsim_lib.  Static helpers
- * of different core files must not share a name (they share this unit).
+ * The build compiles every core .c file with nvcc as a translation unit of
+ * its own (host and device code, relocatable; CMakeLists.txt), so the
+ * kernel calls the very functions the CPU runs (every one PTSIM_HD) through
+ * the device linker.  They are C++ there, so their names are mangled and do
+ * not clash with the C objects of ptsim_lib.
  *
  * Memory: jobs, results and one scratch buffer of
  * (jobs per launch) x stride, stride = the largest ptsim_batch_scratch_bytes
@@ -20,28 +20,17 @@
 #include <stdint.h>
 #include "device.h"
 
-/* ---- the core, compiled for host and device ---- */
-#include "../core/event_queue.c"
-#include "../core/topology.c"
-#include "../core/cost.c"
-#include "../core/plan.c"
-#include "../core/memory.c"
-#include "../core/schedule.c"
-#include "../core/sharding.c"
-#include "../core/workload.c"
-#include "../core/workload_moe.c"
-#include "../core/workload_shard.c"
-#include "../core/workload_torch.c"
-#include "../core/engine.c"
-#include "../core/engine_period.c"
-#include "../core/engine_recur.c"
-#include "../core/batch.c"
+#include "../core/batch.h"
 
 /* Threads per block: small blocks spread a batch of a few thousand jobs
  * over every SM (one thread per job, divergent control flow anyway). */
 #define BATCH_THREADS 64
 /* Launches never ask for more than this much scratch at once. */
 #define BATCH_MAX_SCRATCH_BYTES ((size_t)16 << 30)
+/* Headroom over the per-thread frame the kernel reports: a device stack
+ * overflow is an illegal-address error far from its cause, so the limit is
+ * never set exactly at the edge. */
+#define BATCH_STACK_MARGIN_BYTES 1024
 
 #define CUDA_CHECK(call)                \
   do {                                  \
@@ -67,8 +56,8 @@ static cudaError_t batch_reserve_stack(void) {
   if (rc != cudaSuccess) return rc;
   rc = cudaDeviceGetLimit(&limit, cudaLimitStackSize);
   if (rc != cudaSuccess) return rc;
-  if (attr.localSizeBytes + 1024 > limit)
-    rc = cudaDeviceSetLimit(cudaLimitStackSize, attr.localSizeBytes + 1024);
+  if (attr.localSizeBytes + BATCH_STACK_MARGIN_BYTES > limit)
+    rc = cudaDeviceSetLimit(cudaLimitStackSize, attr.localSizeBytes + BATCH_STACK_MARGIN_BYTES);
   return rc;
 }
 

@@ -38,16 +38,23 @@ gboolean ptsim_gpu_query(PtsimGpuInfo *info, GError **error) {
 #endif
 }
 
+#ifndef PTSIM_CUDA_ARCHITECTURES_BUILT
+#define PTSIM_CUDA_ARCHITECTURES_BUILT ""
+#endif
+
 char *ptsim_gpu_describe(void) {
   if (!ptsim_gpu_compiled_in()) return g_strdup("GPU path: not compiled in");
   PtsimGpuInfo info;
   g_autoptr(GError) error = NULL;
+  /* CMake's list, e.g. "80-real;90-real;100-real;120" */
+  g_auto(GStrv) built = g_strsplit(PTSIM_CUDA_ARCHITECTURES_BUILT, ";", -1);
+  g_autofree char *archs = g_strjoinv(", ", built);
   if (!ptsim_gpu_query(&info, &error))
-    return g_strdup_printf("GPU path: compiled in (sm_80, sm_90); device: none (%s)",
-                           error->message);
-  return g_strdup_printf("GPU path: compiled in (sm_80, sm_90); device: %s "
+    return g_strdup_printf("GPU path: compiled in (CUDA architectures %s); device: none (%s)",
+                           archs, error->message);
+  return g_strdup_printf("GPU path: compiled in (CUDA architectures %s); device: %s "
                          "(sm_%d%d, %.1f GiB), %d device(s)",
-                         info.name, info.compute_major, info.compute_minor,
+                         archs, info.name, info.compute_major, info.compute_minor,
                          info.memory_bytes / (1024.0 * 1024.0 * 1024.0),
                          info.device_count);
 }
