@@ -1,7 +1,11 @@
 /* test_megatron_cases.c — validate/megatron_case.c, megatron_recipes.c,
  * megatron_cases.c and yaml_doc.c on the hand-made Megatron-LM tree
- * (tests/data/megatron_fixture, its README has the hand-worked numbers). */
+ * (tests/data/megatron_fixture, its README has the hand-worked numbers),
+ * and the ratchet: the real cases of tests/data/megatron_cases/cases
+ * predicted, their median errors per platform held to ratchet.csv, and the
+ * ratchet shown to fail when every prediction is doubled (or halved). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <glib.h>
@@ -276,6 +280,141 @@ static void test_held_out(void) {
   g_assert_nonnull(error);
 }
 
+/* ---- the ratchet ---- */
+
+typedef struct {
+  char quantity[32], platform[32];
+  int64_t rows;
+  double median_abs, tolerance;
+} RatchetLine;
+
+static GArray *read_ratchet(void) {
+  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "megatron_cases",
+                                                "ratchet.csv", NULL);
+  g_autofree char *text = NULL;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(g_file_get_contents(path, &text, NULL, &error));
+  GArray *lines = g_array_new(FALSE, TRUE, sizeof(RatchetLine));
+  g_auto(GStrv) each = g_strsplit(text, "\n", -1);
+  gboolean header = TRUE;
+  for (char **l = each; *l; l++) {
+    if (!**l || **l == '#') continue;
+    if (header) { /* quantity,platform,rows,median_abs_error,tolerance */
+      g_assert_cmpstr(*l, ==, "quantity,platform,rows,median_abs_error,tolerance");
+      header = FALSE;
+      continue;
+    }
+    g_auto(GStrv) cell = g_strsplit(*l, ",", -1);
+    g_assert_cmpuint(g_strv_length(cell), ==, 5);
+    RatchetLine r;
+    memset(&r, 0, sizeof r);
+    g_strlcpy(r.quantity, cell[0], sizeof r.quantity);
+    g_strlcpy(r.platform, cell[1], sizeof r.platform);
+    r.rows = g_ascii_strtoll(cell[2], NULL, 10);
+    r.median_abs = *cell[3] ? g_ascii_strtod(cell[3], NULL) : NAN;
+    r.tolerance = *cell[4] ? g_ascii_strtod(cell[4], NULL) : NAN;
+    g_assert_true(strcmp(r.quantity, "not_run") == 0 || ptsim_case_quantity_of(r.quantity) >= 0);
+    g_array_append_val(lines, r);
+  }
+  return lines;
+}
+
+/* Ratchet lines ROWS break, each said in WHY; lines that have improved by
+ * more than their tolerance are said in BETTER. */
+static guint ratchet_failures(GPtrArray *rows, GArray *ratchet, GString *why, GString *better) {
+  guint failures = 0;
+  for (guint i = 0; i < ratchet->len; i++) {
+    const RatchetLine *l = &g_array_index(ratchet, RatchetLine, i);
+    if (strcmp(l->quantity, "not_run") == 0) {
+      int64_t not_run = 0;
+      for (guint k = 0; k < rows->len; k++) {
+        const PtsimCaseRow *r = rows->pdata[k];
+        not_run += r->status == PTSIM_CASE_COMPARED && r->runs == 0;
+      }
+      if (not_run > l->rows) {
+        failures++;
+        g_string_append_printf(why, "  %" G_GINT64_FORMAT " rows predicted not to run (recorded "
+                               "%" G_GINT64_FORMAT ")\n", not_run, l->rows);
+      }
+      continue;
+    }
+    PtsimCaseStats st;
+    ptsim_megatron_cases_stats(rows, l->platform, NULL,
+                               (PtsimCaseQuantity)ptsim_case_quantity_of(l->quantity), &st);
+    if ((int64_t)st.n < l->rows || !(st.median_abs <= l->median_abs + l->tolerance)) {
+      failures++;
+      g_string_append_printf(why, "  %s on %s: median |error| %.4f over %zu rows (recorded %.4f "
+                             "+ %.4f over %" G_GINT64_FORMAT ")\n", l->quantity, l->platform,
+                             st.median_abs, st.n, l->median_abs, l->tolerance, l->rows);
+    } else if (st.median_abs < l->median_abs - l->tolerance) {
+      g_string_append_printf(better, "  %s on %s: %.4f, recorded %.4f\n", l->quantity,
+                             l->platform, st.median_abs, l->median_abs);
+    }
+  }
+  return failures;
+}
+
+static void scale_predictions(GPtrArray *rows, double factor) {
+  for (guint i = 0; i < rows->len; i++) {
+    PtsimCaseRow *r = rows->pdata[i];
+    for (int q = 0; q < PTSIM_CASE_QUANTITIES; q++) r->predicted[q] *= factor;
+  }
+}
+
+static void test_ratchet(void) {
+  g_autofree char *dir = g_test_build_filename(G_TEST_DIST, "data", "megatron_cases", "cases",
+                                               NULL);
+  g_autoptr(GPtrArray) cases = new_cases();
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_megatron_cases_read(dir, NULL, cases, NULL, &error));
+  g_assert_no_error(error);
+  g_assert_cmpuint(cases->len, >=, 40);
+  g_autoptr(GArray) ratchet = read_ratchet();
+  g_assert_cmpuint(ratchet->len, >=, 3);
+  g_autoptr(GPtrArray) rows = ptsim_megatron_cases_predict(cases, NULL);
+  g_autoptr(GString) why = g_string_new(NULL);
+  g_autoptr(GString) better = g_string_new(NULL);
+  guint failures = ratchet_failures(rows, ratchet, why, better);
+  if (better->len)
+    g_test_message("better than recorded (tighten tests/data/megatron_cases/ratchet.csv with "
+                   "validate/megatron_cases_ratchet.py):\n%s", better->str);
+  if (failures) g_test_message("worse than recorded:\n%s", why->str);
+  g_assert_cmpuint(failures, ==, 0);
+  /* the ratchet catches predictions off by a factor of two either way */
+  const double factors[] = {2.0, 0.25}; /* x2, then x0.5 of the original */
+  for (size_t k = 0; k < G_N_ELEMENTS(factors); k++) {
+    scale_predictions(rows, factors[k]);
+    g_string_truncate(why, 0);
+    g_assert_cmpuint(ratchet_failures(rows, ratchet, why, better), >, 0);
+  }
+}
+
+/* The dataset names no held-out file and comes from one commit. */
+static void test_dataset(void) {
+  g_autofree char *dir = g_test_build_filename(G_TEST_DIST, "data", "megatron_cases", "cases",
+                                               NULL);
+  g_autoptr(GPtrArray) cases = new_cases();
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_megatron_cases_read(dir, NULL, cases, NULL, &error));
+  const char *commit = ((const PtsimMegatronCase *)cases->pdata[0])->commit;
+  g_assert_cmpuint(strlen(commit), ==, 40);
+  for (guint i = 0; i < cases->len; i++) {
+    const PtsimMegatronCase *c = cases->pdata[i];
+    g_assert_cmpstr(c->commit, ==, commit);
+    g_assert_false(ptsim_megatron_case_held_out(c->config));
+    g_assert_true(g_str_has_prefix(c->config, "tests/functional_tests/test_cases/"));
+    g_assert_cmpuint(c->measured->len, >=, 1);
+    for (guint k = 0; k < c->measured->len; k++) {
+      const PtsimMegatronMeasured *m = c->measured->pdata[k];
+      g_assert_false(ptsim_megatron_case_held_out(m->source));
+      g_assert_true(strcmp(m->platform, "dgx_a100") == 0 || strcmp(m->platform, "dgx_h100") == 0);
+      g_autofree char *want = g_strdup_printf("golden_values_%s_%s.json", m->environment,
+                                              m->platform);
+      g_assert_true(g_str_has_suffix(m->source, want));
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/megatron-cases/yaml", test_yaml);
@@ -283,5 +422,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-cases/fixture-tree", test_fixture_tree);
   g_test_add_func("/megatron-cases/record", test_record);
   g_test_add_func("/megatron-cases/held-out", test_held_out);
+  g_test_add_func("/megatron-cases/dataset", test_dataset);
+  g_test_add_func("/megatron-cases/ratchet", test_ratchet);
   return g_test_run();
 }

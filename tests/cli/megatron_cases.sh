@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of `ptsim validate --megatron-cases`: the hand-made Megatron-LM tree
 # (tests/data/megatron_fixture, its README has the numbers) in text, JSON and CSV, its
-# held-out files never opened, ptsim's record of a case, and bad inputs (one line on
-# stderr, exit 2).
+# held-out files never opened, ptsim's record of a case, the real cases of
+# tests/data/megatron_cases, and bad inputs (one line on stderr, exit 2).
 set -u
 . "$(dirname "$0")/common.bash" "$1"
 src=${SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -53,6 +53,8 @@ check "--hw overrides the platform's profile" run 0 validate --megatron-cases "$
 check "--hw: a100-40g in every row" test "$(grep -c ',a100-40g,' "$tmp/out")" -eq 2
 check "--megatron-args adds flags" run 0 validate --megatron-cases "$tree/gpt/tiny_tp2_pp2" --megatron-args "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1" --format json
 check "--megatron-args: in the command" grep -q "transformer_engine --recompute-granularity full" "$tmp/out"
+check "the real cases: exit 0" run 0 validate --megatron-cases "$src/tests/data/megatron_cases/cases"
+check "the real cases: 125 cases" grep -q "^ptsim validate --megatron-cases: 125 cases" "$tmp/out"
 
 # bad inputs: one line, exit 2
 check "missing path" run 2 validate --megatron-cases "$tmp/none"
