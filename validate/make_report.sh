@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make_report.sh — regenerates validate/REPORT.md: ptsim against every published
-# run (validate/data/published) and the Megatron-LM log excerpts
-# (tests/data/megatron_logs).  Usage: validate/make_report.sh [path/to/ptsim]
+# run (validate/data/published), the Megatron-LM log excerpts
+# (tests/data/megatron_logs) and Megatron-LM's functional test cases
+# (tests/data/megatron_cases).  Usage: validate/make_report.sh [path/to/ptsim]
 # (`make validate-report` builds first and passes build/ptsim).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -130,6 +131,47 @@ print("The `runs` verdict: %s, broken first at step %d, where the run died (step
   echo '```'
   "$ptsim" validate "$logs/02_issue756_mixtral_2024.log" --hw h100-80g --model llama3-8b --gpus 16 \
     --tp 2 --pp 2 --seq 4096 | sed "s|$root/||g" | sed -n '1,16p'
+  echo '```'
+  cases=tests/data/megatron_cases
+  commit=$(sed -n 's/^megatron_commit = //p' "$(find "$cases/cases" -name '*.ini' | sort | head -1)")
+  echo
+  echo "## Megatron-LM's functional test cases (tests/data/megatron_cases)"
+  echo
+  echo "What NVIDIA's own CI runs measured (Megatron-LM ${commit:0:12}, \`golden_values_*_dgx_a100.json\` and"
+  echo "\`*_dgx_h100.json\`; the GB200 / GB300 values are held out and never read): every GPT and"
+  echo "mixture-of-experts pretraining case from scratch, ptsim's record of each in"
+  echo "\`$cases/cases\` (README.md there: how it was made). Each case runs with its own flags"
+  echo "through the Megatron-LM flag reader, its recipe's GPU count and its environment, and is"
+  echo "predicted for the last pipeline stage (the rank that logs). Peak = \`mem-max-allocated-bytes\`"
+  echo "(against the allocator emulation's allocated peak and the analytical estimate's total),"
+  echo "steady = \`mem-allocated-bytes\` after the optimizer step (the emulation's allocated bytes"
+  echo "after its last optimizer step; the estimate's weights + gradients + optimizer states),"
+  echo "iteration time = the median of the steady logged steps. The ctest \`test_megatron_cases\`"
+  echo "holds ptsim to \`$cases/ratchet.csv\` (the medians per platform below)."
+  echo
+  echo "The cases of that checkout not in the set, with why (\`$cases/excluded.csv\`):"
+  echo
+  python3 - "$cases/excluded.csv" <<'PY'
+import collections, csv, sys
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#"))]
+count = collections.Counter((r["status"], r["reason"]) for r in rows)
+print("| cases | status | reason |")
+print("| ---: | --- | --- |")
+for (status, reason), n in sorted(count.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0][1])):
+    print("| %d | %s | %s |" % (n, status, reason))
+PY
+  echo
+  echo "Median |error| (median signed error) and rows, per platform, per family and per both:"
+  echo
+  case_report=$("$ptsim" validate --megatron-cases "$cases/cases" | sed "s|$root/||g")
+  echo '```'
+  printf '%s\n' "$case_report" | sed -n '/^median/,$p'
+  echo '```'
+  echo
+  echo "Every compared row (memory in GiB, time in s; \`verdict\`: the emulation's \`runs\` verdict):"
+  echo
+  echo '```'
+  printf '%s\n' "$case_report" | sed '/^median/,$d'
   echo '```'
 } >"$out.tmp"
 mv "$out.tmp" "$out"

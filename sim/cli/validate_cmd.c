@@ -44,6 +44,7 @@
 #include "gemm_shapes.h"
 #include "config.h"
 #include "job_validate.h"
+#include "megatron_cases.h"
 #include "megatron_log.h"
 #include "megatron_log_date.h"
 #include "memory.h"
@@ -648,14 +649,37 @@ static int fail(const GError *error) {
   return error->domain == PTSIM_CONFIG_ERROR || error->domain == G_OPTION_ERROR ||
                  error->domain == G_KEY_FILE_ERROR || error->domain == G_FILE_ERROR ||
                  error->domain == PTSIM_RUN_CSV_ERROR ||
-                 error->domain == PTSIM_MEGATRON_LOG_ERROR || error->domain == G_SHELL_ERROR
+                 error->domain == PTSIM_MEGATRON_LOG_ERROR || error->domain == G_SHELL_ERROR ||
+                 error->domain == PTSIM_YAML_ERROR
              ? EXIT_BAD_INPUT
              : 1;
 }
 
+/* --megatron-cases PATH: Megatron-LM's functional test cases
+ * (validate/megatron_cases.h); returns the exit code. */
+static int run_megatron_cases(const char *path, const char *recipes, const PtsimJobOptions *user,
+                              const char *format_word) {
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) cases =
+      g_ptr_array_new_with_free_func((GDestroyNotify)ptsim_megatron_case_free);
+  g_autofree char *used = NULL;
+  if (!ptsim_megatron_cases_read(path, recipes, cases, &used, &error)) return fail(error);
+  g_autoptr(GPtrArray) rows = ptsim_megatron_cases_predict(cases, user);
+  g_autoptr(GString) text = g_string_new(NULL);
+  ptsim_megatron_cases_write(text, rows, format_word ? format_word : "text", used);
+  if (!ptsim_output_stdout(text->str, text->len, &error)) return fail(error);
+  guint compared = 0;
+  for (guint i = 0; i < rows->len; i++)
+    compared += ((const PtsimCaseRow *)rows->pdata[i])->status == PTSIM_CASE_COMPARED;
+  if (compared > 0) return 0;
+  fprintf(stderr, "ptsim validate: no case could be compared (%u read; the reasons are listed in "
+          "the report)\n", cases->len);
+  return EXIT_BAD_INPUT;
+}
+
 /* Everything after option parsing; returns the exit code. */
 static int run(int argc, char **argv, const PtsimJobOptions *user, const char *format_word,
-               const char *suite, const char *gemm_path) {
+               const char *suite, const char *gemm_path, const char *cases, const char *recipes) {
   g_autoptr(GError) error = NULL;
   PtsimFormat format = PTSIM_FORMAT_TEXT;
   if (format_word && !ptsim_format_parse(format_word, &format)) {
@@ -663,6 +687,13 @@ static int run(int argc, char **argv, const PtsimJobOptions *user, const char *f
                 "--format '%s': allowed values are text|json|csv", format_word);
     return fail(error);
   }
+  if (recipes && !cases)
+    g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "--recipes needs --megatron-cases");
+  else if (cases && (argc > 1 || suite || gemm_path))
+    g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+                "--megatron-cases: give no other inputs (logs, CSVs, --suite, --emit-gemm-shapes)");
+  if (error) return fail(error);
+  if (cases) return run_megatron_cases(cases, recipes, user, format_word);
   if (gemm_path) {
     PtsimJob job;
     g_autoptr(PtsimJobDiagnostics) diag = ptsim_job_diagnostics_new();
@@ -711,10 +742,17 @@ static int run(int argc, char **argv, const PtsimJobOptions *user, const char *f
 int ptsim_validate_main(int argc, char **argv) {
   PtsimJobOptions user;
   ptsim_job_options_init(&user);
-  char *format_word = NULL, *suite = NULL, *gemm_path = NULL;
+  char *format_word = NULL, *suite = NULL, *gemm_path = NULL, *cases = NULL, *recipes = NULL;
   const GOptionEntry entries[] = {
       {"suite", 0, 0, G_OPTION_ARG_STRING, &suite,
        "published: every CSV of validate/data/published/", "NAME"},
+      {"megatron-cases", 0, 0, G_OPTION_ARG_FILENAME, &cases,
+       "Megatron-LM's functional test cases: a case folder, the test_cases tree, or ptsim's "
+       "records (tests/data/megatron_cases/cases); see validate/README.md",
+       "PATH"},
+      {"recipes", 0, 0, G_OPTION_ARG_FILENAME, &recipes,
+       "Megatron-LM's tests/test_utils/recipes (the GPU counts; default: found above PATH)",
+       "DIR"},
       {"format", 0, 0, G_OPTION_ARG_STRING, &format_word, "text|json|csv (default text)", "F"},
       {"emit-gemm-shapes", 0, 0, G_OPTION_ARG_FILENAME, &gemm_path,
        "Write the GEMMs of the job given by the job options (name m n k count) for "
@@ -729,17 +767,21 @@ int ptsim_validate_main(int argc, char **argv) {
       "the log's arguments block (--megatron-args adds to it, job options override it), else "
       "from --model/--megatron-args and layout flags.\n"
       "Rows of the published CSVs are mapped by the table in sim/cli/validate_cmd.c (which "
-      "validate/calibrate_published.py reads); job options apply to logs and other CSVs only.\n");
+      "validate/calibrate_published.py reads); job options apply to logs and other CSVs only.\n"
+      "--megatron-cases reads Megatron-LM's functional test cases (validate/README.md); job "
+      "options apply on top of each case's flags, --megatron-args after them.\n");
   ptsim_job_options_add_to_context(context, &user, entries);
   GError *error = NULL;
   int code = ptsim_options_parse(context, &argc, &argv, &error)
-                 ? run(argc, argv, &user, format_word, suite, gemm_path)
+                 ? run(argc, argv, &user, format_word, suite, gemm_path, cases, recipes)
                  : fail(error);
   g_clear_error(&error);
   g_option_context_free(context);
   g_free(format_word);
   g_free(suite);
   g_free(gemm_path);
+  g_free(cases);
+  g_free(recipes);
   ptsim_job_options_clear(&user);
   return code;
 }
