@@ -561,8 +561,8 @@ void ptsim_plot_key_under(GString *gp, const PtsimPlotCanvas *c, int per_row, in
 
 /* ---- running gnuplot ---- */
 
-/* Runs gnuplot on SCRIPT_PATH in its folder; OUTPUT_NAME (may be NULL) is
- * the file name the figure goes to instead of the script's own. */
+/* Runs gnuplot on SCRIPT_PATH in its folder; OUTPUT_NAME is the file name
+ * the figure goes to instead of the script's own. */
 static gboolean run_gnuplot(const char *script_path, const char *output_name, GError **error) {
   g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
   if (!gnuplot) {
@@ -575,12 +575,8 @@ static gboolean run_gnuplot(const char *script_path, const char *output_name, GE
   g_autofree char *dir = g_path_get_dirname(script_path);
   g_autofree char *name = g_path_get_basename(script_path);
   g_autoptr(GString) define = g_string_new("ptsim_output = ");
-  if (output_name) ptsim_plot_quoted(define, output_name);
+  ptsim_plot_quoted(define, output_name);
   char *argv[] = {gnuplot, "-e", define->str, name, NULL};
-  if (!output_name) { /* the script's own output name */
-    argv[1] = name;
-    argv[2] = NULL;
-  }
   g_autofree char *out = NULL, *err = NULL;
   int status = 0;
   if (!g_spawn_sync(dir, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, error)) {
@@ -596,11 +592,6 @@ static gboolean run_gnuplot(const char *script_path, const char *output_name, GE
     return FALSE;
   }
   return TRUE;
-}
-
-gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error) {
-  g_return_val_if_fail(script_path != NULL, FALSE);
-  return run_gnuplot(script_path, NULL, error);
 }
 
 gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GString *gp,

@@ -80,8 +80,8 @@ gboolean ptsim_plot_files_for(const char *figure_path, PtsimPlotFormat *format,
 
 /* Checks the three paths, writes files->data (tsv) and files->script (gp),
  * runs gnuplot into a temporary and moves the figure into place.  Errors:
- * PTSIM_OUTPUT_ERROR (a refused path, a failed write), as
- * ptsim_plot_run_gnuplot.  On success moves the paths into *out (may be
+ * PTSIM_OUTPUT_ERROR (a refused path, a failed write), gnuplot's errors as
+ * ptsim_plot_memory (plot.h).  On success moves the paths into *out (may be
  * NULL). */
 gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GString *gp,
                            PtsimPlotFiles *out, GError **error);

@@ -153,12 +153,6 @@ gboolean ptsim_moe_layers_parse(const char *text, int64_t num_layers, const char
   return TRUE;
 }
 
-void ptsim_moe_layers_from(int64_t first_dense, int64_t num_layers, uint64_t *bits) {
-  memset(bits, 0, sizeof(uint64_t) * PTSIM_LAYER_WORDS);
-  for (int64_t i = first_dense; i < num_layers && i < PTSIM_MAX_LAYERS; i++)
-    bits[i / 64] |= (uint64_t)1 << (i % 64);
-}
-
 /* ---- the model's .ini keys ---- */
 
 /* An optional true|false key (absent: *out unchanged). */

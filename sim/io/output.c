@@ -243,14 +243,3 @@ gboolean ptsim_output_write(const char *path, const char *data, gsize len, GErro
   }
   return ptsim_output_commit(out, error);
 }
-
-gboolean ptsim_output_remove(const char *path, GError **error) {
-  g_return_val_if_fail(path != NULL, FALSE);
-  g_autofree char *target = NULL;
-  gboolean exists;
-  mode_t mode;
-  if (!resolve(path, &target, &exists, &mode, error)) return FALSE;
-  if (exists && g_unlink(target) != 0 && errno != ENOENT)
-    return write_failed(error, path, "removing the old", errno);
-  return TRUE;
-}

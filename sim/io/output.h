@@ -57,9 +57,4 @@ gboolean ptsim_output_commit(PtsimOutput *out, GError **error);
 void ptsim_output_abort(PtsimOutput *out);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimOutput, ptsim_output_abort)
 
-/* Removes a stale output at PATH before it is made anew (a figure that
- * gnuplot writes itself): a missing file is fine; the policy's refusals
- * apply, so a device or an input is never removed. */
-gboolean ptsim_output_remove(const char *path, GError **error);
-
 #endif /* PTSIM_OUTPUT_H */
