@@ -64,6 +64,8 @@ void ptsim_plot_quoted(GString *s, const char *text) {
   g_string_append_c(s, '\'');
 }
 
+static void append_style(GString *gp, const PtsimPlotCanvas *c, const char *figure_name);
+
 GString *ptsim_plot_script_begin(const PtsimPlotFiles *files, const PtsimPlotCanvas *c,
                                  const char *what, const PtsimJob *job, const char *scenario) {
   g_autofree char *data_name = g_path_get_basename(files->data);
@@ -74,7 +76,7 @@ GString *ptsim_plot_script_begin(const PtsimPlotFiles *files, const PtsimPlotCan
                          what, data_name, script_name);
   if (job) ptsim_plot_job_comment(gp, job);
   if (scenario) g_string_append_printf(gp, "# scenario: %s\n", scenario);
-  ptsim_plot_style(gp, c, figure_name);
+  append_style(gp, c, figure_name);
   g_string_append(gp, "data = ");
   ptsim_plot_quoted(gp, data_name);
   return gp;
@@ -119,8 +121,10 @@ gboolean ptsim_plot_format_from_path(const char *path, PtsimPlotFormat *out, GEr
   return FALSE;
 }
 
-gboolean ptsim_plot_files_for(const char *figure_path, PtsimPlotFormat *format,
-                              PtsimPlotFiles *files, GError **error) {
+/* Fills *files from the figure path (NAME.EXT -> NAME.gp, NAME.tsv) and
+ * *format from its ending.  Error: PTSIM_PLOT_ERROR_FORMAT. */
+static gboolean files_for(const char *figure_path, PtsimPlotFormat *format,
+                          PtsimPlotFiles *files, GError **error) {
   if (!ptsim_plot_format_from_path(figure_path, format, error)) return FALSE;
   const char *dot = strrchr(figure_path, '.');
   g_autofree char *stem = g_strndup(figure_path, (gsize)(dot - figure_path));
@@ -268,8 +272,8 @@ gboolean ptsim_plot_range_parse_stages(const char *text, int64_t num_stages,
 
 /* ---- the canvas ---- */
 
-void ptsim_plot_canvas_init(PtsimPlotCanvas *c, PtsimPlotFormat format,
-                            const PtsimPlotSize *size) {
+/* size NULL: the page preset. */
+static void canvas_init(PtsimPlotCanvas *c, PtsimPlotFormat format, const PtsimPlotSize *size) {
   PtsimPlotSize def;
   if (!size) {
     ptsim_plot_size_default(&def);
@@ -291,8 +295,8 @@ void ptsim_plot_canvas_init(PtsimPlotCanvas *c, PtsimPlotFormat format,
 gboolean ptsim_plot_begin(const char *figure_path, const PtsimPlotSize *size,
                           PtsimPlotFiles *files, PtsimPlotCanvas *c, GError **error) {
   PtsimPlotFormat format;
-  if (!ptsim_plot_files_for(figure_path, &format, files, error)) return FALSE;
-  ptsim_plot_canvas_init(c, format, size);
+  if (!files_for(figure_path, &format, files, error)) return FALSE;
+  canvas_init(c, format, size);
   return TRUE;
 }
 
@@ -323,7 +327,11 @@ int ptsim_plot_key_rows(const PtsimPlotCanvas *c, int entries, int longest_chars
 
 /* ---- the shared style ---- */
 
-void ptsim_plot_style(GString *gp, const PtsimPlotCanvas *c, const char *figure_name) {
+/* Appends the shared preamble to `gp`: terminal for the canvas's format
+ * and size, output file `figure_name` (a bare file name), fonts (the
+ * variables f_small and f_tiny hold the smaller two), borders, grid, and
+ * the named colours/line styles every kind uses. */
+static void append_style(GString *gp, const PtsimPlotCanvas *c, const char *figure_name) {
   g_string_append_printf(gp, "# ---- style (shared by every ptsim figure) ----\n"
                              "# printed size %.2f x %.2f cm (%.2f x %.2f in)\n",
                          c->width_cm, c->height_cm, c->width_cm / 2.54, c->height_cm / 2.54);

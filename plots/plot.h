@@ -12,7 +12,7 @@
  *   NAME.EXT  the figure (pdfcairo for papers, pngcairo, svg).
  * Every figure is laid out for a paper size (PtsimPlotSize: a 3.5 in column
  * or the 7 in text width) with fonts that stay readable printed at that
- * size, from one preamble (ptsim_plot_style): a palette that is
+ * size, from one preamble (plot.c's append_style): a palette that is
  * colour-blind-safe and whose lightness steps survive grayscale printing,
  * every series also told apart by point or dash type, units in axis labels,
  * GiB = 2^30 bytes, only the left and bottom borders, a light grid.
