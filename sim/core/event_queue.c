@@ -124,12 +124,6 @@ PTSIM_HD int32_t ptsim_event_queue_pop(PtsimEventQueue *q, PtsimEvent *out) {
   return PTSIM_EVENT_QUEUE_OK;
 }
 
-PTSIM_HD int32_t ptsim_event_queue_peek(const PtsimEventQueue *q, PtsimEvent *out) {
-  if (q->heap_count == 0) return PTSIM_EVENT_QUEUE_ERR_EMPTY;
-  if (out != 0) *out = q->slots[q->slots[0].heap_];
-  return PTSIM_EVENT_QUEUE_OK;
-}
-
 PTSIM_HD int32_t ptsim_event_queue_count(const PtsimEventQueue *q) {
   return q->heap_count;
 }

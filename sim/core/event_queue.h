@@ -28,7 +28,7 @@
  * Invariants: 0 <= heap_count <= fresh <= capacity; heap_[0..heap_count)
  * is a min-heap under (time, seq).
  *
- * Costs: push, pop O(log n); peek, count, entry O(1).
+ * Costs: push, pop O(log n); count, entry O(1).
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O.  Only the engine owns
  * a PtsimEventQueue (see STYLE.md, LAYERING). */
@@ -44,7 +44,7 @@ typedef int64_t PtsimTime;
 /* Return codes (0 is success). */
 #define PTSIM_EVENT_QUEUE_OK 0
 #define PTSIM_EVENT_QUEUE_ERR_FULL (-1)      /* push: every slot holds a pending event */
-#define PTSIM_EVENT_QUEUE_ERR_EMPTY (-1)     /* pop/peek: no pending event */
+#define PTSIM_EVENT_QUEUE_ERR_EMPTY (-1)     /* pop: no pending event */
 #define PTSIM_EVENT_QUEUE_ERR_ARGS (-2)      /* init: NULL storage or capacity < 1 */
 
 /* One event.  The caller reads time..b; the fields ending in _ are the
@@ -83,10 +83,6 @@ PTSIM_HD int64_t ptsim_event_queue_push(PtsimEventQueue *q, PtsimTime time,
  * it to *out (out may be NULL).  Returns 0, or PTSIM_EVENT_QUEUE_ERR_EMPTY
  * when no event is pending. */
 PTSIM_HD int32_t ptsim_event_queue_pop(PtsimEventQueue *q, PtsimEvent *out);
-
-/* Copies the earliest event to *out without removing it.  Returns 0, or
- * PTSIM_EVENT_QUEUE_ERR_EMPTY. */
-PTSIM_HD int32_t ptsim_event_queue_peek(const PtsimEventQueue *q, PtsimEvent *out);
 
 /* Number of pending (pushed, not popped) events, and the event at heap
  * position i (0 <= i < count; the position says nothing about the order).

@@ -303,17 +303,3 @@ gboolean ptsim_moe_model_check(const PtsimModel *m, GError **error) {
                          "qk_pos_emb_head_dim of 0 to it", m->name, (gint64)max);
   return TRUE;
 }
-
-char *ptsim_moe_layers_format(const uint64_t *bits, int64_t num_layers) {
-  GString *out = g_string_new("(");
-  int64_t i = 0;
-  while (i < num_layers) {
-    int bit = (int)((bits[i / 64] >> (i % 64)) & 1u);
-    int64_t run = 1;
-    while (i + run < num_layers && (int)((bits[(i + run) / 64] >> ((i + run) % 64)) & 1u) == bit) run++;
-    g_string_append_printf(out, "%s[%d]*%" G_GINT64_FORMAT, i ? "+" : "", bit, (gint64)run);
-    i += run;
-  }
-  g_string_append_c(out, ')');
-  return g_string_free(out, FALSE);
-}
