@@ -19,6 +19,11 @@
 #include "plot.h"
 
 #define PTSIM_PLOT_GIB (1024.0 * 1024.0 * 1024.0)
+/* Printing units: a figure's sizes are in cm, its fonts in points. */
+#define PTSIM_PLOT_CM_PER_IN 2.54 /* by definition */
+#define PTSIM_PLOT_PT_PER_IN 72.0 /* PostScript points, cairo's font unit */
+/* A PNG's pixels per inch: on a screen it looks like the PDF at about 2x. */
+#define PTSIM_PLOT_PNG_PPI 150.0
 
 /* ---- the canvas ---- */
 
