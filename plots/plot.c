@@ -64,6 +64,8 @@ void ptsim_plot_quoted(GString *s, const char *text) {
   g_string_append_c(s, '\'');
 }
 
+static void append_style(GString *gp, const PtsimPlotCanvas *c, const char *figure_name);
+
 GString *ptsim_plot_script_begin(const PtsimPlotFiles *files, const PtsimPlotCanvas *c,
                                  const char *what, const PtsimJob *job, const char *scenario) {
   g_autofree char *data_name = g_path_get_basename(files->data);
@@ -74,7 +76,7 @@ GString *ptsim_plot_script_begin(const PtsimPlotFiles *files, const PtsimPlotCan
                          what, data_name, script_name);
   if (job) ptsim_plot_job_comment(gp, job);
   if (scenario) g_string_append_printf(gp, "# scenario: %s\n", scenario);
-  ptsim_plot_style(gp, c, figure_name);
+  append_style(gp, c, figure_name);
   g_string_append(gp, "data = ");
   ptsim_plot_quoted(gp, data_name);
   return gp;
@@ -119,8 +121,10 @@ gboolean ptsim_plot_format_from_path(const char *path, PtsimPlotFormat *out, GEr
   return FALSE;
 }
 
-gboolean ptsim_plot_files_for(const char *figure_path, PtsimPlotFormat *format,
-                              PtsimPlotFiles *files, GError **error) {
+/* Fills *files from the figure path (NAME.EXT -> NAME.gp, NAME.tsv) and
+ * *format from its ending.  Error: PTSIM_PLOT_ERROR_FORMAT. */
+static gboolean files_for(const char *figure_path, PtsimPlotFormat *format,
+                          PtsimPlotFiles *files, GError **error) {
   if (!ptsim_plot_format_from_path(figure_path, format, error)) return FALSE;
   const char *dot = strrchr(figure_path, '.');
   g_autofree char *stem = g_strndup(figure_path, (gsize)(dot - figure_path));
@@ -171,7 +175,7 @@ gboolean ptsim_plot_size_parse(const char *text, PtsimPlotSize *out, GError **er
     return TRUE;
   }
   static const char *const units[] = {"in", "cm", NULL};
-  static const double per_unit[] = {2.54, 1.0};
+  static const double per_unit[] = {PTSIM_PLOT_CM_PER_IN, 1.0};
   g_autofree char *number = NULL;
   int unit = -1;
   double w = 0, h = 0;
@@ -268,8 +272,8 @@ gboolean ptsim_plot_range_parse_stages(const char *text, int64_t num_stages,
 
 /* ---- the canvas ---- */
 
-void ptsim_plot_canvas_init(PtsimPlotCanvas *c, PtsimPlotFormat format,
-                            const PtsimPlotSize *size) {
+/* size NULL: the page preset. */
+static void canvas_init(PtsimPlotCanvas *c, PtsimPlotFormat format, const PtsimPlotSize *size) {
   PtsimPlotSize def;
   if (!size) {
     ptsim_plot_size_default(&def);
@@ -291,8 +295,8 @@ void ptsim_plot_canvas_init(PtsimPlotCanvas *c, PtsimPlotFormat format,
 gboolean ptsim_plot_begin(const char *figure_path, const PtsimPlotSize *size,
                           PtsimPlotFiles *files, PtsimPlotCanvas *c, GError **error) {
   PtsimPlotFormat format;
-  if (!ptsim_plot_files_for(figure_path, &format, files, error)) return FALSE;
-  ptsim_plot_canvas_init(c, format, size);
+  if (!files_for(figure_path, &format, files, error)) return FALSE;
+  canvas_init(c, format, size);
   return TRUE;
 }
 
@@ -300,7 +304,9 @@ void ptsim_plot_canvas_height(PtsimPlotCanvas *c, double auto_cm) {
   c->height_cm = c->given_height_cm > 0 ? c->given_height_cm : CLAMP(auto_cm, 3.0, 60.0);
 }
 
-double ptsim_plot_text_cm(double pt, double chars) { return chars * 0.62 * pt / 72.0 * 2.54; }
+double ptsim_plot_text_cm(double pt, double chars) {
+  return chars * 0.62 * pt / PTSIM_PLOT_PT_PER_IN * PTSIM_PLOT_CM_PER_IN;
+}
 
 /* The `width` of a key in pngcairo's terms: long titles can lose a few of
  * gnuplot's generous character estimates, short ones cannot without their
@@ -314,7 +320,7 @@ int ptsim_plot_key_rows(const PtsimPlotCanvas *c, int entries, int longest_chars
    * characters of its estimate, about 0.72 em, wide, and puts as many
    * columns as fit the plot area (the figure less ~3 cm of margins) */
   double chars = longest_chars + 4.0 + key_width_png(longest_chars) + 2.6;
-  double entry_cm = chars * 0.72 * c->small_pt / 72.0 * 2.54;
+  double entry_cm = chars * 0.72 * c->small_pt / PTSIM_PLOT_PT_PER_IN * PTSIM_PLOT_CM_PER_IN;
   int n = MAX(1, (int)((c->width_cm - 3.0) / entry_cm));
   n = MIN(n, MAX(entries, 1));
   if (per_row) *per_row = n;
@@ -323,10 +329,15 @@ int ptsim_plot_key_rows(const PtsimPlotCanvas *c, int entries, int longest_chars
 
 /* ---- the shared style ---- */
 
-void ptsim_plot_style(GString *gp, const PtsimPlotCanvas *c, const char *figure_name) {
+/* Appends the shared preamble to `gp`: terminal for the canvas's format
+ * and size, output file `figure_name` (a bare file name), fonts (the
+ * variables f_small and f_tiny hold the smaller two), borders, grid, and
+ * the named colours/line styles every kind uses. */
+static void append_style(GString *gp, const PtsimPlotCanvas *c, const char *figure_name) {
   g_string_append_printf(gp, "# ---- style (shared by every ptsim figure) ----\n"
                              "# printed size %.2f x %.2f cm (%.2f x %.2f in)\n",
-                         c->width_cm, c->height_cm, c->width_cm / 2.54, c->height_cm / 2.54);
+                         c->width_cm, c->height_cm, c->width_cm / PTSIM_PLOT_CM_PER_IN,
+                         c->height_cm / PTSIM_PLOT_CM_PER_IN);
   g_string_append(gp, "width_cm = ");
   ptsim_plot_num(gp, "%.3f", c->width_cm);
   g_string_append(gp, "; height_cm = ");
@@ -350,20 +361,22 @@ void ptsim_plot_style(GString *gp, const PtsimPlotCanvas *c, const char *figure_
       g_string_append(gp, "cm\n");
       break;
     case PTSIM_PLOT_PNG:
-      /* 150 pixels per inch; cairo's font points are at 72 per inch, hence
-       * the fontscale, so the PNG looks like the PDF at 2x. */
+      /* cairo's font points are at 72 per inch, hence the fontscale, so the
+       * PNG looks like the PDF at 2x. */
       g_string_append(gp, "set terminal pngcairo enhanced color font 'Sans,'.font_pt fontscale ");
-      ptsim_plot_num(gp, "%.3f", 150.0 / 72.0);
+      ptsim_plot_num(gp, "%.3f", PTSIM_PLOT_PNG_PPI / PTSIM_PLOT_PT_PER_IN);
       g_string_append(gp, " linewidth ");
-      ptsim_plot_num(gp, "%.3f", 150.0 / 72.0);
-      g_string_append_printf(gp, " size %d,%d\n", (int)lround(c->width_cm / 2.54 * 150.0),
-                             (int)lround(c->height_cm / 2.54 * 150.0));
+      ptsim_plot_num(gp, "%.3f", PTSIM_PLOT_PNG_PPI / PTSIM_PLOT_PT_PER_IN);
+      g_string_append_printf(gp, " size %d,%d\n",
+                             (int)lround(c->width_cm / PTSIM_PLOT_CM_PER_IN * PTSIM_PLOT_PNG_PPI),
+                             (int)lround(c->height_cm / PTSIM_PLOT_CM_PER_IN * PTSIM_PLOT_PNG_PPI));
       break;
     case PTSIM_PLOT_SVG:
       g_string_append_printf(gp, "set terminal svg enhanced font 'Sans,'.font_pt linewidth 1 "
-                                 "size %d,%d background '#ffffff'\n",
-                             (int)lround(c->width_cm / 2.54 * 72.0),
-                             (int)lround(c->height_cm / 2.54 * 72.0));
+                                 "size %d,%d background '#ffffff'\n", /* in points */
+                             (int)lround(c->width_cm / PTSIM_PLOT_CM_PER_IN * PTSIM_PLOT_PT_PER_IN),
+                             (int)lround(c->height_cm / PTSIM_PLOT_CM_PER_IN *
+                                         PTSIM_PLOT_PT_PER_IN));
       break;
   }
   /* ptsim renders into a temporary name it passes as ptsim_output and moves
@@ -462,7 +475,8 @@ GPtrArray *ptsim_plot_wrap(const PtsimPlotCanvas *c, double pt, int max_lines,
   /* characters per line: the canvas minus a little margin, at 0.7 em a
    * character (titles are mostly digits and lower case at 0.6-0.64 em,
    * and a line must never run off the edge) */
-  int per_line = (int)((c->width_cm - 0.5) / (0.7 * pt / 72.0 * 2.54));
+  int per_line =
+      (int)((c->width_cm - 0.5) / (0.7 * pt / PTSIM_PLOT_PT_PER_IN * PTSIM_PLOT_CM_PER_IN));
   gboolean cut = FALSE;
   for (const char *const *t = texts; *t && !cut; t++) {
     const char *p = *t;
@@ -500,7 +514,9 @@ GPtrArray *ptsim_plot_wrap(const PtsimPlotCanvas *c, double pt, int max_lines,
   return lines;
 }
 
-double ptsim_plot_line_cm(double pt) { return pt * 1.35 / 72.0 * 2.54; }
+double ptsim_plot_line_cm(double pt) {
+  return pt * 1.35 / PTSIM_PLOT_PT_PER_IN * PTSIM_PLOT_CM_PER_IN;
+}
 
 double ptsim_plot_title_cm(const PtsimPlotCanvas *c, int max_lines, const char *const *texts) {
   g_autoptr(GPtrArray) lines = ptsim_plot_wrap(c, c->font_pt, max_lines, texts);
@@ -539,7 +555,8 @@ void ptsim_plot_margins(GString *gp, double top_cm, double bottom_cm) {
 
 double ptsim_plot_key_cm(const PtsimPlotCanvas *c, int rows) {
   /* gnuplot's key rows are about 1.6 em apart */
-  return rows > 0 ? 0.2 + 1.6 * c->small_pt / 72.0 * 2.54 * rows : 0.0;
+  return rows > 0 ? 0.2 + 1.6 * c->small_pt / PTSIM_PLOT_PT_PER_IN * PTSIM_PLOT_CM_PER_IN * rows
+                  : 0.0;
 }
 
 int ptsim_plot_key_width(const PtsimPlotCanvas *c, int longest_chars) {
@@ -561,8 +578,8 @@ void ptsim_plot_key_under(GString *gp, const PtsimPlotCanvas *c, int per_row, in
 
 /* ---- running gnuplot ---- */
 
-/* Runs gnuplot on SCRIPT_PATH in its folder; OUTPUT_NAME (may be NULL) is
- * the file name the figure goes to instead of the script's own. */
+/* Runs gnuplot on SCRIPT_PATH in its folder; OUTPUT_NAME is the file name
+ * the figure goes to instead of the script's own. */
 static gboolean run_gnuplot(const char *script_path, const char *output_name, GError **error) {
   g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
   if (!gnuplot) {
@@ -575,12 +592,8 @@ static gboolean run_gnuplot(const char *script_path, const char *output_name, GE
   g_autofree char *dir = g_path_get_dirname(script_path);
   g_autofree char *name = g_path_get_basename(script_path);
   g_autoptr(GString) define = g_string_new("ptsim_output = ");
-  if (output_name) ptsim_plot_quoted(define, output_name);
+  ptsim_plot_quoted(define, output_name);
   char *argv[] = {gnuplot, "-e", define->str, name, NULL};
-  if (!output_name) { /* the script's own output name */
-    argv[1] = name;
-    argv[2] = NULL;
-  }
   g_autofree char *out = NULL, *err = NULL;
   int status = 0;
   if (!g_spawn_sync(dir, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, error)) {
@@ -598,11 +611,6 @@ static gboolean run_gnuplot(const char *script_path, const char *output_name, GE
   return TRUE;
 }
 
-gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error) {
-  g_return_val_if_fail(script_path != NULL, FALSE);
-  return run_gnuplot(script_path, NULL, error);
-}
-
 gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GString *gp,
                            PtsimPlotFiles *out, GError **error) {
   /* Every output is checked before any is written: a refused path (an
@@ -618,7 +626,7 @@ gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GStr
   g_autofree char *dir = g_path_get_dirname(files->figure);
   g_autofree char *base = g_path_get_basename(files->figure);
   g_autofree char *tmp = g_strdup_printf("%s/.%s.XXXXXX", dir, base);
-  int fd = g_mkstemp_full(tmp, O_RDWR | O_CLOEXEC, 0666);
+  int fd = g_mkstemp_full(tmp, O_RDWR | O_CLOEXEC, PTSIM_OUTPUT_NEW_FILE_MODE);
   if (fd < 0) {
     int saved = errno;
     g_set_error(error, PTSIM_OUTPUT_ERROR, PTSIM_OUTPUT_ERROR_WRITE,

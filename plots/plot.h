@@ -12,7 +12,7 @@
  *   NAME.EXT  the figure (pdfcairo for papers, pngcairo, svg).
  * Every figure is laid out for a paper size (PtsimPlotSize: a 3.5 in column
  * or the 7 in text width) with fonts that stay readable printed at that
- * size, from one preamble (ptsim_plot_style): a palette that is
+ * size, from one preamble (plot.c's append_style): a palette that is
  * colour-blind-safe and whose lightness steps survive grayscale printing,
  * every series also told apart by point or dash type, units in axis labels,
  * GiB = 2^30 bytes, only the left and bottom borders, a light grid.
@@ -122,8 +122,10 @@ gboolean ptsim_plot_range_parse_stages(const char *text, int64_t num_stages,
  * segment is often a hairline.  The .tsv has one row per stage.  size may
  * be NULL (page).  On success fills *files (clear with
  * ptsim_plot_files_clear); files may be NULL.  Errors: as
- * ptsim_plot_format_from_path, G_FILE_ERROR writing, as
- * ptsim_plot_run_gnuplot. */
+ * ptsim_plot_format_from_path, G_FILE_ERROR writing,
+ * PTSIM_PLOT_ERROR_NO_GNUPLOT when gnuplot is not on PATH (the message says
+ * how to install it), PTSIM_PLOT_ERROR_GNUPLOT with gnuplot's stderr when it
+ * exits non-zero or leaves no figure, G_SPAWN_ERROR when it cannot start. */
 gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
                            const PtsimMemoryEstimate *memory, const PtsimAllocResult *alloc,
                            const PtsimPlotSize *size, PtsimPlotFiles *files, GError **error);
@@ -284,13 +286,5 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
                                PtsimPlotValidationView view, const char *const *held_out,
                                const PtsimPlotSize *size, PtsimPlotFiles *files,
                                GError **error);
-
-/* ---- running gnuplot ---- */
-
-/* Runs `gnuplot NAME.gp` in the script's folder.  Errors:
- * PTSIM_PLOT_ERROR_NO_GNUPLOT when gnuplot is not on PATH (the message says
- * how to install it), PTSIM_PLOT_ERROR_GNUPLOT with gnuplot's stderr when it
- * exits non-zero or leaves no figure, G_SPAWN_ERROR when it cannot start. */
-gboolean ptsim_plot_run_gnuplot(const char *script_path, GError **error);
 
 #endif /* PTSIM_PLOT_H */

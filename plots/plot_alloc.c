@@ -168,7 +168,8 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
     return FALSE;
   }
   int cols_n = npanels <= 4 || c.narrow ? 1 : 2, rows_n = (npanels + cols_n - 1) / cols_n;
-  double panel_pt = ((c.width_cm - 0.4) / cols_n - 2.4) / 2.54 * 72.0;
+  double panel_pt =
+      ((c.width_cm - 0.4) / cols_n - 2.4) / PTSIM_PLOT_CM_PER_IN * PTSIM_PLOT_PT_PER_IN;
   int nb = MAX(1, (int)(panel_pt / BIN_PT));
   double bin_s = (w1 - w0) / nb;
 

@@ -19,12 +19,17 @@
 #include "plot.h"
 
 #define PTSIM_PLOT_GIB (1024.0 * 1024.0 * 1024.0)
+/* Printing units: a figure's sizes are in cm, its fonts in points. */
+#define PTSIM_PLOT_CM_PER_IN 2.54 /* by definition */
+#define PTSIM_PLOT_PT_PER_IN 72.0 /* PostScript points, cairo's font unit */
+/* A PNG's pixels per inch: on a screen it looks like the PDF at about 2x. */
+#define PTSIM_PLOT_PNG_PPI 150.0
 
 /* ---- the canvas ---- */
 
 /* One figure's page: its printed size and the three font sizes every kind
- * uses.  Built from a PtsimPlotSize by ptsim_plot_canvas_init; the height
- * is set once the writer knows its content (ptsim_plot_canvas_height). */
+ * uses.  Built from a PtsimPlotSize by ptsim_plot_begin; the height is set
+ * once the writer knows its content (ptsim_plot_canvas_height). */
 typedef struct {
   PtsimPlotFormat format;
   double width_cm, height_cm;
@@ -34,10 +39,6 @@ typedef struct {
   double tiny_pt;         /* numbers inside boxes and cells */
   gboolean narrow;        /* a column or narrower: compact layouts */
 } PtsimPlotCanvas;
-
-/* size NULL: the page preset. */
-void ptsim_plot_canvas_init(PtsimPlotCanvas *c, PtsimPlotFormat format,
-                            const PtsimPlotSize *size);
 
 /* What every writer starts with: the files of `figure_path` (NAME.EXT ->
  * NAME.gp, NAME.tsv) and the canvas for its format at `size` (NULL: page).
@@ -58,12 +59,6 @@ double ptsim_plot_text_cm(double pt, double chars);
  * how many rows that makes. */
 int ptsim_plot_key_rows(const PtsimPlotCanvas *c, int entries, int longest_chars, int *per_row);
 
-/* Appends the shared preamble to `gp`: terminal for the canvas's format
- * and size, output file `figure_name` (a bare file name), fonts (the
- * variables f_small and f_tiny hold the smaller two), borders, grid, and
- * the named colours/line styles every kind uses. */
-void ptsim_plot_style(GString *gp, const PtsimPlotCanvas *c, const char *figure_name);
-
 /* ---- formatting ---- */
 
 /* Appends `value` printed with a printf double format, in the C locale. */
@@ -73,15 +68,10 @@ void ptsim_plot_num(GString *s, const char *format, double value);
  * line breaks dropped). */
 void ptsim_plot_quoted(GString *s, const char *text);
 
-/* Fills *files from the figure path (NAME.EXT -> NAME.gp, NAME.tsv) and
- * *format from its ending.  Error: PTSIM_PLOT_ERROR_FORMAT. */
-gboolean ptsim_plot_files_for(const char *figure_path, PtsimPlotFormat *format,
-                              PtsimPlotFiles *files, GError **error);
-
 /* Checks the three paths, writes files->data (tsv) and files->script (gp),
  * runs gnuplot into a temporary and moves the figure into place.  Errors:
- * PTSIM_OUTPUT_ERROR (a refused path, a failed write), as
- * ptsim_plot_run_gnuplot.  On success moves the paths into *out (may be
+ * PTSIM_OUTPUT_ERROR (a refused path, a failed write), gnuplot's errors as
+ * ptsim_plot_memory (plot.h).  On success moves the paths into *out (may be
  * NULL). */
 gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GString *gp,
                            PtsimPlotFiles *out, GError **error);

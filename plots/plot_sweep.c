@@ -124,7 +124,8 @@ int ptsim_plot_best_index(const GArray *layouts) {
   return best;
 }
 
-gboolean ptsim_plot_single_scenario(const GArray *layouts) {
+/* TRUE when every layout has the scenario of the first. */
+static gboolean single_scenario(const GArray *layouts) {
   for (guint i = 1; i < layouts->len; i++)
     if (!same_scenario(&g_array_index(layouts, PtsimPlotLayout, 0),
                        &g_array_index(layouts, PtsimPlotLayout, i)))
@@ -172,7 +173,7 @@ void ptsim_plot_source_comment(GString *s, const char *source, guint used) {
 }
 
 gboolean ptsim_plot_check_one_scenario(const GArray *layouts, const char *kind, GError **error) {
-  if (layouts->len > 0 && !ptsim_plot_single_scenario(layouts)) {
+  if (layouts->len > 0 && !single_scenario(layouts)) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_DATA,
                 "%s: the layouts mix scenarios; pick one first (ptsim_plot_layouts_one_scenario)",
                 kind);
@@ -253,7 +254,7 @@ GArray *ptsim_plot_layouts_one_scenario(const GArray *layouts, const PtsimPlotSc
     const PtsimPlotLayout *l = &g_array_index(layouts, PtsimPlotLayout, i);
     if (matches(l, want)) g_array_append_val(out, *l);
   }
-  if (out->len == 0 || !ptsim_plot_single_scenario(out)) {
+  if (out->len == 0 || !single_scenario(out)) {
     g_autoptr(GString) text = g_string_new(NULL);
     if (out->len == 0) {
       g_string_append(text, "no layout matches --model/--hw/--gpus/--seq/--gbs; the input holds ");

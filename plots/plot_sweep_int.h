@@ -21,9 +21,6 @@ static inline gboolean ptsim_plot_usable(const PtsimPlotLayout *l) {
  * scheduled one), or -1 when none was scheduled. */
 int ptsim_plot_best_index(const GArray *layouts);
 
-/* TRUE when every layout has the scenario of the first. */
-gboolean ptsim_plot_single_scenario(const GArray *layouts);
-
 /* "MODEL on N x HW, seq S, gbs B" and "tp . pp . cp . mbs .[ vp .]".
  * (transfer full) */
 char *ptsim_plot_scenario_text(const PtsimPlotLayout *l);

@@ -247,7 +247,8 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   int nbands = pick_bands(pp, range, max_bands, band_of);
 
   /* what falls in the window, and the width of a compute box on paper */
-  double plot_cm = c.width_cm - 2.1, plot_pt = plot_cm / 2.54 * 72.0;
+  double plot_cm = c.width_cm - 2.1;
+  double plot_pt = plot_cm / PTSIM_PLOT_CM_PER_IN * PTSIM_PLOT_PT_PER_IN;
   double pt_per_s = plot_pt / (w1 - w0);
   g_autoptr(GArray) widths = g_array_new(FALSE, FALSE, sizeof(double));
   int present[NKINDS] = {0};

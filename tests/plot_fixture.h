@@ -103,11 +103,6 @@ static inline gint64 data_rows(const char *path) {
   return rows->len;
 }
 
-static inline gint64 block_rows(const char *path, int index) {
-  g_autoptr(GPtrArray) rows = tsv_rows_of_block(path, index);
-  return rows->len;
-}
-
 /* Cell `col` of data row `row` as a number. */
 static inline double cell(GPtrArray *rows, guint row, int col) {
   g_assert_cmpuint(row, <, rows->len);

@@ -1,25 +1,25 @@
 /* test_event_queue.c — the event queue against a sorted-array reference, FIFO
- * ties, the full-queue error, tombstone cancellation. */
+ * ties, the full-queue error. */
 #include <glib.h>
 #include "event_queue.h"
 
-/* ---- reference: an array kept sorted by (time, handle) ---- */
+/* ---- reference: an array kept sorted by (time, seq) ---- */
 
 typedef struct {
   PtsimTime time;
-  int64_t handle;
+  int64_t seq;
   int32_t kind, a, b;
 } RefEvent;
 
 typedef struct {
-  GArray *events; /* RefEvent, ascending (time, handle): the next to pop first */
+  GArray *events; /* RefEvent, ascending (time, seq): the next to pop first */
 } Reference;
 
 static void ref_insert(Reference *r, const RefEvent *e) {
   guint i = r->events->len;
   while (i > 0) {
     const RefEvent *x = &g_array_index(r->events, RefEvent, i - 1);
-    if (x->time < e->time || (x->time == e->time && x->handle < e->handle)) break;
+    if (x->time < e->time || (x->time == e->time && x->seq < e->seq)) break;
     i--;
   }
   g_array_insert_val(r->events, i, *e);
@@ -33,7 +33,7 @@ static void test_ties_are_fifo(void) {
   for (int i = 0; i < 10; i++)
     g_assert_cmpint(ptsim_event_queue_push(&q, 500, 7, i, -i), >=, 0);
   g_assert_cmpint(ptsim_event_queue_push(&q, 100, 1, 99, 0), >=, 0);
-  g_assert_cmpint(ptsim_event_queue_size(&q), ==, 11);
+  g_assert_cmpint(ptsim_event_queue_count(&q), ==, 11);
   PtsimEvent ev;
   g_assert_cmpint(ptsim_event_queue_pop(&q, &ev), ==, 0);
   g_assert_cmpint(ev.time, ==, 100);
@@ -49,128 +49,80 @@ static void test_ties_are_fifo(void) {
     last_seq = ev.seq;
   }
   g_assert_cmpint(ptsim_event_queue_pop(&q, &ev), ==, PTSIM_EVENT_QUEUE_ERR_EMPTY);
-  g_assert_cmpint(ptsim_event_queue_size(&q), ==, 0);
+  g_assert_cmpint(ptsim_event_queue_count(&q), ==, 0);
 }
 
 static void test_full_queue(void) {
-  g_test_summary("push returns -1 when every slot is live; a tombstone frees its slot");
+  g_test_summary("push returns -1 when every slot is pending; a pop frees its slot");
   PtsimEvent storage[4];
   PtsimEventQueue q;
   g_assert_cmpint(ptsim_event_queue_init(&q, storage, 4), ==, 0);
-  int64_t h[4];
-  for (int i = 0; i < 4; i++) h[i] = ptsim_event_queue_push(&q, 10 * (4 - i), 0, i, 0);
+  for (int i = 0; i < 4; i++) ptsim_event_queue_push(&q, 10 * (4 - i), 0, i, 0);
   g_assert_cmpint(ptsim_event_queue_push(&q, 1, 0, 9, 0), ==, PTSIM_EVENT_QUEUE_ERR_FULL);
-  g_assert_cmpint(ptsim_event_queue_size(&q), ==, 4);
-  /* cancel one deep in the heap: the next push compacts and succeeds */
-  g_assert_cmpint(ptsim_event_queue_cancel(&q, h[0]), ==, 0);
-  g_assert_cmpint(ptsim_event_queue_size(&q), ==, 3);
-  g_assert_cmpint(ptsim_event_queue_push(&q, 1, 0, 9, 0), >=, 0);
-  g_assert_cmpint(ptsim_event_queue_push(&q, 2, 0, 10, 0), ==, PTSIM_EVENT_QUEUE_ERR_FULL);
+  g_assert_cmpint(ptsim_event_queue_count(&q), ==, 4);
+  /* a pop frees one slot: one more push fits, the next does not */
   PtsimEvent ev;
   g_assert_cmpint(ptsim_event_queue_pop(&q, &ev), ==, 0);
-  g_assert_cmpint(ev.a, ==, 9);
-  g_assert_cmpint(ptsim_event_queue_pop(&q, &ev), ==, 0);
   g_assert_cmpint(ev.a, ==, 3);
+  g_assert_cmpint(ptsim_event_queue_push(&q, 1, 0, 9, 0), >=, 0);
+  g_assert_cmpint(ptsim_event_queue_push(&q, 2, 0, 10, 0), ==, PTSIM_EVENT_QUEUE_ERR_FULL);
+  g_assert_cmpint(ptsim_event_queue_pop(&q, &ev), ==, 0);
+  g_assert_cmpint(ev.a, ==, 9);
   g_assert_cmpint(ptsim_event_queue_init(&q, NULL, 4), ==, PTSIM_EVENT_QUEUE_ERR_ARGS);
   g_assert_cmpint(ptsim_event_queue_init(&q, storage, 0), ==, PTSIM_EVENT_QUEUE_ERR_ARGS);
 }
 
-static void test_cancel(void) {
-  g_test_summary("cancel marks a pending event; pop and peek skip it; stale handles fail");
-  PtsimEvent storage[8];
-  PtsimEventQueue q;
-  g_assert_cmpint(ptsim_event_queue_init(&q, storage, 8), ==, 0);
-  int64_t first = ptsim_event_queue_push(&q, 5, 0, 1, 0);
-  int64_t second = ptsim_event_queue_push(&q, 6, 0, 2, 0);
-  g_assert_cmpint(ptsim_event_queue_cancel(&q, first), ==, 0);
-  g_assert_cmpint(ptsim_event_queue_cancel(&q, first), ==, PTSIM_EVENT_QUEUE_ERR_NOT_FOUND);
-  g_assert_cmpint(ptsim_event_queue_cancel(&q, -5), ==, PTSIM_EVENT_QUEUE_ERR_NOT_FOUND);
-  g_assert_cmpint(ptsim_event_queue_cancel(&q, 12345), ==, PTSIM_EVENT_QUEUE_ERR_NOT_FOUND);
-  PtsimEvent ev;
-  g_assert_cmpint(ptsim_event_queue_peek(&q, &ev), ==, 0);
-  g_assert_cmpint(ev.a, ==, 2);
-  g_assert_cmpint(ptsim_event_queue_size(&q), ==, 1);
-  g_assert_cmpint(ptsim_event_queue_pop(&q, &ev), ==, 0);
-  g_assert_cmpint((int64_t)ev.seq, ==, second);
-  /* popped handle is stale even after its slot is reused */
-  g_assert_cmpint(ptsim_event_queue_cancel(&q, second), ==, PTSIM_EVENT_QUEUE_ERR_NOT_FOUND);
-  int64_t third = ptsim_event_queue_push(&q, 7, 0, 3, 0);
-  g_assert_cmpint(third, >, second);
-  g_assert_cmpint(ptsim_event_queue_cancel(&q, second), ==, PTSIM_EVENT_QUEUE_ERR_NOT_FOUND);
-  g_assert_cmpint(ptsim_event_queue_cancel(&q, third), ==, 0);
-  g_assert_cmpint(ptsim_event_queue_pop(&q, &ev), ==, PTSIM_EVENT_QUEUE_ERR_EMPTY);
-  g_assert_cmpint(ptsim_event_queue_peek(&q, &ev), ==, PTSIM_EVENT_QUEUE_ERR_EMPTY);
-}
-
-/* Random pushes (times from a small range so ties are common), cancels of
- * random pending handles and of stale ones, pops and peeks, compared event
- * by event with the reference. */
+/* Random pushes (times from a small range so ties are common) and pops,
+ * compared event by event with the reference. */
 static void run_random(guint32 seed, int capacity, int steps) {
   g_autoptr(GRand) rng = g_rand_new_with_seed(seed);
   PtsimEvent *storage = g_new0(PtsimEvent, capacity);
   PtsimEventQueue q;
   Reference ref;
   ref.events = g_array_new(FALSE, FALSE, sizeof(RefEvent));
-  g_autoptr(GArray) stale = g_array_new(FALSE, FALSE, sizeof(int64_t));
   g_assert_cmpint(ptsim_event_queue_init(&q, storage, capacity), ==, 0);
   PtsimTime now = 0;
   for (int step = 0; step < steps; step++) {
     int op = g_rand_int_range(rng, 0, 100);
-    if (op < 45) {
+    if (op < 55) { /* a little more often than pops, so the queue fills */
       RefEvent e;
       e.time = now + g_rand_int_range(rng, 0, 20);
       e.kind = g_rand_int_range(rng, 0, 5);
       e.a = g_rand_int(rng) & 0x7fffffff;
       e.b = step;
-      e.handle = ptsim_event_queue_push(&q, e.time, e.kind, e.a, e.b);
+      e.seq = ptsim_event_queue_push(&q, e.time, e.kind, e.a, e.b);
       if ((int)ref.events->len == capacity) {
-        g_assert_cmpint(e.handle, ==, PTSIM_EVENT_QUEUE_ERR_FULL);
+        g_assert_cmpint(e.seq, ==, PTSIM_EVENT_QUEUE_ERR_FULL);
       } else {
-        g_assert_cmpint(e.handle, >=, 0);
+        g_assert_cmpint(e.seq, >=, 0);
         ref_insert(&ref, &e);
-      }
-    } else if (op < 60) {
-      if (ref.events->len > 0 && g_rand_boolean(rng)) {
-        guint i = (guint)g_rand_int_range(rng, 0, (gint32)ref.events->len);
-        int64_t h = g_array_index(ref.events, RefEvent, i).handle;
-        g_assert_cmpint(ptsim_event_queue_cancel(&q, h), ==, 0);
-        g_array_remove_index(ref.events, i);
-        g_array_append_val(stale, h);
-      } else if (stale->len > 0) {
-        guint i = (guint)g_rand_int_range(rng, 0, (gint32)stale->len);
-        g_assert_cmpint(ptsim_event_queue_cancel(&q, g_array_index(stale, int64_t, i)), ==,
-                        PTSIM_EVENT_QUEUE_ERR_NOT_FOUND);
       }
     } else {
       PtsimEvent ev;
-      gboolean peek = op >= 90;
-      int32_t rc = peek ? ptsim_event_queue_peek(&q, &ev) : ptsim_event_queue_pop(&q, &ev);
+      int32_t rc = ptsim_event_queue_pop(&q, &ev);
       if (ref.events->len == 0) {
         g_assert_cmpint(rc, ==, PTSIM_EVENT_QUEUE_ERR_EMPTY);
       } else {
         g_assert_cmpint(rc, ==, 0);
         RefEvent want = g_array_index(ref.events, RefEvent, 0);
         g_assert_cmpint(ev.time, ==, want.time);
-        g_assert_cmpint((int64_t)ev.seq, ==, want.handle);
+        g_assert_cmpint((int64_t)ev.seq, ==, want.seq);
         g_assert_cmpint(ev.kind, ==, want.kind);
         g_assert_cmpint(ev.a, ==, want.a);
         g_assert_cmpint(ev.b, ==, want.b);
-        if (!peek) {
-          g_assert_cmpint(ev.time, >=, now);
-          now = ev.time;
-          g_array_remove_index(ref.events, 0);
-          g_array_append_val(stale, want.handle);
-        }
+        g_assert_cmpint(ev.time, >=, now);
+        now = ev.time;
+        g_array_remove_index(ref.events, 0);
       }
     }
-    g_assert_cmpint(ptsim_event_queue_size(&q), ==, (int)ref.events->len);
+    g_assert_cmpint(ptsim_event_queue_count(&q), ==, (int)ref.events->len);
   }
   g_array_free(ref.events, TRUE);
   g_free(storage);
 }
 
 static void test_random_against_reference(void) {
-  g_test_summary("Random push/cancel/pop/peek sequences match a sorted-array reference");
+  g_test_summary("Random push/pop sequences match a sorted-array reference");
   run_random(12345u, 64, 20000);
   run_random(777u, 7, 5000);   /* small: the queue is full often */
   run_random(2024u, 1, 500);   /* one slot */
@@ -181,7 +133,6 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/event-queue/ties-are-fifo", test_ties_are_fifo);
   g_test_add_func("/event-queue/full-queue", test_full_queue);
-  g_test_add_func("/event-queue/cancel", test_cancel);
   g_test_add_func("/event-queue/random-against-reference", test_random_against_reference);
   return g_test_run();
 }

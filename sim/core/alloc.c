@@ -238,8 +238,9 @@ PTSIM_HD int32_t ptsim_alloc_init(PtsimAllocator *a, const PtsimAllocOptions *op
   if (a == NULL || storage == NULL) return PTSIM_ALLOC_ERR_ARGS;
   int32_t slots = block_slots(capacity_blocks);
   if (slots < SLOTS_PER_MALLOC) return PTSIM_ALLOC_ERR_ARGS;
-  /* NaN fails both comparisons; 9e18 is below INT64_MAX. */
-  if (!(capacity_bytes >= 0.0 && capacity_bytes <= 9.0e18)) return PTSIM_ALLOC_ERR_ARGS;
+  /* NaN fails both comparisons */
+  if (!(capacity_bytes >= 0.0 && capacity_bytes <= PTSIM_ALLOC_MAX_CAPACITY_BYTES))
+    return PTSIM_ALLOC_ERR_ARGS;
   if (opts != NULL)
     a->opts = *opts;
   else
@@ -620,7 +621,8 @@ PTSIM_HD static void hand_out(PtsimAllocator *a, int32_t s, int64_t size, int64_
 }
 
 PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes, int32_t stream) {
-  if (size_bytes < 0 || stream < 0 || size_bytes > ((int64_t)1 << 56)) return PTSIM_ALLOC_ERR_ARGS;
+  if (size_bytes < 0 || stream < 0 || size_bytes > PTSIM_ALLOC_MAX_REQUEST_BYTES)
+    return PTSIM_ALLOC_ERR_ARGS;
   if (a->unused_count < SLOTS_PER_MALLOC) return PTSIM_ALLOC_ERR_NO_BLOCKS;
   /* without power-2 divisions (the default) a request rounds to 512 B */
   int64_t size = a->divided ? ptsim_alloc_round_size(&a->opts, size_bytes)
@@ -650,7 +652,8 @@ PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes, int32
 
 PTSIM_HD int32_t ptsim_alloc_malloc_free(PtsimAllocator *a, int64_t size_bytes, int32_t stream,
                                          int64_t *addr) {
-  if (size_bytes < 0 || stream < 0 || size_bytes > ((int64_t)1 << 56)) return PTSIM_ALLOC_ERR_ARGS;
+  if (size_bytes < 0 || stream < 0 || size_bytes > PTSIM_ALLOC_MAX_REQUEST_BYTES)
+    return PTSIM_ALLOC_ERR_ARGS;
   if (a->unused_count < SLOTS_PER_MALLOC) return PTSIM_ALLOC_ERR_NO_BLOCKS;
   int32_t s = NO_BLOCK, at = -1;
   int64_t size = 0;

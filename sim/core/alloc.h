@@ -64,6 +64,20 @@
  * fits). */
 #define PTSIM_ALLOC_MAX_EXPANDABLE 64
 
+/* ---- bounds of the emulation (not the reference's), in bytes ---- */
+/* The largest request malloc takes (larger: PTSIM_ALLOC_ERR_ARGS): 2^56 B =
+ * 64 PiB, past any device, and so far below INT64_MAX (2^63) that rounding
+ * it up to a segment and adding it to the counters stays in range. */
+#define PTSIM_ALLOC_MAX_REQUEST_BYTES ((int64_t)1 << 56)
+/* The largest capacity init takes, compared as a double (NaN fails too):
+ * just below INT64_MAX (9.22e18), so that the cast to int64 is defined. */
+#define PTSIM_ALLOC_MAX_CAPACITY_BYTES 9.0e18
+/* For a caller that holds sizes as doubles (lifetimes.c): a tensor of this
+ * many bytes or more is out of memory without asking malloc.  Past any
+ * device, and below INT64_MAX with room to spare, so that the cast of any
+ * smaller size to int64 is defined. */
+#define PTSIM_ALLOC_OOM_BYTES 4e18
+
 /* ---- return codes (handles are >= 0) ---- */
 #define PTSIM_ALLOC_ERR_OOM (-1)        /* malloc: device capacity exhausted */
 #define PTSIM_ALLOC_ERR_NO_BLOCKS (-2)  /* fewer than 3 unused block slots */
@@ -197,7 +211,8 @@ PTSIM_HD int32_t ptsim_alloc_init(PtsimAllocator *a, const PtsimAllocOptions *op
  * real traces should skip them).  Returns a handle (>= 0, the block's slot),
  * or PTSIM_ALLOC_ERR_OOM (num_ooms counted; the cache may have been released
  * on the way, as PyTorch does), PTSIM_ALLOC_ERR_NO_BLOCKS (nothing changed),
- * PTSIM_ALLOC_ERR_ARGS (size < 0 or > 2^56, stream < 0). */
+ * PTSIM_ALLOC_ERR_ARGS (size < 0 or > PTSIM_ALLOC_MAX_REQUEST_BYTES, stream
+ * < 0). */
 PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes,
                                     int32_t stream);
 

@@ -1,10 +1,9 @@
-/* event_queue.c — binary min-heap of slot indices over caller storage, with
- * tombstone cancellation; see event_queue.h for the layout and invariants. */
+/* event_queue.c — binary min-heap of slot indices over caller storage; see
+ * event_queue.h for the layout and invariants. */
 #include "event_queue.h"
 
 #define SLOT_FREE 0
-#define SLOT_LIVE 1
-#define SLOT_CANCELLED 2
+#define SLOT_PENDING 1
 
 /* ---- ordering ---- */
 
@@ -66,7 +65,7 @@ PTSIM_HD static void free_slot(PtsimEventQueue *q, int32_t slot) {
   q->free_head = slot;
 }
 
-/* Removes the heap's top (whatever its state) and frees its slot. */
+/* Removes the heap's top and frees its slot. */
 PTSIM_HD static void remove_top(PtsimEventQueue *q) {
   int32_t top = q->slots[0].heap_;
   q->heap_count -= 1;
@@ -77,30 +76,6 @@ PTSIM_HD static void remove_top(PtsimEventQueue *q) {
   free_slot(q, top);
 }
 
-/* Drops tombstones sitting at the top until a live event (or nothing) is
- * there. */
-PTSIM_HD static void reap_top(PtsimEventQueue *q) {
-  while (q->heap_count > 0 && q->slots[q->slots[0].heap_].state_ == SLOT_CANCELLED)
-    remove_top(q);
-}
-
-/* Frees every tombstone and rebuilds the heap from the live events, O(n). */
-PTSIM_HD static void compact(PtsimEventQueue *q) {
-  int32_t kept = 0;
-  int32_t i;
-  for (i = 0; i < q->heap_count; i++) {
-    int32_t slot = q->slots[i].heap_;
-    if (q->slots[slot].state_ == SLOT_CANCELLED) {
-      free_slot(q, slot);
-    } else {
-      q->slots[kept].heap_ = slot;
-      kept += 1;
-    }
-  }
-  q->heap_count = kept;
-  for (i = kept / 2 - 1; i >= 0; i--) sift_down(q->slots, kept, i);
-}
-
 /* ---- public ---- */
 
 PTSIM_HD int32_t ptsim_event_queue_init(PtsimEventQueue *q, PtsimEvent *storage,
@@ -109,7 +84,6 @@ PTSIM_HD int32_t ptsim_event_queue_init(PtsimEventQueue *q, PtsimEvent *storage,
   q->slots = storage;
   q->capacity = capacity;
   q->heap_count = 0;
-  q->live = 0;
   q->pushes = 0;
   q->fresh = 0;
   q->free_head = -1;
@@ -120,10 +94,7 @@ PTSIM_HD int64_t ptsim_event_queue_push(PtsimEventQueue *q, PtsimTime time,
                                         int32_t kind, int32_t a, int32_t b) {
   int32_t slot;
   PtsimEvent *ev;
-  if (q->free_head < 0 && q->fresh == q->capacity) {
-    if (q->live == q->heap_count) return PTSIM_EVENT_QUEUE_ERR_FULL;
-    compact(q);
-  }
+  if (q->free_head < 0 && q->fresh == q->capacity) return PTSIM_EVENT_QUEUE_ERR_FULL;
   if (q->free_head >= 0) {
     slot = q->free_head;
     q->free_head = q->slots[slot].link_;
@@ -133,33 +104,23 @@ PTSIM_HD int64_t ptsim_event_queue_push(PtsimEventQueue *q, PtsimTime time,
   }
   ev = &q->slots[slot];
   ev->time = time;
-  ev->seq = q->pushes * (uint64_t)q->capacity + (uint64_t)slot;
+  ev->seq = q->pushes;
   ev->kind = kind;
   ev->a = a;
   ev->b = b;
   ev->link_ = -1;
-  ev->state_ = SLOT_LIVE;
+  ev->state_ = SLOT_PENDING;
   q->pushes += 1;
   q->slots[q->heap_count].heap_ = slot;
   q->heap_count += 1;
-  q->live += 1;
   sift_up(q->slots, q->heap_count - 1);
   return (int64_t)ev->seq;
 }
 
 PTSIM_HD int32_t ptsim_event_queue_pop(PtsimEventQueue *q, PtsimEvent *out) {
-  reap_top(q);
   if (q->heap_count == 0) return PTSIM_EVENT_QUEUE_ERR_EMPTY;
   if (out != 0) *out = q->slots[q->slots[0].heap_];
   remove_top(q);
-  q->live -= 1;
-  return PTSIM_EVENT_QUEUE_OK;
-}
-
-PTSIM_HD int32_t ptsim_event_queue_peek(PtsimEventQueue *q, PtsimEvent *out) {
-  reap_top(q);
-  if (q->heap_count == 0) return PTSIM_EVENT_QUEUE_ERR_EMPTY;
-  if (out != 0) *out = q->slots[q->slots[0].heap_];
   return PTSIM_EVENT_QUEUE_OK;
 }
 
@@ -169,19 +130,4 @@ PTSIM_HD int32_t ptsim_event_queue_count(const PtsimEventQueue *q) {
 
 PTSIM_HD PtsimEvent *ptsim_event_queue_entry(PtsimEventQueue *q, int32_t i) {
   return &q->slots[q->slots[i].heap_];
-}
-
-PTSIM_HD int32_t ptsim_event_queue_size(const PtsimEventQueue *q) {
-  return q->live;
-}
-
-PTSIM_HD int32_t ptsim_event_queue_cancel(PtsimEventQueue *q, int64_t handle) {
-  int32_t slot;
-  if (handle < 0) return PTSIM_EVENT_QUEUE_ERR_NOT_FOUND;
-  slot = (int32_t)((uint64_t)handle % (uint64_t)q->capacity);
-  if (slot >= q->fresh || q->slots[slot].state_ != SLOT_LIVE || q->slots[slot].seq != (uint64_t)handle)
-    return PTSIM_EVENT_QUEUE_ERR_NOT_FOUND;
-  q->slots[slot].state_ = SLOT_CANCELLED;
-  q->live -= 1;
-  return PTSIM_EVENT_QUEUE_OK;
 }

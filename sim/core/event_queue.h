@@ -12,11 +12,8 @@
  * `capacity` PtsimEvent slots (a local array, a GLib-allocated block, device
  * memory) and keeps it alive as long as the queue; the queue never allocates.
  *
- * Cancellation is by tombstone (redis's AE_DELETED_EVENT_ID): cancel() finds
- * the event through its handle in O(1), marks it, and pop()/peek() drop
- * marked events when they reach the top.  The handle is the event's seq; seq
- * = pushes_so_far * capacity + slot, which grows with every push (so it is
- * the insertion order) and names the slot without any search.
+ * There is no cancel: the engine never takes back an event it pushed, so
+ * every heap entry is a pending event (no tombstones).
  *
  * Layout inside the caller's storage: slot i holds one event (or is free) and
  * also element i of the heap array (`heap_`, a slot index) — the heap of slot
@@ -28,13 +25,10 @@
  * its capacity (the engine sizes it for the worst case and rarely uses a
  * tenth of it).
  *
- * Invariants: 0 <= live <= heap_count <= fresh <= capacity; heap_count -
- * live is the number of tombstones still in the heap; heap_[0..heap_count)
+ * Invariants: 0 <= heap_count <= fresh <= capacity; heap_[0..heap_count)
  * is a min-heap under (time, seq).
  *
- * Costs: push, pop, peek O(log n) (pop/peek also reap tombstones they meet,
- * each O(log n)); cancel O(1); size O(1).  A push that finds every slot used
- * but some of them tombstones compacts the heap first, O(n).
+ * Costs: push, pop O(log n); count, entry O(1).
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O.  Only the engine owns
  * a PtsimEventQueue (see STYLE.md, LAYERING). */
@@ -49,31 +43,29 @@ typedef int64_t PtsimTime;
 
 /* Return codes (0 is success). */
 #define PTSIM_EVENT_QUEUE_OK 0
-#define PTSIM_EVENT_QUEUE_ERR_FULL (-1)      /* push: every slot holds a live event */
-#define PTSIM_EVENT_QUEUE_ERR_EMPTY (-1)     /* pop/peek: no live event */
-#define PTSIM_EVENT_QUEUE_ERR_NOT_FOUND (-1) /* cancel: not pending (popped, cancelled, never pushed) */
+#define PTSIM_EVENT_QUEUE_ERR_FULL (-1)      /* push: every slot holds a pending event */
+#define PTSIM_EVENT_QUEUE_ERR_EMPTY (-1)     /* pop: no pending event */
 #define PTSIM_EVENT_QUEUE_ERR_ARGS (-2)      /* init: NULL storage or capacity < 1 */
 
 /* One event.  The caller reads time..b; the fields ending in _ are the
  * queue's own bookkeeping and are never touched by callers. */
 typedef struct {
   PtsimTime time;   /* when it fires, ns */
-  uint64_t seq;     /* assigned by push: insertion order; also the handle */
+  uint64_t seq;     /* assigned by push: the insertion order */
   int32_t kind;     /* the caller's event kind */
   int32_t a, b;     /* the caller's payload */
   int32_t heap_;    /* private: heap array element at this index (a slot) */
   int32_t link_;    /* private: next free slot while this slot is free, else -1 */
-  int32_t state_;   /* private: 0 free, 1 live, 2 cancelled (tombstone) */
+  int32_t state_;   /* private: 0 free, 1 pending */
 } PtsimEvent;
 
 typedef struct {
   PtsimEvent *slots;   /* caller's storage, `capacity` entries (transfer none) */
   int32_t capacity;    /* number of slots */
-  int32_t heap_count;  /* events in the heap, tombstones included */
-  int32_t live;        /* events in the heap that are not cancelled */
+  int32_t heap_count;  /* pending events */
   int32_t free_head;   /* first recycled free slot, -1 when none */
   int32_t fresh;       /* slots [fresh, capacity) were never used */
-  uint64_t pushes;     /* pushes so far; seq = pushes * capacity + slot */
+  uint64_t pushes;     /* pushes so far: the next event's seq */
 } PtsimEventQueue;
 
 /* Makes an empty queue over storage[0..capacity).  Returns 0, or
@@ -81,36 +73,22 @@ typedef struct {
 PTSIM_HD int32_t ptsim_event_queue_init(PtsimEventQueue *q, PtsimEvent *storage,
                                         int32_t capacity);
 
-/* Adds an event at `time`.  Returns its handle (>= 0, equal to the event's
- * seq), or PTSIM_EVENT_QUEUE_ERR_FULL when `capacity` live events are
- * pending; the queue is unchanged then. */
+/* Adds an event at `time`.  Returns its seq (>= 0), or
+ * PTSIM_EVENT_QUEUE_ERR_FULL when `capacity` events are pending; the queue
+ * is unchanged then. */
 PTSIM_HD int64_t ptsim_event_queue_push(PtsimEventQueue *q, PtsimTime time,
                                         int32_t kind, int32_t a, int32_t b);
 
-/* Removes the earliest live event (smallest time, then smallest seq) and
- * copies it to *out (out may be NULL).  Returns 0, or
- * PTSIM_EVENT_QUEUE_ERR_EMPTY when no live event is pending. */
+/* Removes the earliest event (smallest time, then smallest seq) and copies
+ * it to *out (out may be NULL).  Returns 0, or PTSIM_EVENT_QUEUE_ERR_EMPTY
+ * when no event is pending. */
 PTSIM_HD int32_t ptsim_event_queue_pop(PtsimEventQueue *q, PtsimEvent *out);
 
-/* Copies the earliest live event to *out without removing it.  Tombstones at
- * the top are reaped on the way, hence the non-const queue.  Returns 0, or
- * PTSIM_EVENT_QUEUE_ERR_EMPTY. */
-PTSIM_HD int32_t ptsim_event_queue_peek(PtsimEventQueue *q, PtsimEvent *out);
-
-/* Heap entries (live events and tombstones), and the event at heap
+/* Number of pending (pushed, not popped) events, and the event at heap
  * position i (0 <= i < count; the position says nothing about the order).
  * For a caller that inspects every pending event, or moves them all by the
- * same time (the heap stays valid: the order of every pair is unchanged).
- * A tombstone's state_ is 2. */
+ * same time (the heap stays valid: the order of every pair is unchanged). */
 PTSIM_HD int32_t ptsim_event_queue_count(const PtsimEventQueue *q);
 PTSIM_HD PtsimEvent *ptsim_event_queue_entry(PtsimEventQueue *q, int32_t i);
-
-/* Number of live (pushed, not popped, not cancelled) events. */
-PTSIM_HD int32_t ptsim_event_queue_size(const PtsimEventQueue *q);
-
-/* Cancels the pending event with this handle.  Returns 0, or
- * PTSIM_EVENT_QUEUE_ERR_NOT_FOUND when the handle is not pending (already
- * popped, already cancelled, or never returned by push). */
-PTSIM_HD int32_t ptsim_event_queue_cancel(PtsimEventQueue *q, int64_t handle);
 
 #endif /* PTSIM_EVENT_QUEUE_H */

@@ -74,6 +74,11 @@ static PTSIM_HD int32_t state_parts(const PtsimPlan *plan, int64_t stage, double
   return experts > 0.0 ? 2 : 1;
 }
 
+/* A bucket count saturates here, as if infinite: 2^40 is past any scratch
+ * (PARTS_BLOCKS_MAX below is 2^30, so such a layout is refused) and exact
+ * in double, and a sum of a few stays far inside int64. */
+#define BUCKETS_UNBOUNDED ((int64_t)1 << 40)
+
 static PTSIM_HD int64_t bucket_count(const PtsimPlan *plan, int64_t stage) {
   double params[2], shards[2];
   int32_t parts = state_parts(plan, stage, params, shards), p;
@@ -83,7 +88,7 @@ static PTSIM_HD int64_t bucket_count(const PtsimPlan *plan, int64_t stage) {
    * refuse the layout. */
   for (p = 0; p < parts; p++) {
     double k = params[p] / bucket_params(&plan->job);
-    n += (k < 1099511627776.0 ? (int64_t)k : (int64_t)1 << 40) + 1;
+    n += (k < (double)BUCKETS_UNBOUNDED ? (int64_t)k : BUCKETS_UNBOUNDED) + 1;
   }
   return n;
 }
@@ -99,9 +104,10 @@ static PTSIM_HD int32_t slot_handles(const PtsimPlan *plan, int64_t stage, int64
  * per bucket, then ZeRO-3's gathered units), the live list and its index,
  * the shortcut's copies. */
 /* Parts past these are not laid out: the scratch is PARTS_TOO_LARGE bytes
- * (past any limit; int32 block counts and handles stay in range). */
+ * (past any limit, like a tensor that is out of memory; int32 block counts
+ * and handles stay in range). */
 #define PARTS_BLOCKS_MAX ((int64_t)1 << 30)
-#define PARTS_TOO_LARGE ((int64_t)4e18)
+#define PARTS_TOO_LARGE ((int64_t)PTSIM_ALLOC_OOM_BYTES)
 
 typedef struct {
   int64_t blocks, per_slot, slots, buckets, units, live_cap;
@@ -187,7 +193,7 @@ static PTSIM_HD void failed(Ctx *x, int32_t h, const char *name, double bytes) {
 
 /* The shortcut's hint: the addresses handed out (lifetimes_period.c). */
 static PTSIM_HD void handed(Ctx *x, int64_t addr) {
-  x->trace_hash = (x->trace_hash ^ (uint64_t)addr) * 0x100000001B3ull;
+  x->trace_hash = (x->trace_hash ^ (uint64_t)addr) * PTSIM_LIFETIMES_HASH_PRIME;
 }
 
 static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t stream) {
@@ -195,7 +201,8 @@ static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t str
   if (x->failed || bytes <= 0.0) return -1;
   /* past any GPU (and past int64: the cast would be undefined) it is out
    * of memory, as the allocator would say */
-  h = bytes < 4e18 ? ptsim_alloc_malloc(&x->alloc, (int64_t)bytes, stream) : PTSIM_ALLOC_ERR_OOM;
+  h = bytes < PTSIM_ALLOC_OOM_BYTES ? ptsim_alloc_malloc(&x->alloc, (int64_t)bytes, stream)
+                                    : PTSIM_ALLOC_ERR_OOM;
   if (h >= 0) {
     handed(x, x->alloc.blocks[h].addr);
     return h;
@@ -209,8 +216,9 @@ static PTSIM_HD void take_give(Ctx *x, const char *name, double bytes, int32_t s
   int64_t addr = 0;
   int32_t rc;
   if (x->failed || bytes <= 0.0) return;
-  rc = bytes < 4e18 ? ptsim_alloc_malloc_free(&x->alloc, (int64_t)bytes, stream, &addr)
-                    : PTSIM_ALLOC_ERR_OOM;
+  rc = bytes < PTSIM_ALLOC_OOM_BYTES
+           ? ptsim_alloc_malloc_free(&x->alloc, (int64_t)bytes, stream, &addr)
+           : PTSIM_ALLOC_ERR_OOM;
   if (rc == 0)
     handed(x, addr);
   else

@@ -26,6 +26,9 @@
 /* the allocator's streams (alloc.h) */
 #define PTSIM_LIFETIMES_STREAM_COMPUTE 0
 #define PTSIM_LIFETIMES_STREAM_COMM 1
+/* The shortcut's hint hashes words FNV-1a style, x = (x ^ word) * this:
+ * FNV's 64-bit prime (lifetimes.c and lifetimes_period.c hash alike). */
+#define PTSIM_LIFETIMES_HASH_PRIME 0x100000001B3ull
 
 typedef struct {
   const char *name;

@@ -391,10 +391,10 @@ static PTSIM_HD int period_hints_repeat(const struct PtsimLifetimesPeriod *pd, i
 static PTSIM_HD uint64_t period_hint(const PtsimLifetimesCtx *x) {
   const PtsimAllocStats *st = &x->alloc.stats;
   uint64_t h = x->trace_hash;
-  h = (h ^ (uint64_t)x->alloc.next_addr) * 0x100000001B3ull;
-  h = (h ^ (uint64_t)st->reserved_bytes) * 0x100000001B3ull;
-  h = (h ^ (uint64_t)st->allocated_bytes) * 0x100000001B3ull;
-  h = (h ^ (uint64_t)x->alloc.free_count) * 0x100000001B3ull;
+  h = (h ^ (uint64_t)x->alloc.next_addr) * PTSIM_LIFETIMES_HASH_PRIME;
+  h = (h ^ (uint64_t)st->reserved_bytes) * PTSIM_LIFETIMES_HASH_PRIME;
+  h = (h ^ (uint64_t)st->allocated_bytes) * PTSIM_LIFETIMES_HASH_PRIME;
+  h = (h ^ (uint64_t)x->alloc.free_count) * PTSIM_LIFETIMES_HASH_PRIME;
   return h ^ (h >> 29);
 }
 

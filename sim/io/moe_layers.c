@@ -153,12 +153,6 @@ gboolean ptsim_moe_layers_parse(const char *text, int64_t num_layers, const char
   return TRUE;
 }
 
-void ptsim_moe_layers_from(int64_t first_dense, int64_t num_layers, uint64_t *bits) {
-  memset(bits, 0, sizeof(uint64_t) * PTSIM_LAYER_WORDS);
-  for (int64_t i = first_dense; i < num_layers && i < PTSIM_MAX_LAYERS; i++)
-    bits[i / 64] |= (uint64_t)1 << (i % 64);
-}
-
 /* ---- the model's .ini keys ---- */
 
 /* An optional true|false key (absent: *out unchanged). */
@@ -308,18 +302,4 @@ gboolean ptsim_moe_model_check(const PtsimModel *m, GError **error) {
                          "v_head_dim of 1 to %" G_GINT64_FORMAT ", q_lora_rank and "
                          "qk_pos_emb_head_dim of 0 to it", m->name, (gint64)max);
   return TRUE;
-}
-
-char *ptsim_moe_layers_format(const uint64_t *bits, int64_t num_layers) {
-  GString *out = g_string_new("(");
-  int64_t i = 0;
-  while (i < num_layers) {
-    int bit = (int)((bits[i / 64] >> (i % 64)) & 1u);
-    int64_t run = 1;
-    while (i + run < num_layers && (int)((bits[(i + run) / 64] >> ((i + run) % 64)) & 1u) == bit) run++;
-    g_string_append_printf(out, "%s[%d]*%" G_GINT64_FORMAT, i ? "+" : "", bit, (gint64)run);
-    i += run;
-  }
-  g_string_append_c(out, ')');
-  return g_string_free(out, FALSE);
 }

@@ -25,13 +25,6 @@
 gboolean ptsim_moe_layers_parse(const char *text, int64_t num_layers, const char *where,
                                 uint64_t *bits, GError **error);
 
-/* Every layer from FIRST_DENSE on is MoE (Megatron's "([0]*k+[1]*(L-k))"). */
-void ptsim_moe_layers_from(int64_t first_dense, int64_t num_layers, uint64_t *bits);
-
-/* Megatron's list form of BITS for NUM_LAYERS layers, run-length encoded
- * ("([0]*3+[1]*58)").  (transfer full) */
-char *ptsim_moe_layers_format(const uint64_t *bits, int64_t num_layers);
-
 /* The MoE, MLA and MTP invariants: counts in range, top-k within the
  * experts, routing groups dividing them, no MoE layer beyond num_layers,
  * MLA's dimensions.  PTSIM_CONFIG_ERROR_INVALID naming the model. */

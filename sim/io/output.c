@@ -168,7 +168,7 @@ PtsimOutput *ptsim_output_open(const char *path, GError **error) {
   g_autofree char *dir = g_path_get_dirname(out->target);
   g_autofree char *base = g_path_get_basename(out->target);
   out->tmp = g_strdup_printf("%s/.%s.XXXXXX", dir, base);
-  out->fd = g_mkstemp_full(out->tmp, O_RDWR | O_CLOEXEC, 0666);
+  out->fd = g_mkstemp_full(out->tmp, O_RDWR | O_CLOEXEC, PTSIM_OUTPUT_NEW_FILE_MODE);
   if (out->fd < 0) {
     int saved = errno;
     g_clear_pointer(&out->tmp, g_free);
@@ -180,7 +180,7 @@ PtsimOutput *ptsim_output_open(const char *path, GError **error) {
    * 0666 less the umask, a replaced one keeps its own mode. */
   mode_t mask = umask(0);
   umask(mask);
-  if (fchmod(out->fd, out->replace_existing ? mode : (0666 & ~mask)) != 0) {
+  if (fchmod(out->fd, out->replace_existing ? mode : (PTSIM_OUTPUT_NEW_FILE_MODE & ~mask)) != 0) {
     write_failed(error, path, "setting the mode of", errno);
     output_free(out);
     return NULL;
@@ -242,15 +242,4 @@ gboolean ptsim_output_write(const char *path, const char *data, gsize len, GErro
     return FALSE;
   }
   return ptsim_output_commit(out, error);
-}
-
-gboolean ptsim_output_remove(const char *path, GError **error) {
-  g_return_val_if_fail(path != NULL, FALSE);
-  g_autofree char *target = NULL;
-  gboolean exists;
-  mode_t mode;
-  if (!resolve(path, &target, &exists, &mode, error)) return FALSE;
-  if (exists && g_unlink(target) != 0 && errno != ENOENT)
-    return write_failed(error, path, "removing the old", errno);
-  return TRUE;
 }

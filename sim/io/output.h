@@ -36,6 +36,10 @@ typedef enum {
  * error the caller passes on), 1 for a failed write. */
 int ptsim_output_exit_code(const GError *error);
 
+/* A new file's mode before the umask: read and write for all, as other
+ * tools create files (the umask, 022 most often, takes the rest away). */
+#define PTSIM_OUTPUT_NEW_FILE_MODE 0666
+
 /* Checks PATH against the policy without writing: call it for every output
  * before the work, so that a refused path costs nothing and leaves nothing. */
 gboolean ptsim_output_check(const char *path, GError **error);
@@ -56,10 +60,5 @@ gboolean ptsim_output_append(PtsimOutput *out, const char *data, gsize len, GErr
 gboolean ptsim_output_commit(PtsimOutput *out, GError **error);
 void ptsim_output_abort(PtsimOutput *out);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimOutput, ptsim_output_abort)
-
-/* Removes a stale output at PATH before it is made anew (a figure that
- * gnuplot writes itself): a missing file is fine; the policy's refusals
- * apply, so a device or an input is never removed. */
-gboolean ptsim_output_remove(const char *path, GError **error);
 
 #endif /* PTSIM_OUTPUT_H */
