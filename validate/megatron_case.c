@@ -28,6 +28,17 @@ gboolean ptsim_megatron_case_held_out(const char *name) {
   return strstr(lower, "gb200") != NULL || strstr(lower, "gb300") != NULL;
 }
 
+GPtrArray *ptsim_megatron_case_list_dir(const char *dir, GError **error) {
+  g_autoptr(GDir) d = g_dir_open(dir, 0, error);
+  if (!d) return NULL;
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  const char *name;
+  while ((name = g_dir_read_name(d)))
+    if (!ptsim_megatron_case_held_out(name)) g_ptr_array_add(names, g_strdup(name));
+  g_ptr_array_sort(names, compare_names);
+  return names;
+}
+
 static void measured_free(gpointer p) {
   PtsimMegatronMeasured *m = p;
   g_free(m->platform);
@@ -252,13 +263,8 @@ static gboolean golden_name(const char *name, const char **platform, const char 
 /* Per platform, the file with more of the three quantities; dev wins a
  * tie (Megatron-LM's current container). */
 static gboolean read_golden(PtsimMegatronCase *c, const char *dir, GError **error) {
-  g_autoptr(GDir) d = g_dir_open(dir, 0, error);
-  if (!d) return FALSE;
-  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-  const char *name;
-  while ((name = g_dir_read_name(d)))
-    if (!ptsim_megatron_case_held_out(name)) g_ptr_array_add(names, g_strdup(name));
-  g_ptr_array_sort(names, compare_names); /* dev before lts */
+  g_autoptr(GPtrArray) names = ptsim_megatron_case_list_dir(dir, error); /* dev before lts */
+  if (!names) return FALSE;
   PtsimMegatronMeasured *chosen[G_N_ELEMENTS(platforms)] = {NULL, NULL};
   for (guint i = 0; i < names->len; i++) {
     const char *platform, *env;

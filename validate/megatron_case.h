@@ -60,6 +60,11 @@
  * data: never opened. */
 gboolean ptsim_megatron_case_held_out(const char *name);
 
+/* The entries of folder DIR in name order, the held-out ones left out
+ * (never opened).  (transfer full) (element-type filename); NULL with
+ * ERROR set when DIR cannot be read. */
+GPtrArray *ptsim_megatron_case_list_dir(const char *dir, GError **error);
+
 /* What one platform's golden values say. */
 typedef struct {
   char *platform;                 /* "dgx_a100" | "dgx_h100" */

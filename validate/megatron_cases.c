@@ -90,10 +90,6 @@ double ptsim_case_row_error(const PtsimCaseRow *r, PtsimCaseQuantity q) {
 
 /* ---- reading ---- */
 
-static gint compare_names(gconstpointer a, gconstpointer b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static gboolean read_tree(const char *path, GPtrArray *cases, GError **error);
 
 static gboolean read_one(const char *path, GPtrArray *cases, GError **error) {
@@ -115,13 +111,8 @@ static gboolean read_one(const char *path, GPtrArray *cases, GError **error) {
 
 /* Every case folder and record below PATH, in name order. */
 static gboolean read_tree(const char *path, GPtrArray *cases, GError **error) {
-  g_autoptr(GDir) d = g_dir_open(path, 0, error);
-  if (!d) return FALSE;
-  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-  const char *name;
-  while ((name = g_dir_read_name(d)))
-    if (!ptsim_megatron_case_held_out(name)) g_ptr_array_add(names, g_strdup(name));
-  g_ptr_array_sort(names, compare_names);
+  g_autoptr(GPtrArray) names = ptsim_megatron_case_list_dir(path, error);
+  if (!names) return FALSE;
   for (guint i = 0; i < names->len; i++) {
     g_autofree char *child = g_build_filename(path, names->pdata[i], NULL);
     if (!read_one(child, cases, error)) return FALSE;

@@ -7,6 +7,7 @@
  * per row). */
 #include <math.h>
 #include <string.h>
+#include "csv_writer.h"
 #include "json_writer.h"
 #include "megatron_cases.h"
 
@@ -402,19 +403,6 @@ static void write_json(GString *out, GPtrArray *rows, const char *recipes) {
 
 /* ---- CSV ---- */
 
-static void csv_text(GString *out, const char *s) {
-  if (!strpbrk(s, ",\"\n\r")) {
-    g_string_append(out, s);
-    return;
-  }
-  g_string_append_c(out, '"');
-  for (const char *p = s; *p; p++) {
-    if (*p == '"') g_string_append_c(out, '"');
-    g_string_append_c(out, *p);
-  }
-  g_string_append_c(out, '"');
-}
-
 static void csv_num(GString *out, double v, const char *fmt) {
   g_string_append_c(out, ',');
   if (!isnan(v)) g_string_append_printf(out, fmt, v);
@@ -425,7 +413,7 @@ static void csv_joined(GString *out, GPtrArray *strings) {
   for (guint i = 0; i < strings->len; i++)
     g_string_append_printf(s, "%s%s", i ? "; " : "", (const char *)strings->pdata[i]);
   g_string_append_c(out, ',');
-  csv_text(out, s->str);
+  ptsim_csv_append_text(out, s->str);
 }
 
 static void write_csv(GString *out, GPtrArray *rows) {
@@ -443,7 +431,7 @@ static void write_csv(GString *out, GPtrArray *rows) {
                            status_keys[r->status], r->hw};
     for (size_t k = 0; k < G_N_ELEMENTS(cells); k++) {
       if (k) g_string_append_c(out, ',');
-      csv_text(out, cells[k]);
+      ptsim_csv_append_text(out, cells[k]);
     }
     g_string_append_printf(out, ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%s", r->gpus, r->stage,
                            r->runs < 0 ? "" : r->runs ? "1" : "0");
@@ -455,16 +443,16 @@ static void write_csv(GString *out, GPtrArray *rows) {
     for (int q = 0; q < PTSIM_CASE_QUANTITIES; q++)
       csv_num(out, ptsim_case_row_error(r, q), "%.6f");
     g_string_append_c(out, ',');
-    csv_text(out, r->reason ? r->reason : "");
+    ptsim_csv_append_text(out, r->reason ? r->reason : "");
     g_string_append_c(out, ',');
-    csv_text(out, r->assumed);
+    ptsim_csv_append_text(out, r->assumed);
     csv_joined(out, r->unmodelled);
     csv_joined(out, r->env_applied);
     csv_joined(out, r->env_ignored);
     g_string_append_c(out, ',');
-    csv_text(out, r->run ? r->run->source : "");
+    ptsim_csv_append_text(out, r->run ? r->run->source : "");
     g_string_append_c(out, ',');
-    csv_text(out, r->commit);
+    ptsim_csv_append_text(out, r->commit);
     g_string_append_c(out, '\n');
   }
 }

@@ -99,20 +99,11 @@ static gboolean read_recipe(PtsimMegatronRecipes *r, const char *path, const cha
   return TRUE;
 }
 
-static gint compare_names(gconstpointer a, gconstpointer b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* Every recipe under DIR, in name order; SHOWN is the path below the root. */
 static gboolean read_tree(PtsimMegatronRecipes *r, const char *dir, const char *shown,
                           GError **error) {
-  g_autoptr(GDir) d = g_dir_open(dir, 0, error);
-  if (!d) return FALSE;
-  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-  const char *name;
-  while ((name = g_dir_read_name(d)))
-    if (!ptsim_megatron_case_held_out(name)) g_ptr_array_add(names, g_strdup(name));
-  g_ptr_array_sort(names, compare_names);
+  g_autoptr(GPtrArray) names = ptsim_megatron_case_list_dir(dir, error);
+  if (!names) return FALSE;
   for (guint i = 0; i < names->len; i++) {
     const char *n = names->pdata[i];
     g_autofree char *path = g_build_filename(dir, n, NULL);

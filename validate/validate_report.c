@@ -3,6 +3,7 @@
  * not_expressible[], statistics, by_source, confusion. */
 #include <math.h>
 #include <string.h>
+#include "csv_writer.h"
 #include "json_writer.h"
 #include "validate_row.h"
 #include "validation.h"
@@ -328,19 +329,6 @@ void ptsim_validate_write_json(GString *out, GPtrArray *rows) {
 
 /* ---- CSV ---- */
 
-static void csv_text(GString *out, const char *s) {
-  if (!strpbrk(s, ",\"\r\n")) {
-    g_string_append(out, s);
-    return;
-  }
-  g_string_append_c(out, '"');
-  for (const char *p = s; *p; p++) {
-    if (*p == '"') g_string_append_c(out, '"');
-    g_string_append_c(out, *p);
-  }
-  g_string_append_c(out, '"');
-}
-
 static void csv_num(GString *out, double v) {
   g_string_append_c(out, ',');
   if (isnan(v)) return;
@@ -361,15 +349,15 @@ void ptsim_validate_write_csv(GString *out, GPtrArray *rows) {
                   "predicted_max_reserved_bytes,usage_fraction,measured_oom,allocator_oom\n");
   for (guint i = 0; i < rows->len; i++) {
     const Row *r = rows->pdata[i];
-    csv_text(out, r->input);
+    ptsim_csv_append_text(out, r->input);
     g_string_append_printf(out, ",%" G_GINT64_FORMAT ",", r->line);
-    csv_text(out, r->source);
+    ptsim_csv_append_text(out, r->source);
     g_string_append_c(out, ',');
-    csv_text(out, r->label);
+    ptsim_csv_append_text(out, r->label);
     g_string_append(out, r->reason ? ",not_expressible," : ",compared,");
-    csv_text(out, r->reason ? r->reason : "");
+    ptsim_csv_append_text(out, r->reason ? r->reason : "");
     g_string_append_c(out, ',');
-    csv_text(out, r->convention);
+    ptsim_csv_append_text(out, r->convention);
     csv_num(out, r->meas_step_s);
     csv_num(out, r->pred_step_s);
     csv_num(out, ptsim_validation_relative_error(r->pred_step_s, r->meas_step_s));
