@@ -2,8 +2,8 @@
 # Writes what a refactor must not change into one folder: the sweep CSV and
 # `predict --format json` of the default job and of varied jobs (dense and
 # MoE, every schedule, sharded data parallelism, fp8, context parallelism,
-# Megatron-LM and torchtitan inputs), `memory --format json`, and the text
-# of a validation suite.  Two builds are behaviour-identical when their
+# Megatron-LM and torchtitan inputs), `memory --format json`, and the
+# validation of the published suite and of Megatron-LM's test cases.  Two builds are behaviour-identical when their
 # folders are:
 #
 #   bash bench/outputs_snapshot.sh build-before /tmp/before
@@ -60,6 +60,10 @@ read -r -a args <<<"${jobs[1]#*|}"
 "$ptsim" predict "${args[@]}" >"$out/predict_text.txt" 2>&1
 
 "$ptsim" validate --suite published >"$out/validate_published.txt" 2>&1
+if [ -d tests/data/megatron_cases ]; then
+  "$ptsim" validate --megatron-cases tests/data/megatron_cases --format csv \
+    >"$out/validate_megatron_cases.csv" 2>&1
+fi
 
 # sweeps: the default scenario, a MoE one, the sharding modes
 export PTSIM_DATA_DIR="$here"
