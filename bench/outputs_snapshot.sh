@@ -3,8 +3,8 @@
 # `predict --format json` of the default job and of varied jobs (dense and
 # MoE, every schedule, sharded data parallelism, fp8, context parallelism,
 # Megatron-LM and torchtitan inputs), `memory --format json`, and the
-# validation of the published suite and of Megatron-LM's test cases.  Two builds are behaviour-identical when their
-# folders are:
+# validation of the published suite and of Megatron-LM's test cases.  Two
+# builds are behaviour-identical when their folders are:
 #
 #   bash bench/outputs_snapshot.sh build-before /tmp/before
 #   bash bench/outputs_snapshot.sh build        /tmp/after
