@@ -245,6 +245,21 @@ static char *scalar_or(const PtsimYamlDoc *doc, int map, const char *key, const 
   return g_strdup(t ? t : fallback);
 }
 
+/* A model_config.yaml document: TEST_TYPE, MODE, ENV_VARS, MODEL_ARGS. */
+static void read_config(PtsimMegatronCase *c, const PtsimYamlDoc *doc) {
+  int root = ptsim_yaml_root(doc);
+  if (ptsim_yaml_kind(doc, root) != PTSIM_YAML_MAPPING) {
+    set_unread(c, g_strdup("model_config.yaml is not a mapping"));
+    return;
+  }
+  g_free(c->test_type);
+  c->test_type = scalar_or(doc, root, "TEST_TYPE", "");
+  g_free(c->mode);
+  c->mode = scalar_or(doc, root, "MODE", "pretraining");
+  read_env(c, doc, ptsim_yaml_get(doc, root, "ENV_VARS"));
+  read_model_args(c, doc, ptsim_yaml_get(doc, root, "MODEL_ARGS"));
+}
+
 /* golden_values_<env>_<platform>.json: its platform and environment. */
 static gboolean golden_name(const char *name, const char **platform, const char **env) {
   for (size_t p = 0; p < G_N_ELEMENTS(platforms); p++)
@@ -305,18 +320,20 @@ PtsimMegatronCase *ptsim_megatron_case_read_dir(const char *given, GError **erro
   }
   g_autoptr(PtsimYamlDoc) doc = ptsim_yaml_load_file(c->config, error);
   if (!doc) return NULL;
-  int root = ptsim_yaml_root(doc);
-  if (ptsim_yaml_kind(doc, root) != PTSIM_YAML_MAPPING) {
-    set_unread(c, g_strdup("model_config.yaml is not a mapping"));
-  } else {
-    g_free(c->test_type);
-    c->test_type = scalar_or(doc, root, "TEST_TYPE", "");
-    g_free(c->mode);
-    c->mode = scalar_or(doc, root, "MODE", "pretraining");
-    read_env(c, doc, ptsim_yaml_get(doc, root, "ENV_VARS"));
-    read_model_args(c, doc, ptsim_yaml_get(doc, root, "MODEL_ARGS"));
-  }
+  read_config(c, doc);
   if (!read_golden(c, dir, error)) return NULL;
+  return g_steal_pointer(&c);
+}
+
+PtsimMegatronCase *ptsim_megatron_case_parse_config(const char *text, gsize len, const char *name,
+                                                    GError **error) {
+  g_autoptr(PtsimMegatronCase) c = case_new();
+  c->family = g_strdup("");
+  c->name = g_strdup(name);
+  c->config = g_strdup(name);
+  g_autoptr(PtsimYamlDoc) doc = ptsim_yaml_load_data(text, len, name, error);
+  if (!doc) return NULL;
+  read_config(c, doc);
   return g_steal_pointer(&c);
 }
 
@@ -390,9 +407,6 @@ static gboolean read_record(PtsimMegatronCase *c, GKeyFile *kf, GError **error) 
 }
 
 PtsimMegatronCase *ptsim_megatron_case_read_record(const char *path, GError **error) {
-  g_autoptr(GKeyFile) kf = g_key_file_new();
-  g_autoptr(PtsimMegatronCase) c = case_new();
-  GError *e = NULL;
   if (ptsim_megatron_case_held_out(path)) {
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_ACCES, "%s: held out (GB200 / GB300)", path);
     return NULL;
@@ -401,8 +415,16 @@ PtsimMegatronCase *ptsim_megatron_case_read_record(const char *path, GError **er
   gsize len = 0;
   if (!ptsim_input_read(path, "Megatron-LM case record", PTSIM_INPUT_MAX_TEXT, &text, &len, error))
     return NULL;
+  return ptsim_megatron_case_parse_record(text, len, path, error);
+}
+
+PtsimMegatronCase *ptsim_megatron_case_parse_record(const char *text, gsize len, const char *name,
+                                                    GError **error) {
+  g_autoptr(GKeyFile) kf = g_key_file_new();
+  g_autoptr(PtsimMegatronCase) c = case_new();
+  GError *e = NULL;
   if (!g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &e) || !read_record(c, kf, &e)) {
-    g_set_error(error, G_KEY_FILE_ERROR, e->code, "%s: %s", path, e->message);
+    g_set_error(error, G_KEY_FILE_ERROR, e->code, "%s: %s", name, e->message);
     g_error_free(e);
     return NULL;
   }

@@ -105,6 +105,14 @@ PtsimMegatronCase *ptsim_megatron_case_read_dir(const char *dir, GError **error)
 /* Reads one of ptsim's records (an INI file).  (transfer full) */
 PtsimMegatronCase *ptsim_megatron_case_read_record(const char *path, GError **error);
 
+/* The same readers on text in memory (NAME in messages; what the fuzz
+ * targets drive): a model_config.yaml without its golden values (family
+ * "", name NAME), and a record. */
+PtsimMegatronCase *ptsim_megatron_case_parse_config(const char *text, gsize len, const char *name,
+                                                    GError **error);
+PtsimMegatronCase *ptsim_megatron_case_parse_record(const char *text, gsize len, const char *name,
+                                                    GError **error);
+
 /* Fills *out from a golden values document (its metrics by step) of a run
  * that logged every LOG_INTERVAL steps. */
 void ptsim_megatron_golden_summarize(const PtsimYamlDoc *doc, int64_t log_interval,
