@@ -40,25 +40,36 @@ static PTSIM_HD double plan_norm_parameters(const PtsimModel *m) {
 
 /* ---- the stage split ---- */
 
-PTSIM_HD int32_t ptsim_plan_split_stages(int64_t pp, int64_t layers, int64_t first, int64_t last,
-                                         int64_t *out) {
-  int64_t s, middle, rest;
-  if (pp < 1 || pp > PTSIM_MAX_STAGES || layers < 1 || first < 0 || last < 0) return -1;
-  if (first == 0 && last == 0) {
-    if (layers % pp != 0) return -1;
-    for (s = 0; s < pp; s++) out[s] = layers / pp;
-    return 0;
-  }
+/* The split rule (plan.h): the layers of each stage without an uneven end
+ * (all of them when first = last = 0), 0 when every stage is an end, or -1
+ * when the split is not possible.  Any pp >= 1. */
+static PTSIM_HD int64_t plan_split_middle(int64_t pp, int64_t layers, int64_t first, int64_t last) {
+  int64_t middle, rest;
+  if (pp < 1 || layers < 1 || first < 0 || last < 0) return -1;
+  if (first == 0 && last == 0) return layers % pp == 0 ? layers / pp : -1;
   if (pp < 2) return -1;
   middle = pp - (first ? 1 : 0) - (last ? 1 : 0);
   rest = layers - first - last;
   if (rest < 0 || (middle == 0 && rest != 0) ||
       (middle > 0 && (rest < middle || rest % middle != 0)))
     return -1;
-  for (s = 0; s < pp; s++) out[s] = middle > 0 ? rest / middle : 0;
+  return middle > 0 ? rest / middle : 0;
+}
+
+PTSIM_HD int32_t ptsim_plan_split_stages(int64_t pp, int64_t layers, int64_t first, int64_t last,
+                                         int64_t *out) {
+  int64_t s, per = pp > PTSIM_MAX_STAGES ? -1 : plan_split_middle(pp, layers, first, last);
+  if (per < 0) return -1;
+  for (s = 0; s < pp; s++) out[s] = per;
   if (first) out[0] = first;
   if (last) out[pp - 1] = last;
   return 0;
+}
+
+PTSIM_HD int ptsim_plan_split_fits(int64_t pp, int64_t vp, int64_t layers, int64_t first,
+                                   int64_t last) {
+  int64_t per = plan_split_middle(pp, layers, first, last);
+  return per >= 0 && vp >= 1 && per % vp == 0 && first % vp == 0 && last % vp == 0;
 }
 
 /* ---- parameters ---- */

@@ -171,6 +171,12 @@ typedef struct {
 PTSIM_HD int32_t ptsim_plan_split_stages(int64_t pp, int64_t layers, int64_t first, int64_t last,
                                          int64_t *out);
 
+/* 1 when that split is possible (for any pp >= 1) and every stage's layers
+ * divide into its vp model chunks, as Megatron-LM needs virtual stages to
+ * split an even or uneven pipeline; else 0. */
+PTSIM_HD int ptsim_plan_split_fits(int64_t pp, int64_t vp, int64_t layers, int64_t first,
+                                   int64_t last);
+
 /* The split of --account-for-embedding/loss-in-pipeline-split: the layers
  * plus `embedding` and `loss` units (1 each with those flags; a
  * --pipeline-model-parallel-layout may give the loss's stage more, e.g.
