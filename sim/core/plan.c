@@ -21,16 +21,12 @@
  *    pp = 1 the shared matrix is counted once.
  *  - An unknown batch (gbs 0, so m = 0) is taken as "enough microbatches"
  *    for the in-flight counts, as Megatron's estimate does without
- *    num_microbatches.
+ *    num_microbatches (GPipe's, which has no such bound, then holds p).
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #include <string.h>
 #include "plan.h"
 #include "schedule.h"
-
-static PTSIM_HD double plan_dmin(double x, double y) { return x < y ? x : y; }
-
-static PTSIM_HD int64_t plan_imin(int64_t x, int64_t y) { return x < y ? x : y; }
 
 /* Parameters of one norm: RMSNorm weight h; LayerNorm weight + bias 2h. */
 static PTSIM_HD double plan_norm_parameters(const PtsimModel *m) {
@@ -530,31 +526,23 @@ static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
 
 /* ---- in-flight microbatches ---- */
 
-static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t stage) {
-  const PtsimLayout *l = &plan->job.layout;
-  int64_t p = l->pp;
-  int64_t m = plan->num_microbatches;
-  int64_t m_eff = m > 0 ? m : (int64_t)1 << 40;
-  switch (l->schedule) {
+PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, int64_t m,
+                                            int64_t v, int64_t stage) {
+  int64_t held;
+  switch (schedule) {
   case PTSIM_SCHEDULE_GPIPE:
     /* All forwards before any backward. */
-    return (double)(m > 0 ? m : p);
+    return m > 0 ? m : p;
   case PTSIM_SCHEDULE_INTERLEAVED:
-    if (l->vp > 1) {
+    if (v > 1) {
       /* Interleaved 1F1B with v chunks per rank: rank i runs
        * 2(p-1-i) + (v-1)p warm-up chunk-forwards and holds one more in the
-       * steady state, capped at all m*v chunk-forwards.  A chunk is 1/v of
-       * the stage's layers, so in whole-stage microbatches stage 0 holds
-       * p + (p-1)/v = p * (1 + (p-1)/(p v)): exactly Megatron's interleaved
-       * memory penalty times p (Megatron prints ceil() of it as a count but
-       * scales activations by the unrounded factor; so does ptsim). The
-       * last stage holds p - (p-1)/v. */
-      int64_t v = l->vp;
-      int64_t chunks = 2 * (p - 1 - stage) + (v - 1) * p + 1;
-      double cap = (double)m_eff * (double)v;
-      return plan_dmin((double)chunks, cap) / (double)v;
+       * steady state, capped at all m*v chunk-forwards. */
+      held = 2 * (p - 1 - stage) + (v - 1) * p + 1;
+      return m > 0 && held > m * v ? m * v : held;
     }
-    return (double)plan_imin(p - stage, m_eff);
+    held = p - stage; /* one chunk: 1F1B */
+    break;
   case PTSIM_SCHEDULE_ZB_H1:
     /* ZB-H1 keeps 1F1B's warm-up depth, but stage i defers each weight-
      * gradient pass (W) by i microbatches (schedule.h), and W needs the
@@ -563,13 +551,29 @@ static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t stage) {
      * 1F1B peak on every stage (the paper's "same peak memory as 1F1B";
      * counted in full, a slight over-estimate, as the allocator replay
      * does). */
-    return (double)plan_imin(p, m_eff);
+    held = p;
+    break;
   case PTSIM_SCHEDULE_1F1B:
   default:
     /* Stage i runs p-1-i warm-up forwards plus one: min(p - i, m).  For
      * stage 0 with m < p this is Megatron's min(1, m/p) discount. */
-    return (double)plan_imin(p - stage, m_eff);
+    held = p - stage;
+    break;
   }
+  return m > 0 && held > m ? m : held;
+}
+
+/* The same in whole-stage microbatches: a chunk is 1/v of the stage's
+ * layers under the interleaved schedule, so stage 0 holds p + (p-1)/v =
+ * p * (1 + (p-1)/(p v)): exactly Megatron's interleaved memory penalty
+ * times p (Megatron prints ceil() of it as a count but scales activations
+ * by the unrounded factor; so does ptsim).  The last stage holds
+ * p - (p-1)/v. */
+static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t chunks) {
+  const PtsimLayout *l = &plan->job.layout;
+  if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED && l->vp > 1)
+    return (double)chunks / (double)l->vp;
+  return (double)chunks;
 }
 
 /* ---- the plan ---- */
@@ -630,7 +634,10 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
     out->stage_expert_parameters[s] = s < l->pp ? plan_stage_expert_parameters(out, s) : 0.0;
     out->stage_parameters[s] = s < l->pp ? plan_stage_parameters(out, s) : 0.0;
     out->stage_weight_bytes[s] = s < l->pp ? plan_stage_weight_bytes(out, s) : 0.0;
-    out->inflight_microbatches[s] = s < l->pp ? plan_inflight(out, s) : 0.0;
+    out->inflight_microbatches[s] =
+        s < l->pp ? plan_inflight(out, ptsim_plan_inflight_chunks(l->schedule, l->pp,
+                                                                  out->num_microbatches, l->vp, s))
+                  : 0.0;
   }
   plan_sharding(out);
 }

@@ -133,7 +133,8 @@ typedef struct {
   double stage_weight_bytes[PTSIM_MAX_STAGES];
   /* Microbatches whose activations the stage holds at its peak, in units of
    * "all of this stage's layers for one microbatch" (fractional under the
-   * interleaved schedule); what the memory estimate multiplies by. */
+   * interleaved schedule): ptsim_plan_inflight_chunks() over the chunks of
+   * a stage; what the memory estimate multiplies by. */
   double inflight_microbatches[PTSIM_MAX_STAGES];
   /* Mixture of experts (all 0 for a dense model, whose every layer is
    * layer_parameters).  The expert part of a GPU's parameters is sharded
@@ -249,6 +250,16 @@ PTSIM_HD double ptsim_plan_moe_layer_parameters(const PtsimModel *model, int64_t
  * may be NULL. */
 PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, double *total,
                                           double *active);
+
+/* The most (microbatch, chunk) pairs stage `stage` of p holds under
+ * `schedule` with m microbatches and v chunks per stage (vp; the schedule's
+ * own chunks: one per stage but when interleaved with v > 1): its forwards
+ * whose backward (ZB-H1: whose W) has not run yet, at the peak, in closed
+ * form; schedule.h draws the orders it counts.  m <= 0, an unknown batch:
+ * as many as enough microbatches give.  The one in-flight rule: the plan's
+ * inflight_microbatches and the allocator replay's live pairs are it. */
+PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, int64_t m,
+                                            int64_t v, int64_t stage);
 
 /* First layer and layer count of model chunk `chunk` of stage `stage`. */
 PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64_t chunk,

@@ -44,15 +44,6 @@ PTSIM_HD int32_t ptsim_schedule_warmup(PtsimSchedule kind, int32_t p, int32_t m,
   }
 }
 
-PTSIM_HD int32_t ptsim_schedule_inflight(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
-                                         int32_t stage) {
-  int32_t w = ptsim_schedule_warmup(kind, p, m, v, stage);
-  if (w < 0) return w;
-  /* warm-up forwards, plus the steady phase's forward that runs before the
-   * first backward — unless there is no steady phase */
-  return w < m * v ? w + 1 : m * v;
-}
-
 /* ---- building orders ---- */
 
 PTSIM_HD static void put(PtsimScheduleItem *out, int32_t *n, int32_t kind, int32_t mb,

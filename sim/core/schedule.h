@@ -116,13 +116,6 @@ PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, 
 PTSIM_HD int32_t ptsim_schedule_warmup(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
                                        int32_t stage);
 
-/* Closed form of the most forwards `stage` holds before their backward (B)
- * ran, in chunk-sized microbatches — what the memory estimate multiplies
- * activations by; or an error code.  1F1B and ZB_H1: min(p-stage, m);
- * GPipe: m; interleaved: warmup+1, or m*v when all forwards are warm-up. */
-PTSIM_HD int32_t ptsim_schedule_inflight(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
-                                         int32_t stage);
-
 /* ---- one stage's order in closed form ----
  *
  * The engine reads an order item by item and asks which item consumes or
