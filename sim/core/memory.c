@@ -72,13 +72,6 @@
 
 static PTSIM_HD int64_t imin(int64_t x, int64_t y) { return x < y ? x : y; }
 
-/* Model chunks per pipeline rank: vp under the interleaved schedule, else 1. */
-static PTSIM_HD int64_t model_chunks(const PtsimLayout *l) {
-  if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED && l->vp > 1)
-    return l->vp;
-  return 1;
-}
-
 /* ---- activations ---- */
 
 /* Multi-latent attention's saved tensors in place of a GQA layer's q, k,
@@ -90,8 +83,7 @@ static PTSIM_HD int64_t model_chunks(const PtsimLayout *l) {
 static PTSIM_HD void mla_activations(const PtsimPlan *plan, int modules, double in_bytes,
                                      double *replicated, double *split) {
   const PtsimModel *m = &plan->job.model;
-  const PtsimLayout *l = &plan->job.layout;
-  double sb = (double)l->seq / (double)l->cp * (double)l->mbs;
+  double sb = (double)plan->tokens;
   double nh = (double)m->num_attention_heads, dv = (double)m->v_head_dim;
   double dq = (double)(m->qk_head_dim + m->qk_pos_emb_head_dim);
   double ql = (double)m->q_lora_rank, kl = (double)m->kv_lora_rank;
@@ -112,7 +104,7 @@ static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules,
                                              double load) {
   const PtsimModel *m = &plan->job.model;
   const PtsimLayout *l = &plan->job.layout;
-  double sb = (double)l->seq / (double)l->cp * (double)l->mbs, t = (double)l->tp;
+  double sb = (double)plan->tokens, t = (double)l->tp;
   double tm = plan->tokens_sp, h = (double)m->hidden_size;
   double rows = load * tm * (double)m->moe_router_topk * (double)l->etp;
   double f = (double)m->moe_ffn_hidden_size / (double)l->etp, fs = (double)m->moe_shared_expert_size;
@@ -131,16 +123,17 @@ static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules,
 static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int moe, double load) {
   const PtsimModel *m = &plan->job.model;
   const PtsimLayout *l = &plan->job.layout;
-  double s = (double)l->seq / (double)l->cp; /* CP: s -> s/c */
+  double s = (double)plan->local_seq; /* CP: s -> s/c */
   double b = (double)l->mbs;
+  double sb = (double)plan->tokens;
   double h = (double)m->hidden_size;
   double hf = (double)m->ffn_hidden_size;
   double a = (double)m->num_attention_heads;
   double d = (double)plan->head_dim;
-  double q = s * b * a * d;                                  /* query elements */
-  double kv = s * b * (double)m->num_query_groups * d;       /* key (= value) elements */
+  double q = sb * a * d;                                     /* query elements */
+  double kv = sb * (double)m->num_query_groups * d;          /* key (= value) elements */
   double t = (double)l->tp;
-  double sbh = s * b * h;
+  double sbh = sb * h;
   int dropout = l->hidden_dropout > 0.0;
   int modules = keep_scores ? 0 : l->recompute_modules;
   int drop_scores = (modules & PTSIM_RECOMPUTE_CORE_ATTN) != 0;
@@ -194,9 +187,9 @@ static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int m
   }
   if (!drop_mlp) {
     if (m->activation == PTSIM_ACTIVATION_SWIGLU) /* up, gate, act; fc2 input */
-      split += 3.0 * 2.0 * s * b * hf + in_bytes * s * b * hf;
+      split += 3.0 * 2.0 * sb * hf + in_bytes * sb * hf;
     else /* fc1 output; GELU output = fc2 input */
-      split += 2.0 * s * b * hf + in_bytes * s * b * hf;
+      split += 2.0 * sb * hf + in_bytes * sb * hf;
   }
 
   /* Without flash attention (unless selective recompute re-runs the
@@ -228,7 +221,7 @@ static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int m
 static PTSIM_HD double op_saved_bytes(const PtsimPlan *plan) {
   const PtsimModel *m = &plan->job.model;
   const PtsimLayout *l = &plan->job.layout;
-  double s = (double)l->seq / (double)l->cp, b = (double)l->mbs, T = s * b;
+  double s = (double)plan->local_seq, b = (double)l->mbs, T = (double)plan->tokens;
   double h = (double)m->hidden_size, t = (double)l->tp, d = (double)plan->head_dim;
   double a = (double)m->num_attention_heads, q = a * d, kv = (double)m->num_query_groups * d;
   double f = (double)m->ffn_hidden_size;
@@ -292,12 +285,11 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
   /* Full recompute: a checkpoint is the layer (or chunk) input, 2sbh, split
    * over t only with SP; plus the working set of what is being recomputed
    * in backward (one microbatch). */
-  double checkpoint = 2.0 * ((double)l->seq / (double)l->cp) *
-                      (double)l->mbs * (double)job->model.hidden_size /
+  double checkpoint = 2.0 * (double)plan->tokens * (double)job->model.hidden_size /
                       (l->sp ? (double)l->tp : 1.0);
   /* Megatron applies recompute_num_layers per model chunk; with an uneven
    * chunk split treat the stage as one chunk. */
-  int64_t v = model_chunks(l);
+  int64_t v = plan->num_chunks;
   if (ls % v != 0)
     v = 1;
   int64_t lc = ls / v; /* layers per model chunk */
@@ -381,7 +373,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
   double h = (double)m->hidden_size;
   double v = (double)m->vocab_size;
   double t = (double)l->tp;
-  double sb = ((double)l->seq / (double)l->cp) * (double)l->mbs;
+  double sb = (double)plan->tokens;
   double grad_bytes = plan->grad_bytes;
   double optimizer_bytes =
       (plan->master_bytes + plan->exp_avg_bytes + plan->exp_avg_sq_bytes) /

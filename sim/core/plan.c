@@ -596,6 +596,7 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
   out->job = *job;
   ptsim_plan_counts(job, out);
   out->tokens = l->mbs * l->seq / l->cp;
+  out->local_seq = l->seq / l->cp;
   out->tokens_sp = l->sp ? (double)out->tokens / (double)l->tp : (double)out->tokens;
   out->layer_parameters = ptsim_plan_layer_parameters(&job->model, l->tp);
   out->head_dim = ptsim_plan_head_dim(&job->model);

@@ -48,12 +48,14 @@
 typedef struct {
   PtsimJob job;               /* the validated job this plan was built from */
   int64_t num_stages;         /* p = pp */
-  int64_t num_chunks;         /* v: model chunks per stage (vp; 1 when vp < 1) */
+  int64_t num_chunks;         /* v: model chunks per stage (vp; 1 when vp < 1; validation
+                                 makes vp > 1 the interleaved schedule's alone) */
   int64_t num_microbatches;   /* m = gbs / (mbs * dp); 0 when mbs * dp <= 0 */
   int32_t schedule_items;     /* items per stage of the schedule's order, or a
                                  negative PTSIM_SCHEDULE_ERR_* when the
                                  schedule cannot be built for (p, m, v) */
   int64_t tokens;             /* T = mbs * seq / cp: one microbatch on one CP rank */
+  int64_t local_seq;          /* s / cp: one sequence's tokens on one CP rank */
   double tokens_sp;           /* T / tp with sequence parallelism, else T */
   double layer_parameters;    /* one transformer layer on one TP rank */
   /* The group of each PtsimGroupKind holding rank 0 (topology.h), placed in

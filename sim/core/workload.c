@@ -245,7 +245,7 @@ static PTSIM_HD double attention_formula_flops(const PtsimWorkCtx *x, int64_t b,
  * et al. 2022). */
 static PTSIM_HD void add_unfused_attention(const PtsimWorkCtx *x, PtsimWork *w,
                                            PtsimWork *recompute_into, int64_t heads, int64_t d) {
-  int64_t b = x->job->layout.mbs, s = x->job->layout.seq / x->c;
+  int64_t b = x->job->layout.mbs, s = x->plan->local_seq;
   double scores = (double)b * (double)heads * (double)s * (double)s;
   PtsimWork part;
   work_zero(&part);
