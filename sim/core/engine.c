@@ -28,8 +28,16 @@ static PTSIM_HD PtsimTime to_ns(double seconds) {
 
 static PTSIM_HD int64_t align8(int64_t n) { return (n + 7) & ~(int64_t)7; }
 
+/* The event queue's slots: a WAKE for the output of each of the 2 m v
+ * forwards and backwards of every stage, and per stage its running item's
+ * ITEM_DONE and a WAKE of its own; plus EVENT_SPARE slots of margin over
+ * that count, kept from the engine's first version (the tests run without
+ * them; a slot never used costs only its bytes: the queue hands slots out
+ * lazily). */
+#define EVENT_SPARE 8
+
 static PTSIM_HD int32_t event_capacity(int32_t p, int32_t m, int32_t v) {
-  return 2 * p * m * v + 2 * p + 8;
+  return 2 * p * m * v + 2 * p + EVENT_SPARE;
 }
 
 /* The shortcut's scratch: the event loop's snapshots or the recurrence's
