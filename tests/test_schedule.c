@@ -238,6 +238,8 @@ static void test_steady_repeats(void) {
  * stream's producing items come in the consumer's order.  The loss needs no
  * order: its F runs earlier on the same stage, so it is always there. */
 static void check_streams_in_order(PtsimSchedule kind, int p, int m, int v) {
+  PtsimVstages placement;
+  g_assert_cmpint(ptsim_schedule_vstages(kind, p, v, &placement), ==, 0);
   for (int s = 0; s < p; s++) {
     PtsimScheduleShape sh, from_sh[PTSIM_MAX_STAGES];
     int last[4] = {-1, -1, -1, -1};
@@ -248,7 +250,7 @@ static void check_streams_in_order(PtsimSchedule kind, int p, int m, int v) {
       PtsimScheduleItem it, from;
       int32_t from_stage = -1;
       ptsim_schedule_item_at(&sh, i, &it);
-      int input = ptsim_schedule_input(p, v, s, &it, &from_stage, &from);
+      int input = ptsim_schedule_input(&placement, s, &it, &from_stage, &from);
       if (input == PTSIM_SCHEDULE_INPUT_NONE) continue;
       int j = ptsim_schedule_index_of(&from_sh[from_stage], from.kind, from.microbatch, from.chunk);
       g_assert_cmpint(j, >=, 0);
@@ -440,25 +442,27 @@ static void test_deadlock_detected(void) {
   int32_t counts[2] = {2, 2};
   PtsimTime finish[6];
   PtsimScheduleSimResult r;
+  PtsimVstages placement;
+  g_assert_cmpint(ptsim_schedule_vstages(PTSIM_SCHEDULE_1F1B, 2, 1, &placement), ==, 0);
   memset(orders, 0, sizeof orders);
   orders[0].kind = PTSIM_SCHEDULE_ITEM_BACKWARD;
   orders[1].kind = PTSIM_SCHEDULE_ITEM_FORWARD;
   orders[2].kind = PTSIM_SCHEDULE_ITEM_FORWARD;
   orders[3].kind = PTSIM_SCHEDULE_ITEM_BACKWARD;
-  g_assert_cmpint(ptsim_schedule_simulate_orders(2, 1, 1, orders, 2, counts, 1, 2, 0, finish, 6,
-                                                 &r),
+  g_assert_cmpint(ptsim_schedule_simulate_orders(&placement, 1, orders, 2, counts, 1, 2, 0, finish,
+                                                 6, &r),
                   ==, PTSIM_SCHEDULE_ERR_DEADLOCK);
   /* the right order runs: F0 B0 on both stages, step = 2 F + 2 B */
   orders[0].kind = PTSIM_SCHEDULE_ITEM_FORWARD;
   orders[1].kind = PTSIM_SCHEDULE_ITEM_BACKWARD;
-  g_assert_cmpint(ptsim_schedule_simulate_orders(2, 1, 1, orders, 2, counts, 1, 2, 0, finish, 6,
-                                                 &r),
+  g_assert_cmpint(ptsim_schedule_simulate_orders(&placement, 1, orders, 2, counts, 1, 2, 0, finish,
+                                                 6, &r),
                   ==, 0);
   g_assert_cmpint(r.step_time, ==, 6);
   /* an item out of range is an argument error */
   orders[3].microbatch = 1;
-  g_assert_cmpint(ptsim_schedule_simulate_orders(2, 1, 1, orders, 2, counts, 1, 2, 0, finish, 6,
-                                                 &r),
+  g_assert_cmpint(ptsim_schedule_simulate_orders(&placement, 1, orders, 2, counts, 1, 2, 0, finish,
+                                                 6, &r),
                   ==, PTSIM_SCHEDULE_ERR_ARGS);
 }
 

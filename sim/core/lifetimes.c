@@ -90,7 +90,7 @@ static PTSIM_HD int64_t bucket_count(const PtsimPlan *plan, int64_t stage) {
 
 /* Handles of one (microbatch, chunk) slot of stage `stage`. */
 static PTSIM_HD int32_t slot_handles(const PtsimPlan *plan, int64_t stage, int64_t chunk_layers) {
-  int64_t mtp = stage == plan->num_stages - 1 ? plan->job.model.mtp_num_layers : 0;
+  int64_t mtp = stage == plan->vstages.last_stage ? plan->job.model.mtp_num_layers : 0;
   return (int32_t)(chunk_layers * MAX_LAYER_TENSORS + EXTRA_TENSORS + mtp * MTP_TENSORS);
 }
 

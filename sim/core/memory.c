@@ -327,10 +327,10 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
 static PTSIM_HD int32_t backward_units(const PtsimPlan *plan, int64_t stage, int32_t *kinds) {
   int32_t n = 0;
   int64_t k, moe = plan->stage_moe_layers[stage];
-  if (stage == plan->job.layout.pp - 1) kinds[n++] = PTSIM_UNIT_HEAD;
+  if (stage == plan->vstages.last_stage) kinds[n++] = PTSIM_UNIT_HEAD;
   for (k = 0; k < moe && k < 4; k++) kinds[n++] = PTSIM_UNIT_MOE_LAYER;
   for (k = 0; k < plan->stage_layers[stage] - moe && k < 4; k++) kinds[n++] = PTSIM_UNIT_LAYER;
-  if (stage == 0) kinds[n++] = PTSIM_UNIT_EMBEDDING;
+  if (stage == plan->vstages.first_stage) kinds[n++] = PTSIM_UNIT_EMBEDDING;
   return n;
 }
 
@@ -369,7 +369,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
   const PtsimJob *job = &plan->job;
   const PtsimModel *m = &job->model;
   const PtsimLayout *l = &job->layout;
-  int64_t p = l->pp;
+  int64_t p = l->pp, first = plan->vstages.first_stage, last = plan->vstages.last_stage;
   double h = (double)m->hidden_size;
   double v = (double)m->vocab_size;
   double t = (double)l->tp;
@@ -397,8 +397,8 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     double inflight = plan->inflight_microbatches[i];
     st->first_layer = plan->stage_first_layer[i];
     st->num_layers = plan->stage_layers[i];
-    st->has_embedding = i == 0;
-    st->has_lm_head = i == p - 1; /* shared with the embedding when tied, pp 1 */
+    st->has_embedding = i == first;
+    st->has_lm_head = i == last; /* shared with the embedding when tied, pp 1 */
     st->parameters = plan->stage_parameters[i];
     st->expert_parameters = plan->stage_expert_parameters[i];
     st->parameters_bytes = plan->stage_weight_bytes[i];
@@ -417,7 +417,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     st->inflight_microbatches = inflight;
     st->embedding_dropout_bytes = 0.0;
     st->input_ids_bytes = 0.0;
-    if (i == 0) {
+    if (i == first) {
       /* The reference's 8p term (over-counts real int64 ids; see top). */
       st->input_ids_bytes = 8.0 * sb * h / t * inflight;
       /* Embedding dropout: 1-byte mask of the (SP-scattered) output. */
@@ -428,15 +428,15 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     st->activations_bytes =
         stage_layer_activations(plan, i, inflight, full_layer, moe_layer) +
         st->embedding_dropout_bytes;
-    if (i == p - 1 && m->mtp_num_layers > 0) /* the MTP layers, with their inputs */
+    if (i == last && m->mtp_num_layers > 0) /* the MTP layers, with their inputs */
       st->activations_bytes += inflight * (double)m->mtp_num_layers *
                                ((plan->mtp_layer_is_moe ? moe_layer : full_layer) +
                                 8.0 * sb * h / (l->sp ? t : 1.0));
     /* Final-norm output and fp32 logits, 4sbh(1 + v/h)/t, one microbatch. */
     st->logits_bytes = 0.0;
-    if (ce == PTSIM_CE_EVERY_STAGE || i == p - 1)
+    if (ce == PTSIM_CE_EVERY_STAGE || i == last)
       st->logits_bytes = 4.0 * sb * (h + v) / t;
-    if (i == p - 1 && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
+    if (i == last && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
       st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
     st->other_bytes = st->input_ids_bytes + st->logits_bytes;
     st->unsharded_bytes = ptsim_memory_unsharded_bytes(plan, i);

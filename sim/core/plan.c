@@ -263,14 +263,14 @@ static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stag
   int64_t moe = plan->stage_moe_layers[stage];
   double n = (double)(plan->stage_layers[stage] - moe) * plan->layer_parameters +
              (double)moe * plan->moe_layer_parameters;
-  if (stage == 0) {
+  if (stage == plan->vstages.first_stage) {
     n += word_embedding;
     /* Megatron's learned position embedding is a plain (not parallel)
      * embedding: replicated over TP.  max_position_embeddings = seq. */
     if (ptsim_plan_has_learned_positions(m))
       n += (double)(m->max_position_embeddings > 0 ? m->max_position_embeddings : l->seq) * h;
   }
-  if (stage == l->pp - 1) {
+  if (stage == plan->vstages.last_stage) {
     n += plan_norm_parameters(m); /* final norm */
     /* Untied: the LM head.  Tied with pp > 1: the last stage's copy of the
      * word embedding.  Tied with pp = 1: already counted above. */
@@ -283,7 +283,7 @@ static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stag
 /* Routed-expert parameters one GPU of stage `stage` holds (MTP's included). */
 static PTSIM_HD double plan_stage_expert_parameters(const PtsimPlan *plan, int64_t stage) {
   double n = (double)plan->stage_moe_layers[stage] * plan->moe_expert_parameters;
-  if (stage == plan->job.layout.pp - 1 && plan->mtp_layer_is_moe)
+  if (stage == plan->vstages.last_stage && plan->mtp_layer_is_moe)
     n += (double)plan->job.model.mtp_num_layers * plan->moe_expert_parameters;
   return n;
 }
@@ -335,16 +335,18 @@ static PTSIM_HD void plan_state_bytes(PtsimPlan *plan) {
 
 PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64_t chunk,
                                      int64_t *first, int64_t *count) {
-  int64_t p = plan->num_stages, v = plan->num_chunks, vs = chunk * p + stage;
-  int64_t per = plan->chunk_layers[0];
+  int64_t v = plan->num_chunks, per = plan->chunk_layers[0], vs;
   if (v <= 1) {
     *first = plan->stage_first_layer[stage];
     *count = plan->stage_layers[stage];
     return;
   }
   /* virtual stage vs: every one `per` layers but the very first and last */
+  vs = ptsim_schedule_vstage_of(&plan->vstages, (int32_t)stage, (int32_t)chunk);
   *first = vs * per - (vs > 0 ? per - plan->first_chunk_layers : 0);
-  *count = vs == 0 ? plan->first_chunk_layers : vs == p * v - 1 ? plan->last_chunk_layers : per;
+  *count = vs == 0                            ? plan->first_chunk_layers
+           : vs == plan->num_stages * v - 1 ? plan->last_chunk_layers
+                                              : per;
 }
 
 /* The MoE quantities of the plan (all 0 for a dense model). */
@@ -370,16 +372,18 @@ static PTSIM_HD void plan_moe(PtsimPlan *out) {
   if (m->mtp_num_layers > 0 && l->pp > 1 && !m->tied_embeddings)
     out->mtp_parameters += (double)m->hidden_size * (double)m->vocab_size / (double)l->tp;
   for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_moe_layers[s] = 0;
-  for (s = 0; s < l->pp * out->num_chunks && s < PTSIM_MAX_MOE_VSTAGES; s++)
+  for (s = 0; s < l->pp * out->num_chunks && s < PTSIM_MAX_VSTAGES; s++)
     out->vstage_moe_layers[s] = 0;
-  if (m->num_experts <= 0) return;
+  /* an MoE model's virtual stages always fit the table (schedule.h) */
+  if (m->num_experts <= 0 || l->pp * out->num_chunks > PTSIM_MAX_VSTAGES) return;
   for (s = 0; s < l->pp; s++)
     for (c = 0; c < out->num_chunks; c++) {
-      int64_t n, vs = c * l->pp + s;
+      int64_t n;
       ptsim_plan_chunk_range(out, s, c, &first, &count);
       n = ptsim_plan_moe_layers_in(m, first, count);
       out->stage_moe_layers[s] += n;
-      if (vs < PTSIM_MAX_MOE_VSTAGES) out->vstage_moe_layers[vs] = (int16_t)n;
+      out->vstage_moe_layers[ptsim_schedule_vstage_of(&out->vstages, (int32_t)s, (int32_t)c)] =
+          (int16_t)n;
     }
 }
 
@@ -510,8 +514,8 @@ static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
       b = (double)(plan->stage_layers[s] - moe) * plan->unit_gather_bytes[PTSIM_UNIT_LAYER] +
           (double)moe * plan->unit_gather_bytes[PTSIM_UNIT_MOE_LAYER];
       e = (double)moe * plan->unit_expert_gather_bytes[PTSIM_UNIT_MOE_LAYER];
-      if (s == 0) b += plan->unit_gather_bytes[PTSIM_UNIT_EMBEDDING];
-      if (s == l->pp - 1) {
+      if (s == plan->vstages.first_stage) b += plan->unit_gather_bytes[PTSIM_UNIT_EMBEDDING];
+      if (s == plan->vstages.last_stage) {
         b += plan->unit_gather_bytes[PTSIM_UNIT_HEAD];
         e += plan->unit_expert_gather_bytes[PTSIM_UNIT_HEAD];
       }
@@ -595,6 +599,8 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
   int k;
   out->job = *job;
   ptsim_plan_counts(job, out);
+  /* too many virtual stages: schedule_items holds the same error */
+  ptsim_schedule_vstages(l->schedule, (int32_t)l->pp, (int32_t)out->num_chunks, &out->vstages);
   out->tokens = l->mbs * l->seq / l->cp;
   out->local_seq = l->seq / l->cp;
   out->tokens_sp = l->sp ? (double)out->tokens / (double)l->tp : (double)out->tokens;

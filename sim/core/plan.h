@@ -3,8 +3,10 @@
  * A PtsimJob says what the user asked for (model, hardware, layout as
  * given); a PtsimPlan adds what every core module needs and would otherwise
  * re-derive: the microbatch count, the per-stage layer split and its flags,
- * the activations each stage holds under its schedule, the parameters each
- * stage owns, the communicator groups and whether they stay inside a node.
+ * which stage runs each virtual stage (the placement, one table), the
+ * tokens of a microbatch, the activations each stage holds under its
+ * schedule (the one in-flight rule), the parameters each stage owns, the
+ * communicator groups and whether they stay inside a node.
  * The core's data flow is one-way:
  *
  *     job --ptsim_plan_build--> plan --> memory estimate
@@ -25,6 +27,7 @@
 #include <stdint.h>
 #include "hd.h"
 #include "job.h"
+#include "schedule.h"
 #include "topology.h"
 
 /* The units sharded data parallelism gathers and reduces one at a time
@@ -38,13 +41,6 @@
 #define PTSIM_UNIT_MOE_LAYER 3
 #define PTSIM_UNIT_KINDS 4
 
-/* Virtual stages (pp x vp) whose MoE layers the plan counts one by one:
- * a mixture-of-experts model has at most PTSIM_MAX_LAYERS layers, and
- * every virtual stage holds one at least but for the first and the last
- * (the embedding's and the loss's slots, ptsim_plan_split_accounted), so
- * no MoE job has more.  Dense jobs, whose counts are all 0, may. */
-#define PTSIM_MAX_MOE_VSTAGES (PTSIM_MAX_LAYERS + 2)
-
 typedef struct {
   PtsimJob job;               /* the validated job this plan was built from */
   int64_t num_stages;         /* p = pp */
@@ -54,6 +50,14 @@ typedef struct {
   int32_t schedule_items;     /* items per stage of the schedule's order, or a
                                  negative PTSIM_SCHEDULE_ERR_* when the
                                  schedule cannot be built for (p, m, v) */
+  /* Where the pp x vp virtual stages run (schedule.h): per chunk of each
+   * stage its virtual stage and the stages and chunks of the ones before
+   * and after it; the stages of the first and the last.  The one placement
+   * the engine, the workload, the allocator replay and the plan's own
+   * per-stage sums read.  Its arrays are filled when pp x vp <=
+   * PTSIM_MAX_VSTAGES (else schedule_items says so and nothing runs a
+   * schedule); p, v and the ends' stages always. */
+  PtsimVstages vstages;
   int64_t tokens;             /* T = mbs * seq / cp: one microbatch on one CP rank */
   int64_t local_seq;          /* s / cp: one sequence's tokens on one CP rank */
   double tokens_sp;           /* T / tp with sequence parallelism, else T */
@@ -154,10 +158,10 @@ typedef struct {
   double expert_load;
   int64_t stage_moe_layers[PTSIM_MAX_STAGES];   /* MoE layers of each stage */
   double stage_expert_parameters[PTSIM_MAX_STAGES]; /* routed-expert parameters of one GPU */
-  /* MoE layers of virtual stage c*pp + s (model chunk c of stage s, as
-   * Megatron places the layers), for the first min(pp*vp,
-   * PTSIM_MAX_MOE_VSTAGES) of them (0 for a dense model). */
-  int16_t vstage_moe_layers[PTSIM_MAX_MOE_VSTAGES];
+  /* MoE layers of each virtual stage (vstages says where it runs), for
+   * the first min(pp*vp, PTSIM_MAX_VSTAGES) of them: all of an MoE model's
+   * (schedule.h); 0 for a dense model. */
+  int16_t vstage_moe_layers[PTSIM_MAX_VSTAGES];
   /* Multi-token prediction: the block's parameters on one GPU of the last
    * stage (its layer is an MoE layer when the decoder's last is). */
   double mtp_parameters;
@@ -263,7 +267,9 @@ PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, 
 PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, int64_t m,
                                             int64_t v, int64_t stage);
 
-/* First layer and layer count of model chunk `chunk` of stage `stage`. */
+/* First layer and layer count of model chunk `chunk` of stage `stage` (its
+ * virtual stage's place in the model; vp > 1 needs the plan's vstages
+ * filled). */
 PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64_t chunk,
                                      int64_t *first, int64_t *count);
 
