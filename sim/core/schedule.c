@@ -12,25 +12,30 @@ typedef char schedule_words_fit[((PTSIM_MAX_STAGES - 1) << PTSIM_VSTAGE_CHUNK_BI
 
 /* ---- virtual stages ---- */
 
-/* Puts the next virtual stage, vs, on chunk c of stage s and links it to
- * the one before (*last_at its place, -1 for none; *last_word its word); a
+/* The (stage, chunk) word of chunk c of stage s. */
+PTSIM_HD static uint16_t vstage_word(int32_t s, int32_t c) {
+  return (uint16_t)((uint32_t)s << PTSIM_VSTAGE_CHUNK_BITS | (uint32_t)c);
+}
+
+/* Puts virtual stage vs on chunk c of stage s, after the one on chunk
+ * `before_c` of stage `before_s` (before_s < 0: vs is the first); a
  * placement calls it for vs = 0, 1, ... in model order. */
-PTSIM_HD static void place(PtsimVstages *t, int32_t vs, int32_t s, int32_t c, int32_t *last_at,
-                           uint16_t *last_word) {
+PTSIM_HD static void place(PtsimVstages *t, int32_t vs, int32_t s, int32_t c, int32_t before_s,
+                           int32_t before_c) {
   int32_t at = s * t->v + c;
-  uint16_t word = (uint16_t)((uint32_t)s << PTSIM_VSTAGE_CHUNK_BITS | (uint32_t)c);
   t->vstage[at] = (uint16_t)vs;
-  t->prev[at] = *last_at < 0 ? (uint16_t)PTSIM_VSTAGE_NONE : *last_word;
   t->next[at] = (uint16_t)PTSIM_VSTAGE_NONE;
-  if (*last_at >= 0) t->next[*last_at] = word;
-  *last_at = at;
-  *last_word = word;
+  if (before_s < 0) {
+    t->prev[at] = (uint16_t)PTSIM_VSTAGE_NONE;
+    return;
+  }
+  t->prev[at] = vstage_word(before_s, before_c);
+  t->next[before_s * t->v + before_c] = vstage_word(s, c);
 }
 
 PTSIM_HD int32_t ptsim_schedule_vstages(PtsimSchedule kind, int32_t p, int32_t v,
                                         PtsimVstages *out) {
-  int32_t s, c, vs = 0, last_at = -1;
-  uint16_t last_word = 0;
+  int32_t s, c, vs = 0, before_s = -1, before_c = 0;
   (void)kind; /* every schedule here is looped */
   out->p = p;
   out->v = v;
@@ -43,7 +48,11 @@ PTSIM_HD int32_t ptsim_schedule_vstages(PtsimSchedule kind, int32_t p, int32_t v
     return PTSIM_SCHEDULE_ERR_VSTAGES;
   out->count = p * v;
   for (c = 0; c < v; c++)
-    for (s = 0; s < p; s++) place(out, vs++, s, c, &last_at, &last_word);
+    for (s = 0; s < p; s++) {
+      place(out, vs++, s, c, before_s, before_c);
+      before_s = s;
+      before_c = c;
+    }
   return 0;
 }
 
