@@ -162,10 +162,13 @@ static void synthetic(GRand *rand, const PtsimJob *base, PtsimSchedule schedule,
   plan->num_chunks = v;
   plan->num_microbatches = m;
   plan->schedule_items = ptsim_schedule_num_items(schedule, p, m, v);
+  ptsim_schedule_vstages(schedule, p, v, &plan->vstages);
   memset(w, 0, sizeof *w);
   w->num_stages = p;
   w->num_chunks = v;
   w->num_microbatches = m;
+  w->first_stage = plan->vstages.first_stage;
+  w->last_stage = plan->vstages.last_stage;
   PtsimWork *works[4] = {&w->layer, &w->embedding, &w->head, &w->moe_layer};
   for (int k = 0; k < 4; k++) {
     works[k]->forward_s = g_rand_int_range(rand, k == 0, 4) * 1e-9;
@@ -185,7 +188,7 @@ static void synthetic(GRand *rand, const PtsimJob *base, PtsimSchedule schedule,
      * last_chunk_layers 0), the others some MoE ones */
     for (int c = 0; c < v; c++) {
       int vs = c * p + s;
-      w->vstage_moe_layers[vs] =
+      w->chunk_moe_layers[s * v + c] =
           vs == 0 || vs == p * v - 1 ? 0 : (int16_t)g_rand_int_range(rand, 0, (gint32)w->chunk_layers[s] + 1);
     }
     w->grad_sync_s[s] = g_rand_int_range(rand, 0, 40) * 1e-9;

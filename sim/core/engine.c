@@ -28,8 +28,16 @@ static PTSIM_HD PtsimTime to_ns(double seconds) {
 
 static PTSIM_HD int64_t align8(int64_t n) { return (n + 7) & ~(int64_t)7; }
 
+/* The event queue's slots: a WAKE for the output of each of the 2 m v
+ * forwards and backwards of every stage, and per stage its running item's
+ * ITEM_DONE and a WAKE of its own; plus EVENT_SPARE slots of margin over
+ * that count, kept from the engine's first version (the tests run without
+ * them; a slot never used costs only its bytes: the queue hands slots out
+ * lazily). */
+#define EVENT_SPARE 8
+
 static PTSIM_HD int32_t event_capacity(int32_t p, int32_t m, int32_t v) {
-  return 2 * p * m * v + 2 * p + 8;
+  return 2 * p * m * v + 2 * p + EVENT_SPARE;
 }
 
 /* The shortcut's scratch: the event loop's snapshots or the recurrence's
@@ -153,35 +161,20 @@ static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
   return 0;
 }
 
-/* The item just ended: its output lands on the next virtual stage after
- * the transfer (the loss needs no landing: see engine_int.h). */
+/* The item just ended: its output lands after the transfer on the next
+ * virtual stage (a forward's) or the previous one (a backward's); the loss
+ * needs no landing (engine_int.h). */
 static PTSIM_HD int32_t item_done(Sim *sim, int32_t stage, int32_t index, PtsimTime now) {
   StageState *st = &sim->stages[stage];
   PtsimScheduleItem it = st->item; /* the running item is `next` */
-  int32_t p = sim->p, v = sim->v, mb = it.microbatch, c = it.chunk;
-  int32_t to_stage = -1, to_chunk = -1;
-  PtsimTime *ready = sim->fwd_ready;
+  int32_t to_stage, to_chunk;
+  PtsimTime *ready = it.kind == PTSIM_SCHEDULE_ITEM_FORWARD ? sim->fwd_ready : sim->bwd_ready;
   st->busy = 0;
   st->next = index + 1;
   st->free_at = now;
   ptsim_engine_stage_load(sim, stage);
-  if (it.kind == PTSIM_SCHEDULE_ITEM_FORWARD) {
-    ready = sim->fwd_ready;
-    if (stage < p - 1) {
-      to_stage = stage + 1; to_chunk = c;
-    } else if (c < v - 1) {
-      to_stage = 0; to_chunk = c + 1;
-    }
-  } else if (it.kind != PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) {
-    ready = sim->bwd_ready;
-    if (stage > 0) {
-      to_stage = stage - 1; to_chunk = c;
-    } else if (c > 0) {
-      to_stage = p - 1; to_chunk = c - 1;
-    }
-  }
-  if (to_stage >= 0) {
-    ready[ptsim_engine_slot(sim, to_stage, mb, to_chunk)] = now + sim->pp_ns;
+  if (ptsim_engine_output_to(sim, stage, &it, &to_stage, &to_chunk)) {
+    ready[ptsim_engine_slot(sim, to_stage, it.microbatch, to_chunk)] = now + sim->pp_ns;
     if (!sim->stages[to_stage].busy &&
         ptsim_event_queue_push(&sim->queue, now + sim->pp_ns, EV_WAKE, to_stage, 0) < 0)
       return PTSIM_ENGINE_ERR_QUEUE;
@@ -344,11 +337,12 @@ PTSIM_HD int32_t ptsim_engine_scan_pending(PtsimEngineSim *sim, int32_t s, int32
                                            int32_t *pending, int32_t pending_cap,
                                            int32_t scan_cap) {
   StageState *st = &sim->stages[s];
-  int32_t p = sim->p, v = sim->v, i, reads = 0, count_at = *len;
+  int32_t v = sim->v, i, reads = 0, count_at = *len;
   /* the streams this stage has: forwards from the previous virtual stage,
-   * backwards from the next one (the loss is never pending) */
-  int32_t open = ((s > 0 || v > 1) << PTSIM_SCHEDULE_INPUT_FORWARD) |
-                 ((s < p - 1 || v > 1) << PTSIM_SCHEDULE_INPUT_BACKWARD);
+   * backwards from the next one (the loss is never pending); a stage of
+   * two chunks or more runs a virtual stage with each */
+  int32_t open = ((s != sim->vstages->first_stage || v > 1) << PTSIM_SCHEDULE_INPUT_FORWARD) |
+                 ((s != sim->vstages->last_stage || v > 1) << PTSIM_SCHEDULE_INPUT_BACKWARD);
   if (*len >= cap) return -1;
   w[(*len)++] = 0;
   for (i = from; open && i < sim->items; i++) {
@@ -360,7 +354,7 @@ PTSIM_HD int32_t ptsim_engine_scan_pending(PtsimEngineSim *sim, int32_t s, int32
     if (++reads > scan_cap) return -1;
     ptsim_schedule_item_at(&st->shape, i, &it);
     ptsim_engine_touch(st, i);
-    input = ptsim_schedule_input(p, v, s, &it, &from_stage, &src);
+    input = ptsim_schedule_input(sim->vstages, s, &it, &from_stage, &src);
     if ((input != PTSIM_SCHEDULE_INPUT_FORWARD && input != PTSIM_SCHEDULE_INPUT_BACKWARD) ||
         !(open & (1 << input)))
       continue;
@@ -387,6 +381,7 @@ static PTSIM_HD int32_t setup(Sim *sim, const PtsimPlan *plan, const PtsimWorklo
                               const PtsimJitter *jitter, PtsimTrace *trace) {
   sim->plan = plan;
   sim->job = &plan->job;
+  sim->vstages = &plan->vstages;
   sim->w = workload;
   sim->p = (int32_t)plan->num_stages;
   sim->v = (int32_t)plan->num_chunks;

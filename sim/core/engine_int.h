@@ -56,6 +56,7 @@ struct PtsimEnginePeriod; /* engine_period.c */
 typedef struct {
   const PtsimPlan *plan;
   const PtsimJob *job;         /* &plan->job */
+  const PtsimVstages *vstages; /* &plan->vstages: where each virtual stage runs */
   const PtsimWorkload *w;
   int32_t p, m, v, items;
   PtsimTime *fwd_ready;        /* m * p * v: arrival times (see above) */
@@ -87,6 +88,24 @@ static PTSIM_HD inline void ptsim_engine_touch(PtsimEngineStage *st, int32_t ind
   if (index > st->touched_hi) st->touched_hi = index;
 }
 
+/* The stage and chunk that receive the output of `it`, chunk `it->chunk`
+ * of `stage`: the next virtual stage's for a forward, the previous one's
+ * for a backward (B); 0 when it goes nowhere (the last forward, whose loss
+ * stays on the stage; the first backward; W). */
+static PTSIM_HD inline int32_t ptsim_engine_output_to(const PtsimEngineSim *sim, int32_t stage,
+                                                      const PtsimScheduleItem *it,
+                                                      int32_t *to_stage, int32_t *to_chunk) {
+  const PtsimVstages *t = sim->vstages;
+  int32_t at = stage * t->v + it->chunk;
+  uint32_t word = it->kind == PTSIM_SCHEDULE_ITEM_FORWARD            ? t->next[at]
+                  : it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT ? t->prev[at]
+                                                                     : PTSIM_VSTAGE_NONE;
+  if (word == PTSIM_VSTAGE_NONE) return 0;
+  *to_stage = ptsim_schedule_word_stage(word);
+  *to_chunk = ptsim_schedule_word_chunk(word);
+  return 1;
+}
+
 /* Reads item `next` of `stage` and where its input comes from.  With
  * sim->track, both indices count as read (they must repeat with the
  * period). */
@@ -95,7 +114,7 @@ static PTSIM_HD inline void ptsim_engine_stage_load(PtsimEngineSim *sim, int32_t
   PtsimScheduleItem from;
   if (st->next >= sim->items) return;
   ptsim_schedule_item_at(&st->shape, st->next, &st->item);
-  st->input = ptsim_schedule_input(sim->p, sim->v, stage, &st->item, &st->from_stage, &from);
+  st->input = ptsim_schedule_input(sim->vstages, stage, &st->item, &st->from_stage, &from);
   if (sim->track) ptsim_engine_touch(st, st->next);
   if (st->input == PTSIM_SCHEDULE_INPUT_NONE || st->input == PTSIM_SCHEDULE_INPUT_LOSS) return;
   st->from_index = ptsim_schedule_index_of(&sim->stages[st->from_stage].shape, from.kind,

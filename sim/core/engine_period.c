@@ -247,7 +247,7 @@ static PTSIM_HD void period_jump(PtsimEngineSim *sim, const Snapshot *then,
       PtsimScheduleItem it, from;
       int32_t from_stage = 0, input;
       ptsim_schedule_item_at(&st->shape, st->next + st->busy + (int32_t)now_snap->words[n], &it);
-      input = ptsim_schedule_input(sim->p, sim->v, s, &it, &from_stage, &from);
+      input = ptsim_schedule_input(sim->vstages, s, &it, &from_stage, &from);
       (input == PTSIM_SCHEDULE_INPUT_FORWARD ? sim->fwd_ready : sim->bwd_ready)
           [ptsim_engine_slot(sim, s, it.microbatch, it.chunk)] =
           now_snap->now + dt + now_snap->words[n + 1];

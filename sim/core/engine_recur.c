@@ -106,10 +106,9 @@ static PTSIM_HD void recur_carve(Recur *r, const PtsimEngineSim *sim, void *scra
 static PTSIM_HD void recur_item(PtsimEngineSim *sim, Recur *r, int32_t s, PtsimTime ready) {
   PtsimEngineStage *st = &sim->stages[s];
   const PtsimScheduleItem *it = &st->item;
-  int32_t p = sim->p, v = sim->v, to_stage = -1, to_chunk = -1;
+  int32_t p = sim->p, v = sim->v, to_stage, to_chunk;
   PtsimTime start = ready > st->free_at ? ready : st->free_at;
   PtsimTime dur = sim->durations[((int64_t)s * v + it->chunk) * 4 + it->kind];
-  PtsimTime *table = sim->fwd_ready;
   /* the event loop's pp-wait rule (engine.c try_start) */
   if (ready > st->free_at && sim->pp_ns > 0) {
     PtsimTime sent = ready - sim->pp_ns;
@@ -120,22 +119,9 @@ static PTSIM_HD void recur_item(PtsimEngineSim *sim, Recur *r, int32_t s, PtsimT
     st->last_backward_start[it->chunk] = start;
   st->busy_ns += dur;
   st->free_at = start + dur;
-  if (it->kind == PTSIM_SCHEDULE_ITEM_FORWARD) {
-    if (s < p - 1) {
-      to_stage = s + 1; to_chunk = it->chunk;
-    } else if (it->chunk < v - 1) {
-      to_stage = 0; to_chunk = it->chunk + 1;
-    }
-  } else if (it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) {
-    table = sim->bwd_ready;
-    if (s > 0) {
-      to_stage = s - 1; to_chunk = it->chunk;
-    } else if (it->chunk > 0) {
-      to_stage = p - 1; to_chunk = it->chunk - 1;
-    }
-  }
-  if (to_stage >= 0)
-    table[ptsim_engine_slot(sim, to_stage, it->microbatch, to_chunk)] = st->free_at + sim->pp_ns;
+  if (ptsim_engine_output_to(sim, s, it, &to_stage, &to_chunk))
+    (it->kind == PTSIM_SCHEDULE_ITEM_FORWARD ? sim->fwd_ready : sim->bwd_ready)
+        [ptsim_engine_slot(sim, to_stage, it->microbatch, to_chunk)] = st->free_at + sim->pp_ns;
   st->next += 1;
   r->items += 1;
   /* at a cut of the steady phase: what the stage is there */
@@ -185,7 +171,10 @@ static PTSIM_HD int32_t recur_advance(PtsimEngineSim *sim, Recur *r, int32_t *ta
       recur_item(sim, r, s, ready);
       progressed = 1;
     }
-    if (progressed && p > 1) { /* the stages it feeds may go on */
+    /* the stages it feeds may go on: those of the virtual stages next to
+     * its own, its ring neighbours (looped; a V-shaped placement also feeds
+     * the stage itself, which runs on above) */
+    if (progressed && p > 1) {
       int32_t next = (s + 1) % p, prev = (s + p - 1) % p;
       if (!listed[next] && sim->stages[next].next < target[next]) {
         worklist[top++] = next;
@@ -290,7 +279,7 @@ static PTSIM_HD void recur_jump(PtsimEngineSim *sim, Recur *r, int32_t n, int32_
       PtsimScheduleItem it, from;
       int32_t from_stage = 0, input;
       ptsim_schedule_item_at(&st->shape, st->next + (int32_t)now->words[len], &it);
-      input = ptsim_schedule_input(p, sim->v, s, &it, &from_stage, &from);
+      input = ptsim_schedule_input(sim->vstages, s, &it, &from_stage, &from);
       (input == PTSIM_SCHEDULE_INPUT_FORWARD ? sim->fwd_ready : sim->bwd_ready)
           [ptsim_engine_slot(sim, s, it.microbatch, it.chunk)] =
           now->ref + dt + now->words[len + 1];

@@ -95,7 +95,7 @@ static PTSIM_HD int64_t bucket_count(const PtsimPlan *plan, int64_t stage) {
 
 /* Handles of one (microbatch, chunk) slot of stage `stage`. */
 static PTSIM_HD int32_t slot_handles(const PtsimPlan *plan, int64_t stage, int64_t chunk_layers) {
-  int64_t mtp = stage == plan->num_stages - 1 ? plan->job.model.mtp_num_layers : 0;
+  int64_t mtp = stage == plan->vstages.last_stage ? plan->job.model.mtp_num_layers : 0;
   return (int32_t)(chunk_layers * MAX_LAYER_TENSORS + EXTRA_TENSORS + mtp * MTP_TENSORS);
 }
 
@@ -122,12 +122,13 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
   int64_t v = plan->num_chunks;
   int64_t m = plan->num_microbatches;
   int64_t layers = plan->stage_layers[stage];
-  int64_t pp = job->layout.pp;
-  /* (microbatch, chunk) pairs alive at once: every one under GPipe, else
-   * at most the interleaved warm-up plus one (schedule.h) */
-  int64_t inflight = job->layout.schedule == PTSIM_SCHEDULE_GPIPE ? m * v
-                     : m * v < 2 * pp * v + 2                     ? m * v
-                                                                  : 2 * pp * v + 2;
+  /* (microbatch, chunk) pairs the live list holds: the stage's pairs alive
+   * at once (the plan's rule) and, for the shortcut, at least 2pv + 2 of
+   * them (at most all m*v): period_kmax looks back that many periods */
+  int64_t alive = ptsim_plan_inflight_chunks(job->layout.schedule, job->layout.pp, m,
+                                             job->layout.vp, stage);
+  int64_t horizon = m * v < 2 * job->layout.pp * v + 2 ? m * v : 2 * job->layout.pp * v + 2;
+  int64_t inflight = alive > horizon ? alive : horizon;
   int64_t even_slot = slot_handles(plan, stage, layers / v);
   double live;
   q->units = ptsim_lifetimes_unit_slots(plan, stage);

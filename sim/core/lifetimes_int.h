@@ -81,12 +81,13 @@ typedef struct {
   int32_t period_next;       /* the item before which the shortcut looks next, -1 never */
 } PtsimLifetimesCtx;
 
-/* Chunk `chunk` of the stage holds the embedding / the output layer. */
+/* Chunk `chunk` of the stage holds the embedding / the output layer: it is
+ * the first / the last virtual stage (plan.h vstages). */
 static inline PTSIM_HD int ptsim_lifetimes_is_first(const PtsimLifetimesCtx *x, int32_t chunk) {
-  return x->stage == 0 && chunk == 0;
+  return x->stage == x->plan->vstages.first_stage && chunk == 0;
 }
 static inline PTSIM_HD int ptsim_lifetimes_is_last(const PtsimLifetimesCtx *x, int32_t chunk) {
-  return x->stage == x->job->layout.pp - 1 && chunk == x->v - 1;
+  return x->stage == x->plan->vstages.last_stage && chunk == x->v - 1;
 }
 
 /* One allocation of `bytes` named `name` on `stream`: its handle, or -1

@@ -117,8 +117,8 @@ PTSIM_HD void ptsim_lifetimes_sharded_units(Ctx *x) {
   int32_t k;
   for (i = -1; i <= n; i++) {
     double expert_weights, expert_params, weights, grads;
-    if (i == -1 && x->stage != 0) continue;
-    if (i == n && x->stage != x->job->layout.pp - 1) continue;
+    if (i == -1 && x->stage != x->plan->vstages.first_stage) continue;
+    if (i == n && x->stage != x->plan->vstages.last_stage) continue;
     k = i == -1      ? PTSIM_UNIT_EMBEDDING
         : i == n     ? PTSIM_UNIT_HEAD
         : i < n - moe ? PTSIM_UNIT_LAYER

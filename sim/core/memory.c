@@ -72,13 +72,6 @@
 
 static PTSIM_HD int64_t imin(int64_t x, int64_t y) { return x < y ? x : y; }
 
-/* Model chunks per pipeline rank: vp under the interleaved schedule, else 1. */
-static PTSIM_HD int64_t model_chunks(const PtsimLayout *l) {
-  if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED && l->vp > 1)
-    return l->vp;
-  return 1;
-}
-
 /* ---- activations ---- */
 
 /* Multi-latent attention's saved tensors in place of a GQA layer's q, k,
@@ -90,8 +83,7 @@ static PTSIM_HD int64_t model_chunks(const PtsimLayout *l) {
 static PTSIM_HD void mla_activations(const PtsimPlan *plan, int modules, double in_bytes,
                                      double *replicated, double *split) {
   const PtsimModel *m = &plan->job.model;
-  const PtsimLayout *l = &plan->job.layout;
-  double sb = (double)l->seq / (double)l->cp * (double)l->mbs;
+  double sb = (double)plan->tokens;
   double nh = (double)m->num_attention_heads, dv = (double)m->v_head_dim;
   double dq = (double)(m->qk_head_dim + m->qk_pos_emb_head_dim);
   double ql = (double)m->q_lora_rank, kl = (double)m->kv_lora_rank;
@@ -112,7 +104,7 @@ static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules,
                                              double load) {
   const PtsimModel *m = &plan->job.model;
   const PtsimLayout *l = &plan->job.layout;
-  double sb = (double)l->seq / (double)l->cp * (double)l->mbs, t = (double)l->tp;
+  double sb = (double)plan->tokens, t = (double)l->tp;
   double tm = plan->tokens_sp, h = (double)m->hidden_size;
   double rows = load * tm * (double)m->moe_router_topk * (double)l->etp;
   double f = (double)m->moe_ffn_hidden_size / (double)l->etp, fs = (double)m->moe_shared_expert_size;
@@ -131,16 +123,17 @@ static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules,
 static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int moe, double load) {
   const PtsimModel *m = &plan->job.model;
   const PtsimLayout *l = &plan->job.layout;
-  double s = (double)l->seq / (double)l->cp; /* CP: s -> s/c */
+  double s = (double)plan->local_seq; /* CP: s -> s/c */
   double b = (double)l->mbs;
+  double sb = (double)plan->tokens;
   double h = (double)m->hidden_size;
   double hf = (double)m->ffn_hidden_size;
   double a = (double)m->num_attention_heads;
   double d = (double)plan->head_dim;
-  double q = s * b * a * d;                                  /* query elements */
-  double kv = s * b * (double)m->num_query_groups * d;       /* key (= value) elements */
+  double q = sb * a * d;                                     /* query elements */
+  double kv = sb * (double)m->num_query_groups * d;          /* key (= value) elements */
   double t = (double)l->tp;
-  double sbh = s * b * h;
+  double sbh = sb * h;
   int dropout = l->hidden_dropout > 0.0;
   int modules = keep_scores ? 0 : l->recompute_modules;
   int drop_scores = (modules & PTSIM_RECOMPUTE_CORE_ATTN) != 0;
@@ -194,9 +187,9 @@ static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int m
   }
   if (!drop_mlp) {
     if (m->activation == PTSIM_ACTIVATION_SWIGLU) /* up, gate, act; fc2 input */
-      split += 3.0 * 2.0 * s * b * hf + in_bytes * s * b * hf;
+      split += 3.0 * 2.0 * sb * hf + in_bytes * sb * hf;
     else /* fc1 output; GELU output = fc2 input */
-      split += 2.0 * s * b * hf + in_bytes * s * b * hf;
+      split += 2.0 * sb * hf + in_bytes * sb * hf;
   }
 
   /* Without flash attention (unless selective recompute re-runs the
@@ -228,7 +221,7 @@ static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int m
 static PTSIM_HD double op_saved_bytes(const PtsimPlan *plan) {
   const PtsimModel *m = &plan->job.model;
   const PtsimLayout *l = &plan->job.layout;
-  double s = (double)l->seq / (double)l->cp, b = (double)l->mbs, T = s * b;
+  double s = (double)plan->local_seq, b = (double)l->mbs, T = (double)plan->tokens;
   double h = (double)m->hidden_size, t = (double)l->tp, d = (double)plan->head_dim;
   double a = (double)m->num_attention_heads, q = a * d, kv = (double)m->num_query_groups * d;
   double f = (double)m->ffn_hidden_size;
@@ -292,12 +285,11 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
   /* Full recompute: a checkpoint is the layer (or chunk) input, 2sbh, split
    * over t only with SP; plus the working set of what is being recomputed
    * in backward (one microbatch). */
-  double checkpoint = 2.0 * ((double)l->seq / (double)l->cp) *
-                      (double)l->mbs * (double)job->model.hidden_size /
+  double checkpoint = 2.0 * (double)plan->tokens * (double)job->model.hidden_size /
                       (l->sp ? (double)l->tp : 1.0);
   /* Megatron applies recompute_num_layers per model chunk; with an uneven
    * chunk split treat the stage as one chunk. */
-  int64_t v = model_chunks(l);
+  int64_t v = plan->num_chunks;
   if (ls % v != 0)
     v = 1;
   int64_t lc = ls / v; /* layers per model chunk */
@@ -335,10 +327,10 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
 static PTSIM_HD int32_t backward_units(const PtsimPlan *plan, int64_t stage, int32_t *kinds) {
   int32_t n = 0;
   int64_t k, moe = plan->stage_moe_layers[stage];
-  if (stage == plan->job.layout.pp - 1) kinds[n++] = PTSIM_UNIT_HEAD;
+  if (stage == plan->vstages.last_stage) kinds[n++] = PTSIM_UNIT_HEAD;
   for (k = 0; k < moe && k < 4; k++) kinds[n++] = PTSIM_UNIT_MOE_LAYER;
   for (k = 0; k < plan->stage_layers[stage] - moe && k < 4; k++) kinds[n++] = PTSIM_UNIT_LAYER;
-  if (stage == 0) kinds[n++] = PTSIM_UNIT_EMBEDDING;
+  if (stage == plan->vstages.first_stage) kinds[n++] = PTSIM_UNIT_EMBEDDING;
   return n;
 }
 
@@ -377,11 +369,11 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
   const PtsimJob *job = &plan->job;
   const PtsimModel *m = &job->model;
   const PtsimLayout *l = &job->layout;
-  int64_t p = l->pp;
+  int64_t p = l->pp, first = plan->vstages.first_stage, last = plan->vstages.last_stage;
   double h = (double)m->hidden_size;
   double v = (double)m->vocab_size;
   double t = (double)l->tp;
-  double sb = ((double)l->seq / (double)l->cp) * (double)l->mbs;
+  double sb = (double)plan->tokens;
   double grad_bytes = plan->grad_bytes;
   double optimizer_bytes =
       (plan->master_bytes + plan->exp_avg_bytes + plan->exp_avg_sq_bytes) /
@@ -405,8 +397,8 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     double inflight = plan->inflight_microbatches[i];
     st->first_layer = plan->stage_first_layer[i];
     st->num_layers = plan->stage_layers[i];
-    st->has_embedding = i == 0;
-    st->has_lm_head = i == p - 1; /* shared with the embedding when tied, pp 1 */
+    st->has_embedding = i == first;
+    st->has_lm_head = i == last; /* shared with the embedding when tied, pp 1 */
     st->parameters = plan->stage_parameters[i];
     st->expert_parameters = plan->stage_expert_parameters[i];
     st->parameters_bytes = plan->stage_weight_bytes[i];
@@ -425,7 +417,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     st->inflight_microbatches = inflight;
     st->embedding_dropout_bytes = 0.0;
     st->input_ids_bytes = 0.0;
-    if (i == 0) {
+    if (i == first) {
       /* The reference's 8p term (over-counts real int64 ids; see top). */
       st->input_ids_bytes = 8.0 * sb * h / t * inflight;
       /* Embedding dropout: 1-byte mask of the (SP-scattered) output. */
@@ -436,15 +428,15 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     st->activations_bytes =
         stage_layer_activations(plan, i, inflight, full_layer, moe_layer) +
         st->embedding_dropout_bytes;
-    if (i == p - 1 && m->mtp_num_layers > 0) /* the MTP layers, with their inputs */
+    if (i == last && m->mtp_num_layers > 0) /* the MTP layers, with their inputs */
       st->activations_bytes += inflight * (double)m->mtp_num_layers *
                                ((plan->mtp_layer_is_moe ? moe_layer : full_layer) +
                                 8.0 * sb * h / (l->sp ? t : 1.0));
     /* Final-norm output and fp32 logits, 4sbh(1 + v/h)/t, one microbatch. */
     st->logits_bytes = 0.0;
-    if (ce == PTSIM_CE_EVERY_STAGE || i == p - 1)
+    if (ce == PTSIM_CE_EVERY_STAGE || i == last)
       st->logits_bytes = 4.0 * sb * (h + v) / t;
-    if (i == p - 1 && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
+    if (i == last && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
       st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
     st->other_bytes = st->input_ids_bytes + st->logits_bytes;
     st->unsharded_bytes = ptsim_memory_unsharded_bytes(plan, i);

@@ -21,16 +21,12 @@
  *    pp = 1 the shared matrix is counted once.
  *  - An unknown batch (gbs 0, so m = 0) is taken as "enough microbatches"
  *    for the in-flight counts, as Megatron's estimate does without
- *    num_microbatches.
+ *    num_microbatches (GPipe's, which has no such bound, then holds p).
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #include <string.h>
 #include "plan.h"
 #include "schedule.h"
-
-static PTSIM_HD double plan_dmin(double x, double y) { return x < y ? x : y; }
-
-static PTSIM_HD int64_t plan_imin(int64_t x, int64_t y) { return x < y ? x : y; }
 
 /* Parameters of one norm: RMSNorm weight h; LayerNorm weight + bias 2h. */
 static PTSIM_HD double plan_norm_parameters(const PtsimModel *m) {
@@ -40,25 +36,36 @@ static PTSIM_HD double plan_norm_parameters(const PtsimModel *m) {
 
 /* ---- the stage split ---- */
 
-PTSIM_HD int32_t ptsim_plan_split_stages(int64_t pp, int64_t layers, int64_t first, int64_t last,
-                                         int64_t *out) {
-  int64_t s, middle, rest;
-  if (pp < 1 || pp > PTSIM_MAX_STAGES || layers < 1 || first < 0 || last < 0) return -1;
-  if (first == 0 && last == 0) {
-    if (layers % pp != 0) return -1;
-    for (s = 0; s < pp; s++) out[s] = layers / pp;
-    return 0;
-  }
+/* The split rule (plan.h): the layers of each stage without an uneven end
+ * (all of them when first = last = 0), 0 when every stage is an end, or -1
+ * when the split is not possible.  Any pp >= 1. */
+static PTSIM_HD int64_t plan_split_middle(int64_t pp, int64_t layers, int64_t first, int64_t last) {
+  int64_t middle, rest;
+  if (pp < 1 || layers < 1 || first < 0 || last < 0) return -1;
+  if (first == 0 && last == 0) return layers % pp == 0 ? layers / pp : -1;
   if (pp < 2) return -1;
   middle = pp - (first ? 1 : 0) - (last ? 1 : 0);
   rest = layers - first - last;
   if (rest < 0 || (middle == 0 && rest != 0) ||
       (middle > 0 && (rest < middle || rest % middle != 0)))
     return -1;
-  for (s = 0; s < pp; s++) out[s] = middle > 0 ? rest / middle : 0;
+  return middle > 0 ? rest / middle : 0;
+}
+
+PTSIM_HD int32_t ptsim_plan_split_stages(int64_t pp, int64_t layers, int64_t first, int64_t last,
+                                         int64_t *out) {
+  int64_t s, per = pp > PTSIM_MAX_STAGES ? -1 : plan_split_middle(pp, layers, first, last);
+  if (per < 0) return -1;
+  for (s = 0; s < pp; s++) out[s] = per;
   if (first) out[0] = first;
   if (last) out[pp - 1] = last;
   return 0;
+}
+
+PTSIM_HD int ptsim_plan_split_fits(int64_t pp, int64_t vp, int64_t layers, int64_t first,
+                                   int64_t last) {
+  int64_t per = plan_split_middle(pp, layers, first, last);
+  return per >= 0 && vp >= 1 && per % vp == 0 && first % vp == 0 && last % vp == 0;
 }
 
 /* ---- parameters ---- */
@@ -256,14 +263,14 @@ static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stag
   int64_t moe = plan->stage_moe_layers[stage];
   double n = (double)(plan->stage_layers[stage] - moe) * plan->layer_parameters +
              (double)moe * plan->moe_layer_parameters;
-  if (stage == 0) {
+  if (stage == plan->vstages.first_stage) {
     n += word_embedding;
     /* Megatron's learned position embedding is a plain (not parallel)
      * embedding: replicated over TP.  max_position_embeddings = seq. */
     if (ptsim_plan_has_learned_positions(m))
       n += (double)(m->max_position_embeddings > 0 ? m->max_position_embeddings : l->seq) * h;
   }
-  if (stage == l->pp - 1) {
+  if (stage == plan->vstages.last_stage) {
     n += plan_norm_parameters(m); /* final norm */
     /* Untied: the LM head.  Tied with pp > 1: the last stage's copy of the
      * word embedding.  Tied with pp = 1: already counted above. */
@@ -276,7 +283,7 @@ static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stag
 /* Routed-expert parameters one GPU of stage `stage` holds (MTP's included). */
 static PTSIM_HD double plan_stage_expert_parameters(const PtsimPlan *plan, int64_t stage) {
   double n = (double)plan->stage_moe_layers[stage] * plan->moe_expert_parameters;
-  if (stage == plan->job.layout.pp - 1 && plan->mtp_layer_is_moe)
+  if (stage == plan->vstages.last_stage && plan->mtp_layer_is_moe)
     n += (double)plan->job.model.mtp_num_layers * plan->moe_expert_parameters;
   return n;
 }
@@ -328,16 +335,18 @@ static PTSIM_HD void plan_state_bytes(PtsimPlan *plan) {
 
 PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64_t chunk,
                                      int64_t *first, int64_t *count) {
-  int64_t p = plan->num_stages, v = plan->num_chunks, vs = chunk * p + stage;
-  int64_t per = plan->chunk_layers[0];
+  int64_t v = plan->num_chunks, per = plan->chunk_layers[0], vs;
   if (v <= 1) {
     *first = plan->stage_first_layer[stage];
     *count = plan->stage_layers[stage];
     return;
   }
   /* virtual stage vs: every one `per` layers but the very first and last */
+  vs = ptsim_schedule_vstage_of(&plan->vstages, (int32_t)stage, (int32_t)chunk);
   *first = vs * per - (vs > 0 ? per - plan->first_chunk_layers : 0);
-  *count = vs == 0 ? plan->first_chunk_layers : vs == p * v - 1 ? plan->last_chunk_layers : per;
+  *count = vs == 0                            ? plan->first_chunk_layers
+           : vs == plan->num_stages * v - 1 ? plan->last_chunk_layers
+                                              : per;
 }
 
 /* The MoE quantities of the plan (all 0 for a dense model). */
@@ -363,16 +372,18 @@ static PTSIM_HD void plan_moe(PtsimPlan *out) {
   if (m->mtp_num_layers > 0 && l->pp > 1 && !m->tied_embeddings)
     out->mtp_parameters += (double)m->hidden_size * (double)m->vocab_size / (double)l->tp;
   for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_moe_layers[s] = 0;
-  for (s = 0; s < l->pp * out->num_chunks && s < PTSIM_MAX_MOE_VSTAGES; s++)
+  for (s = 0; s < l->pp * out->num_chunks && s < PTSIM_MAX_VSTAGES; s++)
     out->vstage_moe_layers[s] = 0;
-  if (m->num_experts <= 0) return;
+  /* an MoE model's virtual stages always fit the table (schedule.h) */
+  if (m->num_experts <= 0 || l->pp * out->num_chunks > PTSIM_MAX_VSTAGES) return;
   for (s = 0; s < l->pp; s++)
     for (c = 0; c < out->num_chunks; c++) {
-      int64_t n, vs = c * l->pp + s;
+      int64_t n;
       ptsim_plan_chunk_range(out, s, c, &first, &count);
       n = ptsim_plan_moe_layers_in(m, first, count);
       out->stage_moe_layers[s] += n;
-      if (vs < PTSIM_MAX_MOE_VSTAGES) out->vstage_moe_layers[vs] = (int16_t)n;
+      out->vstage_moe_layers[ptsim_schedule_vstage_of(&out->vstages, (int32_t)s, (int32_t)c)] =
+          (int16_t)n;
     }
 }
 
@@ -503,8 +514,8 @@ static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
       b = (double)(plan->stage_layers[s] - moe) * plan->unit_gather_bytes[PTSIM_UNIT_LAYER] +
           (double)moe * plan->unit_gather_bytes[PTSIM_UNIT_MOE_LAYER];
       e = (double)moe * plan->unit_expert_gather_bytes[PTSIM_UNIT_MOE_LAYER];
-      if (s == 0) b += plan->unit_gather_bytes[PTSIM_UNIT_EMBEDDING];
-      if (s == l->pp - 1) {
+      if (s == plan->vstages.first_stage) b += plan->unit_gather_bytes[PTSIM_UNIT_EMBEDDING];
+      if (s == plan->vstages.last_stage) {
         b += plan->unit_gather_bytes[PTSIM_UNIT_HEAD];
         e += plan->unit_expert_gather_bytes[PTSIM_UNIT_HEAD];
       }
@@ -519,31 +530,23 @@ static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
 
 /* ---- in-flight microbatches ---- */
 
-static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t stage) {
-  const PtsimLayout *l = &plan->job.layout;
-  int64_t p = l->pp;
-  int64_t m = plan->num_microbatches;
-  int64_t m_eff = m > 0 ? m : (int64_t)1 << 40;
-  switch (l->schedule) {
+PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, int64_t m,
+                                            int64_t v, int64_t stage) {
+  int64_t held;
+  switch (schedule) {
   case PTSIM_SCHEDULE_GPIPE:
     /* All forwards before any backward. */
-    return (double)(m > 0 ? m : p);
+    return m > 0 ? m : p;
   case PTSIM_SCHEDULE_INTERLEAVED:
-    if (l->vp > 1) {
+    if (v > 1) {
       /* Interleaved 1F1B with v chunks per rank: rank i runs
        * 2(p-1-i) + (v-1)p warm-up chunk-forwards and holds one more in the
-       * steady state, capped at all m*v chunk-forwards.  A chunk is 1/v of
-       * the stage's layers, so in whole-stage microbatches stage 0 holds
-       * p + (p-1)/v = p * (1 + (p-1)/(p v)): exactly Megatron's interleaved
-       * memory penalty times p (Megatron prints ceil() of it as a count but
-       * scales activations by the unrounded factor; so does ptsim). The
-       * last stage holds p - (p-1)/v. */
-      int64_t v = l->vp;
-      int64_t chunks = 2 * (p - 1 - stage) + (v - 1) * p + 1;
-      double cap = (double)m_eff * (double)v;
-      return plan_dmin((double)chunks, cap) / (double)v;
+       * steady state, capped at all m*v chunk-forwards. */
+      held = 2 * (p - 1 - stage) + (v - 1) * p + 1;
+      return m > 0 && held > m * v ? m * v : held;
     }
-    return (double)plan_imin(p - stage, m_eff);
+    held = p - stage; /* one chunk: 1F1B */
+    break;
   case PTSIM_SCHEDULE_ZB_H1:
     /* ZB-H1 keeps 1F1B's warm-up depth, but stage i defers each weight-
      * gradient pass (W) by i microbatches (schedule.h), and W needs the
@@ -552,13 +555,29 @@ static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t stage) {
      * 1F1B peak on every stage (the paper's "same peak memory as 1F1B";
      * counted in full, a slight over-estimate, as the allocator replay
      * does). */
-    return (double)plan_imin(p, m_eff);
+    held = p;
+    break;
   case PTSIM_SCHEDULE_1F1B:
   default:
     /* Stage i runs p-1-i warm-up forwards plus one: min(p - i, m).  For
      * stage 0 with m < p this is Megatron's min(1, m/p) discount. */
-    return (double)plan_imin(p - stage, m_eff);
+    held = p - stage;
+    break;
   }
+  return m > 0 && held > m ? m : held;
+}
+
+/* The same in whole-stage microbatches: a chunk is 1/v of the stage's
+ * layers under the interleaved schedule, so stage 0 holds p + (p-1)/v =
+ * p * (1 + (p-1)/(p v)): exactly Megatron's interleaved memory penalty
+ * times p (Megatron prints ceil() of it as a count but scales activations
+ * by the unrounded factor; so does ptsim).  The last stage holds
+ * p - (p-1)/v. */
+static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t chunks) {
+  const PtsimLayout *l = &plan->job.layout;
+  if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED && l->vp > 1)
+    return (double)chunks / (double)l->vp;
+  return (double)chunks;
 }
 
 /* ---- the plan ---- */
@@ -580,7 +599,10 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
   int k;
   out->job = *job;
   ptsim_plan_counts(job, out);
+  /* too many virtual stages: schedule_items holds the same error */
+  ptsim_schedule_vstages(l->schedule, (int32_t)l->pp, (int32_t)out->num_chunks, &out->vstages);
   out->tokens = l->mbs * l->seq / l->cp;
+  out->local_seq = l->seq / l->cp;
   out->tokens_sp = l->sp ? (double)out->tokens / (double)l->tp : (double)out->tokens;
   out->layer_parameters = ptsim_plan_layer_parameters(&job->model, l->tp);
   out->head_dim = ptsim_plan_head_dim(&job->model);
@@ -619,7 +641,10 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
     out->stage_expert_parameters[s] = s < l->pp ? plan_stage_expert_parameters(out, s) : 0.0;
     out->stage_parameters[s] = s < l->pp ? plan_stage_parameters(out, s) : 0.0;
     out->stage_weight_bytes[s] = s < l->pp ? plan_stage_weight_bytes(out, s) : 0.0;
-    out->inflight_microbatches[s] = s < l->pp ? plan_inflight(out, s) : 0.0;
+    out->inflight_microbatches[s] =
+        s < l->pp ? plan_inflight(out, ptsim_plan_inflight_chunks(l->schedule, l->pp,
+                                                                  out->num_microbatches, l->vp, s))
+                  : 0.0;
   }
   plan_sharding(out);
 }

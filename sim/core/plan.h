@@ -3,8 +3,10 @@
  * A PtsimJob says what the user asked for (model, hardware, layout as
  * given); a PtsimPlan adds what every core module needs and would otherwise
  * re-derive: the microbatch count, the per-stage layer split and its flags,
- * the activations each stage holds under its schedule, the parameters each
- * stage owns, the communicator groups and whether they stay inside a node.
+ * which stage runs each virtual stage (the placement, one table), the
+ * tokens of a microbatch, the activations each stage holds under its
+ * schedule (the one in-flight rule), the parameters each stage owns, the
+ * communicator groups and whether they stay inside a node.
  * The core's data flow is one-way:
  *
  *     job --ptsim_plan_build--> plan --> memory estimate
@@ -25,6 +27,7 @@
 #include <stdint.h>
 #include "hd.h"
 #include "job.h"
+#include "schedule.h"
 #include "topology.h"
 
 /* The units sharded data parallelism gathers and reduces one at a time
@@ -38,22 +41,25 @@
 #define PTSIM_UNIT_MOE_LAYER 3
 #define PTSIM_UNIT_KINDS 4
 
-/* Virtual stages (pp x vp) whose MoE layers the plan counts one by one:
- * a mixture-of-experts model has at most PTSIM_MAX_LAYERS layers, and
- * every virtual stage holds one at least but for the first and the last
- * (the embedding's and the loss's slots, ptsim_plan_split_accounted), so
- * no MoE job has more.  Dense jobs, whose counts are all 0, may. */
-#define PTSIM_MAX_MOE_VSTAGES (PTSIM_MAX_LAYERS + 2)
-
 typedef struct {
   PtsimJob job;               /* the validated job this plan was built from */
   int64_t num_stages;         /* p = pp */
-  int64_t num_chunks;         /* v: model chunks per stage (vp; 1 when vp < 1) */
+  int64_t num_chunks;         /* v: model chunks per stage (vp; 1 when vp < 1; validation
+                                 makes vp > 1 the interleaved schedule's alone) */
   int64_t num_microbatches;   /* m = gbs / (mbs * dp); 0 when mbs * dp <= 0 */
   int32_t schedule_items;     /* items per stage of the schedule's order, or a
                                  negative PTSIM_SCHEDULE_ERR_* when the
                                  schedule cannot be built for (p, m, v) */
+  /* Where the pp x vp virtual stages run (schedule.h): per chunk of each
+   * stage its virtual stage and the stages and chunks of the ones before
+   * and after it; the stages of the first and the last.  The one placement
+   * the engine, the workload, the allocator replay and the plan's own
+   * per-stage sums read.  Its arrays are filled when pp x vp <=
+   * PTSIM_MAX_VSTAGES (else schedule_items says so and nothing runs a
+   * schedule); p, v and the ends' stages always. */
+  PtsimVstages vstages;
   int64_t tokens;             /* T = mbs * seq / cp: one microbatch on one CP rank */
+  int64_t local_seq;          /* s / cp: one sequence's tokens on one CP rank */
   double tokens_sp;           /* T / tp with sequence parallelism, else T */
   double layer_parameters;    /* one transformer layer on one TP rank */
   /* The group of each PtsimGroupKind holding rank 0 (topology.h), placed in
@@ -133,7 +139,8 @@ typedef struct {
   double stage_weight_bytes[PTSIM_MAX_STAGES];
   /* Microbatches whose activations the stage holds at its peak, in units of
    * "all of this stage's layers for one microbatch" (fractional under the
-   * interleaved schedule); what the memory estimate multiplies by. */
+   * interleaved schedule): ptsim_plan_inflight_chunks() over the chunks of
+   * a stage; what the memory estimate multiplies by. */
   double inflight_microbatches[PTSIM_MAX_STAGES];
   /* Mixture of experts (all 0 for a dense model, whose every layer is
    * layer_parameters).  The expert part of a GPU's parameters is sharded
@@ -151,10 +158,10 @@ typedef struct {
   double expert_load;
   int64_t stage_moe_layers[PTSIM_MAX_STAGES];   /* MoE layers of each stage */
   double stage_expert_parameters[PTSIM_MAX_STAGES]; /* routed-expert parameters of one GPU */
-  /* MoE layers of virtual stage c*pp + s (model chunk c of stage s, as
-   * Megatron places the layers), for the first min(pp*vp,
-   * PTSIM_MAX_MOE_VSTAGES) of them (0 for a dense model). */
-  int16_t vstage_moe_layers[PTSIM_MAX_MOE_VSTAGES];
+  /* MoE layers of each virtual stage (vstages says where it runs), for
+   * the first min(pp*vp, PTSIM_MAX_VSTAGES) of them: all of an MoE model's
+   * (schedule.h); 0 for a dense model. */
+  int16_t vstage_moe_layers[PTSIM_MAX_VSTAGES];
   /* Multi-token prediction: the block's parameters on one GPU of the last
    * stage (its layer is an MoE layer when the decoder's last is). */
   double mtp_parameters;
@@ -170,6 +177,12 @@ typedef struct {
  * unspecified.  The shell's validator names the flags; this only splits. */
 PTSIM_HD int32_t ptsim_plan_split_stages(int64_t pp, int64_t layers, int64_t first, int64_t last,
                                          int64_t *out);
+
+/* 1 when that split is possible (for any pp >= 1) and every stage's layers
+ * divide into its vp model chunks, as Megatron-LM needs virtual stages to
+ * split an even or uneven pipeline; else 0. */
+PTSIM_HD int ptsim_plan_split_fits(int64_t pp, int64_t vp, int64_t layers, int64_t first,
+                                   int64_t last);
 
 /* The split of --account-for-embedding/loss-in-pipeline-split: the layers
  * plus `embedding` and `loss` units (1 each with those flags; a
@@ -244,7 +257,19 @@ PTSIM_HD double ptsim_plan_moe_layer_parameters(const PtsimModel *model, int64_t
 PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, double *total,
                                           double *active);
 
-/* First layer and layer count of model chunk `chunk` of stage `stage`. */
+/* The most (microbatch, chunk) pairs stage `stage` of p holds under
+ * `schedule` with m microbatches and v chunks per stage (vp; the schedule's
+ * own chunks: one per stage but when interleaved with v > 1): its forwards
+ * whose backward (ZB-H1: whose W) has not run yet, at the peak, in closed
+ * form; schedule.h draws the orders it counts.  m <= 0, an unknown batch:
+ * as many as enough microbatches give.  The one in-flight rule: the plan's
+ * inflight_microbatches and the allocator replay's live pairs are it. */
+PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, int64_t m,
+                                            int64_t v, int64_t stage);
+
+/* First layer and layer count of model chunk `chunk` of stage `stage` (its
+ * virtual stage's place in the model; vp > 1 needs the plan's vstages
+ * filled). */
 PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64_t chunk,
                                      int64_t *first, int64_t *count);
 

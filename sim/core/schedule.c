@@ -3,6 +3,59 @@
  * and the dependency rules. */
 #include "schedule.h"
 
+/* A (stage, chunk) word fits 16 bits (schedule.h; and is never NONE: a
+ * stage 127 has at most 514 / 128 chunks). */
+typedef char schedule_words_fit[((PTSIM_MAX_STAGES - 1) << PTSIM_VSTAGE_CHUNK_BITS |
+                                 ((1 << PTSIM_VSTAGE_CHUNK_BITS) - 1)) <= 0xffff
+                                    ? 1
+                                    : -1];
+
+/* ---- virtual stages ---- */
+
+/* The (stage, chunk) word of chunk c of stage s. */
+PTSIM_HD static uint16_t vstage_word(int32_t s, int32_t c) {
+  return (uint16_t)((uint32_t)s << PTSIM_VSTAGE_CHUNK_BITS | (uint32_t)c);
+}
+
+/* Puts virtual stage vs on chunk c of stage s, after the one on chunk
+ * `before_c` of stage `before_s` (before_s < 0: vs is the first); a
+ * placement calls it for vs = 0, 1, ... in model order. */
+PTSIM_HD static void place(PtsimVstages *t, int32_t vs, int32_t s, int32_t c, int32_t before_s,
+                           int32_t before_c) {
+  int32_t at = s * t->v + c;
+  t->vstage[at] = (uint16_t)vs;
+  t->next[at] = (uint16_t)PTSIM_VSTAGE_NONE;
+  if (before_s < 0) {
+    t->prev[at] = (uint16_t)PTSIM_VSTAGE_NONE;
+    return;
+  }
+  t->prev[at] = vstage_word(before_s, before_c);
+  t->next[before_s * t->v + before_c] = vstage_word(s, c);
+}
+
+PTSIM_HD int32_t ptsim_schedule_vstages(PtsimSchedule kind, int32_t p, int32_t v,
+                                        PtsimVstages *out) {
+  int32_t s, c, vs = 0, before_s = -1, before_c = 0;
+  (void)kind; /* every schedule here is looped */
+  out->p = p;
+  out->v = v;
+  out->count = 0;
+  out->first_stage = 0;
+  out->last_stage = p - 1;
+  if (p < 1 || v < 1) return PTSIM_SCHEDULE_ERR_ARGS;
+  if (p > PTSIM_MAX_STAGES || (int64_t)p * (int64_t)v > PTSIM_MAX_VSTAGES ||
+      v > 1 << PTSIM_VSTAGE_CHUNK_BITS)
+    return PTSIM_SCHEDULE_ERR_VSTAGES;
+  out->count = p * v;
+  for (c = 0; c < v; c++)
+    for (s = 0; s < p; s++) {
+      place(out, vs++, s, c, before_s, before_c);
+      before_s = s;
+      before_c = c;
+    }
+  return 0;
+}
+
 /* ---- checks ---- */
 
 PTSIM_HD int32_t ptsim_schedule_check(PtsimSchedule kind, int32_t p, int32_t m, int32_t v) {
@@ -13,6 +66,8 @@ PTSIM_HD int32_t ptsim_schedule_check(PtsimSchedule kind, int32_t p, int32_t m, 
   if (kind != PTSIM_SCHEDULE_INTERLEAVED && v != 1) return PTSIM_SCHEDULE_ERR_VIRTUAL;
   if (p > PTSIM_MAX_STAGES || (int64_t)m * (int64_t)v > PTSIM_SCHEDULE_MAX_VIRTUAL_MB)
     return PTSIM_SCHEDULE_ERR_TOO_LARGE;
+  if ((int64_t)p * (int64_t)v > PTSIM_MAX_VSTAGES || v > 1 << PTSIM_VSTAGE_CHUNK_BITS)
+    return PTSIM_SCHEDULE_ERR_VSTAGES;
   if (kind == PTSIM_SCHEDULE_INTERLEAVED && m % p != 0) return PTSIM_SCHEDULE_ERR_DIVISIBLE;
   return 0;
 }
@@ -42,15 +97,6 @@ PTSIM_HD int32_t ptsim_schedule_warmup(PtsimSchedule kind, int32_t p, int32_t m,
     default:
       return min_i32(p - stage - 1, m);
   }
-}
-
-PTSIM_HD int32_t ptsim_schedule_inflight(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
-                                         int32_t stage) {
-  int32_t w = ptsim_schedule_warmup(kind, p, m, v, stage);
-  if (w < 0) return w;
-  /* warm-up forwards, plus the steady phase's forward that runs before the
-   * first backward — unless there is no steady phase */
-  return w < m * v ? w + 1 : m * v;
 }
 
 /* ---- building orders ---- */
@@ -273,31 +319,6 @@ PTSIM_HD int32_t ptsim_schedule_last_index(const PtsimScheduleShape *sh, int32_t
   return k < w ? k : w + 2 * (k - w);
 }
 
-PTSIM_HD int32_t ptsim_schedule_input(int32_t p, int32_t v, int32_t stage,
-                                      const PtsimScheduleItem *it, int32_t *from_stage,
-                                      PtsimScheduleItem *from) {
-  int32_t c = it->chunk;
-  from->microbatch = it->microbatch;
-  if (it->kind == PTSIM_SCHEDULE_ITEM_FORWARD) {
-    if (stage == 0 && c == 0) return PTSIM_SCHEDULE_INPUT_NONE;
-    from->kind = PTSIM_SCHEDULE_ITEM_FORWARD;
-    from->chunk = stage > 0 ? c : c - 1;
-    *from_stage = stage > 0 ? stage - 1 : p - 1;
-    return PTSIM_SCHEDULE_INPUT_FORWARD;
-  }
-  if (it->kind == PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) return PTSIM_SCHEDULE_INPUT_NONE;
-  if (stage == p - 1 && c == v - 1) {
-    from->kind = PTSIM_SCHEDULE_ITEM_FORWARD;
-    from->chunk = c;
-    *from_stage = stage;
-    return PTSIM_SCHEDULE_INPUT_LOSS;
-  }
-  from->kind = PTSIM_SCHEDULE_ITEM_BACKWARD;
-  from->chunk = stage < p - 1 ? c : c + 1;
-  *from_stage = stage < p - 1 ? stage + 1 : 0;
-  return PTSIM_SCHEDULE_INPUT_BACKWARD;
-}
-
 PTSIM_HD void ptsim_schedule_steady(const PtsimScheduleShape *sh, int32_t phase,
                                     PtsimScheduleSteady *out) {
   int32_t m = sh->m, v = sh->v, w = sh->warmup;
@@ -367,32 +388,26 @@ PTSIM_HD static int64_t finish_index(int32_t what, int32_t p, int32_t m, int32_t
 
 /* When the dependency of `it` on `stage` finished: 0 when it has none, -1
  * when it has not finished yet. */
-PTSIM_HD static PtsimTime dependency_done(const PtsimTime *finish, int32_t p, int32_t m,
-                                          int32_t v, int32_t stage,
+PTSIM_HD static PtsimTime dependency_done(const PtsimTime *finish, const PtsimVstages *t,
+                                          int32_t m, int32_t stage,
                                           const PtsimScheduleItem *it) {
-  int32_t mb = it->microbatch, c = it->chunk;
-  switch (it->kind) {
-    case PTSIM_SCHEDULE_ITEM_FORWARD:
-      if (stage > 0) return finish[finish_index(0, p, m, v, stage - 1, c, mb)];
-      if (c > 0) return finish[finish_index(0, p, m, v, p - 1, c - 1, mb)];
-      return 0;
-    case PTSIM_SCHEDULE_ITEM_BACKWARD:
-    case PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT:
-      if (stage < p - 1) return finish[finish_index(1, p, m, v, stage + 1, c, mb)];
-      if (c < v - 1) return finish[finish_index(1, p, m, v, 0, c + 1, mb)];
-      return finish[finish_index(0, p, m, v, stage, c, mb)];
-    case PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT:
-    default:
-      return finish[finish_index(1, p, m, v, stage, c, mb)];
-  }
+  int32_t p = t->p, v = t->v, mb = it->microbatch, from_stage = stage;
+  PtsimScheduleItem from;
+  if (it->kind == PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT)
+    return finish[finish_index(1, p, m, v, stage, it->chunk, mb)];
+  if (ptsim_schedule_input(t, stage, it, &from_stage, &from) == PTSIM_SCHEDULE_INPUT_NONE)
+    return 0;
+  return finish[finish_index(from.kind == PTSIM_SCHEDULE_ITEM_FORWARD ? 0 : 1, p, m, v,
+                             from_stage, from.chunk, mb)];
 }
 
-PTSIM_HD int32_t ptsim_schedule_simulate_orders(int32_t p, int32_t m, int32_t v,
+PTSIM_HD int32_t ptsim_schedule_simulate_orders(const PtsimVstages *t, int32_t m,
                                                 const PtsimScheduleItem *orders,
                                                 int32_t order_stride, const int32_t *counts,
                                                 PtsimTime t_f, PtsimTime t_b, PtsimTime t_w,
                                                 PtsimTime *finish, int64_t finish_len,
                                                 PtsimScheduleSimResult *out) {
+  int32_t p = t != 0 ? t->p : 0, v = t != 0 ? t->v : 0;
   int32_t pos[PTSIM_MAX_STAGES];
   int32_t held_b[PTSIM_MAX_STAGES], held_w[PTSIM_MAX_STAGES];
   int32_t worklist[PTSIM_MAX_STAGES];
@@ -404,10 +419,11 @@ PTSIM_HD int32_t ptsim_schedule_simulate_orders(int32_t p, int32_t m, int32_t v,
   int32_t rc = 0;
 
   if (p < 1 || m < 1 || v < 1 || orders == 0 || counts == 0 || finish == 0 || out == 0 ||
-      t_f < 0 || t_b < 0 || t_w < 0)
+      t_f < 0 || t_b < 0 || t_w < 0 || (t->count != 0 && t->count != p * v))
     return PTSIM_SCHEDULE_ERR_ARGS;
   if (p > PTSIM_MAX_STAGES || (int64_t)m * v > PTSIM_SCHEDULE_MAX_VIRTUAL_MB)
     return PTSIM_SCHEDULE_ERR_TOO_LARGE;
+  if (t->count == 0) return PTSIM_SCHEDULE_ERR_VSTAGES; /* not filled: too many */
   need = 3 * (int64_t)p * m * v;
   if (finish_len < need) return PTSIM_SCHEDULE_ERR_CAPACITY;
   for (s = 0; s < p; s++) {
@@ -434,17 +450,18 @@ PTSIM_HD int32_t ptsim_schedule_simulate_orders(int32_t p, int32_t m, int32_t v,
   }
 
   /* Each stage runs as far as its dependencies allow; a stage that made
-   * progress wakes its two ring neighbours, the only stages that can depend
-   * on what it finished (F goes to s+1, or p-1 -> 0 for the next chunk; B
-   * goes to s-1, or 0 -> p-1).  Every wake-up either runs an item or costs
-   * O(1), so the whole run is O(items). */
+   * progress wakes its two ring neighbours, which hold the virtual stages
+   * next to its own (looped: F goes to s+1, or p-1 -> 0 for the next chunk;
+   * B goes to s-1, or 0 -> p-1; a V-shaped placement feeds those or the
+   * stage itself, which runs on).  Every wake-up either runs an item or
+   * costs O(1), so the whole run is O(items). */
   while (top > 0) {
     int32_t progressed = 0;
     s = worklist[--top];
     listed[s] = 0;
     while (pos[s] < counts[s]) {
       const PtsimScheduleItem *it = &orders[(int64_t)s * order_stride + pos[s]];
-      PtsimTime ready = dependency_done(finish, p, m, v, s, it);
+      PtsimTime ready = dependency_done(finish, t, m, s, it);
       PtsimTime start, cost;
       int32_t what;
       if (ready < 0) break;
@@ -518,8 +535,10 @@ PTSIM_HD int32_t ptsim_schedule_simulate_uniform(PtsimSchedule kind, int32_t p, 
   int32_t counts[PTSIM_MAX_STAGES];
   int32_t n = ptsim_schedule_num_items(kind, p, m, v);
   int32_t s;
+  PtsimVstages placement;
   if (n < 0) return n;
   if (scratch == 0 || scratch->orders == 0 || out == 0) return PTSIM_SCHEDULE_ERR_ARGS;
+  ptsim_schedule_vstages(kind, p, v, &placement); /* fits: checked with n */
   if (scratch->order_stride < n) return PTSIM_SCHEDULE_ERR_CAPACITY;
   for (s = 0; s < p; s++) {
     counts[s] = ptsim_schedule_build(kind, p, m, v, s,
@@ -527,9 +546,9 @@ PTSIM_HD int32_t ptsim_schedule_simulate_uniform(PtsimSchedule kind, int32_t p, 
                                      scratch->order_stride);
     if (counts[s] < 0) return counts[s];
   }
-  return ptsim_schedule_simulate_orders(p, m, v, scratch->orders, scratch->order_stride, counts,
-                                        t_f, t_b, t_w, scratch->finish, scratch->finish_len,
-                                        out);
+  return ptsim_schedule_simulate_orders(&placement, m, scratch->orders, scratch->order_stride,
+                                        counts, t_f, t_b, t_w, scratch->finish,
+                                        scratch->finish_len, out);
 }
 
 PTSIM_HD const char *ptsim_schedule_strerror(int32_t code) {
@@ -542,6 +561,7 @@ PTSIM_HD const char *ptsim_schedule_strerror(int32_t code) {
     case PTSIM_SCHEDULE_ERR_TOO_LARGE: return "pipeline too large (pp <= 128, microbatches * vp <= 65536)";
     case PTSIM_SCHEDULE_ERR_CAPACITY: return "buffer too small";
     case PTSIM_SCHEDULE_ERR_DEADLOCK: return "schedule deadlocks";
+    case PTSIM_SCHEDULE_ERR_VSTAGES: return "too many virtual stages (pp * vp <= 514)";
     default: return "unknown error";
   }
 }

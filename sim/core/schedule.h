@@ -11,14 +11,21 @@
  * What it is not: a timeline.  Dependencies between stages are implied by
  * the pipeline (below); an order only says what a stage does next.
  *
- * Chunks and virtual stages: with v chunks, stage s holds model chunk c as
+ * Chunks and virtual stages: the model's p*v chunks, in model order, are its
+ * virtual stages 0 .. p*v-1; a microbatch's forward runs through them in
+ * that order and its backward back.  Which stage runs each, and as which of
+ * its chunks, is the placement: one table (PtsimVstages, below) that the
+ * plan builds once and every module reads.  Every schedule here places the
+ * chunks looped, as Megatron-LM interleaves them: stage s holds chunk c as
  * virtual stage c*p + s, so a microbatch's forward runs through stages
  * 0..p-1 for chunk 0, then again 0..p-1 for chunk 1, and so on.
  *
- * Dependencies (the ones the simulator honours, zero communication time):
- *   F(s, mb, c)  after F(s-1, mb, c);  for s = 0, c > 0: after F(p-1, mb, c-1)
- *   B(s, mb, c)  after B(s+1, mb, c);  for s = p-1, c < v-1: after B(0, mb, c+1);
- *                for s = p-1, c = v-1: after F(p-1, mb, v-1)  (the loss)
+ * Dependencies (the ones the simulator honours, zero communication time),
+ * with (s', c') the stage and chunk of the next virtual stage and (s", c")
+ * those of the previous one:
+ *   F(s, mb, c)  after F(s", mb, c")  (none for virtual stage 0)
+ *   B(s, mb, c)  after B(s', mb, c'); for the last virtual stage: after
+ *                F(s, mb, c)  (the loss)
  *   W(s, mb, c)  after B(s, mb, c)
  * "B" is BACKWARD (input + weight gradients together) in GPipe, 1F1B and
  * interleaved, and BACKWARD_INPUT in ZB-H1, whose BACKWARD_WEIGHT is "W".
@@ -59,7 +66,8 @@
  *                (p-1)(t_f + t_b + t_w) when the three are equal).
  *
  * Caps: p <= PTSIM_MAX_STAGES (128), m*v <= PTSIM_SCHEDULE_MAX_VIRTUAL_MB
- * (65536), so a stage has at most PTSIM_SCHEDULE_MAX_ITEMS items.
+ * (65536), so a stage has at most PTSIM_SCHEDULE_MAX_ITEMS items; p*v <=
+ * PTSIM_MAX_VSTAGES (514), the placement table's size.
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O; the caller provides
  * every buffer.  Building an order is O(items); simulating is O(p*m*v). */
@@ -82,6 +90,7 @@
 #define PTSIM_SCHEDULE_ERR_TOO_LARGE (-5)     /* p > 128 or m*v > 65536 */
 #define PTSIM_SCHEDULE_ERR_CAPACITY (-6)      /* output or scratch buffer too small */
 #define PTSIM_SCHEDULE_ERR_DEADLOCK (-7)      /* simulate: the orders cannot all finish */
+#define PTSIM_SCHEDULE_ERR_VSTAGES (-8)       /* p*v > PTSIM_MAX_VSTAGES (or v > 512) */
 
 /* What one item computes. */
 typedef enum {
@@ -97,6 +106,65 @@ typedef struct {
   int32_t microbatch;  /* 0 .. m-1 */
   int32_t chunk;       /* model chunk on this stage, 0 .. v-1 (0 unless interleaved) */
 } PtsimScheduleItem;
+
+/* ---- virtual stages: the placement ----
+ *
+ * Which stage runs each virtual stage, as one table: per chunk c of stage
+ * s (at s * v + c) its virtual stage and where the virtual stages just
+ * before and after it run, the neighbours every dependency above names.
+ * A stage numbers its chunks in model order, so virtual stage 0 is chunk 0
+ * of first_stage and the last one chunk v-1 of last_stage.  Looped (every
+ * schedule here): virtual stage c*p + s is chunk c of stage s.  A V-shaped
+ * placement, as DualPipeV and ZBV run (chunk 1 of stage s is virtual stage
+ * 2p-1-s: both ends on stage 0, the last stage runs two in a row), is
+ * another table; the engine, the workload, the allocator replay and the
+ * plan read whichever the plan holds.
+ *
+ * The bound: every virtual stage holds one layer at least but for the
+ * first and the last, which may hold only the embedding and the loss
+ * (--account-for-embedding/loss-in-pipeline-split), so a model of at most
+ * PTSIM_MAX_LAYERS layers (every mixture-of-experts model) never has more;
+ * a deeper dense model with more is refused by ptsim_schedule_check(). */
+#define PTSIM_MAX_VSTAGES (PTSIM_MAX_LAYERS + 2)
+
+/* A stage and one of its chunks in a word: stage << PTSIM_VSTAGE_CHUNK_BITS
+ * | chunk (v <= 512; stage < 128), or PTSIM_VSTAGE_NONE, which no pair of
+ * a table of at most PTSIM_MAX_VSTAGES virtual stages can equal. */
+#define PTSIM_VSTAGE_CHUNK_BITS 9
+#define PTSIM_VSTAGE_NONE 0xffffu
+
+typedef struct {
+  int32_t p, v;                        /* stages, chunks per stage */
+  int32_t count;                       /* virtual stages: p * v; 0 when not filled */
+  int32_t first_stage, last_stage;     /* the stages of virtual stage 0 (the embedding's)
+                                          and of the last (the output layer's and the loss's) */
+  /* Per chunk c of stage s, at s * v + c: */
+  uint16_t vstage[PTSIM_MAX_VSTAGES];  /* its virtual stage */
+  uint16_t prev[PTSIM_MAX_VSTAGES];    /* the previous virtual stage's (stage, chunk)
+                                          word, NONE for virtual stage 0 */
+  uint16_t next[PTSIM_MAX_VSTAGES];    /* the next one's, NONE for the last */
+} PtsimVstages;
+
+/* Fills *out with the placement `kind` runs for p stages of v chunks and
+ * returns 0; or PTSIM_SCHEDULE_ERR_ARGS (p or v < 1), or
+ * PTSIM_SCHEDULE_ERR_VSTAGES (p > PTSIM_MAX_STAGES, p*v > PTSIM_MAX_VSTAGES
+ * or v > 512), with count 0 and only p, v and the ends' stages set. */
+PTSIM_HD int32_t ptsim_schedule_vstages(PtsimSchedule kind, int32_t p, int32_t v,
+                                        PtsimVstages *out);
+
+/* The virtual stage of chunk `chunk` of `stage` (a filled table). */
+static PTSIM_HD inline int32_t ptsim_schedule_vstage_of(const PtsimVstages *t, int32_t stage,
+                                                        int32_t chunk) {
+  return (int32_t)t->vstage[stage * t->v + chunk];
+}
+
+/* The stage and the chunk of a (stage, chunk) word. */
+static PTSIM_HD inline int32_t ptsim_schedule_word_stage(uint32_t word) {
+  return (int32_t)(word >> PTSIM_VSTAGE_CHUNK_BITS);
+}
+static PTSIM_HD inline int32_t ptsim_schedule_word_chunk(uint32_t word) {
+  return (int32_t)(word & ((1u << PTSIM_VSTAGE_CHUNK_BITS) - 1u));
+}
 
 /* 0 when (kind, p, m, v) is a schedule ptsim can build, else an error code. */
 PTSIM_HD int32_t ptsim_schedule_check(PtsimSchedule kind, int32_t p, int32_t m, int32_t v);
@@ -115,13 +183,6 @@ PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, 
  * error code.  GPipe: m. */
 PTSIM_HD int32_t ptsim_schedule_warmup(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
                                        int32_t stage);
-
-/* Closed form of the most forwards `stage` holds before their backward (B)
- * ran, in chunk-sized microbatches — what the memory estimate multiplies
- * activations by; or an error code.  1F1B and ZB_H1: min(p-stage, m);
- * GPipe: m; interleaved: warmup+1, or m*v when all forwards are warm-up. */
-PTSIM_HD int32_t ptsim_schedule_inflight(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
-                                         int32_t stage);
 
 /* ---- one stage's order in closed form ----
  *
@@ -171,11 +232,37 @@ typedef enum {
   PTSIM_SCHEDULE_INPUT_LOSS = 3      /* this stage's own F (last virtual stage) */
 } PtsimScheduleInput;
 
-/* Which input `it` on `stage` waits for; unless NONE, *from_stage and *from
- * name the producing item (its kind FORWARD or BACKWARD). */
-PTSIM_HD int32_t ptsim_schedule_input(int32_t p, int32_t v, int32_t stage,
-                                      const PtsimScheduleItem *it, int32_t *from_stage,
-                                      PtsimScheduleItem *from);
+/* Which input `it` on `stage` waits for under placement `t`; unless NONE,
+ * *from_stage and *from name the producing item (its kind FORWARD or
+ * BACKWARD).  Inline: the engine asks it for every item, one table read. */
+static PTSIM_HD inline int32_t ptsim_schedule_input(const PtsimVstages *t, int32_t stage,
+                                                     const PtsimScheduleItem *it,
+                                                     int32_t *from_stage,
+                                                     PtsimScheduleItem *from) {
+  int32_t at = stage * t->v + it->chunk;
+  uint32_t word;
+  from->microbatch = it->microbatch;
+  if (it->kind == PTSIM_SCHEDULE_ITEM_FORWARD) {
+    word = t->prev[at];
+    if (word == PTSIM_VSTAGE_NONE) return PTSIM_SCHEDULE_INPUT_NONE;
+    from->kind = PTSIM_SCHEDULE_ITEM_FORWARD;
+    from->chunk = ptsim_schedule_word_chunk(word);
+    *from_stage = ptsim_schedule_word_stage(word);
+    return PTSIM_SCHEDULE_INPUT_FORWARD;
+  }
+  if (it->kind == PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) return PTSIM_SCHEDULE_INPUT_NONE;
+  word = t->next[at];
+  if (word == PTSIM_VSTAGE_NONE) {
+    from->kind = PTSIM_SCHEDULE_ITEM_FORWARD;
+    from->chunk = it->chunk;
+    *from_stage = stage;
+    return PTSIM_SCHEDULE_INPUT_LOSS;
+  }
+  from->kind = PTSIM_SCHEDULE_ITEM_BACKWARD;
+  from->chunk = ptsim_schedule_word_chunk(word);
+  *from_stage = ptsim_schedule_word_stage(word);
+  return PTSIM_SCHEDULE_INPUT_BACKWARD;
+}
 
 /* A stretch of an order that repeats: for lo <= i and i + period < hi, item
  * i + period is item i with its microbatch moved by `shift` (same kind, same
@@ -238,12 +325,14 @@ PTSIM_HD int32_t ptsim_schedule_simulate_uniform(PtsimSchedule kind, int32_t p, 
                                                  PtsimScheduleSimResult *out);
 
 /* The same simulation for orders the caller built (any per-stage sequence
- * over m microbatches and v chunks): stage s runs orders[s*order_stride ..
- * s*order_stride + counts[s]).  finish needs 3*p*m*v entries.  Returns 0, or
- * PTSIM_SCHEDULE_ERR_ARGS (bad sizes, an item out of range),
- * PTSIM_SCHEDULE_ERR_CAPACITY, PTSIM_SCHEDULE_ERR_DEADLOCK (some stage waits
- * forever; *out then holds the partial times). */
-PTSIM_HD int32_t ptsim_schedule_simulate_orders(int32_t p, int32_t m, int32_t v,
+ * over m microbatches and the v chunks of placement `t`, whose p and v it
+ * runs): stage s runs orders[s*order_stride .. s*order_stride + counts[s]).
+ * finish needs 3*p*m*v entries.  Returns 0, or PTSIM_SCHEDULE_ERR_ARGS (bad
+ * sizes, an item out of range), PTSIM_SCHEDULE_ERR_VSTAGES (t not filled:
+ * too many virtual stages), PTSIM_SCHEDULE_ERR_CAPACITY,
+ * PTSIM_SCHEDULE_ERR_DEADLOCK (some stage waits forever; *out then holds the
+ * partial times). */
+PTSIM_HD int32_t ptsim_schedule_simulate_orders(const PtsimVstages *t, int32_t m,
                                                 const PtsimScheduleItem *orders,
                                                 int32_t order_stride, const int32_t *counts,
                                                 PtsimTime t_f, PtsimTime t_b, PtsimTime t_w,

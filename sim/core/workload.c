@@ -245,7 +245,7 @@ static PTSIM_HD double attention_formula_flops(const PtsimWorkCtx *x, int64_t b,
  * et al. 2022). */
 static PTSIM_HD void add_unfused_attention(const PtsimWorkCtx *x, PtsimWork *w,
                                            PtsimWork *recompute_into, int64_t heads, int64_t d) {
-  int64_t b = x->job->layout.mbs, s = x->job->layout.seq / x->c;
+  int64_t b = x->job->layout.mbs, s = x->plan->local_seq;
   double scores = (double)b * (double)heads * (double)s * (double)s;
   PtsimWork part;
   work_zero(&part);
@@ -632,11 +632,11 @@ PTSIM_HD double ptsim_workload_megatron_flops(const PtsimJob *job) {
 
 PTSIM_HD void ptsim_work_chunk_shape(const PtsimWorkload *w, int64_t stage, int64_t chunk,
                                      int64_t *layers, int64_t *moe, int *first, int *last) {
-  int64_t vs = chunk * w->num_stages + stage;
-  *first = stage == 0 && chunk == 0;
-  *last = stage == w->num_stages - 1 && chunk == w->num_chunks - 1;
+  int64_t slot = stage * w->num_chunks + chunk;
+  *first = stage == w->first_stage && chunk == 0;
+  *last = stage == w->last_stage && chunk == w->num_chunks - 1;
   *layers = *first ? w->first_chunk_layers : *last ? w->last_chunk_layers : w->chunk_layers[stage];
-  *moe = vs < PTSIM_MAX_MOE_VSTAGES ? w->vstage_moe_layers[vs] : 0;
+  *moe = slot < PTSIM_MAX_VSTAGES ? w->chunk_moe_layers[slot] : 0;
 }
 
 PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage, int64_t chunk,
@@ -698,10 +698,15 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   out->num_chunks = plan->num_chunks;
   out->num_microbatches = plan->num_microbatches;
   for (s = 0; s < l->pp; s++) out->chunk_layers[s] = plan->chunk_layers[s];
+  out->first_stage = plan->vstages.first_stage;
+  out->last_stage = plan->vstages.last_stage;
   out->first_chunk_layers = plan->first_chunk_layers;
   out->last_chunk_layers = plan->last_chunk_layers;
-  for (s = 0; s < l->pp * plan->num_chunks && s < PTSIM_MAX_MOE_VSTAGES; s++)
-    out->vstage_moe_layers[s] = plan->vstage_moe_layers[s];
+  /* per chunk from per virtual stage: the table is filled when they fit */
+  for (s = 0; s < l->pp * plan->num_chunks && s < PTSIM_MAX_VSTAGES; s++)
+    out->chunk_moe_layers[s] = l->pp * plan->num_chunks <= PTSIM_MAX_VSTAGES
+                                   ? plan->vstage_moe_layers[plan->vstages.vstage[s]]
+                                   : 0;
   out->expert_load = expert_load;
   if (l->torch_layers != PTSIM_TORCH_LAYERS_NONE) /* PyTorch's modules */
     ptsim_work_torch_layer(&x, &out->layer);

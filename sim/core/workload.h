@@ -61,8 +61,14 @@ typedef struct {
   PtsimWork mtp;        /* the multi-token prediction layers, last virtual stage */
   int64_t num_stages, num_chunks, num_microbatches;
   int64_t chunk_layers[PTSIM_MAX_STAGES]; /* layers in each chunk of a stage */
-  int64_t first_chunk_layers, last_chunk_layers; /* stage 0 chunk 0, the last one (plan.h) */
-  int16_t vstage_moe_layers[PTSIM_MAX_MOE_VSTAGES]; /* of them MoE, per virtual stage (plan.h) */
+  /* The first virtual stage (the embedding's) is chunk 0 of first_stage,
+   * the last (the output layer's) chunk num_chunks-1 of last_stage (the
+   * plan's vstages); their layers (plan.h). */
+  int64_t first_stage, last_stage;
+  int64_t first_chunk_layers, last_chunk_layers;
+  /* Of a chunk's layers, the MoE ones: chunk c of stage s at
+   * s * num_chunks + c, for the first PTSIM_MAX_VSTAGES (plan.h). */
+  int16_t chunk_moe_layers[PTSIM_MAX_VSTAGES];
   double pp_transfer_s;                   /* one activation (or its gradient) to a neighbour */
   /* Once per step, per stage (one GPU of it): */
   double grad_sync_s[PTSIM_MAX_STAGES];   /* reduce-scatter (dist. opt.) or all-reduce */

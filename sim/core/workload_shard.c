@@ -132,7 +132,7 @@ PTSIM_HD void ptsim_work_sharded_step_comm(const PtsimWorkCtx *x, const PtsimWor
   const PtsimGroup *expert_inter = &plan->expert_replicate_group;
   double word = l->precision == PTSIM_PRECISION_FP8 && l->fp8_param_gather ? 1.0 : ELEM;
   int64_t c, moe = plan->stage_moe_layers[stage];
-  int last = stage == l->pp - 1;
+  int last = stage == plan->vstages.last_stage;
   *sync_s = *gather_s = 0.0;
   if (plan->sync_once) {
     /* every unit reduced after the last micro-batch; the first forward's gathers */
@@ -140,9 +140,9 @@ PTSIM_HD void ptsim_work_sharded_step_comm(const PtsimWorkCtx *x, const PtsimWor
                   (w->unit_reduce_s[PTSIM_UNIT_LAYER] + w->unit_replicate_s[PTSIM_UNIT_LAYER]) +
               (double)moe * (w->unit_reduce_s[PTSIM_UNIT_MOE_LAYER] +
                              w->unit_replicate_s[PTSIM_UNIT_MOE_LAYER]) +
-              (stage == 0 ? w->unit_reduce_s[PTSIM_UNIT_EMBEDDING] +
-                                w->unit_replicate_s[PTSIM_UNIT_EMBEDDING]
-                          : 0.0) +
+              (stage == plan->vstages.first_stage
+                   ? w->unit_reduce_s[PTSIM_UNIT_EMBEDDING] + w->unit_replicate_s[PTSIM_UNIT_EMBEDDING]
+                   : 0.0) +
               (last ? w->unit_reduce_s[PTSIM_UNIT_HEAD] + w->unit_replicate_s[PTSIM_UNIT_HEAD] : 0.0);
     for (c = 0; c < plan->num_chunks; c++) {
       double plain, pass = shard_chunk_pass(w, stage, c, 0, 1, &plain);

@@ -172,7 +172,7 @@ static PTSIM_HD void torch_attention(const PtsimWorkCtx *x, PtsimWork *w, TorchR
   double kv_width = (double)(x->d * groups);
   ptsim_work_attention(x, w, NULL, m->num_attention_heads / x->t, x->d, kv_width);
   if (r->on && x->c > 1) {
-    double kv_bytes = 2.0 * (double)x->job->layout.mbs * (double)(x->job->layout.seq / x->c) *
+    double kv_bytes = 2.0 * (double)x->job->layout.mbs * (double)x->plan->local_seq *
                       kv_width * ELEM;
     ptsim_work_comm(&r->redo, PTSIM_COMM_CP,
                     (double)(x->c - 1) * ptsim_cost_collective_s(&x->job->hw, x->params,

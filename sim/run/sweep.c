@@ -6,6 +6,7 @@
 #include "gpu.h"
 #include "lifetimes.h"
 #include "memory.h"
+#include "plan.h"
 #include "simulate.h"
 #include "sweep.h"
 #include "topology.h"
@@ -199,20 +200,21 @@ static int try_expert_layout(Scenario *sc, const Candidate *c) {
   return tried;
 }
 
+/* Which split to try is the sweep's choice; whether it splits (every stage
+ * into its vp chunks) is the plan's rule, ptsim_plan_split_fits. */
 gboolean ptsim_sweep_split(gint64 layers, gint64 pp, gint64 vp, gint64 *first, gint64 *last) {
   *first = *last = 0;
   if (pp < 1 || vp < 1 || layers < pp) return FALSE;
-  if (layers % pp == 0) return (layers / pp) % vp == 0;
+  if (layers % pp == 0) return ptsim_plan_split_fits(pp, vp, layers, 0, 0);
   if (pp == 2) { /* two ends: the last (with the head) takes the smaller half */
     *first = layers - layers / 2;
     *last = layers / 2;
-    return *first % vp == 0 && *last % vp == 0;
+    return ptsim_plan_split_fits(pp, vp, layers, *first, *last);
   }
   /* The most even split with equal, lighter ends: f <= layers/pp keeps
    * the middle stages' m = (layers - 2f)/(pp - 2) >= f. */
   for (gint64 f = layers / pp; f >= 1; f--) {
-    gint64 rest = layers - 2 * f;
-    if (rest % (pp - 2) != 0 || f % vp != 0 || (rest / (pp - 2)) % vp != 0) continue;
+    if (!ptsim_plan_split_fits(pp, vp, layers, f, f)) continue;
     *first = *last = f;
     return TRUE;
   }
