@@ -191,7 +191,8 @@ static void test_job_pp(void) {
 }
 
 static void test_job_vp(void) {
-  g_test_summary("interleaving: pp >= 2, layers % (pp*vp), microbatches % pp");
+  g_test_summary("interleaving: pp >= 2, at most 514 virtual stages, layers % (pp*vp), "
+                 "microbatches % pp");
   PtsimJob job;
   make_job(&job, "llama3-8b", 8);
   job.layout.vp = 2;
@@ -200,6 +201,12 @@ static void test_job_vp(void) {
   job.layout.pp = 2;
   job.layout.vp = 3;
   validate_fails(&job, "--pp 2 times --vp 3 = 6 does not divide num_layers 32",
+                 NULL);
+  /* the plan's placement table holds PTSIM_MAX_VSTAGES = 514 virtual stages */
+  make_job(&job, "llama3-8b", 8);
+  job.layout.pp = 8;
+  job.layout.vp = 65;
+  validate_fails(&job, "--pp 8 x --vp 65 = 520 virtual stages is more than ptsim's limit of 514",
                  NULL);
   make_job(&job, "llama3-8b", 4);
   job.layout.pp = 4;

@@ -122,10 +122,10 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
                    " needs --pp > 1 (got --pp %" G_GINT64_FORMAT ")",
                    first ? "first" : "last", I64(first ? first : last),
                    I64(l->pp));
+  /* the plan's rule decides; the counts below only say why not */
   int64_t middle = l->pp - (first ? 1 : 0) - (last ? 1 : 0);
   int64_t rest = layers - first - last;
-  if (rest < 0 || (middle == 0 && rest != 0) ||
-      (middle > 0 && (rest < middle || rest % middle != 0)))
+  if (ptsim_plan_split_stages(l->pp, layers, first, last, stage_layers) != 0)
     return invalid("--decoder-first-pipeline-num-layers %" G_GINT64_FORMAT
                    " and --decoder-last-pipeline-num-layers %" G_GINT64_FORMAT
                    " leave %" G_GINT64_FORMAT " of num_layers %" G_GINT64_FORMAT
@@ -136,17 +136,15 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
                    I64(l->pp));
   /* Megatron-LM (TransformerConfig) lets virtual stages split an uneven
    * pipeline when every stage's layers divide by vp. */
-  if (l->vp > 1) {
+  if (l->vp > 1 && !ptsim_plan_split_fits(l->pp, l->vp, layers, first, last)) {
     int64_t bad = first % l->vp ? first : last % l->vp ? last
                   : middle > 0 && (rest / middle) % l->vp ? rest / middle : 0;
-    if (bad)
-      return invalid("--vp %" G_GINT64_FORMAT " does not divide the %"
-                     G_GINT64_FORMAT " layers of a pipeline stage (split %"
-                     G_GINT64_FORMAT " first, %" G_GINT64_FORMAT " last, %"
-                     G_GINT64_FORMAT " on each other stage); with an uneven "
-                     "split every stage's layers must divide by vp",
-                     I64(l->vp), I64(bad), I64(first), I64(last),
-                     I64(middle > 0 ? rest / middle : 0));
+    return invalid("--vp %" G_GINT64_FORMAT " does not divide the %" G_GINT64_FORMAT
+                   " layers of a pipeline stage (split %" G_GINT64_FORMAT " first, %"
+                   G_GINT64_FORMAT " last, %" G_GINT64_FORMAT " on each other stage); with an "
+                   "uneven split every stage's layers must divide by vp",
+                   I64(l->vp), I64(bad), I64(first), I64(last),
+                   I64(middle > 0 ? rest / middle : 0));
   }
   return split_done(l, layers, stage_layers, error);
 }
@@ -423,6 +421,10 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
       return invalid("--vp %" G_GINT64_FORMAT " (interleaved schedule) needs "
                      "--pp >= 2 (got --pp %" G_GINT64_FORMAT ")",
                      I64(l->vp), I64(l->pp));
+    if (l->pp * l->vp > PTSIM_MAX_VSTAGES) /* pp <= 128 and vp < 2^31: no overflow */
+      return invalid("--pp %" G_GINT64_FORMAT " x --vp %" G_GINT64_FORMAT " = %" G_GINT64_FORMAT
+                     " virtual stages is more than ptsim's limit of %d",
+                     I64(l->pp), I64(l->vp), I64(l->pp * l->vp), PTSIM_MAX_VSTAGES);
     /* an uneven or accounted split is checked by split_stages */
     if (l->first_stage_layers == 0 && l->last_stage_layers == 0 && !l->account_embedding &&
         !l->account_loss && m->num_layers % (l->pp * l->vp) != 0)
