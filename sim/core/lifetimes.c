@@ -364,7 +364,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   }
   if (!x->job->layout.flash_attention && x->attention_buffer < 0 && x->chunk_layers > 0) {
     const PtsimLayout *l = &x->job->layout;
-    double s = (double)l->seq / (double)l->cp;
+    double s = (double)x->plan->local_seq;
     x->attention_buffer = take(x, "attention_buffer",
                                ELEM * (double)l->mbs * (double)x->job->model.num_attention_heads /
                                    (double)l->tp * s * s,

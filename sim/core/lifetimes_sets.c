@@ -42,7 +42,7 @@ static PTSIM_HD void build_saved_dense(Ctx *x) {
   s[n].name = "v"; s[n++].bytes = ELEM * T * kv / t;
   if (!l->flash_attention && l->recompute != PTSIM_RECOMPUTE_SELECTIVE) {
     double scores = (double)l->mbs * (double)m->num_attention_heads / t *
-                    ((double)l->seq / (double)l->cp) * ((double)l->seq / (double)l->cp);
+                    (double)x->plan->local_seq * (double)x->plan->local_seq;
     s[n].name = "attention_scores"; s[n++].bytes = ELEM * scores;
     s[n].name = "attention_probs"; s[n++].bytes = ELEM * scores;
   }
@@ -160,7 +160,7 @@ static PTSIM_HD void build_kept(Ctx *x) {
       s[n].name = "attention_output"; s[n++].bytes = ELEM * T * q / t;
       s[n].name = "attention_logsumexp";
       s[n++].bytes = 4.0 * (double)l->mbs * (double)(m->num_attention_heads / l->tp) *
-                     ((double)l->seq / (double)l->cp);
+                     (double)x->plan->local_seq;
     }
   }
   if (l->tp > 1 && l->sp) {
