@@ -61,8 +61,8 @@ static void test_sampled(void) {
   g_assert_no_error(error);
   int64_t after[5] = {-1, -1, -1, -1, -1};
   PtsimAllocReplay r, plain;
-  g_assert_true(ptsim_alloc_trace_replay_sampled(t, NULL, 1e12, after, &r, &error));
-  g_assert_true(ptsim_alloc_trace_replay(t, NULL, 1e12, &plain, &error));
+  g_assert_true(ptsim_alloc_trace_replay(t, NULL, 1e12, after, &r, &error));
+  g_assert_true(ptsim_alloc_trace_replay(t, NULL, 1e12, NULL, &plain, &error));
   g_assert_cmpint(after[0], ==, 102 * MIB);
   g_assert_cmpint(after[1], ==, 104 * MIB);
   g_assert_cmpint(after[2], ==, 104 * MIB);

@@ -69,7 +69,7 @@ static void test_trace_replay(void) {
   g_autoptr(PtsimAllocTrace) t = ptsim_alloc_trace_load(path, &error);
   g_assert_no_error(error);
   PtsimAllocReplay r;
-  g_assert_true(ptsim_alloc_trace_replay(t, NULL, (double)(220 * MIB), &r, &error));
+  g_assert_true(ptsim_alloc_trace_replay(t, NULL, (double)(220 * MIB), NULL, &r, &error));
   g_assert_no_error(error);
   /* peak allocated: big (100 MiB + 512) + m1 + m2 (5 MiB each) + s1 (512) */
   g_assert_cmpint(r.peak_allocated_bytes, ==, 110 * MIB + 1024);
@@ -95,7 +95,7 @@ static void test_trace_replay(void) {
   g_assert_cmpint(r.error_event, ==, -1);
 
   /* with room for it, no OOM */
-  g_assert_true(ptsim_alloc_trace_replay(t, NULL, (double)(80 * GIB), &r, &error));
+  g_assert_true(ptsim_alloc_trace_replay(t, NULL, (double)(80 * GIB), NULL, &r, &error));
   g_assert_cmpint(r.ooms, ==, 0);
   g_assert_cmpint(r.first_oom_line, ==, 0);
   g_assert_cmpint(r.peak_reserved_bytes, ==, 224 * MIB);
@@ -104,7 +104,7 @@ static void test_trace_replay(void) {
   PtsimAllocOptions o;
   ptsim_alloc_options_init(&o);
   o.max_split_size_bytes = MIB;
-  g_assert_false(ptsim_alloc_trace_replay(t, &o, (double)(80 * GIB), &r, &error));
+  g_assert_false(ptsim_alloc_trace_replay(t, &o, (double)(80 * GIB), NULL, &r, &error));
   g_assert_error(error, PTSIM_ALLOC_TRACE_ERROR, PTSIM_ALLOC_TRACE_ERROR_REPLAY);
 }
 
@@ -124,11 +124,11 @@ static void test_replay_core(void) {
   ev[2].kind = PTSIM_ALLOC_EVENT_EMPTY_CACHE;
   int32_t handles[2];
   PtsimAllocReplay r;
-  g_assert_cmpint(ptsim_alloc_replay(&a, ev, 3, handles, 2, &r), ==, PTSIM_ALLOC_ERR_HANDLE);
+  g_assert_cmpint(ptsim_alloc_replay(&a, ev, 3, handles, 2, NULL, &r), ==, PTSIM_ALLOC_ERR_HANDLE);
   g_assert_cmpint(r.error_event, ==, 1);
   g_assert_cmpint(r.events, ==, 1);
   ev[1].id = 5;  /* out of range */
-  g_assert_cmpint(ptsim_alloc_replay(&a, ev + 1, 1, handles, 2, &r), ==, PTSIM_ALLOC_ERR_HANDLE);
+  g_assert_cmpint(ptsim_alloc_replay(&a, ev + 1, 1, handles, 2, NULL, &r), ==, PTSIM_ALLOC_ERR_HANDLE);
 
   /* one live tensor at a time, ever larger: nothing is reused, 1500
    * cached segments pile up, more than the first guess of slots (2 x
@@ -141,7 +141,7 @@ static void test_replay_core(void) {
   g_string_free(s, TRUE);
   g_assert_no_error(error);
   g_assert_cmpint(t->max_live, ==, 1);
-  g_assert_true(ptsim_alloc_trace_replay(t, NULL, 1e16, &r, &error));
+  g_assert_true(ptsim_alloc_trace_replay(t, NULL, 1e16, NULL, &r, &error));
   g_assert_no_error(error);
   g_assert_cmpint(r.allocs, ==, 1500);
   g_assert_cmpint(r.frees, ==, 1500);

@@ -204,14 +204,8 @@ PtsimAllocTrace *ptsim_alloc_trace_load(const char *path, GError **error) {
 }
 
 gboolean ptsim_alloc_trace_replay(const PtsimAllocTrace *trace, const PtsimAllocOptions *opts,
-                                  double capacity_bytes, PtsimAllocReplay *out, GError **error) {
-  return ptsim_alloc_trace_replay_sampled(trace, opts, capacity_bytes, NULL, out, error);
-}
-
-gboolean ptsim_alloc_trace_replay_sampled(const PtsimAllocTrace *trace,
-                                          const PtsimAllocOptions *opts, double capacity_bytes,
-                                          int64_t *reserved_after, PtsimAllocReplay *out,
-                                          GError **error) {
+                                  double capacity_bytes, int64_t *reserved_after,
+                                  PtsimAllocReplay *out, GError **error) {
   g_return_val_if_fail(trace != NULL && out != NULL, FALSE);
   /* Blocks: each live tensor, a cached block or unmapped range between two
    * of them, and whole cached segments; start generous, double on refusal
@@ -228,7 +222,7 @@ gboolean ptsim_alloc_trace_replay_sampled(const PtsimAllocTrace *trace,
                   "%s: allocator options or capacity out of range", trace->name);
       return FALSE;
     }
-    int32_t rc = ptsim_alloc_replay_sampled(
+    int32_t rc = ptsim_alloc_replay(
         &a, (const PtsimAllocEvent *)(void *)trace->events->data, (int64_t)trace->events->len,
         handles, trace->num_ids, reserved_after, out);
     if (rc == 0) return TRUE;

@@ -63,16 +63,12 @@ PtsimAllocTrace *ptsim_alloc_trace_parse(const char *text, gssize len, const cha
 PtsimAllocTrace *ptsim_alloc_trace_load(const char *path, GError **error);
 
 /* Replays TRACE through a new allocator with OPTS (NULL: defaults) and
- * capacity_bytes, sizing the block storage itself.  Returns TRUE and fills
- * *out, or FALSE with PTSIM_ALLOC_TRACE_ERROR_REPLAY (bad options). */
+ * capacity_bytes, sizing the block storage itself, and fills
+ * reserved_after[0..events->len) (when not NULL) with the emulated
+ * reserved bytes just after each event.  Returns TRUE and fills *out, or
+ * FALSE with PTSIM_ALLOC_TRACE_ERROR_REPLAY (bad options). */
 gboolean ptsim_alloc_trace_replay(const PtsimAllocTrace *trace, const PtsimAllocOptions *opts,
-                                  double capacity_bytes, PtsimAllocReplay *out, GError **error);
-
-/* ptsim_alloc_trace_replay, also filling reserved_after[0..events->len)
- * with the emulated reserved bytes just after each event (may be NULL). */
-gboolean ptsim_alloc_trace_replay_sampled(const PtsimAllocTrace *trace,
-                                          const PtsimAllocOptions *opts, double capacity_bytes,
-                                          int64_t *reserved_after, PtsimAllocReplay *out,
-                                          GError **error);
+                                  double capacity_bytes, int64_t *reserved_after,
+                                  PtsimAllocReplay *out, GError **error);
 
 #endif /* PTSIM_ALLOC_TRACE_IO_H */

@@ -213,7 +213,7 @@ static int replay(const char *path, const ReplayOptions *o) {
   }
   g_autofree int64_t *emulated = g_new0(int64_t, trace->events->len > 0 ? trace->events->len : 1);
   PtsimAllocReplay r;
-  if (!ptsim_alloc_trace_replay_sampled(trace, &opts, capacity, emulated, &r, &error))
+  if (!ptsim_alloc_trace_replay(trace, &opts, capacity, emulated, &r, &error))
     return fail(1, error->message);
   Comparison c;
   compare(trace, emulated, r.events, &c);

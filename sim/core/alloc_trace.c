@@ -17,13 +17,7 @@ PTSIM_HD static void finish(const PtsimAllocator *a, PtsimAllocReplay *out) {
 
 PTSIM_HD int32_t ptsim_alloc_replay(PtsimAllocator *a, const PtsimAllocEvent *events,
                                     int64_t n, int32_t *handles, int32_t num_ids,
-                                    PtsimAllocReplay *out) {
-  return ptsim_alloc_replay_sampled(a, events, n, handles, num_ids, 0, out);
-}
-
-PTSIM_HD int32_t ptsim_alloc_replay_sampled(PtsimAllocator *a, const PtsimAllocEvent *events,
-                                            int64_t n, int32_t *handles, int32_t num_ids,
-                                            int64_t *reserved_after, PtsimAllocReplay *out) {
+                                    int64_t *reserved_after, PtsimAllocReplay *out) {
   out->events = out->allocs = out->frees = out->empty_caches = 0;
   out->skipped_frees = out->ooms = 0;
   out->first_oom_event = -1;

@@ -62,20 +62,16 @@ typedef struct {
 
 /* Runs events[0..n) through allocator a (which may already hold state; the
  * peaks are a's own).  handles[0..num_ids) is scratch the replay fills
- * (initialised here to PTSIM_ALLOC_ID_DEAD).  Fills *out in every case.
- * Returns 0, PTSIM_ALLOC_ERR_HANDLE (bad id or lifetime; out->error_event),
- * PTSIM_ALLOC_ERR_NO_BLOCKS (out of slots; out->error_event) or
- * PTSIM_ALLOC_ERR_ARGS (a negative size or stream, unknown kind). */
+ * (initialised here to PTSIM_ALLOC_ID_DEAD).  reserved_after, when not
+ * NULL, gets reserved_after[e] = reserved bytes just after event e (for
+ * e < out->events; entries from the stopping event on are left as they
+ * were): what a real allocator's trace is compared with.  Fills *out in
+ * every case.  Returns 0, PTSIM_ALLOC_ERR_HANDLE (bad id or lifetime;
+ * out->error_event), PTSIM_ALLOC_ERR_NO_BLOCKS (out of slots;
+ * out->error_event) or PTSIM_ALLOC_ERR_ARGS (a negative size or stream,
+ * unknown kind). */
 PTSIM_HD int32_t ptsim_alloc_replay(PtsimAllocator *a, const PtsimAllocEvent *events,
                                     int64_t n, int32_t *handles, int32_t num_ids,
-                                    PtsimAllocReplay *out);
-
-/* ptsim_alloc_replay, also writing reserved_after[e] = reserved bytes just
- * after event e (for e < out->events; entries from the stopping event on
- * are left as they were).  reserved_after may be NULL (then it is exactly
- * ptsim_alloc_replay).  Used to compare with a real allocator's trace. */
-PTSIM_HD int32_t ptsim_alloc_replay_sampled(PtsimAllocator *a, const PtsimAllocEvent *events,
-                                            int64_t n, int32_t *handles, int32_t num_ids,
-                                            int64_t *reserved_after, PtsimAllocReplay *out);
+                                    int64_t *reserved_after, PtsimAllocReplay *out);
 
 #endif /* PTSIM_ALLOC_TRACE_H */

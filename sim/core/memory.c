@@ -334,7 +334,16 @@ static PTSIM_HD int32_t backward_units(const PtsimPlan *plan, int64_t stage, int
   return n;
 }
 
-PTSIM_HD double ptsim_memory_unsharded_bytes(const PtsimPlan *plan, int64_t stage) {
+/* Bytes a stage's sharded data parallelism holds besides its persistent
+ * shards (PtsimStageMemory.unsharded_bytes), at its peak in backward: the
+ * unit being computed with its gradient (megatron's main-grad buffer in
+ * the reduce dtype; autograd's bf16 gradient under torch), the unit before
+ * it in backward order as its reduce-scatter input (reduce dtype) and,
+ * under ZeRO-3, the gathered units: the current and (prefetch) the next,
+ * or all of the stage's when they are kept from forward to backward
+ * (RESHARD_NEVER).  Under sync_once every unit is gathered all step and
+ * its unsharded gradients are the stage's gradients (gradients_bytes). */
+PTSIM_HD static double unsharded_bytes(const PtsimPlan *plan, int64_t stage) {
   const PtsimLayout *l = &plan->job.layout;
   int32_t kinds[10], n, i;
   double peak = 0.0;
@@ -439,7 +448,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     if (i == last && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
       st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
     st->other_bytes = st->input_ids_bytes + st->logits_bytes;
-    st->unsharded_bytes = ptsim_memory_unsharded_bytes(plan, i);
+    st->unsharded_bytes = unsharded_bytes(plan, i);
     st->total_bytes = st->parameters_bytes + st->gradients_bytes +
                       st->optimizer_bytes + st->activations_bytes +
                       st->other_bytes + st->unsharded_bytes;

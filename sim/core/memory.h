@@ -93,17 +93,6 @@ PTSIM_HD double ptsim_memory_layer_op_saved_bytes(const PtsimPlan *plan);
 PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan,
                                                         int keep_scores);
 
-/* Bytes a stage's sharded data parallelism holds besides its persistent
- * shards (PtsimStageMemory.unsharded_bytes), at its peak in backward: the
- * unit being computed with its gradient (megatron's main-grad buffer in
- * the reduce dtype; autograd's bf16 gradient under torch), the unit before
- * it in backward order as its reduce-scatter input (reduce dtype) and,
- * under ZeRO-3, the gathered units: the current and (prefetch) the next,
- * or all of the stage's when they are kept from forward to backward
- * (RESHARD_NEVER).  Under sync_once every unit is gathered all step and
- * its unsharded gradients are the stage's gradients (gradients_bytes). */
-PTSIM_HD double ptsim_memory_unsharded_bytes(const PtsimPlan *plan, int64_t stage);
-
 /* What a replay of the job through the caching-allocator emulation must
  * hold at once on the stage holding the most (lifetimes.h): its weights,
  * gradients, optimizer states and saved activations, i.e. the stage total

@@ -200,7 +200,10 @@ static PTSIM_HD double plan_attention_parameters(const PtsimModel *m, int64_t tp
   return n;
 }
 
-PTSIM_HD double ptsim_plan_moe_layer_parameters(const PtsimModel *model, int64_t tp, int64_t ep,
+/* Parameters of one MoE layer held by one GPU: attention and norms over
+ * tp, router replicated, shared experts over tp, E/ep routed experts over
+ * etp; *experts (may be NULL) receives the routed experts' part. */
+PTSIM_HD static double moe_layer_parameters(const PtsimModel *model, int64_t tp, int64_t ep,
                                                 int64_t etp, double *experts) {
   double h = (double)model->hidden_size, e = (double)model->num_experts;
   /* Megatron's grouped experts carry no biases unless asked; the routed
@@ -234,7 +237,7 @@ PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, 
   double all, act;
   int last_moe = ptsim_plan_is_moe_layer(model, model->num_layers - 1);
   if (model->num_experts > 0) {
-    moe = ptsim_plan_moe_layer_parameters(model, 1, 1, 1, &routed);
+    moe = moe_layer_parameters(model, 1, 1, 1, &routed);
     used = routed * (double)model->moe_router_topk / (double)model->num_experts;
   }
   /* in this order a dense model's sum is the one before MoE, to the bit */
@@ -359,7 +362,7 @@ static PTSIM_HD void plan_moe(PtsimPlan *out) {
   out->moe_layer_parameters = out->moe_expert_parameters = 0.0;
   if (m->num_experts > 0)
     out->moe_layer_parameters =
-        ptsim_plan_moe_layer_parameters(m, l->tp, ep, etp, &out->moe_expert_parameters);
+        moe_layer_parameters(m, l->tp, ep, etp, &out->moe_expert_parameters);
   out->expert_load = l->moe_capacity_factor > 0.0 ? l->moe_capacity_factor : 1.0;
   out->mtp_layer_is_moe = ptsim_plan_is_moe_layer(m, m->num_layers - 1);
   out->mtp_parameters =

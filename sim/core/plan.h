@@ -240,12 +240,6 @@ PTSIM_HD int ptsim_plan_is_moe_layer(const PtsimModel *model, int64_t layer);
 /* MoE layers among layers [first, first + count). */
 PTSIM_HD int64_t ptsim_plan_moe_layers_in(const PtsimModel *model, int64_t first, int64_t count);
 
-/* Parameters of one MoE layer held by one GPU: attention and norms over
- * tp, router replicated, shared experts over tp, E/ep routed experts over
- * etp; *experts (may be NULL) receives the routed experts' part. */
-PTSIM_HD double ptsim_plan_moe_layer_parameters(const PtsimModel *model, int64_t tp, int64_t ep,
-                                                int64_t etp, double *experts);
-
 /* The whole model's parameters (one copy, no parallelism): layers, word
  * embedding (and the LM head when untied), final norm, the learned
  * position table when the model has one (max_position_embeddings rows, or

@@ -80,7 +80,9 @@ PTSIM_HD int32_t ptsim_schedule_num_items(PtsimSchedule kind, int32_t p, int32_t
 
 PTSIM_HD static int32_t min_i32(int32_t x, int32_t y) { return x < y ? x : y; }
 
-PTSIM_HD int32_t ptsim_schedule_warmup(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+/* Warm-up forwards of `stage` (forwards before its first backward), or an
+ * error code.  GPipe: m. */
+PTSIM_HD static int32_t warmup_items(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
                                        int32_t stage) {
   int32_t rc = ptsim_schedule_check(kind, p, m, v);
   if (rc != 0) return rc;
@@ -168,7 +170,7 @@ PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, 
   if (n < 0) return n;
   if (stage < 0 || stage >= p || out == 0) return PTSIM_SCHEDULE_ERR_ARGS;
   if (capacity < n) return PTSIM_SCHEDULE_ERR_CAPACITY;
-  w = ptsim_schedule_warmup(kind, p, m, v, stage);
+  w = warmup_items(kind, p, m, v, stage);
   switch (kind) {
     case PTSIM_SCHEDULE_GPIPE:
       return build_gpipe(m, out);
@@ -203,7 +205,7 @@ PTSIM_HD int32_t ptsim_schedule_shape(PtsimSchedule kind, int32_t p, int32_t m, 
   out->v = v;
   out->stage = stage;
   out->items = n;
-  out->warmup = ptsim_schedule_warmup(kind, p, m, v, stage);
+  out->warmup = warmup_items(kind, p, m, v, stage);
   /* Group sizes change only at g = m-w (no more F) and g = s (W's begin):
    * three runs of constant size, some possibly empty. */
   steady = m - out->warmup;

@@ -179,11 +179,6 @@ PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, 
                                       int32_t stage, PtsimScheduleItem *out,
                                       int32_t capacity);
 
-/* Warm-up forwards of `stage` (forwards before its first backward), or an
- * error code.  GPipe: m. */
-PTSIM_HD int32_t ptsim_schedule_warmup(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
-                                       int32_t stage);
-
 /* ---- one stage's order in closed form ----
  *
  * The engine reads an order item by item and asks which item consumes or
@@ -195,7 +190,7 @@ typedef struct {
   int32_t p, m, v; /* stages, microbatches, chunks per stage */
   int32_t stage;
   int32_t items;   /* ptsim_schedule_num_items() */
-  int32_t warmup;  /* ptsim_schedule_warmup() */
+  int32_t warmup;  /* warm-up forwards: those before the stage's first backward */
   /* ZB-H1 only: after the warm-up, groups of 1 to 3 items (schedule.c) in
    * three runs of equal-sized groups: run r starts at item run_index[r]
    * with group run_group[r], groups of run_size[r] items; the trailing W's

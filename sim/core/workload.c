@@ -140,7 +140,8 @@ PTSIM_HD void ptsim_work_comm(PtsimWork *w, PtsimCommKind kind, double fwd, doub
   w->backward_comm_s[kind] += bwd;
 }
 
-PTSIM_HD double ptsim_work_tp_coll_s(const PtsimWorkCtx *x, PtsimCollective kind, double bytes) {
+/* One collective in the TP group (0 without TP). */
+PTSIM_HD static double tp_coll_s(const PtsimWorkCtx *x, PtsimCollective kind, double bytes) {
   if (x->t <= 1) return 0.0;
   return ptsim_cost_collective_s(&x->job->hw, x->params, kind, bytes, x->tp_group);
 }
@@ -193,10 +194,10 @@ PTSIM_HD void ptsim_work_tp_enter(const PtsimWorkCtx *x, PtsimWork *w, double ge
   if (l->sp)
     ptsim_work_comm(w, PTSIM_COMM_TP,
              tp_exposed(x, te_layer && l->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
-                        ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_GATHER, gathered), gemm_s),
-             tp_exposed(x, back, ptsim_work_tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s));
+                        tp_coll_s(x, PTSIM_COLL_ALL_GATHER, gathered), gemm_s),
+             tp_exposed(x, back, tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s));
   else
-    ptsim_work_comm(w, PTSIM_COMM_TP, 0.0, ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes));
+    ptsim_work_comm(w, PTSIM_COMM_TP, 0.0, tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes));
 }
 
 /* The TP collective leaving a row-parallel GEMM (O, fc2): SP
@@ -210,11 +211,11 @@ PTSIM_HD void ptsim_work_tp_leave(const PtsimWorkCtx *x, PtsimWork *w, double ge
   if (l->sp)
     ptsim_work_comm(w, PTSIM_COMM_TP,
              tp_exposed(x, l->tp_comm_overlap_rs ? TP_PIPELINED : TP_EXPOSED,
-                        ptsim_work_tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s),
+                        tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s),
              tp_exposed(x, l->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
-                        ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s));
+                        tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s));
   else
-    ptsim_work_comm(w, PTSIM_COMM_TP, ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes), 0.0);
+    ptsim_work_comm(w, PTSIM_COMM_TP, tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes), 0.0);
 }
 
 PTSIM_HD double ptsim_work_gemm_fwd_s(const PtsimWorkCtx *x, int64_t m, int64_t n, int64_t k) {
@@ -479,8 +480,8 @@ static PTSIM_HD void build_embedding(const PtsimWorkCtx *x, PtsimWork *w) {
   ptsim_work_elementwise(x, w, 2.0 * bytes);
   if (x->t > 1) {
     PtsimCollective kind = x->job->layout.sp ? PTSIM_COLL_REDUCE_SCATTER : PTSIM_COLL_ALL_REDUCE;
-    ptsim_work_comm(w, PTSIM_COMM_TP, ptsim_work_tp_coll_s(x, kind, bytes),
-             x->job->layout.sp ? ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes) : 0.0);
+    ptsim_work_comm(w, PTSIM_COMM_TP, tp_coll_s(x, kind, bytes),
+             x->job->layout.sp ? tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes) : 0.0);
   }
 }
 
@@ -518,7 +519,7 @@ static PTSIM_HD void build_head(const PtsimWorkCtx *x, PtsimWork *w) {
   ptsim_work_gemm_at(x, w, ptsim_work_outside_fp8(x), T, vocab_local, h, INPUT_CAST);
   w->forward_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 22.0 : 38.0));
   w->backward_input_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 6.0 : 22.0));
-  if (t > 1) small = (fused ? 2.0 : 3.0) * ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, (double)T * 4.0);
+  if (t > 1) small = (fused ? 2.0 : 3.0) * tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, (double)T * 4.0);
   ptsim_work_comm(w, PTSIM_COMM_TP, small, 0.0);
   ptsim_work_grad_accumulation(x, w, (double)vocab_local * (double)h);
 }
@@ -580,7 +581,7 @@ static PTSIM_HD void stage_moe_comm(const PtsimWorkCtx *x, int64_t stage, double
     replicated += (double)x->plan->stage_layers[stage] *
                   (h * (double)(m->q_lora_rank + m->kv_lora_rank + m->qk_pos_emb_head_dim) +
                    (m->qk_layernorm ? (double)(m->q_lora_rank + m->kv_lora_rank) : 0.0));
-  *sync_s += ptsim_work_tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, replicated * x->plan->grad_bytes);
+  *sync_s += tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, replicated * x->plan->grad_bytes);
 }
 
 static PTSIM_HD void build_step_work(const PtsimWorkCtx *x, PtsimWorkload *out) {

@@ -68,8 +68,6 @@ PTSIM_HD void ptsim_work_grouped_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64
 PTSIM_HD void ptsim_work_elementwise(const PtsimWorkCtx *x, PtsimWork *w, double bytes);
 /* Blocking communication: forward time `fwd`, backward time `bwd`. */
 PTSIM_HD void ptsim_work_comm(PtsimWork *w, PtsimCommKind kind, double fwd, double bwd);
-/* One collective in the TP group (0 without TP). */
-PTSIM_HD double ptsim_work_tp_coll_s(const PtsimWorkCtx *x, PtsimCollective kind, double bytes);
 /* The TP collective entering a column-parallel GEMM / leaving a row-parallel
  * one, for `bytes` of bf16 activations (T x h for a transformer layer's);
  * te_layer: the GEMM is a Transformer Engine layer's (workload.c). */

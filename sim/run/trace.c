@@ -31,7 +31,8 @@ static const char *item_name(int32_t kind) {
   return kind >= 0 && kind < (int32_t)G_N_ELEMENTS(names) ? names[kind] : "?";
 }
 
-const char *ptsim_trace_slice_name(const PtsimTraceSlice *s) {
+/* Name of a slice as it appears in the trace ("forward", "PP wait", ...). */
+static const char *slice_name(const PtsimTraceSlice *s) {
   static const char *const names[] = {NULL,          "compute",      "recompute",
                                       "TP exposed",  "CP exposed",   "TP collective",
                                       "CP ring",     "PP send",      "PP recv",
@@ -344,7 +345,7 @@ gboolean ptsim_trace_write(const char *path, const PtsimPlan *plan, const PtsimT
   }
   for (guint i = 0; i < slices->len; i++) {
     const PtsimTraceSlice *s = &g_array_index(slices, PtsimTraceSlice, i);
-    const char *name = ptsim_trace_slice_name(s);
+    const char *name = slice_name(s);
     g_string_append_printf(out, "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": ", name,
                            slice_cat(s));
     append_us(out, s->start_ns);

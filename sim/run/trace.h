@@ -86,9 +86,6 @@ typedef struct {
 GArray *ptsim_trace_slices(const PtsimPlan *plan, const PtsimWorkload *workload,
                            const PtsimTrace *trace, const PtsimTimeResult *time, int32_t steps);
 
-/* Name of a slice as it appears in the trace ("forward", "PP wait", ...). */
-const char *ptsim_trace_slice_name(const PtsimTraceSlice *s);
-
 /* Writes the trace of `steps` steps (1 to 1000) of the plan's job, whose
  * engine run left `trace` and `time`, to `path` by the output policy
  * (output.h: nothing half-written, no device or input replaced).  Errors:

@@ -25,6 +25,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!ptsim_alloc_conf_parse(text, &opts, &error)) return 0;
   PtsimAllocReplay replay;
   g_autoptr(GError) replay_error = NULL;
-  ptsim_alloc_trace_replay(trace, &opts, 1024.0 * 1024 * 1024, &replay, &replay_error);
+  ptsim_alloc_trace_replay(trace, &opts, 1024.0 * 1024 * 1024, NULL, &replay, &replay_error);
   return 0;
 }

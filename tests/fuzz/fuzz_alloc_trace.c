@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   PtsimAllocReplay replay;
   g_autofree int64_t *after = g_new0(int64_t, trace->events->len + 1);
   g_autoptr(GError) replay_error = NULL;
-  ptsim_alloc_trace_replay_sampled(trace, &opts, 64.0 * 1024 * 1024 * 1024, after, &replay,
+  ptsim_alloc_trace_replay(trace, &opts, 64.0 * 1024 * 1024 * 1024, after, &replay,
                                    &replay_error);
   return 0;
 }
