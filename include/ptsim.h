@@ -256,6 +256,30 @@ PTSIM_PUBLIC int ptsim_api_result_runs(const PtsimApiResult *result);
 
 PTSIM_PUBLIC void ptsim_api_result_free(PtsimApiResult *result);
 
+/* ---- sweeps ---- */
+
+/* One row of a sweep: N_COLUMNS names (the sweep CSV's header) and values
+ * (the row's cells as the CSV writes them: numbers in C-locale text, words
+ * as words), both valid during the call only.  Return 0 to go on, anything
+ * else to stop the sweep (which then fails with PTSIM_API_ERROR_STOPPED). */
+typedef int (*PtsimApiRowFn)(void *user_data, size_t n_columns, const char *const *names,
+                             const char *const *values);
+
+/* Every valid layout of the scenarios FLAGS name -- the flags of
+ * `ptsim sweep` (lists such as {"--model", "llama3-8b,llama3-70b",
+ * "--gpus", "64,128", NULL}, the job's settings, --device, --threads, --top,
+ * --samples, --allocator, --in-memory-max, ...), except its outputs (--csv,
+ * --format, --figures, --shard, --merge) -- evaluated, and handed to FN one
+ * row at a time: the rows `ptsim sweep FLAGS --csv FILE` writes, in its
+ * order (ranked; a sweep past --in-memory-max layouts streams them in
+ * enumeration order, rank 0, without holding them).  FN runs on the
+ * calling thread, between evaluations (which use --threads threads, or
+ * the GPU).  Returns 0, or -1 on failure.  Errors: INPUT (a flag; no valid
+ * layout, with the reasons), GPU_UNAVAILABLE (--device gpu without one),
+ * STOPPED (FN said stop), INTERNAL. */
+PTSIM_PUBLIC int ptsim_api_sweep(const char *const *flags, PtsimApiRowFn fn, void *user_data,
+                                 PtsimApiError **error);
+
 #ifdef __cplusplus
 }
 #endif

@@ -329,6 +329,133 @@ static void test_loaded(void) {
   ptsim_api_hardware_free(hw);
 }
 
+/* ---- sweeps ---- */
+
+typedef struct {
+  char **lines; /* each row's cells joined by commas, as the CSV writes them */
+  size_t count, cap, stop_after;
+  int names_ok;
+} Rows;
+
+static int collect(void *user_data, size_t n, const char *const *names, const char *const *values) {
+  Rows *rows = user_data;
+  rows->names_ok += n > 40 && strcmp(names[0], "rank") == 0 && strcmp(names[1], "model") == 0;
+  size_t len = 0;
+  for (size_t i = 0; i < n; i++) len += strlen(values[i]) + 1;
+  char *line = malloc(len + 1), *at = line;
+  for (size_t i = 0; i < n; i++) at += sprintf(at, "%s%s", values[i], i + 1 < n ? "," : "\n");
+  if (rows->count == rows->cap) {
+    rows->cap = rows->cap ? 2 * rows->cap : 1024;
+    rows->lines = realloc(rows->lines, rows->cap * sizeof *rows->lines);
+  }
+  rows->lines[rows->count++] = line;
+  return rows->stop_after && rows->count >= rows->stop_after;
+}
+
+static void rows_free(Rows *rows) {
+  for (size_t i = 0; i < rows->count; i++) free(rows->lines[i]);
+  free(rows->lines);
+}
+
+/* The rows of `ptsim sweep FLAGS --csv FILE`, against the callback's. */
+static void same_rows_as_command(const char *what, const char *const *flags) {
+  Rows rows = {0};
+  PtsimApiError *error = NULL;
+  char name[256];
+  snprintf(name, sizeof name, "%s: the sweep runs", what);
+  check(ptsim_api_sweep(flags, collect, &rows, &error) == 0 && error == NULL, name);
+  if (error) printf("# %s\n", ptsim_api_error_message(error));
+  snprintf(name, sizeof name, "%s: every row has the header's names", what);
+  check(rows.count > 0 && rows.names_ok == (int)rows.count, name);
+  char csv_path[] = "/tmp/test_api_csv_XXXXXX";
+  int fd = mkstemp(csv_path);
+  const char *with_csv[64];
+  size_t n = 0;
+  for (; flags[n] && n < 60; n++) with_csv[n] = flags[n];
+  with_csv[n++] = "--csv";
+  with_csv[n++] = csv_path;
+  with_csv[n] = NULL;
+  char *out = NULL;
+  if (fd >= 0 && run_ptsim("sweep", with_csv, NULL, &out, NULL, 0) == 0) {
+    FILE *csv = fopen(csv_path, "r");
+    char line[4096];
+    size_t k = 0, same = 0;
+    int header = 1;
+    while (csv && fgets(line, sizeof line, csv)) {
+      if (header) {
+        header = 0;
+        continue;
+      }
+      same += k < rows.count && strcmp(rows.lines[k], line) == 0;
+      k++;
+    }
+    if (csv) fclose(csv);
+    snprintf(name, sizeof name, "%s: as many rows as ptsim sweep --csv writes (%zu)", what, k);
+    check(k == rows.count, name);
+    snprintf(name, sizeof name, "%s: the same rows, value for value, in its order", what);
+    check(same == k && k > 0, name);
+  } else {
+    printf("# SKIP no PTSIM_BIN: not compared with the command\n");
+  }
+  if (fd >= 0) remove(csv_path);
+  free(out);
+  rows_free(&rows);
+  ptsim_api_error_free(error);
+}
+
+static void test_sweep(void) {
+  static const char *const small[] = {"--model", "llama3-8b", "--gpus", "8,16", "--device", "cpu",
+                                      "--threads", "2", NULL};
+  same_rows_as_command("llama3-8b on 8 and 16 GPUs", small);
+  static const char *const moe[] = {"--model", "mixtral-8x7b", "--gpus", "16", "--gbs", "64",
+                                    "--seq", "4096", "--ep", "2,8", "--mbs", "1", "--device",
+                                    "cpu", "--samples", "4", "--jitter", "0.05", NULL};
+  same_rows_as_command("mixtral, Monte-Carlo samples", moe);
+  static const char *const streamed[] = {"--model", "llama3-8b", "--gpus", "8", "--device", "cpu",
+                                         "--in-memory-max", "50", "--top", "3", NULL};
+  same_rows_as_command("streamed past --in-memory-max", streamed);
+
+  Rows rows = {0};
+  rows.stop_after = 3;
+  PtsimApiError *error = NULL;
+  check(ptsim_api_sweep(small, collect, &rows, &error) == -1 && error &&
+            ptsim_api_error_code(error) == PTSIM_API_ERROR_STOPPED && rows.count == 3,
+        "a callback that says stop: no more rows, STOPPED");
+  ptsim_api_error_free(error);
+  rows_free(&rows);
+
+  static const char *const device[] = {"--device", "nope", NULL};
+  char *out = NULL, err[4096];
+  error = NULL;
+  memset(&rows, 0, sizeof rows);
+  check(ptsim_api_sweep(device, collect, &rows, &error) == -1 && error &&
+            ptsim_api_error_code(error) == PTSIM_API_ERROR_INPUT && rows.count == 0,
+        "a bad sweep flag: INPUT, no rows");
+  if (error && run_ptsim("sweep", device, NULL, &out, err, sizeof err) == 2) {
+    char expected[4096];
+    snprintf(expected, sizeof expected, "ptsim sweep: %s", ptsim_api_error_message(error));
+    check(strcmp(err, expected) == 0, "... with the command's message");
+  }
+  free(out);
+  ptsim_api_error_free(error);
+  static const char *const csv[] = {"--csv", "x.csv", NULL};
+  error = NULL;
+  check(ptsim_api_sweep(csv, collect, &rows, &error) == -1 && error &&
+            strstr(ptsim_api_error_message(error), "--csv is an output of the ptsim command"),
+        "the command's outputs are refused by name");
+  ptsim_api_error_free(error);
+  static const char *const none_valid[] = {"--gpus", "7", "--tp-max", "1", "--pp-max", "1",
+                                           "--cp", "2", NULL};
+  error = NULL;
+  check(ptsim_api_sweep(none_valid, collect, &rows, &error) == -1 && error &&
+            strstr(ptsim_api_error_message(error), "no valid layout among") ==
+                ptsim_api_error_message(error) &&
+            ptsim_api_error_exit_status(error) == 2,
+        "no valid layout: INPUT, with the reasons");
+  ptsim_api_error_free(error);
+  check(ptsim_api_sweep(small, NULL, NULL, NULL) == -1, "no callback: an error, not a crash");
+}
+
 #if !defined(__STDC_NO_THREADS__)
 typedef struct {
   const PtsimApiJob *job;
@@ -377,6 +504,7 @@ int main(void) {
   test_megatron();
   test_bad_input();
   test_loaded();
+  test_sweep();
 #if !defined(__STDC_NO_THREADS__)
   test_threads();
 #endif

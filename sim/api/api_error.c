@@ -8,7 +8,10 @@
 #include "gpu.h"
 #include "output.h"
 
+G_DEFINE_QUARK(ptsim-api-stopped-error-quark, ptsim_api_stopped_error)
+
 static PtsimApiErrorCode code_of(const GError *e) {
+  if (e->domain == PTSIM_API_STOPPED_ERROR) return PTSIM_API_ERROR_STOPPED;
   if (e->domain == PTSIM_OUTPUT_ERROR)
     return ptsim_output_exit_code(e) == 2 ? PTSIM_API_ERROR_INPUT : PTSIM_API_ERROR_INTERNAL;
   if (e->domain == PTSIM_CUDA_ERROR)
@@ -25,7 +28,7 @@ static PtsimApiErrorCode code_of(const GError *e) {
 static int exit_status_of(const GError *e, PtsimApiErrorCode code) {
   if (e->domain == PTSIM_OUTPUT_ERROR) return ptsim_output_exit_code(e);
   if (e->domain == PTSIM_CUDA_ERROR) return 2;
-  return code == PTSIM_API_ERROR_INTERNAL ? 1 : 2;
+  return code == PTSIM_API_ERROR_INPUT || code == PTSIM_API_ERROR_GPU_UNAVAILABLE ? 2 : 1;
 }
 
 PtsimApiError *ptsim_api_error_new(const GError *e, const GPtrArray *diagnostics) {

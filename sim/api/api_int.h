@@ -55,10 +55,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimApiResult, ptsim_api_result_free)
 
 /* ---- errors (api_error.c) ---- */
 
+/* A callback asked to stop (PTSIM_API_ERROR_STOPPED). */
+#define PTSIM_API_STOPPED_ERROR (ptsim_api_stopped_error_quark())
+GQuark ptsim_api_stopped_error_quark(void);
+
 /* The public error for a library GError: its message, and its kind and
  * exit status by domain -- the one place where a failure becomes bad input
  * (config, options, files, refused outputs: exit 2), an unusable GPU
- * (exit 2) or an internal failure (exit 1).  DIAGNOSTICS (may be NULL):
+ * (exit 2), a callback's stop (exit 1) or an internal failure (exit 1).  DIAGNOSTICS (may be NULL):
  * lines the inputs gave before it, copied.  (transfer full) */
 PtsimApiError *ptsim_api_error_new(const GError *error, const GPtrArray *diagnostics);
 
