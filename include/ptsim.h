@@ -2,7 +2,8 @@
  * profile, build a job (from the flags `ptsim predict` takes, a Megatron-LM
  * command line or launch script, a torchtitan config), predict its step
  * time and memory, sweep every layout of a scenario.  The ptsim command is
- * built on it (sim/cli/main.c), and so is the Python package.
+ * built on it (sim/cli/main.c), and a binding (Python's) is meant to be a
+ * thin layer over it.
  *
  * Same answers as the command: a job built here from the flags that
  * `ptsim predict` is given is the job the command builds, and
@@ -16,7 +17,8 @@
  *
  * ---- Names ----
  * Every public name carries the word "api": functions ptsim_api_*, types
- * PtsimApi*, constants PTSIM_API_* (and the version macros PTSIM_VERSION_*).
+ * PtsimApi*, constants PTSIM_API_* (besides the version macros
+ * PTSIM_VERSION_* and PTSIM_PUBLIC, the export mark).
  * The library's internal code uses ptsim_*, Ptsim* and PTSIM_* for its own
  * modules (ptsim_model_load, PtsimJob, ...), and the command and the tests
  * call some of them; the extra word keeps the two apart for good, so that
@@ -69,7 +71,6 @@
 #define PTSIM_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,7 +4,8 @@
 # (share/ptsim) into DIR; the installed command runs from anywhere without
 # PTSIM_DATA_DIR and prints what the build tree's prints; a C program
 # compiles against the installed header and library alone and gets the
-# same JSON (skipped, exit 77, when there is no C compiler).
+# same JSON (skipped, exit 77, when there is no C compiler; $CFLAGS: a
+# sanitized build's, which its library needs in the program too).
 set -u
 . "$(dirname "$0")/common.bash" "$1"
 src=${SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -81,8 +82,11 @@ int main(int argc, char **argv) {
   return 0;
 }
 C
-check "a C program compiles: cc -I PREFIX/include prog.c -L PREFIX/lib -lptsim" \
-  "$cc" -I"$prefix/include" "$tmp/prog.c" -L"$prefix/lib" -lptsim -o "$tmp/prog"
+compile() { # the linker's notes (a sanitizer runtime's) shown only on failure
+  "$cc" ${CFLAGS:-} -I"$prefix/include" "$tmp/prog.c" -L"$prefix/lib" -lptsim -o "$tmp/prog" \
+    2>"$tmp/cc.err" || { cat "$tmp/cc.err" >&2; return 1; }
+}
+check "a C program compiles: cc -I PREFIX/include prog.c -L PREFIX/lib -lptsim" compile
 if [ -x "$tmp/prog" ]; then
   (cd "$elsewhere" && env -u PTSIM_DATA_DIR LD_LIBRARY_PATH="$prefix/lib" "$tmp/prog" "${flags[@]}") \
     >"$tmp/prog.json" 2>"$tmp/prog.err"
