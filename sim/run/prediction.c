@@ -63,8 +63,7 @@ GOptionEntry *ptsim_predict_options_entries(PtsimPredictOptions *o, gboolean tim
 
 gboolean ptsim_predict_options_parse(PtsimPredictOptions *o, gboolean time,
                                      const char *const *flags, GError **error) {
-  static const char *const none[] = {NULL};
-  if (!flags) flags = none;
+  if (!flags || !flags[0]) return TRUE; /* none: no context to build */
   g_autofree GOptionEntry *entries = ptsim_predict_options_entries(o, time);
   g_autoptr(GOptionContext) context = g_option_context_new(NULL);
   g_option_context_set_help_enabled(context, FALSE);
