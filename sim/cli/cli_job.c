@@ -1,36 +1,35 @@
 /* cli_job.c — the job built for a command, and what the library found
- * besides it on stderr; see cli_job.h. */
+ * besides it on stderr; see cli_job.h.  The lines are the library's
+ * (ptsim_api_diagnostic_lines): the command only prefixes them. */
 #include <stdio.h>
+#include "api_int.h"
 #include "cli_job.h"
 
-/* A Megatron-LM command line's diagnostics (cli_job.h). */
-static void warn(const char *command, const PtsimMegatronDiagnostics *d) {
-  if (d->unmodelled->len > 0) {
-    fprintf(stderr, "ptsim %s: warning: not modelled, so the prediction may be off:", command);
-    for (guint i = 0; i < d->unmodelled->len; i++)
-      fprintf(stderr, "%s %s", i ? ";" : "", (const char *)d->unmodelled->pdata[i]);
-    fputc('\n', stderr);
-  }
-  if (d->unknown->len > 0) {
-    fprintf(stderr, "ptsim %s: not Megatron-LM flags, ignored:", command);
-    for (guint i = 0; i < d->unknown->len; i++)
-      fprintf(stderr, " %s", (const char *)d->unknown->pdata[i]);
-    fputc('\n', stderr);
-  }
-  for (guint i = 0; i < d->notes->len; i++)
-    fprintf(stderr, "ptsim %s: note: %s\n", command, (const char *)d->notes->pdata[i]);
+void ptsim_cli_print_diagnostic(const char *command, const char *line,
+                                PtsimApiDiagnosticKind kind) {
+  if (kind == PTSIM_API_DIAGNOSTIC_INPUT)
+    g_printerr("ptsim: %s\n", line);
+  else
+    fprintf(stderr, "ptsim %s: %s\n", command, line);
+}
+
+/* DIAG's lines: the inputs' warnings, and once BUILT the Megatron-LM
+ * command line's diagnostics. */
+static void print(const char *command, const PtsimJobDiagnostics *diag, gboolean built) {
+  g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GArray) kinds = g_array_new(FALSE, FALSE, sizeof(PtsimApiDiagnosticKind));
+  ptsim_api_diagnostic_lines(diag, built, lines, kinds);
+  for (guint i = 0; i < lines->len; i++)
+    ptsim_cli_print_diagnostic(command, g_ptr_array_index(lines, i),
+                               g_array_index(kinds, PtsimApiDiagnosticKind, i));
 }
 
 gboolean ptsim_cli_job_build(const char *command, const PtsimJobOptions *opts, PtsimJob *job,
                              GError **error) {
   g_autoptr(PtsimJobDiagnostics) diag = ptsim_job_diagnostics_new();
   gboolean ok = ptsim_job_build(opts, job, diag, error);
-  ptsim_cli_job_print_warnings(diag);
-  if (ok) warn(command, diag->megatron);
+  print(command, diag, ok);
   return ok;
 }
 
-void ptsim_cli_job_print_warnings(const PtsimJobDiagnostics *diag) {
-  for (guint i = 0; i < diag->warnings->len; i++)
-    g_printerr("ptsim: warning: %s\n", (const char *)g_ptr_array_index(diag->warnings, i));
-}
+void ptsim_cli_job_print_warnings(const PtsimJobDiagnostics *diag) { print(NULL, diag, FALSE); }

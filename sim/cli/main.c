@@ -2,23 +2,21 @@
  * codes (0 ok, 2 bad input, 1 internal failure).  Everything a subcommand
  * computes lives in the library; this file only wires it to argv/stdout. */
 #include <errno.h>
+#include <ptsim.h>
 #include <stdio.h>
 #include <string.h>
 #include "alloc_replay_cmd.h"
+#include "api_int.h"
 #include "calibrate_cmd.h"
 #include "cli_job.h"
+#include "cli_options.h"
 #include "config.h"
 #include "gpu.h"
-#include "memory.h"
+#include "output.h"
 #include "plot_cmd.h"
-#include "report.h"
-#include "simulate.h"
-#include "trace.h"
+#include "prediction.h"
 #include "sweep_cmd.h"
 #include "validate_cmd.h"
-#include "alloc_conf.h"
-#include "cli_options.h"
-#include "output.h"
 
 #define EXIT_BAD_INPUT 2
 
@@ -58,78 +56,49 @@ static void print_usage(FILE *to) {
 
 static int print_version(void) {
   g_autofree char *gpu = ptsim_gpu_describe();
-  printf("ptsim %s\n%s\n", PTSIM_VERSION, gpu);
+  printf("ptsim %s\n%s\n", ptsim_api_version_string(), gpu);
   return 0;
 }
 
-static int fail(const char *command, const GError *error) {
-  fprintf(stderr, "ptsim %s: %s\n", command, error->message);
-  if (error->domain == PTSIM_OUTPUT_ERROR) return ptsim_output_exit_code(error);
-  return error->domain == PTSIM_CONFIG_ERROR || error->domain == G_OPTION_ERROR ||
-                 error->domain == G_KEY_FILE_ERROR || error->domain == G_FILE_ERROR ||
-                 error->domain == G_SHELL_ERROR
-             ? EXIT_BAD_INPUT
-             : 1;
+/* Prints an error of the library (and the inputs' warnings before it);
+ * its exit status. */
+static int fail_api(const char *command, const PtsimApiError *error) {
+  for (size_t i = 0; i < ptsim_api_error_diagnostic_count(error); i++)
+    ptsim_cli_print_diagnostic(command, ptsim_api_error_diagnostic(error, i),
+                               PTSIM_API_DIAGNOSTIC_INPUT);
+  fprintf(stderr, "ptsim %s: %s\n", command, ptsim_api_error_message(error));
+  return ptsim_api_error_exit_status(error);
 }
 
-/* Options shared by memory and predict: the job plus --format and --ce. */
+static int fail(const char *command, const GError *error) {
+  g_autoptr(PtsimApiError) e = ptsim_api_error_new(error, NULL);
+  return fail_api(command, e);
+}
+
+/* memory and predict: the job's options (the library's table), --format,
+ * and the prediction's own options (the library's table too). */
 typedef struct {
   PtsimJobOptions job;
+  PtsimPredictOptions predict;
   char *format;
-  char *ce;
-  char *trace; /* predict only */
-  char *trace_steps; /* NULL: not given; parsed strictly (numbers.h) */
-  char *memory_timeline;
-  char *alloc_conf;
-  gboolean no_shortcut;
-  gboolean no_allocator;
 } JobCommandOptions;
 
+/* Reads the command line; *format, or an error. */
 static gboolean parse_job_command(const char *command, int argc, char **argv,
-                                  JobCommandOptions *opts, PtsimJob *job,
-                                  PtsimFormat *format, PtsimCrossEntropyConvention *ce,
-                                  GError **error) {
+                                  JobCommandOptions *opts, PtsimFormat *format, GError **error) {
+  gboolean with_time = strcmp(command, "predict") == 0;
   const GOptionEntry entries[] = {
       {"format", 0, 0, G_OPTION_ARG_STRING, &opts->format, "text|json|csv (default text)",
        "F"},
-      {"ce", 0, 0, G_OPTION_ARG_STRING, &opts->ce,
-       "Where the fp32 logits/cross-entropy term is charged: last-stage (default) or "
-       "every-stage (the paper's printed closed form)",
-       "WHERE"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
-  const GOptionEntry predict_entries[] = {
-      {"trace", 0, 0, G_OPTION_ARG_FILENAME, &opts->trace,
-       "Write a Chrome/Perfetto trace of the simulated step (open in ui.perfetto.dev): per "
-       "stage a compute, TP, CP, PP send/recv and DP track, recompute and waits as slices, "
-       "PP transfers as flow arrows",
-       "FILE.json"},
-      {"trace-steps", 0, 0, G_OPTION_ARG_STRING, &opts->trace_steps,
-       "Steps in the trace, 1 to 1000 (default 1; steps repeat: the simulation is "
-       "deterministic)", "N"},
-      {"memory-timeline", 0, 0, G_OPTION_ARG_FILENAME, &opts->memory_timeline,
-       "Write allocated/reserved bytes over simulated time per stage (TSV)", "FILE.tsv"},
-      {"alloc-conf", 0, 0, G_OPTION_ARG_STRING, &opts->alloc_conf,
-       "PYTORCH_CUDA_ALLOC_CONF for the allocator emulation, e.g. "
-       "expandable_segments:True,max_split_size_mb:512",
-       "CONF"},
-      {"no-shortcut", 0, 0, G_OPTION_ARG_NONE, &opts->no_shortcut,
-       "Simulate every event of the step, and replay every schedule item through the "
-       "allocator emulation, instead of skipping the repeating steady state (the result is "
-       "the same; this checks it)",
-       NULL},
-      {"no-allocator", 0, 0, G_OPTION_ARG_NONE, &opts->no_allocator,
-       "Skip the caching-allocator emulation: the step time and the analytical estimate only "
-       "(for scripts that fit step times; no allocator keys, no runs verdict)",
-       NULL},
-      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  g_autofree GOptionEntry *predict_entries =
+      ptsim_predict_options_entries(&opts->predict, with_time);
   g_autofree char *title = g_strdup_printf(
-      "- %s", strcmp(command, "predict") == 0
-                  ? "one layout: memory estimate, allocator emulation, simulated step time"
-                  : "the analytical per-stage memory estimate of one layout");
+      "- %s", with_time ? "one layout: memory estimate, allocator emulation, simulated step time"
+                        : "the analytical per-stage memory estimate of one layout");
   g_autoptr(GOptionContext) context = g_option_context_new(title);
   ptsim_job_options_add_to_context(context, &opts->job, entries);
-  if (strcmp(command, "predict") == 0)
-    g_option_context_add_main_entries(context, predict_entries, NULL);
+  g_option_context_add_main_entries(context, predict_entries, NULL);
   g_option_context_set_help_enabled(context, TRUE);
   if (!ptsim_options_parse(context, &argc, &argv, error)) return FALSE;
   if (argc > 1) {
@@ -143,117 +112,54 @@ static gboolean parse_job_command(const char *command, int argc, char **argv,
                 "--format '%s': allowed values are text|json|csv", opts->format);
     return FALSE;
   }
-  *ce = PTSIM_CE_LAST_STAGE;
-  if (opts->ce) {
-    if (strcmp(opts->ce, "every-stage") == 0)
-      *ce = PTSIM_CE_EVERY_STAGE;
-    else if (strcmp(opts->ce, "last-stage") != 0) {
-      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                  "--ce '%s': allowed values are last-stage|every-stage", opts->ce);
-      return FALSE;
-    }
-  }
-  return ptsim_cli_job_build(command, &opts->job, job, error);
+  PtsimCrossEntropyConvention ce;
+  return ptsim_predict_options_ce(&opts->predict, &ce, error);
 }
 
 static void clear_job_command(JobCommandOptions *opts) {
   ptsim_job_options_clear(&opts->job);
+  ptsim_predict_options_clear(&opts->predict);
   g_free(opts->format);
-  g_free(opts->ce);
-  g_free(opts->trace);
-  g_free(opts->trace_steps);
-  g_free(opts->memory_timeline);
-  g_free(opts->alloc_conf);
 }
 
+/* The job and its prediction through the library's API (ptsim.h): the
+ * options parsed here go to the constructors that ptsim_api_job_new and
+ * ptsim_api_predict / ptsim_api_memory end in; the JSON is the API's. */
 static int run_job_command(const char *command, int argc, char **argv) {
   JobCommandOptions opts;
   memset(&opts, 0, sizeof opts);
   ptsim_job_options_init(&opts.job);
-  PtsimJob job;
+  ptsim_predict_options_init(&opts.predict);
   PtsimFormat format;
-  PtsimCrossEntropyConvention ce;
   g_autoptr(GError) error = NULL;
-  if (!parse_job_command(command, argc, argv, &opts, &job, &format, &ce, &error)) {
-    clear_job_command(&opts);
-    return fail(command, error);
-  }
-  g_autofree char *trace_path = g_strdup(opts.trace);
-  int64_t trace_steps = 1;
-  if (opts.trace_steps && !trace_path)
-    g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                "--trace-steps needs --trace FILE.json");
-  else
-    ptsim_cli_int64_flag("--trace-steps", opts.trace_steps, 1, 1000, &trace_steps, &error);
-  if (error) {
-    clear_job_command(&opts);
-    return fail(command, error);
-  }
-  g_autofree char *timeline_path = g_strdup(opts.memory_timeline);
-  PtsimAllocOptions alloc_opts;
-  ptsim_alloc_options_init(&alloc_opts);
-  if ((opts.alloc_conf && !ptsim_alloc_conf_parse(opts.alloc_conf, &alloc_opts, &error)) ||
-      (trace_path && !ptsim_output_check(trace_path, &error)) ||
-      (timeline_path && !ptsim_output_check(timeline_path, &error))) {
-    clear_job_command(&opts);
-    return fail(command, error);
-  }
-  if (opts.no_allocator && (timeline_path || opts.alloc_conf)) {
-    g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                "--no-allocator: %s needs the allocator emulation; give one or the other",
-                timeline_path ? "--memory-timeline" : "--alloc-conf");
-    clear_job_command(&opts);
-    return fail(command, error);
-  }
-  const char *overlap_source = ptsim_job_options_overlap_source(&opts.job);
-  gboolean every_event = opts.no_shortcut;
-  gboolean with_alloc = !opts.no_allocator;
-  clear_job_command(&opts);
-
-  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
-  ptsim_plan_build(&job, plan);
+  g_autoptr(PtsimApiError) api_error = NULL;
+  g_autoptr(PtsimApiJob) job = NULL;
+  g_autoptr(PtsimApiResult) result = NULL;
   gboolean with_time = strcmp(command, "predict") == 0;
-  g_autofree PtsimTimeResult *time = g_new0(PtsimTimeResult, 1);
-  g_autofree PtsimAllocResult *alloc = g_new0(PtsimAllocResult, 1);
-  if (with_time) {
-    PtsimTrace trace = {NULL, 0, 0};
-    gboolean need_trace = trace_path || timeline_path;
-    if (!ptsim_simulate_with(plan, need_trace ? &trace : NULL, every_event, time, &error) ||
-        (trace_path &&
-         !ptsim_trace_write(trace_path, plan, &trace, time, (int32_t)trace_steps, &error)) ||
-        (with_alloc && !ptsim_simulate_allocator_with(plan, 2, &alloc_opts, every_event,
-                                                      need_trace ? &trace : NULL, time->step_s,
-                                                      timeline_path, alloc, &error))) {
-      ptsim_simulate_trace_clear(&trace);
-      return fail(command, error);
+  int rc = 0;
+  if (!parse_job_command(command, argc, argv, &opts, &format, &error))
+    rc = fail(command, error);
+  else if (!(job = ptsim_api_job_new_from_options(&opts.job, NULL, NULL, &api_error)))
+    rc = fail_api(command, api_error);
+  else {
+    for (size_t i = 0; i < ptsim_api_job_diagnostic_count(job); i++) {
+      PtsimApiDiagnosticKind kind;
+      const char *line = ptsim_api_job_diagnostic(job, i, &kind);
+      ptsim_cli_print_diagnostic(command, line, kind);
     }
-    ptsim_simulate_trace_clear(&trace);
+    if (!(result = ptsim_api_result_new(job, &opts.predict, with_time, &api_error)))
+      rc = fail_api(command, api_error);
   }
-  PtsimMemoryEstimate *memory = g_new0(PtsimMemoryEstimate, 1);
-  ptsim_memory_estimate(plan, ce, memory);
-  PtsimErrorBand band;
-  ptsim_error_band_lookup(&job, &band);
-  g_autoptr(GString) out = g_string_new(NULL);
+  clear_job_command(&opts);
+  if (rc != 0) return rc;
   if (format == PTSIM_FORMAT_JSON) {
-    PtsimJson json;
-    ptsim_json_init(&json, out);
-    ptsim_json_begin_object(&json, NULL);
-    ptsim_report_json_config(&json, plan);
-    ptsim_report_json_settings(&json, &job.layout, &job.model, overlap_source);
-    ptsim_report_json_memory(&json, memory, job.layout.memory_threshold,
-                             with_time && with_alloc ? alloc : NULL);
-    if (with_time) ptsim_report_json_time(&json, time, &band);
-    ptsim_json_end_object(&json);
-  } else if (format == PTSIM_FORMAT_CSV) {
-    ptsim_report_csv_memory(out, &job, memory);
-  } else {
-    ptsim_report_text_config(out, plan);
-    ptsim_report_text_settings(out, &job.layout, &job.model, overlap_source);
-    ptsim_report_text_memory(out, &job, memory);
-    if (with_time && with_alloc) ptsim_report_text_allocator(out, memory, alloc);
-    if (with_time) ptsim_report_text_time(out, time, &band, job.model.num_experts > 0);
+    size_t len;
+    const char *json = ptsim_api_result_json(result, &len);
+    if (!ptsim_output_stdout(json, len, &error)) return fail(command, error);
+    return 0;
   }
-  g_free(memory);
+  g_autoptr(GString) out = g_string_new(NULL);
+  ptsim_prediction_write(out, &result->prediction, format, result->overlap_source);
   if (!ptsim_output_stdout(out->str, out->len, &error)) return fail(command, error);
   return 0;
 }

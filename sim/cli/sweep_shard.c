@@ -7,7 +7,7 @@
 #include "input.h"
 #include "numbers.h"
 #include "sweep_shard.h"
-#include "sweep_table.h"
+#include "sweep_rows.h"
 
 #define SHARD_COLUMNS "layout_index,result,"
 /* A row is under 2 KiB (its result in base64 and the sweep CSV's columns);

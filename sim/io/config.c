@@ -17,6 +17,7 @@
  * GB = 1e9 B, _us); the structs are SI (bytes, FLOP/s, bytes/s, seconds). */
 #include "config.h"
 #include "config_int.h"
+#include "data_dir.h"
 #include "moe_layers.h"
 
 #include <stdlib.h>
@@ -35,7 +36,8 @@ const char *ptsim_config_data_dir(void) {
   const char *env = g_getenv("PTSIM_DATA_DIR");
   if (env != NULL && env[0] != '\0')
     return env;
-  return PTSIM_SOURCE_DIR;
+  const char *installed = ptsim_data_dir_installed();
+  return installed ? installed : PTSIM_SOURCE_DIR;
 }
 
 /* g_ptr_array_sort hands over pointers to the elements. */

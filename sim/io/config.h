@@ -27,7 +27,8 @@ typedef enum {
 } PtsimConfigError;
 
 /* Folder holding models/ and hw_profiles/: $PTSIM_DATA_DIR if set, else the
- * source tree the binary was built from.  (transfer none) */
+ * installed data beside the library (data_dir.h), else the source tree the
+ * binary was built from.  (transfer none) */
 const char *ptsim_config_data_dir(void);
 
 /* The model invariants every consumer relies on (positive sizes,

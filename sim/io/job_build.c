@@ -46,10 +46,27 @@ static void default_overlap(PtsimLayout *l) {
 
 /* ---- the base job ---- */
 
+/* A library caller's loaded model and profile (NULL: none), used instead
+ * of --model and --hw. */
+typedef struct {
+  const PtsimModel *model;
+  const PtsimHardware *hw;
+} Given;
+
+/* The model --model (else NAME, when not NULL) names, or the one given. */
+static gboolean load_model(const PtsimJobOptions *o, const Given *given, const char *name,
+                           PtsimModel *out, GError **error) {
+  if (given->model) {
+    *out = *given->model;
+    return TRUE;
+  }
+  return ptsim_model_load(o->model ? o->model : name, out, error);
+}
+
 /* The job a torchtitan config describes, on the profile already in JOB->hw;
  * its warnings are appended to WARNINGS, also when it fails. */
-static gboolean torchtitan_job(const PtsimJobOptions *o, PtsimJob *job, GPtrArray *warnings,
-                               GError **error) {
+static gboolean torchtitan_job(const PtsimJobOptions *o, const Given *given, PtsimJob *job,
+                               GPtrArray *warnings, GError **error) {
   int64_t world = o->gpus.given ? o->gpus.value : -1;
   if (o->nodes.given && !ptsim_job_options_nodes_gpus(o, &job->hw, &world, error)) return FALSE;
   g_auto(PtsimTorchtitan) tt = {0};
@@ -57,18 +74,19 @@ static gboolean torchtitan_job(const PtsimJobOptions *o, PtsimJob *job, GPtrArra
       !ptsim_torchtitan_job(&tt, job, error))
     return FALSE;
   default_moe(&job->layout);
-  return !o->model || ptsim_model_load(o->model, &job->model, error);
+  return !(o->model || given->model) || load_model(o, given, NULL, &job->model, error);
 }
 
 /* The base job: built-in defaults (with the overlap default), or what a
  * Megatron-LM command line or a torchtitan config says. */
-static gboolean base_job(const PtsimJobOptions *o, PtsimJob *job, PtsimJobDiagnostics *diag,
-                         GError **error) {
+static gboolean base_job(const PtsimJobOptions *o, const Given *given, PtsimJob *job,
+                         PtsimJobDiagnostics *diag, GError **error) {
   const char *hw = o->hw ? o->hw : PTSIM_JOB_DEFAULT_HW;
   ptsim_layout_init_defaults(&job->layout);
+  if (given->hw) job->hw = *given->hw;
   if (o->torchtitan)
-    return ptsim_hardware_load(hw, &job->hw, error) &&
-           torchtitan_job(o, job, diag->warnings, error);
+    return (given->hw || ptsim_hardware_load(hw, &job->hw, error)) &&
+           torchtitan_job(o, given, job, diag->warnings, error);
   if (o->megatron_args || o->megatron_args_file) {
     gboolean ok = o->megatron_args
                       ? ptsim_megatron_args_parse(o->megatron_args, &job->model, &job->layout,
@@ -76,16 +94,16 @@ static gboolean base_job(const PtsimJobOptions *o, PtsimJob *job, PtsimJobDiagno
                       : ptsim_megatron_args_parse_file(o->megatron_args_file, &job->model,
                                                        &job->layout, diag->megatron, error);
     if (!ok) return FALSE;
-    if (o->model && !ptsim_model_load(o->model, &job->model, error)) return FALSE;
-  } else {
-    if (!ptsim_model_load(o->model ? o->model : PTSIM_JOB_DEFAULT_MODEL, &job->model, error))
+    if ((o->model || given->model) && !load_model(o, given, NULL, &job->model, error))
       return FALSE;
+  } else {
+    if (!load_model(o, given, PTSIM_JOB_DEFAULT_MODEL, &job->model, error)) return FALSE;
     job->layout.gpus = PTSIM_JOB_DEFAULT_GPUS;
     job->layout.gbs = PTSIM_JOB_DEFAULT_GBS;
     job->layout.seq = PTSIM_JOB_DEFAULT_SEQ;
     default_overlap(&job->layout);
   }
-  return ptsim_hardware_load(hw, &job->hw, error);
+  return given->hw || ptsim_hardware_load(hw, &job->hw, error);
 }
 
 /* ---- the pass ---- */
@@ -103,11 +121,20 @@ static void name_launcher_count(const PtsimJob *job, const PtsimMegatronDiagnost
 
 gboolean ptsim_job_build(const PtsimJobOptions *o, PtsimJob *job, PtsimJobDiagnostics *diag,
                          GError **error) {
+  return ptsim_job_build_given(o, NULL, NULL, job, diag, error);
+}
+
+gboolean ptsim_job_build_given(const PtsimJobOptions *o, const PtsimModel *model,
+                               const PtsimHardware *hw, PtsimJob *job, PtsimJobDiagnostics *diag,
+                               GError **error) {
   g_return_val_if_fail(o != NULL && job != NULL, FALSE);
   g_autoptr(PtsimJobDiagnostics) own = diag ? NULL : ptsim_job_diagnostics_new();
   if (!diag) diag = own;
   memset(job, 0, sizeof *job);
-  if (!ptsim_job_options_check(o, error) || !base_job(o, job, diag, error) ||
+  if (model && o->model) return invalid("--model and a loaded model: give at most one");
+  if (hw && o->hw) return invalid("--hw and a loaded hardware profile: give at most one");
+  Given given = {model, hw};
+  if (!ptsim_job_options_check(o, error) || !base_job(o, &given, job, diag, error) ||
       !ptsim_job_options_apply_dimensions(o, job, error) ||
       !ptsim_job_options_apply_settings(o, &job->layout, &job->model, error))
     return FALSE;

@@ -65,6 +65,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimJobDiagnostics, ptsim_job_diagnostics_free)
 gboolean ptsim_job_build(const PtsimJobOptions *opts, PtsimJob *job, PtsimJobDiagnostics *diag,
                          GError **error);
 
+/* The same, with a model and a hardware profile already loaded (each may be
+ * NULL) in place of --model and --hw, which must not be given with them
+ * (PTSIM_CONFIG_ERROR_INVALID): what a library caller's loaded objects
+ * give.  MODEL replaces what --model would: the default model, or the one
+ * a Megatron-LM command line or torchtitan config names. */
+gboolean ptsim_job_build_given(const PtsimJobOptions *opts, const PtsimModel *model,
+                               const PtsimHardware *hw, PtsimJob *job, PtsimJobDiagnostics *diag,
+                               GError **error);
+
 /* The same, where the Megatron-LM command line is MEGATRON_BASE (e.g. a
  * log's arguments block) followed by opts->megatron_args, whose flags
  * therefore supplement or override it (argparse: the last occurrence
