@@ -46,8 +46,8 @@ char *ptsim_gpu_describe(void) {
   if (!ptsim_gpu_compiled_in()) return g_strdup("GPU path: not compiled in");
   PtsimGpuInfo info;
   g_autoptr(GError) error = NULL;
-  /* CMake's list, e.g. "80-real;90-real;100-real;120" */
-  g_auto(GStrv) built = g_strsplit(PTSIM_CUDA_ARCHITECTURES_BUILT, ";", -1);
+  /* CMake's list with commas, e.g. "80-real,90-real,100-real,120" */
+  g_auto(GStrv) built = g_strsplit(PTSIM_CUDA_ARCHITECTURES_BUILT, ",", -1);
   g_autofree char *archs = g_strjoinv(", ", built);
   if (!ptsim_gpu_query(&info, &error))
     return g_strdup_printf("GPU path: compiled in (CUDA architectures %s); device: none (%s)",
