@@ -21,7 +21,7 @@ int main(int argc, char **argv) {
   const char *schedule = argc > 1 ? argv[1] : "1f1b";
   PtsimJob job;
   g_autoptr(GError) error = NULL;
-  ptsim_layout_init_defaults(&job.layout);
+  ptsim_job_init_defaults(&job);
   if (!ptsim_model_load("llama3-70b", &job.model, &error) ||
       !ptsim_hardware_load("h100-80g", &job.hw, &error)) {
     fprintf(stderr, "bench_engine: %s\n", error->message);

@@ -85,6 +85,7 @@ int main(int argc, char **argv) {
   for (guint i = 0; i < sweep->jobs->len; i++) {
     if (results[i].runs_from != PTSIM_RUNS_FROM_ALLOCATOR) continue;
     const PtsimLayout *l = &jobs[i].layout;
+    const PtsimSettings *run = &jobs[i].settings;
     int64_t all = 0, part = 0;
     ptsim_plan_build(&jobs[i], plan);
     gint64 t_full = emulate(plan, TRUE, full, &all);
@@ -99,7 +100,7 @@ int main(int argc, char **argv) {
            " | %" G_GINT64_FORMAT " | %.1f | %.1f |\n",
            jobs[i].hw.name, ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->gpus,
            l->seq, l->tp, l->pp, l->cp, l->vp, l->mbs,
-           ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute), plan->num_microbatches,
+           ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute), plan->num_microbatches,
            all, part, t_full / 1000.0, t_fast / 1000.0);
     n += 1;
     items += (double)all;

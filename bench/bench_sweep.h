@@ -59,7 +59,7 @@ static inline void bench_scenario_finish(PtsimSweepSpec *spec, const BenchScenar
   g_auto(GStrv) hw_list = g_strsplit(sc->hws, ",", -1);
   for (char **p = model_list; *p; p++) g_ptr_array_add(spec->models, g_strdup(*p));
   for (char **p = hw_list; *p; p++) g_ptr_array_add(spec->hws, g_strdup(*p));
-  spec->base.overlap_grad_reduce = spec->base.overlap_param_gather = 1;
+  spec->base.settings.overlap_grad_reduce = spec->base.settings.overlap_param_gather = 1;
 }
 
 #endif /* PTSIM_BENCH_SWEEP_H */

@@ -430,6 +430,7 @@ static void append_style(GString *gp, const PtsimPlotCanvas *c, const char *figu
 
 void ptsim_plot_job_comment(GString *s, const PtsimJob *job) {
   const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
   g_string_append_printf(
       s,
       "# job: model %s, hw %s, gpus %" G_GINT64_FORMAT ", tp %" G_GINT64_FORMAT
@@ -437,7 +438,7 @@ void ptsim_plot_job_comment(GString *s, const PtsimJob *job) {
       " vp %" G_GINT64_FORMAT ", mbs %" G_GINT64_FORMAT " gbs %" G_GINT64_FORMAT
       " seq %" G_GINT64_FORMAT ", recompute %s, schedule %s\n",
       job->model.name, job->hw.name, l->gpus, l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs,
-      l->gbs, l->seq, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, l->recompute),
+      l->gbs, l->seq, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, run->recompute),
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, l->schedule));
 }
 
@@ -449,6 +450,7 @@ char *ptsim_plot_job_what(const PtsimJob *job) {
 char *ptsim_plot_job_layout(const PtsimJob *job) {
   /* the words a reader needs; cp 1, vp 1 and no recompute go without saying */
   const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
   GString *s = g_string_new(NULL);
   g_string_append_printf(s, "tp %" G_GINT64_FORMAT " pp %" G_GINT64_FORMAT, l->tp, l->pp);
   if (l->cp > 1) g_string_append_printf(s, " cp %" G_GINT64_FORMAT, l->cp);
@@ -459,8 +461,8 @@ char *ptsim_plot_job_layout(const PtsimJob *job) {
     g_string_append_printf(s, ", ep %" G_GINT64_FORMAT " etp %" G_GINT64_FORMAT, l->ep, l->etp);
   g_string_append_printf(s, ", mbs %" G_GINT64_FORMAT " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT,
                          l->mbs, l->gbs, l->seq);
-  if (l->recompute != PTSIM_RECOMPUTE_NONE)
-    g_string_append_printf(s, ", recompute %s", ptsim_names_get(PTSIM_NAMES_RECOMPUTE, l->recompute));
+  if (run->recompute != PTSIM_RECOMPUTE_NONE)
+    g_string_append_printf(s, ", recompute %s", ptsim_names_get(PTSIM_NAMES_RECOMPUTE, run->recompute));
   g_string_append_printf(s, ", %s", ptsim_names_get(PTSIM_NAMES_SCHEDULE, l->schedule));
   if (l->sharding != PTSIM_SHARDING_NONE) /* the distributed optimizer goes without saying */
     g_string_append_printf(s, ", %s", ptsim_layout_sharding_word(l));

@@ -23,7 +23,7 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
 
   int64_t n = memory->num_stages;
   double capacity_gib = memory->capacity_bytes / GIB;
-  double threshold = job->layout.memory_threshold;
+  double threshold = job->settings.memory_threshold;
   double max_total = 0, max_other = 0;
   /* ZeRO-2/3's gathered units and unsharded gradients go with "other" */
   gboolean sharded = job->layout.sharding != PTSIM_SHARDING_NONE;

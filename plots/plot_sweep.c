@@ -82,7 +82,7 @@ GArray *ptsim_plot_layouts_from_sweep(const PtsimSweep *sweep, const GArray *ord
     g_strlcpy(l.hw, j->hw.name, sizeof l.hw);
     l.gpus = y->gpus; l.seq = y->seq; l.gbs = y->gbs; l.tp = y->tp; l.pp = y->pp;
     l.cp = y->cp; l.dp = y->dp; l.vp = y->vp; l.mbs = y->mbs;
-    g_strlcpy(l.recompute, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)y->recompute),
+    g_strlcpy(l.recompute, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)j->settings.recompute),
               sizeof l.recompute);
     g_strlcpy(l.schedule, ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)y->schedule),
               sizeof l.schedule);

@@ -23,7 +23,7 @@ static inline void fixture_job(PtsimJob *job, const char *model, const char *hw,
                 ptsim_hardware_load(hw, &job->hw, &error);
   g_assert_no_error(error);
   g_assert_true(ok);
-  ptsim_layout_init_defaults(&job->layout);
+  ptsim_job_init_defaults(job);
   job->layout.gpus = l.gpus;
   job->layout.tp = l.tp > 0 ? l.tp : 1;
   job->layout.pp = l.pp > 0 ? l.pp : 1;
@@ -31,7 +31,7 @@ static inline void fixture_job(PtsimJob *job, const char *model, const char *hw,
   job->layout.mbs = l.mbs > 0 ? l.mbs : 1;
   job->layout.gbs = l.gbs;
   job->layout.seq = l.seq;
-  job->layout.recompute = l.recompute;
+  job->settings.recompute = l.recompute;
   ok = ptsim_job_validate(job, &error);
   g_assert_no_error(error);
   g_assert_true(ok);

@@ -57,23 +57,27 @@ static inline int64_t jobgen_pick(GRand *rand, const int64_t *values, gsize n) {
 
 /* The rest of a draw, for m microbatches: batch, GPUs, recompute, the
  * optimizer, its sharding and the overlaps. */
-static inline void jobgen_draw_rest(GRand *rand, PtsimLayout *l, int64_t m) {
+static inline void jobgen_draw_rest(GRand *rand, PtsimJob *job, int64_t m) {
+  PtsimLayout *l = &job->layout;
+  PtsimSettings *run = &job->settings;
   l->gbs = m * l->mbs * l->dp;
   l->gpus = l->tp * l->pp * l->cp * l->dp;
-  l->recompute = (PtsimRecompute)g_rand_int_range(rand, 0, 3);
+  run->recompute = (PtsimRecompute)g_rand_int_range(rand, 0, 3);
   l->distributed_optimizer = g_rand_int_range(rand, 0, 4) != 0;
-  l->overlap_grad_reduce = g_rand_boolean(rand);
-  l->overlap_param_gather = l->distributed_optimizer && g_rand_boolean(rand);
+  run->overlap_grad_reduce = g_rand_boolean(rand);
+  run->overlap_param_gather = l->distributed_optimizer && g_rand_boolean(rand);
   /* a third of the sharded draws go further: ZeRO-2 or FSDP (either
    * implementation, HSDP replicas, each reshard policy, prefetch or not;
    * what validation refuses, e.g. torch's FSDP2 with experts, is redrawn) */
   if (l->distributed_optimizer && g_rand_int_range(rand, 0, 3) == 0) {
     l->sharding = g_rand_boolean(rand) ? PTSIM_SHARDING_PARAMS : PTSIM_SHARDING_GRADS;
-    l->fsdp_impl = l->sharding == PTSIM_SHARDING_PARAMS && g_rand_boolean(rand) ? PTSIM_FSDP_TORCH
-                                                                               : PTSIM_FSDP_MEGATRON;
+    run->fsdp_impl = l->sharding == PTSIM_SHARDING_PARAMS && g_rand_boolean(rand)
+                         ? PTSIM_FSDP_TORCH
+                         : PTSIM_FSDP_MEGATRON;
     l->optimizer_instances = l->dp % 2 == 0 && g_rand_boolean(rand) ? 2 : 1;
-    l->reshard_after_forward = g_rand_int_range(rand, PTSIM_RESHARD_AUTO, PTSIM_RESHARD_ALWAYS + 1);
-    l->fsdp_prefetch = g_rand_int_range(rand, 0, 4) != 0;
+    run->reshard_after_forward =
+        g_rand_int_range(rand, PTSIM_RESHARD_AUTO, PTSIM_RESHARD_ALWAYS + 1);
+    run->fsdp_prefetch = g_rand_int_range(rand, 0, 4) != 0;
   }
 }
 
@@ -88,7 +92,7 @@ static inline gboolean jobgen_try(const JobgenPool *pool, GRand *rand, PtsimJob 
   memset(job, 0, sizeof *job);
   job->model = pool->models[g_rand_int_range(rand, 0, JOBGEN_N_MODELS)];
   job->hw = pool->hardware[g_rand_int_range(rand, 0, JOBGEN_N_HARDWARE)];
-  ptsim_layout_init_defaults(l);
+  ptsim_job_init_defaults(job);
   l->tp = jobgen_pick(rand, pow2_8, 4);
   l->pp = jobgen_pick(rand, pow2_8, 4);
   l->dp = jobgen_pick(rand, pow2_8, 4);
@@ -100,7 +104,7 @@ static inline gboolean jobgen_try(const JobgenPool *pool, GRand *rand, PtsimJob 
   /* microbatches: a multiple of pp (interleaved needs it; fine for all) */
   int64_t m = l->pp * jobgen_pick(rand, per_stage, 3);
   if (l->pp == 1) m = jobgen_pick(rand, pow2_8, 4);
-  jobgen_draw_rest(rand, l, m);
+  jobgen_draw_rest(rand, job, m);
   return ptsim_job_validate(job, &error);
 }
 
@@ -129,10 +133,11 @@ static inline gboolean jobgen_try_moe(const JobgenPool *pool, GRand *rand, Ptsim
   static const int64_t seqs[] = {1024, 2048, 4096};
   g_autoptr(GError) error = NULL;
   PtsimLayout *l = &job->layout;
+  PtsimSettings *run = &job->settings;
   memset(job, 0, sizeof *job);
   job->model = pool->moe_models[g_rand_int_range(rand, 0, JOBGEN_N_MOE_MODELS)];
   job->hw = pool->hardware[g_rand_int_range(rand, 0, JOBGEN_N_HARDWARE)];
-  ptsim_layout_init_defaults(l);
+  ptsim_job_init_defaults(job);
   l->tp = jobgen_pick(rand, pow2_4, 3);
   l->pp = jobgen_pick(rand, pow2_4, 3);
   l->dp = jobgen_pick(rand, pow2_8, 4);
@@ -147,14 +152,14 @@ static inline gboolean jobgen_try_moe(const JobgenPool *pool, GRand *rand, Ptsim
     l->first_stage_layers = job->model.num_layers - (l->pp - 1) * (job->model.num_layers / l->pp);
   int64_t m = g_rand_int_range(rand, 1, max_m + 1);
   if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED) m = l->pp * MAX(1, m / l->pp);
-  jobgen_draw_rest(rand, l, m);
-  l->moe_dispatcher = (PtsimDispatcher)g_rand_int_range(rand, 0, 3);
-  l->moe_capacity_factor = g_rand_boolean(rand) ? 0.0 : 1.25;
-  l->moe_pad_to_capacity = l->moe_capacity_factor > 0.0 && g_rand_boolean(rand);
-  l->moe_grouped_gemm = g_rand_boolean(rand);
-  l->moe_permute_fusion = g_rand_boolean(rand);
-  l->moe_shared_expert_overlap = job->model.moe_shared_expert_size > 0 && g_rand_boolean(rand);
-  l->moe_ep_comm_overlap = g_rand_int_range(rand, 0, 4) == 0;
+  jobgen_draw_rest(rand, job, m);
+  run->moe_dispatcher = (PtsimDispatcher)g_rand_int_range(rand, 0, 3);
+  run->moe_capacity_factor = g_rand_boolean(rand) ? 0.0 : 1.25;
+  run->moe_pad_to_capacity = run->moe_capacity_factor > 0.0 && g_rand_boolean(rand);
+  run->moe_grouped_gemm = g_rand_boolean(rand);
+  run->moe_permute_fusion = g_rand_boolean(rand);
+  run->moe_shared_expert_overlap = job->model.moe_shared_expert_size > 0 && g_rand_boolean(rand);
+  run->moe_ep_comm_overlap = g_rand_int_range(rand, 0, 4) == 0;
   return ptsim_job_validate(job, &error);
 }
 

@@ -66,7 +66,7 @@ static PtsimJob *one_job(void) {
   PtsimJob *job = g_new0(PtsimJob, 1);
   g_assert_true(ptsim_model_load("llama3-8b", &job->model, &error));
   g_assert_true(ptsim_hardware_load("h100-80g", &job->hw, &error));
-  ptsim_layout_init_defaults(&job->layout);
+  ptsim_job_init_defaults(job);
   job->layout.gpus = 16;
   job->layout.tp = 2;
   job->layout.pp = 4;

@@ -160,11 +160,11 @@ static void test_overlap_switches(void) {
   g_assert_cmpint(run(&job, w, NULL, base), ==, 0);
   g_assert_cmpfloat(base->exposed_comm_s[PTSIM_COMM_DP], >, 0.0);
   g_assert_cmpfloat(base->exposed_comm_s[PTSIM_COMM_TP], >, 0.0);
-  job.layout.overlap_grad_reduce = 1;
+  job.settings.overlap_grad_reduce = 1;
   g_assert_cmpint(run(&job, w, NULL, grad), ==, 0);
   g_assert_cmpfloat(grad->step_s, <, base->step_s);
   g_assert_cmpfloat(grad->exposed_comm_s[PTSIM_COMM_DP], <, base->exposed_comm_s[PTSIM_COMM_DP]);
-  job.layout.tp_comm_overlap = 1;
+  job.settings.tp_comm_overlap = 1;
   workload_of(&job, NULL, w);
   g_assert_cmpint(run(&job, w, NULL, tp), ==, 0);
   g_assert_cmpfloat(tp->exposed_comm_s[PTSIM_COMM_TP], <, grad->exposed_comm_s[PTSIM_COMM_TP]);
@@ -184,7 +184,7 @@ static void test_hfu_not_below_mfu(void) {
     for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++) {
       job.layout.cp = cp;
       job.layout.dp = 8 / cp;
-      job.layout.recompute = kinds[k];
+      job.settings.recompute = kinds[k];
       workload_of(&job, NULL, w);
       g_assert_cmpint(run(&job, w, NULL, t), ==, 0);
       if (kinds[k] == PTSIM_RECOMPUTE_NONE)

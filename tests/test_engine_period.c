@@ -156,8 +156,8 @@ static void synthetic(GRand *rand, const PtsimJob *base, PtsimSchedule schedule,
   plan->job.layout.schedule = schedule;
   plan->job.layout.pp = p;
   plan->job.layout.vp = v;
-  plan->job.layout.overlap_grad_reduce = g_rand_boolean(rand);
-  plan->job.layout.overlap_param_gather = g_rand_boolean(rand);
+  plan->job.settings.overlap_grad_reduce = g_rand_boolean(rand);
+  plan->job.settings.overlap_param_gather = g_rand_boolean(rand);
   plan->num_stages = p;
   plan->num_chunks = v;
   plan->num_microbatches = m;
@@ -238,7 +238,7 @@ static void test_cost_flat_in_m(void) {
       memset(&job, 0, sizeof job);
       job.model = f.d.pool.models[1]; /* llama3-70b */
       job.hw = f.d.pool.hardware[1];  /* h100-80g */
-      ptsim_layout_init_defaults(&job.layout);
+      ptsim_job_init_defaults(&job);
       job.layout.tp = 8;
       job.layout.pp = 8;
       job.layout.dp = 1;

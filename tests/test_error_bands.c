@@ -11,7 +11,7 @@ static void job_of(PtsimJob *job, const char *model, const char *hw, gint64 gpus
                    PtsimPrecision precision) {
   FixtureLayout l = {gpus, 1, 1, 1, 1, 4 * gpus, seq, PTSIM_RECOMPUTE_NONE};
   fixture_job(job, model, hw, l);
-  job->layout.precision = precision;
+  job->settings.precision = precision;
 }
 
 /* Looks the job up in the fixture's data dir (models were loaded before). */

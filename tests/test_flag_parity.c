@@ -222,8 +222,8 @@ static void test_fp16_accumulation(void) {
   PtsimJob a, b;
   resolve(line, NULL, &a);
   resolve(acc, NULL, &b);
-  g_assert_cmpint(a.layout.fp32_grad_accumulation, ==, 0);
-  g_assert_cmpint(b.layout.fp32_grad_accumulation, ==, 1);
+  g_assert_cmpint(a.settings.fp32_grad_accumulation, ==, 0);
+  g_assert_cmpint(b.settings.fp32_grad_accumulation, ==, 1);
   PtsimJob c;
   resolve(acc, n_fp16_grads, &c); /* the native flag turns it back to 2 bytes */
   g_assert_cmpint(memcmp(&a, &c, sizeof a), ==, 0);

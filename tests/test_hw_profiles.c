@@ -219,7 +219,7 @@ static PtsimGroup dp_group(const char *hw, int64_t gpus) {
   memset(&job, 0, sizeof job);
   g_assert_true(ptsim_model_load("llama3-8b", &job.model, NULL));
   job.hw = load(hw);
-  ptsim_layout_init_defaults(&job.layout);
+  ptsim_job_init_defaults(&job);
   job.layout.gpus = gpus;
   job.layout.tp = 8;
   job.layout.gbs = gpus;

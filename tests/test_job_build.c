@@ -85,15 +85,16 @@ static void test_flags_as_predict(void) {
   /* what the flags say, resolved: dp derived, sp on, interleaved, the
    * overlap default but the switch turned off */
   const PtsimLayout *l = &lib.layout;
+  const PtsimSettings *run = &lib.settings;
   g_assert_cmpstr(lib.model.name, ==, "llama3-70b");
   g_assert_cmpstr(lib.hw.name, ==, PTSIM_JOB_DEFAULT_HW);
   g_assert_cmpint(l->dp, ==, 2);
   g_assert_cmpint(l->sp, ==, 1);
   g_assert_cmpint(l->schedule, ==, PTSIM_SCHEDULE_INTERLEAVED);
-  g_assert_cmpint(l->recompute, ==, PTSIM_RECOMPUTE_SELECTIVE);
-  g_assert_cmpint(l->overlap_grad_reduce, ==, 1);
-  g_assert_cmpint(l->overlap_param_gather, ==, 0);
-  g_assert_cmpfloat(l->memory_threshold, ==, 0.9);
+  g_assert_cmpint(run->recompute, ==, PTSIM_RECOMPUTE_SELECTIVE);
+  g_assert_cmpint(run->overlap_grad_reduce, ==, 1);
+  g_assert_cmpint(run->overlap_param_gather, ==, 0);
+  g_assert_cmpfloat(run->memory_threshold, ==, 0.9);
 }
 
 static void test_defaults_and_megatron(void) {

@@ -20,7 +20,7 @@ static void make_job(PtsimJob *job, const char *model, int64_t gpus) {
   memset(job, 0, sizeof *job);
   g_assert_true(ptsim_model_load(model, &job->model, NULL));
   g_assert_true(ptsim_hardware_load("h100-80g", &job->hw, NULL));
-  ptsim_layout_init_defaults(&job->layout);
+  ptsim_job_init_defaults(job);
   job->layout.gpus = gpus;
   job->layout.gbs = 128;
   job->layout.seq = 8192;
@@ -43,30 +43,34 @@ static void validate_fails(PtsimJob *job, ...) {
 }
 
 static void test_layout_defaults(void) {
-  g_test_summary("ptsim_layout_init_defaults as job_validate.h documents");
-  PtsimLayout l;
-  memset(&l, 0xab, sizeof l);
-  ptsim_layout_init_defaults(&l);
-  g_assert_cmpint(l.tp, ==, 1);
-  g_assert_cmpint(l.pp, ==, 1);
-  g_assert_cmpint(l.cp, ==, 1);
-  g_assert_cmpint(l.vp, ==, 1);
-  g_assert_cmpint(l.mbs, ==, 1);
-  g_assert_cmpint(l.dp, ==, 0);
-  g_assert_cmpint(l.sp, ==, -1);
-  g_assert_cmpint(l.distributed_optimizer, ==, 1);
-  g_assert_cmpint(l.fp32_grad_accumulation, ==, 1);
-  g_assert_cmpint(l.flash_attention, ==, 1);
-  g_assert_cmpint(l.recompute, ==, PTSIM_RECOMPUTE_NONE);
-  g_assert_cmpint(l.precision, ==, PTSIM_PRECISION_BF16);
-  g_assert_cmpint(l.schedule, ==, PTSIM_SCHEDULE_1F1B);
-  g_assert_cmpfloat(l.memory_threshold, ==, 0.8);
-  g_assert_cmpfloat(l.attention_dropout, ==, 0.0);
-  g_assert_cmpfloat(l.hidden_dropout, ==, 0.0);
-  g_assert_cmpint(l.gpus, ==, 0);
-  g_assert_cmpint(l.gbs, ==, 0);
-  g_assert_cmpint(l.seq, ==, 0);
-  g_assert_cmpint(l.first_stage_layers, ==, 0);
+  g_test_summary("ptsim_job_init_defaults (the layout's, the settings' and the source's) as "
+                 "job_validate.h documents");
+  PtsimJob job;
+  memset(&job, 0xab, sizeof job);
+  ptsim_job_init_defaults(&job);
+  const PtsimLayout *l = &job.layout;
+  const PtsimSettings *run = &job.settings;
+  const PtsimProvenance *src = &job.source;
+  g_assert_cmpint(l->tp, ==, 1);
+  g_assert_cmpint(l->pp, ==, 1);
+  g_assert_cmpint(l->cp, ==, 1);
+  g_assert_cmpint(l->vp, ==, 1);
+  g_assert_cmpint(l->mbs, ==, 1);
+  g_assert_cmpint(l->dp, ==, 0);
+  g_assert_cmpint(l->sp, ==, -1);
+  g_assert_cmpint(l->distributed_optimizer, ==, 1);
+  g_assert_cmpint(run->fp32_grad_accumulation, ==, 1);
+  g_assert_cmpint(run->flash_attention, ==, 1);
+  g_assert_cmpint(run->recompute, ==, PTSIM_RECOMPUTE_NONE);
+  g_assert_cmpint(run->precision, ==, PTSIM_PRECISION_BF16);
+  g_assert_cmpint(l->schedule, ==, PTSIM_SCHEDULE_1F1B);
+  g_assert_cmpfloat(run->memory_threshold, ==, 0.8);
+  g_assert_cmpfloat(src->attention_dropout, ==, 0.0);
+  g_assert_cmpfloat(src->hidden_dropout, ==, 0.0);
+  g_assert_cmpint(l->gpus, ==, 0);
+  g_assert_cmpint(l->gbs, ==, 0);
+  g_assert_cmpint(l->seq, ==, 0);
+  g_assert_cmpint(l->first_stage_layers, ==, 0);
 }
 
 static void test_job_valid(void) {
@@ -303,38 +307,38 @@ static void test_job_ranges(void) {
   g_test_summary("threshold, dropouts, recompute layers, enums, model");
   PtsimJob job;
   make_job(&job, "llama3-8b", 8);
-  job.layout.memory_threshold = 0;
+  job.settings.memory_threshold = 0;
   validate_fails(&job, "--memory-threshold 0 is out of range", "(0, 1]", NULL);
   make_job(&job, "llama3-8b", 8);
-  job.layout.memory_threshold = 1.5;
+  job.settings.memory_threshold = 1.5;
   validate_fails(&job, "--memory-threshold 1.5", NULL);
   make_job(&job, "llama3-8b", 8);
-  job.layout.memory_threshold = 1.0;
+  job.settings.memory_threshold = 1.0;
   g_assert_true(ptsim_job_validate(&job, NULL));
   make_job(&job, "llama3-8b", 8);
-  job.layout.attention_dropout = 1.0;
+  job.source.attention_dropout = 1.0;
   validate_fails(&job, "--attention-dropout 1 is out of range", "[0, 1)", NULL);
   make_job(&job, "llama3-8b", 8);
-  job.layout.hidden_dropout = -0.1;
+  job.source.hidden_dropout = -0.1;
   validate_fails(&job, "--hidden-dropout -0.1", NULL);
   make_job(&job, "llama3-8b", 8);
-  job.layout.hidden_dropout = NAN;
+  job.source.hidden_dropout = NAN;
   validate_fails(&job, "--hidden-dropout nan", NULL);
 
   make_job(&job, "llama3-8b", 8);
   job.layout.pp = 4;
-  job.layout.recompute = PTSIM_RECOMPUTE_FULL;
-  job.layout.recompute_method = PTSIM_RECOMPUTE_METHOD_BLOCK;
-  job.layout.recompute_num_layers = 9;
+  job.settings.recompute = PTSIM_RECOMPUTE_FULL;
+  job.settings.recompute_method = PTSIM_RECOMPUTE_METHOD_BLOCK;
+  job.settings.recompute_num_layers = 9;
   validate_fails(&job, "--recompute-num-layers 9 is more than the 8 layers",
                  NULL);
   make_job(&job, "llama3-8b", 8);
   job.layout.pp = 4;
-  job.layout.recompute = PTSIM_RECOMPUTE_FULL;
-  job.layout.recompute_num_layers = 8;
+  job.settings.recompute = PTSIM_RECOMPUTE_FULL;
+  job.settings.recompute_num_layers = 8;
   g_assert_true(ptsim_job_validate(&job, NULL));
   make_job(&job, "llama3-8b", 8);
-  job.layout.recompute_num_layers = -1;
+  job.settings.recompute_num_layers = -1;
   validate_fails(&job, "--recompute-num-layers -1", NULL);
 
   make_job(&job, "llama3-8b", 8);
@@ -404,7 +408,7 @@ static void test_job_published_layouts(void) {
     job.layout.mbs = runs[k].mbs;
     job.layout.gbs = runs[k].gbs;
     job.layout.seq = runs[k].seq;
-    job.layout.recompute = PTSIM_RECOMPUTE_FULL;
+    job.settings.recompute = PTSIM_RECOMPUTE_FULL;
     g_autoptr(GError) error = NULL;
     if (!ptsim_job_validate(&job, &error))
       g_test_message("%s (%s)", error->message, runs[k].model);
@@ -445,7 +449,7 @@ static void test_job_resolve_then_check(void) {
   g_assert_cmpint(job.layout.etp, ==, 2);
   g_assert_cmpint(job.layout.edp, ==, 2);
   g_assert_cmpint(job.layout.schedule, ==, PTSIM_SCHEDULE_INTERLEAVED);
-  g_assert_cmpint(job.layout.reshard_after_forward, ==, PTSIM_RESHARD_ALWAYS);
+  g_assert_cmpint(job.settings.reshard_after_forward, ==, PTSIM_RESHARD_ALWAYS);
   copy = job;
   ptsim_job_resolve(&copy);
   g_assert_cmpmem(&copy, sizeof copy, &job, sizeof job); /* resolving twice: the same */
@@ -468,7 +472,7 @@ static void test_job_resolve_then_check(void) {
   bad.layout.schedule = PTSIM_SCHEDULE_1F1B;
   check_unresolved(&bad, "schedule 1f1b with --vp > 1");
   bad = job;
-  bad.layout.reshard_after_forward = PTSIM_RESHARD_AUTO;
+  bad.settings.reshard_after_forward = PTSIM_RESHARD_AUTO;
   check_unresolved(&bad, "reshard_after_forward auto");
 
   /* a refused job: the check's message, the job unchanged by it */

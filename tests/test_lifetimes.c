@@ -99,9 +99,9 @@ static void test_per_op_checkpointing(void) {
     PtsimJob job;
     g_autoptr(GError) error = NULL;
     load_job(&job, "llama3-8b", "h100-80g", 8, 2, 2, 1, 64, 4096, PTSIM_RECOMPUTE_NONE);
-    job.layout.transformer_engine = 0;
-    job.layout.torch_layers = PTSIM_TORCH_LAYERS_EAGER;
-    job.layout.recompute = kinds[k];
+    job.settings.transformer_engine = 0;
+    job.settings.torch_layers = PTSIM_TORCH_LAYERS_EAGER;
+    job.settings.recompute = kinds[k];
     g_assert_true(ptsim_job_validate(&job, &error));
     g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
     g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
@@ -177,8 +177,8 @@ static void test_variants_agree(void) {
     load_job(&job, "llama3-70b", "h100-80g", 64, 8, 4, 1, 64, 4096, variants[v].recompute);
     job.layout.schedule = variants[v].schedule;
     job.layout.vp = variants[v].vp;
-    job.layout.recompute_method = variants[v].method;
-    job.layout.recompute_num_layers = variants[v].layers;
+    job.settings.recompute_method = variants[v].method;
+    job.settings.recompute_num_layers = variants[v].layers;
     gboolean ok = ptsim_job_validate(&job, &error);
     g_assert_no_error(error);
     g_assert_true(ok);
@@ -242,7 +242,7 @@ static void test_precision_aware_masters_at_first_step(void) {
   load_job(&job, "llama3-8b", "h200-141g", 8, 1, 1, 1, 8, 4096, PTSIM_RECOMPUTE_NONE);
   g_autofree PtsimAllocResult *plain = g_new0(PtsimAllocResult, 1);
   run(&job, NULL, plain);
-  job.layout.precision_aware_optimizer = 1;
+  job.settings.precision_aware_optimizer = 1;
   g_autofree PtsimPlan *plan = plan_of(&job);
   g_assert_cmpint(plan->lazy_masters, ==, 1);
   g_assert_cmpfloat(plan->master_bytes, ==, 2.0);
@@ -307,8 +307,8 @@ static void test_runs_verdict(void) {
 static double first_step_requested(int32_t date) {
   PtsimJob job;
   load_job(&job, "megatron2021-gpt-1b", "a100-80g", 1, 1, 1, 4, 8, 1024, PTSIM_RECOMPUTE_NONE);
-  job.layout.flash_attention = 0;
-  job.layout.megatron_date = date;
+  job.settings.flash_attention = 0;
+  job.source.megatron_date = date;
   g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
   run(&job, NULL, a);
   g_assert_true(a->fits);

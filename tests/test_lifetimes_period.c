@@ -51,28 +51,30 @@ static void draw_options(GRand *rand, PtsimAllocOptions *o) {
  * block method, unfused attention (the s x s scores kept), and past
  * Megatron-LM releases. */
 static void draw_variant(GRand *rand, PtsimJob *job) {
-  PtsimLayout *l = &job->layout;
-  if (l->recompute == PTSIM_RECOMPUTE_FULL && g_rand_boolean(rand)) {
-    l->recompute_method = g_rand_boolean(rand) ? PTSIM_RECOMPUTE_METHOD_BLOCK
-                                               : PTSIM_RECOMPUTE_METHOD_UNIFORM;
-    l->recompute_num_layers = g_rand_int_range(rand, 1, 4);
+  PtsimSettings *run = &job->settings;
+  PtsimProvenance *src = &job->source;
+  if (run->recompute == PTSIM_RECOMPUTE_FULL && g_rand_boolean(rand)) {
+    run->recompute_method = g_rand_boolean(rand) ? PTSIM_RECOMPUTE_METHOD_BLOCK
+                                                 : PTSIM_RECOMPUTE_METHOD_UNIFORM;
+    run->recompute_num_layers = g_rand_int_range(rand, 1, 4);
   }
-  if (g_rand_int_range(rand, 0, 5) == 0) l->flash_attention = 0;
-  if (g_rand_int_range(rand, 0, 5) == 0) l->hidden_dropout = 0.1;
+  if (g_rand_int_range(rand, 0, 5) == 0) run->flash_attention = 0;
+  if (g_rand_int_range(rand, 0, 5) == 0) src->hidden_dropout = 0.1;
   /* Megatron-LM releases whose loss or unfused attention kept more
    * (lifetimes.h, "Releases"); 0 is the current one */
   static const int32_t dates[] = {0, 20200101, 20221201, 20230801};
-  l->megatron_date = dates[g_rand_int_range(rand, 0, 4)];
+  src->megatron_date = dates[g_rand_int_range(rand, 0, 4)];
   /* PyTorch's layers (torchtitan), a third of them checkpointed per op:
    * the layer's slots hold what the checkpoint keeps (dense models; what
    * validation refuses is redrawn) */
   if (g_rand_int_range(rand, 0, 5) == 0) {
-    l->torch_layers = g_rand_boolean(rand) ? PTSIM_TORCH_LAYERS_EAGER : PTSIM_TORCH_LAYERS_COMPILED;
-    l->transformer_engine = 0;
-    l->megatron_date = 0;
-    if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE || g_rand_int_range(rand, 0, 3) == 0) {
-      l->recompute = PTSIM_RECOMPUTE_SELECTIVE_OP;
-      l->flash_attention = 1;
+    run->torch_layers =
+        g_rand_boolean(rand) ? PTSIM_TORCH_LAYERS_EAGER : PTSIM_TORCH_LAYERS_COMPILED;
+    run->transformer_engine = 0;
+    src->megatron_date = 0;
+    if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE || g_rand_int_range(rand, 0, 3) == 0) {
+      run->recompute = PTSIM_RECOMPUTE_SELECTIVE_OP;
+      run->flash_attention = 1;
     }
   }
 }
@@ -165,7 +167,7 @@ static void test_random_layouts(void) {
     if (!draw_layout(&f, 160, &job)) continue;
     draw_options(f.d.rand, &opts);
     check_same(f.d.plan, &opts,
-               job.layout.recompute == PTSIM_RECOMPUTE_SELECTIVE_OP ? &per_op
+               job.settings.recompute == PTSIM_RECOMPUTE_SELECTIVE_OP ? &per_op
                                                                     : &f.tally[job.layout.schedule]);
     n++;
   }
@@ -223,6 +225,7 @@ static void test_failures_anywhere(void) {
  * draw has no such mode (hsdp without a smaller shard group). */
 static gboolean draw_sharding(GRand *rand, PtsimJob *job, int *mode) {
   PtsimLayout *l = &job->layout;
+  PtsimSettings *run = &job->settings;
   int64_t ranks = l->dp * l->cp, sizes[8], n = 0;
   *mode = g_rand_int_range(rand, PTSIM_SHARDING_MODE_DDP, PTSIM_SHARDING_MODE_HSDP + 1);
   for (int64_t size = l->cp; size < ranks && n < 8; size *= 2)
@@ -234,10 +237,10 @@ static gboolean draw_sharding(GRand *rand, PtsimJob *job, int *mode) {
                                      : -1,
                                  NULL))
     return FALSE;
-  l->fsdp_impl = g_rand_boolean(rand) ? PTSIM_FSDP_TORCH : PTSIM_FSDP_MEGATRON;
-  l->reshard_after_forward = g_rand_int_range(rand, PTSIM_RESHARD_AUTO, PTSIM_RESHARD_ALWAYS + 1);
-  l->fsdp_prefetch = g_rand_int_range(rand, 0, 3) != 0;
-  l->overlap_param_gather = l->distributed_optimizer && l->overlap_param_gather;
+  run->fsdp_impl = g_rand_boolean(rand) ? PTSIM_FSDP_TORCH : PTSIM_FSDP_MEGATRON;
+  run->reshard_after_forward = g_rand_int_range(rand, PTSIM_RESHARD_AUTO, PTSIM_RESHARD_ALWAYS + 1);
+  run->fsdp_prefetch = g_rand_int_range(rand, 0, 3) != 0;
+  run->overlap_param_gather = l->distributed_optimizer && run->overlap_param_gather;
   return TRUE;
 }
 
@@ -274,10 +277,10 @@ static void test_sharded_layouts(void) {
     by_mode[mode].layouts++;
     by_mode[mode].jumped += jumped;
     if (f.d.plan->zero_stage == 3) {
-      by_reshard[job.layout.reshard_after_forward].layouts++;
-      by_reshard[job.layout.reshard_after_forward].jumped += jumped;
-      torch += job.layout.fsdp_impl == PTSIM_FSDP_TORCH;
-      no_prefetch += !job.layout.fsdp_prefetch;
+      by_reshard[job.settings.reshard_after_forward].layouts++;
+      by_reshard[job.settings.reshard_after_forward].jumped += jumped;
+      torch += job.settings.fsdp_impl == PTSIM_FSDP_TORCH;
+      no_prefetch += !job.settings.fsdp_prefetch;
       sync_once += f.d.plan->sync_once;
     }
     moe += is_moe;
@@ -334,7 +337,7 @@ static void test_moe_layouts(void) {
       memset(&job, 0, sizeof job);
       g_assert_true(ptsim_model_load(mc->model, &job.model, &error));
       g_assert_true(ptsim_hardware_load("h200-141g", &job.hw, &error));
-      ptsim_layout_init_defaults(&job.layout);
+      ptsim_job_init_defaults(&job);
       PtsimLayout *l = &job.layout;
       l->gpus = mc->gpus, l->tp = mc->tp, l->pp = mc->pp, l->ep = mc->ep;
       l->first_stage_layers = mc->first, l->last_stage_layers = mc->last;

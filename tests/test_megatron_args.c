@@ -55,20 +55,19 @@ static void diag_reset(Diag *d) {
   g_ptr_array_set_size(d->notes, 0);
 }
 
-static void parse_ok(const char *line, PtsimModel *m, PtsimLayout *l, Diag *d) {
+static void parse_ok(const char *line, PtsimJob *job, Diag *d) {
   g_autoptr(GError) error = NULL;
-  memset(l, 0, sizeof *l);
+  memset(job, 0, sizeof *job);
   if (d) diag_reset(d);
-  g_assert_true(ptsim_megatron_args_parse(line, m, l, d, &error));
+  g_assert_true(ptsim_megatron_args_parse(line, job, d, &error));
   g_assert_no_error(error);
 }
 
 static void parse_fails(const char *line, const char *needle) {
   g_autoptr(GError) error = NULL;
-  PtsimModel m;
-  PtsimLayout l;
-  memset(&l, 0, sizeof l);
-  g_assert_false(ptsim_megatron_args_parse(line, &m, &l, NULL, &error));
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
+  g_assert_false(ptsim_megatron_args_parse(line, &job, NULL, &error));
   g_assert_nonnull(error);
   g_test_message("%s", error->message);
   g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE);
@@ -84,7 +83,11 @@ static void parse_fails(const char *line, const char *needle) {
 
 /* ---- tests ---- */
 
-static void check_llama3_8b(const PtsimModel *m, const PtsimLayout *l) {
+static void check_llama3_8b(const PtsimJob *job) {
+  const PtsimModel *m = &job->model;
+  const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
+  const PtsimProvenance *src = &job->source;
   PtsimModel shipped;
   g_autoptr(GError) error = NULL;
   g_assert_true(ptsim_model_load("llama3-8b", &shipped, &error));
@@ -113,16 +116,16 @@ static void check_llama3_8b(const PtsimModel *m, const PtsimLayout *l) {
   g_assert_cmpint(l->seq, ==, 8192);
   g_assert_cmpint(l->sp, ==, 1);
   g_assert_cmpint(l->distributed_optimizer, ==, 1);
-  g_assert_cmpint(l->fp32_grad_accumulation, ==, 1);
-  g_assert_cmpint(l->flash_attention, ==, 1);
-  g_assert_cmpint(l->recompute, ==, PTSIM_RECOMPUTE_FULL);
-  g_assert_cmpint(l->recompute_method, ==, PTSIM_RECOMPUTE_METHOD_UNIFORM);
-  g_assert_cmpint(l->recompute_num_layers, ==, 1);
-  g_assert_cmpint(l->precision, ==, PTSIM_PRECISION_BF16);
+  g_assert_cmpint(run->fp32_grad_accumulation, ==, 1);
+  g_assert_cmpint(run->flash_attention, ==, 1);
+  g_assert_cmpint(run->recompute, ==, PTSIM_RECOMPUTE_FULL);
+  g_assert_cmpint(run->recompute_method, ==, PTSIM_RECOMPUTE_METHOD_UNIFORM);
+  g_assert_cmpint(run->recompute_num_layers, ==, 1);
+  g_assert_cmpint(run->precision, ==, PTSIM_PRECISION_BF16);
   g_assert_cmpint(l->schedule, ==, PTSIM_SCHEDULE_1F1B);
-  g_assert_cmpfloat(l->attention_dropout, ==, 0.0);
-  g_assert_cmpfloat(l->hidden_dropout, ==, 0.0);
-  g_assert_cmpfloat(l->memory_threshold, ==, 0.8);
+  g_assert_cmpfloat(src->attention_dropout, ==, 0.0);
+  g_assert_cmpfloat(src->hidden_dropout, ==, 0.0);
+  g_assert_cmpfloat(run->memory_threshold, ==, 0.8);
   g_assert_cmpint(l->first_stage_layers, ==, 0);
   g_assert_cmpint(l->last_stage_layers, ==, 0);
 }
@@ -142,9 +145,9 @@ static void test_llama3_8b(void) {
   PtsimJob job;
   memset(&job, 0, sizeof job);
   g_autoptr(GError) error = NULL;
-  g_assert_true(ptsim_megatron_args_parse(LLAMA3_8B_ARGS, &job.model, &job.layout, d, &error));
+  g_assert_true(ptsim_megatron_args_parse(LLAMA3_8B_ARGS, &job, d, &error));
   g_assert_no_error(error);
-  check_llama3_8b(&job.model, &job.layout);
+  check_llama3_8b(&job);
   check_llama3_8b_diag(d);
 
   g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, &error));
@@ -160,16 +163,15 @@ static void test_file(void) {
   g_autofree char *path =
       g_test_build_filename(G_TEST_DIST, "data", "megatron_llama3_8b.sh", NULL);
   g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
-  PtsimModel m;
-  PtsimLayout l;
-  memset(&l, 0, sizeof l);
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
   g_autoptr(GError) error = NULL;
-  g_assert_true(ptsim_megatron_args_parse_file(path, &m, &l, d, &error));
+  g_assert_true(ptsim_megatron_args_parse_file(path, &job, d, &error));
   g_assert_no_error(error);
-  check_llama3_8b(&m, &l);
+  check_llama3_8b(&job);
   check_llama3_8b_diag(d);
 
-  g_assert_false(ptsim_megatron_args_parse_file("/no/such/args.sh", &m, &l, NULL, &error));
+  g_assert_false(ptsim_megatron_args_parse_file("/no/such/args.sh", &job, NULL, &error));
   g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND);
   g_assert_nonnull(strstr(error->message, "/no/such/args.sh"));
   g_clear_error(&error);
@@ -180,7 +182,7 @@ static void test_file(void) {
   g_assert_no_error(error);
   close(fd);
   g_assert_true(g_file_set_contents(bad, "pretrain_gpt.py \\\n --num-layers x\n", -1, &error));
-  g_assert_false(ptsim_megatron_args_parse_file(bad, &m, &l, NULL, &error));
+  g_assert_false(ptsim_megatron_args_parse_file(bad, &job, NULL, &error));
   g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE);
   g_assert_true(g_str_has_prefix(error->message, bad));
   g_assert_nonnull(strstr(error->message, "--num-layers 'x'"));
@@ -188,7 +190,7 @@ static void test_file(void) {
   /* a comment line inside a continued command ends it, as in bash */
   g_assert_true(g_file_set_contents(bad, "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
                                          "  --num-layers 2 \\\n  # layout\n  --tp 2\n", -1, &error));
-  g_assert_false(ptsim_megatron_args_parse_file(bad, &m, &l, NULL, &error));
+  g_assert_false(ptsim_megatron_args_parse_file(bad, &job, NULL, &error));
   g_assert_nonnull(strstr(error->message, ":4: a command starting with '--tp' follows"));
   g_unlink(bad);
 }
@@ -196,50 +198,49 @@ static void test_file(void) {
 static void test_defaults(void) {
   g_test_summary("Megatron-LM's defaults for every absent flag");
   g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
-  PtsimModel m;
-  PtsimLayout l;
-  parse_ok(MINIMAL "--micro-batch-size 2 --global-batch-size 64", &m, &l, d);
-  g_assert_cmpint(m.ffn_hidden_size, ==, 4 * 2048);
-  g_assert_cmpint(m.num_query_groups, ==, 16);
-  g_assert_cmpint(m.vocab_size, ==, 50304); /* 50257 up to 128 * 1 */
-  g_assert_cmpint(m.activation, ==, PTSIM_ACTIVATION_GELU);
-  g_assert_cmpint(m.norm, ==, PTSIM_NORM_LAYERNORM);
-  g_assert_cmpint(m.bias, ==, 1);
-  g_assert_cmpint(m.tied_embeddings, ==, 1);
-  g_assert_cmpint(m.position_embedding, ==, PTSIM_POSITION_LEARNED);
-  g_assert_cmpint(m.kv_channels, ==, 0);
-  g_assert_cmpint(l.tp, ==, 1);
-  g_assert_cmpint(l.pp, ==, 1);
-  g_assert_cmpint(l.cp, ==, 1);
-  g_assert_cmpint(l.vp, ==, 1);
-  g_assert_cmpint(l.mbs, ==, 2);
-  g_assert_cmpint(l.gbs, ==, 64);
-  g_assert_cmpint(l.gpus, ==, 0); /* no launcher: unknown */
-  g_assert_cmpint(l.sp, ==, 0);
-  g_assert_cmpint(l.distributed_optimizer, ==, 0);
-  g_assert_cmpint(l.recompute, ==, PTSIM_RECOMPUTE_NONE);
-  g_assert_cmpint(l.recompute_modules, ==, PTSIM_RECOMPUTE_CORE_ATTN);
-  g_assert_cmpint(l.precision, ==, PTSIM_PRECISION_BF16);
-  g_assert_cmpint(l.fp32_grad_accumulation, ==, 1);
-  g_assert_cmpfloat(l.attention_dropout, ==, 0.1);
-  g_assert_cmpfloat(l.hidden_dropout, ==, 0.1);
-  g_assert_cmpint(l.schedule, ==, PTSIM_SCHEDULE_1F1B);
+  PtsimJob job;
+  parse_ok(MINIMAL "--micro-batch-size 2 --global-batch-size 64", &job, d);
+  g_assert_cmpint(job.model.ffn_hidden_size, ==, 4 * 2048);
+  g_assert_cmpint(job.model.num_query_groups, ==, 16);
+  g_assert_cmpint(job.model.vocab_size, ==, 50304); /* 50257 up to 128 * 1 */
+  g_assert_cmpint(job.model.activation, ==, PTSIM_ACTIVATION_GELU);
+  g_assert_cmpint(job.model.norm, ==, PTSIM_NORM_LAYERNORM);
+  g_assert_cmpint(job.model.bias, ==, 1);
+  g_assert_cmpint(job.model.tied_embeddings, ==, 1);
+  g_assert_cmpint(job.model.position_embedding, ==, PTSIM_POSITION_LEARNED);
+  g_assert_cmpint(job.model.kv_channels, ==, 0);
+  g_assert_cmpint(job.layout.tp, ==, 1);
+  g_assert_cmpint(job.layout.pp, ==, 1);
+  g_assert_cmpint(job.layout.cp, ==, 1);
+  g_assert_cmpint(job.layout.vp, ==, 1);
+  g_assert_cmpint(job.layout.mbs, ==, 2);
+  g_assert_cmpint(job.layout.gbs, ==, 64);
+  g_assert_cmpint(job.layout.gpus, ==, 0); /* no launcher: unknown */
+  g_assert_cmpint(job.layout.sp, ==, 0);
+  g_assert_cmpint(job.layout.distributed_optimizer, ==, 0);
+  g_assert_cmpint(job.settings.recompute, ==, PTSIM_RECOMPUTE_NONE);
+  g_assert_cmpint(job.settings.recompute_modules, ==, PTSIM_RECOMPUTE_CORE_ATTN);
+  g_assert_cmpint(job.settings.precision, ==, PTSIM_PRECISION_BF16);
+  g_assert_cmpint(job.settings.fp32_grad_accumulation, ==, 1);
+  g_assert_cmpfloat(job.source.attention_dropout, ==, 0.1);
+  g_assert_cmpfloat(job.source.hidden_dropout, ==, 0.1);
+  g_assert_cmpint(job.layout.schedule, ==, PTSIM_SCHEDULE_1F1B);
   /* Megatron-Core: TE layers with fused attention, no overlap, fusion on */
-  g_assert_cmpint(l.transformer_engine, ==, 1);
-  g_assert_cmpint(l.flash_attention, ==, 1);
-  g_assert_cmpint(l.overlap_grad_reduce + l.overlap_param_gather + l.tp_comm_overlap, ==, 0);
-  g_assert_cmpint(l.grad_accumulation_fusion, ==, 1);
-  g_assert_cmpint(l.cross_entropy_fusion, ==, 0);
-  g_assert_cmpint(l.main_params_bytes + l.exp_avg_bytes + l.exp_avg_sq_bytes, ==, 12);
+  g_assert_cmpint(job.settings.transformer_engine, ==, 1);
+  g_assert_cmpint(job.settings.flash_attention, ==, 1);
+  g_assert_cmpint(job.settings.overlap_grad_reduce + job.settings.overlap_param_gather + job.settings.tp_comm_overlap, ==, 0);
+  g_assert_cmpint(job.settings.grad_accumulation_fusion, ==, 1);
+  g_assert_cmpint(job.settings.cross_entropy_fusion, ==, 0);
+  g_assert_cmpint(job.settings.main_params_bytes + job.settings.exp_avg_bytes + job.settings.exp_avg_sq_bytes, ==, 12);
   /* fp32 and the position table are the notes */
   g_assert_true(has_note(d, "neither --bf16 nor --fp16"));
   g_assert_true(has_note(d, "no --max-position-embeddings"));
   g_assert_cmpuint(d->notes->len, ==, 2);
 
   /* no mbs, no gbs, no GPU count: notes, gbs left 0 */
-  parse_ok(MINIMAL "--bf16 --max-position-embeddings 2048", &m, &l, d);
-  g_assert_cmpint(l.mbs, ==, 1);
-  g_assert_cmpint(l.gbs, ==, 0);
+  parse_ok(MINIMAL "--bf16 --max-position-embeddings 2048", &job, d);
+  g_assert_cmpint(job.layout.mbs, ==, 1);
+  g_assert_cmpint(job.layout.gbs, ==, 0);
   g_assert_true(has_note(d, "no --micro-batch-size"));
   g_assert_true(has_note(d, "needs the GPU count"));
   g_assert_cmpuint(d->notes->len, ==, 2);
@@ -247,83 +248,81 @@ static void test_defaults(void) {
   /* with the launcher's GPU count, gbs = mbs * dp */
   parse_ok("torchrun --nproc-per-node=16 x.py " MINIMAL
            "--bf16 --micro-batch-size 2 --tensor-model-parallel-size 2",
-           &m, &l, d);
-  g_assert_cmpint(l.gpus, ==, 16);
-  g_assert_cmpint(l.gbs, ==, 16);
+           &job, d);
+  g_assert_cmpint(job.layout.gpus, ==, 16);
+  g_assert_cmpint(job.layout.gbs, ==, 16);
   g_assert_true(has_note(d, "mbs*dp = 16"));
 
   /* no seq length: a note, validation will ask for it */
   parse_ok("--num-layers 2 --hidden-size 64 --num-attention-heads 4 "
            "--vocab-size 100 --bf16 --micro-batch-size 1",
-           &m, &l, d);
-  g_assert_cmpint(l.seq, ==, 0);
+           &job, d);
+  g_assert_cmpint(job.layout.seq, ==, 0);
   g_assert_true(has_note(d, "no --seq-length"));
 }
 
 static void test_swiglu_ffn(void) {
   g_test_summary("--swiglu without --ffn-hidden-size: int(8h/3/64)*64");
-  PtsimModel m;
-  PtsimLayout l;
+  PtsimJob job;
   parse_ok("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
            "--vocab-size 32000 --swiglu --bf16",
-           &m, &l, NULL);
-  g_assert_cmpint(m.activation, ==, PTSIM_ACTIVATION_SWIGLU);
-  g_assert_cmpint(m.ffn_hidden_size, ==, 10880);
+           &job, NULL);
+  g_assert_cmpint(job.model.activation, ==, PTSIM_ACTIVATION_SWIGLU);
+  g_assert_cmpint(job.model.ffn_hidden_size, ==, 10880);
 }
 
 static void test_vocab_padding(void) {
   g_test_summary("vocab padded to divisible-by * tp; padded size wins");
-  PtsimModel m;
-  PtsimLayout l;
-  parse_ok(MINIMAL "--tensor-model-parallel-size 8 --bf16", &m, &l, NULL);
-  g_assert_cmpint(m.vocab_size, ==, 51200);
-  parse_ok(MINIMAL "--make-vocab-size-divisible-by 1 --bf16", &m, &l, NULL);
-  g_assert_cmpint(m.vocab_size, ==, 50257);
-  parse_ok(MINIMAL "--make-vocab-size-divisible-by 64 --bf16", &m, &l, NULL);
-  g_assert_cmpint(m.vocab_size, ==, 50304);
-  parse_ok(MINIMAL "--padded-vocab-size 50432 --bf16", &m, &l, NULL);
-  g_assert_cmpint(m.vocab_size, ==, 50432);
+  PtsimJob job;
+  parse_ok(MINIMAL "--tensor-model-parallel-size 8 --bf16", &job, NULL);
+  g_assert_cmpint(job.model.vocab_size, ==, 51200);
+  parse_ok(MINIMAL "--make-vocab-size-divisible-by 1 --bf16", &job, NULL);
+  g_assert_cmpint(job.model.vocab_size, ==, 50257);
+  parse_ok(MINIMAL "--make-vocab-size-divisible-by 64 --bf16", &job, NULL);
+  g_assert_cmpint(job.model.vocab_size, ==, 50304);
+  parse_ok(MINIMAL "--padded-vocab-size 50432 --bf16", &job, NULL);
+  g_assert_cmpint(job.model.vocab_size, ==, 50432);
   parse_ok("--num-layers 2 --hidden-size 64 --num-attention-heads 4 "
            "--padded-vocab-size 1000",
-           &m, &l, NULL);
-  g_assert_cmpint(m.vocab_size, ==, 1000);
+           &job, NULL);
+  g_assert_cmpint(job.model.vocab_size, ==, 1000);
 }
 
 static void test_equals_form(void) {
   g_test_summary("--flag=value is the same as --flag value");
-  PtsimModel a, b;
-  PtsimLayout la, lb;
+  PtsimJob a, b;
   parse_ok("--num-layers=24 --hidden-size=2048 --num-attention-heads=16 "
            "--vocab-size=50257 --seq-length=2048 --micro-batch-size=4 "
            "--global-batch-size=512 --tensor-model-parallel-size=2 "
            "--attention-dropout=0.05 --normalization=RMSNorm "
            "--recompute-granularity=selective --bf16",
-           &a, &la, NULL);
+           &a, NULL);
   parse_ok("--num-layers 24 --hidden-size 2048 --num-attention-heads 16 "
            "--vocab-size 50257 --seq-length 2048 --micro-batch-size 4 "
            "--global-batch-size 512 --tensor-model-parallel-size 2 "
            "--attention-dropout 0.05 --normalization RMSNorm "
            "--recompute-granularity selective --bf16",
-           &b, &lb, NULL);
-  g_assert_cmpmem(&a, sizeof a, &b, sizeof b);
-  g_assert_cmpmem(&la, sizeof la, &lb, sizeof lb);
-  g_assert_cmpint(la.mbs, ==, 4);
-  g_assert_cmpint(la.tp, ==, 2);
-  g_assert_cmpfloat(la.attention_dropout, ==, 0.05);
-  g_assert_cmpint(a.norm, ==, PTSIM_NORM_RMSNORM);
-  g_assert_cmpint(la.recompute, ==, PTSIM_RECOMPUTE_SELECTIVE);
+           &b, NULL);
+  g_assert_cmpmem(&a.model, sizeof a.model, &b.model, sizeof b.model);
+  g_assert_cmpmem(&a.layout, sizeof a.layout, &b.layout, sizeof b.layout);
+  g_assert_cmpmem(&a.settings, sizeof a.settings, &b.settings, sizeof b.settings);
+  g_assert_cmpmem(&a.source, sizeof a.source, &b.source, sizeof b.source);
+  g_assert_cmpint(a.layout.mbs, ==, 4);
+  g_assert_cmpint(a.layout.tp, ==, 2);
+  g_assert_cmpfloat(a.source.attention_dropout, ==, 0.05);
+  g_assert_cmpint(a.model.norm, ==, PTSIM_NORM_RMSNORM);
+  g_assert_cmpint(a.settings.recompute, ==, PTSIM_RECOMPUTE_SELECTIVE);
 }
 
 static void test_unknown_flags(void) {
   g_test_summary("flags are consumed by their arity: unknown ones and stray words are listed, "
                  "unmodelled ones warned with their direction, neither fatal");
   g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
-  PtsimModel m;
-  PtsimLayout l;
+  PtsimJob job;
   parse_ok(MINIMAL "--bf16 --rampup-batch-size 16 8 300000 --seed=1234 "
                    "--no-masked-softmax-fusion --world-size 64 --adam-beta2 "
                    "0.95 --override-opt_param-scheduler stray --deterministic-mode",
-           &m, &l, d);
+           &job, d);
   /* --rampup-batch-size takes 3 values, --adam-beta2 one, and
    * --override-opt_param-scheduler is a switch: "stray" is left over */
   g_assert_true(has_entry(d->unknown, "--world-size 64"));
@@ -334,21 +333,20 @@ static void test_unknown_flags(void) {
   g_assert_true(has_entry(d->unmodelled, "--deterministic-mode (slower: deterministic kernels)"));
   g_assert_cmpuint(d->unmodelled->len, ==, 2);
   /* a stray word after a read flag's value is handed back too */
-  parse_ok(MINIMAL "--bf16 --micro-batch-size 2 extra", &m, &l, d);
+  parse_ok(MINIMAL "--bf16 --micro-batch-size 2 extra", &job, d);
   g_assert_true(has_entry(d->unknown, "extra"));
-  g_assert_cmpint(l.mbs, ==, 2);
+  g_assert_cmpint(job.layout.mbs, ==, 2);
   /* a value flag before another flag takes no value (--data-path $EMPTY) */
-  parse_ok(MINIMAL "--bf16 --data-path --micro-batch-size 3", &m, &l, d);
-  g_assert_cmpint(l.mbs, ==, 3);
+  parse_ok(MINIMAL "--bf16 --data-path --micro-batch-size 3", &job, d);
+  g_assert_cmpint(job.layout.mbs, ==, 3);
   /* NULL is allowed for the diagnostics */
-  parse_ok(MINIMAL "--bf16 --lr 1e-4", &m, &l, NULL);
+  parse_ok(MINIMAL "--bf16 --lr 1e-4", &job, NULL);
 }
 
 static void test_refused(void) {
   g_test_summary("FSDP, latent MoE and other architectures: 'not modelled yet', unless the value "
                  "leaves the feature off; MoE flags are read");
-  PtsimModel m;
-  PtsimLayout l;
+  PtsimJob job;
   parse_fails(MINIMAL "--moe-latent-size 512",
               "--moe-latent-size 512: latent mixture-of-experts projections are not modelled yet");
   parse_fails(MINIMAL "--expert-tensor-parallel-num-weight-shards 2",
@@ -360,7 +358,7 @@ static void test_refused(void) {
               "a different model); only no_shard is accepted");
   parse_ok(MINIMAL "--bf16 --num-experts 0 --expert-model-parallel-size 1 "
                    "--outer-dp-sharding-strategy no_shard",
-           &m, &l, NULL);
+           &job, NULL);
 }
 
 static void test_sharding(void) {
@@ -368,8 +366,7 @@ static void test_sharding(void) {
                  "--use-torch-fsdp2 is ZeRO-3 with bf16 gradients, refused where Megatron-LM "
                  "asserts");
   g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
-  PtsimModel m;
-  PtsimLayout l;
+  PtsimJob job;
   static const struct {
     const char *strategy;
     int distributed, sharding;
@@ -381,38 +378,38 @@ static void test_sharding(void) {
   for (size_t i = 0; i < G_N_ELEMENTS(strategies); i++) {
     g_autofree char *line = g_strdup_printf(MINIMAL "--bf16 --use-megatron-fsdp %s",
                                             strategies[i].strategy);
-    parse_ok(line, &m, &l, NULL);
-    g_assert_cmpint(l.distributed_optimizer, ==, strategies[i].distributed);
-    g_assert_cmpint(l.sharding, ==, strategies[i].sharding);
-    g_assert_cmpint(l.fsdp_impl, ==, PTSIM_FSDP_MEGATRON);
-    g_assert_cmpint(l.reshard_after_forward, ==, PTSIM_RESHARD_AUTO); /* validation: ALWAYS */
+    parse_ok(line, &job, NULL);
+    g_assert_cmpint(job.layout.distributed_optimizer, ==, strategies[i].distributed);
+    g_assert_cmpint(job.layout.sharding, ==, strategies[i].sharding);
+    g_assert_cmpint(job.settings.fsdp_impl, ==, PTSIM_FSDP_MEGATRON);
+    g_assert_cmpint(job.settings.reshard_after_forward, ==, PTSIM_RESHARD_AUTO); /* validation: ALWAYS */
   }
   /* the deprecated spelling, and HSDP replicas through the instances */
-  parse_ok(MINIMAL "--bf16 --use-custom-fsdp --num-distributed-optimizer-instances 2", &m, &l,
+  parse_ok(MINIMAL "--bf16 --use-custom-fsdp --num-distributed-optimizer-instances 2", &job,
            NULL);
-  g_assert_cmpint(l.sharding, ==, PTSIM_SHARDING_PARAMS);
-  g_assert_cmpint(l.optimizer_instances, ==, 2);
+  g_assert_cmpint(job.layout.sharding, ==, PTSIM_SHARDING_PARAMS);
+  g_assert_cmpint(job.layout.optimizer_instances, ==, 2);
   /* Megatron-FSDP may overlap the parameter gather without the flag */
-  parse_ok(MINIMAL "--bf16 --use-megatron-fsdp --overlap-grad-reduce --overlap-param-gather", &m,
-           &l, NULL);
-  g_assert_true(l.overlap_param_gather);
-  parse_ok(MINIMAL "--bf16 --data-parallel-sharding-strategy optim_grads", &m, &l, d);
-  g_assert_cmpint(l.sharding, ==, PTSIM_SHARDING_NONE);
+  parse_ok(MINIMAL "--bf16 --use-megatron-fsdp --overlap-grad-reduce --overlap-param-gather",
+           &job, NULL);
+  g_assert_true(job.settings.overlap_param_gather);
+  parse_ok(MINIMAL "--bf16 --data-parallel-sharding-strategy optim_grads", &job, d);
+  g_assert_cmpint(job.layout.sharding, ==, PTSIM_SHARDING_NONE);
   g_assert_true(has_note(d, "--data-parallel-sharding-strategy optim_grads has no effect "
                             "without --use-megatron-fsdp"));
   /* torch FSDP2 */
   parse_ok(MINIMAL "--bf16 --use-torch-fsdp2 --no-gradient-accumulation-fusion "
                    "--untie-embeddings-and-output-weights",
-           &m, &l, NULL);
-  g_assert_cmpint(l.sharding, ==, PTSIM_SHARDING_PARAMS);
-  g_assert_cmpint(l.fsdp_impl, ==, PTSIM_FSDP_MEGATRON);
-  g_assert_true(l.distributed_optimizer);
-  g_assert_false(l.fp32_grad_accumulation);
-  g_assert_cmpint(l.reshard_after_forward, ==, PTSIM_RESHARD_ALWAYS);
+           &job, NULL);
+  g_assert_cmpint(job.layout.sharding, ==, PTSIM_SHARDING_PARAMS);
+  g_assert_cmpint(job.settings.fsdp_impl, ==, PTSIM_FSDP_MEGATRON);
+  g_assert_true(job.layout.distributed_optimizer);
+  g_assert_false(job.settings.fp32_grad_accumulation);
+  g_assert_cmpint(job.settings.reshard_after_forward, ==, PTSIM_RESHARD_ALWAYS);
   parse_ok(MINIMAL "--bf16 --use-torch-fsdp2 --no-gradient-accumulation-fusion "
                    "--untie-embeddings-and-output-weights --torch-fsdp2-no-reshard-after-forward",
-           &m, &l, NULL);
-  g_assert_cmpint(l.reshard_after_forward, ==, PTSIM_RESHARD_NEVER);
+           &job, NULL);
+  g_assert_cmpint(job.settings.reshard_after_forward, ==, PTSIM_RESHARD_NEVER);
   parse_fails(MINIMAL "--bf16 --use-torch-fsdp2 --untie-embeddings-and-output-weights",
               "add --no-gradient-accumulation-fusion (Megatron-LM asserts it)");
   parse_fails(MINIMAL "--bf16 --use-torch-fsdp2 --no-gradient-accumulation-fusion",
@@ -431,32 +428,30 @@ static void test_sharding(void) {
 static void test_attention_groups(void) {
   g_test_summary("--num-query-groups needs --group-query-attention");
   g_autoptr(PtsimMegatronDiagnostics) ignored = ptsim_megatron_diagnostics_new();
-  PtsimModel m;
-  PtsimLayout l;
-  parse_ok(MINIMAL "--bf16 --num-query-groups 4", &m, &l, ignored);
-  g_assert_cmpint(m.num_query_groups, ==, 16);
+  PtsimJob job;
+  parse_ok(MINIMAL "--bf16 --num-query-groups 4", &job, ignored);
+  g_assert_cmpint(job.model.num_query_groups, ==, 16);
   g_assert_true(has_note(ignored, "--num-query-groups 4 has no effect"));
-  parse_ok(MINIMAL "--bf16 --group-query-attention", &m, &l, NULL);
-  g_assert_cmpint(m.num_query_groups, ==, 1); /* Megatron-LM's default */
-  parse_ok(MINIMAL "--bf16 --group-query-attention --num-query-groups 4", &m,
-           &l, NULL);
-  g_assert_cmpint(m.num_query_groups, ==, 4);
+  parse_ok(MINIMAL "--bf16 --group-query-attention", &job, NULL);
+  g_assert_cmpint(job.model.num_query_groups, ==, 1); /* Megatron-LM's default */
+  parse_ok(MINIMAL "--bf16 --group-query-attention --num-query-groups 4",
+           &job, NULL);
+  g_assert_cmpint(job.model.num_query_groups, ==, 4);
 }
 
 static void test_precision(void) {
   g_test_summary("bf16 / fp16 / fp8 and fp32 grad accumulation");
-  PtsimModel m;
-  PtsimLayout l;
-  parse_ok(MINIMAL "--fp16", &m, &l, NULL);
-  g_assert_cmpint(l.precision, ==, PTSIM_PRECISION_FP16);
-  g_assert_cmpint(l.fp32_grad_accumulation, ==, 0);
-  parse_ok(MINIMAL "--fp16 --accumulate-allreduce-grads-in-fp32", &m, &l, NULL);
-  g_assert_cmpint(l.fp32_grad_accumulation, ==, 1);
-  parse_ok(MINIMAL "--bf16 --fp8-format hybrid", &m, &l, NULL);
-  g_assert_cmpint(l.precision, ==, PTSIM_PRECISION_FP8);
-  g_assert_cmpint(l.fp32_grad_accumulation, ==, 1);
-  parse_ok(MINIMAL "--bf16 --fp8-format=e4m3", &m, &l, NULL);
-  g_assert_cmpint(l.precision, ==, PTSIM_PRECISION_FP8);
+  PtsimJob job;
+  parse_ok(MINIMAL "--fp16", &job, NULL);
+  g_assert_cmpint(job.settings.precision, ==, PTSIM_PRECISION_FP16);
+  g_assert_cmpint(job.settings.fp32_grad_accumulation, ==, 0);
+  parse_ok(MINIMAL "--fp16 --accumulate-allreduce-grads-in-fp32", &job, NULL);
+  g_assert_cmpint(job.settings.fp32_grad_accumulation, ==, 1);
+  parse_ok(MINIMAL "--bf16 --fp8-format hybrid", &job, NULL);
+  g_assert_cmpint(job.settings.precision, ==, PTSIM_PRECISION_FP8);
+  g_assert_cmpint(job.settings.fp32_grad_accumulation, ==, 1);
+  parse_ok(MINIMAL "--bf16 --fp8-format=e4m3", &job, NULL);
+  g_assert_cmpint(job.settings.precision, ==, PTSIM_PRECISION_FP8);
   parse_fails(MINIMAL "--bf16 --fp8-format e5m2",
               "--fp8-format 'e5m2' is not allowed: expected e4m3|hybrid");
   parse_fails(MINIMAL "--bf16 --fp16", "--bf16 and --fp16 cannot both be given");
@@ -465,17 +460,16 @@ static void test_precision(void) {
 static void test_layout_flags(void) {
   g_test_summary("vp, sp, bias order, recompute, uneven stages");
   g_autoptr(PtsimMegatronDiagnostics) ignored = ptsim_megatron_diagnostics_new();
-  PtsimModel m;
-  PtsimLayout l;
+  PtsimJob job;
   parse_ok("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
            "--vocab-size 32000 --bf16 --pipeline-model-parallel-size 4 "
            "--num-layers-per-virtual-pipeline-stage 2",
-           &m, &l, NULL);
-  g_assert_cmpint(l.vp, ==, 4);
+           &job, NULL);
+  g_assert_cmpint(job.layout.vp, ==, 4);
   parse_ok(MINIMAL "--bf16 --pipeline-model-parallel-size 2 "
                    "--num-virtual-stages-per-pipeline-rank 3",
-           &m, &l, NULL);
-  g_assert_cmpint(l.vp, ==, 3);
+           &job, NULL);
+  g_assert_cmpint(job.layout.vp, ==, 3);
   parse_fails("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
               "--vocab-size 32000 --pipeline-model-parallel-size 4 "
               "--num-layers-per-virtual-pipeline-stage 3",
@@ -486,26 +480,26 @@ static void test_layout_flags(void) {
                       "--num-virtual-stages-per-pipeline-rank 2",
               "give at most one");
 
-  parse_ok(MINIMAL "--bf16 --sequence-parallel", &m, &l, ignored);
-  g_assert_cmpint(l.sp, ==, 0);
+  parse_ok(MINIMAL "--bf16 --sequence-parallel", &job, ignored);
+  g_assert_cmpint(job.layout.sp, ==, 0);
   g_assert_true(has_note(ignored, "--sequence-parallel is switched off"));
 
-  parse_ok(MINIMAL "--disable-bias-linear --add-bias-linear", &m, &l, NULL);
-  g_assert_cmpint(m.bias, ==, 1);
-  parse_ok(MINIMAL "--add-bias-linear --disable-bias-linear", &m, &l, NULL);
-  g_assert_cmpint(m.bias, ==, 0);
+  parse_ok(MINIMAL "--disable-bias-linear --add-bias-linear", &job, NULL);
+  g_assert_cmpint(job.model.bias, ==, 1);
+  parse_ok(MINIMAL "--add-bias-linear --disable-bias-linear", &job, NULL);
+  g_assert_cmpint(job.model.bias, ==, 0);
 
-  parse_ok(MINIMAL "--recompute-activations", &m, &l, NULL);
-  g_assert_cmpint(l.recompute, ==, PTSIM_RECOMPUTE_SELECTIVE);
-  parse_ok(MINIMAL "--recompute-granularity full", &m, &l, ignored);
-  g_assert_cmpint(l.recompute, ==, PTSIM_RECOMPUTE_FULL);
-  g_assert_cmpint(l.recompute_num_layers, ==, 0);
+  parse_ok(MINIMAL "--recompute-activations", &job, NULL);
+  g_assert_cmpint(job.settings.recompute, ==, PTSIM_RECOMPUTE_SELECTIVE);
+  parse_ok(MINIMAL "--recompute-granularity full", &job, ignored);
+  g_assert_cmpint(job.settings.recompute, ==, PTSIM_RECOMPUTE_FULL);
+  g_assert_cmpint(job.settings.recompute_num_layers, ==, 0);
   g_assert_true(has_note(ignored, "recomputing every layer"));
   parse_ok(MINIMAL "--recompute-granularity full --recompute-method block "
                    "--recompute-num-layers 3",
-           &m, &l, NULL);
-  g_assert_cmpint(l.recompute_method, ==, PTSIM_RECOMPUTE_METHOD_BLOCK);
-  g_assert_cmpint(l.recompute_num_layers, ==, 3);
+           &job, NULL);
+  g_assert_cmpint(job.settings.recompute_method, ==, PTSIM_RECOMPUTE_METHOD_BLOCK);
+  g_assert_cmpint(job.settings.recompute_num_layers, ==, 3);
   parse_fails(MINIMAL "--recompute-granularity selective "
                       "--recompute-method uniform",
               "--recompute-method uniform is not supported with selective");
@@ -518,12 +512,12 @@ static void test_layout_flags(void) {
   parse_ok(MINIMAL "--pipeline-model-parallel-size 4 "
                    "--decoder-first-pipeline-num-layers 3 "
                    "--decoder-last-pipeline-num-layers 5",
-           &m, &l, NULL);
-  g_assert_cmpint(l.first_stage_layers, ==, 3);
-  g_assert_cmpint(l.last_stage_layers, ==, 5);
-  parse_ok(MINIMAL "--context-parallel-size 2 --hidden-dropout 0", &m, &l, NULL);
-  g_assert_cmpint(l.cp, ==, 2);
-  g_assert_cmpfloat(l.hidden_dropout, ==, 0.0);
+           &job, NULL);
+  g_assert_cmpint(job.layout.first_stage_layers, ==, 3);
+  g_assert_cmpint(job.layout.last_stage_layers, ==, 5);
+  parse_ok(MINIMAL "--context-parallel-size 2 --hidden-dropout 0", &job, NULL);
+  g_assert_cmpint(job.layout.cp, ==, 2);
+  g_assert_cmpfloat(job.source.hidden_dropout, ==, 0.0);
 }
 
 static void test_errors(void) {

@@ -78,16 +78,15 @@ static void test_table(void) {
 static int64_t gpus_of(const char *command_line, char **how) {
   g_autoptr(GError) error = NULL;
   g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
-  PtsimModel m;
-  PtsimLayout l;
-  memset(&l, 0, sizeof l);
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
   g_autofree char *line = g_strconcat(command_line,
                                       " --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
                                       "--vocab-size 100 --bf16", NULL);
-  ptsim_megatron_args_parse(line, &m, &l, d, &error);
+  ptsim_megatron_args_parse(line, &job, d, &error);
   g_assert_no_error(error);
   *how = g_strdup(d->gpus_from ? d->gpus_from : d->gpus_read);
-  return l.gpus;
+  return job.layout.gpus;
 }
 
 static void check_gpus(const char *command_line, int64_t gpus, const char *how) {
@@ -207,47 +206,45 @@ static void test_vocab(void) {
   g_assert_cmpint(ptsim_megatron_vocab_pad(128256, 128, 8), ==, 129024);
 }
 
-static void parse_script(const char *name, PtsimModel *m, PtsimLayout *l,
-                         PtsimMegatronDiagnostics *d) {
+static void parse_script(const char *name, PtsimJob *job, PtsimMegatronDiagnostics *d) {
   g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "megatron_scripts", name, NULL);
   g_autoptr(GError) error = NULL;
-  memset(l, 0, sizeof *l);
-  g_assert_true(ptsim_megatron_args_parse_file(path, m, l, d, &error));
+  memset(job, 0, sizeof *job);
+  g_assert_true(ptsim_megatron_args_parse_file(path, job, d, &error));
   g_assert_no_error(error);
 }
 
 static void test_example_llama3_8b_fp8(void) {
   g_test_summary("examples/llama/train_llama3_8b_h100_fp8.sh as it is");
   g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
-  PtsimModel m;
-  PtsimLayout l;
-  parse_script("train_llama3_8b_h100_fp8.sh", &m, &l, d);
-  g_assert_cmpint(m.num_layers, ==, 32);
-  g_assert_cmpint(m.hidden_size, ==, 4096);
-  g_assert_cmpint(m.ffn_hidden_size, ==, 14336);
-  g_assert_cmpint(m.num_query_groups, ==, 8);
-  g_assert_cmpint(m.kv_channels, ==, 128);
-  g_assert_cmpint(m.vocab_size, ==, 128256); /* NullTokenizer --vocab-size 128256, tp 1 */
-  g_assert_cmpint(m.position_embedding, ==, PTSIM_POSITION_ROPE);
-  g_assert_cmpint(m.tied_embeddings, ==, 0);
-  g_assert_cmpint(m.bias, ==, 0);
-  g_assert_cmpint(l.gpus, ==, 8);
+  PtsimJob job;
+  parse_script("train_llama3_8b_h100_fp8.sh", &job, d);
+  g_assert_cmpint(job.model.num_layers, ==, 32);
+  g_assert_cmpint(job.model.hidden_size, ==, 4096);
+  g_assert_cmpint(job.model.ffn_hidden_size, ==, 14336);
+  g_assert_cmpint(job.model.num_query_groups, ==, 8);
+  g_assert_cmpint(job.model.kv_channels, ==, 128);
+  g_assert_cmpint(job.model.vocab_size, ==, 128256); /* NullTokenizer --vocab-size 128256, tp 1 */
+  g_assert_cmpint(job.model.position_embedding, ==, PTSIM_POSITION_ROPE);
+  g_assert_cmpint(job.model.tied_embeddings, ==, 0);
+  g_assert_cmpint(job.model.bias, ==, 0);
+  g_assert_cmpint(job.layout.gpus, ==, 8);
   g_assert_cmpstr(d->gpus_from, ==, "torchrun --nproc_per_node 8 --nnodes 1");
-  g_assert_cmpint(l.mbs, ==, 1);
-  g_assert_cmpint(l.gbs, ==, 128);
-  g_assert_cmpint(l.seq, ==, 8192);
-  g_assert_cmpint(l.precision, ==, PTSIM_PRECISION_FP8); /* DTYPE=fp8: the if-block */
-  g_assert_cmpint(l.fp8_param_gather, ==, 1);
-  g_assert_cmpint(l.fp8_recipe, ==, PTSIM_FP8_DELAYED);
-  g_assert_cmpint(l.fp32_grad_accumulation, ==, 0); /* --grad-reduce-in-bf16 */
-  g_assert_cmpint(l.cross_entropy_fusion, ==, 1);
-  g_assert_cmpint(l.manual_gc, ==, 1);
-  g_assert_cmpint(l.distributed_optimizer, ==, 1);
-  g_assert_cmpint(l.overlap_grad_reduce, ==, 1);
-  g_assert_cmpint(l.overlap_param_gather, ==, 1);
-  g_assert_cmpint(l.tp_comm_overlap, ==, 0);
-  g_assert_cmpint(l.flash_attention, ==, 1); /* --attention-backend fused */
-  g_assert_cmpfloat(l.attention_dropout, ==, 0.0);
+  g_assert_cmpint(job.layout.mbs, ==, 1);
+  g_assert_cmpint(job.layout.gbs, ==, 128);
+  g_assert_cmpint(job.layout.seq, ==, 8192);
+  g_assert_cmpint(job.settings.precision, ==, PTSIM_PRECISION_FP8); /* DTYPE=fp8: the if-block */
+  g_assert_cmpint(job.settings.fp8_param_gather, ==, 1);
+  g_assert_cmpint(job.settings.fp8_recipe, ==, PTSIM_FP8_DELAYED);
+  g_assert_cmpint(job.settings.fp32_grad_accumulation, ==, 0); /* --grad-reduce-in-bf16 */
+  g_assert_cmpint(job.settings.cross_entropy_fusion, ==, 1);
+  g_assert_cmpint(job.settings.manual_gc, ==, 1);
+  g_assert_cmpint(job.layout.distributed_optimizer, ==, 1);
+  g_assert_cmpint(job.settings.overlap_grad_reduce, ==, 1);
+  g_assert_cmpint(job.settings.overlap_param_gather, ==, 1);
+  g_assert_cmpint(job.settings.tp_comm_overlap, ==, 0);
+  g_assert_cmpint(job.settings.flash_attention, ==, 1); /* --attention-backend fused */
+  g_assert_cmpfloat(job.source.attention_dropout, ==, 0.0);
   g_assert_cmpuint(d->unmodelled->len, ==, 1);
   g_assert_true(g_str_has_prefix(d->unmodelled->pdata[0], "--empty-unused-memory-level (slower"));
   g_assert_cmpuint(d->unknown->len, ==, 0);
@@ -257,20 +254,19 @@ static void test_example_gpt3_175b(void) {
   g_test_summary("examples/gpt3/train_gpt3_175b_distributed.sh as it is: GPT-2 BPE vocabulary "
                  "padded for tp 8, one 8-GPU node as the script says");
   g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
-  PtsimModel m;
-  PtsimLayout l;
-  parse_script("train_gpt3_175b_distributed.sh", &m, &l, d);
-  g_assert_cmpint(m.num_layers, ==, 96);
-  g_assert_cmpint(m.hidden_size, ==, 12288);
-  g_assert_cmpint(m.vocab_size, ==, 51200); /* 50257 up to 128 x 8 */
-  g_assert_cmpint(m.position_embedding, ==, PTSIM_POSITION_LEARNED);
-  g_assert_cmpint(m.max_position_embeddings, ==, 2048);
-  g_assert_cmpint(l.gpus, ==, 8);
-  g_assert_cmpint(l.tp, ==, 8);
-  g_assert_cmpint(l.pp, ==, 16);
-  g_assert_cmpint(l.gbs, ==, 1536);
-  g_assert_cmpint(l.precision, ==, PTSIM_PRECISION_FP16);
-  g_assert_cmpint(l.flash_attention, ==, 1); /* --attention-backend auto */
+  PtsimJob job;
+  parse_script("train_gpt3_175b_distributed.sh", &job, d);
+  g_assert_cmpint(job.model.num_layers, ==, 96);
+  g_assert_cmpint(job.model.hidden_size, ==, 12288);
+  g_assert_cmpint(job.model.vocab_size, ==, 51200); /* 50257 up to 128 x 8 */
+  g_assert_cmpint(job.model.position_embedding, ==, PTSIM_POSITION_LEARNED);
+  g_assert_cmpint(job.model.max_position_embeddings, ==, 2048);
+  g_assert_cmpint(job.layout.gpus, ==, 8);
+  g_assert_cmpint(job.layout.tp, ==, 8);
+  g_assert_cmpint(job.layout.pp, ==, 16);
+  g_assert_cmpint(job.layout.gbs, ==, 1536);
+  g_assert_cmpint(job.settings.precision, ==, PTSIM_PRECISION_FP16);
+  g_assert_cmpint(job.settings.flash_attention, ==, 1); /* --attention-backend auto */
   /* the split schedule words are left over, not read */
   g_assert_cmpuint(d->unknown->len, ==, 5);
 }
@@ -283,36 +279,35 @@ static void test_example_mixtral(void) {
                                                    "train_mixtral_8x7b_distributed.sh", NULL);
   g_autofree char *text = NULL;
   g_autoptr(GError) error = NULL;
-  PtsimModel m;
-  PtsimLayout l;
-  memset(&l, 0, sizeof l);
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
   /* as it is, the script needs its arguments: $2 is the tokenizer model */
-  g_assert_false(ptsim_megatron_args_parse_file(mixtral, &m, &l, d, &error));
+  g_assert_false(ptsim_megatron_args_parse_file(mixtral, &job, d, &error));
   g_assert_nonnull(strstr(error->message, "--tokenizer-model needs a value"));
   g_clear_error(&error);
   g_assert_true(g_file_get_contents(mixtral, &text, NULL, NULL));
   g_autoptr(GString) given = g_string_new(text);
   g_string_replace(given, "TOKENIZER_MODEL=$2", "TOKENIZER_MODEL=tokenizer.model", 1);
-  memset(&l, 0, sizeof l);
-  g_assert_true(ptsim_megatron_args_parse(given->str, &m, &l, d, &error));
+  memset(&job, 0, sizeof job);
+  g_assert_true(ptsim_megatron_args_parse(given->str, &job, d, &error));
   g_assert_no_error(error);
-  g_assert_cmpint(m.num_layers, ==, 32);
-  g_assert_cmpint(m.num_experts, ==, 8);
-  g_assert_cmpint(m.moe_router_topk, ==, 2);
-  g_assert_cmpint(m.moe_ffn_hidden_size, ==, 14336); /* --ffn-hidden-size: Megatron's default */
-  g_assert_cmpuint(m.moe_layers[0], ==, 0xffffffffu); /* --moe-layer-freq 1: every layer */
-  g_assert_cmpint(m.num_query_groups, ==, 8);
-  g_assert_cmpint(m.vocab_size, ==, 32000);          /* Llama2Tokenizer, a multiple of 128 */
-  g_assert_cmpfloat(m.moe_aux_loss_coeff, ==, 1e-2);
-  g_assert_cmpint(l.ep, ==, 8);
-  g_assert_cmpint(l.etp, ==, 1); /* = tp */
-  g_assert_cmpint(l.pp, ==, 4);
-  g_assert_cmpint(l.moe_dispatcher, ==, PTSIM_DISPATCH_ALLTOALL);
-  g_assert_true(l.moe_grouped_gemm);
+  g_assert_cmpint(job.model.num_layers, ==, 32);
+  g_assert_cmpint(job.model.num_experts, ==, 8);
+  g_assert_cmpint(job.model.moe_router_topk, ==, 2);
+  g_assert_cmpint(job.model.moe_ffn_hidden_size, ==, 14336); /* --ffn-hidden-size: Megatron's default */
+  g_assert_cmpuint(job.model.moe_layers[0], ==, 0xffffffffu); /* --moe-layer-freq 1: every layer */
+  g_assert_cmpint(job.model.num_query_groups, ==, 8);
+  g_assert_cmpint(job.model.vocab_size, ==, 32000);          /* Llama2Tokenizer, a multiple of 128 */
+  g_assert_cmpfloat(job.model.moe_aux_loss_coeff, ==, 1e-2);
+  g_assert_cmpint(job.layout.ep, ==, 8);
+  g_assert_cmpint(job.layout.etp, ==, 1); /* = tp */
+  g_assert_cmpint(job.layout.pp, ==, 4);
+  g_assert_cmpint(job.settings.moe_dispatcher, ==, PTSIM_DISPATCH_ALLTOALL);
+  g_assert_true(job.settings.moe_grouped_gemm);
   g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "megatron_scripts",
                                                 "train_t5_220m_distributed.sh", NULL);
-  memset(&l, 0, sizeof l);
-  g_assert_false(ptsim_megatron_args_parse_file(path, &m, &l, NULL, &error));
+  memset(&job, 0, sizeof job);
+  g_assert_false(ptsim_megatron_args_parse_file(path, &job, NULL, &error));
   g_assert_nonnull(strstr(error->message, "pretrain_t5.py trains another kind of model"));
 }
 

@@ -246,7 +246,7 @@ static void test_args_llama3_8b(void) {
   g_assert_null(ptsim_megatron_log_arg(log, "no_such_arg"));
   g_assert_cmpuint(log->iterations->len, ==, 0);
 
-  const PtsimModel *m = &log->model;
+  const PtsimModel *m = &log->job.model;
   g_assert_cmpint(m->num_layers, ==, 32);
   g_assert_cmpint(m->hidden_size, ==, 4096);
   g_assert_cmpint(m->ffn_hidden_size, ==, 14336);
@@ -258,7 +258,9 @@ static void test_args_llama3_8b(void) {
   g_assert_cmpint(m->tied_embeddings, ==, 0);
   g_assert_cmpint(m->bias, ==, 0);
 
-  const PtsimLayout *l = &log->layout;
+  const PtsimLayout *l = &log->job.layout;
+  const PtsimSettings *run = &log->job.settings;
+  const PtsimProvenance *src = &log->job.source;
   g_assert_cmpint(l->gpus, ==, 16);
   g_assert_cmpint(l->tp, ==, 2);
   g_assert_cmpint(l->pp, ==, 2);
@@ -269,32 +271,28 @@ static void test_args_llama3_8b(void) {
   g_assert_cmpint(l->seq, ==, 8192);
   g_assert_cmpint(l->sp, ==, 1);
   g_assert_cmpint(l->distributed_optimizer, ==, 1);
-  g_assert_cmpint(l->recompute, ==, PTSIM_RECOMPUTE_FULL);
-  g_assert_cmpint(l->recompute_method, ==, PTSIM_RECOMPUTE_METHOD_UNIFORM);
-  g_assert_cmpint(l->recompute_num_layers, ==, 1);
-  g_assert_cmpint(l->precision, ==, PTSIM_PRECISION_BF16);
-  g_assert_cmpfloat(l->attention_dropout, ==, 0.0);
-  g_assert_cmpfloat(l->hidden_dropout, ==, 0.0);
+  g_assert_cmpint(run->recompute, ==, PTSIM_RECOMPUTE_FULL);
+  g_assert_cmpint(run->recompute_method, ==, PTSIM_RECOMPUTE_METHOD_UNIFORM);
+  g_assert_cmpint(run->recompute_num_layers, ==, 1);
+  g_assert_cmpint(run->precision, ==, PTSIM_PRECISION_BF16);
+  g_assert_cmpfloat(src->attention_dropout, ==, 0.0);
+  g_assert_cmpfloat(src->hidden_dropout, ==, 0.0);
 
   /* Same as the command line it stands for. */
   g_autofree char *sh = g_test_build_filename(G_TEST_DIST, "data",
                                               "megatron_llama3_8b.sh", NULL);
-  PtsimModel m2;
-  PtsimLayout l2;
-  memset(&l2, 0, sizeof l2);
-  l2.gpus = 16;
+  PtsimJob j2;
+  memset(&j2, 0, sizeof j2);
+  j2.layout.gpus = 16;
   g_autoptr(GError) error = NULL;
-  g_assert_true(ptsim_megatron_args_parse_file(sh, &m2, &l2, NULL, &error));
+  g_assert_true(ptsim_megatron_args_parse_file(sh, &j2, NULL, &error));
   g_assert_no_error(error);
-  g_assert_cmpint(memcmp(m, &m2, sizeof m2), ==, 0);
-  g_assert_cmpint(l->fp32_grad_accumulation, ==, l2.fp32_grad_accumulation);
-  g_assert_cmpint(l->flash_attention, ==, l2.flash_attention);
-  g_assert_cmpint(l->schedule, ==, l2.schedule);
+  g_assert_cmpint(memcmp(m, &j2.model, sizeof j2.model), ==, 0);
+  g_assert_cmpint(run->fp32_grad_accumulation, ==, j2.settings.fp32_grad_accumulation);
+  g_assert_cmpint(run->flash_attention, ==, j2.settings.flash_attention);
+  g_assert_cmpint(l->schedule, ==, j2.layout.schedule);
 
-  PtsimJob job;
-  memset(&job, 0, sizeof job);
-  job.model = *m;
-  job.layout = *l;
+  PtsimJob job = log->job; /* its hw zero until loaded */
   g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, &error));
   g_assert_no_error(error);
   g_assert_true(ptsim_job_validate(&job, &error));
@@ -320,11 +318,11 @@ static void test_args_variants(void) {
       "[default0]:-------------------- end of arguments ---------------------\n");
   g_assert_true(a->args_ok);
   g_assert_true(a->args_complete);
-  g_assert_cmpint(a->model.num_layers, ==, 24);
-  g_assert_cmpint(a->model.vocab_size, ==, 51200);
-  g_assert_cmpint(a->layout.pp, ==, 4);
-  g_assert_cmpint(a->layout.vp, ==, 2);
-  g_assert_cmpint(a->layout.gpus, ==, 8);
+  g_assert_cmpint(a->job.model.num_layers, ==, 24);
+  g_assert_cmpint(a->job.model.vocab_size, ==, 51200);
+  g_assert_cmpint(a->job.layout.pp, ==, 4);
+  g_assert_cmpint(a->job.layout.vp, ==, 2);
+  g_assert_cmpint(a->job.layout.gpus, ==, 8);
 
   /* cut before "end of arguments", with an iteration line after it */
   g_autoptr(PtsimMegatronLog) b = parse_text(
@@ -338,8 +336,8 @@ static void test_args_variants(void) {
   g_assert_true(b->args_found);
   g_assert_false(b->args_complete);
   g_assert_true(b->args_ok);
-  g_assert_cmpint(b->model.vocab_size, ==, 50304); /* padded to 128 */
-  g_assert_cmpint(b->layout.gpus, ==, 0);          /* "world_size ...." */
+  g_assert_cmpint(b->job.model.vocab_size, ==, 50304); /* padded to 128 */
+  g_assert_cmpint(b->job.layout.gpus, ==, 0);          /* "world_size ...." */
   g_assert_cmpuint(b->iterations->len, ==, 1);
   g_assert_cmpfloat(iter(b, 0)->elapsed_ms, ==, 12.5);
 
@@ -357,7 +355,7 @@ static void test_args_variants(void) {
       "-------------------- end of arguments ---------------------\n");
   g_assert_true(c->args_found);
   g_assert_true(c->args_ok);
-  g_assert_cmpint(c->model.vocab_size, ==, 50432);
+  g_assert_cmpint(c->job.model.vocab_size, ==, 50432);
   /* a tokenizer whose size is not known: an error saying so */
   g_autoptr(PtsimMegatronLog) c2 = parse_text(
       "some setup line\n"
@@ -673,8 +671,9 @@ static void test_issue525_774m(void) {
   g_autoptr(PtsimMegatronLog) log = read_fixture("06_issue525_gpt2_774m_v100_oom.log");
   g_assert_true(log->args_found && log->args_complete);
   g_assert_true(log->args_ok);
-  const PtsimModel *m = &log->model;
-  const PtsimLayout *l = &log->layout;
+  const PtsimModel *m = &log->job.model;
+  const PtsimLayout *l = &log->job.layout;
+  const PtsimSettings *run = &log->job.settings;
   /* GPT2BPETokenizer: 50257 padded to 50304 (the log: "with 47 dummy tokens") */
   g_assert_cmpint(m->vocab_size, ==, 50304);
   g_assert_cmpint(m->position_embedding, ==, PTSIM_POSITION_LEARNED);
@@ -682,15 +681,12 @@ static void test_issue525_774m(void) {
   g_assert_cmpint(l->gpus, ==, 1);
   g_assert_cmpint(l->mbs, ==, 4);
   g_assert_cmpint(l->gbs, ==, 16);
-  g_assert_cmpint(l->precision, ==, PTSIM_PRECISION_FP16);
-  g_assert_cmpint(l->transformer_engine, ==, 0);
-  g_assert_cmpint(l->flash_attention, ==, 0); /* local layers, use_flash_attn False */
-  g_assert_cmpint(l->fp32_grad_accumulation, ==, 0);
+  g_assert_cmpint(run->precision, ==, PTSIM_PRECISION_FP16);
+  g_assert_cmpint(run->transformer_engine, ==, 0);
+  g_assert_cmpint(run->flash_attention, ==, 0); /* local layers, use_flash_attn False */
+  g_assert_cmpint(run->fp32_grad_accumulation, ==, 0);
   g_assert_true(log->oom);
-  PtsimJob job;
-  memset(&job, 0, sizeof job);
-  job.model = *m;
-  job.layout = *l;
+  PtsimJob job = log->job; /* its hw zero until loaded */
   g_autoptr(GError) error = NULL;
   g_autofree char *hw = g_test_build_filename(G_TEST_DIST, "data", "hw_v100_32g_test.ini", NULL);
   g_assert_true(ptsim_hardware_load(hw, &job.hw, &error));
@@ -725,11 +721,8 @@ static void test_issue525_date_and_margin(void) {
   /* group_query_attention printed, manual_gc and cross_entropy_loss_fusion not */
   g_assert_cmpint(ptsim_megatron_log_date(log, &before), ==, 20230724);
   g_assert_cmpint(before, ==, 20231030);
-  PtsimJob job;
-  memset(&job, 0, sizeof job);
-  job.model = log->model;
-  job.layout = log->layout;
-  job.layout.megatron_date = 20230724;
+  PtsimJob job = log->job; /* its hw zero until loaded */
+  job.source.megatron_date = 20230724;
   g_autoptr(GError) error = NULL;
   g_autofree char *hw = g_test_build_filename(G_TEST_DIST, "data", "hw_v100_32g_test.ini", NULL);
   g_assert_true(ptsim_hardware_load(hw, &job.hw, &error));

@@ -76,6 +76,7 @@ static void set_job(PtsimJob *job, const PtsimModel *m, int64_t tp,
   g_strlcpy(job->hw.name, "test-80g", sizeof job->hw.name);
   job->hw.memory_bytes = 80.0 * GIB;
   PtsimLayout *l = &job->layout;
+  PtsimSettings *run = &job->settings;
   l->tp = tp;
   l->cp = cp;
   l->pp = pp;
@@ -87,19 +88,19 @@ static void set_job(PtsimJob *job, const PtsimModel *m, int64_t tp,
   l->seq = seq;
   l->sp = tp > 1;
   l->distributed_optimizer = 1;
-  l->fp32_grad_accumulation = 1;
-  l->flash_attention = 1;
-  l->recompute = PTSIM_RECOMPUTE_NONE;
-  l->recompute_method = PTSIM_RECOMPUTE_METHOD_UNIFORM;
-  l->recompute_num_layers = 0;
-  l->precision = PTSIM_PRECISION_BF16;
+  run->fp32_grad_accumulation = 1;
+  run->flash_attention = 1;
+  run->recompute = PTSIM_RECOMPUTE_NONE;
+  run->recompute_method = PTSIM_RECOMPUTE_METHOD_UNIFORM;
+  run->recompute_num_layers = 0;
+  run->precision = PTSIM_PRECISION_BF16;
   l->schedule = PTSIM_SCHEDULE_1F1B;
-  l->memory_threshold = 0.8;
+  run->memory_threshold = 0.8;
   /* Megatron's defaults for the rest (job_validate.c's init_defaults) */
-  l->recompute_modules = PTSIM_RECOMPUTE_CORE_ATTN;
-  l->transformer_engine = 1;
-  l->grad_accumulation_fusion = 1;
-  l->main_params_bytes = l->exp_avg_bytes = l->exp_avg_sq_bytes = 4;
+  run->recompute_modules = PTSIM_RECOMPUTE_CORE_ATTN;
+  run->transformer_engine = 1;
+  run->grad_accumulation_fusion = 1;
+  run->main_params_bytes = run->exp_avg_bytes = run->exp_avg_sq_bytes = 4;
   l->optimizer_instances = 1;
 }
 
@@ -320,23 +321,23 @@ static void test_tiny_gpt(void) {
                     64000.0 + 8192.0 + 128.0 + 99968.0);
 
   /* With dropout 0.1 (hidden and attention) and flash: sbh * 34. */
-  job.layout.hidden_dropout = 0.1;
-  job.layout.attention_dropout = 0.1;
+  job.source.hidden_dropout = 0.1;
+  job.source.attention_dropout = 0.1;
   const double sbh = 128.0 * 64.0;
   g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==,
                     34.0 * sbh);
   /* Without flash attention: + 5 a s^2 b = sbh * 5as/h. */
-  job.layout.flash_attention = 0;
+  job.settings.flash_attention = 0;
   const double scores = 5.0 * 4.0 * 128.0 * 128.0;
   g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==,
                     34.0 * sbh + scores);
   g_assert_cmpfloat(layer_activation_bytes(&job, 0), ==,
                     34.0 * sbh);
   /* No attention dropout: no mask, 4 a s^2 b. */
-  job.layout.attention_dropout = 0.0;
+  job.source.attention_dropout = 0.0;
   g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==,
                     34.0 * sbh + 4.0 * 4.0 * 128.0 * 128.0);
-  job.layout.attention_dropout = 0.1;
+  job.source.attention_dropout = 0.1;
 
   /* t = 4 without SP: sbh (10 + 24/t + 5as/(ht)); with SP everything / t. */
   job.layout.tp = 4;
@@ -348,7 +349,7 @@ static void test_tiny_gpt(void) {
                     sbh * 34.0 / 4.0 + scores / 4.0);
 
   /* Embedding dropout mask on stage 0: sbh/t per in-flight microbatch. */
-  job.layout.flash_attention = 1;
+  job.settings.flash_attention = 1;
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_assert_cmpfloat(est.stages[0].embedding_dropout_bytes, ==, sbh / 4.0);
   g_assert_cmpfloat(est.stages[0].activations_bytes, ==,
@@ -403,20 +404,20 @@ static void test_recompute_order(void) {
   llama8b(&m);
   set_job(&job, &m, 2, 1, 4, 1, 1, 4096);
   double none = stage0_activations(&job);
-  job.layout.recompute = PTSIM_RECOMPUTE_SELECTIVE;
+  job.settings.recompute = PTSIM_RECOMPUTE_SELECTIVE;
   double sel = stage0_activations(&job);
-  job.layout.recompute = PTSIM_RECOMPUTE_FULL;
+  job.settings.recompute = PTSIM_RECOMPUTE_FULL;
   double full = stage0_activations(&job);
   g_assert_cmpfloat(full, <, sel);
   g_assert_cmpfloat(sel, <=, none);
   g_assert_cmpfloat(sel, ==, none); /* flash: no s^2 terms to drop */
 
-  job.layout.flash_attention = 0;
-  job.layout.recompute = PTSIM_RECOMPUTE_NONE;
+  job.settings.flash_attention = 0;
+  job.settings.recompute = PTSIM_RECOMPUTE_NONE;
   none = stage0_activations(&job);
-  job.layout.recompute = PTSIM_RECOMPUTE_SELECTIVE;
+  job.settings.recompute = PTSIM_RECOMPUTE_SELECTIVE;
   sel = stage0_activations(&job);
-  job.layout.recompute = PTSIM_RECOMPUTE_FULL;
+  job.settings.recompute = PTSIM_RECOMPUTE_FULL;
   full = stage0_activations(&job);
   g_assert_cmpfloat(full, <, sel);
   g_assert_cmpfloat(sel, <, none);
@@ -432,21 +433,21 @@ static void test_full_recompute_arithmetic(void) {
   set_job(&job, &m, 2, 1, 2, 1, 1, 4096);
   double layer = layer_activation_bytes(&job, 1);
   double ckpt = 2.0 * 4096.0 * 1.0 * 4096.0 / 2.0; /* 2sbh / t */
-  job.layout.recompute = PTSIM_RECOMPUTE_FULL;
+  job.settings.recompute = PTSIM_RECOMPUTE_FULL;
 
   /* uniform, n 0 (= 1): 16 checkpoints x 2 + 1 layer. */
   assert_rel(stage0_activations(&job), 2.0 * 16.0 * ckpt + layer, 1e-12);
   /* uniform, n 3: ceil(16/3) = 6 checkpoints x 2 + 3 layers. */
-  job.layout.recompute_num_layers = 3;
+  job.settings.recompute_num_layers = 3;
   assert_rel(stage0_activations(&job), 2.0 * 6.0 * ckpt + 3.0 * layer,
              1e-12);
   /* block, n 4: 4 recomputed (checkpoints) + 12 stored, x 2, + 1 layer. */
-  job.layout.recompute_method = PTSIM_RECOMPUTE_METHOD_BLOCK;
-  job.layout.recompute_num_layers = 4;
+  job.settings.recompute_method = PTSIM_RECOMPUTE_METHOD_BLOCK;
+  job.settings.recompute_num_layers = 4;
   assert_rel(stage0_activations(&job),
              2.0 * (4.0 * ckpt + 12.0 * layer) + layer, 1e-12);
   /* block, n 0: all 16 layers recomputed. */
-  job.layout.recompute_num_layers = 0;
+  job.settings.recompute_num_layers = 0;
   assert_rel(stage0_activations(&job), 2.0 * 16.0 * ckpt + layer, 1e-12);
   /* Without SP the checkpoint is not split over t. */
   job.layout.sp = 0;
@@ -487,12 +488,12 @@ static void test_optimizer_sharding(void) {
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   states = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes;
   assert_rel(states / st->parameters, 18.0, 1e-12);
-  job.layout.fp32_grad_accumulation = 0;
+  job.settings.fp32_grad_accumulation = 0;
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   states = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes;
   assert_rel(states / st->parameters, 16.0, 1e-12);
   /* fp8 keeps 2-byte weights. */
-  job.layout.precision = PTSIM_PRECISION_FP8;
+  job.settings.precision = PTSIM_PRECISION_FP8;
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   assert_rel(st->parameters_bytes / st->parameters, 2.0, 1e-12);
 }
@@ -611,11 +612,11 @@ static void test_fits(void) {
   set_job(&job, &m, 1, 4, 2, 1, 1, 32768); /* 75.15 GiB */
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_assert_cmpint(est.fits, ==, 0); /* 75.15 / 80 > 0.8 */
-  job.layout.memory_threshold = 0.95;
+  job.settings.memory_threshold = 0.95;
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_assert_cmpint(est.fits, ==, 1);
   job.hw.memory_bytes = 141.0e9;
-  job.layout.memory_threshold = 0.8;
+  job.settings.memory_threshold = 0.8;
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_assert_cmpint(est.fits, ==, 1);
   assert_rel(est.usage_fraction, est.total_bytes / 141.0e9, 1e-12);
@@ -649,9 +650,9 @@ static void test_flag_mechanisms(void) {
   set_job(&job, &m, 1, 1, 1, 1, 1, 128);
   job.hw.peak_fp8_flops = 1e15;
   g_autofree PtsimPlan *bf16 = plan_of(&job);
-  job.layout.precision = PTSIM_PRECISION_FP8;
+  job.settings.precision = PTSIM_PRECISION_FP8;
   g_autofree PtsimPlan *fp8 = plan_of(&job);
-  job.layout.fp8_param_gather = 1;
+  job.settings.fp8_param_gather = 1;
   g_autofree PtsimPlan *fp8_gather = plan_of(&job);
   double params = bf16->stage_parameters[0];
   g_assert_cmpfloat(bf16->stage_weight_bytes[0], ==, 2.0 * params);
@@ -661,26 +662,26 @@ static void test_flag_mechanisms(void) {
   /* fp8 saved inputs (s 128, b 1, h 64, ffn 256): QKV and MLP inputs 1 B
    * instead of 2 (-2 * 8192), fc2's input 1 B (-32768), the O projection's
    * fp8 copy beside flash attention's bf16 output (+8192) */
-  job.layout.fp8_param_gather = 0;
+  job.settings.fp8_param_gather = 0;
   double act_fp8 = layer_activations(&job, 1);
-  job.layout.precision = PTSIM_PRECISION_BF16;
+  job.settings.precision = PTSIM_PRECISION_BF16;
   double act_bf16 = layer_activations(&job, 1);
   g_assert_cmpfloat(act_bf16 - act_fp8, ==, 2.0 * 8192.0 + 32768.0 - 8192.0);
 
   /* selective recompute of the MLP (Transformer Engine): its input (2sbh =
    * 16384) and its intermediates (3 x 2 + 2 B x s b ffn = 262144) go */
-  job.layout.recompute = PTSIM_RECOMPUTE_SELECTIVE;
+  job.settings.recompute = PTSIM_RECOMPUTE_SELECTIVE;
   double core_attn = layer_activations(&job, 0);
-  job.layout.recompute_modules = PTSIM_RECOMPUTE_CORE_ATTN | PTSIM_RECOMPUTE_MLP;
+  job.settings.recompute_modules = PTSIM_RECOMPUTE_CORE_ATTN | PTSIM_RECOMPUTE_MLP;
   g_assert_cmpfloat(core_attn - layer_activations(&job, 0), ==, 16384.0 + 262144.0);
 
   /* --use-precision-aware-optimizer: fp32 masters of bf16 weights stored as
    * 16-bit remainders; not for fp16 weights */
-  job.layout.precision_aware_optimizer = 1;
+  job.settings.precision_aware_optimizer = 1;
   g_autofree PtsimPlan *aware = plan_of(&job);
   g_assert_cmpfloat(aware->master_bytes, ==, 2.0);
   g_assert_cmpfloat(aware->exp_avg_bytes + aware->exp_avg_sq_bytes, ==, 8.0);
-  job.layout.precision = PTSIM_PRECISION_FP16;
+  job.settings.precision = PTSIM_PRECISION_FP16;
   g_autofree PtsimPlan *aware16 = plan_of(&job);
   g_assert_cmpfloat(aware16->master_bytes, ==, 4.0);
 }

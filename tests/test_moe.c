@@ -123,7 +123,7 @@ static gboolean moe_job(PtsimJob *job, const char *model, const char *hw, gint64
   memset(job, 0, sizeof *job);
   if (!ptsim_model_load(model, &job->model, error) || !ptsim_hardware_load(hw, &job->hw, error))
     return FALSE;
-  ptsim_layout_init_defaults(&job->layout);
+  ptsim_job_init_defaults(job);
   job->layout.gpus = gpus;
   job->layout.tp = tp;
   job->layout.pp = pp;
@@ -131,7 +131,7 @@ static gboolean moe_job(PtsimJob *job, const char *model, const char *hw, gint64
   job->layout.etp = etp;
   job->layout.gbs = 64 * gpus;
   job->layout.seq = 4096;
-  job->layout.moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
+  job->settings.moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
   return ptsim_job_validate(job, error);
 }
 
@@ -206,7 +206,7 @@ static void test_folding_checks(void) {
   g_autoptr(GError) error = NULL;
   g_assert_true(ptsim_model_load("mixtral-8x7b", &job.model, NULL));
   g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, NULL));
-  ptsim_layout_init_defaults(&job.layout);
+  ptsim_job_init_defaults(&job);
   job.layout.gpus = 8, job.layout.tp = 2, job.layout.sp = 0, job.layout.gbs = 8;
   job.layout.seq = 4096;
   g_assert_false(ptsim_job_validate(&job, &error));
@@ -225,7 +225,7 @@ static void test_plan_layers(void) {
   memset(&job, 0, sizeof job);
   g_assert_true(ptsim_model_load("deepseek-v3", &job.model, NULL));
   g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, NULL));
-  ptsim_layout_init_defaults(&job.layout);
+  ptsim_job_init_defaults(&job);
   job.layout.gpus = 256, job.layout.pp = 8, job.layout.ep = 32, job.layout.gbs = 2048;
   job.layout.seq = 4096, job.layout.first_stage_layers = 5, job.layout.last_stage_layers = 8;
   g_assert_true(ptsim_job_validate(&job, &error));
@@ -346,10 +346,10 @@ static void test_sampled_load(void) {
     sum += load;
   }
   g_assert_cmpfloat(fabs(sum / 200.0 - 1.0095), <, 0.001);
-  job.layout.moe_capacity_factor = 1.005; /* the bound cuts the draws */
+  job.settings.moe_capacity_factor = 1.005; /* the bound cuts the draws */
   ptsim_plan_build(&job, plan);
   g_assert_cmpfloat(ptsim_workload_sample_expert_load(plan, &rng), ==, 1.005);
-  job.layout.moe_pad_to_capacity = 1, job.layout.moe_capacity_factor = 1.5;
+  job.settings.moe_pad_to_capacity = 1, job.settings.moe_capacity_factor = 1.5;
   ptsim_plan_build(&job, plan);
   g_assert_cmpfloat(ptsim_workload_sample_expert_load(plan, &rng), ==, 1.5);
   g_assert_true(moe_job(&job, "mixtral-8x7b", "h100-80g", 8, 1, 1, 1, 0, &error));
@@ -380,18 +380,18 @@ static void test_memory_terms(void) {
   g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 1), ==, 1225064448.0);
   /* moe_act drops the activation and fc2 input; moe drops the whole block
    * but its input */
-  job.layout.recompute = PTSIM_RECOMPUTE_SELECTIVE;
-  job.layout.recompute_modules = PTSIM_RECOMPUTE_MOE_ACT;
+  job.settings.recompute = PTSIM_RECOMPUTE_SELECTIVE;
+  job.settings.recompute_modules = PTSIM_RECOMPUTE_MOE_ACT;
   ptsim_plan_build(&job, plan);
   g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 0), ==,
                     1225064448.0 - 469762048.0);
-  job.layout.recompute_modules = PTSIM_RECOMPUTE_MOE;
+  job.settings.recompute_modules = PTSIM_RECOMPUTE_MOE;
   ptsim_plan_build(&job, plan);
   g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 0), ==,
                     134217728.0 + 83886080.0);
   /* a capacity factor of 1.5 bounds the rows: 1.5 N */
-  job.layout.recompute = PTSIM_RECOMPUTE_NONE;
-  job.layout.moe_capacity_factor = 1.5;
+  job.settings.recompute = PTSIM_RECOMPUTE_NONE;
+  job.settings.moe_capacity_factor = 1.5;
   ptsim_plan_build(&job, plan);
   g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 1), ==,
                     134217728.0 + 83886080.0 + 294912.0 +
@@ -400,7 +400,7 @@ static void test_memory_terms(void) {
    * 5,637,144,576) unsharded (edp 1), the rest (32 x (41,943,040
    * attention + 32,768 router + 8,192 norms) + 2 x 32000 x 4096 + 4096 =
    * 1,605,636,096) over dp 8: 12 B x (200,704,512 + 5,637,144,576) */
-  job.layout.moe_capacity_factor = 0.0;
+  job.settings.moe_capacity_factor = 0.0;
   ptsim_plan_build(&job, plan);
   ptsim_memory_estimate(plan, PTSIM_CE_LAST_STAGE, &est);
   g_assert_cmpfloat(plan->stage_expert_parameters[0], ==, 5637144576.0);
@@ -500,7 +500,7 @@ static void test_floor_below_emulation(void) {
                             cases[i].pp, cases[i].ep, cases[i].etp, &error));
       job.model.mtp_num_layers = cases[i].mtp;
       job.layout.gbs = 4 * job.layout.dp;
-      job.layout.recompute = r ? PTSIM_RECOMPUTE_FULL : PTSIM_RECOMPUTE_NONE;
+      job.settings.recompute = r ? PTSIM_RECOMPUTE_FULL : PTSIM_RECOMPUTE_NONE;
       g_assert_true(ptsim_job_validate(&job, &error));
       g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
       g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);

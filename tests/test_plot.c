@@ -160,7 +160,7 @@ static void test_memory_data(void) {
   g_assert_cmpfloat_with_epsilon(file_value(files.script, "capacity_gib = "),
                                  job.hw.memory_bytes / GIB, 1e-4);
   g_assert_cmpfloat_with_epsilon(file_value(files.script, "threshold = "),
-                                 job.layout.memory_threshold, 1e-9);
+                                 job.settings.memory_threshold, 1e-9);
   g_autofree char *other = g_strdup_printf("%.2f GiB)", max_other);
   g_assert_true(file_has(files.script, other));
   g_assert_true(file_has(files.script, "allocator peak + ctx/NCCL"));

@@ -103,22 +103,23 @@ static void tiny_base(PtsimJob *job, const char *name) {
   m->activation = PTSIM_ACTIVATION_SWIGLU;
   m->norm = PTSIM_NORM_RMSNORM;
   g_assert_true(ptsim_hardware_load("h100-80g", &job->hw, NULL));
-  ptsim_layout_init_defaults(&job->layout);
+  ptsim_job_init_defaults(job);
 }
 
 static void tiny_job(PtsimJob *job, int64_t pp, int64_t dp, const char *sharding,
                      int64_t shard_size, PtsimFsdpImpl impl, int reshard, int prefetch) {
   g_autoptr(GError) error = NULL;
   PtsimLayout *l = &job->layout;
+  PtsimSettings *run = &job->settings;
   tiny_base(job, "tiny");
   l->pp = pp;
   l->gpus = pp * dp;
   l->mbs = 1;
   l->gbs = 8 * dp * pp;
   l->seq = 128;
-  l->fsdp_impl = impl;
-  l->reshard_after_forward = reshard;
-  l->fsdp_prefetch = prefetch;
+  run->fsdp_impl = impl;
+  run->reshard_after_forward = reshard;
+  run->fsdp_prefetch = prefetch;
   int mode = -1;
   g_assert_true(ptsim_names_parse(PTSIM_NAMES_SHARDING, sharding, &mode));
   g_assert_true(ptsim_layout_set_sharding(l, 8, mode, shard_size, &error));
@@ -189,7 +190,7 @@ static void test_memory_pp_torch(void) {
   PtsimJob job;
   PtsimMemoryEstimate est;
   tiny_job(&job, 2, 4, "fsdp", -1, PTSIM_FSDP_TORCH, PTSIM_RESHARD_AUTO, 1);
-  g_assert_cmpint(job.layout.reshard_after_forward, ==, PTSIM_RESHARD_NEVER);
+  g_assert_cmpint(job.settings.reshard_after_forward, ==, PTSIM_RESHARD_NEVER);
   g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
   ptsim_plan_build(&job, plan);
   g_assert_true(plan->sync_once);
@@ -236,9 +237,9 @@ static void test_unit_volume(void) {
 
   /* fp8 all-gather: the 65536 matrix parameters in 1 B, the 128 norm ones
    * in 2; 2-byte gradients halve the reduce-scatter */
-  job.layout.precision = PTSIM_PRECISION_FP8;
-  job.layout.fp8_param_gather = 1;
-  job.layout.fp32_grad_accumulation = 0;
+  job.settings.precision = PTSIM_PRECISION_FP8;
+  job.settings.fp8_param_gather = 1;
+  job.settings.fp32_grad_accumulation = 0;
   ptsim_plan_build(&job, plan);
   g_assert_cmpfloat(plan->unit_gather_bytes[PTSIM_UNIT_LAYER], ==, 65536.0 + 2.0 * 128.0);
   g_assert_cmpfloat(plan->unit_reduce_bytes[PTSIM_UNIT_LAYER], ==, 2.0 * LAYER);
@@ -291,13 +292,13 @@ static void llama_job(PtsimJob *job, const char *sharding, int reshard, int pref
   memset(job, 0, sizeof *job);
   g_assert_true(ptsim_model_load("llama3-8b", &job->model, &error));
   g_assert_true(ptsim_hardware_load("h100-80g", &job->hw, &error));
-  ptsim_layout_init_defaults(&job->layout);
+  ptsim_job_init_defaults(job);
   job->layout.gpus = 64;
   job->layout.gbs = 128;
   job->layout.seq = 4096;
-  job->layout.reshard_after_forward = reshard;
-  job->layout.fsdp_prefetch = prefetch;
-  job->layout.overlap_grad_reduce = job->layout.overlap_param_gather = 1;
+  job->settings.reshard_after_forward = reshard;
+  job->settings.fsdp_prefetch = prefetch;
+  job->settings.overlap_grad_reduce = job->settings.overlap_param_gather = 1;
   int mode = -1;
   g_assert_true(ptsim_names_parse(PTSIM_NAMES_SHARDING, sharding, &mode));
   g_assert_true(ptsim_layout_set_sharding(&job->layout, 8, mode, -1, &error));
@@ -376,6 +377,7 @@ static gboolean tiny_moe_job(PtsimJob *job, const char *sharding, int64_t shard_
                              PtsimFsdpImpl impl, GError **error) {
   PtsimModel *m = &job->model;
   PtsimLayout *l = &job->layout;
+  PtsimSettings *run = &job->settings;
   tiny_base(job, "tiny-moe");
   m->num_experts = 4;
   m->moe_router_topk = 2;
@@ -386,7 +388,7 @@ static gboolean tiny_moe_job(PtsimJob *job, const char *sharding, int64_t shard_
   l->mbs = 1;
   l->gbs = 64;
   l->seq = 128;
-  l->fsdp_impl = impl;
+  run->fsdp_impl = impl;
   int mode = -1;
   g_assert_true(ptsim_names_parse(PTSIM_NAMES_SHARDING, sharding, &mode));
   return ptsim_layout_set_sharding(l, 8, mode, shard_size, error) && ptsim_job_validate(job, error);
@@ -510,14 +512,14 @@ static void mixtral_job(PtsimJob *job, const char *sharding) {
   memset(job, 0, sizeof *job);
   g_assert_true(ptsim_model_load("mixtral-8x7b", &job->model, &error));
   g_assert_true(ptsim_hardware_load("h100-80g", &job->hw, &error));
-  ptsim_layout_init_defaults(&job->layout);
+  ptsim_job_init_defaults(job);
   job->layout.gpus = 64;
   job->layout.pp = 2;
   job->layout.ep = 8;
   job->layout.gbs = 128;
   job->layout.seq = 4096;
-  job->layout.moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
-  job->layout.overlap_grad_reduce = job->layout.overlap_param_gather = 1;
+  job->settings.moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
+  job->settings.overlap_grad_reduce = job->settings.overlap_param_gather = 1;
   int mode = -1;
   g_assert_true(ptsim_names_parse(PTSIM_NAMES_SHARDING, sharding, &mode));
   g_assert_true(ptsim_layout_set_sharding(&job->layout, 8, mode, -1, &error));

@@ -53,6 +53,7 @@ static void test_ddp_8b(void) {
   g_autoptr(GPtrArray) warnings = NULL;
   load("llama3_8b_ddp.toml", -1, &tt, &warnings);
   const PtsimLayout *l = &tt.layout;
+  const PtsimSettings *run = &tt.settings;
   g_assert_cmpstr(tt.model, ==, "llama3-8b");
   g_assert_null(tt.unmodelled);
   g_assert_cmpint(tt.dp_mode, ==, PTSIM_TORCHTITAN_DP_DDP);
@@ -65,17 +66,17 @@ static void test_ddp_8b(void) {
   g_assert_cmpint(l->gbs, ==, 32);
   g_assert_cmpint(l->seq, ==, 8192);
   g_assert_cmpint(tt.grad_accumulation, ==, 4); /* 32 / (1 x 8) */
-  g_assert_cmpint(l->recompute, ==, PTSIM_RECOMPUTE_FULL);
-  g_assert_cmpint(l->recompute_num_layers, ==, 0);
-  g_assert_cmpint(l->precision, ==, PTSIM_PRECISION_BF16);
+  g_assert_cmpint(run->recompute, ==, PTSIM_RECOMPUTE_FULL);
+  g_assert_cmpint(run->recompute_num_layers, ==, 0);
+  g_assert_cmpint(run->precision, ==, PTSIM_PRECISION_BF16);
   g_assert_true(tt.mixed_precision); /* autocast under pure DDP */
   g_assert_cmpint(l->distributed_optimizer, ==, 0);
-  g_assert_cmpint(l->overlap_grad_reduce, ==, 1);
-  g_assert_cmpint(l->fp32_grad_accumulation, ==, 1);
-  g_assert_cmpint(l->flash_attention, ==, 1);
+  g_assert_cmpint(run->overlap_grad_reduce, ==, 1);
+  g_assert_cmpint(run->fp32_grad_accumulation, ==, 1);
+  g_assert_cmpint(run->flash_attention, ==, 1);
   g_assert_true(tt.compile);
-  g_assert_cmpint(l->transformer_engine, ==, 0); /* PyTorch's modules, fused by Inductor */
-  g_assert_cmpint(l->torch_layers, ==, PTSIM_TORCH_LAYERS_COMPILED);
+  g_assert_cmpint(run->transformer_engine, ==, 0); /* PyTorch's modules, fused by Inductor */
+  g_assert_cmpint(run->torch_layers, ==, PTSIM_TORCH_LAYERS_COMPILED);
   g_assert_cmpuint(warnings->len, ==, 1);
   has_warning(warnings, "llama3_8b_ddp.toml", 43, "Inductor fuses RoPE");
 
@@ -128,6 +129,7 @@ static void test_fsdp_8b(void) {
   g_autoptr(GPtrArray) warnings = NULL;
   load("llama3_8b_fsdp.toml", 8, &tt, &warnings);
   const PtsimLayout *l = &tt.layout;
+  const PtsimSettings *run = &tt.settings;
   g_assert_cmpint(tt.dp_mode, ==, PTSIM_TORCHTITAN_DP_FSDP);
   g_assert_cmpint(tt.dp_shard, ==, 8);
   g_assert_cmpint(tt.fsdp_degree, ==, 8);
@@ -136,16 +138,16 @@ static void test_fsdp_8b(void) {
   g_assert_cmpint(l->mbs, ==, 2);
   g_assert_cmpint(l->gbs, ==, 16);
   g_assert_cmpint(tt.grad_accumulation, ==, 1);
-  g_assert_cmpint(l->recompute, ==, PTSIM_RECOMPUTE_SELECTIVE_OP); /* per-op, torch's policy */
-  g_assert_cmpint(l->torch_layers, ==, PTSIM_TORCH_LAYERS_EAGER);     /* no [compile] */
+  g_assert_cmpint(run->recompute, ==, PTSIM_RECOMPUTE_SELECTIVE_OP); /* per-op, torch's policy */
+  g_assert_cmpint(run->torch_layers, ==, PTSIM_TORCH_LAYERS_EAGER);     /* no [compile] */
   g_assert_cmpint(l->sharding, ==, PTSIM_SHARDING_PARAMS);
-  g_assert_cmpint(l->fsdp_impl, ==, PTSIM_FSDP_TORCH);
+  g_assert_cmpint(run->fsdp_impl, ==, PTSIM_FSDP_TORCH);
   g_assert_cmpint(l->distributed_optimizer, ==, 1);
   g_assert_cmpint(l->optimizer_instances, ==, 1);
-  g_assert_cmpint(l->reshard_after_forward, ==, PTSIM_RESHARD_AUTO);
-  g_assert_cmpint(l->main_params_bytes, ==, 4);     /* the fp32 shards */
-  g_assert_cmpint(l->fp32_grad_accumulation, ==, 1); /* mixed_precision_reduce float32 */
-  g_assert_cmpint(l->fp8_param_gather, ==, 0);
+  g_assert_cmpint(run->reshard_after_forward, ==, PTSIM_RESHARD_AUTO);
+  g_assert_cmpint(run->main_params_bytes, ==, 4);     /* the fp32 shards */
+  g_assert_cmpint(run->fp32_grad_accumulation, ==, 1); /* mixed_precision_reduce float32 */
+  g_assert_cmpint(run->fp8_param_gather, ==, 0);
   g_assert_cmpuint(warnings->len, ==, 0); /* everything it says is modelled */
 
   PtsimJobOptions o;
@@ -161,7 +163,7 @@ static void test_fsdp_8b(void) {
   o.fsdp_impl = g_strdup("torch");
   o.no_overlap = TRUE;
   same_job_as_flags("llama3_8b_fsdp.toml", 8, &o, &job);
-  g_assert_cmpint(job.layout.reshard_after_forward, ==, PTSIM_RESHARD_BUT_LAST);
+  g_assert_cmpint(job.settings.reshard_after_forward, ==, PTSIM_RESHARD_BUT_LAST);
 
   /* shard -1 without a world size */
   g_autofree char *path = fixture("llama3_8b_fsdp.toml");
@@ -180,6 +182,7 @@ static void test_hsdp_70b(void) {
   g_autoptr(GPtrArray) warnings = NULL;
   load("llama3_70b_hsdp_tp.toml", 64, &tt, &warnings);
   const PtsimLayout *l = &tt.layout;
+  const PtsimSettings *run = &tt.settings;
   g_assert_cmpstr(tt.model, ==, "llama3-70b");
   g_assert_cmpint(tt.dp_mode, ==, PTSIM_TORCHTITAN_DP_HSDP);
   g_assert_cmpint(tt.dp_replicate, ==, 2);
@@ -189,19 +192,19 @@ static void test_hsdp_70b(void) {
   g_assert_cmpint(l->dp, ==, 8);
   g_assert_cmpint(l->mbs, ==, 4);
   g_assert_cmpint(l->gbs, ==, 32); /* global -1: 4 x dp 8 */
-  g_assert_cmpint(l->precision, ==, PTSIM_PRECISION_FP8);
-  g_assert_cmpint(l->tp_comm_overlap, ==, 1); /* async TP with compile */
-  g_assert_cmpint(l->recompute, ==, PTSIM_RECOMPUTE_FULL);
+  g_assert_cmpint(run->precision, ==, PTSIM_PRECISION_FP8);
+  g_assert_cmpint(run->tp_comm_overlap, ==, 1); /* async TP with compile */
+  g_assert_cmpint(run->recompute, ==, PTSIM_RECOMPUTE_FULL);
   g_assert_cmpint(tt.reshard_after_forward, ==, PTSIM_TORCHTITAN_RESHARD_ALWAYS);
   g_assert_true(tt.fsdp_float8_all_gather);
   g_assert_true(tt.mixed_precision);
   g_assert_null(tt.unmodelled);
   g_assert_cmpint(l->sharding, ==, PTSIM_SHARDING_PARAMS);
   g_assert_cmpint(l->optimizer_instances, ==, 2);
-  g_assert_cmpint(l->reshard_after_forward, ==, PTSIM_RESHARD_ALWAYS);
-  g_assert_cmpint(l->fp8_param_gather, ==, 1);
-  g_assert_cmpint(l->fp8_recipe, ==, PTSIM_FP8_TENSORWISE); /* torchao's default, dynamic */
-  g_assert_cmpint(l->torch_layers, ==, PTSIM_TORCH_LAYERS_COMPILED);
+  g_assert_cmpint(run->reshard_after_forward, ==, PTSIM_RESHARD_ALWAYS);
+  g_assert_cmpint(run->fp8_param_gather, ==, 1);
+  g_assert_cmpint(run->fp8_recipe, ==, PTSIM_FP8_TENSORWISE); /* torchao's default, dynamic */
+  g_assert_cmpint(run->torch_layers, ==, PTSIM_TORCH_LAYERS_COMPILED);
   /* filter_fqns = ["output"]: the LM head stays bf16, as ptsim prices it */
   g_assert_cmpuint(warnings->len, ==, 2);
   has_warning(warnings, "llama3_70b_hsdp_tp.toml", 23, "Inductor fuses RoPE");
@@ -250,7 +253,7 @@ static void test_hsdp_cp(void) {
   g_assert_cmpint(tt.layout.cp, ==, 2);
   g_assert_cmpint(tt.layout.dp, ==, 8);
   g_assert_cmpint(tt.grad_accumulation, ==, 2);
-  g_assert_cmpint(tt.layout.reshard_after_forward, ==, PTSIM_RESHARD_NEVER);
+  g_assert_cmpint(tt.settings.reshard_after_forward, ==, PTSIM_RESHARD_NEVER);
   PtsimJobOptions o;
   PtsimJob job;
   ptsim_job_options_init(&o);
@@ -302,7 +305,7 @@ static void test_fsdp_pp(void) {
   o.fsdp_impl = g_strdup("torch");
   o.no_overlap = TRUE;
   same_job_as_flags("llama3_8b_fsdp_pp.toml", 8, &o, &job);
-  g_assert_cmpint(job.layout.reshard_after_forward, ==, PTSIM_RESHARD_NEVER);
+  g_assert_cmpint(job.settings.reshard_after_forward, ==, PTSIM_RESHARD_NEVER);
   g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
   ptsim_plan_build(&job, plan);
   g_assert_true(plan->sync_once);
@@ -415,9 +418,9 @@ static void test_recompute(void) {
     g_autoptr(GError) error = NULL;
     g_assert_true(from_text(text, -1, &tt, &error));
     g_assert_null(tt.unmodelled); /* one GPU: autocast bf16 */
-    g_assert_cmpint(tt.layout.recompute, ==, cases[i].kind);
-    g_assert_cmpint(tt.layout.recompute_method, ==, cases[i].method);
-    g_assert_cmpint(tt.layout.recompute_num_layers, ==, cases[i].layers);
+    g_assert_cmpint(tt.settings.recompute, ==, cases[i].kind);
+    g_assert_cmpint(tt.settings.recompute_method, ==, cases[i].method);
+    g_assert_cmpint(tt.settings.recompute_num_layers, ==, cases[i].layers);
   }
   g_auto(PtsimTorchtitan) tt = {0};
   g_assert_true(from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
@@ -445,7 +448,7 @@ static void test_precision(void) {
   g_assert_true(from_text("[model]\nflavor = \"8B\"\nconverters = [\"quantize.linear.float8\"]\n"
                           "[parallelism]\ndata_parallel_shard_degree = 1\n", -1, &f8, NULL));
   g_assert_null(f8.unmodelled);
-  g_assert_cmpint(f8.layout.precision, ==, PTSIM_PRECISION_FP8);
+  g_assert_cmpint(f8.settings.precision, ==, PTSIM_PRECISION_FP8);
   PtsimJob job;
   memset(&job, 0, sizeof job);
   g_assert_true(ptsim_hardware_load("a100-80g", &job.hw, NULL));
@@ -478,14 +481,14 @@ static void test_float8(void) {
                  "MX scale in their casts (ptsim's blockwise); what is not modelled is warned");
   g_auto(PtsimTorchtitan) d = {0};
   g_autofree char *dw = warnings_of(ONE_GPU, &d);
-  g_assert_cmpint(d.layout.fp8_recipe, ==, PTSIM_FP8_TENSORWISE);
+  g_assert_cmpint(d.settings.fp8_recipe, ==, PTSIM_FP8_TENSORWISE);
   g_assert_nonnull(strstr(dw, "x.toml:3: [model] converters: eager float8")); /* no compile */
   g_assert_nonnull(strstr(dw, "output projection is converted too")); /* filter_fqns = [] */
   g_auto(PtsimTorchtitan) r = {0};
   g_autofree char *rw = warnings_of(ONE_GPU "[compile]\nenable = true\n[quantize.linear.float8]\n"
                                     "recipe_name = \"rowwise_with_gw_hp\"\nfilter_fqns = [\"output\"]\n",
                                     &r);
-  g_assert_cmpint(r.layout.fp8_recipe, ==, PTSIM_FP8_BLOCKWISE);
+  g_assert_cmpint(r.settings.fp8_recipe, ==, PTSIM_FP8_BLOCKWISE);
   g_assert_nonnull(strstr(rw, "x.toml:7: [quantize.linear.float8] recipe_name: 'rowwise_with_gw_hp'"));
   g_assert_nonnull(strstr(rw, "weight-gradient GEMMs run in bf16"));
   g_assert_null(strstr(rw, "eager float8"));
@@ -493,8 +496,8 @@ static void test_float8(void) {
   g_auto(PtsimTorchtitan) mx = {0};
   g_autofree char *mw = warnings_of("[model]\nflavor = \"8B\"\nconverters = [\"quantize.linear.mx\"]\n",
                                     &mx);
-  g_assert_cmpint(mx.layout.precision, ==, PTSIM_PRECISION_FP8);
-  g_assert_cmpint(mx.layout.fp8_recipe, ==, PTSIM_FP8_BLOCKWISE);
+  g_assert_cmpint(mx.settings.precision, ==, PTSIM_PRECISION_FP8);
+  g_assert_cmpint(mx.settings.fp8_recipe, ==, PTSIM_FP8_BLOCKWISE);
   g_assert_nonnull(strstr(mw, "MXFP8"));
   g_assert_null(strstr(mw, "filter_fqns")); /* its default keeps 'output' in bf16 */
   g_autoptr(GError) error = NULL;
@@ -526,9 +529,9 @@ static void test_layers(void) {
     g_autofree char *text = g_strconcat(head, cases[i].lines, NULL);
     g_auto(PtsimTorchtitan) tt = {0};
     g_autofree char *w = warnings_of(text, &tt);
-    g_assert_cmpint(tt.layout.transformer_engine, ==, 0);
-    g_assert_cmpint(tt.layout.flash_attention, ==, 1);
-    g_assert_cmpint(tt.layout.torch_layers, ==, cases[i].layers);
+    g_assert_cmpint(tt.settings.transformer_engine, ==, 0);
+    g_assert_cmpint(tt.settings.flash_attention, ==, 1);
+    g_assert_cmpint(tt.settings.torch_layers, ==, cases[i].layers);
     if (cases[i].warning) g_assert_nonnull(strstr(w, cases[i].warning));
     else g_assert_cmpstr(w, ==, "");
   }
@@ -539,7 +542,7 @@ static void test_layers(void) {
   g_autoptr(PtsimToml) toml = ptsim_toml_parse("x.toml", text, strlen(text), &error);
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
   g_assert_true(ptsim_torchtitan_parse(toml, 2, &cp, warnings, &error));
-  g_assert_cmpint(cp.layout.recompute, ==, PTSIM_RECOMPUTE_SELECTIVE_OP);
+  g_assert_cmpint(cp.settings.recompute, ==, PTSIM_RECOMPUTE_SELECTIVE_OP);
   g_assert_cmpuint(warnings->len, ==, 2); /* and the rotate method's */
   g_assert_nonnull(strstr(warnings->pdata[0], "x.toml:7: [activation_checkpoint] "
                                               "selective_ac_option: 'op' under context parallelism"));

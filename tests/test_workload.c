@@ -23,7 +23,7 @@
 static void work_of(PtsimPrecision precision, gint64 tp, PtsimWorkload *w, PtsimJob *job) {
   FixtureLayout l = {tp, tp, 1, 1, 1, 64, T, PTSIM_RECOMPUTE_NONE};
   fixture_job(job, "llama2-7b", "h100-80g", l);
-  job->layout.precision = precision;
+  job->settings.precision = precision;
   workload_of(job, NULL, w);
 }
 
@@ -44,8 +44,8 @@ static void casts_of(PtsimFp8Recipe recipe, double *fwd, double *bwd, PtsimHardw
   g_autofree PtsimWorkload *b = g_new0(PtsimWorkload, 1);
   g_autofree PtsimWorkload *f = g_new0(PtsimWorkload, 1);
   work_of(PTSIM_PRECISION_BF16, 1, b, &job);
-  job.layout.precision = PTSIM_PRECISION_FP8;
-  job.layout.fp8_recipe = recipe;
+  job.settings.precision = PTSIM_PRECISION_FP8;
+  job.settings.fp8_recipe = recipe;
   workload_of(&job, NULL, f);
   *hw = job.hw;
   *fwd = (f->layer.forward_s - gemms(hw, PTSIM_PRECISION_FP8, 0)) -

@@ -21,9 +21,9 @@
 static void torch_job(PtsimJob *job, gint64 tp, PtsimTorchLayers layers, PtsimRecompute recompute) {
   FixtureLayout l = {8, tp, 1, 1, 1, 64, 8192, PTSIM_RECOMPUTE_NONE};
   fixture_job(job, "llama3-8b", "h100-80g", l);
-  job->layout.transformer_engine = 0;
-  job->layout.torch_layers = layers;
-  job->layout.recompute = recompute;
+  job->settings.transformer_engine = 0;
+  job->settings.torch_layers = layers;
+  job->settings.recompute = recompute;
   g_autoptr(GError) error = NULL;
   g_assert_true(ptsim_job_validate(job, &error));
 }
@@ -166,20 +166,20 @@ static void test_validation(void) {
   PtsimJob job;
   FixtureLayout l = {8, 1, 1, 1, 1, 64, 8192, PTSIM_RECOMPUTE_NONE};
   fixture_job(&job, "llama3-8b", "h100-80g", l);
-  job.layout.recompute = PTSIM_RECOMPUTE_SELECTIVE_OP;
+  job.settings.recompute = PTSIM_RECOMPUTE_SELECTIVE_OP;
   g_autoptr(GError) error = NULL;
   g_assert_false(ptsim_job_validate(&job, &error)); /* Transformer Engine layers */
   g_assert_nonnull(strstr(error->message, "--transformer-impl torch"));
   g_clear_error(&error);
-  job.layout.transformer_engine = 0;
-  job.layout.torch_layers = PTSIM_TORCH_LAYERS_EAGER;
-  job.layout.flash_attention = 0;
+  job.settings.transformer_engine = 0;
+  job.settings.torch_layers = PTSIM_TORCH_LAYERS_EAGER;
+  job.settings.flash_attention = 0;
   g_assert_false(ptsim_job_validate(&job, &error));
   g_assert_nonnull(strstr(error->message, "--attention flash"));
   g_clear_error(&error);
-  job.layout.flash_attention = 1;
+  job.settings.flash_attention = 1;
   g_assert_true(ptsim_job_validate(&job, &error));
-  job.layout.recompute = PTSIM_RECOMPUTE_SELECTIVE;
+  job.settings.recompute = PTSIM_RECOMPUTE_SELECTIVE;
   g_assert_false(ptsim_job_validate(&job, &error)); /* Megatron's modules are not torch's */
   g_assert_nonnull(strstr(error->message, "selective-op"));
 }

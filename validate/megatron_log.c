@@ -572,7 +572,7 @@ static void reconstruct_args(PtsimMegatronLog *log) {
 
   /* The world size: world_size, else data_parallel_size x tp x pp x cp;
    * given to megatron_args.c as the launcher's WORLD_SIZE. */
-  memset(&log->layout, 0, sizeof log->layout);
+  memset(&log->job, 0, sizeof log->job);
   int64_t world = 0;
   if ((v = arg_value(log, "world_size")) != NULL) {
     if (!ptsim_number_parse_int64(v, &world) || world < 1) {
@@ -605,7 +605,7 @@ static void reconstruct_args(PtsimMegatronLog *log) {
   g_free(log->args_command);
   log->args_command = g_strdup(cmd->str);
   g_autoptr(GError) local = NULL;
-  if (!ptsim_megatron_args_parse(cmd->str, &log->model, &log->layout, log->args_diag, &local)) {
+  if (!ptsim_megatron_args_parse(cmd->str, &log->job, log->args_diag, &local)) {
     g_set_error(&log->args_error, PTSIM_MEGATRON_LOG_ERROR,
                 PTSIM_MEGATRON_LOG_ERROR_ARGS,
                 "%s:%" G_GINT64_FORMAT ": arguments block: %s", log->path,

@@ -112,14 +112,15 @@ typedef struct {
   gboolean args_complete;  /* its "end of arguments" line was seen */
   GHashTable *args;        /* name -> value as printed (utf8 -> utf8) */
   GHashTable *arg_lines;   /* name -> its line (GINT_TO_POINTER) */
-  gboolean args_ok;        /* model + layout below were reconstructed */
+  gboolean args_ok;        /* the job below was reconstructed */
   GError *args_error;      /* why not (PTSIM_MEGATRON_LOG_ERROR_ARGS,
                               "file:line: ...", the line of the value at
                               fault, else of the header), or NULL */
-  PtsimModel model;        /* valid when args_ok (not validated: run
-                              ptsim_job_validate on a job holding it) */
-  PtsimLayout layout;      /* valid when args_ok; gpus = world_size, else
-                              data_parallel_size x tp x pp x cp (0: none) */
+  PtsimJob job;            /* valid when args_ok: the model, layout, settings and
+                              source (not validated: give it a hardware profile and
+                              run ptsim_job_validate); hw zero; layout.gpus =
+                              world_size, else data_parallel_size x tp x pp x cp
+                              (0: none) */
   char *args_command;      /* the block as a Megatron-LM command line (for
                               megatron_args.c; WORLD_SIZE=N first when the
                               block gives it), or NULL */

@@ -29,6 +29,7 @@ static void shape3(GString *out, const char *name, int64_t m, int64_t n, int64_t
 gboolean ptsim_gemm_shapes_write(const char *path, const PtsimJob *job, GError **error) {
   const PtsimModel *m = &job->model;
   const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
   g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
   ptsim_plan_build(job, plan);
   int64_t t = l->tp, h = m->hidden_size;
@@ -38,7 +39,7 @@ gboolean ptsim_gemm_shapes_write(const char *path, const PtsimJob *job, GError *
   int64_t mb = plan->num_microbatches;
   int64_t layers = plan->stage_layers[0] > 0 ? plan->stage_layers[0] : m->num_layers / l->pp;
   int64_t bwd = layers * mb;
-  int64_t fwd = bwd * (l->recompute == PTSIM_RECOMPUTE_FULL ? 2 : 1);
+  int64_t fwd = bwd * (run->recompute == PTSIM_RECOMPUTE_FULL ? 2 : 1);
   g_autoptr(GString) out = g_string_new(NULL);
   g_string_append_printf(
       out,
@@ -48,8 +49,8 @@ gboolean ptsim_gemm_shapes_write(const char *path, const PtsimJob *job, GError *
       "#   comment.  Job: %s, tp %" G_GINT64_FORMAT " pp %" G_GINT64_FORMAT " cp %" G_GINT64_FORMAT
       " dp %" G_GINT64_FORMAT ", mbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT
       " gbs %" G_GINT64_FORMAT ", recompute %s\n",
-      ptsim_names_get(PTSIM_NAMES_PRECISION, l->precision), m->name, l->tp, l->pp, l->cp, l->dp,
-      l->mbs, l->seq, l->gbs, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, l->recompute));
+      ptsim_names_get(PTSIM_NAMES_PRECISION, run->precision), m->name, l->tp, l->pp, l->cp, l->dp,
+      l->mbs, l->seq, l->gbs, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, run->recompute));
   shape3(out, "qkv", T, (q + 2 * kv) / t, h, fwd, bwd);
   shape3(out, "proj", T, h, q / t, fwd, bwd);
   shape3(out, "fc1", T, fc1 / t, h, fwd, bwd);

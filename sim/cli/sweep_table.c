@@ -23,13 +23,14 @@ static gboolean sweep_has_experts(const PtsimSweep *sweep) {
 
 static void append_layout_words(GString *out, const PtsimJob *j, gboolean experts) {
   const PtsimLayout *l = &j->layout;
+  const PtsimSettings *run = &j->settings;
   if (experts)
     g_string_append_printf(out, "%3" G_GINT64_FORMAT " %3" G_GINT64_FORMAT " ", l->ep, l->etp);
   g_string_append_printf(out, "%2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT
                          " %4" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %3" G_GINT64_FORMAT
                          " %-9s %-11s",
                          l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs,
-                         ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
+                         ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute),
                          ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
 }
 
@@ -191,13 +192,13 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
                                best->alloc_device_peak_bytes / GIB, j->hw.memory_bytes / GIB,
                                100.0 * best->alloc_device_peak_bytes / j->hw.memory_bytes,
                                100.0 * best->usage_fraction, best->fits ? "within" : "over",
-                               100.0 * j->layout.memory_threshold);
+                               100.0 * j->settings.memory_threshold);
       else
         g_string_append_printf(out, "memory margin %.1f GiB below the %.0f%% threshold (%.0f%% "
                                "of the GPU used)\n",
-                               (j->layout.memory_threshold - best->usage_fraction) *
+                               (j->settings.memory_threshold - best->usage_fraction) *
                                    j->hw.memory_bytes / GIB,
-                               100.0 * j->layout.memory_threshold, 100.0 * best->usage_fraction);
+                               100.0 * j->settings.memory_threshold, 100.0 * best->usage_fraction);
       append_tie(out, sweep, order, top);
     }
   }

@@ -44,7 +44,7 @@ typedef enum {
  * when status != 0 (the memory fields are filled even then). */
 typedef struct {
   int32_t status;          /* 0 ok, else the schedule / engine error code */
-  int32_t fits;            /* usage_fraction <= layout.memory_threshold */
+  int32_t fits;            /* usage_fraction <= settings.memory_threshold */
   int64_t peak_stage;      /* index of the stage with the largest total */
   double total_bytes;      /* per-GPU bytes of the peak stage */
   double usage_fraction;   /* total_bytes / hw.memory_bytes */

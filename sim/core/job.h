@@ -1,8 +1,16 @@
-/* job.h — the plain-data description of one training job: model, hardware,
- * parallel layout.  These structs are the input to every core module
- * (memory, cost, schedule, engine, alloc) and are filled in by the shell
- * (config.c from .ini files and flags, megatron_args.c from Megatron-LM
- * command lines).
+/* job.h — the plain-data description of one training job: the model, the
+ * hardware, the parallel layout (where the ranks go: PtsimLayout), the
+ * run's settings (how they run: PtsimSettings) and what the source says
+ * about itself (PtsimProvenance).  These structs are the input to every
+ * core module (memory, cost, schedule, engine, alloc) and are filled in by
+ * the shell (config.c from .ini files, job_build.c from flags,
+ * megatron_args.c from Megatron-LM command lines, torchtitan.c from
+ * torchtitan configs).  Which field is whose: the layout is what places
+ * ranks and shapes their groups, and what a sweep enumerates (the
+ * data-parallel sharding mode included); the settings everything a rank
+ * does with its place (recompute included, although a sweep enumerates
+ * it); the provenance the Megatron-LM date and the dropouts.  Each struct's
+ * comment says why.
  *
  * Fixed-size, no pointers, so a job can be copied to a GPU as is.  It holds
  * what was asked for; what follows from it (microbatches, the per-stage
@@ -248,14 +256,26 @@ typedef enum {
 } PtsimFsdpImpl;
 
 /* When a unit's gathered parameters are freed after its forward
- * (PtsimLayout.reshard_after_forward). */
+ * (PtsimSettings.reshard_after_forward). */
 #define PTSIM_RESHARD_AUTO (-1)        /* torch: NEVER under PP, else BUT_LAST; megatron: ALWAYS */
 #define PTSIM_RESHARD_NEVER 0          /* kept to the unit's backward: no backward all-gather */
 #define PTSIM_RESHARD_BUT_LAST 1       /* every unit but the output one, needed first in backward */
 #define PTSIM_RESHARD_ALWAYS 2         /* every unit */
 
-/* How the job is split and batched.  dp is always filled in (derived from
- * gpus / (tp*pp*cp) when not given). */
+/* The parallel layout: how the GPUs are split (tensor, pipeline, context,
+ * data and expert parallel), how the global batch is cut into
+ * micro-batches, how the layers are placed on pipeline stages (the
+ * schedule, virtual stages, the uneven split), and how the data-parallel
+ * ranks share the model's states (the sharding mode).  It places the ranks
+ * and shapes their groups (topology.h, plan.h), and it is what a sweep
+ * enumerates (sim/run/sweep.h), recompute aside (PtsimSettings).  dp is
+ * always filled in (derived from gpus / (tp*pp*cp) when not given).
+ *
+ * The data-parallel sharding mode (distributed_optimizer, sharding,
+ * optimizer_instances) is here rather than in the settings: it decides the
+ * shard and replica groups (the plan's shard_group / replicate_group), and
+ * a sweep enumerates it (--sharding).  How the shards are gathered and
+ * freed (fsdp_impl, reshard_after_forward, fsdp_prefetch) is a setting. */
 typedef struct {
   int64_t gpus;                 /* total GPUs */
   int64_t tp, pp, cp, dp;       /* tensor, pipeline, context, data parallel */
@@ -267,23 +287,44 @@ typedef struct {
   int64_t vp;                   /* virtual stages per pipeline rank (1: none) */
   int64_t mbs, gbs, seq;        /* micro-batch, global batch (sequences), length */
   int sp;                       /* sequence parallelism (-1 before validation: on when tp > 1) */
+  PtsimSchedule schedule;
+  /* Uneven split as Megatron's --decoder-first/last-pipeline-num-layers:
+   * layers on the first / last stage (0: split evenly). */
+  int64_t first_stage_layers, last_stage_layers;
+  /* --account-for-embedding/loss-in-pipeline-split: the embedding / the
+   * loss counts as one layer when the layers are split over the stages (a
+   * --pipeline-model-parallel-layout may give more: the layer slots the
+   * first / last virtual stage leaves empty; 0: none). */
+  int account_embedding, account_loss;
   int distributed_optimizer;    /* shard optimizer states over dp*cp */
-  int fp32_grad_accumulation;   /* 4-byte main grads (Megatron default) */
-  int flash_attention;          /* no s x s score tensors kept */
-  /* 1: Transformer Engine layers (Megatron's default --transformer-impl):
-   * each norm is fused into the linear layer after it; 0: Megatron's local
-   * layers (separate norms, unfused attention unless flash is asked for). */
-  int transformer_engine;
-  PtsimTorchLayers torch_layers; /* with transformer_engine 0: PyTorch's modules (NONE: Megatron's) */
+  PtsimSharding sharding;       /* ZeRO-2/3 (NONE: as distributed_optimizer says) */
+  int64_t optimizer_instances;  /* --num-distributed-optimizer-instances (1); with
+                                   sharding: the HSDP replicas */
+} PtsimLayout;
+
+/* The run's settings: how each rank runs its part of the layout -- the
+ * precision, what backward recomputes, which communication overlaps the
+ * compute, the attention and the layers' implementation, gradient
+ * accumulation, the optimizer's state dtypes, how FSDP gathers and frees
+ * its units, how an MoE layer dispatches and computes, garbage collection,
+ * and the memory threshold of the fit verdict.  None of it moves a rank or
+ * changes a group.
+ *
+ * recompute is here although a sweep enumerates it (sim/run/sweep.h): like
+ * the other settings it trades memory for time on the same ranks (a
+ * layer's saved activations for a second forward); the sweep writes each
+ * candidate's into its settings. */
+typedef struct {
+  PtsimPrecision precision;
+  PtsimFp8Recipe fp8_recipe;    /* with precision fp8 */
+  int fp8_param_gather;         /* 1: the model weights are fp8 (--fp8-param-gather) */
   PtsimRecompute recompute;
   PtsimRecomputeMethod recompute_method;
-  int64_t recompute_num_layers; /* full recompute: layers per stage (0: all) */
   int recompute_modules;        /* selective: PTSIM_RECOMPUTE_* bits (core_attn) */
-  PtsimPrecision precision;
-  PtsimSchedule schedule;
+  int64_t recompute_num_layers; /* full recompute: layers per stage (0: all) */
   /* Megatron-LM's overlap switches: --overlap-grad-reduce,
    * --overlap-param-gather, --tp-comm-overlap (Megatron's default is off;
-   * ptsim's shell decides the default, see ptsim_layout_init_defaults). */
+   * ptsim's shell decides the default, see ptsim_settings_init_defaults). */
   int overlap_grad_reduce;
   int overlap_param_gather;
   int tp_comm_overlap;
@@ -294,10 +335,15 @@ typedef struct {
    * the wgrad GEMM (_bulk_dgrad); _rs_dgrad (0 by default) pipelines that
    * reduce-scatter with the dgrad GEMM instead. */
   int tp_comm_overlap_ag, tp_comm_overlap_rs, tp_comm_bulk_dgrad, tp_comm_overlap_rs_dgrad;
+  int flash_attention;          /* no s x s score tensors kept */
+  /* 1: Transformer Engine layers (Megatron's default --transformer-impl):
+   * each norm is fused into the linear layer after it; 0: Megatron's local
+   * layers (separate norms, unfused attention unless flash is asked for). */
+  int transformer_engine;
+  PtsimTorchLayers torch_layers; /* with transformer_engine 0: PyTorch's modules (NONE: Megatron's) */
+  int fp32_grad_accumulation;   /* 4-byte main grads (Megatron default) */
   int grad_accumulation_fusion; /* 1: wgrad GEMMs accumulate into main_grad */
   int cross_entropy_fusion;     /* 1: Megatron's fused vocab-parallel cross entropy */
-  PtsimFp8Recipe fp8_recipe;    /* with precision fp8 */
-  int fp8_param_gather;         /* 1: the model weights are fp8 (--fp8-param-gather) */
   /* Optimizer state bytes per parameter (Megatron's precision-aware
    * optimizer: --main-params-dtype, --exp-avg-dtype, --exp-avg-sq-dtype;
    * 4 each by default).  main_params_bytes 2 is fp16 master weights, or
@@ -307,27 +353,11 @@ typedef struct {
    * the master weights; fp32 ones next to bf16 weights are then stored as
    * their 16 low bits only (store_param_remainders, plan.c). */
   int precision_aware_optimizer;
-  int64_t optimizer_instances;  /* --num-distributed-optimizer-instances (1); with
-                                   sharding: the HSDP replicas */
-  PtsimSharding sharding;       /* ZeRO-2/3 (NONE: as distributed_optimizer says) */
   PtsimFsdpImpl fsdp_impl;      /* with sharding */
   int reshard_after_forward;    /* PTSIM_RESHARD_* (AUTO until validation) */
   int fsdp_prefetch;            /* 1: the next unit's all-gather is issued before this
                                    unit's compute (FSDP's prefetch, 2 units gathered) */
-  /* --account-for-embedding/loss-in-pipeline-split: the embedding / the
-   * loss counts as one layer when the layers are split over the stages (a
-   * --pipeline-model-parallel-layout may give more: the layer slots the
-   * first / last virtual stage leaves empty; 0: none). */
-  int account_embedding, account_loss;
   int manual_gc;                /* 1: no Python GC stalls (--manual-gc) */
-  /* The Megatron-LM source the job runs, as the date YYYYMMDD of its commit
-   * (--megatron-date; a log's arguments block dates itself); 0: the current
-   * one.  Only memory that some releases allocate and others do not keys on
-   * it (lifetimes.c). */
-  int32_t megatron_date;
-  double attention_dropout;     /* probability; > 0 keeps a mask */
-  double hidden_dropout;        /* probability; > 0 keeps masks */
-  double memory_threshold;      /* fit verdict: usage <= threshold (0.8) */
   /* MoE execution (Megatron-LM's flags; unused for dense models). */
   PtsimDispatcher moe_dispatcher;
   double moe_capacity_factor;   /* tokens an expert takes, over the balanced share (0: dropless) */
@@ -338,15 +368,33 @@ typedef struct {
   int moe_router_fp32;          /* --moe-router-dtype fp32: router GEMM and probabilities in fp32 */
   int moe_shared_expert_overlap;/* shared experts on a side stream, beside the dispatch */
   int moe_ep_comm_overlap;      /* --overlap-moe-expert-parallel-comm (combined 1F1B) */
-  /* Uneven split as Megatron's --decoder-first/last-pipeline-num-layers:
-   * layers on the first / last stage (0: split evenly). */
-  int64_t first_stage_layers, last_stage_layers;
-} PtsimLayout;
+  double memory_threshold;      /* fit verdict: usage <= threshold (0.8) */
+} PtsimSettings;
 
+/* What the source the job came from (a Megatron-LM command line or log, a
+ * torchtitan config, flags) says about itself: which Megatron-LM it runs
+ * and the dropout probabilities of its training recipe.  Neither places a
+ * rank nor chooses how one runs; each matters only for the memory it
+ * costs (lifetimes.c, memory.c). */
+typedef struct {
+  double attention_dropout;     /* probability; > 0 keeps a mask */
+  double hidden_dropout;        /* probability; > 0 keeps masks */
+  /* The Megatron-LM source the job runs, as the date YYYYMMDD of its commit
+   * (--megatron-date; a log's arguments block dates itself); 0: the current
+   * one.  Only memory that some releases allocate and others do not keys on
+   * it (lifetimes.c). */
+  int32_t megatron_date;
+} PtsimProvenance;
+
+/* One job: what is trained (model), on what (hw), where each rank goes
+ * (layout), how the ranks run (settings) and what the source says about
+ * itself (source). */
 typedef struct {
   PtsimModel model;
   PtsimHardware hw;
   PtsimLayout layout;
+  PtsimSettings settings;
+  PtsimProvenance source;
 } PtsimJob;
 
 #endif /* PTSIM_JOB_H */

@@ -40,6 +40,7 @@ static PTSIM_HD double dmax(double a, double b) { return a > b ? a : b; }
 
 PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job) {
   const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
   int communicators = 0;
   if (l->tp > 1) communicators++;
   if (l->cp > 1) communicators++;
@@ -47,7 +48,7 @@ PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job) {
   if (l->dp * l->cp > 1) communicators++; /* the gradient group (dp x cp) */
   if (l->dp > 1 && l->cp > 1) communicators++; /* plus dp alone */
   if (job->model.num_experts > 0) { /* the expert layers' groups (plan.h) */
-    int all_to_all = l->moe_dispatcher == PTSIM_DISPATCH_ALLTOALL;
+    int all_to_all = run->moe_dispatcher == PTSIM_DISPATCH_ALLTOALL;
     if (all_to_all ? l->ep > 1 : l->etp * l->ep > 1) communicators++; /* the dispatch */
     if (all_to_all && l->etp > 1) communicators++; /* its etp gather and scatter */
     if (l->edp > 1) communicators++; /* the experts' gradients */
@@ -362,7 +363,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     ptsim_lifetimes_unit_enter(x, chunk, 0, 1);
     ptsim_lifetimes_unit_forward_done(x, chunk, 0);
   }
-  if (!x->job->layout.flash_attention && x->attention_buffer < 0 && x->chunk_layers > 0) {
+  if (!x->job->settings.flash_attention && x->attention_buffer < 0 && x->chunk_layers > 0) {
     const PtsimLayout *l = &x->job->layout;
     double s = (double)x->plan->local_seq;
     x->attention_buffer = take(x, "attention_buffer",

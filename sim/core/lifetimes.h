@@ -51,7 +51,7 @@
  * apart (the seed's "temporary buffers"): it lowers the capacity the
  * allocator may reserve.
  *
- * Releases (layout.megatron_date).  Unfused attention (Megatron's
+ * Releases (source.megatron_date).  Unfused attention (Megatron's
  * CoreAttention / DotProductAttention, the local layers) multiplies Q by
  * K^T into Megatron's global memory buffer ([b np/t, s, s] in 16 bits, got
  * once and kept: get_global_memory_buffer().get_tensor(..., "mpu")), and

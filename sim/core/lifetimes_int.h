@@ -109,7 +109,7 @@ static inline PTSIM_HD void ptsim_lifetimes_live_set(PtsimLifetimesCtx *x, int32
  * one, is in no past interval). */
 static inline PTSIM_HD int ptsim_lifetimes_megatron_between(const PtsimJob *job, int32_t from,
                                                             int32_t until) {
-  int32_t d = job->layout.megatron_date;
+  int32_t d = job->source.megatron_date;
   return d > 0 && d >= from && d < until;
 }
 

@@ -29,6 +29,8 @@ typedef PtsimLifetimesCtx Ctx;
 static PTSIM_HD void build_saved_dense(Ctx *x) {
   const PtsimModel *m = &x->job->model;
   const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
+  const PtsimProvenance *src = &x->job->source;
   double t = (double)l->tp, T = x->tokens, Tsp = x->tokens_sp, h = (double)m->hidden_size;
   double kv = h * (double)m->num_query_groups / (double)m->num_attention_heads;
   double ffn = (double)m->ffn_hidden_size / t;
@@ -40,7 +42,7 @@ static PTSIM_HD void build_saved_dense(Ctx *x) {
   s[n].name = "q"; s[n++].bytes = ELEM * T * h / t;
   s[n].name = "k"; s[n++].bytes = ELEM * T * kv / t;
   s[n].name = "v"; s[n++].bytes = ELEM * T * kv / t;
-  if (!l->flash_attention && l->recompute != PTSIM_RECOMPUTE_SELECTIVE) {
+  if (!run->flash_attention && run->recompute != PTSIM_RECOMPUTE_SELECTIVE) {
     double scores = (double)l->mbs * (double)m->num_attention_heads / t *
                     (double)x->plan->local_seq * (double)x->plan->local_seq;
     s[n].name = "attention_scores"; s[n++].bytes = ELEM * scores;
@@ -54,16 +56,17 @@ static PTSIM_HD void build_saved_dense(Ctx *x) {
   if (m->activation == PTSIM_ACTIVATION_SWIGLU) {
     s[n].name = "fc2_input"; s[n++].bytes = ELEM * T * ffn;
   }
-  if (l->hidden_dropout > 0.0) {
+  if (src->hidden_dropout > 0.0) {
     s[n].name = "dropout_masks"; s[n++].bytes = 2.0 * Tsp * h;
   }
   for (i = 0; i < n; i++) sum += s[i].bytes;
-  target = ptsim_memory_layer_activation_bytes(x->plan, l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
+  target =
+      ptsim_memory_layer_activation_bytes(x->plan, run->recompute != PTSIM_RECOMPUTE_SELECTIVE);
   scale = sum > 0.0 ? target / sum : 1.0;
   for (i = 0; i < n; i++) s[i].bytes *= scale;
   /* Unfused attention's K and V copied to every head (lifetimes.h),
    * made after V and kept with the scores. */
-  if (!l->flash_attention && l->recompute != PTSIM_RECOMPUTE_SELECTIVE &&
+  if (!run->flash_attention && run->recompute != PTSIM_RECOMPUTE_SELECTIVE &&
       (m->num_query_groups < m->num_attention_heads ||
        ptsim_lifetimes_megatron_between(x->job, MEGATRON_KV_COPIES_FROM, MEGATRON_KV_COPIES_UNTIL))) {
     double heads = ELEM * T * (double)(m->num_attention_heads * x->plan->head_dim) / t;
@@ -83,6 +86,8 @@ static PTSIM_HD void build_saved_dense(Ctx *x) {
 static PTSIM_HD void build_saved_moe(Ctx *x) {
   const PtsimModel *m = &x->job->model;
   const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
+  const PtsimProvenance *src = &x->job->source;
   double t = (double)l->tp, T = x->tokens, Tsp = x->tokens_sp, h = (double)m->hidden_size;
   double rows = x->plan->expert_load * Tsp * (double)m->moe_router_topk * (double)l->etp;
   double f = (double)m->moe_ffn_hidden_size / (double)l->etp;
@@ -102,12 +107,12 @@ static PTSIM_HD void build_saved_moe(Ctx *x) {
   if (m->moe_shared_expert_size > 0) {
     s[n].name = "shared_mlp"; s[n++].bytes = 4.0 * ELEM * T * (double)m->moe_shared_expert_size / t;
   }
-  if (l->hidden_dropout > 0.0) {
+  if (src->hidden_dropout > 0.0) {
     s[n].name = "dropout_masks"; s[n++].bytes = 2.0 * Tsp * h;
   }
   for (i = 0; i < n; i++) sum += s[i].bytes;
   target = ptsim_memory_moe_layer_activation_bytes(x->plan,
-                                                   l->recompute != PTSIM_RECOMPUTE_SELECTIVE);
+                                                   run->recompute != PTSIM_RECOMPUTE_SELECTIVE);
   scale = sum > 0.0 ? target / sum : 1.0;
   for (i = 0; i < n; i++) s[i].bytes *= scale;
   x->n_saved_moe = n;
@@ -139,6 +144,7 @@ static PTSIM_HD void build_kept(Ctx *x) {
                                                        "w2_output"};
   const PtsimModel *m = &x->job->model;
   const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
   double t = (double)l->tp, T = x->tokens, h = (double)m->hidden_size;
   double q = (double)(m->num_attention_heads * x->plan->head_dim);
   double kv = (double)(m->num_query_groups * x->plan->head_dim), f = (double)m->ffn_hidden_size;
@@ -147,7 +153,7 @@ static PTSIM_HD void build_kept(Ctx *x) {
   Tensor *s = x->kept;
   x->n_kept = 0;
   x->rest_scale = 1.0;
-  if (l->recompute != PTSIM_RECOMPUTE_SELECTIVE_OP) return;
+  if (run->recompute != PTSIM_RECOMPUTE_SELECTIVE_OP) return;
   out[PTSIM_TORCH_WQ] = T * q / t;
   out[PTSIM_TORCH_WK] = out[PTSIM_TORCH_WV] = T * kv / t;
   out[PTSIM_TORCH_WO] = out[PTSIM_TORCH_W2] = T * h;
@@ -180,18 +186,18 @@ static PTSIM_HD void build_kept(Ctx *x) {
  * layers and stores the rest in full.  n = 0: every layer, one each.
  * torch's per-op checkpointing recomputes every layer, keeping x->kept. */
 PTSIM_HD int ptsim_lifetimes_recomputed(const Ctx *x, int32_t layer) {
-  const PtsimLayout *l = &x->job->layout;
-  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP) return 1; /* every layer, per op */
-  if (l->recompute != PTSIM_RECOMPUTE_FULL) return 0;
-  if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK && l->recompute_num_layers > 0)
-    return layer < l->recompute_num_layers;
+  const PtsimSettings *run = &x->job->settings;
+  if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP) return 1; /* every layer, per op */
+  if (run->recompute != PTSIM_RECOMPUTE_FULL) return 0;
+  if (run->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK && run->recompute_num_layers > 0)
+    return layer < run->recompute_num_layers;
   return 1;
 }
 
 PTSIM_HD int ptsim_lifetimes_keeps_input(const Ctx *x, int32_t layer) {
-  const PtsimLayout *l = &x->job->layout;
-  if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_UNIFORM && l->recompute_num_layers > 1)
-    return layer % l->recompute_num_layers == 0;
+  const PtsimSettings *run = &x->job->settings;
+  if (run->recompute_method == PTSIM_RECOMPUTE_METHOD_UNIFORM && run->recompute_num_layers > 1)
+    return layer % run->recompute_num_layers == 0;
   return 1;
 }
 

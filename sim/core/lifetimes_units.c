@@ -60,7 +60,7 @@ static PTSIM_HD void release_unit(Ctx *x, int32_t chunk, int32_t u) {
 
 PTSIM_HD void ptsim_lifetimes_unit_enter(Ctx *x, int32_t chunk, int32_t u, int32_t dir) {
   gather_unit(x, chunk, u);
-  if (x->job->layout.fsdp_prefetch) {
+  if (x->job->settings.fsdp_prefetch) {
     int32_t next = u + dir;
     while (next >= 0 && next <= x->chunk_layers + 1 && !unit_present(x, chunk, next)) next += dir;
     gather_unit(x, chunk, next);
@@ -68,7 +68,7 @@ PTSIM_HD void ptsim_lifetimes_unit_enter(Ctx *x, int32_t chunk, int32_t u, int32
 }
 
 PTSIM_HD void ptsim_lifetimes_unit_forward_done(Ctx *x, int32_t chunk, int32_t u) {
-  int reshard = x->job->layout.reshard_after_forward;
+  int reshard = x->job->settings.reshard_after_forward;
   if (x->plan->sync_once || reshard == PTSIM_RESHARD_NEVER) return;
   if (reshard == PTSIM_RESHARD_BUT_LAST && u == x->chunk_layers + 1) return;
   release_unit(x, chunk, u);
@@ -78,7 +78,7 @@ PTSIM_HD void ptsim_lifetimes_unit_forward_done(Ctx *x, int32_t chunk, int32_t u
  * autograd's bf16 gradient, copied into an fp32 reduce-scatter input),
  * which stays until the next unit's backward is done (*reducing). */
 PTSIM_HD int32_t ptsim_lifetimes_unit_backward_begin(Ctx *x, int32_t chunk, int32_t u) {
-  int torch = x->job->layout.fsdp_impl == PTSIM_FSDP_TORCH;
+  int torch = x->job->settings.fsdp_impl == PTSIM_FSDP_TORCH;
   if (x->plan->zero_stage < 2 || !unit_present(x, chunk, u)) return -1;
   ptsim_lifetimes_unit_enter(x, chunk, u, -1);
   if (x->plan->sync_once) return -1; /* accumulated into the stage's unsharded gradients */
@@ -92,7 +92,7 @@ PTSIM_HD void ptsim_lifetimes_unit_backward_end(Ctx *x, int32_t chunk, int32_t u
                                                 int32_t *reducing) {
   int32_t input = grad;
   if (x->plan->zero_stage < 2 || !unit_present(x, chunk, u) || x->plan->sync_once) return;
-  if (x->job->layout.fsdp_impl == PTSIM_FSDP_TORCH) {
+  if (x->job->settings.fsdp_impl == PTSIM_FSDP_TORCH) {
     input = take(x, "reduce_scatter_input",
                  x->plan->unit_parameters[unit_kind(x, chunk, u)] * x->plan->grad_bytes, STREAM_COMM);
     give(x, grad);

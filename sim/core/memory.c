@@ -37,7 +37,7 @@
  *   other          the MTP layers' activations and logits on the last stage
  *
  * What it is not: the caching allocator (alloc.c), NCCL buffers, the CUDA
- * context, workspace; those are left to layout.memory_threshold (the 80%
+ * context, workspace; those are left to settings.memory_threshold (the 80%
  * rule of the reference, section 1.7).
  *
  * With a Llama model (SwiGLU, RMSNorm, GQA, untied, no dropout, flash
@@ -104,6 +104,7 @@ static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules,
                                              double load) {
   const PtsimModel *m = &plan->job.model;
   const PtsimLayout *l = &plan->job.layout;
+  const PtsimSettings *run = &plan->job.settings;
   double sb = (double)plan->tokens, t = (double)l->tp;
   double tm = plan->tokens_sp, h = (double)m->hidden_size;
   double rows = load * tm * (double)m->moe_router_topk * (double)l->etp;
@@ -111,7 +112,7 @@ static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules,
   int swiglu = m->activation == PTSIM_ACTIVATION_SWIGLU, drop_act = (modules & PTSIM_RECOMPUTE_MOE_ACT) != 0;
   double bytes;
   if (modules & PTSIM_RECOMPUTE_MOE) return 0.0;
-  bytes = tm * (double)m->num_experts * (l->moe_router_fusion ? 5.0 : 9.0);
+  bytes = tm * (double)m->num_experts * (run->moe_router_fusion ? 5.0 : 9.0);
   bytes += rows * (in_bytes * h + 4.0);                               /* expert input, probs */
   bytes += rows * f * (swiglu ? 2.0 * 2.0 : 2.0);                      /* fc1 output */
   if (!drop_act) bytes += rows * f * ((swiglu ? 2.0 : 0.0) + in_bytes); /* act out, fc2 input */
@@ -123,6 +124,8 @@ static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules,
 static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int moe, double load) {
   const PtsimModel *m = &plan->job.model;
   const PtsimLayout *l = &plan->job.layout;
+  const PtsimSettings *run = &plan->job.settings;
+  const PtsimProvenance *src = &plan->job.source;
   double s = (double)plan->local_seq; /* CP: s -> s/c */
   double b = (double)l->mbs;
   double sb = (double)plan->tokens;
@@ -134,20 +137,20 @@ static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int m
   double kv = sb * (double)m->num_query_groups * d;          /* key (= value) elements */
   double t = (double)l->tp;
   double sbh = sb * h;
-  int dropout = l->hidden_dropout > 0.0;
-  int modules = keep_scores ? 0 : l->recompute_modules;
+  int dropout = src->hidden_dropout > 0.0;
+  int modules = keep_scores ? 0 : run->recompute_modules;
   int drop_scores = (modules & PTSIM_RECOMPUTE_CORE_ATTN) != 0;
   int drop_mlp = (modules & PTSIM_RECOMPUTE_MLP) != 0;
   /* Megatron recomputes a norm only where it is its own module (local
    * layers); Transformer Engine fuses it into the next linear layer. */
-  int drop_norms = (modules & PTSIM_RECOMPUTE_LAYERNORM) != 0 && !l->transformer_engine;
+  int drop_norms = (modules & PTSIM_RECOMPUTE_LAYERNORM) != 0 && !run->transformer_engine;
   /* FP8 (Transformer Engine): a linear layer saves its input quantized,
    * 1 B per element, for its weight gradient (TE docs, features/
    * low_precision_training/performance_considerations.rst, "Memory usage");
    * torchao's float8 linears (PyTorch layers) save the bf16 input and cast
    * it again in backward. */
-  double in_bytes = l->precision == PTSIM_PRECISION_FP8 && plan->job.hw.peak_fp8_flops > 0.0 &&
-                            l->torch_layers == PTSIM_TORCH_LAYERS_NONE
+  double in_bytes = run->precision == PTSIM_PRECISION_FP8 && plan->job.hw.peak_fp8_flops > 0.0 &&
+                            run->torch_layers == PTSIM_TORCH_LAYERS_NONE
                         ? 1.0
                         : 2.0;
   int fp8 = in_bytes < 2.0;
@@ -168,8 +171,8 @@ static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int m
                       /* MLP input (norm output): gone when the norm is
                        * recomputed, or with the whole MLP under TE, whose
                        * checkpoint starts before the fused norm */
-                      + (drop_mlp_norm || (drop_mlp && l->transformer_engine && !moe) ? 0.0
-                                                                                     : in_bytes * sbh)
+                      + (drop_mlp_norm || (drop_mlp && run->transformer_engine && !moe) ? 0.0
+                                                                                       : in_bytes * sbh)
                       + (dropout ? 2.0 * sbh : 0.0); /* 1-byte masks, x2 */
 
   /* Tensors inside the tensor-parallel region: always split over t.  The
@@ -197,8 +200,8 @@ static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int m
    * scores/softmax 2bs^2a, dropout mask bs^2a when attention dropout > 0,
    * dropout(softmax) 2bs^2a.  With flash attention none is kept (its
    * dropout RNG is in-kernel). */
-  if (!drop_scores && !l->flash_attention) {
-    double per = (l->attention_dropout > 0.0) ? 5.0 : 4.0;
+  if (!drop_scores && !run->flash_attention) {
+    double per = (src->attention_dropout > 0.0) ? 5.0 : 4.0;
     split += per * b * s * s * a;
   }
 
@@ -260,6 +263,7 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
                                                double moe_layer) {
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
   int64_t ls = plan->stage_layers[stage], moe = plan->stage_moe_layers[stage];
   /* An MoE model's layers differ: the mean layer stands for a stored one,
    * the larger for the one being recomputed. */
@@ -270,14 +274,14 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
     full_layer = ((double)(ls - moe) * dense_layer + (double)moe * moe_layer) / (double)ls;
     working = moe < ls && dense_layer > moe_layer ? dense_layer : moe_layer;
   }
-  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP) {
+  if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP) {
     /* torch's per-op checkpointing (dense layers only): every layer keeps
      * its kept set; the one being recomputed in backward its whole working
      * set again. */
     double kept = op_saved_bytes(plan);
     return (double)ls * kept * inflight + (dense_layer - kept);
   }
-  if (l->recompute != PTSIM_RECOMPUTE_FULL) {
+  if (run->recompute != PTSIM_RECOMPUTE_FULL) {
     /* none / selective: every layer saves its working set. */
     if (moe > 0) return ((double)(ls - moe) * dense_layer + (double)moe * moe_layer) * inflight;
     return (double)ls * full_layer * inflight;
@@ -293,8 +297,8 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
   if (ls % v != 0)
     v = 1;
   int64_t lc = ls / v; /* layers per model chunk */
-  int64_t n = l->recompute_num_layers;
-  if (l->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK) {
+  int64_t n = run->recompute_num_layers;
+  if (run->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK) {
     /* The first n layers of each chunk are recomputed one by one (inputs
      * only); the rest store everything.  n = 0: all layers. */
     int64_t nn = (n <= 0) ? lc : imin(n, lc);
@@ -344,15 +348,16 @@ static PTSIM_HD int32_t backward_units(const PtsimPlan *plan, int64_t stage, int
  * (RESHARD_NEVER).  Under sync_once every unit is gathered all step and
  * its unsharded gradients are the stage's gradients (gradients_bytes). */
 PTSIM_HD static double unsharded_bytes(const PtsimPlan *plan, int64_t stage) {
-  const PtsimLayout *l = &plan->job.layout;
+  const PtsimSettings *run = &plan->job.settings;
   int32_t kinds[10], n, i;
   double peak = 0.0;
-  int keep_all = l->reshard_after_forward == PTSIM_RESHARD_NEVER;
+  int keep_all = run->reshard_after_forward == PTSIM_RESHARD_NEVER;
   /* the gradient of the unit in backward (autograd's bf16 one under
    * torch, megatron's main-grad buffer), the reduce-scatter input of the
    * one before it */
-  double computed = l->fsdp_impl == PTSIM_FSDP_TORCH ? plan->unit_grad_buffer_bytes - plan->grad_bytes
-                                                     : plan->grad_bytes;
+  double computed = run->fsdp_impl == PTSIM_FSDP_TORCH
+                        ? plan->unit_grad_buffer_bytes - plan->grad_bytes
+                        : plan->grad_bytes;
   if (plan->zero_stage < 2) return 0.0;
   if (plan->sync_once) return plan->stage_gather_bytes[stage];
   n = backward_units(plan, stage, kinds);
@@ -363,7 +368,7 @@ PTSIM_HD static double unsharded_bytes(const PtsimPlan *plan, int64_t stage) {
     if (i > 0) at += plan->unit_parameters[kinds[i - 1]] * plan->grad_bytes;
     if (plan->zero_stage == 3 && !keep_all) {
       at += plan->unit_gather_bytes[kinds[i]];
-      if (l->fsdp_prefetch && i + 1 < n) at += plan->unit_gather_bytes[kinds[i + 1]];
+      if (run->fsdp_prefetch && i + 1 < n) at += plan->unit_gather_bytes[kinds[i + 1]];
     }
     if (at > peak) peak = at;
   }
@@ -378,6 +383,8 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
   const PtsimJob *job = &plan->job;
   const PtsimModel *m = &job->model;
   const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
+  const PtsimProvenance *src = &job->source;
   int64_t p = l->pp, first = plan->vstages.first_stage, last = plan->vstages.last_stage;
   double h = (double)m->hidden_size;
   double v = (double)m->vocab_size;
@@ -393,7 +400,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
       plan->expert_optimizer_shards;
   /* Working set of one layer: with full recompute it is rebuilt in full
    * (scores included); selective recompute drops its modules' tensors. */
-  int keep_scores = l->recompute != PTSIM_RECOMPUTE_SELECTIVE;
+  int keep_scores = run->recompute != PTSIM_RECOMPUTE_SELECTIVE;
   double full_layer = ptsim_memory_layer_activation_bytes(plan, keep_scores);
   double moe_layer = m->num_experts > 0 ? ptsim_memory_moe_layer_activation_bytes(plan, keep_scores)
                                         : 0.0;
@@ -422,7 +429,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
           optimizer_bytes * (st->parameters - plan->stage_expert_parameters[i]) +
           expert_optimizer_bytes * plan->stage_expert_parameters[i];
     st->activation_bytes_per_layer =
-        l->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP ? op_saved_bytes(plan) : full_layer;
+        run->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP ? op_saved_bytes(plan) : full_layer;
     st->inflight_microbatches = inflight;
     st->embedding_dropout_bytes = 0.0;
     st->input_ids_bytes = 0.0;
@@ -430,7 +437,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
       /* The reference's 8p term (over-counts real int64 ids; see top). */
       st->input_ids_bytes = 8.0 * sb * h / t * inflight;
       /* Embedding dropout: 1-byte mask of the (SP-scattered) output. */
-      if (l->hidden_dropout > 0.0)
+      if (src->hidden_dropout > 0.0)
         st->embedding_dropout_bytes =
             sb * h / (l->sp ? t : 1.0) * inflight;
     }
@@ -470,7 +477,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
   /* A profile without a capacity never fits (usage reported as 0). */
   if (out->capacity_bytes > 0.0) {
     out->usage_fraction = out->total_bytes / out->capacity_bytes;
-    out->fits = out->usage_fraction <= l->memory_threshold;
+    out->fits = out->usage_fraction <= run->memory_threshold;
   } else {
     out->usage_fraction = 0.0;
     out->fits = 0;

@@ -68,7 +68,7 @@ typedef struct {
   double total_bytes;
   double capacity_bytes;     /* the GPU's memory */
   double usage_fraction;     /* total / capacity */
-  int fits;                  /* usage_fraction <= layout.memory_threshold */
+  int fits;                  /* usage_fraction <= settings.memory_threshold */
 } PtsimMemoryEstimate;
 
 /* ---- building blocks (exposed for tests and for the lifetimes module) ---- */
@@ -76,7 +76,7 @@ typedef struct {
 /* Bytes one transformer layer saves for one microbatch on one GPU, stored in
  * full (as without full recompute).  keep_scores: 1 to count everything
  * the layer keeps; 0 as under selective recompute: the modules of
- * layout.recompute_modules are not kept (core_attn: the s x s attention
+ * settings.recompute_modules are not kept (core_attn: the s x s attention
  * tensors when flash attention is off; mlp: the MLP's intermediates;
  * layernorm: the norm outputs of Megatron's local layers). */
 PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,

@@ -294,6 +294,7 @@ static PTSIM_HD double plan_stage_expert_parameters(const PtsimPlan *plan, int64
 /* Weight bytes of one GPU of stage `stage` (see the conventions above). */
 static PTSIM_HD double plan_stage_weight_bytes(const PtsimPlan *plan, int64_t stage) {
   const PtsimLayout *l = &plan->job.layout;
+  const PtsimSettings *run = &plan->job.settings;
   double bytes = 2.0 * plan->stage_parameters[stage];
   int64_t moe = plan->stage_moe_layers[stage];
   /* an MoE layer's matrices: all but its norms and the router */
@@ -302,27 +303,28 @@ static PTSIM_HD double plan_stage_weight_bytes(const PtsimPlan *plan, int64_t st
   double matrices = (double)(plan->stage_layers[stage] - moe) *
                         plan_layer_matrices(&plan->job.model, l->tp) +
                     (double)moe * moe_matrices;
-  double fp8_copies = l->fp8_recipe == PTSIM_FP8_MXFP8 ? 2.0 * (1.0 + 1.0 / 32.0) : 2.0;
-  if (l->precision != PTSIM_PRECISION_FP8 || plan->job.hw.peak_fp8_flops <= 0.0 ||
-      l->torch_layers != PTSIM_TORCH_LAYERS_NONE) /* torchao casts each use: no cached copies */
+  double fp8_copies = run->fp8_recipe == PTSIM_FP8_MXFP8 ? 2.0 * (1.0 + 1.0 / 32.0) : 2.0;
+  if (run->precision != PTSIM_PRECISION_FP8 || plan->job.hw.peak_fp8_flops <= 0.0 ||
+      run->torch_layers != PTSIM_TORCH_LAYERS_NONE) /* torchao casts each use: no cached copies */
     return bytes;
   /* --fp8-param-gather: the bf16 copy of these matrices is gone. */
-  return bytes + matrices * (fp8_copies - (l->fp8_param_gather ? 2.0 : 0.0));
+  return bytes + matrices * (fp8_copies - (run->fp8_param_gather ? 2.0 : 0.0));
 }
 
 /* Bytes per parameter of gradients and optimizer states (plan.h). */
 static PTSIM_HD void plan_state_bytes(PtsimPlan *plan) {
   const PtsimLayout *l = &plan->job.layout;
-  int bf16_weights = l->precision == PTSIM_PRECISION_BF16 ||
-                     (l->precision == PTSIM_PRECISION_FP8 && !l->fp8_param_gather);
-  int te_masters = l->precision != PTSIM_PRECISION_FP8 || l->fp8_recipe == PTSIM_FP8_DELAYED ||
-                   l->main_params_bytes != 4;
-  plan->grad_bytes = l->fp32_grad_accumulation ? 4.0 : 2.0;
-  plan->master_bytes = (double)l->main_params_bytes;
-  plan->lazy_masters = l->precision_aware_optimizer && te_masters;
-  if (plan->lazy_masters && bf16_weights && l->main_params_bytes == 4) plan->master_bytes = 2.0;
-  plan->exp_avg_bytes = (double)l->exp_avg_bytes;
-  plan->exp_avg_sq_bytes = (double)l->exp_avg_sq_bytes;
+  const PtsimSettings *run = &plan->job.settings;
+  int bf16_weights = run->precision == PTSIM_PRECISION_BF16 ||
+                     (run->precision == PTSIM_PRECISION_FP8 && !run->fp8_param_gather);
+  int te_masters = run->precision != PTSIM_PRECISION_FP8 || run->fp8_recipe == PTSIM_FP8_DELAYED ||
+                   run->main_params_bytes != 4;
+  plan->grad_bytes = run->fp32_grad_accumulation ? 4.0 : 2.0;
+  plan->master_bytes = (double)run->main_params_bytes;
+  plan->lazy_masters = run->precision_aware_optimizer && te_masters;
+  if (plan->lazy_masters && bf16_weights && run->main_params_bytes == 4) plan->master_bytes = 2.0;
+  plan->exp_avg_bytes = (double)run->exp_avg_bytes;
+  plan->exp_avg_sq_bytes = (double)run->exp_avg_sq_bytes;
   plan->optimizer_shards = l->distributed_optimizer
                                ? (double)(l->dp * l->cp) /
                                      (double)(l->optimizer_instances > 0 ? l->optimizer_instances : 1)
@@ -356,6 +358,7 @@ PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64
 static PTSIM_HD void plan_moe(PtsimPlan *out) {
   const PtsimModel *m = &out->job.model;
   const PtsimLayout *l = &out->job.layout;
+  const PtsimSettings *run = &out->job.settings;
   int64_t s, c, first, count, ep = l->ep > 0 ? l->ep : 1;
   int64_t etp = l->etp > 0 ? l->etp : l->tp;
   out->local_experts = m->num_experts > 0 ? m->num_experts / ep : 0;
@@ -363,7 +366,7 @@ static PTSIM_HD void plan_moe(PtsimPlan *out) {
   if (m->num_experts > 0)
     out->moe_layer_parameters =
         moe_layer_parameters(m, l->tp, ep, etp, &out->moe_expert_parameters);
-  out->expert_load = l->moe_capacity_factor > 0.0 ? l->moe_capacity_factor : 1.0;
+  out->expert_load = run->moe_capacity_factor > 0.0 ? run->moe_capacity_factor : 1.0;
   out->mtp_layer_is_moe = ptsim_plan_is_moe_layer(m, m->num_layers - 1);
   out->mtp_parameters =
       m->mtp_num_layers > 0
@@ -456,15 +459,16 @@ static PTSIM_HD void plan_shard_groups(PtsimPlan *plan, int64_t n) {
  * the output unit (its parameters sit on the last stage beside the head). */
 static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
   const PtsimLayout *l = &plan->job.layout;
+  const PtsimSettings *run = &plan->job.settings;
   const PtsimModel *m = &plan->job.model;
   int64_t n = l->optimizer_instances > 1 ? l->optimizer_instances : 1, s;
   int params = l->sharding == PTSIM_SHARDING_PARAMS;
-  int torch = l->fsdp_impl == PTSIM_FSDP_TORCH;
-  int fp8_gather = l->precision == PTSIM_PRECISION_FP8 && l->fp8_param_gather &&
+  int torch = run->fsdp_impl == PTSIM_FSDP_TORCH;
+  int fp8_gather = run->precision == PTSIM_PRECISION_FP8 && run->fp8_param_gather &&
                    plan->job.hw.peak_fp8_flops > 0.0;
   double word_embedding = (double)m->hidden_size * (double)m->vocab_size / (double)l->tp;
   double matrices = plan_layer_matrices(m, l->tp);
-  double matrix_bytes = fp8_gather ? (l->fp8_recipe == PTSIM_FP8_MXFP8 ? 1.0 + 1.0 / 32.0 : 1.0) : 2.0;
+  double matrix_bytes = fp8_gather ? (run->fp8_recipe == PTSIM_FP8_MXFP8 ? 1.0 + 1.0 / 32.0 : 1.0) : 2.0;
   int experts = m->num_experts > 0;
   /* an MoE layer's matrices: all but its norms and the router */
   double moe_matrices = experts ? plan->moe_layer_parameters - 2.0 * plan_norm_parameters(m) -
@@ -475,11 +479,11 @@ static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
   plan->sync_once = params && torch && l->pp > 1;
   plan->weight_shards = params ? plan->optimizer_shards : 1.0;
   plan->grad_shards = plan->zero_stage >= 2 && !plan->sync_once ? plan->optimizer_shards : 1.0;
-  plan->grad_sync_overlap = plan->zero_stage < 2 ? l->overlap_grad_reduce : !plan->sync_once;
-  plan->param_gather_hidden = plan->zero_stage < 3 ? l->overlap_param_gather : 0;
+  plan->grad_sync_overlap = plan->zero_stage < 2 ? run->overlap_grad_reduce : !plan->sync_once;
+  plan->param_gather_hidden = plan->zero_stage < 3 ? run->overlap_param_gather : 0;
   plan->gather_forward = params && !plan->sync_once;
-  plan->gather_backward = params && l->reshard_after_forward != PTSIM_RESHARD_NEVER;
-  plan->gather_backward_head = plan->gather_backward && l->reshard_after_forward == PTSIM_RESHARD_ALWAYS;
+  plan->gather_backward = params && run->reshard_after_forward != PTSIM_RESHARD_NEVER;
+  plan->gather_backward_head = plan->gather_backward && run->reshard_after_forward == PTSIM_RESHARD_ALWAYS;
   plan->reduce_backward = plan->zero_stage >= 2 && !plan->sync_once;
   plan->replicate_backward = plan->reduce_backward && torch && n > 1;
   plan->unit_parameters[PTSIM_UNIT_LAYER] = plan->layer_parameters;

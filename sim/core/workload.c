@@ -93,7 +93,7 @@ static PTSIM_HD void gemm_groups(const PtsimWorkCtx *x, PtsimWork *w, PtsimPreci
   }
   w->flops += 6.0 * g * (double)m * (double)n * (double)k;
   if (precision == PTSIM_PRECISION_FP8 && ptsim_work_in_fp8(x)) {
-    PtsimFp8Recipe recipe = x->job->layout.fp8_recipe;
+    PtsimFp8Recipe recipe = x->job->settings.fp8_recipe;
     double cast = ELEM + 2.0, amax = recipe == PTSIM_FP8_TENSORWISE ? ELEM : 0.0;
     if (input_cast == INPUT_CAST)
       w->forward_s += ptsim_cost_memory_bound_s(hw, (cast + amax) * g * (double)m * (double)k);
@@ -119,7 +119,7 @@ PTSIM_HD void ptsim_work_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64_t m, in
 
 PTSIM_HD void ptsim_work_grouped_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64_t groups,
                                       int64_t m, int64_t n, int64_t k) {
-  gemm_groups(x, w, x->precision, groups, x->job->layout.moe_grouped_gemm, m, n, k, INPUT_CAST);
+  gemm_groups(x, w, x->precision, groups, x->job->settings.moe_grouped_gemm, m, n, k, INPUT_CAST);
 }
 
 PTSIM_HD PtsimPrecision ptsim_work_outside_fp8(const PtsimWorkCtx *x) {
@@ -160,7 +160,7 @@ typedef enum {
 
 static PTSIM_HD double tp_exposed(const PtsimWorkCtx *x, TpOverlap how, double comm_s, double gemm_s) {
   double rest, hidden;
-  if (!x->job->layout.tp_comm_overlap || !x->job->layout.sp || x->t <= 1 || how == TP_EXPOSED)
+  if (!x->job->settings.tp_comm_overlap || !x->job->layout.sp || x->t <= 1 || how == TP_EXPOSED)
     return comm_s;
   if (how == TP_BULK) return comm_s > gemm_s ? comm_s - gemm_s : 0.0;
   rest = comm_s * (double)(x->t - 1) / (double)x->t;
@@ -185,15 +185,16 @@ static PTSIM_HD double tp_exposed(const PtsimWorkCtx *x, TpOverlap how, double c
 PTSIM_HD void ptsim_work_tp_enter(const PtsimWorkCtx *x, PtsimWork *w, double gemm_s,
                                   int te_layer, double bytes) {
   const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
   double gathered = te_layer && ptsim_work_in_fp8(x) ? bytes / ELEM : bytes;
-  TpOverlap back = !te_layer                   ? TP_EXPOSED
-                   : l->tp_comm_overlap_rs_dgrad ? TP_PIPELINED
-                   : l->tp_comm_bulk_dgrad     ? TP_BULK
-                                               : TP_EXPOSED;
+  TpOverlap back = !te_layer                       ? TP_EXPOSED
+                   : run->tp_comm_overlap_rs_dgrad ? TP_PIPELINED
+                   : run->tp_comm_bulk_dgrad       ? TP_BULK
+                                                   : TP_EXPOSED;
   if (x->t <= 1) return;
   if (l->sp)
     ptsim_work_comm(w, PTSIM_COMM_TP,
-             tp_exposed(x, te_layer && l->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
+             tp_exposed(x, te_layer && run->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
                         tp_coll_s(x, PTSIM_COLL_ALL_GATHER, gathered), gemm_s),
              tp_exposed(x, back, tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s));
   else
@@ -206,13 +207,14 @@ PTSIM_HD void ptsim_work_tp_enter(const PtsimWorkCtx *x, PtsimWork *w, double ge
  * an all-reduce forward and nothing backward. */
 PTSIM_HD void ptsim_work_tp_leave(const PtsimWorkCtx *x, PtsimWork *w, double gemm_s) {
   const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
   double bytes = (double)x->tokens * (double)x->job->model.hidden_size * ELEM;
   if (x->t <= 1) return;
   if (l->sp)
     ptsim_work_comm(w, PTSIM_COMM_TP,
-             tp_exposed(x, l->tp_comm_overlap_rs ? TP_PIPELINED : TP_EXPOSED,
+             tp_exposed(x, run->tp_comm_overlap_rs ? TP_PIPELINED : TP_EXPOSED,
                         tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s),
-             tp_exposed(x, l->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
+             tp_exposed(x, run->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
                         tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s));
   else
     ptsim_work_comm(w, PTSIM_COMM_TP, tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes), 0.0);
@@ -252,7 +254,7 @@ static PTSIM_HD void add_unfused_attention(const PtsimWorkCtx *x, PtsimWork *w,
   work_zero(&part);
   ptsim_work_gemm_at(x, &part, ptsim_work_outside_fp8(x), b * heads * s, s, d, INPUT_CAST); /* Q K^T */
   ptsim_work_elementwise(x, &part, 2.0 * ELEM * scores); /* softmax: read + write */
-  if (x->job->layout.attention_dropout > 0.0)
+  if (x->job->source.attention_dropout > 0.0)
     ptsim_work_elementwise(x, &part, (2.0 * ELEM + 1.0) * scores); /* mask + scale */
   ptsim_work_gemm_at(x, &part, ptsim_work_outside_fp8(x), b * heads * s, d, s, INPUT_CAST); /* P V */
   work_add(w, &part, 1.0);
@@ -275,7 +277,7 @@ PTSIM_HD void ptsim_work_attention(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
   /* this CP rank's queries against the whole sequence, as the formula counts */
   double flops = attention_formula_flops(x, b, heads, s / x->c, s, head_dim);
   double fwd, bwd;
-  if (!x->job->layout.flash_attention) {
+  if (!x->job->settings.flash_attention) {
     add_unfused_attention(x, w, recompute_into, heads, head_dim);
     return;
   }
@@ -319,7 +321,7 @@ PTSIM_HD void ptsim_work_attention(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
  * memory-bound pass per microbatch over `params` (read the bf16 gradient,
  * read and write main_grad), in W (Megatron tensor_parallel/layers.py). */
 PTSIM_HD void ptsim_work_grad_accumulation(const PtsimWorkCtx *x, PtsimWork *w, double params) {
-  if (x->job->layout.grad_accumulation_fusion) return;
+  if (x->job->settings.grad_accumulation_fusion) return;
   w->backward_weight_s +=
       ptsim_cost_memory_bound_s(&x->job->hw, params * (ELEM + 2.0 * x->plan->grad_bytes));
 }
@@ -339,21 +341,22 @@ PTSIM_HD void ptsim_work_redo(PtsimWork *w, const PtsimWork *redo) {
 static PTSIM_HD void build_attention_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWork *redo,
                                            const PtsimWork *norm) {
   const PtsimModel *m = &x->job->model;
-  const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
+  const PtsimProvenance *src = &x->job->source;
   int64_t T = x->tokens, t = x->t, h = m->hidden_size, q = x->q, kv = x->kv;
   double residual_bytes = x->tokens_sp * (double)h *
-                          (3.0 * ELEM + (l->hidden_dropout > 0.0 ? 1.0 : 0.0));
+                          (3.0 * ELEM + (src->hidden_dropout > 0.0 ? 1.0 : 0.0));
   double qkv_s = ptsim_work_gemm_fwd_s(x, T, (q + 2 * kv) / t, h);
   double o_s = ptsim_work_gemm_fwd_s(x, T, h, q / t);
-  int selective = l->recompute == PTSIM_RECOMPUTE_SELECTIVE;
-  int redo_attention = selective && (l->recompute_modules & PTSIM_RECOMPUTE_CORE_ATTN);
+  int selective = run->recompute == PTSIM_RECOMPUTE_SELECTIVE;
+  int redo_attention = selective && (run->recompute_modules & PTSIM_RECOMPUTE_CORE_ATTN);
   /* a norm is recomputed only where it is its own module (memory.c) */
-  int redo_norms = selective && (l->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM) &&
-                   !l->transformer_engine;
+  int redo_norms = selective && (run->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM) &&
+                   !run->transformer_engine;
   int64_t groups = m->num_query_groups / t > 0 ? m->num_query_groups / t : 1;
   /* QKV's input comes from the norm fused into TE's LayerNormLinear;
    * Megatron's local layers run the norm on its own */
-  int norm_cast = l->transformer_engine ? INPUT_QUANTIZED_BY_NORM : INPUT_CAST;
+  int norm_cast = run->transformer_engine ? INPUT_QUANTIZED_BY_NORM : INPUT_CAST;
   work_add(w, norm, 1.0);
   if (redo_norms) work_add(redo, norm, 1.0);
   if (m->multi_latent_attention) {
@@ -374,15 +377,15 @@ static PTSIM_HD void build_attention_block(const PtsimWorkCtx *x, PtsimWork *w, 
 }
 
 PTSIM_HD void ptsim_work_full_recompute(const PtsimWorkCtx *x, PtsimWork *w) {
-  const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
   double share = 1.0;
   int i;
   /* Block recompute: the share of a chunk's layers that is recomputed
    * (stage 0's chunk stands for every stage: one layer cost for all). */
   int64_t chunk_layers = x->plan->chunk_layers[0];
-  if (l->recompute_num_layers > 0 && l->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK &&
+  if (run->recompute_num_layers > 0 && run->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK &&
       x->plan->stage_layers[0] > 0) {
-    int64_t n = l->recompute_num_layers < chunk_layers ? l->recompute_num_layers : chunk_layers;
+    int64_t n = run->recompute_num_layers < chunk_layers ? run->recompute_num_layers : chunk_layers;
     share = chunk_layers > 0 ? (double)n / (double)chunk_layers : 1.0;
   }
   w->recompute_s = share * w->forward_s;
@@ -394,22 +397,23 @@ PTSIM_HD void ptsim_work_full_recompute(const PtsimWorkCtx *x, PtsimWork *w) {
 /* A dense layer: attention, then the MLP. */
 static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   const PtsimModel *m = &x->job->model;
-  const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
+  const PtsimProvenance *src = &x->job->source;
   int64_t T = x->tokens, t = x->t, h = m->hidden_size;
   int64_t fc1_out = (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2 : 1) * m->ffn_hidden_size;
   double norm_bytes = 2.0 * x->tokens_sp * (double)h * ELEM;
   double residual_bytes = x->tokens_sp * (double)h *
-                          (3.0 * ELEM + (l->hidden_dropout > 0.0 ? 1.0 : 0.0));
+                          (3.0 * ELEM + (src->hidden_dropout > 0.0 ? 1.0 : 0.0));
   double ffn_local = (double)T * (double)m->ffn_hidden_size / (double)t;
   double fc1_s = ptsim_work_gemm_fwd_s(x, T, fc1_out / t, h);
   double fc2_s = ptsim_work_gemm_fwd_s(x, T, h, m->ffn_hidden_size / t);
-  int selective = l->recompute == PTSIM_RECOMPUTE_SELECTIVE;
-  int redo_mlp = selective && (l->recompute_modules & PTSIM_RECOMPUTE_MLP);
-  int redo_norms = selective && (l->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM) &&
-                   !l->transformer_engine;
+  int selective = run->recompute == PTSIM_RECOMPUTE_SELECTIVE;
+  int redo_mlp = selective && (run->recompute_modules & PTSIM_RECOMPUTE_MLP);
+  int redo_norms = selective && (run->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM) &&
+                   !run->transformer_engine;
   /* fc1's input comes from the norm fused into TE's LayerNormLinear;
    * Megatron's local layers run the norm on its own */
-  int norm_cast = l->transformer_engine ? INPUT_QUANTIZED_BY_NORM : INPUT_CAST;
+  int norm_cast = run->transformer_engine ? INPUT_QUANTIZED_BY_NORM : INPUT_CAST;
   PtsimWork redo, norm, mlp;
   work_zero(w);
   work_zero(&redo);
@@ -431,7 +435,7 @@ static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   ptsim_work_tp_leave(x, &mlp, fc2_s);
   work_add(w, &mlp, 1.0);
   if (redo_mlp) {
-    if (!l->transformer_engine) { /* the local norm sits outside the MLP */
+    if (!run->transformer_engine) { /* the local norm sits outside the MLP */
       mlp.forward_s -= norm.forward_s;
     }
     mlp.flops /= 3.0; /* the forward of what re-runs */
@@ -441,7 +445,7 @@ static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   ptsim_work_grad_accumulation(x, w, x->plan->layer_parameters);
 
   /* Recomputation re-runs forward work inside B. */
-  if (l->recompute == PTSIM_RECOMPUTE_FULL)
+  if (run->recompute == PTSIM_RECOMPUTE_FULL)
     ptsim_work_full_recompute(x, w);
   else if (selective)
     ptsim_work_redo(w, &redo);
@@ -449,9 +453,10 @@ static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
 
 /* An MoE layer: attention, then the MoE block (workload_moe.c). */
 static PTSIM_HD void build_moe_layer(const PtsimWorkCtx *x, PtsimWork *w) {
-  const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
+  const PtsimProvenance *src = &x->job->source;
   double h = (double)x->job->model.hidden_size;
-  double residual_bytes = x->tokens_sp * h * (3.0 * ELEM + (l->hidden_dropout > 0.0 ? 1.0 : 0.0));
+  double residual_bytes = x->tokens_sp * h * (3.0 * ELEM + (src->hidden_dropout > 0.0 ? 1.0 : 0.0));
   PtsimWork redo, norm, moe;
   work_zero(w);
   work_zero(&redo);
@@ -463,9 +468,9 @@ static PTSIM_HD void build_moe_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   work_add(w, &moe, 1.0);
   ptsim_work_elementwise(x, w, residual_bytes);
   ptsim_work_grad_accumulation(x, w, x->plan->moe_layer_parameters);
-  if (l->recompute == PTSIM_RECOMPUTE_FULL)
+  if (run->recompute == PTSIM_RECOMPUTE_FULL)
     ptsim_work_full_recompute(x, w);
-  else if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE)
+  else if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE)
     ptsim_work_redo(w, &redo);
 }
 
@@ -508,7 +513,7 @@ static PTSIM_HD void build_head(const PtsimWorkCtx *x, PtsimWork *w) {
   const PtsimModel *m = &x->job->model;
   int64_t T = x->tokens, t = x->t, h = m->hidden_size;
   int64_t vocab_local = m->vocab_size / t;
-  int fused = x->job->layout.cross_entropy_fusion;
+  int fused = x->job->settings.cross_entropy_fusion;
   double logits = (double)T * (double)vocab_local;
   double head_s = ptsim_cost_gemm_s(&x->job->hw, x->params, ptsim_work_outside_fp8(x), T,
                                     vocab_local, h);
@@ -534,11 +539,11 @@ static PTSIM_HD void build_head(const PtsimWorkCtx *x, PtsimWork *w) {
 static PTSIM_HD void stage_dp_comm(const PtsimWorkCtx *x, double params, double *sync_s,
                                    double *gather_s) {
   const PtsimJob *job = x->job;
-  const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
   const PtsimHardware *hw = &job->hw;
   const PtsimPlan *plan = x->plan;
   double grad = params * plan->grad_bytes;
-  double weight = params * (l->precision == PTSIM_PRECISION_FP8 && l->fp8_param_gather ? 1.0 : ELEM);
+  double weight = params * (run->precision == PTSIM_PRECISION_FP8 && run->fp8_param_gather ? 1.0 : ELEM);
   const PtsimGroup *intra = &plan->shard_group, *inter = &plan->replicate_group;
   *sync_s = *gather_s = 0.0;
   if (plan->zero_stage == 0) {
@@ -560,12 +565,13 @@ static PTSIM_HD void stage_dp_comm(const PtsimWorkCtx *x, double params, double 
 static PTSIM_HD void stage_moe_comm(const PtsimWorkCtx *x, int64_t stage, double *sync_s,
                                     double *gather_s) {
   const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
   const PtsimModel *m = &x->job->model;
   const PtsimHardware *hw = &x->job->hw;
   const PtsimGroup *edp = &x->plan->groups[PTSIM_GROUP_EDP];
   double experts = x->plan->stage_expert_parameters[stage];
   double grad = experts * x->plan->grad_bytes;
-  double weight = experts * (l->precision == PTSIM_PRECISION_FP8 && l->fp8_param_gather ? 1.0 : ELEM);
+  double weight = experts * (run->precision == PTSIM_PRECISION_FP8 && run->fp8_param_gather ? 1.0 : ELEM);
   double h = (double)m->hidden_size, replicated = 0.0;
   if (x->plan->zero_stage >= 2) {
     /* the experts' share is the units' (workload_shard.c) */
@@ -667,6 +673,7 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
                                           double expert_load, PtsimWorkload *out) {
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
   const PtsimModel *m = &job->model;
   PtsimCostParams defaults;
   PtsimWorkCtx x;
@@ -681,7 +688,7 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   x.params = params;
   x.t = l->tp;
   x.c = l->cp;
-  x.precision = l->precision;
+  x.precision = run->precision;
   x.tokens = plan->tokens;
   x.d = plan->head_dim;
   x.q = job->model.num_attention_heads * x.d;
@@ -709,7 +716,7 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
                                    ? plan->vstage_moe_layers[plan->vstages.vstage[s]]
                                    : 0;
   out->expert_load = expert_load;
-  if (l->torch_layers != PTSIM_TORCH_LAYERS_NONE) /* PyTorch's modules */
+  if (run->torch_layers != PTSIM_TORCH_LAYERS_NONE) /* PyTorch's modules */
     ptsim_work_torch_layer(&x, &out->layer);
   else
     build_layer(&x, &out->layer);

@@ -101,16 +101,17 @@ static PTSIM_HD double moe_flex_destinations(const PtsimWorkCtx *x) {
 
 static PTSIM_HD Exchange moe_exchange(const PtsimWorkCtx *x, double tm, double rows) {
   const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
   const PtsimModel *m = &x->job->model;
   const PtsimHardware *hw = &x->job->hw;
   const PtsimGroup *ep = &x->plan->groups[PTSIM_GROUP_EP];
   const PtsimGroup *etp = &x->plan->groups[PTSIM_GROUP_ETP];
   const PtsimGroup *etp_ep = &x->plan->groups[PTSIM_GROUP_ETP_EP];
   double h = (double)m->hidden_size, k = (double)m->moe_router_topk, e = (double)m->num_experts;
-  double probs = l->moe_router_fp32 ? 4.0 : ELEM; /* the dtype the etp/etp-ep reduction runs in */
+  double probs = run->moe_router_fp32 ? 4.0 : ELEM; /* the dtype the etp/etp-ep reduction runs in */
   double span = (double)(l->etp * l->ep), tokens;
   Exchange out;
-  switch (l->moe_dispatcher) {
+  switch (run->moe_dispatcher) {
   case PTSIM_DISPATCH_ALLGATHER:
     tokens = tm * span;
     out.dispatch_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER,
@@ -145,11 +146,12 @@ static PTSIM_HD Exchange moe_exchange(const PtsimWorkCtx *x, double tm, double r
  * (memory-bound copies), into w. */
 static PTSIM_HD void moe_permutes(const PtsimWorkCtx *x, PtsimWork *w, double tm, double rows) {
   const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
   double h = (double)x->job->model.hidden_size, k = (double)x->job->model.moe_router_topk;
-  double passes = l->moe_permute_fusion ? 1.0 : 2.0;
-  double probs = l->moe_router_fp32 ? 4.0 : ELEM;
+  double passes = run->moe_permute_fusion ? 1.0 : 2.0;
+  double probs = run->moe_router_fp32 ? 4.0 : ELEM;
   double sort = x->plan->local_experts > 1 ? 2.0 * 2.0 * rows * h * ELEM : 0.0;
-  switch (l->moe_dispatcher) {
+  switch (run->moe_dispatcher) {
   case PTSIM_DISPATCH_ALLGATHER: /* pick the local rows, scatter them back */
     ptsim_work_elementwise(x, w, passes * 2.0 * rows * h * ELEM);
     ptsim_work_elementwise(x, w, passes * (rows * h * ELEM +
@@ -207,15 +209,16 @@ static PTSIM_HD void moe_comm_beside(PtsimWork *w, double fwd, double bwd, const
 PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWork *redo) {
   const PtsimModel *m = &x->job->model;
   const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
   int64_t h = m->hidden_size, e = m->num_experts, f = m->moe_ffn_hidden_size;
   int64_t local = x->plan->local_experts > 0 ? x->plan->local_experts : 1;
   int64_t fc1 = (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2 : 1) * f / l->etp;
   double tm = x->tokens_sp;
   double rows = x->expert_load * tm * (double)m->moe_router_topk * (double)l->etp;
   int64_t per_expert = moe_ceil(rows / (double)local);
-  int selective = l->recompute == PTSIM_RECOMPUTE_SELECTIVE;
-  int redo_block = selective && (l->recompute_modules & PTSIM_RECOMPUTE_MOE);
-  int overlap = l->moe_shared_expert_overlap && m->moe_shared_expert_size > 0;
+  int selective = run->recompute == PTSIM_RECOMPUTE_SELECTIVE;
+  int redo_block = selective && (run->recompute_modules & PTSIM_RECOMPUTE_MOE);
+  int overlap = run->moe_shared_expert_overlap && m->moe_shared_expert_size > 0;
   Exchange ex = moe_exchange(x, tm, rows);
   PtsimWork norm, router, experts, act, shared1, shared2, block;
   ptsim_work_zero(&norm);
@@ -227,13 +230,13 @@ PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
 
   /* the pre-MLP norm: its own module in an MoE layer */
   ptsim_work_elementwise(x, &norm, 2.0 * tm * (double)h * ELEM);
-  if (selective && (l->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM)) ptsim_work_add(redo, &norm, 1.0);
+  if (selective && (run->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM)) ptsim_work_add(redo, &norm, 1.0);
   /* router: logits, scores and top-k, the balancing loss */
-  if (l->moe_router_fp32)
+  if (run->moe_router_fp32)
     moe_fp32_gemm(x, &router, (int64_t)tm, e, h);
   else
     ptsim_work_gemm_at(x, &router, ptsim_work_outside_fp8(x), (int64_t)tm, e, h, INPUT_CAST);
-  ptsim_work_elementwise(x, &router, tm * (double)e * (l->moe_router_fusion ? 8.0 : 20.0));
+  ptsim_work_elementwise(x, &router, tm * (double)e * (run->moe_router_fusion ? 8.0 : 20.0));
   /* the local experts: fc1, activation (the probabilities applied in it),
    * fc2 */
   ptsim_work_grouped_gemm(x, &experts, local, per_expert, fc1, h);
@@ -241,7 +244,7 @@ PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
                                       (double)(f / l->etp) * ELEM);
   ptsim_work_add(&experts, &act, 1.0);
   ptsim_work_grouped_gemm(x, &experts, local, per_expert, h, f / l->etp);
-  if (selective && (l->recompute_modules & PTSIM_RECOMPUTE_MOE_ACT) && !redo_block)
+  if (selective && (run->recompute_modules & PTSIM_RECOMPUTE_MOE_ACT) && !redo_block)
     ptsim_work_add(redo, &act, 1.0);
 
   /* in order: norm, [shared experts before the router unless overlapped],
@@ -255,7 +258,7 @@ PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
   ptsim_work_add(&block, &experts, 1.0);
   ptsim_work_add(&block, &shared2, 1.0);
   moe_comm_beside(&block, ex.combine_s, ex.dispatch_s, &shared2, overlap);
-  if (selective && (l->recompute_modules & PTSIM_RECOMPUTE_SHARED_EXPERTS) && !redo_block) {
+  if (selective && (run->recompute_modules & PTSIM_RECOMPUTE_SHARED_EXPERTS) && !redo_block) {
     PtsimWork shared;
     ptsim_work_zero(&shared);
     ptsim_work_add(&shared, &shared1, 1.0);
@@ -265,7 +268,7 @@ PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
   }
 
   /* combined 1F1B: the all-to-alls beside the other pass's compute */
-  if (l->moe_ep_comm_overlap && x->plan->num_microbatches > 1) {
+  if (run->moe_ep_comm_overlap && x->plan->num_microbatches > 1) {
     double mb = (double)x->plan->num_microbatches;
     double fwd = block.forward_comm_s[PTSIM_COMM_EP], bwd = block.backward_comm_s[PTSIM_COMM_EP];
     double fwd_compute = block.forward_s - fwd;
@@ -288,16 +291,16 @@ PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
 
 PTSIM_HD void ptsim_work_mla(const PtsimWorkCtx *x, PtsimWork *w, PtsimWork *redo) {
   const PtsimModel *m = &x->job->model;
-  const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
   int64_t T = x->tokens, t = x->t, h = m->hidden_size, heads = m->num_attention_heads / t;
   int64_t tsp = (int64_t)x->tokens_sp, dn = m->qk_head_dim, dr = m->qk_pos_emb_head_dim;
   int64_t dv = m->v_head_dim, ql = m->q_lora_rank, kl = m->kv_lora_rank;
-  int selective = l->recompute == PTSIM_RECOMPUTE_SELECTIVE;
-  int redo_attention = selective && (l->recompute_modules & PTSIM_RECOMPUTE_CORE_ATTN);
-  int redo_up = selective && (l->recompute_modules & PTSIM_RECOMPUTE_MLA_UP_PROJ);
+  int selective = run->recompute == PTSIM_RECOMPUTE_SELECTIVE;
+  int redo_attention = selective && (run->recompute_modules & PTSIM_RECOMPUTE_CORE_ATTN);
+  int redo_up = selective && (run->recompute_modules & PTSIM_RECOMPUTE_MLA_UP_PROJ);
   /* the up projections' inputs come from the latent norms fused into TE's
    * LayerNormColumnParallelLinear when there are any */
-  int up_cast = m->qk_layernorm && l->transformer_engine ? INPUT_QUANTIZED_BY_NORM : INPUT_CAST;
+  int up_cast = m->qk_layernorm && run->transformer_engine ? INPUT_QUANTIZED_BY_NORM : INPUT_CAST;
   PtsimWork up;
   ptsim_work_zero(&up);
   /* q: a latent from the local tokens (TP ranks replicate the down
@@ -362,10 +365,11 @@ PTSIM_HD void ptsim_work_mtp(const PtsimWorkCtx *x, const PtsimWork *layer,
 
 PTSIM_HD double ptsim_workload_sample_expert_load(const PtsimPlan *plan, PtsimRng *rng) {
   const PtsimLayout *l = &plan->job.layout;
+  const PtsimSettings *run = &plan->job.settings;
   const PtsimModel *m = &plan->job.model;
   double mean, sd, sum = 0.0, load;
   int64_t d, r;
-  if (m->num_experts <= 0 || l->ep <= 1 || l->moe_pad_to_capacity) return plan->expert_load;
+  if (m->num_experts <= 0 || l->ep <= 1 || run->moe_pad_to_capacity) return plan->expert_load;
   /* copies the ep ranks receive: Tm k etp each when balanced */
   mean = plan->tokens_sp * (double)m->moe_router_topk * (double)l->etp;
   sd = sqrt(mean * (1.0 - 1.0 / (double)l->ep));
@@ -375,7 +379,8 @@ PTSIM_HD double ptsim_workload_sample_expert_load(const PtsimPlan *plan, PtsimRn
     sum += 1.0 + most * sd / mean;
   }
   load = sum / (double)LOAD_DRAWS;
-  if (l->moe_capacity_factor > 0.0 && load > l->moe_capacity_factor) load = l->moe_capacity_factor;
+  if (run->moe_capacity_factor > 0.0 && load > run->moe_capacity_factor)
+    load = run->moe_capacity_factor;
   return load;
 }
 

@@ -55,7 +55,7 @@ PTSIM_HD void ptsim_work_units(const PtsimWorkCtx *x, PtsimWorkload *out) {
   out->gather_backward_head = plan->gather_backward_head;
   out->reduce_backward = plan->reduce_backward;
   out->replicate_backward = plan->replicate_backward;
-  out->prefetch = x->job->layout.fsdp_prefetch;
+  out->prefetch = x->job->settings.fsdp_prefetch;
 }
 
 /* A chunk's forward (backward) pass over its units: the plain compute, and
@@ -125,12 +125,12 @@ PTSIM_HD void ptsim_work_unit_waits(const PtsimWorkload *w, int64_t stage, int64
 PTSIM_HD void ptsim_work_sharded_step_comm(const PtsimWorkCtx *x, const PtsimWorkload *w,
                                            int64_t stage, double dense, double experts,
                                            double *sync_s, double *gather_s) {
-  const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
   const PtsimPlan *plan = x->plan;
   const PtsimGroup *intra = &plan->shard_group, *inter = &plan->replicate_group;
   const PtsimGroup *expert_intra = &plan->expert_shard_group;
   const PtsimGroup *expert_inter = &plan->expert_replicate_group;
-  double word = l->precision == PTSIM_PRECISION_FP8 && l->fp8_param_gather ? 1.0 : ELEM;
+  double word = run->precision == PTSIM_PRECISION_FP8 && run->fp8_param_gather ? 1.0 : ELEM;
   int64_t c, moe = plan->stage_moe_layers[stage];
   int last = stage == plan->vstages.last_stage;
   *sync_s = *gather_s = 0.0;
@@ -152,14 +152,14 @@ PTSIM_HD void ptsim_work_sharded_step_comm(const PtsimWorkCtx *x, const PtsimWor
   }
   /* megatron's replicas all-reduce their gradient shards once per step;
    * ZeRO-2 gathers the updated weights */
-  if (l->fsdp_impl == PTSIM_FSDP_MEGATRON && inter->size > 1)
+  if (run->fsdp_impl == PTSIM_FSDP_MEGATRON && inter->size > 1)
     *sync_s = ptsim_cost_collective_s(&x->job->hw, x->params, PTSIM_COLL_ALL_REDUCE,
                                       dense * plan->grad_bytes / (double)intra->size, inter);
   if (plan->zero_stage == 2)
     *gather_s = ptsim_cost_collective_s(&x->job->hw, x->params, PTSIM_COLL_ALL_GATHER,
                                         dense * word, intra);
   if (experts <= 0.0) return;
-  if (l->fsdp_impl == PTSIM_FSDP_MEGATRON && expert_inter->size > 1)
+  if (run->fsdp_impl == PTSIM_FSDP_MEGATRON && expert_inter->size > 1)
     *sync_s += ptsim_cost_collective_s(&x->job->hw, x->params, PTSIM_COLL_ALL_REDUCE,
                                        experts * plan->grad_bytes / (double)expert_intra->size,
                                        expert_inter);

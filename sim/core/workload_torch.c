@@ -1,5 +1,5 @@
 /* workload_torch.c — a dense transformer layer as PyTorch's own modules run
- * it (torchtitan's Llama block, PtsimLayout.torch_layers): its ops for one
+ * it (torchtitan's Llama block, PtsimSettings.torch_layers): its ops for one
  * microbatch, their backward, and what torch's per-op selective
  * checkpointing re-runs in backward.  Megatron's layer (Transformer Engine
  * or local) is workload.c's build_layer; this file is its PyTorch sibling
@@ -91,9 +91,9 @@ static PTSIM_HD void torch_elementwise(const PtsimWorkCtx *x, PtsimWork *w, Torc
  * TP torchtitan casts the module's input once before gathering it in fp8
  * (PrepareFloat8ModuleInput); eager linears each cast their own. */
 static PTSIM_HD int torch_shared_cast(const PtsimWorkCtx *x) {
-  const PtsimLayout *l = &x->job->layout;
-  return l->torch_layers == PTSIM_TORCH_LAYERS_COMPILED ||
-         (x->t > 1 && l->fp8_recipe == PTSIM_FP8_TENSORWISE);
+  const PtsimSettings *run = &x->job->settings;
+  return run->torch_layers == PTSIM_TORCH_LAYERS_COMPILED ||
+         (x->t > 1 && run->fp8_recipe == PTSIM_FP8_TENSORWISE);
 }
 
 /* torchao's float8 linear beyond the casts ptsim_work_gemm prices (one of
@@ -105,12 +105,12 @@ static PTSIM_HD int torch_shared_cast(const PtsimWorkCtx *x) {
  * element, after a 2 B amax pass under tensorwise scaling. */
 static PTSIM_HD void torchao_casts(const PtsimWorkCtx *x, PtsimWork *w, int shared, int64_t n,
                                    int64_t k) {
-  const PtsimLayout *l = &x->job->layout;
-  double cast = ELEM + 1.0 + (l->fp8_recipe == PTSIM_FP8_TENSORWISE ? ELEM : 0.0);
+  const PtsimSettings *run = &x->job->settings;
+  double cast = ELEM + 1.0 + (run->fp8_recipe == PTSIM_FP8_TENSORWISE ? ELEM : 0.0);
   double weight = cast * (double)n * (double)k;
   if (!ptsim_work_in_fp8(x)) return;
   if (!shared) w->backward_weight_s += torch_pass_s(x, cast * (double)x->tokens * (double)k);
-  if (!l->fp8_param_gather) {
+  if (!run->fp8_param_gather) {
     w->forward_s += torch_pass_s(x, weight);
     w->backward_input_s += torch_pass_s(x, weight);
   }
@@ -184,20 +184,21 @@ static PTSIM_HD void torch_attention(const PtsimWorkCtx *x, PtsimWork *w, TorchR
 
 PTSIM_HD void ptsim_work_torch_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   const PtsimModel *m = &x->job->model;
-  const PtsimLayout *l = &x->job->layout;
+  const PtsimSettings *run = &x->job->settings;
+  const PtsimProvenance *src = &x->job->source;
   int64_t t = x->t, h = m->hidden_size, q = x->q, kv = x->kv, f = m->ffn_hidden_size;
-  int eager = l->torch_layers == PTSIM_TORCH_LAYERS_EAGER;
+  int eager = run->torch_layers == PTSIM_TORCH_LAYERS_EAGER;
   int swiglu = m->activation == PTSIM_ACTIVATION_SWIGLU, shared = torch_shared_cast(x);
   double T = (double)x->tokens, ffn = T * (double)f / (double)t;
   double norm_bytes = 2.0 * x->tokens_sp * (double)h * ELEM;
   double residual_bytes = x->tokens_sp * (double)h *
-                          (3.0 * ELEM + (l->hidden_dropout > 0.0 ? 1.0 : 0.0));
+                          (3.0 * ELEM + (src->hidden_dropout > 0.0 ? 1.0 : 0.0));
   double sum_s = torch_pass_s(x, 3.0 * ELEM * T * (double)h); /* one gradient sum */
   double qkv_s, mlp_s;
   TorchRedo r;
   ptsim_work_zero(w);
   ptsim_work_zero(&r.redo);
-  r.on = l->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP;
+  r.on = run->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP;
 
   /* attention: norm, q/k/v, RoPE, SDPA, output projection, residual */
   torch_elementwise(x, w, &r, norm_bytes);
@@ -245,7 +246,7 @@ PTSIM_HD void ptsim_work_torch_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   torch_elementwise(x, w, &r, residual_bytes);
   ptsim_work_grad_accumulation(x, w, x->plan->layer_parameters);
 
-  if (l->recompute == PTSIM_RECOMPUTE_FULL)
+  if (run->recompute == PTSIM_RECOMPUTE_FULL)
     ptsim_work_full_recompute(x, w);
   else if (r.on)
     ptsim_work_redo(w, &r.redo);

@@ -95,7 +95,7 @@ void ptsim_error_band_lookup_data(const PtsimJob *job, const char *data, gsize l
                                   PtsimErrorBand *out) {
   g_auto(PtsimIniFile) ini = {PTSIM_ERROR_BANDS_FILE, NULL, NULL, FALSE};
   g_autoptr(GError) error = NULL;
-  const char *precision = ptsim_names_get(PTSIM_NAMES_PRECISION, (int)job->layout.precision);
+  const char *precision = ptsim_names_get(PTSIM_NAMES_PRECISION, (int)job->settings.precision);
   memset(out, 0, sizeof *out);
   if (!ptsim_ini_parse(&ini, g_strndup(data, len), len, &error)) {
     g_snprintf(out->note, sizeof out->note, "no error band: %s", error->message);

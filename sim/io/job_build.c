@@ -32,16 +32,16 @@ void ptsim_job_diagnostics_free(PtsimJobDiagnostics *d) {
 
 /* ---- ptsim's defaults (job_build.h) ---- */
 
-static void default_moe(PtsimLayout *l) {
-  l->moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
-  l->moe_grouped_gemm = 1;
+static void default_moe(PtsimSettings *run) {
+  run->moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
+  run->moe_grouped_gemm = 1;
 }
 
 /* The overlap default, and the MoE one. */
-static void default_overlap(PtsimLayout *l) {
-  l->overlap_grad_reduce = l->overlap_param_gather = 1;
-  l->tp_comm_overlap = 0;
-  default_moe(l);
+static void default_overlap(PtsimSettings *run) {
+  run->overlap_grad_reduce = run->overlap_param_gather = 1;
+  run->tp_comm_overlap = 0;
+  default_moe(run);
 }
 
 /* ---- the base job ---- */
@@ -73,7 +73,7 @@ static gboolean torchtitan_job(const PtsimJobOptions *o, const Given *given, Pts
   if (!ptsim_torchtitan_load(o->torchtitan, world, &tt, warnings, error) ||
       !ptsim_torchtitan_job(&tt, job, error))
     return FALSE;
-  default_moe(&job->layout);
+  default_moe(&job->settings);
   return !(o->model || given->model) || load_model(o, given, NULL, &job->model, error);
 }
 
@@ -82,17 +82,16 @@ static gboolean torchtitan_job(const PtsimJobOptions *o, const Given *given, Pts
 static gboolean base_job(const PtsimJobOptions *o, const Given *given, PtsimJob *job,
                          PtsimJobDiagnostics *diag, GError **error) {
   const char *hw = o->hw ? o->hw : PTSIM_JOB_DEFAULT_HW;
-  ptsim_layout_init_defaults(&job->layout);
+  ptsim_job_init_defaults(job);
   if (given->hw) job->hw = *given->hw;
   if (o->torchtitan)
     return (given->hw || ptsim_hardware_load(hw, &job->hw, error)) &&
            torchtitan_job(o, given, job, diag->warnings, error);
   if (o->megatron_args || o->megatron_args_file) {
     gboolean ok = o->megatron_args
-                      ? ptsim_megatron_args_parse(o->megatron_args, &job->model, &job->layout,
-                                                  diag->megatron, error)
-                      : ptsim_megatron_args_parse_file(o->megatron_args_file, &job->model,
-                                                       &job->layout, diag->megatron, error);
+                      ? ptsim_megatron_args_parse(o->megatron_args, job, diag->megatron, error)
+                      : ptsim_megatron_args_parse_file(o->megatron_args_file, job, diag->megatron,
+                                                       error);
     if (!ok) return FALSE;
     if ((o->model || given->model) && !load_model(o, given, NULL, &job->model, error))
       return FALSE;
@@ -101,7 +100,7 @@ static gboolean base_job(const PtsimJobOptions *o, const Given *given, PtsimJob 
     job->layout.gpus = PTSIM_JOB_DEFAULT_GPUS;
     job->layout.gbs = PTSIM_JOB_DEFAULT_GBS;
     job->layout.seq = PTSIM_JOB_DEFAULT_SEQ;
-    default_overlap(&job->layout);
+    default_overlap(&job->settings);
   }
   return given->hw || ptsim_hardware_load(hw, &job->hw, error);
 }
@@ -136,7 +135,8 @@ gboolean ptsim_job_build_given(const PtsimJobOptions *o, const PtsimModel *model
   Given given = {model, hw};
   if (!ptsim_job_options_check(o, error) || !base_job(o, &given, job, diag, error) ||
       !ptsim_job_options_apply_dimensions(o, job, error) ||
-      !ptsim_job_options_apply_settings(o, &job->layout, &job->model, error))
+      !ptsim_job_options_apply_settings(o, &job->layout, &job->settings, &job->source,
+                                        &job->model, error))
     return FALSE;
   PtsimLayout *l = &job->layout;
   if (l->gpus <= 0) /* a Megatron-LM command line without a launcher count */
@@ -182,12 +182,14 @@ gboolean ptsim_job_build_from_flags(const char *const *flags, PtsimJob *job,
   return ok;
 }
 
-gboolean ptsim_job_build_sweep_base(const PtsimJobOptions *o, PtsimLayout *base, GError **error) {
-  ptsim_layout_init_defaults(base);
-  default_overlap(base);
+gboolean ptsim_job_build_sweep_base(const PtsimJobOptions *o, PtsimJob *base, GError **error) {
+  memset(base, 0, sizeof *base);
+  ptsim_job_init_defaults(base);
+  default_overlap(&base->settings);
   if (!ptsim_job_options_check(o, error)) return FALSE;
   if (o->pipeline_layout)
     return invalid("--pipeline-model-parallel-layout fixes pp and vp, which the sweep enumerates; "
                    "use predict");
-  return ptsim_job_options_apply_settings(o, base, NULL, error);
+  return ptsim_job_options_apply_settings(o, &base->layout, &base->settings, &base->source, NULL,
+                                          error);
 }

@@ -5,7 +5,8 @@
  * default batch, the pipeline layout, the sharding mode, then the job
  * resolved and checked (job_validate.h).  Every front end builds a job
  * here: the ptsim command (from its command line), a library caller (from
- * an argv-style array of flags), the sweep (its base layout).
+ * an argv-style array of flags), the sweep (the job its layouts start
+ * from).
  * Precedence: built-in defaults < --megatron-args(-file) | --torchtitan <
  * explicit flags.
  *
@@ -90,11 +91,11 @@ gboolean ptsim_job_build_over(const PtsimJobOptions *opts, const char *megatron_
 gboolean ptsim_job_build_from_flags(const char *const *flags, PtsimJob *job,
                                     PtsimJobDiagnostics *diag, GError **error);
 
-/* The layout every layout of a sweep starts from: Megatron-LM's defaults,
- * the overlap default, the settings given.  Dimension options are not read
- * (the sweep has its own lists); a pipeline layout string is refused (it
- * fixes pp and vp). */
-gboolean ptsim_job_build_sweep_base(const PtsimJobOptions *opts, PtsimLayout *base,
-                                    GError **error);
+/* The job every layout of a sweep starts from (PtsimSweepSpec.base):
+ * Megatron-LM's defaults of the layout, the settings and the source, the
+ * overlap default, the settings given.  Its model and hardware are zero
+ * (each scenario's); dimension options are not read (the sweep has its own
+ * lists); a pipeline layout string is refused (it fixes pp and vp). */
+gboolean ptsim_job_build_sweep_base(const PtsimJobOptions *opts, PtsimJob *base, GError **error);
 
 #endif /* PTSIM_JOB_BUILD_H */

@@ -11,7 +11,10 @@
  * `sweep` enumerates with options of its own, and the job's settings
  * (everything else: precision, grad dtype, overlap, attention, dropout,
  * optimizer, ...), which every command -- sweep included -- takes from one
- * table here.
+ * table here.  The two kinds are the options', not the job's structs: a
+ * dimension may set the run's settings (--recompute, PtsimSettings) and a
+ * setting the layout (--sp, --distributed-optimizer) or the source (the
+ * dropouts, --megatron-date: PtsimProvenance), job.h.
  *
  * Shell module (GLib).  Errors are PTSIM_CONFIG_ERROR_INVALID naming the
  * flag (numbers: their own strict parse, numbers.h).  Siblings:
@@ -119,15 +122,21 @@ const char *ptsim_job_options_overlap_source(const PtsimJobOptions *opts);
 gboolean ptsim_job_options_nodes_gpus(const PtsimJobOptions *opts, const PtsimHardware *hw,
                                       int64_t *gpus, GError **error);
 
-/* The dimensions given (tp ... gpus, --nodes on JOB->hw, --recompute,
- * --schedule) onto JOB's layout. */
+/* The dimensions given (tp ... gpus, --nodes on JOB->hw, --schedule) onto
+ * JOB's layout, --recompute onto its settings. */
 gboolean ptsim_job_options_apply_dimensions(const PtsimJobOptions *opts, PtsimJob *job,
                                             GError **error);
 
-/* Applies the settings (not the dimensions) to *layout, which holds
- * ptsim_layout_init_defaults() or a job's layout; model-shape settings to
+/* Applies the settings (the options that are not dimensions) to the parts
+ * of a job they describe, each holding its defaults (job_resolve.h) or a
+ * job's values: the layout's (--sp, the distributed optimizer and its
+ * instances, the uneven split, --account-for-*) to *layout, the run's
+ * (precision, recompute method and modules, overlap, attention, optimizer
+ * dtypes, FSDP, MoE execution, threshold, ...) to *settings, the source's
+ * (the dropouts, --megatron-date) to *source; model-shape settings to
  * *model when it is not NULL (ptsim_job_options_apply_model_settings). */
 gboolean ptsim_job_options_apply_settings(const PtsimJobOptions *opts, PtsimLayout *layout,
+                                          PtsimSettings *settings, PtsimProvenance *source,
                                           PtsimModel *model, GError **error);
 
 /* The model-shape settings (--kv-channels, --qk-layernorm,

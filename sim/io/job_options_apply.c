@@ -42,6 +42,7 @@ gboolean ptsim_job_options_nodes_gpus(const PtsimJobOptions *o, const PtsimHardw
 gboolean ptsim_job_options_apply_dimensions(const PtsimJobOptions *o, PtsimJob *job,
                                             GError **error) {
   PtsimLayout *l = &job->layout;
+  PtsimSettings *run = &job->settings;
   int v;
   const struct {
     const PtsimOptionInt *flag;
@@ -55,7 +56,7 @@ gboolean ptsim_job_options_apply_dimensions(const PtsimJobOptions *o, PtsimJob *
   if (o->nodes.given && !ptsim_job_options_nodes_gpus(o, &job->hw, &l->gpus, error)) return FALSE;
   if (o->recompute) {
     if (!parse_enum(PTSIM_NAMES_RECOMPUTE, "--recompute", o->recompute, &v, error)) return FALSE;
-    l->recompute = (PtsimRecompute)v;
+    run->recompute = (PtsimRecompute)v;
   }
   if (o->schedule) {
     if (!parse_enum(PTSIM_NAMES_SCHEDULE, "--schedule", o->schedule, &v, error)) return FALSE;
@@ -65,26 +66,26 @@ gboolean ptsim_job_options_apply_dimensions(const PtsimJobOptions *o, PtsimJob *
 }
 
 /* The MoE settings (mixture-of-experts models only read them). */
-static gboolean apply_moe_settings(const PtsimJobOptions *o, PtsimLayout *l, GError **error) {
+static gboolean apply_moe_settings(const PtsimJobOptions *o, PtsimSettings *run, GError **error) {
   int v;
   if (o->moe_dispatcher) {
     if (!parse_enum(PTSIM_NAMES_DISPATCHER, "--moe-token-dispatcher-type", o->moe_dispatcher, &v,
                     error))
       return FALSE;
-    l->moe_dispatcher = (PtsimDispatcher)v;
+    run->moe_dispatcher = (PtsimDispatcher)v;
   }
-  if (o->moe_capacity_factor.given) l->moe_capacity_factor = o->moe_capacity_factor.value;
-  if (o->moe_pad_to_capacity) l->moe_pad_to_capacity = 1;
-  if (o->moe_grouped_gemm) l->moe_grouped_gemm = 1;
-  if (o->no_moe_grouped_gemm) l->moe_grouped_gemm = 0;
-  if (o->moe_permute_fusion) l->moe_permute_fusion = 1;
-  if (o->moe_router_fusion) l->moe_router_fusion = 1;
+  if (o->moe_capacity_factor.given) run->moe_capacity_factor = o->moe_capacity_factor.value;
+  if (o->moe_pad_to_capacity) run->moe_pad_to_capacity = 1;
+  if (o->moe_grouped_gemm) run->moe_grouped_gemm = 1;
+  if (o->no_moe_grouped_gemm) run->moe_grouped_gemm = 0;
+  if (o->moe_permute_fusion) run->moe_permute_fusion = 1;
+  if (o->moe_router_fusion) run->moe_router_fusion = 1;
   if (o->moe_router_dtype) {
     if (!choose("--moe-router-dtype", o->moe_router_dtype, "fp32", &v, error)) return FALSE;
-    l->moe_router_fp32 = 1;
+    run->moe_router_fp32 = 1;
   }
-  if (o->moe_shared_expert_overlap) l->moe_shared_expert_overlap = 1;
-  if (o->moe_ep_comm_overlap) l->moe_ep_comm_overlap = 1;
+  if (o->moe_shared_expert_overlap) run->moe_shared_expert_overlap = 1;
+  if (o->moe_ep_comm_overlap) run->moe_ep_comm_overlap = 1;
   return TRUE;
 }
 
@@ -124,78 +125,87 @@ static int dtype_size(const char *word) {
   return strcmp(word, "fp32") == 0 ? 4 : strcmp(word, "fp8") == 0 ? 1 : 2;
 }
 
-gboolean ptsim_job_options_apply_settings(const PtsimJobOptions *o, PtsimLayout *l, PtsimModel *m,
-                                          GError **error) {
-  int v;
+/* The layout's options that are not dimensions: sequence parallelism, the
+ * distributed optimizer and its instances, the uneven split. */
+static void apply_layout_settings(const PtsimJobOptions *o, PtsimLayout *l) {
   if (o->sp) l->sp = 1;
   if (o->no_sp) l->sp = 0;
+  if (o->distributed_optimizer) l->distributed_optimizer = 1;
+  if (o->no_distributed_optimizer) l->distributed_optimizer = 0;
+  if (o->optimizer_instances.given) l->optimizer_instances = o->optimizer_instances.value;
+  if (o->first_stage_layers.given) l->first_stage_layers = o->first_stage_layers.value;
+  if (o->last_stage_layers.given) l->last_stage_layers = o->last_stage_layers.value;
+  if (o->account_embedding) l->account_embedding = 1;
+  if (o->account_loss) l->account_loss = 1;
+}
+
+/* The run's settings, in the order their words are checked. */
+static gboolean apply_run_settings(const PtsimJobOptions *o, PtsimSettings *run, GError **error) {
+  int v;
   if (o->recompute_method) {
     if (!parse_enum(PTSIM_NAMES_RECOMPUTE_METHOD, "--recompute-method", o->recompute_method, &v,
                     error))
       return FALSE;
-    l->recompute_method = (PtsimRecomputeMethod)v;
+    run->recompute_method = (PtsimRecomputeMethod)v;
   }
-  if (o->recompute_num_layers.given) l->recompute_num_layers = o->recompute_num_layers.value;
+  if (o->recompute_num_layers.given) run->recompute_num_layers = o->recompute_num_layers.value;
   if (o->recompute_modules) {
     g_auto(GStrv) names = g_strsplit(o->recompute_modules, ",", -1);
-    l->recompute_modules = 0;
+    run->recompute_modules = 0;
     for (char **n = names; *n; n++) {
       if (!parse_enum(PTSIM_NAMES_RECOMPUTE_MODULE, "--recompute-modules", g_strstrip(*n), &v,
                       error))
         return FALSE;
-      l->recompute_modules |= 1 << v; /* PTSIM_RECOMPUTE_CORE_ATTN, _MLP, ... (names.h) */
+      run->recompute_modules |= 1 << v; /* PTSIM_RECOMPUTE_CORE_ATTN, _MLP, ... (names.h) */
     }
   }
-  if (o->distributed_optimizer) l->distributed_optimizer = 1;
-  if (o->no_distributed_optimizer) l->distributed_optimizer = 0;
-  if (o->optimizer_instances.given) l->optimizer_instances = o->optimizer_instances.value;
   if (o->fsdp_impl) {
     if (!parse_enum(PTSIM_NAMES_FSDP_IMPL, "--fsdp-impl", o->fsdp_impl, &v, error)) return FALSE;
-    l->fsdp_impl = (PtsimFsdpImpl)v;
+    run->fsdp_impl = (PtsimFsdpImpl)v;
   }
   if (o->reshard_after_forward) {
     if (!parse_enum(PTSIM_NAMES_RESHARD, "--reshard-after-forward", o->reshard_after_forward, &v,
                     error))
       return FALSE;
-    l->reshard_after_forward = v - 1; /* the table starts at AUTO */
+    run->reshard_after_forward = v - 1; /* the table starts at AUTO */
   }
-  if (o->no_fsdp_prefetch) l->fsdp_prefetch = 0;
+  if (o->no_fsdp_prefetch) run->fsdp_prefetch = 0;
   if (o->transformer_impl) {
     if (!choose("--transformer-impl", o->transformer_impl,
                 "transformer_engine|local|torch|torch-compile", &v, error))
       return FALSE;
-    l->transformer_engine = v == 0;
-    l->torch_layers = v == 2   ? PTSIM_TORCH_LAYERS_EAGER
-                      : v == 3 ? PTSIM_TORCH_LAYERS_COMPILED
-                               : PTSIM_TORCH_LAYERS_NONE;
-    if (v == 1) l->flash_attention = 0; /* Megatron-Core's local layers: unfused */
-    if (v >= 2) l->flash_attention = 1; /* SDPA's flash / cuDNN kernels */
+    run->transformer_engine = v == 0;
+    run->torch_layers = v == 2   ? PTSIM_TORCH_LAYERS_EAGER
+                        : v == 3 ? PTSIM_TORCH_LAYERS_COMPILED
+                                 : PTSIM_TORCH_LAYERS_NONE;
+    if (v == 1) run->flash_attention = 0; /* Megatron-Core's local layers: unfused */
+    if (v >= 2) run->flash_attention = 1; /* SDPA's flash / cuDNN kernels */
   }
   if (o->attention) {
     if (!choose("--attention", o->attention, "flash|unfused", &v, error)) return FALSE;
-    l->flash_attention = v == 0;
+    run->flash_attention = v == 0;
   }
-  if (o->no_flash_attention) l->flash_attention = 0;
-  overlap_switch(&l->overlap_grad_reduce, o->overlap_grad_reduce, o->no_overlap_grad_reduce,
+  if (o->no_flash_attention) run->flash_attention = 0;
+  overlap_switch(&run->overlap_grad_reduce, o->overlap_grad_reduce, o->no_overlap_grad_reduce,
                  o->no_overlap);
-  overlap_switch(&l->overlap_param_gather, o->overlap_param_gather, o->no_overlap_param_gather,
+  overlap_switch(&run->overlap_param_gather, o->overlap_param_gather, o->no_overlap_param_gather,
                  o->no_overlap);
-  overlap_switch(&l->tp_comm_overlap, o->tp_comm_overlap, o->no_tp_comm_overlap, o->no_overlap);
-  if (o->no_tp_comm_overlap_ag) l->tp_comm_overlap_ag = 0;
-  if (o->no_tp_comm_overlap_rs) l->tp_comm_overlap_rs = 0;
-  if (o->no_tp_comm_bulk_dgrad) l->tp_comm_bulk_dgrad = 0;
-  if (o->tp_comm_overlap_rs_dgrad) l->tp_comm_overlap_rs_dgrad = 1;
-  if (o->no_fp32_grad_accumulation) l->fp32_grad_accumulation = 0;
-  if (o->no_gradient_accumulation_fusion) l->grad_accumulation_fusion = 0;
-  if (o->cross_entropy_loss_fusion) l->cross_entropy_fusion = 1;
-  if (o->precision_aware_optimizer) l->precision_aware_optimizer = 1;
+  overlap_switch(&run->tp_comm_overlap, o->tp_comm_overlap, o->no_tp_comm_overlap, o->no_overlap);
+  if (o->no_tp_comm_overlap_ag) run->tp_comm_overlap_ag = 0;
+  if (o->no_tp_comm_overlap_rs) run->tp_comm_overlap_rs = 0;
+  if (o->no_tp_comm_bulk_dgrad) run->tp_comm_bulk_dgrad = 0;
+  if (o->tp_comm_overlap_rs_dgrad) run->tp_comm_overlap_rs_dgrad = 1;
+  if (o->no_fp32_grad_accumulation) run->fp32_grad_accumulation = 0;
+  if (o->no_gradient_accumulation_fusion) run->grad_accumulation_fusion = 0;
+  if (o->cross_entropy_loss_fusion) run->cross_entropy_fusion = 1;
+  if (o->precision_aware_optimizer) run->precision_aware_optimizer = 1;
   const struct {
     const char *flag, *word, *choices;
     int *bytes;
-  } dtypes[] = {{"--main-params-dtype", o->main_params_dtype, "fp32|fp16", &l->main_params_bytes},
-                {"--exp-avg-dtype", o->exp_avg_dtype, "fp32|fp16|bf16|fp8", &l->exp_avg_bytes},
+  } dtypes[] = {{"--main-params-dtype", o->main_params_dtype, "fp32|fp16", &run->main_params_bytes},
+                {"--exp-avg-dtype", o->exp_avg_dtype, "fp32|fp16|bf16|fp8", &run->exp_avg_bytes},
                 {"--exp-avg-sq-dtype", o->exp_avg_sq_dtype, "fp32|fp16|bf16|fp8",
-                 &l->exp_avg_sq_bytes}};
+                 &run->exp_avg_sq_bytes}};
   for (size_t i = 0; i < G_N_ELEMENTS(dtypes); i++) {
     if (!dtypes[i].word) continue;
     if (!choose(dtypes[i].flag, dtypes[i].word, dtypes[i].choices, &v, error)) return FALSE;
@@ -203,26 +213,32 @@ gboolean ptsim_job_options_apply_settings(const PtsimJobOptions *o, PtsimLayout 
   }
   if (o->precision) {
     if (!parse_enum(PTSIM_NAMES_PRECISION, "--precision", o->precision, &v, error)) return FALSE;
-    l->precision = (PtsimPrecision)v;
+    run->precision = (PtsimPrecision)v;
   }
   if (o->fp8_recipe) {
     if (!choose("--fp8-recipe", o->fp8_recipe, "delayed|tensorwise|blockwise|mxfp8", &v, error))
       return FALSE;
-    l->fp8_recipe = (PtsimFp8Recipe)v;
+    run->fp8_recipe = (PtsimFp8Recipe)v;
   }
-  if (o->fp8_param_gather) l->fp8_param_gather = 1;
-  if (o->threshold.given) l->memory_threshold = o->threshold.value;
-  if (o->attention_dropout.given) l->attention_dropout = o->attention_dropout.value;
-  if (o->hidden_dropout.given) l->hidden_dropout = o->hidden_dropout.value;
-  if (o->first_stage_layers.given) l->first_stage_layers = o->first_stage_layers.value;
-  if (o->last_stage_layers.given) l->last_stage_layers = o->last_stage_layers.value;
-  if (o->account_embedding) l->account_embedding = 1;
-  if (o->account_loss) l->account_loss = 1;
-  if (o->manual_gc) l->manual_gc = 1;
-  if (!apply_moe_settings(o, l, error)) return FALSE;
-  if (o->megatron_date && !parse_megatron_date(o->megatron_date, &l->megatron_date, error))
-    return FALSE;
-  return !m || ptsim_job_options_apply_model_settings(o, m, error);
+  if (o->fp8_param_gather) run->fp8_param_gather = 1;
+  if (o->threshold.given) run->memory_threshold = o->threshold.value;
+  if (o->manual_gc) run->manual_gc = 1;
+  return apply_moe_settings(o, run, error);
+}
+
+/* What the source says about itself: the dropouts, the Megatron-LM date. */
+static gboolean apply_source(const PtsimJobOptions *o, PtsimProvenance *src, GError **error) {
+  if (o->attention_dropout.given) src->attention_dropout = o->attention_dropout.value;
+  if (o->hidden_dropout.given) src->hidden_dropout = o->hidden_dropout.value;
+  return !o->megatron_date || parse_megatron_date(o->megatron_date, &src->megatron_date, error);
+}
+
+gboolean ptsim_job_options_apply_settings(const PtsimJobOptions *o, PtsimLayout *l,
+                                          PtsimSettings *run, PtsimProvenance *src, PtsimModel *m,
+                                          GError **error) {
+  apply_layout_settings(o, l);
+  return apply_run_settings(o, run, error) && apply_source(o, src, error) &&
+         (!m || ptsim_job_options_apply_model_settings(o, m, error));
 }
 
 gboolean ptsim_job_options_apply_model_settings(const PtsimJobOptions *o, PtsimModel *m,

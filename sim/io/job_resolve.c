@@ -19,28 +19,40 @@ void ptsim_layout_init_defaults(PtsimLayout *layout) {
   layout->dp = 0;
   layout->sp = -1;
   layout->distributed_optimizer = 1;
-  layout->fp32_grad_accumulation = 1;
-  layout->flash_attention = 1;
-  layout->transformer_engine = 1;
-  layout->recompute = PTSIM_RECOMPUTE_NONE;
-  layout->recompute_method = PTSIM_RECOMPUTE_METHOD_UNIFORM;
-  layout->recompute_modules = PTSIM_RECOMPUTE_CORE_ATTN;
-  layout->tp_comm_overlap_ag = layout->tp_comm_overlap_rs = 1;
-  layout->tp_comm_bulk_dgrad = 1;
-  layout->grad_accumulation_fusion = 1;
-  layout->fp8_recipe = PTSIM_FP8_DELAYED;
-  layout->main_params_bytes = layout->exp_avg_bytes = layout->exp_avg_sq_bytes = 4;
   layout->optimizer_instances = 1;
   layout->sharding = PTSIM_SHARDING_NONE;
-  layout->fsdp_impl = PTSIM_FSDP_MEGATRON;
-  layout->reshard_after_forward = PTSIM_RESHARD_AUTO;
-  layout->fsdp_prefetch = 1;
   layout->ep = 1;
   layout->etp = 0; /* = tp */
-  layout->moe_dispatcher = PTSIM_DISPATCH_ALLGATHER;
-  layout->precision = PTSIM_PRECISION_BF16;
   layout->schedule = PTSIM_SCHEDULE_1F1B;
-  layout->memory_threshold = 0.8;
+}
+
+void ptsim_settings_init_defaults(PtsimSettings *settings) {
+  g_return_if_fail(settings != NULL);
+  memset(settings, 0, sizeof *settings);
+  settings->fp32_grad_accumulation = 1;
+  settings->flash_attention = 1;
+  settings->transformer_engine = 1;
+  settings->recompute = PTSIM_RECOMPUTE_NONE;
+  settings->recompute_method = PTSIM_RECOMPUTE_METHOD_UNIFORM;
+  settings->recompute_modules = PTSIM_RECOMPUTE_CORE_ATTN;
+  settings->tp_comm_overlap_ag = settings->tp_comm_overlap_rs = 1;
+  settings->tp_comm_bulk_dgrad = 1;
+  settings->grad_accumulation_fusion = 1;
+  settings->fp8_recipe = PTSIM_FP8_DELAYED;
+  settings->main_params_bytes = settings->exp_avg_bytes = settings->exp_avg_sq_bytes = 4;
+  settings->fsdp_impl = PTSIM_FSDP_MEGATRON;
+  settings->reshard_after_forward = PTSIM_RESHARD_AUTO;
+  settings->fsdp_prefetch = 1;
+  settings->moe_dispatcher = PTSIM_DISPATCH_ALLGATHER;
+  settings->precision = PTSIM_PRECISION_BF16;
+  settings->memory_threshold = 0.8;
+}
+
+void ptsim_job_init_defaults(PtsimJob *job) {
+  g_return_if_fail(job != NULL);
+  ptsim_layout_init_defaults(&job->layout);
+  ptsim_settings_init_defaults(&job->settings);
+  memset(&job->source, 0, sizeof job->source);
 }
 
 int64_t ptsim_layout_data_parallel(int64_t gpus, int64_t tp, int64_t pp, int64_t cp) {
@@ -53,6 +65,7 @@ int64_t ptsim_layout_data_parallel(int64_t gpus, int64_t tp, int64_t pp, int64_t
 void ptsim_job_resolve(PtsimJob *job) {
   g_return_if_fail(job != NULL);
   PtsimLayout *l = &job->layout;
+  PtsimSettings *run = &job->settings;
   if (l->dp == 0) l->dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
   if (l->ep == 0) l->ep = 1;
   if (l->etp == 0) l->etp = l->tp;
@@ -62,8 +75,8 @@ void ptsim_job_resolve(PtsimJob *job) {
   if (expert_ranks > 0) l->edp = expert_ranks;
   if (l->sp == -1) l->sp = l->tp > 1 ? 1 : 0;
   if (l->vp > 1 && l->schedule == PTSIM_SCHEDULE_1F1B) l->schedule = PTSIM_SCHEDULE_INTERLEAVED;
-  if (l->sharding != PTSIM_SHARDING_NONE && l->reshard_after_forward == PTSIM_RESHARD_AUTO)
-    l->reshard_after_forward = l->fsdp_impl == PTSIM_FSDP_MEGATRON ? PTSIM_RESHARD_ALWAYS
-                               : l->pp > 1                         ? PTSIM_RESHARD_NEVER
-                                                                   : PTSIM_RESHARD_BUT_LAST;
+  if (l->sharding != PTSIM_SHARDING_NONE && run->reshard_after_forward == PTSIM_RESHARD_AUTO)
+    run->reshard_after_forward = run->fsdp_impl == PTSIM_FSDP_MEGATRON ? PTSIM_RESHARD_ALWAYS
+                                : l->pp > 1                          ? PTSIM_RESHARD_NEVER
+                                                                     : PTSIM_RESHARD_BUT_LAST;
 }

@@ -1,6 +1,6 @@
 /* job_resolve.h — a job's defaults and the fields derived from them:
- * Megatron-LM's layout defaults, and the resolve step that fills every
- * field a layout leaves to be derived.  It is the one place that writes
+ * Megatron-LM's defaults of the layout and the settings, and the resolve
+ * step that fills every field a job leaves to be derived.  It is the one place that writes
  * into a job on its way to the core; ptsim_job_check (job_validate.h)
  * then checks the job without changing it, and ptsim_job_validate does
  * both in that order.
@@ -12,11 +12,24 @@
 #include <stdint.h>
 #include "job.h"
 
-/* Megatron-LM's defaults: tp = pp = cp = vp = mbs = 1, dp = 0 (derive),
- * sp = -1 (on when tp > 1), distributed optimizer on, fp32 grads, flash
- * attention, no recompute, bf16, 1F1B (interleaved when vp > 1),
- * threshold 0.8, no dropout.  gpus, gbs and seq are 0 (must be given). */
+/* Megatron-LM's layout defaults: tp = pp = cp = vp = mbs = 1, dp = 0
+ * (derive), ep 1, etp 0 (= tp), sp = -1 (on when tp > 1), distributed
+ * optimizer on, one optimizer instance, no sharding, 1F1B (interleaved
+ * when vp > 1), an even split.  gpus, gbs and seq are 0 (must be given). */
 void ptsim_layout_init_defaults(PtsimLayout *layout);
+
+/* Megatron-LM's defaults of the run's settings: bf16 (the delayed fp8
+ * recipe when fp8), fp32 grads with gradient-accumulation fusion,
+ * Transformer Engine layers with flash attention, no recompute (selective
+ * recompute's module: core_attn), overlap switches off and the parts of
+ * --tp-comm-overlap on, fp32 optimizer states, Megatron-FSDP resharding as
+ * its implementation does (AUTO) with prefetch, the allgather dispatcher,
+ * threshold 0.8. */
+void ptsim_settings_init_defaults(PtsimSettings *settings);
+
+/* Both of the above into JOB, and a source that says nothing (no dropout,
+ * the current Megatron-LM); the model and the hardware are not touched. */
+void ptsim_job_init_defaults(PtsimJob *job);
 
 /* Fills the job's derived fields from the given ones, as Megatron-LM
  * derives them:

@@ -151,10 +151,15 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
 
 /* Sharded data parallelism (job.h PtsimSharding): ranges, what it needs,
  * and reshard_after_forward resolved (job_resolve.h). */
-static gboolean check_sharding(const PtsimLayout *l, const PtsimModel *m, GError **error) {
-  if ((unsigned)l->sharding > PTSIM_SHARDING_PARAMS || (unsigned)l->fsdp_impl > PTSIM_FSDP_TORCH ||
-      l->reshard_after_forward < PTSIM_RESHARD_AUTO ||
-      l->reshard_after_forward > PTSIM_RESHARD_ALWAYS || (l->fsdp_prefetch != 0 && l->fsdp_prefetch != 1))
+static gboolean check_sharding(const PtsimJob *job, GError **error) {
+  const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
+  const PtsimModel *m = &job->model;
+  if ((unsigned)l->sharding > PTSIM_SHARDING_PARAMS ||
+      (unsigned)run->fsdp_impl > PTSIM_FSDP_TORCH ||
+      run->reshard_after_forward < PTSIM_RESHARD_AUTO ||
+      run->reshard_after_forward > PTSIM_RESHARD_ALWAYS ||
+      (run->fsdp_prefetch != 0 && run->fsdp_prefetch != 1))
     return invalid("layout: sharding, fsdp implementation, reshard-after-forward or prefetch out "
                    "of range");
   if (l->sharding == PTSIM_SHARDING_NONE) return TRUE;
@@ -162,7 +167,7 @@ static gboolean check_sharding(const PtsimLayout *l, const PtsimModel *m, GError
   if (!l->distributed_optimizer)
     return invalid("--sharding %s shards the optimizer states too: it needs the distributed "
                    "optimizer (drop --no-distributed-optimizer)", word);
-  if (l->sharding == PTSIM_SHARDING_GRADS && l->fsdp_impl == PTSIM_FSDP_TORCH)
+  if (l->sharding == PTSIM_SHARDING_GRADS && run->fsdp_impl == PTSIM_FSDP_TORCH)
     return invalid("--sharding zero2 with --fsdp-impl torch: PyTorch FSDP2 shards parameters "
                    "(use --sharding fsdp, with --reshard-after-forward never for ZeRO-2-like "
                    "memory)");
@@ -174,16 +179,16 @@ static gboolean check_sharding(const PtsimLayout *l, const PtsimModel *m, GError
    * the expert data-parallel group (plan.c "Sharding"); torch's FSDP2
    * (torchtitan's experts, Megatron's --use-torch-fsdp2, which asserts ep
    * 1) wraps them otherwise, and that is not modelled */
-  if (l->fsdp_impl == PTSIM_FSDP_TORCH && m->num_experts > 0)
+  if (run->fsdp_impl == PTSIM_FSDP_TORCH && m->num_experts > 0)
     return invalid("--sharding %s --fsdp-impl torch with a mixture-of-experts model (%s) is not "
                    "modelled yet; --fsdp-impl megatron (Megatron-FSDP) is", word,
                    m->name[0] ? m->name : "(unnamed)");
-  if (l->fsdp_impl == PTSIM_FSDP_TORCH &&
-      (l->main_params_bytes != 4 || l->precision_aware_optimizer))
+  if (run->fsdp_impl == PTSIM_FSDP_TORCH &&
+      (run->main_params_bytes != 4 || run->precision_aware_optimizer))
     return invalid("--fsdp-impl torch keeps the fp32 sharded parameters as the optimizer's "
                    "master weights: --main-params-dtype must be fp32 and "
                    "--use-precision-aware-optimizer is not available");
-  if (l->reshard_after_forward == PTSIM_RESHARD_AUTO)
+  if (run->reshard_after_forward == PTSIM_RESHARD_AUTO)
     return unresolved("reshard_after_forward auto", error);
   return TRUE;
 }
@@ -195,6 +200,7 @@ static gboolean check_sharding(const PtsimLayout *l, const PtsimModel *m, GError
 static gboolean check_experts(const PtsimJob *job, GError **error) {
   const PtsimModel *m = &job->model;
   const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
   const char *name = m->name[0] ? m->name : "(unnamed)";
   if (l->ep == 0) return unresolved("ep 0", error);
   if (!check_count("--ep", l->ep, 1, error) || !check_count("--etp", l->etp, 0, error))
@@ -234,29 +240,29 @@ static gboolean check_experts(const PtsimJob *job, GError **error) {
                                                       : " (the HSDP replicas: dp x cp / "
                                                         "--hsdp-shard-size)",
                    I64(l->edp));
-  if ((unsigned)l->moe_dispatcher > PTSIM_DISPATCH_FLEX || !(l->moe_capacity_factor >= 0.0) ||
-      l->moe_capacity_factor > 1e6)
+  if ((unsigned)run->moe_dispatcher > PTSIM_DISPATCH_FLEX || !(run->moe_capacity_factor >= 0.0) ||
+      run->moe_capacity_factor > 1e6)
     return invalid("layout: MoE dispatcher or capacity factor out of range");
-  if (l->moe_pad_to_capacity && l->moe_capacity_factor <= 0.0)
+  if (run->moe_pad_to_capacity && run->moe_capacity_factor <= 0.0)
     return invalid("--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor "
                    "(Megatron-LM refuses it)");
-  if (l->moe_capacity_factor > 0.0 && m->moe_load_balancing != PTSIM_BALANCE_AUX_LOSS &&
+  if (run->moe_capacity_factor > 0.0 && m->moe_load_balancing != PTSIM_BALANCE_AUX_LOSS &&
       m->moe_load_balancing != PTSIM_BALANCE_SEQ_AUX_LOSS &&
       m->moe_load_balancing != PTSIM_BALANCE_GLOBAL_AUX_LOSS &&
       m->moe_load_balancing != PTSIM_BALANCE_NONE)
     return invalid("--moe-expert-capacity-factor works only with aux_loss, seq_aux_loss, "
                    "global_aux_loss or none load balancing (Megatron-LM refuses it)");
-  if (l->moe_shared_expert_overlap &&
-      (m->moe_shared_expert_size == 0 || l->moe_dispatcher == PTSIM_DISPATCH_ALLGATHER))
+  if (run->moe_shared_expert_overlap &&
+      (m->moe_shared_expert_size == 0 || run->moe_dispatcher == PTSIM_DISPATCH_ALLGATHER))
     return invalid("--moe-shared-expert-overlap needs shared experts and the alltoall or flex "
                    "dispatcher (Megatron-LM refuses it otherwise)");
-  if (l->moe_ep_comm_overlap) {
+  if (run->moe_ep_comm_overlap) {
     const char *why = l->ep < 2 ? "--ep > 1"
-                      : l->moe_dispatcher == PTSIM_DISPATCH_ALLGATHER ? "the alltoall or flex dispatcher"
-                      : l->recompute == PTSIM_RECOMPUTE_FULL ? "no full recomputation"
-                      : (l->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
-                         (l->recompute_modules & PTSIM_RECOMPUTE_MOE)) ? "no moe recompute module"
-                      : l->moe_shared_expert_overlap ? "no --moe-shared-expert-overlap"
+                      : run->moe_dispatcher == PTSIM_DISPATCH_ALLGATHER ? "the alltoall or flex dispatcher"
+                      : run->recompute == PTSIM_RECOMPUTE_FULL ? "no full recomputation"
+                      : (run->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
+                         (run->recompute_modules & PTSIM_RECOMPUTE_MOE)) ? "no moe recompute module"
+                      : run->moe_shared_expert_overlap ? "no --moe-shared-expert-overlap"
                       : m->mtp_num_layers > 1 ? "at most one MTP layer"
                       : l->pp > 1 && l->vp < 2 ? "virtual pipeline stages (--vp > 1) with --pp > 1"
                                                : NULL;
@@ -272,25 +278,25 @@ static gboolean check_experts(const PtsimJob *job, GError **error) {
  * SDPA's fused attention, whose outputs it keeps. */
 static gboolean check_torch_layers(const PtsimJob *job, GError **error) {
   const PtsimModel *m = &job->model;
-  const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
   int dense = m->num_experts == 0 && !m->multi_latent_attention && m->mtp_num_layers == 0;
-  if (l->torch_layers != PTSIM_TORCH_LAYERS_NONE && l->transformer_engine)
+  if (run->torch_layers != PTSIM_TORCH_LAYERS_NONE && run->transformer_engine)
     return invalid("layout: PyTorch layers (torch_layers) replace Megatron's local layers, not "
                    "Transformer Engine's (transformer_engine must be 0)");
-  if (l->torch_layers != PTSIM_TORCH_LAYERS_NONE && !dense)
+  if (run->torch_layers != PTSIM_TORCH_LAYERS_NONE && !dense)
     return invalid("--transformer-impl torch|torch-compile is modelled for dense models "
                    "(torchtitan's llama3); model %s has experts, MLA or MTP layers",
                    m->name[0] ? m->name : "(unnamed)");
-  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE && l->torch_layers != PTSIM_TORCH_LAYERS_NONE)
+  if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE && run->torch_layers != PTSIM_TORCH_LAYERS_NONE)
     return invalid("--recompute selective is Megatron's --recompute-modules; PyTorch layers "
                    "(--transformer-impl torch|torch-compile) checkpoint per op: use "
                    "--recompute selective-op");
-  if (l->recompute != PTSIM_RECOMPUTE_SELECTIVE_OP) return TRUE;
-  if (l->torch_layers == PTSIM_TORCH_LAYERS_NONE)
+  if (run->recompute != PTSIM_RECOMPUTE_SELECTIVE_OP) return TRUE;
+  if (run->torch_layers == PTSIM_TORCH_LAYERS_NONE)
     return invalid("--recompute selective-op is PyTorch's per-op checkpointing (torchtitan's "
                    "selective_ac_option 'op'), which counts aten.mm calls: it needs "
                    "--transformer-impl torch or torch-compile");
-  if (!l->flash_attention)
+  if (!run->flash_attention)
     return invalid("--recompute selective-op keeps the outputs of SDPA's fused attention "
                    "kernels: it needs --attention flash");
   return TRUE;
@@ -301,6 +307,8 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
   const PtsimModel *m = &job->model;
   const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
+  const PtsimProvenance *src = &job->source;
   const char *name = m->name[0] ? m->name : "(unnamed)";
 
   if (!ptsim_model_check(m, error))
@@ -316,50 +324,50 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
       !check_count("--mbs", l->mbs, 1, error) ||
       !check_count("--gbs", l->gbs, 1, error) ||
       !check_count("--seq", l->seq, 1, error) ||
-      !check_count("--recompute-num-layers", l->recompute_num_layers, 0,
+      !check_count("--recompute-num-layers", run->recompute_num_layers, 0,
                    error))
     return FALSE;
   if (l->sp < -1 || l->sp > 1)
     return invalid("--sp %d is out of range: expected -1 (auto), 0 or 1", l->sp);
-  if ((unsigned)l->recompute > PTSIM_RECOMPUTE_SELECTIVE_OP ||
-      (unsigned)l->torch_layers > PTSIM_TORCH_LAYERS_COMPILED ||
-      (unsigned)l->recompute_method > PTSIM_RECOMPUTE_METHOD_BLOCK ||
-      (unsigned)l->precision > PTSIM_PRECISION_FP8 ||
+  if ((unsigned)run->recompute > PTSIM_RECOMPUTE_SELECTIVE_OP ||
+      (unsigned)run->torch_layers > PTSIM_TORCH_LAYERS_COMPILED ||
+      (unsigned)run->recompute_method > PTSIM_RECOMPUTE_METHOD_BLOCK ||
+      (unsigned)run->precision > PTSIM_PRECISION_FP8 ||
       (unsigned)l->schedule > PTSIM_SCHEDULE_ZB_H1)
     return invalid("layout: recompute/recompute method/layers/precision/schedule out "
                    "of range");
   if (!check_torch_layers(job, error)) return FALSE;
-  if (!(l->memory_threshold > 0 && l->memory_threshold <= 1))
+  if (!(run->memory_threshold > 0 && run->memory_threshold <= 1))
     return invalid("--memory-threshold %g is out of range: expected a number "
-                   "in (0, 1]", l->memory_threshold);
-  if (l->megatron_date != 0 &&
-      (l->megatron_date < 20190101 || l->megatron_date > 21001231 ||
-       l->megatron_date / 100 % 100 < 1 || l->megatron_date / 100 % 100 > 12 ||
-       l->megatron_date % 100 < 1 || l->megatron_date % 100 > 31))
+                   "in (0, 1]", run->memory_threshold);
+  if (src->megatron_date != 0 &&
+      (src->megatron_date < 20190101 || src->megatron_date > 21001231 ||
+       src->megatron_date / 100 % 100 < 1 || src->megatron_date / 100 % 100 > 12 ||
+       src->megatron_date % 100 < 1 || src->megatron_date % 100 > 31))
     return invalid("--megatron-date %d is out of range: expected 0 (current) or a date "
-                   "YYYYMMDD from 2019 to 2100", (int)l->megatron_date);
-  if (!(l->attention_dropout >= 0 && l->attention_dropout < 1))
+                   "YYYYMMDD from 2019 to 2100", (int)src->megatron_date);
+  if (!(src->attention_dropout >= 0 && src->attention_dropout < 1))
     return invalid("--attention-dropout %g is out of range: expected a "
-                   "probability in [0, 1)", l->attention_dropout);
-  if (!(l->hidden_dropout >= 0 && l->hidden_dropout < 1))
+                   "probability in [0, 1)", src->attention_dropout);
+  if (!(src->hidden_dropout >= 0 && src->hidden_dropout < 1))
     return invalid("--hidden-dropout %g is out of range: expected a "
-                   "probability in [0, 1)", l->hidden_dropout);
+                   "probability in [0, 1)", src->hidden_dropout);
 
   /* Precision the hardware has, and the settings' ranges. */
-  if (l->precision == PTSIM_PRECISION_FP8 && !(job->hw.peak_fp8_flops > 0.0))
+  if (run->precision == PTSIM_PRECISION_FP8 && !(job->hw.peak_fp8_flops > 0.0))
     return invalid("--precision fp8: hardware profile %s has no FP8 tensor cores "
                    "(peak_fp8_tflops 0); use bf16 or fp16", job->hw.name);
-  if (l->precision == PTSIM_PRECISION_FP8 && l->fp8_recipe == PTSIM_FP8_MXFP8)
+  if (run->precision == PTSIM_PRECISION_FP8 && run->fp8_recipe == PTSIM_FP8_MXFP8)
     return invalid("--fp8-recipe mxfp8 needs Blackwell's MXFP8 tensor cores; hardware profile "
                    "%s is Hopper-class (use delayed, tensorwise or blockwise)", job->hw.name);
-  if ((unsigned)l->fp8_recipe > PTSIM_FP8_MXFP8 ||
-      (l->main_params_bytes != 4 && l->main_params_bytes != 2) ||
-      (l->exp_avg_bytes != 4 && l->exp_avg_bytes != 2 && l->exp_avg_bytes != 1) ||
-      (l->exp_avg_sq_bytes != 4 && l->exp_avg_sq_bytes != 2 && l->exp_avg_sq_bytes != 1 &&
-       l->exp_avg_sq_bytes != 0) ||
-      (l->recompute_modules & ~PTSIM_RECOMPUTE_ALL_MODULES) != 0)
+  if ((unsigned)run->fp8_recipe > PTSIM_FP8_MXFP8 ||
+      (run->main_params_bytes != 4 && run->main_params_bytes != 2) ||
+      (run->exp_avg_bytes != 4 && run->exp_avg_bytes != 2 && run->exp_avg_bytes != 1) ||
+      (run->exp_avg_sq_bytes != 4 && run->exp_avg_sq_bytes != 2 && run->exp_avg_sq_bytes != 1 &&
+       run->exp_avg_sq_bytes != 0) ||
+      (run->recompute_modules & ~PTSIM_RECOMPUTE_ALL_MODULES) != 0)
     return invalid("layout: fp8 recipe, optimizer state bytes or recompute modules out of range");
-  if (l->fp8_param_gather && !l->distributed_optimizer)
+  if (run->fp8_param_gather && !l->distributed_optimizer)
     return invalid("--fp8-param-gather needs the distributed optimizer (Megatron-LM asserts it)");
 
   int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
@@ -384,7 +392,7 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
   if (!check_experts(job, error))
     return FALSE;
 
-  if (!check_sharding(l, m, error)) return FALSE;
+  if (!check_sharding(job, error)) return FALSE;
 
   /* Tensor parallelism splits heads, KV groups and the MLP.  The vocabulary
    * is padded by Megatron-LM to a multiple of tp, so it is not checked. */
@@ -460,16 +468,16 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
                    I64(l->vp), I64(microbatches), I64(l->pp));
 
   /* Recomputation. */
-  if (l->recompute == PTSIM_RECOMPUTE_FULL && l->recompute_num_layers > 0) {
+  if (run->recompute == PTSIM_RECOMPUTE_FULL && run->recompute_num_layers > 0) {
     int64_t most = 0;
     for (int64_t s = 0; s < l->pp; s++)
       if (stage_layers[s] / l->vp > most)
         most = stage_layers[s] / l->vp;
-    if (l->recompute_num_layers > most)
+    if (run->recompute_num_layers > most)
       return invalid("--recompute-num-layers %" G_GINT64_FORMAT " is more "
                      "than the %" G_GINT64_FORMAT " layers of a pipeline "
                      "stage%s",
-                     I64(l->recompute_num_layers), I64(most),
+                     I64(run->recompute_num_layers), I64(most),
                      l->vp > 1 ? " (per virtual stage)" : "");
   }
   return TRUE;

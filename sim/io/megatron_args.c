@@ -1,4 +1,5 @@
-/* megatron_args.c — a Megatron-LM launch into PtsimModel + PtsimLayout.
+/* megatron_args.c — a Megatron-LM launch into a job (model, layout,
+ * settings, source).
  *
  * What it is: the script run (shell_script.c) that yields the training
  * command, a token loop that consumes every flag with its arity from
@@ -354,8 +355,8 @@ static const char *const other_families[] = {"pretrain_t5", "pretrain_bert", "pr
                                              "pretrain_hybrid", "pretrain_vlm", "pretrain_mimo",
                                              "pretrain_ict", "pretrain_retro", "pretrain_vision"};
 
-static gboolean parse_text(const char *text, gsize len, const char *name, PtsimModel *model,
-                           PtsimLayout *layout, PtsimMegatronDiagnostics *diag, GError **error) {
+static gboolean parse_text(const char *text, gsize len, const char *name, PtsimJob *job,
+                           PtsimMegatronDiagnostics *diag, GError **error) {
   g_autoptr(PtsimShellScript) script = ptsim_shell_script_run(text, len, name, error);
   if (!script) return FALSE;
   if (!script->command)
@@ -380,7 +381,7 @@ static gboolean parse_text(const char *text, gsize len, const char *name, PtsimM
   int64_t gpus = 0;
   g_autofree char *how = NULL;
   if (!ptsim_launcher_gpus(launcher, script, &gpus, &how, error)) return FALSE;
-  if (gpus > 0) layout->gpus = gpus;
+  if (gpus > 0) job->layout.gpus = gpus;
   if (diag) {
     g_clear_pointer(&diag->gpus_from, g_free);
     g_clear_pointer(&diag->gpus_read, g_free);
@@ -400,29 +401,26 @@ static gboolean parse_text(const char *text, gsize len, const char *name, PtsimM
   int64_t tp = GIVEN(&said, F_TP) ? said.i[F_TP] : 1;
   if (ok && tp > ((int64_t)1 << 20))
     ok = parse_error("--tensor-model-parallel-size %" G_GINT64_FORMAT " is too large", (gint64)tp);
-  ok = ok && ptsim_megatron_resolve_model(&said, tp, model, error) &&
-       ptsim_megatron_resolve_moe_model(&said, model, error) &&
-       ptsim_megatron_resolve_layout(&said, model, layout, error) &&
-       ptsim_megatron_resolve_moe_layout(&said, model, layout, error);
+  ok = ok && ptsim_megatron_resolve_model(&said, tp, &job->model, error) &&
+       ptsim_megatron_resolve_moe_model(&said, &job->model, error) &&
+       ptsim_megatron_resolve_job(&said, job, error) &&
+       ptsim_megatron_resolve_moe_job(&said, job, error);
   g_ptr_array_unref(said.read);
   return ok;
 }
 
-gboolean ptsim_megatron_args_parse(const char *command_line, PtsimModel *model,
-                                   PtsimLayout *layout, PtsimMegatronDiagnostics *diag,
-                                   GError **error) {
+gboolean ptsim_megatron_args_parse(const char *command_line, PtsimJob *job,
+                                   PtsimMegatronDiagnostics *diag, GError **error) {
   g_return_val_if_fail(command_line != NULL, FALSE);
-  g_return_val_if_fail(model != NULL && layout != NULL, FALSE);
+  g_return_val_if_fail(job != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
   g_autofree char *stripped = g_strstrip(g_strdup(command_line));
   if (stripped[0] == '\0') return parse_error("no Megatron-LM flags given");
-  return parse_text(command_line, strlen(command_line), "--megatron-args", model, layout, diag,
-                    error);
+  return parse_text(command_line, strlen(command_line), "--megatron-args", job, diag, error);
 }
 
-gboolean ptsim_megatron_args_parse_file(const char *path, PtsimModel *model,
-                                        PtsimLayout *layout, PtsimMegatronDiagnostics *diag,
-                                        GError **error) {
+gboolean ptsim_megatron_args_parse_file(const char *path, PtsimJob *job,
+                                        PtsimMegatronDiagnostics *diag, GError **error) {
   g_return_val_if_fail(path != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
   g_autofree char *text = NULL;
@@ -433,7 +431,7 @@ gboolean ptsim_megatron_args_parse_file(const char *path, PtsimModel *model,
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND, "%s", local->message);
     return FALSE;
   }
-  if (!parse_text(text, len, path, model, layout, diag, error)) {
+  if (!parse_text(text, len, path, job, diag, error)) {
     if (!g_str_has_prefix((*error)->message, path)) g_prefix_error(error, "%s: ", path);
     return FALSE;
   }

@@ -1,5 +1,6 @@
 /* megatron_args.h — a Megatron-LM launch (pretrain_gpt.py flags, with or
- * without its launcher and script) into a PtsimModel and a PtsimLayout.
+ * without its launcher and script) into a job: its model, layout, settings
+ * and source.
  *
  * Shell module (GLib).  The text is run as a launch script
  * (shell_script.h: variables, arrays, if-blocks) to find the training
@@ -43,7 +44,7 @@ typedef struct {
   GPtrArray *unmodelled; /* (element-type utf8) "--flag (effect, direction)" */
   GPtrArray *unknown;    /* (element-type utf8) words Megatron-LM would not accept */
   GPtrArray *notes;      /* (element-type utf8) what ptsim assumed */
-  char *gpus_from;       /* what gave layout->gpus ("torchrun --nproc_per_node 8"); NULL: nothing */
+  char *gpus_from;       /* what gave layout.gpus ("torchrun --nproc_per_node 8"); NULL: nothing */
   char *gpus_read;       /* when nothing did: what was read instead */
 } PtsimMegatronDiagnostics;
 
@@ -55,29 +56,28 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimMegatronDiagnostics, ptsim_megatron_diagnosti
  * ("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers ...") and
  * shell variables.  Both "--flag value" and "--flag=value" are accepted.
  *
- * MODEL is filled completely (name "megatron-args").  LAYOUT is reset to
- * ptsim_layout_init_defaults() with Megatron-LM's differences above;
- * layout->gpus is the launcher's count, else kept as the caller set it
- * (0: unknown).  DIAG (may be NULL) receives the diagnostics.
+ * JOB->model is filled completely (name "megatron-args").  Its layout,
+ * settings and source are reset to ptsim_job_init_defaults() with
+ * Megatron-LM's differences above; layout.gpus is the launcher's count,
+ * else kept as the caller set it (0: unknown).  JOB->hw is not touched.
+ * DIAG (may be NULL) receives the diagnostics.
  *
  * Errors (PTSIM_CONFIG_ERROR_PARSE, one line naming the flag): a modelled
  * flag without its value or with a value outside its choices, a refused
  * flag, contradictions Megatron-LM refuses (--bf16 with --fp16,
  * --overlap-param-gather without --use-distributed-optimizer and
  * --overlap-grad-reduce, ...), a missing model size or vocabulary (the
- * message says what the command line did give).  On failure MODEL and
- * LAYOUT are partly filled. */
-gboolean ptsim_megatron_args_parse(const char *command_line, PtsimModel *model,
-                                   PtsimLayout *layout, PtsimMegatronDiagnostics *diag,
-                                   GError **error);
+ * message says what the command line did give).  On failure the job is
+ * partly filled. */
+gboolean ptsim_megatron_args_parse(const char *command_line, PtsimJob *job,
+                                   PtsimMegatronDiagnostics *diag, GError **error);
 
 /* The same for a launch script (Megatron-LM's examples/ scripts as they
  * are).  A file that cannot be read is PTSIM_CONFIG_ERROR_NOT_FOUND; other
  * errors are prefixed with the path; a file larger than a launch script
  * (PTSIM_SHELL_SCRIPT_MAX_BYTES) is refused. */
-gboolean ptsim_megatron_args_parse_file(const char *path, PtsimModel *model,
-                                        PtsimLayout *layout, PtsimMegatronDiagnostics *diag,
-                                        GError **error);
+gboolean ptsim_megatron_args_parse_file(const char *path, PtsimJob *job,
+                                        PtsimMegatronDiagnostics *diag, GError **error);
 
 /* TRUE when FLAG is one this module reads (megatron_flags.c's MODELLED
  * rows must be exactly these; tests check it). */

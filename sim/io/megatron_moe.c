@@ -110,7 +110,7 @@ gboolean ptsim_megatron_resolve_moe_model(const Said *s, PtsimModel *m, GError *
                                 m->num_layers, "--moe-layer-freq", m->moe_layers, error);
 }
 
-static gboolean resolve_dispatcher(const Said *s, PtsimLayout *l, GError **error) {
+static gboolean resolve_dispatcher(const Said *s, PtsimSettings *run, GError **error) {
   int v = 0;
   if (GIVEN(s, F_MOE_DISPATCHER)) {
     const char *w = s->word[F_MOE_DISPATCHER];
@@ -135,43 +135,45 @@ static gboolean resolve_dispatcher(const Said *s, PtsimLayout *l, GError **error
       return parse_error("--moe-flex-dispatcher-backend ncclep needs --moe-token-dispatcher-type "
                          "flex (Megatron-LM refuses it otherwise)");
   }
-  l->moe_dispatcher = (PtsimDispatcher)v;
+  run->moe_dispatcher = (PtsimDispatcher)v;
   return TRUE;
 }
 
-gboolean ptsim_megatron_resolve_moe_layout(const Said *s, const PtsimModel *m, PtsimLayout *l,
-                                           GError **error) {
+gboolean ptsim_megatron_resolve_moe_job(const Said *s, PtsimJob *job, GError **error) {
+  const PtsimModel *m = &job->model;
+  PtsimLayout *l = &job->layout;
+  PtsimSettings *run = &job->settings;
   l->ep = GIVEN(s, F_EP) ? s->i[F_EP] : 1;
   l->etp = GIVEN(s, F_ETP) ? s->i[F_ETP] : l->tp; /* arguments.py: ETP defaults to TP */
   if (l->ep > 1 && m->num_experts == 0)
     return parse_error("--expert-model-parallel-size %" G_GINT64_FORMAT " needs --num-experts "
                        "(Megatron-LM asserts it)", (gint64)l->ep);
   if (m->num_experts == 0) return TRUE;
-  if (!resolve_dispatcher(s, l, error)) return FALSE;
-  l->moe_capacity_factor =
+  if (!resolve_dispatcher(s, run, error)) return FALSE;
+  run->moe_capacity_factor =
       GIVEN(s, F_MOE_CAPACITY) && s->d[F_MOE_CAPACITY] > 0.0 ? s->d[F_MOE_CAPACITY] : 0.0;
-  l->moe_pad_to_capacity = GIVEN(s, F_MOE_PAD);
-  l->moe_grouped_gemm = GIVEN(s, F_MOE_GROUPED_GEMM);
-  l->moe_permute_fusion = GIVEN(s, F_MOE_PERMUTE_FUSION);
-  l->moe_router_fusion = GIVEN(s, F_MOE_ROUTER_FUSION);
+  run->moe_pad_to_capacity = GIVEN(s, F_MOE_PAD);
+  run->moe_grouped_gemm = GIVEN(s, F_MOE_GROUPED_GEMM);
+  run->moe_permute_fusion = GIVEN(s, F_MOE_PERMUTE_FUSION);
+  run->moe_router_fusion = GIVEN(s, F_MOE_ROUTER_FUSION);
   if (GIVEN(s, F_MOE_ROUTER_DTYPE)) {
     const char *d = s->word[F_MOE_ROUTER_DTYPE];
     if (strcmp(d, "fp32") != 0 && strcmp(d, "fp64") != 0)
       return parse_error("--moe-router-dtype '%s' is not allowed: expected fp32|fp64", d);
-    l->moe_router_fp32 = 1;
+    run->moe_router_fp32 = 1;
     if (strcmp(d, "fp64") == 0)
       ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
                          g_strdup("--moe-router-dtype fp64 (slower: the router in fp64, priced "
                                   "as fp32)"));
   }
-  l->moe_shared_expert_overlap = GIVEN(s, F_MOE_SHARED_OVERLAP);
-  l->moe_ep_comm_overlap = GIVEN(s, F_MOE_EP_OVERLAP);
+  run->moe_shared_expert_overlap = GIVEN(s, F_MOE_SHARED_OVERLAP);
+  run->moe_ep_comm_overlap = GIVEN(s, F_MOE_EP_OVERLAP);
   if (GIVEN(s, F_MOE_LAYER_RECOMPUTE)) { /* deprecated: selective with the moe module */
-    if (l->recompute == PTSIM_RECOMPUTE_FULL)
+    if (run->recompute == PTSIM_RECOMPUTE_FULL)
       return parse_error("--moe-layer-recompute cannot be combined with full recomputation "
                          "(Megatron-LM refuses it)");
-    l->recompute = PTSIM_RECOMPUTE_SELECTIVE;
-    l->recompute_modules |= PTSIM_RECOMPUTE_MOE;
+    run->recompute = PTSIM_RECOMPUTE_SELECTIVE;
+    run->recompute_modules |= PTSIM_RECOMPUTE_MOE;
   }
   return TRUE;
 }

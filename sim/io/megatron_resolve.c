@@ -220,7 +220,7 @@ static gboolean dtype_bytes(const Said *s, FlagId id, const char *choices, int *
   return TRUE;
 }
 
-static gboolean resolve_precision(const Said *s, PtsimLayout *l, GError **error) {
+static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **error) {
   if (GIVEN(s, F_BF16) && GIVEN(s, F_FP16))
     return parse_error("--bf16 and --fp16 cannot both be given");
   if (GIVEN(s, F_FP8_FORMAT) || GIVEN(s, F_FP8_E4M3) || GIVEN(s, F_FP8_HYBRID)) {
@@ -228,9 +228,9 @@ static gboolean resolve_precision(const Said *s, PtsimLayout *l, GError **error)
     if (GIVEN(s, F_FP8_FORMAT) &&
         !pick("--fp8-format", s->word[F_FP8_FORMAT], "e4m3|hybrid", &fp8, error))
       return FALSE;
-    l->precision = PTSIM_PRECISION_FP8;
+    run->precision = PTSIM_PRECISION_FP8;
   } else {
-    l->precision = GIVEN(s, F_FP16) ? PTSIM_PRECISION_FP16 : PTSIM_PRECISION_BF16;
+    run->precision = GIVEN(s, F_FP16) ? PTSIM_PRECISION_FP16 : PTSIM_PRECISION_BF16;
   }
   if (!GIVEN(s, F_BF16) && !GIVEN(s, F_FP16))
     NOTE(s, "neither --bf16 nor --fp16: Megatron-LM would keep fp32 weights, which ptsim does "
@@ -245,13 +245,13 @@ static gboolean resolve_precision(const Said *s, PtsimLayout *l, GError **error)
                  "recipe modelled, either way)"));
     recipe = 0;
   }
-  l->fp8_recipe = (PtsimFp8Recipe)recipe;
-  if (recipe == PTSIM_FP8_BLOCKWISE && l->precision == PTSIM_PRECISION_FP8)
+  run->fp8_recipe = (PtsimFp8Recipe)recipe;
+  if (recipe == PTSIM_FP8_BLOCKWISE && run->precision == PTSIM_PRECISION_FP8)
     ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
                        g_strdup("--fp8-recipe blockwise (slower: Hopper runs block-scaled FP8 "
                                 "GEMMs slower than per-tensor ones; ptsim prices them alike)"));
-  l->fp8_param_gather = GIVEN(s, F_FP8_PARAM_GATHER);
-  if (l->fp8_param_gather && !GIVEN(s, F_DIST_OPT) && !GIVEN(s, F_MEGATRON_FSDP) &&
+  run->fp8_param_gather = GIVEN(s, F_FP8_PARAM_GATHER);
+  if (run->fp8_param_gather && !GIVEN(s, F_DIST_OPT) && !GIVEN(s, F_MEGATRON_FSDP) &&
       !GIVEN(s, F_TORCH_FSDP2))
     return parse_error("--fp8-param-gather needs --use-distributed-optimizer, --use-megatron-fsdp "
                        "or --use-torch-fsdp2 (Megatron-LM asserts it)");
@@ -259,26 +259,26 @@ static gboolean resolve_precision(const Said *s, PtsimLayout *l, GError **error)
   /* The main-grad buffer (arguments.py): bf16 forces fp32 accumulation
    * unless --grad-reduce-in-bf16 or --main-grads-dtype bf16. */
   int main_grads, bytes;
-  l->precision_aware_optimizer = GIVEN(s, F_PRECISION_AWARE);
+  run->precision_aware_optimizer = GIVEN(s, F_PRECISION_AWARE);
   if (!dtype_bytes(s, F_MAIN_GRADS_DTYPE, "fp32|bf16", &main_grads, error) ||
-      !dtype_bytes(s, F_MAIN_PARAMS_DTYPE, "fp32|fp16", &l->main_params_bytes, error) ||
-      !dtype_bytes(s, F_EXP_AVG_DTYPE, "fp32|fp16|bf16|fp8", &l->exp_avg_bytes, error) ||
+      !dtype_bytes(s, F_MAIN_PARAMS_DTYPE, "fp32|fp16", &run->main_params_bytes, error) ||
+      !dtype_bytes(s, F_EXP_AVG_DTYPE, "fp32|fp16|bf16|fp8", &run->exp_avg_bytes, error) ||
       !dtype_bytes(s, F_EXP_AVG_SQ_DTYPE, "fp32|fp16|bf16|fp8", &bytes, error))
     return FALSE;
-  l->exp_avg_sq_bytes = bytes;
-  if (!l->precision_aware_optimizer &&
-      (main_grads != 4 || l->main_params_bytes != 4 || l->exp_avg_bytes != 4 || bytes != 4))
+  run->exp_avg_sq_bytes = bytes;
+  if (!run->precision_aware_optimizer &&
+      (main_grads != 4 || run->main_params_bytes != 4 || run->exp_avg_bytes != 4 || bytes != 4))
     return parse_error("--main-grads-dtype, --main-params-dtype, --exp-avg-dtype and "
                        "--exp-avg-sq-dtype other than fp32 need --use-precision-aware-optimizer "
                        "(Megatron-LM asserts it)");
   gboolean fp32_grads = GIVEN(s, F_ACCUMULATE_FP32);
-  if (l->precision != PTSIM_PRECISION_FP16) {
+  if (run->precision != PTSIM_PRECISION_FP16) {
     if (GIVEN(s, F_GRAD_BF16)) fp32_grads = FALSE;
     else if (main_grads == 4) fp32_grads = TRUE;
   }
-  l->fp32_grad_accumulation = fp32_grads ? 1 : 0;
-  l->grad_accumulation_fusion = !GIVEN(s, F_NO_GRAD_FUSION);
-  l->cross_entropy_fusion = GIVEN(s, F_CE_FUSION);
+  run->fp32_grad_accumulation = fp32_grads ? 1 : 0;
+  run->grad_accumulation_fusion = !GIVEN(s, F_NO_GRAD_FUSION);
+  run->cross_entropy_fusion = GIVEN(s, F_CE_FUSION);
 
   int optimizer = 0;
   if (GIVEN(s, F_OPTIMIZER)) {
@@ -290,7 +290,7 @@ static gboolean resolve_precision(const Said *s, PtsimLayout *l, GError **error)
           g_strdup_printf("--optimizer %s (other optimizer states and step: memory and time "
                           "differ from Adam's, either way)", o));
   }
-  if (optimizer == 1) l->exp_avg_sq_bytes = 0; /* SGD keeps one momentum buffer */
+  if (optimizer == 1) run->exp_avg_sq_bytes = 0; /* SGD keeps one momentum buffer */
   return TRUE;
 }
 
@@ -298,7 +298,7 @@ static gboolean resolve_precision(const Said *s, PtsimLayout *l, GError **error)
  * attention unless --attention-backend unfused|local) or Megatron's local
  * layers (unfused DotProductAttention); the legacy models of older
  * releases honour --use-flash-attn, Megatron-Core ignores it. */
-static gboolean resolve_attention(const Said *s, PtsimLayout *l, GError **error) {
+static gboolean resolve_attention(const Said *s, PtsimSettings *run, GError **error) {
   int impl = 0, backend = 4;
   if (GIVEN(s, F_TRANSFORMER_IMPL) &&
       !pick("--transformer-impl", s->word[F_TRANSFORMER_IMPL],
@@ -309,40 +309,41 @@ static gboolean resolve_attention(const Said *s, PtsimLayout *l, GError **error)
             &backend, error))
     return FALSE;
   if (GIVEN(s, F_LEGACY)) {
-    l->transformer_engine = 0;
-    l->flash_attention = GIVEN(s, F_FLASH);
+    run->transformer_engine = 0;
+    run->flash_attention = GIVEN(s, F_FLASH);
     return TRUE;
   }
-  l->transformer_engine = impl != 1;
-  l->flash_attention = impl != 1 && backend != 2 && backend != 3;
-  if (GIVEN(s, F_FLASH) && !l->flash_attention)
+  run->transformer_engine = impl != 1;
+  run->flash_attention = impl != 1 && backend != 2 && backend != 3;
+  if (GIVEN(s, F_FLASH) && !run->flash_attention)
     NOTE(s, "--use-flash-attn has no effect on Megatron-Core's %s (it keeps the s x s scores); "
             "it applies to --use-legacy-models only",
          impl == 1 ? "local layers" : "unfused attention backend");
   return TRUE;
 }
 
-static gboolean resolve_recompute(const Said *s, PtsimLayout *l, GError **error) {
+static gboolean resolve_recompute(const Said *s, PtsimSettings *run, GError **error) {
   int granularity = -1;
   if (GIVEN(s, F_RECOMPUTE_GRANULARITY) &&
       !pick("--recompute-granularity", s->word[F_RECOMPUTE_GRANULARITY], "full|selective",
             &granularity, error))
     return FALSE;
   if (GIVEN(s, F_RECOMPUTE_ACTIVATIONS)) granularity = 1; /* = selective */
-  l->recompute = granularity == 0   ? PTSIM_RECOMPUTE_FULL
-                 : granularity == 1 ? PTSIM_RECOMPUTE_SELECTIVE
-                                    : PTSIM_RECOMPUTE_NONE;
+  run->recompute = granularity == 0   ? PTSIM_RECOMPUTE_FULL
+                   : granularity == 1 ? PTSIM_RECOMPUTE_SELECTIVE
+                                      : PTSIM_RECOMPUTE_NONE;
   int method = 0;
   if (GIVEN(s, F_RECOMPUTE_METHOD)) {
     if (!pick("--recompute-method", s->word[F_RECOMPUTE_METHOD], "uniform|block", &method, error))
       return FALSE;
-    if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE)
+    if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE)
       return parse_error("--recompute-method %s is not supported with selective recomputation "
                          "(Megatron-LM refuses it)", s->word[F_RECOMPUTE_METHOD]);
   }
-  l->recompute_method = method == 1 ? PTSIM_RECOMPUTE_METHOD_BLOCK : PTSIM_RECOMPUTE_METHOD_UNIFORM;
-  l->recompute_num_layers = GIVEN(s, F_RECOMPUTE_NUM_LAYERS) ? s->i[F_RECOMPUTE_NUM_LAYERS] : 0;
-  if (l->recompute == PTSIM_RECOMPUTE_FULL &&
+  run->recompute_method =
+      method == 1 ? PTSIM_RECOMPUTE_METHOD_BLOCK : PTSIM_RECOMPUTE_METHOD_UNIFORM;
+  run->recompute_num_layers = GIVEN(s, F_RECOMPUTE_NUM_LAYERS) ? s->i[F_RECOMPUTE_NUM_LAYERS] : 0;
+  if (run->recompute == PTSIM_RECOMPUTE_FULL &&
       (!GIVEN(s, F_RECOMPUTE_METHOD) || !GIVEN(s, F_RECOMPUTE_NUM_LAYERS)))
     NOTE(s, "--recompute-granularity full without --recompute-method and --recompute-num-layers "
             "(Megatron-Core asks for both); recomputing every layer");
@@ -353,33 +354,34 @@ static gboolean resolve_recompute(const Said *s, PtsimLayout *l, GError **error)
                                      "mla_up_proj|gdn_norm_out|gdp_in_proj|gdp_qkv|mhc";
     int at = s->list_at[F_RECOMPUTE_MODULES], n = s->list_len[F_RECOMPUTE_MODULES];
     g_auto(GStrv) eq = at < 0 ? g_strsplit(s->word[F_RECOMPUTE_MODULES], ",", -1) : NULL;
-    l->recompute_modules = 0;
+    run->recompute_modules = 0;
     for (int k = 0; at < 0 ? eq[k] != NULL : k < n; k++) {
       int m;
       if (!pick("--recompute-modules", at < 0 ? eq[k] : s->argv[at + k], known, &m, error))
         return FALSE;
-      if (m < 7) l->recompute_modules |= 1 << m; /* names.h: PTSIM_NAMES_RECOMPUTE_MODULE */
+      if (m < 7) run->recompute_modules |= 1 << m; /* names.h: PTSIM_NAMES_RECOMPUTE_MODULE */
     }
   }
   return TRUE;
 }
 
-static gboolean resolve_overlap(const Said *s, PtsimLayout *l, GError **error) {
-  l->overlap_grad_reduce = GIVEN(s, F_OVERLAP_GRAD);
-  l->overlap_param_gather = GIVEN(s, F_OVERLAP_PARAM);
-  if (l->overlap_param_gather &&
-      ((!l->distributed_optimizer && !GIVEN(s, F_MEGATRON_FSDP)) || !l->overlap_grad_reduce))
+static gboolean resolve_overlap(const Said *s, PtsimLayout *l, PtsimSettings *run,
+                                GError **error) {
+  run->overlap_grad_reduce = GIVEN(s, F_OVERLAP_GRAD);
+  run->overlap_param_gather = GIVEN(s, F_OVERLAP_PARAM);
+  if (run->overlap_param_gather &&
+      ((!l->distributed_optimizer && !GIVEN(s, F_MEGATRON_FSDP)) || !run->overlap_grad_reduce))
     return parse_error("--overlap-param-gather needs --use-distributed-optimizer (or "
                        "--use-megatron-fsdp) and --overlap-grad-reduce (Megatron-LM asserts it)");
-  l->tp_comm_overlap = GIVEN(s, F_TP_OVERLAP);
-  if (l->tp_comm_overlap && l->tp > 1 && !l->sp)
+  run->tp_comm_overlap = GIVEN(s, F_TP_OVERLAP);
+  if (run->tp_comm_overlap && l->tp > 1 && !l->sp)
     return parse_error("--tp-comm-overlap needs --sequence-parallel (Megatron-LM asserts it)");
-  if (l->tp_comm_overlap && l->tp == 1)
+  if (run->tp_comm_overlap && l->tp == 1)
     NOTE(s, "--tp-comm-overlap has nothing to overlap with tensor-model-parallel-size 1");
-  l->tp_comm_overlap_ag = !GIVEN(s, F_TP_NO_AG);
-  l->tp_comm_overlap_rs = !GIVEN(s, F_TP_NO_RS);
-  l->tp_comm_bulk_dgrad = !GIVEN(s, F_TP_NO_BULK_DGRAD);
-  l->tp_comm_overlap_rs_dgrad = GIVEN(s, F_TP_RS_DGRAD);
+  run->tp_comm_overlap_ag = !GIVEN(s, F_TP_NO_AG);
+  run->tp_comm_overlap_rs = !GIVEN(s, F_TP_NO_RS);
+  run->tp_comm_bulk_dgrad = !GIVEN(s, F_TP_NO_BULK_DGRAD);
+  run->tp_comm_overlap_rs_dgrad = GIVEN(s, F_TP_RS_DGRAD);
   l->optimizer_instances = GIVEN(s, F_INSTANCES) ? s->i[F_INSTANCES] : 1;
   return TRUE;
 }
@@ -398,7 +400,7 @@ static gboolean resolve_overlap(const Said *s, PtsimLayout *l, GError **error) {
  *       main parameters of the shards (ptsim's megatron states);
  *       --torch-fsdp2-no-reshard-after-forward keeps the units gathered */
 static gboolean resolve_sharding(const Said *s, const PtsimModel *m, PtsimLayout *l,
-                                 GError **error) {
+                                 PtsimSettings *run, GError **error) {
   int strategy = 3;
   if (GIVEN(s, F_MEGATRON_FSDP) && GIVEN(s, F_TORCH_FSDP2))
     return parse_error("--use-megatron-fsdp and --use-torch-fsdp2 are two FSDP implementations; "
@@ -410,7 +412,7 @@ static gboolean resolve_sharding(const Said *s, const PtsimModel *m, PtsimLayout
   if (GIVEN(s, F_TORCH_FSDP2_NO_RESHARD) && !GIVEN(s, F_TORCH_FSDP2))
     NOTE(s, "--torch-fsdp2-no-reshard-after-forward has no effect without --use-torch-fsdp2");
   if (GIVEN(s, F_MEGATRON_FSDP)) {
-    l->fsdp_impl = PTSIM_FSDP_MEGATRON; /* reshards every unit: RESHARD_AUTO's */
+    run->fsdp_impl = PTSIM_FSDP_MEGATRON; /* reshards every unit: RESHARD_AUTO's */
     l->distributed_optimizer = strategy != 0;
     l->sharding = strategy == 3 ? PTSIM_SHARDING_PARAMS
                   : strategy == 2 ? PTSIM_SHARDING_GRADS
@@ -430,14 +432,14 @@ static gboolean resolve_sharding(const Said *s, const PtsimModel *m, PtsimLayout
   if (GIVEN(s, F_DIST_OPT))
     return parse_error("--use-torch-fsdp2 is not supported with --use-distributed-optimizer "
                        "(Megatron-LM asserts it)");
-  if (l->grad_accumulation_fusion)
+  if (run->grad_accumulation_fusion)
     return parse_error("--use-torch-fsdp2 is not supported with gradient accumulation fusion, "
                        "Megatron-LM's default: add --no-gradient-accumulation-fusion (Megatron-LM "
                        "asserts it)");
   if (m->tied_embeddings)
     return parse_error("--use-torch-fsdp2 requires --untie-embeddings-and-output-weights "
                        "(Megatron-LM asserts it)");
-  if (l->precision == PTSIM_PRECISION_FP16)
+  if (run->precision == PTSIM_PRECISION_FP16)
     return parse_error("--use-torch-fsdp2 is not supported with --fp16 (Megatron-LM asserts it)");
   if (l->optimizer_instances > 1)
     return parse_error("--use-torch-fsdp2 shards over all data-parallel ranks: "
@@ -451,19 +453,22 @@ static gboolean resolve_sharding(const Said *s, const PtsimModel *m, PtsimLayout
     return parse_error("--use-torch-fsdp2 with --expert-tensor-parallel-size %" G_GINT64_FORMAT
                        " (not --tensor-model-parallel-size %" G_GINT64_FORMAT ") is not modelled "
                        "yet", (gint64)s->i[F_ETP], (gint64)l->tp);
-  l->fsdp_impl = PTSIM_FSDP_MEGATRON;
+  run->fsdp_impl = PTSIM_FSDP_MEGATRON;
   l->sharding = PTSIM_SHARDING_PARAMS;
   l->distributed_optimizer = 1; /* the optimizer's states are the shards' */
-  l->fp32_grad_accumulation = 0; /* reduced in the bf16 parameter dtype */
-  l->reshard_after_forward =
+  run->fp32_grad_accumulation = 0; /* reduced in the bf16 parameter dtype */
+  run->reshard_after_forward =
       GIVEN(s, F_TORCH_FSDP2_NO_RESHARD) ? PTSIM_RESHARD_NEVER : PTSIM_RESHARD_ALWAYS;
   return TRUE;
 }
 
-gboolean ptsim_megatron_resolve_layout(const Said *s, const PtsimModel *m, PtsimLayout *l,
-                                       GError **error) {
+gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error) {
+  const PtsimModel *m = &job->model;
+  PtsimLayout *l = &job->layout;
+  PtsimSettings *run = &job->settings;
+  PtsimProvenance *src = &job->source;
   int64_t gpus = l->gpus;
-  ptsim_layout_init_defaults(l);
+  ptsim_job_init_defaults(job);
   l->gpus = gpus;
   l->tp = GIVEN(s, F_TP) ? s->i[F_TP] : 1;
   l->pp = GIVEN(s, F_PP) ? s->i[F_PP] : 1;
@@ -473,12 +478,12 @@ gboolean ptsim_megatron_resolve_layout(const Said *s, const PtsimModel *m, Ptsim
     NOTE(s, "--sequence-parallel is switched off with tensor-model-parallel-size 1, as "
             "Megatron-LM does");
   l->distributed_optimizer = GIVEN(s, F_DIST_OPT) ? 1 : 0;
-  l->attention_dropout = GIVEN(s, F_ATTENTION_DROPOUT) ? s->d[F_ATTENTION_DROPOUT] : 0.1;
-  l->hidden_dropout = GIVEN(s, F_HIDDEN_DROPOUT) ? s->d[F_HIDDEN_DROPOUT] : 0.1;
-  l->manual_gc = GIVEN(s, F_MANUAL_GC);
+  src->attention_dropout = GIVEN(s, F_ATTENTION_DROPOUT) ? s->d[F_ATTENTION_DROPOUT] : 0.1;
+  src->hidden_dropout = GIVEN(s, F_HIDDEN_DROPOUT) ? s->d[F_HIDDEN_DROPOUT] : 0.1;
+  run->manual_gc = GIVEN(s, F_MANUAL_GC);
   l->schedule = PTSIM_SCHEDULE_1F1B; /* interleaved when vp > 1: validate */
   return resolve_split(s, m, l, error) && resolve_batch(s, l) &&
-         resolve_precision(s, l, error) && resolve_attention(s, l, error) &&
-         resolve_recompute(s, l, error) && resolve_overlap(s, l, error) &&
-         resolve_sharding(s, m, l, error);
+         resolve_precision(s, run, error) && resolve_attention(s, run, error) &&
+         resolve_recompute(s, run, error) && resolve_overlap(s, l, run, error) &&
+         resolve_sharding(s, m, l, run, error);
 }

@@ -65,16 +65,17 @@ const char *ptsim_megatron_flag_name(FlagId id);
 /* Appends TEXT to LIST unless it is there (LIST may be NULL). */
 void ptsim_megatron_add(GPtrArray *list, char *text /* transfer full */);
 
-/* The model and the layout from what was said (megatron_resolve.c).  TP
- * pads the vocabulary. */
+/* The model, then the rest of the job from what was said
+ * (megatron_resolve.c): its layout, settings and source, reset to their
+ * defaults first (the layout's GPU count kept), for JOB->model; JOB->hw is
+ * not touched.  TP pads the vocabulary. */
 gboolean ptsim_megatron_resolve_model(const Said *s, int64_t tp, PtsimModel *m, GError **error);
-gboolean ptsim_megatron_resolve_layout(const Said *s, const PtsimModel *m, PtsimLayout *l,
-                                       GError **error);
+gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error);
 
 /* The MoE, MLA and MTP parts (megatron_moe.c): of the model, once its
- * layers are known, and of the layout. */
+ * layers are known, and of the rest of the job (expert parallelism in the
+ * layout, MoE execution in the settings), once it is resolved. */
 gboolean ptsim_megatron_resolve_moe_model(const Said *s, PtsimModel *m, GError **error);
-gboolean ptsim_megatron_resolve_moe_layout(const Said *s, const PtsimModel *m, PtsimLayout *l,
-                                           GError **error);
+gboolean ptsim_megatron_resolve_moe_job(const Said *s, PtsimJob *job, GError **error);
 
 #endif /* PTSIM_MEGATRON_SAID_H */

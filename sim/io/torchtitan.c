@@ -156,15 +156,15 @@ static gboolean read_model(Reader *R) {
  * SDPA's flash / cuDNN kernels either way (workload_torch.c). */
 static gboolean read_layers(Reader *R) {
   PtsimTorchtitan *o = R->out;
-  PtsimLayout *l = &o->layout;
+  PtsimSettings *run = &o->settings;
   const char *C = "compile";
   const char *backend = get_str(R, C, "backend", "inductor");
   o->compile = get_bool(R, C, "enable", FALSE) && list_has(R, C, "components", "model", TRUE);
-  l->transformer_engine = 0;
-  l->flash_attention = 1;
-  l->torch_layers = o->compile && strcmp(backend, "inductor") == 0 ? PTSIM_TORCH_LAYERS_COMPILED
-                                                                  : PTSIM_TORCH_LAYERS_EAGER;
-  if (o->compile && l->torch_layers == PTSIM_TORCH_LAYERS_EAGER)
+  run->transformer_engine = 0;
+  run->flash_attention = 1;
+  run->torch_layers = o->compile && strcmp(backend, "inductor") == 0 ? PTSIM_TORCH_LAYERS_COMPILED
+                                                                    : PTSIM_TORCH_LAYERS_EAGER;
+  if (o->compile && run->torch_layers == PTSIM_TORCH_LAYERS_EAGER)
     warn(R, C, "backend", "'%s' does not generate fused kernels; ptsim prices the model's "
          "kernels as eager PyTorch runs them", backend);
   else if (o->compile)
@@ -431,17 +431,18 @@ static gboolean read_pipeline(Reader *R) {
 
 static gboolean read_recompute(Reader *R) {
   PtsimLayout *l = &R->out->layout;
+  PtsimSettings *run = &R->out->settings;
   const char *A = "activation_checkpoint";
   const char *mode = get_str(R, A, "mode", "selective");
   const char *option = get_str(R, A, "selective_ac_option", "2");
-  l->recompute = PTSIM_RECOMPUTE_NONE;
+  run->recompute = PTSIM_RECOMPUTE_NONE;
   if (strcmp(mode, "full") == 0) {
-    l->recompute = PTSIM_RECOMPUTE_FULL;
+    run->recompute = PTSIM_RECOMPUTE_FULL;
   } else if (strcmp(mode, "memory_budget") == 0) {
     unmodelled(R, A, "mode", "mode = 'memory_budget' lets the compiler pick what to save; "
                "ptsim models none, selective and full recomputation");
   } else if (strcmp(mode, "selective") == 0 && strcmp(option, "op") == 0) {
-    l->recompute = PTSIM_RECOMPUTE_SELECTIVE_OP; /* _op_sac_save_list, every other mm */
+    run->recompute = PTSIM_RECOMPUTE_SELECTIVE_OP; /* _op_sac_save_list, every other mm */
     if (l->cp > 1)
       warn(R, A, "selective_ac_option",
            "'op' under context parallelism keeps the output and logsumexp of each ring step's "
@@ -466,18 +467,18 @@ static gboolean read_recompute(Reader *R) {
     int64_t chunk = R->layers / (l->pp * l->vp);
     int64_t saved = every <= 1 ? chunk : chunk / every; /* torchtitan: '0' and '1' mean every layer */
     if (saved == chunk) {
-      l->recompute = PTSIM_RECOMPUTE_FULL;
+      run->recompute = PTSIM_RECOMPUTE_FULL;
     } else if (saved > 0) {
-      l->recompute = PTSIM_RECOMPUTE_FULL;
-      l->recompute_method = PTSIM_RECOMPUTE_METHOD_BLOCK;
-      l->recompute_num_layers = saved;
+      run->recompute = PTSIM_RECOMPUTE_FULL;
+      run->recompute_method = PTSIM_RECOMPUTE_METHOD_BLOCK;
+      run->recompute_num_layers = saved;
       warn(R, A, "selective_ac_option",
            "every %" G_GINT64_FORMAT "-th layer is recomputed; ptsim recomputes the same number "
            "(%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " per stage) as a block at the start of "
            "each stage", (gint64)every, (gint64)saved, (gint64)chunk);
     }
   }
-  if (l->recompute != PTSIM_RECOMPUTE_NONE && get_bool(R, A, "early_stop", FALSE))
+  if (run->recompute != PTSIM_RECOMPUTE_NONE && get_bool(R, A, "early_stop", FALSE))
     warn(R, A, "early_stop", "true stops recomputation early; ptsim recomputes the whole block");
   if (get_bool(R, A, "debug", FALSE))
     warn(R, A, "debug", "true captures AC debug information (slower); not modelled");
@@ -504,7 +505,7 @@ static void filter_warning(const Reader *R, const char *F, gboolean default_outp
  * scale each row in the cast kernel (priced as ptsim's blockwise casts). */
 static gboolean read_float8(Reader *R) {
   PtsimTorchtitan *o = R->out;
-  PtsimLayout *l = &o->layout;
+  PtsimSettings *run = &o->settings;
   const char *F = "quantize.linear.float8";
   const char *recipe = get_str(R, F, "recipe_name", "");
   o->fsdp_float8_all_gather = get_bool(R, F, "enable_fsdp_float8_all_gather", FALSE);
@@ -515,9 +516,9 @@ static gboolean read_float8(Reader *R) {
   if (get_bool(R, F, "emulate", FALSE))
     unmodelled(R, F, "emulate", "emulate = true runs float8 as bf16 math (a test mode)");
   if (recipe[0] == '\0' || strcmp(recipe, "tensorwise") == 0) {
-    l->fp8_recipe = PTSIM_FP8_TENSORWISE;
+    run->fp8_recipe = PTSIM_FP8_TENSORWISE;
   } else {
-    l->fp8_recipe = PTSIM_FP8_BLOCKWISE;
+    run->fp8_recipe = PTSIM_FP8_BLOCKWISE;
     warn(R, F, "recipe_name", "'%s' scales each row in its cast kernels, priced as ptsim's "
          "blockwise casts%s", recipe, strcmp(recipe, "rowwise_with_gw_hp") == 0
          ? "; its weight-gradient GEMMs run in bf16, which ptsim prices at the fp8 rate" : "");
@@ -532,8 +533,9 @@ static gboolean read_float8(Reader *R) {
 static gboolean read_precision(Reader *R) {
   PtsimTorchtitan *o = R->out;
   PtsimLayout *l = &o->layout;
+  PtsimSettings *run = &o->settings;
   const char *T = "training", *M = "model";
-  l->precision = PTSIM_PRECISION_BF16;
+  run->precision = PTSIM_PRECISION_BF16;
   if (strcmp(get_str(R, T, "dtype", "float32"), "bfloat16") == 0)
     unmodelled(R, T, "dtype", "dtype = 'bfloat16' trains without fp32 master weights; ptsim "
                "models mixed precision (bf16 or fp8 compute, fp32 master weights and gradients)");
@@ -562,10 +564,10 @@ static gboolean read_precision(Reader *R) {
   if (f8 && mx)
     return invalid(R, M, "converters", "quantize.linear.float8 and quantize.linear.mx both "
                    "convert the Linear layers; give one");
-  if (f8 || mx) l->precision = PTSIM_PRECISION_FP8;
+  if (f8 || mx) run->precision = PTSIM_PRECISION_FP8;
   if (f8 && !read_float8(R)) return FALSE;
   if (mx) {
-    l->fp8_recipe = PTSIM_FP8_BLOCKWISE; /* scales computed by the cast kernel itself */
+    run->fp8_recipe = PTSIM_FP8_BLOCKWISE; /* scales computed by the cast kernel itself */
     warn(R, M, "converters", "quantize.linear.mx: MXFP8 (32-element E8M0 block scales, "
          "Blackwell sm_100) is priced as fp8 GEMMs whose casts compute their block scales "
          "themselves (ptsim's blockwise recipe); MXFP8's own GEMM rate is not modelled");
@@ -579,12 +581,13 @@ static gboolean read_precision(Reader *R) {
 static void read_the_rest(Reader *R) {
   PtsimTorchtitan *o = R->out;
   PtsimLayout *l = &o->layout;
+  PtsimSettings *run = &o->settings;
   const char *P = "parallelism";
   if (get_bool(R, P, "enable_async_tensor_parallel", FALSE)) {
     if (!o->compile || l->tp == 1)
       warn(R, P, "enable_async_tensor_parallel", "ignored by torchtitan without compile and tp > 1");
     else
-      l->tp_comm_overlap = 1; /* modelled as Megatron's --tp-comm-overlap */
+      run->tp_comm_overlap = 1; /* modelled as Megatron's --tp-comm-overlap */
   }
   if (l->tp > 1 && get_bool(R, P, "disable_loss_parallel", FALSE))
     warn(R, P, "disable_loss_parallel", "true gathers the full logits on every TP rank; ptsim "
@@ -641,18 +644,19 @@ static void read_the_rest(Reader *R) {
 static void read_sharding(Reader *R) {
   PtsimTorchtitan *o = R->out;
   PtsimLayout *l = &o->layout;
+  PtsimSettings *run = &o->settings;
   if (o->dp_mode != PTSIM_TORCHTITAN_DP_FSDP && o->dp_mode != PTSIM_TORCHTITAN_DP_HSDP) return;
   l->sharding = PTSIM_SHARDING_PARAMS;
-  l->fsdp_impl = PTSIM_FSDP_TORCH;
+  run->fsdp_impl = PTSIM_FSDP_TORCH;
   l->distributed_optimizer = 1; /* the optimizer steps the fp32 shards */
   l->optimizer_instances = o->dp_replicate;
-  l->reshard_after_forward = o->reshard_after_forward == PTSIM_TORCHTITAN_RESHARD_ALWAYS
-                                 ? PTSIM_RESHARD_ALWAYS
-                             : o->reshard_after_forward == PTSIM_TORCHTITAN_RESHARD_NEVER
-                                 ? PTSIM_RESHARD_NEVER
-                                 : PTSIM_RESHARD_AUTO;
+  run->reshard_after_forward = o->reshard_after_forward == PTSIM_TORCHTITAN_RESHARD_ALWAYS
+                                   ? PTSIM_RESHARD_ALWAYS
+                               : o->reshard_after_forward == PTSIM_TORCHTITAN_RESHARD_NEVER
+                                   ? PTSIM_RESHARD_NEVER
+                                   : PTSIM_RESHARD_AUTO;
   /* float8 weights all-gathered in fp8 (tensorwise scaling only) */
-  l->fp8_param_gather = o->fsdp_float8_all_gather && l->precision == PTSIM_PRECISION_FP8;
+  run->fp8_param_gather = o->fsdp_float8_all_gather && run->precision == PTSIM_PRECISION_FP8;
   if (get_bool(R, "quantize.linear.float8", "precompute_float8_dynamic_scale_for_fsdp", FALSE))
     warn(R, "quantize.linear.float8", "precompute_float8_dynamic_scale_for_fsdp",
          "true computes the fp8 scales of all weights in one kernel after the optimizer step; "
@@ -666,9 +670,10 @@ gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorcht
   PtsimTorchtitan tt;
   memset(&tt, 0, sizeof tt);
   ptsim_layout_init_defaults(&tt.layout);
+  ptsim_settings_init_defaults(&tt.settings);
   tt.layout.sp = -1;                /* torchtitan's TP shards norms over the sequence */
   tt.layout.distributed_optimizer = 0;
-  tt.layout.fp32_grad_accumulation = 1;
+  tt.settings.fp32_grad_accumulation = 1;
   Reader R = {toml, &tt, warnings, error, 0};
   gboolean ok = ptsim_torchtitan_check_schema(toml, error) && read_model(&R) &&
                 read_layers(&R) &&
@@ -682,7 +687,7 @@ gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorcht
      * bf16 weight copies autocast keeps for backward 2 = 18 bytes per
      * parameter) is the total of ptsim's replicated Megatron states (bf16
      * weights 2 + fp32 gradients 4 + fp32 master, m, v 12), split otherwise. */
-    tt.layout.overlap_grad_reduce = tt.dp_mode == PTSIM_TORCHTITAN_DP_DDP;
+    tt.settings.overlap_grad_reduce = tt.dp_mode == PTSIM_TORCHTITAN_DP_DDP;
     *out = tt;
     return TRUE;
   }
@@ -702,7 +707,7 @@ gboolean ptsim_torchtitan_job(const PtsimTorchtitan *tt, PtsimJob *job, GError *
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, "%s", tt->unmodelled);
     return FALSE;
   }
-  if (tt->layout.precision == PTSIM_PRECISION_FP8 && job->hw.peak_fp8_flops <= 0.0) {
+  if (tt->settings.precision == PTSIM_PRECISION_FP8 && job->hw.peak_fp8_flops <= 0.0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "torchtitan's float8/MX converters need fp8 tensor cores (SM89 or later); "
                 "hardware profile %s has none (peak_fp8_tflops = 0)", job->hw.name);
@@ -710,5 +715,7 @@ gboolean ptsim_torchtitan_job(const PtsimTorchtitan *tt, PtsimJob *job, GError *
   }
   if (!ptsim_model_load(tt->model, &job->model, error)) return FALSE;
   job->layout = tt->layout;
+  job->settings = tt->settings;
+  memset(&job->source, 0, sizeof job->source);
   return TRUE;
 }

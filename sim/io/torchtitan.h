@@ -73,6 +73,7 @@ typedef enum {
 typedef struct {
   char model[PTSIM_NAME_MAX];   /* models/NAME.ini of the flavor (llama3-8b, ...) */
   PtsimLayout layout;           /* as torchtitan would run it (see above) */
+  PtsimSettings settings;       /* likewise */
   PtsimTorchtitanDp dp_mode;
   int64_t dp_replicate;         /* resolved degrees */
   int64_t dp_shard;
@@ -100,11 +101,13 @@ gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorcht
 gboolean ptsim_torchtitan_load(const char *path, int64_t gpus, PtsimTorchtitan *out,
                                GPtrArray *warnings, GError **error);
 
-/* The job ptsim simulates: JOB->hw must be set; the model is loaded and the
- * layout copied.  Fails with PTSIM_CONFIG_ERROR_INVALID when the config is
- * unmodelled, or asks for float8 on a GPU without fp8 (torchtitan refuses
- * float8 below SM89).  The layout is not validated here (the caller runs
- * ptsim_job_validate after its own overrides). */
+/* The job ptsim simulates: JOB->hw must be set; the model is loaded, the
+ * layout and settings copied, and the source cleared (torchtitan's models
+ * have no dropout, and no Megatron-LM runs them).  Fails with
+ * PTSIM_CONFIG_ERROR_INVALID when the config is unmodelled, or asks for
+ * float8 on a GPU without fp8 (torchtitan refuses float8 below SM89).  The
+ * job is not validated here (the caller runs ptsim_job_validate after its
+ * own overrides). */
 gboolean ptsim_torchtitan_job(const PtsimTorchtitan *tt, PtsimJob *job, GError **error);
 
 #endif /* PTSIM_TORCHTITAN_H */

@@ -182,8 +182,8 @@ void ptsim_prediction_write(GString *out, const PtsimPrediction *p, PtsimFormat 
     ptsim_json_init(&json, out);
     ptsim_json_begin_object(&json, NULL);
     ptsim_report_json_config(&json, p->plan);
-    ptsim_report_json_settings(&json, &job->layout, &job->model, overlap_source);
-    ptsim_report_json_memory(&json, p->memory, job->layout.memory_threshold,
+    ptsim_report_json_settings(&json, job, &job->model, overlap_source);
+    ptsim_report_json_memory(&json, p->memory, job->settings.memory_threshold,
                              p->allocator ? p->alloc : NULL);
     if (p->time) ptsim_report_json_time(&json, p->step, &p->band);
     ptsim_json_end_object(&json);
@@ -191,7 +191,7 @@ void ptsim_prediction_write(GString *out, const PtsimPrediction *p, PtsimFormat 
     ptsim_report_csv_memory(out, job, p->memory);
   } else {
     ptsim_report_text_config(out, p->plan);
-    ptsim_report_text_settings(out, &job->layout, &job->model, overlap_source);
+    ptsim_report_text_settings(out, job, &job->model, overlap_source);
     ptsim_report_text_memory(out, job, p->memory);
     if (p->allocator) ptsim_report_text_allocator(out, p->memory, p->alloc);
     if (p->time) ptsim_report_text_time(out, p->step, &p->band, job->model.num_experts > 0);

@@ -67,6 +67,8 @@ static void json_hw(PtsimJson *json, const PtsimHardware *hw) {
 
 static void json_layout(PtsimJson *json, const PtsimPlan *plan) {
   const PtsimLayout *l = &plan->job.layout;
+  const PtsimSettings *run = &plan->job.settings;
+  const PtsimProvenance *src = &plan->job.source;
   ptsim_json_begin_object(json, "layout");
   ptsim_json_int(json, "gpus", l->gpus);
   ptsim_json_int(json, "tp", l->tp);
@@ -79,9 +81,9 @@ static void json_layout(PtsimJson *json, const PtsimPlan *plan) {
   ptsim_json_int(json, "edp", l->edp);
   if (plan->job.model.num_experts > 0) {
     ptsim_json_string(json, "moe_token_dispatcher_type",
-                      ptsim_names_get(PTSIM_NAMES_DISPATCHER, (int)l->moe_dispatcher));
-    ptsim_json_double(json, "moe_expert_capacity_factor", l->moe_capacity_factor);
-    ptsim_json_bool(json, "moe_grouped_gemm", l->moe_grouped_gemm);
+                      ptsim_names_get(PTSIM_NAMES_DISPATCHER, (int)run->moe_dispatcher));
+    ptsim_json_double(json, "moe_expert_capacity_factor", run->moe_capacity_factor);
+    ptsim_json_bool(json, "moe_grouped_gemm", run->moe_grouped_gemm);
     ptsim_json_int(json, "ep_group_nvlink_domains", plan->groups[PTSIM_GROUP_EP].nodes);
   }
   ptsim_json_int(json, "mbs", l->mbs);
@@ -90,36 +92,37 @@ static void json_layout(PtsimJson *json, const PtsimPlan *plan) {
   ptsim_json_int(json, "num_microbatches", plan->num_microbatches);
   ptsim_json_bool(json, "sp", l->sp);
   ptsim_json_string(json, "recompute",
-                    ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute));
+                    ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute));
   ptsim_json_string(json, "recompute_method",
                     ptsim_names_get(PTSIM_NAMES_RECOMPUTE_METHOD,
-                                    (int)l->recompute_method));
-  ptsim_json_int(json, "recompute_num_layers", l->recompute_num_layers);
+                                    (int)run->recompute_method));
+  ptsim_json_int(json, "recompute_num_layers", run->recompute_num_layers);
   ptsim_json_bool(json, "distributed_optimizer", l->distributed_optimizer);
   ptsim_json_string(json, "sharding", ptsim_layout_sharding_word(l));
   ptsim_json_int(json, "zero_stage", plan->zero_stage);
   ptsim_json_int(json, "shard_group", plan->shard_group.size);
   ptsim_json_int(json, "replicas", plan->replicate_group.size);
   if (plan->zero_stage >= 2) {
-    ptsim_json_string(json, "fsdp_impl", ptsim_names_get(PTSIM_NAMES_FSDP_IMPL, (int)l->fsdp_impl));
+    ptsim_json_string(json, "fsdp_impl",
+                      ptsim_names_get(PTSIM_NAMES_FSDP_IMPL, (int)run->fsdp_impl));
     ptsim_json_string(json, "reshard_after_forward",
-                      ptsim_names_get(PTSIM_NAMES_RESHARD, l->reshard_after_forward + 1));
-    ptsim_json_bool(json, "fsdp_prefetch", l->fsdp_prefetch);
+                      ptsim_names_get(PTSIM_NAMES_RESHARD, run->reshard_after_forward + 1));
+    ptsim_json_bool(json, "fsdp_prefetch", run->fsdp_prefetch);
     ptsim_json_bool(json, "gradients_reduced_once", plan->sync_once);
     if (plan->job.model.num_experts > 0) { /* the routed experts' groups (plan.h) */
       ptsim_json_int(json, "expert_shard_group", plan->expert_shard_group.size);
       ptsim_json_int(json, "expert_replicas", plan->expert_replicate_group.size);
     }
   }
-  ptsim_json_bool(json, "fp32_grad_accumulation", l->fp32_grad_accumulation);
-  ptsim_json_bool(json, "flash_attention", l->flash_attention);
+  ptsim_json_bool(json, "fp32_grad_accumulation", run->fp32_grad_accumulation);
+  ptsim_json_bool(json, "flash_attention", run->flash_attention);
   ptsim_json_string(json, "precision",
-                    ptsim_names_get(PTSIM_NAMES_PRECISION, (int)l->precision));
+                    ptsim_names_get(PTSIM_NAMES_PRECISION, (int)run->precision));
   ptsim_json_string(json, "schedule",
                     ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
-  ptsim_json_double(json, "attention_dropout", l->attention_dropout);
-  ptsim_json_double(json, "hidden_dropout", l->hidden_dropout);
-  ptsim_json_double(json, "memory_threshold", l->memory_threshold);
+  ptsim_json_double(json, "attention_dropout", src->attention_dropout);
+  ptsim_json_double(json, "hidden_dropout", src->hidden_dropout);
+  ptsim_json_double(json, "memory_threshold", run->memory_threshold);
   ptsim_json_begin_array(json, "stage_layers");
   for (int64_t i = 0; i < l->pp; i++) ptsim_json_int(json, NULL, plan->stage_layers[i]);
   ptsim_json_end_array(json);
@@ -334,15 +337,16 @@ void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
 static void text_config_moe(GString *out, const PtsimPlan *plan) {
   const PtsimModel *m = &plan->job.model;
   const PtsimLayout *l = &plan->job.layout;
+  const PtsimSettings *run = &plan->job.settings;
   const PtsimGroup *ep = &plan->groups[PTSIM_GROUP_EP];
   g_autofree char *shared =
       m->moe_shared_expert_size > 0
           ? g_strdup_printf(", shared %" G_GINT64_FORMAT, m->moe_shared_expert_size)
           : g_strdup("");
   g_autofree char *capacity =
-      l->moe_capacity_factor > 0.0
-          ? g_strdup_printf("capacity factor %g%s", l->moe_capacity_factor,
-                            l->moe_pad_to_capacity ? " (padded)" : "")
+      run->moe_capacity_factor > 0.0
+          ? g_strdup_printf("capacity factor %g%s", run->moe_capacity_factor,
+                            run->moe_pad_to_capacity ? " (padded)" : "")
           : g_strdup("dropless");
   g_autofree char *where =
       ep->nodes > 1 ? g_strdup_printf("across %" G_GINT64_FORMAT " NVLink domains", ep->nodes)
@@ -355,13 +359,14 @@ static void text_config_moe(GString *out, const PtsimPlan *plan) {
       " local expert%s, the ep group %s), %s dispatcher%s, %s\n",
       m->num_experts, ptsim_plan_moe_layers_in(m, 0, m->num_layers), m->num_layers,
       m->moe_router_topk, m->moe_ffn_hidden_size, shared, l->ep, l->etp, l->edp,
-      plan->local_experts, plan->local_experts == 1 ? "" : "s", where, ptsim_names_get(PTSIM_NAMES_DISPATCHER, (int)l->moe_dispatcher),
-      l->moe_grouped_gemm ? ", grouped GEMM" : "", capacity);
+      plan->local_experts, plan->local_experts == 1 ? "" : "s", where, ptsim_names_get(PTSIM_NAMES_DISPATCHER, (int)run->moe_dispatcher),
+      run->moe_grouped_gemm ? ", grouped GEMM" : "", capacity);
 }
 
 void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
   int64_t domain = ptsim_topology_domain_size(&job->hw);
   g_autofree char *domain_note =
       domain != job->hw.gpus_per_node
@@ -377,8 +382,8 @@ void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
       job->model.name, l->gpus, job->hw.name, job->hw.gpus_per_node, domain_note,
       l->tp, l->pp,
       l->cp, l->dp, l->vp, l->mbs, l->gbs, l->seq, plan->num_microbatches,
-      l->sp ? "on" : "off", ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
-      ptsim_names_get(PTSIM_NAMES_PRECISION, (int)l->precision),
+      l->sp ? "on" : "off", ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute),
+      ptsim_names_get(PTSIM_NAMES_PRECISION, (int)run->precision),
       l->distributed_optimizer ? "distributed" : "replicated",
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
   g_autofree char *experts =
@@ -391,17 +396,17 @@ void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
         out,
         "sharding: %s (%s; shard group %" G_GINT64_FORMAT " ranks x %" G_GINT64_FORMAT
         " replicas%s), %s%s%s\n",
-        ptsim_layout_sharding_word(l), ptsim_names_get(PTSIM_NAMES_FSDP_IMPL, (int)l->fsdp_impl),
+        ptsim_layout_sharding_word(l), ptsim_names_get(PTSIM_NAMES_FSDP_IMPL, (int)run->fsdp_impl),
         plan->shard_group.size, plan->replicate_group.size, experts,
         plan->zero_stage == 2 ? "gradients reduce-scattered per layer"
         : plan->sync_once ? (plan->gather_backward ? "units gathered at the first forward and "
                                                      "before each backward"
                                                    : "units gathered once per step")
-        : l->reshard_after_forward == PTSIM_RESHARD_NEVER ? "units kept gathered from forward to backward"
-        : l->reshard_after_forward == PTSIM_RESHARD_BUT_LAST
+        : run->reshard_after_forward == PTSIM_RESHARD_NEVER ? "units kept gathered from forward to backward"
+        : run->reshard_after_forward == PTSIM_RESHARD_BUT_LAST
             ? "units resharded after forward but the output unit"
             : "units resharded after forward",
-        plan->zero_stage == 3 && !l->fsdp_prefetch ? ", no prefetch" : "",
+        plan->zero_stage == 3 && !run->fsdp_prefetch ? ", no prefetch" : "",
         plan->sync_once ? ", gradients reduced once after the last micro-batch (PP)" : "");
   if (job->model.num_experts > 0) text_config_moe(out, plan);
 }
@@ -418,38 +423,41 @@ static const char *overlap_words(const char *source) {
  * collectives on their own stream (workload_shard.c, sharding.c), or
  * Megatron's / DDP's bucketed gradient reduction overlapped with backward
  * (grad-reduce on), or after it. */
-static const char *dp_overlap_word(const PtsimLayout *l) {
-  if (l->sharding != PTSIM_SHARDING_NONE) return "per-unit";
-  return l->overlap_grad_reduce ? "bucketed" : "after-backward";
+static const char *dp_overlap_word(const PtsimJob *job) {
+  const PtsimSettings *run = &job->settings;
+  if (job->layout.sharding != PTSIM_SHARDING_NONE) return "per-unit";
+  return run->overlap_grad_reduce ? "bucketed" : "after-backward";
 }
 
 /* The "overlap:" line's data-parallel part. */
-static char *dp_overlap_text(const PtsimLayout *l, const char *source) {
+static char *dp_overlap_text(const PtsimJob *job, const char *source) {
+  const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
   gboolean torchtitan = g_strcmp0(source, "torchtitan") == 0;
-  gboolean once = l->fsdp_impl == PTSIM_FSDP_TORCH && l->pp > 1;
+  gboolean once = run->fsdp_impl == PTSIM_FSDP_TORCH && l->pp > 1;
   if (l->sharding == PTSIM_SHARDING_PARAMS)
     return g_strdup_printf(
         "FSDP's per-unit all-gathers%s and %s on their own stream, exposed only where the "
         "compute does not hide them",
-        l->fsdp_prefetch ? " (the next unit's prefetched)" : " (no prefetch)",
+        run->fsdp_prefetch ? " (the next unit's prefetched)" : " (no prefetch)",
         once ? "the gradients' reduction once after the last micro-batch (PP)"
              : l->optimizer_instances > 1 ? "reduce-scatters (and the replicas' all-reduces)"
                                           : "reduce-scatters");
   if (l->sharding == PTSIM_SHARDING_GRADS)
     return g_strdup_printf("ZeRO-2's per-unit reduce-scatters on their own stream, exposed only "
                            "where the compute does not hide them, param-gather %s",
-                           l->overlap_param_gather ? "on" : "off");
+                           run->overlap_param_gather ? "on" : "off");
   if (torchtitan)
-    return g_strdup(l->overlap_grad_reduce ? "DDP's bucketed all-reduce overlapped with backward"
-                                           : "no data-parallel gradient reduction");
-  return g_strdup_printf("grad-reduce %s, param-gather %s", l->overlap_grad_reduce ? "on" : "off",
-                         l->overlap_param_gather ? "on" : "off");
+    return g_strdup(run->overlap_grad_reduce ? "DDP's bucketed all-reduce overlapped with backward"
+                                             : "no data-parallel gradient reduction");
+  return g_strdup_printf("grad-reduce %s, param-gather %s", run->overlap_grad_reduce ? "on" : "off",
+                         run->overlap_param_gather ? "on" : "off");
 }
 
 /* The layers' implementation, for the "settings:" line. */
-static const char *layers_words(const PtsimLayout *l) {
-  if (l->transformer_engine) return "Transformer Engine layers";
-  switch (l->torch_layers) {
+static const char *layers_words(const PtsimSettings *run) {
+  if (run->transformer_engine) return "Transformer Engine layers";
+  switch (run->torch_layers) {
   case PTSIM_TORCH_LAYERS_EAGER: return "PyTorch layers (torchtitan's modules, eager kernels)";
   case PTSIM_TORCH_LAYERS_COMPILED:
     return "PyTorch layers (torchtitan's modules, fused by torch.compile)";
@@ -459,11 +467,11 @@ static const char *layers_words(const PtsimLayout *l) {
 
 /* The same for JSON: transformer_engine | local | torch | torch-compile
  * (--transformer-impl's words). */
-static const char *layers_word(const PtsimLayout *l) {
-  if (l->transformer_engine) return "transformer_engine";
-  return l->torch_layers == PTSIM_TORCH_LAYERS_EAGER      ? "torch"
-         : l->torch_layers == PTSIM_TORCH_LAYERS_COMPILED ? "torch-compile"
-                                                          : "local";
+static const char *layers_word(const PtsimSettings *run) {
+  if (run->transformer_engine) return "transformer_engine";
+  return run->torch_layers == PTSIM_TORCH_LAYERS_EAGER        ? "torch"
+         : run->torch_layers == PTSIM_TORCH_LAYERS_COMPILED ? "torch-compile"
+                                                            : "local";
 }
 
 static const char *fp8_recipe_word(PtsimFp8Recipe r) {
@@ -471,46 +479,49 @@ static const char *fp8_recipe_word(PtsimFp8Recipe r) {
   return (unsigned)r < 4 ? words[r] : "?";
 }
 
-void ptsim_report_text_settings(GString *out, const PtsimLayout *l, const PtsimModel *m,
+void ptsim_report_text_settings(GString *out, const PtsimJob *job, const PtsimModel *m,
                                 const char *overlap_source) {
-  g_autofree char *dp = dp_overlap_text(l, overlap_source);
+  const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
+  g_autofree char *dp = dp_overlap_text(job, overlap_source);
   g_string_append_printf(out, "overlap: %s, tp-comm %s (%s)\n", dp,
-                         l->tp_comm_overlap ? "on" : "off", overlap_words(overlap_source));
+                         run->tp_comm_overlap ? "on" : "off", overlap_words(overlap_source));
   g_string_append_printf(out, "settings: %s attention, %s, %s main grads",
-                         l->flash_attention ? "flash" : "unfused (s x s scores kept)",
-                         layers_words(l), l->fp32_grad_accumulation ? "fp32" : "2-byte");
-  if (!l->grad_accumulation_fusion) g_string_append(out, ", no gradient-accumulation fusion");
-  if (l->cross_entropy_fusion) g_string_append(out, ", fused cross entropy");
-  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE) {
+                         run->flash_attention ? "flash" : "unfused (s x s scores kept)",
+                         layers_words(run), run->fp32_grad_accumulation ? "fp32" : "2-byte");
+  if (!run->grad_accumulation_fusion) g_string_append(out, ", no gradient-accumulation fusion");
+  if (run->cross_entropy_fusion) g_string_append(out, ", fused cross entropy");
+  if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE) {
     g_string_append(out, ", recompute modules");
     for (int v = 0; (1 << v) <= PTSIM_RECOMPUTE_ALL_MODULES; v++)
-      if (l->recompute_modules & (1 << v))
+      if (run->recompute_modules & (1 << v))
         g_string_append_printf(out, " %s", ptsim_names_get(PTSIM_NAMES_RECOMPUTE_MODULE, v));
   }
-  if (l->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP)
+  if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP)
     g_string_append(out, ", per-op checkpointing (block input, every other matmul's output and "
                          "attention kept)");
-  if (l->precision == PTSIM_PRECISION_FP8)
-    g_string_append_printf(out, ", fp8 recipe %s%s", fp8_recipe_word(l->fp8_recipe),
-                           l->fp8_param_gather ? ", fp8 weights" : "");
-  if (l->main_params_bytes != 4 || l->exp_avg_bytes != 4 || l->exp_avg_sq_bytes != 4 ||
-      l->precision_aware_optimizer)
-    g_string_append_printf(out, ", optimizer states %d+%d+%d B%s", l->main_params_bytes,
-                           l->exp_avg_bytes, l->exp_avg_sq_bytes,
-                           l->precision_aware_optimizer ? " (precision-aware)" : "");
+  if (run->precision == PTSIM_PRECISION_FP8)
+    g_string_append_printf(out, ", fp8 recipe %s%s", fp8_recipe_word(run->fp8_recipe),
+                           run->fp8_param_gather ? ", fp8 weights" : "");
+  if (run->main_params_bytes != 4 || run->exp_avg_bytes != 4 || run->exp_avg_sq_bytes != 4 ||
+      run->precision_aware_optimizer)
+    g_string_append_printf(out, ", optimizer states %d+%d+%d B%s", run->main_params_bytes,
+                           run->exp_avg_bytes, run->exp_avg_sq_bytes,
+                           run->precision_aware_optimizer ? " (precision-aware)" : "");
   if (l->optimizer_instances > 1 && l->sharding == PTSIM_SHARDING_NONE) /* else: replicas */
     g_string_append_printf(out, ", %" G_GINT64_FORMAT " optimizer instances",
                            l->optimizer_instances);
   if (m && m->kv_channels > 0)
     g_string_append_printf(out, ", head dim %" G_GINT64_FORMAT, m->kv_channels);
   if (m && m->qk_layernorm) g_string_append(out, ", qk-layernorm");
-  if (l->megatron_date) {
-    g_autofree char *date = ptsim_report_date(l->megatron_date);
+  if (job->source.megatron_date) {
+    g_autofree char *date = ptsim_report_date(job->source.megatron_date);
     g_string_append_printf(out, ", Megatron-LM of %s", date);
   }
   g_string_append_printf(out, ", %s\n",
-                         l->manual_gc ? "manual GC" : "no GC stalls modelled (Megatron without "
-                                                      "--manual-gc may be slower)");
+                         run->manual_gc ? "manual GC"
+                                        : "no GC stalls modelled (Megatron without "
+                                          "--manual-gc may be slower)");
 }
 
 char *ptsim_report_date(int32_t yyyymmdd) {
@@ -518,37 +529,39 @@ char *ptsim_report_date(int32_t yyyymmdd) {
                          (int)(yyyymmdd % 100));
 }
 
-void ptsim_report_json_settings(PtsimJson *json, const PtsimLayout *l, const PtsimModel *m,
+void ptsim_report_json_settings(PtsimJson *json, const PtsimJob *job, const PtsimModel *m,
                                 const char *overlap_source) {
+  const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
+  int32_t megatron_date = job->source.megatron_date;
   ptsim_json_begin_object(json, "settings");
-  ptsim_json_bool(json, "overlap_grad_reduce", l->overlap_grad_reduce);
-  ptsim_json_bool(json, "overlap_param_gather", l->overlap_param_gather);
-  ptsim_json_bool(json, "tp_comm_overlap", l->tp_comm_overlap);
+  ptsim_json_bool(json, "overlap_grad_reduce", run->overlap_grad_reduce);
+  ptsim_json_bool(json, "overlap_param_gather", run->overlap_param_gather);
+  ptsim_json_bool(json, "tp_comm_overlap", run->tp_comm_overlap);
   ptsim_json_string(json, "overlap_source", overlap_source ? overlap_source : "");
-  ptsim_json_string(json, "dp_overlap", dp_overlap_word(l));
-  ptsim_json_bool(json, "tp_comm_overlap_ag", l->tp_comm_overlap_ag);
-  ptsim_json_bool(json, "tp_comm_overlap_rs", l->tp_comm_overlap_rs);
-  ptsim_json_bool(json, "tp_comm_bulk_dgrad", l->tp_comm_bulk_dgrad);
-  ptsim_json_bool(json, "tp_comm_overlap_rs_dgrad", l->tp_comm_overlap_rs_dgrad);
-  ptsim_json_bool(json, "flash_attention", l->flash_attention);
-  ptsim_json_bool(json, "transformer_engine", l->transformer_engine);
-  ptsim_json_string(json, "layers", layers_word(l));
-  ptsim_json_bool(json, "fp32_grad_accumulation", l->fp32_grad_accumulation);
-  ptsim_json_bool(json, "gradient_accumulation_fusion", l->grad_accumulation_fusion);
-  ptsim_json_bool(json, "cross_entropy_fusion", l->cross_entropy_fusion);
-  ptsim_json_int(json, "recompute_modules", l->recompute_modules);
-  ptsim_json_string(json, "fp8_recipe", fp8_recipe_word(l->fp8_recipe));
-  ptsim_json_bool(json, "fp8_param_gather", l->fp8_param_gather);
-  ptsim_json_bool(json, "precision_aware_optimizer", l->precision_aware_optimizer);
-  ptsim_json_int(json, "main_params_bytes", l->main_params_bytes);
-  ptsim_json_int(json, "exp_avg_bytes", l->exp_avg_bytes);
-  ptsim_json_int(json, "exp_avg_sq_bytes", l->exp_avg_sq_bytes);
+  ptsim_json_string(json, "dp_overlap", dp_overlap_word(job));
+  ptsim_json_bool(json, "tp_comm_overlap_ag", run->tp_comm_overlap_ag);
+  ptsim_json_bool(json, "tp_comm_overlap_rs", run->tp_comm_overlap_rs);
+  ptsim_json_bool(json, "tp_comm_bulk_dgrad", run->tp_comm_bulk_dgrad);
+  ptsim_json_bool(json, "tp_comm_overlap_rs_dgrad", run->tp_comm_overlap_rs_dgrad);
+  ptsim_json_bool(json, "flash_attention", run->flash_attention);
+  ptsim_json_bool(json, "transformer_engine", run->transformer_engine);
+  ptsim_json_string(json, "layers", layers_word(run));
+  ptsim_json_bool(json, "fp32_grad_accumulation", run->fp32_grad_accumulation);
+  ptsim_json_bool(json, "gradient_accumulation_fusion", run->grad_accumulation_fusion);
+  ptsim_json_bool(json, "cross_entropy_fusion", run->cross_entropy_fusion);
+  ptsim_json_int(json, "recompute_modules", run->recompute_modules);
+  ptsim_json_string(json, "fp8_recipe", fp8_recipe_word(run->fp8_recipe));
+  ptsim_json_bool(json, "fp8_param_gather", run->fp8_param_gather);
+  ptsim_json_bool(json, "precision_aware_optimizer", run->precision_aware_optimizer);
+  ptsim_json_int(json, "main_params_bytes", run->main_params_bytes);
+  ptsim_json_int(json, "exp_avg_bytes", run->exp_avg_bytes);
+  ptsim_json_int(json, "exp_avg_sq_bytes", run->exp_avg_sq_bytes);
   ptsim_json_int(json, "optimizer_instances", l->optimizer_instances);
   ptsim_json_bool(json, "account_embedding", l->account_embedding);
   ptsim_json_bool(json, "account_loss", l->account_loss);
-  ptsim_json_bool(json, "manual_gc", l->manual_gc);
-  g_autofree char *date =
-      l->megatron_date ? ptsim_report_date(l->megatron_date) : g_strdup("current");
+  ptsim_json_bool(json, "manual_gc", run->manual_gc);
+  g_autofree char *date = megatron_date ? ptsim_report_date(megatron_date) : g_strdup("current");
   ptsim_json_string(json, "megatron_date", date);
   if (m) {
     ptsim_json_int(json, "kv_channels", m->kv_channels);
@@ -589,7 +602,7 @@ void ptsim_report_text_memory(GString *out, const PtsimJob *job,
       100.0 * m->usage_fraction,
       m->fits ? "fits" : (m->usage_fraction <= 1.0 ? "over threshold, may OOM"
                                                    : "does not fit"),
-      100.0 * job->layout.memory_threshold);
+      100.0 * job->settings.memory_threshold);
 }
 
 /* ---- CSV ---- */
@@ -597,6 +610,7 @@ void ptsim_report_text_memory(GString *out, const PtsimJob *job,
 void ptsim_report_csv_memory(GString *out, const PtsimJob *job,
                              const PtsimMemoryEstimate *m) {
   const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
   g_string_append(out,
                   "model,hw,gpus,tp,pp,cp,dp,vp,mbs,gbs,seq,sp,recompute,schedule,"
                   "stage,num_layers,parameters_bytes,gradients_bytes,optimizer_bytes,"
@@ -613,7 +627,7 @@ void ptsim_report_csv_memory(GString *out, const PtsimJob *job,
         ",%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,%d,%d,%.0f\n",
         job->model.name, job->hw.name, l->gpus, l->tp, l->pp, l->cp, l->dp, l->vp,
         l->mbs, l->gbs, l->seq, l->sp,
-        ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
+        ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute),
         ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), i, s->num_layers,
         s->parameters_bytes, s->gradients_bytes, s->optimizer_bytes,
         s->activations_bytes, s->other_bytes, s->total_bytes, m->capacity_bytes,

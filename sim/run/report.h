@@ -53,20 +53,22 @@ void ptsim_report_text_config(GString *out, const PtsimPlan *plan);
 void ptsim_report_text_memory(GString *out, const PtsimJob *job,
                               const PtsimMemoryEstimate *m);
 
-/* A YYYYMMDD date (layout.megatron_date) as "YYYY-MM-DD".  (transfer full) */
+/* A YYYYMMDD date (source.megatron_date) as "YYYY-MM-DD".  (transfer full) */
 char *ptsim_report_date(int32_t yyyymmdd);
 
-/* The settings a prediction assumed beyond the layout's dimensions, and
- * where the overlap switches came from (OVERLAP_SOURCE: "default" -- ptsim's,
- * Megatron-LM's example launch scripts --, "megatron-args", "torchtitan" or
- * "flags").  Text: an "overlap:" line (under ZeRO-2/3 what ptsim models of
- * the per-unit collectives instead of Megatron's switches; DDP's buckets
- * for a torchtitan config) and a "settings:" line; JSON: "settings":
- * {...}, with "dp_overlap" (per-unit | bucketed | after-backward) and
- * "layers" (--transformer-impl's word). */
-void ptsim_report_text_settings(GString *out, const PtsimLayout *l, const PtsimModel *m,
+/* The settings a prediction assumed beyond the layout's dimensions (JOB's
+ * settings, source and the layout's optimizer instances and embedding/loss
+ * accounting; M's shape settings, when M is not NULL: a sweep's base job
+ * has no model), and where the overlap switches came from (OVERLAP_SOURCE:
+ * "default" -- ptsim's, Megatron-LM's example launch scripts --,
+ * "megatron-args", "torchtitan" or "flags").  Text: an "overlap:" line
+ * (under ZeRO-2/3 what ptsim models of the per-unit collectives instead of
+ * Megatron's switches; DDP's buckets for a torchtitan config) and a
+ * "settings:" line; JSON: "settings": {...}, with "dp_overlap" (per-unit |
+ * bucketed | after-backward) and "layers" (--transformer-impl's word). */
+void ptsim_report_text_settings(GString *out, const PtsimJob *job, const PtsimModel *m,
                                 const char *overlap_source);
-void ptsim_report_json_settings(PtsimJson *json, const PtsimLayout *l, const PtsimModel *m,
+void ptsim_report_json_settings(PtsimJson *json, const PtsimJob *job, const PtsimModel *m,
                                 const char *overlap_source);
 
 /* Header + one row per pipeline stage, layout columns first. */

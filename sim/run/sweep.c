@@ -40,7 +40,7 @@ PtsimSweepSpec *ptsim_sweep_spec_new(void) {
   s->shard_sizes = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->eps = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->etps = g_array_new(FALSE, FALSE, sizeof(gint64));
-  ptsim_layout_init_defaults(&s->base);
+  ptsim_job_init_defaults(&s->base);
   s->mc.straggler_slowdown = 2.0;
   s->mc.seed = 1;
   s->last = G_MAXUINT64;
@@ -119,8 +119,8 @@ static void flush(PtsimSweep *sweep);
 typedef struct {
   const PtsimSweepSpec *spec;
   PtsimSweep *sweep;
-  PtsimModel model;
-  PtsimHardware hw;
+  PtsimJob job;                /* the spec's base with this scenario's model and hardware:
+                                  every candidate's job starts as a copy of it */
   gint64 gpus, seq, gbs;
   int sharding;                /* PtsimShardingMode, -1: the base's */
   gint64 shard_size;           /* of hsdp (0: one NVLink domain / tp) */
@@ -149,12 +149,8 @@ static gboolean may_run(Scenario *sc, const PtsimJob *job) {
 
 static int try_expert_layout(Scenario *sc, const Candidate *c) {
   int tried = TRIED_MAY_RUN;
-  PtsimJob job;
+  PtsimJob job = sc->job;
   g_autoptr(GError) error = NULL;
-  memset(&job, 0, sizeof job);
-  job.model = sc->model;
-  job.hw = sc->hw;
-  job.layout = sc->spec->base;
   PtsimLayout *l = &job.layout;
   l->gpus = sc->gpus;
   l->tp = c->tp;
@@ -166,14 +162,14 @@ static int try_expert_layout(Scenario *sc, const Candidate *c) {
   l->seq = sc->seq;
   l->first_stage_layers = c->first;
   l->last_stage_layers = c->last;
-  l->recompute = (PtsimRecompute)c->recompute;
+  job.settings.recompute = (PtsimRecompute)c->recompute;
   l->schedule = (PtsimSchedule)c->schedule;
   l->ep = c->ep;
   l->etp = c->etp;
   if ((sc->sweep->stream && sc->sweep->stream->error) || sc->sweep->stopped) return TRIED_INVALID;
   sc->sweep->candidates++;
   if ((sc->sharding >= 0 &&
-       !ptsim_layout_set_sharding(l, ptsim_topology_domain_size(&sc->hw), sc->sharding,
+       !ptsim_layout_set_sharding(l, ptsim_topology_domain_size(&sc->job.hw), sc->sharding,
                                   sc->sharding == PTSIM_SHARDING_MODE_HSDP ? sc->shard_size : -1,
                                   &error)) ||
       !ptsim_job_validate(&job, &error)) {
@@ -229,9 +225,10 @@ static void vps_for(const Scenario *sc, gint64 pp, GArray *out) {
     g_array_append_vals(out, sc->spec->vps->data, sc->spec->vps->len);
     return;
   }
-  for (gint64 vp = 2; vp <= sc->model.num_layers / pp; vp++) {
+  for (gint64 vp = 2; vp <= sc->job.model.num_layers / pp; vp++) {
     gint64 first, last;
-    if (ptsim_sweep_split(sc->model.num_layers, pp, vp, &first, &last)) g_array_append_val(out, vp);
+    if (ptsim_sweep_split(sc->job.model.num_layers, pp, vp, &first, &last))
+      g_array_append_val(out, vp);
   }
 }
 
@@ -255,7 +252,7 @@ static int try_layout(Scenario *sc, Candidate *c) {
   const PtsimSweepSpec *spec = sc->spec;
   guint n_etp = spec->etps->len > 0 ? spec->etps->len : 1;
   int best = TRIED_INVALID;
-  if (sc->model.num_experts <= 0) {
+  if (sc->job.model.num_experts <= 0) {
     c->ep = 1;
     c->etp = 0;
     return try_expert_layout(sc, c);
@@ -270,8 +267,8 @@ static int try_layout(Scenario *sc, Candidate *c) {
       }
       continue;
     }
-    for (c->ep = 1; c->ep <= sc->model.num_experts; c->ep++)
-      if (sc->model.num_experts % c->ep == 0 && (sc->gpus / c->pp) % (c->etp * c->ep) == 0) {
+    for (c->ep = 1; c->ep <= sc->job.model.num_experts; c->ep++)
+      if (sc->job.model.num_experts % c->ep == 0 && (sc->gpus / c->pp) % (c->etp * c->ep) == 0) {
         int tried = try_expert_layout(sc, c);
         best = MAX(best, tried);
       }
@@ -293,13 +290,13 @@ static gboolean try_variants(Scenario *sc, Candidate *c, const GArray *vps) {
       if (c->pp == 1) c->schedule = PTSIM_SCHEDULE_1F1B;
       if (c->schedule != PTSIM_SCHEDULE_INTERLEAVED) {
         c->vp = 1;
-        ptsim_sweep_split(sc->model.num_layers, c->pp, 1, &c->first, &c->last);
+        ptsim_sweep_split(sc->job.model.num_layers, c->pp, 1, &c->first, &c->last);
         any |= try_layout(sc, c) == TRIED_MAY_RUN;
         continue;
       }
       for (guint v = 0; v < vps->len; v++) {
         c->vp = g_array_index(vps, gint64, v);
-        ptsim_sweep_split(sc->model.num_layers, c->pp, c->vp, &c->first, &c->last);
+        ptsim_sweep_split(sc->job.model.num_layers, c->pp, c->vp, &c->first, &c->last);
         any |= try_layout(sc, c) == TRIED_MAY_RUN;
       }
     }
@@ -315,7 +312,8 @@ gint64 ptsim_sweep_tp_max_default(const PtsimModel *model, const PtsimHardware *
 
 static void enumerate_scenario(Scenario *sc) {
   const PtsimSweepSpec *spec = sc->spec;
-  gint64 tp_max = spec->tp_max > 0 ? spec->tp_max : ptsim_sweep_tp_max_default(&sc->model, &sc->hw);
+  gint64 tp_max = spec->tp_max > 0 ? spec->tp_max
+                                    : ptsim_sweep_tp_max_default(&sc->job.model, &sc->job.hw);
   g_autoptr(GArray) cps = g_array_new(FALSE, FALSE, sizeof(gint64));
   g_autoptr(GArray) vps = g_array_new(FALSE, FALSE, sizeof(gint64));
   for (gint64 tp = 1; tp <= tp_max && tp <= sc->gpus; tp++) {
@@ -325,7 +323,7 @@ static void enumerate_scenario(Scenario *sc) {
       gint64 cp = g_array_index(cps, gint64, ci);
       if ((sc->gpus / tp) % cp) continue;
       gint64 rest = sc->gpus / (tp * cp);
-      for (gint64 pp = 1; pp <= rest && pp <= sc->model.num_layers; pp++) {
+      for (gint64 pp = 1; pp <= rest && pp <= sc->job.model.num_layers; pp++) {
         if (rest % pp || (spec->pp_max > 0 && pp > spec->pp_max)) continue;
         Candidate c = {tp, cp, pp, 1, 1, 0, 0, 0, 0, 1, 0};
         vps_for(sc, pp, vps);
@@ -374,16 +372,18 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
     memset(&sc, 0, sizeof sc);
     sc.spec = spec;
     sc.sweep = sweep;
+    sc.job = spec->base;
     /* owned here, lent to sc (clang counts `x = y = ...` as x unused) */
     g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
     g_autofree PtsimMemoryEstimate *memory = g_new0(PtsimMemoryEstimate, 1);
     sc.plan = plan;
     sc.memory = memory;
-    if (!ptsim_model_load(g_ptr_array_index(spec->models, mi), &sc.model, error)) return FALSE;
-    if (spec->model_settings && !spec->model_settings(&sc.model, spec->model_settings_data, error))
+    if (!ptsim_model_load(g_ptr_array_index(spec->models, mi), &sc.job.model, error)) return FALSE;
+    if (spec->model_settings &&
+        !spec->model_settings(&sc.job.model, spec->model_settings_data, error))
       return FALSE;
     for (guint hi = 0; hi < spec->hws->len; hi++) {
-      if (!ptsim_hardware_load(g_ptr_array_index(spec->hws, hi), &sc.hw, error)) return FALSE;
+      if (!ptsim_hardware_load(g_ptr_array_index(spec->hws, hi), &sc.job.hw, error)) return FALSE;
       for (guint g = 0; g < spec->gpus->len; g++)
         for (guint s = 0; s < spec->seqs->len; s++)
           for (guint b = 0; b < spec->gbs->len; b++) {

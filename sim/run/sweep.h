@@ -55,10 +55,16 @@ typedef struct {
   GArray *etps;           /* gint64 */
   gint64 tp_max;          /* 0: the NVLink domain (ptsim_sweep_tp_max_default) */
   gint64 pp_max;          /* 0: no limit */
-  /* Every layout starts from this one: the job's settings that are not
-   * swept (precision, overlap, attention, memory threshold, ...);
-   * ptsim_layout_init_defaults() unless the caller says otherwise. */
-  PtsimLayout base;
+  /* Every layout's job starts from this one: the layout's fields the sweep
+   * does not enumerate (sequence parallelism, the distributed optimizer and
+   * its instances, the sharding mode unless shardings says, the embedding
+   * and loss counted in the split), the run's
+   * settings (precision, overlap, attention, memory threshold, ...; not
+   * recompute, which it enumerates) and the source.  Its model and hardware
+   * are unused (each scenario's), its dimensions overwritten (each
+   * candidate's).  ptsim_job_init_defaults() unless the caller says
+   * otherwise (ptsim_job_build_sweep_base). */
+  PtsimJob base;
   /* Applied to every model once loaded (model-shape settings); may be NULL. */
   gboolean (*model_settings)(PtsimModel *model, gpointer data, GError **error);
   gpointer model_settings_data;

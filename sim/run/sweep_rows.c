@@ -87,6 +87,7 @@ const char *ptsim_sweep_runs_from_word(int32_t from) {
 /* One CSV row; rank 0 = not ranked (a streamed sweep). */
 static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
   const PtsimLayout *l = &j->layout;
+  const PtsimSettings *run = &j->settings;
   g_string_append_printf(
       out,
       "%" G_GUINT64_FORMAT ",%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
@@ -96,14 +97,14 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%d,%d,%d,%.0f,%d,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%" G_GINT64_FORMAT ",%.6g,%s,%" G_GINT64_FORMAT "\n",
       rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
-      l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)l->recompute),
+      l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute),
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
       r->status, r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s,
       r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
       r->step_p90_s, r->step_p99_s, r->exposed_comm_s[0], r->exposed_comm_s[1],
       r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom,
-      l->overlap_grad_reduce, l->overlap_param_gather, l->tp_comm_overlap, r->held_floor_bytes,
-      r->runs, ptsim_sweep_runs_from_word(r->runs_from), l->ep, l->etp, l->edp,
+      run->overlap_grad_reduce, run->overlap_param_gather, run->tp_comm_overlap,
+      r->held_floor_bytes, r->runs, ptsim_sweep_runs_from_word(r->runs_from), l->ep, l->etp, l->edp,
       r->exposed_comm_s[PTSIM_COMM_EP], ptsim_layout_sharding_word(l), ptsim_sweep_shard_group(l));
 }
 

@@ -269,6 +269,7 @@ gboolean ptsim_trace_write(const char *path, const PtsimPlan *plan, const PtsimT
   g_return_val_if_fail(path && plan && trace && time, FALSE);
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
+  const PtsimSettings *run = &job->settings;
   if (steps < 1 || steps > 1000) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "--trace-steps %d: allowed are 1 to 1000", steps);
@@ -305,7 +306,7 @@ gboolean ptsim_trace_write(const char *path, const PtsimPlan *plan, const PtsimT
       " cp %" G_GINT64_FORMAT " dp %" G_GINT64_FORMAT " vp %" G_GINT64_FORMAT ", mbs %" G_GINT64_FORMAT
       " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT ", recompute %s, schedule %s; step %.6f s",
       job->model.name, l->gpus, job->hw.name, l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs, l->gbs,
-      l->seq, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, l->recompute),
+      l->seq, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, run->recompute),
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, l->schedule), time->step_s);
   {
     PtsimJson json;

@@ -15,11 +15,11 @@ static void load_job(PtsimJob *job, const char *model, const char *hw, PtsimPrec
   memset(job, 0, sizeof *job);
   g_assert(ptsim_model_load(model, &job->model, NULL));
   g_assert(ptsim_hardware_load(hw, &job->hw, NULL));
-  ptsim_layout_init_defaults(&job->layout);
+  ptsim_job_init_defaults(job);
   job->layout.gpus = 8;
   job->layout.gbs = 64;
   job->layout.seq = 4096;
-  job->layout.precision = precision;
+  job->settings.precision = precision;
 }
 
 static void load_jobs(void) {

@@ -34,7 +34,7 @@ static inline void fuzz_job_exercise(PtsimJob *job) {
     g_assert(ptsim_model_load(tiny, &job->model, NULL));
   }
   if (job->hw.peak_bf16_flops == 0) g_assert(ptsim_hardware_load("h100-80g", &job->hw, NULL));
-  if (job->layout.tp == 0) ptsim_layout_init_defaults(&job->layout);
+  if (job->layout.tp == 0) ptsim_job_init_defaults(job);
   if (job->layout.gpus == 0) job->layout.gpus = 1;
   if (job->layout.gbs == 0) job->layout.gbs = 8;
   if (job->layout.seq == 0) job->layout.seq = 128;

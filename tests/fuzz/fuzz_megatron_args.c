@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&job, 0, sizeof job);
   g_autoptr(PtsimMegatronDiagnostics) diag = ptsim_megatron_diagnostics_new();
   g_autoptr(GError) error = NULL;
-  if (!ptsim_megatron_args_parse(text, &job.model, &job.layout, diag, &error)) return 0;
+  if (!ptsim_megatron_args_parse(text, &job, diag, &error)) return 0;
   fuzz_job_exercise(&job);
   return 0;
 }

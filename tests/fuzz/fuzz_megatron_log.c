@@ -11,14 +11,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > FUZZ_MAX_INPUT) return 0;
   g_autoptr(PtsimMegatronLog) log = ptsim_megatron_log_parse((const char *)data, size, "fuzz.log");
   if (!log || !log->args_ok) return 0;
-  PtsimJob job;
-  memset(&job, 0, sizeof job);
-  job.model = log->model;
-  job.layout = log->layout;
+  PtsimJob job = log->job; /* its hw zero: fuzz_job_exercise loads one */
   int32_t before = 0;
-  job.layout.megatron_date = ptsim_megatron_log_date(log, &before);
+  job.source.megatron_date = ptsim_megatron_log_date(log, &before);
   /* a date the job takes: 0 (current) or a real YYYYMMDD before the bound */
-  int32_t d = job.layout.megatron_date;
+  int32_t d = job.source.megatron_date;
   g_assert(d == 0 || (d / 10000 >= 2019 && d / 100 % 100 >= 1 && d / 100 % 100 <= 12 &&
                       d % 100 >= 1 && d % 100 <= 31));
   g_assert(before == 0 || d < before);

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   g_autofree char *tiny = g_build_filename(PTSIM_SOURCE_DIR, "tests", "data", "model_tiny.ini", NULL);
   g_assert(ptsim_model_load(tiny, &job.model, NULL));
   job.model.num_layers = layers;
-  ptsim_layout_init_defaults(&job.layout);
+  ptsim_job_init_defaults(&job);
   job.layout.pp = pp;
   job.layout.gpus = pp;
   g_assert_true(ptsim_pipeline_layout_apply(text, layers, &job.layout, &error));

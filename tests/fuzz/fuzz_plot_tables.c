@@ -19,7 +19,7 @@ static void make_job(void) {
   memset(&job, 0, sizeof job);
   g_assert(ptsim_model_load("llama3-8b", &job.model, NULL));
   g_assert(ptsim_hardware_load("h100-80g", &job.hw, NULL));
-  ptsim_layout_init_defaults(&job.layout);
+  ptsim_job_init_defaults(&job);
   job.layout.gpus = 8;
   job.layout.pp = 4;
   job.layout.gbs = 16;
