@@ -158,7 +158,6 @@ static PTSIM_HD int32_t period_take_full(PtsimEngineSim *sim, Snapshot *sn, int3
   for (k = 0; k < count; k++) {
     PtsimEvent *ev = ptsim_event_queue_entry(&sim->queue, k);
     int32_t at;
-    if (ev->state_ != 1) continue; /* a tombstone (the engine cancels none) */
     if (live >= pd->events_cap) return -1;
     for (at = live; at > 0 && period_before(ev, &pd->sorted[at - 1]); at--)
       pd->sorted[at] = pd->sorted[at - 1];

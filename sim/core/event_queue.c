@@ -2,9 +2,6 @@
  * event_queue.h for the layout and invariants. */
 #include "event_queue.h"
 
-#define SLOT_FREE 0
-#define SLOT_PENDING 1
-
 /* ---- ordering ---- */
 
 /* 1 when an event at (tx, sx) fires before one at (ty, sy).  Without
@@ -60,7 +57,6 @@ PTSIM_HD static void sift_down(PtsimEvent *slots, int32_t count, int32_t pos) {
 /* ---- slots ---- */
 
 PTSIM_HD static void free_slot(PtsimEventQueue *q, int32_t slot) {
-  q->slots[slot].state_ = SLOT_FREE;
   q->slots[slot].link_ = q->free_head;
   q->free_head = slot;
 }
@@ -109,7 +105,6 @@ PTSIM_HD int64_t ptsim_event_queue_push(PtsimEventQueue *q, PtsimTime time,
   ev->a = a;
   ev->b = b;
   ev->link_ = -1;
-  ev->state_ = SLOT_PENDING;
   q->pushes += 1;
   q->slots[q->heap_count].heap_ = slot;
   q->heap_count += 1;

@@ -56,7 +56,6 @@ typedef struct {
   int32_t a, b;     /* the caller's payload */
   int32_t heap_;    /* private: heap array element at this index (a slot) */
   int32_t link_;    /* private: next free slot while this slot is free, else -1 */
-  int32_t state_;   /* private: 0 free, 1 pending */
 } PtsimEvent;
 
 typedef struct {
