@@ -2,6 +2,7 @@
  * The CPU reference of the GPU batch: cuda/batch.cu #includes this file. */
 #include <string.h>
 #include "batch.h"
+#include "scratch.h"
 #include "engine.h"
 #include "memory.h"
 #include "plan.h"
@@ -17,14 +18,13 @@ typedef char batch_comm_kinds_fit[sizeof(((PtsimBatchResult *)0)->exposed_comm_s
  * engine's jitter streams of the same sample). */
 #define BATCH_LOAD_STREAM 0x6d6f652d6c6f6164ull
 
-static PTSIM_HD int64_t batch_align16(int64_t n) { return (n + 15) & ~(int64_t)15; }
 
 /* Bytes before the engine's part of the scratch. */
 static PTSIM_HD int64_t batch_fixed_bytes(void) {
-  return batch_align16((int64_t)sizeof(PtsimPlan)) +
-         batch_align16((int64_t)sizeof(PtsimWorkload)) +
-         batch_align16((int64_t)sizeof(PtsimMemoryEstimate)) +
-         batch_align16((int64_t)sizeof(PtsimTimeResult));
+  return ptsim_scratch_align((int64_t)sizeof(PtsimPlan), 16) +
+         ptsim_scratch_align((int64_t)sizeof(PtsimWorkload), 16) +
+         ptsim_scratch_align((int64_t)sizeof(PtsimMemoryEstimate), 16) +
+         ptsim_scratch_align((int64_t)sizeof(PtsimTimeResult), 16);
 }
 
 static PTSIM_HD int32_t batch_samples(const PtsimMonteCarlo *mc) {
@@ -42,8 +42,8 @@ static PTSIM_HD int64_t batch_engine_bytes(const PtsimPlan *plan, const PtsimMon
 
 static PTSIM_HD int64_t batch_scratch_bytes_of(const PtsimPlan *plan, const PtsimMonteCarlo *mc) {
   int64_t engine = batch_engine_bytes(plan, mc);
-  return batch_fixed_bytes() + batch_align16((int64_t)batch_samples(mc) * (int64_t)sizeof(double)) +
-         (engine > 0 ? batch_align16(engine) : 0);
+  return batch_fixed_bytes() + ptsim_scratch_align((int64_t)batch_samples(mc) * (int64_t)sizeof(double), 16) +
+         (engine > 0 ? ptsim_scratch_align(engine, 16) : 0);
 }
 
 PTSIM_HD int64_t ptsim_batch_scratch_bytes_mc(const PtsimJob *job, const PtsimMonteCarlo *mc) {
@@ -120,20 +120,20 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
     return;
   }
   plan = (PtsimPlan *)(base + off);
-  off += batch_align16((int64_t)sizeof(PtsimPlan));
+  off += ptsim_scratch_align((int64_t)sizeof(PtsimPlan), 16);
   ptsim_plan_build(job, plan);
   if (scratch_bytes < batch_scratch_bytes_of(plan, mc)) {
     out->status = PTSIM_ENGINE_ERR_SCRATCH;
     return;
   }
   workload = (PtsimWorkload *)(base + off);
-  off += batch_align16((int64_t)sizeof(PtsimWorkload));
+  off += ptsim_scratch_align((int64_t)sizeof(PtsimWorkload), 16);
   memory = (PtsimMemoryEstimate *)(base + off);
-  off += batch_align16((int64_t)sizeof(PtsimMemoryEstimate));
+  off += ptsim_scratch_align((int64_t)sizeof(PtsimMemoryEstimate), 16);
   time = (PtsimTimeResult *)(base + off);
-  off += batch_align16((int64_t)sizeof(PtsimTimeResult));
+  off += ptsim_scratch_align((int64_t)sizeof(PtsimTimeResult), 16);
   samples = (double *)(base + off);
-  off += batch_align16((int64_t)n_samples * (int64_t)sizeof(double));
+  off += ptsim_scratch_align((int64_t)n_samples * (int64_t)sizeof(double), 16);
 
   ptsim_memory_estimate(plan, PTSIM_CE_LAST_STAGE, memory);
   out->fits = memory->fits;

@@ -14,6 +14,7 @@
  * engine_period.c, which skips whole periods of the steady state and gives
  * the same result to the nanosecond (and the same event count). */
 #include "engine_int.h"
+#include "scratch.h"
 
 #define EV_ITEM_DONE PTSIM_ENGINE_EV_ITEM_DONE
 #define EV_WAKE PTSIM_ENGINE_EV_WAKE
@@ -26,7 +27,6 @@ static PTSIM_HD PtsimTime to_ns(double seconds) {
   return (PtsimTime)(seconds * 1e9 + 0.5);
 }
 
-static PTSIM_HD int64_t align8(int64_t n) { return (n + 7) & ~(int64_t)7; }
 
 /* The event queue's slots: a WAKE for the output of each of the 2 m v
  * forwards and backwards of every stage, and per stage its running item's
@@ -54,12 +54,12 @@ static PTSIM_HD int64_t scratch_bytes(const PtsimPlan *plan, int32_t events) {
   int32_t m = (int32_t)plan->num_microbatches;
   int32_t items = plan->schedule_items;
   if (items < 0) return items;
-  return 2 * align8((int64_t)p * m * v * (int64_t)sizeof(PtsimTime)) +
-         align8((int64_t)p * v * 4 * (int64_t)sizeof(PtsimTime)) +
-         align8((int64_t)p * (int64_t)sizeof(StageState)) +
-         align8((int64_t)p * v * (int64_t)sizeof(PtsimTime)) + /* latest backward starts */
-         align8(aux_bytes(p, v)) +
-         (events ? align8((int64_t)event_capacity(p, m, v) * (int64_t)sizeof(PtsimEvent)) : 0);
+  return 2 * ptsim_scratch_align((int64_t)p * m * v * (int64_t)sizeof(PtsimTime), 8) +
+         ptsim_scratch_align((int64_t)p * v * 4 * (int64_t)sizeof(PtsimTime), 8) +
+         ptsim_scratch_align((int64_t)p * (int64_t)sizeof(StageState), 8) +
+         ptsim_scratch_align((int64_t)p * v * (int64_t)sizeof(PtsimTime), 8) + /* latest backward starts */
+         ptsim_scratch_align(aux_bytes(p, v), 8) +
+         (events ? ptsim_scratch_align((int64_t)event_capacity(p, m, v) * (int64_t)sizeof(PtsimEvent), 8) : 0);
 }
 
 PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan) {
@@ -217,20 +217,20 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t sh
    * it in cache; the ready tables, of which a run touches a few entries,
    * last. */
   sim->durations = (PtsimTime *)(base + off);
-  off += align8((int64_t)sim->p * sim->v * 4 * (int64_t)sizeof(PtsimTime));
+  off += ptsim_scratch_align((int64_t)sim->p * sim->v * 4 * (int64_t)sizeof(PtsimTime), 8);
   sim->stages = (StageState *)(base + off);
-  off += align8((int64_t)sim->p * (int64_t)sizeof(StageState));
+  off += ptsim_scratch_align((int64_t)sim->p * (int64_t)sizeof(StageState), 8);
   last = (PtsimTime *)(base + off);
-  off += align8((int64_t)sim->p * sim->v * (int64_t)sizeof(PtsimTime));
+  off += ptsim_scratch_align((int64_t)sim->p * sim->v * (int64_t)sizeof(PtsimTime), 8);
   sim->period = (struct PtsimEnginePeriod *)0;
   sim->aux = base + off;
   if (shortcut) ptsim_engine_period_init(sim, base + off);
   sim->track = shortcut;
-  off += align8(aux_bytes(sim->p, sim->v));
+  off += ptsim_scratch_align(aux_bytes(sim->p, sim->v), 8);
   slots = (PtsimEvent *)(base + off);
-  if (events) off += align8((int64_t)cap * (int64_t)sizeof(PtsimEvent));
+  if (events) off += ptsim_scratch_align((int64_t)cap * (int64_t)sizeof(PtsimEvent), 8);
   sim->fwd_ready = (PtsimTime *)(base + off);
-  off += align8(n * (int64_t)sizeof(PtsimTime));
+  off += ptsim_scratch_align(n * (int64_t)sizeof(PtsimTime), 8);
   sim->bwd_ready = (PtsimTime *)(base + off);
   for (s = 0; s < sim->p; s++) {
     StageState *st = &sim->stages[s];

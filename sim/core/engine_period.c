@@ -40,6 +40,7 @@
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #include "engine_int.h"
+#include "scratch.h"
 
 #define SNAPSHOTS 4 /* the current one and the SNAPSHOTS - 1 before it */
 
@@ -70,7 +71,6 @@ struct PtsimEnginePeriod {
   Snapshot snaps[SNAPSHOTS];
 };
 
-static PTSIM_HD int64_t period_align8(int64_t n) { return (n + 7) & ~(int64_t)7; }
 
 static PTSIM_HD int32_t period_pending_cap(int32_t p, int32_t v) { return 4 * p * v + 64; }
 static PTSIM_HD int32_t period_events_cap(int32_t p) { return 4 * p + 16; }
@@ -79,17 +79,17 @@ static PTSIM_HD int32_t period_words_cap(int32_t p, int32_t v) {
 }
 
 PTSIM_HD int64_t ptsim_engine_period_bytes(int32_t p, int32_t v) {
-  int64_t snap = period_align8((int64_t)period_words_cap(p, v) * 8) + 2 * (int64_t)p * 8 +
-                 period_align8(2 * (int64_t)p * 4);
-  return period_align8((int64_t)sizeof(struct PtsimEnginePeriod)) +
-         period_align8((int64_t)period_events_cap(p) * (int64_t)sizeof(PtsimEvent)) +
+  int64_t snap = ptsim_scratch_align((int64_t)period_words_cap(p, v) * 8, 8) + 2 * (int64_t)p * 8 +
+                 ptsim_scratch_align(2 * (int64_t)p * 4, 8);
+  return ptsim_scratch_align((int64_t)sizeof(struct PtsimEnginePeriod), 8) +
+         ptsim_scratch_align((int64_t)period_events_cap(p) * (int64_t)sizeof(PtsimEvent), 8) +
          SNAPSHOTS * snap;
 }
 
 PTSIM_HD void ptsim_engine_period_init(PtsimEngineSim *sim, void *scratch) {
   char *base = (char *)scratch;
   struct PtsimEnginePeriod *pd = (struct PtsimEnginePeriod *)base;
-  int64_t off = period_align8((int64_t)sizeof(struct PtsimEnginePeriod));
+  int64_t off = ptsim_scratch_align((int64_t)sizeof(struct PtsimEnginePeriod), 8);
   int32_t k, p = sim->p;
   pd->words_cap = period_words_cap(p, sim->v);
   pd->pending_cap = period_pending_cap(p, sim->v);
@@ -98,18 +98,18 @@ PTSIM_HD void ptsim_engine_period_init(PtsimEngineSim *sim, void *scratch) {
   pd->done_phases = 0;
   pd->taken = 0;
   pd->sorted = (PtsimEvent *)(base + off);
-  off += period_align8((int64_t)pd->events_cap * (int64_t)sizeof(PtsimEvent));
+  off += ptsim_scratch_align((int64_t)pd->events_cap * (int64_t)sizeof(PtsimEvent), 8);
   for (k = 0; k < SNAPSHOTS; k++) {
     Snapshot *sn = &pd->snaps[k];
     sn->words = (int64_t *)(base + off);
-    off += period_align8((int64_t)pd->words_cap * 8);
+    off += ptsim_scratch_align((int64_t)pd->words_cap * 8, 8);
     sn->busy_ns = (PtsimTime *)(base + off);
     off += (int64_t)p * 8;
     sn->pp_wait_ns = (PtsimTime *)(base + off);
     off += (int64_t)p * 8;
     sn->read_lo = (int32_t *)(base + off);
     sn->read_hi = sn->read_lo + p;
-    off += period_align8(2 * (int64_t)p * 4);
+    off += ptsim_scratch_align(2 * (int64_t)p * 4, 8);
     sn->valid = 0;
   }
   sim->period = pd;

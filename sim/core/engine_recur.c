@@ -26,6 +26,7 @@
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #include "engine_int.h"
+#include "scratch.h"
 
 #define RECUR_ROUNDS 8  /* cut records kept per stage: a stage may run ahead */
 #define RECUR_STATES 4  /* states kept: repeats of up to 3 periods are seen */
@@ -59,17 +60,16 @@ typedef struct {
   int64_t items;        /* items computed */
 } Recur;
 
-static PTSIM_HD int64_t recur_align8(int64_t n) { return (n + 7) & ~(int64_t)7; }
 static PTSIM_HD int32_t recur_pending_cap(int32_t p, int32_t v) { return 4 * p * v + 64; }
 static PTSIM_HD int32_t recur_words_cap(int32_t p, int32_t v) {
   return p * (2 + v) + 2 * recur_pending_cap(p, v);
 }
 
 PTSIM_HD int64_t ptsim_engine_recur_bytes(int32_t p, int32_t v) {
-  return recur_align8((int64_t)RECUR_ROUNDS * p * (int64_t)sizeof(CutRecord)) +
-         recur_align8((int64_t)RECUR_ROUNDS * p * v * (int64_t)sizeof(PtsimTime)) +
-         RECUR_STATES * (recur_align8((int64_t)recur_words_cap(p, v) * 8) +
-                         recur_align8(2 * (int64_t)p * 4));
+  return ptsim_scratch_align((int64_t)RECUR_ROUNDS * p * (int64_t)sizeof(CutRecord), 8) +
+         ptsim_scratch_align((int64_t)RECUR_ROUNDS * p * v * (int64_t)sizeof(PtsimTime), 8) +
+         RECUR_STATES * (ptsim_scratch_align((int64_t)recur_words_cap(p, v) * 8, 8) +
+                         ptsim_scratch_align(2 * (int64_t)p * 4, 8));
 }
 
 static PTSIM_HD void recur_carve(Recur *r, const PtsimEngineSim *sim, void *scratch) {
@@ -78,9 +78,9 @@ static PTSIM_HD void recur_carve(Recur *r, const PtsimEngineSim *sim, void *scra
   int32_t k, p = sim->p;
   PtsimTime *last;
   r->records = (CutRecord *)base;
-  off += recur_align8((int64_t)RECUR_ROUNDS * p * (int64_t)sizeof(CutRecord));
+  off += ptsim_scratch_align((int64_t)RECUR_ROUNDS * p * (int64_t)sizeof(CutRecord), 8);
   last = (PtsimTime *)(base + off);
-  off += recur_align8((int64_t)RECUR_ROUNDS * p * sim->v * (int64_t)sizeof(PtsimTime));
+  off += ptsim_scratch_align((int64_t)RECUR_ROUNDS * p * sim->v * (int64_t)sizeof(PtsimTime), 8);
   for (k = 0; k < RECUR_ROUNDS * p; k++) {
     r->records[k].round = -1;
     r->records[k].last_backward_start = last + (int64_t)k * sim->v;
@@ -91,10 +91,10 @@ static PTSIM_HD void recur_carve(Recur *r, const PtsimEngineSim *sim, void *scra
   for (k = 0; k < RECUR_STATES; k++) {
     CutState *cs = &r->states[k];
     cs->words = (int64_t *)(base + off);
-    off += recur_align8((int64_t)r->words_cap * 8);
+    off += ptsim_scratch_align((int64_t)r->words_cap * 8, 8);
     cs->read_lo = (int32_t *)(base + off);
     cs->read_hi = cs->read_lo + p;
-    off += recur_align8(2 * (int64_t)p * 4);
+    off += ptsim_scratch_align(2 * (int64_t)p * 4, 8);
     cs->round = -1;
   }
   r->items = 0;

@@ -9,6 +9,7 @@
  * Siblings: lifetimes_sets.c (the saved sets), lifetimes_period.c (the
  * periodic shortcut), lifetimes_int.h (what they share). */
 #include "lifetimes.h"
+#include "scratch.h"
 #include "lifetimes_int.h"
 #include "memory.h"
 
@@ -116,7 +117,6 @@ typedef struct {
   int64_t handles_at, live_at, live_pos_at, period_at, period_bytes, total;
 } Parts;
 
-static PTSIM_HD int64_t align8(int64_t n) { return (n + 7) & ~(int64_t)7; }
 
 static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
   const PtsimJob *job = &plan->job;
@@ -159,7 +159,7 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
   q->handles_at = q->storage * (int64_t)sizeof(PtsimAllocBlock);
   q->live_at = q->handles_at + (q->slots + q->buckets + q->units) * (int64_t)sizeof(int32_t);
   q->live_pos_at = q->live_at + 2 * q->live_cap * (int64_t)sizeof(int32_t);
-  q->period_at = align8(q->live_pos_at + m * v * (int64_t)sizeof(int32_t));
+  q->period_at = ptsim_scratch_align(q->live_pos_at + m * v * (int64_t)sizeof(int32_t), 8);
   /* GPipe's stretches never repeat: no shortcut, no room for it */
   q->period_bytes = job->layout.schedule == PTSIM_SCHEDULE_GPIPE
                         ? 0

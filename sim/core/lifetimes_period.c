@@ -47,6 +47,7 @@
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #include "lifetimes_int.h"
+#include "scratch.h"
 
 #define MAX_FAILURES 8
 /* Hints that must repeat before a stored state is compared (fewer when K
@@ -96,7 +97,6 @@ struct PtsimLifetimesPeriod {
   PeriodCopy copies[2];        /* [0] the earlier copy (or a stored state's words), [1] now */
 };
 
-static PTSIM_HD int64_t period_align(int64_t n) { return (n + 7) & ~(int64_t)7; }
 
 /* The longest repeat looked for, in periods: a live pair per period at
  * least leaves, so the pairs alive (at most 2pv + 2, schedule.h) bound how
@@ -113,9 +113,9 @@ PTSIM_HD int64_t ptsim_lifetimes_period_bytes(int32_t blocks, int32_t live_cap, 
                                               int32_t units) {
   int64_t kmax = period_kmax(live_cap);
   int64_t words = ptsim_alloc_state_words(blocks) + period_live_max(live_cap, per_slot, units);
-  return period_align((int64_t)sizeof(struct PtsimLifetimesPeriod)) +
-         period_align((2 * kmax + 1) * 8) + period_align((kmax + 1) * (int64_t)sizeof(PeriodState)) +
-         RING_BYTES + 2 * period_align(words * 8);
+  return ptsim_scratch_align((int64_t)sizeof(struct PtsimLifetimesPeriod), 8) +
+         ptsim_scratch_align((2 * kmax + 1) * 8, 8) + ptsim_scratch_align((kmax + 1) * (int64_t)sizeof(PeriodState), 8) +
+         RING_BYTES + 2 * ptsim_scratch_align(words * 8, 8);
 }
 
 /* Points x->period_next at the first boundary of the first non-empty
@@ -164,16 +164,16 @@ PTSIM_HD int32_t ptsim_lifetimes_period_init(PtsimLifetimesCtx *x, void *scratch
   pd->hint_ring = 2 * pd->kmax + 1;
   pd->states_max = pd->kmax + 1;
   pd->live_max = live;
-  at += period_align((int64_t)sizeof *pd);
+  at += ptsim_scratch_align((int64_t)sizeof *pd, 8);
   pd->hints = (uint64_t *)(void *)at;
-  at += period_align((int64_t)pd->hint_ring * 8);
+  at += ptsim_scratch_align((int64_t)pd->hint_ring * 8, 8);
   pd->states = (PeriodState *)(void *)at;
-  at += period_align((int64_t)pd->states_max * (int64_t)sizeof(PeriodState));
+  at += ptsim_scratch_align((int64_t)pd->states_max * (int64_t)sizeof(PeriodState), 8);
   pd->ring_at = at;
   at += RING_BYTES;
   for (k = 0; k < 2; k++) {
     pd->copies[k].words = (int64_t *)(void *)at;
-    at += period_align(words * 8);
+    at += ptsim_scratch_align(words * 8, 8);
   }
   x->period = pd;
   x->period_next = -1;
@@ -282,7 +282,7 @@ static PTSIM_HD void period_layout(PtsimLifetimesCtx *x) {
   int64_t entry, fit;
   int32_t k;
   if (blocks > x->alloc.capacity_blocks) blocks = x->alloc.capacity_blocks;
-  entry = period_align(blocks * (int64_t)sizeof(PtsimAllocBlock)) + period_align(pd->live_max * 8);
+  entry = ptsim_scratch_align(blocks * (int64_t)sizeof(PtsimAllocBlock), 8) + ptsim_scratch_align(pd->live_max * 8, 8);
   fit = RING_BYTES / entry;
   pd->ring = (int32_t)(fit < pd->states_max ? fit : pd->states_max);
   if (pd->ring < 1) {
@@ -295,7 +295,7 @@ static PTSIM_HD void period_layout(PtsimLifetimesCtx *x) {
     e->boundary = -1;
     e->blocks = (PtsimAllocBlock *)(void *)(pd->ring_at + (int64_t)k * entry);
     e->live = (int64_t *)(void *)(pd->ring_at + (int64_t)k * entry +
-                                  period_align(blocks * (int64_t)sizeof(PtsimAllocBlock)));
+                                  ptsim_scratch_align(blocks * (int64_t)sizeof(PtsimAllocBlock), 8));
   }
 }
 
