@@ -214,7 +214,7 @@ static PTSIM_HD int32_t period_repeats_left(const PtsimEngineSim *sim, int32_t p
 
 /* Moves the run from snapshot `now_snap` forward by `repeats` repeats of
  * what happened since `then`. */
-static PTSIM_HD void period_jump(PtsimEngineSim *sim, const Snapshot *then,
+static PTSIM_HD void jump_run_forward(PtsimEngineSim *sim, const Snapshot *then,
                                  const Snapshot *now_snap, int32_t phase, int32_t cycles,
                                  int32_t repeats) {
   PtsimScheduleSteady ref;
@@ -306,7 +306,7 @@ PTSIM_HD int32_t ptsim_engine_period_check(PtsimEngineSim *sim, int32_t index, P
       continue;
     repeats = period_repeats_left(sim, phase, cycles);
     if (repeats < 1) break;
-    period_jump(sim, then, cur, phase, cycles, repeats);
+    jump_run_forward(sim, then, cur, phase, cycles, repeats);
     pd->done_phases |= 1 << phase;
     for (s = 0; s < sim->p; s++) { /* the indices read so far are left behind */
       sim->stages[s].touched_lo = sim->items;

@@ -198,7 +198,7 @@ static PTSIM_HD void handed(Ctx *x, int64_t addr) {
   x->trace_hash = (x->trace_hash ^ (uint64_t)addr) * PTSIM_LIFETIMES_HASH_PRIME;
 }
 
-static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t stream) {
+static PTSIM_HD int32_t tensor_take(Ctx *x, const char *name, double bytes, int32_t stream) {
   int32_t h;
   if (x->failed || bytes <= 0.0) return -1;
   /* past any GPU (and past int64: the cast would be undefined) it is out
@@ -214,7 +214,7 @@ static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t str
 }
 
 /* A tensor freed as soon as it is made (take then give, in one call). */
-static PTSIM_HD void take_give(Ctx *x, const char *name, double bytes, int32_t stream) {
+static PTSIM_HD void tensor_take_give(Ctx *x, const char *name, double bytes, int32_t stream) {
   int64_t addr = 0;
   int32_t rc;
   if (x->failed || bytes <= 0.0) return;
@@ -227,15 +227,15 @@ static PTSIM_HD void take_give(Ctx *x, const char *name, double bytes, int32_t s
     failed(x, rc, name, bytes);
 }
 
-static PTSIM_HD void give(Ctx *x, int32_t handle) {
+static PTSIM_HD void tensor_give(Ctx *x, int32_t handle) {
   if (handle >= 0) ptsim_alloc_free(&x->alloc, handle);
 }
 
 PTSIM_HD int32_t ptsim_lifetimes_take(Ctx *x, const char *name, double bytes, int32_t stream) {
-  return take(x, name, bytes, stream);
+  return tensor_take(x, name, bytes, stream);
 }
 
-PTSIM_HD void ptsim_lifetimes_give(Ctx *x, int32_t handle) { give(x, handle); }
+PTSIM_HD void ptsim_lifetimes_give(Ctx *x, int32_t handle) { tensor_give(x, handle); }
 
 static PTSIM_HD int32_t *slot(Ctx *x, int32_t mb, int32_t chunk) {
   return ptsim_lifetimes_slot(x, mb, chunk);
@@ -250,17 +250,17 @@ static PTSIM_HD void layer_transients(Ctx *x) {
   double h = (double)x->job->model.hidden_size, full = ELEM * x->tokens * h;
   int32_t a, b;
   if (l->tp > 1 && l->sp) /* all-gather output feeding QKV, then fc1 */
-    take_give(x, "sp_allgather", full, STREAM_COMPUTE);
+    tensor_take_give(x, "sp_allgather", full, STREAM_COMPUTE);
   if (l->cp > 1) { /* ring: the K/V block in flight and the one received */
     double kv = ELEM * 2.0 * x->tokens * h * (double)x->job->model.num_query_groups /
                 (double)x->job->model.num_attention_heads / (double)l->tp;
-    a = take(x, "cp_ring_send", kv, STREAM_COMM);
-    b = take(x, "cp_ring_recv", kv, STREAM_COMM);
-    give(x, a);
-    give(x, b);
+    a = tensor_take(x, "cp_ring_send", kv, STREAM_COMM);
+    b = tensor_take(x, "cp_ring_recv", kv, STREAM_COMM);
+    tensor_give(x, a);
+    tensor_give(x, b);
   }
   if (l->tp > 1) /* the row-parallel GEMM output before its reduction */
-    take_give(x, "rowparallel_output", full, STREAM_COMPUTE);
+    tensor_take_give(x, "rowparallel_output", full, STREAM_COMPUTE);
 }
 
 /* An MoE layer's transients beyond a dense layer's: the permuted tokens
@@ -270,13 +270,13 @@ static PTSIM_HD void moe_transients(Ctx *x) {
   const PtsimModel *m = &x->job->model;
   double h = (double)m->hidden_size, k = (double)m->moe_router_topk;
   double rows = x->plan->expert_load * x->tokens_sp * k * (double)x->job->layout.etp;
-  int32_t sent = take(x, "dispatch_send", ELEM * x->plan->expert_load * x->tokens_sp * k * h,
+  int32_t sent = tensor_take(x, "dispatch_send", ELEM * x->plan->expert_load * x->tokens_sp * k * h,
                       STREAM_COMM);
-  int32_t received = take(x, "dispatch_recv", ELEM * rows * h, STREAM_COMM);
-  int32_t out = take(x, "expert_output", ELEM * rows * h, STREAM_COMPUTE);
-  give(x, sent);
-  give(x, received);
-  give(x, out);
+  int32_t received = tensor_take(x, "dispatch_recv", ELEM * rows * h, STREAM_COMM);
+  int32_t out = tensor_take(x, "expert_output", ELEM * rows * h, STREAM_COMPUTE);
+  tensor_give(x, sent);
+  tensor_give(x, received);
+  tensor_give(x, out);
 }
 
 /* ---- multi-token prediction (the last stage of a model with MTP layers) ---- */
@@ -300,9 +300,9 @@ static PTSIM_HD void mtp_forward(Ctx *x, int32_t *h) {
   int32_t i, n;
   const Tensor *set = mtp_set(x, &n);
   for (j = 0; j < x->job->model.mtp_num_layers; j++, h += MTP_TENSORS) {
-    h[0] = take(x, "mtp_inputs", 4.0 * x->layer_input_bytes, STREAM_COMPUTE);
+    h[0] = tensor_take(x, "mtp_inputs", 4.0 * x->layer_input_bytes, STREAM_COMPUTE);
     for (i = 0; i < n; i++) {
-      h[1 + i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
+      h[1 + i] = tensor_take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
       if (i == 4) layer_transients(x);
       if (i == 7 && set == x->saved_moe) moe_transients(x);
     }
@@ -314,10 +314,10 @@ static PTSIM_HD void mtp_forward(Ctx *x, int32_t *h) {
 static PTSIM_HD void mtp_heads(Ctx *x, int32_t *h) {
   int64_t j;
   for (j = 0; j < x->job->model.mtp_num_layers; j++, h += MTP_TENSORS) {
-    int32_t logits = take(x, "mtp_logits", ELEM * x->logits_elems, STREAM_COMPUTE);
-    h[MTP_TENSORS - 2] = take(x, "mtp_logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
-    give(x, logits);
-    h[MTP_TENSORS - 1] = take(x, "mtp_loss", 4.0 * x->tokens, STREAM_COMPUTE);
+    int32_t logits = tensor_take(x, "mtp_logits", ELEM * x->logits_elems, STREAM_COMPUTE);
+    h[MTP_TENSORS - 2] = tensor_take(x, "mtp_logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    tensor_give(x, logits);
+    h[MTP_TENSORS - 1] = tensor_take(x, "mtp_loss", 4.0 * x->tokens, STREAM_COMPUTE);
   }
 }
 
@@ -327,7 +327,7 @@ static PTSIM_HD void mtp_give(Ctx *x, int32_t *h, int32_t first, int32_t last) {
   int32_t i;
   for (j = x->job->model.mtp_num_layers - 1; j >= 0; j--)
     for (i = last - 1; i >= first; i--) {
-      give(x, h[j * MTP_TENSORS + i]);
+      tensor_give(x, h[j * MTP_TENSORS + i]);
       h[j * MTP_TENSORS + i] = -1;
     }
 }
@@ -341,13 +341,13 @@ static PTSIM_HD void mtp_backward(Ctx *x, int32_t *h, int keep_saved) {
   const Tensor *set = mtp_set(x, &n);
   /* as the main head's: the kept softmax becomes the gradient; to 16 bits */
   for (j = 0; j < x->job->model.mtp_num_layers; j++)
-    take_give(x, "mtp_logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
+    tensor_take_give(x, "mtp_logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
   mtp_give(x, h, MTP_TENSORS - 2, MTP_TENSORS);
   for (j = 0; j < x->job->model.mtp_num_layers; j++) {
-    int32_t grad = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
+    int32_t grad = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     layer_transients(x);
     if (set == x->saved_moe) moe_transients(x);
-    give(x, grad);
+    tensor_give(x, grad);
   }
   if (!keep_saved) mtp_give(x, h, 0, MTP_TENSORS - 2);
 }
@@ -357,7 +357,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   int32_t k = 0, layer, i;
   for (i = 0; i < x->per_slot; i++) hs[i] = -1;
   ptsim_lifetimes_live_add(x, mb, chunk);
-  if (!is_first(x, chunk)) hs[k] = take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
+  if (!is_first(x, chunk)) hs[k] = tensor_take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
   k++;
   if (x->gathered && is_first(x, chunk)) {
     ptsim_lifetimes_unit_enter(x, chunk, 0, 1);
@@ -366,7 +366,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   if (!x->job->settings.flash_attention && x->attention_buffer < 0 && x->chunk_layers > 0) {
     const PtsimLayout *l = &x->job->layout;
     double s = (double)x->plan->local_seq;
-    x->attention_buffer = take(x, "attention_buffer",
+    x->attention_buffer = tensor_take(x, "attention_buffer",
                                ELEM * (double)l->mbs * (double)x->job->model.num_attention_heads /
                                    (double)l->tp * s * s,
                                STREAM_COMPUTE);
@@ -381,17 +381,17 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
       int32_t tmp[MAX_LAYER_TENSORS];
       if (x->n_kept > 0)
         for (i = 0; i < x->n_kept; i++)
-          hs[k + i] = take(x, x->kept[i].name, x->kept[i].bytes, STREAM_COMPUTE);
+          hs[k + i] = tensor_take(x, x->kept[i].name, x->kept[i].bytes, STREAM_COMPUTE);
       else if (ptsim_lifetimes_keeps_input(x, layer))
-        hs[k] = take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE);
-      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
+        hs[k] = tensor_take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE);
+      for (i = 0; i < n; i++) tmp[i] = tensor_take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
       layer_transients(x);
       if (set == x->saved_moe) moe_transients(x);
-      for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
+      for (i = n - 1; i >= 0; i--) tensor_give(x, tmp[i]);
       k += MAX_LAYER_TENSORS;
     } else {
       for (i = 0; i < n; i++) {
-        hs[k + i] = take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
+        hs[k + i] = tensor_take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
         if (i == 4) layer_transients(x); /* after q, k, v: attention and the projections */
         if (i == 7 && set == x->saved_moe) moe_transients(x); /* the dispatch and combine */
       }
@@ -403,18 +403,18 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   if (is_last(x, chunk)) { /* logits (16-bit), fp32, kept as the softmax; loss */
     int32_t logits;
     mtp_forward(x, hs + k + 2);
-    logits = take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
-    hs[k] = take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    logits = tensor_take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
+    hs[k] = tensor_take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
     if (ptsim_lifetimes_megatron_between(x->job, 0, MEGATRON_CE_IN_PLACE_FROM) ||
         ptsim_lifetimes_megatron_between(x->job, MEGATRON_CE_COPY_FROM, MEGATRON_CE_COPY_UNTIL)) {
       /* logits - max, out of place */
-      int32_t shifted = take(x, "logits_minus_max", 4.0 * x->logits_elems, STREAM_COMPUTE);
-      give(x, hs[k]);
+      int32_t shifted = tensor_take(x, "logits_minus_max", 4.0 * x->logits_elems, STREAM_COMPUTE);
+      tensor_give(x, hs[k]);
       hs[k] = shifted;
     }
     k++;
-    give(x, logits);
-    hs[k++] = take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
+    tensor_give(x, logits);
+    hs[k++] = tensor_take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
     mtp_heads(x, hs + k);
   }
   if (x->gathered && is_last(x, chunk)) ptsim_lifetimes_unit_forward_done(x, chunk, x->chunk_layers + 1);
@@ -428,12 +428,12 @@ static PTSIM_HD void release_saved(Ctx *x, int32_t mb, int32_t chunk) {
   for (layer = x->chunk_layers - 1; layer >= 0; layer--) {
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
     for (i = MAX_LAYER_TENSORS - 1; i >= 0; i--) {
-      give(x, lh[i]);
+      tensor_give(x, lh[i]);
       lh[i] = -1;
     }
   }
   if (is_last(x, chunk)) mtp_give(x, hs + 3 + x->chunk_layers * MAX_LAYER_TENSORS, 0, MTP_TENSORS);
-  give(x, hs[0]); /* the receive buffer */
+  tensor_give(x, hs[0]); /* the receive buffer */
   hs[0] = -1;
 }
 
@@ -447,42 +447,42 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, x->chunk_layers + 1);
   ptsim_lifetimes_unit_backward_end(x, chunk, x->chunk_layers + 1, unit_grad, &reducing);
   if (is_last(x, chunk)) { /* the kept softmax becomes the gradient in place; to 16 bits */
-    int32_t grad_logits = take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
-    give(x, hs[base + 1]);
-    give(x, hs[base]);
+    int32_t grad_logits = tensor_take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
+    tensor_give(x, hs[base + 1]);
+    tensor_give(x, hs[base]);
     hs[base + 1] = hs[base] = -1;
-    give(x, grad_logits);
+    tensor_give(x, grad_logits);
     mtp_backward(x, hs + base + 2, keep_saved);
   }
-  grad_in = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMM);
+  grad_in = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMM);
   for (layer = x->chunk_layers - 1; layer >= 0; layer--) {
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
     int32_t tmp[MAX_LAYER_TENSORS], n;
     const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
     /* re-materialise the layer (beyond what per op kept) */
     if (ptsim_lifetimes_recomputed(x, layer))
-      for (i = 0; i < n; i++) tmp[i] = take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
-    grad_out = take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
+      for (i = 0; i < n; i++) tmp[i] = tensor_take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
+    grad_out = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     layer_transients(x);
     if (set == x->saved_moe) moe_transients(x);
     ptsim_lifetimes_unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
     if (ptsim_lifetimes_recomputed(x, layer))
-      for (i = n - 1; i >= 0; i--) give(x, tmp[i]);
+      for (i = n - 1; i >= 0; i--) tensor_give(x, tmp[i]);
     if (!keep_saved)
       for (i = MAX_LAYER_TENSORS - 1; i >= 0; i--) {
-        give(x, lh[i]);
+        tensor_give(x, lh[i]);
         lh[i] = -1;
       }
-    give(x, grad_in);
+    tensor_give(x, grad_in);
     grad_in = grad_out;
   }
-  give(x, grad_in);
+  tensor_give(x, grad_in);
   unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, 0);
   ptsim_lifetimes_unit_backward_end(x, chunk, 0, unit_grad, &reducing);
-  give(x, reducing);
+  tensor_give(x, reducing);
   if (!keep_saved) {
-    give(x, hs[0]); /* the receive buffer */
+    tensor_give(x, hs[0]); /* the receive buffer */
     hs[0] = -1;
   }
 }
@@ -505,14 +505,14 @@ static PTSIM_HD void dense_weights(Ctx *x) {
   /* fp8 weight copies beyond the bf16 weights (plan.h) */
   double fp8_cache = x->plan->stage_weight_bytes[x->stage] - ELEM * params;
   for (i = 0; i < x->plan->stage_layers[x->stage]; i++) {
-    take(x, "w_qkv", ELEM * h * (q + 2.0 * kv) / t, STREAM_COMPUTE);
-    take(x, "w_proj", ELEM * q * h / t, STREAM_COMPUTE);
-    take(x, "w_fc1", ELEM * h * ffn1 / t, STREAM_COMPUTE);
-    take(x, "w_fc2", ELEM * (double)m->ffn_hidden_size * h / t, STREAM_COMPUTE);
-    take(x, "w_small", ELEM * dmax(layer - mats, 0.0), STREAM_COMPUTE); /* norms, biases */
+    tensor_take(x, "w_qkv", ELEM * h * (q + 2.0 * kv) / t, STREAM_COMPUTE);
+    tensor_take(x, "w_proj", ELEM * q * h / t, STREAM_COMPUTE);
+    tensor_take(x, "w_fc1", ELEM * h * ffn1 / t, STREAM_COMPUTE);
+    tensor_take(x, "w_fc2", ELEM * (double)m->ffn_hidden_size * h / t, STREAM_COMPUTE);
+    tensor_take(x, "w_small", ELEM * dmax(layer - mats, 0.0), STREAM_COMPUTE); /* norms, biases */
   }
-  if (rest > 0.0) take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
-  if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
+  if (rest > 0.0) tensor_take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
+  if (fp8_cache > 0.0) tensor_take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
 }
 
 /* The weights of a mixture-of-experts model's stage: a tensor per dense
@@ -527,15 +527,15 @@ static PTSIM_HD void moe_weights(Ctx *x) {
                 (double)moe * plan->moe_layer_parameters;
   double fc1 = x->job->model.activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 / 3.0 : 0.5;
   double fp8_cache = plan->stage_weight_bytes[x->stage] - ELEM * params;
-  for (i = 0; i < layers - moe; i++) take(x, "w_layer", ELEM * plan->layer_parameters, STREAM_COMPUTE);
+  for (i = 0; i < layers - moe; i++) tensor_take(x, "w_layer", ELEM * plan->layer_parameters, STREAM_COMPUTE);
   for (i = 0; i < moe; i++) {
-    take(x, "w_attention_router", ELEM * (plan->moe_layer_parameters - plan->moe_expert_parameters),
+    tensor_take(x, "w_attention_router", ELEM * (plan->moe_layer_parameters - plan->moe_expert_parameters),
          STREAM_COMPUTE);
-    take(x, "w_experts_fc1", ELEM * fc1 * plan->moe_expert_parameters, STREAM_COMPUTE);
-    take(x, "w_experts_fc2", ELEM * (1.0 - fc1) * plan->moe_expert_parameters, STREAM_COMPUTE);
+    tensor_take(x, "w_experts_fc1", ELEM * fc1 * plan->moe_expert_parameters, STREAM_COMPUTE);
+    tensor_take(x, "w_experts_fc2", ELEM * (1.0 - fc1) * plan->moe_expert_parameters, STREAM_COMPUTE);
   }
-  if (rest > 0.0) take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
-  if (fp8_cache > 0.0) take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
+  if (rest > 0.0) tensor_take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
+  if (fp8_cache > 0.0) tensor_take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
 }
 
 /* Before step 0: the weights (ZeRO-3: their shards), the gradient buffer
@@ -559,11 +559,11 @@ static PTSIM_HD void at_start(Ctx *x) {
   else
     for (p = 0; p < parts; p++)
       for (left = params[p]; left > 0.0; left -= bucket)
-        take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
+        tensor_take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
   if (x->plan->lazy_masters) return;
   for (p = 0; p < parts; p++)
     for (left = params[p]; left > 0.0; left -= bucket)
-      take(x, "main_param_shard", x->plan->master_bytes * (left < bucket ? left : bucket) / shards[p],
+      tensor_take(x, "main_param_shard", x->plan->master_bytes * (left < bucket ? left : bucket) / shards[p],
            STREAM_COMPUTE);
 }
 
@@ -586,12 +586,12 @@ static PTSIM_HD void optimizer_step(Ctx *x) {
     for (left = params[p]; left > 0.0 && b < x->buckets; left -= bucket, b++) {
       double n = left < bucket ? left : bucket;
       if (pl->grad_bytes < 4.0 && !pl->lazy_masters)
-        x->main_grads[b] = take(x, "main_grad_fp32", 4.0 * n / shards[p], STREAM_COMPUTE);
+        x->main_grads[b] = tensor_take(x, "main_grad_fp32", 4.0 * n / shards[p], STREAM_COMPUTE);
       if (x->step == 0) {
-        take(x, "adam_exp_avg", pl->exp_avg_bytes * n / shards[p], STREAM_COMPUTE);
-        take(x, "adam_exp_avg_sq", pl->exp_avg_sq_bytes * n / shards[p], STREAM_COMPUTE);
+        tensor_take(x, "adam_exp_avg", pl->exp_avg_bytes * n / shards[p], STREAM_COMPUTE);
+        tensor_take(x, "adam_exp_avg_sq", pl->exp_avg_sq_bytes * n / shards[p], STREAM_COMPUTE);
         if (pl->lazy_masters)
-          take(x, "main_param_shard", pl->master_bytes * n / shards[p], STREAM_COMPUTE);
+          tensor_take(x, "main_param_shard", pl->master_bytes * n / shards[p], STREAM_COMPUTE);
       }
     }
 }
@@ -599,7 +599,7 @@ static PTSIM_HD void optimizer_step(Ctx *x) {
 static PTSIM_HD void free_main_grads(Ctx *x) {
   int32_t b;
   for (b = 0; b < x->buckets; b++) {
-    give(x, x->main_grads[b]);
+    tensor_give(x, x->main_grads[b]);
     x->main_grads[b] = -1;
   }
 }

@@ -340,7 +340,7 @@ static PTSIM_HD int period_moved(const PtsimScheduleItem *a, const PtsimSchedule
  * counters `then`.  Skips every whole K-period block whose items are the
  * block before moved by K x shift; returns the item to run next (i1 when
  * no block can be skipped). */
-static PTSIM_HD int32_t period_jump(PtsimLifetimesCtx *x, const PtsimScheduleItem *items,
+static PTSIM_HD int32_t skip_repeated_blocks(PtsimLifetimesCtx *x, const PtsimScheduleItem *items,
                                     int32_t n_items, int32_t i1, int32_t i0,
                                     const PtsimAllocCounters *then, int32_t K) {
   const PtsimScheduleSteady *st = &x->period->phases[x->period->phase];
@@ -418,7 +418,7 @@ static PTSIM_HD int32_t period_try_stored(PtsimLifetimesCtx *x, const PtsimSched
     return i;
   }
   *done = 1;
-  return period_jump(x, items, n_items, i, e->item, &e->counters, pd->boundary - e->boundary);
+  return skip_repeated_blocks(x, items, n_items, i, e->item, &e->counters, pd->boundary - e->boundary);
 }
 
 /* Boundary pd->boundary of the current stretch, before item i.  Returns
@@ -435,7 +435,7 @@ static PTSIM_HD int32_t period_boundary(PtsimLifetimesCtx *x, const PtsimSchedul
     period_copy(x, &pd->copies[1], i);
     if (period_same(&pd->copies[0], &pd->copies[1])) {
       done = 1;
-      next = period_jump(x, items, n_items, i, pd->copies[0].item, &pd->copies[0].counters,
+      next = skip_repeated_blocks(x, items, n_items, i, pd->copies[0].item, &pd->copies[0].counters,
                          pd->verify_k);
     } else {
       pd->failures += 1;

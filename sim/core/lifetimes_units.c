@@ -15,12 +15,6 @@ typedef PtsimLifetimesCtx Ctx;
 #define STREAM_COMPUTE PTSIM_LIFETIMES_STREAM_COMPUTE
 #define STREAM_COMM PTSIM_LIFETIMES_STREAM_COMM
 
-static PTSIM_HD int32_t take(Ctx *x, const char *name, double bytes, int32_t stream) {
-  return ptsim_lifetimes_take(x, name, bytes, stream);
-}
-
-static PTSIM_HD void give(Ctx *x, int32_t handle) { ptsim_lifetimes_give(x, handle); }
-
 PTSIM_HD int64_t ptsim_lifetimes_unit_slots(const PtsimPlan *plan, int64_t stage) {
   return plan->zero_stage == 3 ? plan->num_chunks * (plan->chunk_layers[stage] + 2) : 0;
 }
@@ -47,14 +41,14 @@ static PTSIM_HD void gather_unit(Ctx *x, int32_t chunk, int32_t u) {
   if (!x->gathered || u < 0 || u > x->chunk_layers + 1 || !unit_present(x, chunk, u)) return;
   h = &x->gathered[chunk * (x->chunk_layers + 2) + u];
   if (*h < 0)
-    *h = take(x, "gathered_unit", x->plan->unit_gather_bytes[unit_kind(x, chunk, u)], STREAM_COMM);
+    *h = ptsim_lifetimes_take(x, "gathered_unit", x->plan->unit_gather_bytes[unit_kind(x, chunk, u)], STREAM_COMM);
 }
 
 static PTSIM_HD void release_unit(Ctx *x, int32_t chunk, int32_t u) {
   int32_t *h;
   if (!x->gathered) return;
   h = &x->gathered[chunk * (x->chunk_layers + 2) + u];
-  give(x, *h);
+  ptsim_lifetimes_give(x, *h);
   *h = -1;
 }
 
@@ -82,7 +76,7 @@ PTSIM_HD int32_t ptsim_lifetimes_unit_backward_begin(Ctx *x, int32_t chunk, int3
   if (x->plan->zero_stage < 2 || !unit_present(x, chunk, u)) return -1;
   ptsim_lifetimes_unit_enter(x, chunk, u, -1);
   if (x->plan->sync_once) return -1; /* accumulated into the stage's unsharded gradients */
-  return take(x, "unit_grad",
+  return ptsim_lifetimes_take(x, "unit_grad",
               x->plan->unit_parameters[unit_kind(x, chunk, u)] *
                   (torch ? 2.0 : x->plan->grad_bytes),
               STREAM_COMPUTE);
@@ -93,11 +87,11 @@ PTSIM_HD void ptsim_lifetimes_unit_backward_end(Ctx *x, int32_t chunk, int32_t u
   int32_t input = grad;
   if (x->plan->zero_stage < 2 || !unit_present(x, chunk, u) || x->plan->sync_once) return;
   if (x->job->settings.fsdp_impl == PTSIM_FSDP_TORCH) {
-    input = take(x, "reduce_scatter_input",
+    input = ptsim_lifetimes_take(x, "reduce_scatter_input",
                  x->plan->unit_parameters[unit_kind(x, chunk, u)] * x->plan->grad_bytes, STREAM_COMM);
-    give(x, grad);
+    ptsim_lifetimes_give(x, grad);
   }
-  give(x, *reducing);
+  ptsim_lifetimes_give(x, *reducing);
   *reducing = input;
   release_unit(x, chunk, u);
 }
@@ -105,7 +99,7 @@ PTSIM_HD void ptsim_lifetimes_unit_backward_end(Ctx *x, int32_t chunk, int32_t u
 PTSIM_HD void ptsim_lifetimes_units_reshard(Ctx *x) {
   int32_t i;
   for (i = 0; i < (int32_t)ptsim_lifetimes_unit_slots(x->plan, x->stage); i++) {
-    give(x, x->gathered[i]);
+    ptsim_lifetimes_give(x, x->gathered[i]);
     x->gathered[i] = -1;
   }
 }
@@ -132,7 +126,7 @@ PTSIM_HD void ptsim_lifetimes_sharded_units(Ctx *x) {
       grads += expert_params * plan->grad_bytes / plan->expert_grad_shards;
     }
     if (plan->zero_stage == 3 && plan->stage_weight_bytes[x->stage] > 0.0)
-      take(x, "weight_shard", weights, STREAM_COMPUTE);
-    take(x, plan->sync_once ? "unsharded_grad" : "grad_shard", grads, STREAM_COMPUTE);
+      ptsim_lifetimes_take(x, "weight_shard", weights, STREAM_COMPUTE);
+    ptsim_lifetimes_take(x, plan->sync_once ? "unsharded_grad" : "grad_shard", grads, STREAM_COMPUTE);
   }
 }

@@ -121,7 +121,7 @@ static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules,
   return bytes;
 }
 
-static PTSIM_HD double layer_bytes(const PtsimPlan *plan, int keep_scores, int moe, double load) {
+static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_scores, int moe, double load) {
   const PtsimModel *m = &plan->job.model;
   const PtsimLayout *l = &plan->job.layout;
   const PtsimSettings *run = &plan->job.settings;
@@ -247,11 +247,11 @@ PTSIM_HD double ptsim_memory_layer_op_saved_bytes(const PtsimPlan *plan) {
 }
 
 PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan, int keep_scores) {
-  return layer_bytes(plan, keep_scores, 0, 1.0);
+  return layer_activation_bytes(plan, keep_scores, 0, 1.0);
 }
 
 PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan, int keep_scores) {
-  return layer_bytes(plan, keep_scores, 1, plan->expert_load);
+  return layer_activation_bytes(plan, keep_scores, 1, plan->expert_load);
 }
 
 /* Saved activations of one stage, all in-flight microbatches, recompute

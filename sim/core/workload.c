@@ -225,7 +225,7 @@ PTSIM_HD double ptsim_work_gemm_fwd_s(const PtsimWorkCtx *x, int64_t m, int64_t 
 }
 
 /* The T x h activations a transformer layer's TP collectives move. */
-static PTSIM_HD double layer_bytes(const PtsimWorkCtx *x) {
+static PTSIM_HD double tp_activation_bytes(const PtsimWorkCtx *x) {
   return (double)x->tokens * (double)x->job->model.hidden_size * ELEM;
 }
 
@@ -362,7 +362,7 @@ static PTSIM_HD void build_attention_block(const PtsimWorkCtx *x, PtsimWork *w, 
   if (m->multi_latent_attention) {
     ptsim_work_mla(x, w, redo);
   } else {
-    ptsim_work_tp_enter(x, w, qkv_s, 1, layer_bytes(x));
+    ptsim_work_tp_enter(x, w, qkv_s, 1, tp_activation_bytes(x));
     ptsim_work_gemm(x, w, T, (q + 2 * kv) / t, h, norm_cast);
     if (m->qk_layernorm) /* norms over the heads of q and k */
       ptsim_work_elementwise(x, w, 2.0 * (double)T * (double)(q + kv) / (double)t * ELEM);
@@ -428,7 +428,7 @@ static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
    * reduction re-runs. */
   ptsim_work_elementwise(x, &mlp, norm_bytes);
   if (redo_norms) work_add(&redo, &norm, 1.0);
-  ptsim_work_tp_enter(x, &mlp, fc1_s, 1, layer_bytes(x));
+  ptsim_work_tp_enter(x, &mlp, fc1_s, 1, tp_activation_bytes(x));
   ptsim_work_gemm(x, &mlp, T, fc1_out / t, h, norm_cast);
   ptsim_work_elementwise(x, &mlp, (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * ffn_local * ELEM);
   ptsim_work_gemm(x, &mlp, T, h, m->ffn_hidden_size / t, INPUT_CAST);
@@ -520,7 +520,7 @@ static PTSIM_HD void build_head(const PtsimWorkCtx *x, PtsimWork *w) {
   double small = 0.0;
   work_zero(w);
   ptsim_work_elementwise(x, w, 2.0 * x->tokens_sp * (double)h * ELEM);
-  ptsim_work_tp_enter(x, w, head_s, 0, layer_bytes(x));
+  ptsim_work_tp_enter(x, w, head_s, 0, tp_activation_bytes(x));
   ptsim_work_gemm_at(x, w, ptsim_work_outside_fp8(x), T, vocab_local, h, INPUT_CAST);
   w->forward_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 22.0 : 38.0));
   w->backward_input_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 6.0 : 22.0));
