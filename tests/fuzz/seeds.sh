@@ -2,7 +2,7 @@
 # replay.sh: the fixtures in tests/data (and the shipped models, profiles
 # and published CSVs), plus the few hand-written seeds in seeds/TARGET/.
 # Usage: seeds TARGET (paths relative to the source tree, one per line).
-fuzz_targets="model_ini hw_ini megatron_args megatron_args_file megatron_log run_csv alloc_trace alloc_conf plot_tables job_options torchtitan shell_script launcher pipeline_layout shard_merge error_bands megatron_case"
+fuzz_targets="model_ini hw_ini megatron_args megatron_args_file megatron_log run_csv alloc_trace alloc_conf plot_tables job_options torchtitan shell_script launcher pipeline_layout shard_merge error_bands megatron_case kernel_tables"
 
 seeds() {
   case $1 in
