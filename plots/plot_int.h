@@ -17,8 +17,9 @@
 #include <glib.h>
 #include "numbers.h"
 #include "plot.h"
+#include "units.h"
 
-#define PTSIM_PLOT_GIB (1024.0 * 1024.0 * 1024.0)
+#define PTSIM_PLOT_GIB PTSIM_GIB_BYTES
 /* Printing units: a figure's sizes are in cm, its fonts in points. */
 #define PTSIM_PLOT_CM_PER_IN 2.54 /* by definition */
 #define PTSIM_PLOT_PT_PER_IN 72.0 /* PostScript points, cairo's font unit */

@@ -99,8 +99,8 @@ static int pick_bands(int64_t pp, const PtsimPlotRange *range, int max_bands, in
 static gboolean in_view(const PtsimTraceRecord *r, int64_t pp, const int *band_of, double w0,
                         double w1, int *k, double *a, double *b) {
   *k = kind_index(r->kind);
-  *a = (double)r->start_ns * 1e-9;
-  *b = (double)r->end_ns * 1e-9;
+  *a = (double)r->start_ns * PTSIM_S_PER_NS;
+  *b = (double)r->end_ns * PTSIM_S_PER_NS;
   return *k >= 0 && r->stage >= 0 && r->stage < pp && band_of[r->stage] >= 0 && *b >= w0 &&
          *a <= w1;
 }
@@ -231,7 +231,7 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   /* the window */
   PtsimTime span_ns = 0;
   for (int64_t i = 0; i < trace->count; i++) span_ns = MAX(span_ns, trace->records[i].end_ns);
-  double span_s = span_ns > 0 ? (double)span_ns * 1e-9 : MAX(time->step_s, 1e-9);
+  double span_s = span_ns > 0 ? (double)span_ns * PTSIM_S_PER_NS : MAX(time->step_s, 1e-9);
   double w0 = range ? range->start_s : 0.0;
   double w1 = range && range->end_s > 0 ? range->end_s : span_s;
   if (w0 >= span_s) {

@@ -8,10 +8,11 @@
 #include <math.h>
 #include <string.h>
 #include "csv_writer.h"
+#include "units.h"
 #include "json_writer.h"
 #include "megatron_cases.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
+#define GIB PTSIM_GIB_BYTES
 
 static const char *const status_keys[] = {"compared", "refused", "out_of_scope", "unmeasured"};
 static const char *const quantity_names[PTSIM_CASE_QUANTITIES] = {

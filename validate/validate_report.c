@@ -4,11 +4,12 @@
 #include <math.h>
 #include <string.h>
 #include "csv_writer.h"
+#include "units.h"
 #include "json_writer.h"
 #include "validate_row.h"
 #include "validation.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
+#define GIB PTSIM_GIB_BYTES
 
 /* ---- statistics ---- */
 

@@ -2,6 +2,7 @@
  * Parsing and replay live in alloc_trace_io.c; this file compares the
  * emulation with the observations and writes the report. */
 #include "alloc_replay_cmd.h"
+#include "units.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,8 @@
 #include "output.h"
 #include "report.h"
 
-#define MIB (1024.0 * 1024.0)
-#define GIB (1024.0 * 1024.0 * 1024.0)
+#define MIB PTSIM_MIB_BYTES
+#define GIB PTSIM_GIB_BYTES
 /* No --capacity-gib: a device no trace fills (2^50 B). */
 #define UNLIMITED_BYTES 1125899906842624.0
 

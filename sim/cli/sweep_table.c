@@ -4,6 +4,7 @@
  * sim/run/sweep_rows.c; the command's flow (held, streamed, shards) in
  * sweep_cmd.c. */
 #include "error_bands.h"
+#include "units.h"
 #include "job_validate.h"
 #include "lifetimes.h"
 #include "names.h"
@@ -11,7 +12,7 @@
 #include "topology.h"
 #include "workload.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
+#define GIB PTSIM_GIB_BYTES
 
 /* 1 when any layout of the sweep is of a mixture-of-experts model: the
  * table then shows ep and etp and the exposed all-to-all. */
@@ -126,7 +127,7 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
                          "+ %.0f%% of the reserved peak; tight: runs although over the 80%% rule)\n",
                          sweep->candidates, sweep->valid, sweep->device_used, c->fitting,
                          c->running, c->tight, c->doubt, c->failed, c->emulated,
-                         PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES / 1073741824.0,
+                         PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES / GIB,
                          100.0 * PTSIM_LIFETIMES_RESERVED_ERROR);
   gboolean mc = sweep->mc.samples > 0, experts = sweep_has_experts(sweep);
   gboolean sharding = shows_sharding(sweep);

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "validate_cmd.h"
+#include "units.h"
 #include "validate_moe.h"
 #include "validate_sources.h"
 #include "cli_job.h"
@@ -60,7 +61,7 @@
 #include "workload.h"
 
 #define EXIT_BAD_INPUT 2
-#define MIB (1024.0 * 1024.0)
+#define MIB PTSIM_MIB_BYTES
 
 /* ---- rows (the Row struct is in validate_row.h) ---- */
 
@@ -249,7 +250,7 @@ static void predict_rows(Row **rows, const int64_t *stages, guint n, PtsimJob *j
     r->pred_step_s = time->step_s;
     r->pred_tflops = isnan(r->step_flops)
                          ? time->tflops_per_gpu
-                         : r->step_flops / (time->step_s * (double)r->gpus) / 1e12;
+                         : r->step_flops / (time->step_s * (double)r->gpus) / PTSIM_FLOPS_PER_TFLOPS;
     r->est_total_bytes = mem->stages[est].total_bytes;
     r->est_usage = mem->stages[est].total_bytes / mem->capacity_bytes;
     r->capacity_bytes = mem->capacity_bytes;
@@ -386,7 +387,7 @@ static void published_row(Row *r, const PtsimPublishedSource *src, const PtsimRu
   if (src->bound_column)
     r->meas_lower_bound = g_strcmp0(ptsim_run_csv_cell(csv, run, src->bound_column), "at_least") == 0;
   if (!src->step_from_time)
-    r->meas_step_s = r->step_flops / (r->meas_tflops * 1e12 * (double)run->num_gpus);
+    r->meas_step_s = r->step_flops / (r->meas_tflops * PTSIM_FLOPS_PER_TFLOPS * (double)run->num_gpus);
   predict_row(r, &job);
 }
 
@@ -456,7 +457,7 @@ static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
   csv_measured(r, run);
   if (isnan(r->meas_step_s) && !isnan(r->meas_tflops))
     r->meas_step_s = ptsim_workload_megatron_flops(&job) /
-                     (r->meas_tflops * 1e12 * (double)job.layout.gpus);
+                     (r->meas_tflops * PTSIM_FLOPS_PER_TFLOPS * (double)job.layout.gpus);
   predict_row(r, &job);
 }
 

@@ -14,6 +14,7 @@
  * engine_period.c, which skips whole periods of the steady state and gives
  * the same result to the nanosecond (and the same event count). */
 #include "engine_int.h"
+#include "units.h"
 #include "scratch.h"
 
 #define EV_ITEM_DONE PTSIM_ENGINE_EV_ITEM_DONE
@@ -24,7 +25,7 @@ typedef PtsimEngineSim Sim;
 typedef PtsimEngineStage StageState;
 
 static PTSIM_HD PtsimTime to_ns(double seconds) {
-  return (PtsimTime)(seconds * 1e9 + 0.5);
+  return (PtsimTime)(seconds * PTSIM_NS_PER_S + 0.5);
 }
 
 
@@ -277,11 +278,11 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
     after = to_ns(w->optimizer_s[s]) +
             (sim->plan->param_gather_hidden ? 0 : to_ns(w->param_gather_s[s]));
     if (after > tail) tail = after;
-    o->busy_s = (double)st->busy_ns * 1e-9;
-    o->end_s = (double)st->free_at * 1e-9;
-    o->idle_s = (double)(pipeline_end - st->busy_ns) * 1e-9;
-    o->pp_wait_s = (double)st->pp_wait_ns * 1e-9;
-    o->grad_sync_end_s = (double)g * 1e-9;
+    o->busy_s = (double)st->busy_ns * PTSIM_S_PER_NS;
+    o->end_s = (double)st->free_at * PTSIM_S_PER_NS;
+    o->idle_s = (double)(pipeline_end - st->busy_ns) * PTSIM_S_PER_NS;
+    o->pp_wait_s = (double)st->pp_wait_ns * PTSIM_S_PER_NS;
+    o->grad_sync_end_s = (double)g * PTSIM_S_PER_NS;
     o->compute_s = o->busy_s;
     for (k = 0; k < PTSIM_COMM_KINDS; k++) {
       o->exposed_comm_s[k] = sim->comm_s[s][k];
@@ -304,9 +305,9 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
   out->num_stages = sim->p;
   out->events = sim->events;
   out->events_simulated = sim->simulated;
-  out->pipeline_s = (double)pipeline_end * 1e-9;
-  out->step_s = (double)(sync_end + tail) * 1e-9;
-  out->optimizer_s = (double)tail * 1e-9;
+  out->pipeline_s = (double)pipeline_end * PTSIM_S_PER_NS;
+  out->step_s = (double)(sync_end + tail) * PTSIM_S_PER_NS;
+  out->optimizer_s = (double)tail * PTSIM_S_PER_NS;
   out->busiest_stage = busiest;
   out->bubble_fraction = pipeline_end > 0 ? 1.0 - busy_sum / (double)sim->p / out->pipeline_s : 0.0;
   out->compute_s = out->stages[busiest].compute_s;
@@ -319,13 +320,13 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
       for (s = 0; s < sim->p; s++)
         if (w->param_gather_s[s] > gather) gather = w->param_gather_s[s];
     out->exposed_comm_s[PTSIM_COMM_DP] +=
-        (double)(sync_end - pipeline_end) * 1e-9 + gather;
+        (double)(sync_end - pipeline_end) * PTSIM_S_PER_NS + gather;
   }
   /* executed FLOPs are per GPU of each stage; all tp x cp x dp peers alike */
   executed *= (double)(job->layout.tp * job->layout.cp * job->layout.dp);
   out->tokens_per_s = out->step_s > 0.0 ? (double)(job->layout.gbs * job->layout.seq) / out->step_s : 0.0;
-  out->tflops_per_gpu = out->step_s > 0.0 ? w->model_flops / out->step_s / (double)job->layout.gpus / 1e12 : 0.0;
-  out->mfu = peak_flops > 0.0 ? out->tflops_per_gpu * 1e12 / peak_flops : 0.0;
+  out->tflops_per_gpu = out->step_s > 0.0 ? w->model_flops / out->step_s / (double)job->layout.gpus / PTSIM_FLOPS_PER_TFLOPS : 0.0;
+  out->mfu = peak_flops > 0.0 ? out->tflops_per_gpu * PTSIM_FLOPS_PER_TFLOPS / peak_flops : 0.0;
   out->hfu = peak_flops > 0.0 && out->step_s > 0.0
                  ? executed / out->step_s / (double)job->layout.gpus / peak_flops
                  : 0.0;

@@ -82,6 +82,7 @@
 #include "job.h"
 #include "plan.h"
 #include "schedule.h"
+#include "units.h"
 
 #define PTSIM_LIFETIMES_NAME_MAX 24
 
@@ -120,7 +121,7 @@
  * reserved shortfall).  The emulation replays a regular tensor set, so it
  * is more likely to miss fragmentation than to invent it: one-sided. */
 #define PTSIM_LIFETIMES_RESERVED_ERROR 0.05
-#define PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES (0.72 * 1073741824.0)
+#define PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES (0.72 * PTSIM_GIB_BYTES)
 
 /* Steps the commands replay: step 0 and one steady step (a third changes
  * nothing on the published rows: the allocator's cache has settled). */

@@ -16,6 +16,7 @@
  * Units: .ini keys carry their unit in the name (_gib, _tflops, _gbps with
  * GB = 1e9 B, _us); the structs are SI (bytes, FLOP/s, bytes/s, seconds). */
 #include "config.h"
+#include "units.h"
 #include "config_int.h"
 #include "data_dir.h"
 #include "moe_layers.h"
@@ -697,7 +698,7 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
                 where, has_bytes ? "both" : "neither");
     return FALSE;
   }
-  hw.memory_bytes = has_bytes ? mem_bytes : mem_gib * 1073741824.0;
+  hw.memory_bytes = has_bytes ? mem_bytes : mem_gib * PTSIM_GIB_BYTES;
   if (!ptsim_ini_double(ini, "gpu", "peak_bf16_tflops", RANGE_TFLOPS, TRUE, NULL,
                   &bf16, error) ||
       !ptsim_ini_double(ini, "gpu", "peak_fp8_tflops", RANGE_TFLOPS_OR_NONE, TRUE,
@@ -708,9 +709,9 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
                   error) ||
       !ptsim_ini_int(ini, "gpu", "sm_count", 1, SM_COUNT_MAX, TRUE, &hw.sm_count, error))
     return FALSE;
-  hw.peak_bf16_flops = bf16 * 1e12;
-  hw.peak_fp8_flops = fp8 * 1e12;
-  hw.peak_fp32_flops = fp32 * 1e12;
+  hw.peak_bf16_flops = bf16 * PTSIM_FLOPS_PER_TFLOPS;
+  hw.peak_fp8_flops = fp8 * PTSIM_FLOPS_PER_TFLOPS;
+  hw.peak_fp32_flops = fp32 * PTSIM_FLOPS_PER_TFLOPS;
   hw.hbm_bytes_per_s = hbm * 1e9;
 
   double nvlink = 0, nvlink_lat = 0, nic = 0, net_lat = 0;

@@ -3,6 +3,7 @@
  * #ifdef (SQLite's OMIT pattern). */
 #include <string.h>
 #include "gpu.h"
+#include "units.h"
 #ifdef PTSIM_HAVE_CUDA
 #include "device.h"
 #endif
@@ -55,7 +56,7 @@ char *ptsim_gpu_describe(void) {
   return g_strdup_printf("GPU path: compiled in (CUDA architectures %s); device: %s "
                          "(sm_%d%d, %.1f GiB), %d device(s)",
                          archs, info.name, info.compute_major, info.compute_minor,
-                         info.memory_bytes / (1024.0 * 1024.0 * 1024.0),
+                         info.memory_bytes / PTSIM_GIB_BYTES,
                          info.device_count);
 }
 

@@ -1,12 +1,13 @@
 /* report.c — text, JSON and CSV writers; see report.h. */
 #include <string.h>
 #include "job_validate.h"
+#include "units.h"
 #include "memory.h"
 #include "names.h"
 #include "report.h"
 #include "topology.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
+#define GIB PTSIM_GIB_BYTES
 
 gboolean ptsim_format_parse(const char *word, PtsimFormat *out) {
   static const char *const words[] = {"text", "json", "csv"};

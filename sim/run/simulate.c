@@ -1,5 +1,6 @@
 /* simulate.c — see simulate.h. */
 #include "config.h"
+#include "units.h"
 #include "names.h"
 #include "output.h"
 #include "schedule.h"
@@ -17,7 +18,7 @@ static const char *engine_error(int32_t rc) {
   }
 }
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
+#define GIB PTSIM_GIB_BYTES
 
 static gboolean engine_scratch_ok(const PtsimPlan *plan, int64_t bytes, GError **error) {
   if (bytes <= PTSIM_SIMULATE_SCRATCH_MAX) return TRUE;
@@ -125,7 +126,7 @@ static void append_timeline(GString *tsv, const GArray *ends, int64_t stage, dou
     PtsimTime end = smp->item >= 0 && (guint)smp->item < ends->len
                         ? g_array_index(ends, PtsimTime, smp->item)
                         : 0;
-    double t = (double)end * 1e-9 + step_s * smp->step;
+    double t = (double)end * PTSIM_S_PER_NS + step_s * smp->step;
     g_string_append_printf(tsv, "%" G_GINT64_FORMAT "\t%d\t%.9f\t%.0f\t%.0f\n", stage, smp->step,
                            t, smp->allocated_bytes, smp->reserved_bytes);
   }

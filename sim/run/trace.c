@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 #include "config.h"
+#include "units.h"
 #include "json_writer.h"
 #include "names.h"
 #include "output.h"
@@ -43,7 +44,7 @@ static const char *slice_name(const PtsimTraceSlice *s) {
   return s->slice > 0 && s->slice < (int32_t)G_N_ELEMENTS(names) ? names[s->slice] : "?";
 }
 
-static int64_t to_ns(double seconds) { return (int64_t)llround(seconds * 1e9); }
+static int64_t to_ns(double seconds) { return (int64_t)llround(seconds * PTSIM_NS_PER_S); }
 
 static void add(GArray *out, int32_t stage, int32_t track, int32_t slice, int32_t kind,
                 int32_t mb, int32_t chunk, int32_t step, int64_t start, int64_t end,
@@ -104,12 +105,12 @@ static void split_item(GArray *out, const PtsimWorkload *w, const PtsimTraceReco
       break;
   }
   int64_t start = t0 + r->start_ns, end = t0 + r->end_ns, d = end - start;
-  double scale = expected > 0 ? (double)d / (expected * 1e9) : 0.0;
-  int64_t rc_ns = MIN(d, (int64_t)llround(rc * 1e9 * scale));
-  int64_t tp_ns = MIN(d - rc_ns, (int64_t)llround(tp * 1e9 * scale));
-  int64_t cp_ns = MIN(d - rc_ns - tp_ns, (int64_t)llround(cp * 1e9 * scale));
-  int64_t ep_ns = MIN(d - rc_ns - tp_ns - cp_ns, (int64_t)llround(ep * 1e9 * scale));
-  int64_t dp_ns = MIN(d - rc_ns - tp_ns - cp_ns - ep_ns, (int64_t)llround(dp * 1e9 * scale));
+  double scale = expected > 0 ? (double)d / (expected * PTSIM_NS_PER_S) : 0.0;
+  int64_t rc_ns = MIN(d, (int64_t)llround(rc * PTSIM_NS_PER_S * scale));
+  int64_t tp_ns = MIN(d - rc_ns, (int64_t)llround(tp * PTSIM_NS_PER_S * scale));
+  int64_t cp_ns = MIN(d - rc_ns - tp_ns, (int64_t)llround(cp * PTSIM_NS_PER_S * scale));
+  int64_t ep_ns = MIN(d - rc_ns - tp_ns - cp_ns, (int64_t)llround(ep * PTSIM_NS_PER_S * scale));
+  int64_t dp_ns = MIN(d - rc_ns - tp_ns - cp_ns - ep_ns, (int64_t)llround(dp * PTSIM_NS_PER_S * scale));
   int64_t at = start;
   add(out, r->stage, PTSIM_TRACK_COMPUTE, PTSIM_SLICE_RECOMPUTE, r->kind, r->microbatch, r->chunk,
       step, at, at + rc_ns, 0);
