@@ -34,7 +34,8 @@ static int compare_montecarlo(const PtsimBatchResult *cpu, const PtsimBatchResul
     p90 = MAX(p90, jobgen_rel_diff(gpu[i].step_p90_s, cpu[i].step_p90_s));
   }
   printf("- GPU vs CPU percentiles (other random streams): max relative difference p50 %.3g, "
-         "p90 %.3g\n", p50, p90);
+         "p90 %.3g\n",
+         p50, p90);
   return 0;
 }
 
@@ -86,8 +87,8 @@ int main(int argc, char **argv) {
     max_scratch = MAX(max_scratch, ptsim_batch_scratch_bytes_mc(&jobs[i], &mc));
 
   printf("batch of %" G_GSIZE_FORMAT " random valid layouts (seed %u; largest scratch %.1f KiB "
-         "per layout)%s\n\n", n, seed, (double)max_scratch / 1024.0,
-         samples > 0 ? ", Monte-Carlo" : "");
+         "per layout)%s\n\n",
+         n, seed, (double)max_scratch / 1024.0, samples > 0 ? ", Monte-Carlo" : "");
   double units = samples > 0 ? (double)n * samples : (double)n;
   const char *unit = samples > 0 ? "samples/s" : "layouts/s";
   g_autofree void *scratch = g_malloc(max_scratch);
@@ -97,8 +98,8 @@ int main(int argc, char **argv) {
   double cpu_s = (double)(g_get_monotonic_time() - start) * 1e-6;
   gsize failed = 0;
   for (gsize i = 0; i < n; i++) failed += cpu[i].status != 0;
-  printf("- CPU, 1 thread: %.3f s, %.0f %s (%" G_GSIZE_FORMAT " with a non-zero status)\n",
-         cpu_s, units / cpu_s, unit, failed);
+  printf("- CPU, 1 thread: %.3f s, %.0f %s (%" G_GSIZE_FORMAT " with a non-zero status)\n", cpu_s,
+         units / cpu_s, unit, failed);
 
   PtsimGpuInfo info;
   if (!ptsim_gpu_query(&info, &error)) {
@@ -116,7 +117,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   double gpu_s = (double)(g_get_monotonic_time() - start) * 1e-6;
-  printf("- GPU, %s: %.3f s, %.0f %s (transfers included), %.1fx the CPU thread\n\n",
-         info.name, gpu_s, units / gpu_s, unit, cpu_s / gpu_s);
+  printf("- GPU, %s: %.3f s, %.0f %s (transfers included), %.1fx the CPU thread\n\n", info.name,
+         gpu_s, units / gpu_s, unit, cpu_s / gpu_s);
   return samples > 0 ? compare_montecarlo(cpu, gpu, n) : compare_exact(cpu, gpu, n);
 }

@@ -65,8 +65,8 @@ int main(int argc, char **argv) {
          " m 64 schedule %s: %.1f us per layout (median of %d x %d; min %.1f), "
          "%" G_GINT64_FORMAT " events (%" G_GINT64_FORMAT " simulated), step %.3f s "
          "(checksum %g)\n",
-         job.layout.vp, schedule, per_layout_us[BATCHES / 2], BATCHES, PER_BATCH,
-         per_layout_us[0], t->events, t->events_simulated, t->step_s, sink);
+         job.layout.vp, schedule, per_layout_us[BATCHES / 2], BATCHES, PER_BATCH, per_layout_us[0],
+         t->events, t->events_simulated, t->step_s, sink);
   g_free(scratch);
   g_free(plan);
   g_free(w);

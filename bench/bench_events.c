@@ -113,8 +113,8 @@ int main(int argc, char **argv) {
     const Bucket *b = &buckets[k];
     if (b->layouts == 0) continue;
     printf("| %s%" G_GINT64_FORMAT " | %u | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f |\n",
-           k == BUCKETS - 1 ? "> " : "<= ", k == BUCKETS - 1 ? upper[k - 1] : upper[k],
-           b->layouts, b->events / b->layouts, b->simulated / b->layouts, b->items / b->layouts,
+           k == BUCKETS - 1 ? "> " : "<= ", k == BUCKETS - 1 ? upper[k - 1] : upper[k], b->layouts,
+           b->events / b->layouts, b->simulated / b->layouts, b->items / b->layouts,
            b->computed / b->layouts, b->full_us / b->layouts, b->shortcut_us / b->layouts,
            b->recur_us / b->layouts);
   }

@@ -28,8 +28,8 @@ static gint64 emulate(const PtsimPlan *plan, gboolean every_item, PtsimAllocResu
   g_autoptr(GError) error = NULL;
   memset(out, 0, sizeof *out);
   gint64 t0 = bench_cpu_us();
-  if (!ptsim_simulate_allocator_with(plan, PTSIM_LIFETIMES_STEPS, NULL, every_item, NULL, 0.0,
-                                     NULL, out, &error))
+  if (!ptsim_simulate_allocator_with(plan, PTSIM_LIFETIMES_STEPS, NULL, every_item, NULL, 0.0, NULL,
+                                     out, &error))
     return -1;
   gint64 t1 = bench_cpu_us();
   *replayed = 0;
@@ -49,8 +49,10 @@ int main(int argc, char **argv) {
   bench_scenario_init(spec, &sc);
   for (int i = 1; i + 1 < argc; i += 2) {
     if (bench_scenario_flag(spec, &sc, argv[i], argv[i + 1])) continue;
-    if (strcmp(argv[i], "--lists") == 0) lists = argv[i + 1];
-    else if (strcmp(argv[i], "--top") == 0) top = (guint)g_ascii_strtoull(argv[i + 1], NULL, 10);
+    if (strcmp(argv[i], "--lists") == 0)
+      lists = argv[i + 1];
+    else if (strcmp(argv[i], "--top") == 0)
+      top = (guint)g_ascii_strtoull(argv[i + 1], NULL, 10);
     else {
       fprintf(stderr, "bench_lifetimes: unknown flag %s\n", argv[i]);
       return 1;
@@ -100,8 +102,8 @@ int main(int argc, char **argv) {
            " | %" G_GINT64_FORMAT " | %.1f | %.1f |\n",
            jobs[i].hw.name, ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->gpus,
            l->seq, l->tp, l->pp, l->cp, l->vp, l->mbs,
-           ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute), plan->num_microbatches,
-           all, part, t_full / 1000.0, t_fast / 1000.0);
+           ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute), plan->num_microbatches, all,
+           part, t_full / 1000.0, t_fast / 1000.0);
     n += 1;
     items += (double)all;
     replayed += (double)part;

@@ -43,12 +43,18 @@ static inline void bench_scenario_init(PtsimSweepSpec *spec, BenchScenario *sc) 
 /* One scenario flag; FALSE when flag is not one. */
 static inline gboolean bench_scenario_flag(PtsimSweepSpec *spec, BenchScenario *sc,
                                            const char *flag, const char *value) {
-  if (strcmp(flag, "--model") == 0) sc->models = value;
-  else if (strcmp(flag, "--hw") == 0) sc->hws = value;
-  else if (strcmp(flag, "--gpus") == 0) bench_parse_list(value, spec->gpus);
-  else if (strcmp(flag, "--seq") == 0) bench_parse_list(value, spec->seqs);
-  else if (strcmp(flag, "--gbs") == 0) bench_parse_list(value, spec->gbs);
-  else return FALSE;
+  if (strcmp(flag, "--model") == 0)
+    sc->models = value;
+  else if (strcmp(flag, "--hw") == 0)
+    sc->hws = value;
+  else if (strcmp(flag, "--gpus") == 0)
+    bench_parse_list(value, spec->gpus);
+  else if (strcmp(flag, "--seq") == 0)
+    bench_parse_list(value, spec->seqs);
+  else if (strcmp(flag, "--gbs") == 0)
+    bench_parse_list(value, spec->gbs);
+  else
+    return FALSE;
   return TRUE;
 }
 

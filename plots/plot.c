@@ -8,8 +8,8 @@
  * the output policy (output.h: no half-written file, no input or device
  * replaced), and then runs gnuplot in the figure's folder so that every
  * name in the script is relative; the figure goes to a temporary and
- * replaces the old one only when gnuplot succeeded.  Numbers go through g_ascii_formatd: the files read the same
- * under any locale.
+ * replaces the old one only when gnuplot succeeded.  Numbers go through g_ascii_formatd: the files
+ * read the same under any locale.
  *
  * Palette (CIE L* in brackets, so the grayscale order is known; hues from
  * the blue/orange/purple families that the common colour-vision
@@ -39,7 +39,10 @@
 #include "plot.h"
 #include "plot_int.h"
 
+/* The domain name keeps its dashes (clang-format 14 would space them). */
+/* clang-format off */
 G_DEFINE_QUARK(ptsim-plot-error-quark, ptsim_plot_error)
+/* clang-format on */
 
 void ptsim_plot_files_clear(PtsimPlotFiles *files) {
   g_clear_pointer(&files->figure, g_free);
@@ -72,7 +75,8 @@ GString *ptsim_plot_script_begin(const PtsimPlotFiles *files, const PtsimPlotCan
   g_autofree char *script_name = g_path_get_basename(files->script);
   g_autofree char *figure_name = g_path_get_basename(files->figure);
   GString *gp = g_string_new(NULL);
-  g_string_append_printf(gp, "# ptsim plot %s\n# Reads %s; edit and rerun in this folder: gnuplot %s\n",
+  g_string_append_printf(gp,
+                         "# ptsim plot %s\n# Reads %s; edit and rerun in this folder: gnuplot %s\n",
                          what, data_name, script_name);
   if (job) ptsim_plot_job_comment(gp, job);
   if (scenario) g_string_append_printf(gp, "# scenario: %s\n", scenario);
@@ -123,8 +127,8 @@ gboolean ptsim_plot_format_from_path(const char *path, PtsimPlotFormat *out, GEr
 
 /* Fills *files from the figure path (NAME.EXT -> NAME.gp, NAME.tsv) and
  * *format from its ending.  Error: PTSIM_PLOT_ERROR_FORMAT. */
-static gboolean files_for(const char *figure_path, PtsimPlotFormat *format,
-                          PtsimPlotFiles *files, GError **error) {
+static gboolean files_for(const char *figure_path, PtsimPlotFormat *format, PtsimPlotFiles *files,
+                          GError **error) {
   if (!ptsim_plot_format_from_path(figure_path, format, error)) return FALSE;
   const char *dot = strrchr(figure_path, '.');
   g_autofree char *stem = g_strndup(figure_path, (gsize)(dot - figure_path));
@@ -170,7 +174,7 @@ gboolean ptsim_plot_size_parse(const char *text, PtsimPlotSize *out, GError **er
   g_return_val_if_fail(text && out, FALSE);
   if (g_ascii_strcasecmp(text, "column") == 0 || g_ascii_strcasecmp(text, "page") == 0) {
     out->width_cm = g_ascii_strcasecmp(text, "column") == 0 ? PTSIM_PLOT_COLUMN_CM
-                                                             : PTSIM_PLOT_PAGE_CM;
+                                                            : PTSIM_PLOT_PAGE_CM;
     out->height_cm = 0.0;
     return TRUE;
   }
@@ -202,9 +206,7 @@ gboolean ptsim_plot_size_parse(const char *text, PtsimPlotSize *out, GError **er
   return TRUE;
 }
 
-void ptsim_plot_range_default(PtsimPlotRange *range) {
-  memset(range, 0, sizeof *range);
-}
+void ptsim_plot_range_default(PtsimPlotRange *range) { memset(range, 0, sizeof *range); }
 
 /* A time "1.5", "1.5s", "250ms" or "" (none) into seconds. */
 static gboolean parse_time(const char *text, double *out, gboolean *given) {
@@ -219,8 +221,7 @@ static gboolean parse_time(const char *text, double *out, gboolean *given) {
   return TRUE;
 }
 
-gboolean ptsim_plot_range_parse_window(const char *text, PtsimPlotRange *range,
-                                       GError **error) {
+gboolean ptsim_plot_range_parse_window(const char *text, PtsimPlotRange *range, GError **error) {
   g_return_val_if_fail(text && range, FALSE);
   const char *colon = strchr(text, ':');
   double start = 0, end = 0;
@@ -243,8 +244,8 @@ gboolean ptsim_plot_range_parse_window(const char *text, PtsimPlotRange *range,
   return TRUE;
 }
 
-gboolean ptsim_plot_range_parse_stages(const char *text, int64_t num_stages,
-                                       PtsimPlotRange *range, GError **error) {
+gboolean ptsim_plot_range_parse_stages(const char *text, int64_t num_stages, PtsimPlotRange *range,
+                                       GError **error) {
   g_return_val_if_fail(text && range, FALSE);
   guint8 want[PTSIM_MAX_STAGES] = {0};
   g_auto(GStrv) parts = g_strsplit(text, ",", -1);
@@ -259,10 +260,11 @@ gboolean ptsim_plot_range_parse_stages(const char *text, int64_t num_stages,
     for (int64_t s = a; ok && s <= b; s++) want[s] = 1;
   }
   if (!ok) {
-    g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION,
-                "--stages '%s': allowed are stage numbers and A:B ranges from 0 to %" G_GINT64_FORMAT
-                " (the job has pp %" G_GINT64_FORMAT "), e.g. 0,3:5",
-                text, num_stages - 1, num_stages);
+    g_set_error(
+        error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION,
+        "--stages '%s': allowed are stage numbers and A:B ranges from 0 to %" G_GINT64_FORMAT
+        " (the job has pp %" G_GINT64_FORMAT "), e.g. 0,3:5",
+        text, num_stages - 1, num_stages);
     return FALSE;
   }
   memcpy(range->stages, want, sizeof want);
@@ -292,8 +294,8 @@ static void canvas_init(PtsimPlotCanvas *c, PtsimPlotFormat format, const PtsimP
   c->tiny_pt = c->font_pt - 2.0;
 }
 
-gboolean ptsim_plot_begin(const char *figure_path, const PtsimPlotSize *size,
-                          PtsimPlotFiles *files, PtsimPlotCanvas *c, GError **error) {
+gboolean ptsim_plot_begin(const char *figure_path, const PtsimPlotSize *size, PtsimPlotFiles *files,
+                          PtsimPlotCanvas *c, GError **error) {
   PtsimPlotFormat format;
   if (!files_for(figure_path, &format, files, error)) return FALSE;
   canvas_init(c, format, size);
@@ -334,8 +336,9 @@ int ptsim_plot_key_rows(const PtsimPlotCanvas *c, int entries, int longest_chars
  * variables f_small and f_tiny hold the smaller two), borders, grid, and
  * the named colours/line styles every kind uses. */
 static void append_style(GString *gp, const PtsimPlotCanvas *c, const char *figure_name) {
-  g_string_append_printf(gp, "# ---- style (shared by every ptsim figure) ----\n"
-                             "# printed size %.2f x %.2f cm (%.2f x %.2f in)\n",
+  g_string_append_printf(gp,
+                         "# ---- style (shared by every ptsim figure) ----\n"
+                         "# printed size %.2f x %.2f cm (%.2f x %.2f in)\n",
                          c->width_cm, c->height_cm, c->width_cm / PTSIM_PLOT_CM_PER_IN,
                          c->height_cm / PTSIM_PLOT_CM_PER_IN);
   g_string_append(gp, "width_cm = ");
@@ -350,80 +353,80 @@ static void append_style(GString *gp, const PtsimPlotCanvas *c, const char *figu
   ptsim_plot_num(gp, "%g", c->tiny_pt);
   g_string_append(gp, "'   # numbers inside boxes and cells\n");
   switch (c->format) {
-    case PTSIM_PLOT_PDF:
-      /* pdfcairo's defaults are fontscale 0.5 and 0.5 pt lines: undo both so
-       * the PDF shows font_pt text and 1 pt lines, like the PNG. */
-      g_string_append(gp, "set terminal pdfcairo enhanced color font 'Sans,'.font_pt "
-                          "fontscale 1.0 linewidth 2 size ");
-      ptsim_plot_num(gp, "%.2f", c->width_cm);
-      g_string_append(gp, "cm,");
-      ptsim_plot_num(gp, "%.2f", c->height_cm);
-      g_string_append(gp, "cm\n");
-      break;
-    case PTSIM_PLOT_PNG:
-      /* cairo's font points are at 72 per inch, hence the fontscale, so the
-       * PNG looks like the PDF at 2x. */
-      g_string_append(gp, "set terminal pngcairo enhanced color font 'Sans,'.font_pt fontscale ");
-      ptsim_plot_num(gp, "%.3f", PTSIM_PLOT_PNG_PPI / PTSIM_PLOT_PT_PER_IN);
-      g_string_append(gp, " linewidth ");
-      ptsim_plot_num(gp, "%.3f", PTSIM_PLOT_PNG_PPI / PTSIM_PLOT_PT_PER_IN);
-      g_string_append_printf(gp, " size %d,%d\n",
-                             (int)lround(c->width_cm / PTSIM_PLOT_CM_PER_IN * PTSIM_PLOT_PNG_PPI),
-                             (int)lround(c->height_cm / PTSIM_PLOT_CM_PER_IN * PTSIM_PLOT_PNG_PPI));
-      break;
-    case PTSIM_PLOT_SVG:
-      g_string_append_printf(gp, "set terminal svg enhanced font 'Sans,'.font_pt linewidth 1 "
-                                 "size %d,%d background '#ffffff'\n", /* in points */
-                             (int)lround(c->width_cm / PTSIM_PLOT_CM_PER_IN * PTSIM_PLOT_PT_PER_IN),
-                             (int)lround(c->height_cm / PTSIM_PLOT_CM_PER_IN *
-                                         PTSIM_PLOT_PT_PER_IN));
-      break;
+  case PTSIM_PLOT_PDF:
+    /* pdfcairo's defaults are fontscale 0.5 and 0.5 pt lines: undo both so
+     * the PDF shows font_pt text and 1 pt lines, like the PNG. */
+    g_string_append(gp, "set terminal pdfcairo enhanced color font 'Sans,'.font_pt "
+                        "fontscale 1.0 linewidth 2 size ");
+    ptsim_plot_num(gp, "%.2f", c->width_cm);
+    g_string_append(gp, "cm,");
+    ptsim_plot_num(gp, "%.2f", c->height_cm);
+    g_string_append(gp, "cm\n");
+    break;
+  case PTSIM_PLOT_PNG:
+    /* cairo's font points are at 72 per inch, hence the fontscale, so the
+     * PNG looks like the PDF at 2x. */
+    g_string_append(gp, "set terminal pngcairo enhanced color font 'Sans,'.font_pt fontscale ");
+    ptsim_plot_num(gp, "%.3f", PTSIM_PLOT_PNG_PPI / PTSIM_PLOT_PT_PER_IN);
+    g_string_append(gp, " linewidth ");
+    ptsim_plot_num(gp, "%.3f", PTSIM_PLOT_PNG_PPI / PTSIM_PLOT_PT_PER_IN);
+    g_string_append_printf(gp, " size %d,%d\n",
+                           (int)lround(c->width_cm / PTSIM_PLOT_CM_PER_IN * PTSIM_PLOT_PNG_PPI),
+                           (int)lround(c->height_cm / PTSIM_PLOT_CM_PER_IN * PTSIM_PLOT_PNG_PPI));
+    break;
+  case PTSIM_PLOT_SVG:
+    g_string_append_printf(gp,
+                           "set terminal svg enhanced font 'Sans,'.font_pt linewidth 1 "
+                           "size %d,%d background '#ffffff'\n", /* in points */
+                           (int)lround(c->width_cm / PTSIM_PLOT_CM_PER_IN * PTSIM_PLOT_PT_PER_IN),
+                           (int)lround(c->height_cm / PTSIM_PLOT_CM_PER_IN * PTSIM_PLOT_PT_PER_IN));
+    break;
   }
   /* ptsim renders into a temporary name it passes as ptsim_output and moves
    * the figure into place only when gnuplot succeeded; run by hand, the
    * script writes the figure itself. */
   g_string_append(gp, "set output (exists('ptsim_output') ? ptsim_output : ");
   ptsim_plot_quoted(gp, figure_name);
-  g_string_append(gp,
-                  ")\nset encoding utf8\n"
-                  "set termoption noenhanced       # names with '_' print as typed\n"
-                  "set datafile separator '\\t'\n"
-                  "set border 3 linewidth 0.8 linecolor rgb '#404040'  # left + bottom only\n"
-                  "set xtics nomirror out scale 0.6\n"
-                  "set ytics nomirror out scale 0.6\n"
-                  "set grid ytics linetype 1 linewidth 0.8 linecolor rgb '#d4d4d4' dashtype solid\n"
-                  "set grid noxtics\n"
-                  "set key noautotitle nobox samplen 1.6 spacing 1.0 reverse Left font f_small\n"
-                  "# memory terms, bottom to top (viridis; CIE L* 15, 36, 55, 73, 91)\n"
-                  "c_parameters  = '#440154'\n"
-                  "c_gradients   = '#3b528b'\n"
-                  "c_optimizer   = '#21918c'\n"
-                  "c_activations = '#5ec962'\n"
-                  "c_other       = '#fde725'\n"
-                  "# timeline: compute solid, communication hatched (L* in comments)\n"
-                  "c_forward         = '#6baed6'  # 68: never as light as a gap\n"
-                  "c_forward_odd     = '#3182bd'  # 52, odd model chunks (interleaved)\n"
-                  "c_backward        = '#b2182b'  # 38\n"
-                  "c_backward_odd    = '#67001f'  # 20, odd model chunks (interleaved)\n"
-                  "c_backward_input  = '#b2182b'  # 38 (zb-h1's B)\n"
-                  "c_backward_weight = '#543005'  # 24 (zb-h1's W)\n"
-                  "c_optimizer_step  = '#737373'  # 49\n"
-                  "c_grad_sync       = '#1b7837'  # 44, pattern 4\n"
-                  "c_param_gather    = '#762a83'  # 32, pattern 5\n"
-                  "c_line = '#000000'\n"
-                  "c_alloc = '#d95f02'   # allocator outline on the memory bars (L* 55)\n"
-                  "c_oom   = '#bdbdbd'   # cells/points that do not fit (L* 77, hatched)\n"
-                  "c_band  = '#d9d9d9'   # tolerance bands (L* 87)\n"
-                  "c_note  = '#404040'   # secondary text\n"
-                  "# series (hw, source, stage): Okabe-Ito, each also with its own point type\n"
-                  "# and dash type, so lines stay apart in grayscale (L* 0, 46, 71, 35, 70, 54)\n"
-                  "array c_series[6] = ['#000000', '#0072b2', '#e69f00', '#7b3294', '#56b4e9', '#d55e00']\n"
-                  "array pt_series[6] = [7, 5, 9, 11, 13, 15]\n"
-                  "array pto_series[6] = [6, 4, 8, 10, 12, 14]  # the same shapes, open\n"
-                  "array dt_series[6] = [1, 2, 4, 5, 3, 1]\n"
-                  "# sequential colour scale (viridis; lightness rises monotonically)\n"
-                  "set palette defined (0 '#440154', 1 '#3b528b', 2 '#21918c', 3 '#5ec962', 4 '#fde725')\n"
-                  "# ---- figure ----\n");
+  g_string_append(
+      gp, ")\nset encoding utf8\n"
+          "set termoption noenhanced       # names with '_' print as typed\n"
+          "set datafile separator '\\t'\n"
+          "set border 3 linewidth 0.8 linecolor rgb '#404040'  # left + bottom only\n"
+          "set xtics nomirror out scale 0.6\n"
+          "set ytics nomirror out scale 0.6\n"
+          "set grid ytics linetype 1 linewidth 0.8 linecolor rgb '#d4d4d4' dashtype solid\n"
+          "set grid noxtics\n"
+          "set key noautotitle nobox samplen 1.6 spacing 1.0 reverse Left font f_small\n"
+          "# memory terms, bottom to top (viridis; CIE L* 15, 36, 55, 73, 91)\n"
+          "c_parameters  = '#440154'\n"
+          "c_gradients   = '#3b528b'\n"
+          "c_optimizer   = '#21918c'\n"
+          "c_activations = '#5ec962'\n"
+          "c_other       = '#fde725'\n"
+          "# timeline: compute solid, communication hatched (L* in comments)\n"
+          "c_forward         = '#6baed6'  # 68: never as light as a gap\n"
+          "c_forward_odd     = '#3182bd'  # 52, odd model chunks (interleaved)\n"
+          "c_backward        = '#b2182b'  # 38\n"
+          "c_backward_odd    = '#67001f'  # 20, odd model chunks (interleaved)\n"
+          "c_backward_input  = '#b2182b'  # 38 (zb-h1's B)\n"
+          "c_backward_weight = '#543005'  # 24 (zb-h1's W)\n"
+          "c_optimizer_step  = '#737373'  # 49\n"
+          "c_grad_sync       = '#1b7837'  # 44, pattern 4\n"
+          "c_param_gather    = '#762a83'  # 32, pattern 5\n"
+          "c_line = '#000000'\n"
+          "c_alloc = '#d95f02'   # allocator outline on the memory bars (L* 55)\n"
+          "c_oom   = '#bdbdbd'   # cells/points that do not fit (L* 77, hatched)\n"
+          "c_band  = '#d9d9d9'   # tolerance bands (L* 87)\n"
+          "c_note  = '#404040'   # secondary text\n"
+          "# series (hw, source, stage): Okabe-Ito, each also with its own point type\n"
+          "# and dash type, so lines stay apart in grayscale (L* 0, 46, 71, 35, 70, 54)\n"
+          "array c_series[6] = ['#000000', '#0072b2', '#e69f00', '#7b3294', '#56b4e9', '#d55e00']\n"
+          "array pt_series[6] = [7, 5, 9, 11, 13, 15]\n"
+          "array pto_series[6] = [6, 4, 8, 10, 12, 14]  # the same shapes, open\n"
+          "array dt_series[6] = [1, 2, 4, 5, 3, 1]\n"
+          "# sequential colour scale (viridis; lightness rises monotonically)\n"
+          "set palette defined (0 '#440154', 1 '#3b528b', 2 '#21918c', 3 '#5ec962', 4 '#fde725')\n"
+          "# ---- figure ----\n");
 }
 
 /* ---- the job, for titles and data headers ---- */
@@ -431,15 +434,15 @@ static void append_style(GString *gp, const PtsimPlotCanvas *c, const char *figu
 void ptsim_plot_job_comment(GString *s, const PtsimJob *job) {
   const PtsimLayout *l = &job->layout;
   const PtsimSettings *run = &job->settings;
-  g_string_append_printf(
-      s,
-      "# job: model %s, hw %s, gpus %" G_GINT64_FORMAT ", tp %" G_GINT64_FORMAT
-      " pp %" G_GINT64_FORMAT " cp %" G_GINT64_FORMAT " dp %" G_GINT64_FORMAT
-      " vp %" G_GINT64_FORMAT ", mbs %" G_GINT64_FORMAT " gbs %" G_GINT64_FORMAT
-      " seq %" G_GINT64_FORMAT ", recompute %s, schedule %s\n",
-      job->model.name, job->hw.name, l->gpus, l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs,
-      l->gbs, l->seq, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, run->recompute),
-      ptsim_names_get(PTSIM_NAMES_SCHEDULE, l->schedule));
+  g_string_append_printf(s,
+                         "# job: model %s, hw %s, gpus %" G_GINT64_FORMAT ", tp %" G_GINT64_FORMAT
+                         " pp %" G_GINT64_FORMAT " cp %" G_GINT64_FORMAT " dp %" G_GINT64_FORMAT
+                         " vp %" G_GINT64_FORMAT ", mbs %" G_GINT64_FORMAT " gbs %" G_GINT64_FORMAT
+                         " seq %" G_GINT64_FORMAT ", recompute %s, schedule %s\n",
+                         job->model.name, job->hw.name, l->gpus, l->tp, l->pp, l->cp, l->dp, l->vp,
+                         l->mbs, l->gbs, l->seq,
+                         ptsim_names_get(PTSIM_NAMES_RECOMPUTE, run->recompute),
+                         ptsim_names_get(PTSIM_NAMES_SCHEDULE, l->schedule));
 }
 
 char *ptsim_plot_job_what(const PtsimJob *job) {
@@ -459,10 +462,13 @@ char *ptsim_plot_job_layout(const PtsimJob *job) {
   /* an MoE model: the expert folding after the dense layout */
   if (job->model.num_experts > 0)
     g_string_append_printf(s, ", ep %" G_GINT64_FORMAT " etp %" G_GINT64_FORMAT, l->ep, l->etp);
-  g_string_append_printf(s, ", mbs %" G_GINT64_FORMAT " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT,
+  g_string_append_printf(s,
+                         ", mbs %" G_GINT64_FORMAT " gbs %" G_GINT64_FORMAT
+                         " seq %" G_GINT64_FORMAT,
                          l->mbs, l->gbs, l->seq);
   if (run->recompute != PTSIM_RECOMPUTE_NONE)
-    g_string_append_printf(s, ", recompute %s", ptsim_names_get(PTSIM_NAMES_RECOMPUTE, run->recompute));
+    g_string_append_printf(s, ", recompute %s",
+                           ptsim_names_get(PTSIM_NAMES_RECOMPUTE, run->recompute));
   g_string_append_printf(s, ", %s", ptsim_names_get(PTSIM_NAMES_SCHEDULE, l->schedule));
   if (l->sharding != PTSIM_SHARDING_NONE) /* the distributed optimizer goes without saying */
     g_string_append_printf(s, ", %s", ptsim_layout_sharding_word(l));
@@ -538,7 +544,7 @@ int ptsim_plot_title(GString *gp, const PtsimPlotCanvas *c, int max_lines,
   ptsim_plot_num(gp, "%.3f", 0.3 + ptsim_plot_line_cm(c->font_pt) * (lines->len + 0.6));
   g_string_append(gp, "   # the height it takes\nif (show_title) {\n  set label 100 ");
   for (guint i = 0; i < lines->len; i++) {
-    if (i) g_string_append(gp, ".\"\\n\".");  /* a line break: double-quoted "\n" */
+    if (i) g_string_append(gp, ".\"\\n\"."); /* a line break: double-quoted "\n" */
     ptsim_plot_quoted(gp, g_ptr_array_index(lines, i));
   }
   if (lines->len == 0) g_string_append(gp, "''");

@@ -88,10 +88,10 @@ gboolean ptsim_plot_size_parse(const char *text, PtsimPlotSize *out, GError **er
 
 /* What part of a step the timeline and allocator figures draw. */
 typedef struct {
-  double start_s, end_s;            /* time window from the step's start; end_s <= 0: to
-                                       the end of the step */
-  gboolean stages_given;            /* FALSE: the figure picks (all when they fit) */
-  guint8 stages[PTSIM_MAX_STAGES];  /* 1: draw this pipeline stage */
+  double start_s, end_s;           /* time window from the step's start; end_s <= 0: to
+                                      the end of the step */
+  gboolean stages_given;           /* FALSE: the figure picks (all when they fit) */
+  guint8 stages[PTSIM_MAX_STAGES]; /* 1: draw this pipeline stage */
 } PtsimPlotRange;
 
 /* The whole step, stages picked by the figure. */
@@ -100,14 +100,13 @@ void ptsim_plot_range_default(PtsimPlotRange *range);
 /* Parses --window "START:END" (seconds; "ms" after a number: milliseconds;
  * END may be left out: to the end of the step).  Error
  * PTSIM_PLOT_ERROR_OPTION. */
-gboolean ptsim_plot_range_parse_window(const char *text, PtsimPlotRange *range,
-                                       GError **error);
+gboolean ptsim_plot_range_parse_window(const char *text, PtsimPlotRange *range, GError **error);
 
 /* Parses --stages "0,4:7,127" (stage numbers and inclusive A:B ranges,
  * 0-based) for a job of `num_stages`.  Error PTSIM_PLOT_ERROR_OPTION naming
  * the value and the job's stage count. */
-gboolean ptsim_plot_range_parse_stages(const char *text, int64_t num_stages,
-                                       PtsimPlotRange *range, GError **error);
+gboolean ptsim_plot_range_parse_stages(const char *text, int64_t num_stages, PtsimPlotRange *range,
+                                       GError **error);
 
 /* ---- figures of one job ---- */
 
@@ -155,16 +154,16 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
 /* One layout of a sweep as the sweep figures use it: a row of
  * `ptsim sweep --csv`, or a job + result of an in-process sweep. */
 typedef struct {
-  int line;                      /* CSV line; 0: from an in-process sweep */
-  gint64 rank;                   /* 1 = best (fitting first, tokens/s per GPU) */
+  int line;    /* CSV line; 0: from an in-process sweep */
+  gint64 rank; /* 1 = best (fitting first, tokens/s per GPU) */
   char model[64], hw[64];
   gint64 gpus, seq, gbs, tp, pp, cp, dp, vp, mbs;
   char recompute[16], schedule[24];
-  int status;                    /* 0 ok, else the layout could not be scheduled */
-  int fits;                      /* analytical estimate within the threshold */
-  double total_bytes;            /* analytical per-GPU bytes of the peak stage */
-  double usage_fraction;         /* total_bytes / GPU memory */
-  double step_s, tokens_per_s;   /* tokens/s of the whole job */
+  int status;                  /* 0 ok, else the layout could not be scheduled */
+  int fits;                    /* analytical estimate within the threshold */
+  double total_bytes;          /* analytical per-GPU bytes of the peak stage */
+  double usage_fraction;       /* total_bytes / GPU memory */
+  double step_s, tokens_per_s; /* tokens/s of the whole job */
 } PtsimPlotLayout;
 
 /* Reads a `ptsim sweep --csv` file: one PtsimPlotLayout per row (columns
@@ -205,9 +204,9 @@ typedef enum { PTSIM_PLOT_FACET_CP, PTSIM_PLOT_FACET_MBS } PtsimPlotFacet;
  * the data file's header.  Errors as ptsim_plot_memory, plus
  * PTSIM_PLOT_ERROR_DATA when no layout was scheduled or the layouts mix
  * scenarios. */
-gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *layouts,
-                            PtsimPlotFacet facet, const char *source, const PtsimPlotSize *size,
-                            PtsimPlotFiles *files, GError **error);
+gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *layouts, PtsimPlotFacet facet,
+                            const char *source, const PtsimPlotSize *size, PtsimPlotFiles *files,
+                            GError **error);
 
 /* Scatter of analytical memory per GPU (GiB) against tokens/s per GPU, one
  * point per scheduled layout (filled circles fit, open triangles do not),
@@ -221,8 +220,8 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *layouts,
  * .tsv has block 0 (every layout) and block 1 (the front, by memory).
  * Errors as ptsim_plot_heatmap. */
 gboolean ptsim_plot_pareto(const char *figure_path, const GArray *layouts, double threshold,
-                           const char *source, const PtsimPlotSize *size,
-                           PtsimPlotFiles *files, GError **error);
+                           const char *source, const PtsimPlotSize *size, PtsimPlotFiles *files,
+                           GError **error);
 
 typedef enum { PTSIM_PLOT_Y_THROUGHPUT, PTSIM_PLOT_Y_STEP } PtsimPlotScalingY;
 
@@ -235,8 +234,8 @@ typedef enum { PTSIM_PLOT_Y_THROUGHPUT, PTSIM_PLOT_Y_STEP } PtsimPlotScalingY;
  * block per series, one row per GPU count, with the ideal value.  Errors
  * as ptsim_plot_heatmap (several scenarios are the point here). */
 gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, PtsimPlotScalingY y,
-                            const char *source, const PtsimPlotSize *size,
-                            PtsimPlotFiles *files, GError **error);
+                            const char *source, const PtsimPlotSize *size, PtsimPlotFiles *files,
+                            GError **error);
 
 /* ---- allocator over a step (plot_alloc.c) ---- */
 
@@ -258,8 +257,7 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
  * the job does not have. */
 gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
                               const char *timeline_path, const PtsimPlotSize *size,
-                              const PtsimPlotRange *range, PtsimPlotFiles *files,
-                              GError **error);
+                              const PtsimPlotRange *range, PtsimPlotFiles *files, GError **error);
 
 /* ---- predicted vs measured (plot_validation.c) ---- */
 
@@ -284,7 +282,6 @@ typedef enum {
  * in-sample nor held-out), as ptsim_plot_memory. */
 gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
                                PtsimPlotValidationView view, const char *const *held_out,
-                               const PtsimPlotSize *size, PtsimPlotFiles *files,
-                               GError **error);
+                               const PtsimPlotSize *size, PtsimPlotFiles *files, GError **error);
 
 #endif /* PTSIM_PLOT_H */

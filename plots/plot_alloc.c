@@ -64,8 +64,8 @@ static int pick_panels(int64_t pp, const gboolean *present, const double *peak,
   return n;
 }
 
-static void append_row(GString *tsv, int64_t stage, int panel, double t, double until,
-                       double amin, double amax, double reserved) {
+static void append_row(GString *tsv, int64_t stage, int panel, double t, double until, double amin,
+                       double amax, double reserved) {
   g_string_append_printf(tsv, "%" G_GINT64_FORMAT "\t%d\t", stage, panel);
   ptsim_plot_num(tsv, "%.9f", t);
   g_string_append_c(tsv, '\t');
@@ -81,14 +81,13 @@ static void append_row(GString *tsv, int64_t stage, int panel, double t, double 
 
 gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
                               const char *timeline_path, const PtsimPlotSize *size,
-                              const PtsimPlotRange *range, PtsimPlotFiles *out,
-                              GError **error) {
+                              const PtsimPlotRange *range, PtsimPlotFiles *out, GError **error) {
   g_return_val_if_fail(figure_path && job && timeline_path, FALSE);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   PtsimPlotCanvas c;
   if (!ptsim_plot_begin(figure_path, size, &files, &c, error)) return FALSE;
-  static const char *const cols[] = {"stage", "step", "time_s", "allocated_bytes",
-                                     "reserved_bytes", NULL};
+  static const char *const cols[] = {"stage",           "step",           "time_s",
+                                     "allocated_bytes", "reserved_bytes", NULL};
   g_autoptr(PtsimPlotTable) t = ptsim_plot_table_read(timeline_path, '\t', cols, error);
   if (!t) return FALSE;
   int ci[5];
@@ -156,8 +155,8 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
     return FALSE;
   }
   gboolean shown[PTSIM_MAX_STAGES] = {FALSE};
-  int npanels =
-      pick_panels(pp, present, peak, range, c.narrow ? MAX_PANELS_NARROW : MAX_PANELS, shown);
+  int npanels = pick_panels(pp, present, peak, range, c.narrow ? MAX_PANELS_NARROW : MAX_PANELS,
+                            shown);
   int64_t nstages = 0;
   for (int64_t s = 0; s < pp; s++) nstages += present[s];
   if (npanels <= 0) {
@@ -168,8 +167,8 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
     return FALSE;
   }
   int cols_n = npanels <= 4 || c.narrow ? 1 : 2, rows_n = (npanels + cols_n - 1) / cols_n;
-  double panel_pt =
-      ((c.width_cm - 0.4) / cols_n - 2.4) / PTSIM_PLOT_CM_PER_IN * PTSIM_PLOT_PT_PER_IN;
+  double panel_pt = ((c.width_cm - 0.4) / cols_n - 2.4) / PTSIM_PLOT_CM_PER_IN *
+                    PTSIM_PLOT_PT_PER_IN;
   int nb = MAX(1, (int)(panel_pt / BIN_PT));
   double bin_s = (w1 - w0) / nb;
 
@@ -197,7 +196,7 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
       "(time_s = until_s)\n"
       "# stage\tpanel\ttime_s\tuntil_s\tallocated_min_gib\tallocated_max_gib\treserved_gib\n",
       one_step ? "from the step's start" : "from the first step's start");
-  g_autoptr(GString) modes = g_string_new(NULL);  /* gnuplot array: 1 = bins */
+  g_autoptr(GString) modes = g_string_new(NULL); /* gnuplot array: 1 = bins */
   g_autofree double *amin = g_new(double, nb), *amax = g_new(double, nb), *res = g_new(double, nb);
   int panel = 0, any_binned = 0;
   for (int64_t st = 0; st < pp; st++) {
@@ -288,10 +287,10 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
                            w1 * (in_ms ? 1e3 : 1.0), in_ms ? "ms" : "s");
   if (npanels < nstages)
     g_string_append_printf(sub, ", %d of %" G_GINT64_FORMAT " stages%s", npanels, nstages,
-                           range && range->stages_given ? "" : " (first, peak, last, evenly spaced)");
+                           range && range->stages_given ? ""
+                                                        : " (first, peak, last, evenly spaced)");
   if (any_binned)
-    g_string_append_printf(sub, "; allocated as its min-max band over %.3g ms bins",
-                           bin_s * 1e3);
+    g_string_append_printf(sub, "; allocated as its min-max band over %.3g ms bins", bin_s * 1e3);
   g_autofree char *subtitle = g_string_free(sub, FALSE);
   const char *title[] = {what, layout, subtitle, NULL};
   /* the key belongs to the first panel, and gnuplot fits it to that panel */
@@ -301,17 +300,20 @@ gboolean ptsim_plot_allocator(const char *figure_path, const PtsimJob *job,
   double top_cm = 0.2, bottom_cm = ptsim_plot_axis_cm(&c) + ptsim_plot_key_cm(&c, key_rows);
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm +
                                    panel_h * rows_n + bottom_cm);
-  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, "allocator: allocated and reserved memory over a step, per stage.", NULL, NULL);
+  g_autoptr(GString) gp = ptsim_plot_script_begin(
+      &files, &c, "allocator: allocated and reserved memory over a step, per stage.", NULL, NULL);
   g_string_append(gp, "\nlimit_gib = ");
   ptsim_plot_num(gp, "%.4f", limit_gib);
-  g_string_append_printf(gp, "   # capacity minus CUDA context + NCCL: where the allocator OOMs\n"
-                             "t_scale = %s   # seconds -> axis unit\narray stage[%d] = [",
+  g_string_append_printf(gp,
+                         "   # capacity minus CUDA context + NCCL: where the allocator OOMs\n"
+                         "t_scale = %s   # seconds -> axis unit\narray stage[%d] = [",
                          in_ms ? "1000.0" : "1.0", npanels);
   int k = 0;
   for (int64_t st = 0; st < pp; st++)
     if (shown[st]) g_string_append_printf(gp, "%s%" G_GINT64_FORMAT, k++ ? ", " : "", st);
-  g_string_append_printf(gp, "]\narray binned[%d] = [%s]   # 1: the panel's samples are binned\n"
-                             "any_binned = %d\n",
+  g_string_append_printf(gp,
+                         "]\narray binned[%d] = [%s]   # 1: the panel's samples are binned\n"
+                         "any_binned = %d\n",
                          npanels, modes->str, any_binned);
   ptsim_plot_title(gp, &c, title_lines, title);
   g_string_append_printf(gp, "set multiplot layout %d,%d columnsfirst margins ", rows_n, cols_n);

@@ -67,7 +67,8 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
     const PtsimPlotLayout *l = &g_array_index(rows, PtsimPlotLayout, i);
     gint64 fv = *(const gint64 *)((const char *)l + facet_off);
     Cell *cl = &cells[((guint)ptsim_plot_index_of(facets, fv) * ny +
-                       (guint)ptsim_plot_index_of(pps, l->pp)) * nx +
+                       (guint)ptsim_plot_index_of(pps, l->pp)) *
+                          nx +
                       (guint)ptsim_plot_index_of(tps, l->tp)];
     cl->facet = fv;
     cl->tp = l->tp;
@@ -84,7 +85,7 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
   const PtsimPlotLayout *top = &g_array_index(rows, PtsimPlotLayout, overall);
   gboolean any_fits = ptsim_plot_usable(top);
   double vmax = 0, vmin = G_MAXDOUBLE;
-  g_autofree double *values = g_new(double, nf * nx * ny);
+  g_autofree double *values = g_new(double, nf *nx *ny);
   guint nvalues = 0;
   for (guint i = 0; i < nf * nx * ny; i++)
     if (cells[i].best >= 0) {
@@ -104,8 +105,10 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
 
   g_autofree char *scenario = ptsim_plot_scenario_text(top);
   g_autoptr(GString) tsv = g_string_new(NULL);
-  g_string_append_printf(tsv, "# ptsim heatmap: tokens/s per GPU of the best fitting layout per "
-                              "(%s, tp, pp)\n# scenario: %s\n", facet_name, scenario);
+  g_string_append_printf(tsv,
+                         "# ptsim heatmap: tokens/s per GPU of the best fitting layout per "
+                         "(%s, tp, pp)\n# scenario: %s\n",
+                         facet_name, scenario);
   ptsim_plot_source_comment(tsv, source, rows->len);
   g_string_append_printf(
       tsv,
@@ -122,9 +125,11 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
     const Cell *cl = &cells[i];
     if (cl->layouts == 0) continue;
     guint x = i % nx, y = (i / nx) % ny;
-    g_string_append_printf(tsv, "%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT
-                           "\t%u\t%u\t%d\t%d\t%d\t", cl->facet, cl->tp, cl->pp, x, y, cl->layouts,
-                           cl->fitting, cl->best >= 0);
+    g_string_append_printf(tsv,
+                           "%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT
+                           "\t%u\t%u\t%d\t%d\t%d\t",
+                           cl->facet, cl->tp, cl->pp, x, y, cl->layouts, cl->fitting,
+                           cl->best >= 0);
     if (cl->best < 0) {
       g_string_append(tsv, "NaN\tNaN\tNaN\t-\t-\t-\t-\t-\t0\n");
       continue;
@@ -135,8 +140,10 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
     ptsim_plot_num(tsv, "%.6f", b->step_s);
     g_string_append_c(tsv, '\t');
     ptsim_plot_num(tsv, "%.3f", b->total_bytes / GIB);
-    g_string_append_printf(tsv, "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT
-                           "\t%s\t%s\t%d\n", b->cp, b->mbs, b->vp, b->recompute, b->schedule,
+    g_string_append_printf(tsv,
+                           "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT
+                           "\t%s\t%s\t%d\n",
+                           b->cp, b->mbs, b->vp, b->recompute, b->schedule,
                            cl->best == overall && any_fits);
   }
 
@@ -159,15 +166,20 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
   g_autofree char *best_words = ptsim_plot_layout_words(top);
   /* the colour bar says tokens/s per GPU and the cells say OOM: the title
    * need not */
-  g_autofree char *second = g_strdup_printf(
-      "each cell: the best fitting layout%s; %s%s", facet == PTSIM_PLOT_FACET_CP ? "" : " (any cp)",
-      any_fits ? "outlined: the best, " : "no layout fits in memory", any_fits ? best_words : "");
+  g_autofree char *second = g_strdup_printf("each cell: the best fitting layout%s; %s%s",
+                                            facet == PTSIM_PLOT_FACET_CP ? "" : " (any cp)",
+                                            any_fits ? "outlined: the best, "
+                                                     : "no layout fits in memory",
+                                            any_fits ? best_words : "");
   const char *first = scenario;
   const char *title[] = {first, second, NULL};
   double title_cm = ptsim_plot_title_cm(&c, title_lines, title);
   double bar_cm = 0.3 + 0.25 + 2.2 * ptsim_plot_line_cm(c.small_pt) + 0.3;
   ptsim_plot_canvas_height(&c, title_cm + row_cm * prow + bar_cm);
-  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, "heatmap: tokens/s per GPU over tp x pp, one panel per facet.", NULL, scenario);
+  g_autoptr(GString)
+      gp = ptsim_plot_script_begin(&files, &c,
+                                   "heatmap: tokens/s per GPU over tp x pp, one panel per facet.",
+                                   NULL, scenario);
   g_string_append_printf(gp, "\nnx = %u; ny = %u   # tp columns, pp rows\narray facet[%u] = [", nx,
                          ny, nf);
   for (guint f = 0; f < nf; f++)
@@ -179,14 +191,16 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
   ptsim_plot_num(gp, "%.6g", hi);
   g_string_append(gp, "\ncb_step = ");
   ptsim_plot_num(gp, "%.6g", cb_step);
-  g_string_append_printf(gp, "\n"
-                             "label_format = '%%.%df'   # cell numbers, tokens/s per GPU\n",
+  g_string_append_printf(gp,
+                         "\n"
+                         "label_format = '%%.%df'   # cell numbers, tokens/s per GPU\n",
                          decimals);
   g_string_append_printf(gp, "# the panels' grid, in cm: %u to a row\ncols = %u\n", cols, cols);
-  const char *geometry[] = {"left_cm", "panel_w", "panel_h", "gap_cm", "row_cm", "title_row_cm",
-                            "bar_y"};
-  const double sizes[] = {left_cm, panel_w, panel_h, gap_cm, row_cm,
-                           ptsim_plot_line_cm(c.small_pt), bar_cm - 0.6};
+  const char *geometry[] = {"left_cm", "panel_w",      "panel_h", "gap_cm",
+                            "row_cm",  "title_row_cm", "bar_y"};
+  const double sizes[] = {left_cm,     panel_w, panel_h,
+                          gap_cm,      row_cm,  ptsim_plot_line_cm(c.small_pt),
+                          bar_cm - 0.6};
   for (size_t i = 0; i < G_N_ELEMENTS(geometry); i++) {
     g_string_append_printf(gp, "%s%s = ", i ? "; " : "", geometry[i]);
     ptsim_plot_num(gp, "%.3f", sizes[i]);

@@ -44,8 +44,8 @@ typedef struct {
 /* What every writer starts with: the files of `figure_path` (NAME.EXT ->
  * NAME.gp, NAME.tsv) and the canvas for its format at `size` (NULL: page).
  * Error: PTSIM_PLOT_ERROR_FORMAT. */
-gboolean ptsim_plot_begin(const char *figure_path, const PtsimPlotSize *size,
-                          PtsimPlotFiles *files, PtsimPlotCanvas *c, GError **error);
+gboolean ptsim_plot_begin(const char *figure_path, const PtsimPlotSize *size, PtsimPlotFiles *files,
+                          PtsimPlotCanvas *c, GError **error);
 
 /* Sets the height: the caller's when given, else `auto_cm` (clamped to
  * 3..60 cm). */
@@ -90,7 +90,8 @@ GString *ptsim_plot_script_begin(const PtsimPlotFiles *files, const PtsimPlotCan
  * gets `show_title = 1` (set it to 0 for a paper, where the caption says
  * what was run) and `title_cm`, the height the title takes, which
  * ptsim_plot_margins reserves.  Returns the number of lines. */
-int ptsim_plot_title(GString *gp, const PtsimPlotCanvas *c, int max_lines, const char *const *texts);
+int ptsim_plot_title(GString *gp, const PtsimPlotCanvas *c, int max_lines,
+                     const char *const *texts);
 
 /* The height ptsim_plot_title's title will take (title_cm). */
 double ptsim_plot_title_cm(const PtsimPlotCanvas *c, int max_lines, const char *const *texts);
@@ -144,11 +145,11 @@ char *ptsim_plot_job_layout(const PtsimJob *job);
  * skipped.  Cells are split at `sep` with no quoting (the files read here
  * never quote; a quoted cell is an error naming its line). */
 typedef struct {
-  char *path;           /* as given, for messages */
-  GPtrArray *header;    /* (element-type utf8) column names */
-  GPtrArray *rows;      /* (element-type GStrv) cells per row */
-  GArray *lines;        /* int: 1-based line number of each row */
-  GPtrArray *comments;  /* (element-type utf8) '#' lines, without the '#' */
+  char *path;          /* as given, for messages */
+  GPtrArray *header;   /* (element-type utf8) column names */
+  GPtrArray *rows;     /* (element-type GStrv) cells per row */
+  GArray *lines;       /* int: 1-based line number of each row */
+  GPtrArray *comments; /* (element-type utf8) '#' lines, without the '#' */
 } PtsimPlotTable;
 
 void ptsim_plot_table_free(PtsimPlotTable *t);
@@ -177,7 +178,7 @@ const char *ptsim_plot_table_text(const PtsimPlotTable *t, guint row, int col);
 /* The value of "# KEY VALUE" among the table's comments into *out (NAN
  * when absent); a value that is not a number in RANGE is an error naming
  * the file, the key and the value. */
-gboolean ptsim_plot_table_comment_value(const PtsimPlotTable *t, const char *key,
-                                        PtsimRange range, double *out, GError **error);
+gboolean ptsim_plot_table_comment_value(const PtsimPlotTable *t, const char *key, PtsimRange range,
+                                        double *out, GError **error);
 
 #endif /* PTSIM_PLOT_INT_H */

@@ -32,33 +32,34 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
   g_autofree PtsimPlan *plan = moe ? g_new0(PtsimPlan, 1) : NULL;
   if (moe) ptsim_plan_build(job, plan);
   g_autoptr(GString) tsv = g_string_new(NULL);
-  g_string_append(tsv,
-                  "# ptsim memory estimate: per-GPU memory of each pipeline stage, in GiB "
-                  "(2^30 bytes)\n");
+  g_string_append(tsv, "# ptsim memory estimate: per-GPU memory of each pipeline stage, in GiB "
+                       "(2^30 bytes)\n");
   ptsim_plot_job_comment(tsv, job);
   g_string_append(tsv, "# capacity_gib ");
   ptsim_plot_num(tsv, "%.4f", capacity_gib);
   g_string_append(tsv, ", memory_threshold ");
   ptsim_plot_num(tsv, "%.3f", threshold);
-  g_string_append_printf(tsv,
-                  "\n# columns: stage (0-based), layers (transformer layers on the stage), "
-                  "parameters_gib, gradients_gib, optimizer_gib, activations_gib, other_gib "
-                  "(input ids + fp32 logits%s), total_gib, usage (total / capacity), "
-                  "alloc_reserved_gib (caching-allocator emulation: reserved peak over 2 "
-                  "steps), outside_gib (CUDA context + NCCL, outside the allocator), "
-                  "alloc_device_gib (reserved + outside), alloc_oom (1: an allocation failed at "
-                  "the GPU's capacity, the peak is where it stopped); NaN: not emulated%s\n"
-                  "# stage\tlayers\tparameters_gib\tgradients_gib\toptimizer_gib"
-                  "\tactivations_gib\tother_gib\ttotal_gib\tusage"
-                  "\talloc_reserved_gib\toutside_gib\talloc_device_gib\talloc_oom%s\n",
-                  sharded ? " + the FSDP units gathered and the unsharded gradients" : "",
-                  moe ? "; expert_parameters_gib (the routed experts' part of parameters_gib)" : "",
-                  moe ? "\texpert_parameters_gib" : "");
+  g_string_append_printf(
+      tsv,
+      "\n# columns: stage (0-based), layers (transformer layers on the stage), "
+      "parameters_gib, gradients_gib, optimizer_gib, activations_gib, other_gib "
+      "(input ids + fp32 logits%s), total_gib, usage (total / capacity), "
+      "alloc_reserved_gib (caching-allocator emulation: reserved peak over 2 "
+      "steps), outside_gib (CUDA context + NCCL, outside the allocator), "
+      "alloc_device_gib (reserved + outside), alloc_oom (1: an allocation failed at "
+      "the GPU's capacity, the peak is where it stopped); NaN: not emulated%s\n"
+      "# stage\tlayers\tparameters_gib\tgradients_gib\toptimizer_gib"
+      "\tactivations_gib\tother_gib\ttotal_gib\tusage"
+      "\talloc_reserved_gib\toutside_gib\talloc_device_gib\talloc_oom%s\n",
+      sharded ? " + the FSDP units gathered and the unsharded gradients" : "",
+      moe ? "; expert_parameters_gib (the routed experts' part of parameters_gib)" : "",
+      moe ? "\texpert_parameters_gib" : "");
   for (int64_t s = 0; s < n; s++) {
     const PtsimStageMemory *m = &memory->stages[s];
     double other = m->other_bytes + (sharded ? m->unsharded_bytes : 0.0);
-    const double terms[] = {m->parameters_bytes, m->gradients_bytes, m->optimizer_bytes,
-                            m->activations_bytes, other, m->total_bytes};
+    const double terms[] = {
+        m->parameters_bytes, m->gradients_bytes, m->optimizer_bytes, m->activations_bytes, other,
+        m->total_bytes};
     g_string_append_printf(tsv, "%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT, s, m->num_layers);
     for (size_t i = 0; i < G_N_ELEMENTS(terms); i++) {
       g_string_append_c(tsv, '\t');
@@ -104,26 +105,29 @@ gboolean ptsim_plot_memory(const char *figure_path, const PtsimJob *job,
    * around each; stages ticked on a round step. */
   int thin = bar_cm < 0.2;
   /* the key under the plot: five terms, the outline, the two lines */
-  g_autofree char *other_title =
-      g_strdup_printf("other (ids, logits%s; %s%.2f GiB)", sharded ? ", FSDP buffers" : "",
-                      n > 1 ? "\xe2\x89\xa4 " : "", max_other);
+  g_autofree char *other_title = g_strdup_printf("other (ids, logits%s; %s%.2f GiB)",
+                                                 sharded ? ", FSDP buffers" : "",
+                                                 n > 1 ? "\xe2\x89\xa4 " : "", max_other);
   int longest = MAX((int)g_utf8_strlen(other_title, -1), alloc ? 26 : 16);
   int per_row = 1,
       key_rows = ptsim_plot_key_rows(&c, (alloc ? 8 : 7) + (moe ? 1 : 0), longest, &per_row);
   int title_lines = c.narrow ? 5 : 3;
   g_autofree char *what = ptsim_plot_job_what(job);
   g_autofree char *layout = ptsim_plot_job_layout(job);
-  g_autofree char *sub = g_strdup_printf(
-      "%s%s", show_values ? "analytical total in the bar" : "analytical estimate",
-      !alloc ? "" : show_values ? ", allocator peak above its outline"
-                  : thin        ? " and allocator peak (line)"
-                                : " and allocator peak (outline)");
+  g_autofree char *sub =
+      g_strdup_printf("%s%s", show_values ? "analytical total in the bar" : "analytical estimate",
+                      !alloc        ? ""
+                      : show_values ? ", allocator peak above its outline"
+                      : thin        ? " and allocator peak (line)"
+                                    : " and allocator peak (outline)");
   const char *title[] = {what, layout, sub, NULL};
   double top_cm = 0.35, bottom_cm = ptsim_plot_axis_cm(&c) + ptsim_plot_key_cm(&c, key_rows);
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm +
                                    (c.narrow ? 4.0 : 4.8) + bottom_cm);
 
-  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, "memory: per-GPU memory of each pipeline stage.", job, NULL);
+  g_autoptr(GString)
+      gp = ptsim_plot_script_begin(&files, &c, "memory: per-GPU memory of each pipeline stage.",
+                                   job, NULL);
   g_string_append(gp, "\ncapacity_gib = ");
   ptsim_plot_num(gp, "%.4f", capacity_gib);
   g_string_append(gp, "  # GPU memory\nthreshold = ");

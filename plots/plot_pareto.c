@@ -25,7 +25,8 @@ static gint cmp_memory(gconstpointer a, gconstpointer b) {
 }
 
 static void append_layout_row(GString *tsv, const PtsimPlotLayout *l, int front) {
-  g_string_append_printf(tsv, "%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT
+  g_string_append_printf(tsv,
+                         "%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT
                          "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT
                          "\t%" G_GINT64_FORMAT "\t%s\t%s\t",
                          l->rank, l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs, l->recompute,
@@ -44,8 +45,10 @@ static double infer_threshold(const GArray *rows, gboolean *inferred) {
   for (guint i = 0; i < rows->len; i++) {
     const PtsimPlotLayout *l = &g_array_index(rows, PtsimPlotLayout, i);
     if (l->status != 0 || l->usage_fraction <= 0) continue;
-    if (l->fits) max_fit = MAX(max_fit, l->usage_fraction);
-    else min_unfit = MIN(min_unfit, l->usage_fraction);
+    if (l->fits)
+      max_fit = MAX(max_fit, l->usage_fraction);
+    else
+      min_unfit = MIN(min_unfit, l->usage_fraction);
   }
   *inferred = !(max_fit <= 0.8 + 1e-9 && min_unfit > 0.8);
   return *inferred ? (max_fit > 0 ? max_fit : MIN(min_unfit, 1.0)) : 0.8;
@@ -94,8 +97,10 @@ gboolean ptsim_plot_pareto(const char *figure_path, const GArray *rows, double t
   }
   g_autofree char *scenario = ptsim_plot_scenario_text(top);
   g_autoptr(GString) tsv = g_string_new(NULL);
-  g_string_append_printf(tsv, "# ptsim pareto: analytical memory per GPU against tokens/s per GPU\n"
-                              "# scenario: %s\n", scenario);
+  g_string_append_printf(tsv,
+                         "# ptsim pareto: analytical memory per GPU against tokens/s per GPU\n"
+                         "# scenario: %s\n",
+                         scenario);
   ptsim_plot_source_comment(tsv, source, rows->len);
   g_string_append(tsv, "# capacity_gib ");
   ptsim_plot_num(tsv, "%.4f", capacity_gib);
@@ -133,7 +138,8 @@ gboolean ptsim_plot_pareto(const char *figure_path, const GArray *rows, double t
     xmax = 2.0 * capacity_gib;
     for (guint k = 0; k < order->len; k++)
       beyond += g_array_index(rows, PtsimPlotLayout, g_array_index(order, guint, k)).total_bytes /
-                    GIB > xmax;
+                    GIB >
+                xmax;
   }
   g_autofree char *words = ptsim_plot_layout_words(top);
   g_autofree char *note =
@@ -145,9 +151,9 @@ gboolean ptsim_plot_pareto(const char *figure_path, const GArray *rows, double t
   g_autoptr(GPtrArray) note_lines = ptsim_plot_wrap(&c, c.small_pt, 3, note_texts);
   g_autofree char *beyond_text =
       beyond ? g_strdup_printf("; %u past %.0f GiB not shown", beyond, xmax) : g_strdup("");
-  g_autofree char *sub = g_strdup_printf(
-      "%u layouts, %u fit%s; memory: analytical estimate of the peak stage", order->len, nfit,
-      beyond_text);
+  g_autofree char *sub =
+      g_strdup_printf("%u layouts, %u fit%s; memory: analytical estimate of the peak stage",
+                      order->len, nfit, beyond_text);
   const char *title[] = {scenario, sub, NULL};
   int title_lines = c.narrow ? 5 : 3;
   /* under the plot: tick labels and x label, the key, the note */
@@ -158,7 +164,10 @@ gboolean ptsim_plot_pareto(const char *figure_path, const GArray *rows, double t
   double bottom_cm = ptsim_plot_axis_cm(&c) + key_cm + note_cm;
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm +
                                    (c.narrow ? 4.6 : 5.6) + bottom_cm);
-  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, "pareto: memory per GPU against throughput, every layout.", NULL, scenario);
+  g_autoptr(GString)
+      gp = ptsim_plot_script_begin(&files, &c,
+                                   "pareto: memory per GPU against throughput, every layout.", NULL,
+                                   scenario);
   g_string_append(gp, "\ncapacity_gib = ");
   ptsim_plot_num(gp, "%.4f", capacity_gib);
   g_string_append(gp, "\nthreshold = ");

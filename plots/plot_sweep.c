@@ -18,10 +18,13 @@
 static const PtsimRange NONNEGATIVE = {0.0, INFINITY, TRUE, FALSE};
 
 GArray *ptsim_plot_layouts_read_csv(const char *path, GError **error) {
-  static const char *const cols[] = {"rank", "model", "hw", "gpus", "seq", "gbs", "tp", "pp",
-                                     "cp", "dp", "vp", "mbs", "recompute", "schedule",
-                                     "status", "fits", "total_bytes", "usage_fraction",
-                                     "step_s", "tokens_per_s", NULL};
+  static const char *const cols[] = {"rank",      "model",        "hw",
+                                     "gpus",      "seq",          "gbs",
+                                     "tp",        "pp",           "cp",
+                                     "dp",        "vp",           "mbs",
+                                     "recompute", "schedule",     "status",
+                                     "fits",      "total_bytes",  "usage_fraction",
+                                     "step_s",    "tokens_per_s", NULL};
   g_autoptr(PtsimPlotTable) t = ptsim_plot_table_read(path, ',', cols, error);
   if (!t) return NULL;
   int c[G_N_ELEMENTS(cols)];
@@ -31,8 +34,8 @@ GArray *ptsim_plot_layouts_read_csv(const char *path, GError **error) {
     PtsimPlotLayout l;
     memset(&l, 0, sizeof l);
     l.line = g_array_index(t->lines, int, r);
-    gint64 *ints[] = {&l.rank, NULL, NULL, &l.gpus, &l.seq, &l.gbs, &l.tp, &l.pp, &l.cp,
-                      &l.dp, &l.vp, &l.mbs};
+    gint64 *ints[] = {&l.rank, NULL,  NULL,  &l.gpus, &l.seq, &l.gbs,
+                      &l.tp,   &l.pp, &l.cp, &l.dp,   &l.vp,  &l.mbs};
     for (size_t i = 0; i < G_N_ELEMENTS(ints); i++) {
       if (!ints[i]) continue;
       if (!ptsim_plot_table_int(t, r, c[i], ints[i], error)) return NULL;
@@ -80,8 +83,15 @@ GArray *ptsim_plot_layouts_from_sweep(const PtsimSweep *sweep, const GArray *ord
     l.rank = k + 1;
     g_strlcpy(l.model, j->model.name, sizeof l.model);
     g_strlcpy(l.hw, j->hw.name, sizeof l.hw);
-    l.gpus = y->gpus; l.seq = y->seq; l.gbs = y->gbs; l.tp = y->tp; l.pp = y->pp;
-    l.cp = y->cp; l.dp = y->dp; l.vp = y->vp; l.mbs = y->mbs;
+    l.gpus = y->gpus;
+    l.seq = y->seq;
+    l.gbs = y->gbs;
+    l.tp = y->tp;
+    l.pp = y->pp;
+    l.cp = y->cp;
+    l.dp = y->dp;
+    l.vp = y->vp;
+    l.mbs = y->mbs;
     g_strlcpy(l.recompute, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)j->settings.recompute),
               sizeof l.recompute);
     g_strlcpy(l.schedule, ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)y->schedule),
@@ -140,10 +150,10 @@ char *ptsim_plot_scenario_text(const PtsimPlotLayout *l) {
 }
 
 char *ptsim_plot_layout_words(const PtsimPlotLayout *l) {
-  g_autofree char *vp =
-      l->vp > 1 ? g_strdup_printf(" vp %" G_GINT64_FORMAT, l->vp) : g_strdup("");
+  g_autofree char *vp = l->vp > 1 ? g_strdup_printf(" vp %" G_GINT64_FORMAT, l->vp) : g_strdup("");
   return g_strdup_printf("tp %" G_GINT64_FORMAT " pp %" G_GINT64_FORMAT " cp %" G_GINT64_FORMAT
-                         " mbs %" G_GINT64_FORMAT "%s", l->tp, l->pp, l->cp, l->mbs, vp);
+                         " mbs %" G_GINT64_FORMAT "%s",
+                         l->tp, l->pp, l->cp, l->mbs, vp);
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -154,7 +164,8 @@ static int cmp_i64(const void *a, const void *b) {
 GArray *ptsim_plot_distinct(const GArray *layouts, size_t offset) {
   GArray *v = g_array_new(FALSE, FALSE, sizeof(gint64));
   for (guint i = 0; i < layouts->len; i++) {
-    gint64 x = *(const gint64 *)((const char *)&g_array_index(layouts, PtsimPlotLayout, i) + offset);
+    gint64 x =
+        *(const gint64 *)((const char *)&g_array_index(layouts, PtsimPlotLayout, i) + offset);
     if (ptsim_plot_index_of(v, x) < 0) g_array_append_val(v, x);
   }
   g_array_sort(v, (GCompareFunc)cmp_i64);
@@ -221,7 +232,8 @@ static void describe_scenarios(GString *out, const GArray *layouts, guint max) {
   const PtsimPlotLayout *a = &g_array_index(layouts, PtsimPlotLayout, 0);
   gboolean differ[5] = {FALSE};
   for (guint k = 1; k < firsts->len; k++) {
-    const PtsimPlotLayout *b = &g_array_index(layouts, PtsimPlotLayout, g_array_index(firsts, guint, k));
+    const PtsimPlotLayout *b = &g_array_index(layouts, PtsimPlotLayout,
+                                              g_array_index(firsts, guint, k));
     differ[0] |= strcmp(a->model, b->model) != 0;
     differ[1] |= strcmp(a->hw, b->hw) != 0;
     differ[2] |= a->gpus != b->gpus;
@@ -238,10 +250,12 @@ static void describe_scenarios(GString *out, const GArray *layouts, guint max) {
   }
   g_string_append(out, ": ");
   for (guint k = 0; k < firsts->len && k < max; k++) {
-    const PtsimPlotLayout *l = &g_array_index(layouts, PtsimPlotLayout, g_array_index(firsts, guint, k));
-    g_string_append_printf(out, "%s%s %s gpus %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT
-                           " gbs %" G_GINT64_FORMAT, k ? "; " : "", l->model, l->hw, l->gpus,
-                           l->seq, l->gbs);
+    const PtsimPlotLayout *l = &g_array_index(layouts, PtsimPlotLayout,
+                                              g_array_index(firsts, guint, k));
+    g_string_append_printf(out,
+                           "%s%s %s gpus %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT
+                           " gbs %" G_GINT64_FORMAT,
+                           k ? "; " : "", l->model, l->hw, l->gpus, l->seq, l->gbs);
   }
   if (firsts->len > max) g_string_append_printf(out, "; ... (%u more)", firsts->len - max);
 }
@@ -258,8 +272,10 @@ GArray *ptsim_plot_layouts_one_scenario(const GArray *layouts, const PtsimPlotSc
     g_autoptr(GString) text = g_string_new(NULL);
     if (out->len == 0) {
       g_string_append(text, "no layout matches --model/--hw/--gpus/--seq/--gbs; the input holds ");
-      if (layouts->len) describe_scenarios(text, layouts, 8);
-      else g_string_append(text, "no layouts");
+      if (layouts->len)
+        describe_scenarios(text, layouts, 8);
+      else
+        g_string_append(text, "no layouts");
     } else {
       g_string_append(text, "the input holds ");
       describe_scenarios(text, out, 8);
@@ -273,8 +289,8 @@ GArray *ptsim_plot_layouts_one_scenario(const GArray *layouts, const PtsimPlotSc
 /* ---- scaling ---- */
 
 gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, PtsimPlotScalingY y,
-                            const char *source, const PtsimPlotSize *size,
-                            PtsimPlotFiles *out, GError **error) {
+                            const char *source, const PtsimPlotSize *size, PtsimPlotFiles *out,
+                            GError **error) {
   g_return_val_if_fail(figure_path && layouts, FALSE);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   PtsimPlotCanvas c;
@@ -335,8 +351,9 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
     g_string_append_printf(names, "%s'%s'", s ? ", " : "", name->str);
     longest_name = MAX(longest_name, (int)name->len);
     if (s) g_string_append(tsv, "\n\n");
-    g_string_append_printf(tsv, "# block %u: %s\n# series\tname\tgpus\tfits\ttokens_per_s_per_gpu"
-                                "\tstep_s\tideal\ttp\tpp\tcp\tdp\tvp\tmbs\trecompute\tschedule\n",
+    g_string_append_printf(tsv,
+                           "# block %u: %s\n# series\tname\tgpus\tfits\ttokens_per_s_per_gpu"
+                           "\tstep_s\tideal\ttp\tpp\tcp\tdp\tvp\tmbs\trecompute\tschedule\n",
                            s, name->str);
     double base_v = 0;
     gint64 base_g = 0;
@@ -374,10 +391,11 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
         g_string_append(tsv, "\t-\t-\t-\t-\t-\t-\t-\t-\n");
         continue;
       }
-      g_string_append_printf(tsv, "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT
+      g_string_append_printf(tsv,
                              "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT
-                             "\t%s\t%s\n", l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs,
-                             l->recompute, l->schedule);
+                             "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT
+                             "\t%s\t%s\n",
+                             l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs, l->recompute, l->schedule);
       ymin = MIN(ymin, v);
       ymax = MAX(ymax, v);
       if (isfinite(ideal)) {
@@ -403,10 +421,14 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
   double top_cm = 0.3, bottom_cm = ptsim_plot_axis_cm(&c) + ptsim_plot_key_cm(&c, key_rows);
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm +
                                    (c.narrow ? 4.4 : 5.4) + bottom_cm);
-  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, "scaling: the best fitting layout per GPU count, per series.", NULL, NULL);
+  g_autoptr(GString)
+      gp = ptsim_plot_script_begin(&files, &c,
+                                   "scaling: the best fitting layout per GPU count, per series.",
+                                   NULL, NULL);
   g_string_append_printf(gp, "\narray name[%u] = [%s]\n", nseries, names->str);
-  g_string_append_printf(gp, "ycol = %d   # 5: tokens/s per GPU, 6: step time (s)\n"
-                             "show_ideal = 1   # the dashed ideal-scaling lines\n",
+  g_string_append_printf(gp,
+                         "ycol = %d   # 5: tokens/s per GPU, 6: step time (s)\n"
+                         "show_ideal = 1   # the dashed ideal-scaling lines\n",
                          step ? 6 : 5);
   ptsim_plot_title(gp, &c, title_lines, title);
   ptsim_plot_margins(gp, top_cm, bottom_cm);

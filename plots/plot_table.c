@@ -33,8 +33,7 @@ PtsimPlotTable *ptsim_plot_table_read(const char *path, char sep, const char *co
                                       GError **error) {
   g_return_val_if_fail(path != NULL, NULL);
   g_autofree char *contents = NULL;
-  if (!ptsim_input_read(path, "table", PTSIM_INPUT_MAX_TABLE, &contents, NULL, error))
-    return NULL;
+  if (!ptsim_input_read(path, "table", PTSIM_INPUT_MAX_TABLE, &contents, NULL, error)) return NULL;
   g_autoptr(PtsimPlotTable) t = g_new0(PtsimPlotTable, 1);
   t->path = g_strdup(path);
   t->header = g_ptr_array_new_with_free_func(g_free);
@@ -91,8 +90,8 @@ PtsimPlotTable *ptsim_plot_table_read(const char *path, char sep, const char *co
       return NULL;
     }
   if (t->rows->len == 0) {
-    g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
-                "%s:%d: a header but no data rows", path, header_line);
+    g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT, "%s:%d: a header but no data rows",
+                path, header_line);
     return NULL;
   }
   return g_steal_pointer(&t);
@@ -109,7 +108,9 @@ const char *ptsim_plot_table_text(const PtsimPlotTable *t, guint row, int col) {
   return ((char **)g_ptr_array_index(t->rows, row))[col];
 }
 
-static int row_line(const PtsimPlotTable *t, guint row) { return g_array_index(t->lines, int, row); }
+static int row_line(const PtsimPlotTable *t, guint row) {
+  return g_array_index(t->lines, int, row);
+}
 
 gboolean ptsim_plot_table_double(const PtsimPlotTable *t, guint row, int col, PtsimRange range,
                                  double *out, GError **error) {
@@ -141,8 +142,8 @@ gboolean ptsim_plot_table_int(const PtsimPlotTable *t, guint row, int col, gint6
   return TRUE;
 }
 
-gboolean ptsim_plot_table_comment_value(const PtsimPlotTable *t, const char *key,
-                                        PtsimRange range, double *out, GError **error) {
+gboolean ptsim_plot_table_comment_value(const PtsimPlotTable *t, const char *key, PtsimRange range,
+                                        double *out, GError **error) {
   size_t n = strlen(key);
   *out = NAN;
   for (guint i = 0; i < t->comments->len; i++) {

@@ -37,19 +37,17 @@ typedef struct {
    * colour (a darker shade), as Narayanan et al. 2021 shade the chunks of
    * their interleaved-1F1B figure.  NULL: one colour for every chunk. */
   const char *odd_color, *odd_text;
-  int lane;          /* 0 compute stream, 1 data-parallel stream */
-  int pattern;       /* gnuplot fill pattern; 0: solid */
+  int lane;    /* 0 compute stream, 1 data-parallel stream */
+  int pattern; /* gnuplot fill pattern; 0: solid */
 } TimelineKind;
 
 /* Legend order. */
 static const TimelineKind timeline_kinds[] = {
     {PTSIM_TRACE_FORWARD, "forward", "c_forward", "#000000", "c_forward_odd", "#ffffff", 0, 0},
-    {PTSIM_TRACE_BACKWARD, "backward", "c_backward", "#ffffff", "c_backward_odd", "#ffffff", 0,
+    {PTSIM_TRACE_BACKWARD, "backward", "c_backward", "#ffffff", "c_backward_odd", "#ffffff", 0, 0},
+    {PTSIM_TRACE_BACKWARD_INPUT, "backward-input", "c_backward_input", "#ffffff", NULL, NULL, 0, 0},
+    {PTSIM_TRACE_BACKWARD_WEIGHT, "backward-weight", "c_backward_weight", "#ffffff", NULL, NULL, 0,
      0},
-    {PTSIM_TRACE_BACKWARD_INPUT, "backward-input", "c_backward_input", "#ffffff", NULL, NULL, 0,
-     0},
-    {PTSIM_TRACE_BACKWARD_WEIGHT, "backward-weight", "c_backward_weight", "#ffffff", NULL, NULL,
-     0, 0},
     {PTSIM_TRACE_OPTIMIZER, "optimizer", "c_optimizer_step", NULL, NULL, NULL, 0, 0},
     {PTSIM_TRACE_GRAD_SYNC, "grad-sync", "c_grad_sync", NULL, NULL, NULL, 1, 4},
     {PTSIM_TRACE_PARAM_GATHER, "param-gather", "c_param_gather", NULL, NULL, NULL, 1, 5},
@@ -164,8 +162,18 @@ static guint append_bins(GString *tsv, int stage, int band, int lane, const doub
     int cum = 0;
     for (int k = 0; k < NKINDS && b > 0; k++) {
       if (run[k] <= 0) continue;
-      Box box = {stage, band, lane, k, -1, -1, 0, w0 + run_from * bin_s, w0 + b * bin_s,
-                 cum / 16.0, (cum + run[k]) / 16.0, 0.0};
+      Box box = {stage,
+                 band,
+                 lane,
+                 k,
+                 -1,
+                 -1,
+                 0,
+                 w0 + run_from * bin_s,
+                 w0 + b * bin_s,
+                 cum / 16.0,
+                 (cum + run[k]) / 16.0,
+                 0.0};
       append_box(tsv, &box, moe);
       cum += run[k];
       rows++;
@@ -314,10 +322,18 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
       if (!in_view(r, pp, band_of, w0, w1, &k, &a, &b)) continue;
       a = MAX(a, w0);
       b = MIN(b, w1);
-      Box box = {r->stage, band_of[r->stage], timeline_kinds[k].lane, k, r->microbatch,
-                 r->chunk, timeline_kinds[k].text && r->microbatch >= 0 &&
-                               (b - a) * pt_per_s >= label_pt,
-                 a, b, 0.0, 1.0, moe ? MIN(item_ep_s(workload, r), b - a) : 0.0};
+      Box box = {r->stage,
+                 band_of[r->stage],
+                 timeline_kinds[k].lane,
+                 k,
+                 r->microbatch,
+                 r->chunk,
+                 timeline_kinds[k].text && r->microbatch >= 0 && (b - a) * pt_per_s >= label_pt,
+                 a,
+                 b,
+                 0.0,
+                 1.0,
+                 moe ? MIN(item_ep_s(workload, r), b - a) : 0.0};
       append_box(tsv, &box, moe);
       rows++;
       labelled += box.label;
@@ -392,23 +408,25 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm +
                                    MAX(band_cm * nbands, 1.2) + bottom_cm);
 
-  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, "timeline: the simulated pipeline schedule, one band per stage.", job, NULL);
+  g_autoptr(GString)
+      gp = ptsim_plot_script_begin(&files, &c,
+                                   "timeline: the simulated pipeline schedule, one band per stage.",
+                                   job, NULL);
   g_string_append_printf(gp, "\nbands = %d\nt_scale = %s  # seconds -> axis unit\n", nbands,
                          in_ms ? "1000.0" : "1.0");
-  g_string_append_printf(gp, "show_numbers = 1   # microbatch numbers on the boxes wide enough\n"
-                             "# white rules between boxes only when they are wide: on a sliver "
-                             "the rule is all one sees\nbox_style = \"%s\"\n",
+  g_string_append_printf(gp,
+                         "show_numbers = 1   # microbatch numbers on the boxes wide enough\n"
+                         "# white rules between boxes only when they are wide: on a sliver "
+                         "the rule is all one sees\nbox_style = \"%s\"\n",
                          !binned && median_pt >= 4.0 ? "fs solid 1.0 border lc rgb '#ffffff' lw 0.5"
                                                      : "fs solid 1.0 noborder");
   if (has_dp_lane)
-    g_string_append(gp,
-                    "# lanes inside a stage's band (y grows downwards): compute above,\n"
-                    "# data-parallel communication below\n"
-                    "c_lo = -0.44; c_hi = 0.14\nd_lo = 0.18; d_hi = 0.42\n");
+    g_string_append(gp, "# lanes inside a stage's band (y grows downwards): compute above,\n"
+                        "# data-parallel communication below\n"
+                        "c_lo = -0.44; c_hi = 0.14\nd_lo = 0.18; d_hi = 0.42\n");
   else
-    g_string_append(gp,
-                    "# one lane per stage: no data-parallel communication drawn\n"
-                    "c_lo = -0.42; c_hi = 0.42\nd_lo = 0.0; d_hi = 0.0\n");
+    g_string_append(gp, "# one lane per stage: no data-parallel communication drawn\n"
+                        "c_lo = -0.42; c_hi = 0.42\nd_lo = 0.0; d_hi = 0.0\n");
 
   ptsim_plot_title(gp, &c, title_lines, title);
   ptsim_plot_margins(gp, top_cm, bottom_cm);
@@ -424,8 +442,7 @@ gboolean ptsim_plot_timeline(const char *figure_path, const PtsimJob *job,
     /* every tic_every-th band and the last, which the one before it makes way for */
     int b = band_of[s];
     gboolean last = b == nbands - 1;
-    if (b < 0 || (b % tic_every != 0 && !last) || (!last && b > nbands - 1 - tic_every))
-      continue;
+    if (b < 0 || (b % tic_every != 0 && !last) || (!last && b > nbands - 1 - tic_every)) continue;
     g_string_append_printf(gp, "%s'%" G_GINT64_FORMAT "' ", first ? "" : ", ", s);
     ptsim_plot_num(gp, "%g", band_of[s] + (has_dp_lane ? -0.15 : 0.0)); /* the compute lane */
     first = 0;

@@ -43,7 +43,7 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
   int ci[4];
   for (int i = 0; i < 4; i++) ci[i] = ptsim_plot_table_column(t, cols[i]);
   int fit_col = ptsim_plot_table_column(t, "fit");
-  g_autoptr(GPtrArray) sources = g_ptr_array_new();  /* (element-type utf8) (transfer none) */
+  g_autoptr(GPtrArray) sources = g_ptr_array_new(); /* (element-type utf8) (transfer none) */
   g_autoptr(GString) tsv = g_string_new(NULL);
   guint n = t->rows->len, within = 0, count[3] = {0, 0, 0};
   double lo = G_MAXDOUBLE, hi = 0, emax = 0, abs_sum[3] = {0, 0, 0};
@@ -75,8 +75,10 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
       fit = g_strv_contains(held_out, source) ? FIT_HELD_OUT : FIT_IN_SAMPLE;
     } else if (fit_col >= 0) {
       const char *f = ptsim_plot_table_text(t, r, fit_col);
-      if (strcmp(f, "in-sample") == 0) fit = FIT_IN_SAMPLE;
-      else if (strcmp(f, "held-out") == 0) fit = FIT_HELD_OUT;
+      if (strcmp(f, "in-sample") == 0)
+        fit = FIT_IN_SAMPLE;
+      else if (strcmp(f, "held-out") == 0)
+        fit = FIT_HELD_OUT;
       else if (*f) {
         g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
                     "%s:%d: column fit: '%s' is neither in-sample nor held-out (or empty)",
@@ -120,11 +122,15 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
   for (int f = 2; f >= 0; f--) {
     if (!count[f]) continue;
     if (f == FIT_UNKNOWN && count[1] + count[2] == 0)
-      g_string_append_printf(sub, "; mean |error| %.1f%% (in-sample or held-out not given: add "
-                                  "a fit column or --held-out)", 100 * abs_sum[f] / count[f]);
+      g_string_append_printf(sub,
+                             "; mean |error| %.1f%% (in-sample or held-out not given: add "
+                             "a fit column or --held-out)",
+                             100 * abs_sum[f] / count[f]);
     else
       g_string_append_printf(sub, "; %s (%s) mean |error| %.1f%% over %u", fit_names[f],
-                             f == FIT_HELD_OUT ? "filled" : f == FIT_IN_SAMPLE ? "open" : "x",
+                             f == FIT_HELD_OUT    ? "filled"
+                             : f == FIT_IN_SAMPLE ? "open"
+                                                  : "x",
                              100 * abs_sum[f] / count[f], count[f]);
   }
   if (count[FIT_IN_SAMPLE] && !count[FIT_HELD_OUT])
@@ -137,8 +143,11 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
   ptsim_plot_canvas_height(&c, ptsim_plot_title_cm(&c, title_lines, title) + top_cm + plot_h +
                                    bottom_cm);
 
-  g_autoptr(GString) gp = ptsim_plot_script_begin(&files, &c, parity ? "validation: predicted against measured step time."
-                                      : "validation: error of the predicted step time.", NULL, NULL);
+  g_autoptr(GString)
+      gp = ptsim_plot_script_begin(&files, &c,
+                                   parity ? "validation: predicted against measured step time."
+                                          : "validation: error of the predicted step time.",
+                                   NULL, NULL);
   g_string_append_printf(gp, "\narray source[%u] = [", sources->len);
   for (guint s = 0; s < sources->len; s++) {
     if (s) g_string_append(gp, ", ");
@@ -150,8 +159,9 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
   ptsim_plot_num(gp, "%.6g", xlo);
   g_string_append(gp, "; hi = ");
   ptsim_plot_num(gp, "%.6g", xhi);
-  g_string_append_printf(gp, "   # measured step time axis (s)\nband = %.2f   # the tolerance "
-                             "drawn around zero error\nelim = %g   # error axis, +-%%\n",
+  g_string_append_printf(gp,
+                         "   # measured step time axis (s)\nband = %.2f   # the tolerance "
+                         "drawn around zero error\nelim = %g   # error axis, +-%%\n",
                          BAND, elim);
   ptsim_plot_title(gp, &c, title_lines, title);
   ptsim_plot_margins(gp, top_cm, bottom_cm);
@@ -161,27 +171,23 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
    * have, and the two styles' meanings */
   g_string_append_printf(gp, "key_open = %d   # the sources' key entries drawn open\n",
                          count[FIT_IN_SAMPLE] > 0 && count[FIT_HELD_OUT] + count[FIT_UNKNOWN] == 0);
-  g_string_append(gp,
-                  "set logscale x 10\nset xrange [lo:hi]\nset format x '%g'\nset mxtics 10\n"
-                  "set grid xtics\nset xlabel 'measured step time (s)' offset 0,0.3\n"
-                  "set samples 200\n");
+  g_string_append(gp, "set logscale x 10\nset xrange [lo:hi]\nset format x '%g'\nset mxtics 10\n"
+                      "set grid xtics\nset xlabel 'measured step time (s)' offset 0,0.3\n"
+                      "set samples 200\n");
   const char *y = parity ? "5" : "(100*$6)";
   if (parity)
-    g_string_append(
-        gp,
-        "set logscale y 10\nset yrange [lo:hi]\nset size ratio -1\nset format y '%g'\n"
-        "set mytics 10\nset grid ytics\nset ylabel 'predicted step time (s)'\n"
-        "plot '+' using 1:($1*(1-band)):($1*(1+band)) with filledcurves fc rgb c_band "
-        "title sprintf('\xc2\xb1%.0f%%', 100*band), \\\n"
-        "     x with lines lw 1.0 lc rgb c_line title 'y = x', \\\n");
+    g_string_append(gp,
+                    "set logscale y 10\nset yrange [lo:hi]\nset size ratio -1\nset format y '%g'\n"
+                    "set mytics 10\nset grid ytics\nset ylabel 'predicted step time (s)'\n"
+                    "plot '+' using 1:($1*(1-band)):($1*(1+band)) with filledcurves fc rgb c_band "
+                    "title sprintf('\xc2\xb1%.0f%%', 100*band), \\\n"
+                    "     x with lines lw 1.0 lc rgb c_line title 'y = x', \\\n");
   else
-    g_string_append(
-        gp,
-        "set yrange [-elim:elim]\nset ytics format '%+g'\nset ytics add ('0' 0)\n"
-        "set ylabel 'error of the prediction (%)'\n"
-        "plot '+' using 1:(-100*band):(100*band) with filledcurves fc rgb c_band "
-        "title sprintf('\xc2\xb1%.0f%%', 100*band), \\\n"
-        "     0 with lines lw 1.0 lc rgb c_line title 'exact', \\\n");
+    g_string_append(gp, "set yrange [-elim:elim]\nset ytics format '%+g'\nset ytics add ('0' 0)\n"
+                        "set ylabel 'error of the prediction (%)'\n"
+                        "plot '+' using 1:(-100*band):(100*band) with filledcurves fc rgb c_band "
+                        "title sprintf('\xc2\xb1%.0f%%', 100*band), \\\n"
+                        "     0 with lines lw 1.0 lc rgb c_line title 'exact', \\\n");
   g_string_append_printf(
       gp,
       "     for [s=0:|source|-1] data using ($1==s && $7!=1 ? $4 : NaN):%s with points "

@@ -15,8 +15,7 @@ typedef struct {
   PtsimRecompute recompute;
 } FixtureLayout;
 
-static inline void fixture_job(PtsimJob *job, const char *model, const char *hw,
-                               FixtureLayout l) {
+static inline void fixture_job(PtsimJob *job, const char *model, const char *hw, FixtureLayout l) {
   g_autoptr(GError) error = NULL;
   memset(job, 0, sizeof *job);
   gboolean ok = ptsim_model_load(model, &job->model, &error) &&

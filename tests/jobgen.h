@@ -28,8 +28,8 @@ static const char *const jobgen_models[] = {"llama3-8b", "llama3-70b", "gpt3-175
 static const char *const jobgen_hardware[] = {"a100-80g", "h100-80g"};
 /* Mixtral (every layer MoE), Qwen3 (128 experts, QK-norm), DeepSeek-V2-Lite
  * (MLA, shared experts, a dense first layer), DeepSeek-V3 (61 layers, MTP). */
-static const char *const jobgen_moe_models[] = {"mixtral-8x7b", "qwen3-30b-a3b",
-                                                "deepseek-v2-lite", "deepseek-v3"};
+static const char *const jobgen_moe_models[] = {"mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v2-lite",
+                                                "deepseek-v3"};
 #define JOBGEN_N_MODELS G_N_ELEMENTS(jobgen_models)
 #define JOBGEN_N_HARDWARE G_N_ELEMENTS(jobgen_hardware)
 #define JOBGEN_N_MOE_MODELS G_N_ELEMENTS(jobgen_moe_models)
@@ -75,8 +75,8 @@ static inline void jobgen_draw_rest(GRand *rand, PtsimJob *job, int64_t m) {
                          ? PTSIM_FSDP_TORCH
                          : PTSIM_FSDP_MEGATRON;
     l->optimizer_instances = l->dp % 2 == 0 && g_rand_boolean(rand) ? 2 : 1;
-    run->reshard_after_forward =
-        g_rand_int_range(rand, PTSIM_RESHARD_AUTO, PTSIM_RESHARD_ALWAYS + 1);
+    run->reshard_after_forward = g_rand_int_range(rand, PTSIM_RESHARD_AUTO,
+                                                  PTSIM_RESHARD_ALWAYS + 1);
     run->fsdp_prefetch = g_rand_int_range(rand, 0, 4) != 0;
   }
 }

@@ -43,10 +43,9 @@ static inline gboolean simulate_of(const PtsimJob *job, PtsimTrace *trace, Ptsim
 }
 
 static inline gboolean simulate_allocator_of(const PtsimJob *job, int32_t steps,
-                                             const PtsimAllocOptions *opts,
-                                             const PtsimTrace *trace, double step_s,
-                                             const char *timeline_path, PtsimAllocResult *out,
-                                             GError **error) {
+                                             const PtsimAllocOptions *opts, const PtsimTrace *trace,
+                                             double step_s, const char *timeline_path,
+                                             PtsimAllocResult *out, GError **error) {
   g_autofree PtsimPlan *plan = plan_of(job);
   return ptsim_simulate_allocator(plan, steps, opts, trace, step_s, timeline_path, out, error);
 }

@@ -69,9 +69,15 @@ static inline void assert_magic(const char *path, PtsimPlotFormat format) {
   g_assert_no_error(error);
   g_assert_cmpuint(len, >, 100);
   switch (format) {
-    case PTSIM_PLOT_PDF: g_assert_cmpmem(contents, 4, "%PDF", 4); break;
-    case PTSIM_PLOT_PNG: g_assert_cmpmem(contents, 4, "\x89PNG", 4); break;
-    case PTSIM_PLOT_SVG: g_assert_nonnull(g_strstr_len(contents, (gssize)len, "<svg")); break;
+  case PTSIM_PLOT_PDF:
+    g_assert_cmpmem(contents, 4, "%PDF", 4);
+    break;
+  case PTSIM_PLOT_PNG:
+    g_assert_cmpmem(contents, 4, "\x89PNG", 4);
+    break;
+  case PTSIM_PLOT_SVG:
+    g_assert_nonnull(g_strstr_len(contents, (gssize)len, "<svg"));
+    break;
   }
 }
 

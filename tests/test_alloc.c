@@ -86,7 +86,7 @@ static void test_round_size(void) {
   ptsim_alloc_options_set_divisions(&o, 4);
   /* 1200 B is not above 512 x 4, so only the 512 B rule applies */
   g_assert_cmpint(ptsim_alloc_round_size(&o, 1200), ==, 1536);
-  g_assert_cmpint(ptsim_alloc_round_size(&o, 3000), ==, 3072);  /* 2048 + k x 512 */
+  g_assert_cmpint(ptsim_alloc_round_size(&o, 3000), ==, 3072); /* 2048 + k x 512 */
   g_assert_cmpint(ptsim_alloc_round_size(&o, 1200 * MIB), ==, 1280 * MIB);
   g_assert_cmpint(ptsim_alloc_round_size(&o, 1024 * MIB), ==, 1024 * MIB);
 
@@ -108,7 +108,7 @@ static void test_round_size(void) {
   o.roundup_power2_divisions[3] = 3;
   g_assert_cmpint(ptsim_alloc_init(&a, &o, 1e9, slots, 8), ==, PTSIM_ALLOC_ERR_ARGS);
   ptsim_alloc_options_init(&o);
-  o.max_split_size_bytes = 19 * MIB;  /* minimum is 20 MiB */
+  o.max_split_size_bytes = 19 * MIB; /* minimum is 20 MiB */
   g_assert_cmpint(ptsim_alloc_init(&a, &o, 1e9, slots, 8), ==, PTSIM_ALLOC_ERR_ARGS);
   ptsim_alloc_options_init(&o);
   o.garbage_collection_threshold = 1.0;
@@ -171,7 +171,7 @@ static void test_one_mib_boundary(void) {
   int32_t a = m(&f, MIB, 0);
   g_assert_cmpint(ptsim_alloc_block(&f.a, a)->pool, ==, PTSIM_ALLOC_POOL_SMALL);
   g_assert_cmpint(ST(&f).reserved_bytes, ==, 2 * MIB);
-  int32_t b = m(&f, MIB, 0);  /* the 1 MiB remainder (>= 512 B) was split off */
+  int32_t b = m(&f, MIB, 0); /* the 1 MiB remainder (>= 512 B) was split off */
   g_assert_cmpint(baddr(&f, b), ==, baddr(&f, a) + MIB);
   g_assert_cmpint(ST(&f).reserved_bytes, ==, 2 * MIB);
   int32_t c = m(&f, MIB + 1, 0);
@@ -200,7 +200,7 @@ static void test_medium_carves_20mib(void) {
   g_assert_cmpint(ST(&f).reserved_bytes, ==, 20 * MIB);
   g_assert_cmpint(ST(&f).num_device_alloc, ==, 1);
   h[2] = m(&f, 5 * MIB, 0);
-  h[3] = m(&f, 5 * MIB, 0);  /* exactly the 5 MiB left */
+  h[3] = m(&f, 5 * MIB, 0); /* exactly the 5 MiB left */
   g_assert_cmpint(ST(&f).num_device_alloc, ==, 1);
   g_assert_cmpint(ST(&f).inactive_split_bytes, ==, 0);
   g_assert_cmpint(f.a.free_count, ==, 0);
@@ -280,17 +280,17 @@ static void test_coalesce(void) {
   fr(&f, A);
   g_assert_cmpint(f.a.free_count, ==, 2);
   g_assert_cmpint(ST(&f).inactive_split_bytes, ==, 10 * MIB);
-  fr(&f, C);  /* C merges with the free tail: [A free] B [10 MiB free] */
+  fr(&f, C); /* C merges with the free tail: [A free] B [10 MiB free] */
   g_assert_cmpint(f.a.free_count, ==, 2);
   g_assert_cmpint(ST(&f).inactive_split_bytes, ==, 15 * MIB);
-  empty(&f);  /* B pins the segment */
+  empty(&f); /* B pins the segment */
   g_assert_cmpint(ST(&f).reserved_bytes, ==, 20 * MIB);
   g_assert_cmpint(ST(&f).num_device_free, ==, 0);
   /* a 10 MiB request takes the 10 MiB hole whole (best fit), not a new segment */
   int32_t D = m(&f, 10 * MIB, 0);
   g_assert_cmpint(baddr(&f, D), ==, baddr(&f, B) + 5 * MIB);
   fr(&f, D);
-  fr(&f, B);  /* merges with both neighbours */
+  fr(&f, B); /* merges with both neighbours */
   g_assert_cmpint(f.a.free_count, ==, 1);
   g_assert_cmpint(ST(&f).inactive_split_bytes, ==, 0);
   g_assert_cmpint(f.a.blocks[f.a.order[0]].size, ==, 20 * MIB);
@@ -383,7 +383,7 @@ static void test_max_split_size(void) {
   fr(&f, p);
   fr(&f, q);
   int32_t r = m(&f, 45 * MIB, 0);
-  g_assert_cmpint(bsize(&f, r), ==, 46 * MIB);  /* oversize: not split */
+  g_assert_cmpint(bsize(&f, r), ==, 46 * MIB); /* oversize: not split */
   g_assert_cmpint(ST(&f).reserved_bytes, ==, 166 * MIB);
   g_assert_cmpint(ST(&f).num_device_free, ==, 1);
   g_assert_cmpint(ST(&f).num_alloc_retries, ==, 0);
@@ -393,7 +393,7 @@ static void test_max_split_size(void) {
   fx_init(&f, &o, 150 * MIB, 64);
   p = m(&f, 50 * MIB, 0);
   q = m(&f, 60 * MIB, 0);
-  int32_t other = m(&f, 20 * MIB, 1);  /* another stream's block is left alone */
+  int32_t other = m(&f, 20 * MIB, 1); /* another stream's block is left alone */
   fr(&f, other);
   fr(&f, p);
   fr(&f, q);
@@ -448,7 +448,7 @@ static void test_oom_retry(void) {
   g_assert_cmpint(ptsim_alloc_free(&f.a, 0), ==, PTSIM_ALLOC_ERR_HANDLE);
   g_assert_cmpint(ptsim_alloc_malloc(&f.a, -1, 0), ==, PTSIM_ALLOC_ERR_ARGS);
   g_assert_cmpint(ptsim_alloc_malloc(&f.a, 1, -1), ==, PTSIM_ALLOC_ERR_ARGS);
-  int32_t h = m(&f, 1 * MIB, 0);  /* segment + split rest: 2 slots used */
+  int32_t h = m(&f, 1 * MIB, 0); /* segment + split rest: 2 slots used */
   g_assert_cmpint(ptsim_alloc_malloc(&f.a, 1 * MIB, 0), ==, PTSIM_ALLOC_ERR_NO_BLOCKS);
   fr(&f, h);
   g_assert_cmpint(ptsim_alloc_free(&f.a, h), ==, PTSIM_ALLOC_ERR_HANDLE);
@@ -459,13 +459,13 @@ static void test_oom_retry(void) {
 /* The GC sequence: A and B (60 MiB each) on stream 0; A is freed early,
  * two stream-1 mallocs age it, then B is freed; a 70 MiB request misses. */
 static void gc_sequence(Fx *f) {
-  int32_t A = m(f, 60 * MIB, 0);   /* large-pool search 1 */
-  int32_t B = m(f, 60 * MIB, 0);   /* search 2 */
-  fr(f, A);                        /* A cached at search 2 */
-  m(f, 30 * MIB, 1);               /* search 3 */
-  m(f, 30 * MIB, 1);               /* search 4 */
-  fr(f, B);                        /* B cached at search 4 */
-  m(f, 70 * MIB, 0);               /* search 5: miss; reserved 180 MiB */
+  int32_t A = m(f, 60 * MIB, 0); /* large-pool search 1 */
+  int32_t B = m(f, 60 * MIB, 0); /* search 2 */
+  fr(f, A);                      /* A cached at search 2 */
+  m(f, 30 * MIB, 1);             /* search 3 */
+  m(f, 30 * MIB, 1);             /* search 4 */
+  fr(f, B);                      /* B cached at search 4 */
+  m(f, 70 * MIB, 0);             /* search 5: miss; reserved 180 MiB */
 }
 
 static void test_gc_threshold(void) {
@@ -473,8 +473,8 @@ static void test_gc_threshold(void) {
                  "threshold x allowed frees the oldest unsplit cached blocks first");
   PtsimAllocOptions o;
   ptsim_alloc_options_init(&o);
-  o.memory_fraction = 0.5;               /* allowed: 200 MiB of 400 */
-  o.garbage_collection_threshold = 0.8;  /* goal 160 MiB */
+  o.memory_fraction = 0.5;              /* allowed: 200 MiB of 400 */
+  o.garbage_collection_threshold = 0.8; /* goal 160 MiB */
   Fx f;
   fx_init(&f, &o, 400 * MIB, 64);
   gc_sequence(&f);
@@ -538,8 +538,9 @@ static void test_expandable(void) {
   fx_init(&g, &o, 80 * GIB, 256);
   int64_t plain = growing_pattern(&f, 20);
   int64_t exp = growing_pattern(&g, 20);
-  g_test_message("growing pattern: reserved peak %" G_GINT64_FORMAT " MiB default, %"
-                 G_GINT64_FORMAT " MiB expandable", plain / MIB, exp / MIB);
+  g_test_message("growing pattern: reserved peak %" G_GINT64_FORMAT
+                 " MiB default, %" G_GINT64_FORMAT " MiB expandable",
+                 plain / MIB, exp / MIB);
   /* default: every step a new segment, 50 + ... + 69 MiB rounded to 2 MiB */
   g_assert_cmpint(plain, >=, 1190 * MIB);
   g_assert_cmpint(exp, <=, 200 * MIB);
@@ -558,7 +559,7 @@ static void test_expandable(void) {
   int32_t B = m(&g, 30 * MIB, 0);
   g_assert_cmpint(baddr(&g, B), ==, baddr(&g, A) + 30 * MIB);
   g_assert_cmpint(ST(&g).reserved_bytes, ==, 60 * MIB);
-  g_assert_cmpint(ST(&g).inactive_split_bytes, ==, 0);  /* not counted for expandable */
+  g_assert_cmpint(ST(&g).inactive_split_bytes, ==, 0); /* not counted for expandable */
   /* the large pool splits at >= 512 B left: 19 MiB + 512 in a 20 MiB page */
   int32_t C = m(&g, 19 * MIB, 0);
   g_assert_cmpint(bsize(&g, C), ==, 19 * MIB);
@@ -571,7 +572,7 @@ static void test_expandable(void) {
   fr(&g, A);
   empty(&g);
   g_assert_cmpint(ST(&g).reserved_bytes, ==, 62 * MIB);
-  g_assert_cmpint(ST(&g).num_device_free, ==, 1);  /* C's 1 MiB tail is no whole page */
+  g_assert_cmpint(ST(&g).num_device_free, ==, 1); /* C's 1 MiB tail is no whole page */
   fr(&g, s);
   fr(&g, B);
   fr(&g, C);
@@ -581,7 +582,7 @@ static void test_expandable(void) {
   int32_t D = m(&g, 50 * MIB, 0);
   g_assert_cmpint(ST(&g).reserved_bytes, ==, 60 * MIB);
   g_assert_cmpint(baddr(&g, D), ==, base);
-  g_assert_cmpint(ST(&g).segments, ==, 2);  /* reserved ranges are kept */
+  g_assert_cmpint(ST(&g).segments, ==, 2); /* reserved ranges are kept */
   fx_clear(&g);
 
   /* pinned segment: default keeps 100 MiB reserved for one 10 MiB tensor,
@@ -609,12 +610,12 @@ static void test_check_detects(void) {
   int32_t a = m(&f, 5 * MIB, 0), b = m(&f, 5 * MIB, 0);
   m(&f, 5 * MIB, 0);
   int32_t d = m(&f, 30 * MIB, 1);
-  fr(&f, a);  /* free set: a (5 MiB), the 5 MiB tail */
+  fr(&f, a); /* free set: a (5 MiB), the 5 MiB tail */
   PtsimAllocator saved = f.a;
   gsize bytes = (gsize)ptsim_alloc_storage_slots(64) * sizeof(PtsimAllocBlock);
   g_autofree PtsimAllocBlock *copy = g_memdup2(f.blocks, bytes); /* the order too */
 #define RESTORE() (f.a = saved, memcpy(f.blocks, copy, bytes))
-  f.blocks[b].prev = d;  /* links no longer mutual: -1 or -2 by slot order */
+  f.blocks[b].prev = d; /* links no longer mutual: -1 or -2 by slot order */
   g_assert_cmpint(ptsim_alloc_check(&f.a), <=, -1);
   g_assert_cmpint(ptsim_alloc_check(&f.a), >=, -2);
   RESTORE();
@@ -625,7 +626,7 @@ static void test_check_detects(void) {
   f.blocks[d].addr = f.blocks[d].segment_addr;
   g_assert_cmpint(ptsim_alloc_check(&f.a), ==, -8);
   RESTORE();
-  f.blocks[b].state = PTSIM_ALLOC_BLOCK_FREE;  /* a free neighbour left unmerged */
+  f.blocks[b].state = PTSIM_ALLOC_BLOCK_FREE; /* a free neighbour left unmerged */
   g_assert_cmpint(ptsim_alloc_check(&f.a), ==, -9);
   RESTORE();
   int32_t t = f.a.order[0];
@@ -679,10 +680,14 @@ static void config_options(const Config *c, PtsimAllocOptions *o) {
 /* A size drawn from a mix: small, medium, large up to 300 MiB. */
 static int64_t draw_size(GRand *r) {
   switch (g_rand_int_range(r, 0, 4)) {
-    case 0: return g_rand_int_range(r, 1, (gint32)MIB + 1);
-    case 1: return g_rand_int_range(r, (gint32)MIB, (gint32)(10 * MIB));
-    case 2: return g_rand_int_range(r, (gint32)(10 * MIB), (gint32)(80 * MIB));
-    default: return (int64_t)g_rand_int_range(r, 1, 300) * MIB + g_rand_int_range(r, 0, 4096);
+  case 0:
+    return g_rand_int_range(r, 1, (gint32)MIB + 1);
+  case 1:
+    return g_rand_int_range(r, (gint32)MIB, (gint32)(10 * MIB));
+  case 2:
+    return g_rand_int_range(r, (gint32)(10 * MIB), (gint32)(80 * MIB));
+  default:
+    return (int64_t)g_rand_int_range(r, 1, 300) * MIB + g_rand_int_range(r, 0, 4096);
   }
 }
 
@@ -736,9 +741,10 @@ static void test_random_invariants(void) {
     for (guint32 seed = 1; seed <= 3; seed++) {
       PtsimAllocStats st;
       random_run(&configs[c], seed, 3000, 1, &st);
-      g_test_message("%s seed %u: peak alloc %" G_GINT64_FORMAT " MiB, peak reserved %"
-                     G_GINT64_FORMAT " MiB, ooms %" G_GINT64_FORMAT ", retries %"
-                     G_GINT64_FORMAT, configs[c].name, seed, st.allocated_bytes_peak / MIB,
+      g_test_message("%s seed %u: peak alloc %" G_GINT64_FORMAT
+                     " MiB, peak reserved %" G_GINT64_FORMAT " MiB, ooms %" G_GINT64_FORMAT
+                     ", retries %" G_GINT64_FORMAT,
+                     configs[c].name, seed, st.allocated_bytes_peak / MIB,
                      st.reserved_bytes_peak / MIB, st.num_ooms, st.num_alloc_retries);
       g_assert_cmpint(st.allocated_bytes_peak, <=, st.reserved_bytes_peak);
     }

@@ -14,16 +14,15 @@ static int64_t obs(const PtsimAllocTrace *t, guint e) {
 static void test_observations(void) {
   g_test_summary("'# reserved N' attaches to the latest event (same line or before); one "
                  "before any event is ignored; a later one wins; other comments stay plain");
-  const char *text =
-      "# reserved 7\n"                      /* before any event: ignored */
-      "alloc a 10 0 # reserved 2097152\n"   /* event 0, same line */
-      "# reserved for later\n"              /* plain comment */
-      "alloc b 20 0\n"                      /* event 1: none */
-      "free a\n"                            /* event 2 */
-      "  #   reserved   5  \n"
-      "#reserved 6\n"                       /* later one wins */
-      "# reserved 9 bytes\n"                /* three words: plain */
-      "empty_cache\n";                      /* event 3: none */
+  const char *text = "# reserved 7\n"                    /* before any event: ignored */
+                     "alloc a 10 0 # reserved 2097152\n" /* event 0, same line */
+                     "# reserved for later\n"            /* plain comment */
+                     "alloc b 20 0\n"                    /* event 1: none */
+                     "free a\n"                          /* event 2 */
+                     "  #   reserved   5  \n"
+                     "#reserved 6\n"        /* later one wins */
+                     "# reserved 9 bytes\n" /* three words: plain */
+                     "empty_cache\n";       /* event 3: none */
   g_autoptr(GError) error = NULL;
   g_autoptr(PtsimAllocTrace) t = ptsim_alloc_trace_parse(text, -1, "o.trace", &error);
   g_assert_no_error(error);
@@ -45,8 +44,8 @@ static void test_observations(void) {
     g_assert_true(g_str_has_prefix(bad->message, "b.trace:2: "));
   }
 
-  g_autoptr(PtsimAllocTrace) plain =
-      ptsim_alloc_trace_parse("# just a comment\nalloc a 1 0\n", -1, "p.trace", &error);
+  g_autoptr(PtsimAllocTrace)
+      plain = ptsim_alloc_trace_parse("# just a comment\nalloc a 1 0\n", -1, "p.trace", &error);
   g_assert_no_error(error);
   g_assert_null(plain->observed_reserved);
   g_assert_cmpint(plain->num_observed, ==, 0);

@@ -31,11 +31,11 @@ static void test_trace_parse_errors(void) {
   expect_parse_error("alloc a 5 -1\n", "t.trace:1: stream '-1'");
   expect_parse_error("alloc a 5 s\n", "t.trace:1: stream 's'");
   expect_parse_error("alloc a 5 0\nalloc a 6 0\n", "t.trace:2: alloc of 'a', which is still "
-                     "live (allocated at line 1)");
+                                                   "live (allocated at line 1)");
   expect_parse_error("alloc a 5 0\nfree b\n", "t.trace:2: free of 'b', which is not live "
-                     "(never allocated)");
+                                              "(never allocated)");
   expect_parse_error("alloc a 5 0\nfree a\nfree a\n", "t.trace:3: free of 'a', which is not "
-                     "live (already freed)");
+                                                      "live (already freed)");
   expect_parse_error("empty_cache now\n", "t.trace:1: 'empty_cache' takes no fields");
   expect_parse_error("free\n", "t.trace:1: 'free' takes ID, got 0 fields");
 
@@ -120,22 +120,24 @@ static void test_replay_core(void) {
   ev[0].id = 0;
   ev[0].size_bytes = 4096;
   ev[1].kind = PTSIM_ALLOC_EVENT_FREE;
-  ev[1].id = 1;  /* never allocated */
+  ev[1].id = 1; /* never allocated */
   ev[2].kind = PTSIM_ALLOC_EVENT_EMPTY_CACHE;
   int32_t handles[2];
   PtsimAllocReplay r;
   g_assert_cmpint(ptsim_alloc_replay(&a, ev, 3, handles, 2, NULL, &r), ==, PTSIM_ALLOC_ERR_HANDLE);
   g_assert_cmpint(r.error_event, ==, 1);
   g_assert_cmpint(r.events, ==, 1);
-  ev[1].id = 5;  /* out of range */
-  g_assert_cmpint(ptsim_alloc_replay(&a, ev + 1, 1, handles, 2, NULL, &r), ==, PTSIM_ALLOC_ERR_HANDLE);
+  ev[1].id = 5; /* out of range */
+  g_assert_cmpint(ptsim_alloc_replay(&a, ev + 1, 1, handles, 2, NULL, &r), ==,
+                  PTSIM_ALLOC_ERR_HANDLE);
 
   /* one live tensor at a time, ever larger: nothing is reused, 1500
    * cached segments pile up, more than the first guess of slots (2 x
    * max_live + 1024); the wrapper doubles the storage and replays */
   GString *s = g_string_new("");
   for (int i = 0; i < 1500; i++)
-    g_string_append_printf(s, "alloc t %" G_GINT64_FORMAT " 0\nfree t\n", (10 + 2 * (int64_t)i) * MIB);
+    g_string_append_printf(s, "alloc t %" G_GINT64_FORMAT " 0\nfree t\n",
+                           (10 + 2 * (int64_t)i) * MIB);
   g_autoptr(GError) error = NULL;
   g_autoptr(PtsimAllocTrace) t = ptsim_alloc_trace_parse(s->str, -1, "gen", &error);
   g_string_free(s, TRUE);

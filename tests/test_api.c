@@ -45,8 +45,8 @@ static void append_quoted(char *cmd, size_t size, const char *word) {
 /* What `ptsim COMMAND FLAGS... [FORMAT]` prints on stdout (malloc'ed, in
  * *out) and the first line of its stderr (in err, may be NULL); returns
  * its exit status, -1 when it cannot run. */
-static int run_ptsim(const char *command, const char *const *flags, const char *format,
-                     char **out, char *err, size_t err_size) {
+static int run_ptsim(const char *command, const char *const *flags, const char *format, char **out,
+                     char *err, size_t err_size) {
   const char *bin = getenv("PTSIM_BIN");
   if (!bin) return -1;
   char cmd[8192] = "";
@@ -130,7 +130,8 @@ static void same_as_command(const char *what, const char *command, const char *c
     return;
   }
   int time = strcmp(command, "predict") == 0;
-  PtsimApiResult *r = time ? ptsim_api_predict(job, NULL, &error) : ptsim_api_memory(job, NULL, &error);
+  PtsimApiResult *r = time ? ptsim_api_predict(job, NULL, &error)
+                           : ptsim_api_memory(job, NULL, &error);
   snprintf(name, sizeof name, "%s: %s", what, command);
   check(r != NULL, name);
   char *out = NULL;
@@ -168,15 +169,16 @@ static void same_as_command(const char *what, const char *command, const char *c
 }
 
 static void test_flags(void) {
-  static const char *const flags[] = {"--model", "llama3-70b", "--gpus", "64", "--tp", "8",
-                                      "--pp", "4", "--vp", "5", "--gbs", "64", "--seq", "4096",
-                                      NULL};
+  static const char *const flags[] = {"--model", "llama3-70b", "--gpus", "64",   "--tp",
+                                      "8",       "--pp",       "4",      "--vp", "5",
+                                      "--gbs",   "64",         "--seq",  "4096", NULL};
   same_as_command("llama3-70b tp8 pp4 vp5", "predict", flags);
   same_as_command("llama3-70b tp8 pp4 vp5", "memory", flags);
   static const char *const none[] = {NULL};
   same_as_command("the default job", "predict", none);
-  static const char *const moe[] = {"--model", "mixtral-8x7b", "--gpus", "16", "--pp", "2",
-                                    "--ep", "8", "--gbs", "64", "--seq", "4096", NULL};
+  static const char *const moe[] = {"--model", "mixtral-8x7b", "--gpus", "16",    "--pp",
+                                    "2",       "--ep",         "8",      "--gbs", "64",
+                                    "--seq",   "4096",         NULL};
   same_as_command("mixtral ep8", "predict", moe);
 }
 
@@ -307,9 +309,8 @@ static void test_loaded(void) {
   check(model && strcmp(ptsim_api_model_name(model), "llama3-70b") == 0, "a model by name");
   check(hw && strcmp(ptsim_api_hardware_name(hw), "a100-80g") == 0, "a profile by name");
   static const char *const layout[] = {"--gpus", "64", "--tp", "8", "--pp", "2", NULL};
-  static const char *const named[] = {"--model", "llama3-70b", "--hw", "a100-80g",
-                                      "--gpus",  "64",         "--tp", "8",
-                                      "--pp",    "2",          NULL};
+  static const char *const named[] = {"--model", "llama3-70b", "--hw", "a100-80g", "--gpus", "64",
+                                      "--tp",    "8",          "--pp", "2",        NULL};
   PtsimApiJob *a = ptsim_api_job_new(layout, model, hw, NULL);
   ptsim_api_model_free(model); /* copied into the job */
   PtsimApiJob *b = ptsim_api_job_new(named, NULL, NULL, NULL);
@@ -404,15 +405,18 @@ static void same_rows_as_command(const char *what, const char *const *flags) {
 }
 
 static void test_sweep(void) {
-  static const char *const small[] = {"--model", "llama3-8b", "--gpus", "8,16", "--device", "cpu",
-                                      "--threads", "2", NULL};
+  static const char *const small[] = {"--model", "llama3-8b", "--gpus", "8,16", "--device",
+                                      "cpu",     "--threads", "2",      NULL};
   same_rows_as_command("llama3-8b on 8 and 16 GPUs", small);
-  static const char *const moe[] = {"--model", "mixtral-8x7b", "--gpus", "16", "--gbs", "64",
-                                    "--seq", "4096", "--ep", "2,8", "--mbs", "1", "--device",
-                                    "cpu", "--samples", "4", "--jitter", "0.05", NULL};
+  static const char *const moe[] = {"--model",  "mixtral-8x7b", "--gpus",    "16",
+                                    "--gbs",    "64",           "--seq",     "4096",
+                                    "--ep",     "2,8",          "--mbs",     "1",
+                                    "--device", "cpu",          "--samples", "4",
+                                    "--jitter", "0.05",         NULL};
   same_rows_as_command("mixtral, Monte-Carlo samples", moe);
-  static const char *const streamed[] = {"--model", "llama3-8b", "--gpus", "8", "--device", "cpu",
-                                         "--in-memory-max", "50", "--top", "3", NULL};
+  static const char *const streamed[] = {
+      "--model",         "llama3-8b", "--gpus", "8", "--device", "cpu",
+      "--in-memory-max", "50",        "--top",  "3", NULL};
   same_rows_as_command("streamed past --in-memory-max", streamed);
 
   Rows rows = {0};
@@ -444,8 +448,8 @@ static void test_sweep(void) {
             strstr(ptsim_api_error_message(error), "--csv is an output of the ptsim command"),
         "the command's outputs are refused by name");
   ptsim_api_error_free(error);
-  static const char *const none_valid[] = {"--gpus", "7", "--tp-max", "1", "--pp-max", "1",
-                                           "--cp", "2", NULL};
+  static const char *const none_valid[] = {"--gpus", "7",    "--tp-max", "1", "--pp-max",
+                                           "1",      "--cp", "2",        NULL};
   error = NULL;
   check(ptsim_api_sweep(none_valid, collect, &rows, &error) == -1 && error &&
             strstr(ptsim_api_error_message(error), "no valid layout among") ==
@@ -477,7 +481,8 @@ static void test_threads(void) {
   static const char *const flags[] = {"--tp", "2", "--pp", "2", NULL};
   PtsimApiJob *job = ptsim_api_job_new(flags, NULL, NULL, NULL);
   PtsimApiResult *r = ptsim_api_predict(job, NULL, NULL);
-  Worker w[2] = {{job, ptsim_api_result_json(r, NULL), 0}, {job, ptsim_api_result_json(r, NULL), 0}};
+  Worker w[2] = {{job, ptsim_api_result_json(r, NULL), 0},
+                 {job, ptsim_api_result_json(r, NULL), 0}};
   thrd_t t[2];
   for (int i = 0; i < 2; i++) thrd_create(&t[i], worker, &w[i]);
   for (int i = 0; i < 2; i++) thrd_join(t[i], NULL);

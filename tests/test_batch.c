@@ -57,8 +57,8 @@ static void test_cpu_equals_single(void) {
   for (int k = 0; k < 4; k++) g_assert_cmpint(schedules[k], >, 10);
   g_assert_cmpint(fits, >, 10);
   g_assert_cmpint(fits, <, N_JOBS - 10);
-  g_test_message("%d jobs: 1f1b %d, gpipe %d, interleaved %d, zb-h1 %d; %d fit",
-                 N_JOBS, schedules[0], schedules[1], schedules[2], schedules[3], fits);
+  g_test_message("%d jobs: 1f1b %d, gpipe %d, interleaved %d, zb-h1 %d; %d fit", N_JOBS,
+                 schedules[0], schedules[1], schedules[2], schedules[3], fits);
 }
 
 static PtsimJob *one_job(void) {

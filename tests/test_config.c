@@ -99,8 +99,7 @@ static void test_numbers(void) {
   g_assert_cmpint(i, ==, 42);
   g_assert_true(ptsim_number_parse_int64("-3", &i));
   g_assert_cmpint(i, ==, -3);
-  const char *bad_ints[] = {"", "  ", "12abc", "1.5", "1e3", "0x10",
-                            "99999999999999999999", NULL};
+  const char *bad_ints[] = {"", "  ", "12abc", "1.5", "1e3", "0x10", "99999999999999999999", NULL};
   for (int k = 0; bad_ints[k]; k++) {
     i = 7;
     g_assert_false(ptsim_number_parse_int64(bad_ints[k], &i));
@@ -179,8 +178,7 @@ static void test_model_values(void) {
 /* models/README.md's table agrees with the files it describes. */
 static void test_model_readme_table(void) {
   g_test_summary("models/README.md rows match the .ini files");
-  g_autofree char *path =
-      g_build_filename(ptsim_config_data_dir(), "models", "README.md", NULL);
+  g_autofree char *path = g_build_filename(ptsim_config_data_dir(), "models", "README.md", NULL);
   g_autofree char *text = NULL;
   g_autoptr(GError) error = NULL;
   g_assert_true(g_file_get_contents(path, &text, NULL, &error));
@@ -191,16 +189,12 @@ static void test_model_readme_table(void) {
         g_str_has_prefix(lines[k], "| name"))
       continue;
     g_auto(GStrv) cells = g_strsplit(lines[k] + 1, "|", -1);
-    if (g_strv_length(cells) < 7)
-      continue;
-    for (int c = 0; cells[c]; c++)
-      g_strstrip(cells[c]);
+    if (g_strv_length(cells) < 7) continue;
+    for (int c = 0; cells[c]; c++) g_strstrip(cells[c]);
     PtsimModel m;
-    if (!ptsim_model_load(cells[0], &m, NULL))
-      continue; /* another table (keys) */
+    if (!ptsim_model_load(cells[0], &m, NULL)) continue; /* another table (keys) */
     int64_t want[6];
-    for (int c = 0; c < 6; c++)
-      g_assert_true(ptsim_number_parse_int64(cells[c + 1], &want[c]));
+    for (int c = 0; c < 6; c++) g_assert_true(ptsim_number_parse_int64(cells[c + 1], &want[c]));
     g_assert_cmpint(m.num_layers, ==, want[0]);
     g_assert_cmpint(m.hidden_size, ==, want[1]);
     g_assert_cmpint(m.ffn_hidden_size, ==, want[2]);
@@ -233,8 +227,7 @@ static void test_model_unknown_name(void) {
                "available:", "llama3-8b", "gpt3-175b", "sc21-gpt-1t", NULL);
   g_clear_error(&error);
   g_assert_false(ptsim_model_load("no/such/file.ini", &m, &error));
-  assert_error(error, PTSIM_CONFIG_ERROR_NOT_FOUND, "no/such/file.ini",
-               "no such file", NULL);
+  assert_error(error, PTSIM_CONFIG_ERROR_NOT_FOUND, "no/such/file.ini", "no such file", NULL);
   g_clear_error(&error);
   g_assert_false(ptsim_model_load("", &m, &error));
   assert_error(error, PTSIM_CONFIG_ERROR_NOT_FOUND, "no model given", NULL);
@@ -244,31 +237,30 @@ static void test_model_unknown_key(void) {
   g_test_summary("a typo in a key is an error at its line, with a suggestion");
   load_model_fixture_fails("bad_model_typo.ini", PTSIM_CONFIG_ERROR_PARSE,
                            ".ini:3:", "unknown key 'num_layer' in [model]",
-                           "did you mean num_layers?", "known keys: name, ",
-                           NULL);
+                           "did you mean num_layers?", "known keys: name, ", NULL);
 }
 
 static void test_model_moe_keys(void) {
   g_test_summary("MoE keys: the layer pattern's length at its line; an moe_ key without experts");
-  load_model_fixture_fails("bad_model_moe_freq.ini", PTSIM_CONFIG_ERROR_PARSE, ".ini:13:",
-                           "moe_layer_freq '([0]*1+[1]*2)' lists 3 layers",
+  load_model_fixture_fails("bad_model_moe_freq.ini", PTSIM_CONFIG_ERROR_PARSE,
+                           ".ini:13:", "moe_layer_freq '([0]*1+[1]*2)' lists 3 layers",
                            "expected num_layers = 4", NULL);
-  load_model_fixture_fails("bad_model_moe_key.ini", PTSIM_CONFIG_ERROR_PARSE, ".ini:12:",
-                           "moe_router_topk needs num_experts", NULL);
+  load_model_fixture_fails("bad_model_moe_key.ini", PTSIM_CONFIG_ERROR_PARSE,
+                           ".ini:12:", "moe_router_topk needs num_experts", NULL);
 }
 
 static void test_model_unknown_group(void) {
   g_test_summary("unknown group");
   load_model_fixture_fails("bad_model_group.ini", PTSIM_CONFIG_ERROR_PARSE,
-                           ".ini:14:", "unknown group [sauce]",
-                           "allowed groups: [model], [source]", NULL);
+                           ".ini:14:", "unknown group [sauce]", "allowed groups: [model], [source]",
+                           NULL);
 }
 
 static void test_model_missing(void) {
   g_test_summary("missing key and missing group");
   load_model_fixture_fails("bad_model_missing.ini", PTSIM_CONFIG_ERROR_PARSE,
-                           ".ini:2:", "[model] is missing key vocab_size",
-                           "an integer from 1", NULL);
+                           ".ini:2:", "[model] is missing key vocab_size", "an integer from 1",
+                           NULL);
   load_model_fixture_fails("bad_model_nogroup.ini", PTSIM_CONFIG_ERROR_PARSE,
                            "missing group [model]", NULL);
 }
@@ -282,8 +274,7 @@ static void test_model_bad_numbers(void) {
                            ".ini:3:", "num_layers = '99999999999999999999999'",
                            "expected an integer", NULL);
   load_model_fixture_fails("bad_model_toolarge.ini", PTSIM_CONFIG_ERROR_PARSE,
-                           ".ini:8:", "vocab_size = '2000000000'",
-                           "to 1073741824", NULL);
+                           ".ini:8:", "vocab_size = '2000000000'", "to 1073741824", NULL);
   load_model_fixture_fails("bad_model_zero.ini", PTSIM_CONFIG_ERROR_PARSE,
                            ".ini:3:", "num_layers = '0'", "from 1", NULL);
   load_model_fixture_fails("bad_model_negative.ini", PTSIM_CONFIG_ERROR_PARSE,
@@ -303,18 +294,15 @@ static void test_model_inconsistent(void) {
 static void test_model_bad_words(void) {
   g_test_summary("enum and boolean values, name length, GKeyFile syntax");
   load_model_fixture_fails("bad_model_activation.ini", PTSIM_CONFIG_ERROR_PARSE,
-                           ".ini:9:", "activation = 'relu'",
-                           "expected swiglu|gelu", NULL);
-  load_model_fixture_fails("bad_model_norm.ini", PTSIM_CONFIG_ERROR_PARSE,
-                           "norm = 'batchnorm'", "expected rmsnorm|layernorm",
-                           NULL);
+                           ".ini:9:", "activation = 'relu'", "expected swiglu|gelu", NULL);
+  load_model_fixture_fails("bad_model_norm.ini", PTSIM_CONFIG_ERROR_PARSE, "norm = 'batchnorm'",
+                           "expected rmsnorm|layernorm", NULL);
   load_model_fixture_fails("bad_model_bool.ini", PTSIM_CONFIG_ERROR_PARSE,
-                           ".ini:12:", "bias = 'yes'", "expected true or false",
-                           NULL);
+                           ".ini:12:", "bias = 'yes'", "expected true or false", NULL);
   load_model_fixture_fails("bad_model_name.ini", PTSIM_CONFIG_ERROR_PARSE,
                            ".ini:3:", "a name of 1 to 63 characters", NULL);
-  load_model_fixture_fails("bad_model_syntax.ini", PTSIM_CONFIG_ERROR_PARSE,
-                           "this line is garbage", NULL);
+  load_model_fixture_fails("bad_model_syntax.ini", PTSIM_CONFIG_ERROR_PARSE, "this line is garbage",
+                           NULL);
 }
 
 static void test_model_check(void) {
@@ -325,23 +313,21 @@ static void test_model_check(void) {
   PtsimModel bad = m;
   bad.num_layers = 0;
   g_assert_false(ptsim_model_check(&bad, &error));
-  assert_error(error, PTSIM_CONFIG_ERROR_INVALID,
-               "model llama3-8b: num_layers 0 is out of range", NULL);
+  assert_error(error, PTSIM_CONFIG_ERROR_INVALID, "model llama3-8b: num_layers 0 is out of range",
+               NULL);
   g_clear_error(&error);
   bad = m;
   bad.num_query_groups = 5;
   g_assert_false(ptsim_model_check(&bad, &error));
   assert_error(error, PTSIM_CONFIG_ERROR_INVALID,
-               "num_query_groups 5 does not divide num_attention_heads 32",
-               NULL);
+               "num_query_groups 5 does not divide num_attention_heads 32", NULL);
   g_clear_error(&error);
   bad = m;
   bad.num_attention_heads = 24;
   bad.num_query_groups = 8;
   g_assert_false(ptsim_model_check(&bad, &error));
   assert_error(error, PTSIM_CONFIG_ERROR_INVALID,
-               "hidden_size 4096 is not divisible by num_attention_heads 24",
-               NULL);
+               "hidden_size 4096 is not divisible by num_attention_heads 24", NULL);
   g_clear_error(&error);
   bad = m;
   bad.activation = (PtsimActivation)7;
@@ -424,17 +410,15 @@ static void test_hw_unknown_name(void) {
   g_autoptr(GError) error = NULL;
   PtsimHardware hw;
   g_assert_false(ptsim_hardware_load("tpu-v5", &hw, &error));
-  assert_error(error, PTSIM_CONFIG_ERROR_NOT_FOUND,
-               "unknown hardware profile 'tpu-v5'", "a100-40g", "h100-80g",
-               "h200-141g", NULL);
+  assert_error(error, PTSIM_CONFIG_ERROR_NOT_FOUND, "unknown hardware profile 'tpu-v5'", "a100-40g",
+               "h100-80g", "h200-141g", NULL);
 }
 
 static void test_hw_errors(void) {
   g_test_summary("every malformed profile names file:line, value, allowed");
   load_hw_fixture_fails("bad_hw_typo.ini", "unknown key 'nvlink_gbs' in [node]",
                         "did you mean nvlink_gbps?", NULL);
-  load_hw_fixture_fails("bad_hw_both_memory.ini",
-                        "exactly one of memory_bytes or memory_gib",
+  load_hw_fixture_fails("bad_hw_both_memory.ini", "exactly one of memory_bytes or memory_gib",
                         "found both", NULL);
   load_hw_fixture_fails("bad_hw_no_memory.ini", "found neither", NULL);
   load_hw_fixture_fails("bad_hw_huge.ini", "hbm_gbps = '1e999'",
@@ -442,19 +426,18 @@ static void test_hw_errors(void) {
   load_hw_fixture_fails("bad_hw_nan.ini", "peak_fp32_tflops = 'nan'", NULL);
   load_hw_fixture_fails("bad_hw_efficiency.ini", "gemm_efficiency_max = '1.5'",
                         "expected a number in (0, 1]", NULL);
-  load_hw_fixture_fails("bad_hw_zero_nic.ini", "nic_gbps = '0'",
-                        "a number in [0.01, 1000000]", NULL);
+  load_hw_fixture_fails("bad_hw_zero_nic.ini", "nic_gbps = '0'", "a number in [0.01, 1000000]",
+                        NULL);
   load_hw_fixture_fails("bad_hw_negative_latency.ini", "net_latency_us = '-1'",
                         "a number in [0, 1000000]", NULL);
   load_hw_fixture_fails("bad_hw_nvls.ini", "nvls = '1'", "true or false", NULL);
-  load_hw_fixture_fails("bad_hw_gpus_per_node.ini", "gpus_per_node = '8.5'",
-                        "an integer", NULL);
+  load_hw_fixture_fails("bad_hw_gpus_per_node.ini", "gpus_per_node = '8.5'", "an integer", NULL);
   load_hw_fixture_fails("bad_hw_missing_group.ini", "unknown group [fabrik]",
                         "[gpu], [node], [fabric], [efficiency], [source]", NULL);
   load_hw_fixture_fails("bad_hw_no_fabric.ini", "missing group [fabric]", NULL);
   /* what the cost model's wave quantization needs is required, never guessed */
-  load_hw_fixture_fails("bad_hw_tile.ini", "gemm_tile_n = '256000'",
-                        "an integer from 8 to 1024", NULL);
+  load_hw_fixture_fails("bad_hw_tile.ini", "gemm_tile_n = '256000'", "an integer from 8 to 1024",
+                        NULL);
 
   /* line numbers: the typo sits on line 25 of its fixture */
   g_autofree char *path = fixture("bad_hw_typo.ini");
@@ -480,8 +463,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/config/model/all-shipped", test_model_all_shipped);
   g_test_add_func("/config/model/values", test_model_values);
   g_test_add_func("/config/model/readme-table", test_model_readme_table);
-  g_test_add_func("/config/model/path-and-default-name",
-                  test_model_path_and_default_name);
+  g_test_add_func("/config/model/path-and-default-name", test_model_path_and_default_name);
   g_test_add_func("/config/model/unknown-name", test_model_unknown_name);
   g_test_add_func("/config/model/unknown-key", test_model_unknown_key);
   g_test_add_func("/config/model/unknown-group", test_model_unknown_group);

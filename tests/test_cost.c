@@ -9,9 +9,7 @@
 
 /* DGX A100 80GB: C1 peaks and 108 SMs, B4 NVLink 240 GB/s, B5 ~24 GB/s per
  * HDR NIC, hw_profiles/a100-80g.ini's 128x128 GEMM tile. */
-static void
-fill_a100(PtsimHardware *hw)
-{
+static void fill_a100(PtsimHardware *hw) {
   memset(hw, 0, sizeof *hw);
   g_strlcpy(hw->name, "a100-test", sizeof hw->name);
   hw->memory_bytes = 80e9;
@@ -37,9 +35,7 @@ fill_a100(PtsimHardware *hw)
 
 /* DGX H100: C1 peaks and 132 SMs, B4 NVLink 370 GB/s, B5 ~48 GB/s per NDR
  * NIC, NVLS, hw_profiles/h100-80g.ini's 128x256 GEMM tile. */
-static void
-fill_h100(PtsimHardware *hw)
-{
+static void fill_h100(PtsimHardware *hw) {
   fill_a100(hw);
   g_strlcpy(hw->name, "h100-test", sizeof hw->name);
   hw->peak_bf16_flops = 989e12;
@@ -57,42 +53,32 @@ fill_h100(PtsimHardware *hw)
 
 /* Parameters with message-size saturation switched off, so that the model
  * reduces to the plain alpha-beta formulas. */
-static void
-params_unsaturated(const PtsimHardware *hw, PtsimCostParams *p)
-{
+static void params_unsaturated(const PtsimHardware *hw, PtsimCostParams *p) {
   ptsim_cost_params_default(hw, p);
   p->nvlink_half_bytes = 0.0;
   p->net_half_bytes = 0.0;
 }
 
-static void
-assert_rel(double got, double want, double tol)
-{
+static void assert_rel(double got, double want, double tol) {
   g_assert_cmpfloat(want, !=, 0.0);
   if (fabs(got - want) > tol * fabs(want))
-    g_error("got %.9g, want %.9g (tolerance %.3g relative, off by %.3g)", got,
-            want, tol, (got - want) / want);
+    g_error("got %.9g, want %.9g (tolerance %.3g relative, off by %.3g)", got, want, tol,
+            (got - want) / want);
 }
 
 /* ---- pure formulas ---- */
 
-static void
-test_formulas(void)
-{
+static void test_formulas(void) {
   double a = 2e-6, b = 100e9, n = 64e6;
   PtsimGroup grp;
   g_test_summary("alpha-beta formulas of B1, written out by hand");
-  assert_rel(ptsim_cost_ring_allreduce_s(8, a, b, n),
-             2.0 * 7.0 * a + 2.0 * 7.0 / 8.0 * n / b, 1e-12);
-  assert_rel(ptsim_cost_ring_allgather_s(8, a, b, n),
-             7.0 * a + 7.0 / 8.0 * n / b, 1e-12);
-  assert_rel(ptsim_cost_ring_reduce_scatter_s(16, a, b, n),
-             15.0 * a + 15.0 / 16.0 * n / b, 1e-12);
+  assert_rel(ptsim_cost_ring_allreduce_s(8, a, b, n), 2.0 * 7.0 * a + 2.0 * 7.0 / 8.0 * n / b,
+             1e-12);
+  assert_rel(ptsim_cost_ring_allgather_s(8, a, b, n), 7.0 * a + 7.0 / 8.0 * n / b, 1e-12);
+  assert_rel(ptsim_cost_ring_reduce_scatter_s(16, a, b, n), 15.0 * a + 15.0 / 16.0 * n / b, 1e-12);
   assert_rel(ptsim_cost_send_recv_s(a, b, n), a + n / b, 1e-12);
-  assert_rel(ptsim_cost_all_to_all_s(4, a, b, n), 3.0 * a + 3.0 / 4.0 * n / b,
-             1e-12);
-  assert_rel(ptsim_cost_tree_allreduce_s(64, a, b, n), 2.0 * 6.0 * a + 2.0 * n / b,
-             1e-12);
+  assert_rel(ptsim_cost_all_to_all_s(4, a, b, n), 3.0 * a + 3.0 / 4.0 * n / b, 1e-12);
+  assert_rel(ptsim_cost_tree_allreduce_s(64, a, b, n), 2.0 * 6.0 * a + 2.0 * n / b, 1e-12);
   /* hierarchical, G = 8, N = 4: intra RS + inter AR of n/8 + intra AG */
   assert_rel(ptsim_cost_hierarchical_allreduce_s(8, 4, 1e-6, 5e-6, 240e9, 24e9, n),
              (7.0 * 1e-6 + 7.0 / 8.0 * n / 240e9) +
@@ -112,9 +98,7 @@ test_formulas(void)
 
 /* ---- collectives against the formulas ---- */
 
-static void
-test_collectives_match_formulas(void)
-{
+static void test_collectives_match_formulas(void) {
   PtsimHardware hw;
   PtsimCostParams p;
   PtsimGroup node8, dp4, dp32, pair_inter;
@@ -129,48 +113,43 @@ test_collectives_match_formulas(void)
   ptsim_topology_group_uniform(2, 1, &pair_inter); /* 2 nodes */
 
   /* inside a node: ring over NVLink */
-  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE,
-                                          PTSIM_ALGO_RING, n, &node8),
+  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE, PTSIM_ALGO_RING, n,
+                                          &node8),
              base + 2.0 * 7.0 * 1e-6 + 2.0 * 7.0 / 8.0 * n / 240e9, 1e-12);
-  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_GATHER,
-                                          PTSIM_ALGO_RING, n, &node8),
+  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_GATHER, PTSIM_ALGO_RING, n,
+                                          &node8),
              base + 7.0 * 1e-6 + 7.0 / 8.0 * n / 240e9, 1e-12);
-  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_REDUCE_SCATTER,
-                                          PTSIM_ALGO_RING, n, &node8),
+  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_REDUCE_SCATTER, PTSIM_ALGO_RING, n,
+                                          &node8),
              base + 7.0 * 1e-6 + 7.0 / 8.0 * n / 240e9, 1e-12);
-  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_TO_ALL,
-                                          PTSIM_ALGO_RING, n, &node8),
+  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_TO_ALL, PTSIM_ALGO_RING, n,
+                                          &node8),
              base + 7.0 * 1e-6 + 7.0 / 8.0 * n / 240e9, 1e-12);
   /* A100: no NVLS */
-  g_assert_cmpfloat(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE,
-                                                 PTSIM_ALGO_NVLS, n, &node8),
+  g_assert_cmpfloat(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE, PTSIM_ALGO_NVLS, n,
+                                                 &node8),
                     <, 0.0);
   g_assert_cmpfloat(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE,
                                                  PTSIM_ALGO_HIERARCHICAL, n, &node8),
                     <, 0.0);
 
   /* across nodes, G = 1: flat ring over each GPU's own NIC */
-  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE,
-                                          PTSIM_ALGO_RING, n, &dp4),
+  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE, PTSIM_ALGO_RING, n, &dp4),
              base + ptsim_cost_ring_allreduce_s(4, 5e-6, 24e9, n), 1e-12);
-  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_GATHER,
-                                          PTSIM_ALGO_RING, n, &dp4),
+  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_GATHER, PTSIM_ALGO_RING, n, &dp4),
              base + ptsim_cost_ring_allgather_s(4, 5e-6, 24e9, n), 1e-12);
-  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE,
-                                          PTSIM_ALGO_TREE, n, &dp4),
+  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE, PTSIM_ALGO_TREE, n, &dp4),
              base + 2.0 * 2.0 * 5e-6 + 2.0 * n / (0.92 * 24e9), 1e-12);
   g_assert_cmpfloat(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE,
                                                  PTSIM_ALGO_HIERARCHICAL, n, &dp4),
                     <, 0.0);
 
   /* across nodes, G = 8: ring bounded by min(NVLink, 8 NICs); hierarchical */
-  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE,
-                                          PTSIM_ALGO_RING, n, &dp32),
-             base + (62.0 - 6.0) * 1e-6 + 6.0 * 5e-6 +
-                 2.0 * 31.0 / 32.0 * n / (8.0 * 24e9),
-             1e-12);
-  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE,
-                                          PTSIM_ALGO_HIERARCHICAL, n, &dp32),
+  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE, PTSIM_ALGO_RING, n,
+                                          &dp32),
+             base + (62.0 - 6.0) * 1e-6 + 6.0 * 5e-6 + 2.0 * 31.0 / 32.0 * n / (8.0 * 24e9), 1e-12);
+  assert_rel(ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE, PTSIM_ALGO_HIERARCHICAL,
+                                          n, &dp32),
              base + (7.0 * 1e-6 + 7.0 / 8.0 * n / 240e9) +
                  (2.0 * 3.0 * 5e-6 + 2.0 * 3.0 / 4.0 * (n / 8.0) / 24e9) +
                  (7.0 * 1e-6 + 7.0 / 8.0 * n / 240e9),
@@ -184,9 +163,7 @@ test_collectives_match_formulas(void)
              base + 5e-6 + n / 24e9, 1e-12);
 }
 
-static void
-test_collective_edges(void)
-{
+static void test_collective_edges(void) {
   PtsimHardware hw;
   PtsimGroup one, eight;
   PtsimCollectiveCost c;
@@ -196,7 +173,8 @@ test_collective_edges(void)
   ptsim_topology_group_uniform(8, 8, &eight);
   g_assert_cmpfloat(ptsim_cost_collective_s(&hw, NULL, PTSIM_COLL_ALL_REDUCE, 1e9, &one), ==, 0.0);
   g_assert_cmpfloat(ptsim_cost_collective_s(&hw, NULL, PTSIM_COLL_SEND_RECV, 1e9, &one), ==, 0.0);
-  g_assert_cmpfloat(ptsim_cost_collective_s(&hw, NULL, PTSIM_COLL_ALL_GATHER, 0.0, &eight), ==, 0.0);
+  g_assert_cmpfloat(ptsim_cost_collective_s(&hw, NULL, PTSIM_COLL_ALL_GATHER, 0.0, &eight), ==,
+                    0.0);
   ptsim_cost_collective(&hw, NULL, PTSIM_COLL_ALL_REDUCE, 8.0, &eight, &c);
   g_assert_cmpfloat(c.time_s, >, 0.0);
   /* tiny message: latency bound, at least the base latency */
@@ -206,22 +184,17 @@ test_collective_edges(void)
 
 /* ---- collectives against measurements (B5) ---- */
 
-static double
-allreduce_busbw(const PtsimHardware *hw, const PtsimGroup *grp, double n,
-                PtsimAlgorithm *algo)
-{
+static double allreduce_busbw(const PtsimHardware *hw, const PtsimGroup *grp, double n,
+                              PtsimAlgorithm *algo) {
   PtsimCollectiveCost c;
   ptsim_cost_collective(hw, NULL, PTSIM_COLL_ALL_REDUCE, n, grp, &c);
   if (algo != NULL) *algo = c.algo;
-  assert_rel(c.busbw_bytes_per_s,
-             n / c.time_s * 2.0 * (double)(grp->size - 1) / (double)grp->size,
+  assert_rel(c.busbw_bytes_per_s, n / c.time_s * 2.0 * (double)(grp->size - 1) / (double)grp->size,
              1e-12);
   return c.busbw_bytes_per_s;
 }
 
-static void
-test_a100_node_allreduce(void)
-{
+static void test_a100_node_allreduce(void) {
   PtsimHardware hw;
   PtsimGroup grp;
   PtsimAlgorithm algo;
@@ -238,23 +211,22 @@ test_a100_node_allreduce(void)
   g_assert_cmpfloat(allreduce_busbw(&hw, &grp, 4.0 * GIB, NULL), <=, 240e9);
 }
 
-static void
-test_h100_nvls(void)
-{
+static void test_h100_nvls(void) {
   PtsimHardware hw;
   PtsimGroup grp;
   PtsimAlgorithm algo;
   double busbw, ring_busbw;
   PtsimCollectiveCost c;
-  g_test_summary("8xH100 NVLS 1 GiB all-reduce near 476 GB/s busbw (B5), within 15%; ring near 370");
+  g_test_summary(
+      "8xH100 NVLS 1 GiB all-reduce near 476 GB/s busbw (B5), within 15%; ring near 370");
   fill_h100(&hw);
   ptsim_topology_group_uniform(8, 8, &grp);
   busbw = allreduce_busbw(&hw, &grp, GIB, &algo);
   g_assert_cmpint(algo, ==, PTSIM_ALGO_NVLS);
   assert_rel(busbw, 476e9, 0.15);
   ring_busbw = 2.0 * 7.0 / 8.0 * GIB /
-               ptsim_cost_collective_algo_s(&hw, NULL, PTSIM_COLL_ALL_REDUCE,
-                                            PTSIM_ALGO_RING, GIB, &grp);
+               ptsim_cost_collective_algo_s(&hw, NULL, PTSIM_COLL_ALL_REDUCE, PTSIM_ALGO_RING, GIB,
+                                            &grp);
   assert_rel(ring_busbw, 370e9, 0.15);
   /* B2: "256M is too small to reach peak": clearly below the 1 GiB value */
   ptsim_cost_collective(&hw, NULL, PTSIM_COLL_ALL_REDUCE, 256e6, &grp, &c);
@@ -262,9 +234,7 @@ test_h100_nvls(void)
   g_assert_cmpfloat(c.busbw_bytes_per_s, >, 0.80 * busbw);
 }
 
-static void
-test_dgx_a100_multinode_ring(void)
-{
+static void test_dgx_a100_multinode_ring(void) {
   PtsimHardware hw;
   PtsimGroup grp;
   double t_ring, busbw;
@@ -273,19 +243,17 @@ test_dgx_a100_multinode_ring(void)
   fill_a100(&hw);
   for (nodes = 2; nodes <= 32; nodes *= 2) {
     ptsim_topology_group_uniform(8 * nodes, 8, &grp);
-    t_ring = ptsim_cost_collective_algo_s(&hw, NULL, PTSIM_COLL_ALL_REDUCE,
-                                          PTSIM_ALGO_RING, GIB, &grp);
+    t_ring = ptsim_cost_collective_algo_s(&hw, NULL, PTSIM_COLL_ALL_REDUCE, PTSIM_ALGO_RING, GIB,
+                                          &grp);
     busbw = GIB / t_ring * ptsim_cost_bus_factor(PTSIM_COLL_ALL_REDUCE, grp.size);
     assert_rel(busbw, 192e9, 0.20);
     /* NCCL's choice is never slower than its ring */
-    g_assert_cmpfloat(ptsim_cost_collective_s(&hw, NULL, PTSIM_COLL_ALL_REDUCE, GIB, &grp),
-                      <=, t_ring);
+    g_assert_cmpfloat(ptsim_cost_collective_s(&hw, NULL, PTSIM_COLL_ALL_REDUCE, GIB, &grp), <=,
+                      t_ring);
   }
 }
 
-static void
-test_tree_for_small_messages(void)
-{
+static void test_tree_for_small_messages(void) {
   PtsimHardware hw;
   PtsimGroup grp;
   PtsimCollectiveCost c;
@@ -298,9 +266,7 @@ test_tree_for_small_messages(void)
   g_assert_cmpint(c.algo, ==, PTSIM_ALGO_RING);
 }
 
-static void
-test_nic_sharing(void)
-{
+static void test_nic_sharing(void) {
   PtsimHardware hw;
   PtsimCostParams p;
   PtsimGroup dp, half;
@@ -311,28 +277,21 @@ test_nic_sharing(void)
   /* tp = 8, dp = 4: 8 DP groups per node, G = 1, every GPU sends */
   ptsim_topology_group_of(8, 1, 4, 1, 8, PTSIM_GROUP_DP, 0, &dp);
   g_assert_cmpint(dp.fabric_senders_per_node, ==, 8);
-  t_all = ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE,
-                                       PTSIM_ALGO_RING, n, &dp);
-  assert_rel(t_all, p.base_latency_s + ptsim_cost_ring_allreduce_s(4, 5e-6, 24e9, n),
-             1e-12);
+  t_all = ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE, PTSIM_ALGO_RING, n, &dp);
+  assert_rel(t_all, p.base_latency_s + ptsim_cost_ring_allreduce_s(4, 5e-6, 24e9, n), 1e-12);
   /* only half the GPUs of the node sending: still one NIC each
    * (nic_aggregation 1) ... */
   half = dp;
   half.fabric_senders_per_node = 4;
-  t_half = ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE,
-                                        PTSIM_ALGO_RING, n, &half);
+  t_half = ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE, PTSIM_ALGO_RING, n, &half);
   assert_rel(t_half, t_all, 1e-12);
   /* ... unless NIC aggregation is allowed (PXN-like): then 2 NICs each */
   p.nic_aggregation = 2.0;
-  t_half = ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE,
-                                        PTSIM_ALGO_RING, n, &half);
-  assert_rel(t_half, p.base_latency_s + ptsim_cost_ring_allreduce_s(4, 5e-6, 48e9, n),
-             1e-12);
+  t_half = ptsim_cost_collective_algo_s(&hw, &p, PTSIM_COLL_ALL_REDUCE, PTSIM_ALGO_RING, n, &half);
+  assert_rel(t_half, p.base_latency_s + ptsim_cost_ring_allreduce_s(4, 5e-6, 48e9, n), 1e-12);
 }
 
-static void
-test_layout_groups(void)
-{
+static void test_layout_groups(void) {
   PtsimHardware hw;
   PtsimGroup tp, dp;
   double n = 512e6, t_tp, t_dp;
@@ -354,17 +313,13 @@ test_layout_groups(void)
 
 /* ---- compute ---- */
 
-static double
-gemm_tflops(const PtsimHardware *hw, PtsimPrecision prec, int64_t m, int64_t n,
-            int64_t k)
-{
-  return 2.0 * (double)m * (double)n * (double)k /
-         ptsim_cost_gemm_s(hw, NULL, prec, m, n, k) / 1e12;
+static double gemm_tflops(const PtsimHardware *hw, PtsimPrecision prec, int64_t m, int64_t n,
+                          int64_t k) {
+  return 2.0 * (double)m * (double)n * (double)k / ptsim_cost_gemm_s(hw, NULL, prec, m, n, k) /
+         1e12;
 }
 
-static void
-test_gemm_monotone(void)
-{
+static void test_gemm_monotone(void) {
   PtsimHardware hws[2];
   int h;
   g_test_summary("bigger square GEMMs reach more TFLOP/s, never above max efficiency x peak");
@@ -389,9 +344,7 @@ test_gemm_monotone(void)
   g_assert_cmpfloat(ptsim_cost_gemm_s(&hws[0], NULL, PTSIM_PRECISION_BF16, 0, 10, 10), ==, 0.0);
 }
 
-static void
-test_gemm_tp_split_slower(void)
-{
+static void test_gemm_tp_split_slower(void) {
   PtsimHardware hw;
   double whole, split;
   g_test_summary("a TP-split GEMM (n/8) runs at lower TFLOP/s than the whole one");
@@ -404,9 +357,7 @@ test_gemm_tp_split_slower(void)
   g_assert_cmpfloat(gemm_tflops(&hw, PTSIM_PRECISION_BF16, 128, 1024, 4096), <, 0.5 * whole);
 }
 
-static void
-test_gemm_roofline(void)
-{
+static void test_gemm_roofline(void) {
   PtsimHardware hw;
   double t, mem;
   g_test_summary("a matrix-vector-like GEMM is memory bound: bytes/(hbm x eff) + launch");
@@ -417,9 +368,7 @@ test_gemm_roofline(void)
   assert_rel(t, mem + hw.kernel_launch_s, 1e-12);
 }
 
-static void
-test_fp8(void)
-{
+static void test_fp8(void) {
   PtsimHardware h100, a100;
   int64_t s = 8192;
   double bf16, fp8;
@@ -434,9 +383,7 @@ test_fp8(void)
              ptsim_cost_gemm_s(&a100, NULL, PTSIM_PRECISION_BF16, s, s, s), 1e-12);
 }
 
-static void
-test_params_default(void)
-{
+static void test_params_default(void) {
   PtsimHardware hw;
   PtsimCostParams p;
   g_test_summary("defaults: 108 SMs and 128x128 tiles on A100, 132 and 128x256 on H100");
@@ -465,9 +412,7 @@ test_params_default(void)
  *   tiles (32 x 112 the other way).  148 SMs: ceil(3584/148) = 25 waves,
  *   fill 3584/3700; 132 SMs: ceil(3584/132) = 28 waves, fill 3584/3696.
  *   Ratio 3696/3700. */
-static void
-test_wave_count_b200_h100(void)
-{
+static void test_wave_count_b200_h100(void) {
   PtsimHardware h100, b200;
   PtsimCostParams p;
   const PtsimPrecision bf16 = PTSIM_PRECISION_BF16;
@@ -493,9 +438,7 @@ test_wave_count_b200_h100(void)
              3696.0 / 3700.0, 1e-12);
 }
 
-static void
-test_attention(void)
-{
+static void test_attention(void) {
   PtsimHardware hw;
   double full, causal, fwd, bwd, tf_short, tf_long;
   g_test_summary("attention: causal halves the FLOPs time, backward 2.5x FLOPs at 0.9x efficiency");
@@ -526,9 +469,7 @@ test_attention(void)
                     ==, 0.0);
 }
 
-static void
-test_memory_bound(void)
-{
+static void test_memory_bound(void) {
   PtsimHardware hw;
   g_test_summary("memory-bound op: bytes / (hbm x memory_efficiency) + launch");
   fill_a100(&hw);
@@ -536,9 +477,7 @@ test_memory_bound(void)
   g_assert_cmpfloat(ptsim_cost_memory_bound_s(&hw, 0.0), ==, 0.0);
 }
 
-int
-main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/cost/formulas", test_formulas);
   g_test_add_func("/cost/collectives-match-formulas", test_collectives_match_formulas);

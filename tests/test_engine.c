@@ -130,7 +130,8 @@ static void test_deterministic(void) {
   g_assert_cmpint(run(&job, w, &tb, b), ==, 0);
   g_assert_cmpint(memcmp(a, b, sizeof *a), ==, 0);
   g_assert_cmpint(ta.count, ==, tb.count);
-  g_assert_cmpint(memcmp(ta.records, tb.records, sizeof(PtsimTraceRecord) * (gsize)ta.count), ==, 0);
+  g_assert_cmpint(memcmp(ta.records, tb.records, sizeof(PtsimTraceRecord) * (gsize)ta.count), ==,
+                  0);
   g_free(ta.records);
   g_free(tb.records);
 }

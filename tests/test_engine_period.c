@@ -189,7 +189,9 @@ static void synthetic(GRand *rand, const PtsimJob *base, PtsimSchedule schedule,
     for (int c = 0; c < v; c++) {
       int vs = c * p + s;
       w->chunk_moe_layers[s * v + c] =
-          vs == 0 || vs == p * v - 1 ? 0 : (int16_t)g_rand_int_range(rand, 0, (gint32)w->chunk_layers[s] + 1);
+          vs == 0 || vs == p * v - 1
+              ? 0
+              : (int16_t)g_rand_int_range(rand, 0, (gint32)w->chunk_layers[s] + 1);
     }
     w->grad_sync_s[s] = g_rand_int_range(rand, 0, 40) * 1e-9;
     w->param_gather_s[s] = g_rand_int_range(rand, 0, 20) * 1e-9;
@@ -255,7 +257,8 @@ static void test_cost_flat_in_m(void) {
       g_assert_cmpuint(tally.jumped, ==, 1);
       simulated[i] = (int64_t)tally.simulated;
       g_test_message("%s m %" G_GINT64_FORMAT ": %" G_GUINT64_FORMAT " events, %" G_GINT64_FORMAT
-                     " simulated", schedule_names[kinds[k]], ms[i], tally.events, simulated[i]);
+                     " simulated",
+                     schedule_names[kinds[k]], ms[i], tally.events, simulated[i]);
     }
     /* at most one more period of the schedule (2pv items on 8 stages) is
      * left after the jump, whatever m */

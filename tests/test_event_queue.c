@@ -30,8 +30,7 @@ static void test_ties_are_fifo(void) {
   PtsimEvent storage[16];
   PtsimEventQueue q;
   g_assert_cmpint(ptsim_event_queue_init(&q, storage, 16), ==, 0);
-  for (int i = 0; i < 10; i++)
-    g_assert_cmpint(ptsim_event_queue_push(&q, 500, 7, i, -i), >=, 0);
+  for (int i = 0; i < 10; i++) g_assert_cmpint(ptsim_event_queue_push(&q, 500, 7, i, -i), >=, 0);
   g_assert_cmpint(ptsim_event_queue_push(&q, 100, 1, 99, 0), >=, 0);
   g_assert_cmpint(ptsim_event_queue_count(&q), ==, 11);
   PtsimEvent ev;
@@ -124,8 +123,8 @@ static void run_random(guint32 seed, int capacity, int steps) {
 static void test_random_against_reference(void) {
   g_test_summary("Random push/pop sequences match a sorted-array reference");
   run_random(12345u, 64, 20000);
-  run_random(777u, 7, 5000);   /* small: the queue is full often */
-  run_random(2024u, 1, 500);   /* one slot */
+  run_random(777u, 7, 5000); /* small: the queue is full often */
+  run_random(2024u, 1, 500); /* one slot */
   run_random(99u, 1000, 50000);
 }
 

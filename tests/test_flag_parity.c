@@ -15,11 +15,11 @@
 
 /* A small GPT on one 8 x H100 node: tp 2, pp 2, dp 2, SP, distributed
  * optimizer, bf16, no dropout. */
-#define BASE                                                                                    \
-  "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "              \
-  "--num-attention-heads 16 --seq-length 4096 --max-position-embeddings 4096 "                  \
-  "--micro-batch-size 1 --global-batch-size 64 --tensor-model-parallel-size 2 "                 \
-  "--pipeline-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer --bf16 "    \
+#define BASE                                                                                 \
+  "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "           \
+  "--num-attention-heads 16 --seq-length 4096 --max-position-embeddings 4096 "               \
+  "--micro-batch-size 1 --global-batch-size 64 --tensor-model-parallel-size 2 "              \
+  "--pipeline-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer --bf16 " \
   "--vocab-size 50257 --swiglu --attention-dropout 0 --hidden-dropout 0 "
 
 typedef void (*Native)(PtsimJobOptions *o);
@@ -76,7 +76,8 @@ static void parity(const char *extra, const char *flag, Native native, Moves mov
   g_assert_cmpfloat(pa.allocator_bytes, ==, pb.allocator_bytes);
   g_test_message("%s: step %.4f -> %.4f s, memory %.3f -> %.3f GiB", flag, pc.step_s, pa.step_s,
                  pc.memory_bytes / 1073741824.0, pa.memory_bytes / 1073741824.0);
-  if (moves & MOVES_TIME && pa.step_s == pc.step_s) g_error("%s: the step time does not move", flag);
+  if (moves & MOVES_TIME && pa.step_s == pc.step_s)
+    g_error("%s: the step time does not move", flag);
   if (moves & MOVES_MEMORY && pa.memory_bytes == pc.memory_bytes)
     g_error("%s: the memory estimate does not move", flag);
   if (moves & MOVES_NOTHING && (pa.step_s != pc.step_s || pa.memory_bytes != pc.memory_bytes))
@@ -161,14 +162,14 @@ static void test_moe(void) {
   g_test_summary("Megatron-LM's MoE flags against ptsim's: expert parallelism, the dispatcher, "
                  "grouped GEMMs, capacity, router dtype and fusions, the two overlaps, MTP, the "
                  "MoE recompute modules");
-  parity(MOE_MODEL "--expert-tensor-parallel-size 1",
-         "--expert-model-parallel-size 4", n_ep, MOVES_TIME | MOVES_MEMORY);
+  parity(MOE_MODEL "--expert-tensor-parallel-size 1", "--expert-model-parallel-size 4", n_ep,
+         MOVES_TIME | MOVES_MEMORY);
   parity(MOE, "--moe-token-dispatcher-type alltoall", n_alltoall, MOVES_TIME);
   parity(MOE, "--moe-token-dispatcher-type flex", n_flex, MOVES_TIME);
   parity(MOE, "--moe-enable-deepep", n_flex, MOVES_TIME);
   parity(MOE, "--moe-grouped-gemm", n_grouped, MOVES_TIME);
-  parity(MOE "--moe-token-dispatcher-type alltoall", "--moe-expert-capacity-factor 2.0",
-         n_capacity, MOVES_TIME | MOVES_MEMORY);
+  parity(MOE "--moe-token-dispatcher-type alltoall", "--moe-expert-capacity-factor 2.0", n_capacity,
+         MOVES_TIME | MOVES_MEMORY);
   parity(MOE, "--moe-expert-capacity-factor 2.0 --moe-pad-expert-input-to-capacity", n_pad,
          MOVES_TIME | MOVES_MEMORY);
   parity(MOE, "--moe-router-dtype fp32", n_router_fp32, MOVES_TIME);
@@ -236,8 +237,10 @@ static void test_recompute_fp8_optimizer(void) {
          MOVES_TIME | MOVES_MEMORY);
   parity("--fp8-format hybrid", "--fp8-recipe tensorwise", n_tensorwise, MOVES_TIME);
   parity("--fp8-format hybrid", "--fp8-param-gather", n_fp8_gather, MOVES_TIME | MOVES_MEMORY);
-  parity("", "--use-precision-aware-optimizer --main-params-dtype fp16 --exp-avg-dtype bf16 "
-             "--exp-avg-sq-dtype fp8", n_low_states, MOVES_TIME | MOVES_MEMORY);
+  parity("",
+         "--use-precision-aware-optimizer --main-params-dtype fp16 --exp-avg-dtype bf16 "
+         "--exp-avg-sq-dtype fp8",
+         n_low_states, MOVES_TIME | MOVES_MEMORY);
   /* fp32 masters of bf16 weights become 16-bit remainders */
   parity("", "--use-precision-aware-optimizer", n_remainders, MOVES_TIME | MOVES_MEMORY);
   parity("", "--use-precision-aware-optimizer --main-grads-dtype bf16", n_aware_grads,
@@ -292,7 +295,8 @@ static void test_sharding(void) {
     PtsimJob a, b;
     resolve(with, NULL, &a);
     resolve(torch_base, cases[i].native, &b);
-    if (memcmp(&a, &b, sizeof a) != 0) g_error("%s: the native flags give another job", cases[i].flag);
+    if (memcmp(&a, &b, sizeof a) != 0)
+      g_error("%s: the native flags give another job", cases[i].flag);
     g_assert_cmpint(a.layout.sharding, ==, PTSIM_SHARDING_PARAMS);
   }
 }

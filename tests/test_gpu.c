@@ -55,8 +55,8 @@ static void test_gpu_matches_cpu(void) {
     for (gsize f = 0; f < JOBGEN_N_FIELDS; f++) {
       double g = jobgen_field(&gpu[i], f), c = jobgen_field(&cpu[i], f);
       if (!jobgen_close(g, c))
-        g_error("job %d field %s: gpu %.17g cpu %.17g (rel %.3g)", i, jobgen_fields[f].name,
-                g, c, jobgen_rel_diff(g, c));
+        g_error("job %d field %s: gpu %.17g cpu %.17g (rel %.3g)", i, jobgen_fields[f].name, g, c,
+                jobgen_rel_diff(g, c));
       max_rel[f] = MAX(max_rel[f], jobgen_rel_diff(g, c));
       identical += memcmp(&g, &c, sizeof g) == 0;
       fields++;
@@ -101,8 +101,7 @@ static void test_gpu_shortcut_exact(void) {
       g_assert_true(jobgen_close(jobgen_field(&fast[i], f), jobgen_field(&cpu[i], f)));
     identical += memcmp(&fast[i], &cpu[i], sizeof fast[i]) == 0;
   }
-  g_test_message("%d of %d results bit-identical to the CPU's on %s", identical, N_JOBS,
-                 info.name);
+  g_test_message("%d of %d results bit-identical to the CPU's on %s", identical, N_JOBS, info.name);
 }
 
 /* Monte-Carlo: cuRAND's Philox streams on the GPU, ptsim's Philox on the

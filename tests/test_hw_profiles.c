@@ -39,11 +39,12 @@ static PtsimHardware load(const char *name) {
 }
 
 static void test_all_load(void) {
-  g_test_summary("every shipped profile loads, its name is its file name, its numbers are physical");
+  g_test_summary(
+      "every shipped profile loads, its name is its file name, its numbers are physical");
   g_autoptr(GPtrArray) names = profile_names();
-  const char *expected[] = {"a10-24g", "a100-40g", "a100-80g", "b200-180g", "gb200-nvl72",
-                            "gh200-96g", "h100-80g", "h100-nvl-94g", "h200-141g", "l40s-48g",
-                            "v100-16g", "v100-32g"};
+  const char *expected[] = {"a10-24g",     "a100-40g",  "a100-80g", "b200-180g",
+                            "gb200-nvl72", "gh200-96g", "h100-80g", "h100-nvl-94g",
+                            "h200-141g",   "l40s-48g",  "v100-16g", "v100-32g"};
   g_assert_cmpuint(names->len, >=, G_N_ELEMENTS(expected));
   for (size_t k = 0; k < G_N_ELEMENTS(expected); k++) {
     PtsimHardware hw = load(expected[k]);
@@ -63,10 +64,11 @@ static void test_all_load(void) {
 
 /* Words that name where a number comes from; `name` alone needs none. */
 static gboolean names_a_source(const char *comment) {
-  static const char *const marks[] = {"guess", "nvidia-smi", "NCCL", "[nccl]", "[mleng]",
-                                      "[mlperf]", "[gkw]", "[dgx2]", "[v100]", "[a10]",
-                                      "[h100]", "Fitted", "fitted", "The fit", "B3", "B4", "B5",
-                                      "C1", "C2", "C3", "http", "notes"};
+  static const char *const marks[] = {"guess",    "nvidia-smi", "NCCL",   "[nccl]",  "[mleng]",
+                                      "[mlperf]", "[gkw]",      "[dgx2]", "[v100]",  "[a10]",
+                                      "[h100]",   "Fitted",     "fitted", "The fit", "B3",
+                                      "B4",       "B5",         "C1",     "C2",      "C3",
+                                      "http",     "notes"};
   for (size_t i = 0; i < G_N_ELEMENTS(marks); i++)
     if (strstr(comment, marks[i]) != NULL) return TRUE;
   return FALSE;
@@ -78,8 +80,7 @@ static void test_every_key_cited(void) {
   g_autoptr(GPtrArray) names = profile_names();
   for (guint k = 0; k < names->len; k++) {
     g_autofree char *file = g_strconcat(names->pdata[k], ".ini", NULL);
-    g_autofree char *path =
-        g_build_filename(ptsim_config_data_dir(), "hw_profiles", file, NULL);
+    g_autofree char *path = g_build_filename(ptsim_config_data_dir(), "hw_profiles", file, NULL);
     g_autofree char *text = NULL;
     g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
@@ -146,10 +147,10 @@ static void test_sm_counts(void) {
   static const struct {
     const char *name;
     int64_t sms, tile_n;
-  } want[] = {{"a100-40g", 108, 128},     {"a100-80g", 108, 128},    {"h100-80g", 132, 256},
-              {"h200-141g", 132, 256},    {"gh200-96g", 132, 256},   {"h100-nvl-94g", 132, 256},
-              {"b200-180g", 148, 256},    {"gb200-nvl72", 152, 256}, {"l40s-48g", 142, 128},
-              {"a10-24g", 72, 128},       {"v100-16g", 80, 128},     {"v100-32g", 80, 128}};
+  } want[] = {{"a100-40g", 108, 128},  {"a100-80g", 108, 128},    {"h100-80g", 132, 256},
+              {"h200-141g", 132, 256}, {"gh200-96g", 132, 256},   {"h100-nvl-94g", 132, 256},
+              {"b200-180g", 148, 256}, {"gb200-nvl72", 152, 256}, {"l40s-48g", 142, 128},
+              {"a10-24g", 72, 128},    {"v100-16g", 80, 128},     {"v100-32g", 80, 128}};
   for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
     PtsimHardware hw = load(want[i].name);
     g_assert_cmpint(hw.sm_count, ==, want[i].sms);
@@ -166,7 +167,7 @@ static void test_values(void) {
   g_assert_cmpfloat_with_epsilon(b.peak_fp8_flops, 4500e12, 1e3);
   g_assert_cmpfloat_with_epsilon(b.hbm_bytes_per_s, 8000e9, 1);
   g_assert_cmpint(b.gpus_per_node, ==, 8);
-  g_assert_cmpint(b.gpus_per_nvlink_domain, ==, 8); /* absent: the host */
+  g_assert_cmpint(b.gpus_per_nvlink_domain, ==, 8);                     /* absent: the host */
   g_assert_cmpfloat_with_epsilon(b.nvlink_bytes_per_s, 40.1e9 * 18, 1); /* SM100_NVLINK_BW x 18 */
   g_assert_cmpint(b.nvls, ==, 1);
   g_assert_cmpfloat(b.gemm_efficiency_max, <, 1745.0 / 2250.0); /* below the MAMF */
@@ -200,7 +201,8 @@ static void test_values(void) {
 
 static void test_domain_key(void) {
   g_test_summary("gpus_per_nvlink_domain must be whole hosts: file:line, value, what is allowed");
-  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "bad_hw_nvlink_domain.ini", NULL);
+  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "bad_hw_nvlink_domain.ini",
+                                                NULL);
   g_autoptr(GError) error = NULL;
   PtsimHardware hw;
   g_assert_false(ptsim_hardware_load(path, &hw, &error));
@@ -231,7 +233,8 @@ static PtsimGroup dp_group(const char *hw, int64_t gpus) {
 }
 
 static void test_nvl72_plan(void) {
-  g_test_summary("the plan of 72 GPUs keeps dp on NVLink on a GB200 NVL72 rack, not on 9 B200 hosts");
+  g_test_summary(
+      "the plan of 72 GPUs keeps dp on NVLink on a GB200 NVL72 rack, not on 9 B200 hosts");
   PtsimGroup g = dp_group("gb200-nvl72", 72); /* tp 8, dp 9: one domain */
   g_assert_cmpint(g.size, ==, 9);
   g_assert_cmpint(g.nodes, ==, 1);

@@ -15,9 +15,9 @@
 #include "job_build.h"
 #include "torchtitan.h"
 
-#define LLAMA70B_FLAGS                                                                         \
+#define LLAMA70B_FLAGS                                                                           \
   "--model", "llama3-70b", "--tp", "8", "--pp", "4", "--vp", "5", "--gpus", "64", "--gbs", "64", \
-      "--seq", "4096", "--recompute", "selective", "--no-overlap-param-gather",               \
+      "--seq", "4096", "--recompute", "selective", "--no-overlap-param-gather",                  \
       "--memory-threshold=0.9"
 
 /* FLAGS as `ptsim predict` reads them: the job options as its main group
@@ -27,9 +27,9 @@ static void build_as_predict(const char *const *flags, PtsimJob *job) {
   PtsimJobOptions o;
   ptsim_job_options_init(&o);
   char *format = NULL;
-  const GOptionEntry entries[] = {
-      {"format", 0, 0, G_OPTION_ARG_STRING, &format, "text|json|csv", "F"},
-      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  const GOptionEntry entries[] = {{"format", 0, 0, G_OPTION_ARG_STRING, &format, "text|json|csv",
+                                   "F"},
+                                  {NULL, 0, 0, 0, NULL, NULL, NULL}};
   g_autoptr(GOptionContext) context = g_option_context_new(NULL);
   ptsim_job_options_add_to_context(context, &o, entries);
   g_autoptr(GPtrArray) argv = g_ptr_array_new();
@@ -155,8 +155,7 @@ static void test_flags_refused(void) {
   const char *const sweep_only[] = {"--tp-max", "4", NULL};
   refused(sweep_only, G_OPTION_ERROR, "Unknown option --tp-max");
   const char *const odd[] = {"--gpus", "12", "--tp", "8", NULL};
-  refused(odd, PTSIM_CONFIG_ERROR,
-          "--gpus 12 is not divisible by tp*pp*cp (--tp 8 --pp 1 --cp 1)");
+  refused(odd, PTSIM_CONFIG_ERROR, "--gpus 12 is not divisible by tp*pp*cp (--tp 8 --pp 1 --cp 1)");
 }
 
 static char *titan_fixture(const char *name) {

@@ -37,8 +37,7 @@ static void validate_fails(PtsimJob *job, ...) {
   va_start(ap, job);
   const char *needle;
   while ((needle = va_arg(ap, const char *)) != NULL)
-    if (strstr(error->message, needle) == NULL)
-      g_assert_cmpstr(error->message, ==, needle);
+    if (strstr(error->message, needle) == NULL) g_assert_cmpstr(error->message, ==, needle);
   va_end(ap);
 }
 
@@ -85,8 +84,7 @@ static void test_job_valid(void) {
   g_assert_cmpint(job.layout.dp, ==, 8);
   g_assert_cmpint(job.layout.sp, ==, 1);
   g_assert_cmpint(job.layout.schedule, ==, PTSIM_SCHEDULE_1F1B);
-  for (int s = 0; s < 4; s++)
-    g_assert_cmpint(stage_layers_of(&job, s), ==, 8);
+  for (int s = 0; s < 4; s++) g_assert_cmpint(stage_layers_of(&job, s), ==, 8);
   g_assert_cmpint(stage_layers_of(&job, 4), ==, 0);
 
   /* tp == 1: sp auto is off; sp = 1 with tp = 1 is accepted */
@@ -114,13 +112,11 @@ static void test_job_dp(void) {
   PtsimJob job;
   make_job(&job, "llama3-8b", 12);
   job.layout.tp = 8;
-  validate_fails(&job, "--gpus 12 is not divisible by tp*pp*cp",
-                 "--tp 8 --pp 1 --cp 1", NULL);
+  validate_fails(&job, "--gpus 12 is not divisible by tp*pp*cp", "--tp 8 --pp 1 --cp 1", NULL);
   make_job(&job, "llama3-8b", 16);
   job.layout.tp = 2;
   job.layout.dp = 4;
-  validate_fails(&job, "--dp 4 does not match --gpus 16", "dp would be 8",
-                 NULL);
+  validate_fails(&job, "--dp 4 does not match --gpus 16", "dp would be 8", NULL);
 }
 
 static void test_job_tp(void) {
@@ -167,8 +163,7 @@ static void test_job_pp(void) {
   g_assert_true(ptsim_job_validate(&job, &error));
   g_assert_no_error(error);
   const int64_t want[] = {5, 12, 12, 3};
-  for (int s = 0; s < 4; s++)
-    g_assert_cmpint(stage_layers_of(&job, s), ==, want[s]);
+  for (int s = 0; s < 4; s++) g_assert_cmpint(stage_layers_of(&job, s), ==, want[s]);
   /* only first given: 30 over 2 -> 2 + 15 + 15 */
   make_job(&job, "llama3-8b", 3);
   job.layout.pp = 3;
@@ -186,8 +181,7 @@ static void test_job_pp(void) {
                  "leave 23 of num_layers 32 for the 2 other stage(s)", NULL);
   make_job(&job, "llama3-8b", 1);
   job.layout.first_stage_layers = 4;
-  validate_fails(&job, "--decoder-first-pipeline-num-layers 4 needs --pp > 1",
-                 NULL);
+  validate_fails(&job, "--decoder-first-pipeline-num-layers 4 needs --pp > 1", NULL);
   make_job(&job, "llama3-8b", 2);
   job.layout.pp = 2;
   job.layout.first_stage_layers = 40;
@@ -204,8 +198,7 @@ static void test_job_vp(void) {
   make_job(&job, "llama3-8b", 8);
   job.layout.pp = 2;
   job.layout.vp = 3;
-  validate_fails(&job, "--pp 2 times --vp 3 = 6 does not divide num_layers 32",
-                 NULL);
+  validate_fails(&job, "--pp 2 times --vp 3 = 6 does not divide num_layers 32", NULL);
   /* the plan's placement table holds PTSIM_MAX_VSTAGES = 514 virtual stages */
   make_job(&job, "llama3-8b", 8);
   job.layout.pp = 8;
@@ -230,8 +223,7 @@ static void test_job_vp(void) {
   job.layout.pp = 4;
   job.layout.vp = 2;
   job.layout.schedule = PTSIM_SCHEDULE_GPIPE;
-  validate_fails(&job, "--schedule gpipe cannot run virtual stages (--vp 2)",
-                 NULL);
+  validate_fails(&job, "--schedule gpipe cannot run virtual stages (--vp 2)", NULL);
   make_job(&job, "llama3-8b", 8);
   job.layout.pp = 4;
   job.layout.vp = 2;
@@ -268,8 +260,7 @@ static void test_job_batch_and_seq(void) {
   make_job(&job, "llama3-8b", 4);
   job.layout.mbs = 3;
   job.layout.gbs = 100;
-  validate_fails(&job, "--gbs 100 is not a multiple of mbs*dp",
-                 "--mbs 3 times dp 4", NULL);
+  validate_fails(&job, "--gbs 100 is not a multiple of mbs*dp", "--mbs 3 times dp 4", NULL);
   make_job(&job, "llama3-8b", 4);
   job.layout.cp = 2;
   job.layout.seq = 8190;
@@ -277,8 +268,7 @@ static void test_job_batch_and_seq(void) {
   make_job(&job, "llama3-8b", 8);
   job.layout.tp = 8;
   job.layout.seq = 8196;
-  validate_fails(&job, "--seq 8196", "is not divisible by --tp 8",
-                 "sequence parallelism", NULL);
+  validate_fails(&job, "--seq 8196", "is not divisible by --tp 8", "sequence parallelism", NULL);
   make_job(&job, "llama3-8b", 8);
   job.layout.tp = 8;
   job.layout.seq = 8196;
@@ -330,8 +320,7 @@ static void test_job_ranges(void) {
   job.settings.recompute = PTSIM_RECOMPUTE_FULL;
   job.settings.recompute_method = PTSIM_RECOMPUTE_METHOD_BLOCK;
   job.settings.recompute_num_layers = 9;
-  validate_fails(&job, "--recompute-num-layers 9 is more than the 8 layers",
-                 NULL);
+  validate_fails(&job, "--recompute-num-layers 9 is more than the 8 layers", NULL);
   make_job(&job, "llama3-8b", 8);
   job.layout.pp = 4;
   job.settings.recompute = PTSIM_RECOMPUTE_FULL;
@@ -410,15 +399,12 @@ static void test_job_published_layouts(void) {
     job.layout.seq = runs[k].seq;
     job.settings.recompute = PTSIM_RECOMPUTE_FULL;
     g_autoptr(GError) error = NULL;
-    if (!ptsim_job_validate(&job, &error))
-      g_test_message("%s (%s)", error->message, runs[k].model);
+    if (!ptsim_job_validate(&job, &error)) g_test_message("%s (%s)", error->message, runs[k].model);
     g_assert_no_error(error);
     int64_t sum = 0;
-    for (int64_t s = 0; s < job.layout.pp; s++)
-      sum += stage_layers_of(&job, s);
+    for (int64_t s = 0; s < job.layout.pp; s++) sum += stage_layers_of(&job, s);
     g_assert_cmpint(sum, ==, job.model.num_layers);
-    if (runs[k].vp > 1)
-      g_assert_cmpint(job.layout.schedule, ==, PTSIM_SCHEDULE_INTERLEAVED);
+    if (runs[k].vp > 1) g_assert_cmpint(job.layout.schedule, ==, PTSIM_SCHEDULE_INTERLEAVED);
   }
 }
 

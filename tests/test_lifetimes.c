@@ -25,7 +25,8 @@ static void run(const PtsimJob *job, const PtsimAllocOptions *opts, PtsimAllocRe
 }
 
 static void test_agrees_with_estimate(void) {
-  g_test_summary("allocated peak holds the estimate's states and activations; reserved >= allocated");
+  g_test_summary(
+      "allocated peak holds the estimate's states and activations; reserved >= allocated");
   PtsimJob job;
   load_job(&job, "llama3-8b", "h100-80g", 8, 2, 2, 1, 64, 4096, PTSIM_RECOMPUTE_NONE);
   g_autofree PtsimMemoryEstimate *m = g_new0(PtsimMemoryEstimate, 1);
@@ -82,7 +83,8 @@ static void test_recompute_lowers_peak(void) {
   run(&job, NULL, none);
   load_job(&job, "llama3-8b", "a100-80g", 8, 2, 2, 1, 64, 4096, PTSIM_RECOMPUTE_FULL);
   run(&job, NULL, full);
-  g_assert_cmpfloat(full->stages[0].allocated_peak_bytes, <, 0.8 * none->stages[0].allocated_peak_bytes);
+  g_assert_cmpfloat(full->stages[0].allocated_peak_bytes, <,
+                    0.8 * none->stages[0].allocated_peak_bytes);
 }
 
 /* torch's per-op checkpointing (PyTorch layers): each layer keeps its kept
@@ -148,7 +150,8 @@ static void test_expandable_segments_what_if(void) {
     g_assert_cmpfloat(exp->stages[s].reserved_peak_bytes, <=, base->stages[s].reserved_peak_bytes);
     /* Expandable blocks split whenever 512 B remain, so no unsplit slack
      * rides along in allocated blocks. */
-    g_assert_cmpfloat(exp->stages[s].allocated_peak_bytes, <=, base->stages[s].allocated_peak_bytes);
+    g_assert_cmpfloat(exp->stages[s].allocated_peak_bytes, <=,
+                      base->stages[s].allocated_peak_bytes);
   }
 }
 
@@ -157,7 +160,8 @@ static void test_expandable_segments_what_if(void) {
  * agree for every schedule and recompute variant, up to the transients and
  * the estimate's input-ids over-count. */
 static void test_variants_agree(void) {
-  g_test_summary("1F1B, interleaved, ZB-H1, full recompute (uniform, block): replay within 10% of the estimate");
+  g_test_summary(
+      "1F1B, interleaved, ZB-H1, full recompute (uniform, block): replay within 10% of the estimate");
   struct {
     PtsimSchedule schedule;
     gint64 vp;
@@ -190,7 +194,8 @@ static void test_variants_agree(void) {
       double est = m->stages[s].total_bytes - m->stages[s].input_ids_bytes;
       double got = a->stages[s].allocated_peak_bytes;
       if (got < 0.9 * est || got > 1.1 * est)
-        g_error("variant %" G_GSIZE_FORMAT " stage %" G_GINT64_FORMAT ": allocated %.3g vs estimate %.3g",
+        g_error("variant %" G_GSIZE_FORMAT " stage %" G_GINT64_FORMAT
+                ": allocated %.3g vs estimate %.3g",
                 v, s, got, est);
     }
   }
@@ -236,7 +241,8 @@ static void test_first_step_without_adam(void) {
  * masters, 4 B x P / 8 = P / 2 bytes; the steady state holds 2-byte
  * masters instead of 4-byte ones, P / 4 bytes fewer. */
 static void test_precision_aware_masters_at_first_step(void) {
-  g_test_summary("precision-aware optimizer: masters created at step 0's optimizer step (hand-worked)");
+  g_test_summary(
+      "precision-aware optimizer: masters created at step 0's optimizer step (hand-worked)");
   const double P = 8030261248.0;
   PtsimJob job;
   load_job(&job, "llama3-8b", "h200-141g", 8, 1, 1, 1, 8, 4096, PTSIM_RECOMPUTE_NONE);

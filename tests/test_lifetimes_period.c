@@ -36,14 +36,22 @@ static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", "zb
 static void draw_options(GRand *rand, PtsimAllocOptions *o) {
   ptsim_alloc_options_init(o);
   switch (g_rand_int_range(rand, 0, 6)) {
-    case 0: case 1: break; /* defaults, the sweep's */
-    case 2: o->max_split_size_bytes = 200 * MIB; break;
-    case 3: ptsim_alloc_options_set_divisions(o, 4); break;
-    case 4:
-      o->memory_fraction = 0.95;
-      o->garbage_collection_threshold = 0.6;
-      break;
-    default: o->expandable_segments = 1; break;
+  case 0:
+  case 1:
+    break; /* defaults, the sweep's */
+  case 2:
+    o->max_split_size_bytes = 200 * MIB;
+    break;
+  case 3:
+    ptsim_alloc_options_set_divisions(o, 4);
+    break;
+  case 4:
+    o->memory_fraction = 0.95;
+    o->garbage_collection_threshold = 0.6;
+    break;
+  default:
+    o->expandable_segments = 1;
+    break;
   }
 }
 
@@ -68,8 +76,8 @@ static void draw_variant(GRand *rand, PtsimJob *job) {
    * the layer's slots hold what the checkpoint keeps (dense models; what
    * validation refuses is redrawn) */
   if (g_rand_int_range(rand, 0, 5) == 0) {
-    run->torch_layers =
-        g_rand_boolean(rand) ? PTSIM_TORCH_LAYERS_EAGER : PTSIM_TORCH_LAYERS_COMPILED;
+    run->torch_layers = g_rand_boolean(rand) ? PTSIM_TORCH_LAYERS_EAGER
+                                             : PTSIM_TORCH_LAYERS_COMPILED;
     run->transformer_engine = 0;
     src->megatron_date = 0;
     if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE || g_rand_int_range(rand, 0, 3) == 0) {
@@ -167,8 +175,9 @@ static void test_random_layouts(void) {
     if (!draw_layout(&f, 160, &job)) continue;
     draw_options(f.d.rand, &opts);
     check_same(f.d.plan, &opts,
-               job.settings.recompute == PTSIM_RECOMPUTE_SELECTIVE_OP ? &per_op
-                                                                    : &f.tally[job.layout.schedule]);
+               job.settings.recompute == PTSIM_RECOMPUTE_SELECTIVE_OP
+                   ? &per_op
+                   : &f.tally[job.layout.schedule]);
     n++;
   }
   report(f.tally);
@@ -180,8 +189,10 @@ static void test_random_layouts(void) {
   /* The shortcut is taken: the allocator settles into a repeating state
    * within a step often under 1F1B and ZB-H1; under the interleaved
    * schedule it takes many periods to (test_lifetimes_period's report). */
-  g_assert_cmpuint(f.tally[PTSIM_SCHEDULE_1F1B].jumped, >, f.tally[PTSIM_SCHEDULE_1F1B].layouts / 10);
-  g_assert_cmpuint(f.tally[PTSIM_SCHEDULE_ZB_H1].jumped, >, f.tally[PTSIM_SCHEDULE_ZB_H1].layouts / 10);
+  g_assert_cmpuint(f.tally[PTSIM_SCHEDULE_1F1B].jumped, >,
+                   f.tally[PTSIM_SCHEDULE_1F1B].layouts / 10);
+  g_assert_cmpuint(f.tally[PTSIM_SCHEDULE_ZB_H1].jumped, >,
+                   f.tally[PTSIM_SCHEDULE_ZB_H1].layouts / 10);
   g_assert_cmpuint(f.tally[PTSIM_SCHEDULE_INTERLEAVED].jumped, >, 0);
   fixture_tear_down(&f);
 }
@@ -203,15 +214,16 @@ static void test_failures_anywhere(void) {
     draw_options(f.d.rand, &opts);
     check_same(f.d.plan, &opts, &f.tally[job.layout.schedule]);
     g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
-    g_assert_true(ptsim_simulate_allocator(f.d.plan, PTSIM_LIFETIMES_STEPS, &opts, NULL, 0.0, NULL,
-                                           a, NULL));
+    g_assert_true(
+        ptsim_simulate_allocator(f.d.plan, PTSIM_LIFETIMES_STEPS, &opts, NULL, 0.0, NULL, a, NULL));
     for (int64_t s = 0; s < a->num_stages; s++)
       if (!a->stages[s].fits) by_step[a->stages[s].oom_step > 0]++;
     failed += !a->fits;
     n++;
   }
   g_test_message("%u of 300 layouts ran out of memory; stages failing in step 0: %u, in the "
-                 "steady step: %u", failed, by_step[0], by_step[1]);
+                 "steady step: %u",
+                 failed, by_step[0], by_step[1]);
   g_assert_cmpuint(failed, >, 30);
   g_assert_cmpuint(failed, <, 270);
   g_assert_cmpuint(by_step[0], >, 0);
@@ -267,7 +279,8 @@ static void test_sharded_layouts(void) {
       continue;
     draw_variant(f.d.rand, &job);
     if (!draw_sharding(f.d.rand, &job, &mode) || !ptsim_job_validate(&job, &error)) continue;
-    if (g_rand_int_range(f.d.rand, 0, 4) == 0) job.hw.memory_bytes *= g_rand_double_range(f.d.rand, 0.4, 1.0);
+    if (g_rand_int_range(f.d.rand, 0, 4) == 0)
+      job.hw.memory_bytes *= g_rand_double_range(f.d.rand, 0.4, 1.0);
     ptsim_plan_build(&job, f.d.plan);
     if (f.d.plan->schedule_items <= 0) continue;
     draw_options(f.d.rand, &opts);
@@ -377,7 +390,8 @@ static void test_interleaved_stored_states(void) {
   int skipped = 0;
   for (int64_t s = 0; s < plan->num_stages; s++) {
     g_test_message("stage %" G_GINT64_FORMAT ": %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
-                   " items replayed", s, a->stages[s].items_replayed,
+                   " items replayed",
+                   s, a->stages[s].items_replayed,
                    (int64_t)PTSIM_LIFETIMES_STEPS * plan->schedule_items);
     skipped += a->stages[s].items_replayed < (int64_t)PTSIM_LIFETIMES_STEPS * plan->schedule_items;
   }
@@ -439,10 +453,12 @@ static void test_timeline_replays_every_item(void) {
   memset(&without, 0, sizeof without);
   ptsim_schedule_build(job.layout.schedule, 4, (int32_t)plan->num_microbatches, 1, 0, order,
                        (int32_t)items);
-  g_assert_cmpint(ptsim_lifetimes_replay(plan, 0, order, (int32_t)items, 2, NULL, 0, scratch,
-                                         bytes, &tl, &with), ==, 0);
-  g_assert_cmpint(ptsim_lifetimes_replay(plan, 0, order, (int32_t)items, 2, NULL, 0, scratch,
-                                         bytes, NULL, &without), ==, 0);
+  g_assert_cmpint(ptsim_lifetimes_replay(plan, 0, order, (int32_t)items, 2, NULL, 0, scratch, bytes,
+                                         &tl, &with),
+                  ==, 0);
+  g_assert_cmpint(ptsim_lifetimes_replay(plan, 0, order, (int32_t)items, 2, NULL, 0, scratch, bytes,
+                                         NULL, &without),
+                  ==, 0);
   g_assert_cmpint(with.items_replayed, ==, 2 * items);
   g_assert_cmpint(tl.count, ==, 1 + 2 * (items + 1));
   g_assert_cmpint(without.items_replayed, <, with.items_replayed);
@@ -458,6 +474,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/lifetimes-period/sharded-layouts", test_sharded_layouts);
   g_test_add_func("/lifetimes-period/interleaved-stored-states", test_interleaved_stored_states);
   g_test_add_func("/lifetimes-period/cost-independent-of-m", test_cost_independent_of_m);
-  g_test_add_func("/lifetimes-period/timeline-replays-every-item", test_timeline_replays_every_item);
+  g_test_add_func("/lifetimes-period/timeline-replays-every-item",
+                  test_timeline_replays_every_item);
   return g_test_run();
 }

@@ -37,15 +37,13 @@ typedef PtsimMegatronDiagnostics Diag;
 
 static gboolean has_entry(GPtrArray *list, const char *text) {
   for (guint k = 0; k < list->len; k++)
-    if (strcmp(list->pdata[k], text) == 0)
-      return TRUE;
+    if (strcmp(list->pdata[k], text) == 0) return TRUE;
   return FALSE;
 }
 
 static gboolean has_note(const Diag *d, const char *needle) {
   for (guint k = 0; k < d->notes->len; k++)
-    if (strstr(d->notes->pdata[k], needle) != NULL)
-      return TRUE;
+    if (strstr(d->notes->pdata[k], needle) != NULL) return TRUE;
   return FALSE;
 }
 
@@ -72,13 +70,12 @@ static void parse_fails(const char *line, const char *needle) {
   g_test_message("%s", error->message);
   g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE);
   g_assert_null(strchr(error->message, '\n'));
-  if (strstr(error->message, needle) == NULL)
-    g_assert_cmpstr(error->message, ==, needle);
+  if (strstr(error->message, needle) == NULL) g_assert_cmpstr(error->message, ==, needle);
   g_assert_nonnull(strstr(error->message, needle));
 }
 
-#define MINIMAL                                                                \
-  "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 "               \
+#define MINIMAL                                                  \
+  "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 " \
   "--vocab-size 50257 --seq-length 2048 "
 
 /* ---- tests ---- */
@@ -160,8 +157,7 @@ static void test_llama3_8b(void) {
 
 static void test_file(void) {
   g_test_summary("file form: arrays, torchrun prefix, backslash continuations, #");
-  g_autofree char *path =
-      g_test_build_filename(G_TEST_DIST, "data", "megatron_llama3_8b.sh", NULL);
+  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "megatron_llama3_8b.sh", NULL);
   g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
   PtsimJob job;
   memset(&job, 0, sizeof job);
@@ -188,8 +184,10 @@ static void test_file(void) {
   g_assert_nonnull(strstr(error->message, "--num-layers 'x'"));
   g_clear_error(&error);
   /* a comment line inside a continued command ends it, as in bash */
-  g_assert_true(g_file_set_contents(bad, "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
-                                         "  --num-layers 2 \\\n  # layout\n  --tp 2\n", -1, &error));
+  g_assert_true(g_file_set_contents(bad,
+                                    "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
+                                    "  --num-layers 2 \\\n  # layout\n  --tp 2\n",
+                                    -1, &error));
   g_assert_false(ptsim_megatron_args_parse_file(bad, &job, NULL, &error));
   g_assert_nonnull(strstr(error->message, ":4: a command starting with '--tp' follows"));
   g_unlink(bad);
@@ -228,10 +226,14 @@ static void test_defaults(void) {
   /* Megatron-Core: TE layers with fused attention, no overlap, fusion on */
   g_assert_cmpint(job.settings.transformer_engine, ==, 1);
   g_assert_cmpint(job.settings.flash_attention, ==, 1);
-  g_assert_cmpint(job.settings.overlap_grad_reduce + job.settings.overlap_param_gather + job.settings.tp_comm_overlap, ==, 0);
+  g_assert_cmpint(job.settings.overlap_grad_reduce + job.settings.overlap_param_gather +
+                      job.settings.tp_comm_overlap,
+                  ==, 0);
   g_assert_cmpint(job.settings.grad_accumulation_fusion, ==, 1);
   g_assert_cmpint(job.settings.cross_entropy_fusion, ==, 0);
-  g_assert_cmpint(job.settings.main_params_bytes + job.settings.exp_avg_bytes + job.settings.exp_avg_sq_bytes, ==, 12);
+  g_assert_cmpint(job.settings.main_params_bytes + job.settings.exp_avg_bytes +
+                      job.settings.exp_avg_sq_bytes,
+                  ==, 12);
   /* fp32 and the position table are the notes */
   g_assert_true(has_note(d, "neither --bf16 nor --fp16"));
   g_assert_true(has_note(d, "no --max-position-embeddings"));
@@ -371,7 +373,8 @@ static void test_sharding(void) {
     const char *strategy;
     int distributed, sharding;
   } strategies[] = {{"", 1, PTSIM_SHARDING_PARAMS},
-                    {"--data-parallel-sharding-strategy optim_grads_params", 1, PTSIM_SHARDING_PARAMS},
+                    {"--data-parallel-sharding-strategy optim_grads_params", 1,
+                     PTSIM_SHARDING_PARAMS},
                     {"--data-parallel-sharding-strategy optim_grads", 1, PTSIM_SHARDING_GRADS},
                     {"--data-parallel-sharding-strategy optim", 1, PTSIM_SHARDING_NONE},
                     {"--data-parallel-sharding-strategy no_shard", 0, PTSIM_SHARDING_NONE}};
@@ -382,16 +385,16 @@ static void test_sharding(void) {
     g_assert_cmpint(job.layout.distributed_optimizer, ==, strategies[i].distributed);
     g_assert_cmpint(job.layout.sharding, ==, strategies[i].sharding);
     g_assert_cmpint(job.settings.fsdp_impl, ==, PTSIM_FSDP_MEGATRON);
-    g_assert_cmpint(job.settings.reshard_after_forward, ==, PTSIM_RESHARD_AUTO); /* validation: ALWAYS */
+    g_assert_cmpint(job.settings.reshard_after_forward, ==,
+                    PTSIM_RESHARD_AUTO); /* validation: ALWAYS */
   }
   /* the deprecated spelling, and HSDP replicas through the instances */
-  parse_ok(MINIMAL "--bf16 --use-custom-fsdp --num-distributed-optimizer-instances 2", &job,
-           NULL);
+  parse_ok(MINIMAL "--bf16 --use-custom-fsdp --num-distributed-optimizer-instances 2", &job, NULL);
   g_assert_cmpint(job.layout.sharding, ==, PTSIM_SHARDING_PARAMS);
   g_assert_cmpint(job.layout.optimizer_instances, ==, 2);
   /* Megatron-FSDP may overlap the parameter gather without the flag */
-  parse_ok(MINIMAL "--bf16 --use-megatron-fsdp --overlap-grad-reduce --overlap-param-gather",
-           &job, NULL);
+  parse_ok(MINIMAL "--bf16 --use-megatron-fsdp --overlap-grad-reduce --overlap-param-gather", &job,
+           NULL);
   g_assert_true(job.settings.overlap_param_gather);
   parse_ok(MINIMAL "--bf16 --data-parallel-sharding-strategy optim_grads", &job, d);
   g_assert_cmpint(job.layout.sharding, ==, PTSIM_SHARDING_NONE);
@@ -434,8 +437,7 @@ static void test_attention_groups(void) {
   g_assert_true(has_note(ignored, "--num-query-groups 4 has no effect"));
   parse_ok(MINIMAL "--bf16 --group-query-attention", &job, NULL);
   g_assert_cmpint(job.model.num_query_groups, ==, 1); /* Megatron-LM's default */
-  parse_ok(MINIMAL "--bf16 --group-query-attention --num-query-groups 4",
-           &job, NULL);
+  parse_ok(MINIMAL "--bf16 --group-query-attention --num-query-groups 4", &job, NULL);
   g_assert_cmpint(job.model.num_query_groups, ==, 4);
 }
 
@@ -536,13 +538,13 @@ static void test_errors(void) {
   parse_fails("--num-layers 12abc", "--num-layers '12abc'");
   parse_fails("--num-layers 0", "--num-layers '0'");
   parse_fails("--num-layers 99999999999999999999", "--num-layers '9999");
-  parse_fails(MINIMAL "--hidden-dropout x", "--hidden-dropout 'x' is not allowed: expected a number in [0, 1)");
+  parse_fails(MINIMAL "--hidden-dropout x",
+              "--hidden-dropout 'x' is not allowed: expected a number in [0, 1)");
   parse_fails(MINIMAL "--attention-dropout 1e999", "--attention-dropout '1e999'");
   parse_fails(MINIMAL "--bf16=true", "--bf16 takes no value");
   parse_fails("--hidden-size 64 --num-attention-heads 4 --vocab-size 10",
               "--num-layers is missing");
-  parse_fails("--num-layers 2 --num-attention-heads 4 --vocab-size 10",
-              "--hidden-size is missing");
+  parse_fails("--num-layers 2 --num-attention-heads 4 --vocab-size 10", "--hidden-size is missing");
   parse_fails("--num-layers 2 --hidden-size 64 --vocab-size 10",
               "--num-attention-heads is missing");
   parse_fails("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --tokenizer-type "

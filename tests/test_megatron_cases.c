@@ -22,14 +22,13 @@ static char *fixture(const char *first, ...) {
   va_start(ap, first);
   g_autofree char *base = g_test_build_filename(G_TEST_DIST, "data", "megatron_fixture", NULL);
   g_autoptr(GString) path = g_string_new(base);
-  for (const char *p = first; p; p = va_arg(ap, const char *)) g_string_append_printf(path, "/%s", p);
+  for (const char *p = first; p; p = va_arg(ap, const char *))
+    g_string_append_printf(path, "/%s", p);
   va_end(ap);
   return g_string_free(g_steal_pointer(&path), FALSE);
 }
 
-static char *test_cases(void) {
-  return fixture("tests", "functional_tests", "test_cases", NULL);
-}
+static char *test_cases(void) { return fixture("tests", "functional_tests", "test_cases", NULL); }
 
 static GPtrArray *new_cases(void) {
   return g_ptr_array_new_with_free_func((GDestroyNotify)ptsim_megatron_case_free);
@@ -42,7 +41,8 @@ static const PtsimMegatronCase *find_case(GPtrArray *cases, const char *name) {
   g_assert_not_reached();
 }
 
-static const PtsimMegatronMeasured *find_measured(const PtsimMegatronCase *c, const char *platform) {
+static const PtsimMegatronMeasured *find_measured(const PtsimMegatronCase *c,
+                                                  const char *platform) {
   for (guint i = 0; i < c->measured->len; i++)
     if (strcmp(((const PtsimMegatronMeasured *)c->measured->pdata[i])->platform, platform) == 0)
       return c->measured->pdata[i];
@@ -107,7 +107,7 @@ static void test_golden(void) {
   PtsimMegatronMeasured m;
   memset(&m, 0, sizeof m);
   ptsim_megatron_golden_summarize(doc, 2, &m);
-  g_assert_cmpfloat(m.peak_allocated_bytes, ==, 41000000.0); /* the largest, "nan" skipped */
+  g_assert_cmpfloat(m.peak_allocated_bytes, ==, 41000000.0);   /* the largest, "nan" skipped */
   g_assert_cmpfloat(m.steady_allocated_bytes, ==, 20000000.0); /* the median */
   /* step 2 averages steps 1-2 (warm-up); steps 4..10 count */
   g_assert_cmpint(m.time_steps, ==, 4);
@@ -333,8 +333,10 @@ static guint ratchet_failures(GPtrArray *rows, GArray *ratchet, GString *why, GS
       }
       if (not_run > l->rows) {
         failures++;
-        g_string_append_printf(why, "  %" G_GINT64_FORMAT " rows predicted not to run (recorded "
-                               "%" G_GINT64_FORMAT ")\n", not_run, l->rows);
+        g_string_append_printf(why,
+                               "  %" G_GINT64_FORMAT " rows predicted not to run (recorded "
+                               "%" G_GINT64_FORMAT ")\n",
+                               not_run, l->rows);
       }
       continue;
     }
@@ -343,12 +345,14 @@ static guint ratchet_failures(GPtrArray *rows, GArray *ratchet, GString *why, GS
                                (PtsimCaseQuantity)ptsim_case_quantity_of(l->quantity), &st);
     if ((int64_t)st.n < l->rows || !(st.median_abs <= l->median_abs + l->tolerance)) {
       failures++;
-      g_string_append_printf(why, "  %s on %s: median |error| %.4f over %zu rows (recorded %.4f "
-                             "+ %.4f over %" G_GINT64_FORMAT ")\n", l->quantity, l->platform,
-                             st.median_abs, st.n, l->median_abs, l->tolerance, l->rows);
+      g_string_append_printf(why,
+                             "  %s on %s: median |error| %.4f over %zu rows (recorded %.4f "
+                             "+ %.4f over %" G_GINT64_FORMAT ")\n",
+                             l->quantity, l->platform, st.median_abs, st.n, l->median_abs,
+                             l->tolerance, l->rows);
     } else if (st.median_abs < l->median_abs - l->tolerance) {
-      g_string_append_printf(better, "  %s on %s: %.4f, recorded %.4f\n", l->quantity,
-                             l->platform, st.median_abs, l->median_abs);
+      g_string_append_printf(better, "  %s on %s: %.4f, recorded %.4f\n", l->quantity, l->platform,
+                             st.median_abs, l->median_abs);
     }
   }
   return failures;
@@ -377,7 +381,8 @@ static void test_ratchet(void) {
   guint failures = ratchet_failures(rows, ratchet, why, better);
   if (better->len)
     g_test_message("better than recorded (tighten tests/data/megatron_cases/ratchet.csv with "
-                   "validate/megatron_cases_ratchet.py):\n%s", better->str);
+                   "validate/megatron_cases_ratchet.py):\n%s",
+                   better->str);
   if (failures) g_test_message("worse than recorded:\n%s", why->str);
   g_assert_cmpuint(failures, ==, 0);
   /* the ratchet catches predictions off by a factor of two either way */

@@ -34,28 +34,55 @@ static void test_table(void) {
     }
   }
   /* the ones the issue names */
-  const char *const modelled[] = {
-      "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap",
-      "--no-tp-comm-overlap-ag", "--disable-tp-comm-overlap-rs", "--tp-comm-overlap-rs-dgrad",
-      "--transformer-impl", "--use-flash-attn", "--attention-backend", "--grad-reduce-in-bf16",
-      "--accumulate-allreduce-grads-in-fp32", "--no-gradient-accumulation-fusion",
-      "--cross-entropy-loss-fusion", "--recompute-modules", "--fp8-recipe", "--fp8-param-gather",
-      "--use-precision-aware-optimizer", "--main-grads-dtype", "--main-params-dtype",
-      "--exp-avg-dtype", "--exp-avg-sq-dtype", "--num-distributed-optimizer-instances",
-      "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
-      "--pipeline-model-parallel-layout", "--kv-channels", "--qk-layernorm",
-      "--position-embedding-type", "--manual-gc", "--use-torch-fsdp2", "--use-megatron-fsdp",
-      "--use-custom-fsdp", "--data-parallel-sharding-strategy",
-      "--torch-fsdp2-no-reshard-after-forward"};
+  const char *const modelled[] = {"--overlap-grad-reduce",
+                                  "--overlap-param-gather",
+                                  "--tp-comm-overlap",
+                                  "--no-tp-comm-overlap-ag",
+                                  "--disable-tp-comm-overlap-rs",
+                                  "--tp-comm-overlap-rs-dgrad",
+                                  "--transformer-impl",
+                                  "--use-flash-attn",
+                                  "--attention-backend",
+                                  "--grad-reduce-in-bf16",
+                                  "--accumulate-allreduce-grads-in-fp32",
+                                  "--no-gradient-accumulation-fusion",
+                                  "--cross-entropy-loss-fusion",
+                                  "--recompute-modules",
+                                  "--fp8-recipe",
+                                  "--fp8-param-gather",
+                                  "--use-precision-aware-optimizer",
+                                  "--main-grads-dtype",
+                                  "--main-params-dtype",
+                                  "--exp-avg-dtype",
+                                  "--exp-avg-sq-dtype",
+                                  "--num-distributed-optimizer-instances",
+                                  "--account-for-embedding-in-pipeline-split",
+                                  "--account-for-loss-in-pipeline-split",
+                                  "--pipeline-model-parallel-layout",
+                                  "--kv-channels",
+                                  "--qk-layernorm",
+                                  "--position-embedding-type",
+                                  "--manual-gc",
+                                  "--use-torch-fsdp2",
+                                  "--use-megatron-fsdp",
+                                  "--use-custom-fsdp",
+                                  "--data-parallel-sharding-strategy",
+                                  "--torch-fsdp2-no-reshard-after-forward"};
   for (size_t i = 0; i < G_N_ELEMENTS(modelled); i++) {
     const PtsimMegatronFlag *f = ptsim_megatron_flag_find(modelled[i], strlen(modelled[i]));
     g_assert_nonnull(f);
     g_assert_cmpint(f->klass, ==, PTSIM_MEGATRON_MODELLED);
   }
-  const char *const moe[] = {"--num-experts", "--moe-router-topk", "--moe-layer-freq",
-                             "--expert-model-parallel-size", "--expert-tensor-parallel-size",
-                             "--moe-token-dispatcher-type", "--moe-shared-expert-overlap",
-                             "--multi-latent-attention", "--q-lora-rank", "--mtp-num-layers"};
+  const char *const moe[] = {"--num-experts",
+                             "--moe-router-topk",
+                             "--moe-layer-freq",
+                             "--expert-model-parallel-size",
+                             "--expert-tensor-parallel-size",
+                             "--moe-token-dispatcher-type",
+                             "--moe-shared-expert-overlap",
+                             "--multi-latent-attention",
+                             "--q-lora-rank",
+                             "--mtp-num-layers"};
   for (size_t i = 0; i < G_N_ELEMENTS(moe); i++)
     g_assert_cmpint(ptsim_megatron_flag_find(moe[i], strlen(moe[i]))->klass, ==,
                     PTSIM_MEGATRON_MODELLED);
@@ -82,7 +109,8 @@ static int64_t gpus_of(const char *command_line, char **how) {
   memset(&job, 0, sizeof job);
   g_autofree char *line = g_strconcat(command_line,
                                       " --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
-                                      "--vocab-size 100 --bf16", NULL);
+                                      "--vocab-size 100 --bf16",
+                                      NULL);
   ptsim_megatron_args_parse(line, &job, d, &error);
   g_assert_no_error(error);
   *how = g_strdup(d->gpus_from ? d->gpus_from : d->gpus_read);
@@ -104,7 +132,8 @@ static void test_launcher(void) {
              "torchrun --nproc_per_node 8 --nnodes 2");
   check_gpus("torchrun --nproc-per-node=4 pretrain_gpt.py", 4, "torchrun --nproc-per-node 4");
   check_gpus("python -m torch.distributed.run --standalone --nnodes 3 --nproc-per-node 8 "
-             "pretrain_gpt.py", 8, "torchrun --nproc-per-node 8 --nnodes 3");
+             "pretrain_gpt.py",
+             8, "torchrun --nproc-per-node 8 --nnodes 3");
   check_gpus("srun -N 4 --ntasks-per-node=8 python pretrain_gpt.py", 32,
              "srun -N 4 --ntasks-per-node 8");
   check_gpus("srun --nodes=2 --gpus-per-node 8 python pretrain_gpt.py", 16,
@@ -126,8 +155,8 @@ static void test_launcher(void) {
              "GPUS_PER_NODE=8 x 2 nodes");
   /* sh -c with the command in one quoted word (the SC21 style) */
   check_gpus("srun -N 2 --ntasks-per-node 8 sh -c 'python -u pretrain_gpt.py --num-layers 2 "
-             "--hidden-size 64 --num-attention-heads 4 --vocab-size 100 --bf16' --", 16,
-             "srun -N 2 --ntasks-per-node 8");
+             "--hidden-size 64 --num-attention-heads 4 --vocab-size 100 --bf16' --",
+             16, "srun -N 2 --ntasks-per-node 8");
 }
 
 static void layout_ok(const char *text, int64_t pp, int64_t layers, int64_t vp, int64_t first,
@@ -154,9 +183,9 @@ static void layout_fails(const char *text, int64_t pp, int64_t layers, const cha
 static void test_pipeline_layout(void) {
   g_test_summary("--pipeline-model-parallel-layout: Megatron's grammar into the split ptsim "
                  "models");
-  layout_ok("Et*8|t*8|t*8|t*8L", 4, 32, 1, 0, 0, 0, 0);                /* even */
-  layout_ok("Et*7|t*8|t*8|t*9,L", 4, 32, 1, 7, 9, 0, 0);               /* first/last */
-  layout_ok("E(tt|)*7,ttL", 8, 16, 1, 0, 0, 0, 0);                     /* groups */
+  layout_ok("Et*8|t*8|t*8|t*8L", 4, 32, 1, 0, 0, 0, 0);  /* even */
+  layout_ok("Et*7|t*8|t*8|t*9,L", 4, 32, 1, 7, 9, 0, 0); /* first/last */
+  layout_ok("E(tt|)*7,ttL", 8, 16, 1, 0, 0, 0, 0);       /* groups */
   layout_ok("Et|(tt|)*6,tL", 8, 14, 1, 1, 1, 0, 0);
   /* 2 chunks per rank, 126 layers + E + L over 16 virtual stages of 8 */
   layout_ok("Et*7|(t*8|)*14,t*7L", 8, 126, 2, 0, 0, 1, 1);
@@ -207,7 +236,8 @@ static void test_vocab(void) {
 }
 
 static void parse_script(const char *name, PtsimJob *job, PtsimMegatronDiagnostics *d) {
-  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "megatron_scripts", name, NULL);
+  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "megatron_scripts", name,
+                                                NULL);
   g_autoptr(GError) error = NULL;
   memset(job, 0, sizeof *job);
   g_assert_true(ptsim_megatron_args_parse_file(path, job, d, &error));
@@ -294,10 +324,11 @@ static void test_example_mixtral(void) {
   g_assert_cmpint(job.model.num_layers, ==, 32);
   g_assert_cmpint(job.model.num_experts, ==, 8);
   g_assert_cmpint(job.model.moe_router_topk, ==, 2);
-  g_assert_cmpint(job.model.moe_ffn_hidden_size, ==, 14336); /* --ffn-hidden-size: Megatron's default */
+  g_assert_cmpint(job.model.moe_ffn_hidden_size, ==,
+                  14336); /* --ffn-hidden-size: Megatron's default */
   g_assert_cmpuint(job.model.moe_layers[0], ==, 0xffffffffu); /* --moe-layer-freq 1: every layer */
   g_assert_cmpint(job.model.num_query_groups, ==, 8);
-  g_assert_cmpint(job.model.vocab_size, ==, 32000);          /* Llama2Tokenizer, a multiple of 128 */
+  g_assert_cmpint(job.model.vocab_size, ==, 32000); /* Llama2Tokenizer, a multiple of 128 */
   g_assert_cmpfloat(job.model.moe_aux_loss_coeff, ==, 1e-2);
   g_assert_cmpint(job.layout.ep, ==, 8);
   g_assert_cmpint(job.layout.etp, ==, 1); /* = tp */

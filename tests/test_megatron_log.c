@@ -24,8 +24,7 @@
 /* ---- helpers ---- */
 
 static char *fixture(const char *name) {
-  return g_test_build_filename(G_TEST_DIST, "data", "megatron_logs", name,
-                               NULL);
+  return g_test_build_filename(G_TEST_DIST, "data", "megatron_logs", name, NULL);
 }
 
 static PtsimMegatronLog *read_fixture(const char *name) {
@@ -103,8 +102,7 @@ static void test_excerpt1_2020(void) {
 static void test_excerpt2_2024(void) {
   g_test_summary("2024 format: [Rank 1] (after 1 iterations) memory, "
                  "timestamps, TFLOP/s/GPU, a line cut by the store");
-  g_autoptr(PtsimMegatronLog) log =
-      read_fixture("02_issue756_mixtral_2024.log");
+  g_autoptr(PtsimMegatronLog) log = read_fixture("02_issue756_mixtral_2024.log");
   g_assert_cmpuint(log->memory->len, ==, 1);
   g_assert_cmpint(mem(log, 0)->rank, ==, 1);
   g_assert_cmpint(mem(log, 0)->after_iterations, ==, 1);
@@ -218,8 +216,7 @@ static void test_excerpt5_2023(void) {
     g_assert_cmpint(iter(log, k)->train_iters, ==, 250000);
     g_assert_cmpfloat(iter(log, k)->elapsed_ms, ==, elapsed[k]);
     g_assert_cmpint(iter(log, k)->gbs, ==, 1024);
-    g_assert_cmpint(iter(log, k)->consumed_samples, ==,
-                    186368 + 1024 * (int64_t)k);
+    g_assert_cmpint(iter(log, k)->consumed_samples, ==, 186368 + 1024 * (int64_t)k);
   }
   PtsimMegatronLogSummary s;
   ptsim_megatron_log_summarize(log, &s);
@@ -233,8 +230,7 @@ static void test_args_llama3_8b(void) {
   g_test_summary("a hand-made arguments block of a Llama-3-8B launch "
                  "reconstructs the same model and layout as its command "
                  "line, and validates as TP2 PP2 DP4 on 16 GPUs");
-  g_autoptr(PtsimMegatronLog) log =
-      read_fixture("args_llama3_8b_handmade.log");
+  g_autoptr(PtsimMegatronLog) log = read_fixture("args_llama3_8b_handmade.log");
   g_assert_true(log->args_found);
   g_assert_true(log->args_complete);
   g_assert_cmpint(log->args_line, ==, 1);
@@ -279,8 +275,7 @@ static void test_args_llama3_8b(void) {
   g_assert_cmpfloat(src->hidden_dropout, ==, 0.0);
 
   /* Same as the command line it stands for. */
-  g_autofree char *sh = g_test_build_filename(G_TEST_DIST, "data",
-                                              "megatron_llama3_8b.sh", NULL);
+  g_autofree char *sh = g_test_build_filename(G_TEST_DIST, "data", "megatron_llama3_8b.sh", NULL);
   PtsimJob j2;
   memset(&j2, 0, sizeof j2);
   j2.layout.gpus = 16;
@@ -305,17 +300,17 @@ static void test_args_llama3_8b(void) {
 static void test_args_variants(void) {
   g_test_summary("launcher prefixes on the block, a block cut before its "
                  "end, virtual stages, and a block without a vocabulary");
-  g_autoptr(PtsimMegatronLog) a = parse_text(
-      "[default0]:------------------------ arguments ------------------------\n"
-      "[default0]:  hidden_size ..................................... 1024\n"
-      "[default0]:  num_attention_heads ............................. 16\n"
-      "[default0]:  num_layers ...................................... 24\n"
-      "[default0]:  num_layers_per_virtual_pipeline_stage ........... 3\n"
-      "[default0]:  padded_vocab_size ............................... 51200\n"
-      "[default0]:  pipeline_model_parallel_size .................... 4\n"
-      "[default0]:  virtual_pipeline_model_parallel_size ............ 2\n"
-      "[default0]:  world_size ...................................... 8\n"
-      "[default0]:-------------------- end of arguments ---------------------\n");
+  g_autoptr(PtsimMegatronLog)
+      a = parse_text("[default0]:------------------------ arguments ------------------------\n"
+                     "[default0]:  hidden_size ..................................... 1024\n"
+                     "[default0]:  num_attention_heads ............................. 16\n"
+                     "[default0]:  num_layers ...................................... 24\n"
+                     "[default0]:  num_layers_per_virtual_pipeline_stage ........... 3\n"
+                     "[default0]:  padded_vocab_size ............................... 51200\n"
+                     "[default0]:  pipeline_model_parallel_size .................... 4\n"
+                     "[default0]:  virtual_pipeline_model_parallel_size ............ 2\n"
+                     "[default0]:  world_size ...................................... 8\n"
+                     "[default0]:-------------------- end of arguments ---------------------\n");
   g_assert_true(a->args_ok);
   g_assert_true(a->args_complete);
   g_assert_cmpint(a->job.model.num_layers, ==, 24);
@@ -325,14 +320,14 @@ static void test_args_variants(void) {
   g_assert_cmpint(a->job.layout.gpus, ==, 8);
 
   /* cut before "end of arguments", with an iteration line after it */
-  g_autoptr(PtsimMegatronLog) b = parse_text(
-      "------------------------ arguments ------------------------\n"
-      "  hidden_size ..................................... 1024\n"
-      "  num_attention_heads ............................. 16\n"
-      "  num_layers ...................................... 24\n"
-      "  vocab_size ...................................... 50257\n"
-      " iteration       10/     100 | elapsed time per iteration (ms): 12.5 |\n"
-      "  world_size ................................");
+  g_autoptr(PtsimMegatronLog)
+      b = parse_text("------------------------ arguments ------------------------\n"
+                     "  hidden_size ..................................... 1024\n"
+                     "  num_attention_heads ............................. 16\n"
+                     "  num_layers ...................................... 24\n"
+                     "  vocab_size ...................................... 50257\n"
+                     " iteration       10/     100 | elapsed time per iteration (ms): 12.5 |\n"
+                     "  world_size ................................");
   g_assert_true(b->args_found);
   g_assert_false(b->args_complete);
   g_assert_true(b->args_ok);
@@ -343,52 +338,52 @@ static void test_args_variants(void) {
 
   /* no vocabulary and no tokenizer: pretrain_gpt.py's GPT2BPETokenizer,
    * 50257 tokens padded to a multiple of 128 x tp */
-  g_autoptr(PtsimMegatronLog) c = parse_text(
-      "some setup line\n"
-      "------------------------ arguments ------------------------\n"
-      "  hidden_size ..................................... 1024\n"
-      "  num_attention_heads ............................. 16\n"
-      "  num_layers ...................................... 24\n"
-      "  padded_vocab_size ............................... None\n"
-      "  tensor_model_parallel_size ...................... 2\n"
-      "  vocab_size ...................................... None\n"
-      "-------------------- end of arguments ---------------------\n");
+  g_autoptr(PtsimMegatronLog)
+      c = parse_text("some setup line\n"
+                     "------------------------ arguments ------------------------\n"
+                     "  hidden_size ..................................... 1024\n"
+                     "  num_attention_heads ............................. 16\n"
+                     "  num_layers ...................................... 24\n"
+                     "  padded_vocab_size ............................... None\n"
+                     "  tensor_model_parallel_size ...................... 2\n"
+                     "  vocab_size ...................................... None\n"
+                     "-------------------- end of arguments ---------------------\n");
   g_assert_true(c->args_found);
   g_assert_true(c->args_ok);
   g_assert_cmpint(c->job.model.vocab_size, ==, 50432);
   /* a tokenizer whose size is not known: an error saying so */
-  g_autoptr(PtsimMegatronLog) c2 = parse_text(
-      "some setup line\n"
-      "------------------------ arguments ------------------------\n"
-      "  hidden_size ..................................... 1024\n"
-      "  num_attention_heads ............................. 16\n"
-      "  num_layers ...................................... 24\n"
-      "  tokenizer_type .................................. NullTokenizer\n"
-      "  vocab_size ...................................... None\n"
-      "-------------------- end of arguments ---------------------\n");
+  g_autoptr(PtsimMegatronLog)
+      c2 = parse_text("some setup line\n"
+                      "------------------------ arguments ------------------------\n"
+                      "  hidden_size ..................................... 1024\n"
+                      "  num_attention_heads ............................. 16\n"
+                      "  num_layers ...................................... 24\n"
+                      "  tokenizer_type .................................. NullTokenizer\n"
+                      "  vocab_size ...................................... None\n"
+                      "-------------------- end of arguments ---------------------\n");
   g_assert_false(c2->args_ok);
   g_assert_error(c2->args_error, PTSIM_MEGATRON_LOG_ERROR, PTSIM_MEGATRON_LOG_ERROR_ARGS);
   g_test_message("%s", c2->args_error->message);
   g_assert_true(g_str_has_prefix(c2->args_error->message, "inline.log:2: "));
   g_assert_nonnull(strstr(c2->args_error->message, "vocab size unknown: tokenizer NullTokenizer"));
 
-  g_autoptr(PtsimMegatronLog) d = parse_text(
-      "------------------------ arguments ------------------------\n"
-      "  num_layers ...................................... 24\n"
-      "  world_size ...................................... many\n"
-      "-------------------- end of arguments ---------------------\n");
+  g_autoptr(PtsimMegatronLog)
+      d = parse_text("------------------------ arguments ------------------------\n"
+                     "  num_layers ...................................... 24\n"
+                     "  world_size ...................................... many\n"
+                     "-------------------- end of arguments ---------------------\n");
   g_assert_false(d->args_ok);
   /* the line of the bad value, not of the block's header */
   g_assert_true(g_str_has_prefix(d->args_error->message, "inline.log:3: "));
   g_assert_nonnull(strstr(d->args_error->message, "world_size 'many'"));
 
-  g_autoptr(PtsimMegatronLog) e = parse_text(
-      "------------------------ arguments ------------------------\n"
-      "  hidden_size ..................................... 1024\n"
-      "  num_attention_heads ............................. 16\n"
-      "  num_layers ...................................... 4611686018427387904\n"
-      "  vocab_size ...................................... 50257\n"
-      "-------------------- end of arguments ---------------------\n");
+  g_autoptr(PtsimMegatronLog)
+      e = parse_text("------------------------ arguments ------------------------\n"
+                     "  hidden_size ..................................... 1024\n"
+                     "  num_attention_heads ............................. 16\n"
+                     "  num_layers ...................................... 4611686018427387904\n"
+                     "  vocab_size ...................................... 50257\n"
+                     "-------------------- end of arguments ---------------------\n");
   g_assert_false(e->args_ok);
   g_test_message("%s", e->args_error->message);
   g_assert_true(g_str_has_prefix(e->args_error->message, "inline.log:4: "));
@@ -400,13 +395,13 @@ static void test_args_variants(void) {
 static void test_oom(void) {
   g_test_summary("torch.OutOfMemoryError / torch.cuda.OutOfMemoryError / "
                  "RuntimeError: CUDA out of memory, with the request size");
-  g_autoptr(PtsimMegatronLog) a = parse_text(
-      " iteration        1/     100 | elapsed time per iteration (ms): 9.0 |\n"
-      "Traceback (most recent call last):\n"
-      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
-      "GPU 0 has a total capacity of 79.11 GiB of which 1.06 GiB is free.\n"
-      "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
-      "4.00 GiB.\n");
+  g_autoptr(PtsimMegatronLog)
+      a = parse_text(" iteration        1/     100 | elapsed time per iteration (ms): 9.0 |\n"
+                     "Traceback (most recent call last):\n"
+                     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+                     "GPU 0 has a total capacity of 79.11 GiB of which 1.06 GiB is free.\n"
+                     "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                     "4.00 GiB.\n");
   g_assert_true(a->oom);
   g_assert_cmpint(a->oom_count, ==, 2);
   g_assert_cmpint(a->oom_line, ==, 3);
@@ -415,21 +410,19 @@ static void test_oom(void) {
   ptsim_megatron_log_summarize(a, &s);
   g_assert_true(s.oom);
 
-  g_autoptr(PtsimMegatronLog) b = parse_text(
-      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate "
-      "20.00 MiB (GPU 0; 15.90 GiB total capacity; 14.2 GiB already "
-      "allocated)\n");
+  g_autoptr(PtsimMegatronLog)
+      b = parse_text("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                     "20.00 MiB (GPU 0; 15.90 GiB total capacity; 14.2 GiB already "
+                     "allocated)\n");
   g_assert_cmpfloat(b->oom_request_bytes, ==, 20.0 * 1048576.0);
-  g_autoptr(PtsimMegatronLog) c =
-      parse_text("RuntimeError: CUDA out of memory. Tried to allocate 512 "
-                 "bytes\n");
+  g_autoptr(PtsimMegatronLog)
+      c = parse_text("RuntimeError: CUDA out of memory. Tried to allocate 512 "
+                     "bytes\n");
   g_assert_cmpfloat(c->oom_request_bytes, ==, 512.0);
-  g_autoptr(PtsimMegatronLog) d =
-      parse_text("torch.OutOfMemoryError: out of memory on device 0\n");
+  g_autoptr(PtsimMegatronLog) d = parse_text("torch.OutOfMemoryError: out of memory on device 0\n");
   g_assert_true(d->oom);
   g_assert_true(isnan(d->oom_request_bytes));
-  g_autoptr(PtsimMegatronLog) e =
-      parse_text("CUDA out of memory. Tried to allocate lots\n");
+  g_autoptr(PtsimMegatronLog) e = parse_text("CUDA out of memory. Tried to allocate lots\n");
   g_assert_true(e->oom);
   g_assert_true(isnan(e->oom_request_bytes));
   g_autoptr(PtsimMegatronLog) f = parse_text("all fine\n");
@@ -455,11 +448,9 @@ static void test_truncated_everywhere(void) {
   size_t iter_len = (size_t)(strchr(iter_line, '\n') - iter_line);
 
   for (size_t cut = 0; cut <= iter_len; cut++) {
-    g_autoptr(PtsimMegatronLog) log =
-        ptsim_megatron_log_parse(iter_line, cut, "cut.log");
+    g_autoptr(PtsimMegatronLog) log = ptsim_megatron_log_parse(iter_line, cut, "cut.log");
     g_assert_cmpuint(log->iterations->len, <=, 1);
-    if (log->iterations->len == 0)
-      continue;
+    if (log->iterations->len == 0) continue;
     const PtsimLogIteration *it = iter(log, 0);
     g_assert_cmpint(it->iteration, ==, 2);
     g_assert_true(isnan(it->elapsed_ms) || it->elapsed_ms == 5630.1);
@@ -469,29 +460,25 @@ static void test_truncated_everywhere(void) {
   }
   for (size_t cut = 0; cut <= memory_len; cut++) {
     /* with the store's mark: the cut field is dropped too */
-    g_autofree char *marked = g_strdup_printf(
-        "%.*s [...truncated by store]", (int)cut, memory_line);
+    g_autofree char *marked = g_strdup_printf("%.*s [...truncated by store]", (int)cut,
+                                              memory_line);
     g_autoptr(PtsimMegatronLog) log = parse_text(marked);
     g_assert_cmpuint(log->memory->len, <=, 1);
-    if (log->memory->len == 0)
-      continue;
+    if (log->memory->len == 0) continue;
     const PtsimLogMemory *m = mem(log, 0);
     g_assert_cmpint(m->rank, ==, 1);
-    g_assert_true(isnan(m->allocated_mb) ||
-                  m->allocated_mb == 54250.97802734375);
-    g_assert_true(isnan(m->max_allocated_mb) ||
-                  m->max_allocated_mb == 54250.98583984375);
+    g_assert_true(isnan(m->allocated_mb) || m->allocated_mb == 54250.97802734375);
+    g_assert_true(isnan(m->max_allocated_mb) || m->max_allocated_mb == 54250.98583984375);
     g_assert_true(isnan(m->reserved_mb) || m->reserved_mb == 61480.0);
     g_assert_true(isnan(m->max_reserved_mb) || m->max_reserved_mb == 61480.0);
     /* plain cut: no crash; the last value may be partial (nothing in the
      * format tells), the ones before it are exact */
-    g_autoptr(PtsimMegatronLog) plain =
-        ptsim_megatron_log_parse(memory_line, cut, "cut.log");
+    g_autoptr(PtsimMegatronLog) plain = ptsim_megatron_log_parse(memory_line, cut, "cut.log");
     g_assert_cmpuint(plain->memory->len, <=, 1);
   }
   /* the cut iteration of excerpt 4 says why its field was not read */
-  g_autoptr(PtsimMegatronLog) w = parse_text(
-      " iteration 5/ 10 | elapsed time per iteration (ms): 56");
+  g_autoptr(PtsimMegatronLog)
+      w = parse_text(" iteration 5/ 10 | elapsed time per iteration (ms): 56");
   g_assert_cmpuint(w->iterations->len, ==, 1);
   g_assert_true(isnan(iter(w, 0)->elapsed_ms));
   g_assert_cmpuint(w->warnings->len, ==, 1);
@@ -501,12 +488,12 @@ static void test_truncated_everywhere(void) {
 static void test_bad_values(void) {
   g_test_summary("values that are not numbers are warnings naming "
                  "file:line and read as absent");
-  g_autoptr(PtsimMegatronLog) log = parse_text(
-      "ok\n"
-      " iteration 3/ 10 | elapsed time per iteration (ms): 12abc | "
-      "throughput per GPU (TFLOP/s/GPU): nan | global batch size: -x |\n"
-      "[Rank 2] memory (MB) | allocated: lots | max allocated: 5.5\n"
-      "memory (MB) | nothing here\n");
+  g_autoptr(PtsimMegatronLog)
+      log = parse_text("ok\n"
+                       " iteration 3/ 10 | elapsed time per iteration (ms): 12abc | "
+                       "throughput per GPU (TFLOP/s/GPU): nan | global batch size: -x |\n"
+                       "[Rank 2] memory (MB) | allocated: lots | max allocated: 5.5\n"
+                       "memory (MB) | nothing here\n");
   g_assert_cmpuint(log->iterations->len, ==, 1);
   g_assert_true(isnan(iter(log, 0)->elapsed_ms));
   g_assert_true(isnan(iter(log, 0)->tflops_per_gpu));
@@ -529,19 +516,16 @@ static void test_garbage(void) {
                  "real lines are still read, nothing crashes");
   GRand *rand = g_rand_new_with_seed(42);
   GString *buf = g_string_new(NULL);
-  for (int k = 0; k < 1 << 20; k++)
-    g_string_append_c(buf, (char)g_rand_int_range(rand, 0, 256));
+  for (int k = 0; k < 1 << 20; k++) g_string_append_c(buf, (char)g_rand_int_range(rand, 0, 256));
   g_string_append(buf, "\n iteration 7/ 9 | elapsed time per iteration "
                        "(ms): 42.5 | global batch size: 8 |\n");
-  for (int k = 0; k < 1 << 16; k++)
-    g_string_append_c(buf, (char)g_rand_int_range(rand, 0, 256));
+  for (int k = 0; k < 1 << 16; k++) g_string_append_c(buf, (char)g_rand_int_range(rand, 0, 256));
   /* NULs inside a real line: read as '?', the fields still parse */
   static const char with_nul[] =
       "\n iteration 8/ 9 |\0\0| elapsed time per iteration (ms): 41.5 |\n";
   g_string_append_len(buf, with_nul, sizeof with_nul - 1);
   g_rand_free(rand);
-  g_autoptr(PtsimMegatronLog) log =
-      ptsim_megatron_log_parse(buf->str, buf->len, "garbage.log");
+  g_autoptr(PtsimMegatronLog) log = ptsim_megatron_log_parse(buf->str, buf->len, "garbage.log");
   gboolean found7 = FALSE, found8 = FALSE;
   for (guint k = 0; k < log->iterations->len; k++) {
     const PtsimLogIteration *it = iter(log, k);
@@ -579,8 +563,7 @@ static void test_huge_lines(void) {
     g_string_append(s, "iteration 1/x [Rank 1 after 3 memory (MB) | "
                        "allocated: 1 | [2024-01-01 00:00 iteration 12");
   g_string_append(s, "\n");
-  g_autoptr(PtsimMegatronLog) b =
-      ptsim_megatron_log_parse(s->str, s->len, "near.log");
+  g_autoptr(PtsimMegatronLog) b = ptsim_megatron_log_parse(s->str, s->len, "near.log");
   g_assert_cmpint(b->long_lines, ==, 0);
   g_assert_cmpuint(b->memory->len, ==, 1);
   g_string_free(s, TRUE);
@@ -590,8 +573,7 @@ static void test_huge_lines(void) {
   for (int k = 0; k < 200000; k++)
     g_string_append(many, " iteration 5/ 10 | elapsed time per iteration "
                           "(ms): 1.5 |\n");
-  g_autoptr(PtsimMegatronLog) c =
-      ptsim_megatron_log_parse(many->str, many->len, "many.log");
+  g_autoptr(PtsimMegatronLog) c = ptsim_megatron_log_parse(many->str, many->len, "many.log");
   g_assert_cmpuint(c->iterations->len, ==, 200000);
   g_string_free(many, TRUE);
   gint64 elapsed_us = g_get_monotonic_time() - t0;
@@ -621,21 +603,20 @@ static void test_empty_and_missing(void) {
   g_autofree char *path = fixture("no_such.log");
   PtsimMegatronLog *none = ptsim_megatron_log_read_file(path, &error);
   g_assert_null(none);
-  g_assert_error(error, PTSIM_MEGATRON_LOG_ERROR,
-                 PTSIM_MEGATRON_LOG_ERROR_NOT_FOUND);
+  g_assert_error(error, PTSIM_MEGATRON_LOG_ERROR, PTSIM_MEGATRON_LOG_ERROR_NOT_FOUND);
   g_assert_nonnull(strstr(error->message, "no_such.log"));
 }
 
 static void test_warmup_rule(void) {
   g_test_summary("warm-up: the first logged iteration and iterations 1-2 "
                  "are dropped; skipped/NaN-counted iterations are kept");
-  g_autoptr(PtsimMegatronLog) log = parse_text(
-      " iteration        1/ 10 | elapsed time per iteration (ms): 900.0 |\n"
-      " iteration        2/ 10 | elapsed time per iteration (ms): 300.0 |\n"
-      " iteration        3/ 10 | elapsed time per iteration (ms): 100.0 | "
-      "number of skipped iterations:   1 | number of nan iterations:   1 |\n"
-      " iteration        4/ 10 | elapsed time per iteration (ms): 120.0 |\n"
-      " iteration        5/ 10 | elapsed time per iteration (ms): 110.0 |\n");
+  g_autoptr(PtsimMegatronLog)
+      log = parse_text(" iteration        1/ 10 | elapsed time per iteration (ms): 900.0 |\n"
+                       " iteration        2/ 10 | elapsed time per iteration (ms): 300.0 |\n"
+                       " iteration        3/ 10 | elapsed time per iteration (ms): 100.0 | "
+                       "number of skipped iterations:   1 | number of nan iterations:   1 |\n"
+                       " iteration        4/ 10 | elapsed time per iteration (ms): 120.0 |\n"
+                       " iteration        5/ 10 | elapsed time per iteration (ms): 110.0 |\n");
   PtsimMegatronLogSummary s;
   ptsim_megatron_log_summarize(log, &s);
   g_assert_cmpint(s.iterations_used, ==, 3);
@@ -646,13 +627,13 @@ static void test_warmup_rule(void) {
 static void test_prefixes(void) {
   g_test_summary("launcher labels before the timestamp and the memory line "
                  "(torchrun --tee, srun --label) do not hide the fields");
-  g_autoptr(PtsimMegatronLog) log = parse_text(
-      "[default7]: [2024-04-06 02:55:45] iteration        2/     100 | "
-      "elapsed time per iteration (ms): 5630.1 | global batch size:   128 |\n"
-      "7:  iteration        3/     100 | elapsed time per iteration (ms): "
-      "5410.6 |\n"
-      "[default1]:[Rank 1] (after 3 iterations) memory (MB) | allocated: 1.5"
-      " | max allocated: 2.5 | reserved: 4.0 | max reserved: 4.0\n");
+  g_autoptr(PtsimMegatronLog)
+      log = parse_text("[default7]: [2024-04-06 02:55:45] iteration        2/     100 | "
+                       "elapsed time per iteration (ms): 5630.1 | global batch size:   128 |\n"
+                       "7:  iteration        3/     100 | elapsed time per iteration (ms): "
+                       "5410.6 |\n"
+                       "[default1]:[Rank 1] (after 3 iterations) memory (MB) | allocated: 1.5"
+                       " | max allocated: 2.5 | reserved: 4.0 | max reserved: 4.0\n");
   g_assert_cmpuint(log->iterations->len, ==, 2);
   g_assert_cmpfloat(iter(log, 0)->elapsed_ms, ==, 5630.1);
   g_assert_cmpfloat(iter(log, 0)->timestamp_s, ==, 1712372145.0);
@@ -701,11 +682,11 @@ static void test_date_markers_out_of_order(void) {
   g_test_summary("a block printing a newer marker (group_query_attention, 2023-07-24) but not an "
                  "older one (max_tokens_to_oom) dates 2023-07-24 and is bounded by the next "
                  "missing one (manual_gc, 2023-10-30), never by a date before it");
-  g_autoptr(PtsimMegatronLog) log = parse_text(
-      "------------------------ arguments ------------------------\n"
-      "  encoder_num_layers .............................. 2\n"
-      "  group_query_attention ........................... True\n"
-      "-------------------- end of arguments ---------------------\n");
+  g_autoptr(PtsimMegatronLog)
+      log = parse_text("------------------------ arguments ------------------------\n"
+                       "  encoder_num_layers .............................. 2\n"
+                       "  group_query_attention ........................... True\n"
+                       "-------------------- end of arguments ---------------------\n");
   int32_t before = 0;
   g_assert_cmpint(ptsim_megatron_log_date(log, &before), ==, 20230724);
   g_assert_cmpint(before, ==, 20231030);
@@ -728,8 +709,8 @@ static void test_issue525_date_and_margin(void) {
   g_assert_true(ptsim_hardware_load(hw, &job.hw, &error));
   g_assert_true(ptsim_job_validate(&job, &error));
   g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
-  g_assert_true(simulate_allocator_of(&job, PTSIM_LIFETIMES_STEPS, NULL, NULL, 0.0, NULL, a,
-                                      &error));
+  g_assert_true(
+      simulate_allocator_of(&job, PTSIM_LIFETIMES_STEPS, NULL, NULL, 0.0, NULL, a, &error));
   g_assert_no_error(error);
   const PtsimStageAlloc *s = &a->stages[0];
   /* The log: "Tried to allocate 786.00 MiB (... 31.74 GiB total capacity; 28.82 GiB already
@@ -767,8 +748,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-log/issue525-774m", test_issue525_774m);
   g_test_add_func("/megatron-log/issue525-date-and-margin", test_issue525_date_and_margin);
   g_test_add_func("/megatron-log/oom", test_oom);
-  g_test_add_func("/megatron-log/truncated-everywhere",
-                  test_truncated_everywhere);
+  g_test_add_func("/megatron-log/truncated-everywhere", test_truncated_everywhere);
   g_test_add_func("/megatron-log/bad-values", test_bad_values);
   g_test_add_func("/megatron-log/garbage", test_garbage);
   g_test_add_func("/megatron-log/huge-lines", test_huge_lines);

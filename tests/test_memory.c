@@ -15,8 +15,8 @@
 
 /* ---- building jobs ---- */
 
-static void set_model(PtsimModel *m, const char *name, int64_t L, int64_t h,
-                      int64_t hf, int64_t a, int64_t k, int64_t v) {
+static void set_model(PtsimModel *m, const char *name, int64_t L, int64_t h, int64_t hf, int64_t a,
+                      int64_t k, int64_t v) {
   memset(m, 0, sizeof *m);
   g_strlcpy(m->name, name, sizeof m->name);
   m->num_layers = L;
@@ -68,9 +68,8 @@ static double layer_activation_bytes(const PtsimJob *job, int keep_scores) {
 /* A Llama-style job: seed assumptions (flash, SP when tp > 1, distributed
  * optimizer, fp32 grads, 1F1B, no dropout, no recompute).  gbs is not given
  * by the reference's examples: gbs = mbs * dp * 8 * pp, so m = 8p >= p. */
-static void set_job(PtsimJob *job, const PtsimModel *m, int64_t tp,
-                    int64_t cp, int64_t pp, int64_t dp, int64_t mbs,
-                    int64_t seq) {
+static void set_job(PtsimJob *job, const PtsimModel *m, int64_t tp, int64_t cp, int64_t pp,
+                    int64_t dp, int64_t mbs, int64_t seq) {
   memset(job, 0, sizeof *job);
   job->model = *m;
   g_strlcpy(job->hw.name, "test-80g", sizeof job->hw.name);
@@ -104,9 +103,7 @@ static void set_job(PtsimJob *job, const PtsimModel *m, int64_t tp,
   l->optimizer_instances = 1;
 }
 
-static void llama8b(PtsimModel *m) {
-  set_model(m, "llama3.1-8b", 32, 4096, 14336, 32, 8, 128256);
-}
+static void llama8b(PtsimModel *m) { set_model(m, "llama3.1-8b", 32, 4096, 14336, 32, 8, 128256); }
 
 static void llama70b(PtsimModel *m) {
   set_model(m, "llama3.1-70b", 80, 8192, 28672, 64, 8, 128256);
@@ -129,22 +126,18 @@ static void gpt3_175b(PtsimModel *m) {
  * author's estimator for pp > 1).  With pp = 1 the author's script also puts
  * the LM head and final norm (h v/t + h) on the single stage; the closed
  * form leaves them out, so they are added here for pp = 1. */
-static double seed_closed_form(const PtsimModel *m, const PtsimLayout *l,
-                               int with_ce) {
+static double seed_closed_form(const PtsimModel *m, const PtsimLayout *l, int with_ce) {
   double s = (double)l->seq, b = (double)l->mbs, h = (double)m->hidden_size;
   double hf = (double)m->ffn_hidden_size, L = (double)m->num_layers;
   double a = (double)m->num_attention_heads, k = (double)m->num_query_groups;
   double v = (double)m->vocab_size, t = (double)l->tp, p = (double)l->pp;
   double d = (double)l->dp, c = (double)l->cp;
-  double params = h * v / t +
-                  (2.0 * L / p) * h * h *
-                      ((1.0 + k / a + 1.5 * hf / h) / t + 1.0 / h);
-  if (l->pp == 1)
-    params += h * v / t + h;
+  double params = h * v / t + (2.0 * L / p) * h * h * ((1.0 + k / a + 1.5 * hf / h) / t + 1.0 / h);
+  if (l->pp == 1) params += h * v / t + h;
   double term1 = (6.0 + 12.0 / (d * c)) * params;
-  double term2 = s * b * h / (t * c) *
-                 ((12.0 + 4.0 * k / a + 8.0 * hf / h) * L + 8.0 * p +
-                  (with_ce ? 4.0 * (1.0 + v / h) : 0.0));
+  double term2 =
+      s * b * h / (t * c) *
+      ((12.0 + 4.0 * k / a + 8.0 * hf / h) * L + 8.0 * p + (with_ce ? 4.0 * (1.0 + v / h) : 0.0));
   return term1 + term2;
 }
 
@@ -169,13 +162,11 @@ static void test_seed_llama8b(void) {
 
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_test_message("8B stage 0: %.4f GiB, stage 1: %.4f GiB (CE last stage)",
-                 est.stages[0].total_bytes / GIB,
-                 est.stages[1].total_bytes / GIB);
+                 est.stages[0].total_bytes / GIB, est.stages[1].total_bytes / GIB);
   g_assert_cmpint(est.num_stages, ==, 2);
   g_assert_cmpint(est.peak_stage, ==, 0);
   assert_rel(est.stages[0].total_bytes / GIB, 75.15, 1e-3);
-  assert_rel(est.stages[0].total_bytes, seed_closed_form(&m, &job.layout, 0),
-             1e-9);
+  assert_rel(est.stages[0].total_bytes, seed_closed_form(&m, &job.layout, 0), 1e-9);
   assert_rel(est.total_bytes, est.stages[0].total_bytes, 1e-12);
   g_assert_cmpfloat(est.stages[1].logits_bytes, >, 0.0);
   g_assert_cmpfloat(est.stages[0].logits_bytes, ==, 0.0);
@@ -184,11 +175,9 @@ static void test_seed_llama8b(void) {
 
   estimate(&job, PTSIM_CE_EVERY_STAGE, &est);
   assert_rel(est.stages[0].total_bytes / GIB, 79.19, 1e-3);
-  assert_rel(est.stages[0].total_bytes, seed_closed_form(&m, &job.layout, 1),
-             1e-9);
+  assert_rel(est.stages[0].total_bytes, seed_closed_form(&m, &job.layout, 1), 1e-9);
   g_test_message("8B stage 0: %.4f GiB (every-stage CE), stage 1 %.4f GiB",
-                 est.stages[0].total_bytes / GIB,
-                 est.stages[1].total_bytes / GIB);
+                 est.stages[0].total_bytes / GIB, est.stages[1].total_bytes / GIB);
 }
 
 /* Llama-3.1-70B, 128 GPUs, tp8 cp2 pp4 dp2 mbs2 seq 8192: 44.60 / 45.12 GiB
@@ -205,23 +194,17 @@ static void test_seed_llama70b(void) {
 
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_test_message("70B stage totals (CE last stage): %.4f %.4f %.4f %.4f GiB",
-                 est.stages[0].total_bytes / GIB,
-                 est.stages[1].total_bytes / GIB,
-                 est.stages[2].total_bytes / GIB,
-                 est.stages[3].total_bytes / GIB);
+                 est.stages[0].total_bytes / GIB, est.stages[1].total_bytes / GIB,
+                 est.stages[2].total_bytes / GIB, est.stages[3].total_bytes / GIB);
   g_assert_cmpint(est.peak_stage, ==, 0);
   assert_rel(est.stages[0].total_bytes / GIB, 44.60, 1e-3);
-  assert_rel(est.stages[0].total_bytes, seed_closed_form(&m, &job.layout, 0),
-             1e-9);
+  assert_rel(est.stages[0].total_bytes, seed_closed_form(&m, &job.layout, 0), 1e-9);
   estimate(&job, PTSIM_CE_EVERY_STAGE, &est);
   assert_rel(est.stages[0].total_bytes / GIB, 45.12, 1e-3);
-  assert_rel(est.stages[0].total_bytes, seed_closed_form(&m, &job.layout, 1),
-             1e-9);
+  assert_rel(est.stages[0].total_bytes, seed_closed_form(&m, &job.layout, 1), 1e-9);
   g_test_message("70B stage totals (every-stage CE): %.4f %.4f %.4f %.4f GiB",
-                 est.stages[0].total_bytes / GIB,
-                 est.stages[1].total_bytes / GIB,
-                 est.stages[2].total_bytes / GIB,
-                 est.stages[3].total_bytes / GIB);
+                 est.stages[0].total_bytes / GIB, est.stages[1].total_bytes / GIB,
+                 est.stages[2].total_bytes / GIB, est.stages[3].total_bytes / GIB);
   g_assert_cmpfloat(est.capacity_bytes, ==, 80.0 * GIB);
   assert_rel(est.usage_fraction, est.total_bytes / (80.0 * GIB), 1e-12);
   g_assert_cmpint(est.fits, ==, 1); /* 45.1 GiB <= 64 GiB */
@@ -233,8 +216,8 @@ static void test_seed_closed_form_layouts(void) {
                  "for several Llama layouts, both CE conventions");
   static const int64_t layouts[][6] = {
       /* tp cp pp dp mbs seq */
-      {1, 1, 1, 8, 1, 8192},   {2, 1, 4, 4, 1, 4096},  {4, 2, 2, 2, 2, 8192},
-      {8, 1, 8, 1, 1, 4096},   {2, 4, 1, 1, 1, 32768}, {1, 2, 4, 16, 4, 2048},
+      {1, 1, 1, 8, 1, 8192}, {2, 1, 4, 4, 1, 4096},  {4, 2, 2, 2, 2, 8192},
+      {8, 1, 8, 1, 1, 4096}, {2, 4, 1, 1, 1, 32768}, {1, 2, 4, 16, 4, 2048},
   };
   PtsimModel models[2];
   llama8b(&models[0]);
@@ -246,19 +229,16 @@ static void test_seed_closed_form_layouts(void) {
       PtsimMemoryEstimate est;
       set_job(&job, &models[mi], x[0], x[1], x[2], x[3], x[4], x[5]);
       estimate(&job, PTSIM_CE_EVERY_STAGE, &est);
-      assert_rel(est.stages[0].total_bytes,
-                 seed_closed_form(&models[mi], &job.layout, 1), 1e-9);
+      assert_rel(est.stages[0].total_bytes, seed_closed_form(&models[mi], &job.layout, 1), 1e-9);
       estimate(&job, PTSIM_CE_LAST_STAGE, &est);
-      assert_rel(est.stages[0].total_bytes,
-                 seed_closed_form(&models[mi], &job.layout, x[2] == 1), 1e-9);
+      assert_rel(est.stages[0].total_bytes, seed_closed_form(&models[mi], &job.layout, x[2] == 1),
+                 1e-9);
     }
 }
 
 /* ---- (2) hand arithmetic on a tiny model ---- */
 
-static void tiny(PtsimModel *m) {
-  set_model(m, "tiny", 2, 64, 256, 4, 4, 1000);
-}
+static void tiny(PtsimModel *m) { set_model(m, "tiny", 2, 64, 256, 4, 4, 1000); }
 
 static void test_tiny_llama(void) {
   g_test_summary("tiny SwiGLU/RMSNorm model (L2 h64 hffn256 a4 k4 v1000), "
@@ -286,8 +266,7 @@ static void test_tiny_llama(void) {
   g_assert_cmpfloat(st->input_ids_bytes, ==, 65536.0);
   g_assert_cmpfloat(st->logits_bytes, ==, 544768.0);
   g_assert_cmpfloat(st->other_bytes, ==, 65536.0 + 544768.0);
-  g_assert_cmpfloat(st->total_bytes, ==,
-                    18.0 * 259392.0 + 786432.0 + 65536.0 + 544768.0);
+  g_assert_cmpfloat(st->total_bytes, ==, 18.0 * 259392.0 + 786432.0 + 65536.0 + 544768.0);
   g_assert_cmpint(st->first_layer, ==, 0);
   g_assert_cmpint(st->num_layers, ==, 2);
   g_assert_cmpint(st->has_embedding, ==, 1);
@@ -317,43 +296,35 @@ static void test_tiny_gpt(void) {
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   /* Tied, pp 1: embedding 64000 once, positions 128*64 = 8192, final
    * LayerNorm 128, layers 99968. */
-  g_assert_cmpfloat(est.stages[0].parameters, ==,
-                    64000.0 + 8192.0 + 128.0 + 99968.0);
+  g_assert_cmpfloat(est.stages[0].parameters, ==, 64000.0 + 8192.0 + 128.0 + 99968.0);
 
   /* With dropout 0.1 (hidden and attention) and flash: sbh * 34. */
   job.source.hidden_dropout = 0.1;
   job.source.attention_dropout = 0.1;
   const double sbh = 128.0 * 64.0;
-  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==,
-                    34.0 * sbh);
+  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==, 34.0 * sbh);
   /* Without flash attention: + 5 a s^2 b = sbh * 5as/h. */
   job.settings.flash_attention = 0;
   const double scores = 5.0 * 4.0 * 128.0 * 128.0;
-  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==,
-                    34.0 * sbh + scores);
-  g_assert_cmpfloat(layer_activation_bytes(&job, 0), ==,
-                    34.0 * sbh);
+  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==, 34.0 * sbh + scores);
+  g_assert_cmpfloat(layer_activation_bytes(&job, 0), ==, 34.0 * sbh);
   /* No attention dropout: no mask, 4 a s^2 b. */
   job.source.attention_dropout = 0.0;
-  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==,
-                    34.0 * sbh + 4.0 * 4.0 * 128.0 * 128.0);
+  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==, 34.0 * sbh + 4.0 * 4.0 * 128.0 * 128.0);
   job.source.attention_dropout = 0.1;
 
   /* t = 4 without SP: sbh (10 + 24/t + 5as/(ht)); with SP everything / t. */
   job.layout.tp = 4;
   job.layout.sp = 0;
-  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==,
-                    sbh * (10.0 + 24.0 / 4.0) + scores / 4.0);
+  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==, sbh * (10.0 + 24.0 / 4.0) + scores / 4.0);
   job.layout.sp = 1;
-  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==,
-                    sbh * 34.0 / 4.0 + scores / 4.0);
+  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==, sbh * 34.0 / 4.0 + scores / 4.0);
 
   /* Embedding dropout mask on stage 0: sbh/t per in-flight microbatch. */
   job.settings.flash_attention = 1;
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_assert_cmpfloat(est.stages[0].embedding_dropout_bytes, ==, sbh / 4.0);
-  g_assert_cmpfloat(est.stages[0].activations_bytes, ==,
-                    2.0 * 34.0 * sbh / 4.0 + sbh / 4.0);
+  g_assert_cmpfloat(est.stages[0].activations_bytes, ==, 2.0 * 34.0 * sbh / 4.0 + sbh / 4.0);
 }
 
 /* ---- (3) GPT-3 175B parameter count ---- */
@@ -377,8 +348,7 @@ static void test_gpt3_parameters(void) {
   set_job(&job, &m, 8, 1, 8, 1, 1, 2048);
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   double sum = 0.0;
-  for (int64_t i = 0; i < est.num_stages; i++)
-    sum += est.stages[i].parameters;
+  for (int64_t i = 0; i < est.num_stages; i++) sum += est.stages[i].parameters;
   double h = 12288.0, v = 51200.0;
   double replicated = 96.0 * (4.0 * h + 2.0 * h) + 2048.0 * h + 2.0 * h;
   double whole = 174.6e9 + h * v; /* + the last stage's embedding copy */
@@ -439,21 +409,18 @@ static void test_full_recompute_arithmetic(void) {
   assert_rel(stage0_activations(&job), 2.0 * 16.0 * ckpt + layer, 1e-12);
   /* uniform, n 3: ceil(16/3) = 6 checkpoints x 2 + 3 layers. */
   job.settings.recompute_num_layers = 3;
-  assert_rel(stage0_activations(&job), 2.0 * 6.0 * ckpt + 3.0 * layer,
-             1e-12);
+  assert_rel(stage0_activations(&job), 2.0 * 6.0 * ckpt + 3.0 * layer, 1e-12);
   /* block, n 4: 4 recomputed (checkpoints) + 12 stored, x 2, + 1 layer. */
   job.settings.recompute_method = PTSIM_RECOMPUTE_METHOD_BLOCK;
   job.settings.recompute_num_layers = 4;
-  assert_rel(stage0_activations(&job),
-             2.0 * (4.0 * ckpt + 12.0 * layer) + layer, 1e-12);
+  assert_rel(stage0_activations(&job), 2.0 * (4.0 * ckpt + 12.0 * layer) + layer, 1e-12);
   /* block, n 0: all 16 layers recomputed. */
   job.settings.recompute_num_layers = 0;
   assert_rel(stage0_activations(&job), 2.0 * 16.0 * ckpt + layer, 1e-12);
   /* Without SP the checkpoint is not split over t. */
   job.layout.sp = 0;
   layer = layer_activation_bytes(&job, 1);
-  assert_rel(stage0_activations(&job), 2.0 * 16.0 * 2.0 * ckpt + layer,
-             1e-12);
+  assert_rel(stage0_activations(&job), 2.0 * 16.0 * 2.0 * ckpt + layer, 1e-12);
 }
 
 static void test_more_tp_less_memory(void) {
@@ -481,8 +448,7 @@ static void test_optimizer_sharding(void) {
   set_job(&job, &m, 1, 2, 2, 4, 1, 4096);
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   const PtsimStageMemory *st = &est.stages[1];
-  double states = st->parameters_bytes + st->gradients_bytes +
-                  st->optimizer_bytes;
+  double states = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes;
   assert_rel(states / st->parameters, 6.0 + 12.0 / 8.0, 1e-12);
   job.layout.distributed_optimizer = 0;
   estimate(&job, PTSIM_CE_LAST_STAGE, &est);
@@ -499,16 +465,15 @@ static void test_optimizer_sharding(void) {
 }
 
 static void test_schedules(void) {
-  g_test_summary("in-flight microbatches: 1F1B min(p-i, m), GPipe m, ZB-H1 "
-                 "min(p, m) on every stage (W deferred), interleaved stage 0 p + (p-1)/v (Megatron)");
+  g_test_summary(
+      "in-flight microbatches: 1F1B min(p-i, m), GPipe m, ZB-H1 "
+      "min(p, m) on every stage (W deferred), interleaved stage 0 p + (p-1)/v (Megatron)");
   PtsimModel m;
   PtsimJob job;
   llama8b(&m);
   set_job(&job, &m, 1, 1, 4, 1, 1, 4096); /* m = 32 */
   g_assert_cmpint(num_microbatches(&job), ==, 32);
-  for (int64_t i = 0; i < 4; i++)
-    g_assert_cmpfloat(inflight(&job, i), ==,
-                      (double)(4 - i));
+  for (int64_t i = 0; i < 4; i++) g_assert_cmpfloat(inflight(&job, i), ==, (double)(4 - i));
   double f1b = stage0_activations(&job);
 
   job.layout.schedule = PTSIM_SCHEDULE_ZB_H1;
@@ -523,12 +488,9 @@ static void test_schedules(void) {
   job.layout.vp = 2;
   /* Megatron: penalty 1 + (p-1)/(p v) = 1.375, x p = 5.5. */
   double penalty = 1.0 + 3.0 / (4.0 * 2.0);
-  g_assert_cmpfloat(inflight(&job, 0), ==,
-                    penalty * 4.0);
-  g_assert_cmpfloat(ceil(inflight(&job, 0)), ==,
-                    ceil(penalty * 4.0));
-  g_assert_cmpfloat(inflight(&job, 3), ==,
-                    4.0 - 3.0 / 2.0);
+  g_assert_cmpfloat(inflight(&job, 0), ==, penalty * 4.0);
+  g_assert_cmpfloat(ceil(inflight(&job, 0)), ==, ceil(penalty * 4.0));
+  g_assert_cmpfloat(inflight(&job, 3), ==, 4.0 - 3.0 / 2.0);
   double inter = stage0_activations(&job);
   g_assert_cmpfloat(inter, >, f1b);
   assert_rel(inter, f1b * penalty, 1e-12);
@@ -594,13 +556,10 @@ static void test_tied_embeddings(void) {
   double untied = stage_parameters(&job, 0);
   m.tied_embeddings = 1;
   set_job(&job, &m, 1, 1, 1, 1, 1, 128);
-  g_assert_cmpfloat(stage_parameters(&job, 0), ==,
-                    untied - 64000.0);
+  g_assert_cmpfloat(stage_parameters(&job, 0), ==, untied - 64000.0);
   set_job(&job, &m, 1, 1, 2, 1, 1, 128);
-  g_assert_cmpfloat(stage_parameters(&job, 0), ==,
-                    64000.0 + 65664.0);
-  g_assert_cmpfloat(stage_parameters(&job, 1), ==,
-                    64000.0 + 65664.0 + 64.0);
+  g_assert_cmpfloat(stage_parameters(&job, 0), ==, 64000.0 + 65664.0);
+  g_assert_cmpfloat(stage_parameters(&job, 1), ==, 64000.0 + 65664.0 + 64.0);
 }
 
 static void test_fits(void) {
@@ -688,21 +647,16 @@ static void test_flag_mechanisms(void) {
 
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/memory/seed/llama3.1-8b-worked-example",
-                  test_seed_llama8b);
-  g_test_add_func("/memory/seed/llama3.1-70b-worked-example",
-                  test_seed_llama70b);
-  g_test_add_func("/memory/seed/closed-form-layouts",
-                  test_seed_closed_form_layouts);
+  g_test_add_func("/memory/seed/llama3.1-8b-worked-example", test_seed_llama8b);
+  g_test_add_func("/memory/seed/llama3.1-70b-worked-example", test_seed_llama70b);
+  g_test_add_func("/memory/seed/closed-form-layouts", test_seed_closed_form_layouts);
   g_test_add_func("/memory/hand/tiny-llama", test_tiny_llama);
   g_test_add_func("/memory/hand/tiny-gpt", test_tiny_gpt);
   g_test_add_func("/memory/parameters/gpt3-175b", test_gpt3_parameters);
   g_test_add_func("/memory/parameters/tied-embeddings", test_tied_embeddings);
   g_test_add_func("/memory/recompute/order", test_recompute_order);
-  g_test_add_func("/memory/recompute/full-arithmetic",
-                  test_full_recompute_arithmetic);
-  g_test_add_func("/memory/parallel/more-tp-less-memory",
-                  test_more_tp_less_memory);
+  g_test_add_func("/memory/recompute/full-arithmetic", test_full_recompute_arithmetic);
+  g_test_add_func("/memory/parallel/more-tp-less-memory", test_more_tp_less_memory);
   g_test_add_func("/memory/optimizer/sharding", test_optimizer_sharding);
   g_test_add_func("/memory/schedule/inflight", test_schedules);
   g_test_add_func("/memory/schedule/few-microbatches", test_few_microbatches);

@@ -25,10 +25,10 @@
 
 typedef struct {
   const char *model;
-  double total, active;         /* exact, from the config by hand */
+  double total, active;                     /* exact, from the config by hand */
   double published_total, published_active; /* the authors' figures, in 1e9 ... */
   double total_step, active_step;           /* ... rounded (or cut) to these */
-  int active_without_input_embedding;        /* the authors' convention */
+  int active_without_input_embedding;       /* the authors' convention */
 } Count;
 
 static void check_count(gconstpointer data) {
@@ -42,8 +42,7 @@ static void check_count(gconstpointer data) {
   ptsim_plan_model_parameters(&m, 4096, &total, &active);
   g_assert_cmpfloat(total, ==, c->total);
   g_assert_cmpfloat(active, ==, c->active);
-  if (c->active_without_input_embedding)
-    active -= (double)m.vocab_size * (double)m.hidden_size;
+  if (c->active_without_input_embedding) active -= (double)m.vocab_size * (double)m.hidden_size;
   g_assert_cmpfloat(fabs(total / 1e9 - c->published_total), <, c->total_step);
   g_assert_cmpfloat(fabs(active / 1e9 - c->published_active), <, c->active_step);
 }
@@ -187,8 +186,8 @@ static void test_folding_checks(void) {
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     PtsimJob job;
     g_autoptr(GError) error = NULL;
-    gboolean ok = moe_job(&job, cases[i].model, "h100-80g", cases[i].gpus, cases[i].tp,
-                          cases[i].pp, cases[i].ep, cases[i].etp, &error);
+    gboolean ok = moe_job(&job, cases[i].model, "h100-80g", cases[i].gpus, cases[i].tp, cases[i].pp,
+                          cases[i].ep, cases[i].etp, &error);
     if (!cases[i].needle) {
       g_assert_no_error(error);
       g_assert_true(ok);
@@ -245,9 +244,9 @@ static void test_plan_layers(void) {
   g_assert_true(ptsim_model_load("deepseek-v2-lite", &job.model, NULL));
   g_assert_true(ptsim_job_validate(&job, &error));
   ptsim_plan_build(&job, plan);
-  g_assert_cmpint(plan->vstage_moe_layers[0], ==, 2);     /* chunk 0 of stage 0 */
-  g_assert_cmpint(plan->vstage_moe_layers[3], ==, 3);     /* chunk 1 of stage 0 */
-  g_assert_cmpint(plan->vstage_moe_layers[1], ==, 3);     /* chunk 0 of stage 1 */
+  g_assert_cmpint(plan->vstage_moe_layers[0], ==, 2); /* chunk 0 of stage 0 */
+  g_assert_cmpint(plan->vstage_moe_layers[3], ==, 3); /* chunk 1 of stage 0 */
+  g_assert_cmpint(plan->vstage_moe_layers[1], ==, 3); /* chunk 0 of stage 1 */
   g_assert_cmpint(plan->stage_moe_layers[0], ==, 8);
   g_assert_cmpint(plan->stage_moe_layers[2], ==, 9);
   /* the routed experts of one GPU: 64/8 experts x 3 x 2048 x 1408 per MoE layer */
@@ -305,8 +304,8 @@ static void test_flops(void) {
     const char *model;
     int64_t mtp;
     double gflop_per_token;
-  } rows[] = {{"mixtral-8x7b", 0, 79.71},   {"mixtral-8x22b", 0, 242.20},
-              {"deepseek-v3", 1, 259.99},   {"deepseek-v3", 0, 249.81},
+  } rows[] = {{"mixtral-8x7b", 0, 79.71},     {"mixtral-8x22b", 0, 242.20},
+              {"deepseek-v3", 1, 259.99},     {"deepseek-v3", 0, 249.81},
               {"deepseek-v2-lite", 0, 16.39}, {"qwen3-30b-a3b", 0, 23.01},
               {"qwen3-235b-a22b", 0, 148.03}};
   for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
@@ -387,8 +386,7 @@ static void test_memory_terms(void) {
                     1225064448.0 - 469762048.0);
   job.settings.recompute_modules = PTSIM_RECOMPUTE_MOE;
   ptsim_plan_build(&job, plan);
-  g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 0), ==,
-                    134217728.0 + 83886080.0);
+  g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 0), ==, 134217728.0 + 83886080.0);
   /* a capacity factor of 1.5 bounds the rows: 1.5 N */
   job.settings.recompute = PTSIM_RECOMPUTE_NONE;
   job.settings.moe_capacity_factor = 1.5;
@@ -420,10 +418,12 @@ static void replay_stage0(const PtsimPlan *plan, int32_t steps, PtsimAllocTimeli
   g_autofree PtsimScheduleItem *items = g_new(PtsimScheduleItem, n);
   const PtsimLayout *l = &plan->job.layout;
   g_assert_cmpint(ptsim_schedule_build(l->schedule, (int32_t)l->pp, (int32_t)plan->num_microbatches,
-                                       (int32_t)plan->num_chunks, 0, items, n), ==, n);
+                                       (int32_t)plan->num_chunks, 0, items, n),
+                  ==, n);
   int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, 0);
   g_autofree void *scratch = g_malloc(bytes);
-  g_assert_cmpint(ptsim_lifetimes_replay(plan, 0, items, n, steps, NULL, 0, scratch, bytes, tl, out),
+  g_assert_cmpint(ptsim_lifetimes_replay(plan, 0, items, n, steps, NULL, 0, scratch, bytes, tl,
+                                         out),
                   ==, 0);
 }
 
@@ -473,8 +473,8 @@ static void test_expert_states_at_first_step(void) {
   g_assert_cmpfloat(at[n + 1].allocated_bytes - at[n].allocated_bytes, <=, adam + 364 * MiB);
   /* step 1's optimizer step creates nothing */
   g_assert_cmpfloat(at[2 * n + 2].allocated_bytes, ==, at[2 * n + 1].allocated_bytes);
-  g_assert_cmpfloat(out.steady_state.allocated_peak_bytes - out.first_step.allocated_peak_bytes,
-                    >, 0.0);
+  g_assert_cmpfloat(out.steady_state.allocated_peak_bytes - out.first_step.allocated_peak_bytes, >,
+                    0.0);
   g_free(tl.samples);
 }
 
@@ -484,8 +484,9 @@ static void test_expert_states_at_first_step(void) {
  * estimate adds for experts, MLA and the MTP layers is replayed (an MTP
  * layer raises the replay's peak by at least what it adds to the floor). */
 static void test_floor_below_emulation(void) {
-  g_test_summary("MoE: held floor <= the emulation's allocated peak (Mixtral tp 2 pp 2 ep 4, Qwen3 ep 4 "
-                 "etp 1, DeepSeek-V2-Lite with an MTP layer; recompute none and full)");
+  g_test_summary(
+      "MoE: held floor <= the emulation's allocated peak (Mixtral tp 2 pp 2 ep 4, Qwen3 ep 4 "
+      "etp 1, DeepSeek-V2-Lite with an MTP layer; recompute none and full)");
   static const struct {
     const char *model;
     gint64 gpus, tp, pp, ep, etp, mtp;

@@ -39,9 +39,9 @@ static void test_size_parse(void) {
   g_assert_cmpfloat(s.width_cm, ==, 12.0);
   g_assert_cmpfloat(s.height_cm, ==, 0.0);
   g_assert_no_error(error);
-  const char *bad[] = {"2x2mm", "12", "4cm",     "70cm",     "12x70cm", "12x1cm", "wide",
-                       "x5cm",  "",   "nancm",   "12xinfcm", "1e999cm", "12x-4cm", "12x4x4cm",
-                       "0x10cm"};
+  const char *bad[] = {"2x2mm",    "12",      "4cm",     "70cm",     "12x70cm",
+                       "12x1cm",   "wide",    "x5cm",    "",         "nancm",
+                       "12xinfcm", "1e999cm", "12x-4cm", "12x4x4cm", "0x10cm"};
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     g_assert_false(ptsim_plot_size_parse(bad[i], &s, &error));
     g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION);
@@ -66,8 +66,8 @@ static void test_range_parse(void) {
   g_assert_cmpfloat(r.start_s, ==, 2.5);
   g_assert_cmpfloat(r.end_s, ==, 0.0); /* to the end */
   g_assert_no_error(error);
-  const char *bad_windows[] = {"3:1", "1:1", "1", "a:b", "-1:2", "1:2h", "nan:1", "0:inf",
-                               "0x1:2", "1e999:", "ms:1"};
+  const char *bad_windows[] = {"3:1",   "1:1",   "1",     "a:b",    "-1:2", "1:2h",
+                               "nan:1", "0:inf", "0x1:2", "1e999:", "ms:1"};
   for (size_t i = 0; i < G_N_ELEMENTS(bad_windows); i++) {
     g_assert_false(ptsim_plot_range_parse_window(bad_windows[i], &r, &error));
     g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION);
@@ -77,8 +77,7 @@ static void test_range_parse(void) {
   g_assert_true(r.stages_given);
   const guint8 want[4] = {1, 0, 1, 1};
   g_assert_cmpmem(r.stages, 4, want, 4);
-  const char *bad_stages[] = {"0:4", "3:1", "-1", "a", "", "1,,2", "4", "0x1", "1:2:3", ":1",
-                              "1:"};
+  const char *bad_stages[] = {"0:4", "3:1", "-1", "a", "", "1,,2", "4", "0x1", "1:2:3", ":1", "1:"};
   for (size_t i = 0; i < G_N_ELEMENTS(bad_stages); i++) {
     g_assert_false(ptsim_plot_range_parse_stages(bad_stages[i], 4, &r, &error));
     g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION);
@@ -194,8 +193,20 @@ static void test_memory_data(void) {
 
 /* The timeline's rows: stage band lane kind kind_id microbatch chunk start
  * end label share_lo share_hi. */
-enum { T_STAGE, T_BAND, T_LANE, T_KIND, T_KIND_ID, T_MB, T_CHUNK, T_START, T_END, T_LABEL,
-       T_LO, T_HI };
+enum {
+  T_STAGE,
+  T_BAND,
+  T_LANE,
+  T_KIND,
+  T_KIND_ID,
+  T_MB,
+  T_CHUNK,
+  T_START,
+  T_END,
+  T_LABEL,
+  T_LO,
+  T_HI
+};
 
 typedef struct {
   PtsimTimeResult *time;
@@ -226,8 +237,7 @@ static void check_timeline(const char *ext, PtsimPlotFormat format, gint64 gpus)
   simulate_job(&job, &sim);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   g_autoptr(GError) error = NULL;
-  gboolean ok = ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, NULL, NULL, &files,
-                                    &error);
+  gboolean ok = ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, NULL, NULL, &files, &error);
   g_assert_no_error(error);
   g_assert_true(ok);
   assert_magic(files.figure, format);
@@ -286,8 +296,8 @@ static void test_timeline_boxes(void) {
   simulate_job(&job, &sim);
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   g_autoptr(GError) error = NULL;
-  g_assert_true(ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, NULL, NULL, &files,
-                                    &error));
+  g_assert_true(
+      ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, NULL, NULL, &files, &error));
   g_assert_no_error(error);
   g_assert_true(file_has(files.data, "# mode boxes"));
   g_autoptr(GPtrArray) rows = tsv_rows(files.data);
@@ -323,8 +333,8 @@ static void test_timeline_window_stages(void) {
   g_assert_true(ptsim_plot_range_parse_window("0.1:0.3", &range, &error));
   g_assert_true(ptsim_plot_range_parse_stages("0,2", 4, &range, &error));
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  g_assert_true(ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, NULL, &range, &files,
-                                    &error));
+  g_assert_true(
+      ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, NULL, &range, &files, &error));
   g_assert_no_error(error);
   guint want = 0;
   for (gint64 i = 0; i < sim.trace.count; i++) {
@@ -345,8 +355,7 @@ static void test_timeline_window_stages(void) {
   /* a window after the step is refused, nothing written */
   g_assert_true(ptsim_plot_range_parse_window("100:", &range, &error));
   g_autofree char *late = g_build_filename(dir, "late.png", NULL);
-  g_assert_false(ptsim_plot_timeline(late, &job, sim.time, &sim.trace, NULL, &range, NULL,
-                                     &error));
+  g_assert_false(ptsim_plot_timeline(late, &job, sim.time, &sim.trace, NULL, &range, NULL, &error));
   g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_OPTION);
   g_autofree char *late_tsv = g_build_filename(dir, "late.tsv", NULL);
   g_assert_false(g_file_test(late_tsv, G_FILE_TEST_EXISTS));
@@ -377,8 +386,8 @@ static void test_timeline_bins(void) {
   g_autoptr(GError) error = NULL;
   g_assert_true(ptsim_plot_size_parse("column", &column, &error));
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  g_assert_true(ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, &column, NULL, &files,
-                                    &error));
+  g_assert_true(
+      ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, &column, NULL, &files, &error));
   g_assert_no_error(error);
   g_assert_true(file_has(files.data, "# mode bins"));
   g_autoptr(GPtrArray) rows = tsv_rows(files.data);
@@ -391,8 +400,8 @@ static void test_timeline_bins(void) {
     g_assert_cmpfloat(cell(rows, i, T_HI), <=, 1.0);
     span = MAX(span, cell(rows, i, T_END));
     if (cell(rows, i, T_LANE) == 0)
-      drawn[(int)cell(rows, i, T_STAGE)] +=
-          (cell(rows, i, T_HI) - cell(rows, i, T_LO)) * (cell(rows, i, T_END) - cell(rows, i, T_START));
+      drawn[(int)cell(rows, i, T_STAGE)] += (cell(rows, i, T_HI) - cell(rows, i, T_LO)) *
+                                            (cell(rows, i, T_END) - cell(rows, i, T_START));
   }
   /* bins are 1.5 pt of a ~6.8 cm lane: about 130 of them; each share is
    * rounded to a 16th, so a stage is off by at most half a 16th per bin */
@@ -423,8 +432,8 @@ static void test_timeline_deep(void) {
   g_autoptr(GError) error = NULL;
   g_assert_true(ptsim_plot_size_parse("column", &column, &error));
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
-  g_assert_true(ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, &column, NULL, &files,
-                                    &error));
+  g_assert_true(
+      ptsim_plot_timeline(figure, &job, sim.time, &sim.trace, &column, NULL, &files, &error));
   g_assert_no_error(error);
   g_autoptr(GPtrArray) rows = tsv_rows(files.data);
   gboolean stage_seen[32] = {FALSE};
@@ -479,9 +488,8 @@ static void test_allocator(void) {
   }
   g_assert_cmpint(last_step, >, 0);
   g_assert_cmpint(data_rows(files.data), ==, last_step + 4);
-  g_assert_cmpfloat_with_epsilon(
-      file_value(files.script, "limit_gib = "),
-      (job.hw.memory_bytes - a->stages[0].outside_bytes) / GIB, 1e-4);
+  g_assert_cmpfloat_with_epsilon(file_value(files.script, "limit_gib = "),
+                                 (job.hw.memory_bytes - a->stages[0].outside_bytes) / GIB, 1e-4);
   assert_script_relative(&files);
   remove_tree(dir);
 }
@@ -553,8 +561,10 @@ static void test_allocator_bad_input(void) {
   resolve_job(&job, 8, 2, 32);
   g_autoptr(GError) error = NULL;
   g_assert_true(g_file_set_contents(
-      tsv, "# c\nstage\tstep\ttime_s\tallocated_bytes\treserved_bytes\n0\t0\t0\t1\t2\n"
-           "5\t0\t0\t1\t2\n", -1, NULL));
+      tsv,
+      "# c\nstage\tstep\ttime_s\tallocated_bytes\treserved_bytes\n0\t0\t0\t1\t2\n"
+      "5\t0\t0\t1\t2\n",
+      -1, NULL));
   g_assert_false(ptsim_plot_allocator(figure, &job, tsv, NULL, NULL, NULL, &error));
   g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT);
   g_autofree char *where = g_strdup_printf("%s:4:", tsv);
@@ -672,8 +682,8 @@ static void test_gnuplot_fails(void) {
   g_autofree char *bin = g_build_filename(dir, "bin", NULL);
   g_assert_cmpint(g_mkdir(bin, 0755), ==, 0);
   g_autofree char *fake = g_build_filename(bin, "gnuplot", NULL);
-  g_assert_true(g_file_set_contents(fake, "#!/bin/sh\necho 'line 7: broken script' >&2\nexit 3\n",
-                                    -1, NULL));
+  g_assert_true(
+      g_file_set_contents(fake, "#!/bin/sh\necho 'line 7: broken script' >&2\nexit 3\n", -1, NULL));
   g_assert_cmpint(g_chmod(fake, 0755), ==, 0);
   g_autofree char *figure = g_build_filename(dir, "m.pdf", NULL);
   g_autoptr(GError) error = NULL;

@@ -20,8 +20,15 @@ static PtsimPlotLayout layout(const char *hw, gint64 gpus, gint64 tp, gint64 pp,
   g_strlcpy(l.hw, hw, sizeof l.hw);
   g_strlcpy(l.recompute, "none", sizeof l.recompute);
   g_strlcpy(l.schedule, "1f1b", sizeof l.schedule);
-  l.gpus = gpus; l.seq = 8192; l.gbs = 128; l.tp = tp; l.pp = pp; l.cp = cp;
-  l.dp = gpus / (tp * pp * cp); l.vp = 1; l.mbs = 1;
+  l.gpus = gpus;
+  l.seq = 8192;
+  l.gbs = 128;
+  l.tp = tp;
+  l.pp = pp;
+  l.cp = cp;
+  l.dp = gpus / (tp * pp * cp);
+  l.vp = 1;
+  l.mbs = 1;
   l.fits = fits;
   l.usage_fraction = usage;
   l.total_bytes = usage * 80.0 * GIB;
@@ -87,9 +94,9 @@ static void test_heatmap_cells(void) {
     g_autofree char *figure = g_build_filename(dir, facet ? "h-mbs.pdf" : "h.png", NULL);
     g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
     g_autoptr(GError) error = NULL;
-    g_assert_true(ptsim_plot_heatmap(figure, layouts, facet ? PTSIM_PLOT_FACET_MBS
-                                                            : PTSIM_PLOT_FACET_CP,
-                                     NULL, NULL, &files, &error));
+    g_assert_true(ptsim_plot_heatmap(figure, layouts,
+                                     facet ? PTSIM_PLOT_FACET_MBS : PTSIM_PLOT_FACET_CP, NULL, NULL,
+                                     &files, &error));
     g_assert_no_error(error);
     assert_magic(files.figure, facet ? PTSIM_PLOT_PDF : PTSIM_PLOT_PNG);
     g_assert_cmpint(data_rows(files.data), ==, g_hash_table_size(cells));
@@ -117,8 +124,8 @@ static void test_heatmap_labels(void) {
   g_array_append_vals(rows, ls, G_N_ELEMENTS(ls));
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   g_autoptr(GError) error = NULL;
-  g_assert_true(ptsim_plot_heatmap(figure, rows, PTSIM_PLOT_FACET_CP, "hand", NULL, &files,
-                                   &error));
+  g_assert_true(
+      ptsim_plot_heatmap(figure, rows, PTSIM_PLOT_FACET_CP, "hand", NULL, &files, &error));
   g_assert_no_error(error);
   /* 1098.44 and 1098.31 are both "1098": one decimal tells them apart */
   g_assert_cmpfloat(file_value(files.data, "# label_decimals "), ==, 1);
@@ -139,8 +146,8 @@ static void test_heatmap_labels(void) {
   ptsim_plot_files_clear(&files);
   /* no tie: whole numbers */
   g_array_index(rows, PtsimPlotLayout, 1).tokens_per_s = 1050.0 * 8;
-  g_assert_true(ptsim_plot_heatmap(figure, rows, PTSIM_PLOT_FACET_CP, "hand", NULL, &files,
-                                   &error));
+  g_assert_true(
+      ptsim_plot_heatmap(figure, rows, PTSIM_PLOT_FACET_CP, "hand", NULL, &files, &error));
   g_assert_cmpfloat(file_value(files.data, "# label_decimals "), ==, 0);
   remove_tree(dir);
 }
@@ -185,8 +192,8 @@ static void test_pareto_front(void) {
   /* h100-80g: 81559 MiB, what the driver reports (hw_profiles/h100-80g.ini) */
   g_assert_cmpfloat_with_epsilon(capacity, 81559.0 / 1024.0, 1e-3);
   g_assert_cmpfloat_with_epsilon(file_value(files.data, "# threshold "), 0.8, 1e-9);
-  g_assert_cmpfloat_with_epsilon(file_value(files.data, "# fit_limit_gib "),
-                                 0.8 * 81559.0 / 1024.0, 1e-3);
+  g_assert_cmpfloat_with_epsilon(file_value(files.data, "# fit_limit_gib "), 0.8 * 81559.0 / 1024.0,
+                                 1e-3);
   g_assert_true(file_has(files.script, "set arrow 2 from threshold*capacity_gib"));
   /* the best: the sweep's first fitting layout by tokens/s per GPU */
   const PtsimPlotLayout *best = NULL;
@@ -196,7 +203,8 @@ static void test_pareto_front(void) {
   }
   g_assert_nonnull(best);
   g_autofree char *words = g_strdup_printf("ringed: the best fitting layout, tp %" G_GINT64_FORMAT
-                                           " pp %" G_GINT64_FORMAT, best->tp, best->pp);
+                                           " pp %" G_GINT64_FORMAT,
+                                           best->tp, best->pp);
   g_assert_true(file_has(files.script, words));
   remove_tree(dir);
 }
@@ -240,8 +248,9 @@ static void test_scaling(void) {
     g_autofree char *figure = g_build_filename(dir, y ? "s-step.svg" : "s.png", NULL);
     g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
     g_autoptr(GError) error = NULL;
-    g_assert_true(ptsim_plot_scaling(figure, layouts, y ? PTSIM_PLOT_Y_STEP : PTSIM_PLOT_Y_THROUGHPUT,
-                                     NULL, NULL, &files, &error));
+    g_assert_true(ptsim_plot_scaling(figure, layouts,
+                                     y ? PTSIM_PLOT_Y_STEP : PTSIM_PLOT_Y_THROUGHPUT, NULL, NULL,
+                                     &files, &error));
     g_assert_no_error(error);
     assert_magic(files.figure, y ? PTSIM_PLOT_SVG : PTSIM_PLOT_PNG);
     g_assert_cmpint(data_rows(files.data), ==, 4);
@@ -307,7 +316,8 @@ static void test_validation(void) {
     /* in-sample: (5% + 15%) / 2 = 10.0%; held-out: 10.0% */
     g_assert_true(file_has(files.script, "held-out (filled) mean |error| 10.0% over 1"));
     g_assert_true(file_has(files.script, "in-sample (open) mean |error| 10.0% over 2"));
-    g_assert_true(file_has(files.script, "2 within \xc2\xb1" "10%"));
+    g_assert_true(file_has(files.script, "2 within \xc2\xb1"
+                                         "10%"));
     assert_script_relative(&files);
     ptsim_plot_files_clear(&files);
     /* --held-out a: a's runs held out, b's in-sample */
@@ -319,26 +329,29 @@ static void test_validation(void) {
     g_assert_cmpfloat(cell(again, 2, 6), ==, 1);
     g_assert_true(file_has(files.script, "set size ratio -1")); /* parity: square, y = x */
   }
-  g_assert_true(g_file_set_contents(csv, "source,run,measured_s,predicted_s\na,r1,1.0,1.05\n"
-                                         "a,r2,0,1.7\n", -1, NULL));
-  g_assert_false(ptsim_plot_validation(figure, csv, PTSIM_PLOT_VALIDATION_RESIDUAL, NULL, NULL,
-                                       NULL, &error));
+  g_assert_true(g_file_set_contents(csv,
+                                    "source,run,measured_s,predicted_s\na,r1,1.0,1.05\n"
+                                    "a,r2,0,1.7\n",
+                                    -1, NULL));
+  g_assert_false(
+      ptsim_plot_validation(figure, csv, PTSIM_PLOT_VALIDATION_RESIDUAL, NULL, NULL, NULL, &error));
   g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT);
   g_autofree char *where = g_strdup_printf("%s:3: column measured_s", csv);
   g_assert_nonnull(strstr(error->message, where));
   g_clear_error(&error);
-  g_assert_true(g_file_set_contents(csv, "source,run,measured_s,predicted_s\na,r1,1.0\n", -1, NULL));
-  g_assert_false(ptsim_plot_validation(figure, csv, PTSIM_PLOT_VALIDATION_RESIDUAL, NULL, NULL,
-                                       NULL, &error));
+  g_assert_true(
+      g_file_set_contents(csv, "source,run,measured_s,predicted_s\na,r1,1.0\n", -1, NULL));
+  g_assert_false(
+      ptsim_plot_validation(figure, csv, PTSIM_PLOT_VALIDATION_RESIDUAL, NULL, NULL, NULL, &error));
   g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT);
   g_free(where);
   where = g_strdup_printf("%s:2:", csv);
   g_assert_nonnull(strstr(error->message, where));
   g_clear_error(&error);
-  g_assert_true(g_file_set_contents(csv, "source,run,measured_s,predicted_s,fit\na,r1,1,2,yes\n",
-                                    -1, NULL));
-  g_assert_false(ptsim_plot_validation(figure, csv, PTSIM_PLOT_VALIDATION_RESIDUAL, NULL, NULL,
-                                       NULL, &error));
+  g_assert_true(
+      g_file_set_contents(csv, "source,run,measured_s,predicted_s,fit\na,r1,1,2,yes\n", -1, NULL));
+  g_assert_false(
+      ptsim_plot_validation(figure, csv, PTSIM_PLOT_VALIDATION_RESIDUAL, NULL, NULL, NULL, &error));
   g_assert_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT);
   g_free(where);
   where = g_strdup_printf("%s:2: column fit: 'yes'", csv);

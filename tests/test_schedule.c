@@ -38,8 +38,7 @@ static char *order_string(const PtsimScheduleItem *items, int n, int v) {
   return g_string_free(out, FALSE);
 }
 
-static void check_order(PtsimSchedule kind, int p, int m, int v, int stage,
-                        const char *expected) {
+static void check_order(PtsimSchedule kind, int p, int m, int v, int stage, const char *expected) {
   PtsimScheduleItem items[256];
   int n = ptsim_schedule_build(kind, p, m, v, stage, items, 256);
   g_assert_cmpint(n, >, 0);
@@ -116,9 +115,9 @@ static void check_once(PtsimSchedule kind, int p, int m, int v) {
       g_assert_cmpint(items[i].microbatch, <, m);
       g_assert_cmpint(items[i].chunk, >=, 0);
       g_assert_cmpint(items[i].chunk, <, v);
-      int cls = items[i].kind == PTSIM_SCHEDULE_ITEM_FORWARD   ? 0
+      int cls = items[i].kind == PTSIM_SCHEDULE_ITEM_FORWARD           ? 0
                 : items[i].kind == PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT ? 2
-                                                                : 1;
+                                                                       : 1;
       if (kind == PTSIM_SCHEDULE_ZB_H1)
         g_assert_cmpint(items[i].kind, !=, PTSIM_SCHEDULE_ITEM_BACKWARD);
       else
@@ -312,9 +311,8 @@ static void test_bubble_interleaved(void) {
 static void test_bubble_zb_h1(void) {
   g_test_summary("ZB-H1: bubble strictly below 1F1B's; (p-1)(t_f+t_b-t_w) when m >= p, "
                  "t_w <= min(t_f, t_b)");
-  static const PtsimTime costs[][3] = {{1000, 1000, 1000}, {1000, 2000, 1000},
-                                       {2000, 2000, 1000}, {3000, 2000, 1000},
-                                       {2000, 1000, 1000}, {1000, 2000, 2000},
+  static const PtsimTime costs[][3] = {{1000, 1000, 1000}, {1000, 2000, 1000}, {2000, 2000, 1000},
+                                       {3000, 2000, 1000}, {2000, 1000, 1000}, {1000, 2000, 2000},
                                        {1000, 1000, 2000}};
   for (int p = 1; p <= 8; p++)
     for (int m = 1; m <= 3 * p + 2; m++)
@@ -347,20 +345,20 @@ static void check_inflight(PtsimSchedule kind, int p, int m, int v) {
   for (int st = 0; st < p; st++) {
     int expected, expected_w;
     switch (kind) {
-      case PTSIM_SCHEDULE_GPIPE:
-        expected = expected_w = m;
-        break;
-      case PTSIM_SCHEDULE_INTERLEAVED:
-        expected = expected_w = MIN((p - st - 1) * 2 + (v - 1) * p + 1, m * v);
-        break;
-      case PTSIM_SCHEDULE_ZB_H1:
-        expected = MIN(p - st, m);
-        expected_w = MIN(p, m); /* the 1F1B peak (stage 0) on every stage */
-        break;
-      case PTSIM_SCHEDULE_1F1B:
-      default:
-        expected = expected_w = MIN(p - st, m);
-        break;
+    case PTSIM_SCHEDULE_GPIPE:
+      expected = expected_w = m;
+      break;
+    case PTSIM_SCHEDULE_INTERLEAVED:
+      expected = expected_w = MIN((p - st - 1) * 2 + (v - 1) * p + 1, m * v);
+      break;
+    case PTSIM_SCHEDULE_ZB_H1:
+      expected = MIN(p - st, m);
+      expected_w = MIN(p, m); /* the 1F1B peak (stage 0) on every stage */
+      break;
+    case PTSIM_SCHEDULE_1F1B:
+    default:
+      expected = expected_w = MIN(p - st, m);
+      break;
     }
     int peak_b = -1, peak_w = -1;
     ptsim_schedule_count_inflight(s.orders + (gsize)st * s.order_stride, s.order_stride, &peak_b,
@@ -468,11 +466,13 @@ static void test_deadlock_detected(void) {
 
 static void test_largest(void) {
   g_test_summary("The largest shapes simulate quickly (O(items), no quadratic pass)");
-  struct { PtsimSchedule kind; int p, m, v; } shapes[] = {
-      {PTSIM_SCHEDULE_1F1B, 128, 4096, 1},
-      {PTSIM_SCHEDULE_ZB_H1, 128, 4096, 1},
-      {PTSIM_SCHEDULE_INTERLEAVED, 64, 1024, 4},
-      {PTSIM_SCHEDULE_GPIPE, 128, 4096, 1}};
+  struct {
+    PtsimSchedule kind;
+    int p, m, v;
+  } shapes[] = {{PTSIM_SCHEDULE_1F1B, 128, 4096, 1},
+                {PTSIM_SCHEDULE_ZB_H1, 128, 4096, 1},
+                {PTSIM_SCHEDULE_INTERLEAVED, 64, 1024, 4},
+                {PTSIM_SCHEDULE_GPIPE, 128, 4096, 1}};
   for (guint i = 0; i < G_N_ELEMENTS(shapes); i++) {
     PtsimScheduleScratch s = scratch_new(shapes[i].kind, shapes[i].p, shapes[i].m, shapes[i].v);
     PtsimScheduleSimResult r;

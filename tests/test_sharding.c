@@ -336,7 +336,8 @@ static void test_allocator(void) {
     g_autoptr(GError) error = NULL;
     llama_job(&job, modes[k], PTSIM_RESHARD_AUTO, 1);
     if (k == 3) { /* one replica per node pair: shard 32 */
-      g_assert_true(ptsim_layout_set_sharding(&job.layout, 8, PTSIM_SHARDING_MODE_HSDP, 32, &error));
+      g_assert_true(
+          ptsim_layout_set_sharding(&job.layout, 8, PTSIM_SHARDING_MODE_HSDP, 32, &error));
       g_assert_true(ptsim_job_validate(&job, &error));
     }
     g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);

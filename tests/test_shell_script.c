@@ -18,7 +18,8 @@ static PtsimShellScript *run_text(const char *text) {
 }
 
 static PtsimShellScript *run_file(const char *name) {
-  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "megatron_scripts", name, NULL);
+  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "megatron_scripts", name,
+                                                NULL);
   g_autofree char *text = NULL;
   gsize len = 0;
   g_assert_true(g_file_get_contents(path, &text, &len, NULL));
@@ -45,10 +46,10 @@ static gboolean has_word_pair(const PtsimShellScript *s, const char *a, const ch
 
 static void test_quoting(void) {
   g_test_summary("quotes, escapes, continuations and word splitting as bash does them");
-  g_autoptr(PtsimShellScript) s = run_text(
-      "A='x y'\nB=\"$A z\"\nC=(one \"two three\" $A)\n"
-      "python pretrain_gpt.py --a $A --b \"$A\" --c ${C[@]} --d \"${C[@]}\" \\\n"
-      "  --e \"${C[*]}\" --f ${#A} --g 'it''s' --h a\\ b # comment\n");
+  g_autoptr(PtsimShellScript)
+      s = run_text("A='x y'\nB=\"$A z\"\nC=(one \"two three\" $A)\n"
+                   "python pretrain_gpt.py --a $A --b \"$A\" --c ${C[@]} --d \"${C[@]}\" \\\n"
+                   "  --e \"${C[*]}\" --f ${#A} --g 'it''s' --h a\\ b # comment\n");
   g_autofree char *got = joined(s);
   g_assert_cmpstr(got, ==,
                   "[python] [pretrain_gpt.py] [--a] [x] [y] [--b] [x y] [--c] [one] [two] [three] "
@@ -67,12 +68,14 @@ static void test_expansions(void) {
       "if [ ! -f \"/nonexistent\" ]; then echo no; exit 1; fi\n"
       "train.py $X $Y $M ${L[@]} $S $K $J\n");
   g_autofree char *got = joined(s);
-  g_assert_cmpstr(got, ==, "[train.py] [dflt] [other] [9] [--a] [--b] [--c] [d] [abcd] [yes] [small]");
+  g_assert_cmpstr(got, ==,
+                  "[train.py] [dflt] [other] [9] [--a] [--b] [--c] [d] [abcd] [yes] [small]");
   g_assert_cmpuint(s->notes->len, ==, 1); /* the file test was not evaluated */
 }
 
 static void test_llama3_8b_fp8(void) {
-  g_test_summary("examples/llama/train_llama3_8b_h100_fp8.sh: the torchrun command with its arrays");
+  g_test_summary(
+      "examples/llama/train_llama3_8b_h100_fp8.sh: the torchrun command with its arrays");
   g_autoptr(PtsimShellScript) s = run_file("train_llama3_8b_h100_fp8.sh");
   g_assert_cmpstr(s->command->pdata[0], ==, "torchrun");
   g_assert_true(has_word_pair(s, "--nproc_per_node", "8"));
@@ -80,7 +83,7 @@ static void test_llama3_8b_fp8(void) {
   g_assert_true(has_word_pair(s, "--num-layers", "32"));
   g_assert_true(has_word_pair(s, "--fp8-format", "hybrid")); /* "--fp8-format hybrid" split */
   g_assert_true(has_word_pair(s, "--tokenizer-type", "NullTokenizer")); /* MOCK branch */
-  g_assert_true(has_word_pair(s, "--split", "'99,1,0'"));                /* no quote removal */
+  g_assert_true(has_word_pair(s, "--split", "'99,1,0'"));               /* no quote removal */
   g_assert_true(has_word_pair(s, "--use-distributed-optimizer", "--overlap-grad-reduce"));
   /* the commented-out array element is not there */
   for (guint i = 0; i < s->command->len; i++)
@@ -179,10 +182,9 @@ static void test_bounds(void) {
 
 static void test_conditions(void) {
   g_test_summary("conditions: '!' binds to its primary, && before ||, long chains in one pass");
-  g_autoptr(PtsimShellScript) s = run_text(
-      "if [ ! a = b -a ! x ]; then A=no; else A=yes; fi\n"
-      "if [[ a == b || a == a && ! -z a ]]; then B=yes; fi\n"
-      "if [ ! -z x -o -f /nonexistent ]; then C=yes; fi\n");
+  g_autoptr(PtsimShellScript) s = run_text("if [ ! a = b -a ! x ]; then A=no; else A=yes; fi\n"
+                                           "if [[ a == b || a == a && ! -z a ]]; then B=yes; fi\n"
+                                           "if [ ! -z x -o -f /nonexistent ]; then C=yes; fi\n");
   g_autofree char *a = ptsim_shell_script_var(s, "A");
   g_autofree char *b = ptsim_shell_script_var(s, "B");
   g_autofree char *c = ptsim_shell_script_var(s, "C");
@@ -194,9 +196,8 @@ static void test_conditions(void) {
    * before) */
   g_autofree char *nots = repeat("! ", 30000);
   g_autofree char *ands = repeat("a && ", 20000);
-  g_autofree char *chains =
-      g_strconcat("if [ ", nots, "x ]; then N=even; fi\nif [[ ", ands, "a ]]; then M=all; fi\n",
-                  NULL);
+  g_autofree char *chains = g_strconcat("if [ ", nots, "x ]; then N=even; fi\nif [[ ", ands,
+                                        "a ]]; then M=all; fi\n", NULL);
   g_autoptr(PtsimShellScript) t = run_text(chains);
   g_autofree char *n = ptsim_shell_script_var(t, "N");
   g_autofree char *m = ptsim_shell_script_var(t, "M");

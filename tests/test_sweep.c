@@ -38,7 +38,8 @@ static PtsimSweep *enumerate(const PtsimSweepSpec *spec) {
 }
 
 static void test_hand_count(void) {
-  g_test_summary("8 GPUs, tp <= 8: (tp, pp) = 4 + 3 + 2 + 1 = 10 layouts, all valid for Llama-3-8B");
+  g_test_summary(
+      "8 GPUs, tp <= 8: (tp, pp) = 4 + 3 + 2 + 1 = 10 layouts, all valid for Llama-3-8B");
   g_autoptr(PtsimSweepSpec) spec = small_spec("llama3-8b");
   g_autoptr(PtsimSweep) sweep = enumerate(spec);
   g_assert_cmpuint(sweep->candidates, ==, 10);
@@ -80,7 +81,8 @@ static void test_tp_up_to_nvlink_domain(void) {
 }
 
 static void test_rejections_counted_by_reason(void) {
-  g_test_summary("15 heads: tp 2 (pp 1, 2, 4), 4 (pp 1, 2), 8 (pp 1) rejected, one reason, count 6");
+  g_test_summary(
+      "15 heads: tp 2 (pp 1, 2, 4), 4 (pp 1, 2), 8 (pp 1) rejected, one reason, count 6");
   g_autoptr(PtsimSweepSpec) spec = small_spec("megatron2021-gpt-1b");
   g_autoptr(PtsimSweep) sweep = enumerate(spec);
   g_assert_cmpuint(sweep->candidates, ==, 10);
@@ -202,7 +204,8 @@ static PtsimSweep *evaluated(const PtsimSweepSpec *spec) {
  * never below it plus the context and NCCL buffers; a layout the floor
  * rejects cannot run. */
 static void test_floor_below_emulation(void) {
-  g_test_summary("held floor + context/NCCL <= the emulated device peak, on every layout that fits");
+  g_test_summary(
+      "held floor + context/NCCL <= the emulated device peak, on every layout that fits");
   g_autoptr(PtsimSweepSpec) spec = verdict_spec();
   spec->allocator = TRUE;
   g_autoptr(PtsimSweep) sweep = evaluated(spec);
@@ -225,7 +228,8 @@ static void test_floor_below_emulation(void) {
 /* Settling only the contention gives the same top as emulating every
  * layout: the fastest layouts that may run are all emulated. */
 static void test_settle_top_equals_full(void) {
-  g_test_summary("the top 8 after settling the contention equal the top 8 with every layout emulated");
+  g_test_summary(
+      "the top 8 after settling the contention equal the top 8 with every layout emulated");
   const guint top = 8;
   g_autoptr(PtsimSweepSpec) spec = verdict_spec();
   g_autoptr(PtsimSweep) lazy = evaluated(spec);
@@ -262,7 +266,8 @@ static void test_settle_top_equals_full(void) {
 }
 
 static void test_split_by_hand(void) {
-  g_test_summary("stage splits: even when pp divides the layers, else Megatron's equal lighter ends");
+  g_test_summary(
+      "stage splits: even when pp divides the layers, else Megatron's equal lighter ends");
   gint64 f, l;
   g_assert_true(ptsim_sweep_split(80, 4, 5, &f, &l)); /* 20 per stage, 4 per chunk */
   g_assert_cmpint(f, ==, 0);
@@ -291,7 +296,8 @@ static void test_split_by_hand(void) {
  * pp 1 (one 1F1B layout), pp 2 (40 per stage: vp 2, 4, 5, 8, 10, 20, 40),
  * pp 4 (20: 2, 4, 5, 10, 20), pp 8 (10: 2, 5, 10): 1 + 7 + 5 + 3 = 16. */
 static void test_vp_counts_by_hand(void) {
-  g_test_summary("default vp: every size dividing the layers per stage, 16 layouts counted by hand");
+  g_test_summary(
+      "default vp: every size dividing the layers per stage, 16 layouts counted by hand");
   g_autoptr(PtsimSweepSpec) spec = small_spec("llama3-70b");
   const int interleaved = PTSIM_SCHEDULE_INTERLEAVED;
   g_array_index(spec->schedules, int, 0) = interleaved;

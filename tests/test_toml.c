@@ -16,8 +16,8 @@ static PtsimToml *parse(const char *text, GError **error) {
   return ptsim_toml_parse("t.toml", text, strlen(text), error);
 }
 
-static const PtsimTomlEntry *must(const PtsimToml *t, const char *table, const char *key,
-                                  int line, PtsimTomlType type) {
+static const PtsimTomlEntry *must(const PtsimToml *t, const char *table, const char *key, int line,
+                                  PtsimTomlType type) {
   const PtsimTomlEntry *e = ptsim_toml_lookup(t, table, key);
   g_assert_nonnull(e);
   g_assert_cmpint(e->line, ==, line);
@@ -27,26 +27,25 @@ static const PtsimTomlEntry *must(const PtsimToml *t, const char *table, const c
 
 static void test_subset(void) {
   g_test_summary("every construct of the subset, with its table, key, line and exact value");
-  const char *text =
-      "# a comment\n"                                    /* 1 */
-      "[training]\n"                                     /* 2 */
-      "seq_len = 8_192   # trailing comment\n"           /* 3 */
-      "neg=-1\n"                                         /* 4 */
-      "lr = 3e-4\n"                                      /* 5 */
-      "lr2 = 1.5E-4\n"                                   /* 6 */
-      "beta = +0.95\n"                                   /* 7 */
-      "on = true\r\n"                                    /* 8: CRLF */
-      "  off = false\n"                                  /* 9: indented */
-      "[ quantize . linear.float8 ]\n"                   /* 10 */
-      "name = \"a\\tb\\\"c\\u00e9\\U0001F600\"\n"        /* 11 */
-      "lit = 'C:\\path\\no escapes'\n"                   /* 12 */
-      "fqns = [\"output\", 'router.gate',]\n"            /* 13: trailing comma */
-      "empty = []\n"                                     /* 14 */
-      "multi = [\n"                                      /* 15 */
-      "  1, # one\n"                                     /* 16 */
-      "  2\n"                                            /* 17 */
-      "]\n"                                              /* 18 */
-      "after = 0\n";                                     /* 19 */
+  const char *text = "# a comment\n"                             /* 1 */
+                     "[training]\n"                              /* 2 */
+                     "seq_len = 8_192   # trailing comment\n"    /* 3 */
+                     "neg=-1\n"                                  /* 4 */
+                     "lr = 3e-4\n"                               /* 5 */
+                     "lr2 = 1.5E-4\n"                            /* 6 */
+                     "beta = +0.95\n"                            /* 7 */
+                     "on = true\r\n"                             /* 8: CRLF */
+                     "  off = false\n"                           /* 9: indented */
+                     "[ quantize . linear.float8 ]\n"            /* 10 */
+                     "name = \"a\\tb\\\"c\\u00e9\\U0001F600\"\n" /* 11 */
+                     "lit = 'C:\\path\\no escapes'\n"            /* 12 */
+                     "fqns = [\"output\", 'router.gate',]\n"     /* 13: trailing comma */
+                     "empty = []\n"                              /* 14 */
+                     "multi = [\n"                               /* 15 */
+                     "  1, # one\n"                              /* 16 */
+                     "  2\n"                                     /* 17 */
+                     "]\n"                                       /* 18 */
+                     "after = 0\n";                              /* 19 */
   g_autoptr(GError) error = NULL;
   g_autoptr(PtsimToml) t = parse(text, &error);
   g_assert_no_error(error);
@@ -65,7 +64,8 @@ static void test_subset(void) {
   const char *F = "quantize.linear.float8";
   g_assert_cmpstr(must(t, F, "name", 11, PTSIM_TOML_STRING)->value.string, ==,
                   "a\tb\"c\xc3\xa9\xf0\x9f\x98\x80");
-  g_assert_cmpstr(must(t, F, "lit", 12, PTSIM_TOML_STRING)->value.string, ==, "C:\\path\\no escapes");
+  g_assert_cmpstr(must(t, F, "lit", 12, PTSIM_TOML_STRING)->value.string, ==,
+                  "C:\\path\\no escapes");
   const PtsimTomlEntry *fqns = must(t, F, "fqns", 13, PTSIM_TOML_ARRAY);
   g_assert_cmpint(fqns->value.item_type, ==, PTSIM_TOML_STRING);
   g_assert_cmpuint(fqns->value.items->len, ==, 2);
@@ -100,7 +100,8 @@ static void refused(const char *text, int line, const char *needle) {
 }
 
 static void test_refused(void) {
-  g_test_summary("what TOML has beyond the subset, and malformed TOML: refused at its line, by name");
+  g_test_summary(
+      "what TOML has beyond the subset, and malformed TOML: refused at its line, by name");
   refused("[a]\nx = \"open\n", 2, "unterminated string");
   refused("[a]\nx = \"\"\"multi\"\"\"\n", 2, "multi-line strings");
   refused("[a]\nx = '''multi'''\n", 2, "multi-line strings");
@@ -150,7 +151,8 @@ static void test_refused(void) {
 
 static void test_load(void) {
   g_test_summary("a file: the error names PATH:LINE; a missing file is NOT_FOUND");
-  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "torchtitan", "bad_syntax.toml", NULL);
+  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "torchtitan",
+                                                "bad_syntax.toml", NULL);
   g_autoptr(GError) error = NULL;
   g_assert_null(ptsim_toml_load(path, &error));
   g_autofree char *where = g_strdup_printf("%s:7: an unterminated string", path);
@@ -159,7 +161,8 @@ static void test_load(void) {
   g_assert_null(ptsim_toml_load("/nonexistent/x.toml", &error));
   g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND);
   g_clear_error(&error);
-  g_autofree char *good = g_test_build_filename(G_TEST_DIST, "data", "torchtitan", "llama3_8b_ddp.toml", NULL);
+  g_autofree char *good = g_test_build_filename(G_TEST_DIST, "data", "torchtitan",
+                                                "llama3_8b_ddp.toml", NULL);
   g_autoptr(PtsimToml) t = ptsim_toml_load(good, &error);
   g_assert_no_error(error);
   g_assert_cmpint(must(t, "compile", "components", 44, PTSIM_TOML_ARRAY)->value.items->len, ==, 2);
@@ -191,14 +194,16 @@ static gboolean fuzz_one(GString *text) {
 }
 
 static void test_fuzz(void) {
-  g_test_summary("deterministic mutations of the fixtures: parse, or one line PATH:LINE inside the text");
+  g_test_summary(
+      "deterministic mutations of the fixtures: parse, or one line PATH:LINE inside the text");
   static const char *const files[] = {"llama3_8b_ddp.toml", "llama3_70b_hsdp_tp.toml",
                                       "llama3_405b_pp.toml"};
   static const char alphabet[] = "[]=\"'#,.{}\n\r\t \\_-+e0123456789abtrufl\xc3\xff";
   GRand *rng = g_rand_new_with_seed(20260824);
   int refused_count = 0, runs = 0;
   for (size_t f = 0; f < G_N_ELEMENTS(files); f++) {
-    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "torchtitan", files[f], NULL);
+    g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "torchtitan", files[f],
+                                                  NULL);
     g_autofree char *orig = NULL;
     gsize len = 0;
     g_assert_true(g_file_get_contents(path, &orig, &len, NULL));
@@ -208,14 +213,21 @@ static void test_fuzz(void) {
       for (int k = 0; k < edits && text->len > 0; k++) {
         gsize at = (gsize)g_rand_int_range(rng, 0, (gint32)text->len);
         switch (g_rand_int_range(rng, 0, 4)) {
-        case 0: text->str[at] = alphabet[g_rand_int_range(rng, 0, sizeof alphabet - 1)]; break;
+        case 0:
+          text->str[at] = alphabet[g_rand_int_range(rng, 0, sizeof alphabet - 1)];
+          break;
         case 1: {
           gsize n = 1 + (gsize)g_rand_int_range(rng, 0, 8);
           g_string_erase(text, (gssize)at, (gssize)MIN(n, text->len - at));
           break;
         }
-        case 2: g_string_insert_c(text, (gssize)at, alphabet[g_rand_int_range(rng, 0, sizeof alphabet - 1)]); break;
-        default: g_string_truncate(text, at); break;
+        case 2:
+          g_string_insert_c(text, (gssize)at,
+                            alphabet[g_rand_int_range(rng, 0, sizeof alphabet - 1)]);
+          break;
+        default:
+          g_string_truncate(text, at);
+          break;
         }
       }
       refused_count += fuzz_one(text) ? 1 : 0;

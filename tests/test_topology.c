@@ -3,11 +3,9 @@
 #include <string.h>
 #include "topology.h"
 
-static void
-check_group(int64_t tp, int64_t cp, int64_t dp, int64_t pp, int64_t gpn,
-            PtsimGroupKind kind, int64_t size, int64_t nodes, int64_t g,
-            int64_t senders)
-{
+static void check_group(int64_t tp, int64_t cp, int64_t dp, int64_t pp, int64_t gpn,
+                        PtsimGroupKind kind, int64_t size, int64_t nodes, int64_t g,
+                        int64_t senders) {
   PtsimGroup grp;
   ptsim_topology_group_of(tp, cp, dp, pp, gpn, kind, 0, &grp);
   g_assert_cmpint(grp.size, ==, size);
@@ -17,9 +15,7 @@ check_group(int64_t tp, int64_t cp, int64_t dp, int64_t pp, int64_t gpn,
   g_assert_cmpint(grp.node_size, ==, gpn);
 }
 
-static void
-test_rank_order(void)
-{
+static void test_rank_order(void) {
   int64_t t, c, d, p, r;
   g_test_summary("rank = tp_rank + tp*(cp_rank + cp*(dp_rank + dp*pp_rank)), and back");
   g_assert_cmpint(ptsim_topology_rank(2, 2, 2, 1, 0, 0, 0), ==, 1);
@@ -36,9 +32,7 @@ test_rank_order(void)
   }
 }
 
-static void
-test_tp8_inside_node(void)
-{
+static void test_tp8_inside_node(void) {
   g_test_summary("tp=8 on 8-GPU nodes: TP inside one node, DP and PP cross nodes with G=1");
   /* tp=8 dp=4 pp=2: 64 GPUs on 8 nodes */
   check_group(8, 1, 4, 2, 8, PTSIM_GROUP_TP, 8, 1, 8, 0);
@@ -48,9 +42,7 @@ test_tp8_inside_node(void)
   check_group(8, 1, 4, 2, 8, PTSIM_GROUP_CP, 1, 1, 1, 0);
 }
 
-static void
-test_dp_crossing_nodes(void)
-{
+static void test_dp_crossing_nodes(void) {
   PtsimGroup grp;
   g_test_summary("tp=2 dp=8 on 8-GPU nodes: DP spans 2 nodes with 4 members each");
   check_group(2, 1, 8, 1, 8, PTSIM_GROUP_DP, 8, 2, 4, 8);
@@ -64,9 +56,7 @@ test_dp_crossing_nodes(void)
   g_assert_true(ptsim_topology_group_crosses_nodes(&grp));
 }
 
-static void
-test_pp_crossing_nodes(void)
-{
+static void test_pp_crossing_nodes(void) {
   g_test_summary("tp=4 dp=2 pp=4 on 8-GPU nodes: one stage per node, PP spans 4 nodes");
   check_group(4, 1, 2, 4, 8, PTSIM_GROUP_PP, 4, 4, 1, 8);
   check_group(4, 1, 2, 4, 8, PTSIM_GROUP_DP, 2, 1, 2, 0);
@@ -75,9 +65,7 @@ test_pp_crossing_nodes(void)
   check_group(2, 1, 1, 8, 8, PTSIM_GROUP_PP, 8, 2, 4, 8);
 }
 
-static void
-test_tp2_cp2_dp2_one_node(void)
-{
+static void test_tp2_cp2_dp2_one_node(void) {
   PtsimGroupKind k;
   g_test_summary("tp=2 cp=2 dp=2 on one 8-GPU node: every group inside the node");
   for (k = PTSIM_GROUP_TP; k <= PTSIM_GROUP_TP_CP; k = (PtsimGroupKind)(k + 1)) {
@@ -96,17 +84,13 @@ test_tp2_cp2_dp2_one_node(void)
   check_group(2, 2, 2, 1, 4, PTSIM_GROUP_DP_CP, 4, 2, 2, 4);
 }
 
-static void
-test_tp16_two_nodes(void)
-{
+static void test_tp16_two_nodes(void) {
   g_test_summary("tp=16 on 8-GPU nodes spans 2 nodes, 8 members each");
   check_group(16, 1, 2, 1, 8, PTSIM_GROUP_TP, 16, 2, 8, 8);
   check_group(16, 1, 2, 1, 8, PTSIM_GROUP_DP, 2, 2, 1, 8);
 }
 
-static void
-test_uneven(void)
-{
+static void test_uneven(void) {
   PtsimGroup grp;
   g_test_summary("gpus_per_node not dividing the layout: counted exactly, conservative G");
   /* tp=3 on 4-GPU nodes: TP group 0 = {0,1,2} inside node 0, group of rank 3
@@ -134,9 +118,7 @@ test_uneven(void)
   g_assert_cmpint(grp.nodes, ==, 1);
 }
 
-static void
-test_from_job(void)
-{
+static void test_from_job(void) {
   PtsimLayout layout;
   PtsimHardware hw;
   PtsimGroup grp;
@@ -158,9 +140,7 @@ test_from_job(void)
   g_assert_cmpint(grp.size, ==, 8);
 }
 
-static void
-test_nvl72_domain(void)
-{
+static void test_nvl72_domain(void) {
   PtsimLayout layout;
   PtsimHardware hw;
   PtsimGroup grp;
@@ -208,9 +188,7 @@ test_nvl72_domain(void)
 
 /* Every member's node, one by one: what nodes, gpus_per_node and
  * max_gpus_per_node must say. */
-static void
-test_nodes_member_by_member(void)
-{
+static void test_nodes_member_by_member(void) {
   static const int64_t sizes[] = {1, 2, 3, 4, 5, 6, 8, 16};
   g_test_summary("nodes, members per node and fabric senders agree with placing every member, "
                  "for all group kinds, ranks and node sizes 1..9 of small layouts");
@@ -253,9 +231,7 @@ test_nodes_member_by_member(void)
             }
 }
 
-int
-main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/topology/rank-order", test_rank_order);
   g_test_add_func("/topology/tp8-inside-node", test_tp8_inside_node);

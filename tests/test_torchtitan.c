@@ -29,7 +29,8 @@ static void load(const char *name, int64_t gpus, PtsimTorchtitan *tt, GPtrArray 
   *warnings = g_ptr_array_new_with_free_func(g_free);
   g_assert_true(ptsim_torchtitan_load(path, gpus, tt, *warnings, &error));
   g_assert_no_error(error);
-  for (guint i = 0; i < (*warnings)->len; i++) g_test_message("warning: %s", (char *)(*warnings)->pdata[i]);
+  for (guint i = 0; i < (*warnings)->len; i++)
+    g_test_message("warning: %s", (char *)(*warnings)->pdata[i]);
 }
 
 /* The one warning containing NEEDLE, which must name FILE:LINE. */
@@ -62,7 +63,7 @@ static void test_ddp_8b(void) {
   g_assert_cmpint(l->tp, ==, 1);
   g_assert_cmpint(l->pp, ==, 1);
   g_assert_cmpint(l->cp, ==, 1);
-  g_assert_cmpint(l->mbs, ==, 1);  /* local_batch_size without PP */
+  g_assert_cmpint(l->mbs, ==, 1); /* local_batch_size without PP */
   g_assert_cmpint(l->gbs, ==, 32);
   g_assert_cmpint(l->seq, ==, 8192);
   g_assert_cmpint(tt.grad_accumulation, ==, 4); /* 32 / (1 x 8) */
@@ -139,13 +140,13 @@ static void test_fsdp_8b(void) {
   g_assert_cmpint(l->gbs, ==, 16);
   g_assert_cmpint(tt.grad_accumulation, ==, 1);
   g_assert_cmpint(run->recompute, ==, PTSIM_RECOMPUTE_SELECTIVE_OP); /* per-op, torch's policy */
-  g_assert_cmpint(run->torch_layers, ==, PTSIM_TORCH_LAYERS_EAGER);     /* no [compile] */
+  g_assert_cmpint(run->torch_layers, ==, PTSIM_TORCH_LAYERS_EAGER);  /* no [compile] */
   g_assert_cmpint(l->sharding, ==, PTSIM_SHARDING_PARAMS);
   g_assert_cmpint(run->fsdp_impl, ==, PTSIM_FSDP_TORCH);
   g_assert_cmpint(l->distributed_optimizer, ==, 1);
   g_assert_cmpint(l->optimizer_instances, ==, 1);
   g_assert_cmpint(run->reshard_after_forward, ==, PTSIM_RESHARD_AUTO);
-  g_assert_cmpint(run->main_params_bytes, ==, 4);     /* the fp32 shards */
+  g_assert_cmpint(run->main_params_bytes, ==, 4);      /* the fp32 shards */
   g_assert_cmpint(run->fp32_grad_accumulation, ==, 1); /* mixed_precision_reduce float32 */
   g_assert_cmpint(run->fp8_param_gather, ==, 0);
   g_assert_cmpuint(warnings->len, ==, 0); /* everything it says is modelled */
@@ -315,7 +316,8 @@ static void test_fsdp_pp(void) {
 }
 
 static void test_pp_405b(void) {
-  g_test_summary("FSDP x TP 8 x PP 4, Interleaved1F1B, 8 layers per stage: vp 4, mbs, accumulation");
+  g_test_summary(
+      "FSDP x TP 8 x PP 4, Interleaved1F1B, 8 layers per stage: vp 4, mbs, accumulation");
   g_auto(PtsimTorchtitan) tt = {0};
   g_autoptr(GPtrArray) warnings = NULL;
   load("llama3_405b_pp.toml", 512, &tt, &warnings);
@@ -323,9 +325,9 @@ static void test_pp_405b(void) {
   g_assert_cmpstr(tt.model, ==, "llama3.1-405b");
   g_assert_cmpint(tt.dp_shard, ==, 16); /* 512 / (8 x 4) */
   g_assert_cmpint(l->pp, ==, 4);
-  g_assert_cmpint(l->vp, ==, 4);       /* ceil((126 + 1 + 1) / 8) = 16 stages / 4 ranks */
+  g_assert_cmpint(l->vp, ==, 4); /* ceil((126 + 1 + 1) / 8) = 16 stages / 4 ranks */
   g_assert_cmpint(l->schedule, ==, PTSIM_SCHEDULE_INTERLEAVED);
-  g_assert_cmpint(l->mbs, ==, 1);      /* pipeline_parallel_microbatch_size */
+  g_assert_cmpint(l->mbs, ==, 1); /* pipeline_parallel_microbatch_size */
   g_assert_cmpint(l->gbs, ==, 512);
   g_assert_cmpint(tt.grad_accumulation, ==, 2);
   has_warning(warnings, "llama3_405b_pp.toml", 9, "own pipeline schedule");
@@ -341,18 +343,19 @@ static gboolean from_text(const char *text, int64_t gpus, PtsimTorchtitan *tt, G
 
 /* FSDP over 2 ranks x TP 2 x PP `pp` of FLAVOR with the extra [parallelism] lines. */
 static void split_of(const char *flavor, int pp, const char *extra, PtsimTorchtitan *tt) {
-  g_autofree char *text = g_strdup_printf(
-      "[model]\nflavor = \"%s\"\n[training]\nlocal_batch_size = 8\nseq_len = 4096\n"
-      "[parallelism]\ndata_parallel_shard_degree = 2\ntensor_parallel_degree = 2\n"
-      "pipeline_parallel_degree = %d\n%s",
-      flavor, pp, extra);
+  g_autofree char *text =
+      g_strdup_printf("[model]\nflavor = \"%s\"\n[training]\nlocal_batch_size = 8\nseq_len = 4096\n"
+                      "[parallelism]\ndata_parallel_shard_degree = 2\ntensor_parallel_degree = 2\n"
+                      "pipeline_parallel_degree = %d\n%s",
+                      flavor, pp, extra);
   g_autoptr(GError) error = NULL;
   g_assert_true(from_text(text, -1, tt, &error));
   g_assert_no_error(error);
 }
 
 static void test_stage_split(void) {
-  g_test_summary("torchtitan's stage split (embedding and output count as one layer each) in ptsim's terms");
+  g_test_summary(
+      "torchtitan's stage split (embedding and output count as one layer each) in ptsim's terms");
   g_auto(PtsimTorchtitan) a = {0};
   split_of("8B", 2, "", &a); /* (32+2)/2 = 17 each, minus 1 at both ends: 16, 16 */
   g_assert_cmpint(a.layout.first_stage_layers, ==, 0);
@@ -363,12 +366,15 @@ static void test_stage_split(void) {
   g_assert_cmpint(b.layout.first_stage_layers, ==, 31);
   g_assert_cmpint(b.layout.last_stage_layers, ==, 31);
   g_auto(PtsimTorchtitan) c = {0};
-  split_of("8B", 2, "pipeline_parallel_first_stage_less_layers = 0\n"
-                    "pipeline_parallel_last_stage_less_layers = 2\n", &c); /* 17, 15 */
+  split_of("8B", 2,
+           "pipeline_parallel_first_stage_less_layers = 0\n"
+           "pipeline_parallel_last_stage_less_layers = 2\n",
+           &c); /* 17, 15 */
   g_assert_cmpint(c.layout.first_stage_layers, ==, 17);
   g_assert_cmpint(c.layout.last_stage_layers, ==, 15);
   g_auto(PtsimTorchtitan) d = {0};
-  split_of("70B", 4, "", &d); /* 82/4 = 20 r 2: 20, 21, 20, 19: not expressible, 80/4 even instead */
+  split_of("70B", 4, "",
+           &d); /* 82/4 = 20 r 2: 20, 21, 20, 19: not expressible, 80/4 even instead */
   g_assert_cmpint(d.layout.first_stage_layers, ==, 0);
   g_assert_cmpint(d.layout.last_stage_layers, ==, 0);
   g_auto(PtsimTorchtitan) e = {0};
@@ -381,20 +387,23 @@ static void test_stage_split(void) {
   /* torchtitan's own refusals */
   g_autoptr(GError) error = NULL;
   g_auto(PtsimTorchtitan) g = {0};
-  g_assert_false(from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
-                           "pipeline_parallel_degree = 2\npipeline_parallel_layers_per_stage = 8\n",
-                           -1, &g, &error)); /* ceil(34/8) = 5 stages on 2 ranks */
+  g_assert_false(
+      from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+                "pipeline_parallel_degree = 2\npipeline_parallel_layers_per_stage = 8\n",
+                -1, &g, &error)); /* ceil(34/8) = 5 stages on 2 ranks */
   g_assert_true(g_str_has_prefix(error->message, "x.toml:6: "));
   g_assert_nonnull(strstr(error->message, "5 virtual stages"));
   g_clear_error(&error);
-  g_assert_false(from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
-                           "pipeline_parallel_degree = 2\npipeline_parallel_schedule = \"2F2B\"\n",
-                           -1, &g, &error));
+  g_assert_false(
+      from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+                "pipeline_parallel_degree = 2\npipeline_parallel_schedule = \"2F2B\"\n",
+                -1, &g, &error));
   g_assert_nonnull(strstr(error->message, "not a PyTorch schedule"));
 }
 
 static void test_recompute(void) {
-  g_test_summary("activation_checkpoint modes and selective options, by hand on 8B (32 layers, pp 1)");
+  g_test_summary(
+      "activation_checkpoint modes and selective options, by hand on 8B (32 layers, pp 1)");
   static const struct {
     const char *lines;
     PtsimRecompute kind;
@@ -408,12 +417,14 @@ static void test_recompute(void) {
       {"selective_ac_option = '1'\n", PTSIM_RECOMPUTE_FULL, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
       {"selective_ac_option = '0'\n", PTSIM_RECOMPUTE_FULL, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
       {"selective_ac_option = '64'\n", PTSIM_RECOMPUTE_NONE, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
-      {"selective_ac_option = 'op'\n", PTSIM_RECOMPUTE_SELECTIVE_OP, PTSIM_RECOMPUTE_METHOD_UNIFORM, 0},
+      {"selective_ac_option = 'op'\n", PTSIM_RECOMPUTE_SELECTIVE_OP, PTSIM_RECOMPUTE_METHOD_UNIFORM,
+       0},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-    g_autofree char *text = g_strdup_printf(
-        "[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
-        "[activation_checkpoint]\n%s", cases[i].lines);
+    g_autofree char *text =
+        g_strdup_printf("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+                        "[activation_checkpoint]\n%s",
+                        cases[i].lines);
     g_auto(PtsimTorchtitan) tt = {0};
     g_autoptr(GError) error = NULL;
     g_assert_true(from_text(text, -1, &tt, &error));
@@ -423,30 +434,37 @@ static void test_recompute(void) {
     g_assert_cmpint(tt.settings.recompute_num_layers, ==, cases[i].layers);
   }
   g_auto(PtsimTorchtitan) tt = {0};
-  g_assert_true(from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
-                          "[activation_checkpoint]\nmode = \"memory_budget\"\n", -1, &tt, NULL));
+  g_assert_true(
+      from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+                "[activation_checkpoint]\nmode = \"memory_budget\"\n",
+                -1, &tt, NULL));
   g_assert_true(g_str_has_prefix(tt.unmodelled, "x.toml:6: "));
   g_autoptr(GError) error = NULL;
   g_auto(PtsimTorchtitan) bad = {0};
-  g_assert_false(from_text("[model]\nflavor = \"8B\"\n[activation_checkpoint]\nselective_ac_option = 'layer'\n",
-                           1, &bad, &error));
+  g_assert_false(from_text(
+      "[model]\nflavor = \"8B\"\n[activation_checkpoint]\nselective_ac_option = 'layer'\n", 1, &bad,
+      &error));
   g_assert_true(g_str_has_prefix(error->message, "x.toml:4: "));
 }
 
 static void test_precision(void) {
   g_test_summary("float32 regimes are refused with the reason; float8 needs an fp8 GPU");
   g_auto(PtsimTorchtitan) tp = {0}; /* TP without FSDP: torchtitan trains in float32 */
-  g_assert_true(from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
-                          "tensor_parallel_degree = 2\n", -1, &tp, NULL));
+  g_assert_true(
+      from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+                "tensor_parallel_degree = 2\n",
+                -1, &tp, NULL));
   g_assert_true(g_str_has_prefix(tp.unmodelled, "x.toml:5: "));
   g_assert_nonnull(strstr(tp.unmodelled, "float32"));
   g_auto(PtsimTorchtitan) bf = {0};
   g_assert_true(from_text("[model]\nflavor = \"8B\"\n[training]\ndtype = \"bfloat16\"\n"
-                          "[parallelism]\ndata_parallel_shard_degree = 1\n", -1, &bf, NULL));
+                          "[parallelism]\ndata_parallel_shard_degree = 1\n",
+                          -1, &bf, NULL));
   g_assert_true(g_str_has_prefix(bf.unmodelled, "x.toml:4: "));
   g_auto(PtsimTorchtitan) f8 = {0};
   g_assert_true(from_text("[model]\nflavor = \"8B\"\nconverters = [\"quantize.linear.float8\"]\n"
-                          "[parallelism]\ndata_parallel_shard_degree = 1\n", -1, &f8, NULL));
+                          "[parallelism]\ndata_parallel_shard_degree = 1\n",
+                          -1, &f8, NULL));
   g_assert_null(f8.unmodelled);
   g_assert_cmpint(f8.settings.precision, ==, PTSIM_PRECISION_FP8);
   PtsimJob job;
@@ -459,7 +477,8 @@ static void test_precision(void) {
   g_assert_true(ptsim_hardware_load("l40s-48g", &job.hw, NULL));
   g_assert_true(ptsim_torchtitan_job(&f8, &job, &error));
   g_auto(PtsimTorchtitan) old = {0};
-  g_assert_false(from_text("[model]\nflavor = \"8B\"\nconverters = [\"float8\"]\n", 1, &old, &error));
+  g_assert_false(
+      from_text("[model]\nflavor = \"8B\"\nconverters = [\"float8\"]\n", 1, &old, &error));
   g_assert_nonnull(strstr(error->message, "renamed 'quantize.linear.float8'"));
 }
 
@@ -483,19 +502,21 @@ static void test_float8(void) {
   g_autofree char *dw = warnings_of(ONE_GPU, &d);
   g_assert_cmpint(d.settings.fp8_recipe, ==, PTSIM_FP8_TENSORWISE);
   g_assert_nonnull(strstr(dw, "x.toml:3: [model] converters: eager float8")); /* no compile */
-  g_assert_nonnull(strstr(dw, "output projection is converted too")); /* filter_fqns = [] */
+  g_assert_nonnull(strstr(dw, "output projection is converted too"));         /* filter_fqns = [] */
   g_auto(PtsimTorchtitan) r = {0};
-  g_autofree char *rw = warnings_of(ONE_GPU "[compile]\nenable = true\n[quantize.linear.float8]\n"
-                                    "recipe_name = \"rowwise_with_gw_hp\"\nfilter_fqns = [\"output\"]\n",
-                                    &r);
+  g_autofree char *rw =
+      warnings_of(ONE_GPU "[compile]\nenable = true\n[quantize.linear.float8]\n"
+                          "recipe_name = \"rowwise_with_gw_hp\"\nfilter_fqns = [\"output\"]\n",
+                  &r);
   g_assert_cmpint(r.settings.fp8_recipe, ==, PTSIM_FP8_BLOCKWISE);
-  g_assert_nonnull(strstr(rw, "x.toml:7: [quantize.linear.float8] recipe_name: 'rowwise_with_gw_hp'"));
+  g_assert_nonnull(
+      strstr(rw, "x.toml:7: [quantize.linear.float8] recipe_name: 'rowwise_with_gw_hp'"));
   g_assert_nonnull(strstr(rw, "weight-gradient GEMMs run in bf16"));
   g_assert_null(strstr(rw, "eager float8"));
   g_assert_null(strstr(rw, "filter_fqns"));
   g_auto(PtsimTorchtitan) mx = {0};
-  g_autofree char *mw = warnings_of("[model]\nflavor = \"8B\"\nconverters = [\"quantize.linear.mx\"]\n",
-                                    &mx);
+  g_autofree char *mw =
+      warnings_of("[model]\nflavor = \"8B\"\nconverters = [\"quantize.linear.mx\"]\n", &mx);
   g_assert_cmpint(mx.settings.precision, ==, PTSIM_PRECISION_FP8);
   g_assert_cmpint(mx.settings.fp8_recipe, ==, PTSIM_FP8_BLOCKWISE);
   g_assert_nonnull(strstr(mw, "MXFP8"));
@@ -532,23 +553,28 @@ static void test_layers(void) {
     g_assert_cmpint(tt.settings.transformer_engine, ==, 0);
     g_assert_cmpint(tt.settings.flash_attention, ==, 1);
     g_assert_cmpint(tt.settings.torch_layers, ==, cases[i].layers);
-    if (cases[i].warning) g_assert_nonnull(strstr(w, cases[i].warning));
-    else g_assert_cmpstr(w, ==, "");
+    if (cases[i].warning)
+      g_assert_nonnull(strstr(w, cases[i].warning));
+    else
+      g_assert_cmpstr(w, ==, "");
   }
   g_auto(PtsimTorchtitan) cp = {0};
   g_autoptr(GError) error = NULL;
-  const char *text = "[model]\nflavor = \"8B\"\n[parallelism]\ncontext_parallel_degree = 2\n"
-                     "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n";
+  const char *text =
+      "[model]\nflavor = \"8B\"\n[parallelism]\ncontext_parallel_degree = 2\n"
+      "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n";
   g_autoptr(PtsimToml) toml = ptsim_toml_parse("x.toml", text, strlen(text), &error);
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
   g_assert_true(ptsim_torchtitan_parse(toml, 2, &cp, warnings, &error));
   g_assert_cmpint(cp.settings.recompute, ==, PTSIM_RECOMPUTE_SELECTIVE_OP);
   g_assert_cmpuint(warnings->len, ==, 2); /* and the rotate method's */
-  g_assert_nonnull(strstr(warnings->pdata[0], "x.toml:7: [activation_checkpoint] "
-                                              "selective_ac_option: 'op' under context parallelism"));
+  g_assert_nonnull(strstr(warnings->pdata[0],
+                          "x.toml:7: [activation_checkpoint] "
+                          "selective_ac_option: 'op' under context parallelism"));
 }
 
-static void check_fails(const char *text, int64_t gpus, int code, const char *prefix, const char *needle) {
+static void check_fails(const char *text, int64_t gpus, int code, const char *prefix,
+                        const char *needle) {
   g_auto(PtsimTorchtitan) tt = {0};
   g_autoptr(GError) error = NULL;
   g_assert_false(from_text(text, gpus, &tt, &error));
@@ -562,34 +588,37 @@ static void check_fails(const char *text, int64_t gpus, int code, const char *pr
 static void test_errors(void) {
   g_test_summary("schema and torchtitan's own checks: FILE:LINE, the key, what is allowed");
   const int P = PTSIM_CONFIG_ERROR_PARSE, I = PTSIM_CONFIG_ERROR_INVALID;
-  check_fails("[training]\nbatch_size = 8\n", 1, P, "x.toml:2: ", "renamed [training] local_batch_size");
+  check_fails("[training]\nbatch_size = 8\n", 1, P,
+              "x.toml:2: ", "renamed [training] local_batch_size");
   check_fails("[training]\nseq_lenn = 8\n", 1, P, "x.toml:2: ", "unknown key 'seq_lenn'");
-  check_fails("[float8]\nenable_float8_linear = true\n", 1, P, "x.toml:1: ", "renamed [quantize.linear.float8]");
+  check_fails("[float8]\nenable_float8_linear = true\n", 1, P,
+              "x.toml:1: ", "renamed [quantize.linear.float8]");
   check_fails("[mystery]\n", 1, P, "x.toml:1: ", "unknown section [mystery]");
   check_fails("seed = 1\n", 1, P, "x.toml:1: ", "before any [section]");
   check_fails("[training]\nseq_len = \"8192\"\n", 1, P, "x.toml:2: ", "expected an integer");
   check_fails("[training]\nseq_len = 8192.0\n", 1, P, "x.toml:2: ", "is a float");
-  check_fails("[model]\nconverters = \"quantize.linear.float8\"\n", 1, P, "x.toml:2: ",
-              "expected an array of strings");
-  check_fails("[parallelism]\nmodule_fqns_per_model_part = [\"layers.0\"]\n", 1, P, "x.toml:2: ",
-              "expected an array of arrays of strings");
-  check_fails("[activation_checkpoint]\nmode = \"partial\"\n", 1, P, "x.toml:2: ",
-              "expected one of selective|full|memory_budget|none");
+  check_fails("[model]\nconverters = \"quantize.linear.float8\"\n", 1, P,
+              "x.toml:2: ", "expected an array of strings");
+  check_fails("[parallelism]\nmodule_fqns_per_model_part = [\"layers.0\"]\n", 1, P,
+              "x.toml:2: ", "expected an array of arrays of strings");
+  check_fails("[activation_checkpoint]\nmode = \"partial\"\n", 1, P,
+              "x.toml:2: ", "expected one of selective|full|memory_budget|none");
   check_fails("[model]\nname = \"deepseek_v3\"\n", 1, I, "x.toml:2: ", "llama3 configs");
   check_fails("[model]\nflavor = \"debugmodel\"\n", 1, I, "x.toml:2: ", "has no ptsim model");
   check_fails("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_replicate_degree = 2\n"
-              "data_parallel_shard_degree = 1\ntensor_parallel_degree = 2\n", -1, I, "x.toml:4: ",
-              "DDP has not supported");
+              "data_parallel_shard_degree = 1\ntensor_parallel_degree = 2\n",
+              -1, I, "x.toml:4: ", "DDP has not supported");
   check_fails("[model]\nflavor = \"8B\"\n[training]\nlocal_batch_size = 3\nglobal_batch_size = 8\n"
-              "[parallelism]\ndata_parallel_shard_degree = 1\n", -1, I, "x.toml:5: ",
-              "not a multiple of local_batch_size 3");
+              "[parallelism]\ndata_parallel_shard_degree = 1\n",
+              -1, I, "x.toml:5: ", "not a multiple of local_batch_size 3");
   check_fails("[model]\nflavor = \"8B\"\n[training]\nseq_len = 4097\n[parallelism]\n"
-              "data_parallel_shard_degree = 2\ntensor_parallel_degree = 2\n", -1, I, "x.toml:4: ",
-              "not divisible by tp x 2 cp = 4");
+              "data_parallel_shard_degree = 2\ntensor_parallel_degree = 2\n",
+              -1, I, "x.toml:4: ", "not divisible by tp x 2 cp = 4");
   check_fails("[model]\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = 0\n", 8, I,
               "x.toml:4: ", "expected an integer >= 1");
   check_fails("[model]\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = 1073741824\n"
-              "pipeline_parallel_degree = 1073741824\n", -1, I, "x.toml:5: ", "exceeds");
+              "pipeline_parallel_degree = 1073741824\n",
+              -1, I, "x.toml:5: ", "exceeds");
   check_fails("[model]\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = 3\n", 8, I,
               "x.toml:3: ", "not divisible by replicate x cp x tp x pp = 3");
 }

@@ -19,8 +19,8 @@
 #include "trace.h"
 
 /* A job from the shipped models and profiles, as the command resolves it. */
-static void resolve(PtsimJob *job, const char *model, gint64 gpus, gint64 tp, gint64 pp,
-                    gint64 vp, gint64 gbs, const char *recompute) {
+static void resolve(PtsimJob *job, const char *model, gint64 gpus, gint64 tp, gint64 pp, gint64 vp,
+                    gint64 gbs, const char *recompute) {
   PtsimJobOptions o;
   ptsim_job_options_init(&o);
   o.model = g_strdup(model);
@@ -88,8 +88,7 @@ static void check_sums(const Run *r) {
                                    st->exposed_comm_s[PTSIM_COMM_TP], tol);
     g_assert_cmpfloat_with_epsilon(total_s(r, (int32_t)s, PTSIM_SLICE_CP_EXPOSED),
                                    st->exposed_comm_s[PTSIM_COMM_CP], tol);
-    g_assert_cmpfloat_with_epsilon(total_s(r, (int32_t)s, PTSIM_SLICE_PP_WAIT), st->pp_wait_s,
-                                   tol);
+    g_assert_cmpfloat_with_epsilon(total_s(r, (int32_t)s, PTSIM_SLICE_PP_WAIT), st->pp_wait_s, tol);
     /* compute_s is busy minus blocking communication: the compute and
      * recompute children together */
     g_assert_cmpfloat_with_epsilon(total_s(r, (int32_t)s, PTSIM_SLICE_COMPUTE) +
@@ -206,7 +205,12 @@ static void test_recompute_cp(void) {
   PtsimJobOptions o;
   ptsim_job_options_init(&o);
   o.model = g_strdup("llama3-8b");
-  o.gpus = (PtsimOptionInt){TRUE, 32}; o.tp = (PtsimOptionInt){TRUE, 2}; o.pp = (PtsimOptionInt){TRUE, 2}; o.cp = (PtsimOptionInt){TRUE, 8}; o.gbs = (PtsimOptionInt){TRUE, 16}; o.seq = (PtsimOptionInt){TRUE, 4096};
+  o.gpus = (PtsimOptionInt){TRUE, 32};
+  o.tp = (PtsimOptionInt){TRUE, 2};
+  o.pp = (PtsimOptionInt){TRUE, 2};
+  o.cp = (PtsimOptionInt){TRUE, 8};
+  o.gbs = (PtsimOptionInt){TRUE, 16};
+  o.seq = (PtsimOptionInt){TRUE, 4096};
   o.recompute = g_strdup("full");
   g_autoptr(GError) error = NULL;
   g_assert_true(ptsim_job_build(&o, &job, NULL, &error));

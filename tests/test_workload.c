@@ -66,8 +66,10 @@ static void test_fp8_casts(void) {
   PtsimHardware hw;
   double fwd, bwd;
   casts_of(PTSIM_FP8_DELAYED, &fwd, &bwd, &hw);
-  g_assert_cmpfloat_with_epsilon(fwd, ptsim_cost_memory_bound_s(&hw, 4.0 * T * H) +
-                                          ptsim_cost_memory_bound_s(&hw, 4.0 * T * FFN), 1e-12);
+  g_assert_cmpfloat_with_epsilon(fwd,
+                                 ptsim_cost_memory_bound_s(&hw, 4.0 * T * H) +
+                                     ptsim_cost_memory_bound_s(&hw, 4.0 * T * FFN),
+                                 1e-12);
   g_assert_cmpfloat_with_epsilon(bwd, dy_casts(&hw, 4.0), 1e-12);
 }
 
@@ -82,9 +84,10 @@ static void test_fp8_casts_tensorwise(void) {
   PtsimHardware hw;
   double fwd, bwd;
   casts_of(PTSIM_FP8_TENSORWISE, &fwd, &bwd, &hw);
-  g_assert_cmpfloat_with_epsilon(fwd, ptsim_cost_memory_bound_s(&hw, 6.0 * T * H) +   /* O */
-                                          ptsim_cost_memory_bound_s(&hw, 6.0 * T * FFN) + /* fc2 */
-                                          2.0 * ptsim_cost_memory_bound_s(&hw, 4.0 * T * H),
+  g_assert_cmpfloat_with_epsilon(fwd,
+                                 ptsim_cost_memory_bound_s(&hw, 6.0 * T * H) +       /* O */
+                                     ptsim_cost_memory_bound_s(&hw, 6.0 * T * FFN) + /* fc2 */
+                                     2.0 * ptsim_cost_memory_bound_s(&hw, 4.0 * T * H),
                                  1e-12); /* QKV, fc1 */
   g_assert_cmpfloat_with_epsilon(bwd, dy_casts(&hw, 6.0), 1e-12);
 }
@@ -113,7 +116,8 @@ static void test_fp8_allgather(void) {
   const PtsimGroup *g = &plan->groups[PTSIM_GROUP_TP];
   double ag = ptsim_cost_collective_s(&job.hw, NULL, PTSIM_COLL_ALL_GATHER, 1.0 * T * H, g);
   double rs = ptsim_cost_collective_s(&job.hw, NULL, PTSIM_COLL_REDUCE_SCATTER, 2.0 * T * H, g);
-  g_assert_cmpfloat_with_epsilon(f->layer.forward_comm_s[PTSIM_COMM_TP], 2.0 * ag + 2.0 * rs, 1e-12);
+  g_assert_cmpfloat_with_epsilon(f->layer.forward_comm_s[PTSIM_COMM_TP], 2.0 * ag + 2.0 * rs,
+                                 1e-12);
 }
 
 int main(int argc, char **argv) {

@@ -35,11 +35,14 @@ static void test_saved_gemms(void) {
   m.activation = PTSIM_ACTIVATION_SWIGLU;
   const int swiglu[PTSIM_TORCH_GEMMS] = {1, 0, 1, 0, 1, 0, 1}; /* wq wk wv wo w1 w3 w2 */
   const int gelu[PTSIM_TORCH_GEMMS] = {1, 0, 1, 0, 1, 0, 0};   /* wq wk wv wo w1 -- w2 */
-  for (int g = 0; g < PTSIM_TORCH_GEMMS; g++) g_assert_cmpint(ptsim_plan_torch_gemm_saved(&m, g), ==, swiglu[g]);
+  for (int g = 0; g < PTSIM_TORCH_GEMMS; g++)
+    g_assert_cmpint(ptsim_plan_torch_gemm_saved(&m, g), ==, swiglu[g]);
   m.activation = PTSIM_ACTIVATION_GELU;
-  for (int g = 0; g < PTSIM_TORCH_GEMMS; g++) g_assert_cmpint(ptsim_plan_torch_gemm_saved(&m, g), ==, gelu[g]);
+  for (int g = 0; g < PTSIM_TORCH_GEMMS; g++)
+    g_assert_cmpint(ptsim_plan_torch_gemm_saved(&m, g), ==, gelu[g]);
   m.bias = 1;
-  for (int g = 0; g < PTSIM_TORCH_GEMMS; g++) g_assert_cmpint(ptsim_plan_torch_gemm_saved(&m, g), ==, 0);
+  for (int g = 0; g < PTSIM_TORCH_GEMMS; g++)
+    g_assert_cmpint(ptsim_plan_torch_gemm_saved(&m, g), ==, 0);
 }
 
 static void test_saved_bytes_8b(void) {
@@ -49,8 +52,8 @@ static void test_saved_bytes_8b(void) {
   torch_job(&job, 1, PTSIM_TORCH_LAYERS_EAGER, PTSIM_RECOMPUTE_SELECTIVE_OP);
   g_autofree PtsimPlan *plan = plan_of(&job);
   /* block input 2Th, wq 2Th, wv 2T kv, w1 2Tf, w2 2Th, SDPA out 2Th, lse 4 x 32 heads x T */
-  double kept = 2.0 * T * H + 2.0 * T * H + 2.0 * T * KV + 2.0 * T * F + 2.0 * T * H +
-                2.0 * T * H + 4.0 * HEADS * T;
+  double kept = 2.0 * T * H + 2.0 * T * H + 2.0 * T * KV + 2.0 * T * F + 2.0 * T * H + 2.0 * T * H +
+                4.0 * HEADS * T;
   g_assert_cmpfloat(kept, ==, 63616.0 * T);
   g_assert_cmpfloat(ptsim_memory_layer_op_saved_bytes(plan), ==, kept);
   /* without recomputation the layer keeps (memory.c, the reference's table): the two norm
@@ -129,8 +132,8 @@ static void test_eager_kernels_8b(void) {
   /* backward: RoPE the same three kernels each, against twice the fused pass; the product's
    * two gradients and silu's (4 r + 2 w each) against twice the fused pass; the sums of the
    * q/k/v and w1/w3 input gradients (4 r + 2 w over T x h) */
-  double bwd = 2.0 * PASS(6 * q) + PASS(8 * q) + 2.0 * PASS(6 * k) + PASS(8 * k) - PASS(8 * (q + k)) +
-               3.0 * PASS(6 * f) - PASS(12 * f) + 3.0 * PASS(6 * T * H);
+  double bwd = 2.0 * PASS(6 * q) + PASS(8 * q) + 2.0 * PASS(6 * k) + PASS(8 * k) -
+               PASS(8 * (q + k)) + 3.0 * PASS(6 * f) - PASS(12 * f) + 3.0 * PASS(6 * T * H);
 #undef PASS
   g_assert_cmpfloat_with_epsilon(eager.forward_s - compiled.forward_s, fwd, 1e-12);
   g_assert_cmpfloat_with_epsilon(eager.backward_input_s - compiled.backward_input_s, bwd, 1e-12);

@@ -40,10 +40,10 @@ typedef enum {
 } PtsimAllocTraceError;
 
 typedef struct {
-  char *name;         /* file name used in messages */
-  GArray *events;     /* of PtsimAllocEvent, ids dense, lines 1-based */
-  int32_t num_ids;    /* distinct IDs */
-  int32_t max_live;   /* most tensors live at once */
+  char *name;       /* file name used in messages */
+  GArray *events;   /* of PtsimAllocEvent, ids dense, lines 1-based */
+  int32_t num_ids;  /* distinct IDs */
+  int32_t max_live; /* most tensors live at once */
   /* "# reserved N" observations: of int64_t, one per event, -1 where the
    * event has none; NULL when the trace has no observation at all. */
   GArray *observed_reserved;

@@ -11,9 +11,9 @@
  * before the case's own ENV_VARS (`export X="${X:-default}"`), at the
  * Megatron-LM commit the records name. */
 const char *const ptsim_megatron_harness_env[PTSIM_MEGATRON_HARNESS_ENV][2] = {
-    {"NCCL_PROTO", "simple"},        {"NCCL_ALGO", "Ring"},
-    {"NCCL_COLLNET_ENABLE", "0"},    {"NCCL_NVLS_ENABLE", "0"},
-    {"NCCL_BUFFSIZE", "4194304"},    {"TORCH_NCCL_AVOID_RECORD_STREAMS", "1"}};
+    {"NCCL_PROTO", "simple"},     {"NCCL_ALGO", "Ring"},
+    {"NCCL_COLLNET_ENABLE", "0"}, {"NCCL_NVLS_ENABLE", "0"},
+    {"NCCL_BUFFSIZE", "4194304"}, {"TORCH_NCCL_AVOID_RECORD_STREAMS", "1"}};
 
 /* The platforms read; golden values of any other (GB200 and GB300 above
  * all: held out) are never opened. */
@@ -211,9 +211,9 @@ static void read_model_args(PtsimMegatronCase *c, const PtsimYamlDoc *doc, int a
     ptsim_yaml_pair(doc, args, i, &k, &v);
     const char *flag = ptsim_yaml_text(doc, k);
     if (!flag || !g_str_has_prefix(flag, "--") || !flag[2]) {
-      set_unread(c, g_strdup_printf("MODEL_ARGS key '%s' (line %" G_GINT64_FORMAT
-                                    ") is not a --flag", flag ? flag : "?",
-                                    ptsim_yaml_line(doc, k)));
+      set_unread(c,
+                 g_strdup_printf("MODEL_ARGS key '%s' (line %" G_GINT64_FORMAT ") is not a --flag",
+                                 flag ? flag : "?", ptsim_yaml_line(doc, k)));
       return;
     }
     const char *value = ptsim_yaml_text(doc, v);

@@ -67,29 +67,29 @@ GPtrArray *ptsim_megatron_case_list_dir(const char *dir, GError **error);
 
 /* What one platform's golden values say. */
 typedef struct {
-  char *platform;                 /* "dgx_a100" | "dgx_h100" */
-  char *environment;              /* "dev" | "lts" */
-  char *source;                   /* the golden values file (relative to the checkout when recorded) */
-  double peak_allocated_bytes;    /* NAN: not measured */
-  double steady_allocated_bytes;  /* NAN: not measured */
-  double iteration_time_s;        /* NAN: no steady logged step */
-  int64_t time_steps;             /* steady logged steps behind iteration_time_s */
+  char *platform;              /* "dgx_a100" | "dgx_h100" */
+  char *environment;           /* "dev" | "lts" */
+  char *source;                /* the golden values file (relative to the checkout when recorded) */
+  double peak_allocated_bytes; /* NAN: not measured */
+  double steady_allocated_bytes; /* NAN: not measured */
+  double iteration_time_s;       /* NAN: no steady logged step */
+  int64_t time_steps;            /* steady logged steps behind iteration_time_s */
 } PtsimMegatronMeasured;
 
 typedef struct {
-  char *family;       /* the folder above the case: gpt, moe, mixtral, bert, ... */
-  char *name;         /* the case's folder name */
-  char *config;       /* its model_config.yaml (relative to the checkout when recorded) */
-  char *commit;       /* Megatron-LM commit of a record; NULL when read from a checkout */
-  char *test_type;    /* TEST_TYPE ("regular", "ckpt-resume", ...); "" when absent */
-  char *mode;         /* MODE; "pretraining" when absent */
-  GPtrArray *flags;   /* (element-type utf8) MODEL_ARGS' keys in order ("--num-layers") */
-  GPtrArray *values;  /* (element-type utf8) their values as words; NULL element: bare flag */
+  char *family;      /* the folder above the case: gpt, moe, mixtral, bert, ... */
+  char *name;        /* the case's folder name */
+  char *config;      /* its model_config.yaml (relative to the checkout when recorded) */
+  char *commit;      /* Megatron-LM commit of a record; NULL when read from a checkout */
+  char *test_type;   /* TEST_TYPE ("regular", "ckpt-resume", ...); "" when absent */
+  char *mode;        /* MODE; "pretraining" when absent */
+  GPtrArray *flags;  /* (element-type utf8) MODEL_ARGS' keys in order ("--num-layers") */
+  GPtrArray *values; /* (element-type utf8) their values as words; NULL element: bare flag */
   GPtrArray *env_keys, *env_values; /* ENV_VARS in order (element-type utf8) */
-  int64_t gpus;       /* -1: unknown (no recipe read or none names the case) */
-  char *gpus_from;    /* what gave it ("recipes/h100/gpt.yaml: 1 node x 8 GPUs") */
-  char *unread;       /* not NULL: why the config could not be read as a case */
-  GPtrArray *measured; /* (element-type PtsimMegatronMeasured) by platform name */
+  int64_t gpus;                     /* -1: unknown (no recipe read or none names the case) */
+  char *gpus_from;                  /* what gave it ("recipes/h100/gpt.yaml: 1 node x 8 GPUs") */
+  char *unread;                     /* not NULL: why the config could not be read as a case */
+  GPtrArray *measured;              /* (element-type PtsimMegatronMeasured) by platform name */
 } PtsimMegatronCase;
 
 void ptsim_megatron_case_free(PtsimMegatronCase *c);

@@ -15,8 +15,10 @@
 
 /* ---- rows ---- */
 
-static const char *const quantity_keys[PTSIM_CASE_QUANTITIES] = {
-    "peak_emulation", "peak_estimate", "steady_emulation", "steady_estimate", "iteration_time"};
+static const char *const quantity_keys[PTSIM_CASE_QUANTITIES] = {"peak_emulation", "peak_estimate",
+                                                                 "steady_emulation",
+                                                                 "steady_estimate",
+                                                                 "iteration_time"};
 
 const char *ptsim_case_quantity_key(PtsimCaseQuantity q) {
   return q < PTSIM_CASE_QUANTITIES ? quantity_keys[q] : "?";
@@ -30,8 +32,8 @@ int ptsim_case_quantity_of(const char *key) {
 
 void ptsim_case_row_free(PtsimCaseRow *r) {
   if (!r) return;
-  char *strings[] = {r->family, r->name, r->platform, r->environment, r->source, r->commit,
-                     r->reason, r->command, r->hw, r->assumed};
+  char *strings[] = {r->family, r->name,   r->platform, r->environment, r->source,
+                     r->commit, r->reason, r->command,  r->hw,          r->assumed};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(strings[i]);
   g_ptr_array_unref(r->unmodelled);
   g_ptr_array_unref(r->env_applied);
@@ -210,18 +212,17 @@ typedef enum { ENV_APPLIED, ENV_NO_EFFECT, ENV_IGNORED } EnvClass;
 static const struct {
   const char *name;
   EnvClass kind;
-} env_rules[] = {
-    {"PYTORCH_CUDA_ALLOC_CONF", ENV_APPLIED},
-    {"NVTE_FLASH_ATTN", ENV_APPLIED},
-    {"NVTE_FUSED_ATTN", ENV_APPLIED},
-    {"NCCL_DEBUG", ENV_NO_EFFECT},
-    {"PYTHONWARNINGS", ENV_NO_EFFECT},
-    {"N_REPEAT", ENV_NO_EFFECT},
-    {"N_REPEATS", ENV_NO_EFFECT},
-    {"SKIP_PYTEST", ENV_NO_EFFECT},
-    {"ARTIFACTS_ROOT", ENV_NO_EFFECT},
-    {"NON_DETERMINSTIC_RESULTS", ENV_NO_EFFECT},
-    {"ENABLE_LIGHTWEIGHT_MODE", ENV_NO_EFFECT}};
+} env_rules[] = {{"PYTORCH_CUDA_ALLOC_CONF", ENV_APPLIED},
+                 {"NVTE_FLASH_ATTN", ENV_APPLIED},
+                 {"NVTE_FUSED_ATTN", ENV_APPLIED},
+                 {"NCCL_DEBUG", ENV_NO_EFFECT},
+                 {"PYTHONWARNINGS", ENV_NO_EFFECT},
+                 {"N_REPEAT", ENV_NO_EFFECT},
+                 {"N_REPEATS", ENV_NO_EFFECT},
+                 {"SKIP_PYTEST", ENV_NO_EFFECT},
+                 {"ARTIFACTS_ROOT", ENV_NO_EFFECT},
+                 {"NON_DETERMINSTIC_RESULTS", ENV_NO_EFFECT},
+                 {"ENABLE_LIGHTWEIGHT_MODE", ENV_NO_EFFECT}};
 
 static EnvClass env_class(const char *name, const char *value) {
   /* =1: as the emulation, which has no recordStream holds (sim/core/alloc.h) */
@@ -239,7 +240,8 @@ static GPtrArray *env_names(const PtsimMegatronCase *c) {
     g_ptr_array_add(names, (gpointer)ptsim_megatron_harness_env[i][0]);
   for (guint i = 0; i < c->env_keys->len; i++) {
     gboolean seen = FALSE;
-    for (guint j = 0; j < names->len; j++) seen |= strcmp(names->pdata[j], c->env_keys->pdata[i]) == 0;
+    for (guint j = 0; j < names->len; j++)
+      seen |= strcmp(names->pdata[j], c->env_keys->pdata[i]) == 0;
     if (!seen) g_ptr_array_add(names, c->env_keys->pdata[i]);
   }
   return names;
@@ -335,24 +337,24 @@ static void predict(PtsimCaseRow *r, const PtsimJob *job, const PtsimAllocOption
   r->runs = alloc->runs;
   r->predicted[PTSIM_CASE_PEAK_EMULATION] = alloc->stages[s].allocated_peak_bytes;
   r->predicted[PTSIM_CASE_PEAK_ESTIMATE] = est->total_bytes;
-  r->predicted[PTSIM_CASE_STEADY_EMULATION] =
-      steady_allocated(plan, s, PTSIM_LIFETIMES_STEPS, alloc_opts);
-  r->predicted[PTSIM_CASE_STEADY_ESTIMATE] =
-      est->parameters_bytes + est->gradients_bytes + est->optimizer_bytes;
+  r->predicted[PTSIM_CASE_STEADY_EMULATION] = steady_allocated(plan, s, PTSIM_LIFETIMES_STEPS,
+                                                               alloc_opts);
+  r->predicted[PTSIM_CASE_STEADY_ESTIMATE] = est->parameters_bytes + est->gradients_bytes +
+                                             est->optimizer_bytes;
   r->predicted[PTSIM_CASE_TIME] = time->step_s;
 }
 
 /* The job of case C on the row's platform, with the user's options. */
-static gboolean build_job(PtsimCaseRow *r, const PtsimMegatronCase *c,
-                          const PtsimJobOptions *user, const char *extra, PtsimJob *job) {
+static gboolean build_job(PtsimCaseRow *r, const PtsimMegatronCase *c, const PtsimJobOptions *user,
+                          const char *extra, PtsimJob *job) {
   PtsimJobOptions opts;
   if (user)
     opts = *user; /* shallow: only the fields below differ, and they are not freed */
   else
     ptsim_job_options_init(&opts);
-  g_autofree char *args =
-      g_strdup_printf("%s%s%s%s", r->command, extra, opts.megatron_args ? " " : "",
-                      opts.megatron_args ? opts.megatron_args : "");
+  g_autofree char *args = g_strdup_printf("%s%s%s%s", r->command, extra,
+                                          opts.megatron_args ? " " : "",
+                                          opts.megatron_args ? opts.megatron_args : "");
   opts.megatron_args = args;
   opts.megatron_args_file = NULL;
   g_free(r->command);

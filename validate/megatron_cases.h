@@ -64,11 +64,11 @@ typedef enum {
 
 /* The quantities compared (prediction vs measurement). */
 typedef enum {
-  PTSIM_CASE_PEAK_EMULATION,  /* peak allocated: allocator emulation */
-  PTSIM_CASE_PEAK_ESTIMATE,   /* peak allocated: analytical estimate */
-  PTSIM_CASE_STEADY_EMULATION,/* allocated after the optimizer step: emulation */
-  PTSIM_CASE_STEADY_ESTIMATE, /* the same: weights + grads + optimizer states */
-  PTSIM_CASE_TIME,            /* iteration time */
+  PTSIM_CASE_PEAK_EMULATION,   /* peak allocated: allocator emulation */
+  PTSIM_CASE_PEAK_ESTIMATE,    /* peak allocated: analytical estimate */
+  PTSIM_CASE_STEADY_EMULATION, /* allocated after the optimizer step: emulation */
+  PTSIM_CASE_STEADY_ESTIMATE,  /* the same: weights + grads + optimizer states */
+  PTSIM_CASE_TIME,             /* iteration time */
   PTSIM_CASE_QUANTITIES
 } PtsimCaseQuantity;
 
@@ -94,10 +94,10 @@ typedef struct {
   GPtrArray *unmodelled;  /* (element-type utf8) flags not modelled: "--flag (effect)" */
   GPtrArray *env_applied; /* (element-type utf8) "KEY=VALUE: what ptsim did with it" */
   GPtrArray *env_ignored; /* (element-type utf8) "KEY=VALUE" ptsim does not model */
-  double measured[PTSIM_CASE_QUANTITIES]; /* the peaks share one measurement; NAN: none */
-  double predicted[PTSIM_CASE_QUANTITIES];/* NAN: none */
-  int64_t stage;          /* the stage predicted (-1: none) */
-  int runs;               /* the emulation's `runs` verdict over every stage (-1: none) */
+  double measured[PTSIM_CASE_QUANTITIES];  /* the peaks share one measurement; NAN: none */
+  double predicted[PTSIM_CASE_QUANTITIES]; /* NAN: none */
+  int64_t stage;                           /* the stage predicted (-1: none) */
+  int runs; /* the emulation's `runs` verdict over every stage (-1: none) */
   /* what the row was made from (transfer none: valid while the cases are) */
   const PtsimMegatronCase *kase;
   const PtsimMegatronMeasured *run; /* NULL when none */
@@ -124,10 +124,10 @@ GPtrArray *ptsim_megatron_cases_predict(GPtrArray *cases, const PtsimJobOptions 
 /* Error statistics of quantity Q over the compared rows of PLATFORM and
  * FAMILY (NULL: any). */
 typedef struct {
-  size_t n;                 /* rows with both values */
-  double median_abs;        /* median |error| (a fraction); NAN when n = 0 */
-  double median;            /* median signed error; NAN when n = 0 */
-  double worst;             /* the error of largest magnitude; NAN when n = 0 */
+  size_t n;                      /* rows with both values */
+  double median_abs;             /* median |error| (a fraction); NAN when n = 0 */
+  double median;                 /* median signed error; NAN when n = 0 */
+  double worst;                  /* the error of largest magnitude; NAN when n = 0 */
   const PtsimCaseRow *worst_row; /* (transfer none) */
 } PtsimCaseStats;
 

@@ -16,8 +16,7 @@
 
 static const char *const status_keys[] = {"compared", "refused", "out_of_scope", "unmeasured"};
 static const char *const quantity_names[PTSIM_CASE_QUANTITIES] = {
-    "peak: emulation", "peak: estimate", "steady: emulation", "steady: estimate",
-    "iteration time"};
+    "peak: emulation", "peak: estimate", "steady: emulation", "steady: estimate", "iteration time"};
 
 /* ---- groups ---- */
 
@@ -81,8 +80,10 @@ static void tally(GPtrArray *rows, Tally *t) {
     if (r->status != PTSIM_CASE_COMPARED) continue;
     t->not_run += r->runs == 0;
     for (guint j = 0; j < r->unmodelled->len; j++) count_into(t->flags, r->unmodelled->pdata[j]);
-    for (guint j = 0; j < r->env_applied->len; j++) count_into(t->applied, r->env_applied->pdata[j]);
-    for (guint j = 0; j < r->env_ignored->len; j++) count_into(t->ignored, r->env_ignored->pdata[j]);
+    for (guint j = 0; j < r->env_applied->len; j++)
+      count_into(t->applied, r->env_applied->pdata[j]);
+    for (guint j = 0; j < r->env_ignored->len; j++)
+      count_into(t->ignored, r->env_ignored->pdata[j]);
   }
 }
 
@@ -167,10 +168,10 @@ static void write_text(GString *out, GPtrArray *rows, const char *recipes) {
                          t.cases, recipes ? recipes : "none", t.status[PTSIM_CASE_COMPARED],
                          t.status[PTSIM_CASE_REFUSED], t.status[PTSIM_CASE_OUT_OF_SCOPE],
                          t.status[PTSIM_CASE_UNMEASURED]);
-  g_string_append(out,
-                  "error = (predicted - measured) / measured; memory in GiB, time in s; the "
-                  "last pipeline stage (the rank that logs, world_size - 1)\n\n");
-  g_string_append_printf(out, "%-72s %-8s %4s | %7s %7s %7s %7s %7s | %7s %7s %7s %7s %7s | %7s "
+  g_string_append(out, "error = (predicted - measured) / measured; memory in GiB, time in s; the "
+                       "last pipeline stage (the rank that logs, world_size - 1)\n\n");
+  g_string_append_printf(out,
+                         "%-72s %-8s %4s | %7s %7s %7s %7s %7s | %7s %7s %7s %7s %7s | %7s "
                          "%7s %7s | %s\n",
                          "case", "platform", "gpus", "peak", "emul", "error", "estim", "error",
                          "steady", "emul", "error", "estim", "error", "iter_s", "ptsim", "error",
@@ -219,10 +220,11 @@ static void write_text(GString *out, GPtrArray *rows, const char *recipes) {
   for (guint i = 0; i < rows->len; i++) {
     const PtsimCaseRow *r = rows->pdata[i];
     if (r->status == PTSIM_CASE_REFUSED)
-      g_string_append_printf(out, "  %s/%s%s%s: %s\n", r->family, r->name, *r->platform ? " on " : "",
-                             r->platform, r->reason);
+      g_string_append_printf(out, "  %s/%s%s%s: %s\n", r->family, r->name,
+                             *r->platform ? " on " : "", r->platform, r->reason);
   }
-  g_string_append_printf(out, "\nunmeasured (in scope, no dgx_a100 or dgx_h100 golden values): %u\n",
+  g_string_append_printf(out,
+                         "\nunmeasured (in scope, no dgx_a100 or dgx_h100 golden values): %u\n",
                          t.status[PTSIM_CASE_UNMEASURED]);
   for (guint i = 0; i < rows->len; i++) {
     const PtsimCaseRow *r = rows->pdata[i];
@@ -331,8 +333,8 @@ static void json_stats(PtsimJson *j, const char *key, GPtrArray *rows, const cha
     ptsim_json_double(j, "median_error", st.median);
     ptsim_json_double(j, "worst_error", st.worst);
     if (st.worst_row) {
-      g_autofree char *w = g_strdup_printf("%s/%s on %s", st.worst_row->family,
-                                           st.worst_row->name, st.worst_row->platform);
+      g_autofree char *w = g_strdup_printf("%s/%s on %s", st.worst_row->family, st.worst_row->name,
+                                           st.worst_row->platform);
       ptsim_json_string(j, "worst_case", w);
     } else {
       ptsim_json_null(j, "worst_case");
@@ -428,14 +430,16 @@ static void write_csv(GString *out, GPtrArray *rows) {
                        "golden_values,megatron_commit\n");
   for (guint i = 0; i < rows->len; i++) {
     const PtsimCaseRow *r = rows->pdata[i];
-    const char *cells[] = {r->family, r->name, r->platform, r->environment,
-                           status_keys[r->status], r->hw};
+    const char *cells[] = {r->family, r->name, r->platform, r->environment, status_keys[r->status],
+                           r->hw};
     for (size_t k = 0; k < G_N_ELEMENTS(cells); k++) {
       if (k) g_string_append_c(out, ',');
       ptsim_csv_append_text(out, cells[k]);
     }
     g_string_append_printf(out, ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%s", r->gpus, r->stage,
-                           r->runs < 0 ? "" : r->runs ? "1" : "0");
+                           r->runs < 0 ? ""
+                           : r->runs   ? "1"
+                                       : "0");
     csv_num(out, r->measured[PTSIM_CASE_PEAK_EMULATION], "%.0f");
     csv_num(out, r->measured[PTSIM_CASE_STEADY_EMULATION], "%.0f");
     csv_num(out, r->measured[PTSIM_CASE_TIME], "%.6f");

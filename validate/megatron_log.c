@@ -24,7 +24,10 @@
 #include "numbers.h"
 #include "megatron_args.h"
 
+/* The domain name keeps its dashes (clang-format 14 would space them). */
+/* clang-format off */
 G_DEFINE_QUARK(ptsim-megatron-log-error-quark, ptsim_megatron_log_error)
+/* clang-format on */
 
 #define TRUNCATED_MARK "[...truncated by store]"
 #define ARGS_BEGIN "-- arguments --"
@@ -39,10 +42,8 @@ static gboolean is_digit(char c) { return c >= '0' && c <= '9'; }
 /* [begin, end) with blanks stripped on both sides; returns the new length. */
 static size_t trim(const char **begin, const char *end) {
   const char *b = *begin;
-  while (b < end && is_blank(*b))
-    b++;
-  while (end > b && is_blank(end[-1]))
-    end--;
+  while (b < end && is_blank(*b)) b++;
+  while (end > b && is_blank(end[-1])) end--;
   *begin = b;
   return (size_t)(end - b);
 }
@@ -52,8 +53,7 @@ static size_t trim(const char **begin, const char *end) {
 static gboolean field_double(const char *text, size_t len, double *out) {
   char buf[64];
   len = trim(&text, text + len);
-  if (len == 0 || len >= sizeof buf)
-    return FALSE;
+  if (len == 0 || len >= sizeof buf) return FALSE;
   memcpy(buf, text, len);
   buf[len] = '\0';
   return ptsim_number_parse_double(buf, out);
@@ -62,8 +62,7 @@ static gboolean field_double(const char *text, size_t len, double *out) {
 static gboolean field_int(const char *text, size_t len, int64_t *out) {
   char buf[32];
   len = trim(&text, text + len);
-  if (len == 0 || len >= sizeof buf)
-    return FALSE;
+  if (len == 0 || len >= sizeof buf) return FALSE;
   memcpy(buf, text, len);
   buf[len] = '\0';
   return ptsim_number_parse_int64(buf, out);
@@ -79,8 +78,7 @@ static gboolean scan_uint(const char **p, int64_t *out) {
     s++;
     n++;
   }
-  if (n == 0 || is_digit(*s))
-    return FALSE;
+  if (n == 0 || is_digit(*s)) return FALSE;
   *p = s;
   *out = v;
   return TRUE;
@@ -93,8 +91,7 @@ static gboolean key_is(const char *key, size_t len, const char *want) {
 /* ---- the result ---- */
 
 void ptsim_megatron_log_free(PtsimMegatronLog *log) {
-  if (log == NULL)
-    return;
+  if (log == NULL) return;
   g_free(log->path);
   g_array_unref(log->iterations);
   g_array_unref(log->memory);
@@ -123,17 +120,14 @@ static PtsimMegatronLog *log_new(const char *name) {
 /* Warnings are capped so a garbage log cannot grow them without bound. */
 #define MAX_WARNINGS 1000
 
-static void warn(PtsimMegatronLog *log, int64_t line, const char *what,
-                 const char *text, size_t len) {
-  if (log->warnings->len >= MAX_WARNINGS)
-    return;
+static void warn(PtsimMegatronLog *log, int64_t line, const char *what, const char *text,
+                 size_t len) {
+  if (log->warnings->len >= MAX_WARNINGS) return;
   len = trim(&text, text + len);
-  if (len > 80)
-    len = 80;
+  if (len > 80) len = 80;
   g_autofree char *shown = g_utf8_make_valid(text, (gssize)len);
-  g_ptr_array_add(log->warnings,
-                  g_strdup_printf("%s:%" G_GINT64_FORMAT ": %s: '%s'",
-                                  log->path, (gint64)line, what, shown));
+  g_ptr_array_add(log->warnings, g_strdup_printf("%s:%" G_GINT64_FORMAT ": %s: '%s'", log->path,
+                                                 (gint64)line, what, shown));
 }
 
 /* ---- iteration lines ---- */
@@ -150,27 +144,20 @@ static double find_timestamp(const char *line, const char *end) {
     gboolean ok = TRUE;
     for (int k = 0; k < 6 && ok; k++) {
       const char *start = q;
-      ok = scan_uint(&q, &f[k]) && q - start == width[k] &&
-           (k == 5 || *q++ == sep[k]);
+      ok = scan_uint(&q, &f[k]) && q - start == width[k] && (k == 5 || *q++ == sep[k]);
     }
-    if (!ok)
-      continue;
+    if (!ok) continue;
     double frac = 0.0;
     if (*q == '.') {
       const char *start = q;
       q++;
-      while (is_digit(*q))
-        q++;
-      if (!field_double(start, (size_t)(q - start), &frac))
-        continue;
+      while (is_digit(*q)) q++;
+      if (!field_double(start, (size_t)(q - start), &frac)) continue;
     }
-    if (*q != ']')
-      continue;
-    g_autoptr(GDateTime) t = g_date_time_new_utc(
-        (gint)f[0], (gint)f[1], (gint)f[2], (gint)f[3], (gint)f[4],
-        (gdouble)f[5]);
-    if (t == NULL)
-      continue;
+    if (*q != ']') continue;
+    g_autoptr(GDateTime) t = g_date_time_new_utc((gint)f[0], (gint)f[1], (gint)f[2], (gint)f[3],
+                                                 (gint)f[4], (gdouble)f[5]);
+    if (t == NULL) continue;
     return (double)g_date_time_to_unix(t) + frac;
   }
   return NAN;
@@ -178,35 +165,32 @@ static double find_timestamp(const char *line, const char *end) {
 
 /* Finds "iteration" + blanks + N + "/" + blanks + M in LINE; returns the
  * position after M, or NULL. */
-static const char *find_iteration(const char *line, const char **at,
-                                  int64_t *n, int64_t *m) {
+static const char *find_iteration(const char *line, const char **at, int64_t *n, int64_t *m) {
   const char *p = line;
   while ((p = strstr(p, "iteration")) != NULL) {
     *at = p;
     const char *q = p + strlen("iteration");
     p = q;
-    if (!is_blank(*q))
-      continue;
-    while (is_blank(*q))
-      q++;
-    if (!scan_uint(&q, n) || *q != '/')
-      continue;
+    if (!is_blank(*q)) continue;
+    while (is_blank(*q)) q++;
+    if (!scan_uint(&q, n) || *q != '/') continue;
     q++;
-    while (is_blank(*q))
-      q++;
-    if (!scan_uint(&q, m))
-      continue;
+    while (is_blank(*q)) q++;
+    if (!scan_uint(&q, m)) continue;
     return q;
   }
   return NULL;
 }
 
-static void read_iteration(PtsimMegatronLog *log, int64_t line_no,
-                           const char *line, const char *at,
+static void read_iteration(PtsimMegatronLog *log, int64_t line_no, const char *line, const char *at,
                            const char *rest, int64_t n, int64_t m) {
-  PtsimLogIteration it = {.iteration = n, .train_iters = m,
-                          .elapsed_ms = NAN, .tflops_per_gpu = NAN,
-                          .gbs = -1, .consumed_samples = -1, .skipped = -1,
+  PtsimLogIteration it = {.iteration = n,
+                          .train_iters = m,
+                          .elapsed_ms = NAN,
+                          .tflops_per_gpu = NAN,
+                          .gbs = -1,
+                          .consumed_samples = -1,
+                          .skipped = -1,
                           .nan_iterations = -1,
                           .timestamp_s = find_timestamp(line, at),
                           .line = line_no};
@@ -234,8 +218,7 @@ static void read_iteration(PtsimMegatronLog *log, int64_t line_no,
       else if (key_is(key, key_len, "number of nan iterations"))
         ok = field_int(value, value_len, &it.nan_iterations);
       if (!ok) {
-        warn(log, line_no, "iteration field not read", seg,
-             (size_t)(bar - seg));
+        warn(log, line_no, "iteration field not read", seg, (size_t)(bar - seg));
         /* a refused value stays "absent" */
         if (key_is(key, key_len, "elapsed time per iteration (ms)"))
           it.elapsed_ms = NAN;
@@ -252,19 +235,21 @@ static void read_iteration(PtsimMegatronLog *log, int64_t line_no,
 
 /* ---- memory lines ---- */
 
-static void read_memory(PtsimMegatronLog *log, int64_t line_no,
-                        const char *line, const char *marker, gboolean cut) {
-  PtsimLogMemory mem = {.rank = -1, .after_iterations = -1,
-                        .allocated_mb = NAN, .max_allocated_mb = NAN,
-                        .reserved_mb = NAN, .max_reserved_mb = NAN,
+static void read_memory(PtsimMegatronLog *log, int64_t line_no, const char *line,
+                        const char *marker, gboolean cut) {
+  PtsimLogMemory mem = {.rank = -1,
+                        .after_iterations = -1,
+                        .allocated_mb = NAN,
+                        .max_allocated_mb = NAN,
+                        .reserved_mb = NAN,
+                        .max_reserved_mb = NAN,
                         .line = line_no};
   size_t prefix_len = (size_t)(marker - line);
   const char *r = g_strstr_len(line, (gssize)prefix_len, "[Rank ");
   if (r != NULL) {
     const char *q = r + strlen("[Rank ");
     int64_t v;
-    if (scan_uint(&q, &v) && *q == ']')
-      mem.rank = v;
+    if (scan_uint(&q, &v) && *q == ']') mem.rank = v;
   }
   /* "after N iterations" (2020) or "(after N iterations)" (core_r0.6+) */
   const char *a = line;
@@ -282,8 +267,7 @@ static void read_memory(PtsimMegatronLog *log, int64_t line_no,
   while (*seg != '\0') {
     const char *bar = strchr(seg, '|');
     const char *end = bar != NULL ? bar : seg + strlen(seg);
-    if (bar == NULL && cut)
-      break; /* the last field was cut off */
+    if (bar == NULL && cut) break; /* the last field was cut off */
     const char *colon = memchr(seg, ':', (size_t)(end - seg));
     if (colon != NULL) {
       const char *key = seg;
@@ -301,12 +285,10 @@ static void read_memory(PtsimMegatronLog *log, int64_t line_no,
         if (field_double(colon + 1, (size_t)(end - colon - 1), slot))
           fields++;
         else
-          warn(log, line_no, "memory field not read", seg,
-               (size_t)(end - seg));
+          warn(log, line_no, "memory field not read", seg, (size_t)(end - seg));
       }
     }
-    if (bar == NULL)
-      break;
+    if (bar == NULL) break;
     seg = bar + 1;
   }
   if (fields == 0) {
@@ -318,36 +300,27 @@ static void read_memory(PtsimMegatronLog *log, int64_t line_no,
 
 /* ---- out of memory ---- */
 
-static void read_oom(PtsimMegatronLog *log, int64_t line_no,
-                     const char *line) {
+static void read_oom(PtsimMegatronLog *log, int64_t line_no, const char *line) {
   log->oom = TRUE;
   log->oom_count++;
-  if (log->oom_line == 0)
-    log->oom_line = line_no;
-  if (!isnan(log->oom_request_bytes))
-    return;
+  if (log->oom_line == 0) log->oom_line = line_no;
+  if (!isnan(log->oom_request_bytes)) return;
   const char *t = strstr(line, "Tried to allocate ");
-  if (t == NULL)
-    return;
+  if (t == NULL) return;
   t += strlen("Tried to allocate ");
   const char *unit = t;
-  while (is_digit(*unit) || *unit == '.')
-    unit++;
+  while (is_digit(*unit) || *unit == '.') unit++;
   double v;
-  if (!field_double(t, (size_t)(unit - t), &v) || *unit != ' ')
-    return;
+  if (!field_double(t, (size_t)(unit - t), &v) || *unit != ' ') return;
   unit++;
   static const struct {
     const char *word;
     double scale;
-  } units[] = {{"bytes", 1.0},          {"KiB", 1024.0},
-               {"MiB", 1048576.0},      {"GiB", 1073741824.0},
-               {"TiB", 1099511627776.0}, {"KB", 1024.0},
-               {"MB", 1048576.0},       {"GB", 1073741824.0}};
+  } units[] = {{"bytes", 1.0},           {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+               {"TiB", 1099511627776.0}, {"KB", 1024.0},  {"MB", 1048576.0},  {"GB", 1073741824.0}};
   for (size_t k = 0; k < G_N_ELEMENTS(units); k++) {
     size_t n = strlen(units[k].word);
-    if (strncmp(unit, units[k].word, n) == 0 &&
-        !g_ascii_isalpha(unit[n])) {
+    if (strncmp(unit, units[k].word, n) == 0 && !g_ascii_isalpha(unit[n])) {
       log->oom_request_bytes = v * units[k].scale;
       return;
     }
@@ -361,20 +334,15 @@ static void read_oom(PtsimMegatronLog *log, int64_t line_no,
  * name -> value and returns TRUE, or FALSE when LINE is not of that form. */
 static gboolean read_arg(PtsimMegatronLog *log, int64_t line_no, const char *line) {
   const char *p = line;
-  while (is_blank(*p))
-    p++;
+  while (is_blank(*p)) p++;
   const char *name = p;
-  while (g_ascii_isalnum(*p) || *p == '_')
-    p++;
+  while (g_ascii_isalnum(*p) || *p == '_') p++;
   size_t name_len = (size_t)(p - name);
-  if (name_len == 0 || *p != ' ')
-    return FALSE;
+  if (name_len == 0 || *p != ' ') return FALSE;
   p++;
   if (*p == '.') { /* the dots: 48 - len(name) of them (none when longer) */
-    while (*p == '.')
-      p++;
-    if (*p != ' ' && *p != '\0')
-      return FALSE;
+    while (*p == '.') p++;
+    if (*p != ' ' && *p != '\0') return FALSE;
   } else if (*p != ' ' || name_len < 48) {
     return FALSE; /* no dots only for names of 48 characters or more */
   }
@@ -413,8 +381,7 @@ static const struct {
     {"micro_batch_size", "--micro-batch-size", A_VALUE},
     {"global_batch_size", "--global-batch-size", A_VALUE},
     {"tensor_model_parallel_size", "--tensor-model-parallel-size", A_VALUE},
-    {"pipeline_model_parallel_size", "--pipeline-model-parallel-size",
-     A_VALUE},
+    {"pipeline_model_parallel_size", "--pipeline-model-parallel-size", A_VALUE},
     {"context_parallel_size", "--context-parallel-size", A_VALUE},
     {"sequence_parallel", "--sequence-parallel", A_SWITCH},
     {"use_distributed_optimizer", "--use-distributed-optimizer", A_SWITCH},
@@ -422,12 +389,10 @@ static const struct {
     {"recompute_method", "--recompute-method", A_VALUE},
     {"recompute_num_layers", "--recompute-num-layers", A_VALUE},
     {"swiglu", "--swiglu", A_SWITCH},
-    {"untie_embeddings_and_output_weights",
-     "--untie-embeddings-and-output-weights", A_SWITCH},
+    {"untie_embeddings_and_output_weights", "--untie-embeddings-and-output-weights", A_SWITCH},
     {"vocab_size", "--vocab-size", A_VALUE},
     {"padded_vocab_size", "--padded-vocab-size", A_VALUE},
-    {"make_vocab_size_divisible_by", "--make-vocab-size-divisible-by",
-     A_VALUE},
+    {"make_vocab_size_divisible_by", "--make-vocab-size-divisible-by", A_VALUE},
     {"bf16", "--bf16", A_SWITCH},
     {"fp16", "--fp16", A_SWITCH},
     {"fp8", "--fp8-format", A_VALUE},
@@ -436,12 +401,9 @@ static const struct {
     {"hidden_dropout", "--hidden-dropout", A_VALUE},
     {"normalization", "--normalization", A_VALUE},
     {"add_bias_linear", "--disable-bias-linear", A_NOT},
-    {"decoder_first_pipeline_num_layers", "--decoder-first-pipeline-num-layers",
-     A_VALUE},
-    {"decoder_last_pipeline_num_layers", "--decoder-last-pipeline-num-layers",
-     A_VALUE},
-    {"accumulate_allreduce_grads_in_fp32",
-     "--accumulate-allreduce-grads-in-fp32", A_SWITCH},
+    {"decoder_first_pipeline_num_layers", "--decoder-first-pipeline-num-layers", A_VALUE},
+    {"decoder_last_pipeline_num_layers", "--decoder-last-pipeline-num-layers", A_VALUE},
+    {"accumulate_allreduce_grads_in_fp32", "--accumulate-allreduce-grads-in-fp32", A_SWITCH},
     {"kv_channels", "--kv-channels", A_VALUE},
     {"qk_layernorm", "--qk-layernorm", A_SWITCH},
     {"position_embedding_type", "--position-embedding-type", A_VALUE},
@@ -480,8 +442,10 @@ static const struct {
 
 /* Megatron prints dtypes as torch's names; the flags take short ones. */
 static const char *dtype_word(const char *v) {
-  static const char *const map[][2] = {{"torch.float32", "fp32"}, {"torch.float16", "fp16"},
-                                       {"torch.bfloat16", "bf16"}, {"torch.uint8", "fp8"}};
+  static const char *const map[][2] = {{"torch.float32", "fp32"},
+                                       {"torch.float16", "fp16"},
+                                       {"torch.bfloat16", "bf16"},
+                                       {"torch.uint8", "fp8"}};
   for (size_t k = 0; k < G_N_ELEMENTS(map); k++)
     if (strcmp(v, map[k][0]) == 0) return map[k][1];
   return v;
@@ -510,13 +474,11 @@ static int64_t arg_line(const PtsimMegatronLog *log, const char *name) {
 /* The line of the argument a megatron_args.c message starts with
  * ("--num-layers 'abc' is not allowed ..."). */
 static int64_t flag_line(const PtsimMegatronLog *log, const char *message) {
-  if (!g_str_has_prefix(message, "--"))
-    return log->args_line;
+  if (!g_str_has_prefix(message, "--")) return log->args_line;
   size_t len = strcspn(message, " =");
   g_autofree char *flag = g_strndup(message, len);
   for (size_t k = 0; k < G_N_ELEMENTS(arg_map); k++)
-    if (strcmp(arg_map[k].flag, flag) == 0)
-      return arg_line(log, arg_map[k].name);
+    if (strcmp(arg_map[k].flag, flag) == 0) return arg_line(log, arg_map[k].name);
   g_autofree char *name = g_strdelimit(g_strdup(flag + 2), "-", '_');
   return arg_line(log, name);
 }
@@ -526,19 +488,16 @@ static void reconstruct_args(PtsimMegatronLog *log) {
   g_autoptr(GString) cmd = g_string_new("pretrain_gpt.py");
   for (size_t k = 0; k < G_N_ELEMENTS(arg_map); k++) {
     const char *v = arg_value(log, arg_map[k].name);
-    if (v == NULL)
-      continue;
+    if (v == NULL) continue;
     switch (arg_map[k].kind) {
     case A_VALUE:
       append_flag(cmd, arg_map[k].flag, v);
       break;
     case A_SWITCH:
-      if (strcmp(v, "True") == 0)
-        append_flag(cmd, arg_map[k].flag, NULL);
+      if (strcmp(v, "True") == 0) append_flag(cmd, arg_map[k].flag, NULL);
       break;
     case A_NOT:
-      if (strcmp(v, "False") == 0)
-        append_flag(cmd, arg_map[k].flag, NULL);
+      if (strcmp(v, "False") == 0) append_flag(cmd, arg_map[k].flag, NULL);
       break;
     case A_ENUM:
       append_flag(cmd, arg_map[k].flag, strchr(v, '.') ? strchr(v, '.') + 1 : v);
@@ -576,8 +535,7 @@ static void reconstruct_args(PtsimMegatronLog *log) {
   int64_t world = 0;
   if ((v = arg_value(log, "world_size")) != NULL) {
     if (!ptsim_number_parse_int64(v, &world) || world < 1) {
-      g_set_error(&log->args_error, PTSIM_MEGATRON_LOG_ERROR,
-                  PTSIM_MEGATRON_LOG_ERROR_ARGS,
+      g_set_error(&log->args_error, PTSIM_MEGATRON_LOG_ERROR, PTSIM_MEGATRON_LOG_ERROR_ARGS,
                   "%s:%" G_GINT64_FORMAT ": arguments block: world_size '%s' "
                   "is not a positive integer",
                   log->path, (gint64)arg_line(log, "world_size"), v);
@@ -606,8 +564,7 @@ static void reconstruct_args(PtsimMegatronLog *log) {
   log->args_command = g_strdup(cmd->str);
   g_autoptr(GError) local = NULL;
   if (!ptsim_megatron_args_parse(cmd->str, &log->job, log->args_diag, &local)) {
-    g_set_error(&log->args_error, PTSIM_MEGATRON_LOG_ERROR,
-                PTSIM_MEGATRON_LOG_ERROR_ARGS,
+    g_set_error(&log->args_error, PTSIM_MEGATRON_LOG_ERROR, PTSIM_MEGATRON_LOG_ERROR_ARGS,
                 "%s:%" G_GINT64_FORMAT ": arguments block: %s", log->path,
                 (gint64)flag_line(log, local->message), local->message);
     return;
@@ -618,12 +575,11 @@ static void reconstruct_args(PtsimMegatronLog *log) {
 /* ---- the pass ---- */
 
 typedef struct {
-  gboolean in_args;   /* between the arguments header and its end */
-  char *args_prefix;  /* text before the header's dashes (launcher label) */
+  gboolean in_args;  /* between the arguments header and its end */
+  char *args_prefix; /* text before the header's dashes (launcher label) */
 } PassState;
 
-static void read_line(PtsimMegatronLog *log, PassState *st, int64_t line_no,
-                      char *line) {
+static void read_line(PtsimMegatronLog *log, PassState *st, int64_t line_no, char *line) {
   gboolean cut = FALSE;
   char *mark = strstr(line, TRUNCATED_MARK);
   if (mark != NULL) {
@@ -640,14 +596,11 @@ static void read_line(PtsimMegatronLog *log, PassState *st, int64_t line_no,
     const char *body = line;
     if (st->args_prefix[0] != '\0' && g_str_has_prefix(line, st->args_prefix))
       body = line + strlen(st->args_prefix);
-    if (!cut && read_arg(log, line_no, body))
-      return;
+    if (!cut && read_arg(log, line_no, body)) return;
     /* not an entry: another process's line; read it as any other */
-  } else if (strstr(line, ARGS_BEGIN) != NULL &&
-             strstr(line, ARGS_END) == NULL) {
+  } else if (strstr(line, ARGS_BEGIN) != NULL && strstr(line, ARGS_END) == NULL) {
     if (log->args_found) {
-      warn(log, line_no, "second arguments block ignored", line,
-           strlen(line));
+      warn(log, line_no, "second arguments block ignored", line, strlen(line));
       return;
     }
     log->args_found = TRUE;
@@ -662,29 +615,23 @@ static void read_line(PtsimMegatronLog *log, PassState *st, int64_t line_no,
   int64_t n, m;
   const char *at = NULL;
   const char *rest = find_iteration(line, &at, &n, &m);
-  if (rest != NULL && strchr(rest, '|') != NULL)
-    read_iteration(log, line_no, line, at, rest, n, m);
+  if (rest != NULL && strchr(rest, '|') != NULL) read_iteration(log, line_no, line, at, rest, n, m);
 
   const char *memory = strstr(line, "memory (MB)");
-  if (memory != NULL)
-    read_memory(log, line_no, line, memory, cut);
+  if (memory != NULL) read_memory(log, line_no, line, memory, cut);
 
-  if (strstr(line, "CUDA out of memory") != NULL ||
-      strstr(line, "OutOfMemoryError") != NULL)
+  if (strstr(line, "CUDA out of memory") != NULL || strstr(line, "OutOfMemoryError") != NULL)
     read_oom(log, line_no, line);
 }
 
-PtsimMegatronLog *ptsim_megatron_log_parse(const char *data, gsize len,
-                                           const char *name) {
+PtsimMegatronLog *ptsim_megatron_log_parse(const char *data, gsize len, const char *name) {
   g_return_val_if_fail(data != NULL || len == 0, NULL);
   PtsimMegatronLog *log = log_new(name);
   /* A private copy: NULs become '?', lines are cut in place. */
   g_autofree char *text = g_malloc(len + 1);
-  if (len > 0)
-    memcpy(text, data, len);
+  if (len > 0) memcpy(text, data, len);
   text[len] = '\0';
-  for (char *z = memchr(text, '\0', len); z != NULL;
-       z = memchr(z, '\0', len - (gsize)(z - text)))
+  for (char *z = memchr(text, '\0', len); z != NULL; z = memchr(z, '\0', len - (gsize)(z - text)))
     *z = '?';
 
   PassState st = {FALSE, g_strdup("")};
@@ -697,8 +644,7 @@ PtsimMegatronLog *ptsim_megatron_log_parse(const char *data, gsize len,
     *line_end = '\0';
     line_no++;
     size_t line_len = (size_t)(line_end - p);
-    if (line_len > 0 && p[line_len - 1] == '\r')
-      p[--line_len] = '\0';
+    if (line_len > 0 && p[line_len - 1] == '\r') p[--line_len] = '\0';
     if (line_len > PTSIM_MEGATRON_LOG_MAX_LINE)
       log->long_lines++;
     else
@@ -707,29 +653,25 @@ PtsimMegatronLog *ptsim_megatron_log_parse(const char *data, gsize len,
   }
   log->lines = line_no;
   g_free(st.args_prefix);
-  if (log->args_found)
-    reconstruct_args(log);
+  if (log->args_found) reconstruct_args(log);
   return log;
 }
 
-PtsimMegatronLog *ptsim_megatron_log_read_file(const char *path,
-                                               GError **error) {
+PtsimMegatronLog *ptsim_megatron_log_read_file(const char *path, GError **error) {
   g_return_val_if_fail(path != NULL, NULL);
   g_return_val_if_fail(error == NULL || *error == NULL, NULL);
   g_autofree char *data = NULL;
   gsize len = 0;
   g_autoptr(GError) local = NULL;
-  if (!ptsim_input_read(path, "Megatron-LM log", PTSIM_INPUT_MAX_TABLE, &data,
-                        &len, &local)) {
-    g_set_error(error, PTSIM_MEGATRON_LOG_ERROR,
-                PTSIM_MEGATRON_LOG_ERROR_NOT_FOUND, "%s", local->message);
+  if (!ptsim_input_read(path, "Megatron-LM log", PTSIM_INPUT_MAX_TABLE, &data, &len, &local)) {
+    g_set_error(error, PTSIM_MEGATRON_LOG_ERROR, PTSIM_MEGATRON_LOG_ERROR_NOT_FOUND, "%s",
+                local->message);
     return NULL;
   }
   return ptsim_megatron_log_parse(data, len, path);
 }
 
-const char *ptsim_megatron_log_arg(const PtsimMegatronLog *log,
-                                   const char *name) {
+const char *ptsim_megatron_log_arg(const PtsimMegatronLog *log, const char *name) {
   g_return_val_if_fail(log != NULL && name != NULL, NULL);
   return g_hash_table_lookup(log->args, name);
 }
@@ -742,16 +684,14 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static double median(GArray *values) {
-  if (values->len == 0)
-    return NAN;
+  if (values->len == 0) return NAN;
   g_array_sort(values, cmp_double);
   const double *v = (const double *)values->data;
   guint n = values->len;
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-void ptsim_megatron_log_summarize(const PtsimMegatronLog *log,
-                                  PtsimMegatronLogSummary *out) {
+void ptsim_megatron_log_summarize(const PtsimMegatronLog *log, PtsimMegatronLogSummary *out) {
   g_return_if_fail(log != NULL && out != NULL);
   memset(out, 0, sizeof *out);
   out->first_used = -1;
@@ -760,19 +700,14 @@ void ptsim_megatron_log_summarize(const PtsimMegatronLog *log,
   g_autoptr(GArray) times = g_array_new(FALSE, FALSE, sizeof(double));
   g_autoptr(GArray) tflops = g_array_new(FALSE, FALSE, sizeof(double));
   for (guint k = 0; k < log->iterations->len; k++) {
-    const PtsimLogIteration *it =
-        &g_array_index(log->iterations, PtsimLogIteration, k);
-    if (it->gbs > 0)
-      out->gbs = it->gbs;
+    const PtsimLogIteration *it = &g_array_index(log->iterations, PtsimLogIteration, k);
+    if (it->gbs > 0) out->gbs = it->gbs;
     /* warm-up: the first logged line, and iterations 1 and 2 */
-    if (k == 0 || it->iteration < 3 || isnan(it->elapsed_ms))
-      continue;
-    if (out->first_used < 0)
-      out->first_used = it->iteration;
+    if (k == 0 || it->iteration < 3 || isnan(it->elapsed_ms)) continue;
+    if (out->first_used < 0) out->first_used = it->iteration;
     out->iterations_used++;
     g_array_append_val(times, it->elapsed_ms);
-    if (!isnan(it->tflops_per_gpu))
-      g_array_append_val(tflops, it->tflops_per_gpu);
+    if (!isnan(it->tflops_per_gpu)) g_array_append_val(tflops, it->tflops_per_gpu);
   }
   out->step_time_ms = median(times);
   out->step_time_s = out->step_time_ms / 1000.0;

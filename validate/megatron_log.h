@@ -96,37 +96,37 @@ typedef struct {
 } PtsimLogMemory;
 
 typedef struct {
-  char *path;              /* name used in messages (transfer full) */
-  int64_t lines;           /* lines in the log */
-  int64_t long_lines;      /* lines skipped for exceeding MAX_LINE */
-  GArray *iterations;      /* PtsimLogIteration, in log order */
-  GArray *memory;          /* PtsimLogMemory, in log order */
+  char *path;         /* name used in messages (transfer full) */
+  int64_t lines;      /* lines in the log */
+  int64_t long_lines; /* lines skipped for exceeding MAX_LINE */
+  GArray *iterations; /* PtsimLogIteration, in log order */
+  GArray *memory;     /* PtsimLogMemory, in log order */
 
-  gboolean oom;            /* an out-of-memory error was logged */
-  int64_t oom_count;       /* lines naming one */
-  int64_t oom_line;        /* line of the first; 0: none */
-  double oom_request_bytes;/* "Tried to allocate" of the first that says; NAN */
+  gboolean oom;             /* an out-of-memory error was logged */
+  int64_t oom_count;        /* lines naming one */
+  int64_t oom_line;         /* line of the first; 0: none */
+  double oom_request_bytes; /* "Tried to allocate" of the first that says; NAN */
 
-  gboolean args_found;     /* an arguments block was seen */
-  int64_t args_line;       /* line of its header */
-  gboolean args_complete;  /* its "end of arguments" line was seen */
-  GHashTable *args;        /* name -> value as printed (utf8 -> utf8) */
-  GHashTable *arg_lines;   /* name -> its line (GINT_TO_POINTER) */
-  gboolean args_ok;        /* the job below was reconstructed */
-  GError *args_error;      /* why not (PTSIM_MEGATRON_LOG_ERROR_ARGS,
-                              "file:line: ...", the line of the value at
-                              fault, else of the header), or NULL */
-  PtsimJob job;            /* valid when args_ok: the model, layout, settings and
-                              source (not validated: give it a hardware profile and
-                              run ptsim_job_validate); hw zero; layout.gpus =
-                              world_size, else data_parallel_size x tp x pp x cp
-                              (0: none) */
-  char *args_command;      /* the block as a Megatron-LM command line (for
-                              megatron_args.c; WORLD_SIZE=N first when the
-                              block gives it), or NULL */
+  gboolean args_found;                 /* an arguments block was seen */
+  int64_t args_line;                   /* line of its header */
+  gboolean args_complete;              /* its "end of arguments" line was seen */
+  GHashTable *args;                    /* name -> value as printed (utf8 -> utf8) */
+  GHashTable *arg_lines;               /* name -> its line (GINT_TO_POINTER) */
+  gboolean args_ok;                    /* the job below was reconstructed */
+  GError *args_error;                  /* why not (PTSIM_MEGATRON_LOG_ERROR_ARGS,
+                                          "file:line: ...", the line of the value at
+                                          fault, else of the header), or NULL */
+  PtsimJob job;                        /* valid when args_ok: the model, layout, settings and
+                                          source (not validated: give it a hardware profile and
+                                          run ptsim_job_validate); hw zero; layout.gpus =
+                                          world_size, else data_parallel_size x tp x pp x cp
+                                          (0: none) */
+  char *args_command;                  /* the block as a Megatron-LM command line (for
+                                          megatron_args.c; WORLD_SIZE=N first when the
+                                          block gives it), or NULL */
   PtsimMegatronDiagnostics *args_diag; /* megatron_args.c's diagnostics */
 
-  GPtrArray *warnings;     /* "file:line: ..." for values not read (utf8) */
+  GPtrArray *warnings; /* "file:line: ..." for values not read (utf8) */
 } PtsimMegatronLog;
 
 void ptsim_megatron_log_free(PtsimMegatronLog *log);
@@ -135,18 +135,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimMegatronLog, ptsim_megatron_log_free)
 /* Parses LEN bytes of DATA (need not be NUL-terminated; may hold NULs).
  * NAME is the file name used in warnings and args_error.  Never fails:
  * an empty or garbage log gives an empty result.  (transfer full) */
-PtsimMegatronLog *ptsim_megatron_log_parse(const char *data, gsize len,
-                                           const char *name);
+PtsimMegatronLog *ptsim_megatron_log_parse(const char *data, gsize len, const char *name);
 
 /* Reads and parses PATH.  Error: PTSIM_MEGATRON_LOG_ERROR_NOT_FOUND naming
  * the path when it cannot be read; NULL then.  (transfer full) */
-PtsimMegatronLog *ptsim_megatron_log_read_file(const char *path,
-                                               GError **error);
+PtsimMegatronLog *ptsim_megatron_log_read_file(const char *path, GError **error);
 
 /* Value of argument NAME as printed in the arguments block, or NULL.
  * (transfer none) */
-const char *ptsim_megatron_log_arg(const PtsimMegatronLog *log,
-                                   const char *name);
+const char *ptsim_megatron_log_arg(const PtsimMegatronLog *log, const char *name);
 
 /* What the log measured, warm-up excluded (see the header comment). */
 typedef struct {
@@ -164,7 +161,6 @@ typedef struct {
   gboolean oom;              /* as in the log */
 } PtsimMegatronLogSummary;
 
-void ptsim_megatron_log_summarize(const PtsimMegatronLog *log,
-                                  PtsimMegatronLogSummary *out);
+void ptsim_megatron_log_summarize(const PtsimMegatronLog *log, PtsimMegatronLogSummary *out);
 
 #endif /* PTSIM_MEGATRON_LOG_H */

@@ -8,10 +8,8 @@ static const struct {
   const char *name;
   int32_t added;
 } markers[] = {
-    {"encoder_num_layers", 20221011},
-    {"max_tokens_to_oom", 20221123},
-    {"group_query_attention", 20230724},
-    {"manual_gc", 20231030},
+    {"encoder_num_layers", 20221011},        {"max_tokens_to_oom", 20221123},
+    {"group_query_attention", 20230724},     {"manual_gc", 20231030},
     {"cross_entropy_loss_fusion", 20240614},
 };
 

@@ -38,14 +38,15 @@ static int64_t count_of(const PtsimYamlDoc *doc, int node) {
   return (int64_t)v;
 }
 
-static void note_case(PtsimMegatronRecipes *r, const char *family, const char *name,
-                      int64_t nodes, int64_t gpus, const char *file) {
+static void note_case(PtsimMegatronRecipes *r, const char *family, const char *name, int64_t nodes,
+                      int64_t gpus, const char *file) {
   g_autofree char *key = g_strdup_printf("%s/%s", family, name);
   Entry *old = g_hash_table_lookup(r->cases, key);
   if (old) {
     if (old->gpus != nodes * gpus && !strstr(old->from, "; other recipes")) {
       char *from = g_strdup_printf("%s; other recipes say otherwise (%s: %" G_GINT64_FORMAT
-                                   " GPUs)", old->from, file, nodes * gpus);
+                                   " GPUs)",
+                                   old->from, file, nodes * gpus);
       g_free(old->from);
       old->from = from;
     }

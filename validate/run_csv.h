@@ -42,27 +42,27 @@ typedef enum {
 /* One measured run.  Unknown numbers are -1 (counts) or NAN (measures),
  * unknown words NULL / -1. */
 typedef struct {
-  char *model;              /* model column (transfer full); NULL: empty */
-  char *hw;                 /* hw, else gpu column; NULL: empty */
+  char *model; /* model column (transfer full); NULL: empty */
+  char *hw;    /* hw, else gpu column; NULL: empty */
   int64_t num_gpus;
   int64_t tp, pp, dp, cp, vp; /* dp from dp or dp_derived, vp likewise */
   int64_t mbs, gbs, seq_len;
-  int recompute;            /* PtsimRecompute; -1: unknown */
-  int precision;            /* PtsimPrecision; -1: unknown */
-  double step_time_s;       /* step_time_s, or iteration_time_ms / 1000 */
-  double tflops_per_gpu;    /* tflops_per_gpu or achieved_tflops_per_gpu */
+  int recompute;         /* PtsimRecompute; -1: unknown */
+  int precision;         /* PtsimPrecision; -1: unknown */
+  double step_time_s;    /* step_time_s, or iteration_time_ms / 1000 */
+  double tflops_per_gpu; /* tflops_per_gpu or achieved_tflops_per_gpu */
   double max_allocated_mb;
   double max_reserved_mb;
-  int oom;                  /* 1 ran out of memory, 0 did not, -1 unknown */
-  gboolean approximate;     /* some documented number had ~ or words */
-  int64_t line;             /* 1-based line where the row starts */
-  char **cells;             /* every cell as text, header order (GStrv) */
+  int oom;              /* 1 ran out of memory, 0 did not, -1 unknown */
+  gboolean approximate; /* some documented number had ~ or words */
+  int64_t line;         /* 1-based line where the row starts */
+  char **cells;         /* every cell as text, header order (GStrv) */
 } PtsimRun;
 
 typedef struct {
-  char *path;               /* name used in messages (transfer full) */
-  char **columns;           /* header names, in file order (GStrv) */
-  GArray *runs;             /* PtsimRun, in file order */
+  char *path;     /* name used in messages (transfer full) */
+  char **columns; /* header names, in file order (GStrv) */
+  GArray *runs;   /* PtsimRun, in file order */
 } PtsimRunCsv;
 
 void ptsim_run_csv_free(PtsimRunCsv *csv);
@@ -70,8 +70,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimRunCsv, ptsim_run_csv_free)
 
 /* Parses LEN bytes of DATA; NAME is used in messages.  (transfer full);
  * NULL with ERROR set on failure. */
-PtsimRunCsv *ptsim_run_csv_parse(const char *data, gsize len,
-                                 const char *name, GError **error);
+PtsimRunCsv *ptsim_run_csv_parse(const char *data, gsize len, const char *name, GError **error);
 
 /* Reads and parses PATH.  (transfer full) */
 PtsimRunCsv *ptsim_run_csv_read_file(const char *path, GError **error);
@@ -81,7 +80,6 @@ int ptsim_run_csv_column(const PtsimRunCsv *csv, const char *name);
 
 /* Cell of RUN in column NAME, or NULL when there is no such column.
  * (transfer none) */
-const char *ptsim_run_csv_cell(const PtsimRunCsv *csv, const PtsimRun *run,
-                               const char *name);
+const char *ptsim_run_csv_cell(const PtsimRunCsv *csv, const PtsimRun *run, const char *name);
 
 #endif /* PTSIM_RUN_CSV_H */

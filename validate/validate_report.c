@@ -14,20 +14,31 @@
 /* ---- statistics ---- */
 
 enum { Q_STEP, Q_TFLOPS, Q_ALLOC_EST, Q_ALLOC_ALLOC, Q_RESERVED, Q_COUNT };
-static const char *const quantity_keys[Q_COUNT] = {
-    "step_s", "tflops_per_gpu", "max_allocated_analytical", "max_allocated_allocator",
-    "max_reserved"};
-static const char *const quantity_names[Q_COUNT] = {
-    "step time", "TFLOP/s per GPU", "max allocated: analytical total",
-    "max allocated: allocator peak", "max reserved: allocator reserved"};
+static const char *const quantity_keys[Q_COUNT] = {"step_s", "tflops_per_gpu",
+                                                   "max_allocated_analytical",
+                                                   "max_allocated_allocator", "max_reserved"};
+static const char *const quantity_names[Q_COUNT] = {"step time", "TFLOP/s per GPU",
+                                                    "max allocated: analytical total",
+                                                    "max allocated: allocator peak",
+                                                    "max reserved: allocator reserved"};
 
 static void quantity(const Row *r, int q, double *pred, double *meas) {
   switch (q) {
-    case Q_STEP: *pred = r->pred_step_s, *meas = r->meas_step_s; break;
-    case Q_TFLOPS: *pred = r->pred_tflops, *meas = r->meas_tflops; break;
-    case Q_ALLOC_EST: *pred = r->est_total_bytes, *meas = r->meas_alloc_bytes; break;
-    case Q_ALLOC_ALLOC: *pred = r->alloc_allocated_bytes, *meas = r->meas_alloc_bytes; break;
-    default: *pred = r->pred_reserved_bytes, *meas = r->meas_reserved_bytes; break;
+  case Q_STEP:
+    *pred = r->pred_step_s, *meas = r->meas_step_s;
+    break;
+  case Q_TFLOPS:
+    *pred = r->pred_tflops, *meas = r->meas_tflops;
+    break;
+  case Q_ALLOC_EST:
+    *pred = r->est_total_bytes, *meas = r->meas_alloc_bytes;
+    break;
+  case Q_ALLOC_ALLOC:
+    *pred = r->alloc_allocated_bytes, *meas = r->meas_alloc_bytes;
+    break;
+  default:
+    *pred = r->pred_reserved_bytes, *meas = r->meas_reserved_bytes;
+    break;
   }
 }
 
@@ -133,9 +144,9 @@ void ptsim_validate_write_text(GString *out, GPtrArray *rows) {
                          all.compared, all.skipped);
   g_string_append_printf(out,
                          "%-22s %-26s %9s %9s %8s %-8s %7s %7s %8s %8s %8s %8s %8s %8s %5s %5s\n",
-                         "source", "run", "step_s", "ptsim_s", "error", "conv", "TFLOP/s",
-                         "ptsim", "error", "max_allo", "estimate", "allocatr", "max_resv",
-                         "ptsim", "OOM", "ptsim");
+                         "source", "run", "step_s", "ptsim_s", "error", "conv", "TFLOP/s", "ptsim",
+                         "error", "max_allo", "estimate", "allocatr", "max_resv", "ptsim", "OOM",
+                         "ptsim");
   for (guint i = 0; i < rows->len; i++) {
     const Row *r = rows->pdata[i];
     if (r->reason) continue;
@@ -171,8 +182,8 @@ void ptsim_validate_write_text(GString *out, GPtrArray *rows) {
                          "quantity", "n", "MAPE", "max|err|", "bias");
   for (int q = 0; q < Q_COUNT; q++) text_stats_line(out, quantity_names[q], &all.q[q]);
   if (all.q[Q_STEP].n > 0)
-    g_string_append_printf(out, "step-time MAPE %.2f%% over %zu runs\n",
-                           100.0 * all.q[Q_STEP].mape, all.q[Q_STEP].n);
+    g_string_append_printf(out, "step-time MAPE %.2f%% over %zu runs\n", 100.0 * all.q[Q_STEP].mape,
+                           all.q[Q_STEP].n);
   else
     g_string_append(out, "step-time MAPE: no run with a measured step time was compared\n");
   g_autoptr(GPtrArray) sources = sources_of(rows);
@@ -189,14 +200,13 @@ void ptsim_validate_write_text(GString *out, GPtrArray *rows) {
                          all.outcomes);
   if (all.outcomes == 0)
     g_string_append(out, "  no compared run says whether it ran out of memory: no matrix\n");
-  g_string_append_printf(out, "  %-36s %5s %5s %5s %5s\n", "predicted OOM when", "TP", "FP",
-                         "TN", "FN");
+  g_string_append_printf(out, "  %-36s %5s %5s %5s %5s\n", "predicted OOM when", "TP", "FP", "TN",
+                         "FN");
   for (int t = 0; t < PTSIM_VALIDATION_NUM_THRESHOLDS; t++) {
     const PtsimConfusion *c = &all.thresholds[t];
-    g_autofree char *name =
-        g_strdup_printf("analytical usage > %.2f", ptsim_validation_threshold(t));
-    g_string_append_printf(out, "  %-36s %5zu %5zu %5zu %5zu\n", name, c->tp, c->fp, c->tn,
-                           c->fn);
+    g_autofree char *name = g_strdup_printf("analytical usage > %.2f",
+                                            ptsim_validation_threshold(t));
+    g_string_append_printf(out, "  %-36s %5zu %5zu %5zu %5zu\n", name, c->tp, c->fp, c->tn, c->fn);
   }
   const PtsimConfusion *c = &all.allocator;
   g_string_append_printf(out, "  %-36s %5zu %5zu %5zu %5zu\n", "allocator emulation OOM", c->tp,
@@ -272,8 +282,7 @@ void ptsim_validate_write_json(GString *out, GPtrArray *rows) {
     json_oom(&json, "allocator_runs", r->alloc_runs);
     ptsim_json_int(&json, "allocator_oom_step", r->alloc_oom_step);
     ptsim_json_int(&json, "runs_fail_step", r->runs_fail_step);
-    ptsim_json_double(&json, "allocator_first_step_device_peak_bytes",
-                      r->first_step_device_bytes);
+    ptsim_json_double(&json, "allocator_first_step_device_peak_bytes", r->first_step_device_bytes);
     ptsim_json_end_object(&json);
     ptsim_json_begin_object(&json, "errors");
     for (int q = 0; q < Q_COUNT; q++) {
@@ -337,9 +346,7 @@ static void csv_num(GString *out, double v) {
   g_string_append(out, g_ascii_formatd(buf, sizeof buf, "%.12g", v));
 }
 
-static void csv_oom(GString *out, int v) {
-  g_string_append(out, v < 0 ? "," : v ? ",1" : ",0");
-}
+static void csv_oom(GString *out, int v) { g_string_append(out, v < 0 ? "," : v ? ",1" : ",0"); }
 
 void ptsim_validate_write_csv(GString *out, GPtrArray *rows) {
   g_string_append(out,
@@ -376,4 +383,3 @@ void ptsim_validate_write_csv(GString *out, GPtrArray *rows) {
     g_string_append_c(out, '\n');
   }
 }
-

@@ -10,14 +10,14 @@
 #include <stdint.h>
 
 typedef struct {
-  char *input;        /* file as given */
-  int64_t line;       /* CSV line; 0 for a log */
-  char *source;       /* published source, "megatron_log" or "csv" */
-  char *label;        /* the run, as the source names it */
-  char *command;      /* the job as ptsim flags (or where it came from) */
-  char *assumed;      /* assumptions beyond the source ("" none) */
-  char *convention;   /* FLOP convention of the TFLOP/s columns */
-  char *reason;       /* not NULL: not expressible, and why */
+  char *input;      /* file as given */
+  int64_t line;     /* CSV line; 0 for a log */
+  char *source;     /* published source, "megatron_log" or "csv" */
+  char *label;      /* the run, as the source names it */
+  char *command;    /* the job as ptsim flags (or where it came from) */
+  char *assumed;    /* assumptions beyond the source ("" none) */
+  char *convention; /* FLOP convention of the TFLOP/s columns */
+  char *reason;     /* not NULL: not expressible, and why */
   /* measured (NAN / -1: not given) */
   double meas_step_s, meas_tflops, meas_alloc_bytes, meas_reserved_bytes;
   int meas_oom;
@@ -32,7 +32,7 @@ typedef struct {
   double pred_step_s, pred_tflops;
   double est_total_bytes, est_usage, capacity_bytes;
   double alloc_allocated_bytes, alloc_reserved_bytes, outside_bytes, pred_reserved_bytes;
-  int alloc_oom;      /* -1: no prediction */
+  int alloc_oom; /* -1: no prediction */
   /* the `runs` verdict (-1: no prediction), the step of the first failed
    * allocation and the first step that breaks the verdict (-1: none), and
    * the first step's device peak (lifetimes.h) */

@@ -16,8 +16,8 @@ double ptsim_validation_relative_error(double predicted, double measured) {
   return (predicted - measured) / measured;
 }
 
-void ptsim_validation_error_stats(const double *predicted, const double *measured,
-                                  size_t n, PtsimErrorStats *out) {
+void ptsim_validation_error_stats(const double *predicted, const double *measured, size_t n,
+                                  PtsimErrorStats *out) {
   double sum_abs = 0.0, sum = 0.0, max_abs = -1.0;
   memset(out, 0, sizeof *out);
   for (size_t i = 0; i < n; i++) {
@@ -41,10 +41,14 @@ void ptsim_validation_error_stats(const double *predicted, const double *measure
 }
 
 static void count(PtsimConfusion *c, int predicted_oom, int oom) {
-  if (predicted_oom && oom) c->tp++;
-  else if (predicted_oom) c->fp++;
-  else if (oom) c->fn++;
-  else c->tn++;
+  if (predicted_oom && oom)
+    c->tp++;
+  else if (predicted_oom)
+    c->fp++;
+  else if (oom)
+    c->fn++;
+  else
+    c->tn++;
 }
 
 void ptsim_validation_confusion_threshold(const double *usage, const int *oom, size_t n,

@@ -23,26 +23,26 @@ double ptsim_validation_threshold(int i);
 
 /* Relative errors over the pairs that count. */
 typedef struct {
-  size_t n;          /* pairs used */
-  double mape;       /* mean |error| (a fraction: 0.05 = 5%); NAN when n = 0 */
-  double max_abs;    /* largest |error|; NAN when n = 0 */
-  double bias;       /* mean signed error; NAN when n = 0 */
-  size_t max_index;  /* index (into the input arrays) of the largest |error| */
+  size_t n;         /* pairs used */
+  double mape;      /* mean |error| (a fraction: 0.05 = 5%); NAN when n = 0 */
+  double max_abs;   /* largest |error|; NAN when n = 0 */
+  double bias;      /* mean signed error; NAN when n = 0 */
+  size_t max_index; /* index (into the input arrays) of the largest |error| */
 } PtsimErrorStats;
 
 /* Relative error of one pair, or NAN when it does not count. */
 double ptsim_validation_relative_error(double predicted, double measured);
 
 /* Fills *out from n pairs predicted[i] vs measured[i].  Never fails. */
-void ptsim_validation_error_stats(const double *predicted, const double *measured,
-                                  size_t n, PtsimErrorStats *out);
+void ptsim_validation_error_stats(const double *predicted, const double *measured, size_t n,
+                                  PtsimErrorStats *out);
 
 /* Counts of one binary verdict against real outcomes. */
 typedef struct {
-  size_t tp;  /* predicted OOM, did run out */
-  size_t fp;  /* predicted OOM, ran */
-  size_t tn;  /* predicted fit, ran */
-  size_t fn;  /* predicted fit, did run out */
+  size_t tp; /* predicted OOM, did run out */
+  size_t fp; /* predicted OOM, ran */
+  size_t tn; /* predicted fit, ran */
+  size_t fn; /* predicted fit, did run out */
 } PtsimConfusion;
 
 /* "Predicted OOM" = usage[i] > threshold; real = oom[i] (1 OOM, 0 ran,

@@ -40,8 +40,7 @@ typedef enum {
 /* Reads PATH (transfer full); NULL and *error on failure. */
 PtsimYamlDoc *ptsim_yaml_load_file(const char *path, GError **error);
 /* The same from LEN bytes of TEXT; NAME is used in messages. */
-PtsimYamlDoc *ptsim_yaml_load_data(const char *text, gsize len, const char *name,
-                                   GError **error);
+PtsimYamlDoc *ptsim_yaml_load_data(const char *text, gsize len, const char *name, GError **error);
 void ptsim_yaml_free(PtsimYamlDoc *doc);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimYamlDoc, ptsim_yaml_free)
 

@@ -30,8 +30,6 @@ PtsimApiHardware *ptsim_api_hardware_load(const char *name_or_path, PtsimApiErro
   return g_steal_pointer(&hw);
 }
 
-const char *ptsim_api_hardware_name(const PtsimApiHardware *hw) {
-  return hw ? hw->hw.name : NULL;
-}
+const char *ptsim_api_hardware_name(const PtsimApiHardware *hw) { return hw ? hw->hw.name : NULL; }
 
 void ptsim_api_hardware_free(PtsimApiHardware *hw) { g_free(hw); }

@@ -67,8 +67,7 @@ GQuark ptsim_api_stopped_error_quark(void);
 PtsimApiError *ptsim_api_error_new(const GError *error, const GPtrArray *diagnostics);
 
 /* Sets *DEST (when DEST is not NULL) to ptsim_api_error_new(ERROR, ...). */
-void ptsim_api_error_set(PtsimApiError **dest, const GError *error,
-                         const GPtrArray *diagnostics);
+void ptsim_api_error_set(PtsimApiError **dest, const GError *error, const GPtrArray *diagnostics);
 
 /* ---- jobs (api_job.c) ---- */
 
@@ -76,8 +75,8 @@ void ptsim_api_error_set(PtsimApiError **dest, const GError *error,
  * appended to LINES and KINDS) in the order the command prints them: the
  * inputs' warnings, then -- when BUILT -- the Megatron-LM command line's
  * unmodelled flags, unknown words and notes. */
-void ptsim_api_diagnostic_lines(const PtsimJobDiagnostics *diag, gboolean built,
-                                GPtrArray *lines, GArray *kinds);
+void ptsim_api_diagnostic_lines(const PtsimJobDiagnostics *diag, gboolean built, GPtrArray *lines,
+                                GArray *kinds);
 
 /* ptsim_api_job_new with the job's options already parsed. */
 PtsimApiJob *ptsim_api_job_new_from_options(const PtsimJobOptions *opts, const PtsimModel *model,

@@ -3,7 +3,6 @@
  * The job is job_build.h's: the same pass for every front end. */
 #include "api_int.h"
 
-
 /* LINE (transfer full) and its KIND, appended. */
 static void add_line(GPtrArray *lines, GArray *kinds, PtsimApiDiagnosticKind kind, char *line) {
   g_ptr_array_add(lines, line);
@@ -59,8 +58,8 @@ PtsimApiJob *ptsim_api_job_new(const char *const *flags, const PtsimApiModel *mo
   g_autoptr(GError) local = NULL;
   PtsimApiJob *job = NULL;
   if (ptsim_job_options_parse(&opts, flags ? flags : none, &local))
-    job = ptsim_api_job_new_from_options(&opts, model ? &model->model : NULL,
-                                         hw ? &hw->hw : NULL, error);
+    job = ptsim_api_job_new_from_options(&opts, model ? &model->model : NULL, hw ? &hw->hw : NULL,
+                                         error);
   else
     ptsim_api_error_set(error, local, NULL);
   ptsim_job_options_clear(&opts);

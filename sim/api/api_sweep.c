@@ -31,8 +31,7 @@ static gboolean emit(Rows *rows, guint64 rank, const PtsimJob *job, const PtsimB
   g_string_truncate(rows->line, 0);
   ptsim_sweep_csv_row(rows->line, rank, job, r);
   guint n = ptsim_sweep_csv_cells(rows->line, job, rows->cells, rows->columns);
-  if (rows->fn(rows->user_data, n, (const char *const *)rows->names, rows->cells) == 0)
-    return TRUE;
+  if (rows->fn(rows->user_data, n, (const char *const *)rows->names, rows->cells) == 0) return TRUE;
   g_set_error_literal(error, PTSIM_API_STOPPED_ERROR, 0, "the row callback stopped the sweep");
   return FALSE;
 }
@@ -72,8 +71,8 @@ static gboolean sweep_rows(const PtsimSweepOptions *o, Rows *rows, GError **erro
   if (!refuse_outputs(o, error) || !ptsim_sweep_options_device(o, &device, error) ||
       !ptsim_sweep_options_spec(o, spec, error))
     return FALSE;
-  g_autoptr(PtsimSweep) sweep =
-      ptsim_sweep_enumerate_at_most(spec, (guint64)o->in_memory_max, error);
+  g_autoptr(PtsimSweep)
+      sweep = ptsim_sweep_enumerate_at_most(spec, (guint64)o->in_memory_max, error);
   if (!sweep) return FALSE;
   if (sweep->stopped) { /* too many to hold: streamed, as the command streams them */
     g_clear_pointer(&sweep, ptsim_sweep_free);
@@ -87,7 +86,8 @@ static gboolean sweep_rows(const PtsimSweepOptions *o, Rows *rows, GError **erro
   }
   if (!ptsim_sweep_evaluate(sweep, device, rows->threads, NULL, NULL, error)) return FALSE;
   /* ranked as for `ptsim sweep --csv FILE`: its rows shown emulated too */
-  g_autoptr(GArray) order = ptsim_sweep_rank(sweep, rows->top, rows->threads, rows->every_item, TRUE);
+  g_autoptr(GArray)
+      order = ptsim_sweep_rank(sweep, rows->top, rows->threads, rows->every_item, TRUE);
   for (guint k = 0; k < order->len; k++) {
     guint i = g_array_index(order, guint, k);
     if (!emit(rows, k + 1, &g_array_index(sweep->jobs, PtsimJob, i),
@@ -108,8 +108,15 @@ int ptsim_api_sweep(const char *const *flags, PtsimApiRowFn fn, void *user_data,
   else if (ptsim_sweep_options_parse(&opts, flags, &local)) {
     g_autofree char *header = g_strdup(ptsim_sweep_csv_header());
     g_strchomp(header);
-    Rows rows = {fn, user_data, g_strsplit(header, ",", -1), 0, (guint)opts.top,
-                 (guint)opts.threads, opts.no_shortcut, g_string_new(NULL), NULL};
+    Rows rows = {fn,
+                 user_data,
+                 g_strsplit(header, ",", -1),
+                 0,
+                 (guint)opts.top,
+                 (guint)opts.threads,
+                 opts.no_shortcut,
+                 g_string_new(NULL),
+                 NULL};
     rows.columns = g_strv_length(rows.names);
     rows.cells = g_new0(const char *, rows.columns + 1);
     ok = sweep_rows(&opts, &rows, &local);

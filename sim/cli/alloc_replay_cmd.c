@@ -64,8 +64,8 @@ static void text_bytes(GString *out, const char *label, double bytes) {
   g_string_append_printf(out, "%-26s %12.2f MiB  (%.0f B)\n", label, bytes / MIB, bytes);
 }
 
-static void write_text(GString *out, const PtsimAllocTrace *t, const char *conf,
-                       double capacity, const PtsimAllocReplay *r, const Comparison *c) {
+static void write_text(GString *out, const PtsimAllocTrace *t, const char *conf, double capacity,
+                       const PtsimAllocReplay *r, const Comparison *c) {
   g_string_append_printf(out,
                          "trace %s: %" G_GINT64_FORMAT " events (%" G_GINT64_FORMAT
                          " allocs, %" G_GINT64_FORMAT " frees, %" G_GINT64_FORMAT
@@ -115,13 +115,12 @@ static void write_text(GString *out, const PtsimAllocTrace *t, const char *conf,
   text_bytes(out, "mean |emulated - observed|", c->mean_abs_diff_bytes);
   g_string_append_printf(out,
                          "%-26s %12.2f MiB  at line %d (emulated %.2f MiB, observed %.2f MiB)\n",
-                         "max |emulated - observed|", c->max_abs_diff_bytes / MIB,
-                         c->max_diff_line, c->max_diff_emulated_bytes / MIB,
-                         c->max_diff_observed_bytes / MIB);
+                         "max |emulated - observed|", c->max_abs_diff_bytes / MIB, c->max_diff_line,
+                         c->max_diff_emulated_bytes / MIB, c->max_diff_observed_bytes / MIB);
 }
 
-static void write_json(GString *out, const PtsimAllocTrace *t, const char *conf,
-                       double capacity, const PtsimAllocReplay *r, const Comparison *c) {
+static void write_json(GString *out, const PtsimAllocTrace *t, const char *conf, double capacity,
+                       const PtsimAllocReplay *r, const Comparison *c) {
   PtsimJson json;
   ptsim_json_init(&json, out);
   ptsim_json_begin_object(&json, NULL);
@@ -209,7 +208,8 @@ static int replay(const char *path, const ReplayOptions *o) {
   if (trace == NULL) return fail(2, error->message);
   if (trace->events->len == 0) {
     g_autofree char *m = g_strdup_printf("%s: no events (expected lines alloc ID SIZE STREAM, "
-                                         "free ID, empty_cache)", path);
+                                         "free ID, empty_cache)",
+                                         path);
     return fail(2, m);
   }
   g_autofree int64_t *emulated = g_new0(int64_t, trace->events->len > 0 ? trace->events->len : 1);
@@ -233,17 +233,15 @@ int ptsim_alloc_replay_main(int argc, char **argv) {
       {"alloc-conf", 0, 0, G_OPTION_ARG_STRING, &o.alloc_conf,
        "PYTORCH_CUDA_ALLOC_CONF for the emulation, e.g. expandable_segments:True", "CONF"},
       {"capacity-gib", 0, 0, G_OPTION_ARG_STRING, &o.capacity_gib,
-       "Device memory the allocator may reserve, GiB, in (0, 1048576] (default: unlimited)",
-       "N"},
+       "Device memory the allocator may reserve, GiB, in (0, 1048576] (default: unlimited)", "N"},
       {"format", 0, 0, G_OPTION_ARG_STRING, &o.format, "text|json (default text)", "F"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   g_autoptr(GOptionContext) context = g_option_context_new("TRACE");
   g_option_context_set_summary(
-      context,
-      "Replays an allocator event trace (alloc ID SIZE STREAM / free ID / empty_cache;\n"
-      "validate/snapshot_to_trace.py converts a PyTorch memory snapshot) through the\n"
-      "caching-allocator emulation. With '# reserved N' lines (the real allocator's\n"
-      "reserved bytes after an event), also compares emulated and observed reserved.");
+      context, "Replays an allocator event trace (alloc ID SIZE STREAM / free ID / empty_cache;\n"
+               "validate/snapshot_to_trace.py converts a PyTorch memory snapshot) through the\n"
+               "caching-allocator emulation. With '# reserved N' lines (the real allocator's\n"
+               "reserved bytes after an event), also compares emulated and observed reserved.");
   g_option_context_add_main_entries(context, entries, NULL);
   g_autoptr(GError) error = NULL;
   int rc;

@@ -12,16 +12,16 @@ static gboolean calibrate(const char *hw, const char *measured_path, const char 
                           const char *name, GError **error) {
   PtsimHardware check;
   if (!ptsim_hardware_load(hw, &check, error)) return FALSE; /* the base must be valid */
-  g_autofree char *base_path =
-      strchr(hw, '/') || g_str_has_suffix(hw, ".ini")
-          ? g_strdup(hw)
-          : g_strdup_printf("%s/hw_profiles/%s.ini", ptsim_config_data_dir(), hw);
+  g_autofree char *base_path = strchr(hw, '/') || g_str_has_suffix(hw, ".ini")
+                                   ? g_strdup(hw)
+                                   : g_strdup_printf("%s/hw_profiles/%s.ini",
+                                                     ptsim_config_data_dir(), hw);
   g_autoptr(GKeyFile) profile = g_key_file_new();
   g_autoptr(GKeyFile) measured = g_key_file_new();
   g_autofree char *base_text = NULL, *measured_text = NULL;
   gsize base_len = 0, measured_len = 0;
-  if (!ptsim_input_read(base_path, "hardware profile", PTSIM_INPUT_MAX_TEXT, &base_text,
-                        &base_len, error) ||
+  if (!ptsim_input_read(base_path, "hardware profile", PTSIM_INPUT_MAX_TEXT, &base_text, &base_len,
+                        error) ||
       !ptsim_input_read(measured_path, "measured efficiency file", PTSIM_INPUT_MAX_TEXT,
                         &measured_text, &measured_len, error))
     return FALSE;
@@ -66,12 +66,15 @@ static gboolean calibrate(const char *hw, const char *measured_path, const char 
 
 int ptsim_calibrate_main(int argc, char **argv) {
   g_autofree char *hw = NULL, *out = NULL, *name = NULL;
-  const GOptionEntry entries[] = {
-      {"hw", 0, 0, G_OPTION_ARG_FILENAME, &hw, "Base profile: a name in hw_profiles/ or an .ini", "NAME|FILE"},
-      {"out", 0, 0, G_OPTION_ARG_FILENAME, &out, "The calibrated profile to write", "FILE.ini"},
-      {"name", 0, 0, G_OPTION_ARG_STRING, &name, "Its [gpu] name (default: BASE-calibrated)", "NAME"},
-      {NULL, 0, 0, 0, NULL, NULL, NULL}};
-  g_autoptr(GOptionContext) context = g_option_context_new("MEASURED.ini - a profile with measured efficiency");
+  const GOptionEntry entries[] = {{"hw", 0, 0, G_OPTION_ARG_FILENAME, &hw,
+                                   "Base profile: a name in hw_profiles/ or an .ini", "NAME|FILE"},
+                                  {"out", 0, 0, G_OPTION_ARG_FILENAME, &out,
+                                   "The calibrated profile to write", "FILE.ini"},
+                                  {"name", 0, 0, G_OPTION_ARG_STRING, &name,
+                                   "Its [gpu] name (default: BASE-calibrated)", "NAME"},
+                                  {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  g_autoptr(GOptionContext)
+      context = g_option_context_new("MEASURED.ini - a profile with measured efficiency");
   g_option_context_set_summary(context,
                                "MEASURED.ini is what validate/short_run/gemm_bench writes: an "
                                "[efficiency] group\n(gemm_efficiency_max, gemm_half_gflops, "
@@ -84,7 +87,8 @@ int ptsim_calibrate_main(int argc, char **argv) {
     return 2;
   }
   if (argc != 2 || !hw || !out) {
-    fprintf(stderr, "ptsim calibrate: give --hw BASE, --out FILE.ini and one MEASURED.ini (see --help)\n");
+    fprintf(stderr,
+            "ptsim calibrate: give --hw BASE, --out FILE.ini and one MEASURED.ini (see --help)\n");
     return 2;
   }
   g_autofree char *default_name = g_strdup_printf("%s-calibrated", hw);

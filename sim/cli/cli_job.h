@@ -31,7 +31,6 @@ void ptsim_cli_job_print_warnings(const PtsimJobDiagnostics *diag);
  * PtsimApiDiagnosticKind) on stderr, as the command prints it: "ptsim: LINE"
  * for an input's warning, "ptsim COMMAND: LINE" for what a Megatron-LM
  * command line said. */
-void ptsim_cli_print_diagnostic(const char *command, const char *line,
-                                PtsimApiDiagnosticKind kind);
+void ptsim_cli_print_diagnostic(const char *command, const char *line, PtsimApiDiagnosticKind kind);
 
 #endif /* PTSIM_CLI_JOB_H */

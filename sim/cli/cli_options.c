@@ -22,8 +22,8 @@ gboolean ptsim_cli_int64_flag(const char *flag, const char *text, int64_t lo, in
   return ptsim_number_int64(flag, text, lo, hi, out, error);
 }
 
-gboolean ptsim_cli_double_flag(const char *flag, const char *text, PtsimRange range,
-                               double *out, GError **error) {
+gboolean ptsim_cli_double_flag(const char *flag, const char *text, PtsimRange range, double *out,
+                               GError **error) {
   if (text == NULL) return TRUE;
   return ptsim_number_double(flag, text, range, out, error);
 }

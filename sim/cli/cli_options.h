@@ -25,7 +25,7 @@ void ptsim_cli_init_locale(void);
  * the strict parse with the flag's range. */
 gboolean ptsim_cli_int64_flag(const char *flag, const char *text, int64_t lo, int64_t hi,
                               int64_t *out, GError **error);
-gboolean ptsim_cli_double_flag(const char *flag, const char *text, PtsimRange range,
-                               double *out, GError **error);
+gboolean ptsim_cli_double_flag(const char *flag, const char *text, PtsimRange range, double *out,
+                               GError **error);
 
 #endif /* PTSIM_CLI_OPTIONS_H */

@@ -6,11 +6,11 @@
 #include "output.h"
 #include "plan.h"
 
-static void shape(GString *out, const char *name, int64_t m, int64_t n, int64_t k,
-                  int64_t count) {
+static void shape(GString *out, const char *name, int64_t m, int64_t n, int64_t k, int64_t count) {
   if (m < 1 || n < 1 || k < 1 || count < 1) return;
-  g_string_append_printf(out, "%s %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
-                              " %" G_GINT64_FORMAT "\n",
+  g_string_append_printf(out,
+                         "%s %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
+                         " %" G_GINT64_FORMAT "\n",
                          name, m, n, k, count);
 }
 
@@ -58,4 +58,3 @@ gboolean ptsim_gemm_shapes_write(const char *path, const PtsimJob *job, GError *
   shape3(out, "lm_head", T, m->vocab_size / t, h, mb, mb);
   return ptsim_output_write(path, out->str, out->len, error);
 }
-

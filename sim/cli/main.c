@@ -31,27 +31,30 @@ static int run_predict(int argc, char **argv);
 
 static const Subcommand subcommands[] = {
     {"memory", "the analytical per-stage memory estimate of one layout", run_memory},
-    {"predict", "one layout: memory estimate, allocator emulation, simulated step time", run_predict},
+    {"predict", "one layout: memory estimate, allocator emulation, simulated step time",
+     run_predict},
     {"sweep", "every valid layout of one or more scenarios, ranked", ptsim_sweep_main},
-    {"plot", "a gnuplot figure (memory, timeline, allocator, heatmap, pareto, scaling, validation)", ptsim_plot_main},
-    {"calibrate", "a hardware profile with measured efficiency (from gemm_bench)", ptsim_calibrate_main},
-    {"alloc-replay", "replay an allocator trace through the emulator; compare", ptsim_alloc_replay_main},
-    {"validate", "predictions against measured runs (Megatron-LM logs, run CSVs)", ptsim_validate_main},
+    {"plot", "a gnuplot figure (memory, timeline, allocator, heatmap, pareto, scaling, validation)",
+     ptsim_plot_main},
+    {"calibrate", "a hardware profile with measured efficiency (from gemm_bench)",
+     ptsim_calibrate_main},
+    {"alloc-replay", "replay an allocator trace through the emulator; compare",
+     ptsim_alloc_replay_main},
+    {"validate", "predictions against measured runs (Megatron-LM logs, run CSVs)",
+     ptsim_validate_main},
 };
 
 static void print_usage(FILE *to) {
-  fprintf(to,
-          "Usage: ptsim [COMMAND] [OPTIONS]\n\n"
-          "Predicts per-GPU memory, allocator behaviour and step time of\n"
-          "Megatron-style LLM training for a parallel layout.\n\n"
-          "Commands:\n");
+  fprintf(to, "Usage: ptsim [COMMAND] [OPTIONS]\n\n"
+              "Predicts per-GPU memory, allocator behaviour and step time of\n"
+              "Megatron-style LLM training for a parallel layout.\n\n"
+              "Commands:\n");
   for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
     fprintf(to, "  %-13s %s\n", subcommands[i].name, subcommands[i].summary);
-  fprintf(to,
-          "  (none)        the default job: a sweep of Llama-3-8B on one 8 x H100 node\n\n"
-          "Options:\n"
-          "  --help        this text; COMMAND --help for a command's options\n"
-          "  --version     version, and whether a GPU path is compiled in and usable\n");
+  fprintf(to, "  (none)        the default job: a sweep of Llama-3-8B on one 8 x H100 node\n\n"
+              "Options:\n"
+              "  --help        this text; COMMAND --help for a command's options\n"
+              "  --version     version, and whether a GPU path is compiled in and usable\n");
 }
 
 static int print_version(void) {
@@ -87,12 +90,11 @@ typedef struct {
 static gboolean parse_job_command(const char *command, int argc, char **argv,
                                   JobCommandOptions *opts, PtsimFormat *format, GError **error) {
   gboolean with_time = strcmp(command, "predict") == 0;
-  const GOptionEntry entries[] = {
-      {"format", 0, 0, G_OPTION_ARG_STRING, &opts->format, "text|json|csv (default text)",
-       "F"},
-      {NULL, 0, 0, 0, NULL, NULL, NULL}};
-  g_autofree GOptionEntry *predict_entries =
-      ptsim_predict_options_entries(&opts->predict, with_time);
+  const GOptionEntry entries[] = {{"format", 0, 0, G_OPTION_ARG_STRING, &opts->format,
+                                   "text|json|csv (default text)", "F"},
+                                  {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  g_autofree GOptionEntry *predict_entries = ptsim_predict_options_entries(&opts->predict,
+                                                                           with_time);
   g_autofree char *title = g_strdup_printf(
       "- %s", with_time ? "one layout: memory estimate, allocator emulation, simulated step time"
                         : "the analytical per-stage memory estimate of one layout");
@@ -185,8 +187,7 @@ int main(int argc, char **argv) {
   if (argc < 2) return checked_exit(NULL, ptsim_sweep_default_job());
   const char *first = argv[1];
   if (strcmp(first, "--version") == 0) return checked_exit(NULL, print_version());
-  if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 ||
-      strcmp(first, "help") == 0) {
+  if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 || strcmp(first, "help") == 0) {
     print_usage(stdout);
     return checked_exit(NULL, 0);
   }

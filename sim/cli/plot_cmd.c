@@ -97,29 +97,29 @@ typedef struct {
 
 static void clear_options(PlotOptions *o) {
   ptsim_job_options_clear(&o->job);
-  char **fields[] = {&o->out,    &o->ce,     &o->from, &o->facet,   &o->y,
-                     &o->size,   &o->window, &o->stages, &o->view, &o->held_out};
+  char **fields[] = {&o->out,  &o->ce,     &o->from,   &o->facet, &o->y,
+                     &o->size, &o->window, &o->stages, &o->view,  &o->held_out};
   for (size_t i = 0; i < G_N_ELEMENTS(fields); i++) g_clear_pointer(fields[i], g_free);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PlotOptions, clear_options)
 
 /* What one run of `ptsim plot` was asked to do. */
 typedef struct {
-  int kind;                 /* index into kinds[] */
-  PtsimJob job;             /* for memory, timeline, allocator */
+  int kind;     /* index into kinds[] */
+  PtsimJob job; /* for memory, timeline, allocator */
   PtsimCrossEntropyConvention ce;
-  char *out;                /* figure path */
-  char *from;               /* input file or NULL */
+  char *out;  /* figure path */
+  char *from; /* input file or NULL */
   PtsimPlotFacet facet;
   PtsimPlotScalingY y;
   PtsimPlotSize size;
-  PtsimPlotRange range;     /* timeline, allocator */
-  char *stages;             /* --stages, parsed once the job's pp is known */
-  char *model, *hw;         /* heatmap, pareto: the scenario (NULL: any) */
-  gint64 gpus, seq, gbs;    /* 0: any */
-  double threshold;         /* pareto: 0 infer */
+  PtsimPlotRange range;  /* timeline, allocator */
+  char *stages;          /* --stages, parsed once the job's pp is known */
+  char *model, *hw;      /* heatmap, pareto: the scenario (NULL: any) */
+  gint64 gpus, seq, gbs; /* 0: any */
+  double threshold;      /* pareto: 0 infer */
   PtsimPlotValidationView view;
-  GStrv held_out;           /* validation: NULL unless --held-out */
+  GStrv held_out; /* validation: NULL unless --held-out */
 } PlotRequest;
 
 static void clear_request(PlotRequest *r) {
@@ -186,8 +186,8 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
                   "Needs gnuplot (Debian/Ubuntu: apt-get install gnuplot-nox).\n"
                   "Exit codes: 0 ok, 2 bad input (the message names the flag or FILE:LINE), "
                   "1 gnuplot missing or failing.");
-  g_autoptr(GOptionContext) context =
-      g_option_context_new("KIND --out FILE.pdf|.png|.svg - write a gnuplot figure");
+  g_autoptr(GOptionContext)
+      context = g_option_context_new("KIND --out FILE.pdf|.png|.svg - write a gnuplot figure");
   g_option_context_set_summary(context, summary->str);
   g_string_free(summary, TRUE);
   ptsim_job_options_add_to_context(context, &o.job, entries);
@@ -242,14 +242,16 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
     return FALSE;
   }
   req->facet = PTSIM_PLOT_FACET_CP;
-  if (o.facet && strcmp(o.facet, "mbs") == 0) req->facet = PTSIM_PLOT_FACET_MBS;
+  if (o.facet && strcmp(o.facet, "mbs") == 0)
+    req->facet = PTSIM_PLOT_FACET_MBS;
   else if (o.facet && strcmp(o.facet, "cp") != 0) {
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                 "--facet '%s': allowed values are cp|mbs", o.facet);
     return FALSE;
   }
   req->y = PTSIM_PLOT_Y_THROUGHPUT;
-  if (o.y && strcmp(o.y, "step") == 0) req->y = PTSIM_PLOT_Y_STEP;
+  if (o.y && strcmp(o.y, "step") == 0)
+    req->y = PTSIM_PLOT_Y_STEP;
   else if (o.y && strcmp(o.y, "tokens") != 0) {
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                 "--y '%s': allowed values are tokens|step", o.y);
@@ -278,7 +280,8 @@ static gboolean parse(int argc, char **argv, PlotRequest *req, GError **error) {
   ptsim_plot_range_default(&req->range);
   if (o.window && !ptsim_plot_range_parse_window(o.window, &req->range, error)) return FALSE;
   req->view = PTSIM_PLOT_VALIDATION_RESIDUAL;
-  if (o.view && strcmp(o.view, "parity") == 0) req->view = PTSIM_PLOT_VALIDATION_PARITY;
+  if (o.view && strcmp(o.view, "parity") == 0)
+    req->view = PTSIM_PLOT_VALIDATION_PARITY;
   else if (o.view && strcmp(o.view, "residual") != 0) {
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                 "--view '%s': allowed values are residual|parity", o.view);
@@ -399,24 +402,28 @@ int ptsim_plot_main(int argc, char **argv) {
       return fail(error);
   }
   switch (kind) {
-    case KIND_MEMORY: ok = memory_figure(req.out, plan, req.ce, &req.size, &files, &error); break;
-    case KIND_TIMELINE:
-      ok = timeline_figure(req.out, plan, &req.size, &req.range, &files, &error);
-      break;
-    case KIND_ALLOCATOR:
-      ok = allocator_figure(req.out, plan, req.from, &req.size, &req.range, &files, &error);
-      break;
-    case KIND_HEATMAP:
-    case KIND_PARETO:
-    case KIND_SCALING: ok = sweep_figure(kind, &req, layouts, &files, &error); break;
-    case KIND_VALIDATION:
-      ok = ptsim_plot_validation(req.out, req.from, req.view,
-                                 (const char *const *)req.held_out, &req.size, &files, &error);
-      break;
+  case KIND_MEMORY:
+    ok = memory_figure(req.out, plan, req.ce, &req.size, &files, &error);
+    break;
+  case KIND_TIMELINE:
+    ok = timeline_figure(req.out, plan, &req.size, &req.range, &files, &error);
+    break;
+  case KIND_ALLOCATOR:
+    ok = allocator_figure(req.out, plan, req.from, &req.size, &req.range, &files, &error);
+    break;
+  case KIND_HEATMAP:
+  case KIND_PARETO:
+  case KIND_SCALING:
+    ok = sweep_figure(kind, &req, layouts, &files, &error);
+    break;
+  case KIND_VALIDATION:
+    ok = ptsim_plot_validation(req.out, req.from, req.view, (const char *const *)req.held_out,
+                               &req.size, &files, &error);
+    break;
   }
   if (!ok) return fail(error);
-  printf("ptsim plot %s: wrote %s (figure), %s (gnuplot script), %s (data)\n",
-         kinds[req.kind].name, files.figure, files.script, files.data);
+  printf("ptsim plot %s: wrote %s (figure), %s (gnuplot script), %s (data)\n", kinds[req.kind].name,
+         files.figure, files.script, files.data);
   ptsim_plot_files_clear(&files);
   return 0;
 }
@@ -451,9 +458,8 @@ gboolean ptsim_plot_default_figures(const PtsimSweep *sweep, const GArray *order
   PtsimPlotScenario want = {top->model, top->hw, top->gpus, top->seq, top->gbs};
   g_autoptr(GArray) layouts = ptsim_plot_layouts_one_scenario(all, &want, NULL);
   static const char *const names[] = {"memory", "timeline", "heatmap", "pareto"};
-  const char *what[] = {"per-stage memory of the best layout",
-                        "its simulated step", "tokens/s per GPU over tp x pp",
-                        "memory vs throughput of every layout"};
+  const char *what[] = {"per-stage memory of the best layout", "its simulated step",
+                        "tokens/s per GPU over tp x pp", "memory vs throughput of every layout"};
   gboolean all_ok = TRUE;
   GString *written = g_string_new(NULL);
   for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
@@ -463,12 +469,18 @@ gboolean ptsim_plot_default_figures(const PtsimSweep *sweep, const GArray *order
     PtsimPlotFiles files = {NULL, NULL, NULL};
     gboolean ok = FALSE;
     switch (i) {
-      case 0: ok = memory_figure(path, best, PTSIM_CE_LAST_STAGE, NULL, &files, &error); break;
-      case 1: ok = timeline_figure(path, best, NULL, NULL, &files, &error); break;
-      case 2:
-        ok = ptsim_plot_heatmap(path, layouts, PTSIM_PLOT_FACET_CP, NULL, NULL, &files, &error);
-        break;
-      case 3: ok = ptsim_plot_pareto(path, layouts, 0.0, NULL, NULL, &files, &error); break;
+    case 0:
+      ok = memory_figure(path, best, PTSIM_CE_LAST_STAGE, NULL, &files, &error);
+      break;
+    case 1:
+      ok = timeline_figure(path, best, NULL, NULL, &files, &error);
+      break;
+    case 2:
+      ok = ptsim_plot_heatmap(path, layouts, PTSIM_PLOT_FACET_CP, NULL, NULL, &files, &error);
+      break;
+    case 3:
+      ok = ptsim_plot_pareto(path, layouts, 0.0, NULL, NULL, &files, &error);
+      break;
     }
     if (ok) {
       g_string_append_printf(written, "  %-14s %s\n", name, what[i]);

@@ -44,7 +44,8 @@ typedef struct {
 /* "42 s", "3 min 05 s", "2 h 07 min" */
 static void append_duration(GString *out, double seconds) {
   guint64 s = (guint64)(seconds + 0.5);
-  if (s < 60) g_string_append_printf(out, "%" G_GUINT64_FORMAT " s", s);
+  if (s < 60)
+    g_string_append_printf(out, "%" G_GUINT64_FORMAT " s", s);
   else if (s < 3600)
     g_string_append_printf(out, "%" G_GUINT64_FORMAT " min %02" G_GUINT64_FORMAT " s", s / 60,
                            s % 60);
@@ -125,8 +126,10 @@ typedef struct {
 /* A streamed row: unranked (rank 0), or a shard file's. */
 static void chunk_row(GString *out, guint k, gconstpointer data) {
   const ChunkRows *c = data;
-  if (c->shard) ptsim_shard_row(out, c->first_index + k, &c->jobs[k], &c->results[k]);
-  else ptsim_sweep_csv_row(out, 0, &c->jobs[k], &c->results[k]);
+  if (c->shard)
+    ptsim_shard_row(out, c->first_index + k, &c->jobs[k], &c->results[k]);
+  else
+    ptsim_sweep_csv_row(out, 0, &c->jobs[k], &c->results[k]);
 }
 
 static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *chunk_results, guint n,
@@ -193,17 +196,21 @@ static int no_valid_layout(const PtsimSweep *sweep) {
 }
 
 /* The line after the table saying where the CSV went. */
-static void csv_note(GString *out, const SweepOptions *o, const PtsimSweepSpec *spec,
-                     guint64 valid, gboolean streamed) {
+static void csv_note(GString *out, const SweepOptions *o, const PtsimSweepSpec *spec, guint64 valid,
+                     gboolean streamed) {
   if (o->shard_n > 0)
-    g_string_append_printf(out, "\nshard %u/%u: %" G_GUINT64_FORMAT " layouts from layout %"
-                           G_GUINT64_FORMAT " on, of %" G_GUINT64_FORMAT " (enumeration order, "
+    g_string_append_printf(out,
+                           "\nshard %u/%u: %" G_GUINT64_FORMAT
+                           " layouts from layout %" G_GUINT64_FORMAT " on, of %" G_GUINT64_FORMAT
+                           " (enumeration order, "
                            "0-based), for sweep --merge: %s\n",
                            o->shard_k, o->shard_n, spec->last - spec->first, spec->first, valid,
                            o->opts.csv);
   else if (streamed)
-    g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts (streamed, in enumeration "
-                           "order, rank 0): %s\n", valid, o->opts.csv);
+    g_string_append_printf(out,
+                           "\nall %" G_GUINT64_FORMAT " layouts (streamed, in enumeration "
+                           "order, rank 0): %s\n",
+                           valid, o->opts.csv);
   else
     g_string_append_printf(out, "\nall %" G_GUINT64_FORMAT " layouts: %s\n", valid, o->opts.csv);
 }
@@ -226,16 +233,19 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
   st.merged = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
   if (o->opts.csv) {
     g_autoptr(GString) header = g_string_new(NULL);
-    if (st.shard) ptsim_shard_header(header);
-    else g_string_append(header, ptsim_sweep_csv_header());
+    if (st.shard)
+      ptsim_shard_header(header);
+    else
+      g_string_append(header, ptsim_sweep_csv_header());
     if (!(st.csv = ptsim_output_open(o->opts.csv, &error)) ||
         !ptsim_output_append(st.csv, header->str, header->len, &error))
       return fail(error);
   }
   Progress progress = {g_get_monotonic_time(), FALSE, layouts, spec->first};
-  g_autoptr(PtsimSweep) sweep = ptsim_sweep_stream(
-      spec, merge ? PTSIM_DEVICE_NONE : device, (guint)o->opts.threads, PTSIM_SWEEP_STREAM_CHUNK,
-      merge ? merge_chunk : stream_chunk, &st, show_progress, &progress, &error);
+  g_autoptr(PtsimSweep)
+      sweep = ptsim_sweep_stream(spec, merge ? PTSIM_DEVICE_NONE : device, (guint)o->opts.threads,
+                                 PTSIM_SWEEP_STREAM_CHUNK, merge ? merge_chunk : stream_chunk, &st,
+                                 show_progress, &progress, &error);
   if (!sweep || (merge && !ptsim_shard_reader_finish(merge, &error))) return fail(error);
   if (st.csv && !ptsim_output_commit(g_steal_pointer(&st.csv), &error)) return fail(error);
   /* The table shows the kept best rows, in their order. */
@@ -251,7 +261,8 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
     g_free(sweep->device_used);
     sweep->device_used = g_strdup_printf("%u shard files", g_strv_length(o->merge_files));
   }
-  ptsim_report_text_settings(out, &spec->base, NULL, ptsim_job_options_overlap_source(&o->opts.job));
+  ptsim_report_text_settings(out, &spec->base, NULL,
+                             ptsim_job_options_overlap_source(&o->opts.job));
   ptsim_sweep_write_table(out, sweep, &st.counts, order, st.top);
   if (o->opts.csv) csv_note(out, o, spec, sweep->valid, TRUE);
   return 0;
@@ -279,8 +290,8 @@ static int run(const SweepOptions *o) {
     return 2;
   }
   g_autoptr(PtsimShardReader) merge = NULL;
-  if (o->opts.merge && !(merge = ptsim_shard_reader_open(o->merge_files,
-                                                    g_strv_length(o->merge_files), &error)))
+  if (o->opts.merge &&
+      !(merge = ptsim_shard_reader_open(o->merge_files, g_strv_length(o->merge_files), &error)))
     return fail(error);
   /* A path the output policy refuses (a shard being merged included) costs
    * nothing: checked before the work. */
@@ -292,8 +303,9 @@ static int run(const SweepOptions *o) {
   guint64 valid = 0;
   g_autoptr(PtsimSweep) sweep = NULL;
   if (o->shard_n == 0) {
-    sweep = ptsim_sweep_enumerate_at_most(
-        spec, may_stream ? (guint64)o->opts.in_memory_max : G_MAXUINT64, &error);
+    sweep = ptsim_sweep_enumerate_at_most(spec,
+                                          may_stream ? (guint64)o->opts.in_memory_max : G_MAXUINT64,
+                                          &error);
     if (!sweep) return fail(error);
     valid = sweep->valid;
     if (sweep->stopped) g_clear_pointer(&sweep, ptsim_sweep_free);
@@ -343,15 +355,18 @@ static int run(const SweepOptions *o) {
   guint top = (guint)o->opts.top;
   /* the table's rows and the --csv file's are emulated; --format csv's only
    * as far as the ranking needs */
-  g_autoptr(GArray) order =
-      ptsim_sweep_rank(sweep, top, (guint)o->opts.threads, o->opts.no_shortcut, !csv_out);
+  g_autoptr(GArray)
+      order = ptsim_sweep_rank(sweep, top, (guint)o->opts.threads, o->opts.no_shortcut, !csv_out);
   g_autoptr(GString) out = g_string_new(NULL);
   PtsimSweepCounts counts;
   memset(&counts, 0, sizeof counts);
-  ptsim_sweep_count_verdicts(&counts, (const PtsimBatchResult *)sweep->results->data, sweep->results->len);
-  if (csv_out) ptsim_sweep_write_csv(out, sweep, order, (guint)o->opts.threads);
+  ptsim_sweep_count_verdicts(&counts, (const PtsimBatchResult *)sweep->results->data,
+                             sweep->results->len);
+  if (csv_out)
+    ptsim_sweep_write_csv(out, sweep, order, (guint)o->opts.threads);
   else {
-    ptsim_report_text_settings(out, &spec->base, NULL, ptsim_job_options_overlap_source(&o->opts.job));
+    ptsim_report_text_settings(out, &spec->base, NULL,
+                               ptsim_job_options_overlap_source(&o->opts.job));
     ptsim_sweep_write_table(out, sweep, &counts, order, top);
   }
   if (o->opts.csv) {
@@ -370,8 +385,8 @@ int ptsim_sweep_main(int argc, char **argv) {
   SweepOptions o;
   memset(&o, 0, sizeof o);
   ptsim_sweep_options_init(&o.opts);
-  g_autoptr(GOptionContext) context =
-      g_option_context_new("[--merge SHARD-FILE...] - every valid layout, ranked");
+  g_autoptr(GOptionContext)
+      context = g_option_context_new("[--merge SHARD-FILE...] - every valid layout, ranked");
   g_option_context_set_summary(context,
                                "Lists take comma-separated values, each at most once; every "
                                "combination is tried, invalid ones are counted by reason (none "
@@ -396,7 +411,8 @@ int ptsim_sweep_main(int argc, char **argv) {
 
 int ptsim_sweep_default_job(void) {
   char *argv[] = {"sweep", "--top", "10", "--figures", "ptsim-out", NULL};
-  printf("ptsim default job: every layout of Llama-3-8B on one 8 x H100-80GB node, seq 8192, gbs 128\n"
-         "(ptsim --help for the commands; ptsim sweep --help for this one)\n\n");
+  printf(
+      "ptsim default job: every layout of Llama-3-8B on one 8 x H100-80GB node, seq 8192, gbs 128\n"
+      "(ptsim --help for the commands; ptsim sweep --help for this one)\n\n");
   return ptsim_sweep_main(5, argv);
 }

@@ -19,8 +19,7 @@ gboolean ptsim_shard_parse(const char *text, guint *k, guint *n, GError **error)
   g_auto(GStrv) parts = g_strsplit(text, "/", -1);
   gint64 kk, nn;
   if (g_strv_length(parts) != 2 || !ptsim_number_parse_int64(parts[0], &kk) ||
-      !ptsim_number_parse_int64(parts[1], &nn) || nn < 1 || nn > G_MAXUINT ||
-      kk < 1 || kk > nn) {
+      !ptsim_number_parse_int64(parts[1], &nn) || nn < 1 || nn > G_MAXUINT || kk < 1 || kk > nn) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "--shard '%s': expected K/N, the K-th of N slices, 1 <= K <= N", text);
     return FALSE;
@@ -41,8 +40,7 @@ void ptsim_shard_header(GString *out) {
   g_string_append(out, ptsim_sweep_csv_header());
 }
 
-void ptsim_shard_row(GString *out, guint64 index, const PtsimJob *job,
-                     const PtsimBatchResult *r) {
+void ptsim_shard_row(GString *out, guint64 index, const PtsimJob *job, const PtsimBatchResult *r) {
   g_autofree char *bytes = g_base64_encode((const guchar *)r, sizeof *r);
   g_string_append_printf(out, "%" G_GUINT64_FORMAT ",%s,", index, bytes);
   ptsim_sweep_csv_row(out, 0, job, r);
@@ -54,15 +52,15 @@ typedef struct {
   char *path;
   FILE *file;
   guint64 line_no;
-  char *line;          /* the next data row (in buf, with its newline), or NULL at the end */
+  char *line; /* the next data row (in buf, with its newline), or NULL at the end */
   GString *buf;
-  guint64 index;       /* its layout index */
+  guint64 index; /* its layout index */
 } ShardFile;
 
 struct PtsimShardReader {
-  ShardFile *files;    /* in slice order */
-  guint n, at;         /* files, the one being read */
-  GString *expected;   /* scratch: the row the sweep's layout gives */
+  ShardFile *files;  /* in slice order */
+  guint n, at;       /* files, the one being read */
+  GString *expected; /* scratch: the row the sweep's layout gives */
 };
 
 static void shard_file_clear(ShardFile *f) {

@@ -35,8 +35,7 @@ void ptsim_shard_slice(guint k, guint n, guint64 valid, guint64 *first, guint64 
 
 /* The shard file's header line, and the row of valid layout `index`. */
 void ptsim_shard_header(GString *out);
-void ptsim_shard_row(GString *out, guint64 index, const PtsimJob *job,
-                     const PtsimBatchResult *r);
+void ptsim_shard_row(GString *out, guint64 index, const PtsimJob *job, const PtsimBatchResult *r);
 
 typedef struct PtsimShardReader PtsimShardReader;
 

@@ -27,7 +27,8 @@ static void append_layout_words(GString *out, const PtsimJob *j, gboolean expert
   const PtsimSettings *run = &j->settings;
   if (experts)
     g_string_append_printf(out, "%3" G_GINT64_FORMAT " %3" G_GINT64_FORMAT " ", l->ep, l->etp);
-  g_string_append_printf(out, "%2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT
+  g_string_append_printf(out,
+                         "%2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %2" G_GINT64_FORMAT
                          " %4" G_GINT64_FORMAT " %2" G_GINT64_FORMAT " %3" G_GINT64_FORMAT
                          " %-9s %-11s",
                          l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs,
@@ -38,8 +39,9 @@ static void append_layout_words(GString *out, const PtsimJob *j, gboolean expert
 /* "zero1", "fsdp", "hsdp/8" (its shard group). */
 static char *sharding_words(const PtsimLayout *l) {
   const char *word = ptsim_layout_sharding_word(l);
-  return strcmp(word, "hsdp") == 0 ? g_strdup_printf("hsdp/%" G_GINT64_FORMAT, ptsim_sweep_shard_group(l))
-                                   : g_strdup(word);
+  return strcmp(word, "hsdp") == 0
+             ? g_strdup_printf("hsdp/%" G_GINT64_FORMAT, ptsim_sweep_shard_group(l))
+             : g_strdup(word);
 }
 
 /* The sharding column is shown when the sweep's layouts differ in it. */
@@ -54,7 +56,6 @@ static gboolean shows_sharding(const PtsimSweep *sweep) {
   return sweep->jobs->len > 0 &&
          g_array_index(sweep->jobs, PtsimJob, 0).layout.sharding != PTSIM_SHARDING_NONE;
 }
-
 
 void ptsim_sweep_count_verdicts(PtsimSweepCounts *c, const PtsimBatchResult *results, guint n) {
   for (guint i = 0; i < n; i++) {
@@ -98,11 +99,13 @@ static void append_tie(GString *out, const PtsimSweep *sweep, GArray *order, gui
     ties++;
   }
   if (ties == 0)
-    g_string_append_printf(out, "a winner: the next layout is more than the +/-%.1f%% error band "
+    g_string_append_printf(out,
+                           "a winner: the next layout is more than the +/-%.1f%% error band "
                            "(%s, %" G_GINT64_FORMAT " held-out published runs) behind\n",
                            100.0 * band.mean_abs_error, band.group, band.runs);
   else
-    g_string_append_printf(out, "a tie, not a winner: the top %u layouts%s are within the "
+    g_string_append_printf(out,
+                           "a tie, not a winner: the top %u layouts%s are within the "
                            "+/-%.1f%% error band (%s, %" G_GINT64_FORMAT " held-out published "
                            "runs) of each other; choose among them by what ptsim does not rank "
                            "(memory headroom, GPUs, simplicity)\n",
@@ -113,26 +116,26 @@ static void append_tie(GString *out, const PtsimSweep *sweep, GArray *order, gui
 
 void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimSweepCounts *c,
                              GArray *order, guint top) {
-  g_string_append_printf(out,
-                         "%" G_GUINT64_FORMAT " combinations: %" G_GUINT64_FORMAT
-                         " valid layouts evaluated on %s; %" G_GUINT64_FORMAT
-                         " fit by the 80%% rule, %" G_GUINT64_FORMAT " predicted to run (%"
-                         G_GUINT64_FORMAT " of them tight), %" G_GUINT64_FORMAT
-                         " in doubt and out of contention, %" G_GUINT64_FORMAT
-                         " could not be scheduled\n"
-                         "(mem GiB: analytical estimate, judged by the 80%% rule; alloc GiB: the "
-                         "caching-allocator emulation, first step and steady state, plus CUDA "
-                         "context and NCCL, run on %" G_GUINT64_FORMAT " layouts: the fastest that "
-                         "may run and the rows shown; runs: its verdict with a margin of %.2f GiB "
-                         "+ %.0f%% of the reserved peak; tight: runs although over the 80%% rule)\n",
-                         sweep->candidates, sweep->valid, sweep->device_used, c->fitting,
-                         c->running, c->tight, c->doubt, c->failed, c->emulated,
-                         PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES / GIB,
-                         100.0 * PTSIM_LIFETIMES_RESERVED_ERROR);
+  g_string_append_printf(
+      out,
+      "%" G_GUINT64_FORMAT " combinations: %" G_GUINT64_FORMAT
+      " valid layouts evaluated on %s; %" G_GUINT64_FORMAT
+      " fit by the 80%% rule, %" G_GUINT64_FORMAT " predicted to run (%" G_GUINT64_FORMAT
+      " of them tight), %" G_GUINT64_FORMAT " in doubt and out of contention, %" G_GUINT64_FORMAT
+      " could not be scheduled\n"
+      "(mem GiB: analytical estimate, judged by the 80%% rule; alloc GiB: the "
+      "caching-allocator emulation, first step and steady state, plus CUDA "
+      "context and NCCL, run on %" G_GUINT64_FORMAT " layouts: the fastest that "
+      "may run and the rows shown; runs: its verdict with a margin of %.2f GiB "
+      "+ %.0f%% of the reserved peak; tight: runs although over the 80%% rule)\n",
+      sweep->candidates, sweep->valid, sweep->device_used, c->fitting, c->running, c->tight,
+      c->doubt, c->failed, c->emulated, PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES / GIB,
+      100.0 * PTSIM_LIFETIMES_RESERVED_ERROR);
   gboolean mc = sweep->mc.samples > 0, experts = sweep_has_experts(sweep);
   gboolean sharding = shows_sharding(sweep);
-  g_string_append_printf(out, "\n rank model            hw         gpus   seq %stp pp cp   dp vp mbs "
-                              "recompute schedule   ",
+  g_string_append_printf(out,
+                         "\n rank model            hw         gpus   seq %stp pp cp   dp vp mbs "
+                         "recompute schedule   ",
                          experts ? " ep etp " : "");
   g_string_append(out, sharding ? " sharding  " : "");
   g_string_append(out, "   step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB");
@@ -142,7 +145,8 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
     guint i = g_array_index(order, guint, k);
     const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
     const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
-    g_string_append_printf(out, "%5u %-16.16s %-10.10s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " ",
+    g_string_append_printf(out,
+                           "%5u %-16.16s %-10.10s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " ",
                            k + 1, j->model.name, j->hw.name, j->layout.gpus, j->layout.seq);
     append_layout_words(out, j, experts);
     if (sharding) {
@@ -153,7 +157,8 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
                            r->tokens_per_s / (double)j->layout.gpus, r->tflops_per_gpu,
                            100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB);
     if (mc)
-      g_string_append_printf(out, " %6.3f %6.3f %6.3f", r->step_p50_s, r->step_p90_s, r->step_p99_s);
+      g_string_append_printf(out, " %6.3f %6.3f %6.3f", r->step_p50_s, r->step_p90_s,
+                             r->step_p99_s);
     g_string_append_printf(out, "   %-6s", r->fits ? "fits" : "over");
     if (r->runs_from == PTSIM_RUNS_FROM_ALLOCATOR)
       g_string_append_printf(out, " %10.1f%s", r->alloc_device_peak_bytes / GIB,
@@ -178,8 +183,8 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
                                     ? "inside an NVLink domain"
                                     : "across NVLink domains")
               : g_strdup("");
-      double exposed = best->exposed_comm_s[0] + best->exposed_comm_s[1] +
-                       best->exposed_comm_s[2] + best->exposed_comm_s[3];
+      double exposed = best->exposed_comm_s[0] + best->exposed_comm_s[1] + best->exposed_comm_s[2] +
+                       best->exposed_comm_s[3];
       if (moe) exposed += best->exposed_comm_s[PTSIM_COMM_EP];
       g_string_append_printf(
           out,
@@ -188,14 +193,16 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
           100.0 * best->bubble_fraction, exposed, best->step_s, best->exposed_comm_s[0],
           best->exposed_comm_s[1], best->exposed_comm_s[2], best->exposed_comm_s[3], ep);
       if (best->runs_from == PTSIM_RUNS_FROM_ALLOCATOR)
-        g_string_append_printf(out, "device peak %.1f GiB of %.1f (%.0f%%), the estimate %.0f%% of "
+        g_string_append_printf(out,
+                               "device peak %.1f GiB of %.1f (%.0f%%), the estimate %.0f%% of "
                                "the GPU (%s the %.0f%% rule)\n",
                                best->alloc_device_peak_bytes / GIB, j->hw.memory_bytes / GIB,
                                100.0 * best->alloc_device_peak_bytes / j->hw.memory_bytes,
                                100.0 * best->usage_fraction, best->fits ? "within" : "over",
                                100.0 * j->settings.memory_threshold);
       else
-        g_string_append_printf(out, "memory margin %.1f GiB below the %.0f%% threshold (%.0f%% "
+        g_string_append_printf(out,
+                               "memory margin %.1f GiB below the %.0f%% threshold (%.0f%% "
                                "of the GPU used)\n",
                                (j->settings.memory_threshold - best->usage_fraction) *
                                    j->hw.memory_bytes / GIB,

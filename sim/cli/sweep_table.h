@@ -16,12 +16,12 @@
 
 /* Verdicts over every evaluated layout. */
 typedef struct {
-  guint64 fitting;   /* within the 80% rule */
-  guint64 running;   /* predicted to run */
-  guint64 tight;     /* predicted to run, over the 80% rule */
-  guint64 doubt;     /* not settled (out of contention) */
-  guint64 emulated;  /* settled by the allocator emulation */
-  guint64 failed;    /* could not be scheduled */
+  guint64 fitting;  /* within the 80% rule */
+  guint64 running;  /* predicted to run */
+  guint64 tight;    /* predicted to run, over the 80% rule */
+  guint64 doubt;    /* not settled (out of contention) */
+  guint64 emulated; /* settled by the allocator emulation */
+  guint64 failed;   /* could not be scheduled */
 } PtsimSweepCounts;
 
 /* Adds results[0..n) to *c. */

@@ -115,8 +115,8 @@ static double eq3_flops(double B, double s, double l, double h, double V) {
   return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
 }
 
-static double megatron_flops(double B, double s, double l, double h, double a, double k,
-                             double ffn, double V, int gated) {
+static double megatron_flops(double B, double s, double l, double h, double a, double k, double ffn,
+                             double V, int gated) {
   return 12.0 * B * s * l * h * h *
          ((1.0 + k / a + s / h) + ffn / h * (gated ? 1.5 : 1.0) + V / (2.0 * l * h));
 }
@@ -150,24 +150,52 @@ static void overlay(PtsimJobOptions *d, const PtsimJobOptions *u) {
   copy_string(&d->fsdp_impl, u->fsdp_impl);
   copy_string(&d->reshard_after_forward, u->reshard_after_forward);
   d->no_fsdp_prefetch |= u->no_fsdp_prefetch;
-  PtsimOptionInt *const di[] = {&d->gpus, &d->nodes, &d->tp, &d->pp, &d->cp, &d->dp, &d->vp,
-                                &d->mbs, &d->gbs, &d->seq, &d->recompute_num_layers,
-                                &d->first_stage_layers, &d->last_stage_layers,
-                                &d->optimizer_instances, &d->hsdp_shard_size, &d->kv_channels,
-                                &d->ep, &d->etp};
-  const PtsimOptionInt *const ui[] = {&u->gpus, &u->nodes, &u->tp, &u->pp, &u->cp, &u->dp,
-                                      &u->vp, &u->mbs, &u->gbs, &u->seq,
-                                      &u->recompute_num_layers, &u->first_stage_layers,
-                                      &u->last_stage_layers, &u->optimizer_instances,
-                                      &u->hsdp_shard_size, &u->kv_channels, &u->ep, &u->etp};
+  PtsimOptionInt *const di[] = {&d->gpus,
+                                &d->nodes,
+                                &d->tp,
+                                &d->pp,
+                                &d->cp,
+                                &d->dp,
+                                &d->vp,
+                                &d->mbs,
+                                &d->gbs,
+                                &d->seq,
+                                &d->recompute_num_layers,
+                                &d->first_stage_layers,
+                                &d->last_stage_layers,
+                                &d->optimizer_instances,
+                                &d->hsdp_shard_size,
+                                &d->kv_channels,
+                                &d->ep,
+                                &d->etp};
+  const PtsimOptionInt *const ui[] = {&u->gpus,
+                                      &u->nodes,
+                                      &u->tp,
+                                      &u->pp,
+                                      &u->cp,
+                                      &u->dp,
+                                      &u->vp,
+                                      &u->mbs,
+                                      &u->gbs,
+                                      &u->seq,
+                                      &u->recompute_num_layers,
+                                      &u->first_stage_layers,
+                                      &u->last_stage_layers,
+                                      &u->optimizer_instances,
+                                      &u->hsdp_shard_size,
+                                      &u->kv_channels,
+                                      &u->ep,
+                                      &u->etp};
   for (size_t i = 0; i < G_N_ELEMENTS(ui); i++)
     if (ui[i]->given) *di[i] = *ui[i];
   if (u->nodes.given) d->gpus.given = FALSE;
   if (u->gpus.given) d->nodes.given = FALSE;
   if (u->sp) d->sp = TRUE, d->no_sp = FALSE;
   if (u->no_sp) d->no_sp = TRUE, d->sp = FALSE;
-  if (u->distributed_optimizer) d->distributed_optimizer = TRUE, d->no_distributed_optimizer = FALSE;
-  if (u->no_distributed_optimizer) d->no_distributed_optimizer = TRUE, d->distributed_optimizer = FALSE;
+  if (u->distributed_optimizer)
+    d->distributed_optimizer = TRUE, d->no_distributed_optimizer = FALSE;
+  if (u->no_distributed_optimizer)
+    d->no_distributed_optimizer = TRUE, d->distributed_optimizer = FALSE;
   d->no_flash_attention |= u->no_flash_attention;
   d->overlap_grad_reduce |= u->overlap_grad_reduce;
   d->overlap_param_gather |= u->overlap_param_gather;
@@ -248,9 +276,9 @@ static void predict_rows(Row **rows, const int64_t *stages, guint n, PtsimJob *j
     int64_t est = stages[i] >= 0 && stages[i] < mem->num_stages ? stages[i] : mem->peak_stage;
     r->gpus = job->layout.gpus;
     r->pred_step_s = time->step_s;
-    r->pred_tflops = isnan(r->step_flops)
-                         ? time->tflops_per_gpu
-                         : r->step_flops / (time->step_s * (double)r->gpus) / PTSIM_FLOPS_PER_TFLOPS;
+    r->pred_tflops = isnan(r->step_flops) ? time->tflops_per_gpu
+                                          : r->step_flops / (time->step_s * (double)r->gpus) /
+                                                PTSIM_FLOPS_PER_TFLOPS;
     r->est_total_bytes = mem->stages[est].total_bytes;
     r->est_usage = mem->stages[est].total_bytes / mem->capacity_bytes;
     r->capacity_bytes = mem->capacity_bytes;
@@ -312,15 +340,18 @@ static void published_row(Row *r, const PtsimPublishedSource *src, const PtsimRu
   const char *gpu = ptsim_run_csv_cell(csv, run, "gpu");
   if (!gpu) gpu = run->hw ? run->hw : "";
   switch (src->label) {
-    case PTSIM_LABEL_MODEL: set_str(&r->label, g_strdup(model)); break;
-    case PTSIM_LABEL_MODEL_SEQ:
-      set_str(&r->label, g_strdup_printf("%s seq %" G_GINT64_FORMAT, model, run->seq_len));
-      break;
-    case PTSIM_LABEL_MODEL_GPUS:
-      set_str(&r->label, g_strdup_printf("%s x%" G_GINT64_FORMAT, model, run->num_gpus));
-      break;
+  case PTSIM_LABEL_MODEL:
+    set_str(&r->label, g_strdup(model));
+    break;
+  case PTSIM_LABEL_MODEL_SEQ:
+    set_str(&r->label, g_strdup_printf("%s seq %" G_GINT64_FORMAT, model, run->seq_len));
+    break;
+  case PTSIM_LABEL_MODEL_GPUS:
+    set_str(&r->label, g_strdup_printf("%s x%" G_GINT64_FORMAT, model, run->num_gpus));
+    break;
   }
-  set_str(&r->assumed, g_strdup(src->assumed ? src->assumed : ptsim_run_csv_cell(csv, run, "assumed")));
+  set_str(&r->assumed,
+          g_strdup(src->assumed ? src->assumed : ptsim_run_csv_cell(csv, run, "assumed")));
   set_str(&r->convention, g_strdup(src->flops == PTSIM_FLOPS_EQ3 ? "eq3" : "megatron"));
   const char *hw = NULL;
   for (size_t i = 0; i < G_N_ELEMENTS(src->hw) && src->hw[i].gpu_prefix; i++)
@@ -341,8 +372,8 @@ static void published_row(Row *r, const PtsimPublishedSource *src, const PtsimRu
   }
   g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
   g_autofree char *lower = g_ascii_strdown(model, -1);
-  g_autofree char *model_name =
-      src->model_prefix ? g_strconcat(src->model_prefix, lower, NULL) : g_strdup(src->fixed_model);
+  g_autofree char *model_name = src->model_prefix ? g_strconcat(src->model_prefix, lower, NULL)
+                                                  : g_strdup(src->fixed_model);
   add_arg(args, "--model", model_name);
   add_arg(args, "--hw", hw);
   add_int(args, "--gpus", run->num_gpus);
@@ -385,9 +416,11 @@ static void published_row(Row *r, const PtsimPublishedSource *src, const PtsimRu
   csv_measured(r, run);
   r->meas_tflops = cell_number(csv, run, src->tflops_column);
   if (src->bound_column)
-    r->meas_lower_bound = g_strcmp0(ptsim_run_csv_cell(csv, run, src->bound_column), "at_least") == 0;
+    r->meas_lower_bound = g_strcmp0(ptsim_run_csv_cell(csv, run, src->bound_column), "at_least") ==
+                          0;
   if (!src->step_from_time)
-    r->meas_step_s = r->step_flops / (r->meas_tflops * PTSIM_FLOPS_PER_TFLOPS * (double)run->num_gpus);
+    r->meas_step_s = r->step_flops /
+                     (r->meas_tflops * PTSIM_FLOPS_PER_TFLOPS * (double)run->num_gpus);
   predict_row(r, &job);
 }
 
@@ -501,7 +534,8 @@ static GArray *memory_by_stage(const PtsimMegatronLog *log, const PtsimLayout *l
     ptsim_topology_coords(l->tp, l->cp, l->dp, rank % l->gpus, NULL, NULL, NULL, &pp_rank);
     StageMemory *hit = NULL;
     for (guint i = 0; i < out->len; i++)
-      if (g_array_index(out, StageMemory, i).stage == pp_rank) hit = &g_array_index(out, StageMemory, i);
+      if (g_array_index(out, StageMemory, i).stage == pp_rank)
+        hit = &g_array_index(out, StageMemory, i);
     if (!hit) {
       StageMemory fresh = {pp_rank, rank, NAN, NAN};
       g_array_append_val(out, fresh);
@@ -548,15 +582,17 @@ static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatron
   g_autofree char *dated = NULL; /* the release the block dates, unless given */
   if (!opts.megatron_date && (dated = ptsim_megatron_log_dated(log, &r->assumed)))
     opts.megatron_date = dated;
-  set_str(&r->command, g_strdup_printf("(arguments block at line %" G_GINT64_FORMAT ")%s%s --hw %s",
-                                       log->args_line, user->megatron_args ? " --megatron-args " : "",
-                                       user->megatron_args ? user->megatron_args : "", user->hw));
+  set_str(&r->command,
+          g_strdup_printf("(arguments block at line %" G_GINT64_FORMAT ")%s%s --hw %s",
+                          log->args_line, user->megatron_args ? " --megatron-args " : "",
+                          user->megatron_args ? user->megatron_args : "", user->hw));
   if (!ptsim_job_build_over(&opts, log->args_command, job, NULL, &error)) {
-    g_autofree char *why = g_strdup_printf(
-        "%s:%" G_GINT64_FORMAT ": arguments block: %s%s", log->path, log->args_line, error->message,
-        strstr(error->message, "vocab size unknown")
-            ? " (validate: --megatron-args adds Megatron-LM flags to the log's)"
-            : "");
+    g_autofree char *why =
+        g_strdup_printf("%s:%" G_GINT64_FORMAT ": arguments block: %s%s", log->path, log->args_line,
+                        error->message,
+                        strstr(error->message, "vocab size unknown")
+                            ? " (validate: --megatron-args adds Megatron-LM flags to the log's)"
+                            : "");
     row_skip(r, why);
     return FALSE;
   }
@@ -608,9 +644,9 @@ static gboolean add_log(GPtrArray *rows, const char *path, const PtsimJobOptions
       g_ptr_array_add(rows, each[i]);
     }
     if (job.layout.pp > 1)
-      set_str(&each[i]->label, g_strdup_printf("%s (%s) stage %" G_GINT64_FORMAT " (rank %"
-                                               G_GINT64_FORMAT ")",
-                                               base, job.model.name, m->stage, m->rank));
+      set_str(&each[i]->label,
+              g_strdup_printf("%s (%s) stage %" G_GINT64_FORMAT " (rank %" G_GINT64_FORMAT ")",
+                              base, job.model.name, m->stage, m->rank));
     which[i] = job.layout.pp > 1 ? m->stage : -1;
     if (!isnan(m->max_allocated_mb)) each[i]->meas_alloc_bytes = m->max_allocated_mb * MIB;
     if (!isnan(m->max_reserved_mb)) each[i]->meas_reserved_bytes = m->max_reserved_mb * MIB;
@@ -631,8 +667,8 @@ static gboolean add_suite(GPtrArray *inputs, const char *suite, GError **error) 
                 "--suite '%s': allowed values are published", suite);
     return FALSE;
   }
-  g_autofree char *dir =
-      g_build_filename(ptsim_config_data_dir(), "validate", "data", "published", NULL);
+  g_autofree char *dir = g_build_filename(ptsim_config_data_dir(), "validate", "data", "published",
+                                          NULL);
   g_autoptr(GDir) d = g_dir_open(dir, 0, error);
   if (!d) return FALSE;
   g_autoptr(GPtrArray) found = g_ptr_array_new_with_free_func(g_free);
@@ -661,8 +697,8 @@ static int fail(const GError *error) {
 static int run_megatron_cases(const char *path, const char *recipes, const PtsimJobOptions *user,
                               const char *format_word) {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) cases =
-      g_ptr_array_new_with_free_func((GDestroyNotify)ptsim_megatron_case_free);
+  g_autoptr(GPtrArray)
+      cases = g_ptr_array_new_with_free_func((GDestroyNotify)ptsim_megatron_case_free);
   g_autofree char *used = NULL;
   if (!ptsim_megatron_cases_read(path, recipes, cases, &used, &error)) return fail(error);
   g_autoptr(GPtrArray) rows = ptsim_megatron_cases_predict(cases, user);
@@ -673,8 +709,10 @@ static int run_megatron_cases(const char *path, const char *recipes, const Ptsim
   for (guint i = 0; i < rows->len; i++)
     compared += ((const PtsimCaseRow *)rows->pdata[i])->status == PTSIM_CASE_COMPARED;
   if (compared > 0) return 0;
-  fprintf(stderr, "ptsim validate: no case could be compared (%u read; the reasons are listed in "
-          "the report)\n", cases->len);
+  fprintf(stderr,
+          "ptsim validate: no case could be compared (%u read; the reasons are listed in "
+          "the report)\n",
+          cases->len);
   return EXIT_BAD_INPUT;
 }
 
@@ -733,8 +771,10 @@ static int run(int argc, char **argv, const PtsimJobOptions *user, const char *f
   guint compared = 0;
   for (guint i = 0; i < rows->len; i++) compared += ((const Row *)rows->pdata[i])->reason == NULL;
   if (compared == 0) {
-    fprintf(stderr, "ptsim validate: no run could be compared: %u input row%s not expressible "
-            "(the reasons are listed in the report)\n", rows->len, rows->len == 1 ? "" : "s");
+    fprintf(stderr,
+            "ptsim validate: no run could be compared: %u input row%s not expressible "
+            "(the reasons are listed in the report)\n",
+            rows->len, rows->len == 1 ? "" : "s");
     return EXIT_BAD_INPUT;
   }
   return 0;
@@ -752,8 +792,7 @@ int ptsim_validate_main(int argc, char **argv) {
        "records (tests/data/megatron_cases/cases); see validate/README.md",
        "PATH"},
       {"recipes", 0, 0, G_OPTION_ARG_FILENAME, &recipes,
-       "Megatron-LM's tests/test_utils/recipes (the GPU counts; default: found above PATH)",
-       "DIR"},
+       "Megatron-LM's tests/test_utils/recipes (the GPU counts; default: found above PATH)", "DIR"},
       {"format", 0, 0, G_OPTION_ARG_STRING, &format_word, "text|json|csv (default text)", "F"},
       {"emit-gemm-shapes", 0, 0, G_OPTION_ARG_FILENAME, &gemm_path,
        "Write the GEMMs of the job given by the job options (name m n k count) for "

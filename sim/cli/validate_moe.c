@@ -38,15 +38,16 @@ double ptsim_validate_moe_flops(const PtsimRunCsv *csv, const PtsimRun *run, con
   const PtsimModel *m = &job->model;
   const char *formula = ptsim_run_csv_cell(csv, run, "flops_formula");
   *convention = formula && *formula ? formula : "megatron";
-  if (!formula || strcmp(formula, "megatron-core-0.9") != 0) return ptsim_workload_megatron_flops(job);
+  if (!formula || strcmp(formula, "megatron-core-0.9") != 0)
+    return ptsim_workload_megatron_flops(job);
   /* core_v0.9 training.py: 12 B s L h^2 ((1 + k/a + s/h) p + ffn/h x top-k x
    * gated + fs/h x gated + V/(2 L h)), p the query projection over h */
   double B = (double)job->layout.gbs, s = (double)job->layout.seq, L = (double)m->num_layers;
   double h = (double)m->hidden_size, gated = m->activation == PTSIM_ACTIVATION_SWIGLU ? 1.5 : 1.0;
-  double p = (double)(m->num_attention_heads * (m->kv_channels > 0 ? m->kv_channels
-                                                                     : m->hidden_size /
-                                                                           m->num_attention_heads)) /
-             h;
+  double p =
+      (double)(m->num_attention_heads *
+               (m->kv_channels > 0 ? m->kv_channels : m->hidden_size / m->num_attention_heads)) /
+      h;
   double topk = m->num_experts > 0 ? (double)m->moe_router_topk : 1.0;
   return 12.0 * B * s * L * h * h *
          ((1.0 + (double)m->num_query_groups / (double)m->num_attention_heads + s / h) * p +

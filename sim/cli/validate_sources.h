@@ -28,25 +28,25 @@ typedef struct {
 } PtsimHwRule;
 
 typedef struct {
-  const char *file_prefix;   /* CSV basename starts with this */
-  const char *source;        /* the name calibrate_published.py gives it */
-  const char *model_prefix;  /* model = prefix + lowercase(model column) ... */
-  const char *fixed_model;   /* ... or this one model */
-  PtsimHwRule hw[3];         /* first rule whose prefix matches; {NULL} ends */
-  const char *no_hw_reason;  /* why a row matching no rule is not expressible */
+  const char *file_prefix;  /* CSV basename starts with this */
+  const char *source;       /* the name calibrate_published.py gives it */
+  const char *model_prefix; /* model = prefix + lowercase(model column) ... */
+  const char *fixed_model;  /* ... or this one model */
+  PtsimHwRule hw[3];        /* first rule whose prefix matches; {NULL} ends */
+  const char *no_hw_reason; /* why a row matching no rule is not expressible */
   PtsimMbsRule mbs;
-  int64_t fixed_seq;         /* 0: the seq_len column */
-  gboolean use_vp;           /* --vp from vp/vp_derived (1 when empty) */
-  gboolean use_cp;           /* --cp from the cp column */
-  gboolean ddp_torch_overlap;/* ddp_impl == torch -> --overlap-grad-reduce */
-  const char *flags;         /* the era's assumptions, as ptsim flags */
+  int64_t fixed_seq;          /* 0: the seq_len column */
+  gboolean use_vp;            /* --vp from vp/vp_derived (1 when empty) */
+  gboolean use_cp;            /* --cp from the cp column */
+  gboolean ddp_torch_overlap; /* ddp_impl == torch -> --overlap-grad-reduce */
+  const char *flags;          /* the era's assumptions, as ptsim flags */
   PtsimFlopRule flops;
   const char *tflops_column;
-  gboolean step_from_time;   /* measured step = iteration_time_ms / step_time_s */
+  gboolean step_from_time; /* measured step = iteration_time_ms / step_time_s */
   PtsimLabelRule label;
-  const char *assumed;       /* what the source does not state */
-  gboolean gbs_per_gpu;      /* gbs = mbs x GPUs: no gradient accumulation (FSDP's papers) */
-  const char *bound_column;  /* a column saying "at_least" where the TFLOP/s is a lower bound */
+  const char *assumed;      /* what the source does not state */
+  gboolean gbs_per_gpu;     /* gbs = mbs x GPUs: no gradient accumulation (FSDP's papers) */
+  const char *bound_column; /* a column saying "at_least" where the TFLOP/s is a lower bound */
 } PtsimPublishedSource;
 
 /* The source of the published CSV at `path` (by its basename's prefix), or

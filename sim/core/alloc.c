@@ -91,8 +91,8 @@ PTSIM_HD static void slot_give(PtsimAllocator *a, int32_t s) {
 
 /* A new block of segment `like` after block `after` (same segment), covering
  * [addr, addr+size).  The caller has ensured a slot is unused. */
-PTSIM_HD static int32_t insert_after(PtsimAllocator *a, int32_t after, int64_t addr,
-                                     int64_t size, int32_t state) {
+PTSIM_HD static int32_t insert_after(PtsimAllocator *a, int32_t after, int64_t addr, int64_t size,
+                                     int32_t state) {
   int32_t s = slot_take(a);
   PtsimAllocBlock *b = &a->blocks[s];
   const PtsimAllocBlock *o = &a->blocks[after];
@@ -173,7 +173,8 @@ PTSIM_HD static void set_uncached(PtsimAllocator *a, int32_t s) {
 PTSIM_HD static void set_insert(PtsimAllocator *a, int32_t s) {
   const PtsimAllocBlock *b = &a->blocks[s];
   int32_t pos = set_lower_bound(a, b->pool, b->stream, b->size, b->addr);
-  ptsim_hd_memmove(&a->order[pos + 1], &a->order[pos], (size_t)(a->free_count - pos) * sizeof(int32_t));
+  ptsim_hd_memmove(&a->order[pos + 1], &a->order[pos],
+                   (size_t)(a->free_count - pos) * sizeof(int32_t));
   a->order[pos] = s;
   a->free_count += 1;
   set_cached(a, s);
@@ -183,7 +184,8 @@ PTSIM_HD static void set_insert(PtsimAllocator *a, int32_t s) {
  * left to the caller). */
 PTSIM_HD static void set_remove_at(PtsimAllocator *a, int32_t pos) {
   set_uncached(a, a->order[pos]);
-  ptsim_hd_memmove(&a->order[pos], &a->order[pos + 1], (size_t)(a->free_count - pos - 1) * sizeof(int32_t));
+  ptsim_hd_memmove(&a->order[pos], &a->order[pos + 1],
+                   (size_t)(a->free_count - pos - 1) * sizeof(int32_t));
   a->free_count -= 1;
 }
 
@@ -330,7 +332,7 @@ PTSIM_HD static void unmap_pages(PtsimAllocator *a, int32_t s) {
   int64_t end = b->addr + b->size;
   set_remove(a, s);
   int32_t mid = s;
-  if (lo > b->addr) {  /* keep the head sliver cached in s */
+  if (lo > b->addr) { /* keep the head sliver cached in s */
     b->size = lo - b->addr;
     mid = insert_after(a, s, lo, hi - lo, PTSIM_ALLOC_BLOCK_UNMAPPED);
     set_insert(a, s);
@@ -375,7 +377,8 @@ PTSIM_HD void ptsim_alloc_reset_peaks(PtsimAllocator *a) {
  * smallest cached oversize block of this stream with size >= max(request,
  * max_split_size), else oversize blocks from the largest down until the
  * freed total reaches that size.  Returns 1 when enough was freed. */
-PTSIM_HD static int release_oversize(PtsimAllocator *a, int32_t pool, int32_t stream, int64_t size) {
+PTSIM_HD static int release_oversize(PtsimAllocator *a, int32_t pool, int32_t stream,
+                                     int64_t size) {
   if (a->max_split_bytes == INT64_MAX || a->opts.expandable_segments) return 0;
   int64_t key = imax(size, a->max_split_bytes);
   int32_t pos = set_lower_bound(a, pool, stream, key, 0);
@@ -431,7 +434,7 @@ PTSIM_HD static void garbage_collect(PtsimAllocator *a) {
         release_segment(a, s);
         a->stats.num_gc_frees += 1;
         freed = 1;
-        continue;  /* position k now holds the next block */
+        continue; /* position k now holds the next block */
       }
       k += 1;
     }
@@ -454,8 +457,8 @@ PTSIM_HD static int64_t expandable_size(const PtsimAllocator *a, int32_t s) {
 /* get_free_block (A6): best fit on the same stream with the max_split_size
  * filters.  Returns a slot or -1; the block stays in the free set, at
  * position *at, for hand_out to take. */
-PTSIM_HD static int32_t get_free_block(PtsimAllocator *a, int32_t pool, int32_t stream, int64_t size,
-                                       int32_t *at) {
+PTSIM_HD static int32_t get_free_block(PtsimAllocator *a, int32_t pool, int32_t stream,
+                                       int64_t size, int32_t *at) {
   if (gc_enabled(a)) a->searches[pool] += 1;
   int32_t pos = set_lower_bound(a, pool, stream, size, 0);
   if (pos >= a->free_count) return NO_BLOCK;
@@ -484,7 +487,8 @@ PTSIM_HD static int32_t get_free_block(PtsimAllocator *a, int32_t pool, int32_t 
 
 /* alloc_block, plain (A7): a new unsplit segment of alloc_size, or -1 when
  * it would pass the limit. */
-PTSIM_HD static int32_t new_segment(PtsimAllocator *a, int32_t pool, int32_t stream, int64_t alloc_size) {
+PTSIM_HD static int32_t new_segment(PtsimAllocator *a, int32_t pool, int32_t stream,
+                                    int64_t alloc_size) {
   if (a->stats.reserved_bytes + alloc_size > a->limit_bytes) return NO_BLOCK;
   int32_t s = slot_take(a);
   PtsimAllocBlock *b = &a->blocks[s];
@@ -494,7 +498,7 @@ PTSIM_HD static int32_t new_segment(PtsimAllocator *a, int32_t pool, int32_t str
   b->segment_size = alloc_size;
   b->stream = stream;
   b->pool = pool;
-  b->state = PTSIM_ALLOC_BLOCK_ALLOCATED;  /* not cached: about to be handed out */
+  b->state = PTSIM_ALLOC_BLOCK_ALLOCATED; /* not cached: about to be handed out */
   a->next_addr += round_up(alloc_size, PTSIM_ALLOC_ROUND_LARGE);
   reserve(a, alloc_size);
   a->stats.segments += 1;
@@ -504,7 +508,8 @@ PTSIM_HD static int32_t new_segment(PtsimAllocator *a, int32_t pool, int32_t str
 
 /* Reserves a new expandable range for (stream, pool): 1 1/8 x capacity,
  * whole pages, one unmapped block.  Returns its first slot or -1. */
-PTSIM_HD static int32_t new_expandable(PtsimAllocator *a, int32_t pool, int32_t stream, int64_t size) {
+PTSIM_HD static int32_t new_expandable(PtsimAllocator *a, int32_t pool, int32_t stream,
+                                       int64_t size) {
   if (a->num_expandable >= PTSIM_ALLOC_MAX_EXPANDABLE) return NO_BLOCK;
   int64_t page = page_size(pool);
   int64_t virt = round_up(imax(a->capacity_bytes + a->capacity_bytes / 8, size), page);
@@ -530,7 +535,8 @@ PTSIM_HD static int32_t new_expandable(PtsimAllocator *a, int32_t pool, int32_t 
  * this stream and pool that, with the cached block just before it, holds
  * `size`; maps the missing pages and merges them with cached neighbours.
  * Returns the resulting block (not in the free set) or -1. */
-PTSIM_HD static int32_t grow_expandable(PtsimAllocator *a, int32_t pool, int32_t stream, int64_t size) {
+PTSIM_HD static int32_t grow_expandable(PtsimAllocator *a, int32_t pool, int32_t stream,
+                                        int64_t size) {
   int32_t u = NO_BLOCK;
   int64_t before = 0;
   for (int32_t e = 0; e < a->num_expandable && u == NO_BLOCK; e++) {
@@ -558,10 +564,11 @@ PTSIM_HD static int32_t grow_expandable(PtsimAllocator *a, int32_t pool, int32_t
   if (map > a->blocks[u].size) map = a->blocks[u].size;
   if (a->stats.reserved_bytes + map > a->limit_bytes) return NO_BLOCK;
   PtsimAllocBlock *ub = &a->blocks[u];
-  if (map < ub->size) insert_after(a, u, ub->addr + map, ub->size - map, PTSIM_ALLOC_BLOCK_UNMAPPED);
+  if (map < ub->size)
+    insert_after(a, u, ub->addr + map, ub->size - map, PTSIM_ALLOC_BLOCK_UNMAPPED);
   ub = &a->blocks[u];
   ub->size = map;
-  ub->state = PTSIM_ALLOC_BLOCK_ALLOCATED;  /* not cached: about to be handed out */
+  ub->state = PTSIM_ALLOC_BLOCK_ALLOCATED; /* not cached: about to be handed out */
   reserve(a, map);
   int32_t m = u;
   int32_t n = ub->next;
@@ -682,7 +689,8 @@ PTSIM_HD int32_t ptsim_alloc_malloc_free(PtsimAllocator *a, int64_t size_bytes, 
   if (should_split(a, b, size)) {
     handed = size;
     /* the rest, cached in a split segment, while the front is out */
-    bump_peak(st->inactive_split_bytes - counted + (b->size - size), &st->inactive_split_bytes_peak);
+    bump_peak(st->inactive_split_bytes - counted + (b->size - size),
+              &st->inactive_split_bytes_peak);
   }
   bump_peak(st->allocated_bytes + handed, &st->allocated_bytes_peak);
   st->active_bytes_peak = st->allocated_bytes_peak;
@@ -702,7 +710,7 @@ PTSIM_HD int32_t ptsim_alloc_free(PtsimAllocator *a, int32_t h) {
   st->allocations -= 1;
   if (b->size >= a->max_split_bytes) st->oversize_allocations -= 1;
   b->requested = 0;
-  b->state = PTSIM_ALLOC_BLOCK_FREE;  /* not in the set yet */
+  b->state = PTSIM_ALLOC_BLOCK_FREE; /* not in the set yet */
   int32_t n = b->next, p = b->prev;
   int n_free = n != NO_BLOCK && a->blocks[n].state == PTSIM_ALLOC_BLOCK_FREE;
   int p_free = p != NO_BLOCK && a->blocks[p].state == PTSIM_ALLOC_BLOCK_FREE;
@@ -726,4 +734,3 @@ PTSIM_HD int32_t ptsim_alloc_free(PtsimAllocator *a, int32_t h) {
   set_insert(a, h);
   return 0;
 }
-

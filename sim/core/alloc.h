@@ -52,13 +52,13 @@
 #include "hd.h"
 
 /* ---- constants of the reference (A1) ---- */
-#define PTSIM_ALLOC_MIN_BLOCK ((int64_t)512)              /* kMinBlockSize */
-#define PTSIM_ALLOC_SMALL_SIZE ((int64_t)1048576)         /* kSmallSize: 1 MiB */
-#define PTSIM_ALLOC_SMALL_BUFFER ((int64_t)2097152)       /* kSmallBuffer: 2 MiB */
-#define PTSIM_ALLOC_MIN_LARGE_ALLOC ((int64_t)10485760)   /* kMinLargeAlloc: 10 MiB */
-#define PTSIM_ALLOC_LARGE_BUFFER ((int64_t)20971520)      /* kLargeBuffer: 20 MiB */
-#define PTSIM_ALLOC_ROUND_LARGE ((int64_t)2097152)        /* kRoundLarge: 2 MiB */
-#define PTSIM_ALLOC_DIVISION_INTERVALS 16                 /* 1 MiB .. 32 GiB and up */
+#define PTSIM_ALLOC_MIN_BLOCK ((int64_t)512)            /* kMinBlockSize */
+#define PTSIM_ALLOC_SMALL_SIZE ((int64_t)1048576)       /* kSmallSize: 1 MiB */
+#define PTSIM_ALLOC_SMALL_BUFFER ((int64_t)2097152)     /* kSmallBuffer: 2 MiB */
+#define PTSIM_ALLOC_MIN_LARGE_ALLOC ((int64_t)10485760) /* kMinLargeAlloc: 10 MiB */
+#define PTSIM_ALLOC_LARGE_BUFFER ((int64_t)20971520)    /* kLargeBuffer: 20 MiB */
+#define PTSIM_ALLOC_ROUND_LARGE ((int64_t)2097152)      /* kRoundLarge: 2 MiB */
+#define PTSIM_ALLOC_DIVISION_INTERVALS 16               /* 1 MiB .. 32 GiB and up */
 /* Expandable segments that may exist at once (one per stream and pool is
  * the usual case; a new one is only reserved when no range of the old ones
  * fits). */
@@ -79,20 +79,20 @@
 #define PTSIM_ALLOC_OOM_BYTES 4e18
 
 /* ---- return codes (handles are >= 0) ---- */
-#define PTSIM_ALLOC_ERR_OOM (-1)        /* malloc: device capacity exhausted */
-#define PTSIM_ALLOC_ERR_NO_BLOCKS (-2)  /* fewer than 3 unused block slots */
-#define PTSIM_ALLOC_ERR_ARGS (-3)       /* bad options, size < 0, stream < 0 */
-#define PTSIM_ALLOC_ERR_HANDLE (-4)     /* free: not an allocated block */
+#define PTSIM_ALLOC_ERR_OOM (-1)       /* malloc: device capacity exhausted */
+#define PTSIM_ALLOC_ERR_NO_BLOCKS (-2) /* fewer than 3 unused block slots */
+#define PTSIM_ALLOC_ERR_ARGS (-3)      /* bad options, size < 0, stream < 0 */
+#define PTSIM_ALLOC_ERR_HANDLE (-4)    /* free: not an allocated block */
 
 /* Pools (A2). */
 #define PTSIM_ALLOC_POOL_SMALL 0
 #define PTSIM_ALLOC_POOL_LARGE 1
 
 /* Block states. */
-#define PTSIM_ALLOC_BLOCK_UNUSED 0     /* slot holds no block */
-#define PTSIM_ALLOC_BLOCK_ALLOCATED 1  /* handed out */
-#define PTSIM_ALLOC_BLOCK_FREE 2       /* cached: in the free set */
-#define PTSIM_ALLOC_BLOCK_UNMAPPED 3   /* expandable segment: no pages behind it */
+#define PTSIM_ALLOC_BLOCK_UNUSED 0    /* slot holds no block */
+#define PTSIM_ALLOC_BLOCK_ALLOCATED 1 /* handed out */
+#define PTSIM_ALLOC_BLOCK_FREE 2      /* cached: in the free set */
+#define PTSIM_ALLOC_BLOCK_UNMAPPED 3  /* expandable segment: no pages behind it */
 
 /* PYTORCH_CUDA_ALLOC_CONF, as plain numbers (parsing is the shell's job). */
 typedef struct {
@@ -120,31 +120,31 @@ typedef struct {
 /* One block: a range of one segment.  The caller reads the fields before
  * the ones ending in _; those are the allocator's own. */
 typedef struct {
-  int64_t addr;           /* first byte (synthetic device address) */
-  int64_t size;           /* bytes, a multiple of 512 */
-  int64_t requested;      /* bytes the caller asked for (allocated), else 0 */
-  int64_t segment_addr;   /* the segment's first byte */
-  int64_t segment_size;   /* the segment's bytes (virtual size when expandable) */
-  int32_t stream;         /* the stream that allocated the segment */
-  int32_t pool;           /* PTSIM_ALLOC_POOL_* */
-  int32_t state;          /* PTSIM_ALLOC_BLOCK_* */
-  int32_t expandable;     /* 1: part of an expandable segment */
-  int32_t prev, next;     /* address neighbours in the segment, -1 none */
-  int64_t gc_base_;       /* private: pool's free-block searches when cached */
-  int32_t link_;          /* private: next unused slot while unused */
+  int64_t addr;         /* first byte (synthetic device address) */
+  int64_t size;         /* bytes, a multiple of 512 */
+  int64_t requested;    /* bytes the caller asked for (allocated), else 0 */
+  int64_t segment_addr; /* the segment's first byte */
+  int64_t segment_size; /* the segment's bytes (virtual size when expandable) */
+  int32_t stream;       /* the stream that allocated the segment */
+  int32_t pool;         /* PTSIM_ALLOC_POOL_* */
+  int32_t state;        /* PTSIM_ALLOC_BLOCK_* */
+  int32_t expandable;   /* 1: part of an expandable segment */
+  int32_t prev, next;   /* address neighbours in the segment, -1 none */
+  int64_t gc_base_;     /* private: pool's free-block searches when cached */
+  int32_t link_;        /* private: next unused slot while unused */
 } PtsimAllocBlock;
 
 /* The counters of torch.cuda.memory_stats() that this emulation keeps
  * (A10), all pools together.  _peak is the high-water mark since init
  * or the last ptsim_alloc_reset_peaks. */
 typedef struct {
-  int64_t allocated_bytes, allocated_bytes_peak;   /* block sizes handed out */
-  int64_t requested_bytes, requested_bytes_peak;   /* sizes asked for */
-  int64_t active_bytes, active_bytes_peak;         /* == allocated (no recordStream) */
-  int64_t reserved_bytes, reserved_bytes_peak;     /* segments (mapped pages) */
+  int64_t allocated_bytes, allocated_bytes_peak;           /* block sizes handed out */
+  int64_t requested_bytes, requested_bytes_peak;           /* sizes asked for */
+  int64_t active_bytes, active_bytes_peak;                 /* == allocated (no recordStream) */
+  int64_t reserved_bytes, reserved_bytes_peak;             /* segments (mapped pages) */
   int64_t inactive_split_bytes, inactive_split_bytes_peak; /* cached, in split
                                                       non-expandable segments */
-  int64_t allocations;          /* blocks handed out now */
+  int64_t allocations;                                     /* blocks handed out now */
   int64_t segments;             /* segments now (expandable: reserved ranges) */
   int64_t oversize_allocations; /* allocated blocks >= max_split_size now */
   int64_t oversize_segments;    /* segments >= max_split_size now */
@@ -157,22 +157,22 @@ typedef struct {
 
 typedef struct {
   PtsimAllocOptions opts;
-  int64_t capacity_bytes;   /* device memory cudaMalloc may take */
-  int64_t limit_bytes;      /* min(capacity, fraction x capacity) */
-  int64_t max_split_bytes;  /* effective max_split_size (INT64_MAX: unlimited) */
-  int64_t next_addr;        /* bump counter of virtual addresses */
-  int64_t searches[2];      /* free-block searches per pool (GC ages) */
-  PtsimAllocBlock *blocks;  /* caller's storage (transfer none) */
-  int32_t *order;           /* the sorted free set: slots, in the storage's tail */
-  int32_t capacity_blocks;  /* block slots (the storage less the order's tail) */
-  int32_t high_water;       /* slots [0, high_water) have been used */
-  int32_t unused_head;      /* chain of unused slots below high_water, -1 */
-  int32_t unused_count;     /* slots not holding a block, all of them */
-  int32_t free_count;       /* elements of the sorted free set */
-  int64_t starved_unmaps;   /* page unmaps skipped for want of two unused slots
-                               (the one outcome that depends on slot order) */
-  int32_t num_expandable;   /* entries of expandable[] */
-  int32_t divided;          /* some interval has roundup_power2_divisions > 1 */
+  int64_t capacity_bytes;  /* device memory cudaMalloc may take */
+  int64_t limit_bytes;     /* min(capacity, fraction x capacity) */
+  int64_t max_split_bytes; /* effective max_split_size (INT64_MAX: unlimited) */
+  int64_t next_addr;       /* bump counter of virtual addresses */
+  int64_t searches[2];     /* free-block searches per pool (GC ages) */
+  PtsimAllocBlock *blocks; /* caller's storage (transfer none) */
+  int32_t *order;          /* the sorted free set: slots, in the storage's tail */
+  int32_t capacity_blocks; /* block slots (the storage less the order's tail) */
+  int32_t high_water;      /* slots [0, high_water) have been used */
+  int32_t unused_head;     /* chain of unused slots below high_water, -1 */
+  int32_t unused_count;    /* slots not holding a block, all of them */
+  int32_t free_count;      /* elements of the sorted free set */
+  int64_t starved_unmaps;  /* page unmaps skipped for want of two unused slots
+                              (the one outcome that depends on slot order) */
+  int32_t num_expandable;  /* entries of expandable[] */
+  int32_t divided;         /* some interval has roundup_power2_divisions > 1 */
   int32_t expandable[PTSIM_ALLOC_MAX_EXPANDABLE]; /* first block of each
                                                      expandable segment */
   PtsimAllocStats stats;
@@ -183,8 +183,7 @@ typedef struct {
 PTSIM_HD void ptsim_alloc_options_init(PtsimAllocOptions *opts);
 
 /* Sets every interval of roundup_power2_divisions to `divisions`. */
-PTSIM_HD void ptsim_alloc_options_set_divisions(PtsimAllocOptions *opts,
-                                                int32_t divisions);
+PTSIM_HD void ptsim_alloc_options_set_divisions(PtsimAllocOptions *opts, int32_t divisions);
 
 /* 1 when every option is within its range (what ptsim_alloc_init accepts):
  * max_split_size 0 or at least 20 MiB, non-split rounding at least 20 MiB,
@@ -213,8 +212,7 @@ PTSIM_HD int32_t ptsim_alloc_init(PtsimAllocator *a, const PtsimAllocOptions *op
  * on the way, as PyTorch does), PTSIM_ALLOC_ERR_NO_BLOCKS (nothing changed),
  * PTSIM_ALLOC_ERR_ARGS (size < 0 or > PTSIM_ALLOC_MAX_REQUEST_BYTES, stream
  * < 0). */
-PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes,
-                                    int32_t stream);
+PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes, int32_t stream);
 
 /* Frees a handle from ptsim_alloc_malloc; its memory is cached and
  * reusable at once by the same stream.  The handle is invalid afterwards
@@ -244,8 +242,7 @@ PTSIM_HD void ptsim_alloc_stats(const PtsimAllocator *a, PtsimAllocStats *out);
 
 /* The block behind a handle, or NULL when the handle is not allocated.
  * (transfer none) */
-PTSIM_HD const PtsimAllocBlock *ptsim_alloc_block(const PtsimAllocator *a,
-                                                  int32_t handle);
+PTSIM_HD const PtsimAllocBlock *ptsim_alloc_block(const PtsimAllocator *a, int32_t handle);
 
 /* Checks every invariant: each segment is tiled exactly by its blocks
  * (contiguous, linked both ways, same stream and pool); no two segments
@@ -288,7 +285,7 @@ PTSIM_HD int32_t ptsim_alloc_snapshot(const PtsimAllocator *a, PtsimAllocator *c
 /* The counters that only grow. */
 typedef struct {
   int64_t num_device_alloc, num_device_free, num_alloc_retries, num_ooms, num_gc_frees;
-  int64_t searches[2];  /* free-block searches per pool (the GC's clock) */
+  int64_t searches[2]; /* free-block searches per pool (the GC's clock) */
 } PtsimAllocCounters;
 
 PTSIM_HD void ptsim_alloc_counters(const PtsimAllocator *a, PtsimAllocCounters *out);
@@ -305,8 +302,7 @@ PTSIM_HD void ptsim_alloc_repeat(PtsimAllocator *a, const PtsimAllocCounters *be
 /* round_size (A3): 512 B minimum and multiple, or the next power-2
  * division when the size's interval has divisions > 1 and
  * size > 512 x divisions. */
-PTSIM_HD int64_t ptsim_alloc_round_size(const PtsimAllocOptions *opts,
-                                        int64_t size_bytes);
+PTSIM_HD int64_t ptsim_alloc_round_size(const PtsimAllocOptions *opts, int64_t size_bytes);
 
 /* roundup_power2_next_division (A3): size itself when a power of two, else
  * size rounded up to a multiple of floor_pow2(size) / divisions

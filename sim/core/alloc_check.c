@@ -93,8 +93,10 @@ PTSIM_HD int32_t ptsim_alloc_check(const PtsimAllocator *a) {
     }
   }
   const PtsimAllocStats *st = &a->stats;
-  if (allocated != st->allocated_bytes || st->allocated_bytes > st->allocated_bytes_peak) return -13;
-  if (requested != st->requested_bytes || st->requested_bytes > st->requested_bytes_peak) return -14;
+  if (allocated != st->allocated_bytes || st->allocated_bytes > st->allocated_bytes_peak)
+    return -13;
+  if (requested != st->requested_bytes || st->requested_bytes > st->requested_bytes_peak)
+    return -14;
   if (reserved != st->reserved_bytes || st->reserved_bytes > st->reserved_bytes_peak) return -15;
   if (inactive != st->inactive_split_bytes || inactive > st->inactive_split_bytes_peak) return -16;
   if (allocations != st->allocations || segments != st->segments) return -17;

@@ -51,7 +51,7 @@ static inline PTSIM_HD int is_split(const PtsimAllocBlock *b) {
 
 /* 1 when block x sorts before the key (pool, stream, size, addr). */
 static inline PTSIM_HD int key_less(const PtsimAllocBlock *x, int32_t pool, int32_t stream,
-                             int64_t size, int64_t addr) {
+                                    int64_t size, int64_t addr) {
   if (x->pool != pool) return x->pool < pool;
   if (x->stream != stream) return x->stream < stream;
   if (x->size != size) return x->size < size;

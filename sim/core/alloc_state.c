@@ -92,8 +92,8 @@ PTSIM_HD int64_t ptsim_alloc_state(const PtsimAllocator *a, int64_t *words) {
       o[2] = b->requested;
       o[3] = b->segment_addr;
       o[4] = b->segment_size;
-      o[5] = ((int64_t)b->stream << 32) | ((int64_t)b->expandable << 16) |
-             ((int64_t)b->pool << 8) | (int64_t)b->state;
+      o[5] = ((int64_t)b->stream << 32) | ((int64_t)b->expandable << 16) | ((int64_t)b->pool << 8) |
+             (int64_t)b->state;
       o[6] = b->state == PTSIM_ALLOC_BLOCK_FREE ? a->searches[b->pool] - b->gc_base_ : 0;
       n += 1;
     }

@@ -11,13 +11,12 @@ PTSIM_HD static void finish(const PtsimAllocator *a, PtsimAllocReplay *out) {
   out->inactive_split_bytes_peak = out->stats.inactive_split_bytes_peak;
   out->fragmentation = 0.0;
   if (out->peak_reserved_bytes > 0)
-    out->fragmentation =
-        1.0 - (double)out->peak_allocated_bytes / (double)out->peak_reserved_bytes;
+    out->fragmentation = 1.0 - (double)out->peak_allocated_bytes / (double)out->peak_reserved_bytes;
 }
 
-PTSIM_HD int32_t ptsim_alloc_replay(PtsimAllocator *a, const PtsimAllocEvent *events,
-                                    int64_t n, int32_t *handles, int32_t num_ids,
-                                    int64_t *reserved_after, PtsimAllocReplay *out) {
+PTSIM_HD int32_t ptsim_alloc_replay(PtsimAllocator *a, const PtsimAllocEvent *events, int64_t n,
+                                    int32_t *handles, int32_t num_ids, int64_t *reserved_after,
+                                    PtsimAllocReplay *out) {
   out->events = out->allocs = out->frees = out->empty_caches = 0;
   out->skipped_frees = out->ooms = 0;
   out->first_oom_event = -1;

@@ -9,15 +9,12 @@
 #include "workload.h"
 
 /* PtsimBatchResult.exposed_comm_s holds every PtsimCommKind. */
-typedef char batch_comm_kinds_fit[sizeof(((PtsimBatchResult *)0)->exposed_comm_s) ==
-                                          PTSIM_COMM_KINDS * sizeof(double)
-                                      ? 1
-                                      : -1];
+typedef char batch_comm_kinds_fit
+    [sizeof(((PtsimBatchResult *)0)->exposed_comm_s) == PTSIM_COMM_KINDS * sizeof(double) ? 1 : -1];
 
 /* Seed offset of the expert-load streams (keeps them apart from the
  * engine's jitter streams of the same sample). */
 #define BATCH_LOAD_STREAM 0x6d6f652d6c6f6164ull
-
 
 /* Bytes before the engine's part of the scratch. */
 static PTSIM_HD int64_t batch_fixed_bytes(void) {
@@ -37,17 +34,18 @@ static PTSIM_HD int32_t batch_samples(const PtsimMonteCarlo *mc) {
  * --no-shortcut), else the recurrence's, without event slots. */
 static PTSIM_HD int64_t batch_engine_bytes(const PtsimPlan *plan, const PtsimMonteCarlo *mc) {
   return batch_samples(mc) > 0 || (mc && mc->no_shortcut) ? ptsim_engine_scratch_bytes(plan)
-                                                         : ptsim_engine_recurrence_bytes(plan);
+                                                          : ptsim_engine_recurrence_bytes(plan);
 }
 
 static PTSIM_HD int64_t batch_scratch_bytes_of(const PtsimPlan *plan, const PtsimMonteCarlo *mc) {
   int64_t engine = batch_engine_bytes(plan, mc);
-  return batch_fixed_bytes() + ptsim_scratch_align((int64_t)batch_samples(mc) * (int64_t)sizeof(double), 16) +
+  return batch_fixed_bytes() +
+         ptsim_scratch_align((int64_t)batch_samples(mc) * (int64_t)sizeof(double), 16) +
          (engine > 0 ? ptsim_scratch_align(engine, 16) : 0);
 }
 
 PTSIM_HD int64_t ptsim_batch_scratch_bytes_mc(const PtsimJob *job, const PtsimMonteCarlo *mc) {
-  PtsimPlan plan; /* host callers size the scratch; the device never calls this */
+  PtsimPlan plan;                /* host callers size the scratch; the device never calls this */
   ptsim_plan_counts(job, &plan); /* all the engine's size depends on */
   return batch_scratch_bytes_of(&plan, mc);
 }
@@ -95,8 +93,7 @@ static PTSIM_HD void batch_clear(PtsimBatchResult *out) {
   out->runs_from = PTSIM_RUNS_FROM_NONE;
 }
 
-PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch,
-                                       int64_t scratch_bytes,
+PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch, int64_t scratch_bytes,
                                        PtsimBatchResult *out) {
   ptsim_batch_evaluate_mc(job, (const PtsimMonteCarlo *)0, 0, scratch, scratch_bytes, out);
 }
@@ -155,8 +152,8 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
   /* The recurrence: the event loop's times at a quarter of the cost (the
    * batch reports no event count); every event with --no-shortcut. */
   rc = mc && mc->no_shortcut
-           ? ptsim_engine_run_full(plan, workload, base + off, scratch_bytes - off,
-                                   (PtsimTrace *)0, time)
+           ? ptsim_engine_run_full(plan, workload, base + off, scratch_bytes - off, (PtsimTrace *)0,
+                                   time)
            : ptsim_engine_run_recurrence(plan, workload, base + off, scratch_bytes - off, time);
   if (rc != 0) {
     out->status = rc;

@@ -43,16 +43,16 @@ typedef enum {
  * estimate's, PTSIM_CE_LAST_STAGE); time fields are the engine's and are 0
  * when status != 0 (the memory fields are filled even then). */
 typedef struct {
-  int32_t status;          /* 0 ok, else the schedule / engine error code */
-  int32_t fits;            /* usage_fraction <= settings.memory_threshold */
-  int64_t peak_stage;      /* index of the stage with the largest total */
-  double total_bytes;      /* per-GPU bytes of the peak stage */
-  double usage_fraction;   /* total_bytes / hw.memory_bytes */
-  double step_s;           /* one training step */
-  double tokens_per_s;     /* gbs * seq / step_s */
-  double tflops_per_gpu;   /* Megatron-LM's formula */
-  double mfu;              /* against the dense bf16 peak */
-  double bubble_fraction;  /* 1 - mean stage busy / pipeline end */
+  int32_t status;         /* 0 ok, else the schedule / engine error code */
+  int32_t fits;           /* usage_fraction <= settings.memory_threshold */
+  int64_t peak_stage;     /* index of the stage with the largest total */
+  double total_bytes;     /* per-GPU bytes of the peak stage */
+  double usage_fraction;  /* total_bytes / hw.memory_bytes */
+  double step_s;          /* one training step */
+  double tokens_per_s;    /* gbs * seq / step_s */
+  double tflops_per_gpu;  /* Megatron-LM's formula */
+  double mfu;             /* against the dense bf16 peak */
+  double bubble_fraction; /* 1 - mean stage busy / pipeline end */
   /* Communication the compute stream waits for, as engine.h reports it:
    * tp, cp, ep (busiest stage), pp (its transfer waits), dp (the step's
    * tail), indexed by PtsimCommKind (tp, cp, pp, dp, ep). */
@@ -85,12 +85,12 @@ typedef struct {
  * engine's periodic shortcut (it gives the same result; --no-shortcut
  * checks that). */
 typedef struct {
-  int32_t samples;            /* 0: deterministic only */
-  double sigma;               /* lognormal sigma of every item's duration */
-  double straggler_rate;      /* probability an item is a straggler */
-  double straggler_slowdown;  /* a straggler's duration factor */
+  int32_t samples;           /* 0: deterministic only */
+  double sigma;              /* lognormal sigma of every item's duration */
+  double straggler_rate;     /* probability an item is a straggler */
+  double straggler_slowdown; /* a straggler's duration factor */
   uint64_t seed;
-  int32_t no_shortcut;        /* 1: the deterministic run simulates every event */
+  int32_t no_shortcut; /* 1: the deterministic run simulates every event */
 } PtsimMonteCarlo;
 
 #define PTSIM_BATCH_MAX_SAMPLES 4096
@@ -104,8 +104,7 @@ PTSIM_HD int64_t ptsim_batch_scratch_bytes(const PtsimJob *job);
  * (16 is better) and at least ptsim_batch_scratch_bytes(job) bytes; when it
  * is smaller, out->status is PTSIM_ENGINE_ERR_SCRATCH and nothing else is
  * computed.  Never fails otherwise: engine errors go to out->status. */
-PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch,
-                                       int64_t scratch_bytes,
+PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch, int64_t scratch_bytes,
                                        PtsimBatchResult *out);
 
 /* The same with Monte-Carlo samples (mc NULL or samples 0: as above);

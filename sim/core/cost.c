@@ -48,9 +48,7 @@
 
 PTSIM_HD static double cost_max(double a, double b) { return a > b ? a : b; }
 PTSIM_HD static double cost_min(double a, double b) { return a < b ? a : b; }
-PTSIM_HD static int64_t cost_ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
+PTSIM_HD static int64_t cost_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Saturation of a link with message size x (cost.h, nvlink_half_bytes):
  * (x + half)/(x + 2 half); 1 when half <= 0.  Large messages: ~1 - half/x,
@@ -64,9 +62,9 @@ PTSIM_HD static double cost_saturation(double x, double half) {
   return (x + half) / (x + 2.0 * half);
 }
 
-PTSIM_HD static const PtsimCostParams *
-cost_params_or_default(const PtsimHardware *hw, const PtsimCostParams *params,
-                       PtsimCostParams *storage) {
+PTSIM_HD static const PtsimCostParams *cost_params_or_default(const PtsimHardware *hw,
+                                                              const PtsimCostParams *params,
+                                                              PtsimCostParams *storage) {
   if (params != 0) return params;
   ptsim_cost_params_default(hw, storage);
   return storage;
@@ -74,8 +72,7 @@ cost_params_or_default(const PtsimHardware *hw, const PtsimCostParams *params,
 
 /* ---- parameters ---- */
 
-PTSIM_HD void ptsim_cost_params_default(const PtsimHardware *hw,
-                                        PtsimCostParams *out) {
+PTSIM_HD void ptsim_cost_params_default(const PtsimHardware *hw, PtsimCostParams *out) {
   out->sm_count = hw->sm_count;
   out->gemm_tile_m = hw->gemm_tile_m;
   out->gemm_tile_n = hw->gemm_tile_n;
@@ -113,9 +110,8 @@ PTSIM_HD static double cost_wave_fraction_of(int64_t tiles, int64_t k, int64_t s
   return (double)tiles / ((double)waves * (double)sms);
 }
 
-PTSIM_HD static double cost_wave_fraction(int64_t m, int64_t n, int64_t k,
-                                          int64_t tm, int64_t tn, int64_t sms,
-                                          int64_t split_min) {
+PTSIM_HD static double cost_wave_fraction(int64_t m, int64_t n, int64_t k, int64_t tm, int64_t tn,
+                                          int64_t sms, int64_t split_min) {
   return cost_wave_fraction_of(cost_ceil_div(m, tm) * cost_ceil_div(n, tn), k, sms, split_min);
 }
 
@@ -124,9 +120,8 @@ PTSIM_HD static double cost_wave_fraction(int64_t m, int64_t n, int64_t k,
  * partly empty (fewer tiles than SMs), also the smaller 128x64, 64x128 and
  * 64x64 tiles (guess: small problems get small tiles; their lower per-tile
  * efficiency is left to the size factor F/(F + gemm_half_flops)). */
-PTSIM_HD static double cost_wave_fill(int64_t m, int64_t n, int64_t k,
-                                      int64_t tm, int64_t tn, int64_t sms,
-                                      int64_t split_min) {
+PTSIM_HD static double cost_wave_fill(int64_t m, int64_t n, int64_t k, int64_t tm, int64_t tn,
+                                      int64_t sms, int64_t split_min) {
   double best = cost_max(cost_wave_fraction(m, n, k, tm, tn, sms, split_min),
                          cost_wave_fraction(m, n, k, tn, tm, sms, split_min));
   if (cost_ceil_div(m, tm) * cost_ceil_div(n, tn) < sms) {
@@ -143,9 +138,10 @@ PTSIM_HD static double cost_wave_fill_grouped(int64_t groups, int64_t m, int64_t
                                               int64_t tm, int64_t tn, int64_t sms,
                                               int64_t split_min) {
   static const int64_t small[3][2] = {{128, 64}, {64, 128}, {64, 64}};
-  double best = cost_max(
-      cost_wave_fraction_of(groups * cost_ceil_div(m, tm) * cost_ceil_div(n, tn), k, sms, split_min),
-      cost_wave_fraction_of(groups * cost_ceil_div(m, tn) * cost_ceil_div(n, tm), k, sms, split_min));
+  double best = cost_max(cost_wave_fraction_of(groups * cost_ceil_div(m, tm) * cost_ceil_div(n, tn),
+                                               k, sms, split_min),
+                         cost_wave_fraction_of(groups * cost_ceil_div(m, tn) * cost_ceil_div(n, tm),
+                                               k, sms, split_min));
   int i;
   if (groups * cost_ceil_div(m, tm) * cost_ceil_div(n, tn) < sms)
     for (i = 0; i < 3; i++)
@@ -155,22 +151,18 @@ PTSIM_HD static double cost_wave_fill_grouped(int64_t groups, int64_t m, int64_t
   return best;
 }
 
-PTSIM_HD static double cost_peak(const PtsimHardware *hw,
-                                 PtsimPrecision precision) {
-  if (precision == PTSIM_PRECISION_FP8 && hw->peak_fp8_flops > 0.0)
-    return hw->peak_fp8_flops;
+PTSIM_HD static double cost_peak(const PtsimHardware *hw, PtsimPrecision precision) {
+  if (precision == PTSIM_PRECISION_FP8 && hw->peak_fp8_flops > 0.0) return hw->peak_fp8_flops;
   return hw->peak_bf16_flops;
 }
 
-PTSIM_HD static int cost_uses_fp8(const PtsimHardware *hw,
-                                  PtsimPrecision precision) {
+PTSIM_HD static int cost_uses_fp8(const PtsimHardware *hw, PtsimPrecision precision) {
   return (precision == PTSIM_PRECISION_FP8 && hw->peak_fp8_flops > 0.0) ? 1 : 0;
 }
 
-PTSIM_HD double ptsim_cost_gemm_efficiency(const PtsimHardware *hw,
-                                           const PtsimCostParams *params,
-                                           PtsimPrecision precision,
-                                           int64_t m, int64_t n, int64_t k) {
+PTSIM_HD double ptsim_cost_gemm_efficiency(const PtsimHardware *hw, const PtsimCostParams *params,
+                                           PtsimPrecision precision, int64_t m, int64_t n,
+                                           int64_t k) {
   PtsimCostParams storage;
   const PtsimCostParams *p = cost_params_or_default(hw, params, &storage);
   double flops, half, size_factor, wave, eff;
@@ -192,26 +184,22 @@ PTSIM_HD double ptsim_cost_gemm_efficiency(const PtsimHardware *hw,
   return eff;
 }
 
-PTSIM_HD double ptsim_cost_gemm_s(const PtsimHardware *hw,
-                                  const PtsimCostParams *params,
-                                  PtsimPrecision precision, int64_t m,
-                                  int64_t n, int64_t k) {
+PTSIM_HD double ptsim_cost_gemm_s(const PtsimHardware *hw, const PtsimCostParams *params,
+                                  PtsimPrecision precision, int64_t m, int64_t n, int64_t k) {
   double flops, e_in, bytes, eff, t_compute, t_memory;
   if (m < 1 || n < 1 || k < 1) return 0.0;
   flops = 2.0 * (double)m * (double)n * (double)k;
   e_in = cost_uses_fp8(hw, precision) ? 1.0 : 2.0; /* fp8 inputs, bf16 out */
-  bytes = e_in * ((double)m * (double)k + (double)k * (double)n) +
-          2.0 * (double)m * (double)n;
+  bytes = e_in * ((double)m * (double)k + (double)k * (double)n) + 2.0 * (double)m * (double)n;
   eff = ptsim_cost_gemm_efficiency(hw, params, precision, m, n, k);
   t_compute = flops / (cost_peak(hw, precision) * eff);
   t_memory = bytes / (hw->hbm_bytes_per_s * hw->memory_efficiency);
   return cost_max(t_compute, t_memory) + hw->kernel_launch_s;
 }
 
-PTSIM_HD double ptsim_cost_grouped_gemm_s(const PtsimHardware *hw,
-                                          const PtsimCostParams *params,
-                                          PtsimPrecision precision, int64_t groups,
-                                          int64_t m, int64_t n, int64_t k) {
+PTSIM_HD double ptsim_cost_grouped_gemm_s(const PtsimHardware *hw, const PtsimCostParams *params,
+                                          PtsimPrecision precision, int64_t groups, int64_t m,
+                                          int64_t n, int64_t k) {
   PtsimCostParams storage;
   const PtsimCostParams *p = cost_params_or_default(hw, params, &storage);
   double flops, e_in, bytes, half, eff, t_compute, t_memory;
@@ -234,19 +222,15 @@ PTSIM_HD double ptsim_cost_grouped_gemm_s(const PtsimHardware *hw,
   return cost_max(t_compute, t_memory) + hw->kernel_launch_s;
 }
 
-PTSIM_HD double ptsim_cost_attention_flops(const PtsimCostParams *params,
-                                           int64_t b, int64_t heads,
-                                           int64_t seq_q, int64_t seq_kv,
-                                           int64_t head_dim, int causal,
-                                           int backward) {
+PTSIM_HD double ptsim_cost_attention_flops(const PtsimCostParams *params, int64_t b, int64_t heads,
+                                           int64_t seq_q, int64_t seq_kv, int64_t head_dim,
+                                           int causal, int backward) {
   double flops, fraction = 1.0;
   if (b < 1 || heads < 1 || seq_q < 1 || seq_kv < 1 || head_dim < 1) return 0.0;
   /* QK^T and PV: 2 GEMMs of 2*sq*skv*d FLOPs each, per (batch, head). */
-  flops = 4.0 * (double)b * (double)heads * (double)seq_q * (double)seq_kv *
-          (double)head_dim;
+  flops = 4.0 * (double)b * (double)heads * (double)seq_q * (double)seq_kv * (double)head_dim;
   if (causal) {
-    fraction = seq_q <= seq_kv ? 1.0 - (double)seq_q / (2.0 * (double)seq_kv)
-                               : 0.5;
+    fraction = seq_q <= seq_kv ? 1.0 - (double)seq_q / (2.0 * (double)seq_kv) : 0.5;
   }
   flops *= fraction;
   if (backward) {
@@ -256,17 +240,14 @@ PTSIM_HD double ptsim_cost_attention_flops(const PtsimCostParams *params,
   return flops;
 }
 
-PTSIM_HD double ptsim_cost_attention_s(const PtsimHardware *hw,
-                                       const PtsimCostParams *params,
-                                       PtsimPrecision precision, int64_t b,
-                                       int64_t heads, int64_t seq_q,
-                                       int64_t seq_kv, int64_t head_dim,
-                                       int causal, int backward) {
+PTSIM_HD double ptsim_cost_attention_s(const PtsimHardware *hw, const PtsimCostParams *params,
+                                       PtsimPrecision precision, int64_t b, int64_t heads,
+                                       int64_t seq_q, int64_t seq_kv, int64_t head_dim, int causal,
+                                       int backward) {
   PtsimCostParams storage;
   const PtsimCostParams *p = cost_params_or_default(hw, params, &storage);
   double flops, eff, elem, rows, bytes, t_compute, t_memory;
-  flops = ptsim_cost_attention_flops(p, b, heads, seq_q, seq_kv, head_dim,
-                                     causal, backward);
+  flops = ptsim_cost_attention_flops(p, b, heads, seq_q, seq_kv, head_dim, causal, backward);
   if (flops <= 0.0) return 0.0;
   eff = hw->attention_efficiency;
   if (p->attention_half_seq > 0.0) /* short-sequence factor s/(s + half) */
@@ -284,11 +265,9 @@ PTSIM_HD double ptsim_cost_attention_s(const PtsimHardware *hw,
   return cost_max(t_compute, t_memory) + hw->kernel_launch_s;
 }
 
-PTSIM_HD double ptsim_cost_memory_bound_s(const PtsimHardware *hw,
-                                          double bytes) {
+PTSIM_HD double ptsim_cost_memory_bound_s(const PtsimHardware *hw, double bytes) {
   if (bytes <= 0.0) return 0.0;
-  return bytes / (hw->hbm_bytes_per_s * hw->memory_efficiency) +
-         hw->kernel_launch_s;
+  return bytes / (hw->hbm_bytes_per_s * hw->memory_efficiency) + hw->kernel_launch_s;
 }
 
 /* ---- pure alpha-beta formulas (B1) ---- */
@@ -302,27 +281,23 @@ PTSIM_HD int64_t ptsim_cost_ceil_log2(int64_t x) {
   return r;
 }
 
-PTSIM_HD double ptsim_cost_ring_allreduce_s(int64_t p, double alpha,
-                                            double bw, double bytes) {
+PTSIM_HD double ptsim_cost_ring_allreduce_s(int64_t p, double alpha, double bw, double bytes) {
   double pd = (double)p;
   if (p < 2) return 0.0;
   return 2.0 * (pd - 1.0) * alpha + 2.0 * (pd - 1.0) / pd * bytes / bw;
 }
 
-PTSIM_HD double ptsim_cost_ring_allgather_s(int64_t p, double alpha,
-                                            double bw, double bytes) {
+PTSIM_HD double ptsim_cost_ring_allgather_s(int64_t p, double alpha, double bw, double bytes) {
   double pd = (double)p;
   if (p < 2) return 0.0;
   return (pd - 1.0) * alpha + (pd - 1.0) / pd * bytes / bw;
 }
 
-PTSIM_HD double ptsim_cost_ring_reduce_scatter_s(int64_t p, double alpha,
-                                                 double bw, double bytes) {
+PTSIM_HD double ptsim_cost_ring_reduce_scatter_s(int64_t p, double alpha, double bw, double bytes) {
   return ptsim_cost_ring_allgather_s(p, alpha, bw, bytes);
 }
 
-PTSIM_HD double ptsim_cost_tree_allreduce_s(int64_t p, double alpha,
-                                            double bw, double bytes) {
+PTSIM_HD double ptsim_cost_tree_allreduce_s(int64_t p, double alpha, double bw, double bytes) {
   if (p < 2) return 0.0;
   return 2.0 * (double)ptsim_cost_ceil_log2(p) * alpha + 2.0 * bytes / bw;
 }
@@ -331,25 +306,20 @@ PTSIM_HD double ptsim_cost_send_recv_s(double alpha, double bw, double bytes) {
   return alpha + bytes / bw;
 }
 
-PTSIM_HD double ptsim_cost_all_to_all_s(int64_t p, double alpha, double bw,
-                                        double bytes) {
+PTSIM_HD double ptsim_cost_all_to_all_s(int64_t p, double alpha, double bw, double bytes) {
   double pd = (double)p;
   if (p < 2) return 0.0;
   return (pd - 1.0) * alpha + (pd - 1.0) / pd * bytes / bw;
 }
 
-PTSIM_HD double ptsim_cost_hierarchical_allreduce_s(int64_t g, int64_t nodes,
-                                                    double alpha_intra,
-                                                    double alpha_inter,
-                                                    double bw_intra,
-                                                    double bw_inter,
-                                                    double bytes) {
+PTSIM_HD double ptsim_cost_hierarchical_allreduce_s(int64_t g, int64_t nodes, double alpha_intra,
+                                                    double alpha_inter, double bw_intra,
+                                                    double bw_inter, double bytes) {
   double gd = (double)g, nd = (double)nodes, t = 0.0;
   if (g > 1) /* reduce-scatter, then all-gather, inside the node */
     t += 2.0 * ((gd - 1.0) * alpha_intra + (gd - 1.0) / gd * bytes / bw_intra);
   if (nodes > 1) /* ring all-reduce of the n/G shard across nodes */
-    t += 2.0 * (nd - 1.0) * alpha_inter +
-         2.0 * (nd - 1.0) / nd * (bytes / gd) / bw_inter;
+    t += 2.0 * (nd - 1.0) * alpha_inter + 2.0 * (nd - 1.0) / nd * (bytes / gd) / bw_inter;
   return t;
 }
 
@@ -378,8 +348,7 @@ typedef struct {
   double b_nvl, b_nic; /* per GPU, before saturation */
 } CostLinks;
 
-PTSIM_HD static void cost_links(const PtsimHardware *hw,
-                                const PtsimCostParams *prm,
+PTSIM_HD static void cost_links(const PtsimHardware *hw, const PtsimCostParams *prm,
                                 const PtsimGroup *group, CostLinks *l) {
   double node_nic, share;
   int64_t senders;
@@ -392,18 +361,14 @@ PTSIM_HD static void cost_links(const PtsimHardware *hw,
   l->b_nvl = hw->nvlink_bytes_per_s;
   /* The node's NICs shared by the GPUs that send at once (topology.h). */
   senders = group->fabric_senders_per_node;
-  node_nic = (double)(group->node_size > 0 ? group->node_size : l->g) *
-             hw->nic_bytes_per_s;
+  node_nic = (double)(group->node_size > 0 ? group->node_size : l->g) * hw->nic_bytes_per_s;
   share = senders > 0 ? node_nic / (double)senders : hw->nic_bytes_per_s;
   l->b_nic = cost_min(share, hw->nic_bytes_per_s *
-                                 (prm->nic_aggregation > 0.0
-                                      ? prm->nic_aggregation : 1.0));
+                                 (prm->nic_aggregation > 0.0 ? prm->nic_aggregation : 1.0));
 }
 
-PTSIM_HD static double cost_allreduce(const PtsimHardware *hw,
-                                      const PtsimCostParams *prm,
-                                      const CostLinks *l, PtsimAlgorithm algo,
-                                      double n) {
+PTSIM_HD static double cost_allreduce(const PtsimHardware *hw, const PtsimCostParams *prm,
+                                      const CostLinks *l, PtsimAlgorithm algo, double n) {
   double pd = (double)l->p, nd = (double)l->nodes, gd = (double)l->g;
   double b_nvl = l->b_nvl * cost_saturation(n, prm->nvlink_half_bytes);
   if (l->nodes == 1) {
@@ -411,12 +376,10 @@ PTSIM_HD static double cost_allreduce(const PtsimHardware *hw,
     case PTSIM_ALGO_RING:
       return l->base + ptsim_cost_ring_allreduce_s(l->p, l->a_nvl, b_nvl, n);
     case PTSIM_ALGO_TREE:
-      return l->base + 2.0 * (pd - 1.0) * l->a_nvl +
-             2.0 * n / (prm->tree_bw_factor * b_nvl);
+      return l->base + 2.0 * (pd - 1.0) * l->a_nvl + 2.0 * n / (prm->tree_bw_factor * b_nvl);
     case PTSIM_ALGO_NVLS:
       if (!hw->nvls) return -1.0;
-      return prm->nvls_latency_s +
-             2.0 * (pd - 1.0) / pd * n / (prm->nvls_busbw_factor * b_nvl);
+      return prm->nvls_latency_s + 2.0 * (pd - 1.0) / pd * n / (prm->nvls_busbw_factor * b_nvl);
     case PTSIM_ALGO_HIERARCHICAL:
     default:
       return -1.0;
@@ -433,17 +396,15 @@ PTSIM_HD static double cost_allreduce(const PtsimHardware *hw,
     }
     case PTSIM_ALGO_TREE:
       return l->base +
-             2.0 * ((gd - 1.0) * l->a_nvl +
-                    (double)ptsim_cost_ceil_log2(l->nodes) * l->a_net) +
+             2.0 * ((gd - 1.0) * l->a_nvl + (double)ptsim_cost_ceil_log2(l->nodes) * l->a_net) +
              2.0 * n / (prm->tree_bw_factor * bottleneck);
     case PTSIM_ALGO_HIERARCHICAL: {
       double b_intra = b_nvl, b_inter;
       if (l->g < 2) return -1.0;
       if (hw->nvls) b_intra *= prm->nvls_busbw_factor;
       b_inter = l->b_nic * cost_saturation(n / gd, prm->net_half_bytes);
-      return l->base + ptsim_cost_hierarchical_allreduce_s(
-                           l->g, l->nodes, l->a_nvl, l->a_net, b_intra,
-                           b_inter, n);
+      return l->base + ptsim_cost_hierarchical_allreduce_s(l->g, l->nodes, l->a_nvl, l->a_net,
+                                                           b_intra, b_inter, n);
     }
     case PTSIM_ALGO_NVLS:
     default:
@@ -453,64 +414,51 @@ PTSIM_HD static double cost_allreduce(const PtsimHardware *hw,
 }
 
 /* Ring all-gather / reduce-scatter (the same cost). */
-PTSIM_HD static double cost_gather_scatter(const PtsimCostParams *prm,
-                                           const CostLinks *l,
+PTSIM_HD static double cost_gather_scatter(const PtsimCostParams *prm, const CostLinks *l,
                                            PtsimAlgorithm algo, double n) {
   double pd = (double)l->p, nd = (double)l->nodes, gd = (double)l->g;
   double b_nvl = l->b_nvl * cost_saturation(n, prm->nvlink_half_bytes);
   double inter_steps, intra_steps, bw;
   if (algo != PTSIM_ALGO_RING) return -1.0;
-  if (l->nodes == 1)
-    return l->base + ptsim_cost_ring_allgather_s(l->p, l->a_nvl, b_nvl, n);
+  if (l->nodes == 1) return l->base + ptsim_cost_ring_allgather_s(l->p, l->a_nvl, b_nvl, n);
   inter_steps = nd - 1.0;
   intra_steps = (pd - 1.0) - inter_steps;
-  bw = cost_min(b_nvl,
-                gd * l->b_nic * cost_saturation(n, prm->net_half_bytes));
-  return l->base + intra_steps * l->a_nvl + inter_steps * l->a_net +
-         (pd - 1.0) / pd * n / bw;
+  bw = cost_min(b_nvl, gd * l->b_nic * cost_saturation(n, prm->net_half_bytes));
+  return l->base + intra_steps * l->a_nvl + inter_steps * l->a_net + (pd - 1.0) / pd * n / bw;
 }
 
-PTSIM_HD static double cost_send_recv(const PtsimCostParams *prm,
-                                      const CostLinks *l, PtsimAlgorithm algo,
-                                      double n) {
+PTSIM_HD static double cost_send_recv(const PtsimCostParams *prm, const CostLinks *l,
+                                      PtsimAlgorithm algo, double n) {
   if (algo != PTSIM_ALGO_RING) return -1.0;
   if (l->nodes == 1)
-    return ptsim_cost_send_recv_s(
-        l->base + l->a_nvl,
-        l->b_nvl * cost_saturation(n, prm->nvlink_half_bytes), n);
-  return ptsim_cost_send_recv_s(
-      l->base + l->a_net, l->b_nic * cost_saturation(n, prm->net_half_bytes),
-      n);
+    return ptsim_cost_send_recv_s(l->base + l->a_nvl,
+                                  l->b_nvl * cost_saturation(n, prm->nvlink_half_bytes), n);
+  return ptsim_cost_send_recv_s(l->base + l->a_net,
+                                l->b_nic * cost_saturation(n, prm->net_half_bytes), n);
 }
 
-PTSIM_HD static double cost_all_to_all(const PtsimCostParams *prm,
-                                       const CostLinks *l, PtsimAlgorithm algo,
-                                       double n) {
+PTSIM_HD static double cost_all_to_all(const PtsimCostParams *prm, const CostLinks *l,
+                                       PtsimAlgorithm algo, double n) {
   double pd = (double)l->p, gd = (double)l->g;
   double b_nvl = l->b_nvl * cost_saturation(n, prm->nvlink_half_bytes);
   double b_nic, t_intra, t_inter;
   if (algo != PTSIM_ALGO_RING) return -1.0;
-  if (l->nodes == 1)
-    return l->base + ptsim_cost_all_to_all_s(l->p, l->a_nvl, b_nvl, n);
+  if (l->nodes == 1) return l->base + ptsim_cost_all_to_all_s(l->p, l->a_nvl, b_nvl, n);
   b_nic = l->b_nic * cost_saturation(n, prm->net_half_bytes);
   t_intra = (gd - 1.0) / pd * n / b_nvl;
   t_inter = (pd - gd) / pd * n / b_nic;
-  return l->base + (gd - 1.0) * l->a_nvl + (pd - gd) * l->a_net +
-         cost_max(t_intra, t_inter);
+  return l->base + (gd - 1.0) * l->a_nvl + (pd - gd) * l->a_net + cost_max(t_intra, t_inter);
 }
 
 /* ---- collectives: public ---- */
 
-PTSIM_HD double ptsim_cost_collective_algo_s(const PtsimHardware *hw,
-                                             const PtsimCostParams *params,
-                                             PtsimCollective kind,
-                                             PtsimAlgorithm algo, double bytes,
-                                             const PtsimGroup *group) {
+PTSIM_HD double ptsim_cost_collective_algo_s(const PtsimHardware *hw, const PtsimCostParams *params,
+                                             PtsimCollective kind, PtsimAlgorithm algo,
+                                             double bytes, const PtsimGroup *group) {
   PtsimCostParams storage;
   const PtsimCostParams *prm = cost_params_or_default(hw, params, &storage);
   CostLinks l;
-  if (group->size < 2 || bytes <= 0.0)
-    return algo == PTSIM_ALGO_RING ? 0.0 : -1.0;
+  if (group->size < 2 || bytes <= 0.0) return algo == PTSIM_ALGO_RING ? 0.0 : -1.0;
   cost_links(hw, prm, group, &l);
   switch (kind) {
   case PTSIM_COLL_ALL_REDUCE:
@@ -526,10 +474,8 @@ PTSIM_HD double ptsim_cost_collective_algo_s(const PtsimHardware *hw,
   }
 }
 
-PTSIM_HD void ptsim_cost_collective(const PtsimHardware *hw,
-                                    const PtsimCostParams *params,
-                                    PtsimCollective kind, double bytes,
-                                    const PtsimGroup *group,
+PTSIM_HD void ptsim_cost_collective(const PtsimHardware *hw, const PtsimCostParams *params,
+                                    PtsimCollective kind, double bytes, const PtsimGroup *group,
                                     PtsimCollectiveCost *out) {
   PtsimCostParams storage;
   const PtsimCostParams *prm = cost_params_or_default(hw, params, &storage);
@@ -541,8 +487,7 @@ PTSIM_HD void ptsim_cost_collective(const PtsimHardware *hw,
   if (group->size < 2 || bytes <= 0.0) return;
   out->time_s = -1.0;
   for (a = 0; a < PTSIM_ALGO_COUNT; a++) {
-    double t = ptsim_cost_collective_algo_s(hw, prm, kind, (PtsimAlgorithm)a,
-                                            bytes, group);
+    double t = ptsim_cost_collective_algo_s(hw, prm, kind, (PtsimAlgorithm)a, bytes, group);
     if (t >= 0.0 && (out->time_s < 0.0 || t < out->time_s)) {
       out->time_s = t;
       out->algo = (PtsimAlgorithm)a;
@@ -550,13 +495,11 @@ PTSIM_HD void ptsim_cost_collective(const PtsimHardware *hw,
   }
   if (out->time_s > 0.0) {
     out->algbw_bytes_per_s = bytes / out->time_s;
-    out->busbw_bytes_per_s =
-        out->algbw_bytes_per_s * ptsim_cost_bus_factor(kind, group->size);
+    out->busbw_bytes_per_s = out->algbw_bytes_per_s * ptsim_cost_bus_factor(kind, group->size);
   }
 }
 
-PTSIM_HD double ptsim_cost_collective_s(const PtsimHardware *hw,
-                                        const PtsimCostParams *params,
+PTSIM_HD double ptsim_cost_collective_s(const PtsimHardware *hw, const PtsimCostParams *params,
                                         PtsimCollective kind, double bytes,
                                         const PtsimGroup *group) {
   PtsimCollectiveCost c;

@@ -123,33 +123,28 @@ typedef struct {
 
 /* Defaults for a profile: its SM count and GEMM tile, and the constants
  * above.  Never fails. */
-PTSIM_HD void ptsim_cost_params_default(const PtsimHardware *hw,
-                                        PtsimCostParams *out);
+PTSIM_HD void ptsim_cost_params_default(const PtsimHardware *hw, PtsimCostParams *out);
 
 /* ---- compute ---- */
 
 /* Dense GEMM C(m,n) = A(m,k) B(k,n), FP8 on peak_fp8_flops (bf16 peak when
  * the profile has no FP8), bf16/fp16 otherwise.  0 when m, n or k < 1. */
-PTSIM_HD double ptsim_cost_gemm_s(const PtsimHardware *hw,
-                                  const PtsimCostParams *params,
-                                  PtsimPrecision precision, int64_t m,
-                                  int64_t n, int64_t k);
+PTSIM_HD double ptsim_cost_gemm_s(const PtsimHardware *hw, const PtsimCostParams *params,
+                                  PtsimPrecision precision, int64_t m, int64_t n, int64_t k);
 
 /* `groups` GEMMs of one shape (m, n, k) in one grouped kernel (Transformer
  * Engine's GroupedLinear for an MoE layer's local experts): each group
  * runs at the efficiency of its own size (small per-expert shapes are
  * slow), their tiles share the waves, one launch.  0 when a size < 1. */
-PTSIM_HD double ptsim_cost_grouped_gemm_s(const PtsimHardware *hw,
-                                          const PtsimCostParams *params,
-                                          PtsimPrecision precision, int64_t groups,
-                                          int64_t m, int64_t n, int64_t k);
+PTSIM_HD double ptsim_cost_grouped_gemm_s(const PtsimHardware *hw, const PtsimCostParams *params,
+                                          PtsimPrecision precision, int64_t groups, int64_t m,
+                                          int64_t n, int64_t k);
 
 /* The efficiency ptsim_cost_gemm_s applies to the peak (before the memory
  * roofline and the launch): in (0, gemm_efficiency_max]. */
-PTSIM_HD double ptsim_cost_gemm_efficiency(const PtsimHardware *hw,
-                                           const PtsimCostParams *params,
-                                           PtsimPrecision precision,
-                                           int64_t m, int64_t n, int64_t k);
+PTSIM_HD double ptsim_cost_gemm_efficiency(const PtsimHardware *hw, const PtsimCostParams *params,
+                                           PtsimPrecision precision, int64_t m, int64_t n,
+                                           int64_t k);
 
 /* Flash attention over b sequences x heads, seq_q queries against seq_kv
  * keys of head_dim.  Causal: the fraction of the score matrix under a
@@ -157,25 +152,20 @@ PTSIM_HD double ptsim_cost_gemm_efficiency(const PtsimHardware *hw,
  * seq_q <= seq_kv (1/2 when they are equal), 1/2 otherwise.  backward: the
  * backward kernel (2.5x the forward FLOPs, 0.9x its efficiency).  0 when a
  * size is < 1. */
-PTSIM_HD double ptsim_cost_attention_s(const PtsimHardware *hw,
-                                       const PtsimCostParams *params,
-                                       PtsimPrecision precision, int64_t b,
-                                       int64_t heads, int64_t seq_q,
-                                       int64_t seq_kv, int64_t head_dim,
-                                       int causal, int backward);
+PTSIM_HD double ptsim_cost_attention_s(const PtsimHardware *hw, const PtsimCostParams *params,
+                                       PtsimPrecision precision, int64_t b, int64_t heads,
+                                       int64_t seq_q, int64_t seq_kv, int64_t head_dim, int causal,
+                                       int backward);
 
 /* FLOPs the attention kernel above executes (causal fraction applied). */
-PTSIM_HD double ptsim_cost_attention_flops(const PtsimCostParams *params,
-                                           int64_t b, int64_t heads,
-                                           int64_t seq_q, int64_t seq_kv,
-                                           int64_t head_dim, int causal,
-                                           int backward);
+PTSIM_HD double ptsim_cost_attention_flops(const PtsimCostParams *params, int64_t b, int64_t heads,
+                                           int64_t seq_q, int64_t seq_kv, int64_t head_dim,
+                                           int causal, int backward);
 
 /* Elementwise / memory-bound kernel moving `bytes` (reads + writes) through
  * HBM: norms, RoPE, activations, residual adds, the optimizer step.
  * 0 when bytes <= 0. */
-PTSIM_HD double ptsim_cost_memory_bound_s(const PtsimHardware *hw,
-                                          double bytes);
+PTSIM_HD double ptsim_cost_memory_bound_s(const PtsimHardware *hw, double bytes);
 
 /* ---- collectives ---- */
 
@@ -188,18 +178,18 @@ typedef enum {
 } PtsimCollective;
 
 typedef enum {
-  PTSIM_ALGO_RING = 0,         /* ring (also: direct for send/recv, all-to-all) */
-  PTSIM_ALGO_TREE = 1,         /* NCCL double binary tree (all-reduce) */
-  PTSIM_ALGO_NVLS = 2,         /* NVLink SHARP (all-reduce, one node, hw->nvls) */
-  PTSIM_ALGO_HIERARCHICAL = 3  /* intra RS + inter AR + intra AG (all-reduce, N > 1, G > 1) */
+  PTSIM_ALGO_RING = 0,        /* ring (also: direct for send/recv, all-to-all) */
+  PTSIM_ALGO_TREE = 1,        /* NCCL double binary tree (all-reduce) */
+  PTSIM_ALGO_NVLS = 2,        /* NVLink SHARP (all-reduce, one node, hw->nvls) */
+  PTSIM_ALGO_HIERARCHICAL = 3 /* intra RS + inter AR + intra AG (all-reduce, N > 1, G > 1) */
 } PtsimAlgorithm;
 
 #define PTSIM_ALGO_COUNT 4
 
 /* The prediction for one collective. */
 typedef struct {
-  double time_s;          /* predicted duration */
-  PtsimAlgorithm algo;    /* the algorithm chosen (cheapest) */
+  double time_s;            /* predicted duration */
+  PtsimAlgorithm algo;      /* the algorithm chosen (cheapest) */
   double algbw_bytes_per_s; /* bytes / time_s (nccl-tests algbw) */
   double busbw_bytes_per_s; /* algbw x the nccl-tests bus factor (B2) */
 } PtsimCollectiveCost;
@@ -207,25 +197,20 @@ typedef struct {
 /* Duration of `kind` moving `bytes` in `group` with the algorithm NCCL would
  * pick (the cheapest candidate).  0 when bytes <= 0 or the group has one
  * rank.  Never fails. */
-PTSIM_HD double ptsim_cost_collective_s(const PtsimHardware *hw,
-                                        const PtsimCostParams *params,
+PTSIM_HD double ptsim_cost_collective_s(const PtsimHardware *hw, const PtsimCostParams *params,
                                         PtsimCollective kind, double bytes,
                                         const PtsimGroup *group);
 
 /* Same, with the chosen algorithm and the bandwidths. */
-PTSIM_HD void ptsim_cost_collective(const PtsimHardware *hw,
-                                    const PtsimCostParams *params,
-                                    PtsimCollective kind, double bytes,
-                                    const PtsimGroup *group,
+PTSIM_HD void ptsim_cost_collective(const PtsimHardware *hw, const PtsimCostParams *params,
+                                    PtsimCollective kind, double bytes, const PtsimGroup *group,
                                     PtsimCollectiveCost *out);
 
 /* Duration with one algorithm forced (NCCL_ALGO=...); -1.0 when the
  * algorithm does not apply to this collective / group / hardware. */
-PTSIM_HD double ptsim_cost_collective_algo_s(const PtsimHardware *hw,
-                                             const PtsimCostParams *params,
-                                             PtsimCollective kind,
-                                             PtsimAlgorithm algo, double bytes,
-                                             const PtsimGroup *group);
+PTSIM_HD double ptsim_cost_collective_algo_s(const PtsimHardware *hw, const PtsimCostParams *params,
+                                             PtsimCollective kind, PtsimAlgorithm algo,
+                                             double bytes, const PtsimGroup *group);
 
 /* nccl-tests bus-bandwidth factor (B2) for p ranks: 2(p-1)/p all-reduce,
  * (p-1)/p all-gather / reduce-scatter / all-to-all, 1 send/recv. */
@@ -235,33 +220,25 @@ PTSIM_HD double ptsim_cost_bus_factor(PtsimCollective kind, int64_t p);
  * p ranks, alpha seconds per step, bw bytes/s per rank, bytes as above. */
 
 /* 2(p-1) alpha + 2(p-1)/p n/bw */
-PTSIM_HD double ptsim_cost_ring_allreduce_s(int64_t p, double alpha,
-                                            double bw, double bytes);
+PTSIM_HD double ptsim_cost_ring_allreduce_s(int64_t p, double alpha, double bw, double bytes);
 /* (p-1) alpha + (p-1)/p n/bw */
-PTSIM_HD double ptsim_cost_ring_allgather_s(int64_t p, double alpha,
-                                            double bw, double bytes);
+PTSIM_HD double ptsim_cost_ring_allgather_s(int64_t p, double alpha, double bw, double bytes);
 /* (p-1) alpha + (p-1)/p n/bw */
-PTSIM_HD double ptsim_cost_ring_reduce_scatter_s(int64_t p, double alpha,
-                                                 double bw, double bytes);
+PTSIM_HD double ptsim_cost_ring_reduce_scatter_s(int64_t p, double alpha, double bw, double bytes);
 /* 2 ceil(log2 p) alpha + 2 n/bw  (pipelined double binary tree: up and
  * down overlap; algbw = bw/2 as in NCCL's model) */
-PTSIM_HD double ptsim_cost_tree_allreduce_s(int64_t p, double alpha,
-                                            double bw, double bytes);
+PTSIM_HD double ptsim_cost_tree_allreduce_s(int64_t p, double alpha, double bw, double bytes);
 /* alpha + n/bw */
 PTSIM_HD double ptsim_cost_send_recv_s(double alpha, double bw, double bytes);
 /* (p-1) alpha + (p-1)/p n/bw */
-PTSIM_HD double ptsim_cost_all_to_all_s(int64_t p, double alpha, double bw,
-                                        double bytes);
+PTSIM_HD double ptsim_cost_all_to_all_s(int64_t p, double alpha, double bw, double bytes);
 /* G GPUs per node, N nodes, steps run one after the other:
  *   intra RS  (G-1) a_intra + (G-1)/G n/bw_intra
  *   inter AR  2(N-1) a_inter + 2(N-1)/N (n/G)/bw_inter
  *   intra AG  (G-1) a_intra + (G-1)/G n/bw_intra */
-PTSIM_HD double ptsim_cost_hierarchical_allreduce_s(int64_t g, int64_t nodes,
-                                                    double alpha_intra,
-                                                    double alpha_inter,
-                                                    double bw_intra,
-                                                    double bw_inter,
-                                                    double bytes);
+PTSIM_HD double ptsim_cost_hierarchical_allreduce_s(int64_t g, int64_t nodes, double alpha_intra,
+                                                    double alpha_inter, double bw_intra,
+                                                    double bw_inter, double bytes);
 
 /* ceil(log2 x) for x >= 1 (0 for x <= 1). */
 PTSIM_HD int64_t ptsim_cost_ceil_log2(int64_t x);

@@ -28,7 +28,6 @@ static PTSIM_HD PtsimTime to_ns(double seconds) {
   return (PtsimTime)(seconds * PTSIM_NS_PER_S + 0.5);
 }
 
-
 /* The event queue's slots: a WAKE for the output of each of the 2 m v
  * forwards and backwards of every stage, and per stage its running item's
  * ITEM_DONE and a WAKE of its own; plus EVENT_SPARE slots of margin over
@@ -58,9 +57,13 @@ static PTSIM_HD int64_t scratch_bytes(const PtsimPlan *plan, int32_t events) {
   return 2 * ptsim_scratch_align((int64_t)p * m * v * (int64_t)sizeof(PtsimTime), 8) +
          ptsim_scratch_align((int64_t)p * v * 4 * (int64_t)sizeof(PtsimTime), 8) +
          ptsim_scratch_align((int64_t)p * (int64_t)sizeof(StageState), 8) +
-         ptsim_scratch_align((int64_t)p * v * (int64_t)sizeof(PtsimTime), 8) + /* latest backward starts */
+         ptsim_scratch_align((int64_t)p * v * (int64_t)sizeof(PtsimTime),
+                             8) + /* latest backward starts */
          ptsim_scratch_align(aux_bytes(p, v), 8) +
-         (events ? ptsim_scratch_align((int64_t)event_capacity(p, m, v) * (int64_t)sizeof(PtsimEvent), 8) : 0);
+         (events
+              ? ptsim_scratch_align((int64_t)event_capacity(p, m, v) * (int64_t)sizeof(PtsimEvent),
+                                    8)
+              : 0);
 }
 
 PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan) {
@@ -132,7 +135,7 @@ static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
   if (st->busy || st->next >= sim->items) return 0;
   ready = ptsim_engine_input_ready(sim, stage);
   if (ready == NOT_YET) return 0; /* its producer has not finished: it will wake us */
-  if (ready > now) /* in flight: wake when it lands */
+  if (ready > now)                /* in flight: wake when it lands */
     return ptsim_event_queue_push(&sim->queue, ready, EV_WAKE, stage, 0) < 0
                ? PTSIM_ENGINE_ERR_QUEUE
                : 0;
@@ -311,7 +314,8 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
   out->busiest_stage = busiest;
   out->bubble_fraction = pipeline_end > 0 ? 1.0 - busy_sum / (double)sim->p / out->pipeline_s : 0.0;
   out->compute_s = out->stages[busiest].compute_s;
-  for (k = 0; k < PTSIM_COMM_KINDS; k++) out->exposed_comm_s[k] = out->stages[busiest].exposed_comm_s[k];
+  for (k = 0; k < PTSIM_COMM_KINDS; k++)
+    out->exposed_comm_s[k] = out->stages[busiest].exposed_comm_s[k];
   /* dp: the gradient tail plus the parameter gather, after what the busiest
    * stage's items waited for (FSDP units); the optimizer is not comm. */
   {
@@ -319,13 +323,16 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
     if (!sim->plan->param_gather_hidden)
       for (s = 0; s < sim->p; s++)
         if (w->param_gather_s[s] > gather) gather = w->param_gather_s[s];
-    out->exposed_comm_s[PTSIM_COMM_DP] +=
-        (double)(sync_end - pipeline_end) * PTSIM_S_PER_NS + gather;
+    out->exposed_comm_s[PTSIM_COMM_DP] += (double)(sync_end - pipeline_end) * PTSIM_S_PER_NS +
+                                          gather;
   }
   /* executed FLOPs are per GPU of each stage; all tp x cp x dp peers alike */
   executed *= (double)(job->layout.tp * job->layout.cp * job->layout.dp);
-  out->tokens_per_s = out->step_s > 0.0 ? (double)(job->layout.gbs * job->layout.seq) / out->step_s : 0.0;
-  out->tflops_per_gpu = out->step_s > 0.0 ? w->model_flops / out->step_s / (double)job->layout.gpus / PTSIM_FLOPS_PER_TFLOPS : 0.0;
+  out->tokens_per_s = out->step_s > 0.0 ? (double)(job->layout.gbs * job->layout.seq) / out->step_s
+                                        : 0.0;
+  out->tflops_per_gpu = out->step_s > 0.0 ? w->model_flops / out->step_s /
+                                                (double)job->layout.gpus / PTSIM_FLOPS_PER_TFLOPS
+                                          : 0.0;
   out->mfu = peak_flops > 0.0 ? out->tflops_per_gpu * PTSIM_FLOPS_PER_TFLOPS / peak_flops : 0.0;
   out->hfu = peak_flops > 0.0 && out->step_s > 0.0
                  ? executed / out->step_s / (double)job->layout.gpus / peak_flops
@@ -333,10 +340,9 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
 }
 
 PTSIM_HD int32_t ptsim_engine_scan_pending(PtsimEngineSim *sim, int32_t s, int32_t from,
-                                           const int32_t *done_below, PtsimTime ref,
-                                           int64_t *w, int32_t *len, int32_t cap,
-                                           int32_t *pending, int32_t pending_cap,
-                                           int32_t scan_cap) {
+                                           const int32_t *done_below, PtsimTime ref, int64_t *w,
+                                           int32_t *len, int32_t cap, int32_t *pending,
+                                           int32_t pending_cap, int32_t scan_cap) {
   StageState *st = &sim->stages[s];
   int32_t v = sim->v, i, reads = 0, count_at = *len;
   /* the streams this stage has: forwards from the previous virtual stage,
@@ -368,8 +374,10 @@ PTSIM_HD int32_t ptsim_engine_scan_pending(PtsimEngineSim *sim, int32_t s, int32
     }
     if (*pending >= pending_cap || *len + 2 > cap) return -1;
     w[(*len)++] = i - from;
-    w[(*len)++] = (input == PTSIM_SCHEDULE_INPUT_FORWARD ? sim->fwd_ready : sim->bwd_ready)
-                      [ptsim_engine_slot(sim, s, it.microbatch, it.chunk)] - ref;
+    w[(*len)++] = (input == PTSIM_SCHEDULE_INPUT_FORWARD
+                       ? sim->fwd_ready
+                       : sim->bwd_ready)[ptsim_engine_slot(sim, s, it.microbatch, it.chunk)] -
+                  ref;
     w[count_at] += 1;
     *pending += 1;
   }
@@ -398,8 +406,8 @@ static PTSIM_HD int32_t setup(Sim *sim, const PtsimPlan *plan, const PtsimWorklo
 }
 
 static PTSIM_HD int32_t engine_simulate(const PtsimPlan *plan, const PtsimWorkload *workload,
-                                        const PtsimJitter *jitter, int32_t shortcut,
-                                        void *scratch, int64_t scratch_bytes, PtsimTrace *trace,
+                                        const PtsimJitter *jitter, int32_t shortcut, void *scratch,
+                                        int64_t scratch_bytes, PtsimTrace *trace,
                                         PtsimTimeResult *out) {
   Sim sim;
   PtsimEvent ev;
@@ -437,8 +445,9 @@ static PTSIM_HD int32_t engine_simulate(const PtsimPlan *plan, const PtsimWorklo
   return 0;
 }
 
-PTSIM_HD int32_t ptsim_engine_run(const PtsimPlan *plan, const PtsimWorkload *workload, void *scratch,
-                                  int64_t scratch_bytes, PtsimTrace *trace, PtsimTimeResult *out) {
+PTSIM_HD int32_t ptsim_engine_run(const PtsimPlan *plan, const PtsimWorkload *workload,
+                                  void *scratch, int64_t scratch_bytes, PtsimTrace *trace,
+                                  PtsimTimeResult *out) {
   return engine_simulate(plan, workload, (const PtsimJitter *)0, 1, scratch, scratch_bytes, trace,
                          out);
 }

@@ -43,9 +43,9 @@
 #include "schedule.h"
 #include "workload.h"
 
-#define PTSIM_ENGINE_ERR_SCRATCH (-100) /* scratch too small */
-#define PTSIM_ENGINE_ERR_QUEUE (-101)   /* event queue overflow */
-#define PTSIM_ENGINE_ERR_STALL (-102)   /* a stage waits forever (bad order) */
+#define PTSIM_ENGINE_ERR_SCRATCH (-100)  /* scratch too small */
+#define PTSIM_ENGINE_ERR_QUEUE (-101)    /* event queue overflow */
+#define PTSIM_ENGINE_ERR_STALL (-102)    /* a stage waits forever (bad order) */
 #define PTSIM_ENGINE_ERR_TOO_LONG (-103) /* the step could outlast the clock (see below) */
 
 /* The clock is int64 ns.  A step whose durations add up (serially, the
@@ -58,33 +58,33 @@
 #define PTSIM_ENGINE_MAX_JITTER 1e4
 
 typedef struct {
-  double busy_s;         /* compute stream busy (includes blocking comm) */
-  double compute_s;      /* busy minus blocking communication */
-  double idle_s;         /* pipeline end minus busy */
-  double pp_wait_s;      /* idle time spent waiting for a transfer in flight */
-  double end_s;          /* its last item ends */
+  double busy_s;    /* compute stream busy (includes blocking comm) */
+  double compute_s; /* busy minus blocking communication */
+  double idle_s;    /* pipeline end minus busy */
+  double pp_wait_s; /* idle time spent waiting for a transfer in flight */
+  double end_s;     /* its last item ends */
   double exposed_comm_s[PTSIM_COMM_KINDS];
-  double grad_sync_end_s;/* its data-parallel stream is done */
+  double grad_sync_end_s; /* its data-parallel stream is done */
 } PtsimStageTime;
 
 typedef struct {
   double step_s;
   double tokens_per_s;
-  double tflops_per_gpu;     /* Megatron-LM's formula (what its logs print) */
-  double mfu;                /* model FLOPs / (step x gpus x dense bf16 peak) */
-  double hfu;                /* executed FLOPs (recomputation included) likewise */
-  double bubble_fraction;    /* 1 - mean stage busy / pipeline end */
-  double compute_s;          /* of the busiest stage */
+  double tflops_per_gpu;                   /* Megatron-LM's formula (what its logs print) */
+  double mfu;                              /* model FLOPs / (step x gpus x dense bf16 peak) */
+  double hfu;                              /* executed FLOPs (recomputation included) likewise */
+  double bubble_fraction;                  /* 1 - mean stage busy / pipeline end */
+  double compute_s;                        /* of the busiest stage */
   double exposed_comm_s[PTSIM_COMM_KINDS]; /* tp, cp: busiest stage; pp: its
                                               transfer waits; dp: the tail */
-  double pipeline_s;         /* last compute item ends */
+  double pipeline_s;                       /* last compute item ends */
   double optimizer_s;
   int64_t busiest_stage;
   int64_t num_stages;
-  int64_t events;            /* events of the whole simulation (the periodic
-                                shortcut counts the ones it skipped) */
-  int64_t events_simulated;  /* events actually processed (the recurrence:
-                                items computed) */
+  int64_t events;           /* events of the whole simulation (the periodic
+                               shortcut counts the ones it skipped) */
+  int64_t events_simulated; /* events actually processed (the recurrence:
+                               items computed) */
   PtsimStageTime stages[PTSIM_MAX_STAGES];
 } PtsimTimeResult;
 
@@ -107,7 +107,7 @@ typedef struct {
 typedef struct {
   PtsimTraceRecord *records; /* (transfer none) */
   int64_t capacity;
-  int64_t count;             /* written; may exceed capacity (then truncated) */
+  int64_t count; /* written; may exceed capacity (then truncated) */
 } PtsimTrace;
 
 /* Monte-Carlo perturbation of one run: every item's duration is multiplied

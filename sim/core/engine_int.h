@@ -7,8 +7,8 @@
  * Each stage: the index `next` of its next item, whether an item runs
  * (`busy`; that item is `next`), when its stream became free, its
  * accumulators (busy_ns, pp_wait_ns) and per chunk the start of its latest
- * backward (an array of v in the scratch: vp has no cap of its own).  Orders are never built: stage s's item i is
- * ptsim_schedule_item_at(&shape, i), O(1).
+ * backward (an array of v in the scratch: vp has no cap of its own).  Orders are never built: stage
+ * s's item i is ptsim_schedule_item_at(&shape, i), O(1).
  *
  * Inputs: when an item ends, the arrival time of its output is written to
  * the consumer's ready table (fwd_ready / bwd_ready at (stage, microbatch,
@@ -33,17 +33,17 @@
 #define PTSIM_ENGINE_NOT_YET (-1)
 
 typedef struct {
-  int32_t next;          /* index of the next item of the order */
-  int32_t busy;          /* item `next` is running */
-  PtsimTime free_at;     /* when the stream became free (its last item ended) */
+  int32_t next;      /* index of the next item of the order */
+  int32_t busy;      /* item `next` is running */
+  PtsimTime free_at; /* when the stream became free (its last item ended) */
   PtsimTime busy_ns;
   PtsimTime pp_wait_ns;
   PtsimTime *last_backward_start; /* v, in the scratch: per chunk, when its latest B began */
-  PtsimScheduleShape shape; /* the order, in closed form */
+  PtsimScheduleShape shape;       /* the order, in closed form */
   /* Item `next` (when next < items), read once when `next` moves: */
   PtsimScheduleItem item;
-  int32_t input;            /* its PtsimScheduleInput */
-  int32_t from_stage;       /* its producer's stage and index there */
+  int32_t input;      /* its PtsimScheduleInput */
+  int32_t from_stage; /* its producer's stage and index there */
   int32_t from_index;
   int32_t last_forward, last_backward; /* where the order's last F and B are */
   /* Shortcut only: item indices of this stage read since the last
@@ -59,20 +59,20 @@ typedef struct {
   const PtsimVstages *vstages; /* &plan->vstages: where each virtual stage runs */
   const PtsimWorkload *w;
   int32_t p, m, v, items;
-  PtsimTime *fwd_ready;        /* m * p * v: arrival times (see above) */
+  PtsimTime *fwd_ready; /* m * p * v: arrival times (see above) */
   PtsimTime *bwd_ready;
-  PtsimTime *durations;        /* p * v * 4: ns per (stage, chunk, item kind) */
-  PtsimEngineStage *stages;    /* p */
+  PtsimTime *durations;     /* p * v * 4: ns per (stage, chunk, item kind) */
+  PtsimEngineStage *stages; /* p */
   PtsimEventQueue queue;
   PtsimTrace *trace;
-  const PtsimJitter *jitter;   /* NULL: deterministic */
+  const PtsimJitter *jitter; /* NULL: deterministic */
   PtsimRng rng;
   PtsimTime pp_ns;
-  int64_t events;              /* events of the full simulation */
-  int64_t simulated;           /* events actually popped */
+  int64_t events;                   /* events of the full simulation */
+  int64_t simulated;                /* events actually popped */
   struct PtsimEnginePeriod *period; /* NULL: every event is simulated */
-  void *aux;                   /* scratch of the shortcut (engine_period.c or engine_recur.c) */
-  int32_t track;               /* item indices read are recorded (touched_lo/hi) */
+  void *aux;     /* scratch of the shortcut (engine_period.c or engine_recur.c) */
+  int32_t track; /* item indices read are recorded (touched_lo/hi) */
   double comm_s[PTSIM_MAX_STAGES][PTSIM_COMM_KINDS];
 } PtsimEngineSim;
 
@@ -97,9 +97,9 @@ static PTSIM_HD inline int32_t ptsim_engine_output_to(const PtsimEngineSim *sim,
                                                       int32_t *to_stage, int32_t *to_chunk) {
   const PtsimVstages *t = sim->vstages;
   int32_t at = stage * t->v + it->chunk;
-  uint32_t word = it->kind == PTSIM_SCHEDULE_ITEM_FORWARD            ? t->next[at]
+  uint32_t word = it->kind == PTSIM_SCHEDULE_ITEM_FORWARD           ? t->next[at]
                   : it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT ? t->prev[at]
-                                                                     : PTSIM_VSTAGE_NONE;
+                                                                    : PTSIM_VSTAGE_NONE;
   if (word == PTSIM_VSTAGE_NONE) return 0;
   *to_stage = ptsim_schedule_word_stage(word);
   *to_chunk = ptsim_schedule_word_chunk(word);
@@ -130,8 +130,9 @@ static PTSIM_HD inline PtsimTime ptsim_engine_input_ready(const PtsimEngineSim *
   const PtsimEngineStage *st = &sim->stages[stage];
   if (st->input == PTSIM_SCHEDULE_INPUT_NONE || st->input == PTSIM_SCHEDULE_INPUT_LOSS) return 0;
   if (st->from_index >= sim->stages[st->from_stage].next) return PTSIM_ENGINE_NOT_YET;
-  return (st->input == PTSIM_SCHEDULE_INPUT_FORWARD ? sim->fwd_ready : sim->bwd_ready)
-      [ptsim_engine_slot(sim, stage, st->item.microbatch, st->item.chunk)];
+  return (st->input == PTSIM_SCHEDULE_INPUT_FORWARD
+              ? sim->fwd_ready
+              : sim->bwd_ready)[ptsim_engine_slot(sim, stage, st->item.microbatch, st->item.chunk)];
 }
 
 /* Where a shortcut's state lists stage s's pending inputs: its items from
@@ -144,10 +145,9 @@ static PTSIM_HD inline PtsimTime ptsim_engine_input_ready(const PtsimEngineSim *
  * pending_cap, at most scan_cap items read); every index read counts as
  * read (touched).  Returns 0, or -1 when they do not fit. */
 PTSIM_HD int32_t ptsim_engine_scan_pending(PtsimEngineSim *sim, int32_t s, int32_t from,
-                                           const int32_t *done_below, PtsimTime ref,
-                                           int64_t *w, int32_t *len, int32_t cap,
-                                           int32_t *pending, int32_t pending_cap,
-                                           int32_t scan_cap);
+                                           const int32_t *done_below, PtsimTime ref, int64_t *w,
+                                           int32_t *len, int32_t cap, int32_t *pending,
+                                           int32_t pending_cap, int32_t scan_cap);
 
 /* ---- engine_period.c ---- */
 

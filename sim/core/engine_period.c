@@ -45,13 +45,13 @@
 #define SNAPSHOTS 4 /* the current one and the SNAPSHOTS - 1 before it */
 
 typedef struct {
-  int64_t *words;        /* the state, relative (see above): the stages
-                            first (p * (3 + v) words, cheap to write), then
-                            the pending inputs and events (the full part) */
-  int32_t len;           /* words used */
-  int32_t valid;         /* the stages taken, and every snapshot since too */
-  int32_t full;          /* the full part taken too */
-  int32_t phase;         /* ptsim_schedule_steady phase */
+  int64_t *words; /* the state, relative (see above): the stages
+                     first (p * (3 + v) words, cheap to write), then
+                     the pending inputs and events (the full part) */
+  int32_t len;    /* words used */
+  int32_t valid;  /* the stages taken, and every snapshot since too */
+  int32_t full;   /* the full part taken too */
+  int32_t phase;  /* ptsim_schedule_steady phase */
   PtsimTime now;
   int64_t events;
   PtsimTime *busy_ns;    /* p: the accumulators, absolute */
@@ -61,16 +61,15 @@ typedef struct {
 } Snapshot;
 
 struct PtsimEnginePeriod {
-  int32_t words_cap;     /* words a snapshot holds */
-  int32_t pending_cap;   /* pending inputs a snapshot holds, all stages */
-  int32_t events_cap;    /* pending events a snapshot holds */
-  int32_t scan_cap;      /* items one stage's scan may read */
-  int32_t done_phases;   /* bit per phase already jumped over */
-  int32_t taken;         /* snapshots taken so far (the newest is taken-1) */
-  PtsimEvent *sorted;    /* events_cap: pending events, sorted */
+  int32_t words_cap;   /* words a snapshot holds */
+  int32_t pending_cap; /* pending inputs a snapshot holds, all stages */
+  int32_t events_cap;  /* pending events a snapshot holds */
+  int32_t scan_cap;    /* items one stage's scan may read */
+  int32_t done_phases; /* bit per phase already jumped over */
+  int32_t taken;       /* snapshots taken so far (the newest is taken-1) */
+  PtsimEvent *sorted;  /* events_cap: pending events, sorted */
   Snapshot snaps[SNAPSHOTS];
 };
-
 
 static PTSIM_HD int32_t period_pending_cap(int32_t p, int32_t v) { return 4 * p * v + 64; }
 static PTSIM_HD int32_t period_events_cap(int32_t p) { return 4 * p + 16; }
@@ -215,8 +214,8 @@ static PTSIM_HD int32_t period_repeats_left(const PtsimEngineSim *sim, int32_t p
 /* Moves the run from snapshot `now_snap` forward by `repeats` repeats of
  * what happened since `then`. */
 static PTSIM_HD void jump_run_forward(PtsimEngineSim *sim, const Snapshot *then,
-                                 const Snapshot *now_snap, int32_t phase, int32_t cycles,
-                                 int32_t repeats) {
+                                      const Snapshot *now_snap, int32_t phase, int32_t cycles,
+                                      int32_t repeats) {
   PtsimScheduleSteady ref;
   int32_t s, c, k, n = 0, count = ptsim_event_queue_count(&sim->queue);
   int32_t di;
@@ -247,8 +246,9 @@ static PTSIM_HD void jump_run_forward(PtsimEngineSim *sim, const Snapshot *then,
       int32_t from_stage = 0, input;
       ptsim_schedule_item_at(&st->shape, st->next + st->busy + (int32_t)now_snap->words[n], &it);
       input = ptsim_schedule_input(sim->vstages, s, &it, &from_stage, &from);
-      (input == PTSIM_SCHEDULE_INPUT_FORWARD ? sim->fwd_ready : sim->bwd_ready)
-          [ptsim_engine_slot(sim, s, it.microbatch, it.chunk)] =
+      (input == PTSIM_SCHEDULE_INPUT_FORWARD
+           ? sim->fwd_ready
+           : sim->bwd_ready)[ptsim_engine_slot(sim, s, it.microbatch, it.chunk)] =
           now_snap->now + dt + now_snap->words[n + 1];
     }
   }

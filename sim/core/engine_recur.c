@@ -28,36 +28,36 @@
 #include "engine_int.h"
 #include "scratch.h"
 
-#define RECUR_ROUNDS 8  /* cut records kept per stage: a stage may run ahead */
-#define RECUR_STATES 4  /* states kept: repeats of up to 3 periods are seen */
+#define RECUR_ROUNDS 8 /* cut records kept per stage: a stage may run ahead */
+#define RECUR_STATES 4 /* states kept: repeats of up to 3 periods are seen */
 
 /* A stage as it was at one of its cuts. */
 typedef struct {
-  int32_t round;        /* which cut, -1: none */
+  int32_t round; /* which cut, -1: none */
   PtsimTime free_at, busy_ns, pp_wait_ns;
   PtsimTime *last_backward_start; /* v, in the scratch */
 } CutRecord;
 
 /* The state at one cut, relative (see above). */
 typedef struct {
-  int64_t *words;       /* per stage: free time, latest backward starts; then
-                           per stage: pending inputs (count, (index - cut,
-                           arrival)) */
+  int64_t *words; /* per stage: free time, latest backward starts; then
+                     per stage: pending inputs (count, (index - cut,
+                     arrival)) */
   int32_t len;
-  int32_t round;        /* -1: not taken (records missing) */
-  int32_t full;         /* the pending inputs taken too (they fitted) */
-  PtsimTime ref;        /* stage 0's free time at its cut */
-  int32_t *read_lo;     /* p: item indices read since the previous cut */
+  int32_t round;    /* -1: not taken (records missing) */
+  int32_t full;     /* the pending inputs taken too (they fitted) */
+  PtsimTime ref;    /* stage 0's free time at its cut */
+  int32_t *read_lo; /* p: item indices read since the previous cut */
   int32_t *read_hi;
 } CutState;
 
 typedef struct {
   int32_t phase, period, shift;
   int32_t lo[PTSIM_MAX_STAGES], hi[PTSIM_MAX_STAGES]; /* the steady stretches */
-  CutRecord *records;   /* RECUR_ROUNDS * p: round n of stage s at (n % R) * p + s */
+  CutRecord *records; /* RECUR_ROUNDS * p: round n of stage s at (n % R) * p + s */
   CutState states[RECUR_STATES];
   int32_t words_cap, pending_cap, scan_cap;
-  int64_t items;        /* items computed */
+  int64_t items; /* items computed */
 } Recur;
 
 static PTSIM_HD int32_t recur_pending_cap(int32_t p, int32_t v) { return 4 * p * v + 64; }
@@ -120,8 +120,10 @@ static PTSIM_HD void recur_item(PtsimEngineSim *sim, Recur *r, int32_t s, PtsimT
   st->busy_ns += dur;
   st->free_at = start + dur;
   if (ptsim_engine_output_to(sim, s, it, &to_stage, &to_chunk))
-    (it->kind == PTSIM_SCHEDULE_ITEM_FORWARD ? sim->fwd_ready : sim->bwd_ready)
-        [ptsim_engine_slot(sim, to_stage, it->microbatch, to_chunk)] = st->free_at + sim->pp_ns;
+    (it->kind == PTSIM_SCHEDULE_ITEM_FORWARD
+         ? sim->fwd_ready
+         : sim->bwd_ready)[ptsim_engine_slot(sim, to_stage, it->microbatch, to_chunk)] =
+        st->free_at + sim->pp_ns;
   st->next += 1;
   r->items += 1;
   /* at a cut of the steady phase: what the stage is there */
@@ -258,7 +260,8 @@ static PTSIM_HD int32_t recur_repeats_left(const PtsimEngineSim *sim, const Recu
 /* From cut n, `repeats` repeats of what happened since cut n - cycles. */
 static PTSIM_HD void recur_jump(PtsimEngineSim *sim, Recur *r, int32_t n, int32_t cycles,
                                 int32_t repeats) {
-  const CutState *now = &r->states[n % RECUR_STATES], *then = &r->states[(n - cycles) % RECUR_STATES];
+  const CutState *now = &r->states[n % RECUR_STATES],
+                 *then = &r->states[(n - cycles) % RECUR_STATES];
   int32_t s, c, k, len = sim->p * (1 + sim->v), p = sim->p;
   int32_t to = n + repeats * cycles;
   PtsimTime dt = (PtsimTime)repeats * (now->ref - then->ref);
@@ -280,8 +283,9 @@ static PTSIM_HD void recur_jump(PtsimEngineSim *sim, Recur *r, int32_t n, int32_
       int32_t from_stage = 0, input;
       ptsim_schedule_item_at(&st->shape, st->next + (int32_t)now->words[len], &it);
       input = ptsim_schedule_input(sim->vstages, s, &it, &from_stage, &from);
-      (input == PTSIM_SCHEDULE_INPUT_FORWARD ? sim->fwd_ready : sim->bwd_ready)
-          [ptsim_engine_slot(sim, s, it.microbatch, it.chunk)] =
+      (input == PTSIM_SCHEDULE_INPUT_FORWARD
+           ? sim->fwd_ready
+           : sim->bwd_ready)[ptsim_engine_slot(sim, s, it.microbatch, it.chunk)] =
           now->ref + dt + now->words[len + 1];
     }
   }

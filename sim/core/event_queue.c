@@ -74,8 +74,7 @@ PTSIM_HD static void remove_top(PtsimEventQueue *q) {
 
 /* ---- public ---- */
 
-PTSIM_HD int32_t ptsim_event_queue_init(PtsimEventQueue *q, PtsimEvent *storage,
-                                        int32_t capacity) {
+PTSIM_HD int32_t ptsim_event_queue_init(PtsimEventQueue *q, PtsimEvent *storage, int32_t capacity) {
   if (q == 0 || storage == 0 || capacity < 1) return PTSIM_EVENT_QUEUE_ERR_ARGS;
   q->slots = storage;
   q->capacity = capacity;
@@ -86,8 +85,8 @@ PTSIM_HD int32_t ptsim_event_queue_init(PtsimEventQueue *q, PtsimEvent *storage,
   return PTSIM_EVENT_QUEUE_OK;
 }
 
-PTSIM_HD int64_t ptsim_event_queue_push(PtsimEventQueue *q, PtsimTime time,
-                                        int32_t kind, int32_t a, int32_t b) {
+PTSIM_HD int64_t ptsim_event_queue_push(PtsimEventQueue *q, PtsimTime time, int32_t kind, int32_t a,
+                                        int32_t b) {
   int32_t slot;
   PtsimEvent *ev;
   if (q->free_head < 0 && q->fresh == q->capacity) return PTSIM_EVENT_QUEUE_ERR_FULL;
@@ -119,9 +118,7 @@ PTSIM_HD int32_t ptsim_event_queue_pop(PtsimEventQueue *q, PtsimEvent *out) {
   return PTSIM_EVENT_QUEUE_OK;
 }
 
-PTSIM_HD int32_t ptsim_event_queue_count(const PtsimEventQueue *q) {
-  return q->heap_count;
-}
+PTSIM_HD int32_t ptsim_event_queue_count(const PtsimEventQueue *q) { return q->heap_count; }
 
 PTSIM_HD PtsimEvent *ptsim_event_queue_entry(PtsimEventQueue *q, int32_t i) {
   return &q->slots[q->slots[i].heap_];

@@ -43,40 +43,39 @@ typedef int64_t PtsimTime;
 
 /* Return codes (0 is success). */
 #define PTSIM_EVENT_QUEUE_OK 0
-#define PTSIM_EVENT_QUEUE_ERR_FULL (-1)      /* push: every slot holds a pending event */
-#define PTSIM_EVENT_QUEUE_ERR_EMPTY (-1)     /* pop: no pending event */
-#define PTSIM_EVENT_QUEUE_ERR_ARGS (-2)      /* init: NULL storage or capacity < 1 */
+#define PTSIM_EVENT_QUEUE_ERR_FULL (-1)  /* push: every slot holds a pending event */
+#define PTSIM_EVENT_QUEUE_ERR_EMPTY (-1) /* pop: no pending event */
+#define PTSIM_EVENT_QUEUE_ERR_ARGS (-2)  /* init: NULL storage or capacity < 1 */
 
 /* One event.  The caller reads time..b; the fields ending in _ are the
  * queue's own bookkeeping and are never touched by callers. */
 typedef struct {
-  PtsimTime time;   /* when it fires, ns */
-  uint64_t seq;     /* assigned by push: the insertion order */
-  int32_t kind;     /* the caller's event kind */
-  int32_t a, b;     /* the caller's payload */
-  int32_t heap_;    /* private: heap array element at this index (a slot) */
-  int32_t link_;    /* private: next free slot while this slot is free, else -1 */
+  PtsimTime time; /* when it fires, ns */
+  uint64_t seq;   /* assigned by push: the insertion order */
+  int32_t kind;   /* the caller's event kind */
+  int32_t a, b;   /* the caller's payload */
+  int32_t heap_;  /* private: heap array element at this index (a slot) */
+  int32_t link_;  /* private: next free slot while this slot is free, else -1 */
 } PtsimEvent;
 
 typedef struct {
-  PtsimEvent *slots;   /* caller's storage, `capacity` entries (transfer none) */
-  int32_t capacity;    /* number of slots */
-  int32_t heap_count;  /* pending events */
-  int32_t free_head;   /* first recycled free slot, -1 when none */
-  int32_t fresh;       /* slots [fresh, capacity) were never used */
-  uint64_t pushes;     /* pushes so far: the next event's seq */
+  PtsimEvent *slots;  /* caller's storage, `capacity` entries (transfer none) */
+  int32_t capacity;   /* number of slots */
+  int32_t heap_count; /* pending events */
+  int32_t free_head;  /* first recycled free slot, -1 when none */
+  int32_t fresh;      /* slots [fresh, capacity) were never used */
+  uint64_t pushes;    /* pushes so far: the next event's seq */
 } PtsimEventQueue;
 
 /* Makes an empty queue over storage[0..capacity).  Returns 0, or
  * PTSIM_EVENT_QUEUE_ERR_ARGS (q or storage NULL, capacity < 1). */
-PTSIM_HD int32_t ptsim_event_queue_init(PtsimEventQueue *q, PtsimEvent *storage,
-                                        int32_t capacity);
+PTSIM_HD int32_t ptsim_event_queue_init(PtsimEventQueue *q, PtsimEvent *storage, int32_t capacity);
 
 /* Adds an event at `time`.  Returns its seq (>= 0), or
  * PTSIM_EVENT_QUEUE_ERR_FULL when `capacity` events are pending; the queue
  * is unchanged then. */
-PTSIM_HD int64_t ptsim_event_queue_push(PtsimEventQueue *q, PtsimTime time,
-                                        int32_t kind, int32_t a, int32_t b);
+PTSIM_HD int64_t ptsim_event_queue_push(PtsimEventQueue *q, PtsimTime time, int32_t kind, int32_t a,
+                                        int32_t b);
 
 /* Removes the earliest event (smallest time, then smallest seq) and copies
  * it to *out (out may be NULL).  Returns 0, or PTSIM_EVENT_QUEUE_ERR_EMPTY

@@ -34,15 +34,9 @@
 #define PTSIM_MAX_LAYERS 512
 #define PTSIM_LAYER_WORDS (PTSIM_MAX_LAYERS / 64)
 
-typedef enum {
-  PTSIM_ACTIVATION_SWIGLU = 0,
-  PTSIM_ACTIVATION_GELU = 1
-} PtsimActivation;
+typedef enum { PTSIM_ACTIVATION_SWIGLU = 0, PTSIM_ACTIVATION_GELU = 1 } PtsimActivation;
 
-typedef enum {
-  PTSIM_NORM_RMSNORM = 0,
-  PTSIM_NORM_LAYERNORM = 1
-} PtsimNorm;
+typedef enum { PTSIM_NORM_RMSNORM = 0, PTSIM_NORM_LAYERNORM = 1 } PtsimNorm;
 
 /* Megatron-LM's --position-embedding-type.  AUTO decides by family, as
  * a model file without the key always did: GELU + LayerNorm models are
@@ -67,7 +61,7 @@ typedef enum {
   PTSIM_BALANCE_SEQ_AUX_LOSS = 1,    /* DeepSeek, per sequence */
   PTSIM_BALANCE_GLOBAL_AUX_LOSS = 2, /* over the global batch */
   PTSIM_BALANCE_SINKHORN = 3,
-  PTSIM_BALANCE_QUANTILE = 4,        /* quantile_balancing: a per-expert bias */
+  PTSIM_BALANCE_QUANTILE = 4, /* quantile_balancing: a per-expert bias */
   PTSIM_BALANCE_NONE = 5
 } PtsimLoadBalancing;
 
@@ -87,7 +81,7 @@ typedef struct {
   /* Megatron-LM's --kv-channels: the head dimension d (0: h / a).  The
    * query projection is a*d wide, key and value k*d each (may differ from h). */
   int64_t kv_channels;
-  int qk_layernorm;            /* 1: a norm over each head of q and of k (--qk-layernorm) */
+  int qk_layernorm; /* 1: a norm over each head of q and of k (--qk-layernorm) */
   PtsimPositionEmbedding position_embedding;
   int64_t max_position_embeddings; /* rows of a learned table (0: seq) */
   /* Mixture of experts (Megatron-LM's --num-experts and --moe-*).  With
@@ -96,11 +90,11 @@ typedef struct {
    * (h x E), E routed experts of width f (each a SwiGLU/GELU MLP like the
    * dense one) of which each token uses k, and shared experts every token
    * uses (one MLP of width fs, the sum of their widths). */
-  int64_t num_experts;          /* E */
-  int64_t moe_router_topk;      /* k */
-  int64_t moe_ffn_hidden_size;  /* f */
+  int64_t num_experts;            /* E */
+  int64_t moe_router_topk;        /* k */
+  int64_t moe_ffn_hidden_size;    /* f */
   int64_t moe_shared_expert_size; /* fs (--moe-shared-expert-intermediate-size; 0: none) */
-  int moe_shared_expert_gate;   /* 1: a sigmoid gate (h -> 1) on the shared output */
+  int moe_shared_expert_gate;     /* 1: a sigmoid gate (h -> 1) on the shared output */
   /* Which layers are MoE: bit i of word i / 64 for layer i (--moe-layer-freq:
    * every N-th layer, or a list such as "([0]*3+[1]*58)"); num_layers <=
    * PTSIM_MAX_LAYERS.  A bitmap rather than first-k-dense + frequency: it
@@ -109,10 +103,10 @@ typedef struct {
   uint64_t moe_layers[PTSIM_LAYER_WORDS];
   PtsimRouterScore moe_router_score;
   PtsimLoadBalancing moe_load_balancing;
-  double moe_aux_loss_coeff;    /* 0: no auxiliary loss term */
-  int moe_router_expert_bias;   /* aux-loss-free balancing bias (--moe-router-enable-expert-bias) */
-  int64_t moe_router_groups;    /* group-limited routing: groups (0: none) ... */
-  int64_t moe_router_group_topk;/* ... of which each token may use this many */
+  double moe_aux_loss_coeff;  /* 0: no auxiliary loss term */
+  int moe_router_expert_bias; /* aux-loss-free balancing bias (--moe-router-enable-expert-bias) */
+  int64_t moe_router_groups;  /* group-limited routing: groups (0: none) ... */
+  int64_t moe_router_group_topk; /* ... of which each token may use this many */
   /* Multi-head latent attention (DeepSeek-V2/V3, --multi-latent-attention):
    * q from a rank-q_lora latent (0: straight from h), k and v from a
    * rank-kv_lora latent plus a shared rope key of qk_pos_emb_head_dim;
@@ -130,34 +124,34 @@ typedef struct {
 /* One GPU type inside one kind of node, on one kind of fabric. */
 typedef struct {
   char name[PTSIM_NAME_MAX];
-  double memory_bytes;          /* HBM capacity per GPU */
-  double peak_bf16_flops;       /* dense tensor-core bf16, FLOP/s */
-  double peak_fp8_flops;        /* dense tensor-core fp8, FLOP/s (0: none) */
-  double peak_fp32_flops;       /* non-tensor fp32, FLOP/s */
-  double hbm_bytes_per_s;       /* HBM bandwidth */
+  double memory_bytes;    /* HBM capacity per GPU */
+  double peak_bf16_flops; /* dense tensor-core bf16, FLOP/s */
+  double peak_fp8_flops;  /* dense tensor-core fp8, FLOP/s (0: none) */
+  double peak_fp32_flops; /* non-tensor fp32, FLOP/s */
+  double hbm_bytes_per_s; /* HBM bandwidth */
   /* Streaming multiprocessors, and the GEMM tile (m x n output elements)
    * that one SM computes at a time: what the cost model's wave and tile
    * quantization counts (cost.h).  0 in a hand-made struct: no wave
    * quantization (one SM), a 128 x 128 tile. */
   int64_t sm_count;
   int64_t gemm_tile_m, gemm_tile_n;
-  int64_t gpus_per_node;        /* GPUs in one host (what --nodes counts) */
+  int64_t gpus_per_node; /* GPUs in one host (what --nodes counts) */
   /* GPUs whose traffic stays on NVLink: a multiple of gpus_per_node (equal
    * on HGX/DGX, 72 on GB200 NVL72); 0 in a hand-made struct means
    * gpus_per_node (topology.h ptsim_topology_domain_size). */
   int64_t gpus_per_nvlink_domain;
-  double nvlink_bytes_per_s;    /* per GPU, per direction, usable, inside the
-                                   NVLink domain (PCIe on cards without NVLink) */
-  double nvlink_latency_s;      /* per collective step inside the domain */
-  double nic_bytes_per_s;       /* per GPU, per direction, achievable */
-  double net_latency_s;         /* per collective step across domains */
-  int nvls;                     /* 1: NVLink SHARP all-reduce (Hopper+) */
+  double nvlink_bytes_per_s; /* per GPU, per direction, usable, inside the
+                                NVLink domain (PCIe on cards without NVLink) */
+  double nvlink_latency_s;   /* per collective step inside the domain */
+  double nic_bytes_per_s;    /* per GPU, per direction, achievable */
+  double net_latency_s;      /* per collective step across domains */
+  int nvls;                  /* 1: NVLink SHARP all-reduce (Hopper+) */
   /* Efficiency parameters (the engine's cost model); see hw_profiles/README. */
-  double gemm_efficiency_max;   /* best-shape GEMM fraction of peak */
-  double gemm_half_flops;       /* GEMM size (FLOPs) reaching half of max */
-  double attention_efficiency;  /* flash-attention fraction of peak, long seq */
-  double memory_efficiency;     /* fraction of HBM bandwidth memory-bound ops get */
-  double kernel_launch_s;       /* fixed cost per kernel */
+  double gemm_efficiency_max;  /* best-shape GEMM fraction of peak */
+  double gemm_half_flops;      /* GEMM size (FLOPs) reaching half of max */
+  double attention_efficiency; /* flash-attention fraction of peak, long seq */
+  double memory_efficiency;    /* fraction of HBM bandwidth memory-bound ops get */
+  double kernel_launch_s;      /* fixed cost per kernel */
 } PtsimHardware;
 
 typedef enum {
@@ -194,7 +188,7 @@ typedef enum {
 
 /* Whose modules build a layer when transformer_engine is 0. */
 typedef enum {
-  PTSIM_TORCH_LAYERS_NONE = 0,     /* Megatron's local layers (fused QKV and fc1, fused kernels) */
+  PTSIM_TORCH_LAYERS_NONE = 0, /* Megatron's local layers (fused QKV and fc1, fused kernels) */
   /* PyTorch's own modules as torchtitan builds a Llama block (separate q,
    * k, v and gate/up projections, SDPA), run eagerly: RoPE, SiLU and the
    * SwiGLU product are kernels of their own, and autograd sums the
@@ -206,11 +200,11 @@ typedef enum {
 } PtsimTorchLayers;
 
 /* Megatron-LM's --recompute-modules (selective recomputation), as bits. */
-#define PTSIM_RECOMPUTE_CORE_ATTN 1 /* the attention core (s x s scores) */
-#define PTSIM_RECOMPUTE_MLP 2       /* the whole MLP: only its input is kept */
-#define PTSIM_RECOMPUTE_LAYERNORM 4 /* the two norms: their outputs are not kept */
-#define PTSIM_RECOMPUTE_MOE_ACT 8   /* the experts' activation: its output is not kept */
-#define PTSIM_RECOMPUTE_MOE 16      /* the whole MoE layer: only its input is kept */
+#define PTSIM_RECOMPUTE_CORE_ATTN 1       /* the attention core (s x s scores) */
+#define PTSIM_RECOMPUTE_MLP 2             /* the whole MLP: only its input is kept */
+#define PTSIM_RECOMPUTE_LAYERNORM 4       /* the two norms: their outputs are not kept */
+#define PTSIM_RECOMPUTE_MOE_ACT 8         /* the experts' activation: its output is not kept */
+#define PTSIM_RECOMPUTE_MOE 16            /* the whole MoE layer: only its input is kept */
 #define PTSIM_RECOMPUTE_SHARED_EXPERTS 32 /* the shared experts: only their input is kept */
 #define PTSIM_RECOMPUTE_MLA_UP_PROJ 64    /* MLA's q/k/v up-projections: outputs not kept */
 #define PTSIM_RECOMPUTE_ALL_MODULES 127
@@ -235,9 +229,9 @@ typedef enum {
  * ZeRO-1 is distributed_optimizer with NONE; GRADS and PARAMS shard the
  * optimizer states too (validation requires distributed_optimizer). */
 typedef enum {
-  PTSIM_SHARDING_NONE = 0,   /* parameters and gradients replicated (DDP / ZeRO-1) */
-  PTSIM_SHARDING_GRADS = 1,  /* ZeRO-2: gradients reduce-scattered per unit, every micro-batch */
-  PTSIM_SHARDING_PARAMS = 2  /* ZeRO-3 / FSDP: parameters gathered per unit before use */
+  PTSIM_SHARDING_NONE = 0,  /* parameters and gradients replicated (DDP / ZeRO-1) */
+  PTSIM_SHARDING_GRADS = 1, /* ZeRO-2: gradients reduce-scattered per unit, every micro-batch */
+  PTSIM_SHARDING_PARAMS = 2 /* ZeRO-3 / FSDP: parameters gathered per unit before use */
 } PtsimSharding;
 
 /* Whose sharded data parallelism: what the persistent states are and when
@@ -257,10 +251,10 @@ typedef enum {
 
 /* When a unit's gathered parameters are freed after its forward
  * (PtsimSettings.reshard_after_forward). */
-#define PTSIM_RESHARD_AUTO (-1)        /* torch: NEVER under PP, else BUT_LAST; megatron: ALWAYS */
-#define PTSIM_RESHARD_NEVER 0          /* kept to the unit's backward: no backward all-gather */
-#define PTSIM_RESHARD_BUT_LAST 1       /* every unit but the output one, needed first in backward */
-#define PTSIM_RESHARD_ALWAYS 2         /* every unit */
+#define PTSIM_RESHARD_AUTO (-1)  /* torch: NEVER under PP, else BUT_LAST; megatron: ALWAYS */
+#define PTSIM_RESHARD_NEVER 0    /* kept to the unit's backward: no backward all-gather */
+#define PTSIM_RESHARD_BUT_LAST 1 /* every unit but the output one, needed first in backward */
+#define PTSIM_RESHARD_ALWAYS 2   /* every unit */
 
 /* The parallel layout: how the GPUs are split (tensor, pipeline, context,
  * data and expert parallel), how the global batch is cut into
@@ -277,16 +271,16 @@ typedef enum {
  * a sweep enumerates it (--sharding).  How the shards are gathered and
  * freed (fsdp_impl, reshard_after_forward, fsdp_prefetch) is a setting. */
 typedef struct {
-  int64_t gpus;                 /* total GPUs */
-  int64_t tp, pp, cp, dp;       /* tensor, pipeline, context, data parallel */
+  int64_t gpus;           /* total GPUs */
+  int64_t tp, pp, cp, dp; /* tensor, pipeline, context, data parallel */
   /* Expert layers fold the same GPUs as etp x ep x edp x pp (Megatron-Core's
    * MoE parallel folding): ep experts groups, etp splitting each expert's
    * width (0 before validation: tp, Megatron's default), edp derived as
    * gpus / (etp ep pp). */
   int64_t ep, etp, edp;
-  int64_t vp;                   /* virtual stages per pipeline rank (1: none) */
-  int64_t mbs, gbs, seq;        /* micro-batch, global batch (sequences), length */
-  int sp;                       /* sequence parallelism (-1 before validation: on when tp > 1) */
+  int64_t vp;            /* virtual stages per pipeline rank (1: none) */
+  int64_t mbs, gbs, seq; /* micro-batch, global batch (sequences), length */
+  int sp;                /* sequence parallelism (-1 before validation: on when tp > 1) */
   PtsimSchedule schedule;
   /* Uneven split as Megatron's --decoder-first/last-pipeline-num-layers:
    * layers on the first / last stage (0: split evenly). */
@@ -296,10 +290,10 @@ typedef struct {
    * --pipeline-model-parallel-layout may give more: the layer slots the
    * first / last virtual stage leaves empty; 0: none). */
   int account_embedding, account_loss;
-  int distributed_optimizer;    /* shard optimizer states over dp*cp */
-  PtsimSharding sharding;       /* ZeRO-2/3 (NONE: as distributed_optimizer says) */
-  int64_t optimizer_instances;  /* --num-distributed-optimizer-instances (1); with
-                                   sharding: the HSDP replicas */
+  int distributed_optimizer;   /* shard optimizer states over dp*cp */
+  PtsimSharding sharding;      /* ZeRO-2/3 (NONE: as distributed_optimizer says) */
+  int64_t optimizer_instances; /* --num-distributed-optimizer-instances (1); with
+                                  sharding: the HSDP replicas */
 } PtsimLayout;
 
 /* The run's settings: how each rank runs its part of the layout -- the
@@ -316,8 +310,8 @@ typedef struct {
  * candidate's into its settings. */
 typedef struct {
   PtsimPrecision precision;
-  PtsimFp8Recipe fp8_recipe;    /* with precision fp8 */
-  int fp8_param_gather;         /* 1: the model weights are fp8 (--fp8-param-gather) */
+  PtsimFp8Recipe fp8_recipe; /* with precision fp8 */
+  int fp8_param_gather;      /* 1: the model weights are fp8 (--fp8-param-gather) */
   PtsimRecompute recompute;
   PtsimRecomputeMethod recompute_method;
   int recompute_modules;        /* selective: PTSIM_RECOMPUTE_* bits (core_attn) */
@@ -335,13 +329,14 @@ typedef struct {
    * the wgrad GEMM (_bulk_dgrad); _rs_dgrad (0 by default) pipelines that
    * reduce-scatter with the dgrad GEMM instead. */
   int tp_comm_overlap_ag, tp_comm_overlap_rs, tp_comm_bulk_dgrad, tp_comm_overlap_rs_dgrad;
-  int flash_attention;          /* no s x s score tensors kept */
+  int flash_attention; /* no s x s score tensors kept */
   /* 1: Transformer Engine layers (Megatron's default --transformer-impl):
    * each norm is fused into the linear layer after it; 0: Megatron's local
    * layers (separate norms, unfused attention unless flash is asked for). */
   int transformer_engine;
-  PtsimTorchLayers torch_layers; /* with transformer_engine 0: PyTorch's modules (NONE: Megatron's) */
-  int fp32_grad_accumulation;   /* 4-byte main grads (Megatron default) */
+  PtsimTorchLayers
+      torch_layers;           /* with transformer_engine 0: PyTorch's modules (NONE: Megatron's) */
+  int fp32_grad_accumulation; /* 4-byte main grads (Megatron default) */
   int grad_accumulation_fusion; /* 1: wgrad GEMMs accumulate into main_grad */
   int cross_entropy_fusion;     /* 1: Megatron's fused vocab-parallel cross entropy */
   /* Optimizer state bytes per parameter (Megatron's precision-aware
@@ -353,22 +348,22 @@ typedef struct {
    * the master weights; fp32 ones next to bf16 weights are then stored as
    * their 16 low bits only (store_param_remainders, plan.c). */
   int precision_aware_optimizer;
-  PtsimFsdpImpl fsdp_impl;      /* with sharding */
-  int reshard_after_forward;    /* PTSIM_RESHARD_* (AUTO until validation) */
-  int fsdp_prefetch;            /* 1: the next unit's all-gather is issued before this
-                                   unit's compute (FSDP's prefetch, 2 units gathered) */
-  int manual_gc;                /* 1: no Python GC stalls (--manual-gc) */
+  PtsimFsdpImpl fsdp_impl;   /* with sharding */
+  int reshard_after_forward; /* PTSIM_RESHARD_* (AUTO until validation) */
+  int fsdp_prefetch;         /* 1: the next unit's all-gather is issued before this
+                                unit's compute (FSDP's prefetch, 2 units gathered) */
+  int manual_gc;             /* 1: no Python GC stalls (--manual-gc) */
   /* MoE execution (Megatron-LM's flags; unused for dense models). */
   PtsimDispatcher moe_dispatcher;
-  double moe_capacity_factor;   /* tokens an expert takes, over the balanced share (0: dropless) */
-  int moe_pad_to_capacity;      /* every expert padded to its capacity */
-  int moe_grouped_gemm;         /* 1: one grouped GEMM for the local experts; 0: one per expert */
-  int moe_permute_fusion;       /* fused permute/unpermute kernels */
-  int moe_router_fusion;        /* fused top-k / score / aux-loss kernels */
-  int moe_router_fp32;          /* --moe-router-dtype fp32: router GEMM and probabilities in fp32 */
-  int moe_shared_expert_overlap;/* shared experts on a side stream, beside the dispatch */
-  int moe_ep_comm_overlap;      /* --overlap-moe-expert-parallel-comm (combined 1F1B) */
-  double memory_threshold;      /* fit verdict: usage <= threshold (0.8) */
+  double moe_capacity_factor; /* tokens an expert takes, over the balanced share (0: dropless) */
+  int moe_pad_to_capacity;    /* every expert padded to its capacity */
+  int moe_grouped_gemm;       /* 1: one grouped GEMM for the local experts; 0: one per expert */
+  int moe_permute_fusion;     /* fused permute/unpermute kernels */
+  int moe_router_fusion;      /* fused top-k / score / aux-loss kernels */
+  int moe_router_fp32;        /* --moe-router-dtype fp32: router GEMM and probabilities in fp32 */
+  int moe_shared_expert_overlap; /* shared experts on a side stream, beside the dispatch */
+  int moe_ep_comm_overlap;       /* --overlap-moe-expert-parallel-comm (combined 1F1B) */
+  double memory_threshold;       /* fit verdict: usage <= threshold (0.8) */
 } PtsimSettings;
 
 /* What the source the job came from (a Megatron-LM command line or log, a
@@ -377,8 +372,8 @@ typedef struct {
  * rank nor chooses how one runs; each matters only for the memory it
  * costs (lifetimes.c, memory.c). */
 typedef struct {
-  double attention_dropout;     /* probability; > 0 keeps a mask */
-  double hidden_dropout;        /* probability; > 0 keeps masks */
+  double attention_dropout; /* probability; > 0 keeps a mask */
+  double hidden_dropout;    /* probability; > 0 keeps masks */
   /* The Megatron-LM source the job runs, as the date YYYYMMDD of its commit
    * (--megatron-date; a log's arguments block dates itself); 0: the current
    * one.  Only memory that some releases allocate and others do not keys on

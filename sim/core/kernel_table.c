@@ -141,10 +141,9 @@ PTSIM_HD const PtsimKernelCurve *ptsim_kernel_table_find(const PtsimKernelTable 
   return 0;
 }
 
-PTSIM_HD const PtsimKernelGemmShape *ptsim_kernel_table_gemm_shape(const PtsimKernelTable *t,
-                                                                   const int32_t key[PTSIM_KERNEL_KEYS],
-                                                                   int64_t groups, int64_t m,
-                                                                   int64_t n, int64_t k) {
+PTSIM_HD const PtsimKernelGemmShape *ptsim_kernel_table_gemm_shape(
+    const PtsimKernelTable *t, const int32_t key[PTSIM_KERNEL_KEYS], int64_t groups, int64_t m,
+    int64_t n, int64_t k) {
   int32_t i;
   for (i = 0; i < t->shape_count; i++) {
     const PtsimKernelGemmShape *s = &t->shapes[i];

@@ -3,9 +3,9 @@
  *
  * The measurements live in CSV files beside the profiles, in
  * hw_profiles/kernels/, each row with its source; sim/io/kernel_tables.c
- * reads and checks them and fills one PtsimKernelTable per GPU.  This module is the plain, fixed-size form of that table and its
- * lookups, so that a profile can carry one into the cost model and the
- * CUDA batch evaluator alike.
+ * reads and checks them and fills one PtsimKernelTable per GPU.  This module is the plain,
+ * fixed-size form of that table and its lookups, so that a profile can carry one into the cost
+ * model and the CUDA batch evaluator alike.
  *
  * A curve is the measurements of one kind of kernel with one key (the
  * table below), in one series (one source's sweep), as points (x, y):
@@ -79,22 +79,23 @@ typedef enum {
 
 /* Who runs the kernel. */
 typedef enum {
-  PTSIM_KERNEL_IMPL_TORCH = 0,       /* PyTorch ops (cuBLAS(Lt) under torch.mm / _scaled_mm, eager modules) */
-  PTSIM_KERNEL_IMPL_CUBLAS = 1,      /* cuBLAS called directly (a loop of GEMMs for groups) */
-  PTSIM_KERNEL_IMPL_CUBLASLT = 2,    /* cuBLASLt called directly */
+  PTSIM_KERNEL_IMPL_TORCH =
+      0, /* PyTorch ops (cuBLAS(Lt) under torch.mm / _scaled_mm, eager modules) */
+  PTSIM_KERNEL_IMPL_CUBLAS = 1,   /* cuBLAS called directly (a loop of GEMMs for groups) */
+  PTSIM_KERNEL_IMPL_CUBLASLT = 2, /* cuBLASLt called directly */
   PTSIM_KERNEL_IMPL_CUTLASS = 3,
   PTSIM_KERNEL_IMPL_FBGEMM = 4,
   PTSIM_KERNEL_IMPL_DEEPGEMM = 5,
-  PTSIM_KERNEL_IMPL_TE = 6,          /* Transformer Engine */
-  PTSIM_KERNEL_IMPL_FA2 = 7,         /* FlashAttention-2 */
+  PTSIM_KERNEL_IMPL_TE = 6,  /* Transformer Engine */
+  PTSIM_KERNEL_IMPL_FA2 = 7, /* FlashAttention-2 */
   PTSIM_KERNEL_IMPL_FA3 = 8,
   PTSIM_KERNEL_IMPL_FA4 = 9,
-  PTSIM_KERNEL_IMPL_CUDNN = 10,      /* cuDNN fused attention (TE's fused backend) */
-  PTSIM_KERNEL_IMPL_LIGER = 11,      /* Liger-Kernel (Triton) */
-  PTSIM_KERNEL_IMPL_MEGATRON = 12,   /* Megatron-Core fused kernels */
+  PTSIM_KERNEL_IMPL_CUDNN = 10,    /* cuDNN fused attention (TE's fused backend) */
+  PTSIM_KERNEL_IMPL_LIGER = 11,    /* Liger-Kernel (Triton) */
+  PTSIM_KERNEL_IMPL_MEGATRON = 12, /* Megatron-Core fused kernels */
   PTSIM_KERNEL_IMPL_MEGATRON_UNFUSED = 13,
   PTSIM_KERNEL_IMPL_HUGGINGFACE = 14, /* HF transformers eager modules */
-  PTSIM_KERNEL_IMPL_CUB = 15,        /* CUDA's cub */
+  PTSIM_KERNEL_IMPL_CUB = 15,         /* CUDA's cub */
   PTSIM_KERNEL_IMPL_BABELSTREAM = 16,
   PTSIM_KERNEL_IMPL_COUNT = 17
 } PtsimKernelImpl;
@@ -125,7 +126,7 @@ typedef enum {
   PTSIM_KERNEL_OP_LAYERNORM = 1,
   PTSIM_KERNEL_OP_SWIGLU = 2,
   PTSIM_KERNEL_OP_CROSS_ENTROPY = 3,
-  PTSIM_KERNEL_OP_RELU = 4,     /* a unary elementwise kernel */
+  PTSIM_KERNEL_OP_RELU = 4, /* a unary elementwise kernel */
   PTSIM_KERNEL_OP_COUNT = 5
 } PtsimKernelOp;
 
@@ -218,7 +219,7 @@ typedef struct {
 
 /* One measured GEMM shape, for exact-shape lookups. */
 typedef struct {
-  int32_t curve;        /* index of its curve in the table */
+  int32_t curve; /* index of its curve in the table */
   int64_t groups, m, n, k;
   double tflops;
 } PtsimKernelGemmShape;
@@ -235,8 +236,8 @@ typedef struct {
 /* What ptsim_kernel_table_add says. */
 typedef enum {
   PTSIM_KERNEL_ADD_OK = 0,
-  PTSIM_KERNEL_ADD_BAD_VALUE = 1,   /* x or y not finite and > 0, or a kind / series out of range */
-  PTSIM_KERNEL_ADD_DUPLICATE = 2,   /* the curve already has a point at this x */
+  PTSIM_KERNEL_ADD_BAD_VALUE = 1, /* x or y not finite and > 0, or a kind / series out of range */
+  PTSIM_KERNEL_ADD_DUPLICATE = 2, /* the curve already has a point at this x */
   PTSIM_KERNEL_ADD_TOO_MANY_POINTS = 3,
   PTSIM_KERNEL_ADD_TOO_MANY_CURVES = 4,
   PTSIM_KERNEL_ADD_TOO_MANY_SHAPES = 5
@@ -272,10 +273,9 @@ PTSIM_HD const PtsimKernelCurve *ptsim_kernel_table_find(const PtsimKernelTable 
 /* The measured GEMM of exactly this shape (groups, m, n, k) whose curve's
  * key matches KEY (PTSIM_KERNEL_ANY allowed); the first in row order.
  * NULL when the shape was not measured. */
-PTSIM_HD const PtsimKernelGemmShape *ptsim_kernel_table_gemm_shape(const PtsimKernelTable *t,
-                                                                   const int32_t key[PTSIM_KERNEL_KEYS],
-                                                                   int64_t groups, int64_t m,
-                                                                   int64_t n, int64_t k);
+PTSIM_HD const PtsimKernelGemmShape *ptsim_kernel_table_gemm_shape(
+    const PtsimKernelTable *t, const int32_t key[PTSIM_KERNEL_KEYS], int64_t groups, int64_t m,
+    int64_t n, int64_t k);
 
 /* y at x by the interpolation rule above; 0 for an empty curve or x <= 0. */
 PTSIM_HD double ptsim_kernel_curve_eval(const PtsimKernelCurve *c, double x);

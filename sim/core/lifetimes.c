@@ -46,13 +46,13 @@ PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job) {
   if (l->tp > 1) communicators++;
   if (l->cp > 1) communicators++;
   if (l->pp > 1) communicators++;
-  if (l->dp * l->cp > 1) communicators++; /* the gradient group (dp x cp) */
+  if (l->dp * l->cp > 1) communicators++;      /* the gradient group (dp x cp) */
   if (l->dp > 1 && l->cp > 1) communicators++; /* plus dp alone */
-  if (job->model.num_experts > 0) { /* the expert layers' groups (plan.h) */
+  if (job->model.num_experts > 0) {            /* the expert layers' groups (plan.h) */
     int all_to_all = run->moe_dispatcher == PTSIM_DISPATCH_ALLTOALL;
     if (all_to_all ? l->ep > 1 : l->etp * l->ep > 1) communicators++; /* the dispatch */
     if (all_to_all && l->etp > 1) communicators++; /* its etp gather and scatter */
-    if (l->edp > 1) communicators++; /* the experts' gradients */
+    if (l->edp > 1) communicators++;               /* the experts' gradients */
   }
   return CUDA_CONTEXT_BYTES + NCCL_COMMUNICATOR_BYTES * (double)communicators;
 }
@@ -113,10 +113,9 @@ static PTSIM_HD int32_t slot_handles(const PtsimPlan *plan, int64_t stage, int64
 
 typedef struct {
   int64_t blocks, per_slot, slots, buckets, units, live_cap;
-  int64_t storage;   /* allocator storage slots: the blocks plus the free set's order */
+  int64_t storage; /* allocator storage slots: the blocks plus the free set's order */
   int64_t handles_at, live_at, live_pos_at, period_at, period_bytes, total;
 } Parts;
-
 
 static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
   const PtsimJob *job = &plan->job;
@@ -241,8 +240,12 @@ static PTSIM_HD int32_t *slot(Ctx *x, int32_t mb, int32_t chunk) {
   return ptsim_lifetimes_slot(x, mb, chunk);
 }
 
-static PTSIM_HD int is_first(const Ctx *x, int32_t chunk) { return ptsim_lifetimes_is_first(x, chunk); }
-static PTSIM_HD int is_last(const Ctx *x, int32_t chunk) { return ptsim_lifetimes_is_last(x, chunk); }
+static PTSIM_HD int is_first(const Ctx *x, int32_t chunk) {
+  return ptsim_lifetimes_is_first(x, chunk);
+}
+static PTSIM_HD int is_last(const Ctx *x, int32_t chunk) {
+  return ptsim_lifetimes_is_last(x, chunk);
+}
 
 /* The transients of one layer's forward: allocated and freed around the ops. */
 static PTSIM_HD void layer_transients(Ctx *x) {
@@ -271,7 +274,7 @@ static PTSIM_HD void moe_transients(Ctx *x) {
   double h = (double)m->hidden_size, k = (double)m->moe_router_topk;
   double rows = x->plan->expert_load * x->tokens_sp * k * (double)x->job->layout.etp;
   int32_t sent = tensor_take(x, "dispatch_send", ELEM * x->plan->expert_load * x->tokens_sp * k * h,
-                      STREAM_COMM);
+                             STREAM_COMM);
   int32_t received = tensor_take(x, "dispatch_recv", ELEM * rows * h, STREAM_COMM);
   int32_t out = tensor_take(x, "expert_output", ELEM * rows * h, STREAM_COMPUTE);
   tensor_give(x, sent);
@@ -367,9 +370,10 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     const PtsimLayout *l = &x->job->layout;
     double s = (double)x->plan->local_seq;
     x->attention_buffer = tensor_take(x, "attention_buffer",
-                               ELEM * (double)l->mbs * (double)x->job->model.num_attention_heads /
-                                   (double)l->tp * s * s,
-                               STREAM_COMPUTE);
+                                      ELEM * (double)l->mbs *
+                                          (double)x->job->model.num_attention_heads /
+                                          (double)l->tp * s * s,
+                                      STREAM_COMPUTE);
   }
   for (layer = 0; layer < x->chunk_layers; layer++) {
     int32_t n;
@@ -384,7 +388,8 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
           hs[k + i] = tensor_take(x, x->kept[i].name, x->kept[i].bytes, STREAM_COMPUTE);
       else if (ptsim_lifetimes_keeps_input(x, layer))
         hs[k] = tensor_take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE);
-      for (i = 0; i < n; i++) tmp[i] = tensor_take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
+      for (i = 0; i < n; i++)
+        tmp[i] = tensor_take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
       layer_transients(x);
       if (set == x->saved_moe) moe_transients(x);
       for (i = n - 1; i >= 0; i--) tensor_give(x, tmp[i]);
@@ -399,7 +404,8 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     }
     if (x->gathered) ptsim_lifetimes_unit_forward_done(x, chunk, layer + 1);
   }
-  if (x->gathered && is_last(x, chunk)) ptsim_lifetimes_unit_enter(x, chunk, x->chunk_layers + 1, 1);
+  if (x->gathered && is_last(x, chunk))
+    ptsim_lifetimes_unit_enter(x, chunk, x->chunk_layers + 1, 1);
   if (is_last(x, chunk)) { /* logits (16-bit), fp32, kept as the softmax; loss */
     int32_t logits;
     mtp_forward(x, hs + k + 2);
@@ -417,7 +423,8 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     hs[k++] = tensor_take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
     mtp_heads(x, hs + k);
   }
-  if (x->gathered && is_last(x, chunk)) ptsim_lifetimes_unit_forward_done(x, chunk, x->chunk_layers + 1);
+  if (x->gathered && is_last(x, chunk))
+    ptsim_lifetimes_unit_forward_done(x, chunk, x->chunk_layers + 1);
 }
 
 /* The saved tensors of a (microbatch, chunk), freed in reverse. */
@@ -461,7 +468,8 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
     /* re-materialise the layer (beyond what per op kept) */
     if (ptsim_lifetimes_recomputed(x, layer))
-      for (i = 0; i < n; i++) tmp[i] = tensor_take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
+      for (i = 0; i < n; i++)
+        tmp[i] = tensor_take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
     grad_out = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     layer_transients(x);
@@ -501,7 +509,8 @@ static PTSIM_HD void dense_weights(Ctx *x) {
   double q = (double)(m->num_attention_heads * x->plan->head_dim);
   double kv = (double)(m->num_query_groups * x->plan->head_dim);
   double ffn1 = (double)m->ffn_hidden_size * (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 : 1.0);
-  double mats = h * (q + 2.0 * kv) / t + q * h / t + h * ffn1 / t + (double)m->ffn_hidden_size * h / t;
+  double mats = h * (q + 2.0 * kv) / t + q * h / t + h * ffn1 / t +
+                (double)m->ffn_hidden_size * h / t;
   /* fp8 weight copies beyond the bf16 weights (plan.h) */
   double fp8_cache = x->plan->stage_weight_bytes[x->stage] - ELEM * params;
   for (i = 0; i < x->plan->stage_layers[x->stage]; i++) {
@@ -527,12 +536,14 @@ static PTSIM_HD void moe_weights(Ctx *x) {
                 (double)moe * plan->moe_layer_parameters;
   double fc1 = x->job->model.activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 / 3.0 : 0.5;
   double fp8_cache = plan->stage_weight_bytes[x->stage] - ELEM * params;
-  for (i = 0; i < layers - moe; i++) tensor_take(x, "w_layer", ELEM * plan->layer_parameters, STREAM_COMPUTE);
+  for (i = 0; i < layers - moe; i++)
+    tensor_take(x, "w_layer", ELEM * plan->layer_parameters, STREAM_COMPUTE);
   for (i = 0; i < moe; i++) {
-    tensor_take(x, "w_attention_router", ELEM * (plan->moe_layer_parameters - plan->moe_expert_parameters),
-         STREAM_COMPUTE);
+    tensor_take(x, "w_attention_router",
+                ELEM * (plan->moe_layer_parameters - plan->moe_expert_parameters), STREAM_COMPUTE);
     tensor_take(x, "w_experts_fc1", ELEM * fc1 * plan->moe_expert_parameters, STREAM_COMPUTE);
-    tensor_take(x, "w_experts_fc2", ELEM * (1.0 - fc1) * plan->moe_expert_parameters, STREAM_COMPUTE);
+    tensor_take(x, "w_experts_fc2", ELEM * (1.0 - fc1) * plan->moe_expert_parameters,
+                STREAM_COMPUTE);
   }
   if (rest > 0.0) tensor_take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
   if (fp8_cache > 0.0) tensor_take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
@@ -559,12 +570,14 @@ static PTSIM_HD void at_start(Ctx *x) {
   else
     for (p = 0; p < parts; p++)
       for (left = params[p]; left > 0.0; left -= bucket)
-        tensor_take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket), STREAM_COMPUTE);
+        tensor_take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket),
+                    STREAM_COMPUTE);
   if (x->plan->lazy_masters) return;
   for (p = 0; p < parts; p++)
     for (left = params[p]; left > 0.0; left -= bucket)
-      tensor_take(x, "main_param_shard", x->plan->master_bytes * (left < bucket ? left : bucket) / shards[p],
-           STREAM_COMPUTE);
+      tensor_take(x, "main_param_shard",
+                  x->plan->master_bytes * (left < bucket ? left : bucket) / shards[p],
+                  STREAM_COMPUTE);
 }
 
 /* The optimizer step closing step x->step: the first creates Adam's two
@@ -686,21 +699,19 @@ static PTSIM_HD void result_close(PtsimStageAlloc *out, const PtsimJob *job) {
                            : 0.0;
   out->device_peak_bytes = out->reserved_peak_bytes + out->outside_bytes;
   out->runs_margin_bytes = runs_margin(out->reserved_peak_bytes);
-  out->runs = out->fits &&
-              out->device_peak_bytes + out->runs_margin_bytes <= job->hw.memory_bytes;
-  out->runs_fail_step = phase_breaks(a, job->hw.memory_bytes) ? 0
-                        : !out->fits                          ? out->oom_step
+  out->runs = out->fits && out->device_peak_bytes + out->runs_margin_bytes <= job->hw.memory_bytes;
+  out->runs_fail_step = phase_breaks(a, job->hw.memory_bytes)   ? 0
+                        : !out->fits                            ? out->oom_step
                         : phase_breaks(b, job->hw.memory_bytes) ? 1
-                        : !out->runs                          ? 0
-                                                              : -1;
+                        : !out->runs                            ? 0
+                                                                : -1;
 }
 
 PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
                                         const PtsimScheduleItem *items, int32_t n_items,
                                         int32_t steps, const PtsimAllocOptions *opts,
-                                        int32_t every_item, void *scratch,
-                                        int64_t scratch_bytes, PtsimAllocTimeline *timeline,
-                                        PtsimStageAlloc *out) {
+                                        int32_t every_item, void *scratch, int64_t scratch_bytes,
+                                        PtsimAllocTimeline *timeline, PtsimStageAlloc *out) {
   Ctx x;
   Parts q;
   const PtsimJob *job = &plan->job;
@@ -747,8 +758,8 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.period = NULL;
   x.period_next = -1;
   capacity = job->hw.memory_bytes - out->outside_bytes;
-  rc = ptsim_alloc_init(&x.alloc, opts, capacity > 0.0 ? capacity : 0.0,
-                        (PtsimAllocBlock *)scratch, (int32_t)q.storage);
+  rc = ptsim_alloc_init(&x.alloc, opts, capacity > 0.0 ? capacity : 0.0, (PtsimAllocBlock *)scratch,
+                        (int32_t)q.storage);
   if (rc != 0) return rc;
   /* The shortcut leaves the result as it is; a timeline wants every item. */
   if (!every_item && !timeline)
@@ -783,7 +794,8 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
       note_peak(&x);
       sample(&x, timeline);
     }
-    if (plan->sync_once) ptsim_lifetimes_units_reshard(&x); /* the reduction after the last micro-batch */
+    if (plan->sync_once)
+      ptsim_lifetimes_units_reshard(&x); /* the reduction after the last micro-batch */
     if (!x.failed) {
       x.item = n_items - 1;
       optimizer_step(&x);

@@ -129,28 +129,28 @@
 
 /* Peaks of one phase of the replay (bytes). */
 typedef struct {
-  double allocated_peak_bytes;   /* block sizes handed out */
-  double requested_peak_bytes;   /* sizes asked for (before rounding) */
-  double reserved_peak_bytes;    /* segments cudaMalloc'ed */
-  double device_peak_bytes;      /* reserved + outside */
+  double allocated_peak_bytes; /* block sizes handed out */
+  double requested_peak_bytes; /* sizes asked for (before rounding) */
+  double reserved_peak_bytes;  /* segments cudaMalloc'ed */
+  double device_peak_bytes;    /* reserved + outside */
 } PtsimAllocPhase;
 
 /* What the allocator did on one stage.  The first five peaks are the
  * worse of the two phases. */
 typedef struct {
-  double allocated_peak_bytes;   /* most bytes handed out at once */
-  double reserved_peak_bytes;    /* most bytes cudaMalloc'ed at once */
-  double fragmentation;          /* 1 - allocated peak / reserved peak */
+  double allocated_peak_bytes;      /* most bytes handed out at once */
+  double reserved_peak_bytes;       /* most bytes cudaMalloc'ed at once */
+  double fragmentation;             /* 1 - allocated peak / reserved peak */
   double inactive_split_peak_bytes; /* cached pieces of split segments, at most */
-  double outside_bytes;          /* CUDA context + NCCL buffers (not the allocator's) */
-  double device_peak_bytes;      /* reserved peak + outside */
-  int32_t fits;                  /* no allocation failed at the profile's capacity */
+  double outside_bytes;             /* CUDA context + NCCL buffers (not the allocator's) */
+  double device_peak_bytes;         /* reserved peak + outside */
+  int32_t fits;                     /* no allocation failed at the profile's capacity */
   /* The `runs` verdict: fits, and the device peak leaves the emulation's
    * error (PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES + PTSIM_LIFETIMES_RESERVED_
    * ERROR x reserved peak) free. */
   int32_t runs;
-  double runs_margin_bytes;      /* that error, in bytes */
-  int32_t runs_fail_step;        /* the first step that breaks it (-1: none) */
+  double runs_margin_bytes; /* that error, in bytes */
+  int32_t runs_fail_step;   /* the first step that breaks it (-1: none) */
   /* Step 0 (its forward and backward without Adam's states, then its
    * optimizer step creating them) and steps 1.. (all zero with one step). */
   PtsimAllocPhase first_step, steady_state;
@@ -201,8 +201,7 @@ PTSIM_HD int64_t ptsim_lifetimes_scratch_bytes(const PtsimPlan *plan, int64_t st
 PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
                                         const PtsimScheduleItem *items, int32_t n_items,
                                         int32_t steps, const PtsimAllocOptions *opts,
-                                        int32_t every_item, void *scratch,
-                                        int64_t scratch_bytes, PtsimAllocTimeline *timeline,
-                                        PtsimStageAlloc *out);
+                                        int32_t every_item, void *scratch, int64_t scratch_bytes,
+                                        PtsimAllocTimeline *timeline, PtsimStageAlloc *out);
 
 #endif /* PTSIM_LIFETIMES_H */

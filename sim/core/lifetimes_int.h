@@ -39,11 +39,11 @@ struct PtsimLifetimesPeriod; /* lifetimes_period.c */
 
 typedef struct {
   const PtsimPlan *plan;
-  const PtsimJob *job;       /* &plan->job */
+  const PtsimJob *job; /* &plan->job */
   int64_t stage;
   int32_t v, m, chunk_layers;
   PtsimAllocator alloc;
-  int32_t *handles;          /* (m*v) slots of per_slot handles */
+  int32_t *handles; /* (m*v) slots of per_slot handles */
   int32_t per_slot;
   PtsimLifetimesTensor saved[PTSIM_LIFETIMES_LAYER_TENSORS];
   int32_t n_saved;
@@ -61,24 +61,24 @@ typedef struct {
   PtsimStageAlloc *out;
   int32_t step, item, kind, microbatch, chunk;
   int failed;
-  int32_t *main_grads;       /* (buckets) fp32 main-grad copies alive, or -1 */
+  int32_t *main_grads; /* (buckets) fp32 main-grad copies alive, or -1 */
   int32_t buckets;
-  double reserved_best;      /* highest reserved seen so far (all phases) */
-  int32_t attention_buffer;  /* unfused attention's global buffer, once got */
+  double reserved_best;     /* highest reserved seen so far (all phases) */
+  int32_t attention_buffer; /* unfused attention's global buffer, once got */
   /* ZeRO-3: the gathered units of each chunk, (v) slots of chunk_layers + 2
    * (embedding, layers, output unit), -1 when sharded; NULL otherwise */
   int32_t *gathered;
-  int32_t n_gathered;        /* its slots (ptsim_lifetimes_unit_slots), 0 without */
+  int32_t n_gathered; /* its slots (ptsim_lifetimes_unit_slots), 0 without */
   /* The live list: (microbatch, chunk) pairs, 2 words each, in no order;
    * live_pos[mb * v + chunk] is a pair's place in it, -1 when not live. */
   int32_t *live, *live_pos;
   int32_t n_live, live_cap;
-  int32_t irregular;         /* an item read a slot its forward never filled, or
-                                the live list overflowed: no shortcut */
-  uint64_t trace_hash;       /* the addresses handed out since the last period
-                                boundary, hashed (the shortcut's cheap hint) */
+  int32_t irregular;                   /* an item read a slot its forward never filled, or
+                                          the live list overflowed: no shortcut */
+  uint64_t trace_hash;                 /* the addresses handed out since the last period
+                                          boundary, hashed (the shortcut's cheap hint) */
   struct PtsimLifetimesPeriod *period; /* NULL: every item is replayed */
-  int32_t period_next;       /* the item before which the shortcut looks next, -1 never */
+  int32_t period_next;                 /* the item before which the shortcut looks next, -1 never */
 } PtsimLifetimesCtx;
 
 /* Chunk `chunk` of the stage holds the embedding / the output layer: it is
@@ -99,7 +99,7 @@ PTSIM_HD void ptsim_lifetimes_give(PtsimLifetimesCtx *x, int32_t handle);
 
 /* Puts pair k of the live list at (mb, chunk) and records its place. */
 static inline PTSIM_HD void ptsim_lifetimes_live_set(PtsimLifetimesCtx *x, int32_t k, int32_t mb,
-                                                    int32_t chunk) {
+                                                     int32_t chunk) {
   x->live[2 * k] = mb;
   x->live[2 * k + 1] = chunk;
   x->live_pos[(int64_t)mb * x->v + chunk] = k;
@@ -184,13 +184,12 @@ PTSIM_HD void ptsim_lifetimes_sharded_units(PtsimLifetimesCtx *x);
  * the state, runs K more periods and compares again.  When the two
  * states are the same (every block's address, size, request and
  * kind, the counters, the live tensors' addresses with microbatches moved
- * by K x shift, the gathered units' addresses) the replay from the second is the replay from the first
- * moved by K periods, and so on while the items keep repeating: it jumps
- * over whole K-period blocks (moving the live microbatches, adding the
- * monotone counters' growth) and replays the rest.  Peaks cannot grow in
- * a repeated block (it revisits the values of the one before), no
- * allocation can fail in one (the one before did not), so the result is
- * the plain replay's, byte for byte (tests/test_lifetimes_period.c). */
+ * by K x shift, the gathered units' addresses) the replay from the second is the replay from the
+ * first moved by K periods, and so on while the items keep repeating: it jumps over whole K-period
+ * blocks (moving the live microbatches, adding the monotone counters' growth) and replays the rest.
+ * Peaks cannot grow in a repeated block (it revisits the values of the one before), no allocation
+ * can fail in one (the one before did not), so the result is the plain replay's, byte for byte
+ * (tests/test_lifetimes_period.c). */
 
 /* Scratch bytes of the shortcut for a stage whose allocator has `blocks`
  * slots, whose live list holds `live_cap` pairs of per_slot handles, with

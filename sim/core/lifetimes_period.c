@@ -63,16 +63,16 @@
 typedef struct {
   int64_t *words;
   int64_t len;
-  int32_t boundary, item;      /* where it was taken */
+  int32_t boundary, item; /* where it was taken */
   PtsimAllocCounters counters;
 } PeriodCopy;
 
 /* A stored state: the allocator as it was, the live words then. */
 typedef struct {
-  int32_t boundary;            /* -1: empty */
-  int32_t item;                /* the item the replay was about to run */
-  int32_t differs;             /* compared once and not the same: not again */
-  PtsimAllocator alloc;        /* its blocks in `blocks` */
+  int32_t boundary;     /* -1: empty */
+  int32_t item;         /* the item the replay was about to run */
+  int32_t differs;      /* compared once and not the same: not again */
+  PtsimAllocator alloc; /* its blocks in `blocks` */
   PtsimAllocCounters counters;
   PtsimAllocBlock *blocks;
   int64_t *live;
@@ -81,22 +81,21 @@ typedef struct {
 
 struct PtsimLifetimesPeriod {
   PtsimScheduleSteady phases[PTSIM_SCHEDULE_PHASES];
-  int32_t phase;               /* the stretch watched; PTSIM_SCHEDULE_PHASES: none */
-  int32_t boundary;            /* boundaries of it so far (the one at x->period_next next) */
-  int32_t kmax, hint_ring;     /* longest repeat looked for, hints kept (2 kmax + 1) */
+  int32_t phase;           /* the stretch watched; PTSIM_SCHEDULE_PHASES: none */
+  int32_t boundary;        /* boundaries of it so far (the one at x->period_next next) */
+  int32_t kmax, hint_ring; /* longest repeat looked for, hints kept (2 kmax + 1) */
   uint64_t *hints;
-  int32_t verify_k;            /* 0, or the repeat (in periods) copies[0] is checked for */
+  int32_t verify_k; /* 0, or the repeat (in periods) copies[0] is checked for */
   int32_t failures;
-  int32_t stride;              /* boundaries between stored states; 0: none stored */
-  int32_t ring;                /* stored states in the ring; 0: not laid out yet, -1: none */
-  int32_t states_max;          /* headers laid out */
-  int32_t entry_blocks;        /* blocks a stored state holds */
-  int64_t live_max;            /* live words at most */
-  char *ring_at;               /* RING_BYTES */
+  int32_t stride;       /* boundaries between stored states; 0: none stored */
+  int32_t ring;         /* stored states in the ring; 0: not laid out yet, -1: none */
+  int32_t states_max;   /* headers laid out */
+  int32_t entry_blocks; /* blocks a stored state holds */
+  int64_t live_max;     /* live words at most */
+  char *ring_at;        /* RING_BYTES */
   PeriodState *states;
-  PeriodCopy copies[2];        /* [0] the earlier copy (or a stored state's words), [1] now */
+  PeriodCopy copies[2]; /* [0] the earlier copy (or a stored state's words), [1] now */
 };
-
 
 /* The longest repeat looked for, in periods: a live pair per period at
  * least leaves, so the pairs alive (at most 2pv + 2, schedule.h) bound how
@@ -114,8 +113,9 @@ PTSIM_HD int64_t ptsim_lifetimes_period_bytes(int32_t blocks, int32_t live_cap, 
   int64_t kmax = period_kmax(live_cap);
   int64_t words = ptsim_alloc_state_words(blocks) + period_live_max(live_cap, per_slot, units);
   return ptsim_scratch_align((int64_t)sizeof(struct PtsimLifetimesPeriod), 8) +
-         ptsim_scratch_align((2 * kmax + 1) * 8, 8) + ptsim_scratch_align((kmax + 1) * (int64_t)sizeof(PeriodState), 8) +
-         RING_BYTES + 2 * ptsim_scratch_align(words * 8, 8);
+         ptsim_scratch_align((2 * kmax + 1) * 8, 8) +
+         ptsim_scratch_align((kmax + 1) * (int64_t)sizeof(PeriodState), 8) + RING_BYTES +
+         2 * ptsim_scratch_align(words * 8, 8);
 }
 
 /* Points x->period_next at the first boundary of the first non-empty
@@ -124,8 +124,7 @@ static PTSIM_HD void period_enter(PtsimLifetimesCtx *x, int32_t from, int32_t af
   struct PtsimLifetimesPeriod *pd = x->period;
   pd->phase = from;
   while (pd->phase < PTSIM_SCHEDULE_PHASES &&
-         (pd->phases[pd->phase].lo >= pd->phases[pd->phase].hi ||
-          pd->phases[pd->phase].lo < after))
+         (pd->phases[pd->phase].lo >= pd->phases[pd->phase].hi || pd->phases[pd->phase].lo < after))
     pd->phase += 1;
   pd->boundary = 0;
   pd->verify_k = 0;
@@ -232,7 +231,8 @@ static PTSIM_HD void period_sort_live(PtsimLifetimesCtx *x, int descending) {
     x->live[2 * j] = mb;
     x->live[2 * j + 1] = c;
   }
-  for (k = 0; k < x->n_live; k++) ptsim_lifetimes_live_set(x, k, x->live[2 * k], x->live[2 * k + 1]);
+  for (k = 0; k < x->n_live; k++)
+    ptsim_lifetimes_live_set(x, k, x->live[2 * k], x->live[2 * k + 1]);
 }
 
 /* The live words now (parts (b) and (c) of the state) into w: the pair
@@ -282,7 +282,8 @@ static PTSIM_HD void period_layout(PtsimLifetimesCtx *x) {
   int64_t entry, fit;
   int32_t k;
   if (blocks > x->alloc.capacity_blocks) blocks = x->alloc.capacity_blocks;
-  entry = ptsim_scratch_align(blocks * (int64_t)sizeof(PtsimAllocBlock), 8) + ptsim_scratch_align(pd->live_max * 8, 8);
+  entry = ptsim_scratch_align(blocks * (int64_t)sizeof(PtsimAllocBlock), 8) +
+          ptsim_scratch_align(pd->live_max * 8, 8);
   fit = RING_BYTES / entry;
   pd->ring = (int32_t)(fit < pd->states_max ? fit : pd->states_max);
   if (pd->ring < 1) {
@@ -294,8 +295,9 @@ static PTSIM_HD void period_layout(PtsimLifetimesCtx *x) {
     PeriodState *e = &pd->states[k];
     e->boundary = -1;
     e->blocks = (PtsimAllocBlock *)(void *)(pd->ring_at + (int64_t)k * entry);
-    e->live = (int64_t *)(void *)(pd->ring_at + (int64_t)k * entry +
-                                  ptsim_scratch_align(blocks * (int64_t)sizeof(PtsimAllocBlock), 8));
+    e->live =
+        (int64_t *)(void *)(pd->ring_at + (int64_t)k * entry +
+                            ptsim_scratch_align(blocks * (int64_t)sizeof(PtsimAllocBlock), 8));
   }
 }
 
@@ -341,8 +343,8 @@ static PTSIM_HD int period_moved(const PtsimScheduleItem *a, const PtsimSchedule
  * block before moved by K x shift; returns the item to run next (i1 when
  * no block can be skipped). */
 static PTSIM_HD int32_t skip_repeated_blocks(PtsimLifetimesCtx *x, const PtsimScheduleItem *items,
-                                    int32_t n_items, int32_t i1, int32_t i0,
-                                    const PtsimAllocCounters *then, int32_t K) {
+                                             int32_t n_items, int32_t i1, int32_t i0,
+                                             const PtsimAllocCounters *then, int32_t K) {
   const PtsimScheduleSteady *st = &x->period->phases[x->period->phase];
   int32_t span = i1 - i0;
   int64_t per_block = (int64_t)K * st->shift, moved;
@@ -418,7 +420,8 @@ static PTSIM_HD int32_t period_try_stored(PtsimLifetimesCtx *x, const PtsimSched
     return i;
   }
   *done = 1;
-  return skip_repeated_blocks(x, items, n_items, i, e->item, &e->counters, pd->boundary - e->boundary);
+  return skip_repeated_blocks(x, items, n_items, i, e->item, &e->counters,
+                              pd->boundary - e->boundary);
 }
 
 /* Boundary pd->boundary of the current stretch, before item i.  Returns
@@ -436,7 +439,7 @@ static PTSIM_HD int32_t period_boundary(PtsimLifetimesCtx *x, const PtsimSchedul
     if (period_same(&pd->copies[0], &pd->copies[1])) {
       done = 1;
       next = skip_repeated_blocks(x, items, n_items, i, pd->copies[0].item, &pd->copies[0].counters,
-                         pd->verify_k);
+                                  pd->verify_k);
     } else {
       pd->failures += 1;
       t = pd->copies[0];

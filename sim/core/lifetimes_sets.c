@@ -37,42 +37,59 @@ static PTSIM_HD void build_saved_dense(Ctx *x) {
   double sum = 0.0, target, scale;
   int32_t i, n = 0;
   Tensor *s = x->saved;
-  s[n].name = "norm1_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "qkv_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "q"; s[n++].bytes = ELEM * T * h / t;
-  s[n].name = "k"; s[n++].bytes = ELEM * T * kv / t;
-  s[n].name = "v"; s[n++].bytes = ELEM * T * kv / t;
+  s[n].name = "norm1_input";
+  s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "qkv_input";
+  s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "q";
+  s[n++].bytes = ELEM * T * h / t;
+  s[n].name = "k";
+  s[n++].bytes = ELEM * T * kv / t;
+  s[n].name = "v";
+  s[n++].bytes = ELEM * T * kv / t;
   if (!run->flash_attention && run->recompute != PTSIM_RECOMPUTE_SELECTIVE) {
     double scores = (double)l->mbs * (double)m->num_attention_heads / t *
                     (double)x->plan->local_seq * (double)x->plan->local_seq;
-    s[n].name = "attention_scores"; s[n++].bytes = ELEM * scores;
-    s[n].name = "attention_probs"; s[n++].bytes = ELEM * scores;
+    s[n].name = "attention_scores";
+    s[n++].bytes = ELEM * scores;
+    s[n].name = "attention_probs";
+    s[n++].bytes = ELEM * scores;
   }
-  s[n].name = "attention_output"; s[n++].bytes = ELEM * T * h / t;
-  s[n].name = "norm2_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "mlp_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "fc1_output"; s[n++].bytes = ELEM * T * ffn * (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 : 1.0);
-  s[n].name = "activation_output"; s[n++].bytes = ELEM * T * ffn;
+  s[n].name = "attention_output";
+  s[n++].bytes = ELEM * T * h / t;
+  s[n].name = "norm2_input";
+  s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "mlp_input";
+  s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "fc1_output";
+  s[n++].bytes = ELEM * T * ffn * (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 : 1.0);
+  s[n].name = "activation_output";
+  s[n++].bytes = ELEM * T * ffn;
   if (m->activation == PTSIM_ACTIVATION_SWIGLU) {
-    s[n].name = "fc2_input"; s[n++].bytes = ELEM * T * ffn;
+    s[n].name = "fc2_input";
+    s[n++].bytes = ELEM * T * ffn;
   }
   if (src->hidden_dropout > 0.0) {
-    s[n].name = "dropout_masks"; s[n++].bytes = 2.0 * Tsp * h;
+    s[n].name = "dropout_masks";
+    s[n++].bytes = 2.0 * Tsp * h;
   }
   for (i = 0; i < n; i++) sum += s[i].bytes;
-  target =
-      ptsim_memory_layer_activation_bytes(x->plan, run->recompute != PTSIM_RECOMPUTE_SELECTIVE);
+  target = ptsim_memory_layer_activation_bytes(x->plan,
+                                               run->recompute != PTSIM_RECOMPUTE_SELECTIVE);
   scale = sum > 0.0 ? target / sum : 1.0;
   for (i = 0; i < n; i++) s[i].bytes *= scale;
   /* Unfused attention's K and V copied to every head (lifetimes.h),
    * made after V and kept with the scores. */
   if (!run->flash_attention && run->recompute != PTSIM_RECOMPUTE_SELECTIVE &&
       (m->num_query_groups < m->num_attention_heads ||
-       ptsim_lifetimes_megatron_between(x->job, MEGATRON_KV_COPIES_FROM, MEGATRON_KV_COPIES_UNTIL))) {
+       ptsim_lifetimes_megatron_between(x->job, MEGATRON_KV_COPIES_FROM,
+                                        MEGATRON_KV_COPIES_UNTIL))) {
     double heads = ELEM * T * (double)(m->num_attention_heads * x->plan->head_dim) / t;
     for (i = n - 1; i >= 5; i--) s[i + 2] = s[i];
-    s[5].name = "k_repeated"; s[5].bytes = heads;
-    s[6].name = "v_repeated"; s[6].bytes = heads;
+    s[5].name = "k_repeated";
+    s[5].bytes = heads;
+    s[6].name = "v_repeated";
+    s[6].bytes = heads;
     n += 2;
   }
   x->n_saved = n;
@@ -94,21 +111,33 @@ static PTSIM_HD void build_saved_moe(Ctx *x) {
   double sum = 0.0, target, scale;
   int32_t i, n = 0;
   Tensor *s = x->saved_moe;
-  s[n].name = "norm1_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "qkv_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "qkv"; s[n++].bytes = 3.0 * ELEM * T * h / t;
-  s[n].name = "attention_output"; s[n++].bytes = ELEM * T * h / t;
-  s[n].name = "norm2_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "moe_input"; s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "router_scores"; s[n++].bytes = 5.0 * Tsp * (double)m->num_experts;
-  s[n].name = "expert_input"; s[n++].bytes = ELEM * rows * h;
-  s[n].name = "expert_fc1_output"; s[n++].bytes = ELEM * rows * f * 2.0;
-  s[n].name = "expert_fc2_input"; s[n++].bytes = ELEM * rows * f;
+  s[n].name = "norm1_input";
+  s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "qkv_input";
+  s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "qkv";
+  s[n++].bytes = 3.0 * ELEM * T * h / t;
+  s[n].name = "attention_output";
+  s[n++].bytes = ELEM * T * h / t;
+  s[n].name = "norm2_input";
+  s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "moe_input";
+  s[n++].bytes = ELEM * Tsp * h;
+  s[n].name = "router_scores";
+  s[n++].bytes = 5.0 * Tsp * (double)m->num_experts;
+  s[n].name = "expert_input";
+  s[n++].bytes = ELEM * rows * h;
+  s[n].name = "expert_fc1_output";
+  s[n++].bytes = ELEM * rows * f * 2.0;
+  s[n].name = "expert_fc2_input";
+  s[n++].bytes = ELEM * rows * f;
   if (m->moe_shared_expert_size > 0) {
-    s[n].name = "shared_mlp"; s[n++].bytes = 4.0 * ELEM * T * (double)m->moe_shared_expert_size / t;
+    s[n].name = "shared_mlp";
+    s[n++].bytes = 4.0 * ELEM * T * (double)m->moe_shared_expert_size / t;
   }
   if (src->hidden_dropout > 0.0) {
-    s[n].name = "dropout_masks"; s[n++].bytes = 2.0 * Tsp * h;
+    s[n].name = "dropout_masks";
+    s[n++].bytes = 2.0 * Tsp * h;
   }
   for (i = 0; i < n; i++) sum += s[i].bytes;
   target = ptsim_memory_moe_layer_activation_bytes(x->plan,
@@ -120,7 +149,7 @@ static PTSIM_HD void build_saved_moe(Ctx *x) {
 
 /* The saved set of layer `layer` of model chunk `chunk`. */
 PTSIM_HD const Tensor *ptsim_lifetimes_saved_of(const Ctx *x, int32_t chunk, int32_t layer,
-                                              int32_t *n) {
+                                                int32_t *n) {
   int64_t first, count;
   if (x->n_saved_moe > 0) {
     ptsim_plan_chunk_range(x->plan, x->stage, chunk, &first, &count);
@@ -158,19 +187,23 @@ static PTSIM_HD void build_kept(Ctx *x) {
   out[PTSIM_TORCH_WK] = out[PTSIM_TORCH_WV] = T * kv / t;
   out[PTSIM_TORCH_WO] = out[PTSIM_TORCH_W2] = T * h;
   out[PTSIM_TORCH_W1] = out[PTSIM_TORCH_W3] = T * f / t;
-  s[n].name = "layer_input"; s[n++].bytes = x->layer_input_bytes;
+  s[n].name = "layer_input";
+  s[n++].bytes = x->layer_input_bytes;
   for (i = 0; i < PTSIM_TORCH_GEMMS; i++) {
     if (!ptsim_plan_torch_gemm_saved(m, i)) continue;
-    s[n].name = names[i]; s[n++].bytes = ELEM * out[i];
+    s[n].name = names[i];
+    s[n++].bytes = ELEM * out[i];
     if (i == PTSIM_TORCH_WV) {
-      s[n].name = "attention_output"; s[n++].bytes = ELEM * T * q / t;
+      s[n].name = "attention_output";
+      s[n++].bytes = ELEM * T * q / t;
       s[n].name = "attention_logsumexp";
       s[n++].bytes = 4.0 * (double)l->mbs * (double)(m->num_attention_heads / l->tp) *
                      (double)x->plan->local_seq;
     }
   }
   if (l->tp > 1 && l->sp) {
-    s[n].name = "reduce_scatter_outputs"; s[n++].bytes = 2.0 * ELEM * T * h / t;
+    s[n].name = "reduce_scatter_outputs";
+    s[n++].bytes = 2.0 * ELEM * T * h / t;
   }
   for (i = 0; i < n; i++) sum += s[i].bytes;
   target = ptsim_memory_layer_op_saved_bytes(x->plan);

@@ -41,7 +41,8 @@ static PTSIM_HD void gather_unit(Ctx *x, int32_t chunk, int32_t u) {
   if (!x->gathered || u < 0 || u > x->chunk_layers + 1 || !unit_present(x, chunk, u)) return;
   h = &x->gathered[chunk * (x->chunk_layers + 2) + u];
   if (*h < 0)
-    *h = ptsim_lifetimes_take(x, "gathered_unit", x->plan->unit_gather_bytes[unit_kind(x, chunk, u)], STREAM_COMM);
+    *h = ptsim_lifetimes_take(x, "gathered_unit",
+                              x->plan->unit_gather_bytes[unit_kind(x, chunk, u)], STREAM_COMM);
 }
 
 static PTSIM_HD void release_unit(Ctx *x, int32_t chunk, int32_t u) {
@@ -77,9 +78,9 @@ PTSIM_HD int32_t ptsim_lifetimes_unit_backward_begin(Ctx *x, int32_t chunk, int3
   ptsim_lifetimes_unit_enter(x, chunk, u, -1);
   if (x->plan->sync_once) return -1; /* accumulated into the stage's unsharded gradients */
   return ptsim_lifetimes_take(x, "unit_grad",
-              x->plan->unit_parameters[unit_kind(x, chunk, u)] *
-                  (torch ? 2.0 : x->plan->grad_bytes),
-              STREAM_COMPUTE);
+                              x->plan->unit_parameters[unit_kind(x, chunk, u)] *
+                                  (torch ? 2.0 : x->plan->grad_bytes),
+                              STREAM_COMPUTE);
 }
 
 PTSIM_HD void ptsim_lifetimes_unit_backward_end(Ctx *x, int32_t chunk, int32_t u, int32_t grad,
@@ -87,8 +88,10 @@ PTSIM_HD void ptsim_lifetimes_unit_backward_end(Ctx *x, int32_t chunk, int32_t u
   int32_t input = grad;
   if (x->plan->zero_stage < 2 || !unit_present(x, chunk, u) || x->plan->sync_once) return;
   if (x->job->settings.fsdp_impl == PTSIM_FSDP_TORCH) {
-    input = ptsim_lifetimes_take(x, "reduce_scatter_input",
-                 x->plan->unit_parameters[unit_kind(x, chunk, u)] * x->plan->grad_bytes, STREAM_COMM);
+    input =
+        ptsim_lifetimes_take(x, "reduce_scatter_input",
+                             x->plan->unit_parameters[unit_kind(x, chunk, u)] * x->plan->grad_bytes,
+                             STREAM_COMM);
     ptsim_lifetimes_give(x, grad);
   }
   ptsim_lifetimes_give(x, *reducing);
@@ -113,8 +116,8 @@ PTSIM_HD void ptsim_lifetimes_sharded_units(Ctx *x) {
     double expert_weights, expert_params, weights, grads;
     if (i == -1 && x->stage != x->plan->vstages.first_stage) continue;
     if (i == n && x->stage != x->plan->vstages.last_stage) continue;
-    k = i == -1      ? PTSIM_UNIT_EMBEDDING
-        : i == n     ? PTSIM_UNIT_HEAD
+    k = i == -1       ? PTSIM_UNIT_EMBEDDING
+        : i == n      ? PTSIM_UNIT_HEAD
         : i < n - moe ? PTSIM_UNIT_LAYER
                       : PTSIM_UNIT_MOE_LAYER;
     expert_weights = plan->unit_expert_gather_bytes[k];
@@ -127,6 +130,7 @@ PTSIM_HD void ptsim_lifetimes_sharded_units(Ctx *x) {
     }
     if (plan->zero_stage == 3 && plan->stage_weight_bytes[x->stage] > 0.0)
       ptsim_lifetimes_take(x, "weight_shard", weights, STREAM_COMPUTE);
-    ptsim_lifetimes_take(x, plan->sync_once ? "unsharded_grad" : "grad_shard", grads, STREAM_COMPUTE);
+    ptsim_lifetimes_take(x, plan->sync_once ? "unsharded_grad" : "grad_shard", grads,
+                         STREAM_COMPUTE);
   }
 }

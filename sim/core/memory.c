@@ -108,20 +108,23 @@ static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules,
   double sb = (double)plan->tokens, t = (double)l->tp;
   double tm = plan->tokens_sp, h = (double)m->hidden_size;
   double rows = load * tm * (double)m->moe_router_topk * (double)l->etp;
-  double f = (double)m->moe_ffn_hidden_size / (double)l->etp, fs = (double)m->moe_shared_expert_size;
-  int swiglu = m->activation == PTSIM_ACTIVATION_SWIGLU, drop_act = (modules & PTSIM_RECOMPUTE_MOE_ACT) != 0;
+  double f = (double)m->moe_ffn_hidden_size / (double)l->etp,
+         fs = (double)m->moe_shared_expert_size;
+  int swiglu = m->activation == PTSIM_ACTIVATION_SWIGLU,
+      drop_act = (modules & PTSIM_RECOMPUTE_MOE_ACT) != 0;
   double bytes;
   if (modules & PTSIM_RECOMPUTE_MOE) return 0.0;
   bytes = tm * (double)m->num_experts * (run->moe_router_fusion ? 5.0 : 9.0);
-  bytes += rows * (in_bytes * h + 4.0);                               /* expert input, probs */
-  bytes += rows * f * (swiglu ? 2.0 * 2.0 : 2.0);                      /* fc1 output */
+  bytes += rows * (in_bytes * h + 4.0);                                 /* expert input, probs */
+  bytes += rows * f * (swiglu ? 2.0 * 2.0 : 2.0);                       /* fc1 output */
   if (!drop_act) bytes += rows * f * ((swiglu ? 2.0 : 0.0) + in_bytes); /* act out, fc2 input */
   if (fs > 0.0 && !(modules & PTSIM_RECOMPUTE_SHARED_EXPERTS))
     bytes += (swiglu ? 3.0 * 2.0 * sb * fs : 2.0 * sb * fs) / t + in_bytes * sb * fs / t;
   return bytes;
 }
 
-static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_scores, int moe, double load) {
+static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_scores, int moe,
+                                              double load) {
   const PtsimModel *m = &plan->job.model;
   const PtsimLayout *l = &plan->job.layout;
   const PtsimSettings *run = &plan->job.settings;
@@ -133,8 +136,8 @@ static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_sc
   double hf = (double)m->ffn_hidden_size;
   double a = (double)m->num_attention_heads;
   double d = (double)plan->head_dim;
-  double q = sb * a * d;                                     /* query elements */
-  double kv = sb * (double)m->num_query_groups * d;          /* key (= value) elements */
+  double q = sb * a * d;                            /* query elements */
+  double kv = sb * (double)m->num_query_groups * d; /* key (= value) elements */
   double t = (double)l->tp;
   double sbh = sb * h;
   int dropout = src->hidden_dropout > 0.0;
@@ -165,15 +168,15 @@ static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_sc
    * SP, replicated over the TP group without it (Korthikanti et al. 2022:
    * the "10sbh" part).  Norm inputs count 2sbh each for RMSNorm and
    * LayerNorm alike, as the reference's table does. */
-  double replicated = 2.0 * sbh                              /* input norm input */
-                      + (drop_norms ? 0.0 : in_bytes * sbh)  /* QKV input (norm output) */
-                      + 2.0 * sbh                            /* post-attention norm input */
-                      /* MLP input (norm output): gone when the norm is
-                       * recomputed, or with the whole MLP under TE, whose
-                       * checkpoint starts before the fused norm */
-                      + (drop_mlp_norm || (drop_mlp && run->transformer_engine && !moe) ? 0.0
-                                                                                       : in_bytes * sbh)
-                      + (dropout ? 2.0 * sbh : 0.0); /* 1-byte masks, x2 */
+  double replicated =
+      2.0 * sbh                             /* input norm input */
+      + (drop_norms ? 0.0 : in_bytes * sbh) /* QKV input (norm output) */
+      + 2.0 * sbh                           /* post-attention norm input */
+      /* MLP input (norm output): gone when the norm is
+       * recomputed, or with the whole MLP under TE, whose
+       * checkpoint starts before the fused norm */
+      + (drop_mlp_norm || (drop_mlp && run->transformer_engine && !moe) ? 0.0 : in_bytes * sbh) +
+      (dropout ? 2.0 * sbh : 0.0); /* 1-byte masks, x2 */
 
   /* Tensors inside the tensor-parallel region: always split over t.  The
    * attention output is kept in bf16 by the attention kernel for its own
@@ -182,9 +185,9 @@ static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_sc
   if (m->multi_latent_attention) {
     mla_activations(plan, modules, in_bytes, &replicated, &split);
   } else {
-    split = 2.0 * q             /* Q */
-            + 2.0 * 2.0 * kv    /* K and V (GQA) */
-            + 2.0 * q           /* attention output -> O proj */
+    split = 2.0 * q          /* Q */
+            + 2.0 * 2.0 * kv /* K and V (GQA) */
+            + 2.0 * q        /* attention output -> O proj */
             + (fp8 ? q : 0.0);
     if (m->qk_layernorm) split += 2.0 * (q + kv); /* the q, k norm inputs */
   }
@@ -206,8 +209,9 @@ static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_sc
   }
 
   double replicated_div = l->sp ? t : 1.0;
-  if (moe) return replicated / replicated_div + split / t +
-                  moe_block_activations(plan, modules, in_bytes, load);
+  if (moe)
+    return replicated / replicated_div + split / t +
+           moe_block_activations(plan, modules, in_bytes, load);
   return replicated / replicated_div + split / t;
 }
 
@@ -256,10 +260,8 @@ PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan, i
 
 /* Saved activations of one stage, all in-flight microbatches, recompute
  * applied (embedding dropout excluded). */
-static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
-                                               int64_t stage,
-                                               double inflight,
-                                               double dense_layer,
+static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan, int64_t stage,
+                                               double inflight, double dense_layer,
                                                double moe_layer) {
   const PtsimJob *job = &plan->job;
   const PtsimLayout *l = &job->layout;
@@ -268,8 +270,7 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
   /* An MoE model's layers differ: the mean layer stands for a stored one,
    * the larger for the one being recomputed. */
   double full_layer = dense_layer, working = dense_layer;
-  if (ls <= 0)
-    return 0.0;
+  if (ls <= 0) return 0.0;
   if (moe > 0) {
     full_layer = ((double)(ls - moe) * dense_layer + (double)moe * moe_layer) / (double)ls;
     working = moe < ls && dense_layer > moe_layer ? dense_layer : moe_layer;
@@ -294,8 +295,7 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
   /* Megatron applies recompute_num_layers per model chunk; with an uneven
    * chunk split treat the stage as one chunk. */
   int64_t v = plan->num_chunks;
-  if (ls % v != 0)
-    v = 1;
+  if (ls % v != 0) v = 1;
   int64_t lc = ls / v; /* layers per model chunk */
   int64_t n = run->recompute_num_layers;
   if (run->recompute_method == PTSIM_RECOMPUTE_METHOD_BLOCK) {
@@ -305,8 +305,7 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
     double recomputed = (double)(v * nn);
     double stored = (double)ls - recomputed;
     double act = inflight * (recomputed * checkpoint + stored * full_layer);
-    if (nn > 0)
-      act += working; /* one layer being recomputed */
+    if (nn > 0) act += working; /* one layer being recomputed */
     return act;
   }
   /* Uniform: chunks of n layers, one checkpoint each, and one chunk's full
@@ -314,8 +313,7 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan,
   {
     int64_t nn = (n <= 0) ? 1 : imin(n, lc);
     int64_t checkpoints = v * ((lc + nn - 1) / nn);
-    return inflight * (double)checkpoints * checkpoint +
-           (double)nn * working;
+    return inflight * (double)checkpoints * checkpoint + (double)nn * working;
   }
 }
 
@@ -377,8 +375,7 @@ PTSIM_HD static double unsharded_bytes(const PtsimPlan *plan, int64_t stage) {
 
 /* ---- the estimate ---- */
 
-PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
-                                    PtsimCrossEntropyConvention ce,
+PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConvention ce,
                                     PtsimMemoryEstimate *out) {
   const PtsimJob *job = &plan->job;
   const PtsimModel *m = &job->model;
@@ -391,9 +388,8 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
   double t = (double)l->tp;
   double sb = (double)plan->tokens;
   double grad_bytes = plan->grad_bytes;
-  double optimizer_bytes =
-      (plan->master_bytes + plan->exp_avg_bytes + plan->exp_avg_sq_bytes) /
-      plan->optimizer_shards;
+  double optimizer_bytes = (plan->master_bytes + plan->exp_avg_bytes + plan->exp_avg_sq_bytes) /
+                           plan->optimizer_shards;
   /* the routed experts' states are sharded over the expert data-parallel group */
   double expert_optimizer_bytes =
       (plan->master_bytes + plan->exp_avg_bytes + plan->exp_avg_sq_bytes) /
@@ -420,14 +416,13 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
     st->parameters_bytes = plan->stage_weight_bytes[i];
     st->gradients_bytes = grad_bytes * st->parameters / plan->grad_shards;
     if (st->expert_parameters > 0.0) /* ZeRO-2/3 shard the experts' over the expert group */
-      st->gradients_bytes =
-          grad_bytes * ((st->parameters - st->expert_parameters) / plan->grad_shards +
-                        st->expert_parameters / plan->expert_grad_shards);
+      st->gradients_bytes = grad_bytes *
+                            ((st->parameters - st->expert_parameters) / plan->grad_shards +
+                             st->expert_parameters / plan->expert_grad_shards);
     st->optimizer_bytes = optimizer_bytes * st->parameters;
     if (plan->stage_expert_parameters[i] > 0.0)
-      st->optimizer_bytes =
-          optimizer_bytes * (st->parameters - plan->stage_expert_parameters[i]) +
-          expert_optimizer_bytes * plan->stage_expert_parameters[i];
+      st->optimizer_bytes = optimizer_bytes * (st->parameters - plan->stage_expert_parameters[i]) +
+                            expert_optimizer_bytes * plan->stage_expert_parameters[i];
     st->activation_bytes_per_layer =
         run->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP ? op_saved_bytes(plan) : full_layer;
     st->inflight_microbatches = inflight;
@@ -438,29 +433,24 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
       st->input_ids_bytes = 8.0 * sb * h / t * inflight;
       /* Embedding dropout: 1-byte mask of the (SP-scattered) output. */
       if (src->hidden_dropout > 0.0)
-        st->embedding_dropout_bytes =
-            sb * h / (l->sp ? t : 1.0) * inflight;
+        st->embedding_dropout_bytes = sb * h / (l->sp ? t : 1.0) * inflight;
     }
-    st->activations_bytes =
-        stage_layer_activations(plan, i, inflight, full_layer, moe_layer) +
-        st->embedding_dropout_bytes;
+    st->activations_bytes = stage_layer_activations(plan, i, inflight, full_layer, moe_layer) +
+                            st->embedding_dropout_bytes;
     if (i == last && m->mtp_num_layers > 0) /* the MTP layers, with their inputs */
-      st->activations_bytes += inflight * (double)m->mtp_num_layers *
-                               ((plan->mtp_layer_is_moe ? moe_layer : full_layer) +
-                                8.0 * sb * h / (l->sp ? t : 1.0));
+      st->activations_bytes +=
+          inflight * (double)m->mtp_num_layers *
+          ((plan->mtp_layer_is_moe ? moe_layer : full_layer) + 8.0 * sb * h / (l->sp ? t : 1.0));
     /* Final-norm output and fp32 logits, 4sbh(1 + v/h)/t, one microbatch. */
     st->logits_bytes = 0.0;
-    if (ce == PTSIM_CE_EVERY_STAGE || i == last)
-      st->logits_bytes = 4.0 * sb * (h + v) / t;
+    if (ce == PTSIM_CE_EVERY_STAGE || i == last) st->logits_bytes = 4.0 * sb * (h + v) / t;
     if (i == last && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
       st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
     st->other_bytes = st->input_ids_bytes + st->logits_bytes;
     st->unsharded_bytes = unsharded_bytes(plan, i);
-    st->total_bytes = st->parameters_bytes + st->gradients_bytes +
-                      st->optimizer_bytes + st->activations_bytes +
-                      st->other_bytes + st->unsharded_bytes;
-    if (st->total_bytes > out->stages[out->peak_stage].total_bytes)
-      out->peak_stage = i;
+    st->total_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
+                      st->activations_bytes + st->other_bytes + st->unsharded_bytes;
+    if (st->total_bytes > out->stages[out->peak_stage].total_bytes) out->peak_stage = i;
   }
 
   {

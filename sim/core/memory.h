@@ -28,27 +28,27 @@ typedef enum {
 
 /* One pipeline stage (one GPU of it).  Bytes are per GPU. */
 typedef struct {
-  int64_t first_layer, num_layers;    /* transformer layers on this stage */
-  int has_embedding, has_lm_head;     /* input embedding / output layer here */
-  double parameters;                  /* parameter count held by this GPU */
-  double expert_parameters;           /* of them the local routed experts' (MoE) */
-  double parameters_bytes;            /* weights (2 B/param bf16/fp16) */
-  double gradients_bytes;             /* main grads (4 B fp32 or 2 B) */
-  double optimizer_bytes;             /* master weights + Adam m, v (12 B, sharded) */
-  double activations_bytes;           /* saved activations, all in-flight
-                                       * microbatches (includes the
-                                       * embedding dropout mask on stage 0) */
-  double activation_bytes_per_layer;  /* one (dense) layer, one microbatch,
-                                       * stored in full (no full recompute;
-                                       * per-op checkpointing: its kept set) */
-  double embedding_dropout_bytes;     /* stage 0, hidden dropout > 0: 1-byte
-                                       * mask of the embedding output, all
-                                       * in-flight microbatches (part of
-                                       * activations_bytes) */
-  double inflight_microbatches;       /* microbatches whose activations are held */
-  double input_ids_bytes;             /* int64 input ids for in-flight microbatches */
-  double logits_bytes;                /* fp32 logits / cross-entropy buffers */
-  double other_bytes;                 /* input_ids + logits */
+  int64_t first_layer, num_layers;   /* transformer layers on this stage */
+  int has_embedding, has_lm_head;    /* input embedding / output layer here */
+  double parameters;                 /* parameter count held by this GPU */
+  double expert_parameters;          /* of them the local routed experts' (MoE) */
+  double parameters_bytes;           /* weights (2 B/param bf16/fp16) */
+  double gradients_bytes;            /* main grads (4 B fp32 or 2 B) */
+  double optimizer_bytes;            /* master weights + Adam m, v (12 B, sharded) */
+  double activations_bytes;          /* saved activations, all in-flight
+                                      * microbatches (includes the
+                                      * embedding dropout mask on stage 0) */
+  double activation_bytes_per_layer; /* one (dense) layer, one microbatch,
+                                      * stored in full (no full recompute;
+                                      * per-op checkpointing: its kept set) */
+  double embedding_dropout_bytes;    /* stage 0, hidden dropout > 0: 1-byte
+                                      * mask of the embedding output, all
+                                      * in-flight microbatches (part of
+                                      * activations_bytes) */
+  double inflight_microbatches;      /* microbatches whose activations are held */
+  double input_ids_bytes;            /* int64 input ids for in-flight microbatches */
+  double logits_bytes;               /* fp32 logits / cross-entropy buffers */
+  double other_bytes;                /* input_ids + logits */
   /* ZeRO-2/3: the units gathered at once and the unsharded gradients of
    * the units in backward (0 otherwise; plan.c "Sharding") */
   double unsharded_bytes;
@@ -58,17 +58,17 @@ typedef struct {
 typedef struct {
   int64_t num_stages;
   PtsimStageMemory stages[PTSIM_MAX_STAGES];
-  int64_t peak_stage;        /* index of the stage with the largest total */
-  double parameters_bytes;   /* the peak stage's terms, for reporting */
+  int64_t peak_stage;      /* index of the stage with the largest total */
+  double parameters_bytes; /* the peak stage's terms, for reporting */
   double gradients_bytes;
   double optimizer_bytes;
   double activations_bytes;
   double other_bytes;
   double unsharded_bytes;
   double total_bytes;
-  double capacity_bytes;     /* the GPU's memory */
-  double usage_fraction;     /* total / capacity */
-  int fits;                  /* usage_fraction <= settings.memory_threshold */
+  double capacity_bytes; /* the GPU's memory */
+  double usage_fraction; /* total / capacity */
+  int fits;              /* usage_fraction <= settings.memory_threshold */
 } PtsimMemoryEstimate;
 
 /* ---- building blocks (exposed for tests and for the lifetimes module) ---- */
@@ -79,8 +79,7 @@ typedef struct {
  * settings.recompute_modules are not kept (core_attn: the s x s attention
  * tensors when flash attention is off; mlp: the MLP's intermediates;
  * layernorm: the norm outputs of Megatron's local layers). */
-PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan,
-                                                    int keep_scores);
+PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan, int keep_scores);
 
 /* Bytes torch's per-op selective checkpointing (PTSIM_RECOMPUTE_SELECTIVE_OP)
  * keeps of one dense layer for one microbatch on one GPU: the block's
@@ -90,8 +89,7 @@ PTSIM_HD double ptsim_memory_layer_op_saved_bytes(const PtsimPlan *plan);
 
 /* The same for one MoE layer of a mixture-of-experts model, at the plan's
  * expert load (its experts' rows scale with it). */
-PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan,
-                                                        int keep_scores);
+PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan, int keep_scores);
 
 /* What a replay of the job through the caching-allocator emulation must
  * hold at once on the stage holding the most (lifetimes.h): its weights,
@@ -103,8 +101,7 @@ PTSIM_HD double ptsim_memory_held_floor_bytes(const PtsimMemoryEstimate *m);
 
 /* Fills *out from the plan of a validated job (the per-stage layers,
  * parameters and in-flight microbatches are the plan's).  Never fails. */
-PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan,
-                                    PtsimCrossEntropyConvention ce,
+PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConvention ce,
                                     PtsimMemoryEstimate *out);
 
 #endif /* PTSIM_MEMORY_H */

@@ -150,8 +150,7 @@ static PTSIM_HD double plan_mlp_parameters(const PtsimModel *m, int64_t width, i
 
 PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp) {
   if (model->multi_latent_attention)
-    return plan_mla_parameters(model, tp) +
-           plan_mlp_parameters(model, model->ffn_hidden_size, tp) +
+    return plan_mla_parameters(model, tp) + plan_mlp_parameters(model, model->ffn_hidden_size, tp) +
            2.0 * plan_norm_parameters(model);
   double h = (double)model->hidden_size;
   double hf = (double)model->ffn_hidden_size;
@@ -204,7 +203,7 @@ static PTSIM_HD double plan_attention_parameters(const PtsimModel *m, int64_t tp
  * tp, router replicated, shared experts over tp, E/ep routed experts over
  * etp; *experts (may be NULL) receives the routed experts' part. */
 PTSIM_HD static double moe_layer_parameters(const PtsimModel *model, int64_t tp, int64_t ep,
-                                                int64_t etp, double *experts) {
+                                            int64_t etp, double *experts) {
   double h = (double)model->hidden_size, e = (double)model->num_experts;
   /* Megatron's grouped experts carry no biases unless asked; the routed
    * experts are E/ep MLPs split over etp; router (E x h) replicated. */
@@ -214,8 +213,8 @@ PTSIM_HD static double moe_layer_parameters(const PtsimModel *model, int64_t tp,
                             (model->moe_shared_expert_gate ? h : 0.0)
                       : 0.0;
   if (experts) *experts = routed;
-  return plan_attention_parameters(model, tp) + 2.0 * plan_norm_parameters(model) + e * h +
-         shared + routed;
+  return plan_attention_parameters(model, tp) + 2.0 * plan_norm_parameters(model) + e * h + shared +
+         routed;
 }
 
 /* The MTP block beside one layer of `layer` parameters: two norms of the
@@ -244,7 +243,8 @@ PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, 
   all = n_dense * dense + n_moe * moe + base;
   act = n_dense * dense + n_moe * (moe - routed + used) + base;
   if (ptsim_plan_has_learned_positions(model)) {
-    double rows = (double)(model->max_position_embeddings > 0 ? model->max_position_embeddings : seq);
+    double rows = (double)(model->max_position_embeddings > 0 ? model->max_position_embeddings
+                                                              : seq);
     all += rows * h;
     act += rows * h;
   }
@@ -326,8 +326,9 @@ static PTSIM_HD void plan_state_bytes(PtsimPlan *plan) {
   plan->exp_avg_bytes = (double)run->exp_avg_bytes;
   plan->exp_avg_sq_bytes = (double)run->exp_avg_sq_bytes;
   plan->optimizer_shards = l->distributed_optimizer
-                               ? (double)(l->dp * l->cp) /
-                                     (double)(l->optimizer_instances > 0 ? l->optimizer_instances : 1)
+                               ? (double)(l->dp * l->cp) / (double)(l->optimizer_instances > 0
+                                                                        ? l->optimizer_instances
+                                                                        : 1)
                                : 1.0;
   plan->expert_optimizer_shards =
       l->distributed_optimizer
@@ -349,9 +350,9 @@ PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64
   /* virtual stage vs: every one `per` layers but the very first and last */
   vs = ptsim_schedule_vstage_of(&plan->vstages, (int32_t)stage, (int32_t)chunk);
   *first = vs * per - (vs > 0 ? per - plan->first_chunk_layers : 0);
-  *count = vs == 0                            ? plan->first_chunk_layers
+  *count = vs == 0                          ? plan->first_chunk_layers
            : vs == plan->num_stages * v - 1 ? plan->last_chunk_layers
-                                              : per;
+                                            : per;
 }
 
 /* The MoE quantities of the plan (all 0 for a dense model). */
@@ -364,15 +365,15 @@ static PTSIM_HD void plan_moe(PtsimPlan *out) {
   out->local_experts = m->num_experts > 0 ? m->num_experts / ep : 0;
   out->moe_layer_parameters = out->moe_expert_parameters = 0.0;
   if (m->num_experts > 0)
-    out->moe_layer_parameters =
-        moe_layer_parameters(m, l->tp, ep, etp, &out->moe_expert_parameters);
+    out->moe_layer_parameters = moe_layer_parameters(m, l->tp, ep, etp,
+                                                     &out->moe_expert_parameters);
   out->expert_load = run->moe_capacity_factor > 0.0 ? run->moe_capacity_factor : 1.0;
   out->mtp_layer_is_moe = ptsim_plan_is_moe_layer(m, m->num_layers - 1);
-  out->mtp_parameters =
-      m->mtp_num_layers > 0
-          ? plan_mtp_parameters(m, l->tp, out->mtp_layer_is_moe ? out->moe_layer_parameters
-                                                                : out->layer_parameters)
-          : 0.0;
+  out->mtp_parameters = m->mtp_num_layers > 0
+                            ? plan_mtp_parameters(m, l->tp,
+                                                  out->mtp_layer_is_moe ? out->moe_layer_parameters
+                                                                        : out->layer_parameters)
+                            : 0.0;
   /* the MTP layers embed the shifted tokens on the last stage: with pp > 1
    * it keeps a copy of the word embedding (tied ones have it already) */
   if (m->mtp_num_layers > 0 && l->pp > 1 && !m->tied_embeddings)
@@ -468,14 +469,18 @@ static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
                    plan->job.hw.peak_fp8_flops > 0.0;
   double word_embedding = (double)m->hidden_size * (double)m->vocab_size / (double)l->tp;
   double matrices = plan_layer_matrices(m, l->tp);
-  double matrix_bytes = fp8_gather ? (run->fp8_recipe == PTSIM_FP8_MXFP8 ? 1.0 + 1.0 / 32.0 : 1.0) : 2.0;
+  double matrix_bytes = fp8_gather ? (run->fp8_recipe == PTSIM_FP8_MXFP8 ? 1.0 + 1.0 / 32.0 : 1.0)
+                                   : 2.0;
   int experts = m->num_experts > 0;
   /* an MoE layer's matrices: all but its norms and the router */
   double moe_matrices = experts ? plan->moe_layer_parameters - 2.0 * plan_norm_parameters(m) -
                                       (double)(m->num_experts * m->hidden_size)
                                 : 0.0;
   int k;
-  plan->zero_stage = params ? 3 : l->sharding == PTSIM_SHARDING_GRADS ? 2 : l->distributed_optimizer ? 1 : 0;
+  plan->zero_stage = params                                ? 3
+                     : l->sharding == PTSIM_SHARDING_GRADS ? 2
+                     : l->distributed_optimizer            ? 1
+                                                           : 0;
   plan->sync_once = params && torch && l->pp > 1;
   plan->weight_shards = params ? plan->optimizer_shards : 1.0;
   plan->grad_shards = plan->zero_stage >= 2 && !plan->sync_once ? plan->optimizer_shards : 1.0;
@@ -483,15 +488,17 @@ static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
   plan->param_gather_hidden = plan->zero_stage < 3 ? run->overlap_param_gather : 0;
   plan->gather_forward = params && !plan->sync_once;
   plan->gather_backward = params && run->reshard_after_forward != PTSIM_RESHARD_NEVER;
-  plan->gather_backward_head = plan->gather_backward && run->reshard_after_forward == PTSIM_RESHARD_ALWAYS;
+  plan->gather_backward_head = plan->gather_backward &&
+                               run->reshard_after_forward == PTSIM_RESHARD_ALWAYS;
   plan->reduce_backward = plan->zero_stage >= 2 && !plan->sync_once;
   plan->replicate_backward = plan->reduce_backward && torch && n > 1;
   plan->unit_parameters[PTSIM_UNIT_LAYER] = plan->layer_parameters;
   plan->unit_parameters[PTSIM_UNIT_EMBEDDING] =
-      word_embedding + (ptsim_plan_has_learned_positions(m)
-                            ? (double)(m->max_position_embeddings > 0 ? m->max_position_embeddings : l->seq) *
-                                  (double)m->hidden_size
-                            : 0.0);
+      word_embedding +
+      (ptsim_plan_has_learned_positions(m)
+           ? (double)(m->max_position_embeddings > 0 ? m->max_position_embeddings : l->seq) *
+                 (double)m->hidden_size
+           : 0.0);
   plan->unit_parameters[PTSIM_UNIT_HEAD] =
       plan_norm_parameters(m) + (!m->tied_embeddings || l->pp > 1 ? word_embedding : 0.0) +
       plan->mtp_parameters;
@@ -499,8 +506,8 @@ static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
   for (k = 0; k < PTSIM_UNIT_KINDS; k++) plan->unit_expert_parameters[k] = 0.0;
   plan->unit_expert_parameters[PTSIM_UNIT_MOE_LAYER] = plan->moe_expert_parameters;
   if (plan->mtp_layer_is_moe)
-    plan->unit_expert_parameters[PTSIM_UNIT_HEAD] =
-        (double)m->mtp_num_layers * plan->moe_expert_parameters;
+    plan->unit_expert_parameters[PTSIM_UNIT_HEAD] = (double)m->mtp_num_layers *
+                                                    plan->moe_expert_parameters;
   for (k = 0; k < PTSIM_UNIT_KINDS; k++) {
     plan->unit_gather_bytes[k] = 2.0 * plan->unit_parameters[k];
     plan->unit_reduce_bytes[k] = plan->grad_bytes * plan->unit_parameters[k];
@@ -508,8 +515,8 @@ static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
   }
   plan->unit_gather_bytes[PTSIM_UNIT_LAYER] += matrices * (matrix_bytes - 2.0);
   plan->unit_gather_bytes[PTSIM_UNIT_MOE_LAYER] += moe_matrices * (matrix_bytes - 2.0);
-  plan->unit_gather_bytes[PTSIM_UNIT_HEAD] +=
-      plan->unit_expert_parameters[PTSIM_UNIT_HEAD] * (matrix_bytes - 2.0);
+  plan->unit_gather_bytes[PTSIM_UNIT_HEAD] += plan->unit_expert_parameters[PTSIM_UNIT_HEAD] *
+                                              (matrix_bytes - 2.0);
   plan->unit_grad_buffer_bytes = plan->grad_bytes + (torch ? 2.0 : 0.0);
   plan->expert_weight_shards = params ? plan->expert_optimizer_shards : 1.0;
   plan->expert_grad_shards =
@@ -537,8 +544,8 @@ static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
 
 /* ---- in-flight microbatches ---- */
 
-PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, int64_t m,
-                                            int64_t v, int64_t stage) {
+PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, int64_t m, int64_t v,
+                                            int64_t stage) {
   int64_t held;
   switch (schedule) {
   case PTSIM_SCHEDULE_GPIPE:
@@ -582,8 +589,7 @@ PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, i
  * p - (p-1)/v. */
 static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t chunks) {
   const PtsimLayout *l = &plan->job.layout;
-  if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED && l->vp > 1)
-    return (double)chunks / (double)l->vp;
+  if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED && l->vp > 1) return (double)chunks / (double)l->vp;
   return (double)chunks;
 }
 
@@ -621,8 +627,9 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
       memset(&out->groups[k], 0, sizeof out->groups[k]);
   for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_layers[s] = 0;
   if (l->account_embedding || l->account_loss) {
-    if (ptsim_plan_split_accounted(l->pp, out->num_chunks, job->model.num_layers, l->account_embedding,
-                                   l->account_loss, out->stage_layers, &chunk) != 0)
+    if (ptsim_plan_split_accounted(l->pp, out->num_chunks, job->model.num_layers,
+                                   l->account_embedding, l->account_loss, out->stage_layers,
+                                   &chunk) != 0)
       for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_layers[s] = 0;
   } else if (ptsim_plan_split_stages(l->pp, job->model.num_layers, l->first_stage_layers,
                                      l->last_stage_layers, out->stage_layers) != 0) {
@@ -632,9 +639,10 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
     int active = s < l->pp;
     out->stage_first_layer[s] = active ? first : 0;
     /* One chunk per stage: the chunk is the stage, accounted or not. */
-    out->chunk_layers[s] = !active                ? 0
-                           : chunk > 0 && out->num_chunks > 1 ? chunk
-                                                  : out->stage_layers[s] / out->num_chunks;
+    out->chunk_layers[s] = !active ? 0
+                           : chunk > 0 && out->num_chunks > 1
+                               ? chunk
+                               : out->stage_layers[s] / out->num_chunks;
     if (active) first += out->stage_layers[s];
   }
   out->first_chunk_layers = out->chunk_layers[0];

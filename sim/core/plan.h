@@ -42,14 +42,14 @@
 #define PTSIM_UNIT_KINDS 4
 
 typedef struct {
-  PtsimJob job;               /* the validated job this plan was built from */
-  int64_t num_stages;         /* p = pp */
-  int64_t num_chunks;         /* v: model chunks per stage (vp; 1 when vp < 1; validation
-                                 makes vp > 1 the interleaved schedule's alone) */
-  int64_t num_microbatches;   /* m = gbs / (mbs * dp); 0 when mbs * dp <= 0 */
-  int32_t schedule_items;     /* items per stage of the schedule's order, or a
-                                 negative PTSIM_SCHEDULE_ERR_* when the
-                                 schedule cannot be built for (p, m, v) */
+  PtsimJob job;             /* the validated job this plan was built from */
+  int64_t num_stages;       /* p = pp */
+  int64_t num_chunks;       /* v: model chunks per stage (vp; 1 when vp < 1; validation
+                               makes vp > 1 the interleaved schedule's alone) */
+  int64_t num_microbatches; /* m = gbs / (mbs * dp); 0 when mbs * dp <= 0 */
+  int32_t schedule_items;   /* items per stage of the schedule's order, or a
+                               negative PTSIM_SCHEDULE_ERR_* when the
+                               schedule cannot be built for (p, m, v) */
   /* Where the pp x vp virtual stages run (schedule.h): per chunk of each
    * stage its virtual stage and the stages and chunks of the ones before
    * and after it; the stages of the first and the last.  The one placement
@@ -58,10 +58,10 @@ typedef struct {
    * PTSIM_MAX_VSTAGES (else schedule_items says so and nothing runs a
    * schedule); p, v and the ends' stages always. */
   PtsimVstages vstages;
-  int64_t tokens;             /* T = mbs * seq / cp: one microbatch on one CP rank */
-  int64_t local_seq;          /* s / cp: one sequence's tokens on one CP rank */
-  double tokens_sp;           /* T / tp with sequence parallelism, else T */
-  double layer_parameters;    /* one transformer layer on one TP rank */
+  int64_t tokens;          /* T = mbs * seq / cp: one microbatch on one CP rank */
+  int64_t local_seq;       /* s / cp: one sequence's tokens on one CP rank */
+  double tokens_sp;        /* T / tp with sequence parallelism, else T */
+  double layer_parameters; /* one transformer layer on one TP rank */
   /* The group of each PtsimGroupKind holding rank 0 (topology.h), placed in
    * Megatron-LM's rank order on the profile's nodes.  The expert groups
    * (PTSIM_GROUP_ETP and after) are all zero for a model with neither
@@ -76,7 +76,7 @@ typedef struct {
    * the first chunk of stage 0 / the last chunk of the last stage; these
    * hold those two chunks' layers (chunk_layers of their stage otherwise). */
   int64_t first_chunk_layers, last_chunk_layers;
-  int64_t head_dim;           /* d: kv_channels, or h / a */
+  int64_t head_dim; /* d: kv_channels, or h / a */
   /* Bytes per parameter of the model states on one GPU (precision and
    * optimizer options resolved once): the main-grad buffer, the master
    * weights and Adam's two moments; the optimizer states are sharded over
@@ -88,22 +88,22 @@ typedef struct {
    * shard group is the optimizer's: dp*cp ranks, or dp*cp / instances
    * consecutive ones with the replicas (HSDP, or Megatron's distributed-
    * optimizer instances) in replicate_group (size 1 without). */
-  int32_t zero_stage;         /* 0 replicated, 1 optimizer states sharded, 2 + gradients,
-                                 3 + parameters */
-  double weight_shards;       /* ranks the persistent weights are split over (1: whole) */
-  double grad_shards;         /* ranks the kept gradients are split over (1: whole) */
-  int32_t sync_once;          /* 1: gradients reduced after the last micro-batch only and
-                                 parameters kept gathered all step (torch under PP) */
-  int32_t grad_sync_overlap;  /* 1: the step-end gradient reduction starts at each chunk's
-                                 last backward (else after the stage's last item) */
-  int32_t param_gather_hidden;/* 1: the step-end parameter all-gather overlaps the next
-                                 forward (Megatron's --overlap-param-gather) */
+  int32_t zero_stage;          /* 0 replicated, 1 optimizer states sharded, 2 + gradients,
+                                  3 + parameters */
+  double weight_shards;        /* ranks the persistent weights are split over (1: whole) */
+  double grad_shards;          /* ranks the kept gradients are split over (1: whole) */
+  int32_t sync_once;           /* 1: gradients reduced after the last micro-batch only and
+                                  parameters kept gathered all step (torch under PP) */
+  int32_t grad_sync_overlap;   /* 1: the step-end gradient reduction starts at each chunk's
+                                  last backward (else after the stage's last item) */
+  int32_t param_gather_hidden; /* 1: the step-end parameter all-gather overlaps the next
+                                  forward (Megatron's --overlap-param-gather) */
   /* What every schedule item does with its units' collectives: */
-  int32_t gather_forward;     /* a forward all-gathers each unit first */
-  int32_t gather_backward;    /* a backward all-gathers each unit (resharded after forward) */
+  int32_t gather_forward;       /* a forward all-gathers each unit first */
+  int32_t gather_backward;      /* a backward all-gathers each unit (resharded after forward) */
   int32_t gather_backward_head; /* ... the output unit too (not under RESHARD_BUT_LAST) */
-  int32_t reduce_backward;    /* a backward reduce-scatters each unit's gradients */
-  int32_t replicate_backward; /* ... and all-reduces the shard over the replicas */
+  int32_t reduce_backward;      /* a backward reduce-scatters each unit's gradients */
+  int32_t replicate_backward;   /* ... and all-reduces the shard over the replicas */
   double unit_parameters[PTSIM_UNIT_KINDS];   /* one GPU's share before sharding (TP split) */
   double unit_gather_bytes[PTSIM_UNIT_KINDS]; /* gathered unit, as its all-gather moves it */
   double unit_reduce_bytes[PTSIM_UNIT_KINDS]; /* its unsharded gradient, in the reduce dtype */
@@ -130,7 +130,7 @@ typedef struct {
    * its first step with Adam's states, and reads the gradients in place
    * (decoupled_grad) instead of from fp32 copies. */
   int lazy_masters;
-  double stage_parameters[PTSIM_MAX_STAGES];   /* parameters one GPU of it holds */
+  double stage_parameters[PTSIM_MAX_STAGES]; /* parameters one GPU of it holds */
   /* Bytes of model weights one GPU of it holds: 2 per parameter (bf16/fp16),
    * plus under fp8 Transformer Engine's fp8 copy and its transpose of every
    * transformer-layer weight matrix (see plan.c); under ZeRO-3 only the
@@ -146,17 +146,17 @@ typedef struct {
    * layer_parameters).  The expert part of a GPU's parameters is sharded
    * over etp x ep and its optimizer states over edp (expert_optimizer_shards),
    * the rest as a dense model's (over tp, and dp x cp). */
-  int64_t local_experts;            /* E / ep */
-  double moe_layer_parameters;      /* one MoE layer on one GPU, experts included */
-  double moe_expert_parameters;     /* of which its local routed experts */
-  double expert_optimizer_shards;   /* edp / instances (distributed optimizer), else 1 */
+  int64_t local_experts;          /* E / ep */
+  double moe_layer_parameters;    /* one MoE layer on one GPU, experts included */
+  double moe_expert_parameters;   /* of which its local routed experts */
+  double expert_optimizer_shards; /* edp / instances (distributed optimizer), else 1 */
   /* The busiest EP rank's routed tokens over the balanced share, which the
    * slowest rank's grouped GEMMs and all-to-alls scale with: 1 when
    * dropless (the balanced load the router's balancing aims at), the
    * capacity factor when one bounds every expert (deterministic mode; the
    * Monte-Carlo mode samples it, workload.h). */
   double expert_load;
-  int64_t stage_moe_layers[PTSIM_MAX_STAGES];   /* MoE layers of each stage */
+  int64_t stage_moe_layers[PTSIM_MAX_STAGES];       /* MoE layers of each stage */
   double stage_expert_parameters[PTSIM_MAX_STAGES]; /* routed-expert parameters of one GPU */
   /* MoE layers of each virtual stage (vstages says where it runs), for
    * the first min(pp*vp, PTSIM_MAX_VSTAGES) of them: all of an MoE model's
@@ -258,8 +258,8 @@ PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, 
  * form; schedule.h draws the orders it counts.  m <= 0, an unknown batch:
  * as many as enough microbatches give.  The one in-flight rule: the plan's
  * inflight_microbatches and the allocator replay's live pairs are it. */
-PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, int64_t m,
-                                            int64_t v, int64_t stage);
+PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, int64_t m, int64_t v,
+                                            int64_t stage);
 
 /* First layer and layer count of model chunk `chunk` of stage `stage` (its
  * virtual stage's place in the model; vp > 1 needs the plan's vstages

@@ -29,8 +29,8 @@
 typedef struct {
   uint32_t counter[4];
   uint32_t key[2];
-  uint32_t out[4];   /* the current block of 4 outputs */
-  int32_t used;      /* outputs of `out` consumed (4: draw a new block) */
+  uint32_t out[4]; /* the current block of 4 outputs */
+  int32_t used;    /* outputs of `out` consumed (4: draw a new block) */
 #if defined(__CUDACC__)
   curandStatePhilox4_32_10_t curand;
 #endif

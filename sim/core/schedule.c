@@ -83,21 +83,21 @@ PTSIM_HD static int32_t min_i32(int32_t x, int32_t y) { return x < y ? x : y; }
 /* Warm-up forwards of `stage` (forwards before its first backward), or an
  * error code.  GPipe: m. */
 PTSIM_HD static int32_t warmup_items(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
-                                       int32_t stage) {
+                                     int32_t stage) {
   int32_t rc = ptsim_schedule_check(kind, p, m, v);
   if (rc != 0) return rc;
   if (stage < 0 || stage >= p) return PTSIM_SCHEDULE_ERR_ARGS;
   switch (kind) {
-    case PTSIM_SCHEDULE_GPIPE:
-      return m;
-    case PTSIM_SCHEDULE_INTERLEAVED:
-      /* Megatron-LM get_pp_rank_microbatches, group size p: two per later
-       * stage, plus (v-1) groups of p so every chunk is primed. */
-      return min_i32((p - stage - 1) * 2 + (v - 1) * p, m * v);
-    case PTSIM_SCHEDULE_1F1B:
-    case PTSIM_SCHEDULE_ZB_H1:
-    default:
-      return min_i32(p - stage - 1, m);
+  case PTSIM_SCHEDULE_GPIPE:
+    return m;
+  case PTSIM_SCHEDULE_INTERLEAVED:
+    /* Megatron-LM get_pp_rank_microbatches, group size p: two per later
+     * stage, plus (v-1) groups of p so every chunk is primed. */
+    return min_i32((p - stage - 1) * 2 + (v - 1) * p, m * v);
+  case PTSIM_SCHEDULE_1F1B:
+  case PTSIM_SCHEDULE_ZB_H1:
+  default:
+    return min_i32(p - stage - 1, m);
   }
 }
 
@@ -115,9 +115,7 @@ PTSIM_HD static void put(PtsimScheduleItem *out, int32_t *n, int32_t kind, int32
 PTSIM_HD static int32_t virtual_mb(int32_t p, int32_t v, int32_t k) {
   return (k / (p * v)) * p + k % p;
 }
-PTSIM_HD static int32_t virtual_chunk(int32_t p, int32_t v, int32_t k) {
-  return (k / p) % v;
-}
+PTSIM_HD static int32_t virtual_chunk(int32_t p, int32_t v, int32_t k) { return (k / p) % v; }
 
 PTSIM_HD static int32_t build_gpipe(int32_t m, PtsimScheduleItem *out) {
   int32_t n = 0, k;
@@ -137,17 +135,14 @@ PTSIM_HD static int32_t build_one_f_one_b(int32_t p, int32_t m, int32_t v, int32
   for (k = 0; k < total - w; k++) {
     int32_t f = k + w;
     put(out, &n, PTSIM_SCHEDULE_ITEM_FORWARD, virtual_mb(p, v, f), virtual_chunk(p, v, f));
-    put(out, &n, PTSIM_SCHEDULE_ITEM_BACKWARD, virtual_mb(p, v, k),
-        v - 1 - virtual_chunk(p, v, k));
+    put(out, &n, PTSIM_SCHEDULE_ITEM_BACKWARD, virtual_mb(p, v, k), v - 1 - virtual_chunk(p, v, k));
   }
   for (k = total - w; k < total; k++)
-    put(out, &n, PTSIM_SCHEDULE_ITEM_BACKWARD, virtual_mb(p, v, k),
-        v - 1 - virtual_chunk(p, v, k));
+    put(out, &n, PTSIM_SCHEDULE_ITEM_BACKWARD, virtual_mb(p, v, k), v - 1 - virtual_chunk(p, v, k));
   return n;
 }
 
-PTSIM_HD static int32_t build_zb_h1(int32_t m, int32_t stage, int32_t w,
-                                    PtsimScheduleItem *out) {
+PTSIM_HD static int32_t build_zb_h1(int32_t m, int32_t stage, int32_t w, PtsimScheduleItem *out) {
   int32_t n = 0, k, weights = 0;
   for (k = 0; k < w; k++) put(out, &n, PTSIM_SCHEDULE_ITEM_FORWARD, k, 0);
   for (k = 0; k < m; k++) {
@@ -163,8 +158,7 @@ PTSIM_HD static int32_t build_zb_h1(int32_t m, int32_t stage, int32_t w,
 }
 
 PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
-                                      int32_t stage, PtsimScheduleItem *out,
-                                      int32_t capacity) {
+                                      int32_t stage, PtsimScheduleItem *out, int32_t capacity) {
   int32_t n = ptsim_schedule_num_items(kind, p, m, v);
   int32_t w;
   if (n < 0) return n;
@@ -172,14 +166,14 @@ PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, 
   if (capacity < n) return PTSIM_SCHEDULE_ERR_CAPACITY;
   w = warmup_items(kind, p, m, v, stage);
   switch (kind) {
-    case PTSIM_SCHEDULE_GPIPE:
-      return build_gpipe(m, out);
-    case PTSIM_SCHEDULE_ZB_H1:
-      return build_zb_h1(m, stage, w, out);
-    case PTSIM_SCHEDULE_1F1B:
-    case PTSIM_SCHEDULE_INTERLEAVED:
-    default:
-      return build_one_f_one_b(p, m, v, w, out);
+  case PTSIM_SCHEDULE_GPIPE:
+    return build_gpipe(m, out);
+  case PTSIM_SCHEDULE_ZB_H1:
+    return build_zb_h1(m, stage, w, out);
+  case PTSIM_SCHEDULE_1F1B:
+  case PTSIM_SCHEDULE_INTERLEAVED:
+  default:
+    return build_one_f_one_b(p, m, v, w, out);
   }
 }
 
@@ -298,7 +292,8 @@ PTSIM_HD int32_t ptsim_schedule_index_of(const PtsimScheduleShape *sh, int32_t i
     int32_t steady = m - w;
     if (forward) return mb < w ? mb : zb_group_start(sh, mb - w);
     if (!weight) return zb_group_start(sh, mb) + (mb < steady);
-    if (mb + sh->stage < m) return zb_group_start(sh, mb + sh->stage) + (mb + sh->stage < steady) + 1;
+    if (mb + sh->stage < m)
+      return zb_group_start(sh, mb + sh->stage) + (mb + sh->stage < steady) + 1;
     return 2 * m + mb;
   }
   if (weight) return -1;
@@ -313,8 +308,9 @@ PTSIM_HD int32_t ptsim_schedule_last_index(const PtsimScheduleShape *sh, int32_t
   int32_t forward = item_kind == PTSIM_SCHEDULE_ITEM_FORWARD;
   if (sh->kind == PTSIM_SCHEDULE_GPIPE) return forward ? m - 1 : 2 * m - 1;
   if (sh->kind == PTSIM_SCHEDULE_ZB_H1)
-    return ptsim_schedule_index_of(sh, forward ? PTSIM_SCHEDULE_ITEM_FORWARD
-                                               : PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT,
+    return ptsim_schedule_index_of(sh,
+                                   forward ? PTSIM_SCHEDULE_ITEM_FORWARD
+                                           : PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT,
                                    m - 1, 0);
   /* 1F1B and interleaved: virtual microbatches in order, a B last */
   if (!forward) return sh->items - 1;
@@ -355,22 +351,22 @@ PTSIM_HD void ptsim_schedule_count_inflight(const PtsimScheduleItem *items, int3
   int32_t held_b = 0, held_w = 0, peak_b = 0, peak_w = 0, i;
   for (i = 0; i < n; i++) {
     switch (items[i].kind) {
-      case PTSIM_SCHEDULE_ITEM_FORWARD:
-        held_b += 1;
-        held_w += 1;
-        break;
-      case PTSIM_SCHEDULE_ITEM_BACKWARD:
-        held_b -= 1;
-        held_w -= 1;
-        break;
-      case PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT:
-        held_b -= 1;
-        break;
-      case PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT:
-        held_w -= 1;
-        break;
-      default:
-        break;
+    case PTSIM_SCHEDULE_ITEM_FORWARD:
+      held_b += 1;
+      held_w += 1;
+      break;
+    case PTSIM_SCHEDULE_ITEM_BACKWARD:
+      held_b -= 1;
+      held_w -= 1;
+      break;
+    case PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT:
+      held_b -= 1;
+      break;
+    case PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT:
+      held_w -= 1;
+      break;
+    default:
+      break;
     }
     if (held_b > peak_b) peak_b = held_b;
     if (held_w > peak_w) peak_w = held_w;
@@ -383,24 +379,22 @@ PTSIM_HD void ptsim_schedule_count_inflight(const PtsimScheduleItem *items, int3
 
 /* finish[] layout: [what][stage][chunk][microbatch], what 0 = F, 1 = B
  * (BACKWARD or BACKWARD_INPUT), 2 = W; -1 = not finished yet. */
-PTSIM_HD static int64_t finish_index(int32_t what, int32_t p, int32_t m, int32_t v,
-                                     int32_t stage, int32_t chunk, int32_t mb) {
+PTSIM_HD static int64_t finish_index(int32_t what, int32_t p, int32_t m, int32_t v, int32_t stage,
+                                     int32_t chunk, int32_t mb) {
   return (((int64_t)what * p + stage) * v + chunk) * m + mb;
 }
 
 /* When the dependency of `it` on `stage` finished: 0 when it has none, -1
  * when it has not finished yet. */
-PTSIM_HD static PtsimTime dependency_done(const PtsimTime *finish, const PtsimVstages *t,
-                                          int32_t m, int32_t stage,
-                                          const PtsimScheduleItem *it) {
+PTSIM_HD static PtsimTime dependency_done(const PtsimTime *finish, const PtsimVstages *t, int32_t m,
+                                          int32_t stage, const PtsimScheduleItem *it) {
   int32_t p = t->p, v = t->v, mb = it->microbatch, from_stage = stage;
   PtsimScheduleItem from;
   if (it->kind == PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT)
     return finish[finish_index(1, p, m, v, stage, it->chunk, mb)];
-  if (ptsim_schedule_input(t, stage, it, &from_stage, &from) == PTSIM_SCHEDULE_INPUT_NONE)
-    return 0;
-  return finish[finish_index(from.kind == PTSIM_SCHEDULE_ITEM_FORWARD ? 0 : 1, p, m, v,
-                             from_stage, from.chunk, mb)];
+  if (ptsim_schedule_input(t, stage, it, &from_stage, &from) == PTSIM_SCHEDULE_INPUT_NONE) return 0;
+  return finish[finish_index(from.kind == PTSIM_SCHEDULE_ITEM_FORWARD ? 0 : 1, p, m, v, from_stage,
+                             from.chunk, mb)];
 }
 
 PTSIM_HD int32_t ptsim_schedule_simulate_orders(const PtsimVstages *t, int32_t m,
@@ -420,8 +414,8 @@ PTSIM_HD int32_t ptsim_schedule_simulate_orders(const PtsimVstages *t, int32_t m
   PtsimTime step = 0;
   int32_t rc = 0;
 
-  if (p < 1 || m < 1 || v < 1 || orders == 0 || counts == 0 || finish == 0 || out == 0 ||
-      t_f < 0 || t_b < 0 || t_w < 0 || (t->count != 0 && t->count != p * v))
+  if (p < 1 || m < 1 || v < 1 || orders == 0 || counts == 0 || finish == 0 || out == 0 || t_f < 0 ||
+      t_b < 0 || t_w < 0 || (t->count != 0 && t->count != p * v))
     return PTSIM_SCHEDULE_ERR_ARGS;
   if (p > PTSIM_MAX_STAGES || (int64_t)m * v > PTSIM_SCHEDULE_MAX_VIRTUAL_MB)
     return PTSIM_SCHEDULE_ERR_TOO_LARGE;
@@ -469,29 +463,29 @@ PTSIM_HD int32_t ptsim_schedule_simulate_orders(const PtsimVstages *t, int32_t m
       if (ready < 0) break;
       start = ready > stage_free[s] ? ready : stage_free[s];
       switch (it->kind) {
-        case PTSIM_SCHEDULE_ITEM_FORWARD:
-          cost = t_f;
-          what = 0;
-          held_b[s] += 1;
-          held_w[s] += 1;
-          break;
-        case PTSIM_SCHEDULE_ITEM_BACKWARD:
-          cost = t_b + t_w;
-          what = 1;
-          held_b[s] -= 1;
-          held_w[s] -= 1;
-          break;
-        case PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT:
-          cost = t_b;
-          what = 1;
-          held_b[s] -= 1;
-          break;
-        case PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT:
-        default:
-          cost = t_w;
-          what = 2;
-          held_w[s] -= 1;
-          break;
+      case PTSIM_SCHEDULE_ITEM_FORWARD:
+        cost = t_f;
+        what = 0;
+        held_b[s] += 1;
+        held_w[s] += 1;
+        break;
+      case PTSIM_SCHEDULE_ITEM_BACKWARD:
+        cost = t_b + t_w;
+        what = 1;
+        held_b[s] -= 1;
+        held_w[s] -= 1;
+        break;
+      case PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT:
+        cost = t_b;
+        what = 1;
+        held_b[s] -= 1;
+        break;
+      case PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT:
+      default:
+        cost = t_w;
+        what = 2;
+        held_w[s] -= 1;
+        break;
       }
       stage_free[s] = start + cost;
       busy[s] += cost;
@@ -531,8 +525,7 @@ PTSIM_HD int32_t ptsim_schedule_simulate_orders(const PtsimVstages *t, int32_t m
 
 PTSIM_HD int32_t ptsim_schedule_simulate_uniform(PtsimSchedule kind, int32_t p, int32_t m,
                                                  int32_t v, PtsimTime t_f, PtsimTime t_b,
-                                                 PtsimTime t_w,
-                                                 const PtsimScheduleScratch *scratch,
+                                                 PtsimTime t_w, const PtsimScheduleScratch *scratch,
                                                  PtsimScheduleSimResult *out) {
   int32_t counts[PTSIM_MAX_STAGES];
   int32_t n = ptsim_schedule_num_items(kind, p, m, v);
@@ -549,21 +542,31 @@ PTSIM_HD int32_t ptsim_schedule_simulate_uniform(PtsimSchedule kind, int32_t p, 
     if (counts[s] < 0) return counts[s];
   }
   return ptsim_schedule_simulate_orders(&placement, m, scratch->orders, scratch->order_stride,
-                                        counts, t_f, t_b, t_w, scratch->finish,
-                                        scratch->finish_len, out);
+                                        counts, t_f, t_b, t_w, scratch->finish, scratch->finish_len,
+                                        out);
 }
 
 PTSIM_HD const char *ptsim_schedule_strerror(int32_t code) {
   switch (code) {
-    case 0: return "ok";
-    case PTSIM_SCHEDULE_ERR_ARGS: return "bad argument (p, m, v >= 1; stage in 0..p-1; buffers)";
-    case PTSIM_SCHEDULE_ERR_KIND: return "unknown pipeline schedule";
-    case PTSIM_SCHEDULE_ERR_VIRTUAL: return "virtual stages (vp > 1) need the interleaved schedule";
-    case PTSIM_SCHEDULE_ERR_DIVISIBLE: return "interleaved schedule needs microbatches divisible by pp";
-    case PTSIM_SCHEDULE_ERR_TOO_LARGE: return "pipeline too large (pp <= 128, microbatches * vp <= 65536)";
-    case PTSIM_SCHEDULE_ERR_CAPACITY: return "buffer too small";
-    case PTSIM_SCHEDULE_ERR_DEADLOCK: return "schedule deadlocks";
-    case PTSIM_SCHEDULE_ERR_VSTAGES: return "too many virtual stages (pp * vp <= 514)";
-    default: return "unknown error";
+  case 0:
+    return "ok";
+  case PTSIM_SCHEDULE_ERR_ARGS:
+    return "bad argument (p, m, v >= 1; stage in 0..p-1; buffers)";
+  case PTSIM_SCHEDULE_ERR_KIND:
+    return "unknown pipeline schedule";
+  case PTSIM_SCHEDULE_ERR_VIRTUAL:
+    return "virtual stages (vp > 1) need the interleaved schedule";
+  case PTSIM_SCHEDULE_ERR_DIVISIBLE:
+    return "interleaved schedule needs microbatches divisible by pp";
+  case PTSIM_SCHEDULE_ERR_TOO_LARGE:
+    return "pipeline too large (pp <= 128, microbatches * vp <= 65536)";
+  case PTSIM_SCHEDULE_ERR_CAPACITY:
+    return "buffer too small";
+  case PTSIM_SCHEDULE_ERR_DEADLOCK:
+    return "schedule deadlocks";
+  case PTSIM_SCHEDULE_ERR_VSTAGES:
+    return "too many virtual stages (pp * vp <= 514)";
+  default:
+    return "unknown error";
   }
 }

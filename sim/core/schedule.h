@@ -83,28 +83,28 @@
 #define PTSIM_SCHEDULE_MAX_ITEMS (3 * PTSIM_SCHEDULE_MAX_VIRTUAL_MB)
 
 /* Error codes (all negative). */
-#define PTSIM_SCHEDULE_ERR_ARGS (-1)          /* p, m or v < 1, stage out of range, NULL buffer */
-#define PTSIM_SCHEDULE_ERR_KIND (-2)          /* unknown PtsimSchedule */
-#define PTSIM_SCHEDULE_ERR_VIRTUAL (-3)       /* v != 1 for a non-interleaved schedule */
-#define PTSIM_SCHEDULE_ERR_DIVISIBLE (-4)     /* interleaved with m % p != 0 */
-#define PTSIM_SCHEDULE_ERR_TOO_LARGE (-5)     /* p > 128 or m*v > 65536 */
-#define PTSIM_SCHEDULE_ERR_CAPACITY (-6)      /* output or scratch buffer too small */
-#define PTSIM_SCHEDULE_ERR_DEADLOCK (-7)      /* simulate: the orders cannot all finish */
-#define PTSIM_SCHEDULE_ERR_VSTAGES (-8)       /* p*v > PTSIM_MAX_VSTAGES (or v > 512) */
+#define PTSIM_SCHEDULE_ERR_ARGS (-1)      /* p, m or v < 1, stage out of range, NULL buffer */
+#define PTSIM_SCHEDULE_ERR_KIND (-2)      /* unknown PtsimSchedule */
+#define PTSIM_SCHEDULE_ERR_VIRTUAL (-3)   /* v != 1 for a non-interleaved schedule */
+#define PTSIM_SCHEDULE_ERR_DIVISIBLE (-4) /* interleaved with m % p != 0 */
+#define PTSIM_SCHEDULE_ERR_TOO_LARGE (-5) /* p > 128 or m*v > 65536 */
+#define PTSIM_SCHEDULE_ERR_CAPACITY (-6)  /* output or scratch buffer too small */
+#define PTSIM_SCHEDULE_ERR_DEADLOCK (-7)  /* simulate: the orders cannot all finish */
+#define PTSIM_SCHEDULE_ERR_VSTAGES (-8)   /* p*v > PTSIM_MAX_VSTAGES (or v > 512) */
 
 /* What one item computes. */
 typedef enum {
-  PTSIM_SCHEDULE_ITEM_FORWARD = 0,          /* F */
-  PTSIM_SCHEDULE_ITEM_BACKWARD = 1,         /* B + W together (non-zero-bubble schedules) */
-  PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT = 2,   /* B: activation gradient (ZB) */
-  PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT = 3   /* W: weight gradient (ZB) */
+  PTSIM_SCHEDULE_ITEM_FORWARD = 0,        /* F */
+  PTSIM_SCHEDULE_ITEM_BACKWARD = 1,       /* B + W together (non-zero-bubble schedules) */
+  PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT = 2, /* B: activation gradient (ZB) */
+  PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT = 3 /* W: weight gradient (ZB) */
 } PtsimScheduleItemKind;
 
 /* One unit of work on one stage. */
 typedef struct {
-  int32_t kind;        /* a PtsimScheduleItemKind */
-  int32_t microbatch;  /* 0 .. m-1 */
-  int32_t chunk;       /* model chunk on this stage, 0 .. v-1 (0 unless interleaved) */
+  int32_t kind;       /* a PtsimScheduleItemKind */
+  int32_t microbatch; /* 0 .. m-1 */
+  int32_t chunk;      /* model chunk on this stage, 0 .. v-1 (0 unless interleaved) */
 } PtsimScheduleItem;
 
 /* ---- virtual stages: the placement ----
@@ -134,15 +134,15 @@ typedef struct {
 #define PTSIM_VSTAGE_NONE 0xffffu
 
 typedef struct {
-  int32_t p, v;                        /* stages, chunks per stage */
-  int32_t count;                       /* virtual stages: p * v; 0 when not filled */
-  int32_t first_stage, last_stage;     /* the stages of virtual stage 0 (the embedding's)
-                                          and of the last (the output layer's and the loss's) */
+  int32_t p, v;                    /* stages, chunks per stage */
+  int32_t count;                   /* virtual stages: p * v; 0 when not filled */
+  int32_t first_stage, last_stage; /* the stages of virtual stage 0 (the embedding's)
+                                      and of the last (the output layer's and the loss's) */
   /* Per chunk c of stage s, at s * v + c: */
-  uint16_t vstage[PTSIM_MAX_VSTAGES];  /* its virtual stage */
-  uint16_t prev[PTSIM_MAX_VSTAGES];    /* the previous virtual stage's (stage, chunk)
-                                          word, NONE for virtual stage 0 */
-  uint16_t next[PTSIM_MAX_VSTAGES];    /* the next one's, NONE for the last */
+  uint16_t vstage[PTSIM_MAX_VSTAGES]; /* its virtual stage */
+  uint16_t prev[PTSIM_MAX_VSTAGES];   /* the previous virtual stage's (stage, chunk)
+                                         word, NONE for virtual stage 0 */
+  uint16_t next[PTSIM_MAX_VSTAGES];   /* the next one's, NONE for the last */
 } PtsimVstages;
 
 /* Fills *out with the placement `kind` runs for p stages of v chunks and
@@ -176,8 +176,7 @@ PTSIM_HD int32_t ptsim_schedule_num_items(PtsimSchedule kind, int32_t p, int32_t
 /* Writes stage `stage`'s order to out[0..n) and returns n, or an error code
  * (PTSIM_SCHEDULE_ERR_CAPACITY when capacity < n; out is then untouched). */
 PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
-                                      int32_t stage, PtsimScheduleItem *out,
-                                      int32_t capacity);
+                                      int32_t stage, PtsimScheduleItem *out, int32_t capacity);
 
 /* ---- one stage's order in closed form ----
  *
@@ -189,8 +188,8 @@ typedef struct {
   int32_t kind;    /* a PtsimSchedule */
   int32_t p, m, v; /* stages, microbatches, chunks per stage */
   int32_t stage;
-  int32_t items;   /* ptsim_schedule_num_items() */
-  int32_t warmup;  /* warm-up forwards: those before the stage's first backward */
+  int32_t items;  /* ptsim_schedule_num_items() */
+  int32_t warmup; /* warm-up forwards: those before the stage's first backward */
   /* ZB-H1 only: after the warm-up, groups of 1 to 3 items (schedule.c) in
    * three runs of equal-sized groups: run r starts at item run_index[r]
    * with group run_group[r], groups of run_size[r] items; the trailing W's
@@ -231,9 +230,8 @@ typedef enum {
  * *from_stage and *from name the producing item (its kind FORWARD or
  * BACKWARD).  Inline: the engine asks it for every item, one table read. */
 static PTSIM_HD inline int32_t ptsim_schedule_input(const PtsimVstages *t, int32_t stage,
-                                                     const PtsimScheduleItem *it,
-                                                     int32_t *from_stage,
-                                                     PtsimScheduleItem *from) {
+                                                    const PtsimScheduleItem *it,
+                                                    int32_t *from_stage, PtsimScheduleItem *from) {
   int32_t at = stage * t->v + it->chunk;
   uint32_t word;
   from->microbatch = it->microbatch;
@@ -267,9 +265,9 @@ static PTSIM_HD inline int32_t ptsim_schedule_input(const PtsimVstages *t, int32
  * 1, shift 1), phase 1 the backwards (period 1, shift -1).  Other schedules
  * have phase 0 only.  Empty (lo >= hi) when there is no such stretch. */
 typedef struct {
-  int32_t lo, hi;  /* item indices [lo, hi) */
-  int32_t period;  /* items */
-  int32_t shift;   /* microbatches per period */
+  int32_t lo, hi; /* item indices [lo, hi) */
+  int32_t period; /* items */
+  int32_t shift;  /* microbatches per period */
 } PtsimScheduleSteady;
 
 #define PTSIM_SCHEDULE_PHASES 2
@@ -289,21 +287,21 @@ PTSIM_HD void ptsim_schedule_count_inflight(const PtsimScheduleItem *items, int3
 
 /* Buffers the simulator needs, owned by the caller (transfer none). */
 typedef struct {
-  PtsimScheduleItem *orders;  /* p * order_stride items: stage s's order at s*order_stride */
-  int32_t order_stride;       /* >= ptsim_schedule_num_items() */
-  PtsimTime *finish;          /* >= 3*p*m*v entries: finish times of F, B, W */
-  int64_t finish_len;         /* entries in finish */
+  PtsimScheduleItem *orders; /* p * order_stride items: stage s's order at s*order_stride */
+  int32_t order_stride;      /* >= ptsim_schedule_num_items() */
+  PtsimTime *finish;         /* >= 3*p*m*v entries: finish times of F, B, W */
+  int64_t finish_len;        /* entries in finish */
 } PtsimScheduleScratch;
 
 /* What the uniform simulation found. */
 typedef struct {
-  int32_t num_stages;                              /* p */
-  PtsimTime step_time;                             /* last item's end, ns */
-  PtsimTime busy_time;                             /* per stage (equal on all stages), ns */
-  double bubble_fraction;                          /* 1 - busy_time / step_time */
-  PtsimTime stage_end[PTSIM_MAX_STAGES];           /* when each stage's last item ends */
-  int32_t peak_inflight[PTSIM_MAX_STAGES];         /* forwards minus backwards (B), max over time */
-  int32_t peak_inflight_weight[PTSIM_MAX_STAGES];  /* forwards minus W (= above without ZB) */
+  int32_t num_stages;                             /* p */
+  PtsimTime step_time;                            /* last item's end, ns */
+  PtsimTime busy_time;                            /* per stage (equal on all stages), ns */
+  double bubble_fraction;                         /* 1 - busy_time / step_time */
+  PtsimTime stage_end[PTSIM_MAX_STAGES];          /* when each stage's last item ends */
+  int32_t peak_inflight[PTSIM_MAX_STAGES];        /* forwards minus backwards (B), max over time */
+  int32_t peak_inflight_weight[PTSIM_MAX_STAGES]; /* forwards minus W (= above without ZB) */
 } PtsimScheduleSimResult;
 
 /* Runs every stage's order, one item at a time and strictly in order, each
@@ -315,8 +313,7 @@ typedef struct {
  * should an order ever wait on itself). */
 PTSIM_HD int32_t ptsim_schedule_simulate_uniform(PtsimSchedule kind, int32_t p, int32_t m,
                                                  int32_t v, PtsimTime t_f, PtsimTime t_b,
-                                                 PtsimTime t_w,
-                                                 const PtsimScheduleScratch *scratch,
+                                                 PtsimTime t_w, const PtsimScheduleScratch *scratch,
                                                  PtsimScheduleSimResult *out);
 
 /* The same simulation for orders the caller built (any per-stage sequence

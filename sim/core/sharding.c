@@ -19,7 +19,8 @@ static PTSIM_HD const PtsimShardUnit *shard_unit(const PtsimShardPass *p, int64_
 
 PTSIM_HD double ptsim_sharding_pass_s(const PtsimShardPass *pass, int32_t prefetch,
                                       int32_t backward) {
-  int64_t n = pass->count + pass->other_count + (pass->has_first ? 1 : 0) + (pass->has_last ? 1 : 0),
+  int64_t n = pass->count + pass->other_count + (pass->has_first ? 1 : 0) +
+              (pass->has_last ? 1 : 0),
           i;
   double comm = 0.0, replicas = 0.0, done = 0.0, landed = 0.0;
   if (n <= 0) return 0.0;

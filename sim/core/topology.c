@@ -27,9 +27,8 @@ PTSIM_HD static PtsimGroupKind topo_dense_twin(PtsimGroupKind kind) {
 }
 
 /* Size and stride of a group kind (the table in topology.h). */
-PTSIM_HD static void topo_kind_shape(int64_t tp, int64_t cp, int64_t dp,
-                                     int64_t pp, PtsimGroupKind kind,
-                                     int64_t *size, int64_t *stride) {
+PTSIM_HD static void topo_kind_shape(int64_t tp, int64_t cp, int64_t dp, int64_t pp,
+                                     PtsimGroupKind kind, int64_t *size, int64_t *stride) {
   switch (topo_dense_twin(kind)) {
   case PTSIM_GROUP_TP:
     *size = tp;
@@ -61,8 +60,8 @@ PTSIM_HD static void topo_kind_shape(int64_t tp, int64_t cp, int64_t dp,
 
 /* First (lowest) rank of the group of `kind` holding `rank`: the rank with
  * the kind's own coordinates set to zero. */
-PTSIM_HD static int64_t topo_group_start(int64_t tp, int64_t cp, int64_t dp,
-                                         PtsimGroupKind kind, int64_t rank) {
+PTSIM_HD static int64_t topo_group_start(int64_t tp, int64_t cp, int64_t dp, PtsimGroupKind kind,
+                                         int64_t rank) {
   int64_t t = 0, c = 0, d = 0, p = 0;
   ptsim_topology_coords(tp, cp, dp, rank, &t, &c, &d, &p);
   switch (topo_dense_twin(kind)) {
@@ -93,26 +92,24 @@ PTSIM_HD static int64_t topo_group_start(int64_t tp, int64_t cp, int64_t dp,
 
 /* 1 when the progression start + i*stride (i < size) leaves start's node.
  * O(1): the progression is monotone, so compare its two ends. */
-PTSIM_HD static int topo_progression_crosses(int64_t start, int64_t stride,
-                                             int64_t size, int64_t node_size) {
+PTSIM_HD static int topo_progression_crosses(int64_t start, int64_t stride, int64_t size,
+                                             int64_t node_size) {
   int64_t last = start + (size - 1) * stride;
   return (start / node_size) != (last / node_size);
 }
 
 /* ---- public ---- */
 
-PTSIM_HD int64_t ptsim_topology_rank(int64_t tp, int64_t cp, int64_t dp,
-                                     int64_t tp_rank, int64_t cp_rank,
-                                     int64_t dp_rank, int64_t pp_rank) {
+PTSIM_HD int64_t ptsim_topology_rank(int64_t tp, int64_t cp, int64_t dp, int64_t tp_rank,
+                                     int64_t cp_rank, int64_t dp_rank, int64_t pp_rank) {
   tp = topo_at_least_one(tp);
   cp = topo_at_least_one(cp);
   dp = topo_at_least_one(dp);
   return tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank));
 }
 
-PTSIM_HD void ptsim_topology_coords(int64_t tp, int64_t cp, int64_t dp,
-                                    int64_t rank, int64_t *tp_rank,
-                                    int64_t *cp_rank, int64_t *dp_rank,
+PTSIM_HD void ptsim_topology_coords(int64_t tp, int64_t cp, int64_t dp, int64_t rank,
+                                    int64_t *tp_rank, int64_t *cp_rank, int64_t *dp_rank,
                                     int64_t *pp_rank) {
   int64_t r;
   tp = topo_at_least_one(tp);
@@ -128,9 +125,8 @@ PTSIM_HD void ptsim_topology_coords(int64_t tp, int64_t cp, int64_t dp,
   if (pp_rank != 0) *pp_rank = r;
 }
 
-PTSIM_HD void ptsim_topology_group_of(int64_t tp, int64_t cp, int64_t dp,
-                                      int64_t pp, int64_t gpus_per_node,
-                                      PtsimGroupKind kind, int64_t rank,
+PTSIM_HD void ptsim_topology_group_of(int64_t tp, int64_t cp, int64_t dp, int64_t pp,
+                                      int64_t gpus_per_node, PtsimGroupKind kind, int64_t rank,
                                       PtsimGroup *out) {
   int64_t world, g, size, stride, start, i, node, last, run;
   int64_t nodes, min_run, max_run, node_first, node_last, r, senders;
@@ -195,21 +191,17 @@ PTSIM_HD void ptsim_topology_group_of(int64_t tp, int64_t cp, int64_t dp,
 }
 
 PTSIM_HD int64_t ptsim_topology_domain_size(const PtsimHardware *hw) {
-  int64_t g = hw->gpus_per_nvlink_domain > 0 ? hw->gpus_per_nvlink_domain
-                                             : hw->gpus_per_node;
+  int64_t g = hw->gpus_per_nvlink_domain > 0 ? hw->gpus_per_nvlink_domain : hw->gpus_per_node;
   return topo_at_least_one(g);
 }
 
-PTSIM_HD void ptsim_topology_group(const PtsimLayout *layout,
-                                   const PtsimHardware *hw,
+PTSIM_HD void ptsim_topology_group(const PtsimLayout *layout, const PtsimHardware *hw,
                                    PtsimGroupKind kind, PtsimGroup *out) {
   if (topo_dense_twin(kind) != kind) {
     int64_t etp = layout->etp > 0 ? layout->etp : layout->tp;
     int64_t ep = layout->ep > 0 ? layout->ep : 1;
-    int64_t edp = layout->edp > 0 ? layout->edp
-                                  : layout->tp * layout->cp * layout->dp / (etp * ep);
-    ptsim_topology_group_of(etp, ep, edp, layout->pp, ptsim_topology_domain_size(hw),
-                            kind, 0, out);
+    int64_t edp = layout->edp > 0 ? layout->edp : layout->tp * layout->cp * layout->dp / (etp * ep);
+    ptsim_topology_group_of(etp, ep, edp, layout->pp, ptsim_topology_domain_size(hw), kind, 0, out);
     return;
   }
   ptsim_topology_group_of(layout->tp, layout->cp, layout->dp, layout->pp,
@@ -220,8 +212,7 @@ PTSIM_HD int ptsim_topology_group_crosses_nodes(const PtsimGroup *group) {
   return group->nodes > 1 ? 1 : 0;
 }
 
-PTSIM_HD void ptsim_topology_group_uniform(int64_t n, int64_t g,
-                                           PtsimGroup *out) {
+PTSIM_HD void ptsim_topology_group_uniform(int64_t n, int64_t g, PtsimGroup *out) {
   int64_t last;
   n = topo_at_least_one(n);
   if (g < 1 || g > n) g = n;

@@ -115,14 +115,12 @@ typedef struct {
 
 /* Megatron-LM rank of the given coordinates (see the table above).  Layout
  * dimensions below 1 count as 1. */
-PTSIM_HD int64_t ptsim_topology_rank(int64_t tp, int64_t cp, int64_t dp,
-                                     int64_t tp_rank, int64_t cp_rank,
-                                     int64_t dp_rank, int64_t pp_rank);
+PTSIM_HD int64_t ptsim_topology_rank(int64_t tp, int64_t cp, int64_t dp, int64_t tp_rank,
+                                     int64_t cp_rank, int64_t dp_rank, int64_t pp_rank);
 
 /* Inverse of ptsim_topology_rank.  Any output pointer may be NULL. */
-PTSIM_HD void ptsim_topology_coords(int64_t tp, int64_t cp, int64_t dp,
-                                    int64_t rank, int64_t *tp_rank,
-                                    int64_t *cp_rank, int64_t *dp_rank,
+PTSIM_HD void ptsim_topology_coords(int64_t tp, int64_t cp, int64_t dp, int64_t rank,
+                                    int64_t *tp_rank, int64_t *cp_rank, int64_t *dp_rank,
                                     int64_t *pp_rank);
 
 /* The group of `kind` holding `rank`, for a layout of tp x cp x dp x pp ranks
@@ -131,9 +129,8 @@ PTSIM_HD void ptsim_topology_coords(int64_t tp, int64_t cp, int64_t dp,
  * are read as their dense twins (ETP as TP, EP as CP, EDP as DP, ETP_EP as
  * TP_CP): pass (etp, ep, edp, pp) for them.  Never fails.
  * Cost: O(n) for the node count, O(gpus_per_node) for the senders. */
-PTSIM_HD void ptsim_topology_group_of(int64_t tp, int64_t cp, int64_t dp,
-                                      int64_t pp, int64_t gpus_per_node,
-                                      PtsimGroupKind kind, int64_t rank,
+PTSIM_HD void ptsim_topology_group_of(int64_t tp, int64_t cp, int64_t dp, int64_t pp,
+                                      int64_t gpus_per_node, PtsimGroupKind kind, int64_t rank,
                                       PtsimGroup *out);
 
 /* GPUs of one NVLink domain: hw->gpus_per_nvlink_domain, or
@@ -145,8 +142,7 @@ PTSIM_HD int64_t ptsim_topology_domain_size(const PtsimHardware *hw);
  * ptsim_topology_domain_size(hw) GPUs).
  * When the domain size divides the layout evenly every group of a kind
  * looks the same, so this is the one the cost model needs.  Never fails. */
-PTSIM_HD void ptsim_topology_group(const PtsimLayout *layout,
-                                   const PtsimHardware *hw,
+PTSIM_HD void ptsim_topology_group(const PtsimLayout *layout, const PtsimHardware *hw,
                                    PtsimGroupKind kind, PtsimGroup *out);
 
 /* 1 when the group spans more than one node. */
@@ -155,7 +151,6 @@ PTSIM_HD int ptsim_topology_group_crosses_nodes(const PtsimGroup *group);
 /* A hand-made group of n ranks, G per node over N = n/G nodes, every GPU of
  * a node sending when N > 1: for callers (and tests) that have no layout.
  * g < 1 or g > n counts as n (one node). */
-PTSIM_HD void ptsim_topology_group_uniform(int64_t n, int64_t g,
-                                           PtsimGroup *out);
+PTSIM_HD void ptsim_topology_group_uniform(int64_t n, int64_t g, PtsimGroup *out);
 
 #endif /* PTSIM_TOPOLOGY_H */

@@ -158,7 +158,8 @@ typedef enum {
                      outlasts it */
 } TpOverlap;
 
-static PTSIM_HD double tp_exposed(const PtsimWorkCtx *x, TpOverlap how, double comm_s, double gemm_s) {
+static PTSIM_HD double tp_exposed(const PtsimWorkCtx *x, TpOverlap how, double comm_s,
+                                  double gemm_s) {
   double rest, hidden;
   if (!x->job->settings.tp_comm_overlap || !x->job->layout.sp || x->t <= 1 || how == TP_EXPOSED)
     return comm_s;
@@ -182,8 +183,8 @@ static PTSIM_HD double tp_exposed(const PtsimWorkCtx *x, TpOverlap how, double c
  * re-gather of the input for the wgrad GEMM is not counted: Megatron and
  * TE run it asynchronously beside the dgrad GEMM, with userbuffers or
  * without. */
-PTSIM_HD void ptsim_work_tp_enter(const PtsimWorkCtx *x, PtsimWork *w, double gemm_s,
-                                  int te_layer, double bytes) {
+PTSIM_HD void ptsim_work_tp_enter(const PtsimWorkCtx *x, PtsimWork *w, double gemm_s, int te_layer,
+                                  double bytes) {
   const PtsimLayout *l = &x->job->layout;
   const PtsimSettings *run = &x->job->settings;
   double gathered = te_layer && ptsim_work_in_fp8(x) ? bytes / ELEM : bytes;
@@ -194,9 +195,9 @@ PTSIM_HD void ptsim_work_tp_enter(const PtsimWorkCtx *x, PtsimWork *w, double ge
   if (x->t <= 1) return;
   if (l->sp)
     ptsim_work_comm(w, PTSIM_COMM_TP,
-             tp_exposed(x, te_layer && run->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
-                        tp_coll_s(x, PTSIM_COLL_ALL_GATHER, gathered), gemm_s),
-             tp_exposed(x, back, tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s));
+                    tp_exposed(x, te_layer && run->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
+                               tp_coll_s(x, PTSIM_COLL_ALL_GATHER, gathered), gemm_s),
+                    tp_exposed(x, back, tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s));
   else
     ptsim_work_comm(w, PTSIM_COMM_TP, 0.0, tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes));
 }
@@ -212,10 +213,10 @@ PTSIM_HD void ptsim_work_tp_leave(const PtsimWorkCtx *x, PtsimWork *w, double ge
   if (x->t <= 1) return;
   if (l->sp)
     ptsim_work_comm(w, PTSIM_COMM_TP,
-             tp_exposed(x, run->tp_comm_overlap_rs ? TP_PIPELINED : TP_EXPOSED,
-                        tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s),
-             tp_exposed(x, run->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
-                        tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s));
+                    tp_exposed(x, run->tp_comm_overlap_rs ? TP_PIPELINED : TP_EXPOSED,
+                               tp_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, bytes), gemm_s),
+                    tp_exposed(x, run->tp_comm_overlap_ag ? TP_PIPELINED : TP_EXPOSED,
+                               tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes), gemm_s));
   else
     ptsim_work_comm(w, PTSIM_COMM_TP, tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, bytes), 0.0);
 }
@@ -252,11 +253,13 @@ static PTSIM_HD void add_unfused_attention(const PtsimWorkCtx *x, PtsimWork *w,
   double scores = (double)b * (double)heads * (double)s * (double)s;
   PtsimWork part;
   work_zero(&part);
-  ptsim_work_gemm_at(x, &part, ptsim_work_outside_fp8(x), b * heads * s, s, d, INPUT_CAST); /* Q K^T */
+  ptsim_work_gemm_at(x, &part, ptsim_work_outside_fp8(x), b * heads * s, s, d,
+                     INPUT_CAST);                        /* Q K^T */
   ptsim_work_elementwise(x, &part, 2.0 * ELEM * scores); /* softmax: read + write */
   if (x->job->source.attention_dropout > 0.0)
     ptsim_work_elementwise(x, &part, (2.0 * ELEM + 1.0) * scores); /* mask + scale */
-  ptsim_work_gemm_at(x, &part, ptsim_work_outside_fp8(x), b * heads * s, d, s, INPUT_CAST); /* P V */
+  ptsim_work_gemm_at(x, &part, ptsim_work_outside_fp8(x), b * heads * s, d, s,
+                     INPUT_CAST); /* P V */
   work_add(w, &part, 1.0);
   if (recompute_into) {
     recompute_into->forward_s += part.forward_s;
@@ -282,17 +285,19 @@ PTSIM_HD void ptsim_work_attention(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
     return;
   }
   if (x->c <= 1) {
-    fwd = ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, s, s, head_dim, 1, 0);
-    bwd = ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, s, s, head_dim, 1, 1);
+    fwd = ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, s, s, head_dim, 1,
+                                 0);
+    bwd = ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, s, s, head_dim, 1,
+                                 1);
   } else {
     int64_t block = s / x->c;
     double blocks = 0.5 * (double)x->c;
     double kv_bytes = 2.0 * (double)b * (double)block * kv_width * ELEM;
     double step_f, step_b, comm_f, comm_b, exposed_f, exposed_b;
-    fwd = blocks * ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, block, block,
-                                          head_dim, 0, 0);
-    bwd = blocks * ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, block, block,
-                                          head_dim, 0, 1);
+    fwd = blocks * ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, block,
+                                          block, head_dim, 0, 0);
+    bwd = blocks * ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, block,
+                                          block, head_dim, 0, 1);
     /* The ring's steps overlap the blocks computed meanwhile: each step
      * is exposed only where it outlasts its share of the compute. */
     step_f = fwd / (double)(x->c - 1);
@@ -322,8 +327,8 @@ PTSIM_HD void ptsim_work_attention(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
  * read and write main_grad), in W (Megatron tensor_parallel/layers.py). */
 PTSIM_HD void ptsim_work_grad_accumulation(const PtsimWorkCtx *x, PtsimWork *w, double params) {
   if (x->job->settings.grad_accumulation_fusion) return;
-  w->backward_weight_s +=
-      ptsim_cost_memory_bound_s(&x->job->hw, params * (ELEM + 2.0 * x->plan->grad_bytes));
+  w->backward_weight_s += ptsim_cost_memory_bound_s(&x->job->hw,
+                                                    params * (ELEM + 2.0 * x->plan->grad_bytes));
 }
 
 /* Selective recomputation re-runs `redo`'s forward inside B. */
@@ -430,7 +435,8 @@ static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   if (redo_norms) work_add(&redo, &norm, 1.0);
   ptsim_work_tp_enter(x, &mlp, fc1_s, 1, tp_activation_bytes(x));
   ptsim_work_gemm(x, &mlp, T, fc1_out / t, h, norm_cast);
-  ptsim_work_elementwise(x, &mlp, (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * ffn_local * ELEM);
+  ptsim_work_elementwise(x, &mlp,
+                         (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * ffn_local * ELEM);
   ptsim_work_gemm(x, &mlp, T, h, m->ffn_hidden_size / t, INPUT_CAST);
   ptsim_work_tp_leave(x, &mlp, fc2_s);
   work_add(w, &mlp, 1.0);
@@ -486,7 +492,7 @@ static PTSIM_HD void build_embedding(const PtsimWorkCtx *x, PtsimWork *w) {
   if (x->t > 1) {
     PtsimCollective kind = x->job->layout.sp ? PTSIM_COLL_REDUCE_SCATTER : PTSIM_COLL_ALL_REDUCE;
     ptsim_work_comm(w, PTSIM_COMM_TP, tp_coll_s(x, kind, bytes),
-             x->job->layout.sp ? tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes) : 0.0);
+                    x->job->layout.sp ? tp_coll_s(x, PTSIM_COLL_ALL_GATHER, bytes) : 0.0);
   }
 }
 
@@ -543,7 +549,8 @@ static PTSIM_HD void stage_dp_comm(const PtsimWorkCtx *x, double params, double 
   const PtsimHardware *hw = &job->hw;
   const PtsimPlan *plan = x->plan;
   double grad = params * plan->grad_bytes;
-  double weight = params * (run->precision == PTSIM_PRECISION_FP8 && run->fp8_param_gather ? 1.0 : ELEM);
+  double weight = params *
+                  (run->precision == PTSIM_PRECISION_FP8 && run->fp8_param_gather ? 1.0 : ELEM);
   const PtsimGroup *intra = &plan->shard_group, *inter = &plan->replicate_group;
   *sync_s = *gather_s = 0.0;
   if (plan->zero_stage == 0) {
@@ -571,7 +578,8 @@ static PTSIM_HD void stage_moe_comm(const PtsimWorkCtx *x, int64_t stage, double
   const PtsimGroup *edp = &x->plan->groups[PTSIM_GROUP_EDP];
   double experts = x->plan->stage_expert_parameters[stage];
   double grad = experts * x->plan->grad_bytes;
-  double weight = experts * (run->precision == PTSIM_PRECISION_FP8 && run->fp8_param_gather ? 1.0 : ELEM);
+  double weight = experts *
+                  (run->precision == PTSIM_PRECISION_FP8 && run->fp8_param_gather ? 1.0 : ELEM);
   double h = (double)m->hidden_size, replicated = 0.0;
   if (x->plan->zero_stage >= 2) {
     /* the experts' share is the units' (workload_shard.c) */
@@ -614,8 +622,8 @@ static PTSIM_HD void build_step_work(const PtsimWorkCtx *x, PtsimWorkload *out) 
     /* Adam: read grad, master, m, v, write master, m, v and the weight
      * copy; the gradient-norm pass reads the grads once more (fp32 states
      * and grads: 4 B each). */
-    out->optimizer_s[s] = ptsim_cost_memory_bound_s(
-        &job->hw, local * (2.0 * plan->grad_bytes + 2.0 * states + ELEM));
+    out->optimizer_s[s] =
+        ptsim_cost_memory_bound_s(&job->hw, local * (2.0 * plan->grad_bytes + 2.0 * states + ELEM));
   }
 }
 
@@ -631,7 +639,8 @@ PTSIM_HD double ptsim_workload_megatron_flops(const PtsimJob *job) {
   /* query projection over h (Megatron's query_projection_to_hidden_size_
    * ratio, 1 unless --kv-channels makes the heads wider or narrower) */
   double p = (double)(m->num_attention_heads * ptsim_plan_head_dim(m)) / h;
-  double attention = (1.0 + (double)m->num_query_groups / (double)m->num_attention_heads + s / h) * p;
+  double attention = (1.0 + (double)m->num_query_groups / (double)m->num_attention_heads + s / h) *
+                     p;
   double mlp = (double)m->ffn_hidden_size / h * gated;
   double logits = (double)m->vocab_size / (2.0 * L * h);
   return 12.0 * (double)job->layout.gbs * s * L * h * h * (attention + mlp + logits);

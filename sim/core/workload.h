@@ -35,7 +35,7 @@ typedef enum {
   PTSIM_COMM_CP = 1,
   PTSIM_COMM_PP = 2,
   PTSIM_COMM_DP = 3,
-  PTSIM_COMM_EP = 4  /* expert parallel: token dispatch and combine */
+  PTSIM_COMM_EP = 4 /* expert parallel: token dispatch and combine */
 } PtsimCommKind;
 #define PTSIM_COMM_KINDS 5
 
@@ -45,20 +45,20 @@ typedef enum {
  * given by kind so the engine can report it as exposed. */
 typedef struct {
   double forward_s;
-  double backward_input_s;   /* B: activation gradients (+ recomputation) */
-  double backward_weight_s;  /* W: weight gradients */
+  double backward_input_s;  /* B: activation gradients (+ recomputation) */
+  double backward_weight_s; /* W: weight gradients */
   double forward_comm_s[PTSIM_COMM_KINDS];
   double backward_comm_s[PTSIM_COMM_KINDS]; /* inside B */
-  double recompute_s;        /* inside B: forward work re-run */
-  double flops;              /* executed FLOPs (fwd + bwd + recompute) */
+  double recompute_s;                       /* inside B: forward work re-run */
+  double flops;                             /* executed FLOPs (fwd + bwd + recompute) */
 } PtsimWork;
 
 typedef struct {
-  PtsimWork layer;      /* one (dense) transformer layer */
-  PtsimWork moe_layer;  /* one MoE layer (zero for a dense model) */
-  PtsimWork embedding;  /* first virtual stage */
-  PtsimWork head;       /* final norm + LM head + cross-entropy, last virtual stage */
-  PtsimWork mtp;        /* the multi-token prediction layers, last virtual stage */
+  PtsimWork layer;     /* one (dense) transformer layer */
+  PtsimWork moe_layer; /* one MoE layer (zero for a dense model) */
+  PtsimWork embedding; /* first virtual stage */
+  PtsimWork head;      /* final norm + LM head + cross-entropy, last virtual stage */
+  PtsimWork mtp;       /* the multi-token prediction layers, last virtual stage */
   int64_t num_stages, num_chunks, num_microbatches;
   int64_t chunk_layers[PTSIM_MAX_STAGES]; /* layers in each chunk of a stage */
   /* The first virtual stage (the embedding's) is chunk 0 of first_stage,
@@ -69,11 +69,11 @@ typedef struct {
   /* Of a chunk's layers, the MoE ones: chunk c of stage s at
    * s * num_chunks + c, for the first PTSIM_MAX_VSTAGES (plan.h). */
   int16_t chunk_moe_layers[PTSIM_MAX_VSTAGES];
-  double pp_transfer_s;                   /* one activation (or its gradient) to a neighbour */
+  double pp_transfer_s; /* one activation (or its gradient) to a neighbour */
   /* Once per step, per stage (one GPU of it): */
-  double grad_sync_s[PTSIM_MAX_STAGES];   /* reduce-scatter (dist. opt.) or all-reduce */
-  double param_gather_s[PTSIM_MAX_STAGES];/* all-gather of updated bf16 params (dist. opt.) */
-  double optimizer_s[PTSIM_MAX_STAGES];   /* Adam on the local shard (memory-bound) */
+  double grad_sync_s[PTSIM_MAX_STAGES];    /* reduce-scatter (dist. opt.) or all-reduce */
+  double param_gather_s[PTSIM_MAX_STAGES]; /* all-gather of updated bf16 params (dist. opt.) */
+  double optimizer_s[PTSIM_MAX_STAGES];    /* Adam on the local shard (memory-bound) */
   /* Sharded data parallelism (plan.h units): one unit's all-gather over the
    * shard group, reduce-scatter of its gradient, all-reduce of that shard
    * over the replicas; and which of them the items run (the plan's flags).
@@ -87,14 +87,14 @@ typedef struct {
   /* Megatron-LM's num_floating_point_operations for the whole step (all
    * GPUs): the FLOPs its logs turn into "TFLOP/s/GPU". */
   double model_flops;
-  double expert_load;   /* the expert load this workload was built for (plan.h) */
+  double expert_load; /* the expert load this workload was built for (plan.h) */
 } PtsimWorkload;
 
 /* The work of chunk `chunk` on stage `stage`: layers + embedding/head,
  * with its units' sharded-data-parallel collectives where the compute
  * waits for them (workload.h above). */
-PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage,
-                                   int64_t chunk, PtsimWork *out);
+PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage, int64_t chunk,
+                                   PtsimWork *out);
 
 /* Megatron-LM's FLOP count of one step (see model_flops).  Dense models:
  * its formula before core_v0.12 (the attention core without causal
@@ -105,16 +105,14 @@ PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage,
 PTSIM_HD double ptsim_workload_megatron_flops(const PtsimJob *job);
 
 /* Fills *out from a validated job's plan.  params may be NULL (defaults). */
-PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan,
-                                   const PtsimCostParams *params,
+PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan, const PtsimCostParams *params,
                                    PtsimWorkload *out);
 
 /* The same with the busiest EP rank's load `expert_load` (routed tokens
  * over the balanced share) instead of the plan's deterministic one: a
  * Monte-Carlo sample's (ptsim_workload_sample_expert_load). */
-PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan,
-                                          const PtsimCostParams *params, double expert_load,
-                                          PtsimWorkload *out);
+PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCostParams *params,
+                                          double expert_load, PtsimWorkload *out);
 
 /* A Monte-Carlo sample of the step's expert load: the mean over a few MoE
  * layers of the busiest EP rank's routed tokens over the balanced share,

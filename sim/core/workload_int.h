@@ -22,19 +22,19 @@
 /* Everything the op builders need, computed once. */
 typedef struct {
   const PtsimPlan *plan;
-  const PtsimJob *job;  /* &plan->job */
+  const PtsimJob *job; /* &plan->job */
   const PtsimCostParams *params;
   const PtsimGroup *tp_group, *cp_group, *pp_group, *dp_group; /* the plan's */
-  int64_t tokens;      /* T */
-  double tokens_sp;    /* T_sp */
+  int64_t tokens;                                              /* T */
+  double tokens_sp;                                            /* T_sp */
   int64_t t, c;
-  int64_t d, q, kv;    /* head dim; query and key (= value) projection widths */
+  int64_t d, q, kv; /* head dim; query and key (= value) projection widths */
   PtsimPrecision precision;
   /* Mixture-of-experts models count FLOPs with Megatron-LM's current
    * formula, whose attention core is causal (half the scores): 0.5 there,
    * 1 for dense models (workload.c's header). */
   double attention_flop_share;
-  double expert_load;  /* the busiest EP rank's routed tokens over the balanced share */
+  double expert_load; /* the busiest EP rank's routed tokens over the balanced share */
 } PtsimWorkCtx;
 
 /* Whether an FP8 GEMM's input has a cast kernel of its own (input_cast):
@@ -71,8 +71,8 @@ PTSIM_HD void ptsim_work_comm(PtsimWork *w, PtsimCommKind kind, double fwd, doub
 /* The TP collective entering a column-parallel GEMM / leaving a row-parallel
  * one, for `bytes` of bf16 activations (T x h for a transformer layer's);
  * te_layer: the GEMM is a Transformer Engine layer's (workload.c). */
-PTSIM_HD void ptsim_work_tp_enter(const PtsimWorkCtx *x, PtsimWork *w, double gemm_s,
-                                  int te_layer, double bytes);
+PTSIM_HD void ptsim_work_tp_enter(const PtsimWorkCtx *x, PtsimWork *w, double gemm_s, int te_layer,
+                                  double bytes);
 PTSIM_HD void ptsim_work_tp_leave(const PtsimWorkCtx *x, PtsimWork *w, double gemm_s);
 PTSIM_HD double ptsim_work_gemm_fwd_s(const PtsimWorkCtx *x, int64_t m, int64_t n, int64_t k);
 /* Flash (or unfused) attention of `heads` local heads of dimension d (the

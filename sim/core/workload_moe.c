@@ -120,10 +120,9 @@ static PTSIM_HD Exchange moe_exchange(const PtsimWorkCtx *x, double tm, double r
                                             tokens * h * probs, etp_ep);
     break;
   case PTSIM_DISPATCH_FLEX:
-    out.dispatch_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_TO_ALL,
-                                             x->expert_load * tm * moe_flex_destinations(x) *
-                                                 h * ELEM,
-                                             etp_ep);
+    out.dispatch_s =
+        ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_TO_ALL,
+                                x->expert_load * tm * moe_flex_destinations(x) * h * ELEM, etp_ep);
     out.combine_s = out.dispatch_s;
     break;
   case PTSIM_DISPATCH_ALLTOALL:
@@ -133,10 +132,10 @@ static PTSIM_HD Exchange moe_exchange(const PtsimWorkCtx *x, double tm, double r
                                 x->expert_load * tm * k * h * ELEM, ep) +
         ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_TO_ALL, tm * k * 4.0, ep) +
         ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER, rows * h * ELEM, etp);
-    out.combine_s =
-        ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_TO_ALL,
-                                x->expert_load * tm * k * h * ELEM, ep) +
-        ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER, rows * h * probs, etp);
+    out.combine_s = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_TO_ALL,
+                                            x->expert_load * tm * k * h * ELEM, ep) +
+                    ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER,
+                                            rows * h * probs, etp);
     break;
   }
   return out;
@@ -154,16 +153,16 @@ static PTSIM_HD void moe_permutes(const PtsimWorkCtx *x, PtsimWork *w, double tm
   switch (run->moe_dispatcher) {
   case PTSIM_DISPATCH_ALLGATHER: /* pick the local rows, scatter them back */
     ptsim_work_elementwise(x, w, passes * 2.0 * rows * h * ELEM);
-    ptsim_work_elementwise(x, w, passes * (rows * h * ELEM +
-                                           tm * (double)(l->etp * l->ep) * h * probs));
+    ptsim_work_elementwise(x, w,
+                           passes * (rows * h * ELEM + tm * (double)(l->etp * l->ep) * h * probs));
     break;
   case PTSIM_DISPATCH_FLEX: /* fused into the dispatch: the writes of the rows */
     ptsim_work_elementwise(x, w, 2.0 * rows * h * ELEM);
     break;
   case PTSIM_DISPATCH_ALLTOALL:
   default:
-    ptsim_work_elementwise(x, w, passes * 2.0 * tm * k * h * ELEM);      /* permute */
-    ptsim_work_elementwise(x, w, passes * sort);                         /* sort + unsort */
+    ptsim_work_elementwise(x, w, passes * 2.0 * tm * k * h * ELEM);             /* permute */
+    ptsim_work_elementwise(x, w, passes * sort);                                /* sort + unsort */
     ptsim_work_elementwise(x, w, passes * (tm * k * h * ELEM + tm * h * ELEM)); /* unpermute */
     break;
   }
@@ -230,7 +229,8 @@ PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
 
   /* the pre-MLP norm: its own module in an MoE layer */
   ptsim_work_elementwise(x, &norm, 2.0 * tm * (double)h * ELEM);
-  if (selective && (run->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM)) ptsim_work_add(redo, &norm, 1.0);
+  if (selective && (run->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM))
+    ptsim_work_add(redo, &norm, 1.0);
   /* router: logits, scores and top-k, the balancing loss */
   if (run->moe_router_fp32)
     moe_fp32_gemm(x, &router, (int64_t)tm, e, h);
@@ -240,8 +240,9 @@ PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
   /* the local experts: fc1, activation (the probabilities applied in it),
    * fc2 */
   ptsim_work_grouped_gemm(x, &experts, local, per_expert, fc1, h);
-  ptsim_work_elementwise(x, &act, (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * rows *
-                                      (double)(f / l->etp) * ELEM);
+  ptsim_work_elementwise(x, &act,
+                         (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * rows *
+                             (double)(f / l->etp) * ELEM);
   ptsim_work_add(&experts, &act, 1.0);
   ptsim_work_grouped_gemm(x, &experts, local, per_expert, h, f / l->etp);
   if (selective && (run->recompute_modules & PTSIM_RECOMPUTE_MOE_ACT) && !redo_block)
@@ -347,7 +348,7 @@ PTSIM_HD void ptsim_work_mtp(const PtsimWorkCtx *x, const PtsimWork *layer,
   PtsimWork one;
   ptsim_work_zero(w);
   ptsim_work_zero(&one);
-  ptsim_work_add(&one, embedding, 1.0);        /* the shifted tokens */
+  ptsim_work_add(&one, embedding, 1.0);                /* the shifted tokens */
   ptsim_work_elementwise(x, &one, 2.0 * 2.0 * hidden); /* enorm, hnorm */
   ptsim_work_elementwise(x, &one, 2.0 * 2.0 * hidden); /* concatenation */
   ptsim_work_tp_enter(x, &one, ptsim_work_gemm_fwd_s(x, T, h / t, 2 * h), 1,
@@ -355,7 +356,7 @@ PTSIM_HD void ptsim_work_mtp(const PtsimWorkCtx *x, const PtsimWork *layer,
   ptsim_work_gemm(x, &one, T, h / t, 2 * h, INPUT_CAST); /* eh_proj */
   ptsim_work_tp_leave(x, &one, ptsim_work_gemm_fwd_s(x, T, h / t, 2 * h));
   ptsim_work_add(&one, layer, 1.0);
-  ptsim_work_add(&one, head, 1.0);             /* final norm, output head, its loss */
+  ptsim_work_add(&one, head, 1.0); /* final norm, output head, its loss */
   ptsim_work_add(w, &one, (double)x->job->model.mtp_num_layers);
 }
 

@@ -36,19 +36,20 @@ PTSIM_HD void ptsim_work_units(const PtsimWorkCtx *x, PtsimWorkload *out) {
           ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_GATHER,
                                   plan->unit_gather_bytes[k] - expert_gather, &plan->shard_group) +
           shard_coll_s(x, PTSIM_COLL_ALL_GATHER, expert_gather, &plan->expert_shard_group);
-    out->unit_reduce_s[k] =
-        ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER, reduce,
-                                &plan->shard_group) +
-        shard_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, expert_reduce, &plan->expert_shard_group);
+    out->unit_reduce_s[k] = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_REDUCE_SCATTER,
+                                                    reduce, &plan->shard_group) +
+                            shard_coll_s(x, PTSIM_COLL_REDUCE_SCATTER, expert_reduce,
+                                         &plan->expert_shard_group);
     if (!plan->replicate_backward && !plan->sync_once) continue;
     if (plan->replicate_group.size > 1)
-      out->unit_replicate_s[k] = ptsim_cost_collective_s(
-          hw, x->params, PTSIM_COLL_ALL_REDUCE, reduce / (double)plan->shard_group.size,
-          &plan->replicate_group);
+      out->unit_replicate_s[k] = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE,
+                                                         reduce / (double)plan->shard_group.size,
+                                                         &plan->replicate_group);
     if (expert_reduce > 0.0 && plan->expert_replicate_group.size > 1)
-      out->unit_replicate_s[k] += ptsim_cost_collective_s(
-          hw, x->params, PTSIM_COLL_ALL_REDUCE,
-          expert_reduce / (double)plan->expert_shard_group.size, &plan->expert_replicate_group);
+      out->unit_replicate_s[k] +=
+          ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_REDUCE,
+                                  expert_reduce / (double)plan->expert_shard_group.size,
+                                  &plan->expert_replicate_group);
   }
   out->gather_forward = plan->gather_forward;
   out->gather_backward = plan->gather_backward;
@@ -87,9 +88,9 @@ static PTSIM_HD double shard_chunk_pass(const PtsimWorkload *w, int64_t stage, i
   pass.has_last = backward ? first : last;
   for (k = 0; k < PTSIM_UNIT_KINDS; k++) {
     PtsimShardUnit *u = units[k];
-    int gather = gather_all || (backward ? (k == PTSIM_UNIT_HEAD ? w->gather_backward_head
-                                                                 : w->gather_backward)
-                                         : w->gather_forward);
+    int gather = gather_all ||
+                 (backward ? (k == PTSIM_UNIT_HEAD ? w->gather_backward_head : w->gather_backward)
+                           : w->gather_forward);
     u->compute_s = backward ? work[k]->backward_input_s + work[k]->backward_weight_s
                             : work[k]->forward_s;
     u->gather_s = gather ? w->unit_gather_s[k] : 0.0;
@@ -136,14 +137,15 @@ PTSIM_HD void ptsim_work_sharded_step_comm(const PtsimWorkCtx *x, const PtsimWor
   *sync_s = *gather_s = 0.0;
   if (plan->sync_once) {
     /* every unit reduced after the last micro-batch; the first forward's gathers */
-    *sync_s = (double)(plan->stage_layers[stage] - moe) *
-                  (w->unit_reduce_s[PTSIM_UNIT_LAYER] + w->unit_replicate_s[PTSIM_UNIT_LAYER]) +
-              (double)moe * (w->unit_reduce_s[PTSIM_UNIT_MOE_LAYER] +
-                             w->unit_replicate_s[PTSIM_UNIT_MOE_LAYER]) +
-              (stage == plan->vstages.first_stage
-                   ? w->unit_reduce_s[PTSIM_UNIT_EMBEDDING] + w->unit_replicate_s[PTSIM_UNIT_EMBEDDING]
-                   : 0.0) +
-              (last ? w->unit_reduce_s[PTSIM_UNIT_HEAD] + w->unit_replicate_s[PTSIM_UNIT_HEAD] : 0.0);
+    *sync_s =
+        (double)(plan->stage_layers[stage] - moe) *
+            (w->unit_reduce_s[PTSIM_UNIT_LAYER] + w->unit_replicate_s[PTSIM_UNIT_LAYER]) +
+        (double)moe *
+            (w->unit_reduce_s[PTSIM_UNIT_MOE_LAYER] + w->unit_replicate_s[PTSIM_UNIT_MOE_LAYER]) +
+        (stage == plan->vstages.first_stage
+             ? w->unit_reduce_s[PTSIM_UNIT_EMBEDDING] + w->unit_replicate_s[PTSIM_UNIT_EMBEDDING]
+             : 0.0) +
+        (last ? w->unit_reduce_s[PTSIM_UNIT_HEAD] + w->unit_replicate_s[PTSIM_UNIT_HEAD] : 0.0);
     for (c = 0; c < plan->num_chunks; c++) {
       double plain, pass = shard_chunk_pass(w, stage, c, 0, 1, &plain);
       *gather_s += pass > plain ? pass - plain : 0.0;
@@ -156,8 +158,8 @@ PTSIM_HD void ptsim_work_sharded_step_comm(const PtsimWorkCtx *x, const PtsimWor
     *sync_s = ptsim_cost_collective_s(&x->job->hw, x->params, PTSIM_COLL_ALL_REDUCE,
                                       dense * plan->grad_bytes / (double)intra->size, inter);
   if (plan->zero_stage == 2)
-    *gather_s = ptsim_cost_collective_s(&x->job->hw, x->params, PTSIM_COLL_ALL_GATHER,
-                                        dense * word, intra);
+    *gather_s = ptsim_cost_collective_s(&x->job->hw, x->params, PTSIM_COLL_ALL_GATHER, dense * word,
+                                        intra);
   if (experts <= 0.0) return;
   if (run->fsdp_impl == PTSIM_FSDP_MEGATRON && expert_inter->size > 1)
     *sync_s += ptsim_cost_collective_s(&x->job->hw, x->params, PTSIM_COLL_ALL_REDUCE,

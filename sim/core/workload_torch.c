@@ -120,8 +120,8 @@ static PTSIM_HD void torchao_casts(const PtsimWorkCtx *x, PtsimWork *w, int shar
  * shared: its input's fp8 cast is a sibling's.  The per-op policy re-runs
  * it unless it keeps its output, and re-runs its fp8 casts either way.
  * Returns its forward GEMM time. */
-static PTSIM_HD double torch_gemm(const PtsimWorkCtx *x, PtsimWork *w, TorchRedo *r,
-                                  int32_t gemm, int64_t n, int64_t k, int shared) {
+static PTSIM_HD double torch_gemm(const PtsimWorkCtx *x, PtsimWork *w, TorchRedo *r, int32_t gemm,
+                                  int64_t n, int64_t k, int shared) {
   PtsimWork one;
   double gemm_s = ptsim_work_gemm_fwd_s(x, x->tokens, n, k);
   ptsim_work_zero(&one);
@@ -148,7 +148,8 @@ static PTSIM_HD void torch_tp(const PtsimWorkCtx *x, PtsimWork *w, TorchRedo *r,
   PtsimWork one;
   ptsim_work_zero(&one);
   if (enter)
-    ptsim_work_tp_enter(x, &one, gemm_s, 1, (double)x->tokens * (double)x->job->model.hidden_size * ELEM);
+    ptsim_work_tp_enter(x, &one, gemm_s, 1,
+                        (double)x->tokens * (double)x->job->model.hidden_size * ELEM);
   else
     ptsim_work_tp_leave(x, &one, gemm_s);
   ptsim_work_add(w, &one, 1.0);
@@ -157,7 +158,8 @@ static PTSIM_HD void torch_tp(const PtsimWorkCtx *x, PtsimWork *w, TorchRedo *r,
 }
 
 /* RoPE on `elements` values of q or k (eager: three kernels each way). */
-static PTSIM_HD void torch_rope(const PtsimWorkCtx *x, PtsimWork *w, TorchRedo *r, double elements) {
+static PTSIM_HD void torch_rope(const PtsimWorkCtx *x, PtsimWork *w, TorchRedo *r,
+                                double elements) {
   double s = torch_pass_s(x, 6.0 * elements) + torch_pass_s(x, 8.0 * elements) +
              torch_pass_s(x, 6.0 * elements);
   torch_memory_op(w, r, s, s);
@@ -172,8 +174,8 @@ static PTSIM_HD void torch_attention(const PtsimWorkCtx *x, PtsimWork *w, TorchR
   double kv_width = (double)(x->d * groups);
   ptsim_work_attention(x, w, NULL, m->num_attention_heads / x->t, x->d, kv_width);
   if (r->on && x->c > 1) {
-    double kv_bytes = 2.0 * (double)x->job->layout.mbs * (double)x->plan->local_seq *
-                      kv_width * ELEM;
+    double kv_bytes = 2.0 * (double)x->job->layout.mbs * (double)x->plan->local_seq * kv_width *
+                      ELEM;
     ptsim_work_comm(&r->redo, PTSIM_COMM_CP,
                     (double)(x->c - 1) * ptsim_cost_collective_s(&x->job->hw, x->params,
                                                                  PTSIM_COLL_SEND_RECV, kv_bytes,

@@ -32,15 +32,15 @@
  * never set exactly at the edge. */
 #define BATCH_STACK_MARGIN_BYTES 1024
 
-#define CUDA_CHECK(call)                \
-  do {                                  \
-    rc = (call);                        \
-    if (rc != cudaSuccess) goto done;   \
+#define CUDA_CHECK(call)              \
+  do {                                \
+    rc = (call);                      \
+    if (rc != cudaSuccess) goto done; \
   } while (0)
 
-__global__ void batch_kernel(const PtsimJob *jobs, int n, char *scratch,
-                             int64_t stride, PtsimMonteCarlo mc, int has_mc,
-                             unsigned long long first_index, PtsimBatchResult *out) {
+__global__ void batch_kernel(const PtsimJob *jobs, int n, char *scratch, int64_t stride,
+                             PtsimMonteCarlo mc, int has_mc, unsigned long long first_index,
+                             PtsimBatchResult *out) {
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
   ptsim_batch_evaluate_mc(&jobs[i], has_mc ? &mc : (const PtsimMonteCarlo *)0,
@@ -61,8 +61,7 @@ static cudaError_t batch_reserve_stack(void) {
   return rc;
 }
 
-extern "C" int ptsim_cuda_evaluate(const PtsimJob *jobs, int n,
-                                   PtsimBatchResult *out) {
+extern "C" int ptsim_cuda_evaluate(const PtsimJob *jobs, int n, PtsimBatchResult *out) {
   return ptsim_cuda_evaluate_mc(jobs, n, NULL, 0ULL, out);
 }
 
@@ -77,8 +76,7 @@ extern "C" int ptsim_cuda_evaluate_mc(const PtsimJob *jobs, int n, const PtsimMo
   size_t free_bytes = 0, total_bytes = 0, budget;
   int count = 0, per_launch, first, i;
 
-  if (n < 0 || (n > 0 && (jobs == NULL || out == NULL)))
-    return (int)cudaErrorInvalidValue;
+  if (n < 0 || (n > 0 && (jobs == NULL || out == NULL))) return (int)cudaErrorInvalidValue;
   if (n == 0) return 0;
   memset(&mc_value, 0, sizeof mc_value);
   if (mc) mc_value = *mc;
@@ -91,10 +89,8 @@ extern "C" int ptsim_cuda_evaluate_mc(const PtsimJob *jobs, int n, const PtsimMo
     if (b > stride) stride = b;
   }
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  budget = free_bytes / 2 < BATCH_MAX_SCRATCH_BYTES ? free_bytes / 2
-                                                    : BATCH_MAX_SCRATCH_BYTES;
-  per_launch = (size_t)stride * (size_t)n <= budget ? n
-                                                    : (int)(budget / (size_t)stride);
+  budget = free_bytes / 2 < BATCH_MAX_SCRATCH_BYTES ? free_bytes / 2 : BATCH_MAX_SCRATCH_BYTES;
+  per_launch = (size_t)stride * (size_t)n <= budget ? n : (int)(budget / (size_t)stride);
   if (per_launch < 1) per_launch = 1;
 
   CUDA_CHECK(cudaMalloc((void **)&d_jobs, sizeof(PtsimJob) * (size_t)per_launch));
@@ -104,8 +100,8 @@ extern "C" int ptsim_cuda_evaluate_mc(const PtsimJob *jobs, int n, const PtsimMo
   for (first = 0; first < n; first += per_launch) {
     int k = n - first < per_launch ? n - first : per_launch;
     int blocks = (k + BATCH_THREADS - 1) / BATCH_THREADS;
-    CUDA_CHECK(cudaMemcpy(d_jobs, jobs + first, sizeof(PtsimJob) * (size_t)k,
-                          cudaMemcpyHostToDevice));
+    CUDA_CHECK(
+        cudaMemcpy(d_jobs, jobs + first, sizeof(PtsimJob) * (size_t)k, cudaMemcpyHostToDevice));
     batch_kernel<<<blocks, BATCH_THREADS>>>(d_jobs, k, d_scratch, stride, mc_value, mc != NULL,
                                             first_index + (unsigned long long)first, d_out);
     CUDA_CHECK(cudaGetLastError());

@@ -4,9 +4,8 @@
 #include <string.h>
 #include "device.h"
 
-extern "C" int ptsim_cuda_query(int *count, char *name, int name_len,
-                                int *major, int *minor, double *memory_bytes,
-                                int *runtime_version, int *driver_version) {
+extern "C" int ptsim_cuda_query(int *count, char *name, int name_len, int *major, int *minor,
+                                double *memory_bytes, int *runtime_version, int *driver_version) {
   *count = 0;
   *runtime_version = 0;
   *driver_version = 0;

@@ -13,9 +13,8 @@ extern "C" {
 
 /* Device 0's properties.  Returns 0 (cudaSuccess) or the CUDA error code;
  * *count is 0 when no device or driver is present. */
-int ptsim_cuda_query(int *count, char *name, int name_len, int *major,
-                     int *minor, double *memory_bytes, int *runtime_version,
-                     int *driver_version);
+int ptsim_cuda_query(int *count, char *name, int name_len, int *major, int *minor,
+                     double *memory_bytes, int *runtime_version, int *driver_version);
 
 /* Evaluates jobs[0..n) on device 0, one GPU thread per job, with the same
  * ptsim_batch_evaluate_one() the CPU runs (batch.cu).  out[i] gets job i's

@@ -11,8 +11,8 @@
 #define DIVISIONS_MAX ((gint64)1 << 30)
 
 static gboolean bad(GError **error, const char *key, const char *value, const char *allowed) {
-  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-              "--alloc-conf %s:%s: %s", key, value, allowed);
+  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "--alloc-conf %s:%s: %s", key,
+              value, allowed);
   return FALSE;
 }
 
@@ -37,7 +37,8 @@ static gboolean parse_division_list(const char *value, PtsimAllocOptions *opts, 
       continue;
     }
     if (!ptsim_number_parse_int64(kv[0], &mb) || !is_power_of_two(mb) || mb > MB_MAX)
-      return bad(error, "roundup_power2_divisions", value, "interval sizes must be powers of two (MB)");
+      return bad(error, "roundup_power2_divisions", value,
+                 "interval sizes must be powers of two (MB)");
     int index = 0;
     while (((gint64)1 << index) < mb) index++;
     if (index >= PTSIM_ALLOC_DIVISION_INTERVALS)

@@ -27,7 +27,10 @@
 #include "input.h"
 #include "numbers.h"
 
+/* The domain name keeps its dashes (clang-format 14 would space them). */
+/* clang-format off */
 G_DEFINE_QUARK(ptsim-config-error-quark, ptsim_config_error)
+/* clang-format on */
 
 #define INT_VALUE_MAX PTSIM_CONFIG_INT_MAX
 
@@ -35,8 +38,7 @@ G_DEFINE_QUARK(ptsim-config-error-quark, ptsim_config_error)
 
 const char *ptsim_config_data_dir(void) {
   const char *env = g_getenv("PTSIM_DATA_DIR");
-  if (env != NULL && env[0] != '\0')
-    return env;
+  if (env != NULL && env[0] != '\0') return env;
   const char *installed = ptsim_data_dir_installed();
   return installed ? installed : PTSIM_SOURCE_DIR;
 }
@@ -57,8 +59,7 @@ static char *list_available(const char *dir) {
         g_ptr_array_add(names, g_strndup(entry, strlen(entry) - 4));
     }
   }
-  if (names->len == 0)
-    return g_strdup("none");
+  if (names->len == 0) return g_strdup("none");
   g_ptr_array_sort(names, compare_names);
   g_ptr_array_add(names, NULL);
   return g_strjoinv(", ", (char **)names->pdata);
@@ -66,18 +67,16 @@ static char *list_available(const char *dir) {
 
 /* Resolves NAME_OR_FILE in SUBDIR; returns the path (transfer full) or NULL
  * with PTSIM_CONFIG_ERROR_NOT_FOUND. */
-static char *resolve(const char *name_or_file, const char *subdir,
-                     const char *what, GError **error) {
+static char *resolve(const char *name_or_file, const char *subdir, const char *what,
+                     GError **error) {
   if (name_or_file == NULL || name_or_file[0] == '\0') {
-    g_autofree char *dir =
-        g_build_filename(ptsim_config_data_dir(), subdir, NULL);
+    g_autofree char *dir = g_build_filename(ptsim_config_data_dir(), subdir, NULL);
     g_autofree char *names = list_available(dir);
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
                 "no %s given; available in %s: %s", what, dir, names);
     return NULL;
   }
-  gboolean is_path = strchr(name_or_file, '/') != NULL ||
-                     g_str_has_suffix(name_or_file, ".ini");
+  gboolean is_path = strchr(name_or_file, '/') != NULL || g_str_has_suffix(name_or_file, ".ini");
   if (is_path) /* read by ini_open, which names a missing file or a folder */
     return g_strdup(name_or_file);
   g_autofree char *file = g_strconcat(name_or_file, ".ini", NULL);
@@ -88,11 +87,11 @@ static char *resolve(const char *name_or_file, const char *subdir,
     if (g_file_test(name_or_file, G_FILE_TEST_IS_DIR))
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
                   "%s '%s' is a directory here and no name in %s; give an .ini "
-                  "file or one of: %s", what, name_or_file, dir, names);
+                  "file or one of: %s",
+                  what, name_or_file, dir, names);
     else
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
-                  "unknown %s '%s' (no %s); available: %s", what, name_or_file,
-                  path, names);
+                  "unknown %s '%s' (no %s); available: %s", what, name_or_file, path, names);
     g_free(path);
     return NULL;
   }
@@ -112,32 +111,28 @@ gboolean ptsim_ini_parse(IniFile *ini, char *contents, gsize len, GError **error
   g_autoptr(GError) local = NULL;
   ini->contents = contents;
   ini->kf = g_key_file_new();
-  if (!g_key_file_load_from_data(ini->kf, ini->contents, len,
-                                 G_KEY_FILE_NONE, &local)) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                "%s: %s", ini->path, local->message);
+  if (!g_key_file_load_from_data(ini->kf, ini->contents, len, G_KEY_FILE_NONE, &local)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s: %s", ini->path,
+                local->message);
     return FALSE;
   }
   return TRUE;
 }
 
-static gboolean ini_open(IniFile *ini, const char *path, const char *what,
-                         GError **error) {
+static gboolean ini_open(IniFile *ini, const char *path, const char *what, GError **error) {
   gsize len = 0;
   char *contents = NULL;
   g_autoptr(GError) local = NULL;
   ini->path = path;
-  if (!ptsim_input_read(path, what, PTSIM_INPUT_MAX_TEXT, &contents, &len,
-                        &local)) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND,
-                "%s", local->message);
+  if (!ptsim_input_read(path, what, PTSIM_INPUT_MAX_TEXT, &contents, &len, &local)) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND, "%s", local->message);
     return FALSE;
   }
   return ptsim_ini_parse(ini, contents, len, error);
 }
 
-static gboolean ini_open_data(IniFile *ini, const char *data, gsize len,
-                              const char *label, GError **error) {
+static gboolean ini_open_data(IniFile *ini, const char *data, gsize len, const char *label,
+                              GError **error) {
   ini->path = label;
   ini->no_lines = TRUE;
   return ptsim_ini_parse(ini, g_strndup(data, len), len, error);
@@ -155,21 +150,17 @@ static int ini_line(const IniFile *ini, const char *group, const char *key) {
     size_t len = nl ? (size_t)(nl - p) : strlen(p);
     line_no++;
     const char *s = p;
-    while (s < p + len && g_ascii_isspace(*s))
-      s++;
+    while (s < p + len && g_ascii_isspace(*s)) s++;
     if (s < p + len && *s == '[') {
       const char *close = memchr(s, ']', (size_t)(p + len - s));
       in_group = close != NULL && (size_t)(close - s - 1) == strlen(group) &&
                  strncmp(s + 1, group, strlen(group)) == 0;
-      if (in_group && key == NULL)
-        return line_no;
+      if (in_group && key == NULL) return line_no;
     } else if (in_group && key != NULL && (size_t)(p + len - s) > key_len &&
                strncmp(s, key, key_len) == 0) {
       const char *t = s + key_len;
-      while (t < p + len && (*t == ' ' || *t == '\t'))
-        t++;
-      if (t < p + len && *t == '=')
-        found = line_no;
+      while (t < p + len && (*t == ' ' || *t == '\t')) t++;
+      if (t < p + len && *t == '=') found = line_no;
     }
     p = nl ? nl + 1 : NULL;
   }
@@ -178,21 +169,17 @@ static int ini_line(const IniFile *ini, const char *group, const char *key) {
 
 /* "path:line" or "path" when the line is unknown.  (transfer full) */
 char *ptsim_ini_where(const IniFile *ini, const char *group, const char *key) {
-  if (ini->no_lines)
-    return g_strdup(ini->path);
+  if (ini->no_lines) return g_strdup(ini->path);
   int line = ini_line(ini, group, key);
-  if (line > 0)
-    return g_strdup_printf("%s:%d", ini->path, line);
+  if (line > 0) return g_strdup_printf("%s:%d", ini->path, line);
   return g_strdup(ini->path);
 }
 
-static gboolean fail_value(const IniFile *ini, const char *group,
-                           const char *key, const char *value,
-                           const char *allowed, GError **error) {
+static gboolean fail_value(const IniFile *ini, const char *group, const char *key,
+                           const char *value, const char *allowed, GError **error) {
   g_autofree char *where = ptsim_ini_where(ini, group, key);
   g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-              "%s: [%s] %s = '%s' is not allowed: expected %s", where, group,
-              key, value, allowed);
+              "%s: [%s] %s = '%s' is not allowed: expected %s", where, group, key, value, allowed);
   return FALSE;
 }
 
@@ -200,8 +187,7 @@ static gboolean fail_value(const IniFile *ini, const char *group,
 static size_t edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   g_autofree size_t *row = g_new(size_t, lb + 1);
-  for (size_t j = 0; j <= lb; j++)
-    row[j] = j;
+  for (size_t j = 0; j <= lb; j++) row[j] = j;
   for (size_t i = 1; i <= la; i++) {
     size_t diag = row[0];
     row[0] = i;
@@ -209,10 +195,8 @@ static size_t edit_distance(const char *a, const char *b) {
       size_t up = row[j];
       size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       size_t best = diag + cost;
-      if (row[j] + 1 < best)
-        best = row[j] + 1;
-      if (row[j - 1] + 1 < best)
-        best = row[j - 1] + 1;
+      if (row[j] + 1 < best) best = row[j] + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
       row[j] = best;
       diag = up;
     }
@@ -229,33 +213,30 @@ typedef struct {
 
 /* Every group in the file is known, every key in a known group is known,
  * and every required group is present. */
-static gboolean ini_check_layout(const IniFile *ini, const GroupSpec *specs,
-                                 size_t n_specs, GError **error) {
+static gboolean ini_check_layout(const IniFile *ini, const GroupSpec *specs, size_t n_specs,
+                                 GError **error) {
   gsize n_groups = 0;
   g_auto(GStrv) groups = g_key_file_get_groups(ini->kf, &n_groups);
   for (gsize g = 0; g < n_groups; g++) {
     const GroupSpec *spec = NULL;
     for (size_t s = 0; s < n_specs; s++)
-      if (strcmp(groups[g], specs[s].group) == 0)
-        spec = &specs[s];
+      if (strcmp(groups[g], specs[s].group) == 0) spec = &specs[s];
     if (spec == NULL) {
       g_autoptr(GString) allowed = g_string_new(NULL);
       for (size_t s = 0; s < n_specs; s++)
         g_string_append_printf(allowed, "%s[%s]", s ? ", " : "", specs[s].group);
       g_autofree char *where = ptsim_ini_where(ini, groups[g], NULL);
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                  "%s: unknown group [%s]; allowed groups: %s", where,
-                  groups[g], allowed->str);
+                  "%s: unknown group [%s]; allowed groups: %s", where, groups[g], allowed->str);
       return FALSE;
     }
-    if (spec->keys == NULL)
-      continue;
+    if (spec->keys == NULL) continue;
     g_autoptr(GError) local = NULL;
     gsize n_keys = 0;
     g_auto(GStrv) keys = g_key_file_get_keys(ini->kf, groups[g], &n_keys, &local);
     if (keys == NULL) {
-      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                  "%s: [%s]: %s", ini->path, groups[g], local->message);
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s: [%s]: %s", ini->path,
+                  groups[g], local->message);
       return FALSE;
     }
     for (gsize k = 0; k < n_keys; k++) {
@@ -263,34 +244,31 @@ static gboolean ini_check_layout(const IniFile *ini, const GroupSpec *specs,
       const char *closest = NULL;
       size_t closest_d = (size_t)-1;
       for (const char *const *kn = spec->keys; *kn != NULL; kn++) {
-        if (strcmp(keys[k], *kn) == 0)
-          known = TRUE;
+        if (strcmp(keys[k], *kn) == 0) known = TRUE;
         size_t d = edit_distance(keys[k], *kn);
         if (d < closest_d) {
           closest_d = d;
           closest = *kn;
         }
       }
-      if (known)
-        continue;
+      if (known) continue;
       g_autoptr(GString) allowed = g_string_new(NULL);
       for (const char *const *kn = spec->keys; *kn != NULL; kn++)
         g_string_append_printf(allowed, "%s%s", allowed->len ? ", " : "", *kn);
       g_autofree char *where = ptsim_ini_where(ini, groups[g], keys[k]);
-      g_autofree char *hint =
-          closest != NULL && closest_d <= 3
-              ? g_strdup_printf(" (did you mean %s?)", closest)
-              : g_strdup("");
+      g_autofree char *hint = closest != NULL && closest_d <= 3
+                                  ? g_strdup_printf(" (did you mean %s?)", closest)
+                                  : g_strdup("");
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                  "%s: unknown key '%s' in [%s]%s; known keys: %s", where,
-                  keys[k], groups[g], hint, allowed->str);
+                  "%s: unknown key '%s' in [%s]%s; known keys: %s", where, keys[k], groups[g], hint,
+                  allowed->str);
       return FALSE;
     }
   }
   for (size_t s = 0; s < n_specs; s++) {
     if (specs[s].required && !g_key_file_has_group(ini->kf, specs[s].group)) {
-      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                  "%s: missing group [%s]", ini->path, specs[s].group);
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s: missing group [%s]",
+                  ini->path, specs[s].group);
       return FALSE;
     }
   }
@@ -299,30 +277,28 @@ static gboolean ini_check_layout(const IniFile *ini, const GroupSpec *specs,
 
 /* The raw, stripped value of a key; NULL (and *present FALSE) when absent.
  * A missing key is an error only when REQUIRED.  (transfer full) */
-static char *ini_value(const IniFile *ini, const char *group, const char *key,
-                       const char *allowed, gboolean required,
-                       gboolean *present, GError **error) {
+static char *ini_value(const IniFile *ini, const char *group, const char *key, const char *allowed,
+                       gboolean required, gboolean *present, GError **error) {
   g_autoptr(GError) local = NULL;
   *present = FALSE;
   gboolean has = g_key_file_has_key(ini->kf, group, key, &local);
   if (local != NULL) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                "%s: [%s] %s: %s", ini->path, group, key, local->message);
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s: [%s] %s: %s", ini->path,
+                group, key, local->message);
     return NULL;
   }
   if (!has) {
     if (required) {
       g_autofree char *where = ptsim_ini_where(ini, group, NULL);
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                  "%s: [%s] is missing key %s (%s)", where, group, key,
-                  allowed);
+                  "%s: [%s] is missing key %s (%s)", where, group, key, allowed);
     }
     return NULL;
   }
   char *value = g_key_file_get_value(ini->kf, group, key, &local);
   if (value == NULL) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                "%s: [%s] %s: %s", ini->path, group, key, local->message);
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s: [%s] %s: %s", ini->path,
+                group, key, local->message);
     return NULL;
   }
   *present = TRUE;
@@ -330,20 +306,17 @@ static char *ini_value(const IniFile *ini, const char *group, const char *key,
 }
 
 /* Integer in [lo, hi].  Absent and not required: *out unchanged, TRUE. */
-gboolean ptsim_ini_int(const IniFile *ini, const char *group, const char *key,
-                        int64_t lo, int64_t hi, gboolean required, int64_t *out,
-                        GError **error) {
+gboolean ptsim_ini_int(const IniFile *ini, const char *group, const char *key, int64_t lo,
+                       int64_t hi, gboolean required, int64_t *out, GError **error) {
   g_autofree char *allowed = ptsim_number_int64_allowed(lo, hi);
   gboolean present = FALSE;
   g_autoptr(GError) local = NULL;
-  g_autofree char *value =
-      ini_value(ini, group, key, allowed, required, &present, &local);
+  g_autofree char *value = ini_value(ini, group, key, allowed, required, &present, &local);
   if (local != NULL) {
     g_propagate_error(error, g_steal_pointer(&local));
     return FALSE;
   }
-  if (!present)
-    return TRUE;
+  if (!present) return TRUE;
   int64_t v = 0;
   if (!ptsim_number_parse_int64(value, &v) || v < lo || v > hi)
     return fail_value(ini, group, key, value, allowed, error);
@@ -352,38 +325,31 @@ gboolean ptsim_ini_int(const IniFile *ini, const char *group, const char *key,
 }
 
 /* Finite number in RANGE.  Absent and not required: *out unchanged, TRUE. */
-gboolean ptsim_ini_double(const IniFile *ini, const char *group,
-                           const char *key, PtsimRange range,
-                           gboolean required, gboolean *present_out,
-                           double *out, GError **error) {
+gboolean ptsim_ini_double(const IniFile *ini, const char *group, const char *key, PtsimRange range,
+                          gboolean required, gboolean *present_out, double *out, GError **error) {
   g_autofree char *allowed = ptsim_number_range_allowed(range);
   gboolean present = FALSE;
   g_autoptr(GError) local = NULL;
-  g_autofree char *value =
-      ini_value(ini, group, key, allowed, required, &present, &local);
+  g_autofree char *value = ini_value(ini, group, key, allowed, required, &present, &local);
   if (local != NULL) {
     g_propagate_error(error, g_steal_pointer(&local));
     return FALSE;
   }
-  if (present_out != NULL)
-    *present_out = present;
-  if (!present)
-    return TRUE;
+  if (present_out != NULL) *present_out = present;
+  if (!present) return TRUE;
   double v = 0;
-  if (!ptsim_number_parse_double(value, &v) ||
-      !(range.lo_closed ? v >= range.lo : v > range.lo) ||
+  if (!ptsim_number_parse_double(value, &v) || !(range.lo_closed ? v >= range.lo : v > range.lo) ||
       !(range.hi_closed ? v <= range.hi : v < range.hi))
     return fail_value(ini, group, key, value, allowed, error);
   *out = v;
   return TRUE;
 }
 
-gboolean ptsim_ini_bool(const IniFile *ini, const char *group, const char *key,
-                         int *out, GError **error) {
+gboolean ptsim_ini_bool(const IniFile *ini, const char *group, const char *key, int *out,
+                        GError **error) {
   gboolean present = FALSE;
   g_autoptr(GError) local = NULL;
-  g_autofree char *value =
-      ini_value(ini, group, key, "true or false", TRUE, &present, &local);
+  g_autofree char *value = ini_value(ini, group, key, "true or false", TRUE, &present, &local);
   if (local != NULL) {
     g_propagate_error(error, g_steal_pointer(&local));
     return FALSE;
@@ -398,13 +364,11 @@ gboolean ptsim_ini_bool(const IniFile *ini, const char *group, const char *key,
 }
 
 /* One of CHOICES ("a|b"), returned as its index. */
-gboolean ptsim_ini_choice(const IniFile *ini, const char *group,
-                           const char *key, const char *choices, int *out,
-                           GError **error) {
+gboolean ptsim_ini_choice(const IniFile *ini, const char *group, const char *key,
+                          const char *choices, int *out, GError **error) {
   gboolean present = FALSE;
   g_autoptr(GError) local = NULL;
-  g_autofree char *value =
-      ini_value(ini, group, key, choices, TRUE, &present, &local);
+  g_autofree char *value = ini_value(ini, group, key, choices, TRUE, &present, &local);
   if (local != NULL) {
     g_propagate_error(error, g_steal_pointer(&local));
     return FALSE;
@@ -421,34 +385,31 @@ gboolean ptsim_ini_choice(const IniFile *ini, const char *group,
 
 /* Optional name key, else the file's basename without ".ini" (as text: a
  * file name need not be UTF-8, a name printed in JSON and figures must). */
-static gboolean ini_name(const IniFile *ini, const char *group, char *out,
-                         GError **error) {
+static gboolean ini_name(const IniFile *ini, const char *group, char *out, GError **error) {
   g_autoptr(GError) local = NULL;
   g_autofree char *name = NULL;
   gboolean has_name = g_key_file_has_key(ini->kf, group, "name", &local);
   if (local != NULL) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                "%s: [%s] name: %s", ini->path, group, local->message);
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s: [%s] name: %s", ini->path,
+                group, local->message);
     return FALSE;
   }
   if (has_name) {
     name = g_key_file_get_string(ini->kf, group, "name", &local);
     if (name == NULL) {
       g_autofree char *where = ptsim_ini_where(ini, group, "name");
-      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                  "%s: [%s] name: %s", where, group, local->message);
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s: [%s] name: %s", where,
+                  group, local->message);
       return FALSE;
     }
     g_strstrip(name);
   } else {
     g_autofree char *base = g_filename_display_basename(ini->path);
-    if (g_str_has_suffix(base, ".ini"))
-      base[strlen(base) - 4] = '\0';
+    if (g_str_has_suffix(base, ".ini")) base[strlen(base) - 4] = '\0';
     name = g_steal_pointer(&base);
   }
   if (name[0] == '\0' || strlen(name) >= PTSIM_NAME_MAX) {
-    g_autofree char *allowed =
-        g_strdup_printf("a name of 1 to %d characters", PTSIM_NAME_MAX - 1);
+    g_autofree char *allowed = g_strdup_printf("a name of 1 to %d characters", PTSIM_NAME_MAX - 1);
     return fail_value(ini, group, "name", name, allowed, error);
   }
   g_strlcpy(out, name, PTSIM_NAME_MAX);
@@ -475,8 +436,7 @@ gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                   "model %s: %s %" G_GINT64_FORMAT
                   " is out of range: expected 1 to %" G_GINT64_FORMAT,
-                  m->name, sizes[i].key, (gint64)sizes[i].value,
-                  (gint64)INT_VALUE_MAX);
+                  m->name, sizes[i].key, (gint64)sizes[i].value, (gint64)INT_VALUE_MAX);
       return FALSE;
     }
   }
@@ -488,75 +448,86 @@ gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
                 "model %s: hidden_size %" G_GINT64_FORMAT
                 " is not divisible by num_attention_heads %" G_GINT64_FORMAT
                 " and no kv_channels (head dimension) is given",
-                m->name, (gint64)m->hidden_size,
-                (gint64)m->num_attention_heads);
+                m->name, (gint64)m->hidden_size, (gint64)m->num_attention_heads);
     return FALSE;
   }
   if (m->num_attention_heads % m->num_query_groups != 0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "model %s: num_query_groups %" G_GINT64_FORMAT
                 " does not divide num_attention_heads %" G_GINT64_FORMAT,
-                m->name, (gint64)m->num_query_groups,
-                (gint64)m->num_attention_heads);
+                m->name, (gint64)m->num_query_groups, (gint64)m->num_attention_heads);
     return FALSE;
   }
-  if ((m->activation != PTSIM_ACTIVATION_SWIGLU &&
-       m->activation != PTSIM_ACTIVATION_GELU) ||
+  if ((m->activation != PTSIM_ACTIVATION_SWIGLU && m->activation != PTSIM_ACTIVATION_GELU) ||
       (m->norm != PTSIM_NORM_RMSNORM && m->norm != PTSIM_NORM_LAYERNORM) ||
-      (m->tied_embeddings != 0 && m->tied_embeddings != 1) ||
-      (m->bias != 0 && m->bias != 1) || (m->qk_layernorm != 0 && m->qk_layernorm != 1) ||
-      (unsigned)m->position_embedding > PTSIM_POSITION_NONE ||
-      m->max_position_embeddings < 0 || m->max_position_embeddings > INT_VALUE_MAX) {
+      (m->tied_embeddings != 0 && m->tied_embeddings != 1) || (m->bias != 0 && m->bias != 1) ||
+      (m->qk_layernorm != 0 && m->qk_layernorm != 1) ||
+      (unsigned)m->position_embedding > PTSIM_POSITION_NONE || m->max_position_embeddings < 0 ||
+      m->max_position_embeddings > INT_VALUE_MAX) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "model %s: activation/norm/tied_embeddings/bias out of range",
-                m->name);
+                "model %s: activation/norm/tied_embeddings/bias out of range", m->name);
     return FALSE;
   }
   return ptsim_moe_model_check(m, error);
 }
 
-static const char *const model_keys[] = {
-    "name", "num_layers", "hidden_size", "ffn_hidden_size",
-    "num_attention_heads", "num_query_groups", "vocab_size", "activation",
-    "norm", "tied_embeddings", "bias", "kv_channels", "qk_layernorm",
-    "num_experts", "moe_router_topk", "moe_ffn_hidden_size",
-    "moe_shared_expert_intermediate_size", "moe_shared_expert_gate", "moe_layer_freq",
-    "moe_router_score_function", "moe_router_load_balancing_type", "moe_aux_loss_coeff",
-    "moe_router_enable_expert_bias", "moe_router_num_groups", "moe_router_group_topk",
-    "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
-    "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers", NULL};
+static const char *const model_keys[] = {"name",
+                                         "num_layers",
+                                         "hidden_size",
+                                         "ffn_hidden_size",
+                                         "num_attention_heads",
+                                         "num_query_groups",
+                                         "vocab_size",
+                                         "activation",
+                                         "norm",
+                                         "tied_embeddings",
+                                         "bias",
+                                         "kv_channels",
+                                         "qk_layernorm",
+                                         "num_experts",
+                                         "moe_router_topk",
+                                         "moe_ffn_hidden_size",
+                                         "moe_shared_expert_intermediate_size",
+                                         "moe_shared_expert_gate",
+                                         "moe_layer_freq",
+                                         "moe_router_score_function",
+                                         "moe_router_load_balancing_type",
+                                         "moe_aux_loss_coeff",
+                                         "moe_router_enable_expert_bias",
+                                         "moe_router_num_groups",
+                                         "moe_router_group_topk",
+                                         "multi_latent_attention",
+                                         "q_lora_rank",
+                                         "kv_lora_rank",
+                                         "qk_head_dim",
+                                         "qk_pos_emb_head_dim",
+                                         "v_head_dim",
+                                         "mtp_num_layers",
+                                         NULL};
 
-static gboolean model_from_ini(const IniFile *ini, PtsimModel *out,
-                               GError **error);
+static gboolean model_from_ini(const IniFile *ini, PtsimModel *out, GError **error);
 
-gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
-                          GError **error) {
+gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out, GError **error) {
   g_return_val_if_fail(out != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
   g_autofree char *path = resolve(name_or_file, "models", "model", error);
-  if (path == NULL)
-    return FALSE;
+  if (path == NULL) return FALSE;
   g_auto(PtsimIniFile) ini = {0};
-  return ini_open(&ini, path, "model file", error) &&
-         model_from_ini(&ini, out, error);
+  return ini_open(&ini, path, "model file", error) && model_from_ini(&ini, out, error);
 }
 
-gboolean ptsim_model_load_data(const char *data, gsize len, const char *label,
-                               PtsimModel *out, GError **error) {
+gboolean ptsim_model_load_data(const char *data, gsize len, const char *label, PtsimModel *out,
+                               GError **error) {
   g_return_val_if_fail(data != NULL && label != NULL && out != NULL, FALSE);
   g_auto(PtsimIniFile) ini = {0};
-  return ini_open_data(&ini, data, len, label, error) &&
-         model_from_ini(&ini, out, error);
+  return ini_open_data(&ini, data, len, label, error) && model_from_ini(&ini, out, error);
 }
 
 /* The model of a parsed file, checked. */
-static gboolean model_from_ini(const IniFile *ini, PtsimModel *out,
-                               GError **error) {
+static gboolean model_from_ini(const IniFile *ini, PtsimModel *out, GError **error) {
   const char *path = ini->path;
-  const GroupSpec specs[] = {{"model", model_keys, TRUE},
-                             {"source", NULL, FALSE}};
-  if (!ini_check_layout(ini, specs, G_N_ELEMENTS(specs), error))
-    return FALSE;
+  const GroupSpec specs[] = {{"model", model_keys, TRUE}, {"source", NULL, FALSE}};
+  if (!ini_check_layout(ini, specs, G_N_ELEMENTS(specs), error)) return FALSE;
 
   PtsimModel m;
   memset(&m, 0, sizeof m);
@@ -566,11 +537,11 @@ static gboolean model_from_ini(const IniFile *ini, PtsimModel *out,
       !ptsim_ini_int(ini, g, "num_layers", 1, INT_VALUE_MAX, TRUE, &m.num_layers, error) ||
       !ptsim_ini_int(ini, g, "hidden_size", 1, INT_VALUE_MAX, TRUE, &m.hidden_size, error) ||
       !ptsim_ini_int(ini, g, "ffn_hidden_size", 1, INT_VALUE_MAX, TRUE, &m.ffn_hidden_size,
-               error) ||
-      !ptsim_ini_int(ini, g, "num_attention_heads", 1, INT_VALUE_MAX, TRUE,
-               &m.num_attention_heads, error) ||
+                     error) ||
+      !ptsim_ini_int(ini, g, "num_attention_heads", 1, INT_VALUE_MAX, TRUE, &m.num_attention_heads,
+                     error) ||
       !ptsim_ini_int(ini, g, "num_query_groups", 1, INT_VALUE_MAX, TRUE, &m.num_query_groups,
-               error) ||
+                     error) ||
       !ptsim_ini_int(ini, g, "vocab_size", 1, INT_VALUE_MAX, TRUE, &m.vocab_size, error) ||
       !ptsim_ini_choice(ini, g, "activation", "swiglu|gelu", &activation, error) ||
       !ptsim_ini_choice(ini, g, "norm", "rmsnorm|layernorm", &norm, error) ||
@@ -579,8 +550,7 @@ static gboolean model_from_ini(const IniFile *ini, PtsimModel *out,
     return FALSE;
   m.activation = activation == 0 ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
   m.norm = norm == 0 ? PTSIM_NORM_RMSNORM : PTSIM_NORM_LAYERNORM;
-  if (!ptsim_moe_model_load(ini, &m, error))
-    return FALSE;
+  if (!ptsim_moe_model_load(ini, &m, error)) return FALSE;
 
   /* Cross-key rules, reported at the line of the key that breaks them. */
   if (m.kv_channels == 0 && !m.multi_latent_attention &&
@@ -599,14 +569,13 @@ static gboolean model_from_ini(const IniFile *ini, PtsimModel *out,
                 "%s: [model] num_query_groups = %" G_GINT64_FORMAT
                 " does not divide num_attention_heads = %" G_GINT64_FORMAT
                 "; expected a divisor (= heads for MHA, 1 for MQA)",
-                where, (gint64)m.num_query_groups,
-                (gint64)m.num_attention_heads);
+                where, (gint64)m.num_query_groups, (gint64)m.num_attention_heads);
     return FALSE;
   }
   g_autoptr(GError) local = NULL;
   if (!ptsim_model_check(&m, &local)) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s: %s",
-                path, local->message);
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s: %s", path,
+                local->message);
     return FALSE;
   }
   *out = m;
@@ -635,60 +604,60 @@ static const PtsimRange RANGE_HALF_GFLOPS = {1e-6, 1e9, TRUE, TRUE};
 #define GEMM_TILE_MIN 8
 #define GEMM_TILE_MAX 1024
 
-static const char *const gpu_keys[] = {
-    "name", "memory_bytes", "memory_gib", "peak_bf16_tflops",
-    "peak_fp8_tflops", "peak_fp32_tflops", "hbm_gbps", "sm_count", NULL};
+static const char *const gpu_keys[] = {"name",
+                                       "memory_bytes",
+                                       "memory_gib",
+                                       "peak_bf16_tflops",
+                                       "peak_fp8_tflops",
+                                       "peak_fp32_tflops",
+                                       "hbm_gbps",
+                                       "sm_count",
+                                       NULL};
 static const char *const node_keys[] = {"gpus_per_node", "gpus_per_nvlink_domain",
-                                        "nvlink_gbps", "nvlink_latency_us", "nvls", NULL};
+                                        "nvlink_gbps",   "nvlink_latency_us",
+                                        "nvls",          NULL};
 static const char *const fabric_keys[] = {"nic_gbps", "net_latency_us", NULL};
-static const char *const efficiency_keys[] = {
-    "gemm_efficiency_max", "gemm_half_gflops", "gemm_tile_m", "gemm_tile_n",
-    "attention_efficiency", "memory_efficiency", "kernel_launch_us", NULL};
+static const char *const efficiency_keys[] = {"gemm_efficiency_max",  "gemm_half_gflops",
+                                              "gemm_tile_m",          "gemm_tile_n",
+                                              "attention_efficiency", "memory_efficiency",
+                                              "kernel_launch_us",     NULL};
 
-static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
-                                  GError **error);
+static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out, GError **error);
 
-gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
-                             GError **error) {
+gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out, GError **error) {
   g_return_val_if_fail(out != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
-  g_autofree char *path =
-      resolve(name_or_file, "hw_profiles", "hardware profile", error);
-  if (path == NULL)
-    return FALSE;
+  g_autofree char *path = resolve(name_or_file, "hw_profiles", "hardware profile", error);
+  if (path == NULL) return FALSE;
   g_auto(PtsimIniFile) ini = {0};
-  return ini_open(&ini, path, "hardware profile", error) &&
-         hardware_from_ini(&ini, out, error);
+  return ini_open(&ini, path, "hardware profile", error) && hardware_from_ini(&ini, out, error);
 }
 
 gboolean ptsim_hardware_load_data(const char *data, gsize len, const char *label,
                                   PtsimHardware *out, GError **error) {
   g_return_val_if_fail(data != NULL && label != NULL && out != NULL, FALSE);
   g_auto(PtsimIniFile) ini = {0};
-  return ini_open_data(&ini, data, len, label, error) &&
-         hardware_from_ini(&ini, out, error);
+  return ini_open_data(&ini, data, len, label, error) && hardware_from_ini(&ini, out, error);
 }
 
 /* The profile of a parsed file, checked against the physical ranges. */
-static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
-                                  GError **error) {
+static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out, GError **error) {
   const GroupSpec specs[] = {{"gpu", gpu_keys, TRUE},
                              {"node", node_keys, TRUE},
                              {"fabric", fabric_keys, TRUE},
                              {"efficiency", efficiency_keys, TRUE},
                              {"source", NULL, FALSE}};
-  if (!ini_check_layout(ini, specs, G_N_ELEMENTS(specs), error))
-    return FALSE;
+  if (!ini_check_layout(ini, specs, G_N_ELEMENTS(specs), error)) return FALSE;
 
   PtsimHardware hw;
   memset(&hw, 0, sizeof hw);
   double mem_bytes = 0, mem_gib = 0, bf16 = 0, fp8 = 0, fp32 = 0, hbm = 0;
   gboolean has_bytes = FALSE, has_gib = FALSE;
   if (!ini_name(ini, "gpu", hw.name, error) ||
-      !ptsim_ini_double(ini, "gpu", "memory_bytes", RANGE_MEMORY_BYTES, FALSE,
-                  &has_bytes, &mem_bytes, error) ||
-      !ptsim_ini_double(ini, "gpu", "memory_gib", RANGE_MEMORY_GIB, FALSE, &has_gib,
-                  &mem_gib, error))
+      !ptsim_ini_double(ini, "gpu", "memory_bytes", RANGE_MEMORY_BYTES, FALSE, &has_bytes,
+                        &mem_bytes, error) ||
+      !ptsim_ini_double(ini, "gpu", "memory_gib", RANGE_MEMORY_GIB, FALSE, &has_gib, &mem_gib,
+                        error))
     return FALSE;
   if (has_bytes == has_gib) {
     g_autofree char *where = ptsim_ini_where(ini, "gpu", has_gib ? "memory_gib" : NULL);
@@ -699,14 +668,11 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
     return FALSE;
   }
   hw.memory_bytes = has_bytes ? mem_bytes : mem_gib * PTSIM_GIB_BYTES;
-  if (!ptsim_ini_double(ini, "gpu", "peak_bf16_tflops", RANGE_TFLOPS, TRUE, NULL,
-                  &bf16, error) ||
-      !ptsim_ini_double(ini, "gpu", "peak_fp8_tflops", RANGE_TFLOPS_OR_NONE, TRUE,
-                  NULL, &fp8, error) ||
-      !ptsim_ini_double(ini, "gpu", "peak_fp32_tflops", RANGE_TFLOPS, TRUE, NULL,
-                  &fp32, error) ||
-      !ptsim_ini_double(ini, "gpu", "hbm_gbps", RANGE_GBPS, TRUE, NULL, &hbm,
-                  error) ||
+  if (!ptsim_ini_double(ini, "gpu", "peak_bf16_tflops", RANGE_TFLOPS, TRUE, NULL, &bf16, error) ||
+      !ptsim_ini_double(ini, "gpu", "peak_fp8_tflops", RANGE_TFLOPS_OR_NONE, TRUE, NULL, &fp8,
+                        error) ||
+      !ptsim_ini_double(ini, "gpu", "peak_fp32_tflops", RANGE_TFLOPS, TRUE, NULL, &fp32, error) ||
+      !ptsim_ini_double(ini, "gpu", "hbm_gbps", RANGE_GBPS, TRUE, NULL, &hbm, error) ||
       !ptsim_ini_int(ini, "gpu", "sm_count", 1, SM_COUNT_MAX, TRUE, &hw.sm_count, error))
     return FALSE;
   hw.peak_bf16_flops = bf16 * PTSIM_FLOPS_PER_TFLOPS;
@@ -715,23 +681,21 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
   hw.hbm_bytes_per_s = hbm * 1e9;
 
   double nvlink = 0, nvlink_lat = 0, nic = 0, net_lat = 0;
-  if (!ptsim_ini_int(ini, "node", "gpus_per_node", 1, GPUS_PER_NODE_MAX, TRUE,
-               &hw.gpus_per_node, error) ||
-      !ptsim_ini_double(ini, "node", "nvlink_gbps", RANGE_GBPS, TRUE, NULL,
-                  &nvlink, error) ||
-      !ptsim_ini_double(ini, "node", "nvlink_latency_us", RANGE_LATENCY_US, TRUE,
-                  NULL, &nvlink_lat, error) ||
+  if (!ptsim_ini_int(ini, "node", "gpus_per_node", 1, GPUS_PER_NODE_MAX, TRUE, &hw.gpus_per_node,
+                     error) ||
+      !ptsim_ini_double(ini, "node", "nvlink_gbps", RANGE_GBPS, TRUE, NULL, &nvlink, error) ||
+      !ptsim_ini_double(ini, "node", "nvlink_latency_us", RANGE_LATENCY_US, TRUE, NULL, &nvlink_lat,
+                        error) ||
       !ptsim_ini_bool(ini, "node", "nvls", &hw.nvls, error) ||
-      !ptsim_ini_double(ini, "fabric", "nic_gbps", RANGE_GBPS, TRUE, NULL, &nic,
-                  error) ||
-      !ptsim_ini_double(ini, "fabric", "net_latency_us", RANGE_LATENCY_US, TRUE,
-                  NULL, &net_lat, error))
+      !ptsim_ini_double(ini, "fabric", "nic_gbps", RANGE_GBPS, TRUE, NULL, &nic, error) ||
+      !ptsim_ini_double(ini, "fabric", "net_latency_us", RANGE_LATENCY_US, TRUE, NULL, &net_lat,
+                        error))
     return FALSE;
   /* Optional: an NVLink domain larger than a host (GB200 NVL72) is whole
    * hosts; absent, it is the host. */
   hw.gpus_per_nvlink_domain = hw.gpus_per_node;
   if (!ptsim_ini_int(ini, "node", "gpus_per_nvlink_domain", 1, GPUS_PER_NODE_MAX, FALSE,
-               &hw.gpus_per_nvlink_domain, error))
+                     &hw.gpus_per_nvlink_domain, error))
     return FALSE;
   if (hw.gpus_per_nvlink_domain % hw.gpus_per_node != 0) {
     g_autofree char *where = ptsim_ini_where(ini, "node", "gpus_per_nvlink_domain");
@@ -739,8 +703,7 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
                 "%s: [node] gpus_per_nvlink_domain = %" G_GINT64_FORMAT
                 " is not a multiple of gpus_per_node = %" G_GINT64_FORMAT
                 "; expected whole hosts (the host itself or several hosts)",
-                where, (gint64)hw.gpus_per_nvlink_domain,
-                (gint64)hw.gpus_per_node);
+                where, (gint64)hw.gpus_per_nvlink_domain, (gint64)hw.gpus_per_node);
     return FALSE;
   }
   hw.nvlink_bytes_per_s = nvlink * 1e9;
@@ -751,19 +714,19 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out,
   double half_gflops = 0, launch_us = 0;
   const char *e = "efficiency";
   if (!ptsim_ini_double(ini, e, "gemm_efficiency_max", RANGE_FRACTION, TRUE, NULL,
-                  &hw.gemm_efficiency_max, error) ||
-      !ptsim_ini_double(ini, e, "gemm_half_gflops", RANGE_HALF_GFLOPS, TRUE, NULL,
-                  &half_gflops, error) ||
-      !ptsim_ini_int(ini, e, "gemm_tile_m", GEMM_TILE_MIN, GEMM_TILE_MAX, TRUE,
-                     &hw.gemm_tile_m, error) ||
-      !ptsim_ini_int(ini, e, "gemm_tile_n", GEMM_TILE_MIN, GEMM_TILE_MAX, TRUE,
-                     &hw.gemm_tile_n, error) ||
+                        &hw.gemm_efficiency_max, error) ||
+      !ptsim_ini_double(ini, e, "gemm_half_gflops", RANGE_HALF_GFLOPS, TRUE, NULL, &half_gflops,
+                        error) ||
+      !ptsim_ini_int(ini, e, "gemm_tile_m", GEMM_TILE_MIN, GEMM_TILE_MAX, TRUE, &hw.gemm_tile_m,
+                     error) ||
+      !ptsim_ini_int(ini, e, "gemm_tile_n", GEMM_TILE_MIN, GEMM_TILE_MAX, TRUE, &hw.gemm_tile_n,
+                     error) ||
       !ptsim_ini_double(ini, e, "attention_efficiency", RANGE_FRACTION, TRUE, NULL,
-                  &hw.attention_efficiency, error) ||
+                        &hw.attention_efficiency, error) ||
       !ptsim_ini_double(ini, e, "memory_efficiency", RANGE_FRACTION, TRUE, NULL,
-                  &hw.memory_efficiency, error) ||
-      !ptsim_ini_double(ini, e, "kernel_launch_us", RANGE_LATENCY_US, TRUE, NULL,
-                  &launch_us, error))
+                        &hw.memory_efficiency, error) ||
+      !ptsim_ini_double(ini, e, "kernel_launch_us", RANGE_LATENCY_US, TRUE, NULL, &launch_us,
+                        error))
     return FALSE;
   hw.gemm_half_flops = half_gflops * 1e9;
   hw.kernel_launch_s = launch_us * 1e-6;

@@ -41,18 +41,16 @@ gboolean ptsim_model_check(const PtsimModel *model, GError **error);
 /* NAME (looked up as <data dir>/models/NAME.ini) or a path to an .ini
  * (anything containing '/' or ending in ".ini").  Unknown keys, missing
  * keys, non-numbers and out-of-range values are errors. */
-gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out,
-                          GError **error);
+gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out, GError **error);
 
 /* Same lookup in hw_profiles/. */
-gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out,
-                             GError **error);
+gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out, GError **error);
 
 /* The same checks on .ini text that is not a file of its own (a profile
  * about to be written, a fuzzer's input): messages name LABEL instead of
  * file:line. */
-gboolean ptsim_model_load_data(const char *data, gsize len, const char *label,
-                               PtsimModel *out, GError **error);
+gboolean ptsim_model_load_data(const char *data, gsize len, const char *label, PtsimModel *out,
+                               GError **error);
 gboolean ptsim_hardware_load_data(const char *data, gsize len, const char *label,
                                   PtsimHardware *out, GError **error);
 

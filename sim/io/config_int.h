@@ -16,10 +16,10 @@
 
 /* One open file: the parsed key file plus its text, for line numbers. */
 typedef struct {
-  const char *path;   /* as given / resolved, or the label of text */
-  char *contents;     /* whole file */
+  const char *path; /* as given / resolved, or the label of text */
+  char *contents;   /* whole file */
   GKeyFile *kf;
-  gboolean no_lines;  /* text not from a file: messages name path only */
+  gboolean no_lines; /* text not from a file: messages name path only */
 } PtsimIniFile;
 
 /* Parses CONTENTS (taken over: NUL-terminated, LEN bytes, as
@@ -38,8 +38,8 @@ gboolean ptsim_ini_int(const PtsimIniFile *ini, const char *group, const char *k
 /* A finite number in RANGE, through the strict parser; *present_out (may
  * be NULL) says whether the key was there. */
 gboolean ptsim_ini_double(const PtsimIniFile *ini, const char *group, const char *key,
-                          PtsimRange range, gboolean required, gboolean *present_out,
-                          double *out, GError **error);
+                          PtsimRange range, gboolean required, gboolean *present_out, double *out,
+                          GError **error);
 /* true|false (required). */
 gboolean ptsim_ini_bool(const PtsimIniFile *ini, const char *group, const char *key, int *out,
                         GError **error);

@@ -51,8 +51,7 @@ static gboolean fail(const PtsimCsvReader *r, GArray *cells, GError **error, con
 
 /* At a line end: "\n", "\r\n", or the end of the data. */
 static gboolean at_line_end(const PtsimCsvReader *r) {
-  return r->p >= r->end || *r->p == '\n' ||
-         (*r->p == '\r' && r->p + 1 < r->end && r->p[1] == '\n');
+  return r->p >= r->end || *r->p == '\n' || (*r->p == '\r' && r->p + 1 < r->end && r->p[1] == '\n');
 }
 
 /* Steps over the line end at r->p (at_line_end is TRUE). */

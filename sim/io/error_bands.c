@@ -28,8 +28,7 @@ typedef struct {
   int64_t gpus_lo, gpus_hi, seq_lo, seq_hi;
 } Ranges;
 
-static gboolean read_ranges(const PtsimIniFile *ini, const char *group, Ranges *r,
-                            GError **error) {
+static gboolean read_ranges(const PtsimIniFile *ini, const char *group, Ranges *r, GError **error) {
   const PtsimRange billions = {0.0, 1e6, TRUE, TRUE};
   memset(r, 0, sizeof *r);
   return ptsim_ini_double(ini, group, "params_b_min", billions, FALSE, NULL, &r->params_lo,
@@ -61,8 +60,8 @@ static void note_ranges(const Ranges *r, const PtsimJob *job, const char *precis
   /* Sizes are compared at the file's 4 significant digits. */
   if (r->params_hi > 0.0 && (params < 0.995 * r->params_lo || params > 1.005 * r->params_hi)) {
     g_autofree char *t = g_strdup_printf("%s with %.3gB parameters is outside the calibrated "
-                                         "range (%.4g-%.4gB)", precision, params, r->params_lo,
-                                         r->params_hi);
+                                         "range (%.4g-%.4gB)",
+                                         precision, params, r->params_lo, r->params_hi);
     append_note(out, t);
   }
   g_autofree char *gpus = g_strdup_printf("%" G_GINT64_FORMAT " GPUs", (gint64)job->layout.gpus);
@@ -129,13 +128,11 @@ void ptsim_error_band_lookup_data(const PtsimJob *job, const char *data, gsize l
 }
 
 void ptsim_error_band_lookup(const PtsimJob *job, PtsimErrorBand *out) {
-  g_autofree char *path =
-      g_build_filename(ptsim_config_data_dir(), PTSIM_ERROR_BANDS_FILE, NULL);
+  g_autofree char *path = g_build_filename(ptsim_config_data_dir(), PTSIM_ERROR_BANDS_FILE, NULL);
   g_autofree char *contents = NULL;
   gsize len = 0;
   g_autoptr(GError) error = NULL;
-  if (!ptsim_input_read(path, "error bands file", PTSIM_INPUT_MAX_TEXT, &contents, &len,
-                        &error)) {
+  if (!ptsim_input_read(path, "error bands file", PTSIM_INPUT_MAX_TEXT, &contents, &len, &error)) {
     memset(out, 0, sizeof *out);
     g_snprintf(out->note, sizeof out->note, "no error band: %s", error->message);
     return;

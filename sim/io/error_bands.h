@@ -25,13 +25,13 @@
 #define PTSIM_ERROR_BANDS_FILE "validate/error_bands.ini"
 
 typedef struct {
-  gboolean found;          /* a band covers this job's profile and precision */
-  char group[64];          /* the file's section, e.g. "h100 fp8" */
-  double mean_abs_error;   /* the band: +/- this fraction of the step time */
-  double max_abs_error;    /* the largest held-out error behind it */
-  double bias;             /* their mean signed error (+: ptsim too slow) */
-  gint64 runs;             /* held-out published runs behind it */
-  char sources[128];       /* which published sources */
+  gboolean found;        /* a band covers this job's profile and precision */
+  char group[64];        /* the file's section, e.g. "h100 fp8" */
+  double mean_abs_error; /* the band: +/- this fraction of the step time */
+  double max_abs_error;  /* the largest held-out error behind it */
+  double bias;           /* their mean signed error (+: ptsim too slow) */
+  gint64 runs;           /* held-out published runs behind it */
+  char sources[128];     /* which published sources */
   /* When found: "" or, "; "-separated, how the job lies outside the range
    * the band's runs cover (model size, GPUs, sequence length).  When not
    * found: why there is no band. */

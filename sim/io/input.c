@@ -44,8 +44,8 @@ static gboolean fail_errno(const char *what, const char *path, int saved, GError
   return FALSE;
 }
 
-gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes,
-                          char **contents, gsize *length, GError **error) {
+gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes, char **contents,
+                          gsize *length, GError **error) {
   g_return_val_if_fail(path != NULL && what != NULL && contents != NULL, FALSE);
   int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) return fail_errno(what, path, errno, error);
@@ -64,7 +64,8 @@ gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes,
   /* Regular files say their size; pipes and devices are read up to the cap. */
   gsize cap_plus_one = max_bytes + 1;
   gsize want = S_ISREG(st.st_mode) && (guint64)st.st_size < cap_plus_one
-                   ? (gsize)st.st_size + 1 : MIN(cap_plus_one, (gsize)1 << 20);
+                   ? (gsize)st.st_size + 1
+                   : MIN(cap_plus_one, (gsize)1 << 20);
   GByteArray *buf = g_byte_array_sized_new((guint)MIN(want, (gsize)G_MAXUINT));
   gsize used = 0;
   for (;;) {

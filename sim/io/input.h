@@ -16,8 +16,8 @@
 
 /* Caps, in bytes.  Text the user writes by hand (an .ini, a launch script)
  * is small; logs, CSVs and traces can be long runs' worth of lines. */
-#define PTSIM_INPUT_MAX_TEXT ((gsize)16 << 20)   /* 16 MiB */
-#define PTSIM_INPUT_MAX_TABLE ((gsize)2 << 30)   /* 2 GiB */
+#define PTSIM_INPUT_MAX_TEXT ((gsize)16 << 20) /* 16 MiB */
+#define PTSIM_INPUT_MAX_TABLE ((gsize)2 << 30) /* 2 GiB */
 
 /* Reads PATH whole into *contents (NUL-terminated; transfer full) and
  * *length (may be NULL).  WHAT names the input in messages ("model file",
@@ -25,8 +25,8 @@
  * PATH: no such file (NOENT), a directory (ISDIR), unreadable (ACCES, ...),
  * more than MAX_BYTES (FAILED, the cap in the message).  A regular file
  * read is remembered for ptsim_input_was_read. */
-gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes,
-                          char **contents, gsize *length, GError **error);
+gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes, char **contents,
+                          gsize *length, GError **error);
 
 /* Opens PATH for a reader that streams it (a file too long to hold, read
  * a line at a time, each line bounded by the reader): the same errors as

@@ -93,8 +93,7 @@ static gboolean base_job(const PtsimJobOptions *o, const Given *given, PtsimJob 
                       : ptsim_megatron_args_parse_file(o->megatron_args_file, job, diag->megatron,
                                                        error);
     if (!ok) return FALSE;
-    if ((o->model || given->model) && !load_model(o, given, NULL, &job->model, error))
-      return FALSE;
+    if ((o->model || given->model) && !load_model(o, given, NULL, &job->model, error)) return FALSE;
   } else {
     if (!load_model(o, given, PTSIM_JOB_DEFAULT_MODEL, &job->model, error)) return FALSE;
     job->layout.gpus = PTSIM_JOB_DEFAULT_GPUS;
@@ -135,8 +134,8 @@ gboolean ptsim_job_build_given(const PtsimJobOptions *o, const PtsimModel *model
   Given given = {model, hw};
   if (!ptsim_job_options_check(o, error) || !base_job(o, &given, job, diag, error) ||
       !ptsim_job_options_apply_dimensions(o, job, error) ||
-      !ptsim_job_options_apply_settings(o, &job->layout, &job->settings, &job->source,
-                                        &job->model, error))
+      !ptsim_job_options_apply_settings(o, &job->layout, &job->settings, &job->source, &job->model,
+                                        error))
     return FALSE;
   PtsimLayout *l = &job->layout;
   if (l->gpus <= 0) /* a Megatron-LM command line without a launcher count */
@@ -167,8 +166,8 @@ gboolean ptsim_job_build_over(const PtsimJobOptions *o, const char *megatron_bas
     return invalid("--megatron-args-file replaces the Megatron-LM arguments; to add to the ones "
                    "given here, pass flags with --megatron-args");
   PtsimJobOptions over = *o; /* shallow: only megatron_args differs, and it is freed here */
-  g_autofree char *joined =
-      g_strconcat(megatron_base, " ", o->megatron_args ? o->megatron_args : "", NULL);
+  g_autofree char *joined = g_strconcat(megatron_base, " ",
+                                        o->megatron_args ? o->megatron_args : "", NULL);
   over.megatron_args = joined;
   return ptsim_job_build(&over, job, diag, error);
 }

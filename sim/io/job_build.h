@@ -80,8 +80,8 @@ gboolean ptsim_job_build_given(const PtsimJobOptions *opts, const PtsimModel *mo
  * therefore supplement or override it (argparse: the last occurrence
  * wins); the other options apply on top as usual.  --megatron-args-file is
  * refused here. */
-gboolean ptsim_job_build_over(const PtsimJobOptions *opts, const char *megatron_base,
-                              PtsimJob *job, PtsimJobDiagnostics *diag, GError **error);
+gboolean ptsim_job_build_over(const PtsimJobOptions *opts, const char *megatron_base, PtsimJob *job,
+                              PtsimJobDiagnostics *diag, GError **error);
 
 /* The job the ptsim command (predict, memory) builds from the same job
  * flags: FLAGS is a NULL-terminated argv-style array without a program

@@ -11,25 +11,47 @@
 void ptsim_job_options_init(PtsimJobOptions *o) { memset(o, 0, sizeof *o); }
 
 void ptsim_job_options_clear(PtsimJobOptions *o) {
-  char **strings[] = {&o->model, &o->hw, &o->recompute, &o->schedule, &o->recompute_method,
-                      &o->recompute_modules, &o->attention, &o->transformer_impl,
-                      &o->main_params_dtype, &o->exp_avg_dtype, &o->exp_avg_sq_dtype,
-                      &o->precision, &o->fp8_recipe, &o->pipeline_layout, &o->position_embedding,
-                      &o->moe_dispatcher, &o->moe_router_dtype, &o->megatron_date,
-                      &o->megatron_args, &o->megatron_args_file, &o->torchtitan,
-                      &o->sharding, &o->fsdp_impl, &o->reshard_after_forward};
+  char **strings[] = {&o->model,
+                      &o->hw,
+                      &o->recompute,
+                      &o->schedule,
+                      &o->recompute_method,
+                      &o->recompute_modules,
+                      &o->attention,
+                      &o->transformer_impl,
+                      &o->main_params_dtype,
+                      &o->exp_avg_dtype,
+                      &o->exp_avg_sq_dtype,
+                      &o->precision,
+                      &o->fp8_recipe,
+                      &o->pipeline_layout,
+                      &o->position_embedding,
+                      &o->moe_dispatcher,
+                      &o->moe_router_dtype,
+                      &o->megatron_date,
+                      &o->megatron_args,
+                      &o->megatron_args_file,
+                      &o->torchtitan,
+                      &o->sharding,
+                      &o->fsdp_impl,
+                      &o->reshard_after_forward};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
   ptsim_job_options_init(o);
 }
 
-#define END {NULL, 0, 0, 0, NULL, NULL, NULL}
+#define END \
+  { NULL, 0, 0, 0, NULL, NULL, NULL }
 
 /* The numeric flags, each with its range: GOption hands their text to
  * number_option, which parses it strictly into the PtsimJobOptions that is
  * the group's user data. */
 #define FIELD(f) G_STRUCT_OFFSET(PtsimJobOptions, f)
-#define COUNT(flag, f, hi) {flag, FIELD(f), FALSE, 1, hi, {0, 0, FALSE, FALSE}}
-#define DECIMAL(flag, f, ...) {flag, FIELD(f), TRUE, 0, 0, __VA_ARGS__}
+#define COUNT(flag, f, hi)                               \
+  {                                                      \
+    flag, FIELD(f), FALSE, 1, hi, { 0, 0, FALSE, FALSE } \
+  }
+#define DECIMAL(flag, f, ...) \
+  { flag, FIELD(f), TRUE, 0, 0, __VA_ARGS__ }
 static const PtsimOptionNumber numbers[] = {
     COUNT("--gpus", gpus, PTSIM_JOB_GPUS_MAX),
     COUNT("--nodes", nodes, PTSIM_JOB_GPUS_MAX),
@@ -56,13 +78,12 @@ static const PtsimOptionNumber numbers[] = {
     DECIMAL("--hidden-dropout", hidden_dropout, {0.0, 1.0, TRUE, FALSE}),
 };
 
-static gboolean number_option(const char *flag, const char *text, gpointer opts,
-                              GError **error) {
+static gboolean number_option(const char *flag, const char *text, gpointer opts, GError **error) {
   return ptsim_option_number_set(numbers, G_N_ELEMENTS(numbers), flag, text, opts, error);
 }
 
 #define NUMBER(name, help, arg) \
-  {name, 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)number_option, help, arg}
+  { name, 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)number_option, help, arg }
 
 static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
   const GOptionEntry entries[] = {
@@ -82,7 +103,8 @@ static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
       NUMBER("vp", "Virtual pipeline stages per rank (interleaved 1F1B when > 1)", "N"),
       NUMBER("ep",
              "Expert-parallel size (MoE models; default 1): the expert layers regroup the GPUs "
-             "as etp x ep x edp", "N"),
+             "as etp x ep x edp",
+             "N"),
       NUMBER("etp", "Expert tensor-parallel size (MoE models; default: tp)", "N"),
       NUMBER("mbs", "Micro-batch size (default 1)", "N"),
       NUMBER("gbs", "Global batch size in sequences (default 128)", "N"),
@@ -90,14 +112,16 @@ static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
       {"recompute", 0, 0, G_OPTION_ARG_STRING, &o->recompute,
        "Activation recomputation: none|selective|full|selective-op (default none; selective-op: "
        "PyTorch's per-op checkpointing as torchtitan's selective_ac_option 'op', needs "
-       "--transformer-impl torch|torch-compile)", "KIND"},
+       "--transformer-impl torch|torch-compile)",
+       "KIND"},
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule,
        "Pipeline schedule: 1f1b|gpipe|interleaved|zb-h1 (default 1f1b; interleaved when vp > 1)",
        "S"},
       {"sharding", 0, 0, G_OPTION_ARG_STRING, &o->sharding,
        "Data parallelism: ddp (states replicated) | zero1 (the distributed optimizer, default) | "
        "zero2 (+ gradients sharded) | fsdp (+ parameters: ZeRO-3) | hsdp (fsdp inside a shard "
-       "group, replicated across)", "MODE"},
+       "group, replicated across)",
+       "MODE"},
       NUMBER("hsdp-shard-size",
              "Ranks of one shard group (divides dp x cp; default for hsdp: one NVLink domain / tp)",
              "N"),
@@ -108,14 +132,16 @@ static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
        "A Megatron-LM launch script (e.g. its examples/*.sh, as they are)", "FILE"},
       {"torchtitan", 0, 0, G_OPTION_ARG_FILENAME, &o->torchtitan,
        "A torchtitan job config (llama3 flavors; the world size from --gpus when "
-       "data_parallel_shard_degree = -1)", "CONFIG.toml"},
+       "data_parallel_shard_degree = -1)",
+       "CONFIG.toml"},
       END};
   return g_memdup2(entries, sizeof entries);
 }
 
 static GOptionEntry *setting_entries(PtsimJobOptions *o) {
   const GOptionEntry entries[] = {
-      {"sp", 0, 0, G_OPTION_ARG_NONE, &o->sp, "Sequence parallelism on (default when tp > 1)", NULL},
+      {"sp", 0, 0, G_OPTION_ARG_NONE, &o->sp, "Sequence parallelism on (default when tp > 1)",
+       NULL},
       {"no-sp", 0, 0, G_OPTION_ARG_NONE, &o->no_sp, "Sequence parallelism off", NULL},
       {"recompute-method", 0, 0, G_OPTION_ARG_STRING, &o->recompute_method,
        "Full recompute method: uniform|block (default uniform)", "METHOD"},
@@ -123,7 +149,8 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
              "Full recompute: layers per group (uniform) or recomputed layers (block)", "N"),
       {"recompute-modules", 0, 0, G_OPTION_ARG_STRING, &o->recompute_modules,
        "Selective recompute: core_attn,mlp,layernorm,moe_act,moe,shared_experts,mla_up_proj "
-       "(default core_attn)", "M[,M...]"},
+       "(default core_attn)",
+       "M[,M...]"},
       {"distributed-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->distributed_optimizer,
        "Shard optimizer states over dp x cp (default)", NULL},
       {"no-distributed-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->no_distributed_optimizer,
@@ -132,7 +159,8 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
              "Distributed-optimizer instances: states sharded over dp x cp / N (default 1)", "N"),
       {"fsdp-impl", 0, 0, G_OPTION_ARG_STRING, &o->fsdp_impl,
        "Whose ZeRO-2/3: megatron (Megatron-FSDP, DeepSpeed: bf16 weights + fp32 main params, "
-       "default) | torch (PyTorch FSDP2 as torchtitan: fp32 sharded params)", "IMPL"},
+       "default) | torch (PyTorch FSDP2 as torchtitan: fp32 sharded params)",
+       "IMPL"},
       {"reshard-after-forward", 0, 0, G_OPTION_ARG_STRING, &o->reshard_after_forward,
        "FSDP units freed after forward, gathered again in backward: default (torch: but-last, "
        "never under pp; megatron: always) | always | but-last (not the output unit) | never",
@@ -141,7 +169,8 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "FSDP: the next unit's all-gather waits for this unit's compute", NULL},
       {"attention", 0, 0, G_OPTION_ARG_STRING, &o->attention,
        "flash (fused kernels, default) | unfused (s x s scores kept, Megatron's local or "
-       "unfused backend)", "KIND"},
+       "unfused backend)",
+       "KIND"},
       {"no-flash-attention", 0, 0, G_OPTION_ARG_NONE, &o->no_flash_attention,
        "Same as --attention unfused", NULL},
       {"transformer-impl", 0, 0, G_OPTION_ARG_STRING, &o->transformer_impl,
@@ -175,7 +204,8 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "With --tp-comm-overlap: pipeline the dgrad reduce-scatter with the dgrad GEMM", NULL},
       {"no-fp32-grad-accumulation", 0, 0, G_OPTION_ARG_NONE, &o->no_fp32_grad_accumulation,
        "Gradients kept and reduced in 2 bytes (Megatron --grad-reduce-in-bf16, NeMo "
-       "grad_sync_dtype=bf16), not fp32", NULL},
+       "grad_sync_dtype=bf16), not fp32",
+       NULL},
       {"no-gradient-accumulation-fusion", 0, 0, G_OPTION_ARG_NONE,
        &o->no_gradient_accumulation_fusion,
        "wgrad GEMMs write a gradient that is then added into main_grad", NULL},
@@ -197,11 +227,12 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "fp8 model weights, gathered in fp8 (needs the distributed optimizer)", NULL},
       NUMBER("memory-threshold",
              "Memory fraction a layout may use and still count as fitting, in (0, 1] "
-             "(default 0.8)", "F"),
+             "(default 0.8)",
+             "F"),
       NUMBER("attention-dropout", "Attention dropout probability, in [0, 1) (default 0)", "P"),
       NUMBER("hidden-dropout", "Hidden dropout probability, in [0, 1) (default 0)", "P"),
-      NUMBER("decoder-first-pipeline-num-layers", "Layers on the first pipeline stage (uneven split)",
-             "N"),
+      NUMBER("decoder-first-pipeline-num-layers",
+             "Layers on the first pipeline stage (uneven split)", "N"),
       NUMBER("decoder-last-pipeline-num-layers", "Layers on the last pipeline stage (uneven split)",
              "N"),
       {"account-for-embedding-in-pipeline-split", 0, 0, G_OPTION_ARG_NONE, &o->account_embedding,
@@ -221,7 +252,8 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "MoE token dispatch: alltoall|allgather|flex (default alltoall)", "D"},
       NUMBER("moe-expert-capacity-factor",
              "Tokens an expert takes over its balanced share, in (0, 10^6]; the rest are dropped "
-             "(default: dropless)", "F"),
+             "(default: dropless)",
+             "F"),
       {"moe-pad-expert-input-to-capacity", 0, 0, G_OPTION_ARG_NONE, &o->moe_pad_to_capacity,
        "Pad every expert to its capacity", NULL},
       {"moe-grouped-gemm", 0, 0, G_OPTION_ARG_NONE, &o->moe_grouped_gemm,
@@ -252,8 +284,8 @@ GOptionGroup *ptsim_job_options_group(PtsimJobOptions *o) {
   g_autofree GOptionEntry *dims = dimension_entries(o);
   g_autofree GOptionEntry *settings = setting_entries(o);
   /* o is the user data that number_option receives */
-  GOptionGroup *group = g_option_group_new(
-      "job", "Job options (model, hardware, layout):", "Show job options", o, NULL);
+  GOptionGroup *group = g_option_group_new("job", "Job options (model, hardware, layout):",
+                                           "Show job options", o, NULL);
   g_option_group_add_entries(group, dims);
   g_option_group_add_entries(group, settings);
   return group;
@@ -269,8 +301,7 @@ void ptsim_job_options_add_to_context(GOptionContext *context, PtsimJobOptions *
 void ptsim_job_options_add_settings_to_context(GOptionContext *context, PtsimJobOptions *opts,
                                                const GOptionEntry *command_entries) {
   g_autofree GOptionEntry *settings = setting_entries(opts);
-  GOptionGroup *group = g_option_group_new("job", "Job settings:", "Show job settings", opts,
-                                           NULL);
+  GOptionGroup *group = g_option_group_new("job", "Job settings:", "Show job settings", opts, NULL);
   if (command_entries) g_option_group_add_entries(group, command_entries);
   g_option_group_add_entries(group, settings);
   g_option_context_set_main_group(context, group);
@@ -293,8 +324,7 @@ gboolean ptsim_job_options_parse(PtsimJobOptions *o, const char *const *flags, G
   char **args = argv;
   if (!ptsim_options_parse(context, &argc, &args, error)) return FALSE;
   if (argc > 1) {
-    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "unexpected argument '%s'",
-                args[1]);
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "unexpected argument '%s'", args[1]);
     return FALSE;
   }
   return TRUE;
@@ -327,8 +357,7 @@ gboolean ptsim_job_options_check(const PtsimJobOptions *o, GError **error) {
       {o->overlap_param_gather, o->no_overlap_param_gather,
        "--overlap-param-gather and --no-overlap-param-gather"},
       {o->tp_comm_overlap, o->no_tp_comm_overlap, "--tp-comm-overlap and --no-tp-comm-overlap"},
-      {o->moe_grouped_gemm, o->no_moe_grouped_gemm,
-       "--moe-grouped-gemm and --no-moe-grouped-gemm"},
+      {o->moe_grouped_gemm, o->no_moe_grouped_gemm, "--moe-grouped-gemm and --no-moe-grouped-gemm"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++)
     if (pairs[i].a && pairs[i].b) return invalid("%s: give at most one", pairs[i].names);
@@ -343,4 +372,3 @@ const char *ptsim_job_options_overlap_source(const PtsimJobOptions *o) {
   if (o->torchtitan) return "torchtitan";
   return "default";
 }
-

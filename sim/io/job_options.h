@@ -36,7 +36,7 @@ typedef struct {
   char *model, *hw;
   PtsimOptionInt gpus, nodes, tp, pp, cp, dp, vp, mbs, gbs, seq, ep, etp;
   char *recompute, *schedule;
-  char *sharding;             /* ddp|zero1|zero2|fsdp|hsdp */
+  char *sharding; /* ddp|zero1|zero2|fsdp|hsdp */
   PtsimOptionInt hsdp_shard_size;
   /* settings */
   gboolean sp, no_sp;
@@ -103,8 +103,7 @@ void ptsim_job_options_add_settings_to_context(GOptionContext *context, PtsimJob
  * too), into *opts as the ptsim command reads its own command line.  A
  * word that is no flag's is an error ("unexpected argument"), and so is a
  * flag that is not a job option. */
-gboolean ptsim_job_options_parse(PtsimJobOptions *opts, const char *const *flags,
-                                 GError **error);
+gboolean ptsim_job_options_parse(PtsimJobOptions *opts, const char *const *flags, GError **error);
 
 /* The flags given together that exclude each other (--sp and --no-sp,
  * --gpus and --nodes, --torchtitan and --megatron-args, ...): "X and Y:

@@ -47,9 +47,8 @@ gboolean ptsim_job_options_apply_dimensions(const PtsimJobOptions *o, PtsimJob *
   const struct {
     const PtsimOptionInt *flag;
     int64_t *value;
-  } counts[] = {{&o->tp, &l->tp},   {&o->pp, &l->pp},   {&o->cp, &l->cp},
-                {&o->dp, &l->dp},   {&o->vp, &l->vp},   {&o->ep, &l->ep},
-                {&o->etp, &l->etp}, {&o->mbs, &l->mbs},
+  } counts[] = {{&o->tp, &l->tp},   {&o->pp, &l->pp},   {&o->cp, &l->cp},    {&o->dp, &l->dp},
+                {&o->vp, &l->vp},   {&o->ep, &l->ep},   {&o->etp, &l->etp},  {&o->mbs, &l->mbs},
                 {&o->gbs, &l->gbs}, {&o->seq, &l->seq}, {&o->gpus, &l->gpus}};
   for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
     if (counts[i].flag->given) *counts[i].value = counts[i].flag->value;
@@ -258,13 +257,11 @@ gboolean ptsim_job_options_apply_model_settings(const PtsimJobOptions *o, PtsimM
   return TRUE;
 }
 
-gboolean ptsim_job_options_apply_sharding(const PtsimJobOptions *o, PtsimJob *job,
-                                          GError **error) {
+gboolean ptsim_job_options_apply_sharding(const PtsimJobOptions *o, PtsimJob *job, GError **error) {
   int mode = -1;
   if (o->sharding && !parse_enum(PTSIM_NAMES_SHARDING, "--sharding", o->sharding, &mode, error))
     return FALSE;
   if (mode < 0 && !o->hsdp_shard_size.given) return TRUE;
   return ptsim_layout_set_sharding(&job->layout, ptsim_topology_domain_size(&job->hw), mode,
-                                   o->hsdp_shard_size.given ? o->hsdp_shard_size.value : -1,
-                                   error);
+                                   o->hsdp_shard_size.given ? o->hsdp_shard_size.value : -1, error);
 }

@@ -77,6 +77,6 @@ void ptsim_job_resolve(PtsimJob *job) {
   if (l->vp > 1 && l->schedule == PTSIM_SCHEDULE_1F1B) l->schedule = PTSIM_SCHEDULE_INTERLEAVED;
   if (l->sharding != PTSIM_SHARDING_NONE && run->reshard_after_forward == PTSIM_RESHARD_AUTO)
     run->reshard_after_forward = run->fsdp_impl == PTSIM_FSDP_MEGATRON ? PTSIM_RESHARD_ALWAYS
-                                : l->pp > 1                          ? PTSIM_RESHARD_NEVER
-                                                                     : PTSIM_RESHARD_BUT_LAST;
+                                 : l->pp > 1                           ? PTSIM_RESHARD_NEVER
+                                                                       : PTSIM_RESHARD_BUT_LAST;
 }

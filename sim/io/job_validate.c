@@ -18,10 +18,8 @@
 #define INT_VALUE_MAX PTSIM_CONFIG_INT_MAX
 
 #define I64(x) ((gint64)(x))
-#define invalid(...)                                                           \
-  (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,          \
-               __VA_ARGS__),                                                   \
-   FALSE)
+#define invalid(...) \
+  (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, __VA_ARGS__), FALSE)
 
 /* A field ptsim_job_resolve derives, found underived: the job was not
  * resolved (ptsim_job_validate never gets here). */
@@ -32,18 +30,16 @@ static gboolean unresolved(const char *what, GError **error) {
 /* V in [LO, the flag's most]; 0 for a flag with no default is "required".
  * The GPU count has its own bound: group placement walks ranks, so its work
  * grows with the GPUs (4M GPUs: milliseconds; 2^30: seconds per plan). */
-static gboolean check_count(const char *flag, int64_t v, int64_t lo,
-                            GError **error) {
+static gboolean check_count(const char *flag, int64_t v, int64_t lo, GError **error) {
   /* within every flag's range: no name to look at (a sweep validates
    * every candidate layout, a dozen counts each) */
   if (v >= lo && v <= PTSIM_JOB_GPUS_MAX && v <= INT_VALUE_MAX) return TRUE;
-  gboolean no_default = strcmp(flag, "--gpus") == 0 ||
-                        strcmp(flag, "--gbs") == 0 || strcmp(flag, "--seq") == 0;
-  int64_t hi = strcmp(flag, "--gpus") == 0 || strcmp(flag, "--dp") == 0
-                   ? PTSIM_JOB_GPUS_MAX : INT_VALUE_MAX;
+  gboolean no_default = strcmp(flag, "--gpus") == 0 || strcmp(flag, "--gbs") == 0 ||
+                        strcmp(flag, "--seq") == 0;
+  int64_t hi = strcmp(flag, "--gpus") == 0 || strcmp(flag, "--dp") == 0 ? PTSIM_JOB_GPUS_MAX
+                                                                        : INT_VALUE_MAX;
   if (v < lo || v > hi) {
-    if (v == 0 && no_default)
-      return invalid("%s is required: a positive integer (got 0)", flag);
+    if (v == 0 && no_default) return invalid("%s is required: a positive integer (got 0)", flag);
     return invalid("%s %" G_GINT64_FORMAT " is out of range: expected an "
                    "integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
                    flag, I64(v), I64(lo), I64(hi));
@@ -51,41 +47,44 @@ static gboolean check_count(const char *flag, int64_t v, int64_t lo,
   return TRUE;
 }
 
-static gboolean check_divides(const char *flag, int64_t v, const char *what,
-                              int64_t n, const char *model, GError **error) {
+static gboolean check_divides(const char *flag, int64_t v, const char *what, int64_t n,
+                              const char *model, GError **error) {
   if (n % v != 0)
-    return invalid("%s %" G_GINT64_FORMAT " does not divide %s %" G_GINT64_FORMAT
-                   " of model %s",
+    return invalid("%s %" G_GINT64_FORMAT " does not divide %s %" G_GINT64_FORMAT " of model %s",
                    flag, I64(v), what, I64(n), model);
   return TRUE;
 }
 
 static const char *schedule_word(PtsimSchedule s) {
   switch (s) {
-  case PTSIM_SCHEDULE_1F1B: return "1f1b";
-  case PTSIM_SCHEDULE_GPIPE: return "gpipe";
-  case PTSIM_SCHEDULE_INTERLEAVED: return "interleaved";
-  case PTSIM_SCHEDULE_ZB_H1: return "zb-h1";
+  case PTSIM_SCHEDULE_1F1B:
+    return "1f1b";
+  case PTSIM_SCHEDULE_GPIPE:
+    return "gpipe";
+  case PTSIM_SCHEDULE_INTERLEAVED:
+    return "interleaved";
+  case PTSIM_SCHEDULE_ZB_H1:
+    return "zb-h1";
   }
   return "?";
 }
 
 /* The core's split of a layout these checks accepted; its refusal here is
  * a bug in the checks, reported rather than trusted. */
-static gboolean split_done(const PtsimLayout *l, int64_t layers,
-                           int64_t *stage_layers, GError **error) {
-  if (ptsim_plan_split_stages(l->pp, layers, l->first_stage_layers,
-                              l->last_stage_layers, stage_layers) != 0)
-    return invalid("--pp %" G_GINT64_FORMAT " cannot split num_layers %"
-                   G_GINT64_FORMAT, I64(l->pp), I64(layers));
+static gboolean split_done(const PtsimLayout *l, int64_t layers, int64_t *stage_layers,
+                           GError **error) {
+  if (ptsim_plan_split_stages(l->pp, layers, l->first_stage_layers, l->last_stage_layers,
+                              stage_layers) != 0)
+    return invalid("--pp %" G_GINT64_FORMAT " cannot split num_layers %" G_GINT64_FORMAT,
+                   I64(l->pp), I64(layers));
   return TRUE;
 }
 
 /* Checks the split of `layers` over pp stages (even, or the optional uneven
  * first/last stage) and writes it to stage_layers[0..pp) as the core's plan
  * will split it (ptsim_plan_split_stages). */
-static gboolean split_stages(const PtsimLayout *l, int64_t layers,
-                             int64_t *stage_layers, GError **error) {
+static gboolean split_stages(const PtsimLayout *l, int64_t layers, int64_t *stage_layers,
+                             GError **error) {
   int64_t first = l->first_stage_layers, last = l->last_stage_layers, chunk;
   if (l->account_embedding || l->account_loss) {
     int extra = l->account_embedding + l->account_loss;
@@ -103,15 +102,17 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
   if (first < 0 || first > INT_VALUE_MAX)
     return invalid("--decoder-first-pipeline-num-layers %" G_GINT64_FORMAT
                    " is out of range: expected 0 (even split) or a positive "
-                   "integer", I64(first));
+                   "integer",
+                   I64(first));
   if (last < 0 || last > INT_VALUE_MAX)
     return invalid("--decoder-last-pipeline-num-layers %" G_GINT64_FORMAT
                    " is out of range: expected 0 (even split) or a positive "
-                   "integer", I64(last));
+                   "integer",
+                   I64(last));
   if (first == 0 && last == 0) {
     if (layers % l->pp != 0)
-      return invalid("--pp %" G_GINT64_FORMAT " does not divide num_layers %"
-                     G_GINT64_FORMAT "; give an uneven split with "
+      return invalid("--pp %" G_GINT64_FORMAT " does not divide num_layers %" G_GINT64_FORMAT
+                     "; give an uneven split with "
                      "--decoder-first-pipeline-num-layers / "
                      "--decoder-last-pipeline-num-layers",
                      I64(l->pp), I64(layers));
@@ -120,8 +121,7 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
   if (l->pp < 2)
     return invalid("--decoder-%s-pipeline-num-layers %" G_GINT64_FORMAT
                    " needs --pp > 1 (got --pp %" G_GINT64_FORMAT ")",
-                   first ? "first" : "last", I64(first ? first : last),
-                   I64(l->pp));
+                   first ? "first" : "last", I64(first ? first : last), I64(l->pp));
   /* the plan's rule decides; the counts below only say why not */
   int64_t middle = l->pp - (first ? 1 : 0) - (last ? 1 : 0);
   int64_t rest = layers - first - last;
@@ -129,19 +129,21 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers,
     return invalid("--decoder-first-pipeline-num-layers %" G_GINT64_FORMAT
                    " and --decoder-last-pipeline-num-layers %" G_GINT64_FORMAT
                    " leave %" G_GINT64_FORMAT " of num_layers %" G_GINT64_FORMAT
-                   " for the %" G_GINT64_FORMAT " other stage(s) of --pp %"
-                   G_GINT64_FORMAT "; they must split evenly (at least one "
+                   " for the %" G_GINT64_FORMAT " other stage(s) of --pp %" G_GINT64_FORMAT
+                   "; they must split evenly (at least one "
                    "layer each)",
-                   I64(first), I64(last), I64(rest), I64(layers), I64(middle),
-                   I64(l->pp));
+                   I64(first), I64(last), I64(rest), I64(layers), I64(middle), I64(l->pp));
   /* Megatron-LM (TransformerConfig) lets virtual stages split an uneven
    * pipeline when every stage's layers divide by vp. */
   if (l->vp > 1 && !ptsim_plan_split_fits(l->pp, l->vp, layers, first, last)) {
-    int64_t bad = first % l->vp ? first : last % l->vp ? last
-                  : middle > 0 && (rest / middle) % l->vp ? rest / middle : 0;
+    int64_t bad = first % l->vp                           ? first
+                  : last % l->vp                          ? last
+                  : middle > 0 && (rest / middle) % l->vp ? rest / middle
+                                                          : 0;
     return invalid("--vp %" G_GINT64_FORMAT " does not divide the %" G_GINT64_FORMAT
-                   " layers of a pipeline stage (split %" G_GINT64_FORMAT " first, %"
-                   G_GINT64_FORMAT " last, %" G_GINT64_FORMAT " on each other stage); with an "
+                   " layers of a pipeline stage (split %" G_GINT64_FORMAT
+                   " first, %" G_GINT64_FORMAT " last, %" G_GINT64_FORMAT
+                   " on each other stage); with an "
                    "uneven split every stage's layers must divide by vp",
                    I64(l->vp), I64(bad), I64(first), I64(last),
                    I64(middle > 0 ? rest / middle : 0));
@@ -166,7 +168,8 @@ static gboolean check_sharding(const PtsimJob *job, GError **error) {
   const char *word = l->sharding == PTSIM_SHARDING_GRADS ? "zero2" : "fsdp";
   if (!l->distributed_optimizer)
     return invalid("--sharding %s shards the optimizer states too: it needs the distributed "
-                   "optimizer (drop --no-distributed-optimizer)", word);
+                   "optimizer (drop --no-distributed-optimizer)",
+                   word);
   if (l->sharding == PTSIM_SHARDING_GRADS && run->fsdp_impl == PTSIM_FSDP_TORCH)
     return invalid("--sharding zero2 with --fsdp-impl torch: PyTorch FSDP2 shards parameters "
                    "(use --sharding fsdp, with --reshard-after-forward never for ZeRO-2-like "
@@ -174,15 +177,16 @@ static gboolean check_sharding(const PtsimJob *job, GError **error) {
   if (l->schedule == PTSIM_SCHEDULE_ZB_H1)
     return invalid("--schedule zb-h1 with --sharding %s is not modelled (a unit's gradient is "
                    "ready only after its deferred weight-gradient pass); use 1f1b, gpipe or "
-                   "interleaved", word);
+                   "interleaved",
+                   word);
   /* Megatron-FSDP shards a mixture-of-experts model's routed experts over
    * the expert data-parallel group (plan.c "Sharding"); torch's FSDP2
    * (torchtitan's experts, Megatron's --use-torch-fsdp2, which asserts ep
    * 1) wraps them otherwise, and that is not modelled */
   if (run->fsdp_impl == PTSIM_FSDP_TORCH && m->num_experts > 0)
     return invalid("--sharding %s --fsdp-impl torch with a mixture-of-experts model (%s) is not "
-                   "modelled yet; --fsdp-impl megatron (Megatron-FSDP) is", word,
-                   m->name[0] ? m->name : "(unnamed)");
+                   "modelled yet; --fsdp-impl megatron (Megatron-FSDP) is",
+                   word, m->name[0] ? m->name : "(unnamed)");
   if (run->fsdp_impl == PTSIM_FSDP_TORCH &&
       (run->main_params_bytes != 4 || run->precision_aware_optimizer))
     return invalid("--fsdp-impl torch keeps the fp32 sharded parameters as the optimizer's "
@@ -212,30 +216,33 @@ static gboolean check_experts(const PtsimJob *job, GError **error) {
                    I64(l->ep), name);
   if (l->gpus % l->etp != 0 || (l->gpus / l->etp) % l->ep != 0 ||
       (l->gpus / l->etp / l->ep) % l->pp != 0)
-    return invalid("--gpus %" G_GINT64_FORMAT " is not divisible by etp*ep*pp (--etp %"
-                   G_GINT64_FORMAT " --ep %" G_GINT64_FORMAT " --pp %" G_GINT64_FORMAT
+    return invalid("--gpus %" G_GINT64_FORMAT
+                   " is not divisible by etp*ep*pp (--etp %" G_GINT64_FORMAT
+                   " --ep %" G_GINT64_FORMAT " --pp %" G_GINT64_FORMAT
                    "): the expert layers regroup every pipeline stage's GPUs as etp x ep x edp",
                    I64(l->gpus), I64(l->etp), I64(l->ep), I64(l->pp));
   if (l->edp != l->gpus / l->etp / l->ep / l->pp) return unresolved("edp", error);
   if (m->num_experts == 0) return TRUE;
   if (m->num_experts % l->ep != 0)
     return invalid("--ep %" G_GINT64_FORMAT " does not divide num_experts %" G_GINT64_FORMAT
-                   " of model %s", I64(l->ep), I64(m->num_experts), name);
+                   " of model %s",
+                   I64(l->ep), I64(m->num_experts), name);
   if (m->moe_ffn_hidden_size % l->etp != 0)
-    return invalid("--etp %" G_GINT64_FORMAT " does not divide moe_ffn_hidden_size %"
-                   G_GINT64_FORMAT " of model %s", I64(l->etp), I64(m->moe_ffn_hidden_size),
-                   name);
+    return invalid("--etp %" G_GINT64_FORMAT
+                   " does not divide moe_ffn_hidden_size %" G_GINT64_FORMAT " of model %s",
+                   I64(l->etp), I64(m->moe_ffn_hidden_size), name);
   if (m->moe_shared_expert_size % l->tp != 0)
     return invalid("--tp %" G_GINT64_FORMAT " does not divide moe_shared_expert_intermediate_size "
-                   "%" G_GINT64_FORMAT " of model %s", I64(l->tp), I64(m->moe_shared_expert_size),
-                   name);
+                   "%" G_GINT64_FORMAT " of model %s",
+                   I64(l->tp), I64(m->moe_shared_expert_size), name);
   if (l->sp == 0 && l->tp > 1)
     return invalid("a mixture-of-experts model with --tp %" G_GINT64_FORMAT " needs sequence "
                    "parallelism (--sp; Megatron-LM's MoE layer refuses to train without it)",
                    I64(l->tp));
   if (l->distributed_optimizer && l->edp % l->optimizer_instances != 0)
     return invalid("--num-distributed-optimizer-instances %" G_GINT64_FORMAT "%s must divide the "
-                   "expert data-parallel size %" G_GINT64_FORMAT, I64(l->optimizer_instances),
+                   "expert data-parallel size %" G_GINT64_FORMAT,
+                   I64(l->optimizer_instances),
                    l->sharding == PTSIM_SHARDING_NONE ? ""
                                                       : " (the HSDP replicas: dp x cp / "
                                                         "--hsdp-shard-size)",
@@ -258,12 +265,14 @@ static gboolean check_experts(const PtsimJob *job, GError **error) {
                    "dispatcher (Megatron-LM refuses it otherwise)");
   if (run->moe_ep_comm_overlap) {
     const char *why = l->ep < 2 ? "--ep > 1"
-                      : run->moe_dispatcher == PTSIM_DISPATCH_ALLGATHER ? "the alltoall or flex dispatcher"
+                      : run->moe_dispatcher == PTSIM_DISPATCH_ALLGATHER
+                          ? "the alltoall or flex dispatcher"
                       : run->recompute == PTSIM_RECOMPUTE_FULL ? "no full recomputation"
                       : (run->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
-                         (run->recompute_modules & PTSIM_RECOMPUTE_MOE)) ? "no moe recompute module"
+                         (run->recompute_modules & PTSIM_RECOMPUTE_MOE))
+                          ? "no moe recompute module"
                       : run->moe_shared_expert_overlap ? "no --moe-shared-expert-overlap"
-                      : m->mtp_num_layers > 1 ? "at most one MTP layer"
+                      : m->mtp_num_layers > 1          ? "at most one MTP layer"
                       : l->pp > 1 && l->vp < 2 ? "virtual pipeline stages (--vp > 1) with --pp > 1"
                                                : NULL;
     if (why)
@@ -311,21 +320,15 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
   const PtsimProvenance *src = &job->source;
   const char *name = m->name[0] ? m->name : "(unnamed)";
 
-  if (!ptsim_model_check(m, error))
-    return FALSE;
+  if (!ptsim_model_check(m, error)) return FALSE;
 
   /* Plain ranges first, so later arithmetic cannot overflow. */
-  if (!check_count("--gpus", l->gpus, 1, error) ||
-      !check_count("--tp", l->tp, 1, error) ||
-      !check_count("--pp", l->pp, 1, error) ||
-      !check_count("--cp", l->cp, 1, error) ||
-      !check_count("--dp", l->dp, 0, error) ||
-      !check_count("--vp", l->vp, 1, error) ||
-      !check_count("--mbs", l->mbs, 1, error) ||
-      !check_count("--gbs", l->gbs, 1, error) ||
+  if (!check_count("--gpus", l->gpus, 1, error) || !check_count("--tp", l->tp, 1, error) ||
+      !check_count("--pp", l->pp, 1, error) || !check_count("--cp", l->cp, 1, error) ||
+      !check_count("--dp", l->dp, 0, error) || !check_count("--vp", l->vp, 1, error) ||
+      !check_count("--mbs", l->mbs, 1, error) || !check_count("--gbs", l->gbs, 1, error) ||
       !check_count("--seq", l->seq, 1, error) ||
-      !check_count("--recompute-num-layers", run->recompute_num_layers, 0,
-                   error))
+      !check_count("--recompute-num-layers", run->recompute_num_layers, 0, error))
     return FALSE;
   if (l->sp < -1 || l->sp > 1)
     return invalid("--sp %d is out of range: expected -1 (auto), 0 or 1", l->sp);
@@ -339,27 +342,33 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
   if (!check_torch_layers(job, error)) return FALSE;
   if (!(run->memory_threshold > 0 && run->memory_threshold <= 1))
     return invalid("--memory-threshold %g is out of range: expected a number "
-                   "in (0, 1]", run->memory_threshold);
+                   "in (0, 1]",
+                   run->memory_threshold);
   if (src->megatron_date != 0 &&
       (src->megatron_date < 20190101 || src->megatron_date > 21001231 ||
        src->megatron_date / 100 % 100 < 1 || src->megatron_date / 100 % 100 > 12 ||
        src->megatron_date % 100 < 1 || src->megatron_date % 100 > 31))
     return invalid("--megatron-date %d is out of range: expected 0 (current) or a date "
-                   "YYYYMMDD from 2019 to 2100", (int)src->megatron_date);
+                   "YYYYMMDD from 2019 to 2100",
+                   (int)src->megatron_date);
   if (!(src->attention_dropout >= 0 && src->attention_dropout < 1))
     return invalid("--attention-dropout %g is out of range: expected a "
-                   "probability in [0, 1)", src->attention_dropout);
+                   "probability in [0, 1)",
+                   src->attention_dropout);
   if (!(src->hidden_dropout >= 0 && src->hidden_dropout < 1))
     return invalid("--hidden-dropout %g is out of range: expected a "
-                   "probability in [0, 1)", src->hidden_dropout);
+                   "probability in [0, 1)",
+                   src->hidden_dropout);
 
   /* Precision the hardware has, and the settings' ranges. */
   if (run->precision == PTSIM_PRECISION_FP8 && !(job->hw.peak_fp8_flops > 0.0))
     return invalid("--precision fp8: hardware profile %s has no FP8 tensor cores "
-                   "(peak_fp8_tflops 0); use bf16 or fp16", job->hw.name);
+                   "(peak_fp8_tflops 0); use bf16 or fp16",
+                   job->hw.name);
   if (run->precision == PTSIM_PRECISION_FP8 && run->fp8_recipe == PTSIM_FP8_MXFP8)
     return invalid("--fp8-recipe mxfp8 needs Blackwell's MXFP8 tensor cores; hardware profile "
-                   "%s is Hopper-class (use delayed, tensorwise or blockwise)", job->hw.name);
+                   "%s is Hopper-class (use delayed, tensorwise or blockwise)",
+                   job->hw.name);
   if ((unsigned)run->fp8_recipe > PTSIM_FP8_MXFP8 ||
       (run->main_params_bytes != 4 && run->main_params_bytes != 2) ||
       (run->exp_avg_bytes != 4 && run->exp_avg_bytes != 2 && run->exp_avg_bytes != 1) ||
@@ -373,41 +382,37 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
   int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
   if (dp == 0)
     return invalid("--gpus %" G_GINT64_FORMAT " is not divisible by tp*pp*cp "
-                   "(--tp %" G_GINT64_FORMAT " --pp %" G_GINT64_FORMAT
-                   " --cp %" G_GINT64_FORMAT ")",
+                   "(--tp %" G_GINT64_FORMAT " --pp %" G_GINT64_FORMAT " --cp %" G_GINT64_FORMAT
+                   ")",
                    I64(l->gpus), I64(l->tp), I64(l->pp), I64(l->cp));
   if (l->dp == 0) return unresolved("dp 0", error);
   if (l->dp != dp)
-    return invalid("--dp %" G_GINT64_FORMAT " does not match --gpus %"
-                   G_GINT64_FORMAT ": tp*pp*cp*dp = %" G_GINT64_FORMAT
-                   "*%" G_GINT64_FORMAT "*%" G_GINT64_FORMAT "*%" G_GINT64_FORMAT
-                   " must equal gpus (dp would be %" G_GINT64_FORMAT ")",
-                   I64(l->dp), I64(l->gpus), I64(l->tp), I64(l->pp), I64(l->cp),
-                   I64(l->dp), I64(dp));
+    return invalid("--dp %" G_GINT64_FORMAT " does not match --gpus %" G_GINT64_FORMAT
+                   ": tp*pp*cp*dp = %" G_GINT64_FORMAT "*%" G_GINT64_FORMAT "*%" G_GINT64_FORMAT
+                   "*%" G_GINT64_FORMAT " must equal gpus (dp would be %" G_GINT64_FORMAT ")",
+                   I64(l->dp), I64(l->gpus), I64(l->tp), I64(l->pp), I64(l->cp), I64(l->dp),
+                   I64(dp));
   if (l->optimizer_instances < 1 || (l->distributed_optimizer && dp % l->optimizer_instances != 0))
-    return invalid("--num-distributed-optimizer-instances %" G_GINT64_FORMAT " must divide dp %"
-                   G_GINT64_FORMAT " (ptsim keeps each instance to whole data-parallel ranks)",
+    return invalid("--num-distributed-optimizer-instances %" G_GINT64_FORMAT
+                   " must divide dp %" G_GINT64_FORMAT
+                   " (ptsim keeps each instance to whole data-parallel ranks)",
                    I64(l->optimizer_instances), I64(dp));
 
-  if (!check_experts(job, error))
-    return FALSE;
+  if (!check_experts(job, error)) return FALSE;
 
   if (!check_sharding(job, error)) return FALSE;
 
   /* Tensor parallelism splits heads, KV groups and the MLP.  The vocabulary
    * is padded by Megatron-LM to a multiple of tp, so it is not checked. */
-  if (!check_divides("--tp", l->tp, "num_attention_heads",
-                     m->num_attention_heads, name, error) ||
-      !check_divides("--tp", l->tp, "num_query_groups", m->num_query_groups,
-                     name, error) ||
-      !check_divides("--tp", l->tp, "ffn_hidden_size", m->ffn_hidden_size,
-                     name, error))
+  if (!check_divides("--tp", l->tp, "num_attention_heads", m->num_attention_heads, name, error) ||
+      !check_divides("--tp", l->tp, "num_query_groups", m->num_query_groups, name, error) ||
+      !check_divides("--tp", l->tp, "ffn_hidden_size", m->ffn_hidden_size, name, error))
     return FALSE;
 
   if (l->sp == -1) return unresolved("sp -1 (auto)", error);
   if (l->cp > 1 && l->seq % (2 * l->cp) != 0)
-    return invalid("--seq %" G_GINT64_FORMAT " is not divisible by 2*cp = %"
-                   G_GINT64_FORMAT " (--cp %" G_GINT64_FORMAT "; context "
+    return invalid("--seq %" G_GINT64_FORMAT " is not divisible by 2*cp = %" G_GINT64_FORMAT
+                   " (--cp %" G_GINT64_FORMAT "; context "
                    "parallelism splits the sequence into 2*cp chunks)",
                    I64(l->seq), I64(2 * l->cp), I64(l->cp));
   if (l->sp == 1 && (l->seq / l->cp) % l->tp != 0)
@@ -419,10 +424,11 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
   /* Pipeline. */
   if (l->pp > PTSIM_MAX_STAGES)
     return invalid("--pp %" G_GINT64_FORMAT " is more than ptsim's limit of %d "
-                   "pipeline stages", I64(l->pp), PTSIM_MAX_STAGES);
+                   "pipeline stages",
+                   I64(l->pp), PTSIM_MAX_STAGES);
   if (l->pp > m->num_layers)
-    return invalid("--pp %" G_GINT64_FORMAT " is more than num_layers %"
-                   G_GINT64_FORMAT " of model %s",
+    return invalid("--pp %" G_GINT64_FORMAT " is more than num_layers %" G_GINT64_FORMAT
+                   " of model %s",
                    I64(l->pp), I64(m->num_layers), name);
   if (l->vp > 1) {
     if (l->pp < 2)
@@ -436,15 +442,12 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
     /* an uneven or accounted split is checked by split_stages */
     if (l->first_stage_layers == 0 && l->last_stage_layers == 0 && !l->account_embedding &&
         !l->account_loss && m->num_layers % (l->pp * l->vp) != 0)
-      return invalid("--pp %" G_GINT64_FORMAT " times --vp %" G_GINT64_FORMAT
-                     " = %" G_GINT64_FORMAT " does not divide num_layers %"
-                     G_GINT64_FORMAT " of model %s",
-                     I64(l->pp), I64(l->vp), I64(l->pp * l->vp),
-                     I64(m->num_layers), name);
-    if (l->schedule == PTSIM_SCHEDULE_GPIPE ||
-        l->schedule == PTSIM_SCHEDULE_ZB_H1)
-      return invalid("--schedule %s cannot run virtual stages (--vp %"
-                     G_GINT64_FORMAT "); use --schedule interleaved or --vp 1",
+      return invalid("--pp %" G_GINT64_FORMAT " times --vp %" G_GINT64_FORMAT " = %" G_GINT64_FORMAT
+                     " does not divide num_layers %" G_GINT64_FORMAT " of model %s",
+                     I64(l->pp), I64(l->vp), I64(l->pp * l->vp), I64(m->num_layers), name);
+    if (l->schedule == PTSIM_SCHEDULE_GPIPE || l->schedule == PTSIM_SCHEDULE_ZB_H1)
+      return invalid("--schedule %s cannot run virtual stages (--vp %" G_GINT64_FORMAT
+                     "); use --schedule interleaved or --vp 1",
                      schedule_word(l->schedule), I64(l->vp));
     if (l->schedule != PTSIM_SCHEDULE_INTERLEAVED)
       return unresolved("schedule 1f1b with --vp > 1", error);
@@ -452,8 +455,7 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
     return invalid("--schedule interleaved needs --vp > 1 (got --vp 1)");
   }
   int64_t stage_layers[PTSIM_MAX_STAGES];
-  if (!split_stages(l, m->num_layers, stage_layers, error))
-    return FALSE;
+  if (!split_stages(l, m->num_layers, stage_layers, error)) return FALSE;
 
   /* Batch. */
   if (l->gbs % l->mbs != 0 || (l->gbs / l->mbs) % l->dp != 0)
@@ -463,16 +465,15 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
   int64_t microbatches = l->gbs / l->mbs / l->dp;
   if (l->vp > 1 && microbatches % l->pp != 0)
     return invalid("the interleaved schedule (--vp %" G_GINT64_FORMAT
-                   ") needs the number of microbatches gbs/(mbs*dp) = %"
-                   G_GINT64_FORMAT " to be a multiple of --pp %" G_GINT64_FORMAT,
+                   ") needs the number of microbatches gbs/(mbs*dp) = %" G_GINT64_FORMAT
+                   " to be a multiple of --pp %" G_GINT64_FORMAT,
                    I64(l->vp), I64(microbatches), I64(l->pp));
 
   /* Recomputation. */
   if (run->recompute == PTSIM_RECOMPUTE_FULL && run->recompute_num_layers > 0) {
     int64_t most = 0;
     for (int64_t s = 0; s < l->pp; s++)
-      if (stage_layers[s] / l->vp > most)
-        most = stage_layers[s] / l->vp;
+      if (stage_layers[s] / l->vp > most) most = stage_layers[s] / l->vp;
     if (run->recompute_num_layers > most)
       return invalid("--recompute-num-layers %" G_GINT64_FORMAT " is more "
                      "than the %" G_GINT64_FORMAT " layers of a pipeline "

@@ -12,16 +12,26 @@ static void append_escaped(GString *out, const char *s) {
   g_string_append_c(out, '"');
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     switch (*p) {
-      case '"': g_string_append(out, "\\\""); break;
-      case '\\': g_string_append(out, "\\\\"); break;
-      case '\n': g_string_append(out, "\\n"); break;
-      case '\t': g_string_append(out, "\\t"); break;
-      case '\r': g_string_append(out, "\\r"); break;
-      default:
-        if (*p < 0x20)
-          g_string_append_printf(out, "\\u%04x", *p);
-        else
-          g_string_append_c(out, (char)*p);
+    case '"':
+      g_string_append(out, "\\\"");
+      break;
+    case '\\':
+      g_string_append(out, "\\\\");
+      break;
+    case '\n':
+      g_string_append(out, "\\n");
+      break;
+    case '\t':
+      g_string_append(out, "\\t");
+      break;
+    case '\r':
+      g_string_append(out, "\\r");
+      break;
+    default:
+      if (*p < 0x20)
+        g_string_append_printf(out, "\\u%04x", *p);
+      else
+        g_string_append_c(out, (char)*p);
     }
   }
   g_string_append_c(out, '"');
@@ -61,13 +71,9 @@ static void close_level(PtsimJson *json, char bracket) {
   if (json->depth == 0) g_string_append_c(json->out, '\n');
 }
 
-void ptsim_json_begin_object(PtsimJson *json, const char *key) {
-  open_level(json, key, '{');
-}
+void ptsim_json_begin_object(PtsimJson *json, const char *key) { open_level(json, key, '{'); }
 void ptsim_json_end_object(PtsimJson *json) { close_level(json, '}'); }
-void ptsim_json_begin_array(PtsimJson *json, const char *key) {
-  open_level(json, key, '[');
-}
+void ptsim_json_begin_array(PtsimJson *json, const char *key) { open_level(json, key, '['); }
 void ptsim_json_end_array(PtsimJson *json) { close_level(json, ']'); }
 
 void ptsim_json_int(PtsimJson *json, const char *key, int64_t value) {

@@ -13,7 +13,7 @@
 #define PTSIM_JSON_MAX_DEPTH 32
 
 typedef struct {
-  GString *out;                          /* (transfer none) */
+  GString *out; /* (transfer none) */
   int depth;
   gboolean has_items[PTSIM_JSON_MAX_DEPTH]; /* a comma is due at this level */
 } PtsimJson;

@@ -32,11 +32,11 @@ typedef struct {
 } StoredRow;
 
 struct PtsimKernelTables {
-  GHashTable *sources;    /* key -> Source */
-  GStringChunk *strings;  /* the rows' names */
+  GHashTable *sources;                   /* key -> Source */
+  GStringChunk *strings;                 /* the rows' names */
   GArray *rows[PTSIM_KERNEL_KIND_COUNT]; /* StoredRow */
-  GHashTable *tables;     /* gpu -> PtsimKernelTable */
-  GHashTable *points;     /* point id (point_id) -> "FILE:LINE" of its row */
+  GHashTable *tables;                    /* gpu -> PtsimKernelTable */
+  GHashTable *points;                    /* point id (point_id) -> "FILE:LINE" of its row */
 };
 
 static void source_free(gpointer p) {
@@ -51,7 +51,8 @@ PtsimKernelTables *ptsim_kernel_tables_new(void) {
   PtsimKernelTables *t = g_new0(PtsimKernelTables, 1);
   t->sources = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, source_free);
   t->strings = g_string_chunk_new(4096);
-  for (int k = 0; k < PTSIM_KERNEL_KIND_COUNT; k++) t->rows[k] = g_array_new(FALSE, TRUE, sizeof(StoredRow));
+  for (int k = 0; k < PTSIM_KERNEL_KIND_COUNT; k++)
+    t->rows[k] = g_array_new(FALSE, TRUE, sizeof(StoredRow));
   t->tables = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   t->points = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   return t;
@@ -67,23 +68,25 @@ void ptsim_kernel_tables_free(PtsimKernelTables *t) {
   g_free(t);
 }
 
-const char *ptsim_kernel_tables_file(PtsimKernelKind kind) { return ptsim_kernel_schema(kind)->file; }
+const char *ptsim_kernel_tables_file(PtsimKernelKind kind) {
+  return ptsim_kernel_schema(kind)->file;
+}
 
 /* ---- errors ---- */
 
-#define row_error(label, line, ...)                                                  \
-  do {                                                                               \
-    g_autofree char *what_ = g_strdup_printf(__VA_ARGS__);                           \
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,                 \
-                "%s:%" G_GINT64_FORMAT ": %s", (label), (gint64)(line), what_);      \
+#define row_error(label, line, ...)                                             \
+  do {                                                                          \
+    g_autofree char *what_ = g_strdup_printf(__VA_ARGS__);                      \
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,            \
+                "%s:%" G_GINT64_FORMAT ": %s", (label), (gint64)(line), what_); \
   } while (0)
 
-#define cell_error(label, cell, column, ...)                                         \
-  do {                                                                               \
-    g_autofree char *what_ = g_strdup_printf(__VA_ARGS__);                           \
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,                 \
-                "%s:%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT ": column %s: %s",       \
-                (label), (gint64)(cell)->line, (gint64)(cell)->col, (column), what_); \
+#define cell_error(label, cell, column, ...)                                            \
+  do {                                                                                  \
+    g_autofree char *what_ = g_strdup_printf(__VA_ARGS__);                              \
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,                    \
+                "%s:%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT ": column %s: %s", (label), \
+                (gint64)(cell)->line, (gint64)(cell)->col, (column), what_);            \
   } while (0)
 
 /* ---- names and headers ---- */
@@ -119,7 +122,9 @@ static gboolean check_header(PtsimCsvReader *reader, GArray *cells, const char *
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s:%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT ": the header is not %s (column %u %s)",
                 label, (gint64)cell->line, (gint64)col, want->str, i + 1,
-                i >= cells->len ? "is missing" : i >= n ? "is one too many" : "differs");
+                i >= cells->len ? "is missing"
+                : i >= n        ? "is one too many"
+                                : "differs");
     return FALSE;
   }
   return TRUE;
@@ -172,7 +177,8 @@ gboolean ptsim_kernel_tables_add_sources(PtsimKernelTables *t, const char *data,
     const PtsimCsvCell *where = &g_array_index(cells, PtsimCsvCell, 1);
     const PtsimCsvCell *what = &g_array_index(cells, PtsimCsvCell, 2);
     if (!valid_name(key->text)) {
-      cell_error(label, key, "key", "'%s' is not a source key: [a-z0-9], then [a-z0-9._-], at most %d characters",
+      cell_error(label, key, "key",
+                 "'%s' is not a source key: [a-z0-9], then [a-z0-9._-], at most %d characters",
                  key->text, PTSIM_KERNEL_NAME - 1);
       return FALSE;
     }
@@ -184,8 +190,8 @@ gboolean ptsim_kernel_tables_add_sources(PtsimKernelTables *t, const char *data,
       return FALSE;
     }
     if (!valid_url(where->text) && !valid_repo_path(where->text)) {
-      cell_error(label, where, "where", "'%s' is neither an https:// URL nor OWNER/REPO@COMMIT:PATH",
-                 where->text);
+      cell_error(label, where, "where",
+                 "'%s' is neither an https:// URL nor OWNER/REPO@COMMIT:PATH", where->text);
       return FALSE;
     }
     if (what->text[0] == '\0') {
@@ -288,15 +294,17 @@ static gboolean parse_cell(PtsimKernelTables *t, const char *label, const PtsimK
   case PTSIM_KERNEL_COL_GPU:
   case PTSIM_KERNEL_COL_SERIES:
     if (!valid_name(text)) {
-      cell_error(label, cell, col->name, "'%s' is not a name: [a-z0-9], then [a-z0-9._-], at most %d characters",
-                 text, PTSIM_KERNEL_NAME - 1);
+      cell_error(label, cell, col->name,
+                 "'%s' is not a name: [a-z0-9], then [a-z0-9._-], at most %d characters", text,
+                 PTSIM_KERNEL_NAME - 1);
       return FALSE;
     }
     g_strlcpy(col->type == PTSIM_KERNEL_COL_GPU ? row->gpu : row->series, text, PTSIM_KERNEL_NAME);
     return TRUE;
   case PTSIM_KERNEL_COL_WORD:
   case PTSIM_KERNEL_COL_MARKER: {
-    const char *const *words = col->type == PTSIM_KERNEL_COL_WORD ? col->words : ptsim_kernel_markers;
+    const char *const *words = col->type == PTSIM_KERNEL_COL_WORD ? col->words
+                                                                  : ptsim_kernel_markers;
     if (!word_index(words, text, &index)) {
       g_autofree char *allowed = ptsim_kernel_words_allowed(words);
       cell_error(label, cell, col->name, "'%s' is not one of %s", text, allowed);
@@ -353,7 +361,8 @@ static gboolean finish_row(PtsimKernelKind kind, const char *label, Parsed *r, G
       cell_error(label, r->cell[PTSIM_KERNEL_F_GROUPS], "groups", "a dense GEMM has groups 1");
       return FALSE;
     }
-    r->x = 2.0 * f[PTSIM_KERNEL_F_GROUPS] * f[PTSIM_KERNEL_F_M] * f[PTSIM_KERNEL_F_N] * f[PTSIM_KERNEL_F_K];
+    r->x = 2.0 * f[PTSIM_KERNEL_F_GROUPS] * f[PTSIM_KERNEL_F_M] * f[PTSIM_KERNEL_F_N] *
+           f[PTSIM_KERNEL_F_K];
     r->y[0] = f[PTSIM_KERNEL_F_TFLOPS];
     return TRUE;
   case PTSIM_KERNEL_ATTENTION:
@@ -369,7 +378,8 @@ static gboolean finish_row(PtsimKernelKind kind, const char *label, Parsed *r, G
   case PTSIM_KERNEL_QUANTIZE:
     if (r->has[PTSIM_KERNEL_F_BYTES] && r->has[PTSIM_KERNEL_F_TIME_US] &&
         !restates(label, r, PTSIM_KERNEL_F_GBPS, "gbps",
-                  f[PTSIM_KERNEL_F_BYTES] / (f[PTSIM_KERNEL_F_TIME_US] * 1e3), "bytes / time_us", error))
+                  f[PTSIM_KERNEL_F_BYTES] / (f[PTSIM_KERNEL_F_TIME_US] * 1e3), "bytes / time_us",
+                  error))
       return FALSE;
     r->x = kind == PTSIM_KERNEL_MEMORY ? f[PTSIM_KERNEL_F_COLS]
                                        : f[PTSIM_KERNEL_F_ROWS] * f[PTSIM_KERNEL_F_COLS];
@@ -419,7 +429,8 @@ static gboolean parse_row(PtsimKernelTables *t, PtsimKernelKind kind, const char
   if (!check_cell_count(label, cells, schema->n_columns, error)) return FALSE;
   row->line = g_array_index(cells, PtsimCsvCell, 0).line;
   for (guint i = 0; i < schema->n_columns; i++)
-    if (!parse_cell(t, label, &schema->columns[i], &g_array_index(cells, PtsimCsvCell, i), row, error))
+    if (!parse_cell(t, label, &schema->columns[i], &g_array_index(cells, PtsimCsvCell, i), row,
+                    error))
       return FALSE;
   return finish_row(kind, label, row, error);
 }
@@ -427,8 +438,8 @@ static gboolean parse_row(PtsimKernelTables *t, PtsimKernelKind kind, const char
 /* ---- applying rows to the GPUs' tables ---- */
 
 /* One point's identity: the curve and its x. */
-static char *point_id(PtsimKernelKind kind, const char *gpu, const int32_t *key,
-                      const char *series, double x) {
+static char *point_id(PtsimKernelKind kind, const char *gpu, const int32_t *key, const char *series,
+                      double x) {
   return g_strdup_printf("%d|%s|%d,%d,%d,%d,%d,%d|%s|%.17g", (int)kind, gpu, key[0], key[1], key[2],
                          key[3], key[4], key[5], series, x);
 }
@@ -439,11 +450,13 @@ typedef struct {
   GHashTable *points; /* point id -> "FILE:LINE", this file's */
 } Staging;
 
-static PtsimKernelTable *staged_table(Staging *s, const char *label, const Parsed *row, GError **error) {
+static PtsimKernelTable *staged_table(Staging *s, const char *label, const Parsed *row,
+                                      GError **error) {
   PtsimKernelTable *table = g_hash_table_lookup(s->tables, row->gpu);
   if (table) return table;
   const PtsimKernelTable *committed = g_hash_table_lookup(s->t->tables, row->gpu);
-  if (!committed && g_hash_table_size(s->t->tables) + g_hash_table_size(s->tables) >= PTSIM_KERNEL_TABLES_MAX_GPUS) {
+  if (!committed && g_hash_table_size(s->t->tables) + g_hash_table_size(s->tables) >=
+                        PTSIM_KERNEL_TABLES_MAX_GPUS) {
     row_error(label, row->line, "more than %d GPUs", PTSIM_KERNEL_TABLES_MAX_GPUS);
     return NULL;
   }
@@ -466,8 +479,9 @@ static gboolean apply_status(PtsimKernelAddStatus status, Staging *s, const char
   case PTSIM_KERNEL_ADD_DUPLICATE:
     first = g_hash_table_lookup(s->points, id);
     if (!first) first = g_hash_table_lookup(s->t->points, id);
-    row_error(label, row->line, "a second value at %s %.17g for the same gpu, key and series '%s'%s%s%s",
-              x_name, x, row->series, first ? " (first at " : "", first ? first : "", first ? ")" : "");
+    row_error(label, row->line,
+              "a second value at %s %.17g for the same gpu, key and series '%s'%s%s%s", x_name, x,
+              row->series, first ? " (first at " : "", first ? first : "", first ? ")" : "");
     return FALSE;
   case PTSIM_KERNEL_ADD_TOO_MANY_POINTS:
     row_error(label, row->line, "more than %d points in series '%s' of one curve: split the series",
@@ -477,7 +491,8 @@ static gboolean apply_status(PtsimKernelAddStatus status, Staging *s, const char
     row_error(label, row->line, "more than %d curves for gpu %s", PTSIM_KERNEL_CURVES, row->gpu);
     return FALSE;
   case PTSIM_KERNEL_ADD_TOO_MANY_SHAPES:
-    row_error(label, row->line, "more than %d GEMM shapes for gpu %s", PTSIM_KERNEL_SHAPES, row->gpu);
+    row_error(label, row->line, "more than %d GEMM shapes for gpu %s", PTSIM_KERNEL_SHAPES,
+              row->gpu);
     return FALSE;
   case PTSIM_KERNEL_ADD_BAD_VALUE:
   default:
@@ -497,30 +512,35 @@ static gboolean apply_row(Staging *s, PtsimKernelKind kind, const char *label, c
     memcpy(key, row->key, sizeof key);
     if (kind == PTSIM_KERNEL_MOE_DISPATCH) key[5] = metric;
     g_autofree char *id = point_id(kind, row->gpu, key, row->series, row->x);
-    PtsimKernelAddStatus status =
-        ptsim_kernel_table_add(table, kind, key, row->series, row->x, row->y[metric]);
+    PtsimKernelAddStatus status = ptsim_kernel_table_add(table, kind, key, row->series, row->x,
+                                                         row->y[metric]);
     if (!apply_status(status, s, label, row, id, schema->x_name, row->x, error)) return FALSE;
     g_hash_table_insert(s->points, g_steal_pointer(&id),
                         g_strdup_printf("%s:%" G_GINT64_FORMAT, label, (gint64)row->line));
   }
   if (kind == PTSIM_KERNEL_GEMM) {
     const double *f = row->field;
-    PtsimKernelAddStatus status = ptsim_kernel_table_add_shape(
-        table, row->key, row->series, (int64_t)f[PTSIM_KERNEL_F_GROUPS], (int64_t)f[PTSIM_KERNEL_F_M],
-        (int64_t)f[PTSIM_KERNEL_F_N], (int64_t)f[PTSIM_KERNEL_F_K], row->y[0]);
+    PtsimKernelAddStatus status =
+        ptsim_kernel_table_add_shape(table, row->key, row->series,
+                                     (int64_t)f[PTSIM_KERNEL_F_GROUPS],
+                                     (int64_t)f[PTSIM_KERNEL_F_M], (int64_t)f[PTSIM_KERNEL_F_N],
+                                     (int64_t)f[PTSIM_KERNEL_F_K], row->y[0]);
     if (!apply_status(status, s, label, row, "", schema->x_name, row->x, error)) return FALSE;
   }
   return TRUE;
 }
 
-static void store_row(PtsimKernelTables *t, PtsimKernelKind kind, const char *label, const Parsed *row) {
+static void store_row(PtsimKernelTables *t, PtsimKernelKind kind, const char *label,
+                      const Parsed *row) {
   int metric = row->has_y[PTSIM_KERNEL_METRIC_BANDWIDTH] ? 0 : 1;
   StoredRow stored = {g_string_chunk_insert_const(t->strings, row->gpu),
                       g_string_chunk_insert_const(t->strings, row->series),
                       g_string_chunk_insert_const(t->strings, row->source),
                       g_string_chunk_insert_const(t->strings, row->marker),
                       g_string_chunk_insert_const(t->strings, label),
-                      row->line, row->x, row->y[metric]};
+                      row->line,
+                      row->x,
+                      row->y[metric]};
   g_array_append_val(t->rows[kind], stored);
 }
 
@@ -533,7 +553,8 @@ gboolean ptsim_kernel_tables_add_rows(PtsimKernelTables *t, PtsimKernelKind kind
   g_autoptr(GHashTable) tables = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr(GHashTable) points = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr(GArray) parsed = g_array_new(FALSE, TRUE, sizeof(Parsed));
-  g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func(g_free); /* the rows' source / marker */
+  g_autoptr(GPtrArray)
+      texts = g_ptr_array_new_with_free_func(g_free); /* the rows' source / marker */
   Staging staging = {t, tables, points};
   GError *local = NULL;
   label = ptsim_csv_reader_label(reader);
@@ -570,7 +591,8 @@ gboolean ptsim_kernel_tables_add_rows(PtsimKernelTables *t, PtsimKernelKind kind
     g_hash_table_iter_steal(&it);
     g_hash_table_replace(t->points, k, v);
   }
-  for (guint i = 0; i < parsed->len; i++) store_row(t, kind, label, &g_array_index(parsed, Parsed, i));
+  for (guint i = 0; i < parsed->len; i++)
+    store_row(t, kind, label, &g_array_index(parsed, Parsed, i));
   return TRUE;
 }
 
@@ -588,7 +610,8 @@ static gboolean load_file(PtsimKernelTables *t, const char *dir, int kind, GErro
 }
 
 gboolean ptsim_kernel_tables_load(PtsimKernelTables *t, const char *dir, GError **error) {
-  g_autofree char *shipped = g_build_filename(ptsim_config_data_dir(), PTSIM_KERNEL_TABLES_DIR, NULL);
+  g_autofree char *shipped = g_build_filename(ptsim_config_data_dir(), PTSIM_KERNEL_TABLES_DIR,
+                                              NULL);
   if (!dir) dir = shipped;
   for (int kind = -1; kind < PTSIM_KERNEL_KIND_COUNT; kind++)
     if (!load_file(t, dir, kind, error)) return FALSE;

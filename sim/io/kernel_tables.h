@@ -57,10 +57,10 @@ gboolean ptsim_kernel_tables_load(PtsimKernelTables *tables, const char *dir, GE
 /* One row as it was read. */
 typedef struct {
   const char *gpu, *series, *source, *marker; /* (transfer none) */
-  const char *label;   /* the file it came from */
+  const char *label;                          /* the file it came from */
   int64_t line;
-  double x;            /* the curve's x (kernel_table.h) */
-  double y;            /* its first value (MOE_DISPATCH: bandwidth, else latency) */
+  double x; /* the curve's x (kernel_table.h) */
+  double y; /* its first value (MOE_DISPATCH: bandwidth, else latency) */
 } PtsimKernelRow;
 
 /* Rows of KIND read so far. */

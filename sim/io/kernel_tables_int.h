@@ -50,19 +50,19 @@ typedef enum {
 } PtsimKernelField;
 
 typedef struct {
-  const char *name;           /* the header's name for it */
+  const char *name; /* the header's name for it */
   PtsimKernelColumnType type;
-  const char *const *words;   /* WORD: the allowed words, NULL-terminated */
-  int slot;                   /* the curve key slot it fills, or -1 */
-  PtsimKernelField field;     /* the row value it fills, or PTSIM_KERNEL_F_NONE */
-  double lo, hi;              /* INT: [lo, hi]; NUM: (lo, hi] */
-  gboolean optional;          /* an empty cell is allowed (slot: 0, field: absent) */
+  const char *const *words; /* WORD: the allowed words, NULL-terminated */
+  int slot;                 /* the curve key slot it fills, or -1 */
+  PtsimKernelField field;   /* the row value it fills, or PTSIM_KERNEL_F_NONE */
+  double lo, hi;            /* INT: [lo, hi]; NUM: (lo, hi] */
+  gboolean optional;        /* an empty cell is allowed (slot: 0, field: absent) */
 } PtsimKernelColumn;
 
 typedef struct {
   PtsimKernelKind kind;
-  const char *file;           /* "gemm.csv" */
-  const char *x_name;         /* what the curve's x is, for messages */
+  const char *file;   /* "gemm.csv" */
+  const char *x_name; /* what the curve's x is, for messages */
   const PtsimKernelColumn *columns;
   guint n_columns;
 } PtsimKernelSchema;

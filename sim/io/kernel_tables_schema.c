@@ -10,14 +10,17 @@
 
 /* ---- words (in core enum order) ---- */
 
-static const char *const precisions[] = {"bf16", "fp16", "fp32", "fp8_tensorwise", "fp8_rowwise",
-                                         "fp8_blockwise", "mxfp8", "nvfp4", "fp4", NULL};
+static const char *const precisions[] = {"bf16",        "fp16",
+                                         "fp32",        "fp8_tensorwise",
+                                         "fp8_rowwise", "fp8_blockwise",
+                                         "mxfp8",       "nvfp4",
+                                         "fp4",         NULL};
 /* the plain formats: the first three of PtsimKernelPrecision */
 static const char *const dtypes[] = {"bf16", "fp16", "fp32", NULL};
-static const char *const impls[] = {"torch", "cublas", "cublaslt", "cutlass", "fbgemm",
-                                    "deepgemm", "te", "fa2", "fa3", "fa4",
-                                    "cudnn", "liger", "megatron", "megatron_unfused",
-                                    "huggingface", "cub", "babelstream", NULL};
+static const char *const impls[] = {
+    "torch",       "cublas", "cublaslt",    "cutlass", "fbgemm", "deepgemm", "te",
+    "fa2",         "fa3",    "fa4",         "cudnn",   "liger",  "megatron", "megatron_unfused",
+    "huggingface", "cub",    "babelstream", NULL};
 static const char *const yes_no[] = {"no", "yes", NULL};
 static const char *const layouts[] = {"dense", "grouped_contiguous", "grouped_masked", NULL};
 static const char *const passes[] = {"fwd", "bwd", "fwd_bwd", NULL};
@@ -51,70 +54,74 @@ char *ptsim_kernel_words_allowed(const char *const *words) {
 /* ---- columns ---- */
 
 #define NONE PTSIM_KERNEL_F_NONE
-#define TERA 1e5            /* TFLOP/s bound */
-#define GIGA 1e6            /* GB/s bound */
+#define TERA 1e5                /* TFLOP/s bound */
+#define GIGA 1e6                /* GB/s bound */
 #define BIG_INT 1099511627776.0 /* 2^40 elements */
 
 /* name, type, words, slot, field, lo, hi, optional */
-#define GPU {"gpu", PTSIM_KERNEL_COL_GPU, NULL, -1, NONE, 0, 0, FALSE}
-#define SERIES {"series", PTSIM_KERNEL_COL_SERIES, NULL, -1, NONE, 0, 0, FALSE}
-#define TAIL                                                                   \
-  {"source", PTSIM_KERNEL_COL_SOURCE, NULL, -1, NONE, 0, 0, FALSE},            \
-      {"marker", PTSIM_KERNEL_COL_MARKER, NULL, -1, NONE, 0, 0, FALSE},        \
-      {"note", PTSIM_KERNEL_COL_NOTE, NULL, -1, NONE, 0, 0, TRUE}
-#define WORD(name, words, slot, field) {name, PTSIM_KERNEL_COL_WORD, words, slot, field, 0, 0, FALSE}
-#define INT(name, slot, field, lo, hi, opt) {name, PTSIM_KERNEL_COL_INT, NULL, slot, field, lo, hi, opt}
-#define NUM(name, field, hi, opt) {name, PTSIM_KERNEL_COL_NUM, NULL, -1, field, 0, hi, opt}
+#define GPU \
+  { "gpu", PTSIM_KERNEL_COL_GPU, NULL, -1, NONE, 0, 0, FALSE }
+#define SERIES \
+  { "series", PTSIM_KERNEL_COL_SERIES, NULL, -1, NONE, 0, 0, FALSE }
+#define TAIL                                                              \
+  {"source", PTSIM_KERNEL_COL_SOURCE, NULL, -1, NONE, 0, 0, FALSE},       \
+      {"marker", PTSIM_KERNEL_COL_MARKER, NULL, -1, NONE, 0, 0, FALSE}, { \
+    "note", PTSIM_KERNEL_COL_NOTE, NULL, -1, NONE, 0, 0, TRUE             \
+  }
+#define WORD(name, words, slot, field) \
+  { name, PTSIM_KERNEL_COL_WORD, words, slot, field, 0, 0, FALSE }
+#define INT(name, slot, field, lo, hi, opt) \
+  { name, PTSIM_KERNEL_COL_INT, NULL, slot, field, lo, hi, opt }
+#define NUM(name, field, hi, opt) \
+  { name, PTSIM_KERNEL_COL_NUM, NULL, -1, field, 0, hi, opt }
 
-static const PtsimKernelColumn gemm[] = {
-    GPU,
-    WORD("precision", precisions, 0, NONE),
-    WORD("impl", impls, 1, NONE),
-    WORD("includes_quantize", yes_no, 2, NONE),
-    WORD("layout", layouts, 3, PTSIM_KERNEL_F_LAYOUT),
-    SERIES,
-    INT("groups", -1, PTSIM_KERNEL_F_GROUPS, 1, 1048576, FALSE),
-    INT("m", -1, PTSIM_KERNEL_F_M, 1, 2147483648.0, FALSE),
-    INT("n", -1, PTSIM_KERNEL_F_N, 1, 2147483648.0, FALSE),
-    INT("k", -1, PTSIM_KERNEL_F_K, 1, 2147483648.0, FALSE),
-    NUM("tflops", PTSIM_KERNEL_F_TFLOPS, TERA, FALSE),
-    TAIL};
+static const PtsimKernelColumn gemm[] = {GPU,
+                                         WORD("precision", precisions, 0, NONE),
+                                         WORD("impl", impls, 1, NONE),
+                                         WORD("includes_quantize", yes_no, 2, NONE),
+                                         WORD("layout", layouts, 3, PTSIM_KERNEL_F_LAYOUT),
+                                         SERIES,
+                                         INT("groups", -1, PTSIM_KERNEL_F_GROUPS, 1, 1048576,
+                                             FALSE),
+                                         INT("m", -1, PTSIM_KERNEL_F_M, 1, 2147483648.0, FALSE),
+                                         INT("n", -1, PTSIM_KERNEL_F_N, 1, 2147483648.0, FALSE),
+                                         INT("k", -1, PTSIM_KERNEL_F_K, 1, 2147483648.0, FALSE),
+                                         NUM("tflops", PTSIM_KERNEL_F_TFLOPS, TERA, FALSE),
+                                         TAIL};
 
-static const PtsimKernelColumn attention[] = {
-    GPU,
-    WORD("impl", impls, 0, NONE),
-    WORD("precision", precisions, 1, NONE),
-    WORD("pass", passes, 2, NONE),
-    WORD("mask", masks, 3, PTSIM_KERNEL_F_MASK),
-    INT("window", 4, PTSIM_KERNEL_F_WINDOW, 0, 16777216, FALSE),
-    INT("head_dim", 5, NONE, 1, 1024, FALSE),
-    SERIES,
-    INT("batch", -1, NONE, 1, 1048576, TRUE),
-    INT("heads", -1, NONE, 1, 65536, TRUE),
-    INT("seq", -1, PTSIM_KERNEL_F_SEQ, 1, 67108864, FALSE),
-    NUM("tflops", PTSIM_KERNEL_F_TFLOPS, TERA, FALSE),
-    TAIL};
+static const PtsimKernelColumn attention[] = {GPU,
+                                              WORD("impl", impls, 0, NONE),
+                                              WORD("precision", precisions, 1, NONE),
+                                              WORD("pass", passes, 2, NONE),
+                                              WORD("mask", masks, 3, PTSIM_KERNEL_F_MASK),
+                                              INT("window", 4, PTSIM_KERNEL_F_WINDOW, 0, 16777216,
+                                                  FALSE),
+                                              INT("head_dim", 5, NONE, 1, 1024, FALSE),
+                                              SERIES,
+                                              INT("batch", -1, NONE, 1, 1048576, TRUE),
+                                              INT("heads", -1, NONE, 1, 65536, TRUE),
+                                              INT("seq", -1, PTSIM_KERNEL_F_SEQ, 1, 67108864,
+                                                  FALSE),
+                                              NUM("tflops", PTSIM_KERNEL_F_TFLOPS, TERA, FALSE),
+                                              TAIL};
 
-static const PtsimKernelColumn memory[] = {
-    GPU,
-    WORD("op", ops, 0, NONE),
-    WORD("pass", memory_passes, 1, NONE),
-    WORD("impl", impls, 2, NONE),
-    WORD("dtype", dtypes, 3, NONE),
-    SERIES,
-    INT("rows", -1, PTSIM_KERNEL_F_ROWS, 1, BIG_INT, FALSE),
-    INT("cols", -1, PTSIM_KERNEL_F_COLS, 1, BIG_INT, FALSE),
-    INT("bytes", -1, PTSIM_KERNEL_F_BYTES, 1, 1125899906842624.0, TRUE),
-    NUM("time_us", PTSIM_KERNEL_F_TIME_US, 1e12, TRUE),
-    NUM("gbps", PTSIM_KERNEL_F_GBPS, GIGA, FALSE),
-    TAIL};
+static const PtsimKernelColumn memory[] = {GPU,
+                                           WORD("op", ops, 0, NONE),
+                                           WORD("pass", memory_passes, 1, NONE),
+                                           WORD("impl", impls, 2, NONE),
+                                           WORD("dtype", dtypes, 3, NONE),
+                                           SERIES,
+                                           INT("rows", -1, PTSIM_KERNEL_F_ROWS, 1, BIG_INT, FALSE),
+                                           INT("cols", -1, PTSIM_KERNEL_F_COLS, 1, BIG_INT, FALSE),
+                                           INT("bytes", -1, PTSIM_KERNEL_F_BYTES, 1,
+                                               1125899906842624.0, TRUE),
+                                           NUM("time_us", PTSIM_KERNEL_F_TIME_US, 1e12, TRUE),
+                                           NUM("gbps", PTSIM_KERNEL_F_GBPS, GIGA, FALSE),
+                                           TAIL};
 
-static const PtsimKernelColumn hbm[] = {
-    GPU,
-    WORD("test", streams, 0, NONE),
-    WORD("impl", impls, 1, NONE),
-    NUM("gbps", PTSIM_KERNEL_F_GBPS, GIGA, FALSE),
-    TAIL};
+static const PtsimKernelColumn hbm[] = {GPU, WORD("test", streams, 0, NONE),
+                                        WORD("impl", impls, 1, NONE),
+                                        NUM("gbps", PTSIM_KERNEL_F_GBPS, GIGA, FALSE), TAIL};
 
 static const PtsimKernelColumn collective[] = {
     GPU,

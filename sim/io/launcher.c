@@ -7,17 +7,35 @@
 #include "numbers.h"
 
 /* The options that carry a count, each with its spellings. */
-typedef enum { O_NPROC, O_NNODES, O_NODES, O_TASKS_PER_NODE, O_GPUS_PER_NODE, O_TASKS, O_NP,
-               O_DS_GPUS, O_DS_NODES, O_COUNT } Opt;
+typedef enum {
+  O_NPROC,
+  O_NNODES,
+  O_NODES,
+  O_TASKS_PER_NODE,
+  O_GPUS_PER_NODE,
+  O_TASKS,
+  O_NP,
+  O_DS_GPUS,
+  O_DS_NODES,
+  O_COUNT
+} Opt;
 
 static const struct {
   const char *name;
   Opt opt;
 } spellings[] = {
-    {"--nproc_per_node", O_NPROC}, {"--nproc-per-node", O_NPROC}, {"--nnodes", O_NNODES},
-    {"-N", O_NODES}, {"--nodes", O_NODES}, {"--ntasks-per-node", O_TASKS_PER_NODE},
-    {"--gpus-per-node", O_GPUS_PER_NODE}, {"--ntasks", O_TASKS}, {"-np", O_NP},
-    {"--num_gpus", O_DS_GPUS}, {"--num-gpus", O_DS_GPUS}, {"--num_nodes", O_DS_NODES},
+    {"--nproc_per_node", O_NPROC},
+    {"--nproc-per-node", O_NPROC},
+    {"--nnodes", O_NNODES},
+    {"-N", O_NODES},
+    {"--nodes", O_NODES},
+    {"--ntasks-per-node", O_TASKS_PER_NODE},
+    {"--gpus-per-node", O_GPUS_PER_NODE},
+    {"--ntasks", O_TASKS},
+    {"-np", O_NP},
+    {"--num_gpus", O_DS_GPUS},
+    {"--num-gpus", O_DS_GPUS},
+    {"--num_nodes", O_DS_NODES},
     {"--num-nodes", O_DS_NODES},
 };
 
@@ -59,9 +77,9 @@ static gboolean scan(GPtrArray *words, Seen *seen, GError **error) {
       if (!value) continue;
       if (!count_of(spellings[k].name, value, &seen->v[o], error)) return FALSE;
       g_free(seen->said[o]);
-      seen->said[o] = g_strdup_printf("%s %s", o == O_TASKS && strcmp(w, "-n") == 0 ? "-n"
-                                                                                   : spellings[k].name,
-                                      value);
+      seen->said[o] =
+          g_strdup_printf("%s %s", o == O_TASKS && strcmp(w, "-n") == 0 ? "-n" : spellings[k].name,
+                          value);
       break;
     }
   }

@@ -184,7 +184,8 @@ void ptsim_megatron_add(GPtrArray *list, char *text /* transfer full */) {
   }
 }
 
-#define NOTE(s, ...) ptsim_megatron_add((s)->diag ? (s)->diag->notes : NULL, g_strdup_printf(__VA_ARGS__))
+#define NOTE(s, ...) \
+  ptsim_megatron_add((s)->diag ? (s)->diag->notes : NULL, g_strdup_printf(__VA_ARGS__))
 
 static gboolean is_flag(const char *token) {
   return token[0] == '-' && token[1] == '-' && token[2] != '\0';
@@ -202,16 +203,17 @@ static const char *refused_feature(const char *name) {
 
 /* A flag ptsim does not read: consumes its values by its arity, and files
  * it by its class. */
-static gboolean other_flag(Said *s, const char *token, const char *eq, size_t len, int *t,
-                           int argc, GError **error) {
+static gboolean other_flag(Said *s, const char *token, const char *eq, size_t len, int *t, int argc,
+                           GError **error) {
   const PtsimMegatronFlag *f = ptsim_megatron_flag_find(token, len);
   char **argv = s->argv;
   g_autoptr(GString) values = g_string_new(NULL);
   const char *first = eq ? eq + 1 : NULL;
-  int max = !f ? argc : f->arity == PTSIM_MEGATRON_SWITCH ? 0
-                      : f->arity == PTSIM_MEGATRON_VALUE  ? 1
-                      : f->arity == PTSIM_MEGATRON_THREE  ? 3
-                                                          : argc;
+  int max = !f                                  ? argc
+            : f->arity == PTSIM_MEGATRON_SWITCH ? 0
+            : f->arity == PTSIM_MEGATRON_VALUE  ? 1
+            : f->arity == PTSIM_MEGATRON_THREE  ? 3
+                                                : argc;
   if (eq) g_string_append_printf(values, "=%s", eq + 1), max = 0;
   for (int n = 0; n < max && *t < argc && !is_flag(argv[*t]); n++, (*t)++) {
     if (!first) first = argv[*t];
@@ -224,7 +226,8 @@ static gboolean other_flag(Said *s, const char *token, const char *eq, size_t le
   }
   g_ptr_array_add(s->read, g_strdup(name));
   if (f->klass == PTSIM_MEGATRON_UNMODELLED)
-    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL, g_strdup_printf("%s (%s)", name, f->effect));
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                       g_strdup_printf("%s (%s)", name, f->effect));
   if (f->klass == PTSIM_MEGATRON_REFUSED && !(f->effect && first && strcmp(first, f->effect) == 0))
     return parse_error("%s%s: %s not modelled yet (ptsim would predict a different model)%s%s%s",
                        name, values->str, refused_feature(name), f->effect ? "; only " : "",
@@ -277,8 +280,7 @@ static gboolean read_tokens(Said *said, int start, int argc, GError **error) {
     case KIND_INT:
       /* bounded like an .ini size, so products such as tp*pp*cp and 4h
        * cannot overflow before job validation sees them */
-      if (!ptsim_number_int64(name, value, 1, PTSIM_CONFIG_INT_MAX, &said->i[id],
-                              error))
+      if (!ptsim_number_int64(name, value, 1, PTSIM_CONFIG_INT_MAX, &said->i[id], error))
         return FALSE;
       break;
     case KIND_DOUBLE: {
@@ -351,9 +353,11 @@ static int script_index(GPtrArray *words) {
 /* Training scripts of other model families: ptsim models decoder-only GPT
  * training (pretrain_gpt.py and scripts of other names that pass its
  * flags). */
-static const char *const other_families[] = {"pretrain_t5", "pretrain_bert", "pretrain_mamba",
-                                             "pretrain_hybrid", "pretrain_vlm", "pretrain_mimo",
-                                             "pretrain_ict", "pretrain_retro", "pretrain_vision"};
+static const char *const other_families[] = {"pretrain_t5",    "pretrain_bert",
+                                             "pretrain_mamba", "pretrain_hybrid",
+                                             "pretrain_vlm",   "pretrain_mimo",
+                                             "pretrain_ict",   "pretrain_retro",
+                                             "pretrain_vision"};
 
 static gboolean parse_text(const char *text, gsize len, const char *name, PtsimJob *job,
                            PtsimMegatronDiagnostics *diag, GError **error) {
@@ -374,7 +378,8 @@ static gboolean parse_text(const char *text, gsize len, const char *name, PtsimJ
     for (size_t k = 0; k < G_N_ELEMENTS(other_families); k++)
       if (g_str_has_prefix(base, other_families[k]))
         return parse_error("%s trains another kind of model: ptsim models decoder-only GPT "
-                           "training (pretrain_gpt.py)", (const char *)words->pdata[at]);
+                           "training (pretrain_gpt.py)",
+                           (const char *)words->pdata[at]);
   }
   g_autoptr(GPtrArray) launcher = g_ptr_array_new();
   for (int k = 0; k < (at < 0 ? 0 : at); k++) g_ptr_array_add(launcher, words->pdata[k]);
@@ -385,10 +390,13 @@ static gboolean parse_text(const char *text, gsize len, const char *name, PtsimJ
   if (diag) {
     g_clear_pointer(&diag->gpus_from, g_free);
     g_clear_pointer(&diag->gpus_read, g_free);
-    if (gpus > 0) diag->gpus_from = g_steal_pointer(&how);
-    else diag->gpus_read = g_steal_pointer(&how);
+    if (gpus > 0)
+      diag->gpus_from = g_steal_pointer(&how);
+    else
+      diag->gpus_read = g_steal_pointer(&how);
     for (guint k = 0; k < script->notes->len; k++)
-      if (!strstr(script->notes->pdata[k], "substitution") && !strstr(script->notes->pdata[k], "file test"))
+      if (!strstr(script->notes->pdata[k], "substitution") &&
+          !strstr(script->notes->pdata[k], "file test"))
         ptsim_megatron_add(diag->notes, g_strdup(script->notes->pdata[k]));
   }
   g_ptr_array_add(words, NULL);
@@ -438,6 +446,4 @@ gboolean ptsim_megatron_args_parse_file(const char *path, PtsimJob *job,
   return TRUE;
 }
 
-gboolean ptsim_megatron_args_reads(const char *flag) {
-  return find_flag(flag, strlen(flag)) >= 0;
-}
+gboolean ptsim_megatron_args_reads(const char *flag) { return find_flag(flag, strlen(flag)) >= 0; }

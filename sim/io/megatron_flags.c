@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The table is laid out by hand: short entries share a line. */
+/* clang-format off */
 #define SW PTSIM_MEGATRON_SWITCH
 #define VAL PTSIM_MEGATRON_VALUE
 #define LIST PTSIM_MEGATRON_LIST
@@ -726,6 +728,7 @@ static const PtsimMegatronFlag table[] = {
     N("--yarn-correction-range-round-to-int", SW),
     N("--yarn-original-max-position-embeddings", VAL),
 };
+/* clang-format on */
 
 static int compare(const void *key, const void *row) {
   return strcmp((const char *)key, ((const PtsimMegatronFlag *)row)->name);

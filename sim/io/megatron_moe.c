@@ -30,13 +30,13 @@ static const char *first_value(const Said *s, FlagId id) {
 static gboolean count_word(const Said *s, FlagId id, int64_t *out, GError **error) {
   *out = 0;
   if (!GIVEN(s, id)) return TRUE;
-  return ptsim_number_int64(ptsim_megatron_flag_name(id), s->word[id], 0, PTSIM_CONFIG_INT_MAX,
-                            out, error);
+  return ptsim_number_int64(ptsim_megatron_flag_name(id), s->word[id], 0, PTSIM_CONFIG_INT_MAX, out,
+                            error);
 }
 
 /* Index of WORD among names.h's KIND, or an error naming the flag. */
-static gboolean name_word(const Said *s, FlagId id, const char *word, PtsimNamesKind kind,
-                          int *out, GError **error) {
+static gboolean name_word(const Said *s, FlagId id, const char *word, PtsimNamesKind kind, int *out,
+                          GError **error) {
   (void)s;
   if (ptsim_names_parse(kind, word, out)) return TRUE;
   return parse_error("%s '%s' is not allowed: expected %s", ptsim_megatron_flag_name(id), word,
@@ -59,8 +59,10 @@ static gboolean resolve_router(const Said *s, PtsimModel *m, GError **error) {
       if (k == 0) m->moe_load_balancing = (PtsimLoadBalancing)v;
     }
     if (n > 1)
-      NOTE(s, "--moe-router-load-balancing-type lists %d kinds; ptsim keeps the first (the "
-              "balancing kind changes the router's small kernels only)", n);
+      NOTE(s,
+           "--moe-router-load-balancing-type lists %d kinds; ptsim keeps the first (the "
+           "balancing kind changes the router's small kernels only)",
+           n);
   }
   const PtsimRange nonnegative = {0.0, INFINITY, TRUE, FALSE};
   if (GIVEN(s, F_MOE_AUX_COEFF) &&
@@ -100,14 +102,16 @@ gboolean ptsim_megatron_resolve_moe_model(const Said *s, PtsimModel *m, GError *
   m->moe_shared_expert_size = GIVEN(s, F_MOE_SHARED) ? s->i[F_MOE_SHARED] : 0;
   m->moe_shared_expert_gate = GIVEN(s, F_MOE_SHARED_GATE);
   if (m->moe_router_topk > m->num_experts)
-    return parse_error("--moe-router-topk %" G_GINT64_FORMAT " is more than --num-experts %"
-                       G_GINT64_FORMAT, (gint64)m->moe_router_topk, (gint64)m->num_experts);
+    return parse_error("--moe-router-topk %" G_GINT64_FORMAT
+                       " is more than --num-experts %" G_GINT64_FORMAT,
+                       (gint64)m->moe_router_topk, (gint64)m->num_experts);
   if (m->num_layers > PTSIM_MAX_LAYERS)
     return parse_error("--num-layers %" G_GINT64_FORMAT ": ptsim models mixture-of-experts "
-                       "models of up to %d layers", (gint64)m->num_layers, PTSIM_MAX_LAYERS);
+                       "models of up to %d layers",
+                       (gint64)m->num_layers, PTSIM_MAX_LAYERS);
   return resolve_router(s, m, error) &&
-         ptsim_moe_layers_parse(GIVEN(s, F_MOE_FREQ) ? s->word[F_MOE_FREQ] : "1",
-                                m->num_layers, "--moe-layer-freq", m->moe_layers, error);
+         ptsim_moe_layers_parse(GIVEN(s, F_MOE_FREQ) ? s->word[F_MOE_FREQ] : "1", m->num_layers,
+                                "--moe-layer-freq", m->moe_layers, error);
 }
 
 static gboolean resolve_dispatcher(const Said *s, PtsimSettings *run, GError **error) {
@@ -130,7 +134,8 @@ static gboolean resolve_dispatcher(const Said *s, PtsimSettings *run, GError **e
     const char *b = s->word[F_MOE_FLEX_BACKEND];
     if (strcmp(b, "deepep") != 0 && strcmp(b, "hybridep") != 0 && strcmp(b, "ncclep") != 0)
       return parse_error("--moe-flex-dispatcher-backend '%s' is not allowed: expected "
-                         "deepep|hybridep|ncclep", b);
+                         "deepep|hybridep|ncclep",
+                         b);
     if (strcmp(b, "ncclep") == 0 && v != PTSIM_DISPATCH_FLEX)
       return parse_error("--moe-flex-dispatcher-backend ncclep needs --moe-token-dispatcher-type "
                          "flex (Megatron-LM refuses it otherwise)");
@@ -147,7 +152,8 @@ gboolean ptsim_megatron_resolve_moe_job(const Said *s, PtsimJob *job, GError **e
   l->etp = GIVEN(s, F_ETP) ? s->i[F_ETP] : l->tp; /* arguments.py: ETP defaults to TP */
   if (l->ep > 1 && m->num_experts == 0)
     return parse_error("--expert-model-parallel-size %" G_GINT64_FORMAT " needs --num-experts "
-                       "(Megatron-LM asserts it)", (gint64)l->ep);
+                       "(Megatron-LM asserts it)",
+                       (gint64)l->ep);
   if (m->num_experts == 0) return TRUE;
   if (!resolve_dispatcher(s, run, error)) return FALSE;
   run->moe_capacity_factor =

@@ -54,8 +54,9 @@ static gboolean resolve_vocab(const Said *s, int64_t tp, PtsimModel *m, GError *
     return FALSE;
   int64_t divisible = GIVEN(s, F_VOCAB_DIVISIBLE) ? s->i[F_VOCAB_DIVISIBLE] : 128;
   if (vocab > ((int64_t)1 << 30) || divisible > ((int64_t)1 << 30) / tp)
-    return parse_error("the vocabulary %" G_GINT64_FORMAT " (padded to a multiple of %"
-                       G_GINT64_FORMAT " x tp) is too large", (gint64)vocab, (gint64)divisible);
+    return parse_error("the vocabulary %" G_GINT64_FORMAT
+                       " (padded to a multiple of %" G_GINT64_FORMAT " x tp) is too large",
+                       (gint64)vocab, (gint64)divisible);
   m->vocab_size = GIVEN(s, F_NO_PAD_VOCAB) ? vocab : ptsim_megatron_vocab_pad(vocab, divisible, tp);
   if (!GIVEN(s, F_VOCAB))
     NOTE(s, "vocabulary from the tokenizer: %s, padded to %" G_GINT64_FORMAT, how,
@@ -70,8 +71,8 @@ gboolean ptsim_megatron_resolve_model(const Said *s, int64_t tp, PtsimModel *m, 
   for (size_t r = 0; r < G_N_ELEMENTS(required); r++)
     if (!GIVEN(s, required[r]) && !(required[r] == F_NUM_LAYERS && GIVEN(s, F_ENC_LAYERS))) {
       g_autofree char *read = what_was_read(s);
-      return parse_error("%s is missing (Megatron-LM requires it); %s", ptsim_megatron_flag_name(required[r]),
-                         read);
+      return parse_error("%s is missing (Megatron-LM requires it); %s",
+                         ptsim_megatron_flag_name(required[r]), read);
     }
   m->num_layers = GIVEN(s, F_NUM_LAYERS) ? s->i[F_NUM_LAYERS] : s->i[F_ENC_LAYERS];
   m->hidden_size = s->i[F_HIDDEN];
@@ -85,7 +86,8 @@ gboolean ptsim_megatron_resolve_model(const Said *s, int64_t tp, PtsimModel *m, 
     m->ffn_hidden_size = 4 * m->hidden_size;
   if (m->ffn_hidden_size < 1)
     return parse_error("--hidden-size %" G_GINT64_FORMAT " is too small for the --swiglu default "
-                       "ffn size; pass --ffn-hidden-size", (gint64)m->hidden_size);
+                       "ffn size; pass --ffn-hidden-size",
+                       (gint64)m->hidden_size);
   if (GIVEN(s, F_KV_CHANNELS))
     m->kv_channels = s->i[F_KV_CHANNELS];
   else if (m->hidden_size % m->num_attention_heads != 0)
@@ -100,8 +102,9 @@ gboolean ptsim_megatron_resolve_model(const Said *s, int64_t tp, PtsimModel *m, 
   } else {
     m->num_query_groups = m->num_attention_heads;
     if (GIVEN(s, F_QUERY_GROUPS))
-      NOTE(s, "--num-query-groups %" G_GINT64_FORMAT " has no effect without "
-              "--group-query-attention (Megatron-LM uses multi-head attention)",
+      NOTE(s,
+           "--num-query-groups %" G_GINT64_FORMAT " has no effect without "
+           "--group-query-attention (Megatron-LM uses multi-head attention)",
            (gint64)s->i[F_QUERY_GROUPS]);
   }
 
@@ -113,12 +116,13 @@ gboolean ptsim_megatron_resolve_model(const Said *s, int64_t tp, PtsimModel *m, 
   if (GIVEN(s, F_NO_POS) && pos != 1)
     return parse_error("--no-position-embedding is allowed only with rope position embeddings "
                        "(Megatron-LM refuses it otherwise)");
-  static const PtsimPositionEmbedding positions[] = {
-      PTSIM_POSITION_LEARNED, PTSIM_POSITION_ROPE, PTSIM_POSITION_ROPE,
-      PTSIM_POSITION_ROPE,    PTSIM_POSITION_NONE, PTSIM_POSITION_NONE};
+  static const PtsimPositionEmbedding positions[] = {PTSIM_POSITION_LEARNED, PTSIM_POSITION_ROPE,
+                                                     PTSIM_POSITION_ROPE,    PTSIM_POSITION_ROPE,
+                                                     PTSIM_POSITION_NONE,    PTSIM_POSITION_NONE};
   m->position_embedding = positions[pos];
   if (pos == 4)
-    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+    ptsim_megatron_add(
+        s->diag ? s->diag->unmodelled : NULL,
         g_strdup("--position-embedding-type relative (a relative position bias: slightly more "
                  "memory and time)"));
   if (GIVEN(s, F_MAX_POS))
@@ -142,8 +146,7 @@ gboolean ptsim_megatron_resolve_model(const Said *s, int64_t tp, PtsimModel *m, 
  * stage (counting the embedding and loss under --account-for-*),
  * --num-virtual-stages-per-pipeline-rank, --pipeline-model-parallel-layout,
  * the uneven first/last stage. */
-static gboolean resolve_split(const Said *s, const PtsimModel *m, PtsimLayout *l,
-                              GError **error) {
+static gboolean resolve_split(const Said *s, const PtsimModel *m, PtsimLayout *l, GError **error) {
   int given = GIVEN(s, F_LAYERS_PER_VSTAGE) + GIVEN(s, F_VSTAGES_PER_RANK) +
               GIVEN(s, F_PIPELINE_LAYOUT);
   if (given > 1)
@@ -162,8 +165,8 @@ static gboolean resolve_split(const Said *s, const PtsimModel *m, PtsimLayout *l
     if (units % l->pp != 0 || (units / l->pp) % n != 0)
       return parse_error("--num-layers-per-virtual-pipeline-stage %" G_GINT64_FORMAT " does not "
                          "divide the %" G_GINT64_FORMAT " layers per pipeline stage (--num-layers "
-                         "%" G_GINT64_FORMAT "%s / --pipeline-model-parallel-size %"
-                         G_GINT64_FORMAT ")",
+                         "%" G_GINT64_FORMAT "%s / --pipeline-model-parallel-size %" G_GINT64_FORMAT
+                         ")",
                          (gint64)n, (gint64)(units / l->pp), (gint64)m->num_layers,
                          units > m->num_layers ? " with the embedding/loss counted" : "",
                          (gint64)l->pp);
@@ -240,7 +243,8 @@ static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **er
                                       "delayed|tensorwise|blockwise|mxfp8|custom", &recipe, error))
     return FALSE;
   if (recipe == 4) {
-    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+    ptsim_megatron_add(
+        s->diag ? s->diag->unmodelled : NULL,
         g_strdup("--fp8-recipe custom (a custom quantizer: fp8 costs differ from the delayed "
                  "recipe modelled, either way)"));
     recipe = 0;
@@ -273,8 +277,10 @@ static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **er
                        "(Megatron-LM asserts it)");
   gboolean fp32_grads = GIVEN(s, F_ACCUMULATE_FP32);
   if (run->precision != PTSIM_PRECISION_FP16) {
-    if (GIVEN(s, F_GRAD_BF16)) fp32_grads = FALSE;
-    else if (main_grads == 4) fp32_grads = TRUE;
+    if (GIVEN(s, F_GRAD_BF16))
+      fp32_grads = FALSE;
+    else if (main_grads == 4)
+      fp32_grads = TRUE;
   }
   run->fp32_grad_accumulation = fp32_grads ? 1 : 0;
   run->grad_accumulation_fusion = !GIVEN(s, F_NO_GRAD_FUSION);
@@ -283,12 +289,16 @@ static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **er
   int optimizer = 0;
   if (GIVEN(s, F_OPTIMIZER)) {
     const char *o = s->word[F_OPTIMIZER];
-    if (strcmp(o, "adam") == 0) optimizer = 0;
-    else if (strcmp(o, "sgd") == 0) optimizer = 1;
+    if (strcmp(o, "adam") == 0)
+      optimizer = 0;
+    else if (strcmp(o, "sgd") == 0)
+      optimizer = 1;
     else
-      ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+      ptsim_megatron_add(
+          s->diag ? s->diag->unmodelled : NULL,
           g_strdup_printf("--optimizer %s (other optimizer states and step: memory and time "
-                          "differ from Adam's, either way)", o));
+                          "differ from Adam's, either way)",
+                          o));
   }
   if (optimizer == 1) run->exp_avg_sq_bytes = 0; /* SGD keeps one momentum buffer */
   return TRUE;
@@ -304,9 +314,8 @@ static gboolean resolve_attention(const Said *s, PtsimSettings *run, GError **er
       !pick("--transformer-impl", s->word[F_TRANSFORMER_IMPL],
             "transformer_engine|local|inference_optimized", &impl, error))
     return FALSE;
-  if (GIVEN(s, F_ATTENTION_BACKEND) &&
-      !pick("--attention-backend", s->word[F_ATTENTION_BACKEND], "flash|fused|unfused|local|auto",
-            &backend, error))
+  if (GIVEN(s, F_ATTENTION_BACKEND) && !pick("--attention-backend", s->word[F_ATTENTION_BACKEND],
+                                             "flash|fused|unfused|local|auto", &backend, error))
     return FALSE;
   if (GIVEN(s, F_LEGACY)) {
     run->transformer_engine = 0;
@@ -316,8 +325,9 @@ static gboolean resolve_attention(const Said *s, PtsimSettings *run, GError **er
   run->transformer_engine = impl != 1;
   run->flash_attention = impl != 1 && backend != 2 && backend != 3;
   if (GIVEN(s, F_FLASH) && !run->flash_attention)
-    NOTE(s, "--use-flash-attn has no effect on Megatron-Core's %s (it keeps the s x s scores); "
-            "it applies to --use-legacy-models only",
+    NOTE(s,
+         "--use-flash-attn has no effect on Megatron-Core's %s (it keeps the s x s scores); "
+         "it applies to --use-legacy-models only",
          impl == 1 ? "local layers" : "unfused attention backend");
   return TRUE;
 }
@@ -338,10 +348,11 @@ static gboolean resolve_recompute(const Said *s, PtsimSettings *run, GError **er
       return FALSE;
     if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE)
       return parse_error("--recompute-method %s is not supported with selective recomputation "
-                         "(Megatron-LM refuses it)", s->word[F_RECOMPUTE_METHOD]);
+                         "(Megatron-LM refuses it)",
+                         s->word[F_RECOMPUTE_METHOD]);
   }
-  run->recompute_method =
-      method == 1 ? PTSIM_RECOMPUTE_METHOD_BLOCK : PTSIM_RECOMPUTE_METHOD_UNIFORM;
+  run->recompute_method = method == 1 ? PTSIM_RECOMPUTE_METHOD_BLOCK
+                                      : PTSIM_RECOMPUTE_METHOD_UNIFORM;
   run->recompute_num_layers = GIVEN(s, F_RECOMPUTE_NUM_LAYERS) ? s->i[F_RECOMPUTE_NUM_LAYERS] : 0;
   if (run->recompute == PTSIM_RECOMPUTE_FULL &&
       (!GIVEN(s, F_RECOMPUTE_METHOD) || !GIVEN(s, F_RECOMPUTE_NUM_LAYERS)))
@@ -365,8 +376,7 @@ static gboolean resolve_recompute(const Said *s, PtsimSettings *run, GError **er
   return TRUE;
 }
 
-static gboolean resolve_overlap(const Said *s, PtsimLayout *l, PtsimSettings *run,
-                                GError **error) {
+static gboolean resolve_overlap(const Said *s, PtsimLayout *l, PtsimSettings *run, GError **error) {
   run->overlap_grad_reduce = GIVEN(s, F_OVERLAP_GRAD);
   run->overlap_param_gather = GIVEN(s, F_OVERLAP_PARAM);
   if (run->overlap_param_gather &&
@@ -414,7 +424,7 @@ static gboolean resolve_sharding(const Said *s, const PtsimModel *m, PtsimLayout
   if (GIVEN(s, F_MEGATRON_FSDP)) {
     run->fsdp_impl = PTSIM_FSDP_MEGATRON; /* reshards every unit: RESHARD_AUTO's */
     l->distributed_optimizer = strategy != 0;
-    l->sharding = strategy == 3 ? PTSIM_SHARDING_PARAMS
+    l->sharding = strategy == 3   ? PTSIM_SHARDING_PARAMS
                   : strategy == 2 ? PTSIM_SHARDING_GRADS
                                   : PTSIM_SHARDING_NONE;
     if (strategy == 0)
@@ -452,13 +462,14 @@ static gboolean resolve_sharding(const Said *s, const PtsimModel *m, PtsimLayout
   if (m->num_experts > 0 && GIVEN(s, F_ETP) && s->i[F_ETP] != l->tp)
     return parse_error("--use-torch-fsdp2 with --expert-tensor-parallel-size %" G_GINT64_FORMAT
                        " (not --tensor-model-parallel-size %" G_GINT64_FORMAT ") is not modelled "
-                       "yet", (gint64)s->i[F_ETP], (gint64)l->tp);
+                       "yet",
+                       (gint64)s->i[F_ETP], (gint64)l->tp);
   run->fsdp_impl = PTSIM_FSDP_MEGATRON;
   l->sharding = PTSIM_SHARDING_PARAMS;
-  l->distributed_optimizer = 1; /* the optimizer's states are the shards' */
+  l->distributed_optimizer = 1;    /* the optimizer's states are the shards' */
   run->fp32_grad_accumulation = 0; /* reduced in the bf16 parameter dtype */
-  run->reshard_after_forward =
-      GIVEN(s, F_TORCH_FSDP2_NO_RESHARD) ? PTSIM_RESHARD_NEVER : PTSIM_RESHARD_ALWAYS;
+  run->reshard_after_forward = GIVEN(s, F_TORCH_FSDP2_NO_RESHARD) ? PTSIM_RESHARD_NEVER
+                                                                  : PTSIM_RESHARD_ALWAYS;
   return TRUE;
 }
 
@@ -482,8 +493,7 @@ gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error
   src->hidden_dropout = GIVEN(s, F_HIDDEN_DROPOUT) ? s->d[F_HIDDEN_DROPOUT] : 0.1;
   run->manual_gc = GIVEN(s, F_MANUAL_GC);
   l->schedule = PTSIM_SCHEDULE_1F1B; /* interleaved when vp > 1: validate */
-  return resolve_split(s, m, l, error) && resolve_batch(s, l) &&
-         resolve_precision(s, run, error) && resolve_attention(s, run, error) &&
-         resolve_recompute(s, run, error) && resolve_overlap(s, l, run, error) &&
-         resolve_sharding(s, m, l, run, error);
+  return resolve_split(s, m, l, error) && resolve_batch(s, l) && resolve_precision(s, run, error) &&
+         resolve_attention(s, run, error) && resolve_recompute(s, run, error) &&
+         resolve_overlap(s, l, run, error) && resolve_sharding(s, m, l, run, error);
 }

@@ -30,8 +30,8 @@ gboolean ptsim_megatron_vocab(const char *type, const char *model, int64_t vocab
   for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
     if (strcmp(t, fixed[i].type) == 0) {
       *vocab = fixed[i].vocab;
-      *how = g_strdup_printf("%s%s: %" G_GINT64_FORMAT, t, type ? "" : " (pretrain_gpt.py's default)",
-                             (gint64)*vocab);
+      *how = g_strdup_printf("%s%s: %" G_GINT64_FORMAT, t,
+                             type ? "" : " (pretrain_gpt.py's default)", (gint64)*vocab);
       return TRUE;
     }
   if (model) {

@@ -61,7 +61,8 @@ static gboolean atom(Parser *ps, GByteArray *out, int depth) {
   for (;;) {
     guint8 bit;
     skip(ps);
-    if (*ps->p != '0' && *ps->p != '1') return fail(ps, "list entries must be 0 (dense) or 1 (MoE)");
+    if (*ps->p != '0' && *ps->p != '1')
+      return fail(ps, "list entries must be 0 (dense) or 1 (MoE)");
     bit = (guint8)(*ps->p++ - '0');
     if (out->len < CAP) g_byte_array_append(out, &bit, 1);
     skip(ps);
@@ -87,7 +88,8 @@ static gboolean term(Parser *ps, GByteArray *out, int depth) {
     ps->p++;
     if (!count(ps, &n)) return FALSE;
     g_autoptr(GByteArray) rep = g_byte_array_new();
-    for (i = 0; i < n && rep->len < CAP; i++) g_byte_array_append(rep, a->data, MIN(a->len, CAP - rep->len));
+    for (i = 0; i < n && rep->len < CAP; i++)
+      g_byte_array_append(rep, a->data, MIN(a->len, CAP - rep->len));
     g_byte_array_set_size(a, 0);
     g_byte_array_append(a, rep->data, rep->len);
   }
@@ -115,16 +117,19 @@ gboolean ptsim_moe_layers_parse(const char *text, int64_t num_layers, const char
                                 uint64_t *bits, GError **error) {
   int64_t freq;
   if (num_layers < 1 || num_layers > PTSIM_MAX_LAYERS) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                "%s: a mixture-of-experts model has 1 to %d layers in ptsim (num_layers %"
-                G_GINT64_FORMAT ")", where, PTSIM_MAX_LAYERS, (gint64)num_layers);
+    g_set_error(
+        error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+        "%s: a mixture-of-experts model has 1 to %d layers in ptsim (num_layers %" G_GINT64_FORMAT
+        ")",
+        where, PTSIM_MAX_LAYERS, (gint64)num_layers);
     return FALSE;
   }
   if (!strchr(text, '[')) {
     if (!ptsim_number_parse_int64(text, &freq) || freq < 1) {
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                   "%s '%s' is not allowed: expected a positive integer N (every N-th layer is "
-                  "MoE) or a list such as \"([0]*3+[1]*58)\"", where, text);
+                  "MoE) or a list such as \"([0]*3+[1]*58)\"",
+                  where, text);
       return FALSE;
     }
     memset(bits, 0, sizeof(uint64_t) * PTSIM_LAYER_WORDS);
@@ -137,8 +142,8 @@ gboolean ptsim_moe_layers_parse(const char *text, int64_t num_layers, const char
   skip(&ps);
   if (ok && *ps.p) ok = fail(&ps, "unexpected text after the expression");
   if (!ok) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                "%s '%s': %s (at '%s')", where, text, ps.why, ps.p);
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s '%s': %s (at '%s')", where,
+                text, ps.why, ps.p);
     return FALSE;
   }
   if ((int64_t)layers->len != num_layers) {
@@ -222,8 +227,8 @@ gboolean ptsim_moe_model_load(const PtsimIniFile *ini, PtsimModel *m, GError **e
   m->moe_ffn_hidden_size = m->ffn_hidden_size;
   if (!optional_int(ini, "moe_router_topk", 1, BIG, &m->moe_router_topk, error) ||
       !optional_int(ini, "moe_ffn_hidden_size", 1, BIG, &m->moe_ffn_hidden_size, error) ||
-      !optional_int(ini, "moe_shared_expert_intermediate_size", 1, BIG,
-                    &m->moe_shared_expert_size, error) ||
+      !optional_int(ini, "moe_shared_expert_intermediate_size", 1, BIG, &m->moe_shared_expert_size,
+                    error) ||
       !ini_bool_optional(ini, g, "moe_shared_expert_gate", &m->moe_shared_expert_gate, error) ||
       !ini_name_word(ini, g, "moe_router_score_function", PTSIM_NAMES_ROUTER_SCORE, &score,
                      error) ||
@@ -241,44 +246,46 @@ gboolean ptsim_moe_model_load(const PtsimIniFile *ini, PtsimModel *m, GError **e
   g_autofree char *freq = g_key_file_get_value(ini->kf, g, "moe_layer_freq", NULL);
   g_autofree char *where = ptsim_ini_where(ini, g, freq ? "moe_layer_freq" : "num_experts");
   g_autofree char *label = g_strdup_printf("%s: [model] moe_layer_freq", where);
-  return ptsim_moe_layers_parse(freq ? g_strstrip(freq) : "1", m->num_layers, label,
-                                m->moe_layers, error);
+  return ptsim_moe_layers_parse(freq ? g_strstrip(freq) : "1", m->num_layers, label, m->moe_layers,
+                                error);
 }
 
 /* ---- the MoE, MLA and MTP invariants ---- */
 
-#define model_invalid(...)                                                       \
+#define model_invalid(...) \
   (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, __VA_ARGS__), FALSE)
 
 gboolean ptsim_moe_model_check(const PtsimModel *m, GError **error) {
   const int64_t max = PTSIM_CONFIG_INT_MAX;
-  if (m->num_experts < 0 || m->num_experts > max || m->mtp_num_layers < 0 ||
-      m->mtp_num_layers > 64)
-    return model_invalid("model %s: num_experts %" G_GINT64_FORMAT " or mtp_num_layers %"
-                         G_GINT64_FORMAT " out of range (0 to %" G_GINT64_FORMAT "; 0 to 64)",
+  if (m->num_experts < 0 || m->num_experts > max || m->mtp_num_layers < 0 || m->mtp_num_layers > 64)
+    return model_invalid("model %s: num_experts %" G_GINT64_FORMAT
+                         " or mtp_num_layers %" G_GINT64_FORMAT
+                         " out of range (0 to %" G_GINT64_FORMAT "; 0 to 64)",
                          m->name, (gint64)m->num_experts, (gint64)m->mtp_num_layers, (gint64)max);
   if (m->num_experts > 0) {
     if (m->num_layers > PTSIM_MAX_LAYERS)
       return model_invalid("model %s: num_layers %" G_GINT64_FORMAT " is more than the %d layers "
-                           "ptsim allows a mixture-of-experts model", m->name,
-                           (gint64)m->num_layers, PTSIM_MAX_LAYERS);
+                           "ptsim allows a mixture-of-experts model",
+                           m->name, (gint64)m->num_layers, PTSIM_MAX_LAYERS);
     if (m->moe_router_topk < 1 || m->moe_router_topk > m->num_experts)
       return model_invalid("model %s: moe_router_topk %" G_GINT64_FORMAT " must be 1 to "
-                           "num_experts %" G_GINT64_FORMAT, m->name, (gint64)m->moe_router_topk,
-                           (gint64)m->num_experts);
+                           "num_experts %" G_GINT64_FORMAT,
+                           m->name, (gint64)m->moe_router_topk, (gint64)m->num_experts);
     if (m->moe_ffn_hidden_size < 1 || m->moe_ffn_hidden_size > max ||
         m->moe_shared_expert_size < 0 || m->moe_shared_expert_size > max)
-      return model_invalid("model %s: moe_ffn_hidden_size %" G_GINT64_FORMAT " must be 1 to %"
-                           G_GINT64_FORMAT " and moe_shared_expert_intermediate_size %"
-                           G_GINT64_FORMAT " 0 to it", m->name, (gint64)m->moe_ffn_hidden_size,
-                           (gint64)max, (gint64)m->moe_shared_expert_size);
+      return model_invalid("model %s: moe_ffn_hidden_size %" G_GINT64_FORMAT
+                           " must be 1 to %" G_GINT64_FORMAT
+                           " and moe_shared_expert_intermediate_size %" G_GINT64_FORMAT " 0 to it",
+                           m->name, (gint64)m->moe_ffn_hidden_size, (gint64)max,
+                           (gint64)m->moe_shared_expert_size);
     if (m->moe_router_groups < 0 || m->moe_router_group_topk < 0 ||
-        (m->moe_router_groups > 0 && (m->num_experts % m->moe_router_groups != 0 ||
-                                      m->moe_router_group_topk < 1 ||
-                                      m->moe_router_group_topk > m->moe_router_groups)))
+        (m->moe_router_groups > 0 &&
+         (m->num_experts % m->moe_router_groups != 0 || m->moe_router_group_topk < 1 ||
+          m->moe_router_group_topk > m->moe_router_groups)))
       return model_invalid("model %s: moe_router_num_groups %" G_GINT64_FORMAT " must divide "
-                           "num_experts %" G_GINT64_FORMAT " and moe_router_group_topk %"
-                           G_GINT64_FORMAT " be 1 to it (Megatron-LM asserts both)",
+                           "num_experts %" G_GINT64_FORMAT
+                           " and moe_router_group_topk %" G_GINT64_FORMAT
+                           " be 1 to it (Megatron-LM asserts both)",
                            m->name, (gint64)m->moe_router_groups, (gint64)m->num_experts,
                            (gint64)m->moe_router_group_topk);
     if ((unsigned)m->moe_router_score > PTSIM_ROUTER_SQRTSOFTPLUS ||
@@ -286,12 +293,13 @@ gboolean ptsim_moe_model_check(const PtsimModel *m, GError **error) {
         (m->moe_shared_expert_gate != 0 && m->moe_shared_expert_gate != 1) ||
         (m->moe_router_expert_bias != 0 && m->moe_router_expert_bias != 1))
       return model_invalid("model %s: router score, load balancing, aux loss or switches out of "
-                           "range", m->name);
+                           "range",
+                           m->name);
     for (int64_t i = m->num_layers; i < PTSIM_MAX_LAYERS; i++)
       if ((m->moe_layers[i / 64] >> (i % 64)) & 1u)
         return model_invalid("model %s: layer %" G_GINT64_FORMAT " is marked MoE beyond "
-                             "num_layers %" G_GINT64_FORMAT, m->name, (gint64)i,
-                             (gint64)m->num_layers);
+                             "num_layers %" G_GINT64_FORMAT,
+                             m->name, (gint64)i, (gint64)m->num_layers);
   }
   if (m->multi_latent_attention &&
       (m->kv_lora_rank < 1 || m->q_lora_rank < 0 || m->qk_head_dim < 1 ||
@@ -300,6 +308,7 @@ gboolean ptsim_moe_model_check(const PtsimModel *m, GError **error) {
        m->v_head_dim > max))
     return model_invalid("model %s: multi-latent attention needs kv_lora_rank, qk_head_dim and "
                          "v_head_dim of 1 to %" G_GINT64_FORMAT ", q_lora_rank and "
-                         "qk_pos_emb_head_dim of 0 to it", m->name, (gint64)max);
+                         "qk_pos_emb_head_dim of 0 to it",
+                         m->name, (gint64)max);
   return TRUE;
 }

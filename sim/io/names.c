@@ -11,8 +11,7 @@ typedef struct {
 static const char *const recompute_words[] = {"none", "selective", "full", "selective-op"};
 static const char *const method_words[] = {"uniform", "block"};
 static const char *const precision_words[] = {"bf16", "fp16", "fp8"};
-static const char *const schedule_words[] = {"1f1b", "gpipe", "interleaved",
-                                             "zb-h1"};
+static const char *const schedule_words[] = {"1f1b", "gpipe", "interleaved", "zb-h1"};
 static const char *const activation_words[] = {"swiglu", "gelu"};
 static const char *const norm_words[] = {"rmsnorm", "layernorm"};
 static const char *const sharding_words[] = {"ddp", "zero1", "zero2", "fsdp", "hsdp"};
@@ -20,11 +19,12 @@ static const char *const fsdp_impl_words[] = {"megatron", "torch"};
 /* PTSIM_RESHARD_* + 1: AUTO is torchtitan's "default" */
 static const char *const reshard_words[] = {"default", "never", "but-last", "always"};
 static const char *const score_words[] = {"softmax", "sigmoid", "sqrtsoftplus"};
-static const char *const balancing_words[] = {"aux_loss", "seq_aux_loss", "global_aux_loss",
+static const char *const balancing_words[] = {"aux_loss", "seq_aux_loss",       "global_aux_loss",
                                               "sinkhorn", "quantile_balancing", "none"};
 static const char *const dispatcher_words[] = {"allgather", "alltoall", "flex"};
-static const char *const module_words[] = {"core_attn", "mlp", "layernorm", "moe_act",
-                                           "moe", "shared_experts", "mla_up_proj"};
+static const char *const module_words[] = {"core_attn",  "mlp", "layernorm",
+                                           "moe_act",    "moe", "shared_experts",
+                                           "mla_up_proj"};
 
 static const NameTable tables[] = {
     {recompute_words, 4, "none|selective|full|selective-op"},
@@ -59,6 +59,4 @@ gboolean ptsim_names_parse(PtsimNamesKind kind, const char *word, int *value) {
   return FALSE;
 }
 
-const char *ptsim_names_allowed(PtsimNamesKind kind) {
-  return tables[kind].allowed;
-}
+const char *ptsim_names_allowed(PtsimNamesKind kind) { return tables[kind].allowed; }

@@ -17,13 +17,13 @@ typedef enum {
   PTSIM_NAMES_SCHEDULE,
   PTSIM_NAMES_ACTIVATION,
   PTSIM_NAMES_NORM,
-  PTSIM_NAMES_SHARDING,         /* PtsimShardingMode (job_validate.h) */
-  PTSIM_NAMES_FSDP_IMPL,        /* PtsimFsdpImpl */
-  PTSIM_NAMES_RESHARD,          /* PTSIM_RESHARD_*, from AUTO ("default") */
-  PTSIM_NAMES_ROUTER_SCORE,     /* PtsimRouterScore */
-  PTSIM_NAMES_LOAD_BALANCING,   /* PtsimLoadBalancing */
-  PTSIM_NAMES_DISPATCHER,       /* PtsimDispatcher */
-  PTSIM_NAMES_RECOMPUTE_MODULE  /* value v is the bit 1 << v (PTSIM_RECOMPUTE_*) */
+  PTSIM_NAMES_SHARDING,        /* PtsimShardingMode (job_validate.h) */
+  PTSIM_NAMES_FSDP_IMPL,       /* PtsimFsdpImpl */
+  PTSIM_NAMES_RESHARD,         /* PTSIM_RESHARD_*, from AUTO ("default") */
+  PTSIM_NAMES_ROUTER_SCORE,    /* PtsimRouterScore */
+  PTSIM_NAMES_LOAD_BALANCING,  /* PtsimLoadBalancing */
+  PTSIM_NAMES_DISPATCHER,      /* PtsimDispatcher */
+  PTSIM_NAMES_RECOMPUTE_MODULE /* value v is the bit 1 << v (PTSIM_RECOMPUTE_*) */
 } PtsimNamesKind;
 
 /* The word for enum value `value` of `kind`; "?" when out of range.

@@ -13,54 +13,45 @@
 
 /* The text after leading blanks, or NULL when nothing is left. */
 static const char *number_start(const char *text) {
-  if (text == NULL)
-    return NULL;
-  while (g_ascii_isspace(*text))
-    text++;
+  if (text == NULL) return NULL;
+  while (g_ascii_isspace(*text)) text++;
   return *text == '\0' ? NULL : text;
 }
 
 /* TRUE when the parse consumed something, did not overflow, and only
  * blanks follow. */
 static gboolean number_end(const char *start, const char *end) {
-  if (errno != 0 || end == start)
-    return FALSE;
-  while (g_ascii_isspace(*end))
-    end++;
+  if (errno != 0 || end == start) return FALSE;
+  while (g_ascii_isspace(*end)) end++;
   return *end == '\0';
 }
 
 gboolean ptsim_number_parse_int64(const char *text, int64_t *out) {
   const char *start = number_start(text);
-  if (!start)
-    return FALSE;
+  if (!start) return FALSE;
   /* strtoll also takes "0x.." with base 0 only; base 10 refuses it, but a
    * leading '+' is taken, as argparse's int() does. */
   char *end = NULL;
   errno = 0;
   gint64 v = g_ascii_strtoll(start, &end, 10);
-  if (!number_end(start, end))
-    return FALSE;
+  if (!number_end(start, end)) return FALSE;
   *out = v;
   return TRUE;
 }
 
 gboolean ptsim_number_parse_double(const char *text, double *out) {
   const char *start = number_start(text);
-  if (!start)
-    return FALSE;
+  if (!start) return FALSE;
   /* g_ascii_strtod reads "nan", "inf" and hex floats: only decimals pass. */
   for (const char *c = start; *c && !g_ascii_isspace(*c); c++)
-    if (!(g_ascii_isdigit(*c) || *c == '.' || *c == '-' || *c == '+' || *c == 'e' ||
-          *c == 'E'))
+    if (!(g_ascii_isdigit(*c) || *c == '.' || *c == '-' || *c == '+' || *c == 'e' || *c == 'E'))
       return FALSE;
   char *end = NULL;
   errno = 0;
   double v = g_ascii_strtod(start, &end);
   /* ERANGE is also set on underflow to a subnormal or zero ("1e-400"):
    * refused as well, since no physical input here is that small. */
-  if (!number_end(start, end) || !isfinite(v))
-    return FALSE;
+  if (!number_end(start, end) || !isfinite(v)) return FALSE;
   *out = v;
   return TRUE;
 }
@@ -78,16 +69,14 @@ static void shortest(char buf[32], double v) {
   }
   for (int digits = 1; digits <= 17; digits++) {
     g_snprintf(buf, 32, "%.*g", digits, v);
-    if (g_ascii_strtod(buf, NULL) == v)
-      return;
+    if (g_ascii_strtod(buf, NULL) == v) return;
   }
 }
 
 char *ptsim_number_range_allowed(PtsimRange r) {
   char lo[32], hi[32];
   shortest(lo, r.lo);
-  if (isinf(r.hi))
-    return g_strdup_printf("a number %s %s", r.lo_closed ? ">=" : ">", lo);
+  if (isinf(r.hi)) return g_strdup_printf("a number %s %s", r.lo_closed ? ">=" : ">", lo);
   shortest(hi, r.hi);
   return g_strdup_printf("a number in %s%s, %s%s", r.lo_closed ? "[" : "(", lo, hi,
                          r.hi_closed ? "]" : ")");
@@ -112,8 +101,8 @@ gboolean ptsim_number_int64(const char *what, const char *text, int64_t lo, int6
   return FALSE;
 }
 
-gboolean ptsim_number_double(const char *what, const char *text, PtsimRange range,
-                             double *out, GError **error) {
+gboolean ptsim_number_double(const char *what, const char *text, PtsimRange range, double *out,
+                             GError **error) {
   double v = 0;
   if (ptsim_number_parse_double(text, &v) && in_range(v, range)) {
     *out = v;

@@ -43,8 +43,8 @@ gboolean ptsim_number_int64(const char *what, const char *text, int64_t lo, int6
 
 /* TEXT as a finite number in RANGE, or the error naming WHAT, TEXT and the
  * range. */
-gboolean ptsim_number_double(const char *what, const char *text, PtsimRange range,
-                             double *out, GError **error);
+gboolean ptsim_number_double(const char *what, const char *text, PtsimRange range, double *out,
+                             GError **error);
 
 /* A comma-separated list of integers in [lo, hi] into OUT (gint64,
  * emptied first), in the order given.  A value given twice is an error

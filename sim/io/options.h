@@ -39,8 +39,8 @@ typedef struct {
   const char *flag;
   gsize offset;
   gboolean decimal;
-  int64_t lo, hi;    /* integers */
-  PtsimRange range;  /* decimals */
+  int64_t lo, hi;   /* integers */
+  PtsimRange range; /* decimals */
 } PtsimOptionNumber;
 
 /* The callback's work: FLAG's row of TABLE (N rows) parses TEXT strictly

@@ -17,7 +17,10 @@
 
 #include "input.h"
 
+/* The domain name keeps its dashes (clang-format 14 would space them). */
+/* clang-format off */
 G_DEFINE_QUARK(ptsim-output-error-quark, ptsim_output_error)
+/* clang-format on */
 
 int ptsim_output_exit_code(const GError *error) {
   return error && g_error_matches(error, PTSIM_OUTPUT_ERROR, PTSIM_OUTPUT_ERROR_WRITE) ? 1 : 2;
@@ -46,8 +49,8 @@ static gboolean refuse(GError **error, const char *format, ...) {
 }
 
 static gboolean write_failed(GError **error, const char *path, const char *step, int saved) {
-  g_set_error(error, PTSIM_OUTPUT_ERROR, PTSIM_OUTPUT_ERROR_WRITE, "%s: %s failed: %s", path,
-              step, g_strerror(saved));
+  g_set_error(error, PTSIM_OUTPUT_ERROR, PTSIM_OUTPUT_ERROR_WRITE, "%s: %s failed: %s", path, step,
+              g_strerror(saved));
   return FALSE;
 }
 
@@ -95,8 +98,10 @@ static gboolean resolve(const char *path, char **target, gboolean *exists, mode_
     char *resolved = follow_links(path);
     if (resolved == NULL || stat(resolved, &st) != 0) {
       g_free(resolved);
-      return refuse(error, "%s is a symbolic link to a missing file; ptsim writes through links "
-                    "only to existing files", path);
+      return refuse(error,
+                    "%s is a symbolic link to a missing file; ptsim writes through links "
+                    "only to existing files",
+                    path);
     }
     *target = resolved;
   } else {
@@ -105,14 +110,18 @@ static gboolean resolve(const char *path, char **target, gboolean *exists, mode_
   if (!S_ISREG(st.st_mode)) {
     g_free(*target);
     *target = NULL;
-    return refuse(error, "%s is %s; ptsim replaces only regular files (or writes '-', "
-                  "standard output)", path, kind_of(st.st_mode));
+    return refuse(error,
+                  "%s is %s; ptsim replaces only regular files (or writes '-', "
+                  "standard output)",
+                  path, kind_of(st.st_mode));
   }
   if (ptsim_input_was_read(*target)) {
     g_free(*target);
     *target = NULL;
-    return refuse(error, "%s is an input of this command; ptsim does not overwrite its inputs: "
-                  "choose another output name", path);
+    return refuse(error,
+                  "%s is an input of this command; ptsim does not overwrite its inputs: "
+                  "choose another output name",
+                  path);
   }
   *exists = TRUE;
   *mode = st.st_mode & 07777;
@@ -138,9 +147,9 @@ gboolean ptsim_output_stdout(const char *data, gsize len, GError **error) {
 /* ---- the temporary beside the target, renamed at the end ---- */
 
 struct PtsimOutput {
-  char *path;    /* as the user gave it, for messages */
-  char *target;  /* the file replaced at commit; NULL: standard output */
-  char *tmp;     /* the temporary beside it */
+  char *path;   /* as the user gave it, for messages */
+  char *target; /* the file replaced at commit; NULL: standard output */
+  char *tmp;    /* the temporary beside it */
   int fd;
   gboolean replace_existing;
 };

@@ -56,7 +56,8 @@ static gboolean unroll(const char *text, GString *out, GError **error) {
     if (grouped->len >= MAX_UNROLLED) return bad(error, text, "too long once unrolled");
   }
   for (const char *p = grouped->str; *p;) {
-    if (!strchr("Etm|L", *p)) return bad(error, text, "expected E, t, m, L, '|', '(...)*n' or 'x*n'");
+    if (!strchr("Etm|L", *p))
+      return bad(error, text, "expected E, t, m, L, '|', '(...)*n' or 'x*n'");
     char c = *p++;
     int64_t n;
     if (!repeat(&p, text, &n, error)) return FALSE;
@@ -118,10 +119,12 @@ gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_l
     /* per rank: the middle ranks must agree; the ends may differ */
     int64_t mid = pp > 2 ? count[1] : -1;
     for (int64_t s = 0; s < pp; s++) {
-      if (count[s] == 0) return bad(error, text, "a pipeline rank without transformer layers is not modelled");
+      if (count[s] == 0)
+        return bad(error, text, "a pipeline rank without transformer layers is not modelled");
       if (s > 0 && s < pp - 1 && count[s] != mid)
-        return bad(error, text, "the middle pipeline ranks differ: ptsim models an even split with "
-                                "other first and last ranks only");
+        return bad(error, text,
+                   "the middle pipeline ranks differ: ptsim models an even split with "
+                   "other first and last ranks only");
     }
     if (pp == 1) return TRUE;
     if (pp == 2 && count[0] == count[1]) return TRUE;
@@ -139,9 +142,10 @@ gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_l
   out->account_loss = (int)(u - count[n - 1]);
   return TRUE;
 uneven:
-  return bad(error, text, "with virtual stages ptsim models equal stages, the first and the last "
-                          "with fewer layers at most (--account-for-embedding/loss-in-pipeline-"
-                          "split)");
+  return bad(error, text,
+             "with virtual stages ptsim models equal stages, the first and the last "
+             "with fewer layers at most (--account-for-embedding/loss-in-pipeline-"
+             "split)");
 }
 
 gboolean ptsim_pipeline_layout_apply(const char *text, int64_t num_layers, PtsimLayout *l,

@@ -24,9 +24,9 @@
 #include "job.h"
 
 typedef struct {
-  int64_t vp;                   /* virtual stages per rank */
-  int64_t first_stage_layers;   /* 0: as the middle ranks */
-  int64_t last_stage_layers;    /* 0: as the middle ranks */
+  int64_t vp;                          /* virtual stages per rank */
+  int64_t first_stage_layers;          /* 0: as the middle ranks */
+  int64_t last_stage_layers;           /* 0: as the middle ranks */
   int account_embedding, account_loss; /* layer slots the first / last virtual stage leaves empty */
 } PtsimPipelineLayout;
 

@@ -23,7 +23,8 @@ gboolean ptsim_layout_set_sharding(PtsimLayout *l, int64_t domain_size, int mode
   if (shard_size < 0) return TRUE;
   if (!l->distributed_optimizer)
     return invalid("--hsdp-shard-size needs sharded states: --sharding zero1, zero2, fsdp or "
-                   "hsdp (got %s)", mode >= 0 ? words[mode] : "the optimizer states replicated");
+                   "hsdp (got %s)",
+                   mode >= 0 ? words[mode] : "the optimizer states replicated");
   /* dp by division, not tp x pp x cp (each up to 2^30: their product
    * overflows); dp x cp is at most 2^22 x 2^30 */
   int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
@@ -31,8 +32,10 @@ gboolean ptsim_layout_set_sharding(PtsimLayout *l, int64_t domain_size, int mode
   int64_t ranks = (l->dp > 0 ? l->dp : dp) * l->cp;
   int64_t size = shard_size > 0 ? shard_size : (domain_size > 0 ? domain_size : 1) / l->tp;
   if (size < 1 || ranks % size != 0 || size % l->cp != 0)
-    return invalid("--hsdp-shard-size %" G_GINT64_FORMAT "%s must divide dp x cp = %" G_GINT64_FORMAT
-                   " and be a multiple of --cp %" G_GINT64_FORMAT " (whole context-parallel groups)",
+    return invalid("--hsdp-shard-size %" G_GINT64_FORMAT
+                   "%s must divide dp x cp = %" G_GINT64_FORMAT
+                   " and be a multiple of --cp %" G_GINT64_FORMAT
+                   " (whole context-parallel groups)",
                    I64(size), shard_size > 0 ? "" : " (one NVLink domain / tp)", I64(ranks),
                    I64(l->cp));
   if (mode == PTSIM_SHARDING_MODE_HSDP && size == ranks)

@@ -17,7 +17,17 @@ typedef struct {
   gsize len, size; /* of text, and its allocation: literals grow a byte at a time */
 } Part;
 
-typedef enum { T_WORD, T_NEWLINE, T_AND, T_OR, T_PIPE, T_ARRAY_OPEN, T_LPAREN, T_RPAREN, T_END } TokType;
+typedef enum {
+  T_WORD,
+  T_NEWLINE,
+  T_AND,
+  T_OR,
+  T_PIPE,
+  T_ARRAY_OPEN,
+  T_LPAREN,
+  T_RPAREN,
+  T_END
+} TokType;
 
 typedef struct {
   TokType type;
@@ -47,14 +57,15 @@ typedef struct {
   PtsimShellScript *out;
   gboolean exited;
   GError **error;
-  gsize spent;  /* bytes + fields expanded and copied so far */
-  int depth;    /* of nested expansions or ifs being run */
+  gsize spent; /* bytes + fields expanded and copied so far */
+  int depth;   /* of nested expansions or ifs being run */
 } Run;
 
 /* Tokens of TEXT into lx->tokens, ending in T_END; FALSE with lx->error set. */
 gboolean ptsim_shell_lex(Lexer *lx);
 void ptsim_shell_token_clear(gpointer token);
-void ptsim_shell_add_part(GArray *parts, PartKind kind, const char *text, gsize len, gboolean quoted);
+void ptsim_shell_add_part(GArray *parts, PartKind kind, const char *text, gsize len,
+                          gboolean quoted);
 void ptsim_shell_part_clear(gpointer part);
 gboolean ptsim_shell_is_name_start(char c);
 gboolean ptsim_shell_is_name_char(char c);

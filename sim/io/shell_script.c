@@ -122,10 +122,12 @@ static gboolean assign(Run *r, gboolean run_it) {
       if (e->type == T_RPAREN) break;
       if (e->type == T_END) {
         g_set_error(r->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                    "%s:%" G_GINT64_FORMAT ": the array %s=( has no closing )", r->name, line, name);
+                    "%s:%" G_GINT64_FORMAT ": the array %s=( has no closing )", r->name, line,
+                    name);
         return FALSE;
       }
-      if (e->type == T_WORD && run_it && !ptsim_shell_expand_word(r, e->parts, TRUE, e->line, values))
+      if (e->type == T_WORD && run_it &&
+          !ptsim_shell_expand_word(r, e->parts, TRUE, e->line, values))
         return FALSE;
       r->pos++;
     }
@@ -196,7 +198,8 @@ static gboolean consider(Run *r, GPtrArray *argv, int64_t line) {
   if (!script && !has_flag(argv)) return TRUE;
   if (had_script && !script && g_str_has_prefix(argv->pdata[0], "--")) {
     g_set_error(r->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                "%s:%" G_GINT64_FORMAT ": a command starting with '%s' follows the training command "
+                "%s:%" G_GINT64_FORMAT
+                ": a command starting with '%s' follows the training command "
                 "of line %" G_GINT64_FORMAT ": in bash a comment line (or a line without its "
                 "trailing backslash) ends a continued command, so these flags would not reach "
                 "Megatron-LM; move the comment or add the backslash",
@@ -262,7 +265,8 @@ static gboolean simple_command(Run *r, gboolean run_it, gboolean *status) {
     *status = test_words(argv, 1, to, &known);
     if (!known) {
       *status = FALSE;
-      ptsim_shell_note(r, line, "a condition ptsim cannot evaluate (a file test?) is taken as false");
+      ptsim_shell_note(r, line,
+                       "a condition ptsim cannot evaluate (a file test?) is taken as false");
     }
   } else {
     return consider(r, argv, line);
@@ -279,8 +283,7 @@ static gboolean and_or_list(Run *r, gboolean run_it, gboolean *status) {
     if (type != T_AND && type != T_OR && type != T_PIPE) break;
     r->pos++;
     skip_newlines(r);
-    gboolean go = run_it && !r->exited &&
-                  (type == T_PIPE || (type == T_AND ? st : !st));
+    gboolean go = run_it && !r->exited && (type == T_PIPE || (type == T_AND ? st : !st));
     gboolean next = TRUE;
     if (!simple_command(r, go, &next)) return FALSE;
     if (go) st = next;
@@ -409,8 +412,8 @@ PtsimShellScript *ptsim_shell_script_run(const char *text, gsize len, const char
   g_return_val_if_fail(error == NULL || *error == NULL, NULL);
   if (len > PTSIM_SHELL_SCRIPT_MAX_BYTES) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                "%s: %" G_GSIZE_FORMAT " bytes: more than a launch script (at most %d bytes)",
-                name, len, PTSIM_SHELL_SCRIPT_MAX_BYTES);
+                "%s: %" G_GSIZE_FORMAT " bytes: more than a launch script (at most %d bytes)", name,
+                len, PTSIM_SHELL_SCRIPT_MAX_BYTES);
     return NULL;
   }
   if (memchr(text, '\0', len)) {
@@ -422,7 +425,8 @@ PtsimShellScript *ptsim_shell_script_run(const char *text, gsize len, const char
   g_autofree char *own = g_strndup(text, len);
   text = own;
   g_autoptr(PtsimShellScript) out = g_new0(PtsimShellScript, 1);
-  out->vars = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
+  out->vars = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                    (GDestroyNotify)g_ptr_array_unref);
   out->sbatch = ptsim_shell_strv_new();
   out->notes = ptsim_shell_strv_new();
   g_autoptr(GArray) tokens = g_array_new(FALSE, FALSE, sizeof(Token));

@@ -36,11 +36,11 @@
 #define PTSIM_SHELL_SCRIPT_MAX_BYTES (1024 * 1024)
 
 typedef struct {
-  GPtrArray *command;    /* (element-type utf8) the training command's words, expanded */
-  int64_t command_line;  /* 1-based line where it starts; 0: no command found */
-  GHashTable *vars;      /* name (utf8) -> GPtrArray of utf8 (a scalar has one element) */
-  GPtrArray *sbatch;     /* (element-type utf8) words of "#SBATCH" directives, in order */
-  GPtrArray *notes;      /* (element-type utf8) "NAME:LINE: ..." what was skipped */
+  GPtrArray *command;   /* (element-type utf8) the training command's words, expanded */
+  int64_t command_line; /* 1-based line where it starts; 0: no command found */
+  GHashTable *vars;     /* name (utf8) -> GPtrArray of utf8 (a scalar has one element) */
+  GPtrArray *sbatch;    /* (element-type utf8) words of "#SBATCH" directives, in order */
+  GPtrArray *notes;     /* (element-type utf8) "NAME:LINE: ..." what was skipped */
 } PtsimShellScript;
 
 void ptsim_shell_script_free(PtsimShellScript *script);

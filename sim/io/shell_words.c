@@ -10,8 +10,8 @@
 #include "shell_int.h"
 
 static gboolean fail(const Lexer *lx, int64_t line, const char *what) {
-  g_set_error(lx->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s:%" G_GINT64_FORMAT ": %s",
-              lx->name, line, what);
+  g_set_error(lx->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+              "%s:%" G_GINT64_FORMAT ": %s", lx->name, line, what);
   return FALSE;
 }
 
@@ -22,7 +22,8 @@ void ptsim_shell_token_clear(gpointer p) {
   if (t->parts) g_array_unref(t->parts);
 }
 
-void ptsim_shell_add_part(GArray *parts, PartKind kind, const char *text, gsize len, gboolean quoted) {
+void ptsim_shell_add_part(GArray *parts, PartKind kind, const char *text, gsize len,
+                          gboolean quoted) {
   /* adjacent literals of the same quoting merge; the lexer adds them a
    * byte at a time, so the text grows by doubling (a 1 MiB word must not
    * cost 1 MiB^2 of copying) */
@@ -48,20 +49,27 @@ gboolean ptsim_shell_is_name_char(char c) { return g_ascii_isalnum(c) || c == '_
 
 /* The end of a bracketed expansion starting after `open` at *q: nesting of
  * the same brackets and quotes respected.  NULL when unterminated. */
-static const char *match_close(const char *q, const char *end, char open, char close, int64_t *line) {
+static const char *match_close(const char *q, const char *end, char open, char close,
+                               int64_t *line) {
   int depth = 1;
   char quote = 0;
   for (; q < end; q++) {
     if (*q == '\n') (*line)++;
     if (quote) {
-      if (*q == '\\' && quote == '"' && q + 1 < end) q++;
-      else if (*q == quote) quote = 0;
+      if (*q == '\\' && quote == '"' && q + 1 < end)
+        q++;
+      else if (*q == quote)
+        quote = 0;
       continue;
     }
-    if (*q == '\\' && q + 1 < end) q++;
-    else if (*q == '\'' || *q == '"') quote = *q;
-    else if (*q == open) depth++;
-    else if (*q == close && --depth == 0) return q;
+    if (*q == '\\' && q + 1 < end)
+      q++;
+    else if (*q == '\'' || *q == '"')
+      quote = *q;
+    else if (*q == open)
+      depth++;
+    else if (*q == close && --depth == 0)
+      return q;
   }
   return NULL;
 }
@@ -144,8 +152,10 @@ static gboolean lex_word(Lexer *lx, GArray *parts) {
       ptsim_shell_add_part(parts, P_LIT, "", 0, TRUE);
       while (lx->p < lx->end && *lx->p != '"') {
         if (*lx->p == '\\' && lx->p + 1 < lx->end && strchr("$`\"\\\n", lx->p[1])) {
-          if (lx->p[1] == '\n') lx->line++;
-          else ptsim_shell_add_part(parts, P_LIT, lx->p + 1, 1, TRUE);
+          if (lx->p[1] == '\n')
+            lx->line++;
+          else
+            ptsim_shell_add_part(parts, P_LIT, lx->p + 1, 1, TRUE);
           lx->p += 2;
         } else if (*lx->p == '$') {
           if (!lex_dollar(lx, parts, TRUE)) return FALSE;
@@ -187,7 +197,8 @@ static gboolean ends_assignment(GArray *parts) {
   if (parts->len != 1) return FALSE;
   const Part *p = &g_array_index(parts, Part, 0);
   gsize n = strlen(p->text);
-  if (p->quoted || n < 2 || p->text[n - 1] != '=' || !ptsim_shell_is_name_start(p->text[0])) return FALSE;
+  if (p->quoted || n < 2 || p->text[n - 1] != '=' || !ptsim_shell_is_name_start(p->text[0]))
+    return FALSE;
   for (gsize i = 1; i + 1 < n; i++)
     if (!ptsim_shell_is_name_char(p->text[i]) && !(p->text[i] == '+' && i + 2 == n)) return FALSE;
   return TRUE;
@@ -238,7 +249,9 @@ gboolean ptsim_shell_lex(Lexer *lx) {
   return TRUE;
 }
 
-GPtrArray *ptsim_shell_var_get(Run *r, const char *name) { return g_hash_table_lookup(r->out->vars, name); }
+GPtrArray *ptsim_shell_var_get(Run *r, const char *name) {
+  return g_hash_table_lookup(r->out->vars, name);
+}
 
 void ptsim_shell_var_set(Run *r, const char *name, GPtrArray *values /* transfer full */) {
   g_hash_table_replace(r->out->vars, g_strdup(name), values);
@@ -247,7 +260,8 @@ void ptsim_shell_var_set(Run *r, const char *name, GPtrArray *values /* transfer
 GPtrArray *ptsim_shell_strv_new(void) { return g_ptr_array_new_with_free_func(g_free); }
 
 void ptsim_shell_note(Run *r, int64_t line, const char *what) {
-  g_ptr_array_add(r->out->notes, g_strdup_printf("%s:%" G_GINT64_FORMAT ": %s", r->name, line, what));
+  g_ptr_array_add(r->out->notes,
+                  g_strdup_printf("%s:%" G_GINT64_FORMAT ": %s", r->name, line, what));
 }
 
 gboolean ptsim_shell_spend(Run *r, int64_t line, gsize cost) {
@@ -275,7 +289,6 @@ gboolean ptsim_shell_enter(Run *r, int64_t line, const char *what) {
               r->name, line, what, SHELL_DEPTH_MAX);
   return FALSE;
 }
-
 
 static char *expand_text_nested(Run *r, const char *text, int64_t line);
 
@@ -335,8 +348,10 @@ static int64_t calc_atom_nested(Calc *c) {
     c->p++;
     int64_t v = calc_sum(c);
     calc_blank(c);
-    if (*c->p == ')') c->p++;
-    else calc_fail(c, "a '(' without its ')'");
+    if (*c->p == ')')
+      c->p++;
+    else
+      calc_fail(c, "a '(' without its ')'");
     return v;
   }
   if (*c->p == '-' || *c->p == '+') {
@@ -384,7 +399,8 @@ static int64_t calc_product(Calc *c) {
     if (op != '*' && op != '/' && op != '%') return v;
     c->p++;
     int64_t w = calc_atom(c);
-    if (op == '*' && __builtin_mul_overflow(v, w, &v)) return calc_fail(c, "overflows 64-bit integers");
+    if (op == '*' && __builtin_mul_overflow(v, w, &v))
+      return calc_fail(c, "overflows 64-bit integers");
     if (op == '*') continue;
     if (w == 0) return calc_fail(c, "division by zero");
     if (v == G_MININT64 && w == -1) return calc_fail(c, "overflows 64-bit integers");
@@ -505,7 +521,8 @@ bad:
 /* bash's expansion of one word into fields: quoted text stays whole,
  * unquoted expansions split on blanks (when `split`), "${A[@]}" gives one
  * field per element; a word of unquoted empty expansions gives none. */
-gboolean ptsim_shell_expand_word(Run *r, GArray *parts, gboolean split, int64_t line, GPtrArray *fields) {
+gboolean ptsim_shell_expand_word(Run *r, GArray *parts, gboolean split, int64_t line,
+                                 GPtrArray *fields) {
   g_autoptr(GString) cur = g_string_new(NULL);
   gboolean have = FALSE; /* cur is a field (even if empty) */
   for (guint i = 0; i < parts->len; i++) {
@@ -566,4 +583,3 @@ gboolean ptsim_shell_expand_word(Run *r, GArray *parts, gboolean split, int64_t 
   if (have || !split) g_ptr_array_add(fields, g_strdup(cur->str));
   return TRUE;
 }
-

@@ -21,10 +21,10 @@
 
 typedef struct {
   const char *path;
-  const char *p, *end;      /* cursor and end of the text */
-  int line;                 /* line of the cursor, 1-based */
-  char *table;              /* current table ("" at the top) */
-  GHashTable *defined;      /* name -> GINT_TO_POINTER(line) */
+  const char *p, *end; /* cursor and end of the text */
+  int line;            /* line of the cursor, 1-based */
+  char *table;         /* current table ("" at the top) */
+  GHashTable *defined; /* name -> GINT_TO_POINTER(line) */
   PtsimToml *out;
   GError **error;
 } Parser;
@@ -66,11 +66,16 @@ void ptsim_toml_free(PtsimToml *toml) {
 
 const char *ptsim_toml_type_name(PtsimTomlType type) {
   switch (type) {
-  case PTSIM_TOML_STRING: return "string";
-  case PTSIM_TOML_INTEGER: return "integer";
-  case PTSIM_TOML_FLOAT: return "float";
-  case PTSIM_TOML_BOOL: return "boolean";
-  case PTSIM_TOML_ARRAY: return "array";
+  case PTSIM_TOML_STRING:
+    return "string";
+  case PTSIM_TOML_INTEGER:
+    return "integer";
+  case PTSIM_TOML_FLOAT:
+    return "float";
+  case PTSIM_TOML_BOOL:
+    return "boolean";
+  case PTSIM_TOML_ARRAY:
+    return "array";
   }
   return "?";
 }
@@ -93,8 +98,8 @@ static gboolean fail(Parser *P, const char *fmt, ...) {
   va_start(ap, fmt);
   g_autofree char *what = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  g_set_error(P->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s:%d: %s", P->path,
-              P->line, what);
+  g_set_error(P->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s:%d: %s", P->path, P->line,
+              what);
   return FALSE;
 }
 
@@ -125,7 +130,8 @@ static gboolean newline(Parser *P, gboolean *consumed) {
   *consumed = FALSE;
   if (at_end(P)) return TRUE;
   if (*P->p == '\r') {
-    if (peek(P, 1) != '\n') return fail_here(P, "a carriage return without a line feed", "line ends are LF or CRLF");
+    if (peek(P, 1) != '\n')
+      return fail_here(P, "a carriage return without a line feed", "line ends are LF or CRLF");
     P->p++;
   }
   if (*P->p == '\n') {
@@ -143,13 +149,12 @@ static gboolean end_of_line(Parser *P) {
   skip_comment(P);
   if (at_end(P)) return TRUE;
   if (!newline(P, &consumed)) return FALSE;
-  if (!consumed) return fail_here(P, "text after the value", "expected a comment ('#') or the end of the line");
+  if (!consumed)
+    return fail_here(P, "text after the value", "expected a comment ('#') or the end of the line");
   return TRUE;
 }
 
-static gboolean is_bare(char c) {
-  return g_ascii_isalnum(c) || c == '_' || c == '-';
-}
+static gboolean is_bare(char c) { return g_ascii_isalnum(c) || c == '_' || c == '-'; }
 
 /* A bare key at the cursor.  (transfer full) or NULL. */
 static char *bare_key(Parser *P, const char *where) {
@@ -177,11 +182,14 @@ static gboolean unicode_escape(Parser *P, int digits, GString *s) {
   gunichar u = 0;
   for (int i = 0; i < digits; i++) {
     int d = g_ascii_xdigit_value(peek(P, (size_t)i));
-    if (d < 0) return fail_here(P, "a \\u or \\U escape without its hex digits", "expected \\uXXXX or \\UXXXXXXXX");
+    if (d < 0)
+      return fail_here(P, "a \\u or \\U escape without its hex digits",
+                       "expected \\uXXXX or \\UXXXXXXXX");
     u = u * 16 + (gunichar)d;
   }
   if (u == 0 || !g_unichar_validate(u))
-    return fail_here(P, "an escape that is not a Unicode scalar value (or is NUL)", "expected a code point from U+0001");
+    return fail_here(P, "an escape that is not a Unicode scalar value (or is NUL)",
+                     "expected a code point from U+0001");
   char buf[8];
   g_string_append_len(s, buf, g_unichar_to_utf8(u, buf));
   P->p += digits;
@@ -192,7 +200,8 @@ static gboolean unicode_escape(Parser *P, int digits, GString *s) {
 static gboolean string_value(Parser *P, PtsimTomlValue *v) {
   char quote = *P->p;
   if (peek(P, 1) == quote && peek(P, 2) == quote)
-    return fail_here(P, "multi-line strings are outside the TOML subset ptsim reads", "write the string on one line");
+    return fail_here(P, "multi-line strings are outside the TOML subset ptsim reads",
+                     "write the string on one line");
   P->p++;
   g_autoptr(GString) s = g_string_new("");
   for (;;) {
@@ -204,23 +213,43 @@ static gboolean string_value(Parser *P, PtsimTomlValue *v) {
       break;
     }
     if (control_char((unsigned char)c))
-      return fail_here(P, "a control character inside a string", "use an escape such as \\t or \\n");
+      return fail_here(P, "a control character inside a string",
+                       "use an escape such as \\t or \\n");
     if (quote == '"' && c == '\\') {
       char e = peek(P, 1);
       P->p += 2;
       switch (e) {
-      case '"': g_string_append_c(s, '"'); break;
-      case '\\': g_string_append_c(s, '\\'); break;
-      case 'b': g_string_append_c(s, '\b'); break;
-      case 'f': g_string_append_c(s, '\f'); break;
-      case 'n': g_string_append_c(s, '\n'); break;
-      case 'r': g_string_append_c(s, '\r'); break;
-      case 't': g_string_append_c(s, '\t'); break;
-      case 'u': if (!unicode_escape(P, 4, s)) return FALSE; break;
-      case 'U': if (!unicode_escape(P, 8, s)) return FALSE; break;
+      case '"':
+        g_string_append_c(s, '"');
+        break;
+      case '\\':
+        g_string_append_c(s, '\\');
+        break;
+      case 'b':
+        g_string_append_c(s, '\b');
+        break;
+      case 'f':
+        g_string_append_c(s, '\f');
+        break;
+      case 'n':
+        g_string_append_c(s, '\n');
+        break;
+      case 'r':
+        g_string_append_c(s, '\r');
+        break;
+      case 't':
+        g_string_append_c(s, '\t');
+        break;
+      case 'u':
+        if (!unicode_escape(P, 4, s)) return FALSE;
+        break;
+      case 'U':
+        if (!unicode_escape(P, 8, s)) return FALSE;
+        break;
       default:
         P->p -= 2;
-        return fail_here(P, "an unknown escape", "allowed: \\\" \\\\ \\b \\f \\n \\r \\t \\uXXXX \\UXXXXXXXX");
+        return fail_here(P, "an unknown escape",
+                         "allowed: \\\" \\\\ \\b \\f \\n \\r \\t \\uXXXX \\UXXXXXXXX");
       }
       continue;
     }
@@ -238,8 +267,8 @@ static gboolean string_value(Parser *P, PtsimTomlValue *v) {
 static gboolean digits(const char *t, size_t n, size_t *i) {
   size_t start = *i;
   while (*i < n && (g_ascii_isdigit(t[*i]) || t[*i] == '_')) {
-    if (t[*i] == '_' && (*i == start || *i + 1 >= n || !g_ascii_isdigit(t[*i + 1]) ||
-                         !g_ascii_isdigit(t[*i - 1])))
+    if (t[*i] == '_' &&
+        (*i == start || *i + 1 >= n || !g_ascii_isdigit(t[*i + 1]) || !g_ascii_isdigit(t[*i - 1])))
       return FALSE;
     (*i)++;
   }
@@ -255,10 +284,12 @@ static gboolean number_value(Parser *P, const char *t, size_t n, PtsimTomlValue 
   gboolean is_float = FALSE;
   if (i < n && (t[i] == '+' || t[i] == '-')) i++;
   if (i + 1 < n && t[i] == '0' && strchr("xXoObB", t[i + 1]) && t[i + 1] != '\0')
-    return fail_here(P, "hex, octal and binary integers are outside the TOML subset ptsim reads", allowed);
+    return fail_here(P, "hex, octal and binary integers are outside the TOML subset ptsim reads",
+                     allowed);
   size_t int_start = i;
   if (!digits(t, n, &i)) return fail_here(P, "not a number", allowed);
-  if (t[int_start] == '0' && i - int_start > 1) return fail_here(P, "a number with a leading zero", allowed);
+  if (t[int_start] == '0' && i - int_start > 1)
+    return fail_here(P, "a number with a leading zero", allowed);
   if (i < n && t[i] == '.') {
     i++;
     if (!digits(t, n, &i)) return fail_here(P, "a float without digits after '.'", allowed);
@@ -309,12 +340,15 @@ static gboolean bare_value(Parser *P, PtsimTomlValue *v) {
   }
   const char *word = tok + (tok[0] == '+' || tok[0] == '-');
   if (strcmp(word, "inf") == 0 || strcmp(word, "nan") == 0)
-    return fail_here(P, "inf and nan are outside the TOML subset ptsim reads", "expected a finite number");
+    return fail_here(P, "inf and nan are outside the TOML subset ptsim reads",
+                     "expected a finite number");
   if (strchr(tok, ':') || (n >= 5 && g_ascii_isdigit(tok[0]) && g_ascii_isdigit(tok[1]) &&
                            g_ascii_isdigit(tok[2]) && g_ascii_isdigit(tok[3]) && tok[4] == '-'))
-    return fail_here(P, "dates and times are outside the TOML subset ptsim reads", "expected a string, number, boolean or array");
+    return fail_here(P, "dates and times are outside the TOML subset ptsim reads",
+                     "expected a string, number, boolean or array");
   if (!g_ascii_isdigit(tok[0]) && tok[0] != '+' && tok[0] != '-')
-    return fail_here(P, "not a value (a bare word)", "strings need quotes: \"...\" or '...'; booleans are true or false");
+    return fail_here(P, "not a value (a bare word)",
+                     "strings need quotes: \"...\" or '...'; booleans are true or false");
   return number_value(P, start, n, v);
 }
 
@@ -344,7 +378,8 @@ static gboolean array_value(Parser *P, PtsimTomlValue *v) {
     if (at_end(P)) break;
     if (*P->p == ']') break;
     if (*P->p == '[')
-      return fail_here(P, "arrays of arrays are outside the TOML subset ptsim reads", "expected scalar items");
+      return fail_here(P, "arrays of arrays are outside the TOML subset ptsim reads",
+                       "expected scalar items");
     PtsimTomlValue *item = g_new0(PtsimTomlValue, 1);
     g_ptr_array_add(v->items, item);
     if (!scalar_value(P, item)) return FALSE;
@@ -379,7 +414,8 @@ static gboolean scalar_value(Parser *P, PtsimTomlValue *v) {
   case '\'':
     return string_value(P, v);
   case '{':
-    return fail_here(P, "inline tables are outside the TOML subset ptsim reads", "write a [table] header and its keys");
+    return fail_here(P, "inline tables are outside the TOML subset ptsim reads",
+                     "write a [table] header and its keys");
   default:
     return bare_value(P, v);
   }
@@ -404,7 +440,8 @@ static char *joined(const char *table, const char *key) {
 static gboolean header(Parser *P) {
   P->p++; /* '[' */
   if (!at_end(P) && *P->p == '[')
-    return fail_here(P, "arrays of tables ([[...]]) are outside the TOML subset ptsim reads", "write a [table] header");
+    return fail_here(P, "arrays of tables ([[...]]) are outside the TOML subset ptsim reads",
+                     "write a [table] header");
   g_autoptr(GString) name = g_string_new("");
   for (;;) {
     skip_blanks(P);
@@ -425,7 +462,8 @@ static gboolean header(Parser *P) {
   }
   gpointer first = g_hash_table_lookup(P->defined, name->str);
   if (first != NULL)
-    return fail(P, "table [%s] is defined twice (first at line %d); TOML allows one header per table",
+    return fail(P,
+                "table [%s] is defined twice (first at line %d); TOML allows one header per table",
                 name->str, GPOINTER_TO_INT(first));
   /* [a.b.c] after "b = ..." inside [a] (or "c = ..." inside [a.b]): every
    * prefix of the name must still be a table. */
@@ -456,7 +494,8 @@ static gboolean key_value(Parser *P) {
   if (key == NULL) return FALSE;
   skip_blanks(P);
   if (!at_end(P) && *P->p == '.')
-    return fail_here(P, "dotted keys are outside the TOML subset ptsim reads", "write a [table] header and a bare key");
+    return fail_here(P, "dotted keys are outside the TOML subset ptsim reads",
+                     "write a [table] header and a bare key");
   if (at_end(P) || *P->p != '=') return fail_here(P, "a key without '='", "expected key = value");
   P->p++;
   skip_blanks(P);
@@ -492,12 +531,14 @@ static gboolean key_value(Parser *P) {
 static gboolean check_bytes(Parser *P, const char *text, gsize len) {
   const char *bad = memchr(text, '\0', len);
   const char *invalid = NULL;
-  if (!g_utf8_validate(text, (gssize)len, &invalid) && (bad == NULL || invalid < bad)) bad = invalid;
+  if (!g_utf8_validate(text, (gssize)len, &invalid) && (bad == NULL || invalid < bad))
+    bad = invalid;
   if (bad == NULL) return TRUE;
   for (const char *q = text; q < bad; q++)
     if (*q == '\n') P->line++;
-  return fail(P, "%s", *bad == '\0' ? "a NUL byte; expected UTF-8 text"
-                                    : "bytes that are not UTF-8; expected UTF-8 text");
+  return fail(P, "%s",
+              *bad == '\0' ? "a NUL byte; expected UTF-8 text"
+                           : "bytes that are not UTF-8; expected UTF-8 text");
 }
 
 PtsimToml *ptsim_toml_parse(const char *path, const char *text, gsize len, GError **error) {
@@ -507,8 +548,9 @@ PtsimToml *ptsim_toml_parse(const char *path, const char *text, gsize len, GErro
   out->path = g_strdup(path);
   out->entries = g_ptr_array_new_with_free_func(entry_free);
   out->tables = g_ptr_array_new_with_free_func(table_free);
-  Parser P = {path, text, text + len, 1, g_strdup(""),
-              g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL), out, error};
+  Parser P = {path, text,         text + len,
+              1,    g_strdup(""), g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+              out,  error};
   gboolean ok = check_bytes(&P, text ? text : "", len);
   P.line = 1;
   while (ok && !at_end(&P)) {
@@ -536,8 +578,7 @@ PtsimToml *ptsim_toml_load(const char *path, GError **error) {
   return ptsim_toml_parse(path, text, len, error);
 }
 
-const PtsimTomlEntry *ptsim_toml_lookup(const PtsimToml *toml, const char *table,
-                                        const char *key) {
+const PtsimTomlEntry *ptsim_toml_lookup(const PtsimToml *toml, const char *table, const char *key) {
   for (guint i = 0; i < toml->entries->len; i++) {
     const PtsimTomlEntry *e = g_ptr_array_index(toml->entries, i);
     if (strcmp(e->table, table) == 0 && strcmp(e->key, key) == 0) return e;

@@ -41,33 +41,33 @@ typedef enum {
 /* One value.  Arrays hold scalars of one type (item_type). */
 typedef struct {
   PtsimTomlType type;
-  char *string;           /* PTSIM_TOML_STRING: UTF-8, NUL-free */
-  int64_t integer;        /* PTSIM_TOML_INTEGER */
-  double number;          /* PTSIM_TOML_FLOAT */
-  gboolean boolean;       /* PTSIM_TOML_BOOL */
-  PtsimTomlType item_type;/* PTSIM_TOML_ARRAY: type of every item (STRING when empty) */
-  GPtrArray *items;       /* PTSIM_TOML_ARRAY: PtsimTomlValue* (owned) */
+  char *string;            /* PTSIM_TOML_STRING: UTF-8, NUL-free */
+  int64_t integer;         /* PTSIM_TOML_INTEGER */
+  double number;           /* PTSIM_TOML_FLOAT */
+  gboolean boolean;        /* PTSIM_TOML_BOOL */
+  PtsimTomlType item_type; /* PTSIM_TOML_ARRAY: type of every item (STRING when empty) */
+  GPtrArray *items;        /* PTSIM_TOML_ARRAY: PtsimTomlValue* (owned) */
 } PtsimTomlValue;
 
 /* One "key = value" line of the file. */
 typedef struct {
-  char *table;            /* "" at the top, else "a" or "a.b.c" */
-  char *key;              /* the bare key */
-  int line;               /* 1-based line of the key */
+  char *table; /* "" at the top, else "a" or "a.b.c" */
+  char *key;   /* the bare key */
+  int line;    /* 1-based line of the key */
   PtsimTomlValue value;
 } PtsimTomlEntry;
 
 /* One [table] header of the file. */
 typedef struct {
-  char *name;             /* "a.b.c" */
+  char *name; /* "a.b.c" */
   int line;
 } PtsimTomlTable;
 
 /* A parsed file: entries and headers in file order. */
 typedef struct {
-  char *path;             /* as given, for messages */
-  GPtrArray *entries;     /* PtsimTomlEntry* (owned) */
-  GPtrArray *tables;      /* PtsimTomlTable* (owned) */
+  char *path;         /* as given, for messages */
+  GPtrArray *entries; /* PtsimTomlEntry* (owned) */
+  GPtrArray *tables;  /* PtsimTomlTable* (owned) */
 } PtsimToml;
 
 void ptsim_toml_free(PtsimToml *toml);
@@ -82,8 +82,7 @@ PtsimToml *ptsim_toml_parse(const char *path, const char *text, gsize len, GErro
 PtsimToml *ptsim_toml_load(const char *path, GError **error);
 
 /* The entry KEY of TABLE ("" for the top), or NULL.  (transfer none) */
-const PtsimTomlEntry *ptsim_toml_lookup(const PtsimToml *toml, const char *table,
-                                        const char *key);
+const PtsimTomlEntry *ptsim_toml_lookup(const PtsimToml *toml, const char *table, const char *key);
 
 /* The header line of TABLE, or 0 when the file has no such header. */
 int ptsim_toml_table_line(const PtsimToml *toml, const char *table);

@@ -22,7 +22,7 @@ typedef struct {
   PtsimTorchtitan *out;
   GPtrArray *warnings;
   GError **error;
-  int64_t layers;   /* of the flavor's model */
+  int64_t layers; /* of the flavor's model */
 } Reader;
 
 void ptsim_torchtitan_clear(PtsimTorchtitan *tt) {
@@ -163,16 +163,21 @@ static gboolean read_layers(Reader *R) {
   run->transformer_engine = 0;
   run->flash_attention = 1;
   run->torch_layers = o->compile && strcmp(backend, "inductor") == 0 ? PTSIM_TORCH_LAYERS_COMPILED
-                                                                    : PTSIM_TORCH_LAYERS_EAGER;
+                                                                     : PTSIM_TORCH_LAYERS_EAGER;
   if (o->compile && run->torch_layers == PTSIM_TORCH_LAYERS_EAGER)
-    warn(R, C, "backend", "'%s' does not generate fused kernels; ptsim prices the model's "
-         "kernels as eager PyTorch runs them", backend);
+    warn(R, C, "backend",
+         "'%s' does not generate fused kernels; ptsim prices the model's "
+         "kernels as eager PyTorch runs them",
+         backend);
   else if (o->compile)
-    warn(R, C, "enable", "torch.compile's Inductor fuses RoPE, the SwiGLU product and the "
+    warn(R, C, "enable",
+         "torch.compile's Inductor fuses RoPE, the SwiGLU product and the "
          "gradient sums into single passes, priced so (the norms are one fused kernel either "
          "way); not modelled: a residual add fused into the next norm, the compilation time "
-         "of the first steps%s", list_has(R, C, "components", "loss", TRUE)
-         ? ", the compiled loss (ptsim prices Megatron's unfused cross entropy)" : "");
+         "of the first steps%s",
+         list_has(R, C, "components", "loss", TRUE)
+             ? ", the compiled loss (ptsim prices Megatron's unfused cross entropy)"
+             : "");
   return TRUE;
 }
 
@@ -188,14 +193,17 @@ static gboolean read_degrees(Reader *R, int64_t gpus) {
   for (int i = 0; i < 4; i++) {
     v[i] = get_int(R, P, keys[i], 1);
     if (v[i] < 1 || v[i] > PTSIM_CONFIG_INT_MAX)
-      return invalid(R, P, keys[i], "[parallelism] %s = %" G_GINT64_FORMAT
-                     " is out of range: expected an integer >= 1", keys[i], (gint64)v[i]);
+      return invalid(R, P, keys[i],
+                     "[parallelism] %s = %" G_GINT64_FORMAT
+                     " is out of range: expected an integer >= 1",
+                     keys[i], (gint64)v[i]);
   }
   int64_t r = v[0], cp = v[1], tp = v[2], pp = v[3];
   int64_t shard = get_int(R, P, "data_parallel_shard_degree", -1);
   if (shard != -1 && (shard < 1 || shard > PTSIM_CONFIG_INT_MAX))
-    return invalid(R, P, "data_parallel_shard_degree", "[parallelism] data_parallel_shard_degree = %"
-                   G_GINT64_FORMAT " is out of range: expected -1 (the leftover ranks) or >= 1",
+    return invalid(R, P, "data_parallel_shard_degree",
+                   "[parallelism] data_parallel_shard_degree = %" G_GINT64_FORMAT
+                   " is out of range: expected -1 (the leftover ranks) or >= 1",
                    (gint64)shard);
   int64_t rest = 1;
   for (int i = 0; i < 4; i++) {
@@ -205,8 +213,9 @@ static gboolean read_degrees(Reader *R, int64_t gpus) {
                      (gint64)PTSIM_CONFIG_INT_MAX);
   }
   if (shard > 0 && rest * shard > PTSIM_CONFIG_INT_MAX)
-    return invalid(R, P, "data_parallel_shard_degree", "the world size exceeds %" G_GINT64_FORMAT
-                   " GPUs", (gint64)PTSIM_CONFIG_INT_MAX);
+    return invalid(R, P, "data_parallel_shard_degree",
+                   "the world size exceeds %" G_GINT64_FORMAT " GPUs",
+                   (gint64)PTSIM_CONFIG_INT_MAX);
   if (shard == -1) {
     if (gpus < 1)
       return invalid(R, P, "data_parallel_shard_degree",
@@ -214,15 +223,17 @@ static gboolean read_degrees(Reader *R, int64_t gpus) {
                      "size, which a torchtitan config does not state; give --gpus (or --nodes)");
     if (gpus % rest != 0)
       return invalid(R, P, "data_parallel_shard_degree",
-                     "--gpus %" G_GINT64_FORMAT " is not divisible by replicate x cp x tp x pp = %"
-                     G_GINT64_FORMAT " (data_parallel_shard_degree = -1 takes the leftover ranks)",
+                     "--gpus %" G_GINT64_FORMAT
+                     " is not divisible by replicate x cp x tp x pp = %" G_GINT64_FORMAT
+                     " (data_parallel_shard_degree = -1 takes the leftover ranks)",
                      (gint64)gpus, (gint64)rest);
     shard = gpus / rest;
   } else if (gpus > 0 && gpus != rest * shard) {
     return invalid(R, P, "data_parallel_shard_degree",
-                   "replicate %" G_GINT64_FORMAT " x shard %" G_GINT64_FORMAT " x cp %" G_GINT64_FORMAT
-                   " x tp %" G_GINT64_FORMAT " x pp %" G_GINT64_FORMAT " = %" G_GINT64_FORMAT
-                   " GPUs, but --gpus is %" G_GINT64_FORMAT " (torchtitan requires them equal)",
+                   "replicate %" G_GINT64_FORMAT " x shard %" G_GINT64_FORMAT
+                   " x cp %" G_GINT64_FORMAT " x tp %" G_GINT64_FORMAT " x pp %" G_GINT64_FORMAT
+                   " = %" G_GINT64_FORMAT " GPUs, but --gpus is %" G_GINT64_FORMAT
+                   " (torchtitan requires them equal)",
                    (gint64)r, (gint64)shard, (gint64)cp, (gint64)tp, (gint64)pp,
                    (gint64)(rest * shard), (gint64)gpus);
   }
@@ -257,21 +268,28 @@ static gboolean read_batch(Reader *R) {
   int64_t global = get_int(R, T, "global_batch_size", -1);
   int64_t seq = get_int(R, T, "seq_len", 2048);
   if (local < 1 || local > PTSIM_CONFIG_INT_MAX)
-    return invalid(R, T, "local_batch_size", "[training] local_batch_size = %" G_GINT64_FORMAT
-                   " is out of range: expected an integer >= 1", (gint64)local);
+    return invalid(R, T, "local_batch_size",
+                   "[training] local_batch_size = %" G_GINT64_FORMAT
+                   " is out of range: expected an integer >= 1",
+                   (gint64)local);
   if (seq < 1 || seq > PTSIM_CONFIG_INT_MAX)
-    return invalid(R, T, "seq_len", "[training] seq_len = %" G_GINT64_FORMAT
-                   " is out of range: expected an integer >= 1", (gint64)seq);
+    return invalid(R, T, "seq_len",
+                   "[training] seq_len = %" G_GINT64_FORMAT
+                   " is out of range: expected an integer >= 1",
+                   (gint64)seq);
   if (global < 0) global = local * l->dp; /* torchtitan: negative means local x dp */
   if (global == 0 || global > PTSIM_CONFIG_INT_MAX || global % (local * l->dp) != 0)
-    return invalid(R, T, "global_batch_size", "[training] global_batch_size = %" G_GINT64_FORMAT
+    return invalid(R, T, "global_batch_size",
+                   "[training] global_batch_size = %" G_GINT64_FORMAT
                    " is not a multiple of local_batch_size %" G_GINT64_FORMAT
                    " x data-parallel degree %" G_GINT64_FORMAT " (torchtitan's gradient "
-                   "accumulation needs it)", (gint64)global, (gint64)local, (gint64)l->dp);
+                   "accumulation needs it)",
+                   (gint64)global, (gint64)local, (gint64)l->dp);
   if (seq % (l->tp * 2 * l->cp) != 0) /* parallelize_llama asserts it, even at tp = cp = 1 */
-    return invalid(R, T, "seq_len", "[training] seq_len = %" G_GINT64_FORMAT " is not divisible "
-                   "by tp x 2 cp = %" G_GINT64_FORMAT " (torchtitan asserts it)", (gint64)seq,
-                   (gint64)(l->tp * 2 * l->cp));
+    return invalid(R, T, "seq_len",
+                   "[training] seq_len = %" G_GINT64_FORMAT " is not divisible "
+                   "by tp x 2 cp = %" G_GINT64_FORMAT " (torchtitan asserts it)",
+                   (gint64)seq, (gint64)(l->tp * 2 * l->cp));
   o->grad_accumulation = global / (local * l->dp);
   l->gbs = global;
   l->seq = seq;
@@ -281,13 +299,15 @@ static gboolean read_batch(Reader *R) {
     if (mb < 1 || local % mb != 0)
       return invalid(R, "parallelism", "pipeline_parallel_microbatch_size",
                      "[parallelism] pipeline_parallel_microbatch_size = %" G_GINT64_FORMAT
-                     " does not divide local_batch_size %" G_GINT64_FORMAT, (gint64)mb, (gint64)local);
+                     " does not divide local_batch_size %" G_GINT64_FORMAT,
+                     (gint64)mb, (gint64)local);
     l->mbs = mb;
     if (o->grad_accumulation > 1)
       warn(R, T, "global_batch_size",
            "%" G_GINT64_FORMAT " gradient-accumulation steps each run their own pipeline "
            "schedule (a bubble each); ptsim runs one schedule over all gbs/(mbs x dp) "
-           "microbatches, so it under-predicts the bubble", (gint64)o->grad_accumulation);
+           "microbatches, so it under-predicts the bubble",
+           (gint64)o->grad_accumulation);
   }
   return TRUE;
 }
@@ -296,8 +316,8 @@ static gboolean read_batch(Reader *R) {
 
 static const struct {
   const char *name;
-  gboolean multi;        /* several stages per rank */
-  int schedule;          /* PtsimSchedule, or -1: not modelled */
+  gboolean multi; /* several stages per rank */
+  int schedule;   /* PtsimSchedule, or -1: not modelled */
 } schedules[] = {
     {"1F1B", FALSE, PTSIM_SCHEDULE_1F1B},
     {"GPipe", FALSE, PTSIM_SCHEDULE_GPIPE},
@@ -315,7 +335,8 @@ static const struct {
  * share layers + in + out evenly, the first `extra` stages one more.
  * Writes the transformer layers of each virtual stage; FALSE (with the
  * error) when torchtitan refuses the split. */
-static gboolean torchtitan_split(const Reader *R, int64_t n, int64_t in, int64_t out, int64_t *layers) {
+static gboolean torchtitan_split(const Reader *R, int64_t n, int64_t in, int64_t out,
+                                 int64_t *layers) {
   int64_t effective = R->layers + in + out; /* >= n: the caller checked */
   int64_t base = effective / n, extra = effective % n;
   if (in > base || out > base)
@@ -325,9 +346,12 @@ static gboolean torchtitan_split(const Reader *R, int64_t n, int64_t in, int64_t
                    (gint64)in, (gint64)out, (gint64)base);
   for (int64_t s = 0; s < n; s++) {
     int64_t mine = base + (s < extra ? 1 : 0);
-    if (n == 1) mine = R->layers;
-    else if (s == 0) mine -= in;
-    else if (s == n - 1) mine -= out;
+    if (n == 1)
+      mine = R->layers;
+    else if (s == 0)
+      mine -= in;
+    else if (s == n - 1)
+      mine -= out;
     layers[s] = mine;
   }
   return TRUE;
@@ -352,28 +376,31 @@ static gboolean read_pipeline(Reader *R) {
                    "[parallelism] pipeline_parallel_schedule = '%s' is not a PyTorch schedule; "
                    "allowed (case-insensitive): 1F1B, GPipe, Interleaved1F1B, LoopedBFS, "
                    "InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, PipelineScheduleSingle, "
-                   "PipelineScheduleMulti", name);
+                   "PipelineScheduleMulti",
+                   name);
   if (schedules[k].schedule < 0)
     unmodelled(R, P, "pipeline_parallel_schedule",
                "pipeline_parallel_schedule = '%s' is not modelled; ptsim models 1F1B, "
-               "Interleaved1F1B and GPipe", name);
+               "Interleaved1F1B and GPipe",
+               name);
   else
     l->schedule = (PtsimSchedule)schedules[k].schedule;
   int64_t in = get_int(R, P, "pipeline_parallel_first_stage_less_layers", 1);
   int64_t out = get_int(R, P, "pipeline_parallel_last_stage_less_layers", 1);
   if (in < 0 || out < 0 || in > PTSIM_CONFIG_INT_MAX || out > PTSIM_CONFIG_INT_MAX)
-    return invalid(R, P, in < 0 || in > PTSIM_CONFIG_INT_MAX
-                             ? "pipeline_parallel_first_stage_less_layers"
-                             : "pipeline_parallel_last_stage_less_layers",
+    return invalid(R, P,
+                   in < 0 || in > PTSIM_CONFIG_INT_MAX ? "pipeline_parallel_first_stage_less_layers"
+                                                       : "pipeline_parallel_last_stage_less_layers",
                    "first/last-stage weights must be integers from 0 to %" G_GINT64_FORMAT,
                    (gint64)PTSIM_CONFIG_INT_MAX);
   int64_t per_rank = schedules[k].multi ? 2 : 1;
   const PtsimTomlEntry *lps = entry(R, P, "pipeline_parallel_layers_per_stage");
   if (lps != NULL) {
     if (lps->value.integer < 1 || lps->value.integer > PTSIM_CONFIG_INT_MAX)
-      return invalid(R, P, "pipeline_parallel_layers_per_stage",
-                     "pipeline_parallel_layers_per_stage must be an integer from 1 to %"
-                     G_GINT64_FORMAT, (gint64)PTSIM_CONFIG_INT_MAX);
+      return invalid(
+          R, P, "pipeline_parallel_layers_per_stage",
+          "pipeline_parallel_layers_per_stage must be an integer from 1 to %" G_GINT64_FORMAT,
+          (gint64)PTSIM_CONFIG_INT_MAX);
     int64_t stages = (R->layers + in + out + lps->value.integer - 1) / lps->value.integer;
     if (stages % l->pp != 0)
       return invalid(R, P, "pipeline_parallel_layers_per_stage",
@@ -384,20 +411,22 @@ static gboolean read_pipeline(Reader *R) {
                      (gint64)lps->value.integer, (gint64)l->pp);
     per_rank = stages / l->pp;
     if (!schedules[k].multi && per_rank != 1)
-      return invalid(R, P, "pipeline_parallel_layers_per_stage",
-                     "the single-stage schedule %s needs 1 stage per rank, this gives %" G_GINT64_FORMAT,
-                     schedules[k].name, (gint64)per_rank);
+      return invalid(
+          R, P, "pipeline_parallel_layers_per_stage",
+          "the single-stage schedule %s needs 1 stage per rank, this gives %" G_GINT64_FORMAT,
+          schedules[k].name, (gint64)per_rank);
     if (schedules[k].multi && per_rank < 2)
-      return invalid(R, P, "pipeline_parallel_layers_per_stage",
-                     "the multi-stage schedule %s needs >= 2 stages per rank, this gives %" G_GINT64_FORMAT,
-                     schedules[k].name, (gint64)per_rank);
+      return invalid(
+          R, P, "pipeline_parallel_layers_per_stage",
+          "the multi-stage schedule %s needs >= 2 stages per rank, this gives %" G_GINT64_FORMAT,
+          schedules[k].name, (gint64)per_rank);
   }
   int64_t n = l->pp * per_rank;
   if (n > R->layers + in + out)
     return invalid(R, P, "pipeline_parallel_degree",
                    "%" G_GINT64_FORMAT " pipeline stages are more than the %" G_GINT64_FORMAT
-                   " layers (+ embedding and output weights) of the model", (gint64)n,
-                   (gint64)(R->layers + in + out));
+                   " layers (+ embedding and output weights) of the model",
+                   (gint64)n, (gint64)(R->layers + in + out));
   g_autofree int64_t *layers = g_new0(int64_t, n);
   if (!torchtitan_split(R, n, in, out, layers)) return FALSE;
   l->vp = per_rank;
@@ -423,7 +452,8 @@ static gboolean read_pipeline(Reader *R) {
   }
   unmodelled(R, P, "pipeline_parallel_degree",
              "torchtitan's stage split (layers %s) cannot be expressed: ptsim splits evenly, or "
-             "with uneven first/last stages only when there is one stage per rank", split->str);
+             "with uneven first/last stages only when there is one stage per rank",
+             split->str);
   return TRUE;
 }
 
@@ -439,7 +469,8 @@ static gboolean read_recompute(Reader *R) {
   if (strcmp(mode, "full") == 0) {
     run->recompute = PTSIM_RECOMPUTE_FULL;
   } else if (strcmp(mode, "memory_budget") == 0) {
-    unmodelled(R, A, "mode", "mode = 'memory_budget' lets the compiler pick what to save; "
+    unmodelled(R, A, "mode",
+               "mode = 'memory_budget' lets the compiler pick what to save; "
                "ptsim models none, selective and full recomputation");
   } else if (strcmp(mode, "selective") == 0 && strcmp(option, "op") == 0) {
     run->recompute = PTSIM_RECOMPUTE_SELECTIVE_OP; /* _op_sac_save_list, every other mm */
@@ -461,11 +492,14 @@ static gboolean read_recompute(Reader *R) {
     gboolean digits = option[0] != '\0' && strspn(option, "0123456789") == strlen(option);
     int64_t every = 0;
     if (!digits || strlen(option) > 9 || !ptsim_number_parse_int64(option, &every))
-      return invalid(R, A, "selective_ac_option", "[activation_checkpoint] selective_ac_option = "
+      return invalid(R, A, "selective_ac_option",
+                     "[activation_checkpoint] selective_ac_option = "
                      "'%s': allowed 'op' or a layer interval such as '2' (torchtitan refuses "
-                     "anything else)", option);
+                     "anything else)",
+                     option);
     int64_t chunk = R->layers / (l->pp * l->vp);
-    int64_t saved = every <= 1 ? chunk : chunk / every; /* torchtitan: '0' and '1' mean every layer */
+    int64_t saved = every <= 1 ? chunk
+                               : chunk / every; /* torchtitan: '0' and '1' mean every layer */
     if (saved == chunk) {
       run->recompute = PTSIM_RECOMPUTE_FULL;
     } else if (saved > 0) {
@@ -475,7 +509,8 @@ static gboolean read_recompute(Reader *R) {
       warn(R, A, "selective_ac_option",
            "every %" G_GINT64_FORMAT "-th layer is recomputed; ptsim recomputes the same number "
            "(%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " per stage) as a block at the start of "
-           "each stage", (gint64)every, (gint64)saved, (gint64)chunk);
+           "each stage",
+           (gint64)every, (gint64)saved, (gint64)chunk);
     }
   }
   if (run->recompute != PTSIM_RECOMPUTE_NONE && get_bool(R, A, "early_stop", FALSE))
@@ -492,10 +527,12 @@ static void filter_warning(const Reader *R, const char *F, gboolean default_outp
   gboolean output = list_has(R, F, "filter_fqns", "output", default_output);
   const PtsimTomlEntry *e = entry(R, F, "filter_fqns");
   if (!output)
-    warn(R, F, "filter_fqns", "the output projection is converted too (its name, 'output', is "
+    warn(R, F, "filter_fqns",
+         "the output projection is converted too (its name, 'output', is "
          "not listed); ptsim prices the LM head's GEMMs in bf16");
   if (e && e->value.items->len > (output ? 1u : 0u))
-    warn(R, F, "filter_fqns", "the listed layer modules stay in bf16; ptsim runs every "
+    warn(R, F, "filter_fqns",
+         "the listed layer modules stay in bf16; ptsim runs every "
          "transformer-layer projection's GEMMs at the fp8 rate");
 }
 
@@ -510,21 +547,28 @@ static gboolean read_float8(Reader *R) {
   const char *recipe = get_str(R, F, "recipe_name", "");
   o->fsdp_float8_all_gather = get_bool(R, F, "enable_fsdp_float8_all_gather", FALSE);
   if (recipe[0] != '\0' && o->fsdp_float8_all_gather)
-    return invalid(R, F, "recipe_name", "[quantize.linear.float8] recipe_name = '%s' with "
+    return invalid(R, F, "recipe_name",
+                   "[quantize.linear.float8] recipe_name = '%s' with "
                    "enable_fsdp_float8_all_gather = true: torchtitan asserts they are not used "
-                   "together (the fp8 all-gather is tensorwise only)", recipe);
+                   "together (the fp8 all-gather is tensorwise only)",
+                   recipe);
   if (get_bool(R, F, "emulate", FALSE))
     unmodelled(R, F, "emulate", "emulate = true runs float8 as bf16 math (a test mode)");
   if (recipe[0] == '\0' || strcmp(recipe, "tensorwise") == 0) {
     run->fp8_recipe = PTSIM_FP8_TENSORWISE;
   } else {
     run->fp8_recipe = PTSIM_FP8_BLOCKWISE;
-    warn(R, F, "recipe_name", "'%s' scales each row in its cast kernels, priced as ptsim's "
-         "blockwise casts%s", recipe, strcmp(recipe, "rowwise_with_gw_hp") == 0
-         ? "; its weight-gradient GEMMs run in bf16, which ptsim prices at the fp8 rate" : "");
+    warn(R, F, "recipe_name",
+         "'%s' scales each row in its cast kernels, priced as ptsim's "
+         "blockwise casts%s",
+         recipe,
+         strcmp(recipe, "rowwise_with_gw_hp") == 0
+             ? "; its weight-gradient GEMMs run in bf16, which ptsim prices at the fp8 rate"
+             : "");
   }
   if (!o->compile)
-    warn(R, "model", "converters", "eager float8 (no torch.compile) runs each amax and cast as "
+    warn(R, "model", "converters",
+         "eager float8 (no torch.compile) runs each amax and cast as "
          "several unfused kernels; ptsim prices one amax pass and one cast each");
   filter_warning(R, F, FALSE);
   return TRUE;
@@ -537,10 +581,12 @@ static gboolean read_precision(Reader *R) {
   const char *T = "training", *M = "model";
   run->precision = PTSIM_PRECISION_BF16;
   if (strcmp(get_str(R, T, "dtype", "float32"), "bfloat16") == 0)
-    unmodelled(R, T, "dtype", "dtype = 'bfloat16' trains without fp32 master weights; ptsim "
+    unmodelled(R, T, "dtype",
+               "dtype = 'bfloat16' trains without fp32 master weights; ptsim "
                "models mixed precision (bf16 or fp8 compute, fp32 master weights and gradients)");
   if (strcmp(get_str(R, T, "mixed_precision_param", "bfloat16"), "float32") == 0)
-    unmodelled(R, T, "mixed_precision_param", "mixed_precision_param = 'float32' computes in "
+    unmodelled(R, T, "mixed_precision_param",
+               "mixed_precision_param = 'float32' computes in "
                "float32; ptsim models bf16 or fp8 compute");
   o->mixed_precision = o->fsdp_degree > 1 || (l->tp == 1 && l->pp == 1);
   if (!o->mixed_precision)
@@ -556,19 +602,25 @@ static gboolean read_precision(Reader *R) {
     if (strcmp(c, "quantize.grouped_mm.float8") == 0 || strcmp(c, "quantize.grouped_mm.mx") == 0)
       warn(R, M, "converters", "'%s' converts MoE grouped GEMMs; llama3 has none", c);
     else if (strcmp(c, "quantize.linear.float8") != 0 && strcmp(c, "quantize.linear.mx") != 0)
-      return invalid(R, M, "converters", "[model] converters has '%s'; allowed: "
+      return invalid(R, M, "converters",
+                     "[model] converters has '%s'; allowed: "
                      "quantize.linear.float8, quantize.linear.mx, quantize.grouped_mm.float8, "
-                     "quantize.grouped_mm.mx%s", c, strcmp(c, "float8") == 0
-                     ? " ('float8' was renamed 'quantize.linear.float8' in 2025-09)" : "");
+                     "quantize.grouped_mm.mx%s",
+                     c,
+                     strcmp(c, "float8") == 0
+                         ? " ('float8' was renamed 'quantize.linear.float8' in 2025-09)"
+                         : "");
   }
   if (f8 && mx)
-    return invalid(R, M, "converters", "quantize.linear.float8 and quantize.linear.mx both "
+    return invalid(R, M, "converters",
+                   "quantize.linear.float8 and quantize.linear.mx both "
                    "convert the Linear layers; give one");
   if (f8 || mx) run->precision = PTSIM_PRECISION_FP8;
   if (f8 && !read_float8(R)) return FALSE;
   if (mx) {
     run->fp8_recipe = PTSIM_FP8_BLOCKWISE; /* scales computed by the cast kernel itself */
-    warn(R, M, "converters", "quantize.linear.mx: MXFP8 (32-element E8M0 block scales, "
+    warn(R, M, "converters",
+         "quantize.linear.mx: MXFP8 (32-element E8M0 block scales, "
          "Blackwell sm_100) is priced as fp8 GEMMs whose casts compute their block scales "
          "themselves (ptsim's blockwise recipe); MXFP8's own GEMM rate is not modelled");
     filter_warning(R, "quantize.linear.mx", TRUE);
@@ -585,51 +637,66 @@ static void read_the_rest(Reader *R) {
   const char *P = "parallelism";
   if (get_bool(R, P, "enable_async_tensor_parallel", FALSE)) {
     if (!o->compile || l->tp == 1)
-      warn(R, P, "enable_async_tensor_parallel", "ignored by torchtitan without compile and tp > 1");
+      warn(R, P, "enable_async_tensor_parallel",
+           "ignored by torchtitan without compile and tp > 1");
     else
       run->tp_comm_overlap = 1; /* modelled as Megatron's --tp-comm-overlap */
   }
   if (l->tp > 1 && get_bool(R, P, "disable_loss_parallel", FALSE))
-    warn(R, P, "disable_loss_parallel", "true gathers the full logits on every TP rank; ptsim "
+    warn(R, P, "disable_loss_parallel",
+         "true gathers the full logits on every TP rank; ptsim "
          "keeps them vocabulary-parallel (memory under-predicted)");
-  if (l->cp > 1 && strcmp(get_str(R, P, "context_parallel_rotate_method", "allgather"), "allgather") == 0)
-    warn(R, P, "context_parallel_rotate_method", "'allgather' gathers all K/V shards; ptsim "
+  if (l->cp > 1 &&
+      strcmp(get_str(R, P, "context_parallel_rotate_method", "allgather"), "allgather") == 0)
+    warn(R, P, "context_parallel_rotate_method",
+         "'allgather' gathers all K/V shards; ptsim "
          "models the ring (point-to-point) exchange");
   if (get_int(R, P, "expert_parallel_degree", 1) > 1)
     warn(R, P, "expert_parallel_degree", "no effect on a dense llama3 model");
   if (get_bool(R, "training", "enable_cpu_offload", FALSE))
-    unmodelled(R, "training", "enable_cpu_offload", "enable_cpu_offload = true moves FSDP "
+    unmodelled(R, "training", "enable_cpu_offload",
+               "enable_cpu_offload = true moves FSDP "
                "states to CPU memory; not modelled");
   if (get_bool(R, "training", "gc_debug", FALSE))
     warn(R, "training", "gc_debug", "true runs gc.collect() every step; not modelled");
   const char *opt = get_str(R, "optimizer", "name", "AdamW");
   if (strcmp(opt, "AdamW") != 0 && strcmp(opt, "Adam") != 0)
-    warn(R, "optimizer", "name", "'%s': ptsim counts Adam's state (fp32 master, m, v: 12 bytes "
-         "per parameter)", opt);
+    warn(R, "optimizer", "name",
+         "'%s': ptsim counts Adam's state (fp32 master, m, v: 12 bytes "
+         "per parameter)",
+         opt);
   const char *impl = get_str(R, "optimizer", "implementation", "fused");
   if (strcmp(impl, "fused") != 0)
     warn(R, "optimizer", "implementation", "'%s' is slower than the fused step ptsim prices", impl);
   if (get_bool(R, "optimizer", "early_step_in_backward", FALSE))
-    warn(R, "optimizer", "early_step_in_backward", "true frees each gradient after its update in "
+    warn(R, "optimizer", "early_step_in_backward",
+         "true frees each gradient after its update in "
          "backward; ptsim keeps gradients until the step (memory over-predicted)");
   if (get_bool(R, "checkpoint", "enable", FALSE))
-    warn(R, "checkpoint", "enable", "saving a checkpoint every %" G_GINT64_FORMAT " steps is not "
-         "in ptsim's step time", (gint64)get_int(R, "checkpoint", "interval", 500));
+    warn(R, "checkpoint", "enable",
+         "saving a checkpoint every %" G_GINT64_FORMAT " steps is not "
+         "in ptsim's step time",
+         (gint64)get_int(R, "checkpoint", "interval", 500));
   if (get_bool(R, "validation", "enable", FALSE))
-    warn(R, "validation", "enable", "validation every %" G_GINT64_FORMAT " steps is not in ptsim's "
-         "step time", (gint64)get_int(R, "validation", "freq", 10));
+    warn(R, "validation", "enable",
+         "validation every %" G_GINT64_FORMAT " steps is not in ptsim's "
+         "step time",
+         (gint64)get_int(R, "validation", "freq", 10));
   if (get_bool(R, "profiling", "enable_profiling", FALSE))
     warn(R, "profiling", "enable_profiling", "profiled steps run slower; not modelled");
   if (get_bool(R, "profiling", "enable_memory_snapshot", FALSE))
-    warn(R, "profiling", "enable_memory_snapshot", "recording allocation history slows steps; not "
+    warn(R, "profiling", "enable_memory_snapshot",
+         "recording allocation history slows steps; not "
          "modelled");
   if (get_bool(R, "debug", "deterministic", FALSE))
     warn(R, "debug", "deterministic", "deterministic kernels are slower; not modelled");
   if (get_bool(R, "fault_tolerance", "enable", FALSE))
-    unmodelled(R, "fault_tolerance", "enable", "TorchFT (fault-tolerant HSDP with a dynamic "
+    unmodelled(R, "fault_tolerance", "enable",
+               "TorchFT (fault-tolerant HSDP with a dynamic "
                "replica group) is not modelled");
   if (get_str(R, "experimental", "custom_import", "")[0] != '\0')
-    warn(R, "experimental", "custom_import", "a custom module may change the model or its "
+    warn(R, "experimental", "custom_import",
+         "a custom module may change the model or its "
          "parallelisation; ptsim reads the config only");
 }
 
@@ -671,12 +738,11 @@ gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorcht
   memset(&tt, 0, sizeof tt);
   ptsim_layout_init_defaults(&tt.layout);
   ptsim_settings_init_defaults(&tt.settings);
-  tt.layout.sp = -1;                /* torchtitan's TP shards norms over the sequence */
+  tt.layout.sp = -1; /* torchtitan's TP shards norms over the sequence */
   tt.layout.distributed_optimizer = 0;
   tt.settings.fp32_grad_accumulation = 1;
   Reader R = {toml, &tt, warnings, error, 0};
-  gboolean ok = ptsim_torchtitan_check_schema(toml, error) && read_model(&R) &&
-                read_layers(&R) &&
+  gboolean ok = ptsim_torchtitan_check_schema(toml, error) && read_model(&R) && read_layers(&R) &&
                 read_degrees(&R, gpus) && read_batch(&R) && read_pipeline(&R) &&
                 read_recompute(&R) && read_precision(&R);
   if (ok) {
@@ -710,7 +776,8 @@ gboolean ptsim_torchtitan_job(const PtsimTorchtitan *tt, PtsimJob *job, GError *
   if (tt->settings.precision == PTSIM_PRECISION_FP8 && job->hw.peak_fp8_flops <= 0.0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "torchtitan's float8/MX converters need fp8 tensor cores (SM89 or later); "
-                "hardware profile %s has none (peak_fp8_tflops = 0)", job->hw.name);
+                "hardware profile %s has none (peak_fp8_tflops = 0)",
+                job->hw.name);
     return FALSE;
   }
   if (!ptsim_model_load(tt->model, &job->model, error)) return FALSE;

@@ -71,20 +71,20 @@ typedef enum {
 } PtsimTorchtitanReshard;
 
 typedef struct {
-  char model[PTSIM_NAME_MAX];   /* models/NAME.ini of the flavor (llama3-8b, ...) */
-  PtsimLayout layout;           /* as torchtitan would run it (see above) */
-  PtsimSettings settings;       /* likewise */
+  char model[PTSIM_NAME_MAX]; /* models/NAME.ini of the flavor (llama3-8b, ...) */
+  PtsimLayout layout;         /* as torchtitan would run it (see above) */
+  PtsimSettings settings;     /* likewise */
   PtsimTorchtitanDp dp_mode;
-  int64_t dp_replicate;         /* resolved degrees */
+  int64_t dp_replicate; /* resolved degrees */
   int64_t dp_shard;
-  int64_t fsdp_degree;          /* shard x cp: the ranks parameters are split over */
+  int64_t fsdp_degree; /* shard x cp: the ranks parameters are split over */
   PtsimTorchtitanReshard reshard_after_forward;
   gboolean fsdp_float8_all_gather; /* parameters all-gathered in fp8 */
-  int64_t grad_accumulation;    /* microsteps per optimizer step (gbs / (local x dp)) */
-  gboolean mixed_precision;     /* bf16 compute with fp32 master weights */
-  gboolean compile;             /* torch.compile on the model */
-  char *unmodelled;             /* why ptsim cannot model this config yet ("FILE:LINE:
-                                   ..."), NULL when it can; owned */
+  int64_t grad_accumulation;       /* microsteps per optimizer step (gbs / (local x dp)) */
+  gboolean mixed_precision;        /* bf16 compute with fp32 master weights */
+  gboolean compile;                /* torch.compile on the model */
+  char *unmodelled;                /* why ptsim cannot model this config yet ("FILE:LINE:
+                                      ..."), NULL when it can; owned */
 } PtsimTorchtitan;
 
 void ptsim_torchtitan_clear(PtsimTorchtitan *tt);

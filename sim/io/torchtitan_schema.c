@@ -190,7 +190,8 @@ static const struct {
   const char *table, *key, *hint;
 } renamed[] = {
     {"training", "batch_size", "renamed [training] local_batch_size (2025-06)"},
-    {"training", "data_parallel_degree", "split into [parallelism] data_parallel_replicate_degree and data_parallel_shard_degree"},
+    {"training", "data_parallel_degree",
+     "split into [parallelism] data_parallel_replicate_degree and data_parallel_shard_degree"},
     {"training", "data_parallel_shard_degree", "moved to [parallelism] (2025-03)"},
     {"training", "data_parallel_replicate_degree", "moved to [parallelism] (2025-03)"},
     {"training", "tensor_parallel_degree", "moved to [parallelism] (2025-03)"},
@@ -199,8 +200,10 @@ static const struct {
     {"training", "warmup_steps", "moved to [lr_scheduler] (2025-03)"},
     {"experimental", "pipeline_parallel_degree", "moved to [parallelism] (2025-03)"},
     {"experimental", "context_parallel_degree", "moved to [parallelism] (2025-03)"},
-    {"parallelism", "pipeline_parallel_microbatches", "replaced by pipeline_parallel_microbatch_size (2025-04)"},
-    {"float8", NULL, "renamed [quantize.linear.float8] (2025-09), with the converter \"quantize.linear.float8\""},
+    {"parallelism", "pipeline_parallel_microbatches",
+     "replaced by pipeline_parallel_microbatch_size (2025-04)"},
+    {"float8", NULL,
+     "renamed [quantize.linear.float8] (2025-09), with the converter \"quantize.linear.float8\""},
 };
 
 static gboolean table_known(const char *table) {
@@ -232,7 +235,8 @@ static char *known_names(const char *table) {
   for (size_t i = 0; i < G_N_ELEMENTS(fields); i++) {
     const char *name = table ? fields[i].key : fields[i].table;
     if (table ? strcmp(fields[i].table, table) != 0 : strcmp(name, last) == 0) continue;
-    g_string_append_printf(s, "%s%s%s%s", s->len ? ", " : "", table ? "" : "[", name, table ? "" : "]");
+    g_string_append_printf(s, "%s%s%s%s", s->len ? ", " : "", table ? "" : "[", name,
+                           table ? "" : "]");
     last = name;
   }
   return g_string_free(s, FALSE);
@@ -257,25 +261,38 @@ static gboolean unknown(const PtsimToml *toml, int line, const char *table, cons
 static gboolean kind_ok(Kind kind, const PtsimTomlValue *v) {
   gboolean strings = v->type == PTSIM_TOML_ARRAY && v->item_type == PTSIM_TOML_STRING;
   switch (kind) {
-  case K_STR: return v->type == PTSIM_TOML_STRING;
-  case K_INT: return v->type == PTSIM_TOML_INTEGER;
-  case K_FLOAT: return v->type == PTSIM_TOML_FLOAT || v->type == PTSIM_TOML_INTEGER;
-  case K_BOOL: return v->type == PTSIM_TOML_BOOL;
-  case K_STRS: return strings;
-  case K_STRS_STR: return strings || v->type == PTSIM_TOML_STRING;
-  case K_NESTED: return FALSE;
+  case K_STR:
+    return v->type == PTSIM_TOML_STRING;
+  case K_INT:
+    return v->type == PTSIM_TOML_INTEGER;
+  case K_FLOAT:
+    return v->type == PTSIM_TOML_FLOAT || v->type == PTSIM_TOML_INTEGER;
+  case K_BOOL:
+    return v->type == PTSIM_TOML_BOOL;
+  case K_STRS:
+    return strings;
+  case K_STRS_STR:
+    return strings || v->type == PTSIM_TOML_STRING;
+  case K_NESTED:
+    return FALSE;
   }
   return FALSE;
 }
 
 static const char *kind_name(Kind kind) {
   switch (kind) {
-  case K_STR: return "a string";
-  case K_INT: return "an integer";
-  case K_FLOAT: return "a number";
-  case K_BOOL: return "true or false";
-  case K_STRS: return "an array of strings";
-  case K_STRS_STR: return "a string or an array of strings";
+  case K_STR:
+    return "a string";
+  case K_INT:
+    return "an integer";
+  case K_FLOAT:
+    return "a number";
+  case K_BOOL:
+    return "true or false";
+  case K_STRS:
+    return "an array of strings";
+  case K_STRS_STR:
+    return "a string or an array of strings";
   case K_NESTED:
     return "an array of arrays of strings, which ptsim's TOML subset does not read (and a "
            "hand-made stage split is not modelled; use pipeline_parallel_layers_per_stage)";
@@ -309,9 +326,9 @@ gboolean ptsim_torchtitan_check_schema(const PtsimToml *toml, GError **error) {
                             ? ptsim_toml_type_name(e->value.item_type)
                             : ptsim_toml_type_name(e->value.type);
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                  "%s:%d: [%s] %s is %s %s%s; expected %s", toml->path, e->line, e->table,
-                  e->key, e->value.type == PTSIM_TOML_ARRAY ? "an array of" : "a",
-                  got, e->value.type == PTSIM_TOML_ARRAY ? "s" : "", kind_name(f->kind));
+                  "%s:%d: [%s] %s is %s %s%s; expected %s", toml->path, e->line, e->table, e->key,
+                  e->value.type == PTSIM_TOML_ARRAY ? "an array of" : "a", got,
+                  e->value.type == PTSIM_TOML_ARRAY ? "s" : "", kind_name(f->kind));
       return FALSE;
     }
     if (f->choices && !choice_ok(f->choices, e->value.string)) {

@@ -27,7 +27,7 @@ typedef enum {
 
 typedef struct {
   int device_count;
-  char name[256];               /* device 0 */
+  char name[256]; /* device 0 */
   int compute_major, compute_minor;
   double memory_bytes;
   int runtime_version, driver_version;
@@ -51,7 +51,6 @@ char *ptsim_gpu_describe(void);
  * unspecified then. */
 gboolean ptsim_gpu_evaluate_mc(const PtsimJob *jobs, gsize n, const PtsimMonteCarlo *mc,
                                guint64 first_index, PtsimBatchResult *out, GError **error);
-gboolean ptsim_gpu_evaluate(const PtsimJob *jobs, gsize n, PtsimBatchResult *out,
-                            GError **error);
+gboolean ptsim_gpu_evaluate(const PtsimJob *jobs, gsize n, PtsimBatchResult *out, GError **error);
 
 #endif /* PTSIM_GPU_H */

@@ -37,7 +37,8 @@ GOptionEntry *ptsim_predict_options_entries(PtsimPredictOptions *o, gboolean tim
        "FILE.json"},
       {"trace-steps", 0, 0, G_OPTION_ARG_STRING, &o->trace_steps,
        "Steps in the trace, 1 to 1000 (default 1; steps repeat: the simulation is "
-       "deterministic)", "N"},
+       "deterministic)",
+       "N"},
       {"memory-timeline", 0, 0, G_OPTION_ARG_FILENAME, &o->memory_timeline,
        "Write allocated/reserved bytes over simulated time per stage (TSV)", "FILE.tsv"},
       {"alloc-conf", 0, 0, G_OPTION_ARG_STRING, &o->alloc_conf,
@@ -78,8 +79,7 @@ gboolean ptsim_predict_options_parse(PtsimPredictOptions *o, gboolean time,
   char **args = argv;
   if (!ptsim_options_parse(context, &argc, &args, error)) return FALSE;
   if (argc > 1) {
-    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "unexpected argument '%s'",
-                args[1]);
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "unexpected argument '%s'", args[1]);
     return FALSE;
   }
   return TRUE;
@@ -127,18 +127,16 @@ static gboolean check_options(const PtsimPredictOptions *o, PtsimCrossEntropyCon
 
 /* The step, its trace and the allocator emulation (predict). */
 static gboolean simulate(const PtsimPredictOptions *o, int64_t trace_steps,
-                         const PtsimAllocOptions *alloc_opts, PtsimPrediction *p,
-                         GError **error) {
+                         const PtsimAllocOptions *alloc_opts, PtsimPrediction *p, GError **error) {
   PtsimTrace trace = {NULL, 0, 0};
   gboolean need_trace = o->trace || o->memory_timeline;
   gboolean ok =
       ptsim_simulate_with(p->plan, need_trace ? &trace : NULL, o->no_shortcut, p->step, error) &&
       (!o->trace ||
        ptsim_trace_write(o->trace, p->plan, &trace, p->step, (int32_t)trace_steps, error)) &&
-      (!p->allocator ||
-       ptsim_simulate_allocator_with(p->plan, 2, alloc_opts, o->no_shortcut,
-                                     need_trace ? &trace : NULL, p->step->step_s,
-                                     o->memory_timeline, p->alloc, error));
+      (!p->allocator || ptsim_simulate_allocator_with(p->plan, 2, alloc_opts, o->no_shortcut,
+                                                      need_trace ? &trace : NULL, p->step->step_s,
+                                                      o->memory_timeline, p->alloc, error));
   ptsim_simulate_trace_clear(&trace);
   return ok;
 }

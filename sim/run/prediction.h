@@ -28,9 +28,9 @@
 
 /* Raw option values as given (NULL / FALSE: not given). */
 typedef struct {
-  char *ce;              /* last-stage | every-stage */
-  char *trace;           /* predict only, like the rest */
-  char *trace_steps;     /* 1 to 1000, parsed strictly (numbers.h) */
+  char *ce;          /* last-stage | every-stage */
+  char *trace;       /* predict only, like the rest */
+  char *trace_steps; /* 1 to 1000, parsed strictly (numbers.h) */
   char *memory_timeline;
   char *alloc_conf;
   gboolean no_shortcut;
@@ -54,18 +54,18 @@ gboolean ptsim_predict_options_parse(PtsimPredictOptions *opts, gboolean time,
                                      const char *const *flags, GError **error);
 
 /* --ce's value (PTSIM_CONFIG_ERROR_PARSE naming it otherwise). */
-gboolean ptsim_predict_options_ce(const PtsimPredictOptions *opts,
-                                  PtsimCrossEntropyConvention *ce, GError **error);
+gboolean ptsim_predict_options_ce(const PtsimPredictOptions *opts, PtsimCrossEntropyConvention *ce,
+                                  GError **error);
 
 /* One job's prediction.  (Each pointer owned; ptsim_prediction_clear.) */
 typedef struct {
-  gboolean time;             /* predict: the step was simulated (time, band) */
-  gboolean allocator;        /* predict: the allocator was emulated (alloc) */
-  PtsimPlan *plan;           /* plan->job is the job */
+  gboolean time;      /* predict: the step was simulated (time, band) */
+  gboolean allocator; /* predict: the allocator was emulated (alloc) */
+  PtsimPlan *plan;    /* plan->job is the job */
   PtsimMemoryEstimate *memory;
-  PtsimTimeResult *step;     /* zero without time */
-  PtsimAllocResult *alloc;   /* zero without the allocator */
-  PtsimErrorBand band;       /* the step time's (error_bands.h); with time only */
+  PtsimTimeResult *step;   /* zero without time */
+  PtsimAllocResult *alloc; /* zero without the allocator */
+  PtsimErrorBand band;     /* the step time's (error_bands.h); with time only */
 } PtsimPrediction;
 
 /* Predicts JOB (resolved and checked, job_build.h) as `ptsim predict`
@@ -74,8 +74,8 @@ typedef struct {
  * command always checked them, before any work: --ce, --trace-steps,
  * --alloc-conf, the output paths, --no-allocator with what needs the
  * emulation. */
-gboolean ptsim_prediction_run(const PtsimJob *job, const PtsimPredictOptions *opts,
-                              gboolean time, PtsimPrediction *out, GError **error);
+gboolean ptsim_prediction_run(const PtsimJob *job, const PtsimPredictOptions *opts, gboolean time,
+                              PtsimPrediction *out, GError **error);
 void ptsim_prediction_clear(PtsimPrediction *p);
 
 /* P in FORMAT, appended to OUT: what `ptsim predict|memory --format F`

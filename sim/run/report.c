@@ -92,11 +92,9 @@ static void json_layout(PtsimJson *json, const PtsimPlan *plan) {
   ptsim_json_int(json, "seq", l->seq);
   ptsim_json_int(json, "num_microbatches", plan->num_microbatches);
   ptsim_json_bool(json, "sp", l->sp);
-  ptsim_json_string(json, "recompute",
-                    ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute));
+  ptsim_json_string(json, "recompute", ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute));
   ptsim_json_string(json, "recompute_method",
-                    ptsim_names_get(PTSIM_NAMES_RECOMPUTE_METHOD,
-                                    (int)run->recompute_method));
+                    ptsim_names_get(PTSIM_NAMES_RECOMPUTE_METHOD, (int)run->recompute_method));
   ptsim_json_int(json, "recompute_num_layers", run->recompute_num_layers);
   ptsim_json_bool(json, "distributed_optimizer", l->distributed_optimizer);
   ptsim_json_string(json, "sharding", ptsim_layout_sharding_word(l));
@@ -117,10 +115,8 @@ static void json_layout(PtsimJson *json, const PtsimPlan *plan) {
   }
   ptsim_json_bool(json, "fp32_grad_accumulation", run->fp32_grad_accumulation);
   ptsim_json_bool(json, "flash_attention", run->flash_attention);
-  ptsim_json_string(json, "precision",
-                    ptsim_names_get(PTSIM_NAMES_PRECISION, (int)run->precision));
-  ptsim_json_string(json, "schedule",
-                    ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
+  ptsim_json_string(json, "precision", ptsim_names_get(PTSIM_NAMES_PRECISION, (int)run->precision));
+  ptsim_json_string(json, "schedule", ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
   ptsim_json_double(json, "attention_dropout", src->attention_dropout);
   ptsim_json_double(json, "hidden_dropout", src->hidden_dropout);
   ptsim_json_double(json, "memory_threshold", run->memory_threshold);
@@ -167,9 +163,7 @@ static const char *item_kind_name(int32_t kind) {
   return kind >= 0 && kind < 4 ? names[kind] : "setup";
 }
 
-static const char *phase_name(int32_t step) {
-  return step <= 0 ? "first step" : "steady state";
-}
+static const char *phase_name(int32_t step) { return step <= 0 ? "first step" : "steady state"; }
 
 /* "backward of microbatch 3 (chunk 0)", "optimizer step", "setup". */
 static void append_place(GString *out, int32_t kind, int32_t microbatch, int32_t chunk) {
@@ -271,7 +265,8 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
                          a->steps);
   for (int64_t i = 0; i < a->num_stages; i++) {
     const PtsimStageAlloc *s = &a->stages[i];
-    g_string_append_printf(out, "%5" G_GINT64_FORMAT "%s %8.2f %10.2f %9.2f %4.0f%% %10.2f %7.2f "
+    g_string_append_printf(out,
+                           "%5" G_GINT64_FORMAT "%s %8.2f %10.2f %9.2f %4.0f%% %10.2f %7.2f "
                            "%7.2f %7.2f  %s\n",
                            i, i == a->peak_stage ? "*" : " ", m->stages[i].total_bytes / GIB,
                            s->allocated_peak_bytes / GIB, s->reserved_peak_bytes / GIB,
@@ -295,7 +290,8 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
   append_place(out, p->peak_kind, p->peak_microbatch, p->peak_chunk);
   g_string_append_printf(out, "; the analytical estimate says %.2f GiB (%.1f%%)\n",
                          m->total_bytes / GIB, 100.0 * m->usage_fraction);
-  g_string_append_printf(out, "runs: %s (device peak %.2f GiB + margin %.2f GiB, %s the GPU's "
+  g_string_append_printf(out,
+                         "runs: %s (device peak %.2f GiB + margin %.2f GiB, %s the GPU's "
                          "%.2f GiB",
                          a->runs ? "yes" : "no", p->device_peak_bytes / GIB,
                          p->runs_margin_bytes / GIB, a->runs ? "within" : "beyond",
@@ -303,14 +299,15 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
   if (!a->runs && p->runs_fail_step >= 0)
     g_string_append_printf(out, "; step %d (%s) already breaks it", p->runs_fail_step,
                            phase_name(p->runs_fail_step));
-  g_string_append_printf(out, "; the margin: %.2f GiB outside the allocator + %.0f%% of its "
+  g_string_append_printf(out,
+                         "; the margin: %.2f GiB outside the allocator + %.0f%% of its "
                          "reserved peak, the emulation's largest shortfalls on measured runs)\n",
                          PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES / GIB,
                          100.0 * PTSIM_LIFETIMES_RESERVED_ERROR);
 }
 
-void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
-                              double threshold, const PtsimAllocResult *alloc) {
+void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m, double threshold,
+                              const PtsimAllocResult *alloc) {
   ptsim_json_begin_object(json, "memory");
   ptsim_json_double(json, "parameters_bytes", m->parameters_bytes);
   ptsim_json_double(json, "gradients_bytes", m->gradients_bytes);
@@ -340,28 +337,29 @@ static void text_config_moe(GString *out, const PtsimPlan *plan) {
   const PtsimLayout *l = &plan->job.layout;
   const PtsimSettings *run = &plan->job.settings;
   const PtsimGroup *ep = &plan->groups[PTSIM_GROUP_EP];
-  g_autofree char *shared =
-      m->moe_shared_expert_size > 0
-          ? g_strdup_printf(", shared %" G_GINT64_FORMAT, m->moe_shared_expert_size)
-          : g_strdup("");
-  g_autofree char *capacity =
-      run->moe_capacity_factor > 0.0
-          ? g_strdup_printf("capacity factor %g%s", run->moe_capacity_factor,
-                            run->moe_pad_to_capacity ? " (padded)" : "")
-          : g_strdup("dropless");
+  g_autofree char *shared = m->moe_shared_expert_size > 0
+                                ? g_strdup_printf(", shared %" G_GINT64_FORMAT,
+                                                  m->moe_shared_expert_size)
+                                : g_strdup("");
+  g_autofree char *capacity = run->moe_capacity_factor > 0.0
+                                  ? g_strdup_printf("capacity factor %g%s",
+                                                    run->moe_capacity_factor,
+                                                    run->moe_pad_to_capacity ? " (padded)" : "")
+                                  : g_strdup("dropless");
   g_autofree char *where =
       ep->nodes > 1 ? g_strdup_printf("across %" G_GINT64_FORMAT " NVLink domains", ep->nodes)
                     : g_strdup("inside one NVLink domain");
-  g_string_append_printf(
-      out,
-      "experts: %" G_GINT64_FORMAT " per MoE layer (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
-      " layers), top-%" G_GINT64_FORMAT ", width %" G_GINT64_FORMAT "%s; ep %" G_GINT64_FORMAT
-      " etp %" G_GINT64_FORMAT " edp %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
-      " local expert%s, the ep group %s), %s dispatcher%s, %s\n",
-      m->num_experts, ptsim_plan_moe_layers_in(m, 0, m->num_layers), m->num_layers,
-      m->moe_router_topk, m->moe_ffn_hidden_size, shared, l->ep, l->etp, l->edp,
-      plan->local_experts, plan->local_experts == 1 ? "" : "s", where, ptsim_names_get(PTSIM_NAMES_DISPATCHER, (int)run->moe_dispatcher),
-      run->moe_grouped_gemm ? ", grouped GEMM" : "", capacity);
+  g_string_append_printf(out,
+                         "experts: %" G_GINT64_FORMAT " per MoE layer (%" G_GINT64_FORMAT
+                         " of %" G_GINT64_FORMAT " layers), top-%" G_GINT64_FORMAT
+                         ", width %" G_GINT64_FORMAT "%s; ep %" G_GINT64_FORMAT
+                         " etp %" G_GINT64_FORMAT " edp %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
+                         " local expert%s, the ep group %s), %s dispatcher%s, %s\n",
+                         m->num_experts, ptsim_plan_moe_layers_in(m, 0, m->num_layers),
+                         m->num_layers, m->moe_router_topk, m->moe_ffn_hidden_size, shared, l->ep,
+                         l->etp, l->edp, plan->local_experts, plan->local_experts == 1 ? "" : "s",
+                         where, ptsim_names_get(PTSIM_NAMES_DISPATCHER, (int)run->moe_dispatcher),
+                         run->moe_grouped_gemm ? ", grouped GEMM" : "", capacity);
 }
 
 void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
@@ -369,24 +367,24 @@ void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
   const PtsimLayout *l = &job->layout;
   const PtsimSettings *run = &job->settings;
   int64_t domain = ptsim_topology_domain_size(&job->hw);
-  g_autofree char *domain_note =
-      domain != job->hw.gpus_per_node
-          ? g_strdup_printf(", %" G_GINT64_FORMAT " per NVLink domain", domain)
-          : g_strdup("");
-  g_string_append_printf(
-      out,
-      "%s on %" G_GINT64_FORMAT " x %s (%" G_GINT64_FORMAT " GPUs/node%s)\n"
-      "layout: tp %" G_GINT64_FORMAT " pp %" G_GINT64_FORMAT " cp %" G_GINT64_FORMAT
-      " dp %" G_GINT64_FORMAT " vp %" G_GINT64_FORMAT ", mbs %" G_GINT64_FORMAT
-      " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
-      " microbatches), sp %s, recompute %s, %s, %s optimizer, schedule %s\n",
-      job->model.name, l->gpus, job->hw.name, job->hw.gpus_per_node, domain_note,
-      l->tp, l->pp,
-      l->cp, l->dp, l->vp, l->mbs, l->gbs, l->seq, plan->num_microbatches,
-      l->sp ? "on" : "off", ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute),
-      ptsim_names_get(PTSIM_NAMES_PRECISION, (int)run->precision),
-      l->distributed_optimizer ? "distributed" : "replicated",
-      ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
+  g_autofree char *domain_note = domain != job->hw.gpus_per_node
+                                     ? g_strdup_printf(", %" G_GINT64_FORMAT " per NVLink domain",
+                                                       domain)
+                                     : g_strdup("");
+  g_string_append_printf(out,
+                         "%s on %" G_GINT64_FORMAT " x %s (%" G_GINT64_FORMAT " GPUs/node%s)\n"
+                         "layout: tp %" G_GINT64_FORMAT " pp %" G_GINT64_FORMAT
+                         " cp %" G_GINT64_FORMAT " dp %" G_GINT64_FORMAT " vp %" G_GINT64_FORMAT
+                         ", mbs %" G_GINT64_FORMAT " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT
+                         " (%" G_GINT64_FORMAT
+                         " microbatches), sp %s, recompute %s, %s, %s optimizer, schedule %s\n",
+                         job->model.name, l->gpus, job->hw.name, job->hw.gpus_per_node, domain_note,
+                         l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs, l->gbs, l->seq,
+                         plan->num_microbatches, l->sp ? "on" : "off",
+                         ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute),
+                         ptsim_names_get(PTSIM_NAMES_PRECISION, (int)run->precision),
+                         l->distributed_optimizer ? "distributed" : "replicated",
+                         ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
   g_autofree char *experts =
       job->model.num_experts > 0
           ? g_strdup_printf("; the routed experts' %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT,
@@ -400,10 +398,11 @@ void ptsim_report_text_config(GString *out, const PtsimPlan *plan) {
         ptsim_layout_sharding_word(l), ptsim_names_get(PTSIM_NAMES_FSDP_IMPL, (int)run->fsdp_impl),
         plan->shard_group.size, plan->replicate_group.size, experts,
         plan->zero_stage == 2 ? "gradients reduce-scattered per layer"
-        : plan->sync_once ? (plan->gather_backward ? "units gathered at the first forward and "
-                                                     "before each backward"
-                                                   : "units gathered once per step")
-        : run->reshard_after_forward == PTSIM_RESHARD_NEVER ? "units kept gathered from forward to backward"
+        : plan->sync_once     ? (plan->gather_backward ? "units gathered at the first forward and "
+                                                         "before each backward"
+                                                       : "units gathered once per step")
+        : run->reshard_after_forward == PTSIM_RESHARD_NEVER
+            ? "units kept gathered from forward to backward"
         : run->reshard_after_forward == PTSIM_RESHARD_BUT_LAST
             ? "units resharded after forward but the output unit"
             : "units resharded after forward",
@@ -442,8 +441,8 @@ static char *dp_overlap_text(const PtsimJob *job, const char *source) {
         "compute does not hide them",
         run->fsdp_prefetch ? " (the next unit's prefetched)" : " (no prefetch)",
         once ? "the gradients' reduction once after the last micro-batch (PP)"
-             : l->optimizer_instances > 1 ? "reduce-scatters (and the replicas' all-reduces)"
-                                          : "reduce-scatters");
+        : l->optimizer_instances > 1 ? "reduce-scatters (and the replicas' all-reduces)"
+                                     : "reduce-scatters");
   if (l->sharding == PTSIM_SHARDING_GRADS)
     return g_strdup_printf("ZeRO-2's per-unit reduce-scatters on their own stream, exposed only "
                            "where the compute does not hide them, param-gather %s",
@@ -459,10 +458,12 @@ static char *dp_overlap_text(const PtsimJob *job, const char *source) {
 static const char *layers_words(const PtsimSettings *run) {
   if (run->transformer_engine) return "Transformer Engine layers";
   switch (run->torch_layers) {
-  case PTSIM_TORCH_LAYERS_EAGER: return "PyTorch layers (torchtitan's modules, eager kernels)";
+  case PTSIM_TORCH_LAYERS_EAGER:
+    return "PyTorch layers (torchtitan's modules, eager kernels)";
   case PTSIM_TORCH_LAYERS_COMPILED:
     return "PyTorch layers (torchtitan's modules, fused by torch.compile)";
-  default: return "local layers";
+  default:
+    return "local layers";
   }
 }
 
@@ -470,7 +471,7 @@ static const char *layers_words(const PtsimSettings *run) {
  * (--transformer-impl's words). */
 static const char *layers_word(const PtsimSettings *run) {
   if (run->transformer_engine) return "transformer_engine";
-  return run->torch_layers == PTSIM_TORCH_LAYERS_EAGER        ? "torch"
+  return run->torch_layers == PTSIM_TORCH_LAYERS_EAGER      ? "torch"
          : run->torch_layers == PTSIM_TORCH_LAYERS_COMPILED ? "torch-compile"
                                                             : "local";
 }
@@ -571,8 +572,7 @@ void ptsim_report_json_settings(PtsimJson *json, const PtsimJob *job, const Ptsi
   ptsim_json_end_object(json);
 }
 
-void ptsim_report_text_memory(GString *out, const PtsimJob *job,
-                              const PtsimMemoryEstimate *m) {
+void ptsim_report_text_memory(GString *out, const PtsimJob *job, const PtsimMemoryEstimate *m) {
   gboolean sharded = job->layout.sharding != PTSIM_SHARDING_NONE;
   g_string_append_printf(out,
                          "\nmemory per GPU (GiB), analytical estimate\n"
@@ -580,8 +580,8 @@ void ptsim_report_text_memory(GString *out, const PtsimJob *job,
                          sharded ? "  unshard" : "");
   for (int64_t i = 0; i < m->num_stages; i++) {
     const PtsimStageMemory *s = &m->stages[i];
-    g_autofree char *unsharded =
-        sharded ? g_strdup_printf(" %8.2f", s->unsharded_bytes / GIB) : g_strdup("");
+    g_autofree char *unsharded = sharded ? g_strdup_printf(" %8.2f", s->unsharded_bytes / GIB)
+                                         : g_strdup("");
     g_string_append_printf(out,
                            "%5" G_GINT64_FORMAT "%s %6" G_GINT64_FORMAT
                            " %7.2f %6.2f %6.2f %6.2f %6.2f%s %6.2f %4.0f%%\n",
@@ -599,40 +599,36 @@ void ptsim_report_text_memory(GString *out, const PtsimJob *job,
       out,
       "peak: stage %" G_GINT64_FORMAT ", %.2f GiB of %.2f GiB (%.1f%%): %s "
       "(threshold %.0f%%)\n",
-      m->peak_stage, m->total_bytes / GIB, m->capacity_bytes / GIB,
-      100.0 * m->usage_fraction,
-      m->fits ? "fits" : (m->usage_fraction <= 1.0 ? "over threshold, may OOM"
-                                                   : "does not fit"),
+      m->peak_stage, m->total_bytes / GIB, m->capacity_bytes / GIB, 100.0 * m->usage_fraction,
+      m->fits ? "fits" : (m->usage_fraction <= 1.0 ? "over threshold, may OOM" : "does not fit"),
       100.0 * job->settings.memory_threshold);
 }
 
 /* ---- CSV ---- */
 
-void ptsim_report_csv_memory(GString *out, const PtsimJob *job,
-                             const PtsimMemoryEstimate *m) {
+void ptsim_report_csv_memory(GString *out, const PtsimJob *job, const PtsimMemoryEstimate *m) {
   const PtsimLayout *l = &job->layout;
   const PtsimSettings *run = &job->settings;
-  g_string_append(out,
-                  "model,hw,gpus,tp,pp,cp,dp,vp,mbs,gbs,seq,sp,recompute,schedule,"
-                  "stage,num_layers,parameters_bytes,gradients_bytes,optimizer_bytes,"
-                  "activations_bytes,other_bytes,total_bytes,capacity_bytes,"
-                  "usage_fraction,is_peak,fits,unsharded_bytes\n");
+  g_string_append(out, "model,hw,gpus,tp,pp,cp,dp,vp,mbs,gbs,seq,sp,recompute,schedule,"
+                       "stage,num_layers,parameters_bytes,gradients_bytes,optimizer_bytes,"
+                       "activations_bytes,other_bytes,total_bytes,capacity_bytes,"
+                       "usage_fraction,is_peak,fits,unsharded_bytes\n");
   for (int64_t i = 0; i < m->num_stages; i++) {
     const PtsimStageMemory *s = &m->stages[i];
-    g_string_append_printf(
-        out,
-        "%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-        ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-        ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-        ",%d,%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-        ",%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,%d,%d,%.0f\n",
-        job->model.name, job->hw.name, l->gpus, l->tp, l->pp, l->cp, l->dp, l->vp,
-        l->mbs, l->gbs, l->seq, l->sp,
-        ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute),
-        ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), i, s->num_layers,
-        s->parameters_bytes, s->gradients_bytes, s->optimizer_bytes,
-        s->activations_bytes, s->other_bytes, s->total_bytes, m->capacity_bytes,
-        s->total_bytes / m->capacity_bytes, i == m->peak_stage, m->fits, s->unsharded_bytes);
+    g_string_append_printf(out,
+                           "%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+                           ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+                           ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+                           ",%d,%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+                           ",%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f,%d,%d,%.0f\n",
+                           job->model.name, job->hw.name, l->gpus, l->tp, l->pp, l->cp, l->dp,
+                           l->vp, l->mbs, l->gbs, l->seq, l->sp,
+                           ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute),
+                           ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), i,
+                           s->num_layers, s->parameters_bytes, s->gradients_bytes,
+                           s->optimizer_bytes, s->activations_bytes, s->other_bytes, s->total_bytes,
+                           m->capacity_bytes, s->total_bytes / m->capacity_bytes,
+                           i == m->peak_stage, m->fits, s->unsharded_bytes);
   }
 }
 
@@ -735,8 +731,8 @@ void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, const PtsimE
     g_string_append(out, "stage    busy_s  compute_s   idle_s    end_s\n");
     for (int64_t i = 0; i < t->num_stages; i++) {
       const PtsimStageTime *s = &t->stages[i];
-      g_string_append_printf(out, "%5" G_GINT64_FORMAT " %9.4f %10.4f %8.4f %8.4f\n", i,
-                             s->busy_s, s->compute_s, s->idle_s, s->end_s);
+      g_string_append_printf(out, "%5" G_GINT64_FORMAT " %9.4f %10.4f %8.4f %8.4f\n", i, s->busy_s,
+                             s->compute_s, s->idle_s, s->end_s);
     }
   }
 }

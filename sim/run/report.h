@@ -19,19 +19,15 @@
 #include "plan.h"
 #include "simulate.h"
 
-typedef enum {
-  PTSIM_FORMAT_TEXT = 0,
-  PTSIM_FORMAT_JSON = 1,
-  PTSIM_FORMAT_CSV = 2
-} PtsimFormat;
+typedef enum { PTSIM_FORMAT_TEXT = 0, PTSIM_FORMAT_JSON = 1, PTSIM_FORMAT_CSV = 2 } PtsimFormat;
 
 gboolean ptsim_format_parse(const char *word, PtsimFormat *out);
 
 /* "config": {"model": {...}, "hw": {...}, "layout": {...}} */
 void ptsim_report_json_config(PtsimJson *json, const PtsimPlan *plan);
 /* "memory": {...}, with "allocator": {...} inside when alloc is not NULL. */
-void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m,
-                              double threshold, const PtsimAllocResult *alloc);
+void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m, double threshold,
+                              const PtsimAllocResult *alloc);
 /* The allocator emulation beside the analytical estimate, per stage. */
 void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
                                  const PtsimAllocResult *alloc);
@@ -50,8 +46,7 @@ void ptsim_report_text_band(GString *out, const PtsimErrorBand *band, double ste
 
 /* One-paragraph summary of the job, then the per-stage memory table. */
 void ptsim_report_text_config(GString *out, const PtsimPlan *plan);
-void ptsim_report_text_memory(GString *out, const PtsimJob *job,
-                              const PtsimMemoryEstimate *m);
+void ptsim_report_text_memory(GString *out, const PtsimJob *job, const PtsimMemoryEstimate *m);
 
 /* A YYYYMMDD date (source.megatron_date) as "YYYY-MM-DD".  (transfer full) */
 char *ptsim_report_date(int32_t yyyymmdd);
@@ -72,7 +67,6 @@ void ptsim_report_json_settings(PtsimJson *json, const PtsimJob *job, const Ptsi
                                 const char *overlap_source);
 
 /* Header + one row per pipeline stage, layout columns first. */
-void ptsim_report_csv_memory(GString *out, const PtsimJob *job,
-                             const PtsimMemoryEstimate *m);
+void ptsim_report_csv_memory(GString *out, const PtsimJob *job, const PtsimMemoryEstimate *m);
 
 #endif /* PTSIM_REPORT_H */

@@ -8,13 +8,17 @@
 
 static const char *engine_error(int32_t rc) {
   switch (rc) {
-    case PTSIM_ENGINE_ERR_SCRATCH: return "engine scratch too small";
-    case PTSIM_ENGINE_ERR_QUEUE: return "engine event queue overflow";
-    case PTSIM_ENGINE_ERR_STALL: return "a pipeline stage waits forever";
-    case PTSIM_ENGINE_ERR_TOO_LONG:
-      return "the step would last more than 1e9 s (31 years), past the simulation's clock; "
-             "fewer tokens per step (--gbs, --seq) or more GPUs bring it down";
-    default: return ptsim_schedule_strerror(rc);
+  case PTSIM_ENGINE_ERR_SCRATCH:
+    return "engine scratch too small";
+  case PTSIM_ENGINE_ERR_QUEUE:
+    return "engine event queue overflow";
+  case PTSIM_ENGINE_ERR_STALL:
+    return "a pipeline stage waits forever";
+  case PTSIM_ENGINE_ERR_TOO_LONG:
+    return "the step would last more than 1e9 s (31 years), past the simulation's clock; "
+           "fewer tokens per step (--gbs, --seq) or more GPUs bring it down";
+  default:
+    return ptsim_schedule_strerror(rc);
   }
 }
 
@@ -22,13 +26,14 @@ static const char *engine_error(int32_t rc) {
 
 static gboolean engine_scratch_ok(const PtsimPlan *plan, int64_t bytes, GError **error) {
   if (bytes <= PTSIM_SIMULATE_SCRATCH_MAX) return TRUE;
-  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-              "the step simulation of this layout needs %.1f GiB of scratch memory (%"
-              G_GINT64_FORMAT " stages x %" G_GINT64_FORMAT " microbatches x %" G_GINT64_FORMAT
-              " virtual stages), more than ptsim's limit of %.0f GiB; fewer microbatches "
-              "(--gbs, --mbs) bring it down",
-              (double)bytes / GIB, plan->num_stages, plan->num_microbatches, plan->num_chunks,
-              (double)PTSIM_SIMULATE_SCRATCH_MAX / GIB);
+  g_set_error(
+      error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+      "the step simulation of this layout needs %.1f GiB of scratch memory (%" G_GINT64_FORMAT
+      " stages x %" G_GINT64_FORMAT " microbatches x %" G_GINT64_FORMAT
+      " virtual stages), more than ptsim's limit of %.0f GiB; fewer microbatches "
+      "(--gbs, --mbs) bring it down",
+      (double)bytes / GIB, plan->num_stages, plan->num_microbatches, plan->num_chunks,
+      (double)PTSIM_SIMULATE_SCRATCH_MAX / GIB);
   return FALSE;
 }
 
@@ -60,8 +65,8 @@ gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean 
                 ": a stage would run %" G_GINT64_FORMAT " microbatch-chunks (microbatches x vp), "
                 "more than ptsim's limit of %d; raise --mbs or dp, or lower --gbs or --vp",
                 ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)job->layout.schedule),
-                plan->num_microbatches, plan->num_chunks,
-                plan->num_microbatches * plan->num_chunks, PTSIM_SCHEDULE_MAX_VIRTUAL_MB);
+                plan->num_microbatches, plan->num_chunks, plan->num_microbatches * plan->num_chunks,
+                PTSIM_SCHEDULE_MAX_VIRTUAL_MB);
     return FALSE;
   }
   if (bytes < 0) {
@@ -69,8 +74,7 @@ gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean 
                 "--schedule %s with --pp %" G_GINT64_FORMAT ", --vp %" G_GINT64_FORMAT
                 " and %" G_GINT64_FORMAT " microbatches: %s",
                 ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)job->layout.schedule), job->layout.pp,
-                job->layout.vp, plan->num_microbatches,
-                engine_error((int32_t)bytes));
+                job->layout.vp, plan->num_microbatches, engine_error((int32_t)bytes));
     return FALSE;
   }
   if (!engine_scratch_ok(plan, bytes, error)) return FALSE;
@@ -85,8 +89,8 @@ gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean 
   int32_t rc = every_event ? ptsim_engine_run_full(plan, workload, scratch, bytes, trace, out)
                            : ptsim_engine_run(plan, workload, scratch, bytes, trace, out);
   if (rc != 0) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "simulation failed: %s", engine_error(rc));
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, "simulation failed: %s",
+                engine_error(rc));
     return FALSE;
   }
   return TRUE;
@@ -106,7 +110,8 @@ void ptsim_simulate_trace_clear(PtsimTrace *trace) {
  * (transfer full) */
 static GPtrArray *item_ends(const PtsimTrace *trace, int64_t stages) {
   GPtrArray *ends = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-  for (int64_t s = 0; s < stages; s++) g_ptr_array_add(ends, g_array_new(FALSE, FALSE, sizeof(PtsimTime)));
+  for (int64_t s = 0; s < stages; s++)
+    g_ptr_array_add(ends, g_array_new(FALSE, FALSE, sizeof(PtsimTime)));
   int64_t n = !trace ? 0 : trace->count < trace->capacity ? trace->count : trace->capacity;
   for (int64_t i = 0; i < n; i++) {
     const PtsimTraceRecord *r = &trace->records[i];
@@ -127,15 +132,15 @@ static void append_timeline(GString *tsv, const GArray *ends, int64_t stage, dou
                         ? g_array_index(ends, PtsimTime, smp->item)
                         : 0;
     double t = (double)end * PTSIM_S_PER_NS + step_s * smp->step;
-    g_string_append_printf(tsv, "%" G_GINT64_FORMAT "\t%d\t%.9f\t%.0f\t%.0f\n", stage, smp->step,
-                           t, smp->allocated_bytes, smp->reserved_bytes);
+    g_string_append_printf(tsv, "%" G_GINT64_FORMAT "\t%d\t%.9f\t%.0f\t%.0f\n", stage, smp->step, t,
+                           smp->allocated_bytes, smp->reserved_bytes);
   }
 }
 
 gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
                                   const PtsimAllocOptions *opts, const PtsimTrace *trace,
-                                  double step_s, const char *timeline_path,
-                                  PtsimAllocResult *out, GError **error) {
+                                  double step_s, const char *timeline_path, PtsimAllocResult *out,
+                                  GError **error) {
   return ptsim_simulate_allocator_with(plan, steps, opts, FALSE, trace, step_s, timeline_path, out,
                                        error);
 }
@@ -208,8 +213,7 @@ gboolean ptsim_simulate_allocator_with(const PtsimPlan *plan, int32_t steps,
   g_string_append(tsv, "stage\tstep\ttime_s\tallocated_bytes\treserved_bytes\n");
   /* Every stage's scratch is checked before the first is allocated. */
   for (int32_t s = 0; s < p; s++)
-    if (!allocator_scratch_ok(plan, s, ptsim_lifetimes_scratch_bytes(plan, s), error))
-      return FALSE;
+    if (!allocator_scratch_ok(plan, s, ptsim_lifetimes_scratch_bytes(plan, s), error)) return FALSE;
   if (timeline_path && !ptsim_output_check(timeline_path, error)) return FALSE;
   g_autofree PtsimScheduleItem *order = g_new(PtsimScheduleItem, items);
   g_autoptr(GPtrArray) ends = item_ends(timeline_path ? trace : NULL, p);
@@ -219,8 +223,8 @@ gboolean ptsim_simulate_allocator_with(const PtsimPlan *plan, int32_t steps,
       tl.capacity = (int64_t)items * steps + 1;
       tl.samples = g_new(PtsimAllocSample, tl.capacity);
     }
-    gboolean ok = replay_stage(plan, s, order, steps, opts, every_item,
-                               timeline_path ? &tl : NULL, &out->stages[s], error);
+    gboolean ok = replay_stage(plan, s, order, steps, opts, every_item, timeline_path ? &tl : NULL,
+                               &out->stages[s], error);
     if (ok && timeline_path) append_timeline(tsv, g_ptr_array_index(ends, s), s, step_s, &tl);
     g_free(tl.samples);
     if (!ok) return FALSE;

@@ -36,10 +36,10 @@ void ptsim_simulate_trace_clear(PtsimTrace *trace);
 /* The caching-allocator emulation of every stage. */
 typedef struct {
   int64_t num_stages;
-  int64_t peak_stage;     /* the stage with the largest device peak */
-  int32_t steps;          /* training steps replayed */
-  int32_t fits;           /* no stage's allocation failed */
-  int32_t runs;           /* every stage's `runs` verdict (lifetimes.h) */
+  int64_t peak_stage; /* the stage with the largest device peak */
+  int32_t steps;      /* training steps replayed */
+  int32_t fits;       /* no stage's allocation failed */
+  int32_t runs;       /* every stage's `runs` verdict (lifetimes.h) */
   PtsimStageAlloc stages[PTSIM_MAX_STAGES];
 } PtsimAllocResult;
 
@@ -52,8 +52,8 @@ typedef struct {
  * that runs out of block slots (PTSIM_CONFIG_ERROR_INVALID). */
 gboolean ptsim_simulate_allocator(const PtsimPlan *plan, int32_t steps,
                                   const PtsimAllocOptions *opts, const PtsimTrace *trace,
-                                  double step_s, const char *timeline_path,
-                                  PtsimAllocResult *out, GError **error);
+                                  double step_s, const char *timeline_path, PtsimAllocResult *out,
+                                  GError **error);
 
 /* The same; every_item TRUE replays every schedule item (`--no-shortcut`),
  * not skipping the steady state's repeats (lifetimes.h: the same result). */

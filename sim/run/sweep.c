@@ -11,7 +11,7 @@
 #include "sweep.h"
 #include "topology.h"
 
-#define CHUNK 256      /* layouts per CPU work item */
+#define CHUNK 256       /* layouts per CPU work item */
 #define GPU_CHUNK 65536 /* layouts per GPU launch: results stream back per chunk */
 
 static GArray *int_array(const int *values, guint n) {
@@ -119,12 +119,12 @@ static void flush(PtsimSweep *sweep);
 typedef struct {
   const PtsimSweepSpec *spec;
   PtsimSweep *sweep;
-  PtsimJob job;                /* the spec's base with this scenario's model and hardware:
-                                  every candidate's job starts as a copy of it */
+  PtsimJob job; /* the spec's base with this scenario's model and hardware:
+                   every candidate's job starts as a copy of it */
   gint64 gpus, seq, gbs;
-  int sharding;                /* PtsimShardingMode, -1: the base's */
-  gint64 shard_size;           /* of hsdp (0: one NVLink domain / tp) */
-  PtsimPlan *plan;             /* scratch of may_run() */
+  int sharding;      /* PtsimShardingMode, -1: the base's */
+  gint64 shard_size; /* of hsdp (0: one NVLink domain / tp) */
+  PtsimPlan *plan;   /* scratch of may_run() */
   PtsimMemoryEstimate *memory;
 } Scenario;
 
@@ -132,7 +132,7 @@ typedef struct {
 typedef struct {
   gint64 tp, cp, pp, vp, mbs, first, last;
   int recompute, schedule;
-  gint64 ep, etp;  /* expert parallelism (MoE models; dense: 1 and 0) */
+  gint64 ep, etp; /* expert parallelism (MoE models; dense: 1 and 0) */
 } Candidate;
 
 /* Outcome of try_layout. */
@@ -180,9 +180,11 @@ static int try_expert_layout(Scenario *sc, const Candidate *c) {
    * cannot run: it is a rejection, and larger ones are not tried. */
   if (sc->spec->mbs->len == 0 && !may_run(sc, &job)) {
     if (c->mbs > 1) {
-      g_autofree char *why = g_strdup_printf(
-          "--mbs %" G_GINT64_FORMAT ": weights, gradients, optimizer states and saved "
-          "activations alone exceed the GPU's memory (larger mbs not tried)", c->mbs);
+      g_autofree char *why =
+          g_strdup_printf("--mbs %" G_GINT64_FORMAT
+                          ": weights, gradients, optimizer states and saved "
+                          "activations alone exceed the GPU's memory (larger mbs not tried)",
+                          c->mbs);
       reject(sc->sweep, why);
       return TRIED_WONT_RUN;
     }
@@ -241,7 +243,8 @@ static void cps_for(const Scenario *sc, gint64 tp, GArray *out) {
     return;
   }
   for (gint64 cp = 1; cp <= sc->gpus / tp; cp++)
-    if ((sc->gpus / tp) % cp == 0 && (cp == 1 || sc->seq % (2 * cp) == 0)) g_array_append_val(out, cp);
+    if ((sc->gpus / tp) % cp == 0 && (cp == 1 || sc->seq % (2 * cp) == 0))
+      g_array_append_val(out, cp);
 }
 
 /* Every (ep, etp) of the layout: dense models have ep 1 (etp unused);
@@ -313,7 +316,7 @@ gint64 ptsim_sweep_tp_max_default(const PtsimModel *model, const PtsimHardware *
 static void enumerate_scenario(Scenario *sc) {
   const PtsimSweepSpec *spec = sc->spec;
   gint64 tp_max = spec->tp_max > 0 ? spec->tp_max
-                                    : ptsim_sweep_tp_max_default(&sc->job.model, &sc->job.hw);
+                                   : ptsim_sweep_tp_max_default(&sc->job.model, &sc->job.hw);
   g_autoptr(GArray) cps = g_array_new(FALSE, FALSE, sizeof(gint64));
   g_autoptr(GArray) vps = g_array_new(FALSE, FALSE, sizeof(gint64));
   for (gint64 tp = 1; tp <= tp_max && tp <= sc->gpus; tp++) {
@@ -358,8 +361,9 @@ static void enumerate_shardings(Scenario *sc) {
     gboolean hsdp = sc->sharding == PTSIM_SHARDING_MODE_HSDP;
     guint sizes = hsdp && spec->shard_sizes->len > 0 ? spec->shard_sizes->len : 1;
     for (guint z = 0; z < sizes; z++) {
-      sc->shard_size = hsdp && spec->shard_sizes->len > 0 ? g_array_index(spec->shard_sizes, gint64, z)
-                                                          : auto_size;
+      sc->shard_size = hsdp && spec->shard_sizes->len > 0
+                           ? g_array_index(spec->shard_sizes, gint64, z)
+                           : auto_size;
       enumerate_scenario(sc);
     }
   }
@@ -401,8 +405,7 @@ PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error) {
   return ptsim_sweep_enumerate_at_most(spec, G_MAXUINT64, error);
 }
 
-PtsimSweep *ptsim_sweep_enumerate_at_most(const PtsimSweepSpec *spec, guint64 max,
-                                          GError **error) {
+PtsimSweep *ptsim_sweep_enumerate_at_most(const PtsimSweepSpec *spec, guint64 max, GError **error) {
   g_autoptr(PtsimSweep) sweep = g_new0(PtsimSweep, 1);
   sweep->hold_max = max;
   sweep->jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
@@ -458,8 +461,8 @@ static void evaluate_chunk(gpointer data, gpointer user_data) {
   void *scratch = g_malloc(bytes);
   for (guint i = first; i < last; i++)
     ptsim_batch_evaluate_mc(&g_array_index(pool->sweep->jobs, PtsimJob, i), &pool->sweep->mc,
-                            pool->sweep->first_index + i,
-                            scratch, bytes, &g_array_index(pool->sweep->results, PtsimBatchResult, i));
+                            pool->sweep->first_index + i, scratch, bytes,
+                            &g_array_index(pool->sweep->results, PtsimBatchResult, i));
   g_free(scratch);
   settle_chunk(pool->sweep, first, last);
   g_mutex_lock(&pool->lock);
@@ -527,8 +530,7 @@ static gboolean evaluate_gpu(PtsimSweep *sweep, const PtsimGpuInfo *info,
 }
 
 gboolean ptsim_sweep_evaluate(PtsimSweep *sweep, PtsimDevice device, guint threads,
-                              PtsimSweepProgress progress, gpointer user_data,
-                              GError **error) {
+                              PtsimSweepProgress progress, gpointer user_data, GError **error) {
   g_array_set_size(sweep->results, sweep->jobs->len);
   if (device == PTSIM_DEVICE_NONE) {
     memset(sweep->results->data, 0, sizeof(PtsimBatchResult) * sweep->results->len);
@@ -566,7 +568,8 @@ static void flush(PtsimSweep *sweep) {
   PtsimSweepStream *st = sweep->stream;
   ChunkProgress cp = {sweep};
   if (st->error || sweep->jobs->len == 0) return;
-  if (st->fn && ptsim_sweep_evaluate(sweep, st->device, st->threads, chunk_progress, &cp, &st->error))
+  if (st->fn &&
+      ptsim_sweep_evaluate(sweep, st->device, st->threads, chunk_progress, &cp, &st->error))
     st->fn((const PtsimJob *)sweep->jobs->data, (const PtsimBatchResult *)sweep->results->data,
            sweep->jobs->len, sweep->first_index, st->user_data, &st->error);
   sweep->first_index += sweep->jobs->len;
@@ -604,7 +607,7 @@ PtsimSweep *ptsim_sweep_stream(const PtsimSweepSpec *spec, PtsimDevice device, g
 }
 
 guint64 ptsim_sweep_count(const PtsimSweepSpec *spec, GError **error) {
-  g_autoptr(PtsimSweep) sweep =
-      ptsim_sweep_stream(spec, PTSIM_DEVICE_CPU, 1, 4096, NULL, NULL, NULL, NULL, error);
+  g_autoptr(PtsimSweep)
+      sweep = ptsim_sweep_stream(spec, PTSIM_DEVICE_CPU, 1, 4096, NULL, NULL, NULL, NULL, error);
   return sweep ? sweep->valid : G_MAXUINT64;
 }

@@ -1,8 +1,8 @@
 /* sweep.h — every valid layout of one or more scenarios, evaluated at once.
  *
  * A scenario is (model, hardware, gpus, seq, gbs); the sweep enumerates, for
- * each (and each data-parallel sharding mode asked for), every tp (dividing heads and query groups, up to the NVLink domain
- * unless tp_max says otherwise), cp, pp (with Megatron's uneven first/last
+ * each (and each data-parallel sharding mode asked for), every tp (dividing heads and query groups,
+ * up to the NVLink domain unless tp_max says otherwise), cp, pp (with Megatron's uneven first/last
  * stages when pp does not divide the layers: ptsim_sweep_split), mbs,
  * recompute, schedule (with its vp values), and for an MoE model ep and
  * etp, and keeps those ptsim_job_validate() accepts.  What experts use is
@@ -26,23 +26,28 @@
 
 /* NONE evaluates nothing (results stay zero): for callers that fill the
  * results themselves, as merging shards does. */
-typedef enum { PTSIM_DEVICE_AUTO, PTSIM_DEVICE_CPU, PTSIM_DEVICE_GPU, PTSIM_DEVICE_NONE } PtsimDevice;
+typedef enum {
+  PTSIM_DEVICE_AUTO,
+  PTSIM_DEVICE_CPU,
+  PTSIM_DEVICE_GPU,
+  PTSIM_DEVICE_NONE
+} PtsimDevice;
 
 typedef struct {
-  GPtrArray *models;      /* (element-type utf8) names or .ini paths */
-  GPtrArray *hws;         /* (element-type utf8) */
-  GArray *gpus;           /* gint64 */
-  GArray *seqs;           /* gint64 */
-  GArray *gbs;            /* gint64 */
-  GArray *mbs;            /* gint64; empty (default): 1, 2, 4, ... while some layout's held
-                           * floor (memory.h) plus context and NCCL fits the GPU; an
-                           * mbs > 1 that does not is rejected, not evaluated */
-  GArray *cps;            /* gint64; empty (default): every cp dividing gpus/tp with
-                           * seq % (2 cp) == 0 */
-  GArray *vps;            /* gint64 for the interleaved schedule; empty (default): every
-                           * vp from 2 to layers/pp that splits every stage */
-  GArray *recomputes;     /* int PtsimRecompute; default none, selective, full */
-  GArray *schedules;      /* int PtsimSchedule; default 1f1b, interleaved, zb-h1 */
+  GPtrArray *models;  /* (element-type utf8) names or .ini paths */
+  GPtrArray *hws;     /* (element-type utf8) */
+  GArray *gpus;       /* gint64 */
+  GArray *seqs;       /* gint64 */
+  GArray *gbs;        /* gint64 */
+  GArray *mbs;        /* gint64; empty (default): 1, 2, 4, ... while some layout's held
+                       * floor (memory.h) plus context and NCCL fits the GPU; an
+                       * mbs > 1 that does not is rejected, not evaluated */
+  GArray *cps;        /* gint64; empty (default): every cp dividing gpus/tp with
+                       * seq % (2 cp) == 0 */
+  GArray *vps;        /* gint64 for the interleaved schedule; empty (default): every
+                       * vp from 2 to layers/pp that splits every stage */
+  GArray *recomputes; /* int PtsimRecompute; default none, selective, full */
+  GArray *schedules;  /* int PtsimSchedule; default 1f1b, interleaved, zb-h1 */
   /* int PtsimShardingMode (job_validate.h); empty (default): the base's.
    * hsdp is tried with each of shard_sizes (gint64 ranks of a shard group;
    * empty: one NVLink domain / tp). */
@@ -51,10 +56,10 @@ typedef struct {
   /* Expert parallelism of mixture-of-experts models (dense models: ep 1).
    * eps empty: every ep dividing both num_experts and gpus / (etp pp);
    * etps empty: etp = tp (Megatron's default). */
-  GArray *eps;            /* gint64 */
-  GArray *etps;           /* gint64 */
-  gint64 tp_max;          /* 0: the NVLink domain (ptsim_sweep_tp_max_default) */
-  gint64 pp_max;          /* 0: no limit */
+  GArray *eps;   /* gint64 */
+  GArray *etps;  /* gint64 */
+  gint64 tp_max; /* 0: the NVLink domain (ptsim_sweep_tp_max_default) */
+  gint64 pp_max; /* 0: no limit */
   /* Every layout's job starts from this one: the layout's fields the sweep
    * does not enumerate (sequence parallelism, the distributed optimizer and
    * its instances, the sharding mode unless shardings says, the embedding
@@ -68,9 +73,9 @@ typedef struct {
   /* Applied to every model once loaded (model-shape settings); may be NULL. */
   gboolean (*model_settings)(PtsimModel *model, gpointer data, GError **error);
   gpointer model_settings_data;
-  PtsimMonteCarlo mc;     /* samples 0: deterministic */
-  gboolean allocator;     /* replay every layout through the allocator emulation (CPU), not
-                           * only the fastest that may run (ptsim_sweep_settle_top) */
+  PtsimMonteCarlo mc; /* samples 0: deterministic */
+  gboolean allocator; /* replay every layout through the allocator emulation (CPU), not
+                       * only the fastest that may run (ptsim_sweep_settle_top) */
   /* Only the valid layouts with index in [first, last) (enumeration order,
    * 0-based) are kept and evaluated — one shard of a sweep split over
    * machines; the counts (candidates, valid, rejected) stay the whole
@@ -84,17 +89,17 @@ void ptsim_sweep_spec_free(PtsimSweepSpec *spec);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimSweepSpec, ptsim_sweep_spec_free)
 
 typedef struct {
-  GArray *jobs;           /* PtsimJob, the valid layouts */
-  GArray *results;        /* PtsimBatchResult, same order (after evaluation) */
-  GHashTable *rejected;   /* reason (utf8) -> count (GUINT_TO_POINTER) */
-  guint64 candidates;     /* combinations tried */
-  char *device_used;      /* "cpu (N threads)" or the GPU's name */
-  PtsimMonteCarlo mc;     /* copied from the spec */
-  gboolean allocator;     /* copied from the spec */
-  guint64 first_index;    /* sweep-wide index of jobs[0] (streaming: the chunk's) */
-  guint64 valid;          /* valid layouts so far (all chunks) */
-  guint64 hold_max;       /* enumeration stops once more jobs than this are held */
-  gboolean stopped;       /* it did: jobs and counts are incomplete */
+  GArray *jobs;         /* PtsimJob, the valid layouts */
+  GArray *results;      /* PtsimBatchResult, same order (after evaluation) */
+  GHashTable *rejected; /* reason (utf8) -> count (GUINT_TO_POINTER) */
+  guint64 candidates;   /* combinations tried */
+  char *device_used;    /* "cpu (N threads)" or the GPU's name */
+  PtsimMonteCarlo mc;   /* copied from the spec */
+  gboolean allocator;   /* copied from the spec */
+  guint64 first_index;  /* sweep-wide index of jobs[0] (streaming: the chunk's) */
+  guint64 valid;        /* valid layouts so far (all chunks) */
+  guint64 hold_max;     /* enumeration stops once more jobs than this are held */
+  gboolean stopped;     /* it did: jobs and counts are incomplete */
   /* Streaming state (ptsim_sweep_stream); unused otherwise. */
   struct PtsimSweepStream *stream;
 } PtsimSweep;
@@ -123,8 +128,7 @@ PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error);
 /* The same, except that it stops once more than `max` layouts would be
  * held, returning a sweep with `stopped` set and its jobs and counts
  * incomplete: whether a sweep can be held, without a count pass first. */
-PtsimSweep *ptsim_sweep_enumerate_at_most(const PtsimSweepSpec *spec, guint64 max,
-                                          GError **error);
+PtsimSweep *ptsim_sweep_enumerate_at_most(const PtsimSweepSpec *spec, guint64 max, GError **error);
 
 /* Progress callback: done of total layouts evaluated. */
 typedef void (*PtsimSweepProgress)(guint64 done, guint64 total, gpointer user_data);
@@ -133,8 +137,7 @@ typedef void (*PtsimSweepProgress)(guint64 done, guint64 total, gpointer user_da
  * one is usable, else the CPU; GPU when none is usable is an error
  * (PTSIM_CUDA_ERROR). */
 gboolean ptsim_sweep_evaluate(PtsimSweep *sweep, PtsimDevice device, guint threads,
-                              PtsimSweepProgress progress, gpointer user_data,
-                              GError **error);
+                              PtsimSweepProgress progress, gpointer user_data, GError **error);
 
 /* Receives one evaluated chunk: jobs[i] and results[i] are layout
  * first_index + i of the sweep.  Return FALSE (with error set) to stop. */
@@ -150,8 +153,7 @@ typedef gboolean (*PtsimSweepChunkFn)(const PtsimJob *jobs, const PtsimBatchResu
  * fails, or fn says stop.  (transfer full) */
 PtsimSweep *ptsim_sweep_stream(const PtsimSweepSpec *spec, PtsimDevice device, guint threads,
                                guint chunk, PtsimSweepChunkFn fn, gpointer user_data,
-                               PtsimSweepProgress progress, gpointer progress_data,
-                               GError **error);
+                               PtsimSweepProgress progress, gpointer progress_data, GError **error);
 
 /* How many valid layouts the spec has (enumeration and validation only,
  * bounded memory).  G_MAXUINT64 when a model or profile cannot be loaded

@@ -18,20 +18,45 @@ void ptsim_sweep_options_init(PtsimSweepOptions *o) {
 
 void ptsim_sweep_options_clear(PtsimSweepOptions *o) {
   ptsim_job_options_clear(&o->job);
-  char **texts[] = {&o->models, &o->hws, &o->gpus, &o->seqs, &o->gbs, &o->mbs, &o->cps,
-                    &o->vps, &o->recomputes, &o->schedules, &o->eps, &o->etps, &o->shardings,
-                    &o->shard_sizes, &o->tp_max_text, &o->pp_max_text, &o->top_text,
-                    &o->threads_text, &o->samples_text, &o->seed_text, &o->in_memory_max_text,
-                    &o->jitter_text, &o->stragglers_text, &o->slowdown_text, &o->device, &o->csv,
-                    &o->format, &o->figures, &o->shard};
+  char **texts[] = {&o->models,
+                    &o->hws,
+                    &o->gpus,
+                    &o->seqs,
+                    &o->gbs,
+                    &o->mbs,
+                    &o->cps,
+                    &o->vps,
+                    &o->recomputes,
+                    &o->schedules,
+                    &o->eps,
+                    &o->etps,
+                    &o->shardings,
+                    &o->shard_sizes,
+                    &o->tp_max_text,
+                    &o->pp_max_text,
+                    &o->top_text,
+                    &o->threads_text,
+                    &o->samples_text,
+                    &o->seed_text,
+                    &o->in_memory_max_text,
+                    &o->jitter_text,
+                    &o->stragglers_text,
+                    &o->slowdown_text,
+                    &o->device,
+                    &o->csv,
+                    &o->format,
+                    &o->figures,
+                    &o->shard};
   for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) g_clear_pointer(texts[i], g_free);
   ptsim_sweep_options_init(o);
 }
 
 GOptionEntry *ptsim_sweep_options_entries(PtsimSweepOptions *o) {
   const GOptionEntry entries[] = {
-      {"model", 0, 0, G_OPTION_ARG_FILENAME, &o->models, "Models, comma-separated (default llama3-8b)", "M[,M...]"},
-      {"hw", 0, 0, G_OPTION_ARG_FILENAME, &o->hws, "Hardware profiles (default h100-80g)", "H[,H...]"},
+      {"model", 0, 0, G_OPTION_ARG_FILENAME, &o->models,
+       "Models, comma-separated (default llama3-8b)", "M[,M...]"},
+      {"hw", 0, 0, G_OPTION_ARG_FILENAME, &o->hws, "Hardware profiles (default h100-80g)",
+       "H[,H...]"},
       {"gpus", 0, 0, G_OPTION_ARG_STRING, &o->gpus, "GPU counts (default 8)", "N[,N...]"},
       {"seq", 0, 0, G_OPTION_ARG_STRING, &o->seqs, "Sequence lengths (default 8192)", "S[,S...]"},
       {"gbs", 0, 0, G_OPTION_ARG_STRING, &o->gbs, "Global batch sizes (default 128)", "G[,G...]"},
@@ -46,20 +71,27 @@ GOptionEntry *ptsim_sweep_options_entries(PtsimSweepOptions *o) {
        "Virtual stages for the interleaved schedule (default: every vp dividing each stage's "
        "layers, uneven first/last stages included as Megatron-LM allows)",
        "V[,V...]"},
-      {"recompute", 0, 0, G_OPTION_ARG_STRING, &o->recomputes, "none,selective,full,selective-op (default: none, selective, full)", "R[,R...]"},
-      {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedules, "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
+      {"recompute", 0, 0, G_OPTION_ARG_STRING, &o->recomputes,
+       "none,selective,full,selective-op (default: none, selective, full)", "R[,R...]"},
+      {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedules,
+       "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
       {"ep", 0, 0, G_OPTION_ARG_STRING, &o->eps,
        "Expert-parallel sizes of MoE models (default: every ep dividing the experts and the GPUs "
-       "of a stage)", "E[,E...]"},
+       "of a stage)",
+       "E[,E...]"},
       {"etp", 0, 0, G_OPTION_ARG_STRING, &o->etps,
        "Expert tensor-parallel sizes of MoE models (default: tp)", "T[,T...]"},
       {"sharding", 0, 0, G_OPTION_ARG_STRING, &o->shardings,
        "Data-parallel modes to sweep: ddp,zero1,zero2,fsdp,hsdp (default: the distributed "
-       "optimizer, zero1, or what the settings say)", "M[,M...]"},
+       "optimizer, zero1, or what the settings say)",
+       "M[,M...]"},
       {"hsdp-shard-size", 0, 0, G_OPTION_ARG_STRING, &o->shard_sizes,
        "HSDP shard-group sizes to sweep (default: one NVLink domain / tp); a size not dividing "
-       "a layout's dp x cp rejects it", "N[,N...]"},
-      {"tp-max", 0, 0, G_OPTION_ARG_STRING, &o->tp_max_text, "Largest tp (default: the NVLink domain, e.g. 8 on HGX, 72 on GB200 NVL72; at most the heads)", "N"},
+       "a layout's dp x cp rejects it",
+       "N[,N...]"},
+      {"tp-max", 0, 0, G_OPTION_ARG_STRING, &o->tp_max_text,
+       "Largest tp (default: the NVLink domain, e.g. 8 on HGX, 72 on GB200 NVL72; at most the heads)",
+       "N"},
       {"pp-max", 0, 0, G_OPTION_ARG_STRING, &o->pp_max_text, "Largest pp (default: no limit)", "N"},
       {"allocator", 0, 0, G_OPTION_ARG_NONE, &o->allocator,
        "Replay every layout through the caching-allocator emulation (CPU, slower), so every "
@@ -96,9 +128,12 @@ GOptionEntry *ptsim_sweep_options_entries(PtsimSweepOptions *o) {
        "bounded memory, exact top K, CSV in enumeration order",
        "N"},
       {"device", 0, 0, G_OPTION_ARG_STRING, &o->device, "auto|cpu|gpu (default auto)", "D"},
-      {"threads", 0, 0, G_OPTION_ARG_STRING, &o->threads_text, "CPU threads, 0 to 1024 (default 0: all cores)", "N"},
-      {"top", 0, 0, G_OPTION_ARG_STRING, &o->top_text, "Rows of the ranked table (default 10)", "K"},
-      {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv, "Also write every layout to FILE.csv ('-': standard output)", "FILE"},
+      {"threads", 0, 0, G_OPTION_ARG_STRING, &o->threads_text,
+       "CPU threads, 0 to 1024 (default 0: all cores)", "N"},
+      {"top", 0, 0, G_OPTION_ARG_STRING, &o->top_text, "Rows of the ranked table (default 10)",
+       "K"},
+      {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv,
+       "Also write every layout to FILE.csv ('-': standard output)", "FILE"},
       {"format", 0, 0, G_OPTION_ARG_STRING, &o->format, "text|csv (default text)", "F"},
       {"figures", 0, 0, G_OPTION_ARG_FILENAME, &o->figures,
        "Also write figures into DIR (created if missing): memory.png and timeline.png of the "
@@ -116,8 +151,7 @@ void ptsim_sweep_options_add_to_context(GOptionContext *context, PtsimSweepOptio
   ptsim_job_options_add_settings_to_context(context, &o->job, entries);
 }
 
-gboolean ptsim_sweep_options_parse(PtsimSweepOptions *o, const char *const *flags,
-                                   GError **error) {
+gboolean ptsim_sweep_options_parse(PtsimSweepOptions *o, const char *const *flags, GError **error) {
   static const char *const none[] = {NULL};
   if (!flags) flags = none;
   g_autoptr(GOptionContext) context = g_option_context_new(NULL);
@@ -133,16 +167,15 @@ gboolean ptsim_sweep_options_parse(PtsimSweepOptions *o, const char *const *flag
   char **args = argv;
   if (!ptsim_options_parse(context, &argc, &args, error)) return FALSE;
   if (argc > 1) {
-    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "unexpected argument '%s'",
-                args[1]);
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "unexpected argument '%s'", args[1]);
     return FALSE;
   }
   return ptsim_sweep_options_numbers(o, error);
 }
 
 /* A numeric flag given as TEXT (NULL: not given, *out keeps its default). */
-static gboolean int64_flag(const char *flag, const char *text, int64_t lo, int64_t hi,
-                           int64_t *out, GError **error) {
+static gboolean int64_flag(const char *flag, const char *text, int64_t lo, int64_t hi, int64_t *out,
+                           GError **error) {
   return text == NULL || ptsim_number_int64(flag, text, lo, hi, out, error);
 }
 
@@ -174,11 +207,10 @@ gboolean ptsim_sweep_options_numbers(PtsimSweepOptions *o, GError **error) {
          int64_flag("--pp-max", o->pp_max_text, 1, PTSIM_CONFIG_INT_MAX, &o->pp_max, error) &&
          int64_flag("--top", o->top_text, 1, TOP_MAX, &o->top, error) &&
          int64_flag("--threads", o->threads_text, 0, THREADS_MAX, &o->threads, error) &&
-         int64_flag("--samples", o->samples_text, 0, PTSIM_BATCH_MAX_SAMPLES, &o->samples,
-                    error) &&
+         int64_flag("--samples", o->samples_text, 0, PTSIM_BATCH_MAX_SAMPLES, &o->samples, error) &&
          int64_flag("--seed", o->seed_text, 0, G_MAXINT64, &o->seed, error) &&
-         int64_flag("--in-memory-max", o->in_memory_max_text, 0, IN_MEMORY_MAX,
-                    &o->in_memory_max, error) &&
+         int64_flag("--in-memory-max", o->in_memory_max_text, 0, IN_MEMORY_MAX, &o->in_memory_max,
+                    error) &&
          double_flag("--jitter", o->jitter_text, sigma, &o->jitter, error) &&
          double_flag("--stragglers", o->stragglers_text, probability, &o->stragglers, error) &&
          double_flag("--straggler-slowdown", o->slowdown_text, slowdown, &o->straggler_slowdown,
@@ -189,8 +221,10 @@ gboolean ptsim_sweep_options_device(const PtsimSweepOptions *o, PtsimDevice *dev
                                     GError **error) {
   *device = PTSIM_DEVICE_AUTO;
   if (!o->device || strcmp(o->device, "auto") == 0) return TRUE;
-  if (strcmp(o->device, "cpu") == 0) *device = PTSIM_DEVICE_CPU;
-  else if (strcmp(o->device, "gpu") == 0) *device = PTSIM_DEVICE_GPU;
+  if (strcmp(o->device, "cpu") == 0)
+    *device = PTSIM_DEVICE_CPU;
+  else if (strcmp(o->device, "gpu") == 0)
+    *device = PTSIM_DEVICE_GPU;
   else {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "--device '%s': allowed values are auto|cpu|gpu", o->device);
@@ -264,13 +298,12 @@ gboolean ptsim_sweep_options_spec(const PtsimSweepOptions *o, PtsimSweepSpec *sp
       (o->vps && !parse_int_list("--vp", o->vps, spec->vps, error)) ||
       (o->eps && !parse_int_list("--ep", o->eps, spec->eps, error)) ||
       (o->etps && !parse_int_list("--etp", o->etps, spec->etps, error)) ||
-      (o->recomputes &&
-       !parse_enum_list("--recompute", PTSIM_NAMES_RECOMPUTE, o->recomputes, spec->recomputes,
-                        error)) ||
-      (o->schedules &&
-       !parse_enum_list("--schedule", PTSIM_NAMES_SCHEDULE, o->schedules, spec->schedules, error)) ||
-      (o->shardings &&
-       !parse_enum_list("--sharding", PTSIM_NAMES_SHARDING, o->shardings, spec->shardings, error)) ||
+      (o->recomputes && !parse_enum_list("--recompute", PTSIM_NAMES_RECOMPUTE, o->recomputes,
+                                         spec->recomputes, error)) ||
+      (o->schedules && !parse_enum_list("--schedule", PTSIM_NAMES_SCHEDULE, o->schedules,
+                                        spec->schedules, error)) ||
+      (o->shardings && !parse_enum_list("--sharding", PTSIM_NAMES_SHARDING, o->shardings,
+                                        spec->shardings, error)) ||
       (o->shard_sizes && !ptsim_number_int64_list("--hsdp-shard-size", o->shard_sizes, 1,
                                                   PTSIM_JOB_GPUS_MAX, spec->shard_sizes, error)))
     return FALSE;
@@ -303,4 +336,3 @@ gboolean ptsim_sweep_options_spec(const PtsimSweepOptions *o, PtsimSweepSpec *sp
   spec->mc.no_shortcut = o->no_shortcut;
   return TRUE;
 }
-

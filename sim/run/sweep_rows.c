@@ -52,7 +52,8 @@ GArray *ptsim_sweep_rank(PtsimSweep *sweep, guint top, guint threads, gboolean e
 
 void ptsim_sweep_no_valid_error(const PtsimSweep *sweep, GError **error) {
   g_autoptr(GString) why = g_string_new(NULL);
-  g_string_append_printf(why, "no valid layout among %" G_GUINT64_FORMAT
+  g_string_append_printf(why,
+                         "no valid layout among %" G_GUINT64_FORMAT
                          " combinations; rejected, by reason:",
                          sweep->candidates);
   GHashTableIter it;
@@ -67,8 +68,9 @@ void ptsim_sweep_no_valid_error(const PtsimSweep *sweep, GError **error) {
 
 /* Ranks of one shard group of the states the layout shards (1: none). */
 gint64 ptsim_sweep_shard_group(const PtsimLayout *l) {
-  return l->distributed_optimizer ? l->dp * l->cp / (l->optimizer_instances > 0 ? l->optimizer_instances : 1)
-                                  : 1;
+  return l->distributed_optimizer
+             ? l->dp * l->cp / (l->optimizer_instances > 0 ? l->optimizer_instances : 1)
+             : 1;
 }
 
 const char *ptsim_sweep_runs_from_word(int32_t from) {
@@ -76,12 +78,12 @@ const char *ptsim_sweep_runs_from_word(int32_t from) {
   return from >= 0 && from < 4 ? words[from] : "";
 }
 
-#define CSV_HEADER                                                                   \
-  "rank,model,hw,gpus,seq,gbs,tp,pp,cp,dp,vp,mbs,sp,recompute,schedule,"              \
-  "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"          \
-  "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                           \
-  "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s,"   \
-  "allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,"         \
+#define CSV_HEADER                                                                        \
+  "rank,model,hw,gpus,seq,gbs,tp,pp,cp,dp,vp,mbs,sp,recompute,schedule,"                  \
+  "distributed_optimizer,status,fits,peak_stage,total_bytes,usage_fraction,"              \
+  "step_s,tokens_per_s,tflops_per_gpu,mfu,bubble_fraction,"                               \
+  "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s," \
+  "allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,"   \
   "tp_comm_overlap,held_floor_bytes,runs,runs_from,ep,etp,edp,exposed_ep_s,sharding,shard_group\n"
 
 /* One CSV row; rank 0 = not ranked (a streamed sweep). */
@@ -92,20 +94,20 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       out,
       "%" G_GUINT64_FORMAT ",%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-      ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-      ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
+      ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT
+      ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
       ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%d,%d,%d,%.0f,%d,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
       ",%" G_GINT64_FORMAT ",%.6g,%s,%" G_GINT64_FORMAT "\n",
-      rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp,
-      l->vp, l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute),
-      ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer,
-      r->status, r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s,
-      r->tokens_per_s, r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s,
-      r->step_p90_s, r->step_p99_s, r->exposed_comm_s[0], r->exposed_comm_s[1],
-      r->exposed_comm_s[2], r->exposed_comm_s[3], r->alloc_device_peak_bytes, r->alloc_oom,
-      run->overlap_grad_reduce, run->overlap_param_gather, run->tp_comm_overlap,
-      r->held_floor_bytes, r->runs, ptsim_sweep_runs_from_word(r->runs_from), l->ep, l->etp, l->edp,
-      r->exposed_comm_s[PTSIM_COMM_EP], ptsim_layout_sharding_word(l), ptsim_sweep_shard_group(l));
+      rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp, l->vp,
+      l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute),
+      ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer, r->status,
+      r->fits, r->peak_stage, r->total_bytes, r->usage_fraction, r->step_s, r->tokens_per_s,
+      r->tflops_per_gpu, r->mfu, r->bubble_fraction, r->step_p50_s, r->step_p90_s, r->step_p99_s,
+      r->exposed_comm_s[0], r->exposed_comm_s[1], r->exposed_comm_s[2], r->exposed_comm_s[3],
+      r->alloc_device_peak_bytes, r->alloc_oom, run->overlap_grad_reduce, run->overlap_param_gather,
+      run->tp_comm_overlap, r->held_floor_bytes, r->runs, ptsim_sweep_runs_from_word(r->runs_from),
+      l->ep, l->etp, l->edp, r->exposed_comm_s[PTSIM_COMM_EP], ptsim_layout_sharding_word(l),
+      ptsim_sweep_shard_group(l));
 }
 
 const char *ptsim_sweep_csv_header(void) { return CSV_HEADER; }
@@ -194,8 +196,9 @@ guint ptsim_sweep_csv_cells(GString *line, const PtsimJob *job, const char **cel
   guint n = 0;
   while (at <= line->len && n < max) {
     /* cells 1 and 2 are the model's and the profile's names (csv_row) */
-    gssize len = n == 1 ? (gssize)strlen(job->model.name)
-                        : n == 2 ? (gssize)strlen(job->hw.name) : -1;
+    gssize len = n == 1   ? (gssize)strlen(job->model.name)
+                 : n == 2 ? (gssize)strlen(job->hw.name)
+                          : -1;
     cells[n++] = cut(line, &at, len);
   }
   return n;

@@ -27,8 +27,8 @@ void ptsim_sweep_allocator_one(const PtsimJob *job, gboolean every_item, PtsimBa
   g_autoptr(GError) error = NULL;
   if (r->status != 0) return;
   ptsim_plan_build(job, plan);
-  if (!ptsim_simulate_allocator_with(plan, PTSIM_LIFETIMES_STEPS, NULL, every_item, NULL, 0.0,
-                                     NULL, alloc, &error))
+  if (!ptsim_simulate_allocator_with(plan, PTSIM_LIFETIMES_STEPS, NULL, every_item, NULL, 0.0, NULL,
+                                     alloc, &error))
     return;
   allocator_verdict(alloc, r);
 }
@@ -37,11 +37,11 @@ void ptsim_sweep_allocator_one(const PtsimJob *job, gboolean every_item, PtsimBa
 
 /* A layout whose stages are being replayed. */
 typedef struct {
-  guint index;              /* into jobs and results */
+  guint index; /* into jobs and results */
   PtsimPlan plan;
   PtsimAllocResult alloc;
-  gint remaining;           /* stages not replayed yet */
-  gint failed;              /* a stage could not be emulated: no verdict */
+  gint remaining; /* stages not replayed yet */
+  gint failed;    /* a stage could not be emulated: no verdict */
 } Emulation;
 
 typedef struct {
@@ -54,8 +54,8 @@ typedef struct {
   const PtsimJob *jobs;
   PtsimBatchResult *results;
   gboolean every_item;
-  GThreadPool *pool;        /* NULL: one thread, each stage replayed when launched */
-  GAsyncQueue *done;        /* Emulations whose stages are all replayed */
+  GThreadPool *pool; /* NULL: one thread, each stage replayed when launched */
+  GAsyncQueue *done; /* Emulations whose stages are all replayed */
   guint launched;
 } Settle;
 
@@ -115,8 +115,10 @@ static void launch(Settle *st, guint i) {
     t->layout = e;
     t->stage = s;
     t->cost = (double)e->plan.schedule_items * (double)e->plan.chunk_layers[s];
-    if (st->pool) g_thread_pool_push(st->pool, t, NULL);
-    else stage_worker(t, st);
+    if (st->pool)
+      g_thread_pool_push(st->pool, t, NULL);
+    else
+      stage_worker(t, st);
   }
 }
 

@@ -22,33 +22,33 @@
  * events (hundreds of MB) is where the browser UI gives up. */
 #define MAX_SLICES 4000000
 
-static const char *const track_names[PTSIM_TRACKS] = {"compute", "TP comm", "CP comm",
-                                                      "PP send", "PP recv", "DP comm",
-                                                      "EP comm"};
+static const char *const track_names[PTSIM_TRACKS] = {"compute", "TP comm", "CP comm", "PP send",
+                                                      "PP recv", "DP comm", "EP comm"};
 
 static const char *item_name(int32_t kind) {
-  static const char *const names[] = {"forward", "backward", "backward-input", "backward-weight",
+  static const char *const names[] = {"forward",   "backward",  "backward-input", "backward-weight",
                                       "grad-sync", "optimizer", "param-gather"};
   return kind >= 0 && kind < (int32_t)G_N_ELEMENTS(names) ? names[kind] : "?";
 }
 
 /* Name of a slice as it appears in the trace ("forward", "PP wait", ...). */
 static const char *slice_name(const PtsimTraceSlice *s) {
-  static const char *const names[] = {NULL,          "compute",      "recompute",
-                                      "TP exposed",  "CP exposed",   "TP collective",
-                                      "CP ring",     "PP send",      "PP recv",
-                                      "bubble",      "PP wait",      "DP wait",
-                                      "EP exposed",  "EP dispatch + combine",
-                                      "DP exposed",  "FSDP units"};
+  static const char *const names[] = {NULL,         "compute",
+                                      "recompute",  "TP exposed",
+                                      "CP exposed", "TP collective",
+                                      "CP ring",    "PP send",
+                                      "PP recv",    "bubble",
+                                      "PP wait",    "DP wait",
+                                      "EP exposed", "EP dispatch + combine",
+                                      "DP exposed", "FSDP units"};
   if (s->slice == PTSIM_SLICE_ITEM) return item_name(s->kind);
   return s->slice > 0 && s->slice < (int32_t)G_N_ELEMENTS(names) ? names[s->slice] : "?";
 }
 
 static int64_t to_ns(double seconds) { return (int64_t)llround(seconds * PTSIM_NS_PER_S); }
 
-static void add(GArray *out, int32_t stage, int32_t track, int32_t slice, int32_t kind,
-                int32_t mb, int32_t chunk, int32_t step, int64_t start, int64_t end,
-                int64_t flow) {
+static void add(GArray *out, int32_t stage, int32_t track, int32_t slice, int32_t kind, int32_t mb,
+                int32_t chunk, int32_t step, int64_t start, int64_t end, int64_t flow) {
   if (end <= start && slice != PTSIM_SLICE_ITEM) return; /* nothing to see */
   PtsimTraceSlice s = {stage, track, slice, kind, mb, chunk, step, start, end, flow};
   g_array_append_val(out, s);
@@ -60,49 +60,61 @@ static void add(GArray *out, int32_t stage, int32_t track, int32_t slice, int32_
 static int32_t consumer(int32_t kind, int32_t stage, int32_t chunk, int32_t p, int32_t v,
                         int32_t *to_chunk) {
   if (kind == PTSIM_TRACE_FORWARD) {
-    if (stage < p - 1) { *to_chunk = chunk; return stage + 1; }
-    if (chunk < v - 1) { *to_chunk = chunk + 1; return 0; }
+    if (stage < p - 1) {
+      *to_chunk = chunk;
+      return stage + 1;
+    }
+    if (chunk < v - 1) {
+      *to_chunk = chunk + 1;
+      return 0;
+    }
   } else if (kind == PTSIM_TRACE_BACKWARD || kind == PTSIM_TRACE_BACKWARD_INPUT) {
-    if (stage > 0) { *to_chunk = chunk; return stage - 1; }
-    if (chunk > 0) { *to_chunk = chunk - 1; return p - 1; }
+    if (stage > 0) {
+      *to_chunk = chunk;
+      return stage - 1;
+    }
+    if (chunk > 0) {
+      *to_chunk = chunk - 1;
+      return p - 1;
+    }
   }
   return -1;
 }
 
 /* The item's nested slices and its collectives, from the chunk's work
  * scaled to the item's duration. */
-static void split_item(GArray *out, const PtsimWorkload *w, const PtsimTraceRecord *r,
-                       int32_t step, int64_t t0) {
+static void split_item(GArray *out, const PtsimWorkload *w, const PtsimTraceRecord *r, int32_t step,
+                       int64_t t0) {
   PtsimWork work;
   ptsim_workload_chunk(w, r->stage, r->chunk, &work);
   double expected = 0, tp = 0, cp = 0, ep = 0, dp = 0, rc = 0;
   switch (r->kind) {
-    case PTSIM_TRACE_FORWARD:
-      expected = work.forward_s;
-      tp = work.forward_comm_s[PTSIM_COMM_TP];
-      cp = work.forward_comm_s[PTSIM_COMM_CP];
-      ep = work.forward_comm_s[PTSIM_COMM_EP];
-      dp = work.forward_comm_s[PTSIM_COMM_DP];
-      break;
-    case PTSIM_TRACE_BACKWARD:
-    case PTSIM_TRACE_BACKWARD_INPUT:
-      expected = work.backward_input_s +
-                 (r->kind == PTSIM_TRACE_BACKWARD ? work.backward_weight_s : 0.0);
-      tp = work.backward_comm_s[PTSIM_COMM_TP];
-      cp = work.backward_comm_s[PTSIM_COMM_CP];
-      ep = work.backward_comm_s[PTSIM_COMM_EP];
-      dp = work.backward_comm_s[PTSIM_COMM_DP];
-      /* the re-run forward's own collectives are in backward_comm_s; its
-       * math is recompute_s less the forward's share of collectives */
-      if (work.forward_s > 0) {
-        double fwd_comm = 0;
-        for (int k = 0; k < PTSIM_COMM_KINDS; k++) fwd_comm += work.forward_comm_s[k];
-        rc = work.recompute_s * MAX(0.0, 1.0 - fwd_comm / work.forward_s);
-      }
-      break;
-    default:
-      expected = work.backward_weight_s;
-      break;
+  case PTSIM_TRACE_FORWARD:
+    expected = work.forward_s;
+    tp = work.forward_comm_s[PTSIM_COMM_TP];
+    cp = work.forward_comm_s[PTSIM_COMM_CP];
+    ep = work.forward_comm_s[PTSIM_COMM_EP];
+    dp = work.forward_comm_s[PTSIM_COMM_DP];
+    break;
+  case PTSIM_TRACE_BACKWARD:
+  case PTSIM_TRACE_BACKWARD_INPUT:
+    expected = work.backward_input_s +
+               (r->kind == PTSIM_TRACE_BACKWARD ? work.backward_weight_s : 0.0);
+    tp = work.backward_comm_s[PTSIM_COMM_TP];
+    cp = work.backward_comm_s[PTSIM_COMM_CP];
+    ep = work.backward_comm_s[PTSIM_COMM_EP];
+    dp = work.backward_comm_s[PTSIM_COMM_DP];
+    /* the re-run forward's own collectives are in backward_comm_s; its
+     * math is recompute_s less the forward's share of collectives */
+    if (work.forward_s > 0) {
+      double fwd_comm = 0;
+      for (int k = 0; k < PTSIM_COMM_KINDS; k++) fwd_comm += work.forward_comm_s[k];
+      rc = work.recompute_s * MAX(0.0, 1.0 - fwd_comm / work.forward_s);
+    }
+    break;
+  default:
+    expected = work.backward_weight_s;
+    break;
   }
   int64_t start = t0 + r->start_ns, end = t0 + r->end_ns, d = end - start;
   double scale = expected > 0 ? (double)d / (expected * PTSIM_NS_PER_S) : 0.0;
@@ -110,7 +122,8 @@ static void split_item(GArray *out, const PtsimWorkload *w, const PtsimTraceReco
   int64_t tp_ns = MIN(d - rc_ns, (int64_t)llround(tp * PTSIM_NS_PER_S * scale));
   int64_t cp_ns = MIN(d - rc_ns - tp_ns, (int64_t)llround(cp * PTSIM_NS_PER_S * scale));
   int64_t ep_ns = MIN(d - rc_ns - tp_ns - cp_ns, (int64_t)llround(ep * PTSIM_NS_PER_S * scale));
-  int64_t dp_ns = MIN(d - rc_ns - tp_ns - cp_ns - ep_ns, (int64_t)llround(dp * PTSIM_NS_PER_S * scale));
+  int64_t dp_ns = MIN(d - rc_ns - tp_ns - cp_ns - ep_ns,
+                      (int64_t)llround(dp * PTSIM_NS_PER_S * scale));
   int64_t at = start;
   add(out, r->stage, PTSIM_TRACK_COMPUTE, PTSIM_SLICE_RECOMPUTE, r->kind, r->microbatch, r->chunk,
       step, at, at + rc_ns, 0);
@@ -125,10 +138,10 @@ static void split_item(GArray *out, const PtsimWorkload *w, const PtsimTraceReco
   const int32_t track[4] = {PTSIM_TRACK_TP, PTSIM_TRACK_CP, PTSIM_TRACK_EP, PTSIM_TRACK_DP};
   const int64_t len[4] = {tp_ns, cp_ns, ep_ns, dp_ns};
   for (int k = 0; k < 4; k++) {
-    add(out, r->stage, PTSIM_TRACK_COMPUTE, exposed[k], r->kind, r->microbatch, r->chunk, step,
-        at, at + len[k], 0);
-    add(out, r->stage, track[k], stream[k], r->kind, r->microbatch, r->chunk, step, at,
+    add(out, r->stage, PTSIM_TRACK_COMPUTE, exposed[k], r->kind, r->microbatch, r->chunk, step, at,
         at + len[k], 0);
+    add(out, r->stage, track[k], stream[k], r->kind, r->microbatch, r->chunk, step, at, at + len[k],
+        0);
     at += len[k];
   }
 }
@@ -139,8 +152,8 @@ static int cmp_start(const void *a, const void *b) {
   return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
-GArray *ptsim_trace_slices(const PtsimPlan *plan, const PtsimWorkload *w,
-                           const PtsimTrace *trace, const PtsimTimeResult *time, int32_t steps) {
+GArray *ptsim_trace_slices(const PtsimPlan *plan, const PtsimWorkload *w, const PtsimTrace *trace,
+                           const PtsimTimeResult *time, int32_t steps) {
   g_return_val_if_fail(plan && w && trace && time && steps >= 1, NULL);
   if (trace->count > trace->capacity || (trace->count > 0 && !trace->records)) return NULL;
   int32_t p = (int32_t)plan->num_stages, v = (int32_t)plan->num_chunks;
@@ -150,15 +163,17 @@ GArray *ptsim_trace_slices(const PtsimPlan *plan, const PtsimWorkload *w,
   gsize n_ends = (gsize)p * (gsize)MAX(m, 1) * (gsize)v;
   g_autofree int64_t *fwd_end = g_new(int64_t, n_ends), *bwd_end = g_new(int64_t, n_ends);
   for (gsize i = 0; i < n_ends; i++) fwd_end[i] = bwd_end[i] = -1;
-  g_autoptr(GPtrArray) items = g_ptr_array_new();  /* compute items, by stage then start */
+  g_autoptr(GPtrArray) items = g_ptr_array_new(); /* compute items, by stage then start */
   for (int64_t i = 0; i < trace->count; i++) {
     const PtsimTraceRecord *r = &trace->records[i];
     if (r->kind > PTSIM_TRACE_BACKWARD_WEIGHT || r->stage < 0 || r->stage >= p ||
         r->microbatch < 0 || r->microbatch >= m || r->chunk < 0 || r->chunk >= v)
       continue;
     gsize at = ((gsize)r->stage * m + r->microbatch) * v + r->chunk;
-    if (r->kind == PTSIM_TRACE_FORWARD) fwd_end[at] = r->end_ns;
-    else if (r->kind != PTSIM_TRACE_BACKWARD_WEIGHT) bwd_end[at] = r->end_ns;
+    if (r->kind == PTSIM_TRACE_FORWARD)
+      fwd_end[at] = r->end_ns;
+    else if (r->kind != PTSIM_TRACE_BACKWARD_WEIGHT)
+      bwd_end[at] = r->end_ns;
     g_ptr_array_add(items, (gpointer)r);
   }
   g_ptr_array_sort(items, cmp_start);
@@ -205,10 +220,10 @@ GArray *ptsim_trace_slices(const PtsimPlan *plan, const PtsimWorkload *w,
       int32_t to = pp_ns > 0 ? consumer(r->kind, s, r->chunk, p, v, &to_chunk) : -1;
       if (to >= 0) {
         ++flow;
-        add(out, s, PTSIM_TRACK_PP_SEND, PTSIM_SLICE_PP_SEND, r->kind, r->microbatch, r->chunk,
-            k, t0 + r->end_ns, t0 + r->end_ns + pp_ns, flow);
-        add(out, to, PTSIM_TRACK_PP_RECV, PTSIM_SLICE_PP_RECV, r->kind, r->microbatch, to_chunk,
-            k, t0 + r->end_ns, t0 + r->end_ns + pp_ns, flow);
+        add(out, s, PTSIM_TRACK_PP_SEND, PTSIM_SLICE_PP_SEND, r->kind, r->microbatch, r->chunk, k,
+            t0 + r->end_ns, t0 + r->end_ns + pp_ns, flow);
+        add(out, to, PTSIM_TRACK_PP_RECV, PTSIM_SLICE_PP_RECV, r->kind, r->microbatch, to_chunk, k,
+            t0 + r->end_ns, t0 + r->end_ns + pp_ns, flow);
       }
     }
     /* once per step: the DP stream, the optimizer, and the wait for them */
@@ -243,8 +258,10 @@ static void append_metadata(GString *out, const char *what, int64_t pid, int64_t
   ptsim_json_int(&json, "pid", pid);
   if (tid >= 0) ptsim_json_int(&json, "tid", tid);
   ptsim_json_begin_object(&json, "args");
-  if (text) ptsim_json_string(&json, key, text);
-  else ptsim_json_int(&json, key, number);
+  if (text)
+    ptsim_json_string(&json, key, text);
+  else
+    ptsim_json_int(&json, key, number);
   ptsim_json_end_object(&json);
   ptsim_json_end_object(&json);
   g_string_append(out, ",\n");
@@ -252,16 +269,20 @@ static void append_metadata(GString *out, const char *what, int64_t pid, int64_t
 
 static const char *slice_cat(const PtsimTraceSlice *s) {
   switch (s->slice) {
-    case PTSIM_SLICE_ITEM:
-      return s->track == PTSIM_TRACK_DP ? "comm" : "compute";
-    case PTSIM_SLICE_COMPUTE:
-    case PTSIM_SLICE_RECOMPUTE: return "compute";
-    case PTSIM_SLICE_BUBBLE:
-    case PTSIM_SLICE_PP_WAIT:
-    case PTSIM_SLICE_DP_WAIT: return "wait";
-    case PTSIM_SLICE_PP_SEND:
-    case PTSIM_SLICE_PP_RECV: return "pp";
-    default: return "comm";
+  case PTSIM_SLICE_ITEM:
+    return s->track == PTSIM_TRACK_DP ? "comm" : "compute";
+  case PTSIM_SLICE_COMPUTE:
+  case PTSIM_SLICE_RECOMPUTE:
+    return "compute";
+  case PTSIM_SLICE_BUBBLE:
+  case PTSIM_SLICE_PP_WAIT:
+  case PTSIM_SLICE_DP_WAIT:
+    return "wait";
+  case PTSIM_SLICE_PP_SEND:
+  case PTSIM_SLICE_PP_RECV:
+    return "pp";
+  default:
+    return "comm";
   }
 }
 
@@ -281,8 +302,9 @@ gboolean ptsim_trace_write(const char *path, const PtsimPlan *plan, const PtsimT
   g_autoptr(GArray) slices = ptsim_trace_slices(plan, w, trace, time, steps);
   if (!slices) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-                "--trace: the engine's trace is truncated (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
-                " records kept)", trace->capacity, trace->count);
+                "--trace: the engine's trace is truncated (%" G_GINT64_FORMAT
+                " of %" G_GINT64_FORMAT " records kept)",
+                trace->capacity, trace->count);
     return FALSE;
   }
   if (slices->len > MAX_SLICES) {
@@ -302,27 +324,30 @@ gboolean ptsim_trace_write(const char *path, const PtsimPlan *plan, const PtsimT
   }
 
   g_autoptr(GString) out = g_string_sized_new(256 + (gsize)slices->len * 150);
-  g_autofree char *what = g_strdup_printf(
-      "%s on %" G_GINT64_FORMAT " x %s: tp %" G_GINT64_FORMAT " pp %" G_GINT64_FORMAT
-      " cp %" G_GINT64_FORMAT " dp %" G_GINT64_FORMAT " vp %" G_GINT64_FORMAT ", mbs %" G_GINT64_FORMAT
-      " gbs %" G_GINT64_FORMAT " seq %" G_GINT64_FORMAT ", recompute %s, schedule %s; step %.6f s",
-      job->model.name, l->gpus, job->hw.name, l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs, l->gbs,
-      l->seq, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, run->recompute),
-      ptsim_names_get(PTSIM_NAMES_SCHEDULE, l->schedule), time->step_s);
+  g_autofree char *what =
+      g_strdup_printf("%s on %" G_GINT64_FORMAT " x %s: tp %" G_GINT64_FORMAT
+                      " pp %" G_GINT64_FORMAT " cp %" G_GINT64_FORMAT " dp %" G_GINT64_FORMAT
+                      " vp %" G_GINT64_FORMAT ", mbs %" G_GINT64_FORMAT " gbs %" G_GINT64_FORMAT
+                      " seq %" G_GINT64_FORMAT ", recompute %s, schedule %s; step %.6f s",
+                      job->model.name, l->gpus, job->hw.name, l->tp, l->pp, l->cp, l->dp, l->vp,
+                      l->mbs, l->gbs, l->seq,
+                      ptsim_names_get(PTSIM_NAMES_RECOMPUTE, run->recompute),
+                      ptsim_names_get(PTSIM_NAMES_SCHEDULE, l->schedule), time->step_s);
   {
     PtsimJson json;
     ptsim_json_init(&json, out);
     g_string_append(out, "{\"displayTimeUnit\": \"ms\", \"otherData\": ");
     ptsim_json_begin_object(&json, NULL);
     ptsim_json_string(&json, "ptsim", what);
-    ptsim_json_string(&json, "note",
-                      job->model.num_experts > 0
-                          ? "one GPU per pipeline stage; an item's TP/CP/EP collectives and "
-                            "recompute are drawn as one block each (in the run they interleave "
-                            "with the GEMMs layer by layer)"
-                          : "one GPU per pipeline stage; an item's TP/CP collectives and recompute "
-                            "are drawn as one block each (in the run they interleave with the GEMMs "
-                            "layer by layer)");
+    ptsim_json_string(
+        &json, "note",
+        job->model.num_experts > 0
+            ? "one GPU per pipeline stage; an item's TP/CP/EP collectives and "
+              "recompute are drawn as one block each (in the run they interleave "
+              "with the GEMMs layer by layer)"
+            : "one GPU per pipeline stage; an item's TP/CP collectives and recompute "
+              "are drawn as one block each (in the run they interleave with the GEMMs "
+              "layer by layer)");
     ptsim_json_int(&json, "steps", steps);
     ptsim_json_end_object(&json);
     g_string_append(out, ",\n\"traceEvents\": [\n");
@@ -330,12 +355,13 @@ gboolean ptsim_trace_write(const char *path, const PtsimPlan *plan, const PtsimT
   int64_t per_stage = l->tp * l->cp * l->dp;
   for (int64_t s = 0; s < l->pp; s++) {
     g_autofree char *name = g_strdup_printf("pipeline stage %" G_GINT64_FORMAT, s);
-    g_autofree char *labels = g_strdup_printf(
-        "layers %" G_GINT64_FORMAT "-%" G_GINT64_FORMAT ", ranks %" G_GINT64_FORMAT
-        "-%" G_GINT64_FORMAT " (tp %" G_GINT64_FORMAT " x cp %" G_GINT64_FORMAT " x dp %"
-        G_GINT64_FORMAT "; one drawn)",
-        plan->stage_first_layer[s], plan->stage_first_layer[s] + plan->stage_layers[s] - 1,
-        s * per_stage, (s + 1) * per_stage - 1, l->tp, l->cp, l->dp);
+    g_autofree char *labels =
+        g_strdup_printf("layers %" G_GINT64_FORMAT "-%" G_GINT64_FORMAT ", ranks %" G_GINT64_FORMAT
+                        "-%" G_GINT64_FORMAT " (tp %" G_GINT64_FORMAT " x cp %" G_GINT64_FORMAT
+                        " x dp %" G_GINT64_FORMAT "; one drawn)",
+                        plan->stage_first_layer[s],
+                        plan->stage_first_layer[s] + plan->stage_layers[s] - 1, s * per_stage,
+                        (s + 1) * per_stage - 1, l->tp, l->cp, l->dp);
     append_metadata(out, "process_name", s, -1, "name", name, 0);
     append_metadata(out, "process_labels", s, -1, "labels", labels, 0);
     append_metadata(out, "process_sort_index", s, -1, "sort_index", NULL, s);
@@ -360,14 +386,14 @@ gboolean ptsim_trace_write(const char *path, const PtsimPlan *plan, const PtsimT
     if (s->slice != PTSIM_SLICE_ITEM && s->kind >= 0)
       g_string_append_printf(out, ", \"item\": \"%s\"", item_name(s->kind));
     if (s->slice == PTSIM_SLICE_TP || s->slice == PTSIM_SLICE_CP)
-      g_string_append_printf(out, ", \"layers\": %" G_GINT64_FORMAT,
-                             plan->chunk_layers[s->stage]);
+      g_string_append_printf(out, ", \"layers\": %" G_GINT64_FORMAT, plan->chunk_layers[s->stage]);
     g_string_append(out, "}}");
     if (s->flow > 0) {
       /* the flow's end point: inside the slice, so "bp":"e" binds it there */
       gboolean send = s->slice == PTSIM_SLICE_PP_SEND;
-      g_string_append_printf(out, ",\n{\"name\": \"PP transfer\", \"cat\": \"pp\", \"ph\": \"%s\", "
-                                  "%s\"id\": %" G_GINT64_FORMAT ", \"ts\": ",
+      g_string_append_printf(out,
+                             ",\n{\"name\": \"PP transfer\", \"cat\": \"pp\", \"ph\": \"%s\", "
+                             "%s\"id\": %" G_GINT64_FORMAT ", \"ts\": ",
                              send ? "s" : "f", send ? "" : "\"bp\": \"e\", ", s->flow);
       append_us(out, s->start_ns + (s->end_ns - s->start_ns) / 2);
       g_string_append_printf(out, ", \"pid\": %d, \"tid\": %d}", s->stage, s->track);

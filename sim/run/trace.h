@@ -46,7 +46,7 @@ typedef enum {
   PTSIM_TRACK_PP_SEND = 3,
   PTSIM_TRACK_PP_RECV = 4,
   PTSIM_TRACK_DP = 5,
-  PTSIM_TRACK_EP = 6   /* an MoE model's token dispatch and combine */
+  PTSIM_TRACK_EP = 6 /* an MoE model's token dispatch and combine */
 } PtsimTrackId;
 #define PTSIM_TRACKS 7
 
@@ -61,23 +61,23 @@ typedef enum {
   PTSIM_SLICE_CP = 6,         /* a CP exchange (CP track) */
   PTSIM_SLICE_PP_SEND = 7,
   PTSIM_SLICE_PP_RECV = 8,
-  PTSIM_SLICE_BUBBLE = 9,     /* compute idle: its input is still being computed upstream */
-  PTSIM_SLICE_PP_WAIT = 10,   /* compute idle: its input is in flight */
-  PTSIM_SLICE_DP_WAIT = 11,   /* compute done, the step waits for the DP reduction */
+  PTSIM_SLICE_BUBBLE = 9,      /* compute idle: its input is still being computed upstream */
+  PTSIM_SLICE_PP_WAIT = 10,    /* compute idle: its input is in flight */
+  PTSIM_SLICE_DP_WAIT = 11,    /* compute done, the step waits for the DP reduction */
   PTSIM_SLICE_EP_EXPOSED = 12, /* inside an item: blocked on the MoE dispatch / combine */
-  PTSIM_SLICE_EP = 13,        /* an all-to-all (or all-gather) dispatch and combine (EP track) */
-  PTSIM_SLICE_DP_EXPOSED = 14,/* inside an item: blocked on its FSDP units' collectives */
-  PTSIM_SLICE_DP = 15         /* the FSDP units' collectives the item waited for (DP track) */
+  PTSIM_SLICE_EP = 13,         /* an all-to-all (or all-gather) dispatch and combine (EP track) */
+  PTSIM_SLICE_DP_EXPOSED = 14, /* inside an item: blocked on its FSDP units' collectives */
+  PTSIM_SLICE_DP = 15          /* the FSDP units' collectives the item waited for (DP track) */
 } PtsimSliceKind;
 
 typedef struct {
-  int32_t stage, track;        /* pid, tid */
-  int32_t slice;               /* PtsimSliceKind */
-  int32_t kind;                /* PtsimTraceKind of the item (-1 for waits) */
-  int32_t microbatch, chunk;   /* -1: none */
-  int32_t step;                /* 0-based */
-  int64_t start_ns, end_ns;    /* from the first step's start */
-  int64_t flow;                /* > 0: the PP transfer this send/recv belongs to */
+  int32_t stage, track;      /* pid, tid */
+  int32_t slice;             /* PtsimSliceKind */
+  int32_t kind;              /* PtsimTraceKind of the item (-1 for waits) */
+  int32_t microbatch, chunk; /* -1: none */
+  int32_t step;              /* 0-based */
+  int64_t start_ns, end_ns;  /* from the first step's start */
+  int64_t flow;              /* > 0: the PP transfer this send/recv belongs to */
 } PtsimTraceSlice;
 
 /* The slices of `steps` steps from the engine's trace of one (records

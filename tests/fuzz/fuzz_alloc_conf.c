@@ -10,8 +10,8 @@ static void load_trace(void);
 static PtsimAllocTrace *trace;
 
 static void load_trace(void) {
-  g_autofree char *path =
-      g_build_filename(PTSIM_SOURCE_DIR, "tests", "data", "alloc_small.trace", NULL);
+  g_autofree char *path = g_build_filename(PTSIM_SOURCE_DIR, "tests", "data", "alloc_small.trace",
+                                           NULL);
   trace = ptsim_alloc_trace_load(path, NULL);
   g_assert(trace != NULL);
 }

@@ -29,8 +29,8 @@
 static inline void fuzz_job_exercise(PtsimJob *job) {
   g_autoptr(GError) error = NULL;
   if (job->model.num_layers == 0) {
-    g_autofree char *tiny =
-        g_build_filename(PTSIM_SOURCE_DIR, "tests", "data", "model_tiny.ini", NULL);
+    g_autofree char *tiny = g_build_filename(PTSIM_SOURCE_DIR, "tests", "data", "model_tiny.ini",
+                                             NULL);
     g_assert(ptsim_model_load(tiny, &job->model, NULL));
   }
   if (job->hw.peak_bf16_flops == 0) g_assert(ptsim_hardware_load("h100-80g", &job->hw, NULL));

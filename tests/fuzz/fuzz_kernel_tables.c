@@ -35,7 +35,8 @@ static void check_table(const PtsimKernelTable *t) {
   for (int32_t i = 0; i < t->shape_count; i++) {
     const PtsimKernelGemmShape *s = &t->shapes[i];
     g_assert(s->curve >= 0 && s->curve < t->curve_count);
-    g_assert(ptsim_kernel_table_gemm_shape(t, t->curves[s->curve].key, s->groups, s->m, s->n, s->k) != NULL);
+    g_assert(ptsim_kernel_table_gemm_shape(t, t->curves[s->curve].key, s->groups, s->m, s->n,
+                                           s->k) != NULL);
   }
 }
 
@@ -49,7 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   g_assert(ptsim_kernel_tables_add_sources(t, sources, sizeof sources - 1, "sources.csv", NULL));
   gboolean ok = kind == PTSIM_KERNEL_KIND_COUNT
                     ? ptsim_kernel_tables_add_sources(t, text, len, "fuzz.csv", &error)
-                    : ptsim_kernel_tables_add_rows(t, (PtsimKernelKind)kind, text, len, "fuzz.csv", &error);
+                    : ptsim_kernel_tables_add_rows(t, (PtsimKernelKind)kind, text, len, "fuzz.csv",
+                                                   &error);
   g_assert(ok == (error == NULL));
   if (!ok) {
     g_assert(error->message && error->message[0]);

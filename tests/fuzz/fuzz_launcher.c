@@ -12,8 +12,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > FUZZ_MAX_INPUT) return 0;
   g_autoptr(GError) error = NULL;
-  g_autoptr(PtsimShellScript) s =
-      ptsim_shell_script_run((const char *)data, size, "fuzz.sh", &error);
+  g_autoptr(PtsimShellScript)
+      s = ptsim_shell_script_run((const char *)data, size, "fuzz.sh", &error);
   if (!s) return 0;
   g_autoptr(GPtrArray) launcher = g_ptr_array_new();
   for (guint i = 0; s->command && i < s->command->len; i++) {

@@ -21,14 +21,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   g_autoptr(GError) error = NULL;
   switch (data[0] % 3) {
   case 0: {
-    g_autoptr(PtsimMegatronCase) c =
-        ptsim_megatron_case_parse_config(text, len, "model_config.yaml", &error);
+    g_autoptr(PtsimMegatronCase)
+        c = ptsim_megatron_case_parse_config(text, len, "model_config.yaml", &error);
     g_assert_true((c == NULL) == (error != NULL));
     if (c) use_case(c);
     break;
   }
   case 1: {
-    g_autoptr(PtsimMegatronCase) c = ptsim_megatron_case_parse_record(text, len, "case.ini", &error);
+    g_autoptr(PtsimMegatronCase)
+        c = ptsim_megatron_case_parse_record(text, len, "case.ini", &error);
     g_assert_true((c == NULL) == (error != NULL));
     if (c) use_case(c);
     break;

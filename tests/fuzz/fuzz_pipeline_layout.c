@@ -23,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   g_assert_true(p.first_stage_layers <= layers && p.last_stage_layers <= layers);
   PtsimJob job;
   memset(&job, 0, sizeof job);
-  g_autofree char *tiny = g_build_filename(PTSIM_SOURCE_DIR, "tests", "data", "model_tiny.ini", NULL);
+  g_autofree char *tiny = g_build_filename(PTSIM_SOURCE_DIR, "tests", "data", "model_tiny.ini",
+                                           NULL);
   g_assert(ptsim_model_load(tiny, &job.model, NULL));
   job.model.num_layers = layers;
   ptsim_job_init_defaults(&job);

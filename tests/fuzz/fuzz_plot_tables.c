@@ -59,8 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ptsim_plot_pareto(figure, layouts, 0.0, input, NULL, NULL, &e3);
     ptsim_plot_scaling(figure, layouts, PTSIM_PLOT_Y_STEP, input, NULL, NULL, &e4);
   } else if (kind == 1) {
-    ptsim_plot_validation(figure, input, PTSIM_PLOT_VALIDATION_RESIDUAL, NULL, NULL, NULL,
-                          &error);
+    ptsim_plot_validation(figure, input, PTSIM_PLOT_VALIDATION_RESIDUAL, NULL, NULL, NULL, &error);
   } else {
     ptsim_plot_allocator(figure, &job, input, NULL, NULL, NULL, &error);
   }

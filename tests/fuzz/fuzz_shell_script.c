@@ -11,15 +11,14 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > FUZZ_MAX_INPUT) return 0;
   g_autoptr(GError) error = NULL;
-  g_autoptr(PtsimShellScript) s =
-      ptsim_shell_script_run((const char *)data, size, "fuzz.sh", &error);
+  g_autoptr(PtsimShellScript)
+      s = ptsim_shell_script_run((const char *)data, size, "fuzz.sh", &error);
   if (!s) {
     g_assert_nonnull(error);
     return 0;
   }
   g_assert_true((s->command != NULL) == (s->command_line > 0));
-  for (guint i = 0; s->command && i < s->command->len; i++)
-    g_assert_nonnull(s->command->pdata[i]);
+  for (guint i = 0; s->command && i < s->command->len; i++) g_assert_nonnull(s->command->pdata[i]);
   static const char *const names[] = {"WORLD_SIZE", "GPUS_PER_NODE", "NNODES", "A"};
   for (size_t i = 0; i < G_N_ELEMENTS(names); i++) g_free(ptsim_shell_script_var(s, names[i]));
   return 0;

@@ -56,25 +56,24 @@ static void cublas_check(cublasStatus_t st, const char *what, const char *file, 
 typedef struct {
   char name[NAME_MAX_LEN];
   long long m, n, k, count;
-  double seconds;   /* mean per call */
-  double flops;     /* 2 m n k */
-  double eff;       /* achieved / peak */
+  double seconds; /* mean per call */
+  double flops;   /* 2 m n k */
+  double eff;     /* achieved / peak */
 } Shape;
 
 typedef struct {
   const char *shapes_path;
   const char *out_path;
-  double peak_tflops;  /* 0: by device name */
-  double hbm_gbps;     /* 0: by device name */
+  double peak_tflops; /* 0: by device name */
+  double hbm_gbps;    /* 0: by device name */
   int iters, warmup;
   long long copy_mib;
 } Options;
 
 static void usage(FILE *to) {
-  fprintf(to,
-          "usage: gemm_bench SHAPES.txt [--out FILE.ini] [--peak-tflops T] [--hbm-gbps G]\n"
-          "                  [--iters N] [--warmup N] [--copy-mib M]\n"
-          "SHAPES.txt: lines \"name m n k count\" (ptsim validate --emit-gemm-shapes)\n");
+  fprintf(to, "usage: gemm_bench SHAPES.txt [--out FILE.ini] [--peak-tflops T] [--hbm-gbps G]\n"
+              "                  [--iters N] [--warmup N] [--copy-mib M]\n"
+              "SHAPES.txt: lines \"name m n k count\" (ptsim validate --emit-gemm-shapes)\n");
 }
 
 static int bad_arg(const char *what) {
@@ -144,8 +143,8 @@ static int read_shapes(const char *path, Shape *shapes) {
     if (got <= 0) continue; /* blank or comment */
     if (got != 5 || m < 1 || nn < 1 || k < 1 || count < 0 || m * nn > (1LL << 34) ||
         m * k > (1LL << 34) || k * nn > (1LL << 34)) {
-      fprintf(stderr, "gemm_bench: %s:%d: want \"name m n k count\" with positive sizes\n",
-              path, lineno);
+      fprintf(stderr, "gemm_bench: %s:%d: want \"name m n k count\" with positive sizes\n", path,
+              lineno);
       fclose(f);
       return -1;
     }
@@ -168,10 +167,14 @@ static int read_shapes(const char *path, Shape *shapes) {
 /* Dense bf16 tensor peak and HBM bandwidth by device name (datasheets, SXM). */
 static void defaults_for(const char *device, double *peak_tflops, double *hbm_gbps) {
   double peak = 0, hbm = 0;
-  if (strstr(device, "H200")) peak = 989.4, hbm = 4800;
-  else if (strstr(device, "H100")) peak = 989.4, hbm = 3350;
-  else if (strstr(device, "A100") && strstr(device, "40GB")) peak = 312, hbm = 1555;
-  else if (strstr(device, "A100")) peak = 312, hbm = 2039;
+  if (strstr(device, "H200"))
+    peak = 989.4, hbm = 4800;
+  else if (strstr(device, "H100"))
+    peak = 989.4, hbm = 3350;
+  else if (strstr(device, "A100") && strstr(device, "40GB"))
+    peak = 312, hbm = 1555;
+  else if (strstr(device, "A100"))
+    peak = 312, hbm = 2039;
   if (*peak_tflops == 0) *peak_tflops = peak;
   if (*hbm_gbps == 0) *hbm_gbps = hbm;
 }
@@ -286,8 +289,8 @@ int main(int argc, char **argv) {
   cublasHandle_t handle;
   CUBLAS_CHECK(cublasCreate(&handle));
 
-  printf("# device %s, peak %.1f TFLOP/s bf16 dense, HBM %.0f GB/s\n", prop.name,
-         o.peak_tflops, o.hbm_gbps);
+  printf("# device %s, peak %.1f TFLOP/s bf16 dense, HBM %.0f GB/s\n", prop.name, o.peak_tflops,
+         o.hbm_gbps);
   printf("%-16s %8s %8s %8s %8s %12s %10s %8s\n", "name", "m", "n", "k", "count", "time_s",
          "TFLOP/s", "eff");
   double step_s = 0;
@@ -322,8 +325,8 @@ int main(int argc, char **argv) {
           "gemm_half_gflops = %.4f\n"
           "# device-to-device cudaMemcpy of %lld MiB: %.1f GB/s of %.0f\n"
           "memory_efficiency = %.4f\n",
-          prop.name, o.shapes_path, n, o.iters, eff_max > 1 ? 1.0 : eff_max, half / 1e9,
-          o.copy_mib, copy / 1e9, o.hbm_gbps, mem_eff > 1 ? 1.0 : mem_eff);
+          prop.name, o.shapes_path, n, o.iters, eff_max > 1 ? 1.0 : eff_max, half / 1e9, o.copy_mib,
+          copy / 1e9, o.hbm_gbps, mem_eff > 1 ? 1.0 : mem_eff);
   if (o.out_path && fclose(out) != 0) {
     fprintf(stderr, "gemm_bench: %s: write failed\n", o.out_path);
     return 1;
