@@ -38,6 +38,7 @@
 #include <string.h>
 #include "validate_cmd.h"
 #include "units.h"
+#include "validate_args.h"
 #include "validate_moe.h"
 #include "validate_sources.h"
 #include "cli_job.h"
@@ -123,114 +124,6 @@ static double megatron_flops(double B, double s, double l, double h, double a, d
 
 /* ---- job resolution ---- */
 
-/* Parses ARGS (ptsim job flags) into *opts. */
-static gboolean parse_job_args(GPtrArray *args, PtsimJobOptions *opts, GError **error) {
-  g_autofree const char **flags = g_new0(const char *, args->len + 1);
-  for (guint i = 0; i < args->len; i++) flags[i] = args->pdata[i];
-  return ptsim_job_options_parse(opts, flags, error);
-}
-
-static void copy_string(char **dst, const char *src) {
-  if (!src) return;
-  g_free(*dst);
-  *dst = g_strdup(src);
-}
-
-/* The options the user gave on the command line win over a row's. */
-static void overlay(PtsimJobOptions *d, const PtsimJobOptions *u) {
-  copy_string(&d->model, u->model);
-  copy_string(&d->hw, u->hw);
-  copy_string(&d->recompute, u->recompute);
-  copy_string(&d->recompute_method, u->recompute_method);
-  copy_string(&d->precision, u->precision);
-  copy_string(&d->schedule, u->schedule);
-  copy_string(&d->megatron_args, u->megatron_args);
-  copy_string(&d->megatron_args_file, u->megatron_args_file);
-  copy_string(&d->sharding, u->sharding);
-  copy_string(&d->fsdp_impl, u->fsdp_impl);
-  copy_string(&d->reshard_after_forward, u->reshard_after_forward);
-  d->no_fsdp_prefetch |= u->no_fsdp_prefetch;
-  PtsimOptionInt *const di[] = {&d->gpus,
-                                &d->nodes,
-                                &d->tp,
-                                &d->pp,
-                                &d->cp,
-                                &d->dp,
-                                &d->vp,
-                                &d->mbs,
-                                &d->gbs,
-                                &d->seq,
-                                &d->recompute_num_layers,
-                                &d->first_stage_layers,
-                                &d->last_stage_layers,
-                                &d->optimizer_instances,
-                                &d->hsdp_shard_size,
-                                &d->kv_channels,
-                                &d->ep,
-                                &d->etp};
-  const PtsimOptionInt *const ui[] = {&u->gpus,
-                                      &u->nodes,
-                                      &u->tp,
-                                      &u->pp,
-                                      &u->cp,
-                                      &u->dp,
-                                      &u->vp,
-                                      &u->mbs,
-                                      &u->gbs,
-                                      &u->seq,
-                                      &u->recompute_num_layers,
-                                      &u->first_stage_layers,
-                                      &u->last_stage_layers,
-                                      &u->optimizer_instances,
-                                      &u->hsdp_shard_size,
-                                      &u->kv_channels,
-                                      &u->ep,
-                                      &u->etp};
-  for (size_t i = 0; i < G_N_ELEMENTS(ui); i++)
-    if (ui[i]->given) *di[i] = *ui[i];
-  if (u->nodes.given) d->gpus.given = FALSE;
-  if (u->gpus.given) d->nodes.given = FALSE;
-  if (u->sp) d->sp = TRUE, d->no_sp = FALSE;
-  if (u->no_sp) d->no_sp = TRUE, d->sp = FALSE;
-  if (u->distributed_optimizer)
-    d->distributed_optimizer = TRUE, d->no_distributed_optimizer = FALSE;
-  if (u->no_distributed_optimizer)
-    d->no_distributed_optimizer = TRUE, d->distributed_optimizer = FALSE;
-  d->no_flash_attention |= u->no_flash_attention;
-  d->overlap_grad_reduce |= u->overlap_grad_reduce;
-  d->overlap_param_gather |= u->overlap_param_gather;
-  d->tp_comm_overlap |= u->tp_comm_overlap;
-  d->no_fp32_grad_accumulation |= u->no_fp32_grad_accumulation;
-  if (u->threshold.given) d->threshold = u->threshold;
-  if (u->attention_dropout.given) d->attention_dropout = u->attention_dropout;
-  if (u->hidden_dropout.given) d->hidden_dropout = u->hidden_dropout;
-}
-
-static void add_arg(GPtrArray *args, const char *flag, const char *value) {
-  g_ptr_array_add(args, g_strdup(flag));
-  if (value) g_ptr_array_add(args, g_strdup(value));
-}
-
-static void add_int(GPtrArray *args, const char *flag, int64_t value) {
-  g_ptr_array_add(args, g_strdup(flag));
-  g_ptr_array_add(args, g_strdup_printf("%" G_GINT64_FORMAT, value));
-}
-
-static void add_words(GPtrArray *args, const char *words) {
-  g_auto(GStrv) parts = g_strsplit(words, " ", -1);
-  for (char **p = parts; *p; p++)
-    if (**p) g_ptr_array_add(args, g_strdup(*p));
-}
-
-static char *join_args(GPtrArray *args) {
-  g_autoptr(GString) s = g_string_new(NULL);
-  for (guint i = 0; i < args->len; i++) {
-    if (i) g_string_append_c(s, ' ');
-    g_string_append(s, args->pdata[i]);
-  }
-  return g_string_free(g_steal_pointer(&s), FALSE);
-}
-
 /* Resolves ARGS (+ the user's options when USER is not NULL) into a job,
  * recording the command on the row; on failure the row is skipped. */
 static gboolean resolve_row_job(Row *r, GPtrArray *args, const PtsimJobOptions *user,
@@ -238,9 +131,9 @@ static gboolean resolve_row_job(Row *r, GPtrArray *args, const PtsimJobOptions *
   g_autoptr(GError) error = NULL;
   PtsimJobOptions opts;
   ptsim_job_options_init(&opts);
-  set_str(&r->command, join_args(args));
-  gboolean ok = parse_job_args(args, &opts, &error);
-  if (ok && user) overlay(&opts, user);
+  set_str(&r->command, ptsim_validate_args_join(args));
+  gboolean ok = ptsim_validate_args_parse(args, &opts, &error);
+  if (ok && user) ptsim_validate_options_overlay(&opts, user);
   if (ok) ok = ptsim_job_build(&opts, job, NULL, &error);
   ptsim_job_options_clear(&opts);
   if (!ok) row_skip(r, error->message);
@@ -374,13 +267,13 @@ static void published_row(Row *r, const PtsimPublishedSource *src, const PtsimRu
   g_autofree char *lower = g_ascii_strdown(model, -1);
   g_autofree char *model_name = src->model_prefix ? g_strconcat(src->model_prefix, lower, NULL)
                                                   : g_strdup(src->fixed_model);
-  add_arg(args, "--model", model_name);
-  add_arg(args, "--hw", hw);
-  add_int(args, "--gpus", run->num_gpus);
-  add_int(args, "--tp", run->tp);
-  add_int(args, "--pp", run->pp);
-  if (src->use_cp && run->cp > 0) add_int(args, "--cp", run->cp);
-  if (src->use_vp) add_int(args, "--vp", run->vp > 0 ? run->vp : 1);
+  ptsim_validate_args_add(args, "--model", model_name);
+  ptsim_validate_args_add(args, "--hw", hw);
+  ptsim_validate_args_add_int(args, "--gpus", run->num_gpus);
+  ptsim_validate_args_add_int(args, "--tp", run->tp);
+  ptsim_validate_args_add_int(args, "--pp", run->pp);
+  if (src->use_cp && run->cp > 0) ptsim_validate_args_add_int(args, "--cp", run->cp);
+  if (src->use_vp) ptsim_validate_args_add_int(args, "--vp", run->vp > 0 ? run->vp : 1);
   int64_t mbs = 1;
   if (src->mbs == PTSIM_MBS_COLUMN) mbs = run->mbs;
   if (src->mbs == PTSIM_MBS_GBS_OVER_DP) mbs = run->dp > 0 ? run->gbs / run->dp : -1;
@@ -388,14 +281,14 @@ static void published_row(Row *r, const PtsimPublishedSource *src, const PtsimRu
     row_skip(r, "the row gives no micro-batch size");
     return;
   }
-  add_int(args, "--mbs", mbs);
-  add_int(args, "--gbs", gbs);
-  add_int(args, "--seq", seq);
-  add_words(args, src->flags);
+  ptsim_validate_args_add_int(args, "--mbs", mbs);
+  ptsim_validate_args_add_int(args, "--gbs", gbs);
+  ptsim_validate_args_add_int(args, "--seq", seq);
+  ptsim_validate_args_add_words(args, src->flags);
   if (src->flops == PTSIM_FLOPS_MOE_ROW) ptsim_validate_moe_args(csv, run, args);
   const char *ddp = ptsim_run_csv_cell(csv, run, "ddp_impl");
   if (src->ddp_torch_overlap && ddp && strcmp(ddp, "torch") == 0)
-    add_arg(args, "--overlap-grad-reduce", NULL);
+    ptsim_validate_args_add(args, "--overlap-grad-reduce", NULL);
   PtsimJob job;
   if (!resolve_row_job(r, args, NULL, &job)) return;
 
@@ -446,7 +339,8 @@ static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
                                 ? g_build_filename(dir, run->model, NULL)
                                 : g_strconcat(dir, G_DIR_SEPARATOR_S, run->model, ".ini", NULL);
     g_autofree char *lower = g_ascii_strdown(run->model, -1);
-    add_arg(args, "--model", g_file_test(file, G_FILE_TEST_IS_REGULAR) ? file : lower);
+    ptsim_validate_args_add(args, "--model",
+                            g_file_test(file, G_FILE_TEST_IS_REGULAR) ? file : lower);
   }
   if (!user->hw) {
     const char *hw = NULL;
@@ -460,19 +354,21 @@ static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
       row_skip(r, why);
       return;
     }
-    add_arg(args, "--hw", hw);
+    ptsim_validate_args_add(args, "--hw", hw);
   }
-  if (run->num_gpus > 0) add_int(args, "--gpus", run->num_gpus);
-  if (run->tp > 0) add_int(args, "--tp", run->tp);
-  if (run->pp > 0) add_int(args, "--pp", run->pp);
-  if (run->cp > 0) add_int(args, "--cp", run->cp);
-  if (run->dp > 0) add_int(args, "--dp", run->dp);
-  if (run->vp > 0) add_int(args, "--vp", run->vp);
-  if (run->mbs > 0) add_int(args, "--mbs", run->mbs);
-  if (run->gbs > 0) add_int(args, "--gbs", run->gbs);
-  if (run->seq_len > 0) add_int(args, "--seq", run->seq_len);
-  if (recompute_word(run->recompute)) add_arg(args, "--recompute", recompute_word(run->recompute));
-  if (precision_word(run->precision)) add_arg(args, "--precision", precision_word(run->precision));
+  if (run->num_gpus > 0) ptsim_validate_args_add_int(args, "--gpus", run->num_gpus);
+  if (run->tp > 0) ptsim_validate_args_add_int(args, "--tp", run->tp);
+  if (run->pp > 0) ptsim_validate_args_add_int(args, "--pp", run->pp);
+  if (run->cp > 0) ptsim_validate_args_add_int(args, "--cp", run->cp);
+  if (run->dp > 0) ptsim_validate_args_add_int(args, "--dp", run->dp);
+  if (run->vp > 0) ptsim_validate_args_add_int(args, "--vp", run->vp);
+  if (run->mbs > 0) ptsim_validate_args_add_int(args, "--mbs", run->mbs);
+  if (run->gbs > 0) ptsim_validate_args_add_int(args, "--gbs", run->gbs);
+  if (run->seq_len > 0) ptsim_validate_args_add_int(args, "--seq", run->seq_len);
+  if (recompute_word(run->recompute))
+    ptsim_validate_args_add(args, "--recompute", recompute_word(run->recompute));
+  if (precision_word(run->precision))
+    ptsim_validate_args_add(args, "--precision", precision_word(run->precision));
   gboolean megatron = user->megatron_args || user->megatron_args_file;
   if (!megatron && (run->gbs <= 0 && !user->gbs.given)) {
     row_skip(r, "no gbs column (give --gbs)");
@@ -563,7 +459,7 @@ static gboolean log_job(Row *r, const PtsimMegatronLog *log, const PtsimMegatron
     }
     g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
     if (sum->gbs > 0 && !user->gbs.given && !user->megatron_args && !user->megatron_args_file)
-      add_int(args, "--gbs", sum->gbs);
+      ptsim_validate_args_add_int(args, "--gbs", sum->gbs);
     if (!resolve_row_job(r, args, user, job)) return FALSE;
     g_autofree char *given = g_strdup_printf("%s%s(job flags of the command line)", r->command,
                                              r->command[0] ? " " : "");

@@ -7,7 +7,8 @@
  * to its 20% margin — caching, rounding, fragmentation, transients — and
  * what unfused attention keeps beyond it (lifetimes.h, "Releases").
  * Siblings: lifetimes_sets.c (the saved sets), lifetimes_period.c (the
- * periodic shortcut), lifetimes_int.h (what they share). */
+ * periodic shortcut), lifetimes_units.c (FSDP units), lifetimes_mtp.c (the
+ * multi-token prediction layers), lifetimes_int.h (what they share). */
 #include "lifetimes.h"
 #include "scratch.h"
 #include "lifetimes_int.h"
@@ -16,9 +17,7 @@
 #define ELEM PTSIM_LIFETIMES_ELEM
 #define MAX_LAYER_TENSORS PTSIM_LIFETIMES_LAYER_TENSORS
 #define EXTRA_TENSORS PTSIM_LIFETIMES_EXTRA_TENSORS
-/* per MTP layer, on the last stage: its inputs, its layer's saved set, its
- * fp32 logits and loss */
-#define MTP_TENSORS (MAX_LAYER_TENSORS + 3)
+#define MTP_TENSORS PTSIM_LIFETIMES_MTP_TENSORS
 #define STREAM_COMPUTE PTSIM_LIFETIMES_STREAM_COMPUTE
 #define STREAM_COMM PTSIM_LIFETIMES_STREAM_COMM
 /* Megatron's DDP bucket: max(40M, 1M x dp) parameters. */
@@ -230,6 +229,10 @@ static PTSIM_HD void tensor_give(Ctx *x, int32_t handle) {
   if (handle >= 0) ptsim_alloc_free(&x->alloc, handle);
 }
 
+PTSIM_HD void ptsim_lifetimes_take_give(Ctx *x, const char *name, double bytes, int32_t stream) {
+  tensor_take_give(x, name, bytes, stream);
+}
+
 PTSIM_HD int32_t ptsim_lifetimes_take(Ctx *x, const char *name, double bytes, int32_t stream) {
   return tensor_take(x, name, bytes, stream);
 }
@@ -248,7 +251,7 @@ static PTSIM_HD int is_last(const Ctx *x, int32_t chunk) {
 }
 
 /* The transients of one layer's forward: allocated and freed around the ops. */
-static PTSIM_HD void layer_transients(Ctx *x) {
+PTSIM_HD void ptsim_lifetimes_layer_transients(Ctx *x) {
   const PtsimLayout *l = &x->job->layout;
   double h = (double)x->job->model.hidden_size, full = ELEM * x->tokens * h;
   int32_t a, b;
@@ -269,7 +272,7 @@ static PTSIM_HD void layer_transients(Ctx *x) {
 /* An MoE layer's transients beyond a dense layer's: the permuted tokens
  * sent and the rows received by the dispatch, the experts' output sent
  * back by the combine. */
-static PTSIM_HD void moe_transients(Ctx *x) {
+PTSIM_HD void ptsim_lifetimes_moe_transients(Ctx *x) {
   const PtsimModel *m = &x->job->model;
   double h = (double)m->hidden_size, k = (double)m->moe_router_topk;
   double rows = x->plan->expert_load * x->tokens_sp * k * (double)x->job->layout.etp;
@@ -280,79 +283,6 @@ static PTSIM_HD void moe_transients(Ctx *x) {
   tensor_give(x, sent);
   tensor_give(x, received);
   tensor_give(x, out);
-}
-
-/* ---- multi-token prediction (the last stage of a model with MTP layers) ---- */
-
-/* The saved set of an MTP layer: its layer's (the decoder's last kind). */
-static PTSIM_HD const Tensor *mtp_set(const Ctx *x, int32_t *n) {
-  if (x->plan->mtp_layer_is_moe && x->n_saved_moe > 0) {
-    *n = x->n_saved_moe;
-    return x->saved_moe;
-  }
-  *n = x->n_saved;
-  return x->saved;
-}
-
-/* Forward of the MTP layers after the decoder's, into handles h (per
- * layer MTP_TENSORS): the inputs the estimate counts (the shifted tokens'
- * embedding, the two norms, the concatenation: 4 x the layer input) and
- * the layer's saved set, kept in full as the estimate keeps them. */
-static PTSIM_HD void mtp_forward(Ctx *x, int32_t *h) {
-  int64_t j;
-  int32_t i, n;
-  const Tensor *set = mtp_set(x, &n);
-  for (j = 0; j < x->job->model.mtp_num_layers; j++, h += MTP_TENSORS) {
-    h[0] = tensor_take(x, "mtp_inputs", 4.0 * x->layer_input_bytes, STREAM_COMPUTE);
-    for (i = 0; i < n; i++) {
-      h[1 + i] = tensor_take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
-      if (i == 4) layer_transients(x);
-      if (i == 7 && set == x->saved_moe) moe_transients(x);
-    }
-  }
-}
-
-/* Each MTP layer's output head after the main one: logits (bf16), the
- * fp32 copy kept for backward, the loss. */
-static PTSIM_HD void mtp_heads(Ctx *x, int32_t *h) {
-  int64_t j;
-  for (j = 0; j < x->job->model.mtp_num_layers; j++, h += MTP_TENSORS) {
-    int32_t logits = tensor_take(x, "mtp_logits", ELEM * x->logits_elems, STREAM_COMPUTE);
-    h[MTP_TENSORS - 2] = tensor_take(x, "mtp_logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
-    tensor_give(x, logits);
-    h[MTP_TENSORS - 1] = tensor_take(x, "mtp_loss", 4.0 * x->tokens, STREAM_COMPUTE);
-  }
-}
-
-/* Frees handles h[first, last) of every MTP layer, in reverse. */
-static PTSIM_HD void mtp_give(Ctx *x, int32_t *h, int32_t first, int32_t last) {
-  int64_t j;
-  int32_t i;
-  for (j = x->job->model.mtp_num_layers - 1; j >= 0; j--)
-    for (i = last - 1; i >= first; i--) {
-      tensor_give(x, h[j * MTP_TENSORS + i]);
-      h[j * MTP_TENSORS + i] = -1;
-    }
-}
-
-/* Backward of the MTP layers, before the decoder's: their heads' gradients
- * (transient) and fp32 logits and losses freed, then per layer the
- * incoming and outgoing gradients; the saved sets go unless keep_saved. */
-static PTSIM_HD void mtp_backward(Ctx *x, int32_t *h, int keep_saved) {
-  int64_t j;
-  int32_t n;
-  const Tensor *set = mtp_set(x, &n);
-  /* as the main head's: the kept softmax becomes the gradient; to 16 bits */
-  for (j = 0; j < x->job->model.mtp_num_layers; j++)
-    tensor_take_give(x, "mtp_logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
-  mtp_give(x, h, MTP_TENSORS - 2, MTP_TENSORS);
-  for (j = 0; j < x->job->model.mtp_num_layers; j++) {
-    int32_t grad = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
-    layer_transients(x);
-    if (set == x->saved_moe) moe_transients(x);
-    tensor_give(x, grad);
-  }
-  if (!keep_saved) mtp_give(x, h, 0, MTP_TENSORS - 2);
 }
 
 static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
@@ -390,15 +320,17 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
         hs[k] = tensor_take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE);
       for (i = 0; i < n; i++)
         tmp[i] = tensor_take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
-      layer_transients(x);
-      if (set == x->saved_moe) moe_transients(x);
+      ptsim_lifetimes_layer_transients(x);
+      if (set == x->saved_moe) ptsim_lifetimes_moe_transients(x);
       for (i = n - 1; i >= 0; i--) tensor_give(x, tmp[i]);
       k += MAX_LAYER_TENSORS;
     } else {
       for (i = 0; i < n; i++) {
         hs[k + i] = tensor_take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
-        if (i == 4) layer_transients(x); /* after q, k, v: attention and the projections */
-        if (i == 7 && set == x->saved_moe) moe_transients(x); /* the dispatch and combine */
+        if (i == 4)
+          ptsim_lifetimes_layer_transients(x); /* after q, k, v: attention and the projections */
+        if (i == 7 && set == x->saved_moe)
+          ptsim_lifetimes_moe_transients(x); /* the dispatch and combine */
       }
       k += MAX_LAYER_TENSORS;
     }
@@ -408,7 +340,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     ptsim_lifetimes_unit_enter(x, chunk, x->chunk_layers + 1, 1);
   if (is_last(x, chunk)) { /* logits (16-bit), fp32, kept as the softmax; loss */
     int32_t logits;
-    mtp_forward(x, hs + k + 2);
+    ptsim_lifetimes_mtp_forward(x, hs + k + 2);
     logits = tensor_take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
     hs[k] = tensor_take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
     if (ptsim_lifetimes_megatron_between(x->job, 0, MEGATRON_CE_IN_PLACE_FROM) ||
@@ -421,7 +353,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     k++;
     tensor_give(x, logits);
     hs[k++] = tensor_take(x, "loss", 4.0 * x->tokens, STREAM_COMPUTE);
-    mtp_heads(x, hs + k);
+    ptsim_lifetimes_mtp_heads(x, hs + k);
   }
   if (x->gathered && is_last(x, chunk))
     ptsim_lifetimes_unit_forward_done(x, chunk, x->chunk_layers + 1);
@@ -439,7 +371,8 @@ static PTSIM_HD void release_saved(Ctx *x, int32_t mb, int32_t chunk) {
       lh[i] = -1;
     }
   }
-  if (is_last(x, chunk)) mtp_give(x, hs + 3 + x->chunk_layers * MAX_LAYER_TENSORS, 0, MTP_TENSORS);
+  if (is_last(x, chunk))
+    ptsim_lifetimes_mtp_give(x, hs + 3 + x->chunk_layers * MAX_LAYER_TENSORS, 0, MTP_TENSORS);
   tensor_give(x, hs[0]); /* the receive buffer */
   hs[0] = -1;
 }
@@ -459,7 +392,7 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     tensor_give(x, hs[base]);
     hs[base + 1] = hs[base] = -1;
     tensor_give(x, grad_logits);
-    mtp_backward(x, hs + base + 2, keep_saved);
+    ptsim_lifetimes_mtp_backward(x, hs + base + 2, keep_saved);
   }
   grad_in = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMM);
   for (layer = x->chunk_layers - 1; layer >= 0; layer--) {
@@ -472,8 +405,8 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
         tmp[i] = tensor_take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
     grad_out = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
-    layer_transients(x);
-    if (set == x->saved_moe) moe_transients(x);
+    ptsim_lifetimes_layer_transients(x);
+    if (set == x->saved_moe) ptsim_lifetimes_moe_transients(x);
     ptsim_lifetimes_unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
     if (ptsim_lifetimes_recomputed(x, layer))
       for (i = n - 1; i >= 0; i--) tensor_give(x, tmp[i]);

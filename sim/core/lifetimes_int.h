@@ -96,6 +96,31 @@ static inline PTSIM_HD int ptsim_lifetimes_is_last(const PtsimLifetimesCtx *x, i
 PTSIM_HD int32_t ptsim_lifetimes_take(PtsimLifetimesCtx *x, const char *name, double bytes,
                                       int32_t stream);
 PTSIM_HD void ptsim_lifetimes_give(PtsimLifetimesCtx *x, int32_t handle);
+/* A tensor freed as soon as it is made (take then give, in one call). */
+PTSIM_HD void ptsim_lifetimes_take_give(PtsimLifetimesCtx *x, const char *name, double bytes,
+                                        int32_t stream);
+
+/* The transients of one layer's forward (the SP all-gather, CP's ring
+ * blocks, the row-parallel output), and an MoE layer's beyond them (the
+ * dispatch's sent and received rows, the experts' output): allocated and
+ * freed around the ops (lifetimes.c). */
+PTSIM_HD void ptsim_lifetimes_layer_transients(PtsimLifetimesCtx *x);
+PTSIM_HD void ptsim_lifetimes_moe_transients(PtsimLifetimesCtx *x);
+
+/* Handles per MTP layer, on the last stage: its inputs, its layer's saved
+ * set, its fp32 logits and loss. */
+#define PTSIM_LIFETIMES_MTP_TENSORS (PTSIM_LIFETIMES_LAYER_TENSORS + 3)
+
+/* The MTP layers (lifetimes_mtp.c), each layer's handles at
+ * h + j * PTSIM_LIFETIMES_MTP_TENSORS: forward after the decoder's, the
+ * output heads after the main one, backward before the decoder's (the
+ * saved sets freed unless keep_saved), and the release of handles
+ * [first, last) of every layer. */
+PTSIM_HD void ptsim_lifetimes_mtp_forward(PtsimLifetimesCtx *x, int32_t *h);
+PTSIM_HD void ptsim_lifetimes_mtp_heads(PtsimLifetimesCtx *x, int32_t *h);
+PTSIM_HD void ptsim_lifetimes_mtp_backward(PtsimLifetimesCtx *x, int32_t *h, int keep_saved);
+PTSIM_HD void ptsim_lifetimes_mtp_give(PtsimLifetimesCtx *x, int32_t *h, int32_t first,
+                                       int32_t last);
 
 /* Puts pair k of the live list at (mb, chunk) and records its place. */
 static inline PTSIM_HD void ptsim_lifetimes_live_set(PtsimLifetimesCtx *x, int32_t k, int32_t mb,
