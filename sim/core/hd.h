@@ -1,9 +1,12 @@
 /* hd.h — what lets core code compile for both CPU and GPU.
  *
  * Core files (memory, cost, schedule, engine, alloc) mark every function
- * PTSIM_HD.  Under nvcc it expands to __host__ __device__, so the CUDA batch
+ * PTSIM_HD.  Under nvcc it expands to __device__, so the CUDA batch
  * evaluator compiles the very same source the CPU path runs; under a C
- * compiler it expands to nothing.  Core code keeps to the C/C++ common
+ * compiler it expands to nothing.  The host's copy of the core is gcc's
+ * alone (nvcc would only compile a second, unused one): host code in a .cu
+ * file calls no core function, and what the host must know about a batch
+ * (its scratch per thread) the C caller computes.  Core code keeps to the C/C++ common
  * subset: no GLib, no malloc, no VLAs, no compound literals, no designated
  * initialisers, explicit casts.
  *
@@ -17,7 +20,7 @@
 #include <string.h>
 
 #ifdef __CUDACC__
-#define PTSIM_HD __host__ __device__
+#define PTSIM_HD __device__
 #else
 #define PTSIM_HD
 #endif

@@ -61,22 +61,19 @@ static cudaError_t batch_reserve_stack(void) {
   return rc;
 }
 
-extern "C" int ptsim_cuda_evaluate(const PtsimJob *jobs, int n, PtsimBatchResult *out) {
-  return ptsim_cuda_evaluate_mc(jobs, n, NULL, 0ULL, out);
-}
-
 extern "C" int ptsim_cuda_evaluate_mc(const PtsimJob *jobs, int n, const PtsimMonteCarlo *mc,
-                                      unsigned long long first_index, PtsimBatchResult *out) {
+                                      unsigned long long first_index, int64_t stride,
+                                      PtsimBatchResult *out) {
   PtsimMonteCarlo mc_value;
   cudaError_t rc = cudaSuccess;
   PtsimJob *d_jobs = NULL;
   PtsimBatchResult *d_out = NULL;
   char *d_scratch = NULL;
-  int64_t stride = 16;
   size_t free_bytes = 0, total_bytes = 0, budget;
   int count = 0, per_launch, first, i;
 
-  if (n < 0 || (n > 0 && (jobs == NULL || out == NULL))) return (int)cudaErrorInvalidValue;
+  if (n < 0 || stride < 1 || (n > 0 && (jobs == NULL || out == NULL)))
+    return (int)cudaErrorInvalidValue;
   if (n == 0) return 0;
   memset(&mc_value, 0, sizeof mc_value);
   if (mc) mc_value = *mc;
@@ -84,10 +81,6 @@ extern "C" int ptsim_cuda_evaluate_mc(const PtsimJob *jobs, int n, const PtsimMo
   if (count == 0) return (int)cudaErrorNoDevice;
   CUDA_CHECK(batch_reserve_stack());
 
-  for (i = 0; i < n; i++) {
-    int64_t b = ptsim_batch_scratch_bytes_mc(&jobs[i], mc);
-    if (b > stride) stride = b;
-  }
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   budget = free_bytes / 2 < BATCH_MAX_SCRATCH_BYTES ? free_bytes / 2 : BATCH_MAX_SCRATCH_BYTES;
   per_launch = (size_t)stride * (size_t)n <= budget ? n : (int)(budget / (size_t)stride);

@@ -17,21 +17,23 @@ int ptsim_cuda_query(int *count, char *name, int name_len, int *major, int *mino
                      double *memory_bytes, int *runtime_version, int *driver_version);
 
 /* Evaluates jobs[0..n) on device 0, one GPU thread per job, with the same
- * ptsim_batch_evaluate_one() the CPU runs (batch.cu).  out[i] gets job i's
- * result; per-job failures are in out[i].status, not in the return code.
- * Scratch is one device buffer of (jobs per launch) x (the largest
- * ptsim_batch_scratch_bytes of the batch); when that does not fit in half
- * the free device memory the batch runs in several launches.
+ * ptsim_batch_evaluate_mc() the CPU runs (batch.cu), Monte-Carlo samples
+ * drawn with cuRAND when mc is not NULL; first_index is jobs[0]'s index in
+ * the whole sweep (its random streams).  out[i] gets job i's result;
+ * per-job failures are in out[i].status, not in the return code.
+ * Each thread works in `stride` bytes of scratch: at least the largest
+ * ptsim_batch_scratch_bytes_mc of the batch, which the caller computes
+ * (the host's copy of the core is the C one: nvcc compiles the core as
+ * device code only).  The scratch is one device buffer of (jobs per
+ * launch) x stride; when that does not fit in half the free device memory
+ * the batch runs in several launches.
  * Returns 0 (cudaSuccess; also for n == 0), cudaErrorInvalidValue for NULL
- * pointers or n < 0, cudaErrorNoDevice when no device is present, or the
- * first failing CUDA call's code (cudaMalloc's included); device memory is
- * freed on every path, and out is unspecified on failure. */
-int ptsim_cuda_evaluate(const PtsimJob *jobs, int n, PtsimBatchResult *out);
-
-/* The same with Monte-Carlo samples drawn with cuRAND (mc may be NULL);
- * first_index is jobs[0]'s index in the whole sweep (its random streams). */
+ * pointers, n < 0 or stride < 1, cudaErrorNoDevice when no device is
+ * present, or the first failing CUDA call's code (cudaMalloc's included);
+ * device memory is freed on every path, and out is unspecified on
+ * failure. */
 int ptsim_cuda_evaluate_mc(const PtsimJob *jobs, int n, const PtsimMonteCarlo *mc,
-                           unsigned long long first_index, PtsimBatchResult *out);
+                           unsigned long long first_index, int64_t stride, PtsimBatchResult *out);
 
 /* The CUDA error string for a code returned above.  (transfer none) */
 const char *ptsim_cuda_error_string(int code);

@@ -76,8 +76,11 @@ gboolean ptsim_gpu_evaluate_mc(const PtsimJob *jobs, gsize n, const PtsimMonteCa
   const gsize slice = (gsize)G_MAXINT / 2;
   for (gsize first = 0; first < n; first += slice) {
     gsize k = MIN(slice, n - first);
+    int64_t stride = 16;
+    for (gsize i = first; i < first + k; i++)
+      stride = MAX(stride, ptsim_batch_scratch_bytes_mc(&jobs[i], mc));
     int rc = ptsim_cuda_evaluate_mc(jobs + first, (int)k, mc,
-                                    (unsigned long long)(first_index + first), out + first);
+                                    (unsigned long long)(first_index + first), stride, out + first);
     if (rc != 0) {
       g_set_error(error, PTSIM_CUDA_ERROR, PTSIM_CUDA_ERROR_FAILED,
                   "GPU batch of %" G_GSIZE_FORMAT " jobs on %s failed: %s (CUDA error %d)", n,
