@@ -364,6 +364,14 @@ typedef struct {
   int moe_shared_expert_overlap; /* shared experts on a side stream, beside the dispatch */
   int moe_ep_comm_overlap;       /* --overlap-moe-expert-parallel-comm (combined 1F1B) */
   double memory_threshold;       /* fit verdict: usage <= threshold (0.8) */
+  /* The GEMM workspaces the run keeps in the caching allocator throughout
+   * (memory.h ptsim_memory_workspace_bytes counts them per stage): PyTorch's
+   * cuBLAS workspace, one per thread that calls cuBLAS, and Transformer
+   * Engine's, in bytes; the shell fills them from the GPU profile
+   * (hw_profiles/software/workspaces.ini, sim/io/workspaces.h) and
+   * CUBLAS_WORKSPACE_CONFIG (--cublas-workspace-config).  0: none counted. */
+  double cublas_workspace_bytes;
+  double te_workspace_bytes;
 } PtsimSettings;
 
 /* What the source the job came from (a Megatron-LM command line or log, a

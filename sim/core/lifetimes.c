@@ -488,6 +488,23 @@ static PTSIM_HD void moe_weights(Ctx *x) {
  * then the optimizer clones its main parameters; Adam's states come
  * later).  With the precision-aware optimizer holding the masters (plan.h
  * lazy_masters), FusedAdam creates them at its first step, not here. */
+/* The GEMM workspaces the stage keeps all run (memory.h
+ * PtsimWorkspaces), made by the first GEMMs of step 0: PyTorch's per
+ * thread, then Transformer Engine's. */
+static PTSIM_HD void workspaces(Ctx *x) {
+  const PtsimSettings *run = &x->job->settings;
+  PtsimWorkspaces w;
+  int32_t i;
+  ptsim_memory_workspaces(x->plan, x->stage, &w);
+  for (i = 0; i < w.torch; i++)
+    tensor_take(x, "cublas_workspace", run->cublas_workspace_bytes, STREAM_COMPUTE);
+  for (i = 0; i < w.te; i++)
+    tensor_take(x, "te_workspace", run->te_workspace_bytes, STREAM_COMPUTE);
+  if (w.te_userbuffers)
+    tensor_take(x, "te_userbuffers_workspace",
+                PTSIM_MEMORY_TE_USERBUFFERS_SIZES * run->te_workspace_bytes, STREAM_COMPUTE);
+}
+
 static PTSIM_HD void at_start(Ctx *x) {
   double params[2], shards[2], left;
   double bucket = bucket_params(x->job);
@@ -505,12 +522,13 @@ static PTSIM_HD void at_start(Ctx *x) {
       for (left = params[p]; left > 0.0; left -= bucket)
         tensor_take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket),
                     STREAM_COMPUTE);
-  if (x->plan->lazy_masters) return;
-  for (p = 0; p < parts; p++)
-    for (left = params[p]; left > 0.0; left -= bucket)
-      tensor_take(x, "main_param_shard",
-                  x->plan->master_bytes * (left < bucket ? left : bucket) / shards[p],
-                  STREAM_COMPUTE);
+  if (!x->plan->lazy_masters)
+    for (p = 0; p < parts; p++)
+      for (left = params[p]; left > 0.0; left -= bucket)
+        tensor_take(x, "main_param_shard",
+                    x->plan->master_bytes * (left < bucket ? left : bucket) / shards[p],
+                    STREAM_COMPUTE);
+  workspaces(x);
 }
 
 /* The optimizer step closing step x->step: the first creates Adam's two

@@ -14,7 +14,9 @@
  *   activations    per-layer saved bytes x layers x in-flight microbatches,
  *                  with recomputation applied
  *   other          input ids on stage 0, fp32 logits / cross-entropy on the
- *                  stage with the LM head (or every stage, by convention)
+ *                  stage with the LM head (or every stage, by convention),
+ *                  the GEMM workspaces PyTorch and Transformer Engine keep
+ *                  (ptsim_memory_workspace_bytes)
  *
  * Mixture-of-experts models extend each term (README's "Memory of MoE
  * models" writes the formula out):
@@ -37,8 +39,8 @@
  *   other          the MTP layers' activations and logits on the last stage
  *
  * What it is not: the caching allocator (alloc.c), NCCL buffers, the CUDA
- * context, workspace; those are left to settings.memory_threshold (the 80%
- * rule of the reference, section 1.7).
+ * context; those are left to settings.memory_threshold (the 80% rule of the
+ * reference, section 1.7).
  *
  * With a Llama model (SwiGLU, RMSNorm, GQA, untied, no dropout, flash
  * attention, SP, distributed optimizer, fp32 grads, 1F1B, m >= p, even
@@ -373,6 +375,49 @@ PTSIM_HD static double unsharded_bytes(const PtsimPlan *plan, int64_t stage) {
   return peak + (plan->zero_stage == 3 && keep_all ? plan->stage_gather_bytes[stage] : 0.0);
 }
 
+/* ---- workspaces ---- */
+
+/* PyTorch allocates a cuBLAS workspace through its caching allocator for
+ * every (handle, stream) that runs a cuBLAS call, and a handle is per
+ * thread (CublasHandlePool.cpp, setWorkspaceForHandle); Megatron's forward
+ * runs on the main thread, autograd's backward on its device thread, so a
+ * stage that calls cuBLAS from PyTorch in both holds two.  Such a stage:
+ * the one with the output layer (Megatron's ColumnParallelLinear,
+ * torch.matmul), one with Megatron's local or PyTorch's own layers, unfused
+ * attention (torch.baddbmm, torch.bmm) or MoE layers (the router's
+ * linear); Transformer Engine's GEMMs use its own workspace instead.
+ * Transformer Engine keeps one (get_cublas_workspace, functools.lru_cache,
+ * cpp_extensions/gemm.py), one of three times the size for userbuffers'
+ * overlapped GEMMs (--tp-comm-overlap; memory.h), and one per compute
+ * stream (nvte_get_num_compute_streams: 4, common/util/multi_stream.cpp) for
+ * grouped GEMMs (MoE layers with --moe-grouped-gemm).  The sizes are the
+ * job's (hw_profiles/software/workspaces.ini). */
+#define TORCH_CUBLAS_THREADS 2
+#define TE_GROUPED_GEMM_STREAMS 4
+
+PTSIM_HD void ptsim_memory_workspaces(const PtsimPlan *plan, int64_t stage, PtsimWorkspaces *out) {
+  const PtsimJob *job = &plan->job;
+  const PtsimSettings *run = &job->settings;
+  int moe = plan->stage_moe_layers[stage] > 0;
+  int torch_gemms = stage == plan->vstages.last_stage || !run->transformer_engine ||
+                    !run->flash_attention || moe;
+  out->torch = torch_gemms && run->cublas_workspace_bytes > 0.0 ? TORCH_CUBLAS_THREADS : 0;
+  out->te = out->te_userbuffers = 0;
+  if (!run->transformer_engine || run->te_workspace_bytes <= 0.0) return;
+  out->te = 1;
+  if (run->tp_comm_overlap && job->layout.tp > 1) out->te_userbuffers = 1;
+  if (moe && run->moe_grouped_gemm) out->te += TE_GROUPED_GEMM_STREAMS;
+}
+
+PTSIM_HD double ptsim_memory_workspace_bytes(const PtsimPlan *plan, int64_t stage) {
+  const PtsimSettings *run = &plan->job.settings;
+  PtsimWorkspaces w;
+  ptsim_memory_workspaces(plan, stage, &w);
+  return (double)w.torch * run->cublas_workspace_bytes +
+         ((double)w.te + PTSIM_MEMORY_TE_USERBUFFERS_SIZES * (double)w.te_userbuffers) *
+             run->te_workspace_bytes;
+}
+
 /* ---- the estimate ---- */
 
 PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConvention ce,
@@ -446,7 +491,8 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     if (ce == PTSIM_CE_EVERY_STAGE || i == last) st->logits_bytes = 4.0 * sb * (h + v) / t;
     if (i == last && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
       st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
-    st->other_bytes = st->input_ids_bytes + st->logits_bytes;
+    st->workspace_bytes = ptsim_memory_workspace_bytes(plan, i);
+    st->other_bytes = st->input_ids_bytes + st->logits_bytes + st->workspace_bytes;
     st->unsharded_bytes = unsharded_bytes(plan, i);
     st->total_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
                       st->activations_bytes + st->other_bytes + st->unsharded_bytes;

@@ -48,7 +48,8 @@ typedef struct {
   double inflight_microbatches;      /* microbatches whose activations are held */
   double input_ids_bytes;            /* int64 input ids for in-flight microbatches */
   double logits_bytes;               /* fp32 logits / cross-entropy buffers */
-  double other_bytes;                /* input_ids + logits */
+  double workspace_bytes;            /* GEMM workspaces (ptsim_memory_workspace_bytes) */
+  double other_bytes;                /* input_ids + logits + workspaces */
   /* ZeRO-2/3: the units gathered at once and the unsharded gradients of
    * the units in backward (0 otherwise; plan.c "Sharding") */
   double unsharded_bytes;
@@ -90,6 +91,25 @@ PTSIM_HD double ptsim_memory_layer_op_saved_bytes(const PtsimPlan *plan);
 /* The same for one MoE layer of a mixture-of-experts model, at the plan's
  * expert load (its experts' rows scale with it). */
 PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan, int keep_scores);
+
+/* The GEMM workspaces a stage keeps in the caching allocator all run (job.h
+ * cublas_workspace_bytes, te_workspace_bytes; memory.c, "Workspaces", says
+ * which and how many), each one allocation. */
+typedef struct {
+  int32_t torch;          /* PyTorch's cuBLAS workspaces (one per thread) */
+  int32_t te;             /* Transformer Engine's (one, and one per grouped-GEMM stream) */
+  int32_t te_userbuffers; /* TE's userbuffers' one (PTSIM_MEMORY_TE_USERBUFFERS_SIZES
+                           * x its size), 0 or 1 */
+} PtsimWorkspaces;
+
+/* Transformer Engine's userbuffers' workspace: _NUM_MAX_UB_STREAMS = 3
+ * workspaces in one tensor (cpp_extensions/gemm.py, get_cublas_workspace). */
+#define PTSIM_MEMORY_TE_USERBUFFERS_SIZES 3.0
+
+PTSIM_HD void ptsim_memory_workspaces(const PtsimPlan *plan, int64_t stage, PtsimWorkspaces *out);
+
+/* Their bytes. */
+PTSIM_HD double ptsim_memory_workspace_bytes(const PtsimPlan *plan, int64_t stage);
 
 /* What a replay of the job through the caching-allocator emulation must
  * hold at once on the stage holding the most (lifetimes.h): its weights,

@@ -34,7 +34,8 @@ void ptsim_job_options_clear(PtsimJobOptions *o) {
                       &o->torchtitan,
                       &o->sharding,
                       &o->fsdp_impl,
-                      &o->reshard_after_forward};
+                      &o->reshard_after_forward,
+                      &o->cublas_workspace_config};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
   ptsim_job_options_init(o);
 }
@@ -276,6 +277,10 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "Date of the Megatron-LM source (YYYY-MM-DD or YYYY-MM; default current): memory that "
        "releases allocate differently follows it (validate: a log's arguments date it)",
        "DATE"},
+      {"cublas-workspace-config", 0, 0, G_OPTION_ARG_STRING, &o->cublas_workspace_config,
+       "PyTorch's CUBLAS_WORKSPACE_CONFIG, :SIZE:COUNT KiB (\":4096:8\" is 32 MiB per thread "
+       "that calls cuBLAS; default: the GPU's, hw_profiles/software/workspaces.ini)",
+       "CONFIG"},
       END};
   return g_memdup2(entries, sizeof entries);
 }

@@ -74,6 +74,9 @@ typedef struct {
   char *megatron_date; /* YYYY-MM-DD of the Megatron-LM source */
   char *megatron_args, *megatron_args_file;
   char *torchtitan; /* a torchtitan job config (.toml) */
+  /* PyTorch's CUBLAS_WORKSPACE_CONFIG (":4096:8"; default: the GPU's,
+   * hw_profiles/software/workspaces.ini) */
+  char *cublas_workspace_config;
 } PtsimJobOptions;
 
 /* Sets every field to "not given". */

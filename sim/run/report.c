@@ -151,6 +151,7 @@ static void json_stage(PtsimJson *json, int64_t index, const PtsimStageMemory *s
   ptsim_json_double(json, "inflight_microbatches", s->inflight_microbatches);
   ptsim_json_double(json, "input_ids_bytes", s->input_ids_bytes);
   ptsim_json_double(json, "logits_bytes", s->logits_bytes);
+  ptsim_json_double(json, "workspace_bytes", s->workspace_bytes);
   ptsim_json_double(json, "other_bytes", s->other_bytes);
   ptsim_json_double(json, "unsharded_bytes", s->unsharded_bytes);
   ptsim_json_double(json, "total_bytes", s->total_bytes);
