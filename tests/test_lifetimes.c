@@ -339,6 +339,45 @@ static void test_megatron_release(void) {
   g_assert_cmpfloat(first_step_requested(20240701), ==, now);
 }
 
+/* Allocated bytes after the second step's optimizer step of STAGE (the
+ * replay's last sample). */
+static double steady_allocated(const PtsimJob *job, int64_t stage) {
+  g_autofree PtsimPlan *plan = plan_of(job);
+  int32_t n = plan->schedule_items;
+  g_autofree PtsimScheduleItem *items = g_new(PtsimScheduleItem, n);
+  ptsim_schedule_build(job->layout.schedule, (int32_t)plan->num_stages,
+                       (int32_t)plan->num_microbatches, (int32_t)plan->num_chunks, (int32_t)stage,
+                       items, n);
+  int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, stage);
+  g_autofree void *scratch = g_malloc(bytes);
+  PtsimAllocTimeline tl = {NULL, 1 + 2 * ((int64_t)n + 1), 0};
+  g_autofree PtsimAllocSample *samples = g_new(PtsimAllocSample, tl.capacity);
+  tl.samples = samples;
+  g_autofree PtsimStageAlloc *out = g_new0(PtsimStageAlloc, 1);
+  g_assert_cmpint(ptsim_lifetimes_replay(plan, stage, items, n, 2, NULL, 1, scratch, bytes, &tl,
+                                         out),
+                  ==, 0);
+  g_assert_cmpint(tl.count, ==, tl.capacity);
+  return samples[tl.count - 1].allocated_bytes;
+}
+
+static void test_unfused_attention_buffers(void) {
+  g_test_summary("unfused attention: Megatron's local layers keep their global scores buffer "
+                 "(2 b a s^2), Transformer Engine's makes a fresh one per call (none kept)");
+  /* megatron2021-gpt-1b on one A100: b 4, a 15, s 1024 -> 62914560 scores;
+   * the buffer 125829120 B; TE keeps its own 4 MiB GEMM workspace instead
+   * (both run PyTorch's batched GEMMs: the same two cuBLAS workspaces) */
+  PtsimJob te, local;
+  load_job(&te, "megatron2021-gpt-1b", "a100-80g", 1, 1, 1, 4, 8, 1024, PTSIM_RECOMPUTE_NONE);
+  te.settings.flash_attention = 0;
+  te.settings.cublas_workspace_bytes = 8519680.0;
+  te.settings.te_workspace_bytes = 4194304.0;
+  local = te;
+  local.settings.transformer_engine = 0;
+  g_assert_cmpfloat(steady_allocated(&local, 0) - steady_allocated(&te, 0), ==,
+                    2.0 * 4 * 15 * 1024.0 * 1024.0 - 4194304.0);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/lifetimes/agrees-with-estimate", test_agrees_with_estimate);
@@ -355,5 +394,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/lifetimes/oom-in-steady-state", test_oom_in_steady_state);
   g_test_add_func("/lifetimes/runs-verdict", test_runs_verdict);
   g_test_add_func("/lifetimes/megatron-release", test_megatron_release);
+  g_test_add_func("/lifetimes/unfused-attention-buffers", test_unfused_attention_buffers);
   return g_test_run();
 }

@@ -308,9 +308,10 @@ static void test_tiny_gpt(void) {
   const double scores = 5.0 * 4.0 * 128.0 * 128.0;
   g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==, 34.0 * sbh + scores);
   g_assert_cmpfloat(layer_activation_bytes(&job, 0), ==, 34.0 * sbh);
-  /* No attention dropout: no mask, 4 a s^2 b. */
+  /* No attention dropout: no mask and no second tensor (dropout with p 0
+   * returns the softmax output, which bmm keeps): 2 a s^2 b. */
   job.source.attention_dropout = 0.0;
-  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==, 34.0 * sbh + 4.0 * 4.0 * 128.0 * 128.0);
+  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==, 34.0 * sbh + 2.0 * 4.0 * 128.0 * 128.0);
   job.source.attention_dropout = 0.1;
 
   /* t = 4 without SP: sbh (10 + 24/t + 5as/(ht)); with SP everything / t. */
@@ -645,8 +646,47 @@ static void test_flag_mechanisms(void) {
   g_assert_cmpfloat(aware16->master_bytes, ==, 4.0);
 }
 
+/* Unfused attention keeps b (a/t) s^2 elements (memory.c, "Unfused
+ * attention"): the tiny model, s 128, b 1, a 4, t 1: 65536 elements.
+ * Transformer Engine's fused softmax (16 < s < 16384): 2 B with dropout 0
+ * (PyTorch's dropout returns its input), 2 + 1 + 2 = 5 B with dropout > 0
+ * (the reference's count).  Megatron's local layers past s 4096 use
+ * PyTorch's softmax: in fp32 (--attention-softmax-in-fp32) 4 B kept and its
+ * 2-byte cast kept by bmm (p = 0), 4 + 1 + 2 (p > 0); in 16 bits 2 B. */
+static void test_unfused_attention_bytes(void) {
+  g_test_summary("unfused attention's s x s bytes: 2 with dropout 0, 5 with dropout, 6 or 7 "
+                 "from the fp32 fallback softmax");
+  PtsimModel m;
+  PtsimJob job;
+  tiny(&m);
+  set_job(&job, &m, 1, 1, 1, 1, 1, 128);
+  double flash = layer_activations(&job, 1);
+  job.settings.flash_attention = 0;
+  double el = 1.0 * 4.0 * 128.0 * 128.0;
+  g_assert_cmpfloat(layer_activations(&job, 1) - flash, ==, 2.0 * el);
+  job.source.attention_dropout = 0.1;
+  g_assert_cmpfloat(layer_activations(&job, 1) - flash, ==, 5.0 * el);
+  /* local layers, s 8192: the fused kernel stops at 4096 */
+  job.source.attention_dropout = 0.0;
+  job.settings.transformer_engine = 0;
+  job.layout.seq = 8192;
+  double flash_long, el_long = 4.0 * 8192.0 * 8192.0;
+  job.settings.flash_attention = 1;
+  flash_long = layer_activations(&job, 1);
+  job.settings.flash_attention = 0;
+  g_assert_cmpfloat(layer_activations(&job, 1) - flash_long, ==, 2.0 * el_long);
+  job.settings.attention_softmax_fp32 = 1;
+  g_assert_cmpfloat(layer_activations(&job, 1) - flash_long, ==, 6.0 * el_long);
+  job.source.attention_dropout = 0.1;
+  g_assert_cmpfloat(layer_activations(&job, 1) - flash_long, ==, 7.0 * el_long);
+  /* selective recompute of core_attn keeps none of them */
+  job.settings.recompute = PTSIM_RECOMPUTE_SELECTIVE;
+  g_assert_cmpfloat(layer_activations(&job, 0), ==, flash_long);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/memory/attention/unfused-bytes", test_unfused_attention_bytes);
   g_test_add_func("/memory/seed/llama3.1-8b-worked-example", test_seed_llama8b);
   g_test_add_func("/memory/seed/llama3.1-70b-worked-example", test_seed_llama70b);
   g_test_add_func("/memory/seed/closed-form-layouts", test_seed_closed_form_layouts);

@@ -372,6 +372,11 @@ typedef struct {
    * CUBLAS_WORKSPACE_CONFIG (--cublas-workspace-config).  0: none counted. */
   double cublas_workspace_bytes;
   double te_workspace_bytes;
+  /* Megatron-LM's --attention-softmax-in-fp32 (which
+   * --apply-query-key-layer-scaling turns on): where unfused attention
+   * cannot use the fused softmax kernel, PyTorch's softmax runs in fp32
+   * (memory.h PtsimAttentionCore; Transformer Engine's always does). */
+  int attention_softmax_fp32;
 } PtsimSettings;
 
 /* What the source the job came from (a Megatron-LM command line or log, a

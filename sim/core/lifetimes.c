@@ -296,15 +296,6 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     ptsim_lifetimes_unit_enter(x, chunk, 0, 1);
     ptsim_lifetimes_unit_forward_done(x, chunk, 0);
   }
-  if (!x->job->settings.flash_attention && x->attention_buffer < 0 && x->chunk_layers > 0) {
-    const PtsimLayout *l = &x->job->layout;
-    double s = (double)x->plan->local_seq;
-    x->attention_buffer = tensor_take(x, "attention_buffer",
-                                      ELEM * (double)l->mbs *
-                                          (double)x->job->model.num_attention_heads /
-                                          (double)l->tp * s * s,
-                                      STREAM_COMPUTE);
-  }
   for (layer = 0; layer < x->chunk_layers; layer++) {
     int32_t n;
     const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
@@ -318,20 +309,15 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
           hs[k + i] = tensor_take(x, x->kept[i].name, x->kept[i].bytes, STREAM_COMPUTE);
       else if (ptsim_lifetimes_keeps_input(x, layer))
         hs[k] = tensor_take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE);
-      for (i = 0; i < n; i++)
-        tmp[i] = tensor_take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
+      ptsim_lifetimes_take_set(x, set, n, x->rest_scale, 0, tmp);
       ptsim_lifetimes_layer_transients(x);
       if (set == x->saved_moe) ptsim_lifetimes_moe_transients(x);
       for (i = n - 1; i >= 0; i--) tensor_give(x, tmp[i]);
       k += MAX_LAYER_TENSORS;
     } else {
-      for (i = 0; i < n; i++) {
-        hs[k + i] = tensor_take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
-        if (i == 4)
-          ptsim_lifetimes_layer_transients(x); /* after q, k, v: attention and the projections */
-        if (i == 7 && set == x->saved_moe)
-          ptsim_lifetimes_moe_transients(x); /* the dispatch and combine */
-      }
+      /* after q, k, v: the projections' transients; after the router, the
+       * dispatch and combine */
+      ptsim_lifetimes_take_set(x, set, n, 1.0, 1, hs + k);
       k += MAX_LAYER_TENSORS;
     }
     if (x->gathered) ptsim_lifetimes_unit_forward_done(x, chunk, layer + 1);
@@ -401,11 +387,11 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
     /* re-materialise the layer (beyond what per op kept) */
     if (ptsim_lifetimes_recomputed(x, layer))
-      for (i = 0; i < n; i++)
-        tmp[i] = tensor_take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
+      ptsim_lifetimes_take_set(x, set, n, x->rest_scale, 0, tmp);
     grad_out = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     ptsim_lifetimes_layer_transients(x);
+    ptsim_lifetimes_attention_backward(x);
     if (set == x->saved_moe) ptsim_lifetimes_moe_transients(x);
     ptsim_lifetimes_unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
     if (ptsim_lifetimes_recomputed(x, layer))

@@ -54,7 +54,9 @@
  * Releases (source.megatron_date).  Unfused attention (Megatron's
  * CoreAttention / DotProductAttention, the local layers) multiplies Q by
  * K^T into Megatron's global memory buffer ([b np/t, s, s] in 16 bits, got
- * once and kept: get_global_memory_buffer().get_tensor(..., "mpu")), and
+ * once and kept: get_global_memory_buffer().get_tensor(..., "mpu"); Transformer
+ * Engine's UnfusedDotProductAttention takes a fresh tensor per call
+ * instead, lifetimes_sets.c), and
  * under grouped query attention copies K and V to every head
  * (repeat_interleave, which index_selects: a new [s, b, np/t, hn] tensor
  * each, kept by the two batched GEMMs for the backward); Megatron-LM made

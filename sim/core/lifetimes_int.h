@@ -30,9 +30,23 @@
  * FNV's 64-bit prime (lifetimes.c and lifetimes_period.c hash alike). */
 #define PTSIM_LIFETIMES_HASH_PRIME 0x100000001B3ull
 
+/* What happens around a saved tensor besides its allocation (bits of
+ * PtsimLifetimesTensor.role): unfused attention's scores are allocated
+ * before the first tensor marked CORE or CORE_END and freed after the one
+ * marked CORE_END (the attention output); the layer's forward transients
+ * (ptsim_lifetimes_layer_transients) and an MoE layer's dispatch
+ * (ptsim_lifetimes_moe_transients) run after the tensor marked so. */
+#define PTSIM_LIFETIMES_ROLE_CORE 1
+#define PTSIM_LIFETIMES_ROLE_CORE_END 2
+#define PTSIM_LIFETIMES_ROLE_LAYER_TRANSIENTS 4
+#define PTSIM_LIFETIMES_ROLE_MOE_TRANSIENTS 8
+/* not scaled to the estimate's layer total (lifetimes_sets.c) */
+#define PTSIM_LIFETIMES_ROLE_EXACT 16
+
 typedef struct {
   const char *name;
   double bytes;
+  int32_t role; /* PTSIM_LIFETIMES_ROLE_* bits */
 } PtsimLifetimesTensor;
 
 struct PtsimLifetimesPeriod; /* lifetimes_period.c */
@@ -139,6 +153,18 @@ static inline PTSIM_HD int ptsim_lifetimes_megatron_between(const PtsimJob *job,
 }
 
 /* ---- the saved sets (lifetimes_sets.c) ---- */
+
+/* Allocates the saved set set[0..n) of one layer into hs[0..n), each
+ * tensor's bytes x scale, with what its roles say around it: the
+ * attention scores, and (inline) the layer's and the MoE dispatch's
+ * transients; without inline the caller runs those itself. */
+PTSIM_HD void ptsim_lifetimes_take_set(PtsimLifetimesCtx *x, const PtsimLifetimesTensor *set,
+                                       int32_t n, double scale, int inline_transients, int32_t *hs);
+
+/* The backward of unfused attention's core, between the layer's incoming
+ * and outgoing gradients: the s x s gradients (transient), and the kept
+ * tensors re-created first when selective recompute dropped them. */
+PTSIM_HD void ptsim_lifetimes_attention_backward(PtsimLifetimesCtx *x);
 
 /* x->saved (and, for a mixture-of-experts model, x->saved_moe) for the
  * stage's shapes. */

@@ -76,6 +76,50 @@ static PTSIM_HD int64_t imin(int64_t x, int64_t y) { return x < y ? x : y; }
 
 /* ---- activations ---- */
 
+/* Unfused attention (memory.h PtsimAttentionCore).  What each step keeps:
+ *  - torch.baddbmm keeps its two matrix operands (Q, K), not its output,
+ *    so the scores are kept by nobody: they live until the attention
+ *    returns (Transformer Engine's UnfusedDotProductAttention holds them in
+ *    a local, transformer_engine/pytorch/attention/dot_product_attention/
+ *    backends.py at d0067d0; Megatron's DotProductAttention,
+ *    megatron/core/transformer/dot_product_attention.py at d98e8a64).
+ *  - The fused softmax kernels save their output alone
+ *    (ctx.save_for_backward(output) in TE's softmax.py, save_for_backward(
+ *    softmax_results, scale_t) in megatron/core/fusions/fused_softmax.py);
+ *    they run where is_kernel_available says: TE 16 < sk < 16384 and
+ *    sk % 8 == 0, Megatron 16 < sk <= 4096 and sk % 4 == 0 (both with
+ *    b*np % 4 == 0 and a block condition ptsim takes as met).  Elsewhere
+ *    forward_torch_softmax: with softmax_in_fp32 (TE's default; Megatron's
+ *    --attention-softmax-in-fp32, set by --apply-query-key-layer-scaling in
+ *    TransformerConfig) input.float(), softmax (keeps its fp32 output),
+ *    then a 16-bit cast of it.
+ *  - torch.nn.Dropout(p): at::dropout returns its input when p == 0
+ *    (aten/src/ATen/native/Dropout.cpp: _dropout_impl "if (p == 0 ||
+ *    !train ...) return input"), else native_dropout keeps a bool mask and
+ *    returns a new tensor.
+ *  - torch.bmm(probs', V) keeps probs'.
+ * So the s x s bytes kept: 2 (fused or 16-bit softmax, p = 0), 2 + 1 + 2
+ * (p > 0, the reference's 5), 4 + 2 (fp32 fallback, p = 0: the cast kept
+ * by bmm), 4 + 1 + 2 (fp32 fallback, p > 0: the cast is dropout's input,
+ * freed). */
+PTSIM_HD void ptsim_memory_attention_core(const PtsimPlan *plan, PtsimAttentionCore *out) {
+  const PtsimJob *job = &plan->job;
+  const PtsimSettings *run = &job->settings;
+  int64_t s = plan->local_seq;
+  int dropout = job->source.attention_dropout > 0.0;
+  int fp32;
+  out->te = run->transformer_engine;
+  out->fused = out->te ? (s > 16 && s < 16384 && s % 8 == 0) : (s > 16 && s <= 4096 && s % 4 == 0);
+  fp32 = !out->fused && (out->te || run->attention_softmax_fp32);
+  out->probs = fp32 ? 4.0 : 2.0;
+  out->mask = dropout ? 1.0 : 0.0;
+  out->applied = dropout || fp32 ? 2.0 : 0.0;
+  out->kept = !run->flash_attention && !(run->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
+                                         (run->recompute_modules & PTSIM_RECOMPUTE_CORE_ATTN));
+  out->elements = (double)job->layout.mbs * (double)job->model.num_attention_heads /
+                  (double)job->layout.tp * (double)s * (double)s;
+}
+
 /* Multi-latent attention's saved tensors in place of a GQA layer's q, k,
  * v and attention output: the q latent (its norm's input and the up
  * projection's input, in the sequence-parallel region), the kv latent with
@@ -201,13 +245,13 @@ static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_sc
   }
 
   /* Without flash attention (unless selective recompute re-runs the
-   * attention core): the s x s tensors of the reference, section 1.5:
-   * scores/softmax 2bs^2a, dropout mask bs^2a when attention dropout > 0,
-   * dropout(softmax) 2bs^2a.  With flash attention none is kept (its
-   * dropout RNG is in-kernel). */
+   * attention core): the s x s tensors (ptsim_memory_attention_core; the
+   * reference's section 1.5 counts 5 bytes, its dropout p > 0 case).
+   * With flash attention none is kept (its dropout RNG is in-kernel). */
   if (!drop_scores && !run->flash_attention) {
-    double per = (src->attention_dropout > 0.0) ? 5.0 : 4.0;
-    split += per * b * s * s * a;
+    PtsimAttentionCore core;
+    ptsim_memory_attention_core(plan, &core);
+    split += (core.probs + core.mask + core.applied) * b * s * s * a;
   }
 
   double replicated_div = l->sp ? t : 1.0;

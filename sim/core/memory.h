@@ -74,6 +74,40 @@ typedef struct {
 
 /* ---- building blocks (exposed for tests and for the lifetimes module) ---- */
 
+/* The b x (a/t) x s x s tensors unfused attention keeps for its backward
+ * (s the local sequence, s/cp), in bytes per element of that shape; all
+ * zero with flash attention.  Attention is
+ *   scores = baddbmm(Q, K^T)          16-bit, not kept (the batched GEMM
+ *                                      keeps Q and K)
+ *   probs  = softmax(scores)          kept by the softmax's backward
+ *   probs' = dropout(probs)           p > 0: a 1-byte mask kept, and a new
+ *                                      16-bit tensor; p = 0: PyTorch's
+ *                                      dropout returns its input
+ *   out    = bmm(probs', V)           keeps probs'
+ * The softmax is Transformer Engine's or Megatron's fused scale-mask-
+ * softmax kernel (16-bit output) where its size limits allow (TE: 16 < s
+ * < 16384, s % 8 == 0; Megatron's local layers: 16 < s <= 4096, s % 4 ==
+ * 0), else PyTorch's, in fp32 when asked (TE always; Megatron with
+ * --attention-softmax-in-fp32 or --apply-query-key-layer-scaling): a 4-byte
+ * output kept and a 16-bit cast of it, which is what bmm keeps when p = 0
+ * (memory.c, "Unfused attention", cites the sources). */
+typedef struct {
+  int kept;        /* 1: the layer keeps them (unfused, not recomputed by core_attn) */
+  int fused;       /* 1: the fused softmax kernel runs */
+  int te;          /* 1: Transformer Engine's UnfusedDotProductAttention (a fresh
+                    * scores buffer per call); 0: Megatron's DotProductAttention
+                    * (its global buffer) */
+  double probs;    /* the softmax output: 2, or 4 from the fp32 fallback */
+  double mask;     /* the dropout mask: 1 when p > 0 */
+  double applied;  /* the 16-bit input bmm keeps when it is not the softmax
+                    * output: dropout's output (p > 0) or the fp32 cast */
+  double elements; /* b (a/t) s^2 on one GPU */
+} PtsimAttentionCore;
+
+/* Fills *out for the plan's job (the per-element bytes when the layer
+ * keeps nothing are still filled: selective recompute re-creates them). */
+PTSIM_HD void ptsim_memory_attention_core(const PtsimPlan *plan, PtsimAttentionCore *out);
+
 /* Bytes one transformer layer saves for one microbatch on one GPU, stored in
  * full (as without full recompute).  keep_scores: 1 to count everything
  * the layer keeps; 0 as under selective recompute: the modules of

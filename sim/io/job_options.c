@@ -277,6 +277,10 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "Date of the Megatron-LM source (YYYY-MM-DD or YYYY-MM; default current): memory that "
        "releases allocate differently follows it (validate: a log's arguments date it)",
        "DATE"},
+      {"attention-softmax-in-fp32", 0, 0, G_OPTION_ARG_NONE, &o->attention_softmax_fp32,
+       "Unfused attention's softmax in fp32 where the fused kernel does not apply (local layers "
+       "past 4096 tokens; Megatron's flag, also set by --apply-query-key-layer-scaling)",
+       NULL},
       {"cublas-workspace-config", 0, 0, G_OPTION_ARG_STRING, &o->cublas_workspace_config,
        "PyTorch's CUBLAS_WORKSPACE_CONFIG, :SIZE:COUNT KiB (\":4096:8\" is 32 MiB per thread "
        "that calls cuBLAS; default: the GPU's, hw_profiles/software/workspaces.ini)",

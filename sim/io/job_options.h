@@ -77,6 +77,7 @@ typedef struct {
   /* PyTorch's CUBLAS_WORKSPACE_CONFIG (":4096:8"; default: the GPU's,
    * hw_profiles/software/workspaces.ini) */
   char *cublas_workspace_config;
+  gboolean attention_softmax_fp32; /* Megatron's --attention-softmax-in-fp32 */
 } PtsimJobOptions;
 
 /* Sets every field to "not given". */

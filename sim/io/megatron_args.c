@@ -88,6 +88,8 @@ static const struct {
     {"--transformer-impl", F_TRANSFORMER_IMPL, KIND_WORD},
     {"--attention-backend", F_ATTENTION_BACKEND, KIND_WORD},
     {"--attention-dropout", F_ATTENTION_DROPOUT, KIND_DOUBLE},
+    {"--attention-softmax-in-fp32", F_SOFTMAX_FP32, KIND_SWITCH},
+    {"--apply-query-key-layer-scaling", F_QK_LAYER_SCALING, KIND_SWITCH},
     {"--hidden-dropout", F_HIDDEN_DROPOUT, KIND_DOUBLE},
     {"--normalization", F_NORMALIZATION, KIND_WORD},
     {"--disable-bias-linear", F_DISABLE_BIAS, KIND_SWITCH},

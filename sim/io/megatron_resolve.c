@@ -317,6 +317,9 @@ static gboolean resolve_attention(const Said *s, PtsimSettings *run, GError **er
   if (GIVEN(s, F_ATTENTION_BACKEND) && !pick("--attention-backend", s->word[F_ATTENTION_BACKEND],
                                              "flash|fused|unfused|local|auto", &backend, error))
     return FALSE;
+  /* TransformerConfig.__post_init__: query-key layer scaling turns the
+   * fp32 softmax on */
+  run->attention_softmax_fp32 = GIVEN(s, F_SOFTMAX_FP32) || GIVEN(s, F_QK_LAYER_SCALING);
   if (GIVEN(s, F_LEGACY)) {
     run->transformer_engine = 0;
     run->flash_attention = GIVEN(s, F_FLASH);

@@ -134,6 +134,8 @@ typedef enum {
   F_QK_POS_DIM,
   F_V_HEAD_DIM,
   F_MTP_LAYERS,
+  F_SOFTMAX_FP32,
+  F_QK_LAYER_SCALING,
   F_COUNT
 } FlagId;
 
