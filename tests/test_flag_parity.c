@@ -101,6 +101,7 @@ static void n_softmax_fp32(PtsimJobOptions *o) { o->attention_softmax_fp32 = TRU
 static void n_grads_2b(PtsimJobOptions *o) { o->no_fp32_grad_accumulation = TRUE; }
 static void n_no_fusion(PtsimJobOptions *o) { o->no_gradient_accumulation_fusion = TRUE; }
 static void n_ce_fusion(PtsimJobOptions *o) { o->cross_entropy_loss_fusion = TRUE; }
+static void n_ce_te(PtsimJobOptions *o) { o->cross_entropy_fusion_impl = g_strdup("te"); }
 static void n_modules(PtsimJobOptions *o) { o->recompute_modules = g_strdup("core_attn,mlp"); }
 static void n_tensorwise(PtsimJobOptions *o) { o->fp8_recipe = g_strdup("tensorwise"); }
 static void n_fp8_gather(PtsimJobOptions *o) { o->fp8_param_gather = TRUE; }
@@ -218,7 +219,10 @@ static void test_gradients(void) {
   /* under bf16 Megatron forces fp32 accumulation: the flag changes nothing */
   parity("", "--accumulate-allreduce-grads-in-fp32", NULL, MOVES_NOTHING);
   parity("", "--no-gradient-accumulation-fusion", n_no_fusion, MOVES_TIME);
-  parity("", "--cross-entropy-loss-fusion", n_ce_fusion, MOVES_TIME);
+  /* the native one is compiled: a second fp32 copy of the logits while it runs */
+  parity("", "--cross-entropy-loss-fusion", n_ce_fusion, MOVES_TIME | MOVES_MEMORY);
+  /* Transformer Engine's keeps what the unfused one keeps */
+  parity("--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl te", n_ce_te, MOVES_MEMORY);
 }
 
 static void test_fp16_accumulation(void) {

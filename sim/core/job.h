@@ -377,6 +377,10 @@ typedef struct {
    * cannot use the fused softmax kernel, PyTorch's softmax runs in fp32
    * (memory.h PtsimAttentionCore; Transformer Engine's always does). */
   int attention_softmax_fp32;
+  /* With cross_entropy_fusion: 1 Transformer Engine's Triton cross entropy
+   * (--cross-entropy-fusion-impl te), 0 Megatron's native one under
+   * torch.compile (the default); lifetimes.c keeps what each holds. */
+  int cross_entropy_te;
 } PtsimSettings;
 
 /* What the source the job came from (a Megatron-LM command line or log, a

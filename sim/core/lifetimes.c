@@ -329,6 +329,8 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     ptsim_lifetimes_mtp_forward(x, hs + k + 2);
     logits = tensor_take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
     hs[k] = tensor_take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    if (ptsim_lifetimes_ce_compiled(x)) /* the compiled exp(logits - max) */
+      tensor_take_give(x, "logits_exp_compiled", 4.0 * x->logits_elems, STREAM_COMPUTE);
     if (ptsim_lifetimes_megatron_between(x->job, 0, MEGATRON_CE_IN_PLACE_FROM) ||
         ptsim_lifetimes_megatron_between(x->job, MEGATRON_CE_COPY_FROM, MEGATRON_CE_COPY_UNTIL)) {
       /* logits - max, out of place */
@@ -373,7 +375,11 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, x->chunk_layers + 1);
   ptsim_lifetimes_unit_backward_end(x, chunk, x->chunk_layers + 1, unit_grad, &reducing);
   if (is_last(x, chunk)) { /* the kept softmax becomes the gradient in place; to 16 bits */
-    int32_t grad_logits = tensor_take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
+    int32_t compiled = -1, grad_logits;
+    if (ptsim_lifetimes_ce_compiled(x)) /* ... computed into a buffer of its own */
+      compiled = tensor_take(x, "logits_grad_compiled", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    grad_logits = tensor_take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
+    tensor_give(x, compiled);
     tensor_give(x, hs[base + 1]);
     tensor_give(x, hs[base]);
     hs[base + 1] = hs[base] = -1;

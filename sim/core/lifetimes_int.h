@@ -136,6 +136,26 @@ PTSIM_HD void ptsim_lifetimes_mtp_backward(PtsimLifetimesCtx *x, int32_t *h, int
 PTSIM_HD void ptsim_lifetimes_mtp_give(PtsimLifetimesCtx *x, int32_t *h, int32_t first,
                                        int32_t last);
 
+/* Megatron's native fused cross entropy (--cross-entropy-loss-fusion, the
+ * default --cross-entropy-fusion-impl native): its helpers are compiled
+ * (megatron/core/fusions/fused_cross_entropy.py: @jit_fuser, which
+ * megatron/core/jit.py makes torch.compile).  calculate_predicted_logits
+ * subtracts the max from its fp32 logits and exponentiates them in place
+ * and returns them, calculate_gradients turns the kept softmax into the
+ * gradient in place and casts it to bf16; a compiled function does not
+ * write its inputs in place but computes the new values into a buffer of
+ * its own and copies them back (torch.compile's functionalization of input
+ * mutations), so each holds a second fp32 logits-sized tensor while it
+ * runs.  Measured: Megatron-LM's test gpt3_mcore_te_tp2_pp2_cross_entropy_
+ * loss_fusion peaks 0.382 GiB above its unfused twin (..._resume_torch_dist)
+ * on H100 (golden values of 2026-08-19), 0.338 + 0.047 (its smaller cuBLAS
+ * workspaces) on A100 (lts): one fp32 copy of 4 x 1024 x 25216 logits,
+ * 0.385 GiB.  Transformer Engine's Triton kernel (te) keeps an fp32
+ * gradient as the unfused one keeps its softmax, nothing more. */
+static inline PTSIM_HD int ptsim_lifetimes_ce_compiled(const PtsimLifetimesCtx *x) {
+  return x->job->settings.cross_entropy_fusion && !x->job->settings.cross_entropy_te;
+}
+
 /* Puts pair k of the live list at (mb, chunk) and records its place. */
 static inline PTSIM_HD void ptsim_lifetimes_live_set(PtsimLifetimesCtx *x, int32_t k, int32_t mb,
                                                      int32_t chunk) {

@@ -43,6 +43,9 @@ PTSIM_HD void ptsim_lifetimes_mtp_heads(PtsimLifetimesCtx *x, int32_t *h) {
     h[PTSIM_LIFETIMES_MTP_TENSORS - 2] = ptsim_lifetimes_take(x, "mtp_logits_fp32",
                                                               4.0 * x->logits_elems,
                                                               PTSIM_LIFETIMES_STREAM_COMPUTE);
+    if (ptsim_lifetimes_ce_compiled(x)) /* lifetimes_int.h */
+      ptsim_lifetimes_take_give(x, "mtp_logits_exp_compiled", 4.0 * x->logits_elems,
+                                PTSIM_LIFETIMES_STREAM_COMPUTE);
     ptsim_lifetimes_give(x, logits);
     h[PTSIM_LIFETIMES_MTP_TENSORS - 1] = ptsim_lifetimes_take(x, "mtp_loss", 4.0 * x->tokens,
                                                               PTSIM_LIFETIMES_STREAM_COMPUTE);
@@ -69,9 +72,15 @@ PTSIM_HD void ptsim_lifetimes_mtp_backward(PtsimLifetimesCtx *x, int32_t *h, int
   int32_t n;
   const PtsimLifetimesTensor *set = mtp_set(x, &n);
   /* as the main head's: the kept softmax becomes the gradient; to 16 bits */
-  for (j = 0; j < x->job->model.mtp_num_layers; j++)
+  for (j = 0; j < x->job->model.mtp_num_layers; j++) {
+    int32_t compiled = -1;
+    if (ptsim_lifetimes_ce_compiled(x))
+      compiled = ptsim_lifetimes_take(x, "mtp_logits_grad_compiled", 4.0 * x->logits_elems,
+                                      PTSIM_LIFETIMES_STREAM_COMPUTE);
     ptsim_lifetimes_take_give(x, "mtp_logits_grad", PTSIM_LIFETIMES_ELEM * x->logits_elems,
                               PTSIM_LIFETIMES_STREAM_COMPUTE);
+    ptsim_lifetimes_give(x, compiled);
+  }
   ptsim_lifetimes_mtp_give(x, h, PTSIM_LIFETIMES_MTP_TENSORS - 2, PTSIM_LIFETIMES_MTP_TENSORS);
   for (j = 0; j < x->job->model.mtp_num_layers; j++) {
     int32_t grad = ptsim_lifetimes_take(x, "activation_grad", x->layer_input_bytes,

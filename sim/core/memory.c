@@ -533,6 +533,9 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     /* Final-norm output and fp32 logits, 4sbh(1 + v/h)/t, one microbatch. */
     st->logits_bytes = 0.0;
     if (ce == PTSIM_CE_EVERY_STAGE || i == last) st->logits_bytes = 4.0 * sb * (h + v) / t;
+    /* Megatron's native fused cross entropy, compiled: a second fp32 copy
+     * of the logits while it runs (lifetimes_int.h ptsim_lifetimes_ce_compiled) */
+    if (run->cross_entropy_fusion && !run->cross_entropy_te) st->logits_bytes += 4.0 * sb * v / t;
     if (i == last && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
       st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
     st->workspace_bytes = ptsim_memory_workspace_bytes(plan, i);

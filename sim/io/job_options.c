@@ -35,7 +35,8 @@ void ptsim_job_options_clear(PtsimJobOptions *o) {
                       &o->sharding,
                       &o->fsdp_impl,
                       &o->reshard_after_forward,
-                      &o->cublas_workspace_config};
+                      &o->cublas_workspace_config,
+                      &o->cross_entropy_fusion_impl};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
   ptsim_job_options_init(o);
 }
@@ -212,6 +213,10 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "wgrad GEMMs write a gradient that is then added into main_grad", NULL},
       {"cross-entropy-loss-fusion", 0, 0, G_OPTION_ARG_NONE, &o->cross_entropy_loss_fusion,
        "Megatron's fused vocab-parallel cross entropy", NULL},
+      {"cross-entropy-fusion-impl", 0, 0, G_OPTION_ARG_STRING, &o->cross_entropy_fusion_impl,
+       "The fused cross entropy's: native (Megatron's, under torch.compile; default) or te "
+       "(Transformer Engine's Triton kernel)",
+       "IMPL"},
       {"use-precision-aware-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->precision_aware_optimizer,
        "TE FusedAdam: fp32 masters of bf16 weights kept as 16-bit remainders", NULL},
       {"main-params-dtype", 0, 0, G_OPTION_ARG_STRING, &o->main_params_dtype,

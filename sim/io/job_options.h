@@ -78,6 +78,7 @@ typedef struct {
    * hw_profiles/software/workspaces.ini) */
   char *cublas_workspace_config;
   gboolean attention_softmax_fp32; /* Megatron's --attention-softmax-in-fp32 */
+  char *cross_entropy_fusion_impl; /* native|te */
 } PtsimJobOptions;
 
 /* Sets every field to "not given". */

@@ -98,6 +98,7 @@ static const struct {
     {"--grad-reduce-in-bf16", F_GRAD_BF16, KIND_SWITCH},
     {"--no-gradient-accumulation-fusion", F_NO_GRAD_FUSION, KIND_SWITCH},
     {"--cross-entropy-loss-fusion", F_CE_FUSION, KIND_SWITCH},
+    {"--cross-entropy-fusion-impl", F_CE_FUSION_IMPL, KIND_WORD},
     {"--overlap-grad-reduce", F_OVERLAP_GRAD, KIND_SWITCH},
     {"--overlap-param-gather", F_OVERLAP_PARAM, KIND_SWITCH},
     {"--tp-comm-overlap", F_TP_OVERLAP, KIND_SWITCH},

@@ -78,7 +78,7 @@ static const PtsimMegatronFlag table[] = {
     N("--cpu-offloading-retain-pinned-cpu-buffers", SW),
     W("--create-all-gather-group", SW,
       "faster: gathers and reductions overlap on separate communicators"),
-    N("--cross-entropy-fusion-impl", VAL),
+    M("--cross-entropy-fusion-impl", VAL),
     M("--cross-entropy-loss-fusion", SW),
     W("--cuda-graph-impl", VAL,
       "faster (less launch overhead) and more memory: CUDA graphs, unless none"),

@@ -285,6 +285,11 @@ static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **er
   run->fp32_grad_accumulation = fp32_grads ? 1 : 0;
   run->grad_accumulation_fusion = !GIVEN(s, F_NO_GRAD_FUSION);
   run->cross_entropy_fusion = GIVEN(s, F_CE_FUSION);
+  int ce_impl = 0; /* ModelParallelConfig.cross_entropy_fusion_impl: 'native' */
+  if (GIVEN(s, F_CE_FUSION_IMPL) &&
+      !pick("--cross-entropy-fusion-impl", s->word[F_CE_FUSION_IMPL], "native|te", &ce_impl, error))
+    return FALSE;
+  run->cross_entropy_te = ce_impl == 1;
 
   int optimizer = 0;
   if (GIVEN(s, F_OPTIMIZER)) {

@@ -136,6 +136,7 @@ typedef enum {
   F_MTP_LAYERS,
   F_SOFTMAX_FP32,
   F_QK_LAYER_SCALING,
+  F_CE_FUSION_IMPL,
   F_COUNT
 } FlagId;
 
