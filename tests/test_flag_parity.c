@@ -102,6 +102,10 @@ static void n_grads_2b(PtsimJobOptions *o) { o->no_fp32_grad_accumulation = TRUE
 static void n_no_fusion(PtsimJobOptions *o) { o->no_gradient_accumulation_fusion = TRUE; }
 static void n_ce_fusion(PtsimJobOptions *o) { o->cross_entropy_loss_fusion = TRUE; }
 static void n_ce_te(PtsimJobOptions *o) { o->cross_entropy_fusion_impl = g_strdup("te"); }
+static void n_defer(PtsimJobOptions *o) { o->defer_embedding_wgrad = TRUE; }
+static void n_defer_limit(PtsimJobOptions *o) {
+  o->wgrad_deferral_limit = (PtsimOptionInt){TRUE, 2};
+}
 static void n_modules(PtsimJobOptions *o) { o->recompute_modules = g_strdup("core_attn,mlp"); }
 static void n_tensorwise(PtsimJobOptions *o) { o->fp8_recipe = g_strdup("tensorwise"); }
 static void n_fp8_gather(PtsimJobOptions *o) { o->fp8_param_gather = TRUE; }
@@ -223,6 +227,10 @@ static void test_gradients(void) {
   parity("", "--cross-entropy-loss-fusion", n_ce_fusion, MOVES_TIME | MOVES_MEMORY);
   /* Transformer Engine's keeps what the unfused one keeps */
   parity("--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl te", n_ce_te, MOVES_MEMORY);
+  /* the last stage keeps every microbatch's logits gradient to the flush */
+  parity("", "--defer-embedding-wgrad-compute", n_defer, MOVES_MEMORY);
+  parity("--defer-embedding-wgrad-compute", "--wgrad-deferral-limit 2", n_defer_limit,
+         MOVES_MEMORY);
 }
 
 static void test_fp16_accumulation(void) {

@@ -357,9 +357,10 @@ static void test_fused_cross_entropy(void) {
   g_assert_cmpfloat(a->stages[0].steady_state.requested_peak_bytes, ==, unfused);
 }
 
-/* Allocated bytes after the second step's optimizer step of STAGE (the
- * replay's last sample). */
-static double steady_allocated(const PtsimJob *job, int64_t stage) {
+/* Allocated bytes of STAGE in the replay's last sample (after the second
+ * step's optimizer step) and, in *before, in the one before it (after the
+ * step's last item). */
+static double steady_allocated_before(const PtsimJob *job, int64_t stage, double *before) {
   g_autofree PtsimPlan *plan = plan_of(job);
   int32_t n = plan->schedule_items;
   g_autofree PtsimScheduleItem *items = g_new(PtsimScheduleItem, n);
@@ -376,7 +377,40 @@ static double steady_allocated(const PtsimJob *job, int64_t stage) {
                                          out),
                   ==, 0);
   g_assert_cmpint(tl.count, ==, tl.capacity);
+  if (before) *before = samples[tl.count - 2].allocated_bytes;
   return samples[tl.count - 1].allocated_bytes;
+}
+
+static double steady_allocated(const PtsimJob *job, int64_t stage) {
+  return steady_allocated_before(job, stage, NULL);
+}
+
+static void test_deferred_embedding_wgrad(void) {
+  g_test_summary("--defer-embedding-wgrad-compute: the last stage keeps every microbatch's "
+                 "logits gradient and output-layer input until the flush, then two all-gather "
+                 "buffers");
+  /* llama3-8b, tp 2 pp 2 dp 2, mbs 1, gbs 8: m = 4 microbatches of T 1024
+   * tokens, T_sp 512 with SP; vocab 128256 / 2 = 64128; h 4096 */
+  const double T = 1024, h = 4096, v = 64128, m = 4;
+  PtsimJob job;
+  load_job(&job, "llama3-8b", "h100-80g", 8, 2, 2, 1, 8, 1024, PTSIM_RECOMPUTE_NONE);
+  double before0, before1, after0, after1;
+  after0 = steady_allocated_before(&job, 1, &before0);
+  job.settings.defer_embedding_wgrad = 1;
+  after1 = steady_allocated_before(&job, 1, &before1);
+  /* after the flush and the optimizer step: the two gather buffers, 2 T h each */
+  const double gather = 2 * 2 * T * h;
+  g_assert_cmpfloat(after1 - after0, ==, gather);
+  /* after the last backward (the step-0 flush's buffers held): m x (2 T v +
+   * 2 T_sp h) bytes more, to the allocator's rounding (a cached block handed
+   * out whole when what would be left is under 1 MiB: alloc.h) */
+  g_assert_cmpfloat_with_epsilon(before1 - before0, gather + m * (2 * T * v + 2 * (T / 2) * h),
+                                 1048576.0);
+  /* a limit of 2 keeps two */
+  job.settings.wgrad_deferral_limit = 2;
+  steady_allocated_before(&job, 1, &before1);
+  g_assert_cmpfloat_with_epsilon(before1 - before0, gather + 2 * (2 * T * v + 2 * (T / 2) * h),
+                                 1048576.0);
 }
 
 static void test_unfused_attention_buffers(void) {
@@ -414,5 +448,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/lifetimes/megatron-release", test_megatron_release);
   g_test_add_func("/lifetimes/unfused-attention-buffers", test_unfused_attention_buffers);
   g_test_add_func("/lifetimes/fused-cross-entropy", test_fused_cross_entropy);
+  g_test_add_func("/lifetimes/deferred-embedding-wgrad", test_deferred_embedding_wgrad);
   return g_test_run();
 }

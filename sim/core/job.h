@@ -381,6 +381,12 @@ typedef struct {
    * (--cross-entropy-fusion-impl te), 0 Megatron's native one under
    * torch.compile (the default); lifetimes.c keeps what each holds. */
   int cross_entropy_te;
+  /* --defer-embedding-wgrad-compute: the last stage keeps each
+   * microbatch's output-layer input and logits gradient until the
+   * pipeline flush computes their weight gradients (lifetimes.c), for the
+   * first wgrad_deferral_limit microbatches of a step (0: all). */
+  int defer_embedding_wgrad;
+  int64_t wgrad_deferral_limit;
 } PtsimSettings;
 
 /* What the source the job came from (a Megatron-LM command line or log, a

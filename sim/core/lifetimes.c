@@ -111,7 +111,7 @@ static PTSIM_HD int32_t slot_handles(const PtsimPlan *plan, int64_t stage, int64
 #define PARTS_TOO_LARGE ((int64_t)PTSIM_ALLOC_OOM_BYTES)
 
 typedef struct {
-  int64_t blocks, per_slot, slots, buckets, units, live_cap;
+  int64_t blocks, per_slot, slots, buckets, units, deferred, live_cap;
   int64_t storage; /* allocator storage slots: the blocks plus the free set's order */
   int64_t handles_at, live_at, live_pos_at, period_at, period_bytes, total;
 } Parts;
@@ -136,13 +136,14 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
   q->per_slot = slot_handles(plan, stage, plan->chunk_layers[stage]);
   if (q->per_slot < even_slot) q->per_slot = even_slot;
   q->buckets = bucket_count(plan, stage);
+  q->deferred = ptsim_lifetimes_deferred_cap(plan, stage);
   q->live_cap = inflight;
   /* In double, saturated: an absurd layout (2^30 layers, 2^35 buckets) gets
    * a size past any limit instead of an int64 overflow (every size a
    * replay can have is far below 2^53, where double is exact), and the
    * parts past it are not laid out. */
   live = (double)layers * 6.0 + 5.0 * (double)q->buckets + 16.0 +
-         (double)inflight * (double)even_slot;
+         (double)inflight * (double)even_slot + (double)q->deferred;
   /* ZeRO-2/3: shards, gathered units, buffers */
   if (plan->zero_stage >= 2) live += 6.0 * ((double)layers + 2.0) + 8.0;
   if (3.0 * live + 4096.0 > (double)PARTS_BLOCKS_MAX ||
@@ -155,7 +156,8 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
   /* the allocator keeps its free set's order in its storage (alloc.h) */
   q->storage = ptsim_alloc_storage_slots(q->blocks);
   q->handles_at = q->storage * (int64_t)sizeof(PtsimAllocBlock);
-  q->live_at = q->handles_at + (q->slots + q->buckets + q->units) * (int64_t)sizeof(int32_t);
+  q->live_at = q->handles_at +
+               (q->slots + q->buckets + q->units + q->deferred) * (int64_t)sizeof(int32_t);
   q->live_pos_at = q->live_at + 2 * q->live_cap * (int64_t)sizeof(int32_t);
   q->period_at = ptsim_scratch_align(q->live_pos_at + m * v * (int64_t)sizeof(int32_t), 8);
   /* GPipe's stretches never repeat: no shortcut, no room for it */
@@ -383,7 +385,12 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     tensor_give(x, hs[base + 1]);
     tensor_give(x, hs[base]);
     hs[base + 1] = hs[base] = -1;
-    tensor_give(x, grad_logits);
+    if (x->n_deferred + 2 <= x->deferred_cap) { /* kept for the flush */
+      x->deferred[x->n_deferred++] = grad_logits;
+      x->deferred[x->n_deferred++] = tensor_take(x, "deferred_output_input", x->layer_input_bytes,
+                                                 STREAM_COMPUTE);
+    } else
+      tensor_give(x, grad_logits);
     ptsim_lifetimes_mtp_backward(x, hs + base + 2, keep_saved);
   }
   grad_in = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMM);
@@ -480,23 +487,6 @@ static PTSIM_HD void moe_weights(Ctx *x) {
  * then the optimizer clones its main parameters; Adam's states come
  * later).  With the precision-aware optimizer holding the masters (plan.h
  * lazy_masters), FusedAdam creates them at its first step, not here. */
-/* The GEMM workspaces the stage keeps all run (memory.h
- * PtsimWorkspaces), made by the first GEMMs of step 0: PyTorch's per
- * thread, then Transformer Engine's. */
-static PTSIM_HD void workspaces(Ctx *x) {
-  const PtsimSettings *run = &x->job->settings;
-  PtsimWorkspaces w;
-  int32_t i;
-  ptsim_memory_workspaces(x->plan, x->stage, &w);
-  for (i = 0; i < w.torch; i++)
-    tensor_take(x, "cublas_workspace", run->cublas_workspace_bytes, STREAM_COMPUTE);
-  for (i = 0; i < w.te; i++)
-    tensor_take(x, "te_workspace", run->te_workspace_bytes, STREAM_COMPUTE);
-  if (w.te_userbuffers)
-    tensor_take(x, "te_userbuffers_workspace",
-                PTSIM_MEMORY_TE_USERBUFFERS_SIZES * run->te_workspace_bytes, STREAM_COMPUTE);
-}
-
 static PTSIM_HD void at_start(Ctx *x) {
   double params[2], shards[2], left;
   double bucket = bucket_params(x->job);
@@ -520,7 +510,7 @@ static PTSIM_HD void at_start(Ctx *x) {
         tensor_take(x, "main_param_shard",
                     x->plan->master_bytes * (left < bucket ? left : bucket) / shards[p],
                     STREAM_COMPUTE);
-  workspaces(x);
+  ptsim_lifetimes_workspaces(x);
 }
 
 /* The optimizer step closing step x->step: the first creates Adam's two
@@ -691,6 +681,10 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.n_gathered = (int32_t)q.units;
   x.gathered = q.units > 0 ? x.main_grads + x.buckets : NULL;
   for (i = 0; i < x.n_gathered; i++) x.gathered[i] = -1;
+  x.deferred = x.main_grads + x.buckets + x.n_gathered;
+  x.deferred_cap = (int32_t)q.deferred;
+  x.n_deferred = 0;
+  x.drain_buffers[0] = x.drain_buffers[1] = -1;
   x.live = (int32_t *)((char *)scratch + q.live_at);
   x.live_pos = (int32_t *)((char *)scratch + q.live_pos_at);
   for (i = 0; i < x.m * x.v; i++) x.live_pos[i] = -1;
@@ -704,8 +698,9 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   rc = ptsim_alloc_init(&x.alloc, opts, capacity > 0.0 ? capacity : 0.0, (PtsimAllocBlock *)scratch,
                         (int32_t)q.storage);
   if (rc != 0) return rc;
-  /* The shortcut leaves the result as it is; a timeline wants every item. */
-  if (!every_item && !timeline)
+  /* The shortcut leaves the result as it is; a timeline wants every item;
+   * deferred tensors pile up over a step, which the shortcut does not move. */
+  if (!every_item && !timeline && q.deferred == 0)
     ptsim_lifetimes_period_init(&x, (char *)scratch + q.period_at, q.period_bytes, n_items);
   ptsim_lifetimes_build_saved(&x);
   at_start(&x);
@@ -741,6 +736,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
       ptsim_lifetimes_units_reshard(&x); /* the reduction after the last micro-batch */
     if (!x.failed) {
       x.item = n_items - 1;
+      ptsim_lifetimes_drain_deferred(&x);
       optimizer_step(&x);
       note_peak(&x);
       sample(&x, timeline);

@@ -79,6 +79,12 @@ typedef struct {
   int32_t buckets;
   double reserved_best;     /* highest reserved seen so far (all phases) */
   int32_t attention_buffer; /* unfused attention's global buffer, once got */
+  /* --defer-embedding-wgrad-compute, the last stage: the logits gradients
+   * and output-layer inputs kept this step (deferred_cap handles), and the
+   * flush's two all-gather buffers, once got */
+  int32_t *deferred;
+  int32_t n_deferred, deferred_cap;
+  int32_t drain_buffers[2];
   /* ZeRO-3: the gathered units of each chunk, (v) slots of chunk_layers + 2
    * (embedding, layers, output unit), -1 when sharded; NULL otherwise */
   int32_t *gathered;
@@ -171,6 +177,16 @@ static inline PTSIM_HD int ptsim_lifetimes_megatron_between(const PtsimJob *job,
   int32_t d = job->source.megatron_date;
   return d > 0 && d >= from && d < until;
 }
+
+/* ---- what a stage keeps besides (lifetimes_kept.c) ---- */
+
+/* The stage's GEMM workspaces (memory.h PtsimWorkspaces), at start. */
+PTSIM_HD void ptsim_lifetimes_workspaces(PtsimLifetimesCtx *x);
+/* --defer-embedding-wgrad-compute: the handles the last stage's deferred
+ * tensors need in a step (0 elsewhere), and the flush before the
+ * optimizer step that frees them. */
+PTSIM_HD int64_t ptsim_lifetimes_deferred_cap(const PtsimPlan *plan, int64_t stage);
+PTSIM_HD void ptsim_lifetimes_drain_deferred(PtsimLifetimesCtx *x);
 
 /* ---- the saved sets (lifetimes_sets.c) ---- */
 

@@ -536,6 +536,17 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     /* Megatron's native fused cross entropy, compiled: a second fp32 copy
      * of the logits while it runs (lifetimes_int.h ptsim_lifetimes_ce_compiled) */
     if (run->cross_entropy_fusion && !run->cross_entropy_te) st->logits_bytes += 4.0 * sb * v / t;
+    /* --defer-embedding-wgrad-compute: at the last microbatch's backward the
+     * earlier ones' 16-bit logits gradients and every deferred microbatch's
+     * output-layer input are kept; the flush's two all-gather buffers with
+     * SP (lifetimes.c, drain_deferred) */
+    if (i == last && run->defer_embedding_wgrad) {
+      double n = (double)plan->num_microbatches;
+      if (run->wgrad_deferral_limit > 0 && (double)run->wgrad_deferral_limit < n)
+        n = (double)run->wgrad_deferral_limit;
+      st->logits_bytes += (n - 1.0) * 2.0 * sb * v / t + n * 2.0 * plan->tokens_sp * h;
+      if (l->tp > 1 && l->sp) st->logits_bytes += 2.0 * 2.0 * sb * h;
+    }
     if (i == last && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
       st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
     st->workspace_bytes = ptsim_memory_workspace_bytes(plan, i);

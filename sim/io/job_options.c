@@ -74,6 +74,8 @@ static const PtsimOptionNumber numbers[] = {
     COUNT("--ep", ep, PTSIM_JOB_GPUS_MAX),
     COUNT("--etp", etp, PTSIM_CONFIG_INT_MAX),
     {"--mtp-num-layers", FIELD(mtp_num_layers), FALSE, 0, 64, {0, 0, FALSE, FALSE}},
+    {"--wgrad-deferral-limit", FIELD(wgrad_deferral_limit), FALSE, 0, PTSIM_CONFIG_INT_MAX,
+     {0, 0, FALSE, FALSE}},
     DECIMAL("--moe-expert-capacity-factor", moe_capacity_factor, {0.0, 1e6, FALSE, TRUE}),
     DECIMAL("--memory-threshold", threshold, {0.0, 1.0, FALSE, TRUE}),
     DECIMAL("--attention-dropout", attention_dropout, {0.0, 1.0, TRUE, FALSE}),
@@ -213,6 +215,15 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "wgrad GEMMs write a gradient that is then added into main_grad", NULL},
       {"cross-entropy-loss-fusion", 0, 0, G_OPTION_ARG_NONE, &o->cross_entropy_loss_fusion,
        "Megatron's fused vocab-parallel cross entropy", NULL},
+      {"defer-embedding-wgrad-compute", 0, 0, G_OPTION_ARG_NONE, &o->defer_embedding_wgrad,
+       "The last stage keeps each microbatch's output-layer input and logits gradient until the "
+       "pipeline flush computes the embedding's weight gradient (pp > 1, needs gradient "
+       "accumulation fusion)",
+       NULL},
+      NUMBER("wgrad-deferral-limit",
+             "With --defer-embedding-wgrad-compute: the microbatches deferred, 0 (all) to 2^30 "
+             "(default 0)",
+             "N"),
       {"cross-entropy-fusion-impl", 0, 0, G_OPTION_ARG_STRING, &o->cross_entropy_fusion_impl,
        "The fused cross entropy's: native (Megatron's, under torch.compile; default) or te "
        "(Transformer Engine's Triton kernel)",

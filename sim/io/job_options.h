@@ -79,6 +79,8 @@ typedef struct {
   char *cublas_workspace_config;
   gboolean attention_softmax_fp32; /* Megatron's --attention-softmax-in-fp32 */
   char *cross_entropy_fusion_impl; /* native|te */
+  gboolean defer_embedding_wgrad;
+  PtsimOptionInt wgrad_deferral_limit;
 } PtsimJobOptions;
 
 /* Sets every field to "not given". */

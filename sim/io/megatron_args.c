@@ -99,6 +99,8 @@ static const struct {
     {"--no-gradient-accumulation-fusion", F_NO_GRAD_FUSION, KIND_SWITCH},
     {"--cross-entropy-loss-fusion", F_CE_FUSION, KIND_SWITCH},
     {"--cross-entropy-fusion-impl", F_CE_FUSION_IMPL, KIND_WORD},
+    {"--defer-embedding-wgrad-compute", F_DEFER_EMBEDDING_WGRAD, KIND_SWITCH},
+    {"--wgrad-deferral-limit", F_WGRAD_DEFERRAL_LIMIT, KIND_WORD},
     {"--overlap-grad-reduce", F_OVERLAP_GRAD, KIND_SWITCH},
     {"--overlap-param-gather", F_OVERLAP_PARAM, KIND_SWITCH},
     {"--tp-comm-overlap", F_TP_OVERLAP, KIND_SWITCH},

@@ -8,6 +8,7 @@
 #include "job_validate.h"
 #include "megatron_said.h"
 #include "megatron_vocab.h"
+#include "numbers.h"
 #include "pipeline_layout.h"
 
 #define parse_error(...) \
@@ -290,6 +291,12 @@ static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **er
       !pick("--cross-entropy-fusion-impl", s->word[F_CE_FUSION_IMPL], "native|te", &ce_impl, error))
     return FALSE;
   run->cross_entropy_te = ce_impl == 1;
+  run->defer_embedding_wgrad = GIVEN(s, F_DEFER_EMBEDDING_WGRAD);
+  run->wgrad_deferral_limit = 0; /* ModelParallelConfig: all microbatches */
+  if (GIVEN(s, F_WGRAD_DEFERRAL_LIMIT) &&
+      !ptsim_number_int64("--wgrad-deferral-limit", s->word[F_WGRAD_DEFERRAL_LIMIT], 0,
+                          PTSIM_CONFIG_INT_MAX, &run->wgrad_deferral_limit, error))
+    return FALSE;
 
   int optimizer = 0;
   if (GIVEN(s, F_OPTIMIZER)) {
