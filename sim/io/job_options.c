@@ -314,20 +314,7 @@ gboolean ptsim_job_options_parse(PtsimJobOptions *o, const char *const *flags, G
   g_autoptr(GOptionContext) context = g_option_context_new(NULL);
   g_option_context_set_help_enabled(context, FALSE);
   ptsim_job_options_add_to_context(context, o, NULL);
-  /* GOption wants a program name first and may reorder and drop entries:
-   * it gets a shallow copy, the strings stay the caller's */
-  guint n = g_strv_length((char **)flags);
-  g_autofree char **argv = g_new0(char *, n + 2);
-  argv[0] = (char *)"ptsim";
-  for (guint i = 0; i < n; i++) argv[i + 1] = (char *)flags[i];
-  int argc = (int)n + 1;
-  char **args = argv;
-  if (!ptsim_options_parse(context, &argc, &args, error)) return FALSE;
-  if (argc > 1) {
-    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "unexpected argument '%s'", args[1]);
-    return FALSE;
-  }
-  return TRUE;
+  return ptsim_options_parse_flags(context, flags, error);
 }
 
 /* ---- flags that exclude each other ---- */
