@@ -333,8 +333,11 @@ static void test_accounted_split(void) {
   for (int s = 1; s < 7; s++) g_assert_cmpint(plan->stage_layers[s], ==, 16);
   g_assert_cmpint(plan->stage_layers[7], ==, 15);
   g_assert_cmpint(plan->chunk_layers[3], ==, 8);
-  g_assert_cmpint(plan->first_chunk_layers, ==, 7);
-  g_assert_cmpint(plan->last_chunk_layers, ==, 7);
+  /* virtual stages 0 (chunk 0 of stage 0) and 15 (chunk 1 of stage 7) */
+  g_assert_cmpint(plan->vstage_layers[0], ==, 7);
+  for (int vs = 1; vs < 15; vs++) g_assert_cmpint(plan->vstage_layers[vs], ==, 8);
+  g_assert_cmpint(plan->vstage_layers[15], ==, 7);
+  g_assert_cmpint(plan->vstage_first_layer[15], ==, 7 + 14 * 8);
   /* --num-layers-per-virtual-pipeline-stage counts the embedding and loss too */
   PtsimJob same;
   resolve("torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py --num-layers 126 "
