@@ -117,6 +117,10 @@ static void n_aware_grads(PtsimJobOptions *o) {
 static void n_instances(PtsimJobOptions *o) { o->optimizer_instances = (PtsimOptionInt){TRUE, 2}; }
 static void n_account(PtsimJobOptions *o) { o->account_embedding = o->account_loss = TRUE; }
 static void n_layout(PtsimJobOptions *o) { o->pipeline_layout = g_strdup("Et*3|t*5L"); }
+static void n_layout_unequal(PtsimJobOptions *o) {
+  o->pipeline_layout = g_strdup("Et*3|t*2|t*2|tL");
+}
+static void n_group(PtsimJobOptions *o) { o->microbatch_group = (PtsimOptionInt){TRUE, 4}; }
 static void n_first_last(PtsimJobOptions *o) {
   o->first_stage_layers = (PtsimOptionInt){TRUE, 3};
   o->last_stage_layers = (PtsimOptionInt){TRUE, 5};
@@ -302,7 +306,8 @@ static void test_sharding(void) {
 }
 
 static void test_split_and_shape(void) {
-  g_test_summary("--account-for-*, --pipeline-model-parallel-layout, --kv-channels, "
+  g_test_summary("--account-for-*, --pipeline-model-parallel-layout (unequal virtual stages "
+                 "too), --microbatch-group-size-per-virtual-pipeline-stage, --kv-channels, "
                  "--qk-layernorm, --position-embedding-type, --manual-gc");
   /* with both flags at pp 2 the split equals the even one: parity only;
    * the split itself is checked below */
@@ -310,6 +315,14 @@ static void test_split_and_shape(void) {
          n_account, 0);
   parity("", "--pipeline-model-parallel-layout 'Et*3|t*5L'", n_layout, MOVES_TIME | MOVES_MEMORY);
   parity("", "--pipeline-model-parallel-layout 'Et*3|t*5L'", n_first_last, MOVES_TIME);
+  /* unequal virtual stages (3, 2, 2, 1 over pp 2 x vp 2) */
+  parity("", "--pipeline-model-parallel-layout 'Et*3|t*2|t*2|tL'", n_layout_unequal,
+         MOVES_TIME | MOVES_MEMORY);
+  /* the interleaved schedule's microbatch group: 32 microbatches over pp 2
+   * x vp 2 in groups of 4 instead of 2 (more warm-up: more memory) */
+  parity("--num-virtual-stages-per-pipeline-rank 2",
+         "--microbatch-group-size-per-virtual-pipeline-stage 4", n_group,
+         MOVES_TIME | MOVES_MEMORY);
   parity("", "--kv-channels 128", n_kv, MOVES_TIME | MOVES_MEMORY);
   parity("", "--qk-layernorm", n_qk, MOVES_TIME | MOVES_MEMORY);
   parity("", "--position-embedding-type rope", n_rope, MOVES_TIME | MOVES_MEMORY);
