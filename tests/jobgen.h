@@ -11,7 +11,9 @@
  * tp not dividing the heads) are redrawn.  jobgen_try_moe draws
  * mixture-of-experts jobs the same way, with ep, etp, the dispatcher and
  * the MoE overlap switches (jobgen_fill keeps to dense models, so the
- * benchmark's jobs stay what they were). */
+ * benchmark's jobs stay what they were).  jobgen_try_pipeline draws the
+ * interleaved schedule's other shapes: microbatch groups other than pp
+ * (microbatches no multiple of pp) and virtual stages of unequal layers. */
 #ifndef PTSIM_TESTS_JOBGEN_H
 #define PTSIM_TESTS_JOBGEN_H
 

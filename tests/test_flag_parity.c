@@ -351,6 +351,19 @@ static void test_accounted_split(void) {
   for (int vs = 1; vs < 15; vs++) g_assert_cmpint(plan->vstage_layers[vs], ==, 8);
   g_assert_cmpint(plan->vstage_layers[15], ==, 7);
   g_assert_cmpint(plan->vstage_first_layer[15], ==, 7 + 14 * 8);
+  /* In flight, the held chunks weighed by their layers (m = 64, g = p = 8).
+   * Stage 0 (chunks of 7 and 8 layers) warms up with w = 2*7 + 8 = 22
+   * forwards; after F(22) it holds virtual microbatches 0..22: 8 of chunk
+   * 0, 8 of chunk 1, 7 of chunk 0 = 8*7 + 8*8 + 7*7 = 169 layers.  Then
+   * each pair B(k), F(23+k) moves it by lF - lB: -1 (B of chunk 1, F of
+   * chunk 0), seven 0s, +1, seven 0s per period of 16: 169 at most, over
+   * its 15 layers (count alone: 23/2 = 11.5).  The last stage (8 and 7)
+   * warms up with w = 8: after F(8), 8*8 + 7 = 71; the pairs give 0 (x7),
+   * +1, 0 (x7), -1: 72 at most, 72/15 (count alone: 9/2 = 4.5). */
+  g_assert_cmpfloat_with_epsilon(plan->inflight_microbatches[0], 169.0 / 15.0, 1e-12);
+  g_assert_cmpfloat_with_epsilon(plan->inflight_microbatches[7], 72.0 / 15.0, 1e-12);
+  for (int s = 1; s < 7; s++) /* equal chunks: (2(7-s) + 8 + 1) / 2 */
+    g_assert_cmpfloat(plan->inflight_microbatches[s], ==, (2.0 * (7 - s) + 9.0) / 2.0);
   /* --num-layers-per-virtual-pipeline-stage counts the embedding and loss too */
   PtsimJob same;
   resolve("torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py --num-layers 126 "

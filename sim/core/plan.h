@@ -286,7 +286,7 @@ PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64
                                      int64_t *first, int64_t *count);
 
 /* Only the counts of the plan — num_stages, num_chunks, num_microbatches,
- * schedule_items, exactly as ptsim_plan_build sets them — leaving every
+ * microbatch_group, schedule_items, exactly as ptsim_plan_build sets them — leaving every
  * other field as it was: what sizing a layout's scratch needs, at a
  * fraction of the cost of the whole plan. */
 PTSIM_HD void ptsim_plan_counts(const PtsimJob *job, PtsimPlan *out);
