@@ -68,6 +68,7 @@ static const PtsimOptionNumber numbers[] = {
     COUNT("--hsdp-shard-size", hsdp_shard_size, PTSIM_JOB_GPUS_MAX),
     COUNT("--decoder-first-pipeline-num-layers", first_stage_layers, PTSIM_CONFIG_INT_MAX),
     COUNT("--decoder-last-pipeline-num-layers", last_stage_layers, PTSIM_CONFIG_INT_MAX),
+    COUNT("--microbatch-group-size", microbatch_group, PTSIM_CONFIG_INT_MAX),
     COUNT("--kv-channels", kv_channels, PTSIM_CONFIG_INT_MAX),
     COUNT("--ep", ep, PTSIM_JOB_GPUS_MAX),
     COUNT("--etp", etp, PTSIM_CONFIG_INT_MAX),
@@ -240,7 +241,14 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
       {"account-for-loss-in-pipeline-split", 0, 0, G_OPTION_ARG_NONE, &o->account_loss,
        "The loss counts as a layer in the split (last chunk: one layer fewer)", NULL},
       {"pipeline-model-parallel-layout", 0, 0, G_OPTION_ARG_STRING, &o->pipeline_layout,
-       "Megatron's layout string, e.g. \"Et*3|(tt|)*14,tL\" (sets vp and the split)", "LAYOUT"},
+       "Megatron's layout string, e.g. \"Et*3|(tt|)*14,tL\" or \"Et|(tt|)*30mL\" (sets vp "
+       "and the split; virtual stages may differ; 'm': the MTP layers, with the loss)",
+       "LAYOUT"},
+      NUMBER("microbatch-group-size",
+             "Interleaved schedule: microbatches each virtual stage runs in a row, from pp "
+             "(default) to the microbatches, leaving a last group of 0 or pp at least "
+             "(Megatron's --microbatch-group-size-per-virtual-pipeline-stage)",
+             "N"),
       NUMBER("kv-channels", "Head dimension (default hidden / heads)", "N"),
       {"qk-layernorm", 0, 0, G_OPTION_ARG_NONE, &o->qk_layernorm,
        "A norm over each query and key head", NULL},
