@@ -365,8 +365,8 @@ static double steady_allocated_before(const PtsimJob *job, int64_t stage, double
   int32_t n = plan->schedule_items;
   g_autofree PtsimScheduleItem *items = g_new(PtsimScheduleItem, n);
   ptsim_schedule_build(job->layout.schedule, (int32_t)plan->num_stages,
-                       (int32_t)plan->num_microbatches, (int32_t)plan->num_chunks, (int32_t)stage,
-                       items, n);
+                       (int32_t)plan->num_microbatches, (int32_t)plan->num_chunks,
+                       (int32_t)plan->microbatch_group, (int32_t)stage, items, n);
   int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, stage);
   g_autofree void *scratch = g_malloc(bytes);
   PtsimAllocTimeline tl = {NULL, 1 + 2 * ((int64_t)n + 1), 0};

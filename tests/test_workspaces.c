@@ -133,7 +133,8 @@ static void test_in_estimate_and_emulation(void) {
     int32_t n = plan->schedule_items;
     g_autofree PtsimScheduleItem *items = g_new(PtsimScheduleItem, n);
     ptsim_schedule_build(j->layout.schedule, (int32_t)plan->num_stages,
-                         (int32_t)plan->num_microbatches, (int32_t)plan->num_chunks, 1, items, n);
+                         (int32_t)plan->num_microbatches, (int32_t)plan->num_chunks,
+                         (int32_t)plan->microbatch_group, 1, items, n);
     int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, 1);
     g_autofree void *scratch = g_malloc(bytes);
     PtsimAllocTimeline tl = {NULL, 1 + 2 * ((int64_t)n + 1), 0};
