@@ -2,6 +2,8 @@
  * consistency with the analytical estimate, OOM detection with its place,
  * determinism, and the what-ifs moving the way the rules say. */
 #include <glib.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
 #include <string.h>
 #include "config.h"
 #include "job_validate.h"
@@ -369,7 +371,7 @@ static double steady_allocated_before(const PtsimJob *job, int64_t stage, double
                        (int32_t)plan->microbatch_group, (int32_t)stage, items, n);
   int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, stage);
   g_autofree void *scratch = g_malloc(bytes);
-  PtsimAllocTimeline tl = {NULL, 1 + 2 * ((int64_t)n + 1), 0};
+  PtsimAllocTimeline tl = {NULL, ptsim_lifetimes_timeline_samples(n, 2), 0};
   g_autofree PtsimAllocSample *samples = g_new(PtsimAllocSample, tl.capacity);
   tl.samples = samples;
   g_autofree PtsimStageAlloc *out = g_new0(PtsimStageAlloc, 1);
@@ -383,6 +385,47 @@ static double steady_allocated_before(const PtsimJob *job, int64_t stage, double
 
 static double steady_allocated(const PtsimJob *job, int64_t stage) {
   return steady_allocated_before(job, stage, NULL);
+}
+
+/* --memory-timeline keeps every sample: llama3-8b on 8 GPUs, tp 2 pp 2 (dp
+ * 2), mbs 1, gbs 8: m = 8 / (1 x 2) = 4 microbatches, 1F1B runs 2 m = 8
+ * items a stage; two steps sample once before the first, after each item
+ * and after each optimizer step: 1 + 2 x (8 + 1) = 19 rows a stage (a
+ * buffer of items x steps + 1 = 17 lost the second step's last item and its
+ * optimizer step), the last of them step 1's, after the optimizer step. */
+static void test_timeline_keeps_every_sample(void) {
+  g_test_summary("--memory-timeline: 1 + steps x (items + 1) rows a stage, the last one after "
+                 "the second optimizer step");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  g_autofree char *dir = g_dir_make_tmp("ptsim-timeline-XXXXXX", &error);
+  g_assert_no_error(error);
+  g_autofree char *path = g_build_filename(dir, "t.tsv", NULL);
+  g_autofree char *text = NULL;
+  load_job(&job, "llama3-8b", "h100-80g", 8, 2, 2, 1, 8, 1024, PTSIM_RECOMPUTE_NONE);
+  g_assert_true(simulate_allocator_of(&job, 2, NULL, NULL, 0.0, path, a, &error));
+  g_assert_no_error(error);
+  g_assert_true(g_file_get_contents(path, &text, NULL, &error));
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  int rows[2] = {0, 0}, step1[2] = {0, 0};
+  double last[2] = {0.0, 0.0};
+  for (int i = 0; lines[i]; i++) {
+    int stage, step;
+    double t, allocated;
+    if (sscanf(lines[i], "%d\t%d\t%lf\t%lf", &stage, &step, &t, &allocated) != 4) continue;
+    g_assert_true(stage == 0 || stage == 1);
+    rows[stage]++;
+    step1[stage] += step == 1;
+    last[stage] = allocated;
+  }
+  for (int s = 0; s < 2; s++) {
+    g_assert_cmpint(rows[s], ==, 19);
+    g_assert_cmpint(step1[s], ==, 9);
+    g_assert_cmpfloat(last[s], ==, steady_allocated(&job, s));
+  }
+  g_remove(path);
+  g_rmdir(dir);
 }
 
 static void test_deferred_embedding_wgrad(void) {
@@ -449,5 +492,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/lifetimes/unfused-attention-buffers", test_unfused_attention_buffers);
   g_test_add_func("/lifetimes/fused-cross-entropy", test_fused_cross_entropy);
   g_test_add_func("/lifetimes/deferred-embedding-wgrad", test_deferred_embedding_wgrad);
+  g_test_add_func("/lifetimes/timeline-keeps-every-sample", test_timeline_keeps_every_sample);
   return g_test_run();
 }

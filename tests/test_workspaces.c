@@ -137,7 +137,7 @@ static void test_in_estimate_and_emulation(void) {
                          (int32_t)plan->microbatch_group, 1, items, n);
     int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, 1);
     g_autofree void *scratch = g_malloc(bytes);
-    PtsimAllocTimeline tl = {NULL, 1 + 2 * ((int64_t)n + 1), 0};
+    PtsimAllocTimeline tl = {NULL, ptsim_lifetimes_timeline_samples(n, 2), 0};
     g_autofree PtsimAllocSample *samples = g_new(PtsimAllocSample, tl.capacity);
     tl.samples = samples;
     g_autofree PtsimStageAlloc *out = g_new0(PtsimStageAlloc, 1);

@@ -551,6 +551,10 @@ static PTSIM_HD void free_main_grads(Ctx *x) {
   }
 }
 
+PTSIM_HD int64_t ptsim_lifetimes_timeline_samples(int32_t n_items, int32_t steps) {
+  return 1 + (int64_t)steps * ((int64_t)n_items + 1); /* as ptsim_lifetimes_replay samples */
+}
+
 static PTSIM_HD void sample(Ctx *x, PtsimAllocTimeline *tl) {
   PtsimAllocStats st;
   if (!tl) return;

@@ -180,6 +180,12 @@ typedef struct {
   int64_t capacity, count;   /* count may exceed capacity (then truncated) */
 } PtsimAllocTimeline;
 
+/* The samples a replay of n_items schedule items over `steps` steps writes:
+ * one before the first step, one after each item and one after each
+ * step's optimizer step, 1 + steps x (n_items + 1) (fewer when it runs out
+ * of memory).  The capacity a timeline needs to lose none. */
+PTSIM_HD int64_t ptsim_lifetimes_timeline_samples(int32_t n_items, int32_t steps);
+
 /* CUDA context and NCCL communicator buffers of one GPU of this job: one
  * per group it communicates in (tp, cp, pp, dp x cp, dp; for an MoE model
  * the dispatch's group, the etp group under the all-to-all dispatcher and
