@@ -102,6 +102,7 @@ static const struct {
     {"--cross-entropy-fusion-impl", F_CE_FUSION_IMPL, KIND_WORD},
     {"--defer-embedding-wgrad-compute", F_DEFER_EMBEDDING_WGRAD, KIND_SWITCH},
     {"--wgrad-deferral-limit", F_WGRAD_DEFERRAL_LIMIT, KIND_WORD},
+    {"--timing-log-level", F_TIMING_LOG_LEVEL, KIND_WORD},
     {"--overlap-grad-reduce", F_OVERLAP_GRAD, KIND_SWITCH},
     {"--overlap-param-gather", F_OVERLAP_PARAM, KIND_SWITCH},
     {"--tp-comm-overlap", F_TP_OVERLAP, KIND_SWITCH},

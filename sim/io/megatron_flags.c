@@ -658,7 +658,7 @@ static const PtsimMegatronFlag table[] = {
     N("--tensorboard-queue-size", VAL), N("--test-data-path", LIST), N("--test-mode", SW),
     N("--tiktoken-num-special-tokens", VAL), N("--tiktoken-pattern", VAL),
     N("--tiktoken-special-tokens", LIST),
-    W("--timing-log-level", VAL, "slightly slower at level >= 1: timers add barriers"),
+    M("--timing-log-level", VAL),
     N("--timing-log-option", VAL), N("--titles-data-path", VAL),
     N("--tokenizer-hf-no-include-special-tokens", SW), N("--tokenizer-hf-no-use-fast", SW),
     N("--tokenizer-metadata", VAL),

@@ -414,6 +414,23 @@ static gboolean resolve_overlap(const Said *s, PtsimLayout *l, PtsimSettings *ru
   return TRUE;
 }
 
+/* --timing-log-level (arguments.py: int, choices 0-2, default 0): at 0,
+ * Megatron's default, only the step's own timer runs; from 1 on the
+ * per-phase timers synchronise (a barrier each), which ptsim does not price:
+ * warned then, and only then. */
+static gboolean resolve_timers(const Said *s, GError **error) {
+  int64_t level = 0;
+  if (GIVEN(s, F_TIMING_LOG_LEVEL) &&
+      !ptsim_number_int64("--timing-log-level", s->word[F_TIMING_LOG_LEVEL], 0, 2, &level, error))
+    return FALSE;
+  if (level >= 1)
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                       g_strdup_printf("--timing-log-level %" G_GINT64_FORMAT
+                                       " (slightly slower: its timers add barriers)",
+                                       level));
+  return TRUE;
+}
+
 /* Sharded data parallelism (arguments.py, the FSDP adapters of
  * megatron/core/distributed):
  *   --use-megatron-fsdp (--use-custom-fsdp)   Megatron-FSDP; v1 turns the
@@ -513,5 +530,6 @@ gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error
   l->schedule = PTSIM_SCHEDULE_1F1B; /* interleaved when vp > 1: validate */
   return resolve_split(s, m, l, error) && resolve_batch(s, l) && resolve_precision(s, run, error) &&
          resolve_attention(s, run, error) && resolve_recompute(s, run, error) &&
-         resolve_overlap(s, l, run, error) && resolve_sharding(s, m, l, run, error);
+         resolve_overlap(s, l, run, error) && resolve_sharding(s, m, l, run, error) &&
+         resolve_timers(s, error);
 }
