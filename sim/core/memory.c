@@ -579,6 +579,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     out->unsharded_bytes = pk->unsharded_bytes;
     out->total_bytes = pk->total_bytes;
   }
+  out->closed_form = 0;
   out->capacity_bytes = job->hw.memory_bytes;
   /* A profile without a capacity never fits (usage reported as 0). */
   if (out->capacity_bytes > 0.0) {

@@ -70,6 +70,7 @@ typedef struct {
   double capacity_bytes; /* the GPU's memory */
   double usage_fraction; /* total / capacity */
   int fits;              /* usage_fraction <= settings.memory_threshold */
+  int closed_form;       /* 1: the seed's closed form (memory_fujii2024.h), 0: ptsim's */
 } PtsimMemoryEstimate;
 
 /* ---- building blocks (exposed for tests and for the lifetimes module) ---- */
