@@ -400,6 +400,9 @@ typedef struct {
    * first wgrad_deferral_limit microbatches of a step (0: all). */
   int defer_embedding_wgrad;
   int64_t wgrad_deferral_limit;
+  /* --no-bias-swiglu-fusion: Megatron's SwiGLU as separate PyTorch ops,
+   * which keep the SiLU output besides fc1's (memory.c, "SwiGLU"). */
+  int swiglu_unfused;
 } PtsimSettings;
 
 /* What the source the job came from (a Megatron-LM command line or log, a

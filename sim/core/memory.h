@@ -109,6 +109,17 @@ typedef struct {
  * keeps nothing are still filled: selective recompute re-creates them). */
 PTSIM_HD void ptsim_memory_attention_core(const PtsimPlan *plan, PtsimAttentionCore *out);
 
+/* Megatron-LM's fused SwiGLU (megatron/core/fusions/fused_bias_swiglu.py,
+ * merged into main 2024-01-19 as 640af6b3b5): before it a SwiGLU MLP ran
+ * silu(x1) * x2 as PyTorch ops. */
+#define PTSIM_MEGATRON_SWIGLU_FUSED_FROM 20240119
+
+/* 1 when the job's SwiGLU keeps the SiLU output besides fc1's (separate
+ * ops: --no-bias-swiglu-fusion, PyTorch's own layers, a Megatron-LM source
+ * older than the fused kernel), 0 when the fused kernel saves its input
+ * alone (memory.c, swiglu_rest_bytes). */
+PTSIM_HD int ptsim_memory_swiglu_unfused(const PtsimJob *job);
+
 /* Bytes one transformer layer saves for one microbatch on one GPU, stored in
  * full (as without full recompute).  keep_scores: 1 to count everything
  * the layer keeps; 0 as under selective recompute: the modules of

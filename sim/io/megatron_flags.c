@@ -480,7 +480,7 @@ static const PtsimMegatronFlag table[] = {
     W("--no-bias-dropout-fusion", SW,
       "slower and more transient memory: bias, dropout and add are separate"),
     W("--no-bias-gelu-fusion", SW, "slower: bias and GELU are separate kernels"),
-    W("--no-bias-swiglu-fusion", SW, "slower: bias and SwiGLU are separate kernels"),
+    M("--no-bias-swiglu-fusion", SW),
     N("--no-check-for-nan-in-loss-and-grad", SW), N("--no-ckpt-fully-parallel-save", SW),
     N("--no-ckpt-load-validate-sharding-integrity", SW),
     W("--no-clone-scatter-output-in-embedding", SW,

@@ -294,6 +294,10 @@ static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **er
       !pick("--cross-entropy-fusion-impl", s->word[F_CE_FUSION_IMPL], "native|te", &ce_impl, error))
     return FALSE;
   run->cross_entropy_te = ce_impl == 1;
+  run->swiglu_unfused = GIVEN(s, F_NO_SWIGLU_FUSION);
+  if (run->swiglu_unfused && GIVEN(s, F_SWIGLU))
+    NOTE(s, "--no-bias-swiglu-fusion: its memory is modelled (the SiLU output kept besides fc1's, "
+            "2 s b f / t bytes a layer), the time of its separate kernels is not (slower)");
   run->defer_embedding_wgrad = GIVEN(s, F_DEFER_EMBEDDING_WGRAD);
   run->wgrad_deferral_limit = 0; /* ModelParallelConfig: all microbatches */
   if (GIVEN(s, F_WGRAD_DEFERRAL_LIMIT) &&
