@@ -334,6 +334,9 @@ static void test_unknown_flags(void) {
                                          "attention: the softmax is not fused)"));
   g_assert_true(has_entry(d->unmodelled, "--deterministic-mode (slower: deterministic kernels)"));
   g_assert_cmpuint(d->unmodelled->len, ==, 2);
+  /* --no-masked-softmax-fusion is read for its memory (its time is the
+   * warning) */
+  g_assert_cmpint(job.settings.masked_softmax_unfused, ==, 1);
   /* --no-bias-swiglu-fusion: the SiLU output kept (its memory), noted */
   parse_ok(MINIMAL "--bf16 --swiglu", &job, d);
   g_assert_cmpint(job.settings.swiglu_unfused, ==, 0);

@@ -702,7 +702,8 @@ static void test_flag_mechanisms(void) {
  * 2-byte cast kept by bmm (p = 0), 4 + 1 + 2 (p > 0); in 16 bits 2 B. */
 static void test_unfused_attention_bytes(void) {
   g_test_summary("unfused attention's s x s bytes: 2 with dropout 0, 5 with dropout, 6 or 7 "
-                 "from the fp32 fallback softmax");
+                 "from the fp32 fallback softmax (past the kernel's limits or without "
+                 "masked-softmax fusion)");
   PtsimModel m;
   PtsimJob job;
   tiny(&m);
@@ -726,6 +727,19 @@ static void test_unfused_attention_bytes(void) {
   g_assert_cmpfloat(layer_activations(&job, 1) - flash_long, ==, 6.0 * el_long);
   job.source.attention_dropout = 0.1;
   g_assert_cmpfloat(layer_activations(&job, 1) - flash_long, ==, 7.0 * el_long);
+  /* --no-masked-softmax-fusion at s 1024, where the kernel would run: the
+   * fp32 softmax's 4 B kept, the mask 1 and dropout's 16-bit output 2 = 7
+   * (5 with the fused kernel: its 2 B output, the mask, dropout's output) */
+  job.layout.seq = 1024;
+  double el_1k = 4.0 * 1024.0 * 1024.0;
+  job.settings.flash_attention = 1;
+  double flash_1k = layer_activations(&job, 1);
+  job.settings.flash_attention = 0;
+  g_assert_cmpfloat(layer_activations(&job, 1) - flash_1k, ==, 5.0 * el_1k);
+  job.settings.masked_softmax_unfused = 1;
+  g_assert_cmpfloat(layer_activations(&job, 1) - flash_1k, ==, 7.0 * el_1k);
+  job.settings.masked_softmax_unfused = 0;
+  job.layout.seq = 8192;
   /* selective recompute of core_attn keeps none of them */
   job.settings.recompute = PTSIM_RECOMPUTE_SELECTIVE;
   g_assert_cmpfloat(layer_activations(&job, 0), ==, flash_long);

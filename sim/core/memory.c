@@ -114,7 +114,8 @@ PTSIM_HD void ptsim_memory_attention_core(const PtsimPlan *plan, PtsimAttentionC
   int dropout = job->source.attention_dropout > 0.0;
   int fp32;
   out->te = run->transformer_engine;
-  out->fused = out->te ? (s > 16 && s < 16384 && s % 8 == 0) : (s > 16 && s <= 4096 && s % 4 == 0);
+  out->fused = out->te ? (s > 16 && s < 16384 && s % 8 == 0)
+                       : (!run->masked_softmax_unfused && s > 16 && s <= 4096 && s % 4 == 0);
   fp32 = !out->fused && (out->te || run->attention_softmax_fp32);
   out->probs = fp32 ? 4.0 : 2.0;
   out->mask = dropout ? 1.0 : 0.0;

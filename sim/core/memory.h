@@ -88,7 +88,8 @@ typedef struct {
  * The softmax is Transformer Engine's or Megatron's fused scale-mask-
  * softmax kernel (16-bit output) where its size limits allow (TE: 16 < s
  * < 16384, s % 8 == 0; Megatron's local layers: 16 < s <= 4096, s % 4 ==
- * 0), else PyTorch's, in fp32 when asked (TE always; Megatron with
+ * 0, and not with --no-masked-softmax-fusion), else PyTorch's, in fp32 when asked (TE always;
+ * Megatron with
  * --attention-softmax-in-fp32 or --apply-query-key-layer-scaling): a 4-byte
  * output kept and a 16-bit cast of it, which is what bmm keeps when p = 0
  * (memory.c, "Unfused attention", cites the sources). */

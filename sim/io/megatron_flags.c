@@ -501,7 +501,7 @@ static const PtsimMegatronFlag table[] = {
     N("--no-initialization", SW), N("--no-load-optim", SW), N("--no-load-rng", SW),
     N("--no-log-learnig-rate-to-tensorboard", SW), N("--no-log-loss-scale-to-tensorboard", SW),
     N("--no-manual-gc-eval", SW),
-    W("--no-masked-softmax-fusion", SW, "slower with unfused attention: the softmax is not fused"),
+    M("--no-masked-softmax-fusion", SW),
     N("--no-mmap-bin-files", SW), N("--no-one-logger", SW),
     W("--no-overlap-p2p-communication", SW,
       "slower: pipeline sends and receives block the compute stream"),

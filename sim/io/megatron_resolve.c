@@ -339,6 +339,13 @@ static gboolean resolve_attention(const Said *s, PtsimSettings *run, GError **er
   /* TransformerConfig.__post_init__: query-key layer scaling turns the
    * fp32 softmax on */
   run->attention_softmax_fp32 = GIVEN(s, F_SOFTMAX_FP32) || GIVEN(s, F_QK_LAYER_SCALING);
+  /* TransformerConfig.masked_softmax_fusion: off, Megatron's local attention
+   * takes PyTorch's softmax (its memory is modelled, its time is not) */
+  run->masked_softmax_unfused = GIVEN(s, F_NO_MASKED_SOFTMAX);
+  if (run->masked_softmax_unfused)
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                       g_strdup("--no-masked-softmax-fusion (slower with unfused attention: the "
+                                "softmax is not fused)"));
   if (GIVEN(s, F_LEGACY)) {
     run->transformer_engine = 0;
     run->flash_attention = GIVEN(s, F_FLASH);
