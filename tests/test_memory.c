@@ -301,6 +301,15 @@ static void test_tiny_llama(void) {
   g_assert_cmpfloat(st->logits_bytes, ==, 544768.0 + 256000.0);
   g_assert_cmpfloat(st->other_bytes, ==, 65536.0 + 800768.0);
   g_assert_cmpfloat(st->total_bytes, ==, 18.0 * 259392.0 + 2.0 * 327680.0 + 65536.0 + 800768.0);
+  /* after the optimizer step: the states alone, 18 B x 259392 (no
+   * workspaces on this profile); with 2-byte gradients the optimizer's
+   * fp32 copies of them too, 2 + 2 + 12 + 4 = 20 B a parameter */
+  g_assert_cmpfloat(st->steady_bytes, ==, 18.0 * 259392.0);
+  job.settings.fp32_grad_accumulation = 0;
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
+  g_assert_cmpfloat(est.stages[0].steady_bytes, ==, 20.0 * 259392.0);
+  job.settings.fp32_grad_accumulation = 1;
+  estimate(&job, PTSIM_CE_LAST_STAGE, &est);
   g_assert_cmpint(st->first_layer, ==, 0);
   g_assert_cmpint(st->num_layers, ==, 2);
   g_assert_cmpint(st->has_embedding, ==, 1);

@@ -591,6 +591,11 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     st->unsharded_bytes = unsharded_bytes(plan, i);
     st->total_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
                       st->activations_bytes + st->other_bytes + st->unsharded_bytes;
+    st->steady_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
+                       st->workspace_bytes;
+    if (grad_bytes < 4.0 && !plan->lazy_masters) /* lifetimes.c optimizer_step's copies */
+      st->steady_bytes += 4.0 * ((st->parameters - st->expert_parameters) / plan->optimizer_shards +
+                                 st->expert_parameters / plan->expert_optimizer_shards);
     if (st->total_bytes > out->stages[out->peak_stage].total_bytes) out->peak_stage = i;
   }
 

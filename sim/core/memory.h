@@ -54,6 +54,12 @@ typedef struct {
    * the units in backward (0 otherwise; plan.c "Sharding") */
   double unsharded_bytes;
   double total_bytes;
+  /* After the optimizer step (a step's steady state, before the next
+   * step's zero_grad): the model states, the workspaces and, with 2-byte
+   * gradients, the optimizer's fp32 copies of its gradient shards
+   * (shard.float(), 4 B a sharded parameter; none when the optimizer reads
+   * them in place: plan lazy_masters) */
+  double steady_bytes;
 } PtsimStageMemory;
 
 typedef struct {
