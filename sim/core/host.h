@@ -31,11 +31,12 @@ typedef struct {
   double graph_launch_s; /* replaying one CUDA graph, fixed */
   double graph_node_s;   /* replaying one captured kernel */
   /* apex / Transformer Engine multi_tensor_apply: elements per chunk, the
-   * chunks (blocks) and tensors one launch takes (l2norm: depth 1; Adam:
-   * depth 4) */
+   * chunks (blocks) and tensors one launch takes (l2norm: depth 1; copy:
+   * depth 2; Adam: depth 4) */
   double mta_chunk_elements;
   double mta_blocks;
   double mta_tensors_norm;
+  double mta_tensors_copy; /* depth 2: the main parameters back into the model's */
   double mta_tensors_adam;
 } PtsimHostCosts;
 

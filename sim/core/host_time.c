@@ -171,8 +171,13 @@ PTSIM_HD double ptsim_host_optimizer_s(const PtsimPlan *plan, int64_t stage) {
   shards = plan->optimizer_shards > 1.0 ? plan->optimizer_shards : 1.0;
   local = shards > 1.0 ? ceil_div(tensors, shards) + 1.0 : tensors;
   elements = plan->stage_parameters[stage] / shards;
-  /* per tensor: the gradient into the main gradient, the parameter back */
-  ops = 2.0 * local;
+  /* the gradient into the optimizer's fp32 one: a cast per tensor unless
+   * the main gradients are fp32 already (.float() then launches nothing);
+   * the parameters back: the distributed optimizer copies each shard
+   * (copy_), the other one copies through multi_tensor_scale */
+  ops = job->settings.fp32_grad_accumulation ? 0.0 : local;
+  ops += job->layout.distributed_optimizer ? local
+                                           : mta_launches(c, local, elements, c->mta_tensors_copy);
   /* the gradient norm (l2norm launches, all-reduce, .item()) and the
    * clip's scale */
   ops += 2.0 * mta_launches(c, local, elements, c->mta_tensors_norm) + 2.0;

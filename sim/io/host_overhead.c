@@ -28,6 +28,7 @@ static const HostKey host_keys[] = {
     {"mta_chunk_elements", FALSE, offsetof(PtsimHostCosts, mta_chunk_elements)},
     {"mta_blocks", FALSE, offsetof(PtsimHostCosts, mta_blocks)},
     {"mta_tensors_norm", FALSE, offsetof(PtsimHostCosts, mta_tensors_norm)},
+    {"mta_tensors_copy", FALSE, offsetof(PtsimHostCosts, mta_tensors_copy)},
     {"mta_tensors_adam", FALSE, offsetof(PtsimHostCosts, mta_tensors_adam)},
 };
 
