@@ -82,7 +82,8 @@ static void test_launches(void) {
 
 static void test_pass_time(void) {
   g_test_summary("a pass's host time: launches x op + TE modules x module; a layer's CUDA graph "
-                 "replays at 15 us + 0.5 us a kernel; attention-only graphs keep the MLP eager");
+                 "replays at 15 us + 0.5 us a kernel; attention-only graphs keep the MLP eager, "
+                 "and an MoE layer's experts stay eager unless the scope names moe");
   PtsimJob job;
   job_of(GPT, &job);
   g_autofree PtsimPlan *plan = plan_of(&job);
@@ -92,14 +93,23 @@ static void test_pass_time(void) {
   PtsimHostLaunches n;
   ptsim_host_layer_launches(plan, 0, &n);
   /* forward: (9 + 5) x 10 us + 5 x 20 us = 240 us */
-  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0) - 240e-6), <, 1e-12);
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 0) - 240e-6), <, 1e-12);
   /* backward: (24 + 18) x 10 us + 5 x 20 us = 520 us */
-  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 1) - 520e-6), <, 1e-12);
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 1, 0) - 520e-6), <, 1e-12);
   host.graphs = PTSIM_GRAPH_LAYER; /* 15 + 14 x 0.5 = 22 us */
-  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0) - 22e-6), <, 1e-12);
-  /* attention graphed: 15 + 9 x 0.5 = 19.5 us, the MLP 5 x 10 + 3 x 20 = 110 us */
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 0) - 22e-6), <, 1e-12);
+  /* an MoE layer under the same scope keeps its MLP part eager (no graph_moe):
+   * 15 + 9 x 0.5 = 19.5 us, then 5 x 10 + 2 x 20 = 90 us */
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 1) - 109.5e-6), <, 1e-12);
+  host.graph_moe = 1; /* the experts captured too: as the dense layer */
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 1) - 22e-6), <, 1e-12);
+  /* attention graphed: 15 + 9 x 0.5 = 19.5 us, the MLP (fc1, fc2 modules)
+   * 5 x 10 + 2 x 20 = 90 us */
   host.graphs = PTSIM_GRAPH_ATTN;
-  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0) - 129.5e-6), <, 1e-12);
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 0) - 109.5e-6), <, 1e-12);
+  /* the whole iteration graphed: its launch is once a step, 14 x 0.5 = 7 us */
+  host.graphs = PTSIM_GRAPH_ITERATION;
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 0) - 7e-6), <, 1e-12);
 }
 
 static void test_host_bound(void) {
@@ -152,6 +162,15 @@ static void test_graph_flags(void) {
   g_assert_cmpint(job.settings.host.graphs, ==, PTSIM_GRAPH_LAYER);
   job_of(GPT "--cuda-graph-impl transformer_engine --cuda-graph-modules attn", &job);
   g_assert_cmpint(job.settings.host.graphs, ==, PTSIM_GRAPH_ATTN);
+  /* as a test case's YAML list arrives: one word with brackets */
+  job_of(GPT "--cuda-graph-impl transformer_engine --cuda-graph-modules "
+             "'[attn mlp moe_router moe_preprocess]'",
+         &job);
+  g_assert_cmpint(job.settings.host.graphs, ==, PTSIM_GRAPH_LAYER);
+  g_assert_false(job.settings.host.graph_moe);
+  job_of(GPT "--cuda-graph-impl transformer_engine --cuda-graph-scope attn moe", &job);
+  g_assert_cmpint(job.settings.host.graphs, ==, PTSIM_GRAPH_ATTN);
+  g_assert_true(job.settings.host.graph_moe);
   job_of(GPT "--cuda-graph-impl local --cuda-graph-scope full_iteration", &job);
   g_assert_cmpint(job.settings.host.graphs, ==, PTSIM_GRAPH_ITERATION);
   job_of(GPT "--cuda-graph-impl none", &job);

@@ -16,7 +16,8 @@
  * --cuda-graph-impl local|transformer_engine, --cuda-graph-scope). */
 typedef enum {
   PTSIM_GRAPH_NONE = 0,
-  PTSIM_GRAPH_LAYER = 1,    /* each transformer layer's forward and backward (scope default) */
+  PTSIM_GRAPH_LAYER = 1,    /* each transformer layer's forward and backward (scope default;
+                               an MoE layer's experts only with graph_moe) */
   PTSIM_GRAPH_ATTN = 2,     /* only each layer's attention part (--cuda-graph-scope attn) */
   PTSIM_GRAPH_ITERATION = 3 /* the whole forward-backward (full_iteration) */
 } PtsimGraphScope;
@@ -45,6 +46,8 @@ typedef struct {
   int log_params_norm;    /* --log-params-norm: the parameters' norm every step */
   int log_num_zeros;      /* --log-num-zeros-in-grad: zeros counted per gradient */
   PtsimGraphScope graphs; /* CUDA graphs */
+  int graph_moe;          /* ... capturing the MoE layers' dispatch and experts too (scope moe;
+                             else only their attention and router are, as graphs allows) */
 } PtsimHost;
 
 #endif /* PTSIM_HOST_H */

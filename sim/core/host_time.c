@@ -123,22 +123,24 @@ PTSIM_HD void ptsim_host_layer_launches(const PtsimPlan *plan, int moe, PtsimHos
 }
 
 PTSIM_HD double ptsim_host_layer_pass_s(const PtsimHost *host, const PtsimHostLaunches *n,
-                                        int backward) {
+                                        int backward, int moe) {
   const PtsimHostCosts *c = &host->costs;
   double attn = backward ? n->backward_attention : n->forward_attention;
   double mlp = backward ? n->backward_mlp : n->forward_mlp;
-  double eager_attn = attn * c->op_s + 2.0 / 5.0 * n->te_modules * c->te_module_s;
-  double eager_mlp = mlp * c->op_s + 3.0 / 5.0 * n->te_modules * c->te_module_s;
-  switch (host->graphs) {
-  case PTSIM_GRAPH_LAYER:
-    return c->graph_launch_s + (attn + mlp) * c->graph_node_s;
-  case PTSIM_GRAPH_ATTN:
-    return c->graph_launch_s + attn * c->graph_node_s + eager_mlp;
-  case PTSIM_GRAPH_ITERATION:
-    return (attn + mlp) * c->graph_node_s;
-  default:
-    return eager_attn + eager_mlp;
-  }
+  /* the TE modules: QKV, attention core and proj on the attention side, the
+   * rest (fc1 and fc2, or the experts') on the MLP side */
+  double attn_modules = n->te_modules > 0.0 ? 3.0 : 0.0;
+  double eager_attn = attn * c->op_s + attn_modules * c->te_module_s;
+  double eager_mlp = mlp * c->op_s + (n->te_modules - attn_modules) * c->te_module_s;
+  int attn_graphed = host->graphs != PTSIM_GRAPH_NONE;
+  int mlp_graphed = host->graphs == PTSIM_GRAPH_ITERATION ||
+                    (attn_graphed && (moe ? host->graph_moe : host->graphs == PTSIM_GRAPH_LAYER));
+  double launch = host->graphs == PTSIM_GRAPH_ITERATION ? 0.0 : c->graph_launch_s;
+  double t = 0.0;
+  if (attn_graphed && mlp_graphed) return launch + (attn + mlp) * c->graph_node_s;
+  t += attn_graphed ? launch + attn * c->graph_node_s : eager_attn;
+  t += mlp_graphed ? launch + mlp * c->graph_node_s : eager_mlp;
+  return t;
 }
 
 /* multi_tensor_apply launches over `tensors` tensors of `elements` in all,
@@ -210,11 +212,12 @@ PTSIM_HD void ptsim_host_time_apply(const PtsimPlan *plan, PtsimWorkload *w) {
   int64_t s;
   if (c->op_s <= 0.0) return;
   ptsim_host_layer_launches(plan, 0, &n);
-  raise_pass(&w->layer, ptsim_host_layer_pass_s(host, &n, 0), ptsim_host_layer_pass_s(host, &n, 1));
+  raise_pass(&w->layer, ptsim_host_layer_pass_s(host, &n, 0, 0),
+             ptsim_host_layer_pass_s(host, &n, 1, 0));
   if (job->model.num_experts > 0) {
     ptsim_host_layer_launches(plan, 1, &n);
-    raise_pass(&w->moe_layer, ptsim_host_layer_pass_s(host, &n, 0),
-               ptsim_host_layer_pass_s(host, &n, 1));
+    raise_pass(&w->moe_layer, ptsim_host_layer_pass_s(host, &n, 0, 1),
+               ptsim_host_layer_pass_s(host, &n, 1, 1));
   }
   /* Once per microbatch on the first stage: the batch's five tensors copied
    * in (and broadcast over TP), the word and position lookups, their sum;

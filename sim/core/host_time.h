@@ -35,9 +35,10 @@ typedef struct {
 PTSIM_HD void ptsim_host_layer_launches(const PtsimPlan *plan, int moe, PtsimHostLaunches *out);
 
 /* Host seconds to issue one pass of a layer with these launches under the
- * job's CUDA-graph scope (backward 0: forward, 1: backward). */
+ * job's CUDA-graph scope (backward 0: forward, 1: backward; moe 1: an MoE
+ * layer, whose MLP part a graph captures only with graph_moe). */
 PTSIM_HD double ptsim_host_layer_pass_s(const PtsimHost *host, const PtsimHostLaunches *n,
-                                        int backward);
+                                        int backward, int moe);
 
 /* Host seconds of the optimizer step of stage `stage` that the GPU does not
  * hide: the per-tensor loops and launches of the gradient copy, the

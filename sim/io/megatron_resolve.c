@@ -494,7 +494,9 @@ static gboolean list_names(const Said *s, FlagId id, const char *word) {
  * --enable-cuda-graph and --external-cuda-graph; --cuda-graph-scope, or
  * its older name --cuda-graph-modules: a layer by default, its attention
  * part alone for attn without mlp, the whole forward-backward for
- * full_iteration). */
+ * full_iteration; an MoE layer's dispatch and experts only for moe: its
+ * token counts vary, and moe_router / moe_preprocess capture the router
+ * alone). */
 static void resolve_host(const Said *s, PtsimHost *host) {
   FlagId scope = GIVEN(s, F_CUDA_GRAPH_SCOPE) ? F_CUDA_GRAPH_SCOPE : F_CUDA_GRAPH_MODULES;
   gboolean graphs = GIVEN(s, F_ENABLE_CUDA_GRAPH) || GIVEN(s, F_EXTERNAL_CUDA_GRAPH);
@@ -502,6 +504,7 @@ static void resolve_host(const Said *s, PtsimHost *host) {
   host->log_params_norm = GIVEN(s, F_LOG_PARAMS_NORM);
   host->log_num_zeros = GIVEN(s, F_LOG_ZEROS);
   host->graphs = PTSIM_GRAPH_NONE;
+  host->graph_moe = 0;
   if (!graphs) return;
   host->graphs = PTSIM_GRAPH_LAYER;
   if (!GIVEN(s, scope) || list_names(s, scope, "full")) return;
@@ -509,6 +512,7 @@ static void resolve_host(const Said *s, PtsimHost *host) {
     host->graphs = PTSIM_GRAPH_ITERATION;
   else if (list_names(s, scope, "attn") && !list_names(s, scope, "mlp"))
     host->graphs = PTSIM_GRAPH_ATTN;
+  host->graph_moe = list_names(s, scope, "moe");
 }
 
 gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error) {
