@@ -126,7 +126,7 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
       "(mem GiB: analytical estimate, judged by the 80%% rule; alloc GiB: the "
       "caching-allocator emulation, first step and steady state, plus CUDA "
       "context and NCCL, run on %" G_GUINT64_FORMAT " layouts: the fastest that "
-      "may run and the rows shown; runs: its verdict with a margin of %.2f GiB "
+      "may run and the rows shown; >N OOM: an allocation failed, N the least it needed; runs: its verdict with a margin of %.2f GiB "
       "+ %.0f%% of the reserved peak; tight: runs although over the 80%% rule)\n",
       sweep->candidates, sweep->valid, sweep->device_used, c->fitting, c->running, c->tight,
       c->doubt, c->failed, c->emulated, PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES / GIB,
@@ -160,9 +160,15 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
       g_string_append_printf(out, " %6.3f %6.3f %6.3f", r->step_p50_s, r->step_p90_s,
                              r->step_p99_s);
     g_string_append_printf(out, "   %-6s", r->fits ? "fits" : "over");
-    if (r->runs_from == PTSIM_RUNS_FROM_ALLOCATOR)
-      g_string_append_printf(out, " %10.1f%s", r->alloc_device_peak_bytes / GIB,
-                             r->alloc_oom ? " OOM" : "    ");
+    if (r->runs_from == PTSIM_RUNS_FROM_ALLOCATOR && r->alloc_oom) {
+      /* an emulation that failed has no peak: what it needed at least */
+      g_autofree char *need =
+          g_strdup_printf(">%.1f", MAX(r->alloc_device_peak_bytes,
+                                       r->held_floor_bytes + ptsim_lifetimes_outside_bytes(j)) /
+                                       GIB);
+      g_string_append_printf(out, " %10s OOM", need);
+    } else if (r->runs_from == PTSIM_RUNS_FROM_ALLOCATOR)
+      g_string_append_printf(out, " %10.1f    ", r->alloc_device_peak_bytes / GIB);
     else
       g_string_append(out, "          -    ");
     g_string_append_printf(out, " %-4s%s%s\n", runs_word(r),
