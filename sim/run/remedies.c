@@ -8,9 +8,11 @@
 #include "job_validate.h"
 #include "lifetimes.h"
 #include "memory.h"
+#include "names.h"
 #include "plan.h"
 #include "simulate.h"
 #include "sweep.h"
+#include "sweep_rows.h"
 #include "topology.h"
 #include "units.h"
 
@@ -398,6 +400,50 @@ char *ptsim_remedy_command(const PtsimRemedy *r, const char *command, const char
     if (r->changes[i].value[0]) append_word(out, r->changes[i].value);
   }
   return g_string_free(out, FALSE);
+}
+
+static void add_int(GPtrArray *w, const char *flag, int64_t v) {
+  g_ptr_array_add(w, g_strdup(flag));
+  g_ptr_array_add(w, g_strdup_printf("%" G_GINT64_FORMAT, v));
+}
+
+char **ptsim_remedy_layout_words(const PtsimJob *job, const char *const *extra) {
+  const PtsimLayout *l = &job->layout;
+  GPtrArray *w = g_ptr_array_new();
+  g_ptr_array_add(w, g_strdup("--model"));
+  g_ptr_array_add(w, g_strdup(job->model.name));
+  g_ptr_array_add(w, g_strdup("--hw"));
+  g_ptr_array_add(w, g_strdup(job->hw.name));
+  add_int(w, "--gpus", l->gpus);
+  add_int(w, "--seq", l->seq);
+  add_int(w, "--gbs", l->gbs);
+  add_int(w, "--tp", l->tp);
+  add_int(w, "--pp", l->pp);
+  add_int(w, "--cp", l->cp);
+  if (l->vp > 1) add_int(w, "--vp", l->vp);
+  add_int(w, "--mbs", l->mbs);
+  g_ptr_array_add(w, g_strdup("--recompute"));
+  g_ptr_array_add(w,
+                  g_strdup(ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)job->settings.recompute)));
+  g_ptr_array_add(w, g_strdup("--schedule"));
+  g_ptr_array_add(w, g_strdup(ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule)));
+  if (l->first_stage_layers > 0)
+    add_int(w, "--decoder-first-pipeline-num-layers", l->first_stage_layers);
+  if (l->last_stage_layers > 0)
+    add_int(w, "--decoder-last-pipeline-num-layers", l->last_stage_layers);
+  if (job->model.num_experts > 0) {
+    add_int(w, "--ep", l->ep);
+    add_int(w, "--etp", l->etp);
+  }
+  if (l->sharding != PTSIM_SHARDING_NONE || !l->distributed_optimizer) {
+    g_ptr_array_add(w, g_strdup("--sharding"));
+    g_ptr_array_add(w, g_strdup(ptsim_layout_sharding_word(l)));
+    if (strcmp(ptsim_layout_sharding_word(l), "hsdp") == 0)
+      add_int(w, "--hsdp-shard-size", ptsim_sweep_shard_group(l));
+  }
+  for (gsize i = 0; extra && extra[i]; i++) g_ptr_array_add(w, g_strdup(extra[i]));
+  g_ptr_array_add(w, NULL);
+  return (char **)g_ptr_array_free(w, FALSE);
 }
 
 /* ---- the answer, as text and JSON ---- */

@@ -69,6 +69,13 @@ void ptsim_remedies_clear(PtsimRemedies *r);
  * --dp, --nodes, which it derives again), then R's flags.  (transfer full) */
 char *ptsim_remedy_command(const PtsimRemedy *r, const char *command, const char *const *words);
 
+/* The predict words of JOB's model, hardware and layout as a sweep
+ * enumerates them (--model --hw --gpus --seq --gbs --tp --pp --cp --vp
+ * --mbs --recompute --schedule, the uneven split, --ep --etp, --sharding),
+ * then EXTRA (NULL-terminated, may be NULL): the sweep's settings.
+ * (transfer full: a NULL-terminated GStrv) */
+char **ptsim_remedy_layout_words(const PtsimJob *job, const char *const *extra);
+
 /* The answer under "what would make it run", each remedy with its command
  * line (ptsim_remedy_command on WORDS); nothing when not searched. */
 void ptsim_remedies_write_text(GString *out, const PtsimRemedies *rs, const PtsimJob *job,
