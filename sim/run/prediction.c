@@ -183,10 +183,13 @@ gboolean ptsim_prediction_run(const PtsimJob *job, const PtsimPredictOptions *o,
   }
   if (!closed_form) ptsim_memory_estimate(p->plan, ce, p->memory);
   if (time) ptsim_error_band_lookup(job, &p->band);
+  if (p->allocator && !p->alloc->runs)
+    ptsim_remedies_find(job, &alloc_opts, o->alloc_conf, &p->remedies);
   return TRUE;
 }
 
 void ptsim_prediction_clear(PtsimPrediction *p) {
+  ptsim_remedies_clear(&p->remedies);
   g_free(p->plan);
   g_free(p->memory);
   g_free(p->step);
@@ -206,6 +209,7 @@ void ptsim_prediction_write(GString *out, const PtsimPrediction *p, PtsimFormat 
     ptsim_report_json_memory(&json, p->memory, job->settings.memory_threshold,
                              p->allocator ? p->alloc : NULL);
     if (p->time) ptsim_report_json_time(&json, p->step, &p->band);
+    ptsim_remedies_write_json(&json, &p->remedies);
     ptsim_json_end_object(&json);
   } else if (format == PTSIM_FORMAT_CSV) {
     ptsim_report_csv_memory(out, job, p->memory);
@@ -215,5 +219,6 @@ void ptsim_prediction_write(GString *out, const PtsimPrediction *p, PtsimFormat 
     ptsim_report_text_memory(out, job, p->memory);
     if (p->allocator) ptsim_report_text_allocator(out, p->memory, p->alloc);
     if (p->time) ptsim_report_text_time(out, p->step, &p->band, job->model.num_experts > 0);
+    ptsim_remedies_write_text(out, &p->remedies, job, p->words);
   }
 }

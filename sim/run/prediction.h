@@ -23,6 +23,7 @@
 #include "job.h"
 #include "memory.h"
 #include "plan.h"
+#include "remedies.h"
 #include "report.h"
 #include "simulate.h"
 
@@ -73,6 +74,12 @@ typedef struct {
   PtsimTimeResult *step;   /* zero without time */
   PtsimAllocResult *alloc; /* zero without the allocator */
   PtsimErrorBand band;     /* the step time's (error_bands.h); with time only */
+  /* predict, a layout that does not run: what would (remedies.h) */
+  PtsimRemedies remedies;
+  /* The command's arguments after its name (NULL-terminated; NULL: not
+   * known, as for a library caller): the remedies' command lines start
+   * from them.  (transfer none) */
+  const char *const *words;
 } PtsimPrediction;
 
 /* Predicts JOB (resolved and checked, job_build.h) as `ptsim predict`
