@@ -284,11 +284,11 @@ static void test_oom_in_steady_state(void) {
 
 /* The `runs` verdict beside the 80% rule, one layout each side. */
 static void test_runs_verdict(void) {
-  g_test_summary("above the 80% rule: seq 2048 runs, seq 3072 leaves no margin, seq 4096 runs out");
+  g_test_summary("above the 80% rule: seq 2048 runs, seq 3584 leaves no margin, seq 4096 runs out");
   static const struct {
     gint64 seq;
     gboolean runs, fits;
-  } cases[] = {{2048, TRUE, TRUE}, {3072, FALSE, TRUE}, {4096, FALSE, FALSE}};
+  } cases[] = {{2048, TRUE, TRUE}, {3584, FALSE, TRUE}, {4096, FALSE, FALSE}};
   for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
     PtsimJob job;
     load_job(&job, "llama3-8b", "h100-80g", 8, 1, 1, 1, 8, cases[i].seq, PTSIM_RECOMPUTE_NONE);

@@ -334,6 +334,15 @@ static void test_unknown_flags(void) {
                                          "attention: the softmax is not fused)"));
   g_assert_true(has_entry(d->unmodelled, "--deterministic-mode (slower: deterministic kernels)"));
   g_assert_cmpuint(d->unmodelled->len, ==, 2);
+  /* --no-masked-softmax-fusion is read for its memory (its time is the
+   * warning) */
+  g_assert_cmpint(job.settings.masked_softmax_unfused, ==, 1);
+  /* --no-bias-swiglu-fusion: the SiLU output kept (its memory), noted */
+  parse_ok(MINIMAL "--bf16 --swiglu", &job, d);
+  g_assert_cmpint(job.settings.swiglu_unfused, ==, 0);
+  parse_ok(MINIMAL "--bf16 --swiglu --no-bias-swiglu-fusion", &job, d);
+  g_assert_cmpint(job.settings.swiglu_unfused, ==, 1);
+  g_assert_true(has_note(d, "--no-bias-swiglu-fusion: its memory is modelled"));
   /* --timing-log-level: 0 is Megatron's default (no barriers), silent; 1
    * and 2 add synchronising timers, warned; 3 is not a choice */
   parse_ok(MINIMAL "--bf16 --timing-log-level 0", &job, d);

@@ -331,8 +331,7 @@ static double steady_allocated(const PtsimPlan *plan, int64_t stage, int32_t ste
   ptsim_schedule_build(plan->job.layout.schedule, (int32_t)plan->num_stages,
                        (int32_t)plan->num_microbatches, (int32_t)plan->num_chunks,
                        plan->microbatch_group, (int32_t)stage, order, items);
-  /* one sample before the first step, then items + 1 per step */
-  PtsimAllocTimeline tl = {NULL, 1 + (int64_t)steps * (items + 1), 0};
+  PtsimAllocTimeline tl = {NULL, ptsim_lifetimes_timeline_samples(items, steps), 0};
   g_autofree PtsimAllocSample *samples = g_new(PtsimAllocSample, tl.capacity);
   tl.samples = samples;
   g_autofree void *scratch = g_malloc(bytes);
@@ -367,8 +366,7 @@ static void predict(PtsimCaseRow *r, const PtsimJob *job, const PtsimAllocOption
   r->predicted[PTSIM_CASE_PEAK_ESTIMATE] = est->total_bytes;
   r->predicted[PTSIM_CASE_STEADY_EMULATION] = steady_allocated(plan, s, PTSIM_LIFETIMES_STEPS,
                                                                alloc_opts);
-  r->predicted[PTSIM_CASE_STEADY_ESTIMATE] = est->parameters_bytes + est->gradients_bytes +
-                                             est->optimizer_bytes + est->workspace_bytes;
+  r->predicted[PTSIM_CASE_STEADY_ESTIMATE] = est->steady_bytes;
   r->predicted[PTSIM_CASE_TIME] = time->step_s;
 }
 

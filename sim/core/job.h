@@ -392,6 +392,9 @@ typedef struct {
    * cannot use the fused softmax kernel, PyTorch's softmax runs in fp32
    * (memory.h PtsimAttentionCore; Transformer Engine's always does). */
   int attention_softmax_fp32;
+  /* --no-masked-softmax-fusion: Megatron's local attention never runs its
+   * fused scale-mask-softmax kernel (memory.h PtsimAttentionCore) */
+  int masked_softmax_unfused;
   /* With cross_entropy_fusion: 1 Transformer Engine's Triton cross entropy
    * (--cross-entropy-fusion-impl te), 0 Megatron's native one under
    * torch.compile (the default); lifetimes.c keeps what each holds. */
@@ -402,6 +405,9 @@ typedef struct {
    * first wgrad_deferral_limit microbatches of a step (0: all). */
   int defer_embedding_wgrad;
   int64_t wgrad_deferral_limit;
+  /* --no-bias-swiglu-fusion: Megatron's SwiGLU as separate PyTorch ops,
+   * which keep the SiLU output besides fc1's (memory.c, "SwiGLU"). */
+  int swiglu_unfused;
 } PtsimSettings;
 
 /* What the source the job came from (a Megatron-LM command line or log, a

@@ -99,10 +99,16 @@ static PTSIM_HD void build_saved_dense(Ctx *x) {
   add(s, &n, "attention_output", ELEM * T * h / t, ROLE_CORE_END);
   add(s, &n, "norm2_input", ELEM * Tsp * h, 0);
   add(s, &n, "mlp_input", ELEM * Tsp * h, 0);
-  add(s, &n, "fc1_output", ELEM * T * ffn * (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 : 1.0),
-      0);
-  add(s, &n, "activation_output", ELEM * T * ffn, 0);
-  if (m->activation == PTSIM_ACTIVATION_SWIGLU) add(s, &n, "fc2_input", ELEM * T * ffn, 0);
+  /* GELU: fc1's output, GELU's = fc2's input; SwiGLU: fc1's output (gate
+   * and up), unfused the SiLU output, fc2's input (memory.c, "SwiGLU") */
+  if (m->activation == PTSIM_ACTIVATION_SWIGLU) {
+    add(s, &n, "fc1_output", ELEM * T * ffn * 2.0, 0);
+    if (ptsim_memory_swiglu_unfused(x->job)) add(s, &n, "silu_output", ELEM * T * ffn, 0);
+    add(s, &n, "fc2_input", ELEM * T * ffn, 0);
+  } else {
+    add(s, &n, "fc1_output", ELEM * T * ffn, 0);
+    add(s, &n, "activation_output", ELEM * T * ffn, 0);
+  }
   if (src->hidden_dropout > 0.0) add(s, &n, "dropout_masks", 2.0 * Tsp * h, 0);
   scale_to(s, n,
            ptsim_memory_layer_activation_bytes(x->plan,

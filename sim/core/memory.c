@@ -114,7 +114,8 @@ PTSIM_HD void ptsim_memory_attention_core(const PtsimPlan *plan, PtsimAttentionC
   int dropout = job->source.attention_dropout > 0.0;
   int fp32;
   out->te = run->transformer_engine;
-  out->fused = out->te ? (s > 16 && s < 16384 && s % 8 == 0) : (s > 16 && s <= 4096 && s % 4 == 0);
+  out->fused = out->te ? (s > 16 && s < 16384 && s % 8 == 0)
+                       : (!run->masked_softmax_unfused && s > 16 && s <= 4096 && s % 4 == 0);
   fp32 = !out->fused && (out->te || run->attention_softmax_fp32);
   out->probs = fp32 ? 4.0 : 2.0;
   out->mask = dropout ? 1.0 : 0.0;
@@ -144,11 +145,32 @@ static PTSIM_HD void mla_activations(const PtsimPlan *plan, int modules, double 
   *split += 2.0 * sb * nh * dv + (in_bytes < 2.0 ? sb * nh * dv : 0.0);
 }
 
+/* SwiGLU keeps fc1's output (gate and up, 2 x 2 B per element of the
+ * width f) and fc2 keeps its input (in_bytes); what else depends on how the
+ * activation runs.  Megatron's fused bias_swiglu_impl (its default, also
+ * the MoE experts' weighted_bias_swiglu_impl) saves its input alone and
+ * returns a new tensor, fc2's input (megatron/core/fusions/
+ * fused_bias_swiglu.py, SwiGLUFunction: ctx.save_for_backward(input)):
+ * 4 f + in_bytes f.  Unfused (--no-bias-swiglu-fusion, PyTorch's modules as
+ * torchtitan builds them, a Megatron-LM older than the fused kernel:
+ * memory.h): silu(x1) keeps x1, the product keeps silu(x1) and x2: the SiLU
+ * output's 2 f more (the reference's 8 f with bf16).  swiglu_rest_bytes
+ * returns the bytes per element of f beyond fc1's output. */
+PTSIM_HD int ptsim_memory_swiglu_unfused(const PtsimJob *job) {
+  int32_t d = job->source.megatron_date;
+  return job->settings.swiglu_unfused || job->settings.torch_layers != PTSIM_TORCH_LAYERS_NONE ||
+         (d > 0 && d < PTSIM_MEGATRON_SWIGLU_FUSED_FROM);
+}
+
+static PTSIM_HD double swiglu_rest_bytes(const PtsimJob *job, double in_bytes) {
+  return (ptsim_memory_swiglu_unfused(job) ? 2.0 : 0.0) + in_bytes;
+}
+
 /* What an MoE block keeps beyond its input (memory.h): the router's fp32
  * scores and routing map (Tm x E; 4 + 1 B a score fused, + 4 unfused for
  * the balancing loss), the N = load Tm k etp rows the local experts see --
- * their input, fc1's output (gate and up), the activation's output and
- * fc2's input, the probabilities (fp32) -- and the shared experts' MLP
+ * their input, fc1's output (gate and up), fc2's input (and, unfused, the
+ * SiLU output: swiglu_rest_bytes), the probabilities (fp32) -- and the shared experts' MLP
  * intermediates (TP-split), less what the moe, moe_act and shared_experts
  * recompute modules drop. */
 static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules, double in_bytes,
@@ -166,11 +188,14 @@ static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules,
   double bytes;
   if (modules & PTSIM_RECOMPUTE_MOE) return 0.0;
   bytes = tm * (double)m->num_experts * (run->moe_router_fusion ? 5.0 : 9.0);
-  bytes += rows * (in_bytes * h + 4.0);                                 /* expert input, probs */
-  bytes += rows * f * (swiglu ? 2.0 * 2.0 : 2.0);                       /* fc1 output */
-  if (!drop_act) bytes += rows * f * ((swiglu ? 2.0 : 0.0) + in_bytes); /* act out, fc2 input */
+  bytes += rows * (in_bytes * h + 4.0);           /* expert input, probs */
+  bytes += rows * f * (swiglu ? 2.0 * 2.0 : 2.0); /* fc1 output */
+  if (!drop_act)                                  /* (SiLU output,) fc2 input */
+    bytes += rows * f * (swiglu ? swiglu_rest_bytes(&plan->job, in_bytes) : in_bytes);
   if (fs > 0.0 && !(modules & PTSIM_RECOMPUTE_SHARED_EXPERTS))
-    bytes += (swiglu ? 3.0 * 2.0 * sb * fs : 2.0 * sb * fs) / t + in_bytes * sb * fs / t;
+    bytes += (swiglu ? (4.0 + swiglu_rest_bytes(&plan->job, in_bytes)) * sb * fs
+                     : 2.0 * sb * fs + in_bytes * sb * fs) /
+             t;
   return bytes;
 }
 
@@ -243,8 +268,8 @@ static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_sc
     if (m->qk_layernorm) split += 2.0 * (q + kv); /* the q, k norm inputs */
   }
   if (!drop_mlp) {
-    if (m->activation == PTSIM_ACTIVATION_SWIGLU) /* up, gate, act; fc2 input */
-      split += 3.0 * 2.0 * sb * hf + in_bytes * sb * hf;
+    if (m->activation == PTSIM_ACTIVATION_SWIGLU) /* gate and up; (SiLU;) fc2 input */
+      split += 2.0 * 2.0 * sb * hf + swiglu_rest_bytes(&plan->job, in_bytes) * sb * hf;
     else /* fc1 output; GELU output = fc2 input */
       split += 2.0 * sb * hf + in_bytes * sb * hf;
   }
@@ -566,6 +591,11 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     st->unsharded_bytes = unsharded_bytes(plan, i);
     st->total_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
                       st->activations_bytes + st->other_bytes + st->unsharded_bytes;
+    st->steady_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
+                       st->workspace_bytes;
+    if (grad_bytes < 4.0 && !plan->lazy_masters) /* lifetimes.c optimizer_step's copies */
+      st->steady_bytes += 4.0 * ((st->parameters - st->expert_parameters) / plan->optimizer_shards +
+                                 st->expert_parameters / plan->expert_optimizer_shards);
     if (st->total_bytes > out->stages[out->peak_stage].total_bytes) out->peak_stage = i;
   }
 

@@ -54,6 +54,12 @@ typedef struct {
    * the units in backward (0 otherwise; plan.c "Sharding") */
   double unsharded_bytes;
   double total_bytes;
+  /* After the optimizer step (a step's steady state, before the next
+   * step's zero_grad): the model states, the workspaces and, with 2-byte
+   * gradients, the optimizer's fp32 copies of its gradient shards
+   * (shard.float(), 4 B a sharded parameter; none when the optimizer reads
+   * them in place: plan lazy_masters) */
+  double steady_bytes;
 } PtsimStageMemory;
 
 typedef struct {
@@ -88,7 +94,8 @@ typedef struct {
  * The softmax is Transformer Engine's or Megatron's fused scale-mask-
  * softmax kernel (16-bit output) where its size limits allow (TE: 16 < s
  * < 16384, s % 8 == 0; Megatron's local layers: 16 < s <= 4096, s % 4 ==
- * 0), else PyTorch's, in fp32 when asked (TE always; Megatron with
+ * 0, and not with --no-masked-softmax-fusion), else PyTorch's, in fp32 when asked (TE always;
+ * Megatron with
  * --attention-softmax-in-fp32 or --apply-query-key-layer-scaling): a 4-byte
  * output kept and a 16-bit cast of it, which is what bmm keeps when p = 0
  * (memory.c, "Unfused attention", cites the sources). */
@@ -108,6 +115,17 @@ typedef struct {
 /* Fills *out for the plan's job (the per-element bytes when the layer
  * keeps nothing are still filled: selective recompute re-creates them). */
 PTSIM_HD void ptsim_memory_attention_core(const PtsimPlan *plan, PtsimAttentionCore *out);
+
+/* Megatron-LM's fused SwiGLU (megatron/core/fusions/fused_bias_swiglu.py,
+ * merged into main 2024-01-19 as 640af6b3b5): before it a SwiGLU MLP ran
+ * silu(x1) * x2 as PyTorch ops. */
+#define PTSIM_MEGATRON_SWIGLU_FUSED_FROM 20240119
+
+/* 1 when the job's SwiGLU keeps the SiLU output besides fc1's (separate
+ * ops: --no-bias-swiglu-fusion, PyTorch's own layers, a Megatron-LM source
+ * older than the fused kernel), 0 when the fused kernel saves its input
+ * alone (memory.c, swiglu_rest_bytes). */
+PTSIM_HD int ptsim_memory_swiglu_unfused(const PtsimJob *job);
 
 /* Bytes one transformer layer saves for one microbatch on one GPU, stored in
  * full (as without full recompute).  keep_scores: 1 to count everything

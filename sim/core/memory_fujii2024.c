@@ -79,6 +79,7 @@ PTSIM_HD int32_t ptsim_memory_fujii2024(const PtsimPlan *plan, PtsimCrossEntropy
     st->workspace_bytes = 0.0;
     st->other_bytes = st->input_ids_bytes + st->logits_bytes;
     st->unsharded_bytes = 0.0;
+    st->steady_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes;
     st->total_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
                       st->activations_bytes + st->other_bytes;
     if (st->total_bytes > out->stages[out->peak_stage].total_bytes) out->peak_stage = i;

@@ -103,6 +103,8 @@ static const struct {
     {"--defer-embedding-wgrad-compute", F_DEFER_EMBEDDING_WGRAD, KIND_SWITCH},
     {"--wgrad-deferral-limit", F_WGRAD_DEFERRAL_LIMIT, KIND_WORD},
     {"--timing-log-level", F_TIMING_LOG_LEVEL, KIND_WORD},
+    {"--no-bias-swiglu-fusion", F_NO_SWIGLU_FUSION, KIND_SWITCH},
+    {"--no-masked-softmax-fusion", F_NO_MASKED_SOFTMAX, KIND_SWITCH},
     {"--overlap-grad-reduce", F_OVERLAP_GRAD, KIND_SWITCH},
     {"--overlap-param-gather", F_OVERLAP_PARAM, KIND_SWITCH},
     {"--tp-comm-overlap", F_TP_OVERLAP, KIND_SWITCH},

@@ -294,6 +294,10 @@ static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **er
       !pick("--cross-entropy-fusion-impl", s->word[F_CE_FUSION_IMPL], "native|te", &ce_impl, error))
     return FALSE;
   run->cross_entropy_te = ce_impl == 1;
+  run->swiglu_unfused = GIVEN(s, F_NO_SWIGLU_FUSION);
+  if (run->swiglu_unfused && GIVEN(s, F_SWIGLU))
+    NOTE(s, "--no-bias-swiglu-fusion: its memory is modelled (the SiLU output kept besides fc1's, "
+            "2 s b f / t bytes a layer), the time of its separate kernels is not (slower)");
   run->defer_embedding_wgrad = GIVEN(s, F_DEFER_EMBEDDING_WGRAD);
   run->wgrad_deferral_limit = 0; /* ModelParallelConfig: all microbatches */
   if (GIVEN(s, F_WGRAD_DEFERRAL_LIMIT) &&
@@ -335,6 +339,13 @@ static gboolean resolve_attention(const Said *s, PtsimSettings *run, GError **er
   /* TransformerConfig.__post_init__: query-key layer scaling turns the
    * fp32 softmax on */
   run->attention_softmax_fp32 = GIVEN(s, F_SOFTMAX_FP32) || GIVEN(s, F_QK_LAYER_SCALING);
+  /* TransformerConfig.masked_softmax_fusion: off, Megatron's local attention
+   * takes PyTorch's softmax (its memory is modelled, its time is not) */
+  run->masked_softmax_unfused = GIVEN(s, F_NO_MASKED_SOFTMAX);
+  if (run->masked_softmax_unfused)
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                       g_strdup("--no-masked-softmax-fusion (slower with unfused attention: the "
+                                "softmax is not fused)"));
   if (GIVEN(s, F_LEGACY)) {
     run->transformer_engine = 0;
     run->flash_attention = GIVEN(s, F_FLASH);
