@@ -77,6 +77,19 @@ static gboolean torchtitan_job(const PtsimJobOptions *o, const Given *given, Pts
   return !(o->model || given->model) || load_model(o, given, NULL, &job->model, error);
 }
 
+/* A Megatron-LM command line or launch script, run with the script's
+ * arguments and environment when given. */
+static gboolean megatron_job(const PtsimJobOptions *o, PtsimJob *job, PtsimJobDiagnostics *diag,
+                             GError **error) {
+  g_auto(GStrv) args = NULL, env = NULL;
+  if (!ptsim_job_options_shell_inputs(o, &args, &env, error)) return FALSE;
+  PtsimShellInputs inputs = {(const char *const *)args, (const char *const *)env};
+  return o->megatron_args
+             ? ptsim_megatron_args_parse_with(o->megatron_args, &inputs, job, diag->megatron, error)
+             : ptsim_megatron_args_parse_file_with(o->megatron_args_file, &inputs, job,
+                                                   diag->megatron, error);
+}
+
 /* The base job: built-in defaults (with the overlap default), or what a
  * Megatron-LM command line or a torchtitan config says. */
 static gboolean base_job(const PtsimJobOptions *o, const Given *given, PtsimJob *job,
@@ -88,11 +101,7 @@ static gboolean base_job(const PtsimJobOptions *o, const Given *given, PtsimJob 
     return (given->hw || ptsim_hardware_load(hw, &job->hw, error)) &&
            torchtitan_job(o, given, job, diag->warnings, error);
   if (o->megatron_args || o->megatron_args_file) {
-    gboolean ok = o->megatron_args
-                      ? ptsim_megatron_args_parse(o->megatron_args, job, diag->megatron, error)
-                      : ptsim_megatron_args_parse_file(o->megatron_args_file, job, diag->megatron,
-                                                       error);
-    if (!ok) return FALSE;
+    if (!megatron_job(o, job, diag, error)) return FALSE;
     if ((o->model || given->model) && !load_model(o, given, NULL, &job->model, error)) return FALSE;
   } else {
     if (!load_model(o, given, PTSIM_JOB_DEFAULT_MODEL, &job->model, error)) return FALSE;

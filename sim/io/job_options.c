@@ -31,11 +31,13 @@ void ptsim_job_options_clear(PtsimJobOptions *o) {
                       &o->megatron_date,
                       &o->megatron_args,
                       &o->megatron_args_file,
+                      &o->script_args,
                       &o->torchtitan,
                       &o->sharding,
                       &o->fsdp_impl,
                       &o->reshard_after_forward};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
+  g_strfreev(o->env);
   ptsim_job_options_init(o);
 }
 
@@ -130,6 +132,15 @@ static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
        "\"FLAGS\""},
       {"megatron-args-file", 0, 0, G_OPTION_ARG_FILENAME, &o->megatron_args_file,
        "A Megatron-LM launch script (e.g. its examples/*.sh, as they are)", "FILE"},
+      {"script-args", 0, 0, G_OPTION_ARG_STRING, &o->script_args,
+       "The arguments the launch script is run with: $1, $2, ... (quoted as in a shell)",
+       "\"ARGS\""},
+      {"env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->env,
+       "A variable the launch script starts with, as its environment would set it "
+       "(repeatable; the script starts with no other unless --env-from-process)",
+       "NAME=VALUE"},
+      {"env-from-process", 0, 0, G_OPTION_ARG_NONE, &o->env_from_process,
+       "The launch script starts in ptsim's own environment (--env entries win)", NULL},
       {"torchtitan", 0, 0, G_OPTION_ARG_FILENAME, &o->torchtitan,
        "A torchtitan job config (llama3 flavors; the world size from --gpus when "
        "data_parallel_shard_degree = -1)",
@@ -361,6 +372,14 @@ gboolean ptsim_job_options_check(const PtsimJobOptions *o, GError **error) {
   };
   for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++)
     if (pairs[i].a && pairs[i].b) return invalid("%s: give at most one", pairs[i].names);
+  const char *input = o->script_args        ? "--script-args"
+                      : o->env              ? "--env"
+                      : o->env_from_process ? "--env-from-process"
+                                            : NULL;
+  if (input && !o->megatron_args && !o->megatron_args_file)
+    return invalid("%s is for a launch script: give --megatron-args-file FILE (or "
+                   "--megatron-args)",
+                   input);
   return TRUE;
 }
 

@@ -43,13 +43,22 @@ typedef struct {
   int64_t v[O_COUNT];
   char *said[O_COUNT]; /* how it was written */
   gboolean standalone, mpi, srun;
+  char *unread; /* the first count that is no number ("--nodes 'your_own_num_nodes'") */
 } Seen;
 
-static gboolean count_of(const char *word, const char *value, int64_t *out, GError **error) {
+/* *out: the count VALUE gives, or 0 (with seen->unread) when it is no
+ * number at all: a template's placeholder (#SBATCH --nodes=NUM_NODES) or
+ * torchrun's "--nproc_per_node gpu" say nothing ptsim can count. */
+static gboolean count_of(Seen *seen, const char *word, const char *value, int64_t *out,
+                         GError **error) {
   if (strchr(value, ':')) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "launcher %s %s: an elastic node range; give --gpus", word, value);
     return FALSE;
+  }
+  if (value[0] != '-' && !g_ascii_isdigit(value[0])) {
+    if (!seen->unread) seen->unread = g_strdup_printf("%s '%s' is not a count", word, value);
+    return TRUE;
   }
   /* bounded like a .ini size, so that a product of two counts cannot
    * overflow before job validation refuses it by range */
@@ -75,7 +84,10 @@ static gboolean scan(GPtrArray *words, Seen *seen, GError **error) {
       else if (strcmp(w, "-n") == 0 && o == O_TASKS && i + 1 < words->len)
         value = words->pdata[++i]; /* srun -n, mpirun -n: tasks in all */
       if (!value) continue;
-      if (!count_of(spellings[k].name, value, &seen->v[o], error)) return FALSE;
+      int64_t v = 0;
+      if (!count_of(seen, spellings[k].name, value, &v, error)) return FALSE;
+      if (v == 0) break;
+      seen->v[o] = v;
       g_free(seen->said[o]);
       seen->said[o] =
           g_strdup_printf("%s %s", o == O_TASKS && strcmp(w, "-n") == 0 ? "-n" : spellings[k].name,
@@ -134,10 +146,12 @@ gboolean ptsim_launcher_gpus(GPtrArray *launcher, const PtsimShellScript *script
                            (gint64)n, (gint64)m);
   } else if (ok) {
     g_autofree char *first = launcher->len ? g_path_get_basename(launcher->pdata[0]) : NULL;
-    *how = g_strdup_printf("%s%s%s, no WORLD_SIZE, GPUS_PER_NODE or NNODES",
+    *how = g_strdup_printf("%s%s%s, no WORLD_SIZE, GPUS_PER_NODE or NNODES%s%s",
                            first ? "launcher '" : "no launcher", first ? first : "",
-                           first ? "' without a GPU count" : "");
+                           first ? "' without a GPU count" : "", seen.unread ? "; " : "",
+                           seen.unread ? seen.unread : "");
   }
   for (int o = 0; o < O_COUNT; o++) g_free(seen.said[o]);
+  g_free(seen.unread);
   return ok;
 }

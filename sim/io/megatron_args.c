@@ -359,9 +359,10 @@ static const char *const other_families[] = {"pretrain_t5",    "pretrain_bert",
                                              "pretrain_ict",   "pretrain_retro",
                                              "pretrain_vision"};
 
-static gboolean parse_text(const char *text, gsize len, const char *name, PtsimJob *job,
+static gboolean parse_text(const char *text, gsize len, const char *name,
+                           const PtsimShellInputs *inputs, PtsimJob *job,
                            PtsimMegatronDiagnostics *diag, GError **error) {
-  g_autoptr(PtsimShellScript) script = ptsim_shell_script_run(text, len, name, error);
+  g_autoptr(PtsimShellScript) script = ptsim_shell_script_run_with(text, len, name, inputs, error);
   if (!script) return FALSE;
   if (!script->command)
     return parse_error("no Megatron-LM command found: no line runs a Python script or passes "
@@ -419,16 +420,29 @@ static gboolean parse_text(const char *text, gsize len, const char *name, PtsimJ
 
 gboolean ptsim_megatron_args_parse(const char *command_line, PtsimJob *job,
                                    PtsimMegatronDiagnostics *diag, GError **error) {
+  return ptsim_megatron_args_parse_with(command_line, NULL, job, diag, error);
+}
+
+gboolean ptsim_megatron_args_parse_with(const char *command_line, const PtsimShellInputs *inputs,
+                                        PtsimJob *job, PtsimMegatronDiagnostics *diag,
+                                        GError **error) {
   g_return_val_if_fail(command_line != NULL, FALSE);
   g_return_val_if_fail(job != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
   g_autofree char *stripped = g_strstrip(g_strdup(command_line));
   if (stripped[0] == '\0') return parse_error("no Megatron-LM flags given");
-  return parse_text(command_line, strlen(command_line), "--megatron-args", job, diag, error);
+  return parse_text(command_line, strlen(command_line), "--megatron-args", inputs, job, diag,
+                    error);
 }
 
 gboolean ptsim_megatron_args_parse_file(const char *path, PtsimJob *job,
                                         PtsimMegatronDiagnostics *diag, GError **error) {
+  return ptsim_megatron_args_parse_file_with(path, NULL, job, diag, error);
+}
+
+gboolean ptsim_megatron_args_parse_file_with(const char *path, const PtsimShellInputs *inputs,
+                                             PtsimJob *job, PtsimMegatronDiagnostics *diag,
+                                             GError **error) {
   g_return_val_if_fail(path != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
   g_autofree char *text = NULL;
@@ -439,7 +453,7 @@ gboolean ptsim_megatron_args_parse_file(const char *path, PtsimJob *job,
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND, "%s", local->message);
     return FALSE;
   }
-  if (!parse_text(text, len, path, job, diag, error)) {
+  if (!parse_text(text, len, path, inputs, job, diag, error)) {
     if (!g_str_has_prefix((*error)->message, path)) g_prefix_error(error, "%s: ", path);
     return FALSE;
   }

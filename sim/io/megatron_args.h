@@ -39,6 +39,7 @@
 
 #include <glib.h>
 #include "job.h"
+#include "shell_script.h"
 
 typedef struct {
   GPtrArray *unmodelled; /* (element-type utf8) "--flag (effect, direction)" */
@@ -78,6 +79,15 @@ gboolean ptsim_megatron_args_parse(const char *command_line, PtsimJob *job,
  * (PTSIM_SHELL_SCRIPT_MAX_BYTES) is refused. */
 gboolean ptsim_megatron_args_parse_file(const char *path, PtsimJob *job,
                                         PtsimMegatronDiagnostics *diag, GError **error);
+
+/* The same two, with the launch script's arguments ($1 ...) and environment
+ * (PtsimShellInputs; may be NULL: none). */
+gboolean ptsim_megatron_args_parse_with(const char *command_line, const PtsimShellInputs *inputs,
+                                        PtsimJob *job, PtsimMegatronDiagnostics *diag,
+                                        GError **error);
+gboolean ptsim_megatron_args_parse_file_with(const char *path, const PtsimShellInputs *inputs,
+                                             PtsimJob *job, PtsimMegatronDiagnostics *diag,
+                                             GError **error);
 
 /* TRUE when FLAG is one this module reads (megatron_flags.c's MODELLED
  * rows must be exactly these; tests check it). */

@@ -9,7 +9,7 @@ seeds() {
     model_ini) ls tests/data/bad_model_*.ini tests/data/model_tiny.ini models/*.ini ;;
     hw_ini) ls tests/data/bad_hw_*.ini tests/data/hw_memory_bytes.ini hw_profiles/*.ini ;;
     megatron_args|megatron_args_file|shell_script|launcher)
-      ls tests/data/megatron_llama3_8b.sh tests/data/megatron_scripts/*.sh ;;
+      ls tests/data/megatron_llama3_8b.sh tests/data/megatron_scripts/*.sh tests/data/shell_scripts/*.sh ;;
     megatron_log) ls tests/data/megatron_logs/*.log ;;
     run_csv) ls tests/data/published/*.csv validate/data/published/*.csv ;;
     alloc_trace) ls tests/data/alloc_small.trace ;;
