@@ -9,6 +9,7 @@
 
 #include <string.h>
 #include "config.h"
+#include "hf_config.h"
 #include "job_validate.h"
 #include "pipeline_layout.h"
 #include "torchtitan.h"
@@ -53,14 +54,22 @@ typedef struct {
   const PtsimHardware *hw;
 } Given;
 
-/* The model --model (else NAME, when not NULL) names, or the one given. */
+/* The model --model or --hf-config (else NAME, when not NULL) names, or
+ * the one given; a Hugging Face config's warnings go to WARNINGS. */
 static gboolean load_model(const PtsimJobOptions *o, const Given *given, const char *name,
-                           PtsimModel *out, GError **error) {
+                           PtsimModel *out, GPtrArray *warnings, GError **error) {
   if (given->model) {
     *out = *given->model;
     return TRUE;
   }
-  return ptsim_model_load(o->model ? o->model : name, out, error);
+  const char *m = o->model ? o->model : name;
+  if (o->hf_config) return ptsim_hf_config_load(o->hf_config, out, warnings, error);
+  if (m && g_str_has_prefix(m, "hf:")) return ptsim_hf_config_load(m + 3, out, warnings, error);
+  return ptsim_model_load(m, out, error);
+}
+
+static gboolean model_given(const PtsimJobOptions *o, const Given *given) {
+  return o->model || o->hf_config || given->model;
 }
 
 /* The job a torchtitan config describes, on the profile already in JOB->hw;
@@ -74,7 +83,7 @@ static gboolean torchtitan_job(const PtsimJobOptions *o, const Given *given, Pts
       !ptsim_torchtitan_job(&tt, job, error))
     return FALSE;
   default_moe(&job->settings);
-  return !(o->model || given->model) || load_model(o, given, NULL, &job->model, error);
+  return !model_given(o, given) || load_model(o, given, NULL, &job->model, warnings, error);
 }
 
 /* A Megatron-LM command line or launch script, run with the script's
@@ -102,9 +111,11 @@ static gboolean base_job(const PtsimJobOptions *o, const Given *given, PtsimJob 
            torchtitan_job(o, given, job, diag->warnings, error);
   if (o->megatron_args || o->megatron_args_file) {
     if (!megatron_job(o, job, diag, error)) return FALSE;
-    if ((o->model || given->model) && !load_model(o, given, NULL, &job->model, error)) return FALSE;
+    if (model_given(o, given) && !load_model(o, given, NULL, &job->model, diag->warnings, error))
+      return FALSE;
   } else {
-    if (!load_model(o, given, PTSIM_JOB_DEFAULT_MODEL, &job->model, error)) return FALSE;
+    if (!load_model(o, given, PTSIM_JOB_DEFAULT_MODEL, &job->model, diag->warnings, error))
+      return FALSE;
     job->layout.gpus = PTSIM_JOB_DEFAULT_GPUS;
     job->layout.gbs = PTSIM_JOB_DEFAULT_GBS;
     job->layout.seq = PTSIM_JOB_DEFAULT_SEQ;

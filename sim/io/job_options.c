@@ -33,6 +33,7 @@ void ptsim_job_options_clear(PtsimJobOptions *o) {
                       &o->megatron_args_file,
                       &o->script_args,
                       &o->torchtitan,
+                      &o->hf_config,
                       &o->sharding,
                       &o->fsdp_impl,
                       &o->reshard_after_forward};
@@ -90,8 +91,13 @@ static gboolean number_option(const char *flag, const char *text, gpointer opts,
 static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
   const GOptionEntry entries[] = {
       {"model", 0, 0, G_OPTION_ARG_FILENAME, &o->model,
-       "Model: a name in models/ or an .ini path (default " PTSIM_JOB_DEFAULT_MODEL ")",
+       "Model: a name in models/, an .ini path, or hf:PATH, a Hugging Face config.json "
+       "(default " PTSIM_JOB_DEFAULT_MODEL ")",
        "NAME|FILE"},
+      {"hf-config", 0, 0, G_OPTION_ARG_FILENAME, &o->hf_config,
+       "Model: a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2/3 and their MoE, "
+       "DeepSeek-V2/V3, GPT-OSS, Llama 4; the same as --model hf:PATH)",
+       "PATH"},
       {"hw", 0, 0, G_OPTION_ARG_FILENAME, &o->hw,
        "Hardware profile: a name in hw_profiles/ or an .ini path (default " PTSIM_JOB_DEFAULT_HW
        ")",
@@ -361,6 +367,7 @@ gboolean ptsim_job_options_check(const PtsimJobOptions *o, GError **error) {
        "--hsdp-shard-size and --num-distributed-optimizer-instances"},
       {o->megatron_args != NULL, o->megatron_args_file != NULL,
        "--megatron-args and --megatron-args-file"},
+      {o->model != NULL, o->hf_config != NULL, "--model and --hf-config"},
       {o->torchtitan != NULL, o->megatron_args != NULL || o->megatron_args_file != NULL,
        "--torchtitan and --megatron-args(-file)"},
       {o->overlap_grad_reduce, o->no_overlap_grad_reduce,

@@ -77,6 +77,7 @@ typedef struct {
   char **env;                /* NAME=VALUE entries of the script's environment */
   gboolean env_from_process; /* the script starts in ptsim's own environment */
   char *torchtitan;          /* a torchtitan job config (.toml) */
+  char *hf_config;           /* a Hugging Face config.json as the model */
 } PtsimJobOptions;
 
 /* Sets every field to "not given". */
