@@ -86,16 +86,45 @@ static gboolean torchtitan_job(const PtsimJobOptions *o, const Given *given, Pts
   return !model_given(o, given) || load_model(o, given, NULL, &job->model, warnings, error);
 }
 
+/* ptsim's own options that are Megatron-LM flags too, as Megatron-LM
+ * flags: read after the command's own, they override what the command said
+ * and what Megatron-LM derives from it (expert tp from tp, the padded
+ * vocabulary).  (transfer full) */
+static GStrv megatron_overrides(const PtsimJobOptions *o) {
+  const struct {
+    const PtsimOptionInt *option;
+    const char *flag;
+  } same[] = {
+      {&o->tp, "--tensor-model-parallel-size"},   {&o->pp, "--pipeline-model-parallel-size"},
+      {&o->cp, "--context-parallel-size"},        {&o->ep, "--expert-model-parallel-size"},
+      {&o->etp, "--expert-tensor-parallel-size"}, {&o->mbs, "--micro-batch-size"},
+      {&o->gbs, "--global-batch-size"},           {&o->seq, "--seq-length"}};
+  GStrvBuilder *b = g_strv_builder_new();
+  for (size_t i = 0; i < G_N_ELEMENTS(same); i++)
+    if (same[i].option->given) {
+      g_strv_builder_add(b, same[i].flag);
+      char value[24];
+      g_snprintf(value, sizeof value, "%" G_GINT64_FORMAT, (gint64)same[i].option->value);
+      g_strv_builder_add(b, value);
+    }
+  GStrv out = g_strv_builder_end(b);
+  g_strv_builder_unref(b);
+  return out;
+}
+
 /* A Megatron-LM command line or launch script, run with the script's
- * arguments and environment when given. */
+ * arguments and environment when given, ptsim's own options on top. */
 static gboolean megatron_job(const PtsimJobOptions *o, PtsimJob *job, PtsimJobDiagnostics *diag,
                              GError **error) {
   g_auto(GStrv) args = NULL, env = NULL;
   if (!ptsim_job_options_shell_inputs(o, &args, &env, error)) return FALSE;
   PtsimShellInputs inputs = {(const char *const *)args, (const char *const *)env};
+  g_auto(GStrv) over = megatron_overrides(o);
+  const char *const *appended = (const char *const *)over;
   return o->megatron_args
-             ? ptsim_megatron_args_parse_with(o->megatron_args, &inputs, job, diag->megatron, error)
-             : ptsim_megatron_args_parse_file_with(o->megatron_args_file, &inputs, job,
+             ? ptsim_megatron_args_parse_with(o->megatron_args, &inputs, appended, job,
+                                              diag->megatron, error)
+             : ptsim_megatron_args_parse_file_with(o->megatron_args_file, &inputs, appended, job,
                                                    diag->megatron, error);
 }
 

@@ -34,4 +34,9 @@
 gboolean ptsim_launcher_gpus(GPtrArray *launcher, const PtsimShellScript *script, int64_t *gpus,
                              char **how, GError **error);
 
+/* TRUE when the LEN bytes at NAME are an option of a launcher or wrapper
+ * (torchrun, srun, mpirun, deepspeed, nsys), not of the training script;
+ * *values: how many values it takes. */
+gboolean ptsim_launcher_flag(const char *name, gsize len, int *values);
+
 #endif /* PTSIM_LAUNCHER_H */
