@@ -591,6 +591,22 @@ static void test_misspelt_flags(void) {
   g_assert_cmpint(job.layout.mbs, ==, 2);
 }
 
+static void test_memory_time_flags(void) {
+  g_test_summary("flags that change memory or time are warned about with their direction: "
+                 "NCCL user buffers, Megatron-FSDP double buffers; DeepEP is modelled");
+  g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
+  PtsimJob job;
+  parse_ok(MINIMAL "--bf16 --use-nccl-ub --fsdp-double-buffer --keep-fp8-transpose-cache "
+                   "--log-params-norm",
+           &job, d);
+  g_assert_cmpuint(d->unmodelled->len, ==, 4);
+  g_assert_true(has_entry(d->unmodelled, "--use-nccl-ub (faster DP/FSDP collectives (NCCL user "
+                                         "buffers: fewer SMs), more memory: registered buffers)"));
+  g_assert_true(has_entry(d->unmodelled, "--fsdp-double-buffer (more memory, possibly faster: "
+                                         "Megatron-FSDP's communication buffers held twice)"));
+  g_assert_true(ptsim_megatron_args_reads("--moe-enable-deepep"));
+}
+
 static void test_appended_flags(void) {
   g_test_summary("flags appended after the command's win, with what Megatron-LM derives from "
                  "them: expert tp and the vocabulary's padding follow tp");
@@ -625,6 +641,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-args/unknown-flags", test_unknown_flags);
   g_test_add_func("/megatron-args/misspelt-flags", test_misspelt_flags);
   g_test_add_func("/megatron-args/appended-flags", test_appended_flags);
+  g_test_add_func("/megatron-args/memory-time-flags", test_memory_time_flags);
   g_test_add_func("/megatron-args/refused", test_refused);
   g_test_add_func("/megatron-args/sharding", test_sharding);
   g_test_add_func("/megatron-args/attention-groups", test_attention_groups);
