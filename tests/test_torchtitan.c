@@ -332,7 +332,17 @@ static void test_pp_405b(void) {
   g_assert_cmpint(tt.grad_accumulation, ==, 2);
   has_warning(warnings, "llama3_405b_pp.toml", 9, "own pipeline schedule");
   g_assert_cmpint(l->sharding, ==, PTSIM_SHARDING_PARAMS);
-  g_assert_nonnull(strstr(tt.unmodelled, "stage split (layers 7,8,"));
+  /* 126 layers + embedding + output = 128 slots, 8 per virtual stage: the
+   * first and the last give one slot each to the embedding and the
+   * output, so the 16 virtual stages hold 7, 8 x 14, 7 layers: three runs */
+  g_assert_null(tt.unmodelled);
+  g_assert_cmpint(l->vstage_runs, ==, 3);
+  g_assert_cmpint(l->vstage_run_count[0], ==, 1);
+  g_assert_cmpint(l->vstage_run_layers[0], ==, 7);
+  g_assert_cmpint(l->vstage_run_count[1], ==, 14);
+  g_assert_cmpint(l->vstage_run_layers[1], ==, 8);
+  g_assert_cmpint(l->vstage_run_count[2], ==, 1);
+  g_assert_cmpint(l->vstage_run_layers[2], ==, 7);
 }
 
 /* A config from TEXT on GPUS (warnings dropped); FALSE with *error. */
@@ -373,10 +383,15 @@ static void test_stage_split(void) {
   g_assert_cmpint(c.layout.first_stage_layers, ==, 17);
   g_assert_cmpint(c.layout.last_stage_layers, ==, 15);
   g_auto(PtsimTorchtitan) d = {0};
-  split_of("70B", 4, "",
-           &d); /* 82/4 = 20 r 2: 20, 21, 20, 19: not expressible, 80/4 even instead */
+  split_of("70B", 4, "", &d); /* 82/4 = 20 r 2: 21, 21, 20, 20 slots; less the embedding and the
+                               * output: 20, 21, 20, 19 layers, four runs of one stage */
   g_assert_cmpint(d.layout.first_stage_layers, ==, 0);
   g_assert_cmpint(d.layout.last_stage_layers, ==, 0);
+  g_assert_cmpint(d.layout.vstage_runs, ==, 4);
+  g_assert_cmpint(d.layout.vstage_run_layers[0], ==, 20);
+  g_assert_cmpint(d.layout.vstage_run_layers[1], ==, 21);
+  g_assert_cmpint(d.layout.vstage_run_layers[2], ==, 20);
+  g_assert_cmpint(d.layout.vstage_run_layers[3], ==, 19);
   g_auto(PtsimTorchtitan) e = {0};
   split_of("8B", 2, "pipeline_parallel_schedule = \"Interleaved1F1B\"\n", &e); /* 2 per rank */
   g_assert_cmpint(e.layout.vp, ==, 2);

@@ -443,17 +443,30 @@ static gboolean read_pipeline(Reader *R) {
     l->last_stage_layers = layers[n - 1];
     return TRUE;
   }
-  if (R->layers % n == 0) {
-    warn(R, P, "pipeline_parallel_degree",
-         "torchtitan splits the layers %s over the %" G_GINT64_FORMAT " stages; ptsim splits them "
-         "evenly (%" G_GINT64_FORMAT " each) and leaves the embedding and output where they are",
-         split->str, (gint64)n, (gint64)(R->layers / n));
+  /* any other split: the virtual stages' layer counts as runs of equal
+   * ones, as a --pipeline-model-parallel-layout gives them (job.h) */
+  int32_t runs = 0;
+  for (int64_t s = 0; s < n && runs <= PTSIM_LAYOUT_RUNS; s++) {
+    if (s > 0 && layers[s] == layers[s - 1]) {
+      l->vstage_run_count[runs - 1]++;
+      continue;
+    }
+    if (runs < PTSIM_LAYOUT_RUNS) {
+      l->vstage_run_count[runs] = 1;
+      l->vstage_run_layers[runs] = (int32_t)layers[s];
+    }
+    runs++;
+  }
+  if (runs <= PTSIM_LAYOUT_RUNS) {
+    l->vstage_runs = runs;
     return TRUE;
   }
+  memset(l->vstage_run_count, 0, sizeof l->vstage_run_count);
+  memset(l->vstage_run_layers, 0, sizeof l->vstage_run_layers);
   unmodelled(R, P, "pipeline_parallel_degree",
-             "torchtitan's stage split (layers %s) cannot be expressed: ptsim splits evenly, or "
-             "with uneven first/last stages only when there is one stage per rank",
-             split->str);
+             "torchtitan's stage split (layers %s) cannot be expressed: more than %d runs of "
+             "equal virtual stages",
+             split->str, PTSIM_LAYOUT_RUNS);
   return TRUE;
 }
 
