@@ -149,7 +149,7 @@ static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
       {"env-from-process", 0, 0, G_OPTION_ARG_NONE, &o->env_from_process,
        "The launch script starts in ptsim's own environment (--env entries win)", NULL},
       {"torchtitan", 0, 0, G_OPTION_ARG_FILENAME, &o->torchtitan,
-       "A torchtitan job config (llama3 flavors; the world size from --gpus when "
+       "A torchtitan job config (llama3, dense qwen3 flavors; the world size from --gpus when "
        "data_parallel_shard_degree = -1)",
        "CONFIG.toml"},
       END};
