@@ -153,6 +153,20 @@ static void test_native_overrides_script(void) {
   g_autoptr(GError) error = NULL;
   g_assert_true(ptsim_job_validate(&job, &error));
   g_assert_no_error(error);
+  /* no --global-batch-size: Megatron-LM's mbs x dp of the GPUs it runs on,
+   * --gpus 16 over torchrun's 8: dp 16 / (tp 2) = 8, gbs 8 (4 at 8 GPUs) */
+  const char *const wider[] = {
+      "--megatron-args",
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 4096 --micro-batch-size 1 "
+      "--tensor-model-parallel-size 2 --bf16 --vocab-size 50257",
+      "--gpus", "16", NULL};
+  build_from_flags(wider, &job);
+  g_assert_cmpint(job.layout.gpus, ==, 16);
+  g_assert_cmpint(job.layout.gbs, ==, 8);
+  const char *const launcher[] = {wider[0], wider[1], NULL};
+  build_from_flags(launcher, &job);
+  g_assert_cmpint(job.layout.gbs, ==, 4);
 }
 
 static void refused(const char *const *flags, GQuark domain, const char *message) {

@@ -191,11 +191,20 @@ gboolean ptsim_job_build_given(const PtsimJobOptions *o, const PtsimModel *model
     return invalid("the GPU count is unknown: give --gpus N or --nodes N (the Megatron-LM "
                    "command line gave %s)",
                    diag->megatron->gpus_read ? diag->megatron->gpus_read : "no launcher");
-  /* Megatron-LM's default batch, mbs x dp, once the GPU count is known */
+  /* Megatron-LM's default batch, mbs x dp, once the GPU count is known:
+   * --gpus or --nodes over the launcher's count gives another dp */
+  gboolean rederived = diag->megatron->gbs_from_dp && !o->gbs.given &&
+                       (o->gpus.given || o->nodes.given);
+  if (rederived) l->gbs = 0;
   int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
   if (l->gbs <= 0 && (o->megatron_args || o->megatron_args_file) && dp > 0 &&
       l->mbs <= PTSIM_CONFIG_INT_MAX)
     l->gbs = l->mbs * dp; /* at most 2^30 x 2^22 */
+  if (rederived && l->gbs > 0)
+    g_ptr_array_add(diag->megatron->notes,
+                    g_strdup_printf("the global batch is mbs*dp = %" G_GINT64_FORMAT
+                                    " on the %" G_GINT64_FORMAT " GPUs ptsim's option gives",
+                                    (gint64)l->gbs, (gint64)l->gpus));
   if (o->pipeline_layout && !ptsim_pipeline_layout_apply(o->pipeline_layout, job->model.num_layers,
                                                          job->model.mtp_num_layers, l, error))
     return FALSE;

@@ -418,6 +418,7 @@ static gboolean parse_text(const char *text, gsize len, const char *name,
   if (diag) {
     g_clear_pointer(&diag->gpus_from, g_free);
     g_clear_pointer(&diag->gpus_read, g_free);
+    diag->gbs_from_dp = FALSE;
     if (gpus > 0)
       diag->gpus_from = g_steal_pointer(&how);
     else

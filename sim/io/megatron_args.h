@@ -56,6 +56,9 @@ typedef struct {
    * refused (a command that ran under its own release of Megatron-LM, such
    * as its test cases, whose flags ptsim's table may lag). */
   gboolean unknown_allowed;
+  /* Set by the parse: no --global-batch-size, so the batch is Megatron-LM's
+   * mbs x dp of the launcher's GPU count (another count changes it). */
+  gboolean gbs_from_dp;
 } PtsimMegatronDiagnostics;
 
 PtsimMegatronDiagnostics *ptsim_megatron_diagnostics_new(void);
