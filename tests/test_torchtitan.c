@@ -386,6 +386,12 @@ static void test_qwen3(void) {
   g_assert_false(from_text("[model]\nname = \"qwen3\"\nflavor = \"30B-A3B\"\n", 8, &moe, &error));
   g_assert_nonnull(strstr(error->message, "is a mixture of experts"));
   g_clear_error(&error);
+  g_auto(PtsimTorchtitan) py = {0};
+  g_autofree char *launch = fixture("run_llama3_8b.sh");
+  g_assert_false(ptsim_torchtitan_load(launch, 8, &py, NULL, &error));
+  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID);
+  g_assert_nonnull(strstr(error->message, "the Python configuration form (--module M --config F"));
+  g_clear_error(&error);
   g_auto(PtsimTorchtitan) ds = {0};
   g_autofree char *path = fixture("deepseek_v3_16b.toml");
   g_assert_false(ptsim_torchtitan_load(path, 8, &ds, NULL, &error));

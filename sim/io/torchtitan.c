@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "hf_config.h"
+#include "input.h"
 #include "numbers.h"
 #include "job_validate.h"
 #include "torchtitan_schema.h"
@@ -832,10 +833,34 @@ gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorcht
   return FALSE;
 }
 
+/* torchtitan since 2026 states a job as a Python function chosen on its
+ * command line (torchtitan/config/README.md: `--module M --config F`, the
+ * `--section.option` flags on top), not as TOML: such a command line or
+ * launch script is named instead of failing as TOML. */
+static gboolean python_form(const char *path, GError *parse_error, GError **error) {
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  if (!ptsim_input_read(path, "torchtitan config", PTSIM_INPUT_MAX_TEXT, &text, &len, NULL) ||
+      memchr(text, '\0', len) || !strstr(text, "--module") || !strstr(text, "--config"))
+    return FALSE;
+  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+              "%s: a torchtitan launch of the Python configuration form (--module M --config F, "
+              "a function returning Trainer.Config): not read yet; ptsim reads the job-config "
+              "TOML of torchtitan releases up to 238fa99 (%s)",
+              path, parse_error->message);
+  return TRUE;
+}
+
 gboolean ptsim_torchtitan_load(const char *path, int64_t gpus, PtsimTorchtitan *out,
                                GPtrArray *warnings, GError **error) {
-  g_autoptr(PtsimToml) toml = ptsim_toml_load(path, error);
-  return toml != NULL && ptsim_torchtitan_parse(toml, gpus, out, warnings, error);
+  g_autoptr(GError) local = NULL;
+  g_autoptr(PtsimToml) toml = ptsim_toml_load(path, &local);
+  if (toml == NULL) {
+    if (local->code == PTSIM_CONFIG_ERROR_PARSE && python_form(path, local, error)) return FALSE;
+    g_propagate_error(error, g_steal_pointer(&local));
+    return FALSE;
+  }
+  return ptsim_torchtitan_parse(toml, gpus, out, warnings, error);
 }
 
 gboolean ptsim_torchtitan_job(const PtsimTorchtitan *tt, PtsimJob *job, GError **error) {
