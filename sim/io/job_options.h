@@ -78,6 +78,13 @@ typedef struct {
   gboolean env_from_process; /* the script starts in ptsim's own environment */
   char *torchtitan;          /* a torchtitan job config (.toml) */
   char *hf_config;           /* a Hugging Face config.json as the model */
+  /* PyTorch's CUBLAS_WORKSPACE_CONFIG (":4096:8"; default: the GPU's,
+   * hw_profiles/software/workspaces.ini) */
+  char *cublas_workspace_config;
+  gboolean attention_softmax_fp32; /* Megatron's --attention-softmax-in-fp32 */
+  char *cross_entropy_fusion_impl; /* native|te */
+  gboolean defer_embedding_wgrad;
+  PtsimOptionInt wgrad_deferral_limit;
 } PtsimJobOptions;
 
 /* Sets every field to "not given". */

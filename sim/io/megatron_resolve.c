@@ -8,6 +8,7 @@
 #include "job_validate.h"
 #include "megatron_said.h"
 #include "megatron_vocab.h"
+#include "numbers.h"
 #include "pipeline_layout.h"
 
 #define parse_error(...) \
@@ -289,6 +290,17 @@ static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **er
   run->fp32_grad_accumulation = fp32_grads ? 1 : 0;
   run->grad_accumulation_fusion = !GIVEN(s, F_NO_GRAD_FUSION);
   run->cross_entropy_fusion = GIVEN(s, F_CE_FUSION);
+  int ce_impl = 0; /* ModelParallelConfig.cross_entropy_fusion_impl: 'native' */
+  if (GIVEN(s, F_CE_FUSION_IMPL) &&
+      !pick("--cross-entropy-fusion-impl", s->word[F_CE_FUSION_IMPL], "native|te", &ce_impl, error))
+    return FALSE;
+  run->cross_entropy_te = ce_impl == 1;
+  run->defer_embedding_wgrad = GIVEN(s, F_DEFER_EMBEDDING_WGRAD);
+  run->wgrad_deferral_limit = 0; /* ModelParallelConfig: all microbatches */
+  if (GIVEN(s, F_WGRAD_DEFERRAL_LIMIT) &&
+      !ptsim_number_int64("--wgrad-deferral-limit", s->word[F_WGRAD_DEFERRAL_LIMIT], 0,
+                          PTSIM_CONFIG_INT_MAX, &run->wgrad_deferral_limit, error))
+    return FALSE;
 
   int optimizer = 0;
   if (GIVEN(s, F_OPTIMIZER)) {
@@ -321,6 +333,9 @@ static gboolean resolve_attention(const Said *s, PtsimSettings *run, GError **er
   if (GIVEN(s, F_ATTENTION_BACKEND) && !pick("--attention-backend", s->word[F_ATTENTION_BACKEND],
                                              "flash|fused|unfused|local|auto", &backend, error))
     return FALSE;
+  /* TransformerConfig.__post_init__: query-key layer scaling turns the
+   * fp32 softmax on */
+  run->attention_softmax_fp32 = GIVEN(s, F_SOFTMAX_FP32) || GIVEN(s, F_QK_LAYER_SCALING);
   if (GIVEN(s, F_LEGACY)) {
     run->transformer_engine = 0;
     run->flash_attention = GIVEN(s, F_FLASH);
@@ -397,6 +412,23 @@ static gboolean resolve_overlap(const Said *s, PtsimLayout *l, PtsimSettings *ru
   run->tp_comm_bulk_dgrad = !GIVEN(s, F_TP_NO_BULK_DGRAD);
   run->tp_comm_overlap_rs_dgrad = GIVEN(s, F_TP_RS_DGRAD);
   l->optimizer_instances = GIVEN(s, F_INSTANCES) ? s->i[F_INSTANCES] : 1;
+  return TRUE;
+}
+
+/* --timing-log-level (arguments.py: int, choices 0-2, default 0): at 0,
+ * Megatron's default, only the step's own timer runs; from 1 on the
+ * per-phase timers synchronise (a barrier each), which ptsim does not price:
+ * warned then, and only then. */
+static gboolean resolve_timers(const Said *s, GError **error) {
+  int64_t level = 0;
+  if (GIVEN(s, F_TIMING_LOG_LEVEL) &&
+      !ptsim_number_int64("--timing-log-level", s->word[F_TIMING_LOG_LEVEL], 0, 2, &level, error))
+    return FALSE;
+  if (level >= 1)
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                       g_strdup_printf("--timing-log-level %" G_GINT64_FORMAT
+                                       " (slightly slower: its timers add barriers)",
+                                       level));
   return TRUE;
 }
 
@@ -499,5 +531,6 @@ gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error
   l->schedule = PTSIM_SCHEDULE_1F1B; /* interleaved when vp > 1: validate */
   return resolve_split(s, m, l, error) && resolve_batch(s, l) && resolve_precision(s, run, error) &&
          resolve_attention(s, run, error) && resolve_recompute(s, run, error) &&
-         resolve_overlap(s, l, run, error) && resolve_sharding(s, m, l, run, error);
+         resolve_overlap(s, l, run, error) && resolve_sharding(s, m, l, run, error) &&
+         resolve_timers(s, error);
 }
