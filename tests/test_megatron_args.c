@@ -357,6 +357,11 @@ static void test_unknown_flags(void) {
   /* a value flag before another flag takes no value (--data-path $EMPTY) */
   parse_ok(MINIMAL "--bf16 --data-path --micro-batch-size 3", &job, d);
   g_assert_cmpint(job.layout.mbs, ==, 3);
+  /* no script named: the launcher's options among the flags still give the GPU count */
+  parse_ok("torchrun --nproc_per_node 4 --nnodes=2 " MINIMAL "--bf16 --micro-batch-size 1", &job,
+           d);
+  g_assert_cmpint(job.layout.gpus, ==, 8);
+  g_assert_true(has_entry(d->unknown, "--nproc_per_node 4"));
   /* NULL is allowed for the diagnostics */
   parse_ok(MINIMAL "--bf16 --lr 1e-4", &job, NULL);
 }

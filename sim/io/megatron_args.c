@@ -417,6 +417,18 @@ static gboolean parse_text(const char *text, gsize len, const char *name,
   }
   g_autoptr(GPtrArray) launcher = g_ptr_array_new();
   for (int k = 0; k < (at < 0 ? 0 : at); k++) g_ptr_array_add(launcher, words->pdata[k]);
+  if (at < 0) /* no script: the launcher's words and its options among the flags */
+    for (int k = 0; k < (int)words->len; k++) {
+      const char *w = words->pdata[k], *eq = strchr(w, '=');
+      int values = 0;
+      if (k < start) {
+        g_ptr_array_add(launcher, words->pdata[k]);
+      } else if (is_flag(w) && ptsim_launcher_flag(w, eq ? (gsize)(eq - w) : strlen(w), &values)) {
+        g_ptr_array_add(launcher, words->pdata[k]);
+        for (; !eq && values > 0 && k + 1 < (int)words->len; values--)
+          g_ptr_array_add(launcher, words->pdata[++k]);
+      }
+    }
   int64_t gpus = 0;
   g_autofree char *how = NULL;
   if (!ptsim_launcher_gpus(launcher, script, &gpus, &how, error)) return FALSE;
