@@ -617,7 +617,7 @@ static void test_memory_time_flags(void) {
   g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
   PtsimJob job;
   parse_ok(MINIMAL "--bf16 --use-nccl-ub --fsdp-double-buffer --keep-fp8-transpose-cache "
-                   "--log-params-norm",
+                   "--mla-down-proj-fusion",
            &job, d);
   g_assert_cmpuint(d->unmodelled->len, ==, 4);
   g_assert_true(has_entry(d->unmodelled, "--use-nccl-ub (faster DP/FSDP collectives (NCCL user "

@@ -24,6 +24,7 @@
 #define PTSIM_JOB_H
 
 #include <stdint.h>
+#include "host.h"
 
 #define PTSIM_NAME_MAX 64
 /* Largest pipeline depth a job may have; GPT-1T in Narayanan et al. uses 64. */
@@ -377,6 +378,7 @@ typedef struct {
   int moe_shared_expert_overlap; /* shared experts on a side stream, beside the dispatch */
   int moe_ep_comm_overlap;       /* --overlap-moe-expert-parallel-comm (combined 1F1B) */
   double memory_threshold;       /* fit verdict: usage <= threshold (0.8) */
+  PtsimHost host; /* what issuing the work costs the host (host.h; all 0: not modelled) */
   /* The GEMM workspaces the run keeps in the caching allocator throughout
    * (memory.h ptsim_memory_workspace_bytes counts them per stage): PyTorch's
    * cuBLAS workspace, one per thread that calls cuBLAS, and Transformer

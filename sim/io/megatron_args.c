@@ -158,6 +158,13 @@ static const struct {
     {"--qk-pos-emb-head-dim", F_QK_POS_DIM, KIND_INT},
     {"--v-head-dim", F_V_HEAD_DIM, KIND_INT},
     {"--mtp-num-layers", F_MTP_LAYERS, KIND_WORD},
+    {"--log-params-norm", F_LOG_PARAMS_NORM, KIND_SWITCH},
+    {"--log-num-zeros-in-grad", F_LOG_ZEROS, KIND_SWITCH},
+    {"--enable-cuda-graph", F_ENABLE_CUDA_GRAPH, KIND_SWITCH},
+    {"--external-cuda-graph", F_EXTERNAL_CUDA_GRAPH, KIND_SWITCH},
+    {"--cuda-graph-impl", F_CUDA_GRAPH_IMPL, KIND_WORD},
+    {"--cuda-graph-scope", F_CUDA_GRAPH_SCOPE, KIND_LIST},
+    {"--cuda-graph-modules", F_CUDA_GRAPH_MODULES, KIND_LIST},
 };
 
 /* What the command line said.  order[] is the token index of the last

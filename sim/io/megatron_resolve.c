@@ -509,6 +509,45 @@ static gboolean resolve_sharding(const Said *s, const PtsimModel *m, PtsimLayout
   return TRUE;
 }
 
+/* Does list flag ID (a list, "a,b", or "[a b]" as YAML writes it) name
+ * WORD? */
+static gboolean list_names(const Said *s, FlagId id, const char *word) {
+  int n = s->list_at[id] < 0 ? 1 : s->list_len[id];
+  for (int k = 0; k < n; k++) {
+    const char *text = s->list_at[id] < 0 ? s->word[id] : s->argv[s->list_at[id] + k];
+    g_auto(GStrv) parts = g_strsplit_set(text ? text : "", "[], '\"", -1);
+    for (int i = 0; parts[i]; i++)
+      if (strcmp(parts[i], word) == 0) return TRUE;
+  }
+  return FALSE;
+}
+
+/* What the host issues: the norms logged every step, and CUDA graphs
+ * (--cuda-graph-impl local|transformer_engine, the older
+ * --enable-cuda-graph and --external-cuda-graph; --cuda-graph-scope, or
+ * its older name --cuda-graph-modules: a layer by default, its attention
+ * part alone for attn without mlp, the whole forward-backward for
+ * full_iteration; an MoE layer's dispatch and experts only for moe: its
+ * token counts vary, and moe_router / moe_preprocess capture the router
+ * alone). */
+static void resolve_host(const Said *s, PtsimHost *host) {
+  FlagId scope = GIVEN(s, F_CUDA_GRAPH_SCOPE) ? F_CUDA_GRAPH_SCOPE : F_CUDA_GRAPH_MODULES;
+  gboolean graphs = GIVEN(s, F_ENABLE_CUDA_GRAPH) || GIVEN(s, F_EXTERNAL_CUDA_GRAPH);
+  if (GIVEN(s, F_CUDA_GRAPH_IMPL)) graphs = strcmp(s->word[F_CUDA_GRAPH_IMPL], "none") != 0;
+  host->log_params_norm = GIVEN(s, F_LOG_PARAMS_NORM);
+  host->log_num_zeros = GIVEN(s, F_LOG_ZEROS);
+  host->graphs = PTSIM_GRAPH_NONE;
+  host->graph_moe = 0;
+  if (!graphs) return;
+  host->graphs = PTSIM_GRAPH_LAYER;
+  if (!GIVEN(s, scope) || list_names(s, scope, "full")) return;
+  if (list_names(s, scope, "full_iteration"))
+    host->graphs = PTSIM_GRAPH_ITERATION;
+  else if (list_names(s, scope, "attn") && !list_names(s, scope, "mlp"))
+    host->graphs = PTSIM_GRAPH_ATTN;
+  host->graph_moe = list_names(s, scope, "moe");
+}
+
 gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error) {
   const PtsimModel *m = &job->model;
   PtsimLayout *l = &job->layout;
@@ -528,6 +567,7 @@ gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error
   src->attention_dropout = GIVEN(s, F_ATTENTION_DROPOUT) ? s->d[F_ATTENTION_DROPOUT] : 0.1;
   src->hidden_dropout = GIVEN(s, F_HIDDEN_DROPOUT) ? s->d[F_HIDDEN_DROPOUT] : 0.1;
   run->manual_gc = GIVEN(s, F_MANUAL_GC);
+  resolve_host(s, &run->host);
   l->schedule = PTSIM_SCHEDULE_1F1B; /* interleaved when vp > 1: validate */
   return resolve_split(s, m, l, error) && resolve_batch(s, l) && resolve_precision(s, run, error) &&
          resolve_attention(s, run, error) && resolve_recompute(s, run, error) &&
