@@ -398,6 +398,7 @@ static gboolean build_job(PtsimCaseRow *r, const PtsimMegatronCase *c, const Pts
   r->gpus = opts.gpus.given ? opts.gpus.value : -1;
   g_autoptr(GError) error = NULL;
   g_autoptr(PtsimJobDiagnostics) diag = ptsim_job_diagnostics_new();
+  diag->megatron->unknown_allowed = TRUE; /* the case ran: its flags are its release's */
   gboolean ok = ptsim_job_build(&opts, job, diag, &error);
   const PtsimMegatronDiagnostics *d = diag->megatron;
   for (guint i = 0; d && i < d->unmodelled->len; i++)

@@ -31,13 +31,16 @@ void ptsim_job_options_clear(PtsimJobOptions *o) {
                       &o->megatron_date,
                       &o->megatron_args,
                       &o->megatron_args_file,
+                      &o->script_args,
                       &o->torchtitan,
+                      &o->hf_config,
                       &o->sharding,
                       &o->fsdp_impl,
                       &o->reshard_after_forward,
                       &o->cublas_workspace_config,
                       &o->cross_entropy_fusion_impl};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
+  g_strfreev(o->env);
   ptsim_job_options_init(o);
 }
 
@@ -93,8 +96,13 @@ static gboolean number_option(const char *flag, const char *text, gpointer opts,
 static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
   const GOptionEntry entries[] = {
       {"model", 0, 0, G_OPTION_ARG_FILENAME, &o->model,
-       "Model: a name in models/ or an .ini path (default " PTSIM_JOB_DEFAULT_MODEL ")",
+       "Model: a name in models/, an .ini path, or hf:PATH, a Hugging Face config.json "
+       "(default " PTSIM_JOB_DEFAULT_MODEL ")",
        "NAME|FILE"},
+      {"hf-config", 0, 0, G_OPTION_ARG_FILENAME, &o->hf_config,
+       "Model: a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2/3 and their MoE, "
+       "DeepSeek-V2/V3, GPT-OSS, Llama 4; the same as --model hf:PATH)",
+       "PATH"},
       {"hw", 0, 0, G_OPTION_ARG_FILENAME, &o->hw,
        "Hardware profile: a name in hw_profiles/ or an .ini path (default " PTSIM_JOB_DEFAULT_HW
        ")",
@@ -135,8 +143,17 @@ static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
        "\"FLAGS\""},
       {"megatron-args-file", 0, 0, G_OPTION_ARG_FILENAME, &o->megatron_args_file,
        "A Megatron-LM launch script (e.g. its examples/*.sh, as they are)", "FILE"},
+      {"script-args", 0, 0, G_OPTION_ARG_STRING, &o->script_args,
+       "The arguments the launch script is run with: $1, $2, ... (quoted as in a shell)",
+       "\"ARGS\""},
+      {"env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->env,
+       "A variable the launch script starts with, as its environment would set it "
+       "(repeatable; the script starts with no other unless --env-from-process)",
+       "NAME=VALUE"},
+      {"env-from-process", 0, 0, G_OPTION_ARG_NONE, &o->env_from_process,
+       "The launch script starts in ptsim's own environment (--env entries win)", NULL},
       {"torchtitan", 0, 0, G_OPTION_ARG_FILENAME, &o->torchtitan,
-       "A torchtitan job config (llama3 flavors; the world size from --gpus when "
+       "A torchtitan job config (llama3, dense qwen3 flavors; the world size from --gpus when "
        "data_parallel_shard_degree = -1)",
        "CONFIG.toml"},
       END};
@@ -370,6 +387,7 @@ gboolean ptsim_job_options_check(const PtsimJobOptions *o, GError **error) {
        "--hsdp-shard-size and --num-distributed-optimizer-instances"},
       {o->megatron_args != NULL, o->megatron_args_file != NULL,
        "--megatron-args and --megatron-args-file"},
+      {o->model != NULL, o->hf_config != NULL, "--model and --hf-config"},
       {o->torchtitan != NULL, o->megatron_args != NULL || o->megatron_args_file != NULL,
        "--torchtitan and --megatron-args(-file)"},
       {o->overlap_grad_reduce, o->no_overlap_grad_reduce,
@@ -381,6 +399,14 @@ gboolean ptsim_job_options_check(const PtsimJobOptions *o, GError **error) {
   };
   for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++)
     if (pairs[i].a && pairs[i].b) return invalid("%s: give at most one", pairs[i].names);
+  const char *input = o->script_args        ? "--script-args"
+                      : o->env              ? "--env"
+                      : o->env_from_process ? "--env-from-process"
+                                            : NULL;
+  if (input && !o->megatron_args && !o->megatron_args_file)
+    return invalid("%s is for a launch script: give --megatron-args-file FILE (or "
+                   "--megatron-args)",
+                   input);
   return TRUE;
 }
 

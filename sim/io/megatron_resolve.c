@@ -197,6 +197,7 @@ static gboolean resolve_batch(const Said *s, PtsimLayout *l) {
     l->gbs = s->i[F_GBS];
   } else {
     int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
+    if (s->diag) s->diag->gbs_from_dp = TRUE;
     if (dp > 0) {
       l->gbs = l->mbs * dp; /* at most 2^30 x 2^22 */
       NOTE(s, "no --global-batch-size; using mbs*dp = %" G_GINT64_FORMAT " as Megatron-LM does",

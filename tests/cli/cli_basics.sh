@@ -96,6 +96,16 @@ check "latent MoE: not modelled yet (exit 2)" expect_exit 2 predict --gpus 8 --m
 check "no launcher and no --gpus: exit 2, never tp x pp x cp" expect_exit 2 predict --megatron-args \
   "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64 --max-position-embeddings 64"
 check "--precision fp8 on A100 is bad input" expect_exit 2 predict --hw a100-80g --precision fp8
+check "a misspelt Megatron-LM flag: exit 2" expect_exit 2 predict --gpus 8 --megatron-args \
+  "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64 --tensor-model-paralel-size 2"
+check "with the flag it meant" grep -q 'did you mean --tensor-model-parallel-size?' "$tmp/err"
+check "a script's arguments and environment" expect_exit 0 predict --gpus 8 \
+  --megatron-args-file "$src/tests/data/shell_scripts/positional.sh" \
+  --script-args "/ckpt mistralai/Mixtral-8x7B-v0.1 /data" --env SLURM_NNODES=1
+check "a Hugging Face config.json as the model" expect_exit 0 memory --gpus 8 \
+  --hf-config "$src/tests/data/hf_configs/qwen3-8b/config.json"
+check "--model and --hf-config: exit 2" expect_exit 2 memory --model llama3-8b \
+  --hf-config "$src/tests/data/hf_configs/qwen3-8b/config.json"
 check "sweep takes the job settings" expect_exit 0 sweep --gpus 8 --mbs 1 --cp 1 --recompute none \
   --precision fp8 --no-fp32-grad-accumulation --cross-entropy-loss-fusion --tp-comm-overlap --top 2
 
