@@ -123,7 +123,7 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
       " valid layouts evaluated on %s; %" G_GUINT64_FORMAT
       " fit by the 80%% rule, %" G_GUINT64_FORMAT " predicted to run (%" G_GUINT64_FORMAT
       " of them tight), %" G_GUINT64_FORMAT " in doubt and out of contention, %" G_GUINT64_FORMAT
-      " could not be scheduled\n"
+      " could not be scheduled (counted with the rejections, not ranked)\n"
       "(mem GiB: analytical estimate, judged by the 80%% rule; alloc GiB: the "
       "caching-allocator emulation, first step and steady state, plus CUDA "
       "context and NCCL, run on %" G_GUINT64_FORMAT " layouts: the fastest that "
