@@ -151,6 +151,7 @@ static void json_stage(PtsimJson *json, int64_t index, const PtsimStageMemory *s
   ptsim_json_double(json, "inflight_microbatches", s->inflight_microbatches);
   ptsim_json_double(json, "input_ids_bytes", s->input_ids_bytes);
   ptsim_json_double(json, "logits_bytes", s->logits_bytes);
+  ptsim_json_double(json, "workspace_bytes", s->workspace_bytes);
   ptsim_json_double(json, "other_bytes", s->other_bytes);
   ptsim_json_double(json, "unsharded_bytes", s->unsharded_bytes);
   ptsim_json_double(json, "total_bytes", s->total_bytes);
@@ -355,6 +356,7 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
 void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m, double threshold,
                               const PtsimAllocResult *alloc) {
   ptsim_json_begin_object(json, "memory");
+  if (m->closed_form) ptsim_json_string(json, "estimator", "fujii2024");
   ptsim_json_double(json, "parameters_bytes", m->parameters_bytes);
   ptsim_json_double(json, "gradients_bytes", m->gradients_bytes);
   ptsim_json_double(json, "optimizer_bytes", m->optimizer_bytes);
@@ -621,8 +623,10 @@ void ptsim_report_json_settings(PtsimJson *json, const PtsimJob *job, const Ptsi
 void ptsim_report_text_memory(GString *out, const PtsimJob *job, const PtsimMemoryEstimate *m) {
   gboolean sharded = job->layout.sharding != PTSIM_SHARDING_NONE;
   g_string_append_printf(out,
-                         "\nmemory per GPU (GiB), analytical estimate\n"
+                         "\nmemory per GPU (GiB), %s\n"
                          "stage  layers  params  grads  optim  activ  other%s  total  use\n",
+                         m->closed_form ? "the seed's closed form (Fujii et al. 2024)"
+                                        : "analytical estimate",
                          sharded ? "  unshard" : "");
   for (int64_t i = 0; i < m->num_stages; i++) {
     const PtsimStageMemory *s = &m->stages[i];

@@ -9,6 +9,7 @@
 #include "plan.h"
 #include "simulate.h"
 #include "sweep.h"
+#include "workspaces.h"
 #include "topology.h"
 
 #define CHUNK 256       /* layouts per CPU work item */
@@ -471,7 +472,11 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
         !spec->model_settings(&sc.job.model, spec->model_settings_data, error))
       return FALSE;
     for (guint hi = 0; hi < spec->hws->len; hi++) {
-      if (!ptsim_hardware_load(g_ptr_array_index(spec->hws, hi), &sc.job.hw, error)) return FALSE;
+      if (!ptsim_hardware_load(g_ptr_array_index(spec->hws, hi), &sc.job.hw, error) ||
+          !ptsim_workspaces_resolve(sc.job.hw.name, NULL, &sc.job.settings, error))
+        return FALSE;
+      if (spec->base.settings.cublas_workspace_bytes > 0.0) /* --cublas-workspace-config */
+        sc.job.settings.cublas_workspace_bytes = spec->base.settings.cublas_workspace_bytes;
       for (guint g = 0; g < spec->gpus->len; g++)
         for (guint s = 0; s < spec->seqs->len; s++)
           for (guint b = 0; b < spec->gbs->len; b++) {
