@@ -396,6 +396,43 @@ static void test_sharding_modes(void) {
   g_assert_cmpuint(g_hash_table_size(sweep->rejected), ==, 2); /* no replicas; does not divide */
 }
 
+/* What the enumeration's progress callback saw. */
+typedef struct {
+  guint calls;
+  guint64 done, scenarios, valid;
+  gboolean monotonic;
+} Seen;
+
+static void seen_progress(guint64 done, guint64 scenarios, guint64 valid, gpointer data) {
+  Seen *s = data;
+  s->monotonic &= done >= s->done && valid >= s->valid;
+  s->calls++;
+  s->done = done;
+  s->scenarios = scenarios;
+  s->valid = valid;
+}
+
+static void test_enumeration_progress(void) {
+  g_test_summary("enumeration progress: 2 GPU counts x 2 seqs x 2 profiles = 8 scenarios, one "
+                 "call after each, ending at 8/8 with the sweep's valid count");
+  g_autoptr(PtsimSweepSpec) spec = small_spec("llama3-8b");
+  const gint64 sixteen = 16, seq = 8192;
+  g_array_append_val(spec->gpus, sixteen);
+  g_array_append_val(spec->seqs, seq);
+  g_ptr_array_add(spec->hws, g_strdup("a100-80g"));
+  Seen seen = {0, 0, 0, 0, TRUE};
+  spec->enumerate_progress = seen_progress;
+  spec->enumerate_progress_data = &seen;
+  g_autoptr(PtsimSweep) sweep = enumerate(spec);
+  /* fewer than PTSIM_SWEEP_PROGRESS_EVERY combinations: only the 8 calls */
+  g_assert_cmpuint(sweep->candidates, <, PTSIM_SWEEP_PROGRESS_EVERY);
+  g_assert_cmpuint(seen.calls, ==, 8);
+  g_assert_cmpuint(seen.done, ==, 8);
+  g_assert_cmpuint(seen.scenarios, ==, 8);
+  g_assert_cmpuint(seen.valid, ==, sweep->valid);
+  g_assert_true(seen.monotonic);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/sweep/hand-count", test_hand_count);
@@ -411,5 +448,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/sweep/sharding-modes", test_sharding_modes);
   g_test_add_func("/sweep/floor-below-emulation", test_floor_below_emulation);
   g_test_add_func("/sweep/settle-top-equals-full", test_settle_top_equals_full);
+  g_test_add_func("/sweep/enumeration-progress", test_enumeration_progress);
   return g_test_run();
 }

@@ -8,6 +8,7 @@
 #include "job_validate.h"
 #include "lifetimes.h"
 #include "names.h"
+#include "report.h"
 #include "remedies.h"
 #include "sweep_table.h"
 #include "topology.h"
@@ -56,6 +57,16 @@ static gboolean shows_sharding(const PtsimSweep *sweep) {
   }
   return sweep->jobs->len > 0 &&
          g_array_index(sweep->jobs, PtsimJob, 0).layout.sharding != PTSIM_SHARDING_NONE;
+}
+
+/* The gbs column is shown when the sweep's layouts differ in it (two rows
+ * would otherwise look the same but for their step time). */
+static gboolean shows_gbs(const PtsimSweep *sweep) {
+  for (guint i = 1; i < sweep->jobs->len; i++)
+    if (g_array_index(sweep->jobs, PtsimJob, i).layout.gbs !=
+        g_array_index(sweep->jobs, PtsimJob, 0).layout.gbs)
+      return TRUE;
+  return FALSE;
 }
 
 void ptsim_sweep_count_verdicts(PtsimSweepCounts *c, const PtsimBatchResult *results, guint n) {
@@ -123,7 +134,7 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
       " valid layouts evaluated on %s; %" G_GUINT64_FORMAT
       " fit by the 80%% rule, %" G_GUINT64_FORMAT " predicted to run (%" G_GUINT64_FORMAT
       " of them tight), %" G_GUINT64_FORMAT " in doubt and out of contention, %" G_GUINT64_FORMAT
-      " could not be scheduled\n"
+      " could not be scheduled (counted with the rejections, not ranked)\n"
       "(mem GiB: analytical estimate, judged by the 80%% rule; alloc GiB: the "
       "caching-allocator emulation, first step and steady state, plus CUDA "
       "context and NCCL, run on %" G_GUINT64_FORMAT " layouts: the fastest that "
@@ -133,13 +144,22 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
       c->doubt, c->failed, c->emulated, PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES / GIB,
       100.0 * PTSIM_LIFETIMES_RESERVED_ERROR);
   gboolean mc = sweep->mc.samples > 0, experts = sweep_has_experts(sweep);
-  gboolean sharding = shows_sharding(sweep);
+  gboolean sharding = shows_sharding(sweep), gbs = shows_gbs(sweep);
+  /* MFU against the peak of the precision computed in; fp8 layouts also
+   * against the bf16 peak, named */
+  gboolean fp8 = FALSE;
+  for (guint k = 0; k < MIN(top, order->len); k++) {
+    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, g_array_index(order, guint, k));
+    fp8 |= ptsim_report_mfu_precision(j, 1.0) != 1.0;
+  }
   g_string_append_printf(out,
-                         "\n rank model            hw         gpus   seq %stp pp cp   dp vp mbs "
+                         "\n rank model            hw         gpus   seq %s%stp pp cp   dp vp mbs "
                          "recompute schedule   ",
-                         experts ? " ep etp " : "");
+                         gbs ? "    gbs " : "", experts ? " ep etp " : "");
   g_string_append(out, sharding ? " sharding  " : "");
-  g_string_append(out, "   step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB");
+  g_string_append(out, "   step_s  tok/s/gpu TFLOP/s   MFU");
+  g_string_append(out, fp8 ? " MFU@bf16" : "");
+  g_string_append(out, " bubble  mem GiB");
   g_string_append(out, mc ? "  p50_s  p90_s  p99_s" : "");
   g_string_append(out, " 80% rule  alloc GiB runs\n");
   for (guint k = 0; k < MIN(top, order->len); k++) {
@@ -149,14 +169,17 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
     g_string_append_printf(out,
                            "%5u %-16.16s %-10.10s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " ",
                            k + 1, j->model.name, j->hw.name, j->layout.gpus, j->layout.seq);
+    if (gbs) g_string_append_printf(out, "%7" G_GINT64_FORMAT " ", j->layout.gbs);
     append_layout_words(out, j, experts);
     if (sharding) {
       g_autofree char *words = sharding_words(&j->layout);
       g_string_append_printf(out, " %-10s", words);
     }
-    g_string_append_printf(out, " %7.3f %10.0f %7.1f %4.1f%% %5.1f%% %6.1f", r->step_s,
+    g_string_append_printf(out, " %7.3f %10.0f %7.1f %4.1f%%", r->step_s,
                            r->tokens_per_s / (double)j->layout.gpus, r->tflops_per_gpu,
-                           100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB);
+                           100.0 * ptsim_report_mfu_precision(j, r->mfu));
+    if (fp8) g_string_append_printf(out, "    %4.1f%%", 100.0 * r->mfu);
+    g_string_append_printf(out, " %5.1f%% %6.1f", 100.0 * r->bubble_fraction, r->total_bytes / GIB);
     if (mc)
       g_string_append_printf(out, " %6.3f %6.3f %6.3f", r->step_p50_s, r->step_p90_s,
                              r->step_p99_s);
@@ -290,6 +313,6 @@ void ptsim_sweep_write_best_per_group(GString *out, const PtsimSweep *sweep, con
     append_layout_words(out, j, FALSE);
     g_string_append_printf(out, " %7.3f %10.0f %12.0f %4.1f%%\n", r->step_s,
                            r->tokens_per_s / (double)j->layout.gpus, r->tokens_per_s,
-                           100.0 * r->mfu);
+                           100.0 * ptsim_report_mfu_precision(j, r->mfu));
   }
 }

@@ -208,17 +208,18 @@ void ptsim_prediction_write(GString *out, const PtsimPrediction *p, PtsimFormat 
     ptsim_report_json_settings(&json, job, &job->model, overlap_source);
     ptsim_report_json_memory(&json, p->memory, job->settings.memory_threshold,
                              p->allocator ? p->alloc : NULL);
-    if (p->time) ptsim_report_json_time(&json, p->step, &p->band);
+    if (p->time) ptsim_report_json_time(&json, job, p->step, &p->band);
     ptsim_remedies_write_json(&json, &p->remedies);
     ptsim_json_end_object(&json);
   } else if (format == PTSIM_FORMAT_CSV) {
-    ptsim_report_csv_memory(out, job, p->memory);
+    ptsim_report_csv_memory(out, job, p->memory, p->time ? p->step : NULL,
+                            p->allocator ? p->alloc : NULL);
   } else {
     ptsim_report_text_config(out, p->plan);
     ptsim_report_text_settings(out, job, &job->model, overlap_source);
     ptsim_report_text_memory(out, job, p->memory);
     if (p->allocator) ptsim_report_text_allocator(out, p->memory, p->alloc);
-    if (p->time) ptsim_report_text_time(out, p->step, &p->band, job->model.num_experts > 0);
+    if (p->time) ptsim_report_text_time(out, job, p->step, &p->band);
     ptsim_remedies_write_text(out, &p->remedies, job, p->words);
   }
 }

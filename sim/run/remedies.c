@@ -116,7 +116,10 @@ static gboolean move_pp(State *s) {
 static gboolean move_tp(State *s) {
   PtsimLayout *l = &s->job.layout;
   if (l->tp * 2 > ptsim_topology_domain_size(&s->job.hw) || !take_from_dp(l)) return FALSE;
-  if (l->tp == 1) l->sp = -1; /* on, as when tp > 1 is given */
+  /* sequence parallelism on, said on the command line (a Megatron-LM
+   * input's default is off, ptsim's on: the flag makes them agree) */
+  if (l->tp == 1 && !set_change(s, "--sp", "", 0)) return FALSE;
+  if (l->tp == 1) l->sp = 1;
   if (l->etp == l->tp) l->etp = 0;
   l->tp *= 2;
   return set_int(s, "--tp", l->tp);
@@ -303,6 +306,32 @@ static gint by_step(gconstpointer a, gconstpointer b) {
   return x->step_s < y->step_s ? -1 : x->step_s > y->step_s ? 1 : 0;
 }
 
+/* A remedy whose changes include all of another's with fewer (the same
+ * flag, the same value) adds nothing: it goes. */
+static gboolean includes(const PtsimRemedy *big, const PtsimRemedy *small) {
+  for (int i = 0; i < small->n_changes; i++) {
+    gboolean in = FALSE;
+    for (int k = 0; k < big->n_changes && !in; k++)
+      in = strcmp(big->changes[k].flag, small->changes[i].flag) == 0 &&
+           strcmp(big->changes[k].value, small->changes[i].value) == 0;
+    if (!in) return FALSE;
+  }
+  return TRUE;
+}
+
+static void drop_dominated(GArray *found) {
+  for (guint i = found->len; i > 0; i--) {
+    const PtsimRemedy *r = &g_array_index(found, PtsimRemedy, i - 1);
+    for (guint k = 0; k < found->len; k++) {
+      const PtsimRemedy *q = &g_array_index(found, PtsimRemedy, k);
+      if (k != i - 1 && q->n_changes < r->n_changes && includes(r, q)) {
+        g_array_remove_index(found, i - 1);
+        break;
+      }
+    }
+  }
+}
+
 void ptsim_remedies_find(const PtsimJob *job, const PtsimAllocOptions *alloc,
                          const char *alloc_conf, PtsimRemedies *out) {
   memset(out, 0, sizeof *out);
@@ -338,6 +367,7 @@ void ptsim_remedies_find(const PtsimJob *job, const PtsimAllocOptions *alloc,
       out->gpus = more->job.layout.gpus;
     }
   }
+  drop_dominated(found);
   g_array_sort(found, by_step);
   g_array_append_vals(out->found, found->data, MIN(found->len, PTSIM_REMEDIES_SHOWN));
 }

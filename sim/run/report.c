@@ -656,13 +656,21 @@ void ptsim_report_text_memory(GString *out, const PtsimJob *job, const PtsimMemo
 
 /* ---- CSV ---- */
 
-void ptsim_report_csv_memory(GString *out, const PtsimJob *job, const PtsimMemoryEstimate *m) {
+void ptsim_report_csv_memory(GString *out, const PtsimJob *job, const PtsimMemoryEstimate *m,
+                             const PtsimTimeResult *t, const PtsimAllocResult *alloc) {
   const PtsimLayout *l = &job->layout;
   const PtsimSettings *run = &job->settings;
   g_string_append(out, "model,hw,gpus,tp,pp,cp,dp,vp,mbs,gbs,seq,sp,recompute,schedule,"
                        "stage,num_layers,parameters_bytes,gradients_bytes,optimizer_bytes,"
                        "activations_bytes,other_bytes,total_bytes,capacity_bytes,"
-                       "usage_fraction,is_peak,fits,unsharded_bytes\n");
+                       "usage_fraction,is_peak,fits,unsharded_bytes");
+  /* predict's: the step (the job's, on every row) and the emulation's
+   * verdict (each stage's device peak, the job's runs) */
+  if (t)
+    g_string_append(out, ",step_s,tokens_per_s,tokens_per_s_per_gpu,tflops_per_gpu,"
+                         "mfu_precision_peak,mfu_bf16_peak,bubble_fraction,stage_busy_s");
+  if (alloc) g_string_append(out, ",device_peak_bytes,runs");
+  g_string_append_c(out, '\n');
   for (int64_t i = 0; i < m->num_stages; i++) {
     const PtsimStageMemory *s = &m->stages[i];
     g_string_append_printf(out,
@@ -679,6 +687,19 @@ void ptsim_report_csv_memory(GString *out, const PtsimJob *job, const PtsimMemor
                            s->optimizer_bytes, s->activations_bytes, s->other_bytes, s->total_bytes,
                            m->capacity_bytes, s->total_bytes / m->capacity_bytes,
                            i == m->peak_stage, m->fits, s->unsharded_bytes);
+    if (t) {
+      g_string_truncate(out, out->len - 1); /* the newline: more cells */
+      g_string_append_printf(out, ",%.9g,%.9g,%.9g,%.6g,%.6f,%.6f,%.6f,%.9g\n", t->step_s,
+                             t->tokens_per_s, t->tokens_per_s / (double)l->gpus, t->tflops_per_gpu,
+                             ptsim_report_mfu_precision(job, t->mfu), t->mfu, t->bubble_fraction,
+                             i < t->num_stages ? t->stages[i].busy_s : 0.0);
+    }
+    if (alloc) {
+      g_string_truncate(out, out->len - 1);
+      g_string_append_printf(out, ",%.0f,%d\n",
+                             i < alloc->num_stages ? alloc->stages[i].device_peak_bytes : 0.0,
+                             alloc->runs);
+    }
   }
 }
 
@@ -713,13 +734,35 @@ static void json_band(PtsimJson *json, const PtsimTimeResult *t, const PtsimErro
   ptsim_json_end_object(json);
 }
 
-void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t, const PtsimErrorBand *band) {
+/* The dense peak of the precision the job computes in: fp8's with fp8
+ * (when the profile has one), else bf16's (fp16's is the same). */
+static double precision_peak(const PtsimJob *job, const char **name) {
+  gboolean fp8 = job->settings.precision == PTSIM_PRECISION_FP8 && job->hw.peak_fp8_flops > 0.0;
+  *name = fp8 ? "fp8" : "bf16";
+  return fp8 ? job->hw.peak_fp8_flops : job->hw.peak_bf16_flops;
+}
+
+double ptsim_report_mfu_precision(const PtsimJob *job, double mfu_bf16) {
+  const char *name;
+  double peak = precision_peak(job, &name);
+  return peak > 0.0 ? mfu_bf16 * job->hw.peak_bf16_flops / peak : mfu_bf16;
+}
+
+void ptsim_report_json_time(PtsimJson *json, const PtsimJob *job, const PtsimTimeResult *t,
+                            const PtsimErrorBand *band) {
+  const char *peak_name;
+  double peak = precision_peak(job, &peak_name);
   ptsim_json_begin_object(json, "time");
   ptsim_json_double(json, "step_s", t->step_s);
   if (band) json_band(json, t, band);
   ptsim_json_double(json, "tokens_per_s", t->tokens_per_s);
+  ptsim_json_double(json, "tokens_per_s_per_gpu", t->tokens_per_s / (double)job->layout.gpus);
   ptsim_json_double(json, "tflops_per_gpu", t->tflops_per_gpu);
   ptsim_json_double(json, "mfu", t->mfu);
+  ptsim_json_double(json, "mfu_bf16_peak", t->mfu);
+  ptsim_json_double(json, "mfu_precision_peak", ptsim_report_mfu_precision(job, t->mfu));
+  ptsim_json_string(json, "precision_peak", peak_name);
+  ptsim_json_double(json, "precision_peak_flops_per_s", peak);
   ptsim_json_double(json, "hfu", t->hfu);
   ptsim_json_double(json, "bubble_fraction", t->bubble_fraction);
   ptsim_json_double(json, "compute_s", t->compute_s);
@@ -759,23 +802,32 @@ void ptsim_report_text_band(GString *out, const PtsimErrorBand *b, double step_s
                          b->note);
 }
 
-void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, const PtsimErrorBand *band,
-                            int moe) {
+void ptsim_report_text_time(GString *out, const PtsimJob *job, const PtsimTimeResult *t,
+                            const PtsimErrorBand *band) {
+  const char *peak_name;
+  precision_peak(job, &peak_name);
+  double mfu = ptsim_report_mfu_precision(job, t->mfu);
+  g_autofree char *bf16 = strcmp(peak_name, "bf16") != 0
+                              ? g_strdup_printf(" (%.1f%% of the bf16 peak)", 100.0 * t->mfu)
+                              : g_strdup("");
   g_string_append_printf(out, "\nstep time (discrete-event simulation)\n");
   if (band) ptsim_report_text_band(out, band, t->step_s);
   g_string_append_printf(
       out,
-      "step %.4f s: %.0f tokens/s, %.1f TFLOP/s per GPU (Megatron-LM formula), MFU %.1f%%\n"
+      "step %.4f s: %.0f tokens/s per GPU (%.0f for the job's %" G_GINT64_FORMAT
+      " GPUs), %.1f TFLOP/s per GPU (Megatron-LM formula), MFU %.1f%% of the %s peak%s\n"
       "pipeline %.4f s, bubble %.1f%%, optimizer + param gather %.4f s\n"
       "busiest stage %" G_GINT64_FORMAT ": compute %.4f s; exposed comm tp %.4f s, cp %.4f s, "
       "pp %.4f s, dp %.4f s",
-      t->step_s, t->tokens_per_s, t->tflops_per_gpu, 100.0 * t->mfu, t->pipeline_s,
-      100.0 * t->bubble_fraction, t->optimizer_s, t->busiest_stage, t->compute_s,
-      t->exposed_comm_s[PTSIM_COMM_TP], t->exposed_comm_s[PTSIM_COMM_CP],
-      t->exposed_comm_s[PTSIM_COMM_PP], t->exposed_comm_s[PTSIM_COMM_DP]);
+      t->step_s, t->tokens_per_s / (double)job->layout.gpus, t->tokens_per_s, job->layout.gpus,
+      t->tflops_per_gpu, 100.0 * mfu, peak_name, bf16, t->pipeline_s, 100.0 * t->bubble_fraction,
+      t->optimizer_s, t->busiest_stage, t->compute_s, t->exposed_comm_s[PTSIM_COMM_TP],
+      t->exposed_comm_s[PTSIM_COMM_CP], t->exposed_comm_s[PTSIM_COMM_PP],
+      t->exposed_comm_s[PTSIM_COMM_DP]);
   /* the expert-parallel dispatch and combine: MoE models only, so a dense
    * model's report reads as before */
-  if (moe) g_string_append_printf(out, ", ep %.4f s", t->exposed_comm_s[PTSIM_COMM_EP]);
+  if (job->model.num_experts > 0)
+    g_string_append_printf(out, ", ep %.4f s", t->exposed_comm_s[PTSIM_COMM_EP]);
   g_string_append_c(out, '\n');
   if (t->num_stages > 1) {
     g_string_append(out, "stage    busy_s  compute_s   idle_s    end_s\n");

@@ -131,6 +131,7 @@ typedef struct {
   gint64 shard_size; /* of hsdp (0: one NVLink domain / tp) */
   PtsimPlan *plan;   /* scratch of may_run() */
   PtsimMemoryEstimate *memory;
+  guint64 *scenarios_done, scenarios; /* for the progress callback */
 } Scenario;
 
 /* What one layout of the scenario looks like besides its sizes. */
@@ -172,7 +173,9 @@ static int try_expert_layout(Scenario *sc, const Candidate *c) {
   l->ep = c->ep;
   l->etp = c->etp;
   if ((sc->sweep->stream && sc->sweep->stream->error) || sc->sweep->stopped) return TRIED_INVALID;
-  sc->sweep->candidates++;
+  if (++sc->sweep->candidates % PTSIM_SWEEP_PROGRESS_EVERY == 0 && sc->spec->enumerate_progress)
+    sc->spec->enumerate_progress(*sc->scenarios_done, sc->scenarios, sc->sweep->valid,
+                                 sc->spec->enumerate_progress_data);
   if ((sc->sharding >= 0 &&
        !ptsim_layout_set_sharding(l, ptsim_topology_domain_size(&sc->job.hw), sc->sharding,
                                   sc->sharding == PTSIM_SHARDING_MODE_HSDP ? sc->shard_size : -1,
@@ -402,6 +405,27 @@ static void enumerate_scenario(Scenario *sc) {
   }
 }
 
+/* One scenario, and the progress after it. */
+static void enumerate_one(Scenario *sc) {
+  enumerate_scenario(sc);
+  ++*sc->scenarios_done;
+  if (sc->spec->enumerate_progress)
+    sc->spec->enumerate_progress(*sc->scenarios_done, sc->scenarios, sc->sweep->valid,
+                                 sc->spec->enumerate_progress_data);
+}
+
+/* Scenarios per (model, hardware, gpus, seq, gbs): one per sharding mode
+ * (hsdp one per shard size), or one. */
+static guint64 sharding_runs(const PtsimSweepSpec *spec) {
+  guint64 n = 0;
+  for (guint k = 0; k < spec->shardings->len; k++)
+    n += g_array_index(spec->shardings, int, k) == PTSIM_SHARDING_MODE_HSDP &&
+                 spec->shard_sizes->len > 0
+             ? spec->shard_sizes->len
+             : 1;
+  return MAX(n, 1);
+}
+
 /* The scenario once per sharding mode asked for (hsdp once per shard
  * size), or once with the base's. */
 static void enumerate_shardings(Scenario *sc) {
@@ -409,7 +433,7 @@ static void enumerate_shardings(Scenario *sc) {
   static const gint64 auto_size = 0;
   sc->sharding = -1;
   if (spec->shardings->len == 0) {
-    enumerate_scenario(sc);
+    enumerate_one(sc);
     return;
   }
   for (guint k = 0; k < spec->shardings->len; k++) {
@@ -420,18 +444,23 @@ static void enumerate_shardings(Scenario *sc) {
       sc->shard_size = hsdp && spec->shard_sizes->len > 0
                            ? g_array_index(spec->shard_sizes, gint64, z)
                            : auto_size;
-      enumerate_scenario(sc);
+      enumerate_one(sc);
     }
   }
 }
 
 /* Enumerates the spec into sweep (flushing chunks when streaming). */
 static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GError **error) {
+  guint64 done = 0;
+  guint64 scenarios = (guint64)spec->models->len * spec->hws->len * spec->gpus->len *
+                      spec->seqs->len * spec->gbs->len * sharding_runs(spec);
   for (guint mi = 0; mi < spec->models->len; mi++) {
     Scenario sc;
     memset(&sc, 0, sizeof sc);
     sc.spec = spec;
     sc.sweep = sweep;
+    sc.scenarios_done = &done;
+    sc.scenarios = scenarios;
     sc.job = spec->base;
     /* owned here, lent to sc (clang counts `x = y = ...` as x unused) */
     g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);

@@ -85,7 +85,17 @@ typedef struct {
    * machines; the counts (candidates, valid, rejected) stay the whole
    * sweep's.  Default: all. */
   guint64 first, last;
+  /* Enumeration progress (NULL: none): called after each scenario (model,
+   * hardware, gpus, seq, gbs, sharding) and every PTSIM_SWEEP_PROGRESS_EVERY
+   * combinations within one, with the scenarios done of all and the valid
+   * layouts so far, so that a caller can say how far it is and estimate the
+   * total before any layout is evaluated. */
+  void (*enumerate_progress)(guint64 scenarios_done, guint64 scenarios, guint64 valid,
+                             gpointer data);
+  gpointer enumerate_progress_data;
 } PtsimSweepSpec;
+
+#define PTSIM_SWEEP_PROGRESS_EVERY 16384
 
 /* Spec with the defaults above and empty scenario lists.  (transfer full) */
 PtsimSweepSpec *ptsim_sweep_spec_new(void);

@@ -8,13 +8,16 @@
 #include "job_validate.h"
 #include "lifetimes.h"
 #include "names.h"
+#include "simulate.h"
 #include "workload.h"
 
 /* ---- ranking ---- */
 
 GArray *ptsim_sweep_rank_order(const PtsimSweep *sweep) {
   GArray *order = g_array_sized_new(FALSE, FALSE, sizeof(guint), sweep->jobs->len);
-  for (guint i = 0; i < sweep->jobs->len; i++) g_array_append_val(order, i);
+  for (guint i = 0; i < sweep->jobs->len; i++)
+    if (g_array_index(sweep->results, PtsimBatchResult, i).status == 0)
+      g_array_append_val(order, i);
   ptsim_sweep_sort_ranked((const PtsimJob *)sweep->jobs->data,
                           (const PtsimBatchResult *)sweep->results->data, (guint *)order->data,
                           order->len, TRUE);
@@ -48,6 +51,21 @@ GArray *ptsim_sweep_rank(PtsimSweep *sweep, guint top, guint threads, gboolean e
     order = ptsim_sweep_rank_order(sweep);
   }
   return order;
+}
+
+guint ptsim_sweep_reject_unscheduled(const PtsimSweep *sweep, const PtsimBatchResult *results,
+                                     guint n, GHashTable *rejected) {
+  GHashTable *into = rejected ? rejected : sweep->rejected;
+  guint count = 0;
+  for (guint i = 0; i < n; i++) {
+    if (results[i].status == 0) continue;
+    char *reason = g_strdup_printf("could not be scheduled: %s",
+                                   ptsim_simulate_error_text(results[i].status));
+    guint was = GPOINTER_TO_UINT(g_hash_table_lookup(into, reason));
+    g_hash_table_replace(into, reason, GUINT_TO_POINTER(was + 1));
+    count++;
+  }
+  return count;
 }
 
 /* Two layouts of one (model, hardware, GPU count). */

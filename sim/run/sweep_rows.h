@@ -21,9 +21,10 @@
 /* ---- ranking ---- */
 
 /* The sweep's layout indices, best first: layouts predicted to run, by
- * tokens/s per GPU (comparable across GPU counts); then those in doubt,
- * those that do not run, those that could not be scheduled
- * (ptsim_sweep_rank_class); ties by index.  (transfer full) */
+ * tokens/s per GPU (comparable across GPU counts); then those in doubt and
+ * those that do not run (ptsim_sweep_rank_class); ties by index.  Layouts
+ * that could not be scheduled are not ranked (they are rejections,
+ * ptsim_sweep_reject_unscheduled).  (transfer full) */
 GArray *ptsim_sweep_rank_order(const PtsimSweep *sweep);
 
 /* The first `top` rows of `order` that the emulation has not seen get it
@@ -37,6 +38,12 @@ guint ptsim_sweep_emulate_shown(PtsimSweep *sweep, GArray *order, guint top, gui
  * table and its CSV file show them); the order.  (transfer full) */
 GArray *ptsim_sweep_rank(PtsimSweep *sweep, guint top, guint threads, gboolean every_item,
                          gboolean emulate_shown);
+
+/* Layouts that could not be scheduled (status != 0) are rejections, not
+ * rankings: each counted into sweep->rejected (or REJECTED, when not NULL)
+ * as "could not be scheduled: WHY"; returns how many. */
+guint ptsim_sweep_reject_unscheduled(const PtsimSweep *sweep, const PtsimBatchResult *results,
+                                     guint n, GHashTable *rejected);
 
 /* The best layout that runs of each (model, hardware, GPU count) of the
  * sweep, in enumeration order: the fastest by tokens/s per GPU whose runs

@@ -22,18 +22,34 @@ check "the set-up failure line gives weights + gradients + optimizer states" \
 # are the fewest.
 check "no change on 8 GPUs runs: the fewest GPUs that do, 32" \
   grep -q "^nothing on 8 GPUs runs with up to 3 changes; 32 GPUs do:" "$tmp/oom.txt"
-# Every suggested command line, run as printed, runs, with the step time listed.
-grep -E '^     ptsim predict ' "$tmp/oom.txt" | sed 's/^ *ptsim //' >"$tmp/cmds"
-grep -E '^ +[0-9]+\. ' "$tmp/oom.txt" | sed -E 's/.*: step ([0-9.]+) s,.*/\1/' >"$tmp/steps"
-check "five suggestions, each a command line" test "$(wc -l <"$tmp/cmds")" -eq 5 -a "$(wc -l <"$tmp/steps")" -eq 5
-check "suggestions are ranked by step time, fastest first" sort -n -c "$tmp/steps"
-ok=1
-while IFS= read -r cmd && IFS= read -r step <&3; do
-  eval "\"\$ptsim\" $cmd" >"$tmp/re.txt" 2>&1 || ok=0
-  grep -q "^runs: yes" "$tmp/re.txt" || ok=0
-  grep -q "^step $step s:" "$tmp/re.txt" || ok=0
-done <"$tmp/cmds" 3<"$tmp/steps"
-check "each suggested command line runs, with the step listed" test "$ok" -eq 1
+# Every suggested command line of FILE, run as printed, runs, with the step time listed.
+reruns() { # file
+  grep -E '^     ptsim predict ' "$1" | sed 's/^ *ptsim //' >"$tmp/cmds"
+  grep -E '^ +[0-9]+\. ' "$1" | sed -E 's/.*: step ([0-9.]+) s,.*/\1/' >"$tmp/steps"
+  local ok=1
+  [ -s "$tmp/cmds" ] && [ "$(wc -l <"$tmp/cmds")" -eq "$(wc -l <"$tmp/steps")" ] || ok=0
+  while IFS= read -r cmd && IFS= read -r step <&3; do
+    eval "\"\$ptsim\" $cmd" >"$tmp/re.txt" 2>&1 || ok=0
+    grep -q "^runs: yes" "$tmp/re.txt" || ok=0
+    grep -q "^step $step s:" "$tmp/re.txt" || ok=0
+  done <"$tmp/cmds" 3<"$tmp/steps"
+  test "$ok" -eq 1
+}
+check "five suggestions, ranked by step time, fastest first" bash -c \
+  "test \$(grep -cE '^     ptsim predict ' '$tmp/oom.txt') -eq 5 && grep -E '^ +[0-9]+\\. ' '$tmp/oom.txt' | sed -E 's/.*: step ([0-9.]+) s,.*/\\1/' | sort -n -c"
+check "each suggested command line runs, with the step listed" reruns "$tmp/oom.txt"
+# The same through a Megatron-LM launch script (the flags go on top of its own; tp 1 -> 2
+# says --sp, which the script leaves off) and with an accounted pipeline split; a change
+# that adds to another suggestion's changes is not suggested.
+export PTSIM_DATA_DIR=${PTSIM_DATA_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+"$ptsim" predict --megatron-args-file "$PTSIM_DATA_DIR/tests/data/megatron_scripts/train_llama3_8b_h100_fp8.sh" \
+  >"$tmp/m.txt" 2>/dev/null
+check "a Megatron-LM script's suggestions rerun as printed" reruns "$tmp/m.txt"
+"$ptsim" predict --model qwen3-30b-a3b --gpus 40 --pp 5 --vp 2 --ep 8 --gbs 240 \
+  --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split >"$tmp/q.txt"
+check "an accounted split's suggestions rerun as printed" reruns "$tmp/q.txt"
+check "no suggestion includes a smaller one (--cp 2 alone runs: not with more)" \
+  bash -c "! grep -E '^ +[0-9]+\\. .+--cp 2: |^ +[0-9]+\\. --cp 2 .+: ' '$tmp/q.txt'"
 
 # Llama-3-8B at seq 16384, mbs 4 on 8 GPUs given as --nodes 1 --dp 8: changes on the same
 # GPUs make it run; --dp and --nodes are derived again (dropped from the command lines), and

@@ -43,4 +43,25 @@ check "the closest hold at least 849 GiB" bash -c "grep -E '^   holds at least' 
 check "their remedies need more GPUs, with a predict command line" \
   bash -c "grep -q '^nothing on 8 GPUs runs with up to 3 changes; [0-9]* GPUs do:' '$tmp/out' && grep -Eq '^     ptsim predict --model llama3.1-405b .*--gpus [0-9]+' '$tmp/out'"
 
+# Layouts that cannot be scheduled are rejections, never ranked: gbs 10^9 on 8 GPUs gives
+# every layout more than 65,536 microbatches a stage (10^9 / (mbs dp) with dp <= 8): none
+# can be scheduled, so no valid layout (exit 2), the reason counted.  With gbs 128 beside
+# it, the table ranks gbs 128's only and counts the others with the rejections.
+run 2 sweep --gbs 1000000000 --top 3
+check "gbs 1e9: nothing schedulable is no valid layout (exit 2), the reason counted" \
+  grep -Eq '^ +[0-9]+  could not be scheduled: ' "$tmp/err"
+run 0 sweep --gbs 1000000000,128 --top 400
+n=$(sed -n 's/.* \([0-9]*\) could not be scheduled (counted with the rejections, not ranked)$/\1/p' "$tmp/out")
+check "gbs 1e9,128: the unscheduled are counted as rejections" \
+  grep -Eq "^ +$n  could not be scheduled: pipeline too large" "$tmp/out"
+check "gbs 1e9,128: none of them ranked" bash -c "grep -E '^ +[0-9]+ llama3-8b' '$tmp/out' | grep -q . && ! grep -E '^ +[0-9]+ llama3-8b' '$tmp/out' | grep -q 'unscheduled\| 0\.000 '"
+
+# Progress on a terminal: the enumeration's line (scenarios, the layouts so far, the total
+# they suggest) comes before any evaluation; none when stderr is a file (sweep_scale.sh).
+if command -v script >/dev/null 2>&1; then
+  script -qc "'$ptsim' sweep --model llama3-70b --hw a100-80g,h100-80g --gpus 64,128,256,512,1024 --seq 4096,8192 --gbs 1024 --top 1 --threads 2 >/dev/null" "$tmp/tty" >/dev/null 2>&1
+  check "progress on a terminal: enumeration first, with an estimate, then evaluation" \
+    bash -c "tr '\r' '\n' <'$tmp/tty' | grep -m1 -E 'enumerating: scenario|layouts, [0-9]+/s' | grep -q '^enumerating: scenario [0-9]*/20, [0-9]* valid layouts so far, about [0-9]* in all'"
+fi
+
 exit $((fails > 0))
