@@ -45,7 +45,7 @@ export PTSIM_DATA_DIR=${PTSIM_DATA_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 "$ptsim" predict --megatron-args-file "$PTSIM_DATA_DIR/tests/data/megatron_scripts/train_llama3_8b_h100_fp8.sh" \
   >"$tmp/m.txt" 2>/dev/null
 check "a Megatron-LM script's suggestions rerun as printed" reruns "$tmp/m.txt"
-"$ptsim" predict --model qwen3-30b-a3b --gpus 40 --pp 5 --vp 2 --ep 8 --gbs 240 \
+"$ptsim" predict --model qwen3-30b-a3b --gpus 40 --pp 5 --vp 2 --ep 8 --gbs 240 --seq 9216 \
   --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split >"$tmp/q.txt"
 check "an accounted split's suggestions rerun as printed" reruns "$tmp/q.txt"
 check "no suggestion includes a smaller one (--cp 2 alone runs: not with more)" \
