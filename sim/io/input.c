@@ -15,6 +15,7 @@
 
 static GMutex read_lock;
 static GHashTable *read_files; /* "dev:ino" -> NULL, set semantics */
+static GHashTable *digests;    /* "dev:ino" -> "NAME sha256:HEX" of a file read whole */
 
 static char *file_key(const struct stat *st) {
   return g_strdup_printf("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT, (guint64)st->st_dev,
@@ -26,6 +27,37 @@ static void remember(const struct stat *st) {
   if (!read_files) read_files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   g_hash_table_add(read_files, file_key(st));
   g_mutex_unlock(&read_lock);
+}
+
+/* What a whole file's bytes were, by its base name: a shard made on another
+ * machine names the same profile by another folder. */
+static void remember_digest(const struct stat *st, const char *path, const guchar *data,
+                            gsize len) {
+  g_autofree char *name = g_path_get_basename(path);
+  g_autofree char *sum = g_compute_checksum_for_data(G_CHECKSUM_SHA256, data, len);
+  g_mutex_lock(&read_lock);
+  if (!digests) digests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  g_hash_table_replace(digests, file_key(st), g_strdup_printf("%s sha256:%s", name, sum));
+  g_mutex_unlock(&read_lock);
+}
+
+static gint compare_lines(gconstpointer a, gconstpointer b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **ptsim_input_digests(void) {
+  GPtrArray *lines = g_ptr_array_new();
+  g_mutex_lock(&read_lock);
+  if (digests) {
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, digests);
+    while (g_hash_table_iter_next(&it, NULL, &value)) g_ptr_array_add(lines, g_strdup(value));
+  }
+  g_mutex_unlock(&read_lock);
+  g_ptr_array_sort(lines, compare_lines);
+  g_ptr_array_add(lines, NULL);
+  return (char **)g_ptr_array_free(lines, FALSE);
 }
 
 gboolean ptsim_input_was_read(const char *path) {
@@ -93,7 +125,10 @@ gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes, c
   }
   g_byte_array_set_size(buf, (guint)(used + 1));
   buf->data[used] = '\0';
-  if (S_ISREG(st.st_mode)) remember(&st);
+  if (S_ISREG(st.st_mode)) {
+    remember(&st);
+    remember_digest(&st, path, buf->data, used);
+  }
   if (length) *length = used;
   *contents = (char *)g_byte_array_free(buf, FALSE);
   return TRUE;

@@ -38,4 +38,10 @@ FILE *ptsim_input_open_stream(const char *path, const char *what, GError **error
  * ptsim_input_read or opened with ptsim_input_open_stream. */
 gboolean ptsim_input_was_read(const char *path);
 
+/* The regular files this process read whole with ptsim_input_read, one
+ * "NAME sha256:HEX" each (NAME: the base name), sorted: what a result was
+ * made from (a sweep's shard files record it).  Streamed inputs are not
+ * in it.  (transfer full: g_strfreev) */
+char **ptsim_input_digests(void);
+
 #endif /* PTSIM_INPUT_H */

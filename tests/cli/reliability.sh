@@ -98,6 +98,55 @@ check "and lists them" grep -q "is not a multiple of mbs\*dp" "$tmp/err"
 check "sweep --merge p1.csv p2.csv --csv p1.csv does not overwrite a shard" \
   expect 2 "p1.csv is an input of this command" sweep "${small[@]}" --merge p1.csv p2.csv --csv p1.csv
 check "  (the shard is whole)" grep -q "^layout_index,result," p1.csv
+# a shard records what made it: a shard of other flags, of an edited
+# profile or missing from the merge is refused naming the file
+check "shards merge in any flag order (the same sweep)" \
+  expect 0 "" sweep --recompute none --cp 1 --mbs=1 --merge p2.csv p1.csv
+check "  (the header names the version, the settings and the inputs)" \
+  grep -q "^# setting --recompute none" p1.csv
+check "  (input digests)" grep -q "^# input h100-80g.ini sha256:[0-9a-f]\{64\}$" p1.csv
+check "a merge with --memory-threshold 0.9 refuses shards made without it" \
+  expect 2 "p1.csv: not a shard of this sweep: this sweep has 'setting --memory-threshold 0.9'" \
+  sweep "${small[@]}" --memory-threshold 0.9 --merge p1.csv p2.csv
+"$ptsim" sweep "${small[@]}" --samples 8 --jitter 0.05 --shard 2/2 --csv p2mc.csv >/dev/null 2>&1
+check "a shard made with --samples 8 --jitter 0.05 does not merge into a plain sweep" \
+  expect 2 "p2mc.csv:" sweep "${small[@]}" --merge p1.csv p2mc.csv
+check "  (it names the first differing setting)" grep -q "it has 'setting --jitter 0.05'" "$tmp/err"
+for flag in --allocator --cross-entropy-loss-fusion; do
+  "$ptsim" sweep "${small[@]}" $flag --shard 2/2 --csv pflag.csv >/dev/null 2>&1
+  check "a shard made with $flag is refused" expect 2 "it has 'setting $flag'" \
+    sweep "${small[@]}" --merge p1.csv pflag.csv
+done
+mkdir -p edited
+cp "$src/hw_profiles/h100-80g.ini" edited/h100-80g.ini
+"$ptsim" sweep "${small[@]}" --hw edited/h100-80g.ini --shard 1/2 --csv q1.csv >/dev/null 2>&1
+sed -i 's/^peak_bf16_tflops.*/peak_bf16_tflops = 900/' edited/h100-80g.ini
+"$ptsim" sweep "${small[@]}" --hw edited/h100-80g.ini --shard 2/2 --csv q2.csv >/dev/null 2>&1
+check "a shard of the profile before an edit is refused by its digest" \
+  expect 2 "q1.csv:" sweep "${small[@]}" --hw edited/h100-80g.ini --merge q1.csv q2.csv
+check "  (naming the profile)" grep -q "it has 'input h100-80g.ini sha256:" "$tmp/err"
+sed -n '2!p' p1.csv >pnov.csv
+check "a shard without a version line is refused" expect 2 "pnov.csv: not a shard of this sweep: this sweep has 'ptsim " \
+  sweep "${small[@]}" --merge pnov.csv p2.csv
+sed -n '/^layout_index/,$p' p1.csv >pold.csv
+check "a shard of an older ptsim (no header) is refused naming its line" \
+  expect 2 "pold.csv:1: not a shard file of this ptsim" sweep "${small[@]}" --merge pold.csv p2.csv
+check "a missing shard names the shards around the gap" \
+  expect 2 "no shard holds layout 0 of this sweep: p2.csv:" sweep "${small[@]}" --merge p2.csv
+# step_s (bytes 32-39 of the result: status, fits, peak_stage, total_bytes,
+# usage_fraction before it) of the first row set to inf
+python3 -c "
+import base64, struct, sys
+out = []
+for line in open('p1.csv'):
+    if line[0].isdigit() and not out[-1][0].isdigit():
+        i, b, rest = line.split(',', 2)
+        raw = bytearray(base64.b64decode(b)); raw[32:40] = struct.pack('<d', float('inf'))
+        line = ','.join([i, base64.b64encode(bytes(raw)).decode(), rest])
+    out.append(line)
+open('pinf.csv', 'w').write(''.join(out))"
+check "a shard result of inf is refused with its file:line" \
+  expect 2 "pinf.csv:9: layout 0: a result that is not a finite number" sweep "${small[@]}" --merge pinf.csv p2.csv
 check "sweep --merge /dev/zero stops at once" expect 2 "a NUL byte: not a shard file" \
   sweep "${small[@]}" --merge /dev/zero
 check "sweep --merge DIR says it is a directory" expect 2 "is a directory" sweep "${small[@]}" --merge .
