@@ -209,6 +209,61 @@ check "a path that is not UTF-8 opens (paths are bytes on Linux)" \
 check "a value that is not text names its flag" expect 2 "--recompute 'full" \
   memory --recompute $'full\xe8'
 
+# ---- strict readers: one encoding, no NUL, each key and section once ----
+hw="$src/hw_profiles/h100-80g.ini"
+sed 's/^peak_bf16_tflops.*/peak_bf16_tflops = 98\x00 9.4/' "$hw" >nul.ini
+check "a NUL byte inside an .ini value is refused with its line (was read as 98)" \
+  expect 2 "nul.ini:$(grep -n '^peak_bf16_tflops' "$hw" | cut -d: -f1): a NUL byte" memory --hw nul.ini
+{ printf '\xef\xbb\xbf'; cat "$hw"; } >bom.ini
+check "a UTF-8 BOM is refused with file:1" expect 2 "bom.ini:1: starts with a UTF-8 byte-order mark" memory --hw bom.ini
+{ printf '\xff\xfe'; sed 's/./&\x00/g' "$hw"; } >u16.ini
+check "UTF-16 is refused with file:1" expect 2 "u16.ini:1: UTF-16 text" memory --hw u16.ini
+printf '[\x00g\x00p\x00u\x00]\x00' >u16nobom.ini
+check "NUL bytes at the start (UTF-16 without a BOM) name the encoding" \
+  expect 2 "u16nobom.ini:1: a NUL byte (UTF-16 or UTF-32 text?)" memory --hw u16nobom.ini
+{ cat "$hw"; printf 'x = \xe8\n'; } >latin1.ini
+check "bytes that are not UTF-8 are refused with their line" \
+  expect 2 "latin1.ini:$(($(wc -l <"$hw") + 1)): bytes that are not UTF-8" memory --hw latin1.ini
+awk '{print} /^peak_bf16_tflops/ {print "peak_bf16_tflops = 9999"}' "$hw" >dupkey.ini
+check "a duplicate key is refused, naming both lines" \
+  expect 2 "[gpu] peak_bf16_tflops again (first at line" memory --hw dupkey.ini
+{ cat "$hw"; printf '[gpu]\n'; } >dupsec.ini
+check "a duplicate section is refused" expect 2 "dupsec.ini:$(($(wc -l <"$hw") + 1)): [gpu] again (first at line" \
+  memory --hw dupsec.ini
+awk '{print} /^num_layers/ {print "num_layers=2"}' "$src/tests/data/model_tiny.ini" >dupmodel.ini
+check "  (a model file too)" expect 2 "num_layers again" memory --model dupmodel.ini
+
+# ---- measured values: finite and in range, with file:line ----
+log="$src/tests/data/megatron_logs/args_llama3_8b_handmade.log"
+mklog() { # FILE ELAPSED_MS TFLOPS
+  cp "$log" "$1"
+  for i in 1 2 3 4 5 6; do
+    echo " [2024-05-01 10:00:0$i] iteration        $i/     100 | consumed samples: $((i * 128)) | elapsed time per iteration (ms): $2 | throughput per GPU (TFLOP/s/GPU): $3 | global batch size:   128 |" >>"$1"
+  done
+}
+mklog ok.log 25000.0 150.0
+check "a log with measured iterations compares" expect 0 "" validate --hw a100-80g ok.log
+n=$(($(wc -l <"$log") + 1))
+for v in inf nan -inf -5 0 1e300; do
+  mklog bad.log "$v" 150.0
+  check "a log's elapsed time per iteration of $v is refused with file:line" \
+    expect 2 "bad.log:$n: elapsed time per iteration (ms) '$v' is not allowed" validate --hw a100-80g bad.log
+done
+mklog bad.log 25000.0 1e300
+check "a log's TFLOP/s of 1e300 is refused" expect 2 "bad.log:$n: throughput per GPU (TFLOP/s/GPU) '1e300'" \
+  validate --hw a100-80g bad.log
+{ cat "$log"; echo "[Rank 0] (after 10 iterations) memory (MB) | allocated: 100.0 | max allocated: -inf | reserved: 200.0 | max reserved: 300.0"; } >mem.log
+check "a log's memory of -inf MB is refused" expect 2 "mem.log:$n: memory (MB) max allocated '-inf'" \
+  validate --hw a100-80g mem.log
+for v in -inf nan 1e300 0; do
+  printf 'model,hw,num_gpus,tp,pp,gbs,seq_len,mbs,step_time_s\nllama3-8b,h100-80g,8,1,1,128,8192,1,%s\n' "$v" >r.csv
+  check "a run CSV's step_time_s of $v is refused with file:line:column" \
+    expect 2 "r.csv:2:37: column step_time_s: '$v'" validate r.csv
+done
+printf 'model,hw,num_gpus,tp,pp,gbs,seq_len,mbs,step_time_s,max_allocated_mb\nllama3-8b,h100-80g,8,1,1,128,8192,1,14,1e12\n' >r.csv
+check "a run CSV's max_allocated_mb of 1e12 (a PB) is refused" \
+  expect 2 "r.csv:2:40: column max_allocated_mb: '1e12' is not allowed" validate r.csv
+
 # ---- exit codes of commands that did nothing ----
 printf 'model,hw,num_gpus,tp,pp,gbs,seq_len,mbs,step_time_s\nllama3-8b,h100-80g,8,3,1,128,8192,1,14\n' >none.csv
 check "validate with nothing compared exits 2" expect 2 "no run could be compared" validate none.csv

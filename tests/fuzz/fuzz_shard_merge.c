@@ -50,12 +50,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   g_autofree char *path = fuzz_write_file("shard.csv", data, size);
   char *paths[] = {path};
   g_autoptr(GError) error = NULL;
+  fuzz_time_start();
   g_autoptr(PtsimShardReader) reader = ptsim_shard_reader_open(paths, 1, &error);
-  if (!reader || !ptsim_shard_reader_check(reader, (const char *const *)made_by, &error)) return 0;
+  gboolean ok = reader && ptsim_shard_reader_check(reader, (const char *const *)made_by, &error);
   PtsimBatchResult r;
-  for (guint i = 0; i < sweep->jobs->len; i++)
-    if (!ptsim_shard_reader_next(reader, i, &g_array_index(sweep->jobs, PtsimJob, i), &r, &error))
-      return 0;
-  ptsim_shard_reader_finish(reader, &error);
+  for (guint i = 0; ok && i < sweep->jobs->len; i++) {
+    ok = ptsim_shard_reader_next(reader, i, &g_array_index(sweep->jobs, PtsimJob, i), &r, &error);
+    if (!ok) break;
+    /* the measured numbers a merge ranks on are finite (the reader's check) */
+    fuzz_check_measured("step_s", r.step_s, -G_MAXDOUBLE, G_MAXDOUBLE);
+    fuzz_check_measured("total_bytes", r.total_bytes, -G_MAXDOUBLE, G_MAXDOUBLE);
+    fuzz_check_measured("mfu", r.mfu, -G_MAXDOUBLE, G_MAXDOUBLE);
+  }
+  if (ok) ptsim_shard_reader_finish(reader, &error);
+  fuzz_time_check("shard_merge");
   return 0;
 }
