@@ -300,6 +300,9 @@ static int run(SweepOptions *o) {
   /* A path the output policy refuses (a shard being merged included) costs
    * nothing: checked before the work. */
   if (o->opts.csv && !ptsim_output_check(o->opts.csv, &error)) return fail(error);
+  if (o->opts.csv && o->opts.figures &&
+      !ptsim_plot_default_figures_check(o->opts.figures, o->opts.csv, "--csv", &error))
+    return fail(error);
   /* Past --in-memory-max layouts the sweep is streamed: bounded memory, an
    * exact top K, the CSV unranked.  A sweep is enumerated at most once to
    * find out; a shard counts first, to know its slice. */

@@ -194,6 +194,76 @@ if command -v gnuplot >/dev/null 2>&1; then
   check "  (its message is shown)" grep -q "empty y range" "$tmp/err"
   check "  (no partial figure)" test ! -e fig.png
   check "  (no temporary left)" test -z "$(ls -A | grep '^\.fig')"
+  check "  (nor the new fig.tsv and fig.gp of the failed figure)" test ! -e fig.tsv -a ! -e fig.gp
+fi
+
+# ---- one command's outputs as a whole ----
+check "two outputs on one path are refused (--trace tt.json --memory-timeline tt.json)" \
+  expect 2 "tt.json: this command wrote that file already" predict --trace tt.json --memory-timeline tt.json
+check "  (and nothing is left)" test ! -e tt.json
+if command -v gnuplot >/dev/null 2>&1; then
+  mkdir -p figs
+  check "--csv figs/heatmap.tsv --figures figs is refused" \
+    expect 2 "--csv figs/heatmap.tsv is a file --figures figs writes" \
+    sweep "${small[@]}" --csv figs/heatmap.tsv --figures figs
+fi
+"$ptsim" sweep "${small[@]}" --csv /dev/stdout >rep.txt 2>"$tmp/err"
+check "--csv /dev/stdout > rep.txt is refused (it replaced the report)" test $? -eq 2
+check "  (naming standard output)" grep -q "is the file this command's standard output goes to" "$tmp/err"
+"$ptsim" sweep "${small[@]}" --csv /dev/stderr 2>err.txt >/dev/null
+check "  (standard error too)" grep -q "standard error goes to" err.txt
+echo old >ro.csv && chmod 444 ro.csv
+check "a read-only output is refused" expect 2 "ro.csv is read-only; ptsim replaces a read-only file only with --force" \
+  sweep "${small[@]}" --csv ro.csv
+check "  (unchanged)" grep -qx old ro.csv
+check "  --force replaces it" expect 0 "" sweep "${small[@]}" --csv ro.csv --force
+check "  (with the CSV, still read-only)" bash -c "grep -q '^rank,model' ro.csv && test ! -w ro.csv -o \$(id -u) -eq 0"
+touch afile
+check "--csv afile/x (a file as a folder) exits 2, not 1" expect 2 "a part of the path before its last is a file" \
+  sweep "${small[@]}" --csv afile/x
+check "--csv dir/ exits 2" expect 2 "is a directory" sweep "${small[@]}" --csv adir/
+ln -s loopa loopb && ln -s loopb loopa
+check "a symbolic link loop is named a loop, not a missing file" expect 2 "loopa is a loop of symbolic links" \
+  sweep "${small[@]}" --csv loopa
+rm -f t.json
+"$ptsim" predict --trace t.json >/dev/full 2>/dev/null
+check "a failed predict --trace t.json (stdout full: exit 1) leaves no t.json" test $? -eq 1 -a ! -e t.json
+echo old >t.json
+"$ptsim" predict --trace t.json >/dev/full 2>/dev/null
+check "  and a t.json it replaced comes back" grep -qx old t.json
+check "  (no temporary left)" test -z "$(ls -A | grep '\.ptsim-')"
+# interrupted: a streamed sweep writing long.csv (minutes), stopped after a second
+long=(sweep --gpus 64,128,256,512,1024 --seq 4096,8192 --gbs 512,1024 --in-memory-max 100 --threads 1)
+echo old >long.csv
+for sig in INT TERM; do
+  (trap - INT; exec "$ptsim" "${long[@]}" --csv long.csv >/dev/null 2>&1) &
+  pid=$!
+  for _ in $(seq 50); do ls -A | grep -q '^\.long\.csv\.ptsim-' && break; sleep 0.1; done
+  kill -$sig $pid; wait $pid
+  check "SIG$sig: ptsim dies of it" test $? -gt 128
+  check "  (its temporary is gone)" test -z "$(ls -A | grep '^\.long\.csv')"
+  check "  (the old file is whole)" grep -qx old long.csv
+done
+"$ptsim" "${long[@]}" --csv long.csv >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 50); do ls -A | grep -q '^\.long\.csv\.ptsim-' && break; sleep 0.1; done
+kill -KILL $pid; wait $pid 2>/dev/null
+check "kill -9 leaves a temporary of ptsim's naming" test -n "$(ls -A | grep '^\.long\.csv\.ptsim-')"
+touch .other.csv.XYZ123
+"$ptsim" sweep "${small[@]}" --csv small.csv >/dev/null
+check "  the next run in that folder removes it" test -z "$(ls -A | grep '^\.long\.csv')"
+check "  (and no file of another naming)" test -e .other.csv.XYZ123
+if command -v gnuplot >/dev/null 2>&1; then
+  mkdir -p slow && printf '#!/bin/sh\necho $$ >"%s/gnuplot.pid"\nexec sleep 30\n' "$tmp" >slow/gnuplot && chmod +x slow/gnuplot
+  PATH="$tmp/slow:$PATH" "$ptsim" plot memory --out slowfig.png >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 50); do [ -s gnuplot.pid ] && break; sleep 0.1; done
+  kill -TERM $pid; wait $pid
+  sleep 0.5
+  # ended: gone, or a zombie nobody reaps (a container's init)
+  check "the gnuplot child ends with ptsim" \
+    bash -c "! grep -qs '^State:.*[RSD]' /proc/\$(cat gnuplot.pid)/status"
+  check "  (no .tsv, .gp or temporary left)" test -z "$(ls -A | grep 'slowfig')"
 fi
 
 # ---- inputs ----
