@@ -205,7 +205,10 @@ static int take_force(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   ptsim_cli_init_locale();
-  if (argc < 2) return checked_exit(NULL, ptsim_sweep_default_job());
+  if (argc < 2) {
+    ptsim_output_session_begin();
+    return ptsim_output_session_end(checked_exit(NULL, ptsim_sweep_default_job()));
+  }
   const char *first = argv[1];
   if (strcmp(first, "--version") == 0) return checked_exit(NULL, print_version());
   if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 || strcmp(first, "help") == 0) {

@@ -76,24 +76,66 @@ static gboolean fail_errno(const char *what, const char *path, int saved, GError
   return FALSE;
 }
 
-gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes, char **contents,
-                          gsize *length, GError **error) {
-  g_return_val_if_fail(path != NULL && what != NULL && contents != NULL, FALSE);
-  int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) return fail_errno(what, path, errno, error);
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
+/* Whether ST is the pipe this process already holds: standard input's, or
+ * one named by /dev/fd/N (a shell's <(...)).  Such a pipe has a writer;
+ * any other FIFO may have none and would block forever. */
+static gboolean held_pipe(const char *path, const struct stat *st) {
+  struct stat in;
+  if (fstat(STDIN_FILENO, &in) == 0 && in.st_dev == st->st_dev && in.st_ino == st->st_ino)
+    return TRUE;
+  return g_str_has_prefix(path, "/dev/fd/") || g_str_has_prefix(path, "/proc/self/fd/");
+}
+
+static const char *special_kind(mode_t mode) {
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+/* Opens PATH for reading without blocking on a FIFO that has no writer:
+ * a regular file, or a pipe this process holds; a directory, a device, a
+ * FIFO or a socket is refused naming it.  The fd (blocking again) and its
+ * stat, or -1. */
+static int open_input(const char *path, const char *what, struct stat *st, GError **error) {
+  int fd = g_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+  if (fd < 0) {
+    fail_errno(what, path, errno, error);
+    return -1;
+  }
+  if (fstat(fd, st) != 0) {
     int saved = errno;
     close(fd);
-    return fail_errno(what, path, saved, error);
+    fail_errno(what, path, saved, error);
+    return -1;
   }
-  if (S_ISDIR(st.st_mode)) {
+  if (S_ISDIR(st->st_mode)) {
     close(fd);
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_ISDIR, "%s %s: is a directory, expected a file",
                 what, path);
-    return FALSE;
+    return -1;
   }
-  /* Regular files say their size; pipes and devices are read up to the cap. */
+  if (!S_ISREG(st->st_mode) && !(S_ISFIFO(st->st_mode) && held_pipe(path, st))) {
+    close(fd);
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                "%s %s: is %s; ptsim reads regular files (or a pipe on standard input, "
+                "/dev/stdin)",
+                what, path, special_kind(st->st_mode));
+    return -1;
+  }
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes, char **contents,
+                          gsize *length, GError **error) {
+  g_return_val_if_fail(path != NULL && what != NULL && contents != NULL, FALSE);
+  struct stat st;
+  int fd = open_input(path, what, &st, error);
+  if (fd < 0) return FALSE;
+  /* Regular files say their size; a pipe is read up to the cap. */
   gsize cap_plus_one = max_bytes + 1;
   gsize want = S_ISREG(st.st_mode) && (guint64)st.st_size < cap_plus_one
                    ? (gsize)st.st_size + 1
@@ -136,24 +178,9 @@ gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes, c
 
 FILE *ptsim_input_open_stream(const char *path, const char *what, GError **error) {
   g_return_val_if_fail(path != NULL && what != NULL, NULL);
-  int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) {
-    fail_errno(what, path, errno, error);
-    return NULL;
-  }
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int saved = errno;
-    close(fd);
-    fail_errno(what, path, saved, error);
-    return NULL;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    close(fd);
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_ISDIR, "%s %s: is a directory, expected a file",
-                what, path);
-    return NULL;
-  }
+  int fd = open_input(path, what, &st, error);
+  if (fd < 0) return NULL;
   FILE *f = fdopen(fd, "r");
   if (!f) {
     int saved = errno;

@@ -22,8 +22,11 @@
 /* Reads PATH whole into *contents (NUL-terminated; transfer full) and
  * *length (may be NULL).  WHAT names the input in messages ("model file",
  * "Megatron-LM log").  Errors, G_FILE_ERROR with one line naming WHAT and
- * PATH: no such file (NOENT), a directory (ISDIR), unreadable (ACCES, ...),
- * more than MAX_BYTES (FAILED, the cap in the message).  A regular file
+ * PATH: no such file (NOENT), a directory (ISDIR), a device, a FIFO or a
+ * socket (INVAL: only regular files are read, and a pipe this process holds
+ * -- standard input's, /dev/fd/N -- since a FIFO without a writer blocks
+ * forever and a device never ends), unreadable (ACCES, ...), more than
+ * MAX_BYTES (FAILED, the cap in the message).  A regular file
  * read is remembered for ptsim_input_was_read. */
 gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes, char **contents,
                           gsize *length, GError **error);

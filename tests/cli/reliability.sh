@@ -147,7 +147,7 @@ for line in open('p1.csv'):
 open('pinf.csv', 'w').write(''.join(out))"
 check "a shard result of inf is refused with its file:line" \
   expect 2 "pinf.csv:9: layout 0: a result that is not a finite number" sweep "${small[@]}" --merge pinf.csv p2.csv
-check "sweep --merge /dev/zero stops at once" expect 2 "a NUL byte: not a shard file" \
+check "sweep --merge /dev/zero is refused at once (a device)" expect 2 "--merge /dev/zero: is a character device" \
   sweep "${small[@]}" --merge /dev/zero
 check "sweep --merge DIR says it is a directory" expect 2 "is a directory" sweep "${small[@]}" --merge .
 # fuzz_shard_merge's seeds must stay shard files this ptsim reads, or the
@@ -267,8 +267,37 @@ if command -v gnuplot >/dev/null 2>&1; then
 fi
 
 # ---- inputs ----
-check "--megatron-args-file /dev/zero stops at the cap" \
-  expect 2 "larger than the 16 MiB" memory --megatron-args-file /dev/zero
+check "--megatron-args-file /dev/zero is refused (a device never ends)" \
+  expect 2 "/dev/zero: is a character device; ptsim reads regular files" memory --megatron-args-file /dev/zero
+head -c $((17 << 20)) /dev/zero | tr '\0' ' ' >big.sh
+check "  and a file past the cap stops at it" expect 2 "larger than the 16 MiB" memory --megatron-args-file big.sh
+mkfifo fifo
+for args in "memory --hw ./fifo" "memory --model ./fifo" "memory --megatron-args-file fifo" \
+    "validate --hw h100-80g fifo" "sweep --merge fifo" "plot scaling --from fifo --out f.png"; do
+  # shellcheck disable=SC2086
+  check "a FIFO with no writer is refused, not waited on: $args" \
+    expect 2 "fifo: is a FIFO; ptsim reads regular files" $args
+done
+check "a pipe on standard input is read (/dev/stdin)" \
+  bash -c "'$ptsim' memory --hw /dev/stdin <'$src/hw_profiles/h100-80g.ini' | grep -q 'h100-80g'"
+check "  and a shell's <(...)" bash -c "'$ptsim' memory --hw <(cat '$src/hw_profiles/h100-80g.ini') >/dev/null"
+# a sweep CSV whose every row is a series of its own at a GPU count of its
+# own: the figure's work was cubic in the rows (3000 rows: 70 s)
+python3 -c "
+lines = open('p1.csv').read().splitlines()
+i = next(k for k, l in enumerate(lines) if l.startswith('layout_index'))
+hdr = lines[i].split(',')[2:]
+row = lines[i + 1].split(',')[2:]
+g, s = hdr.index('gpus'), hdr.index('seq')
+out = [','.join(hdr)]
+for k in range(3000):
+    r = list(row); r[g] = str(8 + k); r[s] = str(1000 + k); out.append(','.join(r))
+open('wide.csv', 'w').write('\n'.join(out) + '\n')"
+start=$(date +%s)
+check "plot scaling --from a mutated sweep CSV (3000 series) is refused at once" \
+  expect 2 "scaling: 3000 series (model, hw, seq, gbs) over 3000 GPU counts; the figure draws at most 64" \
+  plot scaling --from wide.csv --out wide.png
+check "  (in seconds)" test $(($(date +%s) - start)) -lt 10
 check "--model DIR/ says it is a directory" expect 2 "is a directory" memory --model adir/
 cp "$src/tests/data/model_tiny.ini" "modèle.ini"
 check "a non-ASCII path works (C locale)" bash -c "LC_ALL=C '$ptsim' memory --model modèle.ini >/dev/null"
