@@ -174,12 +174,21 @@ gboolean ptsim_output_session_replacing(const char *target, gboolean exists) {
     e.backup = ptsim_output_temp_template(dir, base);
     /* a free name: mkstemp's, which link cannot take over */
     int fd = g_mkstemp(e.backup);
-    if (fd < 0 || (close(fd), g_unlink(e.backup) != 0) || link(target, e.backup) != 0) {
+    if (fd < 0) {
       int saved = errno;
       g_free(e.target);
       g_free(e.backup);
       errno = saved;
       return FALSE;
+    }
+    close(fd);
+    g_unlink(e.backup);
+    if (link(target, e.backup) != 0) {
+      /* a file system without hard links: the old file cannot be kept, and
+       * a failure leaves the new one (never nothing) */
+      g_free(e.target);
+      g_free(e.backup);
+      return TRUE;
     }
   }
   journal[journal_len] = e;

@@ -44,8 +44,9 @@ void ptsim_output_session_track(const char *tmp);
 void ptsim_output_session_forget(const char *tmp);
 
 /* Before TMP is renamed over TARGET (EXISTS: an old file is there):
- * journals it, keeping the old file by a hard link; FALSE (errno set) when
- * that link cannot be made.  TRUE without a session. */
+ * journals it, keeping the old file by a hard link (a file system without
+ * them: not journaled, the new file stays whatever happens); FALSE (errno
+ * set) when no name for the link can be made.  TRUE without a session. */
 gboolean ptsim_output_session_replacing(const char *target, gboolean exists);
 
 /* Whether read-only files may be replaced (--force). */
