@@ -320,8 +320,9 @@ gboolean ptsim_shard_reader_check(const PtsimShardReader *r, const char *const *
   return TRUE;
 }
 
-/* Where the shards stop holding layout INDEX, for the message. */
-static void describe_gap(const PtsimShardReader *r, guint64 index, GString *out) {
+/* Where the shards stop holding the layout asked for, for the message: the
+ * last row taken before the gap and the next row after it. */
+static void describe_gap(const PtsimShardReader *r, GString *out) {
   const ShardFile *before = NULL, *after = r->at < r->n ? &r->files[r->at] : NULL;
   for (guint i = 0; i < r->n && i <= r->at; i++)
     if (r->files[i].last_line > 0 && (!after || &r->files[i] != after)) before = &r->files[i];
@@ -333,7 +334,6 @@ static void describe_gap(const PtsimShardReader *r, guint64 index, GString *out)
     g_string_append_printf(out, "%s%s:%" G_GUINT64_FORMAT " goes on with layout %" G_GUINT64_FORMAT,
                            before ? ", " : "", after->path, after->line_no, after->index);
   if (!before && !after) g_string_append(out, "the shards hold no layouts before it");
-  (void)index;
 }
 
 /* Every measured number of a result is finite: ptsim computes no inf or
@@ -369,7 +369,7 @@ gboolean ptsim_shard_reader_next(PtsimShardReader *r, guint64 index, const Ptsim
   while (r->at < r->n && !r->files[r->at].line) r->at++;
   if (r->at == r->n || r->files[r->at].index > index) {
     g_autoptr(GString) where = g_string_new(NULL);
-    describe_gap(r, index, where);
+    describe_gap(r, where);
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "--merge: no shard holds layout %" G_GUINT64_FORMAT
                 " of this sweep: %s (is a shard missing?)",
