@@ -334,6 +334,21 @@ static void test_unknown_flags(void) {
                                          "attention: the softmax is not fused)"));
   g_assert_true(has_entry(d->unmodelled, "--deterministic-mode (slower: deterministic kernels)"));
   g_assert_cmpuint(d->unmodelled->len, ==, 2);
+  /* --timing-log-level: 0 is Megatron's default (no barriers), silent; 1
+   * and 2 add synchronising timers, warned; 3 is not a choice */
+  parse_ok(MINIMAL "--bf16 --timing-log-level 0", &job, d);
+  g_assert_cmpuint(d->unmodelled->len, ==, 0);
+  parse_ok(MINIMAL "--bf16 --timing-log-level=2", &job, d);
+  g_assert_true(
+      has_entry(d->unmodelled, "--timing-log-level 2 (slightly slower: its timers add barriers)"));
+  g_assert_cmpuint(d->unmodelled->len, ==, 1);
+  {
+    g_autoptr(GError) error = NULL;
+    g_assert_false(
+        ptsim_megatron_args_parse(MINIMAL "--bf16 --timing-log-level 3", &job, d, &error));
+    g_assert_nonnull(error);
+    g_assert_nonnull(strstr(error->message, "--timing-log-level"));
+  }
   /* a stray word after a read flag's value is handed back too */
   parse_ok(MINIMAL "--bf16 --micro-batch-size 2 extra", &job, d);
   g_assert_true(has_entry(d->unknown, "extra"));

@@ -231,8 +231,13 @@ static void test_seed_closed_form_layouts(void) {
       estimate(&job, PTSIM_CE_EVERY_STAGE, &est);
       assert_rel(est.stages[0].total_bytes, seed_closed_form(&models[mi], &job.layout, 1), 1e-9);
       estimate(&job, PTSIM_CE_LAST_STAGE, &est);
-      assert_rel(est.stages[0].total_bytes, seed_closed_form(&models[mi], &job.layout, x[2] == 1),
-                 1e-9);
+      /* with pp 1 stage 0 holds the loss, where ptsim's own estimate adds
+       * the 16-bit logits beside their fp32 copy: 2 s b v / (t c) */
+      double logits16 = x[2] == 1 ? 2.0 * (double)x[5] * (double)x[4] *
+                                        (double)models[mi].vocab_size / (double)(x[0] * x[1])
+                                  : 0.0;
+      assert_rel(est.stages[0].total_bytes,
+                 seed_closed_form(&models[mi], &job.layout, x[2] == 1) + logits16, 1e-9);
     }
 }
 
@@ -262,11 +267,12 @@ static void test_tiny_llama(void) {
   g_assert_cmpfloat(st->activation_bytes_per_layer, ==, 393216.0);
   g_assert_cmpfloat(st->inflight_microbatches, ==, 1.0);
   g_assert_cmpfloat(st->activations_bytes, ==, 2.0 * 393216.0);
-  /* 8 sbh = 65536; logits 4*128*(64 + 1000) = 544768. */
+  /* 8 sbh = 65536; logits 4*128*(64 + 1000) = 544768 (the reference's) and
+   * the 16-bit logits beside their fp32 copy 2*128*1000 = 256000. */
   g_assert_cmpfloat(st->input_ids_bytes, ==, 65536.0);
-  g_assert_cmpfloat(st->logits_bytes, ==, 544768.0);
-  g_assert_cmpfloat(st->other_bytes, ==, 65536.0 + 544768.0);
-  g_assert_cmpfloat(st->total_bytes, ==, 18.0 * 259392.0 + 786432.0 + 65536.0 + 544768.0);
+  g_assert_cmpfloat(st->logits_bytes, ==, 544768.0 + 256000.0);
+  g_assert_cmpfloat(st->other_bytes, ==, 65536.0 + 800768.0);
+  g_assert_cmpfloat(st->total_bytes, ==, 18.0 * 259392.0 + 786432.0 + 65536.0 + 800768.0);
   g_assert_cmpint(st->first_layer, ==, 0);
   g_assert_cmpint(st->num_layers, ==, 2);
   g_assert_cmpint(st->has_embedding, ==, 1);
@@ -308,9 +314,10 @@ static void test_tiny_gpt(void) {
   const double scores = 5.0 * 4.0 * 128.0 * 128.0;
   g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==, 34.0 * sbh + scores);
   g_assert_cmpfloat(layer_activation_bytes(&job, 0), ==, 34.0 * sbh);
-  /* No attention dropout: no mask, 4 a s^2 b. */
+  /* No attention dropout: no mask and no second tensor (dropout with p 0
+   * returns the softmax output, which bmm keeps): 2 a s^2 b. */
   job.source.attention_dropout = 0.0;
-  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==, 34.0 * sbh + 4.0 * 4.0 * 128.0 * 128.0);
+  g_assert_cmpfloat(layer_activation_bytes(&job, 1), ==, 34.0 * sbh + 2.0 * 4.0 * 128.0 * 128.0);
   job.source.attention_dropout = 0.1;
 
   /* t = 4 without SP: sbh (10 + 24/t + 5as/(ht)); with SP everything / t. */
@@ -645,8 +652,47 @@ static void test_flag_mechanisms(void) {
   g_assert_cmpfloat(aware16->master_bytes, ==, 4.0);
 }
 
+/* Unfused attention keeps b (a/t) s^2 elements (memory.c, "Unfused
+ * attention"): the tiny model, s 128, b 1, a 4, t 1: 65536 elements.
+ * Transformer Engine's fused softmax (16 < s < 16384): 2 B with dropout 0
+ * (PyTorch's dropout returns its input), 2 + 1 + 2 = 5 B with dropout > 0
+ * (the reference's count).  Megatron's local layers past s 4096 use
+ * PyTorch's softmax: in fp32 (--attention-softmax-in-fp32) 4 B kept and its
+ * 2-byte cast kept by bmm (p = 0), 4 + 1 + 2 (p > 0); in 16 bits 2 B. */
+static void test_unfused_attention_bytes(void) {
+  g_test_summary("unfused attention's s x s bytes: 2 with dropout 0, 5 with dropout, 6 or 7 "
+                 "from the fp32 fallback softmax");
+  PtsimModel m;
+  PtsimJob job;
+  tiny(&m);
+  set_job(&job, &m, 1, 1, 1, 1, 1, 128);
+  double flash = layer_activations(&job, 1);
+  job.settings.flash_attention = 0;
+  double el = 1.0 * 4.0 * 128.0 * 128.0;
+  g_assert_cmpfloat(layer_activations(&job, 1) - flash, ==, 2.0 * el);
+  job.source.attention_dropout = 0.1;
+  g_assert_cmpfloat(layer_activations(&job, 1) - flash, ==, 5.0 * el);
+  /* local layers, s 8192: the fused kernel stops at 4096 */
+  job.source.attention_dropout = 0.0;
+  job.settings.transformer_engine = 0;
+  job.layout.seq = 8192;
+  double flash_long, el_long = 4.0 * 8192.0 * 8192.0;
+  job.settings.flash_attention = 1;
+  flash_long = layer_activations(&job, 1);
+  job.settings.flash_attention = 0;
+  g_assert_cmpfloat(layer_activations(&job, 1) - flash_long, ==, 2.0 * el_long);
+  job.settings.attention_softmax_fp32 = 1;
+  g_assert_cmpfloat(layer_activations(&job, 1) - flash_long, ==, 6.0 * el_long);
+  job.source.attention_dropout = 0.1;
+  g_assert_cmpfloat(layer_activations(&job, 1) - flash_long, ==, 7.0 * el_long);
+  /* selective recompute of core_attn keeps none of them */
+  job.settings.recompute = PTSIM_RECOMPUTE_SELECTIVE;
+  g_assert_cmpfloat(layer_activations(&job, 0), ==, flash_long);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/memory/attention/unfused-bytes", test_unfused_attention_bytes);
   g_test_add_func("/memory/seed/llama3.1-8b-worked-example", test_seed_llama8b);
   g_test_add_func("/memory/seed/llama3.1-70b-worked-example", test_seed_llama70b);
   g_test_add_func("/memory/seed/closed-form-layouts", test_seed_closed_form_layouts);

@@ -25,6 +25,7 @@ typedef struct {
   PtsimSweepOptions opts;
   guint shard_k, shard_n; /* parsed; 0 when not a shard */
   char **merge_files;     /* the positional arguments of --merge */
+  char **settings;        /* the flags every layout shares (not the sweep's own), as typed */
   char **flags;           /* the command line as given (a shard's made-by) */
   char **made_by;         /* a shard's or a merge's, once the inputs are read */
 } SweepOptions;
@@ -32,8 +33,36 @@ typedef struct {
 static void options_clear(SweepOptions *o) {
   ptsim_sweep_options_clear(&o->opts);
   g_clear_pointer(&o->merge_files, g_strfreev);
+  g_clear_pointer(&o->settings, g_strfreev);
   g_clear_pointer(&o->flags, g_strfreev);
   g_clear_pointer(&o->made_by, g_strfreev);
+}
+
+/* The words of ARGV (after the command) that are not the sweep's own
+ * flags: the settings every layout shares, for predict command lines. */
+static char **settings_words(int argc, char **argv) {
+  PtsimSweepOptions scratch;
+  ptsim_sweep_options_init(&scratch);
+  g_autofree GOptionEntry *entries = ptsim_sweep_options_entries(&scratch);
+  GPtrArray *out = g_ptr_array_new();
+  for (int i = 1; i < argc; i++) {
+    const char *w = argv[i];
+    const GOptionEntry *own = NULL;
+    if (g_str_has_prefix(w, "--")) {
+      const char *eq = strchr(w, '=');
+      gsize len = eq ? (gsize)(eq - w - 2) : strlen(w + 2);
+      for (const GOptionEntry *e = entries; e->long_name && !own; e++)
+        if (strlen(e->long_name) == len && strncmp(e->long_name, w + 2, len) == 0) own = e;
+      if (own) {
+        if (!eq && own->arg != G_OPTION_ARG_NONE && i + 1 < argc) i++;
+        continue;
+      }
+    }
+    g_ptr_array_add(out, g_strdup(w));
+  }
+  ptsim_sweep_options_clear(&scratch);
+  g_ptr_array_add(out, NULL);
+  return (char **)g_ptr_array_free(out, FALSE);
 }
 
 /* ---- progress (stderr, only on a terminal, only past a second) ---- */
@@ -267,6 +296,7 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
   }
   ptsim_report_text_settings(out, &spec->base, NULL,
                              ptsim_job_options_overlap_source(&o->opts.job));
+  ptsim_sweep_write_nothing_runs(out, sweep, &st.counts, (const char *const *)o->settings);
   ptsim_sweep_write_table(out, sweep, &st.counts, order, st.top);
   if (o->opts.csv) csv_note(out, o, spec, sweep->valid, TRUE);
   return 0;
@@ -368,6 +398,15 @@ static int run(SweepOptions *o) {
    * as far as the ranking needs */
   g_autoptr(GArray)
       order = ptsim_sweep_rank(sweep, top, (guint)o->opts.threads, o->opts.no_shortcut, !csv_out);
+  /* The best per (model, hardware, GPU count) settles what it needs
+   * before the counts and the CSV, which then say the same. */
+  g_autoptr(GArray) groups = g_array_new(FALSE, FALSE, sizeof(guint));
+  g_autoptr(GArray) best = NULL;
+  if (!csv_out && o->shard_n == 0) {
+    best = ptsim_sweep_best_per_group(sweep, (guint)o->opts.threads, groups);
+    g_array_unref(order);
+    order = ptsim_sweep_rank_order(sweep);
+  }
   g_autoptr(GString) out = g_string_new(NULL);
   PtsimSweepCounts counts;
   memset(&counts, 0, sizeof counts);
@@ -378,7 +417,9 @@ static int run(SweepOptions *o) {
   else {
     ptsim_report_text_settings(out, &spec->base, NULL,
                                ptsim_job_options_overlap_source(&o->opts.job));
+    ptsim_sweep_write_nothing_runs(out, sweep, &counts, (const char *const *)o->settings);
     ptsim_sweep_write_table(out, sweep, &counts, order, top);
+    if (best) ptsim_sweep_write_best_per_group(out, sweep, groups, best);
   }
   if (o->opts.csv) {
     g_autoptr(GString) csv = shard_rows ? g_steal_pointer(&shard_rows) : g_string_new(NULL);
@@ -400,9 +441,12 @@ int ptsim_sweep_main(int argc, char **argv) {
       context = g_option_context_new("[--merge SHARD-FILE...] - every valid layout, ranked");
   g_option_context_set_summary(context,
                                "Lists take comma-separated values, each at most once; every "
-                               "combination is tried, invalid ones are counted by reason (none "
-                               "valid: exit 2).");
+                               "combination is tried, invalid ones are counted by reason.  Exit "
+                               "2 when no layout is valid; when valid layouts exist but none is "
+                               "predicted to run, exit 0 with a NOTHING RUNS headline, the "
+                               "closest layouts and what would make them run.");
   ptsim_sweep_options_add_to_context(context, &o.opts);
+  o.settings = settings_words(argc, argv);
   g_autoptr(GError) error = NULL;
   int rc;
   o.flags = g_strdupv(argv + 1);

@@ -6,12 +6,14 @@
  * dimensions, the settings, the GPU count known, Megatron-LM's default
  * batch, the pipeline layout, the sharding mode, resolve, check. */
 #include "job_build.h"
+#include "host_overhead.h"
 
 #include <string.h>
 #include "config.h"
 #include "job_validate.h"
 #include "pipeline_layout.h"
 #include "torchtitan.h"
+#include "workspaces.h"
 
 #define invalid(...) \
   (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, __VA_ARGS__), FALSE)
@@ -133,9 +135,11 @@ gboolean ptsim_job_build_given(const PtsimJobOptions *o, const PtsimModel *model
   if (hw && o->hw) return invalid("--hw and a loaded hardware profile: give at most one");
   Given given = {model, hw};
   if (!ptsim_job_options_check(o, error) || !base_job(o, &given, job, diag, error) ||
+      !ptsim_host_costs_load(&job->settings.host.costs, error) ||
       !ptsim_job_options_apply_dimensions(o, job, error) ||
       !ptsim_job_options_apply_settings(o, &job->layout, &job->settings, &job->source, &job->model,
-                                        error))
+                                        error) ||
+      !ptsim_workspaces_resolve(job->hw.name, o->cublas_workspace_config, &job->settings, error))
     return FALSE;
   PtsimLayout *l = &job->layout;
   if (l->gpus <= 0) /* a Megatron-LM command line without a launcher count */
@@ -185,7 +189,15 @@ gboolean ptsim_job_build_sweep_base(const PtsimJobOptions *o, PtsimJob *base, GE
   memset(base, 0, sizeof *base);
   ptsim_job_init_defaults(base);
   default_overlap(&base->settings);
-  if (!ptsim_job_options_check(o, error)) return FALSE;
+  if (!ptsim_job_options_check(o, error) ||
+      !ptsim_host_costs_load(&base->settings.host.costs, error))
+    return FALSE;
+  /* the GPU's workspaces are filled per profile (sweep.c); a given
+   * CUBLAS_WORKSPACE_CONFIG is kept here for all of them */
+  if (o->cublas_workspace_config &&
+      !ptsim_workspaces_parse_config(o->cublas_workspace_config, "--cublas-workspace-config",
+                                     &base->settings.cublas_workspace_bytes, error))
+    return FALSE;
   if (o->pipeline_layout)
     return invalid("--pipeline-model-parallel-layout fixes pp and vp, which the sweep enumerates; "
                    "use predict");

@@ -34,7 +34,9 @@ void ptsim_job_options_clear(PtsimJobOptions *o) {
                       &o->torchtitan,
                       &o->sharding,
                       &o->fsdp_impl,
-                      &o->reshard_after_forward};
+                      &o->reshard_after_forward,
+                      &o->cublas_workspace_config,
+                      &o->cross_entropy_fusion_impl};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
   ptsim_job_options_init(o);
 }
@@ -73,6 +75,8 @@ static const PtsimOptionNumber numbers[] = {
     COUNT("--ep", ep, PTSIM_JOB_GPUS_MAX),
     COUNT("--etp", etp, PTSIM_CONFIG_INT_MAX),
     {"--mtp-num-layers", FIELD(mtp_num_layers), FALSE, 0, 64, {0, 0, FALSE, FALSE}},
+    {"--wgrad-deferral-limit", FIELD(wgrad_deferral_limit), FALSE, 0, PTSIM_CONFIG_INT_MAX,
+     {0, 0, FALSE, FALSE}},
     DECIMAL("--moe-expert-capacity-factor", moe_capacity_factor, {0.0, 1e6, FALSE, TRUE}),
     DECIMAL("--memory-threshold", threshold, {0.0, 1.0, FALSE, TRUE}),
     DECIMAL("--attention-dropout", attention_dropout, {0.0, 1.0, TRUE, FALSE}),
@@ -212,6 +216,19 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "wgrad GEMMs write a gradient that is then added into main_grad", NULL},
       {"cross-entropy-loss-fusion", 0, 0, G_OPTION_ARG_NONE, &o->cross_entropy_loss_fusion,
        "Megatron's fused vocab-parallel cross entropy", NULL},
+      {"defer-embedding-wgrad-compute", 0, 0, G_OPTION_ARG_NONE, &o->defer_embedding_wgrad,
+       "The last stage keeps each microbatch's output-layer input and logits gradient until the "
+       "pipeline flush computes the embedding's weight gradient (pp > 1, needs gradient "
+       "accumulation fusion)",
+       NULL},
+      NUMBER("wgrad-deferral-limit",
+             "With --defer-embedding-wgrad-compute: the microbatches deferred, 0 (all) to 2^30 "
+             "(default 0)",
+             "N"),
+      {"cross-entropy-fusion-impl", 0, 0, G_OPTION_ARG_STRING, &o->cross_entropy_fusion_impl,
+       "The fused cross entropy's: native (Megatron's, under torch.compile; default) or te "
+       "(Transformer Engine's Triton kernel)",
+       "IMPL"},
       {"use-precision-aware-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->precision_aware_optimizer,
        "TE FusedAdam: fp32 masters of bf16 weights kept as 16-bit remainders", NULL},
       {"main-params-dtype", 0, 0, G_OPTION_ARG_STRING, &o->main_params_dtype,
@@ -284,6 +301,14 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "Date of the Megatron-LM source (YYYY-MM-DD or YYYY-MM; default current): memory that "
        "releases allocate differently follows it (validate: a log's arguments date it)",
        "DATE"},
+      {"attention-softmax-in-fp32", 0, 0, G_OPTION_ARG_NONE, &o->attention_softmax_fp32,
+       "Unfused attention's softmax in fp32 where the fused kernel does not apply (local layers "
+       "past 4096 tokens; Megatron's flag, also set by --apply-query-key-layer-scaling)",
+       NULL},
+      {"cublas-workspace-config", 0, 0, G_OPTION_ARG_STRING, &o->cublas_workspace_config,
+       "PyTorch's CUBLAS_WORKSPACE_CONFIG, :SIZE:COUNT KiB (\":4096:8\" is 32 MiB per thread "
+       "that calls cuBLAS; default: the GPU's, hw_profiles/software/workspaces.ini)",
+       "CONFIG"},
       END};
   return g_memdup2(entries, sizeof entries);
 }

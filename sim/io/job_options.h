@@ -74,6 +74,13 @@ typedef struct {
   char *megatron_date; /* YYYY-MM-DD of the Megatron-LM source */
   char *megatron_args, *megatron_args_file;
   char *torchtitan; /* a torchtitan job config (.toml) */
+  /* PyTorch's CUBLAS_WORKSPACE_CONFIG (":4096:8"; default: the GPU's,
+   * hw_profiles/software/workspaces.ini) */
+  char *cublas_workspace_config;
+  gboolean attention_softmax_fp32; /* Megatron's --attention-softmax-in-fp32 */
+  char *cross_entropy_fusion_impl; /* native|te */
+  gboolean defer_embedding_wgrad;
+  PtsimOptionInt wgrad_deferral_limit;
 } PtsimJobOptions;
 
 /* Sets every field to "not given". */

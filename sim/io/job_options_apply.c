@@ -199,6 +199,15 @@ static gboolean apply_run_settings(const PtsimJobOptions *o, PtsimSettings *run,
   if (o->no_fp32_grad_accumulation) run->fp32_grad_accumulation = 0;
   if (o->no_gradient_accumulation_fusion) run->grad_accumulation_fusion = 0;
   if (o->cross_entropy_loss_fusion) run->cross_entropy_fusion = 1;
+  if (o->attention_softmax_fp32) run->attention_softmax_fp32 = 1;
+  if (o->defer_embedding_wgrad) run->defer_embedding_wgrad = 1;
+  if (o->wgrad_deferral_limit.given) run->wgrad_deferral_limit = o->wgrad_deferral_limit.value;
+  if (o->cross_entropy_fusion_impl) {
+    if (!choose("--cross-entropy-fusion-impl", o->cross_entropy_fusion_impl, "native|te", &v,
+                error))
+      return FALSE;
+    run->cross_entropy_te = v == 1;
+  }
   if (o->precision_aware_optimizer) run->precision_aware_optimizer = 1;
   const struct {
     const char *flag, *word, *choices;

@@ -89,6 +89,8 @@ static const struct {
     {"--transformer-impl", F_TRANSFORMER_IMPL, KIND_WORD},
     {"--attention-backend", F_ATTENTION_BACKEND, KIND_WORD},
     {"--attention-dropout", F_ATTENTION_DROPOUT, KIND_DOUBLE},
+    {"--attention-softmax-in-fp32", F_SOFTMAX_FP32, KIND_SWITCH},
+    {"--apply-query-key-layer-scaling", F_QK_LAYER_SCALING, KIND_SWITCH},
     {"--hidden-dropout", F_HIDDEN_DROPOUT, KIND_DOUBLE},
     {"--normalization", F_NORMALIZATION, KIND_WORD},
     {"--disable-bias-linear", F_DISABLE_BIAS, KIND_SWITCH},
@@ -97,6 +99,10 @@ static const struct {
     {"--grad-reduce-in-bf16", F_GRAD_BF16, KIND_SWITCH},
     {"--no-gradient-accumulation-fusion", F_NO_GRAD_FUSION, KIND_SWITCH},
     {"--cross-entropy-loss-fusion", F_CE_FUSION, KIND_SWITCH},
+    {"--cross-entropy-fusion-impl", F_CE_FUSION_IMPL, KIND_WORD},
+    {"--defer-embedding-wgrad-compute", F_DEFER_EMBEDDING_WGRAD, KIND_SWITCH},
+    {"--wgrad-deferral-limit", F_WGRAD_DEFERRAL_LIMIT, KIND_WORD},
+    {"--timing-log-level", F_TIMING_LOG_LEVEL, KIND_WORD},
     {"--overlap-grad-reduce", F_OVERLAP_GRAD, KIND_SWITCH},
     {"--overlap-param-gather", F_OVERLAP_PARAM, KIND_SWITCH},
     {"--tp-comm-overlap", F_TP_OVERLAP, KIND_SWITCH},
@@ -152,6 +158,13 @@ static const struct {
     {"--qk-pos-emb-head-dim", F_QK_POS_DIM, KIND_INT},
     {"--v-head-dim", F_V_HEAD_DIM, KIND_INT},
     {"--mtp-num-layers", F_MTP_LAYERS, KIND_WORD},
+    {"--log-params-norm", F_LOG_PARAMS_NORM, KIND_SWITCH},
+    {"--log-num-zeros-in-grad", F_LOG_ZEROS, KIND_SWITCH},
+    {"--enable-cuda-graph", F_ENABLE_CUDA_GRAPH, KIND_SWITCH},
+    {"--external-cuda-graph", F_EXTERNAL_CUDA_GRAPH, KIND_SWITCH},
+    {"--cuda-graph-impl", F_CUDA_GRAPH_IMPL, KIND_WORD},
+    {"--cuda-graph-scope", F_CUDA_GRAPH_SCOPE, KIND_LIST},
+    {"--cuda-graph-modules", F_CUDA_GRAPH_MODULES, KIND_LIST},
 };
 
 /* What the command line said.  order[] is the token index of the last

@@ -151,6 +151,7 @@ static void json_stage(PtsimJson *json, int64_t index, const PtsimStageMemory *s
   ptsim_json_double(json, "inflight_microbatches", s->inflight_microbatches);
   ptsim_json_double(json, "input_ids_bytes", s->input_ids_bytes);
   ptsim_json_double(json, "logits_bytes", s->logits_bytes);
+  ptsim_json_double(json, "workspace_bytes", s->workspace_bytes);
   ptsim_json_double(json, "other_bytes", s->other_bytes);
   ptsim_json_double(json, "unsharded_bytes", s->unsharded_bytes);
   ptsim_json_double(json, "total_bytes", s->total_bytes);
@@ -255,6 +256,29 @@ static const char *stage_verdict(const PtsimStageAlloc *s) {
   return s->runs ? "runs" : s->fits ? "no margin" : "OOM";
 }
 
+/* An allocation of the set-up (the weights, gradients and optimizer
+ * states a stage holds before its first microbatch) failed: the replay
+ * never reached a step, so it has no peak to show. */
+static gboolean failed_at_setup(const PtsimStageAlloc *s) {
+  return !s->fits && s->oom_kind == PTSIM_LIFETIMES_AT_SETUP && s->oom_step <= 0;
+}
+
+/* What the set-up holds, by the analytical estimate. */
+static double static_bytes(const PtsimStageMemory *sm) {
+  return sm->parameters_bytes + sm->gradients_bytes + sm->optimizer_bytes;
+}
+
+static void append_setup_failure(GString *out, const PtsimStageMemory *sm, const PtsimStageAlloc *s,
+                                 double capacity) {
+  g_string_append_printf(out,
+                         "       first failure: set-up, %s, %.2f GiB: the stage's weights %.2f + "
+                         "gradients %.2f + optimizer states %.2f = %.2f GiB (analytical) do not "
+                         "fit the %.2f GiB left beside the context and NCCL buffers\n",
+                         s->oom_tensor, s->oom_request_bytes / GIB, sm->parameters_bytes / GIB,
+                         sm->gradients_bytes / GIB, sm->optimizer_bytes / GIB,
+                         static_bytes(sm) / GIB, (capacity - s->outside_bytes) / GIB);
+}
+
 void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
                                  const PtsimAllocResult *a) {
   g_string_append_printf(out,
@@ -265,6 +289,14 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
                          a->steps);
   for (int64_t i = 0; i < a->num_stages; i++) {
     const PtsimStageAlloc *s = &a->stages[i];
+    if (failed_at_setup(s)) { /* no peak was reached: the sizes that did not fit */
+      g_string_append_printf(out,
+                             "%5" G_GINT64_FORMAT "%s %8.2f %10s %9s %5s %10.2f %7s %7s %7s  %s\n",
+                             i, i == a->peak_stage ? "*" : " ", m->stages[i].total_bytes / GIB, "-",
+                             "-", "-", s->outside_bytes / GIB, "-", "-", "-", "OOM");
+      append_setup_failure(out, &m->stages[i], s, m->capacity_bytes);
+      continue;
+    }
     g_string_append_printf(out,
                            "%5" G_GINT64_FORMAT "%s %8.2f %10.2f %9.2f %4.0f%% %10.2f %7.2f "
                            "%7.2f %7.2f  %s\n",
@@ -281,6 +313,21 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
     }
   }
   const PtsimStageAlloc *p = &a->stages[a->peak_stage];
+  const PtsimStageAlloc *setup = NULL;
+  int64_t setup_stage = -1;
+  for (int64_t i = 0; i < a->num_stages && !setup; i++)
+    if (failed_at_setup(&a->stages[i])) setup = &a->stages[setup_stage = i];
+  if (setup) {
+    const PtsimStageMemory *sm = &m->stages[setup_stage];
+    g_string_append_printf(out,
+                           "runs: no (stage %" G_GINT64_FORMAT " runs out of memory at set-up, "
+                           "before the first step: its weights, gradients and optimizer states, "
+                           "%.2f GiB by the analytical estimate, exceed the GPU's %.2f GiB less "
+                           "%.2f GiB of CUDA context and NCCL buffers)\n",
+                           setup_stage, static_bytes(sm) / GIB, m->capacity_bytes / GIB,
+                           setup->outside_bytes / GIB);
+    return;
+  }
   g_string_append_printf(out,
                          "peak device use %.2f GiB of %.2f (%.1f%%) at stage %" G_GINT64_FORMAT
                          ", step %d (%s), ",
@@ -309,6 +356,7 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
 void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m, double threshold,
                               const PtsimAllocResult *alloc) {
   ptsim_json_begin_object(json, "memory");
+  if (m->closed_form) ptsim_json_string(json, "estimator", "fujii2024");
   ptsim_json_double(json, "parameters_bytes", m->parameters_bytes);
   ptsim_json_double(json, "gradients_bytes", m->gradients_bytes);
   ptsim_json_double(json, "optimizer_bytes", m->optimizer_bytes);
@@ -575,8 +623,10 @@ void ptsim_report_json_settings(PtsimJson *json, const PtsimJob *job, const Ptsi
 void ptsim_report_text_memory(GString *out, const PtsimJob *job, const PtsimMemoryEstimate *m) {
   gboolean sharded = job->layout.sharding != PTSIM_SHARDING_NONE;
   g_string_append_printf(out,
-                         "\nmemory per GPU (GiB), analytical estimate\n"
+                         "\nmemory per GPU (GiB), %s\n"
                          "stage  layers  params  grads  optim  activ  other%s  total  use\n",
+                         m->closed_form ? "the seed's closed form (Fujii et al. 2024)"
+                                        : "analytical estimate",
                          sharded ? "  unshard" : "");
   for (int64_t i = 0; i < m->num_stages; i++) {
     const PtsimStageMemory *s = &m->stages[i];

@@ -220,7 +220,7 @@ gboolean ptsim_simulate_allocator_with(const PtsimPlan *plan, int32_t steps,
   for (int32_t s = 0; s < p; s++) {
     PtsimAllocTimeline tl = {NULL, 0, 0};
     if (timeline_path) {
-      tl.capacity = (int64_t)items * steps + 1;
+      tl.capacity = ptsim_lifetimes_timeline_samples(items, steps);
       tl.samples = g_new(PtsimAllocSample, tl.capacity);
     }
     gboolean ok = replay_stage(plan, s, order, steps, opts, every_item, timeline_path ? &tl : NULL,

@@ -56,10 +56,14 @@ typedef struct {
   /* Expert parallelism of mixture-of-experts models (dense models: ep 1).
    * eps empty: every ep dividing both num_experts and gpus / (etp pp);
    * etps empty: etp = tp (Megatron's default). */
-  GArray *eps;   /* gint64 */
-  GArray *etps;  /* gint64 */
-  gint64 tp_max; /* 0: the NVLink domain (ptsim_sweep_tp_max_default) */
-  gint64 pp_max; /* 0: no limit */
+  GArray *eps;  /* gint64 */
+  GArray *etps; /* gint64 */
+  /* tp and pp to try; empty (default): every tp dividing the GPUs up to
+   * tp_max, every pp dividing the GPUs tp x cp leave up to pp_max.  A
+   * given size that does not divide them is a counted rejection. */
+  GArray *tps, *pps; /* gint64 */
+  gint64 tp_max;     /* 0: the NVLink domain (ptsim_sweep_tp_max_default) */
+  gint64 pp_max;     /* 0: no limit */
   /* Every layout's job starts from this one: the layout's fields the sweep
    * does not enumerate (sequence parallelism, the distributed optimizer and
    * its instances, the sharding mode unless shardings says, the embedding

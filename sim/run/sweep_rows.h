@@ -38,6 +38,18 @@ guint ptsim_sweep_emulate_shown(PtsimSweep *sweep, GArray *order, guint top, gui
 GArray *ptsim_sweep_rank(PtsimSweep *sweep, guint top, guint threads, gboolean every_item,
                          gboolean emulate_shown);
 
+/* The best layout that runs of each (model, hardware, GPU count) of the
+ * sweep, in enumeration order: the fastest by tokens/s per GPU whose runs
+ * verdict is yes, emulating in that order the ones in doubt until one
+ * runs.  G_MAXUINT for a group in which nothing runs.  GROUPS receives the
+ * first layout index of each group.  (transfer full: guint) */
+GArray *ptsim_sweep_best_per_group(PtsimSweep *sweep, guint threads, GArray *groups);
+
+/* The layouts closest to running (none of them runs): the `n` whose held
+ * floor plus context and NCCL (memory.h) is the smallest fraction of
+ * their GPU, smallest first.  (transfer full: guint) */
+GArray *ptsim_sweep_closest(const PtsimSweep *sweep, guint n);
+
 /* "no valid layout among N combinations; rejected, by reason:" and the
  * reasons, one line each (PTSIM_CONFIG_ERROR_INVALID). */
 void ptsim_sweep_no_valid_error(const PtsimSweep *sweep, GError **error);

@@ -39,6 +39,13 @@ if command -v python3 >/dev/null 2>&1; then
   check "json parses" python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); assert len(d['memory']['stages'])==2"
 fi
 check "csv has one row per stage" bash -c "[ \$('$ptsim' memory --format csv --pp 4 | wc -l) -eq 5 ]"
+# --estimator fujii2024: the seed's closed form; the reference's worked example (Llama-3.1-8B,
+# tp1 cp4 pp2 mbs1 seq 32768: stage 0 is 75.15 GiB); models it does not describe refused.
+check "fujii2024 reproduces the worked example" bash -c "'$ptsim' memory --model llama3.1-8b \
+  --gpus 8 --cp 4 --pp 2 --seq 32768 --gbs 16 --estimator fujii2024 | grep -q '^    0\*     16 .* 75.15 '"
+check "fujii2024 refuses an MoE model (exit 2)" expect_exit 2 memory --model mixtral-8x7b --estimator fujii2024
+check "  naming why" grep -q "mixture-of-experts layers" "$tmp/err"
+check "--estimator other: exit 2" expect_exit 2 memory --estimator seed
 
 # The Megatron-LM command line and the flags name the same job.
 "$ptsim" memory --format json --model llama3-8b --tp 2 --pp 2 --mbs 2 --gbs 64 --seq 4096 \

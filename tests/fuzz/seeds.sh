@@ -2,7 +2,7 @@
 # replay.sh: the fixtures in tests/data (and the shipped models, profiles
 # and published CSVs), plus the few hand-written seeds in seeds/TARGET/.
 # Usage: seeds TARGET (paths relative to the source tree, one per line).
-fuzz_targets="model_ini hw_ini megatron_args megatron_args_file megatron_log run_csv alloc_trace alloc_conf plot_tables job_options torchtitan shell_script launcher pipeline_layout shard_merge error_bands megatron_case kernel_tables"
+fuzz_targets="model_ini hw_ini megatron_args megatron_args_file megatron_log run_csv alloc_trace alloc_conf plot_tables job_options torchtitan shell_script launcher pipeline_layout shard_merge error_bands megatron_case kernel_tables host_overhead"
 
 seeds() {
   case $1 in
@@ -15,6 +15,7 @@ seeds() {
     alloc_trace) ls tests/data/alloc_small.trace ;;
     torchtitan) ls tests/data/torchtitan/*.toml 2>/dev/null ;;
     error_bands) ls validate/error_bands.ini tests/data/error_bands/validate/error_bands.ini ;;
+    host_overhead) ls hw_profiles/software/host_overhead.ini ;;
   esac
   [ -d "tests/fuzz/seeds/$1" ] && ls -d "tests/fuzz/seeds/$1"/* 2>/dev/null
   return 0
