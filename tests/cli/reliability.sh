@@ -145,8 +145,9 @@ for line in open('p1.csv'):
         line = ','.join([i, base64.b64encode(bytes(raw)).decode(), rest])
     out.append(line)
 open('pinf.csv', 'w').write(''.join(out))"
+first_row=$(($(grep -n '^layout_index' pinf.csv | cut -d: -f1) + 1))
 check "a shard result of inf is refused with its file:line" \
-  expect 2 "pinf.csv:9: layout 0: a result that is not a finite number" sweep "${small[@]}" --merge pinf.csv p2.csv
+  expect 2 "pinf.csv:$first_row: layout 0: a result that is not a finite number" sweep "${small[@]}" --merge pinf.csv p2.csv
 check "sweep --merge /dev/zero is refused at once (a device)" expect 2 "--merge /dev/zero: is a character device" \
   sweep "${small[@]}" --merge /dev/zero
 check "sweep --merge DIR says it is a directory" expect 2 "is a directory" sweep "${small[@]}" --merge .
