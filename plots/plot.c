@@ -28,14 +28,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
 #include <glib/gstdio.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include "job_validate.h"
 #include "names.h"
 #include "numbers.h"
 #include "output.h"
+#include "output_session.h"
 #include "plot.h"
 #include "plot_int.h"
 
@@ -573,6 +578,15 @@ void ptsim_plot_key_under(GString *gp, const PtsimPlotCanvas *c, int per_row, in
 
 /* ---- running gnuplot ---- */
 
+/* In the child before gnuplot starts: it ends when ptsim does (killed,
+ * interrupted), not drawing on for nobody. */
+static void end_with_parent(gpointer data) {
+  (void)data;
+#ifdef __linux__
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+}
+
 /* Runs gnuplot on SCRIPT_PATH in its folder; OUTPUT_NAME is the file name
  * the figure goes to instead of the script's own. */
 static gboolean run_gnuplot(const char *script_path, const char *output_name, GError **error) {
@@ -591,7 +605,8 @@ static gboolean run_gnuplot(const char *script_path, const char *output_name, GE
   char *argv[] = {gnuplot, "-e", define->str, name, NULL};
   g_autofree char *out = NULL, *err = NULL;
   int status = 0;
-  if (!g_spawn_sync(dir, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, error)) {
+  if (!g_spawn_sync(dir, argv, NULL, G_SPAWN_DEFAULT, end_with_parent, NULL, &out, &err, &status,
+                    error)) {
     g_prefix_error(error, "running %s: ", gnuplot);
     return FALSE;
   }
@@ -620,8 +635,9 @@ gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GStr
    * replaces the old one, so a failing gnuplot leaves no partial file. */
   g_autofree char *dir = g_path_get_dirname(files->figure);
   g_autofree char *base = g_path_get_basename(files->figure);
-  g_autofree char *tmp = g_strdup_printf("%s/.%s.XXXXXX", dir, base);
+  g_autofree char *tmp = ptsim_output_temp_template(dir, base);
   int fd = g_mkstemp_full(tmp, O_RDWR | O_CLOEXEC, PTSIM_OUTPUT_NEW_FILE_MODE);
+  if (fd >= 0) ptsim_output_session_track(tmp);
   if (fd < 0) {
     int saved = errno;
     g_set_error(error, PTSIM_OUTPUT_ERROR, PTSIM_OUTPUT_ERROR_WRITE,
@@ -639,6 +655,7 @@ gboolean ptsim_plot_render(PtsimPlotFiles *files, const GString *tsv, const GStr
     ok = FALSE;
   }
   g_unlink(tmp);
+  ptsim_output_session_forget(tmp);
   if (!ok || !ptsim_output_write(files->figure, figure, len, error)) return FALSE;
   if (out) {
     *out = *files;

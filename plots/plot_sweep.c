@@ -6,6 +6,7 @@
  * Memory is the analytical estimate of the peak stage (the number the fit
  * verdict uses). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "names.h"
 #include "plot_sweep_int.h"
@@ -176,13 +177,19 @@ static int cmp_i64(const void *a, const void *b) {
 }
 
 GArray *ptsim_plot_distinct(const GArray *layouts, size_t offset) {
-  GArray *v = g_array_new(FALSE, FALSE, sizeof(gint64));
+  /* sorted, then the repeats dropped: n log n for a CSV of any length */
+  GArray *v = g_array_sized_new(FALSE, FALSE, sizeof(gint64), layouts->len);
   for (guint i = 0; i < layouts->len; i++) {
     gint64 x =
         *(const gint64 *)((const char *)&g_array_index(layouts, PtsimPlotLayout, i) + offset);
-    if (ptsim_plot_index_of(v, x) < 0) g_array_append_val(v, x);
+    g_array_append_val(v, x);
   }
   g_array_sort(v, (GCompareFunc)cmp_i64);
+  guint kept = 0;
+  for (guint i = 0; i < v->len; i++)
+    if (kept == 0 || g_array_index(v, gint64, i) != g_array_index(v, gint64, kept - 1))
+      g_array_index(v, gint64, kept++) = g_array_index(v, gint64, i);
+  g_array_set_size(v, kept);
   return v;
 }
 
@@ -302,6 +309,9 @@ GArray *ptsim_plot_layouts_one_scenario(const GArray *layouts, const PtsimPlotSc
 
 /* ---- scaling ---- */
 
+#define SCALING_SERIES_MAX 64
+#define SCALING_GPU_COUNTS_MAX 1024
+
 gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, PtsimPlotScalingY y,
                             const char *source, const PtsimPlotSize *size, PtsimPlotFiles *out,
                             GError **error) {
@@ -318,18 +328,46 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
   /* Series: distinct (model, hw, seq, gbs) in order of first appearance. */
   g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
   g_autoptr(GArray) series_of = g_array_new(FALSE, FALSE, sizeof(int));
+  g_autoptr(GHashTable) index_of = g_hash_table_new(g_str_hash, g_str_equal); /* key -> s + 1 */
   for (guint i = 0; i < layouts->len; i++) {
     const PtsimPlotLayout *l = &g_array_index(layouts, PtsimPlotLayout, i);
     g_autofree char *key = g_strdup_printf("%s\t%s\t%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT,
                                            l->model, l->hw, l->seq, l->gbs);
-    int s = -1;
-    for (guint k = 0; k < keys->len && s < 0; k++)
-      if (strcmp(g_ptr_array_index(keys, k), key) == 0) s = (int)k;
+    int s = GPOINTER_TO_INT(g_hash_table_lookup(index_of, key)) - 1;
     if (s < 0) {
       s = (int)keys->len;
+      g_hash_table_insert(index_of, key, GINT_TO_POINTER(s + 1));
       g_ptr_array_add(keys, g_steal_pointer(&key));
     }
     g_array_append_val(series_of, s);
+  }
+  g_autoptr(GArray) all_gpus = ptsim_plot_distinct(layouts, G_STRUCT_OFFSET(PtsimPlotLayout, gpus));
+  /* A figure past these draws nothing readable (and gnuplot has crashed
+   * on thousands of series): a CSV with them is not one sweep's. */
+  if (keys->len > SCALING_SERIES_MAX || all_gpus->len > SCALING_GPU_COUNTS_MAX) {
+    g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
+                "scaling: %u series (model, hw, seq, gbs) over %u GPU counts; the figure draws "
+                "at most %d series and %d GPU counts: plot a part of %s",
+                keys->len, all_gpus->len, SCALING_SERIES_MAX, SCALING_GPU_COUNTS_MAX,
+                source ? source : "the sweep");
+    return FALSE;
+  }
+  /* The best usable layout of each (series, GPU count), and which pairs
+   * have layouts at all: one pass, not one per pair. */
+  guint ng = all_gpus->len;
+  g_autofree int *best_of = g_new(int, (gsize)keys->len *ng);
+  g_autofree gboolean *present_of = g_new0(gboolean, (gsize)keys->len * ng);
+  for (gsize k = 0; k < (gsize)keys->len * ng; k++) best_of[k] = -1;
+  for (guint i = 0; i < layouts->len; i++) {
+    const PtsimPlotLayout *l = &g_array_index(layouts, PtsimPlotLayout, i);
+    const gint64 *at = bsearch(&l->gpus, all_gpus->data, ng, sizeof(gint64), cmp_i64);
+    gsize k = (gsize)g_array_index(series_of, int, i) * ng + (gsize)(at - (gint64 *)all_gpus->data);
+    present_of[k] = TRUE;
+    if (ptsim_plot_usable(l) &&
+        (best_of[k] < 0 ||
+         ptsim_plot_per_gpu(l) >
+             ptsim_plot_per_gpu(&g_array_index(layouts, PtsimPlotLayout, best_of[k]))))
+      best_of[k] = (int)i;
   }
   /* What differs between series names them. */
   gboolean differ[4] = {FALSE, FALSE, FALSE, FALSE};
@@ -339,7 +377,6 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
     for (int f = 0; f < 4; f++) differ[f] |= strcmp(k0[f], kk[f]) != 0;
   }
   if (!differ[0] && !differ[2] && !differ[3]) differ[1] = TRUE; /* one line: name it by hw */
-  g_autoptr(GArray) all_gpus = ptsim_plot_distinct(layouts, G_STRUCT_OFFSET(PtsimPlotLayout, gpus));
   gboolean step = y == PTSIM_PLOT_Y_STEP;
   const char *ylabel = step ? "step time (s)" : "tokens/s per GPU";
   g_autoptr(GString) tsv = g_string_new(NULL);
@@ -373,17 +410,8 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
     gint64 base_g = 0;
     for (guint g = 0; g < all_gpus->len; g++) {
       gint64 n = g_array_index(all_gpus, gint64, g);
-      int best = -1, present = 0;
-      for (guint i = 0; i < layouts->len; i++) {
-        const PtsimPlotLayout *l = &g_array_index(layouts, PtsimPlotLayout, i);
-        if (g_array_index(series_of, int, i) != (int)s || l->gpus != n) continue;
-        present = 1;
-        if (ptsim_plot_usable(l) &&
-            (best < 0 || ptsim_plot_per_gpu(l) >
-                             ptsim_plot_per_gpu(&g_array_index(layouts, PtsimPlotLayout, best))))
-          best = (int)i;
-      }
-      if (!present) continue;
+      int best = best_of[(gsize)s * ng + g];
+      if (!present_of[(gsize)s * ng + g]) continue;
       const PtsimPlotLayout *l = best >= 0 ? &g_array_index(layouts, PtsimPlotLayout, best) : NULL;
       double v = l ? (step ? l->step_s : ptsim_plot_per_gpu(l)) : NAN;
       if (l && base_g == 0) {
@@ -465,7 +493,10 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
     g_string_append(gp, "]\nset format y '%g'\nset ytics (");
     /* 1-2-5 tics: a log axis over less than two decades otherwise shows one */
     int first_tic = 1;
-    for (double dec = pow(10.0, floor(log10(lo))); dec <= hi; dec *= 10.0)
+    /* at most the ~630 decades of a double (and none from lo = 0) */
+    int decades = 0;
+    for (double dec = pow(10.0, floor(log10(lo))); dec > 0.0 && dec <= hi && decades < 700;
+         dec *= 10.0, decades++)
       for (int m = 0; m < 3; m++) {
         double v = dec * (m == 0 ? 1.0 : m == 1 ? 2.0 : 5.0);
         if (v < lo || v > hi) continue;

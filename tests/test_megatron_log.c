@@ -503,12 +503,43 @@ static void test_bad_values(void) {
   g_assert_cmpint(mem(log, 0)->after_iterations, ==, -1);
   g_assert_true(isnan(mem(log, 0)->allocated_mb));
   g_assert_cmpfloat(mem(log, 0)->max_allocated_mb, ==, 5.5);
-  g_assert_cmpuint(log->warnings->len, ==, 5);
+  /* a TFLOP/s of "nan" is a number no run measured: the log's value_error,
+   * not a warning */
+  g_assert_cmpuint(log->warnings->len, ==, 4);
   for (guint k = 0; k < log->warnings->len; k++)
     g_test_message("%s", (const char *)log->warnings->pdata[k]);
   g_assert_true(g_str_has_prefix(log->warnings->pdata[0], "inline.log:2: "));
-  g_assert_true(g_str_has_prefix(log->warnings->pdata[3], "inline.log:3: "));
-  g_assert_true(g_str_has_prefix(log->warnings->pdata[4], "inline.log:4: "));
+  g_assert_true(g_str_has_prefix(log->warnings->pdata[2], "inline.log:3: "));
+  g_assert_true(g_str_has_prefix(log->warnings->pdata[3], "inline.log:4: "));
+  g_assert_error(log->value_error, PTSIM_MEGATRON_LOG_ERROR, PTSIM_MEGATRON_LOG_ERROR_VALUE);
+  g_assert_true(g_str_has_prefix(log->value_error->message,
+                                 "inline.log:2: throughput per GPU (TFLOP/s/GPU) 'nan'"));
+}
+
+static void test_measured_ranges(void) {
+  g_test_summary("measured values that are numbers but no run's (inf, -5 ms, 1e300, -inf MB) "
+                 "are the log's value_error naming file:line, and read as absent; the first "
+                 "one is kept");
+  g_autoptr(PtsimMegatronLog)
+      log = parse_text(" iteration 3/ 10 | elapsed time per iteration (ms): 1e300 |\n"
+                       " iteration 4/ 10 | elapsed time per iteration (ms): -5 |\n"
+                       "[Rank 0] memory (MB) | allocated: 1.0 | max allocated: -inf\n");
+  g_assert_cmpuint(log->iterations->len, ==, 2);
+  g_assert_true(isnan(iter(log, 0)->elapsed_ms));
+  g_assert_true(isnan(iter(log, 1)->elapsed_ms));
+  g_assert_cmpuint(log->memory->len, ==, 1);
+  g_assert_true(isnan(mem(log, 0)->max_allocated_mb));
+  g_assert_cmpfloat(mem(log, 0)->allocated_mb, ==, 1.0);
+  g_assert_error(log->value_error, PTSIM_MEGATRON_LOG_ERROR, PTSIM_MEGATRON_LOG_ERROR_VALUE);
+  g_assert_true(g_str_has_prefix(log->value_error->message,
+                                 "inline.log:1: elapsed time per iteration (ms) '1e300' is not "
+                                 "allowed: expected a finite number in (0, 1e+09]"));
+  /* the edges: 1e9 ms and 0 TFLOP/s are allowed */
+  g_autoptr(PtsimMegatronLog)
+      edge = parse_text(" iteration 3/ 10 | elapsed time per iteration (ms): 1e9 | "
+                        "throughput per GPU (TFLOP/s/GPU): 0 |\n");
+  g_assert_null(edge->value_error);
+  g_assert_cmpfloat(iter(edge, 0)->elapsed_ms, ==, 1e9);
 }
 
 static void test_garbage(void) {
@@ -773,6 +804,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-log/oom", test_oom);
   g_test_add_func("/megatron-log/truncated-everywhere", test_truncated_everywhere);
   g_test_add_func("/megatron-log/bad-values", test_bad_values);
+  g_test_add_func("/megatron-log/measured-ranges", test_measured_ranges);
   g_test_add_func("/megatron-log/garbage", test_garbage);
   g_test_add_func("/megatron-log/huge-lines", test_huge_lines);
   g_test_add_func("/megatron-log/empty-and-missing", test_empty_and_missing);

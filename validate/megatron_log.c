@@ -59,6 +59,42 @@ static gboolean field_double(const char *text, size_t len, double *out) {
   return ptsim_number_parse_double(buf, out);
 }
 
+/* Measured values' ranges: an iteration of at most 1e9 ms (11.6 days), at
+ * most 1e5 TFLOP/s per GPU (100 times any GPU's peak), at most 1e9 MB
+ * (1 PB) of memory. */
+#define ITERATION_MS_MAX 1e9
+#define TFLOPS_MAX 1e5
+#define MEMORY_MB_MAX 1e9
+
+/* A measured field into *out (NAN stays when it is not read).  A field
+ * that is no number is a warning (logs are cut and garbled); one that is a
+ * number but not a finite one in [lo, hi] (lo excluded when LO_OPEN) is
+ * the log's value_error: no run measured it. */
+static gboolean field_measured(PtsimMegatronLog *log, int64_t line_no, const char *what,
+                               const char *text, size_t len, double lo, gboolean lo_open, double hi,
+                               double *out) {
+  double v = NAN;
+  const char *t = text;
+  size_t n = trim(&t, text + len);
+  g_autofree char *shown = g_utf8_make_valid(t, (gssize)MIN(n, (size_t)40));
+  if (!field_double(text, len, &v)) {
+    char *end = NULL;
+    g_autofree char *copy = g_strndup(t, n);
+    double raw = n > 0 ? g_ascii_strtod(copy, &end) : 0.0;
+    if (n == 0 || *end != '\0' || isfinite(raw)) return FALSE; /* no number: a warning */
+  } else if ((lo_open ? v > lo : v >= lo) && v <= hi) {
+    *out = v;
+    return TRUE;
+  }
+  if (!log->value_error)
+    g_set_error(&log->value_error, PTSIM_MEGATRON_LOG_ERROR, PTSIM_MEGATRON_LOG_ERROR_VALUE,
+                "%s:%" G_GINT64_FORMAT ": %s '%s' is not allowed: expected a finite number in "
+                "%s%g, %g]",
+                log->path, (gint64)line_no, what, shown, lo_open ? "(" : "[", lo, hi);
+  *out = NAN;
+  return TRUE; /* read, and refused */
+}
+
 static gboolean field_int(const char *text, size_t len, int64_t *out) {
   char buf[32];
   len = trim(&text, text + len);
@@ -98,6 +134,7 @@ void ptsim_megatron_log_free(PtsimMegatronLog *log) {
   g_hash_table_unref(log->args);
   g_hash_table_unref(log->arg_lines);
   g_clear_error(&log->args_error);
+  g_clear_error(&log->value_error);
   ptsim_megatron_diagnostics_free(log->args_diag);
   g_free(log->args_command);
   g_ptr_array_unref(log->warnings);
@@ -206,9 +243,11 @@ static void read_iteration(PtsimMegatronLog *log, int64_t line_no, const char *l
       size_t value_len = (size_t)(bar - value);
       gboolean ok = TRUE;
       if (key_is(key, key_len, "elapsed time per iteration (ms)"))
-        ok = field_double(value, value_len, &it.elapsed_ms);
+        ok = field_measured(log, line_no, "elapsed time per iteration (ms)", value, value_len, 0.0,
+                            TRUE, ITERATION_MS_MAX, &it.elapsed_ms);
       else if (key_is(key, key_len, "throughput per GPU (TFLOP/s/GPU)"))
-        ok = field_double(value, value_len, &it.tflops_per_gpu);
+        ok = field_measured(log, line_no, "throughput per GPU (TFLOP/s/GPU)", value, value_len, 0.0,
+                            FALSE, TFLOPS_MAX, &it.tflops_per_gpu);
       else if (key_is(key, key_len, "global batch size"))
         ok = field_int(value, value_len, &it.gbs);
       else if (key_is(key, key_len, "consumed samples"))
@@ -282,8 +321,10 @@ static void read_memory(PtsimMegatronLog *log, int64_t line_no, const char *line
       else if (key_is(key, key_len, "max reserved"))
         slot = &mem.max_reserved_mb;
       if (slot != NULL) {
-        if (field_double(colon + 1, (size_t)(end - colon - 1), slot))
-          fields++;
+        g_autofree char *what = g_strdup_printf("memory (MB) %.*s", (int)key_len, key);
+        if (field_measured(log, line_no, what, colon + 1, (size_t)(end - colon - 1), 0.0, FALSE,
+                           MEMORY_MB_MAX, slot))
+          fields += !isnan(*slot);
         else
           warn(log, line_no, "memory field not read", seg, (size_t)(end - seg));
       }
@@ -672,7 +713,13 @@ PtsimMegatronLog *ptsim_megatron_log_read_file(const char *path, GError **error)
                 local->message);
     return NULL;
   }
-  return ptsim_megatron_log_parse(data, len, path);
+  PtsimMegatronLog *log = ptsim_megatron_log_parse(data, len, path);
+  if (log->value_error) {
+    g_propagate_error(error, g_error_copy(log->value_error));
+    ptsim_megatron_log_free(log);
+    return NULL;
+  }
+  return log;
 }
 
 const char *ptsim_megatron_log_arg(const PtsimMegatronLog *log, const char *name) {

@@ -59,7 +59,8 @@ GQuark ptsim_megatron_log_error_quark(void);
 
 typedef enum {
   PTSIM_MEGATRON_LOG_ERROR_NOT_FOUND, /* the file cannot be read */
-  PTSIM_MEGATRON_LOG_ERROR_ARGS       /* arguments block -> model failed */
+  PTSIM_MEGATRON_LOG_ERROR_ARGS,      /* arguments block -> model failed */
+  PTSIM_MEGATRON_LOG_ERROR_VALUE      /* a measured value no run can have */
 } PtsimMegatronLogError;
 
 /* Lines longer than this (bytes) are skipped: no Megatron-LM line comes
@@ -127,6 +128,11 @@ typedef struct {
   PtsimMegatronDiagnostics *args_diag; /* megatron_args.c's diagnostics */
 
   GPtrArray *warnings; /* "file:line: ..." for values not read (utf8) */
+  /* The first measured value (iteration time, TFLOP/s, memory) that is a
+   * number but not a finite one in its range ("inf", "nan", -5, 1e300):
+   * PTSIM_MEGATRON_LOG_ERROR_VALUE, "file:line: ...", or NULL.  The value
+   * is left absent; ptsim_megatron_log_read_file fails with it. */
+  GError *value_error;
 } PtsimMegatronLog;
 
 void ptsim_megatron_log_free(PtsimMegatronLog *log);
@@ -138,7 +144,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PtsimMegatronLog, ptsim_megatron_log_free)
 PtsimMegatronLog *ptsim_megatron_log_parse(const char *data, gsize len, const char *name);
 
 /* Reads and parses PATH.  Error: PTSIM_MEGATRON_LOG_ERROR_NOT_FOUND naming
- * the path when it cannot be read; NULL then.  (transfer full) */
+ * the path when it cannot be read, the log's value_error (VALUE, naming
+ * FILE:LINE) when a measured value is out of range; NULL then.
+ * (transfer full) */
 PtsimMegatronLog *ptsim_megatron_log_read_file(const char *path, GError **error);
 
 /* Value of argument NAME as printed in the arguments block, or NULL.

@@ -317,15 +317,20 @@ static gboolean read_row(const GArray *cells, const int *index, const char *name
     if (c != NULL && !cell_count(c, column_names[id], name, slot, ap, error)) return FALSE;
   }
 
+  /* Measured values no run can exceed (in the first column's unit): a step
+   * of 1e7 s (116 days), 1e5 TFLOP/s per GPU (100 times any GPU's peak),
+   * 1e9 MB (1 PB) of memory; a step takes time. */
   static const struct {
     ColumnId first, second;
     double scale_second; /* unit of the second column to the first's */
     size_t offset;
+    double max;
+    gboolean positive;
   } measures[] = {
-      {C_STEP_TIME_S, C_ITERATION_TIME_MS, 1e-3, G_STRUCT_OFFSET(PtsimRun, step_time_s)},
-      {C_TFLOPS, C_ACHIEVED_TFLOPS, 1.0, G_STRUCT_OFFSET(PtsimRun, tflops_per_gpu)},
-      {C_MAX_ALLOCATED_MB, C_COUNT, 1.0, G_STRUCT_OFFSET(PtsimRun, max_allocated_mb)},
-      {C_MAX_RESERVED_MB, C_COUNT, 1.0, G_STRUCT_OFFSET(PtsimRun, max_reserved_mb)},
+      {C_STEP_TIME_S, C_ITERATION_TIME_MS, 1e-3, G_STRUCT_OFFSET(PtsimRun, step_time_s), 1e7, TRUE},
+      {C_TFLOPS, C_ACHIEVED_TFLOPS, 1.0, G_STRUCT_OFFSET(PtsimRun, tflops_per_gpu), 1e5, FALSE},
+      {C_MAX_ALLOCATED_MB, C_COUNT, 1.0, G_STRUCT_OFFSET(PtsimRun, max_allocated_mb), 1e9, FALSE},
+      {C_MAX_RESERVED_MB, C_COUNT, 1.0, G_STRUCT_OFFSET(PtsimRun, max_reserved_mb), 1e9, FALSE},
   };
   for (size_t k = 0; k < G_N_ELEMENTS(measures); k++) {
     double *slot = G_STRUCT_MEMBER_P(r, measures[k].offset);
@@ -342,6 +347,11 @@ static gboolean read_row(const GArray *cells, const int *index, const char *name
     if (!cell_double(c, column_names[id], name, &v, ap, error)) return FALSE;
     if (v < 0) {
       cell_error(c, column_names[id], "'%s' is negative", c->text);
+      return FALSE;
+    }
+    if (v * scale > measures[k].max || (measures[k].positive && v == 0)) {
+      cell_error(c, column_names[id], "'%s' is not allowed: expected a number in %s0, %g]", c->text,
+                 measures[k].positive ? "(" : "[", measures[k].max / scale);
       return FALSE;
     }
     *slot = v * scale;

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "gpu.h"
 #include "output.h"
+#include "output_session.h"
 #include "plot_cmd.h"
 #include "prediction.h"
 #include "sweep_cmd.h"
@@ -54,7 +55,11 @@ static void print_usage(FILE *to) {
   fprintf(to, "  (none)        the default job: a sweep of Llama-3-8B on one 8 x H100 node\n\n"
               "Options:\n"
               "  --help        this text; COMMAND --help for a command's options\n"
-              "  --version     version, and whether a GPU path is compiled in and usable\n");
+              "  --version     version, and whether a GPU path is compiled in and usable\n"
+              "  COMMAND ... --force  replace output files that are read-only\n\n"
+              "Exit codes: 0 done; 2 bad input (a flag, a file, a refused output path) or no\n"
+              "usable GPU for --device gpu; 1 a failed write, gnuplot or run.  A command\n"
+              "that fails or is interrupted takes back the files it wrote.\n");
 }
 
 static int print_version(void) {
@@ -187,9 +192,28 @@ static int checked_exit(const char *command, int code) {
   return code;
 }
 
+/* --force (any command: replace read-only outputs) out of ARGV, up to a
+ * "--"; the new argc. */
+static int take_force(int argc, char **argv) {
+  int kept = 2;
+  gboolean rest = FALSE;
+  for (int i = 2; i < argc; i++) {
+    rest = rest || strcmp(argv[i], "--") == 0;
+    if (!rest && strcmp(argv[i], "--force") == 0)
+      ptsim_output_set_force(TRUE);
+    else
+      argv[kept++] = argv[i];
+  }
+  argv[kept] = NULL;
+  return kept;
+}
+
 int main(int argc, char **argv) {
   ptsim_cli_init_locale();
-  if (argc < 2) return checked_exit(NULL, ptsim_sweep_default_job());
+  if (argc < 2) {
+    ptsim_output_session_begin();
+    return ptsim_output_session_end(checked_exit(NULL, ptsim_sweep_default_job()));
+  }
   const char *first = argv[1];
   if (strcmp(first, "--version") == 0) return checked_exit(NULL, print_version());
   if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 || strcmp(first, "help") == 0) {
@@ -197,8 +221,12 @@ int main(int argc, char **argv) {
     return checked_exit(NULL, 0);
   }
   for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
-    if (strcmp(first, subcommands[i].name) == 0)
-      return checked_exit(first, subcommands[i].run(argc - 1, argv + 1));
+    if (strcmp(first, subcommands[i].name) == 0) {
+      argc = take_force(argc, argv);
+      ptsim_output_session_begin();
+      int code = checked_exit(first, subcommands[i].run(argc - 1, argv + 1));
+      return ptsim_output_session_end(code);
+    }
   fprintf(stderr, "ptsim: unknown command '%s'\n", first);
   print_usage(stderr);
   return EXIT_BAD_INPUT;

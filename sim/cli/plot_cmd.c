@@ -1,5 +1,7 @@
 /* plot_cmd.c — `ptsim plot KIND` and the default job's figures; see
  * plot_cmd.h. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <stdlib.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -430,6 +432,30 @@ int ptsim_plot_main(int argc, char **argv) {
 
 /* ---- the default job's figures ---- */
 
+static const char *const default_figures[] = {"memory", "timeline", "heatmap", "pareto"};
+
+gboolean ptsim_plot_default_figures_check(const char *dir, const char *path, const char *flag,
+                                          GError **error) {
+  g_autofree char *real_dir = realpath(dir, NULL);
+  g_autofree char *parent = g_path_get_dirname(path);
+  g_autofree char *real_parent = realpath(parent, NULL);
+  if (!real_dir || !real_parent || strcmp(real_dir, real_parent) != 0) return TRUE;
+  g_autofree char *base = g_path_get_basename(path);
+  static const char *const kinds[] = {".png", ".tsv", ".gp"};
+  for (gsize i = 0; i < G_N_ELEMENTS(default_figures); i++)
+    for (gsize k = 0; k < G_N_ELEMENTS(kinds); k++) {
+      g_autofree char *name = g_strconcat(default_figures[i], kinds[k], NULL);
+      if (strcmp(base, name) == 0) {
+        g_set_error(error, PTSIM_OUTPUT_ERROR, PTSIM_OUTPUT_ERROR_REFUSED,
+                    "%s %s is a file --figures %s writes: two outputs on one path (give each "
+                    "output a file of its own)",
+                    flag, path, dir);
+        return FALSE;
+      }
+    }
+  return TRUE;
+}
+
 gboolean ptsim_plot_default_figures(const PtsimSweep *sweep, const GArray *order, const char *dir,
                                     GString *report) {
   g_return_val_if_fail(sweep && order && dir && report, FALSE);
@@ -457,12 +483,12 @@ gboolean ptsim_plot_default_figures(const PtsimSweep *sweep, const GArray *order
   const PtsimPlotLayout *top = &g_array_index(all, PtsimPlotLayout, 0);
   PtsimPlotScenario want = {top->model, top->hw, top->gpus, top->seq, top->gbs};
   g_autoptr(GArray) layouts = ptsim_plot_layouts_one_scenario(all, &want, NULL);
-  static const char *const names[] = {"memory", "timeline", "heatmap", "pareto"};
+  const char *const *names = default_figures;
   const char *what[] = {"per-stage memory of the best layout", "its simulated step",
                         "tokens/s per GPU over tp x pp", "memory vs throughput of every layout"};
   gboolean all_ok = TRUE;
   GString *written = g_string_new(NULL);
-  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+  for (size_t i = 0; i < G_N_ELEMENTS(default_figures); i++) {
     g_autofree char *name = g_strconcat(names[i], ".png", NULL);
     g_autofree char *path = g_build_filename(dir, name, NULL);
     g_autoptr(GError) error = NULL;

@@ -24,6 +24,11 @@ int ptsim_plot_main(int argc, char **argv);
  * they were skipped because gnuplot is not on PATH (and how to install it;
  * that is not a failure).  Returns FALSE when a figure failed (the report
  * says which and why); the sweep's result stands either way. */
+/* Refuses (PTSIM_OUTPUT_ERROR_REFUSED, naming FLAG) an output PATH that is
+ * one of the files ptsim_plot_default_figures writes in DIR. */
+gboolean ptsim_plot_default_figures_check(const char *dir, const char *path, const char *flag,
+                                          GError **error);
+
 gboolean ptsim_plot_default_figures(const PtsimSweep *sweep, const GArray *order, const char *dir,
                                     GString *report);
 

@@ -26,12 +26,16 @@ typedef struct {
   guint shard_k, shard_n; /* parsed; 0 when not a shard */
   char **merge_files;     /* the positional arguments of --merge */
   char **settings;        /* the flags every layout shares (not the sweep's own), as typed */
+  char **flags;           /* the command line as given (a shard's made-by) */
+  char **made_by;         /* a shard's or a merge's, once the inputs are read */
 } SweepOptions;
 
 static void options_clear(SweepOptions *o) {
   ptsim_sweep_options_clear(&o->opts);
   g_clear_pointer(&o->merge_files, g_strfreev);
   g_clear_pointer(&o->settings, g_strfreev);
+  g_clear_pointer(&o->flags, g_strfreev);
+  g_clear_pointer(&o->made_by, g_strfreev);
 }
 
 /* The words of ARGV (after the command) that are not the sweep's own
@@ -300,7 +304,7 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
   if (o->opts.csv) {
     g_autoptr(GString) header = g_string_new(NULL);
     if (st.shard)
-      ptsim_shard_header(header);
+      ptsim_shard_header(header, (const char *const *)o->made_by);
     else
       g_string_append(header, ptsim_sweep_csv_header());
     if (!(st.csv = ptsim_output_open(o->opts.csv, &error)) ||
@@ -344,7 +348,7 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
   return 0;
 }
 
-static int run(const SweepOptions *o) {
+static int run(SweepOptions *o) {
   g_autoptr(GError) error = NULL;
   g_autoptr(PtsimSweepSpec) spec = ptsim_sweep_spec_new();
   PtsimDevice device;
@@ -372,6 +376,9 @@ static int run(const SweepOptions *o) {
   /* A path the output policy refuses (a shard being merged included) costs
    * nothing: checked before the work. */
   if (o->opts.csv && !ptsim_output_check(o->opts.csv, &error)) return fail(error);
+  if (o->opts.csv && o->opts.figures &&
+      !ptsim_plot_default_figures_check(o->opts.figures, o->opts.csv, "--csv", &error))
+    return fail(error);
   /* Past --in-memory-max layouts the sweep is streamed: bounded memory, an
    * exact top K, the CSV unranked.  A sweep is enumerated at most once to
    * find out; a shard counts first, to know its slice. */
@@ -405,6 +412,10 @@ static int run(const SweepOptions *o) {
     if (!sweep && !(sweep = ptsim_sweep_enumerate(spec, &error))) return fail(error);
     return no_valid_layout(sweep);
   }
+  /* every model and profile is read by now: what made the sweep */
+  if (o->shard_n > 0 || merge) o->made_by = ptsim_shard_made_by((const char *const *)o->flags);
+  if (merge && !ptsim_shard_reader_check(merge, (const char *const *)o->made_by, &error))
+    return fail(error);
   if (o->shard_n > 0) ptsim_shard_slice(o->shard_k, o->shard_n, valid, &spec->first, &spec->last);
   if (!sweep && valid > (guint64)o->opts.in_memory_max && may_stream) {
     g_autoptr(GString) out = g_string_new(NULL);
@@ -441,7 +452,7 @@ static int run(const SweepOptions *o) {
   g_autoptr(GString) shard_rows = NULL;
   if (o->shard_n > 0) {
     shard_rows = g_string_new(NULL);
-    ptsim_shard_header(shard_rows);
+    ptsim_shard_header(shard_rows, (const char *const *)o->made_by);
     for (guint i = 0; i < sweep->jobs->len; i++)
       ptsim_shard_row(shard_rows, sweep->first_index + i, &g_array_index(sweep->jobs, PtsimJob, i),
                       &g_array_index(sweep->results, PtsimBatchResult, i));
@@ -502,6 +513,7 @@ int ptsim_sweep_main(int argc, char **argv) {
   o.settings = settings_words(argc, argv);
   g_autoptr(GError) error = NULL;
   int rc;
+  o.flags = g_strdupv(argv + 1);
   if (!ptsim_options_parse(context, &argc, &argv, &error))
     rc = fail(error);
   else if (argc > 1 && !o.opts.merge)

@@ -11,12 +11,22 @@
  * instead of the device).  No scheduler of ours: a Slurm job array or
  * mpirun starts the shards, anything copies the files together.
  *
- * The shard file is a CSV: `layout_index,result,` then the sweep CSV's
- * columns (rank 0).  `result` is the layout's PtsimBatchResult, byte for
- * byte, in base64 — every field exact, whatever fields a result has — so
- * the merge ranks on the very numbers the one run ranks on; the readable
- * columns after it let the merge check, row by row, that the shard came
- * from the same sweep (same flags, same ptsim build).
+ * The shard file opens with what made it, as `# ` lines after the mark
+ * `# ptsim sweep shard`: ptsim's version and the size of a result, every
+ * sweep flag that changes a result (`setting --NAME VALUE`, sorted, the
+ * last one given of each: the order they came in does not matter; not the
+ * run's own flags: --shard, --csv, --threads, --device, --top, ...) and
+ * the SHA-256 of every file the sweep read whole (`input NAME sha256:HEX`:
+ * models, profiles).  `--merge` refuses a shard whose lines are not the
+ * merging sweep's own, naming the file, its line and the first that
+ * differs: a shard of other flags, of an edited profile or of another
+ * ptsim never merges into wrong numbers.
+ *
+ * Then a CSV: `layout_index,result,` then the sweep CSV's columns (rank 0).  `result` is the
+ * layout's PtsimBatchResult, byte for byte, in base64 — every field exact, whatever fields a result
+ * has — so the merge ranks on the very numbers the one run ranks on; the readable columns after it
+ * let the merge check, row by row, that the shard came from the same sweep (same flags, same ptsim
+ * build).
  *
  * CLI module.  Not here: enumeration and slicing (sweep.h: spec->first,
  * last), the sweep's CSV (sweep_table.h). */
@@ -33,8 +43,16 @@ gboolean ptsim_shard_parse(const char *text, guint *k, guint *n, GError **error)
 /* The valid-layout indices [*first, *last) of shard k of n over `valid`. */
 void ptsim_shard_slice(guint k, guint n, guint64 valid, guint64 *first, guint64 *last);
 
-/* The shard file's header line, and the row of valid layout `index`. */
-void ptsim_shard_header(GString *out);
+/* What made this run's sweep, one line each (without "# "): the version,
+ * the settings among FLAGS (the sweep's command line as given, without
+ * the command's name; NULL: none) and the digests of the files read so
+ * far (input.h; call it once the sweep has loaded its models and
+ * profiles).  (transfer full: g_strfreev) */
+char **ptsim_shard_made_by(const char *const *flags);
+
+/* The shard file's header (the mark, MADE_BY's lines, the columns), and
+ * the row of valid layout `index`. */
+void ptsim_shard_header(GString *out, const char *const *made_by);
 void ptsim_shard_row(GString *out, guint64 index, const PtsimJob *job, const PtsimBatchResult *r);
 
 typedef struct PtsimShardReader PtsimShardReader;
@@ -44,10 +62,16 @@ typedef struct PtsimShardReader PtsimShardReader;
  * file when one is not a shard file.  (transfer full) */
 PtsimShardReader *ptsim_shard_reader_open(char **paths, guint n, GError **error);
 
+/* Fails naming FILE:LINE and the first line that differs when a shard was
+ * not made by the sweep MADE_BY (ptsim_shard_made_by of the merge). */
+gboolean ptsim_shard_reader_check(const PtsimShardReader *reader, const char *const *made_by,
+                                  GError **error);
+
 /* The result of valid layout `index`, which must be the next one in
  * enumeration order, into *out; its row must describe `job` with that
- * result.  Fails naming FILE:LINE when the layout is missing, given twice,
- * or not this sweep's. */
+ * result.  Fails naming FILE:LINE when the layout is missing (the shards
+ * around the gap), given twice, not this sweep's, or a result that is not
+ * finite. */
 gboolean ptsim_shard_reader_next(PtsimShardReader *reader, guint64 index, const PtsimJob *job,
                                  PtsimBatchResult *out, GError **error);
 

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ini_text.h"
 #include "input.h"
 #include "numbers.h"
 
@@ -112,6 +113,7 @@ gboolean ptsim_ini_parse(IniFile *ini, char *contents, gsize len, GError **error
   g_autoptr(GError) local = NULL;
   ini->contents = contents;
   ini->kf = g_key_file_new();
+  if (!ptsim_ini_text_check(ini->path, contents, len, error)) return FALSE;
   if (!g_key_file_load_from_data(ini->kf, ini->contents, len, G_KEY_FILE_NONE, &local)) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s: %s", ini->path,
                 local->message);

@@ -15,6 +15,7 @@
 
 static GMutex read_lock;
 static GHashTable *read_files; /* "dev:ino" -> NULL, set semantics */
+static GHashTable *digests;    /* "dev:ino" -> "NAME sha256:HEX" of a file read whole */
 
 static char *file_key(const struct stat *st) {
   return g_strdup_printf("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT, (guint64)st->st_dev,
@@ -26,6 +27,37 @@ static void remember(const struct stat *st) {
   if (!read_files) read_files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   g_hash_table_add(read_files, file_key(st));
   g_mutex_unlock(&read_lock);
+}
+
+/* What a whole file's bytes were, by its base name: a shard made on another
+ * machine names the same profile by another folder. */
+static void remember_digest(const struct stat *st, const char *path, const guchar *data,
+                            gsize len) {
+  g_autofree char *name = g_path_get_basename(path);
+  g_autofree char *sum = g_compute_checksum_for_data(G_CHECKSUM_SHA256, data, len);
+  g_mutex_lock(&read_lock);
+  if (!digests) digests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  g_hash_table_replace(digests, file_key(st), g_strdup_printf("%s sha256:%s", name, sum));
+  g_mutex_unlock(&read_lock);
+}
+
+static gint compare_lines(gconstpointer a, gconstpointer b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **ptsim_input_digests(void) {
+  GPtrArray *lines = g_ptr_array_new();
+  g_mutex_lock(&read_lock);
+  if (digests) {
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, digests);
+    while (g_hash_table_iter_next(&it, NULL, &value)) g_ptr_array_add(lines, g_strdup(value));
+  }
+  g_mutex_unlock(&read_lock);
+  g_ptr_array_sort(lines, compare_lines);
+  g_ptr_array_add(lines, NULL);
+  return (char **)g_ptr_array_free(lines, FALSE);
 }
 
 gboolean ptsim_input_was_read(const char *path) {
@@ -44,24 +76,66 @@ static gboolean fail_errno(const char *what, const char *path, int saved, GError
   return FALSE;
 }
 
-gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes, char **contents,
-                          gsize *length, GError **error) {
-  g_return_val_if_fail(path != NULL && what != NULL && contents != NULL, FALSE);
-  int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) return fail_errno(what, path, errno, error);
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
+/* Whether ST is the pipe this process already holds: standard input's, or
+ * one named by /dev/fd/N (a shell's <(...)).  Such a pipe has a writer;
+ * any other FIFO may have none and would block forever. */
+static gboolean held_pipe(const char *path, const struct stat *st) {
+  struct stat in;
+  if (fstat(STDIN_FILENO, &in) == 0 && in.st_dev == st->st_dev && in.st_ino == st->st_ino)
+    return TRUE;
+  return g_str_has_prefix(path, "/dev/fd/") || g_str_has_prefix(path, "/proc/self/fd/");
+}
+
+static const char *special_kind(mode_t mode) {
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+/* Opens PATH for reading without blocking on a FIFO that has no writer:
+ * a regular file, or a pipe this process holds; a directory, a device, a
+ * FIFO or a socket is refused naming it.  The fd (blocking again) and its
+ * stat, or -1. */
+static int open_input(const char *path, const char *what, struct stat *st, GError **error) {
+  int fd = g_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+  if (fd < 0) {
+    fail_errno(what, path, errno, error);
+    return -1;
+  }
+  if (fstat(fd, st) != 0) {
     int saved = errno;
     close(fd);
-    return fail_errno(what, path, saved, error);
+    fail_errno(what, path, saved, error);
+    return -1;
   }
-  if (S_ISDIR(st.st_mode)) {
+  if (S_ISDIR(st->st_mode)) {
     close(fd);
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_ISDIR, "%s %s: is a directory, expected a file",
                 what, path);
-    return FALSE;
+    return -1;
   }
-  /* Regular files say their size; pipes and devices are read up to the cap. */
+  if (!S_ISREG(st->st_mode) && !(S_ISFIFO(st->st_mode) && held_pipe(path, st))) {
+    close(fd);
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                "%s %s: is %s; ptsim reads regular files (or a pipe on standard input, "
+                "/dev/stdin)",
+                what, path, special_kind(st->st_mode));
+    return -1;
+  }
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes, char **contents,
+                          gsize *length, GError **error) {
+  g_return_val_if_fail(path != NULL && what != NULL && contents != NULL, FALSE);
+  struct stat st;
+  int fd = open_input(path, what, &st, error);
+  if (fd < 0) return FALSE;
+  /* Regular files say their size; a pipe is read up to the cap. */
   gsize cap_plus_one = max_bytes + 1;
   gsize want = S_ISREG(st.st_mode) && (guint64)st.st_size < cap_plus_one
                    ? (gsize)st.st_size + 1
@@ -93,7 +167,10 @@ gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes, c
   }
   g_byte_array_set_size(buf, (guint)(used + 1));
   buf->data[used] = '\0';
-  if (S_ISREG(st.st_mode)) remember(&st);
+  if (S_ISREG(st.st_mode)) {
+    remember(&st);
+    remember_digest(&st, path, buf->data, used);
+  }
   if (length) *length = used;
   *contents = (char *)g_byte_array_free(buf, FALSE);
   return TRUE;
@@ -101,24 +178,9 @@ gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes, c
 
 FILE *ptsim_input_open_stream(const char *path, const char *what, GError **error) {
   g_return_val_if_fail(path != NULL && what != NULL, NULL);
-  int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) {
-    fail_errno(what, path, errno, error);
-    return NULL;
-  }
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int saved = errno;
-    close(fd);
-    fail_errno(what, path, saved, error);
-    return NULL;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    close(fd);
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_ISDIR, "%s %s: is a directory, expected a file",
-                what, path);
-    return NULL;
-  }
+  int fd = open_input(path, what, &st, error);
+  if (fd < 0) return NULL;
   FILE *f = fdopen(fd, "r");
   if (!f) {
     int saved = errno;

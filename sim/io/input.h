@@ -22,8 +22,11 @@
 /* Reads PATH whole into *contents (NUL-terminated; transfer full) and
  * *length (may be NULL).  WHAT names the input in messages ("model file",
  * "Megatron-LM log").  Errors, G_FILE_ERROR with one line naming WHAT and
- * PATH: no such file (NOENT), a directory (ISDIR), unreadable (ACCES, ...),
- * more than MAX_BYTES (FAILED, the cap in the message).  A regular file
+ * PATH: no such file (NOENT), a directory (ISDIR), a device, a FIFO or a
+ * socket (INVAL: only regular files are read, and a pipe this process holds
+ * -- standard input's, /dev/fd/N -- since a FIFO without a writer blocks
+ * forever and a device never ends), unreadable (ACCES, ...), more than
+ * MAX_BYTES (FAILED, the cap in the message).  A regular file
  * read is remembered for ptsim_input_was_read. */
 gboolean ptsim_input_read(const char *path, const char *what, gsize max_bytes, char **contents,
                           gsize *length, GError **error);
@@ -37,5 +40,11 @@ FILE *ptsim_input_open_stream(const char *path, const char *what, GError **error
 /* TRUE when PATH (links followed) is a file this process read with
  * ptsim_input_read or opened with ptsim_input_open_stream. */
 gboolean ptsim_input_was_read(const char *path);
+
+/* The regular files this process read whole with ptsim_input_read, one
+ * "NAME sha256:HEX" each (NAME: the base name), sorted: what a result was
+ * made from (a sweep's shard files record it).  Streamed inputs are not
+ * in it.  (transfer full: g_strfreev) */
+char **ptsim_input_digests(void);
 
 #endif /* PTSIM_INPUT_H */

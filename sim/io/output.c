@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "input.h"
+#include "output_session.h"
 
 /* The domain name keeps its dashes (clang-format 14 would space them). */
 /* clang-format off */
@@ -77,6 +78,20 @@ static char *follow_links(const char *path) {
   return NULL;
 }
 
+/* "standard output" or "standard error" when ST is the regular file one of
+ * them is redirected to, else NULL. */
+static const char *same_file_as_stream(const struct stat *st) {
+  static const int fds[] = {STDOUT_FILENO, STDERR_FILENO};
+  static const char *const names[] = {"standard output", "standard error"};
+  for (gsize i = 0; i < G_N_ELEMENTS(fds); i++) {
+    struct stat fst;
+    if (fstat(fds[i], &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_dev == st->st_dev &&
+        fst.st_ino == st->st_ino)
+      return names[i];
+  }
+  return NULL;
+}
+
 /* The file PATH's output replaces (*target, transfer full: the link's
  * target for a link), whether it exists, and its mode. */
 static gboolean resolve(const char *path, char **target, gboolean *exists, mode_t *mode,
@@ -86,6 +101,11 @@ static gboolean resolve(const char *path, char **target, gboolean *exists, mode_
   *mode = 0;
   if (path[0] == '\0') return refuse(error, "an empty output path");
   if (lstat(path, &st) != 0) {
+    /* a path the user got wrong is bad input, not a failed write */
+    if (errno == ENOTDIR)
+      return refuse(error, "%s: a part of the path before its last is a file, not a folder", path);
+    if (errno == ELOOP || errno == ENAMETOOLONG)
+      return refuse(error, "%s: %s", path, g_strerror(errno));
     if (errno != ENOENT) return write_failed(error, path, "looking up", errno);
     g_autofree char *dir = g_path_get_dirname(path);
     struct stat dst;
@@ -96,6 +116,11 @@ static gboolean resolve(const char *path, char **target, gboolean *exists, mode_
   }
   if (S_ISLNK(st.st_mode)) {
     char *resolved = follow_links(path);
+    if (resolved == NULL && stat(path, &st) != 0 && errno == ELOOP)
+      return refuse(error,
+                    "%s is a loop of symbolic links; ptsim writes through links only "
+                    "to existing files",
+                    path);
     if (resolved == NULL || stat(resolved, &st) != 0) {
       g_free(resolved);
       return refuse(error,
@@ -121,6 +146,21 @@ static gboolean resolve(const char *path, char **target, gboolean *exists, mode_
     return refuse(error,
                   "%s is an input of this command; ptsim does not overwrite its inputs: "
                   "choose another output name",
+                  path);
+  }
+  const char *stream = same_file_as_stream(&st);
+  if (stream) {
+    g_free(*target);
+    *target = NULL;
+    return refuse(error,
+                  "%s is the file this command's %s goes to; writing it would replace what "
+                  "is written there: give another path, or '-' for standard output",
+                  path, stream);
+  }
+  if (((st.st_mode & 0222) == 0 || access(*target, W_OK) != 0) && !ptsim_output_force()) {
+    g_free(*target);
+    *target = NULL;
+    return refuse(error, "%s is read-only; ptsim replaces a read-only file only with --force",
                   path);
   }
   *exists = TRUE;
@@ -157,6 +197,7 @@ struct PtsimOutput {
 static void output_free(PtsimOutput *out) {
   if (out->fd >= 0) close(out->fd);
   if (out->tmp) g_unlink(out->tmp);
+  ptsim_output_session_forget(out->tmp);
   g_free(out->path);
   g_free(out->target);
   g_free(out->tmp);
@@ -174,10 +215,15 @@ PtsimOutput *ptsim_output_open(const char *path, GError **error) {
     output_free(out);
     return NULL;
   }
+  if (!ptsim_output_session_claim(path, out->target, error)) {
+    output_free(out);
+    return NULL;
+  }
   g_autofree char *dir = g_path_get_dirname(out->target);
   g_autofree char *base = g_path_get_basename(out->target);
-  out->tmp = g_strdup_printf("%s/.%s.XXXXXX", dir, base);
+  out->tmp = ptsim_output_temp_template(dir, base);
   out->fd = g_mkstemp_full(out->tmp, O_RDWR | O_CLOEXEC, PTSIM_OUTPUT_NEW_FILE_MODE);
+  if (out->fd >= 0) ptsim_output_session_track(out->tmp);
   if (out->fd < 0) {
     int saved = errno;
     g_clear_pointer(&out->tmp, g_free);
@@ -229,9 +275,15 @@ gboolean ptsim_output_commit(PtsimOutput *out, GError **error) {
     int fd = out->fd;
     out->fd = -1;
     if (close(fd) != 0 && ok) ok = write_failed(error, out->path, "writing", errno);
+    /* the command may fail later: the old file is kept until it ends */
+    if (ok && !ptsim_output_session_replacing(out->target, out->replace_existing))
+      ok = write_failed(error, out->path, "keeping the old file beside", errno);
     if (ok && g_rename(out->tmp, out->target) != 0)
       ok = write_failed(error, out->path, "renaming the finished file to", errno);
-    if (ok) g_clear_pointer(&out->tmp, g_free); /* in place: nothing to remove */
+    if (ok) { /* in place: nothing to remove */
+      ptsim_output_session_forget(out->tmp);
+      g_clear_pointer(&out->tmp, g_free);
+    }
   }
   output_free(out);
   return ok;

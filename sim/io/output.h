@@ -8,13 +8,19 @@
  *   - only regular files are replaced: a directory, a device (/dev/full), a
  *     FIFO or a socket is refused with an error naming the path, never
  *     replaced by a regular file;
- *   - a file this command read as input (input.h) is never an output;
+ *   - a file this command read as input (input.h) is never an output, nor
+ *     the file standard output or standard error is redirected to
+ *     (`--csv /dev/stdout > rep.txt` would replace the report);
+ *   - a read-only file is replaced only with --force (ptsim_output_set_force);
  *   - a file is written whole to a temporary beside it and renamed over the
  *     target, so a failed write leaves the old file (or none), never half a
  *     file; a new file gets mode 0666 less the umask, a replaced one keeps
  *     its mode;
  *   - every write is checked, standard output included: a full disk or a
- *     closed pipe is an error naming the path.
+ *     closed pipe is an error naming the path;
+ *   - within a command's session (output_session.h): no two outputs on one
+ *     file, temporaries removed on SIGINT/SIGTERM/SIGHUP and by the next
+ *     run in that folder, every file written taken back when it fails.
  * Errors are PTSIM_OUTPUT_ERROR: REFUSED (the path is not one ptsim may
  * write: exit 2, bad input) or WRITE (writing failed: exit 1).
  *

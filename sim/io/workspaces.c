@@ -5,6 +5,8 @@
 
 #include <string.h>
 #include "config.h"
+#include "ini_text.h"
+#include "input.h"
 #include "numbers.h"
 
 #define fail(code, ...) (g_set_error(error, PTSIM_CONFIG_ERROR, code, __VA_ARGS__), FALSE)
@@ -54,7 +56,13 @@ gboolean ptsim_workspaces_resolve(const char *gpu, const char *cublas_config, Pt
   g_autoptr(GKeyFile) kf = g_key_file_new();
   g_autoptr(GError) local = NULL;
   run->cublas_workspace_bytes = run->te_workspace_bytes = 0.0;
-  if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &local))
+  /* through the capped, strict reader: a shard records its digest */
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  if (!ptsim_input_read(path, "workspaces file", PTSIM_INPUT_MAX_TEXT, &text, &len, &local))
+    return fail(PTSIM_CONFIG_ERROR_NOT_FOUND, "%s", local->message);
+  if (!ptsim_ini_text_check(path, text, len, error)) return FALSE;
+  if (!g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &local))
     return fail(PTSIM_CONFIG_ERROR_NOT_FOUND, "%s: %s", path, local->message);
   if (gpu && g_key_file_has_group(kf, gpu)) {
     g_autofree char *torch = g_key_file_get_string(kf, gpu, "pytorch_cublas_workspace", NULL);

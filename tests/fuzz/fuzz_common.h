@@ -23,6 +23,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * slow the search down. */
 #define FUZZ_MAX_INPUT (64 * 1024)
 
+/* A parser is linear: an input of FUZZ_MAX_INPUT bytes is read in
+ * milliseconds, sanitizers included.  Past this many seconds on one input
+ * a target fails (libFuzzer's -timeout is a backstop for a hang; this
+ * catches the superlinear). */
+#define FUZZ_SECONDS_PER_INPUT 2.0
+
+/* When the current input started (fuzz_time_start), for fuzz_time_check. */
+static gint64 fuzz_start_us = 0;
+static inline void fuzz_time_start(void) { fuzz_start_us = g_get_monotonic_time(); }
+static inline void fuzz_time_check(const char *what) {
+  double s = (double)(g_get_monotonic_time() - fuzz_start_us) * 1e-6;
+  if (s > FUZZ_SECONDS_PER_INPUT) g_error("%s took %.1f s on one input", what, s);
+}
+
+/* A measured value a reader accepted: absent (NAN) or finite in [lo, hi]. */
+static inline void fuzz_check_measured(const char *what, double v, double lo, double hi) {
+  if (v != v) return;
+  if (!(v >= lo && v <= hi)) g_error("%s %g accepted: outside [%g, %g]", what, v, lo, hi);
+}
+
 static char *fuzz_dir_path = NULL;
 
 /* Removes the scratch folder and what the targets left in it (one level). */

@@ -51,13 +51,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   g_autofree char *figure = g_build_filename(fuzz_dir(), "figure.png", NULL);
   g_autoptr(GError) error = NULL;
   if (kind == 0) {
+    /* the sweep CSV: read and its three figures within the time bound,
+     * every measured value finite and never negative */
+    fuzz_time_start();
     g_autoptr(GArray) layouts = ptsim_plot_layouts_read_csv(input, &error);
     if (!layouts) return 0;
+    for (guint i = 0; i < layouts->len; i++) {
+      const PtsimPlotLayout *l = &g_array_index(layouts, PtsimPlotLayout, i);
+      fuzz_check_measured("step_s", l->step_s, 0.0, G_MAXDOUBLE);
+      fuzz_check_measured("tokens_per_s", l->tokens_per_s, 0.0, G_MAXDOUBLE);
+      fuzz_check_measured("total_bytes", l->total_bytes, 0.0, G_MAXDOUBLE);
+    }
     g_autoptr(GError) e1 = NULL, e2 = NULL, e3 = NULL, e4 = NULL;
     ptsim_plot_heatmap(figure, layouts, PTSIM_PLOT_FACET_CP, input, NULL, NULL, &e1);
     ptsim_plot_heatmap(figure, layouts, PTSIM_PLOT_FACET_MBS, input, NULL, NULL, &e2);
     ptsim_plot_pareto(figure, layouts, 0.0, input, NULL, NULL, &e3);
     ptsim_plot_scaling(figure, layouts, PTSIM_PLOT_Y_STEP, input, NULL, NULL, &e4);
+    fuzz_time_check("plot_tables sweep CSV");
   } else if (kind == 1) {
     ptsim_plot_validation(figure, input, PTSIM_PLOT_VALIDATION_RESIDUAL, NULL, NULL, NULL, &error);
   } else {
