@@ -26,12 +26,15 @@ static void job_of(const char *args, PtsimJob *job) {
 }
 
 /* Round numbers for hand arithmetic: 10 us an op, 20 us a TE module, a
- * graph 15 us + 0.5 us a kernel; apex's multi_tensor_apply limits. */
+ * graph 15 us + 0.5 us a kernel, 100 us of Megatron-Core's Python a layer
+ * pass, 30 ms a logged step; apex's multi_tensor_apply limits. */
 static void round_costs(PtsimHostCosts *c) {
   c->op_s = 10e-6;
   c->te_module_s = 20e-6;
   c->graph_launch_s = 15e-6;
   c->graph_node_s = 0.5e-6;
+  c->layer_module_s = 100e-6;
+  c->step_log_s = 30e-3;
   c->mta_chunk_elements = 65536.0;
   c->mta_blocks = 320.0;
   c->mta_tensors_norm = 110.0;
@@ -125,11 +128,12 @@ static void test_host_bound(void) {
   g_autofree PtsimPlan *bare_plan = plan_of(&bare);
   ptsim_workload_build(bare_plan, NULL, &gpu);
   ptsim_workload_build(plan, NULL, &with);
-  /* 240 us and 520 us of host against the GPU's own times */
-  g_assert_cmpfloat(fabs(with.layer.forward_s - fmax(gpu.layer.forward_s, 240e-6)), <, 1e-12);
+  /* 240 us and 520 us of host (test_pass_time) + 100 us of Megatron-Core's
+   * Python each against the GPU's own times */
+  g_assert_cmpfloat(fabs(with.layer.forward_s - fmax(gpu.layer.forward_s, 340e-6)), <, 1e-12);
   double gpu_b = gpu.layer.backward_input_s + gpu.layer.backward_weight_s;
   double with_b = with.layer.backward_input_s + with.layer.backward_weight_s;
-  g_assert_cmpfloat(fabs(with_b - fmax(gpu_b, 520e-6)), <, 1e-12);
+  g_assert_cmpfloat(fabs(with_b - fmax(gpu_b, 620e-6)), <, 1e-12);
   g_assert_cmpfloat(with.layer.flops, ==, gpu.layer.flops);
 }
 
@@ -179,6 +183,66 @@ static void test_graph_flags(void) {
   g_assert_cmpint(job.settings.host.graphs, ==, PTSIM_GRAPH_LAYER);
 }
 
+static void test_layer_python(void) {
+  g_test_summary("Megatron-Core's Python of a layer pass: added to the eager pass, half to each "
+                 "side of the attention / MLP boundary, none under a layer's CUDA graph or for "
+                 "a job Megatron-LM does not drive");
+  PtsimJob job;
+  job_of(GPT, &job);
+  g_assert_true(job.settings.host.megatron);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  PtsimHost host;
+  memset(&host, 0, sizeof host);
+  round_costs(&host.costs);
+  PtsimHostLaunches n;
+  ptsim_host_layer_launches(plan, 0, &n);
+  /* not Megatron-LM: 240 us (test_pass_time) */
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 0) - 240e-6), <, 1e-12);
+  host.megatron = 1;
+  /* forward 240 + 100 = 340 us; backward 520 + 100 = 620 us */
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 0) - 340e-6), <, 1e-12);
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 1, 0) - 620e-6), <, 1e-12);
+  /* attention graphed: 15 + 9 x 0.5 = 19.5 us; the MLP eager 90 + 50 = 140 us */
+  host.graphs = PTSIM_GRAPH_ATTN;
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 0) - 159.5e-6), <, 1e-12);
+  /* the whole layer graphed: 15 + 14 x 0.5 = 22 us, no Python */
+  host.graphs = PTSIM_GRAPH_LAYER;
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 0) - 22e-6), <, 1e-12);
+}
+
+static void test_step_log(void) {
+  g_test_summary("training_log's work per logged step, spread over --log-interval steps "
+                 "(Megatron-LM's default 100); none for a job Megatron-LM does not drive");
+  PtsimJob job;
+  job_of(GPT "--log-interval 1", &job);
+  g_assert_cmpint(job.settings.host.log_interval, ==, 1);
+  job.settings.host.costs.step_log_s = 30e-3;
+  /* 30 ms / 1 */
+  g_assert_cmpfloat(fabs(ptsim_host_step_log_s(&job.settings.host) - 30e-3), <, 1e-15);
+  job_of(GPT "--log-interval 10", &job);
+  job.settings.host.costs.step_log_s = 30e-3;
+  /* 30 ms / 10 = 3 ms */
+  g_assert_cmpfloat(fabs(ptsim_host_step_log_s(&job.settings.host) - 3e-3), <, 1e-15);
+  job_of(GPT, &job);
+  g_assert_cmpint(job.settings.host.log_interval, ==, 100);
+  job.settings.host.costs.step_log_s = 30e-3;
+  /* 30 ms / 100 = 0.3 ms */
+  g_assert_cmpfloat(fabs(ptsim_host_step_log_s(&job.settings.host) - 0.3e-3), <, 1e-15);
+  job.settings.host.megatron = 0;
+  g_assert_cmpfloat(ptsim_host_step_log_s(&job.settings.host), ==, 0.0);
+  /* each stage's step end carries it beside the optimizer's host work */
+  job_of(GPT "--log-interval 1", &job);
+  round_costs(&job.settings.host.costs);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  PtsimJob quiet = job;
+  quiet.settings.host.costs.step_log_s = 1e-9;
+  g_autofree PtsimPlan *quiet_plan = plan_of(&quiet);
+  PtsimWorkload with, without;
+  ptsim_workload_build(plan, NULL, &with);
+  ptsim_workload_build(quiet_plan, NULL, &without);
+  g_assert_cmpfloat(fabs(with.optimizer_s[0] - without.optimizer_s[0] - (30e-3 - 1e-9)), <, 1e-12);
+}
+
 static void test_data_file(void) {
   g_test_summary("the shipped host_overhead.ini loads, every value with a source; a value "
                  "without one, an unknown key or a value out of range is refused");
@@ -188,12 +252,14 @@ static void test_data_file(void) {
   g_assert_no_error(error);
   g_assert_cmpfloat(fabs(c.op_s - 27.9e-6), <, 1e-15);
   g_assert_cmpfloat(c.mta_tensors_adam, ==, 36.0);
-  const char *keys = "[host]\nop_us = 1\nte_module_us = 1\ngraph_launch_us = 1\n"
-                     "graph_node_us = 1\nmta_chunk_elements = 1\nmta_blocks = 1\n"
-                     "mta_tensors_norm = 1\nmta_tensors_copy = 1\nmta_tensors_adam = 1\n";
-  const char *sources = "[source]\nop_us = a\nte_module_us = a\ngraph_launch_us = a\n"
-                        "graph_node_us = a\nmta_chunk_elements = a\nmta_blocks = a\n"
-                        "mta_tensors_norm = a\nmta_tensors_copy = a\nmta_tensors_adam = a\n";
+  const char *keys =
+      "[host]\nop_us = 1\nte_module_us = 1\ngraph_launch_us = 1\n"
+      "graph_node_us = 1\nlayer_module_us = 1\nstep_log_us = 1\nmta_chunk_elements = 1\nmta_blocks = 1\n"
+      "mta_tensors_norm = 1\nmta_tensors_copy = 1\nmta_tensors_adam = 1\n";
+  const char *sources =
+      "[source]\nop_us = a\nte_module_us = a\ngraph_launch_us = a\n"
+      "graph_node_us = a\nlayer_module_us = a\nstep_log_us = a\nmta_chunk_elements = a\nmta_blocks = a\n"
+      "mta_tensors_norm = a\nmta_tensors_copy = a\nmta_tensors_adam = a\n";
   g_autofree char *good = g_strconcat(keys, sources, NULL);
   g_assert_true(ptsim_host_costs_load_data(good, strlen(good), "t", &c, &error));
   g_autofree char *unsourced = g_strconcat(keys, "[source]\nop_us = a\n", NULL);
@@ -216,6 +282,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/host-time/host-bound", test_host_bound);
   g_test_add_func("/host-time/optimizer", test_optimizer);
   g_test_add_func("/host-time/graph-flags", test_graph_flags);
+  g_test_add_func("/host-time/layer-python", test_layer_python);
+  g_test_add_func("/host-time/step-log", test_step_log);
   g_test_add_func("/host-time/data-file", test_data_file);
   return g_test_run();
 }

@@ -31,6 +31,11 @@ typedef struct {
                             the ops it launches (its Python) */
   double graph_launch_s; /* replaying one CUDA graph, fixed */
   double graph_node_s;   /* replaying one captured kernel */
+  double layer_module_s; /* Megatron-Core's Python of one transformer layer pass per
+                            microbatch beyond its counted ops and TE modules (the layer,
+                            attention and MLP modules, autograd's Python Functions) */
+  double step_log_s;     /* Megatron-LM's training_log of one logged step (the timers'
+                            gather, the tensorboard scalars, the memory statistics) */
   /* apex / Transformer Engine multi_tensor_apply: elements per chunk, the
    * chunks (blocks) and tensors one launch takes (l2norm: depth 1; copy:
    * depth 2; Adam: depth 4) */
@@ -46,6 +51,8 @@ typedef struct {
   int log_params_norm;    /* --log-params-norm: the parameters' norm every step */
   int log_num_zeros;      /* --log-num-zeros-in-grad: zeros counted per gradient */
   PtsimGraphScope graphs; /* CUDA graphs */
+  int megatron;           /* Megatron-LM's training loop and modules drive the GPU */
+  int64_t log_interval;   /* --log-interval: training_log every this many steps (0: none) */
   int graph_moe;          /* ... capturing the MoE layers' dispatch and experts too (scope moe;
                              else only their attention and router are, as graphs allows) */
 } PtsimHost;

@@ -130,8 +130,10 @@ PTSIM_HD double ptsim_host_layer_pass_s(const PtsimHost *host, const PtsimHostLa
   /* the TE modules: QKV, attention core and proj on the attention side, the
    * rest (fc1 and fc2, or the experts') on the MLP side */
   double attn_modules = n->te_modules > 0.0 ? 3.0 : 0.0;
-  double eager_attn = attn * c->op_s + attn_modules * c->te_module_s;
-  double eager_mlp = mlp * c->op_s + (n->te_modules - attn_modules) * c->te_module_s;
+  /* Megatron-Core's own Python of the pass, half on each side */
+  double layer_py = host->megatron ? 0.5 * c->layer_module_s : 0.0;
+  double eager_attn = attn * c->op_s + attn_modules * c->te_module_s + layer_py;
+  double eager_mlp = mlp * c->op_s + (n->te_modules - attn_modules) * c->te_module_s + layer_py;
   int attn_graphed = host->graphs != PTSIM_GRAPH_NONE;
   int mlp_graphed = host->graphs == PTSIM_GRAPH_ITERATION ||
                     (attn_graphed && (moe ? host->graph_moe : host->graphs == PTSIM_GRAPH_LAYER));
@@ -205,12 +207,16 @@ static PTSIM_HD void raise_pass(PtsimWork *work, double host_forward, double hos
 
 PTSIM_HD void ptsim_host_time_apply(const PtsimPlan *plan, PtsimWorkload *w) {
   const PtsimJob *job = &plan->job;
-  const PtsimHost *host = &job->settings.host;
+  PtsimHost own = job->settings.host;
+  const PtsimHost *host = &own;
   const PtsimHostCosts *c = &host->costs;
   PtsimHostLaunches n;
   double tpc = job->layout.tp > 1 ? 1.0 : 0.0;
   int64_t s;
   if (c->op_s <= 0.0) return;
+  /* PyTorch's own modules (torchtitan's loop) run neither Megatron-Core's
+   * layers nor its training_log */
+  if (job->settings.torch_layers != PTSIM_TORCH_LAYERS_NONE) own.megatron = 0;
   ptsim_host_layer_launches(plan, 0, &n);
   raise_pass(&w->layer, ptsim_host_layer_pass_s(host, &n, 0, 0),
              ptsim_host_layer_pass_s(host, &n, 1, 0));
@@ -230,5 +236,14 @@ PTSIM_HD void ptsim_host_time_apply(const PtsimPlan *plan, PtsimWorkload *w) {
   raise_pass(&w->embedding, (5.0 + 5.0 * tpc + 3.0) * c->op_s, 4.0 * c->op_s);
   raise_pass(&w->head, (1.0 + 1.0 + 8.0 + 4.0) * c->op_s, (4.0 + 2.0 + 2.0 + 3.0) * c->op_s);
   for (s = 0; s < plan->num_stages && s < PTSIM_MAX_STAGES; s++)
-    w->optimizer_s[s] += ptsim_host_optimizer_s(plan, s);
+    w->optimizer_s[s] += ptsim_host_optimizer_s(plan, s) + ptsim_host_step_log_s(host);
+}
+
+PTSIM_HD double ptsim_host_step_log_s(const PtsimHost *host) {
+  /* training_log runs on every rank every step; its costly part (the
+   * timers' gather, the log line, the memory report) only when the step
+   * is logged, and the next step's collectives make every stage wait for
+   * the slowest rank: each step carries 1 / log_interval of it */
+  if (!host->megatron || host->log_interval <= 0) return 0.0;
+  return host->costs.step_log_s / (double)host->log_interval;
 }

@@ -45,6 +45,10 @@ PTSIM_HD double ptsim_host_layer_pass_s(const PtsimHost *host, const PtsimHostLa
  * gradient-norm clip, Adam, the copy back, and the logged norms. */
 PTSIM_HD double ptsim_host_optimizer_s(const PtsimPlan *plan, int64_t stage);
 
+/* Host seconds per step of Megatron-LM's training_log: its cost per logged
+ * step over --log-interval (0 for a job not driven by Megatron-LM). */
+PTSIM_HD double ptsim_host_step_log_s(const PtsimHost *host);
+
 /* Raises each pass of the workload's layers, embedding and head to its
  * host time and adds the optimizer's host time to each stage's step end.
  * Called once where the workload is built (workload.c). */

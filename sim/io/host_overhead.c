@@ -25,6 +25,8 @@ static const HostKey host_keys[] = {
     {"te_module_us", TRUE, offsetof(PtsimHostCosts, te_module_s)},
     {"graph_launch_us", TRUE, offsetof(PtsimHostCosts, graph_launch_s)},
     {"graph_node_us", TRUE, offsetof(PtsimHostCosts, graph_node_s)},
+    {"layer_module_us", TRUE, offsetof(PtsimHostCosts, layer_module_s)},
+    {"step_log_us", TRUE, offsetof(PtsimHostCosts, step_log_s)},
     {"mta_chunk_elements", FALSE, offsetof(PtsimHostCosts, mta_chunk_elements)},
     {"mta_blocks", FALSE, offsetof(PtsimHostCosts, mta_blocks)},
     {"mta_tensors_norm", FALSE, offsetof(PtsimHostCosts, mta_tensors_norm)},

@@ -46,6 +46,9 @@ void ptsim_settings_init_defaults(PtsimSettings *settings) {
   settings->moe_dispatcher = PTSIM_DISPATCH_ALLGATHER;
   settings->precision = PTSIM_PRECISION_BF16;
   settings->memory_threshold = 0.8;
+  /* Megatron-LM's training loop drives the GPU, logging every 100 steps (its default) */
+  settings->host.megatron = 1;
+  settings->host.log_interval = 100;
 }
 
 void ptsim_job_init_defaults(PtsimJob *job) {

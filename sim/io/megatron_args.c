@@ -167,6 +167,7 @@ static const struct {
     {"--cuda-graph-impl", F_CUDA_GRAPH_IMPL, KIND_WORD},
     {"--cuda-graph-scope", F_CUDA_GRAPH_SCOPE, KIND_LIST},
     {"--cuda-graph-modules", F_CUDA_GRAPH_MODULES, KIND_LIST},
+    {"--log-interval", F_LOG_INTERVAL, KIND_INT},
 };
 
 /* What the command line said.  order[] is the token index of the last

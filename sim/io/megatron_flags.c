@@ -334,7 +334,7 @@ static const PtsimMegatronFlag table[] = {
     N("--linear-value-head-dim", VAL), N("--lion-beta1", VAL), N("--lion-beta2", VAL),
     N("--load", VAL), N("--load-main-params-from-ckpt", SW), N("--load-model-opt-format", SW),
     N("--local-rank", VAL), N("--local_rank", VAL), N("--log-batch-size-to-tensorboard", SW),
-    N("--log-device-memory-used", SW), N("--log-energy", SW), N("--log-interval", VAL),
+    N("--log-device-memory-used", SW), N("--log-energy", SW), M("--log-interval", VAL),
     N("--log-max-attention-logit", SW), N("--log-memory-interval", VAL),
     N("--log-memory-to-tensorboard", SW), M("--log-num-zeros-in-grad", SW),
     M("--log-params-norm", SW), N("--log-progress", SW), N("--log-straggler", SW),

@@ -150,6 +150,7 @@ typedef enum {
   F_TIMING_LOG_LEVEL,
   F_NO_SWIGLU_FUSION,
   F_NO_MASKED_SOFTMAX,
+  F_LOG_INTERVAL,
   F_COUNT
 } FlagId;
 

@@ -47,5 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   double opt = ptsim_host_optimizer_s(&plan, 0);
   g_assert(isfinite(opt) && opt >= 0.0);
+  double log = ptsim_host_step_log_s(&plan.job.settings.host);
+  g_assert(isfinite(log) && log >= 0.0);
   return 0;
 }
