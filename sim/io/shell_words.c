@@ -364,6 +364,12 @@ static gboolean apply_operator(Run *r, const char *name, const char *e, int64_t 
   return TRUE;
 }
 
+/* An expansion ptsim does not read: the error, naming it (a function, not a
+ * label: jumping past expand_param's g_auto variables is not allowed). */
+static gboolean bad_expansion(Run *r, const Part *part, int64_t line) {
+  return ptsim_shell_fail(r, line, "${%s}: an expansion ptsim does not understand", part->text);
+}
+
 /* Appends what one ${...} / $NAME / $((...)) gives to *values; *each: one
  * field per element even inside quotes ("$@", "${A[@]}"). */
 static gboolean expand_param(Run *r, const Part *part, int64_t line, GPtrArray *values,
@@ -395,25 +401,26 @@ static gboolean expand_param(Run *r, const Part *part, int64_t line, GPtrArray *
   else if (*e)
     e++; /* a special parameter: @ * # ? $ ! - or one digit */
   g_autofree char *name = g_strndup(t, (gsize)(e - t));
-  if (name[0] == '\0') goto bad;
+  if (name[0] == '\0') return bad_expansion(r, part, line);
   if (indirect) { /* ${!NAME}: the variable NAME's value names */
-    if (!ptsim_shell_is_name_start(name[0]) || *e) goto bad;
+    if (!ptsim_shell_is_name_start(name[0]) || *e) return bad_expansion(r, part, line);
     GPtrArray *v = ptsim_shell_var_get(r, name);
     const char *target = v && v->len ? v->pdata[0] : "";
     g_free(name);
     name = g_strdup(target);
-    if (name[0] && !ptsim_shell_is_name_start(name[0]) && !g_ascii_isdigit(name[0])) goto bad;
+    if (name[0] && !ptsim_shell_is_name_start(name[0]) && !g_ascii_isdigit(name[0]))
+      return bad_expansion(r, part, line);
   }
   g_autoptr(GPtrArray) sel = ptsim_shell_strv_new();
   gboolean elements = FALSE;
   if (name[0] && !select_values(r, name, &e, line, sel, each, &elements)) {
     if (r->error && *r->error) return FALSE;
-    goto bad;
+    return bad_expansion(r, part, line);
   }
   if (elements && (name[0] == '@' || name[0] == '*') && *e == ':' && !strchr("-=+?", e[1]))
     g_ptr_array_insert(sel, 0, g_strdup(r->arg0 ? r->arg0 : "")); /* ${@:N} counts $0 */
   if (length) {
-    if (*e) goto bad;
+    if (*e) return bad_expansion(r, part, line);
     gboolean count = elements || name[0] == '@' || name[0] == '*';
     g_ptr_array_add(values, g_strdup_printf("%zu", count ? (size_t)sel->len
                                                          : (sel->len ? strlen(sel->pdata[0]) : 0)));
@@ -423,12 +430,10 @@ static gboolean expand_param(Run *r, const Part *part, int64_t line, GPtrArray *
   if (*e) {
     gboolean bad_op = FALSE;
     if (!apply_operator(r, name, e, line, elements, sel, each, &bad_op)) return FALSE;
-    if (bad_op) goto bad;
+    if (bad_op) return bad_expansion(r, part, line);
   }
   for (guint i = 0; i < sel->len; i++) g_ptr_array_add(values, g_strdup(sel->pdata[i]));
   return TRUE;
-bad:
-  return ptsim_shell_fail(r, line, "${%s}: an expansion ptsim does not understand", part->text);
 }
 
 gboolean ptsim_shell_expand_word(Run *r, GArray *parts, gboolean split, int64_t line,
