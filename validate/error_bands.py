@@ -69,12 +69,15 @@ START = {
 
 
 def starts(fam):
-    """The source values, and the source values with one parameter at either bound."""
-    out = [dict(START[fam])]
-    for key, bounds in fit_efficiency.BOUNDS.items():
-        for bound in bounds[fam]:
-            if bound != START[fam][key]:
-                out.append(dict(START[fam], **{key: bound}))
+    """The source values, and the source values with one parameter at either bound, of the
+    parameters the family fits (fit_efficiency.keys_of)."""
+    keys = fit_efficiency.keys_of(fam)
+    start = {k: START[fam][k] for k in keys}
+    out = [dict(start)]
+    for key in keys:
+        for bound in fit_efficiency.BOUNDS[key][fam]:
+            if bound != start[key]:
+                out.append(dict(start, **{key: bound}))
     return out
 
 

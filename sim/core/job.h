@@ -152,6 +152,14 @@ typedef struct {
   double attention_efficiency; /* flash-attention fraction of peak, long seq */
   double memory_efficiency;    /* fraction of HBM bandwidth memory-bound ops get */
   double kernel_launch_s;      /* fixed cost per kernel */
+  /* The measured kernel and collective tables (hw_profiles/kernels/) the
+   * profile's [kernels] group names: the 1-based index of its merged
+   * PtsimKernelTable among those the shell registered
+   * (sim/io/kernel_registry.h); 0: none, the constants above price every
+   * kernel.  An index rather than a pointer keeps the job plain data: the
+   * tables travel beside a batch of jobs (batch.h), and the cost model reads
+   * the one it is given (PtsimCostParams.kernels, cost.h). */
+  int32_t kernel_table;
 } PtsimHardware;
 
 typedef enum {

@@ -30,6 +30,8 @@ typedef struct {
   int64_t t, c;
   int64_t d, q, kv; /* head dim; query and key (= value) projection widths */
   PtsimPrecision precision;
+  PtsimGemmFormat format;         /* the format of the job's FP8 (or 16-bit) GEMMs */
+  PtsimAttentionKernel attention; /* the flash-attention kernel the framework runs */
   /* Mixture-of-experts models count FLOPs with Megatron-LM's current
    * formula, whose attention core is causal (half the scores): 0.5 there,
    * 1 for dense models (workload.c's header). */

@@ -622,6 +622,9 @@ static const char *const efficiency_keys[] = {"gemm_efficiency_max",  "gemm_half
                                               "attention_efficiency", "memory_efficiency",
                                               "kernel_launch_us",     NULL};
 
+static const char *const kernel_keys[] = {"gpu", "kinds", "transfer", "transfer_compute_scale",
+                                          NULL};
+
 static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out, GError **error);
 
 gboolean ptsim_hardware_load(const char *name_or_file, PtsimHardware *out, GError **error) {
@@ -642,11 +645,9 @@ gboolean ptsim_hardware_load_data(const char *data, gsize len, const char *label
 
 /* The profile of a parsed file, checked against the physical ranges. */
 static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out, GError **error) {
-  const GroupSpec specs[] = {{"gpu", gpu_keys, TRUE},
-                             {"node", node_keys, TRUE},
-                             {"fabric", fabric_keys, TRUE},
-                             {"efficiency", efficiency_keys, TRUE},
-                             {"source", NULL, FALSE}};
+  const GroupSpec specs[] = {{"gpu", gpu_keys, TRUE},         {"node", node_keys, TRUE},
+                             {"fabric", fabric_keys, TRUE},   {"efficiency", efficiency_keys, TRUE},
+                             {"kernels", kernel_keys, FALSE}, {"source", NULL, FALSE}};
   if (!ini_check_layout(ini, specs, G_N_ELEMENTS(specs), error)) return FALSE;
 
   PtsimHardware hw;
@@ -730,6 +731,7 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out, GError
     return FALSE;
   hw.gemm_half_flops = half_gflops * 1e9;
   hw.kernel_launch_s = launch_us * 1e-6;
+  if (!ptsim_hardware_kernels_load(ini, &hw, error)) return FALSE;
   *out = hw;
   return TRUE;
 }
