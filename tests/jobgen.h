@@ -11,7 +11,9 @@
  * tp not dividing the heads) are redrawn.  jobgen_try_moe draws
  * mixture-of-experts jobs the same way, with ep, etp, the dispatcher and
  * the MoE overlap switches (jobgen_fill keeps to dense models, so the
- * benchmark's jobs stay what they were). */
+ * benchmark's jobs stay what they were).  jobgen_try_pipeline draws the
+ * interleaved schedule's other shapes: microbatch groups other than pp
+ * (microbatches no multiple of pp) and virtual stages of unequal layers. */
 #ifndef PTSIM_TESTS_JOBGEN_H
 #define PTSIM_TESTS_JOBGEN_H
 
@@ -160,6 +162,64 @@ static inline gboolean jobgen_try_moe(const JobgenPool *pool, GRand *rand, Ptsim
   run->moe_permute_fusion = g_rand_boolean(rand);
   run->moe_shared_expert_overlap = job->model.moe_shared_expert_size > 0 && g_rand_boolean(rand);
   run->moe_ep_comm_overlap = g_rand_int_range(rand, 0, 4) == 0;
+  return ptsim_job_validate(job, &error);
+}
+
+/* Virtual stages of unequal layers, as a pipeline layout gives them
+ * (job.h vstage_runs): the layers split evenly over the pp x vp virtual
+ * stages, the rest on the first, then a few moved between the first and
+ * the last, the last sometimes left with none (only the loss, as in
+ * "Et*3|(tt|)*6L"); FALSE when the model has too few layers. */
+static inline gboolean jobgen_draw_runs(GRand *rand, PtsimJob *job) {
+  PtsimLayout *l = &job->layout;
+  int64_t n = l->pp * l->vp, layers = job->model.num_layers, u = layers / n;
+  int64_t first = u + layers % n, last = u, d;
+  if (u < 1 || n < 3) return FALSE;
+  d = g_rand_int_range(rand, 0, (gint32)MIN(u, 3) + 1);
+  if (g_rand_boolean(rand)) { /* the last leaves d to the first */
+    first += d;
+    last -= d;
+  } else if (first > d) { /* or the first to the last */
+    first -= d;
+    last += d;
+  }
+  if (g_rand_int_range(rand, 0, 3) == 0) { /* the loss alone */
+    first += last;
+    last = 0;
+  }
+  l->first_stage_layers = l->last_stage_layers = 0;
+  l->account_embedding = l->account_loss = 0;
+  l->vstage_runs = 3;
+  l->vstage_run_count[0] = 1;
+  l->vstage_run_layers[0] = (int32_t)first;
+  l->vstage_run_count[1] = (int32_t)(n - 2);
+  l->vstage_run_layers[1] = (int32_t)u;
+  l->vstage_run_count[2] = 1;
+  l->vstage_run_layers[2] = (int32_t)last;
+  return TRUE;
+}
+
+/* One draw of the interleaved schedule's other shapes: jobgen_try's (or
+ * jobgen_try_moe's, `moe`) interleaved layouts with m from pp..max_m in
+ * microbatch groups of g from pp up to m (each Megatron-LM accepts: a last
+ * group of g, or of pp at least; g = pp, the default, half the time when m
+ * allows it) and, half the time, virtual stages of unequal layers
+ * (jobgen_draw_runs); FALSE when a draw fails or ptsim_job_validate
+ * refuses it. */
+static inline gboolean jobgen_try_pipeline(const JobgenPool *pool, GRand *rand, PtsimJob *job,
+                                           gboolean moe, int max_m) {
+  g_autoptr(GError) error = NULL;
+  PtsimLayout *l = &job->layout;
+  if (!(moe ? jobgen_try_moe(pool, rand, job, max_m) : jobgen_try(pool, rand, job)) ||
+      l->schedule != PTSIM_SCHEDULE_INTERLEAVED || max_m < l->pp)
+    return FALSE;
+  int64_t m = g_rand_int_range(rand, (gint32)l->pp, max_m + 1);
+  int64_t g = l->pp + g_rand_int_range(rand, 0, (gint32)MIN(m - l->pp, 2 * l->pp) + 1);
+  if (m % l->pp == 0 && g_rand_boolean(rand)) g = l->pp;
+  if (m % g != 0 && m % g < l->pp) return FALSE;
+  l->microbatch_group = g == l->pp && g_rand_boolean(rand) ? 0 : g;
+  l->gbs = m * l->mbs * l->dp;
+  if (g_rand_boolean(rand) && !jobgen_draw_runs(rand, job)) return FALSE;
   return ptsim_job_validate(job, &error);
 }
 

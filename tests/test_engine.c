@@ -60,23 +60,27 @@ static void uniform_workload(PtsimWorkload *w, int64_t p, int64_t v, int64_t m, 
   w->num_stages = p;
   w->num_chunks = v;
   w->num_microbatches = m;
-  for (int64_t s = 0; s < p; s++) w->chunk_layers[s] = layers;
-  w->first_chunk_layers = w->last_chunk_layers = layers;
+  for (int64_t k = 0; k < p * v; k++) w->chunk_layers[k] = (int32_t)layers;
   w->layer.forward_s = t_f / (double)layers;
   w->layer.backward_input_s = t_b / (double)layers;
   w->layer.backward_weight_s = t_w / (double)layers;
 }
 
-static void check_against_reference(PtsimSchedule kind, int32_t p, int32_t m, int32_t v) {
+static void check_against_reference(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+                                    int32_t group) {
   PtsimJob job;
-  load_job(&job, "sc21-gpt-1.7b", "a100-80g", 8 * p, 1, p, v, 1, 8 * m, 1024);
+  g_autoptr(GError) error = NULL;
+  load_job(&job, "sc21-gpt-1.7b", "a100-80g", 8 * p, 1, p, v, 1, 8 * p, 1024);
   job.layout.schedule = kind;
+  job.layout.microbatch_group = group;
+  job.layout.gbs = 8 * m; /* dp 8: m microbatches */
+  g_assert_true(ptsim_job_validate(&job, &error));
   g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
   uniform_workload(w, p, v, m, 24 / (p * v), 1e-3, 2e-3, 1e-3);
   g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
   g_assert_cmpint(run(&job, w, NULL, t), ==, 0);
 
-  int32_t items = ptsim_schedule_num_items(kind, p, m, v);
+  int32_t items = ptsim_schedule_num_items(kind, p, m, v, group);
   PtsimScheduleScratch scratch;
   g_autofree PtsimScheduleItem *orders = g_new0(PtsimScheduleItem, (gsize)p * items);
   g_autofree PtsimTime *finish = g_new0(PtsimTime, (gsize)3 * p * m * v);
@@ -85,7 +89,7 @@ static void check_against_reference(PtsimSchedule kind, int32_t p, int32_t m, in
   scratch.finish = finish;
   scratch.finish_len = (int64_t)3 * p * m * v;
   PtsimScheduleSimResult ref;
-  g_assert_cmpint(ptsim_schedule_simulate_uniform(kind, p, m, v, 1000000, 2000000, 1000000,
+  g_assert_cmpint(ptsim_schedule_simulate_uniform(kind, p, m, v, group, 1000000, 2000000, 1000000,
                                                   &scratch, &ref),
                   ==, 0);
   g_assert_cmpint(ns(t->pipeline_s), ==, ref.step_time);
@@ -96,12 +100,16 @@ static void test_matches_schedule_reference(void) {
   g_test_summary("uniform chunks, free transfers: engine == schedule reference simulator");
   for (int32_t p = 2; p <= 4; p++)
     for (int32_t m = 4; m <= 8; m += 4) {
-      check_against_reference(PTSIM_SCHEDULE_1F1B, p, m, 1);
-      check_against_reference(PTSIM_SCHEDULE_GPIPE, p, m, 1);
-      check_against_reference(PTSIM_SCHEDULE_ZB_H1, p, m, 1);
+      check_against_reference(PTSIM_SCHEDULE_1F1B, p, m, 1, 0);
+      check_against_reference(PTSIM_SCHEDULE_GPIPE, p, m, 1, 0);
+      check_against_reference(PTSIM_SCHEDULE_ZB_H1, p, m, 1, 0);
     }
-  check_against_reference(PTSIM_SCHEDULE_INTERLEAVED, 2, 4, 2);
-  check_against_reference(PTSIM_SCHEDULE_INTERLEAVED, 4, 8, 2);
+  check_against_reference(PTSIM_SCHEDULE_INTERLEAVED, 2, 4, 2, 0);
+  check_against_reference(PTSIM_SCHEDULE_INTERLEAVED, 4, 8, 2, 0);
+  /* microbatch groups (schedule.h): m = 5 at p = 4 in one group of 5;
+   * m = 8 at p = 2 in groups of 3, 3 and a last one of 2 */
+  check_against_reference(PTSIM_SCHEDULE_INTERLEAVED, 4, 5, 2, 5);
+  check_against_reference(PTSIM_SCHEDULE_INTERLEAVED, 2, 8, 2, 3);
 }
 
 static void test_1f1b_bubble(void) {

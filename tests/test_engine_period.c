@@ -151,17 +151,19 @@ static void test_random_moe_layouts(void) {
  * the embedding and head make the stages unequal, and so do MoE layers
  * (with ep communication) in some virtual stages. */
 static void synthetic(GRand *rand, const PtsimJob *base, PtsimSchedule schedule, int p, int v,
-                      int m, PtsimPlan *plan, PtsimWorkload *w) {
+                      int m, int g, PtsimPlan *plan, PtsimWorkload *w) {
   ptsim_plan_build(base, plan);
   plan->job.layout.schedule = schedule;
   plan->job.layout.pp = p;
   plan->job.layout.vp = v;
+  plan->job.layout.microbatch_group = g;
+  plan->microbatch_group = g > 0 ? g : p;
   plan->job.settings.overlap_grad_reduce = g_rand_boolean(rand);
   plan->job.settings.overlap_param_gather = g_rand_boolean(rand);
   plan->num_stages = p;
   plan->num_chunks = v;
   plan->num_microbatches = m;
-  plan->schedule_items = ptsim_schedule_num_items(schedule, p, m, v);
+  plan->schedule_items = ptsim_schedule_num_items(schedule, p, m, v, g);
   ptsim_schedule_vstages(schedule, p, v, &plan->vstages);
   memset(w, 0, sizeof *w);
   w->num_stages = p;
@@ -183,15 +185,14 @@ static void synthetic(GRand *rand, const PtsimJob *base, PtsimSchedule schedule,
   w->moe_layer.forward_comm_s[PTSIM_COMM_EP] = ep_f;
   w->moe_layer.backward_comm_s[PTSIM_COMM_EP] = ep_b;
   for (int s = 0; s < p; s++) {
-    w->chunk_layers[s] = g_rand_int_range(rand, 1, 4);
-    /* the first and last virtual stages hold no layers here (first and
-     * last_chunk_layers 0), the others some MoE ones */
+    /* chunks of unequal layers, as a pipeline layout gives them; the first
+     * and the last virtual stage none some of the time, the others some
+     * MoE ones */
     for (int c = 0; c < v; c++) {
       int vs = c * p + s;
-      w->chunk_moe_layers[s * v + c] =
-          vs == 0 || vs == p * v - 1
-              ? 0
-              : (int16_t)g_rand_int_range(rand, 0, (gint32)w->chunk_layers[s] + 1);
+      w->chunk_layers[s * v + c] = g_rand_int_range(rand, (vs == 0 || vs == p * v - 1) ? 0 : 1, 4);
+      w->chunk_moe_layers[s * v + c] = (int16_t)g_rand_int_range(rand, 0,
+                                                                 w->chunk_layers[s * v + c] + 1);
     }
     w->grad_sync_s[s] = g_rand_int_range(rand, 0, 40) * 1e-9;
     w->param_gather_s[s] = g_rand_int_range(rand, 0, 20) * 1e-9;
@@ -203,7 +204,8 @@ static void synthetic(GRand *rand, const PtsimJob *base, PtsimSchedule schedule,
 
 static void test_synthetic_ties(void) {
   g_test_summary("3,000 synthetic pipelines whose ns durations tie everywhere (p 1..8, v 1..4, "
-                 "m up to 200): shortcut == every event, byte for byte");
+                 "m up to 200, interleaved in microbatch groups of pp up to m, chunks of "
+                 "unequal layers): shortcut == every event, byte for byte");
   Fixture f;
   fixture_set_up(&f, 1313);
   PtsimJob base;
@@ -213,13 +215,48 @@ static void test_synthetic_ties(void) {
     PtsimSchedule schedule = (PtsimSchedule)g_rand_int_range(f.d.rand, 0, 4);
     int p = g_rand_int_range(f.d.rand, 1, 9);
     int v = schedule == PTSIM_SCHEDULE_INTERLEAVED ? g_rand_int_range(f.d.rand, 1, 5) : 1;
-    int m = g_rand_int_range(f.d.rand, 1, 201);
-    if (schedule == PTSIM_SCHEDULE_INTERLEAVED) m = p * MAX(1, m / p);
-    if (ptsim_schedule_check(schedule, p, m, v) != 0) continue;
-    synthetic(f.d.rand, &base, schedule, p, v, m, f.d.plan, f.w);
+    int m = g_rand_int_range(f.d.rand, 1, 201), g = 0;
+    /* interleaved: half in groups of pp (m a multiple), half in groups of
+     * g up to 3 pp, m any count that Megatron-LM accepts with it */
+    if (schedule == PTSIM_SCHEDULE_INTERLEAVED && g_rand_boolean(f.d.rand))
+      m = p * MAX(1, m / p);
+    else if (schedule == PTSIM_SCHEDULE_INTERLEAVED)
+      g = p + g_rand_int_range(f.d.rand, 0, 2 * p + 1);
+    if (ptsim_schedule_check(schedule, p, m, v, g) != 0) continue;
+    synthetic(f.d.rand, &base, schedule, p, v, m, g, f.d.plan, f.w);
     check_same(f.d.plan, f.w, f.out, &f.tally[schedule]);
     n++;
   }
+  fixture_tear_down(&f);
+}
+
+static void test_random_pipelines(void) {
+  g_test_summary("1,500 random interleaved layouts, dense and mixture-of-experts (DeepSeek-V3's "
+                 "MTP layers included), in microbatch groups of pp up to m with m no multiple of "
+                 "pp, half with virtual stages of unequal layers (m up to 300): shortcut == "
+                 "every event, byte for byte");
+  Fixture f;
+  guint grouped = 0, uneven = 0, partial = 0;
+  fixture_set_up(&f, 17);
+  for (int n = 0; n < 1500;) {
+    PtsimJob job;
+    if (!jobgen_try_pipeline(&f.d.pool, f.d.rand, &job, n % 3 == 2, 300)) continue;
+    ptsim_plan_build(&job, f.d.plan);
+    if (f.d.plan->schedule_items < 0) continue;
+    ptsim_workload_build(f.d.plan, NULL, f.w);
+    check_same(f.d.plan, f.w, f.out, &f.tally[job.layout.schedule]);
+    grouped += f.d.plan->microbatch_group != job.layout.pp;
+    partial += f.d.plan->num_microbatches % f.d.plan->microbatch_group != 0;
+    uneven += job.layout.vstage_runs > 0;
+    n++;
+  }
+  g_test_message("%u in groups other than pp, %u with a shorter last group, %u with unequal "
+                 "virtual stages",
+                 grouped, partial, uneven);
+  g_assert_cmpuint(grouped, >, 500);
+  g_assert_cmpuint(partial, >, 200);
+  g_assert_cmpuint(uneven, >, 500);
+  g_assert_cmpuint(f.tally[PTSIM_SCHEDULE_INTERLEAVED].jumped, >, 750);
   fixture_tear_down(&f);
 }
 
@@ -274,6 +311,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/engine-period/random-layouts", test_random_layouts);
   g_test_add_func("/engine-period/random-moe-layouts", test_random_moe_layouts);
   g_test_add_func("/engine-period/synthetic-ties", test_synthetic_ties);
+  g_test_add_func("/engine-period/random-pipelines", test_random_pipelines);
   g_test_add_func("/engine-period/cost-flat-in-m", test_cost_flat_in_m);
   return g_test_run();
 }

@@ -117,6 +117,10 @@ static void n_aware_grads(PtsimJobOptions *o) {
 static void n_instances(PtsimJobOptions *o) { o->optimizer_instances = (PtsimOptionInt){TRUE, 2}; }
 static void n_account(PtsimJobOptions *o) { o->account_embedding = o->account_loss = TRUE; }
 static void n_layout(PtsimJobOptions *o) { o->pipeline_layout = g_strdup("Et*3|t*5L"); }
+static void n_layout_unequal(PtsimJobOptions *o) {
+  o->pipeline_layout = g_strdup("Et*3|t*2|t*2|tL");
+}
+static void n_group(PtsimJobOptions *o) { o->microbatch_group = (PtsimOptionInt){TRUE, 4}; }
 static void n_first_last(PtsimJobOptions *o) {
   o->first_stage_layers = (PtsimOptionInt){TRUE, 3};
   o->last_stage_layers = (PtsimOptionInt){TRUE, 5};
@@ -302,7 +306,8 @@ static void test_sharding(void) {
 }
 
 static void test_split_and_shape(void) {
-  g_test_summary("--account-for-*, --pipeline-model-parallel-layout, --kv-channels, "
+  g_test_summary("--account-for-*, --pipeline-model-parallel-layout (unequal virtual stages "
+                 "too), --microbatch-group-size-per-virtual-pipeline-stage, --kv-channels, "
                  "--qk-layernorm, --position-embedding-type, --manual-gc");
   /* with both flags at pp 2 the split equals the even one: parity only;
    * the split itself is checked below */
@@ -310,6 +315,14 @@ static void test_split_and_shape(void) {
          n_account, 0);
   parity("", "--pipeline-model-parallel-layout 'Et*3|t*5L'", n_layout, MOVES_TIME | MOVES_MEMORY);
   parity("", "--pipeline-model-parallel-layout 'Et*3|t*5L'", n_first_last, MOVES_TIME);
+  /* unequal virtual stages (3, 2, 2, 1 over pp 2 x vp 2) */
+  parity("", "--pipeline-model-parallel-layout 'Et*3|t*2|t*2|tL'", n_layout_unequal,
+         MOVES_TIME | MOVES_MEMORY);
+  /* the interleaved schedule's microbatch group: 32 microbatches over pp 2
+   * x vp 2 in groups of 4 instead of 2 (more warm-up: more memory) */
+  parity("--num-virtual-stages-per-pipeline-rank 2",
+         "--microbatch-group-size-per-virtual-pipeline-stage 4", n_group,
+         MOVES_TIME | MOVES_MEMORY);
   parity("", "--kv-channels 128", n_kv, MOVES_TIME | MOVES_MEMORY);
   parity("", "--qk-layernorm", n_qk, MOVES_TIME | MOVES_MEMORY);
   parity("", "--position-embedding-type rope", n_rope, MOVES_TIME | MOVES_MEMORY);
@@ -333,8 +346,24 @@ static void test_accounted_split(void) {
   for (int s = 1; s < 7; s++) g_assert_cmpint(plan->stage_layers[s], ==, 16);
   g_assert_cmpint(plan->stage_layers[7], ==, 15);
   g_assert_cmpint(plan->chunk_layers[3], ==, 8);
-  g_assert_cmpint(plan->first_chunk_layers, ==, 7);
-  g_assert_cmpint(plan->last_chunk_layers, ==, 7);
+  /* virtual stages 0 (chunk 0 of stage 0) and 15 (chunk 1 of stage 7) */
+  g_assert_cmpint(plan->vstage_layers[0], ==, 7);
+  for (int vs = 1; vs < 15; vs++) g_assert_cmpint(plan->vstage_layers[vs], ==, 8);
+  g_assert_cmpint(plan->vstage_layers[15], ==, 7);
+  g_assert_cmpint(plan->vstage_first_layer[15], ==, 7 + 14 * 8);
+  /* In flight, the held chunks weighed by their layers (m = 64, g = p = 8).
+   * Stage 0 (chunks of 7 and 8 layers) warms up with w = 2*7 + 8 = 22
+   * forwards; after F(22) it holds virtual microbatches 0..22: 8 of chunk
+   * 0, 8 of chunk 1, 7 of chunk 0 = 8*7 + 8*8 + 7*7 = 169 layers.  Then
+   * each pair B(k), F(23+k) moves it by lF - lB: -1 (B of chunk 1, F of
+   * chunk 0), seven 0s, +1, seven 0s per period of 16: 169 at most, over
+   * its 15 layers (count alone: 23/2 = 11.5).  The last stage (8 and 7)
+   * warms up with w = 8: after F(8), 8*8 + 7 = 71; the pairs give 0 (x7),
+   * +1, 0 (x7), -1: 72 at most, 72/15 (count alone: 9/2 = 4.5). */
+  g_assert_cmpfloat_with_epsilon(plan->inflight_microbatches[0], 169.0 / 15.0, 1e-12);
+  g_assert_cmpfloat_with_epsilon(plan->inflight_microbatches[7], 72.0 / 15.0, 1e-12);
+  for (int s = 1; s < 7; s++) /* equal chunks: (2(7-s) + 8 + 1) / 2 */
+    g_assert_cmpfloat(plan->inflight_microbatches[s], ==, (2.0 * (7 - s) + 9.0) / 2.0);
   /* --num-layers-per-virtual-pipeline-stage counts the embedding and loss too */
   PtsimJob same;
   resolve("torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py --num-layers 126 "

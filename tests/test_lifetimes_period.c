@@ -369,6 +369,42 @@ static void test_moe_layouts(void) {
   report(tally);
 }
 
+static void test_random_pipelines(void) {
+  g_test_summary("300 random interleaved layouts, dense and mixture-of-experts (DeepSeek-V3's MTP "
+                 "layers on the last virtual stage included), in microbatch groups of pp up to m "
+                 "with m no multiple of pp, half with virtual stages of unequal layers (the last "
+                 "sometimes empty), every recompute variant and allocator option set, a quarter "
+                 "at capacities that fail: the shortcut's result == every item's, byte for byte");
+  Fixture f;
+  guint grouped = 0, uneven = 0, moe = 0;
+  fixture_set_up(&f, 41);
+  for (int n = 0; n < 300;) {
+    PtsimJob job;
+    PtsimAllocOptions opts;
+    g_autoptr(GError) error = NULL;
+    gboolean is_moe = n % 3 == 2;
+    if (!jobgen_try_pipeline(&f.d.pool, f.d.rand, &job, is_moe, 120)) continue;
+    draw_variant(f.d.rand, &job);
+    if (!ptsim_job_validate(&job, &error)) continue;
+    if (g_rand_int_range(f.d.rand, 0, 4) == 0)
+      job.hw.memory_bytes *= g_rand_double_range(f.d.rand, 0.4, 1.0);
+    ptsim_plan_build(&job, f.d.plan);
+    if (f.d.plan->schedule_items <= 0) continue;
+    draw_options(f.d.rand, &opts);
+    check_same(f.d.plan, &opts, &f.tally[job.layout.schedule]);
+    grouped += f.d.plan->microbatch_group != job.layout.pp;
+    uneven += job.layout.vstage_runs > 0;
+    moe += is_moe;
+    n++;
+  }
+  g_test_message("%u in groups other than pp, %u with unequal virtual stages, %u MoE", grouped,
+                 uneven, moe);
+  g_assert_cmpuint(grouped, >, 100);
+  g_assert_cmpuint(uneven, >, 100);
+  g_assert_cmpuint(f.tally[PTSIM_SCHEDULE_INTERLEAVED].jumped, >, 0);
+  fixture_tear_down(&f);
+}
+
 static void test_interleaved_stored_states(void) {
   g_test_summary("Interleaved Llama-3-70B (pp 4, vp 4, 256 microbatches): the allocator comes "
                  "back to a state only tens of periods later, which the states stored along the "
@@ -451,8 +487,8 @@ static void test_timeline_replays_every_item(void) {
   PtsimStageAlloc with, without;
   memset(&with, 0, sizeof with); /* the bytes a result leaves unwritten compare too */
   memset(&without, 0, sizeof without);
-  ptsim_schedule_build(job.layout.schedule, 4, (int32_t)plan->num_microbatches, 1, 0, order,
-                       (int32_t)items);
+  ptsim_schedule_build(job.layout.schedule, 4, (int32_t)plan->num_microbatches, 1,
+                       plan->microbatch_group, 0, order, (int32_t)items);
   g_assert_cmpint(ptsim_lifetimes_replay(plan, 0, order, (int32_t)items, 2, NULL, 0, scratch, bytes,
                                          &tl, &with),
                   ==, 0);
@@ -472,6 +508,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/lifetimes-period/failures-anywhere", test_failures_anywhere);
   g_test_add_func("/lifetimes-period/moe-layouts", test_moe_layouts);
   g_test_add_func("/lifetimes-period/sharded-layouts", test_sharded_layouts);
+  g_test_add_func("/lifetimes-period/random-pipelines", test_random_pipelines);
   g_test_add_func("/lifetimes-period/interleaved-stored-states", test_interleaved_stored_states);
   g_test_add_func("/lifetimes-period/cost-independent-of-m", test_cost_independent_of_m);
   g_test_add_func("/lifetimes-period/timeline-replays-every-item",

@@ -11,6 +11,7 @@
 #include "megatron_flags.h"
 #include "megatron_vocab.h"
 #include "pipeline_layout.h"
+#include "plan.h"
 
 static void test_table(void) {
   g_test_summary("sorted and unique; the MODELLED rows are exactly the flags megatron_args.c "
@@ -163,8 +164,9 @@ static void layout_ok(const char *text, int64_t pp, int64_t layers, int64_t vp, 
                       int64_t last, int emb, int loss) {
   g_autoptr(GError) error = NULL;
   PtsimPipelineLayout p;
-  ptsim_pipeline_layout_parse(text, pp, layers, &p, &error);
+  ptsim_pipeline_layout_parse(text, pp, layers, 0, &p, &error);
   g_assert_no_error(error);
+  g_assert_cmpint(p.runs, ==, 0);
   g_assert_cmpint(p.vp, ==, vp);
   g_assert_cmpint(p.first_stage_layers, ==, first);
   g_assert_cmpint(p.last_stage_layers, ==, last);
@@ -172,12 +174,37 @@ static void layout_ok(const char *text, int64_t pp, int64_t layers, int64_t vp, 
   g_assert_cmpint(p.account_loss, ==, loss);
 }
 
-static void layout_fails(const char *text, int64_t pp, int64_t layers, const char *needle) {
+static void layout_fails_mtp(const char *text, int64_t pp, int64_t layers, int64_t mtp,
+                             const char *needle) {
   g_autoptr(GError) error = NULL;
   PtsimPipelineLayout p;
-  g_assert_false(ptsim_pipeline_layout_parse(text, pp, layers, &p, &error));
+  g_assert_false(ptsim_pipeline_layout_parse(text, pp, layers, mtp, &p, &error));
   g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE);
   if (!strstr(error->message, needle)) g_error("'%s' lacks '%s'", error->message, needle);
+}
+
+static void layout_fails(const char *text, int64_t pp, int64_t layers, const char *needle) {
+  layout_fails_mtp(text, pp, layers, 0, needle);
+}
+
+/* TEXT applied to a layout of PP ranks, LAYERS layers and MTP MTP layers:
+ * its vp, and the layers of each virtual stage (the plan's split) as
+ * "n,n,...". */
+static void layout_vstages(const char *text, int64_t pp, int64_t layers, int64_t mtp, int64_t vp,
+                           const char *want) {
+  g_autoptr(GError) error = NULL;
+  PtsimLayout l;
+  int32_t counts[PTSIM_MAX_VSTAGES];
+  memset(&l, 0, sizeof l);
+  l.pp = pp;
+  g_assert_true(ptsim_pipeline_layout_apply(text, layers, mtp, &l, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(l.vp, ==, vp);
+  g_assert_cmpint(ptsim_plan_split_vstages(&l, layers, counts), ==, 0);
+  g_autoptr(GString) got = g_string_new(NULL);
+  for (int64_t i = 0; i < pp * vp; i++)
+    g_string_append_printf(got, "%s%d", i ? "," : "", counts[i]);
+  g_assert_cmpstr(got->str, ==, want);
 }
 
 static void test_pipeline_layout(void) {
@@ -191,11 +218,17 @@ static void test_pipeline_layout(void) {
   layout_ok("Et*7|(t*8|)*14,t*7L", 8, 126, 2, 0, 0, 1, 1);
   layout_fails("Et*8|t*8|t*8|t*8L", 4, 30, "32 transformer layers ('t'), but --num-layers is 30");
   layout_fails("Et*8|t*8|t*8L", 4, 24, "3 stages are not a multiple of the 4 pipeline ranks");
-  layout_fails("Et*4|t*8|t*12|t*8L", 4, 32, "the middle pipeline ranks differ");
-  layout_fails("Et*2|t*4|t*4|t*5|t*4|t*4|t*4|t*5L", 4, 32, "with virtual stages");
-  layout_fails("E|t*8|t*8|L", 4, 16, "a pipeline rank without transformer layers");
-  layout_fails("Et*8|t*8m|L", 3, 16, "multi-token-prediction layers");
+  layout_fails("Et*8|t*8m|L", 3, 16,
+               "1 multi-token-prediction layers ('m'), but --mtp-num-layers "
+               "is 0");
+  layout_fails_mtp("Et*8|t*8L", 2, 16, 1,
+                   "0 multi-token-prediction layers ('m'), but "
+                   "--mtp-num-layers is 1");
+  layout_fails_mtp("Et*8|t*7mtL", 2, 16, 1, "a transformer layer ('t') after a multi-token");
+  layout_fails_mtp("Et*4|t*4|t*4m|t*4L", 2, 16, 1, "Megatron's standalone MTP stage");
+  layout_fails("Et*8|t*8||L", 2, 16, "virtual stage 2 has no transformer layer");
   layout_fails("t*8|Et*8L", 2, 16, "'E' must open the first stage");
+  layout_fails("E(t|tt|)*9tL", 1, 28, "more than 16 runs of equal virtual stages");
   layout_fails("Et*8|t*8Lx", 2, 16, "expected E, t, m, L");
   /* no stages at all: a NULL dereference before (fuzz_pipeline_layout) */
   layout_fails("", 1, 1, "an empty layout");
@@ -207,6 +240,30 @@ static void test_pipeline_layout(void) {
   layout_fails("E(tttt|)*1048576L", 1, 1, "too long once unrolled");
   /* 442,495 '|' (it took seconds to split under ASan: fuzz_pipeline_layout) */
   layout_fails("Ett(*2418|)*184", 6, 117, "442496 stages for 117 transformer layers");
+}
+
+static void test_pipeline_layout_vstages(void) {
+  g_test_summary("--pipeline-model-parallel-layout with 'm' and with unequal virtual stages: "
+                 "the layers of each virtual stage, as Megatron-LM builds them");
+  /* Megatron-LM's test cases (pp 2): unrolled, "Et*3|(tt|)*6L" is
+   * "Ettt|tt|tt|tt|tt|tt|tt|L": 8 virtual stages (vp 4) of 3, six of 2
+   * and 0 (the loss alone): 3 + 12 = 15 layers; rank 0 runs virtual stages
+   * 0, 2, 4, 6 (3 + 2 + 2 + 2 = 9 layers), rank 1 1, 3, 5, 7 (6). */
+  layout_vstages("Et*3|(tt|)*6L", 2, 15, 0, 4, "3,2,2,2,2,2,2,0");
+  /* "Et*3|(tt|)*6tmL" (16 layers, one MTP layer): the last virtual stage
+   * holds a layer, the MTP layer and the loss: 3, six of 2, 1 */
+  layout_vstages("Et*3|(tt|)*6tmL", 2, 16, 1, 4, "3,2,2,2,2,2,2,1");
+  layout_vstages("Et*3|(tt|)*6mL", 2, 15, 1, 4, "3,2,2,2,2,2,2,0");
+  /* "Et|(tt|)*6mL" (13 layers): 1, six of 2, 0 -- equal stages of 2 but
+   * the ends, as --account-for-embedding/loss-in-pipeline-split would
+   * split 13 + 1 + 2 units over 8 (the embedding's one slot, the loss's
+   * two) */
+  layout_ok("Et|(tt|)*6L", 2, 13, 4, 0, 0, 1, 2);
+  layout_vstages("Et|(tt|)*6mL", 2, 13, 1, 4, "1,2,2,2,2,2,2,0");
+  /* one chunk per rank: middle ranks that differ, an empty first rank */
+  layout_vstages("Et*4|t*8|t*12|t*8L", 4, 32, 0, 1, "4,8,12,8");
+  layout_vstages("E|t*8|t*8|L", 4, 16, 0, 1, "0,8,8,0");
+  layout_vstages("Et*2|t*4|t*4|t*5|t*4|t*4|t*4|t*5L", 4, 32, 0, 2, "2,4,4,5,4,4,4,5");
 }
 
 static void check_vocab(const char *type, const char *model, int64_t flag, int64_t want) {
@@ -347,6 +404,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-flags/table", test_table);
   g_test_add_func("/megatron-flags/launcher", test_launcher);
   g_test_add_func("/megatron-flags/pipeline-layout", test_pipeline_layout);
+  g_test_add_func("/megatron-flags/pipeline-layout-vstages", test_pipeline_layout_vstages);
   g_test_add_func("/megatron-flags/vocab", test_vocab);
   g_test_add_func("/megatron-flags/example-llama3-8b-fp8", test_example_llama3_8b_fp8);
   g_test_add_func("/megatron-flags/example-gpt3-175b", test_example_gpt3_175b);

@@ -418,7 +418,8 @@ static void replay_stage0(const PtsimPlan *plan, int32_t steps, PtsimAllocTimeli
   g_autofree PtsimScheduleItem *items = g_new(PtsimScheduleItem, n);
   const PtsimLayout *l = &plan->job.layout;
   g_assert_cmpint(ptsim_schedule_build(l->schedule, (int32_t)l->pp, (int32_t)plan->num_microbatches,
-                                       (int32_t)plan->num_chunks, 0, items, n),
+                                       (int32_t)plan->num_chunks, plan->microbatch_group, 0, items,
+                                       n),
                   ==, n);
   int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, 0);
   g_autofree void *scratch = g_malloc(bytes);

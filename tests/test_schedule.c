@@ -8,10 +8,10 @@
 
 /* ---- helpers ---- */
 
-/* A scratch sized for (kind, p, m, v); free with scratch_free. */
-static PtsimScheduleScratch scratch_new(PtsimSchedule kind, int p, int m, int v) {
+/* A scratch sized for (kind, p, m, v, g); free with scratch_free. */
+static PtsimScheduleScratch scratch_new(PtsimSchedule kind, int p, int m, int v, int g) {
   PtsimScheduleScratch s;
-  int n = ptsim_schedule_num_items(kind, p, m, v);
+  int n = ptsim_schedule_num_items(kind, p, m, v, g);
   g_assert_cmpint(n, >, 0);
   s.order_stride = n;
   s.orders = g_new(PtsimScheduleItem, (gsize)p * (gsize)n);
@@ -38,9 +38,10 @@ static char *order_string(const PtsimScheduleItem *items, int n, int v) {
   return g_string_free(out, FALSE);
 }
 
-static void check_order(PtsimSchedule kind, int p, int m, int v, int stage, const char *expected) {
+static void check_order(PtsimSchedule kind, int p, int m, int v, int g, int stage,
+                        const char *expected) {
   PtsimScheduleItem items[256];
-  int n = ptsim_schedule_build(kind, p, m, v, stage, items, 256);
+  int n = ptsim_schedule_build(kind, p, m, v, g, stage, items, 256);
   g_assert_cmpint(n, >, 0);
   g_autofree char *got = order_string(items, n, v);
   g_assert_cmpstr(got, ==, expected);
@@ -53,19 +54,19 @@ static const PtsimSchedule all_kinds[] = {PTSIM_SCHEDULE_GPIPE, PTSIM_SCHEDULE_1
 
 static void test_hand_1f1b(void) {
   g_test_summary("1F1B p=2 m=4: stage 0 warms up with one forward, stage 1 with none");
-  check_order(PTSIM_SCHEDULE_1F1B, 2, 4, 1, 0, "F0 F1 B0 F2 B1 F3 B2 B3");
-  check_order(PTSIM_SCHEDULE_1F1B, 2, 4, 1, 1, "F0 B0 F1 B1 F2 B2 F3 B3");
+  check_order(PTSIM_SCHEDULE_1F1B, 2, 4, 1, 0, 0, "F0 F1 B0 F2 B1 F3 B2 B3");
+  check_order(PTSIM_SCHEDULE_1F1B, 2, 4, 1, 0, 1, "F0 B0 F1 B1 F2 B2 F3 B3");
   /* p=4 m=4, stage 0: three warm-up forwards, one steady pair, cool-down */
-  check_order(PTSIM_SCHEDULE_1F1B, 4, 4, 1, 0, "F0 F1 F2 F3 B0 B1 B2 B3");
-  check_order(PTSIM_SCHEDULE_1F1B, 4, 4, 1, 2, "F0 F1 B0 F2 B1 F3 B2 B3");
+  check_order(PTSIM_SCHEDULE_1F1B, 4, 4, 1, 0, 0, "F0 F1 F2 F3 B0 B1 B2 B3");
+  check_order(PTSIM_SCHEDULE_1F1B, 4, 4, 1, 0, 2, "F0 F1 B0 F2 B1 F3 B2 B3");
   /* fewer microbatches than stages: warm-up capped at m */
-  check_order(PTSIM_SCHEDULE_1F1B, 4, 2, 1, 0, "F0 F1 B0 B1");
+  check_order(PTSIM_SCHEDULE_1F1B, 4, 2, 1, 0, 0, "F0 F1 B0 B1");
 }
 
 static void test_hand_gpipe(void) {
   g_test_summary("GPipe p=2 m=4: all forwards, then backwards in reverse microbatch order");
-  check_order(PTSIM_SCHEDULE_GPIPE, 2, 4, 1, 0, "F0 F1 F2 F3 B3 B2 B1 B0");
-  check_order(PTSIM_SCHEDULE_GPIPE, 2, 4, 1, 1, "F0 F1 F2 F3 B3 B2 B1 B0");
+  check_order(PTSIM_SCHEDULE_GPIPE, 2, 4, 1, 0, 0, "F0 F1 F2 F3 B3 B2 B1 B0");
+  check_order(PTSIM_SCHEDULE_GPIPE, 2, 4, 1, 0, 1, "F0 F1 F2 F3 B3 B2 B1 B0");
 }
 
 static void test_hand_interleaved(void) {
@@ -73,43 +74,96 @@ static void test_hand_interleaved(void) {
   /* virtual k:   0    1    2    3    4    5    6    7
    * forward:   0c0  1c0  0c1  1c1  2c0  3c0  2c1  3c1
    * backward:  0c1  1c1  0c0  1c0  2c1  3c1  2c0  3c0 */
-  check_order(PTSIM_SCHEDULE_INTERLEAVED, 2, 4, 2, 0,
+  check_order(PTSIM_SCHEDULE_INTERLEAVED, 2, 4, 2, 0, 0,
               "F0c0 F1c0 F0c1 F1c1 "
               "F2c0 B0c1 F3c0 B1c1 F2c1 B0c0 F3c1 B1c0 "
               "B2c1 B3c1 B2c0 B3c0");
-  check_order(PTSIM_SCHEDULE_INTERLEAVED, 2, 4, 2, 1,
+  check_order(PTSIM_SCHEDULE_INTERLEAVED, 2, 4, 2, 0, 1,
               "F0c0 F1c0 "
               "F0c1 B0c1 F1c1 B1c1 F2c0 B0c0 F3c0 B1c0 F2c1 B2c1 F3c1 B3c1 "
               "B2c0 B3c0");
 }
 
+static void test_hand_groups(void) {
+  g_test_summary("Interleaved in microbatch groups: p=4 v=2 m=5 g=5 and Megatron-LM's own "
+                 "p=2 v=2 m=5 g=3, written out from its get_schedule_table");
+  /* p=4 v=2 m=5 g=5 (5 microbatches, not a multiple of pp 4: Megatron-LM
+   * runs them with --microbatch-group-size-per-virtual-pipeline-stage 5).
+   * get_schedule_table: groups of 5 from 0; 0 + 5 >= 5, so the one group
+   * is the last, microbatches 0..4, listed chunk by chunk:
+   *   virtual k:  0    1    2    3    4    5    6    7    8    9
+   *   forward:   0c0  1c0  2c0  3c0  4c0  0c1  1c1  2c1  3c1  4c1
+   *   backward:  0c1  1c1  2c1  3c1  4c1  0c0  1c0  2c0  3c0  4c0
+   * (a backward reverses the chunk: v-1-c).  Warm-up (get_pp_rank_
+   * microbatches): (p-s-1)*2 + (v-1)*g = 11, 9, 7, 5 on stages 0..3, at
+   * most m*v = 10; then F(w+k), B(k) for k < 10-w; then the rest of B. */
+  check_order(PTSIM_SCHEDULE_INTERLEAVED, 4, 5, 2, 5, 0,
+              "F0c0 F1c0 F2c0 F3c0 F4c0 F0c1 F1c1 F2c1 F3c1 F4c1 "
+              "B0c1 B1c1 B2c1 B3c1 B4c1 B0c0 B1c0 B2c0 B3c0 B4c0");
+  check_order(PTSIM_SCHEDULE_INTERLEAVED, 4, 5, 2, 5, 1,
+              "F0c0 F1c0 F2c0 F3c0 F4c0 F0c1 F1c1 F2c1 F3c1 "
+              "F4c1 B0c1 "
+              "B1c1 B2c1 B3c1 B4c1 B0c0 B1c0 B2c0 B3c0 B4c0");
+  check_order(PTSIM_SCHEDULE_INTERLEAVED, 4, 5, 2, 5, 2,
+              "F0c0 F1c0 F2c0 F3c0 F4c0 F0c1 F1c1 "
+              "F2c1 B0c1 F3c1 B1c1 F4c1 B2c1 "
+              "B3c1 B4c1 B0c0 B1c0 B2c0 B3c0 B4c0");
+  check_order(PTSIM_SCHEDULE_INTERLEAVED, 4, 5, 2, 5, 3,
+              "F0c0 F1c0 F2c0 F3c0 F4c0 "
+              "F0c1 B0c1 F1c1 B1c1 F2c1 B2c1 F3c1 B3c1 F4c1 B4c1 "
+              "B0c0 B1c0 B2c0 B3c0 B4c0");
+  /* p=2 v=2 m=5 g=3, model_parallel_config.py's example: groups from 0
+   * (0 + 3 < 5: microbatches 0..2) and from 3 (3 + 3 >= 5: the last, 3..4):
+   *   virtual k:  0    1    2    3    4    5    6    7    8    9
+   *   forward:   0c0  1c0  2c0  0c1  1c1  2c1  3c0  4c0  3c1  4c1
+   *   backward:  0c1  1c1  2c1  0c0  1c0  2c0  3c1  4c1  3c0  4c0
+   * ("rank 0 | 0 1 2 0 1 2 3 4 3 4").  Warm-up (2-s-1)*2 + 1*3 = 5, 3. */
+  check_order(PTSIM_SCHEDULE_INTERLEAVED, 2, 5, 2, 3, 0,
+              "F0c0 F1c0 F2c0 F0c1 F1c1 "
+              "F2c1 B0c1 F3c0 B1c1 F4c0 B2c1 F3c1 B0c0 F4c1 B1c0 "
+              "B2c0 B3c1 B4c1 B3c0 B4c0");
+  check_order(PTSIM_SCHEDULE_INTERLEAVED, 2, 5, 2, 3, 1,
+              "F0c0 F1c0 F2c0 "
+              "F0c1 B0c1 F1c1 B1c1 F2c1 B2c1 F3c0 B0c0 F4c0 B1c0 F3c1 B2c0 F4c1 B3c1 "
+              "B4c1 B3c0 B4c0");
+  /* g = p is the default: the same order as group size 0 */
+  PtsimScheduleItem a[64], b[64];
+  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_INTERLEAVED, 4, 8, 2, 4, 1, a, 64), ==, 32);
+  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_INTERLEAVED, 4, 8, 2, 0, 1, b, 64), ==, 32);
+  g_assert_cmpmem(a, sizeof a[0] * 32, b, sizeof b[0] * 32);
+}
+
 static void test_hand_zb_h1(void) {
   g_test_summary("ZB-H1 p=2 m=4: 1F1B warm-up, stage s defers its W's by s microbatches");
-  check_order(PTSIM_SCHEDULE_ZB_H1, 2, 4, 1, 0, "F0 F1 I0 W0 F2 I1 W1 F3 I2 W2 I3 W3");
-  check_order(PTSIM_SCHEDULE_ZB_H1, 2, 4, 1, 1, "F0 I0 F1 I1 W0 F2 I2 W1 F3 I3 W2 W3");
+  check_order(PTSIM_SCHEDULE_ZB_H1, 2, 4, 1, 0, 0, "F0 F1 I0 W0 F2 I1 W1 F3 I2 W2 I3 W3");
+  check_order(PTSIM_SCHEDULE_ZB_H1, 2, 4, 1, 0, 1, "F0 I0 F1 I1 W0 F2 I2 W1 F3 I3 W2 W3");
 }
 
 /* ---- structure over many shapes ---- */
 
-/* Calls fn for every valid (kind, p, m, v) with p 1..8, m 1..16, v 1..4. */
-typedef void (*ShapeFn)(PtsimSchedule kind, int p, int m, int v);
+/* Calls fn for every valid (kind, p, m, v, g) with p 1..8, m 1..16, v 1..4;
+ * g 0 (pp), and for the interleaved schedule every group size from p to
+ * m that Megatron-LM accepts. */
+typedef void (*ShapeFn)(PtsimSchedule kind, int p, int m, int v, int g);
 
 static void for_each_shape(ShapeFn fn) {
   for (guint k = 0; k < G_N_ELEMENTS(all_kinds); k++)
     for (int p = 1; p <= 8; p++)
       for (int m = 1; m <= 16; m++)
         for (int v = 1; v <= 4; v++)
-          if (ptsim_schedule_check(all_kinds[k], p, m, v) == 0) fn(all_kinds[k], p, m, v);
+          for (int g = 0; g <= (all_kinds[k] == PTSIM_SCHEDULE_INTERLEAVED ? m : 0); g++)
+            if ((g == 0 || g >= p) && ptsim_schedule_check(all_kinds[k], p, m, v, g) == 0)
+              fn(all_kinds[k], p, m, v, g);
 }
 
-static void check_once(PtsimSchedule kind, int p, int m, int v) {
-  int n = ptsim_schedule_num_items(kind, p, m, v);
+static void check_once(PtsimSchedule kind, int p, int m, int v, int g) {
+  int n = ptsim_schedule_num_items(kind, p, m, v, g);
   PtsimScheduleItem *items = g_new(PtsimScheduleItem, n);
   /* position of each (class, chunk, mb): class 0 F, 1 B or I, 2 W */
   int *seen = g_new(int, 3 * m * v);
   for (int s = 0; s < p; s++) {
     for (int i = 0; i < 3 * m * v; i++) seen[i] = -1;
-    g_assert_cmpint(ptsim_schedule_build(kind, p, m, v, s, items, n), ==, n);
+    g_assert_cmpint(ptsim_schedule_build(kind, p, m, v, g, s, items, n), ==, n);
     for (int i = 0; i < n; i++) {
       g_assert_cmpint(items[i].microbatch, >=, 0);
       g_assert_cmpint(items[i].microbatch, <, m);
@@ -144,10 +198,11 @@ static void test_each_item_once(void) {
   for_each_shape(check_once);
 }
 
-static void check_no_deadlock(PtsimSchedule kind, int p, int m, int v) {
-  PtsimScheduleScratch s = scratch_new(kind, p, m, v);
+static void check_no_deadlock(PtsimSchedule kind, int p, int m, int v, int g) {
+  PtsimScheduleScratch s = scratch_new(kind, p, m, v, g);
   PtsimScheduleSimResult r;
-  g_assert_cmpint(ptsim_schedule_simulate_uniform(kind, p, m, v, 1000, 2000, 700, &s, &r), ==, 0);
+  g_assert_cmpint(ptsim_schedule_simulate_uniform(kind, p, m, v, g, 1000, 2000, 700, &s, &r), ==,
+                  0);
   g_assert_cmpint(r.busy_time, ==, (PtsimTime)m * v * 3700);
   g_assert_cmpint(r.step_time, >=, r.busy_time);
   for (int st = 0; st < p; st++) g_assert_cmpint(r.stage_end[st], <=, r.step_time);
@@ -161,14 +216,14 @@ static void test_no_deadlock(void) {
 
 /* ---- closed form ---- */
 
-static void check_closed_form(PtsimSchedule kind, int p, int m, int v) {
-  int n = ptsim_schedule_num_items(kind, p, m, v);
+static void check_closed_form(PtsimSchedule kind, int p, int m, int v, int g) {
+  int n = ptsim_schedule_num_items(kind, p, m, v, g);
   PtsimScheduleItem *items = g_new(PtsimScheduleItem, n);
   for (int s = 0; s < p; s++) {
     PtsimScheduleShape sh;
-    g_assert_cmpint(ptsim_schedule_shape(kind, p, m, v, s, &sh), ==, 0);
+    g_assert_cmpint(ptsim_schedule_shape(kind, p, m, v, g, s, &sh), ==, 0);
     g_assert_cmpint(sh.items, ==, n);
-    g_assert_cmpint(ptsim_schedule_build(kind, p, m, v, s, items, n), ==, n);
+    g_assert_cmpint(ptsim_schedule_build(kind, p, m, v, g, s, items, n), ==, n);
     for (int i = 0; i < n; i++) {
       PtsimScheduleItem it;
       ptsim_schedule_item_at(&sh, i, &it);
@@ -197,10 +252,10 @@ static void test_closed_form(void) {
   for_each_shape(check_closed_form);
 }
 
-static void check_steady(PtsimSchedule kind, int p, int m, int v) {
+static void check_steady(PtsimSchedule kind, int p, int m, int v, int g) {
   for (int s = 0; s < p; s++) {
     PtsimScheduleShape sh;
-    g_assert_cmpint(ptsim_schedule_shape(kind, p, m, v, s, &sh), ==, 0);
+    g_assert_cmpint(ptsim_schedule_shape(kind, p, m, v, g, s, &sh), ==, 0);
     for (int phase = 0; phase < PTSIM_SCHEDULE_PHASES; phase++) {
       PtsimScheduleSteady st;
       ptsim_schedule_steady(&sh, phase, &st);
@@ -226,7 +281,7 @@ static void test_steady_repeats(void) {
    * m=16 has 12 steady pairs after 3 warm-up forwards */
   PtsimScheduleShape sh;
   PtsimScheduleSteady st;
-  g_assert_cmpint(ptsim_schedule_shape(PTSIM_SCHEDULE_1F1B, 4, 16, 1, 0, &sh), ==, 0);
+  g_assert_cmpint(ptsim_schedule_shape(PTSIM_SCHEDULE_1F1B, 4, 16, 1, 0, 0, &sh), ==, 0);
   ptsim_schedule_steady(&sh, 0, &st);
   g_assert_cmpint(st.lo, ==, 3);
   g_assert_cmpint(st.hi, ==, 3 + 2 * 13);
@@ -236,15 +291,15 @@ static void test_steady_repeats(void) {
  * input stream: that holds because a producer finishes in order and every
  * stream's producing items come in the consumer's order.  The loss needs no
  * order: its F runs earlier on the same stage, so it is always there. */
-static void check_streams_in_order(PtsimSchedule kind, int p, int m, int v) {
+static void check_streams_in_order(PtsimSchedule kind, int p, int m, int v, int g) {
   PtsimVstages placement;
   g_assert_cmpint(ptsim_schedule_vstages(kind, p, v, &placement), ==, 0);
   for (int s = 0; s < p; s++) {
     PtsimScheduleShape sh, from_sh[PTSIM_MAX_STAGES];
     int last[4] = {-1, -1, -1, -1};
-    g_assert_cmpint(ptsim_schedule_shape(kind, p, m, v, s, &sh), ==, 0);
+    g_assert_cmpint(ptsim_schedule_shape(kind, p, m, v, g, s, &sh), ==, 0);
     for (int t = 0; t < p; t++)
-      g_assert_cmpint(ptsim_schedule_shape(kind, p, m, v, t, &from_sh[t]), ==, 0);
+      g_assert_cmpint(ptsim_schedule_shape(kind, p, m, v, g, t, &from_sh[t]), ==, 0);
     for (int i = 0; i < sh.items; i++) {
       PtsimScheduleItem it, from;
       int32_t from_stage = -1;
@@ -272,9 +327,9 @@ static void test_streams_in_order(void) {
 
 static PtsimTime step_of(PtsimSchedule kind, int p, int m, int v, PtsimTime tf, PtsimTime tb,
                          PtsimTime tw, double *bubble) {
-  PtsimScheduleScratch s = scratch_new(kind, p, m, v);
+  PtsimScheduleScratch s = scratch_new(kind, p, m, v, 0);
   PtsimScheduleSimResult r;
-  g_assert_cmpint(ptsim_schedule_simulate_uniform(kind, p, m, v, tf, tb, tw, &s, &r), ==, 0);
+  g_assert_cmpint(ptsim_schedule_simulate_uniform(kind, p, m, v, 0, tf, tb, tw, &s, &r), ==, 0);
   scratch_free(&s);
   if (bubble != NULL) *bubble = r.bubble_fraction;
   return r.step_time;
@@ -338,10 +393,11 @@ static void test_bubble_zb_h1(void) {
 
 /* ---- in-flight activations ---- */
 
-static void check_inflight(PtsimSchedule kind, int p, int m, int v) {
-  PtsimScheduleScratch s = scratch_new(kind, p, m, v);
+static void check_inflight(PtsimSchedule kind, int p, int m, int v, int g) {
+  PtsimScheduleScratch s = scratch_new(kind, p, m, v, g);
   PtsimScheduleSimResult r;
-  g_assert_cmpint(ptsim_schedule_simulate_uniform(kind, p, m, v, 1000, 1000, 1000, &s, &r), ==, 0);
+  g_assert_cmpint(ptsim_schedule_simulate_uniform(kind, p, m, v, g, 1000, 1000, 1000, &s, &r), ==,
+                  0);
   for (int st = 0; st < p; st++) {
     int expected, expected_w;
     switch (kind) {
@@ -349,7 +405,7 @@ static void check_inflight(PtsimSchedule kind, int p, int m, int v) {
       expected = expected_w = m;
       break;
     case PTSIM_SCHEDULE_INTERLEAVED:
-      expected = expected_w = MIN((p - st - 1) * 2 + (v - 1) * p + 1, m * v);
+      expected = expected_w = MIN((p - st - 1) * 2 + (v - 1) * (g > 0 ? g : p) + 1, m * v);
       break;
     case PTSIM_SCHEDULE_ZB_H1:
       expected = MIN(p - st, m);
@@ -370,14 +426,15 @@ static void check_inflight(PtsimSchedule kind, int p, int m, int v) {
     /* the plan's one formula, for the shapes a plan has: validation gives
      * the interleaved schedule vp > 1 (one chunk counts as 1F1B there) */
     if (kind != PTSIM_SCHEDULE_INTERLEAVED || v > 1)
-      g_assert_cmpint(ptsim_plan_inflight_chunks(kind, p, m, v, st), ==, expected_w);
+      g_assert_cmpint(ptsim_plan_inflight_chunks(kind, p, m, v, g, st), ==, expected_w);
   }
   scratch_free(&s);
 }
 
 static void test_inflight(void) {
   g_test_summary("Peak forwards-minus-backwards: min(p-s, m) 1F1B, m GPipe, Megatron's "
-                 "warm-up+1 interleaved; ZB-H1 keeps 1F1B's peak");
+                 "warm-up+1 interleaved (in groups of g: 2(p-s-1) + (v-1)g + 1); ZB-H1 keeps "
+                 "1F1B's peak");
   for_each_shape(check_inflight);
 }
 
@@ -386,48 +443,64 @@ static void test_inflight(void) {
 static void test_errors(void) {
   g_test_summary("Bad p/m/v combinations, stages and buffers give negative codes");
   PtsimScheduleItem items[64];
-  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_INTERLEAVED, 4, 6, 2, 0, items, 64), ==,
+  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_INTERLEAVED, 4, 6, 2, 0, 0, items, 64), ==,
                   PTSIM_SCHEDULE_ERR_DIVISIBLE);
-  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 4, 8, 2, 0, items, 64), ==,
+  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 4, 8, 2, 0, 0, items, 64), ==,
                   PTSIM_SCHEDULE_ERR_VIRTUAL);
-  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_ZB_H1, 4, 8, 2, 0, items, 64), ==,
+  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_ZB_H1, 4, 8, 2, 0, 0, items, 64), ==,
                   PTSIM_SCHEDULE_ERR_VIRTUAL);
-  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 0, 8, 1, 0, items, 64), ==,
+  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 0, 8, 1, 0, 0, items, 64), ==,
                   PTSIM_SCHEDULE_ERR_ARGS);
-  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 4, 0, 1, 0, items, 64), ==,
+  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 4, 0, 1, 0, 0, items, 64), ==,
                   PTSIM_SCHEDULE_ERR_ARGS);
-  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 4, 8, 1, 4, items, 64), ==,
+  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 4, 8, 1, 0, 4, items, 64), ==,
                   PTSIM_SCHEDULE_ERR_ARGS);
-  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 4, 8, 1, -1, items, 64), ==,
+  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 4, 8, 1, 0, -1, items, 64), ==,
                   PTSIM_SCHEDULE_ERR_ARGS);
-  g_assert_cmpint(ptsim_schedule_build((PtsimSchedule)99, 4, 8, 1, 0, items, 64), ==,
+  g_assert_cmpint(ptsim_schedule_build((PtsimSchedule)99, 4, 8, 1, 0, 0, items, 64), ==,
                   PTSIM_SCHEDULE_ERR_KIND);
-  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 4, 8, 1, 0, items, 15), ==,
+  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 4, 8, 1, 0, 0, items, 15), ==,
                   PTSIM_SCHEDULE_ERR_CAPACITY);
-  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 4, 8, 1, 0, NULL, 64), ==,
+  g_assert_cmpint(ptsim_schedule_build(PTSIM_SCHEDULE_1F1B, 4, 8, 1, 0, 0, NULL, 64), ==,
                   PTSIM_SCHEDULE_ERR_ARGS);
-  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_1F1B, 129, 8, 1), ==,
+  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_1F1B, 129, 8, 1, 0), ==,
                   PTSIM_SCHEDULE_ERR_TOO_LARGE);
-  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 32768, 3), ==,
+  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 32768, 3, 0), ==,
                   PTSIM_SCHEDULE_ERR_TOO_LARGE);
-  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 16384, 4), ==, 0);
-  g_assert_cmpint(ptsim_schedule_num_items(PTSIM_SCHEDULE_ZB_H1, 4, 8, 1), ==, 24);
-  g_assert_cmpint(ptsim_schedule_num_items(PTSIM_SCHEDULE_INTERLEAVED, 4, 8, 3), ==, 48);
+  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 16384, 4, 0), ==, 0);
+  g_assert_cmpint(ptsim_schedule_num_items(PTSIM_SCHEDULE_ZB_H1, 4, 8, 1, 0), ==, 24);
+  g_assert_cmpint(ptsim_schedule_num_items(PTSIM_SCHEDULE_INTERLEAVED, 4, 8, 3, 0), ==, 48);
   g_assert_cmpstr(ptsim_schedule_strerror(PTSIM_SCHEDULE_ERR_DIVISIBLE), ==,
-                  "interleaved schedule needs microbatches divisible by pp");
+                  "interleaved schedule needs a microbatch group size (pp by default) from pp to "
+                  "the microbatches whose last group has pp microbatches at least");
+  /* microbatch groups (Megatron-LM's rule): g from p to m, and m % g 0 or
+   * at least p */
+  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 5, 3, 5), ==, 0);
+  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 2, 5, 2, 3), ==, 0);
+  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 5, 3, 0), ==,
+                  PTSIM_SCHEDULE_ERR_DIVISIBLE); /* 5 % 4 = 1 < 4 */
+  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 8, 2, 3), ==,
+                  PTSIM_SCHEDULE_ERR_DIVISIBLE); /* g < p */
+  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 8, 2, 9), ==,
+                  PTSIM_SCHEDULE_ERR_DIVISIBLE); /* g > m */
+  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 11, 2, 5), ==,
+                  PTSIM_SCHEDULE_ERR_DIVISIBLE); /* last group 11 % 5 = 1 < 4 */
+  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_INTERLEAVED, 4, 9, 2, 5), ==, 0);
+  g_assert_cmpint(ptsim_schedule_check(PTSIM_SCHEDULE_1F1B, 4, 5, 1, 2), ==, 0); /* ignored */
 
   /* scratch too small, negative cost */
-  PtsimScheduleScratch s = scratch_new(PTSIM_SCHEDULE_1F1B, 4, 8, 1);
+  PtsimScheduleScratch s = scratch_new(PTSIM_SCHEDULE_1F1B, 4, 8, 1, 0);
   PtsimScheduleSimResult r;
   s.finish_len -= 1;
-  g_assert_cmpint(ptsim_schedule_simulate_uniform(PTSIM_SCHEDULE_1F1B, 4, 8, 1, 1, 2, 0, &s, &r),
+  g_assert_cmpint(ptsim_schedule_simulate_uniform(PTSIM_SCHEDULE_1F1B, 4, 8, 1, 0, 1, 2, 0, &s, &r),
                   ==, PTSIM_SCHEDULE_ERR_CAPACITY);
   s.finish_len += 1;
   s.order_stride -= 1;
-  g_assert_cmpint(ptsim_schedule_simulate_uniform(PTSIM_SCHEDULE_1F1B, 4, 8, 1, 1, 2, 0, &s, &r),
+  g_assert_cmpint(ptsim_schedule_simulate_uniform(PTSIM_SCHEDULE_1F1B, 4, 8, 1, 0, 1, 2, 0, &s, &r),
                   ==, PTSIM_SCHEDULE_ERR_CAPACITY);
   s.order_stride += 1;
-  g_assert_cmpint(ptsim_schedule_simulate_uniform(PTSIM_SCHEDULE_1F1B, 4, 8, 1, -1, 2, 0, &s, &r),
+  g_assert_cmpint(ptsim_schedule_simulate_uniform(PTSIM_SCHEDULE_1F1B, 4, 8, 1, 0, -1, 2, 0, &s,
+                                                  &r),
                   ==, PTSIM_SCHEDULE_ERR_ARGS);
   scratch_free(&s);
 }
@@ -474,11 +547,11 @@ static void test_largest(void) {
                 {PTSIM_SCHEDULE_INTERLEAVED, 64, 1024, 4},
                 {PTSIM_SCHEDULE_GPIPE, 128, 4096, 1}};
   for (guint i = 0; i < G_N_ELEMENTS(shapes); i++) {
-    PtsimScheduleScratch s = scratch_new(shapes[i].kind, shapes[i].p, shapes[i].m, shapes[i].v);
+    PtsimScheduleScratch s = scratch_new(shapes[i].kind, shapes[i].p, shapes[i].m, shapes[i].v, 0);
     PtsimScheduleSimResult r;
     gint64 t0 = g_get_monotonic_time();
     g_assert_cmpint(ptsim_schedule_simulate_uniform(shapes[i].kind, shapes[i].p, shapes[i].m,
-                                                    shapes[i].v, 1000, 2000, 0, &s, &r),
+                                                    shapes[i].v, 0, 1000, 2000, 0, &s, &r),
                     ==, 0);
     gint64 us = g_get_monotonic_time() - t0;
     g_test_message("kind %d p=%d m=%d v=%d: %d items/stage, %.1f ms, bubble %.4f",
@@ -495,6 +568,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/schedule/hand/1f1b-p2-m4", test_hand_1f1b);
   g_test_add_func("/schedule/hand/gpipe-p2-m4", test_hand_gpipe);
   g_test_add_func("/schedule/hand/interleaved-p2-v2-m4", test_hand_interleaved);
+  g_test_add_func("/schedule/hand/interleaved-groups", test_hand_groups);
   g_test_add_func("/schedule/hand/zb-h1-p2-m4", test_hand_zb_h1);
   g_test_add_func("/schedule/each-item-once", test_each_item_once);
   g_test_add_func("/schedule/no-deadlock", test_no_deadlock);

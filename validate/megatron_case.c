@@ -441,20 +441,40 @@ static gboolean shell_safe(const char *s) {
   return TRUE;
 }
 
+/* One word of a value, quoted when the shell would read it otherwise. */
+static void append_word(GString *s, const char *word) {
+  if (shell_safe(word)) {
+    g_string_append(s, word);
+  } else {
+    g_autofree char *q = g_shell_quote(word);
+    g_string_append(s, q);
+  }
+}
+
 char *ptsim_megatron_case_command(const PtsimMegatronCase *c) {
   g_autoptr(GString) s = g_string_new(NULL);
   for (guint i = 0; i < c->flags->len; i++) {
     const char *value = c->values->pdata[i];
+    size_t n = value ? strlen(value) : 0;
     if (s->len) g_string_append_c(s, ' ');
     g_string_append(s, c->flags->pdata[i]);
     if (!value) continue;
     g_string_append_c(s, ' ');
-    if (shell_safe(value)) {
-      g_string_append(s, value);
-    } else {
-      g_autofree char *q = g_shell_quote(value);
-      g_string_append(s, q);
+    /* the harness (_run_training.sh) passes a value wrapped in [ ] as its
+     * words, brackets stripped: "[moe_act mlp]" is --flag moe_act mlp */
+    if (n > 2 && value[0] == '[' && value[n - 1] == ']' && !memchr(value + 1, ']', n - 2)) {
+      g_autofree char *inner = g_strndup(value + 1, n - 2);
+      g_auto(GStrv) words = g_strsplit_set(inner, " \t", -1);
+      gboolean first = TRUE;
+      for (char **w = words; *w; w++) {
+        if (!**w) continue;
+        if (!first) g_string_append_c(s, ' ');
+        append_word(s, *w);
+        first = FALSE;
+      }
+      continue;
     }
+    append_word(s, value);
   }
   return g_string_free(g_steal_pointer(&s), FALSE);
 }

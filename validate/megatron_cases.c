@@ -301,8 +301,8 @@ static double steady_allocated(const PtsimPlan *plan, int64_t stage, int32_t ste
   if (items <= 0 || bytes <= 0 || bytes > PTSIM_SIMULATE_SCRATCH_MAX) return NAN;
   g_autofree PtsimScheduleItem *order = g_new(PtsimScheduleItem, items);
   ptsim_schedule_build(plan->job.layout.schedule, (int32_t)plan->num_stages,
-                       (int32_t)plan->num_microbatches, (int32_t)plan->num_chunks, (int32_t)stage,
-                       order, items);
+                       (int32_t)plan->num_microbatches, (int32_t)plan->num_chunks,
+                       plan->microbatch_group, (int32_t)stage, order, items);
   /* one sample before the first step, then items + 1 per step */
   PtsimAllocTimeline tl = {NULL, 1 + (int64_t)steps * (items + 1), 0};
   g_autofree PtsimAllocSample *samples = g_new(PtsimAllocSample, tl.capacity);

@@ -245,7 +245,8 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t sh
     st->busy_ns = st->pp_wait_ns = 0;
     st->last_backward_start = last + (int64_t)s * sim->v;
     for (c = 0; c < sim->v; c++) st->last_backward_start[c] = 0;
-    rc = ptsim_schedule_shape(sim->job->layout.schedule, sim->p, sim->m, sim->v, s, &st->shape);
+    rc = ptsim_schedule_shape(sim->job->layout.schedule, sim->p, sim->m, sim->v,
+                              sim->plan->microbatch_group, s, &st->shape);
     if (rc < 0) return rc;
     st->last_forward = ptsim_schedule_last_index(&st->shape, PTSIM_SCHEDULE_ITEM_FORWARD);
     st->last_backward = ptsim_schedule_last_index(&st->shape, PTSIM_SCHEDULE_ITEM_BACKWARD);

@@ -33,6 +33,8 @@
  * DeepSeek-V3 has 61, Qwen3-235B-A22B 94. */
 #define PTSIM_MAX_LAYERS 512
 #define PTSIM_LAYER_WORDS (PTSIM_MAX_LAYERS / 64)
+/* Runs of equal virtual stages a pipeline layout may have (PtsimLayout). */
+#define PTSIM_LAYOUT_RUNS 16
 
 typedef enum { PTSIM_ACTIVATION_SWIGLU = 0, PTSIM_ACTIVATION_GELU = 1 } PtsimActivation;
 
@@ -298,6 +300,17 @@ typedef struct {
    * --pipeline-model-parallel-layout may give more: the layer slots the
    * first / last virtual stage leaves empty; 0: none). */
   int account_embedding, account_loss;
+  /* A --pipeline-model-parallel-layout whose split the fields above cannot
+   * say (unequal virtual stages): the transformer layers of the pp x vp
+   * virtual stages in model order, as runs of equal ones -- run r is
+   * vstage_run_count[r] virtual stages of vstage_run_layers[r] layers
+   * each; vstage_runs runs, 0: none (the fields above give the split). */
+  int32_t vstage_runs;
+  int32_t vstage_run_count[PTSIM_LAYOUT_RUNS], vstage_run_layers[PTSIM_LAYOUT_RUNS];
+  /* The interleaved schedule's microbatch group: microbatches each virtual
+   * stage runs in a row (--microbatch-group-size-per-virtual-pipeline-
+   * stage; 0: Megatron-LM's default, pp). */
+  int64_t microbatch_group;
   int distributed_optimizer;   /* shard optimizer states over dp*cp */
   PtsimSharding sharding;      /* ZeRO-2/3 (NONE: as distributed_optimizer says) */
   int64_t optimizer_instances; /* --num-distributed-optimizer-instances (1); with

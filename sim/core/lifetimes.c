@@ -125,7 +125,7 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
    * at once (the plan's rule) and, for the shortcut, at least 2pv + 2 of
    * them (at most all m*v): period_kmax looks back that many periods */
   int64_t alive = ptsim_plan_inflight_chunks(job->layout.schedule, job->layout.pp, m,
-                                             job->layout.vp, stage);
+                                             job->layout.vp, plan->microbatch_group, stage);
   int64_t horizon = m * v < 2 * job->layout.pp * v + 2 ? m * v : 2 * job->layout.pp * v + 2;
   int64_t inflight = alive > horizon ? alive : horizon;
   int64_t even_slot = slot_handles(plan, stage, layers / v);
@@ -287,7 +287,7 @@ PTSIM_HD void ptsim_lifetimes_moe_transients(Ctx *x) {
 
 static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   int32_t *hs = slot(x, mb, chunk);
-  int32_t k = 0, layer, i;
+  int32_t k = 0, layer, i, layers = ptsim_lifetimes_layers_of(x, chunk);
   for (i = 0; i < x->per_slot; i++) hs[i] = -1;
   ptsim_lifetimes_live_add(x, mb, chunk);
   if (!is_first(x, chunk)) hs[k] = tensor_take(x, "pp_recv", x->layer_input_bytes, STREAM_COMM);
@@ -305,7 +305,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
                                           (double)l->tp * s * s,
                                       STREAM_COMPUTE);
   }
-  for (layer = 0; layer < x->chunk_layers; layer++) {
+  for (layer = 0; layer < layers; layer++) {
     int32_t n;
     const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
     if (x->gathered) ptsim_lifetimes_unit_enter(x, chunk, layer + 1, 1);
@@ -336,6 +336,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     }
     if (x->gathered) ptsim_lifetimes_unit_forward_done(x, chunk, layer + 1);
   }
+  k = 1 + x->chunk_layers * MAX_LAYER_TENSORS; /* the head's handles follow the slot's layers */
   if (x->gathered && is_last(x, chunk))
     ptsim_lifetimes_unit_enter(x, chunk, x->chunk_layers + 1, 1);
   if (is_last(x, chunk)) { /* logits (16-bit), fp32, kept as the softmax; loss */
@@ -364,7 +365,7 @@ static PTSIM_HD void release_saved(Ctx *x, int32_t mb, int32_t chunk) {
   int32_t *hs = slot(x, mb, chunk);
   int32_t layer, i;
   ptsim_lifetimes_live_use(x, mb, chunk, 1);
-  for (layer = x->chunk_layers - 1; layer >= 0; layer--) {
+  for (layer = ptsim_lifetimes_layers_of(x, chunk) - 1; layer >= 0; layer--) {
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
     for (i = MAX_LAYER_TENSORS - 1; i >= 0; i--) {
       tensor_give(x, lh[i]);
@@ -395,7 +396,7 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     ptsim_lifetimes_mtp_backward(x, hs + base + 2, keep_saved);
   }
   grad_in = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMM);
-  for (layer = x->chunk_layers - 1; layer >= 0; layer--) {
+  for (layer = ptsim_lifetimes_layers_of(x, chunk) - 1; layer >= 0; layer--) {
     int32_t *lh = hs + 1 + layer * MAX_LAYER_TENSORS;
     int32_t tmp[MAX_LAYER_TENSORS], n;
     const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);

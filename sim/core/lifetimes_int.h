@@ -81,6 +81,15 @@ typedef struct {
   int32_t period_next;                 /* the item before which the shortcut looks next, -1 never */
 } PtsimLifetimesCtx;
 
+/* The layers of model chunk `chunk` of the replayed stage (the plan's, per
+ * virtual stage; chunk_layers, the stage's most, sizes the slots). */
+static PTSIM_HD inline int32_t ptsim_lifetimes_layers_of(const PtsimLifetimesCtx *x,
+                                                         int32_t chunk) {
+  int64_t first, count;
+  ptsim_plan_chunk_range(x->plan, x->stage, chunk, &first, &count);
+  return (int32_t)count;
+}
+
 /* Chunk `chunk` of the stage holds the embedding / the output layer: it is
  * the first / the last virtual stage (plan.h vstages). */
 static inline PTSIM_HD int ptsim_lifetimes_is_first(const PtsimLifetimesCtx *x, int32_t chunk) {

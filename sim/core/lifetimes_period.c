@@ -151,7 +151,8 @@ PTSIM_HD int32_t ptsim_lifetimes_period_init(PtsimLifetimesCtx *x, void *scratch
   /* GPipe's stretches hold one more microbatch, then one fewer, every
    * period: its state never comes back */
   if (l->schedule == PTSIM_SCHEDULE_GPIPE ||
-      ptsim_schedule_shape(l->schedule, (int32_t)l->pp, x->m, x->v, (int32_t)x->stage, &sh) != 0 ||
+      ptsim_schedule_shape(l->schedule, (int32_t)l->pp, x->m, x->v, x->plan->microbatch_group,
+                           (int32_t)x->stage, &sh) != 0 ||
       sh.items != n_items)
     return -1;
   for (k = 0; k < PTSIM_SCHEDULE_PHASES; k++) {

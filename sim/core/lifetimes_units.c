@@ -22,7 +22,7 @@ PTSIM_HD int64_t ptsim_lifetimes_unit_slots(const PtsimPlan *plan, int64_t stage
 static PTSIM_HD int unit_present(const Ctx *x, int32_t chunk, int32_t u) {
   if (u == 0) return ptsim_lifetimes_is_first(x, chunk);
   if (u == x->chunk_layers + 1) return ptsim_lifetimes_is_last(x, chunk);
-  return u > 0 && u <= x->chunk_layers;
+  return u > 0 && u <= ptsim_lifetimes_layers_of(x, chunk);
 }
 
 static PTSIM_HD int32_t unit_kind(const Ctx *x, int32_t chunk, int32_t u) {

@@ -85,6 +85,42 @@ PTSIM_HD int32_t ptsim_plan_split_accounted(int64_t pp, int64_t vp, int64_t laye
   return 0;
 }
 
+PTSIM_HD int32_t ptsim_plan_split_vstages(const PtsimLayout *l, int64_t layers, int32_t *out) {
+  int64_t stages[PTSIM_MAX_STAGES];
+  int64_t v = l->vp > 0 ? l->vp : 1, n = l->pp * v, at = 0, sum = 0, chunk, s, c, r, k;
+  if (l->pp < 1 || l->pp > PTSIM_MAX_STAGES || v > PTSIM_MAX_VSTAGES || n > PTSIM_MAX_VSTAGES ||
+      layers < 1)
+    return -1;
+  if (l->vstage_runs > 0) { /* a pipeline layout's, run by run */
+    if (l->vstage_runs > PTSIM_LAYOUT_RUNS) return -1;
+    for (r = 0; r < l->vstage_runs; r++) {
+      int64_t count = l->vstage_run_count[r], each = l->vstage_run_layers[r];
+      if (count < 1 || each < 0 || count > n - at) return -1;
+      for (k = 0; k < count; k++) out[at++] = (int32_t)each;
+      sum += count * each;
+    }
+    return at == n && sum == layers ? 0 : -1;
+  }
+  if (l->account_embedding || l->account_loss) {
+    if (ptsim_plan_split_accounted(l->pp, v, layers, l->account_embedding, l->account_loss, stages,
+                                   &chunk) != 0)
+      return -1;
+    for (k = 0; k < n; k++) out[k] = (int32_t)chunk;
+    out[0] -= l->account_embedding;
+    out[n - 1] -= l->account_loss;
+    return 0;
+  }
+  if (ptsim_plan_split_stages(l->pp, layers, l->first_stage_layers, l->last_stage_layers, stages) !=
+      0)
+    return -1;
+  /* looped: virtual stage c*pp + s is chunk c of stage s */
+  for (s = 0; s < l->pp; s++) {
+    if (stages[s] % v != 0) return -1;
+    for (c = 0; c < v; c++) out[c * l->pp + s] = (int32_t)(stages[s] / v);
+  }
+  return 0;
+}
+
 PTSIM_HD PtsimPositionEmbedding ptsim_plan_position_embedding(const PtsimModel *model) {
   if (model->position_embedding != PTSIM_POSITION_AUTO) return model->position_embedding;
   return model->activation == PTSIM_ACTIVATION_GELU && model->norm == PTSIM_NORM_LAYERNORM
@@ -341,18 +377,15 @@ static PTSIM_HD void plan_state_bytes(PtsimPlan *plan) {
 
 PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64_t chunk,
                                      int64_t *first, int64_t *count) {
-  int64_t v = plan->num_chunks, per = plan->chunk_layers[0], vs;
-  if (v <= 1) {
+  int32_t vs;
+  if (plan->num_chunks <= 1) {
     *first = plan->stage_first_layer[stage];
     *count = plan->stage_layers[stage];
     return;
   }
-  /* virtual stage vs: every one `per` layers but the very first and last */
   vs = ptsim_schedule_vstage_of(&plan->vstages, (int32_t)stage, (int32_t)chunk);
-  *first = vs * per - (vs > 0 ? per - plan->first_chunk_layers : 0);
-  *count = vs == 0                          ? plan->first_chunk_layers
-           : vs == plan->num_stages * v - 1 ? plan->last_chunk_layers
-                                            : per;
+  *first = plan->vstage_first_layer[vs];
+  *count = plan->vstage_layers[vs];
 }
 
 /* The MoE quantities of the plan (all 0 for a dense model). */
@@ -545,7 +578,7 @@ static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
 /* ---- in-flight microbatches ---- */
 
 PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, int64_t m, int64_t v,
-                                            int64_t stage) {
+                                            int64_t group, int64_t stage) {
   int64_t held;
   switch (schedule) {
   case PTSIM_SCHEDULE_GPIPE:
@@ -553,10 +586,10 @@ PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, i
     return m > 0 ? m : p;
   case PTSIM_SCHEDULE_INTERLEAVED:
     if (v > 1) {
-      /* Interleaved 1F1B with v chunks per rank: rank i runs
-       * 2(p-1-i) + (v-1)p warm-up chunk-forwards and holds one more in the
-       * steady state, capped at all m*v chunk-forwards. */
-      held = 2 * (p - 1 - stage) + (v - 1) * p + 1;
+      /* Interleaved 1F1B with v chunks per rank in groups of g: rank i
+       * runs 2(p-1-i) + (v-1)g warm-up chunk-forwards and holds one more
+       * in the steady state, capped at all m*v chunk-forwards. */
+      held = 2 * (p - 1 - stage) + (v - 1) * (group > 0 ? group : p) + 1;
       return m > 0 && held > m * v ? m * v : held;
     }
     held = p - stage; /* one chunk: 1F1B */
@@ -581,16 +614,72 @@ PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, i
   return m > 0 && held > m ? m : held;
 }
 
+/* The layers of the chunk of `stage` that item `index` of its order runs. */
+static PTSIM_HD int64_t plan_item_layers(const PtsimPlan *plan, const PtsimScheduleShape *sh,
+                                         int32_t index) {
+  PtsimScheduleItem it;
+  ptsim_schedule_item_at(sh, index, &it);
+  return plan->vstage_layers[ptsim_schedule_vstage_of(&plan->vstages, sh->stage, it.chunk)];
+}
+
+/* The interleaved order of `stage` whose chunks hold unequal layers: the
+ * most layers its held (microbatch, chunk) pairs have at once.  The peak
+ * follows a forward of the steady pairs (schedule.h): after F(w+k), P(k) =
+ * the layers of forwards 0..w+k less those of backwards 0..k-1.  Forwards
+ * and backwards run g*v virtual microbatches per period with g of each
+ * chunk, so P(k) = P(k - g*v) while forward w+k lies in whole groups
+ * (before virtual microbatch E): P is walked over its first period, then
+ * from k = E-w-1 (its value that of (E-w-1) mod g*v) to the end.  O(g*v). */
+static PTSIM_HD int64_t plan_peak_layers(const PtsimPlan *plan, int64_t stage) {
+  PtsimScheduleShape sh;
+  int64_t held = 0, best, at = -1, kept = 0, k, i;
+  int32_t w, steady, period, tail;
+  if (ptsim_schedule_shape(PTSIM_SCHEDULE_INTERLEAVED, (int32_t)plan->num_stages,
+                           (int32_t)plan->num_microbatches, (int32_t)plan->num_chunks,
+                           plan->microbatch_group, (int32_t)stage, &sh) != 0)
+    return plan->stage_layers[stage] * plan->num_microbatches;
+  w = sh.warmup;
+  steady = sh.m * sh.v - w;                                 /* steady pairs */
+  if (steady <= 0) return plan->stage_layers[stage] * sh.m; /* every forward before a backward */
+  period = sh.group * sh.v;
+  tail = (sh.last_group_size == sh.group ? sh.m * sh.v : sh.last_group_at) - w - 1;
+  for (i = 0; i <= w; i++) held += plan_item_layers(plan, &sh, (int32_t)i); /* to F(w) */
+  best = held;
+  if (tail >= 0) at = tail % period;
+  for (k = 0; k + 1 < steady;) {
+    if (k == at) kept = held;
+    if (k + 1 == period && tail > k + 1) { /* P(tail) = P(at), at < period: kept */
+      k = tail;
+      held = kept;
+    } else { /* B(k), then F(w+k+1) */
+      held += plan_item_layers(plan, &sh, w + 2 * (int32_t)k + 2) -
+              plan_item_layers(plan, &sh, w + 2 * (int32_t)k + 1);
+      k++;
+    }
+    if (held > best) best = held;
+  }
+  return best;
+}
+
 /* The same in whole-stage microbatches: a chunk is 1/v of the stage's
  * layers under the interleaved schedule, so stage 0 holds p + (p-1)/v =
  * p * (1 + (p-1)/(p v)): exactly Megatron's interleaved memory penalty
  * times p (Megatron prints ceil() of it as a count but scales activations
  * by the unrounded factor; so does ptsim).  The last stage holds
- * p - (p-1)/v. */
-static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t chunks) {
+ * p - (p-1)/v.  Chunks of unequal layers (an accounted split, a pipeline
+ * layout's) weigh each held chunk by its layers. */
+static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t stage, int64_t chunks) {
   const PtsimLayout *l = &plan->job.layout;
-  if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED && l->vp > 1) return (double)chunks / (double)l->vp;
-  return (double)chunks;
+  int64_t c, layers = plan->stage_layers[stage];
+  int unequal = 0;
+  if (l->schedule != PTSIM_SCHEDULE_INTERLEAVED || l->vp <= 1) return (double)chunks;
+  if (plan->vstages.count != 0 && layers > 0)
+    for (c = 1; c < plan->num_chunks; c++)
+      unequal |= plan->vstage_layers[ptsim_schedule_vstage_of(&plan->vstages, (int32_t)stage,
+                                                              (int32_t)c)] !=
+                 plan->vstage_layers[ptsim_schedule_vstage_of(&plan->vstages, (int32_t)stage, 0)];
+  if (unequal) return (double)plan_peak_layers(plan, stage) / (double)layers;
+  return (double)chunks / (double)l->vp;
 }
 
 /* ---- the plan ---- */
@@ -601,14 +690,41 @@ PTSIM_HD void ptsim_plan_counts(const PtsimJob *job, PtsimPlan *out) {
   out->num_stages = l->pp;
   out->num_chunks = l->vp > 0 ? l->vp : 1;
   out->num_microbatches = per > 0 ? l->gbs / per : 0;
+  out->microbatch_group = (int32_t)(l->microbatch_group > 0 ? l->microbatch_group : l->pp);
   out->schedule_items = ptsim_schedule_num_items(l->schedule, (int32_t)l->pp,
                                                  (int32_t)out->num_microbatches,
-                                                 (int32_t)out->num_chunks);
+                                                 (int32_t)out->num_chunks, out->microbatch_group);
+}
+
+/* The layers of every virtual stage and stage (plan.h); all 0 when the
+ * layout does not split the model (validation refuses it). */
+static PTSIM_HD void plan_split(PtsimPlan *out) {
+  const PtsimLayout *l = &out->job.layout;
+  int64_t s, c, first = 0, n = l->pp * out->num_chunks;
+  int ok = out->vstages.count != 0 &&
+           ptsim_plan_split_vstages(l, out->job.model.num_layers, out->vstage_layers) == 0;
+  for (s = 0; s < PTSIM_MAX_VSTAGES; s++) {
+    if (!ok || s >= n) out->vstage_layers[s] = 0;
+    out->vstage_first_layer[s] = (int32_t)first;
+    first += out->vstage_layers[s];
+  }
+  first = 0;
+  for (s = 0; s < PTSIM_MAX_STAGES; s++) {
+    out->stage_layers[s] = out->chunk_layers[s] = 0;
+    for (c = 0; s < l->pp && c < out->num_chunks && out->vstages.count != 0; c++) {
+      int64_t k =
+          out->vstage_layers[ptsim_schedule_vstage_of(&out->vstages, (int32_t)s, (int32_t)c)];
+      out->stage_layers[s] += k;
+      if (k > out->chunk_layers[s]) out->chunk_layers[s] = k;
+    }
+    out->stage_first_layer[s] = s < l->pp ? first : 0;
+    first += out->stage_layers[s];
+  }
 }
 
 PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
   const PtsimLayout *l = &job->layout;
-  int64_t s, first = 0, chunk = 0;
+  int64_t s;
   int k;
   out->job = *job;
   ptsim_plan_counts(job, out);
@@ -625,41 +741,18 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
       ptsim_topology_group(l, &job->hw, (PtsimGroupKind)k, &out->groups[k]);
     else
       memset(&out->groups[k], 0, sizeof out->groups[k]);
-  for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_layers[s] = 0;
-  if (l->account_embedding || l->account_loss) {
-    if (ptsim_plan_split_accounted(l->pp, out->num_chunks, job->model.num_layers,
-                                   l->account_embedding, l->account_loss, out->stage_layers,
-                                   &chunk) != 0)
-      for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_layers[s] = 0;
-  } else if (ptsim_plan_split_stages(l->pp, job->model.num_layers, l->first_stage_layers,
-                                     l->last_stage_layers, out->stage_layers) != 0) {
-    for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_layers[s] = 0;
-  }
-  for (s = 0; s < PTSIM_MAX_STAGES; s++) {
-    int active = s < l->pp;
-    out->stage_first_layer[s] = active ? first : 0;
-    /* One chunk per stage: the chunk is the stage, accounted or not. */
-    out->chunk_layers[s] = !active ? 0
-                           : chunk > 0 && out->num_chunks > 1
-                               ? chunk
-                               : out->stage_layers[s] / out->num_chunks;
-    if (active) first += out->stage_layers[s];
-  }
-  out->first_chunk_layers = out->chunk_layers[0];
-  out->last_chunk_layers = out->chunk_layers[l->pp > 0 ? l->pp - 1 : 0];
-  if (chunk > 0 && out->num_chunks > 1) {
-    out->first_chunk_layers -= l->account_embedding;
-    out->last_chunk_layers -= l->account_loss;
-  }
+  plan_split(out);
   plan_moe(out);
   for (s = 0; s < PTSIM_MAX_STAGES; s++) {
     out->stage_expert_parameters[s] = s < l->pp ? plan_stage_expert_parameters(out, s) : 0.0;
     out->stage_parameters[s] = s < l->pp ? plan_stage_parameters(out, s) : 0.0;
     out->stage_weight_bytes[s] = s < l->pp ? plan_stage_weight_bytes(out, s) : 0.0;
     out->inflight_microbatches[s] =
-        s < l->pp ? plan_inflight(out, ptsim_plan_inflight_chunks(l->schedule, l->pp,
-                                                                  out->num_microbatches, l->vp, s))
-                  : 0.0;
+        s < l->pp
+            ? plan_inflight(out, s,
+                            ptsim_plan_inflight_chunks(l->schedule, l->pp, out->num_microbatches,
+                                                       l->vp, out->microbatch_group, s))
+            : 0.0;
   }
   plan_sharding(out);
 }

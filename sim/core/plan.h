@@ -47,9 +47,11 @@ typedef struct {
   int64_t num_chunks;       /* v: model chunks per stage (vp; 1 when vp < 1; validation
                                makes vp > 1 the interleaved schedule's alone) */
   int64_t num_microbatches; /* m = gbs / (mbs * dp); 0 when mbs * dp <= 0 */
+  int32_t microbatch_group; /* the interleaved schedule's group size g: the
+                               layout's, or pp (Megatron's default) */
   int32_t schedule_items;   /* items per stage of the schedule's order, or a
                                negative PTSIM_SCHEDULE_ERR_* when the
-                               schedule cannot be built for (p, m, v) */
+                               schedule cannot be built for (p, m, v, g) */
   /* Where the pp x vp virtual stages run (schedule.h): per chunk of each
    * stage its virtual stage and the stages and chunks of the ones before
    * and after it; the stages of the first and the last.  The one placement
@@ -71,11 +73,15 @@ typedef struct {
   /* Per pipeline stage [0, num_stages): */
   int64_t stage_layers[PTSIM_MAX_STAGES];      /* transformer layers (sum: num_layers) */
   int64_t stage_first_layer[PTSIM_MAX_STAGES]; /* index of its first layer */
-  int64_t chunk_layers[PTSIM_MAX_STAGES];      /* layers of a regular chunk of the stage */
-  /* --account-for-embedding/loss-in-pipeline-split build one layer fewer in
-   * the first chunk of stage 0 / the last chunk of the last stage; these
-   * hold those two chunks' layers (chunk_layers of their stage otherwise). */
-  int64_t first_chunk_layers, last_chunk_layers;
+  int64_t chunk_layers[PTSIM_MAX_STAGES];      /* the most layers a chunk of the stage
+                                                  holds (each one's, when equal) */
+  /* Per virtual stage in model order (vstages says where each runs), the
+   * first pp x vp of them (all of a validated job's): its transformer
+   * layers (ptsim_plan_split_vstages: equal ones, fewer in the first and
+   * the last under --account-for-embedding/loss-in-pipeline-split, or what
+   * a pipeline layout gives) and the index of its first layer. */
+  int32_t vstage_layers[PTSIM_MAX_VSTAGES];
+  int32_t vstage_first_layer[PTSIM_MAX_VSTAGES];
   int64_t head_dim; /* d: kv_channels, or h / a */
   /* Bytes per parameter of the model states on one GPU (precision and
    * optimizer options resolved once): the main-grad buffer, the master
@@ -140,7 +146,9 @@ typedef struct {
   /* Microbatches whose activations the stage holds at its peak, in units of
    * "all of this stage's layers for one microbatch" (fractional under the
    * interleaved schedule): ptsim_plan_inflight_chunks() over the chunks of
-   * a stage; what the memory estimate multiplies by. */
+   * a stage; with chunks of unequal layers, the most layers its held
+   * chunks have at once over its order, over the stage's layers (plan.c);
+   * what the memory estimate multiplies by. */
   double inflight_microbatches[PTSIM_MAX_STAGES];
   /* Mixture of experts (all 0 for a dense model, whose every layer is
    * layer_parameters).  The expert part of a GPU's parameters is sharded
@@ -194,6 +202,15 @@ PTSIM_HD int ptsim_plan_split_fits(int64_t pp, int64_t vp, int64_t layers, int64
  * fewer than 0 layers. */
 PTSIM_HD int32_t ptsim_plan_split_accounted(int64_t pp, int64_t vp, int64_t layers, int embedding,
                                             int loss, int64_t *out, int64_t *chunk);
+
+/* The transformer layers of each of the pp x vp virtual stages, in model
+ * order, as Megatron-LM builds them from layout `l` (the split above,
+ * each stage's layers over its vp chunks evenly; the accounted split; or
+ * the layout's runs of virtual stages): writes out[0 .. pp*vp) and
+ * returns 0, or -1 when the layout does not split `layers` (pp*vp >
+ * PTSIM_MAX_VSTAGES, runs that do not add up, a stage's layers that vp
+ * does not divide). */
+PTSIM_HD int32_t ptsim_plan_split_vstages(const PtsimLayout *l, int64_t layers, int32_t *out);
 
 /* The model's position embedding with AUTO resolved by family: GELU +
  * LayerNorm models are GPT-style (Megatron's default learned_absolute,
@@ -253,13 +270,14 @@ PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, 
 
 /* The most (microbatch, chunk) pairs stage `stage` of p holds under
  * `schedule` with m microbatches and v chunks per stage (vp; the schedule's
- * own chunks: one per stage but when interleaved with v > 1): its forwards
+ * own chunks: one per stage but when interleaved with v > 1) in groups of
+ * `group` (interleaved; <= 0: p): its forwards
  * whose backward (ZB-H1: whose W) has not run yet, at the peak, in closed
  * form; schedule.h draws the orders it counts.  m <= 0, an unknown batch:
  * as many as enough microbatches give.  The one in-flight rule: the plan's
  * inflight_microbatches and the allocator replay's live pairs are it. */
 PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, int64_t m, int64_t v,
-                                            int64_t stage);
+                                            int64_t group, int64_t stage);
 
 /* First layer and layer count of model chunk `chunk` of stage `stage` (its
  * virtual stage's place in the model; vp > 1 needs the plan's vstages
@@ -268,7 +286,7 @@ PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64
                                      int64_t *first, int64_t *count);
 
 /* Only the counts of the plan — num_stages, num_chunks, num_microbatches,
- * schedule_items, exactly as ptsim_plan_build sets them — leaving every
+ * microbatch_group, schedule_items, exactly as ptsim_plan_build sets them — leaving every
  * other field as it was: what sizing a layout's scratch needs, at a
  * fraction of the cost of the whole plan. */
 PTSIM_HD void ptsim_plan_counts(const PtsimJob *job, PtsimPlan *out);

@@ -58,7 +58,12 @@ PTSIM_HD int32_t ptsim_schedule_vstages(PtsimSchedule kind, int32_t p, int32_t v
 
 /* ---- checks ---- */
 
-PTSIM_HD int32_t ptsim_schedule_check(PtsimSchedule kind, int32_t p, int32_t m, int32_t v) {
+/* The interleaved schedule's group size: `group`, or Megatron's default p. */
+PTSIM_HD static int32_t group_of(int32_t p, int32_t group) { return group > 0 ? group : p; }
+
+PTSIM_HD int32_t ptsim_schedule_check(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+                                      int32_t group) {
+  int32_t g = group_of(p, group);
   if (p < 1 || m < 1 || v < 1) return PTSIM_SCHEDULE_ERR_ARGS;
   if (kind != PTSIM_SCHEDULE_1F1B && kind != PTSIM_SCHEDULE_GPIPE &&
       kind != PTSIM_SCHEDULE_INTERLEAVED && kind != PTSIM_SCHEDULE_ZB_H1)
@@ -68,12 +73,16 @@ PTSIM_HD int32_t ptsim_schedule_check(PtsimSchedule kind, int32_t p, int32_t m, 
     return PTSIM_SCHEDULE_ERR_TOO_LARGE;
   if ((int64_t)p * (int64_t)v > PTSIM_MAX_VSTAGES || v > 1 << PTSIM_VSTAGE_CHUNK_BITS)
     return PTSIM_SCHEDULE_ERR_VSTAGES;
-  if (kind == PTSIM_SCHEDULE_INTERLEAVED && m % p != 0) return PTSIM_SCHEDULE_ERR_DIVISIBLE;
+  /* Megatron-LM's forward_backward_pipelining_with_interleaving: g in
+   * [p, m], and a last group of g or of p at least */
+  if (kind == PTSIM_SCHEDULE_INTERLEAVED && (g < p || g > m || (m % g != 0 && m % g < p)))
+    return PTSIM_SCHEDULE_ERR_DIVISIBLE;
   return 0;
 }
 
-PTSIM_HD int32_t ptsim_schedule_num_items(PtsimSchedule kind, int32_t p, int32_t m, int32_t v) {
-  int32_t rc = ptsim_schedule_check(kind, p, m, v);
+PTSIM_HD int32_t ptsim_schedule_num_items(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+                                          int32_t group) {
+  int32_t rc = ptsim_schedule_check(kind, p, m, v, group);
   if (rc != 0) return rc;
   return kind == PTSIM_SCHEDULE_ZB_H1 ? 3 * m : 2 * m * v;
 }
@@ -83,17 +92,17 @@ PTSIM_HD static int32_t min_i32(int32_t x, int32_t y) { return x < y ? x : y; }
 /* Warm-up forwards of `stage` (forwards before its first backward), or an
  * error code.  GPipe: m. */
 PTSIM_HD static int32_t warmup_items(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
-                                     int32_t stage) {
-  int32_t rc = ptsim_schedule_check(kind, p, m, v);
+                                     int32_t group, int32_t stage) {
+  int32_t rc = ptsim_schedule_check(kind, p, m, v, group);
   if (rc != 0) return rc;
   if (stage < 0 || stage >= p) return PTSIM_SCHEDULE_ERR_ARGS;
   switch (kind) {
   case PTSIM_SCHEDULE_GPIPE:
     return m;
   case PTSIM_SCHEDULE_INTERLEAVED:
-    /* Megatron-LM get_pp_rank_microbatches, group size p: two per later
-     * stage, plus (v-1) groups of p so every chunk is primed. */
-    return min_i32((p - stage - 1) * 2 + (v - 1) * p, m * v);
+    /* Megatron-LM get_pp_rank_microbatches: two per later stage, plus
+     * (v-1) groups of g so every chunk is primed. */
+    return min_i32((p - stage - 1) * 2 + (v - 1) * group_of(p, group), m * v);
   case PTSIM_SCHEDULE_1F1B:
   case PTSIM_SCHEDULE_ZB_H1:
   default:
@@ -111,11 +120,42 @@ PTSIM_HD static void put(PtsimScheduleItem *out, int32_t *n, int32_t kind, int32
   *n += 1;
 }
 
-/* Interleaved: virtual microbatch k -> microbatch and forward chunk. */
-PTSIM_HD static int32_t virtual_mb(int32_t p, int32_t v, int32_t k) {
-  return (k / (p * v)) * p + k % p;
+/* Interleaved: virtual microbatch k -> microbatch and forward chunk, as
+ * Megatron-LM's get_schedule_table lists them (schedule.h): groups of g,
+ * then the last group of r = m - G*g from virtual microbatch G*g*v. */
+typedef struct {
+  int32_t m, v, g, last_at, last_mb, last_size;
+} Groups;
+
+PTSIM_HD static void groups_of(int32_t p, int32_t m, int32_t v, int32_t group, Groups *out) {
+  int32_t whole;
+  out->m = m;
+  out->v = v;
+  out->g = group_of(p, group);
+  whole = (m - 1) / out->g; /* G: the groups before the last */
+  out->last_mb = whole * out->g;
+  out->last_size = m - out->last_mb;
+  out->last_at = out->last_mb * v;
 }
-PTSIM_HD static int32_t virtual_chunk(int32_t p, int32_t v, int32_t k) { return (k / p) % v; }
+
+PTSIM_HD static void virtual_item(const Groups *t, int32_t k, int32_t *mb, int32_t *chunk) {
+  int32_t q;
+  if (t->v == 1) { /* one chunk: the microbatches in order */
+    *mb = k;
+    *chunk = 0;
+    return;
+  }
+  if (k >= t->last_at) {
+    k -= t->last_at;
+    q = k / t->last_size;
+    *chunk = q;
+    *mb = t->last_mb + (k - q * t->last_size);
+    return;
+  }
+  q = k / t->g;
+  *chunk = q % t->v;
+  *mb = (q / t->v) * t->g + (k - q * t->g);
+}
 
 PTSIM_HD static int32_t build_gpipe(int32_t m, PtsimScheduleItem *out) {
   int32_t n = 0, k;
@@ -124,21 +164,28 @@ PTSIM_HD static int32_t build_gpipe(int32_t m, PtsimScheduleItem *out) {
   return n;
 }
 
+/* The forward (backward: 0) of virtual microbatch k. */
+PTSIM_HD static void put_virtual(PtsimScheduleItem *out, int32_t *n, const Groups *t, int32_t k,
+                                 int32_t forward) {
+  int32_t mb, chunk;
+  virtual_item(t, k, &mb, &chunk);
+  if (forward)
+    put(out, n, PTSIM_SCHEDULE_ITEM_FORWARD, mb, chunk);
+  else
+    put(out, n, PTSIM_SCHEDULE_ITEM_BACKWARD, mb, t->v - 1 - chunk);
+}
+
 /* 1F1B and interleaved share one shape over virtual microbatches: w
  * forwards, then (F(w+k), B(k)) pairs, then the remaining backwards.  For
  * 1F1B, v = 1 and the mapping is the identity. */
-PTSIM_HD static int32_t build_one_f_one_b(int32_t p, int32_t m, int32_t v, int32_t w,
-                                          PtsimScheduleItem *out) {
-  int32_t total = m * v, n = 0, k;
-  for (k = 0; k < w; k++)
-    put(out, &n, PTSIM_SCHEDULE_ITEM_FORWARD, virtual_mb(p, v, k), virtual_chunk(p, v, k));
+PTSIM_HD static int32_t build_one_f_one_b(const Groups *t, int32_t w, PtsimScheduleItem *out) {
+  int32_t total = t->m * t->v, n = 0, k;
+  for (k = 0; k < w; k++) put_virtual(out, &n, t, k, 1);
   for (k = 0; k < total - w; k++) {
-    int32_t f = k + w;
-    put(out, &n, PTSIM_SCHEDULE_ITEM_FORWARD, virtual_mb(p, v, f), virtual_chunk(p, v, f));
-    put(out, &n, PTSIM_SCHEDULE_ITEM_BACKWARD, virtual_mb(p, v, k), v - 1 - virtual_chunk(p, v, k));
+    put_virtual(out, &n, t, k + w, 1);
+    put_virtual(out, &n, t, k, 0);
   }
-  for (k = total - w; k < total; k++)
-    put(out, &n, PTSIM_SCHEDULE_ITEM_BACKWARD, virtual_mb(p, v, k), v - 1 - virtual_chunk(p, v, k));
+  for (k = total - w; k < total; k++) put_virtual(out, &n, t, k, 0);
   return n;
 }
 
@@ -158,13 +205,16 @@ PTSIM_HD static int32_t build_zb_h1(int32_t m, int32_t stage, int32_t w, PtsimSc
 }
 
 PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
-                                      int32_t stage, PtsimScheduleItem *out, int32_t capacity) {
-  int32_t n = ptsim_schedule_num_items(kind, p, m, v);
+                                      int32_t group, int32_t stage, PtsimScheduleItem *out,
+                                      int32_t capacity) {
+  int32_t n = ptsim_schedule_num_items(kind, p, m, v, group);
   int32_t w;
+  Groups t;
   if (n < 0) return n;
   if (stage < 0 || stage >= p || out == 0) return PTSIM_SCHEDULE_ERR_ARGS;
   if (capacity < n) return PTSIM_SCHEDULE_ERR_CAPACITY;
-  w = warmup_items(kind, p, m, v, stage);
+  w = warmup_items(kind, p, m, v, group, stage);
+  groups_of(p, m, v, group, &t);
   switch (kind) {
   case PTSIM_SCHEDULE_GPIPE:
     return build_gpipe(m, out);
@@ -173,7 +223,7 @@ PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, 
   case PTSIM_SCHEDULE_1F1B:
   case PTSIM_SCHEDULE_INTERLEAVED:
   default:
-    return build_one_f_one_b(p, m, v, w, out);
+    return build_one_f_one_b(&t, w, out);
   }
 }
 
@@ -189,8 +239,9 @@ PTSIM_HD static int32_t zb_group_start(const PtsimScheduleShape *sh, int32_t g) 
 }
 
 PTSIM_HD int32_t ptsim_schedule_shape(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
-                                      int32_t stage, PtsimScheduleShape *out) {
-  int32_t n = ptsim_schedule_num_items(kind, p, m, v), r, steady;
+                                      int32_t group, int32_t stage, PtsimScheduleShape *out) {
+  int32_t n = ptsim_schedule_num_items(kind, p, m, v, group), r, steady;
+  Groups t;
   if (n < 0) return n;
   if (stage < 0 || stage >= p || out == 0) return PTSIM_SCHEDULE_ERR_ARGS;
   out->kind = (int32_t)kind;
@@ -199,7 +250,12 @@ PTSIM_HD int32_t ptsim_schedule_shape(PtsimSchedule kind, int32_t p, int32_t m, 
   out->v = v;
   out->stage = stage;
   out->items = n;
-  out->warmup = warmup_items(kind, p, m, v, stage);
+  out->warmup = warmup_items(kind, p, m, v, group, stage);
+  groups_of(p, m, v, group, &t);
+  out->group = t.g;
+  out->last_group_at = t.last_at;
+  out->last_group_mb = t.last_mb;
+  out->last_group_size = t.last_size;
   /* Group sizes change only at g = m-w (no more F) and g = s (W's begin):
    * three runs of constant size, some possibly empty. */
   steady = m - out->warmup;
@@ -253,7 +309,8 @@ PTSIM_HD static void zb_item_at(const PtsimScheduleShape *sh, int32_t i, PtsimSc
 
 PTSIM_HD void ptsim_schedule_item_at(const PtsimScheduleShape *sh, int32_t i,
                                      PtsimScheduleItem *out) {
-  int32_t p = sh->p, m = sh->m, v = sh->v, w = sh->warmup, total = m * v, k, q, chunk, forward;
+  int32_t g = sh->group, m = sh->m, v = sh->v, w = sh->warmup, total = m * v, k, q, chunk, mb;
+  int32_t forward;
   if (sh->kind == PTSIM_SCHEDULE_GPIPE) {
     if (i < m)
       set_item(out, PTSIM_SCHEDULE_ITEM_FORWARD, i, 0);
@@ -275,16 +332,23 @@ PTSIM_HD void ptsim_schedule_item_at(const PtsimScheduleShape *sh, int32_t i,
     set_item(out, forward ? PTSIM_SCHEDULE_ITEM_FORWARD : PTSIM_SCHEDULE_ITEM_BACKWARD, k, 0);
     return;
   }
-  /* virtual_mb and virtual_chunk with two divisions instead of four */
-  q = k / p;
-  chunk = q % v;
-  set_item(out, forward ? PTSIM_SCHEDULE_ITEM_FORWARD : PTSIM_SCHEDULE_ITEM_BACKWARD,
-           (q / v) * p + (k - q * p), forward ? chunk : v - 1 - chunk);
+  /* virtual_item with the shape's groups, two divisions */
+  if (k >= sh->last_group_at) {
+    k -= sh->last_group_at;
+    chunk = k / sh->last_group_size;
+    mb = sh->last_group_mb + (k - chunk * sh->last_group_size);
+  } else {
+    q = k / g;
+    chunk = q % v;
+    mb = (q / v) * g + (k - q * g);
+  }
+  set_item(out, forward ? PTSIM_SCHEDULE_ITEM_FORWARD : PTSIM_SCHEDULE_ITEM_BACKWARD, mb,
+           forward ? chunk : v - 1 - chunk);
 }
 
 PTSIM_HD int32_t ptsim_schedule_index_of(const PtsimScheduleShape *sh, int32_t item_kind,
                                          int32_t mb, int32_t chunk) {
-  int32_t p = sh->p, m = sh->m, v = sh->v, w = sh->warmup, total = m * v, k;
+  int32_t g = sh->group, m = sh->m, v = sh->v, w = sh->warmup, total = m * v, k, c;
   int32_t forward = item_kind == PTSIM_SCHEDULE_ITEM_FORWARD;
   int32_t weight = item_kind == PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT;
   if (mb < 0 || mb >= m || chunk < 0 || chunk >= v) return -1;
@@ -298,7 +362,11 @@ PTSIM_HD int32_t ptsim_schedule_index_of(const PtsimScheduleShape *sh, int32_t i
   }
   if (weight) return -1;
   if (sh->kind == PTSIM_SCHEDULE_GPIPE) return forward ? mb : 2 * m - 1 - mb;
-  k = v == 1 ? mb : (mb / p) * p * v + (forward ? chunk : v - 1 - chunk) * p + mb % p;
+  c = forward ? chunk : v - 1 - chunk; /* the forward chunk of the virtual microbatch */
+  k = v == 1 ? mb
+      : mb >= sh->last_group_mb
+          ? sh->last_group_at + c * sh->last_group_size + (mb - sh->last_group_mb)
+          : (mb / g) * g * v + c * g + mb % g;
   if (forward) return k < w ? k : w + 2 * (k - w);
   return k < total - w ? w + 2 * k + 1 : total + k;
 }
@@ -341,8 +409,15 @@ PTSIM_HD void ptsim_schedule_steady(const PtsimScheduleShape *sh, int32_t phase,
   }
   out->lo = w;
   out->hi = 2 * m * v - w;
-  out->period = v == 1 ? 2 : 2 * sh->p * v;
-  out->shift = v == 1 ? 1 : sh->p;
+  out->period = v == 1 ? 2 : 2 * sh->group * v;
+  out->shift = v == 1 ? 1 : sh->group;
+  /* Virtual microbatch k + g*v is k moved by g while k + g*v lies in the
+   * whole groups (all of them when the last group has g too): the pair of
+   * F(w+j) and B(j) repeats while w + j + g*v < E, i.e. up to item 2E - w. */
+  if (v > 1 && sh->last_group_size != sh->group) {
+    int32_t end = 2 * sh->last_group_at - w;
+    out->hi = end > out->lo ? end : out->lo;
+  }
 }
 
 PTSIM_HD void ptsim_schedule_count_inflight(const PtsimScheduleItem *items, int32_t n,
@@ -524,11 +599,12 @@ PTSIM_HD int32_t ptsim_schedule_simulate_orders(const PtsimVstages *t, int32_t m
 }
 
 PTSIM_HD int32_t ptsim_schedule_simulate_uniform(PtsimSchedule kind, int32_t p, int32_t m,
-                                                 int32_t v, PtsimTime t_f, PtsimTime t_b,
-                                                 PtsimTime t_w, const PtsimScheduleScratch *scratch,
+                                                 int32_t v, int32_t group, PtsimTime t_f,
+                                                 PtsimTime t_b, PtsimTime t_w,
+                                                 const PtsimScheduleScratch *scratch,
                                                  PtsimScheduleSimResult *out) {
   int32_t counts[PTSIM_MAX_STAGES];
-  int32_t n = ptsim_schedule_num_items(kind, p, m, v);
+  int32_t n = ptsim_schedule_num_items(kind, p, m, v, group);
   int32_t s;
   PtsimVstages placement;
   if (n < 0) return n;
@@ -536,7 +612,7 @@ PTSIM_HD int32_t ptsim_schedule_simulate_uniform(PtsimSchedule kind, int32_t p, 
   ptsim_schedule_vstages(kind, p, v, &placement); /* fits: checked with n */
   if (scratch->order_stride < n) return PTSIM_SCHEDULE_ERR_CAPACITY;
   for (s = 0; s < p; s++) {
-    counts[s] = ptsim_schedule_build(kind, p, m, v, s,
+    counts[s] = ptsim_schedule_build(kind, p, m, v, group, s,
                                      scratch->orders + (int64_t)s * scratch->order_stride,
                                      scratch->order_stride);
     if (counts[s] < 0) return counts[s];
@@ -557,7 +633,8 @@ PTSIM_HD const char *ptsim_schedule_strerror(int32_t code) {
   case PTSIM_SCHEDULE_ERR_VIRTUAL:
     return "virtual stages (vp > 1) need the interleaved schedule";
   case PTSIM_SCHEDULE_ERR_DIVISIBLE:
-    return "interleaved schedule needs microbatches divisible by pp";
+    return "interleaved schedule needs a microbatch group size (pp by default) from pp to the "
+           "microbatches whose last group has pp microbatches at least";
   case PTSIM_SCHEDULE_ERR_TOO_LARGE:
     return "pipeline too large (pp <= 128, microbatches * vp <= 65536)";
   case PTSIM_SCHEDULE_ERR_CAPACITY:

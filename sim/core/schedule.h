@@ -41,14 +41,25 @@
  *                steady pairs F(w+k), B(k); then cool-down B(m-w)..B(m-1).
  *                In-flight forwards: min(p-s, m).
  *   INTERLEAVED  Megatron-LM's forward_backward_pipelining_with_interleaving
- *                with the default microbatch group size p; needs m % p == 0.
- *                Virtual microbatch k in [0, m*v) maps to
- *                  chunk (k / p) % v, microbatch (k / (p*v))*p + k % p
+ *                with a microbatch group size g (--microbatch-group-size-per-
+ *                virtual-pipeline-stage; p by default): each virtual stage
+ *                runs g microbatches in a row.  Megatron's get_schedule_table
+ *                cuts the microbatches into groups of g, the last group
+ *                taking the rest: G = (m-1)/g whole groups before it and r =
+ *                m - G*g (1..g) in it.  Virtual microbatch k in [0, m*v)
+ *                maps, for k < G*g*v, to
+ *                  chunk (k / g) % v, microbatch (k / (g*v))*g + k % g,
+ *                and in the last group (k' = k - G*g*v) to
+ *                  chunk k' / r, microbatch G*g + k' % r
  *                for forwards; backward k has the same microbatch and chunk
- *                v-1-((k/p) % v).  Warm-up w = min((p-s-1)*2 + (v-1)*p, m*v)
- *                forwards F(0..w-1); then m*v-w steady pairs F(w+k), B(k);
- *                then cool-down B(m*v-w .. m*v-1).  In-flight (in chunk-sized
- *                microbatches): w + 1, or m*v when every forward is warm-up.
+ *                v-1-(its forward chunk).  Warm-up w = min((p-s-1)*2 +
+ *                (v-1)*g, m*v) forwards F(0..w-1); then m*v-w steady pairs
+ *                F(w+k), B(k); then cool-down B(m*v-w .. m*v-1).  In-flight
+ *                (in chunk-sized microbatches): w + 1, or m*v when every
+ *                forward is warm-up.  Megatron accepts p <= g <= m with a
+ *                last group of g, or of p at least (m % g == 0 or m % g >=
+ *                p: a shorter one would wait on itself); with g = p that is
+ *                m % p == 0, the old rule.
  *   ZB_H1        Qi et al. 2023, "Zero Bubble Pipeline Parallelism", the
  *                handcrafted ZB-H1: backward split into B (activation
  *                gradient) and W (weight gradient).  ptsim's exact order:
@@ -83,10 +94,11 @@
 #define PTSIM_SCHEDULE_MAX_ITEMS (3 * PTSIM_SCHEDULE_MAX_VIRTUAL_MB)
 
 /* Error codes (all negative). */
-#define PTSIM_SCHEDULE_ERR_ARGS (-1)      /* p, m or v < 1, stage out of range, NULL buffer */
-#define PTSIM_SCHEDULE_ERR_KIND (-2)      /* unknown PtsimSchedule */
-#define PTSIM_SCHEDULE_ERR_VIRTUAL (-3)   /* v != 1 for a non-interleaved schedule */
-#define PTSIM_SCHEDULE_ERR_DIVISIBLE (-4) /* interleaved with m % p != 0 */
+#define PTSIM_SCHEDULE_ERR_ARGS (-1)    /* p, m or v < 1, stage out of range, NULL buffer */
+#define PTSIM_SCHEDULE_ERR_KIND (-2)    /* unknown PtsimSchedule */
+#define PTSIM_SCHEDULE_ERR_VIRTUAL (-3) /* v != 1 for a non-interleaved schedule */
+#define PTSIM_SCHEDULE_ERR_DIVISIBLE \
+  (-4) /* interleaved: group g outside [p, m], or m % g in (0, p) */
 #define PTSIM_SCHEDULE_ERR_TOO_LARGE (-5) /* p > 128 or m*v > 65536 */
 #define PTSIM_SCHEDULE_ERR_CAPACITY (-6)  /* output or scratch buffer too small */
 #define PTSIM_SCHEDULE_ERR_DEADLOCK (-7)  /* simulate: the orders cannot all finish */
@@ -166,17 +178,25 @@ static PTSIM_HD inline int32_t ptsim_schedule_word_chunk(uint32_t word) {
   return (int32_t)(word & ((1u << PTSIM_VSTAGE_CHUNK_BITS) - 1u));
 }
 
-/* 0 when (kind, p, m, v) is a schedule ptsim can build, else an error code. */
-PTSIM_HD int32_t ptsim_schedule_check(PtsimSchedule kind, int32_t p, int32_t m, int32_t v);
+/* Every function below takes the schedule's shape as (kind, p, m, v,
+ * group): `group` is the interleaved schedule's microbatch group size g
+ * (<= 0: Megatron's default, p); the other schedules ignore it. */
+
+/* 0 when (kind, p, m, v, group) is a schedule ptsim can build, else an
+ * error code. */
+PTSIM_HD int32_t ptsim_schedule_check(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+                                      int32_t group);
 
 /* Items per stage (the same on every stage): 2*m*v, or 3*m for ZB_H1; or an
  * error code from ptsim_schedule_check(). */
-PTSIM_HD int32_t ptsim_schedule_num_items(PtsimSchedule kind, int32_t p, int32_t m, int32_t v);
+PTSIM_HD int32_t ptsim_schedule_num_items(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
+                                          int32_t group);
 
 /* Writes stage `stage`'s order to out[0..n) and returns n, or an error code
  * (PTSIM_SCHEDULE_ERR_CAPACITY when capacity < n; out is then untouched). */
 PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
-                                      int32_t stage, PtsimScheduleItem *out, int32_t capacity);
+                                      int32_t group, int32_t stage, PtsimScheduleItem *out,
+                                      int32_t capacity);
 
 /* ---- one stage's order in closed form ----
  *
@@ -190,6 +210,9 @@ typedef struct {
   int32_t stage;
   int32_t items;  /* ptsim_schedule_num_items() */
   int32_t warmup; /* warm-up forwards: those before the stage's first backward */
+  /* Interleaved: the group size g, and the last group (schedule.h): its
+   * first virtual microbatch G*g*v, first microbatch G*g, size r. */
+  int32_t group, last_group_at, last_group_mb, last_group_size;
   /* ZB-H1 only: after the warm-up, groups of 1 to 3 items (schedule.c) in
    * three runs of equal-sized groups: run r starts at item run_index[r]
    * with group run_group[r], groups of run_size[r] items; the trailing W's
@@ -200,7 +223,7 @@ typedef struct {
 /* Fills *out for stage `stage`; returns 0 or the error code of
  * ptsim_schedule_build() (PTSIM_SCHEDULE_ERR_ARGS for a bad stage). */
 PTSIM_HD int32_t ptsim_schedule_shape(PtsimSchedule kind, int32_t p, int32_t m, int32_t v,
-                                      int32_t stage, PtsimScheduleShape *out);
+                                      int32_t group, int32_t stage, PtsimScheduleShape *out);
 
 /* Item `index` (0 <= index < items) of the order. */
 PTSIM_HD void ptsim_schedule_item_at(const PtsimScheduleShape *sh, int32_t index,
@@ -260,7 +283,9 @@ static PTSIM_HD inline int32_t ptsim_schedule_input(const PtsimVstages *t, int32
 /* A stretch of an order that repeats: for lo <= i and i + period < hi, item
  * i + period is item i with its microbatch moved by `shift` (same kind, same
  * chunk).  1F1B: the steady pairs (period 2, shift 1); interleaved: the
- * steady pairs, period 2pv, shift p (v = 1: 2 and 1); ZB-H1: the steady
+ * steady pairs, period 2gv, shift g (v = 1: 2 and 1), as long as both
+ * items' forwards lie in whole groups of g (a shorter last group maps
+ * its microbatches otherwise); ZB-H1: the steady
  * triples F, B, W (period 3, shift 1); GPipe: phase 0 the forwards (period
  * 1, shift 1), phase 1 the backwards (period 1, shift -1).  Other schedules
  * have phase 0 only.  Empty (lo >= hi) when there is no such stretch. */
@@ -312,8 +337,9 @@ typedef struct {
  * PTSIM_SCHEDULE_ERR_ARGS for negative costs, PTSIM_SCHEDULE_ERR_DEADLOCK
  * should an order ever wait on itself). */
 PTSIM_HD int32_t ptsim_schedule_simulate_uniform(PtsimSchedule kind, int32_t p, int32_t m,
-                                                 int32_t v, PtsimTime t_f, PtsimTime t_b,
-                                                 PtsimTime t_w, const PtsimScheduleScratch *scratch,
+                                                 int32_t v, int32_t group, PtsimTime t_f,
+                                                 PtsimTime t_b, PtsimTime t_w,
+                                                 const PtsimScheduleScratch *scratch,
                                                  PtsimScheduleSimResult *out);
 
 /* The same simulation for orders the caller built (any per-stage sequence

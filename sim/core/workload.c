@@ -657,7 +657,7 @@ PTSIM_HD void ptsim_work_chunk_shape(const PtsimWorkload *w, int64_t stage, int6
   int64_t slot = stage * w->num_chunks + chunk;
   *first = stage == w->first_stage && chunk == 0;
   *last = stage == w->last_stage && chunk == w->num_chunks - 1;
-  *layers = *first ? w->first_chunk_layers : *last ? w->last_chunk_layers : w->chunk_layers[stage];
+  *layers = slot < PTSIM_MAX_VSTAGES ? w->chunk_layers[slot] : 0;
   *moe = slot < PTSIM_MAX_VSTAGES ? w->chunk_moe_layers[slot] : 0;
 }
 
@@ -725,16 +725,14 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   out->num_stages = plan->num_stages;
   out->num_chunks = plan->num_chunks;
   out->num_microbatches = plan->num_microbatches;
-  for (s = 0; s < l->pp; s++) out->chunk_layers[s] = plan->chunk_layers[s];
   out->first_stage = plan->vstages.first_stage;
   out->last_stage = plan->vstages.last_stage;
-  out->first_chunk_layers = plan->first_chunk_layers;
-  out->last_chunk_layers = plan->last_chunk_layers;
   /* per chunk from per virtual stage: the table is filled when they fit */
-  for (s = 0; s < l->pp * plan->num_chunks && s < PTSIM_MAX_VSTAGES; s++)
-    out->chunk_moe_layers[s] = l->pp * plan->num_chunks <= PTSIM_MAX_VSTAGES
-                                   ? plan->vstage_moe_layers[plan->vstages.vstage[s]]
-                                   : 0;
+  for (s = 0; s < l->pp * plan->num_chunks && s < PTSIM_MAX_VSTAGES; s++) {
+    int fits = l->pp * plan->num_chunks <= PTSIM_MAX_VSTAGES;
+    out->chunk_layers[s] = fits ? plan->vstage_layers[plan->vstages.vstage[s]] : 0;
+    out->chunk_moe_layers[s] = fits ? plan->vstage_moe_layers[plan->vstages.vstage[s]] : 0;
+  }
   out->expert_load = expert_load;
   if (run->torch_layers != PTSIM_TORCH_LAYERS_NONE) /* PyTorch's modules */
     ptsim_work_torch_layer(&x, &out->layer);

@@ -60,14 +60,14 @@ typedef struct {
   PtsimWork head;      /* final norm + LM head + cross-entropy, last virtual stage */
   PtsimWork mtp;       /* the multi-token prediction layers, last virtual stage */
   int64_t num_stages, num_chunks, num_microbatches;
-  int64_t chunk_layers[PTSIM_MAX_STAGES]; /* layers in each chunk of a stage */
   /* The first virtual stage (the embedding's) is chunk 0 of first_stage,
    * the last (the output layer's) chunk num_chunks-1 of last_stage (the
-   * plan's vstages); their layers (plan.h). */
+   * plan's vstages). */
   int64_t first_stage, last_stage;
-  int64_t first_chunk_layers, last_chunk_layers;
-  /* Of a chunk's layers, the MoE ones: chunk c of stage s at
-   * s * num_chunks + c, for the first PTSIM_MAX_VSTAGES (plan.h). */
+  /* A chunk's layers (the plan's vstage_layers), and of them the MoE ones:
+   * chunk c of stage s at s * num_chunks + c, for the first
+   * PTSIM_MAX_VSTAGES (plan.h). */
+  int32_t chunk_layers[PTSIM_MAX_VSTAGES];
   int16_t chunk_moe_layers[PTSIM_MAX_VSTAGES];
   double pp_transfer_s; /* one activation (or its gradient) to a neighbour */
   /* Once per step, per stage (one GPU of it): */

@@ -147,8 +147,8 @@ gboolean ptsim_job_build_given(const PtsimJobOptions *o, const PtsimModel *model
   if (l->gbs <= 0 && (o->megatron_args || o->megatron_args_file) && dp > 0 &&
       l->mbs <= PTSIM_CONFIG_INT_MAX)
     l->gbs = l->mbs * dp; /* at most 2^30 x 2^22 */
-  if (o->pipeline_layout &&
-      !ptsim_pipeline_layout_apply(o->pipeline_layout, job->model.num_layers, l, error))
+  if (o->pipeline_layout && !ptsim_pipeline_layout_apply(o->pipeline_layout, job->model.num_layers,
+                                                         job->model.mtp_num_layers, l, error))
     return FALSE;
   if (!ptsim_job_options_apply_sharding(o, job, error)) return FALSE;
   ptsim_job_resolve(job);

@@ -68,6 +68,7 @@ static const PtsimOptionNumber numbers[] = {
     COUNT("--hsdp-shard-size", hsdp_shard_size, PTSIM_JOB_GPUS_MAX),
     COUNT("--decoder-first-pipeline-num-layers", first_stage_layers, PTSIM_CONFIG_INT_MAX),
     COUNT("--decoder-last-pipeline-num-layers", last_stage_layers, PTSIM_CONFIG_INT_MAX),
+    COUNT("--microbatch-group-size", microbatch_group, PTSIM_CONFIG_INT_MAX),
     COUNT("--kv-channels", kv_channels, PTSIM_CONFIG_INT_MAX),
     COUNT("--ep", ep, PTSIM_JOB_GPUS_MAX),
     COUNT("--etp", etp, PTSIM_CONFIG_INT_MAX),
@@ -240,7 +241,14 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
       {"account-for-loss-in-pipeline-split", 0, 0, G_OPTION_ARG_NONE, &o->account_loss,
        "The loss counts as a layer in the split (last chunk: one layer fewer)", NULL},
       {"pipeline-model-parallel-layout", 0, 0, G_OPTION_ARG_STRING, &o->pipeline_layout,
-       "Megatron's layout string, e.g. \"Et*3|(tt|)*14,tL\" (sets vp and the split)", "LAYOUT"},
+       "Megatron's layout string, e.g. \"Et*3|(tt|)*14,tL\" or \"Et|(tt|)*30mL\" (sets vp "
+       "and the split; virtual stages may differ; 'm': the MTP layers, with the loss)",
+       "LAYOUT"},
+      NUMBER("microbatch-group-size",
+             "Interleaved schedule: microbatches each virtual stage runs in a row, from pp "
+             "(default) to the microbatches, leaving a last group of 0 or pp at least "
+             "(Megatron's --microbatch-group-size-per-virtual-pipeline-stage)",
+             "N"),
       NUMBER("kv-channels", "Head dimension (default hidden / heads)", "N"),
       {"qk-layernorm", 0, 0, G_OPTION_ARG_NONE, &o->qk_layernorm,
        "A norm over each query and key head", NULL},
@@ -314,20 +322,7 @@ gboolean ptsim_job_options_parse(PtsimJobOptions *o, const char *const *flags, G
   g_autoptr(GOptionContext) context = g_option_context_new(NULL);
   g_option_context_set_help_enabled(context, FALSE);
   ptsim_job_options_add_to_context(context, o, NULL);
-  /* GOption wants a program name first and may reorder and drop entries:
-   * it gets a shallow copy, the strings stay the caller's */
-  guint n = g_strv_length((char **)flags);
-  g_autofree char **argv = g_new0(char *, n + 2);
-  argv[0] = (char *)"ptsim";
-  for (guint i = 0; i < n; i++) argv[i + 1] = (char *)flags[i];
-  int argc = (int)n + 1;
-  char **args = argv;
-  if (!ptsim_options_parse(context, &argc, &args, error)) return FALSE;
-  if (argc > 1) {
-    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "unexpected argument '%s'", args[1]);
-    return FALSE;
-  }
-  return TRUE;
+  return ptsim_options_parse_flags(context, flags, error);
 }
 
 /* ---- flags that exclude each other ---- */

@@ -58,7 +58,7 @@ typedef struct {
   char *precision, *fp8_recipe;
   gboolean fp8_param_gather;
   PtsimOptionDouble threshold, attention_dropout, hidden_dropout;
-  PtsimOptionInt first_stage_layers, last_stage_layers;
+  PtsimOptionInt first_stage_layers, last_stage_layers, microbatch_group;
   gboolean account_embedding, account_loss;
   char *pipeline_layout;
   PtsimOptionInt kv_channels;

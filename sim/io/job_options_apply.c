@@ -125,7 +125,8 @@ static int dtype_size(const char *word) {
 }
 
 /* The layout's options that are not dimensions: sequence parallelism, the
- * distributed optimizer and its instances, the uneven split. */
+ * distributed optimizer and its instances, the uneven split, the
+ * interleaved schedule's microbatch group. */
 static void apply_layout_settings(const PtsimJobOptions *o, PtsimLayout *l) {
   if (o->sp) l->sp = 1;
   if (o->no_sp) l->sp = 0;
@@ -134,6 +135,7 @@ static void apply_layout_settings(const PtsimJobOptions *o, PtsimLayout *l) {
   if (o->optimizer_instances.given) l->optimizer_instances = o->optimizer_instances.value;
   if (o->first_stage_layers.given) l->first_stage_layers = o->first_stage_layers.value;
   if (o->last_stage_layers.given) l->last_stage_layers = o->last_stage_layers.value;
+  if (o->microbatch_group.given) l->microbatch_group = o->microbatch_group.value;
   if (o->account_embedding) l->account_embedding = 1;
   if (o->account_loss) l->account_loss = 1;
 }

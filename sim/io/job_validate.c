@@ -80,12 +80,54 @@ static gboolean split_done(const PtsimLayout *l, int64_t layers, int64_t *stage_
   return TRUE;
 }
 
+/* A pipeline layout's virtual stages (job.h vstage_runs): pp x vp of them,
+ * a transformer layer in each but the first and the last, `layers` in all,
+ * and no other split flag; their stages' layers into stage_layers. */
+static gboolean split_runs(const PtsimLayout *l, int64_t layers, int64_t *stage_layers,
+                           GError **error) {
+  int32_t counts[PTSIM_MAX_VSTAGES];
+  int64_t n = 0, sum = 0, vstages = l->pp * l->vp;
+  if (l->account_embedding || l->account_loss || l->first_stage_layers || l->last_stage_layers)
+    return invalid("--pipeline-model-parallel-layout gives the split: drop --account-for-* and "
+                   "--decoder-first/last-pipeline-num-layers");
+  if (l->vstage_runs < 0 || l->vstage_runs > PTSIM_LAYOUT_RUNS)
+    return invalid("layout: %d runs of virtual stages (0 to %d)", (int)l->vstage_runs,
+                   PTSIM_LAYOUT_RUNS);
+  for (int32_t r = 0; r < l->vstage_runs; r++) {
+    if (l->vstage_run_count[r] < 1 || l->vstage_run_layers[r] < 0)
+      return invalid("layout: virtual-stage run %d of %d stages of %d layers", (int)r,
+                     (int)l->vstage_run_count[r], (int)l->vstage_run_layers[r]);
+    n += l->vstage_run_count[r];
+    sum += (int64_t)l->vstage_run_count[r] * l->vstage_run_layers[r];
+  }
+  if (n != vstages || sum != layers)
+    return invalid("--pipeline-model-parallel-layout: %" G_GINT64_FORMAT
+                   " virtual stages of %" G_GINT64_FORMAT
+                   " transformer layers, for --pp %" G_GINT64_FORMAT " x --vp %" G_GINT64_FORMAT
+                   " = %" G_GINT64_FORMAT " and num_layers %" G_GINT64_FORMAT,
+                   I64(n), I64(sum), I64(l->pp), I64(l->vp), I64(vstages), I64(layers));
+  if (ptsim_plan_split_vstages(l, layers, counts) != 0)
+    return invalid("--pp %" G_GINT64_FORMAT " cannot split num_layers %" G_GINT64_FORMAT,
+                   I64(l->pp), I64(layers));
+  for (int64_t i = 1; i + 1 < n; i++)
+    if (counts[i] == 0)
+      return invalid("--pipeline-model-parallel-layout: virtual stage %" G_GINT64_FORMAT
+                     " has no transformer layer (only the first and the last may be empty)",
+                     I64(i));
+  for (int64_t s = 0; s < l->pp; s++) {
+    stage_layers[s] = 0;
+    for (int64_t c = 0; c < l->vp; c++) stage_layers[s] += counts[c * l->pp + s];
+  }
+  return TRUE;
+}
+
 /* Checks the split of `layers` over pp stages (even, or the optional uneven
  * first/last stage) and writes it to stage_layers[0..pp) as the core's plan
  * will split it (ptsim_plan_split_stages). */
 static gboolean split_stages(const PtsimLayout *l, int64_t layers, int64_t *stage_layers,
                              GError **error) {
   int64_t first = l->first_stage_layers, last = l->last_stage_layers, chunk;
+  if (l->vstage_runs != 0) return split_runs(l, layers, stage_layers, error);
   if (l->account_embedding || l->account_loss) {
     int extra = l->account_embedding + l->account_loss;
     if (first || last)
@@ -149,6 +191,40 @@ static gboolean split_stages(const PtsimLayout *l, int64_t layers, int64_t *stag
                    I64(middle > 0 ? rest / middle : 0));
   }
   return split_done(l, layers, stage_layers, error);
+}
+
+/* The interleaved schedule's microbatch group (job.h microbatch_group) for
+ * m microbatches, as Megatron-LM's forward_backward_pipelining_with_
+ * interleaving accepts it: g from pp to m, and a last group of g or of pp
+ * at least (a shorter one waits on itself; with g = pp, the default, m
+ * must be a multiple of pp). */
+static gboolean check_microbatch_group(const PtsimLayout *l, int64_t m, GError **error) {
+  int64_t g = l->microbatch_group > 0 ? l->microbatch_group : l->pp;
+  if (l->microbatch_group < 0 || l->microbatch_group > INT_VALUE_MAX)
+    return invalid("--microbatch-group-size %" G_GINT64_FORMAT " is out of range: expected 0 "
+                   "(pp) or a positive integer",
+                   I64(l->microbatch_group));
+  if (l->vp <= 1) return TRUE; /* only the interleaved schedule groups microbatches */
+  if (l->microbatch_group == 0 && m % l->pp != 0)
+    return invalid("the interleaved schedule (--vp %" G_GINT64_FORMAT
+                   ") needs the number of microbatches gbs/(mbs*dp) = %" G_GINT64_FORMAT
+                   " to be a multiple of --pp %" G_GINT64_FORMAT
+                   ", or a --microbatch-group-size from pp to the microbatches whose "
+                   "remainder is 0 or at least pp",
+                   I64(l->vp), I64(m), I64(l->pp));
+  if (g < l->pp || g > m)
+    return invalid("--microbatch-group-size %" G_GINT64_FORMAT
+                   " must be from --pp %" G_GINT64_FORMAT
+                   " to the number of microbatches gbs/(mbs*dp) = %" G_GINT64_FORMAT
+                   " (Megatron-LM refuses it)",
+                   I64(g), I64(l->pp), I64(m));
+  if (m % g != 0 && m % g < l->pp)
+    return invalid("--microbatch-group-size %" G_GINT64_FORMAT
+                   " leaves a last group of %" G_GINT64_FORMAT " of the %" G_GINT64_FORMAT
+                   " microbatches, fewer than --pp %" G_GINT64_FORMAT
+                   " (Megatron-LM refuses it: the group would wait on itself)",
+                   I64(g), I64(m % g), I64(m), I64(l->pp));
+  return TRUE;
 }
 
 /* Sharded data parallelism (job.h PtsimSharding): ranges, what it needs,
@@ -439,9 +515,9 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
       return invalid("--pp %" G_GINT64_FORMAT " x --vp %" G_GINT64_FORMAT " = %" G_GINT64_FORMAT
                      " virtual stages is more than ptsim's limit of %d",
                      I64(l->pp), I64(l->vp), I64(l->pp * l->vp), PTSIM_MAX_VSTAGES);
-    /* an uneven or accounted split is checked by split_stages */
+    /* an uneven, accounted or laid-out split is checked by split_stages */
     if (l->first_stage_layers == 0 && l->last_stage_layers == 0 && !l->account_embedding &&
-        !l->account_loss && m->num_layers % (l->pp * l->vp) != 0)
+        !l->account_loss && l->vstage_runs == 0 && m->num_layers % (l->pp * l->vp) != 0)
       return invalid("--pp %" G_GINT64_FORMAT " times --vp %" G_GINT64_FORMAT " = %" G_GINT64_FORMAT
                      " does not divide num_layers %" G_GINT64_FORMAT " of model %s",
                      I64(l->pp), I64(l->vp), I64(l->pp * l->vp), I64(m->num_layers), name);
@@ -463,17 +539,17 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
                    "(--mbs %" G_GINT64_FORMAT " times dp %" G_GINT64_FORMAT ")",
                    I64(l->gbs), I64(l->mbs), I64(l->dp));
   int64_t microbatches = l->gbs / l->mbs / l->dp;
-  if (l->vp > 1 && microbatches % l->pp != 0)
-    return invalid("the interleaved schedule (--vp %" G_GINT64_FORMAT
-                   ") needs the number of microbatches gbs/(mbs*dp) = %" G_GINT64_FORMAT
-                   " to be a multiple of --pp %" G_GINT64_FORMAT,
-                   I64(l->vp), I64(microbatches), I64(l->pp));
+  if (!check_microbatch_group(l, microbatches, error)) return FALSE;
 
   /* Recomputation. */
   if (run->recompute == PTSIM_RECOMPUTE_FULL && run->recompute_num_layers > 0) {
+    int32_t counts[PTSIM_MAX_VSTAGES];
     int64_t most = 0;
-    for (int64_t s = 0; s < l->pp; s++)
-      if (stage_layers[s] / l->vp > most) most = stage_layers[s] / l->vp;
+    if (ptsim_plan_split_vstages(l, m->num_layers, counts) != 0) /* split_stages took it */
+      return invalid("--pp %" G_GINT64_FORMAT " cannot split num_layers %" G_GINT64_FORMAT,
+                     I64(l->pp), I64(m->num_layers));
+    for (int64_t k = 0; k < l->pp * l->vp; k++)
+      if (counts[k] > most) most = counts[k];
     if (run->recompute_num_layers > most)
       return invalid("--recompute-num-layers %" G_GINT64_FORMAT " is more "
                      "than the %" G_GINT64_FORMAT " layers of a pipeline "

@@ -57,6 +57,7 @@ static const struct {
     {"--account-for-loss-in-pipeline-split", F_ACCOUNT_LOSS, KIND_SWITCH},
     {"--decoder-first-pipeline-num-layers", F_FIRST_LAYERS, KIND_INT},
     {"--decoder-last-pipeline-num-layers", F_LAST_LAYERS, KIND_INT},
+    {"--microbatch-group-size-per-virtual-pipeline-stage", F_MICROBATCH_GROUP, KIND_INT},
     {"--sequence-parallel", F_SP, KIND_SWITCH},
     {"--use-distributed-optimizer", F_DIST_OPT, KIND_SWITCH},
     {"--num-distributed-optimizer-instances", F_INSTANCES, KIND_INT},

@@ -155,6 +155,8 @@ static gboolean resolve_split(const Said *s, const PtsimModel *m, PtsimLayout *l
   l->account_embedding = GIVEN(s, F_ACCOUNT_EMB);
   l->account_loss = GIVEN(s, F_ACCOUNT_LOSS);
   l->first_stage_layers = GIVEN(s, F_FIRST_LAYERS) ? s->i[F_FIRST_LAYERS] : 0;
+  /* ModelParallelConfig: None is pp, which the interleaved schedule alone reads */
+  l->microbatch_group = GIVEN(s, F_MICROBATCH_GROUP) ? s->i[F_MICROBATCH_GROUP] : 0;
   l->last_stage_layers = GIVEN(s, F_LAST_LAYERS) ? s->i[F_LAST_LAYERS] : 0;
   if ((l->account_embedding || l->account_loss) && (l->first_stage_layers || l->last_stage_layers))
     return parse_error("--account-for-embedding/loss-in-pipeline-split cannot be combined with "
@@ -177,7 +179,8 @@ static gboolean resolve_split(const Said *s, const PtsimModel *m, PtsimLayout *l
     if (l->account_embedding || l->account_loss || l->first_stage_layers || l->last_stage_layers)
       return parse_error("--pipeline-model-parallel-layout gives the split: drop "
                          "--account-for-* and --decoder-first/last-pipeline-num-layers");
-    return ptsim_pipeline_layout_apply(s->word[F_PIPELINE_LAYOUT], m->num_layers, l, error);
+    return ptsim_pipeline_layout_apply(s->word[F_PIPELINE_LAYOUT], m->num_layers, m->mtp_num_layers,
+                                       l, error);
   }
   return TRUE;
 }

@@ -62,3 +62,21 @@ gboolean ptsim_option_number_set(const PtsimOptionNumber *table, gsize n, const 
   g_critical("%s: not a numeric flag of its table", flag);
   return FALSE;
 }
+
+gboolean ptsim_options_parse_flags(GOptionContext *context, const char *const *flags,
+                                   GError **error) {
+  /* GOption wants a program name first and may reorder and drop entries:
+   * it gets a shallow copy, the strings stay the caller's */
+  guint n = g_strv_length((char **)flags);
+  g_autofree char **argv = g_new0(char *, n + 2);
+  argv[0] = (char *)"ptsim";
+  for (guint i = 0; i < n; i++) argv[i + 1] = (char *)flags[i];
+  int argc = (int)n + 1;
+  char **args = argv;
+  if (!ptsim_options_parse(context, &argc, &args, error)) return FALSE;
+  if (argc > 1) {
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "unexpected argument '%s'", args[1]);
+    return FALSE;
+  }
+  return TRUE;
+}

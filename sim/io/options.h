@@ -19,6 +19,12 @@
  * only "Invalid byte sequence in conversion input"). */
 gboolean ptsim_options_parse(GOptionContext *context, int *argc, char ***argv, GError **error);
 
+/* The same on an argv-style array FLAGS without a program name (a library
+ * caller's: {"--tp", "8", NULL}), which stays the caller's; a word no
+ * entry takes is an error ("unexpected argument 'x'"). */
+gboolean ptsim_options_parse_flags(GOptionContext *context, const char *const *flags,
+                                   GError **error);
+
 /* A numeric flag of an options struct: whether it was given is its own
  * bit, never a value standing for "not given". */
 typedef struct {

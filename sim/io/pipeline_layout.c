@@ -67,8 +67,43 @@ static gboolean unroll(const char *text, GString *out, GError **error) {
   return TRUE;
 }
 
+/* The split of `count` (n virtual stages' layers) into the layout's
+ * fields: Megatron's flags when they say it (one chunk per rank: an even
+ * split with other first and last ranks; several: equal chunks, fewer in
+ * the very first and last), else runs of equal virtual stages. */
+static gboolean split_of(const char *text, const int64_t *count, int64_t n, int64_t pp,
+                         PtsimPipelineLayout *out, GError **error) {
+  int64_t vp = n / pp, mid = n > 2 ? count[1] : -1, u;
+  gboolean middle_equal = TRUE, ends_filled = count[0] > 0 && count[n - 1] > 0;
+  for (int64_t i = 1; i < n - 1; i++) middle_equal = middle_equal && count[i] == mid;
+  if (vp == 1 && middle_equal && ends_filled) {
+    if (pp == 1 || (pp == 2 && count[0] == count[1])) return TRUE;
+    out->first_stage_layers = count[0] != mid ? count[0] : 0;
+    out->last_stage_layers = count[pp - 1] != mid ? count[pp - 1] : 0;
+    return TRUE;
+  }
+  u = n > 2 ? mid : MAX(count[0], count[n - 1]);
+  if (vp > 1 && middle_equal && count[0] <= u && count[n - 1] <= u) {
+    out->account_embedding = (int)(u - count[0]); /* the slots the ends leave empty */
+    out->account_loss = (int)(u - count[n - 1]);
+    return TRUE;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    if (i == 0 || count[i] != count[i - 1]) {
+      if (out->runs == PTSIM_LAYOUT_RUNS) {
+        g_autofree char *why = g_strdup_printf("more than %d runs of equal virtual stages",
+                                               PTSIM_LAYOUT_RUNS);
+        return bad(error, text, why);
+      }
+      out->run_layers[out->runs++] = (int32_t)count[i];
+    }
+    out->run_count[out->runs - 1]++;
+  }
+  return TRUE;
+}
+
 gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_layers,
-                                     PtsimPipelineLayout *out, GError **error) {
+                                     int64_t mtp_layers, PtsimPipelineLayout *out, GError **error) {
   g_autoptr(GString) flat = g_string_new(NULL);
   memset(out, 0, sizeof *out);
   if (!unroll(text, flat, error)) return FALSE;
@@ -77,8 +112,11 @@ gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_l
   /* every stage but the first and the last holds a transformer layer, so
    * more stages than layers + 2 cannot be right: refused before splitting
    * what may be a million '|' ("(|*4096)*256") */
-  int64_t bars = 0;
-  for (gsize i = 0; i < flat->len; i++) bars += flat->str[i] == '|';
+  int64_t bars = 0, mtp = 0;
+  for (gsize i = 0; i < flat->len; i++) {
+    bars += flat->str[i] == '|';
+    mtp += flat->str[i] == 'm';
+  }
   if (bars + 1 > num_layers + 2) {
     g_autofree char *why = g_strdup_printf("%" G_GINT64_FORMAT " stages for %" G_GINT64_FORMAT
                                            " transformer layers: every stage but the first and "
@@ -86,23 +124,41 @@ gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_l
                                            (gint64)(bars + 1), (gint64)num_layers);
     return bad(error, text, why);
   }
-  if (strchr(flat->str, 'm'))
-    return bad(error, text, "multi-token-prediction layers ('m') are not modelled yet");
+  /* Megatron's validate_layer_layout: as many 'm' as --mtp-num-layers */
+  if (mtp != mtp_layers) {
+    g_autofree char *why = g_strdup_printf("%" G_GINT64_FORMAT " multi-token-prediction layers "
+                                           "('m'), but --mtp-num-layers is %" G_GINT64_FORMAT,
+                                           (gint64)mtp, (gint64)mtp_layers);
+    return bad(error, text, why);
+  }
   g_auto(GStrv) stages = g_strsplit(flat->str, "|", -1);
   int64_t n = (int64_t)g_strv_length(stages), t = 0;
-  if (pp < 1 || n % pp != 0) {
+  gboolean seen_mtp = FALSE;
+  if (pp < 1 || pp > PTSIM_MAX_STAGES || n % pp != 0) {
     g_autofree char *why = g_strdup_printf("%" G_GINT64_FORMAT " stages are not a multiple of the "
                                            "%" G_GINT64_FORMAT " pipeline ranks",
                                            (gint64)n, (gint64)pp);
     return bad(error, text, why);
   }
-  int64_t vp = n / pp;
+  out->vp = n / pp;
   g_autofree int64_t *count = g_new0(int64_t, n);
   for (int64_t i = 0; i < n; i++) {
     for (const char *c = stages[i]; *c; c++) {
       if (*c == 't') count[i]++;
       if ((*c == 'E' && (i != 0 || c != stages[i])) || (*c == 'L' && (i != n - 1 || c[1])))
         return bad(error, text, "'E' must open the first stage and 'L' close the last");
+      if (*c == 't' && seen_mtp)
+        return bad(error, text,
+                   "a transformer layer ('t') after a multi-token-prediction "
+                   "layer ('m'): the decoder's layers come first");
+      seen_mtp = seen_mtp || *c == 'm';
+      /* Megatron puts every 'm' in one virtual stage, the last of its rank;
+       * ptsim models the MTP layers with the output layer and the loss */
+      if (*c == 'm' && i != n - 1)
+        return bad(error, text,
+                   "multi-token-prediction layers ('m') on a virtual stage "
+                   "without the loss ('L'): Megatron's standalone MTP stage is "
+                   "not modelled (ptsim runs them with the output layer)");
     }
     t += count[i];
   }
@@ -114,48 +170,30 @@ gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_l
                                            (gint64)t, (gint64)num_layers);
     return bad(error, text, why);
   }
-  out->vp = vp;
-  if (vp == 1) {
-    /* per rank: the middle ranks must agree; the ends may differ */
-    int64_t mid = pp > 2 ? count[1] : -1;
-    for (int64_t s = 0; s < pp; s++) {
-      if (count[s] == 0)
-        return bad(error, text, "a pipeline rank without transformer layers is not modelled");
-      if (s > 0 && s < pp - 1 && count[s] != mid)
-        return bad(error, text,
-                   "the middle pipeline ranks differ: ptsim models an even split with "
-                   "other first and last ranks only");
-    }
-    if (pp == 1) return TRUE;
-    if (pp == 2 && count[0] == count[1]) return TRUE;
-    out->first_stage_layers = count[0] != mid ? count[0] : 0;
-    out->last_stage_layers = count[pp - 1] != mid ? count[pp - 1] : 0;
-    return TRUE;
-  }
-  /* several chunks: all alike but the very first and last, which may hold
-   * fewer (the embedding's and the loss's slots) */
-  int64_t u = n > 2 ? count[1] : MAX(count[0], count[n - 1]);
   for (int64_t i = 1; i < n - 1; i++)
-    if (count[i] != u) goto uneven;
-  if (count[0] > u || count[n - 1] > u) goto uneven;
-  out->account_embedding = (int)(u - count[0]);
-  out->account_loss = (int)(u - count[n - 1]);
-  return TRUE;
-uneven:
-  return bad(error, text,
-             "with virtual stages ptsim models equal stages, the first and the last "
-             "with fewer layers at most (--account-for-embedding/loss-in-pipeline-"
-             "split)");
+    if (count[i] == 0) {
+      g_autofree char *why = g_strdup_printf("virtual stage %" G_GINT64_FORMAT " has no "
+                                             "transformer layer: ptsim models one at least in "
+                                             "every stage but the first and the last",
+                                             (gint64)i);
+      return bad(error, text, why);
+    }
+  return split_of(text, count, n, pp, out, error);
 }
 
-gboolean ptsim_pipeline_layout_apply(const char *text, int64_t num_layers, PtsimLayout *l,
-                                     GError **error) {
+gboolean ptsim_pipeline_layout_apply(const char *text, int64_t num_layers, int64_t mtp_layers,
+                                     PtsimLayout *l, GError **error) {
   PtsimPipelineLayout p;
-  if (!ptsim_pipeline_layout_parse(text, l->pp, num_layers, &p, error)) return FALSE;
+  if (!ptsim_pipeline_layout_parse(text, l->pp, num_layers, mtp_layers, &p, error)) return FALSE;
   l->vp = p.vp;
   l->first_stage_layers = p.first_stage_layers;
   l->last_stage_layers = p.last_stage_layers;
   l->account_embedding = p.account_embedding;
   l->account_loss = p.account_loss;
+  l->vstage_runs = p.runs;
+  for (int32_t r = 0; r < PTSIM_LAYOUT_RUNS; r++) {
+    l->vstage_run_count[r] = r < p.runs ? p.run_count[r] : 0;
+    l->vstage_run_layers[r] = r < p.runs ? p.run_layers[r] : 0;
+  }
   return TRUE;
 }

@@ -9,12 +9,18 @@
  * embedding, 't' a transformer layer, 'm' a multi-token-prediction layer,
  * 'L' the loss.  E comes first and L last, each once.
  *
- * ptsim's layout expresses: with one chunk per rank, any split whose middle
- * ranks are equal (--decoder-first/last-pipeline-num-layers); with several
- * chunks, equal chunks except fewer layers in the very first and the very
- * last (--account-for-embedding/loss-in-pipeline-split, one layer each;
- * DeepSeek-V3's "Et|(tt|)*30L" leaves one and two).  Other layouts, a rank
- * without transformer layers, and MTP layers are errors. */
+ * ptsim's layout expresses each virtual stage's transformer layers: as
+ * Megatron's flags where they say the split (one chunk per rank: an even
+ * split with other first and last ranks, --decoder-first/last-pipeline-
+ * num-layers; several: equal chunks with fewer in the very first and last,
+ * --account-for-embedding/loss-in-pipeline-split, as DeepSeek-V3's
+ * "Et|(tt|)*30mL"), else as runs of equal virtual stages (job.h
+ * vstage_runs: "Et*3|(tt|)*6L" is 3, six of 2, then 0).  The MTP layers
+ * ('m', as many as --mtp-num-layers, after every 't') run with the output
+ * layer, so they must share the loss's virtual stage; Megatron's
+ * standalone MTP stage elsewhere is an error, and so are a virtual stage
+ * without a transformer layer other than the first and the last, and more
+ * than PTSIM_LAYOUT_RUNS runs. */
 #ifndef PTSIM_PIPELINE_LAYOUT_H
 #define PTSIM_PIPELINE_LAYOUT_H
 
@@ -28,17 +34,20 @@ typedef struct {
   int64_t first_stage_layers;          /* 0: as the middle ranks */
   int64_t last_stage_layers;           /* 0: as the middle ranks */
   int account_embedding, account_loss; /* layer slots the first / last virtual stage leaves empty */
+  /* otherwise the virtual stages' layers as runs (0: the fields above) */
+  int32_t runs, run_count[PTSIM_LAYOUT_RUNS], run_layers[PTSIM_LAYOUT_RUNS];
 } PtsimPipelineLayout;
 
-/* Parses TEXT for PP ranks and NUM_LAYERS transformer layers.  Errors
- * (PTSIM_CONFIG_ERROR_PARSE) name --pipeline-model-parallel-layout, the
- * text and what is wrong. */
+/* Parses TEXT for PP ranks, NUM_LAYERS transformer layers and MTP_LAYERS
+ * multi-token-prediction layers.  Errors (PTSIM_CONFIG_ERROR_PARSE) name
+ * --pipeline-model-parallel-layout, the text and what is wrong. */
 gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_layers,
-                                     PtsimPipelineLayout *out, GError **error);
+                                     int64_t mtp_layers, PtsimPipelineLayout *out, GError **error);
 
-/* Parses TEXT for layout->pp ranks and NUM_LAYERS layers and sets the
- * layout's vp, first/last stage layers and account flags from it. */
-gboolean ptsim_pipeline_layout_apply(const char *text, int64_t num_layers, PtsimLayout *layout,
-                                     GError **error);
+/* Parses TEXT for layout->pp ranks, NUM_LAYERS layers and MTP_LAYERS MTP
+ * layers and sets the layout's vp and split (first/last stage layers,
+ * account flags, virtual-stage runs) from it. */
+gboolean ptsim_pipeline_layout_apply(const char *text, int64_t num_layers, int64_t mtp_layers,
+                                     PtsimLayout *layout, GError **error);
 
 #endif /* PTSIM_PIPELINE_LAYOUT_H */

@@ -69,20 +69,7 @@ gboolean ptsim_predict_options_parse(PtsimPredictOptions *o, gboolean time,
   g_autoptr(GOptionContext) context = g_option_context_new(NULL);
   g_option_context_set_help_enabled(context, FALSE);
   g_option_context_add_main_entries(context, entries, NULL);
-  /* GOption wants a program name first and may reorder and drop entries:
-   * it gets a shallow copy, the strings stay the caller's */
-  guint n = g_strv_length((char **)flags);
-  g_autofree char **argv = g_new0(char *, n + 2);
-  argv[0] = (char *)"ptsim";
-  for (guint i = 0; i < n; i++) argv[i + 1] = (char *)flags[i];
-  int argc = (int)n + 1;
-  char **args = argv;
-  if (!ptsim_options_parse(context, &argc, &args, error)) return FALSE;
-  if (argc > 1) {
-    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "unexpected argument '%s'", args[1]);
-    return FALSE;
-  }
-  return TRUE;
+  return ptsim_options_parse_flags(context, flags, error);
 }
 
 gboolean ptsim_predict_options_ce(const PtsimPredictOptions *o, PtsimCrossEntropyConvention *ce,

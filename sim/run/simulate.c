@@ -155,7 +155,7 @@ static gboolean replay_stage(const PtsimPlan *plan, int32_t s, PtsimScheduleItem
   const PtsimLayout *l = &plan->job.layout;
   int32_t items = plan->schedule_items;
   ptsim_schedule_build(l->schedule, (int32_t)plan->num_stages, (int32_t)plan->num_microbatches,
-                       (int32_t)plan->num_chunks, s, order, items);
+                       (int32_t)plan->num_chunks, plan->microbatch_group, s, order, items);
   int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, s);
   if (!allocator_scratch_ok(plan, s, bytes, error)) return FALSE;
   g_autofree void *scratch = g_malloc(bytes);
