@@ -107,6 +107,8 @@ PTSIM_HD PtsimGemmFormat ptsim_cost_format(PtsimPrecision precision, PtsimFp8Rec
     return PTSIM_FORMAT_FP8_BLOCKWISE;
   case PTSIM_FP8_MXFP8:
     return PTSIM_FORMAT_MXFP8;
+  case PTSIM_FP8_NVFP4:
+    return PTSIM_FORMAT_NVFP4;
   case PTSIM_FP8_DELAYED:
   case PTSIM_FP8_TENSORWISE:
   default:
@@ -195,18 +197,29 @@ PTSIM_HD static int cost_low_precision(const PtsimHardware *hw, PtsimGemmFormat 
   return format >= PTSIM_FORMAT_FP8 && hw->peak_fp8_flops > 0.0 ? 1 : 0;
 }
 
+/* The peak of FORMAT: NVFP4 on the FP4 tensor cores (peak_fp4_flops),
+ * the FP8 formats on the FP8 ones, else bf16's. */
 PTSIM_HD static double cost_peak(const PtsimHardware *hw, PtsimGemmFormat format) {
+  if (format == PTSIM_FORMAT_NVFP4 && hw->peak_fp4_flops > 0.0) return hw->peak_fp4_flops;
   return cost_low_precision(hw, format) ? hw->peak_fp8_flops : hw->peak_bf16_flops;
 }
 
-/* The format a GEMM is priced as: bf16 where its tensor cores are missing. */
+/* The format a GEMM is priced as: NVFP4 as FP8 where the profile has no FP4
+ * tensor cores, and bf16 where it has no FP8 ones (validation refuses
+ * both for a job; the cost functions stay total). */
 PTSIM_HD static PtsimGemmFormat cost_run_format(const PtsimHardware *hw, PtsimGemmFormat format) {
+  if (format == PTSIM_FORMAT_NVFP4 && !(hw->peak_fp4_flops > 0.0)) format = PTSIM_FORMAT_FP8;
   return format >= PTSIM_FORMAT_FP8 && !cost_low_precision(hw, format) ? PTSIM_FORMAT_BF16 : format;
 }
 
-/* Bytes of one input element (a GEMM's output is bf16). */
+/* Bytes of one input element (a GEMM's output is bf16): the value and its
+ * share of the block scale, MXFP8 1 + 1/32 (an E8M0 byte per 32), NVFP4
+ * 1/2 + 1/16 (an E4M3 byte per 16; the per-tensor FP32 scale is nothing). */
 PTSIM_HD static double cost_input_bytes(const PtsimHardware *hw, PtsimGemmFormat format) {
-  return cost_low_precision(hw, format) ? 1.0 : 2.0;
+  if (!cost_low_precision(hw, format)) return 2.0;
+  if (format == PTSIM_FORMAT_MXFP8) return 1.0 + 1.0 / 32.0;
+  if (format == PTSIM_FORMAT_NVFP4) return 0.5 + 1.0 / 16.0;
+  return 1.0;
 }
 
 /* The formulas' efficiency: the profile's fitted ramp and asymptote. */
@@ -220,7 +233,7 @@ PTSIM_HD static double cost_formula_gemm_efficiency(const PtsimHardware *hw,
    * overhead cost more FLOPs, so scale it with the peak (same time). */
   half = hw->gemm_half_flops;
   if (cost_low_precision(hw, format) && hw->peak_bf16_flops > 0.0)
-    half *= hw->peak_fp8_flops / hw->peak_bf16_flops;
+    half *= cost_peak(hw, format) / hw->peak_bf16_flops;
   size_factor = half > 0.0 ? flops / (flops + half) : 1.0;
   wave = ptsim_cost_wave_fill(p, m, n, k);
   eff = hw->gemm_efficiency_max * size_factor * wave;
@@ -293,7 +306,7 @@ PTSIM_HD double ptsim_cost_grouped_gemm_format_s(const PtsimHardware *hw,
   flops = 2.0 * (double)m * (double)n * (double)k; /* one group's */
   half = hw->gemm_half_flops;
   if (cost_low_precision(hw, format) && hw->peak_bf16_flops > 0.0)
-    half *= hw->peak_fp8_flops / hw->peak_bf16_flops;
+    half *= cost_peak(hw, format) / hw->peak_bf16_flops;
   eff = hw->gemm_efficiency_max * (half > 0.0 ? flops / (flops + half) : 1.0) *
         cost_wave_fill_grouped(groups, m, n, k, tm, tn, sms, p->gemm_split_k_min);
   if (cost_low_precision(hw, format)) eff *= p->fp8_gemm_efficiency_scale;

@@ -24,6 +24,7 @@
 #define PTSIM_JOB_H
 
 #include <stdint.h>
+#include "hd.h"
 
 #define PTSIM_NAME_MAX 64
 /* Largest pipeline depth a job may have; GPT-1T in Narayanan et al. uses 64. */
@@ -129,6 +130,8 @@ typedef struct {
   double memory_bytes;    /* HBM capacity per GPU */
   double peak_bf16_flops; /* dense tensor-core bf16, FLOP/s */
   double peak_fp8_flops;  /* dense tensor-core fp8, FLOP/s (0: none) */
+  double peak_fp4_flops;  /* dense tensor-core NVFP4, FLOP/s (0: none; Blackwell has it) */
+  int mxfp8;              /* 1: MXFP8 block-scaled tensor cores (Blackwell), 0: none */
   double peak_fp32_flops; /* non-tensor fp32, FLOP/s */
   double hbm_bytes_per_s; /* HBM bandwidth */
   /* Streaming multiprocessors, and the GEMM tile (m x n output elements)
@@ -193,8 +196,23 @@ typedef enum {
   PTSIM_FP8_DELAYED = 0,    /* scale from the amax history: one read per cast */
   PTSIM_FP8_TENSORWISE = 1, /* current scaling: an amax pass, then the cast */
   PTSIM_FP8_BLOCKWISE = 2,  /* 1x128 / 128x128 block scales (Hopper) */
-  PTSIM_FP8_MXFP8 = 3       /* 32-element E8M0 scales (Blackwell only) */
+  PTSIM_FP8_MXFP8 = 3,      /* 32-element E8M0 scales (Blackwell only) */
+  /* --fp4-format (Megatron-LM, Transformer Engine's NVFP4BlockScaling):
+   * the same layers in NVFP4, e2m1 values with an E4M3 scale per 16
+   * elements and one FP32 scale per tensor (Blackwell only) */
+  PTSIM_FP8_NVFP4 = 4
 } PtsimFp8Recipe;
+
+/* Bytes one element of a quantized copy takes in RECIPE's format, its
+ * share of the block scales included: FP8 1, MXFP8 1 + 1/32 (an E8M0
+ * scale per 32 elements), NVFP4 1/2 + 1/16 (an E4M3 scale per 16; the one
+ * FP32 scale per tensor is nothing).  The weight copies (plan.c) and the
+ * casts (workload.c) count with it. */
+static inline PTSIM_HD double ptsim_fp8_element_bytes(PtsimFp8Recipe recipe) {
+  if (recipe == PTSIM_FP8_MXFP8) return 1.0 + 1.0 / 32.0;
+  if (recipe == PTSIM_FP8_NVFP4) return 0.5 + 1.0 / 16.0;
+  return 1.0;
+}
 
 /* Whose modules build a layer when transformer_engine is 0. */
 typedef enum {

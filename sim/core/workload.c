@@ -95,7 +95,11 @@ static PTSIM_HD void gemm_groups(const PtsimWorkCtx *x, PtsimWork *w, PtsimPreci
   w->flops += 6.0 * g * (double)m * (double)n * (double)k;
   if (precision == PTSIM_PRECISION_FP8 && ptsim_work_in_fp8(x)) {
     PtsimFp8Recipe recipe = x->job->settings.fp8_recipe;
-    double cast = ELEM + 2.0, amax = recipe == PTSIM_FP8_TENSORWISE ? ELEM : 0.0;
+    /* a cast reads the bf16 input and writes its row-wise and column-wise
+     * quantized copies; current scaling (tensorwise) and NVFP4's per-tensor
+     * scale read it once more for the amax first */
+    double cast = ELEM + 2.0 * ptsim_fp8_element_bytes(recipe);
+    double amax = recipe == PTSIM_FP8_TENSORWISE || recipe == PTSIM_FP8_NVFP4 ? ELEM : 0.0;
     if (input_cast == INPUT_CAST)
       w->forward_s += ptsim_cost_memory_bound_at_s(hw, p,
                                                    (cast + amax) * g * (double)m * (double)k);

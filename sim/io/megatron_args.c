@@ -152,6 +152,7 @@ static const struct {
     {"--qk-pos-emb-head-dim", F_QK_POS_DIM, KIND_INT},
     {"--v-head-dim", F_V_HEAD_DIM, KIND_INT},
     {"--mtp-num-layers", F_MTP_LAYERS, KIND_WORD},
+    {"--fp4-format", F_FP4_FORMAT, KIND_WORD},
 };
 
 /* What the command line said.  order[] is the token index of the last

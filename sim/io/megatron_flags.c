@@ -216,7 +216,7 @@ static const PtsimMegatronFlag table[] = {
     M("--fp16", SW),
     W("--fp16-lm-cross-entropy", SW, "less memory with fp16: the cross entropy runs in fp16"),
     W("--fp32-residual-connection", SW, "more memory and slower: an fp32 residual stream"),
-    W("--fp4-format", VAL, "faster and less memory: NVFP4 GEMMs (Blackwell)"),
+    M("--fp4-format", VAL),
     W("--fp4-param-gather", SW, "less memory and faster gathers: FP4 weights"),
     N("--fp4-quantizer-factory", VAL), N("--fp4-recipe", VAL), N("--fp8-amax-compute-algo", VAL),
     N("--fp8-amax-history-len", VAL),

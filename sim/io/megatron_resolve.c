@@ -253,6 +253,16 @@ static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **er
     recipe = 0;
   }
   run->fp8_recipe = (PtsimFp8Recipe)recipe;
+  if (GIVEN(s, F_FP4_FORMAT)) {
+    /* --fp4-format e2m1: Transformer Engine's NVFP4 recipe on the layers FP8 would take */
+    int fp4 = 0;
+    if (!pick("--fp4-format", s->word[F_FP4_FORMAT], "e2m1", &fp4, error)) return FALSE;
+    if (run->precision == PTSIM_PRECISION_FP8)
+      return parse_error("--fp4-format and --fp8-format cannot both be given (one low-precision "
+                         "recipe per run)");
+    run->precision = PTSIM_PRECISION_FP8;
+    run->fp8_recipe = PTSIM_FP8_NVFP4;
+  }
   if (recipe == PTSIM_FP8_BLOCKWISE && run->precision == PTSIM_PRECISION_FP8)
     ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
                        g_strdup("--fp8-recipe blockwise (slower: Hopper runs block-scaled FP8 "

@@ -135,6 +135,7 @@ typedef enum {
   F_QK_POS_DIM,
   F_V_HEAD_DIM,
   F_MTP_LAYERS,
+  F_FP4_FORMAT,
   F_COUNT
 } FlagId;
 
