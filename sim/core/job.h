@@ -203,6 +203,15 @@ typedef enum {
   PTSIM_FP8_NVFP4 = 4
 } PtsimFp8Recipe;
 
+/* How context-parallel attention exchanges the sequence (Megatron-LM
+ * --cp-comm-type, Transformer Engine's cp_comm_type; torchtitan's
+ * context_parallel_rotate_method). */
+typedef enum {
+  PTSIM_CP_P2P = 0,      /* a ring of K/V blocks, each send overlapping a block's attention */
+  PTSIM_CP_A2A = 1,      /* Ulysses: all-to-all of Q, K, V to heads / cp heads, and of O back */
+  PTSIM_CP_ALLGATHER = 2 /* all-gather of K and V before attention, reduce-scatter of dK, dV */
+} PtsimCpComm;
+
 /* Bytes one element of a quantized copy takes in RECIPE's format, its
  * share of the block scales included: FP8 1, MXFP8 1 + 1/32 (an E8M0
  * scale per 32 elements), NVFP4 1/2 + 1/16 (an E4M3 scale per 16; the one
@@ -403,6 +412,7 @@ typedef struct {
   int moe_shared_expert_overlap; /* shared experts on a side stream, beside the dispatch */
   int moe_ep_comm_overlap;       /* --overlap-moe-expert-parallel-comm (combined 1F1B) */
   double memory_threshold;       /* fit verdict: usage <= threshold (0.8) */
+  PtsimCpComm cp_comm;           /* how context parallelism exchanges K and V */
 } PtsimSettings;
 
 /* What the source the job came from (a Megatron-LM command line or log, a

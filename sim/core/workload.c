@@ -297,25 +297,7 @@ PTSIM_HD void ptsim_work_attention(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
     bwd = ptsim_cost_attention_kernel_s(hw, x->params, x->attention, PTSIM_PRECISION_BF16, b, heads,
                                         s, s, head_dim, 1, 1);
   } else {
-    int64_t block = s / x->c;
-    double blocks = 0.5 * (double)x->c;
-    double kv_bytes = 2.0 * (double)b * (double)block * kv_width * ELEM;
-    double step_f, step_b, comm_f, comm_b, exposed_f, exposed_b;
-    fwd = blocks * ptsim_cost_attention_kernel_s(hw, x->params, x->attention, PTSIM_PRECISION_BF16,
-                                                 b, heads, block, block, head_dim, 0, 0);
-    bwd = blocks * ptsim_cost_attention_kernel_s(hw, x->params, x->attention, PTSIM_PRECISION_BF16,
-                                                 b, heads, block, block, head_dim, 0, 1);
-    /* The ring's steps overlap the blocks computed meanwhile: each step
-     * is exposed only where it outlasts its share of the compute. */
-    step_f = fwd / (double)(x->c - 1);
-    step_b = bwd / (double)(x->c - 1);
-    comm_f = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_SEND_RECV, kv_bytes, x->cp_group);
-    comm_b = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_SEND_RECV, 2.0 * kv_bytes,
-                                     x->cp_group);
-    exposed_f = (double)(x->c - 1) * (comm_f > step_f ? comm_f - step_f : 0.0);
-    exposed_b = (double)(x->c - 1) * (comm_b > step_b ? comm_b - step_b : 0.0);
-    ptsim_work_comm(w, PTSIM_COMM_CP, exposed_f, exposed_b);
-    if (recompute_into) ptsim_work_comm(recompute_into, PTSIM_COMM_CP, exposed_f, 0.0);
+    ptsim_work_cp_attention(x, w, recompute_into, heads, head_dim, kv_width, &fwd, &bwd);
   }
   w->forward_s += fwd;
   w->backward_input_s += bwd;

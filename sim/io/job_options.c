@@ -25,6 +25,7 @@ void ptsim_job_options_clear(PtsimJobOptions *o) {
                       &o->precision,
                       &o->fp8_recipe,
                       &o->fp4_format,
+                      &o->cp_comm_type,
                       &o->pipeline_layout,
                       &o->position_embedding,
                       &o->moe_dispatcher,
@@ -225,6 +226,10 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "bf16|fp16|fp8 (default bf16; fp8 needs a profile with FP8)", "P"},
       {"fp8-recipe", 0, 0, G_OPTION_ARG_STRING, &o->fp8_recipe,
        "delayed|tensorwise|blockwise|mxfp8 (default delayed)", "R"},
+      {"cp-comm-type", 0, 0, G_OPTION_ARG_STRING, &o->cp_comm_type,
+       "p2p|a2a|allgather: context parallelism's K/V ring, Ulysses all-to-all or K/V all-gather "
+       "(default p2p)",
+       "T"},
       {"fp4-format", 0, 0, G_OPTION_ARG_STRING, &o->fp4_format,
        "e2m1: NVFP4 layers where fp8 would run (Blackwell profiles: peak_fp4_tflops)", "F"},
       {"fp8-param-gather", 0, 0, G_OPTION_ARG_NONE, &o->fp8_param_gather,

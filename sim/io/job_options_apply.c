@@ -221,6 +221,10 @@ static gboolean apply_run_settings(const PtsimJobOptions *o, PtsimSettings *run,
       return FALSE;
     run->fp8_recipe = (PtsimFp8Recipe)v;
   }
+  if (o->cp_comm_type) {
+    if (!choose("--cp-comm-type", o->cp_comm_type, "p2p|a2a|allgather", &v, error)) return FALSE;
+    run->cp_comm = (PtsimCpComm)v;
+  }
   if (o->fp4_format) {
     if (!choose("--fp4-format", o->fp4_format, "e2m1", &v, error)) return FALSE;
     if (o->fp8_recipe || (o->precision && run->precision != PTSIM_PRECISION_FP8)) {

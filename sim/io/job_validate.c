@@ -492,6 +492,17 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
     return FALSE;
 
   if (l->sp == -1) return unresolved("sp -1 (auto)", error);
+  if ((unsigned)job->settings.cp_comm > PTSIM_CP_ALLGATHER)
+    return invalid("layout: cp comm type out of range");
+  /* Ulysses hands each CP rank heads / cp of the TP rank's heads and KV
+   * groups (Transformer Engine asserts both divide) */
+  if (l->cp > 1 && job->settings.cp_comm == PTSIM_CP_A2A &&
+      ((m->num_attention_heads / l->tp) % l->cp != 0 || (m->num_query_groups / l->tp) % l->cp != 0))
+    return invalid("--cp-comm-type a2a: the attention heads (%" G_GINT64_FORMAT
+                   ") and KV groups (%" G_GINT64_FORMAT ") per TP rank must be divisible by "
+                   "--cp %" G_GINT64_FORMAT " (each CP rank takes heads / cp)",
+                   I64(m->num_attention_heads / l->tp), I64(m->num_query_groups / l->tp),
+                   I64(l->cp));
   if (l->cp > 1 && l->seq % (2 * l->cp) != 0)
     return invalid("--seq %" G_GINT64_FORMAT " is not divisible by 2*cp = %" G_GINT64_FORMAT
                    " (--cp %" G_GINT64_FORMAT "; context "

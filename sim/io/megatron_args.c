@@ -153,6 +153,7 @@ static const struct {
     {"--v-head-dim", F_V_HEAD_DIM, KIND_INT},
     {"--mtp-num-layers", F_MTP_LAYERS, KIND_WORD},
     {"--fp4-format", F_FP4_FORMAT, KIND_WORD},
+    {"--cp-comm-type", F_CP_COMM_TYPE, KIND_LIST},
 };
 
 /* What the command line said.  order[] is the token index of the last

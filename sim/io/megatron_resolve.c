@@ -389,6 +389,38 @@ static gboolean resolve_recompute(const Said *s, PtsimSettings *run, GError **er
   return TRUE;
 }
 
+/* --cp-comm-type: one word, or one per layer; p2p, a2a and allgather are
+ * modelled, a2a+p2p (hierarchical, --hierarchical-context-parallel-sizes)
+ * is priced as the p2p ring, and per-layer types that differ as the
+ * first's, each with a note. */
+static gboolean resolve_cp_comm(const Said *s, PtsimSettings *run, GError **error) {
+  if (!GIVEN(s, F_CP_COMM_TYPE)) return TRUE;
+  int at = s->list_at[F_CP_COMM_TYPE], n = at < 0 ? 1 : s->list_len[F_CP_COMM_TYPE];
+  int first = -1;
+  for (int k = 0; k < n; k++) {
+    int v;
+    if (!pick("--cp-comm-type", at < 0 ? s->word[F_CP_COMM_TYPE] : s->argv[at + k],
+              "p2p|a2a|allgather|a2a+p2p", &v, error))
+      return FALSE;
+    if (first < 0)
+      first = v;
+    else if (v != first) {
+      ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                         g_strdup("--cp-comm-type per layer (the first layer's type is priced "
+                                  "for every layer; either way)"));
+      break;
+    }
+  }
+  if (first == 3) {
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                       g_strdup("--cp-comm-type a2a+p2p (hierarchical: priced as the p2p ring "
+                                "over the whole CP group; either way)"));
+    first = 0;
+  }
+  run->cp_comm = (PtsimCpComm)first;
+  return TRUE;
+}
+
 static gboolean resolve_overlap(const Said *s, PtsimLayout *l, PtsimSettings *run, GError **error) {
   run->overlap_grad_reduce = GIVEN(s, F_OVERLAP_GRAD);
   run->overlap_param_gather = GIVEN(s, F_OVERLAP_PARAM);
@@ -507,6 +539,7 @@ gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error
   run->manual_gc = GIVEN(s, F_MANUAL_GC);
   l->schedule = PTSIM_SCHEDULE_1F1B; /* interleaved when vp > 1: validate */
   return resolve_split(s, m, l, error) && resolve_batch(s, l) && resolve_precision(s, run, error) &&
-         resolve_attention(s, run, error) && resolve_recompute(s, run, error) &&
-         resolve_overlap(s, l, run, error) && resolve_sharding(s, m, l, run, error);
+         resolve_cp_comm(s, run, error) && resolve_attention(s, run, error) &&
+         resolve_recompute(s, run, error) && resolve_overlap(s, l, run, error) &&
+         resolve_sharding(s, m, l, run, error);
 }

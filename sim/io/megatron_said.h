@@ -136,6 +136,7 @@ typedef enum {
   F_V_HEAD_DIM,
   F_MTP_LAYERS,
   F_FP4_FORMAT,
+  F_CP_COMM_TYPE,
   F_COUNT
 } FlagId;
 
