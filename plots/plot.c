@@ -485,14 +485,10 @@ GPtrArray *ptsim_plot_wrap(const PtsimPlotCanvas *c, double pt, int max_lines,
    * and a line must never run off the edge) */
   int per_line =
       (int)((c->width_cm - 0.5) / (0.7 * pt / PTSIM_PLOT_PT_PER_IN * PTSIM_PLOT_CM_PER_IN));
-  gboolean cut = FALSE;
-  for (const char *const *t = texts; *t && !cut; t++) {
+  (void)max_lines; /* a hint only: a title is never cut, the figure grows for it */
+  for (const char *const *t = texts; *t; t++) {
     const char *p = *t;
-    while (*p && !cut) {
-      if ((int)lines->len == max_lines) {
-        cut = TRUE;
-        break;
-      }
+    while (*p) {
       int len = (int)g_utf8_strlen(p, -1);
       if (len <= per_line) {
         g_ptr_array_add(lines, g_strdup(p));
@@ -509,15 +505,6 @@ GPtrArray *ptsim_plot_wrap(const PtsimPlotCanvas *c, double pt, int max_lines,
       p = at;
       while (*p == ' ') p++;
     }
-  }
-  if (cut && lines->len > 0) {
-    char *last = g_ptr_array_index(lines, lines->len - 1);
-    glong n = g_utf8_strlen(last, -1);
-    if (n > per_line - 3) n = per_line - 3;
-    g_autofree char *head = g_utf8_substring(last, 0, MAX(0, n));
-    char *shorter = g_strconcat(head, "...", NULL);
-    g_free(last);
-    lines->pdata[lines->len - 1] = shorter;
   }
   return lines;
 }

@@ -161,6 +161,8 @@ typedef struct {
   char recompute[16], schedule[24];
   int status;                  /* 0 ok, else the layout could not be scheduled */
   int fits;                    /* analytical estimate within the threshold */
+  int runs;                    /* the runs verdict: 1 yes, 0 no, -1 not settled; -2 not
+                                  known (a CSV without the column: the 80% rule stands in) */
   double total_bytes;          /* analytical per-GPU bytes of the peak stage */
   double usage_fraction;       /* total_bytes / GPU memory */
   double step_s, tokens_per_s; /* tokens/s of the whole job */

@@ -57,7 +57,25 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
   size_t facet_off = facet == PTSIM_PLOT_FACET_CP ? G_STRUCT_OFFSET(PtsimPlotLayout, cp)
                                                   : G_STRUCT_OFFSET(PtsimPlotLayout, mbs);
   const char *facet_name = facet == PTSIM_PLOT_FACET_CP ? "cp" : "mbs";
-  g_autoptr(GArray) facets = ptsim_plot_distinct(rows, facet_off);
+  g_autoptr(GArray) all_facets = ptsim_plot_distinct(rows, facet_off);
+  /* A panel in which no layout runs is left out (named in the title): a
+   * grid of OOM cells says nothing the title cannot. */
+  g_autoptr(GArray) facets = g_array_new(FALSE, FALSE, sizeof(gint64));
+  g_autoptr(GString) dropped = g_string_new(NULL);
+  for (guint f = 0; f < all_facets->len; f++) {
+    gint64 fv = g_array_index(all_facets, gint64, f);
+    gboolean any = FALSE;
+    for (guint i = 0; i < rows->len && !any; i++) {
+      const PtsimPlotLayout *l = &g_array_index(rows, PtsimPlotLayout, i);
+      any = *(const gint64 *)((const char *)l + facet_off) == fv && ptsim_plot_usable(l);
+    }
+    if (any)
+      g_array_append_val(facets, fv);
+    else
+      g_string_append_printf(dropped, "%s%" G_GINT64_FORMAT, dropped->len ? ", " : "", fv);
+  }
+  if (facets->len == 0) /* nothing runs anywhere: every panel, all OOM */
+    g_array_append_vals(facets, all_facets->data, all_facets->len);
   g_autoptr(GArray) tps = ptsim_plot_distinct(rows, G_STRUCT_OFFSET(PtsimPlotLayout, tp));
   g_autoptr(GArray) pps = ptsim_plot_distinct(rows, G_STRUCT_OFFSET(PtsimPlotLayout, pp));
   guint nf = facets->len, nx = tps->len, ny = pps->len;
@@ -66,6 +84,7 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
   for (guint i = 0; i < rows->len; i++) {
     const PtsimPlotLayout *l = &g_array_index(rows, PtsimPlotLayout, i);
     gint64 fv = *(const gint64 *)((const char *)l + facet_off);
+    if (ptsim_plot_index_of(facets, fv) < 0) continue;
     Cell *cl = &cells[((guint)ptsim_plot_index_of(facets, fv) * ny +
                        (guint)ptsim_plot_index_of(pps, l->pp)) *
                           nx +
@@ -166,11 +185,14 @@ gboolean ptsim_plot_heatmap(const char *figure_path, const GArray *rows, PtsimPl
   g_autofree char *best_words = ptsim_plot_layout_words(top);
   /* the colour bar says tokens/s per GPU and the cells say OOM: the title
    * need not */
-  g_autofree char *second = g_strdup_printf("each cell: the best fitting layout%s; %s%s",
-                                            facet == PTSIM_PLOT_FACET_CP ? "" : " (any cp)",
-                                            any_fits ? "outlined: the best, "
-                                                     : "no layout fits in memory",
-                                            any_fits ? best_words : "");
+  g_autofree char *none = dropped->len && any_fits
+                              ? g_strdup_printf("; %s %s: no layout runs (not drawn)", facet_name,
+                                                dropped->str)
+                              : g_strdup("");
+  g_autofree char *second = g_strdup_printf(
+      "each cell: the best layout that runs (the allocator emulation's verdict)%s; %s%s%s",
+      facet == PTSIM_PLOT_FACET_CP ? "" : " (any cp)",
+      any_fits ? "outlined: the best, " : "no layout runs", any_fits ? best_words : "", none);
   const char *first = scenario;
   const char *title[] = {first, second, NULL};
   double title_cm = ptsim_plot_title_cm(&c, title_lines, title);

@@ -85,8 +85,9 @@ GString *ptsim_plot_script_begin(const PtsimPlotFiles *files, const PtsimPlotCan
                                  const char *what, const PtsimJob *job, const char *scenario);
 
 /* A title at the figure's top left: each of the given texts (NULL-
- * terminated) wrapped at ", " and "; " to the canvas's width, at most
- * `max_lines` lines in all (the last one cut with "..." beyond).  The .gp
+ * terminated) wrapped at ", " and "; " to the canvas's width, never cut
+ * (`max_lines` is the usual count; a longer title makes the figure taller:
+ * ptsim_plot_title_cm counts the same lines).  The .gp
  * gets `show_title = 1` (set it to 0 for a paper, where the caption says
  * what was run) and `title_cm`, the height the title takes, which
  * ptsim_plot_margins reserves.  Returns the number of lines. */

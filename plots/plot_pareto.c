@@ -34,7 +34,7 @@ static void append_layout_row(GString *tsv, const PtsimPlotLayout *l, int front)
   ptsim_plot_num(tsv, "%.4f", l->total_bytes / GIB);
   g_string_append_c(tsv, '\t');
   ptsim_plot_num(tsv, "%.1f", ptsim_plot_per_gpu(l));
-  g_string_append_printf(tsv, "\t%d\t%d\n", l->fits, front);
+  g_string_append_printf(tsv, "\t%d\t%d\n", ptsim_plot_usable(l), front);
 }
 
 /* The threshold the rows' fits say the sweep used: 0.8 (the default) when
@@ -113,12 +113,12 @@ gboolean ptsim_plot_pareto(const char *figure_path, const GArray *rows, double t
   g_string_append_printf(
       tsv,
       "\n# block 0: every scheduled layout (%u), by memory; block 1 (after two blank lines): "
-      "the Pareto front of the fitting layouts (%u), by memory\n"
+      "the Pareto front of the layouts that run (%u), by memory\n"
       "# columns: rank (sweep rank), tp, pp, cp, dp, vp, mbs, recompute, schedule, "
-      "memory_gib (analytical, peak stage, GiB), tokens_per_s_per_gpu, fits (0/1), "
+      "memory_gib (analytical, peak stage, GiB), tokens_per_s_per_gpu, runs (0/1: the runs verdict; the 80%% rule where the CSV has none), "
       "front (1 on the Pareto front)\n"
       "# rank\ttp\tpp\tcp\tdp\tvp\tmbs\trecompute\tschedule\tmemory_gib\ttokens_per_s_per_gpu"
-      "\tfits\tfront\n",
+      "\truns\tfront\n",
       order->len, nfront);
   for (guint k = 0; k < order->len; k++) {
     guint i = g_array_index(order, guint, k);
@@ -144,15 +144,17 @@ gboolean ptsim_plot_pareto(const char *figure_path, const GArray *rows, double t
   g_autofree char *words = ptsim_plot_layout_words(top);
   g_autofree char *note =
       ptsim_plot_usable(top)
-          ? g_strdup_printf("ringed: the best fitting layout, %s: %.1f GiB, %.0f tokens/s per GPU",
+          ? g_strdup_printf("ringed: the best layout that runs, %s: %.1f GiB, %.0f tokens/s per "
+                            "GPU",
                             words, top->total_bytes / GIB, ptsim_plot_per_gpu(top))
-          : g_strdup("no layout fits in memory");
+          : g_strdup("no layout runs");
   const char *note_texts[] = {note, NULL};
   g_autoptr(GPtrArray) note_lines = ptsim_plot_wrap(&c, c.small_pt, 3, note_texts);
   g_autofree char *beyond_text =
       beyond ? g_strdup_printf("; %u past %.0f GiB not shown", beyond, xmax) : g_strdup("");
   g_autofree char *sub =
-      g_strdup_printf("%u layouts, %u fit%s; memory: analytical estimate of the peak stage",
+      g_strdup_printf("%u layouts, %u run (the allocator emulation's verdict; the dashed line: "
+                      "the 80%% rule)%s; memory: analytical estimate of the peak stage",
                       order->len, nfit, beyond_text);
   const char *title[] = {scenario, sub, NULL};
   int title_lines = c.narrow ? 5 : 3;
@@ -208,12 +210,12 @@ gboolean ptsim_plot_pareto(const char *figure_path, const GArray *rows, double t
       "# the lines' values above the plot, each on the side away from the other\n"
       "set label 1 sprintf('capacity %.0f GiB', capacity_gib) at capacity_gib, graph 1 left "
       "offset 0.2,0.6 font f_small\n"
-      "set label 2 sprintf('fits below %.1f GiB (%.0f%%)', threshold*capacity_gib, "
+      "set label 2 sprintf('80%% rule: %.1f GiB (%.0f%%)', threshold*capacity_gib, "
       "100*threshold) at threshold*capacity_gib, graph 1 right offset -0.2,0.6 font f_small\n"
       "plot data index 0 using ($12==0 ? $10 : NaN):11 with points pt 8 ps 0.5 lc rgb '#808080' "
-      "title 'does not fit', \\\n"
+      "title 'does not run, or not settled', \\\n"
       "     data index 0 using ($12==1 ? $10 : NaN):11 with points pt 7 ps 0.4 lc rgb c_series[2] "
-      "title 'fits', \\\n"
+      "title 'runs', \\\n"
       "     data index 1 using 10:11 with linespoints lw 1.5 pt 7 ps 0.5 lc rgb c_line "
       "title 'Pareto front', \\\n"
       "     '+' using (show_best ? best_mem : NaN):(best_tps) every ::0::0 with points pt 6 ps 1.8 "

@@ -29,6 +29,7 @@ GArray *ptsim_plot_layouts_read_csv(const char *path, GError **error) {
   if (!t) return NULL;
   int c[G_N_ELEMENTS(cols)];
   for (size_t i = 0; cols[i]; i++) c[i] = ptsim_plot_table_column(t, cols[i]);
+  int runs_col = ptsim_plot_table_column(t, "runs"); /* optional: older CSVs lack it */
   g_autoptr(GArray) out = g_array_sized_new(FALSE, TRUE, sizeof(PtsimPlotLayout), t->rows->len);
   for (guint r = 0; r < t->rows->len; r++) {
     PtsimPlotLayout l;
@@ -65,6 +66,18 @@ GArray *ptsim_plot_layouts_read_csv(const char *path, GError **error) {
     }
     l.status = (int)status;
     l.fits = (int)fits;
+    l.runs = -2;
+    gint64 runs;
+    if (runs_col >= 0) {
+      if (!ptsim_plot_table_int(t, r, runs_col, &runs, error)) return NULL;
+      if (runs < -1 || runs > 1) {
+        g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
+                    "%s:%d: column runs: %" G_GINT64_FORMAT " must be 1, 0 or -1", path, l.line,
+                    runs);
+        return NULL;
+      }
+      l.runs = (int)runs;
+    }
     g_array_append_val(out, l);
   }
   return g_steal_pointer(&out);
@@ -98,6 +111,7 @@ GArray *ptsim_plot_layouts_from_sweep(const PtsimSweep *sweep, const GArray *ord
               sizeof l.schedule);
     l.status = r->status;
     l.fits = r->fits;
+    l.runs = r->runs;
     l.total_bytes = r->total_bytes;
     l.usage_fraction = r->usage_fraction;
     l.step_s = r->step_s;

@@ -14,7 +14,8 @@ static inline double ptsim_plot_per_gpu(const PtsimPlotLayout *l) {
 }
 
 static inline gboolean ptsim_plot_usable(const PtsimPlotLayout *l) {
-  return l->status == 0 && l->fits;
+  /* the table's verdict, runs; the 80% rule only where a CSV lacks it */
+  return l->status == 0 && (l->runs == -2 ? l->fits : l->runs == 1);
 }
 
 /* Index of the best layout (best usable; when none is usable, the best

@@ -1,10 +1,12 @@
 /* plot_table.c — the small delimited-text reader the figure kinds share
  * (sweep CSV, validation CSV, allocator timeline TSV); see plot_int.h.
  *
- * Not a general CSV parser: the files ptsim reads for figures are written
- * by ptsim (sweep --csv, predict --memory-timeline) or by a converter
- * (validate/calibrate_published.py --csv) and never quote a cell.  A quote
- * is reported rather than misread.  Every error names path:line. */
+ * The files ptsim reads for figures are written by ptsim (sweep --csv,
+ * validate --format csv, predict --memory-timeline) or by a converter
+ * (validate/calibrate_published.py --csv).  validate quotes a cell holding
+ * the separator or a quote ("a, b", "" for a quote), as RFC 4180 says; such
+ * cells are read, on one line (a quote left open at the line's end is an
+ * error, not a cell spanning lines).  Every error names path:line. */
 #include <math.h>
 #include <string.h>
 #include "input.h"
@@ -21,12 +23,51 @@ void ptsim_plot_table_free(PtsimPlotTable *t) {
   g_free(t);
 }
 
-/* Splits LINE at SEP into a new GStrv with each cell stripped. */
-static char **split_cells(const char *line, char sep) {
-  char sep_s[2] = {sep, 0};
-  char **cells = g_strsplit(line, sep_s, -1);
-  for (char **c = cells; *c; c++) g_strstrip(*c);
-  return cells;
+/* Splits LINE at SEP into a new GStrv with each cell stripped; a cell
+ * that opens with a quote runs to its closing quote ("" inside is one
+ * quote).  NULL (WHY set) on an unterminated quote, text after a closing
+ * quote, or a quote inside an unquoted cell. */
+static char **split_cells(const char *line, char sep, const char **why) {
+  GPtrArray *cells = g_ptr_array_new();
+  const char *p = line;
+  for (;;) {
+    GString *cell = g_string_new(NULL);
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p == '"') {
+      for (p++;; p++) {
+        if (*p == 0) {
+          *why = "a quoted cell not closed on its line";
+          break;
+        }
+        if (*p == '"' && p[1] == '"') {
+          g_string_append_c(cell, '"');
+          p++;
+        } else if (*p == '"') {
+          p++;
+          break;
+        } else {
+          g_string_append_c(cell, *p);
+        }
+      }
+      while (!*why && (*p == ' ' || *p == '\t')) p++;
+      if (!*why && *p && *p != sep) *why = "text after the closing quote of a cell";
+    } else {
+      while (*p && *p != sep) {
+        if (*p == '"') *why = "a quote inside an unquoted cell";
+        g_string_append_c(cell, *p++);
+      }
+    }
+    g_ptr_array_add(cells, g_strstrip(g_string_free(cell, FALSE)));
+    if (*why || *p != sep) break;
+    p++;
+  }
+  g_ptr_array_add(cells, NULL);
+  char **out = (char **)g_ptr_array_free(cells, FALSE);
+  if (*why) {
+    g_strfreev(out);
+    return NULL;
+  }
+  return out;
 }
 
 PtsimPlotTable *ptsim_plot_table_read(const char *path, char sep, const char *const *required,
@@ -54,12 +95,12 @@ PtsimPlotTable *ptsim_plot_table_read(const char *path, char sep, const char *co
       g_ptr_array_add(t->comments, g_strdup(p + 1));
       continue;
     }
-    if (strchr(line, '"')) {
-      g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
-                  "%s:%d: quoted cells are not supported here", path, i + 1);
+    const char *why = NULL;
+    char **cells = split_cells(line, sep, &why);
+    if (!cells) {
+      g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT, "%s:%d: %s", path, i + 1, why);
       return NULL;
     }
-    char **cells = split_cells(line, sep);
     if (!have_header) {
       for (char **c = cells; *c; c++) g_ptr_array_add(t->header, g_strdup(*c));
       g_strfreev(cells);

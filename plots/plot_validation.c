@@ -11,7 +11,10 @@
  * measured_s, predicted_s   step times in seconds, > 0;
  * fit      optional: in-sample (the hardware profile's efficiency was
  *          fitted on this run) or held-out (it was not), empty: unknown.
- * validate/calibrate_published.py --csv FILE writes exactly this.
+ * validate/calibrate_published.py --csv FILE writes exactly this; `ptsim
+ * validate --format csv` output is read too (label, measured_step_s and
+ * predicted_step_s for run, measured_s and predicted_s; rows whose status
+ * is not "compared" are left out).
  *
  * Two views.  The residual view (the default) answers "how wrong, and
  * where": relative error on a linear axis against measured step time on a
@@ -37,15 +40,36 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   PtsimPlotCanvas c;
   if (!ptsim_plot_begin(figure_path, size, &files, &c, error)) return FALSE;
-  static const char *const cols[] = {"source", "run", "measured_s", "predicted_s", NULL};
-  g_autoptr(PtsimPlotTable) t = ptsim_plot_table_read(csv_path, ',', cols, error);
+  /* the run CSV's names, and validate --format csv's */
+  static const char *const cols[] = {"source", "run", "measured_s", "predicted_s"};
+  static const char *const alias[] = {"source", "label", "measured_step_s", "predicted_step_s"};
+  g_autoptr(PtsimPlotTable) t = ptsim_plot_table_read(csv_path, ',', NULL, error);
   if (!t) return FALSE;
   int ci[4];
-  for (int i = 0; i < 4; i++) ci[i] = ptsim_plot_table_column(t, cols[i]);
+  for (int i = 0; i < 4; i++) {
+    ci[i] = ptsim_plot_table_column(t, cols[i]);
+    if (ci[i] < 0) ci[i] = ptsim_plot_table_column(t, alias[i]);
+    if (ci[i] < 0) {
+      g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
+                  "%s: the header has no column '%s'%s%s%s", csv_path, cols[i],
+                  strcmp(cols[i], alias[i]) ? " (nor validate --format csv's '" : "",
+                  strcmp(cols[i], alias[i]) ? alias[i] : "", strcmp(cols[i], alias[i]) ? "')" : "");
+      return FALSE;
+    }
+  }
+  int status_col = ptsim_plot_table_column(t, "status");
   int fit_col = ptsim_plot_table_column(t, "fit");
   g_autoptr(GPtrArray) sources = g_ptr_array_new(); /* (element-type utf8) (transfer none) */
   g_autoptr(GString) tsv = g_string_new(NULL);
-  guint n = t->rows->len, within = 0, count[3] = {0, 0, 0};
+  guint rows = t->rows->len, n = 0, within = 0, count[3] = {0, 0, 0};
+  /* validate's rows that compared nothing (refused, no measurement) are left out */
+  for (guint r = 0; r < rows; r++)
+    n += status_col < 0 || strcmp(ptsim_plot_table_text(t, r, status_col), "compared") == 0;
+  if (n == 0) {
+    g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
+                "%s: no row compared a measurement with a prediction", csv_path);
+    return FALSE;
+  }
   double lo = G_MAXDOUBLE, hi = 0, emax = 0, abs_sum[3] = {0, 0, 0};
   g_string_append_printf(
       tsv,
@@ -55,7 +79,9 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
       "1 in-sample: the profile was fitted on this run, 2 held-out)\n"
       "# source_index\tsource\trun\tmeasured_s\tpredicted_s\terror\tfit\n",
       csv_path, n);
-  for (guint r = 0; r < n; r++) {
+  for (guint r = 0; r < rows; r++) {
+    if (status_col >= 0 && strcmp(ptsim_plot_table_text(t, r, status_col), "compared") != 0)
+      continue;
     const char *source = ptsim_plot_table_text(t, r, ci[0]);
     const char *run = ptsim_plot_table_text(t, r, ci[1]);
     double measured, predicted;
@@ -188,12 +214,14 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
                         "plot '+' using 1:(-100*band):(100*band) with filledcurves fc rgb c_band "
                         "title sprintf('\xc2\xb1%.0f%%', 100*band), \\\n"
                         "     0 with lines lw 1.0 lc rgb c_line title 'exact', \\\n");
+  /* colour s mod 6 and point type (s + s/6) mod 6: the first 36 sources
+   * each look different (the 7th is the 1st colour with the 2nd shape) */
   g_string_append_printf(
       gp,
       "     for [s=0:|source|-1] data using ($1==s && $7!=1 ? $4 : NaN):%s with points "
-      "pt pt_series[s%%6+1] ps 1.1 lc rgb c_series[s%%6+1] title (key_open ? '' : source[s+1]), \\\n"
+      "pt pt_series[(s+s/6)%%6+1] ps 1.1 lc rgb c_series[s%%6+1] title (key_open ? '' : source[s+1]), \\\n"
       "     for [s=0:|source|-1] data using ($1==s && $7==1 ? $4 : NaN):%s with points "
-      "pt pto_series[s%%6+1] ps 1.1 lc rgb c_series[s%%6+1] title (key_open ? source[s+1] : ''), \\\n"
+      "pt pto_series[(s+s/6)%%6+1] ps 1.1 lc rgb c_series[s%%6+1] title (key_open ? source[s+1] : ''), \\\n"
       "     NaN with points pt 7 lc rgb c_line title %s, \\\n"
       "     NaN with points pt 6 lc rgb c_line title %s, \\\n"
       "     data using 4:%s:(show_runs ? stringcolumn(3) : '') with labels left offset 0.7,0 "

@@ -13,6 +13,7 @@
 
 #include "cli_job.h"
 #include "job_build.h"
+#include "job_validate.h"
 #include "torchtitan.h"
 
 #define LLAMA70B_FLAGS                                                                           \
@@ -114,7 +115,7 @@ static void test_defaults_and_megatron(void) {
       "--megatron-args",
       "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "
       "--num-attention-heads 16 --seq-length 4096 --micro-batch-size 1 --global-batch-size 64 "
-      "--tensor-model-parallel-size 2 --bf16 --vocab-size 50257 --no-such-flag",
+      "--tensor-model-parallel-size 2 --bf16 --vocab-size 50257 --master_port 6000",
       "--pp", "2", NULL};
   g_autoptr(PtsimJobDiagnostics) diag = ptsim_job_diagnostics_new();
   g_autoptr(GError) error = NULL;
@@ -126,8 +127,46 @@ static void test_defaults_and_megatron(void) {
   g_assert_cmpint(lib.layout.tp, ==, 2);
   g_assert_cmpint(lib.layout.pp, ==, 2);
   g_assert_cmpuint(diag->megatron->unknown->len, ==, 1);
-  g_assert_cmpstr(diag->megatron->unknown->pdata[0], ==, "--no-such-flag");
+  g_assert_cmpstr(diag->megatron->unknown->pdata[0], ==, "--master_port 6000"); /* torchrun's */
   g_assert_cmpuint(diag->warnings->len, ==, 0);
+}
+
+static void test_native_overrides_script(void) {
+  g_test_summary("--tp 1 --pp 4 over a tp-4 Megatron-LM command: the expert tp and the padded "
+                 "vocabulary that followed the command's tp follow ptsim's");
+  const char *const flags[] = {
+      "--megatron-args",
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 4096 --micro-batch-size 1 --global-batch-size 64 "
+      "--tensor-model-parallel-size 4 --bf16 --vocab-size 50257",
+      "--tp",
+      "1",
+      "--pp",
+      "4",
+      NULL};
+  PtsimJob job;
+  build_from_flags(flags, &job);
+  g_assert_cmpint(job.layout.tp, ==, 1);
+  g_assert_cmpint(job.layout.pp, ==, 4);
+  g_assert_cmpint(job.layout.etp, ==, 1);           /* was the command's 4: refused */
+  g_assert_cmpint(job.model.vocab_size, ==, 50304); /* 50257 up to 128 x 1, not 128 x 4 */
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_assert_no_error(error);
+  /* no --global-batch-size: Megatron-LM's mbs x dp of the GPUs it runs on,
+   * --gpus 16 over torchrun's 8: dp 16 / (tp 2) = 8, gbs 8 (4 at 8 GPUs) */
+  const char *const wider[] = {
+      "--megatron-args",
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 4096 --micro-batch-size 1 "
+      "--tensor-model-parallel-size 2 --bf16 --vocab-size 50257",
+      "--gpus", "16", NULL};
+  build_from_flags(wider, &job);
+  g_assert_cmpint(job.layout.gpus, ==, 16);
+  g_assert_cmpint(job.layout.gbs, ==, 8);
+  const char *const launcher[] = {wider[0], wider[1], NULL};
+  build_from_flags(launcher, &job);
+  g_assert_cmpint(job.layout.gbs, ==, 4);
 }
 
 static void refused(const char *const *flags, GQuark domain, const char *message) {
@@ -201,6 +240,7 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/job-build/flags-as-predict", test_flags_as_predict);
   g_test_add_func("/job-build/defaults-and-megatron", test_defaults_and_megatron);
+  g_test_add_func("/job-build/native-overrides-script", test_native_overrides_script);
   g_test_add_func("/job-build/flags-refused", test_flags_refused);
   g_test_add_func("/job-build/warnings-returned", test_warnings_returned);
   return g_test_run();

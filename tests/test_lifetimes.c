@@ -2,6 +2,8 @@
  * consistency with the analytical estimate, OOM detection with its place,
  * determinism, and the what-ifs moving the way the rules say. */
 #include <glib.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
 #include <string.h>
 #include "config.h"
 #include "job_validate.h"
@@ -282,11 +284,11 @@ static void test_oom_in_steady_state(void) {
 
 /* The `runs` verdict beside the 80% rule, one layout each side. */
 static void test_runs_verdict(void) {
-  g_test_summary("above the 80% rule: seq 2048 runs, seq 3072 leaves no margin, seq 4096 runs out");
+  g_test_summary("above the 80% rule: seq 2048 runs, seq 3584 leaves no margin, seq 4096 runs out");
   static const struct {
     gint64 seq;
     gboolean runs, fits;
-  } cases[] = {{2048, TRUE, TRUE}, {3072, FALSE, TRUE}, {4096, FALSE, FALSE}};
+  } cases[] = {{2048, TRUE, TRUE}, {3584, FALSE, TRUE}, {4096, FALSE, FALSE}};
   for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
     PtsimJob job;
     load_job(&job, "llama3-8b", "h100-80g", 8, 1, 1, 1, 8, cases[i].seq, PTSIM_RECOMPUTE_NONE);
@@ -339,6 +341,138 @@ static void test_megatron_release(void) {
   g_assert_cmpfloat(first_step_requested(20240701), ==, now);
 }
 
+static void test_fused_cross_entropy(void) {
+  g_test_summary("Megatron's native fused cross entropy, compiled, holds a second fp32 copy of "
+                 "the logits while it runs: the steady step's peak 4 T V higher; TE's does not");
+  /* megatron2021-gpt-1b on one GPU, mbs 4, seq 1024: T 4096, V 51200 */
+  const double T = 4.0 * 1024, V = 51200;
+  PtsimJob job;
+  load_job(&job, "megatron2021-gpt-1b", "a100-80g", 1, 1, 1, 4, 8, 1024, PTSIM_RECOMPUTE_NONE);
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  run(&job, NULL, a);
+  double unfused = a->stages[0].steady_state.requested_peak_bytes;
+  job.settings.cross_entropy_fusion = 1;
+  run(&job, NULL, a);
+  g_assert_cmpfloat(a->stages[0].steady_state.requested_peak_bytes - unfused, ==, 4 * T * V);
+  job.settings.cross_entropy_te = 1;
+  run(&job, NULL, a);
+  g_assert_cmpfloat(a->stages[0].steady_state.requested_peak_bytes, ==, unfused);
+}
+
+/* Allocated bytes of STAGE in the replay's last sample (after the second
+ * step's optimizer step) and, in *before, in the one before it (after the
+ * step's last item). */
+static double steady_allocated_before(const PtsimJob *job, int64_t stage, double *before) {
+  g_autofree PtsimPlan *plan = plan_of(job);
+  int32_t n = plan->schedule_items;
+  g_autofree PtsimScheduleItem *items = g_new(PtsimScheduleItem, n);
+  ptsim_schedule_build(job->layout.schedule, (int32_t)plan->num_stages,
+                       (int32_t)plan->num_microbatches, (int32_t)plan->num_chunks,
+                       (int32_t)plan->microbatch_group, (int32_t)stage, items, n);
+  int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, stage);
+  g_autofree void *scratch = g_malloc(bytes);
+  PtsimAllocTimeline tl = {NULL, ptsim_lifetimes_timeline_samples(n, 2), 0};
+  g_autofree PtsimAllocSample *samples = g_new(PtsimAllocSample, tl.capacity);
+  tl.samples = samples;
+  g_autofree PtsimStageAlloc *out = g_new0(PtsimStageAlloc, 1);
+  g_assert_cmpint(ptsim_lifetimes_replay(plan, stage, items, n, 2, NULL, 1, scratch, bytes, &tl,
+                                         out),
+                  ==, 0);
+  g_assert_cmpint(tl.count, ==, tl.capacity);
+  if (before) *before = samples[tl.count - 2].allocated_bytes;
+  return samples[tl.count - 1].allocated_bytes;
+}
+
+static double steady_allocated(const PtsimJob *job, int64_t stage) {
+  return steady_allocated_before(job, stage, NULL);
+}
+
+/* --memory-timeline keeps every sample: llama3-8b on 8 GPUs, tp 2 pp 2 (dp
+ * 2), mbs 1, gbs 8: m = 8 / (1 x 2) = 4 microbatches, 1F1B runs 2 m = 8
+ * items a stage; two steps sample once before the first, after each item
+ * and after each optimizer step: 1 + 2 x (8 + 1) = 19 rows a stage (a
+ * buffer of items x steps + 1 = 17 lost the second step's last item and its
+ * optimizer step), the last of them step 1's, after the optimizer step. */
+static void test_timeline_keeps_every_sample(void) {
+  g_test_summary("--memory-timeline: 1 + steps x (items + 1) rows a stage, the last one after "
+                 "the second optimizer step");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  g_autofree char *dir = g_dir_make_tmp("ptsim-timeline-XXXXXX", &error);
+  g_assert_no_error(error);
+  g_autofree char *path = g_build_filename(dir, "t.tsv", NULL);
+  g_autofree char *text = NULL;
+  load_job(&job, "llama3-8b", "h100-80g", 8, 2, 2, 1, 8, 1024, PTSIM_RECOMPUTE_NONE);
+  g_assert_true(simulate_allocator_of(&job, 2, NULL, NULL, 0.0, path, a, &error));
+  g_assert_no_error(error);
+  g_assert_true(g_file_get_contents(path, &text, NULL, &error));
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  int rows[2] = {0, 0}, step1[2] = {0, 0};
+  double last[2] = {0.0, 0.0};
+  for (int i = 0; lines[i]; i++) {
+    int stage, step;
+    double t, allocated;
+    if (sscanf(lines[i], "%d\t%d\t%lf\t%lf", &stage, &step, &t, &allocated) != 4) continue;
+    g_assert_true(stage == 0 || stage == 1);
+    rows[stage]++;
+    step1[stage] += step == 1;
+    last[stage] = allocated;
+  }
+  for (int s = 0; s < 2; s++) {
+    g_assert_cmpint(rows[s], ==, 19);
+    g_assert_cmpint(step1[s], ==, 9);
+    g_assert_cmpfloat(last[s], ==, steady_allocated(&job, s));
+  }
+  g_remove(path);
+  g_rmdir(dir);
+}
+
+static void test_deferred_embedding_wgrad(void) {
+  g_test_summary("--defer-embedding-wgrad-compute: the last stage keeps every microbatch's "
+                 "logits gradient and output-layer input until the flush, then two all-gather "
+                 "buffers");
+  /* llama3-8b, tp 2 pp 2 dp 2, mbs 1, gbs 8: m = 4 microbatches of T 1024
+   * tokens, T_sp 512 with SP; vocab 128256 / 2 = 64128; h 4096 */
+  const double T = 1024, h = 4096, v = 64128, m = 4;
+  PtsimJob job;
+  load_job(&job, "llama3-8b", "h100-80g", 8, 2, 2, 1, 8, 1024, PTSIM_RECOMPUTE_NONE);
+  double before0, before1, after0, after1;
+  after0 = steady_allocated_before(&job, 1, &before0);
+  job.settings.defer_embedding_wgrad = 1;
+  after1 = steady_allocated_before(&job, 1, &before1);
+  /* after the flush and the optimizer step: the two gather buffers, 2 T h each */
+  const double gather = 2 * 2 * T * h;
+  g_assert_cmpfloat(after1 - after0, ==, gather);
+  /* after the last backward (the step-0 flush's buffers held): m x (2 T v +
+   * 2 T_sp h) bytes more, to the allocator's rounding (a cached block handed
+   * out whole when what would be left is under 1 MiB: alloc.h) */
+  g_assert_cmpfloat_with_epsilon(before1 - before0, gather + m * (2 * T * v + 2 * (T / 2) * h),
+                                 1048576.0);
+  /* a limit of 2 keeps two */
+  job.settings.wgrad_deferral_limit = 2;
+  steady_allocated_before(&job, 1, &before1);
+  g_assert_cmpfloat_with_epsilon(before1 - before0, gather + 2 * (2 * T * v + 2 * (T / 2) * h),
+                                 1048576.0);
+}
+
+static void test_unfused_attention_buffers(void) {
+  g_test_summary("unfused attention: Megatron's local layers keep their global scores buffer "
+                 "(2 b a s^2), Transformer Engine's makes a fresh one per call (none kept)");
+  /* megatron2021-gpt-1b on one A100: b 4, a 15, s 1024 -> 62914560 scores;
+   * the buffer 125829120 B; TE keeps its own 4 MiB GEMM workspace instead
+   * (both run PyTorch's batched GEMMs: the same two cuBLAS workspaces) */
+  PtsimJob te, local;
+  load_job(&te, "megatron2021-gpt-1b", "a100-80g", 1, 1, 1, 4, 8, 1024, PTSIM_RECOMPUTE_NONE);
+  te.settings.flash_attention = 0;
+  te.settings.cublas_workspace_bytes = 8519680.0;
+  te.settings.te_workspace_bytes = 4194304.0;
+  local = te;
+  local.settings.transformer_engine = 0;
+  g_assert_cmpfloat(steady_allocated(&local, 0) - steady_allocated(&te, 0), ==,
+                    2.0 * 4 * 15 * 1024.0 * 1024.0 - 4194304.0);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/lifetimes/agrees-with-estimate", test_agrees_with_estimate);
@@ -355,5 +489,9 @@ int main(int argc, char **argv) {
   g_test_add_func("/lifetimes/oom-in-steady-state", test_oom_in_steady_state);
   g_test_add_func("/lifetimes/runs-verdict", test_runs_verdict);
   g_test_add_func("/lifetimes/megatron-release", test_megatron_release);
+  g_test_add_func("/lifetimes/unfused-attention-buffers", test_unfused_attention_buffers);
+  g_test_add_func("/lifetimes/fused-cross-entropy", test_fused_cross_entropy);
+  g_test_add_func("/lifetimes/deferred-embedding-wgrad", test_deferred_embedding_wgrad);
+  g_test_add_func("/lifetimes/timeline-keeps-every-sample", test_timeline_keeps_every_sample);
   return g_test_run();
 }

@@ -317,23 +317,48 @@ static void test_equals_form(void) {
 }
 
 static void test_unknown_flags(void) {
-  g_test_summary("flags are consumed by their arity: unknown ones and stray words are listed, "
-                 "unmodelled ones warned with their direction, neither fatal");
+  g_test_summary("flags are consumed by their arity: a launcher's options and stray words are "
+                 "listed, unmodelled ones warned with their direction, neither fatal");
   g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
   PtsimJob job;
   parse_ok(MINIMAL "--bf16 --rampup-batch-size 16 8 300000 --seed=1234 "
-                   "--no-masked-softmax-fusion --world-size 64 --adam-beta2 "
+                   "--no-masked-softmax-fusion --master_port 6000 --adam-beta2 "
                    "0.95 --override-opt_param-scheduler stray --deterministic-mode",
            &job, d);
   /* --rampup-batch-size takes 3 values, --adam-beta2 one, and
-   * --override-opt_param-scheduler is a switch: "stray" is left over */
-  g_assert_true(has_entry(d->unknown, "--world-size 64"));
+   * --override-opt_param-scheduler is a switch: "stray" is left over;
+   * torchrun's --master_port takes one */
+  g_assert_true(has_entry(d->unknown, "--master_port 6000"));
   g_assert_true(has_entry(d->unknown, "stray"));
   g_assert_cmpuint(d->unknown->len, ==, 2);
   g_assert_true(has_entry(d->unmodelled, "--no-masked-softmax-fusion (slower with unfused "
                                          "attention: the softmax is not fused)"));
   g_assert_true(has_entry(d->unmodelled, "--deterministic-mode (slower: deterministic kernels)"));
   g_assert_cmpuint(d->unmodelled->len, ==, 2);
+  /* --no-masked-softmax-fusion is read for its memory (its time is the
+   * warning) */
+  g_assert_cmpint(job.settings.masked_softmax_unfused, ==, 1);
+  /* --no-bias-swiglu-fusion: the SiLU output kept (its memory), noted */
+  parse_ok(MINIMAL "--bf16 --swiglu", &job, d);
+  g_assert_cmpint(job.settings.swiglu_unfused, ==, 0);
+  parse_ok(MINIMAL "--bf16 --swiglu --no-bias-swiglu-fusion", &job, d);
+  g_assert_cmpint(job.settings.swiglu_unfused, ==, 1);
+  g_assert_true(has_note(d, "--no-bias-swiglu-fusion: its memory is modelled"));
+  /* --timing-log-level: 0 is Megatron's default (no barriers), silent; 1
+   * and 2 add synchronising timers, warned; 3 is not a choice */
+  parse_ok(MINIMAL "--bf16 --timing-log-level 0", &job, d);
+  g_assert_cmpuint(d->unmodelled->len, ==, 0);
+  parse_ok(MINIMAL "--bf16 --timing-log-level=2", &job, d);
+  g_assert_true(
+      has_entry(d->unmodelled, "--timing-log-level 2 (slightly slower: its timers add barriers)"));
+  g_assert_cmpuint(d->unmodelled->len, ==, 1);
+  {
+    g_autoptr(GError) error = NULL;
+    g_assert_false(
+        ptsim_megatron_args_parse(MINIMAL "--bf16 --timing-log-level 3", &job, d, &error));
+    g_assert_nonnull(error);
+    g_assert_nonnull(strstr(error->message, "--timing-log-level"));
+  }
   /* a stray word after a read flag's value is handed back too */
   parse_ok(MINIMAL "--bf16 --micro-batch-size 2 extra", &job, d);
   g_assert_true(has_entry(d->unknown, "extra"));
@@ -341,6 +366,11 @@ static void test_unknown_flags(void) {
   /* a value flag before another flag takes no value (--data-path $EMPTY) */
   parse_ok(MINIMAL "--bf16 --data-path --micro-batch-size 3", &job, d);
   g_assert_cmpint(job.layout.mbs, ==, 3);
+  /* no script named: the launcher's options among the flags still give the GPU count */
+  parse_ok("torchrun --nproc_per_node 4 --nnodes=2 " MINIMAL "--bf16 --micro-batch-size 1", &job,
+           d);
+  g_assert_cmpint(job.layout.gpus, ==, 8);
+  g_assert_true(has_entry(d->unknown, "--nproc_per_node 4"));
   /* NULL is allowed for the diagnostics */
   parse_ok(MINIMAL "--bf16 --lr 1e-4", &job, NULL);
 }
@@ -568,6 +598,67 @@ static void test_errors(void) {
               "pass --ffn-hidden-size");
 }
 
+static void test_misspelt_flags(void) {
+  g_test_summary("an unknown --flag is refused as Megatron-LM refuses it, with the closest "
+                 "known flags: one letter off, '_' for '-', abbreviated parts");
+  parse_fails(MINIMAL "--tensor-model-paralel-size 2",
+              "--tensor-model-paralel-size is not a Megatron-LM flag (Megatron-LM refuses unknown "
+              "arguments); did you mean --tensor-model-parallel-size?");
+  parse_fails(MINIMAL "--tensor_model_parallel_size=2",
+              "did you mean --tensor-model-parallel-size?");
+  parse_fails(MINIMAL "--use-dist-optimizer", "did you mean --use-distributed-optimizer?");
+  parse_fails(MINIMAL "--seq-len 4096", "did you mean --seq-length?");
+  /* nothing close: no guess ("--world-size" is no flag of Megatron-LM's parser) */
+  parse_fails(MINIMAL "--world-size 64",
+              "--world-size is not a Megatron-LM flag (Megatron-LM refuses unknown arguments)");
+  /* a command that ran under its own release (validate's test cases): listed */
+  g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
+  d->unknown_allowed = TRUE;
+  PtsimJob job;
+  parse_ok(MINIMAL "--bf16 --flag-of-a-later-release 3 --micro-batch-size 2", &job, d);
+  g_assert_true(has_entry(d->unknown, "--flag-of-a-later-release 3"));
+  g_assert_cmpint(job.layout.mbs, ==, 2);
+}
+
+static void test_memory_time_flags(void) {
+  g_test_summary("flags that change memory or time are warned about with their direction: "
+                 "NCCL user buffers, Megatron-FSDP double buffers; DeepEP is modelled");
+  g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
+  PtsimJob job;
+  parse_ok(MINIMAL "--bf16 --use-nccl-ub --fsdp-double-buffer --keep-fp8-transpose-cache "
+                   "--mla-down-proj-fusion",
+           &job, d);
+  g_assert_cmpuint(d->unmodelled->len, ==, 4);
+  g_assert_true(has_entry(d->unmodelled, "--use-nccl-ub (faster DP/FSDP collectives (NCCL user "
+                                         "buffers: fewer SMs), more memory: registered buffers)"));
+  g_assert_true(has_entry(d->unmodelled, "--fsdp-double-buffer (more memory, possibly faster: "
+                                         "Megatron-FSDP's communication buffers held twice)"));
+  g_assert_true(ptsim_megatron_args_reads("--moe-enable-deepep"));
+}
+
+static void test_appended_flags(void) {
+  g_test_summary("flags appended after the command's win, with what Megatron-LM derives from "
+                 "them: expert tp and the vocabulary's padding follow tp");
+  g_autoptr(PtsimMegatronDiagnostics) d = ptsim_megatron_diagnostics_new();
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
+  const char *over[] = {"--tensor-model-parallel-size", "1", "--pipeline-model-parallel-size", "4",
+                        NULL};
+  g_autoptr(GError) error = NULL;
+  g_assert_true(
+      ptsim_megatron_args_parse_with("torchrun --nproc_per_node 8 pretrain_gpt.py " MINIMAL
+                                     "--bf16 --micro-batch-size 1 --tensor-model-parallel-size 4",
+                                     NULL, over, &job, d, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(job.layout.tp, ==, 1);
+  g_assert_cmpint(job.layout.pp, ==, 4);
+  g_assert_cmpint(job.layout.etp, ==, 1); /* arguments.py: etp defaults to tp, the new one */
+  /* 50257 padded to a multiple of 128 x tp: 50304 at tp 1 (51200 at the script's tp 4) */
+  g_assert_cmpint(job.model.vocab_size, ==, 50304);
+  g_assert_true(has_note(d, "--tensor-model-parallel-size 1 read after the command's "
+                            "--tensor-model-parallel-size 4"));
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/megatron-args/llama3-8b", test_llama3_8b);
@@ -577,6 +668,9 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-args/vocab-padding", test_vocab_padding);
   g_test_add_func("/megatron-args/equals-form", test_equals_form);
   g_test_add_func("/megatron-args/unknown-flags", test_unknown_flags);
+  g_test_add_func("/megatron-args/misspelt-flags", test_misspelt_flags);
+  g_test_add_func("/megatron-args/appended-flags", test_appended_flags);
+  g_test_add_func("/megatron-args/memory-time-flags", test_memory_time_flags);
   g_test_add_func("/megatron-args/refused", test_refused);
   g_test_add_func("/megatron-args/sharding", test_sharding);
   g_test_add_func("/megatron-args/attention-groups", test_attention_groups);

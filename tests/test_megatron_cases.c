@@ -197,7 +197,9 @@ static void test_fixture_tree(void) {
       g_assert_cmpint(r->gpus, ==, 8);
       g_assert_nonnull(strstr(r->assumed, "8 GPUs: no recipe names the case"));
       g_assert_true(g_str_has_suffix(r->command, " --attention-backend unfused"));
-      g_assert_cmpuint(r->env_applied->len, ==, 3); /* both NVTE_*_ATTN, record streams */
+      /* both NVTE_*_ATTN, record streams, and the harness's NCCL_PROTO=simple,
+       * NCCL_ALGO=Ring and NCCL_NVLS_ENABLE=0 (ring collectives, no SHARP) */
+      g_assert_cmpuint(r->env_applied->len, ==, 6);
       g_assert_true(g_str_has_prefix(r->unmodelled->pdata[0], "--not-a-megatron-flag"));
     } else {
       g_assert_cmpint(r->gpus, ==, 4);

@@ -678,6 +678,29 @@ static void test_issue525_774m(void) {
   g_assert_cmpfloat(plan->stage_parameters[0], ==, 771201024.0);
 }
 
+/* The arguments that change what attention and the MLP keep: store_false
+ * destinations printed False become their --no- flags, fp32 softmax
+ * switches printed True their flags. */
+static void test_memory_fusion_args(void) {
+  g_test_summary("masked_softmax_fusion / bias_swiglu_fusion False and "
+                 "apply_query_key_layer_scaling True reach the job");
+  g_autoptr(PtsimMegatronLog)
+      log = parse_text("------------------------ arguments ------------------------\n"
+                       "  apply_query_key_layer_scaling ................... True\n"
+                       "  bias_swiglu_fusion .............................. False\n"
+                       "  hidden_size ..................................... 1024\n"
+                       "  masked_softmax_fusion ........................... False\n"
+                       "  num_attention_heads ............................. 16\n"
+                       "  num_layers ...................................... 24\n"
+                       "  swiglu .......................................... True\n"
+                       "  vocab_size ...................................... 50257\n"
+                       "-------------------- end of arguments ---------------------\n");
+  g_assert_true(log->args_ok);
+  g_assert_cmpint(log->job.settings.masked_softmax_unfused, ==, 1);
+  g_assert_cmpint(log->job.settings.swiglu_unfused, ==, 1);
+  g_assert_cmpint(log->job.settings.attention_softmax_fp32, ==, 1);
+}
+
 static void test_date_markers_out_of_order(void) {
   g_test_summary("a block printing a newer marker (group_query_attention, 2023-07-24) but not an "
                  "older one (max_tokens_to_oom) dates 2023-07-24 and is bounded by the next "
@@ -756,5 +779,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-log/warm-up", test_warmup_rule);
   g_test_add_func("/megatron-log/prefixes", test_prefixes);
   g_test_add_func("/megatron-log/date-markers-out-of-order", test_date_markers_out_of_order);
+  g_test_add_func("/megatron-log/memory-fusion-args", test_memory_fusion_args);
   return g_test_run();
 }

@@ -373,17 +373,16 @@ static void test_memory_terms(void) {
    *   router (unfused): 4096 x 8 experts x 9 B = 294,912
    *   rows N = 4096 x 2 (top-2) x 1 (etp) = 8192: input and probs
    *      N (2h + 4) = 67,141,632; fc1 output N x 2 x 14336 x 2 B =
-   *      469,762,048; activation and fc2 input N x 14336 x (2 + 2) =
-   *      469,762,048
-   * total 1,225,064,448 B per MoE layer and microbatch */
-  g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 1), ==, 1225064448.0);
-  /* moe_act drops the activation and fc2 input; moe drops the whole block
-   * but its input */
+   *      469,762,048; fc2 input N x 14336 x 2 = 234,881,024 (the fused
+   *      weighted SwiGLU saves its input, fc1's output, and returns fc2's)
+   * total 990,183,424 B per MoE layer and microbatch */
+  g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 1), ==, 990183424.0);
+  /* moe_act drops fc2's input; moe drops the whole block but its input */
   job.settings.recompute = PTSIM_RECOMPUTE_SELECTIVE;
   job.settings.recompute_modules = PTSIM_RECOMPUTE_MOE_ACT;
   ptsim_plan_build(&job, plan);
   g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 0), ==,
-                    1225064448.0 - 469762048.0);
+                    990183424.0 - 234881024.0);
   job.settings.recompute_modules = PTSIM_RECOMPUTE_MOE;
   ptsim_plan_build(&job, plan);
   g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 0), ==, 134217728.0 + 83886080.0);
@@ -393,7 +392,7 @@ static void test_memory_terms(void) {
   ptsim_plan_build(&job, plan);
   g_assert_cmpfloat(ptsim_memory_moe_layer_activation_bytes(plan, 1), ==,
                     134217728.0 + 83886080.0 + 294912.0 +
-                        1.5 * (67141632.0 + 469762048.0 + 469762048.0));
+                        1.5 * (67141632.0 + 469762048.0 + 234881024.0));
   /* optimizer: the 32 layers' one local expert each (32 x 176,160,768 =
    * 5,637,144,576) unsharded (edp 1), the rest (32 x (41,943,040
    * attention + 32,768 router + 8,192 norms) + 2 x 32000 x 4096 + 4096 =

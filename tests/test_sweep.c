@@ -267,7 +267,7 @@ static void test_settle_top_equals_full(void) {
 
 static void test_split_by_hand(void) {
   g_test_summary(
-      "stage splits: even when pp divides the layers, else Megatron's equal lighter ends");
+      "stage splits: even when pp divides the layers, else Megatron's lighter first/last ends");
   gint64 f, l;
   g_assert_true(ptsim_sweep_split(80, 4, 5, &f, &l)); /* 20 per stage, 4 per chunk */
   g_assert_cmpint(f, ==, 0);
@@ -284,8 +284,39 @@ static void test_split_by_hand(void) {
   g_assert_cmpint(f, ==, 9);
   g_assert_true(ptsim_sweep_split(126, 8, 9, &f, &l));
   g_assert_cmpint(f, ==, 9);
-  g_assert_false(ptsim_sweep_split(126, 8, 2, &f, &l));
+  /* vp 2: 63 two-layer units, the middles ceil(63/8) = 8 units (16 layers),
+   * the ends 63 - 6 x 8 = 15 units: 8 first (16 layers), 7 last (14).  vp 7:
+   * 18 units, middles 3, ends 18 - 18 = 0: none. */
+  g_assert_true(ptsim_sweep_split(126, 8, 2, &f, &l));
+  g_assert_cmpint(f, ==, 16);
+  g_assert_cmpint(l, ==, 14);
   g_assert_false(ptsim_sweep_split(126, 8, 7, &f, &l));
+  /* DeepSeek-V3's 61 layers: equal ends never split them over 8 stages
+   * (61 - 2f is odd, the six middles even); the middles take ceil(61/8) =
+   * 8, the ends 61 - 48 = 13: 7 first, 6 last.  16 stages: middles 4, ends
+   * 61 - 56 = 5: 3 and 2.  32 stages: middles 2, ends 61 - 60 = 1, one
+   * layer for two ends: none.  Qwen3-235B's 94 on 8: middles 12, ends 22:
+   * 11 and 11.  27 on 5: middles 6, ends 27 - 18 = 9: 5 and 4 (equal ends
+   * gave 3, 7, 7, 7, 3, a heavier middle). */
+  g_assert_true(ptsim_sweep_split(61, 8, 1, &f, &l));
+  g_assert_cmpint(f, ==, 7);
+  g_assert_cmpint(l, ==, 6);
+  g_assert_true(ptsim_sweep_split(61, 16, 1, &f, &l));
+  g_assert_cmpint(f, ==, 3);
+  g_assert_cmpint(l, ==, 2);
+  g_assert_false(ptsim_sweep_split(61, 32, 1, &f, &l));
+  g_assert_true(ptsim_sweep_split(94, 8, 1, &f, &l));
+  g_assert_cmpint(f, ==, 11);
+  g_assert_cmpint(l, ==, 11);
+  g_assert_true(ptsim_sweep_split(27, 5, 1, &f, &l));
+  g_assert_cmpint(f, ==, 5);
+  g_assert_cmpint(l, ==, 4);
+  /* Closed form: a billion and seven layers split at once (the search over
+   * end sizes took a billion steps). 1000000007 on 7: middles 142857144,
+   * ends 1000000007 - 5 x 142857144 = 285714287: 142857144 and 142857143. */
+  g_assert_true(ptsim_sweep_split(1000000007, 7, 1, &f, &l));
+  g_assert_cmpint(f, ==, 142857144);
+  g_assert_cmpint(l, ==, 142857143);
   /* Two stages, odd layers: 17 + 16. */
   g_assert_true(ptsim_sweep_split(33, 2, 1, &f, &l));
   g_assert_cmpint(f, ==, 17);
@@ -365,6 +396,43 @@ static void test_sharding_modes(void) {
   g_assert_cmpuint(g_hash_table_size(sweep->rejected), ==, 2); /* no replicas; does not divide */
 }
 
+/* What the enumeration's progress callback saw. */
+typedef struct {
+  guint calls;
+  guint64 done, scenarios, valid;
+  gboolean monotonic;
+} Seen;
+
+static void seen_progress(guint64 done, guint64 scenarios, guint64 valid, gpointer data) {
+  Seen *s = data;
+  s->monotonic &= done >= s->done && valid >= s->valid;
+  s->calls++;
+  s->done = done;
+  s->scenarios = scenarios;
+  s->valid = valid;
+}
+
+static void test_enumeration_progress(void) {
+  g_test_summary("enumeration progress: 2 GPU counts x 2 seqs x 2 profiles = 8 scenarios, one "
+                 "call after each, ending at 8/8 with the sweep's valid count");
+  g_autoptr(PtsimSweepSpec) spec = small_spec("llama3-8b");
+  const gint64 sixteen = 16, seq = 8192;
+  g_array_append_val(spec->gpus, sixteen);
+  g_array_append_val(spec->seqs, seq);
+  g_ptr_array_add(spec->hws, g_strdup("a100-80g"));
+  Seen seen = {0, 0, 0, 0, TRUE};
+  spec->enumerate_progress = seen_progress;
+  spec->enumerate_progress_data = &seen;
+  g_autoptr(PtsimSweep) sweep = enumerate(spec);
+  /* fewer than PTSIM_SWEEP_PROGRESS_EVERY combinations: only the 8 calls */
+  g_assert_cmpuint(sweep->candidates, <, PTSIM_SWEEP_PROGRESS_EVERY);
+  g_assert_cmpuint(seen.calls, ==, 8);
+  g_assert_cmpuint(seen.done, ==, 8);
+  g_assert_cmpuint(seen.scenarios, ==, 8);
+  g_assert_cmpuint(seen.valid, ==, sweep->valid);
+  g_assert_true(seen.monotonic);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/sweep/hand-count", test_hand_count);
@@ -380,5 +448,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/sweep/sharding-modes", test_sharding_modes);
   g_test_add_func("/sweep/floor-below-emulation", test_floor_below_emulation);
   g_test_add_func("/sweep/settle-top-equals-full", test_settle_top_equals_full);
+  g_test_add_func("/sweep/enumeration-progress", test_enumeration_progress);
   return g_test_run();
 }

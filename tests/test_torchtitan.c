@@ -333,13 +333,71 @@ static void test_pp_405b(void) {
   g_assert_cmpint(tt.grad_accumulation, ==, 2);
   has_warning(warnings, "llama3_405b_pp.toml", 9, "own pipeline schedule");
   g_assert_cmpint(l->sharding, ==, PTSIM_SHARDING_PARAMS);
-  g_assert_nonnull(strstr(tt.unmodelled, "stage split (layers 7,8,"));
+  /* 126 layers + embedding + output = 128 slots, 8 per virtual stage: the
+   * first and the last give one slot each to the embedding and the
+   * output, so the 16 virtual stages hold 7, 8 x 14, 7 layers: three runs */
+  g_assert_null(tt.unmodelled);
+  g_assert_cmpint(l->vstage_runs, ==, 3);
+  g_assert_cmpint(l->vstage_run_count[0], ==, 1);
+  g_assert_cmpint(l->vstage_run_layers[0], ==, 7);
+  g_assert_cmpint(l->vstage_run_count[1], ==, 14);
+  g_assert_cmpint(l->vstage_run_layers[1], ==, 8);
+  g_assert_cmpint(l->vstage_run_count[2], ==, 1);
+  g_assert_cmpint(l->vstage_run_layers[2], ==, 7);
 }
 
 /* A config from TEXT on GPUS (warnings dropped); FALSE with *error. */
 static gboolean from_text(const char *text, int64_t gpus, PtsimTorchtitan *tt, GError **error) {
   g_autoptr(PtsimToml) toml = ptsim_toml_parse("x.toml", text, strlen(text), error);
   return toml != NULL && ptsim_torchtitan_parse(toml, gpus, tt, NULL, error);
+}
+
+static void test_qwen3(void) {
+  g_test_summary("torchtitan's dense qwen3 flavors built from its flavor args; the mixture-of-"
+                 "experts families refused by name");
+  g_auto(PtsimTorchtitan) tt = {0};
+  g_autoptr(GPtrArray) warnings = NULL;
+  load("qwen3_8b_fsdp_tp.toml", 8, &tt, &warnings);
+  g_assert_cmpstr(tt.model, ==, "qwen3-8b");
+  g_assert_cmpint(tt.layout.tp, ==, 2);
+  g_assert_cmpint(tt.dp_shard, ==, 4); /* 8 / tp 2 */
+  /* 36 x (41,943,040 attention + 256 q/k norms + 3 x 4096 x 12288 MLP +
+   * 8192 norms) + 2 x 151936 x 4096 + 4096: Qwen3-8B's 8.19B */
+  double total = 0;
+  ptsim_plan_model_parameters(&tt.model_def, 4096, &total, NULL);
+  g_assert_cmpfloat(total, ==, 8190735360.0);
+  g_assert_cmpint(tt.model_def.qk_layernorm, ==, 1);
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
+  g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, NULL));
+  g_assert_true(ptsim_torchtitan_job(&tt, &job, NULL));
+  g_assert_cmpmem(&job.model, sizeof job.model, &tt.model_def, sizeof tt.model_def);
+  /* 0.6B, tied: 28 x (q 1024 x 2048 + k, v 2 x 1024 x 1024 + o 2048 x 1024
+   * + 256 + 3 x 1024 x 3072 + 2048) + 151936 x 1024 + 1024 (0.44B without
+   * the embedding, as published) */
+  g_auto(PtsimTorchtitan) small = {0};
+  g_autoptr(GError) error = NULL;
+  g_assert_true(from_text("[model]\nname = \"qwen3\"\nflavor = \"0.6B\"\n[parallelism]\n"
+                          "data_parallel_shard_degree = 8\n",
+                          -1, &small, &error));
+  ptsim_plan_model_parameters(&small.model_def, 4096, &total, NULL);
+  g_assert_cmpfloat(total, ==, 596049920.0);
+  g_assert_cmpint(small.model_def.tied_embeddings, ==, 1);
+  g_auto(PtsimTorchtitan) moe = {0};
+  g_assert_false(from_text("[model]\nname = \"qwen3\"\nflavor = \"30B-A3B\"\n", 8, &moe, &error));
+  g_assert_nonnull(strstr(error->message, "is a mixture of experts"));
+  g_clear_error(&error);
+  g_auto(PtsimTorchtitan) py = {0};
+  g_autofree char *launch = fixture("run_llama3_8b.sh");
+  g_assert_false(ptsim_torchtitan_load(launch, 8, &py, NULL, &error));
+  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID);
+  g_assert_nonnull(strstr(error->message, "the Python configuration form (--module M --config F"));
+  g_clear_error(&error);
+  g_auto(PtsimTorchtitan) ds = {0};
+  g_autofree char *path = fixture("deepseek_v3_16b.toml");
+  g_assert_false(ptsim_torchtitan_load(path, 8, &ds, NULL, &error));
+  g_assert_nonnull(strstr(error->message, "deepseek_v3_16b.toml:4: [model] name = "
+                                          "'deepseek_v3': a mixture of experts"));
 }
 
 /* FSDP over 2 ranks x TP 2 x PP `pp` of FLAVOR with the extra [parallelism] lines. */
@@ -374,10 +432,15 @@ static void test_stage_split(void) {
   g_assert_cmpint(c.layout.first_stage_layers, ==, 17);
   g_assert_cmpint(c.layout.last_stage_layers, ==, 15);
   g_auto(PtsimTorchtitan) d = {0};
-  split_of("70B", 4, "",
-           &d); /* 82/4 = 20 r 2: 20, 21, 20, 19: not expressible, 80/4 even instead */
+  split_of("70B", 4, "", &d); /* 82/4 = 20 r 2: 21, 21, 20, 20 slots; less the embedding and the
+                               * output: 20, 21, 20, 19 layers, four runs of one stage */
   g_assert_cmpint(d.layout.first_stage_layers, ==, 0);
   g_assert_cmpint(d.layout.last_stage_layers, ==, 0);
+  g_assert_cmpint(d.layout.vstage_runs, ==, 4);
+  g_assert_cmpint(d.layout.vstage_run_layers[0], ==, 20);
+  g_assert_cmpint(d.layout.vstage_run_layers[1], ==, 21);
+  g_assert_cmpint(d.layout.vstage_run_layers[2], ==, 20);
+  g_assert_cmpint(d.layout.vstage_run_layers[3], ==, 19);
   g_auto(PtsimTorchtitan) e = {0};
   split_of("8B", 2, "pipeline_parallel_schedule = \"Interleaved1F1B\"\n", &e); /* 2 per rank */
   g_assert_cmpint(e.layout.vp, ==, 2);
@@ -604,7 +667,8 @@ static void test_errors(void) {
               "x.toml:2: ", "expected an array of arrays of strings");
   check_fails("[activation_checkpoint]\nmode = \"partial\"\n", 1, P,
               "x.toml:2: ", "expected one of selective|full|memory_budget|none");
-  check_fails("[model]\nname = \"deepseek_v3\"\n", 1, I, "x.toml:2: ", "llama3 configs");
+  check_fails("[model]\nname = \"deepseek_v3\"\n", 1, I, "x.toml:2: ", "a mixture of experts");
+  check_fails("[model]\nname = \"flux\"\n", 1, I, "x.toml:2: ", "llama3 configs");
   check_fails("[model]\nflavor = \"debugmodel\"\n", 1, I, "x.toml:2: ", "has no ptsim model");
   check_fails("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_replicate_degree = 2\n"
               "data_parallel_shard_degree = 1\ntensor_parallel_degree = 2\n",
@@ -632,6 +696,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/torchtitan/fsdp-pp", test_fsdp_pp);
   g_test_add_func("/torchtitan/hsdp-70b", test_hsdp_70b);
   g_test_add_func("/torchtitan/pp-405b", test_pp_405b);
+  g_test_add_func("/torchtitan/qwen3", test_qwen3);
   g_test_add_func("/torchtitan/stage-split", test_stage_split);
   g_test_add_func("/torchtitan/recompute", test_recompute);
   g_test_add_func("/torchtitan/precision", test_precision);

@@ -215,6 +215,7 @@ static const struct {
 } env_rules[] = {{"PYTORCH_CUDA_ALLOC_CONF", ENV_APPLIED},
                  {"NVTE_FLASH_ATTN", ENV_APPLIED},
                  {"NVTE_FUSED_ATTN", ENV_APPLIED},
+                 {"CUBLAS_WORKSPACE_CONFIG", ENV_APPLIED},
                  {"NCCL_DEBUG", ENV_NO_EFFECT},
                  {"PYTHONWARNINGS", ENV_NO_EFFECT},
                  {"N_REPEAT", ENV_NO_EFFECT},
@@ -227,6 +228,19 @@ static const struct {
 static EnvClass env_class(const char *name, const char *value) {
   /* =1: as the emulation, which has no recordStream holds (sim/core/alloc.h) */
   if (strcmp(name, "TORCH_NCCL_AVOID_RECORD_STREAMS") == 0)
+    return strcmp(value, "1") == 0 ? ENV_APPLIED : ENV_IGNORED;
+  /* NCCL without NVLink SHARP (ptsim's ring otherwise); Simple is the
+   * protocol whose latencies ptsim's collectives use (core/cost.c); one
+   * hardware queue is the host model's in-order issue (core/host_time.h) */
+  if (strcmp(name, "NCCL_NVLS_ENABLE") == 0)
+    return strcmp(value, "0") == 0 ? ENV_APPLIED : ENV_IGNORED;
+  if (strcmp(name, "NCCL_ALGO") == 0)
+    return g_ascii_strcasecmp(value, "Ring") == 0 || g_ascii_strcasecmp(value, "^NVLS") == 0
+               ? ENV_APPLIED
+               : ENV_IGNORED;
+  if (strcmp(name, "NCCL_PROTO") == 0)
+    return g_ascii_strcasecmp(value, "simple") == 0 ? ENV_APPLIED : ENV_IGNORED;
+  if (strcmp(name, "CUDA_DEVICE_MAX_CONNECTIONS") == 0)
     return strcmp(value, "1") == 0 ? ENV_APPLIED : ENV_IGNORED;
   for (size_t i = 0; i < G_N_ELEMENTS(env_rules); i++)
     if (strcmp(env_rules[i].name, name) == 0) return env_rules[i].kind;
@@ -248,11 +262,15 @@ static GPtrArray *env_names(const PtsimMegatronCase *c) {
 }
 
 /* Applies what ptsim models of the run's environment: *alloc from
- * PYTORCH_CUDA_ALLOC_CONF, extra Megatron-LM flags into EXTRA; lists the
- * rest on the row.  FALSE (row refused) when a value cannot be read. */
+ * PYTORCH_CUDA_ALLOC_CONF, *cublas from CUBLAS_WORKSPACE_CONFIG (NULL: not
+ * set), extra Megatron-LM flags into EXTRA, *no_nvls when NCCL may not use
+ * NVLink SHARP; lists the rest on the row.  FALSE (row refused) when a value
+ * cannot be read. */
 static gboolean apply_env(PtsimCaseRow *r, const PtsimMegatronCase *c, PtsimAllocOptions *alloc,
-                          GString *extra) {
+                          const char **cublas, GString *extra, gboolean *no_nvls) {
   ptsim_alloc_options_init(alloc);
+  *cublas = NULL;
+  *no_nvls = FALSE;
   g_autoptr(GPtrArray) names = env_names(c);
   const char *flash = ptsim_megatron_case_effective_env(c, "NVTE_FLASH_ATTN");
   const char *fused = ptsim_megatron_case_effective_env(c, "NVTE_FUSED_ATTN");
@@ -275,6 +293,16 @@ static gboolean apply_env(PtsimCaseRow *r, const PtsimMegatronCase *c, PtsimAllo
         return FALSE;
       }
       what = "the allocator emulation's settings";
+    } else if (strcmp(name, "NCCL_NVLS_ENABLE") == 0 || strcmp(name, "NCCL_ALGO") == 0) {
+      *no_nvls = TRUE;
+      what = "no NVLink SHARP: ring collectives (the profile's nvls off)";
+    } else if (strcmp(name, "NCCL_PROTO") == 0) {
+      what = "as ptsim's collectives (the Simple protocol's latencies)";
+    } else if (strcmp(name, "CUDA_DEVICE_MAX_CONNECTIONS") == 0) {
+      what = "as ptsim's host model (kernels run in the order the host issues them)";
+    } else if (strcmp(name, "CUBLAS_WORKSPACE_CONFIG") == 0) {
+      *cublas = value;
+      what = "PyTorch's cuBLAS workspaces (--cublas-workspace-config)";
     } else if (strcmp(name, "NVTE_FLASH_ATTN") == 0 || strcmp(name, "NVTE_FUSED_ATTN") == 0) {
       what = unfused ? "with both off: unfused attention (--attention-backend unfused)"
                      : "no change: Transformer Engine keeps its other fused attention kernel";
@@ -303,8 +331,7 @@ static double steady_allocated(const PtsimPlan *plan, int64_t stage, int32_t ste
   ptsim_schedule_build(plan->job.layout.schedule, (int32_t)plan->num_stages,
                        (int32_t)plan->num_microbatches, (int32_t)plan->num_chunks,
                        plan->microbatch_group, (int32_t)stage, order, items);
-  /* one sample before the first step, then items + 1 per step */
-  PtsimAllocTimeline tl = {NULL, 1 + (int64_t)steps * (items + 1), 0};
+  PtsimAllocTimeline tl = {NULL, ptsim_lifetimes_timeline_samples(items, steps), 0};
   g_autofree PtsimAllocSample *samples = g_new(PtsimAllocSample, tl.capacity);
   tl.samples = samples;
   g_autofree void *scratch = g_malloc(bytes);
@@ -339,14 +366,13 @@ static void predict(PtsimCaseRow *r, const PtsimJob *job, const PtsimAllocOption
   r->predicted[PTSIM_CASE_PEAK_ESTIMATE] = est->total_bytes;
   r->predicted[PTSIM_CASE_STEADY_EMULATION] = steady_allocated(plan, s, PTSIM_LIFETIMES_STEPS,
                                                                alloc_opts);
-  r->predicted[PTSIM_CASE_STEADY_ESTIMATE] = est->parameters_bytes + est->gradients_bytes +
-                                             est->optimizer_bytes;
+  r->predicted[PTSIM_CASE_STEADY_ESTIMATE] = est->steady_bytes;
   r->predicted[PTSIM_CASE_TIME] = time->step_s;
 }
 
 /* The job of case C on the row's platform, with the user's options. */
 static gboolean build_job(PtsimCaseRow *r, const PtsimMegatronCase *c, const PtsimJobOptions *user,
-                          const char *extra, PtsimJob *job) {
+                          const char *extra, const char *cublas, PtsimJob *job) {
   PtsimJobOptions opts;
   if (user)
     opts = *user; /* shallow: only the fields below differ, and they are not freed */
@@ -360,6 +386,7 @@ static gboolean build_job(PtsimCaseRow *r, const PtsimMegatronCase *c, const Pts
   g_free(r->command);
   r->command = g_strdup(args); /* what was read: the case's flags and what was added */
   if (!opts.hw) opts.hw = (char *)profile_of(r->platform);
+  if (cublas && !opts.cublas_workspace_config) opts.cublas_workspace_config = (char *)cublas;
   g_free(r->hw);
   r->hw = g_strdup(opts.hw);
   if (!opts.gpus.given && !opts.nodes.given) {
@@ -371,6 +398,7 @@ static gboolean build_job(PtsimCaseRow *r, const PtsimMegatronCase *c, const Pts
   r->gpus = opts.gpus.given ? opts.gpus.value : -1;
   g_autoptr(GError) error = NULL;
   g_autoptr(PtsimJobDiagnostics) diag = ptsim_job_diagnostics_new();
+  diag->megatron->unknown_allowed = TRUE; /* the case ran: its flags are its release's */
   gboolean ok = ptsim_job_build(&opts, job, diag, &error);
   const PtsimMegatronDiagnostics *d = diag->megatron;
   for (guint i = 0; d && i < d->unmodelled->len; i++)
@@ -404,7 +432,12 @@ static void predict_case(GPtrArray *rows, const PtsimMegatronCase *c, const Ptsi
     PtsimAllocOptions alloc;
     g_autoptr(GString) extra = g_string_new(NULL);
     PtsimJob job;
-    if (!apply_env(r, c, &alloc, extra) || !build_job(r, c, user, extra->str, &job)) continue;
+    const char *cublas;
+    gboolean no_nvls = FALSE;
+    if (!apply_env(r, c, &alloc, &cublas, extra, &no_nvls) ||
+        !build_job(r, c, user, extra->str, cublas, &job))
+      continue;
+    if (no_nvls) job.hw.nvls = 0;
     predict(r, &job, &alloc);
   }
 }

@@ -41,7 +41,10 @@
  *   iteration time    the discrete-event simulation's step time.
  * The environment (ENV_VARS and the harness's defaults): what ptsim
  * models is applied (PYTORCH_CUDA_ALLOC_CONF: the emulation's settings;
- * NVTE_FLASH_ATTN=0 with NVTE_FUSED_ATTN=0: unfused attention), what it
+ * NVTE_FLASH_ATTN=0 with NVTE_FUSED_ATTN=0: unfused attention;
+ * NCCL_NVLS_ENABLE=0 or NCCL_ALGO Ring / ^NVLS: the profile's NVLS off;
+ * NCCL_PROTO=simple and CUDA_DEVICE_MAX_CONNECTIONS=1: as ptsim models
+ * collectives and the host's in-order issue), what it
  * does not is listed per row and counted.
  *
  * Shell module (GLib).  Errors: unreadable or malformed inputs

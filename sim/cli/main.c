@@ -139,6 +139,10 @@ static int run_job_command(const char *command, int argc, char **argv) {
   g_autoptr(PtsimApiResult) result = NULL;
   gboolean with_time = strcmp(command, "predict") == 0;
   int rc = 0;
+  /* the words as typed (the parse takes them out of argv), for the
+   * command lines of what would make a layout run */
+  g_auto(GStrv) words = g_new0(char *, (gsize)argc);
+  for (int i = 1; i < argc; i++) words[i - 1] = g_strdup(argv[i]);
   if (!parse_job_command(command, argc, argv, &opts, &format, &error))
     rc = fail(command, error);
   else if (!(job = ptsim_api_job_new_from_options(&opts.job, NULL, NULL, &api_error)))
@@ -161,6 +165,7 @@ static int run_job_command(const char *command, int argc, char **argv) {
     return 0;
   }
   g_autoptr(GString) out = g_string_new(NULL);
+  result->prediction.words = (const char *const *)words;
   ptsim_prediction_write(out, &result->prediction, format, result->overlap_source);
   if (!ptsim_output_stdout(out->str, out->len, &error)) return fail(command, error);
   return 0;

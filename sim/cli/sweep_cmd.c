@@ -25,11 +25,40 @@ typedef struct {
   PtsimSweepOptions opts;
   guint shard_k, shard_n; /* parsed; 0 when not a shard */
   char **merge_files;     /* the positional arguments of --merge */
+  char **settings;        /* the flags every layout shares (not the sweep's own), as typed */
 } SweepOptions;
 
 static void options_clear(SweepOptions *o) {
   ptsim_sweep_options_clear(&o->opts);
   g_clear_pointer(&o->merge_files, g_strfreev);
+  g_clear_pointer(&o->settings, g_strfreev);
+}
+
+/* The words of ARGV (after the command) that are not the sweep's own
+ * flags: the settings every layout shares, for predict command lines. */
+static char **settings_words(int argc, char **argv) {
+  PtsimSweepOptions scratch;
+  ptsim_sweep_options_init(&scratch);
+  g_autofree GOptionEntry *entries = ptsim_sweep_options_entries(&scratch);
+  GPtrArray *out = g_ptr_array_new();
+  for (int i = 1; i < argc; i++) {
+    const char *w = argv[i];
+    const GOptionEntry *own = NULL;
+    if (g_str_has_prefix(w, "--")) {
+      const char *eq = strchr(w, '=');
+      gsize len = eq ? (gsize)(eq - w - 2) : strlen(w + 2);
+      for (const GOptionEntry *e = entries; e->long_name && !own; e++)
+        if (strlen(e->long_name) == len && strncmp(e->long_name, w + 2, len) == 0) own = e;
+      if (own) {
+        if (!eq && own->arg != G_OPTION_ARG_NONE && i + 1 < argc) i++;
+        continue;
+      }
+    }
+    g_ptr_array_add(out, g_strdup(w));
+  }
+  ptsim_sweep_options_clear(&scratch);
+  g_ptr_array_add(out, NULL);
+  return (char **)g_ptr_array_free(out, FALSE);
 }
 
 /* ---- progress (stderr, only on a terminal, only past a second) ---- */
@@ -85,6 +114,38 @@ static void show_progress(guint64 done, guint64 total, gpointer user_data) {
   fflush(stderr);
 }
 
+/* Enumeration, before any layout is evaluated: scenarios done, the valid
+ * layouts so far and, once a scenario is done, the total they suggest. */
+typedef struct {
+  gint64 start_us;
+  gboolean shown;
+  const char *what; /* "enumerating", "counting the layouts" */
+} EnumProgress;
+
+static void show_enumeration(guint64 done, guint64 scenarios, guint64 valid, gpointer user_data) {
+  EnumProgress *p = user_data;
+  if (!isatty(STDERR_FILENO)) return;
+  double seconds = (double)(g_get_monotonic_time() - p->start_us) * 1e-6;
+  if (!p->shown && seconds < 1.0) return;
+  p->shown = TRUE;
+  g_autoptr(GString) line = g_string_new(NULL);
+  g_string_append_printf(line,
+                         "\r%s: scenario %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+                         ", %" G_GUINT64_FORMAT " valid layouts so far",
+                         p->what, MIN(done + 1, scenarios), scenarios, valid);
+  if (done > 0 && done < scenarios)
+    g_string_append_printf(line, ", about %.0f in all",
+                           (double)valid * (double)scenarios / (double)done);
+  g_string_append_printf(line, " (%.0f s)\033[K", seconds);
+  fputs(line->str, stderr);
+  fflush(stderr);
+}
+
+/* Ends the enumeration's line, if it showed one. */
+static void end_enumeration(const EnumProgress *p) {
+  if (p->shown && isatty(STDERR_FILENO)) fputc('\n', stderr);
+}
+
 /* ---- streamed sweeps: bounded memory, exact top K, CSV in enumeration order ---- */
 
 typedef struct {
@@ -96,6 +157,7 @@ typedef struct {
   gboolean every_item;              /* --no-shortcut: the emulation replays every item */
   gboolean shard;                   /* the CSV is a shard file */
   PtsimShardReader *merge;          /* results come from shard files */
+  GHashTable *unscheduled;          /* "could not be scheduled: WHY" -> count */
   GArray *merged;                   /* PtsimBatchResult: a chunk's, from them */
 } Stream;
 
@@ -103,6 +165,7 @@ static void stream_clear(Stream *st) {
   g_clear_pointer(&st->best_jobs, g_array_unref);
   g_clear_pointer(&st->best_results, g_array_unref);
   g_clear_pointer(&st->merged, g_array_unref);
+  g_clear_pointer(&st->unscheduled, g_hash_table_unref);
   g_clear_pointer(&st->csv, ptsim_output_abort);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Stream, stream_clear)
@@ -142,7 +205,9 @@ static gboolean stream_chunk(const PtsimJob *jobs, const PtsimBatchResult *chunk
   g_autofree PtsimBatchResult *results = g_memdup2(chunk_results, (gsize)n * sizeof *results);
   ptsim_sweep_settle_top(jobs, results, n, st->top, st->threads, st->every_item);
   ptsim_sweep_count_verdicts(&st->counts, results, n);
+  ptsim_sweep_reject_unscheduled(NULL, results, n, st->unscheduled);
   for (guint i = 0; i < n; i++) {
+    if (results[i].status != 0) continue; /* a rejection, never ranked */
     guint len = st->best_jobs->len, at = len;
     while (at > 0 && better(&jobs[i], &results[i], &g_array_index(st->best_jobs, PtsimJob, at - 1),
                             &g_array_index(st->best_results, PtsimBatchResult, at - 1)))
@@ -231,6 +296,7 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
   st.best_jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
   st.best_results = g_array_new(FALSE, FALSE, sizeof(PtsimBatchResult));
   st.merged = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
+  st.unscheduled = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   if (o->opts.csv) {
     g_autoptr(GString) header = g_string_new(NULL);
     if (st.shard)
@@ -241,13 +307,22 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
         !ptsim_output_append(st.csv, header->str, header->len, &error))
       return fail(error);
   }
-  Progress progress = {g_get_monotonic_time(), FALSE, layouts, spec->first};
+  Progress progress = {g_get_monotonic_time(), TRUE, layouts, spec->first};
   g_autoptr(PtsimSweep)
       sweep = ptsim_sweep_stream(spec, merge ? PTSIM_DEVICE_NONE : device, (guint)o->opts.threads,
                                  PTSIM_SWEEP_STREAM_CHUNK, merge ? merge_chunk : stream_chunk, &st,
                                  show_progress, &progress, &error);
   if (!sweep || (merge && !ptsim_shard_reader_finish(merge, &error))) return fail(error);
   if (st.csv && !ptsim_output_commit(g_steal_pointer(&st.csv), &error)) return fail(error);
+  GHashTableIter it;
+  gpointer reason, count;
+  g_hash_table_iter_init(&it, st.unscheduled);
+  while (g_hash_table_iter_next(&it, &reason, &count)) {
+    guint was = GPOINTER_TO_UINT(g_hash_table_lookup(sweep->rejected, reason));
+    g_hash_table_replace(sweep->rejected, g_strdup(reason),
+                         GUINT_TO_POINTER(was + GPOINTER_TO_UINT(count)));
+  }
+  if (st.counts.failed == sweep->valid) return no_valid_layout(sweep);
   /* The table shows the kept best rows, in their order. */
   g_array_append_vals(sweep->jobs, st.best_jobs->data, st.best_jobs->len);
   g_array_append_vals(sweep->results, st.best_results->data, st.best_results->len);
@@ -263,6 +338,7 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
   }
   ptsim_report_text_settings(out, &spec->base, NULL,
                              ptsim_job_options_overlap_source(&o->opts.job));
+  ptsim_sweep_write_nothing_runs(out, sweep, &st.counts, (const char *const *)o->settings);
   ptsim_sweep_write_table(out, sweep, &st.counts, order, st.top);
   if (o->opts.csv) csv_note(out, o, spec, sweep->valid, TRUE);
   return 0;
@@ -302,18 +378,29 @@ static int run(const SweepOptions *o) {
   gboolean may_stream = !o->opts.figures && !csv_out;
   guint64 valid = 0;
   g_autoptr(PtsimSweep) sweep = NULL;
+  EnumProgress enumerating = {g_get_monotonic_time(), FALSE, "enumerating"};
+  spec->enumerate_progress = show_enumeration;
+  spec->enumerate_progress_data = &enumerating;
   if (o->shard_n == 0) {
     sweep = ptsim_sweep_enumerate_at_most(spec,
                                           may_stream ? (guint64)o->opts.in_memory_max : G_MAXUINT64,
                                           &error);
+    end_enumeration(&enumerating);
     if (!sweep) return fail(error);
     valid = sweep->valid;
     if (sweep->stopped) g_clear_pointer(&sweep, ptsim_sweep_free);
   }
   if (!sweep) { /* a shard, or too many to hold: the count (an ETA for the progress line) */
+    EnumProgress counting = {g_get_monotonic_time(), enumerating.shown, "counting the layouts"};
+    spec->enumerate_progress_data = &counting;
     valid = ptsim_sweep_count(spec, &error);
+    end_enumeration(&counting);
+    enumerating.shown |= counting.shown;
     if (valid == G_MAXUINT64) return fail(error);
   }
+  /* later passes: the evaluation's progress (streamed: enumeration and
+   * evaluation together) */
+  spec->enumerate_progress = NULL;
   if (valid == 0) { /* the reasons come from an enumeration (of nothing valid: cheap) */
     if (!sweep && !(sweep = ptsim_sweep_enumerate(spec, &error))) return fail(error);
     return no_valid_layout(sweep);
@@ -327,7 +414,7 @@ static int run(const SweepOptions *o) {
     return rc;
   }
   if (!sweep && !(sweep = ptsim_sweep_enumerate(spec, &error))) return fail(error);
-  Progress progress = {g_get_monotonic_time(), FALSE, sweep->jobs->len, 0};
+  Progress progress = {g_get_monotonic_time(), enumerating.shown, sweep->jobs->len, 0};
   if (merge) { /* every result from the shards */
     g_array_set_size(sweep->results, sweep->jobs->len);
     for (guint i = 0; i < sweep->jobs->len; i++)
@@ -342,6 +429,13 @@ static int run(const SweepOptions *o) {
                                    &error)) {
     return fail(error);
   }
+  /* Layouts that could not be scheduled are rejections (by reason), never
+   * ranked; none schedulable is no valid layout.  (A shard keeps them: its
+   * merge decides.) */
+  if (o->shard_n == 0 &&
+      ptsim_sweep_reject_unscheduled(sweep, (const PtsimBatchResult *)sweep->results->data,
+                                     sweep->results->len, NULL) == sweep->results->len)
+    return no_valid_layout(sweep);
   /* A shard file keeps every layout as evaluated, in enumeration order: the
    * merge settles the sweep's top K as the one run does. */
   g_autoptr(GString) shard_rows = NULL;
@@ -357,6 +451,15 @@ static int run(const SweepOptions *o) {
    * as far as the ranking needs */
   g_autoptr(GArray)
       order = ptsim_sweep_rank(sweep, top, (guint)o->opts.threads, o->opts.no_shortcut, !csv_out);
+  /* The best per (model, hardware, GPU count) settles what it needs
+   * before the counts and the CSV, which then say the same. */
+  g_autoptr(GArray) groups = g_array_new(FALSE, FALSE, sizeof(guint));
+  g_autoptr(GArray) best = NULL;
+  if (!csv_out && o->shard_n == 0) {
+    best = ptsim_sweep_best_per_group(sweep, (guint)o->opts.threads, groups);
+    g_array_unref(order);
+    order = ptsim_sweep_rank_order(sweep);
+  }
   g_autoptr(GString) out = g_string_new(NULL);
   PtsimSweepCounts counts;
   memset(&counts, 0, sizeof counts);
@@ -367,7 +470,9 @@ static int run(const SweepOptions *o) {
   else {
     ptsim_report_text_settings(out, &spec->base, NULL,
                                ptsim_job_options_overlap_source(&o->opts.job));
+    ptsim_sweep_write_nothing_runs(out, sweep, &counts, (const char *const *)o->settings);
     ptsim_sweep_write_table(out, sweep, &counts, order, top);
+    if (best) ptsim_sweep_write_best_per_group(out, sweep, groups, best);
   }
   if (o->opts.csv) {
     g_autoptr(GString) csv = shard_rows ? g_steal_pointer(&shard_rows) : g_string_new(NULL);
@@ -389,9 +494,12 @@ int ptsim_sweep_main(int argc, char **argv) {
       context = g_option_context_new("[--merge SHARD-FILE...] - every valid layout, ranked");
   g_option_context_set_summary(context,
                                "Lists take comma-separated values, each at most once; every "
-                               "combination is tried, invalid ones are counted by reason (none "
-                               "valid: exit 2).");
+                               "combination is tried, invalid ones are counted by reason.  Exit "
+                               "2 when no layout is valid; when valid layouts exist but none is "
+                               "predicted to run, exit 0 with a NOTHING RUNS headline, the "
+                               "closest layouts and what would make them run.");
   ptsim_sweep_options_add_to_context(context, &o.opts);
+  o.settings = settings_words(argc, argv);
   g_autoptr(GError) error = NULL;
   int rc;
   if (!ptsim_options_parse(context, &argc, &argv, &error))

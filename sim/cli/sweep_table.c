@@ -8,6 +8,8 @@
 #include "job_validate.h"
 #include "lifetimes.h"
 #include "names.h"
+#include "report.h"
+#include "remedies.h"
 #include "sweep_table.h"
 #include "topology.h"
 #include "workload.h"
@@ -55,6 +57,16 @@ static gboolean shows_sharding(const PtsimSweep *sweep) {
   }
   return sweep->jobs->len > 0 &&
          g_array_index(sweep->jobs, PtsimJob, 0).layout.sharding != PTSIM_SHARDING_NONE;
+}
+
+/* The gbs column is shown when the sweep's layouts differ in it (two rows
+ * would otherwise look the same but for their step time). */
+static gboolean shows_gbs(const PtsimSweep *sweep) {
+  for (guint i = 1; i < sweep->jobs->len; i++)
+    if (g_array_index(sweep->jobs, PtsimJob, i).layout.gbs !=
+        g_array_index(sweep->jobs, PtsimJob, 0).layout.gbs)
+      return TRUE;
+  return FALSE;
 }
 
 void ptsim_sweep_count_verdicts(PtsimSweepCounts *c, const PtsimBatchResult *results, guint n) {
@@ -122,23 +134,32 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
       " valid layouts evaluated on %s; %" G_GUINT64_FORMAT
       " fit by the 80%% rule, %" G_GUINT64_FORMAT " predicted to run (%" G_GUINT64_FORMAT
       " of them tight), %" G_GUINT64_FORMAT " in doubt and out of contention, %" G_GUINT64_FORMAT
-      " could not be scheduled\n"
+      " could not be scheduled (counted with the rejections, not ranked)\n"
       "(mem GiB: analytical estimate, judged by the 80%% rule; alloc GiB: the "
       "caching-allocator emulation, first step and steady state, plus CUDA "
       "context and NCCL, run on %" G_GUINT64_FORMAT " layouts: the fastest that "
-      "may run and the rows shown; runs: its verdict with a margin of %.2f GiB "
+      "may run and the rows shown; >N OOM: an allocation failed, N the least it needed; runs: its verdict with a margin of %.2f GiB "
       "+ %.0f%% of the reserved peak; tight: runs although over the 80%% rule)\n",
       sweep->candidates, sweep->valid, sweep->device_used, c->fitting, c->running, c->tight,
       c->doubt, c->failed, c->emulated, PTSIM_LIFETIMES_OUTSIDE_ERROR_BYTES / GIB,
       100.0 * PTSIM_LIFETIMES_RESERVED_ERROR);
   gboolean mc = sweep->mc.samples > 0, experts = sweep_has_experts(sweep);
-  gboolean sharding = shows_sharding(sweep);
+  gboolean sharding = shows_sharding(sweep), gbs = shows_gbs(sweep);
+  /* MFU against the peak of the precision computed in; fp8 layouts also
+   * against the bf16 peak, named */
+  gboolean fp8 = FALSE;
+  for (guint k = 0; k < MIN(top, order->len); k++) {
+    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, g_array_index(order, guint, k));
+    fp8 |= ptsim_report_mfu_precision(j, 1.0) != 1.0;
+  }
   g_string_append_printf(out,
-                         "\n rank model            hw         gpus   seq %stp pp cp   dp vp mbs "
+                         "\n rank model            hw         gpus   seq %s%stp pp cp   dp vp mbs "
                          "recompute schedule   ",
-                         experts ? " ep etp " : "");
+                         gbs ? "    gbs " : "", experts ? " ep etp " : "");
   g_string_append(out, sharding ? " sharding  " : "");
-  g_string_append(out, "   step_s  tok/s/gpu TFLOP/s   MFU bubble  mem GiB");
+  g_string_append(out, "   step_s  tok/s/gpu TFLOP/s   MFU");
+  g_string_append(out, fp8 ? " MFU@bf16" : "");
+  g_string_append(out, " bubble  mem GiB");
   g_string_append(out, mc ? "  p50_s  p90_s  p99_s" : "");
   g_string_append(out, " 80% rule  alloc GiB runs\n");
   for (guint k = 0; k < MIN(top, order->len); k++) {
@@ -148,21 +169,30 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
     g_string_append_printf(out,
                            "%5u %-16.16s %-10.10s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " ",
                            k + 1, j->model.name, j->hw.name, j->layout.gpus, j->layout.seq);
+    if (gbs) g_string_append_printf(out, "%7" G_GINT64_FORMAT " ", j->layout.gbs);
     append_layout_words(out, j, experts);
     if (sharding) {
       g_autofree char *words = sharding_words(&j->layout);
       g_string_append_printf(out, " %-10s", words);
     }
-    g_string_append_printf(out, " %7.3f %10.0f %7.1f %4.1f%% %5.1f%% %6.1f", r->step_s,
+    g_string_append_printf(out, " %7.3f %10.0f %7.1f %4.1f%%", r->step_s,
                            r->tokens_per_s / (double)j->layout.gpus, r->tflops_per_gpu,
-                           100.0 * r->mfu, 100.0 * r->bubble_fraction, r->total_bytes / GIB);
+                           100.0 * ptsim_report_mfu_precision(j, r->mfu));
+    if (fp8) g_string_append_printf(out, "    %4.1f%%", 100.0 * r->mfu);
+    g_string_append_printf(out, " %5.1f%% %6.1f", 100.0 * r->bubble_fraction, r->total_bytes / GIB);
     if (mc)
       g_string_append_printf(out, " %6.3f %6.3f %6.3f", r->step_p50_s, r->step_p90_s,
                              r->step_p99_s);
     g_string_append_printf(out, "   %-6s", r->fits ? "fits" : "over");
-    if (r->runs_from == PTSIM_RUNS_FROM_ALLOCATOR)
-      g_string_append_printf(out, " %10.1f%s", r->alloc_device_peak_bytes / GIB,
-                             r->alloc_oom ? " OOM" : "    ");
+    if (r->runs_from == PTSIM_RUNS_FROM_ALLOCATOR && r->alloc_oom) {
+      /* an emulation that failed has no peak: what it needed at least */
+      g_autofree char *need =
+          g_strdup_printf(">%.1f", MAX(r->alloc_device_peak_bytes,
+                                       r->held_floor_bytes + ptsim_lifetimes_outside_bytes(j)) /
+                                       GIB);
+      g_string_append_printf(out, " %10s OOM", need);
+    } else if (r->runs_from == PTSIM_RUNS_FROM_ALLOCATOR)
+      g_string_append_printf(out, " %10.1f    ", r->alloc_device_peak_bytes / GIB);
     else
       g_string_append(out, "          -    ");
     g_string_append_printf(out, " %-4s%s%s\n", runs_word(r),
@@ -217,5 +247,72 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
     g_hash_table_iter_init(&it, sweep->rejected);
     while (g_hash_table_iter_next(&it, &key, &value))
       g_string_append_printf(out, "%8u  %s\n", GPOINTER_TO_UINT(value), (const char *)key);
+  }
+}
+
+/* How many of the closest layouts get their remedies searched. */
+#define CLOSEST_SHOWN 2
+
+void ptsim_sweep_write_nothing_runs(GString *out, const PtsimSweep *sweep,
+                                    const PtsimSweepCounts *c, const char *const *settings) {
+  if (c->running > 0 || sweep->valid == 0) return;
+  g_string_append_printf(out,
+                         "NOTHING RUNS: none of the %" G_GUINT64_FORMAT
+                         " valid layouts is predicted to run (%" G_GUINT64_FORMAT
+                         " ruled out by what they must hold, %" G_GUINT64_FORMAT
+                         " by the allocator emulation, %" G_GUINT64_FORMAT
+                         " could not be scheduled); the closest to running, by what they must "
+                         "hold against the GPU, and what would make them run:\n",
+                         sweep->valid, sweep->valid - c->emulated - c->failed, c->emulated,
+                         c->failed);
+  g_autoptr(GArray) closest = ptsim_sweep_closest(sweep, CLOSEST_SHOWN);
+  for (guint k = 0; k < closest->len; k++) {
+    guint i = g_array_index(closest, guint, k);
+    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
+    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    g_auto(GStrv) words = ptsim_remedy_layout_words(j, settings);
+    g_autofree char *command = g_strjoinv(" ", words);
+    g_string_append_printf(out,
+                           "\n%u. ptsim predict %s\n   holds at least %.1f GiB with context "
+                           "and NCCL, of the GPU's %.1f\n",
+                           k + 1, command,
+                           (r->held_floor_bytes + ptsim_lifetimes_outside_bytes(j)) / GIB,
+                           j->hw.memory_bytes / GIB);
+    PtsimAllocOptions alloc;
+    ptsim_alloc_options_init(&alloc);
+    PtsimRemedies remedies;
+    ptsim_remedies_find(j, &alloc, NULL, &remedies);
+    ptsim_remedies_write_text(out, &remedies, j, (const char *const *)words);
+    ptsim_remedies_clear(&remedies);
+  }
+  g_string_append_c(out, '\n');
+}
+
+void ptsim_sweep_write_best_per_group(GString *out, const PtsimSweep *sweep, const GArray *groups,
+                                      const GArray *best) {
+  if (groups->len < 2) return;
+  g_string_append(out,
+                  "\nthe best layout that runs per model, hardware and GPU count (tokens/s per "
+                  "GPU, and the job's):\n"
+                  "model            hw          gpus   seq   gbs tp pp cp   dp vp mbs recompute "
+                  "schedule      step_s  tok/s/gpu   tok/s(job)   MFU\n");
+  for (guint g = 0; g < groups->len; g++) {
+    guint i = g_array_index(best, guint, g);
+    const PtsimJob *first = &g_array_index(sweep->jobs, PtsimJob, g_array_index(groups, guint, g));
+    if (i == G_MAXUINT) {
+      g_string_append_printf(out, "%-16.16s %-10.10s %5" G_GINT64_FORMAT "  nothing runs\n",
+                             first->model.name, first->hw.name, first->layout.gpus);
+      continue;
+    }
+    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
+    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    g_string_append_printf(out,
+                           "%-16.16s %-10.10s %5" G_GINT64_FORMAT " %5" G_GINT64_FORMAT
+                           " %5" G_GINT64_FORMAT " ",
+                           j->model.name, j->hw.name, j->layout.gpus, j->layout.seq, j->layout.gbs);
+    append_layout_words(out, j, FALSE);
+    g_string_append_printf(out, " %7.3f %10.0f %12.0f %4.1f%%\n", r->step_s,
+                           r->tokens_per_s / (double)j->layout.gpus, r->tokens_per_s,
+                           100.0 * ptsim_report_mfu_precision(j, r->mfu));
   }
 }

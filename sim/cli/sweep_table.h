@@ -32,4 +32,18 @@ void ptsim_sweep_count_verdicts(PtsimSweepCounts *c, const PtsimBatchResult *res
 void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimSweepCounts *c,
                              GArray *order, guint top);
 
+/* When no layout of the sweep runs (c->running 0, valid layouts
+ * evaluated): a headline saying so, and for the layouts closest to
+ * running (ptsim_sweep_closest) what would make them run (remedies.h),
+ * each with its predict command line; SETTINGS: the sweep's settings
+ * flags, for those lines (NULL-terminated, may be NULL).  Nothing
+ * otherwise. */
+void ptsim_sweep_write_nothing_runs(GString *out, const PtsimSweep *sweep,
+                                    const PtsimSweepCounts *c, const char *const *settings);
+
+/* The best layout that runs per model, hardware and GPU count (GROUPS and
+ * BEST of ptsim_sweep_best_per_group), when the sweep has more than one. */
+void ptsim_sweep_write_best_per_group(GString *out, const PtsimSweep *sweep, const GArray *groups,
+                                      const GArray *best);
+
 #endif /* PTSIM_SWEEP_TABLE_H */

@@ -24,6 +24,7 @@
 #define PTSIM_JOB_H
 
 #include <stdint.h>
+#include "host.h"
 #include "hd.h"
 
 #define PTSIM_NAME_MAX 64
@@ -412,7 +413,37 @@ typedef struct {
   int moe_shared_expert_overlap; /* shared experts on a side stream, beside the dispatch */
   int moe_ep_comm_overlap;       /* --overlap-moe-expert-parallel-comm (combined 1F1B) */
   double memory_threshold;       /* fit verdict: usage <= threshold (0.8) */
-  PtsimCpComm cp_comm;           /* how context parallelism exchanges K and V */
+  PtsimHost host; /* what issuing the work costs the host (host.h; all 0: not modelled) */
+  /* The GEMM workspaces the run keeps in the caching allocator throughout
+   * (memory.h ptsim_memory_workspace_bytes counts them per stage): PyTorch's
+   * cuBLAS workspace, one per thread that calls cuBLAS, and Transformer
+   * Engine's, in bytes; the shell fills them from the GPU profile
+   * (hw_profiles/software/workspaces.ini, sim/io/workspaces.h) and
+   * CUBLAS_WORKSPACE_CONFIG (--cublas-workspace-config).  0: none counted. */
+  double cublas_workspace_bytes;
+  double te_workspace_bytes;
+  /* Megatron-LM's --attention-softmax-in-fp32 (which
+   * --apply-query-key-layer-scaling turns on): where unfused attention
+   * cannot use the fused softmax kernel, PyTorch's softmax runs in fp32
+   * (memory.h PtsimAttentionCore; Transformer Engine's always does). */
+  int attention_softmax_fp32;
+  /* --no-masked-softmax-fusion: Megatron's local attention never runs its
+   * fused scale-mask-softmax kernel (memory.h PtsimAttentionCore) */
+  int masked_softmax_unfused;
+  /* With cross_entropy_fusion: 1 Transformer Engine's Triton cross entropy
+   * (--cross-entropy-fusion-impl te), 0 Megatron's native one under
+   * torch.compile (the default); lifetimes.c keeps what each holds. */
+  int cross_entropy_te;
+  /* --defer-embedding-wgrad-compute: the last stage keeps each
+   * microbatch's output-layer input and logits gradient until the
+   * pipeline flush computes their weight gradients (lifetimes.c), for the
+   * first wgrad_deferral_limit microbatches of a step (0: all). */
+  int defer_embedding_wgrad;
+  int64_t wgrad_deferral_limit;
+  /* --no-bias-swiglu-fusion: Megatron's SwiGLU as separate PyTorch ops,
+   * which keep the SiLU output besides fc1's (memory.c, "SwiGLU"). */
+  int swiglu_unfused;
+  PtsimCpComm cp_comm; /* how context parallelism exchanges K and V */
 } PtsimSettings;
 
 /* What the source the job came from (a Megatron-LM command line or log, a

@@ -111,7 +111,7 @@ static PTSIM_HD int32_t slot_handles(const PtsimPlan *plan, int64_t stage, int64
 #define PARTS_TOO_LARGE ((int64_t)PTSIM_ALLOC_OOM_BYTES)
 
 typedef struct {
-  int64_t blocks, per_slot, slots, buckets, units, live_cap;
+  int64_t blocks, per_slot, slots, buckets, units, deferred, live_cap;
   int64_t storage; /* allocator storage slots: the blocks plus the free set's order */
   int64_t handles_at, live_at, live_pos_at, period_at, period_bytes, total;
 } Parts;
@@ -136,13 +136,14 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
   q->per_slot = slot_handles(plan, stage, plan->chunk_layers[stage]);
   if (q->per_slot < even_slot) q->per_slot = even_slot;
   q->buckets = bucket_count(plan, stage);
+  q->deferred = ptsim_lifetimes_deferred_cap(plan, stage);
   q->live_cap = inflight;
   /* In double, saturated: an absurd layout (2^30 layers, 2^35 buckets) gets
    * a size past any limit instead of an int64 overflow (every size a
    * replay can have is far below 2^53, where double is exact), and the
    * parts past it are not laid out. */
   live = (double)layers * 6.0 + 5.0 * (double)q->buckets + 16.0 +
-         (double)inflight * (double)even_slot;
+         (double)inflight * (double)even_slot + (double)q->deferred;
   /* ZeRO-2/3: shards, gathered units, buffers */
   if (plan->zero_stage >= 2) live += 6.0 * ((double)layers + 2.0) + 8.0;
   if (3.0 * live + 4096.0 > (double)PARTS_BLOCKS_MAX ||
@@ -155,7 +156,8 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
   /* the allocator keeps its free set's order in its storage (alloc.h) */
   q->storage = ptsim_alloc_storage_slots(q->blocks);
   q->handles_at = q->storage * (int64_t)sizeof(PtsimAllocBlock);
-  q->live_at = q->handles_at + (q->slots + q->buckets + q->units) * (int64_t)sizeof(int32_t);
+  q->live_at = q->handles_at +
+               (q->slots + q->buckets + q->units + q->deferred) * (int64_t)sizeof(int32_t);
   q->live_pos_at = q->live_at + 2 * q->live_cap * (int64_t)sizeof(int32_t);
   q->period_at = ptsim_scratch_align(q->live_pos_at + m * v * (int64_t)sizeof(int32_t), 8);
   /* GPipe's stretches never repeat: no shortcut, no room for it */
@@ -296,15 +298,6 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     ptsim_lifetimes_unit_enter(x, chunk, 0, 1);
     ptsim_lifetimes_unit_forward_done(x, chunk, 0);
   }
-  if (!x->job->settings.flash_attention && x->attention_buffer < 0 && x->chunk_layers > 0) {
-    const PtsimLayout *l = &x->job->layout;
-    double s = (double)x->plan->local_seq;
-    x->attention_buffer = tensor_take(x, "attention_buffer",
-                                      ELEM * (double)l->mbs *
-                                          (double)x->job->model.num_attention_heads /
-                                          (double)l->tp * s * s,
-                                      STREAM_COMPUTE);
-  }
   for (layer = 0; layer < layers; layer++) {
     int32_t n;
     const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
@@ -318,20 +311,15 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
           hs[k + i] = tensor_take(x, x->kept[i].name, x->kept[i].bytes, STREAM_COMPUTE);
       else if (ptsim_lifetimes_keeps_input(x, layer))
         hs[k] = tensor_take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE);
-      for (i = 0; i < n; i++)
-        tmp[i] = tensor_take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
+      ptsim_lifetimes_take_set(x, set, n, x->rest_scale, 0, tmp);
       ptsim_lifetimes_layer_transients(x);
       if (set == x->saved_moe) ptsim_lifetimes_moe_transients(x);
       for (i = n - 1; i >= 0; i--) tensor_give(x, tmp[i]);
       k += MAX_LAYER_TENSORS;
     } else {
-      for (i = 0; i < n; i++) {
-        hs[k + i] = tensor_take(x, set[i].name, set[i].bytes, STREAM_COMPUTE);
-        if (i == 4)
-          ptsim_lifetimes_layer_transients(x); /* after q, k, v: attention and the projections */
-        if (i == 7 && set == x->saved_moe)
-          ptsim_lifetimes_moe_transients(x); /* the dispatch and combine */
-      }
+      /* after q, k, v: the projections' transients; after the router, the
+       * dispatch and combine */
+      ptsim_lifetimes_take_set(x, set, n, 1.0, 1, hs + k);
       k += MAX_LAYER_TENSORS;
     }
     if (x->gathered) ptsim_lifetimes_unit_forward_done(x, chunk, layer + 1);
@@ -344,6 +332,8 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
     ptsim_lifetimes_mtp_forward(x, hs + k + 2);
     logits = tensor_take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
     hs[k] = tensor_take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    if (ptsim_lifetimes_ce_compiled(x)) /* the compiled exp(logits - max) */
+      tensor_take_give(x, "logits_exp_compiled", 4.0 * x->logits_elems, STREAM_COMPUTE);
     if (ptsim_lifetimes_megatron_between(x->job, 0, MEGATRON_CE_IN_PLACE_FROM) ||
         ptsim_lifetimes_megatron_between(x->job, MEGATRON_CE_COPY_FROM, MEGATRON_CE_COPY_UNTIL)) {
       /* logits - max, out of place */
@@ -388,11 +378,20 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, x->chunk_layers + 1);
   ptsim_lifetimes_unit_backward_end(x, chunk, x->chunk_layers + 1, unit_grad, &reducing);
   if (is_last(x, chunk)) { /* the kept softmax becomes the gradient in place; to 16 bits */
-    int32_t grad_logits = tensor_take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
+    int32_t compiled = -1, grad_logits;
+    if (ptsim_lifetimes_ce_compiled(x)) /* ... computed into a buffer of its own */
+      compiled = tensor_take(x, "logits_grad_compiled", 4.0 * x->logits_elems, STREAM_COMPUTE);
+    grad_logits = tensor_take(x, "logits_grad", ELEM * x->logits_elems, STREAM_COMPUTE);
+    tensor_give(x, compiled);
     tensor_give(x, hs[base + 1]);
     tensor_give(x, hs[base]);
     hs[base + 1] = hs[base] = -1;
-    tensor_give(x, grad_logits);
+    if (x->n_deferred + 2 <= x->deferred_cap) { /* kept for the flush */
+      x->deferred[x->n_deferred++] = grad_logits;
+      x->deferred[x->n_deferred++] = tensor_take(x, "deferred_output_input", x->layer_input_bytes,
+                                                 STREAM_COMPUTE);
+    } else
+      tensor_give(x, grad_logits);
     ptsim_lifetimes_mtp_backward(x, hs + base + 2, keep_saved);
   }
   grad_in = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMM);
@@ -402,11 +401,11 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     const Tensor *set = ptsim_lifetimes_saved_of(x, chunk, layer, &n);
     /* re-materialise the layer (beyond what per op kept) */
     if (ptsim_lifetimes_recomputed(x, layer))
-      for (i = 0; i < n; i++)
-        tmp[i] = tensor_take(x, set[i].name, set[i].bytes * x->rest_scale, STREAM_COMPUTE);
+      ptsim_lifetimes_take_set(x, set, n, x->rest_scale, 0, tmp);
     grad_out = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     ptsim_lifetimes_layer_transients(x);
+    ptsim_lifetimes_attention_backward(x);
     if (set == x->saved_moe) ptsim_lifetimes_moe_transients(x);
     ptsim_lifetimes_unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
     if (ptsim_lifetimes_recomputed(x, layer))
@@ -506,12 +505,13 @@ static PTSIM_HD void at_start(Ctx *x) {
       for (left = params[p]; left > 0.0; left -= bucket)
         tensor_take(x, "grad_bucket", x->plan->grad_bytes * (left < bucket ? left : bucket),
                     STREAM_COMPUTE);
-  if (x->plan->lazy_masters) return;
-  for (p = 0; p < parts; p++)
-    for (left = params[p]; left > 0.0; left -= bucket)
-      tensor_take(x, "main_param_shard",
-                  x->plan->master_bytes * (left < bucket ? left : bucket) / shards[p],
-                  STREAM_COMPUTE);
+  if (!x->plan->lazy_masters)
+    for (p = 0; p < parts; p++)
+      for (left = params[p]; left > 0.0; left -= bucket)
+        tensor_take(x, "main_param_shard",
+                    x->plan->master_bytes * (left < bucket ? left : bucket) / shards[p],
+                    STREAM_COMPUTE);
+  ptsim_lifetimes_workspaces(x);
 }
 
 /* The optimizer step closing step x->step: the first creates Adam's two
@@ -549,6 +549,10 @@ static PTSIM_HD void free_main_grads(Ctx *x) {
     tensor_give(x, x->main_grads[b]);
     x->main_grads[b] = -1;
   }
+}
+
+PTSIM_HD int64_t ptsim_lifetimes_timeline_samples(int32_t n_items, int32_t steps) {
+  return 1 + (int64_t)steps * ((int64_t)n_items + 1); /* as ptsim_lifetimes_replay samples */
 }
 
 static PTSIM_HD void sample(Ctx *x, PtsimAllocTimeline *tl) {
@@ -682,6 +686,10 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   x.n_gathered = (int32_t)q.units;
   x.gathered = q.units > 0 ? x.main_grads + x.buckets : NULL;
   for (i = 0; i < x.n_gathered; i++) x.gathered[i] = -1;
+  x.deferred = x.main_grads + x.buckets + x.n_gathered;
+  x.deferred_cap = (int32_t)q.deferred;
+  x.n_deferred = 0;
+  x.drain_buffers[0] = x.drain_buffers[1] = -1;
   x.live = (int32_t *)((char *)scratch + q.live_at);
   x.live_pos = (int32_t *)((char *)scratch + q.live_pos_at);
   for (i = 0; i < x.m * x.v; i++) x.live_pos[i] = -1;
@@ -695,8 +703,9 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   rc = ptsim_alloc_init(&x.alloc, opts, capacity > 0.0 ? capacity : 0.0, (PtsimAllocBlock *)scratch,
                         (int32_t)q.storage);
   if (rc != 0) return rc;
-  /* The shortcut leaves the result as it is; a timeline wants every item. */
-  if (!every_item && !timeline)
+  /* The shortcut leaves the result as it is; a timeline wants every item;
+   * deferred tensors pile up over a step, which the shortcut does not move. */
+  if (!every_item && !timeline && q.deferred == 0)
     ptsim_lifetimes_period_init(&x, (char *)scratch + q.period_at, q.period_bytes, n_items);
   ptsim_lifetimes_build_saved(&x);
   at_start(&x);
@@ -732,6 +741,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
       ptsim_lifetimes_units_reshard(&x); /* the reduction after the last micro-batch */
     if (!x.failed) {
       x.item = n_items - 1;
+      ptsim_lifetimes_drain_deferred(&x);
       optimizer_step(&x);
       note_peak(&x);
       sample(&x, timeline);

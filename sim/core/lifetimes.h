@@ -54,7 +54,9 @@
  * Releases (source.megatron_date).  Unfused attention (Megatron's
  * CoreAttention / DotProductAttention, the local layers) multiplies Q by
  * K^T into Megatron's global memory buffer ([b np/t, s, s] in 16 bits, got
- * once and kept: get_global_memory_buffer().get_tensor(..., "mpu")), and
+ * once and kept: get_global_memory_buffer().get_tensor(..., "mpu"); Transformer
+ * Engine's UnfusedDotProductAttention takes a fresh tensor per call
+ * instead, lifetimes_sets.c), and
  * under grouped query attention copies K and V to every head
  * (repeat_interleave, which index_selects: a new [s, b, np/t, hn] tensor
  * each, kept by the two batched GEMMs for the backward); Megatron-LM made
@@ -177,6 +179,12 @@ typedef struct {
   PtsimAllocSample *samples; /* (transfer none) */
   int64_t capacity, count;   /* count may exceed capacity (then truncated) */
 } PtsimAllocTimeline;
+
+/* The samples a replay of n_items schedule items over `steps` steps writes:
+ * one before the first step, one after each item and one after each
+ * step's optimizer step, 1 + steps x (n_items + 1) (fewer when it runs out
+ * of memory).  The capacity a timeline needs to lose none. */
+PTSIM_HD int64_t ptsim_lifetimes_timeline_samples(int32_t n_items, int32_t steps);
 
 /* CUDA context and NCCL communicator buffers of one GPU of this job: one
  * per group it communicates in (tp, cp, pp, dp x cp, dp; for an MoE model

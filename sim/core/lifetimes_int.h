@@ -30,9 +30,23 @@
  * FNV's 64-bit prime (lifetimes.c and lifetimes_period.c hash alike). */
 #define PTSIM_LIFETIMES_HASH_PRIME 0x100000001B3ull
 
+/* What happens around a saved tensor besides its allocation (bits of
+ * PtsimLifetimesTensor.role): unfused attention's scores are allocated
+ * before the first tensor marked CORE or CORE_END and freed after the one
+ * marked CORE_END (the attention output); the layer's forward transients
+ * (ptsim_lifetimes_layer_transients) and an MoE layer's dispatch
+ * (ptsim_lifetimes_moe_transients) run after the tensor marked so. */
+#define PTSIM_LIFETIMES_ROLE_CORE 1
+#define PTSIM_LIFETIMES_ROLE_CORE_END 2
+#define PTSIM_LIFETIMES_ROLE_LAYER_TRANSIENTS 4
+#define PTSIM_LIFETIMES_ROLE_MOE_TRANSIENTS 8
+/* not scaled to the estimate's layer total (lifetimes_sets.c) */
+#define PTSIM_LIFETIMES_ROLE_EXACT 16
+
 typedef struct {
   const char *name;
   double bytes;
+  int32_t role; /* PTSIM_LIFETIMES_ROLE_* bits */
 } PtsimLifetimesTensor;
 
 struct PtsimLifetimesPeriod; /* lifetimes_period.c */
@@ -65,6 +79,12 @@ typedef struct {
   int32_t buckets;
   double reserved_best;     /* highest reserved seen so far (all phases) */
   int32_t attention_buffer; /* unfused attention's global buffer, once got */
+  /* --defer-embedding-wgrad-compute, the last stage: the logits gradients
+   * and output-layer inputs kept this step (deferred_cap handles), and the
+   * flush's two all-gather buffers, once got */
+  int32_t *deferred;
+  int32_t n_deferred, deferred_cap;
+  int32_t drain_buffers[2];
   /* ZeRO-3: the gathered units of each chunk, (v) slots of chunk_layers + 2
    * (embedding, layers, output unit), -1 when sharded; NULL otherwise */
   int32_t *gathered;
@@ -131,6 +151,26 @@ PTSIM_HD void ptsim_lifetimes_mtp_backward(PtsimLifetimesCtx *x, int32_t *h, int
 PTSIM_HD void ptsim_lifetimes_mtp_give(PtsimLifetimesCtx *x, int32_t *h, int32_t first,
                                        int32_t last);
 
+/* Megatron's native fused cross entropy (--cross-entropy-loss-fusion, the
+ * default --cross-entropy-fusion-impl native): its helpers are compiled
+ * (megatron/core/fusions/fused_cross_entropy.py: @jit_fuser, which
+ * megatron/core/jit.py makes torch.compile).  calculate_predicted_logits
+ * subtracts the max from its fp32 logits and exponentiates them in place
+ * and returns them, calculate_gradients turns the kept softmax into the
+ * gradient in place and casts it to bf16; a compiled function does not
+ * write its inputs in place but computes the new values into a buffer of
+ * its own and copies them back (torch.compile's functionalization of input
+ * mutations), so each holds a second fp32 logits-sized tensor while it
+ * runs.  Measured: Megatron-LM's test gpt3_mcore_te_tp2_pp2_cross_entropy_
+ * loss_fusion peaks 0.382 GiB above its unfused twin (..._resume_torch_dist)
+ * on H100 (golden values of 2026-08-19), 0.338 + 0.047 (its smaller cuBLAS
+ * workspaces) on A100 (lts): one fp32 copy of 4 x 1024 x 25216 logits,
+ * 0.385 GiB.  Transformer Engine's Triton kernel (te) keeps an fp32
+ * gradient as the unfused one keeps its softmax, nothing more. */
+static inline PTSIM_HD int ptsim_lifetimes_ce_compiled(const PtsimLifetimesCtx *x) {
+  return x->job->settings.cross_entropy_fusion && !x->job->settings.cross_entropy_te;
+}
+
 /* Puts pair k of the live list at (mb, chunk) and records its place. */
 static inline PTSIM_HD void ptsim_lifetimes_live_set(PtsimLifetimesCtx *x, int32_t k, int32_t mb,
                                                      int32_t chunk) {
@@ -147,7 +187,29 @@ static inline PTSIM_HD int ptsim_lifetimes_megatron_between(const PtsimJob *job,
   return d > 0 && d >= from && d < until;
 }
 
+/* ---- what a stage keeps besides (lifetimes_kept.c) ---- */
+
+/* The stage's GEMM workspaces (memory.h PtsimWorkspaces), at start. */
+PTSIM_HD void ptsim_lifetimes_workspaces(PtsimLifetimesCtx *x);
+/* --defer-embedding-wgrad-compute: the handles the last stage's deferred
+ * tensors need in a step (0 elsewhere), and the flush before the
+ * optimizer step that frees them. */
+PTSIM_HD int64_t ptsim_lifetimes_deferred_cap(const PtsimPlan *plan, int64_t stage);
+PTSIM_HD void ptsim_lifetimes_drain_deferred(PtsimLifetimesCtx *x);
+
 /* ---- the saved sets (lifetimes_sets.c) ---- */
+
+/* Allocates the saved set set[0..n) of one layer into hs[0..n), each
+ * tensor's bytes x scale, with what its roles say around it: the
+ * attention scores, and (inline) the layer's and the MoE dispatch's
+ * transients; without inline the caller runs those itself. */
+PTSIM_HD void ptsim_lifetimes_take_set(PtsimLifetimesCtx *x, const PtsimLifetimesTensor *set,
+                                       int32_t n, double scale, int inline_transients, int32_t *hs);
+
+/* The backward of unfused attention's core, between the layer's incoming
+ * and outgoing gradients: the s x s gradients (transient), and the kept
+ * tensors re-created first when selective recompute dropped them. */
+PTSIM_HD void ptsim_lifetimes_attention_backward(PtsimLifetimesCtx *x);
 
 /* x->saved (and, for a mixture-of-experts model, x->saved_moe) for the
  * stage's shapes. */

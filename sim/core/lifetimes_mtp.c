@@ -24,16 +24,12 @@ static PTSIM_HD const PtsimLifetimesTensor *mtp_set(const PtsimLifetimesCtx *x, 
  * set, kept in full as the estimate keeps them. */
 PTSIM_HD void ptsim_lifetimes_mtp_forward(PtsimLifetimesCtx *x, int32_t *h) {
   int64_t j;
-  int32_t i, n;
+  int32_t n;
   const PtsimLifetimesTensor *set = mtp_set(x, &n);
   for (j = 0; j < x->job->model.mtp_num_layers; j++, h += PTSIM_LIFETIMES_MTP_TENSORS) {
     h[0] = ptsim_lifetimes_take(x, "mtp_inputs", 4.0 * x->layer_input_bytes,
                                 PTSIM_LIFETIMES_STREAM_COMPUTE);
-    for (i = 0; i < n; i++) {
-      h[1 + i] = ptsim_lifetimes_take(x, set[i].name, set[i].bytes, PTSIM_LIFETIMES_STREAM_COMPUTE);
-      if (i == 4) ptsim_lifetimes_layer_transients(x);
-      if (i == 7 && set == x->saved_moe) ptsim_lifetimes_moe_transients(x);
-    }
+    ptsim_lifetimes_take_set(x, set, n, 1.0, 1, h + 1);
   }
 }
 
@@ -47,6 +43,9 @@ PTSIM_HD void ptsim_lifetimes_mtp_heads(PtsimLifetimesCtx *x, int32_t *h) {
     h[PTSIM_LIFETIMES_MTP_TENSORS - 2] = ptsim_lifetimes_take(x, "mtp_logits_fp32",
                                                               4.0 * x->logits_elems,
                                                               PTSIM_LIFETIMES_STREAM_COMPUTE);
+    if (ptsim_lifetimes_ce_compiled(x)) /* lifetimes_int.h */
+      ptsim_lifetimes_take_give(x, "mtp_logits_exp_compiled", 4.0 * x->logits_elems,
+                                PTSIM_LIFETIMES_STREAM_COMPUTE);
     ptsim_lifetimes_give(x, logits);
     h[PTSIM_LIFETIMES_MTP_TENSORS - 1] = ptsim_lifetimes_take(x, "mtp_loss", 4.0 * x->tokens,
                                                               PTSIM_LIFETIMES_STREAM_COMPUTE);
@@ -73,14 +72,21 @@ PTSIM_HD void ptsim_lifetimes_mtp_backward(PtsimLifetimesCtx *x, int32_t *h, int
   int32_t n;
   const PtsimLifetimesTensor *set = mtp_set(x, &n);
   /* as the main head's: the kept softmax becomes the gradient; to 16 bits */
-  for (j = 0; j < x->job->model.mtp_num_layers; j++)
+  for (j = 0; j < x->job->model.mtp_num_layers; j++) {
+    int32_t compiled = -1;
+    if (ptsim_lifetimes_ce_compiled(x))
+      compiled = ptsim_lifetimes_take(x, "mtp_logits_grad_compiled", 4.0 * x->logits_elems,
+                                      PTSIM_LIFETIMES_STREAM_COMPUTE);
     ptsim_lifetimes_take_give(x, "mtp_logits_grad", PTSIM_LIFETIMES_ELEM * x->logits_elems,
                               PTSIM_LIFETIMES_STREAM_COMPUTE);
+    ptsim_lifetimes_give(x, compiled);
+  }
   ptsim_lifetimes_mtp_give(x, h, PTSIM_LIFETIMES_MTP_TENSORS - 2, PTSIM_LIFETIMES_MTP_TENSORS);
   for (j = 0; j < x->job->model.mtp_num_layers; j++) {
     int32_t grad = ptsim_lifetimes_take(x, "activation_grad", x->layer_input_bytes,
                                         PTSIM_LIFETIMES_STREAM_COMPUTE);
     ptsim_lifetimes_layer_transients(x);
+    ptsim_lifetimes_attention_backward(x);
     if (set == x->saved_moe) ptsim_lifetimes_moe_transients(x);
     ptsim_lifetimes_give(x, grad);
   }

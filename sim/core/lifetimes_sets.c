@@ -22,8 +22,51 @@
 #define MEGATRON_KV_COPIES_FROM 20230721
 #define MEGATRON_KV_COPIES_UNTIL 20231102
 
+#define ROLE_CORE PTSIM_LIFETIMES_ROLE_CORE
+#define ROLE_CORE_END PTSIM_LIFETIMES_ROLE_CORE_END
+#define ROLE_LAYER_TRANSIENTS PTSIM_LIFETIMES_ROLE_LAYER_TRANSIENTS
+#define ROLE_MOE_TRANSIENTS PTSIM_LIFETIMES_ROLE_MOE_TRANSIENTS
+#define ROLE_EXACT PTSIM_LIFETIMES_ROLE_EXACT
+
 typedef PtsimLifetimesTensor Tensor;
 typedef PtsimLifetimesCtx Ctx;
+
+/* Appends a tensor to a set. */
+static PTSIM_HD void add(Tensor *s, int32_t *n, const char *name, double bytes, int32_t role) {
+  s[*n].name = name;
+  s[*n].bytes = bytes;
+  s[*n].role = role;
+  (*n)++;
+}
+
+/* Unfused attention's kept s x s tensors (memory.h PtsimAttentionCore):
+ * the softmax output, then dropout's mask and output (p > 0) or the fp32
+ * fallback's 16-bit cast; their bytes in *exact (0 with flash attention or
+ * when selective recompute drops them). */
+static PTSIM_HD void add_core(Ctx *x, Tensor *s, int32_t *n, double *exact) {
+  PtsimAttentionCore core;
+  ptsim_memory_attention_core(x->plan, &core);
+  *exact = 0.0;
+  if (!core.kept) return;
+  add(s, n, "attention_probs", core.probs * core.elements, ROLE_CORE | ROLE_EXACT);
+  if (core.mask + core.applied > 0.0)
+    add(s, n, "attention_probs_out", (core.mask + core.applied) * core.elements,
+        ROLE_CORE | ROLE_EXACT);
+  *exact = (core.probs + core.mask + core.applied) * core.elements;
+}
+
+/* Scales the set's tensors but the exact ones so that the estimate's
+ * items sum to target, of which `exact` (the attention core's) is exact. */
+static PTSIM_HD void scale_to(Tensor *s, int32_t n, double target, double exact) {
+  double sum = 0.0, scale;
+  int32_t i;
+  for (i = 0; i < n; i++)
+    if (!(s[i].role & ROLE_EXACT)) sum += s[i].bytes;
+  scale = sum > 0.0 ? (target - exact) / sum : 1.0;
+  if (scale < 0.0) scale = 0.0;
+  for (i = 0; i < n; i++)
+    if (!(s[i].role & ROLE_EXACT)) s[i].bytes *= scale;
+}
 
 /* The layer's saved tensors, in the order forward allocates them. */
 static PTSIM_HD void build_saved_dense(Ctx *x) {
@@ -34,64 +77,43 @@ static PTSIM_HD void build_saved_dense(Ctx *x) {
   double t = (double)l->tp, T = x->tokens, Tsp = x->tokens_sp, h = (double)m->hidden_size;
   double kv = h * (double)m->num_query_groups / (double)m->num_attention_heads;
   double ffn = (double)m->ffn_hidden_size / t;
-  double sum = 0.0, target, scale;
-  int32_t i, n = 0;
+  double exact;
+  int32_t n = 0;
   Tensor *s = x->saved;
-  s[n].name = "norm1_input";
-  s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "qkv_input";
-  s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "q";
-  s[n++].bytes = ELEM * T * h / t;
-  s[n].name = "k";
-  s[n++].bytes = ELEM * T * kv / t;
-  s[n].name = "v";
-  s[n++].bytes = ELEM * T * kv / t;
-  if (!run->flash_attention && run->recompute != PTSIM_RECOMPUTE_SELECTIVE) {
-    double scores = (double)l->mbs * (double)m->num_attention_heads / t *
-                    (double)x->plan->local_seq * (double)x->plan->local_seq;
-    s[n].name = "attention_scores";
-    s[n++].bytes = ELEM * scores;
-    s[n].name = "attention_probs";
-    s[n++].bytes = ELEM * scores;
-  }
-  s[n].name = "attention_output";
-  s[n++].bytes = ELEM * T * h / t;
-  s[n].name = "norm2_input";
-  s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "mlp_input";
-  s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "fc1_output";
-  s[n++].bytes = ELEM * T * ffn * (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 : 1.0);
-  s[n].name = "activation_output";
-  s[n++].bytes = ELEM * T * ffn;
-  if (m->activation == PTSIM_ACTIVATION_SWIGLU) {
-    s[n].name = "fc2_input";
-    s[n++].bytes = ELEM * T * ffn;
-  }
-  if (src->hidden_dropout > 0.0) {
-    s[n].name = "dropout_masks";
-    s[n++].bytes = 2.0 * Tsp * h;
-  }
-  for (i = 0; i < n; i++) sum += s[i].bytes;
-  target = ptsim_memory_layer_activation_bytes(x->plan,
-                                               run->recompute != PTSIM_RECOMPUTE_SELECTIVE);
-  scale = sum > 0.0 ? target / sum : 1.0;
-  for (i = 0; i < n; i++) s[i].bytes *= scale;
-  /* Unfused attention's K and V copied to every head (lifetimes.h),
-   * made after V and kept with the scores. */
+  add(s, &n, "norm1_input", ELEM * Tsp * h, 0);
+  add(s, &n, "qkv_input", ELEM * Tsp * h, 0);
+  add(s, &n, "q", ELEM * T * h / t, 0);
+  add(s, &n, "k", ELEM * T * kv / t, 0);
+  add(s, &n, "v", ELEM * T * kv / t, ROLE_LAYER_TRANSIENTS);
+  /* Unfused attention's K and V copied to every head (lifetimes.h), made
+   * after V and kept with the scores: beyond the estimate's set. */
   if (!run->flash_attention && run->recompute != PTSIM_RECOMPUTE_SELECTIVE &&
       (m->num_query_groups < m->num_attention_heads ||
        ptsim_lifetimes_megatron_between(x->job, MEGATRON_KV_COPIES_FROM,
                                         MEGATRON_KV_COPIES_UNTIL))) {
     double heads = ELEM * T * (double)(m->num_attention_heads * x->plan->head_dim) / t;
-    for (i = n - 1; i >= 5; i--) s[i + 2] = s[i];
-    s[5].name = "k_repeated";
-    s[5].bytes = heads;
-    s[6].name = "v_repeated";
-    s[6].bytes = heads;
-    n += 2;
+    add(s, &n, "k_repeated", heads, ROLE_EXACT);
+    add(s, &n, "v_repeated", heads, ROLE_EXACT);
   }
+  add_core(x, s, &n, &exact);
+  add(s, &n, "attention_output", ELEM * T * h / t, ROLE_CORE_END);
+  add(s, &n, "norm2_input", ELEM * Tsp * h, 0);
+  add(s, &n, "mlp_input", ELEM * Tsp * h, 0);
+  /* GELU: fc1's output, GELU's = fc2's input; SwiGLU: fc1's output (gate
+   * and up), unfused the SiLU output, fc2's input (memory.c, "SwiGLU") */
+  if (m->activation == PTSIM_ACTIVATION_SWIGLU) {
+    add(s, &n, "fc1_output", ELEM * T * ffn * 2.0, 0);
+    if (ptsim_memory_swiglu_unfused(x->job)) add(s, &n, "silu_output", ELEM * T * ffn, 0);
+    add(s, &n, "fc2_input", ELEM * T * ffn, 0);
+  } else {
+    add(s, &n, "fc1_output", ELEM * T * ffn, 0);
+    add(s, &n, "activation_output", ELEM * T * ffn, 0);
+  }
+  if (src->hidden_dropout > 0.0) add(s, &n, "dropout_masks", 2.0 * Tsp * h, 0);
+  scale_to(s, n,
+           ptsim_memory_layer_activation_bytes(x->plan,
+                                               run->recompute != PTSIM_RECOMPUTE_SELECTIVE),
+           exact);
   x->n_saved = n;
 }
 
@@ -108,42 +130,27 @@ static PTSIM_HD void build_saved_moe(Ctx *x) {
   double t = (double)l->tp, T = x->tokens, Tsp = x->tokens_sp, h = (double)m->hidden_size;
   double rows = x->plan->expert_load * Tsp * (double)m->moe_router_topk * (double)l->etp;
   double f = (double)m->moe_ffn_hidden_size / (double)l->etp;
-  double sum = 0.0, target, scale;
-  int32_t i, n = 0;
+  double exact;
+  int32_t n = 0;
   Tensor *s = x->saved_moe;
-  s[n].name = "norm1_input";
-  s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "qkv_input";
-  s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "qkv";
-  s[n++].bytes = 3.0 * ELEM * T * h / t;
-  s[n].name = "attention_output";
-  s[n++].bytes = ELEM * T * h / t;
-  s[n].name = "norm2_input";
-  s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "moe_input";
-  s[n++].bytes = ELEM * Tsp * h;
-  s[n].name = "router_scores";
-  s[n++].bytes = 5.0 * Tsp * (double)m->num_experts;
-  s[n].name = "expert_input";
-  s[n++].bytes = ELEM * rows * h;
-  s[n].name = "expert_fc1_output";
-  s[n++].bytes = ELEM * rows * f * 2.0;
-  s[n].name = "expert_fc2_input";
-  s[n++].bytes = ELEM * rows * f;
-  if (m->moe_shared_expert_size > 0) {
-    s[n].name = "shared_mlp";
-    s[n++].bytes = 4.0 * ELEM * T * (double)m->moe_shared_expert_size / t;
-  }
-  if (src->hidden_dropout > 0.0) {
-    s[n].name = "dropout_masks";
-    s[n++].bytes = 2.0 * Tsp * h;
-  }
-  for (i = 0; i < n; i++) sum += s[i].bytes;
-  target = ptsim_memory_moe_layer_activation_bytes(x->plan,
-                                                   run->recompute != PTSIM_RECOMPUTE_SELECTIVE);
-  scale = sum > 0.0 ? target / sum : 1.0;
-  for (i = 0; i < n; i++) s[i].bytes *= scale;
+  add(s, &n, "norm1_input", ELEM * Tsp * h, 0);
+  add(s, &n, "qkv_input", ELEM * Tsp * h, 0);
+  add(s, &n, "qkv", 3.0 * ELEM * T * h / t, 0);
+  add_core(x, s, &n, &exact);
+  add(s, &n, "attention_output", ELEM * T * h / t, ROLE_CORE_END);
+  add(s, &n, "norm2_input", ELEM * Tsp * h, ROLE_LAYER_TRANSIENTS);
+  add(s, &n, "moe_input", ELEM * Tsp * h, 0);
+  add(s, &n, "router_scores", 5.0 * Tsp * (double)m->num_experts, 0);
+  add(s, &n, "expert_input", ELEM * rows * h, ROLE_MOE_TRANSIENTS);
+  add(s, &n, "expert_fc1_output", ELEM * rows * f * 2.0, 0);
+  add(s, &n, "expert_fc2_input", ELEM * rows * f, 0);
+  if (m->moe_shared_expert_size > 0)
+    add(s, &n, "shared_mlp", 4.0 * ELEM * T * (double)m->moe_shared_expert_size / t, 0);
+  if (src->hidden_dropout > 0.0) add(s, &n, "dropout_masks", 2.0 * Tsp * h, 0);
+  scale_to(s, n,
+           ptsim_memory_moe_layer_activation_bytes(x->plan,
+                                                   run->recompute != PTSIM_RECOMPUTE_SELECTIVE),
+           exact);
   x->n_saved_moe = n;
 }
 
@@ -187,23 +194,20 @@ static PTSIM_HD void build_kept(Ctx *x) {
   out[PTSIM_TORCH_WK] = out[PTSIM_TORCH_WV] = T * kv / t;
   out[PTSIM_TORCH_WO] = out[PTSIM_TORCH_W2] = T * h;
   out[PTSIM_TORCH_W1] = out[PTSIM_TORCH_W3] = T * f / t;
-  s[n].name = "layer_input";
-  s[n++].bytes = x->layer_input_bytes;
+  add(s, &n, "layer_input", x->layer_input_bytes, 0);
   for (i = 0; i < PTSIM_TORCH_GEMMS; i++) {
     if (!ptsim_plan_torch_gemm_saved(m, i)) continue;
-    s[n].name = names[i];
-    s[n++].bytes = ELEM * out[i];
+    add(s, &n, names[i], ELEM * out[i], 0);
     if (i == PTSIM_TORCH_WV) {
-      s[n].name = "attention_output";
-      s[n++].bytes = ELEM * T * q / t;
-      s[n].name = "attention_logsumexp";
-      s[n++].bytes = 4.0 * (double)l->mbs * (double)(m->num_attention_heads / l->tp) *
-                     (double)x->plan->local_seq;
+      add(s, &n, "attention_output", ELEM * T * q / t, 0);
+      add(s, &n, "attention_logsumexp",
+          4.0 * (double)l->mbs * (double)(m->num_attention_heads / l->tp) *
+              (double)x->plan->local_seq,
+          0);
     }
   }
   if (l->tp > 1 && l->sp) {
-    s[n].name = "reduce_scatter_outputs";
-    s[n++].bytes = 2.0 * ELEM * T * h / t;
+    add(s, &n, "reduce_scatter_outputs", 2.0 * ELEM * T * h / t, 0);
   }
   for (i = 0; i < n; i++) sum += s[i].bytes;
   target = ptsim_memory_layer_op_saved_bytes(x->plan);
@@ -239,4 +243,107 @@ PTSIM_HD void ptsim_lifetimes_build_saved(Ctx *x) {
   x->n_saved_moe = 0;
   if (x->job->model.num_experts > 0) build_saved_moe(x);
   build_kept(x);
+}
+
+/* ---- unfused attention's transients ---- */
+
+/* Unfused attention's scores in forward (memory.c, "Unfused attention"):
+ * Megatron's DotProductAttention multiplies into its global buffer (got
+ * once and kept; baddbmm's `input` with beta 0, so the scores are a new
+ * tensor), Transformer Engine's UnfusedDotProductAttention into a fresh
+ * torch.empty, freed when baddbmm has returned.  The scores live until the
+ * attention returns; the fp32 fallback's float() copy of them until the
+ * softmax has run (*copy); when selective recompute drops the kept
+ * tensors they come and go here.  Returns the scores' handle. */
+static PTSIM_HD int32_t scores_take(Ctx *x, int32_t *copy) {
+  PtsimAttentionCore core;
+  int32_t empty = -1, scores;
+  *copy = -1;
+  if (x->job->settings.flash_attention) return -1;
+  ptsim_memory_attention_core(x->plan, &core);
+  if (!core.te && x->attention_buffer < 0)
+    x->attention_buffer = ptsim_lifetimes_take(x, "attention_buffer", ELEM * core.elements,
+                                               PTSIM_LIFETIMES_STREAM_COMPUTE);
+  if (core.te)
+    empty = ptsim_lifetimes_take(x, "attention_scores_empty", ELEM * core.elements,
+                                 PTSIM_LIFETIMES_STREAM_COMPUTE);
+  scores = ptsim_lifetimes_take(x, "attention_scores", ELEM * core.elements,
+                                PTSIM_LIFETIMES_STREAM_COMPUTE);
+  ptsim_lifetimes_give(x, empty);
+  if (core.probs > ELEM)
+    *copy = ptsim_lifetimes_take(x, "attention_scores_fp32", 4.0 * core.elements,
+                                 PTSIM_LIFETIMES_STREAM_COMPUTE);
+  if (!core.kept) {
+    ptsim_lifetimes_take_give(x, "attention_probs",
+                              (core.probs + core.mask + core.applied) * core.elements,
+                              PTSIM_LIFETIMES_STREAM_COMPUTE);
+    ptsim_lifetimes_give(x, *copy);
+    *copy = -1;
+  }
+  return scores;
+}
+
+PTSIM_HD void ptsim_lifetimes_take_set(Ctx *x, const Tensor *set, int32_t n, double scale,
+                                       int inline_transients, int32_t *hs) {
+  int32_t i, scores = -1, copy = -1, started = 0;
+  for (i = 0; i < n; i++) {
+    if ((set[i].role & (ROLE_CORE | ROLE_CORE_END)) && !started) {
+      started = 1;
+      scores = scores_take(x, &copy);
+    }
+    hs[i] = ptsim_lifetimes_take(x, set[i].name, set[i].bytes * scale,
+                                 PTSIM_LIFETIMES_STREAM_COMPUTE);
+    if (set[i].role & (ROLE_CORE | ROLE_CORE_END)) { /* the softmax has run */
+      ptsim_lifetimes_give(x, copy);
+      copy = -1;
+    }
+    if (set[i].role & ROLE_CORE_END) { /* the attention returns */
+      ptsim_lifetimes_give(x, scores);
+      scores = -1;
+    }
+    if (inline_transients && (set[i].role & ROLE_LAYER_TRANSIENTS))
+      ptsim_lifetimes_layer_transients(x);
+    if (inline_transients && (set[i].role & ROLE_MOE_TRANSIENTS)) ptsim_lifetimes_moe_transients(x);
+  }
+  ptsim_lifetimes_give(x, copy);
+  ptsim_lifetimes_give(x, scores);
+}
+
+/* Backward of unfused attention's core: bmm's gradient of probs' (16-bit);
+ * through dropout (p > 0) a new one; the softmax's backward: Transformer
+ * Engine's kernel writes a fresh tensor (extensions/softmax.cpp, "Allocate
+ * a fresh output buffer"), Apex's kernels that Megatron's local layers call
+ * work in place (apex csrc/megatron/scaled_*softmax_cuda.cu, "backward pass is completely
+ * in-place"), PyTorch's fp32 fallback goes through fp32 (the cast's
+ * gradient and the softmax's, 4 bytes each).  Selective recompute
+ * (core_attn) first re-runs the forward: the scores, then the kept set. */
+PTSIM_HD void ptsim_lifetimes_attention_backward(Ctx *x) {
+  PtsimAttentionCore core;
+  double el;
+  int32_t again = -1, grad, next;
+  if (x->job->settings.flash_attention) return;
+  ptsim_memory_attention_core(x->plan, &core);
+  el = core.elements;
+  if (!core.kept) {
+    int32_t scores = ptsim_lifetimes_take(x, "attention_scores", ELEM * el,
+                                          PTSIM_LIFETIMES_STREAM_COMPUTE);
+    again = ptsim_lifetimes_take(x, "attention_probs", (core.probs + core.mask + core.applied) * el,
+                                 PTSIM_LIFETIMES_STREAM_COMPUTE);
+    ptsim_lifetimes_give(x, scores);
+  }
+  grad = ptsim_lifetimes_take(x, "attention_probs_grad", ELEM * el, PTSIM_LIFETIMES_STREAM_COMPUTE);
+  if (core.mask > 0.0) {
+    next = ptsim_lifetimes_take(x, "attention_dropout_grad", ELEM * el,
+                                PTSIM_LIFETIMES_STREAM_COMPUTE);
+    ptsim_lifetimes_give(x, grad);
+    grad = next;
+  }
+  if (core.probs > ELEM)
+    ptsim_lifetimes_take_give(x, "attention_softmax_grad_fp32", 2.0 * 4.0 * el,
+                              PTSIM_LIFETIMES_STREAM_COMPUTE);
+  if (core.te || core.probs > ELEM)
+    ptsim_lifetimes_take_give(x, "attention_scores_grad", ELEM * el,
+                              PTSIM_LIFETIMES_STREAM_COMPUTE);
+  ptsim_lifetimes_give(x, grad);
+  ptsim_lifetimes_give(x, again);
 }

@@ -14,7 +14,9 @@
  *   activations    per-layer saved bytes x layers x in-flight microbatches,
  *                  with recomputation applied
  *   other          input ids on stage 0, fp32 logits / cross-entropy on the
- *                  stage with the LM head (or every stage, by convention)
+ *                  stage with the LM head (or every stage, by convention),
+ *                  the GEMM workspaces PyTorch and Transformer Engine keep
+ *                  (ptsim_memory_workspace_bytes)
  *
  * Mixture-of-experts models extend each term (README's "Memory of MoE
  * models" writes the formula out):
@@ -37,14 +39,19 @@
  *   other          the MTP layers' activations and logits on the last stage
  *
  * What it is not: the caching allocator (alloc.c), NCCL buffers, the CUDA
- * context, workspace; those are left to settings.memory_threshold (the 80%
- * rule of the reference, section 1.7).
+ * context; those are left to settings.memory_threshold (the 80% rule of the
+ * reference, section 1.7).
  *
  * With a Llama model (SwiGLU, RMSNorm, GQA, untied, no dropout, flash
  * attention, SP, distributed optimizer, fp32 grads, 1F1B, m >= p, even
- * split), stage 0 equals the reference's closed form term1 + term2 (without
- * its 4(1+v/h) term under PTSIM_CE_LAST_STAGE and pp > 1) to rounding; the
- * tests check this.
+ * split) on a profile without workspaces, stage 0 equals the reference's
+ * closed form term1 + term2 (without its 4(1+v/h) term under
+ * PTSIM_CE_LAST_STAGE and pp > 1) to rounding; the tests check this.  On
+ * the stage with the loss, PTSIM_CE_LAST_STAGE (ptsim's own estimate) adds
+ * what the reference leaves to its 20% margin and a run holds there: the
+ * 16-bit logits beside their fp32 copy (2 s b v / t), and what the fused
+ * cross entropy and deferred embedding wgrads keep; PTSIM_CE_EVERY_STAGE
+ * stays the reference's.
  *
  * Conventions chosen here (each also noted where it is used):
  *  - Model states per parameter come from the plan: weights (2 B, plus
@@ -74,6 +81,51 @@ static PTSIM_HD int64_t imin(int64_t x, int64_t y) { return x < y ? x : y; }
 
 /* ---- activations ---- */
 
+/* Unfused attention (memory.h PtsimAttentionCore).  What each step keeps:
+ *  - torch.baddbmm keeps its two matrix operands (Q, K), not its output,
+ *    so the scores are kept by nobody: they live until the attention
+ *    returns (Transformer Engine's UnfusedDotProductAttention holds them in
+ *    a local, transformer_engine/pytorch/attention/dot_product_attention/
+ *    backends.py at d0067d0; Megatron's DotProductAttention,
+ *    megatron/core/transformer/dot_product_attention.py at d98e8a64).
+ *  - The fused softmax kernels save their output alone
+ *    (ctx.save_for_backward(output) in TE's softmax.py, save_for_backward(
+ *    softmax_results, scale_t) in megatron/core/fusions/fused_softmax.py);
+ *    they run where is_kernel_available says: TE 16 < sk < 16384 and
+ *    sk % 8 == 0, Megatron 16 < sk <= 4096 and sk % 4 == 0 (both with
+ *    b*np % 4 == 0 and a block condition ptsim takes as met).  Elsewhere
+ *    forward_torch_softmax: with softmax_in_fp32 (TE's default; Megatron's
+ *    --attention-softmax-in-fp32, set by --apply-query-key-layer-scaling in
+ *    TransformerConfig) input.float(), softmax (keeps its fp32 output),
+ *    then a 16-bit cast of it.
+ *  - torch.nn.Dropout(p): at::dropout returns its input when p == 0
+ *    (aten/src/ATen/native/Dropout.cpp: _dropout_impl "if (p == 0 ||
+ *    !train ...) return input"), else native_dropout keeps a bool mask and
+ *    returns a new tensor.
+ *  - torch.bmm(probs', V) keeps probs'.
+ * So the s x s bytes kept: 2 (fused or 16-bit softmax, p = 0), 2 + 1 + 2
+ * (p > 0, the reference's 5), 4 + 2 (fp32 fallback, p = 0: the cast kept
+ * by bmm), 4 + 1 + 2 (fp32 fallback, p > 0: the cast is dropout's input,
+ * freed). */
+PTSIM_HD void ptsim_memory_attention_core(const PtsimPlan *plan, PtsimAttentionCore *out) {
+  const PtsimJob *job = &plan->job;
+  const PtsimSettings *run = &job->settings;
+  int64_t s = plan->local_seq;
+  int dropout = job->source.attention_dropout > 0.0;
+  int fp32;
+  out->te = run->transformer_engine;
+  out->fused = out->te ? (s > 16 && s < 16384 && s % 8 == 0)
+                       : (!run->masked_softmax_unfused && s > 16 && s <= 4096 && s % 4 == 0);
+  fp32 = !out->fused && (out->te || run->attention_softmax_fp32);
+  out->probs = fp32 ? 4.0 : 2.0;
+  out->mask = dropout ? 1.0 : 0.0;
+  out->applied = dropout || fp32 ? 2.0 : 0.0;
+  out->kept = !run->flash_attention && !(run->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
+                                         (run->recompute_modules & PTSIM_RECOMPUTE_CORE_ATTN));
+  out->elements = (double)job->layout.mbs * (double)job->model.num_attention_heads /
+                  (double)job->layout.tp * (double)s * (double)s;
+}
+
 /* Multi-latent attention's saved tensors in place of a GQA layer's q, k,
  * v and attention output: the q latent (its norm's input and the up
  * projection's input, in the sequence-parallel region), the kv latent with
@@ -93,11 +145,32 @@ static PTSIM_HD void mla_activations(const PtsimPlan *plan, int modules, double 
   *split += 2.0 * sb * nh * dv + (in_bytes < 2.0 ? sb * nh * dv : 0.0);
 }
 
+/* SwiGLU keeps fc1's output (gate and up, 2 x 2 B per element of the
+ * width f) and fc2 keeps its input (in_bytes); what else depends on how the
+ * activation runs.  Megatron's fused bias_swiglu_impl (its default, also
+ * the MoE experts' weighted_bias_swiglu_impl) saves its input alone and
+ * returns a new tensor, fc2's input (megatron/core/fusions/
+ * fused_bias_swiglu.py, SwiGLUFunction: ctx.save_for_backward(input)):
+ * 4 f + in_bytes f.  Unfused (--no-bias-swiglu-fusion, PyTorch's modules as
+ * torchtitan builds them, a Megatron-LM older than the fused kernel:
+ * memory.h): silu(x1) keeps x1, the product keeps silu(x1) and x2: the SiLU
+ * output's 2 f more (the reference's 8 f with bf16).  swiglu_rest_bytes
+ * returns the bytes per element of f beyond fc1's output. */
+PTSIM_HD int ptsim_memory_swiglu_unfused(const PtsimJob *job) {
+  int32_t d = job->source.megatron_date;
+  return job->settings.swiglu_unfused || job->settings.torch_layers != PTSIM_TORCH_LAYERS_NONE ||
+         (d > 0 && d < PTSIM_MEGATRON_SWIGLU_FUSED_FROM);
+}
+
+static PTSIM_HD double swiglu_rest_bytes(const PtsimJob *job, double in_bytes) {
+  return (ptsim_memory_swiglu_unfused(job) ? 2.0 : 0.0) + in_bytes;
+}
+
 /* What an MoE block keeps beyond its input (memory.h): the router's fp32
  * scores and routing map (Tm x E; 4 + 1 B a score fused, + 4 unfused for
  * the balancing loss), the N = load Tm k etp rows the local experts see --
- * their input, fc1's output (gate and up), the activation's output and
- * fc2's input, the probabilities (fp32) -- and the shared experts' MLP
+ * their input, fc1's output (gate and up), fc2's input (and, unfused, the
+ * SiLU output: swiglu_rest_bytes), the probabilities (fp32) -- and the shared experts' MLP
  * intermediates (TP-split), less what the moe, moe_act and shared_experts
  * recompute modules drop. */
 static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules, double in_bytes,
@@ -115,11 +188,14 @@ static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules,
   double bytes;
   if (modules & PTSIM_RECOMPUTE_MOE) return 0.0;
   bytes = tm * (double)m->num_experts * (run->moe_router_fusion ? 5.0 : 9.0);
-  bytes += rows * (in_bytes * h + 4.0);                                 /* expert input, probs */
-  bytes += rows * f * (swiglu ? 2.0 * 2.0 : 2.0);                       /* fc1 output */
-  if (!drop_act) bytes += rows * f * ((swiglu ? 2.0 : 0.0) + in_bytes); /* act out, fc2 input */
+  bytes += rows * (in_bytes * h + 4.0);           /* expert input, probs */
+  bytes += rows * f * (swiglu ? 2.0 * 2.0 : 2.0); /* fc1 output */
+  if (!drop_act)                                  /* (SiLU output,) fc2 input */
+    bytes += rows * f * (swiglu ? swiglu_rest_bytes(&plan->job, in_bytes) : in_bytes);
   if (fs > 0.0 && !(modules & PTSIM_RECOMPUTE_SHARED_EXPERTS))
-    bytes += (swiglu ? 3.0 * 2.0 * sb * fs : 2.0 * sb * fs) / t + in_bytes * sb * fs / t;
+    bytes += (swiglu ? (4.0 + swiglu_rest_bytes(&plan->job, in_bytes)) * sb * fs
+                     : 2.0 * sb * fs + in_bytes * sb * fs) /
+             t;
   return bytes;
 }
 
@@ -192,20 +268,20 @@ static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_sc
     if (m->qk_layernorm) split += 2.0 * (q + kv); /* the q, k norm inputs */
   }
   if (!drop_mlp) {
-    if (m->activation == PTSIM_ACTIVATION_SWIGLU) /* up, gate, act; fc2 input */
-      split += 3.0 * 2.0 * sb * hf + in_bytes * sb * hf;
+    if (m->activation == PTSIM_ACTIVATION_SWIGLU) /* gate and up; (SiLU;) fc2 input */
+      split += 2.0 * 2.0 * sb * hf + swiglu_rest_bytes(&plan->job, in_bytes) * sb * hf;
     else /* fc1 output; GELU output = fc2 input */
       split += 2.0 * sb * hf + in_bytes * sb * hf;
   }
 
   /* Without flash attention (unless selective recompute re-runs the
-   * attention core): the s x s tensors of the reference, section 1.5:
-   * scores/softmax 2bs^2a, dropout mask bs^2a when attention dropout > 0,
-   * dropout(softmax) 2bs^2a.  With flash attention none is kept (its
-   * dropout RNG is in-kernel). */
+   * attention core): the s x s tensors (ptsim_memory_attention_core; the
+   * reference's section 1.5 counts 5 bytes, its dropout p > 0 case).
+   * With flash attention none is kept (its dropout RNG is in-kernel). */
   if (!drop_scores && !run->flash_attention) {
-    double per = (src->attention_dropout > 0.0) ? 5.0 : 4.0;
-    split += per * b * s * s * a;
+    PtsimAttentionCore core;
+    ptsim_memory_attention_core(plan, &core);
+    split += (core.probs + core.mask + core.applied) * b * s * s * a;
   }
 
   double replicated_div = l->sp ? t : 1.0;
@@ -373,6 +449,49 @@ PTSIM_HD static double unsharded_bytes(const PtsimPlan *plan, int64_t stage) {
   return peak + (plan->zero_stage == 3 && keep_all ? plan->stage_gather_bytes[stage] : 0.0);
 }
 
+/* ---- workspaces ---- */
+
+/* PyTorch allocates a cuBLAS workspace through its caching allocator for
+ * every (handle, stream) that runs a cuBLAS call, and a handle is per
+ * thread (CublasHandlePool.cpp, setWorkspaceForHandle); Megatron's forward
+ * runs on the main thread, autograd's backward on its device thread, so a
+ * stage that calls cuBLAS from PyTorch in both holds two.  Such a stage:
+ * the one with the output layer (Megatron's ColumnParallelLinear,
+ * torch.matmul), one with Megatron's local or PyTorch's own layers, unfused
+ * attention (torch.baddbmm, torch.bmm) or MoE layers (the router's
+ * linear); Transformer Engine's GEMMs use its own workspace instead.
+ * Transformer Engine keeps one (get_cublas_workspace, functools.lru_cache,
+ * cpp_extensions/gemm.py), one of three times the size for userbuffers'
+ * overlapped GEMMs (--tp-comm-overlap; memory.h), and one per compute
+ * stream (nvte_get_num_compute_streams: 4, common/util/multi_stream.cpp) for
+ * grouped GEMMs (MoE layers with --moe-grouped-gemm).  The sizes are the
+ * job's (hw_profiles/software/workspaces.ini). */
+#define TORCH_CUBLAS_THREADS 2
+#define TE_GROUPED_GEMM_STREAMS 4
+
+PTSIM_HD void ptsim_memory_workspaces(const PtsimPlan *plan, int64_t stage, PtsimWorkspaces *out) {
+  const PtsimJob *job = &plan->job;
+  const PtsimSettings *run = &job->settings;
+  int moe = plan->stage_moe_layers[stage] > 0;
+  int torch_gemms = stage == plan->vstages.last_stage || !run->transformer_engine ||
+                    !run->flash_attention || moe;
+  out->torch = torch_gemms && run->cublas_workspace_bytes > 0.0 ? TORCH_CUBLAS_THREADS : 0;
+  out->te = out->te_userbuffers = 0;
+  if (!run->transformer_engine || run->te_workspace_bytes <= 0.0) return;
+  out->te = 1;
+  if (run->tp_comm_overlap && job->layout.tp > 1) out->te_userbuffers = 1;
+  if (moe && run->moe_grouped_gemm) out->te += TE_GROUPED_GEMM_STREAMS;
+}
+
+PTSIM_HD double ptsim_memory_workspace_bytes(const PtsimPlan *plan, int64_t stage) {
+  const PtsimSettings *run = &plan->job.settings;
+  PtsimWorkspaces w;
+  ptsim_memory_workspaces(plan, stage, &w);
+  return (double)w.torch * run->cublas_workspace_bytes +
+         ((double)w.te + PTSIM_MEMORY_TE_USERBUFFERS_SIZES * (double)w.te_userbuffers) *
+             run->te_workspace_bytes;
+}
+
 /* ---- the estimate ---- */
 
 PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConvention ce,
@@ -441,15 +560,42 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
       st->activations_bytes +=
           inflight * (double)m->mtp_num_layers *
           ((plan->mtp_layer_is_moe ? moe_layer : full_layer) + 8.0 * sb * h / (l->sp ? t : 1.0));
-    /* Final-norm output and fp32 logits, 4sbh(1 + v/h)/t, one microbatch. */
+    /* Final-norm output and fp32 logits, 4sbh(1 + v/h)/t, one microbatch
+     * (the reference's term, on every stage by its convention). */
     st->logits_bytes = 0.0;
     if (ce == PTSIM_CE_EVERY_STAGE || i == last) st->logits_bytes = 4.0 * sb * (h + v) / t;
+    /* ptsim's own: the 16-bit logits live beside their fp32 copy while the
+     * cross entropy runs (the output layer's output, held by the caller;
+     * in backward the 16-bit gradient beside the kept fp32 softmax) */
+    if (ce == PTSIM_CE_LAST_STAGE && i == last) st->logits_bytes += 2.0 * sb * v / t;
+    /* Megatron's native fused cross entropy, compiled: a second fp32 copy
+     * of the logits while it runs (lifetimes_int.h ptsim_lifetimes_ce_compiled) */
+    if (ce == PTSIM_CE_LAST_STAGE && i == last && run->cross_entropy_fusion &&
+        !run->cross_entropy_te)
+      st->logits_bytes += 4.0 * sb * v / t;
+    /* --defer-embedding-wgrad-compute: at the last microbatch's backward the
+     * earlier ones' 16-bit logits gradients and every deferred microbatch's
+     * output-layer input are kept; the flush's two all-gather buffers with
+     * SP (lifetimes_kept.c) */
+    if (ce == PTSIM_CE_LAST_STAGE && i == last && run->defer_embedding_wgrad) {
+      double n = (double)plan->num_microbatches;
+      if (run->wgrad_deferral_limit > 0 && (double)run->wgrad_deferral_limit < n)
+        n = (double)run->wgrad_deferral_limit;
+      st->logits_bytes += (n - 1.0) * 2.0 * sb * v / t + n * 2.0 * plan->tokens_sp * h;
+      if (l->tp > 1 && l->sp) st->logits_bytes += 2.0 * 2.0 * sb * h;
+    }
     if (i == last && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
       st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
-    st->other_bytes = st->input_ids_bytes + st->logits_bytes;
+    st->workspace_bytes = ptsim_memory_workspace_bytes(plan, i);
+    st->other_bytes = st->input_ids_bytes + st->logits_bytes + st->workspace_bytes;
     st->unsharded_bytes = unsharded_bytes(plan, i);
     st->total_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
                       st->activations_bytes + st->other_bytes + st->unsharded_bytes;
+    st->steady_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
+                       st->workspace_bytes;
+    if (grad_bytes < 4.0 && !plan->lazy_masters) /* lifetimes.c optimizer_step's copies */
+      st->steady_bytes += 4.0 * ((st->parameters - st->expert_parameters) / plan->optimizer_shards +
+                                 st->expert_parameters / plan->expert_optimizer_shards);
     if (st->total_bytes > out->stages[out->peak_stage].total_bytes) out->peak_stage = i;
   }
 
@@ -463,6 +609,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     out->unsharded_bytes = pk->unsharded_bytes;
     out->total_bytes = pk->total_bytes;
   }
+  out->closed_form = 0;
   out->capacity_bytes = job->hw.memory_bytes;
   /* A profile without a capacity never fits (usage reported as 0). */
   if (out->capacity_bytes > 0.0) {

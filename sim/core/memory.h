@@ -48,11 +48,18 @@ typedef struct {
   double inflight_microbatches;      /* microbatches whose activations are held */
   double input_ids_bytes;            /* int64 input ids for in-flight microbatches */
   double logits_bytes;               /* fp32 logits / cross-entropy buffers */
-  double other_bytes;                /* input_ids + logits */
+  double workspace_bytes;            /* GEMM workspaces (ptsim_memory_workspace_bytes) */
+  double other_bytes;                /* input_ids + logits + workspaces */
   /* ZeRO-2/3: the units gathered at once and the unsharded gradients of
    * the units in backward (0 otherwise; plan.c "Sharding") */
   double unsharded_bytes;
   double total_bytes;
+  /* After the optimizer step (a step's steady state, before the next
+   * step's zero_grad): the model states, the workspaces and, with 2-byte
+   * gradients, the optimizer's fp32 copies of its gradient shards
+   * (shard.float(), 4 B a sharded parameter; none when the optimizer reads
+   * them in place: plan lazy_masters) */
+  double steady_bytes;
 } PtsimStageMemory;
 
 typedef struct {
@@ -69,9 +76,56 @@ typedef struct {
   double capacity_bytes; /* the GPU's memory */
   double usage_fraction; /* total / capacity */
   int fits;              /* usage_fraction <= settings.memory_threshold */
+  int closed_form;       /* 1: the seed's closed form (memory_fujii2024.h), 0: ptsim's */
 } PtsimMemoryEstimate;
 
 /* ---- building blocks (exposed for tests and for the lifetimes module) ---- */
+
+/* The b x (a/t) x s x s tensors unfused attention keeps for its backward
+ * (s the local sequence, s/cp), in bytes per element of that shape; all
+ * zero with flash attention.  Attention is
+ *   scores = baddbmm(Q, K^T)          16-bit, not kept (the batched GEMM
+ *                                      keeps Q and K)
+ *   probs  = softmax(scores)          kept by the softmax's backward
+ *   probs' = dropout(probs)           p > 0: a 1-byte mask kept, and a new
+ *                                      16-bit tensor; p = 0: PyTorch's
+ *                                      dropout returns its input
+ *   out    = bmm(probs', V)           keeps probs'
+ * The softmax is Transformer Engine's or Megatron's fused scale-mask-
+ * softmax kernel (16-bit output) where its size limits allow (TE: 16 < s
+ * < 16384, s % 8 == 0; Megatron's local layers: 16 < s <= 4096, s % 4 ==
+ * 0, and not with --no-masked-softmax-fusion), else PyTorch's, in fp32 when asked (TE always;
+ * Megatron with
+ * --attention-softmax-in-fp32 or --apply-query-key-layer-scaling): a 4-byte
+ * output kept and a 16-bit cast of it, which is what bmm keeps when p = 0
+ * (memory.c, "Unfused attention", cites the sources). */
+typedef struct {
+  int kept;        /* 1: the layer keeps them (unfused, not recomputed by core_attn) */
+  int fused;       /* 1: the fused softmax kernel runs */
+  int te;          /* 1: Transformer Engine's UnfusedDotProductAttention (a fresh
+                    * scores buffer per call); 0: Megatron's DotProductAttention
+                    * (its global buffer) */
+  double probs;    /* the softmax output: 2, or 4 from the fp32 fallback */
+  double mask;     /* the dropout mask: 1 when p > 0 */
+  double applied;  /* the 16-bit input bmm keeps when it is not the softmax
+                    * output: dropout's output (p > 0) or the fp32 cast */
+  double elements; /* b (a/t) s^2 on one GPU */
+} PtsimAttentionCore;
+
+/* Fills *out for the plan's job (the per-element bytes when the layer
+ * keeps nothing are still filled: selective recompute re-creates them). */
+PTSIM_HD void ptsim_memory_attention_core(const PtsimPlan *plan, PtsimAttentionCore *out);
+
+/* Megatron-LM's fused SwiGLU (megatron/core/fusions/fused_bias_swiglu.py,
+ * merged into main 2024-01-19 as 640af6b3b5): before it a SwiGLU MLP ran
+ * silu(x1) * x2 as PyTorch ops. */
+#define PTSIM_MEGATRON_SWIGLU_FUSED_FROM 20240119
+
+/* 1 when the job's SwiGLU keeps the SiLU output besides fc1's (separate
+ * ops: --no-bias-swiglu-fusion, PyTorch's own layers, a Megatron-LM source
+ * older than the fused kernel), 0 when the fused kernel saves its input
+ * alone (memory.c, swiglu_rest_bytes). */
+PTSIM_HD int ptsim_memory_swiglu_unfused(const PtsimJob *job);
 
 /* Bytes one transformer layer saves for one microbatch on one GPU, stored in
  * full (as without full recompute).  keep_scores: 1 to count everything
@@ -90,6 +144,25 @@ PTSIM_HD double ptsim_memory_layer_op_saved_bytes(const PtsimPlan *plan);
 /* The same for one MoE layer of a mixture-of-experts model, at the plan's
  * expert load (its experts' rows scale with it). */
 PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan, int keep_scores);
+
+/* The GEMM workspaces a stage keeps in the caching allocator all run (job.h
+ * cublas_workspace_bytes, te_workspace_bytes; memory.c, "Workspaces", says
+ * which and how many), each one allocation. */
+typedef struct {
+  int32_t torch;          /* PyTorch's cuBLAS workspaces (one per thread) */
+  int32_t te;             /* Transformer Engine's (one, and one per grouped-GEMM stream) */
+  int32_t te_userbuffers; /* TE's userbuffers' one (PTSIM_MEMORY_TE_USERBUFFERS_SIZES
+                           * x its size), 0 or 1 */
+} PtsimWorkspaces;
+
+/* Transformer Engine's userbuffers' workspace: _NUM_MAX_UB_STREAMS = 3
+ * workspaces in one tensor (cpp_extensions/gemm.py, get_cublas_workspace). */
+#define PTSIM_MEMORY_TE_USERBUFFERS_SIZES 3.0
+
+PTSIM_HD void ptsim_memory_workspaces(const PtsimPlan *plan, int64_t stage, PtsimWorkspaces *out);
+
+/* Their bytes. */
+PTSIM_HD double ptsim_memory_workspace_bytes(const PtsimPlan *plan, int64_t stage);
 
 /* What a replay of the job through the caching-allocator emulation must
  * hold at once on the stage holding the most (lifetimes.h): its weights,

@@ -18,6 +18,7 @@
  * forward.  So the engine's hardware FLOPs (HFU) are the model FLOPs (MFU)
  * plus the recomputed work, never fewer. */
 #include <stddef.h>
+#include "host_time.h"
 #include "plan.h"
 #include "workload.h"
 #include "workload_int.h"
@@ -739,4 +740,5 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   ptsim_work_units(&x, out);
   build_step_work(&x, out);
   out->model_flops = ptsim_workload_megatron_flops(job);
+  ptsim_host_time_apply(plan, out); /* the compute stream waits for its host */
 }

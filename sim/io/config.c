@@ -16,6 +16,7 @@
  * Units: .ini keys carry their unit in the name (_gib, _tflops, _gbps with
  * GB = 1e9 B, _us); the structs are SI (bytes, FLOP/s, bytes/s, seconds). */
 #include "config.h"
+#include "hf_config.h"
 #include "units.h"
 #include "config_int.h"
 #include "data_dir.h"
@@ -510,6 +511,8 @@ static gboolean model_from_ini(const IniFile *ini, PtsimModel *out, GError **err
 gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out, GError **error) {
   g_return_val_if_fail(out != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+  if (name_or_file && g_str_has_prefix(name_or_file, "hf:")) /* a Hugging Face config.json */
+    return ptsim_hf_config_load(name_or_file + 3, out, NULL, error);
   g_autofree char *path = resolve(name_or_file, "models", "model", error);
   if (path == NULL) return FALSE;
   g_auto(PtsimIniFile) ini = {0};

@@ -39,8 +39,9 @@ const char *ptsim_config_data_dir(void);
 gboolean ptsim_model_check(const PtsimModel *model, GError **error);
 
 /* NAME (looked up as <data dir>/models/NAME.ini) or a path to an .ini
- * (anything containing '/' or ending in ".ini").  Unknown keys, missing
- * keys, non-numbers and out-of-range values are errors. */
+ * (anything containing '/' or ending in ".ini"), or hf:PATH, a Hugging Face
+ * config.json (hf_config.h; its warnings are not kept here).  Unknown keys,
+ * missing keys, non-numbers and out-of-range values are errors. */
 gboolean ptsim_model_load(const char *name_or_file, PtsimModel *out, GError **error);
 
 /* Same lookup in hw_profiles/. */

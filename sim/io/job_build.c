@@ -6,12 +6,15 @@
  * dimensions, the settings, the GPU count known, Megatron-LM's default
  * batch, the pipeline layout, the sharding mode, resolve, check. */
 #include "job_build.h"
+#include "host_overhead.h"
 
 #include <string.h>
 #include "config.h"
+#include "hf_config.h"
 #include "job_validate.h"
 #include "pipeline_layout.h"
 #include "torchtitan.h"
+#include "workspaces.h"
 
 #define invalid(...) \
   (g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, __VA_ARGS__), FALSE)
@@ -53,14 +56,22 @@ typedef struct {
   const PtsimHardware *hw;
 } Given;
 
-/* The model --model (else NAME, when not NULL) names, or the one given. */
+/* The model --model or --hf-config (else NAME, when not NULL) names, or
+ * the one given; a Hugging Face config's warnings go to WARNINGS. */
 static gboolean load_model(const PtsimJobOptions *o, const Given *given, const char *name,
-                           PtsimModel *out, GError **error) {
+                           PtsimModel *out, GPtrArray *warnings, GError **error) {
   if (given->model) {
     *out = *given->model;
     return TRUE;
   }
-  return ptsim_model_load(o->model ? o->model : name, out, error);
+  const char *m = o->model ? o->model : name;
+  if (o->hf_config) return ptsim_hf_config_load(o->hf_config, out, warnings, error);
+  if (m && g_str_has_prefix(m, "hf:")) return ptsim_hf_config_load(m + 3, out, warnings, error);
+  return ptsim_model_load(m, out, error);
+}
+
+static gboolean model_given(const PtsimJobOptions *o, const Given *given) {
+  return o->model || o->hf_config || given->model;
 }
 
 /* The job a torchtitan config describes, on the profile already in JOB->hw;
@@ -74,7 +85,49 @@ static gboolean torchtitan_job(const PtsimJobOptions *o, const Given *given, Pts
       !ptsim_torchtitan_job(&tt, job, error))
     return FALSE;
   default_moe(&job->settings);
-  return !(o->model || given->model) || load_model(o, given, NULL, &job->model, error);
+  return !model_given(o, given) || load_model(o, given, NULL, &job->model, warnings, error);
+}
+
+/* ptsim's own options that are Megatron-LM flags too, as Megatron-LM
+ * flags: read after the command's own, they override what the command said
+ * and what Megatron-LM derives from it (expert tp from tp, the padded
+ * vocabulary).  (transfer full) */
+static GStrv megatron_overrides(const PtsimJobOptions *o) {
+  const struct {
+    const PtsimOptionInt *option;
+    const char *flag;
+  } same[] = {
+      {&o->tp, "--tensor-model-parallel-size"},   {&o->pp, "--pipeline-model-parallel-size"},
+      {&o->cp, "--context-parallel-size"},        {&o->ep, "--expert-model-parallel-size"},
+      {&o->etp, "--expert-tensor-parallel-size"}, {&o->mbs, "--micro-batch-size"},
+      {&o->gbs, "--global-batch-size"},           {&o->seq, "--seq-length"}};
+  GStrvBuilder *b = g_strv_builder_new();
+  for (size_t i = 0; i < G_N_ELEMENTS(same); i++)
+    if (same[i].option->given) {
+      g_strv_builder_add(b, same[i].flag);
+      char value[24];
+      g_snprintf(value, sizeof value, "%" G_GINT64_FORMAT, (gint64)same[i].option->value);
+      g_strv_builder_add(b, value);
+    }
+  GStrv out = g_strv_builder_end(b);
+  g_strv_builder_unref(b);
+  return out;
+}
+
+/* A Megatron-LM command line or launch script, run with the script's
+ * arguments and environment when given, ptsim's own options on top. */
+static gboolean megatron_job(const PtsimJobOptions *o, PtsimJob *job, PtsimJobDiagnostics *diag,
+                             GError **error) {
+  g_auto(GStrv) args = NULL, env = NULL;
+  if (!ptsim_job_options_shell_inputs(o, &args, &env, error)) return FALSE;
+  PtsimShellInputs inputs = {(const char *const *)args, (const char *const *)env};
+  g_auto(GStrv) over = megatron_overrides(o);
+  const char *const *appended = (const char *const *)over;
+  return o->megatron_args
+             ? ptsim_megatron_args_parse_with(o->megatron_args, &inputs, appended, job,
+                                              diag->megatron, error)
+             : ptsim_megatron_args_parse_file_with(o->megatron_args_file, &inputs, appended, job,
+                                                   diag->megatron, error);
 }
 
 /* The base job: built-in defaults (with the overlap default), or what a
@@ -88,14 +141,12 @@ static gboolean base_job(const PtsimJobOptions *o, const Given *given, PtsimJob 
     return (given->hw || ptsim_hardware_load(hw, &job->hw, error)) &&
            torchtitan_job(o, given, job, diag->warnings, error);
   if (o->megatron_args || o->megatron_args_file) {
-    gboolean ok = o->megatron_args
-                      ? ptsim_megatron_args_parse(o->megatron_args, job, diag->megatron, error)
-                      : ptsim_megatron_args_parse_file(o->megatron_args_file, job, diag->megatron,
-                                                       error);
-    if (!ok) return FALSE;
-    if ((o->model || given->model) && !load_model(o, given, NULL, &job->model, error)) return FALSE;
+    if (!megatron_job(o, job, diag, error)) return FALSE;
+    if (model_given(o, given) && !load_model(o, given, NULL, &job->model, diag->warnings, error))
+      return FALSE;
   } else {
-    if (!load_model(o, given, PTSIM_JOB_DEFAULT_MODEL, &job->model, error)) return FALSE;
+    if (!load_model(o, given, PTSIM_JOB_DEFAULT_MODEL, &job->model, diag->warnings, error))
+      return FALSE;
     job->layout.gpus = PTSIM_JOB_DEFAULT_GPUS;
     job->layout.gbs = PTSIM_JOB_DEFAULT_GBS;
     job->layout.seq = PTSIM_JOB_DEFAULT_SEQ;
@@ -133,20 +184,31 @@ gboolean ptsim_job_build_given(const PtsimJobOptions *o, const PtsimModel *model
   if (hw && o->hw) return invalid("--hw and a loaded hardware profile: give at most one");
   Given given = {model, hw};
   if (!ptsim_job_options_check(o, error) || !base_job(o, &given, job, diag, error) ||
+      !ptsim_host_costs_load(&job->settings.host.costs, error) ||
       !ptsim_job_options_apply_dimensions(o, job, error) ||
       !ptsim_job_options_apply_settings(o, &job->layout, &job->settings, &job->source, &job->model,
-                                        error))
+                                        error) ||
+      !ptsim_workspaces_resolve(job->hw.name, o->cublas_workspace_config, &job->settings, error))
     return FALSE;
   PtsimLayout *l = &job->layout;
   if (l->gpus <= 0) /* a Megatron-LM command line without a launcher count */
     return invalid("the GPU count is unknown: give --gpus N or --nodes N (the Megatron-LM "
                    "command line gave %s)",
                    diag->megatron->gpus_read ? diag->megatron->gpus_read : "no launcher");
-  /* Megatron-LM's default batch, mbs x dp, once the GPU count is known */
+  /* Megatron-LM's default batch, mbs x dp, once the GPU count is known:
+   * --gpus or --nodes over the launcher's count gives another dp */
+  gboolean rederived = diag->megatron->gbs_from_dp && !o->gbs.given &&
+                       (o->gpus.given || o->nodes.given);
+  if (rederived) l->gbs = 0;
   int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
   if (l->gbs <= 0 && (o->megatron_args || o->megatron_args_file) && dp > 0 &&
       l->mbs <= PTSIM_CONFIG_INT_MAX)
     l->gbs = l->mbs * dp; /* at most 2^30 x 2^22 */
+  if (rederived && l->gbs > 0)
+    g_ptr_array_add(diag->megatron->notes,
+                    g_strdup_printf("the global batch is mbs*dp = %" G_GINT64_FORMAT
+                                    " on the %" G_GINT64_FORMAT " GPUs ptsim's option gives",
+                                    (gint64)l->gbs, (gint64)l->gpus));
   if (o->pipeline_layout && !ptsim_pipeline_layout_apply(o->pipeline_layout, job->model.num_layers,
                                                          job->model.mtp_num_layers, l, error))
     return FALSE;
@@ -185,7 +247,15 @@ gboolean ptsim_job_build_sweep_base(const PtsimJobOptions *o, PtsimJob *base, GE
   memset(base, 0, sizeof *base);
   ptsim_job_init_defaults(base);
   default_overlap(&base->settings);
-  if (!ptsim_job_options_check(o, error)) return FALSE;
+  if (!ptsim_job_options_check(o, error) ||
+      !ptsim_host_costs_load(&base->settings.host.costs, error))
+    return FALSE;
+  /* the GPU's workspaces are filled per profile (sweep.c); a given
+   * CUBLAS_WORKSPACE_CONFIG is kept here for all of them */
+  if (o->cublas_workspace_config &&
+      !ptsim_workspaces_parse_config(o->cublas_workspace_config, "--cublas-workspace-config",
+                                     &base->settings.cublas_workspace_bytes, error))
+    return FALSE;
   if (o->pipeline_layout)
     return invalid("--pipeline-model-parallel-layout fixes pp and vp, which the sweep enumerates; "
                    "use predict");

@@ -33,11 +33,16 @@ void ptsim_job_options_clear(PtsimJobOptions *o) {
                       &o->megatron_date,
                       &o->megatron_args,
                       &o->megatron_args_file,
+                      &o->script_args,
                       &o->torchtitan,
+                      &o->hf_config,
                       &o->sharding,
                       &o->fsdp_impl,
-                      &o->reshard_after_forward};
+                      &o->reshard_after_forward,
+                      &o->cublas_workspace_config,
+                      &o->cross_entropy_fusion_impl};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
+  g_strfreev(o->env);
   ptsim_job_options_init(o);
 }
 
@@ -75,6 +80,8 @@ static const PtsimOptionNumber numbers[] = {
     COUNT("--ep", ep, PTSIM_JOB_GPUS_MAX),
     COUNT("--etp", etp, PTSIM_CONFIG_INT_MAX),
     {"--mtp-num-layers", FIELD(mtp_num_layers), FALSE, 0, 64, {0, 0, FALSE, FALSE}},
+    {"--wgrad-deferral-limit", FIELD(wgrad_deferral_limit), FALSE, 0, PTSIM_CONFIG_INT_MAX,
+     {0, 0, FALSE, FALSE}},
     DECIMAL("--moe-expert-capacity-factor", moe_capacity_factor, {0.0, 1e6, FALSE, TRUE}),
     DECIMAL("--memory-threshold", threshold, {0.0, 1.0, FALSE, TRUE}),
     DECIMAL("--attention-dropout", attention_dropout, {0.0, 1.0, TRUE, FALSE}),
@@ -91,8 +98,13 @@ static gboolean number_option(const char *flag, const char *text, gpointer opts,
 static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
   const GOptionEntry entries[] = {
       {"model", 0, 0, G_OPTION_ARG_FILENAME, &o->model,
-       "Model: a name in models/ or an .ini path (default " PTSIM_JOB_DEFAULT_MODEL ")",
+       "Model: a name in models/, an .ini path, or hf:PATH, a Hugging Face config.json "
+       "(default " PTSIM_JOB_DEFAULT_MODEL ")",
        "NAME|FILE"},
+      {"hf-config", 0, 0, G_OPTION_ARG_FILENAME, &o->hf_config,
+       "Model: a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2/3 and their MoE, "
+       "DeepSeek-V2/V3, GPT-OSS, Llama 4; the same as --model hf:PATH)",
+       "PATH"},
       {"hw", 0, 0, G_OPTION_ARG_FILENAME, &o->hw,
        "Hardware profile: a name in hw_profiles/ or an .ini path (default " PTSIM_JOB_DEFAULT_HW
        ")",
@@ -133,8 +145,17 @@ static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
        "\"FLAGS\""},
       {"megatron-args-file", 0, 0, G_OPTION_ARG_FILENAME, &o->megatron_args_file,
        "A Megatron-LM launch script (e.g. its examples/*.sh, as they are)", "FILE"},
+      {"script-args", 0, 0, G_OPTION_ARG_STRING, &o->script_args,
+       "The arguments the launch script is run with: $1, $2, ... (quoted as in a shell)",
+       "\"ARGS\""},
+      {"env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->env,
+       "A variable the launch script starts with, as its environment would set it "
+       "(repeatable; the script starts with no other unless --env-from-process)",
+       "NAME=VALUE"},
+      {"env-from-process", 0, 0, G_OPTION_ARG_NONE, &o->env_from_process,
+       "The launch script starts in ptsim's own environment (--env entries win)", NULL},
       {"torchtitan", 0, 0, G_OPTION_ARG_FILENAME, &o->torchtitan,
-       "A torchtitan job config (llama3 flavors; the world size from --gpus when "
+       "A torchtitan job config (llama3, dense qwen3 flavors; the world size from --gpus when "
        "data_parallel_shard_degree = -1)",
        "CONFIG.toml"},
       END};
@@ -214,6 +235,19 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "wgrad GEMMs write a gradient that is then added into main_grad", NULL},
       {"cross-entropy-loss-fusion", 0, 0, G_OPTION_ARG_NONE, &o->cross_entropy_loss_fusion,
        "Megatron's fused vocab-parallel cross entropy", NULL},
+      {"defer-embedding-wgrad-compute", 0, 0, G_OPTION_ARG_NONE, &o->defer_embedding_wgrad,
+       "The last stage keeps each microbatch's output-layer input and logits gradient until the "
+       "pipeline flush computes the embedding's weight gradient (pp > 1, needs gradient "
+       "accumulation fusion)",
+       NULL},
+      NUMBER("wgrad-deferral-limit",
+             "With --defer-embedding-wgrad-compute: the microbatches deferred, 0 (all) to 2^30 "
+             "(default 0)",
+             "N"),
+      {"cross-entropy-fusion-impl", 0, 0, G_OPTION_ARG_STRING, &o->cross_entropy_fusion_impl,
+       "The fused cross entropy's: native (Megatron's, under torch.compile; default) or te "
+       "(Transformer Engine's Triton kernel)",
+       "IMPL"},
       {"use-precision-aware-optimizer", 0, 0, G_OPTION_ARG_NONE, &o->precision_aware_optimizer,
        "TE FusedAdam: fp32 masters of bf16 weights kept as 16-bit remainders", NULL},
       {"main-params-dtype", 0, 0, G_OPTION_ARG_STRING, &o->main_params_dtype,
@@ -292,6 +326,14 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "Date of the Megatron-LM source (YYYY-MM-DD or YYYY-MM; default current): memory that "
        "releases allocate differently follows it (validate: a log's arguments date it)",
        "DATE"},
+      {"attention-softmax-in-fp32", 0, 0, G_OPTION_ARG_NONE, &o->attention_softmax_fp32,
+       "Unfused attention's softmax in fp32 where the fused kernel does not apply (local layers "
+       "past 4096 tokens; Megatron's flag, also set by --apply-query-key-layer-scaling)",
+       NULL},
+      {"cublas-workspace-config", 0, 0, G_OPTION_ARG_STRING, &o->cublas_workspace_config,
+       "PyTorch's CUBLAS_WORKSPACE_CONFIG, :SIZE:COUNT KiB (\":4096:8\" is 32 MiB per thread "
+       "that calls cuBLAS; default: the GPU's, hw_profiles/software/workspaces.ini)",
+       "CONFIG"},
       END};
   return g_memdup2(entries, sizeof entries);
 }
@@ -353,6 +395,7 @@ gboolean ptsim_job_options_check(const PtsimJobOptions *o, GError **error) {
        "--hsdp-shard-size and --num-distributed-optimizer-instances"},
       {o->megatron_args != NULL, o->megatron_args_file != NULL,
        "--megatron-args and --megatron-args-file"},
+      {o->model != NULL, o->hf_config != NULL, "--model and --hf-config"},
       {o->torchtitan != NULL, o->megatron_args != NULL || o->megatron_args_file != NULL,
        "--torchtitan and --megatron-args(-file)"},
       {o->overlap_grad_reduce, o->no_overlap_grad_reduce,
@@ -364,6 +407,14 @@ gboolean ptsim_job_options_check(const PtsimJobOptions *o, GError **error) {
   };
   for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++)
     if (pairs[i].a && pairs[i].b) return invalid("%s: give at most one", pairs[i].names);
+  const char *input = o->script_args        ? "--script-args"
+                      : o->env              ? "--env"
+                      : o->env_from_process ? "--env-from-process"
+                                            : NULL;
+  if (input && !o->megatron_args && !o->megatron_args_file)
+    return invalid("%s is for a launch script: give --megatron-args-file FILE (or "
+                   "--megatron-args)",
+                   input);
   return TRUE;
 }
 

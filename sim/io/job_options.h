@@ -75,7 +75,18 @@ typedef struct {
   PtsimOptionInt mtp_num_layers;
   char *megatron_date; /* YYYY-MM-DD of the Megatron-LM source */
   char *megatron_args, *megatron_args_file;
-  char *torchtitan; /* a torchtitan job config (.toml) */
+  char *script_args;         /* the launch script's $1, $2, ... (shell-quoted) */
+  char **env;                /* NAME=VALUE entries of the script's environment */
+  gboolean env_from_process; /* the script starts in ptsim's own environment */
+  char *torchtitan;          /* a torchtitan job config (.toml) */
+  char *hf_config;           /* a Hugging Face config.json as the model */
+  /* PyTorch's CUBLAS_WORKSPACE_CONFIG (":4096:8"; default: the GPU's,
+   * hw_profiles/software/workspaces.ini) */
+  char *cublas_workspace_config;
+  gboolean attention_softmax_fp32; /* Megatron's --attention-softmax-in-fp32 */
+  char *cross_entropy_fusion_impl; /* native|te */
+  gboolean defer_embedding_wgrad;
+  PtsimOptionInt wgrad_deferral_limit;
 } PtsimJobOptions;
 
 /* Sets every field to "not given". */
@@ -118,6 +129,14 @@ gboolean ptsim_job_options_check(const PtsimJobOptions *opts, GError **error);
 const char *ptsim_job_options_overlap_source(const PtsimJobOptions *opts);
 
 /* ---- their application (job_options_apply.c) ---- */
+
+/* The arguments and environment a Megatron-LM launch script runs with
+ * (--script-args, --env, --env-from-process) into *args and *env
+ * (NULL-terminated, transfer full; NULL when not given).  Errors name the
+ * flag: --script-args that a shell could not split, an --env entry that is
+ * not NAME=VALUE. */
+gboolean ptsim_job_options_shell_inputs(const PtsimJobOptions *opts, char ***args, char ***env,
+                                        GError **error);
 
 /* --nodes x HW's GPUs per node, refused by name past PTSIM_JOB_GPUS_MAX. */
 gboolean ptsim_job_options_nodes_gpus(const PtsimJobOptions *opts, const PtsimHardware *hw,

@@ -27,6 +27,50 @@ static gboolean parse_enum(PtsimNamesKind kind, const char *flag, const char *wo
   return invalid("%s '%s': allowed values are %s", flag, word, ptsim_names_allowed(kind));
 }
 
+/* NAME=VALUE with NAME a shell variable's name. */
+static gboolean env_entry(const char *e) {
+  const char *eq = strchr(e, '=');
+  gboolean name = eq && eq > e && (g_ascii_isalpha(*e) || *e == '_');
+  for (const char *c = e; name && c < eq; c++) name = g_ascii_isalnum(*c) || *c == '_';
+  return name;
+}
+
+gboolean ptsim_job_options_shell_inputs(const PtsimJobOptions *o, char ***args, char ***env,
+                                        GError **error) {
+  *args = *env = NULL;
+  if (o->script_args) {
+    g_autofree char *trimmed = g_strstrip(g_strdup(o->script_args));
+    g_autoptr(GError) local = NULL;
+    if (trimmed[0] != '\0' && !g_shell_parse_argv(trimmed, NULL, args, &local)) {
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, "--script-args '%s': %s",
+                  o->script_args, local->message);
+      return FALSE;
+    }
+  }
+  GStrvBuilder *b = g_strv_builder_new();
+  if (o->env_from_process) { /* the names a shell could hold; BASH_FUNC_x%% and the like not */
+    g_auto(GStrv) process = g_get_environ();
+    for (char **e = process; *e; e++)
+      if (env_entry(*e)) g_strv_builder_add(b, *e);
+  }
+  for (char **e = o->env; e && *e; e++) {
+    if (!env_entry(*e)) {
+      g_strv_builder_unref(b);
+      g_strfreev(*args);
+      *args = NULL;
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                  "--env '%s': expected NAME=VALUE (NAME of letters, digits and _, not starting "
+                  "with a digit)",
+                  *e);
+      return FALSE;
+    }
+    g_strv_builder_add(b, *e);
+  }
+  *env = g_strv_builder_end(b);
+  g_strv_builder_unref(b);
+  return TRUE;
+}
+
 /* Both factors are bounded, so the product cannot overflow. */
 gboolean ptsim_job_options_nodes_gpus(const PtsimJobOptions *o, const PtsimHardware *hw,
                                       int64_t *gpus, GError **error) {
@@ -199,6 +243,15 @@ static gboolean apply_run_settings(const PtsimJobOptions *o, PtsimSettings *run,
   if (o->no_fp32_grad_accumulation) run->fp32_grad_accumulation = 0;
   if (o->no_gradient_accumulation_fusion) run->grad_accumulation_fusion = 0;
   if (o->cross_entropy_loss_fusion) run->cross_entropy_fusion = 1;
+  if (o->attention_softmax_fp32) run->attention_softmax_fp32 = 1;
+  if (o->defer_embedding_wgrad) run->defer_embedding_wgrad = 1;
+  if (o->wgrad_deferral_limit.given) run->wgrad_deferral_limit = o->wgrad_deferral_limit.value;
+  if (o->cross_entropy_fusion_impl) {
+    if (!choose("--cross-entropy-fusion-impl", o->cross_entropy_fusion_impl, "native|te", &v,
+                error))
+      return FALSE;
+    run->cross_entropy_te = v == 1;
+  }
   if (o->precision_aware_optimizer) run->precision_aware_optimizer = 1;
   const struct {
     const char *flag, *word, *choices;

@@ -458,6 +458,16 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
        run->exp_avg_sq_bytes != 0) ||
       (run->recompute_modules & ~PTSIM_RECOMPUTE_ALL_MODULES) != 0)
     return invalid("layout: fp8 recipe, optimizer state bytes or recompute modules out of range");
+  if (run->defer_embedding_wgrad && l->pp == 1)
+    return invalid("--defer-embedding-wgrad-compute needs pipeline parallelism (--pp > 1; "
+                   "Megatron-LM refuses it without)");
+  if (run->defer_embedding_wgrad && !run->grad_accumulation_fusion)
+    return invalid("--defer-embedding-wgrad-compute needs gradient accumulation fusion "
+                   "(Megatron-LM refuses it with --no-gradient-accumulation-fusion)");
+  if (run->wgrad_deferral_limit < 0)
+    return invalid("--wgrad-deferral-limit %" G_GINT64_FORMAT " is out of range: expected 0 "
+                   "(every microbatch) or more",
+                   I64(run->wgrad_deferral_limit));
   if (run->fp8_param_gather && !l->distributed_optimizer)
     return invalid("--fp8-param-gather needs the distributed optimizer (Megatron-LM asserts it)");
 

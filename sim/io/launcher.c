@@ -43,13 +43,22 @@ typedef struct {
   int64_t v[O_COUNT];
   char *said[O_COUNT]; /* how it was written */
   gboolean standalone, mpi, srun;
+  char *unread; /* the first count that is no number ("--nodes 'your_own_num_nodes'") */
 } Seen;
 
-static gboolean count_of(const char *word, const char *value, int64_t *out, GError **error) {
+/* *out: the count VALUE gives, or 0 (with seen->unread) when it is no
+ * number at all: a template's placeholder (#SBATCH --nodes=NUM_NODES) or
+ * torchrun's "--nproc_per_node gpu" say nothing ptsim can count. */
+static gboolean count_of(Seen *seen, const char *word, const char *value, int64_t *out,
+                         GError **error) {
   if (strchr(value, ':')) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "launcher %s %s: an elastic node range; give --gpus", word, value);
     return FALSE;
+  }
+  if (value[0] != '-' && !g_ascii_isdigit(value[0])) {
+    if (!seen->unread) seen->unread = g_strdup_printf("%s '%s' is not a count", word, value);
+    return TRUE;
   }
   /* bounded like a .ini size, so that a product of two counts cannot
    * overflow before job validation refuses it by range */
@@ -75,7 +84,10 @@ static gboolean scan(GPtrArray *words, Seen *seen, GError **error) {
       else if (strcmp(w, "-n") == 0 && o == O_TASKS && i + 1 < words->len)
         value = words->pdata[++i]; /* srun -n, mpirun -n: tasks in all */
       if (!value) continue;
-      if (!count_of(spellings[k].name, value, &seen->v[o], error)) return FALSE;
+      int64_t v = 0;
+      if (!count_of(seen, spellings[k].name, value, &v, error)) return FALSE;
+      if (v == 0) break;
+      seen->v[o] = v;
       g_free(seen->said[o]);
       seen->said[o] =
           g_strdup_printf("%s %s", o == O_TASKS && strcmp(w, "-n") == 0 ? "-n" : spellings[k].name,
@@ -134,10 +146,103 @@ gboolean ptsim_launcher_gpus(GPtrArray *launcher, const PtsimShellScript *script
                            (gint64)n, (gint64)m);
   } else if (ok) {
     g_autofree char *first = launcher->len ? g_path_get_basename(launcher->pdata[0]) : NULL;
-    *how = g_strdup_printf("%s%s%s, no WORLD_SIZE, GPUS_PER_NODE or NNODES",
+    *how = g_strdup_printf("%s%s%s, no WORLD_SIZE, GPUS_PER_NODE or NNODES%s%s",
                            first ? "launcher '" : "no launcher", first ? first : "",
-                           first ? "' without a GPU count" : "");
+                           first ? "' without a GPU count" : "", seen.unread ? "; " : "",
+                           seen.unread ? seen.unread : "");
   }
   for (int o = 0; o < O_COUNT; o++) g_free(seen.said[o]);
+  g_free(seen.unread);
   return ok;
+}
+
+/* Options of the launchers and wrappers that run a training script
+ * (torchrun / torch.distributed.run and .launch, srun, mpirun, deepspeed,
+ * nsys profile), with how many values each takes, for a command where
+ * they stand among the script's flags. */
+static const struct {
+  const char *name;
+  int values;
+} launcher_flags[] = {
+    {"--nproc_per_node", 1},
+    {"--nproc-per-node", 1},
+    {"--nnodes", 1},
+    {"--node_rank", 1},
+    {"--node-rank", 1},
+    {"--master_addr", 1},
+    {"--master-addr", 1},
+    {"--master_port", 1},
+    {"--master-port", 1},
+    {"--rdzv_backend", 1},
+    {"--rdzv-backend", 1},
+    {"--rdzv_endpoint", 1},
+    {"--rdzv-endpoint", 1},
+    {"--rdzv_id", 1},
+    {"--rdzv-id", 1},
+    {"--rdzv_conf", 1},
+    {"--rdzv-conf", 1},
+    {"--standalone", 0},
+    {"--max_restarts", 1},
+    {"--max-restarts", 1},
+    {"--monitor_interval", 1},
+    {"--monitor-interval", 1},
+    {"--start_method", 1},
+    {"--start-method", 1},
+    {"--redirects", 1},
+    {"--tee", 1},
+    {"--log_dir", 1},
+    {"--log-dir", 1},
+    {"--local_addr", 1},
+    {"--local-addr", 1},
+    {"--role", 1},
+    {"--run_path", 0},
+    {"--run-path", 0},
+    {"--no_python", 0},
+    {"--no-python", 0},
+    {"--use_env", 0},
+    {"--use-env", 0},
+    {"--local_rank", 1},
+    {"--local-rank", 1},
+    {"--nodes", 1},
+    {"--ntasks", 1},
+    {"--ntasks-per-node", 1},
+    {"--gpus-per-node", 1},
+    {"--gpus-per-task", 1},
+    {"--cpus-per-task", 1},
+    {"--container-image", 1},
+    {"--container-mounts", 1},
+    {"--container-workdir", 1},
+    {"--container-name", 1},
+    {"--no-container-mount-home", 0},
+    {"--mpi", 1},
+    {"--export", 1},
+    {"--account", 1},
+    {"--partition", 1},
+    {"--time", 1},
+    {"--job-name", 1},
+    {"--output", 1},
+    {"--error", 1},
+    {"--exclusive", 0},
+    {"--num_gpus", 1},
+    {"--num-gpus", 1},
+    {"--num_nodes", 1},
+    {"--num-nodes", 1},
+    {"--hostfile", 1},
+    {"--include", 1},
+    {"--exclude", 1},
+    {"--launcher", 1},
+    {"--trace", 1},
+    {"--capture-range", 1},
+    {"--cuda-memory-usage", 1},
+    {"--force-overwrite", 1},
+    {"--stats", 1},
+};
+
+gboolean ptsim_launcher_flag(const char *name, gsize len, int *values) {
+  for (size_t k = 0; k < G_N_ELEMENTS(launcher_flags); k++)
+    if (strlen(launcher_flags[k].name) == len && strncmp(launcher_flags[k].name, name, len) == 0) {
+      *values = launcher_flags[k].values;
+      return TRUE;
+    }
+  return FALSE;
 }

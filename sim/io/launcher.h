@@ -26,9 +26,17 @@
  * *gpus: the count, 0 when nothing says it; *how: what said it
  * ("torchrun --nproc_per_node 8 --nnodes 2") or, when nothing did, what was
  * read ("launcher 'python', no WORLD_SIZE, GPUS_PER_NODE or NNODES").
- * Errors (PTSIM_CONFIG_ERROR_PARSE): a count that is not a positive integer,
- * an elastic --nnodes range.  (transfer full *how) */
+ * A value that is no number at all (a template's "#SBATCH --nodes=NUM_NODES",
+ * torchrun's "--nproc_per_node gpu") counts nothing; *how names it when
+ * nothing else gave the count.
+ * Errors (PTSIM_CONFIG_ERROR_PARSE): a number that is not a positive
+ * integer, an elastic --nnodes range.  (transfer full *how) */
 gboolean ptsim_launcher_gpus(GPtrArray *launcher, const PtsimShellScript *script, int64_t *gpus,
                              char **how, GError **error);
+
+/* TRUE when the LEN bytes at NAME are an option of a launcher or wrapper
+ * (torchrun, srun, mpirun, deepspeed, nsys), not of the training script;
+ * *values: how many values it takes. */
+gboolean ptsim_launcher_flag(const char *name, gsize len, int *values);
 
 #endif /* PTSIM_LAUNCHER_H */

@@ -89,6 +89,8 @@ static const struct {
     {"--transformer-impl", F_TRANSFORMER_IMPL, KIND_WORD},
     {"--attention-backend", F_ATTENTION_BACKEND, KIND_WORD},
     {"--attention-dropout", F_ATTENTION_DROPOUT, KIND_DOUBLE},
+    {"--attention-softmax-in-fp32", F_SOFTMAX_FP32, KIND_SWITCH},
+    {"--apply-query-key-layer-scaling", F_QK_LAYER_SCALING, KIND_SWITCH},
     {"--hidden-dropout", F_HIDDEN_DROPOUT, KIND_DOUBLE},
     {"--normalization", F_NORMALIZATION, KIND_WORD},
     {"--disable-bias-linear", F_DISABLE_BIAS, KIND_SWITCH},
@@ -97,6 +99,12 @@ static const struct {
     {"--grad-reduce-in-bf16", F_GRAD_BF16, KIND_SWITCH},
     {"--no-gradient-accumulation-fusion", F_NO_GRAD_FUSION, KIND_SWITCH},
     {"--cross-entropy-loss-fusion", F_CE_FUSION, KIND_SWITCH},
+    {"--cross-entropy-fusion-impl", F_CE_FUSION_IMPL, KIND_WORD},
+    {"--defer-embedding-wgrad-compute", F_DEFER_EMBEDDING_WGRAD, KIND_SWITCH},
+    {"--wgrad-deferral-limit", F_WGRAD_DEFERRAL_LIMIT, KIND_WORD},
+    {"--timing-log-level", F_TIMING_LOG_LEVEL, KIND_WORD},
+    {"--no-bias-swiglu-fusion", F_NO_SWIGLU_FUSION, KIND_SWITCH},
+    {"--no-masked-softmax-fusion", F_NO_MASKED_SOFTMAX, KIND_SWITCH},
     {"--overlap-grad-reduce", F_OVERLAP_GRAD, KIND_SWITCH},
     {"--overlap-param-gather", F_OVERLAP_PARAM, KIND_SWITCH},
     {"--tp-comm-overlap", F_TP_OVERLAP, KIND_SWITCH},
@@ -152,6 +160,13 @@ static const struct {
     {"--qk-pos-emb-head-dim", F_QK_POS_DIM, KIND_INT},
     {"--v-head-dim", F_V_HEAD_DIM, KIND_INT},
     {"--mtp-num-layers", F_MTP_LAYERS, KIND_WORD},
+    {"--log-params-norm", F_LOG_PARAMS_NORM, KIND_SWITCH},
+    {"--log-num-zeros-in-grad", F_LOG_ZEROS, KIND_SWITCH},
+    {"--enable-cuda-graph", F_ENABLE_CUDA_GRAPH, KIND_SWITCH},
+    {"--external-cuda-graph", F_EXTERNAL_CUDA_GRAPH, KIND_SWITCH},
+    {"--cuda-graph-impl", F_CUDA_GRAPH_IMPL, KIND_WORD},
+    {"--cuda-graph-scope", F_CUDA_GRAPH_SCOPE, KIND_LIST},
+    {"--cuda-graph-modules", F_CUDA_GRAPH_MODULES, KIND_LIST},
     {"--fp4-format", F_FP4_FORMAT, KIND_WORD},
     {"--cp-comm-type", F_CP_COMM_TYPE, KIND_LIST},
 };
@@ -209,10 +224,20 @@ static const char *refused_feature(const char *name) {
 static gboolean other_flag(Said *s, const char *token, const char *eq, size_t len, int *t, int argc,
                            GError **error) {
   const PtsimMegatronFlag *f = ptsim_megatron_flag_find(token, len);
+  int launcher_values = 0;
+  gboolean launcher = !f && ptsim_launcher_flag(token, len, &launcher_values);
+  gboolean allowed = !f && s->diag && s->diag->unknown_allowed;
+  if (!f && !launcher && !allowed) {
+    g_autofree char *closest = ptsim_megatron_flag_closest(token, len);
+    return parse_error(
+        "%.*s is not a Megatron-LM flag (Megatron-LM refuses unknown arguments)%s%s%s", (int)len,
+        token, closest ? "; did you mean " : "", closest ? closest : "", closest ? "?" : "");
+  }
   char **argv = s->argv;
   g_autoptr(GString) values = g_string_new(NULL);
   const char *first = eq ? eq + 1 : NULL;
-  int max = !f                                  ? argc
+  int max = allowed                             ? argc
+            : launcher                          ? launcher_values
             : f->arity == PTSIM_MEGATRON_SWITCH ? 0
             : f->arity == PTSIM_MEGATRON_VALUE  ? 1
             : f->arity == PTSIM_MEGATRON_THREE  ? 3
@@ -223,7 +248,7 @@ static gboolean other_flag(Said *s, const char *token, const char *eq, size_t le
     g_string_append_printf(values, " %s", argv[*t]);
   }
   g_autofree char *name = g_strndup(token, len);
-  if (!f) {
+  if (!f) { /* a launcher's or wrapper's option among the script's: named, skipped */
     ptsim_megatron_add(s->diag ? s->diag->unknown : NULL, g_strconcat(name, values->str, NULL));
     return TRUE;
   }
@@ -362,9 +387,26 @@ static const char *const other_families[] = {"pretrain_t5",    "pretrain_bert",
                                              "pretrain_ict",   "pretrain_retro",
                                              "pretrain_vision"};
 
-static gboolean parse_text(const char *text, gsize len, const char *name, PtsimJob *job,
-                           PtsimMegatronDiagnostics *diag, GError **error) {
-  g_autoptr(PtsimShellScript) script = ptsim_shell_script_run(text, len, name, error);
+/* APPENDED after the command's words; a note for each flag whose value the
+ * command gave otherwise. */
+static void append_flags(GPtrArray *words, int start, const char *const *appended,
+                         PtsimMegatronDiagnostics *diag) {
+  for (const char *const *a = appended; a && *a; a++) {
+    const char *value = is_flag(*a) && a[1] && !is_flag(a[1]) ? a[1] : NULL;
+    for (guint k = (guint)start; value && diag && k + 1 < words->len; k++)
+      if (strcmp(words->pdata[k], *a) == 0 && strcmp(words->pdata[k + 1], value) != 0)
+        ptsim_megatron_add(diag->notes,
+                           g_strdup_printf("%s %s read after the command's %s %s: ptsim's own "
+                                           "option wins, with what Megatron-LM derives from it",
+                                           *a, value, *a, (const char *)words->pdata[k + 1]));
+    g_ptr_array_add(words, g_strdup(*a));
+  }
+}
+
+static gboolean parse_text(const char *text, gsize len, const char *name,
+                           const PtsimShellInputs *inputs, const char *const *appended,
+                           PtsimJob *job, PtsimMegatronDiagnostics *diag, GError **error) {
+  g_autoptr(PtsimShellScript) script = ptsim_shell_script_run_with(text, len, name, inputs, error);
   if (!script) return FALSE;
   if (!script->command)
     return parse_error("no Megatron-LM command found: no line runs a Python script or passes "
@@ -386,6 +428,18 @@ static gboolean parse_text(const char *text, gsize len, const char *name, PtsimJ
   }
   g_autoptr(GPtrArray) launcher = g_ptr_array_new();
   for (int k = 0; k < (at < 0 ? 0 : at); k++) g_ptr_array_add(launcher, words->pdata[k]);
+  if (at < 0) /* no script: the launcher's words and its options among the flags */
+    for (int k = 0; k < (int)words->len; k++) {
+      const char *w = words->pdata[k], *eq = strchr(w, '=');
+      int values = 0;
+      if (k < start) {
+        g_ptr_array_add(launcher, words->pdata[k]);
+      } else if (is_flag(w) && ptsim_launcher_flag(w, eq ? (gsize)(eq - w) : strlen(w), &values)) {
+        g_ptr_array_add(launcher, words->pdata[k]);
+        for (; !eq && values > 0 && k + 1 < (int)words->len; values--)
+          g_ptr_array_add(launcher, words->pdata[++k]);
+      }
+    }
   int64_t gpus = 0;
   g_autofree char *how = NULL;
   if (!ptsim_launcher_gpus(launcher, script, &gpus, &how, error)) return FALSE;
@@ -393,6 +447,7 @@ static gboolean parse_text(const char *text, gsize len, const char *name, PtsimJ
   if (diag) {
     g_clear_pointer(&diag->gpus_from, g_free);
     g_clear_pointer(&diag->gpus_read, g_free);
+    diag->gbs_from_dp = FALSE;
     if (gpus > 0)
       diag->gpus_from = g_steal_pointer(&how);
     else
@@ -402,6 +457,7 @@ static gboolean parse_text(const char *text, gsize len, const char *name, PtsimJ
           !strstr(script->notes->pdata[k], "file test"))
         ptsim_megatron_add(diag->notes, g_strdup(script->notes->pdata[k]));
   }
+  append_flags(words, start, appended, diag);
   g_ptr_array_add(words, NULL);
   Said said;
   memset(&said, 0, sizeof said);
@@ -422,16 +478,29 @@ static gboolean parse_text(const char *text, gsize len, const char *name, PtsimJ
 
 gboolean ptsim_megatron_args_parse(const char *command_line, PtsimJob *job,
                                    PtsimMegatronDiagnostics *diag, GError **error) {
+  return ptsim_megatron_args_parse_with(command_line, NULL, NULL, job, diag, error);
+}
+
+gboolean ptsim_megatron_args_parse_with(const char *command_line, const PtsimShellInputs *inputs,
+                                        const char *const *appended, PtsimJob *job,
+                                        PtsimMegatronDiagnostics *diag, GError **error) {
   g_return_val_if_fail(command_line != NULL, FALSE);
   g_return_val_if_fail(job != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
   g_autofree char *stripped = g_strstrip(g_strdup(command_line));
   if (stripped[0] == '\0') return parse_error("no Megatron-LM flags given");
-  return parse_text(command_line, strlen(command_line), "--megatron-args", job, diag, error);
+  return parse_text(command_line, strlen(command_line), "--megatron-args", inputs, appended, job,
+                    diag, error);
 }
 
 gboolean ptsim_megatron_args_parse_file(const char *path, PtsimJob *job,
                                         PtsimMegatronDiagnostics *diag, GError **error) {
+  return ptsim_megatron_args_parse_file_with(path, NULL, NULL, job, diag, error);
+}
+
+gboolean ptsim_megatron_args_parse_file_with(const char *path, const PtsimShellInputs *inputs,
+                                             const char *const *appended, PtsimJob *job,
+                                             PtsimMegatronDiagnostics *diag, GError **error) {
   g_return_val_if_fail(path != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
   g_autofree char *text = NULL;
@@ -442,7 +511,7 @@ gboolean ptsim_megatron_args_parse_file(const char *path, PtsimJob *job,
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND, "%s", local->message);
     return FALSE;
   }
-  if (!parse_text(text, len, path, job, diag, error)) {
+  if (!parse_text(text, len, path, inputs, appended, job, diag, error)) {
     if (!g_str_has_prefix((*error)->message, path)) g_prefix_error(error, "%s: ", path);
     return FALSE;
   }

@@ -14,7 +14,10 @@
  *               direction, for the caller to warn
  *   refused     an error (FSDP, latent MoE, other architectures: not
  *               modelled yet)
- *   unknown     (not a Megatron-LM flag) listed in diagnostics->unknown
+ *   unknown     (not a Megatron-LM flag) an error naming the closest known
+ *               flags (megatron_flags.h), as Megatron-LM's argparse refuses
+ *               it; a launcher's or wrapper's option (launcher.h) and a
+ *               stray word are listed in diagnostics->unknown instead
  *
  * Megatron-LM's own defaults (megatron/training/arguments.py) fill what is
  * absent: ffn 4h, or int(8h/3/64)*64 with --swiglu; kv_channels h/heads;
@@ -39,13 +42,23 @@
 
 #include <glib.h>
 #include "job.h"
+#include "shell_script.h"
 
 typedef struct {
   GPtrArray *unmodelled; /* (element-type utf8) "--flag (effect, direction)" */
-  GPtrArray *unknown;    /* (element-type utf8) words Megatron-LM would not accept */
+  GPtrArray *unknown;    /* (element-type utf8) words Megatron-LM would not accept: stray
+                            words, a launcher's options among the flags; with
+                            unknown_allowed, unknown flags too */
   GPtrArray *notes;      /* (element-type utf8) what ptsim assumed */
   char *gpus_from;       /* what gave layout.gpus ("torchrun --nproc_per_node 8"); NULL: nothing */
   char *gpus_read;       /* when nothing did: what was read instead */
+  /* Set by the caller: an unknown --flag is listed in `unknown` instead of
+   * refused (a command that ran under its own release of Megatron-LM, such
+   * as its test cases, whose flags ptsim's table may lag). */
+  gboolean unknown_allowed;
+  /* Set by the parse: no --global-batch-size, so the batch is Megatron-LM's
+   * mbs x dp of the launcher's GPU count (another count changes it). */
+  gboolean gbs_from_dp;
 } PtsimMegatronDiagnostics;
 
 PtsimMegatronDiagnostics *ptsim_megatron_diagnostics_new(void);
@@ -78,6 +91,21 @@ gboolean ptsim_megatron_args_parse(const char *command_line, PtsimJob *job,
  * (PTSIM_SHELL_SCRIPT_MAX_BYTES) is refused. */
 gboolean ptsim_megatron_args_parse_file(const char *path, PtsimJob *job,
                                         PtsimMegatronDiagnostics *diag, GError **error);
+
+/* The same two, with the launch script's arguments ($1 ...) and environment
+ * (PtsimShellInputs; may be NULL: none), and APPENDED (NULL-terminated; may
+ * be NULL) Megatron-LM flags read after the command's own: as argparse
+ * reads a flag given twice, the later wins, and what Megatron-LM derives
+ * from it (expert tp from tp, the vocabulary's padding) follows it.  This
+ * is how ptsim's own --tp over a script's --tensor-model-parallel-size
+ * overrides everything the script's value implied; each appended flag that
+ * changed a value the command gave is a note. */
+gboolean ptsim_megatron_args_parse_with(const char *command_line, const PtsimShellInputs *inputs,
+                                        const char *const *appended, PtsimJob *job,
+                                        PtsimMegatronDiagnostics *diag, GError **error);
+gboolean ptsim_megatron_args_parse_file_with(const char *path, const PtsimShellInputs *inputs,
+                                             const char *const *appended, PtsimJob *job,
+                                             PtsimMegatronDiagnostics *diag, GError **error);
 
 /* TRUE when FLAG is one this module reads (megatron_flags.c's MODELLED
  * rows must be exactly these; tests check it). */

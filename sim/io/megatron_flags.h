@@ -50,6 +50,11 @@ typedef struct {
  * is UNMODELLED. */
 const PtsimMegatronFlag *ptsim_megatron_flag_find(const char *name, gsize len);
 
+/* The known flags closest to the LEN bytes at NAME ("--a or --b"), a typo
+ * away (edit distance at most a quarter of the name, '_' as '-', or each
+ * '-'-separated part abbreviated: --use-dist-optimizer); NULL when none is.  (transfer full) */
+char *ptsim_megatron_flag_closest(const char *name, gsize len);
+
 /* The whole table, sorted by name (bytewise).  (transfer none) */
 const PtsimMegatronFlag *ptsim_megatron_flags(gsize *count);
 

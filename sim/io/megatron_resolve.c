@@ -8,6 +8,7 @@
 #include "job_validate.h"
 #include "megatron_said.h"
 #include "megatron_vocab.h"
+#include "numbers.h"
 #include "pipeline_layout.h"
 
 #define parse_error(...) \
@@ -196,6 +197,7 @@ static gboolean resolve_batch(const Said *s, PtsimLayout *l) {
     l->gbs = s->i[F_GBS];
   } else {
     int64_t dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
+    if (s->diag) s->diag->gbs_from_dp = TRUE;
     if (dp > 0) {
       l->gbs = l->mbs * dp; /* at most 2^30 x 2^22 */
       NOTE(s, "no --global-batch-size; using mbs*dp = %" G_GINT64_FORMAT " as Megatron-LM does",
@@ -298,6 +300,21 @@ static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **er
   run->fp32_grad_accumulation = fp32_grads ? 1 : 0;
   run->grad_accumulation_fusion = !GIVEN(s, F_NO_GRAD_FUSION);
   run->cross_entropy_fusion = GIVEN(s, F_CE_FUSION);
+  int ce_impl = 0; /* ModelParallelConfig.cross_entropy_fusion_impl: 'native' */
+  if (GIVEN(s, F_CE_FUSION_IMPL) &&
+      !pick("--cross-entropy-fusion-impl", s->word[F_CE_FUSION_IMPL], "native|te", &ce_impl, error))
+    return FALSE;
+  run->cross_entropy_te = ce_impl == 1;
+  run->swiglu_unfused = GIVEN(s, F_NO_SWIGLU_FUSION);
+  if (run->swiglu_unfused && GIVEN(s, F_SWIGLU))
+    NOTE(s, "--no-bias-swiglu-fusion: its memory is modelled (the SiLU output kept besides fc1's, "
+            "2 s b f / t bytes a layer), the time of its separate kernels is not (slower)");
+  run->defer_embedding_wgrad = GIVEN(s, F_DEFER_EMBEDDING_WGRAD);
+  run->wgrad_deferral_limit = 0; /* ModelParallelConfig: all microbatches */
+  if (GIVEN(s, F_WGRAD_DEFERRAL_LIMIT) &&
+      !ptsim_number_int64("--wgrad-deferral-limit", s->word[F_WGRAD_DEFERRAL_LIMIT], 0,
+                          PTSIM_CONFIG_INT_MAX, &run->wgrad_deferral_limit, error))
+    return FALSE;
 
   int optimizer = 0;
   if (GIVEN(s, F_OPTIMIZER)) {
@@ -330,6 +347,16 @@ static gboolean resolve_attention(const Said *s, PtsimSettings *run, GError **er
   if (GIVEN(s, F_ATTENTION_BACKEND) && !pick("--attention-backend", s->word[F_ATTENTION_BACKEND],
                                              "flash|fused|unfused|local|auto", &backend, error))
     return FALSE;
+  /* TransformerConfig.__post_init__: query-key layer scaling turns the
+   * fp32 softmax on */
+  run->attention_softmax_fp32 = GIVEN(s, F_SOFTMAX_FP32) || GIVEN(s, F_QK_LAYER_SCALING);
+  /* TransformerConfig.masked_softmax_fusion: off, Megatron's local attention
+   * takes PyTorch's softmax (its memory is modelled, its time is not) */
+  run->masked_softmax_unfused = GIVEN(s, F_NO_MASKED_SOFTMAX);
+  if (run->masked_softmax_unfused)
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                       g_strdup("--no-masked-softmax-fusion (slower with unfused attention: the "
+                                "softmax is not fused)"));
   if (GIVEN(s, F_LEGACY)) {
     run->transformer_engine = 0;
     run->flash_attention = GIVEN(s, F_FLASH);
@@ -441,6 +468,23 @@ static gboolean resolve_overlap(const Said *s, PtsimLayout *l, PtsimSettings *ru
   return TRUE;
 }
 
+/* --timing-log-level (arguments.py: int, choices 0-2, default 0): at 0,
+ * Megatron's default, only the step's own timer runs; from 1 on the
+ * per-phase timers synchronise (a barrier each), which ptsim does not price:
+ * warned then, and only then. */
+static gboolean resolve_timers(const Said *s, GError **error) {
+  int64_t level = 0;
+  if (GIVEN(s, F_TIMING_LOG_LEVEL) &&
+      !ptsim_number_int64("--timing-log-level", s->word[F_TIMING_LOG_LEVEL], 0, 2, &level, error))
+    return FALSE;
+  if (level >= 1)
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                       g_strdup_printf("--timing-log-level %" G_GINT64_FORMAT
+                                       " (slightly slower: its timers add barriers)",
+                                       level));
+  return TRUE;
+}
+
 /* Sharded data parallelism (arguments.py, the FSDP adapters of
  * megatron/core/distributed):
  *   --use-megatron-fsdp (--use-custom-fsdp)   Megatron-FSDP; v1 turns the
@@ -518,6 +562,45 @@ static gboolean resolve_sharding(const Said *s, const PtsimModel *m, PtsimLayout
   return TRUE;
 }
 
+/* Does list flag ID (a list, "a,b", or "[a b]" as YAML writes it) name
+ * WORD? */
+static gboolean list_names(const Said *s, FlagId id, const char *word) {
+  int n = s->list_at[id] < 0 ? 1 : s->list_len[id];
+  for (int k = 0; k < n; k++) {
+    const char *text = s->list_at[id] < 0 ? s->word[id] : s->argv[s->list_at[id] + k];
+    g_auto(GStrv) parts = g_strsplit_set(text ? text : "", "[], '\"", -1);
+    for (int i = 0; parts[i]; i++)
+      if (strcmp(parts[i], word) == 0) return TRUE;
+  }
+  return FALSE;
+}
+
+/* What the host issues: the norms logged every step, and CUDA graphs
+ * (--cuda-graph-impl local|transformer_engine, the older
+ * --enable-cuda-graph and --external-cuda-graph; --cuda-graph-scope, or
+ * its older name --cuda-graph-modules: a layer by default, its attention
+ * part alone for attn without mlp, the whole forward-backward for
+ * full_iteration; an MoE layer's dispatch and experts only for moe: its
+ * token counts vary, and moe_router / moe_preprocess capture the router
+ * alone). */
+static void resolve_host(const Said *s, PtsimHost *host) {
+  FlagId scope = GIVEN(s, F_CUDA_GRAPH_SCOPE) ? F_CUDA_GRAPH_SCOPE : F_CUDA_GRAPH_MODULES;
+  gboolean graphs = GIVEN(s, F_ENABLE_CUDA_GRAPH) || GIVEN(s, F_EXTERNAL_CUDA_GRAPH);
+  if (GIVEN(s, F_CUDA_GRAPH_IMPL)) graphs = strcmp(s->word[F_CUDA_GRAPH_IMPL], "none") != 0;
+  host->log_params_norm = GIVEN(s, F_LOG_PARAMS_NORM);
+  host->log_num_zeros = GIVEN(s, F_LOG_ZEROS);
+  host->graphs = PTSIM_GRAPH_NONE;
+  host->graph_moe = 0;
+  if (!graphs) return;
+  host->graphs = PTSIM_GRAPH_LAYER;
+  if (!GIVEN(s, scope) || list_names(s, scope, "full")) return;
+  if (list_names(s, scope, "full_iteration"))
+    host->graphs = PTSIM_GRAPH_ITERATION;
+  else if (list_names(s, scope, "attn") && !list_names(s, scope, "mlp"))
+    host->graphs = PTSIM_GRAPH_ATTN;
+  host->graph_moe = list_names(s, scope, "moe");
+}
+
 gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error) {
   const PtsimModel *m = &job->model;
   PtsimLayout *l = &job->layout;
@@ -537,9 +620,10 @@ gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error
   src->attention_dropout = GIVEN(s, F_ATTENTION_DROPOUT) ? s->d[F_ATTENTION_DROPOUT] : 0.1;
   src->hidden_dropout = GIVEN(s, F_HIDDEN_DROPOUT) ? s->d[F_HIDDEN_DROPOUT] : 0.1;
   run->manual_gc = GIVEN(s, F_MANUAL_GC);
+  resolve_host(s, &run->host);
   l->schedule = PTSIM_SCHEDULE_1F1B; /* interleaved when vp > 1: validate */
   return resolve_split(s, m, l, error) && resolve_batch(s, l) && resolve_precision(s, run, error) &&
          resolve_cp_comm(s, run, error) && resolve_attention(s, run, error) &&
          resolve_recompute(s, run, error) && resolve_overlap(s, l, run, error) &&
-         resolve_sharding(s, m, l, run, error);
+         resolve_sharding(s, m, l, run, error) && resolve_timers(s, error);
 }

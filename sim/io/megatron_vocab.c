@@ -6,12 +6,37 @@
 #include "config.h"
 
 /* Tokenizer models recognised by name (case-insensitive substrings of
- * --tokenizer-model, e.g. "meta-llama/Meta-Llama-3-8B"). */
+ * --tokenizer-model, e.g. "meta-llama/Meta-Llama-3-8B"), the first match
+ * winning: the more specific names come first.  The sizes and their
+ * sources are in megatron_vocab.h. */
 static const struct {
   const char *needle;
   int64_t vocab;
 } known_models[] = {
-    {"llama-3", 128256}, {"llama3", 128256}, {"llama-2", 32000}, {"llama2", 32000}, {"gpt2", 50257},
+    {"llama-3", 128256},
+    {"llama3", 128256},
+    {"llama-2", 32000},
+    {"llama2", 32000},
+    {"mixtral-8x22b", 32768},
+    {"mistral-7b-v0.3", 32768},
+    {"mistral-7b-instruct-v0.3", 32768},
+    {"mistral-nemo", 131072},
+    {"mistral-small-24b", 131072},
+    {"mistral", 32000},
+    {"mixtral", 32000},
+    {"qwen3", 151669},
+    {"qwen2.5", 151665},
+    {"qwq", 151665},
+    {"qwen2", 151646},
+    {"qwen1.5", 151646},
+    {"deepseek-v3", 129280},
+    {"deepseek-r1", 129280},
+    {"deepseek-v2", 102400},
+    {"deepseek-moe", 100015},
+    {"deepseek-llm", 100015},
+    {"gpt-oss", 201088},
+    {"gpt2", 50257},
+    {"gpt-2", 50257},
 };
 
 static const struct {

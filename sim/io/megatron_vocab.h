@@ -8,9 +8,26 @@
  *
  *   GPT2BPETokenizer     50257 (GPT-2's vocab.json; pretrain_gpt.py's default)
  *   Llama2Tokenizer      32000 (the Llama 2 SentencePiece model)
- *   HuggingFaceTokenizer len(tokenizer): Llama 3 128256 (128000 BPE + 256
- *                        specials), Llama 2 32000, GPT-2 50257, recognised
- *                        by the --tokenizer-model name
+ *   HuggingFaceTokenizer len(tokenizer) (huggingface_tokenizer.py vocab_size),
+ *                        recognised by the --tokenizer-model name:
+ *                        Llama 3 / 3.x 128256 (128000 BPE + 256 specials);
+ *                        Llama 2 32000; Mistral 7B v0.1/v0.2 and Mixtral 8x7B
+ *                        32000, Mistral 7B v0.3 and Mixtral 8x22B 32768 (their
+ *                        model cards: "extended vocabulary to 32768"),
+ *                        Mistral NeMo and Small 3 131072 (Tekken); Qwen1.5 and
+ *                        Qwen2 151646 (151643 BPE + 3 specials), Qwen2.5 and
+ *                        QwQ 151665 (+ 19 tool and vision specials), Qwen3
+ *                        151669 (+ 4 thinking and tool-response specials);
+ *                        DeepSeek LLM / MoE 100015 (deepseek-ai/DeepSeek-MoE
+ *                        issue 14: 100000 BPE + 15 specials); DeepSeek-V2
+ *                        102400 and DeepSeek-V3 / R1 129280, the embedding rows
+ *                        of their config.json (no tokenizer length is
+ *                        published; Megatron-LM's examples/megatron_fsdp DeepSeek
+ *                        -V3 script pads to 129280 with
+ *                        --make-vocab-size-divisible-by 3232 either way);
+ *                        GPT-OSS 201088 (o200k_harmony, the gpt-oss model card
+ *                        section 2.3; Megatron-LM's gpt-oss examples give
+ *                        --padded-vocab-size 201088); GPT-2 50257
  *   BertWordPieceLowerCase 30522, BertWordPieceCase 28996 (bert-large vocab)
  *   TikTokenizer         --vocab-size, else 131072
  *   NullTokenizer        --vocab-size (HEAD; releases before core_v0.18 add 1)

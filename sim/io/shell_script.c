@@ -1,28 +1,21 @@
 /* shell_script.c — a symbolic run of a launch script; see shell_script.h.
  *
- * The lexer and word expansion are in shell_words.c; this file walks the
- * tokens statement by statement, keeping the variables, evaluating
- * conditions and expanding the words of each command.  Commands are never
- * run; the one that starts the training is recorded. */
+ * This file walks the tokens (shell_lex.c) statement by statement: lists
+ * (&& || | !), the compound commands (if, for, while/until, case, { },
+ * ( ), (( )), function definitions) and calls; simple commands are
+ * shell_command.c's, expansion shell_words.c's.  A loop runs its body
+ * again from the body's first token while its condition holds, at most
+ * SHELL_LOOP_MAX times (then it is stopped with a note); a function call
+ * runs the body it recorded. */
 #include <string.h>
 
 #include "config.h"
-#include "numbers.h"
 #include "shell_int.h"
-
-/* ---- the executor ---- */
 
 static Token *peek(Run *r) { return &g_array_index(r->tokens, Token, r->pos); }
 
-/* The unquoted literal a word is, or NULL (keywords, operators of [[ ]]). */
-static const char *plain(const Token *t) {
-  if (t->type != T_WORD || t->parts->len != 1) return NULL;
-  const Part *p = &g_array_index(t->parts, Part, 0);
-  return p->kind == P_LIT && !p->quoted ? p->text : NULL;
-}
-
 static gboolean is_keyword(const Token *t, const char *word) {
-  const char *w = plain(t);
+  const char *w = ptsim_shell_plain(t);
   return w && strcmp(w, word) == 0;
 }
 
@@ -30,368 +23,414 @@ static void skip_newlines(Run *r) {
   while (peek(r)->type == T_NEWLINE) r->pos++;
 }
 
-/* One primary of a condition (after its '!'s), over words [from, to). */
-static gboolean test_primary(GPtrArray *w, guint from, guint to, gboolean *known) {
-  const char *a = w->pdata[from];
-  if (to - from == 1) return a[0] != '\0';
-  if (to - from == 2) {
-    const char *b = w->pdata[from + 1];
-    if (strcmp(a, "-z") == 0) return b[0] == '\0';
-    if (strcmp(a, "-n") == 0) return b[0] != '\0';
-    *known = FALSE; /* file tests and the like: not evaluated */
-    return FALSE;
-  }
-  if (to - from == 3) {
-    const char *op = w->pdata[from + 1], *b = w->pdata[from + 2];
-    int64_t x, y;
-    if (strcmp(op, "==") == 0 || strcmp(op, "=") == 0) return strcmp(a, b) == 0;
-    if (strcmp(op, "!=") == 0) return strcmp(a, b) != 0;
-    if (op[0] == '-' && ptsim_number_parse_int64(a, &x) && ptsim_number_parse_int64(b, &y)) {
-      if (strcmp(op, "-eq") == 0) return x == y;
-      if (strcmp(op, "-ne") == 0) return x != y;
-      if (strcmp(op, "-lt") == 0) return x < y;
-      if (strcmp(op, "-le") == 0) return x <= y;
-      if (strcmp(op, "-gt") == 0) return x > y;
-      if (strcmp(op, "-ge") == 0) return x >= y;
-    }
-  }
-  *known = FALSE;
-  return FALSE;
+gboolean ptsim_shell_stopped(const Run *r) {
+  return r->exited || r->breaking > 0 || r->continuing > 0 || r->returning;
 }
 
-static gboolean is_word(GPtrArray *w, guint i, const char *a, const char *b) {
-  return strcmp(w->pdata[i], a) == 0 || strcmp(w->pdata[i], b) == 0;
+static const char *const then_[] = {"then", NULL};
+static const char *const do_[] = {"do", NULL};
+static const char *const done_[] = {"done", NULL};
+static const char *const fi_[] = {"fi", NULL};
+static const char *const esac_[] = {"esac", NULL};
+static const char *const brace_[] = {"}", NULL};
+
+/* Statements until STOP_WORD; an error naming WHAT at LINE otherwise. */
+static gboolean block(Run *r, gboolean run_it, const char *const *until, const char *what,
+                      int64_t line) {
+  const char *stop = NULL;
+  if (!ptsim_shell_statements(r, run_it, until, &stop)) return FALSE;
+  if (stop && strcmp(stop, until[0]) == 0) return TRUE;
+  return ptsim_shell_fail(r, line, "'%s' without '%s'", what, until[0]);
 }
 
-/* A condition of [[ ]], [ ] or test, over expanded words [from, to): '!'
- * binds to its primary, && before ||, both short-circuit (so a file test
- * that is not reached does not make the result unknown).  In one pass: a
- * chain of ten thousand conditions costs ten thousand steps. */
-static gboolean test_words(GPtrArray *w, guint from, guint to, gboolean *known) {
-  gboolean any = FALSE, all = TRUE; /* of the || terms so far; of this term's && factors */
-  guint i = from;
-  while (i <= to) {
-    guint start = i;
-    gboolean negate = FALSE;
-    while (start < to && strcmp(w->pdata[start], "!") == 0) {
-      negate = !negate;
-      start++;
-    }
-    guint end = start;
-    while (end < to && !is_word(w, end, "&&", "-a") && !is_word(w, end, "||", "-o")) end++;
-    if (!any && all) /* this factor decides something */
-      all = start < end && (test_primary(w, start, end, known) != negate);
-    if (end == to || is_word(w, end, "||", "-o")) {
-      any = any || all;
-      all = TRUE;
-    }
-    i = end + 1;
-  }
-  return any;
-}
-
-/* NAME=... / NAME+=... at the start of an unquoted word: the name's length
- * and whether it appends; 0 when the word is not an assignment. */
-static gsize assignment_name(const Token *t, gboolean *append) {
-  *append = FALSE;
-  if (t->type != T_WORD) return 0;
-  const Part *p = &g_array_index(t->parts, Part, 0);
-  if (p->kind != P_LIT || p->quoted || !ptsim_shell_is_name_start(p->text[0])) return 0;
-  gsize n = 1;
-  while (ptsim_shell_is_name_char(p->text[n])) n++;
-  *append = p->text[n] == '+' && p->text[n + 1] == '=';
-  return p->text[n] == '=' || *append ? n : 0;
-}
-
-/* Applies the assignment word at r->pos (and its array, if one follows). */
-static gboolean assign(Run *r, gboolean run_it) {
-  Token *t = peek(r);
-  gboolean append = FALSE;
-  gsize n = assignment_name(t, &append);
-  const Part *first = &g_array_index(t->parts, Part, 0);
-  g_autofree char *name = g_strndup(first->text, n);
-  g_autoptr(GPtrArray) values = ptsim_shell_strv_new();
-  gboolean array = FALSE;
-  r->pos++;
-  if (peek(r)->type == T_ARRAY_OPEN) {
-    array = TRUE;
-    int64_t line = peek(r)->line;
-    r->pos++;
-    for (;;) {
-      Token *e = peek(r);
-      if (e->type == T_RPAREN) break;
-      if (e->type == T_END) {
-        g_set_error(r->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                    "%s:%" G_GINT64_FORMAT ": the array %s=( has no closing )", r->name, line,
-                    name);
-        return FALSE;
-      }
-      if (e->type == T_WORD && run_it &&
-          !ptsim_shell_expand_word(r, e->parts, TRUE, e->line, values))
-        return FALSE;
-      r->pos++;
-    }
-    r->pos++;
-  } else if (run_it) {
-    /* the value: the rest of the word after '=' (no word splitting) */
-    g_autoptr(GArray) rest = g_array_new(FALSE, FALSE, sizeof(Part));
-    g_array_set_clear_func(rest, ptsim_shell_part_clear);
-    const char *after = first->text + n + (append ? 2 : 1);
-    ptsim_shell_add_part(rest, P_LIT, after, strlen(after), FALSE);
-    for (guint i = 1; i < t->parts->len; i++) {
-      const Part *p = &g_array_index(t->parts, Part, i);
-      ptsim_shell_add_part(rest, p->kind, p->text, strlen(p->text), p->quoted);
-    }
-    g_autoptr(GPtrArray) fields = ptsim_shell_strv_new();
-    if (!ptsim_shell_expand_word(r, rest, FALSE, t->line, fields)) return FALSE;
-    g_ptr_array_add(values, g_strdup(fields->len ? (const char *)fields->pdata[0] : ""));
-  }
-  if (!run_it) return TRUE;
-  GPtrArray *old = ptsim_shell_var_get(r, name);
-  GPtrArray *nv = ptsim_shell_strv_new();
-  if (append && old) {
-    /* the copy costs what it copies: appending a line at a time must stay
-     * bounded too */
-    gsize cost = old->len;
-    for (guint i = 0; i < old->len; i++) cost += strlen(old->pdata[i]);
-    if (!ptsim_shell_spend(r, t->line, cost)) {
-      g_ptr_array_unref(nv);
-      return FALSE;
-    }
-    for (guint i = 0; i < old->len; i++) g_ptr_array_add(nv, g_strdup(old->pdata[i]));
-    if (!array && nv->len > 0) { /* NAME+=text extends the (first) string */
-      char *joined = g_strconcat(nv->pdata[0], values->pdata[0], NULL);
-      g_free(nv->pdata[0]);
-      nv->pdata[0] = joined;
-      ptsim_shell_var_set(r, name, nv);
-      return TRUE;
-    }
-  }
-  for (guint i = 0; i < values->len; i++) g_ptr_array_add(nv, g_strdup(values->pdata[i]));
-  ptsim_shell_var_set(r, name, nv);
-  return TRUE;
-}
-
-static gboolean names_script(GPtrArray *argv) {
-  for (guint i = 0; i < argv->len; i++) {
-    const char *w = argv->pdata[i];
-    if (g_str_has_suffix(w, ".py")) return TRUE;
-    if (strcmp(w, "-m") == 0 && i > 0) {
-      g_autofree char *base = g_path_get_basename(argv->pdata[0]);
-      if (g_str_has_prefix(base, "python")) return TRUE;
-    }
-  }
-  return FALSE;
-}
-
-static gboolean has_flag(GPtrArray *argv) {
-  for (guint i = 0; i < argv->len; i++)
-    if (g_str_has_prefix(argv->pdata[i], "--")) return TRUE;
-  return FALSE;
-}
-
-/* Records ARGV as the training command when it is one (see the header). */
-static gboolean consider(Run *r, GPtrArray *argv, int64_t line) {
-  PtsimShellScript *o = r->out;
-  gboolean script = names_script(argv);
-  gboolean had_script = o->command && names_script(o->command);
-  if (!script && !has_flag(argv)) return TRUE;
-  if (had_script && !script && g_str_has_prefix(argv->pdata[0], "--")) {
-    g_set_error(r->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                "%s:%" G_GINT64_FORMAT
-                ": a command starting with '%s' follows the training command "
-                "of line %" G_GINT64_FORMAT ": in bash a comment line (or a line without its "
-                "trailing backslash) ends a continued command, so these flags would not reach "
-                "Megatron-LM; move the comment or add the backslash",
-                r->name, line, (const char *)argv->pdata[0], o->command_line);
-    return FALSE;
-  }
-  if (had_script && !script) return TRUE;
-  if (o->command) g_ptr_array_unref(o->command);
-  o->command = g_ptr_array_ref(argv);
-  o->command_line = line;
-  return TRUE;
-}
-
-/* One simple command (or [[ ]]); *status is its exit status (TRUE: 0). */
-static gboolean simple_command(Run *r, gboolean run_it, gboolean *status) {
-  g_autoptr(GPtrArray) argv = ptsim_shell_strv_new();
-  int64_t line = peek(r)->line;
-  gboolean append, test = is_keyword(peek(r), "[[");
-  *status = TRUE;
-  while (assignment_name(peek(r), &append) > 0)
-    if (!assign(r, run_it)) return FALSE;
-  for (;;) {
-    Token *t = peek(r);
-    if (t->type == T_END || t->type == T_NEWLINE || t->type == T_PIPE ||
-        (!test && (t->type == T_AND || t->type == T_OR)))
-      break;
-    if (t->type == T_AND || t->type == T_OR) { /* inside [[ ]] */
-      g_ptr_array_add(argv, g_strdup(t->type == T_AND ? "&&" : "||"));
-      r->pos++;
-      if (test && is_keyword(&g_array_index(r->tokens, Token, r->pos - 2), "]]")) break;
-      continue;
-    }
-    if (t->type == T_WORD) {
-      if (run_it && !ptsim_shell_expand_word(r, t->parts, TRUE, t->line, argv)) return FALSE;
-      r->pos++;
-      if (test && is_keyword(t, "]]")) break;
-      continue;
-    }
-    r->pos++; /* ( ) outside arrays: subshells and function bodies are not run */
-  }
-  if (!run_it || argv->len == 0) return TRUE;
-  const char *cmd = argv->pdata[0];
-  if (strcmp(cmd, "export") == 0 || strcmp(cmd, "local") == 0 || strcmp(cmd, "declare") == 0 ||
-      strcmp(cmd, "readonly") == 0 || strcmp(cmd, "typeset") == 0) {
-    for (guint i = 1; i < argv->len; i++) {
-      const char *w = argv->pdata[i], *eq = strchr(w, '=');
-      if (!eq || !ptsim_shell_is_name_start(w[0])) continue;
-      g_autofree char *name = g_strndup(w, (gsize)(eq - w));
-      GPtrArray *v = ptsim_shell_strv_new();
-      g_ptr_array_add(v, g_strdup(eq + 1));
-      ptsim_shell_var_set(r, name, v);
-    }
-  } else if (strcmp(cmd, "exit") == 0) {
-    r->exited = TRUE;
-  } else if (strcmp(cmd, "true") == 0 || strcmp(cmd, ":") == 0) {
-    *status = TRUE;
-  } else if (strcmp(cmd, "false") == 0) {
-    *status = FALSE;
-  } else if (strcmp(cmd, "[[") == 0 || strcmp(cmd, "[") == 0 || strcmp(cmd, "test") == 0) {
-    guint to = argv->len;
-    if (strcmp(cmd, "test") != 0 && to > 1) to--; /* the closing ]] or ] */
-    gboolean known = TRUE;
-    *status = test_words(argv, 1, to, &known);
-    if (!known) {
-      *status = FALSE;
-      ptsim_shell_note(r, line,
-                       "a condition ptsim cannot evaluate (a file test?) is taken as false");
-    }
-  } else {
-    return consider(r, argv, line);
-  }
-  return TRUE;
-}
-
-/* cmd [&&|| cmd ...] [| cmd ...]: the status of the last one run. */
-static gboolean and_or_list(Run *r, gboolean run_it, gboolean *status) {
-  gboolean st = TRUE;
-  if (!simple_command(r, run_it, &st)) return FALSE;
-  for (;;) {
-    TokType type = peek(r)->type;
-    if (type != T_AND && type != T_OR && type != T_PIPE) break;
-    r->pos++;
-    skip_newlines(r);
-    gboolean go = run_it && !r->exited && (type == T_PIPE || (type == T_AND ? st : !st));
-    gboolean next = TRUE;
-    if (!simple_command(r, go, &next)) return FALSE;
-    if (go) st = next;
-  }
-  *status = st;
-  return TRUE;
-}
-
-static gboolean statements(Run *r, gboolean run_it, const char *const *until, const char **stop);
-
-/* Skips to the keyword closing the construct opened by `open`. */
-static gboolean skip_block(Run *r, const char *open, const char *close, int64_t line) {
-  int depth = 1;
-  gboolean at_start = FALSE; /* the opening keyword was consumed */
-  for (; peek(r)->type != T_END; r->pos++) {
-    Token *t = peek(r);
-    if (t->type == T_NEWLINE || t->type == T_AND || t->type == T_OR || t->type == T_PIPE) {
-      at_start = TRUE;
-      continue;
-    }
-    if (is_keyword(t, open) && at_start) depth++;
-    if (is_keyword(t, close) && --depth == 0) {
-      r->pos++;
-      return TRUE;
-    }
-    at_start = t->type != T_WORD || is_keyword(t, "do") || is_keyword(t, "then");
-  }
-  g_set_error(r->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-              "%s:%" G_GINT64_FORMAT ": '%s' without '%s'", r->name, line, open, close);
-  return FALSE;
-}
-
-static gboolean if_nested(Run *r, gboolean run_it);
-
-static gboolean if_statement(Run *r, gboolean run_it) {
-  if (!ptsim_shell_enter(r, peek(r)->line, "if")) return FALSE;
-  gboolean ok = if_nested(r, run_it);
-  r->depth--;
-  return ok;
-}
+/* ---- if ---- */
 
 static gboolean if_nested(Run *r, gboolean run_it) {
-  static const char *const then_[] = {"then", NULL};
   static const char *const branch[] = {"elif", "else", "fi", NULL};
-  static const char *const fi[] = {"fi", NULL};
   int64_t line = peek(r)->line;
   gboolean taken = FALSE;
   const char *stop = NULL;
   r->pos++; /* if */
   for (;;) {
-    gboolean cond = FALSE;
-    skip_newlines(r);
-    if (!and_or_list(r, run_it && !taken, &cond)) return FALSE;
-    if (!statements(r, FALSE, then_, &stop) || !stop) goto unterminated;
-    gboolean go = run_it && !taken && cond;
-    if (!statements(r, go, branch, &stop) || !stop) goto unterminated;
+    gboolean test = run_it && !taken;
+    if (!block(r, test, then_, "if", line)) return FALSE;
+    gboolean go = test && !ptsim_shell_stopped(r) && r->status == 0;
+    if (test) r->status = 0; /* the status of an if whose branch is not taken */
+    if (!ptsim_shell_statements(r, go, branch, &stop)) return FALSE;
+    if (!stop || strcmp(stop, ";;") == 0 || strcmp(stop, ")") == 0)
+      return ptsim_shell_fail(r, line, "'if' without 'fi'");
     taken = taken || go;
     if (strcmp(stop, "elif") == 0) continue;
-    if (strcmp(stop, "else") == 0 && (!statements(r, run_it && !taken, fi, &stop) || !stop))
-      goto unterminated;
+    if (strcmp(stop, "else") == 0 && !block(r, run_it && !taken, fi_, "else", line)) return FALSE;
     return TRUE;
   }
-unterminated:
-  if (r->error && *r->error) return FALSE;
-  g_set_error(r->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-              "%s:%" G_GINT64_FORMAT ": 'if' without 'then' ... 'fi'", r->name, line);
-  return FALSE;
 }
 
-/* Statements until one of `until` (consumed, returned in *stop) or the end
- * (*stop NULL). */
-static gboolean statements(Run *r, gboolean run_it, const char *const *until, const char **stop) {
+static gboolean if_statement(Run *r, gboolean run_it) {
+  if (!ptsim_shell_enter(r, peek(r)->line, "if")) return FALSE;
+  gboolean ok = if_nested(r, run_it);
+  r->sh->depth--;
+  return ok;
+}
+
+/* ---- loops ---- */
+
+/* After one run of a loop's body: FALSE when the loop ends here (break,
+ * or a continue of an outer loop), the flags left for the loops outside. */
+static gboolean next_iteration(Run *r) {
+  if (r->breaking > 0) {
+    r->breaking--;
+    return FALSE;
+  }
+  if (r->continuing > 0) {
+    r->continuing--;
+    return r->continuing == 0;
+  }
+  return !r->exited && !r->returning;
+}
+
+/* Counts one iteration: *go FALSE (with a note) once the loop has run
+ * SHELL_LOOP_MAX times; an error past SHELL_STEPS_MAX in all. */
+static gboolean count_iteration(Run *r, int64_t line, int64_t *n, gboolean *go) {
+  if (++r->sh->steps > SHELL_STEPS_MAX)
+    return ptsim_shell_fail(r, line,
+                            "the script's loops ran more than %d times in all: not a "
+                            "launch script ptsim reads",
+                            SHELL_STEPS_MAX);
+  if (++*n <= SHELL_LOOP_MAX) return TRUE;
+  g_autofree char *note = g_strdup_printf("the loop was stopped after %d iterations (ptsim "
+                                          "cannot tell when it ends)",
+                                          SHELL_LOOP_MAX);
+  ptsim_shell_note(r, line, note);
+  *go = FALSE;
+  return TRUE;
+}
+
+/* Runs (or steps over) a loop body starting at BODY: *again FALSE when the
+ * loop ends after it. */
+static gboolean body(Run *r, guint start, gboolean run_it, int64_t line, gboolean *again) {
+  r->pos = start;
+  r->loops++;
+  gboolean ok = block(r, run_it, done_, "do", line);
+  r->loops--;
+  *again = ok && run_it && next_iteration(r);
+  return ok;
+}
+
+/* for (( init; test; step )): the three expressions of the T_ARITH. */
+static gboolean for_arith(Run *r, gboolean run_it, int64_t line) {
+  const Token *head = peek(r);
+  g_auto(GStrv) parts = g_strsplit(g_array_index(head->parts, Part, 0).text, ";", 3);
+  if (g_strv_length(parts) != 3) return ptsim_shell_fail(r, line, "for ((...)) without two ';'");
+  r->pos++;
+  skip_newlines(r);
+  if (!is_keyword(peek(r), "do")) return ptsim_shell_fail(r, line, "'for' without 'do'");
+  r->pos++;
+  guint start = r->pos;
+  int64_t v = 0, n = 0;
+  gboolean go = run_it, again = FALSE;
+  if (go) {
+    g_autofree char *init = ptsim_shell_expand_text(r, parts[0], line);
+    go = init && ptsim_shell_arith(r, init, line, "for ((init", &v);
+    if (!go) return FALSE;
+  }
+  for (;;) {
+    if (go) {
+      g_autofree char *test = ptsim_shell_expand_text(r, parts[1], line);
+      if (!test) return FALSE;
+      g_strstrip(test);
+      if (test[0] && !ptsim_shell_arith(r, test, line, "for ((...; test", &v)) return FALSE;
+      go = !test[0] || v != 0;
+    }
+    if (go && !count_iteration(r, line, &n, &go)) return FALSE;
+    if (!body(r, start, go, line, &again)) return FALSE;
+    if (!go || !again) return TRUE;
+    g_autofree char *step = ptsim_shell_expand_text(r, parts[2], line);
+    if (!step || !ptsim_shell_arith(r, step, line, "for ((...; step", &v)) return FALSE;
+  }
+}
+
+static gboolean for_loop(Run *r, gboolean run_it) {
+  int64_t line = peek(r)->line;
+  r->pos++; /* for */
+  if (peek(r)->type == T_ARITH) return for_arith(r, run_it, line);
+  const char *name = ptsim_shell_plain(peek(r));
+  if (!name || !ptsim_shell_is_name_start(name[0]))
+    return ptsim_shell_fail(r, line, "'for' without a variable name");
+  g_autofree char *var = g_strdup(name);
+  r->pos++;
+  skip_newlines(r);
+  g_autoptr(GPtrArray) words = ptsim_shell_strv_new();
+  if (is_keyword(peek(r), "in")) {
+    r->pos++;
+    for (; peek(r)->type == T_WORD; r->pos++)
+      if (run_it && !ptsim_shell_expand_word(r, peek(r)->parts, TRUE, peek(r)->line, words))
+        return FALSE;
+    if (peek(r)->type != T_NEWLINE) return ptsim_shell_fail(r, line, "'for' without 'do'");
+  } else if (run_it) { /* for NAME; do: over "$@" */
+    for (guint i = 0; i < r->args->len; i++) g_ptr_array_add(words, g_strdup(r->args->pdata[i]));
+  }
+  skip_newlines(r);
+  if (!is_keyword(peek(r), "do")) return ptsim_shell_fail(r, line, "'for' without 'do'");
+  r->pos++;
+  guint start = r->pos;
+  gboolean again = TRUE, go = run_it;
+  int64_t n = 0;
+  for (guint i = 0; go && again && i < words->len; i++) {
+    if (!count_iteration(r, line, &n, &go)) return FALSE;
+    if (!go) break;
+    ptsim_shell_var_set_string(r, var, words->pdata[i]);
+    if (!body(r, start, TRUE, line, &again)) return FALSE;
+  }
+  return body(r, start, FALSE, line, &again); /* to the token after done */
+}
+
+static gboolean while_loop(Run *r, gboolean run_it) {
+  int64_t line = peek(r)->line;
+  gboolean until = is_keyword(peek(r), "until");
+  r->pos++;
+  guint test = r->pos;
+  gboolean go = run_it, again = TRUE;
+  int64_t n = 0;
+  for (;;) {
+    r->pos = test;
+    if (!block(r, go, do_, until ? "until" : "while", line)) return FALSE;
+    go = go && !ptsim_shell_stopped(r) && ((r->status == 0) != until);
+    if (go && !count_iteration(r, line, &n, &go)) return FALSE;
+    if (!body(r, r->pos, go, line, &again)) return FALSE;
+    if (!go || !again) break;
+  }
+  r->status = 0;
+  return TRUE;
+}
+
+/* ---- case ---- */
+
+static gboolean case_statement(Run *r, gboolean run_it) {
+  int64_t line = peek(r)->line;
+  r->pos++; /* case */
+  Token *subject = peek(r);
+  if (subject->type != T_WORD) return ptsim_shell_fail(r, line, "'case' without its word");
+  g_autofree char *value = run_it ? ptsim_shell_expand_string(r, subject->parts, line) : NULL;
+  if (run_it && !value) return FALSE;
+  r->pos++;
+  skip_newlines(r);
+  if (!is_keyword(peek(r), "in")) return ptsim_shell_fail(r, line, "'case' without 'in'");
+  r->pos++;
+  gboolean matched = FALSE;
+  r->status = 0;
+  for (;;) {
+    skip_newlines(r);
+    if (is_keyword(peek(r), "esac")) {
+      r->pos++;
+      return TRUE;
+    }
+    if (peek(r)->type == T_END) return ptsim_shell_fail(r, line, "'case' without 'esac'");
+    if (peek(r)->type == T_LPAREN) r->pos++;
+    gboolean hit = FALSE;
+    for (;;) { /* pattern | pattern ... ) */
+      Token *t = peek(r);
+      if (t->type != T_WORD)
+        return ptsim_shell_fail(r, t->line,
+                                "a case pattern without its ')' (case of line %" G_GINT64_FORMAT
+                                ")",
+                                line);
+      if (run_it && !matched && !hit) {
+        g_autofree char *pattern = ptsim_shell_expand_pattern(r, t->parts, t->line);
+        if (!pattern) return FALSE;
+        hit = ptsim_shell_glob_match(pattern, value);
+      }
+      r->pos++;
+      if (peek(r)->type == T_PIPE) {
+        r->pos++;
+        continue;
+      }
+      if (peek(r)->type != T_RPAREN)
+        return ptsim_shell_fail(r, t->line,
+                                "a case pattern without its ')' (case of line %" G_GINT64_FORMAT
+                                ")",
+                                line);
+      r->pos++;
+      break;
+    }
+    const char *stop = NULL;
+    if (!ptsim_shell_statements(r, hit, esac_, &stop)) return FALSE;
+    matched = matched || hit;
+    if (stop && strcmp(stop, "esac") == 0) return TRUE;
+    if (!stop || strcmp(stop, ";;") != 0) return ptsim_shell_fail(r, line, "'case' without 'esac'");
+  }
+}
+
+/* ---- functions ---- */
+
+static void function_free(gpointer data) {
+  Function *f = data;
+  g_array_unref(f->tokens);
+  g_free(f->name);
+  g_free(f);
+}
+
+/* NAME () BODY or function NAME [()] BODY, at r->pos (NAME_AT: the name's
+ * token); BODY is stepped over and recorded. */
+static gboolean function_definition(Run *r, gboolean run_it, guint name_at) {
+  int64_t line = peek(r)->line;
+  const char *name = ptsim_shell_plain(&g_array_index(r->tokens, Token, name_at));
+  if (!name) return ptsim_shell_fail(r, line, "a function without a plain name");
+  skip_newlines(r);
+  guint start = r->pos;
+  Token *b = peek(r);
+  if (!is_keyword(b, "{") && b->type != T_LPAREN && !is_keyword(b, "if") && !is_keyword(b, "for") &&
+      !is_keyword(b, "while") && !is_keyword(b, "until") && !is_keyword(b, "case"))
+    return ptsim_shell_fail(r, line, "function %s without a body ({ ... })", name);
+  if (!ptsim_shell_command(r, FALSE)) return FALSE;
+  if (!run_it) return TRUE;
+  Function *f = g_new0(Function, 1);
+  f->tokens = g_array_ref(r->tokens);
+  f->start = start;
+  f->name = g_strdup(r->name);
+  g_hash_table_replace(r->sh->functions, g_strdup(name), f);
+  r->status = 0;
+  return TRUE;
+}
+
+gboolean ptsim_shell_call(Run *r, const Function *f, GPtrArray *args, int64_t line) {
+  if (!ptsim_shell_enter(r, line, "function calls")) return FALSE;
+  Run call = *r;
+  call.tokens = f->tokens;
+  call.name = f->name;
+  call.pos = f->start;
+  call.args = args;
+  call.loops = 0;
+  call.returning = FALSE;
+  GArray *keep = g_array_ref(f->tokens); /* a body may redefine (and free) its own function */
+  gboolean ok = ptsim_shell_command(&call, TRUE);
+  g_array_unref(keep);
+  r->sh->depth--;
+  r->status = call.status;
+  r->exited = call.exited;
+  return ok;
+}
+
+/* ---- commands and lists ---- */
+
+static const char *token_name(const Token *t) {
+  switch (t->type) {
+  case T_AND:
+    return "'&&'";
+  case T_OR:
+    return "'||'";
+  case T_PIPE:
+    return "'|'";
+  case T_RPAREN:
+    return "')'";
+  case T_DSEMI:
+    return "';;'";
+  case T_ARRAY_OPEN:
+    return "'=('";
+  case T_END:
+    return "the end of the script";
+  default:
+    return "a token";
+  }
+}
+
+gboolean ptsim_shell_command(Run *r, gboolean run_it) {
+  Token *t = peek(r);
+  run_it = run_it && !ptsim_shell_stopped(r);
+  gboolean ok;
+  if (is_keyword(t, "if")) {
+    ok = if_statement(r, run_it);
+  } else if (is_keyword(t, "for")) {
+    ok = for_loop(r, run_it);
+  } else if (is_keyword(t, "while") || is_keyword(t, "until")) {
+    ok = while_loop(r, run_it);
+  } else if (is_keyword(t, "case")) {
+    ok = case_statement(r, run_it);
+  } else if (is_keyword(t, "{")) {
+    r->pos++;
+    ok = block(r, run_it, brace_, "{", t->line);
+  } else if (t->type == T_LPAREN) { /* a subshell: its assignments are kept (they rarely matter) */
+    int64_t line = t->line;
+    const char *stop = NULL;
+    r->pos++;
+    ok = ptsim_shell_statements(r, run_it, NULL, &stop);
+    if (ok && (!stop || strcmp(stop, ")") != 0)) ok = ptsim_shell_fail(r, line, "'(' without ')'");
+  } else if (t->type == T_ARITH) {
+    int64_t v = 0;
+    r->pos++;
+    g_autofree char *text =
+        run_it ? ptsim_shell_expand_text(r, g_array_index(t->parts, Part, 0).text, t->line) : NULL;
+    ok = !run_it || (text && ptsim_shell_arith(r, text, t->line, "((...))", &v));
+    if (run_it) r->status = v != 0 ? 0 : 1;
+  } else if (is_keyword(t, "function")) {
+    guint name_at = ++r->pos;
+    r->pos++;
+    if (peek(r)->type == T_LPAREN && g_array_index(r->tokens, Token, r->pos + 1).type == T_RPAREN)
+      r->pos += 2;
+    return function_definition(r, run_it, name_at);
+  } else if (t->type == T_WORD && r->pos + 2 < r->tokens->len &&
+             g_array_index(r->tokens, Token, r->pos + 1).type == T_LPAREN &&
+             g_array_index(r->tokens, Token, r->pos + 2).type == T_RPAREN) {
+    guint name_at = r->pos;
+    r->pos += 3;
+    return function_definition(r, run_it, name_at);
+  } else if (t->type == T_WORD || t->type == T_REDIR || t->type == T_HEREDOC) {
+    return ptsim_shell_simple_command(r, run_it);
+  } else {
+    return ptsim_shell_fail(r, t->line, "%s where a command should be", token_name(t));
+  }
+  return ok && ptsim_shell_redirections(r, run_it);
+}
+
+/* [!] command [| command ...]: the status of the last one. */
+static gboolean pipeline(Run *r, gboolean run_it) {
+  gboolean negate = FALSE;
+  while (is_keyword(peek(r), "!")) {
+    negate = !negate;
+    r->pos++;
+  }
+  if (!ptsim_shell_command(r, run_it)) return FALSE;
+  while (peek(r)->type == T_PIPE) {
+    r->pos++;
+    skip_newlines(r);
+    if (!ptsim_shell_command(r, run_it)) return FALSE;
+  }
+  if (negate && run_it && !ptsim_shell_stopped(r)) r->status = r->status == 0 ? 1 : 0;
+  return TRUE;
+}
+
+/* pipeline [&&|| pipeline ...]. */
+static gboolean and_or_list(Run *r, gboolean run_it) {
+  if (!pipeline(r, run_it)) return FALSE;
+  for (;;) {
+    TokType type = peek(r)->type;
+    if (type != T_AND && type != T_OR) return TRUE;
+    r->pos++;
+    skip_newlines(r);
+    gboolean go = run_it && !ptsim_shell_stopped(r) && ((r->status == 0) == (type == T_AND));
+    if (!pipeline(r, go)) return FALSE;
+  }
+}
+
+gboolean ptsim_shell_statements(Run *r, gboolean run_it, const char *const *until,
+                                const char **stop) {
   *stop = NULL;
   for (;;) {
     skip_newlines(r);
     Token *t = peek(r);
     if (t->type == T_END) return TRUE;
+    if (t->type == T_DSEMI || t->type == T_RPAREN) {
+      *stop = t->type == T_DSEMI ? ";;" : ")";
+      r->pos++;
+      return TRUE;
+    }
     for (const char *const *u = until; u && *u; u++)
       if (is_keyword(t, *u)) {
         *stop = *u;
         r->pos++;
         return TRUE;
       }
-    run_it = run_it && !r->exited;
-    if (is_keyword(t, "if")) {
-      if (!if_statement(r, run_it)) return FALSE;
-    } else if (is_keyword(t, "for") || is_keyword(t, "while") || is_keyword(t, "until")) {
-      if (run_it) ptsim_shell_note(r, t->line, "a loop is not run");
-      r->pos++;
-      if (!skip_block(r, "do", "done", t->line)) return FALSE;
-    } else if (is_keyword(t, "case")) {
-      if (run_it) ptsim_shell_note(r, t->line, "a case statement is not run");
-      r->pos++;
-      if (!skip_block(r, "case", "esac", t->line)) return FALSE;
-    } else if (t->type == T_WORD && r->pos + 2 < r->tokens->len &&
-               g_array_index(r->tokens, Token, r->pos + 1).type == T_LPAREN &&
-               g_array_index(r->tokens, Token, r->pos + 2).type == T_RPAREN) {
-      if (run_it) ptsim_shell_note(r, t->line, "a function definition is not run");
-      r->pos += 3;
-      skip_newlines(r);
-      if (is_keyword(peek(r), "{")) {
-        r->pos++;
-        if (!skip_block(r, "{", "}", t->line)) return FALSE;
-      }
-    } else {
-      gboolean status;
-      if (!and_or_list(r, run_it, &status)) return FALSE;
-    }
+    if (!and_or_list(r, run_it)) return FALSE;
   }
 }
 
@@ -406,8 +445,42 @@ void ptsim_shell_script_free(PtsimShellScript *s) {
   g_free(s);
 }
 
-PtsimShellScript *ptsim_shell_script_run(const char *text, gsize len, const char *name,
-                                         GError **error) {
+/* NAME=VALUE entries into the variables (the environment the script sees). */
+static gboolean set_environment(Run *r, const char *const *env, GError **error) {
+  for (; env && *env; env++) {
+    const char *eq = strchr(*env, '=');
+    gboolean valid = eq && eq > *env && ptsim_shell_is_name_start((*env)[0]);
+    for (const char *c = *env; valid && c < eq; c++) valid = ptsim_shell_is_name_char(*c);
+    if (!valid) {
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                  "environment entry '%s': expected NAME=VALUE (NAME of letters, digits and _)",
+                  *env);
+      return FALSE;
+    }
+    g_autofree char *name = g_strndup(*env, (gsize)(eq - *env));
+    ptsim_shell_var_set_string(r, name, eq + 1);
+  }
+  return TRUE;
+}
+
+/* No command that names a script was run: a variable holding one (a string
+ * the script builds and hands to something ptsim does not follow) is run
+ * instead. */
+static gboolean run_candidate(Run *r) {
+  Shell *sh = r->sh;
+  if (!sh->candidate || (sh->out->command && ptsim_shell_names_script(sh->out->command)))
+    return TRUE;
+  g_autofree char *note = g_strdup_printf("no command runs the training; the one the variable %s "
+                                          "holds is read",
+                                          sh->candidate_name);
+  ptsim_shell_note(r, sh->candidate_line, note);
+  g_autofree char *text = g_steal_pointer(&sh->candidate);
+  r->exited = FALSE;
+  return ptsim_shell_run_text(r, text, sh->candidate_line, TRUE, NULL, NULL, NULL);
+}
+
+PtsimShellScript *ptsim_shell_script_run_with(const char *text, gsize len, const char *name,
+                                              const PtsimShellInputs *inputs, GError **error) {
   g_return_val_if_fail(text != NULL || len == 0, NULL);
   g_return_val_if_fail(error == NULL || *error == NULL, NULL);
   if (len > PTSIM_SHELL_SCRIPT_MAX_BYTES) {
@@ -423,27 +496,54 @@ PtsimShellScript *ptsim_shell_script_run(const char *text, gsize len, const char
   }
   /* the lexer reads to a NUL, so it gets one: TEXT need not end in one */
   g_autofree char *own = g_strndup(text, len);
-  text = own;
   g_autoptr(PtsimShellScript) out = g_new0(PtsimShellScript, 1);
   out->vars = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                     (GDestroyNotify)g_ptr_array_unref);
   out->sbatch = ptsim_shell_strv_new();
   out->notes = ptsim_shell_strv_new();
-  g_autoptr(GArray) tokens = g_array_new(FALSE, FALSE, sizeof(Token));
-  g_array_set_clear_func(tokens, ptsim_shell_token_clear);
-  Lexer lx = {name, text, text + len, 1, tokens, out, error};
-  if (!ptsim_shell_lex(&lx)) return NULL;
-  Run r = {name, tokens, 0, out, FALSE, error, 0, 0};
-  const char *stop = NULL;
-  static const char *const stray[] = {"fi", "done", "esac", "then", "else", "elif", "do", NULL};
-  if (!statements(&r, TRUE, stray, &stop)) return NULL;
-  if (stop) {
-    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
-                "%s:%" G_GINT64_FORMAT ": '%s' without its opening keyword", name,
-                g_array_index(tokens, Token, r.pos - 1).line, stop);
-    return NULL;
+  Shell sh = {out,
+              g_hash_table_new_full(g_str_hash, g_str_equal, g_free, function_free),
+              g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+              0,
+              0,
+              0,
+              NULL,
+              NULL,
+              0};
+  g_autoptr(GPtrArray) args = ptsim_shell_strv_new();
+  for (const char *const *a = inputs ? inputs->args : NULL; a && *a; a++)
+    g_ptr_array_add(args, g_strdup(*a));
+  Run r;
+  memset(&r, 0, sizeof r);
+  r.sh = &sh;
+  r.name = name;
+  r.error = error;
+  r.args = args;
+  r.arg0 = name;
+  g_autoptr(GArray) tokens = NULL;
+  gboolean ok = set_environment(&r, inputs ? inputs->env : NULL, error) &&
+                (tokens = ptsim_shell_tokens(own, len, name, 1, out, error)) != NULL;
+  if (ok) {
+    r.tokens = tokens;
+    const char *stop = NULL;
+    static const char *const stray[] = {"fi",   "done", "esac", "then", "else",
+                                        "elif", "do",   "}",    NULL};
+    ok = ptsim_shell_statements(&r, TRUE, stray, &stop);
+    if (ok && stop)
+      ok = ptsim_shell_fail(&r, g_array_index(tokens, Token, r.pos - 1).line,
+                            "'%s' without its opening keyword", stop);
+    ok = ok && run_candidate(&r);
   }
-  return g_steal_pointer(&out);
+  g_hash_table_unref(sh.functions);
+  g_hash_table_unref(sh.files);
+  g_free(sh.candidate);
+  g_free(sh.candidate_name);
+  return ok ? g_steal_pointer(&out) : NULL;
+}
+
+PtsimShellScript *ptsim_shell_script_run(const char *text, gsize len, const char *name,
+                                         GError **error) {
+  return ptsim_shell_script_run_with(text, len, name, NULL, error);
 }
 
 char *ptsim_shell_script_var(const PtsimShellScript *s, const char *name) {

@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "config.h"
+#include "input.h"
 #include "numbers.h"
 #include "job_validate.h"
+#include "torchtitan_model.h"
 #include "torchtitan_schema.h"
 
 typedef struct {
@@ -113,40 +115,24 @@ static void unmodelled(const Reader *R, const char *table, const char *key, cons
 
 /* ---- model ---- */
 
-static const struct {
-  const char *flavor, *model, *note;
-} flavors[] = {
-    {"8B", "llama3-8b", NULL},
-    {"8B_flex", "llama3-8b", "flex attention with a block-causal (document) mask"},
-    {"8B_varlen", "llama3-8b", "varlen attention with a block-causal (document) mask"},
-    {"70B", "llama3-70b", NULL},
-    {"405B", "llama3.1-405b", NULL},
-};
-
 static gboolean read_model(Reader *R) {
   const char *name = get_str(R, "model", "name", "llama3");
   const char *flavor = get_str(R, "model", "flavor", "debugmodel");
-  if (strcmp(name, "llama3") != 0)
-    return invalid(R, "model", "name",
-                   "[model] name = '%s': ptsim reads torchtitan's llama3 configs (flavors 8B, "
-                   "8B_flex, 8B_varlen, 70B, 405B)",
-                   name);
-  for (size_t i = 0; i < G_N_ELEMENTS(flavors); i++) {
-    if (strcmp(flavors[i].flavor, flavor) != 0) continue;
-    g_strlcpy(R->out->model, flavors[i].model, sizeof R->out->model);
-    if (flavors[i].note)
-      warn(R, "model", "flavor",
-           "'%s' uses %s: ptsim prices full causal attention over the whole sequence", flavor,
-           flavors[i].note);
-    PtsimModel m;
-    if (!ptsim_model_load(R->out->model, &m, R->error)) return FALSE;
-    R->layers = m.num_layers;
-    return TRUE;
+  const char *note = NULL, *key = NULL;
+  g_autoptr(GError) local = NULL;
+  if (!ptsim_torchtitan_model(name, flavor, &R->out->model_def, &note, &key, &local)) {
+    if (key == NULL) {
+      g_propagate_error(R->error, g_steal_pointer(&local));
+      return FALSE;
+    }
+    return invalid(R, "model", key, "%s", local->message);
   }
-  return invalid(R, "model", "flavor",
-                 "[model] flavor = '%s' has no ptsim model; allowed: 8B, 8B_flex, 8B_varlen, "
-                 "70B, 405B (torchtitan's llama3 flavors; debug flavors have no models/ file)",
-                 flavor);
+  g_strlcpy(R->out->model, R->out->model_def.name, sizeof R->out->model);
+  if (note)
+    warn(R, "model", "flavor",
+         "'%s' uses %s: ptsim prices full causal attention over the whole sequence", flavor, note);
+  R->layers = R->out->model_def.num_layers;
+  return TRUE;
 }
 
 /* ---- layers ---- */
@@ -443,17 +429,30 @@ static gboolean read_pipeline(Reader *R) {
     l->last_stage_layers = layers[n - 1];
     return TRUE;
   }
-  if (R->layers % n == 0) {
-    warn(R, P, "pipeline_parallel_degree",
-         "torchtitan splits the layers %s over the %" G_GINT64_FORMAT " stages; ptsim splits them "
-         "evenly (%" G_GINT64_FORMAT " each) and leaves the embedding and output where they are",
-         split->str, (gint64)n, (gint64)(R->layers / n));
+  /* any other split: the virtual stages' layer counts as runs of equal
+   * ones, as a --pipeline-model-parallel-layout gives them (job.h) */
+  int32_t runs = 0;
+  for (int64_t s = 0; s < n && runs <= PTSIM_LAYOUT_RUNS; s++) {
+    if (s > 0 && layers[s] == layers[s - 1]) {
+      l->vstage_run_count[runs - 1]++;
+      continue;
+    }
+    if (runs < PTSIM_LAYOUT_RUNS) {
+      l->vstage_run_count[runs] = 1;
+      l->vstage_run_layers[runs] = (int32_t)layers[s];
+    }
+    runs++;
+  }
+  if (runs <= PTSIM_LAYOUT_RUNS) {
+    l->vstage_runs = runs;
     return TRUE;
   }
+  memset(l->vstage_run_count, 0, sizeof l->vstage_run_count);
+  memset(l->vstage_run_layers, 0, sizeof l->vstage_run_layers);
   unmodelled(R, P, "pipeline_parallel_degree",
-             "torchtitan's stage split (layers %s) cannot be expressed: ptsim splits evenly, or "
-             "with uneven first/last stages only when there is one stage per rank",
-             split->str);
+             "torchtitan's stage split (layers %s) cannot be expressed: more than %d runs of "
+             "equal virtual stages",
+             split->str, PTSIM_LAYOUT_RUNS);
   return TRUE;
 }
 
@@ -600,7 +599,7 @@ static gboolean read_precision(Reader *R) {
   for (guint i = 0; conv && i < conv->value.items->len; i++) {
     const char *c = ((PtsimTomlValue *)g_ptr_array_index(conv->value.items, i))->string;
     if (strcmp(c, "quantize.grouped_mm.float8") == 0 || strcmp(c, "quantize.grouped_mm.mx") == 0)
-      warn(R, M, "converters", "'%s' converts MoE grouped GEMMs; llama3 has none", c);
+      warn(R, M, "converters", "'%s' converts MoE grouped GEMMs; a dense model has none", c);
     else if (strcmp(c, "quantize.linear.float8") != 0 && strcmp(c, "quantize.linear.mx") != 0)
       return invalid(R, M, "converters",
                      "[model] converters has '%s'; allowed: "
@@ -655,7 +654,7 @@ static void read_the_rest(Reader *R) {
                        ? PTSIM_CP_ALLGATHER
                        : PTSIM_CP_P2P;
   if (get_int(R, P, "expert_parallel_degree", 1) > 1)
-    warn(R, P, "expert_parallel_degree", "no effect on a dense llama3 model");
+    warn(R, P, "expert_parallel_degree", "no effect on a dense model");
   if (get_bool(R, "training", "enable_cpu_offload", FALSE))
     unmodelled(R, "training", "enable_cpu_offload",
                "enable_cpu_offload = true moves FSDP "
@@ -764,10 +763,34 @@ gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorcht
   return FALSE;
 }
 
+/* torchtitan since 2026 states a job as a Python function chosen on its
+ * command line (torchtitan/config/README.md: `--module M --config F`, the
+ * `--section.option` flags on top), not as TOML: such a command line or
+ * launch script is named instead of failing as TOML. */
+static gboolean python_form(const char *path, GError *parse_error, GError **error) {
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  if (!ptsim_input_read(path, "torchtitan config", PTSIM_INPUT_MAX_TEXT, &text, &len, NULL) ||
+      memchr(text, '\0', len) || !strstr(text, "--module") || !strstr(text, "--config"))
+    return FALSE;
+  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+              "%s: a torchtitan launch of the Python configuration form (--module M --config F, "
+              "a function returning Trainer.Config): not read yet; ptsim reads the job-config "
+              "TOML of torchtitan releases up to 238fa99 (%s)",
+              path, parse_error->message);
+  return TRUE;
+}
+
 gboolean ptsim_torchtitan_load(const char *path, int64_t gpus, PtsimTorchtitan *out,
                                GPtrArray *warnings, GError **error) {
-  g_autoptr(PtsimToml) toml = ptsim_toml_load(path, error);
-  return toml != NULL && ptsim_torchtitan_parse(toml, gpus, out, warnings, error);
+  g_autoptr(GError) local = NULL;
+  g_autoptr(PtsimToml) toml = ptsim_toml_load(path, &local);
+  if (toml == NULL) {
+    if (local->code == PTSIM_CONFIG_ERROR_PARSE && python_form(path, local, error)) return FALSE;
+    g_propagate_error(error, g_steal_pointer(&local));
+    return FALSE;
+  }
+  return ptsim_torchtitan_parse(toml, gpus, out, warnings, error);
 }
 
 gboolean ptsim_torchtitan_job(const PtsimTorchtitan *tt, PtsimJob *job, GError **error) {
@@ -783,7 +806,7 @@ gboolean ptsim_torchtitan_job(const PtsimTorchtitan *tt, PtsimJob *job, GError *
                 job->hw.name);
     return FALSE;
   }
-  if (!ptsim_model_load(tt->model, &job->model, error)) return FALSE;
+  job->model = tt->model_def;
   job->layout = tt->layout;
   job->settings = tt->settings;
   memset(&job->source, 0, sizeof job->source);

@@ -7,7 +7,16 @@
  * choices.  As torchtitan's own loader, unknown sections and keys are errors
  * (with a hint for the common keys that were renamed).  The semantics are
  * torchtitan's (train.py, distributed/parallel_dims.py, utils.py
- * maybe_enable_amp, pipeline_parallel.py, models/llama3):
+ * maybe_enable_amp, pipeline_parallel.py, models/llama3, models/qwen3):
+ *
+ *   model   llama3 flavors 8B (and _flex, _varlen), 70B, 405B from models/;
+ *           qwen3's dense flavors 0.6B .. 32B built from torchtitan's flavor
+ *           args (hf_config.h); the mixture-of-experts families (deepseek_v3,
+ *           llama4, gpt_oss, qwen3's MoE flavors) are refused: the workload
+ *           prices PyTorch-module layers for dense models only
+ *   split   torchtitan's stage split (the embedding and the output a layer
+ *           slot each) exactly: Megatron's uneven first/last stages, or the
+ *           virtual stages' layer counts as runs (job.h vstage_runs)
  *
  *   world = data_parallel_replicate_degree x data_parallel_shard_degree x
  *           context_parallel_degree x tensor_parallel_degree x
@@ -71,7 +80,9 @@ typedef enum {
 } PtsimTorchtitanReshard;
 
 typedef struct {
-  char model[PTSIM_NAME_MAX]; /* models/NAME.ini of the flavor (llama3-8b, ...) */
+  char model[PTSIM_NAME_MAX]; /* the flavor's model: models/NAME.ini (llama3-8b, ...), or
+                                 qwen3-8b, ... built from torchtitan's flavor args */
+  PtsimModel model_def;       /* that model */
   PtsimLayout layout;         /* as torchtitan would run it (see above) */
   PtsimSettings settings;     /* likewise */
   PtsimTorchtitanDp dp_mode;

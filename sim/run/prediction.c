@@ -7,6 +7,7 @@
 #include <string.h>
 #include "alloc_conf.h"
 #include "config.h"
+#include "memory_fujii2024.h"
 #include "numbers.h"
 #include "options.h"
 #include "output.h"
@@ -16,6 +17,7 @@ void ptsim_predict_options_init(PtsimPredictOptions *o) { memset(o, 0, sizeof *o
 
 void ptsim_predict_options_clear(PtsimPredictOptions *o) {
   g_free(o->ce);
+  g_free(o->estimator);
   g_free(o->trace);
   g_free(o->trace_steps);
   g_free(o->memory_timeline);
@@ -29,6 +31,10 @@ GOptionEntry *ptsim_predict_options_entries(PtsimPredictOptions *o, gboolean tim
        "Where the fp32 logits/cross-entropy term is charged: last-stage (default) or "
        "every-stage (the paper's printed closed form)",
        "WHERE"},
+      {"estimator", 0, 0, G_OPTION_ARG_STRING, &o->estimator,
+       "The analytical estimate: ptsim (default: what a run holds) or fujii2024 (the seed's "
+       "closed form, Fujii et al. 2024, as published; Llama-architecture models)",
+       "E"},
       /* predict's */
       {"trace", 0, 0, G_OPTION_ARG_FILENAME, &o->trace,
        "Write a Chrome/Perfetto trace of the simulated step (open in ui.perfetto.dev): per "
@@ -55,7 +61,7 @@ GOptionEntry *ptsim_predict_options_entries(PtsimPredictOptions *o, gboolean tim
        "(for scripts that fit step times; no allocator keys, no runs verdict)",
        NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
-  const gsize memory_only = 1; /* --ce */
+  const gsize memory_only = 2; /* --ce, --estimator */
   gsize n = time ? G_N_ELEMENTS(entries) - 1 : memory_only;
   GOptionEntry *out = g_new0(GOptionEntry, n + 1); /* zeroed: the terminator */
   memcpy(out, entries, n * sizeof *out);
@@ -85,10 +91,37 @@ gboolean ptsim_predict_options_ce(const PtsimPredictOptions *o, PtsimCrossEntrop
   return FALSE;
 }
 
+gboolean ptsim_predict_options_estimator(const PtsimPredictOptions *o, gboolean *closed_form,
+                                         GError **error) {
+  *closed_form = o->estimator && strcmp(o->estimator, "fujii2024") == 0;
+  if (!o->estimator || *closed_form || strcmp(o->estimator, "ptsim") == 0) return TRUE;
+  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+              "--estimator '%s': allowed values are ptsim|fujii2024", o->estimator);
+  return FALSE;
+}
+
+/* The seed's closed form of the plan's job, or why it does not apply. */
+static gboolean closed_form_estimate(const PtsimPlan *plan, PtsimCrossEntropyConvention ce,
+                                     PtsimMemoryEstimate *out, GError **error) {
+  int32_t rc = ptsim_memory_fujii2024(plan, ce, out);
+  if (rc == 0) return TRUE;
+  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+              "--estimator fujii2024: the closed form is written for Llama's architecture (a "
+              "SwiGLU MLP, GQA attention, no experts); %s has %s",
+              plan->job.model.name,
+              rc == PTSIM_FUJII2024_ERR_MOE   ? "mixture-of-experts layers"
+              : rc == PTSIM_FUJII2024_ERR_MLA ? "multi-latent attention"
+                                              : "another MLP activation");
+  return FALSE;
+}
+
 /* The options, checked before any work, in the command's order. */
 static gboolean check_options(const PtsimPredictOptions *o, PtsimCrossEntropyConvention *ce,
-                              int64_t *trace_steps, PtsimAllocOptions *alloc, GError **error) {
-  if (!ptsim_predict_options_ce(o, ce, error)) return FALSE;
+                              gboolean *closed_form, int64_t *trace_steps, PtsimAllocOptions *alloc,
+                              GError **error) {
+  if (!ptsim_predict_options_ce(o, ce, error) ||
+      !ptsim_predict_options_estimator(o, closed_form, error))
+    return FALSE;
   *trace_steps = 1;
   if (o->trace_steps && !o->trace) {
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -134,7 +167,8 @@ gboolean ptsim_prediction_run(const PtsimJob *job, const PtsimPredictOptions *o,
   PtsimCrossEntropyConvention ce;
   int64_t trace_steps;
   PtsimAllocOptions alloc_opts;
-  if (!check_options(o, &ce, &trace_steps, &alloc_opts, error)) return FALSE;
+  gboolean closed_form;
+  if (!check_options(o, &ce, &closed_form, &trace_steps, &alloc_opts, error)) return FALSE;
   p->time = time;
   p->allocator = time && !o->no_allocator;
   p->plan = g_new0(PtsimPlan, 1);
@@ -142,16 +176,20 @@ gboolean ptsim_prediction_run(const PtsimJob *job, const PtsimPredictOptions *o,
   p->step = g_new0(PtsimTimeResult, 1);
   p->alloc = g_new0(PtsimAllocResult, 1);
   ptsim_plan_build(job, p->plan);
-  if (time && !simulate(o, trace_steps, &alloc_opts, p, error)) {
+  if ((closed_form && !closed_form_estimate(p->plan, ce, p->memory, error)) ||
+      (time && !simulate(o, trace_steps, &alloc_opts, p, error))) {
     ptsim_prediction_clear(p);
     return FALSE;
   }
-  ptsim_memory_estimate(p->plan, ce, p->memory);
+  if (!closed_form) ptsim_memory_estimate(p->plan, ce, p->memory);
   if (time) ptsim_error_band_lookup(job, &p->band);
+  if (p->allocator && !p->alloc->runs)
+    ptsim_remedies_find(job, &alloc_opts, o->alloc_conf, &p->remedies);
   return TRUE;
 }
 
 void ptsim_prediction_clear(PtsimPrediction *p) {
+  ptsim_remedies_clear(&p->remedies);
   g_free(p->plan);
   g_free(p->memory);
   g_free(p->step);
@@ -170,15 +208,18 @@ void ptsim_prediction_write(GString *out, const PtsimPrediction *p, PtsimFormat 
     ptsim_report_json_settings(&json, job, &job->model, overlap_source);
     ptsim_report_json_memory(&json, p->memory, job->settings.memory_threshold,
                              p->allocator ? p->alloc : NULL);
-    if (p->time) ptsim_report_json_time(&json, p->step, &p->band);
+    if (p->time) ptsim_report_json_time(&json, job, p->step, &p->band);
+    ptsim_remedies_write_json(&json, &p->remedies);
     ptsim_json_end_object(&json);
   } else if (format == PTSIM_FORMAT_CSV) {
-    ptsim_report_csv_memory(out, job, p->memory);
+    ptsim_report_csv_memory(out, job, p->memory, p->time ? p->step : NULL,
+                            p->allocator ? p->alloc : NULL);
   } else {
     ptsim_report_text_config(out, p->plan);
     ptsim_report_text_settings(out, job, &job->model, overlap_source);
     ptsim_report_text_memory(out, job, p->memory);
     if (p->allocator) ptsim_report_text_allocator(out, p->memory, p->alloc);
-    if (p->time) ptsim_report_text_time(out, p->step, &p->band, job->model.num_experts > 0);
+    if (p->time) ptsim_report_text_time(out, job, p->step, &p->band);
+    ptsim_remedies_write_text(out, &p->remedies, job, p->words);
   }
 }

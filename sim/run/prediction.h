@@ -23,12 +23,14 @@
 #include "job.h"
 #include "memory.h"
 #include "plan.h"
+#include "remedies.h"
 #include "report.h"
 #include "simulate.h"
 
 /* Raw option values as given (NULL / FALSE: not given). */
 typedef struct {
   char *ce;          /* last-stage | every-stage */
+  char *estimator;   /* ptsim | fujii2024 */
   char *trace;       /* predict only, like the rest */
   char *trace_steps; /* 1 to 1000, parsed strictly (numbers.h) */
   char *memory_timeline;
@@ -42,7 +44,7 @@ void ptsim_predict_options_init(PtsimPredictOptions *opts);
 void ptsim_predict_options_clear(PtsimPredictOptions *opts);
 
 /* The options' GOption entries writing into *opts, in the order --help
- * lists them: --ce, then with TIME (predict) the others; NULL-terminated.
+ * lists them: --ce, --estimator, then with TIME (predict) the others; NULL-terminated.
  * (transfer container: g_free the array) */
 GOptionEntry *ptsim_predict_options_entries(PtsimPredictOptions *opts, gboolean time);
 
@@ -57,6 +59,12 @@ gboolean ptsim_predict_options_parse(PtsimPredictOptions *opts, gboolean time,
 gboolean ptsim_predict_options_ce(const PtsimPredictOptions *opts, PtsimCrossEntropyConvention *ce,
                                   GError **error);
 
+/* --estimator's value: FALSE for ptsim's own estimate (memory.h), TRUE
+ * for the seed's closed form (memory_fujii2024.h); PTSIM_CONFIG_ERROR_PARSE
+ * naming it otherwise. */
+gboolean ptsim_predict_options_estimator(const PtsimPredictOptions *opts, gboolean *closed_form,
+                                         GError **error);
+
 /* One job's prediction.  (Each pointer owned; ptsim_prediction_clear.) */
 typedef struct {
   gboolean time;      /* predict: the step was simulated (time, band) */
@@ -66,6 +74,12 @@ typedef struct {
   PtsimTimeResult *step;   /* zero without time */
   PtsimAllocResult *alloc; /* zero without the allocator */
   PtsimErrorBand band;     /* the step time's (error_bands.h); with time only */
+  /* predict, a layout that does not run: what would (remedies.h) */
+  PtsimRemedies remedies;
+  /* The command's arguments after its name (NULL-terminated; NULL: not
+   * known, as for a library caller): the remedies' command lines start
+   * from them.  (transfer none) */
+  const char *const *words;
 } PtsimPrediction;
 
 /* Predicts JOB (resolved and checked, job_build.h) as `ptsim predict`

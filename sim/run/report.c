@@ -151,6 +151,7 @@ static void json_stage(PtsimJson *json, int64_t index, const PtsimStageMemory *s
   ptsim_json_double(json, "inflight_microbatches", s->inflight_microbatches);
   ptsim_json_double(json, "input_ids_bytes", s->input_ids_bytes);
   ptsim_json_double(json, "logits_bytes", s->logits_bytes);
+  ptsim_json_double(json, "workspace_bytes", s->workspace_bytes);
   ptsim_json_double(json, "other_bytes", s->other_bytes);
   ptsim_json_double(json, "unsharded_bytes", s->unsharded_bytes);
   ptsim_json_double(json, "total_bytes", s->total_bytes);
@@ -255,6 +256,29 @@ static const char *stage_verdict(const PtsimStageAlloc *s) {
   return s->runs ? "runs" : s->fits ? "no margin" : "OOM";
 }
 
+/* An allocation of the set-up (the weights, gradients and optimizer
+ * states a stage holds before its first microbatch) failed: the replay
+ * never reached a step, so it has no peak to show. */
+static gboolean failed_at_setup(const PtsimStageAlloc *s) {
+  return !s->fits && s->oom_kind == PTSIM_LIFETIMES_AT_SETUP && s->oom_step <= 0;
+}
+
+/* What the set-up holds, by the analytical estimate. */
+static double static_bytes(const PtsimStageMemory *sm) {
+  return sm->parameters_bytes + sm->gradients_bytes + sm->optimizer_bytes;
+}
+
+static void append_setup_failure(GString *out, const PtsimStageMemory *sm, const PtsimStageAlloc *s,
+                                 double capacity) {
+  g_string_append_printf(out,
+                         "       first failure: set-up, %s, %.2f GiB: the stage's weights %.2f + "
+                         "gradients %.2f + optimizer states %.2f = %.2f GiB (analytical) do not "
+                         "fit the %.2f GiB left beside the context and NCCL buffers\n",
+                         s->oom_tensor, s->oom_request_bytes / GIB, sm->parameters_bytes / GIB,
+                         sm->gradients_bytes / GIB, sm->optimizer_bytes / GIB,
+                         static_bytes(sm) / GIB, (capacity - s->outside_bytes) / GIB);
+}
+
 void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
                                  const PtsimAllocResult *a) {
   g_string_append_printf(out,
@@ -265,6 +289,14 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
                          a->steps);
   for (int64_t i = 0; i < a->num_stages; i++) {
     const PtsimStageAlloc *s = &a->stages[i];
+    if (failed_at_setup(s)) { /* no peak was reached: the sizes that did not fit */
+      g_string_append_printf(out,
+                             "%5" G_GINT64_FORMAT "%s %8.2f %10s %9s %5s %10.2f %7s %7s %7s  %s\n",
+                             i, i == a->peak_stage ? "*" : " ", m->stages[i].total_bytes / GIB, "-",
+                             "-", "-", s->outside_bytes / GIB, "-", "-", "-", "OOM");
+      append_setup_failure(out, &m->stages[i], s, m->capacity_bytes);
+      continue;
+    }
     g_string_append_printf(out,
                            "%5" G_GINT64_FORMAT "%s %8.2f %10.2f %9.2f %4.0f%% %10.2f %7.2f "
                            "%7.2f %7.2f  %s\n",
@@ -281,6 +313,21 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
     }
   }
   const PtsimStageAlloc *p = &a->stages[a->peak_stage];
+  const PtsimStageAlloc *setup = NULL;
+  int64_t setup_stage = -1;
+  for (int64_t i = 0; i < a->num_stages && !setup; i++)
+    if (failed_at_setup(&a->stages[i])) setup = &a->stages[setup_stage = i];
+  if (setup) {
+    const PtsimStageMemory *sm = &m->stages[setup_stage];
+    g_string_append_printf(out,
+                           "runs: no (stage %" G_GINT64_FORMAT " runs out of memory at set-up, "
+                           "before the first step: its weights, gradients and optimizer states, "
+                           "%.2f GiB by the analytical estimate, exceed the GPU's %.2f GiB less "
+                           "%.2f GiB of CUDA context and NCCL buffers)\n",
+                           setup_stage, static_bytes(sm) / GIB, m->capacity_bytes / GIB,
+                           setup->outside_bytes / GIB);
+    return;
+  }
   g_string_append_printf(out,
                          "peak device use %.2f GiB of %.2f (%.1f%%) at stage %" G_GINT64_FORMAT
                          ", step %d (%s), ",
@@ -309,6 +356,7 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
 void ptsim_report_json_memory(PtsimJson *json, const PtsimMemoryEstimate *m, double threshold,
                               const PtsimAllocResult *alloc) {
   ptsim_json_begin_object(json, "memory");
+  if (m->closed_form) ptsim_json_string(json, "estimator", "fujii2024");
   ptsim_json_double(json, "parameters_bytes", m->parameters_bytes);
   ptsim_json_double(json, "gradients_bytes", m->gradients_bytes);
   ptsim_json_double(json, "optimizer_bytes", m->optimizer_bytes);
@@ -575,8 +623,10 @@ void ptsim_report_json_settings(PtsimJson *json, const PtsimJob *job, const Ptsi
 void ptsim_report_text_memory(GString *out, const PtsimJob *job, const PtsimMemoryEstimate *m) {
   gboolean sharded = job->layout.sharding != PTSIM_SHARDING_NONE;
   g_string_append_printf(out,
-                         "\nmemory per GPU (GiB), analytical estimate\n"
+                         "\nmemory per GPU (GiB), %s\n"
                          "stage  layers  params  grads  optim  activ  other%s  total  use\n",
+                         m->closed_form ? "the seed's closed form (Fujii et al. 2024)"
+                                        : "analytical estimate",
                          sharded ? "  unshard" : "");
   for (int64_t i = 0; i < m->num_stages; i++) {
     const PtsimStageMemory *s = &m->stages[i];
@@ -606,13 +656,21 @@ void ptsim_report_text_memory(GString *out, const PtsimJob *job, const PtsimMemo
 
 /* ---- CSV ---- */
 
-void ptsim_report_csv_memory(GString *out, const PtsimJob *job, const PtsimMemoryEstimate *m) {
+void ptsim_report_csv_memory(GString *out, const PtsimJob *job, const PtsimMemoryEstimate *m,
+                             const PtsimTimeResult *t, const PtsimAllocResult *alloc) {
   const PtsimLayout *l = &job->layout;
   const PtsimSettings *run = &job->settings;
   g_string_append(out, "model,hw,gpus,tp,pp,cp,dp,vp,mbs,gbs,seq,sp,recompute,schedule,"
                        "stage,num_layers,parameters_bytes,gradients_bytes,optimizer_bytes,"
                        "activations_bytes,other_bytes,total_bytes,capacity_bytes,"
-                       "usage_fraction,is_peak,fits,unsharded_bytes\n");
+                       "usage_fraction,is_peak,fits,unsharded_bytes");
+  /* predict's: the step (the job's, on every row) and the emulation's
+   * verdict (each stage's device peak, the job's runs) */
+  if (t)
+    g_string_append(out, ",step_s,tokens_per_s,tokens_per_s_per_gpu,tflops_per_gpu,"
+                         "mfu_precision_peak,mfu_bf16_peak,bubble_fraction,stage_busy_s");
+  if (alloc) g_string_append(out, ",device_peak_bytes,runs");
+  g_string_append_c(out, '\n');
   for (int64_t i = 0; i < m->num_stages; i++) {
     const PtsimStageMemory *s = &m->stages[i];
     g_string_append_printf(out,
@@ -629,6 +687,19 @@ void ptsim_report_csv_memory(GString *out, const PtsimJob *job, const PtsimMemor
                            s->optimizer_bytes, s->activations_bytes, s->other_bytes, s->total_bytes,
                            m->capacity_bytes, s->total_bytes / m->capacity_bytes,
                            i == m->peak_stage, m->fits, s->unsharded_bytes);
+    if (t) {
+      g_string_truncate(out, out->len - 1); /* the newline: more cells */
+      g_string_append_printf(out, ",%.9g,%.9g,%.9g,%.6g,%.6f,%.6f,%.6f,%.9g\n", t->step_s,
+                             t->tokens_per_s, t->tokens_per_s / (double)l->gpus, t->tflops_per_gpu,
+                             ptsim_report_mfu_precision(job, t->mfu), t->mfu, t->bubble_fraction,
+                             i < t->num_stages ? t->stages[i].busy_s : 0.0);
+    }
+    if (alloc) {
+      g_string_truncate(out, out->len - 1);
+      g_string_append_printf(out, ",%.0f,%d\n",
+                             i < alloc->num_stages ? alloc->stages[i].device_peak_bytes : 0.0,
+                             alloc->runs);
+    }
   }
 }
 
@@ -663,13 +734,35 @@ static void json_band(PtsimJson *json, const PtsimTimeResult *t, const PtsimErro
   ptsim_json_end_object(json);
 }
 
-void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t, const PtsimErrorBand *band) {
+/* The dense peak of the precision the job computes in: fp8's with fp8
+ * (when the profile has one), else bf16's (fp16's is the same). */
+static double precision_peak(const PtsimJob *job, const char **name) {
+  gboolean fp8 = job->settings.precision == PTSIM_PRECISION_FP8 && job->hw.peak_fp8_flops > 0.0;
+  *name = fp8 ? "fp8" : "bf16";
+  return fp8 ? job->hw.peak_fp8_flops : job->hw.peak_bf16_flops;
+}
+
+double ptsim_report_mfu_precision(const PtsimJob *job, double mfu_bf16) {
+  const char *name;
+  double peak = precision_peak(job, &name);
+  return peak > 0.0 ? mfu_bf16 * job->hw.peak_bf16_flops / peak : mfu_bf16;
+}
+
+void ptsim_report_json_time(PtsimJson *json, const PtsimJob *job, const PtsimTimeResult *t,
+                            const PtsimErrorBand *band) {
+  const char *peak_name;
+  double peak = precision_peak(job, &peak_name);
   ptsim_json_begin_object(json, "time");
   ptsim_json_double(json, "step_s", t->step_s);
   if (band) json_band(json, t, band);
   ptsim_json_double(json, "tokens_per_s", t->tokens_per_s);
+  ptsim_json_double(json, "tokens_per_s_per_gpu", t->tokens_per_s / (double)job->layout.gpus);
   ptsim_json_double(json, "tflops_per_gpu", t->tflops_per_gpu);
   ptsim_json_double(json, "mfu", t->mfu);
+  ptsim_json_double(json, "mfu_bf16_peak", t->mfu);
+  ptsim_json_double(json, "mfu_precision_peak", ptsim_report_mfu_precision(job, t->mfu));
+  ptsim_json_string(json, "precision_peak", peak_name);
+  ptsim_json_double(json, "precision_peak_flops_per_s", peak);
   ptsim_json_double(json, "hfu", t->hfu);
   ptsim_json_double(json, "bubble_fraction", t->bubble_fraction);
   ptsim_json_double(json, "compute_s", t->compute_s);
@@ -709,23 +802,32 @@ void ptsim_report_text_band(GString *out, const PtsimErrorBand *b, double step_s
                          b->note);
 }
 
-void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, const PtsimErrorBand *band,
-                            int moe) {
+void ptsim_report_text_time(GString *out, const PtsimJob *job, const PtsimTimeResult *t,
+                            const PtsimErrorBand *band) {
+  const char *peak_name;
+  precision_peak(job, &peak_name);
+  double mfu = ptsim_report_mfu_precision(job, t->mfu);
+  g_autofree char *bf16 = strcmp(peak_name, "bf16") != 0
+                              ? g_strdup_printf(" (%.1f%% of the bf16 peak)", 100.0 * t->mfu)
+                              : g_strdup("");
   g_string_append_printf(out, "\nstep time (discrete-event simulation)\n");
   if (band) ptsim_report_text_band(out, band, t->step_s);
   g_string_append_printf(
       out,
-      "step %.4f s: %.0f tokens/s, %.1f TFLOP/s per GPU (Megatron-LM formula), MFU %.1f%%\n"
+      "step %.4f s: %.0f tokens/s per GPU (%.0f for the job's %" G_GINT64_FORMAT
+      " GPUs), %.1f TFLOP/s per GPU (Megatron-LM formula), MFU %.1f%% of the %s peak%s\n"
       "pipeline %.4f s, bubble %.1f%%, optimizer + param gather %.4f s\n"
       "busiest stage %" G_GINT64_FORMAT ": compute %.4f s; exposed comm tp %.4f s, cp %.4f s, "
       "pp %.4f s, dp %.4f s",
-      t->step_s, t->tokens_per_s, t->tflops_per_gpu, 100.0 * t->mfu, t->pipeline_s,
-      100.0 * t->bubble_fraction, t->optimizer_s, t->busiest_stage, t->compute_s,
-      t->exposed_comm_s[PTSIM_COMM_TP], t->exposed_comm_s[PTSIM_COMM_CP],
-      t->exposed_comm_s[PTSIM_COMM_PP], t->exposed_comm_s[PTSIM_COMM_DP]);
+      t->step_s, t->tokens_per_s / (double)job->layout.gpus, t->tokens_per_s, job->layout.gpus,
+      t->tflops_per_gpu, 100.0 * mfu, peak_name, bf16, t->pipeline_s, 100.0 * t->bubble_fraction,
+      t->optimizer_s, t->busiest_stage, t->compute_s, t->exposed_comm_s[PTSIM_COMM_TP],
+      t->exposed_comm_s[PTSIM_COMM_CP], t->exposed_comm_s[PTSIM_COMM_PP],
+      t->exposed_comm_s[PTSIM_COMM_DP]);
   /* the expert-parallel dispatch and combine: MoE models only, so a dense
    * model's report reads as before */
-  if (moe) g_string_append_printf(out, ", ep %.4f s", t->exposed_comm_s[PTSIM_COMM_EP]);
+  if (job->model.num_experts > 0)
+    g_string_append_printf(out, ", ep %.4f s", t->exposed_comm_s[PTSIM_COMM_EP]);
   g_string_append_c(out, '\n');
   if (t->num_stages > 1) {
     g_string_append(out, "stage    busy_s  compute_s   idle_s    end_s\n");

@@ -37,9 +37,13 @@ void ptsim_report_text_allocator(GString *out, const PtsimMemoryEstimate *m,
  * band (error_bands.h) may be NULL (no "band" key, no band line).  The
  * text names the ep kind (expert-parallel dispatch and combine) when MOE
  * is set. */
-void ptsim_report_json_time(PtsimJson *json, const PtsimTimeResult *t, const PtsimErrorBand *band);
-void ptsim_report_text_time(GString *out, const PtsimTimeResult *t, const PtsimErrorBand *band,
-                            int moe);
+void ptsim_report_json_time(PtsimJson *json, const PtsimJob *job, const PtsimTimeResult *t,
+                            const PtsimErrorBand *band);
+/* MFU against the dense peak of the job's precision (fp8's for an fp8 job
+ * on a profile with one), from MFU against the bf16 peak. */
+double ptsim_report_mfu_precision(const PtsimJob *job, double mfu_bf16);
+void ptsim_report_text_time(GString *out, const PtsimJob *job, const PtsimTimeResult *t,
+                            const PtsimErrorBand *band);
 /* One line: "10.2100 s +/- 4.0% (...): the mean error on N held-out
  * published runs (...)", or why there is no band. */
 void ptsim_report_text_band(GString *out, const PtsimErrorBand *band, double step_s);
@@ -66,7 +70,9 @@ void ptsim_report_text_settings(GString *out, const PtsimJob *job, const PtsimMo
 void ptsim_report_json_settings(PtsimJson *json, const PtsimJob *job, const PtsimModel *m,
                                 const char *overlap_source);
 
-/* Header + one row per pipeline stage, layout columns first. */
-void ptsim_report_csv_memory(GString *out, const PtsimJob *job, const PtsimMemoryEstimate *m);
+/* Header + one row per pipeline stage, layout columns first; with T
+ * (predict) the step's columns after them, with ALLOC the emulation's. */
+void ptsim_report_csv_memory(GString *out, const PtsimJob *job, const PtsimMemoryEstimate *m,
+                             const PtsimTimeResult *t, const PtsimAllocResult *alloc);
 
 #endif /* PTSIM_REPORT_H */

@@ -7,7 +7,7 @@
 #include "schedule.h"
 #include "simulate.h"
 
-static const char *engine_error(int32_t rc) {
+const char *ptsim_simulate_error_text(int32_t rc) {
   switch (rc) {
   case PTSIM_ENGINE_ERR_SCRATCH:
     return "engine scratch too small";
@@ -75,7 +75,7 @@ gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean 
                 "--schedule %s with --pp %" G_GINT64_FORMAT ", --vp %" G_GINT64_FORMAT
                 " and %" G_GINT64_FORMAT " microbatches: %s",
                 ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)job->layout.schedule), job->layout.pp,
-                job->layout.vp, plan->num_microbatches, engine_error((int32_t)bytes));
+                job->layout.vp, plan->num_microbatches, ptsim_simulate_error_text((int32_t)bytes));
     return FALSE;
   }
   if (!engine_scratch_ok(plan, bytes, error)) return FALSE;
@@ -93,7 +93,7 @@ gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean 
                            : ptsim_engine_run(plan, workload, scratch, bytes, trace, out);
   if (rc != 0) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, "simulation failed: %s",
-                engine_error(rc));
+                ptsim_simulate_error_text(rc));
     return FALSE;
   }
   return TRUE;
@@ -223,7 +223,7 @@ gboolean ptsim_simulate_allocator_with(const PtsimPlan *plan, int32_t steps,
   for (int32_t s = 0; s < p; s++) {
     PtsimAllocTimeline tl = {NULL, 0, 0};
     if (timeline_path) {
-      tl.capacity = (int64_t)items * steps + 1;
+      tl.capacity = ptsim_lifetimes_timeline_samples(items, steps);
       tl.samples = g_new(PtsimAllocSample, tl.capacity);
     }
     gboolean ok = replay_stage(plan, s, order, steps, opts, every_item, timeline_path ? &tl : NULL,

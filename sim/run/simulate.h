@@ -33,6 +33,10 @@ gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean 
                              PtsimTimeResult *out, GError **error);
 void ptsim_simulate_trace_clear(PtsimTrace *trace);
 
+/* What an engine or schedule return code (a sweep result's status) means,
+ * in words. */
+const char *ptsim_simulate_error_text(int32_t rc);
+
 /* The caching-allocator emulation of every stage. */
 typedef struct {
   int64_t num_stages;

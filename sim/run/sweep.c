@@ -10,6 +10,7 @@
 #include "simulate.h"
 #include "sweep.h"
 #include "kernel_registry.h"
+#include "workspaces.h"
 #include "topology.h"
 
 #define CHUNK 256       /* layouts per CPU work item */
@@ -41,6 +42,8 @@ PtsimSweepSpec *ptsim_sweep_spec_new(void) {
   s->shard_sizes = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->eps = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->etps = g_array_new(FALSE, FALSE, sizeof(gint64));
+  s->tps = g_array_new(FALSE, FALSE, sizeof(gint64));
+  s->pps = g_array_new(FALSE, FALSE, sizeof(gint64));
   ptsim_job_init_defaults(&s->base);
   s->mc.straggler_slowdown = 2.0;
   s->mc.seed = 1;
@@ -64,6 +67,8 @@ void ptsim_sweep_spec_free(PtsimSweepSpec *s) {
   g_array_unref(s->shard_sizes);
   g_array_unref(s->eps);
   g_array_unref(s->etps);
+  g_array_unref(s->tps);
+  g_array_unref(s->pps);
   g_free(s);
 }
 
@@ -127,6 +132,7 @@ typedef struct {
   gint64 shard_size; /* of hsdp (0: one NVLink domain / tp) */
   PtsimPlan *plan;   /* scratch of may_run() */
   PtsimMemoryEstimate *memory;
+  guint64 *scenarios_done, scenarios; /* for the progress callback */
 } Scenario;
 
 /* What one layout of the scenario looks like besides its sizes. */
@@ -168,7 +174,9 @@ static int try_expert_layout(Scenario *sc, const Candidate *c) {
   l->ep = c->ep;
   l->etp = c->etp;
   if ((sc->sweep->stream && sc->sweep->stream->error) || sc->sweep->stopped) return TRIED_INVALID;
-  sc->sweep->candidates++;
+  if (++sc->sweep->candidates % PTSIM_SWEEP_PROGRESS_EVERY == 0 && sc->spec->enumerate_progress)
+    sc->spec->enumerate_progress(*sc->scenarios_done, sc->scenarios, sc->sweep->valid,
+                                 sc->spec->enumerate_progress_data);
   if ((sc->sharding >= 0 &&
        !ptsim_layout_set_sharding(l, ptsim_topology_domain_size(&sc->job.hw), sc->sharding,
                                   sc->sharding == PTSIM_SHARDING_MODE_HSDP ? sc->shard_size : -1,
@@ -200,23 +208,31 @@ static int try_expert_layout(Scenario *sc, const Candidate *c) {
 }
 
 /* Which split to try is the sweep's choice; whether it splits (every stage
- * into its vp chunks) is the plan's rule, ptsim_plan_split_fits. */
+ * into its vp chunks) is the plan's rule, ptsim_plan_split_fits.  In units
+ * of vp layers (every stage holds a whole number of them), the most even
+ * split is closed-form: the middle stages take u = ceil(units / pp), the
+ * two ends the rest r = units - (pp - 2) u, which lies in [2, 2u] whenever
+ * any split with ends no heavier than the middle exists, the first end
+ * ceil(r / 2) and the last (with the head and the loss) floor(r / 2).  No
+ * search: O(1) per (pp, vp), where trying every end size was O(layers). */
 gboolean ptsim_sweep_split(gint64 layers, gint64 pp, gint64 vp, gint64 *first, gint64 *last) {
   *first = *last = 0;
   if (pp < 1 || vp < 1 || layers < pp) return FALSE;
   if (layers % pp == 0) return ptsim_plan_split_fits(pp, vp, layers, 0, 0);
+  if (layers % vp != 0) return FALSE;
+  gint64 units = layers / vp;
   if (pp == 2) { /* two ends: the last (with the head) takes the smaller half */
-    *first = layers - layers / 2;
-    *last = layers / 2;
+    if (units < 2) return FALSE;
+    *first = (units - units / 2) * vp;
+    *last = units / 2 * vp;
     return ptsim_plan_split_fits(pp, vp, layers, *first, *last);
   }
-  /* The most even split with equal, lighter ends: f <= layers/pp keeps
-   * the middle stages' m = (layers - 2f)/(pp - 2) >= f. */
-  for (gint64 f = layers / pp; f >= 1; f--) {
-    if (!ptsim_plan_split_fits(pp, vp, layers, f, f)) continue;
-    *first = *last = f;
-    return TRUE;
-  }
+  gint64 middle = (units + pp - 1) / pp, rest = units - (pp - 2) * middle;
+  if (rest < 2 || rest > 2 * middle) return FALSE;
+  *first = (rest - rest / 2) * vp;
+  *last = rest / 2 * vp;
+  if (ptsim_plan_split_fits(pp, vp, layers, *first, *last)) return TRUE;
+  *first = *last = 0;
   return FALSE;
 }
 
@@ -228,11 +244,22 @@ static void vps_for(const Scenario *sc, gint64 pp, GArray *out) {
     g_array_append_vals(out, sc->spec->vps->data, sc->spec->vps->len);
     return;
   }
-  for (gint64 vp = 2; vp <= sc->job.model.num_layers / pp; vp++) {
-    gint64 first, last;
-    if (ptsim_sweep_split(sc->job.model.num_layers, pp, vp, &first, &last))
-      g_array_append_val(out, vp);
+  /* A vp that splits every stage divides the layers (an even stage's, or
+   * every stage's in units of vp): its divisors up to layers / pp, found
+   * in O(sqrt(layers)) and tried in increasing order. */
+  gint64 layers = sc->job.model.num_layers, first, last;
+  g_autoptr(GArray) large = g_array_new(FALSE, FALSE, sizeof(gint64));
+  for (gint64 d = 1; d * d <= layers; d++) {
+    if (layers % d) continue;
+    gint64 pair = layers / d;
+    if (d >= 2 && d <= layers / pp && ptsim_sweep_split(layers, pp, d, &first, &last))
+      g_array_append_val(out, d);
+    if (pair != d && pair >= 2 && pair <= layers / pp &&
+        ptsim_sweep_split(layers, pp, pair, &first, &last))
+      g_array_append_val(large, pair);
   }
+  for (guint i = large->len; i > 0; i--)
+    g_array_append_val(out, g_array_index(large, gint64, i - 1));
 }
 
 /* The context-parallel sizes to try for tp: the given list, or every cp
@@ -314,21 +341,53 @@ gint64 ptsim_sweep_tp_max_default(const PtsimModel *model, const PtsimHardware *
              : domain;
 }
 
+/* The sizes to try: the given list, or 1..hi.  A given size that does not
+ * divide `of` is rejected (counted once per scenario and size); the
+ * default's are skipped (they are not combinations anyone asked for). */
+static void sizes_for(Scenario *sc, const GArray *given, const char *flag, const char *what,
+                      gint64 of, gint64 hi, GArray *out) {
+  g_array_set_size(out, 0);
+  if (given->len == 0) {
+    for (gint64 v = 1; v <= hi && v <= of; v++)
+      if (of % v == 0) g_array_append_val(out, v);
+    return;
+  }
+  for (guint i = 0; i < given->len; i++) {
+    gint64 v = g_array_index(given, gint64, i);
+    if (of % v == 0) {
+      g_array_append_val(out, v);
+      continue;
+    }
+    g_autofree char *why = g_strdup_printf("%s %" G_GINT64_FORMAT
+                                           " does not divide %s %" G_GINT64_FORMAT,
+                                           flag, v, what, of);
+    sc->sweep->candidates++;
+    reject(sc->sweep, why);
+  }
+}
+
 static void enumerate_scenario(Scenario *sc) {
   const PtsimSweepSpec *spec = sc->spec;
   gint64 tp_max = spec->tp_max > 0 ? spec->tp_max
                                    : ptsim_sweep_tp_max_default(&sc->job.model, &sc->job.hw);
+  g_autoptr(GArray) tps = g_array_new(FALSE, FALSE, sizeof(gint64));
+  g_autoptr(GArray) pps = g_array_new(FALSE, FALSE, sizeof(gint64));
   g_autoptr(GArray) cps = g_array_new(FALSE, FALSE, sizeof(gint64));
   g_autoptr(GArray) vps = g_array_new(FALSE, FALSE, sizeof(gint64));
-  for (gint64 tp = 1; tp <= tp_max && tp <= sc->gpus; tp++) {
-    if (sc->gpus % tp) continue;
+  sizes_for(sc, spec->tps, "--tp", "the GPUs", sc->gpus, tp_max, tps);
+  for (guint ti = 0; ti < tps->len; ti++) {
+    gint64 tp = g_array_index(tps, gint64, ti);
     cps_for(sc, tp, cps);
     for (guint ci = 0; ci < cps->len; ci++) {
       gint64 cp = g_array_index(cps, gint64, ci);
       if ((sc->gpus / tp) % cp) continue;
       gint64 rest = sc->gpus / (tp * cp);
-      for (gint64 pp = 1; pp <= rest && pp <= sc->job.model.num_layers; pp++) {
-        if (rest % pp || (spec->pp_max > 0 && pp > spec->pp_max)) continue;
+      sizes_for(sc, spec->pps, "--pp", "the GPUs tp x cp leave", rest,
+                spec->pp_max > 0 ? MIN(spec->pp_max, sc->job.model.num_layers)
+                                 : sc->job.model.num_layers,
+                pps);
+      for (guint pi = 0; pi < pps->len; pi++) {
+        gint64 pp = g_array_index(pps, gint64, pi);
         Candidate c = {tp, cp, pp, 1, 1, 0, 0, 0, 0, 1, 0};
         vps_for(sc, pp, vps);
         if (spec->mbs->len > 0) {
@@ -347,6 +406,27 @@ static void enumerate_scenario(Scenario *sc) {
   }
 }
 
+/* One scenario, and the progress after it. */
+static void enumerate_one(Scenario *sc) {
+  enumerate_scenario(sc);
+  ++*sc->scenarios_done;
+  if (sc->spec->enumerate_progress)
+    sc->spec->enumerate_progress(*sc->scenarios_done, sc->scenarios, sc->sweep->valid,
+                                 sc->spec->enumerate_progress_data);
+}
+
+/* Scenarios per (model, hardware, gpus, seq, gbs): one per sharding mode
+ * (hsdp one per shard size), or one. */
+static guint64 sharding_runs(const PtsimSweepSpec *spec) {
+  guint64 n = 0;
+  for (guint k = 0; k < spec->shardings->len; k++)
+    n += g_array_index(spec->shardings, int, k) == PTSIM_SHARDING_MODE_HSDP &&
+                 spec->shard_sizes->len > 0
+             ? spec->shard_sizes->len
+             : 1;
+  return MAX(n, 1);
+}
+
 /* The scenario once per sharding mode asked for (hsdp once per shard
  * size), or once with the base's. */
 static void enumerate_shardings(Scenario *sc) {
@@ -354,7 +434,7 @@ static void enumerate_shardings(Scenario *sc) {
   static const gint64 auto_size = 0;
   sc->sharding = -1;
   if (spec->shardings->len == 0) {
-    enumerate_scenario(sc);
+    enumerate_one(sc);
     return;
   }
   for (guint k = 0; k < spec->shardings->len; k++) {
@@ -365,18 +445,23 @@ static void enumerate_shardings(Scenario *sc) {
       sc->shard_size = hsdp && spec->shard_sizes->len > 0
                            ? g_array_index(spec->shard_sizes, gint64, z)
                            : auto_size;
-      enumerate_scenario(sc);
+      enumerate_one(sc);
     }
   }
 }
 
 /* Enumerates the spec into sweep (flushing chunks when streaming). */
 static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GError **error) {
+  guint64 done = 0;
+  guint64 scenarios = (guint64)spec->models->len * spec->hws->len * spec->gpus->len *
+                      spec->seqs->len * spec->gbs->len * sharding_runs(spec);
   for (guint mi = 0; mi < spec->models->len; mi++) {
     Scenario sc;
     memset(&sc, 0, sizeof sc);
     sc.spec = spec;
     sc.sweep = sweep;
+    sc.scenarios_done = &done;
+    sc.scenarios = scenarios;
     sc.job = spec->base;
     /* owned here, lent to sc (clang counts `x = y = ...` as x unused) */
     g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
@@ -388,7 +473,11 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
         !spec->model_settings(&sc.job.model, spec->model_settings_data, error))
       return FALSE;
     for (guint hi = 0; hi < spec->hws->len; hi++) {
-      if (!ptsim_hardware_load(g_ptr_array_index(spec->hws, hi), &sc.job.hw, error)) return FALSE;
+      if (!ptsim_hardware_load(g_ptr_array_index(spec->hws, hi), &sc.job.hw, error) ||
+          !ptsim_workspaces_resolve(sc.job.hw.name, NULL, &sc.job.settings, error))
+        return FALSE;
+      if (spec->base.settings.cublas_workspace_bytes > 0.0) /* --cublas-workspace-config */
+        sc.job.settings.cublas_workspace_bytes = spec->base.settings.cublas_workspace_bytes;
       for (guint g = 0; g < spec->gpus->len; g++)
         for (guint s = 0; s < spec->seqs->len; s++)
           for (guint b = 0; b < spec->gbs->len; b++) {

@@ -56,10 +56,14 @@ typedef struct {
   /* Expert parallelism of mixture-of-experts models (dense models: ep 1).
    * eps empty: every ep dividing both num_experts and gpus / (etp pp);
    * etps empty: etp = tp (Megatron's default). */
-  GArray *eps;   /* gint64 */
-  GArray *etps;  /* gint64 */
-  gint64 tp_max; /* 0: the NVLink domain (ptsim_sweep_tp_max_default) */
-  gint64 pp_max; /* 0: no limit */
+  GArray *eps;  /* gint64 */
+  GArray *etps; /* gint64 */
+  /* tp and pp to try; empty (default): every tp dividing the GPUs up to
+   * tp_max, every pp dividing the GPUs tp x cp leave up to pp_max.  A
+   * given size that does not divide them is a counted rejection. */
+  GArray *tps, *pps; /* gint64 */
+  gint64 tp_max;     /* 0: the NVLink domain (ptsim_sweep_tp_max_default) */
+  gint64 pp_max;     /* 0: no limit */
   /* Every layout's job starts from this one: the layout's fields the sweep
    * does not enumerate (sequence parallelism, the distributed optimizer and
    * its instances, the sharding mode unless shardings says, the embedding
@@ -81,7 +85,17 @@ typedef struct {
    * machines; the counts (candidates, valid, rejected) stay the whole
    * sweep's.  Default: all. */
   guint64 first, last;
+  /* Enumeration progress (NULL: none): called after each scenario (model,
+   * hardware, gpus, seq, gbs, sharding) and every PTSIM_SWEEP_PROGRESS_EVERY
+   * combinations within one, with the scenarios done of all and the valid
+   * layouts so far, so that a caller can say how far it is and estimate the
+   * total before any layout is evaluated. */
+  void (*enumerate_progress)(guint64 scenarios_done, guint64 scenarios, guint64 valid,
+                             gpointer data);
+  gpointer enumerate_progress_data;
 } PtsimSweepSpec;
+
+#define PTSIM_SWEEP_PROGRESS_EVERY 16384
 
 /* Spec with the defaults above and empty scenario lists.  (transfer full) */
 PtsimSweepSpec *ptsim_sweep_spec_new(void);

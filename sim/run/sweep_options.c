@@ -30,6 +30,8 @@ void ptsim_sweep_options_clear(PtsimSweepOptions *o) {
                     &o->schedules,
                     &o->eps,
                     &o->etps,
+                    &o->tps,
+                    &o->pps,
                     &o->shardings,
                     &o->shard_sizes,
                     &o->tp_max_text,
@@ -89,6 +91,13 @@ GOptionEntry *ptsim_sweep_options_entries(PtsimSweepOptions *o) {
        "HSDP shard-group sizes to sweep (default: one NVLink domain / tp); a size not dividing "
        "a layout's dp x cp rejects it",
        "N[,N...]"},
+      {"tp", 0, 0, G_OPTION_ARG_STRING, &o->tps,
+       "Tensor-parallel sizes to try (default: every tp dividing the GPUs, up to --tp-max)",
+       "T[,T...]"},
+      {"pp", 0, 0, G_OPTION_ARG_STRING, &o->pps,
+       "Pipeline-parallel sizes to try (default: every pp dividing the GPUs left, up to "
+       "--pp-max; uneven first/last stages where pp does not divide the layers)",
+       "P[,P...]"},
       {"tp-max", 0, 0, G_OPTION_ARG_STRING, &o->tp_max_text,
        "Largest tp (default: the NVLink domain, e.g. 8 on HGX, 72 on GB200 NVL72; at most the heads)",
        "N"},
@@ -284,6 +293,8 @@ gboolean ptsim_sweep_options_spec(const PtsimSweepOptions *o, PtsimSweepSpec *sp
       (o->cps && !parse_int_list("--cp", o->cps, spec->cps, error)) ||
       (o->vps && !parse_int_list("--vp", o->vps, spec->vps, error)) ||
       (o->eps && !parse_int_list("--ep", o->eps, spec->eps, error)) ||
+      (o->tps && !parse_int_list("--tp", o->tps, spec->tps, error)) ||
+      (o->pps && !parse_int_list("--pp", o->pps, spec->pps, error)) ||
       (o->etps && !parse_int_list("--etp", o->etps, spec->etps, error)) ||
       (o->recomputes && !parse_enum_list("--recompute", PTSIM_NAMES_RECOMPUTE, o->recomputes,
                                          spec->recomputes, error)) ||

@@ -8,13 +8,16 @@
 #include "job_validate.h"
 #include "lifetimes.h"
 #include "names.h"
+#include "simulate.h"
 #include "workload.h"
 
 /* ---- ranking ---- */
 
 GArray *ptsim_sweep_rank_order(const PtsimSweep *sweep) {
   GArray *order = g_array_sized_new(FALSE, FALSE, sizeof(guint), sweep->jobs->len);
-  for (guint i = 0; i < sweep->jobs->len; i++) g_array_append_val(order, i);
+  for (guint i = 0; i < sweep->jobs->len; i++)
+    if (g_array_index(sweep->results, PtsimBatchResult, i).status == 0)
+      g_array_append_val(order, i);
   ptsim_sweep_sort_ranked((const PtsimJob *)sweep->jobs->data,
                           (const PtsimBatchResult *)sweep->results->data, (guint *)order->data,
                           order->len, TRUE);
@@ -48,6 +51,115 @@ GArray *ptsim_sweep_rank(PtsimSweep *sweep, guint top, guint threads, gboolean e
     order = ptsim_sweep_rank_order(sweep);
   }
   return order;
+}
+
+guint ptsim_sweep_reject_unscheduled(const PtsimSweep *sweep, const PtsimBatchResult *results,
+                                     guint n, GHashTable *rejected) {
+  GHashTable *into = rejected ? rejected : sweep->rejected;
+  guint count = 0;
+  for (guint i = 0; i < n; i++) {
+    if (results[i].status == 0) continue;
+    char *reason = g_strdup_printf("could not be scheduled: %s",
+                                   ptsim_simulate_error_text(results[i].status));
+    guint was = GPOINTER_TO_UINT(g_hash_table_lookup(into, reason));
+    g_hash_table_replace(into, reason, GUINT_TO_POINTER(was + 1));
+    count++;
+  }
+  return count;
+}
+
+/* Two layouts of one (model, hardware, GPU count). */
+static gboolean same_group(const PtsimJob *a, const PtsimJob *b) {
+  return a->layout.gpus == b->layout.gpus && strcmp(a->model.name, b->model.name) == 0 &&
+         strcmp(a->hw.name, b->hw.name) == 0;
+}
+
+GArray *ptsim_sweep_best_per_group(PtsimSweep *sweep, guint threads, GArray *groups) {
+  const PtsimJob *jobs = (const PtsimJob *)sweep->jobs->data;
+  PtsimBatchResult *results = (PtsimBatchResult *)sweep->results->data;
+  g_autoptr(GArray) group_of = g_array_new(FALSE, FALSE, sizeof(guint));
+  g_array_set_size(groups, 0);
+  /* Layouts of a group need not be adjacent (shardings and seq lengths
+   * loop inside the GPU counts): each layout to its group (the last one
+   * found first: they mostly are adjacent), then each group's candidates. */
+  guint last = 0;
+  for (guint i = 0; i < sweep->jobs->len; i++) {
+    guint g = last;
+    if (groups->len == 0 || !same_group(&jobs[g_array_index(groups, guint, g)], &jobs[i]))
+      for (g = 0; g < groups->len && !same_group(&jobs[g_array_index(groups, guint, g)], &jobs[i]);
+           g++) {
+      }
+    if (g == groups->len) g_array_append_val(groups, i);
+    g_array_append_val(group_of, g);
+    last = g;
+  }
+  guint n = groups->len;
+  GArray *best = g_array_new(FALSE, FALSE, sizeof(guint));
+  g_autofree GArray **members = g_new0(GArray *, MAX(n, 1));
+  g_autofree guint *next = g_new0(guint, MAX(n, 1));
+  for (guint g = 0; g < n; g++) members[g] = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint i = 0; i < sweep->jobs->len; i++)
+    if (results[i].status == 0 && results[i].runs != 0)
+      g_array_append_val(members[g_array_index(group_of, guint, i)], i);
+  for (guint g = 0; g < n; g++) {
+    ptsim_sweep_sort_ranked(jobs, results, (guint *)members[g]->data, members[g]->len, FALSE);
+    const guint none = G_MAXUINT;
+    g_array_append_val(best, none);
+  }
+  /* Rounds: each unsettled group's fastest layout in doubt, emulated
+   * together on the threads, until each group's fastest left runs. */
+  g_autoptr(GArray) batch = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (gboolean open = TRUE; open;) {
+    open = FALSE;
+    g_array_set_size(batch, 0);
+    for (guint g = 0; g < n; g++) {
+      while (next[g] < members[g]->len && g_array_index(best, guint, g) == G_MAXUINT) {
+        guint i = g_array_index(members[g], guint, next[g]);
+        if (results[i].runs == 1) {
+          g_array_index(best, guint, g) = i;
+        } else if (results[i].runs < 0) {
+          g_array_append_val(batch, i);
+          break;
+        } else {
+          next[g]++;
+        }
+      }
+    }
+    if (batch->len == 0) break;
+    ptsim_sweep_run_allocator(jobs, results, (const guint *)batch->data, batch->len, threads,
+                              sweep->mc.no_shortcut);
+    open = TRUE;
+  }
+  for (guint g = 0; g < n; g++) g_array_unref(members[g]);
+  return best;
+}
+
+typedef struct {
+  double fraction;
+  guint index;
+} Closeness;
+
+static gint by_closeness(gconstpointer a, gconstpointer b) {
+  const Closeness *x = a, *y = b;
+  if (x->fraction != y->fraction) return x->fraction < y->fraction ? -1 : 1;
+  return (x->index > y->index) - (x->index < y->index);
+}
+
+GArray *ptsim_sweep_closest(const PtsimSweep *sweep, guint n) {
+  g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(Closeness));
+  for (guint i = 0; i < sweep->jobs->len; i++) {
+    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
+    const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
+    if (r->status != 0) continue;
+    Closeness c = {(r->held_floor_bytes + ptsim_lifetimes_outside_bytes(j)) / j->hw.memory_bytes,
+                   i};
+    g_array_append_val(all, c);
+  }
+  g_array_sort(all, by_closeness);
+  GArray *out = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint k = 0; k < MIN(n, all->len); k++)
+    g_array_append_val(out, g_array_index(all, Closeness, k).index);
+  return out;
 }
 
 void ptsim_sweep_no_valid_error(const PtsimSweep *sweep, GError **error) {

@@ -21,9 +21,10 @@
 /* ---- ranking ---- */
 
 /* The sweep's layout indices, best first: layouts predicted to run, by
- * tokens/s per GPU (comparable across GPU counts); then those in doubt,
- * those that do not run, those that could not be scheduled
- * (ptsim_sweep_rank_class); ties by index.  (transfer full) */
+ * tokens/s per GPU (comparable across GPU counts); then those in doubt and
+ * those that do not run (ptsim_sweep_rank_class); ties by index.  Layouts
+ * that could not be scheduled are not ranked (they are rejections,
+ * ptsim_sweep_reject_unscheduled).  (transfer full) */
 GArray *ptsim_sweep_rank_order(const PtsimSweep *sweep);
 
 /* The first `top` rows of `order` that the emulation has not seen get it
@@ -37,6 +38,24 @@ guint ptsim_sweep_emulate_shown(PtsimSweep *sweep, GArray *order, guint top, gui
  * table and its CSV file show them); the order.  (transfer full) */
 GArray *ptsim_sweep_rank(PtsimSweep *sweep, guint top, guint threads, gboolean every_item,
                          gboolean emulate_shown);
+
+/* Layouts that could not be scheduled (status != 0) are rejections, not
+ * rankings: each counted into sweep->rejected (or REJECTED, when not NULL)
+ * as "could not be scheduled: WHY"; returns how many. */
+guint ptsim_sweep_reject_unscheduled(const PtsimSweep *sweep, const PtsimBatchResult *results,
+                                     guint n, GHashTable *rejected);
+
+/* The best layout that runs of each (model, hardware, GPU count) of the
+ * sweep, in enumeration order: the fastest by tokens/s per GPU whose runs
+ * verdict is yes, emulating in that order the ones in doubt until one
+ * runs.  G_MAXUINT for a group in which nothing runs.  GROUPS receives the
+ * first layout index of each group.  (transfer full: guint) */
+GArray *ptsim_sweep_best_per_group(PtsimSweep *sweep, guint threads, GArray *groups);
+
+/* The layouts closest to running (none of them runs): the `n` whose held
+ * floor plus context and NCCL (memory.h) is the smallest fraction of
+ * their GPU, smallest first.  (transfer full: guint) */
+GArray *ptsim_sweep_closest(const PtsimSweep *sweep, guint n);
 
 /* "no valid layout among N combinations; rejected, by reason:" and the
  * reasons, one line each (PTSIM_CONFIG_ERROR_INVALID). */

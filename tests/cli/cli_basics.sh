@@ -39,6 +39,13 @@ if command -v python3 >/dev/null 2>&1; then
   check "json parses" python3 -c "import json,sys; d=json.load(open('$tmp/p.json')); assert len(d['memory']['stages'])==2"
 fi
 check "csv has one row per stage" bash -c "[ \$('$ptsim' memory --format csv --pp 4 | wc -l) -eq 5 ]"
+# --estimator fujii2024: the seed's closed form; the reference's worked example (Llama-3.1-8B,
+# tp1 cp4 pp2 mbs1 seq 32768: stage 0 is 75.15 GiB); models it does not describe refused.
+check "fujii2024 reproduces the worked example" bash -c "'$ptsim' memory --model llama3.1-8b \
+  --gpus 8 --cp 4 --pp 2 --seq 32768 --gbs 16 --estimator fujii2024 | grep -q '^    0\*     16 .* 75.15 '"
+check "fujii2024 refuses an MoE model (exit 2)" expect_exit 2 memory --model mixtral-8x7b --estimator fujii2024
+check "  naming why" grep -q "mixture-of-experts layers" "$tmp/err"
+check "--estimator other: exit 2" expect_exit 2 memory --estimator seed
 
 # The Megatron-LM command line and the flags name the same job.
 "$ptsim" memory --format json --model llama3-8b --tp 2 --pp 2 --mbs 2 --gbs 64 --seq 4096 \
@@ -89,6 +96,16 @@ check "latent MoE: not modelled yet (exit 2)" expect_exit 2 predict --gpus 8 --m
 check "no launcher and no --gpus: exit 2, never tp x pp x cp" expect_exit 2 predict --megatron-args \
   "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64 --max-position-embeddings 64"
 check "--precision fp8 on A100 is bad input" expect_exit 2 predict --hw a100-80g --precision fp8
+check "a misspelt Megatron-LM flag: exit 2" expect_exit 2 predict --gpus 8 --megatron-args \
+  "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64 --tensor-model-paralel-size 2"
+check "with the flag it meant" grep -q 'did you mean --tensor-model-parallel-size?' "$tmp/err"
+check "a script's arguments and environment" expect_exit 0 predict --gpus 8 \
+  --megatron-args-file "$src/tests/data/shell_scripts/positional.sh" \
+  --script-args "/ckpt mistralai/Mixtral-8x7B-v0.1 /data" --env SLURM_NNODES=1
+check "a Hugging Face config.json as the model" expect_exit 0 memory --gpus 8 \
+  --hf-config "$src/tests/data/hf_configs/qwen3-8b/config.json"
+check "--model and --hf-config: exit 2" expect_exit 2 memory --model llama3-8b \
+  --hf-config "$src/tests/data/hf_configs/qwen3-8b/config.json"
 check "sweep takes the job settings" expect_exit 0 sweep --gpus 8 --mbs 1 --cp 1 --recompute none \
   --precision fp8 --no-fp32-grad-accumulation --cross-entropy-loss-fusion --tp-comm-overlap --top 2
 

@@ -68,4 +68,12 @@ for r in rows[:5]:
     assert r["runs_from"] == "allocator", r
 PY
 fi
+
+# Llama-3-70B FP8 at tp 4 pp 8 vp 5, gbs 128 on 64 H100: Megatron-Bridge's H100 FP8 recipe
+# layout, which runs.  With its flags (tensorwise fp8, fp8 parameter gather, bf16 gradient
+# reduction, TP-communication overlap) and the fused SwiGLU's saved set it is predicted to run.
+check "Llama-3-70B fp8 tp4 pp8 vp5 (NVIDIA's recipe) runs" bash -c "'$ptsim' predict \
+  --model llama3-70b --hw h100-80g --gpus 64 --tp 4 --pp 8 --vp 5 --gbs 128 --seq 8192 \
+  --precision fp8 --fp8-recipe tensorwise --fp8-param-gather --tp-comm-overlap \
+  --no-fp32-grad-accumulation | grep -q '^runs: yes'"
 exit $((fails > 0))

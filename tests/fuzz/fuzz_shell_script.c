@@ -4,15 +4,20 @@
  * it expands to must stay bounded too: a run that doubles a variable on
  * every line, nests ${...} or $(( )) deeply, or chains thousands of
  * conditions has to end quickly with an error, never hang or blow the
- * stack.  Then the accessors, which the launcher and megatron_args.c call. */
+ * stack.  Half the inputs run with arguments and an environment (the
+ * loops over "$@", shift, ${1:-...}).  Then the accessors, which the
+ * launcher and megatron_args.c call. */
 #include "fuzz_common.h"
 #include "shell_script.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > FUZZ_MAX_INPUT) return 0;
   g_autoptr(GError) error = NULL;
-  g_autoptr(PtsimShellScript)
-      s = ptsim_shell_script_run((const char *)data, size, "fuzz.sh", &error);
+  static const char *const args[] = {"--layers=4", "--", "-x", "two words", NULL};
+  static const char *const env[] = {"TP=2", "NNODES=2", "A=", NULL};
+  PtsimShellInputs inputs = {args, env};
+  g_autoptr(PtsimShellScript) s = ptsim_shell_script_run_with((const char *)data, size, "fuzz.sh",
+                                                              size % 2 ? &inputs : NULL, &error);
   if (!s) {
     g_assert_nonnull(error);
     return 0;

@@ -1,0 +1,221 @@
+/* test_host_time.c — the host's share of the step time (core/host_time.h)
+ * on hand-derived cases, and the data file it reads (io/host_overhead.h). */
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+#include "host_overhead.h"
+#include "host_time.h"
+#include "job_build.h"
+#include "plan_of.h"
+
+/* Megatron-LM's GPT test model (12 layers, h 512, LayerNorm, biases, learned
+ * positions, Transformer Engine, flash attention) on 8 GPUs. */
+#define GPT                                                                             \
+  "--num-layers 12 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "        \
+  "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 --bf16 "  \
+  "--vocab-size 50257 --transformer-impl transformer_engine --attention-backend flash " \
+  "--no-gradient-accumulation-fusion --use-distributed-optimizer "
+
+static void job_of(const char *args, PtsimJob *job) {
+  g_autofree char *with_gpus = g_strconcat(args, " --tensor-model-parallel-size 1", NULL);
+  const char *flags[] = {"--megatron-args", with_gpus, "--gpus", "8", "--hw", "h100-80g", NULL};
+  g_autoptr(GError) error = NULL;
+  gboolean ok = ptsim_job_build_from_flags(flags, job, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+}
+
+/* Round numbers for hand arithmetic: 10 us an op, 20 us a TE module, a
+ * graph 15 us + 0.5 us a kernel; apex's multi_tensor_apply limits. */
+static void round_costs(PtsimHostCosts *c) {
+  c->op_s = 10e-6;
+  c->te_module_s = 20e-6;
+  c->graph_launch_s = 15e-6;
+  c->graph_node_s = 0.5e-6;
+  c->mta_chunk_elements = 65536.0;
+  c->mta_blocks = 320.0;
+  c->mta_tensors_norm = 110.0;
+  c->mta_tensors_copy = 64.0;
+  c->mta_tensors_adam = 36.0;
+}
+
+static void test_launches(void) {
+  g_test_summary("a TE GPT layer at tp 1: forward attention 9 launches (norm, QKV, flash's 5, "
+                 "proj, bias-dropout-add), MLP 5; backward 18 + 12 + the 12 tensors' main_grad "
+                 "hooks; 5 TE modules a pass");
+  PtsimJob job;
+  job_of(GPT, &job);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  PtsimHostLaunches n;
+  ptsim_host_layer_launches(plan, 0, &n);
+  /* forward attention: norm 1 + QKV 1 + flash 5 + proj 1 + bda 1 = 9 */
+  g_assert_cmpfloat(n.forward_attention, ==, 9.0);
+  /* forward MLP: norm 1 + fc1 1 + GELU 1 + fc2 1 + bda 1 = 5 */
+  g_assert_cmpfloat(n.forward_mlp, ==, 5.0);
+  /* backward attention: bda + bias 2, proj dgrad/wgrad/bias 3, flash 7,
+   * QKV dgrad/wgrad/bias 3, norm 2, residual 1 = 18; hooks: 4 weights +
+   * 4 biases + 2 norms x (weight, bias) = 12 tensors, half on each side */
+  g_assert_cmpfloat(n.backward_attention, ==, 18.0 + 6.0);
+  /* backward MLP: bda + bias 2, fc2 3, GELU 1, fc1 3, norm 2, residual 1 */
+  g_assert_cmpfloat(n.backward_mlp, ==, 12.0 + 6.0);
+  g_assert_cmpfloat(n.te_modules, ==, 5.0);
+
+  /* tp 2 with SP: an all-gather before QKV and fc1, a reduce-scatter
+   * after proj and fc2, mirrored in backward plus the wgrad all-gathers */
+  PtsimJob tp2;
+  const char *flags[] = {"--megatron-args",
+                         GPT " --tensor-model-parallel-size 2 --sequence-parallel",
+                         "--gpus",
+                         "8",
+                         "--hw",
+                         "h100-80g",
+                         NULL};
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_job_build_from_flags(flags, &tp2, NULL, &error));
+  g_autofree PtsimPlan *plan2 = plan_of(&tp2);
+  ptsim_host_layer_launches(plan2, 0, &n);
+  g_assert_cmpfloat(n.forward_attention, ==, 11.0);
+  g_assert_cmpfloat(n.forward_mlp, ==, 7.0);
+  g_assert_cmpfloat(n.backward_attention, ==, 24.0 + 3.0);
+  g_assert_cmpfloat(n.backward_mlp, ==, 18.0 + 3.0);
+}
+
+static void test_pass_time(void) {
+  g_test_summary("a pass's host time: launches x op + TE modules x module; a layer's CUDA graph "
+                 "replays at 15 us + 0.5 us a kernel; attention-only graphs keep the MLP eager, "
+                 "and an MoE layer's experts stay eager unless the scope names moe");
+  PtsimJob job;
+  job_of(GPT, &job);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  PtsimHost host;
+  memset(&host, 0, sizeof host);
+  round_costs(&host.costs);
+  PtsimHostLaunches n;
+  ptsim_host_layer_launches(plan, 0, &n);
+  /* forward: (9 + 5) x 10 us + 5 x 20 us = 240 us */
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 0) - 240e-6), <, 1e-12);
+  /* backward: (24 + 18) x 10 us + 5 x 20 us = 520 us */
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 1, 0) - 520e-6), <, 1e-12);
+  host.graphs = PTSIM_GRAPH_LAYER; /* 15 + 14 x 0.5 = 22 us */
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 0) - 22e-6), <, 1e-12);
+  /* an MoE layer under the same scope keeps its MLP part eager (no graph_moe):
+   * 15 + 9 x 0.5 = 19.5 us, then 5 x 10 + 2 x 20 = 90 us */
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 1) - 109.5e-6), <, 1e-12);
+  host.graph_moe = 1; /* the experts captured too: as the dense layer */
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 1) - 22e-6), <, 1e-12);
+  /* attention graphed: 15 + 9 x 0.5 = 19.5 us, the MLP (fc1, fc2 modules)
+   * 5 x 10 + 2 x 20 = 90 us */
+  host.graphs = PTSIM_GRAPH_ATTN;
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 0) - 109.5e-6), <, 1e-12);
+  /* the whole iteration graphed: its launch is once a step, 14 x 0.5 = 7 us */
+  host.graphs = PTSIM_GRAPH_ITERATION;
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 0) - 7e-6), <, 1e-12);
+}
+
+static void test_host_bound(void) {
+  g_test_summary("the compute stream waits for its host: a pass shorter on the GPU than its "
+                 "host time takes the host time; a longer one is unchanged");
+  PtsimJob job;
+  job_of(GPT, &job);
+  round_costs(&job.settings.host.costs);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  PtsimWorkload gpu, with;
+  PtsimJob bare = job;
+  memset(&bare.settings.host.costs, 0, sizeof bare.settings.host.costs);
+  g_autofree PtsimPlan *bare_plan = plan_of(&bare);
+  ptsim_workload_build(bare_plan, NULL, &gpu);
+  ptsim_workload_build(plan, NULL, &with);
+  /* 240 us and 520 us of host against the GPU's own times */
+  g_assert_cmpfloat(fabs(with.layer.forward_s - fmax(gpu.layer.forward_s, 240e-6)), <, 1e-12);
+  double gpu_b = gpu.layer.backward_input_s + gpu.layer.backward_weight_s;
+  double with_b = with.layer.backward_input_s + with.layer.backward_weight_s;
+  g_assert_cmpfloat(fabs(with_b - fmax(gpu_b, 520e-6)), <, 1e-12);
+  g_assert_cmpfloat(with.layer.flops, ==, gpu.layer.flops);
+}
+
+static void test_optimizer(void) {
+  g_test_summary("the optimizer's host time: with fp32 main grads and the distributed optimizer "
+                 "one copy per local tensor, the norm's and Adam's multi_tensor_apply launches, "
+                 "the logged norms");
+  PtsimJob job;
+  job_of(GPT "--log-params-norm --log-num-zeros-in-grad", &job);
+  g_assert_true(job.settings.host.log_params_norm && job.settings.host.log_num_zeros);
+  round_costs(&job.settings.host.costs);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  /* one stage: 12 layers x 12 tensors + word and position embeddings (2)
+   * + the final norm (2) = 148 tensors; dp 8 shards: 19 + 1 = 20 local.
+   * Elements: the stage's parameters / 8; chunks = elements / 65536 + 20. */
+  double elements = plan->stage_parameters[0] / 8.0;
+  double chunks = ceil(elements / 65536.0) + 20.0;
+  double norm = fmax(1.0, ceil(chunks / 320.0)), adam = fmax(1.0, ceil(chunks / 320.0));
+  /* fp32 main grads: no cast; the parameters back 20; grad norm 2 x norm + 2,
+   * Adam, zeros 2 x 20 + 2, params norm + 2 */
+  double ops = 20.0 + 2.0 * norm + 2.0 + adam + 42.0 + norm + 2.0;
+  g_assert_cmpfloat(fabs(ptsim_host_optimizer_s(plan, 0) - ops * 10e-6), <, 1e-12);
+}
+
+static void test_graph_flags(void) {
+  g_test_summary("--cuda-graph-impl and its scope (or the older --cuda-graph-modules) pick what "
+                 "is captured");
+  PtsimJob job;
+  job_of(GPT "--cuda-graph-impl transformer_engine", &job);
+  g_assert_cmpint(job.settings.host.graphs, ==, PTSIM_GRAPH_LAYER);
+  job_of(GPT "--cuda-graph-impl transformer_engine --cuda-graph-modules attn", &job);
+  g_assert_cmpint(job.settings.host.graphs, ==, PTSIM_GRAPH_ATTN);
+  /* as a test case's YAML list arrives: one word with brackets */
+  job_of(GPT "--cuda-graph-impl transformer_engine --cuda-graph-modules "
+             "'[attn mlp moe_router moe_preprocess]'",
+         &job);
+  g_assert_cmpint(job.settings.host.graphs, ==, PTSIM_GRAPH_LAYER);
+  g_assert_false(job.settings.host.graph_moe);
+  job_of(GPT "--cuda-graph-impl transformer_engine --cuda-graph-scope attn moe", &job);
+  g_assert_cmpint(job.settings.host.graphs, ==, PTSIM_GRAPH_ATTN);
+  g_assert_true(job.settings.host.graph_moe);
+  job_of(GPT "--cuda-graph-impl local --cuda-graph-scope full_iteration", &job);
+  g_assert_cmpint(job.settings.host.graphs, ==, PTSIM_GRAPH_ITERATION);
+  job_of(GPT "--cuda-graph-impl none", &job);
+  g_assert_cmpint(job.settings.host.graphs, ==, PTSIM_GRAPH_NONE);
+  job_of(GPT "--enable-cuda-graph", &job);
+  g_assert_cmpint(job.settings.host.graphs, ==, PTSIM_GRAPH_LAYER);
+}
+
+static void test_data_file(void) {
+  g_test_summary("the shipped host_overhead.ini loads, every value with a source; a value "
+                 "without one, an unknown key or a value out of range is refused");
+  PtsimHostCosts c;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_host_costs_load(&c, &error));
+  g_assert_no_error(error);
+  g_assert_cmpfloat(fabs(c.op_s - 27.9e-6), <, 1e-15);
+  g_assert_cmpfloat(c.mta_tensors_adam, ==, 36.0);
+  const char *keys = "[host]\nop_us = 1\nte_module_us = 1\ngraph_launch_us = 1\n"
+                     "graph_node_us = 1\nmta_chunk_elements = 1\nmta_blocks = 1\n"
+                     "mta_tensors_norm = 1\nmta_tensors_copy = 1\nmta_tensors_adam = 1\n";
+  const char *sources = "[source]\nop_us = a\nte_module_us = a\ngraph_launch_us = a\n"
+                        "graph_node_us = a\nmta_chunk_elements = a\nmta_blocks = a\n"
+                        "mta_tensors_norm = a\nmta_tensors_copy = a\nmta_tensors_adam = a\n";
+  g_autofree char *good = g_strconcat(keys, sources, NULL);
+  g_assert_true(ptsim_host_costs_load_data(good, strlen(good), "t", &c, &error));
+  g_autofree char *unsourced = g_strconcat(keys, "[source]\nop_us = a\n", NULL);
+  g_assert_false(ptsim_host_costs_load_data(unsourced, strlen(unsourced), "t", &c, &error));
+  g_assert_nonnull(strstr(error->message, "te_module_us"));
+  g_clear_error(&error);
+  g_autofree char *unknown = g_strconcat(keys, "op_ms = 2\n", sources, NULL);
+  g_assert_false(ptsim_host_costs_load_data(unknown, strlen(unknown), "t", &c, &error));
+  g_assert_nonnull(strstr(error->message, "op_ms"));
+  g_clear_error(&error);
+  g_autofree char *negative = g_strconcat("[host]\nop_us = -1\n", sources, NULL);
+  g_assert_false(ptsim_host_costs_load_data(negative, strlen(negative), "t", &c, &error));
+  g_assert_nonnull(strstr(error->message, "op_us"));
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/host-time/launches", test_launches);
+  g_test_add_func("/host-time/pass-time", test_pass_time);
+  g_test_add_func("/host-time/host-bound", test_host_bound);
+  g_test_add_func("/host-time/optimizer", test_optimizer);
+  g_test_add_func("/host-time/graph-flags", test_graph_flags);
+  g_test_add_func("/host-time/data-file", test_data_file);
+  return g_test_run();
+}
