@@ -24,6 +24,15 @@
 #include "../tests/jobgen.h"
 #include "batch_cpu.h"
 #include "gpu.h"
+#include "kernel_registry.h"
+
+/* How many kernel tables the profiles loaded so far registered: the CPU
+ * batch and ptsim_simulate price with them (kernel_registry.h). */
+static int32_t kernel_table_count(void) {
+  int32_t n = 0;
+  ptsim_kernel_registry_tables(&n);
+  return n;
+}
 
 /* The Monte-Carlo comparison; returns the exit status. */
 static int compare_montecarlo(const PtsimBatchResult *cpu, const PtsimBatchResult *gpu, gsize n) {
@@ -94,7 +103,8 @@ int main(int argc, char **argv) {
   g_autofree void *scratch = g_malloc(max_scratch);
   gint64 start = g_get_monotonic_time();
   for (gsize i = 0; i < n; i++) /* what ptsim_batch_evaluate_cpu does, with the samples */
-    ptsim_batch_evaluate_mc(&jobs[i], &mc, i, scratch, max_scratch, &cpu[i]);
+    ptsim_batch_evaluate_mc(&jobs[i], &mc, ptsim_kernel_registry_tables(NULL), kernel_table_count(),
+                            i, scratch, max_scratch, &cpu[i]);
   double cpu_s = (double)(g_get_monotonic_time() - start) * 1e-6;
   gsize failed = 0;
   for (gsize i = 0; i < n; i++) failed += cpu[i].status != 0;

@@ -16,6 +16,15 @@
 #include "schedule.h"
 #include "simulate.h"
 #include "plan_of.h"
+#include "kernel_registry.h"
+
+/* How many kernel tables the profiles loaded so far registered: the CPU
+ * batch and ptsim_simulate price with them (kernel_registry.h). */
+static int32_t kernel_table_count(void) {
+  int32_t n = 0;
+  ptsim_kernel_registry_tables(&n);
+  return n;
+}
 
 #define N_JOBS 300
 
@@ -88,11 +97,13 @@ static void test_scratch_too_small(void) {
   g_assert_cmpint(bytes % 16, ==, 0);
   g_autofree void *scratch = g_malloc(bytes);
   PtsimBatchResult r;
-  ptsim_batch_evaluate_one(job, scratch, bytes - 16, &r);
+  ptsim_batch_evaluate_one(job, ptsim_kernel_registry_tables(NULL), kernel_table_count(), scratch,
+                           bytes - 16, &r);
   g_assert_cmpint(r.status, ==, PTSIM_ENGINE_ERR_SCRATCH);
   g_assert_cmpfloat(r.total_bytes, ==, 0.0);
   g_assert_cmpfloat(r.step_s, ==, 0.0);
-  ptsim_batch_evaluate_one(job, scratch, bytes, &r);
+  ptsim_batch_evaluate_one(job, ptsim_kernel_registry_tables(NULL), kernel_table_count(), scratch,
+                           bytes, &r);
   g_assert_cmpint(r.status, ==, 0);
   g_assert_cmpfloat(r.step_s, >, 0.0);
 }
@@ -106,7 +117,8 @@ static void test_schedule_error_in_status(void) {
   g_assert_cmpint(bytes, >, 0);
   g_autofree void *scratch = g_malloc(bytes);
   PtsimBatchResult r;
-  ptsim_batch_evaluate_one(job, scratch, bytes, &r);
+  ptsim_batch_evaluate_one(job, ptsim_kernel_registry_tables(NULL), kernel_table_count(), scratch,
+                           bytes, &r);
   g_assert_cmpint(r.status, ==, PTSIM_SCHEDULE_ERR_DIVISIBLE);
   g_assert_cmpfloat(r.total_bytes, >, 0.0);
   g_assert_cmpfloat(r.step_s, ==, 0.0);

@@ -433,7 +433,7 @@ static void test_hw_errors(void) {
   load_hw_fixture_fails("bad_hw_nvls.ini", "nvls = '1'", "true or false", NULL);
   load_hw_fixture_fails("bad_hw_gpus_per_node.ini", "gpus_per_node = '8.5'", "an integer", NULL);
   load_hw_fixture_fails("bad_hw_missing_group.ini", "unknown group [fabrik]",
-                        "[gpu], [node], [fabric], [efficiency], [source]", NULL);
+                        "[gpu], [node], [fabric], [efficiency], [kernels], [source]", NULL);
   load_hw_fixture_fails("bad_hw_no_fabric.ini", "missing group [fabric]", NULL);
   /* what the cost model's wave quantization needs is required, never guessed */
   load_hw_fixture_fails("bad_hw_tile.ini", "gemm_tile_n = '256000'", "an integer from 8 to 1024",

@@ -13,6 +13,15 @@
 #include "batch_cpu.h"
 #include "gpu.h"
 #include "jobgen.h"
+#include "kernel_registry.h"
+
+/* How many kernel tables the profiles loaded so far registered: the CPU
+ * batch and ptsim_simulate price with them (kernel_registry.h). */
+static int32_t kernel_table_count(void) {
+  int32_t n = 0;
+  ptsim_kernel_registry_tables(&n);
+  return n;
+}
 
 #define N_JOBS 400
 
@@ -94,7 +103,8 @@ static void test_gpu_shortcut_exact(void) {
   for (int i = 0; i < N_JOBS; i++) {
     int64_t bytes = ptsim_batch_scratch_bytes_mc(&jobs[i], &every);
     g_autofree void *scratch = g_malloc(bytes);
-    ptsim_batch_evaluate_mc(&jobs[i], &every, (uint64_t)i, scratch, bytes, &cpu[i]);
+    ptsim_batch_evaluate_mc(&jobs[i], &every, ptsim_kernel_registry_tables(NULL),
+                            kernel_table_count(), (uint64_t)i, scratch, bytes, &cpu[i]);
     g_assert_true(memcmp(&fast[i], &full[i], sizeof fast[i]) == 0);
     g_assert_cmpint(fast[i].status, ==, cpu[i].status);
     for (gsize f = 0; f < JOBGEN_N_FIELDS; f++)
@@ -122,7 +132,8 @@ static void test_gpu_montecarlo_matches_cpu(void) {
   for (int i = 0; i < N; i++) {
     int64_t bytes = ptsim_batch_scratch_bytes_mc(&jobs[i], &mc);
     g_autofree void *scratch = g_malloc(bytes);
-    ptsim_batch_evaluate_mc(&jobs[i], &mc, (uint64_t)i, scratch, bytes, &cpu[i]);
+    ptsim_batch_evaluate_mc(&jobs[i], &mc, ptsim_kernel_registry_tables(NULL), kernel_table_count(),
+                            (uint64_t)i, scratch, bytes, &cpu[i]);
   }
   g_assert_true(ptsim_gpu_evaluate_mc(jobs, N, &mc, 0, gpu, &error));
   g_assert_no_error(error);
@@ -171,7 +182,8 @@ static void test_gpu_moe_matches_cpu(void) {
   for (int i = 0; i < 64; i++) {
     int64_t bytes = ptsim_batch_scratch_bytes_mc(&jobs[i], &mc);
     g_autofree void *scratch = g_malloc(bytes);
-    ptsim_batch_evaluate_mc(&jobs[i], &mc, (uint64_t)i, scratch, bytes, &cpu[i]);
+    ptsim_batch_evaluate_mc(&jobs[i], &mc, ptsim_kernel_registry_tables(NULL), kernel_table_count(),
+                            (uint64_t)i, scratch, bytes, &cpu[i]);
   }
   g_assert_true(ptsim_gpu_evaluate_mc(jobs, 64, &mc, 0, gpu, &error));
   g_assert_no_error(error);

@@ -8,6 +8,15 @@
 #include "config.h"
 #include "job_fixture.h"
 #include "rng.h"
+#include "kernel_registry.h"
+
+/* How many kernel tables the profiles loaded so far registered: the CPU
+ * batch and ptsim_simulate price with them (kernel_registry.h). */
+static int32_t kernel_table_count(void) {
+  int32_t n = 0;
+  ptsim_kernel_registry_tables(&n);
+  return n;
+}
 
 static void check_block(const uint32_t c[4], const uint32_t k[2], const uint32_t want[4]) {
   uint32_t out[4];
@@ -54,7 +63,8 @@ static void evaluate(const PtsimJob *job, const PtsimMonteCarlo *mc, uint64_t in
                      PtsimBatchResult *out) {
   int64_t bytes = ptsim_batch_scratch_bytes_mc(job, mc);
   g_autofree void *scratch = g_malloc(bytes);
-  ptsim_batch_evaluate_mc(job, mc, index, scratch, bytes, out);
+  ptsim_batch_evaluate_mc(job, mc, ptsim_kernel_registry_tables(NULL), kernel_table_count(), index,
+                          scratch, bytes, out);
   g_assert_cmpint(out->status, ==, 0);
 }
 

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 #include "job_build.h"
+#include "kernel_registry.h"
 #include "plan_of.h"
 #include "trace.h"
 
@@ -49,7 +50,9 @@ typedef struct {
 static void run_job(const PtsimJob *job, int32_t steps, Run *r) {
   r->plan = plan_of(job);
   r->w = g_new0(PtsimWorkload, 1);
-  ptsim_workload_build(r->plan, NULL, r->w);
+  PtsimCostParams params; /* the profile's kernel table, as ptsim_simulate prices */
+  ptsim_kernel_registry_params(&r->plan->job.hw, &params);
+  ptsim_workload_build(r->plan, &params, r->w);
   r->time = g_new0(PtsimTimeResult, 1);
   memset(&r->trace, 0, sizeof r->trace);
   g_autoptr(GError) error = NULL;

@@ -45,7 +45,7 @@ profiles, which were fitted on every row, held-out ones included.
 Usage: validate/error_bands.py [--ptsim build/ptsim] [--rounds 3] [--out validate/error_bands.ini]
 Run it after changing the engine or the published-run mapping; it rewrites the file.
 """
-import argparse, datetime, json, os, shutil, subprocess, sys
+import argparse, csv, datetime, json, os, shutil, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -69,12 +69,15 @@ START = {
 
 
 def starts(fam):
-    """The source values, and the source values with one parameter at either bound."""
-    out = [dict(START[fam])]
-    for key, bounds in fit_efficiency.BOUNDS.items():
-        for bound in bounds[fam]:
-            if bound != START[fam][key]:
-                out.append(dict(START[fam], **{key: bound}))
+    """The source values, and the source values with one parameter at either bound, of the
+    parameters the family fits (fit_efficiency.keys_of)."""
+    keys = fit_efficiency.keys_of(fam)
+    start = {k: START[fam][k] for k in keys}
+    out = [dict(start)]
+    for key in keys:
+        for bound in fit_efficiency.BOUNDS[key][fam]:
+            if bound != start[key]:
+                out.append(dict(start, **{key: bound}))
     return out
 
 
@@ -131,6 +134,31 @@ def held_out(ptsim, data_dir, rows):
     return out
 
 
+def write_rows(opts, rows, groups):
+    """Every held-out row (validate/class_errors.py turns them into the error per workload
+    class): the folds' rows with the worst of the equally good fits, and the validation-only
+    rows (fit_efficiency.HELD_OUT: never fitted on) with the shipped profiles."""
+    out = []
+    for items in groups.values():
+        for row, err, config, trained, _, _ in items:
+            out.append((row, err, config, trained))
+    validation = [r for r in rows if r[0] in fit_efficiency.HELD_OUT]
+    for row, err, config in held_out(opts.ptsim, ROOT, validation):
+        out.append((row, err, config, "none (validation only)"))
+    with open(opts.rows_out, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["source", "label", "hw", "precision", "seq", "cp", "experts", "framework",
+                    "error", "fitted_on"])
+        for row, err, config, trained in sorted(out, key=lambda t: (t[0][0], t[0][1])):
+            args = row[2]
+            w.writerow([row[0], row[1], args[args.index("--hw") + 1], precision_of(args),
+                        config["layout"]["seq"], config["layout"].get("cp", 1),
+                        config["model"].get("num_experts", 0),
+                        "torchtitan" if "--torchtitan" in args else "megatron",
+                        "%.4f" % err, trained.replace(",", "+")])
+    print("wrote %s" % opts.rows_out)
+
+
 def git_commit():
     p = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                        text=True)
@@ -143,6 +171,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(HERE, "error_bands.ini"))
     ap.add_argument("--family", default="", help="only this GPU family (a100, h100)")
+    ap.add_argument("--rows-out", default=os.path.join(HERE, "error_rows.csv"),
+                    help="every held-out row's error, for validate/class_errors.py")
     opts = ap.parse_args()
     rows = list(calibrate_published.rows(opts.ptsim))
     groups = {}  # (family, class) -> list of (row, error, config, trained_on, best-fit error,
@@ -235,6 +265,7 @@ def main():
     with open(opts.out, "w") as f:
         f.write("\n".join(lines))
     print("wrote %s" % opts.out)
+    write_rows(opts, rows, groups)
     # The per-fold table of CROSS_VALIDATION.md.
     print("| GPU, precision | held out | fitted on | runs | fits as good (training MAPE up to) | "
           "best fit: held-out MAPE | band: worst of them | largest | bias |")

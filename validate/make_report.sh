@@ -28,6 +28,14 @@ cd "$root"
   sed -n '/^| GPU, precision | held out/,/^$/p' validate/CROSS_VALIDATION.md
   sed -n '/^The bands (all held-out runs/,/^$/p' validate/CROSS_VALIDATION.md
   sed -n '/^How a band is computed/,/^$/p' validate/CROSS_VALIDATION.md
+  echo "By workload class (\`validate/class_errors.py\` on \`validate/error_rows.csv\`, which the same"
+  echo "run of \`validate/error_bands.py\` writes: each published run predicted by parameters fitted"
+  echo "without its source, the validation-only runs by the shipped profiles, which never saw them; a"
+  echo "run counts in every class it belongs to; \"uncalibrated\": no held-out run of that class, so"
+  echo "ptsim cannot quote an error there, and no other class's band stands in for it):"
+  echo
+  python3 validate/class_errors.py validate/error_rows.csv
+  echo
   pub_json=$("$ptsim" validate --suite published --format json)
   # in-sample: the runs the parameters were fitted on, i.e. all but the validation-only
   # sources (calibrate_published.VALIDATION_ONLY: the mixture-of-experts rows) and the

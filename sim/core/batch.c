@@ -2,6 +2,7 @@
  * The CPU reference of the GPU batch: cuda/batch.cu #includes this file. */
 #include <string.h>
 #include "batch.h"
+#include "cost.h"
 #include "scratch.h"
 #include "engine.h"
 #include "memory.h"
@@ -93,14 +94,18 @@ static PTSIM_HD void batch_clear(PtsimBatchResult *out) {
   out->runs_from = PTSIM_RUNS_FROM_NONE;
 }
 
-PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch, int64_t scratch_bytes,
+PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, const PtsimKernelTable *tables,
+                                       int32_t table_count, void *scratch, int64_t scratch_bytes,
                                        PtsimBatchResult *out) {
-  ptsim_batch_evaluate_mc(job, (const PtsimMonteCarlo *)0, 0, scratch, scratch_bytes, out);
+  ptsim_batch_evaluate_mc(job, (const PtsimMonteCarlo *)0, tables, table_count, 0, scratch,
+                          scratch_bytes, out);
 }
 
 PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo *mc,
+                                      const PtsimKernelTable *tables, int32_t table_count,
                                       uint64_t index, void *scratch, int64_t scratch_bytes,
                                       PtsimBatchResult *out) {
+  PtsimCostParams params;
   double *samples;
   int32_t n_samples = batch_samples(mc), k;
   char *base = (char *)scratch;
@@ -148,7 +153,8 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
     out->status = (int32_t)engine_bytes;
     return;
   }
-  ptsim_workload_build(plan, (const PtsimCostParams *)0, workload);
+  ptsim_cost_params_init(&job->hw, tables, table_count, &params);
+  ptsim_workload_build(plan, &params, workload);
   /* The recurrence: the event loop's times at a quarter of the cost (the
    * batch reports no event count); every event with --no-shortcut. */
   rc = mc && mc->no_shortcut
@@ -177,8 +183,8 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
       /* the sample's token distribution: its own stream, beside the engine's */
       PtsimRng rng;
       ptsim_rng_init(&rng, mc->seed ^ BATCH_LOAD_STREAM, jitter.subsequence);
-      ptsim_workload_build_loaded(plan, (const PtsimCostParams *)0,
-                                  ptsim_workload_sample_expert_load(plan, &rng), workload);
+      ptsim_workload_build_loaded(plan, &params, ptsim_workload_sample_expert_load(plan, &rng),
+                                  workload);
     }
     rc = ptsim_engine_run_jittered(plan, workload, &jitter, base + off, scratch_bytes - off,
                                    (PtsimTrace *)0, time);

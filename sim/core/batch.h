@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include "hd.h"
 #include "job.h"
+#include "kernel_table.h"
 
 /* status: the job's schedule could not be built or the engine failed
  * (a schedule or PTSIM_ENGINE_ERR_* code, negative).  */
@@ -100,11 +101,16 @@ typedef struct {
  * fixed part, and evaluate_one reports the schedule error in status. */
 PTSIM_HD int64_t ptsim_batch_scratch_bytes(const PtsimJob *job);
 
-/* Evaluates one validated job into *out.  scratch must be 8-byte aligned
+/* Evaluates one validated job into *out.  TABLES (TABLE_COUNT of them;
+ * NULL: none) are the measured kernel tables the batch's profiles use,
+ * job->hw.kernel_table the 1-based index of the job's (the shell's
+ * registry, kernel_registry.h; one copy per profile beside the batch,
+ * never inside each job).  scratch must be 8-byte aligned
  * (16 is better) and at least ptsim_batch_scratch_bytes(job) bytes; when it
  * is smaller, out->status is PTSIM_ENGINE_ERR_SCRATCH and nothing else is
  * computed.  Never fails otherwise: engine errors go to out->status. */
-PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch, int64_t scratch_bytes,
+PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, const PtsimKernelTable *tables,
+                                       int32_t table_count, void *scratch, int64_t scratch_bytes,
                                        PtsimBatchResult *out);
 
 /* The same with Monte-Carlo samples (mc NULL or samples 0: as above);
@@ -112,6 +118,7 @@ PTSIM_HD void ptsim_batch_evaluate_one(const PtsimJob *job, void *scratch, int64
  * streams, so results do not depend on how a sweep is split into batches. */
 PTSIM_HD int64_t ptsim_batch_scratch_bytes_mc(const PtsimJob *job, const PtsimMonteCarlo *mc);
 PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo *mc,
+                                      const PtsimKernelTable *tables, int32_t table_count,
                                       uint64_t index, void *scratch, int64_t scratch_bytes,
                                       PtsimBatchResult *out);
 

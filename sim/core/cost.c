@@ -89,6 +89,31 @@ PTSIM_HD void ptsim_cost_params_default(const PtsimHardware *hw, PtsimCostParams
   out->nvlink_half_bytes = 16.0 * 1024.0 * 1024.0;
   out->net_half_bytes = 16.0 * 1024.0 * 1024.0;
   out->nic_aggregation = 1.0;
+  out->kernels = 0;
+}
+
+PTSIM_HD void ptsim_cost_params_init(const PtsimHardware *hw, const PtsimKernelTable *tables,
+                                     int32_t count, PtsimCostParams *out) {
+  ptsim_cost_params_default(hw, out);
+  if (tables != 0 && hw->kernel_table >= 1 && hw->kernel_table <= count)
+    out->kernels = &tables[hw->kernel_table - 1];
+}
+
+PTSIM_HD PtsimGemmFormat ptsim_cost_format(PtsimPrecision precision, PtsimFp8Recipe recipe) {
+  if (precision == PTSIM_PRECISION_BF16) return PTSIM_FORMAT_BF16;
+  if (precision == PTSIM_PRECISION_FP16) return PTSIM_FORMAT_FP16;
+  switch (recipe) {
+  case PTSIM_FP8_BLOCKWISE:
+    return PTSIM_FORMAT_FP8_BLOCKWISE;
+  case PTSIM_FP8_MXFP8:
+    return PTSIM_FORMAT_MXFP8;
+  case PTSIM_FP8_NVFP4:
+    return PTSIM_FORMAT_NVFP4;
+  case PTSIM_FP8_DELAYED:
+  case PTSIM_FP8_TENSORWISE:
+  default:
+    return PTSIM_FORMAT_FP8;
+  }
 }
 
 /* ---- compute ---- */
@@ -132,6 +157,13 @@ PTSIM_HD static double cost_wave_fill(int64_t m, int64_t n, int64_t k, int64_t t
   return best;
 }
 
+PTSIM_HD double ptsim_cost_wave_fill(const PtsimCostParams *p, int64_t m, int64_t n, int64_t k) {
+  int64_t sms = p->sm_count > 0 ? p->sm_count : 1;
+  int64_t tm = p->gemm_tile_m > 0 ? p->gemm_tile_m : 128;
+  int64_t tn = p->gemm_tile_n > 0 ? p->gemm_tile_n : 128;
+  return cost_wave_fill(m, n, k, tm, tn, sms, p->gemm_split_k_min);
+}
+
 /* The same for `groups` GEMMs of one shape launched as one grouped kernel:
  * the tiles of every group share the waves. */
 PTSIM_HD static double cost_wave_fill_grouped(int64_t groups, int64_t m, int64_t n, int64_t k,
@@ -151,55 +183,118 @@ PTSIM_HD static double cost_wave_fill_grouped(int64_t groups, int64_t m, int64_t
   return best;
 }
 
-PTSIM_HD static double cost_peak(const PtsimHardware *hw, PtsimPrecision precision) {
-  if (precision == PTSIM_PRECISION_FP8 && hw->peak_fp8_flops > 0.0) return hw->peak_fp8_flops;
-  return hw->peak_bf16_flops;
+/* The HBM bandwidth memory-bound work gets: the measured STREAM triad of
+ * the profile's kernel table, else the datasheet's times
+ * memory_efficiency.  PARAMS may be NULL. */
+PTSIM_HD static double cost_hbm(const PtsimHardware *hw, const PtsimCostParams *params) {
+  double measured = params != 0 ? ptsim_cost_measured_hbm_bytes_per_s(params->kernels) : -1.0;
+  return measured > 0.0 ? measured : hw->hbm_bytes_per_s * hw->memory_efficiency;
 }
 
-PTSIM_HD static int cost_uses_fp8(const PtsimHardware *hw, PtsimPrecision precision) {
-  return (precision == PTSIM_PRECISION_FP8 && hw->peak_fp8_flops > 0.0) ? 1 : 0;
+/* Whether FORMAT runs on the FP8 (or FP4) tensor cores here: not when the
+ * profile has no FP8 peak (then it runs, and is priced, as bf16). */
+PTSIM_HD static int cost_low_precision(const PtsimHardware *hw, PtsimGemmFormat format) {
+  return format >= PTSIM_FORMAT_FP8 && hw->peak_fp8_flops > 0.0 ? 1 : 0;
+}
+
+/* The peak of FORMAT: NVFP4 on the FP4 tensor cores (peak_fp4_flops),
+ * the FP8 formats on the FP8 ones, else bf16's. */
+PTSIM_HD static double cost_peak(const PtsimHardware *hw, PtsimGemmFormat format) {
+  if (format == PTSIM_FORMAT_NVFP4 && hw->peak_fp4_flops > 0.0) return hw->peak_fp4_flops;
+  return cost_low_precision(hw, format) ? hw->peak_fp8_flops : hw->peak_bf16_flops;
+}
+
+/* The format a GEMM is priced as: NVFP4 as FP8 where the profile has no FP4
+ * tensor cores, and bf16 where it has no FP8 ones (validation refuses
+ * both for a job; the cost functions stay total). */
+PTSIM_HD static PtsimGemmFormat cost_run_format(const PtsimHardware *hw, PtsimGemmFormat format) {
+  if (format == PTSIM_FORMAT_NVFP4 && !(hw->peak_fp4_flops > 0.0)) format = PTSIM_FORMAT_FP8;
+  return format >= PTSIM_FORMAT_FP8 && !cost_low_precision(hw, format) ? PTSIM_FORMAT_BF16 : format;
+}
+
+/* Bytes of one input element (a GEMM's output is bf16): the value and its
+ * share of the block scale, MXFP8 1 + 1/32 (an E8M0 byte per 32), NVFP4
+ * 1/2 + 1/16 (an E4M3 byte per 16; the per-tensor FP32 scale is nothing). */
+PTSIM_HD static double cost_input_bytes(const PtsimHardware *hw, PtsimGemmFormat format) {
+  if (!cost_low_precision(hw, format)) return 2.0;
+  if (format == PTSIM_FORMAT_MXFP8) return 1.0 + 1.0 / 32.0;
+  if (format == PTSIM_FORMAT_NVFP4) return 0.5 + 1.0 / 16.0;
+  return 1.0;
+}
+
+/* The formulas' efficiency: the profile's fitted ramp and asymptote. */
+PTSIM_HD static double cost_formula_gemm_efficiency(const PtsimHardware *hw,
+                                                    const PtsimCostParams *p,
+                                                    PtsimGemmFormat format, int64_t m, int64_t n,
+                                                    int64_t k) {
+  double flops, half, size_factor, wave, eff;
+  flops = 2.0 * (double)m * (double)n * (double)k;
+  /* gemm_half_flops is given for bf16; a faster peak makes the same
+   * overhead cost more FLOPs, so scale it with the peak (same time). */
+  half = hw->gemm_half_flops;
+  if (cost_low_precision(hw, format) && hw->peak_bf16_flops > 0.0)
+    half *= cost_peak(hw, format) / hw->peak_bf16_flops;
+  size_factor = half > 0.0 ? flops / (flops + half) : 1.0;
+  wave = ptsim_cost_wave_fill(p, m, n, k);
+  eff = hw->gemm_efficiency_max * size_factor * wave;
+  if (cost_low_precision(hw, format)) eff *= p->fp8_gemm_efficiency_scale;
+  return eff;
+}
+
+PTSIM_HD double ptsim_cost_gemm_format_efficiency(const PtsimHardware *hw,
+                                                  const PtsimCostParams *params,
+                                                  PtsimGemmFormat format, int64_t m, int64_t n,
+                                                  int64_t k) {
+  PtsimCostParams storage;
+  const PtsimCostParams *p = cost_params_or_default(hw, params, &storage);
+  double eff, best;
+  if (m < 1 || n < 1 || k < 1) return 0.0;
+  format = cost_run_format(hw, format);
+  eff = ptsim_cost_measured_gemm_efficiency(p->kernels, p, format, cost_peak(hw, format), m, n, k);
+  best = ptsim_cost_measured_gemm_best(p->kernels, format, cost_peak(hw, format));
+  if (eff > 0.0 && best > 0.0) {
+    /* the measured shape dependence (size, waves) under the level the
+     * profile's large GEMMs reach in a step (gemm_efficiency_max, fitted;
+     * FP8 at fp8_gemm_efficiency_scale of it) */
+    double level = hw->gemm_efficiency_max;
+    if (cost_low_precision(hw, format)) level *= p->fp8_gemm_efficiency_scale;
+    return level * eff / best;
+  }
+  return cost_formula_gemm_efficiency(hw, p, format, m, n, k);
 }
 
 PTSIM_HD double ptsim_cost_gemm_efficiency(const PtsimHardware *hw, const PtsimCostParams *params,
                                            PtsimPrecision precision, int64_t m, int64_t n,
                                            int64_t k) {
-  PtsimCostParams storage;
-  const PtsimCostParams *p = cost_params_or_default(hw, params, &storage);
-  double flops, half, size_factor, wave, eff;
-  int64_t sms = p->sm_count > 0 ? p->sm_count : 1;
-  int64_t tm = p->gemm_tile_m > 0 ? p->gemm_tile_m : 128;
-  int64_t tn = p->gemm_tile_n > 0 ? p->gemm_tile_n : 128;
-  if (m < 1 || n < 1 || k < 1) return 0.0;
+  return ptsim_cost_gemm_format_efficiency(hw, params,
+                                           ptsim_cost_format(precision, PTSIM_FP8_TENSORWISE), m, n,
+                                           k);
+}
 
+PTSIM_HD double ptsim_cost_gemm_format_s(const PtsimHardware *hw, const PtsimCostParams *params,
+                                         PtsimGemmFormat format, int64_t m, int64_t n, int64_t k) {
+  double flops, e_in, bytes, eff, t_compute, t_memory;
+  if (m < 1 || n < 1 || k < 1) return 0.0;
+  format = cost_run_format(hw, format);
   flops = 2.0 * (double)m * (double)n * (double)k;
-  /* gemm_half_flops is given for bf16; a faster peak makes the same
-   * overhead cost more FLOPs, so scale it with the peak (same time). */
-  half = hw->gemm_half_flops;
-  if (cost_uses_fp8(hw, precision) && hw->peak_bf16_flops > 0.0)
-    half *= hw->peak_fp8_flops / hw->peak_bf16_flops;
-  size_factor = half > 0.0 ? flops / (flops + half) : 1.0;
-  wave = cost_wave_fill(m, n, k, tm, tn, sms, p->gemm_split_k_min);
-  eff = hw->gemm_efficiency_max * size_factor * wave;
-  if (cost_uses_fp8(hw, precision)) eff *= p->fp8_gemm_efficiency_scale;
-  return eff;
+  e_in = cost_input_bytes(hw, format);
+  bytes = e_in * ((double)m * (double)k + (double)k * (double)n) + 2.0 * (double)m * (double)n;
+  eff = ptsim_cost_gemm_format_efficiency(hw, params, format, m, n, k);
+  t_compute = flops / (cost_peak(hw, format) * eff);
+  t_memory = bytes / cost_hbm(hw, params);
+  return cost_max(t_compute, t_memory) + hw->kernel_launch_s;
 }
 
 PTSIM_HD double ptsim_cost_gemm_s(const PtsimHardware *hw, const PtsimCostParams *params,
                                   PtsimPrecision precision, int64_t m, int64_t n, int64_t k) {
-  double flops, e_in, bytes, eff, t_compute, t_memory;
-  if (m < 1 || n < 1 || k < 1) return 0.0;
-  flops = 2.0 * (double)m * (double)n * (double)k;
-  e_in = cost_uses_fp8(hw, precision) ? 1.0 : 2.0; /* fp8 inputs, bf16 out */
-  bytes = e_in * ((double)m * (double)k + (double)k * (double)n) + 2.0 * (double)m * (double)n;
-  eff = ptsim_cost_gemm_efficiency(hw, params, precision, m, n, k);
-  t_compute = flops / (cost_peak(hw, precision) * eff);
-  t_memory = bytes / (hw->hbm_bytes_per_s * hw->memory_efficiency);
-  return cost_max(t_compute, t_memory) + hw->kernel_launch_s;
+  return ptsim_cost_gemm_format_s(hw, params, ptsim_cost_format(precision, PTSIM_FP8_TENSORWISE), m,
+                                  n, k);
 }
 
-PTSIM_HD double ptsim_cost_grouped_gemm_s(const PtsimHardware *hw, const PtsimCostParams *params,
-                                          PtsimPrecision precision, int64_t groups, int64_t m,
-                                          int64_t n, int64_t k) {
+PTSIM_HD double ptsim_cost_grouped_gemm_format_s(const PtsimHardware *hw,
+                                                 const PtsimCostParams *params,
+                                                 PtsimGemmFormat format, int64_t groups, int64_t m,
+                                                 int64_t n, int64_t k) {
   PtsimCostParams storage;
   const PtsimCostParams *p = cost_params_or_default(hw, params, &storage);
   double flops, e_in, bytes, half, eff, t_compute, t_memory;
@@ -207,19 +302,28 @@ PTSIM_HD double ptsim_cost_grouped_gemm_s(const PtsimHardware *hw, const PtsimCo
   int64_t tm = p->gemm_tile_m > 0 ? p->gemm_tile_m : 128;
   int64_t tn = p->gemm_tile_n > 0 ? p->gemm_tile_n : 128;
   if (groups < 1 || m < 1 || n < 1 || k < 1) return 0.0;
+  format = cost_run_format(hw, format);
   flops = 2.0 * (double)m * (double)n * (double)k; /* one group's */
   half = hw->gemm_half_flops;
-  if (cost_uses_fp8(hw, precision) && hw->peak_bf16_flops > 0.0)
-    half *= hw->peak_fp8_flops / hw->peak_bf16_flops;
+  if (cost_low_precision(hw, format) && hw->peak_bf16_flops > 0.0)
+    half *= cost_peak(hw, format) / hw->peak_bf16_flops;
   eff = hw->gemm_efficiency_max * (half > 0.0 ? flops / (flops + half) : 1.0) *
         cost_wave_fill_grouped(groups, m, n, k, tm, tn, sms, p->gemm_split_k_min);
-  if (cost_uses_fp8(hw, precision)) eff *= p->fp8_gemm_efficiency_scale;
-  e_in = cost_uses_fp8(hw, precision) ? 1.0 : 2.0;
+  if (cost_low_precision(hw, format)) eff *= p->fp8_gemm_efficiency_scale;
+  e_in = cost_input_bytes(hw, format);
   bytes = (double)groups *
           (e_in * ((double)m * (double)k + (double)k * (double)n) + 2.0 * (double)m * (double)n);
-  t_compute = (double)groups * flops / (cost_peak(hw, precision) * eff);
-  t_memory = bytes / (hw->hbm_bytes_per_s * hw->memory_efficiency);
+  t_compute = (double)groups * flops / (cost_peak(hw, format) * eff);
+  t_memory = bytes / cost_hbm(hw, p);
   return cost_max(t_compute, t_memory) + hw->kernel_launch_s;
+}
+
+PTSIM_HD double ptsim_cost_grouped_gemm_s(const PtsimHardware *hw, const PtsimCostParams *params,
+                                          PtsimPrecision precision, int64_t groups, int64_t m,
+                                          int64_t n, int64_t k) {
+  return ptsim_cost_grouped_gemm_format_s(hw, params,
+                                          ptsim_cost_format(precision, PTSIM_FP8_TENSORWISE),
+                                          groups, m, n, k);
 }
 
 PTSIM_HD double ptsim_cost_attention_flops(const PtsimCostParams *params, int64_t b, int64_t heads,
@@ -240,34 +344,62 @@ PTSIM_HD double ptsim_cost_attention_flops(const PtsimCostParams *params, int64_
   return flops;
 }
 
+PTSIM_HD double ptsim_cost_attention_kernel_s(const PtsimHardware *hw,
+                                              const PtsimCostParams *params,
+                                              PtsimAttentionKernel kernel, PtsimPrecision precision,
+                                              int64_t b, int64_t heads, int64_t seq_q,
+                                              int64_t seq_kv, int64_t head_dim, int causal,
+                                              int backward) {
+  PtsimCostParams storage;
+  const PtsimCostParams *p = cost_params_or_default(hw, params, &storage);
+  PtsimGemmFormat format = cost_run_format(hw, ptsim_cost_format(precision, PTSIM_FP8_TENSORWISE));
+  double flops, eff, elem, rows, bytes, t_compute, t_memory, measured = -1.0, best = -1.0;
+  flops = ptsim_cost_attention_flops(p, b, heads, seq_q, seq_kv, head_dim, causal, backward);
+  if (flops <= 0.0) return 0.0;
+  /* the measured curves are 16-bit kernels */
+  if (!cost_low_precision(hw, format))
+    measured = ptsim_cost_measured_attention_tflops(p->kernels, kernel, backward, causal, head_dim,
+                                                    seq_kv, &best);
+  if (measured > 0.0 && best > 0.0) {
+    /* the measured dependence on sequence, pass, mask and head dimension
+     * under the level the profile's attention reaches in a step
+     * (attention_efficiency, fitted: the kernel's best case) */
+    eff = hw->attention_efficiency * measured / best;
+  } else {
+    eff = hw->attention_efficiency;
+    if (p->attention_half_seq > 0.0) /* short-sequence factor s/(s + half) */
+      eff *= (double)seq_kv / ((double)seq_kv + p->attention_half_seq);
+    if (backward) eff *= p->attention_backward_efficiency;
+    if (cost_low_precision(hw, format)) eff *= p->fp8_attention_efficiency_scale;
+  }
+  /* HBM traffic: forward reads Q, K, V and writes O; backward reads Q, K,
+   * V, O, dO and writes dQ, dK, dV. */
+  elem = cost_input_bytes(hw, format);
+  rows = backward ? 4.0 * (double)seq_q + 4.0 * (double)seq_kv
+                  : 2.0 * (double)seq_q + 2.0 * (double)seq_kv;
+  bytes = elem * (double)b * (double)heads * (double)head_dim * rows;
+  t_compute = flops / (cost_peak(hw, format) * eff);
+  t_memory = bytes / cost_hbm(hw, p);
+  return cost_max(t_compute, t_memory) + hw->kernel_launch_s;
+}
+
 PTSIM_HD double ptsim_cost_attention_s(const PtsimHardware *hw, const PtsimCostParams *params,
                                        PtsimPrecision precision, int64_t b, int64_t heads,
                                        int64_t seq_q, int64_t seq_kv, int64_t head_dim, int causal,
                                        int backward) {
-  PtsimCostParams storage;
-  const PtsimCostParams *p = cost_params_or_default(hw, params, &storage);
-  double flops, eff, elem, rows, bytes, t_compute, t_memory;
-  flops = ptsim_cost_attention_flops(p, b, heads, seq_q, seq_kv, head_dim, causal, backward);
-  if (flops <= 0.0) return 0.0;
-  eff = hw->attention_efficiency;
-  if (p->attention_half_seq > 0.0) /* short-sequence factor s/(s + half) */
-    eff *= (double)seq_kv / ((double)seq_kv + p->attention_half_seq);
-  if (backward) eff *= p->attention_backward_efficiency;
-  if (cost_uses_fp8(hw, precision)) eff *= p->fp8_attention_efficiency_scale;
-  /* HBM traffic: forward reads Q, K, V and writes O; backward reads Q, K,
-   * V, O, dO and writes dQ, dK, dV. */
-  elem = cost_uses_fp8(hw, precision) ? 1.0 : 2.0;
-  rows = backward ? 4.0 * (double)seq_q + 4.0 * (double)seq_kv
-                  : 2.0 * (double)seq_q + 2.0 * (double)seq_kv;
-  bytes = elem * (double)b * (double)heads * (double)head_dim * rows;
-  t_compute = flops / (cost_peak(hw, precision) * eff);
-  t_memory = bytes / (hw->hbm_bytes_per_s * hw->memory_efficiency);
-  return cost_max(t_compute, t_memory) + hw->kernel_launch_s;
+  return ptsim_cost_attention_kernel_s(hw, params, PTSIM_ATTENTION_CUDNN, precision, b, heads,
+                                       seq_q, seq_kv, head_dim, causal, backward);
 }
 
 PTSIM_HD double ptsim_cost_memory_bound_s(const PtsimHardware *hw, double bytes) {
   if (bytes <= 0.0) return 0.0;
   return bytes / (hw->hbm_bytes_per_s * hw->memory_efficiency) + hw->kernel_launch_s;
+}
+
+PTSIM_HD double ptsim_cost_memory_bound_at_s(const PtsimHardware *hw, const PtsimCostParams *params,
+                                             double bytes) {
+  if (bytes <= 0.0) return 0.0;
+  return bytes / cost_hbm(hw, params) + hw->kernel_launch_s;
 }
 
 /* ---- pure alpha-beta formulas (B1) ---- */
@@ -492,6 +624,13 @@ PTSIM_HD void ptsim_cost_collective(const PtsimHardware *hw, const PtsimCostPara
       out->time_s = t;
       out->algo = (PtsimAlgorithm)a;
     }
+  }
+  if (group->nodes <= 1) {
+    /* inside one NVLink domain, what nccl-tests measured at this size
+     * where the table has it (the latencies of small messages included):
+     * NCCL's own choice of algorithm, whatever the formulas ranked first */
+    double busbw = ptsim_cost_measured_busbw(prm->kernels, kind, group->size, bytes);
+    if (busbw > 0.0) out->time_s = bytes * ptsim_cost_bus_factor(kind, group->size) / busbw;
   }
   if (out->time_s > 0.0) {
     out->algbw_bytes_per_s = bytes / out->time_s;

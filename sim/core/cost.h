@@ -37,9 +37,24 @@
  * all-reduce size; the whole gathered / scattered array for AG / RS; the
  * per-rank send buffer for all-to-all; the message for send/recv.
  *
+ * Measured kernels (cost_measured.c): a profile with a [kernels] group
+ * prices a kernel from its measured table (PtsimCostParams.kernels,
+ * hw_profiles/kernels/) wherever the table covers it, and by the formulas
+ * above wherever it does not:
+ *
+ *   gemm:  eff = T(m,n,k) / peak                  a measured shape
+ *              = S(F) / peak * waves(m,n,k) / waves(c,c,c)   else, from the
+ *                square sweep S of the format, c = (F/2)^(1/3); below the
+ *                smallest square its time is the floor, above the largest
+ *                its throughput holds
+ *   attention: eff = A(kernel, pass, mask, head dim)(seq_kv) / peak
+ *   memory-bound: t = bytes / (measured HBM triad) + launch
+ *   collectives inside one NVLink domain: t = bytes * busfactor / busbw(bytes)
+ *          from the measured nccl-tests curve (alpha-beta above and across)
+ *
  * Extra parameters PtsimHardware does not carry live in PtsimCostParams,
  * with documented defaults (ptsim_cost_params_default).  Every function
- * takes `params`; NULL means those defaults.
+ * takes `params`; NULL means those defaults (no kernel table).
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O; compiles as CUDA
  * C++.  Sibling: cost.c.  Uses topology.h for communicator placement.
@@ -50,6 +65,7 @@
 #include <stdint.h>
 #include "hd.h"
 #include "job.h"
+#include "kernel_table.h"
 #include "topology.h"
 
 /* ---- parameters beyond PtsimHardware ---- */
@@ -119,11 +135,38 @@ typedef struct {
    * of its node send than the node has: 1.0 — a GPU uses its own NIC
    * (B1/B5: all-to-all "cannot aggregate the bandwidth of multiple NICs"). */
   double nic_aggregation;
+  /* The profile's measured kernel table (hw->kernel_table's entry of the
+   * shell's registry, kernel_registry.h); NULL: none, every kernel by the
+   * formulas.  (transfer none: the caller keeps it alive) */
+  const PtsimKernelTable *kernels;
 } PtsimCostParams;
 
 /* Defaults for a profile: its SM count and GEMM tile, and the constants
- * above.  Never fails. */
+ * above; no kernel table.  Never fails. */
 PTSIM_HD void ptsim_cost_params_default(const PtsimHardware *hw, PtsimCostParams *out);
+
+/* The defaults with the profile's kernel table: TABLES[hw->kernel_table -
+ * 1] when that index is within the COUNT tables given (NULL TABLES: none).
+ * Never fails. */
+PTSIM_HD void ptsim_cost_params_init(const PtsimHardware *hw, const PtsimKernelTable *tables,
+                                     int32_t count, PtsimCostParams *out);
+
+/* ---- number formats ---- */
+
+/* The format a GEMM runs in: which peak it has and which measured curve
+ * prices it.  The first three have PtsimPrecision's values. */
+typedef enum {
+  PTSIM_FORMAT_BF16 = 0,
+  PTSIM_FORMAT_FP16 = 1,
+  PTSIM_FORMAT_FP8 = 2,           /* e4m3/e5m2, one scale per tensor (delayed or current) */
+  PTSIM_FORMAT_FP8_BLOCKWISE = 3, /* 1x128 / 128x128 block scales */
+  PTSIM_FORMAT_MXFP8 = 4,         /* 32-element blocks, e8m0 scales */
+  PTSIM_FORMAT_NVFP4 = 5          /* e2m1, 16-element blocks, e4m3 scales */
+} PtsimGemmFormat;
+
+/* The format of a GEMM in PRECISION under the FP8 RECIPE (recipe ignored
+ * unless precision is FP8). */
+PTSIM_HD PtsimGemmFormat ptsim_cost_format(PtsimPrecision precision, PtsimFp8Recipe recipe);
 
 /* ---- compute ---- */
 
@@ -146,6 +189,37 @@ PTSIM_HD double ptsim_cost_gemm_efficiency(const PtsimHardware *hw, const PtsimC
                                            PtsimPrecision precision, int64_t m, int64_t n,
                                            int64_t k);
 
+/* The same three in a given format (FP8 formats on peak_fp8_flops, bf16's
+ * when the profile has no FP8, with 1-byte inputs; the precision versions
+ * above are these with ptsim_cost_format(precision, tensorwise)). */
+PTSIM_HD double ptsim_cost_gemm_format_s(const PtsimHardware *hw, const PtsimCostParams *params,
+                                         PtsimGemmFormat format, int64_t m, int64_t n, int64_t k);
+PTSIM_HD double ptsim_cost_grouped_gemm_format_s(const PtsimHardware *hw,
+                                                 const PtsimCostParams *params,
+                                                 PtsimGemmFormat format, int64_t groups, int64_t m,
+                                                 int64_t n, int64_t k);
+PTSIM_HD double ptsim_cost_gemm_format_efficiency(const PtsimHardware *hw,
+                                                  const PtsimCostParams *params,
+                                                  PtsimGemmFormat format, int64_t m, int64_t n,
+                                                  int64_t k);
+
+/* Which attention kernel a framework runs (the measured curve that prices
+ * it; the formulas ignore it). */
+typedef enum {
+  PTSIM_ATTENTION_CUDNN = 0, /* Transformer Engine's fused attention (cuDNN) */
+  PTSIM_ATTENTION_FA2 = 1,   /* FlashAttention-2 (flash-attn, PyTorch SDPA's flash backend) */
+  PTSIM_ATTENTION_FA3 = 2,
+  PTSIM_ATTENTION_FA4 = 3
+} PtsimAttentionKernel;
+
+/* Fraction of the SMs' tile slots a GEMM (m, n, k) keeps busy over its
+ * waves on the profile's SMs (PARAMS' sm_count and gemm_tile_m x
+ * gemm_tile_n, either orientation; for a first wave left partly empty also
+ * 128x64, 64x128 and 64x64 tiles, and split-K down to gemm_split_k_min of
+ * k per split): tiles / (waves * SMs) of the best.  In (0, 1]. */
+PTSIM_HD double ptsim_cost_wave_fill(const PtsimCostParams *params, int64_t m, int64_t n,
+                                     int64_t k);
+
 /* Flash attention over b sequences x heads, seq_q queries against seq_kv
  * keys of head_dim.  Causal: the fraction of the score matrix under a
  * bottom-right aligned causal mask, 1 - seq_q/(2 seq_kv) for
@@ -157,6 +231,15 @@ PTSIM_HD double ptsim_cost_attention_s(const PtsimHardware *hw, const PtsimCostP
                                        int64_t seq_q, int64_t seq_kv, int64_t head_dim, int causal,
                                        int backward);
 
+/* The same run by KERNEL (priced from its measured curve where the
+ * profile's table has one). */
+PTSIM_HD double ptsim_cost_attention_kernel_s(const PtsimHardware *hw,
+                                              const PtsimCostParams *params,
+                                              PtsimAttentionKernel kernel, PtsimPrecision precision,
+                                              int64_t b, int64_t heads, int64_t seq_q,
+                                              int64_t seq_kv, int64_t head_dim, int causal,
+                                              int backward);
+
 /* FLOPs the attention kernel above executes (causal fraction applied). */
 PTSIM_HD double ptsim_cost_attention_flops(const PtsimCostParams *params, int64_t b, int64_t heads,
                                            int64_t seq_q, int64_t seq_kv, int64_t head_dim,
@@ -166,6 +249,11 @@ PTSIM_HD double ptsim_cost_attention_flops(const PtsimCostParams *params, int64_
  * HBM: norms, RoPE, activations, residual adds, the optimizer step.
  * 0 when bytes <= 0. */
 PTSIM_HD double ptsim_cost_memory_bound_s(const PtsimHardware *hw, double bytes);
+
+/* The same at the profile's measured HBM bandwidth (the STREAM triad of its
+ * kernel table) where it has one. */
+PTSIM_HD double ptsim_cost_memory_bound_at_s(const PtsimHardware *hw, const PtsimCostParams *params,
+                                             double bytes);
 
 /* ---- collectives ---- */
 
@@ -239,6 +327,45 @@ PTSIM_HD double ptsim_cost_all_to_all_s(int64_t p, double alpha, double bw, doub
 PTSIM_HD double ptsim_cost_hierarchical_allreduce_s(int64_t g, int64_t nodes, double alpha_intra,
                                                     double alpha_inter, double bw_intra,
                                                     double bw_inter, double bytes);
+
+/* ---- measured kernels (cost_measured.c) ----
+ * Each returns what the table T measured, or a negative value when T has
+ * no curve for the case (the caller then uses the formulas). */
+
+/* The efficiency (fraction of PEAK) of a dense GEMM (m, n, k) in FORMAT:
+ * a measured shape, else the square sweep with the wave difference on the
+ * profile's SMs and tile (PARAMS' sm_count, gemm_tile_*, split-K). */
+PTSIM_HD double ptsim_cost_measured_gemm_efficiency(const PtsimKernelTable *t,
+                                                    const PtsimCostParams *params,
+                                                    PtsimGemmFormat format, double peak, int64_t m,
+                                                    int64_t n, int64_t k);
+
+/* The best efficiency (fraction of PEAK) FORMAT's square sweep measured:
+ * what the sweep's shape dependence is relative to. */
+PTSIM_HD double ptsim_cost_measured_gemm_best(const PtsimKernelTable *t, PtsimGemmFormat format,
+                                              double peak);
+
+/* The TFLOP/s of KERNEL's 16-bit attention PASS (0 forward, 1 backward),
+ * causal or not, at the measured head dimension nearest HEAD_DIM, at
+ * SEQ_KV keys; a backward not measured as such is derived from the
+ * forward and forward+backward curves (cost_measured.c).  *BEST (may be
+ * NULL) gets the best TFLOP/s any of the kernel's curves measured at that
+ * head dimension: what the dependence on sequence, pass and mask is
+ * relative to. */
+PTSIM_HD double ptsim_cost_measured_attention_tflops(const PtsimKernelTable *t,
+                                                     PtsimAttentionKernel kernel, int backward,
+                                                     int causal, int64_t head_dim, int64_t seq_kv,
+                                                     double *best);
+
+/* The measured HBM bandwidth (B/s) of elementwise kernels: the STREAM
+ * triad. */
+PTSIM_HD double ptsim_cost_measured_hbm_bytes_per_s(const PtsimKernelTable *t);
+
+/* The measured bus bandwidth (B/s) of KIND moving BYTES among RANKS GPUs
+ * of one NVLink domain (all-gather / reduce-scatter from the all-reduce
+ * ring curve and their measured ratio to it); send/recv: none. */
+PTSIM_HD double ptsim_cost_measured_busbw(const PtsimKernelTable *t, PtsimCollective kind,
+                                          int64_t ranks, double bytes);
 
 /* ceil(log2 x) for x >= 1 (0 for x <= 1). */
 PTSIM_HD int64_t ptsim_cost_ceil_log2(int64_t x);

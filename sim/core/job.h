@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 #include "host.h"
+#include "hd.h"
 
 #define PTSIM_NAME_MAX 64
 /* Largest pipeline depth a job may have; GPT-1T in Narayanan et al. uses 64. */
@@ -130,6 +131,8 @@ typedef struct {
   double memory_bytes;    /* HBM capacity per GPU */
   double peak_bf16_flops; /* dense tensor-core bf16, FLOP/s */
   double peak_fp8_flops;  /* dense tensor-core fp8, FLOP/s (0: none) */
+  double peak_fp4_flops;  /* dense tensor-core NVFP4, FLOP/s (0: none; Blackwell has it) */
+  int mxfp8;              /* 1: MXFP8 block-scaled tensor cores (Blackwell), 0: none */
   double peak_fp32_flops; /* non-tensor fp32, FLOP/s */
   double hbm_bytes_per_s; /* HBM bandwidth */
   /* Streaming multiprocessors, and the GEMM tile (m x n output elements)
@@ -155,6 +158,14 @@ typedef struct {
   double attention_efficiency; /* flash-attention fraction of peak, long seq */
   double memory_efficiency;    /* fraction of HBM bandwidth memory-bound ops get */
   double kernel_launch_s;      /* fixed cost per kernel */
+  /* The measured kernel and collective tables (hw_profiles/kernels/) the
+   * profile's [kernels] group names: the 1-based index of its merged
+   * PtsimKernelTable among those the shell registered
+   * (sim/io/kernel_registry.h); 0: none, the constants above price every
+   * kernel.  An index rather than a pointer keeps the job plain data: the
+   * tables travel beside a batch of jobs (batch.h), and the cost model reads
+   * the one it is given (PtsimCostParams.kernels, cost.h). */
+  int32_t kernel_table;
 } PtsimHardware;
 
 typedef enum {
@@ -186,8 +197,32 @@ typedef enum {
   PTSIM_FP8_DELAYED = 0,    /* scale from the amax history: one read per cast */
   PTSIM_FP8_TENSORWISE = 1, /* current scaling: an amax pass, then the cast */
   PTSIM_FP8_BLOCKWISE = 2,  /* 1x128 / 128x128 block scales (Hopper) */
-  PTSIM_FP8_MXFP8 = 3       /* 32-element E8M0 scales (Blackwell only) */
+  PTSIM_FP8_MXFP8 = 3,      /* 32-element E8M0 scales (Blackwell only) */
+  /* --fp4-format (Megatron-LM, Transformer Engine's NVFP4BlockScaling):
+   * the same layers in NVFP4, e2m1 values with an E4M3 scale per 16
+   * elements and one FP32 scale per tensor (Blackwell only) */
+  PTSIM_FP8_NVFP4 = 4
 } PtsimFp8Recipe;
+
+/* How context-parallel attention exchanges the sequence (Megatron-LM
+ * --cp-comm-type, Transformer Engine's cp_comm_type; torchtitan's
+ * context_parallel_rotate_method). */
+typedef enum {
+  PTSIM_CP_P2P = 0,      /* a ring of K/V blocks, each send overlapping a block's attention */
+  PTSIM_CP_A2A = 1,      /* Ulysses: all-to-all of Q, K, V to heads / cp heads, and of O back */
+  PTSIM_CP_ALLGATHER = 2 /* all-gather of K and V before attention, reduce-scatter of dK, dV */
+} PtsimCpComm;
+
+/* Bytes one element of a quantized copy takes in RECIPE's format, its
+ * share of the block scales included: FP8 1, MXFP8 1 + 1/32 (an E8M0
+ * scale per 32 elements), NVFP4 1/2 + 1/16 (an E4M3 scale per 16; the one
+ * FP32 scale per tensor is nothing).  The weight copies (plan.c) and the
+ * casts (workload.c) count with it. */
+static inline PTSIM_HD double ptsim_fp8_element_bytes(PtsimFp8Recipe recipe) {
+  if (recipe == PTSIM_FP8_MXFP8) return 1.0 + 1.0 / 32.0;
+  if (recipe == PTSIM_FP8_NVFP4) return 0.5 + 1.0 / 16.0;
+  return 1.0;
+}
 
 /* Whose modules build a layer when transformer_engine is 0. */
 typedef enum {
@@ -408,6 +443,7 @@ typedef struct {
   /* --no-bias-swiglu-fusion: Megatron's SwiGLU as separate PyTorch ops,
    * which keep the SiLU output besides fc1's (memory.c, "SwiGLU"). */
   int swiglu_unfused;
+  PtsimCpComm cp_comm; /* how context parallelism exchanges K and V */
 } PtsimSettings;
 
 /* What the source the job came from (a Megatron-LM command line or log, a

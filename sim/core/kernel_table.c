@@ -126,6 +126,37 @@ PTSIM_HD PtsimKernelAddStatus ptsim_kernel_table_add_shape(PtsimKernelTable *t,
   return PTSIM_KERNEL_ADD_OK;
 }
 
+PTSIM_HD PtsimKernelAddStatus ptsim_kernel_table_append(PtsimKernelTable *dst,
+                                                        const PtsimKernelTable *src, int32_t kinds,
+                                                        double compute_scale) {
+  int32_t i, j;
+  if (!kernel_positive(compute_scale)) return PTSIM_KERNEL_ADD_BAD_VALUE;
+  for (i = 0; i < src->curve_count; i++) {
+    const PtsimKernelCurve *c = &src->curves[i];
+    PtsimKernelCurve *d;
+    int compute = c->kind == PTSIM_KERNEL_GEMM || c->kind == PTSIM_KERNEL_ATTENTION;
+    int32_t at;
+    if (!(kinds & (1 << c->kind)) || kernel_curve_index(dst, c->kind, c->key, c->series) >= 0)
+      continue;
+    if (dst->curve_count >= PTSIM_KERNEL_CURVES) return PTSIM_KERNEL_ADD_TOO_MANY_CURVES;
+    at = dst->curve_count++;
+    d = &dst->curves[at];
+    *d = *c;
+    if (compute)
+      for (j = 0; j < d->n; j++) d->y[j] *= compute_scale;
+    for (j = 0; j < src->shape_count; j++) {
+      PtsimKernelGemmShape *s;
+      if (src->shapes[j].curve != i) continue;
+      if (dst->shape_count >= PTSIM_KERNEL_SHAPES) return PTSIM_KERNEL_ADD_TOO_MANY_SHAPES;
+      s = &dst->shapes[dst->shape_count++];
+      *s = src->shapes[j];
+      s->curve = at;
+      s->tflops *= compute_scale;
+    }
+  }
+  return PTSIM_KERNEL_ADD_OK;
+}
+
 /* ---- lookups ---- */
 
 PTSIM_HD const PtsimKernelCurve *ptsim_kernel_table_find(const PtsimKernelTable *t, int32_t kind,

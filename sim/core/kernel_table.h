@@ -277,6 +277,18 @@ PTSIM_HD const PtsimKernelGemmShape *ptsim_kernel_table_gemm_shape(
     const PtsimKernelTable *t, const int32_t key[PTSIM_KERNEL_KEYS], int64_t groups, int64_t m,
     int64_t n, int64_t k);
 
+/* Appends SRC's curves of the kinds in KINDS (bit 1 << kind) to DST, after
+ * DST's own, so that a lookup finds DST's first (a profile's own GPU before
+ * the GPUs it falls back on), with GEMM and attention TFLOP/s scaled by
+ * COMPUTE_SCALE (a fallback GPU's efficiency carried to another peak: 1.0
+ * keeps them), and the GEMM shapes of the appended curves.  A curve DST
+ * already has (the same kind, key and series) is skipped.  Returns
+ * TOO_MANY_CURVES or TOO_MANY_SHAPES when DST fills up (what fitted stays),
+ * BAD_VALUE for a scale that is not finite and > 0, else OK. */
+PTSIM_HD PtsimKernelAddStatus ptsim_kernel_table_append(PtsimKernelTable *dst,
+                                                        const PtsimKernelTable *src, int32_t kinds,
+                                                        double compute_scale);
+
 /* y at x by the interpolation rule above; 0 for an empty curve or x <= 0. */
 PTSIM_HD double ptsim_kernel_curve_eval(const PtsimKernelCurve *c, double x);
 

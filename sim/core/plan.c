@@ -8,7 +8,8 @@
  *    read it column-wise), +2 B per parameter next to the bf16 weight,
  *    cached for the whole step; with --fp8-param-gather the fp8 weight and
  *    its transpose are the only copy (2 B).  MXFP8 keeps a row-wise and a
- *    column-wise copy, each with one E8M0 scale per 32 values.  (TE docs,
+ *    column-wise copy, each with one E8M0 scale per 32 values; NVFP4
+ *    (--fp4-format) the same in 4 bits with an E4M3 scale per 16 (1.125 B).  (TE docs,
  *    features/low_precision_training/performance_considerations.rst,
  *    "Memory usage"; norms, biases, embedding and LM head stay bf16.)
  *    PyTorch layers (torchao's float8 linears) cache no fp8 copy.
@@ -339,7 +340,7 @@ static PTSIM_HD double plan_stage_weight_bytes(const PtsimPlan *plan, int64_t st
   double matrices = (double)(plan->stage_layers[stage] - moe) *
                         plan_layer_matrices(&plan->job.model, l->tp) +
                     (double)moe * moe_matrices;
-  double fp8_copies = run->fp8_recipe == PTSIM_FP8_MXFP8 ? 2.0 * (1.0 + 1.0 / 32.0) : 2.0;
+  double fp8_copies = 2.0 * ptsim_fp8_element_bytes(run->fp8_recipe);
   if (run->precision != PTSIM_PRECISION_FP8 || plan->job.hw.peak_fp8_flops <= 0.0 ||
       run->torch_layers != PTSIM_TORCH_LAYERS_NONE) /* torchao casts each use: no cached copies */
     return bytes;
@@ -502,8 +503,7 @@ static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
                    plan->job.hw.peak_fp8_flops > 0.0;
   double word_embedding = (double)m->hidden_size * (double)m->vocab_size / (double)l->tp;
   double matrices = plan_layer_matrices(m, l->tp);
-  double matrix_bytes = fp8_gather ? (run->fp8_recipe == PTSIM_FP8_MXFP8 ? 1.0 + 1.0 / 32.0 : 1.0)
-                                   : 2.0;
+  double matrix_bytes = fp8_gather ? ptsim_fp8_element_bytes(run->fp8_recipe) : 2.0;
   int experts = m->num_experts > 0;
   /* an MoE layer's matrices: all but its norms and the router */
   double moe_matrices = experts ? plan->moe_layer_parameters - 2.0 * plan_norm_parameters(m) -

@@ -82,25 +82,32 @@ static PTSIM_HD void gemm_groups(const PtsimWorkCtx *x, PtsimWork *w, PtsimPreci
                                  int input_cast) {
   const PtsimHardware *hw = &x->job->hw;
   const PtsimCostParams *p = x->params;
+  PtsimGemmFormat f = precision == PTSIM_PRECISION_FP8 ? x->format : (PtsimGemmFormat)precision;
   double g = (double)groups;
   if (grouped) {
-    w->forward_s += ptsim_cost_grouped_gemm_s(hw, p, precision, groups, m, n, k);
-    w->backward_input_s += ptsim_cost_grouped_gemm_s(hw, p, precision, groups, m, k, n);
-    w->backward_weight_s += ptsim_cost_grouped_gemm_s(hw, p, precision, groups, k, n, m);
+    w->forward_s += ptsim_cost_grouped_gemm_format_s(hw, p, f, groups, m, n, k);
+    w->backward_input_s += ptsim_cost_grouped_gemm_format_s(hw, p, f, groups, m, k, n);
+    w->backward_weight_s += ptsim_cost_grouped_gemm_format_s(hw, p, f, groups, k, n, m);
   } else {
-    w->forward_s += g * ptsim_cost_gemm_s(hw, p, precision, m, n, k);
-    w->backward_input_s += g * ptsim_cost_gemm_s(hw, p, precision, m, k, n);
-    w->backward_weight_s += g * ptsim_cost_gemm_s(hw, p, precision, k, n, m);
+    w->forward_s += g * ptsim_cost_gemm_format_s(hw, p, f, m, n, k);
+    w->backward_input_s += g * ptsim_cost_gemm_format_s(hw, p, f, m, k, n);
+    w->backward_weight_s += g * ptsim_cost_gemm_format_s(hw, p, f, k, n, m);
   }
   w->flops += 6.0 * g * (double)m * (double)n * (double)k;
   if (precision == PTSIM_PRECISION_FP8 && ptsim_work_in_fp8(x)) {
     PtsimFp8Recipe recipe = x->job->settings.fp8_recipe;
-    double cast = ELEM + 2.0, amax = recipe == PTSIM_FP8_TENSORWISE ? ELEM : 0.0;
+    /* a cast reads the bf16 input and writes its row-wise and column-wise
+     * quantized copies; current scaling (tensorwise) and NVFP4's per-tensor
+     * scale read it once more for the amax first */
+    double cast = ELEM + 2.0 * ptsim_fp8_element_bytes(recipe);
+    double amax = recipe == PTSIM_FP8_TENSORWISE || recipe == PTSIM_FP8_NVFP4 ? ELEM : 0.0;
     if (input_cast == INPUT_CAST)
-      w->forward_s += ptsim_cost_memory_bound_s(hw, (cast + amax) * g * (double)m * (double)k);
+      w->forward_s += ptsim_cost_memory_bound_at_s(hw, p,
+                                                   (cast + amax) * g * (double)m * (double)k);
     else if (input_cast == INPUT_QUANTIZED_BY_NORM && recipe != PTSIM_FP8_DELAYED)
-      w->forward_s += ptsim_cost_memory_bound_s(hw, cast * g * (double)m * (double)k);
-    w->backward_input_s += ptsim_cost_memory_bound_s(hw, (cast + amax) * g * (double)m * (double)n);
+      w->forward_s += ptsim_cost_memory_bound_at_s(hw, p, cast * g * (double)m * (double)k);
+    w->backward_input_s += ptsim_cost_memory_bound_at_s(hw, p,
+                                                        (cast + amax) * g * (double)m * (double)n);
   }
 }
 
@@ -129,8 +136,8 @@ PTSIM_HD PtsimPrecision ptsim_work_outside_fp8(const PtsimWorkCtx *x) {
 
 /* A memory-bound op moving `bytes` forward (about twice that backward). */
 PTSIM_HD void ptsim_work_elementwise(const PtsimWorkCtx *x, PtsimWork *w, double bytes) {
-  w->forward_s += ptsim_cost_memory_bound_s(&x->job->hw, bytes);
-  w->backward_input_s += ptsim_cost_memory_bound_s(&x->job->hw, 2.0 * bytes);
+  w->forward_s += ptsim_cost_memory_bound_at_s(&x->job->hw, x->params, bytes);
+  w->backward_input_s += ptsim_cost_memory_bound_at_s(&x->job->hw, x->params, 2.0 * bytes);
 }
 
 /* Blocking communication: forward time `fwd`, backward time `bwd`. */
@@ -223,7 +230,7 @@ PTSIM_HD void ptsim_work_tp_leave(const PtsimWorkCtx *x, PtsimWork *w, double ge
 }
 
 PTSIM_HD double ptsim_work_gemm_fwd_s(const PtsimWorkCtx *x, int64_t m, int64_t n, int64_t k) {
-  return ptsim_cost_gemm_s(&x->job->hw, x->params, x->precision, m, n, k);
+  return ptsim_cost_gemm_format_s(&x->job->hw, x->params, x->format, m, n, k);
 }
 
 /* The T x h activations a transformer layer's TP collectives move. */
@@ -286,30 +293,12 @@ PTSIM_HD void ptsim_work_attention(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
     return;
   }
   if (x->c <= 1) {
-    fwd = ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, s, s, head_dim, 1,
-                                 0);
-    bwd = ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, s, s, head_dim, 1,
-                                 1);
+    fwd = ptsim_cost_attention_kernel_s(hw, x->params, x->attention, PTSIM_PRECISION_BF16, b, heads,
+                                        s, s, head_dim, 1, 0);
+    bwd = ptsim_cost_attention_kernel_s(hw, x->params, x->attention, PTSIM_PRECISION_BF16, b, heads,
+                                        s, s, head_dim, 1, 1);
   } else {
-    int64_t block = s / x->c;
-    double blocks = 0.5 * (double)x->c;
-    double kv_bytes = 2.0 * (double)b * (double)block * kv_width * ELEM;
-    double step_f, step_b, comm_f, comm_b, exposed_f, exposed_b;
-    fwd = blocks * ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, block,
-                                          block, head_dim, 0, 0);
-    bwd = blocks * ptsim_cost_attention_s(hw, x->params, PTSIM_PRECISION_BF16, b, heads, block,
-                                          block, head_dim, 0, 1);
-    /* The ring's steps overlap the blocks computed meanwhile: each step
-     * is exposed only where it outlasts its share of the compute. */
-    step_f = fwd / (double)(x->c - 1);
-    step_b = bwd / (double)(x->c - 1);
-    comm_f = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_SEND_RECV, kv_bytes, x->cp_group);
-    comm_b = ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_SEND_RECV, 2.0 * kv_bytes,
-                                     x->cp_group);
-    exposed_f = (double)(x->c - 1) * (comm_f > step_f ? comm_f - step_f : 0.0);
-    exposed_b = (double)(x->c - 1) * (comm_b > step_b ? comm_b - step_b : 0.0);
-    ptsim_work_comm(w, PTSIM_COMM_CP, exposed_f, exposed_b);
-    if (recompute_into) ptsim_work_comm(recompute_into, PTSIM_COMM_CP, exposed_f, 0.0);
+    ptsim_work_cp_attention(x, w, recompute_into, heads, head_dim, kv_width, &fwd, &bwd);
   }
   w->forward_s += fwd;
   w->backward_input_s += bwd;
@@ -328,8 +317,8 @@ PTSIM_HD void ptsim_work_attention(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
  * read and write main_grad), in W (Megatron tensor_parallel/layers.py). */
 PTSIM_HD void ptsim_work_grad_accumulation(const PtsimWorkCtx *x, PtsimWork *w, double params) {
   if (x->job->settings.grad_accumulation_fusion) return;
-  w->backward_weight_s += ptsim_cost_memory_bound_s(&x->job->hw,
-                                                    params * (ELEM + 2.0 * x->plan->grad_bytes));
+  w->backward_weight_s += ptsim_cost_memory_bound_at_s(&x->job->hw, x->params,
+                                                       params * (ELEM + 2.0 * x->plan->grad_bytes));
 }
 
 /* Selective recomputation re-runs `redo`'s forward inside B. */
@@ -529,8 +518,10 @@ static PTSIM_HD void build_head(const PtsimWorkCtx *x, PtsimWork *w) {
   ptsim_work_elementwise(x, w, 2.0 * x->tokens_sp * (double)h * ELEM);
   ptsim_work_tp_enter(x, w, head_s, 0, tp_activation_bytes(x));
   ptsim_work_gemm_at(x, w, ptsim_work_outside_fp8(x), T, vocab_local, h, INPUT_CAST);
-  w->forward_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 22.0 : 38.0));
-  w->backward_input_s += ptsim_cost_memory_bound_s(&x->job->hw, logits * (fused ? 6.0 : 22.0));
+  w->forward_s += ptsim_cost_memory_bound_at_s(&x->job->hw, x->params,
+                                               logits * (fused ? 22.0 : 38.0));
+  w->backward_input_s += ptsim_cost_memory_bound_at_s(&x->job->hw, x->params,
+                                                      logits * (fused ? 6.0 : 22.0));
   if (t > 1) small = (fused ? 2.0 : 3.0) * tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, (double)T * 4.0);
   ptsim_work_comm(w, PTSIM_COMM_TP, small, 0.0);
   ptsim_work_grad_accumulation(x, w, (double)vocab_local * (double)h);
@@ -624,7 +615,8 @@ static PTSIM_HD void build_step_work(const PtsimWorkCtx *x, PtsimWorkload *out) 
      * copy; the gradient-norm pass reads the grads once more (fp32 states
      * and grads: 4 B each). */
     out->optimizer_s[s] =
-        ptsim_cost_memory_bound_s(&job->hw, local * (2.0 * plan->grad_bytes + 2.0 * states + ELEM));
+        ptsim_cost_memory_bound_at_s(&job->hw, x->params,
+                                     local * (2.0 * plan->grad_bytes + 2.0 * states + ELEM));
   }
 }
 
@@ -699,6 +691,11 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   x.t = l->tp;
   x.c = l->cp;
   x.precision = run->precision;
+  x.format = ptsim_cost_format(run->precision, run->fp8_recipe);
+  /* Transformer Engine's attention is cuDNN's fused kernel; Megatron's
+   * local layers with --use-flash-attn and PyTorch's SDPA run
+   * FlashAttention-2 */
+  x.attention = run->transformer_engine ? PTSIM_ATTENTION_CUDNN : PTSIM_ATTENTION_FA2;
   x.tokens = plan->tokens;
   x.d = plan->head_dim;
   x.q = job->model.num_attention_heads * x.d;

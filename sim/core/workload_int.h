@@ -30,6 +30,8 @@ typedef struct {
   int64_t t, c;
   int64_t d, q, kv; /* head dim; query and key (= value) projection widths */
   PtsimPrecision precision;
+  PtsimGemmFormat format;         /* the format of the job's FP8 (or 16-bit) GEMMs */
+  PtsimAttentionKernel attention; /* the flash-attention kernel the framework runs */
   /* Mixture-of-experts models count FLOPs with Megatron-LM's current
    * formula, whose attention core is causal (half the scores): 0.5 there,
    * 1 for dense models (workload.c's header). */
@@ -131,5 +133,13 @@ PTSIM_HD void ptsim_work_mtp(const PtsimWorkCtx *x, const PtsimWork *layer,
                              const PtsimWork *embedding, const PtsimWork *head, PtsimWork *w);
 /* Megatron-LM's num_floating_point_operations for MoE, MLA and MTP models. */
 PTSIM_HD double ptsim_workload_moe_flops(const PtsimJob *job);
+
+/* Context-parallel attention (cp > 1) of one layer by the job's
+ * --cp-comm-type (workload_cp.c): its exposed CP communication into W (and
+ * RECOMPUTE_INTO's forward, may be NULL); the attention kernels' forward
+ * and backward times into *FWD and *BWD. */
+PTSIM_HD void ptsim_work_cp_attention(const PtsimWorkCtx *x, PtsimWork *w,
+                                      PtsimWork *recompute_into, int64_t heads, int64_t head_dim,
+                                      double kv_width, double *fwd, double *bwd);
 
 #endif /* PTSIM_WORKLOAD_INT_H */

@@ -61,7 +61,7 @@
 
 /* One memory-bound kernel moving `bytes`. */
 static PTSIM_HD double torch_pass_s(const PtsimWorkCtx *x, double bytes) {
-  return ptsim_cost_memory_bound_s(&x->job->hw, bytes);
+  return ptsim_cost_memory_bound_at_s(&x->job->hw, x->params, bytes);
 }
 
 /* Torch's per-op recompute of the layer, collected as the ops are built:

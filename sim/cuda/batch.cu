@@ -38,13 +38,13 @@
     if (rc != cudaSuccess) goto done; \
   } while (0)
 
-__global__ void batch_kernel(const PtsimJob *jobs, int n, char *scratch, int64_t stride,
-                             PtsimMonteCarlo mc, int has_mc, unsigned long long first_index,
-                             PtsimBatchResult *out) {
+__global__ void batch_kernel(const PtsimJob *jobs, int n, const PtsimKernelTable *tables,
+                             int table_count, char *scratch, int64_t stride, PtsimMonteCarlo mc,
+                             int has_mc, unsigned long long first_index, PtsimBatchResult *out) {
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
-  ptsim_batch_evaluate_mc(&jobs[i], has_mc ? &mc : (const PtsimMonteCarlo *)0,
-                          (uint64_t)(first_index + (unsigned long long)i),
+  ptsim_batch_evaluate_mc(&jobs[i], has_mc ? &mc : (const PtsimMonteCarlo *)0, tables,
+                          (int32_t)table_count, (uint64_t)(first_index + (unsigned long long)i),
                           scratch + (int64_t)i * stride, stride, &out[i]);
 }
 
@@ -62,17 +62,20 @@ static cudaError_t batch_reserve_stack(void) {
 }
 
 extern "C" int ptsim_cuda_evaluate_mc(const PtsimJob *jobs, int n, const PtsimMonteCarlo *mc,
+                                      const PtsimKernelTable *tables, int table_count,
                                       unsigned long long first_index, int64_t stride,
                                       PtsimBatchResult *out) {
   PtsimMonteCarlo mc_value;
   cudaError_t rc = cudaSuccess;
   PtsimJob *d_jobs = NULL;
+  PtsimKernelTable *d_tables = NULL;
   PtsimBatchResult *d_out = NULL;
   char *d_scratch = NULL;
   size_t free_bytes = 0, total_bytes = 0, budget;
   int count = 0, per_launch, first, i;
 
-  if (n < 0 || stride < 1 || (n > 0 && (jobs == NULL || out == NULL)))
+  if (n < 0 || stride < 1 || (n > 0 && (jobs == NULL || out == NULL)) || table_count < 0 ||
+      (table_count > 0 && tables == NULL))
     return (int)cudaErrorInvalidValue;
   if (n == 0) return 0;
   memset(&mc_value, 0, sizeof mc_value);
@@ -86,6 +89,12 @@ extern "C" int ptsim_cuda_evaluate_mc(const PtsimJob *jobs, int n, const PtsimMo
   per_launch = (size_t)stride * (size_t)n <= budget ? n : (int)(budget / (size_t)stride);
   if (per_launch < 1) per_launch = 1;
 
+  /* the kernel tables once per batch: every job of it reads them */
+  if (table_count > 0) {
+    CUDA_CHECK(cudaMalloc((void **)&d_tables, sizeof(PtsimKernelTable) * (size_t)table_count));
+    CUDA_CHECK(cudaMemcpy(d_tables, tables, sizeof(PtsimKernelTable) * (size_t)table_count,
+                          cudaMemcpyHostToDevice));
+  }
   CUDA_CHECK(cudaMalloc((void **)&d_jobs, sizeof(PtsimJob) * (size_t)per_launch));
   CUDA_CHECK(cudaMalloc((void **)&d_out, sizeof(PtsimBatchResult) * (size_t)per_launch));
   CUDA_CHECK(cudaMalloc((void **)&d_scratch, (size_t)stride * (size_t)per_launch));
@@ -95,7 +104,8 @@ extern "C" int ptsim_cuda_evaluate_mc(const PtsimJob *jobs, int n, const PtsimMo
     int blocks = (k + BATCH_THREADS - 1) / BATCH_THREADS;
     CUDA_CHECK(
         cudaMemcpy(d_jobs, jobs + first, sizeof(PtsimJob) * (size_t)k, cudaMemcpyHostToDevice));
-    batch_kernel<<<blocks, BATCH_THREADS>>>(d_jobs, k, d_scratch, stride, mc_value, mc != NULL,
+    batch_kernel<<<blocks, BATCH_THREADS>>>(d_jobs, k, d_tables, table_count, d_scratch, stride,
+                                            mc_value, mc != NULL,
                                             first_index + (unsigned long long)first, d_out);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -106,8 +116,8 @@ extern "C" int ptsim_cuda_evaluate_mc(const PtsimJob *jobs, int n, const PtsimMo
 done:
   /* Free everything; report the first error, a free's only if none before. */
   {
-    void *owned[3] = {d_scratch, d_out, d_jobs};
-    for (i = 0; i < 3; i++) {
+    void *owned[4] = {d_scratch, d_out, d_jobs, d_tables};
+    for (i = 0; i < 4; i++) {
       cudaError_t freed = owned[i] ? cudaFree(owned[i]) : cudaSuccess;
       if (rc == cudaSuccess) rc = freed;
     }

@@ -19,7 +19,9 @@ int ptsim_cuda_query(int *count, char *name, int name_len, int *major, int *mino
 /* Evaluates jobs[0..n) on device 0, one GPU thread per job, with the same
  * ptsim_batch_evaluate_mc() the CPU runs (batch.cu), Monte-Carlo samples
  * drawn with cuRAND when mc is not NULL; first_index is jobs[0]'s index in
- * the whole sweep (its random streams).  out[i] gets job i's result;
+ * the whole sweep (its random streams); tables[0..table_count) are the
+ * measured kernel tables the jobs index (batch.h; NULL: none), copied to
+ * the device once per call.  out[i] gets job i's result;
  * per-job failures are in out[i].status, not in the return code.
  * Each thread works in `stride` bytes of scratch: at least the largest
  * ptsim_batch_scratch_bytes_mc of the batch, which the caller computes
@@ -33,6 +35,7 @@ int ptsim_cuda_query(int *count, char *name, int name_len, int *major, int *mino
  * device memory is freed on every path, and out is unspecified on
  * failure. */
 int ptsim_cuda_evaluate_mc(const PtsimJob *jobs, int n, const PtsimMonteCarlo *mc,
+                           const PtsimKernelTable *tables, int table_count,
                            unsigned long long first_index, int64_t stride, PtsimBatchResult *out);
 
 /* The CUDA error string for a code returned above.  (transfer none) */

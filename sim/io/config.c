@@ -617,6 +617,8 @@ static const char *const gpu_keys[] = {"name",
                                        "peak_fp32_tflops",
                                        "hbm_gbps",
                                        "sm_count",
+                                       "peak_fp4_tflops",
+                                       "mxfp8",
                                        NULL};
 static const char *const node_keys[] = {"gpus_per_node", "gpus_per_nvlink_domain",
                                         "nvlink_gbps",   "nvlink_latency_us",
@@ -626,6 +628,9 @@ static const char *const efficiency_keys[] = {"gemm_efficiency_max",  "gemm_half
                                               "gemm_tile_m",          "gemm_tile_n",
                                               "attention_efficiency", "memory_efficiency",
                                               "kernel_launch_us",     NULL};
+
+static const char *const kernel_keys[] = {"gpu", "kinds", "transfer", "transfer_compute_scale",
+                                          NULL};
 
 static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out, GError **error);
 
@@ -647,11 +652,9 @@ gboolean ptsim_hardware_load_data(const char *data, gsize len, const char *label
 
 /* The profile of a parsed file, checked against the physical ranges. */
 static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out, GError **error) {
-  const GroupSpec specs[] = {{"gpu", gpu_keys, TRUE},
-                             {"node", node_keys, TRUE},
-                             {"fabric", fabric_keys, TRUE},
-                             {"efficiency", efficiency_keys, TRUE},
-                             {"source", NULL, FALSE}};
+  const GroupSpec specs[] = {{"gpu", gpu_keys, TRUE},         {"node", node_keys, TRUE},
+                             {"fabric", fabric_keys, TRUE},   {"efficiency", efficiency_keys, TRUE},
+                             {"kernels", kernel_keys, FALSE}, {"source", NULL, FALSE}};
   if (!ini_check_layout(ini, specs, G_N_ELEMENTS(specs), error)) return FALSE;
 
   PtsimHardware hw;
@@ -684,6 +687,17 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out, GError
   hw.peak_fp8_flops = fp8 * PTSIM_FLOPS_PER_TFLOPS;
   hw.peak_fp32_flops = fp32 * PTSIM_FLOPS_PER_TFLOPS;
   hw.hbm_bytes_per_s = hbm * 1e9;
+  /* Optional Blackwell capabilities: NVFP4 and MXFP8 tensor cores (absent:
+   * none, and --fp4-format / --fp8-recipe mxfp8 are refused) */
+  double fp4 = 0;
+  if (!ptsim_ini_double(ini, "gpu", "peak_fp4_tflops", RANGE_TFLOPS_OR_NONE, FALSE, NULL, &fp4,
+                        error))
+    return FALSE;
+  hw.peak_fp4_flops = fp4 * PTSIM_FLOPS_PER_TFLOPS;
+  hw.mxfp8 = 0;
+  if (g_key_file_has_key(ini->kf, "gpu", "mxfp8", NULL) &&
+      !ptsim_ini_bool(ini, "gpu", "mxfp8", &hw.mxfp8, error))
+    return FALSE;
 
   double nvlink = 0, nvlink_lat = 0, nic = 0, net_lat = 0;
   if (!ptsim_ini_int(ini, "node", "gpus_per_node", 1, GPUS_PER_NODE_MAX, TRUE, &hw.gpus_per_node,
@@ -735,6 +749,7 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out, GError
     return FALSE;
   hw.gemm_half_flops = half_gflops * 1e9;
   hw.kernel_launch_s = launch_us * 1e-6;
+  if (!ptsim_hardware_kernels_load(ini, &hw, error)) return FALSE;
   *out = hw;
   return TRUE;
 }

@@ -51,4 +51,8 @@ gboolean ptsim_ini_choice(const PtsimIniFile *ini, const char *group, const char
  * (moe_layers.c), read after its required ones. */
 gboolean ptsim_moe_model_load(const PtsimIniFile *ini, PtsimModel *m, GError **error);
 
+/* A hardware profile's optional [kernels] group (hw_kernels.c): registers
+ * its measured kernel table and sets hw->kernel_table (0 without it). */
+gboolean ptsim_hardware_kernels_load(const PtsimIniFile *ini, PtsimHardware *hw, GError **error);
+
 #endif /* PTSIM_CONFIG_INT_H */

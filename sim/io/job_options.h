@@ -56,6 +56,8 @@ typedef struct {
   gboolean precision_aware_optimizer;
   char *main_params_dtype, *exp_avg_dtype, *exp_avg_sq_dtype;
   char *precision, *fp8_recipe;
+  char *fp4_format;   /* --fp4-format e2m1: NVFP4 layers (Blackwell) */
+  char *cp_comm_type; /* --cp-comm-type p2p|a2a|allgather */
   gboolean fp8_param_gather;
   PtsimOptionDouble threshold, attention_dropout, hidden_dropout;
   PtsimOptionInt first_stage_layers, last_stage_layers, microbatch_group;

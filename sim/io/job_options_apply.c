@@ -274,6 +274,22 @@ static gboolean apply_run_settings(const PtsimJobOptions *o, PtsimSettings *run,
       return FALSE;
     run->fp8_recipe = (PtsimFp8Recipe)v;
   }
+  if (o->cp_comm_type) {
+    if (!choose("--cp-comm-type", o->cp_comm_type, "p2p|a2a|allgather", &v, error)) return FALSE;
+    run->cp_comm = (PtsimCpComm)v;
+  }
+  if (o->fp4_format) {
+    if (!choose("--fp4-format", o->fp4_format, "e2m1", &v, error)) return FALSE;
+    if (o->fp8_recipe || (o->precision && run->precision != PTSIM_PRECISION_FP8)) {
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                  "--fp4-format: not with --fp8-recipe or --precision %s (one low-precision "
+                  "recipe per run)",
+                  o->fp8_recipe ? "fp8" : o->precision);
+      return FALSE;
+    }
+    run->precision = PTSIM_PRECISION_FP8;
+    run->fp8_recipe = PTSIM_FP8_NVFP4;
+  }
   if (o->fp8_param_gather) run->fp8_param_gather = 1;
   if (o->threshold.given) run->memory_threshold = o->threshold.value;
   if (o->manual_gc) run->manual_gc = 1;

@@ -441,11 +441,17 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
     return invalid("--precision fp8: hardware profile %s has no FP8 tensor cores "
                    "(peak_fp8_tflops 0); use bf16 or fp16",
                    job->hw.name);
-  if (run->precision == PTSIM_PRECISION_FP8 && run->fp8_recipe == PTSIM_FP8_MXFP8)
-    return invalid("--fp8-recipe mxfp8 needs Blackwell's MXFP8 tensor cores; hardware profile "
-                   "%s is Hopper-class (use delayed, tensorwise or blockwise)",
+  if (run->precision == PTSIM_PRECISION_FP8 && run->fp8_recipe == PTSIM_FP8_MXFP8 && !job->hw.mxfp8)
+    return invalid("--fp8-recipe mxfp8 needs MXFP8 tensor cores (Blackwell: b200-180g, "
+                   "gb200-nvl72); hardware profile %s has none (its [gpu] mxfp8 key; use delayed, "
+                   "tensorwise or blockwise)",
                    job->hw.name);
-  if ((unsigned)run->fp8_recipe > PTSIM_FP8_MXFP8 ||
+  if (run->precision == PTSIM_PRECISION_FP8 && run->fp8_recipe == PTSIM_FP8_NVFP4 &&
+      !(job->hw.peak_fp4_flops > 0.0))
+    return invalid("--fp4-format needs NVFP4 tensor cores (Blackwell: b200-180g, gb200-nvl72); "
+                   "hardware profile %s has none (its [gpu] peak_fp4_tflops key)",
+                   job->hw.name);
+  if ((unsigned)run->fp8_recipe > PTSIM_FP8_NVFP4 ||
       (run->main_params_bytes != 4 && run->main_params_bytes != 2) ||
       (run->exp_avg_bytes != 4 && run->exp_avg_bytes != 2 && run->exp_avg_bytes != 1) ||
       (run->exp_avg_sq_bytes != 4 && run->exp_avg_sq_bytes != 2 && run->exp_avg_sq_bytes != 1 &&
@@ -496,6 +502,17 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
     return FALSE;
 
   if (l->sp == -1) return unresolved("sp -1 (auto)", error);
+  if ((unsigned)job->settings.cp_comm > PTSIM_CP_ALLGATHER)
+    return invalid("layout: cp comm type out of range");
+  /* Ulysses hands each CP rank heads / cp of the TP rank's heads and KV
+   * groups (Transformer Engine asserts both divide) */
+  if (l->cp > 1 && job->settings.cp_comm == PTSIM_CP_A2A &&
+      ((m->num_attention_heads / l->tp) % l->cp != 0 || (m->num_query_groups / l->tp) % l->cp != 0))
+    return invalid("--cp-comm-type a2a: the attention heads (%" G_GINT64_FORMAT
+                   ") and KV groups (%" G_GINT64_FORMAT ") per TP rank must be divisible by "
+                   "--cp %" G_GINT64_FORMAT " (each CP rank takes heads / cp)",
+                   I64(m->num_attention_heads / l->tp), I64(m->num_query_groups / l->tp),
+                   I64(l->cp));
   if (l->cp > 1 && l->seq % (2 * l->cp) != 0)
     return invalid("--seq %" G_GINT64_FORMAT " is not divisible by 2*cp = %" G_GINT64_FORMAT
                    " (--cp %" G_GINT64_FORMAT "; context "

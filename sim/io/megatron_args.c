@@ -168,6 +168,8 @@ static const struct {
     {"--cuda-graph-scope", F_CUDA_GRAPH_SCOPE, KIND_LIST},
     {"--cuda-graph-modules", F_CUDA_GRAPH_MODULES, KIND_LIST},
     {"--log-interval", F_LOG_INTERVAL, KIND_INT},
+    {"--fp4-format", F_FP4_FORMAT, KIND_WORD},
+    {"--cp-comm-type", F_CP_COMM_TYPE, KIND_LIST},
 };
 
 /* What the command line said.  order[] is the token index of the last

@@ -255,6 +255,16 @@ static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **er
     recipe = 0;
   }
   run->fp8_recipe = (PtsimFp8Recipe)recipe;
+  if (GIVEN(s, F_FP4_FORMAT)) {
+    /* --fp4-format e2m1: Transformer Engine's NVFP4 recipe on the layers FP8 would take */
+    int fp4 = 0;
+    if (!pick("--fp4-format", s->word[F_FP4_FORMAT], "e2m1", &fp4, error)) return FALSE;
+    if (run->precision == PTSIM_PRECISION_FP8)
+      return parse_error("--fp4-format and --fp8-format cannot both be given (one low-precision "
+                         "recipe per run)");
+    run->precision = PTSIM_PRECISION_FP8;
+    run->fp8_recipe = PTSIM_FP8_NVFP4;
+  }
   if (recipe == PTSIM_FP8_BLOCKWISE && run->precision == PTSIM_PRECISION_FP8)
     ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
                        g_strdup("--fp8-recipe blockwise (slower: Hopper runs block-scaled FP8 "
@@ -403,6 +413,38 @@ static gboolean resolve_recompute(const Said *s, PtsimSettings *run, GError **er
       if (m < 7) run->recompute_modules |= 1 << m; /* names.h: PTSIM_NAMES_RECOMPUTE_MODULE */
     }
   }
+  return TRUE;
+}
+
+/* --cp-comm-type: one word, or one per layer; p2p, a2a and allgather are
+ * modelled, a2a+p2p (hierarchical, --hierarchical-context-parallel-sizes)
+ * is priced as the p2p ring, and per-layer types that differ as the
+ * first's, each with a note. */
+static gboolean resolve_cp_comm(const Said *s, PtsimSettings *run, GError **error) {
+  if (!GIVEN(s, F_CP_COMM_TYPE)) return TRUE;
+  int at = s->list_at[F_CP_COMM_TYPE], n = at < 0 ? 1 : s->list_len[F_CP_COMM_TYPE];
+  int first = -1;
+  for (int k = 0; k < n; k++) {
+    int v;
+    if (!pick("--cp-comm-type", at < 0 ? s->word[F_CP_COMM_TYPE] : s->argv[at + k],
+              "p2p|a2a|allgather|a2a+p2p", &v, error))
+      return FALSE;
+    if (first < 0)
+      first = v;
+    else if (v != first) {
+      ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                         g_strdup("--cp-comm-type per layer (the first layer's type is priced "
+                                  "for every layer; either way)"));
+      break;
+    }
+  }
+  if (first == 3) {
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                       g_strdup("--cp-comm-type a2a+p2p (hierarchical: priced as the p2p ring "
+                                "over the whole CP group; either way)"));
+    first = 0;
+  }
+  run->cp_comm = (PtsimCpComm)first;
   return TRUE;
 }
 
@@ -583,7 +625,7 @@ gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error
   resolve_host(s, &run->host);
   l->schedule = PTSIM_SCHEDULE_1F1B; /* interleaved when vp > 1: validate */
   return resolve_split(s, m, l, error) && resolve_batch(s, l) && resolve_precision(s, run, error) &&
-         resolve_attention(s, run, error) && resolve_recompute(s, run, error) &&
-         resolve_overlap(s, l, run, error) && resolve_sharding(s, m, l, run, error) &&
-         resolve_timers(s, error);
+         resolve_cp_comm(s, run, error) && resolve_attention(s, run, error) &&
+         resolve_recompute(s, run, error) && resolve_overlap(s, l, run, error) &&
+         resolve_sharding(s, m, l, run, error) && resolve_timers(s, error);
 }

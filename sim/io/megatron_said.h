@@ -151,6 +151,8 @@ typedef enum {
   F_NO_SWIGLU_FUSION,
   F_NO_MASKED_SOFTMAX,
   F_LOG_INTERVAL,
+  F_FP4_FORMAT,
+  F_CP_COMM_TYPE,
   F_COUNT
 } FlagId;
 

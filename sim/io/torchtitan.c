@@ -645,11 +645,14 @@ static void read_the_rest(Reader *R) {
     warn(R, P, "disable_loss_parallel",
          "true gathers the full logits on every TP rank; ptsim "
          "keeps them vocabulary-parallel (memory under-predicted)");
-  if (l->cp > 1 &&
-      strcmp(get_str(R, P, "context_parallel_rotate_method", "allgather"), "allgather") == 0)
-    warn(R, P, "context_parallel_rotate_method",
-         "'allgather' gathers all K/V shards; ptsim "
-         "models the ring (point-to-point) exchange");
+  /* PyTorch's context_parallel: 'allgather' gathers every K/V shard before
+   * the attention, 'alltoall' rotates them round the ring (its exchanges
+   * overlap the blocks, as Transformer Engine's p2p) */
+  if (l->cp > 1)
+    run->cp_comm = strcmp(get_str(R, P, "context_parallel_rotate_method", "allgather"),
+                          "allgather") == 0
+                       ? PTSIM_CP_ALLGATHER
+                       : PTSIM_CP_P2P;
   if (get_int(R, P, "expert_parallel_degree", 1) > 1)
     warn(R, P, "expert_parallel_degree", "no effect on a dense model");
   if (get_bool(R, "training", "enable_cpu_offload", FALSE))

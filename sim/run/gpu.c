@@ -3,6 +3,7 @@
  * #ifdef (SQLite's OMIT pattern). */
 #include <string.h>
 #include "gpu.h"
+#include "kernel_registry.h"
 #include "units.h"
 #ifdef PTSIM_HAVE_CUDA
 #include "device.h"
@@ -79,7 +80,9 @@ gboolean ptsim_gpu_evaluate_mc(const PtsimJob *jobs, gsize n, const PtsimMonteCa
     int64_t stride = 16;
     for (gsize i = first; i < first + k; i++)
       stride = MAX(stride, ptsim_batch_scratch_bytes_mc(&jobs[i], mc));
-    int rc = ptsim_cuda_evaluate_mc(jobs + first, (int)k, mc,
+    int32_t tables = 0;
+    const PtsimKernelTable *table = ptsim_kernel_registry_tables(&tables);
+    int rc = ptsim_cuda_evaluate_mc(jobs + first, (int)k, mc, table, tables,
                                     (unsigned long long)(first_index + first), stride, out + first);
     if (rc != 0) {
       g_set_error(error, PTSIM_CUDA_ERROR, PTSIM_CUDA_ERROR_FAILED,

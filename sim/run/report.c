@@ -525,8 +525,8 @@ static const char *layers_word(const PtsimSettings *run) {
 }
 
 static const char *fp8_recipe_word(PtsimFp8Recipe r) {
-  static const char *const words[] = {"delayed", "tensorwise", "blockwise", "mxfp8"};
-  return (unsigned)r < 4 ? words[r] : "?";
+  static const char *const words[] = {"delayed", "tensorwise", "blockwise", "mxfp8", "nvfp4"};
+  return (unsigned)r < 5 ? words[r] : "?";
 }
 
 void ptsim_report_text_settings(GString *out, const PtsimJob *job, const PtsimModel *m,

@@ -1,5 +1,6 @@
 /* simulate.c — see simulate.h. */
 #include "config.h"
+#include "kernel_registry.h"
 #include "units.h"
 #include "names.h"
 #include "output.h"
@@ -80,7 +81,9 @@ gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean 
   if (!engine_scratch_ok(plan, bytes, error)) return FALSE;
   g_autofree void *scratch = g_malloc(bytes);
   g_autofree PtsimWorkload *workload = g_new0(PtsimWorkload, 1);
-  ptsim_workload_build(plan, NULL, workload);
+  PtsimCostParams params;
+  ptsim_kernel_registry_params(&plan->job.hw, &params);
+  ptsim_workload_build(plan, &params, workload);
   if (trace) {
     trace->capacity = job->layout.pp * (plan->schedule_items + 4 + job->layout.vp);
     trace->records = g_new0(PtsimTraceRecord, trace->capacity);

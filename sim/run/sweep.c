@@ -9,6 +9,7 @@
 #include "plan.h"
 #include "simulate.h"
 #include "sweep.h"
+#include "kernel_registry.h"
 #include "workspaces.h"
 #include "topology.h"
 
@@ -548,9 +549,11 @@ static void evaluate_chunk(gpointer data, gpointer user_data) {
     if (b > bytes) bytes = b;
   }
   void *scratch = g_malloc(bytes);
+  int32_t tables = 0;
+  const PtsimKernelTable *table = ptsim_kernel_registry_tables(&tables);
   for (guint i = first; i < last; i++)
-    ptsim_batch_evaluate_mc(&g_array_index(pool->sweep->jobs, PtsimJob, i), &pool->sweep->mc,
-                            pool->sweep->first_index + i, scratch, bytes,
+    ptsim_batch_evaluate_mc(&g_array_index(pool->sweep->jobs, PtsimJob, i), &pool->sweep->mc, table,
+                            tables, pool->sweep->first_index + i, scratch, bytes,
                             &g_array_index(pool->sweep->results, PtsimBatchResult, i));
   g_free(scratch);
   settle_chunk(pool->sweep, first, last);

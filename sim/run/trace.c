@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 #include "config.h"
+#include "kernel_registry.h"
 #include "units.h"
 #include "json_writer.h"
 #include "names.h"
@@ -298,7 +299,9 @@ gboolean ptsim_trace_write(const char *path, const PtsimPlan *plan, const PtsimT
     return FALSE;
   }
   g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
-  ptsim_workload_build(plan, NULL, w);
+  PtsimCostParams params;
+  ptsim_kernel_registry_params(&plan->job.hw, &params);
+  ptsim_workload_build(plan, &params, w);
   g_autoptr(GArray) slices = ptsim_trace_slices(plan, w, trace, time, steps);
   if (!slices) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
