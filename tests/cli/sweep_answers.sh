@@ -57,11 +57,16 @@ check "gbs 1e9,128: the unscheduled are counted as rejections" \
 check "gbs 1e9,128: none of them ranked" bash -c "grep -E '^ +[0-9]+ llama3-8b' '$tmp/out' | grep -q . && ! grep -E '^ +[0-9]+ llama3-8b' '$tmp/out' | grep -q 'unscheduled\| 0\.000 '"
 
 # Progress on a terminal: the enumeration's line (scenarios, the layouts so far, the total
-# they suggest) comes before any evaluation; none when stderr is a file (sweep_scale.sh).
+# they suggest) comes before any evaluation, once the enumeration has taken a second (on a
+# fast machine it may not: then the evaluation's line is the first); none when stderr is a
+# file (sweep_scale.sh).
 if command -v script >/dev/null 2>&1; then
   script -qc "'$ptsim' sweep --model llama3-70b --hw a100-80g,h100-80g --gpus 64,128,256,512,1024 --seq 4096,8192 --gbs 1024 --top 1 --threads 2 >/dev/null" "$tmp/tty" >/dev/null 2>&1
-  check "progress on a terminal: enumeration first, with an estimate, then evaluation" \
-    bash -c "tr '\r' '\n' <'$tmp/tty' | grep -m1 -E 'enumerating: scenario|layouts, [0-9]+/s' | grep -q '^enumerating: scenario [0-9]*/20, [0-9]* valid layouts so far, about [0-9]* in all'"
+  tr '\r' '\n' <"$tmp/tty" | grep -E 'enumerating: scenario|layouts, [0-9]+/s' >"$tmp/progress"
+  check "progress on a terminal: the evaluation's line, with the layouts and their rate" \
+    grep -Eq '^\[[# ]+\] [0-9]+/[0-9]+ layouts, [0-9]+/s' "$tmp/progress"
+  check "progress on a terminal: an enumeration line comes first, with an estimate" \
+    bash -c "! grep -q '^enumerating' '$tmp/progress' || head -1 '$tmp/progress' | grep -q '^enumerating: scenario [0-9]*/20, [0-9]* valid layouts so far, about [0-9]* in all'"
 fi
 
 exit $((fails > 0))
