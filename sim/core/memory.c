@@ -599,16 +599,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     if (st->total_bytes > out->stages[out->peak_stage].total_bytes) out->peak_stage = i;
   }
 
-  {
-    const PtsimStageMemory *pk = &out->stages[out->peak_stage];
-    out->parameters_bytes = pk->parameters_bytes;
-    out->gradients_bytes = pk->gradients_bytes;
-    out->optimizer_bytes = pk->optimizer_bytes;
-    out->activations_bytes = pk->activations_bytes;
-    out->other_bytes = pk->other_bytes;
-    out->unsharded_bytes = pk->unsharded_bytes;
-    out->total_bytes = pk->total_bytes;
-  }
+  ptsim_memory_take_peak_stage(out);
   out->closed_form = 0;
   out->capacity_bytes = job->hw.memory_bytes;
   /* A profile without a capacity never fits (usage reported as 0). */
@@ -619,6 +610,19 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     out->usage_fraction = 0.0;
     out->fits = 0;
   }
+}
+
+/* The job-wide figures are the peak stage's: the one home of that rule for
+ * ptsim's estimate and the closed form. */
+PTSIM_HD void ptsim_memory_take_peak_stage(PtsimMemoryEstimate *out) {
+  const PtsimStageMemory *pk = &out->stages[out->peak_stage];
+  out->parameters_bytes = pk->parameters_bytes;
+  out->gradients_bytes = pk->gradients_bytes;
+  out->optimizer_bytes = pk->optimizer_bytes;
+  out->activations_bytes = pk->activations_bytes;
+  out->other_bytes = pk->other_bytes;
+  out->unsharded_bytes = pk->unsharded_bytes;
+  out->total_bytes = pk->total_bytes;
 }
 
 PTSIM_HD double ptsim_memory_held_floor_bytes(const PtsimMemoryEstimate *m) {

@@ -164,6 +164,9 @@ PTSIM_HD void ptsim_memory_workspaces(const PtsimPlan *plan, int64_t stage, Ptsi
 /* Their bytes. */
 PTSIM_HD double ptsim_memory_workspace_bytes(const PtsimPlan *plan, int64_t stage);
 
+/* Copies the peak stage's figures (out->peak_stage) into the job-wide ones. */
+PTSIM_HD void ptsim_memory_take_peak_stage(PtsimMemoryEstimate *out);
+
 /* What a replay of the job through the caching-allocator emulation must
  * hold at once on the stage holding the most (lifetimes.h): its weights,
  * gradients, optimizer states and saved activations, i.e. the stage total

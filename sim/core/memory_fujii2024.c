@@ -84,16 +84,7 @@ PTSIM_HD int32_t ptsim_memory_fujii2024(const PtsimPlan *plan, PtsimCrossEntropy
                       st->activations_bytes + st->other_bytes;
     if (st->total_bytes > out->stages[out->peak_stage].total_bytes) out->peak_stage = i;
   }
-  {
-    const PtsimStageMemory *pk = &out->stages[out->peak_stage];
-    out->parameters_bytes = pk->parameters_bytes;
-    out->gradients_bytes = pk->gradients_bytes;
-    out->optimizer_bytes = pk->optimizer_bytes;
-    out->activations_bytes = pk->activations_bytes;
-    out->other_bytes = pk->other_bytes;
-    out->unsharded_bytes = 0.0;
-    out->total_bytes = pk->total_bytes;
-  }
+  ptsim_memory_take_peak_stage(out); /* its stages hold nothing unsharded */
   out->closed_form = 1;
   out->capacity_bytes = job->hw.memory_bytes;
   out->usage_fraction = out->capacity_bytes > 0.0 ? out->total_bytes / out->capacity_bytes : 0.0;
