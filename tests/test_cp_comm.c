@@ -106,6 +106,8 @@ static void test_allgather_and_a2a(void) {
   g_free(b.plan);
 
   built_of(8, 8, 32768, "a2a", &b);
+  hw = &b.plan->job.hw; /* the new plan's: the first one is freed */
+  g = &b.plan->groups[PTSIM_GROUP_CP];
   /* each rank sends its 4096 tokens of Q, K, V: 4096 x (4096 + 2 x 1024) x
    * 2 B = 48 MiB, and of O: 4096 x 4096 x 2 B = 32 MiB */
   double qkv = ptsim_cost_collective_s(hw, NULL, PTSIM_COLL_ALL_TO_ALL,

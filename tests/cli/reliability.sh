@@ -233,13 +233,14 @@ echo old >t.json
 "$ptsim" predict --trace t.json >/dev/full 2>/dev/null
 check "  and a t.json it replaced comes back" grep -qx old t.json
 check "  (no temporary left)" test -z "$(ls -A | grep '\.ptsim-')"
-# interrupted: a streamed sweep writing long.csv (minutes), stopped after a second
+# interrupted: a streamed sweep writing long.csv (minutes), stopped once its temporary shows
+# (waited for up to a minute: under ASan the start takes seconds)
 long=(sweep --gpus 64,128,256,512,1024 --seq 4096,8192 --gbs 512,1024 --in-memory-max 100 --threads 1)
 echo old >long.csv
 for sig in INT TERM; do
   (trap - INT; exec "$ptsim" "${long[@]}" --csv long.csv >/dev/null 2>&1) &
   pid=$!
-  for _ in $(seq 50); do ls -A | grep -q '^\.long\.csv\.ptsim-' && break; sleep 0.1; done
+  for _ in $(seq 600); do ls -A | grep -q '^\.long\.csv\.ptsim-' && break; sleep 0.1; done
   kill -$sig $pid; wait $pid
   check "SIG$sig: ptsim dies of it" test $? -gt 128
   check "  (its temporary is gone)" test -z "$(ls -A | grep '^\.long\.csv')"
@@ -247,7 +248,7 @@ for sig in INT TERM; do
 done
 "$ptsim" "${long[@]}" --csv long.csv >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 50); do ls -A | grep -q '^\.long\.csv\.ptsim-' && break; sleep 0.1; done
+for _ in $(seq 600); do ls -A | grep -q '^\.long\.csv\.ptsim-' && break; sleep 0.1; done
 kill -KILL $pid; wait $pid 2>/dev/null
 check "kill -9 leaves a temporary of ptsim's naming" test -n "$(ls -A | grep '^\.long\.csv\.ptsim-')"
 touch .other.csv.XYZ123
@@ -258,7 +259,7 @@ if command -v gnuplot >/dev/null 2>&1; then
   mkdir -p slow && printf '#!/bin/sh\necho $$ >"%s/gnuplot.pid"\nexec sleep 30\n' "$tmp" >slow/gnuplot && chmod +x slow/gnuplot
   PATH="$tmp/slow:$PATH" "$ptsim" plot memory --out slowfig.png >/dev/null 2>&1 &
   pid=$!
-  for _ in $(seq 50); do [ -s gnuplot.pid ] && break; sleep 0.1; done
+  for _ in $(seq 600); do [ -s gnuplot.pid ] && break; sleep 0.1; done
   kill -TERM $pid; wait $pid
   sleep 0.5
   # ended: gone, or a zombie nobody reaps (a container's init)
