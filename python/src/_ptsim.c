@@ -182,8 +182,10 @@ static PyObject *job_new(PyObject *self, PyObject *args) {
   if (!flags) return NULL;
   PtsimApiError *error = NULL;
   PtsimApiJob *job;
-  Py_BEGIN_ALLOW_THREADS job = ptsim_api_job_new(flags, m, hw, &error);
-  Py_END_ALLOW_THREADS PyMem_Free(flags);
+  PyThreadState *released = PyEval_SaveThread(); /* Py_BEGIN_ALLOW_THREADS */
+  job = ptsim_api_job_new(flags, m, hw, &error);
+  PyEval_RestoreThread(released); /* Py_END_ALLOW_THREADS */
+  PyMem_Free(flags);
   if (!job) {
     raise_error(error, 1);
     return NULL;
@@ -238,10 +240,11 @@ static PyObject *predict(PyObject *self, PyObject *args) {
   const char *json = NULL;
   size_t len = 0;
   /* the job capsule is held by the caller's arguments throughout */
-  Py_BEGIN_ALLOW_THREADS r = memory_only ? ptsim_api_memory(job, opts, &error)
-                                         : ptsim_api_predict(job, opts, &error);
+  PyThreadState *released = PyEval_SaveThread(); /* Py_BEGIN_ALLOW_THREADS */
+  r = memory_only ? ptsim_api_memory(job, opts, &error) : ptsim_api_predict(job, opts, &error);
   if (r) json = ptsim_api_result_json(r, &len);
-  Py_END_ALLOW_THREADS PyMem_Free(opts);
+  PyEval_RestoreThread(released); /* Py_END_ALLOW_THREADS */
+  PyMem_Free(opts);
   if (!r) {
     raise_error(error, 1);
     return NULL;
