@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json as _json
 import os
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import _ptsim
@@ -17,53 +16,78 @@ ModelArg = Union[Model, PathLike, None]
 HardwareArg = Union[Hardware, PathLike, None]
 
 
-@dataclass(frozen=True)
 class Result:
-    """A prediction (``Job.predict``) or a memory estimate (``Job.memory``).
+    """A prediction (``Job.predict``) or a memory estimate (``Job.memory``);
+    immutable.
 
     ``json`` is the whole document ``ptsim predict --format json`` (or
-    ``ptsim memory --format json``) prints, parsed: the same keys, the same
-    numbers (``json_text`` the very bytes).  The attributes are its main
-    numbers; ``None`` where the result has none (no time in a memory
-    estimate, no allocator verdict with ``allocator=False``).
+    ``ptsim memory --format json``) prints, parsed on first use: the same
+    keys, the same numbers (``json_text``: the very bytes).  The attributes
+    are its main numbers, ``None`` where the result has none (no time in a
+    memory estimate, no allocator verdict with ``allocator=False``):
+
+    - ``step_s``: time.step_s, one training step in seconds
+    - ``tokens_per_s``: the whole job's tokens per second
+    - ``tflops_per_gpu``, ``mfu`` (model FLOPs utilisation, 0..1)
+    - ``memory``: memory.total_bytes, the analytical estimate of the
+      fullest stage; ``capacity``: memory.capacity_bytes, one GPU's
+    - ``device_peak``: memory.allocator.device_peak_bytes, the allocator
+      emulation's peak with the CUDA context and NCCL buffers
+    - ``fits``: memory.fits (the estimate within the memory threshold);
+      ``runs``: memory.allocator.runs (the emulation's verdict)
     """
 
+    __slots__ = ("step_s", "tokens_per_s", "tflops_per_gpu", "mfu", "memory", "capacity",
+                 "device_peak", "fits", "runs", "json_text", "_json")
+    _FIELDS = __slots__[:9]
+
     step_s: Optional[float]
-    """time.step_s: one training step, seconds"""
     tokens_per_s: Optional[float]
-    """the whole job's tokens per second"""
     tflops_per_gpu: Optional[float]
     mfu: Optional[float]
-    """model FLOPs utilisation, 0..1"""
     memory: Optional[float]
-    """memory.total_bytes: the analytical estimate of the fullest stage, bytes"""
     capacity: Optional[float]
-    """memory.capacity_bytes: one GPU's memory, bytes"""
     device_peak: Optional[float]
-    """memory.allocator.device_peak_bytes: the allocator emulation's peak"""
     fits: Optional[bool]
-    """the analytical estimate within the memory threshold (memory.fits)"""
     runs: Optional[bool]
-    """the allocator emulation's verdict (memory.allocator.runs)"""
-    json_text: str = field(repr=False)
-    json: Dict[str, Any] = field(repr=False, compare=False, hash=False)
+    json_text: str
 
-    @classmethod
-    def _from(cls, raw: Dict[str, Any]) -> "Result":
-        text = raw["json"]
-        return cls(
-            raw["step_s"],
-            raw["tokens_per_s"],
-            raw["tflops_per_gpu"],
-            raw["mfu"],
-            raw["memory_bytes"],
-            raw["capacity_bytes"],
-            raw["device_peak_bytes"],
-            raw["fits"],
-            raw["runs"],
-            text,
-            _json.loads(text),
-        )
+    def __init__(self, raw: Dict[str, Any]) -> None:
+        init = object.__setattr__
+        for name, key in zip(self._FIELDS, ("step_s", "tokens_per_s", "tflops_per_gpu", "mfu",
+                                            "memory_bytes", "capacity_bytes", "device_peak_bytes",
+                                            "fits", "runs")):
+            init(self, name, raw[key])
+        init(self, "json_text", raw["json"])
+        init(self, "_json", None)
+
+    @property
+    def json(self) -> Dict[str, Any]:
+        """The document, parsed (once; a fresh copy is ``json.loads(r.json_text)``)."""
+        doc = self._json
+        if doc is None:
+            doc = _json.loads(self.json_text)
+            object.__setattr__(self, "_json", doc)
+        return doc
+
+    def asdict(self) -> Dict[str, Any]:
+        """The main numbers as a dict (a row of a table)."""
+        return {name: getattr(self, name) for name in self._FIELDS}
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError("ptsim.Result is immutable")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError("ptsim.Result is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Result) and other.json_text == self.json_text
+
+    def __hash__(self) -> int:
+        return hash(self.json_text)
+
+    def __repr__(self) -> str:
+        return "Result(%s)" % ", ".join(f"{n}={getattr(self, n)!r}" for n in self._FIELDS)
 
 
 def _input_arg(value: Any, kind: type, flag: str, flags: List[str]) -> Any:
@@ -119,11 +143,17 @@ class Job:
     def from_flags(cls, flags: List[str], model: Optional[Model] = None, hw: Optional[Hardware] = None) -> "Job":
         """The job of ``ptsim predict FLAGS`` (argv-style words, e.g.
         ``["--model", "llama3-70b", "--tp", "8"]``)."""
+        for value, kind in ((model, Model), (hw, Hardware)):
+            if value is not None and not isinstance(value, kind):
+                raise TypeError(
+                    f"from_flags takes a loaded ptsim.{kind.__name__} (or None; a name goes in "
+                    f"the flags), not {type(value).__name__}"
+                )
         self = object.__new__(cls)
         self._build(
             check_words(flags, "flags"),
-            _input_arg(model, Model, "--model", []) if isinstance(model, Model) else None,
-            _input_arg(hw, Hardware, "--hw", []) if isinstance(hw, Hardware) else None,
+            model._handle if model is not None else None,
+            hw._handle if hw is not None else None,
         )
         return self
 
@@ -197,11 +227,11 @@ class Job:
             opts.append("--no-allocator")
         if no_shortcut:
             opts.append("--no-shortcut")
-        return Result._from(_ptsim.predict(self._handle, opts, False))
+        return Result(_ptsim.predict(self._handle, opts, False))
 
     def memory(self, *, ce: Optional[str] = None) -> Result:
         """The analytical memory estimate alone, as ``ptsim memory``."""
-        return Result._from(_ptsim.predict(self._handle, to_flags({"ce": ce}), True))
+        return Result(_ptsim.predict(self._handle, to_flags({"ce": ce}), True))
 
     def trace(self, path: PathLike, steps: Optional[int] = None) -> Result:
         """Predicts and writes the Perfetto trace (JSON) to PATH."""

@@ -13,19 +13,6 @@ from ._inputs import Hardware, Model
 Record = Dict[str, Union[int, float, str]]
 
 
-def _value(cell: str) -> Union[int, float, str]:
-    """A CSV cell as a number where it is one (the cell's text is C-locale
-    decimal), else the word."""
-    try:
-        return int(cell)
-    except ValueError:
-        pass
-    try:
-        return float(cell)
-    except ValueError:
-        return cell
-
-
 def _names(value: Any) -> Any:
     """Model / Hardware objects (or lists of them) as the names or paths the
     sweep's flags take."""
@@ -76,24 +63,24 @@ def sweep(
         raise NotImplementedError(
             "shard=(k, n) is not available from Python yet: run `ptsim sweep --shard K/N --csv FILE`"
         )
-    convert = (lambda c: c) if raw else _value
+    # the cells become numbers in the extension (an int where the CSV has
+    # digits, a float where it has a decimal number, else the word)
+    typed = not raw
     words = sweep_flags(dict(flags))
     if callback is not None:
         if not callable(callback):
             raise TypeError(f"callback must be callable, not {type(callback).__name__}")
 
-        def on_row(names: Sequence[str], cells: Sequence[str]) -> Optional[bool]:
-            return callback({n: convert(c) for n, c in zip(names, cells)})
+        def on_row(names: Sequence[str], cells: Sequence[Any]) -> Optional[bool]:
+            return callback(dict(zip(names, cells)))
 
-        _ptsim.sweep(words, on_row)
+        _ptsim.sweep(words, on_row, typed)
         return None
-    names, rows = _ptsim.sweep(words, None)
+    names, rows = _ptsim.sweep(words, None, typed)
     if as_dataframe:
         import pandas  # optional: pip install ptsim[pandas]
 
-        return pandas.DataFrame(
-            [[convert(c) for c in row] for row in rows], columns=list(names or ())
-        )
+        return pandas.DataFrame(rows, columns=list(names or ()))
     if names is None:
         return []
-    return [{n: convert(c) for n, c in zip(names, row)} for row in rows]
+    return [dict(zip(names, row)) for row in rows]

@@ -270,14 +270,41 @@ typedef struct {
   PyObject *callback;      /* callable(names, values) or None */
   PyObject *rows;          /* list of value tuples, when no callback */
   PyObject *names;         /* the header, a tuple (set on the first row) */
+  int typed;               /* numbers as int and float */
   int failed;              /* a Python exception is pending */
   int stopped_by_caller;   /* the callback returned False */
 } SweepState;
 
-static PyObject *str_tuple(size_t n, const char *const *cells) {
+/* A CSV cell as Python has it: with TYPED, an int where the cell is
+ * digits (with a sign), a float where it is a decimal number (C-locale
+ * text: digits, sign, point, exponent), else the word as str. */
+static PyObject *cell(const char *c, int typed) {
+  size_t len = strlen(c);
+  if (typed && len > 0 && len < 64) {
+    int digits = 0, other = 0;
+    for (const char *p = c; *p; p++) {
+      if (*p >= '0' && *p <= '9')
+        digits++;
+      else if (*p == '.' || *p == 'e' || *p == 'E')
+        other++;
+      else if (!((*p == '-' || *p == '+') && (p == c || p[-1] == 'e' || p[-1] == 'E')))
+        other = 1000;
+    }
+    if (digits > 0 && other == 0) return PyLong_FromString(c, NULL, 10);
+    if (digits > 0 && other < 1000) {
+      char *end;
+      double x = PyOS_string_to_double(c, &end, NULL);
+      if (*end == '\0' && !(x == -1.0 && PyErr_Occurred())) return PyFloat_FromDouble(x);
+      PyErr_Clear();
+    }
+  }
+  return PyUnicode_DecodeUTF8(c, (Py_ssize_t)len, "replace");
+}
+
+static PyObject *str_tuple(size_t n, const char *const *cells, int typed) {
   PyObject *t = PyTuple_New((Py_ssize_t)n);
   for (size_t i = 0; t && i < n; i++) {
-    PyObject *s = PyUnicode_DecodeUTF8(cells[i], (Py_ssize_t)strlen(cells[i]), "replace");
+    PyObject *s = cell(cells[i], typed);
     if (!s)
       Py_CLEAR(t);
     else
@@ -291,8 +318,8 @@ static int on_row(void *user_data, size_t n, const char *const *names, const cha
   SweepState *st = user_data;
   PyEval_RestoreThread(st->released);
   int stop = 0;
-  if (!st->names) st->names = str_tuple(n, names);
-  PyObject *row = st->names ? str_tuple(n, values) : NULL;
+  if (!st->names) st->names = str_tuple(n, names, 0);
+  PyObject *row = st->names ? str_tuple(n, values, st->typed) : NULL;
   if (!row) {
     stop = 1;
   } else if (st->callback != Py_None) {
@@ -311,12 +338,13 @@ static int on_row(void *user_data, size_t n, const char *const *names, const cha
   return stop;
 }
 
-/* sweep(flags, callback or None) -> (names, rows); names None when no row
- * came; rows empty with a callback. */
+/* sweep(flags, callback or None, typed=False) -> (names, rows); names None
+ * when no row came; rows empty with a callback. */
 static PyObject *sweep(PyObject *self, PyObject *args) {
   (void)self;
   PyObject *flags_obj, *callback;
-  if (!PyArg_ParseTuple(args, "OO:sweep", &flags_obj, &callback)) return NULL;
+  int typed = 0;
+  if (!PyArg_ParseTuple(args, "OO|p:sweep", &flags_obj, &callback, &typed)) return NULL;
   if (callback != Py_None && !PyCallable_Check(callback)) {
     PyErr_Format(PyExc_TypeError, "callback must be callable, not %.100s",
                  Py_TYPE(callback)->tp_name);
@@ -324,7 +352,7 @@ static PyObject *sweep(PyObject *self, PyObject *args) {
   }
   const char **flags = words(flags_obj, "the sweep's flags");
   if (!flags) return NULL;
-  SweepState st = {NULL, callback, PyList_New(0), NULL, 0, 0};
+  SweepState st = {NULL, callback, PyList_New(0), NULL, typed, 0, 0};
   if (!st.rows) {
     PyMem_Free(flags);
     return NULL;
@@ -369,8 +397,9 @@ static PyMethodDef methods[] = {
     {"predict", predict, METH_VARARGS,
      "predict(job, options, memory_only) -> dict: the numbers and the --format json text."},
     {"sweep", sweep, METH_VARARGS,
-     "sweep(flags, callback) -> (names, rows): the rows of `ptsim sweep FLAGS --csv FILE`, as "
-     "str tuples, or each handed to callback(names, row) (return False to stop)."},
+     "sweep(flags, callback, typed=False) -> (names, rows): the rows of `ptsim sweep FLAGS --csv "
+     "FILE`, as tuples of str (typed: numbers as int and float), or each handed to "
+     "callback(names, row) (return False to stop)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT,

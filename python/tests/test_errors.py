@@ -79,6 +79,8 @@ def test_bad_types():
         ptsim.Job.from_flags("--tp 8")
     with pytest.raises(TypeError):
         ptsim.Job.from_flags([b"--tp"])
+    with pytest.raises(TypeError):
+        ptsim.Job.from_flags([], model="llama3-8b")
     with pytest.raises(ValueError):
         ptsim.Job("llama3-8b\0evil")
     with pytest.raises(TypeError):

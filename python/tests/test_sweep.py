@@ -36,12 +36,26 @@ def test_sweep_rows_same_as_csv(kw, tmp_path):
         assert list(rec.values()) == row, f"row {i + 1}"
 
 
-def test_sweep_records_typed(tmp_path):
-    kw = SWEEPS[0]
+def as_python(cell):
+    """A CSV cell as Python reads it: int, else float, else the word."""
+    for kind in (int, float):
+        try:
+            return kind(cell)
+        except ValueError:
+            pass
+    return cell
+
+
+@pytest.mark.parametrize("kw", SWEEPS[:2], ids=range(2))
+def test_sweep_records_typed(kw, tmp_path):
     header, rows = cli_csv(kw, tmp_path)
     records = ptsim.sweep(**kw)
+    assert [list(r.values()) for r in records] == [[as_python(c) for c in row] for row in rows]
+    for r in records[:50]:
+        for v, c in zip(r.values(), rows[records.index(r)]):
+            assert type(v) is type(as_python(c))
     first = records[0]
-    assert first["rank"] == 1 and first["model"] == "llama3-8b"
+    assert first["rank"] == 1 and first["model"] in ("llama3-8b", "mixtral-8x7b")
     assert isinstance(first["step_s"], float) and first["step_s"] == float(rows[0][header.index("step_s")])
     assert isinstance(first["tp"], int)
 
