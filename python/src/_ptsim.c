@@ -79,25 +79,34 @@ static const char *text(PyObject *obj, const char *what) {
   return s;
 }
 
-/* A NULL-terminated array of the str items of SEQ (a list or tuple), which
- * stays alive (and so do the strings) while the caller holds SEQ; NULL with
- * an exception.  Freed with PyMem_Free. */
-static const char **words(PyObject *seq, const char *what) {
+/* A NULL-terminated array of the str items of SEQ (a list or tuple), taken
+ * from a tuple copy of it in *HOLD, which keeps them alive while the GIL is
+ * released (another thread may change the list meanwhile); NULL with an
+ * exception.  The caller frees the array with PyMem_Free and drops *HOLD. */
+static const char **words(PyObject *seq, const char *what, PyObject **hold) {
+  *hold = NULL;
   if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
     PyErr_Format(PyExc_TypeError, "%s must be a list of str, not %.100s", what,
                  Py_TYPE(seq)->tp_name);
     return NULL;
   }
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  PyObject *items = PySequence_Tuple(seq);
+  if (!items) return NULL;
+  Py_ssize_t n = PyTuple_GET_SIZE(items);
   const char **out = PyMem_Calloc((size_t)n + 1, sizeof *out);
-  if (!out) return (const char **)PyErr_NoMemory();
+  if (!out) {
+    Py_DECREF(items);
+    return (const char **)PyErr_NoMemory();
+  }
   for (Py_ssize_t i = 0; i < n; i++) {
-    out[i] = text(PySequence_Fast_GET_ITEM(seq, i), what);
+    out[i] = text(PyTuple_GET_ITEM(items, i), what);
     if (!out[i]) {
       PyMem_Free(out);
+      Py_DECREF(items);
       return NULL;
     }
   }
+  *hold = items;
   return out;
 }
 
@@ -178,7 +187,8 @@ static PyObject *job_new(PyObject *self, PyObject *args) {
   if (!ok_m) return NULL;
   const PtsimApiHardware *hw = unwrap(hw_obj, HARDWARE, 1, &ok_h);
   if (!ok_h) return NULL;
-  const char **flags = words(flags_obj, "the job's flags");
+  PyObject *hold;
+  const char **flags = words(flags_obj, "the job's flags", &hold);
   if (!flags) return NULL;
   PtsimApiError *error = NULL;
   PtsimApiJob *job;
@@ -186,6 +196,7 @@ static PyObject *job_new(PyObject *self, PyObject *args) {
   job = ptsim_api_job_new(flags, m, hw, &error);
   PyEval_RestoreThread(released); /* Py_END_ALLOW_THREADS */
   PyMem_Free(flags);
+  Py_DECREF(hold);
   if (!job) {
     raise_error(error, 1);
     return NULL;
@@ -233,7 +244,8 @@ static PyObject *predict(PyObject *self, PyObject *args) {
   int ok;
   const PtsimApiJob *job = unwrap(job_obj, JOB, 0, &ok);
   if (!ok) return NULL;
-  const char **opts = words(opts_obj, "the prediction's options");
+  PyObject *hold;
+  const char **opts = words(opts_obj, "the prediction's options", &hold);
   if (!opts) return NULL;
   PtsimApiError *error = NULL;
   PtsimApiResult *r;
@@ -245,6 +257,7 @@ static PyObject *predict(PyObject *self, PyObject *args) {
   if (r) json = ptsim_api_result_json(r, &len);
   PyEval_RestoreThread(released); /* Py_END_ALLOW_THREADS */
   PyMem_Free(opts);
+  Py_DECREF(hold);
   if (!r) {
     raise_error(error, 1);
     return NULL;
@@ -350,11 +363,13 @@ static PyObject *sweep(PyObject *self, PyObject *args) {
                  Py_TYPE(callback)->tp_name);
     return NULL;
   }
-  const char **flags = words(flags_obj, "the sweep's flags");
+  PyObject *hold;
+  const char **flags = words(flags_obj, "the sweep's flags", &hold);
   if (!flags) return NULL;
   SweepState st = {NULL, callback, PyList_New(0), NULL, typed, 0, 0};
   if (!st.rows) {
     PyMem_Free(flags);
+    Py_DECREF(hold);
     return NULL;
   }
   PtsimApiError *error = NULL;
@@ -362,6 +377,7 @@ static PyObject *sweep(PyObject *self, PyObject *args) {
   int rc = ptsim_api_sweep(flags, on_row, &st, &error);
   PyEval_RestoreThread(st.released);
   PyMem_Free(flags);
+  Py_DECREF(hold);
   if (rc != 0 && (st.failed || st.stopped_by_caller)) {
     ptsim_api_error_free(error);
     if (st.failed) {
