@@ -40,17 +40,18 @@ static PTSIM_HD double host_max(double a, double b) { return a > b ? a : b; }
 
 /* The run's host costs on its own host: host_overhead.ini's are an x86
  * host's, and a slower CPU (Grace: the profile's host_cpu_scale) spends
- * that much longer on every op, module and log it issues.  A replayed
- * graph's per-node cost is the GPU's, and the multi_tensor_apply sizes
- * are counts: neither scales. */
+ * that much longer on each op, Transformer Engine module and graph launch
+ * it issues: what the scale's source measured on both hosts.  The fitted
+ * residuals (Megatron-Core's layer Python, the logged step's work) are
+ * kept as fitted on x86 runs: what share of them is CPU work is not known.
+ * A replayed graph's per-node cost is the GPU's, and the multi_tensor_apply
+ * sizes are counts: neither scales. */
 static PTSIM_HD PtsimHost host_of(const PtsimJob *job) {
   PtsimHost h = job->settings.host;
   double k = job->hw.host_cpu_scale > 0.0 ? job->hw.host_cpu_scale : 1.0;
   h.costs.op_s *= k;
   h.costs.te_module_s *= k;
   h.costs.graph_launch_s *= k;
-  h.costs.layer_module_s *= k;
-  h.costs.step_log_s *= k;
   return h;
 }
 
