@@ -255,15 +255,18 @@ static gboolean check_sharding(const PtsimJob *job, GError **error) {
     return invalid("--sharding zero2 with --fsdp-impl torch: PyTorch FSDP2 shards parameters "
                    "(use --sharding fsdp, with --reshard-after-forward never for ZeRO-2-like "
                    "memory)");
+  if (l->schedule == PTSIM_SCHEDULE_ZB_H1)
+    return invalid("--schedule zb-h1 with --sharding %s is not modelled (a unit's gradient is "
+                   "ready only after its deferred weight-gradient pass); use 1f1b, gpipe or "
+                   "interleaved",
+                   word);
   /* torch.distributed.pipelining (torchtitan's V schedules) reduces an FSDP2
    * model's gradients once per step, after the last W (plan.c sync_once) */
-  if (l->schedule == PTSIM_SCHEDULE_ZB_H1 ||
-      ((l->schedule == PTSIM_SCHEDULE_ZBV || l->schedule == PTSIM_SCHEDULE_DUALPIPEV) &&
-       !(l->sharding == PTSIM_SHARDING_PARAMS && run->fsdp_impl == PTSIM_FSDP_TORCH)))
-    return invalid("--schedule %s with --sharding %s is not modelled (a unit's gradient is "
-                   "ready only after its deferred weight-gradient pass); use 1f1b, gpipe or "
-                   "interleaved (zbv and dualpipev: --sharding fsdp --fsdp-impl torch, which "
-                   "reduces once per step)",
+  if ((l->schedule == PTSIM_SCHEDULE_ZBV || l->schedule == PTSIM_SCHEDULE_DUALPIPEV) &&
+      !(l->sharding == PTSIM_SHARDING_PARAMS && run->fsdp_impl == PTSIM_FSDP_TORCH))
+    return invalid("--schedule %s with --sharding %s is modelled only as PyTorch runs it, "
+                   "--sharding fsdp --fsdp-impl torch (gradients reduced once per step, after "
+                   "the deferred weight-gradient passes)",
                    schedule_word(l->schedule), word);
   /* Megatron-FSDP shards a mixture-of-experts model's routed experts over
    * the expert data-parallel group (plan.c "Sharding"); torch's FSDP2

@@ -319,6 +319,14 @@ static gboolean try_variants(Scenario *sc, Candidate *c, const GArray *vps) {
       /* One stage has no pipeline: the schedules coincide. */
       if (c->pp == 1 && s > 0) continue;
       if (c->pp == 1) c->schedule = PTSIM_SCHEDULE_1F1B;
+      /* the V-shaped schedules run two chunks per stage, each half of its
+       * layers (an even split: both ends are on stage 0) */
+      if (c->schedule == PTSIM_SCHEDULE_ZBV || c->schedule == PTSIM_SCHEDULE_DUALPIPEV) {
+        c->vp = 2;
+        c->first = c->last = 0;
+        any |= try_layout(sc, c) == TRIED_MAY_RUN;
+        continue;
+      }
       if (c->schedule != PTSIM_SCHEDULE_INTERLEAVED) {
         c->vp = 1;
         ptsim_sweep_split(sc->job.model.num_layers, c->pp, 1, &c->first, &c->last);
