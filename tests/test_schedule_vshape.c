@@ -191,6 +191,7 @@ static void test_peak(void) {
       int n = ptsim_schedule_build(PTSIM_SCHEDULE_ZBV, p, m, 2, 0, s, items, 6 * 64);
       ptsim_schedule_count_inflight(items, n, &b, &w);
       g_assert_cmpint(w, ==, 2 * p);
+      g_assert_cmpint(ptsim_schedule_vshape_peak(PTSIM_SCHEDULE_ZBV, p, m, s, 1, 1), ==, 2 * p);
       g_assert_cmpint(ptsim_plan_inflight_chunks(PTSIM_SCHEDULE_ZBV, p, m, 2, 0, s), ==, 2 * p);
       n = ptsim_schedule_build(PTSIM_SCHEDULE_DUALPIPEV, p, m, 2, 0, s, items, 6 * 64);
       ptsim_schedule_count_inflight(items, n, &b, &w);
@@ -198,6 +199,32 @@ static void test_peak(void) {
       g_assert_cmpint(ptsim_plan_inflight_chunks(PTSIM_SCHEDULE_DUALPIPEV, p, m, 2, 0, s), ==,
                       2 * p + 1);
     }
+}
+
+static void test_peak_weighted(void) {
+  g_test_summary("the peak with chunks of unequal layers: ZBV p=2 m=4, chunk 0 of 3 layers and "
+                 "chunk 1 of 5, by hand; against a scan of the order for random weights");
+  /* ZBV's peak (test_peak) holds 2p-1-s forwards of chunk 0 and s+1 of
+   * chunk 1 (the warm-up, then the first F1 before its W): stage 0:
+   * 3 x 3 + 1 x 5 = 14, stage 1: 2 x 3 + 2 x 5 = 16 */
+  g_assert_cmpint(ptsim_schedule_vshape_peak(PTSIM_SCHEDULE_ZBV, 2, 4, 0, 3, 5), ==, 14);
+  g_assert_cmpint(ptsim_schedule_vshape_peak(PTSIM_SCHEDULE_ZBV, 2, 4, 1, 3, 5), ==, 16);
+  GRand *rand = g_rand_new_with_seed(28);
+  g_autofree PtsimScheduleItem *items = g_new(PtsimScheduleItem, 6 * 200);
+  for (int n = 0; n < 300; n++) {
+    PtsimSchedule kind = n % 2 ? PTSIM_SCHEDULE_DUALPIPEV : PTSIM_SCHEDULE_ZBV;
+    int p = g_rand_int_range(rand, 1, 12), m = g_rand_int_range(rand, 2 * p, 200);
+    int s = g_rand_int_range(rand, 0, p);
+    int64_t w[2] = {g_rand_int_range(rand, 0, 9), g_rand_int_range(rand, 0, 9)}, held = 0, most = 0;
+    int len = ptsim_schedule_build(kind, p, m, 2, 0, s, items, 6 * 200);
+    for (int i = 0; i < len; i++) {
+      if (items[i].kind == PTSIM_SCHEDULE_ITEM_FORWARD) held += w[items[i].chunk];
+      if (items[i].kind == PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT) held -= w[items[i].chunk];
+      if (held > most) most = held;
+    }
+    g_assert_cmpint(ptsim_schedule_vshape_peak(kind, p, m, s, w[0], w[1]), ==, most);
+  }
+  g_rand_free(rand);
 }
 
 /* Every (microbatch, chunk) once as F, B and W, W after B; item_at is the
@@ -296,6 +323,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/schedule-vshape/bubble/zbv", test_bubble_zbv);
   g_test_add_func("/schedule-vshape/bubble/dualpipev", test_bubble_dualpipev);
   g_test_add_func("/schedule-vshape/peak", test_peak);
+  g_test_add_func("/schedule-vshape/peak-weighted", test_peak_weighted);
   g_test_add_func("/schedule-vshape/random", test_random);
   g_test_add_func("/schedule-vshape/errors", test_errors);
   return g_test_run();

@@ -500,6 +500,10 @@ static void v_shape_parity(const char *fixture_name, const char *native, PtsimSc
   g_assert_cmpint(ptsim_schedule_vstage_of(&plan->vstages, 0, 1), ==, 3);
   g_assert_cmpint(ptsim_schedule_vstage_of(&plan->vstages, 1, 1), ==, 2);
   g_assert_true(plan->sync_once); /* one reduction per step, after the last W */
+  /* the analytical estimate's in-flight microbatches (of a whole stage):
+   * 2p = 4 half-stage chunks for ZBV, 2p + 1 = 5 for DualPipeV */
+  for (int s = 0; s < 2; s++)
+    g_assert_cmpfloat(plan->inflight_microbatches[s], ==, kind == PTSIM_SCHEDULE_ZBV ? 2.0 : 2.5);
 }
 
 static void test_v_shape(void) {

@@ -685,8 +685,21 @@ static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t stage, int64
   const PtsimLayout *l = &plan->job.layout;
   int64_t c, layers = plan->stage_layers[stage];
   int unequal = 0;
-  if (ptsim_schedule_is_vshape((int32_t)l->schedule) && l->vp == 2)
-    return (double)chunks / 2.0; /* half-stage chunks (even split; see plan.h) */
+  /* the V: each held chunk weighed by its layers (an uneven split's two
+   * chunks differ), from the order phase by phase; equal ones: chunks / 2 */
+  if (ptsim_schedule_is_vshape((int32_t)l->schedule) && l->vp == 2) {
+    int64_t w0, w1;
+    if (plan->vstages.count == 0 || layers <= 0) return (double)chunks / 2.0;
+    w0 = plan->vstage_layers[ptsim_schedule_vstage_of(&plan->vstages, (int32_t)stage, 0)];
+    w1 = plan->vstage_layers[ptsim_schedule_vstage_of(&plan->vstages, (int32_t)stage, 1)];
+    if (w0 == w1 || ptsim_schedule_check(l->schedule, (int32_t)l->pp,
+                                         (int32_t)plan->num_microbatches, 2, 0) != 0)
+      return (double)chunks / 2.0;
+    return (double)ptsim_schedule_vshape_peak(l->schedule, (int32_t)l->pp,
+                                              (int32_t)plan->num_microbatches, (int32_t)stage, w0,
+                                              w1) /
+           (double)layers;
+  }
   if (l->schedule != PTSIM_SCHEDULE_INTERLEAVED || l->vp <= 1) return (double)chunks;
   if (plan->vstages.count != 0 && layers > 0)
     for (c = 1; c < plan->num_chunks; c++)

@@ -394,6 +394,13 @@ PTSIM_HD int32_t ptsim_schedule_vshape_index_of(const PtsimScheduleShape *sh, in
                                                 int32_t microbatch, int32_t chunk);
 PTSIM_HD int32_t ptsim_schedule_vshape_last_index(const PtsimScheduleShape *sh, int32_t item_kind);
 
+/* The most a stage's order holds at once when a forward of chunk c holds
+ * w0 or w1 (its layers, say) until its W: O(p), phase by phase.  With
+ * w0 = w1 = 1 it is the in-flight peak of chunks (2p for ZBV, 2p + 1 for
+ * DualPipeV); with unequal chunks it weighs each held one by its own. */
+PTSIM_HD int64_t ptsim_schedule_vshape_peak(PtsimSchedule kind, int32_t p, int32_t m, int32_t stage,
+                                            int64_t w0, int64_t w1);
+
 /* 1 when item `index` is the backward (B) of an overlapped pair: DualPipeV
  * runs the forward of one chunk and the full backward of the other as one
  * action (PyTorch's OVERLAP_F_B), the pair's F being item index - 1 and the

@@ -54,7 +54,7 @@
 #define SLOTS 6
 
 /* What a walk does with the phases it passes. */
-enum { WALK_BUILD = 0, WALK_AT = 1, WALK_FIND = 2, WALK_LAST = 3 };
+enum { WALK_BUILD = 0, WALK_AT = 1, WALK_FIND = 2, WALK_LAST = 3, WALK_PEAK = 4 };
 
 typedef struct {
   int32_t mode;
@@ -65,6 +65,8 @@ typedef struct {
   PtsimScheduleItem item; /* AT: the answer; FIND/LAST: the item (kind class) sought */
   int32_t overlapped;     /* AT: the answer is the B of an overlapped pair */
   int32_t found;          /* FIND: the index; LAST: the largest index; -1: none */
+  int64_t weight[2];      /* PEAK: what a forward of chunk c holds until its W */
+  int64_t held, peak;     /* PEAK: held now, the most held after any item */
 } Walk;
 
 typedef struct {
@@ -123,6 +125,22 @@ PTSIM_HD static void phase(Walk *w, int32_t reps, const Pattern *pt) {
       }
     }
     break;
+  case WALK_PEAK: {
+    /* held after item j of repetition r: held + r * delta + prefix(j);
+     * linear in r, so its most is at the first or the last repetition */
+    int64_t prefix = 0, most = 0, delta;
+    for (j = 0; j < pt->n; j++) {
+      prefix += pt->kind[j] == F_   ? w->weight[pt->chunk[j]]
+                : pt->kind[j] == W_ ? -w->weight[pt->chunk[j]]
+                                    : 0;
+      if (j == 0 || prefix > most) most = prefix;
+    }
+    delta = prefix;
+    most += w->held + (delta > 0 ? (int64_t)(reps - 1) * delta : 0);
+    if (most > w->peak) w->peak = most;
+    w->held += (int64_t)reps * delta;
+    break;
+  }
   case WALK_LAST:
   default:
     for (j = 0; j < pt->n; j++)
@@ -332,6 +350,17 @@ PTSIM_HD int32_t ptsim_schedule_vshape_last_index(const PtsimScheduleShape *sh, 
   w.found = -1;
   walk(&w, sh->kind, sh->p, sh->m, sh->stage);
   return w.found;
+}
+
+PTSIM_HD int64_t ptsim_schedule_vshape_peak(PtsimSchedule kind, int32_t p, int32_t m, int32_t stage,
+                                            int64_t w0, int64_t w1) {
+  Walk w;
+  w.mode = WALK_PEAK;
+  w.weight[0] = w0;
+  w.weight[1] = w1;
+  w.held = w.peak = 0;
+  walk(&w, (int32_t)kind, p, m, stage);
+  return w.peak;
 }
 
 PTSIM_HD int32_t ptsim_schedule_overlapped(const PtsimScheduleShape *sh, int32_t index) {
