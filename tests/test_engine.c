@@ -110,6 +110,46 @@ static void test_matches_schedule_reference(void) {
    * m = 8 at p = 2 in groups of 3, 3 and a last one of 2 */
   check_against_reference(PTSIM_SCHEDULE_INTERLEAVED, 4, 5, 2, 5);
   check_against_reference(PTSIM_SCHEDULE_INTERLEAVED, 2, 8, 2, 3);
+  /* the V-shaped schedules: their placement and orders (schedule_vshape.c) */
+  for (int32_t p = 2; p <= 4; p++) {
+    check_against_reference(PTSIM_SCHEDULE_ZBV, p, 2 * p - 1, 2, 0);
+    check_against_reference(PTSIM_SCHEDULE_ZBV, p, 4 * p, 2, 0);
+    check_against_reference(PTSIM_SCHEDULE_DUALPIPEV, p, 2 * p, 2, 0);
+    check_against_reference(PTSIM_SCHEDULE_DUALPIPEV, p, 3 * p + 1, 2, 0);
+  }
+}
+
+static void test_dualpipev_overlap(void) {
+  g_test_summary("DualPipeV's overlapped F + B pairs hide each half's expert all-to-all behind "
+                 "the other's compute: p=2 m=4 by hand");
+  /* Per chunk: F = 1 ms of which a = 0.3 ms all-to-all, B (input grad) =
+   * 2 ms of which a' = 0.3 ms, W = 1 ms.  A pair hides min(a, B - a' + W)
+   * + min(a', F - a) = 0.3 + 0.3 = 0.6 ms.  Each stage runs 3 overlapped
+   * pairs (test_schedule_vshape's orders: stage 0 two in the steady
+   * repetition and one after it; stage 1 four in its two steady
+   * repetitions less the last stage's first, which PyTorch runs apart), so
+   * its busy time is 2 chunks x 4 microbatches x 4 ms - 3 x 0.6 ms =
+   * 30.2 ms, and its exposed all-to-all 8 x 0.6 - 1.8 = 3.0 ms. */
+  const int32_t p = 2, m = 4, layers = 6;
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  load_job(&job, "sc21-gpt-1.7b", "a100-80g", 8 * p, 1, p, 2, 1, 8 * m, 1024);
+  job.layout.schedule = PTSIM_SCHEDULE_DUALPIPEV;
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  uniform_workload(w, p, 2, m, layers, 1e-3, 2e-3, 1e-3);
+  w->layer.forward_comm_s[PTSIM_COMM_EP] = 0.3e-3 / layers;
+  w->layer.backward_comm_s[PTSIM_COMM_EP] = 0.3e-3 / layers;
+  g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
+  g_assert_cmpint(run(&job, w, NULL, t), ==, 0);
+  for (int s = 0; s < p; s++) {
+    g_assert_cmpfloat_with_epsilon(t->stages[s].busy_s, 30.2e-3, 1e-8);
+    g_assert_cmpfloat_with_epsilon(t->stages[s].exposed_comm_s[PTSIM_COMM_EP], 3.0e-3, 1e-8);
+  }
+  /* ZBV runs the same items with no overlapped pair: 32 ms busy */
+  job.layout.schedule = PTSIM_SCHEDULE_ZBV;
+  g_assert_cmpint(run(&job, w, NULL, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon(t->stages[0].busy_s, 32e-3, 1e-8);
 }
 
 static void test_1f1b_bubble(void) {
@@ -229,6 +269,7 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/engine/single-gpu-hand-arithmetic", test_single_gpu_hand_arithmetic);
   g_test_add_func("/engine/matches-schedule-reference", test_matches_schedule_reference);
+  g_test_add_func("/engine/dualpipev-overlap", test_dualpipev_overlap);
   g_test_add_func("/engine/1f1b-bubble", test_1f1b_bubble);
   g_test_add_func("/engine/deterministic", test_deterministic);
   g_test_add_func("/engine/last-stage-imbalance", test_last_stage_imbalance);

@@ -230,6 +230,30 @@ static void test_synthetic_ties(void) {
   fixture_tear_down(&f);
 }
 
+static void test_v_shape_ties(void) {
+  g_test_summary("1,000 synthetic ZBV and DualPipeV pipelines (p 1..8, m from the least PyTorch "
+                 "runs to 200, ns durations that tie, MoE chunks whose all-to-alls DualPipeV's "
+                 "overlapped pairs hide): shortcut == every event, byte for byte");
+  Fixture f;
+  Tally tally;
+  memset(&tally, 0, sizeof tally);
+  fixture_set_up(&f, 2828);
+  PtsimJob base;
+  while (!jobgen_try(&f.d.pool, f.d.rand, &base)) {
+  }
+  for (int n = 0; n < 1000;) {
+    PtsimSchedule schedule = n % 2 ? PTSIM_SCHEDULE_DUALPIPEV : PTSIM_SCHEDULE_ZBV;
+    int p = g_rand_int_range(f.d.rand, 1, 9);
+    int m = g_rand_int_range(f.d.rand, 2 * p, 201);
+    if (ptsim_schedule_check(schedule, p, m, 2, 0) != 0) continue;
+    synthetic(f.d.rand, &base, schedule, p, 2, m, 0, f.d.plan, f.w);
+    check_same(f.d.plan, f.w, f.out, &tally);
+    n++;
+  }
+  g_assert_cmpuint(tally.layouts, ==, 1000);
+  fixture_tear_down(&f);
+}
+
 static void test_random_pipelines(void) {
   g_test_summary("1,500 random interleaved layouts, dense and mixture-of-experts (DeepSeek-V3's "
                  "MTP layers included), in microbatch groups of pp up to m with m no multiple of "
@@ -312,6 +336,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/engine-period/random-moe-layouts", test_random_moe_layouts);
   g_test_add_func("/engine-period/synthetic-ties", test_synthetic_ties);
   g_test_add_func("/engine-period/random-pipelines", test_random_pipelines);
+  g_test_add_func("/engine-period/v-shape-ties", test_v_shape_ties);
   g_test_add_func("/engine-period/cost-flat-in-m", test_cost_flat_in_m);
   return g_test_run();
 }

@@ -77,6 +77,24 @@ static void test_moe(void) {
                   "expert-parallel (ep) all-to-all is not behind it");
 }
 
+static void test_v_shape(void) {
+  g_test_summary("the V-shaped schedules: no band (uncalibrated), though the job's profile and "
+                 "precision have one");
+  PtsimJob job;
+  PtsimErrorBand b;
+  job_of(&job, "llama2-7b", "h100-80g", 4, 4096, PTSIM_PRECISION_FP8); /* in range: a band */
+  job.layout.schedule = PTSIM_SCHEDULE_DUALPIPEV;
+  lookup(&job, "error_bands", &b);
+  g_assert_false(b.found);
+  g_assert_cmpstr(b.note, ==,
+                  "uncalibrated: no published run of the V-shaped schedule dualpipev was held "
+                  "out, so ptsim cannot quote its error");
+  job.layout.schedule = PTSIM_SCHEDULE_ZBV;
+  lookup(&job, "error_bands", &b);
+  g_assert_false(b.found);
+  g_assert_nonnull(strstr(b.note, "schedule zbv"));
+}
+
 static void test_none(void) {
   g_test_summary("no band: a profile without published runs, and a missing file, say why");
   PtsimJob job;
@@ -131,6 +149,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/error-bands/profile-list", test_profile_list);
   g_test_add_func("/error-bands/moe", test_moe);
   g_test_add_func("/error-bands/none", test_none);
+  g_test_add_func("/error-bands/v-shape", test_v_shape);
   g_test_add_func("/error-bands/strict-numbers", test_strict_numbers);
   return g_test_run();
 }

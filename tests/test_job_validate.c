@@ -471,10 +471,46 @@ static void test_job_resolve_then_check(void) {
   g_assert_cmpmem(&copy, sizeof copy, &job, sizeof job);
 }
 
+static void test_v_shape(void) {
+  g_test_summary("--schedule zbv|dualpipev: vp 2 follows, another vp, too few microbatches and "
+                 "Megatron-style sharding are refused by name");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  make_job(&job, "llama3-8b", 8); /* dp 2 x pp 4, mbs 1: 64 microbatches */
+  job.layout.pp = 4;
+  job.layout.schedule = PTSIM_SCHEDULE_ZBV;
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(job.layout.vp, ==, 2);
+  make_job(&job, "llama3-8b", 8);
+  job.layout.pp = 4;
+  job.layout.vp = 4;
+  job.layout.schedule = PTSIM_SCHEDULE_DUALPIPEV;
+  validate_fails(&job, "--schedule dualpipev runs 2 chunks per stage (a V), not --vp 4", NULL);
+  /* 7 microbatches (gbs 14 over dp 2): ZBV needs 2 pp - 1 = 7, DualPipeV 8 */
+  make_job(&job, "llama3-8b", 8);
+  job.layout.pp = 4;
+  job.layout.gbs = 14;
+  job.layout.schedule = PTSIM_SCHEDULE_ZBV;
+  g_assert_true(ptsim_job_validate(&job, &error));
+  make_job(&job, "llama3-8b", 8);
+  job.layout.pp = 4;
+  job.layout.gbs = 14;
+  job.layout.schedule = PTSIM_SCHEDULE_DUALPIPEV;
+  validate_fails(&job, "--schedule dualpipev needs at least 8 microbatches (2 pp), got", NULL);
+  make_job(&job, "llama3-8b", 8);
+  job.layout.pp = 4;
+  job.layout.schedule = PTSIM_SCHEDULE_ZBV;
+  job.layout.sharding = PTSIM_SHARDING_GRADS;
+  validate_fails(&job, "--schedule zbv with --sharding zero2 is modelled only as PyTorch runs it",
+                 NULL);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/config/layout/defaults", test_layout_defaults);
   g_test_add_func("/config/job/valid", test_job_valid);
+  g_test_add_func("/config/job/v-shape", test_v_shape);
   g_test_add_func("/config/job/dp", test_job_dp);
   g_test_add_func("/config/job/resolve-then-check", test_job_resolve_then_check);
   g_test_add_func("/config/job/tp", test_job_tp);

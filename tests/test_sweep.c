@@ -7,6 +7,7 @@
 #include "job_validate.h"
 #include "names.h"
 #include "lifetimes.h"
+#include "plan.h"
 #include "sweep.h"
 
 static PtsimSweepSpec *small_spec(const char *model) {
@@ -265,6 +266,53 @@ static void test_settle_top_equals_full(void) {
   }
 }
 
+static void test_v_split_by_hand(void) {
+  g_test_summary("V-shaped splits: even when 2pp divides the layers, else the extra layers one "
+                 "per stage, stage 0 (embedding, output, loss) last");
+  PtsimLayout l;
+  memset(&l, 0, sizeof l);
+  g_assert_true(ptsim_sweep_v_split(32, 4, &l)); /* 4 per virtual stage */
+  g_assert_cmpint(l.vstage_runs, ==, 0);
+  /* DeepSeek-V3's 61 layers on pp 4: 8 virtual stages of 7, 5 extra: 5 >=
+   * pp, so virtual stages 0..4 take 8: stage s holds s and 7-s, stages
+   * 0..3 hold 8+7, 8+7, 8+7, 8+8 = 15, 15, 15, 16 (61 / 4 = 15.25) */
+  g_assert_true(ptsim_sweep_v_split(61, 4, &l));
+  g_assert_cmpint(l.vstage_runs, ==, 2);
+  g_assert_cmpint(l.vstage_run_count[0], ==, 5);
+  g_assert_cmpint(l.vstage_run_layers[0], ==, 8);
+  g_assert_cmpint(l.vstage_run_count[1], ==, 3);
+  g_assert_cmpint(l.vstage_run_layers[1], ==, 7);
+  /* Llama 3 70B's 80 layers on pp 3: 6 virtual stages of 13, 2 extra < pp:
+   * virtual stages 1, 2 (chunk 0 of stages 1, 2): stages 13+13, 14+13,
+   * 14+13 = 26, 27, 27 */
+  g_assert_true(ptsim_sweep_v_split(80, 3, &l));
+  g_assert_cmpint(l.vstage_runs, ==, 3);
+  g_assert_cmpint(l.vstage_run_count[0], ==, 1);
+  g_assert_cmpint(l.vstage_run_layers[0], ==, 13);
+  g_assert_cmpint(l.vstage_run_count[1], ==, 2);
+  g_assert_cmpint(l.vstage_run_layers[1], ==, 14);
+  g_assert_cmpint(l.vstage_run_count[2], ==, 3);
+  g_assert_cmpint(l.vstage_run_layers[2], ==, 13);
+  g_assert_false(ptsim_sweep_v_split(7, 4, &l)); /* fewer layers than virtual stages */
+  /* the plan reads them through the V: stage loads as above */
+  PtsimJob job;
+  memset(&job, 0, sizeof job);
+  g_assert_true(ptsim_model_load("deepseek-v3", &job.model, NULL));
+  job.layout.pp = 4;
+  job.layout.vp = 2;
+  job.layout.schedule = PTSIM_SCHEDULE_DUALPIPEV;
+  g_assert_true(ptsim_sweep_v_split(job.model.num_layers, 4, &job.layout));
+  int32_t counts[PTSIM_MAX_VSTAGES];
+  g_assert_cmpint(ptsim_plan_split_vstages(&job.layout, job.model.num_layers, counts), ==, 0);
+  PtsimVstages t;
+  g_assert_cmpint(ptsim_schedule_vstages(PTSIM_SCHEDULE_DUALPIPEV, 4, 2, &t), ==, 0);
+  static const int want[4] = {15, 15, 15, 16};
+  for (int s = 0; s < 4; s++)
+    g_assert_cmpint(counts[ptsim_schedule_vstage_of(&t, s, 0)] +
+                        counts[ptsim_schedule_vstage_of(&t, s, 1)],
+                    ==, want[s]);
+}
+
 static void test_split_by_hand(void) {
   g_test_summary(
       "stage splits: even when pp divides the layers, else Megatron's lighter first/last ends");
@@ -443,6 +491,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/sweep/expert-parallel-count", test_expert_parallel_count);
   g_test_add_func("/sweep/pool-equals-single-thread", test_pool_equals_single_thread);
   g_test_add_func("/sweep/split-by-hand", test_split_by_hand);
+  g_test_add_func("/sweep/v-split-by-hand", test_v_split_by_hand);
   g_test_add_func("/sweep/vp-counts-by-hand", test_vp_counts_by_hand);
   g_test_add_func("/sweep/expert-layouts", test_expert_layouts);
   g_test_add_func("/sweep/sharding-modes", test_sharding_modes);

@@ -447,7 +447,9 @@ static void test_stage_split(void) {
   g_assert_cmpint(e.layout.schedule, ==, PTSIM_SCHEDULE_INTERLEAVED);
   g_auto(PtsimTorchtitan) f = {0};
   split_of("8B", 2, "pipeline_parallel_schedule = \"ZBVZeroBubble\"\n", &f);
-  g_assert_nonnull(f.unmodelled); /* FSDP first; the schedule is not modelled either */
+  g_assert_null(f.unmodelled); /* the V: 2 stages per rank */
+  g_assert_cmpint(f.layout.vp, ==, 2);
+  g_assert_cmpint(f.layout.schedule, ==, PTSIM_SCHEDULE_ZBV);
   /* torchtitan's own refusals */
   g_autoptr(GError) error = NULL;
   g_auto(PtsimTorchtitan) g = {0};
@@ -463,6 +465,72 @@ static void test_stage_split(void) {
                 "pipeline_parallel_degree = 2\npipeline_parallel_schedule = \"2F2B\"\n",
                 -1, &g, &error));
   g_assert_nonnull(strstr(error->message, "not a PyTorch schedule"));
+}
+
+/* The V-shaped schedules by torchtitan's names: the same job as ptsim's
+ * --schedule zbv|dualpipev (with the FSDP-under-PP flags of test_fsdp_pp). */
+static void v_shape_parity(const char *fixture_name, const char *native, PtsimSchedule kind) {
+  g_auto(PtsimTorchtitan) tt = {0};
+  g_autoptr(GPtrArray) warnings = NULL;
+  load(fixture_name, 8, &tt, &warnings);
+  g_assert_null(tt.unmodelled);
+  g_assert_cmpint(tt.layout.schedule, ==, kind);
+  g_assert_cmpint(tt.layout.vp, ==, 2); /* exactly two stages per rank, as PyTorch asks */
+  PtsimJobOptions o;
+  PtsimJob job;
+  ptsim_job_options_init(&o);
+  o.model = g_strdup("llama3-8b");
+  o.pp = (PtsimOptionInt){TRUE, 2};
+  o.mbs = (PtsimOptionInt){TRUE, 1};
+  o.gbs = (PtsimOptionInt){TRUE, 32};
+  o.seq = (PtsimOptionInt){TRUE, 4096};
+  o.recompute = g_strdup("full");
+  o.transformer_impl = g_strdup("torch");
+  o.sharding = g_strdup("fsdp");
+  o.fsdp_impl = g_strdup("torch");
+  o.no_overlap = TRUE;
+  o.schedule = g_strdup(native); /* vp 2 follows from the schedule */
+  same_job_as_flags(fixture_name, 8, &o, &job);
+  g_assert_cmpint(job.layout.vp, ==, 2);
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  ptsim_plan_build(&job, plan);
+  /* the V: stage 0 holds virtual stages 0 and 3, stage 1 holds 1 and 2 */
+  g_assert_cmpint(plan->vstages.first_stage, ==, 0);
+  g_assert_cmpint(plan->vstages.last_stage, ==, 0);
+  g_assert_cmpint(ptsim_schedule_vstage_of(&plan->vstages, 0, 1), ==, 3);
+  g_assert_cmpint(ptsim_schedule_vstage_of(&plan->vstages, 1, 1), ==, 2);
+  g_assert_true(plan->sync_once); /* one reduction per step, after the last W */
+  /* the analytical estimate's in-flight microbatches (of a whole stage):
+   * 2p = 4 half-stage chunks for ZBV, 2p + 1 = 5 for DualPipeV */
+  for (int s = 0; s < 2; s++)
+    g_assert_cmpfloat(plan->inflight_microbatches[s], ==, kind == PTSIM_SCHEDULE_ZBV ? 2.0 : 2.5);
+}
+
+static void test_v_shape(void) {
+  g_test_summary("ZBVZeroBubble and DualPipeV (PyTorch's V-shaped schedules) == --schedule zbv "
+                 "and --schedule dualpipev");
+  v_shape_parity("llama3_8b_fsdp_zbv.toml", "zbv", PTSIM_SCHEDULE_ZBV);
+  v_shape_parity("llama3_8b_fsdp_dualpipev.toml", "dualpipev", PTSIM_SCHEDULE_DUALPIPEV);
+  /* PyTorch asks for exactly two stages per rank */
+  g_autoptr(GError) error = NULL;
+  g_auto(PtsimTorchtitan) g = {0};
+  g_assert_false(from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = "
+                           "1\npipeline_parallel_degree = 2\npipeline_parallel_schedule = "
+                           "\"DualPipeV\"\npipeline_parallel_layers_per_stage = 4\n",
+                           -1, &g, &error)); /* ceil(34/4) = 9 stages: not divisible by 2 */
+  g_clear_error(&error);
+  g_auto(PtsimTorchtitan) h = {0};
+  g_assert_false(from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = "
+                           "1\npipeline_parallel_degree = 2\npipeline_parallel_schedule = "
+                           "\"ZBVZeroBubble\"\npipeline_parallel_layers_per_stage = 5\n",
+                           -1, &h, &error)); /* ceil(34/5) = 7 stages: not divisible by 2 */
+  g_clear_error(&error);
+  g_auto(PtsimTorchtitan) i = {0};
+  g_assert_false(from_text("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = "
+                           "1\npipeline_parallel_degree = 2\npipeline_parallel_schedule = "
+                           "\"ZBVZeroBubble\"\npipeline_parallel_layers_per_stage = 6\n",
+                           -1, &i, &error)); /* ceil(34/6) = 6 stages: 3 per rank */
+  g_assert_nonnull(strstr(error->message, "exactly 2 stages per rank"));
 }
 
 static void test_recompute(void) {
@@ -698,6 +766,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/torchtitan/pp-405b", test_pp_405b);
   g_test_add_func("/torchtitan/qwen3", test_qwen3);
   g_test_add_func("/torchtitan/stage-split", test_stage_split);
+  g_test_add_func("/torchtitan/v-shape", test_v_shape);
   g_test_add_func("/torchtitan/recompute", test_recompute);
   g_test_add_func("/torchtitan/precision", test_precision);
   g_test_add_func("/torchtitan/float8", test_float8);

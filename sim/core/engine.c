@@ -55,7 +55,9 @@ static PTSIM_HD int64_t scratch_bytes(const PtsimPlan *plan, int32_t events) {
   int32_t items = plan->schedule_items;
   if (items < 0) return items;
   return 2 * ptsim_scratch_align((int64_t)p * m * v * (int64_t)sizeof(PtsimTime), 8) +
-         ptsim_scratch_align((int64_t)p * v * 4 * (int64_t)sizeof(PtsimTime), 8) +
+         ptsim_scratch_align((int64_t)p * v * PTSIM_ENGINE_DURATION_SLOTS *
+                                 (int64_t)sizeof(PtsimTime),
+                             8) +
          ptsim_scratch_align((int64_t)p * (int64_t)sizeof(StageState), 8) +
          ptsim_scratch_align((int64_t)p * v * (int64_t)sizeof(PtsimTime),
                              8) + /* latest backward starts */
@@ -90,6 +92,28 @@ static PTSIM_HD void trace_add(Sim *sim, int32_t stage, int32_t kind, int32_t mb
   t->count++;
 }
 
+/* DualPipeV runs the forward of one chunk and the full backward of the
+ * other as one overlapped pair, and torchtitan's overlap callback lets each
+ * half's expert-parallel all-to-all (dispatch and combine) run under the
+ * other half's compute: of the pair whose backward is chunk c's, the
+ * forward's all-to-all hides behind the backward's compute (B and W less
+ * their all-to-all) and the backward's behind the forward's, each up to
+ * that compute.  Capped at the B's duration, from which the engine takes
+ * it.  0 for every other schedule, and without experts. */
+static PTSIM_HD PtsimTime overlap_hidden_ns(const Sim *sim, int32_t s, int32_t c) {
+  PtsimWork fwd, bwd;
+  double a2a_f, a2a_b, hidden;
+  if (sim->job->layout.schedule != PTSIM_SCHEDULE_DUALPIPEV || sim->v != 2) return 0;
+  ptsim_workload_chunk(sim->w, s, 1 - c, &fwd);
+  ptsim_workload_chunk(sim->w, s, c, &bwd);
+  a2a_f = fwd.forward_comm_s[PTSIM_COMM_EP];
+  a2a_b = bwd.backward_comm_s[PTSIM_COMM_EP];
+  hidden = fmin(a2a_f, bwd.backward_input_s - a2a_b + bwd.backward_weight_s) +
+           fmin(a2a_b, fwd.forward_s - a2a_f);
+  hidden = fmin(hidden, bwd.backward_input_s);
+  return hidden > 0.0 ? to_ns(hidden) : 0;
+}
+
 /* Fills the duration table (stage, chunk, item kind) and the PP transfer
  * in ns, and the blocking communication per stage: every chunk runs m forwards and m backwards,
  * whatever the schedule, so its communication is m x (forward + backward).
@@ -110,7 +134,7 @@ static PTSIM_HD int32_t tabulate(Sim *sim) {
     for (k = 0; k < PTSIM_COMM_KINDS; k++) sim->comm_s[s][k] = 0.0;
     for (c = 0; c < sim->v; c++) {
       PtsimWork work;
-      PtsimTime *d = sim->durations + ((int64_t)s * sim->v + c) * 4;
+      PtsimTime *d = sim->durations + ((int64_t)s * sim->v + c) * PTSIM_ENGINE_DURATION_SLOTS;
       ptsim_workload_chunk(sim->w, s, c, &work);
       /* 1F1B's backward and ZB-H1's split one both counted: a bound */
       bound += (double)sim->m *
@@ -120,6 +144,7 @@ static PTSIM_HD int32_t tabulate(Sim *sim) {
       d[PTSIM_SCHEDULE_ITEM_BACKWARD] = to_ns(work.backward_input_s + work.backward_weight_s);
       d[PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT] = to_ns(work.backward_input_s);
       d[PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT] = to_ns(work.backward_weight_s);
+      d[PTSIM_ENGINE_HIDDEN_SLOT] = overlap_hidden_ns(sim, s, c);
       for (k = 0; k < PTSIM_COMM_KINDS; k++)
         sim->comm_s[s][k] += (double)sim->m * (work.forward_comm_s[k] + work.backward_comm_s[k]);
     }
@@ -145,7 +170,7 @@ static PTSIM_HD int32_t try_start(Sim *sim, int32_t stage, PtsimTime now) {
     PtsimTime from = sent > st->free_at ? sent : st->free_at;
     if (ready > from) st->pp_wait_ns += ready - from;
   }
-  dur = sim->durations[((int64_t)stage * sim->v + it->chunk) * 4 + it->kind];
+  dur = ptsim_engine_item_ns(sim, stage, st->next, it);
   if (sim->jitter) {
     const PtsimJitter *j = sim->jitter;
     double factor = exp(j->sigma * ptsim_rng_normal(&sim->rng) - 0.5 * j->sigma * j->sigma);
@@ -221,7 +246,9 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t sh
    * it in cache; the ready tables, of which a run touches a few entries,
    * last. */
   sim->durations = (PtsimTime *)(base + off);
-  off += ptsim_scratch_align((int64_t)sim->p * sim->v * 4 * (int64_t)sizeof(PtsimTime), 8);
+  off += ptsim_scratch_align((int64_t)sim->p * sim->v * PTSIM_ENGINE_DURATION_SLOTS *
+                                 (int64_t)sizeof(PtsimTime),
+                             8);
   sim->stages = (StageState *)(base + off);
   off += ptsim_scratch_align((int64_t)sim->p * (int64_t)sizeof(StageState), 8);
   last = (PtsimTime *)(base + off);

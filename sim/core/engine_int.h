@@ -27,10 +27,15 @@
 
 #include "engine.h"
 #include "rng.h"
+#include "units.h"
 
 #define PTSIM_ENGINE_EV_ITEM_DONE 0
 #define PTSIM_ENGINE_EV_WAKE 1
 #define PTSIM_ENGINE_NOT_YET (-1)
+/* The duration table's entries per (stage, chunk): one per item kind, then
+ * the ns an overlapped backward hides (ptsim_engine_item_ns). */
+#define PTSIM_ENGINE_DURATION_SLOTS 5
+#define PTSIM_ENGINE_HIDDEN_SLOT 4
 
 typedef struct {
   int32_t next;      /* index of the next item of the order */
@@ -61,7 +66,8 @@ typedef struct {
   int32_t p, m, v, items;
   PtsimTime *fwd_ready; /* m * p * v: arrival times (see above) */
   PtsimTime *bwd_ready;
-  PtsimTime *durations;     /* p * v * 4: ns per (stage, chunk, item kind) */
+  PtsimTime *durations;     /* p * v * PTSIM_ENGINE_DURATION_SLOTS: ns per (stage, chunk,
+                               item kind), and what an overlapped B hides */
   PtsimEngineStage *stages; /* p */
   PtsimEventQueue queue;
   PtsimTrace *trace;
@@ -104,6 +110,22 @@ static PTSIM_HD inline int32_t ptsim_engine_output_to(const PtsimEngineSim *sim,
   *to_stage = ptsim_schedule_word_stage(word);
   *to_chunk = ptsim_schedule_word_chunk(word);
   return 1;
+}
+
+/* How long item `index` of `stage` runs, jitter aside: its kind's duration,
+ * less, for the B of one of DualPipeV's overlapped forward + backward pairs
+ * (ptsim_schedule_overlapped), what the pair hides (engine.c tabulate); the
+ * hidden expert all-to-all then leaves the stage's exposed communication. */
+static PTSIM_HD inline PtsimTime ptsim_engine_item_ns(PtsimEngineSim *sim, int32_t stage,
+                                                      int32_t index, const PtsimScheduleItem *it) {
+  const PtsimTime *d = sim->durations +
+                       ((int64_t)stage * sim->v + it->chunk) * PTSIM_ENGINE_DURATION_SLOTS;
+  PtsimTime hidden = d[PTSIM_ENGINE_HIDDEN_SLOT];
+  if (hidden <= 0 || it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT ||
+      !ptsim_schedule_overlapped(&sim->stages[stage].shape, index))
+    return d[it->kind];
+  sim->comm_s[stage][PTSIM_COMM_EP] -= (double)hidden * PTSIM_S_PER_NS;
+  return d[it->kind] - hidden;
 }
 
 /* Reads item `next` of `stage` and where its input comes from.  With

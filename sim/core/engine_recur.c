@@ -108,7 +108,7 @@ static PTSIM_HD void recur_item(PtsimEngineSim *sim, Recur *r, int32_t s, PtsimT
   const PtsimScheduleItem *it = &st->item;
   int32_t p = sim->p, v = sim->v, to_stage, to_chunk;
   PtsimTime start = ready > st->free_at ? ready : st->free_at;
-  PtsimTime dur = sim->durations[((int64_t)s * v + it->chunk) * 4 + it->kind];
+  PtsimTime dur = ptsim_engine_item_ns(sim, s, st->next, it);
   /* the event loop's pp-wait rule (engine.c try_start) */
   if (ready > st->free_at && sim->pp_ns > 0) {
     PtsimTime sent = ready - sim->pp_ns;

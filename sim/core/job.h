@@ -270,7 +270,9 @@ typedef enum {
   PTSIM_SCHEDULE_1F1B = 0,
   PTSIM_SCHEDULE_GPIPE = 1,
   PTSIM_SCHEDULE_INTERLEAVED = 2,
-  PTSIM_SCHEDULE_ZB_H1 = 3
+  PTSIM_SCHEDULE_ZB_H1 = 3,
+  PTSIM_SCHEDULE_ZBV = 4,      /* PyTorch's ScheduleZBVZeroBubble (V placement, v = 2) */
+  PTSIM_SCHEDULE_DUALPIPEV = 5 /* PyTorch's ScheduleDualPipeV (V placement, v = 2) */
 } PtsimSchedule;
 
 /* Sharded data parallelism beyond the distributed optimizer: what the

@@ -114,10 +114,14 @@ PTSIM_HD int32_t ptsim_plan_split_vstages(const PtsimLayout *l, int64_t layers, 
   if (ptsim_plan_split_stages(l->pp, layers, l->first_stage_layers, l->last_stage_layers, stages) !=
       0)
     return -1;
-  /* looped: virtual stage c*pp + s is chunk c of stage s */
+  /* looped: virtual stage c*pp + s is chunk c of stage s; a V (two
+   * chunks): chunk 1 of stage s is virtual stage 2pp-1-s (schedule.h) */
   for (s = 0; s < l->pp; s++) {
     if (stages[s] % v != 0) return -1;
-    for (c = 0; c < v; c++) out[c * l->pp + s] = (int32_t)(stages[s] / v);
+    for (c = 0; c < v; c++)
+      out[ptsim_schedule_is_vshape((int32_t)l->schedule) && v == 2 && c == 1 ? 2 * l->pp - 1 - s
+                                                                             : c * l->pp + s] =
+          (int32_t)(stages[s] / v);
   }
   return 0;
 }
@@ -594,6 +598,15 @@ PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, i
     }
     held = p - stage; /* one chunk: 1F1B */
     break;
+  case PTSIM_SCHEDULE_ZBV:
+    /* ZB-V (schedule_vshape.c): forwards minus W's peak at 2p chunks of
+     * the V's two on every stage (the paper's 1F1B peak, p whole-stage
+     * microbatches); m >= 2p-1 always */
+    return m > 0 && 2 * p > 2 * m ? 2 * m : 2 * p;
+  case PTSIM_SCHEDULE_DUALPIPEV:
+    /* DualPipeV: the steady state's forward runs before its overlapped
+     * backward frees one: 2p + 1 chunks (DeepSeek-V3's PP + 1) */
+    return m > 0 && 2 * p + 1 > 2 * m ? 2 * m : 2 * p + 1;
   case PTSIM_SCHEDULE_ZB_H1:
     /* ZB-H1 keeps 1F1B's warm-up depth, but stage i defers each weight-
      * gradient pass (W) by i microbatches (schedule.h), and W needs the
@@ -672,6 +685,21 @@ static PTSIM_HD double plan_inflight(const PtsimPlan *plan, int64_t stage, int64
   const PtsimLayout *l = &plan->job.layout;
   int64_t c, layers = plan->stage_layers[stage];
   int unequal = 0;
+  /* the V: each held chunk weighed by its layers (an uneven split's two
+   * chunks differ), from the order phase by phase; equal ones: chunks / 2 */
+  if (ptsim_schedule_is_vshape((int32_t)l->schedule) && l->vp == 2) {
+    int64_t w0, w1;
+    if (plan->vstages.count == 0 || layers <= 0) return (double)chunks / 2.0;
+    w0 = plan->vstage_layers[ptsim_schedule_vstage_of(&plan->vstages, (int32_t)stage, 0)];
+    w1 = plan->vstage_layers[ptsim_schedule_vstage_of(&plan->vstages, (int32_t)stage, 1)];
+    if (w0 == w1 || ptsim_schedule_check(l->schedule, (int32_t)l->pp,
+                                         (int32_t)plan->num_microbatches, 2, 0) != 0)
+      return (double)chunks / 2.0;
+    return (double)ptsim_schedule_vshape_peak(l->schedule, (int32_t)l->pp,
+                                              (int32_t)plan->num_microbatches, (int32_t)stage, w0,
+                                              w1) /
+           (double)layers;
+  }
   if (l->schedule != PTSIM_SCHEDULE_INTERLEAVED || l->vp <= 1) return (double)chunks;
   if (plan->vstages.count != 0 && layers > 0)
     for (c = 1; c < plan->num_chunks; c++)

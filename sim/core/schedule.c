@@ -1,6 +1,6 @@
-/* schedule.c — per-stage orders of GPipe, 1F1B, interleaved 1F1B and ZB-H1,
- * and the uniform-cost reference simulator; see schedule.h for the orders
- * and the dependency rules. */
+/* schedule.c — per-stage orders of GPipe, 1F1B, interleaved 1F1B and ZB-H1
+ * (the V-shaped ones in schedule_vshape.c), and the uniform-cost reference
+ * simulator; see schedule.h for the orders and the dependency rules. */
 #include "schedule.h"
 
 /* A (stage, chunk) word fits 16 bits (schedule.h; and is never NONE: a
@@ -36,7 +36,6 @@ PTSIM_HD static void place(PtsimVstages *t, int32_t vs, int32_t s, int32_t c, in
 PTSIM_HD int32_t ptsim_schedule_vstages(PtsimSchedule kind, int32_t p, int32_t v,
                                         PtsimVstages *out) {
   int32_t s, c, vs = 0, before_s = -1, before_c = 0;
-  (void)kind; /* every schedule here is looped */
   out->p = p;
   out->v = v;
   out->count = 0;
@@ -47,6 +46,22 @@ PTSIM_HD int32_t ptsim_schedule_vstages(PtsimSchedule kind, int32_t p, int32_t v
       v > 1 << PTSIM_VSTAGE_CHUNK_BITS)
     return PTSIM_SCHEDULE_ERR_VSTAGES;
   out->count = p * v;
+  if (ptsim_schedule_is_vshape((int32_t)kind) && v == 2) {
+    /* a V: down through chunk 0 of stages 0..p-1, back up through chunk 1
+     * of p-1..0, so stage 0 holds the last virtual stage too */
+    out->last_stage = 0;
+    for (s = 0; s < p; s++) {
+      place(out, vs++, s, 0, before_s, before_c);
+      before_s = s;
+      before_c = 0;
+    }
+    for (s = p - 1; s >= 0; s--) {
+      place(out, vs++, s, 1, before_s, before_c);
+      before_s = s;
+      before_c = 1;
+    }
+    return 0;
+  }
   for (c = 0; c < v; c++)
     for (s = 0; s < p; s++) {
       place(out, vs++, s, c, before_s, before_c);
@@ -66,9 +81,14 @@ PTSIM_HD int32_t ptsim_schedule_check(PtsimSchedule kind, int32_t p, int32_t m, 
   int32_t g = group_of(p, group);
   if (p < 1 || m < 1 || v < 1) return PTSIM_SCHEDULE_ERR_ARGS;
   if (kind != PTSIM_SCHEDULE_1F1B && kind != PTSIM_SCHEDULE_GPIPE &&
-      kind != PTSIM_SCHEDULE_INTERLEAVED && kind != PTSIM_SCHEDULE_ZB_H1)
+      kind != PTSIM_SCHEDULE_INTERLEAVED && kind != PTSIM_SCHEDULE_ZB_H1 &&
+      !ptsim_schedule_is_vshape((int32_t)kind))
     return PTSIM_SCHEDULE_ERR_KIND;
-  if (kind != PTSIM_SCHEDULE_INTERLEAVED && v != 1) return PTSIM_SCHEDULE_ERR_VIRTUAL;
+  if (ptsim_schedule_is_vshape((int32_t)kind)) {
+    if (v != 2) return PTSIM_SCHEDULE_ERR_V_SHAPE;
+  } else if (kind != PTSIM_SCHEDULE_INTERLEAVED && v != 1) {
+    return PTSIM_SCHEDULE_ERR_VIRTUAL;
+  }
   if (p > PTSIM_MAX_STAGES || (int64_t)m * (int64_t)v > PTSIM_SCHEDULE_MAX_VIRTUAL_MB)
     return PTSIM_SCHEDULE_ERR_TOO_LARGE;
   if ((int64_t)p * (int64_t)v > PTSIM_MAX_VSTAGES || v > 1 << PTSIM_VSTAGE_CHUNK_BITS)
@@ -77,6 +97,7 @@ PTSIM_HD int32_t ptsim_schedule_check(PtsimSchedule kind, int32_t p, int32_t m, 
    * [p, m], and a last group of g or of p at least */
   if (kind == PTSIM_SCHEDULE_INTERLEAVED && (g < p || g > m || (m % g != 0 && m % g < p)))
     return PTSIM_SCHEDULE_ERR_DIVISIBLE;
+  if (ptsim_schedule_is_vshape((int32_t)kind)) return ptsim_schedule_vshape_check(kind, p, m, v);
   return 0;
 }
 
@@ -84,6 +105,7 @@ PTSIM_HD int32_t ptsim_schedule_num_items(PtsimSchedule kind, int32_t p, int32_t
                                           int32_t group) {
   int32_t rc = ptsim_schedule_check(kind, p, m, v, group);
   if (rc != 0) return rc;
+  if (ptsim_schedule_is_vshape((int32_t)kind)) return 6 * m; /* F, B, W per chunk */
   return kind == PTSIM_SCHEDULE_ZB_H1 ? 3 * m : 2 * m * v;
 }
 
@@ -99,6 +121,9 @@ PTSIM_HD static int32_t warmup_items(PtsimSchedule kind, int32_t p, int32_t m, i
   switch (kind) {
   case PTSIM_SCHEDULE_GPIPE:
     return m;
+  case PTSIM_SCHEDULE_ZBV:
+  case PTSIM_SCHEDULE_DUALPIPEV:
+    return 0; /* unused: their orders are phase lists (schedule_vshape.c) */
   case PTSIM_SCHEDULE_INTERLEAVED:
     /* Megatron-LM get_pp_rank_microbatches: two per later stage, plus
      * (v-1) groups of g so every chunk is primed. */
@@ -220,6 +245,9 @@ PTSIM_HD int32_t ptsim_schedule_build(PtsimSchedule kind, int32_t p, int32_t m, 
     return build_gpipe(m, out);
   case PTSIM_SCHEDULE_ZB_H1:
     return build_zb_h1(m, stage, w, out);
+  case PTSIM_SCHEDULE_ZBV:
+  case PTSIM_SCHEDULE_DUALPIPEV:
+    return ptsim_schedule_vshape_build(kind, p, m, stage, out);
   case PTSIM_SCHEDULE_1F1B:
   case PTSIM_SCHEDULE_INTERLEAVED:
   default:
@@ -311,6 +339,10 @@ PTSIM_HD void ptsim_schedule_item_at(const PtsimScheduleShape *sh, int32_t i,
                                      PtsimScheduleItem *out) {
   int32_t g = sh->group, m = sh->m, v = sh->v, w = sh->warmup, total = m * v, k, q, chunk, mb;
   int32_t forward;
+  if (ptsim_schedule_is_vshape(sh->kind)) {
+    ptsim_schedule_vshape_item_at(sh, i, out);
+    return;
+  }
   if (sh->kind == PTSIM_SCHEDULE_GPIPE) {
     if (i < m)
       set_item(out, PTSIM_SCHEDULE_ITEM_FORWARD, i, 0);
@@ -352,6 +384,8 @@ PTSIM_HD int32_t ptsim_schedule_index_of(const PtsimScheduleShape *sh, int32_t i
   int32_t forward = item_kind == PTSIM_SCHEDULE_ITEM_FORWARD;
   int32_t weight = item_kind == PTSIM_SCHEDULE_ITEM_BACKWARD_WEIGHT;
   if (mb < 0 || mb >= m || chunk < 0 || chunk >= v) return -1;
+  if (ptsim_schedule_is_vshape(sh->kind))
+    return ptsim_schedule_vshape_index_of(sh, item_kind, mb, chunk);
   if (sh->kind == PTSIM_SCHEDULE_ZB_H1) {
     int32_t steady = m - w;
     if (forward) return mb < w ? mb : zb_group_start(sh, mb - w);
@@ -374,6 +408,7 @@ PTSIM_HD int32_t ptsim_schedule_index_of(const PtsimScheduleShape *sh, int32_t i
 PTSIM_HD int32_t ptsim_schedule_last_index(const PtsimScheduleShape *sh, int32_t item_kind) {
   int32_t m = sh->m, w = sh->warmup, k = m * sh->v - 1;
   int32_t forward = item_kind == PTSIM_SCHEDULE_ITEM_FORWARD;
+  if (ptsim_schedule_is_vshape(sh->kind)) return ptsim_schedule_vshape_last_index(sh, item_kind);
   if (sh->kind == PTSIM_SCHEDULE_GPIPE) return forward ? m - 1 : 2 * m - 1;
   if (sh->kind == PTSIM_SCHEDULE_ZB_H1)
     return ptsim_schedule_index_of(sh,
@@ -398,7 +433,7 @@ PTSIM_HD void ptsim_schedule_steady(const PtsimScheduleShape *sh, int32_t phase,
     out->shift = phase == 0 ? 1 : -1;
     return;
   }
-  if (phase != 0) return;
+  if (phase != 0 || ptsim_schedule_is_vshape(sh->kind)) return; /* no shortcut (schedule.h) */
   if (sh->kind == PTSIM_SCHEDULE_ZB_H1) {
     if (sh->stage >= m - w) return;
     out->lo = zb_group_start(sh, sh->stage);
@@ -643,6 +678,9 @@ PTSIM_HD const char *ptsim_schedule_strerror(int32_t code) {
     return "schedule deadlocks";
   case PTSIM_SCHEDULE_ERR_VSTAGES:
     return "too many virtual stages (pp * vp <= 514)";
+  case PTSIM_SCHEDULE_ERR_V_SHAPE:
+    return "the V-shaped schedules run two chunks per stage (vp 2) and need microbatches >= "
+           "2 pp - 1 (zbv) or >= 2 pp (dualpipev)";
   default:
     return "unknown error";
   }

@@ -15,10 +15,13 @@
  * virtual stages 0 .. p*v-1; a microbatch's forward runs through them in
  * that order and its backward back.  Which stage runs each, and as which of
  * its chunks, is the placement: one table (PtsimVstages, below) that the
- * plan builds once and every module reads.  Every schedule here places the
- * chunks looped, as Megatron-LM interleaves them: stage s holds chunk c as
- * virtual stage c*p + s, so a microbatch's forward runs through stages
- * 0..p-1 for chunk 0, then again 0..p-1 for chunk 1, and so on.
+ * plan builds once and every module reads.  Every schedule here but ZBV and
+ * DualPipeV places the chunks looped, as Megatron-LM interleaves them:
+ * stage s holds chunk c as virtual stage c*p + s, so a microbatch's forward
+ * runs through stages 0..p-1 for chunk 0, then again 0..p-1 for chunk 1,
+ * and so on.  ZBV and DualPipeV place two chunks as a V: chunk 0 of stage s
+ * is virtual stage s and chunk 1 is 2p-1-s, so the forward runs down
+ * 0..p-1 and back up p-1..0, and stage 0 holds the embedding and the loss.
  *
  * Dependencies (the ones the simulator honours, zero communication time),
  * with (s', c') the stage and chunk of the next virtual stage and (s", c")
@@ -75,6 +78,14 @@
  *                m >= p and t_w <= min(t_f, t_b) the bubble is
  *                (p-1)(t_f + t_b - t_w), the paper's figure (1/3 of 1F1B's
  *                (p-1)(t_f + t_b + t_w) when the three are equal).
+ *   ZBV, DUALPIPEV  the V-shaped schedules: PyTorch's ScheduleZBVZeroBubble
+ *                (the ZB-V of Qi et al. 2024, sec. 6) and ScheduleDualPipeV
+ *                (DeepSeek-V3's DualPipe folded into a V); their orders,
+ *                phase by phase, are in schedule_vshape.c.  Every stage runs
+ *                6m items: F, B and W per (microbatch, chunk); DualPipeV's
+ *                full backwards are a B and its W back to back.  ZBV needs
+ *                m >= 2p-1 and DualPipeV m >= 2p (PyTorch drops ZBV's
+ *                missing microbatches from a longer order; ptsim refuses).
  *
  * Caps: p <= PTSIM_MAX_STAGES (128), m*v <= PTSIM_SCHEDULE_MAX_VIRTUAL_MB
  * (65536), so a stage has at most PTSIM_SCHEDULE_MAX_ITEMS items; p*v <=
@@ -103,6 +114,7 @@
 #define PTSIM_SCHEDULE_ERR_CAPACITY (-6)  /* output or scratch buffer too small */
 #define PTSIM_SCHEDULE_ERR_DEADLOCK (-7)  /* simulate: the orders cannot all finish */
 #define PTSIM_SCHEDULE_ERR_VSTAGES (-8)   /* p*v > PTSIM_MAX_VSTAGES (or v > 512) */
+#define PTSIM_SCHEDULE_ERR_V_SHAPE (-9)   /* ZBV/DualPipeV: v != 2, or m < 2p-1 / 2p */
 
 /* What one item computes. */
 typedef enum {
@@ -356,6 +368,44 @@ PTSIM_HD int32_t ptsim_schedule_simulate_orders(const PtsimVstages *t, int32_t m
                                                 PtsimTime t_f, PtsimTime t_b, PtsimTime t_w,
                                                 PtsimTime *finish, int64_t finish_len,
                                                 PtsimScheduleSimResult *out);
+
+/* ---- the V-shaped orders (schedule_vshape.c) ----
+ *
+ * The schedule functions above call these for ZBV and DUALPIPEV; each
+ * order is a short list of repeated patterns, so one stage's item `index`,
+ * or where an item is, costs O(1) for ZBV and O(p) for DualPipeV (whose
+ * cool-down drains a queue of W's one at a time), never O(m).  Neither has
+ * a steady stretch for the shortcuts (ptsim_schedule_steady: empty). */
+
+/* 1 when kind is ZBV or DUALPIPEV. */
+static PTSIM_HD inline int32_t ptsim_schedule_is_vshape(int32_t kind) {
+  return kind == PTSIM_SCHEDULE_ZBV || kind == PTSIM_SCHEDULE_DUALPIPEV;
+}
+
+/* 0, or PTSIM_SCHEDULE_ERR_V_SHAPE (v != 2, too few microbatches). */
+PTSIM_HD int32_t ptsim_schedule_vshape_check(PtsimSchedule kind, int32_t p, int32_t m, int32_t v);
+/* Writes stage `stage`'s order to out (6m items; the caller checked the
+ * shape and the capacity) and returns its length. */
+PTSIM_HD int32_t ptsim_schedule_vshape_build(PtsimSchedule kind, int32_t p, int32_t m,
+                                             int32_t stage, PtsimScheduleItem *out);
+PTSIM_HD void ptsim_schedule_vshape_item_at(const PtsimScheduleShape *sh, int32_t index,
+                                            PtsimScheduleItem *out);
+PTSIM_HD int32_t ptsim_schedule_vshape_index_of(const PtsimScheduleShape *sh, int32_t item_kind,
+                                                int32_t microbatch, int32_t chunk);
+PTSIM_HD int32_t ptsim_schedule_vshape_last_index(const PtsimScheduleShape *sh, int32_t item_kind);
+
+/* The most a stage's order holds at once when a forward of chunk c holds
+ * w0 or w1 (its layers, say) until its W: O(p), phase by phase.  With
+ * w0 = w1 = 1 it is the in-flight peak of chunks (2p for ZBV, 2p + 1 for
+ * DualPipeV); with unequal chunks it weighs each held one by its own. */
+PTSIM_HD int64_t ptsim_schedule_vshape_peak(PtsimSchedule kind, int32_t p, int32_t m, int32_t stage,
+                                            int64_t w0, int64_t w1);
+
+/* 1 when item `index` is the backward (B) of an overlapped pair: DualPipeV
+ * runs the forward of one chunk and the full backward of the other as one
+ * action (PyTorch's OVERLAP_F_B), the pair's F being item index - 1 and the
+ * backward's W item index + 1; 0 for every other item and schedule. */
+PTSIM_HD int32_t ptsim_schedule_overlapped(const PtsimScheduleShape *sh, int32_t index);
 
 /* A short English phrase for an error code ("ok" for 0). */
 PTSIM_HD const char *ptsim_schedule_strerror(int32_t code);

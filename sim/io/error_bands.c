@@ -96,6 +96,16 @@ void ptsim_error_band_lookup_data(const PtsimJob *job, const char *data, gsize l
   g_autoptr(GError) error = NULL;
   const char *precision = ptsim_names_get(PTSIM_NAMES_PRECISION, (int)job->settings.precision);
   memset(out, 0, sizeof *out);
+  /* no published run uses a V-shaped schedule: no band of another
+   * schedule's runs stands in for one (validate/REPORT.md's classes) */
+  if (job->layout.schedule == PTSIM_SCHEDULE_ZBV ||
+      job->layout.schedule == PTSIM_SCHEDULE_DUALPIPEV) {
+    g_snprintf(out->note, sizeof out->note,
+               "uncalibrated: no published run of the V-shaped schedule %s was held out, so "
+               "ptsim cannot quote its error",
+               ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)job->layout.schedule));
+    return;
+  }
   if (!ptsim_ini_parse(&ini, g_strndup(data, len), len, &error)) {
     g_snprintf(out->note, sizeof out->note, "no error band: %s", error->message);
     return;

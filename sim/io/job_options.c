@@ -80,7 +80,11 @@ static const PtsimOptionNumber numbers[] = {
     COUNT("--ep", ep, PTSIM_JOB_GPUS_MAX),
     COUNT("--etp", etp, PTSIM_CONFIG_INT_MAX),
     {"--mtp-num-layers", FIELD(mtp_num_layers), FALSE, 0, 64, {0, 0, FALSE, FALSE}},
-    {"--wgrad-deferral-limit", FIELD(wgrad_deferral_limit), FALSE, 0, PTSIM_CONFIG_INT_MAX,
+    {"--wgrad-deferral-limit",
+     FIELD(wgrad_deferral_limit),
+     FALSE,
+     0,
+     PTSIM_CONFIG_INT_MAX,
      {0, 0, FALSE, FALSE}},
     DECIMAL("--moe-expert-capacity-factor", moe_capacity_factor, {0.0, 1e6, FALSE, TRUE}),
     DECIMAL("--memory-threshold", threshold, {0.0, 1.0, FALSE, TRUE}),
@@ -130,7 +134,9 @@ static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
        "--transformer-impl torch|torch-compile)",
        "KIND"},
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedule,
-       "Pipeline schedule: 1f1b|gpipe|interleaved|zb-h1 (default 1f1b; interleaved when vp > 1)",
+       "Pipeline schedule: 1f1b|gpipe|interleaved|zb-h1|zbv|dualpipev (default 1f1b; interleaved "
+       "when vp > 1; zbv and dualpipev, PyTorch's V-shaped ScheduleZBVZeroBubble and "
+       "ScheduleDualPipeV, run 2 chunks per stage)",
        "S"},
       {"sharding", 0, 0, G_OPTION_ARG_STRING, &o->sharding,
        "Data parallelism: ddp (states replicated) | zero1 (the distributed optimizer, default) | "

@@ -78,6 +78,9 @@ void ptsim_job_resolve(PtsimJob *job) {
   if (expert_ranks > 0) l->edp = expert_ranks;
   if (l->sp == -1) l->sp = l->tp > 1 ? 1 : 0;
   if (l->vp > 1 && l->schedule == PTSIM_SCHEDULE_1F1B) l->schedule = PTSIM_SCHEDULE_INTERLEAVED;
+  /* the V-shaped schedules always run two chunks per stage */
+  if (l->vp <= 1 && (l->schedule == PTSIM_SCHEDULE_ZBV || l->schedule == PTSIM_SCHEDULE_DUALPIPEV))
+    l->vp = 2;
   if (l->sharding != PTSIM_SHARDING_NONE && run->reshard_after_forward == PTSIM_RESHARD_AUTO)
     run->reshard_after_forward = run->fsdp_impl == PTSIM_FSDP_MEGATRON ? PTSIM_RESHARD_ALWAYS
                                  : l->pp > 1                           ? PTSIM_RESHARD_NEVER

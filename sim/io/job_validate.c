@@ -65,6 +65,10 @@ static const char *schedule_word(PtsimSchedule s) {
     return "interleaved";
   case PTSIM_SCHEDULE_ZB_H1:
     return "zb-h1";
+  case PTSIM_SCHEDULE_ZBV:
+    return "zbv";
+  case PTSIM_SCHEDULE_DUALPIPEV:
+    return "dualpipev";
   }
   return "?";
 }
@@ -204,7 +208,8 @@ static gboolean check_microbatch_group(const PtsimLayout *l, int64_t m, GError *
     return invalid("--microbatch-group-size %" G_GINT64_FORMAT " is out of range: expected 0 "
                    "(pp) or a positive integer",
                    I64(l->microbatch_group));
-  if (l->vp <= 1) return TRUE; /* only the interleaved schedule groups microbatches */
+  if (l->vp <= 1 || l->schedule != PTSIM_SCHEDULE_INTERLEAVED)
+    return TRUE; /* only the interleaved schedule groups microbatches */
   if (l->microbatch_group == 0 && m % l->pp != 0)
     return invalid("the interleaved schedule (--vp %" G_GINT64_FORMAT
                    ") needs the number of microbatches gbs/(mbs*dp) = %" G_GINT64_FORMAT
@@ -255,6 +260,14 @@ static gboolean check_sharding(const PtsimJob *job, GError **error) {
                    "ready only after its deferred weight-gradient pass); use 1f1b, gpipe or "
                    "interleaved",
                    word);
+  /* torch.distributed.pipelining (torchtitan's V schedules) reduces an FSDP2
+   * model's gradients once per step, after the last W (plan.c sync_once) */
+  if ((l->schedule == PTSIM_SCHEDULE_ZBV || l->schedule == PTSIM_SCHEDULE_DUALPIPEV) &&
+      !(l->sharding == PTSIM_SHARDING_PARAMS && run->fsdp_impl == PTSIM_FSDP_TORCH))
+    return invalid("--schedule %s with --sharding %s is modelled only as PyTorch runs it, "
+                   "--sharding fsdp --fsdp-impl torch (gradients reduced once per step, after "
+                   "the deferred weight-gradient passes)",
+                   schedule_word(l->schedule), word);
   /* Megatron-FSDP shards a mixture-of-experts model's routed experts over
    * the expert data-parallel group (plan.c "Sharding"); torch's FSDP2
    * (torchtitan's experts, Megatron's --use-torch-fsdp2, which asserts ep
@@ -412,7 +425,7 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
       (unsigned)run->torch_layers > PTSIM_TORCH_LAYERS_COMPILED ||
       (unsigned)run->recompute_method > PTSIM_RECOMPUTE_METHOD_BLOCK ||
       (unsigned)run->precision > PTSIM_PRECISION_FP8 ||
-      (unsigned)l->schedule > PTSIM_SCHEDULE_ZB_H1)
+      (unsigned)l->schedule > PTSIM_SCHEDULE_DUALPIPEV)
     return invalid("layout: recompute/recompute method/layers/precision/schedule out "
                    "of range");
   if (!check_torch_layers(job, error)) return FALSE;
@@ -552,7 +565,13 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
       return invalid("--schedule %s cannot run virtual stages (--vp %" G_GINT64_FORMAT
                      "); use --schedule interleaved or --vp 1",
                      schedule_word(l->schedule), I64(l->vp));
-    if (l->schedule != PTSIM_SCHEDULE_INTERLEAVED)
+    if ((l->schedule == PTSIM_SCHEDULE_ZBV || l->schedule == PTSIM_SCHEDULE_DUALPIPEV) &&
+        l->vp != 2)
+      return invalid("--schedule %s runs 2 chunks per stage (a V), not --vp %" G_GINT64_FORMAT
+                     " (PyTorch refuses it)",
+                     schedule_word(l->schedule), I64(l->vp));
+    if (l->schedule != PTSIM_SCHEDULE_INTERLEAVED && l->schedule != PTSIM_SCHEDULE_ZBV &&
+        l->schedule != PTSIM_SCHEDULE_DUALPIPEV)
       return unresolved("schedule 1f1b with --vp > 1", error);
   } else if (l->schedule == PTSIM_SCHEDULE_INTERLEAVED) {
     return invalid("--schedule interleaved needs --vp > 1 (got --vp 1)");
@@ -567,6 +586,16 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
                    I64(l->gbs), I64(l->mbs), I64(l->dp));
   int64_t microbatches = l->gbs / l->mbs / l->dp;
   if (!check_microbatch_group(l, microbatches, error)) return FALSE;
+  /* PyTorch's ScheduleDualPipeV refuses fewer microbatches than its 2 pp
+   * stages; ScheduleZBVZeroBubble builds the order of 2 pp - 1 and drops
+   * the missing ones, which ptsim does not model */
+  if ((l->schedule == PTSIM_SCHEDULE_ZBV && microbatches < 2 * l->pp - 1) ||
+      (l->schedule == PTSIM_SCHEDULE_DUALPIPEV && microbatches < 2 * l->pp))
+    return invalid("--schedule %s needs at least %" G_GINT64_FORMAT
+                   " microbatches (2 pp%s), got gbs/(mbs*dp) = %" G_GINT64_FORMAT,
+                   schedule_word(l->schedule),
+                   I64(2 * l->pp - (l->schedule == PTSIM_SCHEDULE_ZBV ? 1 : 0)),
+                   l->schedule == PTSIM_SCHEDULE_ZBV ? " - 1" : "", I64(microbatches));
 
   /* Recomputation. */
   if (run->recompute == PTSIM_RECOMPUTE_FULL && run->recompute_num_layers > 0) {

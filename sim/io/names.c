@@ -11,7 +11,8 @@ typedef struct {
 static const char *const recompute_words[] = {"none", "selective", "full", "selective-op"};
 static const char *const method_words[] = {"uniform", "block"};
 static const char *const precision_words[] = {"bf16", "fp16", "fp8"};
-static const char *const schedule_words[] = {"1f1b", "gpipe", "interleaved", "zb-h1"};
+static const char *const schedule_words[] = {"1f1b",  "gpipe", "interleaved",
+                                             "zb-h1", "zbv",   "dualpipev"};
 static const char *const activation_words[] = {"swiglu", "gelu"};
 static const char *const norm_words[] = {"rmsnorm", "layernorm"};
 static const char *const sharding_words[] = {"ddp", "zero1", "zero2", "fsdp", "hsdp"};
@@ -30,7 +31,7 @@ static const NameTable tables[] = {
     {recompute_words, 4, "none|selective|full|selective-op"},
     {method_words, 2, "uniform|block"},
     {precision_words, 3, "bf16|fp16|fp8"},
-    {schedule_words, 4, "1f1b|gpipe|interleaved|zb-h1"},
+    {schedule_words, 6, "1f1b|gpipe|interleaved|zb-h1|zbv|dualpipev"},
     {activation_words, 2, "swiglu|gelu"},
     {norm_words, 2, "rmsnorm|layernorm"},
     {sharding_words, 5, "ddp|zero1|zero2|fsdp|hsdp"},

@@ -311,8 +311,8 @@ static const struct {
     {"Interleaved1F1B", TRUE, PTSIM_SCHEDULE_INTERLEAVED},
     {"LoopedBFS", TRUE, -1},
     {"InterleavedZeroBubble", TRUE, -1},
-    {"ZBVZeroBubble", TRUE, -1},
-    {"DualPipeV", TRUE, -1},
+    {"ZBVZeroBubble", TRUE, PTSIM_SCHEDULE_ZBV},
+    {"DualPipeV", TRUE, PTSIM_SCHEDULE_DUALPIPEV},
     {"PipelineScheduleMulti", TRUE, -1},
 };
 
@@ -367,7 +367,7 @@ static gboolean read_pipeline(Reader *R) {
   if (schedules[k].schedule < 0)
     unmodelled(R, P, "pipeline_parallel_schedule",
                "pipeline_parallel_schedule = '%s' is not modelled; ptsim models 1F1B, "
-               "Interleaved1F1B and GPipe",
+               "Interleaved1F1B, GPipe, ZBVZeroBubble and DualPipeV",
                name);
   else
     l->schedule = (PtsimSchedule)schedules[k].schedule;
@@ -401,6 +401,13 @@ static gboolean read_pipeline(Reader *R) {
           R, P, "pipeline_parallel_layers_per_stage",
           "the single-stage schedule %s needs 1 stage per rank, this gives %" G_GINT64_FORMAT,
           schedules[k].name, (gint64)per_rank);
+    if ((schedules[k].schedule == PTSIM_SCHEDULE_ZBV ||
+         schedules[k].schedule == PTSIM_SCHEDULE_DUALPIPEV) &&
+        per_rank != 2)
+      return invalid(R, P, "pipeline_parallel_layers_per_stage",
+                     "%s needs exactly 2 stages per rank (PyTorch refuses it), this gives "
+                     "%" G_GINT64_FORMAT,
+                     schedules[k].name, (gint64)per_rank);
     if (schedules[k].multi && per_rank < 2)
       return invalid(
           R, P, "pipeline_parallel_layers_per_stage",

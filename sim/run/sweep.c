@@ -171,6 +171,8 @@ static int try_expert_layout(Scenario *sc, const Candidate *c) {
   l->last_stage_layers = c->last;
   job.settings.recompute = (PtsimRecompute)c->recompute;
   l->schedule = (PtsimSchedule)c->schedule;
+  if (l->schedule == PTSIM_SCHEDULE_ZBV || l->schedule == PTSIM_SCHEDULE_DUALPIPEV)
+    ptsim_sweep_v_split(job.model.num_layers, c->pp, l);
   l->ep = c->ep;
   l->etp = c->etp;
   if ((sc->sweep->stream && sc->sweep->stream->error) || sc->sweep->stopped) return TRIED_INVALID;
@@ -234,6 +236,29 @@ gboolean ptsim_sweep_split(gint64 layers, gint64 pp, gint64 vp, gint64 *first, g
   if (ptsim_plan_split_fits(pp, vp, layers, *first, *last)) return TRUE;
   *first = *last = 0;
   return FALSE;
+}
+
+gboolean ptsim_sweep_v_split(gint64 layers, gint64 pp, PtsimLayout *l) {
+  gint64 n = 2 * pp, each = pp > 0 ? layers / n : 0, extra = pp > 0 ? layers % n : 0;
+  l->vstage_runs = 0;
+  memset(l->vstage_run_count, 0, sizeof l->vstage_run_count);
+  memset(l->vstage_run_layers, 0, sizeof l->vstage_run_layers);
+  if (pp < 1 || each < 1) return FALSE;
+  if (extra == 0) return TRUE;
+  /* virtual stages in model order; the extra ones contiguous: 1..extra
+   * when they fit on stages 1..pp-1, else 0..extra-1 (stage 0 takes one,
+   * the rest go to chunk 1 of stages pp-1, pp-2, ...) */
+  int32_t r = 0;
+  if (extra < pp) {
+    l->vstage_run_count[r] = 1;
+    l->vstage_run_layers[r++] = (int32_t)each;
+  }
+  l->vstage_run_count[r] = (int32_t)extra;
+  l->vstage_run_layers[r++] = (int32_t)(each + 1);
+  l->vstage_run_count[r] = (int32_t)(n - extra - (extra < pp));
+  l->vstage_run_layers[r++] = (int32_t)each;
+  l->vstage_runs = r;
+  return TRUE;
 }
 
 /* The virtual-pipeline sizes to try for pp: the given list, or every vp
@@ -319,6 +344,14 @@ static gboolean try_variants(Scenario *sc, Candidate *c, const GArray *vps) {
       /* One stage has no pipeline: the schedules coincide. */
       if (c->pp == 1 && s > 0) continue;
       if (c->pp == 1) c->schedule = PTSIM_SCHEDULE_1F1B;
+      /* the V-shaped schedules run two chunks per stage (their split:
+       * ptsim_sweep_v_split, both ends being on stage 0) */
+      if (c->schedule == PTSIM_SCHEDULE_ZBV || c->schedule == PTSIM_SCHEDULE_DUALPIPEV) {
+        c->vp = 2;
+        c->first = c->last = 0;
+        any |= try_layout(sc, c) == TRIED_MAY_RUN;
+        continue;
+      }
       if (c->schedule != PTSIM_SCHEDULE_INTERLEAVED) {
         c->vp = 1;
         ptsim_sweep_split(sc->job.model.num_layers, c->pp, 1, &c->first, &c->last);

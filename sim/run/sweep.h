@@ -135,6 +135,19 @@ gint64 ptsim_sweep_tp_max_default(const PtsimModel *model, const PtsimHardware *
  * last = 0 for an even split.  FALSE when there is none. */
 gboolean ptsim_sweep_split(gint64 layers, gint64 pp, gint64 vp, gint64 *first, gint64 *last);
 
+/* The split the sweep gives a V-shaped schedule (zbv, dualpipev: 2 pp
+ * virtual stages, stage s holding virtual stages s and 2pp-1-s): even when
+ * 2 pp divides the layers (runs 0); else the most even one, as runs of
+ * equal virtual stages (job.h vstage_runs): every virtual stage
+ * e = floor(layers / 2pp) and r = layers % 2pp of them one more, so that
+ * no stage holds more than ceil(layers / pp).  The V puts virtual stages
+ * 0..pp-1 on stages 0..pp-1 (chunk 0), then pp.. on stages pp-1, pp-2, ..
+ * (chunk 1): with r < pp the extra layers go to virtual stages 1..r, one
+ * per stage on stages 1..r, sparing stage 0 (the embedding, the output
+ * layer and the loss); else to 0..r-1, one per stage and a second on
+ * stages pp-1 down.  FALSE when the layers are fewer than 2 pp. */
+gboolean ptsim_sweep_v_split(gint64 layers, gint64 pp, PtsimLayout *l);
+
 /* Enumerates the spec.  Fails only when a model or profile cannot be loaded
  * (PTSIM_CONFIG_ERROR).  (transfer full) */
 PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error);

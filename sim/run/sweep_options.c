@@ -76,7 +76,9 @@ GOptionEntry *ptsim_sweep_options_entries(PtsimSweepOptions *o) {
       {"recompute", 0, 0, G_OPTION_ARG_STRING, &o->recomputes,
        "none,selective,full,selective-op (default: none, selective, full)", "R[,R...]"},
       {"schedule", 0, 0, G_OPTION_ARG_STRING, &o->schedules,
-       "1f1b,gpipe,interleaved,zb-h1 (default 1f1b,interleaved,zb-h1)", "S[,S...]"},
+       "1f1b,gpipe,interleaved,zb-h1,zbv,dualpipev (default 1f1b,interleaved,zb-h1; zbv and "
+       "dualpipev run 2 chunks per stage)",
+       "S[,S...]"},
       {"ep", 0, 0, G_OPTION_ARG_STRING, &o->eps,
        "Expert-parallel sizes of MoE models (default: every ep dividing the experts and the GPUs "
        "of a stage)",
