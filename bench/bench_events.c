@@ -5,7 +5,12 @@
  * same shortcut); events or items per layout and microseconds per layout
  * on one core (engine only, CPU time), grouped by m.
  *
- *   bench_events [--schedule S] [sweep flags...]
+ *   bench_events [--schedule S] [--recurrence-only] [sweep flags...]
+ *
+ * --recurrence-only times the recurrence alone (the sweep's engine): the
+ * event-by-event runs of a large sweep take minutes.  A second table groups
+ * the same layouts by virtual pipeline size vp: the cost per layout should
+ * depend on neither m nor vp once the shortcut has the steady state.
  *
  * The sweep flags are those of `ptsim sweep` for the scenario (--model,
  * --hw, --gpus, --seq, --gbs; defaults: the issue's Llama-3-70B sweep,
@@ -27,12 +32,42 @@ typedef struct {
   double events, simulated, full_us, shortcut_us, items, computed, recur_us;
 } Bucket;
 
+/* The recurrence's table (--recurrence-only), one row per bucket. */
+static void print_recurrence(const char *by, const Bucket *buckets, const int64_t *upper, int n,
+                             guint layouts) {
+  printf("per layout by %s, %u layouts (one core, CPU time, the sweep's engine: the "
+         "recurrence with its shortcut)\n\n",
+         by, layouts);
+  printf("| %s | layouts | items | items computed | us per layout | ns per item computed "
+         "|\n|---|---|---|---|---|---|\n",
+         strchr(by, ' ') ? strrchr(by, ' ') + 1 : by);
+  for (int k = 0; k < n; k++) {
+    const Bucket *b = &buckets[k];
+    if (b->layouts == 0) continue;
+    printf("| %s%" G_GINT64_FORMAT " | %u | %.0f | %.0f | %.2f | %.1f |\n",
+           k == n - 1 ? "> " : "<= ", k == n - 1 ? upper[k - 1] : upper[k], b->layouts,
+           b->items / b->layouts, b->computed / b->layouts, b->recur_us / b->layouts,
+           b->computed > 0 ? 1000.0 * b->recur_us / b->computed : 0.0);
+  }
+  printf("\n");
+}
+
 int main(int argc, char **argv) {
   g_autoptr(PtsimSweepSpec) spec = ptsim_sweep_spec_new();
   g_autoptr(GError) error = NULL;
   BenchScenario sc;
+  gboolean recurrence_only = FALSE;
   bench_scenario_init(spec, &sc);
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
+    if (strcmp(argv[i], "--recurrence-only") == 0) {
+      recurrence_only = TRUE;
+      i -= 1;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "bench_events: %s needs a value\n", argv[i]);
+      return 1;
+    }
     if (bench_scenario_flag(spec, &sc, argv[i], argv[i + 1])) continue;
     if (strcmp(argv[i], "--schedule") == 0) {
       int k;
@@ -57,6 +92,10 @@ int main(int argc, char **argv) {
   static const int64_t upper[BUCKETS] = {8, 16, 32, 64, 128, 256, 512, 1 << 30};
   Bucket buckets[BUCKETS];
   memset(buckets, 0, sizeof buckets);
+  enum { VP_BUCKETS = 6 };
+  static const int64_t vp_upper[VP_BUCKETS] = {1, 2, 4, 8, 16, 1 << 30};
+  Bucket by_vp[VP_BUCKETS];
+  memset(by_vp, 0, sizeof by_vp);
   g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
   g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
   g_autofree PtsimTimeResult *full = g_new0(PtsimTimeResult, 1);
@@ -74,11 +113,13 @@ int main(int argc, char **argv) {
       scratch_bytes = (gsize)bytes;
     }
     ptsim_workload_build(plan, NULL, w);
-    gint64 t0 = bench_cpu_us();
-    if (ptsim_engine_run_full(plan, w, scratch, bytes, NULL, full) != 0) continue;
-    gint64 t1 = bench_cpu_us();
-    if (ptsim_engine_run(plan, w, scratch, bytes, NULL, fast) != 0) return 1;
-    gint64 t2 = bench_cpu_us();
+    gint64 t0 = bench_cpu_us(), t1 = t0, t2 = t0;
+    if (!recurrence_only) {
+      if (ptsim_engine_run_full(plan, w, scratch, bytes, NULL, full) != 0) continue;
+      t1 = bench_cpu_us();
+      if (ptsim_engine_run(plan, w, scratch, bytes, NULL, fast) != 0) return 1;
+      t2 = bench_cpu_us();
+    }
     if (ptsim_engine_run_recurrence(plan, w, scratch, bytes, recur) != 0) return 1;
     gint64 t3 = bench_cpu_us();
     Bucket *b = &buckets[0];
@@ -87,14 +128,24 @@ int main(int argc, char **argv) {
         b = &buckets[k];
         break;
       }
-    b->layouts++;
-    b->events += (double)full->events;
-    b->simulated += (double)fast->events_simulated;
-    b->full_us += (double)(t1 - t0);
-    b->shortcut_us += (double)(t2 - t1);
-    b->items += (double)plan->num_stages * (double)plan->schedule_items;
-    b->computed += (double)recur->events_simulated;
-    b->recur_us += (double)(t3 - t2);
+    Bucket *bv = &by_vp[0];
+    for (int k = 0; k < VP_BUCKETS; k++)
+      if (plan->num_chunks <= vp_upper[k]) {
+        bv = &by_vp[k];
+        break;
+      }
+    Bucket *both[2] = {b, bv};
+    for (int k = 0; k < 2; k++) {
+      both[k]->layouts++;
+      both[k]->events += (double)recur->events;
+      both[k]->simulated += recurrence_only ? 0.0 : (double)fast->events_simulated;
+      both[k]->full_us += (double)(t1 - t0);
+      both[k]->shortcut_us += (double)(t2 - t1);
+      both[k]->items += (double)plan->num_stages * (double)plan->schedule_items;
+      both[k]->computed += (double)recur->events_simulated;
+      both[k]->recur_us += (double)(t3 - t2);
+    }
+    if (recurrence_only) continue;
     full->events_simulated = fast->events_simulated = recur->events_simulated = 0;
     recur->events = full->events;
     if (memcmp(full, fast, sizeof *full) != 0 || memcmp(full, recur, sizeof *full) != 0) {
@@ -103,6 +154,11 @@ int main(int argc, char **argv) {
     }
   }
   g_free(scratch);
+  if (recurrence_only) {
+    print_recurrence("microbatch count m", buckets, upper, BUCKETS, sweep->jobs->len);
+    print_recurrence("virtual pipeline size vp", by_vp, vp_upper, VP_BUCKETS, sweep->jobs->len);
+    return 0;
+  }
   printf("per layout by microbatch count m, %u layouts (one core, CPU time, engine only; all "
          "three give the same bytes but for the recurrence's event count)\n\n",
          sweep->jobs->len);

@@ -10,8 +10,9 @@
 #    batch gives the same bytes with and without the periodic shortcut);
 # 3. CPU == GPU bit for bit in deterministic mode: bench_batch on 100,000
 #    random layouts (layouts/s on one CPU thread and on the GPU; exit 2 when
-#    a result is not the same bytes), and the issue-13 sweep (48,216
-#    Llama-3-70B layouts) on the CPU and on the GPU: the same CSV bytes;
+#    a result is not the same bytes), and the default Llama-3-70B sweep
+#    of issues 13 and 29 (the sweep's default lists: 98,464 layouts) on the
+#    CPU and on the GPU: the same CSV bytes;
 # 4. Monte-Carlo samples/s: bench_batch 2,000 layouts x 64 samples;
 # 5. layouts/s of a streamed sweep of 9,837,408 layouts on the GPU (about
 #    10^7: enumeration on the CPU, evaluation on the GPU, end to end);
@@ -90,11 +91,11 @@ if [ "$status" -eq 0 ]; then
   fi
   step "CPU == GPU bit for bit, layouts/s: bench_batch 100000" "$build/bench_batch" 100000
   rc=$?; [ "$rc" -ne 0 ] && [ "$status" -eq 0 ] && status=$rc
-  step "CPU == GPU bit for bit: the issue-13 sweep, CPU CSV vs GPU CSV" same_csv "${issue[@]}"
+  step "CPU == GPU bit for bit: the default Llama-3-70B sweep, CPU CSV vs GPU CSV" same_csv "${issue[@]}"
   rc=$?; [ "$rc" -ne 0 ] && [ "$status" -eq 0 ] && status=$rc
-  step "the issue-13 sweep on all CPU threads: layouts/s" sweep_rate cpu "${issue[@]}" --device cpu
+  step "the default Llama-3-70B sweep on all CPU threads: layouts/s" sweep_rate cpu "${issue[@]}" --device cpu
   rc=$?; [ "$rc" -ne 0 ] && [ "$status" -eq 0 ] && status=$rc
-  step "the issue-13 sweep on the GPU: layouts/s" sweep_rate gpu "${issue[@]}" --device gpu
+  step "the default Llama-3-70B sweep on the GPU: layouts/s" sweep_rate gpu "${issue[@]}" --device gpu
   rc=$?; [ "$rc" -ne 0 ] && [ "$status" -eq 0 ] && status=$rc
   step "Monte-Carlo samples/s: bench_batch 2000 layouts x 64 samples" \
     "$build/bench_batch" 2000 1 64

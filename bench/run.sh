@@ -13,7 +13,8 @@
 #   - bench_lifetimes: what that emulation costs per layout, every item vs
 #     the periodic shortcut
 #   - bench_events: events and time per layout by microbatch count, every
-#     event vs the shortcut, over issue 13's sweep
+#     event vs the shortcut, over the default sweep; and the sweep's engine
+#     alone (the recurrence) per layout by m and by vp (issue 29: flat)
 #   - a sweep of 1,235,184 layouts (streamed): wall time and peak memory
 set -euo pipefail
 build=${1:-build}
@@ -56,6 +57,8 @@ sweep_rate() { # threads [more sweep args...] (default: sweep_args); TOP (defaul
   echo "- same sweep, --top 1 (the emulation of one layout or two), $(nproc) threads: $(sweep_rate 0 "${issue_args[@]}")"
   echo "- the sweep's default lists (\`ptsim sweep ${default_lists_args[*]}\`, --top 10), 1 thread: $(TOP=10 sweep_rate 1 "${default_lists_args[@]}")"
   echo "- same sweep, $(nproc) threads: $(TOP=10 sweep_rate 0 "${default_lists_args[@]}")"
+  echo "- same sweep, --top 1 (the engine's share: the emulation of the per-group best rows remains), 1 thread: $(sweep_rate 1 "${default_lists_args[@]}")"
+  echo "- same sweep, --top 1, $(nproc) threads: $(sweep_rate 0 "${default_lists_args[@]}")"
   "$build/ptsim" sweep "${issue_args[@]}" --csv /tmp/ptsim-bench-a.csv >/dev/null
   "$build/ptsim" sweep "${issue_args[@]}" --no-shortcut --csv /tmp/ptsim-bench-b.csv >/dev/null
   same=$(cmp -s /tmp/ptsim-bench-a.csv /tmp/ptsim-bench-b.csv && echo "the same bytes" || echo "DIFFERENT")
@@ -65,6 +68,7 @@ sweep_rate() { # threads [more sweep args...] (default: sweep_args); TOP (defaul
   "$build/bench_lifetimes"
   echo
   "$build/bench_events"
+  "$build/bench_events" --recurrence-only
   echo
   if [ -x /usr/bin/time ]; then # peak memory of a 128k-layout sweep, held vs streamed
     big=(--model llama3-8b,llama2-7b,llama2-13b --hw a100-80g,h100-80g,h200-141g,a100-40g

@@ -54,6 +54,9 @@ typedef struct {
 typedef struct {
   int32_t phase, period, shift;
   int32_t lo[PTSIM_MAX_STAGES], hi[PTSIM_MAX_STAGES]; /* the steady stretches */
+  /* While tracking: each stage's next cut (an item index: it is there once
+   * `next` reaches it) and that cut's round, so an item tests one equality */
+  int32_t cut_at[PTSIM_MAX_STAGES], cut_round[PTSIM_MAX_STAGES];
   CutRecord *records; /* RECUR_ROUNDS * p: round n of stage s at (n % R) * p + s */
   CutState states[RECUR_STATES];
   int32_t words_cap, pending_cap, scan_cap;
@@ -127,9 +130,11 @@ static PTSIM_HD void recur_item(PtsimEngineSim *sim, Recur *r, int32_t s, PtsimT
   st->next += 1;
   r->items += 1;
   /* at a cut of the steady phase: what the stage is there */
-  if (sim->track && st->next >= r->lo[s] && (st->next - r->lo[s]) % r->period == 0) {
-    int32_t round = (st->next - r->lo[s]) / r->period, c;
+  if (sim->track && st->next == r->cut_at[s]) {
+    int32_t round = r->cut_round[s], c;
     CutRecord *rec = &r->records[(round % RECUR_ROUNDS) * p + s];
+    r->cut_at[s] += r->period;
+    r->cut_round[s] = round + 1;
     rec->round = round;
     rec->free_at = st->free_at;
     rec->busy_ns = st->busy_ns;
@@ -177,7 +182,7 @@ static PTSIM_HD int32_t recur_advance(PtsimEngineSim *sim, Recur *r, int32_t *ta
      * its own, its ring neighbours (looped; a V-shaped placement also feeds
      * the stage itself, which runs on above) */
     if (progressed && p > 1) {
-      int32_t next = (s + 1) % p, prev = (s + p - 1) % p;
+      int32_t next = s + 1 == p ? 0 : s + 1, prev = s == 0 ? p - 1 : s - 1; /* no division */
       if (!listed[next] && sim->stages[next].next < target[next]) {
         worklist[top++] = next;
         listed[next] = 1;
@@ -317,6 +322,9 @@ static PTSIM_HD int32_t recur_rounds(PtsimEngineSim *sim, Recur *r, int32_t *tar
   for (k = 0; k < RECUR_ROUNDS * p; k++) r->records[k].round = -1;
   for (k = 0; k < RECUR_STATES; k++) r->states[k].round = -1;
   for (s = 0; s < p; s++) {
+    int32_t past = sim->stages[s].next + 1 - r->lo[s]; /* the first cut `next` still reaches */
+    r->cut_round[s] = past <= 0 ? 0 : (past + r->period - 1) / r->period;
+    r->cut_at[s] = r->lo[s] + r->cut_round[s] * r->period;
     sim->stages[s].touched_lo = sim->items;
     sim->stages[s].touched_hi = -1;
   }

@@ -284,6 +284,9 @@ PTSIM_HD int32_t ptsim_schedule_shape(PtsimSchedule kind, int32_t p, int32_t m, 
   out->last_group_at = t.last_at;
   out->last_group_mb = t.last_mb;
   out->last_group_size = t.last_size;
+  out->recip_group = ptsim_schedule_recip(t.g);
+  out->recip_v = ptsim_schedule_recip(v);
+  out->recip_last_group = ptsim_schedule_recip(t.last_size);
   /* Group sizes change only at g = m-w (no more F) and g = s (W's begin):
    * three runs of constant size, some possibly empty. */
   steady = m - out->warmup;
@@ -364,15 +367,17 @@ PTSIM_HD void ptsim_schedule_item_at(const PtsimScheduleShape *sh, int32_t i,
     set_item(out, forward ? PTSIM_SCHEDULE_ITEM_FORWARD : PTSIM_SCHEDULE_ITEM_BACKWARD, k, 0);
     return;
   }
-  /* virtual_item with the shape's groups, two divisions */
+  /* virtual_item with the shape's groups, two divisions as multiplies */
   if (k >= sh->last_group_at) {
     k -= sh->last_group_at;
-    chunk = k / sh->last_group_size;
+    chunk = ptsim_schedule_div(k, sh->recip_last_group);
     mb = sh->last_group_mb + (k - chunk * sh->last_group_size);
   } else {
-    q = k / g;
-    chunk = q % v;
-    mb = (q / v) * g + (k - q * g);
+    int32_t qv;
+    q = ptsim_schedule_div(k, sh->recip_group);
+    qv = ptsim_schedule_div(q, sh->recip_v);
+    chunk = q - qv * v;
+    mb = qv * g + (k - q * g);
   }
   set_item(out, forward ? PTSIM_SCHEDULE_ITEM_FORWARD : PTSIM_SCHEDULE_ITEM_BACKWARD, mb,
            forward ? chunk : v - 1 - chunk);
@@ -397,10 +402,14 @@ PTSIM_HD int32_t ptsim_schedule_index_of(const PtsimScheduleShape *sh, int32_t i
   if (weight) return -1;
   if (sh->kind == PTSIM_SCHEDULE_GPIPE) return forward ? mb : 2 * m - 1 - mb;
   c = forward ? chunk : v - 1 - chunk; /* the forward chunk of the virtual microbatch */
-  k = v == 1 ? mb
-      : mb >= sh->last_group_mb
-          ? sh->last_group_at + c * sh->last_group_size + (mb - sh->last_group_mb)
-          : (mb / g) * g * v + c * g + mb % g;
+  if (v == 1)
+    k = mb;
+  else if (mb >= sh->last_group_mb)
+    k = sh->last_group_at + c * sh->last_group_size + (mb - sh->last_group_mb);
+  else {
+    int32_t qg = ptsim_schedule_div(mb, sh->recip_group);
+    k = qg * g * v + c * g + (mb - qg * g);
+  }
   if (forward) return k < w ? k : w + 2 * (k - w);
   return k < total - w ? w + 2 * k + 1 : total + k;
 }

@@ -230,7 +230,23 @@ typedef struct {
    * with group run_group[r], groups of run_size[r] items; the trailing W's
    * start at item `tail`. */
   int32_t run_index[3], run_group[3], run_size[3], tail;
+  /* Interleaved: g, v and the last group's size as reciprocals
+   * (ptsim_schedule_recip), so item_at and index_of, which the engine
+   * calls for every item, multiply instead of divide. */
+  uint64_t recip_group, recip_v, recip_last_group;
 } PtsimScheduleShape;
+
+/* Division by an invariant d >= 1 as a multiply: with r =
+ * ptsim_schedule_recip(d) = floor(2^40 / d) + 1, (n * r) >> 40 is n / d
+ * exactly for 0 <= n and n * d < 2^40 (the error n * (r - 2^40/d) / 2^40
+ * stays below 1/d; every index and divisor of an order is below 2^18). */
+#define PTSIM_SCHEDULE_RECIP_BITS 40
+static PTSIM_HD inline uint64_t ptsim_schedule_recip(int32_t d) {
+  return (((uint64_t)1 << PTSIM_SCHEDULE_RECIP_BITS) / (uint64_t)d) + 1u;
+}
+static PTSIM_HD inline int32_t ptsim_schedule_div(int32_t n, uint64_t recip) {
+  return (int32_t)(((uint64_t)n * recip) >> PTSIM_SCHEDULE_RECIP_BITS);
+}
 
 /* Fills *out for stage `stage`; returns 0 or the error code of
  * ptsim_schedule_build() (PTSIM_SCHEDULE_ERR_ARGS for a bad stage). */
