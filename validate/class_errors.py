@@ -26,6 +26,8 @@ CLASSES = [
      lambda r: int(r["seq"]) >= LONG_SEQ or int(r["cp"]) > 1),
     ("FP8", lambda r: r["precision"] == "fp8"),
     ("Blackwell (B200, GB200)", lambda r: r["hw"] in BLACKWELL),
+    # the memory techniques of issue 28: no published run measures them yet
+    ("LoRA / PEFT (--lora-rank)", lambda r: int(r.get("lora_rank") or 0) > 0),
 ]
 
 

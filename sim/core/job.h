@@ -444,7 +444,29 @@ typedef struct {
    * which keep the SiLU output besides fc1's (memory.c, "SwiGLU"). */
   int swiglu_unfused;
   PtsimCpComm cp_comm; /* how context parallelism exchanges K and V */
+  /* LoRA (PEFT): the base weights are frozen and every targeted linear
+   * layer of a transformer layer gets a rank-lora_rank adapter, A (in ->
+   * r) then B (r -> out), scaled by lora_alpha / r (Megatron-Bridge's
+   * peft=LoRA(dim, alpha, target_modules); its defaults: dim 32, alpha 32,
+   * all four linears).  0: full training.  The adapters alone have
+   * gradients and optimizer states (plan.c "LoRA"). */
+  int64_t lora_rank;
+  double lora_alpha;
+  int lora_targets; /* PTSIM_LORA_* bits */
 } PtsimSettings;
+
+/* The linear layers a LoRA adapter may target (Megatron-Bridge's
+ * target_modules names: linear_qkv, linear_proj, linear_fc1, linear_fc2). */
+#define PTSIM_LORA_QKV 1
+#define PTSIM_LORA_PROJ 2
+#define PTSIM_LORA_FC1 4
+#define PTSIM_LORA_FC2 8
+#define PTSIM_LORA_ALL 15
+
+/* How many linears of a layer the PTSIM_LORA_* bits `targets` name. */
+static inline PTSIM_HD int ptsim_lora_target_count(int targets) {
+  return (targets & 1) + ((targets >> 1) & 1) + ((targets >> 2) & 1) + ((targets >> 3) & 1);
+}
 
 /* What the source the job came from (a Megatron-LM command line or log, a
  * torchtitan config, flags) says about itself: which Megatron-LM it runs

@@ -67,8 +67,8 @@ static PTSIM_HD double bucket_params(const PtsimJob *job) {
  * experts (over edp).  Returns the number of parts (1 or 2). */
 static PTSIM_HD int32_t state_parts(const PtsimPlan *plan, int64_t stage, double *params,
                                     double *shards) {
-  double experts = plan->stage_expert_parameters[stage];
-  params[0] = plan->stage_parameters[stage] - experts;
+  double experts; /* the trainable ones (LoRA: the adapters alone, plan.h) */
+  ptsim_plan_trainable(plan, stage, &params[0], &experts);
   shards[0] = plan->optimizer_shards;
   params[1] = experts;
   shards[1] = plan->expert_optimizer_shards;
@@ -434,8 +434,8 @@ static PTSIM_HD void dense_weights(Ctx *x) {
   const PtsimJob *job = x->job;
   const PtsimLayout *l = &job->layout;
   double params = x->plan->stage_parameters[x->stage];
-  double layer = x->plan->layer_parameters;
-  double rest = params - layer * (double)x->plan->stage_layers[x->stage];
+  double layer = x->plan->layer_parameters, lora = x->plan->lora_layer_parameters;
+  double rest = params - (layer + lora) * (double)x->plan->stage_layers[x->stage];
   int64_t i;
   const PtsimModel *m = &job->model;
   double h = (double)m->hidden_size, t = (double)l->tp;
@@ -452,6 +452,7 @@ static PTSIM_HD void dense_weights(Ctx *x) {
     tensor_take(x, "w_fc1", ELEM * h * ffn1 / t, STREAM_COMPUTE);
     tensor_take(x, "w_fc2", ELEM * (double)m->ffn_hidden_size * h / t, STREAM_COMPUTE);
     tensor_take(x, "w_small", ELEM * dmax(layer - mats, 0.0), STREAM_COMPUTE); /* norms, biases */
+    if (lora > 0.0) tensor_take(x, "w_lora_adapters", ELEM * lora, STREAM_COMPUTE);
   }
   if (rest > 0.0) tensor_take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
   if (fp8_cache > 0.0) tensor_take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);

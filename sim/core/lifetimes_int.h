@@ -19,8 +19,8 @@
 
 #include "lifetimes.h"
 
-#define PTSIM_LIFETIMES_ELEM 2.0 /* bytes per 16-bit element */
-#define PTSIM_LIFETIMES_LAYER_TENSORS 16
+#define PTSIM_LIFETIMES_ELEM 2.0         /* bytes per 16-bit element */
+#define PTSIM_LIFETIMES_LAYER_TENSORS 17 /* the dense set at its largest, LoRA's included */
 /* per (microbatch, chunk): receive buffer, logits, fp32 logits, loss */
 #define PTSIM_LIFETIMES_EXTRA_TENSORS 4
 /* the allocator's streams (alloc.h) */

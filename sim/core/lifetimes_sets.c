@@ -77,7 +77,7 @@ static PTSIM_HD void build_saved_dense(Ctx *x) {
   double t = (double)l->tp, T = x->tokens, Tsp = x->tokens_sp, h = (double)m->hidden_size;
   double kv = h * (double)m->num_query_groups / (double)m->num_attention_heads;
   double ffn = (double)m->ffn_hidden_size / t;
-  double exact;
+  double exact, lora;
   int32_t n = 0;
   Tensor *s = x->saved;
   add(s, &n, "norm1_input", ELEM * Tsp * h, 0);
@@ -108,6 +108,12 @@ static PTSIM_HD void build_saved_dense(Ctx *x) {
   } else {
     add(s, &n, "fc1_output", ELEM * T * ffn, 0);
     add(s, &n, "activation_output", ELEM * T * ffn, 0);
+  }
+  /* LoRA's adapters' r-wide intermediates (memory.c), exact */
+  lora = ptsim_memory_lora_activation_bytes(x->plan, run->recompute != PTSIM_RECOMPUTE_SELECTIVE);
+  if (lora > 0.0) {
+    add(s, &n, "lora_intermediates", lora, ROLE_EXACT);
+    exact += lora;
   }
   if (src->hidden_dropout > 0.0) add(s, &n, "dropout_masks", 2.0 * Tsp * h, 0);
   scale_to(s, n,

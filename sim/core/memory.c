@@ -199,6 +199,30 @@ static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules,
   return bytes;
 }
 
+/* LoRA (plan.c "LoRA"): each targeted linear's B keeps its input, A's
+ * r-wide output, for every token (A's output is gathered over TP before
+ * B, Megatron-Bridge's ParallelLinearAdapter): in_bytes T r per target on
+ * each TP rank.  A's own input is the tensor the base linear keeps
+ * already.  The MLP's adapters go with the MLP under its recompute
+ * (drop_mlp). */
+static PTSIM_HD double lora_activation_bytes(const PtsimPlan *plan, int drop_mlp, double in_bytes) {
+  const PtsimSettings *run = &plan->job.settings;
+  int targets = run->lora_targets & (drop_mlp ? PTSIM_LORA_QKV | PTSIM_LORA_PROJ : PTSIM_LORA_ALL);
+  if (run->lora_rank <= 0) return 0.0;
+  return (double)ptsim_lora_target_count(targets) * in_bytes * (double)plan->tokens *
+         (double)run->lora_rank;
+}
+
+PTSIM_HD double ptsim_memory_lora_activation_bytes(const PtsimPlan *plan, int keep_scores) {
+  const PtsimSettings *run = &plan->job.settings;
+  int modules = keep_scores ? 0 : run->recompute_modules;
+  double in_bytes = run->precision == PTSIM_PRECISION_FP8 && plan->job.hw.peak_fp8_flops > 0.0 &&
+                            run->torch_layers == PTSIM_TORCH_LAYERS_NONE
+                        ? 1.0
+                        : 2.0;
+  return lora_activation_bytes(plan, (modules & PTSIM_RECOMPUTE_MLP) != 0, in_bytes);
+}
+
 static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_scores, int moe,
                                               double load) {
   const PtsimModel *m = &plan->job.model;
@@ -283,6 +307,9 @@ static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_sc
     ptsim_memory_attention_core(plan, &core);
     split += (core.probs + core.mask + core.applied) * b * s * s * a;
   }
+
+  /* LoRA's adapters' intermediates (lora_activation_bytes) */
+  if (!moe) split += t * lora_activation_bytes(plan, drop_mlp, in_bytes); /* whole per rank */
 
   double replicated_div = l->sp ? t : 1.0;
   if (moe)
@@ -526,6 +553,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
   for (i = 0; i < p; i++) {
     PtsimStageMemory *st = &out->stages[i];
     double inflight = plan->inflight_microbatches[i];
+    double trainable, trainable_experts;
     st->first_layer = plan->stage_first_layer[i];
     st->num_layers = plan->stage_layers[i];
     st->has_embedding = i == first;
@@ -533,15 +561,18 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     st->parameters = plan->stage_parameters[i];
     st->expert_parameters = plan->stage_expert_parameters[i];
     st->parameters_bytes = plan->stage_weight_bytes[i];
-    st->gradients_bytes = grad_bytes * st->parameters / plan->grad_shards;
-    if (st->expert_parameters > 0.0) /* ZeRO-2/3 shard the experts' over the expert group */
-      st->gradients_bytes = grad_bytes *
-                            ((st->parameters - st->expert_parameters) / plan->grad_shards +
-                             st->expert_parameters / plan->expert_grad_shards);
-    st->optimizer_bytes = optimizer_bytes * st->parameters;
-    if (plan->stage_expert_parameters[i] > 0.0)
-      st->optimizer_bytes = optimizer_bytes * (st->parameters - plan->stage_expert_parameters[i]) +
-                            expert_optimizer_bytes * plan->stage_expert_parameters[i];
+    /* gradients and optimizer states: the trainable parameters' (all, or
+     * LoRA's adapters alone); ZeRO-2/3 shard the experts' over the expert
+     * group */
+    ptsim_plan_trainable(plan, i, &trainable, &trainable_experts);
+    st->gradients_bytes = grad_bytes * trainable / plan->grad_shards;
+    if (trainable_experts > 0.0)
+      st->gradients_bytes = grad_bytes * (trainable / plan->grad_shards +
+                                          trainable_experts / plan->expert_grad_shards);
+    st->optimizer_bytes = optimizer_bytes * trainable;
+    if (trainable_experts > 0.0)
+      st->optimizer_bytes = optimizer_bytes * trainable +
+                            expert_optimizer_bytes * trainable_experts;
     st->activation_bytes_per_layer =
         run->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP ? op_saved_bytes(plan) : full_layer;
     st->inflight_microbatches = inflight;
@@ -594,8 +625,8 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     st->steady_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
                        st->workspace_bytes;
     if (grad_bytes < 4.0 && !plan->lazy_masters) /* lifetimes.c optimizer_step's copies */
-      st->steady_bytes += 4.0 * ((st->parameters - st->expert_parameters) / plan->optimizer_shards +
-                                 st->expert_parameters / plan->expert_optimizer_shards);
+      st->steady_bytes += 4.0 * (trainable / plan->optimizer_shards +
+                                 trainable_experts / plan->expert_optimizer_shards);
     if (st->total_bytes > out->stages[out->peak_stage].total_bytes) out->peak_stage = i;
   }
 

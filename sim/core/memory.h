@@ -135,6 +135,10 @@ PTSIM_HD int ptsim_memory_swiglu_unfused(const PtsimJob *job);
  * layernorm: the norm outputs of Megatron's local layers). */
 PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan, int keep_scores);
 
+/* Of those, what LoRA's adapters keep (settings lora_rank > 0; 0 without):
+ * each targeted linear's r-wide intermediate, in_bytes T r on each GPU. */
+PTSIM_HD double ptsim_memory_lora_activation_bytes(const PtsimPlan *plan, int keep_scores);
+
 /* Bytes torch's per-op selective checkpointing (PTSIM_RECOMPUTE_SELECTIVE_OP)
  * keeps of one dense layer for one microbatch on one GPU: the block's
  * input, the outputs of the matmuls its policy keeps, SDPA's output and

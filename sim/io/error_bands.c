@@ -90,12 +90,26 @@ static gboolean read_band(const PtsimIniFile *ini, const char *group, PtsimError
   return TRUE;
 }
 
+/* A technique the job uses that no published run measured: its step time
+ * has no band ("uncalibrated"), and no other class's stands in for it. */
+static const char *uncalibrated_technique(const PtsimJob *job) {
+  if (job->settings.lora_rank > 0) return "LoRA fine-tuning (--lora-rank)";
+  return NULL;
+}
+
 void ptsim_error_band_lookup_data(const PtsimJob *job, const char *data, gsize len,
                                   PtsimErrorBand *out) {
   g_auto(PtsimIniFile) ini = {PTSIM_ERROR_BANDS_FILE, NULL, NULL, FALSE};
   g_autoptr(GError) error = NULL;
   const char *precision = ptsim_names_get(PTSIM_NAMES_PRECISION, (int)job->settings.precision);
+  const char *technique = uncalibrated_technique(job);
   memset(out, 0, sizeof *out);
+  if (technique) {
+    g_snprintf(out->note, sizeof out->note,
+               "uncalibrated: no published run measures %s, so ptsim has no error band for it",
+               technique);
+    return;
+  }
   if (!ptsim_ini_parse(&ini, g_strndup(data, len), len, &error)) {
     g_snprintf(out->note, sizeof out->note, "no error band: %s", error->message);
     return;

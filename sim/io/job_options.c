@@ -40,7 +40,8 @@ void ptsim_job_options_clear(PtsimJobOptions *o) {
                       &o->fsdp_impl,
                       &o->reshard_after_forward,
                       &o->cublas_workspace_config,
-                      &o->cross_entropy_fusion_impl};
+                      &o->cross_entropy_fusion_impl,
+                      &o->lora_target_modules};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
   g_strfreev(o->env);
   ptsim_job_options_init(o);
@@ -80,12 +81,18 @@ static const PtsimOptionNumber numbers[] = {
     COUNT("--ep", ep, PTSIM_JOB_GPUS_MAX),
     COUNT("--etp", etp, PTSIM_CONFIG_INT_MAX),
     {"--mtp-num-layers", FIELD(mtp_num_layers), FALSE, 0, 64, {0, 0, FALSE, FALSE}},
-    {"--wgrad-deferral-limit", FIELD(wgrad_deferral_limit), FALSE, 0, PTSIM_CONFIG_INT_MAX,
+    {"--wgrad-deferral-limit",
+     FIELD(wgrad_deferral_limit),
+     FALSE,
+     0,
+     PTSIM_CONFIG_INT_MAX,
      {0, 0, FALSE, FALSE}},
     DECIMAL("--moe-expert-capacity-factor", moe_capacity_factor, {0.0, 1e6, FALSE, TRUE}),
     DECIMAL("--memory-threshold", threshold, {0.0, 1.0, FALSE, TRUE}),
     DECIMAL("--attention-dropout", attention_dropout, {0.0, 1.0, TRUE, FALSE}),
     DECIMAL("--hidden-dropout", hidden_dropout, {0.0, 1.0, TRUE, FALSE}),
+    COUNT("--lora-rank", lora_rank, 65536),
+    DECIMAL("--lora-alpha", lora_alpha, {0.0, 1e6, FALSE, TRUE}),
 };
 
 static gboolean number_option(const char *flag, const char *text, gpointer opts, GError **error) {
@@ -334,6 +341,16 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "PyTorch's CUBLAS_WORKSPACE_CONFIG, :SIZE:COUNT KiB (\":4096:8\" is 32 MiB per thread "
        "that calls cuBLAS; default: the GPU's, hw_profiles/software/workspaces.ini)",
        "CONFIG"},
+      NUMBER("lora-rank",
+             "LoRA fine-tuning: frozen base weights, rank-R adapters on the targeted linears "
+             "(Megatron-Bridge's peft=LoRA(dim=R)): only the adapters have gradients and "
+             "optimizer states; backward skips the base's weight gradients (1 to 65536)",
+             "R"),
+      NUMBER("lora-alpha", "With --lora-rank: the adapters' scale alpha / R (default 32)", "A"),
+      {"lora-target-modules", 0, 0, G_OPTION_ARG_STRING, &o->lora_target_modules,
+       "With --lora-rank: the linears adapted, linear_qkv,linear_proj,linear_fc1,linear_fc2 "
+       "(default all four, as Megatron-Bridge)",
+       "M[,M...]"},
       END};
   return g_memdup2(entries, sizeof entries);
 }

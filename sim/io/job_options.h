@@ -87,6 +87,10 @@ typedef struct {
   char *cross_entropy_fusion_impl; /* native|te */
   gboolean defer_embedding_wgrad;
   PtsimOptionInt wgrad_deferral_limit;
+  /* LoRA (PEFT): adapters' rank, alpha and target linears */
+  PtsimOptionInt lora_rank;
+  PtsimOptionDouble lora_alpha;
+  char *lora_target_modules;
 } PtsimJobOptions;
 
 /* Sets every field to "not given". */

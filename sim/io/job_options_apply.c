@@ -171,6 +171,35 @@ static int dtype_size(const char *word) {
 /* The layout's options that are not dimensions: sequence parallelism, the
  * distributed optimizer and its instances, the uneven split, the
  * interleaved schedule's microbatch group. */
+/* LoRA: --lora-rank R, --lora-alpha, --lora-target-modules (Megatron-
+ * Bridge's target_modules names; its defaults: alpha 32, all four). */
+static gboolean apply_lora(const PtsimJobOptions *o, PtsimSettings *run, GError **error) {
+  const char *without = o->lora_alpha.given              ? "--lora-alpha"
+                        : o->lora_target_modules != NULL ? "--lora-target-modules"
+                                                         : NULL;
+  int v;
+  if (!o->lora_rank.given) {
+    if (!without) return TRUE;
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "%s needs --lora-rank R (LoRA's adapters)", without);
+    return FALSE;
+  }
+  run->lora_rank = o->lora_rank.value;
+  run->lora_alpha = o->lora_alpha.given ? o->lora_alpha.value : 32.0;
+  run->lora_targets = PTSIM_LORA_ALL;
+  if (o->lora_target_modules) {
+    g_auto(GStrv) names = g_strsplit(o->lora_target_modules, ",", -1);
+    run->lora_targets = 0;
+    for (char **n = names; *n; n++) {
+      if (!choose("--lora-target-modules", g_strstrip(*n),
+                  "linear_qkv|linear_proj|linear_fc1|linear_fc2", &v, error))
+        return FALSE;
+      run->lora_targets |= 1 << v; /* PTSIM_LORA_QKV, _PROJ, _FC1, _FC2 */
+    }
+  }
+  return TRUE;
+}
+
 static void apply_layout_settings(const PtsimJobOptions *o, PtsimLayout *l) {
   if (o->sp) l->sp = 1;
   if (o->no_sp) l->sp = 0;
@@ -291,6 +320,7 @@ static gboolean apply_run_settings(const PtsimJobOptions *o, PtsimSettings *run,
     run->fp8_recipe = PTSIM_FP8_NVFP4;
   }
   if (o->fp8_param_gather) run->fp8_param_gather = 1;
+  if (!apply_lora(o, run, error)) return FALSE;
   if (o->threshold.given) run->memory_threshold = o->threshold.value;
   if (o->manual_gc) run->manual_gc = 1;
   return apply_moe_settings(o, run, error);
