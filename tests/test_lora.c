@@ -119,6 +119,21 @@ static void test_no_base_wgrad(void) {
     wgrad += ptsim_cost_gemm_s(&job.hw, &params, PTSIM_PRECISION_BF16, shapes[i][2], shapes[i][1],
                                shapes[i][0]);
   g_assert_cmpfloat_with_epsilon(w->layer.backward_weight_s, wgrad, 1e-12);
+  /* Forward: the base's GEMMs as before, plus the adapters' (m, n, k) and,
+   * per linear, the scale and the add, 5 passes of 2 B over its output
+   * (T x out: 6144, 4096, 28672, 4096 wide) */
+  g_autofree PtsimWorkload *b = g_new0(PtsimWorkload, 1);
+  PtsimJob base;
+  lora_job(&base, 1, 0, 0);
+  workload_of(&base, &params, b);
+  const double outs[4] = {6144.0, 4096.0, 28672.0, 4096.0};
+  double extra = 0.0;
+  for (int i = 0; i < 8; i++)
+    extra += ptsim_cost_gemm_s(&job.hw, &params, PTSIM_PRECISION_BF16, shapes[i][0], shapes[i][1],
+                               shapes[i][2]);
+  for (int i = 0; i < 4; i++)
+    extra += ptsim_cost_memory_bound_at_s(&job.hw, &params, 5.0 * 2.0 * (double)T * outs[i]);
+  g_assert_cmpfloat_with_epsilon(w->layer.forward_s - b->layer.forward_s, extra, 1e-12);
   g_assert_cmpfloat(w->head.backward_weight_s, ==, 0.0);
   g_autofree PtsimPlan *plan = plan_of(&job);
   double sync = ptsim_cost_collective_s(&job.hw, &params, PTSIM_COLL_REDUCE_SCATTER, 4.0 * A,

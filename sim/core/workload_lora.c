@@ -21,7 +21,7 @@ PTSIM_HD void ptsim_work_linear(const PtsimWorkCtx *x, PtsimWork *w, int64_t m, 
                                 int64_t k, int input_cast, int target, int column_parallel) {
   const PtsimSettings *run = &x->job->settings;
   int64_t r = run->lora_rank, t = x->t;
-  double wgrad_s = w->backward_weight_s, flops = w->flops;
+  double wgrad_s = w->backward_weight_s, flops = w->flops, out;
   ptsim_work_gemm(x, w, m, n, k, input_cast);
   if (r <= 0) return;
   /* the frozen base: no wgrad GEMM (its third of the GEMM's FLOPs) */
@@ -35,7 +35,11 @@ PTSIM_HD void ptsim_work_linear(const PtsimWorkCtx *x, PtsimWork *w, int64_t m, 
     ptsim_work_gemm(x, w, m, r, k, INPUT_QUANTIZED);
     ptsim_work_gemm(x, w, m, n / t > 0 ? n / t : 1, r, INPUT_CAST);
   }
-  /* the adapter's output scaled by alpha / r (read, written), then added
-   * to the base output (both read, the sum written): 5 passes over it */
-  ptsim_work_elementwise(x, w, 5.0 * ELEM * (double)m * (double)(column_parallel ? n : n / t));
+  /* forward: the adapter's output scaled by alpha / r (read, written),
+   * then added to the base output (both read, the sum written), 5 passes
+   * over it; backward: the add hands its gradient to both sides as is, the
+   * scale's gradient is one more read and write */
+  out = ELEM * (double)m * (double)(column_parallel ? n : n / t);
+  w->forward_s += ptsim_cost_memory_bound_at_s(&x->job->hw, x->params, 5.0 * out);
+  w->backward_input_s += ptsim_cost_memory_bound_at_s(&x->job->hw, x->params, 2.0 * out);
 }
