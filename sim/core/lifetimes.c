@@ -146,6 +146,8 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
          (double)inflight * (double)even_slot + (double)q->deferred;
   /* ZeRO-2/3: shards, gathered units, buffers */
   if (plan->zero_stage >= 2) live += 6.0 * ((double)layers + 2.0) + 8.0;
+  /* the CUDA graphs' static buffers, one per layer (capture_graphs) */
+  if (ptsim_memory_graph_bytes(plan, stage) > 0.0) live += (double)layers;
   if (3.0 * live + 4096.0 > (double)PARTS_BLOCKS_MAX ||
       (double)m * (double)v * (double)q->per_slot > (double)PARTS_BLOCKS_MAX) {
     q->total = PARTS_TOO_LARGE;
@@ -544,6 +546,18 @@ static PTSIM_HD void optimizer_step(Ctx *x) {
     }
 }
 
+/* At the start of step 1 (Megatron-LM captures its CUDA graphs at the
+ * start of the step after the eager warm-up ones, --cuda-graph-warmup-
+ * steps): the graphs' static buffers (memory.c, "CUDA graphs"), a layer's
+ * at a time, kept for good. */
+static PTSIM_HD void capture_graphs(Ctx *x) {
+  double bytes = ptsim_memory_graph_bytes(x->plan, x->stage);
+  int64_t layers = x->plan->stage_layers[x->stage], i;
+  if (x->step != 1 || bytes <= 0.0 || layers <= 0) return;
+  for (i = 0; i < layers; i++)
+    tensor_take(x, "cuda_graph_static_buffers", bytes / (double)layers, STREAM_COMPUTE);
+}
+
 static PTSIM_HD void free_main_grads(Ctx *x) {
   int32_t b;
   for (b = 0; b < x->buckets; b++) {
@@ -714,6 +728,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   sample(&x, timeline);
   for (x.step = 0; x.step < steps && !x.failed; x.step++) {
     free_main_grads(&x); /* zero_grad: the last step's fp32 copies go */
+    capture_graphs(&x);
     if (x.period) ptsim_lifetimes_period_step(&x);
     for (i = 0; i < n_items && !x.failed; i++) {
       const PtsimScheduleItem *it;

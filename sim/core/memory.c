@@ -618,12 +618,14 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     if (i == last && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
       st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
     st->workspace_bytes = ptsim_memory_workspace_bytes(plan, i);
-    st->other_bytes = st->input_ids_bytes + st->logits_bytes + st->workspace_bytes;
+    st->graph_bytes = ptsim_memory_graph_bytes(plan, i);
+    st->other_bytes = st->input_ids_bytes + st->logits_bytes + st->workspace_bytes +
+                      st->graph_bytes;
     st->unsharded_bytes = unsharded_bytes(plan, i);
     st->total_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
                       st->activations_bytes + st->other_bytes + st->unsharded_bytes;
     st->steady_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
-                       st->workspace_bytes;
+                       st->workspace_bytes + st->graph_bytes;
     if (grad_bytes < 4.0 && !plan->lazy_masters) /* lifetimes.c optimizer_step's copies */
       st->steady_bytes += 4.0 * (trainable / plan->optimizer_shards +
                                  trainable_experts / plan->expert_optimizer_shards);
@@ -641,6 +643,43 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     out->usage_fraction = 0.0;
     out->fits = 0;
   }
+}
+
+/* ---- CUDA graphs ----
+ * A captured graph replays at fixed addresses: its static inputs (the
+ * replay copies the real input into them), its outputs and, for the
+ * backward graph, its output-gradient input and input-gradient output stay
+ * allocated as long as the graph does, beside what the eager run keeps.
+ * Each is one microbatch's hidden states, E = T_sp h 2 B (the attention
+ * part's, with --cuda-graph-scope attn, is the same shape).  How many:
+ *  - local (Megatron-Core's CudaGraphManager, megatron/core/transformer/
+ *    cuda_graphs.py): one runner per layer, reused over the microbatches
+ *    without pipeline parallelism; with it a runner per layer and
+ *    microbatch, each keeping its four buffers: L m 4 E (L 4 E with pp 1).
+ *  - transformer_engine (TECudaGraphHelper, Transformer Engine's
+ *    make_graphed_callables with its pipeline order): a graph per layer and
+ *    microbatch with pp > 1 (one microbatch without), whose static inputs
+ *    Megatron reuses once a backward has finished (_get_sample_arguments),
+ *    and TE >= 2.7 its outputs and gradient buffers likewise
+ *    (_reuse_graph_input_output_buffers): 4 E per layer and in-flight
+ *    microbatch, L n 4 E with n the stage's in-flight microbatches (1 with
+ *    pp 1).
+ *  - full_iteration: one graph of the whole step, whose static input is the
+ *    batch's token ids: nothing counted.
+ * Not counted: the graphs' private pool keeping the transients of the
+ * captured layers apart from the rest (the capture reuses the pool in
+ * schedule order, so it holds what the eager layers would). */
+PTSIM_HD double ptsim_memory_graph_bytes(const PtsimPlan *plan, int64_t stage) {
+  const PtsimHost *host = &plan->job.settings.host;
+  double e = plan->tokens_sp * (double)plan->job.model.hidden_size * 2.0;
+  double layers = (double)plan->stage_layers[stage], per_layer;
+  int pp = plan->job.layout.pp > 1;
+  if (host->graphs == PTSIM_GRAPH_NONE || host->graphs == PTSIM_GRAPH_ITERATION) return 0.0;
+  if (host->graph_impl == PTSIM_GRAPH_IMPL_LOCAL)
+    per_layer = pp ? (double)plan->num_microbatches : 1.0;
+  else
+    per_layer = pp ? plan->inflight_microbatches[stage] : 1.0;
+  return layers * per_layer * 4.0 * e;
 }
 
 /* The job-wide figures are the peak stage's: the one home of that rule for

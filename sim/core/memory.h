@@ -49,7 +49,9 @@ typedef struct {
   double input_ids_bytes;            /* int64 input ids for in-flight microbatches */
   double logits_bytes;               /* fp32 logits / cross-entropy buffers */
   double workspace_bytes;            /* GEMM workspaces (ptsim_memory_workspace_bytes) */
-  double other_bytes;                /* input_ids + logits + workspaces */
+  double graph_bytes;                /* CUDA graphs' static buffers (ptsim_memory_graph_bytes) */
+  double host_bytes;  /* pinned host memory of offloaded activations (not in the total) */
+  double other_bytes; /* input_ids + logits + workspaces + graph buffers */
   /* ZeRO-2/3: the units gathered at once and the unsharded gradients of
    * the units in backward (0 otherwise; plan.c "Sharding") */
   double unsharded_bytes;
@@ -167,6 +169,11 @@ PTSIM_HD void ptsim_memory_workspaces(const PtsimPlan *plan, int64_t stage, Ptsi
 
 /* Their bytes. */
 PTSIM_HD double ptsim_memory_workspace_bytes(const PtsimPlan *plan, int64_t stage);
+
+/* The static buffers the CUDA graphs of stage `stage` keep for the run
+ * (settings.host.graphs, graph_impl; memory.c, "CUDA graphs"): 0 without
+ * graphs or with one graph of the whole iteration. */
+PTSIM_HD double ptsim_memory_graph_bytes(const PtsimPlan *plan, int64_t stage);
 
 /* Copies the peak stage's figures (out->peak_stage) into the job-wide ones. */
 PTSIM_HD void ptsim_memory_take_peak_stage(PtsimMemoryEstimate *out);

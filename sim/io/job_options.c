@@ -41,7 +41,9 @@ void ptsim_job_options_clear(PtsimJobOptions *o) {
                       &o->reshard_after_forward,
                       &o->cublas_workspace_config,
                       &o->cross_entropy_fusion_impl,
-                      &o->lora_target_modules};
+                      &o->lora_target_modules,
+                      &o->cuda_graph_impl,
+                      &o->cuda_graph_scope};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
   g_strfreev(o->env);
   ptsim_job_options_init(o);
@@ -351,6 +353,15 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "With --lora-rank: the linears adapted, linear_qkv,linear_proj,linear_fc1,linear_fc2 "
        "(default all four, as Megatron-Bridge)",
        "M[,M...]"},
+      {"cuda-graph-impl", 0, 0, G_OPTION_ARG_STRING, &o->cuda_graph_impl,
+       "CUDA graphs as Megatron-LM captures them: none (default) | local (a graph per layer, and "
+       "per microbatch with pp > 1) | transformer_engine (TE's make_graphed_callables); fewer "
+       "launches, and the graphs' static buffers kept",
+       "IMPL"},
+      {"cuda-graph-scope", 0, 0, G_OPTION_ARG_STRING, &o->cuda_graph_scope,
+       "With --cuda-graph-impl: what is captured, Megatron-LM's words: full (each layer, default) "
+       "| attn | mlp | moe | moe_router | moe_preprocess | full_iteration (local: the whole step)",
+       "S[,S...]"},
       END};
   return g_memdup2(entries, sizeof entries);
 }

@@ -91,6 +91,8 @@ typedef struct {
   PtsimOptionInt lora_rank;
   PtsimOptionDouble lora_alpha;
   char *lora_target_modules;
+  /* CUDA graphs (Megatron-LM's --cuda-graph-impl, --cuda-graph-scope) */
+  char *cuda_graph_impl, *cuda_graph_scope;
 } PtsimJobOptions;
 
 /* Sets every field to "not given". */

@@ -200,6 +200,46 @@ static gboolean apply_lora(const PtsimJobOptions *o, PtsimSettings *run, GError 
   return TRUE;
 }
 
+/* CUDA graphs: --cuda-graph-impl and --cuda-graph-scope as Megatron-LM
+ * reads them (megatron_resolve.c resolve_host: each layer by default; its
+ * attention alone for attn without mlp; the whole step for
+ * full_iteration; an MoE layer's experts for moe). */
+static gboolean apply_cuda_graphs(const PtsimJobOptions *o, PtsimHost *host, GError **error) {
+  static const char *const scopes =
+      "full|attn|mlp|moe|moe_router|moe_preprocess|mamba|full_iteration";
+  int impl, v, named = 0;
+  if (!o->cuda_graph_impl) {
+    if (o->cuda_graph_scope) return invalid("--cuda-graph-scope needs --cuda-graph-impl");
+    return TRUE;
+  }
+  if (!choose("--cuda-graph-impl", o->cuda_graph_impl, "none|local|transformer_engine", &impl,
+              error))
+    return FALSE;
+  host->graphs = PTSIM_GRAPH_NONE;
+  host->graph_moe = 0;
+  host->graph_impl = PTSIM_GRAPH_IMPL_NONE;
+  if (impl == 0) {
+    if (o->cuda_graph_scope)
+      return invalid("--cuda-graph-scope needs graphs (--cuda-graph-impl none)");
+    return TRUE;
+  }
+  host->graph_impl = impl == 1 ? PTSIM_GRAPH_IMPL_LOCAL : PTSIM_GRAPH_IMPL_TE;
+  host->graphs = PTSIM_GRAPH_LAYER;
+  if (!o->cuda_graph_scope) return TRUE;
+  g_auto(GStrv) names = g_strsplit(o->cuda_graph_scope, ",", -1);
+  for (char **n = names; *n; n++) {
+    if (!choose("--cuda-graph-scope", g_strstrip(*n), scopes, &v, error)) return FALSE;
+    named |= 1 << v;
+  }
+  if (named & 1) return TRUE; /* full: each layer */
+  if (named & (1 << 7))
+    host->graphs = PTSIM_GRAPH_ITERATION;
+  else if ((named & 2) && !(named & 4))
+    host->graphs = PTSIM_GRAPH_ATTN;
+  host->graph_moe = (named & 8) != 0;
+  return TRUE;
+}
+
 static void apply_layout_settings(const PtsimJobOptions *o, PtsimLayout *l) {
   if (o->sp) l->sp = 1;
   if (o->no_sp) l->sp = 0;
@@ -320,7 +360,7 @@ static gboolean apply_run_settings(const PtsimJobOptions *o, PtsimSettings *run,
     run->fp8_recipe = PTSIM_FP8_NVFP4;
   }
   if (o->fp8_param_gather) run->fp8_param_gather = 1;
-  if (!apply_lora(o, run, error)) return FALSE;
+  if (!apply_lora(o, run, error) || !apply_cuda_graphs(o, &run->host, error)) return FALSE;
   if (o->threshold.given) run->memory_threshold = o->threshold.value;
   if (o->manual_gc) run->manual_gc = 1;
   return apply_moe_settings(o, run, error);

@@ -593,8 +593,15 @@ static void resolve_host(const Said *s, PtsimHost *host) {
   host->log_interval = GIVEN(s, F_LOG_INTERVAL) ? s->i[F_LOG_INTERVAL] : 100;
   host->graphs = PTSIM_GRAPH_NONE;
   host->graph_moe = 0;
+  host->graph_impl = PTSIM_GRAPH_IMPL_NONE;
   if (!graphs) return;
   host->graphs = PTSIM_GRAPH_LAYER;
+  /* arguments.py: --enable-cuda-graph means local, --external-cuda-graph
+   * transformer_engine */
+  host->graph_impl = (GIVEN(s, F_CUDA_GRAPH_IMPL) ? strcmp(s->word[F_CUDA_GRAPH_IMPL], "local") == 0
+                                                  : GIVEN(s, F_ENABLE_CUDA_GRAPH))
+                         ? PTSIM_GRAPH_IMPL_LOCAL
+                         : PTSIM_GRAPH_IMPL_TE;
   if (!GIVEN(s, scope) || list_names(s, scope, "full")) return;
   if (list_names(s, scope, "full_iteration"))
     host->graphs = PTSIM_GRAPH_ITERATION;
