@@ -28,6 +28,7 @@ CLASSES = [
     ("Blackwell (B200, GB200)", lambda r: r["hw"] in BLACKWELL),
     # the memory techniques of issue 28: no published run measures them yet
     ("LoRA / PEFT (--lora-rank)", lambda r: int(r.get("lora_rank") or 0) > 0),
+    ("activation offloading", lambda r: (r.get("offload_modules") or "") not in ("", "0")),
 ]
 
 

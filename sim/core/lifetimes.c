@@ -322,6 +322,11 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
       /* after q, k, v: the projections' transients; after the router, the
        * dispatch and combine */
       ptsim_lifetimes_take_set(x, set, n, 1.0, 1, hs + k);
+      for (i = 0; i < n; i++) /* offloaded: copied to the host, freed here */
+        if (set[i].role & PTSIM_LIFETIMES_ROLE_OFFLOAD) {
+          tensor_give(x, hs[k + i]);
+          hs[k + i] = -1;
+        }
       k += MAX_LAYER_TENSORS;
     }
     if (x->gathered) ptsim_lifetimes_unit_forward_done(x, chunk, layer + 1);
@@ -404,6 +409,10 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     /* re-materialise the layer (beyond what per op kept) */
     if (ptsim_lifetimes_recomputed(x, layer))
       ptsim_lifetimes_take_set(x, set, n, x->rest_scale, 0, tmp);
+    else /* the offloaded inputs come back from the host */
+      for (i = 0; i < n; i++)
+        if (set[i].role & PTSIM_LIFETIMES_ROLE_OFFLOAD)
+          lh[i] = tensor_take(x, set[i].name, set[i].bytes, STREAM_COMM);
     grad_out = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     ptsim_lifetimes_layer_transients(x);

@@ -42,6 +42,9 @@
 #define PTSIM_LIFETIMES_ROLE_MOE_TRANSIENTS 8
 /* not scaled to the estimate's layer total (lifetimes_sets.c) */
 #define PTSIM_LIFETIMES_ROLE_EXACT 16
+/* a module input --offload-modules sends to the host after the layer's
+ * forward, back before its backward (memory.c, "Activation offloading") */
+#define PTSIM_LIFETIMES_ROLE_OFFLOAD 32
 
 typedef struct {
   const char *name;

@@ -363,6 +363,75 @@ PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan, i
 
 /* Saved activations of one stage, all in-flight microbatches, recompute
  * applied (embedding dropout excluded). */
+/* ---- Activation offloading ----
+ * Megatron-LM's fine-grained activation offloading (--fine-grained-
+ * activation-offloading, --offload-modules; megatron/core/pipeline_parallel/
+ * fine_grained_activation_offload.py): the saved input of each named module
+ * is copied to pinned host memory on a side stream once the layer's forward
+ * has it, and copied back, one layer ahead, before the layer's backward.
+ * A (layer, microbatch) stored in full keeps on the GPU its saved set less
+ * those inputs; at a time one layer's are on the device (the one being
+ * offloaded or reloaded).  The bytes per layer and microbatch are the
+ * estimate's own items (layer_activation_bytes): attn_norm the layer input
+ * 2 T_sp h, qkv_linear the norm output in_bytes T_sp h (none where the norm
+ * is recomputed), core_attn q, k and v 2 T (q + 2 kv) / t (multi-latent
+ * attention: 2 T nh (2 dq + dv) / t, none when mla_up_proj is recomputed),
+ * attn_proj the attention output 2 T q / t (MLA: nh dv wide; and its fp8
+ * copy), mlp_norm the residual
+ * 2 T_sp h; an MoE layer's expert_fc1 the experts' rows in_bytes N h and
+ * moe_act their fc1 output 2 N 2f (SwiGLU; N f for GELU).  Recomputed
+ * layers keep only their input: nothing is offloaded there. */
+PTSIM_HD double ptsim_memory_offload_layer_bytes(const PtsimPlan *plan, int moe) {
+  const PtsimModel *m = &plan->job.model;
+  const PtsimLayout *l = &plan->job.layout;
+  const PtsimSettings *run = &plan->job.settings;
+  int k = run->offload_modules;
+  double t = (double)l->tp, T = (double)plan->tokens, h = (double)m->hidden_size;
+  double tsp = plan->tokens_sp, d = (double)plan->head_dim;
+  double q = (double)m->num_attention_heads * d, kv = (double)m->num_query_groups * d;
+  double in_bytes, bytes = 0.0;
+  int fp8 = run->precision == PTSIM_PRECISION_FP8 && plan->job.hw.peak_fp8_flops > 0.0 &&
+            run->torch_layers == PTSIM_TORCH_LAYERS_NONE;
+  int drop_norms = run->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
+                   (run->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM) && !run->transformer_engine;
+  in_bytes = fp8 ? 1.0 : 2.0;
+  if (k == 0 || run->recompute == PTSIM_RECOMPUTE_FULL ||
+      run->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP)
+    return 0.0;
+  if (k & PTSIM_OFFLOAD_ATTN_NORM) bytes += 2.0 * tsp * h;
+  if ((k & PTSIM_OFFLOAD_QKV_LINEAR) && !drop_norms) bytes += in_bytes * tsp * h;
+  if (m->multi_latent_attention) { /* mla_activations: q, k (dq wide), v; the output dv */
+    double dq = (double)(m->qk_head_dim + m->qk_pos_emb_head_dim),
+           nh = (double)m->num_attention_heads;
+    int up_redone = run->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
+                    (run->recompute_modules & PTSIM_RECOMPUTE_MLA_UP_PROJ);
+    if ((k & PTSIM_OFFLOAD_CORE_ATTN) && !up_redone)
+      bytes += 2.0 * T * nh * (2.0 * dq + (double)m->v_head_dim) / t;
+    if (k & PTSIM_OFFLOAD_ATTN_PROJ)
+      bytes += (fp8 ? 3.0 : 2.0) * T * nh * (double)m->v_head_dim / t;
+  } else {
+    if (k & PTSIM_OFFLOAD_CORE_ATTN) bytes += 2.0 * T * (q + 2.0 * kv) / t;
+    if (k & PTSIM_OFFLOAD_ATTN_PROJ) bytes += (fp8 ? 3.0 : 2.0) * T * q / t;
+  }
+  if (k & PTSIM_OFFLOAD_MLP_NORM) bytes += 2.0 * tsp * h;
+  if (moe && !(run->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
+               (run->recompute_modules & PTSIM_RECOMPUTE_MOE))) {
+    double rows = plan->expert_load * tsp * (double)m->moe_router_topk * (double)l->etp;
+    double f = (double)m->moe_ffn_hidden_size / (double)l->etp;
+    if (k & PTSIM_OFFLOAD_EXPERT_FC1) bytes += in_bytes * rows * h;
+    if (k & PTSIM_OFFLOAD_MOE_ACT)
+      bytes += rows * f * (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 * 2.0 : 2.0);
+  }
+  return bytes;
+}
+
+PTSIM_HD double ptsim_memory_offload_host_bytes(const PtsimPlan *plan, int64_t stage) {
+  int64_t ls = plan->stage_layers[stage], moe = plan->stage_moe_layers[stage];
+  return plan->inflight_microbatches[stage] *
+         ((double)(ls - moe) * ptsim_memory_offload_layer_bytes(plan, 0) +
+          (double)moe * ptsim_memory_offload_layer_bytes(plan, 1));
+}
+
 static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan, int64_t stage,
                                                double inflight, double dense_layer,
                                                double moe_layer) {
@@ -386,9 +455,18 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan, int64_t st
     return (double)ls * kept * inflight + (dense_layer - kept);
   }
   if (run->recompute != PTSIM_RECOMPUTE_FULL) {
-    /* none / selective: every layer saves its working set. */
-    if (moe > 0) return ((double)(ls - moe) * dense_layer + (double)moe * moe_layer) * inflight;
-    return (double)ls * full_layer * inflight;
+    /* none / selective: every layer saves its working set; offloading
+     * keeps one layer's offloaded inputs on the device (see above) */
+    double offloaded = ptsim_memory_offload_host_bytes(plan, stage), window = 0.0;
+    if (offloaded > 0.0) {
+      window = ptsim_memory_offload_layer_bytes(plan, 0);
+      if (moe > 0 && ptsim_memory_offload_layer_bytes(plan, 1) > window)
+        window = ptsim_memory_offload_layer_bytes(plan, 1);
+      offloaded -= window;
+    }
+    if (moe > 0)
+      return ((double)(ls - moe) * dense_layer + (double)moe * moe_layer) * inflight - offloaded;
+    return (double)ls * full_layer * inflight - offloaded;
   }
   /* Full recompute: a checkpoint is the layer (or chunk) input, 2sbh, split
    * over t only with SP; plus the working set of what is being recomputed
@@ -619,6 +697,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
       st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
     st->workspace_bytes = ptsim_memory_workspace_bytes(plan, i);
     st->graph_bytes = ptsim_memory_graph_bytes(plan, i);
+    st->host_bytes = ptsim_memory_offload_host_bytes(plan, i);
     st->other_bytes = st->input_ids_bytes + st->logits_bytes + st->workspace_bytes +
                       st->graph_bytes;
     st->unsharded_bytes = unsharded_bytes(plan, i);

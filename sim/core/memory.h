@@ -175,6 +175,13 @@ PTSIM_HD double ptsim_memory_workspace_bytes(const PtsimPlan *plan, int64_t stag
  * graphs or with one graph of the whole iteration. */
 PTSIM_HD double ptsim_memory_graph_bytes(const PtsimPlan *plan, int64_t stage);
 
+/* Activation offloading (settings.offload_modules; memory.c, "Activation
+ * offloading"): the bytes one layer (an MoE layer: moe 1) offloads per
+ * microbatch on one GPU, and what stage `stage`'s in-flight microbatches
+ * keep in host memory. */
+PTSIM_HD double ptsim_memory_offload_layer_bytes(const PtsimPlan *plan, int moe);
+PTSIM_HD double ptsim_memory_offload_host_bytes(const PtsimPlan *plan, int64_t stage);
+
 /* Copies the peak stage's figures (out->peak_stage) into the job-wide ones. */
 PTSIM_HD void ptsim_memory_take_peak_stage(PtsimMemoryEstimate *out);
 

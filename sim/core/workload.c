@@ -442,6 +442,7 @@ static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   ptsim_work_grad_accumulation(x, w,
                                x->job->settings.lora_rank > 0 ? x->plan->lora_layer_parameters
                                                               : x->plan->layer_parameters);
+  ptsim_work_offload(x, w, 0);
 
   /* Recomputation re-runs forward work inside B. */
   if (run->recompute == PTSIM_RECOMPUTE_FULL)
@@ -467,6 +468,7 @@ static PTSIM_HD void build_moe_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   work_add(w, &moe, 1.0);
   ptsim_work_elementwise(x, w, residual_bytes);
   ptsim_work_grad_accumulation(x, w, x->plan->moe_layer_parameters);
+  ptsim_work_offload(x, w, 1);
   if (run->recompute == PTSIM_RECOMPUTE_FULL)
     ptsim_work_full_recompute(x, w);
   else if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE)

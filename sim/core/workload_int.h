@@ -105,6 +105,13 @@ PTSIM_HD void ptsim_work_chunk_shape(const PtsimWorkload *w, int64_t stage, int6
 PTSIM_HD void ptsim_work_linear(const PtsimWorkCtx *x, PtsimWork *w, int64_t m, int64_t n,
                                 int64_t k, int input_cast, int target, int column_parallel);
 
+/* ---- workload_offload.c ---- */
+
+/* Activation offloading: a layer's (an MoE layer's: moe 1) forward and
+ * backward wait for what its host copies take beyond them (the copies run
+ * on a stream of their own). */
+PTSIM_HD void ptsim_work_offload(const PtsimWorkCtx *x, PtsimWork *w, int moe);
+
 /* ---- workload_shard.c (ZeRO-2/3) ---- */
 
 /* One unit's collectives (unit_*_s) and which of them the items run. */

@@ -94,6 +94,8 @@ static gboolean read_band(const PtsimIniFile *ini, const char *group, PtsimError
  * has no band ("uncalibrated"), and no other class's stands in for it. */
 static const char *uncalibrated_technique(const PtsimJob *job) {
   if (job->settings.lora_rank > 0) return "LoRA fine-tuning (--lora-rank)";
+  if (job->settings.offload_modules)
+    return "activation offloading (--fine-grained-activation-offloading)";
   return NULL;
 }
 

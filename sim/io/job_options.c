@@ -43,7 +43,8 @@ void ptsim_job_options_clear(PtsimJobOptions *o) {
                       &o->cross_entropy_fusion_impl,
                       &o->lora_target_modules,
                       &o->cuda_graph_impl,
-                      &o->cuda_graph_scope};
+                      &o->cuda_graph_scope,
+                      &o->offload_modules};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
   g_strfreev(o->env);
   ptsim_job_options_init(o);
@@ -362,6 +363,15 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "With --cuda-graph-impl: what is captured, Megatron-LM's words: full (each layer, default) "
        "| attn | mlp | moe | moe_router | moe_preprocess | full_iteration (local: the whole step)",
        "S[,S...]"},
+      {"fine-grained-activation-offloading", 0, 0, G_OPTION_ARG_NONE, &o->fine_grained_offloading,
+       "Megatron-LM's activation offloading: the inputs --offload-modules names go to pinned host "
+       "memory after the forward and come back before the backward, over the profile's host link "
+       "(host_link_gbps), beside the compute",
+       NULL},
+      {"offload-modules", 0, 0, G_OPTION_ARG_STRING, &o->offload_modules,
+       "With --fine-grained-activation-offloading: whose inputs, attn_norm,qkv_linear,core_attn,"
+       "attn_proj,mlp_norm,expert_fc1,moe_act",
+       "M[,M...]"},
       END};
   return g_memdup2(entries, sizeof entries);
 }

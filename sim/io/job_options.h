@@ -93,6 +93,9 @@ typedef struct {
   char *lora_target_modules;
   /* CUDA graphs (Megatron-LM's --cuda-graph-impl, --cuda-graph-scope) */
   char *cuda_graph_impl, *cuda_graph_scope;
+  /* activation offloading (Megatron-LM's flags of the same names) */
+  gboolean fine_grained_offloading;
+  char *offload_modules;
 } PtsimJobOptions;
 
 /* Sets every field to "not given". */

@@ -240,6 +240,29 @@ static gboolean apply_cuda_graphs(const PtsimJobOptions *o, PtsimHost *host, GEr
   return TRUE;
 }
 
+/* --fine-grained-activation-offloading with --offload-modules (Megatron-
+ * LM's names, PTSIM_OFFLOAD_* bits in their order). */
+static gboolean apply_offloading(const PtsimJobOptions *o, PtsimSettings *run, GError **error) {
+  int v;
+  if (!o->fine_grained_offloading) {
+    if (o->offload_modules)
+      return invalid("--offload-modules needs --fine-grained-activation-offloading");
+    return TRUE;
+  }
+  if (!o->offload_modules)
+    return invalid(
+        "--fine-grained-activation-offloading needs --offload-modules (what to offload)");
+  run->offload_modules = 0;
+  g_auto(GStrv) names = g_strsplit(o->offload_modules, ",", -1);
+  for (char **n = names; *n; n++) {
+    if (!choose("--offload-modules", g_strstrip(*n),
+                "attn_norm|qkv_linear|core_attn|attn_proj|mlp_norm|expert_fc1|moe_act", &v, error))
+      return FALSE;
+    run->offload_modules |= 1 << v;
+  }
+  return TRUE;
+}
+
 static void apply_layout_settings(const PtsimJobOptions *o, PtsimLayout *l) {
   if (o->sp) l->sp = 1;
   if (o->no_sp) l->sp = 0;
@@ -360,7 +383,9 @@ static gboolean apply_run_settings(const PtsimJobOptions *o, PtsimSettings *run,
     run->fp8_recipe = PTSIM_FP8_NVFP4;
   }
   if (o->fp8_param_gather) run->fp8_param_gather = 1;
-  if (!apply_lora(o, run, error) || !apply_cuda_graphs(o, &run->host, error)) return FALSE;
+  if (!apply_lora(o, run, error) || !apply_cuda_graphs(o, &run->host, error) ||
+      !apply_offloading(o, run, error))
+    return FALSE;
   if (o->threshold.given) run->memory_threshold = o->threshold.value;
   if (o->manual_gc) run->manual_gc = 1;
   return apply_moe_settings(o, run, error);

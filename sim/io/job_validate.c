@@ -488,6 +488,16 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
                      "the distributed optimizer, not yet with %s",
                      what);
   }
+  if (run->offload_modules & ~PTSIM_OFFLOAD_ALL)
+    return invalid("--offload-modules: unknown modules");
+  if (run->offload_modules && !(job->hw.host_link_bytes_per_s > 0.0))
+    return invalid("--fine-grained-activation-offloading: hardware profile %s gives no host link "
+                   "bandwidth (its [node] host_link_gbps key), which the offloaded activations "
+                   "cross",
+                   job->hw.name);
+  if (run->offload_modules && run->torch_layers != PTSIM_TORCH_LAYERS_NONE)
+    return invalid("--fine-grained-activation-offloading: modelled for Megatron-Core's layers, "
+                   "not PyTorch's (--transformer-impl torch)");
   if (run->fp8_param_gather && !l->distributed_optimizer)
     return invalid("--fp8-param-gather needs the distributed optimizer (Megatron-LM asserts it)");
 

@@ -170,6 +170,8 @@ static const struct {
     {"--log-interval", F_LOG_INTERVAL, KIND_INT},
     {"--fp4-format", F_FP4_FORMAT, KIND_WORD},
     {"--cp-comm-type", F_CP_COMM_TYPE, KIND_LIST},
+    {"--fine-grained-activation-offloading", F_FG_OFFLOADING, KIND_SWITCH},
+    {"--offload-modules", F_OFFLOAD_MODULES, KIND_LIST},
 };
 
 /* What the command line said.  order[] is the token index of the last

@@ -153,6 +153,8 @@ typedef enum {
   F_LOG_INTERVAL,
   F_FP4_FORMAT,
   F_CP_COMM_TYPE,
+  F_FG_OFFLOADING,
+  F_OFFLOAD_MODULES,
   F_COUNT
 } FlagId;
 
