@@ -58,6 +58,10 @@ void ptsim_plot_files_clear(PtsimPlotFiles *files) {
 /* ---- formatting helpers ---- */
 
 void ptsim_plot_num(GString *s, const char *format, double value) {
+  if (isnan(value)) { /* as the other undefined cells of a table are written */
+    g_string_append(s, "NaN");
+    return;
+  }
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
   g_string_append(s, g_ascii_formatd(buf, sizeof buf, format, value));
 }

@@ -392,6 +392,7 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
   guint nseries = keys->len;
   int longest_name = 0;
   double ymin = G_MAXDOUBLE, ymax = 0;
+  gboolean any_oom = FALSE; /* a count where nothing fits: the OOM labels */
   g_autoptr(GString) names = g_string_new(NULL);
   for (guint s = 0; s < nseries; s++) {
     g_auto(GStrv) kk = g_strsplit(g_ptr_array_index(keys, s), "\t", 4);
@@ -431,6 +432,7 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
       ptsim_plot_num(tsv, step ? "%.6f" : "%.1f", ideal);
       if (!l) {
         g_string_append(tsv, "\t-\t-\t-\t-\t-\t-\t-\t-\n");
+        any_oom = TRUE;
         continue;
       }
       g_string_append_printf(tsv,
@@ -526,9 +528,16 @@ gboolean ptsim_plot_scaling(const char *figure_path, const GArray *layouts, Ptsi
       "title name[s+1], \\\n"
       "     for [s=0:%u] data index s using 3:(show_ideal ? column(7) : NaN) with lines \\\n"
       "       lw 0.8 dt (3,3) lc rgb c_series[s%%6+1] notitle, \\\n"
-      "     NaN with lines lw 0.8 dt (3,3) lc rgb c_line title (show_ideal ? 'ideal scaling' : ''), \\\n"
-      "     for [s=0:%u] data index s using 3:($4==0 ? oom_y(s) : NaN):('OOM') with labels "
-      "font f_tiny tc rgb c_series[s%%6+1] notitle\n",
-      ylabel, nseries - 1, nseries - 1, nseries - 1);
+      "     NaN with lines lw 0.8 dt (3,3) lc rgb c_line title (show_ideal ? 'ideal scaling' : '')",
+      ylabel, nseries - 1, nseries - 1);
+  /* only where some count has no fitting layout: gnuplot 5.4.4 crashed
+   * (SIGSEGV) on the labels plot of a one-count sweep whose count fits,
+   * every label undefined */
+  if (any_oom)
+    g_string_append_printf(gp,
+                           ", \\\n     for [s=0:%u] data index s using 3:($4==0 ? oom_y(s) : NaN):"
+                           "('OOM') with labels font f_tiny tc rgb c_series[s%%6+1] notitle",
+                           nseries - 1);
+  g_string_append_c(gp, '\n');
   return ptsim_plot_render(&files, tsv, gp, out, error);
 }

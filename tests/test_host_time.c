@@ -3,6 +3,7 @@
 #include <glib.h>
 #include <math.h>
 #include <string.h>
+#include "config.h"
 #include "host_overhead.h"
 #include "host_time.h"
 #include "job_build.h"
@@ -135,6 +136,48 @@ static void test_host_bound(void) {
   double with_b = with.layer.backward_input_s + with.layer.backward_weight_s;
   g_assert_cmpfloat(fabs(with_b - fmax(gpu_b, 620e-6)), <, 1e-12);
   g_assert_cmpfloat(with.layer.flops, ==, gpu.layer.flops);
+}
+
+static void test_host_cpu_scale(void) {
+  g_test_summary("a slower host (the profile's host_cpu_scale, Grace's 2.75) spends that much "
+                 "longer on every op, module and logged step; the shipped GB200 profile carries "
+                 "TE issue #2053's 37.08 / 13.48, the H100 one is the x86 host itself");
+  PtsimJob job;
+  job_of(GPT "--log-interval 1", &job);
+  round_costs(&job.settings.host.costs);
+  job.hw.host_cpu_scale = 2.5;
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  PtsimJob bare = job;
+  memset(&bare.settings.host.costs, 0, sizeof bare.settings.host.costs);
+  g_autofree PtsimPlan *bare_plan = plan_of(&bare);
+  PtsimWorkload gpu, with;
+  ptsim_workload_build(bare_plan, NULL, &gpu);
+  ptsim_workload_build(plan, NULL, &with);
+  /* forward: (240 us of ops and modules + 100 us of layer Python) x 2.5 = 850 us */
+  g_assert_cmpfloat(fabs(with.layer.forward_s - fmax(gpu.layer.forward_s, 850e-6)), <, 1e-12);
+  /* backward: (520 + 100) x 2.5 = 1550 us */
+  double gpu_b = gpu.layer.backward_input_s + gpu.layer.backward_weight_s;
+  double with_b = with.layer.backward_input_s + with.layer.backward_weight_s;
+  g_assert_cmpfloat(fabs(with_b - fmax(gpu_b, 1550e-6)), <, 1e-12);
+  /* the optimizer's ops and the 30 ms logged step: 2.5 x the x86 host's
+   * (a hand-made profile's 0 scale) */
+  PtsimJob x86 = job;
+  x86.hw.host_cpu_scale = 0.0;
+  g_autofree PtsimPlan *x86_plan = plan_of(&x86);
+  double x86_opt = ptsim_host_optimizer_s(x86_plan, 0);
+  g_assert_cmpfloat(x86_opt, >, 0.0);
+  g_assert_cmpfloat(fabs(ptsim_host_optimizer_s(plan, 0) - 2.5 * x86_opt), <, 1e-12);
+  PtsimWorkload x86_w;
+  ptsim_workload_build(x86_plan, NULL, &x86_w);
+  g_assert_cmpfloat(fabs((with.optimizer_s[0] - gpu.optimizer_s[0]) -
+                         2.5 * (x86_w.optimizer_s[0] - gpu.optimizer_s[0])),
+                    <, 1e-9);
+  PtsimHardware hw;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_hardware_load("gb200-nvl72", &hw, &error));
+  g_assert_cmpfloat(fabs(hw.host_cpu_scale - 2.75), <, 1e-12); /* 37.08 / 13.48 = 2.751 */
+  g_assert_true(ptsim_hardware_load("h100-80g", &hw, &error));
+  g_assert_cmpfloat(hw.host_cpu_scale, ==, 1.0);
 }
 
 static void test_optimizer(void) {
@@ -280,6 +323,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/host-time/launches", test_launches);
   g_test_add_func("/host-time/pass-time", test_pass_time);
   g_test_add_func("/host-time/host-bound", test_host_bound);
+  g_test_add_func("/host-time/host-cpu-scale", test_host_cpu_scale);
   g_test_add_func("/host-time/optimizer", test_optimizer);
   g_test_add_func("/host-time/graph-flags", test_graph_flags);
   g_test_add_func("/host-time/layer-python", test_layer_python);

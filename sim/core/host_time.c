@@ -38,6 +38,22 @@
 
 static PTSIM_HD double host_max(double a, double b) { return a > b ? a : b; }
 
+/* The run's host costs on its own host: host_overhead.ini's are an x86
+ * host's, and a slower CPU (Grace: the profile's host_cpu_scale) spends
+ * that much longer on every op, module and log it issues.  A replayed
+ * graph's per-node cost is the GPU's, and the multi_tensor_apply sizes
+ * are counts: neither scales. */
+static PTSIM_HD PtsimHost host_of(const PtsimJob *job) {
+  PtsimHost h = job->settings.host;
+  double k = job->hw.host_cpu_scale > 0.0 ? job->hw.host_cpu_scale : 1.0;
+  h.costs.op_s *= k;
+  h.costs.te_module_s *= k;
+  h.costs.graph_launch_s *= k;
+  h.costs.layer_module_s *= k;
+  h.costs.step_log_s *= k;
+  return h;
+}
+
 static PTSIM_HD double ceil_div(double a, double b) {
   double q = b > 0.0 ? a / b : 0.0;
   double f = (double)(int64_t)q;
@@ -173,7 +189,8 @@ static PTSIM_HD double mta_launches(const PtsimHostCosts *c, double tensors, dou
 
 PTSIM_HD double ptsim_host_optimizer_s(const PtsimPlan *plan, int64_t stage) {
   const PtsimJob *job = &plan->job;
-  const PtsimHost *host = &job->settings.host;
+  PtsimHost own = host_of(job);
+  const PtsimHost *host = &own;
   const PtsimHostCosts *c = &host->costs;
   const PtsimModel *m = &job->model;
   double weights = 0.0, tensors, local, shards, elements, ops;
@@ -229,7 +246,7 @@ static PTSIM_HD void raise_pass(PtsimWork *work, double host_forward, double hos
 
 PTSIM_HD void ptsim_host_time_apply(const PtsimPlan *plan, PtsimWorkload *w) {
   const PtsimJob *job = &plan->job;
-  PtsimHost own = job->settings.host;
+  PtsimHost own = host_of(job);
   const PtsimHost *host = &own;
   const PtsimHostCosts *c = &host->costs;
   PtsimHostLaunches n;

@@ -158,6 +158,12 @@ typedef struct {
   double attention_efficiency; /* flash-attention fraction of peak, long seq */
   double memory_efficiency;    /* fraction of HBM bandwidth memory-bound ops get */
   double kernel_launch_s;      /* fixed cost per kernel */
+  /* The host CPU's time per issued op (Python, PyTorch's dispatcher, a
+   * Transformer Engine module) relative to the x86 host the costs of
+   * hw_profiles/software/host_overhead.ini are for (a DGX H100's Xeon
+   * 8480C); 0 in a hand-made struct: 1.  Grace hosts (GH200, GB200) run
+   * that work 2.5-2.8x slower. */
+  double host_cpu_scale;
   /* The measured kernel and collective tables (hw_profiles/kernels/) the
    * profile's [kernels] group names: the 1-based index of its merged
    * PtsimKernelTable among those the shell registered

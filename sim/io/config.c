@@ -602,6 +602,8 @@ static const PtsimRange RANGE_GBPS = {0.01, 1e6, TRUE, TRUE};
 static const PtsimRange RANGE_LATENCY_US = {0.0, 1e6, TRUE, TRUE};
 static const PtsimRange RANGE_FRACTION = {0.0, 1.0, FALSE, TRUE};
 static const PtsimRange RANGE_HALF_GFLOPS = {1e-6, 1e9, TRUE, TRUE};
+/* a host 100x slower or faster per op than a DGX H100's is no training host */
+static const PtsimRange RANGE_HOST_SCALE = {0.01, 100.0, TRUE, TRUE};
 #define GPUS_PER_NODE_MAX 4096
 /* SMs: an A10 has 72, a B200 148, a GB202 192; a tile edge: cuBLAS and
  * CUTLASS tiles run from 8 to 256 elements (512 across a 2-SM pair). */
@@ -620,9 +622,10 @@ static const char *const gpu_keys[] = {"name",
                                        "peak_fp4_tflops",
                                        "mxfp8",
                                        NULL};
-static const char *const node_keys[] = {
-    "gpus_per_node", "gpus_per_nvlink_domain", "nvlink_gbps", "nvlink_latency_us",
-    "nvls",          "host_link_gbps",         NULL};
+static const char *const node_keys[] = {"gpus_per_node",  "gpus_per_nvlink_domain",
+                                        "nvlink_gbps",    "nvlink_latency_us",
+                                        "nvls",           "host_cpu_scale",
+                                        "host_link_gbps", NULL};
 static const char *const fabric_keys[] = {"nic_gbps", "net_latency_us", NULL};
 static const char *const efficiency_keys[] = {"gemm_efficiency_max",  "gemm_half_gflops",
                                               "gemm_tile_m",          "gemm_tile_n",
@@ -725,6 +728,12 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out, GError
                 where, (gint64)hw.gpus_per_nvlink_domain, (gint64)hw.gpus_per_node);
     return FALSE;
   }
+  /* Optional: the host CPU's per-op time against host_overhead.ini's x86
+   * host; absent, that host's. */
+  hw.host_cpu_scale = 1.0;
+  if (!ptsim_ini_double(ini, "node", "host_cpu_scale", RANGE_HOST_SCALE, FALSE, NULL,
+                        &hw.host_cpu_scale, error))
+    return FALSE;
   /* Optional: the GPU's host link, what offloaded activations cross (0:
    * not known; offloading is refused on the profile) */
   double host_link = 0;

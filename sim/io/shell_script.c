@@ -295,14 +295,17 @@ static gboolean function_definition(Run *r, gboolean run_it, guint name_at) {
 
 gboolean ptsim_shell_call(Run *r, const Function *f, GPtrArray *args, int64_t line) {
   if (!ptsim_shell_enter(r, line, "function calls")) return FALSE;
+  /* a body may redefine (and free) its own function: its tokens and name
+   * must outlive that */
+  GArray *keep = g_array_ref(f->tokens);
+  g_autofree char *name = g_strdup(f->name);
   Run call = *r;
   call.tokens = f->tokens;
-  call.name = f->name;
+  call.name = name;
   call.pos = f->start;
   call.args = args;
   call.loops = 0;
   call.returning = FALSE;
-  GArray *keep = g_array_ref(f->tokens); /* a body may redefine (and free) its own function */
   gboolean ok = ptsim_shell_command(&call, TRUE);
   g_array_unref(keep);
   r->sh->depth--;

@@ -77,6 +77,17 @@ check "pareto draws the 80% fit limit" awk '/^# fit_limit_gib/ {d = $3 - 63.718;
 check "scaling png" expect_exit 0 plot scaling --from "$tmp/s.csv" --out "$tmp/sc.png"
 check "scaling: one row per (hw, gpus)" test "$(grep -v '^#' "$tmp/sc.tsv" | grep -c .)" -eq 4
 check "scaling --y step" expect_exit 0 plot scaling --from "$tmp/s.csv" --y step --out "$tmp/sc2.png"
+# one GPU count where a layout fits: no OOM label to draw (gnuplot 5.4 crashed on a labels plot
+# whose every point was undefined)
+awk -F, 'NR==1 || ($3=="h100-80g" && $4==8)' "$tmp/s.csv" >"$tmp/one.csv"
+check "scaling of one GPU count" expect_exit 0 plot scaling --from "$tmp/one.csv" --out "$tmp/sc1.png"
+check "  one row" test "$(grep -v '^#' "$tmp/sc1.tsv" | grep -c .)" -eq 1
+check "  no OOM labels when every count fits" bash -c "! grep -q \"('OOM')\" '$tmp/sc1.gp'"
+# Llama-3-70B fits no layout of 8 H100s: its count is marked OOM
+"$ptsim" sweep --model llama3-70b --gpus 8,64 --hw h100-80g --mbs 1 --cp 1 --csv "$tmp/s70.csv" >/dev/null
+check "scaling with a count where nothing fits" expect_exit 0 plot scaling --from "$tmp/s70.csv" --out "$tmp/sc70.png"
+check "  that count: fits 0, NaN values" grep -q "^0	h100-80g	8	0	NaN	NaN	NaN	" "$tmp/sc70.tsv"
+check "  drawn with an OOM label" grep -q "('OOM')" "$tmp/sc70.gp"
 printf 'source,run,measured_s,predicted_s\na,r1,1.0,1.1\nb,r2,3,2.8\n' >"$tmp/v.csv"
 check "validation png" expect_exit 0 plot validation --from "$tmp/v.csv" --out "$tmp/v.png"
 check "validation: one row per run" test "$(grep -vc '^#' "$tmp/v.tsv")" -eq 2

@@ -56,6 +56,18 @@ check "gbs 1e9,128: the unscheduled are counted as rejections" \
   grep -Eq "^ +$n  could not be scheduled: pipeline too large" "$tmp/out"
 check "gbs 1e9,128: none of them ranked" bash -c "grep -E '^ +[0-9]+ llama3-8b' '$tmp/out' | grep -q . && ! grep -E '^ +[0-9]+ llama3-8b' '$tmp/out' | grep -q 'unscheduled\| 0\.000 '"
 
+# Per-GPU and precision columns: tokens_per_s is the job's, tokens_per_s_per_gpu its share per
+# GPU; an fp8 run's MFU against the fp8 peak is the bf16-peak MFU x 989.4 / 1979 (h100-80g.ini's
+# peaks, NVIDIA's H100 SXM datasheet: 0.49997)
+"$ptsim" sweep --precision fp8 --gpus 8 --mbs 1 --cp 1 --csv "$tmp/fp8.csv" >/dev/null
+check "per-GPU tokens/s x GPUs = the job's, both MFUs in their ratio" awk -F, '
+  NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  $c["step_s"] > 0 { n++
+    d = $c["tokens_per_s_per_gpu"] * $c["gpus"] / $c["tokens_per_s"] - 1; if (d > 1e-6 || d < -1e-6) bad++
+    r = $c["mfu_precision_peak"] / $c["mfu_bf16_peak"] - 989.4 / 1979; if (r > 2e-5 || r < -2e-5) bad++
+    if ($c["mfu"] != $c["mfu_bf16_peak"]) bad++ }
+  END { exit !(n > 0 && bad == 0) }' "$tmp/fp8.csv"
+
 # Progress on a terminal: the enumeration's line (scenarios, the layouts so far, the total
 # they suggest) comes before any evaluation, once the enumeration has taken a second (on a
 # fast machine it may not: then the evaluation's line is the first); none when stderr is a
