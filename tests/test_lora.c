@@ -72,7 +72,17 @@ static void test_estimate_states_and_activations(void) {
   g_assert_cmpfloat(s->gradients_bytes, ==, 4.0 * A);
   g_assert_cmpfloat(s->optimizer_bytes, ==, 12.0 * A / 8.0);
   g_assert_cmpfloat(s->activation_bytes_per_layer - b->activation_bytes_per_layer, ==, 524288.0);
+  /* linear_qkv alone: one intermediate, 2 x 4096 x 16 = 131072 B, and the
+   * frozen fc1 and fc2 keep no input (Transformer Engine saves a linear's
+   * input for its weight gradient only): fc1's 2 T h = 33554432 B, fc2's
+   * 2 T f = 117440512 B; proj's bf16 input is the attention kernel's output,
+   * kept */
+  lora_job(&job, 1, 16, PTSIM_LORA_QKV);
+  estimate_of(&job, PTSIM_CE_LAST_STAGE, &lora);
+  g_assert_cmpfloat(lora.stages[0].activation_bytes_per_layer - b->activation_bytes_per_layer, ==,
+                    131072.0 - 33554432.0 - 117440512.0);
   /* selective recompute of the MLP drops fc1's and fc2's intermediates too */
+  lora_job(&job, 1, 16, PTSIM_LORA_ALL);
   job.settings.recompute = PTSIM_RECOMPUTE_SELECTIVE;
   job.settings.recompute_modules = PTSIM_RECOMPUTE_MLP;
   g_autofree PtsimPlan *plan = plan_of(&job);

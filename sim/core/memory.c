@@ -308,8 +308,24 @@ static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_sc
     split += (core.probs + core.mask + core.applied) * b * s * s * a;
   }
 
-  /* LoRA's adapters' intermediates (lora_activation_bytes) */
-  if (!moe) split += t * lora_activation_bytes(plan, drop_mlp, in_bytes); /* whole per rank */
+  /* LoRA's adapters' intermediates (lora_activation_bytes); and a frozen
+   * linear no adapter targets saves no input: Transformer Engine keeps a
+   * linear's input only for its weight gradient (backward_needs_input =
+   * weight.requires_grad), so QKV's (the norm output), fc1's (the MLP
+   * norm output), fc2's (the activation output) and proj's fp8 copy go;
+   * the attention output stays, the attention kernel's own.  A targeted
+   * linear's input is its adapter A's.  Only the adapters' intermediates
+   * with Megatron's local layers. */
+  if (!moe && run->lora_rank > 0) {
+    int k = run->transformer_engine ? run->lora_targets : PTSIM_LORA_ALL; /* Megatron's local
+                                                      linears save their input regardless */
+    split += t * lora_activation_bytes(plan, drop_mlp, in_bytes);         /* whole per rank */
+    if (!(k & PTSIM_LORA_QKV) && !drop_norms) replicated -= in_bytes * sbh;
+    if (!(k & PTSIM_LORA_FC1) && !(drop_mlp_norm || (drop_mlp && run->transformer_engine)))
+      replicated -= in_bytes * sbh;
+    if (!(k & PTSIM_LORA_FC2) && !drop_mlp) split -= in_bytes * sb * hf;
+    if (!(k & PTSIM_LORA_PROJ) && fp8) split -= q;
+  }
 
   double replicated_div = l->sp ? t : 1.0;
   if (moe)
