@@ -10,6 +10,9 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
+# `make test` also builds the Python package (python/) in $(BUILD)/pyenv and
+# runs its pytest suite; PYTHON_TESTS=0 leaves it out.
+PYTHON_TESTS ?= 1
 
 .PHONY: all setup build run test bench calibrate validate-report gallery clean fuzz
 
@@ -29,6 +32,7 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@if [ "$(PYTHON_TESTS)" != 0 ]; then JOBS=$(JOBS) bash python/run_tests.sh $(BUILD); fi
 
 bench: build
 	bash bench/run.sh $(BUILD)

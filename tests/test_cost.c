@@ -469,6 +469,37 @@ static void test_attention(void) {
                     ==, 0.0);
 }
 
+static void test_window(void) {
+  PtsimHardware hw;
+  double causal, windowed, floor_s;
+  g_test_summary("sliding-window attention: the share of the score matrix a window of w keys "
+                 "before each query leaves, priced at the efficiency of a kernel over w + 1 keys");
+  /* s 8, w 2: queries 0..7 see 1, 2, 3, 3, 3, 3, 3, 3 keys = 21 of 64 */
+  assert_rel(ptsim_cost_window_fraction(8, 2), 21.0 / 64.0, 1e-12);
+  /* no window, or one as long as the sequence: the causal (s + 1) / 2s */
+  assert_rel(ptsim_cost_window_fraction(8, 0), 36.0 / 64.0, 1e-12);
+  assert_rel(ptsim_cost_window_fraction(8, 7), 36.0 / 64.0, 1e-12);
+  fill_h100(&hw);
+  causal = ptsim_cost_attention_s(&hw, NULL, PTSIM_PRECISION_BF16, 1, 64, 8192, 8192, 64, 1, 0);
+  g_assert_cmpfloat(ptsim_cost_attention_window_s(&hw, NULL, PTSIM_ATTENTION_CUDNN, 1, 64, 8192, 64,
+                                                  8191, 0),
+                    ==, causal);
+  /* s 8192, w 1024: (1025 x 1026 / 2 + 7167 x 1025) / (8193 x 8192 / 2) of the causal FLOPs =
+   * 0.234, at the efficiency s/(s + 400) of 1025 keys against 8192 (0.719 / 0.953): 0.310 of
+   * the causal time, above the kernel's HBM floor */
+  windowed = ptsim_cost_attention_window_s(&hw, NULL, PTSIM_ATTENTION_CUDNN, 1, 64, 8192, 64, 1024,
+                                           0);
+  double share = (1025.0 * 1026.0 / 2.0 + 7167.0 * 1025.0) / (8193.0 * 8192.0 / 2.0);
+  double eff = (1025.0 / 1425.0) / (8192.0 / 8592.0);
+  assert_rel(windowed - hw.kernel_launch_s, (causal - hw.kernel_launch_s) * share / eff, 0.01);
+  /* a window of 128: the Q, K, V, O traffic bounds it (4 x 8192 x 64 heads x 64 x 2 bytes) */
+  windowed = ptsim_cost_attention_window_s(&hw, NULL, PTSIM_ATTENTION_CUDNN, 1, 64, 8192, 64, 128,
+                                           0);
+  floor_s = 4.0 * 8192.0 * 64.0 * 64.0 * 2.0 / (hw.hbm_bytes_per_s * hw.memory_efficiency);
+  g_assert_cmpfloat(windowed, >=, floor_s);
+  g_assert_cmpfloat(windowed, <, causal);
+}
+
 static void test_memory_bound(void) {
   PtsimHardware hw;
   g_test_summary("memory-bound op: bytes / (hbm x memory_efficiency) + launch");
@@ -495,6 +526,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/cost/params-default", test_params_default);
   g_test_add_func("/cost/wave-count-b200-h100", test_wave_count_b200_h100);
   g_test_add_func("/cost/attention", test_attention);
+  g_test_add_func("/cost/window", test_window);
   g_test_add_func("/cost/memory-bound", test_memory_bound);
   return g_test_run();
 }

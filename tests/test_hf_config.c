@@ -30,7 +30,7 @@ static const Count counts[] = {
     {"llama3-8b", 8030261248.0, 8.03, 0.005, "llama3-8b", NULL},
     /* the same layers; embedding and head 2 x 32000 x 4096 = 262,144,000:
      * 7,241,732,096; published 7.24B */
-    {"mistral-7b", 7241732096.0, 7.24, 0.005, NULL, "sliding_window 4096"},
+    {"mistral-7b", 7241732096.0, 7.24, 0.005, NULL, NULL},
     /* test_moe.c's count: 46,702,792,704; published 46.7B */
     {"mixtral-8x7b", 46702792704.0, 46.7, 0.05, "mixtral-8x7b", NULL},
     /* q 3584^2 + k, v 2 x 3584 x 512 + o 3584^2 = 29,360,128, MLP 3 x 3584
@@ -173,6 +173,30 @@ static void test_unread_keys(void) {
   g_assert_cmpint(m.num_query_groups, ==, 4); /* no num_key_value_heads: every head its own */
 }
 
+static void load_dir(const char *dir, PtsimModel *m) {
+  g_autofree char *path = g_test_build_filename(G_TEST_DIST, "data", "hf_configs", dir,
+                                                "config.json", NULL);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_hf_config_load(path, m, NULL, &error));
+  g_assert_no_error(error);
+}
+
+static void test_sliding_window(void) {
+  g_test_summary("sliding_window counts the keys a query sees, itself included: the window's "
+                 "tokens before it are one fewer; layer_types names the windowed layers");
+  PtsimModel m;
+  load_dir("mistral-7b", &m); /* sliding_window 4096, no layer_types: all 32 layers */
+  g_assert_cmpint(m.window_size, ==, 4095);
+  g_assert_cmpint(m.window_layers, ==, 32);
+  load_dir("gpt-oss-120b", &m); /* 128; layer_types: 18 of 36 "sliding_attention" */
+  g_assert_cmpint(m.window_size, ==, 127);
+  g_assert_cmpint(m.window_layers, ==, 18);
+  load_dir("qwen2-7b", &m); /* use_sliding_window false */
+  g_assert_cmpint(m.window_size, ==, 0);
+  load_dir("mixtral-8x7b", &m); /* sliding_window null */
+  g_assert_cmpint(m.window_size, ==, 0);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   for (size_t i = 0; i < G_N_ELEMENTS(counts); i++) {
@@ -182,5 +206,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/hf-config/model-prefix", test_model_prefix);
   g_test_add_func("/hf-config/errors", test_errors);
   g_test_add_func("/hf-config/unread-keys", test_unread_keys);
+  g_test_add_func("/hf-config/sliding-window", test_sliding_window);
   return g_test_run();
 }

@@ -42,9 +42,9 @@ static void test_all_load(void) {
   g_test_summary(
       "every shipped profile loads, its name is its file name, its numbers are physical");
   g_autoptr(GPtrArray) names = profile_names();
-  const char *expected[] = {"a10-24g",     "a100-40g",  "a100-80g", "b200-180g",
-                            "gb200-nvl72", "gh200-96g", "h100-80g", "h100-nvl-94g",
-                            "h200-141g",   "l40s-48g",  "v100-16g", "v100-32g"};
+  const char *expected[] = {"a10-24g",     "a100-40g",    "a100-80g",  "b200-180g", "b300-288g",
+                            "gb200-nvl72", "gb300-nvl72", "gh200-96g", "h100-80g",  "h100-nvl-94g",
+                            "h200-141g",   "l40s-48g",    "v100-16g",  "v100-32g"};
   g_assert_cmpuint(names->len, >=, G_N_ELEMENTS(expected));
   for (size_t k = 0; k < G_N_ELEMENTS(expected); k++) {
     PtsimHardware hw = load(expected[k]);
@@ -68,7 +68,7 @@ static gboolean names_a_source(const char *comment) {
                                       "[mlperf]", "[gkw]",      "[dgx2]", "[v100]",  "[a10]",
                                       "[h100]",   "Fitted",     "fitted", "The fit", "B3",
                                       "B4",       "B5",         "C1",     "C2",      "C3",
-                                      "http",     "notes"};
+                                      "http",     "notes",      "[aic]",  "[fi]",    "[nv]"};
   for (size_t i = 0; i < G_N_ELEMENTS(marks); i++)
     if (strstr(comment, marks[i]) != NULL) return TRUE;
   return FALSE;
@@ -150,7 +150,8 @@ static void test_sm_counts(void) {
   } want[] = {{"a100-40g", 108, 128},  {"a100-80g", 108, 128},    {"h100-80g", 132, 256},
               {"h200-141g", 132, 256}, {"gh200-96g", 132, 256},   {"h100-nvl-94g", 132, 256},
               {"b200-180g", 148, 256}, {"gb200-nvl72", 152, 256}, {"l40s-48g", 142, 128},
-              {"a10-24g", 72, 128},    {"v100-16g", 80, 128},     {"v100-32g", 80, 128}};
+              {"a10-24g", 72, 128},    {"v100-16g", 80, 128},     {"v100-32g", 80, 128},
+              {"b300-288g", 148, 256}, {"gb300-nvl72", 152, 256}};
   for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
     PtsimHardware hw = load(want[i].name);
     g_assert_cmpint(hw.sm_count, ==, want[i].sms);
@@ -178,6 +179,36 @@ static void test_values(void) {
   g_assert_cmpint(g.gpus_per_node, ==, 4);
   g_assert_cmpint(g.gpus_per_nvlink_domain, ==, 72);
   g_assert_cmpfloat(g.gemm_efficiency_max, <, 1822.0 / 2500.0);
+
+  /* Blackwell Ultra: the HGX part has the B200's 8-GPU host and dense BF16/FP8, more memory and
+   * more FP4; the NVL72 part the GB200's 4-GPU trays and 72-GPU domain.  FP4 from the sources:
+   * GB300 15000 TFLOP/s (1.08 EF per rack / 72) against GB200's 10000; B300's 12600 against
+   * B200's 9000.  Memory: nvidia-smi's 275040 and 284208 MiB.  NIC: 800 Gb/s = 100 GB/s line,
+   * at NDR's achieved 48 of 50: 96 GB/s. */
+  PtsimHardware b3 = load("b300-288g");
+  g_assert_cmpfloat(b3.memory_bytes, ==, 275040 * MIB);
+  g_assert_cmpfloat_with_epsilon(b3.peak_bf16_flops, 2250e12, 1e3);
+  g_assert_cmpfloat_with_epsilon(b3.peak_fp8_flops, 4500e12, 1e3);
+  g_assert_cmpfloat(b3.peak_fp4_flops, >, b.peak_fp4_flops);
+  g_assert_true(b3.mxfp8);
+  g_assert_cmpint(b3.gpus_per_node, ==, 8);
+  g_assert_cmpint(b3.gpus_per_nvlink_domain, ==, 8);
+  g_assert_cmpfloat_with_epsilon(b3.nvlink_bytes_per_s, 40.1e9 * 18, 1);
+  g_assert_cmpfloat_with_epsilon(b3.nic_bytes_per_s, 100e9 * 48 / 50, 1);
+  g_assert_cmpfloat(b3.host_cpu_scale, ==, 1.0);                 /* x86 host: the key is absent */
+  g_assert_cmpfloat(b3.gemm_efficiency_max, <, 1769.0 / 2250.0); /* below B300's MAMF */
+
+  PtsimHardware g3 = load("gb300-nvl72");
+  g_assert_cmpfloat(g3.memory_bytes, ==, 284208 * MIB);
+  g_assert_cmpfloat_with_epsilon(g3.peak_bf16_flops, 2500e12, 1e3);
+  g_assert_cmpfloat_with_epsilon(g3.peak_fp4_flops, 1080e15 / 72, 1e3);
+  g_assert_cmpfloat(g3.peak_fp4_flops, >, 1.4 * g.peak_fp4_flops);
+  g_assert_true(g3.mxfp8);
+  g_assert_cmpint(g3.gpus_per_node, ==, 4);
+  g_assert_cmpint(g3.gpus_per_nvlink_domain, ==, 72);
+  g_assert_cmpfloat_with_epsilon(g3.nic_bytes_per_s, 100e9 * 48 / 50, 1);
+  g_assert_cmpfloat(g3.host_cpu_scale, ==, g.host_cpu_scale); /* the same Grace */
+  g_assert_cmpfloat(g3.gemm_efficiency_max, <, 1822.0 / 2500.0);
 
   PtsimHardware l = load("l40s-48g"); /* PCIe only: the intra-node link is PCIe Gen4 x16 */
   g_assert_cmpfloat(l.memory_bytes, ==, 46068 * MIB);

@@ -489,6 +489,35 @@ static void test_precision(void) {
   parse_fails(MINIMAL "--bf16 --fp16", "--bf16 and --fp16 cannot both be given");
 }
 
+static void test_window(void) {
+  g_test_summary("--window-size LEFT,0 windows every layer; --window-attn-skip-freq N leaves each "
+                 "N-th (1-indexed) whole, a list names the windowed ones; bad pairs are refused");
+  PtsimJob job;
+  parse_ok(MINIMAL "--bf16 --window-size 128,0", &job, NULL);
+  g_assert_cmpint(job.model.window_size, ==, 128);
+  g_assert_cmpint(job.model.window_layers, ==, 24);
+  /* every 2nd of 24 layers whole: 12 windowed */
+  parse_ok(MINIMAL "--bf16 --window-size '(128, 0)' --window-attn-skip-freq 2", &job, NULL);
+  g_assert_cmpint(job.model.window_layers, ==, 12);
+  /* every 5th whole: layers 5, 10, 15, 20 -> 20 windowed */
+  parse_ok(MINIMAL "--bf16 --window-size 4096,0 --window-attn-skip-freq 5", &job, NULL);
+  g_assert_cmpint(job.model.window_layers, ==, 20);
+  /* three windowed, one whole, six times: 18 */
+  parse_ok(MINIMAL "--bf16 --window-size 128,0 --window-attn-skip-freq [1,1,1,0]*6", &job, NULL);
+  g_assert_cmpint(job.model.window_layers, ==, 18);
+  /* unbounded on the left: no window */
+  parse_ok(MINIMAL "--bf16 --window-size -1,0", &job, NULL);
+  g_assert_cmpint(job.model.window_size, ==, 0);
+  parse_ok(MINIMAL "--bf16", &job, NULL);
+  g_assert_cmpint(job.model.window_size, ==, 0);
+  parse_fails(MINIMAL "--bf16 --window-size 128,4", "RIGHT must be 0");
+  parse_fails(MINIMAL "--bf16 --window-size 128", "expected two integers LEFT,RIGHT");
+  parse_fails(MINIMAL "--bf16 --window-size 128,0 --window-attn-skip-freq 0",
+              "expected a positive integer N");
+  parse_fails(MINIMAL "--bf16 --window-size 128,0 --window-attn-skip-freq [1,0]*3",
+              "expected num_layers = 24");
+}
+
 static void test_layout_flags(void) {
   g_test_summary("vp, sp, bias order, recompute, uneven stages");
   g_autoptr(PtsimMegatronDiagnostics) ignored = ptsim_megatron_diagnostics_new();
@@ -676,6 +705,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-args/attention-groups", test_attention_groups);
   g_test_add_func("/megatron-args/precision", test_precision);
   g_test_add_func("/megatron-args/layout-flags", test_layout_flags);
+  g_test_add_func("/megatron-args/window", test_window);
   g_test_add_func("/megatron-args/errors", test_errors);
   return g_test_run();
 }

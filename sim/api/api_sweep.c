@@ -85,9 +85,22 @@ static gboolean sweep_rows(const PtsimSweepOptions *o, Rows *rows, GError **erro
     return FALSE;
   }
   if (!ptsim_sweep_evaluate(sweep, device, rows->threads, NULL, NULL, error)) return FALSE;
-  /* ranked as for `ptsim sweep --csv FILE`: its rows shown emulated too */
+  /* none schedulable is no valid layout, as the command says it */
+  if (ptsim_sweep_reject_unscheduled(sweep, (const PtsimBatchResult *)sweep->results->data,
+                                     sweep->results->len, NULL) == sweep->results->len) {
+    ptsim_sweep_no_valid_error(sweep, error);
+    return FALSE;
+  }
+  /* ranked as for `ptsim sweep --csv FILE`: its rows shown emulated too,
+   * and the best of each (model, hardware, GPU count) settled by the
+   * emulation before the rows are written (in a sweep of several such
+   * groups, that can settle a layout in doubt: its verdict and rank move) */
   g_autoptr(GArray)
       order = ptsim_sweep_rank(sweep, rows->top, rows->threads, rows->every_item, TRUE);
+  g_autoptr(GArray) groups = g_array_new(FALSE, FALSE, sizeof(guint));
+  g_autoptr(GArray) best = ptsim_sweep_best_per_group(sweep, rows->threads, groups);
+  g_array_unref(order);
+  order = ptsim_sweep_rank_order(sweep);
   for (guint k = 0; k < order->len; k++) {
     guint i = g_array_index(order, guint, k);
     if (!emit(rows, k + 1, &g_array_index(sweep->jobs, PtsimJob, i),

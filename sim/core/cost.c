@@ -344,20 +344,37 @@ PTSIM_HD double ptsim_cost_attention_flops(const PtsimCostParams *params, int64_
   return flops;
 }
 
-PTSIM_HD double ptsim_cost_attention_kernel_s(const PtsimHardware *hw,
-                                              const PtsimCostParams *params,
-                                              PtsimAttentionKernel kernel, PtsimPrecision precision,
-                                              int64_t b, int64_t heads, int64_t seq_q,
-                                              int64_t seq_kv, int64_t head_dim, int causal,
-                                              int backward) {
+PTSIM_HD double ptsim_cost_window_fraction(int64_t seq, int64_t window) {
+  double s = (double)seq, w = (double)window + 1.0, keys;
+  if (seq < 1) return 0.0;
+  if (window <= 0 || w >= s) return 0.5 + 0.5 / s; /* every query sees its whole prefix */
+  /* query i attends to min(i + 1, w) keys: 1 + 2 + ... + w for the first w
+   * queries, w for each of the s - w others */
+  keys = 0.5 * w * (w + 1.0) + (s - w) * w;
+  return keys / (s * s);
+}
+
+/* A flash kernel over seq_q queries and seq_kv keys; WINDOW > 0: each query
+ * sees only itself and the WINDOW keys before it (seq_q = seq_kv), so the
+ * FLOPs are the window's share of the score matrix and the efficiency that
+ * of a kernel over the keys one query sees. */
+static PTSIM_HD double attention_kernel_at(const PtsimHardware *hw, const PtsimCostParams *params,
+                                           PtsimAttentionKernel kernel, PtsimPrecision precision,
+                                           int64_t b, int64_t heads, int64_t seq_q, int64_t seq_kv,
+                                           int64_t head_dim, int causal, int64_t window,
+                                           int backward) {
   PtsimCostParams storage;
   const PtsimCostParams *p = cost_params_or_default(hw, params, &storage);
   PtsimGemmFormat format = cost_run_format(hw, ptsim_cost_format(precision, PTSIM_FP8_TENSORWISE));
   double flops, eff, elem, rows, bytes, t_compute, t_memory, measured = -1.0, best = -1.0;
+  int windowed = window > 0 && window + 1 < seq_kv && seq_q == seq_kv;
+  int64_t seen = windowed ? window + 1 : seq_kv; /* the keys one query sees, at most */
   flops = ptsim_cost_attention_flops(p, b, heads, seq_q, seq_kv, head_dim, causal, backward);
   if (flops <= 0.0) return 0.0;
-  /* the measured curves are 16-bit kernels */
-  if (!cost_low_precision(hw, format))
+  if (windowed) /* the window's share instead of the causal one */
+    flops *= ptsim_cost_window_fraction(seq_q, window) / ptsim_cost_window_fraction(seq_q, 0);
+  /* the measured curves are 16-bit kernels over a whole causal prefix */
+  if (!cost_low_precision(hw, format) && !windowed)
     measured = ptsim_cost_measured_attention_tflops(p->kernels, kernel, backward, causal, head_dim,
                                                     seq_kv, &best);
   if (measured > 0.0 && best > 0.0) {
@@ -368,7 +385,7 @@ PTSIM_HD double ptsim_cost_attention_kernel_s(const PtsimHardware *hw,
   } else {
     eff = hw->attention_efficiency;
     if (p->attention_half_seq > 0.0) /* short-sequence factor s/(s + half) */
-      eff *= (double)seq_kv / ((double)seq_kv + p->attention_half_seq);
+      eff *= (double)seen / ((double)seen + p->attention_half_seq);
     if (backward) eff *= p->attention_backward_efficiency;
     if (cost_low_precision(hw, format)) eff *= p->fp8_attention_efficiency_scale;
   }
@@ -381,6 +398,25 @@ PTSIM_HD double ptsim_cost_attention_kernel_s(const PtsimHardware *hw,
   t_compute = flops / (cost_peak(hw, format) * eff);
   t_memory = bytes / cost_hbm(hw, p);
   return cost_max(t_compute, t_memory) + hw->kernel_launch_s;
+}
+
+PTSIM_HD double ptsim_cost_attention_kernel_s(const PtsimHardware *hw,
+                                              const PtsimCostParams *params,
+                                              PtsimAttentionKernel kernel, PtsimPrecision precision,
+                                              int64_t b, int64_t heads, int64_t seq_q,
+                                              int64_t seq_kv, int64_t head_dim, int causal,
+                                              int backward) {
+  return attention_kernel_at(hw, params, kernel, precision, b, heads, seq_q, seq_kv, head_dim,
+                             causal, 0, backward);
+}
+
+PTSIM_HD double ptsim_cost_attention_window_s(const PtsimHardware *hw,
+                                              const PtsimCostParams *params,
+                                              PtsimAttentionKernel kernel, int64_t b, int64_t heads,
+                                              int64_t seq, int64_t head_dim, int64_t window,
+                                              int backward) {
+  return attention_kernel_at(hw, params, kernel, PTSIM_PRECISION_BF16, b, heads, seq, seq, head_dim,
+                             1, window, backward);
 }
 
 PTSIM_HD double ptsim_cost_attention_s(const PtsimHardware *hw, const PtsimCostParams *params,

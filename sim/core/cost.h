@@ -240,6 +240,25 @@ PTSIM_HD double ptsim_cost_attention_kernel_s(const PtsimHardware *hw,
                                               int64_t seq_kv, int64_t head_dim, int causal,
                                               int backward);
 
+/* Causal self-attention over SEQ tokens where each query sees only itself
+ * and the WINDOW tokens before it (sliding-window attention, Megatron's
+ * --window-size WINDOW,0), in bf16: the window's share of the FLOPs
+ * (ptsim_cost_window_fraction against the causal one), at the efficiency
+ * of a kernel over WINDOW + 1 keys; the HBM traffic of Q, K, V and O is
+ * the full kernel's.  WINDOW <= 0 or WINDOW + 1 >= SEQ: the causal
+ * kernel. */
+PTSIM_HD double ptsim_cost_attention_window_s(const PtsimHardware *hw,
+                                              const PtsimCostParams *params,
+                                              PtsimAttentionKernel kernel, int64_t b, int64_t heads,
+                                              int64_t seq, int64_t head_dim, int64_t window,
+                                              int backward);
+
+/* The share of a SEQ x SEQ score matrix that a causal mask of WINDOW keys
+ * before each query (and the query itself) leaves: with w = WINDOW + 1,
+ * (1 + 2 + ... + w + (s - w) w) / s^2; WINDOW <= 0 or w >= SEQ: the
+ * causal (s + 1) / (2 s). */
+PTSIM_HD double ptsim_cost_window_fraction(int64_t seq, int64_t window);
+
 /* FLOPs the attention kernel above executes (causal fraction applied). */
 PTSIM_HD double ptsim_cost_attention_flops(const PtsimCostParams *params, int64_t b, int64_t heads,
                                            int64_t seq_q, int64_t seq_kv, int64_t head_dim,

@@ -123,6 +123,12 @@ typedef struct {
    * each a transformer layer of the last layer's kind plus two norms and a
    * 2h -> h projection, sharing the embedding and the output head. */
   int64_t mtp_num_layers;
+  /* Sliding-window attention (--window-size W,0; a config.json's
+   * sliding_window): in window_layers of the num_layers each query attends
+   * to itself and the window_size tokens before it (--window-attn-skip-freq
+   * N: every N-th layer attends to the whole prefix).  0: none. */
+  int64_t window_size;
+  int64_t window_layers;
 } PtsimModel;
 
 /* One GPU type inside one kind of node, on one kind of fabric. */

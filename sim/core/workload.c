@@ -275,6 +275,25 @@ static PTSIM_HD void add_unfused_attention(const PtsimWorkCtx *x, PtsimWork *w,
   }
 }
 
+/* Sliding-window layers: a layer's attention is the mean over the model's
+ * layers, window_layers of them windowed (which layers a stage holds is
+ * not told apart: the pattern alternates finely in the models that use
+ * it).  Context parallelism keeps the full kernel's price. */
+static PTSIM_HD void window_attention(const PtsimWorkCtx *x, int64_t b, int64_t heads,
+                                      int64_t head_dim, double *fwd, double *bwd) {
+  const PtsimModel *m = &x->job->model;
+  int64_t s = x->job->layout.seq;
+  double f;
+  if (m->window_size <= 0 || m->window_layers <= 0 || m->num_layers <= 0) return;
+  f = (double)m->window_layers / (double)m->num_layers;
+  *fwd = (1.0 - f) * *fwd + f * ptsim_cost_attention_window_s(&x->job->hw, x->params, x->attention,
+                                                              b, heads, s, head_dim, m->window_size,
+                                                              0);
+  *bwd = (1.0 - f) * *bwd + f * ptsim_cost_attention_window_s(&x->job->hw, x->params, x->attention,
+                                                              b, heads, s, head_dim, m->window_size,
+                                                              1);
+}
+
 /* Flash attention with the context-parallel ring.  With load-balanced CP
  * (Megatron splits the sequence into 2c chunks) each rank does 1/c of the
  * causal work as c/2 full (s/c x s/c) blocks, and the ring sends K and V
@@ -297,6 +316,7 @@ PTSIM_HD void ptsim_work_attention(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
                                         s, s, head_dim, 1, 0);
     bwd = ptsim_cost_attention_kernel_s(hw, x->params, x->attention, PTSIM_PRECISION_BF16, b, heads,
                                         s, s, head_dim, 1, 1);
+    window_attention(x, b, heads, head_dim, &fwd, &bwd);
   } else {
     ptsim_work_cp_attention(x, w, recompute_into, heads, head_dim, kv_width, &fwd, &bwd);
   }

@@ -506,6 +506,8 @@ static const char *const model_keys[] = {"name",
                                          "qk_pos_emb_head_dim",
                                          "v_head_dim",
                                          "mtp_num_layers",
+                                         "window_size",
+                                         "window_layers",
                                          NULL};
 
 static gboolean model_from_ini(const IniFile *ini, PtsimModel *out, GError **error);
@@ -526,6 +528,26 @@ gboolean ptsim_model_load_data(const char *data, gsize len, const char *label, P
   g_return_val_if_fail(data != NULL && label != NULL && out != NULL, FALSE);
   g_auto(PtsimIniFile) ini = {0};
   return ini_open_data(&ini, data, len, label, error) && model_from_ini(&ini, out, error);
+}
+
+/* window_size (tokens before each query) and window_layers (how many
+ * layers have it; default all of them). */
+static gboolean window_from_ini(const IniFile *ini, PtsimModel *m, GError **error) {
+  const char *g = "model";
+  if (!ptsim_ini_int(ini, g, "window_size", 1, INT_VALUE_MAX, FALSE, &m->window_size, error) ||
+      !ptsim_ini_int(ini, g, "window_layers", 0, m->num_layers, FALSE, &m->window_layers, error))
+    return FALSE;
+  gboolean layers_given = g_key_file_has_key(ini->kf, g, "window_layers", NULL);
+  if (layers_given && m->window_size == 0) {
+    g_autofree char *where = ptsim_ini_where(ini, g, "window_layers");
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                "%s: [model] window_layers without window_size: give the window's width in "
+                "tokens too",
+                where);
+    return FALSE;
+  }
+  if (m->window_size > 0 && !layers_given) m->window_layers = m->num_layers;
+  return TRUE;
 }
 
 /* The model of a parsed file, checked. */
@@ -555,7 +577,7 @@ static gboolean model_from_ini(const IniFile *ini, PtsimModel *out, GError **err
     return FALSE;
   m.activation = activation == 0 ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
   m.norm = norm == 0 ? PTSIM_NORM_RMSNORM : PTSIM_NORM_LAYERNORM;
-  if (!ptsim_moe_model_load(ini, &m, error)) return FALSE;
+  if (!ptsim_moe_model_load(ini, &m, error) || !window_from_ini(ini, &m, error)) return FALSE;
 
   /* Cross-key rules, reported at the line of the key that breaks them. */
   if (m.kv_channels == 0 && !m.multi_latent_attention &&

@@ -277,8 +277,11 @@ static gboolean read_biases(Hf *H, Family f, PtsimModel *m) {
   return TRUE;
 }
 
-/* Sliding-window attention where ptsim prices full causal attention. */
-static gboolean read_window(Hf *H, Family f, const PtsimModel *m) {
+/* Sliding-window attention: Hugging Face's sliding_window counts the keys a
+ * query sees, itself included (its masks keep kv > q - sliding_window), so
+ * the tokens before it are one fewer; layer_types names the windowed layers
+ * (absent: all of them). */
+static gboolean read_window(Hf *H, Family f, PtsimModel *m) {
   int64_t window = 0;
   int use = f == F_MISTRAL || f == F_MIXTRAL || f == F_GPT_OSS;
   if (!get_bool(H, "use_sliding_window", &use) ||
@@ -296,12 +299,10 @@ static gboolean read_window(Hf *H, Family f, const PtsimModel *m) {
         sliding++;
     }
   }
-  if (use && window > 0 && sliding > 0)
-    warn(H,
-         "sliding_window %" G_GINT64_FORMAT ": %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
-         " layers attend to the last %" G_GINT64_FORMAT " tokens only; ptsim prices full causal "
-         "attention over the whole sequence (attention time over-predicted when seq > the window)",
-         (gint64)window, (gint64)sliding, (gint64)m->num_layers, (gint64)window);
+  if (use && window > 1 && sliding > 0) {
+    m->window_size = window - 1;
+    m->window_layers = MIN(sliding, m->num_layers);
+  }
   return TRUE;
 }
 

@@ -170,6 +170,8 @@ static const struct {
     {"--log-interval", F_LOG_INTERVAL, KIND_INT},
     {"--fp4-format", F_FP4_FORMAT, KIND_WORD},
     {"--cp-comm-type", F_CP_COMM_TYPE, KIND_LIST},
+    {"--window-size", F_WINDOW_SIZE, KIND_WORD},
+    {"--window-attn-skip-freq", F_WINDOW_SKIP_FREQ, KIND_WORD},
     {"--fine-grained-activation-offloading", F_FG_OFFLOADING, KIND_SWITCH},
     {"--offload-modules", F_OFFLOAD_MODULES, KIND_LIST},
 };
@@ -473,6 +475,7 @@ static gboolean parse_text(const char *text, gsize len, const char *name,
     ok = parse_error("--tensor-model-parallel-size %" G_GINT64_FORMAT " is too large", (gint64)tp);
   ok = ok && ptsim_megatron_resolve_model(&said, tp, &job->model, error) &&
        ptsim_megatron_resolve_moe_model(&said, &job->model, error) &&
+       ptsim_megatron_resolve_window(&said, &job->model, error) &&
        ptsim_megatron_resolve_job(&said, job, error) &&
        ptsim_megatron_resolve_moe_job(&said, job, error);
   g_ptr_array_unref(said.read);

@@ -153,6 +153,8 @@ typedef enum {
   F_LOG_INTERVAL,
   F_FP4_FORMAT,
   F_CP_COMM_TYPE,
+  F_WINDOW_SIZE,
+  F_WINDOW_SKIP_FREQ,
   F_FG_OFFLOADING,
   F_OFFLOAD_MODULES,
   F_COUNT
@@ -192,5 +194,9 @@ gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error
  * layout, MoE execution in the settings), once it is resolved. */
 gboolean ptsim_megatron_resolve_moe_model(const Said *s, PtsimModel *m, GError **error);
 gboolean ptsim_megatron_resolve_moe_job(const Said *s, PtsimJob *job, GError **error);
+
+/* Sliding-window attention (megatron_window.c): the model's window_size
+ * and window_layers, once its layers are known. */
+gboolean ptsim_megatron_resolve_window(const Said *s, PtsimModel *m, GError **error);
 
 #endif /* PTSIM_MEGATRON_SAID_H */
