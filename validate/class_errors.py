@@ -29,6 +29,9 @@ CLASSES = [
     # no published run uses them (the rows carry no schedule yet): uncalibrated
     ("V-shaped pipeline (zbv, dualpipev)",
      lambda r: r.get("schedule", "") in ("zbv", "dualpipev")),
+    # the memory techniques of issue 28: no published run measures them yet
+    ("LoRA / PEFT (--lora-rank)", lambda r: int(r.get("lora_rank") or 0) > 0),
+    ("activation offloading", lambda r: (r.get("offload_modules") or "") not in ("", "0")),
 ]
 
 

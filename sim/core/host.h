@@ -22,6 +22,16 @@ typedef enum {
   PTSIM_GRAPH_ITERATION = 3 /* the whole forward-backward (full_iteration) */
 } PtsimGraphScope;
 
+/* Whose CUDA graphs (--cuda-graph-impl; the older --enable-cuda-graph is
+ * local, --external-cuda-graph transformer_engine): what their static
+ * buffers keep differs (memory.c, "CUDA graphs"). */
+typedef enum {
+  PTSIM_GRAPH_IMPL_NONE = 0,
+  PTSIM_GRAPH_IMPL_LOCAL = 1, /* Megatron-Core's CudaGraphManager: a runner per layer and
+                                 microbatch under pipeline parallelism, one per layer without */
+  PTSIM_GRAPH_IMPL_TE = 2     /* Transformer Engine's make_graphed_callables (TECudaGraphHelper) */
+} PtsimGraphImpl;
+
 /* Per-call host costs (seconds), from the data file; all 0: no host model
  * (a hand-made job), and the step time is the GPU's alone. */
 typedef struct {
@@ -48,13 +58,14 @@ typedef struct {
 
 typedef struct {
   PtsimHostCosts costs;
-  int log_params_norm;    /* --log-params-norm: the parameters' norm every step */
-  int log_num_zeros;      /* --log-num-zeros-in-grad: zeros counted per gradient */
-  PtsimGraphScope graphs; /* CUDA graphs */
-  int megatron;           /* Megatron-LM's training loop and modules drive the GPU */
-  int64_t log_interval;   /* --log-interval: training_log every this many steps (0: none) */
-  int graph_moe;          /* ... capturing the MoE layers' dispatch and experts too (scope moe;
-                             else only their attention and router are, as graphs allows) */
+  int log_params_norm;       /* --log-params-norm: the parameters' norm every step */
+  int log_num_zeros;         /* --log-num-zeros-in-grad: zeros counted per gradient */
+  PtsimGraphScope graphs;    /* CUDA graphs */
+  int megatron;              /* Megatron-LM's training loop and modules drive the GPU */
+  int64_t log_interval;      /* --log-interval: training_log every this many steps (0: none) */
+  int graph_moe;             /* ... capturing the MoE layers' dispatch and experts too (scope moe;
+                                else only their attention and router are, as graphs allows) */
+  PtsimGraphImpl graph_impl; /* ... by whose implementation (NONE without graphs) */
 } PtsimHost;
 
 #endif /* PTSIM_HOST_H */

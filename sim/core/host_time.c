@@ -123,6 +123,20 @@ PTSIM_HD void ptsim_host_layer_launches(const PtsimPlan *plan, int moe, PtsimHos
   double hooks = run->grad_accumulation_fusion ? tensors - weights : tensors;
   attention_launches(plan, tpc, sp, out);
   mlp_launches(plan, moe, tpc, sp, out);
+  /* LoRA (workload_lora.c): the frozen base's four wgrad GEMMs are not
+   * launched and its weights have no hooks; each targeted linear adds its
+   * adapter's A and B (two TE modules): forward A, B and the add, backward
+   * the dgrad and wgrad of each, and A's and B's hooks */
+  if (!moe && run->lora_rank > 0) {
+    int k = run->lora_targets;
+    double attn = (double)ptsim_lora_target_count(k & (PTSIM_LORA_QKV | PTSIM_LORA_PROJ));
+    double mlp = (double)ptsim_lora_target_count(k & (PTSIM_LORA_FC1 | PTSIM_LORA_FC2));
+    hooks = run->grad_accumulation_fusion ? 0.0 : 2.0 * (attn + mlp);
+    out->forward_attention += 3.0 * attn;
+    out->forward_mlp += 3.0 * mlp;
+    out->backward_attention += 4.0 * attn - 2.0;
+    out->backward_mlp += 4.0 * mlp - 2.0;
+  }
   /* DDP's main_grad hooks, split as the parameters are (half each side) */
   out->backward_attention += 0.5 * hooks;
   out->backward_mlp += 0.5 * hooks;
@@ -133,7 +147,9 @@ PTSIM_HD void ptsim_host_layer_launches(const PtsimPlan *plan, int moe, PtsimHos
   if (run->transformer_engine) {
     out->te_modules = 3.0;
     if (!moe)
-      out->te_modules += 2.0;
+      out->te_modules += 2.0 + (run->lora_rank > 0
+                                    ? 2.0 * (double)ptsim_lora_target_count(run->lora_targets)
+                                    : 0.0);
     else
       out->te_modules += run->moe_grouped_gemm ? 2.0 : 2.0 * (double)plan->local_experts;
   }
@@ -188,11 +204,17 @@ PTSIM_HD double ptsim_host_optimizer_s(const PtsimPlan *plan, int64_t stage) {
     tensors += m->position_embedding == PTSIM_POSITION_LEARNED ? 2.0 : 1.0;
   if (stage == plan->vstages.last_stage)
     tensors += (m->norm == PTSIM_NORM_LAYERNORM ? 2.0 : 1.0) + (m->tied_embeddings ? 0.0 : 1.0);
+  /* LoRA: the optimizer's tensors are the adapters' A and B of each
+   * targeted linear (plan.c "LoRA") */
+  if (job->settings.lora_rank > 0) {
+    int k = job->settings.lora_targets;
+    tensors = 2.0 * (double)plan->stage_layers[stage] * (double)ptsim_lora_target_count(k);
+  }
   /* the distributed optimizer's rank loops over the tensors its shard
    * touches: about its share, plus the one cut at each end */
   shards = plan->optimizer_shards > 1.0 ? plan->optimizer_shards : 1.0;
   local = shards > 1.0 ? ceil_div(tensors, shards) + 1.0 : tensors;
-  elements = plan->stage_parameters[stage] / shards;
+  elements = plan->stage_trainable_parameters[stage] / shards;
   /* the gradient into the optimizer's fp32 one: a cast per tensor unless
    * the main gradients are fp32 already (.float() then launches nothing);
    * the parameters back: the distributed optimizer copies each shard

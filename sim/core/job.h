@@ -178,6 +178,10 @@ typedef struct {
    * tables travel beside a batch of jobs (batch.h), and the cost model reads
    * the one it is given (PtsimCostParams.kernels, cost.h). */
   int32_t kernel_table;
+  /* The GPU's link to its host's memory, per direction (PCIe, or NVLink-C2C
+   * on Grace boards): what offloaded activations cross; 0: not known (the
+   * profile's optional [node] host_link_gbps), offloading is refused. */
+  double host_link_bytes_per_s;
 } PtsimHardware;
 
 typedef enum {
@@ -458,7 +462,44 @@ typedef struct {
    * which keep the SiLU output besides fc1's (memory.c, "SwiGLU"). */
   int swiglu_unfused;
   PtsimCpComm cp_comm; /* how context parallelism exchanges K and V */
+  /* LoRA (PEFT): the base weights are frozen and every targeted linear
+   * layer of a transformer layer gets a rank-lora_rank adapter, A (in ->
+   * r) then B (r -> out), scaled by lora_alpha / r (Megatron-Bridge's
+   * peft=LoRA(dim, alpha, target_modules); its defaults: dim 32, alpha 32,
+   * all four linears).  0: full training.  The adapters alone have
+   * gradients and optimizer states (plan.c "LoRA"). */
+  int64_t lora_rank;
+  double lora_alpha;
+  int lora_targets; /* PTSIM_LORA_* bits */
+  /* Megatron-LM's --fine-grained-activation-offloading with
+   * --offload-modules: the inputs of these modules (PTSIM_OFFLOAD_* bits)
+   * go to host memory after the forward and come back before the
+   * backward (memory.c, "Activation offloading"); 0: none. */
+  int offload_modules;
 } PtsimSettings;
+
+/* --offload-modules: the module whose saved input is offloaded. */
+#define PTSIM_OFFLOAD_ATTN_NORM 1   /* the layer input (the input norm's) */
+#define PTSIM_OFFLOAD_QKV_LINEAR 2  /* the norm output, QKV's input */
+#define PTSIM_OFFLOAD_CORE_ATTN 4   /* q, k and v */
+#define PTSIM_OFFLOAD_ATTN_PROJ 8   /* the attention output, the projection's input */
+#define PTSIM_OFFLOAD_MLP_NORM 16   /* the residual after attention, the MLP norm's input */
+#define PTSIM_OFFLOAD_EXPERT_FC1 32 /* the rows the local experts see (MoE layers) */
+#define PTSIM_OFFLOAD_MOE_ACT 64    /* the experts' fc1 output, the activation's input */
+#define PTSIM_OFFLOAD_ALL 127
+
+/* The linear layers a LoRA adapter may target (Megatron-Bridge's
+ * target_modules names: linear_qkv, linear_proj, linear_fc1, linear_fc2). */
+#define PTSIM_LORA_QKV 1
+#define PTSIM_LORA_PROJ 2
+#define PTSIM_LORA_FC1 4
+#define PTSIM_LORA_FC2 8
+#define PTSIM_LORA_ALL 15
+
+/* How many linears of a layer the PTSIM_LORA_* bits `targets` name. */
+static inline PTSIM_HD int ptsim_lora_target_count(int targets) {
+  return (targets & 1) + ((targets >> 1) & 1) + ((targets >> 2) & 1) + ((targets >> 3) & 1);
+}
 
 /* What the source the job came from (a Megatron-LM command line or log, a
  * torchtitan config, flags) says about itself: which Megatron-LM it runs

@@ -67,8 +67,8 @@ static PTSIM_HD double bucket_params(const PtsimJob *job) {
  * experts (over edp).  Returns the number of parts (1 or 2). */
 static PTSIM_HD int32_t state_parts(const PtsimPlan *plan, int64_t stage, double *params,
                                     double *shards) {
-  double experts = plan->stage_expert_parameters[stage];
-  params[0] = plan->stage_parameters[stage] - experts;
+  double experts; /* the trainable ones (LoRA: the adapters alone, plan.h) */
+  ptsim_plan_trainable(plan, stage, &params[0], &experts);
   shards[0] = plan->optimizer_shards;
   params[1] = experts;
   shards[1] = plan->expert_optimizer_shards;
@@ -146,6 +146,8 @@ static PTSIM_HD void parts_of(const PtsimPlan *plan, int64_t stage, Parts *q) {
          (double)inflight * (double)even_slot + (double)q->deferred;
   /* ZeRO-2/3: shards, gathered units, buffers */
   if (plan->zero_stage >= 2) live += 6.0 * ((double)layers + 2.0) + 8.0;
+  /* the CUDA graphs' static buffers, one per layer (capture_graphs) */
+  if (ptsim_memory_graph_bytes(plan, stage) > 0.0) live += (double)layers;
   if (3.0 * live + 4096.0 > (double)PARTS_BLOCKS_MAX ||
       (double)m * (double)v * (double)q->per_slot > (double)PARTS_BLOCKS_MAX) {
     q->total = PARTS_TOO_LARGE;
@@ -320,6 +322,11 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
       /* after q, k, v: the projections' transients; after the router, the
        * dispatch and combine */
       ptsim_lifetimes_take_set(x, set, n, 1.0, 1, hs + k);
+      for (i = 0; i < n; i++) /* offloaded: copied to the host, freed here */
+        if (set[i].role & PTSIM_LIFETIMES_ROLE_OFFLOAD) {
+          tensor_give(x, hs[k + i]);
+          hs[k + i] = -1;
+        }
       k += MAX_LAYER_TENSORS;
     }
     if (x->gathered) ptsim_lifetimes_unit_forward_done(x, chunk, layer + 1);
@@ -402,6 +409,10 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     /* re-materialise the layer (beyond what per op kept) */
     if (ptsim_lifetimes_recomputed(x, layer))
       ptsim_lifetimes_take_set(x, set, n, x->rest_scale, 0, tmp);
+    else /* the offloaded inputs come back from the host */
+      for (i = 0; i < n; i++)
+        if (set[i].role & PTSIM_LIFETIMES_ROLE_OFFLOAD)
+          lh[i] = tensor_take(x, set[i].name, set[i].bytes, STREAM_COMM);
     grad_out = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     ptsim_lifetimes_layer_transients(x);
@@ -434,8 +445,8 @@ static PTSIM_HD void dense_weights(Ctx *x) {
   const PtsimJob *job = x->job;
   const PtsimLayout *l = &job->layout;
   double params = x->plan->stage_parameters[x->stage];
-  double layer = x->plan->layer_parameters;
-  double rest = params - layer * (double)x->plan->stage_layers[x->stage];
+  double layer = x->plan->layer_parameters, lora = x->plan->lora_layer_parameters;
+  double rest = params - (layer + lora) * (double)x->plan->stage_layers[x->stage];
   int64_t i;
   const PtsimModel *m = &job->model;
   double h = (double)m->hidden_size, t = (double)l->tp;
@@ -452,6 +463,7 @@ static PTSIM_HD void dense_weights(Ctx *x) {
     tensor_take(x, "w_fc1", ELEM * h * ffn1 / t, STREAM_COMPUTE);
     tensor_take(x, "w_fc2", ELEM * (double)m->ffn_hidden_size * h / t, STREAM_COMPUTE);
     tensor_take(x, "w_small", ELEM * dmax(layer - mats, 0.0), STREAM_COMPUTE); /* norms, biases */
+    if (lora > 0.0) tensor_take(x, "w_lora_adapters", ELEM * lora, STREAM_COMPUTE);
   }
   if (rest > 0.0) tensor_take(x, "w_embedding_head", ELEM * rest, STREAM_COMPUTE);
   if (fp8_cache > 0.0) tensor_take(x, "fp8_weights", fp8_cache, STREAM_COMPUTE);
@@ -541,6 +553,18 @@ static PTSIM_HD void optimizer_step(Ctx *x) {
           tensor_take(x, "main_param_shard", pl->master_bytes * n / shards[p], STREAM_COMPUTE);
       }
     }
+}
+
+/* At the start of step 1 (Megatron-LM captures its CUDA graphs at the
+ * start of the step after the eager warm-up ones, --cuda-graph-warmup-
+ * steps): the graphs' static buffers (memory.c, "CUDA graphs"), a layer's
+ * at a time, kept for good. */
+static PTSIM_HD void capture_graphs(Ctx *x) {
+  double bytes = ptsim_memory_graph_bytes(x->plan, x->stage);
+  int64_t layers = x->plan->stage_layers[x->stage], i;
+  if (x->step != 1 || bytes <= 0.0 || layers <= 0) return;
+  for (i = 0; i < layers; i++)
+    tensor_take(x, "cuda_graph_static_buffers", bytes / (double)layers, STREAM_COMPUTE);
 }
 
 static PTSIM_HD void free_main_grads(Ctx *x) {
@@ -713,6 +737,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
   sample(&x, timeline);
   for (x.step = 0; x.step < steps && !x.failed; x.step++) {
     free_main_grads(&x); /* zero_grad: the last step's fp32 copies go */
+    capture_graphs(&x);
     if (x.period) ptsim_lifetimes_period_step(&x);
     for (i = 0; i < n_items && !x.failed; i++) {
       const PtsimScheduleItem *it;

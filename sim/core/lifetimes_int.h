@@ -19,8 +19,8 @@
 
 #include "lifetimes.h"
 
-#define PTSIM_LIFETIMES_ELEM 2.0 /* bytes per 16-bit element */
-#define PTSIM_LIFETIMES_LAYER_TENSORS 16
+#define PTSIM_LIFETIMES_ELEM 2.0         /* bytes per 16-bit element */
+#define PTSIM_LIFETIMES_LAYER_TENSORS 17 /* the dense set at its largest, LoRA's included */
 /* per (microbatch, chunk): receive buffer, logits, fp32 logits, loss */
 #define PTSIM_LIFETIMES_EXTRA_TENSORS 4
 /* the allocator's streams (alloc.h) */
@@ -42,6 +42,9 @@
 #define PTSIM_LIFETIMES_ROLE_MOE_TRANSIENTS 8
 /* not scaled to the estimate's layer total (lifetimes_sets.c) */
 #define PTSIM_LIFETIMES_ROLE_EXACT 16
+/* a module input --offload-modules sends to the host after the layer's
+ * forward, back before its backward (memory.c, "Activation offloading") */
+#define PTSIM_LIFETIMES_ROLE_OFFLOAD 32
 
 typedef struct {
   const char *name;

@@ -27,9 +27,18 @@
 #define ROLE_LAYER_TRANSIENTS PTSIM_LIFETIMES_ROLE_LAYER_TRANSIENTS
 #define ROLE_MOE_TRANSIENTS PTSIM_LIFETIMES_ROLE_MOE_TRANSIENTS
 #define ROLE_EXACT PTSIM_LIFETIMES_ROLE_EXACT
+#define ROLE_OFFLOAD PTSIM_LIFETIMES_ROLE_OFFLOAD
 
 typedef PtsimLifetimesTensor Tensor;
 typedef PtsimLifetimesCtx Ctx;
+
+/* ROLE_OFFLOAD when --offload-modules names the module MODULE (a
+ * PTSIM_OFFLOAD_* bit) whose input the tensor is; never in a layer that
+ * offloads nothing (full recompute, memory.c). */
+static PTSIM_HD int32_t off(const Ctx *x, int module, int moe) {
+  if (!(x->job->settings.offload_modules & module)) return 0;
+  return ptsim_memory_offload_layer_bytes(x->plan, moe) > 0.0 ? ROLE_OFFLOAD : 0;
+}
 
 /* Appends a tensor to a set. */
 static PTSIM_HD void add(Tensor *s, int32_t *n, const char *name, double bytes, int32_t role) {
@@ -77,14 +86,15 @@ static PTSIM_HD void build_saved_dense(Ctx *x) {
   double t = (double)l->tp, T = x->tokens, Tsp = x->tokens_sp, h = (double)m->hidden_size;
   double kv = h * (double)m->num_query_groups / (double)m->num_attention_heads;
   double ffn = (double)m->ffn_hidden_size / t;
-  double exact;
+  double exact, lora;
   int32_t n = 0;
   Tensor *s = x->saved;
-  add(s, &n, "norm1_input", ELEM * Tsp * h, 0);
-  add(s, &n, "qkv_input", ELEM * Tsp * h, 0);
-  add(s, &n, "q", ELEM * T * h / t, 0);
-  add(s, &n, "k", ELEM * T * kv / t, 0);
-  add(s, &n, "v", ELEM * T * kv / t, ROLE_LAYER_TRANSIENTS);
+  int32_t core = off(x, PTSIM_OFFLOAD_CORE_ATTN, 0);
+  add(s, &n, "norm1_input", ELEM * Tsp * h, off(x, PTSIM_OFFLOAD_ATTN_NORM, 0));
+  add(s, &n, "qkv_input", ELEM * Tsp * h, off(x, PTSIM_OFFLOAD_QKV_LINEAR, 0));
+  add(s, &n, "q", ELEM * T * h / t, core);
+  add(s, &n, "k", ELEM * T * kv / t, core);
+  add(s, &n, "v", ELEM * T * kv / t, ROLE_LAYER_TRANSIENTS | core);
   /* Unfused attention's K and V copied to every head (lifetimes.h), made
    * after V and kept with the scores: beyond the estimate's set. */
   if (!run->flash_attention && run->recompute != PTSIM_RECOMPUTE_SELECTIVE &&
@@ -96,8 +106,9 @@ static PTSIM_HD void build_saved_dense(Ctx *x) {
     add(s, &n, "v_repeated", heads, ROLE_EXACT);
   }
   add_core(x, s, &n, &exact);
-  add(s, &n, "attention_output", ELEM * T * h / t, ROLE_CORE_END);
-  add(s, &n, "norm2_input", ELEM * Tsp * h, 0);
+  add(s, &n, "attention_output", ELEM * T * h / t,
+      ROLE_CORE_END | off(x, PTSIM_OFFLOAD_ATTN_PROJ, 0));
+  add(s, &n, "norm2_input", ELEM * Tsp * h, off(x, PTSIM_OFFLOAD_MLP_NORM, 0));
   add(s, &n, "mlp_input", ELEM * Tsp * h, 0);
   /* GELU: fc1's output, GELU's = fc2's input; SwiGLU: fc1's output (gate
    * and up), unfused the SiLU output, fc2's input (memory.c, "SwiGLU") */
@@ -108,6 +119,12 @@ static PTSIM_HD void build_saved_dense(Ctx *x) {
   } else {
     add(s, &n, "fc1_output", ELEM * T * ffn, 0);
     add(s, &n, "activation_output", ELEM * T * ffn, 0);
+  }
+  /* LoRA's adapters' r-wide intermediates (memory.c), exact */
+  lora = ptsim_memory_lora_activation_bytes(x->plan, run->recompute != PTSIM_RECOMPUTE_SELECTIVE);
+  if (lora > 0.0) {
+    add(s, &n, "lora_intermediates", lora, ROLE_EXACT);
+    exact += lora;
   }
   if (src->hidden_dropout > 0.0) add(s, &n, "dropout_masks", 2.0 * Tsp * h, 0);
   scale_to(s, n,
@@ -133,16 +150,19 @@ static PTSIM_HD void build_saved_moe(Ctx *x) {
   double exact;
   int32_t n = 0;
   Tensor *s = x->saved_moe;
-  add(s, &n, "norm1_input", ELEM * Tsp * h, 0);
-  add(s, &n, "qkv_input", ELEM * Tsp * h, 0);
-  add(s, &n, "qkv", 3.0 * ELEM * T * h / t, 0);
+  add(s, &n, "norm1_input", ELEM * Tsp * h, off(x, PTSIM_OFFLOAD_ATTN_NORM, 1));
+  add(s, &n, "qkv_input", ELEM * Tsp * h, off(x, PTSIM_OFFLOAD_QKV_LINEAR, 1));
+  add(s, &n, "qkv", 3.0 * ELEM * T * h / t, off(x, PTSIM_OFFLOAD_CORE_ATTN, 1));
   add_core(x, s, &n, &exact);
-  add(s, &n, "attention_output", ELEM * T * h / t, ROLE_CORE_END);
-  add(s, &n, "norm2_input", ELEM * Tsp * h, ROLE_LAYER_TRANSIENTS);
+  add(s, &n, "attention_output", ELEM * T * h / t,
+      ROLE_CORE_END | off(x, PTSIM_OFFLOAD_ATTN_PROJ, 1));
+  add(s, &n, "norm2_input", ELEM * Tsp * h,
+      ROLE_LAYER_TRANSIENTS | off(x, PTSIM_OFFLOAD_MLP_NORM, 1));
   add(s, &n, "moe_input", ELEM * Tsp * h, 0);
   add(s, &n, "router_scores", 5.0 * Tsp * (double)m->num_experts, 0);
-  add(s, &n, "expert_input", ELEM * rows * h, ROLE_MOE_TRANSIENTS);
-  add(s, &n, "expert_fc1_output", ELEM * rows * f * 2.0, 0);
+  add(s, &n, "expert_input", ELEM * rows * h,
+      ROLE_MOE_TRANSIENTS | off(x, PTSIM_OFFLOAD_EXPERT_FC1, 1));
+  add(s, &n, "expert_fc1_output", ELEM * rows * f * 2.0, off(x, PTSIM_OFFLOAD_MOE_ACT, 1));
   add(s, &n, "expert_fc2_input", ELEM * rows * f, 0);
   if (m->moe_shared_expert_size > 0)
     add(s, &n, "shared_mlp", 4.0 * ELEM * T * (double)m->moe_shared_expert_size / t, 0);

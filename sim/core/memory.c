@@ -199,6 +199,30 @@ static PTSIM_HD double moe_block_activations(const PtsimPlan *plan, int modules,
   return bytes;
 }
 
+/* LoRA (plan.c "LoRA"): each targeted linear's B keeps its input, A's
+ * r-wide output, for every token (A's output is gathered over TP before
+ * B, Megatron-Bridge's ParallelLinearAdapter): in_bytes T r per target on
+ * each TP rank.  A's own input is the tensor the base linear keeps
+ * already.  The MLP's adapters go with the MLP under its recompute
+ * (drop_mlp). */
+static PTSIM_HD double lora_activation_bytes(const PtsimPlan *plan, int drop_mlp, double in_bytes) {
+  const PtsimSettings *run = &plan->job.settings;
+  int targets = run->lora_targets & (drop_mlp ? PTSIM_LORA_QKV | PTSIM_LORA_PROJ : PTSIM_LORA_ALL);
+  if (run->lora_rank <= 0) return 0.0;
+  return (double)ptsim_lora_target_count(targets) * in_bytes * (double)plan->tokens *
+         (double)run->lora_rank;
+}
+
+PTSIM_HD double ptsim_memory_lora_activation_bytes(const PtsimPlan *plan, int keep_scores) {
+  const PtsimSettings *run = &plan->job.settings;
+  int modules = keep_scores ? 0 : run->recompute_modules;
+  double in_bytes = run->precision == PTSIM_PRECISION_FP8 && plan->job.hw.peak_fp8_flops > 0.0 &&
+                            run->torch_layers == PTSIM_TORCH_LAYERS_NONE
+                        ? 1.0
+                        : 2.0;
+  return lora_activation_bytes(plan, (modules & PTSIM_RECOMPUTE_MLP) != 0, in_bytes);
+}
+
 static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_scores, int moe,
                                               double load) {
   const PtsimModel *m = &plan->job.model;
@@ -284,6 +308,25 @@ static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_sc
     split += (core.probs + core.mask + core.applied) * b * s * s * a;
   }
 
+  /* LoRA's adapters' intermediates (lora_activation_bytes); and a frozen
+   * linear no adapter targets saves no input: Transformer Engine keeps a
+   * linear's input only for its weight gradient (backward_needs_input =
+   * weight.requires_grad), so QKV's (the norm output), fc1's (the MLP
+   * norm output), fc2's (the activation output) and proj's fp8 copy go;
+   * the attention output stays, the attention kernel's own.  A targeted
+   * linear's input is its adapter A's.  Only the adapters' intermediates
+   * with Megatron's local layers. */
+  if (!moe && run->lora_rank > 0) {
+    int k = run->transformer_engine ? run->lora_targets : PTSIM_LORA_ALL; /* Megatron's local
+                                                      linears save their input regardless */
+    split += t * lora_activation_bytes(plan, drop_mlp, in_bytes);         /* whole per rank */
+    if (!(k & PTSIM_LORA_QKV) && !drop_norms) replicated -= in_bytes * sbh;
+    if (!(k & PTSIM_LORA_FC1) && !(drop_mlp_norm || (drop_mlp && run->transformer_engine)))
+      replicated -= in_bytes * sbh;
+    if (!(k & PTSIM_LORA_FC2) && !drop_mlp) split -= in_bytes * sb * hf;
+    if (!(k & PTSIM_LORA_PROJ) && fp8) split -= q;
+  }
+
   double replicated_div = l->sp ? t : 1.0;
   if (moe)
     return replicated / replicated_div + split / t +
@@ -336,6 +379,75 @@ PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan, i
 
 /* Saved activations of one stage, all in-flight microbatches, recompute
  * applied (embedding dropout excluded). */
+/* ---- Activation offloading ----
+ * Megatron-LM's fine-grained activation offloading (--fine-grained-
+ * activation-offloading, --offload-modules; megatron/core/pipeline_parallel/
+ * fine_grained_activation_offload.py): the saved input of each named module
+ * is copied to pinned host memory on a side stream once the layer's forward
+ * has it, and copied back, one layer ahead, before the layer's backward.
+ * A (layer, microbatch) stored in full keeps on the GPU its saved set less
+ * those inputs; at a time one layer's are on the device (the one being
+ * offloaded or reloaded).  The bytes per layer and microbatch are the
+ * estimate's own items (layer_activation_bytes): attn_norm the layer input
+ * 2 T_sp h, qkv_linear the norm output in_bytes T_sp h (none where the norm
+ * is recomputed), core_attn q, k and v 2 T (q + 2 kv) / t (multi-latent
+ * attention: 2 T nh (2 dq + dv) / t, none when mla_up_proj is recomputed),
+ * attn_proj the attention output 2 T q / t (MLA: nh dv wide; and its fp8
+ * copy), mlp_norm the residual
+ * 2 T_sp h; an MoE layer's expert_fc1 the experts' rows in_bytes N h and
+ * moe_act their fc1 output 2 N 2f (SwiGLU; N f for GELU).  Recomputed
+ * layers keep only their input: nothing is offloaded there. */
+PTSIM_HD double ptsim_memory_offload_layer_bytes(const PtsimPlan *plan, int moe) {
+  const PtsimModel *m = &plan->job.model;
+  const PtsimLayout *l = &plan->job.layout;
+  const PtsimSettings *run = &plan->job.settings;
+  int k = run->offload_modules;
+  double t = (double)l->tp, T = (double)plan->tokens, h = (double)m->hidden_size;
+  double tsp = plan->tokens_sp, d = (double)plan->head_dim;
+  double q = (double)m->num_attention_heads * d, kv = (double)m->num_query_groups * d;
+  double in_bytes, bytes = 0.0;
+  int fp8 = run->precision == PTSIM_PRECISION_FP8 && plan->job.hw.peak_fp8_flops > 0.0 &&
+            run->torch_layers == PTSIM_TORCH_LAYERS_NONE;
+  int drop_norms = run->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
+                   (run->recompute_modules & PTSIM_RECOMPUTE_LAYERNORM) && !run->transformer_engine;
+  in_bytes = fp8 ? 1.0 : 2.0;
+  if (k == 0 || run->recompute == PTSIM_RECOMPUTE_FULL ||
+      run->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP)
+    return 0.0;
+  if (k & PTSIM_OFFLOAD_ATTN_NORM) bytes += 2.0 * tsp * h;
+  if ((k & PTSIM_OFFLOAD_QKV_LINEAR) && !drop_norms) bytes += in_bytes * tsp * h;
+  if (m->multi_latent_attention) { /* mla_activations: q, k (dq wide), v; the output dv */
+    double dq = (double)(m->qk_head_dim + m->qk_pos_emb_head_dim),
+           nh = (double)m->num_attention_heads;
+    int up_redone = run->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
+                    (run->recompute_modules & PTSIM_RECOMPUTE_MLA_UP_PROJ);
+    if ((k & PTSIM_OFFLOAD_CORE_ATTN) && !up_redone)
+      bytes += 2.0 * T * nh * (2.0 * dq + (double)m->v_head_dim) / t;
+    if (k & PTSIM_OFFLOAD_ATTN_PROJ)
+      bytes += (fp8 ? 3.0 : 2.0) * T * nh * (double)m->v_head_dim / t;
+  } else {
+    if (k & PTSIM_OFFLOAD_CORE_ATTN) bytes += 2.0 * T * (q + 2.0 * kv) / t;
+    if (k & PTSIM_OFFLOAD_ATTN_PROJ) bytes += (fp8 ? 3.0 : 2.0) * T * q / t;
+  }
+  if (k & PTSIM_OFFLOAD_MLP_NORM) bytes += 2.0 * tsp * h;
+  if (moe && !(run->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
+               (run->recompute_modules & PTSIM_RECOMPUTE_MOE))) {
+    double rows = plan->expert_load * tsp * (double)m->moe_router_topk * (double)l->etp;
+    double f = (double)m->moe_ffn_hidden_size / (double)l->etp;
+    if (k & PTSIM_OFFLOAD_EXPERT_FC1) bytes += in_bytes * rows * h;
+    if (k & PTSIM_OFFLOAD_MOE_ACT)
+      bytes += rows * f * (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 * 2.0 : 2.0);
+  }
+  return bytes;
+}
+
+PTSIM_HD double ptsim_memory_offload_host_bytes(const PtsimPlan *plan, int64_t stage) {
+  int64_t ls = plan->stage_layers[stage], moe = plan->stage_moe_layers[stage];
+  return plan->inflight_microbatches[stage] *
+         ((double)(ls - moe) * ptsim_memory_offload_layer_bytes(plan, 0) +
+          (double)moe * ptsim_memory_offload_layer_bytes(plan, 1));
+}
+
 static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan, int64_t stage,
                                                double inflight, double dense_layer,
                                                double moe_layer) {
@@ -359,9 +471,18 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan, int64_t st
     return (double)ls * kept * inflight + (dense_layer - kept);
   }
   if (run->recompute != PTSIM_RECOMPUTE_FULL) {
-    /* none / selective: every layer saves its working set. */
-    if (moe > 0) return ((double)(ls - moe) * dense_layer + (double)moe * moe_layer) * inflight;
-    return (double)ls * full_layer * inflight;
+    /* none / selective: every layer saves its working set; offloading
+     * keeps one layer's offloaded inputs on the device (see above) */
+    double offloaded = ptsim_memory_offload_host_bytes(plan, stage), window = 0.0;
+    if (offloaded > 0.0) {
+      window = ptsim_memory_offload_layer_bytes(plan, 0);
+      if (moe > 0 && ptsim_memory_offload_layer_bytes(plan, 1) > window)
+        window = ptsim_memory_offload_layer_bytes(plan, 1);
+      offloaded -= window;
+    }
+    if (moe > 0)
+      return ((double)(ls - moe) * dense_layer + (double)moe * moe_layer) * inflight - offloaded;
+    return (double)ls * full_layer * inflight - offloaded;
   }
   /* Full recompute: a checkpoint is the layer (or chunk) input, 2sbh, split
    * over t only with SP; plus the working set of what is being recomputed
@@ -526,6 +647,7 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
   for (i = 0; i < p; i++) {
     PtsimStageMemory *st = &out->stages[i];
     double inflight = plan->inflight_microbatches[i];
+    double trainable, trainable_experts;
     st->first_layer = plan->stage_first_layer[i];
     st->num_layers = plan->stage_layers[i];
     st->has_embedding = i == first;
@@ -533,15 +655,18 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     st->parameters = plan->stage_parameters[i];
     st->expert_parameters = plan->stage_expert_parameters[i];
     st->parameters_bytes = plan->stage_weight_bytes[i];
-    st->gradients_bytes = grad_bytes * st->parameters / plan->grad_shards;
-    if (st->expert_parameters > 0.0) /* ZeRO-2/3 shard the experts' over the expert group */
-      st->gradients_bytes = grad_bytes *
-                            ((st->parameters - st->expert_parameters) / plan->grad_shards +
-                             st->expert_parameters / plan->expert_grad_shards);
-    st->optimizer_bytes = optimizer_bytes * st->parameters;
-    if (plan->stage_expert_parameters[i] > 0.0)
-      st->optimizer_bytes = optimizer_bytes * (st->parameters - plan->stage_expert_parameters[i]) +
-                            expert_optimizer_bytes * plan->stage_expert_parameters[i];
+    /* gradients and optimizer states: the trainable parameters' (all, or
+     * LoRA's adapters alone); ZeRO-2/3 shard the experts' over the expert
+     * group */
+    ptsim_plan_trainable(plan, i, &trainable, &trainable_experts);
+    st->gradients_bytes = grad_bytes * trainable / plan->grad_shards;
+    if (trainable_experts > 0.0)
+      st->gradients_bytes = grad_bytes * (trainable / plan->grad_shards +
+                                          trainable_experts / plan->expert_grad_shards);
+    st->optimizer_bytes = optimizer_bytes * trainable;
+    if (trainable_experts > 0.0)
+      st->optimizer_bytes = optimizer_bytes * trainable +
+                            expert_optimizer_bytes * trainable_experts;
     st->activation_bytes_per_layer =
         run->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP ? op_saved_bytes(plan) : full_layer;
     st->inflight_microbatches = inflight;
@@ -587,15 +712,18 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     if (i == last && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
       st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
     st->workspace_bytes = ptsim_memory_workspace_bytes(plan, i);
-    st->other_bytes = st->input_ids_bytes + st->logits_bytes + st->workspace_bytes;
+    st->graph_bytes = ptsim_memory_graph_bytes(plan, i);
+    st->host_bytes = ptsim_memory_offload_host_bytes(plan, i);
+    st->other_bytes = st->input_ids_bytes + st->logits_bytes + st->workspace_bytes +
+                      st->graph_bytes;
     st->unsharded_bytes = unsharded_bytes(plan, i);
     st->total_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
                       st->activations_bytes + st->other_bytes + st->unsharded_bytes;
     st->steady_bytes = st->parameters_bytes + st->gradients_bytes + st->optimizer_bytes +
-                       st->workspace_bytes;
+                       st->workspace_bytes + st->graph_bytes;
     if (grad_bytes < 4.0 && !plan->lazy_masters) /* lifetimes.c optimizer_step's copies */
-      st->steady_bytes += 4.0 * ((st->parameters - st->expert_parameters) / plan->optimizer_shards +
-                                 st->expert_parameters / plan->expert_optimizer_shards);
+      st->steady_bytes += 4.0 * (trainable / plan->optimizer_shards +
+                                 trainable_experts / plan->expert_optimizer_shards);
     if (st->total_bytes > out->stages[out->peak_stage].total_bytes) out->peak_stage = i;
   }
 
@@ -610,6 +738,43 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     out->usage_fraction = 0.0;
     out->fits = 0;
   }
+}
+
+/* ---- CUDA graphs ----
+ * A captured graph replays at fixed addresses: its static inputs (the
+ * replay copies the real input into them), its outputs and, for the
+ * backward graph, its output-gradient input and input-gradient output stay
+ * allocated as long as the graph does, beside what the eager run keeps.
+ * Each is one microbatch's hidden states, E = T_sp h 2 B (the attention
+ * part's, with --cuda-graph-scope attn, is the same shape).  How many:
+ *  - local (Megatron-Core's CudaGraphManager, megatron/core/transformer/
+ *    cuda_graphs.py): one runner per layer, reused over the microbatches
+ *    without pipeline parallelism; with it a runner per layer and
+ *    microbatch, each keeping its four buffers: L m 4 E (L 4 E with pp 1).
+ *  - transformer_engine (TECudaGraphHelper, Transformer Engine's
+ *    make_graphed_callables with its pipeline order): a graph per layer and
+ *    microbatch with pp > 1 (one microbatch without), whose static inputs
+ *    Megatron reuses once a backward has finished (_get_sample_arguments),
+ *    and TE >= 2.7 its outputs and gradient buffers likewise
+ *    (_reuse_graph_input_output_buffers): 4 E per layer and in-flight
+ *    microbatch, L n 4 E with n the stage's in-flight microbatches (1 with
+ *    pp 1).
+ *  - full_iteration: one graph of the whole step, whose static input is the
+ *    batch's token ids: nothing counted.
+ * Not counted: the graphs' private pool keeping the transients of the
+ * captured layers apart from the rest (the capture reuses the pool in
+ * schedule order, so it holds what the eager layers would). */
+PTSIM_HD double ptsim_memory_graph_bytes(const PtsimPlan *plan, int64_t stage) {
+  const PtsimHost *host = &plan->job.settings.host;
+  double e = plan->tokens_sp * (double)plan->job.model.hidden_size * 2.0;
+  double layers = (double)plan->stage_layers[stage], per_layer;
+  int pp = plan->job.layout.pp > 1;
+  if (host->graphs == PTSIM_GRAPH_NONE || host->graphs == PTSIM_GRAPH_ITERATION) return 0.0;
+  if (host->graph_impl == PTSIM_GRAPH_IMPL_LOCAL)
+    per_layer = pp ? (double)plan->num_microbatches : 1.0;
+  else
+    per_layer = pp ? plan->inflight_microbatches[stage] : 1.0;
+  return layers * per_layer * 4.0 * e;
 }
 
 /* The job-wide figures are the peak stage's: the one home of that rule for

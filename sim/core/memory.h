@@ -49,7 +49,9 @@ typedef struct {
   double input_ids_bytes;            /* int64 input ids for in-flight microbatches */
   double logits_bytes;               /* fp32 logits / cross-entropy buffers */
   double workspace_bytes;            /* GEMM workspaces (ptsim_memory_workspace_bytes) */
-  double other_bytes;                /* input_ids + logits + workspaces */
+  double graph_bytes;                /* CUDA graphs' static buffers (ptsim_memory_graph_bytes) */
+  double host_bytes;  /* pinned host memory of offloaded activations (not in the total) */
+  double other_bytes; /* input_ids + logits + workspaces + graph buffers */
   /* ZeRO-2/3: the units gathered at once and the unsharded gradients of
    * the units in backward (0 otherwise; plan.c "Sharding") */
   double unsharded_bytes;
@@ -135,6 +137,10 @@ PTSIM_HD int ptsim_memory_swiglu_unfused(const PtsimJob *job);
  * layernorm: the norm outputs of Megatron's local layers). */
 PTSIM_HD double ptsim_memory_layer_activation_bytes(const PtsimPlan *plan, int keep_scores);
 
+/* Of those, what LoRA's adapters keep (settings lora_rank > 0; 0 without):
+ * each targeted linear's r-wide intermediate, in_bytes T r on each GPU. */
+PTSIM_HD double ptsim_memory_lora_activation_bytes(const PtsimPlan *plan, int keep_scores);
+
 /* Bytes torch's per-op selective checkpointing (PTSIM_RECOMPUTE_SELECTIVE_OP)
  * keeps of one dense layer for one microbatch on one GPU: the block's
  * input, the outputs of the matmuls its policy keeps, SDPA's output and
@@ -163,6 +169,18 @@ PTSIM_HD void ptsim_memory_workspaces(const PtsimPlan *plan, int64_t stage, Ptsi
 
 /* Their bytes. */
 PTSIM_HD double ptsim_memory_workspace_bytes(const PtsimPlan *plan, int64_t stage);
+
+/* The static buffers the CUDA graphs of stage `stage` keep for the run
+ * (settings.host.graphs, graph_impl; memory.c, "CUDA graphs"): 0 without
+ * graphs or with one graph of the whole iteration. */
+PTSIM_HD double ptsim_memory_graph_bytes(const PtsimPlan *plan, int64_t stage);
+
+/* Activation offloading (settings.offload_modules; memory.c, "Activation
+ * offloading"): the bytes one layer (an MoE layer: moe 1) offloads per
+ * microbatch on one GPU, and what stage `stage`'s in-flight microbatches
+ * keep in host memory. */
+PTSIM_HD double ptsim_memory_offload_layer_bytes(const PtsimPlan *plan, int moe);
+PTSIM_HD double ptsim_memory_offload_host_bytes(const PtsimPlan *plan, int64_t stage);
 
 /* Copies the peak stage's figures (out->peak_stage) into the job-wide ones. */
 PTSIM_HD void ptsim_memory_take_peak_stage(PtsimMemoryEstimate *out);

@@ -216,6 +216,37 @@ PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp)
   return plan_layer_matrices(model, tp) + bias + qk_norm + 2.0 * plan_norm_parameters(model);
 }
 
+/* ---- LoRA ----
+ * Megatron-Bridge's LoRA (megatron/bridge/peft/lora.py, LoRALinear around
+ * each targeted linear; ParallelLinearAdapter) adds to a linear of
+ * in x out an adapter A (in -> r) and B (r -> out), both split over TP:
+ * a column-parallel base (linear_qkv, linear_fc1) splits A's r outputs and
+ * B's out, a row-parallel one (linear_proj, linear_fc2) A's in and B's out,
+ * so one TP rank holds r (in + out) / tp of each.  The base weights are
+ * frozen (requires_grad False): Megatron's DDP builds gradient buffers and
+ * the optimizer its states for the adapters alone. */
+PTSIM_HD double ptsim_plan_lora_layer_parameters(const PtsimModel *model, int64_t tp, int64_t rank,
+                                                 int targets) {
+  double h = (double)model->hidden_size, f = (double)model->ffn_hidden_size;
+  double d = (double)ptsim_plan_head_dim(model);
+  double q = (double)model->num_attention_heads * d, kv = (double)model->num_query_groups * d;
+  double fc1_out = (model->activation == PTSIM_ACTIVATION_SWIGLU ? 2.0 : 1.0) * f;
+  double n = 0.0;
+  if (rank <= 0) return 0.0;
+  if (targets & PTSIM_LORA_QKV) n += h + q + 2.0 * kv;
+  if (targets & PTSIM_LORA_PROJ) n += q + h;
+  if (targets & PTSIM_LORA_FC1) n += h + fc1_out;
+  if (targets & PTSIM_LORA_FC2) n += f + h;
+  return (double)rank * n / (double)tp;
+}
+
+PTSIM_HD void ptsim_plan_trainable(const PtsimPlan *plan, int64_t stage, double *dense,
+                                   double *experts) {
+  double e = plan->job.settings.lora_rank > 0 ? 0.0 : plan->stage_expert_parameters[stage];
+  *experts = e;
+  *dense = plan->stage_trainable_parameters[stage] - e;
+}
+
 PTSIM_HD int ptsim_plan_is_moe_layer(const PtsimModel *model, int64_t layer) {
   if (model->num_experts <= 0 || layer < 0 || layer >= PTSIM_MAX_LAYERS) return 0;
   return (int)((model->moe_layers[layer / 64] >> (layer % 64)) & 1u);
@@ -321,7 +352,8 @@ static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stag
     if (!m->tied_embeddings || l->pp > 1) n += word_embedding;
     n += plan->mtp_parameters;
   }
-  return n;
+  /* LoRA's adapters beside the frozen base (see "LoRA" above) */
+  return n + (double)plan->stage_layers[stage] * plan->lora_layer_parameters;
 }
 
 /* Routed-expert parameters one GPU of stage `stage` holds (MTP's included). */
@@ -762,6 +794,9 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
   out->local_seq = l->seq / l->cp;
   out->tokens_sp = l->sp ? (double)out->tokens / (double)l->tp : (double)out->tokens;
   out->layer_parameters = ptsim_plan_layer_parameters(&job->model, l->tp);
+  out->lora_layer_parameters = ptsim_plan_lora_layer_parameters(&job->model, l->tp,
+                                                                job->settings.lora_rank,
+                                                                job->settings.lora_targets);
   out->head_dim = ptsim_plan_head_dim(&job->model);
   plan_state_bytes(out);
   for (k = 0; k < PTSIM_GROUP_KIND_COUNT; k++)
@@ -774,6 +809,10 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
   for (s = 0; s < PTSIM_MAX_STAGES; s++) {
     out->stage_expert_parameters[s] = s < l->pp ? plan_stage_expert_parameters(out, s) : 0.0;
     out->stage_parameters[s] = s < l->pp ? plan_stage_parameters(out, s) : 0.0;
+    out->stage_trainable_parameters[s] =
+        job->settings.lora_rank > 0
+            ? (double)out->stage_layers[s] * out->lora_layer_parameters /* the adapters alone */
+            : out->stage_parameters[s];
     out->stage_weight_bytes[s] = s < l->pp ? plan_stage_weight_bytes(out, s) : 0.0;
     out->inflight_microbatches[s] =
         s < l->pp

@@ -137,6 +137,13 @@ typedef struct {
    * (decoupled_grad) instead of from fp32 copies. */
   int lazy_masters;
   double stage_parameters[PTSIM_MAX_STAGES]; /* parameters one GPU of it holds */
+  /* LoRA (settings lora_rank > 0, plan.c "LoRA"): the adapters of one
+   * transformer layer on one TP rank, r (in + out) / tp per targeted linear
+   * (0 without LoRA), part of stage_parameters; of a stage's parameters the
+   * ones that train (ptsim_plan_trainable): all of them, or with LoRA its
+   * layers' adapters alone. */
+  double lora_layer_parameters;
+  double stage_trainable_parameters[PTSIM_MAX_STAGES];
   /* Bytes of model weights one GPU of it holds: 2 per parameter (bf16/fp16),
    * plus under fp8 Transformer Engine's fp8 copy and its transpose of every
    * transformer-layer weight matrix (see plan.c); under ZeRO-3 only the
@@ -250,6 +257,21 @@ PTSIM_HD int ptsim_plan_torch_gemm_saved(const PtsimModel *model, int32_t gemm);
 /* Parameters of one transformer layer held by one TP rank (t = tp); for
  * an MoE model, one of its dense layers. */
 PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp);
+
+/* The LoRA adapters of one transformer layer on one TP rank (tp): rank
+ * r (in + out) / tp for each linear `targets` names (PTSIM_LORA_* bits;
+ * both adapter matrices split over TP as the base layer's parallel
+ * dimension is); 0 when rank is 0. */
+PTSIM_HD double ptsim_plan_lora_layer_parameters(const PtsimModel *model, int64_t tp, int64_t rank,
+                                                 int targets);
+
+/* The parameters of stage `stage` that have gradients and optimizer
+ * states, split as the optimizer shards them: the dense ones (*dense, over
+ * optimizer_shards) and the local routed experts (*experts, over
+ * expert_optimizer_shards).  Without LoRA every parameter; with LoRA the
+ * adapters alone (all dense), the frozen base having neither. */
+PTSIM_HD void ptsim_plan_trainable(const PtsimPlan *plan, int64_t stage, double *dense,
+                                   double *experts);
 
 /* 1 when layer `layer` of the model is an MoE layer. */
 PTSIM_HD int ptsim_plan_is_moe_layer(const PtsimModel *model, int64_t layer);

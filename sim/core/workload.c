@@ -378,14 +378,14 @@ static PTSIM_HD void build_attention_block(const PtsimWorkCtx *x, PtsimWork *w, 
     ptsim_work_mla(x, w, redo);
   } else {
     ptsim_work_tp_enter(x, w, qkv_s, 1, tp_activation_bytes(x));
-    ptsim_work_gemm(x, w, T, (q + 2 * kv) / t, h, norm_cast);
+    ptsim_work_linear(x, w, T, (q + 2 * kv) / t, h, norm_cast, PTSIM_LORA_QKV, 1);
     if (m->qk_layernorm) /* norms over the heads of q and k */
       ptsim_work_elementwise(x, w, 2.0 * (double)T * (double)(q + kv) / (double)t * ELEM);
     if (ptsim_plan_position_embedding(m) == PTSIM_POSITION_ROPE) /* RoPE on q and k */
       ptsim_work_elementwise(x, w, 2.0 * (double)T * (double)(q + kv) / (double)t * ELEM);
     ptsim_work_attention(x, w, redo_attention ? redo : NULL, m->num_attention_heads / t, x->d,
                          (double)(x->d * groups));
-    ptsim_work_gemm(x, w, T, h, q / t, INPUT_CAST);
+    ptsim_work_linear(x, w, T, h, q / t, INPUT_CAST, PTSIM_LORA_PROJ, 0);
     ptsim_work_tp_leave(x, w, o_s);
   }
   ptsim_work_elementwise(x, w, residual_bytes); /* bias-dropout-add */
@@ -444,10 +444,10 @@ static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   ptsim_work_elementwise(x, &mlp, norm_bytes);
   if (redo_norms) work_add(&redo, &norm, 1.0);
   ptsim_work_tp_enter(x, &mlp, fc1_s, 1, tp_activation_bytes(x));
-  ptsim_work_gemm(x, &mlp, T, fc1_out / t, h, norm_cast);
+  ptsim_work_linear(x, &mlp, T, fc1_out / t, h, norm_cast, PTSIM_LORA_FC1, 1);
   ptsim_work_elementwise(x, &mlp,
                          (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * ffn_local * ELEM);
-  ptsim_work_gemm(x, &mlp, T, h, m->ffn_hidden_size / t, INPUT_CAST);
+  ptsim_work_linear(x, &mlp, T, h, m->ffn_hidden_size / t, INPUT_CAST, PTSIM_LORA_FC2, 0);
   ptsim_work_tp_leave(x, &mlp, fc2_s);
   work_add(w, &mlp, 1.0);
   if (redo_mlp) {
@@ -458,7 +458,11 @@ static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
     work_add(&redo, &mlp, 1.0);
   }
   ptsim_work_elementwise(x, w, residual_bytes);
-  ptsim_work_grad_accumulation(x, w, x->plan->layer_parameters);
+  /* the trainable parameters' (LoRA: the adapters alone) */
+  ptsim_work_grad_accumulation(x, w,
+                               x->job->settings.lora_rank > 0 ? x->plan->lora_layer_parameters
+                                                              : x->plan->layer_parameters);
+  ptsim_work_offload(x, w, 0);
 
   /* Recomputation re-runs forward work inside B. */
   if (run->recompute == PTSIM_RECOMPUTE_FULL)
@@ -484,6 +488,7 @@ static PTSIM_HD void build_moe_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   work_add(w, &moe, 1.0);
   ptsim_work_elementwise(x, w, residual_bytes);
   ptsim_work_grad_accumulation(x, w, x->plan->moe_layer_parameters);
+  ptsim_work_offload(x, w, 1);
   if (run->recompute == PTSIM_RECOMPUTE_FULL)
     ptsim_work_full_recompute(x, w);
   else if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE)
@@ -530,21 +535,28 @@ static PTSIM_HD void build_head(const PtsimWorkCtx *x, PtsimWork *w) {
   int64_t T = x->tokens, t = x->t, h = m->hidden_size;
   int64_t vocab_local = m->vocab_size / t;
   int fused = x->job->settings.cross_entropy_fusion;
+  int lora = x->job->settings.lora_rank > 0;
   double logits = (double)T * (double)vocab_local;
   double head_s = ptsim_cost_gemm_s(&x->job->hw, x->params, ptsim_work_outside_fp8(x), T,
                                     vocab_local, h);
   double small = 0.0;
   work_zero(w);
   ptsim_work_elementwise(x, w, 2.0 * x->tokens_sp * (double)h * ELEM);
+  double wgrad_s;
   ptsim_work_tp_enter(x, w, head_s, 0, tp_activation_bytes(x));
+  wgrad_s = w->backward_weight_s;
   ptsim_work_gemm_at(x, w, ptsim_work_outside_fp8(x), T, vocab_local, h, INPUT_CAST);
+  if (lora) { /* LoRA: the output layer is frozen, no wgrad GEMM (workload_lora.c) */
+    w->backward_weight_s = wgrad_s;
+    w->flops -= 2.0 * (double)T * (double)vocab_local * (double)h;
+  }
   w->forward_s += ptsim_cost_memory_bound_at_s(&x->job->hw, x->params,
                                                logits * (fused ? 22.0 : 38.0));
   w->backward_input_s += ptsim_cost_memory_bound_at_s(&x->job->hw, x->params,
                                                       logits * (fused ? 6.0 : 22.0));
   if (t > 1) small = (fused ? 2.0 : 3.0) * tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, (double)T * 4.0);
   ptsim_work_comm(w, PTSIM_COMM_TP, small, 0.0);
-  ptsim_work_grad_accumulation(x, w, (double)vocab_local * (double)h);
+  if (!lora) ptsim_work_grad_accumulation(x, w, (double)vocab_local * (double)h);
 }
 
 /* ---- once per step ---- */
@@ -618,11 +630,12 @@ static PTSIM_HD void build_step_work(const PtsimWorkCtx *x, PtsimWorkload *out) 
   int moe = job->model.num_experts > 0 || job->model.multi_latent_attention;
   int64_t s;
   for (s = 0; s < l->pp; s++) {
-    double params = plan->stage_parameters[s], experts = 0.0;
+    /* the trainable parameters (LoRA: the adapters alone) reduce their
+     * gradients, gather their updates and step */
+    double params = plan->stage_trainable_parameters[s], experts = 0.0;
     double local = params / plan->optimizer_shards;
     if (moe) {
-      experts = plan->stage_expert_parameters[s];
-      params -= experts;
+      ptsim_plan_trainable(plan, s, &params, &experts);
       local = params / plan->optimizer_shards + experts / plan->expert_optimizer_shards;
     }
     if (plan->zero_stage >= 2)

@@ -94,6 +94,24 @@ PTSIM_HD void ptsim_work_full_recompute(const PtsimWorkCtx *x, PtsimWork *w);
 PTSIM_HD void ptsim_work_chunk_shape(const PtsimWorkload *w, int64_t stage, int64_t chunk,
                                      int64_t *layers, int64_t *moe, int *first, int *last);
 
+/* ---- workload_lora.c ---- */
+
+/* A transformer layer's linear of forward shape (m, n, k) on one TP rank
+ * (a GEMM at the job's precision, as ptsim_work_gemm) and, with LoRA
+ * (settings lora_rank > 0), its frozen base's wgrad left out and, when
+ * `target` (a PTSIM_LORA_* bit) is one the adapters target, the adapter's
+ * GEMMs; column_parallel: the base splits its output (n is per rank), else
+ * its input (k is per rank, n whole). */
+PTSIM_HD void ptsim_work_linear(const PtsimWorkCtx *x, PtsimWork *w, int64_t m, int64_t n,
+                                int64_t k, int input_cast, int target, int column_parallel);
+
+/* ---- workload_offload.c ---- */
+
+/* Activation offloading: a layer's (an MoE layer's: moe 1) forward and
+ * backward wait for what its host copies take beyond them (the copies run
+ * on a stream of their own). */
+PTSIM_HD void ptsim_work_offload(const PtsimWorkCtx *x, PtsimWork *w, int moe);
+
 /* ---- workload_shard.c (ZeRO-2/3) ---- */
 
 /* One unit's collectives (unit_*_s) and which of them the items run. */

@@ -90,11 +90,21 @@ static gboolean read_band(const PtsimIniFile *ini, const char *group, PtsimError
   return TRUE;
 }
 
+/* A technique the job uses that no published run measured: its step time
+ * has no band ("uncalibrated"), and no other class's stands in for it. */
+static const char *uncalibrated_technique(const PtsimJob *job) {
+  if (job->settings.lora_rank > 0) return "LoRA fine-tuning (--lora-rank)";
+  if (job->settings.offload_modules)
+    return "activation offloading (--fine-grained-activation-offloading)";
+  return NULL;
+}
+
 void ptsim_error_band_lookup_data(const PtsimJob *job, const char *data, gsize len,
                                   PtsimErrorBand *out) {
   g_auto(PtsimIniFile) ini = {PTSIM_ERROR_BANDS_FILE, NULL, NULL, FALSE};
   g_autoptr(GError) error = NULL;
   const char *precision = ptsim_names_get(PTSIM_NAMES_PRECISION, (int)job->settings.precision);
+  const char *technique = uncalibrated_technique(job);
   memset(out, 0, sizeof *out);
   /* no published run uses a V-shaped schedule: no band of another
    * schedule's runs stands in for one (validate/REPORT.md's classes) */
@@ -104,6 +114,12 @@ void ptsim_error_band_lookup_data(const PtsimJob *job, const char *data, gsize l
                "uncalibrated: no published run of the V-shaped schedule %s was held out, so "
                "ptsim cannot quote its error",
                ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)job->layout.schedule));
+    return;
+  }
+  if (technique) {
+    g_snprintf(out->note, sizeof out->note,
+               "uncalibrated: no published run measures %s, so ptsim has no error band for it",
+               technique);
     return;
   }
   if (!ptsim_ini_parse(&ini, g_strndup(data, len), len, &error)) {

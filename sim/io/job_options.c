@@ -40,7 +40,11 @@ void ptsim_job_options_clear(PtsimJobOptions *o) {
                       &o->fsdp_impl,
                       &o->reshard_after_forward,
                       &o->cublas_workspace_config,
-                      &o->cross_entropy_fusion_impl};
+                      &o->cross_entropy_fusion_impl,
+                      &o->lora_target_modules,
+                      &o->cuda_graph_impl,
+                      &o->cuda_graph_scope,
+                      &o->offload_modules};
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(*strings[i]);
   g_strfreev(o->env);
   ptsim_job_options_init(o);
@@ -90,6 +94,8 @@ static const PtsimOptionNumber numbers[] = {
     DECIMAL("--memory-threshold", threshold, {0.0, 1.0, FALSE, TRUE}),
     DECIMAL("--attention-dropout", attention_dropout, {0.0, 1.0, TRUE, FALSE}),
     DECIMAL("--hidden-dropout", hidden_dropout, {0.0, 1.0, TRUE, FALSE}),
+    COUNT("--lora-rank", lora_rank, 65536),
+    DECIMAL("--lora-alpha", lora_alpha, {0.0, 1e6, FALSE, TRUE}),
 };
 
 static gboolean number_option(const char *flag, const char *text, gpointer opts, GError **error) {
@@ -340,6 +346,34 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "PyTorch's CUBLAS_WORKSPACE_CONFIG, :SIZE:COUNT KiB (\":4096:8\" is 32 MiB per thread "
        "that calls cuBLAS; default: the GPU's, hw_profiles/software/workspaces.ini)",
        "CONFIG"},
+      NUMBER("lora-rank",
+             "LoRA fine-tuning: frozen base weights, rank-R adapters on the targeted linears "
+             "(Megatron-Bridge's peft=LoRA(dim=R)): only the adapters have gradients and "
+             "optimizer states; backward skips the base's weight gradients (1 to 65536)",
+             "R"),
+      NUMBER("lora-alpha", "With --lora-rank: the adapters' scale alpha / R (default 32)", "A"),
+      {"lora-target-modules", 0, 0, G_OPTION_ARG_STRING, &o->lora_target_modules,
+       "With --lora-rank: the linears adapted, linear_qkv,linear_proj,linear_fc1,linear_fc2 "
+       "(default all four, as Megatron-Bridge)",
+       "M[,M...]"},
+      {"cuda-graph-impl", 0, 0, G_OPTION_ARG_STRING, &o->cuda_graph_impl,
+       "CUDA graphs as Megatron-LM captures them: none (default) | local (a graph per layer, and "
+       "per microbatch with pp > 1) | transformer_engine (TE's make_graphed_callables); fewer "
+       "launches, and the graphs' static buffers kept",
+       "IMPL"},
+      {"cuda-graph-scope", 0, 0, G_OPTION_ARG_STRING, &o->cuda_graph_scope,
+       "With --cuda-graph-impl: what is captured, Megatron-LM's words: full (each layer, default) "
+       "| attn | mlp | moe | moe_router | moe_preprocess | full_iteration (local: the whole step)",
+       "S[,S...]"},
+      {"fine-grained-activation-offloading", 0, 0, G_OPTION_ARG_NONE, &o->fine_grained_offloading,
+       "Megatron-LM's activation offloading: the inputs --offload-modules names go to pinned host "
+       "memory after the forward and come back before the backward, over the profile's host link "
+       "(host_link_gbps), beside the compute",
+       NULL},
+      {"offload-modules", 0, 0, G_OPTION_ARG_STRING, &o->offload_modules,
+       "With --fine-grained-activation-offloading: whose inputs, attn_norm,qkv_linear,core_attn,"
+       "attn_proj,mlp_norm,expert_fc1,moe_act",
+       "M[,M...]"},
       END};
   return g_memdup2(entries, sizeof entries);
 }

@@ -87,6 +87,15 @@ typedef struct {
   char *cross_entropy_fusion_impl; /* native|te */
   gboolean defer_embedding_wgrad;
   PtsimOptionInt wgrad_deferral_limit;
+  /* LoRA (PEFT): adapters' rank, alpha and target linears */
+  PtsimOptionInt lora_rank;
+  PtsimOptionDouble lora_alpha;
+  char *lora_target_modules;
+  /* CUDA graphs (Megatron-LM's --cuda-graph-impl, --cuda-graph-scope) */
+  char *cuda_graph_impl, *cuda_graph_scope;
+  /* activation offloading (Megatron-LM's flags of the same names) */
+  gboolean fine_grained_offloading;
+  char *offload_modules;
 } PtsimJobOptions;
 
 /* Sets every field to "not given". */

@@ -171,6 +171,98 @@ static int dtype_size(const char *word) {
 /* The layout's options that are not dimensions: sequence parallelism, the
  * distributed optimizer and its instances, the uneven split, the
  * interleaved schedule's microbatch group. */
+/* LoRA: --lora-rank R, --lora-alpha, --lora-target-modules (Megatron-
+ * Bridge's target_modules names; its defaults: alpha 32, all four). */
+static gboolean apply_lora(const PtsimJobOptions *o, PtsimSettings *run, GError **error) {
+  const char *without = o->lora_alpha.given              ? "--lora-alpha"
+                        : o->lora_target_modules != NULL ? "--lora-target-modules"
+                                                         : NULL;
+  int v;
+  if (!o->lora_rank.given) {
+    if (!without) return TRUE;
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "%s needs --lora-rank R (LoRA's adapters)", without);
+    return FALSE;
+  }
+  run->lora_rank = o->lora_rank.value;
+  run->lora_alpha = o->lora_alpha.given ? o->lora_alpha.value : 32.0;
+  run->lora_targets = PTSIM_LORA_ALL;
+  if (o->lora_target_modules) {
+    g_auto(GStrv) names = g_strsplit(o->lora_target_modules, ",", -1);
+    run->lora_targets = 0;
+    for (char **n = names; *n; n++) {
+      if (!choose("--lora-target-modules", g_strstrip(*n),
+                  "linear_qkv|linear_proj|linear_fc1|linear_fc2", &v, error))
+        return FALSE;
+      run->lora_targets |= 1 << v; /* PTSIM_LORA_QKV, _PROJ, _FC1, _FC2 */
+    }
+  }
+  return TRUE;
+}
+
+/* CUDA graphs: --cuda-graph-impl and --cuda-graph-scope as Megatron-LM
+ * reads them (megatron_resolve.c resolve_host: each layer by default; its
+ * attention alone for attn without mlp; the whole step for
+ * full_iteration; an MoE layer's experts for moe). */
+static gboolean apply_cuda_graphs(const PtsimJobOptions *o, PtsimHost *host, GError **error) {
+  static const char *const scopes =
+      "full|attn|mlp|moe|moe_router|moe_preprocess|mamba|full_iteration";
+  int impl, v, named = 0;
+  if (!o->cuda_graph_impl) {
+    if (o->cuda_graph_scope) return invalid("--cuda-graph-scope needs --cuda-graph-impl");
+    return TRUE;
+  }
+  if (!choose("--cuda-graph-impl", o->cuda_graph_impl, "none|local|transformer_engine", &impl,
+              error))
+    return FALSE;
+  host->graphs = PTSIM_GRAPH_NONE;
+  host->graph_moe = 0;
+  host->graph_impl = PTSIM_GRAPH_IMPL_NONE;
+  if (impl == 0) {
+    if (o->cuda_graph_scope)
+      return invalid("--cuda-graph-scope needs graphs (--cuda-graph-impl none)");
+    return TRUE;
+  }
+  host->graph_impl = impl == 1 ? PTSIM_GRAPH_IMPL_LOCAL : PTSIM_GRAPH_IMPL_TE;
+  host->graphs = PTSIM_GRAPH_LAYER;
+  if (!o->cuda_graph_scope) return TRUE;
+  g_auto(GStrv) names = g_strsplit(o->cuda_graph_scope, ",", -1);
+  for (char **n = names; *n; n++) {
+    if (!choose("--cuda-graph-scope", g_strstrip(*n), scopes, &v, error)) return FALSE;
+    named |= 1 << v;
+  }
+  if (named & 1) return TRUE; /* full: each layer */
+  if (named & (1 << 7))
+    host->graphs = PTSIM_GRAPH_ITERATION;
+  else if ((named & 2) && !(named & 4))
+    host->graphs = PTSIM_GRAPH_ATTN;
+  host->graph_moe = (named & 8) != 0;
+  return TRUE;
+}
+
+/* --fine-grained-activation-offloading with --offload-modules (Megatron-
+ * LM's names, PTSIM_OFFLOAD_* bits in their order). */
+static gboolean apply_offloading(const PtsimJobOptions *o, PtsimSettings *run, GError **error) {
+  int v;
+  if (!o->fine_grained_offloading) {
+    if (o->offload_modules)
+      return invalid("--offload-modules needs --fine-grained-activation-offloading");
+    return TRUE;
+  }
+  if (!o->offload_modules)
+    return invalid(
+        "--fine-grained-activation-offloading needs --offload-modules (what to offload)");
+  run->offload_modules = 0;
+  g_auto(GStrv) names = g_strsplit(o->offload_modules, ",", -1);
+  for (char **n = names; *n; n++) {
+    if (!choose("--offload-modules", g_strstrip(*n),
+                "attn_norm|qkv_linear|core_attn|attn_proj|mlp_norm|expert_fc1|moe_act", &v, error))
+      return FALSE;
+    run->offload_modules |= 1 << v;
+  }
+  return TRUE;
+}
+
 static void apply_layout_settings(const PtsimJobOptions *o, PtsimLayout *l) {
   if (o->sp) l->sp = 1;
   if (o->no_sp) l->sp = 0;
@@ -291,6 +383,9 @@ static gboolean apply_run_settings(const PtsimJobOptions *o, PtsimSettings *run,
     run->fp8_recipe = PTSIM_FP8_NVFP4;
   }
   if (o->fp8_param_gather) run->fp8_param_gather = 1;
+  if (!apply_lora(o, run, error) || !apply_cuda_graphs(o, &run->host, error) ||
+      !apply_offloading(o, run, error))
+    return FALSE;
   if (o->threshold.given) run->memory_threshold = o->threshold.value;
   if (o->manual_gc) run->manual_gc = 1;
   return apply_moe_settings(o, run, error);

@@ -481,6 +481,36 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
     return invalid("--wgrad-deferral-limit %" G_GINT64_FORMAT " is out of range: expected 0 "
                    "(every microbatch) or more",
                    I64(run->wgrad_deferral_limit));
+  if (run->lora_rank < 0 ||
+      (run->lora_rank > 0 &&
+       (run->lora_targets <= 0 || run->lora_targets > PTSIM_LORA_ALL || !(run->lora_alpha > 0.0))))
+    return invalid("--lora-rank %" G_GINT64_FORMAT ": expected a rank of 1 or more with a positive "
+                   "--lora-alpha and at least one --lora-target-modules",
+                   I64(run->lora_rank));
+  if (run->lora_rank > 0) {
+    const char *what = m->num_experts > 0          ? "mixture-of-experts models"
+                       : m->multi_latent_attention ? "multi-latent attention"
+                       : m->mtp_num_layers > 0     ? "multi-token prediction"
+                       : run->torch_layers != PTSIM_TORCH_LAYERS_NONE
+                           ? "PyTorch's layers (--transformer-impl torch)"
+                       : l->sharding != PTSIM_SHARDING_NONE
+                           ? "ZeRO-2/3 (--sharding zero2|fsdp|hsdp)"
+                           : NULL;
+    if (what)
+      return invalid("--lora-rank: LoRA is modelled for dense Megatron-Core layers with DDP or "
+                     "the distributed optimizer, not yet with %s",
+                     what);
+  }
+  if (run->offload_modules & ~PTSIM_OFFLOAD_ALL)
+    return invalid("--offload-modules: unknown modules");
+  if (run->offload_modules && !(job->hw.host_link_bytes_per_s > 0.0))
+    return invalid("--fine-grained-activation-offloading: hardware profile %s gives no host link "
+                   "bandwidth (its [node] host_link_gbps key), which the offloaded activations "
+                   "cross",
+                   job->hw.name);
+  if (run->offload_modules && run->torch_layers != PTSIM_TORCH_LAYERS_NONE)
+    return invalid("--fine-grained-activation-offloading: modelled for Megatron-Core's layers, "
+                   "not PyTorch's (--transformer-impl torch)");
   if (run->fp8_param_gather && !l->distributed_optimizer)
     return invalid("--fp8-param-gather needs the distributed optimizer (Megatron-LM asserts it)");
 

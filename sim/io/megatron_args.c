@@ -172,6 +172,8 @@ static const struct {
     {"--cp-comm-type", F_CP_COMM_TYPE, KIND_LIST},
     {"--window-size", F_WINDOW_SIZE, KIND_WORD},
     {"--window-attn-skip-freq", F_WINDOW_SKIP_FREQ, KIND_WORD},
+    {"--fine-grained-activation-offloading", F_FG_OFFLOADING, KIND_SWITCH},
+    {"--offload-modules", F_OFFLOAD_MODULES, KIND_LIST},
 };
 
 /* What the command line said.  order[] is the token index of the last

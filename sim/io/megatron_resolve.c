@@ -593,14 +593,41 @@ static void resolve_host(const Said *s, PtsimHost *host) {
   host->log_interval = GIVEN(s, F_LOG_INTERVAL) ? s->i[F_LOG_INTERVAL] : 100;
   host->graphs = PTSIM_GRAPH_NONE;
   host->graph_moe = 0;
+  host->graph_impl = PTSIM_GRAPH_IMPL_NONE;
   if (!graphs) return;
   host->graphs = PTSIM_GRAPH_LAYER;
+  /* arguments.py: --enable-cuda-graph means local, --external-cuda-graph
+   * transformer_engine */
+  host->graph_impl = (GIVEN(s, F_CUDA_GRAPH_IMPL) ? strcmp(s->word[F_CUDA_GRAPH_IMPL], "local") == 0
+                                                  : GIVEN(s, F_ENABLE_CUDA_GRAPH))
+                         ? PTSIM_GRAPH_IMPL_LOCAL
+                         : PTSIM_GRAPH_IMPL_TE;
   if (!GIVEN(s, scope) || list_names(s, scope, "full")) return;
   if (list_names(s, scope, "full_iteration"))
     host->graphs = PTSIM_GRAPH_ITERATION;
   else if (list_names(s, scope, "attn") && !list_names(s, scope, "mlp"))
     host->graphs = PTSIM_GRAPH_ATTN;
   host->graph_moe = list_names(s, scope, "moe");
+}
+
+/* --fine-grained-activation-offloading with --offload-modules (its
+ * choices in arguments.py, in PTSIM_OFFLOAD_* order; memory.c, "Activation
+ * offloading"). */
+static gboolean resolve_offloading(const Said *s, PtsimSettings *run, GError **error) {
+  static const char *const modules[] = {"attn_norm", "qkv_linear", "core_attn", "attn_proj",
+                                        "mlp_norm",  "expert_fc1", "moe_act"};
+  run->offload_modules = 0;
+  if (!GIVEN(s, F_FG_OFFLOADING)) return TRUE;
+  for (int i = 0; i < (int)G_N_ELEMENTS(modules); i++)
+    if (GIVEN(s, F_OFFLOAD_MODULES) && list_names(s, F_OFFLOAD_MODULES, modules[i]))
+      run->offload_modules |= 1 << i;
+  if (run->offload_modules == 0) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--fine-grained-activation-offloading: no --offload-modules ptsim knows "
+                "(attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, expert_fc1, moe_act)");
+    return FALSE;
+  }
+  return TRUE;
 }
 
 gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error) {
@@ -627,5 +654,6 @@ gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error
   return resolve_split(s, m, l, error) && resolve_batch(s, l) && resolve_precision(s, run, error) &&
          resolve_cp_comm(s, run, error) && resolve_attention(s, run, error) &&
          resolve_recompute(s, run, error) && resolve_overlap(s, l, run, error) &&
-         resolve_sharding(s, m, l, run, error) && resolve_timers(s, error);
+         resolve_sharding(s, m, l, run, error) && resolve_timers(s, error) &&
+         resolve_offloading(s, run, error);
 }

@@ -155,6 +155,8 @@ static void json_stage(PtsimJson *json, int64_t index, const PtsimStageMemory *s
   ptsim_json_double(json, "other_bytes", s->other_bytes);
   ptsim_json_double(json, "unsharded_bytes", s->unsharded_bytes);
   ptsim_json_double(json, "total_bytes", s->total_bytes);
+  /* activation offloading's pinned host memory (only when offloading) */
+  if (s->host_bytes > 0.0) ptsim_json_double(json, "host_bytes", s->host_bytes);
   ptsim_json_end_object(json);
 }
 
@@ -652,6 +654,15 @@ void ptsim_report_text_memory(GString *out, const PtsimJob *job, const PtsimMemo
       m->peak_stage, m->total_bytes / GIB, m->capacity_bytes / GIB, 100.0 * m->usage_fraction,
       m->fits ? "fits" : (m->usage_fraction <= 1.0 ? "over threshold, may OOM" : "does not fit"),
       100.0 * job->settings.memory_threshold);
+  if (job->settings.offload_modules) {
+    double most = 0.0;
+    for (int64_t i = 0; i < m->num_stages; i++)
+      if (m->stages[i].host_bytes > most) most = m->stages[i].host_bytes;
+    g_string_append_printf(out,
+                           "host memory: %.2f GiB of pinned offloaded activations per GPU (the "
+                           "stage that offloads the most)\n",
+                           most / GIB);
+  }
 }
 
 /* ---- CSV ---- */
