@@ -98,7 +98,8 @@ static gboolean sweep_rows(const PtsimSweepOptions *o, Rows *rows, GError **erro
   g_autoptr(GArray)
       order = ptsim_sweep_rank(sweep, rows->top, rows->threads, rows->every_item, TRUE);
   g_autoptr(GArray) groups = g_array_new(FALSE, FALSE, sizeof(guint));
-  g_autoptr(GArray) best = ptsim_sweep_best_per_group(sweep, rows->threads, groups);
+  /* wanted for what it settles, not for its table */
+  g_array_unref(ptsim_sweep_best_per_group(sweep, rows->threads, groups));
   g_array_unref(order);
   order = ptsim_sweep_rank_order(sweep);
   for (guint k = 0; k < order->len; k++) {
