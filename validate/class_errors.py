@@ -15,7 +15,7 @@ would not be one.
 import csv, os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BLACKWELL = {"b200-180g", "gb200-nvl72"}
+BLACKWELL = {"b200-180g", "gb200-nvl72", "b300-288g", "gb300-nvl72"}
 LONG_SEQ = 16384  # tokens: long context from here (or any context parallelism)
 
 CLASSES = [
@@ -25,7 +25,7 @@ CLASSES = [
     ("long context (seq >= 16K or cp > 1)",
      lambda r: int(r["seq"]) >= LONG_SEQ or int(r["cp"]) > 1),
     ("FP8", lambda r: r["precision"] == "fp8"),
-    ("Blackwell (B200, GB200)", lambda r: r["hw"] in BLACKWELL),
+    ("Blackwell (B200, GB200, B300, GB300)", lambda r: r["hw"] in BLACKWELL),
     # no published run uses them (the rows carry no schedule yet): uncalibrated
     ("V-shaped pipeline (zbv, dualpipev)",
      lambda r: r.get("schedule", "") in ("zbv", "dualpipev")),

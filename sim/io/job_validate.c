@@ -455,13 +455,15 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
                    "(peak_fp8_tflops 0); use bf16 or fp16",
                    job->hw.name);
   if (run->precision == PTSIM_PRECISION_FP8 && run->fp8_recipe == PTSIM_FP8_MXFP8 && !job->hw.mxfp8)
-    return invalid("--fp8-recipe mxfp8 needs MXFP8 tensor cores (Blackwell: b200-180g, "
-                   "gb200-nvl72); hardware profile %s has none (its [gpu] mxfp8 key; use delayed, "
-                   "tensorwise or blockwise)",
-                   job->hw.name);
+    return invalid(
+        "--fp8-recipe mxfp8 needs MXFP8 tensor cores (Blackwell: b200-180g, "
+        "gb200-nvl72, b300-288g, gb300-nvl72); hardware profile %s has none (its [gpu] mxfp8 key; use delayed, "
+        "tensorwise or blockwise)",
+        job->hw.name);
   if (run->precision == PTSIM_PRECISION_FP8 && run->fp8_recipe == PTSIM_FP8_NVFP4 &&
       !(job->hw.peak_fp4_flops > 0.0))
-    return invalid("--fp4-format needs NVFP4 tensor cores (Blackwell: b200-180g, gb200-nvl72); "
+    return invalid("--fp4-format needs NVFP4 tensor cores (Blackwell: b200-180g, gb200-nvl72, "
+                   "b300-288g, gb300-nvl72); "
                    "hardware profile %s has none (its [gpu] peak_fp4_tflops key)",
                    job->hw.name);
   if ((unsigned)run->fp8_recipe > PTSIM_FP8_NVFP4 ||
