@@ -136,6 +136,8 @@ typedef struct {
   PtsimPlan *plan;   /* scratch of may_run() */
   PtsimMemoryEstimate *memory;
   guint64 *scenarios_done, scenarios; /* for the progress callback */
+  const gint64 *layout_stages;        /* each given pipeline layout's stages (pp x vp) */
+  guint64 layouts_met;                /* bit k: layout k's stages are a multiple of a pp tried */
 } Scenario;
 
 /* What one layout of the scenario looks like besides its sizes. */
@@ -348,8 +350,8 @@ static gboolean try_given_layouts(Scenario *sc, Candidate *c) {
     const char *text = g_ptr_array_index(spec->layouts, k);
     PtsimPipelineLayout split;
     g_autoptr(GError) error = NULL;
-    gint64 stages = ptsim_pipeline_layout_stages(text, NULL);
-    if (stages % c->pp != 0) continue; /* another pp's */
+    gboolean scheduled = FALSE;
+    if (sc->layout_stages[k] % c->pp != 0) continue; /* another pp's */
     if (!ptsim_pipeline_layout_parse(text, c->pp, sc->job.model.num_layers,
                                      sc->job.model.mtp_num_layers, &split, &error)) {
       sc->sweep->candidates++;
@@ -368,9 +370,19 @@ static gboolean try_given_layouts(Scenario *sc, Candidate *c) {
         if (c->schedule == PTSIM_SCHEDULE_ZBV || c->schedule == PTSIM_SCHEDULE_DUALPIPEV ||
             (c->schedule == PTSIM_SCHEDULE_INTERLEAVED) != (split.vp > 1))
           continue;
+        scheduled = TRUE;
         any |= try_layout(sc, c) == TRIED_MAY_RUN;
       }
     c->split = NULL;
+    if (!scheduled) {
+      g_autofree char *why = g_strdup_printf(
+          "--pipeline-layout: vp %" G_GINT64_FORMAT " at pp %" G_GINT64_FORMAT
+          " runs under none of the sweep's schedules (interleaved runs several chunks a "
+          "stage on two stages or more; the others, zbv and dualpipev aside, one chunk)",
+          split.vp, c->pp);
+      sc->sweep->candidates++;
+      reject(sc->sweep, why);
+    }
   }
   return any;
 }
@@ -445,6 +457,7 @@ static void sizes_for(Scenario *sc, const GArray *given, const char *flag, const
 
 static void enumerate_scenario(Scenario *sc) {
   const PtsimSweepSpec *spec = sc->spec;
+  sc->layouts_met = 0;
   gint64 tp_max = spec->tp_max > 0 ? spec->tp_max
                                    : ptsim_sweep_tp_max_default(&sc->job.model, &sc->job.hw);
   g_autoptr(GArray) tps = g_array_new(FALSE, FALSE, sizeof(gint64));
@@ -465,6 +478,8 @@ static void enumerate_scenario(Scenario *sc) {
                 pps);
       for (guint pi = 0; pi < pps->len; pi++) {
         gint64 pp = g_array_index(pps, gint64, pi);
+        for (guint k = 0; k < MIN(spec->layouts->len, 64); k++)
+          if (sc->layout_stages[k] % pp == 0) sc->layouts_met |= G_GUINT64_CONSTANT(1) << k;
         Candidate c = {tp, cp, pp, 1, 1, 0, 0, 0, 0, 1, 0, NULL};
         vps_for(sc, pp, vps);
         if (spec->mbs->len > 0) {
@@ -480,6 +495,17 @@ static void enumerate_scenario(Scenario *sc) {
           if (!try_variants(sc, &c, vps)) break;
       }
     }
+  }
+  /* a given layout no pp of the scenario divides: one rejection, by reason */
+  for (guint k = 0; k < MIN(spec->layouts->len, 64); k++) {
+    if (sc->layouts_met & (G_GUINT64_CONSTANT(1) << k)) continue;
+    g_autofree char *why =
+        g_strdup_printf("--pipeline-layout: %" G_GINT64_FORMAT
+                        " stages, a multiple of no pp tried (pp "
+                        "divides the GPUs tp x cp leave, up to --pp-max and the layers)",
+                        sc->layout_stages[k]);
+    sc->sweep->candidates++;
+    reject(sc->sweep, why);
   }
 }
 
@@ -545,6 +571,8 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
     g_autofree PtsimMemoryEstimate *memory = g_new0(PtsimMemoryEstimate, 1);
     sc.plan = plan;
     sc.memory = memory;
+    g_autofree gint64 *layout_stages = g_new0(gint64, spec->layouts->len + 1);
+    sc.layout_stages = layout_stages;
     if (!ptsim_model_load(g_ptr_array_index(spec->models, mi), &sc.job.model, error)) return FALSE;
     if (spec->model_settings &&
         !spec->model_settings(&sc.job.model, spec->model_settings_data, error))
@@ -553,7 +581,7 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
     for (guint k = 0; k < spec->layouts->len; k++) {
       const char *text = g_ptr_array_index(spec->layouts, k);
       PtsimPipelineLayout split;
-      gint64 stages = ptsim_pipeline_layout_stages(text, error);
+      gint64 stages = layout_stages[k] = ptsim_pipeline_layout_stages(text, error);
       if (stages < 0 || !ptsim_pipeline_layout_parse(text, stages, sc.job.model.num_layers,
                                                      sc.job.model.mtp_num_layers, &split, error)) {
         g_prefix_error(error, "--pipeline-layout, model %s: ", sc.job.model.name);

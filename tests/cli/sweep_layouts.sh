@@ -76,4 +76,14 @@ check "59 layers of 61: exit 2 naming --pipeline-layout and the model" \
 run 2 sweep --pipeline-layout 'Et*15|t*17L' --vp 2
 check "--vp beside it: exit 2" one_line '^ptsim sweep: --pipeline-layout gives vp'
 
+# A layout that no layout of the sweep takes says why (exit 2, no valid layout): 3 stages on 8
+# GPUs are pp 1 x vp 3 only (pp 3 divides no GPU count left), and the interleaved schedule needs
+# two stages or more; with --pp 2, no pp tried divides 3.
+run 2 sweep --model llama3-8b --gpus 8 --pipeline-layout 'Et*10|t*11|t*11L'
+check "3 stages on pp 1: rejected, by reason" \
+  grep -q -- '--pipeline-layout: vp N at pp N runs under none of the sweep.s schedules' "$tmp/err"
+run 2 sweep --model llama3-8b --gpus 8 --pp 2 --pipeline-layout 'Et*10|t*11|t*11L'
+check "3 stages, --pp 2: rejected, by reason" \
+  grep -q -- '--pipeline-layout: N stages, a multiple of no pp tried' "$tmp/err"
+
 exit $((fails > 0))
