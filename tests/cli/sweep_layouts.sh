@@ -20,6 +20,14 @@ check "pp 16: Et*3|(t*4|)*14t*2mL" test "$(layout_of 16)" = 'Et*3|(t*4|)*14t*2mL
 check "pp 1: one stage, no string" test -z "$(layout_of 1)"
 check "the table lists the shown rows' strings" grep -q '^ rank pipeline layout of the uneven splits' "$tmp/d.txt"
 
+# The best per GPU count gains a pipeline layout column when a best row is uneven (pp 16 of 61).
+"$ptsim" sweep --model deepseek-v3 --gpus 512,1024 --tp 1 --cp 8 --seq 8192 --gbs 128 \
+  --recompute none --schedule 1f1b --mbs 1 --pp 16 --top 1 >"$tmp/b.txt"
+check "best per GPU count: a pipeline layout column" \
+  grep -q ' MFU pipeline layout$' "$tmp/b.txt"
+check "best per GPU count: each row's string" \
+  test "$(grep -c '% Et\*3|(t\*4|)\*14t\*2mL$' "$tmp/b.txt")" -eq 2
+
 # Llama-3-8B's 32 layers on pp 4 are even (8 each): the column is empty, the table has no list.
 "$ptsim" sweep --model llama3-8b --gpus 8 --tp 2 --pp 4 --cp 1 --mbs 1 --recompute none \
   --schedule 1f1b --top 1 --csv "$tmp/e.csv" >"$tmp/e.txt"
