@@ -21,7 +21,7 @@ that cannot be built or predicted), :class:`GPUUnavailableError`,
 from . import _ptsim
 from ._inputs import Hardware, Model
 from ._job import Job, Result
-from ._sweep import sweep
+from ._sweep import merge, sweep
 from ._ptsim import (
     Error,
     GPUUnavailableError,
@@ -39,6 +39,7 @@ __all__ = [
     "Job",
     "Result",
     "sweep",
+    "merge",
     "Error",
     "InputError",
     "InvalidJob",

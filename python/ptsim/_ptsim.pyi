@@ -24,4 +24,7 @@ def sweep(
     flags: Sequence[str],
     callback: Optional[Callable[[Tuple[str, ...], Tuple[Any, ...]], Any]],
     typed: bool = False,
+    shards: Optional[Sequence[str]] = None,
+    csv: Optional[str] = None,
 ) -> Tuple[Optional[Tuple[str, ...]], List[Tuple[Any, ...]]]: ...
+def sweep_shard(flags: Sequence[str], k: int, n: int, path: str) -> int: ...
