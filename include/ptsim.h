@@ -309,6 +309,23 @@ PTSIM_PUBLIC int ptsim_api_sweep_merge(const char *const *flags, const char *con
                                        const char *csv, PtsimApiRowFn fn, void *user_data,
                                        PtsimApiError **error);
 
+/* ---- figures ---- */
+
+/* The figure `ptsim plot KIND --from FROM --out OUT OPTIONS` draws, for the
+ * kinds drawn from a file: "heatmap", "pareto", "scaling" (FROM: a sweep
+ * CSV, `ptsim sweep --csv`) and "validation" (FROM: a runs CSV).  OPTIONS
+ * (NULL: none) are the command's for these kinds: --facet cp|mbs (heatmap),
+ * --y tokens|step (scaling), --view residual|parity and --held-out SOURCE,...
+ * (validation), --size column|page|WxH, and --model, --hw, --gpus, --seq,
+ * --gbs to pick one scenario of a sweep CSV (heatmap, pareto).  Writes OUT
+ * (.pdf, .png or .svg), its gnuplot script and its data beside it (OUT with
+ * .gp and .tsv for its ending), the very files the command writes, and runs
+ * gnuplot.  Returns 0, or -1.  Errors: INPUT (a kind, option or malformed
+ * file, naming FILE:LINE; no such scenario), INTERNAL (gnuplot not on PATH,
+ * or failing: the message says which). */
+PTSIM_PUBLIC int ptsim_api_plot(const char *kind, const char *from, const char *out,
+                                const char *const *options, PtsimApiError **error);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,6 +19,7 @@ that cannot be built or predicted), :class:`GPUUnavailableError`,
 """
 
 from . import _ptsim
+from . import plot
 from ._inputs import Hardware, Model
 from ._job import Job, Result
 from ._sweep import merge, sweep
@@ -40,6 +41,7 @@ __all__ = [
     "Result",
     "sweep",
     "merge",
+    "plot",
     "Error",
     "InputError",
     "InvalidJob",

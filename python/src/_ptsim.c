@@ -436,6 +436,28 @@ static PyObject *sweep_shard(PyObject *self, PyObject *args) {
   return PyLong_FromLongLong(written);
 }
 
+/* plot(kind, from, out, options) -> None: the figure of ptsim_api_plot. */
+static PyObject *plot(PyObject *self, PyObject *args) {
+  (void)self;
+  const char *kind, *from, *out;
+  PyObject *options_obj;
+  if (!PyArg_ParseTuple(args, "sssO:plot", &kind, &from, &out, &options_obj)) return NULL;
+  PyObject *hold;
+  const char **options = words(options_obj, "the figure's options", &hold);
+  if (!options) return NULL;
+  PtsimApiError *error = NULL;
+  PyThreadState *released = PyEval_SaveThread();
+  int rc = ptsim_api_plot(kind, from, out, options, &error);
+  PyEval_RestoreThread(released);
+  PyMem_Free(options);
+  Py_DECREF(hold);
+  if (rc != 0) {
+    raise_error(error, 0);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
 static PyObject *version(PyObject *self, PyObject *unused) {
   (void)self;
   (void)unused;
@@ -458,6 +480,9 @@ static PyMethodDef methods[] = {
      "FILE`, as tuples of str (typed: numbers as int and float), or each handed to "
      "callback(names, row) (return False to stop).  shards=[paths]: the merge of those shard "
      "files instead (its CSV written to csv when given)."},
+    {"plot", plot, METH_VARARGS,
+     "plot(kind, from, out, options) -> None: the figure of `ptsim plot KIND --from FROM --out "
+     "OUT OPTIONS` (heatmap, pareto, scaling, validation), with its .gp and .tsv."},
     {"sweep_shard", sweep_shard, METH_VARARGS,
      "sweep_shard(flags, k, n, path) -> int: the shard file of `ptsim sweep FLAGS --shard K/N "
      "--csv PATH`, the layouts it holds."},
