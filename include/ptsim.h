@@ -280,6 +280,52 @@ typedef int (*PtsimApiRowFn)(void *user_data, size_t n_columns, const char *cons
 PTSIM_PUBLIC int ptsim_api_sweep(const char *const *flags, PtsimApiRowFn fn, void *user_data,
                                  PtsimApiError **error);
 
+/* ---- a sweep split over machines: shards and their merge ---- */
+
+/* One shard of the sweep FLAGS name (ptsim_api_sweep's flags): the K-th of
+ * N contiguous slices of its valid layouts in enumeration order (1 <= K <=
+ * N), evaluated and written to the shard file PATH -- the file
+ * `ptsim sweep FLAGS --shard K/N --csv PATH` writes, byte for byte: its
+ * made-by header (ptsim's version, the flags that change a result, the
+ * SHA-256 of the models and profiles this call read) and every layout's
+ * exact result.  PATH goes through the command's output policy (never an
+ * input of this process; written whole or not at all).  Returns the
+ * layouts written, or -1.  Errors: INPUT (a flag; K/N; no valid layout; a
+ * refused path), GPU_UNAVAILABLE, INTERNAL (a failed write). */
+PTSIM_PUBLIC long long ptsim_api_sweep_shard(const char *const *flags, unsigned k, unsigned n,
+                                             const char *path, PtsimApiError **error);
+
+/* The sweep FLAGS name with every layout's result taken from the shard
+ * files SHARDS (NULL-terminated paths, any order, made by this function's
+ * sibling or by the command) instead of evaluated: the rows handed to FN
+ * (which may be NULL) as ptsim_api_sweep hands them, ranked as the one
+ * run ranks them, and, when CSV is not NULL, written to that file as
+ * `ptsim sweep FLAGS --merge SHARDS --csv CSV` writes it, byte for byte.
+ * Errors: INPUT with the command's message (a shard not made by this very
+ * sweep -- other flags, an edited profile, another ptsim --, naming the
+ * file, its line and the first line that differs; a missing, repeated or
+ * altered layout; no valid layout), STOPPED, INTERNAL. */
+PTSIM_PUBLIC int ptsim_api_sweep_merge(const char *const *flags, const char *const *shards,
+                                       const char *csv, PtsimApiRowFn fn, void *user_data,
+                                       PtsimApiError **error);
+
+/* ---- figures ---- */
+
+/* The figure `ptsim plot KIND --from FROM --out OUT OPTIONS` draws, for the
+ * kinds drawn from a file: "heatmap", "pareto", "scaling" (FROM: a sweep
+ * CSV, `ptsim sweep --csv`) and "validation" (FROM: a runs CSV).  OPTIONS
+ * (NULL: none) are the command's for these kinds: --facet cp|mbs (heatmap),
+ * --y tokens|step (scaling), --view residual|parity and --held-out SOURCE,...
+ * (validation), --size column|page|WxH, and --model, --hw, --gpus, --seq,
+ * --gbs to pick one scenario of a sweep CSV (heatmap, pareto).  Writes OUT
+ * (.pdf, .png or .svg), its gnuplot script and its data beside it (OUT with
+ * .gp and .tsv for its ending), the very files the command writes, and runs
+ * gnuplot.  Returns 0, or -1.  Errors: INPUT (a kind, option or malformed
+ * file, naming FILE:LINE; no such scenario), INTERNAL (gnuplot not on PATH,
+ * or failing: the message says which). */
+PTSIM_PUBLIC int ptsim_api_plot(const char *kind, const char *from, const char *out,
+                                const char *const *options, PtsimApiError **error);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,9 +19,10 @@ that cannot be built or predicted), :class:`GPUUnavailableError`,
 """
 
 from . import _ptsim
+from . import plot
 from ._inputs import Hardware, Model
 from ._job import Job, Result
-from ._sweep import sweep
+from ._sweep import merge, sweep
 from ._ptsim import (
     Error,
     GPUUnavailableError,
@@ -39,6 +40,8 @@ __all__ = [
     "Job",
     "Result",
     "sweep",
+    "merge",
+    "plot",
     "Error",
     "InputError",
     "InvalidJob",

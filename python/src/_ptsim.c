@@ -351,13 +351,17 @@ static int on_row(void *user_data, size_t n, const char *const *names, const cha
   return stop;
 }
 
-/* sweep(flags, callback or None, typed=False) -> (names, rows); names None
- * when no row came; rows empty with a callback. */
+/* sweep(flags, callback or None, typed=False, shards=None, csv=None) ->
+ * (names, rows); names None when no row came; rows empty with a callback.
+ * With SHARDS (a list of paths): the merge of those shard files
+ * (ptsim_api_sweep_merge), its CSV written to CSV when given. */
 static PyObject *sweep(PyObject *self, PyObject *args) {
   (void)self;
-  PyObject *flags_obj, *callback;
+  PyObject *flags_obj, *callback, *shards_obj = Py_None;
+  const char *csv = NULL;
   int typed = 0;
-  if (!PyArg_ParseTuple(args, "OO|p:sweep", &flags_obj, &callback, &typed)) return NULL;
+  if (!PyArg_ParseTuple(args, "OO|pOz:sweep", &flags_obj, &callback, &typed, &shards_obj, &csv))
+    return NULL;
   if (callback != Py_None && !PyCallable_Check(callback)) {
     PyErr_Format(PyExc_TypeError, "callback must be callable, not %.100s",
                  Py_TYPE(callback)->tp_name);
@@ -366,18 +370,30 @@ static PyObject *sweep(PyObject *self, PyObject *args) {
   PyObject *hold;
   const char **flags = words(flags_obj, "the sweep's flags", &hold);
   if (!flags) return NULL;
-  SweepState st = {NULL, callback, PyList_New(0), NULL, typed, 0, 0};
-  if (!st.rows) {
+  PyObject *shards_hold = NULL;
+  const char **shards = NULL;
+  if (shards_obj != Py_None && !(shards = words(shards_obj, "the shard files", &shards_hold))) {
     PyMem_Free(flags);
     Py_DECREF(hold);
     return NULL;
   }
+  SweepState st = {NULL, callback, PyList_New(0), NULL, typed, 0, 0};
+  if (!st.rows) {
+    PyMem_Free(flags);
+    PyMem_Free(shards);
+    Py_DECREF(hold);
+    Py_XDECREF(shards_hold);
+    return NULL;
+  }
   PtsimApiError *error = NULL;
   st.released = PyEval_SaveThread();
-  int rc = ptsim_api_sweep(flags, on_row, &st, &error);
+  int rc = shards ? ptsim_api_sweep_merge(flags, shards, csv, on_row, &st, &error)
+                  : ptsim_api_sweep(flags, on_row, &st, &error);
   PyEval_RestoreThread(st.released);
   PyMem_Free(flags);
+  PyMem_Free(shards);
   Py_DECREF(hold);
+  Py_XDECREF(shards_hold);
   if (rc != 0 && (st.failed || st.stopped_by_caller)) {
     ptsim_api_error_free(error);
     if (st.failed) {
@@ -393,6 +409,53 @@ static PyObject *sweep(PyObject *self, PyObject *args) {
     return NULL;
   }
   return Py_BuildValue("(NN)", st.names ? st.names : Py_NewRef(Py_None), st.rows);
+}
+
+/* sweep_shard(flags, k, n, path) -> int: shard K of N of the sweep written
+ * to PATH (ptsim_api_sweep_shard), the layouts it holds. */
+static PyObject *sweep_shard(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *flags_obj;
+  unsigned int k, n;
+  const char *path;
+  if (!PyArg_ParseTuple(args, "OIIs:sweep_shard", &flags_obj, &k, &n, &path)) return NULL;
+  PyObject *hold;
+  const char **flags = words(flags_obj, "the sweep's flags", &hold);
+  if (!flags) return NULL;
+  PtsimApiError *error = NULL;
+  long long written;
+  PyThreadState *released = PyEval_SaveThread();
+  written = ptsim_api_sweep_shard(flags, k, n, path, &error);
+  PyEval_RestoreThread(released);
+  PyMem_Free(flags);
+  Py_DECREF(hold);
+  if (written < 0) {
+    raise_error(error, 0);
+    return NULL;
+  }
+  return PyLong_FromLongLong(written);
+}
+
+/* plot(kind, from, out, options) -> None: the figure of ptsim_api_plot. */
+static PyObject *plot(PyObject *self, PyObject *args) {
+  (void)self;
+  const char *kind, *from, *out;
+  PyObject *options_obj;
+  if (!PyArg_ParseTuple(args, "sssO:plot", &kind, &from, &out, &options_obj)) return NULL;
+  PyObject *hold;
+  const char **options = words(options_obj, "the figure's options", &hold);
+  if (!options) return NULL;
+  PtsimApiError *error = NULL;
+  PyThreadState *released = PyEval_SaveThread();
+  int rc = ptsim_api_plot(kind, from, out, options, &error);
+  PyEval_RestoreThread(released);
+  PyMem_Free(options);
+  Py_DECREF(hold);
+  if (rc != 0) {
+    raise_error(error, 0);
+    return NULL;
+  }
+  Py_RETURN_NONE;
 }
 
 static PyObject *version(PyObject *self, PyObject *unused) {
@@ -415,7 +478,14 @@ static PyMethodDef methods[] = {
     {"sweep", sweep, METH_VARARGS,
      "sweep(flags, callback, typed=False) -> (names, rows): the rows of `ptsim sweep FLAGS --csv "
      "FILE`, as tuples of str (typed: numbers as int and float), or each handed to "
-     "callback(names, row) (return False to stop)."},
+     "callback(names, row) (return False to stop).  shards=[paths]: the merge of those shard "
+     "files instead (its CSV written to csv when given)."},
+    {"plot", plot, METH_VARARGS,
+     "plot(kind, from, out, options) -> None: the figure of `ptsim plot KIND --from FROM --out "
+     "OUT OPTIONS` (heatmap, pareto, scaling, validation), with its .gp and .tsv."},
+    {"sweep_shard", sweep_shard, METH_VARARGS,
+     "sweep_shard(flags, k, n, path) -> int: the shard file of `ptsim sweep FLAGS --shard K/N "
+     "--csv PATH`, the layouts it holds."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT,

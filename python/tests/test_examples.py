@@ -30,3 +30,20 @@ def test_autotune():
               "4096", "--trials", "12", "--threads", "2")
     found = float(re.search(r"\((\d+\.\d)% of it found\)", out).group(1))
     assert 0 < found <= 100.0, out
+
+
+def test_sweep_shards(tmp_path):
+    # the fallback (no Ray, no Dask needed): a process pool of 3 shards,
+    # merged into the CSV of the one run
+    p = subprocess.run([sys.executable, str(REPO / "examples" / "python" / "sweep_shards.py"),
+                        "--engine", "processes", "--shards", "3", "--model", "llama3-8b",
+                        "--gpus", "8", "--gbs", "64", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "in 3 shards on processes" in p.stdout
+    whole = tmp_path / "whole.csv"
+    from conftest import run_cli
+
+    run_cli("sweep", "--model", "llama3-8b", "--gpus", "8", "--gbs", "64", "--threads", "2",
+            "--csv", str(whole))
+    assert (tmp_path / "sweep.csv").read_bytes() == whole.read_bytes()

@@ -109,3 +109,29 @@ def test_fuzz_extension_directly():
             fn(*args)
         except ALLOWED:
             pass
+
+
+def test_fuzz_shards_merge_and_plots(tmp_path, monkeypatch):
+    # in a scratch folder: whatever a random path names is written there
+    monkeypatch.chdir(tmp_path)
+    import ptsim.plot
+    from ptsim import _ptsim
+
+    rng = random.Random(31)
+    small = dict(model="llama3-8b", gpus=8, gbs=16, seq=1024, threads=1, tp=[1, 2], pp=1)
+    for _ in range(40):
+        for call in (
+            lambda: ptsim.sweep(**small, shard=value(rng), csv=tmp_path / "s.csv"),
+            lambda: ptsim.sweep(**small, shard=(1, 2), csv=value(rng)),
+            lambda: ptsim.merge(value(rng), **small),
+            lambda: ptsim.merge([value(rng), value(rng)], **small, csv=value(rng)),
+            lambda: ptsim.plot.heatmap(value(rng), tmp_path / "h.png", facet=value(rng)),
+            lambda: ptsim.plot.scaling(value(rng), value(rng), y=value(rng)),
+            lambda: ptsim.plot.validation(value(rng), tmp_path / "v.png", held_out=value(rng)),
+            lambda: _ptsim.plot(*[value(rng) for _ in range(rng.randrange(0, 5))]),
+            lambda: _ptsim.sweep_shard(*[value(rng) for _ in range(rng.randrange(0, 3))]),
+        ):
+            try:
+                call()
+            except ALLOWED:
+                pass

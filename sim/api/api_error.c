@@ -7,6 +7,7 @@
 #include "config.h"
 #include "gpu.h"
 #include "output.h"
+#include "plot.h"
 
 /* The domain name keeps its dashes (clang-format 14 would space them). */
 /* clang-format off */
@@ -20,6 +21,12 @@ static PtsimApiErrorCode code_of(const GError *e) {
   if (e->domain == PTSIM_CUDA_ERROR)
     return e->code == PTSIM_CUDA_ERROR_FAILED ? PTSIM_API_ERROR_INTERNAL
                                               : PTSIM_API_ERROR_GPU_UNAVAILABLE;
+  /* a figure's: as `ptsim plot` exits (plot_cmd.c) */
+  if (e->domain == PTSIM_PLOT_ERROR)
+    return e->code == PTSIM_PLOT_ERROR_FORMAT || e->code == PTSIM_PLOT_ERROR_INPUT ||
+                   e->code == PTSIM_PLOT_ERROR_OPTION
+               ? PTSIM_API_ERROR_INPUT
+               : PTSIM_API_ERROR_INTERNAL;
   if (e->domain == PTSIM_CONFIG_ERROR || e->domain == G_OPTION_ERROR ||
       e->domain == G_KEY_FILE_ERROR || e->domain == G_FILE_ERROR || e->domain == G_SHELL_ERROR)
     return PTSIM_API_ERROR_INPUT;

@@ -5,7 +5,7 @@
  * in, entered with parsed options instead of flag words.
  *
  * Internal to libptsim and the command (sim/cli); a program outside the
- * project sees include/ptsim.h only.  Siblings: api_version.c,
+ * project sees include/ptsim.h only.  Siblings: api_version.c, api_shard.c, api_plot.c,
  * api_error.c, api_inputs.c (models, profiles), api_job.c, api_result.c
  * (predict, memory), api_sweep.c. */
 #ifndef PTSIM_API_INT_H

@@ -101,13 +101,15 @@ gboolean ptsim_host_costs_load(PtsimHostCosts *out, GError **error) {
   static gsize once = 0;
   static PtsimHostCosts cached;
   static char *failure = NULL;
+  static char *path = NULL;
   if (g_once_init_enter(&once)) {
-    g_autofree char *path = g_build_filename(ptsim_config_data_dir(), PTSIM_HOST_OVERHEAD_FILE,
-                                             NULL);
+    path = g_build_filename(ptsim_config_data_dir(), PTSIM_HOST_OVERHEAD_FILE, NULL);
     g_autoptr(GError) local = NULL;
     if (!load_file(path, &cached, &local)) failure = g_strdup(local->message);
     g_once_init_leave(&once, 1);
   }
+  /* read once for the process, and an input of every caller */
+  ptsim_input_capture_note(path);
   if (failure) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_NOT_FOUND, "%s", failure);
     return FALSE;

@@ -16,6 +16,9 @@
 static GMutex read_lock;
 static GHashTable *read_files; /* "dev:ino" -> NULL, set semantics */
 static GHashTable *digests;    /* "dev:ino" -> "NAME sha256:HEX" of a file read whole */
+/* The calling thread's capture (ptsim_input_capture_begin): "dev:ino" ->
+ * its digest line, or NULL when none is open. */
+static _Thread_local GHashTable *capture;
 
 static char *file_key(const struct stat *st) {
   return g_strdup_printf("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT, (guint64)st->st_dev,
@@ -37,7 +40,9 @@ static void remember_digest(const struct stat *st, const char *path, const gucha
   g_autofree char *sum = g_compute_checksum_for_data(G_CHECKSUM_SHA256, data, len);
   g_mutex_lock(&read_lock);
   if (!digests) digests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-  g_hash_table_replace(digests, file_key(st), g_strdup_printf("%s sha256:%s", name, sum));
+  char *line = g_strdup_printf("%s sha256:%s", name, sum);
+  if (capture) g_hash_table_replace(capture, file_key(st), g_strdup(line));
+  g_hash_table_replace(digests, file_key(st), line);
   g_mutex_unlock(&read_lock);
 }
 
@@ -45,19 +50,46 @@ static gint compare_lines(gconstpointer a, gconstpointer b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-char **ptsim_input_digests(void) {
+/* TABLE's digest lines, sorted.  (transfer full: g_strfreev) */
+static char **sorted_lines(GHashTable *table) {
   GPtrArray *lines = g_ptr_array_new();
-  g_mutex_lock(&read_lock);
-  if (digests) {
+  if (table) {
     GHashTableIter it;
     gpointer value;
-    g_hash_table_iter_init(&it, digests);
+    g_hash_table_iter_init(&it, table);
     while (g_hash_table_iter_next(&it, NULL, &value)) g_ptr_array_add(lines, g_strdup(value));
   }
-  g_mutex_unlock(&read_lock);
   g_ptr_array_sort(lines, compare_lines);
   g_ptr_array_add(lines, NULL);
   return (char **)g_ptr_array_free(lines, FALSE);
+}
+
+char **ptsim_input_digests(void) {
+  g_mutex_lock(&read_lock);
+  char **lines = sorted_lines(digests);
+  g_mutex_unlock(&read_lock);
+  return lines;
+}
+
+void ptsim_input_capture_begin(void) {
+  g_clear_pointer(&capture, g_hash_table_unref);
+  capture = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+}
+
+char **ptsim_input_capture_end(void) {
+  char **lines = sorted_lines(capture);
+  g_clear_pointer(&capture, g_hash_table_unref);
+  return lines;
+}
+
+void ptsim_input_capture_note(const char *path) {
+  struct stat st;
+  if (!capture || !path || g_stat(path, &st) != 0) return;
+  g_autofree char *key = file_key(&st);
+  g_mutex_lock(&read_lock);
+  const char *line = digests ? g_hash_table_lookup(digests, key) : NULL;
+  if (line) g_hash_table_replace(capture, g_steal_pointer(&key), g_strdup(line));
+  g_mutex_unlock(&read_lock);
 }
 
 gboolean ptsim_input_was_read(const char *path) {

@@ -47,4 +47,14 @@ gboolean ptsim_input_was_read(const char *path);
  * in it.  (transfer full: g_strfreev) */
 char **ptsim_input_digests(void);
 
+/* The same for one call of a library in a process that read other files
+ * before (a Python session's earlier models): the files the calling thread
+ * reads whole from _begin to _end, which returns their lines as
+ * ptsim_input_digests does and closes the capture.  A reader that keeps a
+ * file's contents for the whole process (read once) calls _note with the
+ * file each time it serves them, so that the file counts as read. */
+void ptsim_input_capture_begin(void);
+char **ptsim_input_capture_end(void);
+void ptsim_input_capture_note(const char *path);
+
 #endif /* PTSIM_INPUT_H */

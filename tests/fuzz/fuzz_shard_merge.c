@@ -1,5 +1,5 @@
 /* fuzz_shard_merge.c — a shard file as `sweep --merge` reads it
- * (sim/cli/sweep_shard.c): the header, each row's layout index, its
+ * (sim/run/sweep_shard.c): the header, each row's layout index, its
  * base64 result and the readable columns checked against the sweep's own
  * layout.  The input is one shard file of a small fixed sweep (llama3-8b on
  * 8 x h100-80g, mbs 1, cp 1, no recompute, as ptsim sweep enumerates it);

@@ -7,7 +7,6 @@
 #include "config.h"
 #include "input.h"
 #include "numbers.h"
-#include "ptsim.h"
 #include "sweep_options.h"
 #include "sweep_shard.h"
 #include "sweep_rows.h"
@@ -67,6 +66,11 @@ static gint compare_lines(gconstpointer a, gconstpointer b) {
 }
 
 char **ptsim_shard_made_by(const char *const *flags) {
+  g_auto(GStrv) inputs = ptsim_input_digests();
+  return ptsim_shard_made_by_inputs(flags, (const char *const *)inputs);
+}
+
+char **ptsim_shard_made_by_inputs(const char *const *flags, const char *const *inputs) {
   /* flag name -> "setting --NAME[ VALUE]": the last one given counts, as
    * GOption takes it, and the order they came in does not */
   g_autoptr(GHashTable) settings = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -93,9 +97,9 @@ char **ptsim_shard_made_by(const char *const *flags) {
   g_ptr_array_sort(lines, compare_lines);
   g_ptr_array_insert(lines, 0,
                      g_strdup_printf("ptsim %s, a result of %" G_GSIZE_FORMAT " bytes",
-                                     PTSIM_VERSION_STRING, sizeof(PtsimBatchResult)));
-  g_auto(GStrv) inputs = ptsim_input_digests();
-  for (guint i = 0; inputs[i]; i++) g_ptr_array_add(lines, g_strconcat("input ", inputs[i], NULL));
+                                     PTSIM_VERSION_TEXT, sizeof(PtsimBatchResult)));
+  for (guint i = 0; inputs && inputs[i]; i++)
+    g_ptr_array_add(lines, g_strconcat("input ", inputs[i], NULL));
   g_ptr_array_add(lines, NULL);
   g_ptr_array_set_free_func(lines, NULL);
   return (char **)g_ptr_array_free(g_steal_pointer(&lines), FALSE);

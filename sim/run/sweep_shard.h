@@ -28,8 +28,11 @@
  * let the merge check, row by row, that the shard came from the same sweep (same flags, same ptsim
  * build).
  *
- * CLI module.  Not here: enumeration and slicing (sweep.h: spec->first,
- * last), the sweep's CSV (sweep_table.h). */
+ * Shell module (GLib), shared by the command (sim/cli/sweep_cmd.c) and the
+ * C API (sim/api/api_sweep.c: ptsim_api_sweep_shard, ptsim_api_sweep_merge),
+ * so that a shard made by either merges in the other.  Not here:
+ * enumeration and slicing (sweep.h: spec->first, last), the sweep's CSV
+ * (sweep_rows.h). */
 #ifndef PTSIM_SWEEP_SHARD_H
 #define PTSIM_SWEEP_SHARD_H
 
@@ -49,6 +52,11 @@ void ptsim_shard_slice(guint k, guint n, guint64 valid, guint64 *first, guint64 
  * far (input.h; call it once the sweep has loaded its models and
  * profiles).  (transfer full: g_strfreev) */
 char **ptsim_shard_made_by(const char *const *flags);
+
+/* The same with the digest lines INPUTS ("NAME sha256:HEX", sorted) instead
+ * of every file the process read: a library call's own inputs
+ * (ptsim_input_capture_end). */
+char **ptsim_shard_made_by_inputs(const char *const *flags, const char *const *inputs);
 
 /* The shard file's header (the mark, MADE_BY's lines, the columns), and
  * the row of valid layout `index`. */
