@@ -429,6 +429,29 @@ static void test_moe_aux_alltoall(void) {
   /* backward: collectives 3 ep + 3 etp = 6, chunk sorts 2, permute 1,
    * unpermute 1: 10, as the all-gather dispatcher's 10 */
   g_assert_cmpfloat(n.backward_mlp, ==, 35.0 + 7.5);
+
+  /* DeepSeek-style routing as the pp 2 test cases have it: sigmoid scores
+   * with the expert bias, 4 groups of which 2, top-4, an fp32 router */
+  PtsimJob ds;
+  moe_job(MOE "--moe-router-load-balancing-type aux_loss --moe-router-topk 4 "
+              "--moe-aux-loss-coeff 1e-4 --moe-router-score-function sigmoid "
+              "--moe-router-enable-expert-bias --moe-router-num-groups 4 "
+              "--moe-router-group-topk 2 --moe-router-dtype fp32 --moe-grouped-gemm "
+              "--moe-token-dispatcher-type alltoall --moe-permute-fusion",
+          &ds);
+  g_autofree PtsimPlan *plan3 = plan_of(&ds);
+  ptsim_host_layer_launches(plan3, 1, &n);
+  /* router: gating 1; sigmoid 1, the bias's float, add, topk, gather 4, the
+   * k > 1 normalisation 3, the sparse probs and map 6 (no casts: fp32): 14;
+   * the groups 9; the expert bias's count 2; aux: scores (sigmoid, sum,
+   * add, div, topk, map 4) 9, sum 1, all-reduce 1, loss 4, tracker 2: 17.
+   * 1 + 14 + 9 + 2 + 17 = 43.  dispatch 23 as above; experts: fc1, GELU,
+   * x fp32 probs and the cast back, fc2 = 5.  1 + 43 + 23 + 5 + 1 = 73 */
+  g_assert_cmpfloat(n.forward_mlp, ==, 73.0);
+  /* backward: 2; router: gating 2 + fp32's 4 casts, gather 1, norm 3,
+   * sigmoid 1, topk's 2, masked_fill 1, aux 7: 21; dispatch 10; experts
+   * 4 + GELU 1 + x probs 3 + the cast 1 = 9; bda 1: 43 */
+  g_assert_cmpfloat(n.backward_mlp, ==, 43.0 + 7.5);
 }
 
 int main(int argc, char **argv) {

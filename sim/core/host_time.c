@@ -145,6 +145,14 @@ static PTSIM_HD void router_launches(const PtsimJob *job, double sinkhorn_iterat
     *f += 1.0 + 1.0 + cast + 6.0;
     *b += 1.0 + cast + 1.0 + 2.0; /* gather, cast, softmax, topk's scatter (zeros, scatter) */
   }
+  /* not fused, group-limited routing's top-k (group_limited_topk: the
+   * groups' topk and sum, their topk, zeros_like, scatter_, the expanded
+   * mask's copy, bool, ~, masked_fill, then topk: 9 more than one topk;
+   * backward: masked_fill's) */
+  if (!fused && m->moe_router_groups > 0 && m->moe_router_group_topk > 0) {
+    *f += 9.0;
+    *b += 1.0;
+  }
   /* _apply_expert_bias: routing_map.sum and the in-place add */
   if (m->moe_router_expert_bias) *f += 2.0;
   if (m->moe_aux_loss_coeff > 0.0 && m->moe_load_balancing <= PTSIM_BALANCE_GLOBAL_AUX_LOSS) {
