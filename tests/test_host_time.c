@@ -337,14 +337,17 @@ static void test_data_file(void) {
   g_assert_no_error(error);
   g_assert_cmpfloat(fabs(c.op_s - 27.9e-6), <, 1e-15);
   g_assert_cmpfloat(c.mta_tensors_adam, ==, 36.0);
+  g_assert_cmpfloat(c.sinkhorn_iterations, ==, 3.0);
   const char *keys =
       "[host]\nop_us = 1\nte_module_us = 1\ngraph_launch_us = 1\n"
       "graph_node_us = 1\nlayer_module_us = 1\nstep_log_us = 1\nmta_chunk_elements = 1\nmta_blocks = 1\n"
-      "mta_tensors_norm = 1\nmta_tensors_copy = 1\nmta_tensors_adam = 1\n";
+      "mta_tensors_norm = 1\nmta_tensors_copy = 1\nmta_tensors_adam = 1\nsync_us = 1\n"
+      "sinkhorn_iterations = 1\n";
   const char *sources =
       "[source]\nop_us = a\nte_module_us = a\ngraph_launch_us = a\n"
       "graph_node_us = a\nlayer_module_us = a\nstep_log_us = a\nmta_chunk_elements = a\nmta_blocks = a\n"
-      "mta_tensors_norm = a\nmta_tensors_copy = a\nmta_tensors_adam = a\n";
+      "mta_tensors_norm = a\nmta_tensors_copy = a\nmta_tensors_adam = a\nsync_us = a\n"
+      "sinkhorn_iterations = a\n";
   g_autofree char *good = g_strconcat(keys, sources, NULL);
   g_assert_true(ptsim_host_costs_load_data(good, strlen(good), "t", &c, &error));
   g_autofree char *unsourced = g_strconcat(keys, "[source]\nop_us = a\n", NULL);
@@ -360,6 +363,139 @@ static void test_data_file(void) {
   g_assert_nonnull(strstr(error->message, "op_us"));
 }
 
+/* Megatron-LM's small MoE test model: the GPT above with 8 experts on 8
+ * GPUs at tp 2 (sequence parallel) and ep 2, no biases, unfused attention. */
+#define MOE                                                                               \
+  "--num-layers 12 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "          \
+  "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 --bf16 "    \
+  "--vocab-size 50257 --transformer-impl transformer_engine --attention-backend unfused " \
+  "--no-gradient-accumulation-fusion --use-distributed-optimizer --disable-bias-linear "  \
+  "--tensor-model-parallel-size 2 --sequence-parallel --num-experts 8 "                   \
+  "--expert-model-parallel-size 2 "
+
+static void moe_job(const char *args, PtsimJob *job) {
+  const char *flags[] = {"--megatron-args", args, "--gpus", "8", "--hw", "h100-80g", NULL};
+  g_autoptr(GError) error = NULL;
+  gboolean ok = ptsim_job_build_from_flags(flags, job, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+}
+
+static void test_moe_sinkhorn(void) {
+  g_test_summary("an MoE layer with Sinkhorn routing (top-1), the all-gather dispatcher and "
+                 "4 local experts one after another: the router's loop, the dispatch's two "
+                 "synchronisations, a backward that is not twice the forward");
+  PtsimJob job;
+  moe_job(MOE "--moe-router-load-balancing-type sinkhorn --moe-router-topk 1", &job);
+  job.settings.host.costs.sinkhorn_iterations = 3.0;
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  PtsimHostLaunches n;
+  g_assert_cmpint(plan->local_experts, ==, 4);
+  ptsim_host_layer_launches(plan, 1, &n);
+  /* router: gating 1; sinkhorn: cast 1, exp 1, ones 2, 3 trips x 12,
+   * d1 * cost * d0 2, topk 1; sigmoid 1; map 4; scores 1: 50.
+   * dispatch (etp 2 x ep 2 > 1): 3 all-gathers, 2 slices, sum, long, .cpu(),
+   * permute 4, 2 transposes and masked_select: 15; combine: zeros and
+   * scatter_add_ 2, the reduce-scatter 1: 18.
+   * experts: 4 x (fc1, GELU, x probs, fc2) + cat = 17.
+   * norm 1 + 50 + 18 + 17 + bda 1 = 87 */
+  g_assert_cmpfloat(n.forward_mlp, ==, 87.0);
+  /* backward: norm and residual 2; router: gating 2, scores' product and
+   * sigmoid 2; dispatch: 2 reduce-scatters, slices' 2, masked_select's 2,
+   * permute's 2, unpermute's 1, the all-gather 1: 10; experts: 4 x (fc2 2,
+   * x probs 3, GELU 1, fc1 2) + the two splits' cat 2 = 34; bda 1:
+   * 2 + 4 + 10 + 34 + 1 = 51; hooks: attention's 2 weights, router 1,
+   * 8 expert weights, 2 LayerNorms x 2 = 15 tensors, half here */
+  g_assert_cmpfloat(n.backward_mlp, ==, 51.0 + 7.5);
+  /* 3 trips' bool(), .cpu() and masked_select; the .cpu() waits for the
+   * gathers */
+  g_assert_cmpfloat(n.forward_syncs, ==, 5.0);
+  g_assert_cmpfloat(n.dispatch_waits, ==, 1.0);
+
+  /* the syncs' cost in the forward pass: 87 ops x 10 us + 5 x 12.6 us, and
+   * the 2 + 4 TE modules (2 attention-side, 8 expert Linears: 3 + 8 = 11,
+   * 8 of them on the MLP side) x 20 us; the attention side as for a dense
+   * layer */
+  PtsimHost host;
+  memset(&host, 0, sizeof host);
+  round_costs(&host.costs);
+  host.costs.sync_s = 12.6e-6;
+  double with = ptsim_host_layer_pass_s(&host, &n, 0, 1);
+  host.costs.sync_s = 0.0;
+  double without = ptsim_host_layer_pass_s(&host, &n, 0, 1);
+  g_assert_cmpfloat(fabs(with - without - 5.0 * 12.6e-6), <, 1e-12);
+  host.costs.sync_s = 12.6e-6; /* none in backward */
+  double back = ptsim_host_layer_pass_s(&host, &n, 1, 1);
+  host.costs.sync_s = 0.0;
+  g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 1, 1) - back), <, 1e-15);
+}
+
+static void test_moe_aux_alltoall(void) {
+  g_test_summary("an MoE layer with top-2 softmax routing and the aux loss, grouped GEMM; "
+                 "the all-to-all dispatcher with fused permutes synchronises once");
+  PtsimJob job;
+  moe_job(MOE "--moe-router-load-balancing-type aux_loss --moe-router-topk 2 "
+              "--moe-aux-loss-coeff 1e-2 --moe-grouped-gemm",
+          &job);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  PtsimHostLaunches n;
+  ptsim_host_layer_launches(plan, 1, &n);
+  /* router: gating 1, topk 1, softmax 1, type_as 1, sparse probs and map 6;
+   * aux: scores (softmax, topk, map 4) 6, sum 1, all-reduce over tp 2 1,
+   * loss 4, the tracker 2: 14; 24 in all.  dispatch (all-gather) 18 as
+   * above; experts: fc1, GELU, x probs, fc2 = 4.  1 + 24 + 18 + 4 + 1 */
+  g_assert_cmpfloat(n.forward_mlp, ==, 48.0);
+  /* backward: 2; router: gating 2, gather 1, cast 1, softmax 1, topk's 2;
+   * aux: scaler 2, loss 3, softmax 1, the logits' sum 1: 14; dispatch 10;
+   * experts: 2 GroupedLinear x (dgrad, wgrad) 4 + GELU 1 + x probs 3 = 8;
+   * bda 1: 35; hooks: 15 tensors as above (TE's GroupedLinear keeps a
+   * weight per expert: weight0 .. weight3 in fc1 and in fc2) */
+  g_assert_cmpfloat(n.backward_mlp, ==, 35.0 + 7.5);
+  g_assert_cmpfloat(n.forward_syncs, ==, 2.0);
+
+  PtsimJob a2a;
+  moe_job(MOE "--moe-router-load-balancing-type aux_loss --moe-router-topk 2 "
+              "--moe-aux-loss-coeff 1e-2 --moe-grouped-gemm --moe-token-dispatcher-type alltoall "
+              "--moe-permute-fusion",
+          &a2a);
+  g_autofree PtsimPlan *plan2 = plan_of(&a2a);
+  ptsim_host_layer_launches(plan2, 1, &n);
+  /* preprocess: sum, long 2 + splits 6 + 4 copies and an event 5 = 13;
+   * fused permute 1, all-to-all of tokens and probs 2, their all-gather
+   * over etp 2 2, fused chunk sort 1: 6; combine: chunk sort 1, etp
+   * reduce-scatter 1, all-to-all 1, fused unpermute 1: 4.  23 in place of
+   * the all-gather dispatcher's 18: 48 - 18 + 23 */
+  g_assert_cmpfloat(n.forward_mlp, ==, 53.0);
+  g_assert_cmpfloat(n.forward_syncs, ==, 1.0);
+  g_assert_cmpfloat(n.dispatch_waits, ==, 0.0);
+  /* backward: collectives 3 ep + 3 etp = 6, chunk sorts 2, permute 1,
+   * unpermute 1: 10, as the all-gather dispatcher's 10 */
+  g_assert_cmpfloat(n.backward_mlp, ==, 35.0 + 7.5);
+
+  /* DeepSeek-style routing as the pp 2 test cases have it: sigmoid scores
+   * with the expert bias, 4 groups of which 2, top-4, an fp32 router */
+  PtsimJob ds;
+  moe_job(MOE "--moe-router-load-balancing-type aux_loss --moe-router-topk 4 "
+              "--moe-aux-loss-coeff 1e-4 --moe-router-score-function sigmoid "
+              "--moe-router-enable-expert-bias --moe-router-num-groups 4 "
+              "--moe-router-group-topk 2 --moe-router-dtype fp32 --moe-grouped-gemm "
+              "--moe-token-dispatcher-type alltoall --moe-permute-fusion",
+          &ds);
+  g_autofree PtsimPlan *plan3 = plan_of(&ds);
+  ptsim_host_layer_launches(plan3, 1, &n);
+  /* router: gating 1; sigmoid 1, the bias's float, add, topk, gather 4, the
+   * k > 1 normalisation 3, the sparse probs and map 6 (no casts: fp32): 14;
+   * the groups 9; the expert bias's count 2; aux: scores (sigmoid, sum,
+   * add, div, topk, map 4) 9, sum 1, all-reduce 1, loss 4, tracker 2: 17.
+   * 1 + 14 + 9 + 2 + 17 = 43.  dispatch 23 as above; experts: fc1, GELU,
+   * x fp32 probs and the cast back, fc2 = 5.  1 + 43 + 23 + 5 + 1 = 73 */
+  g_assert_cmpfloat(n.forward_mlp, ==, 73.0);
+  /* backward: 2; router: gating 2 + fp32's 4 casts, gather 1, norm 3,
+   * sigmoid 1, topk's 2, masked_fill 1, aux 7: 21; dispatch 10; experts
+   * 4 + GELU 1 + x probs 3 + the cast 1 = 9; bda 1: 43 */
+  g_assert_cmpfloat(n.backward_mlp, ==, 43.0 + 7.5);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/host-time/launches", test_launches);
@@ -372,5 +508,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/host-time/layer-python", test_layer_python);
   g_test_add_func("/host-time/step-log", test_step_log);
   g_test_add_func("/host-time/data-file", test_data_file);
+  g_test_add_func("/host-time/moe-sinkhorn", test_moe_sinkhorn);
+  g_test_add_func("/host-time/moe-aux-alltoall", test_moe_aux_alltoall);
   return g_test_run();
 }

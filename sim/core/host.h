@@ -54,6 +54,11 @@ typedef struct {
   double mta_tensors_norm;
   double mta_tensors_copy; /* depth 2: the main parameters back into the model's */
   double mta_tensors_adam;
+  /* A host-device synchronisation (.item(), .cpu(), .tolist() of a GPU
+   * tensor, `while tensor > tol`): the host waits for the op it issued last
+   * and the copy back; the GPU then idles until the next launch */
+  double sync_s;
+  double sinkhorn_iterations; /* Sinkhorn routing's loop trips per call at its tolerance */
 } PtsimHostCosts;
 
 typedef struct {

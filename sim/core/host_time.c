@@ -27,13 +27,18 @@
  * Megatron DDP's per-parameter hook adding param.grad into main_grad
  * (every parameter without gradient-accumulation fusion; with it the
  * norms' and biases').
- * An MoE layer's MLP part instead: the router GEMM, score and top-k (3),
- * the load-balancing loss (6 when its coefficient is set), the token
- * permutation (4; fused: 1), the all-to-all of counts and of tokens (2)
- * with the sort of the received chunks (2), the experts (one grouped
- * GEMM pair and the activation: 3; else 3 per local expert), the way back
- * (all-to-all, sort, unpermute: 5; fused: 3), shared experts (4); its
- * backward launches twice as many. */
+ * An MoE layer's MLP part instead: the router, the token dispatch and
+ * combine, the experts, each counted from Megatron-LM's code for the
+ * configuration (router_launches, dispatch_launches, expert_launches say
+ * which function each count is from), its backward counted on its own
+ * (autograd's ops of what the forward recorded: neither the no_grad
+ * routing nor the counts and copies have one), and the forward's
+ * host-device synchronisations (Sinkhorn's `while error > tol`, the
+ * dispatchers' copies of the token counts, masked_select's output size)
+ * as their own term: each costs the host a round trip (sync_us), and the
+ * all-gather dispatcher's .cpu() also waits for the dispatch's gathers.
+ * Not counted: Python beyond the ops (the router, dispatcher and
+ * SequentialMLP modules), so an MoE layer's host time is a lower bound. */
 #include "host_time.h"
 
 static PTSIM_HD double host_max(double a, double b) { return a > b ? a : b; }
@@ -94,22 +99,195 @@ static PTSIM_HD void attention_launches(const PtsimPlan *plan, double tpc, doubl
                             (2.0 + bias + sp) + tpc + 2.0 + 1.0;
 }
 
+/* The router of one MoE layer (Megatron-LM megatron/core/transformer/moe/
+ * router.py TopKRouter.forward / routing, moe_utils.py), per microbatch:
+ * forward launches, backward launches, host-device synchronisations.
+ * `cast` is 1 where the logits are bf16 and the code casts them to fp32
+ * (0 with --moe-router-dtype fp32: the GEMM writes fp32). */
+static PTSIM_HD void router_launches(const PtsimJob *job, double sinkhorn_iterations, double *f,
+                                     double *b, double *syncs) {
+  const PtsimModel *m = &job->model;
+  const PtsimSettings *run = &job->settings;
+  double k = (double)m->moe_router_topk, cast = run->moe_router_fp32 ? 0.0 : 1.0;
+  double tcp = job->layout.tp * job->layout.cp > 1 ? 1.0 : 0.0;
+  int fused = run->moe_router_fusion, sigmoid = m->moe_router_score == PTSIM_ROUTER_SIGMOID;
+  /* gating (RouterGatingLinearFunction): one GEMM; backward dgrad and
+   * wgrad, with an fp32 router the weight and input cast up and both
+   * gradients cast back (4) */
+  *f = 1.0;
+  *b = 2.0 + (run->moe_router_fp32 ? 4.0 : 0.0);
+  *syncs = 0.0;
+  if (m->moe_load_balancing == PTSIM_BALANCE_SINKHORN) {
+    /* sinkhorn_load_balancing: logits.to(fp32) (cast), sinkhorn(): exp,
+     * two ones, per trip of `while error > tol` 12 ops (d1 * cost, sum,
+     * + eps, the reciprocal; the same for d0; d1_old - d1, abs, mean; the
+     * comparison) and the comparison's bool(), a synchronisation; then
+     * d1 * cost * d0 (2) and topk; the activation (sigmoid at k 1, else
+     * softmax and type_as); the map (zeros_like, int, scatter, bool) and
+     * scores = logits * map.  All under no_grad but the last three. */
+    *f += cast + 1.0 + 2.0 + 12.0 * sinkhorn_iterations + 2.0 + 1.0 + (k > 1.0 ? 1.0 + cast : 1.0) +
+          4.0 + 1.0;
+    *syncs += sinkhorn_iterations;
+    *b += 2.0 + (k > 1.0 ? cast : 0.0); /* the product's, the activation's (its cast) */
+    return;
+  }
+  if (fused) {
+    *f += 1.0; /* TE fused_topk_with_score_function */
+    *b += 1.0;
+  } else if (sigmoid) {
+    /* topk_routing_with_score_function: sigmoid(logits.float()), topk (with
+     * the expert bias: float, add, topk, gather), the k > 1 normalisation
+     * (sum, + 1e-20, div), type_as; the sparse probs and map (zeros_like,
+     * scatter, zeros_like, int, scatter, bool) */
+    double pick = m->moe_router_expert_bias ? 4.0 : 1.0, norm = k > 1.0 ? 3.0 : 0.0;
+    *f += cast + 1.0 + pick + norm + cast + 6.0;
+    *b += 1.0 + cast + norm + 1.0 + 2.0 + cast; /* gather, casts, norm, sigmoid, topk's scatter */
+  } else {
+    /* softmax after top-k: topk, softmax (fp32), type_as, the sparse
+     * probs and map (6) */
+    *f += 1.0 + 1.0 + cast + 6.0;
+    *b += 1.0 + cast + 1.0 + 2.0; /* gather, cast, softmax, topk's scatter (zeros, scatter) */
+  }
+  /* not fused, group-limited routing's top-k (group_limited_topk: the
+   * groups' topk and sum, their topk, zeros_like, scatter_, the expanded
+   * mask's copy, bool, ~, masked_fill, then topk: 9 more than one topk;
+   * backward: masked_fill's) */
+  if (!fused && m->moe_router_groups > 0 && m->moe_router_group_topk > 0) {
+    *f += 9.0;
+    *b += 1.0;
+  }
+  /* _apply_expert_bias: routing_map.sum and the in-place add */
+  if (m->moe_router_expert_bias) *f += 2.0;
+  if (m->moe_aux_loss_coeff > 0.0 && m->moe_load_balancing <= PTSIM_BALANCE_GLOBAL_AUX_LOSS) {
+    /* compute_routing_scores_for_aux_loss: softmax (sigmoid: cast, sigmoid,
+     * sum, add, div), topk, map (4); fused: 1 */
+    double scores = fused ? 1.0 : (sigmoid ? cast + 4.0 : 1.0) + 1.0 + 4.0;
+    /* get_tokens_per_expert_and_token_count: sum and the all-reduce over
+     * tp x cp (over tp x dp x cp for the global loss); switch_load_
+     * balancing_loss_func: sum, mul, sum, scale (fused: 1); the seq loss
+     * divides by the batch, the global one accumulates (+=, ga_steps += 1,
+     * /); attach_and_log_load_balancing_loss: the tracker's record
+     * (moe_logging.py MoEMetricsTracker.record: the division by the
+     * coefficient, values[layer] += loss) */
+    double loss = fused ? 1.0 : 4.0;
+    double extra = m->moe_load_balancing == PTSIM_BALANCE_SEQ_AUX_LOSS      ? 1.0
+                   : m->moe_load_balancing == PTSIM_BALANCE_GLOBAL_AUX_LOSS ? 3.0
+                                                                            : 0.0;
+    double reduce = m->moe_load_balancing == PTSIM_BALANCE_GLOBAL_AUX_LOSS ? 1.0 : tcp;
+    *f += scores + 1.0 + reduce + loss + extra + 2.0;
+    /* MoEAuxLossAutoScaler.backward: ones_like x scale (2); the loss's
+     * (mul, the tokens-per-expert product, the scale: 3; fused 1), the
+     * scores' softmax (1), the seq loss's division, and the sum of the
+     * logits' two gradients */
+    *b += 2.0 + (fused ? 1.0 : 3.0) + 1.0 + (extra == 1.0 ? 1.0 : 0.0) + 1.0;
+  }
+}
+
+/* The token dispatch and combine of one MoE layer (token_dispatcher.py,
+ * moe_utils.py permute / unpermute / sort_chunks_by_idxs). */
+static PTSIM_HD void dispatch_launches(const PtsimPlan *plan, double *f, double *b, double *syncs,
+                                       double *waits) {
+  const PtsimJob *job = &plan->job;
+  const PtsimSettings *run = &job->settings;
+  double g = job->layout.ep * job->layout.etp > 1 ? 1.0 : 0.0,
+         fp32 = run->moe_router_fp32 ? 1.0 : 0.0;
+  double ep = job->layout.ep > 1 ? 1.0 : 0.0, etp = job->layout.etp > 1 ? 1.0 : 0.0;
+  double local = plan->local_experts > 1 ? 1.0 : 0.0;
+  int fused = run->moe_permute_fusion;
+  *syncs = 0.0;
+  *waits = 0.0;
+  if (run->moe_dispatcher == PTSIM_DISPATCH_ALLGATHER) {
+    /* MoEAllGatherTokenDispatcher: token_dispatch all-gathers the routing
+     * map, the probs and the tokens over etp x ep (3); dispatch_postprocess
+     * slices the local map and probs (2 contiguous), counts the tokens per
+     * expert (sum, long) and copies them to the host (.cpu(): a
+     * synchronisation that waits for the gathers), permutes (permute:
+     * T.contiguous, argsort, %, index_select; fused: 1), and selects the
+     * local probs (2 transposes, masked_select: its output size is read
+     * back, a synchronisation) */
+    *f = 3.0 * g + 5.0 + (fused ? 1.0 : 4.0) + 3.0;
+    *syncs = 2.0;
+    *waits = g;
+    /* combine: unpermute (zeros, scatter_add_; fused 1), the reduce-scatter
+     * in the probs' dtype (casts there and back with an fp32 router) */
+    *f += (fused ? 1.0 : 2.0) + g * (1.0 + 2.0 * fp32);
+    /* backward: the probs' and tokens' gathers reduce-scatter, the local
+     * slices' (zeros, copy), masked_select's (zeros, masked_scatter), the
+     * permutation's (zeros, index_add; fused 1), unpermute's (gather;
+     * fused 1), the combine's all-gather and casts */
+    *b = 2.0 * g + 2.0 + 2.0 + (fused ? 1.0 : 2.0) + 1.0 + g * (1.0 + 2.0 * fp32);
+    return;
+  }
+  /* MoEAlltoAllTokenDispatcher (and, counted alike, the flex one):
+   * preprocess counts the tokens (sum, long) and, across ranks, the splits
+   * (sum, all-gather over etp x ep, contiguous, 3 sums: 6);
+   * _maybe_dtoh_and_synchronize copies the splits and counts to the host on
+   * its side stream (4 copies, an event) and waits for them (1) */
+  *f = 2.0 + 6.0 * g + 5.0;
+  *syncs = 1.0;
+  /* permute with probs (the map's and probs' transposes, argsort, %,
+   * indexing, index_select: 6; fused 1); the all-to-all of tokens and
+   * probs (ep); their all-gather over etp; sort_chunks_by_idxs for several
+   * local experts (split and cat of tokens and probs: 2; fused 1) */
+  *f += (fused ? 1.0 : 6.0) + 2.0 * ep + 2.0 * etp + local * (fused ? 1.0 : 2.0);
+  /* combine: the chunks back (1), reduce-scatter over etp, all-to-all,
+   * unpermute (zeros, scatter_add_; fused 1) */
+  *f += local + etp + ep + (fused ? 1.0 : 2.0);
+  /* backward: each collective mirrored (2 ep + 2 etp + etp + ep), the
+   * chunk sorts' (split/cat: 2 + 1; fused 2), permute's (tokens' and
+   * probs' index backward: 4; fused 1), unpermute's (1) */
+  *b = 3.0 * ep + 3.0 * etp + local * (fused ? 2.0 : 3.0) + (fused ? 1.0 : 4.0) + 1.0;
+}
+
+/* The routed experts (experts.py SequentialMLP / TEGroupedMLP, mlp.py
+ * MLP.forward with the probs as per_token_scale). */
+static PTSIM_HD void expert_launches(const PtsimPlan *plan, double *f, double *b) {
+  const PtsimJob *job = &plan->job;
+  const PtsimSettings *run = &job->settings;
+  double fp32 = run->moe_router_fp32 ? 1.0 : 0.0;
+  int swiglu = job->model.activation == PTSIM_ACTIVATION_SWIGLU;
+  /* the activation weighted by the probs: SwiGLU's fused weighted kernel
+   * (1), else the activation (GELU 1; SwiGLU unfused: act, add, mul 3),
+   * the product by the probs and its cast back from fp32 probs */
+  double act_f = swiglu && !run->swiglu_unfused ? 1.0 : (swiglu ? 3.0 : 1.0) + 1.0 + fp32;
+  double act_b = swiglu && !run->swiglu_unfused ? 1.0 : (swiglu ? 3.0 : 1.0) + 3.0 + fp32;
+  double n = (double)plan->local_experts;
+  if (run->moe_grouped_gemm) {
+    /* TEGroupedMLP: fc1 and fc2 GroupedLinear (1 each; dgrad and wgrad
+     * in backward), the activation between */
+    *f = 2.0 + act_f;
+    *b = 4.0 + act_b;
+    return;
+  }
+  /* SequentialMLP: torch.split of tokens and probs (views; the counts'
+   * .tolist() is of the host copy), each local expert's MLP, torch.cat;
+   * backward: each expert's, the cat's slices (views) and the splits'
+   * gradients concatenated (2) */
+  *f = n * (2.0 + act_f) + (n > 1.0 ? 1.0 : 0.0);
+  *b = n * (4.0 + act_b) + (n > 1.0 ? 2.0 : 0.0);
+}
+
 static PTSIM_HD void mlp_launches(const PtsimPlan *plan, int moe, double tpc, double sp,
                                   PtsimHostLaunches *out) {
   const PtsimJob *job = &plan->job;
   const PtsimModel *m = &job->model;
-  const PtsimSettings *run = &job->settings;
   double bias = m->bias ? 1.0 : 0.0;
   double f = 1.0 + tpc + 1.0 + 1.0 + 1.0 + tpc + 1.0;
+  out->forward_syncs = 0.0;
+  out->dispatch_waits = 0.0;
   if (moe) {
-    double experts = run->moe_grouped_gemm ? 3.0 : 3.0 * (double)plan->local_experts;
-    double aux = m->moe_aux_loss_coeff > 0.0 ? 6.0 : 0.0;
-    double permute = run->moe_permute_fusion ? 1.0 : 4.0;
-    double back = run->moe_permute_fusion ? 3.0 : 5.0;
+    double rf, rb, rs, df, db, ds, dw, ef, eb;
     double shared = m->moe_shared_expert_size > 0 ? 4.0 : 0.0;
-    f = 1.0 + 3.0 + aux + permute + 2.0 + 2.0 + experts + back + shared + 1.0;
-    out->forward_mlp = f;
-    out->backward_mlp = 2.0 * f;
+    router_launches(job, job->settings.host.costs.sinkhorn_iterations, &rf, &rb, &rs);
+    dispatch_launches(plan, &df, &db, &ds, &dw);
+    expert_launches(plan, &ef, &eb);
+    /* the pre-MLP norm and the bias-dropout-add around them (1 each; 2 in
+     * backward: the norm's and the residual sum), shared experts (fc1,
+     * activation, fc2, the sum: 4, twice that in backward) */
+    out->forward_mlp = 1.0 + rf + df + ef + shared + 1.0;
+    out->backward_mlp = 2.0 + rb + db + eb + 2.0 * shared + 1.0;
+    out->forward_syncs = rs + ds;
+    out->dispatch_waits = dw;
     return;
   }
   out->forward_mlp = f;
@@ -176,6 +354,9 @@ PTSIM_HD double ptsim_host_layer_pass_s(const PtsimHost *host, const PtsimHostLa
   double launch = host->graphs == PTSIM_GRAPH_ITERATION ? 0.0 : c->graph_launch_s;
   double t = 0.0;
   if (attn_graphed && mlp_graphed) return launch + (attn + mlp) * c->graph_node_s;
+  /* each synchronisation of an eager forward: the host waits for what it
+   * issued last, the GPU then for the host's next launch */
+  if (!backward) eager_mlp += n->forward_syncs * c->sync_s;
   t += attn_graphed ? launch + attn * c->graph_node_s : eager_attn;
   t += mlp_graphed ? launch + mlp * c->graph_node_s : eager_mlp;
   return t;
@@ -264,8 +445,16 @@ PTSIM_HD void ptsim_host_time_apply(const PtsimPlan *plan, PtsimWorkload *w) {
   raise_pass(&w->layer, ptsim_host_layer_pass_s(host, &n, 0, 0),
              ptsim_host_layer_pass_s(host, &n, 1, 0));
   if (job->model.num_experts > 0) {
+    double forward, wait = 0.0;
     ptsim_host_layer_launches(plan, 1, &n);
-    raise_pass(&w->moe_layer, ptsim_host_layer_pass_s(host, &n, 0, 1),
+    forward = ptsim_host_layer_pass_s(host, &n, 0, 1);
+    /* the all-gather dispatcher's .cpu() waits for the dispatch's gathers:
+     * half the layer's forward expert-parallel traffic (the gather and the
+     * combine's reduce-scatter move the same tokens), less what the host
+     * spends on the 5 ops it issues between them and the copy */
+    if (n.dispatch_waits > 0.0 && !(host->graphs == PTSIM_GRAPH_ITERATION || host->graph_moe))
+      wait = host_max(0.0, 0.5 * w->moe_layer.forward_comm_s[PTSIM_COMM_EP] - 5.0 * c->op_s);
+    raise_pass(&w->moe_layer, forward + n.dispatch_waits * wait,
                ptsim_host_layer_pass_s(host, &n, 1, 1));
   }
   /* Once per microbatch on the first stage: the batch's five tensors copied

@@ -29,6 +29,11 @@ typedef struct {
   double forward_attention, forward_mlp;
   double backward_attention, backward_mlp;
   double te_modules; /* per pass */
+  /* An MoE layer's forward: its host-device synchronisations (each waits
+   * for the GPU to drain), and of them the ones that wait for the token
+   * dispatch's collective to finish (the all-gather dispatcher's .cpu()) */
+  double forward_syncs;
+  double dispatch_waits;
 } PtsimHostLaunches;
 
 /* The launches of one dense (moe 0) or MoE (moe 1) layer of plan's job. */

@@ -32,6 +32,8 @@ static const HostKey host_keys[] = {
     {"mta_tensors_norm", FALSE, offsetof(PtsimHostCosts, mta_tensors_norm)},
     {"mta_tensors_copy", FALSE, offsetof(PtsimHostCosts, mta_tensors_copy)},
     {"mta_tensors_adam", FALSE, offsetof(PtsimHostCosts, mta_tensors_adam)},
+    {"sync_us", TRUE, offsetof(PtsimHostCosts, sync_s)},
+    {"sinkhorn_iterations", FALSE, offsetof(PtsimHostCosts, sinkhorn_iterations)},
 };
 
 /* Every key of GROUP is one of host_keys. */
