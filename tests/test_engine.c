@@ -175,6 +175,8 @@ static void test_combined_1f1b(void) {
   w->moe_mlp.forward_s = w->moe_mlp.backward_input_s = w->moe_mlp.backward_weight_s = 1e-3;
   w->moe_mlp.forward_comm_s[PTSIM_COMM_EP] = 1.5e-3;
   w->moe_mlp.backward_comm_s[PTSIM_COMM_EP] = 1.5e-3;
+  w->moe_layer_gpu_s[0] = 5e-3; /* GPU-bound: the host raised nothing */
+  w->moe_layer_gpu_s[1] = 7e-3;
   g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
   const double busy[3] = {48e-3, 33e-3, 30e-3}, exposed[3] = {24e-3, 9e-3, 6e-3};
   for (int k = 0; k < 3; k++) {
@@ -184,6 +186,12 @@ static void test_combined_1f1b(void) {
     g_assert_cmpfloat_with_epsilon(t->stages[0].busy_s, busy[k], 1e-8);
     g_assert_cmpfloat_with_epsilon(t->stages[0].exposed_comm_s[PTSIM_COMM_EP], exposed[k], 1e-8);
   }
+  /* both passes host-bound (raised above their GPU 4 and 6 ms): the CPU
+   * issues the pair's two, 5 + 7 = 12 ms, so nothing hides: 48 ms */
+  w->moe_layer_gpu_s[0] = 4e-3;
+  w->moe_layer_gpu_s[1] = 6e-3;
+  g_assert_cmpint(run(&job, w, NULL, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon(t->stages[0].busy_s, 48e-3, 1e-8);
 }
 
 static void test_1f1b_bubble(void) {

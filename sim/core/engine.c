@@ -125,15 +125,16 @@ static PTSIM_HD PtsimTime overlap_hidden_ns(const Sim *sim, int32_t s, int32_t c
  * dispatch from the workload's moe_mlp, the combine the rest of the
  * all-to-all, and the rest of the compute (attention, dense layers, the
  * embedding and the head) where Megatron runs attention.  The partner
- * forward is taken as this chunk's (interleaved chunks are equal).
+ * forward is taken as this chunk's (interleaved chunks are equal).  A
+ * pair of host-bound MoE layers takes at least their issue time.
  * Capped at the backward's duration, from which the engine takes it. */
 static PTSIM_HD PtsimTime combined_hidden_ns(const Sim *sim, int32_t s, int32_t c) {
   PtsimWork w;
-  const PtsimWork *e = &sim->w->moe_mlp;
+  const PtsimWork *e = &sim->w->moe_mlp, *m = &sim->w->moe_layer;
   PtsimMoePairParts p;
   int64_t slot = (int64_t)s * sim->w->num_chunks + c;
   int64_t moe = slot < PTSIM_MAX_VSTAGES ? sim->w->chunk_moe_layers[slot] : 0;
-  double n, a2a_f, a2a_b, serial, hidden;
+  double n, a2a_f, a2a_b, serial, pair, issue, hidden;
   if (moe <= 0) return 0;
   ptsim_workload_chunk(sim->w, s, c, &w);
   n = (double)moe;
@@ -151,7 +152,13 @@ static PTSIM_HD PtsimTime combined_hidden_ns(const Sim *sim, int32_t s, int32_t 
   p.attn_w = fmax(0.0, w.backward_weight_s / n - p.mlp_w);
   serial = p.attn_f + p.dispatch_f + p.mlp_f + p.combine_f + p.combine_b + p.mlp_b + p.mlp_w +
            p.dispatch_b + p.attn_b + p.attn_w;
-  hidden = n * (serial - ptsim_work_moe_pair_s(&p, sim->job->settings.delay_wgrad_compute));
+  pair = ptsim_work_moe_pair_s(&p, sim->job->settings.delay_wgrad_compute);
+  /* the CPU issues both passes: a host-bound pass's issue time stays */
+  issue = (m->forward_s > sim->w->moe_layer_gpu_s[0] ? m->forward_s : 0.0) +
+          (m->backward_input_s + m->backward_weight_s > sim->w->moe_layer_gpu_s[1]
+               ? m->backward_input_s + m->backward_weight_s
+               : 0.0);
+  hidden = n * (serial - fmax(pair, issue));
   hidden = fmin(hidden, w.backward_input_s + w.backward_weight_s);
   return hidden > 0.0 ? to_ns(hidden) : 0;
 }

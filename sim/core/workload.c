@@ -775,5 +775,7 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   ptsim_work_units(&x, out);
   build_step_work(&x, out);
   out->model_flops = ptsim_workload_megatron_flops(job);
+  out->moe_layer_gpu_s[0] = out->moe_layer.forward_s;
+  out->moe_layer_gpu_s[1] = out->moe_layer.backward_input_s + out->moe_layer.backward_weight_s;
   ptsim_host_time_apply(plan, out); /* the compute stream waits for its host */
 }

@@ -60,6 +60,11 @@ typedef struct {
    * the dispatch all-to-all (forward) and its gradient (backward): what
    * combined 1F1B splits a layer at (ptsim_work_moe_pair_s). */
   PtsimWork moe_mlp;
+  /* One MoE layer's forward and backward (B + W) on the GPU, before the
+   * host's issue time raises them (host_time.c): a raised pass is
+   * host-bound, and a combined 1F1B pair of such passes takes at least
+   * their issue time, the CPU issuing both. */
+  double moe_layer_gpu_s[2];
   PtsimWork embedding; /* first virtual stage */
   PtsimWork head;      /* final norm + LM head + cross-entropy, last virtual stage */
   PtsimWork mtp;       /* the multi-token prediction layers, last virtual stage */
