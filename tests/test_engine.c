@@ -152,6 +152,48 @@ static void test_dualpipev_overlap(void) {
   g_assert_cmpfloat_with_epsilon(t->stages[0].busy_s, 32e-3, 1e-8);
 }
 
+static void test_combined_1f1b(void) {
+  g_test_summary("Megatron-LM's combined 1F1B: each steady backward paired with the next "
+                 "forward, the first forward and last backward alone; p=1 m=4 by hand");
+  /* One MoE layer a chunk (test_moe's pair-period parts, ms): F = 5 of
+   * which 3 all-to-all (dispatch 1.5, combine 1.5), B = 5 of which 3, W =
+   * 2; the experts 1 + 1 + 1.  A pair runs 7 instead of 12 (no delay: 5
+   * hidden) or 6 (with --delay-wgrad-compute: 6 hidden).  Order F0 B0 F1
+   * B1 F2 B2 F3 B3: B0, B1, B2 are paired (Megatron's phases 1-3), F0 and
+   * B3 run alone.  Busy 4 x 12 = 48 ms without the overlap, 48 - 3 x 5 =
+   * 33 with it, 48 - 3 x 6 = 30 delayed; exposed all-to-all 4 x 6 = 24,
+   * 24 - 15 = 9 (F0's 3, B3's 3, 1 a pair), 24 - 18 = 6 (F0's and B3's). */
+  PtsimJob job;
+  load_job(&job, "sc21-gpt-1.7b", "a100-80g", 8, 1, 1, 1, 1, 32, 1024);
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  uniform_workload(w, 1, 1, 4, 1, 5e-3, 5e-3, 2e-3);
+  w->moe_layer = w->layer;
+  memset(&w->layer, 0, sizeof w->layer);
+  w->chunk_moe_layers[0] = 1;
+  w->moe_layer.forward_comm_s[PTSIM_COMM_EP] = 3e-3;
+  w->moe_layer.backward_comm_s[PTSIM_COMM_EP] = 3e-3;
+  w->moe_mlp.forward_s = w->moe_mlp.backward_input_s = w->moe_mlp.backward_weight_s = 1e-3;
+  w->moe_mlp.forward_comm_s[PTSIM_COMM_EP] = 1.5e-3;
+  w->moe_mlp.backward_comm_s[PTSIM_COMM_EP] = 1.5e-3;
+  w->moe_layer_gpu_s[0] = 5e-3; /* GPU-bound: the host raised nothing */
+  w->moe_layer_gpu_s[1] = 7e-3;
+  g_autofree PtsimTimeResult *t = g_new0(PtsimTimeResult, 1);
+  const double busy[3] = {48e-3, 33e-3, 30e-3}, exposed[3] = {24e-3, 9e-3, 6e-3};
+  for (int k = 0; k < 3; k++) {
+    job.settings.moe_ep_comm_overlap = k > 0;
+    job.settings.delay_wgrad_compute = k > 1;
+    g_assert_cmpint(run(&job, w, NULL, t), ==, 0);
+    g_assert_cmpfloat_with_epsilon(t->stages[0].busy_s, busy[k], 1e-8);
+    g_assert_cmpfloat_with_epsilon(t->stages[0].exposed_comm_s[PTSIM_COMM_EP], exposed[k], 1e-8);
+  }
+  /* both passes host-bound (raised above their GPU 4 and 6 ms): the CPU
+   * issues the pair's two, 5 + 7 = 12 ms, so nothing hides: 48 ms */
+  w->moe_layer_gpu_s[0] = 4e-3;
+  w->moe_layer_gpu_s[1] = 6e-3;
+  g_assert_cmpint(run(&job, w, NULL, t), ==, 0);
+  g_assert_cmpfloat_with_epsilon(t->stages[0].busy_s, 48e-3, 1e-8);
+}
+
 static void test_1f1b_bubble(void) {
   g_test_summary("1F1B with uniform chunks: bubble = (p-1)/(m+p-1)");
   const int32_t p = 4, m = 8;
@@ -271,6 +313,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/engine/matches-schedule-reference", test_matches_schedule_reference);
   g_test_add_func("/engine/dualpipev-overlap", test_dualpipev_overlap);
   g_test_add_func("/engine/1f1b-bubble", test_1f1b_bubble);
+  g_test_add_func("/engine/combined-1f1b", test_combined_1f1b);
   g_test_add_func("/engine/deterministic", test_deterministic);
   g_test_add_func("/engine/last-stage-imbalance", test_last_stage_imbalance);
   g_test_add_func("/engine/overlap-switches", test_overlap_switches);

@@ -95,6 +95,20 @@ static void test_v_shape(void) {
   g_assert_nonnull(strstr(b.note, "schedule zbv"));
 }
 
+static void test_moe_a2a_overlap(void) {
+  g_test_summary("combined 1F1B's all-to-all overlap: no band (uncalibrated)");
+  PtsimJob job;
+  PtsimErrorBand b;
+  job_of(&job, "llama2-7b", "h100-80g", 4, 4096, PTSIM_PRECISION_FP8); /* in range: a band */
+  job.settings.moe_ep_comm_overlap = 1;
+  lookup(&job, "error_bands", &b);
+  g_assert_false(b.found);
+  g_assert_cmpstr(b.note, ==,
+                  "uncalibrated: no published run measures combined 1F1B's expert all-to-all "
+                  "overlap (--overlap-moe-expert-parallel-comm), so ptsim has no error band for "
+                  "it");
+}
+
 static void test_none(void) {
   g_test_summary("no band: a profile without published runs, and a missing file, say why");
   PtsimJob job;
@@ -150,6 +164,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/error-bands/moe", test_moe);
   g_test_add_func("/error-bands/none", test_none);
   g_test_add_func("/error-bands/v-shape", test_v_shape);
+  g_test_add_func("/error-bands/moe-a2a-overlap", test_moe_a2a_overlap);
   g_test_add_func("/error-bands/strict-numbers", test_strict_numbers);
   return g_test_run();
 }

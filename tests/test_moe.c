@@ -406,6 +406,82 @@ static void test_memory_terms(void) {
   g_assert_cmpfloat(est.stages[0].gradients_bytes, ==, 4.0 * (5637144576.0 + 1605636096.0));
 }
 
+/* ---- combined 1F1B (--overlap-moe-expert-parallel-comm) ---- */
+
+static void test_pair_period(void) {
+  g_test_summary("Megatron-LM's per-layer F + B pair on two streams, by hand: the period with "
+                 "and without --delay-wgrad-compute");
+  /* ms: forward attn 1, dispatch 1.5, experts 1, combine 1.5; backward
+   * combine 1.5, experts dgrad 1 + wgrad 1, dispatch 1.5, attn dgrad 1 +
+   * wgrad 1.  Without the delay (wgrads inside the dgrads: mlp_b = attn_b
+   * = 2), a layer's events, chained from the previous layer's ends:
+   *   L1  combine_b 0-1.5, attn_f 0-1, mlp_b 1.5-3.5, dispatch_f 1.5-3,
+   *       dispatch_b 3.5-5, mlp_f 3.5-4.5, combine_f 5-6.5, attn_b 5-7
+   *   L2  combine_b 7-8.5 (waits attn_b), attn_f 7-8 (waits the comp
+   *       stream), mlp_b 8.5-10.5, dispatch_f 8.5-10, dispatch_b
+   *       10.5-12, mlp_f 10.5-11.5, combine_f 12-13.5, attn_b 12-14
+   * and so on every 7 ms: 7 of the pair's 5 + 7 = 12 serial, 1 ms of its 6
+   * ms of all-to-all exposed.  With the delay (mlp_b = attn_b = 1, their
+   * wgrads after them), from L2 on (start 6.5) the compute stream never
+   * waits: attn_f 6.5-7.5, mlp_b -8.5, mlp_w -9.5, mlp_f -10.5 (dispatch_f
+   * 7.5-9 before it), attn_b -11.5 (dispatch_b 9-10.5), attn_w -12.5:
+   * 6 ms, all of the all-to-all hidden. */
+  PtsimMoePairParts p = {1.0, 1.5, 1.0, 1.5, 1.5, 1.0, 1.0, 1.5, 1.0, 1.0};
+  g_assert_cmpfloat(ptsim_work_moe_pair_s(&p, 0), ==, 7.0);
+  g_assert_cmpfloat(ptsim_work_moe_pair_s(&p, 1), ==, 6.0);
+  /* all-to-alls of 0.5 fit beside the compute either way: 6 */
+  p.dispatch_f = p.combine_f = p.dispatch_b = p.combine_b = 0.5;
+  g_assert_cmpfloat(ptsim_work_moe_pair_s(&p, 0), ==, 6.0);
+  g_assert_cmpfloat(ptsim_work_moe_pair_s(&p, 1), ==, 6.0);
+  /* no compute: the four all-to-alls back to back on the comm stream */
+  PtsimMoePairParts q = {0, 1.0, 0, 1.0, 1.0, 0, 0, 1.0, 0, 0};
+  g_assert_cmpfloat(ptsim_work_moe_pair_s(&q, 0), ==, 4.0);
+}
+
+static void test_pair_memory(void) {
+  g_test_summary("combined 1F1B holds one MoE layer's activations more: Mixtral 8x7B, ep 8, by "
+                 "test_memory_terms' 990,183,424 B");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  PtsimMemoryEstimate a, b;
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  g_assert_true(moe_job(&job, "mixtral-8x7b", "h100-80g", 8, 1, 1, 8, 0, &error));
+  ptsim_plan_build(&job, plan);
+  ptsim_memory_estimate(plan, PTSIM_CE_LAST_STAGE, &a);
+  /* one stage of 32 layers, 1F1B holds one microbatch (32 layers); the
+   * pair's forward stores its first layer before the backward frees its
+   * last: 33 layers, one more of 990,183,424 B */
+  job.settings.moe_ep_comm_overlap = 1;
+  g_assert_true(ptsim_job_validate(&job, &error));
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpfloat(plan->inflight_microbatches[0], ==, 1.0 + 1.0 / 32.0);
+  ptsim_memory_estimate(plan, PTSIM_CE_LAST_STAGE, &b);
+  g_assert_cmpfloat_with_epsilon(b.stages[0].activations_bytes - a.stages[0].activations_bytes,
+                                 990183424.0, 1.0);
+}
+
+static void test_pair_refusals(void) {
+  g_test_summary("what Megatron-LM refuses with the overlap, named by the flag");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(moe_job(&job, "mixtral-8x7b", "h100-80g", 8, 1, 1, 8, 0, &error));
+  job.settings.delay_wgrad_compute = 1;
+  g_assert_false(ptsim_job_validate(&job, &error));
+  g_assert_nonnull(strstr(error->message, "--delay-wgrad-compute needs "
+                                          "--overlap-moe-expert-parallel-comm"));
+  g_clear_error(&error);
+  job.settings.moe_ep_comm_overlap = 1;
+  g_assert_true(ptsim_job_validate(&job, &error));
+  job.settings.moe_dispatcher = PTSIM_DISPATCH_ALLGATHER;
+  g_assert_false(ptsim_job_validate(&job, &error));
+  g_assert_nonnull(strstr(error->message, "--overlap-moe-expert-parallel-comm needs the alltoall"));
+  g_clear_error(&error);
+  job.settings.moe_dispatcher = PTSIM_DISPATCH_ALLTOALL;
+  job.settings.recompute = PTSIM_RECOMPUTE_FULL;
+  g_assert_false(ptsim_job_validate(&job, &error));
+  g_assert_nonnull(strstr(error->message, "no full recomputation"));
+}
+
 /* ---- first-step memory and the runs floor ---- */
 
 /* Replays `steps` steps of stage 0 of the job's plan; the allocator's
@@ -529,6 +605,40 @@ static void test_floor_below_emulation(void) {
     }
 }
 
+static void test_pair_replay(void) {
+  g_test_summary("combined 1F1B in the allocator replay: the paired forward's first layer held "
+                 "beside the backward, Mixtral 8x7B ep 8 on H200");
+  /* test_pair_memory's job at seq 1024 on H200 (it fits there), m = 4:
+   * the allocated peak grows by the first layer's saved set while a
+   * paired backward runs.  test_memory_terms' 990,183,424 B at seq 4096
+   * is linear in s (flash attention keeps no s x s term): L = 247,545,856
+   * B at 1024; the replay's set may keep less past the layer than the
+   * estimate counts (more than half of it here), and not more than L plus
+   * a 512 B rounding of each of its at most 17 tensors (lifetimes_int.h). */
+  const double L = 247545856.0;
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  g_autofree PtsimAllocResult *b = g_new0(PtsimAllocResult, 1);
+  g_assert_true(moe_job(&job, "mixtral-8x7b", "h200-141g", 8, 1, 1, 8, 0, &error));
+  job.layout.gbs = 4 * job.layout.dp;
+  job.layout.seq = 1024;
+  g_assert_true(ptsim_job_validate(&job, &error));
+  ptsim_plan_build(&job, plan);
+  g_assert_true(ptsim_simulate_allocator(plan, 2, NULL, NULL, 0.0, NULL, a, &error));
+  g_assert_true(a->stages[0].fits);
+  job.settings.moe_ep_comm_overlap = 1;
+  g_assert_true(ptsim_job_validate(&job, &error));
+  ptsim_plan_build(&job, plan);
+  g_assert_true(ptsim_simulate_allocator(plan, 2, NULL, NULL, 0.0, NULL, b, &error));
+  g_assert_true(b->stages[0].fits);
+  double grew = b->stages[0].allocated_peak_bytes - a->stages[0].allocated_peak_bytes;
+  g_test_message("replay peak grew by %.0f B", grew);
+  g_assert_cmpfloat(grew, >, 0.5 * L);
+  g_assert_cmpfloat(grew, <=, L + 512.0 * 17.0);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   for (size_t i = 0; i < G_N_ELEMENTS(counts); i++) {
@@ -544,6 +654,10 @@ int main(int argc, char **argv) {
   g_test_add_func("/moe/workload/flops", test_flops);
   g_test_add_func("/moe/workload/sampled-load", test_sampled_load);
   g_test_add_func("/moe/memory/terms", test_memory_terms);
+  g_test_add_func("/moe/combined-1f1b/pair-period", test_pair_period);
+  g_test_add_func("/moe/combined-1f1b/pair-memory", test_pair_memory);
+  g_test_add_func("/moe/combined-1f1b/refusals", test_pair_refusals);
+  g_test_add_func("/moe/combined-1f1b/pair-replay", test_pair_replay);
   g_test_add_func("/moe/lifetimes/expert-states-at-first-step", test_expert_states_at_first_step);
   g_test_add_func("/moe/lifetimes/floor-below-emulation", test_floor_below_emulation);
   return g_test_run();

@@ -32,6 +32,9 @@ CLASSES = [
     # the memory techniques of issue 28: no published run measures them yet
     ("LoRA / PEFT (--lora-rank)", lambda r: int(r.get("lora_rank") or 0) > 0),
     ("activation offloading", lambda r: (r.get("offload_modules") or "") not in ("", "0")),
+    # issue 28 item 2: no held-out run measures combined 1F1B's all-to-all overlap
+    ("MoE all-to-all overlap (combined 1F1B)",
+     lambda r: (r.get("moe_ep_comm_overlap") or "") not in ("", "0")),
 ]
 
 

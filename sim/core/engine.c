@@ -100,9 +100,12 @@ static PTSIM_HD void trace_add(Sim *sim, int32_t stage, int32_t kind, int32_t mb
  * their all-to-all) and the backward's behind the forward's, each up to
  * that compute.  Capped at the B's duration, from which the engine takes
  * it.  0 for every other schedule, and without experts. */
+static PTSIM_HD PtsimTime combined_hidden_ns(const Sim *sim, int32_t s, int32_t c);
+
 static PTSIM_HD PtsimTime overlap_hidden_ns(const Sim *sim, int32_t s, int32_t c) {
   PtsimWork fwd, bwd;
   double a2a_f, a2a_b, hidden;
+  if (ptsim_engine_combined(sim)) return combined_hidden_ns(sim, s, c);
   if (sim->job->layout.schedule != PTSIM_SCHEDULE_DUALPIPEV || sim->v != 2) return 0;
   ptsim_workload_chunk(sim->w, s, 1 - c, &fwd);
   ptsim_workload_chunk(sim->w, s, c, &bwd);
@@ -112,6 +115,68 @@ static PTSIM_HD PtsimTime overlap_hidden_ns(const Sim *sim, int32_t s, int32_t c
            fmin(a2a_b, fwd.forward_s - a2a_f);
   hidden = fmin(hidden, bwd.backward_input_s);
   return hidden > 0.0 ? to_ns(hidden) : 0;
+}
+
+/* Megatron-LM's combined 1F1B (--overlap-moe-expert-parallel-comm): each
+ * backward of the steady state runs with the next forward of the stage
+ * layer by layer (engine_int.h pairs them), and the pair takes, per MoE
+ * layer, ptsim_work_moe_pair_s instead of the two passes' sum.  The
+ * layer's parts are the chunk's over its MoE layers: the experts and the
+ * dispatch from the workload's moe_mlp, the combine the rest of the
+ * all-to-all, and the rest of the compute (attention, dense layers, the
+ * embedding and the head) where Megatron runs attention.  The partner
+ * forward is taken as this chunk's (interleaved chunks are equal).  A
+ * pair of host-bound MoE layers takes at least their issue time.
+ * Capped at the backward's duration, from which the engine takes it. */
+static PTSIM_HD PtsimTime combined_hidden_ns(const Sim *sim, int32_t s, int32_t c) {
+  PtsimWork w;
+  const PtsimWork *e = &sim->w->moe_mlp, *m = &sim->w->moe_layer;
+  PtsimMoePairParts p;
+  int64_t slot = (int64_t)s * sim->w->num_chunks + c;
+  int64_t moe = slot < PTSIM_MAX_VSTAGES ? sim->w->chunk_moe_layers[slot] : 0;
+  double n, a2a_f, a2a_b, serial, pair, issue, hidden;
+  if (moe <= 0) return 0;
+  ptsim_workload_chunk(sim->w, s, c, &w);
+  n = (double)moe;
+  a2a_f = w.forward_comm_s[PTSIM_COMM_EP] / n;
+  a2a_b = w.backward_comm_s[PTSIM_COMM_EP] / n;
+  p.dispatch_f = fmin(e->forward_comm_s[PTSIM_COMM_EP], a2a_f);
+  p.combine_f = a2a_f - p.dispatch_f;
+  p.dispatch_b = fmin(e->backward_comm_s[PTSIM_COMM_EP], a2a_b);
+  p.combine_b = a2a_b - p.dispatch_b;
+  p.mlp_f = e->forward_s;
+  p.mlp_b = e->backward_input_s;
+  p.mlp_w = e->backward_weight_s;
+  p.attn_f = fmax(0.0, (w.forward_s - w.forward_comm_s[PTSIM_COMM_EP]) / n - p.mlp_f);
+  p.attn_b = fmax(0.0, (w.backward_input_s - w.backward_comm_s[PTSIM_COMM_EP]) / n - p.mlp_b);
+  p.attn_w = fmax(0.0, w.backward_weight_s / n - p.mlp_w);
+  serial = p.attn_f + p.dispatch_f + p.mlp_f + p.combine_f + p.combine_b + p.mlp_b + p.mlp_w +
+           p.dispatch_b + p.attn_b + p.attn_w;
+  pair = ptsim_work_moe_pair_s(&p, sim->job->settings.delay_wgrad_compute);
+  /* the CPU issues both passes: a host-bound pass's issue time stays */
+  issue = (m->forward_s > sim->w->moe_layer_gpu_s[0] ? m->forward_s : 0.0) +
+          (m->backward_input_s + m->backward_weight_s > sim->w->moe_layer_gpu_s[1]
+               ? m->backward_input_s + m->backward_weight_s
+               : 0.0);
+  hidden = n * (serial - fmax(pair, issue));
+  hidden = fmin(hidden, w.backward_input_s + w.backward_weight_s);
+  return hidden > 0.0 ? to_ns(hidden) : 0;
+}
+
+/* Combined 1F1B's hidden all-to-all leaves the stage's exposed
+ * communication: the stage's busy time less its items' full durations (m
+ * forwards and m backwards a chunk), which counts the pairs the periodic
+ * shortcut jumps over too.  Under jitter (every event simulated) the
+ * items take it off one by one (engine_int.h). */
+static PTSIM_HD void combined_exposed(Sim *sim, int32_t s) {
+  PtsimTime full = 0;
+  int32_t c;
+  if (sim->jitter || !ptsim_engine_combined(sim)) return;
+  for (c = 0; c < sim->v; c++) {
+    const PtsimTime *d = sim->durations + ((int64_t)s * sim->v + c) * PTSIM_ENGINE_DURATION_SLOTS;
+    full += (PtsimTime)sim->m * (d[PTSIM_SCHEDULE_ITEM_FORWARD] + d[PTSIM_SCHEDULE_ITEM_BACKWARD]);
+  }
+  sim->comm_s[s][PTSIM_COMM_EP] -= (double)(full - sim->stages[s].busy_ns) * PTSIM_S_PER_NS;
 }
 
 /* Fills the duration table (stage, chunk, item kind) and the PP transfer
@@ -315,6 +380,7 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
     o->pp_wait_s = (double)st->pp_wait_ns * PTSIM_S_PER_NS;
     o->grad_sync_end_s = (double)g * PTSIM_S_PER_NS;
     o->compute_s = o->busy_s;
+    combined_exposed(sim, s);
     for (k = 0; k < PTSIM_COMM_KINDS; k++) {
       o->exposed_comm_s[k] = sim->comm_s[s][k];
       o->compute_s -= sim->comm_s[s][k];

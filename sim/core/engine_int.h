@@ -112,19 +112,48 @@ static PTSIM_HD inline int32_t ptsim_engine_output_to(const PtsimEngineSim *sim,
   return 1;
 }
 
+/* 1 under Megatron-LM's combined 1F1B (--overlap-moe-expert-parallel-comm
+ * with its 1F1B or interleaved order). */
+static PTSIM_HD inline int32_t ptsim_engine_combined(const PtsimEngineSim *sim) {
+  return sim->job->settings.moe_ep_comm_overlap &&
+         (sim->job->layout.schedule == PTSIM_SCHEDULE_1F1B ||
+          sim->job->layout.schedule == PTSIM_SCHEDULE_INTERLEAVED);
+}
+
+/* 1 when the full backward (B) at `index` of a 1F1B or interleaved order
+ * runs paired with a forward in Megatron-LM's combined 1F1B: the steady
+ * state's, the one a forward follows.  Megatron runs one more warm-up
+ * forward and pairs each steady backward with the forward after it, so
+ * the pairs are one fewer than the steady state's, and the warm-up and
+ * the cool-down run alone (pipeline_parallel/combined_1f1b.py). */
+static PTSIM_HD inline int32_t ptsim_engine_combined_pair(const PtsimEngineSim *sim, int32_t stage,
+                                                          int32_t index) {
+  PtsimScheduleItem next;
+  if (index + 1 >= sim->items) return 0;
+  ptsim_schedule_item_at(&sim->stages[stage].shape, index + 1, &next);
+  return next.kind == PTSIM_SCHEDULE_ITEM_FORWARD;
+}
+
 /* How long item `index` of `stage` runs, jitter aside: its kind's duration,
  * less, for the B of one of DualPipeV's overlapped forward + backward pairs
- * (ptsim_schedule_overlapped), what the pair hides (engine.c tabulate); the
- * hidden expert all-to-all then leaves the stage's exposed communication. */
+ * (ptsim_schedule_overlapped) or of combined 1F1B's (the full backward B,
+ * whose hidden slot only --overlap-moe-expert-parallel-comm fills), what
+ * the pair hides (engine.c tabulate); the hidden expert all-to-all then
+ * leaves the stage's exposed communication. */
 static PTSIM_HD inline PtsimTime ptsim_engine_item_ns(PtsimEngineSim *sim, int32_t stage,
                                                       int32_t index, const PtsimScheduleItem *it) {
   const PtsimTime *d = sim->durations +
                        ((int64_t)stage * sim->v + it->chunk) * PTSIM_ENGINE_DURATION_SLOTS;
   PtsimTime hidden = d[PTSIM_ENGINE_HIDDEN_SLOT];
-  if (hidden <= 0 || it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT ||
-      !ptsim_schedule_overlapped(&sim->stages[stage].shape, index))
+  if (hidden <= 0 || (it->kind == PTSIM_SCHEDULE_ITEM_BACKWARD
+                          ? !ptsim_engine_combined_pair(sim, stage, index)
+                          : it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT ||
+                                !ptsim_schedule_overlapped(&sim->stages[stage].shape, index)))
     return d[it->kind];
-  sim->comm_s[stage][PTSIM_COMM_EP] -= (double)hidden * PTSIM_S_PER_NS;
+  /* combined 1F1B's without jitter: from the busy time at the end
+   * (engine.c), as the periodic shortcut skips items */
+  if (it->kind != PTSIM_SCHEDULE_ITEM_BACKWARD || sim->jitter)
+    sim->comm_s[stage][PTSIM_COMM_EP] -= (double)hidden * PTSIM_S_PER_NS;
   return d[it->kind] - hidden;
 }
 

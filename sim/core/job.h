@@ -435,6 +435,7 @@ typedef struct {
   int moe_router_fp32;        /* --moe-router-dtype fp32: router GEMM and probabilities in fp32 */
   int moe_shared_expert_overlap; /* shared experts on a side stream, beside the dispatch */
   int moe_ep_comm_overlap;       /* --overlap-moe-expert-parallel-comm (combined 1F1B) */
+  int delay_wgrad_compute;       /* weight gradients after the data ones (combined 1F1B) */
   double memory_threshold;       /* fit verdict: usage <= threshold (0.8) */
   PtsimHost host; /* what issuing the work costs the host (host.h; all 0: not modelled) */
   /* The GEMM workspaces the run keeps in the caching allocator throughout

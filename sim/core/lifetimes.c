@@ -439,6 +439,26 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
   }
 }
 
+/* A full backward (1F1B, interleaved).  Under Megatron-LM's combined 1F1B
+ * (--overlap-moe-expert-parallel-comm) the backward a forward follows runs
+ * paired with it layer by layer (engine_int.h), and the forward's first
+ * layer is stored before the backward's last layer is freed: that
+ * layer's saved set is held while the backward runs (plan.c counts the
+ * same layer); the forward then stores its chunk as any. */
+static PTSIM_HD void paired_backward(Ctx *x, const PtsimScheduleItem *items, int32_t n_items,
+                                     int32_t i) {
+  int32_t pair[MAX_LAYER_TENSORS], n = 0, j;
+  const PtsimScheduleItem *it = &items[i];
+  if (x->job->settings.moe_ep_comm_overlap && i + 1 < n_items &&
+      items[i + 1].kind == PTSIM_SCHEDULE_ITEM_FORWARD &&
+      ptsim_lifetimes_layers_of(x, items[i + 1].chunk) > 0) {
+    const Tensor *set = ptsim_lifetimes_saved_of(x, items[i + 1].chunk, 0, &n);
+    ptsim_lifetimes_take_set(x, set, n, 1.0, 0, pair);
+  }
+  backward(x, it->microbatch, it->chunk, 0);
+  for (j = n - 1; j >= 0; j--) tensor_give(x, pair[j]);
+}
+
 /* The weights of a dense model's stage: one tensor per parameter matrix
  * (and Transformer Engine's fp8 copies under fp8, plan.h). */
 static PTSIM_HD void dense_weights(Ctx *x) {
@@ -754,7 +774,7 @@ PTSIM_HD int32_t ptsim_lifetimes_replay(const PtsimPlan *plan, int64_t stage,
       if (it->kind == PTSIM_SCHEDULE_ITEM_FORWARD)
         forward(&x, it->microbatch, it->chunk);
       else if (it->kind == PTSIM_SCHEDULE_ITEM_BACKWARD)
-        backward(&x, it->microbatch, it->chunk, 0);
+        paired_backward(&x, items, n_items, i);
       else if (it->kind == PTSIM_SCHEDULE_ITEM_BACKWARD_INPUT)
         backward(&x, it->microbatch, it->chunk, 1);
       else

@@ -820,6 +820,13 @@ PTSIM_HD void ptsim_plan_build(const PtsimJob *job, PtsimPlan *out) {
                             ptsim_plan_inflight_chunks(l->schedule, l->pp, out->num_microbatches,
                                                        l->vp, out->microbatch_group, s))
             : 0.0;
+    /* combined 1F1B (--overlap-moe-expert-parallel-comm): a paired forward
+     * stores its layers one by one while the paired backward frees its own
+     * (model_chunk_schedule_plan.py), so its first layer is held beside
+     * the backward's last one: a layer more than the order's peak */
+    if (s < l->pp && job->settings.moe_ep_comm_overlap && out->num_microbatches > 1 &&
+        out->stage_layers[s] > 0)
+      out->inflight_microbatches[s] += 1.0 / (double)out->stage_layers[s];
   }
   plan_sharding(out);
 }

@@ -762,7 +762,9 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   build_head(&x, &out->head);
   work_zero(&out->moe_layer);
   work_zero(&out->mtp);
+  work_zero(&out->moe_mlp);
   if (m->num_experts > 0) build_moe_layer(&x, &out->moe_layer);
+  if (m->num_experts > 0 && run->moe_ep_comm_overlap) ptsim_work_moe_a2a_parts(&x, &out->moe_mlp);
   if (m->mtp_num_layers > 0)
     ptsim_work_mtp(&x, plan->mtp_layer_is_moe ? &out->moe_layer : &out->layer, &out->embedding,
                    &out->head, &out->mtp);
@@ -773,5 +775,7 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   ptsim_work_units(&x, out);
   build_step_work(&x, out);
   out->model_flops = ptsim_workload_megatron_flops(job);
+  out->moe_layer_gpu_s[0] = out->moe_layer.forward_s;
+  out->moe_layer_gpu_s[1] = out->moe_layer.backward_input_s + out->moe_layer.backward_weight_s;
   ptsim_host_time_apply(plan, out); /* the compute stream waits for its host */
 }

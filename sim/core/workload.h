@@ -56,6 +56,15 @@ typedef struct {
 typedef struct {
   PtsimWork layer;     /* one (dense) transformer layer */
   PtsimWork moe_layer; /* one MoE layer (zero for a dense model) */
+  /* Of one MoE layer, the local experts' compute, and in the comm slots
+   * the dispatch all-to-all (forward) and its gradient (backward): what
+   * combined 1F1B splits a layer at (ptsim_work_moe_pair_s). */
+  PtsimWork moe_mlp;
+  /* One MoE layer's forward and backward (B + W) on the GPU, before the
+   * host's issue time raises them (host_time.c): a raised pass is
+   * host-bound, and a combined 1F1B pair of such passes takes at least
+   * their issue time, the CPU issuing both. */
+  double moe_layer_gpu_s[2];
   PtsimWork embedding; /* first virtual stage */
   PtsimWork head;      /* final norm + LM head + cross-entropy, last virtual stage */
   PtsimWork mtp;       /* the multi-token prediction layers, last virtual stage */
@@ -122,5 +131,21 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
  * balanced target; the skew of a trained router is not modelled.  The
  * plan's expert_load when nothing varies (no experts, ep 1). */
 PTSIM_HD double ptsim_workload_sample_expert_load(const PtsimPlan *plan, PtsimRng *rng);
+
+/* One MoE layer of a forward + backward pair in Megatron-LM's combined
+ * 1F1B (--overlap-moe-expert-parallel-comm), seconds: the forward's
+ * compute before the dispatch (attention, norm, router, shared experts,
+ * permute), its dispatch, the experts, its combine; the backward's
+ * combine gradient, the experts' data and weight gradients, the
+ * dispatch's gradient, and the rest's data and weight gradients. */
+typedef struct {
+  double attn_f, dispatch_f, mlp_f, combine_f;
+  double combine_b, mlp_b, mlp_w, dispatch_b, attn_b, attn_w;
+} PtsimMoePairParts;
+
+/* How long the pair runs a layer in the steady state, on the compute and
+ * the communication stream (workload_moe.c); with delay_wgrad
+ * (--delay-wgrad-compute) the weight gradients after the data ones. */
+PTSIM_HD double ptsim_work_moe_pair_s(const PtsimMoePairParts *p, int delay_wgrad);
 
 #endif /* PTSIM_WORKLOAD_H */

@@ -144,6 +144,9 @@ PTSIM_HD void ptsim_work_mla(const PtsimWorkCtx *x, PtsimWork *w, PtsimWork *red
  * combine, shared experts (the residual is the caller's); selective
  * recompute of moe, moe_act and shared_experts into redo. */
 PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWork *redo);
+/* Of an MoE layer, the local experts' compute and the dispatch (its
+ * forward and backward in the comm slots): PtsimWorkload.moe_mlp. */
+PTSIM_HD void ptsim_work_moe_a2a_parts(const PtsimWorkCtx *x, PtsimWork *mlp);
 /* One MTP layer around a transformer layer of work `layer`: the
  * embedding of the shifted tokens, two norms, the 2h -> h projection, the
  * layer, the output head and its loss (`embedding`, `head`). */

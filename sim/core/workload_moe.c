@@ -33,12 +33,11 @@
  *   --moe-shared-expert-overlap   the shared experts' fc1 (with its TP
  *              all-gather) runs on a side stream beside the dispatch, fc2
  *              beside the combine: only the all-to-all's excess is exposed;
- *   --overlap-moe-expert-parallel-comm   combined 1F1B: a microbatch's
- *              all-to-alls run beside another microbatch's compute of the
- *              opposite pass; the first forward and the last backward of a
- *              chunk have no partner, so (1/m of it exposed) + the rest
- *              exposed only where it outlasts the MoE block's compute of the
- *              other pass (an average over the microbatches, not per item).
+ *   --overlap-moe-expert-parallel-comm   combined 1F1B: the steady
+ *              state's forward of one microbatch and backward of another
+ *              run layer by layer on two streams (ptsim_work_moe_pair_s
+ *              below); the engine takes what a pair hides from the pair's
+ *              backward (engine.c), the warm-up and cool-down run alone.
  * Permute and unpermute are memory-bound copies; unfused (without
  * --moe-permute-fusion) they take twice the traffic (index computation and
  * scatter as separate passes: guess).  The router GEMM runs in bf16 (under
@@ -168,6 +167,26 @@ static PTSIM_HD void moe_permutes(const PtsimWorkCtx *x, PtsimWork *w, double tm
   }
 }
 
+/* The local experts (TE GroupedLinear): fc1, the activation (the
+ * probabilities applied in it; also into *act), fc2, into *w. */
+static PTSIM_HD void moe_experts(const PtsimWorkCtx *x, PtsimWork *w, PtsimWork *act) {
+  const PtsimModel *m = &x->job->model;
+  const PtsimLayout *l = &x->job->layout;
+  int64_t h = m->hidden_size, f = m->moe_ffn_hidden_size;
+  int64_t local = x->plan->local_experts > 0 ? x->plan->local_experts : 1;
+  int64_t fc1 = (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2 : 1) * f / l->etp;
+  double rows = x->expert_load * x->tokens_sp * (double)m->moe_router_topk * (double)l->etp;
+  int64_t per_expert = moe_ceil(rows / (double)local);
+  ptsim_work_zero(w);
+  ptsim_work_zero(act);
+  ptsim_work_grouped_gemm(x, w, local, per_expert, fc1, h);
+  ptsim_work_elementwise(x, act,
+                         (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * rows *
+                             (double)(f / l->etp) * ELEM);
+  ptsim_work_add(w, act, 1.0);
+  ptsim_work_grouped_gemm(x, w, local, per_expert, h, f / l->etp);
+}
+
 /* The shared experts, a TP MLP of width fs over all T tokens: part 1 (the
  * all-gather, fc1 and the activation) and part 2 (fc2 and its reduce-
  * scatter), the two halves --moe-shared-expert-overlap puts beside the
@@ -209,12 +228,9 @@ PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
   const PtsimModel *m = &x->job->model;
   const PtsimLayout *l = &x->job->layout;
   const PtsimSettings *run = &x->job->settings;
-  int64_t h = m->hidden_size, e = m->num_experts, f = m->moe_ffn_hidden_size;
-  int64_t local = x->plan->local_experts > 0 ? x->plan->local_experts : 1;
-  int64_t fc1 = (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2 : 1) * f / l->etp;
+  int64_t h = m->hidden_size, e = m->num_experts;
   double tm = x->tokens_sp;
   double rows = x->expert_load * tm * (double)m->moe_router_topk * (double)l->etp;
-  int64_t per_expert = moe_ceil(rows / (double)local);
   int selective = run->recompute == PTSIM_RECOMPUTE_SELECTIVE;
   int redo_block = selective && (run->recompute_modules & PTSIM_RECOMPUTE_MOE);
   int overlap = run->moe_shared_expert_overlap && m->moe_shared_expert_size > 0;
@@ -237,14 +253,7 @@ PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
   else
     ptsim_work_gemm_at(x, &router, ptsim_work_outside_fp8(x), (int64_t)tm, e, h, INPUT_CAST);
   ptsim_work_elementwise(x, &router, tm * (double)e * (run->moe_router_fusion ? 8.0 : 20.0));
-  /* the local experts: fc1, activation (the probabilities applied in it),
-   * fc2 */
-  ptsim_work_grouped_gemm(x, &experts, local, per_expert, fc1, h);
-  ptsim_work_elementwise(x, &act,
-                         (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * rows *
-                             (double)(f / l->etp) * ELEM);
-  ptsim_work_add(&experts, &act, 1.0);
-  ptsim_work_grouped_gemm(x, &experts, local, per_expert, h, f / l->etp);
+  moe_experts(x, &experts, &act);
   if (selective && (run->recompute_modules & PTSIM_RECOMPUTE_MOE_ACT) && !redo_block)
     ptsim_work_add(redo, &act, 1.0);
 
@@ -268,24 +277,60 @@ PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
     ptsim_work_add(redo, &shared, 1.0);
   }
 
-  /* combined 1F1B: the all-to-alls beside the other pass's compute */
-  if (run->moe_ep_comm_overlap && x->plan->num_microbatches > 1) {
-    double mb = (double)x->plan->num_microbatches;
-    double fwd = block.forward_comm_s[PTSIM_COMM_EP], bwd = block.backward_comm_s[PTSIM_COMM_EP];
-    double fwd_compute = block.forward_s - fwd;
-    double bwd_compute = block.backward_input_s + block.backward_weight_s - bwd;
-    double hidden_f = (1.0 - 1.0 / mb) * (fwd < bwd_compute ? fwd : bwd_compute);
-    double hidden_b = (1.0 - 1.0 / mb) * (bwd < fwd_compute ? bwd : fwd_compute);
-    block.forward_s -= hidden_f;
-    block.forward_comm_s[PTSIM_COMM_EP] -= hidden_f;
-    block.backward_input_s -= hidden_b;
-    block.backward_comm_s[PTSIM_COMM_EP] -= hidden_b;
-  }
   ptsim_work_add(w, &block, 1.0);
   if (redo_block) { /* the whole block re-runs, its all-to-alls included */
     block.flops /= 3.0;
     ptsim_work_add(redo, &block, 1.0);
   }
+}
+
+/* ---- combined 1F1B (--overlap-moe-expert-parallel-comm) ---- */
+
+PTSIM_HD void ptsim_work_moe_a2a_parts(const PtsimWorkCtx *x, PtsimWork *mlp) {
+  double rows = x->expert_load * x->tokens_sp * (double)x->job->model.moe_router_topk *
+                (double)x->job->layout.etp;
+  Exchange ex = moe_exchange(x, x->tokens_sp, rows);
+  PtsimWork act;
+  moe_experts(x, mlp, &act);
+  /* the dispatch, and its gradient (combine-shaped) in backward */
+  mlp->forward_comm_s[PTSIM_COMM_EP] = ex.dispatch_s;
+  mlp->backward_comm_s[PTSIM_COMM_EP] = ex.combine_s;
+}
+
+/* Megatron-LM's TransformerLayerSchedulePlan.run (models/common/
+ * model_chunk_schedule_plan.py) issues, for the forward layer i of one
+ * microbatch and the backward layer L-1-i of the other,
+ *   comm stream:  combine_b | dispatch_f  dispatch_b | combine_f
+ *   comp stream:  attn_f    | mlp_b mlp_w mlp_f      | attn_b attn_w
+ * each waiting for its input: mlp_b for combine_b, dispatch_f for attn_f,
+ * dispatch_b for mlp_b (the data gradient), mlp_f for dispatch_f,
+ * combine_f for mlp_f, attn_b for dispatch_b; the next layer's attn_f for
+ * combine_f, its combine_b for attn_b.  Without --delay-wgrad-compute the
+ * weight gradients run inside mlp_b and attn_b; with it they run after
+ * them (backward_dw), so dispatch_b starts after the data gradient alone
+ * and the next layer's combine_b beside attn_w.  Four identical layers are
+ * chained; the steady period is that of the last two. */
+PTSIM_HD double ptsim_work_moe_pair_s(const PtsimMoePairParts *p, int delay_wgrad) {
+  double comp = 0.0, comm = 0.0, f_in = 0.0, b_in = 0.0, end[4];
+  double mlp_b = p->mlp_b + (delay_wgrad ? 0.0 : p->mlp_w), mlp_w = delay_wgrad ? p->mlp_w : 0.0;
+  double attn_b = p->attn_b + (delay_wgrad ? 0.0 : p->attn_w);
+  double attn_w = delay_wgrad ? p->attn_w : 0.0;
+  double cb, af, mb, df, db, mf;
+  int i;
+  for (i = 0; i < 4; i++) {
+    cb = moe_max(comm, b_in) + p->combine_b;
+    af = moe_max(comp, f_in) + p->attn_f;
+    mb = moe_max(af, cb) + mlp_b;
+    df = moe_max(cb, af) + p->dispatch_f;
+    db = moe_max(df, mb) + p->dispatch_b;
+    mf = moe_max(mb + mlp_w, df) + p->mlp_f;
+    f_in = moe_max(db, mf) + p->combine_f; /* combine_f after dispatch_b on comm */
+    b_in = moe_max(mf, db) + attn_b;       /* attn_b after mlp_f on comp */
+    comp = b_in + attn_w;
+    comm = f_in;
+    end[i] = moe_max(comp, comm);
+  }
+  return 0.5 * (end[3] - end[1]);
 }
 
 /* ---- multi-latent attention ---- */

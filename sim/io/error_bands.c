@@ -96,6 +96,8 @@ static const char *uncalibrated_technique(const PtsimJob *job) {
   if (job->settings.lora_rank > 0) return "LoRA fine-tuning (--lora-rank)";
   if (job->settings.offload_modules)
     return "activation offloading (--fine-grained-activation-offloading)";
+  if (job->settings.moe_ep_comm_overlap)
+    return "combined 1F1B's expert all-to-all overlap (--overlap-moe-expert-parallel-comm)";
   return NULL;
 }
 

@@ -332,6 +332,10 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "Shared experts on a side stream, beside the token dispatch", NULL},
       {"overlap-moe-expert-parallel-comm", 0, 0, G_OPTION_ARG_NONE, &o->moe_ep_comm_overlap,
        "Hide the expert-parallel all-to-alls behind another microbatch's compute", NULL},
+      {"delay-wgrad-compute", 0, 0, G_OPTION_ARG_NONE, &o->delay_wgrad_compute,
+       "With --overlap-moe-expert-parallel-comm: weight gradients after the data gradients, "
+       "so the dispatch's gradient hides behind them",
+       NULL},
       NUMBER("mtp-num-layers",
              "Multi-token prediction layers, 0 to 64 (default: the model's; 0: none)", "N"),
       {"megatron-date", 0, 0, G_OPTION_ARG_STRING, &o->megatron_date,

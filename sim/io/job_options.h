@@ -71,7 +71,7 @@ typedef struct {
   char *moe_dispatcher, *moe_router_dtype;
   PtsimOptionDouble moe_capacity_factor;
   gboolean moe_pad_to_capacity, moe_grouped_gemm, no_moe_grouped_gemm, moe_permute_fusion,
-      moe_router_fusion, moe_shared_expert_overlap, moe_ep_comm_overlap;
+      moe_router_fusion, moe_shared_expert_overlap, moe_ep_comm_overlap, delay_wgrad_compute;
   PtsimOptionInt mtp_num_layers;
   char *megatron_date; /* YYYY-MM-DD of the Megatron-LM source */
   char *megatron_args, *megatron_args_file;

@@ -129,6 +129,7 @@ static gboolean apply_moe_settings(const PtsimJobOptions *o, PtsimSettings *run,
   }
   if (o->moe_shared_expert_overlap) run->moe_shared_expert_overlap = 1;
   if (o->moe_ep_comm_overlap) run->moe_ep_comm_overlap = 1;
+  if (o->delay_wgrad_compute) run->delay_wgrad_compute = 1;
   return TRUE;
 }
 

@@ -311,6 +311,12 @@ static gboolean check_experts(const PtsimJob *job, GError **error) {
                    "): the expert layers regroup every pipeline stage's GPUs as etp x ep x edp",
                    I64(l->gpus), I64(l->etp), I64(l->ep), I64(l->pp));
   if (l->edp != l->gpus / l->etp / l->ep / l->pp) return unresolved("edp", error);
+  if (m->num_experts == 0 && (run->moe_ep_comm_overlap || run->delay_wgrad_compute))
+    return invalid("%s needs a mixture-of-experts model with --ep > 1; model %s has no experts "
+                   "(Megatron-LM asserts expert parallelism)",
+                   run->moe_ep_comm_overlap ? "--overlap-moe-expert-parallel-comm"
+                                            : "--delay-wgrad-compute",
+                   name);
   if (m->num_experts == 0) return TRUE;
   if (m->num_experts % l->ep != 0)
     return invalid("--ep %" G_GINT64_FORMAT " does not divide num_experts %" G_GINT64_FORMAT
@@ -367,6 +373,12 @@ static gboolean check_experts(const PtsimJob *job, GError **error) {
     if (why)
       return invalid("--overlap-moe-expert-parallel-comm needs %s (Megatron-LM asserts it)", why);
   }
+  if (run->delay_wgrad_compute && !run->moe_ep_comm_overlap)
+    return invalid("--delay-wgrad-compute needs --overlap-moe-expert-parallel-comm (Megatron-LM "
+                   "asserts it)");
+  if (run->delay_wgrad_compute && run->torch_layers != PTSIM_TORCH_LAYERS_NONE)
+    return invalid("--delay-wgrad-compute needs Transformer Engine's layers (Megatron-LM "
+                   "asserts it)");
   return TRUE;
 }
 

@@ -150,6 +150,7 @@ static const struct {
     {"--moe-router-dtype", F_MOE_ROUTER_DTYPE, KIND_WORD},
     {"--moe-shared-expert-overlap", F_MOE_SHARED_OVERLAP, KIND_SWITCH},
     {"--overlap-moe-expert-parallel-comm", F_MOE_EP_OVERLAP, KIND_SWITCH},
+    {"--delay-wgrad-compute", F_DELAY_WGRAD, KIND_SWITCH},
     {"--moe-layer-recompute", F_MOE_LAYER_RECOMPUTE, KIND_SWITCH},
     {"--expert-model-parallel-size", F_EP, KIND_INT},
     {"--expert-tensor-parallel-size", F_ETP, KIND_INT},

@@ -106,7 +106,7 @@ static const PtsimMegatronFlag table[] = {
     N("--decoupled-min-lr", VAL), N("--decrease-batch-size-if-needed", SW),
     M("--defer-embedding-wgrad-compute", SW),
     N("--delay-offload-until-cuda-graph", SW), N("--delay-param-gather", SW),
-    W("--delay-wgrad-compute", SW, "faster: wgrad GEMMs are deferred to hide communication"),
+    M("--delay-wgrad-compute", SW),
     N("--delta-offload-bytes-across-pp-ranks", VAL),
     W("--deterministic-mode", SW, "slower: deterministic kernels"),
     N("--dino-bottleneck-size", VAL), N("--dino-freeze-last-layer", VAL),

@@ -154,6 +154,9 @@ gboolean ptsim_megatron_resolve_moe_job(const Said *s, PtsimJob *job, GError **e
     return parse_error("--expert-model-parallel-size %" G_GINT64_FORMAT " needs --num-experts "
                        "(Megatron-LM asserts it)",
                        (gint64)l->ep);
+  /* read for dense models too: validation refuses them as Megatron-LM does */
+  run->moe_ep_comm_overlap = GIVEN(s, F_MOE_EP_OVERLAP);
+  run->delay_wgrad_compute = GIVEN(s, F_DELAY_WGRAD);
   if (m->num_experts == 0) return TRUE;
   if (!resolve_dispatcher(s, run, error)) return FALSE;
   run->moe_capacity_factor =
@@ -173,7 +176,6 @@ gboolean ptsim_megatron_resolve_moe_job(const Said *s, PtsimJob *job, GError **e
                                   "as fp32)"));
   }
   run->moe_shared_expert_overlap = GIVEN(s, F_MOE_SHARED_OVERLAP);
-  run->moe_ep_comm_overlap = GIVEN(s, F_MOE_EP_OVERLAP);
   if (GIVEN(s, F_MOE_LAYER_RECOMPUTE)) { /* deprecated: selective with the moe module */
     if (run->recompute == PTSIM_RECOMPUTE_FULL)
       return parse_error("--moe-layer-recompute cannot be combined with full recomputation "
