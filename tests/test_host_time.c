@@ -222,6 +222,35 @@ static void test_host_framework_scale(void) {
   g_assert_cmpfloat(hw.host_framework_scale, ==, 1.0);
 }
 
+static void test_test_mode(void) {
+  g_test_summary("--test-mode with --qk-layernorm: each attention forward stacks the q/k norms' "
+                 "four parameters, all-gathers them over dp and tp, and compares every copy "
+                 "under an assert: 3 + 9 (dp + tp) launches and 4 (dp + tp) synchronisations");
+  PtsimJob plain, tested, no_qk;
+  job_of(GPT "--qk-layernorm", &plain);
+  job_of(GPT "--qk-layernorm --test-mode", &tested);
+  job_of(GPT "--test-mode", &no_qk);
+  g_assert_true(tested.settings.host.test_mode && !plain.settings.host.test_mode);
+  g_autofree PtsimPlan *p0 = plan_of(&plain);
+  g_autofree PtsimPlan *p1 = plan_of(&tested);
+  g_autofree PtsimPlan *p2 = plan_of(&no_qk);
+  PtsimHostLaunches a, b, c, d;
+  ptsim_host_layer_launches(p0, 0, &a);
+  ptsim_host_layer_launches(p1, 0, &b);
+  /* tp 1, dp 8 on 8 GPUs: 3 + 9 x 9 = 84 launches, 4 x 9 = 36 syncs */
+  g_assert_cmpint(tested.layout.dp, ==, 8);
+  g_assert_cmpfloat(b.forward_attention - a.forward_attention, ==, 84.0);
+  g_assert_cmpfloat(b.forward_syncs - a.forward_syncs, ==, 36.0);
+  g_assert_cmpfloat(b.backward_attention, ==, a.backward_attention);
+  /* without q/k norms the checks return at once */
+  job_of(GPT, &plain);
+  g_autofree PtsimPlan *p3 = plan_of(&plain);
+  ptsim_host_layer_launches(p3, 0, &c);
+  ptsim_host_layer_launches(p2, 0, &d);
+  g_assert_cmpfloat(d.forward_attention, ==, c.forward_attention);
+  g_assert_cmpfloat(d.forward_syncs, ==, c.forward_syncs);
+}
+
 static void test_optimizer(void) {
   g_test_summary("the optimizer's host time: with fp32 main grads and the distributed optimizer "
                  "one copy per local tensor, the norm's and Adam's multi_tensor_apply launches, "
@@ -503,6 +532,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/host-time/host-bound", test_host_bound);
   g_test_add_func("/host-time/host-cpu-scale", test_host_cpu_scale);
   g_test_add_func("/host-time/host-framework-scale", test_host_framework_scale);
+  g_test_add_func("/host-time/test-mode", test_test_mode);
   g_test_add_func("/host-time/optimizer", test_optimizer);
   g_test_add_func("/host-time/graph-flags", test_graph_flags);
   g_test_add_func("/host-time/layer-python", test_layer_python);

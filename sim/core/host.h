@@ -65,6 +65,7 @@ typedef struct {
   PtsimHostCosts costs;
   int log_params_norm;       /* --log-params-norm: the parameters' norm every step */
   int log_num_zeros;         /* --log-num-zeros-in-grad: zeros counted per gradient */
+  int test_mode;             /* --test-mode: the attention's consistency checks each forward */
   PtsimGraphScope graphs;    /* CUDA graphs */
   int megatron;              /* Megatron-LM's training loop and modules drive the GPU */
   int64_t log_interval;      /* --log-interval: training_log every this many steps (0: none) */

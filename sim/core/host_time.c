@@ -294,6 +294,21 @@ static PTSIM_HD void mlp_launches(const PtsimPlan *plan, int moe, double tpc, do
   out->backward_mlp = (1.0 + bias) + tpc + (2.0 + bias) + 1.0 + (2.0 + bias + sp) + tpc + 2.0 + 1.0;
 }
 
+/* --test-mode with --qk-layernorm: every attention forward runs
+ * Attention.run_realtime_tests (megatron/core/transformer/attention.py at
+ * d98e8a64dd): the four q/k norm parameters stacked (1), all-gathered over
+ * the data-parallel group into a list (the collective and a copy out per
+ * rank) and over the tensor-parallel group alike, and each gathered copy
+ * compared with the local one, per parameter `torch.all(src == tgt)` (2)
+ * under an assert, whose bool() reads the result back: a synchronisation
+ * each. */
+static PTSIM_HD void test_mode_checks(const PtsimJob *job, PtsimHostLaunches *out) {
+  double ranks = (double)job->layout.dp + (double)job->layout.tp;
+  if (!job->settings.host.test_mode || !job->model.qk_layernorm) return;
+  out->forward_attention += 1.0 + 2.0 + ranks + 4.0 * 2.0 * ranks;
+  out->forward_syncs += 4.0 * ranks;
+}
+
 PTSIM_HD void ptsim_host_layer_launches(const PtsimPlan *plan, int moe, PtsimHostLaunches *out) {
   const PtsimJob *job = &plan->job;
   const PtsimSettings *run = &job->settings;
@@ -304,6 +319,7 @@ PTSIM_HD void ptsim_host_layer_launches(const PtsimPlan *plan, int moe, PtsimHos
   double hooks = run->grad_accumulation_fusion ? tensors - weights : tensors;
   attention_launches(plan, tpc, sp, out);
   mlp_launches(plan, moe, tpc, sp, out);
+  test_mode_checks(job, out);
   /* LoRA (workload_lora.c): the frozen base's four wgrad GEMMs are not
    * launched and its weights have no hooks; each targeted linear adds its
    * adapter's A and B (two TE modules): forward A, B and the add, backward

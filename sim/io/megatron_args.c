@@ -163,6 +163,7 @@ static const struct {
     {"--mtp-num-layers", F_MTP_LAYERS, KIND_WORD},
     {"--log-params-norm", F_LOG_PARAMS_NORM, KIND_SWITCH},
     {"--log-num-zeros-in-grad", F_LOG_ZEROS, KIND_SWITCH},
+    {"--test-mode", F_TEST_MODE, KIND_SWITCH},
     {"--enable-cuda-graph", F_ENABLE_CUDA_GRAPH, KIND_SWITCH},
     {"--external-cuda-graph", F_EXTERNAL_CUDA_GRAPH, KIND_SWITCH},
     {"--cuda-graph-impl", F_CUDA_GRAPH_IMPL, KIND_WORD},

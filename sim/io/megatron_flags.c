@@ -679,7 +679,7 @@ static const PtsimMegatronFlag table[] = {
     M("--tensor-model-parallel-size", VAL),
     R("--tensor-parallel-num-weight-shards", VAL, "1"),
     N("--tensorboard-dir", VAL), N("--tensorboard-log-interval", VAL),
-    N("--tensorboard-queue-size", VAL), N("--test-data-path", LIST), N("--test-mode", SW),
+    N("--tensorboard-queue-size", VAL), N("--test-data-path", LIST), M("--test-mode", SW),
     N("--tiktoken-num-special-tokens", VAL), N("--tiktoken-pattern", VAL),
     N("--tiktoken-special-tokens", LIST),
     M("--timing-log-level", VAL),

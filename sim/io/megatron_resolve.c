@@ -589,6 +589,7 @@ static void resolve_host(const Said *s, PtsimHost *host) {
   if (GIVEN(s, F_CUDA_GRAPH_IMPL)) graphs = strcmp(s->word[F_CUDA_GRAPH_IMPL], "none") != 0;
   host->log_params_norm = GIVEN(s, F_LOG_PARAMS_NORM);
   host->log_num_zeros = GIVEN(s, F_LOG_ZEROS);
+  host->test_mode = GIVEN(s, F_TEST_MODE);
   /* Megatron-LM's default --log-interval is 100 (arguments.py) */
   host->log_interval = GIVEN(s, F_LOG_INTERVAL) ? s->i[F_LOG_INTERVAL] : 100;
   host->graphs = PTSIM_GRAPH_NONE;
