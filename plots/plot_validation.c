@@ -33,6 +33,16 @@
 typedef enum { FIT_UNKNOWN = 0, FIT_IN_SAMPLE = 1, FIT_HELD_OUT = 2 } Fit;
 static const char *const fit_names[] = {"unknown", "in-sample", "held-out"};
 
+/* Whether row R compared a measurement with a prediction: its status says
+ * so (when there is one) and, with TIMES (the measured and predicted
+ * columns at times[2], times[3]), both cells hold a value. */
+static gboolean row_compared(const PtsimPlotTable *t, guint r, int status_col, const int *times) {
+  if (status_col >= 0 && strcmp(ptsim_plot_table_text(t, r, status_col), "compared") != 0)
+    return FALSE;
+  return !times ||
+         (*ptsim_plot_table_text(t, r, times[2]) && *ptsim_plot_table_text(t, r, times[3]));
+}
+
 gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
                                PtsimPlotValidationView view, const char *const *held_out,
                                const PtsimPlotSize *size, PtsimPlotFiles *out, GError **error) {
@@ -40,31 +50,48 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
   g_auto(PtsimPlotFiles) files = {NULL, NULL, NULL};
   PtsimPlotCanvas c;
   if (!ptsim_plot_begin(figure_path, size, &files, &c, error)) return FALSE;
-  /* the run CSV's names, and validate --format csv's */
-  static const char *const cols[] = {"source", "run", "measured_s", "predicted_s"};
-  static const char *const alias[] = {"source", "label", "measured_step_s", "predicted_step_s"};
+  /* the run CSV's names, validate --format csv's, and validate
+   * --megatron-cases --format csv's (a case's iteration time; its
+   * memory-only cases have none and are left out) */
+  static const char *const names[][4] = {{"source", "run", "measured_s", "predicted_s"},
+                                         {"source", "label", "measured_step_s", "predicted_step_s"},
+                                         {"family", "case", "measured_iteration_time_s",
+                                          "predicted_iteration_time"}};
   g_autoptr(PtsimPlotTable) t = ptsim_plot_table_read(csv_path, ',', NULL, error);
   if (!t) return FALSE;
   int ci[4];
-  for (int i = 0; i < 4; i++) {
-    ci[i] = ptsim_plot_table_column(t, cols[i]);
-    if (ci[i] < 0) ci[i] = ptsim_plot_table_column(t, alias[i]);
-    if (ci[i] < 0) {
+  gsize set = 0;
+  for (; set < G_N_ELEMENTS(names); set++) {
+    int found = 0;
+    for (int i = 0; i < 4; i++) found += (ci[i] = ptsim_plot_table_column(t, names[set][i])) >= 0;
+    if (found == 4) break;
+  }
+  for (int i = 0; i < 4 && set == G_N_ELEMENTS(names); i++)
+    if (ptsim_plot_table_column(t, names[0][i]) < 0 &&
+        ptsim_plot_table_column(t, names[1][i]) < 0) {
       g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
-                  "%s: the header has no column '%s'%s%s%s", csv_path, cols[i],
-                  strcmp(cols[i], alias[i]) ? " (nor validate --format csv's '" : "",
-                  strcmp(cols[i], alias[i]) ? alias[i] : "", strcmp(cols[i], alias[i]) ? "')" : "");
+                  "%s: the header has no column '%s'%s%s%s", csv_path, names[0][i],
+                  strcmp(names[0][i], names[1][i]) ? " (nor validate --format csv's '" : "",
+                  strcmp(names[0][i], names[1][i]) ? names[1][i] : "",
+                  strcmp(names[0][i], names[1][i]) ? "')" : "");
       return FALSE;
     }
+  if (set == G_N_ELEMENTS(names)) {
+    g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
+                "%s: the header has neither a run CSV's columns (source, run, measured_s, "
+                "predicted_s), validate --format csv's (source, label, measured_step_s, "
+                "predicted_step_s) nor validate --megatron-cases --format csv's",
+                csv_path);
+    return FALSE;
   }
+  gboolean cases = set == 2; /* rows without an iteration time are memory-only cases */
   int status_col = ptsim_plot_table_column(t, "status");
   int fit_col = ptsim_plot_table_column(t, "fit");
   g_autoptr(GPtrArray) sources = g_ptr_array_new(); /* (element-type utf8) (transfer none) */
   g_autoptr(GString) tsv = g_string_new(NULL);
   guint rows = t->rows->len, n = 0, within = 0, count[3] = {0, 0, 0};
   /* validate's rows that compared nothing (refused, no measurement) are left out */
-  for (guint r = 0; r < rows; r++)
-    n += status_col < 0 || strcmp(ptsim_plot_table_text(t, r, status_col), "compared") == 0;
+  for (guint r = 0; r < rows; r++) n += row_compared(t, r, status_col, cases ? ci : NULL);
   if (n == 0) {
     g_set_error(error, PTSIM_PLOT_ERROR, PTSIM_PLOT_ERROR_INPUT,
                 "%s: no row compared a measurement with a prediction", csv_path);
@@ -80,8 +107,7 @@ gboolean ptsim_plot_validation(const char *figure_path, const char *csv_path,
       "# source_index\tsource\trun\tmeasured_s\tpredicted_s\terror\tfit\n",
       csv_path, n);
   for (guint r = 0; r < rows; r++) {
-    if (status_col >= 0 && strcmp(ptsim_plot_table_text(t, r, status_col), "compared") != 0)
-      continue;
+    if (!row_compared(t, r, status_col, cases ? ci : NULL)) continue;
     const char *source = ptsim_plot_table_text(t, r, ci[0]);
     const char *run = ptsim_plot_table_text(t, r, ci[1]);
     double measured, predicted;

@@ -180,6 +180,48 @@ static void test_host_cpu_scale(void) {
   g_assert_cmpfloat(hw.host_cpu_scale, ==, 1.0);
 }
 
+static void test_host_framework_scale(void) {
+  g_test_summary("the profile's host_framework_scale multiplies the framework's fitted Python "
+                 "(the layer's and the logged step's) and nothing else; the DGX A100 profiles "
+                 "carry the ratio measured on Megatron-LM's paired test runs for both scales");
+  PtsimJob job;
+  job_of(GPT "--log-interval 1", &job);
+  round_costs(&job.settings.host.costs);
+  job.hw.host_framework_scale = 2.0;
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  PtsimJob bare = job;
+  memset(&bare.settings.host.costs, 0, sizeof bare.settings.host.costs);
+  g_autofree PtsimPlan *bare_plan = plan_of(&bare);
+  PtsimWorkload gpu, with;
+  ptsim_workload_build(bare_plan, NULL, &gpu);
+  ptsim_workload_build(plan, NULL, &with);
+  /* forward: 240 us of ops and modules as they are + 2 x 100 us of layer Python = 440 us */
+  g_assert_cmpfloat(fabs(with.layer.forward_s - fmax(gpu.layer.forward_s, 440e-6)), <, 1e-12);
+  /* backward: 520 + 2 x 100 = 720 us */
+  double gpu_b = gpu.layer.backward_input_s + gpu.layer.backward_weight_s;
+  double with_b = with.layer.backward_input_s + with.layer.backward_weight_s;
+  g_assert_cmpfloat(fabs(with_b - fmax(gpu_b, 720e-6)), <, 1e-12);
+  /* the optimizer's ops as the x86 host's, the 30 ms logged step doubled */
+  PtsimJob x86 = job;
+  x86.hw.host_framework_scale = 0.0;
+  g_autofree PtsimPlan *x86_plan = plan_of(&x86);
+  g_assert_cmpfloat(ptsim_host_optimizer_s(plan, 0), ==, ptsim_host_optimizer_s(x86_plan, 0));
+  PtsimWorkload x86_w;
+  ptsim_workload_build(x86_plan, NULL, &x86_w);
+  g_assert_cmpfloat(fabs((with.optimizer_s[0] - x86_w.optimizer_s[0]) - 30e-3), <, 1e-9);
+  PtsimHardware hw;
+  g_autoptr(GError) error = NULL;
+  const char *a100[] = {"a100-80g", "a100-40g"};
+  for (size_t i = 0; i < G_N_ELEMENTS(a100); i++) {
+    g_assert_true(ptsim_hardware_load(a100[i], &hw, &error));
+    g_assert_cmpfloat(hw.host_cpu_scale, ==, 1.43);
+    g_assert_cmpfloat(hw.host_framework_scale, ==, 1.43);
+  }
+  /* Grace: the per-op ratio is measured, the framework's is not */
+  g_assert_true(ptsim_hardware_load("gb200-nvl72", &hw, &error));
+  g_assert_cmpfloat(hw.host_framework_scale, ==, 1.0);
+}
+
 static void test_optimizer(void) {
   g_test_summary("the optimizer's host time: with fp32 main grads and the distributed optimizer "
                  "one copy per local tensor, the norm's and Adam's multi_tensor_apply launches, "
@@ -324,6 +366,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/host-time/pass-time", test_pass_time);
   g_test_add_func("/host-time/host-bound", test_host_bound);
   g_test_add_func("/host-time/host-cpu-scale", test_host_cpu_scale);
+  g_test_add_func("/host-time/host-framework-scale", test_host_framework_scale);
   g_test_add_func("/host-time/optimizer", test_optimizer);
   g_test_add_func("/host-time/graph-flags", test_graph_flags);
   g_test_add_func("/host-time/layer-python", test_layer_python);

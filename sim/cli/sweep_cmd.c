@@ -5,11 +5,11 @@
  * progress and writes the table, the CSV file and the figures. */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include "api_int.h"
 #include "job_options.h"
 #include "output.h"
 #include "plot_cmd.h"
+#include "progress.h"
 #include "report.h"
 #include "sweep.h"
 #include "sweep_cmd.h"
@@ -65,73 +65,24 @@ static char **settings_words(int argc, char **argv) {
   return (char **)g_ptr_array_free(out, FALSE);
 }
 
-/* ---- progress (stderr, only on a terminal, only past a second) ---- */
-
-typedef struct {
-  gint64 start_us;
-  gboolean shown;
-  guint64 total;  /* layouts this run evaluates (a streamed sweep's callbacks do not say) */
-  guint64 offset; /* a shard's first layout: streamed callbacks count from it */
-} Progress;
-
-/* "42 s", "3 min 05 s", "2 h 07 min" */
-static void append_duration(GString *out, double seconds) {
-  guint64 s = (guint64)(seconds + 0.5);
-  if (s < 60)
-    g_string_append_printf(out, "%" G_GUINT64_FORMAT " s", s);
-  else if (s < 3600)
-    g_string_append_printf(out, "%" G_GUINT64_FORMAT " min %02" G_GUINT64_FORMAT " s", s / 60,
-                           s % 60);
-  else
-    g_string_append_printf(out, "%" G_GUINT64_FORMAT " h %02" G_GUINT64_FORMAT " min", s / 3600,
-                           s % 3600 / 60);
-}
-
-static void show_progress(guint64 done, guint64 total, gpointer user_data) {
-  Progress *p = user_data;
-  if (!isatty(STDERR_FILENO)) return;
-  double seconds = (double)(g_get_monotonic_time() - p->start_us) * 1e-6;
-  if (!p->shown && seconds < 1.0) return;
-  p->shown = TRUE;
-  if (total == 0) { /* streaming: the run's own count */
-    done = done >= p->offset ? done - p->offset : 0;
-    total = p->total;
-  }
-  g_autoptr(GString) line = g_string_new("\r");
-  double rate = seconds > 0.0 ? (double)done / seconds : 0.0;
-  if (total > 0 && done <= total) {
-    int width = 30, filled = (int)((guint64)width * done / total);
-    g_string_append_printf(line, "[%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " layouts",
-                           filled, "##############################", width - filled, "", done,
-                           total);
-  } else {
-    g_string_append_printf(line, "%" G_GUINT64_FORMAT " layouts", done);
-  }
-  g_string_append_printf(line, ", %.0f/s", rate);
-  if (total > 0 && done < total && rate > 0.0) {
-    g_string_append(line, ", ETA ");
-    append_duration(line, (double)(total - done) / rate);
-  }
-  g_string_append(line, "\033[K"); /* clear what a longer line left */
-  if (total > 0 && done >= total) g_string_append_c(line, '\n');
-  fputs(line->str, stderr);
-  fflush(stderr);
-}
+/* ---- progress (progress.h: stderr, only on a terminal, only past a second) ---- */
 
 /* Enumeration, before any layout is evaluated: scenarios done, the valid
  * layouts so far and, once a scenario is done, the total they suggest. */
 typedef struct {
-  gint64 start_us;
-  gboolean shown;
+  PtsimProgress line;
   const char *what; /* "enumerating", "counting the layouts" */
 } EnumProgress;
 
+static void enum_progress_init(EnumProgress *p, const char *what) {
+  ptsim_progress_init(&p->line, NULL, NULL, 0);
+  p->what = what;
+}
+
 static void show_enumeration(guint64 done, guint64 scenarios, guint64 valid, gpointer user_data) {
   EnumProgress *p = user_data;
-  if (!isatty(STDERR_FILENO)) return;
-  double seconds = (double)(g_get_monotonic_time() - p->start_us) * 1e-6;
-  if (!p->shown && seconds < 1.0) return;
-  p->shown = TRUE;
+  if (!ptsim_progress_due(&p->line, FALSE)) return;
+  double seconds = (double)(g_get_monotonic_time() - p->line.start_us) * 1e-6;
   g_autoptr(GString) line = g_string_new(NULL);
   g_string_append_printf(line,
                          "\r%s: scenario %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
@@ -146,8 +97,13 @@ static void show_enumeration(guint64 done, guint64 scenarios, guint64 valid, gpo
 }
 
 /* Ends the enumeration's line, if it showed one. */
-static void end_enumeration(const EnumProgress *p) {
-  if (p->shown && isatty(STDERR_FILENO)) fputc('\n', stderr);
+static void end_enumeration(EnumProgress *p) { ptsim_progress_end(&p->line); }
+
+/* The evaluation's line, shown at once when the enumeration's was. */
+static void progress_init(PtsimProgress *p, gboolean shown, guint64 total, guint64 offset) {
+  ptsim_progress_init(p, NULL, "layouts", total);
+  p->shown = shown;
+  p->offset = offset;
 }
 
 /* ---- streamed sweeps: bounded memory, exact top K, CSV in enumeration order ---- */
@@ -311,11 +267,12 @@ static int run_streamed(const SweepOptions *o, const PtsimSweepSpec *spec, Ptsim
         !ptsim_output_append(st.csv, header->str, header->len, &error))
       return fail(error);
   }
-  Progress progress = {g_get_monotonic_time(), TRUE, layouts, spec->first};
+  PtsimProgress progress;
+  progress_init(&progress, TRUE, layouts, spec->first);
   g_autoptr(PtsimSweep)
       sweep = ptsim_sweep_stream(spec, merge ? PTSIM_DEVICE_NONE : device, (guint)o->opts.threads,
                                  PTSIM_SWEEP_STREAM_CHUNK, merge ? merge_chunk : stream_chunk, &st,
-                                 show_progress, &progress, &error);
+                                 ptsim_progress_show, &progress, &error);
   if (!sweep || (merge && !ptsim_shard_reader_finish(merge, &error))) return fail(error);
   if (st.csv && !ptsim_output_commit(g_steal_pointer(&st.csv), &error)) return fail(error);
   GHashTableIter it;
@@ -385,7 +342,8 @@ static int run(SweepOptions *o) {
   gboolean may_stream = !o->opts.figures && !csv_out;
   guint64 valid = 0;
   g_autoptr(PtsimSweep) sweep = NULL;
-  EnumProgress enumerating = {g_get_monotonic_time(), FALSE, "enumerating"};
+  EnumProgress enumerating;
+  enum_progress_init(&enumerating, "enumerating");
   spec->enumerate_progress = show_enumeration;
   spec->enumerate_progress_data = &enumerating;
   if (o->shard_n == 0) {
@@ -398,11 +356,13 @@ static int run(SweepOptions *o) {
     if (sweep->stopped) g_clear_pointer(&sweep, ptsim_sweep_free);
   }
   if (!sweep) { /* a shard, or too many to hold: the count (an ETA for the progress line) */
-    EnumProgress counting = {g_get_monotonic_time(), enumerating.shown, "counting the layouts"};
+    EnumProgress counting;
+    enum_progress_init(&counting, "counting the layouts");
+    counting.line.shown = enumerating.line.shown;
     spec->enumerate_progress_data = &counting;
     valid = ptsim_sweep_count(spec, &error);
     end_enumeration(&counting);
-    enumerating.shown |= counting.shown;
+    enumerating.line.shown |= counting.line.shown;
     if (valid == G_MAXUINT64) return fail(error);
   }
   /* later passes: the evaluation's progress (streamed: enumeration and
@@ -425,7 +385,8 @@ static int run(SweepOptions *o) {
     return rc;
   }
   if (!sweep && !(sweep = ptsim_sweep_enumerate(spec, &error))) return fail(error);
-  Progress progress = {g_get_monotonic_time(), enumerating.shown, sweep->jobs->len, 0};
+  PtsimProgress progress;
+  progress_init(&progress, enumerating.line.shown, sweep->jobs->len, 0);
   if (merge) { /* every result from the shards */
     g_array_set_size(sweep->results, sweep->jobs->len);
     for (guint i = 0; i < sweep->jobs->len; i++)
@@ -436,8 +397,8 @@ static int run(SweepOptions *o) {
     if (!error) ptsim_shard_reader_finish(merge, &error);
     if (error) return fail(error);
     sweep->device_used = g_strdup_printf("%u shard files", g_strv_length(o->merge_files));
-  } else if (!ptsim_sweep_evaluate(sweep, device, (guint)o->opts.threads, show_progress, &progress,
-                                   &error)) {
+  } else if (!ptsim_sweep_evaluate(sweep, device, (guint)o->opts.threads, ptsim_progress_show,
+                                   &progress, &error)) {
     return fail(error);
   }
   /* Layouts that could not be scheduled are rejections (by reason), never

@@ -10,6 +10,7 @@
 #include "names.h"
 #include "report.h"
 #include "remedies.h"
+#include "schedule.h"
 #include "sweep_table.h"
 #include "topology.h"
 #include "workload.h"
@@ -36,6 +37,23 @@ static void append_layout_words(GString *out, const PtsimJob *j, gboolean expert
                          l->tp, l->pp, l->cp, l->dp, l->vp, l->mbs,
                          ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute),
                          ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule));
+}
+
+/* The rows shown whose stages are not the plain even split, with that
+ * split as Megatron-LM's --pipeline-model-parallel-layout string (the
+ * CSV's pipeline_layout): nothing when all are even. */
+static void append_uneven_layouts(GString *out, const PtsimSweep *sweep, GArray *order, guint top) {
+  gboolean any = FALSE;
+  for (guint k = 0; k < MIN(top, order->len); k++) {
+    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, g_array_index(order, guint, k));
+    g_autofree char *split = ptsim_sweep_layout_string(j);
+    if (!split) continue;
+    if (!any)
+      g_string_append(out, " rank pipeline layout of the uneven splits "
+                           "(Megatron-LM --pipeline-model-parallel-layout)\n");
+    any = TRUE;
+    g_string_append_printf(out, "%5u %s\n", k + 1, split);
+  }
 }
 
 /* "zero1", "fsdp", "hsdp/8" (its shard group). */
@@ -199,6 +217,7 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
                            r->runs == 1 && !r->fits ? " tight" : "",
                            r->status != 0 ? " (unscheduled)" : "");
   }
+  append_uneven_layouts(out, sweep, order, top);
   if (order->len > 0) {
     guint i = g_array_index(order, guint, 0);
     const PtsimBatchResult *best = &g_array_index(sweep->results, PtsimBatchResult, i);
@@ -250,6 +269,31 @@ void ptsim_sweep_write_table(GString *out, const PtsimSweep *sweep, const PtsimS
   }
 }
 
+/* SETTINGS, and the layout's split as a --pipeline-model-parallel-layout
+ * string where the command's --decoder-first/last-pipeline-num-layers
+ * (ptsim_remedy_layout_words) cannot say it: runs of virtual stages (a
+ * --pipeline-layout's; the V schedules' split is their own), or the
+ * embedding and loss in the split when the settings do not say so.
+ * (transfer full) */
+static char **words_with_split(const PtsimJob *j, const char *const *settings) {
+  const PtsimLayout *l = &j->layout;
+  gboolean accounted = FALSE;
+  for (gsize i = 0; settings && settings[i]; i++)
+    accounted |= g_str_has_prefix(settings[i], "--account-for-");
+  gboolean runs = l->vstage_runs > 0 && !ptsim_schedule_is_vshape((int32_t)l->schedule);
+  g_autofree char *split = runs || ((l->account_embedding || l->account_loss) && !accounted)
+                               ? ptsim_sweep_layout_string(j)
+                               : NULL;
+  GPtrArray *w = g_ptr_array_new();
+  for (gsize i = 0; settings && settings[i]; i++) g_ptr_array_add(w, g_strdup(settings[i]));
+  if (split) {
+    g_ptr_array_add(w, g_strdup("--pipeline-model-parallel-layout"));
+    g_ptr_array_add(w, g_steal_pointer(&split));
+  }
+  g_ptr_array_add(w, NULL);
+  return (char **)g_ptr_array_free(w, FALSE);
+}
+
 /* How many of the closest layouts get their remedies searched. */
 #define CLOSEST_SHOWN 2
 
@@ -270,12 +314,14 @@ void ptsim_sweep_write_nothing_runs(GString *out, const PtsimSweep *sweep,
     guint i = g_array_index(closest, guint, k);
     const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
     const PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
-    g_auto(GStrv) words = ptsim_remedy_layout_words(j, settings);
-    g_autofree char *command = g_strjoinv(" ", words);
+    g_auto(GStrv) extra = words_with_split(j, settings);
+    g_auto(GStrv) words = ptsim_remedy_layout_words(j, (const char *const *)extra);
+    g_autoptr(GString) command = g_string_new(NULL);
+    for (gsize w = 0; words[w]; w++) ptsim_remedy_append_word(command, words[w]);
     g_string_append_printf(out,
-                           "\n%u. ptsim predict %s\n   holds at least %.1f GiB with context "
+                           "\n%u. ptsim predict%s\n   holds at least %.1f GiB with context "
                            "and NCCL, of the GPU's %.1f\n",
-                           k + 1, command,
+                           k + 1, command->str,
                            (r->held_floor_bytes + ptsim_lifetimes_outside_bytes(j)) / GIB,
                            j->hw.memory_bytes / GIB);
     PtsimAllocOptions alloc;
@@ -291,11 +337,19 @@ void ptsim_sweep_write_nothing_runs(GString *out, const PtsimSweep *sweep,
 void ptsim_sweep_write_best_per_group(GString *out, const PtsimSweep *sweep, const GArray *groups,
                                       const GArray *best) {
   if (groups->len < 2) return;
+  gboolean uneven = FALSE;
+  for (guint g = 0; g < groups->len && !uneven; g++) {
+    guint i = g_array_index(best, guint, g);
+    g_autofree char *split =
+        i == G_MAXUINT ? NULL : ptsim_sweep_layout_string(&g_array_index(sweep->jobs, PtsimJob, i));
+    uneven = split != NULL;
+  }
   g_string_append(out,
                   "\nthe best layout that runs per model, hardware and GPU count (tokens/s per "
                   "GPU, and the job's):\n"
                   "model            hw          gpus   seq   gbs tp pp cp   dp vp mbs recompute "
-                  "schedule      step_s  tok/s/gpu   tok/s(job)   MFU\n");
+                  "schedule      step_s  tok/s/gpu   tok/s(job)   MFU");
+  g_string_append(out, uneven ? " pipeline layout\n" : "\n");
   for (guint g = 0; g < groups->len; g++) {
     guint i = g_array_index(best, guint, g);
     const PtsimJob *first = &g_array_index(sweep->jobs, PtsimJob, g_array_index(groups, guint, g));
@@ -311,8 +365,11 @@ void ptsim_sweep_write_best_per_group(GString *out, const PtsimSweep *sweep, con
                            " %5" G_GINT64_FORMAT " ",
                            j->model.name, j->hw.name, j->layout.gpus, j->layout.seq, j->layout.gbs);
     append_layout_words(out, j, FALSE);
-    g_string_append_printf(out, " %7.3f %10.0f %12.0f %4.1f%%\n", r->step_s,
+    g_string_append_printf(out, " %7.3f %10.0f %12.0f %4.1f%%", r->step_s,
                            r->tokens_per_s / (double)j->layout.gpus, r->tokens_per_s,
                            100.0 * ptsim_report_mfu_precision(j, r->mfu));
+    g_autofree char *split = uneven ? ptsim_sweep_layout_string(j) : NULL;
+    if (split) g_string_append_printf(out, " %s", split);
+    g_string_append_c(out, '\n');
   }
 }

@@ -53,6 +53,7 @@
 #include "names.h"
 #include "numbers.h"
 #include "output.h"
+#include "progress.h"
 #include "report.h"
 #include "run_csv.h"
 #include "simulate.h"
@@ -390,10 +391,17 @@ static void generic_row(Row *r, const char *csv_path, const PtsimRun *run,
   predict_row(r, &job);
 }
 
-static gboolean add_csv(GPtrArray *rows, const char *path, const PtsimJobOptions *user,
-                        GError **error) {
-  g_autoptr(PtsimRunCsv) csv = ptsim_run_csv_read_file(path, error);
-  if (!csv) return FALSE;
+/* Rows predicted so far of the total the inputs hold (a CSV its runs, a
+ * log one), for the progress line. */
+typedef struct {
+  PtsimProgress line;
+  guint64 done, total;
+} RowProgress;
+
+static void row_done(RowProgress *p) { ptsim_progress_show(++p->done, p->total, &p->line); }
+
+static gboolean add_csv(GPtrArray *rows, const char *path, const PtsimRunCsv *csv,
+                        const PtsimJobOptions *user, RowProgress *progress, GError **error) {
   const PtsimPublishedSource *src = ptsim_published_source_for(path);
   if (csv->runs->len == 0) {
     g_set_error(error, PTSIM_RUN_CSV_ERROR, PTSIM_RUN_CSV_ERROR_PARSE, "%s: no runs in the file",
@@ -408,6 +416,7 @@ static gboolean add_csv(GPtrArray *rows, const char *path, const PtsimJobOptions
       published_row(r, src, csv, run);
     else
       generic_row(r, path, run, user);
+    row_done(progress);
   }
   return TRUE;
 }
@@ -597,7 +606,19 @@ static int run_megatron_cases(const char *path, const char *recipes, const Ptsim
       cases = g_ptr_array_new_with_free_func((GDestroyNotify)ptsim_megatron_case_free);
   g_autofree char *used = NULL;
   if (!ptsim_megatron_cases_read(path, recipes, cases, &used, &error)) return fail(error);
-  g_autoptr(GPtrArray) rows = ptsim_megatron_cases_predict(cases, user);
+  /* case by case, for the progress line (each case's rows are its own) */
+  g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)ptsim_case_row_free);
+  g_autoptr(GPtrArray) one = g_ptr_array_new();
+  PtsimProgress progress;
+  ptsim_progress_init(&progress, "validate: ", "cases", cases->len);
+  for (guint i = 0; i < cases->len; i++) {
+    g_ptr_array_set_size(one, 0);
+    g_ptr_array_add(one, cases->pdata[i]);
+    g_autoptr(GPtrArray) some = ptsim_megatron_cases_predict(one, user);
+    g_ptr_array_extend_and_steal(rows, g_steal_pointer(&some));
+    ptsim_progress_show(i + 1, cases->len, &progress);
+  }
+  ptsim_progress_end(&progress);
   g_autoptr(GString) text = g_string_new(NULL);
   ptsim_megatron_cases_write(text, rows, format_word ? format_word : "text", used);
   if (!ptsim_output_stdout(text->str, text->len, &error)) return fail(error);
@@ -646,14 +667,35 @@ static int run(int argc, char **argv, const PtsimJobOptions *user, const char *f
                 "no inputs: give Megatron-LM logs or run CSVs, or --suite published (see --help)");
     return fail(error);
   }
+  /* The CSVs are read first, for the progress line's total (up to the
+   * first that cannot be read: its error comes in its turn, after the
+   * inputs before it). */
+  g_autoptr(GPtrArray) csvs = g_ptr_array_new_with_free_func((GDestroyNotify)ptsim_run_csv_free);
+  g_autoptr(GError) unread = NULL;
+  RowProgress progress = {{0}, 0, 0};
+  for (guint i = 0; i < inputs->len && !unread; i++) {
+    const char *path = inputs->pdata[i];
+    PtsimRunCsv *csv = NULL;
+    if (g_str_has_suffix(path, ".csv") || g_str_has_suffix(path, ".CSV"))
+      csv = ptsim_run_csv_read_file(path, &unread);
+    g_ptr_array_add(csvs, csv);
+    progress.total += csv ? csv->runs->len : 1;
+  }
+  ptsim_progress_init(&progress.line, "validate: ", "rows", progress.total);
   g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func(row_free);
   for (guint i = 0; i < inputs->len; i++) {
     const char *path = inputs->pdata[i];
-    gboolean ok = g_str_has_suffix(path, ".csv") || g_str_has_suffix(path, ".CSV")
-                      ? add_csv(rows, path, user, &error)
+    if (i == csvs->len - 1 && unread) return fail(unread);
+    const PtsimRunCsv *csv = csvs->pdata[i];
+    gboolean ok = csv ? add_csv(rows, path, csv, user, &progress, &error)
                       : add_log(rows, path, user, &error);
-    if (!ok) return fail(error);
+    if (!csv) row_done(&progress);
+    if (!ok) {
+      ptsim_progress_end(&progress.line);
+      return fail(error);
+    }
   }
+  ptsim_progress_end(&progress.line);
   g_autoptr(GString) text = g_string_new(NULL);
   if (format == PTSIM_FORMAT_JSON)
     ptsim_validate_write_json(text, rows);

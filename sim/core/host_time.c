@@ -49,9 +49,12 @@ static PTSIM_HD double host_max(double a, double b) { return a > b ? a : b; }
 static PTSIM_HD PtsimHost host_of(const PtsimJob *job) {
   PtsimHost h = job->settings.host;
   double k = job->hw.host_cpu_scale > 0.0 ? job->hw.host_cpu_scale : 1.0;
+  double f = job->hw.host_framework_scale > 0.0 ? job->hw.host_framework_scale : 1.0;
   h.costs.op_s *= k;
   h.costs.te_module_s *= k;
   h.costs.graph_launch_s *= k;
+  h.costs.layer_module_s *= f;
+  h.costs.step_log_s *= f;
   return h;
 }
 

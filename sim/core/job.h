@@ -170,6 +170,11 @@ typedef struct {
    * 8480C); 0 in a hand-made struct: 1.  Grace hosts (GH200, GB200) run
    * that work 2.5-2.8x slower. */
   double host_cpu_scale;
+  /* The same for the framework's fitted per-layer and per-logged-step
+   * Python (host_overhead.ini's layer_module_us, step_log_us): known only
+   * where whole host-bound steps were measured on both hosts (DGX A100
+   * against DGX H100); 0 in a hand-made struct: 1. */
+  double host_framework_scale;
   /* The measured kernel and collective tables (hw_profiles/kernels/) the
    * profile's [kernels] group names: the 1-based index of its merged
    * PtsimKernelTable among those the shell registered

@@ -644,10 +644,15 @@ static const char *const gpu_keys[] = {"name",
                                        "peak_fp4_tflops",
                                        "mxfp8",
                                        NULL};
-static const char *const node_keys[] = {"gpus_per_node",  "gpus_per_nvlink_domain",
-                                        "nvlink_gbps",    "nvlink_latency_us",
-                                        "nvls",           "host_cpu_scale",
-                                        "host_link_gbps", NULL};
+static const char *const node_keys[] = {"gpus_per_node",
+                                        "gpus_per_nvlink_domain",
+                                        "nvlink_gbps",
+                                        "nvlink_latency_us",
+                                        "nvls",
+                                        "host_cpu_scale",
+                                        "host_framework_scale",
+                                        "host_link_gbps",
+                                        NULL};
 static const char *const fabric_keys[] = {"nic_gbps", "net_latency_us", NULL};
 static const char *const efficiency_keys[] = {"gemm_efficiency_max",  "gemm_half_gflops",
                                               "gemm_tile_m",          "gemm_tile_n",
@@ -755,6 +760,10 @@ static gboolean hardware_from_ini(const IniFile *ini, PtsimHardware *out, GError
   hw.host_cpu_scale = 1.0;
   if (!ptsim_ini_double(ini, "node", "host_cpu_scale", RANGE_HOST_SCALE, FALSE, NULL,
                         &hw.host_cpu_scale, error))
+    return FALSE;
+  hw.host_framework_scale = 1.0;
+  if (!ptsim_ini_double(ini, "node", "host_framework_scale", RANGE_HOST_SCALE, FALSE, NULL,
+                        &hw.host_framework_scale, error))
     return FALSE;
   /* Optional: the GPU's host link, what offloaded activations cross (0:
    * not known; offloading is refused on the profile) */

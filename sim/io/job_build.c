@@ -258,7 +258,7 @@ gboolean ptsim_job_build_sweep_base(const PtsimJobOptions *o, PtsimJob *base, GE
     return FALSE;
   if (o->pipeline_layout)
     return invalid("--pipeline-model-parallel-layout fixes pp and vp, which the sweep enumerates; "
-                   "use predict");
+                   "use predict, or the sweep's --pipeline-layout");
   return ptsim_job_options_apply_settings(o, &base->layout, &base->settings, &base->source, NULL,
                                           error);
 }

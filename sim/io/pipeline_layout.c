@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "numbers.h"
+#include "plan.h"
 
 #define FLAG "--pipeline-model-parallel-layout"
 /* Longest unrolled layout: 128 ranks x 16 chunks of a few characters. */
@@ -185,6 +186,12 @@ gboolean ptsim_pipeline_layout_apply(const char *text, int64_t num_layers, int64
                                      PtsimLayout *l, GError **error) {
   PtsimPipelineLayout p;
   if (!ptsim_pipeline_layout_parse(text, l->pp, num_layers, mtp_layers, &p, error)) return FALSE;
+  ptsim_pipeline_layout_set(&p, l);
+  return TRUE;
+}
+
+void ptsim_pipeline_layout_set(const PtsimPipelineLayout *p0, PtsimLayout *l) {
+  const PtsimPipelineLayout p = *p0;
   l->vp = p.vp;
   l->first_stage_layers = p.first_stage_layers;
   l->last_stage_layers = p.last_stage_layers;
@@ -195,5 +202,69 @@ gboolean ptsim_pipeline_layout_apply(const char *text, int64_t num_layers, int64
     l->vstage_run_count[r] = r < p.runs ? p.run_count[r] : 0;
     l->vstage_run_layers[r] = r < p.runs ? p.run_layers[r] : 0;
   }
-  return TRUE;
+}
+
+int64_t ptsim_pipeline_layout_stages(const char *text, GError **error) {
+  g_autoptr(GString) flat = g_string_new(NULL);
+  if (!unroll(text, flat, error)) return -1;
+  int64_t bars = 0;
+  for (gsize i = 0; i < flat->len; i++) bars += flat->str[i] == '|';
+  return bars + 1;
+}
+
+/* The string is built for every uneven row a sweep writes: into a stack
+ * buffer with its digits by hand (printf and GString were 10% of a CSV
+ * row's time).  The longest: every one of PTSIM_MAX_VSTAGES virtual stages
+ * distinct, "t*NNNNNN|" each, plus "E", "m*N" and "L". */
+#define FORMAT_MAX (PTSIM_MAX_VSTAGES * 12 + 32)
+
+static char *put_number(char *at, int64_t v) {
+  char digits[24];
+  int n = 0;
+  do digits[n++] = (char)('0' + v % 10);
+  while ((v /= 10) > 0);
+  while (n > 0) *at++ = digits[--n];
+  return at;
+}
+
+/* "t*k" for k layers ("t" for one, nothing for none); the same for 'm'. */
+static char *put_layers(char *at, char what, int64_t k) {
+  if (k >= 1) *at++ = what;
+  if (k > 1) {
+    *at++ = '*';
+    at = put_number(at, k);
+  }
+  return at;
+}
+
+char *ptsim_pipeline_layout_format(const PtsimLayout *l, int64_t num_layers, int64_t mtp_layers) {
+  int32_t count[PTSIM_MAX_VSTAGES];
+  char text[FORMAT_MAX], *at = text;
+  if (ptsim_plan_split_vstages(l, num_layers, count) != 0) return NULL;
+  int64_t n = l->pp * (l->vp > 0 ? l->vp : 1), i = 1;
+  gboolean even = TRUE;
+  for (int64_t k = 1; k < n; k++) even = even && count[k] == count[0];
+  if (even) return NULL;
+  /* every virtual stage but the last ends in its '|'; equal middle
+   * neighbours are one group "(t*k|)*r" */
+  *at++ = 'E';
+  at = put_layers(at, 't', count[0]);
+  *at++ = '|';
+  while (i < n - 1) {
+    int64_t run = 1;
+    while (i + run < n - 1 && count[i + run] == count[i]) run++;
+    if (run > 1) *at++ = '(';
+    at = put_layers(at, 't', count[i]);
+    *at++ = '|';
+    if (run > 1) {
+      *at++ = ')';
+      *at++ = '*';
+      at = put_number(at, run);
+    }
+    i += run;
+  }
+  at = put_layers(at, 't', count[n - 1]);
+  at = put_layers(at, 'm', mtp_layers);
+  *at++ = 'L';
+  return g_strndup(text, (gsize)(at - text));
 }

@@ -44,10 +44,29 @@ typedef struct {
 gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_layers,
                                      int64_t mtp_layers, PtsimPipelineLayout *out, GError **error);
 
+/* Sets LAYOUT's vp and split (first/last stage layers, account flags,
+ * virtual-stage runs) to P's. */
+void ptsim_pipeline_layout_set(const PtsimPipelineLayout *p, PtsimLayout *layout);
+
 /* Parses TEXT for layout->pp ranks, NUM_LAYERS layers and MTP_LAYERS MTP
  * layers and sets the layout's vp and split (first/last stage layers,
  * account flags, virtual-stage runs) from it. */
 gboolean ptsim_pipeline_layout_apply(const char *text, int64_t num_layers, int64_t mtp_layers,
                                      PtsimLayout *layout, GError **error);
+
+/* The virtual stages (pp x vp) TEXT names once unrolled: its '|' + 1;
+ * -1 with the parser's error when it does not unroll. */
+int64_t ptsim_pipeline_layout_stages(const char *text, GError **error);
+
+/* The --pipeline-model-parallel-layout string of LAYOUT's split of
+ * NUM_LAYERS transformer layers (and MTP_LAYERS MTP layers, with the
+ * loss), in model order as the plan splits it (ptsim_plan_split_vstages):
+ * 'E' opens the first virtual stage, "m*k" and 'L' close the last, equal
+ * middle stages are a group: "Et*3|(t*4|)*14t*3L".  What the parser above
+ * reads back as the same virtual stages.  NULL when the split is the
+ * plain even one (every virtual stage the same layers) or the layout does
+ * not split the layers.  (transfer full) */
+char *ptsim_pipeline_layout_format(const PtsimLayout *layout, int64_t num_layers,
+                                   int64_t mtp_layers);
 
 #endif /* PTSIM_PIPELINE_LAYOUT_H */

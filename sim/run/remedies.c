@@ -396,7 +396,7 @@ static gboolean dropped(const PtsimRemedy *r, const char *flag, gsize len) {
                     (len == 7 && strncmp(flag, "--nodes", 7) == 0));
 }
 
-static void append_word(GString *out, const char *word) {
+void ptsim_remedy_append_word(GString *out, const char *word) {
   gboolean plain = word[0] != '\0';
   for (const char *c = word; *c; c++)
     plain &= g_ascii_isalnum(*c) || strchr("-_./=:,+@%", *c) != NULL;
@@ -422,12 +422,12 @@ char *ptsim_remedy_command(const PtsimRemedy *r, const char *command, const char
         continue;
       }
     }
-    append_word(out, w);
+    ptsim_remedy_append_word(out, w);
   }
   for (int i = 0; i < r->n_changes; i++) {
     if (r->changes[i].drop) continue;
-    append_word(out, r->changes[i].flag);
-    if (r->changes[i].value[0]) append_word(out, r->changes[i].value);
+    ptsim_remedy_append_word(out, r->changes[i].flag);
+    if (r->changes[i].value[0]) ptsim_remedy_append_word(out, r->changes[i].value);
   }
   return g_string_free(out, FALSE);
 }

@@ -68,6 +68,8 @@ void ptsim_remedies_clear(PtsimRemedies *r);
  * name, NULL-terminated; NULL: none) without the flags R changes (and
  * --dp, --nodes, which it derives again), then R's flags.  (transfer full) */
 char *ptsim_remedy_command(const PtsimRemedy *r, const char *command, const char *const *words);
+/* " WORD" onto OUT, shell-quoted unless plain (a layout string's '|'). */
+void ptsim_remedy_append_word(GString *out, const char *word);
 
 /* The predict words of JOB's model, hardware and layout as a sweep
  * enumerates them (--model --hw --gpus --seq --gbs --tp --pp --cp --vp

@@ -7,6 +7,7 @@
 #include "gpu.h"
 #include "lifetimes.h"
 #include "memory.h"
+#include "pipeline_layout.h"
 #include "plan.h"
 #include "simulate.h"
 #include "sweep.h"
@@ -45,6 +46,7 @@ PtsimSweepSpec *ptsim_sweep_spec_new(void) {
   s->etps = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->tps = g_array_new(FALSE, FALSE, sizeof(gint64));
   s->pps = g_array_new(FALSE, FALSE, sizeof(gint64));
+  s->layouts = g_ptr_array_new_with_free_func(g_free);
   ptsim_job_init_defaults(&s->base);
   s->mc.straggler_slowdown = 2.0;
   s->mc.seed = 1;
@@ -69,6 +71,7 @@ void ptsim_sweep_spec_free(PtsimSweepSpec *s) {
   g_array_unref(s->eps);
   g_array_unref(s->etps);
   g_array_unref(s->tps);
+  g_ptr_array_unref(s->layouts);
   g_array_unref(s->pps);
   g_free(s);
 }
@@ -134,13 +137,16 @@ typedef struct {
   PtsimPlan *plan;   /* scratch of may_run() */
   PtsimMemoryEstimate *memory;
   guint64 *scenarios_done, scenarios; /* for the progress callback */
+  const gint64 *layout_stages;        /* each given pipeline layout's stages (pp x vp) */
+  guint64 layouts_met;                /* bit k: layout k's stages are a multiple of a pp tried */
 } Scenario;
 
 /* What one layout of the scenario looks like besides its sizes. */
 typedef struct {
   gint64 tp, cp, pp, vp, mbs, first, last;
   int recompute, schedule;
-  gint64 ep, etp; /* expert parallelism (MoE models; dense: 1 and 0) */
+  gint64 ep, etp;                   /* expert parallelism (MoE models; dense: 1 and 0) */
+  const PtsimPipelineLayout *split; /* a given pipeline layout's (NULL: first, last) */
 } Candidate;
 
 /* Outcome of try_layout. */
@@ -174,6 +180,7 @@ static int try_expert_layout(Scenario *sc, const Candidate *c) {
   l->schedule = (PtsimSchedule)c->schedule;
   if (l->schedule == PTSIM_SCHEDULE_ZBV || l->schedule == PTSIM_SCHEDULE_DUALPIPEV)
     ptsim_sweep_v_split(job.model.num_layers, c->pp, l);
+  if (c->split) ptsim_pipeline_layout_set(c->split, l);
   l->ep = c->ep;
   l->etp = c->etp;
   if ((sc->sweep->stream && sc->sweep->stream->error) || sc->sweep->stopped) return TRIED_INVALID;
@@ -333,11 +340,60 @@ static int try_layout(Scenario *sc, Candidate *c) {
   return best;
 }
 
+/* Every given pipeline layout with pp x vp stages, vp > 1 under the
+ * interleaved schedule, vp 1 under the others but the V-shaped ones (whose
+ * chunks are placed otherwise), with every recompute; returns whether one
+ * is valid and may run. */
+static gboolean try_given_layouts(Scenario *sc, Candidate *c) {
+  const PtsimSweepSpec *spec = sc->spec;
+  gboolean any = FALSE;
+  for (guint k = 0; k < spec->layouts->len; k++) {
+    const char *text = g_ptr_array_index(spec->layouts, k);
+    PtsimPipelineLayout split;
+    g_autoptr(GError) error = NULL;
+    gboolean scheduled = FALSE;
+    if (sc->layout_stages[k] % c->pp != 0) continue; /* another pp's */
+    if (!ptsim_pipeline_layout_parse(text, c->pp, sc->job.model.num_layers,
+                                     sc->job.model.mtp_num_layers, &split, &error)) {
+      sc->sweep->candidates++;
+      reject(sc->sweep, error->message);
+      continue;
+    }
+    c->split = &split;
+    c->vp = split.vp;
+    c->first = c->last = 0;
+    for (guint r = 0; r < spec->recomputes->len; r++)
+      for (guint s = 0; s < spec->schedules->len; s++) {
+        c->recompute = g_array_index(spec->recomputes, int, r);
+        c->schedule = g_array_index(spec->schedules, int, s);
+        if (c->pp == 1 && s > 0) continue;
+        if (c->pp == 1) c->schedule = PTSIM_SCHEDULE_1F1B;
+        if (c->schedule == PTSIM_SCHEDULE_ZBV || c->schedule == PTSIM_SCHEDULE_DUALPIPEV ||
+            (c->schedule == PTSIM_SCHEDULE_INTERLEAVED) != (split.vp > 1))
+          continue;
+        scheduled = TRUE;
+        any |= try_layout(sc, c) == TRIED_MAY_RUN;
+      }
+    c->split = NULL;
+    if (!scheduled) {
+      g_autofree char *why = g_strdup_printf(
+          "--pipeline-layout: vp %" G_GINT64_FORMAT " at pp %" G_GINT64_FORMAT
+          " runs under none of the sweep's schedules (interleaved runs several chunks a "
+          "stage on two stages or more; the others, zbv and dualpipev aside, one chunk)",
+          split.vp, c->pp);
+      sc->sweep->candidates++;
+      reject(sc->sweep, why);
+    }
+  }
+  return any;
+}
+
 /* Every recompute, schedule and vp of one (tp, cp, pp, mbs); returns
  * whether one of them is valid and may run. */
 static gboolean try_variants(Scenario *sc, Candidate *c, const GArray *vps) {
   const PtsimSweepSpec *spec = sc->spec;
   gboolean any = FALSE;
+  if (spec->layouts->len > 0) return try_given_layouts(sc, c);
   for (guint r = 0; r < spec->recomputes->len; r++)
     for (guint s = 0; s < spec->schedules->len; s++) {
       c->recompute = g_array_index(spec->recomputes, int, r);
@@ -402,6 +458,7 @@ static void sizes_for(Scenario *sc, const GArray *given, const char *flag, const
 
 static void enumerate_scenario(Scenario *sc) {
   const PtsimSweepSpec *spec = sc->spec;
+  sc->layouts_met = 0;
   gint64 tp_max = spec->tp_max > 0 ? spec->tp_max
                                    : ptsim_sweep_tp_max_default(&sc->job.model, &sc->job.hw);
   g_autoptr(GArray) tps = g_array_new(FALSE, FALSE, sizeof(gint64));
@@ -422,7 +479,9 @@ static void enumerate_scenario(Scenario *sc) {
                 pps);
       for (guint pi = 0; pi < pps->len; pi++) {
         gint64 pp = g_array_index(pps, gint64, pi);
-        Candidate c = {tp, cp, pp, 1, 1, 0, 0, 0, 0, 1, 0};
+        for (guint k = 0; k < MIN(spec->layouts->len, 64); k++)
+          if (sc->layout_stages[k] % pp == 0) sc->layouts_met |= G_GUINT64_CONSTANT(1) << k;
+        Candidate c = {tp, cp, pp, 1, 1, 0, 0, 0, 0, 1, 0, NULL};
         vps_for(sc, pp, vps);
         if (spec->mbs->len > 0) {
           for (guint b = 0; b < spec->mbs->len; b++) {
@@ -437,6 +496,17 @@ static void enumerate_scenario(Scenario *sc) {
           if (!try_variants(sc, &c, vps)) break;
       }
     }
+  }
+  /* a given layout no pp of the scenario divides: one rejection, by reason */
+  for (guint k = 0; k < MIN(spec->layouts->len, 64); k++) {
+    if (sc->layouts_met & (G_GUINT64_CONSTANT(1) << k)) continue;
+    g_autofree char *why =
+        g_strdup_printf("--pipeline-layout: %" G_GINT64_FORMAT
+                        " stages, a multiple of no pp tried (pp "
+                        "divides the GPUs tp x cp leave, up to --pp-max and the layers)",
+                        sc->layout_stages[k]);
+    sc->sweep->candidates++;
+    reject(sc->sweep, why);
   }
 }
 
@@ -502,10 +572,23 @@ static gboolean enumerate_into(const PtsimSweepSpec *spec, PtsimSweep *sweep, GE
     g_autofree PtsimMemoryEstimate *memory = g_new0(PtsimMemoryEstimate, 1);
     sc.plan = plan;
     sc.memory = memory;
+    g_autofree gint64 *layout_stages = g_new0(gint64, spec->layouts->len + 1);
+    sc.layout_stages = layout_stages;
     if (!ptsim_model_load(g_ptr_array_index(spec->models, mi), &sc.job.model, error)) return FALSE;
     if (spec->model_settings &&
         !spec->model_settings(&sc.job.model, spec->model_settings_data, error))
       return FALSE;
+    /* a given pipeline layout must fit every model (pp = its stages reads it) */
+    for (guint k = 0; k < spec->layouts->len; k++) {
+      const char *text = g_ptr_array_index(spec->layouts, k);
+      PtsimPipelineLayout split;
+      gint64 stages = layout_stages[k] = ptsim_pipeline_layout_stages(text, error);
+      if (stages < 0 || !ptsim_pipeline_layout_parse(text, stages, sc.job.model.num_layers,
+                                                     sc.job.model.mtp_num_layers, &split, error)) {
+        g_prefix_error(error, "--pipeline-layout, model %s: ", sc.job.model.name);
+        return FALSE;
+      }
+    }
     for (guint hi = 0; hi < spec->hws->len; hi++) {
       if (!ptsim_hardware_load(g_ptr_array_index(spec->hws, hi), &sc.job.hw, error) ||
           !ptsim_workspaces_resolve(sc.job.hw.name, NULL, &sc.job.settings, error))

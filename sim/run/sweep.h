@@ -62,8 +62,15 @@ typedef struct {
    * tp_max, every pp dividing the GPUs tp x cp leave up to pp_max.  A
    * given size that does not divide them is a counted rejection. */
   GArray *tps, *pps; /* gint64 */
-  gint64 tp_max;     /* 0: the NVLink domain (ptsim_sweep_tp_max_default) */
-  gint64 pp_max;     /* 0: no limit */
+  /* (element-type utf8) Megatron-LM pipeline layouts (pipeline_layout.h);
+   * empty (default): the sweep's splits (ptsim_sweep_split).  Given, only
+   * theirs, each for every pp dividing its stage count (vp = stages / pp;
+   * vp > 1 with the interleaved schedule, 1 with the others, never the
+   * V-shaped ones); a layout that does not fit a model's layers is an
+   * error. */
+  GPtrArray *layouts;
+  gint64 tp_max; /* 0: the NVLink domain (ptsim_sweep_tp_max_default) */
+  gint64 pp_max; /* 0: no limit */
   /* Every layout's job starts from this one: the layout's fields the sweep
    * does not enumerate (sequence parallelism, the distributed optimizer and
    * its instances, the sharding mode unless shardings says, the embedding

@@ -10,6 +10,7 @@
 #include "names.h"
 #include "numbers.h"
 #include "options.h"
+#include "pipeline_layout.h"
 
 void ptsim_sweep_options_init(PtsimSweepOptions *o) {
   memset(o, 0, sizeof *o);
@@ -50,6 +51,7 @@ void ptsim_sweep_options_clear(PtsimSweepOptions *o) {
                     &o->figures,
                     &o->shard};
   for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) g_clear_pointer(texts[i], g_free);
+  g_clear_pointer(&o->layouts, g_strfreev);
   ptsim_sweep_options_init(o);
 }
 
@@ -100,6 +102,11 @@ GOptionEntry *ptsim_sweep_options_entries(PtsimSweepOptions *o) {
        "Pipeline-parallel sizes to try (default: every pp dividing the GPUs left, up to "
        "--pp-max; uneven first/last stages where pp does not divide the layers)",
        "P[,P...]"},
+      {"pipeline-layout", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->layouts,
+       "Only this split, as Megatron-LM's --pipeline-model-parallel-layout writes it (e.g. "
+       "'Et*3|(t*4|)*14t*3L'): pp x vp is its stage count ('|' + 1), tried for every pp that "
+       "divides it (vp > 1: the interleaved schedule); repeat the flag for several",
+       "LAYOUT"},
       {"tp-max", 0, 0, G_OPTION_ARG_STRING, &o->tp_max_text,
        "Largest tp (default: the NVLink domain, e.g. 8 on HGX, 72 on GB200 NVL72; at most the heads)",
        "N"},
@@ -144,7 +151,9 @@ GOptionEntry *ptsim_sweep_options_entries(PtsimSweepOptions *o) {
       {"top", 0, 0, G_OPTION_ARG_STRING, &o->top_text, "Rows of the ranked table (default 10)",
        "K"},
       {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv,
-       "Also write every layout to FILE.csv ('-': standard output)", "FILE"},
+       "Also write every layout to FILE.csv ('-': standard output; its last column, "
+       "pipeline_layout, is a split other than the even one as a --pipeline-layout string)",
+       "FILE"},
       {"format", 0, 0, G_OPTION_ARG_STRING, &o->format, "text|csv (default text)", "F"},
       {"figures", 0, 0, G_OPTION_ARG_FILENAME, &o->figures,
        "Also write figures into DIR (created if missing): memory.png and timeline.png of the "
@@ -320,6 +329,18 @@ gboolean ptsim_sweep_options_spec(const PtsimSweepOptions *o, PtsimSweepSpec *sp
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
                 "--sharding decides the optimizer's sharding and instances: drop "
                 "--(no-)distributed-optimizer and --num-distributed-optimizer-instances");
+    return FALSE;
+  }
+  for (char **t = o->layouts; t && *t; t++) {
+    if (ptsim_pipeline_layout_stages(*t, error) < 0) {
+      g_prefix_error(error, "--pipeline-layout: ");
+      return FALSE;
+    }
+    g_ptr_array_add(spec->layouts, g_strdup(*t));
+  }
+  if (o->layouts && o->vps) {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--pipeline-layout gives vp (its stages / pp): drop --vp");
     return FALSE;
   }
   spec->tp_max = o->tp_max;

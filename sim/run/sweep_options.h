@@ -25,6 +25,7 @@ typedef struct {
   /* the scenarios' lists, comma-separated */
   char *models, *hws, *gpus, *seqs, *gbs, *mbs, *cps, *vps, *recomputes, *schedules, *eps, *etps;
   char *tps, *pps; /* --tp, --pp lists */
+  char **layouts;  /* --pipeline-layout, repeatable */
   char *shardings, *shard_sizes;
   /* numbers as text */
   char *tp_max_text, *pp_max_text, *top_text, *threads_text, *samples_text, *seed_text;

@@ -8,6 +8,7 @@
 #include "job_validate.h"
 #include "lifetimes.h"
 #include "names.h"
+#include "pipeline_layout.h"
 #include "report.h"
 #include "simulate.h"
 #include "workload.h"
@@ -198,7 +199,7 @@ const char *ptsim_sweep_runs_from_word(int32_t from) {
   "step_p50_s,step_p90_s,step_p99_s,exposed_tp_s,exposed_cp_s,exposed_pp_s,exposed_dp_s,"         \
   "allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,"           \
   "tp_comm_overlap,held_floor_bytes,runs,runs_from,ep,etp,edp,exposed_ep_s,sharding,shard_group," \
-  "tokens_per_s_per_gpu,mfu_precision_peak,mfu_bf16_peak\n"
+  "tokens_per_s_per_gpu,mfu_precision_peak,mfu_bf16_peak,pipeline_layout\n"
 
 /* One CSV row; rank 0 = not ranked (a streamed sweep). */
 static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBatchResult *r) {
@@ -211,7 +212,7 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%d,%s,%s,%d,%d,%d,%" G_GINT64_FORMAT
       ",%.0f,%.6f,%.9g,%.9g,%.6g,%.6f,%.6f,%.9g,%.9g,%.9g"
       ",%.6g,%.6g,%.6g,%.6g,%.0f,%d,%d,%d,%d,%.0f,%d,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-      ",%" G_GINT64_FORMAT ",%.6g,%s,%" G_GINT64_FORMAT ",%.9g,%.6f,%.6f\n",
+      ",%" G_GINT64_FORMAT ",%.6g,%s,%" G_GINT64_FORMAT ",%.9g,%.6f,%.6f,",
       rank, j->model.name, j->hw.name, l->gpus, l->seq, l->gbs, l->tp, l->pp, l->cp, l->dp, l->vp,
       l->mbs, l->sp, ptsim_names_get(PTSIM_NAMES_RECOMPUTE, (int)run->recompute),
       ptsim_names_get(PTSIM_NAMES_SCHEDULE, (int)l->schedule), l->distributed_optimizer, r->status,
@@ -223,6 +224,15 @@ static void csv_row(GString *out, guint64 rank, const PtsimJob *j, const PtsimBa
       l->ep, l->etp, l->edp, r->exposed_comm_s[PTSIM_COMM_EP], ptsim_layout_sharding_word(l),
       ptsim_sweep_shard_group(l), l->gpus > 0 ? r->tokens_per_s / (double)l->gpus : 0.0,
       ptsim_report_mfu_precision(j, r->mfu), r->mfu);
+  /* the split as Megatron-LM's layout string (no commas: one cell), even splits none */
+  g_autofree char *split = ptsim_sweep_layout_string(j);
+  if (split) g_string_append(out, split);
+  g_string_append_c(out, '\n');
+}
+
+char *ptsim_sweep_layout_string(const PtsimJob *job) {
+  return ptsim_pipeline_layout_format(&job->layout, job->model.num_layers,
+                                      job->model.mtp_num_layers);
 }
 
 const char *ptsim_sweep_csv_header(void) { return CSV_HEADER; }

@@ -73,8 +73,13 @@ const char *ptsim_sweep_runs_from_word(int32_t from);
 /* The CSV: its header line, one row (rank 0: unranked), and the whole
  * ranked sweep.  A stable interface: columns are only ever appended (the
  * expert-parallel ones, ep,etp,edp,exposed_ep_s, came last; dense layouts
- * have ep 1, etp 0 or tp, exposed_ep_s 0). */
+ * have ep 1, etp 0 or tp, exposed_ep_s 0; pipeline_layout, the last, is
+ * empty for even splits). */
 const char *ptsim_sweep_csv_header(void);
+/* The layout's split as Megatron-LM's --pipeline-model-parallel-layout
+ * string (ptsim_pipeline_layout_format; the CSV's last column,
+ * pipeline_layout), NULL for an even split.  (transfer full) */
+char *ptsim_sweep_layout_string(const PtsimJob *job);
 void ptsim_sweep_csv_row(GString *out, guint64 rank, const PtsimJob *job,
                          const PtsimBatchResult *r);
 void ptsim_sweep_write_csv(GString *out, const PtsimSweep *sweep, GArray *order, guint threads);

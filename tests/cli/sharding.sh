@@ -29,7 +29,7 @@ check "Megatron-FSDP predicts" run 0 predict --gpus 8 --megatron-args \
   "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 32 --bf16 --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads"
 check "as ZeRO-2" grep -q '^sharding: zero2 (megatron' "$tmp/out"
 check "sweep over modes" run 0 sweep --gpus 16 --gbs 64 --sharding zero1,fsdp,hsdp --recompute none --schedule 1f1b --format csv
-check "every mode has rows" bash -c "for m in zero1 fsdp hsdp; do grep -q \",\$m,[0-9]*,[^,]*,[^,]*,[^,]*\$\" '$tmp/out' || exit 1; done"
+check "every mode has rows" bash -c "for m in zero1 fsdp hsdp; do grep -q \",\$m,[0-9]*,[^,]*,[^,]*,[^,]*,[^,]*\$\" '$tmp/out' || exit 1; done"
 check "the table shows the sharding column" run 0 sweep --gpus 16 --gbs 64 --sharding zero1,hsdp --hsdp-shard-size 4 --recompute none --schedule 1f1b --top 40
 check "hsdp/4 rows" grep -q ' hsdp/4 ' "$tmp/out"
 check "a shard size without hsdp" run 2 sweep --sharding zero1,fsdp --hsdp-shard-size 8
@@ -52,9 +52,9 @@ check "as Megatron-LM asserts" one_line "not supported with expert parallelism"
 sweep=(sweep --model mixtral-8x7b --gpus 32 --gbs 64 --seq 4096 --ep 4,8 --sharding zero1,fsdp
        --recompute full --schedule 1f1b --mbs 1)
 check "sweep over ep and sharding" run 0 "${sweep[@]}" --csv "$tmp/one.csv"
-check "csv ends ep,etp,edp,exposed_ep_s,sharding,shard_group,tokens_per_s_per_gpu,mfu_precision_peak,mfu_bf16_peak" \
-  bash -c "head -1 '$tmp/one.csv' | grep -q ',runs_from,ep,etp,edp,exposed_ep_s,sharding,shard_group,tokens_per_s_per_gpu,mfu_precision_peak,mfu_bf16_peak\$'"
-check "fsdp rows with ep 8" grep -q ',8,[0-9],[0-9],[0-9.e-]*,fsdp,[0-9]*,[^,]*,[^,]*,[^,]*$' "$tmp/one.csv"
+check "csv ends ep,etp,edp,exposed_ep_s,sharding,shard_group,tokens_per_s_per_gpu,mfu_precision_peak,mfu_bf16_peak,pipeline_layout" \
+  bash -c "head -1 '$tmp/one.csv' | grep -q ',runs_from,ep,etp,edp,exposed_ep_s,sharding,shard_group,tokens_per_s_per_gpu,mfu_precision_peak,mfu_bf16_peak,pipeline_layout\$'"
+check "fsdp rows with ep 8" grep -q ',8,[0-9],[0-9],[0-9.e-]*,fsdp,[0-9]*,[^,]*,[^,]*,[^,]*,[^,]*$' "$tmp/one.csv"
 for k in 1 2; do "$ptsim" "${sweep[@]}" --shard "$k/2" --csv "$tmp/part-$k.csv" >/dev/null; done
 check "the shards merged" run 0 "${sweep[@]}" --merge "$tmp/part-2.csv" "$tmp/part-1.csv" \
   --csv "$tmp/merged.csv"

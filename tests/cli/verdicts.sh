@@ -57,7 +57,7 @@ check "sweep header counts the verdicts" grep -q "predicted to run" "$tmp/s.txt"
 check "sweep table has both verdict columns" grep -q "80% rule  alloc GiB runs" "$tmp/s.txt"
 check "sweep says tie or winner" grep -Eq "^a (tie, not a winner|winner)" "$tmp/s.txt"
 check "sweep csv keeps its columns and adds runs" bash -c \
-  "head -1 '$tmp/s.csv' | grep -q 'allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,held_floor_bytes,runs,runs_from,ep,etp,edp,exposed_ep_s,sharding,shard_group,tokens_per_s_per_gpu,mfu_precision_peak,mfu_bf16_peak$'"
+  "head -1 '$tmp/s.csv' | grep -q 'allocator_device_peak_bytes,allocator_oom,overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,held_floor_bytes,runs,runs_from,ep,etp,edp,exposed_ep_s,sharding,shard_group,tokens_per_s_per_gpu,mfu_precision_peak,mfu_bf16_peak,pipeline_layout$'"
 if command -v python3 >/dev/null 2>&1; then
   check "sweep csv: ranked by runs first, the top emulated" python3 - "$tmp/s.csv" <<'PY'
 import csv, sys

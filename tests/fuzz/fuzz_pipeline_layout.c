@@ -4,11 +4,14 @@
  * (0 to 3, the next two), the second the transformer layers (1 to 256),
  * the rest is the layout.  Repeats "(...)*n" and "x*n" are unrolled, so their work
  * must stay bounded whatever the counts.  An accepted layout is applied to
- * a job of the tiny model with that many layers and run (fuzz_job.h). */
+ * a job of the tiny model with that many layers and run (fuzz_job.h), and
+ * its string (ptsim_pipeline_layout_format) read back as the same virtual
+ * stages. */
 #include "fuzz_common.h"
 #include "config.h"
 #include "fuzz_job.h"
 #include "pipeline_layout.h"
+#include "plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 2 || size > FUZZ_MAX_INPUT) return 0;
@@ -41,6 +44,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   job.layout.pp = pp;
   job.layout.gpus = pp;
   g_assert_true(ptsim_pipeline_layout_apply(text, layers, mtp, &job.layout, &error));
+  g_assert_cmpint(ptsim_pipeline_layout_stages(text, NULL), ==, pp * p.vp);
+  int32_t want[PTSIM_MAX_VSTAGES], got[PTSIM_MAX_VSTAGES];
+  g_autofree char *again = ptsim_pipeline_layout_format(&job.layout, layers, mtp);
+  if (again && ptsim_plan_split_vstages(&job.layout, layers, want) == 0) {
+    PtsimLayout back = job.layout;
+    g_assert_true(ptsim_pipeline_layout_apply(again, layers, mtp, &back, &error));
+    g_assert_cmpint(ptsim_plan_split_vstages(&back, layers, got), ==, 0);
+    g_assert_cmpint(memcmp(want, got, sizeof(int32_t) * (size_t)(pp * p.vp)), ==, 0);
+  }
   fuzz_job_exercise(&job);
   return 0;
 }
