@@ -5,12 +5,16 @@
  * same shortcut); events or items per layout and microseconds per layout
  * on one core (engine only, CPU time), grouped by m.
  *
- *   bench_events [--schedule S] [--recurrence-only] [sweep flags...]
+ *   bench_events [--schedule S] [--recurrence-only [--replay]] [sweep flags...]
  *
  * --recurrence-only times the recurrence alone (the sweep's engine): the
  * event-by-event runs of a large sweep take minutes.  A second table groups
  * the same layouts by virtual pipeline size vp: the cost per layout should
  * depend on neither m nor vp once the shortcut has the steady state.
+ * --replay runs the engine as the sweep's workers do
+ * (ptsim_engine_run_replayed with one cache for the whole run: a shape's
+ * recorded order replayed, engine_replay.c) in place of the recurrence; its
+ * "items computed" are then every item of a replayed layout.
  *
  * The sweep flags are those of `ptsim sweep` for the scenario (--model,
  * --hw, --gpus, --seq, --gbs; defaults: the issue's Llama-3-70B sweep,
@@ -20,6 +24,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
+#include "batch_cpu.h"
 #include "bench_sweep.h"
 #include "engine.h"
 #include "names.h"
@@ -34,10 +39,11 @@ typedef struct {
 
 /* The recurrence's table (--recurrence-only), one row per bucket. */
 static void print_recurrence(const char *by, const Bucket *buckets, const int64_t *upper, int n,
-                             guint layouts) {
-  printf("per layout by %s, %u layouts (one core, CPU time, the sweep's engine: the "
-         "recurrence with its shortcut)\n\n",
-         by, layouts);
+                             guint layouts, gboolean replay) {
+  printf("per layout by %s, %u layouts (one core, CPU time, the sweep's engine: %s)\n\n", by,
+         layouts,
+         replay ? "a shape's recorded order replayed, else the recurrence with its shortcut"
+                : "the recurrence with its shortcut");
   printf("| %s | layouts | items | items computed | us per layout | ns per item computed "
          "|\n|---|---|---|---|---|---|\n",
          strchr(by, ' ') ? strrchr(by, ' ') + 1 : by);
@@ -56,11 +62,16 @@ int main(int argc, char **argv) {
   g_autoptr(PtsimSweepSpec) spec = ptsim_sweep_spec_new();
   g_autoptr(GError) error = NULL;
   BenchScenario sc;
-  gboolean recurrence_only = FALSE;
+  gboolean recurrence_only = FALSE, replay = FALSE;
   bench_scenario_init(spec, &sc);
   for (int i = 1; i < argc; i += 2) {
     if (strcmp(argv[i], "--recurrence-only") == 0) {
       recurrence_only = TRUE;
+      i -= 1;
+      continue;
+    }
+    if (strcmp(argv[i], "--replay") == 0) {
+      replay = TRUE;
       i -= 1;
       continue;
     }
@@ -103,6 +114,7 @@ int main(int argc, char **argv) {
   g_autofree PtsimTimeResult *recur = g_new0(PtsimTimeResult, 1);
   gsize scratch_bytes = 0;
   void *scratch = NULL;
+  void *cache = ptsim_batch_cpu_thread_cache(); /* as the sweep's workers */
   for (guint i = 0; i < sweep->jobs->len; i++) {
     ptsim_plan_build(&g_array_index(sweep->jobs, PtsimJob, i), plan);
     int64_t bytes = ptsim_engine_scratch_bytes(plan);
@@ -120,7 +132,9 @@ int main(int argc, char **argv) {
       if (ptsim_engine_run(plan, w, scratch, bytes, NULL, fast) != 0) return 1;
       t2 = bench_cpu_us();
     }
-    if (ptsim_engine_run_recurrence(plan, w, scratch, bytes, recur) != 0) return 1;
+    if (replay ? ptsim_engine_run_replayed(plan, w, cache, scratch, bytes, recur) != 0
+               : ptsim_engine_run_recurrence(plan, w, scratch, bytes, recur) != 0)
+      return 1;
     gint64 t3 = bench_cpu_us();
     Bucket *b = &buckets[0];
     for (int k = 0; k < BUCKETS; k++)
@@ -155,8 +169,9 @@ int main(int argc, char **argv) {
   }
   g_free(scratch);
   if (recurrence_only) {
-    print_recurrence("microbatch count m", buckets, upper, BUCKETS, sweep->jobs->len);
-    print_recurrence("virtual pipeline size vp", by_vp, vp_upper, VP_BUCKETS, sweep->jobs->len);
+    print_recurrence("microbatch count m", buckets, upper, BUCKETS, sweep->jobs->len, replay);
+    print_recurrence("virtual pipeline size vp", by_vp, vp_upper, VP_BUCKETS, sweep->jobs->len,
+                     replay);
     return 0;
   }
   printf("per layout by microbatch count m, %u layouts (one core, CPU time, engine only; all "

@@ -14,7 +14,8 @@
 #     the periodic shortcut
 #   - bench_events: events and time per layout by microbatch count, every
 #     event vs the shortcut, over the default sweep; and the sweep's engine
-#     alone (the recurrence) per layout by m and by vp (issue 29: flat)
+#     alone (the recurrence) per layout by m and by vp (issue 29: flat), and
+#     the same as the sweep's workers run it (--replay: the recorded orders)
 #   - a sweep of 1,235,184 layouts (streamed): wall time and peak memory
 set -euo pipefail
 build=${1:-build}
@@ -69,6 +70,7 @@ sweep_rate() { # threads [more sweep args...] (default: sweep_args); TOP (defaul
   echo
   "$build/bench_events"
   "$build/bench_events" --recurrence-only
+  "$build/bench_events" --recurrence-only --replay
   echo
   if [ -x /usr/bin/time ]; then # peak memory of a 128k-layout sweep, held vs streamed
     big=(--model llama3-8b,llama2-7b,llama2-13b --hw a100-80g,h100-80g,h200-141g,a100-40g

@@ -6,7 +6,9 @@
  * everywhere, ptsim_engine_run gives the same PtsimTimeResult, byte for
  * byte (the event count included), as ptsim_engine_run_full, which
  * simulates every event.  Also: the shortcut does skip the middle, and its
- * cost stops growing with the microbatches. */
+ * cost stops growing with the microbatches.  And the recorded-order replay
+ * (ptsim_engine_run_replayed) gives the same bytes on every layout, its
+ * table recorded with one layout's costs and replayed with others'. */
 #include <glib.h>
 #include <string.h>
 #include "engine.h"
@@ -23,8 +25,20 @@ typedef struct {
 
 static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", "zb-h1"};
 
+/* The replay's cache, shared by every check (shapes recur with other
+ * costs), in the mode that replays every shape that fits. */
+static void *replay_cache(void) {
+  static void *cache;
+  if (!cache) {
+    cache = g_malloc(16 * 1024 * 1024);
+    g_assert_cmpint(ptsim_engine_cache_init(cache, 16 * 1024 * 1024), ==, 0);
+    ptsim_engine_cache_replay_always(cache);
+  }
+  return cache;
+}
+
 /* Runs the plan every way — every event, the event loop's shortcut, the
- * recurrence with its shortcut — and asserts the results are the same
+ * recurrence with its shortcut, the recorded-order replay — and asserts the results are the same
  * bytes (the recurrence counts no events); the shortcut's result in *out. */
 static void check_same(const PtsimPlan *plan, const PtsimWorkload *w, PtsimTimeResult *out,
                        Tally *tally) {
@@ -40,6 +54,12 @@ static void check_same(const PtsimPlan *plan, const PtsimWorkload *w, PtsimTimeR
   memset(scratch, 0x5a, (size_t)bytes);
   g_assert_cmpint(ptsim_engine_run_recurrence(plan, w, scratch, bytes, recur), ==, 0);
   g_assert_cmpint(recur->events, ==, 0);
+  g_autofree PtsimTimeResult *replayed = g_new0(PtsimTimeResult, 1);
+  memset(scratch, 0x33, (size_t)bytes);
+  g_assert_cmpint(ptsim_engine_run_replayed(plan, w, replay_cache(), scratch, bytes, replayed), ==,
+                  0);
+  replayed->events = full->events;
+  replayed->events_simulated = 0;
   tally->items += (guint64)plan->num_stages * (guint64)plan->schedule_items;
   tally->computed += (guint64)recur->events_simulated;
   g_assert_cmpint(full->events_simulated, ==, full->events);
@@ -52,7 +72,8 @@ static void check_same(const PtsimPlan *plan, const PtsimWorkload *w, PtsimTimeR
   out->events_simulated = full->events_simulated = 0;
   recur->events = full->events;
   recur->events_simulated = 0;
-  if (memcmp(out, full, sizeof *out) != 0 || memcmp(recur, full, sizeof *out) != 0) {
+  if (memcmp(out, full, sizeof *out) != 0 || memcmp(recur, full, sizeof *out) != 0 ||
+      memcmp(replayed, full, sizeof *out) != 0) {
     g_test_message("differs: schedule %d p %" G_GINT64_FORMAT " v %" G_GINT64_FORMAT
                    " m %" G_GINT64_FORMAT ": step %.9f vs %.9f s, pipeline %.9f vs %.9f s",
                    (int)plan->job.layout.schedule, plan->num_stages, plan->num_chunks,
@@ -254,6 +275,36 @@ static void test_v_shape_ties(void) {
   fixture_tear_down(&f);
 }
 
+static void test_replay_other_costs(void) {
+  g_test_summary("600 synthetic shapes of every schedule (p 1..8, m up to 120), each recorded "
+                 "once and replayed with 4 draws of its costs: replay == every event, byte for "
+                 "byte");
+  Fixture f;
+  Tally tally;
+  memset(&tally, 0, sizeof tally);
+  fixture_set_up(&f, 4242);
+  PtsimJob base;
+  while (!jobgen_try(&f.d.pool, f.d.rand, &base)) {
+  }
+  for (int n = 0; n < 600;) {
+    PtsimSchedule schedule = (PtsimSchedule)(n % 6);
+    int p = g_rand_int_range(f.d.rand, 1, 9);
+    int v = schedule == PTSIM_SCHEDULE_INTERLEAVED ? g_rand_int_range(f.d.rand, 1, 5)
+            : schedule == PTSIM_SCHEDULE_ZBV || schedule == PTSIM_SCHEDULE_DUALPIPEV ? 2
+                                                                                     : 1;
+    int m = g_rand_int_range(f.d.rand, 1, 121);
+    if (schedule == PTSIM_SCHEDULE_INTERLEAVED) m = p * MAX(1, m / p);
+    if (ptsim_schedule_check(schedule, p, m, v, 0) != 0) continue;
+    for (int k = 0; k < 4; k++) { /* the same shape, other costs: one table */
+      synthetic(f.d.rand, &base, schedule, p, v, m, 0, f.d.plan, f.w);
+      check_same(f.d.plan, f.w, f.out, &tally);
+    }
+    n++;
+  }
+  g_assert_cmpuint(tally.layouts, ==, 2400);
+  fixture_tear_down(&f);
+}
+
 static void test_random_pipelines(void) {
   g_test_summary("1,500 random interleaved layouts, dense and mixture-of-experts (DeepSeek-V3's "
                  "MTP layers included), in microbatch groups of pp up to m with m no multiple of "
@@ -338,5 +389,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/engine-period/random-pipelines", test_random_pipelines);
   g_test_add_func("/engine-period/v-shape-ties", test_v_shape_ties);
   g_test_add_func("/engine-period/cost-flat-in-m", test_cost_flat_in_m);
+  g_test_add_func("/engine-period/replay-other-costs", test_replay_other_costs);
   return g_test_run();
 }

@@ -105,6 +105,14 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
                                       const PtsimKernelTable *tables, int32_t table_count,
                                       uint64_t index, void *scratch, int64_t scratch_bytes,
                                       PtsimBatchResult *out) {
+  ptsim_batch_evaluate_cached(job, mc, tables, table_count, index, scratch, scratch_bytes,
+                              (void *)0, out);
+}
+
+PTSIM_HD void ptsim_batch_evaluate_cached(const PtsimJob *job, const PtsimMonteCarlo *mc,
+                                          const PtsimKernelTable *tables, int32_t table_count,
+                                          uint64_t index, void *scratch, int64_t scratch_bytes,
+                                          void *cache, PtsimBatchResult *out) {
   PtsimCostParams params;
   double *samples;
   int32_t n_samples = batch_samples(mc), k;
@@ -157,10 +165,10 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
   ptsim_workload_build(plan, &params, workload);
   /* The recurrence: the event loop's times at a quarter of the cost (the
    * batch reports no event count); every event with --no-shortcut. */
-  rc = mc && mc->no_shortcut
-           ? ptsim_engine_run_full(plan, workload, base + off, scratch_bytes - off, (PtsimTrace *)0,
-                                   time)
-           : ptsim_engine_run_recurrence(plan, workload, base + off, scratch_bytes - off, time);
+  rc = mc && mc->no_shortcut ? ptsim_engine_run_full(plan, workload, base + off,
+                                                     scratch_bytes - off, (PtsimTrace *)0, time)
+                             : ptsim_engine_run_replayed(plan, workload, cache, base + off,
+                                                         scratch_bytes - off, time);
   if (rc != 0) {
     out->status = rc;
     return;

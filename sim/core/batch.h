@@ -122,4 +122,12 @@ PTSIM_HD void ptsim_batch_evaluate_mc(const PtsimJob *job, const PtsimMonteCarlo
                                       uint64_t index, void *scratch, int64_t scratch_bytes,
                                       PtsimBatchResult *out);
 
+/* The same, the engine's recorded orders kept in `cache` (NULL: none;
+ * ptsim_engine_cache_init, one per thread): the same bytes, faster for
+ * layouts that share a schedule shape (engine.h). */
+PTSIM_HD void ptsim_batch_evaluate_cached(const PtsimJob *job, const PtsimMonteCarlo *mc,
+                                          const PtsimKernelTable *tables, int32_t table_count,
+                                          uint64_t index, void *scratch, int64_t scratch_bytes,
+                                          void *cache, PtsimBatchResult *out);
+
 #endif /* PTSIM_BATCH_H */

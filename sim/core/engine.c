@@ -560,9 +560,9 @@ PTSIM_HD int32_t ptsim_engine_run_jittered(const PtsimPlan *plan, const PtsimWor
   return engine_simulate(plan, workload, jitter, 1, scratch, scratch_bytes, trace, out);
 }
 
-PTSIM_HD int32_t ptsim_engine_run_recurrence(const PtsimPlan *plan, const PtsimWorkload *workload,
-                                             void *scratch, int64_t scratch_bytes,
-                                             PtsimTimeResult *out) {
+PTSIM_HD int32_t ptsim_engine_run_replayed(const PtsimPlan *plan, const PtsimWorkload *workload,
+                                           void *cache, void *scratch, int64_t scratch_bytes,
+                                           PtsimTimeResult *out) {
   Sim sim;
   int32_t rc = setup(&sim, plan, workload, (const PtsimJitter *)0, (PtsimTrace *)0);
   if (rc != 0) return rc;
@@ -570,8 +570,17 @@ PTSIM_HD int32_t ptsim_engine_run_recurrence(const PtsimPlan *plan, const PtsimW
   if (rc != 0) return rc;
   rc = tabulate(&sim);
   if (rc != 0) return rc;
-  rc = ptsim_engine_recur(&sim, sim.aux);
-  if (rc != 0) return rc;
+  if (!cache || ptsim_engine_replay(&sim, cache) != 0) {
+    rc = ptsim_engine_recur(&sim, sim.aux);
+    if (rc != 0) return rc;
+    if (cache) ptsim_engine_replay_learn(&sim, cache);
+  }
   summarise(&sim, out);
   return 0;
+}
+
+PTSIM_HD int32_t ptsim_engine_run_recurrence(const PtsimPlan *plan, const PtsimWorkload *workload,
+                                             void *scratch, int64_t scratch_bytes,
+                                             PtsimTimeResult *out) {
+  return ptsim_engine_run_replayed(plan, workload, (void *)0, scratch, scratch_bytes, out);
 }

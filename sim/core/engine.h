@@ -154,6 +154,33 @@ PTSIM_HD int32_t ptsim_engine_run_recurrence(const PtsimPlan *plan, const PtsimW
                                              void *scratch, int64_t scratch_bytes,
                                              PtsimTimeResult *out);
 
+/* The recorded-order replay (engine_replay.c): the recurrence's control
+ * flow depends only on the schedule's shape, so a shape's items are
+ * recorded once, in dependency order, and every layout of that shape
+ * computes its times as one loop of max and add over that table.  The
+ * table lives in a cache the caller owns (one per thread: it is written
+ * on a miss), of any size from PTSIM_ENGINE_CACHE_MIN_BYTES; shapes of more
+ * than PTSIM_ENGINE_REPLAY_MAX_ITEMS items (all stages) run the
+ * recurrence, whose periodic shortcut is cheaper there. */
+#define PTSIM_ENGINE_CACHE_SLOTS 1024
+#define PTSIM_ENGINE_REPLAY_MAX_ITEMS 65536
+#define PTSIM_ENGINE_CACHE_MIN_BYTES (1024 * 1024)
+
+/* Sets a cache up in `buffer` (bytes); 0, or PTSIM_ENGINE_ERR_SCRATCH when
+ * it is smaller than PTSIM_ENGINE_CACHE_MIN_BYTES. */
+PTSIM_HD int32_t ptsim_engine_cache_init(void *buffer, int64_t bytes);
+
+/* Makes the cache replay every shape within PTSIM_ENGINE_REPLAY_MAX_ITEMS
+ * from its first layout on, whatever the shortcut would skip (the tests
+ * check the replay on every shape with it). */
+PTSIM_HD void ptsim_engine_cache_replay_always(void *cache);
+
+/* ptsim_engine_run_recurrence's result, the same bytes, by the replay when
+ * `cache` (NULL: none) holds or can hold the shape's table. */
+PTSIM_HD int32_t ptsim_engine_run_replayed(const PtsimPlan *plan, const PtsimWorkload *workload,
+                                           void *cache, void *scratch, int64_t scratch_bytes,
+                                           PtsimTimeResult *out);
+
 /* The same with every item perturbed as `jitter` says; every event is
  * simulated (a perturbed run has no period).  jitter NULL: ptsim_engine_run. */
 PTSIM_HD int32_t ptsim_engine_run_jittered(const PtsimPlan *plan, const PtsimWorkload *workload,

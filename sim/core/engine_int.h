@@ -225,4 +225,19 @@ PTSIM_HD int64_t ptsim_engine_recur_bytes(int32_t p, int32_t v);
  * PTSIM_ENGINE_ERR_STALL. */
 PTSIM_HD int32_t ptsim_engine_recur(PtsimEngineSim *sim, void *scratch);
 
+/* ---- engine_replay.c ---- */
+
+/* Computes every item's times by replaying the recorded order of sim's
+ * shape, found in or recorded into `cache` (ptsim_engine_cache_init), into
+ * sim's stages, as ptsim_engine_recur would.  Returns 0, or 1 when the
+ * shape is not replayed (too many items, communication hidden by
+ * overlapped pairs, no room, no cache): then the caller runs the
+ * recurrence. */
+PTSIM_HD int32_t ptsim_engine_replay(PtsimEngineSim *sim, void *cache);
+
+/* After the recurrence ran a shape the cache has just met: how many items
+ * it computed, which decides whether the next layouts replay (a shape the
+ * shortcut skips most of is cheaper without). */
+PTSIM_HD void ptsim_engine_replay_learn(const PtsimEngineSim *sim, void *cache);
+
 #endif /* PTSIM_ENGINE_INT_H */

@@ -17,4 +17,10 @@
 gboolean ptsim_batch_evaluate_cpu(const PtsimJob *jobs, gsize n, PtsimBatchResult *out,
                                   GError **error);
 
+/* This thread's cache of the engine's recorded orders (engine.h,
+ * ptsim_engine_run_replayed), for ptsim_batch_evaluate_cached: made on
+ * first use, kept for the thread's life (a pool's worker keeps it from one
+ * chunk of a sweep to the next), freed when the thread ends. */
+void *ptsim_batch_cpu_thread_cache(void);
+
 #endif /* PTSIM_BATCH_CPU_H */

@@ -1,6 +1,7 @@
 /* sweep.c — enumeration and evaluation of many layouts; see sweep.h. */
 #include <string.h>
 #include "batch.h"
+#include "batch_cpu.h"
 #include "config.h"
 #include "job_validate.h"
 #include "gpu.h"
@@ -667,10 +668,11 @@ static void evaluate_chunk(gpointer data, gpointer user_data) {
   void *scratch = g_malloc(bytes);
   int32_t tables = 0;
   const PtsimKernelTable *table = ptsim_kernel_registry_tables(&tables);
+  void *cache = ptsim_batch_cpu_thread_cache(); /* the engine's recorded orders */
   for (guint i = first; i < last; i++)
-    ptsim_batch_evaluate_mc(&g_array_index(pool->sweep->jobs, PtsimJob, i), &pool->sweep->mc, table,
-                            tables, pool->sweep->first_index + i, scratch, bytes,
-                            &g_array_index(pool->sweep->results, PtsimBatchResult, i));
+    ptsim_batch_evaluate_cached(&g_array_index(pool->sweep->jobs, PtsimJob, i), &pool->sweep->mc,
+                                table, tables, pool->sweep->first_index + i, scratch, bytes, cache,
+                                &g_array_index(pool->sweep->results, PtsimBatchResult, i));
   g_free(scratch);
   settle_chunk(pool->sweep, first, last);
   g_mutex_lock(&pool->lock);
