@@ -5,18 +5,17 @@
 
 Every valid layout of llama3-70b on 64 H100s is evaluated by ptsim (the
 library, its threads, the GIL released); the ten fastest that run are
-printed, and the sweep's Pareto figure (tokens/s per GPU against the memory
-each layout holds) is drawn with matplotlib when it is installed, else with
-gnuplot (the tool ptsim's own figures use), else written as a TSV only.
+printed, and ptsim's own Pareto figure (tokens/s per GPU against the memory
+each layout holds, as `ptsim plot pareto` draws it with gnuplot) is drawn from
+the sweep's CSV.
 """
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 
 import ptsim
+import ptsim.plot
 
 
 def main(argv=None):
@@ -43,47 +42,20 @@ def main(argv=None):
               f"{r['mbs']:>3} {r['recompute']:>10} {r['schedule']:>11} {r['step_s']:>8.3f} "
               f"{r['mfu']:>6.3f} {r['total_bytes'] / 2**30:>6.1f}")
 
-    # the figure's data: one point per layout
-    tsv = os.path.join(args.out, "pareto.tsv")
-    with open(tsv, "w") as f:
-        f.write("# memory_gib\ttokens_per_s_per_gpu\truns\n")
-        for r in rows:
-            f.write(f"{r['total_bytes'] / 2**30:.3f}\t{r['tokens_per_s'] / r['gpus']:.3f}\t{r['runs']}\n")
-    png = os.path.join(args.out, "pareto.png")
-    title = f"{args.model} on {args.gpus} x {args.hw}: every valid layout"
+    # ptsim's own Pareto figure (what `ptsim plot pareto` draws) from the
+    # sweep's CSV: the sweep as one shard, merged into the CSV the command's
+    # `--csv` writes
+    flags = dict(model=args.model, hw=args.hw, gpus=args.gpus, gbs=args.gbs, seq=args.seq,
+                 threads=args.threads)
+    part = os.path.join(args.out, "sweep.shard")
+    csv = os.path.join(args.out, "sweep.csv")
+    ptsim.sweep(shard=(1, 1), csv=part, **flags)
+    ptsim.merge([part], csv=csv, **flags)
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for ok, colour, label in ((1, "tab:green", "runs"), (0, "tab:red", "does not run")):
-            pts = [r for r in rows if (r["runs"] == 1) == bool(ok)]
-            ax.scatter([r["total_bytes"] / 2**30 for r in pts],
-                       [r["tokens_per_s"] / r["gpus"] for r in pts], s=6, c=colour, label=label)
-        ax.set(xlabel="memory of the fullest stage, GiB", ylabel="tokens/s per GPU", title=title)
-        ax.legend()
-        fig.savefig(png, dpi=120)
-        print(f"figure: {png} (matplotlib)")
-    except ImportError:
-        if shutil.which("gnuplot"):
-            gp = os.path.join(args.out, "pareto.gp")
-            with open(gp, "w") as f:
-                f.write(f'set terminal pngcairo size 900,560\nset output "{png}"\n'
-                        f'set title "{title}"\nset xlabel "memory of the fullest stage, GiB"\n'
-                        'set ylabel "tokens/s per GPU"\nset key bottom right\n'
-                        f'plot "{tsv}" using 1:($3==1?$2:1/0) with points pt 7 ps 0.4 '
-                        'lc rgb "#2ca02c" title "runs", '
-                        f'"{tsv}" using 1:($3!=1?$2:1/0) with points pt 7 ps 0.4 '
-                        'lc rgb "#d62728" title "does not run"\n')
-            try:
-                subprocess.run(["gnuplot", gp], check=True, capture_output=True)
-                print(f"figure: {png} (gnuplot)")
-            except subprocess.CalledProcessError as e:
-                print(f"gnuplot failed ({e.stderr.decode().strip()[:200]}); data in {tsv}")
-        else:
-            print(f"no matplotlib or gnuplot: the figure's data is in {tsv}")
+        fig = ptsim.plot.pareto(csv, os.path.join(args.out, "pareto.png"))
+        print(f"figure: {fig.figure} (its data {fig.data}, its gnuplot script {fig.script})")
+    except ptsim.plot.GnuplotNotFound:
+        print(f"no gnuplot on PATH: the sweep is in {csv}, draw it with ptsim plot pareto")
     return 0
 
 

@@ -3,6 +3,7 @@ figure's data, examples/autotune.py finds a layout that runs and never
 claims more than the exhaustive sweep's best."""
 
 import re
+import shutil
 import subprocess
 import sys
 
@@ -20,9 +21,13 @@ def test_sweep_and_plot(tmp_path):
     out = run("sweep_and_plot.py", "--model", "llama3-8b", "--gpus", "8", "--gbs", "64",
               "--threads", "2", "--out", str(tmp_path))
     assert "valid layouts of llama3-8b on 8 x h100-80g" in out
-    lines = (tmp_path / "pareto.tsv").read_text().splitlines()
+    # the sweep's CSV holds every valid layout, one row each under its header
+    lines = (tmp_path / "sweep.csv").read_text().splitlines()
     n = int(re.search(r"(\d+) valid layouts", out).group(1))
     assert len(lines) == n + 1
+    if shutil.which("gnuplot"):
+        assert (tmp_path / "pareto.png").stat().st_size > 0
+        assert (tmp_path / "pareto.gp").exists() and (tmp_path / "pareto.tsv").exists()
 
 
 def test_autotune():
