@@ -116,25 +116,38 @@ static void test_pass_time(void) {
   g_assert_cmpfloat(fabs(ptsim_host_layer_pass_s(&host, &n, 0, 0) - 7e-6), <, 1e-12);
 }
 
+/* JOB's workload, and the same job's with no host costs (the GPU's own
+ * times): WITH and GPU. */
+static void workloads_of(const PtsimJob *job, PtsimWorkload *gpu, PtsimWorkload *with) {
+  PtsimJob bare = *job;
+  memset(&bare.settings.host.costs, 0, sizeof bare.settings.host.costs);
+  g_autofree PtsimPlan *plan = plan_of(job);
+  g_autofree PtsimPlan *bare_plan = plan_of(&bare);
+  ptsim_workload_build(bare_plan, NULL, gpu);
+  ptsim_workload_build(plan, NULL, with);
+}
+
+/* The dense layer's forward and backward take the GPU's times raised to
+ * HOST_F and HOST_B seconds of host issue time. */
+static void assert_layer_raised(const PtsimWorkload *gpu, const PtsimWorkload *with, double host_f,
+                                double host_b) {
+  double gpu_b = gpu->layer.backward_input_s + gpu->layer.backward_weight_s;
+  double with_b = with->layer.backward_input_s + with->layer.backward_weight_s;
+  g_assert_cmpfloat(fabs(with->layer.forward_s - fmax(gpu->layer.forward_s, host_f)), <, 1e-12);
+  g_assert_cmpfloat(fabs(with_b - fmax(gpu_b, host_b)), <, 1e-12);
+}
+
 static void test_host_bound(void) {
   g_test_summary("the compute stream waits for its host: a pass shorter on the GPU than its "
                  "host time takes the host time; a longer one is unchanged");
   PtsimJob job;
   job_of(GPT, &job);
   round_costs(&job.settings.host.costs);
-  g_autofree PtsimPlan *plan = plan_of(&job);
   PtsimWorkload gpu, with;
-  PtsimJob bare = job;
-  memset(&bare.settings.host.costs, 0, sizeof bare.settings.host.costs);
-  g_autofree PtsimPlan *bare_plan = plan_of(&bare);
-  ptsim_workload_build(bare_plan, NULL, &gpu);
-  ptsim_workload_build(plan, NULL, &with);
+  workloads_of(&job, &gpu, &with);
   /* 240 us and 520 us of host (test_pass_time) + 100 us of Megatron-Core's
    * Python each against the GPU's own times */
-  g_assert_cmpfloat(fabs(with.layer.forward_s - fmax(gpu.layer.forward_s, 340e-6)), <, 1e-12);
-  double gpu_b = gpu.layer.backward_input_s + gpu.layer.backward_weight_s;
-  double with_b = with.layer.backward_input_s + with.layer.backward_weight_s;
-  g_assert_cmpfloat(fabs(with_b - fmax(gpu_b, 620e-6)), <, 1e-12);
+  assert_layer_raised(&gpu, &with, 340e-6, 620e-6);
   g_assert_cmpfloat(with.layer.flops, ==, gpu.layer.flops);
 }
 
@@ -147,18 +160,11 @@ static void test_host_cpu_scale(void) {
   round_costs(&job.settings.host.costs);
   job.hw.host_cpu_scale = 2.5;
   g_autofree PtsimPlan *plan = plan_of(&job);
-  PtsimJob bare = job;
-  memset(&bare.settings.host.costs, 0, sizeof bare.settings.host.costs);
-  g_autofree PtsimPlan *bare_plan = plan_of(&bare);
   PtsimWorkload gpu, with;
-  ptsim_workload_build(bare_plan, NULL, &gpu);
-  ptsim_workload_build(plan, NULL, &with);
-  /* forward: 240 us of ops and modules x 2.5 + 100 us of layer Python = 700 us */
-  g_assert_cmpfloat(fabs(with.layer.forward_s - fmax(gpu.layer.forward_s, 700e-6)), <, 1e-12);
-  /* backward: 520 x 2.5 + 100 = 1400 us */
-  double gpu_b = gpu.layer.backward_input_s + gpu.layer.backward_weight_s;
-  double with_b = with.layer.backward_input_s + with.layer.backward_weight_s;
-  g_assert_cmpfloat(fabs(with_b - fmax(gpu_b, 1400e-6)), <, 1e-12);
+  workloads_of(&job, &gpu, &with);
+  /* forward: 240 us of ops and modules x 2.5 + 100 us of layer Python =
+   * 700 us; backward: 520 x 2.5 + 100 = 1400 us */
+  assert_layer_raised(&gpu, &with, 700e-6, 1400e-6);
   /* the optimizer's ops: 2.5 x the x86 host's (a hand-made profile's 0
    * scale); the 30 ms logged step as it is */
   PtsimJob x86 = job;
@@ -189,18 +195,11 @@ static void test_host_framework_scale(void) {
   round_costs(&job.settings.host.costs);
   job.hw.host_framework_scale = 2.0;
   g_autofree PtsimPlan *plan = plan_of(&job);
-  PtsimJob bare = job;
-  memset(&bare.settings.host.costs, 0, sizeof bare.settings.host.costs);
-  g_autofree PtsimPlan *bare_plan = plan_of(&bare);
   PtsimWorkload gpu, with;
-  ptsim_workload_build(bare_plan, NULL, &gpu);
-  ptsim_workload_build(plan, NULL, &with);
-  /* forward: 240 us of ops and modules as they are + 2 x 100 us of layer Python = 440 us */
-  g_assert_cmpfloat(fabs(with.layer.forward_s - fmax(gpu.layer.forward_s, 440e-6)), <, 1e-12);
-  /* backward: 520 + 2 x 100 = 720 us */
-  double gpu_b = gpu.layer.backward_input_s + gpu.layer.backward_weight_s;
-  double with_b = with.layer.backward_input_s + with.layer.backward_weight_s;
-  g_assert_cmpfloat(fabs(with_b - fmax(gpu_b, 720e-6)), <, 1e-12);
+  workloads_of(&job, &gpu, &with);
+  /* forward: 240 us of ops and modules as they are + 2 x 100 us of layer
+   * Python = 440 us; backward: 520 + 2 x 100 = 720 us */
+  assert_layer_raised(&gpu, &with, 440e-6, 720e-6);
   /* the optimizer's ops as the x86 host's, the 30 ms logged step doubled */
   PtsimJob x86 = job;
   x86.hw.host_framework_scale = 0.0;

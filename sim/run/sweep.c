@@ -340,6 +340,17 @@ static int try_layout(Scenario *sc, Candidate *c) {
   return best;
 }
 
+/* The sweep's R-th recompute and S-th schedule on C; FALSE where the pair
+ * repeats another: one stage has no pipeline, so its schedules coincide
+ * (1F1B stands for them). */
+static gboolean set_variant(const PtsimSweepSpec *spec, Candidate *c, guint r, guint s) {
+  c->recompute = g_array_index(spec->recomputes, int, r);
+  c->schedule = g_array_index(spec->schedules, int, s);
+  if (c->pp == 1 && s > 0) return FALSE;
+  if (c->pp == 1) c->schedule = PTSIM_SCHEDULE_1F1B;
+  return TRUE;
+}
+
 /* Every given pipeline layout with pp x vp stages, vp > 1 under the
  * interleaved schedule, vp 1 under the others but the V-shaped ones (whose
  * chunks are placed otherwise), with every recompute; returns whether one
@@ -364,10 +375,7 @@ static gboolean try_given_layouts(Scenario *sc, Candidate *c) {
     c->first = c->last = 0;
     for (guint r = 0; r < spec->recomputes->len; r++)
       for (guint s = 0; s < spec->schedules->len; s++) {
-        c->recompute = g_array_index(spec->recomputes, int, r);
-        c->schedule = g_array_index(spec->schedules, int, s);
-        if (c->pp == 1 && s > 0) continue;
-        if (c->pp == 1) c->schedule = PTSIM_SCHEDULE_1F1B;
+        if (!set_variant(spec, c, r, s)) continue;
         if (c->schedule == PTSIM_SCHEDULE_ZBV || c->schedule == PTSIM_SCHEDULE_DUALPIPEV ||
             (c->schedule == PTSIM_SCHEDULE_INTERLEAVED) != (split.vp > 1))
           continue;
@@ -396,11 +404,7 @@ static gboolean try_variants(Scenario *sc, Candidate *c, const GArray *vps) {
   if (spec->layouts->len > 0) return try_given_layouts(sc, c);
   for (guint r = 0; r < spec->recomputes->len; r++)
     for (guint s = 0; s < spec->schedules->len; s++) {
-      c->recompute = g_array_index(spec->recomputes, int, r);
-      c->schedule = g_array_index(spec->schedules, int, s);
-      /* One stage has no pipeline: the schedules coincide. */
-      if (c->pp == 1 && s > 0) continue;
-      if (c->pp == 1) c->schedule = PTSIM_SCHEDULE_1F1B;
+      if (!set_variant(spec, c, r, s)) continue;
       /* the V-shaped schedules run two chunks per stage (their split:
        * ptsim_sweep_v_split, both ends being on stage 0) */
       if (c->schedule == PTSIM_SCHEDULE_ZBV || c->schedule == PTSIM_SCHEDULE_DUALPIPEV) {
