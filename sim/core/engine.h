@@ -127,6 +127,11 @@ typedef struct {
  * the plan's counts (ptsim_plan_counts). */
 PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan);
 
+/* Records a run's trace may hold: every item, per stage the optimizer,
+ * the gathers and the data-parallel stream (a record per bucket with
+ * Megatron DDP's buckets, plan_buckets.c), with a margin. */
+PTSIM_HD int64_t ptsim_engine_trace_capacity(const PtsimPlan *plan);
+
 /* Simulates one step.  trace may be NULL; without one the periodic
  * shortcut applies (above).  Returns 0, or a negative code (schedule
  * errors, PTSIM_ENGINE_ERR_*). */
