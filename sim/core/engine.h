@@ -8,8 +8,10 @@
  * not occupy the compute stream.  TP collectives and the exposed part of
  * the CP ring block the compute stream (they are inside item durations,
  * workload.h).  A per-stage data-parallel stream reduces the gradients —
- * from the start of each chunk's last backward when
- * overlap_grad_reduce is on, else after the stage's last item — and the
+ * when overlap_grad_reduce is on, in Megatron DDP's buckets as each chunk's
+ * last backward makes their gradients (plan_buckets.c; PyTorch's DDP/FSDP:
+ * from the start of each chunk's last backward), else after the stage's
+ * last item — and the
  * step ends with the optimizer step and (unless overlap_param_gather) the
  * parameter all-gather, after the global gradient-norm synchronisation.
  *
