@@ -240,9 +240,15 @@ static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **er
   } else {
     run->precision = GIVEN(s, F_FP16) ? PTSIM_PRECISION_FP16 : PTSIM_PRECISION_BF16;
   }
+  /* Without either flag Megatron-LM keeps fp32 weights, gradients and
+   * activations (FP32Optimizer, no master copy; with --fp8-format only the
+   * GEMMs' inputs are cast): twice the activation memory and fp32 kernels,
+   * which priced as bf16 would be a different run. */
   if (!GIVEN(s, F_BF16) && !GIVEN(s, F_FP16))
-    NOTE(s, "neither --bf16 nor --fp16: Megatron-LM would keep fp32 weights, which ptsim does "
-            "not model; using bf16");
+    return parse_error("neither --bf16 nor --fp16: Megatron-LM would train with fp32 weights and "
+                       "activations%s, which ptsim does not model; add --bf16 (or --fp16) to "
+                       "predict the mixed-precision run",
+                       run->precision == PTSIM_PRECISION_FP8 ? " (fp8 only inside the GEMMs)" : "");
   int recipe = 0;
   if (GIVEN(s, F_FP8_RECIPE) && !pick("--fp8-recipe", s->word[F_FP8_RECIPE],
                                       "delayed|tensorwise|blockwise|mxfp8|custom", &recipe, error))
