@@ -53,6 +53,12 @@ check "torch's FSDP2 with experts swept" run 0 sweep --model mixtral-8x7b --gpus
   --seq 4096 --ep 8 --sharding fsdp --fsdp-impl torch --recompute full --schedule 1f1b --mbs 1 \
   --csv "$tmp/torch.csv"
 check "its fsdp rows with ep 8" grep -q ',8,[0-9],[0-9],[0-9.e-]*,fsdp,' "$tmp/torch.csv"
+check "torch's FSDP2 swept at tp 2" run 0 sweep --model mixtral-8x7b --gpus 32 --gbs 64 \
+  --seq 4096 --tp 2 --ep 2,4 --sharding fsdp --fsdp-impl torch --recompute full --schedule 1f1b \
+  --mbs 1 --csv "$tmp/torch_tp2.csv"
+check "its experts not tensor-parallel (etp 1: EP borrows from TP)" \
+  grep -q ',4,1,[0-9]*,[0-9.e-]*,fsdp,' "$tmp/torch_tp2.csv"
+check "no etp 2 with ep > 1" bash -c "! grep -q ',[24],2,[0-9]*,[0-9.e-]*,fsdp,' '$tmp/torch_tp2.csv'"
 check "--use-torch-fsdp2 with expert parallelism" run 2 predict --gpus 8 --megatron-args \
   "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 32 --bf16 --num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 2 --use-torch-fsdp2 --untie-embeddings-and-output-weights --no-gradient-accumulation-fusion"
 check "as Megatron-LM asserts" one_line "not supported with expert parallelism"
