@@ -520,14 +520,22 @@ static PTSIM_HD void plan_shard_groups(PtsimPlan *plan, int64_t n) {
  * dtype (bf16; fp8 matrices with --fp8-param-gather / torchtitan's
  * enable_fsdp_float8_all_gather), the reduce-scatter the gradient in its
  * reduce dtype (grad_bytes: fp32 by default in both).
- * Mixture of experts (megatron only; validation refuses torch): as
- * Megatron-FSDP's adapter (mcore_fsdp_adapter.py) builds its expert
- * device mesh, the routed experts are sharded over the expert data-
- * parallel group instead (E = edp, or edp / instances consecutive ranks
- * of it, replicated over the instances), everything else as above.  An
- * MoE layer is one unit whose two parts move over their own groups, one
- * after the other on the communication stream; the MTP block goes with
- * the output unit (its parameters sit on the last stage beside the head). */
+ * Mixture of experts: the routed experts are sharded over the expert
+ * data-parallel group instead (E = edp, or edp / instances consecutive
+ * ranks of it, replicated over the instances), everything else as above,
+ * in both implementations: Megatron-FSDP's adapter (mcore_fsdp_adapter.py)
+ * builds its expert device mesh over expt_dp; torchtitan's FSDP2
+ * (distributed/fsdp.py apply_fsdp_to_decoder) gives the experts the
+ * "efsdp" mesh of its sparse mesh (pp, dp_replicate, efsdp, ep), ep
+ * fastest: efsdp = dp_shard x cp x tp / ep ranks at stride ep, ptsim's
+ * edp with etp 1 (dp_shard x cp / ep with an older torchtitan's etp = tp),
+ * dp_replicate the replicas, as plan_shard_groups places them.  An MoE
+ * layer is one unit whose two parts move over their own groups, one after
+ * the other on the communication stream (torchtitan: one fully_shard of
+ * the block with a per-parameter mesh, prefetched explicitly one block
+ * ahead when EP is on: fsdp_prefetch); the gathered unit holds the local
+ * experts' full weights.  The MTP block goes with the output unit (its
+ * parameters sit on the last stage beside the head). */
 static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
   const PtsimLayout *l = &plan->job.layout;
   const PtsimSettings *run = &plan->job.settings;

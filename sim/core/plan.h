@@ -123,10 +123,10 @@ typedef struct {
   double unit_grad_buffer_bytes;
   double stage_gather_bytes[PTSIM_MAX_STAGES]; /* all of a stage's units gathered */
   PtsimGroup shard_group, replicate_group;
-  /* The routed experts' (Megatron-FSDP: the expert data-parallel group,
-   * edp / instances consecutive ranks of it, replicated over the
-   * instances); their weights and kept gradients are split over
-   * expert_weight_shards and expert_grad_shards ranks. */
+  /* The routed experts' (the expert data-parallel group, edp / instances
+   * consecutive ranks of it, replicated over the instances: Megatron-
+   * FSDP's expt_dp, torchtitan's efsdp x dp_replicate); their weights and kept gradients are split
+   * over expert_weight_shards and expert_grad_shards ranks. */
   PtsimGroup expert_shard_group, expert_replicate_group;
   double expert_weight_shards, expert_grad_shards;
   /* 1: Transformer Engine's FusedAdam holds the master weights

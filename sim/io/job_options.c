@@ -130,7 +130,10 @@ static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
              "Expert-parallel size (MoE models; default 1): the expert layers regroup the GPUs "
              "as etp x ep x edp",
              "N"),
-      NUMBER("etp", "Expert tensor-parallel size (MoE models; default: tp)", "N"),
+      NUMBER("etp",
+             "Expert tensor-parallel size (MoE models; default: tp, or 1 with --ep > 1 under "
+             "--sharding fsdp|hsdp --fsdp-impl torch, as torchtitan)",
+             "N"),
       NUMBER("mbs", "Micro-batch size (default 1)", "N"),
       NUMBER("gbs", "Global batch size in sequences (default 128)", "N"),
       NUMBER("seq", "Sequence length (default 8192)", "N"),
