@@ -64,6 +64,38 @@ void ptsim_toml_free(PtsimToml *toml) {
   g_free(toml);
 }
 
+void ptsim_toml_value_clear(PtsimTomlValue *value) { value_clear(value); }
+
+void ptsim_toml_value_copy(PtsimTomlValue *dst, const PtsimTomlValue *src) {
+  *dst = *src;
+  dst->string = g_strdup(src->string);
+  if (src->items == NULL) return;
+  dst->items = g_ptr_array_new_with_free_func(value_free);
+  for (guint i = 0; i < src->items->len; i++) {
+    PtsimTomlValue *item = g_new0(PtsimTomlValue, 1);
+    ptsim_toml_value_copy(item, g_ptr_array_index(src->items, i));
+    g_ptr_array_add(dst->items, item);
+  }
+}
+
+PtsimToml *ptsim_toml_new(const char *path) {
+  PtsimToml *out = g_new0(PtsimToml, 1);
+  out->path = g_strdup(path);
+  out->entries = g_ptr_array_new_with_free_func(entry_free);
+  out->tables = g_ptr_array_new_with_free_func(table_free);
+  return out;
+}
+
+void ptsim_toml_add(PtsimToml *toml, const char *table, const char *key, int line,
+                    const PtsimTomlValue *value) {
+  PtsimTomlEntry *e = g_new0(PtsimTomlEntry, 1);
+  e->table = g_strdup(table);
+  e->key = g_strdup(key);
+  e->line = line;
+  ptsim_toml_value_copy(&e->value, value);
+  g_ptr_array_add(toml->entries, e);
+}
+
 const char *ptsim_toml_type_name(PtsimTomlType type) {
   switch (type) {
   case PTSIM_TOML_STRING:

@@ -87,6 +87,19 @@ const PtsimTomlEntry *ptsim_toml_lookup(const PtsimToml *toml, const char *table
 /* The header line of TABLE, or 0 when the file has no such header. */
 int ptsim_toml_table_line(const PtsimToml *toml, const char *table);
 
+/* A config built by a reader of another form (torchtitan's Python
+ * form, torchtitan_python.h): no entries, no headers.  (transfer full) */
+PtsimToml *ptsim_toml_new(const char *path);
+
+/* Appends KEY = a deep copy of VALUE to TABLE, at LINE (0: none); no
+ * check for a key given twice (the caller's). */
+void ptsim_toml_add(PtsimToml *toml, const char *table, const char *key, int line,
+                    const PtsimTomlValue *value);
+
+/* A deep copy of SRC into DST; what a value owns freed. */
+void ptsim_toml_value_copy(PtsimTomlValue *dst, const PtsimTomlValue *src);
+void ptsim_toml_value_clear(PtsimTomlValue *value);
+
 /* The type's name as TOML users say it ("string", "integer", ...). */
 const char *ptsim_toml_type_name(PtsimTomlType type);
 

@@ -17,6 +17,7 @@
 #include "numbers.h"
 #include "job_validate.h"
 #include "torchtitan_model.h"
+#include "torchtitan_python.h"
 #include "torchtitan_schema.h"
 
 typedef struct {
@@ -137,6 +138,12 @@ static gboolean read_model(Reader *R) {
 
 /* ---- layers ---- */
 
+/* A model whose layers workload_torch.c does not build (experts, MLA, MTP). */
+static gboolean moe_family(const Reader *R) {
+  const PtsimModel *m = &R->out->model_def;
+  return m->num_experts > 0 || m->multi_latent_attention || m->mtp_num_layers > 0;
+}
+
 /* PyTorch's own modules (no Transformer Engine): eager, or fused by
  * torch.compile's Inductor when [compile] covers the model; attention is
  * SDPA's flash / cuDNN kernels either way (workload_torch.c). */
@@ -150,6 +157,19 @@ static gboolean read_layers(Reader *R) {
   run->flash_attention = 1;
   run->torch_layers = o->compile && strcmp(backend, "inductor") == 0 ? PTSIM_TORCH_LAYERS_COMPILED
                                                                      : PTSIM_TORCH_LAYERS_EAGER;
+  if (moe_family(R)) {
+    /* the workload's PyTorch-module layers are dense (workload_torch.c):
+     * a mixture of experts, MLA or gpt_oss's biased, windowed attention is
+     * priced as Megatron-LM's local layers run it (grouped expert GEMMs,
+     * unfused ops), the nearest ptsim models */
+    run->torch_layers = PTSIM_TORCH_LAYERS_NONE;
+    warn(R, "model", "name",
+         "'%s' (%s): ptsim prices its layers as Megatron-LM's local (non-Transformer-Engine) "
+         "modules run them, not as torchtitan's PyTorch modules%s",
+         get_str(R, "model", "name", "llama3"), R->out->model,
+         o->compile ? "; torch.compile's fusions are not modelled for them" : "");
+    return TRUE;
+  }
   if (o->compile && run->torch_layers == PTSIM_TORCH_LAYERS_EAGER)
     warn(R, C, "backend",
          "'%s' does not generate fused kernels; ptsim prices the model's "
@@ -478,6 +498,11 @@ static gboolean read_recompute(Reader *R) {
     unmodelled(R, A, "mode",
                "mode = 'memory_budget' lets the compiler pick what to save; "
                "ptsim models none, selective and full recomputation");
+  } else if (strcmp(mode, "selective") == 0 && strcmp(option, "op") == 0 && moe_family(R)) {
+    unmodelled(R, A, "selective_ac_option",
+               "selective_ac_option = 'op' (per-op checkpointing) on %s: ptsim prices it for "
+               "PyTorch's dense layers only; mode 'full' or 'none' is modelled",
+               R->out->model);
   } else if (strcmp(mode, "selective") == 0 && strcmp(option, "op") == 0) {
     run->recompute = PTSIM_RECOMPUTE_SELECTIVE_OP; /* _op_sac_save_list, every other mm */
     if (l->cp > 1)
@@ -660,8 +685,17 @@ static void read_the_rest(Reader *R) {
                           "allgather") == 0
                        ? PTSIM_CP_ALLGATHER
                        : PTSIM_CP_P2P;
-  if (get_int(R, P, "expert_parallel_degree", 1) > 1)
+  int64_t ep = get_int(R, P, "expert_parallel_degree", 1);
+  int64_t etp = get_int(R, P, "expert_tensor_parallel_degree", 1);
+  if (o->model_def.num_experts == 0 && ep > 1)
     warn(R, P, "expert_parallel_degree", "no effect on a dense model");
+  if (o->model_def.num_experts > 0) {
+    /* torchtitan's EP borrows its ranks from dp_shard x cp x tp (ParallelDims:
+     * efsdp = dp_shard x cp x tp / ep): ptsim's expert grid etp x ep x edp
+     * over the same ranks */
+    l->ep = ep;
+    l->etp = etp;
+  }
   if (get_bool(R, "training", "enable_cpu_offload", FALSE))
     unmodelled(R, "training", "enable_cpu_offload",
                "enable_cpu_offload = true moves FSDP "
@@ -770,32 +804,26 @@ gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorcht
   return FALSE;
 }
 
-/* torchtitan since 2026 states a job as a Python function chosen on its
- * command line (torchtitan/config/README.md: `--module M --config F`, the
- * `--section.option` flags on top), not as TOML: such a command line or
- * launch script is named instead of failing as TOML. */
-static gboolean python_form(const char *path, GError *parse_error, GError **error) {
-  g_autofree char *text = NULL;
-  gsize len = 0;
-  if (!ptsim_input_read(path, "torchtitan config", PTSIM_INPUT_MAX_TEXT, &text, &len, NULL) ||
-      memchr(text, '\0', len) || !strstr(text, "--module") || !strstr(text, "--config"))
-    return FALSE;
-  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-              "%s: a torchtitan launch of the Python configuration form (--module M --config F, "
-              "a function returning Trainer.Config): not read yet; ptsim reads the job-config "
-              "TOML of torchtitan releases up to 238fa99 (%s)",
-              path, parse_error->message);
-  return TRUE;
-}
-
+/* A launch of torchtitan's Python form (torchtitan_python.h) is read
+ * when the file is not TOML; the world size it names (torchrun's
+ * processes) when --gpus does not. */
 gboolean ptsim_torchtitan_load(const char *path, int64_t gpus, PtsimTorchtitan *out,
                                GPtrArray *warnings, GError **error) {
   g_autoptr(GError) local = NULL;
   g_autoptr(PtsimToml) toml = ptsim_toml_load(path, &local);
   if (toml == NULL) {
-    if (local->code == PTSIM_CONFIG_ERROR_PARSE && python_form(path, local, error)) return FALSE;
-    g_propagate_error(error, g_steal_pointer(&local));
-    return FALSE;
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (local->code != PTSIM_CONFIG_ERROR_PARSE ||
+        !ptsim_input_read(path, "torchtitan config", PTSIM_INPUT_MAX_TEXT, &text, &len, NULL) ||
+        !ptsim_torchtitan_python_detect(text, len)) {
+      g_propagate_error(error, g_steal_pointer(&local));
+      return FALSE;
+    }
+    int64_t launched = -1;
+    toml = ptsim_torchtitan_python_parse(path, text, len, &launched, error);
+    if (toml == NULL) return FALSE;
+    if (gpus < 1) gpus = launched;
   }
   return ptsim_torchtitan_parse(toml, gpus, out, warnings, error);
 }
