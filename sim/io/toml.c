@@ -399,7 +399,9 @@ static gboolean skip_array_space(Parser *P) {
 
 static gboolean scalar_value(Parser *P, PtsimTomlValue *v);
 
-static gboolean array_value(Parser *P, PtsimTomlValue *v) {
+/* DEPTH 0: an array, whose items may be arrays of scalars (DEPTH 1):
+ * torchtitan's module_fqns_per_model_part, list[list[str]]. */
+static gboolean array_value(Parser *P, PtsimTomlValue *v, int depth) {
   int open_line = P->line;
   P->p++; /* '[' */
   v->type = PTSIM_TOML_ARRAY;
@@ -409,12 +411,14 @@ static gboolean array_value(Parser *P, PtsimTomlValue *v) {
     if (!skip_array_space(P)) return FALSE;
     if (at_end(P)) break;
     if (*P->p == ']') break;
-    if (*P->p == '[')
-      return fail_here(P, "arrays of arrays are outside the TOML subset ptsim reads",
+    if (*P->p == '[' && depth > 0)
+      return fail_here(P,
+                       "arrays nested more than two deep are outside the TOML subset ptsim "
+                       "reads",
                        "expected scalar items");
     PtsimTomlValue *item = g_new0(PtsimTomlValue, 1);
     g_ptr_array_add(v->items, item);
-    if (!scalar_value(P, item)) return FALSE;
+    if (*P->p == '[' ? !array_value(P, item, depth + 1) : !scalar_value(P, item)) return FALSE;
     if (v->items->len == 1) {
       v->item_type = item->type;
     } else if (item->type != v->item_type) {
@@ -454,7 +458,7 @@ static gboolean scalar_value(Parser *P, PtsimTomlValue *v) {
 }
 
 static gboolean value(Parser *P, PtsimTomlValue *v) {
-  if (!at_end(P) && *P->p == '[') return array_value(P, v);
+  if (!at_end(P) && *P->p == '[') return array_value(P, v, 0);
   return scalar_value(P, v);
 }
 

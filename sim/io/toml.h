@@ -10,11 +10,12 @@
  *   \UXXXXXXXX), 'literal strings', decimal integers (sign, '_' between
  *   digits, no leading zeros), floats (fraction and/or exponent, e.g. 3e-4,
  *   1.5e-4), true / false, and arrays of one scalar type (they may span
- *   lines, with comments and a trailing comma);
+ *   lines, with comments and a trailing comma), or of such arrays (two
+ *   deep: torchtitan's module_fqns_per_model_part);
  *   '#' comments; LF or CRLF line ends; UTF-8.
  * Everything else TOML has is refused by name, at its line: inline tables,
  * arrays of tables, multi-line strings, dotted or quoted keys, dates and
- * times, hex/octal/binary integers, inf and nan, arrays of arrays, mixed
+ * times, hex/octal/binary integers, inf and nan, arrays three deep, mixed
  * arrays.  A key or table defined twice is an error (naming both lines), as
  * in TOML.  Why a reader of our own: Debian packages no C TOML library (toml++
  * and toml11 are C++), the subset is small, and a strict reader gives the
@@ -45,7 +46,8 @@ typedef struct {
   int64_t integer;         /* PTSIM_TOML_INTEGER */
   double number;           /* PTSIM_TOML_FLOAT */
   gboolean boolean;        /* PTSIM_TOML_BOOL */
-  PtsimTomlType item_type; /* PTSIM_TOML_ARRAY: type of every item (STRING when empty) */
+  PtsimTomlType item_type; /* PTSIM_TOML_ARRAY: type of every item (STRING when empty; ARRAY:
+                              arrays of scalars, each of its own item_type) */
   GPtrArray *items;        /* PTSIM_TOML_ARRAY: PtsimTomlValue* (owned) */
 } PtsimTomlValue;
 

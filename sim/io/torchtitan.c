@@ -363,6 +363,93 @@ static gboolean torchtitan_split(const Reader *R, int64_t n, int64_t in, int64_t
   return TRUE;
 }
 
+/* The stages per rank a schedule takes (PyTorch's checks), KEY the field
+ * that set them. */
+static gboolean stages_ok(const Reader *R, const char *key, size_t k, int64_t per_rank) {
+  if (!schedules[k].multi && per_rank != 1)
+    return invalid(R, "parallelism", key,
+                   "the single-stage schedule %s needs 1 stage per rank, this gives "
+                   "%" G_GINT64_FORMAT,
+                   schedules[k].name, (gint64)per_rank);
+  if ((schedules[k].schedule == PTSIM_SCHEDULE_ZBV ||
+       schedules[k].schedule == PTSIM_SCHEDULE_DUALPIPEV) &&
+      per_rank != 2)
+    return invalid(R, "parallelism", key,
+                   "%s needs exactly 2 stages per rank (PyTorch refuses it), this gives "
+                   "%" G_GINT64_FORMAT,
+                   schedules[k].name, (gint64)per_rank);
+  if (schedules[k].multi && per_rank < 2)
+    return invalid(R, "parallelism", key,
+                   "the multi-stage schedule %s needs >= 2 stages per rank, this gives "
+                   "%" G_GINT64_FORMAT,
+                   schedules[k].name, (gint64)per_rank);
+  return TRUE;
+}
+
+/* module_fqns_per_model_part: each model part (virtual stage) names its
+ * modules, tok_embeddings, layers.N, norm, output (lm_head in current
+ * torchtitan).  ptsim's stages hold consecutive layers in order, the
+ * embedding on the first and the norm and output on the last: such a
+ * split is exact (*layers: each part's transformer layers, 1); another is
+ * recorded as unmodelled and torchtitan's generated split stands in (-1);
+ * a name the model does not have, or layers left out, is an error (0). */
+static int fqns_split(const Reader *R, const PtsimTomlEntry *e, int64_t **layers) {
+  const char *P = "parallelism", *K = "module_fqns_per_model_part";
+  guint n = e->value.items->len;
+  g_autofree int64_t *out = g_new0(int64_t, n);
+  int64_t next = 0;
+  gboolean exact = TRUE;
+  for (guint s = 0; s < n; s++) {
+    const PtsimTomlValue *part = e->value.items->pdata[s];
+    for (guint i = 0; i < part->items->len; i++) {
+      const char *w = ((const PtsimTomlValue *)part->items->pdata[i])->string;
+      int64_t idx = -1;
+      if (g_str_has_prefix(w, "layers.") && w[7] != '\0' && strlen(w + 7) <= 9 &&
+          strspn(w + 7, "0123456789") == strlen(w + 7))
+        idx = g_ascii_strtoll(w + 7, NULL, 10);
+      if (strcmp(w, "tok_embeddings") == 0) {
+        if (s != 0 && exact)
+          unmodelled(R, P, K,
+                     "tok_embeddings in model part %u: ptsim places the embedding on "
+                     "the first stage",
+                     s);
+        exact = exact && s == 0;
+      } else if (strcmp(w, "norm") == 0 || strcmp(w, "output") == 0 || strcmp(w, "lm_head") == 0) {
+        if (s != n - 1 && exact)
+          unmodelled(R, P, K,
+                     "%s in model part %u of %u: ptsim places the final norm and "
+                     "the output on the last stage",
+                     w, s, n);
+        exact = exact && s == n - 1;
+      } else if (idx >= 0 && idx < R->layers) {
+        if (idx != next && exact)
+          unmodelled(R, P, K,
+                     "%s in model part %u: ptsim's stages hold consecutive layers in "
+                     "order (expected layers.%" G_GINT64_FORMAT ")",
+                     w, s, (gint64)next);
+        exact = exact && idx == next;
+        next++;
+        out[s]++;
+      } else {
+        invalid(R, P, K,
+                "'%s' is not a module of %s: expected tok_embeddings, layers.0 .. "
+                "layers.%" G_GINT64_FORMAT ", norm, output",
+                w, R->out->model, (gint64)(R->layers - 1));
+        return 0;
+      }
+    }
+  }
+  if (next != R->layers) {
+    invalid(R, P, K,
+            "the model parts hold %" G_GINT64_FORMAT " of %s's %" G_GINT64_FORMAT " layers",
+            (gint64)next, R->out->model, (gint64)R->layers);
+    return 0;
+  }
+  if (!exact) return -1;
+  *layers = g_steal_pointer(&out);
+  return 1;
+}
+
 static gboolean read_pipeline(Reader *R) {
   PtsimLayout *l = &R->out->layout;
   const char *P = "parallelism";
@@ -416,23 +503,25 @@ static gboolean read_pipeline(Reader *R) {
                      (gint64)stages, (gint64)R->layers, (gint64)in, (gint64)out,
                      (gint64)lps->value.integer, (gint64)l->pp);
     per_rank = stages / l->pp;
-    if (!schedules[k].multi && per_rank != 1)
-      return invalid(
-          R, P, "pipeline_parallel_layers_per_stage",
-          "the single-stage schedule %s needs 1 stage per rank, this gives %" G_GINT64_FORMAT,
-          schedules[k].name, (gint64)per_rank);
-    if ((schedules[k].schedule == PTSIM_SCHEDULE_ZBV ||
-         schedules[k].schedule == PTSIM_SCHEDULE_DUALPIPEV) &&
-        per_rank != 2)
-      return invalid(R, P, "pipeline_parallel_layers_per_stage",
-                     "%s needs exactly 2 stages per rank (PyTorch refuses it), this gives "
-                     "%" G_GINT64_FORMAT,
-                     schedules[k].name, (gint64)per_rank);
-    if (schedules[k].multi && per_rank < 2)
-      return invalid(
-          R, P, "pipeline_parallel_layers_per_stage",
-          "the multi-stage schedule %s needs >= 2 stages per rank, this gives %" G_GINT64_FORMAT,
-          schedules[k].name, (gint64)per_rank);
+    if (!stages_ok(R, "pipeline_parallel_layers_per_stage", k, per_rank)) return FALSE;
+  }
+  const PtsimTomlEntry *fqns = entry(R, P, "module_fqns_per_model_part");
+  g_autofree int64_t *given = NULL;
+  if (fqns != NULL) {
+    int got = fqns_split(R, fqns, &given);
+    if (got == 0) return FALSE;
+    if (got > 0) {
+      int64_t parts = (int64_t)fqns->value.items->len;
+      if (parts % l->pp != 0)
+        return invalid(R, P, "module_fqns_per_model_part",
+                       "%" G_GINT64_FORMAT " model parts are not divisible by "
+                       "pipeline_parallel_degree %" G_GINT64_FORMAT,
+                       (gint64)parts, (gint64)l->pp);
+      per_rank = parts / l->pp;
+      if (!stages_ok(R, "module_fqns_per_model_part", k, per_rank)) return FALSE;
+    } else {
+      g_clear_pointer(&given, g_free);
+    }
   }
   int64_t n = l->pp * per_rank;
   if (n > R->layers + in + out)
@@ -440,8 +529,11 @@ static gboolean read_pipeline(Reader *R) {
                    "%" G_GINT64_FORMAT " pipeline stages are more than the %" G_GINT64_FORMAT
                    " layers (+ embedding and output weights) of the model",
                    (gint64)n, (gint64)(R->layers + in + out));
-  g_autofree int64_t *layers = g_new0(int64_t, n);
-  if (!torchtitan_split(R, n, in, out, layers)) return FALSE;
+  g_autofree int64_t *layers = g_steal_pointer(&given);
+  if (layers == NULL) {
+    layers = g_new0(int64_t, n);
+    if (!torchtitan_split(R, n, in, out, layers)) return FALSE;
+  }
   l->vp = per_rank;
   gboolean even = TRUE;
   for (int64_t s = 1; s < n; s++) even = even && layers[s] == layers[0];

@@ -21,7 +21,10 @@
  *           mixture of experts is refused by job_validate.c until modelled)
  *   split   torchtitan's stage split (the embedding and the output a layer
  *           slot each) exactly: Megatron's uneven first/last stages, or the
- *           virtual stages' layer counts as runs (job.h vstage_runs)
+ *           virtual stages' layer counts as runs (job.h vstage_runs); a
+ *           module_fqns_per_model_part split likewise when its parts hold
+ *           consecutive layers (the embedding first, norm and output last),
+ *           else read and refused by name
  *
  *   world = data_parallel_replicate_degree x data_parallel_shard_degree x
  *           context_parallel_degree x tensor_parallel_degree x

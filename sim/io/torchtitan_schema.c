@@ -4,8 +4,7 @@
  * Transcribed field by field from torchtitan/config/job_config.py at that
  * commit (the dataclasses Job ... Debug, nested DataLoader, Float8Linear,
  * MXLinear, Float8GroupedMM, MXGroupedMM).  `module_fqns_per_model_part`
- * (list[list[str]]) is listed but refused whatever its value: arrays of
- * arrays are outside the TOML subset, and a flat array is the wrong type. */
+ * (list[list[str]]) is a non-empty array of arrays of strings. */
 #include "torchtitan_schema.h"
 
 #include <math.h>
@@ -274,6 +273,12 @@ static gboolean kind_ok(Kind kind, const PtsimTomlValue *v) {
   case K_STRS_STR:
     return strings || v->type == PTSIM_TOML_STRING;
   case K_NESTED:
+    if (v->type != PTSIM_TOML_ARRAY || v->items->len == 0 || v->item_type != PTSIM_TOML_ARRAY)
+      return FALSE;
+    for (guint i = 0; i < v->items->len; i++)
+      if (((const PtsimTomlValue *)v->items->pdata[i])->item_type != PTSIM_TOML_STRING)
+        return FALSE;
+    return TRUE;
   case PTSIM_TORCHTITAN_UNKNOWN:
     return FALSE;
   }
@@ -295,8 +300,7 @@ static const char *kind_name(Kind kind) {
   case K_STRS_STR:
     return "a string or an array of strings";
   case K_NESTED:
-    return "an array of arrays of strings, which ptsim's TOML subset does not read (and a "
-           "hand-made stage split is not modelled; use pipeline_parallel_layers_per_stage)";
+    return "an array of arrays of strings (each model part's module names)";
   case PTSIM_TORCHTITAN_UNKNOWN:
     return "no field";
   }
