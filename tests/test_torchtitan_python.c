@@ -152,6 +152,8 @@ static void test_errors(void) {
   g_test_summary("unknown modules, configs and options exit 2 naming the closest known");
   const int P = PTSIM_CONFIG_ERROR_PARSE, I = PTSIM_CONFIG_ERROR_INVALID;
   refused("--module lama3 --config llama3_8b", I, "did you mean llama3?; known: llama3, qwen3");
+  refused("--module torchtitan_recipes.tests.features --config llama3_8b", I,
+          "ptsim has no config registry of that module");
   refused("--module llama3 --config llama3_8", I, "did you mean llama3_8b?");
   refused("--module llama3 --config llama3_8b --parallelism.tensor_paralel_degree 2", P,
           "did you mean --parallelism.tensor_parallel_degree?");

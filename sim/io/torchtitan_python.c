@@ -249,9 +249,13 @@ static gboolean apply_config(const PtsimToml *data, const char *label, const cha
 
 /* ---- the command line ---- */
 
-/* --module's forms: llama3, torchtitan.models.llama3[.config_registry]. */
+/* --module's forms: llama3, torchtitan.models.llama3[.config_registry], and
+ * torchtitan_recipes.llama3, where torchtitan/config/README.md (b5bcd76)
+ * says the model-size baselines move under the same function names. */
 static char *short_module(const char *module) {
-  const char *m = g_str_has_prefix(module, "torchtitan.models.") ? module + 18 : module;
+  const char *m = g_str_has_prefix(module, "torchtitan.models.")    ? module + 18
+                  : g_str_has_prefix(module, "torchtitan_recipes.") ? module + 19
+                                                                    : module;
   if (g_str_has_suffix(m, ".config_registry")) return g_strndup(m, strlen(m) - 16);
   return g_strdup(m);
 }

@@ -12,8 +12,8 @@
  * another's config).  The reader
  *   1. finds the command in the launch (shell_script.h: scripts, sbatch,
  *      variables), and --module / --config in it (`--x=V` or `--x V`);
- *      --module is a short name (llama3) or torchtitan.models.NAME[
- *      .config_registry];
+ *      --module is a short name (llama3), torchtitan.models.NAME[
+ *      .config_registry] or torchtitan_recipes.NAME;
  *   2. takes the function's fields, then the `--section.option` overrides
  *      on top, in order (tyro's syntax: `--a.b V`, `--a.b=V`, booleans as
  *      `--a.b` / `--a.no-b` or `--a.b True|False`, lists comma-separated,
