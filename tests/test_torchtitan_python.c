@@ -176,6 +176,45 @@ static void test_errors(void) {
           I, "not a PyTorch schedule");
 }
 
+static void test_old_form(void) {
+  g_test_summary("a launch of the job-config TOML (--job.config_file, or run_train.sh's "
+                 "CONFIG_FILE) with overrides in JobConfig's words == the edited TOML");
+  g_auto(PtsimTorchtitan) launched = {0};
+  load("run_train_toml.sh", -1, &launched);
+  g_autofree char *path = fixture("llama3_8b_fsdp.toml");
+  g_autofree char *text = NULL;
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  /* the three overrides, edited into the file's own lines */
+  static const char *const edits[][2] = {{"seq_len = 8192", "seq_len = 4096"},
+                                         {"tensor_parallel_degree = 1",
+                                          "tensor_parallel_degree = 2"},
+                                         {"mode = \"selective\"", "mode = \"full\""}};
+  for (size_t i = 0; i < G_N_ELEMENTS(edits); i++) {
+    char *at = strstr(text, edits[i][0]);
+    g_assert_nonnull(at);
+    g_autofree char *head = g_strndup(text, (gsize)(at - text));
+    char *edited = g_strconcat(head, edits[i][1], at + strlen(edits[i][0]), NULL);
+    g_free(text);
+    text = edited;
+  }
+  g_auto(PtsimTorchtitan) edited = {0};
+  g_autoptr(GError) error = NULL;
+  g_assert_true(from_text(text, 8, &edited, &error));
+  g_assert_no_error(error);
+  assert_same(&launched, &edited);
+  g_assert_cmpint(launched.layout.tp, ==, 2);
+  g_assert_cmpint(launched.layout.seq, ==, 4096);
+  g_assert_cmpint(launched.settings.recompute, ==, PTSIM_RECOMPUTE_FULL);
+  /* the TOML form's words only: current torchtitan's are unknown there */
+  g_auto(PtsimTorchtitan) bad = {0};
+  g_autofree char *dir = fixture("");
+  g_autofree char *line =
+      g_strdup_printf("--job.config_file %s/llama3_8b_fsdp.toml --training.max_context_length 4096",
+                      dir);
+  g_assert_false(launch(line, 8, &bad, &error));
+  g_assert_nonnull(strstr(error->message, "no such option of torchtitan's JobConfig (238fa99)"));
+}
+
 /* A mixture-of-experts flavor's model: its parameter total. */
 static void check_total(const char *name, const char *flavor, const char *model, double total) {
   g_autofree char *text = g_strdup_printf("[model]\nname = \"%s\"\nflavor = \"%s\"\n"
@@ -274,6 +313,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/torchtitan-python/parity", test_parity);
   g_test_add_func("/torchtitan-python/overrides", test_overrides);
   g_test_add_func("/torchtitan-python/errors", test_errors);
+  g_test_add_func("/torchtitan-python/old-form", test_old_form);
   g_test_add_func("/torchtitan-python/moe-totals", test_moe_totals);
   g_test_add_func("/torchtitan-python/moe-jobs", test_moe_jobs);
   return g_test_run();

@@ -261,7 +261,9 @@ static char *short_module(const char *module) {
 }
 
 /* One `--NAME [VALUE]` override (NAME without the dashes) into SETTINGS. */
-static gboolean apply_override(const char *label, const char *name, const char *value,
+/* OLD: the job-config TOML's own words (a --job.config_file launch), none
+ * of current torchtitan's. */
+static gboolean apply_override(const char *label, const char *name, const char *value, gboolean old,
                                gboolean *used_value, GPtrArray *settings, GError **error) {
   g_autofree char *norm = g_strdup(name);
   for (char *c = norm; *c; c++)
@@ -270,12 +272,12 @@ static gboolean apply_override(const char *label, const char *name, const char *
   g_autofree char *table = dot ? g_strndup(norm, (gsize)(dot - norm)) : g_strdup("");
   const char *key = dot ? dot + 1 : norm;
   gboolean negated = FALSE;
-  int k = field_index(table, key);
+  int k = old ? -1 : field_index(table, key);
   const char *choices = NULL;
   PtsimTorchtitanKind kind = ptsim_torchtitan_field_kind(table, key, &choices);
   if (k < 0 && kind == PTSIM_TORCHTITAN_UNKNOWN && g_str_has_prefix(key, "no_")) {
     /* tyro's negated boolean flag: --compile.no-enable */
-    int kn = field_index(table, key + 3);
+    int kn = old ? -1 : field_index(table, key + 3);
     PtsimTorchtitanKind kk = ptsim_torchtitan_field_kind(table, key + 3, NULL);
     if ((kn >= 0 && fields[kn].kind == PTSIM_TORCHTITAN_BOOL && fields[kn].role != R_REMOVED) ||
         (kn < 0 && kk == PTSIM_TORCHTITAN_BOOL)) {
@@ -285,7 +287,7 @@ static gboolean apply_override(const char *label, const char *name, const char *
       negated = TRUE;
     }
   }
-  for (size_t m = 0; m < G_N_ELEMENTS(moved); m++)
+  for (size_t m = 0; m < G_N_ELEMENTS(moved) && !old; m++)
     if (k < 0 && strcmp(moved[m].table, table) == 0)
       return fail(error, PTSIM_CONFIG_ERROR_PARSE,
                   "%s: --%s: [%s] is not a section of current torchtitan's Trainer.Config "
@@ -307,10 +309,14 @@ static gboolean apply_override(const char *label, const char *name, const char *
     kind = fields[k].kind;
   if (kind == PTSIM_TORCHTITAN_UNKNOWN || (table[0] == '\0' && k < 0)) {
     g_autoptr(GPtrArray) known = option_names();
-    const char *near = closest(norm, (const char *const *)known->pdata);
-    return fail(error, PTSIM_CONFIG_ERROR_PARSE,
-                "%s: --%s: no such option of torchtitan's Trainer.Config (%s)%s%s%s", label, name,
-                COMMIT, near[0] ? "; did you mean --" : "", near, near[0] ? "?" : "");
+    g_auto(GStrv) schema = ptsim_torchtitan_field_list();
+    const char *near = closest(norm, old ? (const char *const *)schema
+                                         : (const char *const *)known->pdata);
+    return fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s: no such option of %s%s%s%s", label,
+                name,
+                old ? "torchtitan's JobConfig (238fa99)"
+                    : "torchtitan's Trainer.Config (" COMMIT ")",
+                near[0] ? "; did you mean --" : "", near, near[0] ? "?" : "");
   }
   if (kind == PTSIM_TORCHTITAN_NESTED)
     return fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s takes %s", label, name,
@@ -459,8 +465,57 @@ static gboolean is_int_word(const char *w, int64_t *out) {
   return TRUE;
 }
 
+/* The TOML file of an older launch (--job.config_file PATH) with its
+ * overrides, in the TOML form's words, replacing or adding entries: PATH as
+ * given, else beside the launch (DIR). */
+static PtsimToml *old_form(const char *label, const char *dir, const char *path,
+                           GPtrArray *overrides, GError **error) {
+  g_autofree char *beside = dir && !g_path_is_absolute(path) ? g_build_filename(dir, path, NULL)
+                                                             : NULL;
+  gboolean here = g_file_test(path, G_FILE_TEST_EXISTS) || beside == NULL;
+  g_autoptr(PtsimToml) toml = ptsim_toml_load(here ? path : beside, error);
+  if (toml == NULL) return NULL;
+  g_autoptr(GPtrArray) settings = g_ptr_array_new_with_free_func(setting_free);
+  for (guint i = 0; i < overrides->len; i += 2) {
+    gboolean used = FALSE;
+    if (!apply_override(label, overrides->pdata[i], overrides->pdata[i + 1], TRUE, &used, settings,
+                        error))
+      return NULL;
+    if (!used && overrides->pdata[i + 1] != NULL) {
+      g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
+                  "%s: --%s is a boolean flag; '%s' after it is not a torchtitan option", label,
+                  (char *)overrides->pdata[i], (char *)overrides->pdata[i + 1]);
+      return NULL;
+    }
+  }
+  for (guint i = 0; i < settings->len; i++) {
+    const Setting *o = settings->pdata[i];
+    PtsimTomlEntry *e = NULL;
+    for (guint j = 0; j < toml->entries->len && e == NULL; j++) {
+      PtsimTomlEntry *c = toml->entries->pdata[j];
+      if (strcmp(c->table, o->table) == 0 && strcmp(c->key, o->key) == 0) e = c;
+    }
+    if (e == NULL) {
+      ptsim_toml_add(toml, o->table, o->key, 0, &o->value);
+    } else {
+      ptsim_toml_value_clear(&e->value);
+      ptsim_toml_value_copy(&e->value, &o->value);
+      e->line = 0; /* the command line's now: messages name the section */
+    }
+  }
+  return g_steal_pointer(&toml);
+}
+
+static PtsimToml *words_in(const char *label, const char *dir, const char *const *words,
+                           const char *configs, int64_t *gpus, GError **error);
+
 PtsimToml *ptsim_torchtitan_python_words(const char *label, const char *const *words,
                                          const char *configs, int64_t *gpus, GError **error) {
+  return words_in(label, NULL, words, configs, gpus, error);
+}
+
+static PtsimToml *words_in(const char *label, const char *dir, const char *const *words,
+                           const char *configs, int64_t *gpus, GError **error) {
   *gpus = -1;
   int64_t nproc = -1, nnodes = 1;
   guint n = g_strv_length((char **)words);
@@ -487,7 +542,7 @@ PtsimToml *ptsim_torchtitan_python_words(const char *label, const char *const *w
       nnodes = -1; /* a range "1:4" or a variable left unset */
   }
   if (nproc > 0 && nnodes > 0 && nproc <= PTSIM_CONFIG_INT_MAX / nnodes) *gpus = nproc * nnodes;
-  const char *module = NULL, *config = NULL;
+  const char *module = NULL, *config = NULL, *config_file = NULL;
   g_autoptr(GPtrArray) overrides = g_ptr_array_new(); /* name, value-or-NULL pairs */
   for (guint i = start; i < n; i++) {
     const char *w = words[i];
@@ -502,7 +557,9 @@ PtsimToml *ptsim_torchtitan_python_words(const char *label, const char *const *w
     char *name = eq ? g_strndup(w + 2, (gsize)(eq - w - 2)) : g_strdup(w + 2);
     const char *value =
         eq ? eq + 1 : (i + 1 < n && !g_str_has_prefix(words[i + 1], "--") ? words[i + 1] : NULL);
-    if (strcmp(name, "module") == 0 || strcmp(name, "config") == 0) {
+    if (strcmp(name, "job.config-file") == 0) name[10] = '_';
+    if (strcmp(name, "module") == 0 || strcmp(name, "config") == 0 ||
+        strcmp(name, "job.config_file") == 0) {
       if (value == NULL) {
         g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s needs a value",
                     label, name);
@@ -511,8 +568,10 @@ PtsimToml *ptsim_torchtitan_python_words(const char *label, const char *const *w
       }
       if (strcmp(name, "module") == 0)
         module = value;
-      else
+      else if (strcmp(name, "config") == 0)
         config = value;
+      else
+        config_file = value;
       g_free(name);
       if (!eq) i++;
       continue;
@@ -521,10 +580,17 @@ PtsimToml *ptsim_torchtitan_python_words(const char *label, const char *const *w
     g_ptr_array_add(overrides, (gpointer)value);
     if (!eq && value) i++; /* taken back below when a boolean flag does not use it */
   }
+  if (config_file != NULL && module == NULL && config == NULL) {
+    /* torchtitan up to 238fa99: the job-config TOML named on the command line */
+    PtsimToml *out = old_form(label, dir, config_file, overrides, error);
+    for (guint i = 0; i < overrides->len; i += 2) g_free(overrides->pdata[i]);
+    return out;
+  }
   if (module == NULL || config == NULL) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
                 "%s: a torchtitan launch needs --module and --config (torchtitan's config "
-                "manager requires both; e.g. --module llama3 --config llama3_8b)",
+                "manager requires both; e.g. --module llama3 --config llama3_8b), or, before "
+                "2026, --job.config_file with a job-config TOML",
                 label);
     for (guint i = 0; i < overrides->len; i += 2) g_free(overrides->pdata[i]);
     return NULL;
@@ -554,7 +620,7 @@ PtsimToml *ptsim_torchtitan_python_words(const char *label, const char *const *w
    * the next flag, which is then an error of its own */
   for (guint i = 0; ok && i < overrides->len; i += 2) {
     gboolean used = FALSE;
-    ok = apply_override(label, overrides->pdata[i], overrides->pdata[i + 1], &used, settings,
+    ok = apply_override(label, overrides->pdata[i], overrides->pdata[i + 1], FALSE, &used, settings,
                         error);
     if (ok && !used && overrides->pdata[i + 1] != NULL) {
       g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
@@ -571,7 +637,8 @@ PtsimToml *ptsim_torchtitan_python_words(const char *label, const char *const *w
 gboolean ptsim_torchtitan_python_detect(const char *text, gsize len) {
   if (memchr(text, '\0', len)) return FALSE;
   g_autofree char *s = g_strndup(text, len);
-  return (strstr(s, "--module") && strstr(s, "--config")) || strstr(s, "run_train.sh");
+  return (strstr(s, "--module") && strstr(s, "--config")) || strstr(s, "--job.config") ||
+         strstr(s, "run_train.sh");
 }
 
 PtsimToml *ptsim_torchtitan_python_parse(const char *path, const char *text, gsize len,
@@ -599,6 +666,13 @@ PtsimToml *ptsim_torchtitan_python_parse(const char *path, const char *text, gsi
       run_train = TRUE;
       g_autofree char *m = ptsim_shell_script_var(script, "MODULE");
       g_autofree char *c = ptsim_shell_script_var(script, "CONFIG");
+      g_autofree char *file = ptsim_shell_script_var(script, "CONFIG_FILE");
+      if (file != NULL && m == NULL && c == NULL) {
+        /* the run_train.sh of releases up to 238fa99 */
+        g_ptr_array_add(words, g_strdup("--job.config_file"));
+        g_ptr_array_add(words, g_steal_pointer(&file));
+        continue;
+      }
       g_ptr_array_add(words, g_strdup("--module"));
       g_ptr_array_add(words, g_strdup(m ? m : "llama3"));
       g_ptr_array_add(words, g_strdup("--config"));
@@ -606,8 +680,8 @@ PtsimToml *ptsim_torchtitan_python_parse(const char *path, const char *text, gsi
     }
   }
   g_ptr_array_add(words, NULL);
-  PtsimToml *out = ptsim_torchtitan_python_words(label, (const char *const *)words->pdata, NULL,
-                                                 gpus, error);
+  g_autofree char *dir = g_path_get_dirname(path);
+  PtsimToml *out = words_in(label, dir, (const char *const *)words->pdata, NULL, gpus, error);
   if (out && run_train) {
     g_autofree char *ngpu = ptsim_shell_script_var(script, "NGPU");
     int64_t n = 8;

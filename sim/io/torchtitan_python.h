@@ -30,6 +30,9 @@
  *      SelectiveAC -> selective_ac_option 'op'; float8 filter_fqns 'lm_head'
  *      -> 'output'.  Fields with no effect on step time or memory
  *      (spmd_backend, disable_cuda_graphs, dump_folder, ...) are dropped.
+ * A launch of the older form, `--job.config_file FILE.toml` (run_train.sh's
+ * CONFIG_FILE up to 238fa99), is the TOML file (as given, else beside the
+ * launch) with the overrides in JobConfig's own words on top.
  * The result goes through the same reader as a TOML file
  * (ptsim_torchtitan_parse), so both forms give the same job for the same
  * settings.
@@ -47,8 +50,8 @@
 
 #include "toml.h"
 
-/* Whether TEXT looks like a launch of the Python form (--module and
- * --config, or run_train.sh). */
+/* Whether TEXT looks like a launch (--module and --config,
+ * --job.config_file, or run_train.sh). */
 gboolean ptsim_torchtitan_python_detect(const char *text, gsize len);
 
 /* The launch in TEXT (LEN bytes, read from PATH) as a job-config TOML
