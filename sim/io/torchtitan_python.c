@@ -543,7 +543,8 @@ static PtsimToml *words_in(const char *label, const char *dir, const char *const
   }
   if (nproc > 0 && nnodes > 0 && nproc <= PTSIM_CONFIG_INT_MAX / nnodes) *gpus = nproc * nnodes;
   const char *module = NULL, *config = NULL, *config_file = NULL;
-  g_autoptr(GPtrArray) overrides = g_ptr_array_new(); /* name, value-or-NULL pairs */
+  /* name, value-or-NULL pairs (owned copies) */
+  g_autoptr(GPtrArray) overrides = g_ptr_array_new_with_free_func(g_free);
   for (guint i = start; i < n; i++) {
     const char *w = words[i];
     if (!g_str_has_prefix(w, "--") || w[2] == '\0') {
@@ -577,14 +578,12 @@ static PtsimToml *words_in(const char *label, const char *dir, const char *const
       continue;
     }
     g_ptr_array_add(overrides, name);
-    g_ptr_array_add(overrides, (gpointer)value);
+    g_ptr_array_add(overrides, g_strdup(value));
     if (!eq && value) i++; /* taken back below when a boolean flag does not use it */
   }
   if (config_file != NULL && module == NULL && config == NULL) {
     /* torchtitan up to 238fa99: the job-config TOML named on the command line */
-    PtsimToml *out = old_form(label, dir, config_file, overrides, error);
-    for (guint i = 0; i < overrides->len; i += 2) g_free(overrides->pdata[i]);
-    return out;
+    return old_form(label, dir, config_file, overrides, error);
   }
   if (module == NULL || config == NULL) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_PARSE,
@@ -592,7 +591,6 @@ static PtsimToml *words_in(const char *label, const char *dir, const char *const
                 "manager requires both; e.g. --module llama3 --config llama3_8b), or, before "
                 "2026, --job.config_file with a job-config TOML",
                 label);
-    for (guint i = 0; i < overrides->len; i += 2) g_free(overrides->pdata[i]);
     return NULL;
   }
   g_autofree char *default_path = g_build_filename(ptsim_config_data_dir(), "models", "torchtitan",
@@ -629,7 +627,6 @@ static PtsimToml *words_in(const char *label, const char *dir, const char *const
       ok = FALSE;
     }
   }
-  for (guint i = 0; i < overrides->len; i += 2) g_free(overrides->pdata[i]);
   if (!ok) return NULL;
   return translate(label, settings, error);
 }
