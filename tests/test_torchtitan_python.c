@@ -39,7 +39,7 @@ static gboolean launch(const char *line, int64_t gpus, PtsimTorchtitan *tt, GErr
                                           line);
   int64_t launched = -1;
   g_autoptr(PtsimToml)
-      toml = ptsim_torchtitan_python_parse("run.sh", text, strlen(text), &launched, error);
+      toml = ptsim_torchtitan_python_parse("run.sh", text, strlen(text), &launched, NULL, error);
   if (toml == NULL) return FALSE;
   g_assert_cmpint(launched, ==, 8);
   return ptsim_torchtitan_parse(toml, gpus, tt, NULL, error);

@@ -670,7 +670,7 @@ gboolean ptsim_torchtitan_load(const char *path, int64_t gpus, PtsimTorchtitan *
       return FALSE;
     }
     int64_t launched = -1;
-    toml = ptsim_torchtitan_python_parse(path, text, len, &launched, error);
+    toml = ptsim_torchtitan_python_parse(path, text, len, &launched, warnings, error);
     if (toml == NULL) return FALSE;
     if (gpus < 1) gpus = launched;
   }

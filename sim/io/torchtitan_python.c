@@ -639,7 +639,7 @@ gboolean ptsim_torchtitan_python_detect(const char *text, gsize len) {
 }
 
 PtsimToml *ptsim_torchtitan_python_parse(const char *path, const char *text, gsize len,
-                                         int64_t *gpus, GError **error) {
+                                         int64_t *gpus, GPtrArray *warnings, GError **error) {
   *gpus = -1;
   g_autoptr(PtsimShellScript) script = ptsim_shell_script_run(text, len, path, error);
   if (script == NULL) return NULL;
@@ -679,6 +679,14 @@ PtsimToml *ptsim_torchtitan_python_parse(const char *path, const char *text, gsi
   g_ptr_array_add(words, NULL);
   g_autofree char *dir = g_path_get_dirname(path);
   PtsimToml *out = words_in(label, dir, (const char *const *)words->pdata, NULL, gpus, error);
+  if (out && warnings && strcmp(out->path, label) == 0)
+    /* a config function's model (not a --job.config_file TOML's) */
+    g_ptr_array_add(warnings,
+                    g_strdup_printf("%s: [model] attention: torchtitan's language models (%s) "
+                                    "attend with FlexAttention or varlen and a block-causal, "
+                                    "per-document mask; ptsim prices full causal attention over "
+                                    "the whole max_context_length",
+                                    label, COMMIT));
   if (out && run_train) {
     g_autofree char *ngpu = ptsim_shell_script_var(script, "NGPU");
     int64_t n = 8;

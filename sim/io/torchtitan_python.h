@@ -56,9 +56,12 @@ gboolean ptsim_torchtitan_python_detect(const char *text, gsize len);
 
 /* The launch in TEXT (LEN bytes, read from PATH) as a job-config TOML
  * (transfer full); *gpus: torchrun's --nproc_per_node x --nnodes when the
- * launch states both as numbers, else -1. */
+ * launch states both as numbers, else -1.  WARNINGS (may be NULL) gets
+ * what the Python form runs that ptsim prices otherwise, one line each:
+ * its language models' attention (FlexAttention or varlen with a
+ * block-causal, per-document mask: models/common/config_utils.py). */
 PtsimToml *ptsim_torchtitan_python_parse(const char *path, const char *text, gsize len,
-                                         int64_t *gpus, GError **error);
+                                         int64_t *gpus, GPtrArray *warnings, GError **error);
 
 /* The same from the command's words (WORDS[0] the program), LABEL naming
  * it in messages; CONFIGS the data file's path (NULL: the installed

@@ -41,6 +41,7 @@ check "not with --megatron-args" run 2 memory --torchtitan "$data/llama3_8b_ddp.
 check "missing file" run 2 memory --torchtitan "$tmp/none.toml"
 check "a Python-form launch predicts" run 0 predict --torchtitan "$data/run_llama3_8b.sh" --format json
 check "  its override and torchrun's world size" grep -q '"tp": 2' "$tmp/out"
+check "  its attention's document mask warned" grep -q 'run_llama3_8b.sh:5: \[model\] attention: .*block-causal' "$tmp/err"
 printf 'torchrun --nproc_per_node 8 -m torchtitan.train --module llama3 --config llama3_8b --parallelism.tensor_paralel_degree 2\n' >"$tmp/typo.sh"
 check "a misspelt override exits 2" run 2 predict --torchtitan "$tmp/typo.sh"
 check "  with the closest option" grep -q 'typo.sh:1: --parallelism.tensor_paralel_degree: .*did you mean --parallelism.tensor_parallel_degree?' "$tmp/err"

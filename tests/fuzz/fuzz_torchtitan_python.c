@@ -12,8 +12,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > FUZZ_MAX_INPUT) return 0;
   g_autoptr(GError) error = NULL;
   int64_t gpus = -1;
-  g_autoptr(PtsimToml)
-      toml = ptsim_torchtitan_python_parse("fuzz.sh", (const char *)data, size, &gpus, &error);
+  g_autoptr(PtsimToml) toml = ptsim_torchtitan_python_parse("fuzz.sh", (const char *)data, size,
+                                                            &gpus, NULL, &error);
   if (!toml) return 0;
   g_auto(PtsimTorchtitan) tt = {0};
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
