@@ -170,9 +170,11 @@ static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
       {"env-from-process", 0, 0, G_OPTION_ARG_NONE, &o->env_from_process,
        "The launch script starts in ptsim's own environment (--env entries win)", NULL},
       {"torchtitan", 0, 0, G_OPTION_ARG_FILENAME, &o->torchtitan,
-       "A torchtitan job config (llama3, dense qwen3 flavors; the world size from --gpus when "
-       "data_parallel_shard_degree = -1)",
-       "CONFIG.toml"},
+       "A torchtitan job config (llama3, qwen3, deepseek_v3, gpt_oss, llama4 flavors; the world "
+       "size from --gpus when data_parallel_shard_degree = -1), or a launch of its Python form "
+       "(--module M --config F with --section.option overrides; configs from "
+       "models/torchtitan/configs.toml)",
+       "CONFIG.toml|LAUNCH"},
       END};
   return g_memdup2(entries, sizeof entries);
 }
