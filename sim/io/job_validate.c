@@ -11,6 +11,8 @@
  * anything derived for the simulation (the core's plan.h derives it from
  * the checked job). */
 #include "job_validate.h"
+#include "hybrid_pattern.h"
+#include "mamba.h"
 #include "plan.h"
 
 #include <string.h>
@@ -422,6 +424,7 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
   const char *name = m->name[0] ? m->name : "(unnamed)";
 
   if (!ptsim_model_check(m, error)) return FALSE;
+  if (ptsim_model_is_hybrid(m) && !ptsim_hybrid_job_check(job, error)) return FALSE;
 
   /* Plain ranges first, so later arithmetic cannot overflow. */
   if (!check_count("--gpus", l->gpus, 1, error) || !check_count("--tp", l->tp, 1, error) ||

@@ -1,0 +1,212 @@
+/* test_mamba.c — Mamba-2 layers and hybrid patterns (sim/core/mamba.c,
+ * plan.c's hybrid parameters, sim/io/hybrid_pattern.c).  Every expected
+ * value is derived in the comments from Nemotron-H-8B's shape
+ * (models/nemotron-h-8b.ini: h 4096; Mamba: 128 heads of 64, d_inner
+ * 8192, 8 groups, state 128, conv kernel 4, chunk 128; attention 32 heads
+ * of 128, 8 KV groups; MLP 21504 non-gated; vocabulary 131072, untied). */
+#include <glib.h>
+#include <string.h>
+#include "config.h"
+#include "hybrid_pattern.h"
+#include "job_fixture.h"
+#include "mamba.h"
+#include "plan.h"
+
+static void load(PtsimModel *m) {
+  g_autoptr(GError) error = NULL;
+  gboolean ok = ptsim_model_load("nemotron-h-8b", m, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+}
+
+/* in_proj 4096 x (2 x 8192 + 2 x 8 x 128 + 128 = 18560) = 76021760
+ * conv1d over 8192 + 2048 = 10240 channels: 10240 x 4 + 10240  =    51200
+ * A_log, D, dt_bias: 3 x 128                                   =      384
+ * gated RMSNorm over d_inner                                   =     8192
+ * out_proj 8192 x 4096                                         = 33554432
+ * together 109635968 split by tp, plus the pre-norm 4096 (replicated):
+ * tp 1: 109640064, tp 2: 54817984 + 4096 = 54822080. */
+static void test_layer_parameters(void) {
+  g_test_summary("a Mamba-2 layer's parameters, hand-counted, and their TP split");
+  PtsimModel m;
+  PtsimMambaDims d;
+  load(&m);
+  ptsim_mamba_dims(&m, &d);
+  g_assert_cmpint(d.d_inner, ==, 8192);
+  g_assert_cmpint(d.in_proj_width, ==, 18560);
+  g_assert_cmpint(d.conv_dim, ==, 10240);
+  g_assert_cmpfloat(ptsim_mamba_layer_parameters(&m, 1), ==, 109640064.0);
+  g_assert_cmpfloat(ptsim_mamba_layer_parameters(&m, 2), ==, 54822080.0);
+  /* without mamba_num_heads: d_inner = 2 h = 8192, 8192 / 64 = 128 heads */
+  m.mamba_num_heads = 0;
+  g_assert_cmpfloat(ptsim_mamba_layer_parameters(&m, 1), ==, 109640064.0);
+}
+
+/* 24 Mamba layers 24 x 109640064                      = 2631361536
+ * 24 MLP layers 24 x (2 x 4096 x 21504 + 4096)        = 4227956736
+ * 4 attention layers 4 x (4096 x (4096 + 2 x 1024)
+ *                         + 4096 x 4096 + 4096)       =  167788544
+ * embedding and LM head 2 x 131072 x 4096             = 1073741824
+ * final norm                                          =       4096
+ * total 8100852736: the published "8B" (8.1B). */
+static void test_model_total(void) {
+  g_test_summary("Nemotron-H-8B's parameter count from its pattern matches the published 8B");
+  PtsimModel m;
+  double total = 0.0, active = 0.0;
+  load(&m);
+  g_assert_cmpint(m.num_layers, ==, 52);
+  g_assert_cmpint(ptsim_hybrid_count(&m, 0, 52, PTSIM_HYBRID_MAMBA), ==, 24);
+  g_assert_cmpint(ptsim_hybrid_count(&m, 0, 52, PTSIM_HYBRID_MLP), ==, 24);
+  g_assert_cmpint(ptsim_hybrid_count(&m, 0, 52, PTSIM_HYBRID_ATTENTION), ==, 4);
+  ptsim_plan_model_parameters(&m, 8192, &total, &active);
+  g_assert_cmpfloat(total, ==, 8100852736.0);
+  g_assert_cmpfloat(active, ==, total);
+  g_assert_cmpfloat(total / 1e9, >=, 7.95);
+  g_assert_cmpfloat(total / 1e9, <, 8.15);
+}
+
+/* Per token, tp 1:
+ *   in_proj  2 x 4096 x 18560 = 152043520, out_proj 2 x 8192 x 4096 = 67108864
+ *   conv     2 x 4 x 10240 = 81920
+ *   SSD      8 groups x 2 x 128 x 128 (C B^T)                  =  262144
+ *          + 128 heads x (2 x 128 x 64 + 4 x 128 x 64)          = 6291456
+ *            together 6553600 (Dao & Gu 2024, section 6). */
+static void test_forward_flops(void) {
+  g_test_summary("a Mamba-2 layer's GEMM, conv and SSD FLOPs per token, hand-derived");
+  PtsimModel m;
+  PtsimMambaFlops f;
+  load(&m);
+  ptsim_mamba_forward_flops(&m, 1, 1.0, &f);
+  g_assert_cmpfloat(f.in_proj, ==, 152043520.0);
+  g_assert_cmpfloat(f.out_proj, ==, 67108864.0);
+  g_assert_cmpfloat(f.conv, ==, 81920.0);
+  g_assert_cmpfloat(f.ssd, ==, 6553600.0);
+  ptsim_mamba_forward_flops(&m, 4, 1000.0, &f);
+  g_assert_cmpfloat(f.ssd, ==, 6553600.0 * 1000.0 / 4.0);
+}
+
+/* Per token, bf16: in_proj's input and norm output 2 x 2 x 4096 + rstd 4
+ * = 16388; [z x B C dt] 2 x 18560 = 37120; out_x 16384; the gated norm's
+ * input 16384 + rstd 4 x 8 groups = 16416; out_proj's input 16384:
+ * 102692.  tp 2 with SP: 8196 + 18560 + 8192 + (8192 + 16) + 8192 = 51348;
+ * hidden dropout adds a byte per h / tp: 51348 + 2048 = 53396. */
+static void test_saved_bytes(void) {
+  g_test_summary("what a Mamba-2 layer keeps for backward (Megatron's mem-efficient path)");
+  PtsimModel m;
+  load(&m);
+  g_assert_cmpfloat(ptsim_mamba_saved_bytes(&m, 1, 0, 1.0, 0), ==, 102692.0);
+  g_assert_cmpfloat(ptsim_mamba_saved_bytes(&m, 2, 1, 1.0, 0), ==, 51348.0);
+  g_assert_cmpfloat(ptsim_mamba_saved_bytes(&m, 2, 1, 4096.0, 1), ==, 53396.0 * 4096.0);
+}
+
+/* A made-up GPU: 1e15 FLOP/s at 0.5 (5e14), 2e12 B/s at 0.8 (1.6e12), no
+ * launch cost.  Forward over 4096 tokens, tp 1: matmul FLOPs (6553600 +
+ * 81920) x 4096 = 27179089920, 54.4 us; bytes per token 37120 + 40960 +
+ * 16 x 128 x 64 x 128 / 128 (= 131072) + 32768 + 1536 = 243456, x 4096 =
+ * 997195776, 623.2 us: memory-bound, 997195776 / 1.6e12 s.  Backward:
+ * twice the bytes, still memory-bound (its FLOPs 2 x 27179089920 +
+ * 335544320 + 4096 x 128 x 2 x 128 x 64 = 63283658752, 126.6 us). */
+static void test_scan_seconds(void) {
+  g_test_summary("the SSD scan's roofline time (uncalibrated formula), hand-derived");
+  PtsimModel m;
+  PtsimHardware hw;
+  load(&m);
+  memset(&hw, 0, sizeof hw);
+  hw.peak_bf16_flops = 1e15;
+  hw.attention_efficiency = 0.5;
+  hw.hbm_bytes_per_s = 2e12;
+  hw.memory_efficiency = 0.8;
+  g_assert_cmpfloat_with_epsilon(ptsim_mamba_scan_seconds(&m, &hw, 1, 4096.0, 0),
+                                 997195776.0 / 1.6e12, 1e-12);
+  g_assert_cmpfloat_with_epsilon(ptsim_mamba_scan_seconds(&m, &hw, 1, 4096.0, 1),
+                                 2.0 * 997195776.0 / 1.6e12, 1e-12);
+}
+
+static void refused(const char *text, const char *expected) {
+  PtsimModel m;
+  g_autoptr(GError) error = NULL;
+  memset(&m, 0, sizeof m);
+  g_assert_false(ptsim_hybrid_pattern_parse(text, "--hybrid-layer-pattern", &m, &error));
+  g_assert_nonnull(error);
+  g_assert_nonnull(strstr(error->message, expected));
+}
+
+static void test_pattern_parse(void) {
+  g_test_summary("a pattern's symbols become the layers and their kinds; others refused by name");
+  PtsimModel m;
+  g_autoptr(GError) error = NULL;
+  memset(&m, 0, sizeof m);
+  g_assert_true(ptsim_hybrid_pattern_parse("M-M*EM", "--hybrid-layer-pattern", &m, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(m.num_layers, ==, 6);
+  g_assert_cmpint(ptsim_hybrid_count(&m, 0, 6, PTSIM_HYBRID_MAMBA), ==, 3);
+  g_assert_cmpint(ptsim_hybrid_count(&m, 2, 3, PTSIM_HYBRID_MAMBA), ==, 1);
+  g_assert_cmpint(ptsim_plan_moe_layers_in(&m, 0, 6), ==, 0); /* no experts: no MoE layer */
+  g_assert_cmpuint(m.moe_layers[0], ==, (guint64)1 << 4);     /* the E symbol's bit */
+  refused("M-|M-", "'|' at position 3 of the hybrid pattern: | (pipeline stage boundaries)");
+  refused("M-M-/MM", "'/' at position 5");
+  refused("MGM", "G (a gated delta net layer) is not modelled");
+  refused("MxM", "expected M (Mamba), * (attention), - (MLP) or E (MoE)");
+  refused("", "a hybrid pattern of 0 layers");
+}
+
+static void model_refused(const char *text, const char *expected) {
+  PtsimModel m;
+  g_autoptr(GError) error = NULL;
+  g_assert_false(ptsim_model_load_data(text, strlen(text), "t.ini", &m, &error));
+  g_assert_nonnull(error);
+  if (!strstr(error->message, expected)) g_error("%s", error->message);
+}
+
+#define DENSE                                                                       \
+  "[model]\nhidden_size = 1024\nffn_hidden_size = 4096\nnum_attention_heads = 16\n" \
+  "num_query_groups = 16\nvocab_size = 32000\nactivation = gelu\nnorm = rmsnorm\n"  \
+  "tied_embeddings = false\nbias = false\n"
+
+static void test_model_keys(void) {
+  g_test_summary("the .ini keys: num_layers must match the pattern; Mamba sizes need a pattern");
+  model_refused(DENSE "num_layers = 6\nhybrid_override_pattern = M-M*-\n",
+                "5 layers, num_layers = 6: expected one symbol per layer");
+  model_refused(DENSE "num_layers = 4\nmamba_state_dim = 64\n",
+                "t.ini: [model] mamba_state_dim needs hybrid_override_pattern");
+  model_refused(DENSE "num_layers = 3\nhybrid_override_pattern = MEM\n",
+                "layer 1 of the hybrid pattern is E (MoE) but the model has no experts");
+  model_refused(DENSE "num_layers = 2\nhybrid_override_pattern = M-\nmamba_num_groups = 3\n",
+                "32 Mamba heads are not a multiple of its 3 groups");
+}
+
+/* The simulation of hybrid layers is not built: a job is refused by name;
+ * tp must divide the 128 heads and 8 groups first (Megatron asserts it). */
+static void test_job_refused(void) {
+  g_test_summary("a hybrid job is refused, naming what is modelled; tp must divide the groups");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  memset(&job, 0, sizeof job);
+  g_assert_true(ptsim_model_load("nemotron-h-8b", &job.model, &error) &&
+                ptsim_hardware_load("h100-80g", &job.hw, &error));
+  ptsim_job_init_defaults(&job);
+  job.layout.gpus = 16;
+  job.layout.tp = 16;
+  job.layout.mbs = 1;
+  job.layout.gbs = 16;
+  job.layout.seq = 8192;
+  g_assert_false(ptsim_job_validate(&job, &error));
+  g_assert_nonnull(strstr(error->message, "--tp 16 does not divide the 128 Mamba heads and 8"));
+  g_clear_error(&error);
+  job.layout.tp = 8;
+  g_assert_false(ptsim_job_validate(&job, &error));
+  g_assert_nonnull(strstr(error->message, "memory and time are not modelled yet"));
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/mamba/layer-parameters", test_layer_parameters);
+  g_test_add_func("/mamba/model-total", test_model_total);
+  g_test_add_func("/mamba/forward-flops", test_forward_flops);
+  g_test_add_func("/mamba/saved-bytes", test_saved_bytes);
+  g_test_add_func("/mamba/scan-seconds", test_scan_seconds);
+  g_test_add_func("/mamba/pattern-parse", test_pattern_parse);
+  g_test_add_func("/mamba/model-keys", test_model_keys);
+  g_test_add_func("/mamba/job-refused", test_job_refused);
+  return g_test_run();
+}
