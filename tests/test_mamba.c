@@ -10,6 +10,7 @@
 #include "hybrid_pattern.h"
 #include "job_fixture.h"
 #include "mamba.h"
+#include "megatron_args.h"
 #include "plan.h"
 
 static void load(PtsimModel *m) {
@@ -198,6 +199,50 @@ static void test_job_refused(void) {
   g_assert_nonnull(strstr(error->message, "memory and time are not modelled yet"));
 }
 
+/* Megatron-LM's flags for Nemotron-H-8B (Megatron-Bridge's
+ * NemotronHModel8BProvider as a command line) give the model file's
+ * fields: the pattern, its 52 layers, the Mamba sizes, the same total. */
+#define NEMOTRON_H_8B                                                                          \
+  "torchrun --nproc_per_node 8 pretrain_mamba.py --is-hybrid-model "                           \
+  "--hybrid-override-pattern M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M- "            \
+  "--hidden-size 4096 --ffn-hidden-size 21504 --num-attention-heads 32 "                       \
+  "--group-query-attention --num-query-groups 8 --kv-channels 128 --mamba-num-heads 128 "      \
+  "--mamba-head-dim 64 --mamba-num-groups 8 --mamba-state-dim 128 --padded-vocab-size 131072 " \
+  "--untie-embeddings-and-output-weights --normalization RMSNorm --disable-bias-linear "       \
+  "--position-embedding-type none --seq-length 8192 --max-position-embeddings 8192 "           \
+  "--micro-batch-size 1 --global-batch-size 64 --tensor-model-parallel-size 2 --bf16 "
+
+static void test_flag_parity(void) {
+  g_test_summary("--hybrid-override-pattern and --mamba-* give the model file's hybrid model");
+  PtsimModel file;
+  PtsimJob job;
+  double from_file = 0.0, from_flags = 0.0;
+  g_autoptr(GError) error = NULL;
+  load(&file);
+  memset(&job, 0, sizeof job);
+  gboolean ok = ptsim_megatron_args_parse(NEMOTRON_H_8B, &job, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+  g_assert_cmpint(job.model.num_layers, ==, 52); /* from the pattern: no --num-layers */
+  g_assert_cmpstr(job.model.hybrid_pattern, ==, file.hybrid_pattern);
+  g_assert_cmpint(job.model.mamba_num_heads, ==, file.mamba_num_heads);
+  g_assert_cmpint(job.model.mamba_head_dim, ==, file.mamba_head_dim);
+  g_assert_cmpint(job.model.mamba_num_groups, ==, file.mamba_num_groups);
+  g_assert_cmpint(job.model.mamba_state_dim, ==, file.mamba_state_dim);
+  ptsim_plan_model_parameters(&file, 8192, &from_file, NULL);
+  ptsim_plan_model_parameters(&job.model, 8192, &from_flags, NULL);
+  g_assert_cmpfloat(from_flags, ==, from_file);
+  /* --hybrid-layer-pattern is the same flag; a '|' in it is refused by name */
+  memset(&job, 0, sizeof job);
+  g_assert_false(ptsim_megatron_args_parse(
+      "pretrain_mamba.py --hybrid-layer-pattern 'M-M-|M-M-' --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 "
+      "--micro-batch-size 1 --global-batch-size 8 --vocab-size 32000",
+      &job, NULL, &error));
+  if (!strstr(error->message, "--hybrid-layer-pattern: '|' at position 5"))
+    g_error("%s", error->message);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/mamba/layer-parameters", test_layer_parameters);
@@ -208,5 +253,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/mamba/pattern-parse", test_pattern_parse);
   g_test_add_func("/mamba/model-keys", test_model_keys);
   g_test_add_func("/mamba/job-refused", test_job_refused);
+  g_test_add_func("/mamba/flag-parity", test_flag_parity);
   return g_test_run();
 }
