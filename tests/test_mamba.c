@@ -11,7 +11,9 @@
 #include "job_fixture.h"
 #include "mamba.h"
 #include "megatron_args.h"
+#include "job_resolve.h"
 #include "plan.h"
+#include "plan_of.h"
 
 static void load(PtsimModel *m) {
   g_autoptr(GError) error = NULL;
@@ -199,6 +201,81 @@ static void test_job_refused(void) {
   g_assert_nonnull(strstr(error->message, "memory and time are not modelled yet"));
 }
 
+/* The pattern's layers split over pp 2 as Megatron splits them, the first
+ * stage given 10 (--decoder-first-pipeline-num-layers 10): stage 0 holds
+ * "M-M-M-M*-M", 5 Mamba, 4 MLP, 1 attention; stage 1 the other 42: 19
+ * Mamba, 20 MLP, 3 attention.  At tp 2 a Mamba layer is 54822080 (above),
+ * an MLP layer 2 x 4096 x 21504 / 2 + 4096 = 88084480, an attention layer
+ * 41943040 / 2 + 4096 = 20975616; the embedding and the LM head 4096 x
+ * 131072 / 2 = 268435456 each, the final norm 4096:
+ *   stage 0: 5 x 54822080 + 4 x 88084480 + 20975616 + 268435456 = 915859392
+ *   stage 1: 19 x 54822080 + 20 x 88084480 + 3 x 20975616 + 4096
+ *            + 268435456 = 3134675520. */
+static void test_stage_split(void) {
+  g_test_summary("a pattern's per-stage split: each stage's layers by kind, hand-counted");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  memset(&job, 0, sizeof job);
+  g_assert_true(ptsim_model_load("nemotron-h-8b", &job.model, &error) &&
+                ptsim_hardware_load("h100-80g", &job.hw, &error));
+  ptsim_job_init_defaults(&job);
+  job.layout.gpus = 8;
+  job.layout.tp = 2;
+  job.layout.pp = 2;
+  job.layout.vp = 1;
+  job.layout.mbs = 1;
+  job.layout.gbs = 16;
+  job.layout.seq = 8192;
+  job.layout.first_stage_layers = 10;
+  ptsim_job_resolve(&job); /* the plan of a job the shell refuses to simulate yet */
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_assert_cmpint(plan->stage_layers[0], ==, 10);
+  g_assert_cmpint(plan->stage_layers[1], ==, 42);
+  g_assert_cmpint(ptsim_hybrid_count(&job.model, 0, 10, PTSIM_HYBRID_MAMBA), ==, 5);
+  g_assert_cmpint(ptsim_hybrid_count(&job.model, 10, 42, PTSIM_HYBRID_ATTENTION), ==, 3);
+  g_assert_cmpfloat(plan->stage_parameters[0], ==, 915859392.0);
+  g_assert_cmpfloat(plan->stage_parameters[1], ==, 3134675520.0);
+}
+
+/* The same layout's analytical activations on stage 0 (1F1B, pp 2: 2
+ * microbatches in flight; tp 2 with SP, 8192 tokens, no dropout):
+ *   a Mamba layer 51348 B per token (above) x 8192        = 420642816
+ *   an MLP layer: input and norm output 4 T h / 2 = 67108864, fc1's
+ *     output and the activation's 4 T f / 2 = 352321536     = 419430400
+ *   attention: 67108864 + (2 q + 4 kv + 2 q) / 2, q = T x 32 x 128 =
+ *     33554432, kv = T x 8 x 128 = 8388608: + 83886080      = 150994944
+ *   5 x 420642816 + 4 x 419430400 + 150994944 = 3931930624, x 2 in flight
+ *   = 7863861248. */
+static void test_stage_activations(void) {
+  g_test_summary("a hybrid stage's saved activations by layer kind, hand-derived");
+  PtsimJob job;
+  PtsimMemoryEstimate est;
+  g_autoptr(GError) error = NULL;
+  memset(&job, 0, sizeof job);
+  g_assert_true(ptsim_model_load("nemotron-h-8b", &job.model, &error) &&
+                ptsim_hardware_load("h100-80g", &job.hw, &error));
+  ptsim_job_init_defaults(&job);
+  job.layout.gpus = 8;
+  job.layout.tp = 2;
+  job.layout.pp = 2;
+  job.layout.vp = 1;
+  job.layout.mbs = 1;
+  job.layout.gbs = 16;
+  job.layout.seq = 8192;
+  job.layout.first_stage_layers = 10;
+  job.source.hidden_dropout = 0.0;
+  job.source.attention_dropout = 0.0;
+  ptsim_job_resolve(&job);
+  g_assert_true(job.layout.sp);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_assert_cmpfloat(plan->inflight_microbatches[0], ==, 2.0);
+  g_assert_cmpfloat(ptsim_memory_hybrid_layer_bytes(plan, PTSIM_HYBRID_MAMBA), ==, 420642816.0);
+  g_assert_cmpfloat(ptsim_memory_hybrid_layer_bytes(plan, PTSIM_HYBRID_MLP), ==, 419430400.0);
+  g_assert_cmpfloat(ptsim_memory_hybrid_layer_bytes(plan, PTSIM_HYBRID_ATTENTION), ==, 150994944.0);
+  estimate_of(&job, PTSIM_CE_LAST_STAGE, &est);
+  g_assert_cmpfloat(est.stages[0].activations_bytes, ==, 7863861248.0);
+}
+
 /* Megatron-LM's flags for Nemotron-H-8B (Megatron-Bridge's
  * NemotronHModel8BProvider as a command line) give the model file's
  * fields: the pattern, its 52 layers, the Mamba sizes, the same total. */
@@ -254,5 +331,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/mamba/model-keys", test_model_keys);
   g_test_add_func("/mamba/job-refused", test_job_refused);
   g_test_add_func("/mamba/flag-parity", test_flag_parity);
+  g_test_add_func("/mamba/stage-split", test_stage_split);
+  g_test_add_func("/mamba/stage-activations", test_stage_activations);
   return g_test_run();
 }

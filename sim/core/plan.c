@@ -376,6 +376,27 @@ PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, 
   if (active) *active = act;
 }
 
+/* The layers of stage `stage` of a hybrid model on one GPU: each of its
+ * chunks' layers by kind (Megatron splits the pattern's layers over the
+ * stages as it splits a transformer's, --decoder-first/last-pipeline-
+ * num-layers included: hybrid_layer_allocation.py select_pipeline_segment). */
+static PTSIM_HD double plan_hybrid_stage_layers(const PtsimPlan *plan, int64_t stage) {
+  const PtsimModel *m = &plan->job.model;
+  const PtsimLayout *l = &plan->job.layout;
+  const char kinds[4] = {PTSIM_HYBRID_MAMBA, PTSIM_HYBRID_ATTENTION, PTSIM_HYBRID_MLP,
+                         PTSIM_HYBRID_MOE};
+  int64_t ep = l->ep > 0 ? l->ep : 1, etp = l->etp > 0 ? l->etp : l->tp, c, first, count;
+  double n = 0.0;
+  int k;
+  for (c = 0; c < plan->num_chunks; c++) {
+    ptsim_plan_chunk_range(plan, stage, c, &first, &count);
+    for (k = 0; k < 4; k++)
+      n += (double)ptsim_hybrid_count(m, first, count, kinds[k]) *
+           ptsim_plan_hybrid_layer_parameters(m, kinds[k], l->tp, ep, etp, NULL);
+  }
+  return n;
+}
+
 /* Parameters held by one GPU of pipeline stage `stage`. */
 static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stage) {
   const PtsimModel *m = &plan->job.model;
@@ -384,8 +405,10 @@ static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stag
   double v = (double)m->vocab_size;
   double word_embedding = h * v / (double)l->tp; /* vocabulary-parallel */
   int64_t moe = plan->stage_moe_layers[stage];
-  double n = (double)(plan->stage_layers[stage] - moe) * plan->layer_parameters +
-             (double)moe * plan->moe_layer_parameters;
+  double n = ptsim_model_is_hybrid(m)
+                 ? plan_hybrid_stage_layers(plan, stage)
+                 : (double)(plan->stage_layers[stage] - moe) * plan->layer_parameters +
+                       (double)moe * plan->moe_layer_parameters;
   if (stage == plan->vstages.first_stage) {
     n += word_embedding;
     /* Megatron's learned position embedding is a plain (not parallel)
