@@ -14,6 +14,7 @@
 #include "job_resolve.h"
 #include "plan.h"
 #include "plan_of.h"
+#include "prediction.h"
 
 static void load(PtsimModel *m) {
   g_autoptr(GError) error = NULL;
@@ -197,8 +198,11 @@ static void test_job_refused(void) {
   g_assert_nonnull(strstr(error->message, "--tp 16 does not divide the 128 Mamba heads and 8"));
   g_clear_error(&error);
   job.layout.tp = 8;
+  job.layout.dp = 0; /* derived again */
   g_assert_false(ptsim_job_validate(&job, &error));
-  g_assert_nonnull(strstr(error->message, "memory and time are not modelled yet"));
+  if (!strstr(error->message, "the step time and the allocator replay of its Mamba layers are not "
+                              "modelled yet; `ptsim memory` gives its analytical memory estimate"))
+    g_error("%s", error->message);
 }
 
 /* The pattern's layers split over pp 2 as Megatron splits them, the first
@@ -276,6 +280,49 @@ static void test_stage_activations(void) {
   g_assert_cmpfloat(est.stages[0].activations_bytes, ==, 7863861248.0);
 }
 
+/* `ptsim memory` builds and estimates a hybrid job (the same stage 0 as
+ * above); `ptsim predict`'s step simulation refuses it by name. */
+static void test_memory_command(void) {
+  g_test_summary("a hybrid job's analytical estimate runs; its time simulation is refused");
+  static const char *const flags[] = {"--model",
+                                      "nemotron-h-8b",
+                                      "--hw",
+                                      "h100-80g",
+                                      "--gpus",
+                                      "8",
+                                      "--tp",
+                                      "2",
+                                      "--pp",
+                                      "2",
+                                      "--mbs",
+                                      "1",
+                                      "--gbs",
+                                      "16",
+                                      "--seq",
+                                      "8192",
+                                      "--decoder-first-pipeline-num-layers",
+                                      "10",
+                                      NULL};
+  PtsimJob job;
+  PtsimPredictOptions o;
+  PtsimPrediction p;
+  g_autoptr(GError) error = NULL;
+  gboolean ok = ptsim_job_build_from_flags(flags, &job, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+  job.source.hidden_dropout = 0.0;
+  job.source.attention_dropout = 0.0;
+  ptsim_predict_options_init(&o);
+  ok = ptsim_prediction_run(&job, &o, FALSE, &p, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+  g_assert_cmpfloat(p.memory->stages[0].activations_bytes, ==, 7863861248.0);
+  ptsim_prediction_clear(&p);
+  g_assert_false(ptsim_prediction_run(&job, &o, TRUE, &p, &error));
+  g_assert_nonnull(strstr(error->message, "`ptsim memory` gives its analytical memory estimate"));
+  ptsim_predict_options_clear(&o);
+}
+
 /* Megatron-LM's flags for Nemotron-H-8B (Megatron-Bridge's
  * NemotronHModel8BProvider as a command line) give the model file's
  * fields: the pattern, its 52 layers, the Mamba sizes, the same total. */
@@ -333,5 +380,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/mamba/flag-parity", test_flag_parity);
   g_test_add_func("/mamba/stage-split", test_stage_split);
   g_test_add_func("/mamba/stage-activations", test_stage_activations);
+  g_test_add_func("/mamba/memory-command", test_memory_command);
   return g_test_run();
 }

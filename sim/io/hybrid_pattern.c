@@ -151,7 +151,13 @@ gboolean ptsim_hybrid_job_check(const PtsimJob *job, GError **error) {
                          " Mamba heads and %" G_GINT64_FORMAT
                          " groups of model %s (Megatron-LM asserts both)",
                          (gint64)job->layout.tp, (gint64)d.nheads, (gint64)d.ngroups, m->name);
-  return model_invalid("model %s is a hybrid model (hybrid_override_pattern): ptsim counts its "
-                       "parameters, but its memory and time are not modelled yet",
-                       m->name);
+  return TRUE;
+}
+
+gboolean ptsim_hybrid_simulation_check(const PtsimJob *job, GError **error) {
+  if (!ptsim_model_is_hybrid(&job->model)) return TRUE;
+  return model_invalid("model %s is a hybrid model (hybrid_override_pattern): the step time and "
+                       "the allocator replay of its Mamba layers are not modelled yet; "
+                       "`ptsim memory` gives its analytical memory estimate",
+                       job->model.name);
 }

@@ -40,9 +40,14 @@ gboolean ptsim_hybrid_model_load(const PtsimIniFile *ini, PtsimModel *m, GError 
 gboolean ptsim_hybrid_model_check(const PtsimModel *m, GError **error);
 
 /* What a job with a hybrid model must satisfy: tensor parallelism
- * dividing the Mamba heads and groups (Megatron-LM asserts both).  The
- * event simulation of hybrid layers is not built: the job is refused,
- * naming what is (the parameter count, plan.h). */
+ * dividing the Mamba heads and groups (Megatron-LM asserts both). */
 gboolean ptsim_hybrid_job_check(const PtsimJob *job, GError **error);
+
+/* The event simulation and the allocator replay of hybrid layers are not
+ * built: FALSE for a hybrid job, naming what is (the analytical memory
+ * estimate, memory.c "Hybrid models").  ptsim_job_validate (the sweep's
+ * candidates) and the simulations (sim/run/simulate.c) run it; `ptsim
+ * memory` does not. */
+gboolean ptsim_hybrid_simulation_check(const PtsimJob *job, GError **error);
 
 #endif /* PTSIM_HYBRID_PATTERN_H */

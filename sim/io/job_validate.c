@@ -667,5 +667,5 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
   g_return_val_if_fail(job != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
   ptsim_job_resolve(job);
-  return ptsim_job_check(job, error);
+  return ptsim_job_check(job, error) && ptsim_hybrid_simulation_check(job, error);
 }
