@@ -9,7 +9,8 @@
  * (hybrid_layer_allocation.py Symbols): M Mamba, * attention, - MLP, E MoE;
  * one layer each.  Its other symbols are refused by name: G (gated delta
  * net), D (DeepSeek sparse attention), + (MLA), the pipeline separator |
- * and the MTP separator /.  Megatron derives the layer count from the
+ * (which the Megatron-LM flag's reader, megatron_hybrid.c, takes out when
+ * its segments are equal) and the MTP separator /.  Megatron derives the layer count from the
  * pattern (it ignores --num-layers); an .ini file must give both, equal.
  *
  * Not here: the layer's shape and cost (sim/core/mamba.c). */

@@ -499,7 +499,8 @@ static gboolean parse_text(const char *text, gsize len, const char *name,
        ptsim_megatron_resolve_hybrid(&said, &job->model, error) &&
        ptsim_megatron_resolve_window(&said, &job->model, error) &&
        ptsim_megatron_resolve_job(&said, job, error) &&
-       ptsim_megatron_resolve_moe_job(&said, job, error);
+       ptsim_megatron_resolve_moe_job(&said, job, error) &&
+       ptsim_megatron_resolve_hybrid_job(&said, job, error);
   g_ptr_array_unref(said.read);
   return ok;
 }

@@ -3,7 +3,8 @@
  * forwards to it), --mamba-state-dim, --mamba-head-dim, --mamba-num-groups,
  * --mamba-num-heads (megatron/training/arguments.py and
  * core/transformer/transformer_config.py at d98e8a64; hybrid_pattern.h
- * checks the pattern).  The same fields a model .ini's
+ * checks the pattern; '|' stage separators give the pipeline split when
+ * the segments are equal).  The same fields a model .ini's
  * hybrid_override_pattern and mamba_* keys fill. */
 #include <string.h>
 
@@ -28,5 +29,36 @@ gboolean ptsim_megatron_resolve_hybrid(const Said *s, PtsimModel *m, GError **er
                          (gint64)PTSIM_CONFIG_INT_MAX);
     *fields[k] = s->i[sizes[k]];
   }
-  return ptsim_hybrid_pattern_parse(s->word[F_HYBRID_PATTERN], "--hybrid-layer-pattern", m, error);
+  /* '|' separates pipeline stages (virtual ones when there are more
+   * segments than --pipeline-model-parallel-size): segments of one length
+   * are the even split, read as the pattern without them (the layout:
+   * ptsim_megatron_resolve_hybrid_job); unequal ones are not modelled */
+  g_auto(GStrv) segments = g_strsplit(s->word[F_HYBRID_PATTERN], "|", -1);
+  guint k = g_strv_length(segments);
+  for (guint i = 1; i < k; i++)
+    if (strlen(segments[i]) != strlen(segments[0]))
+      return parse_error("--hybrid-layer-pattern %s: pipeline segments of %zu and %zu layers; "
+                         "ptsim models segments ('|') of equal length only",
+                         s->word[F_HYBRID_PATTERN], strlen(segments[0]), strlen(segments[i]));
+  g_autofree char *joined = g_strjoinv("", segments);
+  return ptsim_hybrid_pattern_parse(joined, "--hybrid-layer-pattern", m, error);
+}
+
+gboolean ptsim_megatron_resolve_hybrid_job(const Said *s, PtsimJob *job, GError **error) {
+  PtsimLayout *l = &job->layout;
+  if (!GIVEN(s, F_HYBRID_PATTERN) || !strchr(s->word[F_HYBRID_PATTERN], '|')) return TRUE;
+  g_auto(GStrv) segments = g_strsplit(s->word[F_HYBRID_PATTERN], "|", -1);
+  int64_t k = (int64_t)g_strv_length(segments);
+  /* Megatron-LM's rules (arguments.py, hybrid_layer_allocation.py) */
+  if (GIVEN(s, F_LAYERS_PER_VSTAGE) || GIVEN(s, F_VSTAGES_PER_RANK) || l->first_stage_layers ||
+      l->last_stage_layers)
+    return parse_error("--hybrid-layer-pattern with '|' gives the pipeline split: drop the "
+                       "virtual-stage and --decoder-first/last-pipeline-num-layers flags "
+                       "(Megatron-LM refuses them)");
+  if (k % l->pp != 0)
+    return parse_error("--hybrid-layer-pattern has %" G_GINT64_FORMAT " pipeline segments, not a "
+                       "multiple of --pipeline-model-parallel-size %" G_GINT64_FORMAT,
+                       (gint64)k, (gint64)l->pp);
+  l->vp = k / l->pp;
+  return TRUE;
 }

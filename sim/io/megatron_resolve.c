@@ -79,7 +79,11 @@ gboolean ptsim_megatron_resolve_model(const Said *s, int64_t tp, PtsimModel *m, 
   m->num_layers = GIVEN(s, F_NUM_LAYERS) ? s->i[F_NUM_LAYERS] : s->i[F_ENC_LAYERS];
   /* a hybrid pattern's length is the layer count (Megatron ignores
    * --num-layers beside it; megatron_hybrid.c reads the pattern) */
-  if (GIVEN(s, F_HYBRID_PATTERN)) m->num_layers = (int64_t)strlen(s->word[F_HYBRID_PATTERN]);
+  if (GIVEN(s, F_HYBRID_PATTERN)) {
+    const char *c;
+    m->num_layers = 0;
+    for (c = s->word[F_HYBRID_PATTERN]; *c; c++) m->num_layers += *c != '|';
+  }
   m->hidden_size = s->i[F_HIDDEN];
   m->num_attention_heads = s->i[F_HEADS];
   m->activation = GIVEN(s, F_SWIGLU) ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;

@@ -210,5 +210,6 @@ gboolean ptsim_megatron_resolve_window(const Said *s, PtsimModel *m, GError **er
  * deprecated --hybrid-override-pattern) and the --mamba-* sizes, after the
  * MoE part (the pattern's E layers are the MoE layers). */
 gboolean ptsim_megatron_resolve_hybrid(const Said *s, PtsimModel *m, GError **error);
+gboolean ptsim_megatron_resolve_hybrid_job(const Said *s, PtsimJob *job, GError **error);
 
 #endif /* PTSIM_MEGATRON_SAID_H */
