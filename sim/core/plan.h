@@ -290,6 +290,12 @@ PTSIM_HD int64_t ptsim_plan_moe_layers_in(const PtsimModel *model, int64_t first
 PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, double *total,
                                           double *active);
 
+/* Parameters of one layer of kind KIND (a PTSIM_HYBRID_* symbol) of a
+ * hybrid model on one GPU of tp (ep, etp for an MoE layer's routed
+ * experts, whose part *experts receives; may be NULL). */
+PTSIM_HD double ptsim_plan_hybrid_layer_parameters(const PtsimModel *model, char kind, int64_t tp,
+                                                   int64_t ep, int64_t etp, double *experts);
+
 /* The most (microbatch, chunk) pairs stage `stage` of p holds under
  * `schedule` with m microbatches and v chunks per stage (vp; the schedule's
  * own chunks: one per stage but when interleaved with v > 1) in groups of

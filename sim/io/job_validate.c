@@ -11,6 +11,8 @@
  * anything derived for the simulation (the core's plan.h derives it from
  * the checked job). */
 #include "job_validate.h"
+#include "hybrid_pattern.h"
+#include "mamba.h"
 #include "plan.h"
 
 #include <string.h>
@@ -428,6 +430,7 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
   const char *name = m->name[0] ? m->name : "(unnamed)";
 
   if (!ptsim_model_check(m, error)) return FALSE;
+  if (ptsim_model_is_hybrid(m) && !ptsim_hybrid_job_check(job, error)) return FALSE;
 
   /* Plain ranges first, so later arithmetic cannot overflow. */
   if (!check_count("--gpus", l->gpus, 1, error) || !check_count("--tp", l->tp, 1, error) ||
@@ -670,5 +673,5 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
   g_return_val_if_fail(job != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
   ptsim_job_resolve(job);
-  return ptsim_job_check(job, error);
+  return ptsim_job_check(job, error) && ptsim_hybrid_simulation_check(job, error);
 }

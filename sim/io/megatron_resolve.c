@@ -70,12 +70,20 @@ gboolean ptsim_megatron_resolve_model(const Said *s, int64_t tp, PtsimModel *m, 
   g_strlcpy(m->name, "megatron-args", sizeof m->name);
   const FlagId required[] = {F_NUM_LAYERS, F_HIDDEN, F_HEADS};
   for (size_t r = 0; r < G_N_ELEMENTS(required); r++)
-    if (!GIVEN(s, required[r]) && !(required[r] == F_NUM_LAYERS && GIVEN(s, F_ENC_LAYERS))) {
+    if (!GIVEN(s, required[r]) && !(required[r] == F_NUM_LAYERS && GIVEN(s, F_ENC_LAYERS)) &&
+        !(required[r] == F_NUM_LAYERS && GIVEN(s, F_HYBRID_PATTERN))) {
       g_autofree char *read = what_was_read(s);
       return parse_error("%s is missing (Megatron-LM requires it); %s",
                          ptsim_megatron_flag_name(required[r]), read);
     }
   m->num_layers = GIVEN(s, F_NUM_LAYERS) ? s->i[F_NUM_LAYERS] : s->i[F_ENC_LAYERS];
+  /* a hybrid pattern's length is the layer count (Megatron ignores
+   * --num-layers beside it; megatron_hybrid.c reads the pattern) */
+  if (GIVEN(s, F_HYBRID_PATTERN)) {
+    const char *c;
+    m->num_layers = 0;
+    for (c = s->word[F_HYBRID_PATTERN]; *c; c++) m->num_layers += *c != '|';
+  }
   m->hidden_size = s->i[F_HIDDEN];
   m->num_attention_heads = s->i[F_HEADS];
   m->activation = GIVEN(s, F_SWIGLU) ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
