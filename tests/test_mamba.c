@@ -362,7 +362,7 @@ static void test_flag_parity(void) {
 #define SMALL_HYBRID                                                                  \
   "pretrain_hybrid.py --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 " \
   "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 8 "        \
-  "--vocab-size 32000 --pipeline-model-parallel-size 2 "
+  "--vocab-size 32000 --pipeline-model-parallel-size 2 --bf16 "
   memset(&job, 0, sizeof job);
   ok = ptsim_megatron_args_parse(SMALL_HYBRID "--hybrid-layer-pattern 'M-|M*|M-|M-'", &job, NULL,
                                  &error);
