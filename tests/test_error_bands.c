@@ -109,6 +109,24 @@ static void test_moe_a2a_overlap(void) {
                   "it");
 }
 
+static void test_torch_fsdp_experts(void) {
+  g_test_summary("PyTorch FSDP2 with experts: no band (uncalibrated); Megatron-FSDP's keeps one");
+  PtsimJob job;
+  PtsimErrorBand b;
+  job_of(&job, "mixtral-8x7b", "h100-80g", 4, 4096, PTSIM_PRECISION_FP8);
+  job.layout.sharding = PTSIM_SHARDING_PARAMS;
+  job.settings.fsdp_impl = PTSIM_FSDP_TORCH;
+  lookup(&job, "error_bands", &b);
+  g_assert_false(b.found);
+  g_assert_cmpstr(b.note, ==,
+                  "uncalibrated: no published run measures PyTorch FSDP2 with experts "
+                  "(--fsdp-impl torch, a mixture-of-experts model), so ptsim has no error band "
+                  "for it");
+  job.settings.fsdp_impl = PTSIM_FSDP_MEGATRON;
+  lookup(&job, "error_bands", &b);
+  g_assert_true(b.found);
+}
+
 static void test_none(void) {
   g_test_summary("no band: a profile without published runs, and a missing file, say why");
   PtsimJob job;
@@ -165,6 +183,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/error-bands/none", test_none);
   g_test_add_func("/error-bands/v-shape", test_v_shape);
   g_test_add_func("/error-bands/moe-a2a-overlap", test_moe_a2a_overlap);
+  g_test_add_func("/error-bands/torch-fsdp-experts", test_torch_fsdp_experts);
   g_test_add_func("/error-bands/strict-numbers", test_strict_numbers);
   return g_test_run();
 }

@@ -300,7 +300,8 @@ static void n_torch_fsdp2_keep(PtsimJobOptions *o) {
 
 static void test_sharding(void) {
   g_test_summary("--use-megatron-fsdp with each --data-parallel-sharding-strategy and instances "
-                 "== --sharding ddp|zero1|zero2|fsdp|hsdp; --use-torch-fsdp2 == --sharding fsdp "
+                 "(and with expert parallelism) == --sharding ddp|zero1|zero2|fsdp|hsdp; "
+                 "--use-torch-fsdp2 == --sharding fsdp "
                  "with 2-byte gradients");
   parity("", "--use-megatron-fsdp", n_fsdp, MOVES_TIME | MOVES_MEMORY);
   parity("", "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params", n_fsdp,
@@ -312,6 +313,11 @@ static void test_sharding(void) {
          MOVES_TIME | MOVES_MEMORY);
   parity("--num-distributed-optimizer-instances 2", "--use-megatron-fsdp", n_hsdp,
          MOVES_TIME | MOVES_MEMORY);
+  /* with experts: Megatron-FSDP shards them over the expert data-parallel
+   * group (edp 8 / (etp 1 x ep 2 x pp 2) = 2) */
+  parity("--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 2 "
+         "--expert-tensor-parallel-size 1 --moe-token-dispatcher-type alltoall",
+         "--use-megatron-fsdp", n_fsdp, MOVES_TIME | MOVES_MEMORY);
   /* FSDP2: no pipeline, no distributed optimizer, no wgrad fusion, untied */
   static const char torch_base[] =
       "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "

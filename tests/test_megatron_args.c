@@ -74,9 +74,11 @@ static void parse_fails(const char *line, const char *needle) {
   g_assert_nonnull(strstr(error->message, needle));
 }
 
-#define MINIMAL                                                  \
+/* Megatron-LM without --bf16 / --fp16 trains in fp32, which ptsim refuses. */
+#define MINIMAL_FP32                                             \
   "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 " \
   "--vocab-size 50257 --seq-length 2048 "
+#define MINIMAL MINIMAL_FP32 "--bf16 "
 
 /* ---- tests ---- */
 
@@ -234,10 +236,9 @@ static void test_defaults(void) {
   g_assert_cmpint(job.settings.main_params_bytes + job.settings.exp_avg_bytes +
                       job.settings.exp_avg_sq_bytes,
                   ==, 12);
-  /* fp32 and the position table are the notes */
-  g_assert_true(has_note(d, "neither --bf16 nor --fp16"));
+  /* the position table is the note */
   g_assert_true(has_note(d, "no --max-position-embeddings"));
-  g_assert_cmpuint(d->notes->len, ==, 2);
+  g_assert_cmpuint(d->notes->len, ==, 1);
 
   /* no mbs, no gbs, no GPU count: notes, gbs left 0 */
   parse_ok(MINIMAL "--bf16 --max-position-embeddings 2048", &job, d);
@@ -285,7 +286,7 @@ static void test_vocab_padding(void) {
   parse_ok(MINIMAL "--padded-vocab-size 50432 --bf16", &job, NULL);
   g_assert_cmpint(job.model.vocab_size, ==, 50432);
   parse_ok("--num-layers 2 --hidden-size 64 --num-attention-heads 4 "
-           "--padded-vocab-size 1000",
+           "--padded-vocab-size 1000 --bf16",
            &job, NULL);
   g_assert_cmpint(job.model.vocab_size, ==, 1000);
 }
@@ -474,10 +475,13 @@ static void test_attention_groups(void) {
 static void test_precision(void) {
   g_test_summary("bf16 / fp16 / fp8 and fp32 grad accumulation");
   PtsimJob job;
-  parse_ok(MINIMAL "--fp16", &job, NULL);
+  /* fp32 weights and activations (no --bf16 / --fp16, fp8 or not): refused */
+  parse_fails(MINIMAL_FP32, "neither --bf16 nor --fp16: Megatron-LM would train with fp32");
+  parse_fails(MINIMAL_FP32 "--fp8-format e4m3", "(fp8 only inside the GEMMs)");
+  parse_ok(MINIMAL_FP32 "--fp16", &job, NULL);
   g_assert_cmpint(job.settings.precision, ==, PTSIM_PRECISION_FP16);
   g_assert_cmpint(job.settings.fp32_grad_accumulation, ==, 0);
-  parse_ok(MINIMAL "--fp16 --accumulate-allreduce-grads-in-fp32", &job, NULL);
+  parse_ok(MINIMAL_FP32 "--fp16 --accumulate-allreduce-grads-in-fp32", &job, NULL);
   g_assert_cmpint(job.settings.fp32_grad_accumulation, ==, 1);
   parse_ok(MINIMAL "--bf16 --fp8-format hybrid", &job, NULL);
   g_assert_cmpint(job.settings.precision, ==, PTSIM_PRECISION_FP8);

@@ -310,6 +310,7 @@ static void test_args_variants(void) {
                      "[default0]:  pipeline_model_parallel_size .................... 4\n"
                      "[default0]:  virtual_pipeline_model_parallel_size ............ 2\n"
                      "[default0]:  world_size ...................................... 8\n"
+                     "[default0]:  bf16 ............................................ True\n"
                      "[default0]:-------------------- end of arguments ---------------------\n");
   g_assert_true(a->args_ok);
   g_assert_true(a->args_complete);
@@ -322,6 +323,7 @@ static void test_args_variants(void) {
   /* cut before "end of arguments", with an iteration line after it */
   g_autoptr(PtsimMegatronLog)
       b = parse_text("------------------------ arguments ------------------------\n"
+                     "  bf16 ............................................ True\n"
                      "  hidden_size ..................................... 1024\n"
                      "  num_attention_heads ............................. 16\n"
                      "  num_layers ...................................... 24\n"
@@ -347,6 +349,7 @@ static void test_args_variants(void) {
                      "  padded_vocab_size ............................... None\n"
                      "  tensor_model_parallel_size ...................... 2\n"
                      "  vocab_size ...................................... None\n"
+                     "  bf16 ............................................ True\n"
                      "-------------------- end of arguments ---------------------\n");
   g_assert_true(c->args_found);
   g_assert_true(c->args_ok);
@@ -360,6 +363,7 @@ static void test_args_variants(void) {
                       "  num_layers ...................................... 24\n"
                       "  tokenizer_type .................................. NullTokenizer\n"
                       "  vocab_size ...................................... None\n"
+                      "  bf16 ............................................ True\n"
                       "-------------------- end of arguments ---------------------\n");
   g_assert_false(c2->args_ok);
   g_assert_error(c2->args_error, PTSIM_MEGATRON_LOG_ERROR, PTSIM_MEGATRON_LOG_ERROR_ARGS);
@@ -371,6 +375,7 @@ static void test_args_variants(void) {
       d = parse_text("------------------------ arguments ------------------------\n"
                      "  num_layers ...................................... 24\n"
                      "  world_size ...................................... many\n"
+                     "  bf16 ............................................ True\n"
                      "-------------------- end of arguments ---------------------\n");
   g_assert_false(d->args_ok);
   /* the line of the bad value, not of the block's header */
@@ -383,6 +388,7 @@ static void test_args_variants(void) {
                      "  num_attention_heads ............................. 16\n"
                      "  num_layers ...................................... 4611686018427387904\n"
                      "  vocab_size ...................................... 50257\n"
+                     "  bf16 ............................................ True\n"
                      "-------------------- end of arguments ---------------------\n");
   g_assert_false(e->args_ok);
   g_test_message("%s", e->args_error->message);
@@ -725,6 +731,7 @@ static void test_memory_fusion_args(void) {
                        "  num_layers ...................................... 24\n"
                        "  swiglu .......................................... True\n"
                        "  vocab_size ...................................... 50257\n"
+                       "  bf16 ............................................ True\n"
                        "-------------------- end of arguments ---------------------\n");
   g_assert_true(log->args_ok);
   g_assert_cmpint(log->job.settings.masked_softmax_unfused, ==, 1);
@@ -740,6 +747,7 @@ static void test_date_markers_out_of_order(void) {
       log = parse_text("------------------------ arguments ------------------------\n"
                        "  encoder_num_layers .............................. 2\n"
                        "  group_query_attention ........................... True\n"
+                       "  bf16 ............................................ True\n"
                        "-------------------- end of arguments ---------------------\n");
   int32_t before = 0;
   g_assert_cmpint(ptsim_megatron_log_date(log, &before), ==, 20230724);

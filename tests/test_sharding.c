@@ -3,7 +3,8 @@
  * timed as the stream rules say, worked by hand; each mode's memory on a
  * tiny model by hand; what one unit's all-gather and reduce-scatter move;
  * the effects the engine and the allocator replay must show; the same for
- * a tiny mixture-of-experts model, whose experts shard over edp.
+ * a tiny mixture-of-experts model, whose experts shard over edp (torch's
+ * FSDP2 with experts: test_sharding_experts.c).
  *
  * The tiny model is test_memory.c's: L2 h64 hffn256 a4 k4 v1000, SwiGLU,
  * RMSNorm, untied.  A layer unit holds 65664 parameters (attention 16384,
@@ -20,6 +21,7 @@
 #include "memory.h"
 #include "plan.h"
 #include "sharding.h"
+#include "sharding_fixture.h"
 #include "simulate.h"
 #include "workload.h"
 
@@ -89,22 +91,6 @@ static void test_pass_ends(void) {
 }
 
 /* ---- the tiny model ---- */
-
-/* The tiny model on an H100 profile, the layout at its defaults. */
-static void tiny_base(PtsimJob *job, const char *name) {
-  PtsimModel *m = &job->model;
-  memset(job, 0, sizeof *job);
-  g_strlcpy(m->name, name, sizeof m->name);
-  m->num_layers = 2;
-  m->hidden_size = 64;
-  m->ffn_hidden_size = 256;
-  m->num_attention_heads = m->num_query_groups = 4;
-  m->vocab_size = 1000;
-  m->activation = PTSIM_ACTIVATION_SWIGLU;
-  m->norm = PTSIM_NORM_RMSNORM;
-  g_assert_true(ptsim_hardware_load("h100-80g", &job->hw, NULL));
-  ptsim_job_init_defaults(job);
-}
 
 static void tiny_job(PtsimJob *job, int64_t pp, int64_t dp, const char *sharding,
                      int64_t shard_size, PtsimFsdpImpl impl, int reshard, int prefetch) {
@@ -372,27 +358,10 @@ static void test_allocator(void) {
 #define PE (2.0 * EXPERTS)
 #define PD (PM - PE)
 
-/* The tiny MoE model (above) on 8 GPUs with ep 2 in mode `sharding`;
- * FALSE (and the message in *error) when validation refuses it. */
+/* The tiny MoE model (above) on 8 GPUs with ep 2 (sharding_fixture.h). */
 static gboolean tiny_moe_job(PtsimJob *job, const char *sharding, int64_t shard_size,
                              PtsimFsdpImpl impl, GError **error) {
-  PtsimModel *m = &job->model;
-  PtsimLayout *l = &job->layout;
-  PtsimSettings *run = &job->settings;
-  tiny_base(job, "tiny-moe");
-  m->num_experts = 4;
-  m->moe_router_topk = 2;
-  m->moe_ffn_hidden_size = 128;
-  m->moe_layers[0] = 3; /* layers 0 and 1 */
-  l->gpus = 8;
-  l->ep = 2;
-  l->mbs = 1;
-  l->gbs = 64;
-  l->seq = 128;
-  run->fsdp_impl = impl;
-  int mode = -1;
-  g_assert_true(ptsim_names_parse(PTSIM_NAMES_SHARDING, sharding, &mode));
-  return ptsim_layout_set_sharding(l, 8, mode, shard_size, error) && ptsim_job_validate(job, error);
+  return tiny_experts_job(job, 4, 8, 2, sharding, shard_size, impl, error);
 }
 
 static void plan_of(const char *sharding, int64_t shard_size, PtsimJob *job, PtsimPlan *plan) {
@@ -498,16 +467,6 @@ static void test_moe_unit_volume(void) {
                                                 &plan->expert_shard_group));
 }
 
-static void test_moe_refused(void) {
-  g_test_summary("torch's FSDP2 with experts is not modelled: refused with one line");
-  PtsimJob job;
-  g_autoptr(GError) error = NULL;
-  g_assert_false(tiny_moe_job(&job, "fsdp", -1, PTSIM_FSDP_TORCH, &error));
-  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID);
-  g_assert_nonnull(strstr(error->message, "--fsdp-impl torch with a mixture-of-experts model "
-                                          "(tiny-moe) is not modelled yet"));
-}
-
 static void mixtral_job(PtsimJob *job, const char *sharding) {
   g_autoptr(GError) error = NULL;
   memset(job, 0, sizeof *job);
@@ -574,7 +533,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/sharding/allocator/states", test_allocator);
   g_test_add_func("/sharding/moe/memory", test_moe_memory);
   g_test_add_func("/sharding/moe/unit-volume", test_moe_unit_volume);
-  g_test_add_func("/sharding/moe/refused", test_moe_refused);
   g_test_add_func("/sharding/moe/mixtral", test_moe_mixtral);
   return g_test_run();
 }

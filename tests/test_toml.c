@@ -114,7 +114,8 @@ static void test_refused(void) {
   refused("[a]\nh = 0xff\n", 2, "hex, octal and binary");
   refused("[a]\nf = inf\n", 2, "inf and nan");
   refused("[a]\nf = -nan\n", 2, "inf and nan");
-  refused("[a]\nx = [[1], [2]]\n", 2, "arrays of arrays");
+  refused("[a]\nx = [[[1]], [2]]\n", 2, "arrays nested more than two deep");
+  refused("[a]\nx = [[1], 2]\n", 2, "mixing arrays and integers");
   refused("[a]\nx = [1, \"two\"]\n", 2, "mixing integers and strings");
   refused("[a]\nx = [1, 2.0]\n", 2, "mixing integers and floats");
   refused("[a]\nx = 1\n\nx = 2\n", 4, "defined twice (first at line 2)");

@@ -8,6 +8,7 @@
  *
  * Fixtures: tests/data/torchtitan via G_TEST_SRCDIR; models/ and
  * hw_profiles/ via PTSIM_DATA_DIR. */
+#include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
@@ -384,20 +385,8 @@ static void test_qwen3(void) {
   g_assert_cmpfloat(total, ==, 596049920.0);
   g_assert_cmpint(small.model_def.tied_embeddings, ==, 1);
   g_auto(PtsimTorchtitan) moe = {0};
-  g_assert_false(from_text("[model]\nname = \"qwen3\"\nflavor = \"30B-A3B\"\n", 8, &moe, &error));
-  g_assert_nonnull(strstr(error->message, "is a mixture of experts"));
-  g_clear_error(&error);
-  g_auto(PtsimTorchtitan) py = {0};
-  g_autofree char *launch = fixture("run_llama3_8b.sh");
-  g_assert_false(ptsim_torchtitan_load(launch, 8, &py, NULL, &error));
-  g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID);
-  g_assert_nonnull(strstr(error->message, "the Python configuration form (--module M --config F"));
-  g_clear_error(&error);
-  g_auto(PtsimTorchtitan) ds = {0};
-  g_autofree char *path = fixture("deepseek_v3_16b.toml");
-  g_assert_false(ptsim_torchtitan_load(path, 8, &ds, NULL, &error));
-  g_assert_nonnull(strstr(error->message, "deepseek_v3_16b.toml:4: [model] name = "
-                                          "'deepseek_v3': a mixture of experts"));
+  g_assert_false(from_text("[model]\nname = \"qwen3\"\nflavor = \"30B\"\n", 8, &moe, &error));
+  g_assert_nonnull(strstr(error->message, "allowed: 0.6B, 1.7B, 4B, 8B, 14B, 32B, 30B-A3B"));
 }
 
 /* FSDP over 2 ranks x TP 2 x PP `pp` of FLAVOR with the extra [parallelism] lines. */
@@ -465,6 +454,98 @@ static void test_stage_split(void) {
                 "pipeline_parallel_degree = 2\npipeline_parallel_schedule = \"2F2B\"\n",
                 -1, &g, &error));
   g_assert_nonnull(strstr(error->message, "not a PyTorch schedule"));
+}
+
+/* module_fqns_per_model_part = [[PART], ...]: each part "a-b" (layers a
+ * to b), the embedding in front of the first, the norm and output after
+ * the last. */
+static char *fqns_line(const char *const *parts) {
+  GString *s = g_string_new("module_fqns_per_model_part = [");
+  guint n = g_strv_length((char **)parts);
+  for (guint p = 0; p < n; p++) {
+    int a = 0, b = 0;
+    g_assert_cmpint(sscanf(parts[p], "%d-%d", &a, &b), ==, 2);
+    g_string_append_printf(s, "%s[%s", p ? ", " : "", p == 0 ? "\"tok_embeddings\", " : "");
+    for (int l = a; l <= b; l++) g_string_append_printf(s, "%s\"layers.%d\"", l > a ? ", " : "", l);
+    g_string_append_printf(s, "%s]", p == n - 1 ? ", \"norm\", \"output\"" : "");
+  }
+  g_string_append(s, "]\n");
+  return g_string_free(s, FALSE);
+}
+
+static void test_fqns_split(void) {
+  g_test_summary("a hand-made stage split (module_fqns_per_model_part) in ptsim's terms");
+  static const char *const two[] = {"0-19", "20-31", NULL};
+  g_autofree char *a_line = fqns_line(two);
+  g_auto(PtsimTorchtitan) a = {0};
+  split_of("8B", 2, a_line, &a); /* 20 and 12 layers: Megatron's uneven ends */
+  g_assert_null(a.unmodelled);
+  g_assert_cmpint(a.layout.vp, ==, 1);
+  g_assert_cmpint(a.layout.first_stage_layers, ==, 20);
+  g_assert_cmpint(a.layout.last_stage_layers, ==, 12);
+  static const char *const four[] = {"0-6", "7-14", "15-22", "23-31", NULL};
+  g_autofree char *b_line = fqns_line(four);
+  g_autofree char *b_extra = g_strconcat("pipeline_parallel_schedule = \"Interleaved1F1B\"\n",
+                                         b_line, NULL);
+  g_auto(PtsimTorchtitan) b = {0};
+  split_of("8B", 2, b_extra, &b); /* 4 parts on 2 ranks: 7, 8, 8, 9 as runs */
+  g_assert_null(b.unmodelled);
+  g_assert_cmpint(b.layout.vp, ==, 2);
+  g_assert_cmpint(b.layout.vstage_runs, ==, 3);
+  g_assert_cmpint(b.layout.vstage_run_layers[0], ==, 7);
+  g_assert_cmpint(b.layout.vstage_run_count[1], ==, 2);
+  g_assert_cmpint(b.layout.vstage_run_layers[1], ==, 8);
+  g_assert_cmpint(b.layout.vstage_run_layers[2], ==, 9);
+  /* layers out of order: read, then refused by name */
+  g_auto(PtsimTorchtitan) c = {0};
+  split_of("8B", 2,
+           "module_fqns_per_model_part = [[\"tok_embeddings\", \"layers.1\"], "
+           "[\"layers.0\", \"layers.2\", \"layers.3\", \"layers.4\", \"layers.5\", "
+           "\"layers.6\", \"layers.7\", \"layers.8\", \"layers.9\", \"layers.10\", "
+           "\"layers.11\", \"layers.12\", \"layers.13\", \"layers.14\", \"layers.15\", "
+           "\"layers.16\", \"layers.17\", \"layers.18\", \"layers.19\", \"layers.20\", "
+           "\"layers.21\", \"layers.22\", \"layers.23\", \"layers.24\", \"layers.25\", "
+           "\"layers.26\", \"layers.27\", \"layers.28\", \"layers.29\", \"layers.30\", "
+           "\"layers.31\", \"norm\", \"output\"]]\n",
+           &c);
+  g_assert_nonnull(strstr(c.unmodelled, "layers.1 in model part 0: ptsim's stages hold "
+                                        "consecutive layers in order (expected layers.0)"));
+  /* torchtitan's own refusals: a module the model does not have, layers
+   * left out, parts that do not divide among the ranks */
+  g_autoptr(GError) error = NULL;
+  g_auto(PtsimTorchtitan) d = {0};
+  static const char *const bad[] = {"0-19", "20-32", NULL};
+  g_autofree char *d_line = fqns_line(bad);
+  g_autofree char *d_text =
+      g_strdup_printf("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+                      "pipeline_parallel_degree = 2\n%s",
+                      d_line);
+  g_assert_false(from_text(d_text, -1, &d, &error));
+  g_assert_nonnull(strstr(error->message, "'layers.32' is not a module of llama3-8b"));
+  g_clear_error(&error);
+  static const char *const short_[] = {"0-19", "20-30", NULL};
+  g_autofree char *e_line = fqns_line(short_);
+  g_autofree char *e_text =
+      g_strdup_printf("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+                      "pipeline_parallel_degree = 2\n%s",
+                      e_line);
+  g_assert_false(from_text(e_text, -1, &d, &error));
+  g_assert_nonnull(strstr(error->message, "the model parts hold 31 of llama3-8b's 32 layers"));
+  g_clear_error(&error);
+  static const char *const three[] = {"0-9", "10-19", "20-31", NULL};
+  g_autofree char *f_line = fqns_line(three);
+  g_autofree char *f_text =
+      g_strdup_printf("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 1\n"
+                      "pipeline_parallel_degree = 2\n%s",
+                      f_line);
+  g_assert_false(from_text(f_text, -1, &d, &error));
+  g_assert_nonnull(strstr(error->message, "3 model parts are not divisible by "
+                                          "pipeline_parallel_degree 2"));
+  g_clear_error(&error);
+  g_assert_false(from_text("[model]\nflavor = \"8B\"\n[parallelism]\n"
+                           "module_fqns_per_model_part = [\"layers.0\"]\n",
+                           -1, &d, &error));
+  g_assert_nonnull(strstr(error->message, "expected an array of arrays of strings"));
 }
 
 /* The V-shaped schedules by torchtitan's names: the same job as ptsim's
@@ -735,8 +816,10 @@ static void test_errors(void) {
               "x.toml:2: ", "expected an array of arrays of strings");
   check_fails("[activation_checkpoint]\nmode = \"partial\"\n", 1, P,
               "x.toml:2: ", "expected one of selective|full|memory_budget|none");
-  check_fails("[model]\nname = \"deepseek_v3\"\n", 1, I, "x.toml:2: ", "a mixture of experts");
-  check_fails("[model]\nname = \"flux\"\n", 1, I, "x.toml:2: ", "llama3 configs");
+  check_fails("[model]\nname = \"deepseek_v3\"\n", 1, I,
+              "x.toml:1: ", "flavor = 'debugmodel' has no ptsim model; allowed: 16B, 671B");
+  check_fails("[model]\nname = \"flux\"\n", 1, I, "x.toml:2: ",
+              "ptsim reads torchtitan's llama3, qwen3, deepseek_v3 and gpt_oss configs");
   check_fails("[model]\nflavor = \"debugmodel\"\n", 1, I, "x.toml:2: ", "has no ptsim model");
   check_fails("[model]\nflavor = \"8B\"\n[parallelism]\ndata_parallel_replicate_degree = 2\n"
               "data_parallel_shard_degree = 1\ntensor_parallel_degree = 2\n",
@@ -766,6 +849,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/torchtitan/pp-405b", test_pp_405b);
   g_test_add_func("/torchtitan/qwen3", test_qwen3);
   g_test_add_func("/torchtitan/stage-split", test_stage_split);
+  g_test_add_func("/torchtitan/fqns-split", test_fqns_split);
   g_test_add_func("/torchtitan/v-shape", test_v_shape);
   g_test_add_func("/torchtitan/recompute", test_recompute);
   g_test_add_func("/torchtitan/precision", test_precision);

@@ -35,6 +35,9 @@ CLASSES = [
     # issue 28 item 2: no held-out run measures combined 1F1B's all-to-all overlap
     ("MoE all-to-all overlap (combined 1F1B)",
      lambda r: (r.get("moe_ep_comm_overlap") or "") not in ("", "0")),
+    # issue 28 item 7: no held-out run measures PyTorch FSDP2 with experts
+    ("FSDP2 with experts (torch)",
+     lambda r: r.get("fsdp_impl", "") == "torch" and int(r["experts"]) > 0),
 ]
 
 

@@ -141,6 +141,28 @@ PTSIM_HD static int32_t set_bound_in(const PtsimAllocator *a, int32_t lo, int32_
   return lo;
 }
 
+/* First position whose block is not below (pool, stream, size) with any
+ * address: PyTorch's best fit.  The same search as set_bound_in with
+ * address 0 (every block's address is above it), one test per step:
+ * a step's comparison is the branch that goes either way, the others
+ * are noise to the predictor. */
+PTSIM_HD static int32_t set_best_fit(const PtsimAllocator *a, int32_t pool, int32_t stream,
+                                     int64_t size) {
+  int32_t lo = 0, hi = a->free_count;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    const PtsimAllocBlock *x = &a->blocks[a->order[mid]];
+    int below = x->pool != pool       ? x->pool < pool
+                : x->stream != stream ? x->stream < stream
+                                      : x->size < size;
+    if (below)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 /* First position whose block does not sort before the key. */
 PTSIM_HD static int32_t set_lower_bound(const PtsimAllocator *a, int32_t pool, int32_t stream,
                                         int64_t size, int64_t addr) {
@@ -460,7 +482,7 @@ PTSIM_HD static int64_t expandable_size(const PtsimAllocator *a, int32_t s) {
 PTSIM_HD static int32_t get_free_block(PtsimAllocator *a, int32_t pool, int32_t stream,
                                        int64_t size, int32_t *at) {
   if (gc_enabled(a)) a->searches[pool] += 1;
-  int32_t pos = set_lower_bound(a, pool, stream, size, 0);
+  int32_t pos = set_best_fit(a, pool, stream, size);
   if (pos >= a->free_count) return NO_BLOCK;
   int32_t s = a->order[pos];
   const PtsimAllocBlock *b = &a->blocks[s];
@@ -635,10 +657,10 @@ PTSIM_HD int32_t ptsim_alloc_malloc(PtsimAllocator *a, int64_t size_bytes, int32
   int64_t size = a->divided ? ptsim_alloc_round_size(&a->opts, size_bytes)
                             : round_up(size_bytes > 0 ? size_bytes : 1, PTSIM_ALLOC_MIN_BLOCK);
   int32_t pool = size <= PTSIM_ALLOC_SMALL_SIZE ? PTSIM_ALLOC_POOL_SMALL : PTSIM_ALLOC_POOL_LARGE;
-  int64_t alloc_size = ptsim_alloc_segment_size(size);
   int32_t at = -1;
   int32_t s = get_free_block(a, pool, stream, size, &at);
   if (s == NO_BLOCK) {
+    int64_t alloc_size = ptsim_alloc_segment_size(size); /* a miss: what to reserve */
     if (gc_enabled(a)) garbage_collect(a);
     s = alloc_block(a, pool, stream, size, alloc_size);
     if (s == NO_BLOCK && release_oversize(a, pool, stream, size))

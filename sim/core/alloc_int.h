@@ -49,13 +49,16 @@ static inline PTSIM_HD int is_split(const PtsimAllocBlock *b) {
   return b->prev != NO_BLOCK || b->next != NO_BLOCK;
 }
 
-/* 1 when block x sorts before the key (pool, stream, size, addr). */
+/* 1 when block x sorts before the key (pool, stream, size, addr).  One
+ * expression rather than a return per field: the searches branch once per
+ * step on its value (the comparison that goes either way), not once per
+ * field. */
 static inline PTSIM_HD int key_less(const PtsimAllocBlock *x, int32_t pool, int32_t stream,
                                     int64_t size, int64_t addr) {
-  if (x->pool != pool) return x->pool < pool;
-  if (x->stream != stream) return x->stream < stream;
-  if (x->size != size) return x->size < size;
-  return x->addr < addr;
+  return x->pool != pool       ? x->pool < pool
+         : x->stream != stream ? x->stream < stream
+         : x->size != size     ? x->size < size
+                               : x->addr < addr;
 }
 
 #endif /* PTSIM_ALLOC_INT_H */

@@ -129,7 +129,24 @@ typedef struct {
    * N: every N-th layer attends to the whole prefix).  0: none. */
   int64_t window_size;
   int64_t window_layers;
+  /* A hybrid model (Megatron-LM's --hybrid-layer-pattern, formerly
+   * --hybrid-override-pattern; Nemotron-H): layer i is one sub-layer of
+   * kind hybrid_pattern[i], each with its own pre-norm and residual --
+   * PTSIM_HYBRID_MAMBA a Mamba-2 mixer, _ATTENTION self-attention alone,
+   * _MLP the MLP alone, _MOE the MoE block alone (mamba.h).  A NUL-ended
+   * string of num_layers symbols; "" : a transformer (attention + MLP per
+   * layer).  The Mamba-2 sizes are Megatron's --mamba-* flags (defaults
+   * state 128, head 64, groups 8; heads 0: 2 h / head). */
+  char hybrid_pattern[PTSIM_MAX_LAYERS + 1];
+  int64_t mamba_state_dim, mamba_head_dim, mamba_num_groups, mamba_num_heads;
 } PtsimModel;
+
+/* The symbols of a hybrid pattern (Megatron-LM's
+ * megatron/core/models/hybrid/hybrid_layer_allocation.py Symbols). */
+#define PTSIM_HYBRID_MAMBA 'M'
+#define PTSIM_HYBRID_ATTENTION '*'
+#define PTSIM_HYBRID_MLP '-'
+#define PTSIM_HYBRID_MOE 'E'
 
 /* One GPU type inside one kind of node, on one kind of fabric. */
 typedef struct {

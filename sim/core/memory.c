@@ -73,6 +73,7 @@
  *    so this over-counts; it is kept so stage 0 reproduces the seed.
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
+#include "mamba.h"
 #include "memory.h"
 
 /* ---- small helpers ---- */
@@ -448,10 +449,72 @@ PTSIM_HD double ptsim_memory_offload_host_bytes(const PtsimPlan *plan, int64_t s
           (double)moe * ptsim_memory_offload_layer_bytes(plan, 1));
 }
 
+/* ---- Hybrid models ----
+ * One layer of a hybrid pattern (mamba.h) per microbatch, bf16, each
+ * sub-layer with its own pre-norm, fused into its first linear layer
+ * (Transformer Engine): a Mamba mixer keeps what mamba.c says; attention
+ * alone its input and norm output (SP region), Q, K and V and the
+ * attention output (flash attention, the TP region); the MLP alone its
+ * input and norm output, fc1's output and the activation's (fc2's input);
+ * the MoE block alone its input and norm output and the experts' tensors
+ * (moe_block_activations).  A 1-byte dropout mask of the residual each. */
+PTSIM_HD double ptsim_memory_hybrid_layer_bytes(const PtsimPlan *plan, char kind) {
+  const PtsimModel *m = &plan->job.model;
+  const PtsimLayout *l = &plan->job.layout;
+  double sb = (double)plan->tokens, t = (double)l->tp, h = (double)m->hidden_size;
+  double sp = l->sp ? t : 1.0, d = (double)plan->head_dim;
+  double q = sb * (double)m->num_attention_heads * d, kv = sb * (double)m->num_query_groups * d;
+  double hf = (double)m->ffn_hidden_size;
+  int dropout = plan->job.source.hidden_dropout > 0.0;
+  double norm_and_input = (2.0 * sb * h + 2.0 * sb * h + (dropout ? sb * h : 0.0)) / sp;
+  if (kind == PTSIM_HYBRID_MAMBA) return ptsim_mamba_saved_bytes(m, l->tp, l->sp, sb, dropout);
+  if (kind == PTSIM_HYBRID_ATTENTION)
+    return norm_and_input +
+           (2.0 * q + 4.0 * kv + 2.0 * q + (m->qk_layernorm ? 2.0 * (q + kv) : 0.0)) / t;
+  if (kind == PTSIM_HYBRID_MLP)
+    return norm_and_input +
+           (m->activation == PTSIM_ACTIVATION_SWIGLU
+                ? 2.0 * 2.0 * sb * hf + swiglu_rest_bytes(&plan->job, 2.0) * sb * hf
+                : 2.0 * sb * hf + 2.0 * sb * hf) /
+               t;
+  if (kind == PTSIM_HYBRID_MOE)
+    return norm_and_input + moe_block_activations(plan, 0, 2.0, plan->expert_load);
+  return 0.0;
+}
+
+/* A hybrid stage's saved activations: its chunks' layers by kind, each
+ * microbatch in flight; under full recompute a checkpoint (the layer
+ * input) per layer and one layer's working set, the largest (recompute
+ * modules and offloading are not applied to hybrid layers). */
+static PTSIM_HD double hybrid_stage_activations(const PtsimPlan *plan, int64_t stage,
+                                                double inflight) {
+  const PtsimJob *job = &plan->job;
+  const char kinds[4] = {PTSIM_HYBRID_MAMBA, PTSIM_HYBRID_ATTENTION, PTSIM_HYBRID_MLP,
+                         PTSIM_HYBRID_MOE};
+  double stored = 0.0, largest = 0.0, layers = 0.0;
+  int64_t c, first, count;
+  int k;
+  for (c = 0; c < plan->num_chunks; c++) {
+    ptsim_plan_chunk_range(plan, stage, c, &first, &count);
+    for (k = 0; k < 4; k++) {
+      double n = (double)ptsim_hybrid_count(&job->model, first, count, kinds[k]);
+      double one = ptsim_memory_hybrid_layer_bytes(plan, kinds[k]);
+      stored += n * one;
+      layers += n;
+      if (n > 0.0 && one > largest) largest = one;
+    }
+  }
+  if (job->settings.recompute != PTSIM_RECOMPUTE_FULL) return stored * inflight;
+  return inflight * layers * 2.0 * (double)plan->tokens * (double)job->model.hidden_size /
+             (job->layout.sp ? (double)job->layout.tp : 1.0) +
+         largest;
+}
+
 static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan, int64_t stage,
                                                double inflight, double dense_layer,
                                                double moe_layer) {
   const PtsimJob *job = &plan->job;
+  if (ptsim_model_is_hybrid(&job->model)) return hybrid_stage_activations(plan, stage, inflight);
   const PtsimLayout *l = &job->layout;
   const PtsimSettings *run = &job->settings;
   int64_t ls = plan->stage_layers[stage], moe = plan->stage_moe_layers[stage];

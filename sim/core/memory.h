@@ -198,4 +198,9 @@ PTSIM_HD double ptsim_memory_held_floor_bytes(const PtsimMemoryEstimate *m);
 PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConvention ce,
                                     PtsimMemoryEstimate *out);
 
+/* Bytes one layer of kind KIND (a PTSIM_HYBRID_* symbol) of a hybrid
+ * model keeps for backward per microbatch on one GPU (memory.c "Hybrid
+ * models"). */
+PTSIM_HD double ptsim_memory_hybrid_layer_bytes(const PtsimPlan *plan, char kind);
+
 #endif /* PTSIM_MEMORY_H */

@@ -26,6 +26,7 @@
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #include <string.h>
+#include "mamba.h"
 #include "plan.h"
 #include "schedule.h"
 
@@ -298,8 +299,55 @@ static PTSIM_HD double plan_mtp_parameters(const PtsimModel *m, int64_t tp, doub
          (layer + 3.0 * plan_norm_parameters(m) + 2.0 * h * h / (double)tp);
 }
 
+/* One layer of a hybrid pattern (mamba.h) on one GPU: Megatron's
+ * HybridModel builds each symbol as one sub-layer with one pre-norm --
+ * attention alone, the MLP alone, the MoE block alone (router, routed and
+ * shared experts), or a Mamba mixer; *experts (may be NULL) receives the
+ * routed experts' part. */
+PTSIM_HD double ptsim_plan_hybrid_layer_parameters(const PtsimModel *model, char kind, int64_t tp,
+                                                   int64_t ep, int64_t etp, double *experts) {
+  double norm = plan_norm_parameters(model);
+  if (experts) *experts = 0.0;
+  if (kind == PTSIM_HYBRID_MAMBA) return ptsim_mamba_layer_parameters(model, tp);
+  if (kind == PTSIM_HYBRID_ATTENTION) return plan_attention_parameters(model, tp) + norm;
+  if (kind == PTSIM_HYBRID_MLP)
+    return plan_mlp_parameters(model, model->ffn_hidden_size, tp) + norm;
+  if (kind == PTSIM_HYBRID_MOE && model->num_experts > 0)
+    return moe_layer_parameters(model, tp, ep, etp, experts) -
+           plan_attention_parameters(model, tp) - norm;
+  return 0.0;
+}
+
+/* ptsim_plan_model_parameters of a hybrid model: the pattern's layers by
+ * kind, the embedding, the LM head when untied and the final norm. */
+static PTSIM_HD void hybrid_model_parameters(const PtsimModel *model, double *total,
+                                             double *active) {
+  const char kinds[4] = {PTSIM_HYBRID_MAMBA, PTSIM_HYBRID_ATTENTION, PTSIM_HYBRID_MLP,
+                         PTSIM_HYBRID_MOE};
+  double h = (double)model->hidden_size, v = (double)model->vocab_size;
+  double all = h * v * (model->tied_embeddings ? 1.0 : 2.0) + plan_norm_parameters(model);
+  double act = all;
+  int k;
+  for (k = 0; k < 4; k++) {
+    double routed = 0.0;
+    double n = (double)ptsim_hybrid_count(model, 0, model->num_layers, kinds[k]);
+    double one = ptsim_plan_hybrid_layer_parameters(model, kinds[k], 1, 1, 1, &routed);
+    double used = model->num_experts > 0
+                      ? routed * (double)model->moe_router_topk / (double)model->num_experts
+                      : 0.0;
+    all += n * one;
+    act += n * (one - routed + used);
+  }
+  if (total) *total = all;
+  if (active) *active = act;
+}
+
 PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, double *total,
                                           double *active) {
+  if (ptsim_model_is_hybrid(model)) {
+    hybrid_model_parameters(model, total, active);
+    return;
+  }
   double h = (double)model->hidden_size, v = (double)model->vocab_size;
   double dense = ptsim_plan_layer_parameters(model, 1), moe = 0.0, routed = 0.0, used = 0.0;
   double n_moe = (double)ptsim_plan_moe_layers_in(model, 0, model->num_layers);
@@ -350,11 +398,34 @@ PTSIM_HD void ptsim_plan_add_last_extras(const PtsimPlan *plan, double *n) {
   *n += plan->mtp_parameters;
 }
 
+/* The layers of stage `stage` of a hybrid model on one GPU: each of its
+ * chunks' layers by kind (Megatron splits the pattern's layers over the
+ * stages as it splits a transformer's, --decoder-first/last-pipeline-
+ * num-layers included: hybrid_layer_allocation.py select_pipeline_segment). */
+static PTSIM_HD double plan_hybrid_stage_layers(const PtsimPlan *plan, int64_t stage) {
+  const PtsimModel *m = &plan->job.model;
+  const PtsimLayout *l = &plan->job.layout;
+  const char kinds[4] = {PTSIM_HYBRID_MAMBA, PTSIM_HYBRID_ATTENTION, PTSIM_HYBRID_MLP,
+                         PTSIM_HYBRID_MOE};
+  int64_t ep = l->ep > 0 ? l->ep : 1, etp = l->etp > 0 ? l->etp : l->tp, c, first, count;
+  double n = 0.0;
+  int k;
+  for (c = 0; c < plan->num_chunks; c++) {
+    ptsim_plan_chunk_range(plan, stage, c, &first, &count);
+    for (k = 0; k < 4; k++)
+      n += (double)ptsim_hybrid_count(m, first, count, kinds[k]) *
+           ptsim_plan_hybrid_layer_parameters(m, kinds[k], l->tp, ep, etp, NULL);
+  }
+  return n;
+}
+
 /* Parameters held by one GPU of pipeline stage `stage`. */
 static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stage) {
   int64_t moe = plan->stage_moe_layers[stage];
-  double n = (double)(plan->stage_layers[stage] - moe) * plan->layer_parameters +
-             (double)moe * plan->moe_layer_parameters;
+  double n = ptsim_model_is_hybrid(&plan->job.model)
+                 ? plan_hybrid_stage_layers(plan, stage)
+                 : (double)(plan->stage_layers[stage] - moe) * plan->layer_parameters +
+                       (double)moe * plan->moe_layer_parameters;
   if (stage == plan->vstages.first_stage) ptsim_plan_add_first_extras(plan, &n);
   if (stage == plan->vstages.last_stage) ptsim_plan_add_last_extras(plan, &n);
   /* LoRA's adapters beside the frozen base (see "LoRA" above) */
@@ -525,14 +596,22 @@ static PTSIM_HD void plan_shard_groups(PtsimPlan *plan, int64_t n) {
  * dtype (bf16; fp8 matrices with --fp8-param-gather / torchtitan's
  * enable_fsdp_float8_all_gather), the reduce-scatter the gradient in its
  * reduce dtype (grad_bytes: fp32 by default in both).
- * Mixture of experts (megatron only; validation refuses torch): as
- * Megatron-FSDP's adapter (mcore_fsdp_adapter.py) builds its expert
- * device mesh, the routed experts are sharded over the expert data-
- * parallel group instead (E = edp, or edp / instances consecutive ranks
- * of it, replicated over the instances), everything else as above.  An
- * MoE layer is one unit whose two parts move over their own groups, one
- * after the other on the communication stream; the MTP block goes with
- * the output unit (its parameters sit on the last stage beside the head). */
+ * Mixture of experts: the routed experts are sharded over the expert
+ * data-parallel group instead (E = edp, or edp / instances consecutive
+ * ranks of it, replicated over the instances), everything else as above,
+ * in both implementations: Megatron-FSDP's adapter (mcore_fsdp_adapter.py)
+ * builds its expert device mesh over expt_dp; torchtitan's FSDP2
+ * (distributed/fsdp.py apply_fsdp_to_decoder) gives the experts the
+ * "efsdp" mesh of its sparse mesh (pp, dp_replicate, efsdp, ep), ep
+ * fastest: efsdp = dp_shard x cp x tp / ep ranks at stride ep, ptsim's
+ * edp with etp 1 (dp_shard x cp / ep with an older torchtitan's etp = tp),
+ * dp_replicate the replicas, as plan_shard_groups places them.  An MoE
+ * layer is one unit whose two parts move over their own groups, one after
+ * the other on the communication stream (torchtitan: one fully_shard of
+ * the block with a per-parameter mesh, prefetched explicitly one block
+ * ahead when EP is on: fsdp_prefetch); the gathered unit holds the local
+ * experts' full weights.  The MTP block goes with the output unit (its
+ * parameters sit on the last stage beside the head). */
 static PTSIM_HD void plan_sharding(PtsimPlan *plan) {
   const PtsimLayout *l = &plan->job.layout;
   const PtsimSettings *run = &plan->job.settings;

@@ -123,10 +123,10 @@ typedef struct {
   double unit_grad_buffer_bytes;
   double stage_gather_bytes[PTSIM_MAX_STAGES]; /* all of a stage's units gathered */
   PtsimGroup shard_group, replicate_group;
-  /* The routed experts' (Megatron-FSDP: the expert data-parallel group,
-   * edp / instances consecutive ranks of it, replicated over the
-   * instances); their weights and kept gradients are split over
-   * expert_weight_shards and expert_grad_shards ranks. */
+  /* The routed experts' (the expert data-parallel group, edp / instances
+   * consecutive ranks of it, replicated over the instances: Megatron-
+   * FSDP's expt_dp, torchtitan's efsdp x dp_replicate); their weights and kept gradients are split
+   * over expert_weight_shards and expert_grad_shards ranks. */
   PtsimGroup expert_shard_group, expert_replicate_group;
   double expert_weight_shards, expert_grad_shards;
   /* 1: Transformer Engine's FusedAdam holds the master weights
@@ -289,6 +289,12 @@ PTSIM_HD int64_t ptsim_plan_moe_layers_in(const PtsimModel *model, int64_t first
  * may be NULL. */
 PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, double *total,
                                           double *active);
+
+/* Parameters of one layer of kind KIND (a PTSIM_HYBRID_* symbol) of a
+ * hybrid model on one GPU of tp (ep, etp for an MoE layer's routed
+ * experts, whose part *experts receives; may be NULL). */
+PTSIM_HD double ptsim_plan_hybrid_layer_parameters(const PtsimModel *model, char kind, int64_t tp,
+                                                   int64_t ep, int64_t etp, double *experts);
 
 /* The most (microbatch, chunk) pairs stage `stage` of p holds under
  * `schedule` with m microbatches and v chunks per stage (vp; the schedule's

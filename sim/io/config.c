@@ -20,6 +20,7 @@
 #include "units.h"
 #include "config_int.h"
 #include "data_dir.h"
+#include "hybrid_pattern.h"
 #include "moe_layers.h"
 
 #include <stdlib.h>
@@ -471,7 +472,7 @@ gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
                 "model %s: activation/norm/tied_embeddings/bias out of range", m->name);
     return FALSE;
   }
-  return ptsim_moe_model_check(m, error);
+  return ptsim_moe_model_check(m, error) && ptsim_hybrid_model_check(m, error);
 }
 
 static const char *const model_keys[] = {"name",
@@ -508,6 +509,11 @@ static const char *const model_keys[] = {"name",
                                          "mtp_num_layers",
                                          "window_size",
                                          "window_layers",
+                                         "hybrid_override_pattern",
+                                         "mamba_state_dim",
+                                         "mamba_head_dim",
+                                         "mamba_num_groups",
+                                         "mamba_num_heads",
                                          NULL};
 
 static gboolean model_from_ini(const IniFile *ini, PtsimModel *out, GError **error);
@@ -577,7 +583,9 @@ static gboolean model_from_ini(const IniFile *ini, PtsimModel *out, GError **err
     return FALSE;
   m.activation = activation == 0 ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
   m.norm = norm == 0 ? PTSIM_NORM_RMSNORM : PTSIM_NORM_LAYERNORM;
-  if (!ptsim_moe_model_load(ini, &m, error) || !window_from_ini(ini, &m, error)) return FALSE;
+  if (!ptsim_moe_model_load(ini, &m, error) || !window_from_ini(ini, &m, error) ||
+      !ptsim_hybrid_model_load(ini, &m, error))
+    return FALSE;
 
   /* Cross-key rules, reported at the line of the key that breaks them. */
   if (m.kv_channels == 0 && !m.multi_latent_attention &&

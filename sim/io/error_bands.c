@@ -98,6 +98,10 @@ static const char *uncalibrated_technique(const PtsimJob *job) {
     return "activation offloading (--fine-grained-activation-offloading)";
   if (job->settings.moe_ep_comm_overlap)
     return "combined 1F1B's expert all-to-all overlap (--overlap-moe-expert-parallel-comm)";
+  /* torchtitan's and NeMo AutoModel's MoE runs: none published in scope */
+  if (job->layout.sharding == PTSIM_SHARDING_PARAMS &&
+      job->settings.fsdp_impl == PTSIM_FSDP_TORCH && job->model.num_experts > 0)
+    return "PyTorch FSDP2 with experts (--fsdp-impl torch, a mixture-of-experts model)";
   return NULL;
 }
 

@@ -130,7 +130,10 @@ static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
              "Expert-parallel size (MoE models; default 1): the expert layers regroup the GPUs "
              "as etp x ep x edp",
              "N"),
-      NUMBER("etp", "Expert tensor-parallel size (MoE models; default: tp)", "N"),
+      NUMBER("etp",
+             "Expert tensor-parallel size (MoE models; default: tp, or 1 with --ep > 1 under "
+             "--sharding fsdp|hsdp --fsdp-impl torch, as torchtitan)",
+             "N"),
       NUMBER("mbs", "Micro-batch size (default 1)", "N"),
       NUMBER("gbs", "Global batch size in sequences (default 128)", "N"),
       NUMBER("seq", "Sequence length (default 8192)", "N"),
@@ -167,9 +170,11 @@ static GOptionEntry *dimension_entries(PtsimJobOptions *o) {
       {"env-from-process", 0, 0, G_OPTION_ARG_NONE, &o->env_from_process,
        "The launch script starts in ptsim's own environment (--env entries win)", NULL},
       {"torchtitan", 0, 0, G_OPTION_ARG_FILENAME, &o->torchtitan,
-       "A torchtitan job config (llama3, dense qwen3 flavors; the world size from --gpus when "
-       "data_parallel_shard_degree = -1)",
-       "CONFIG.toml"},
+       "A torchtitan job config (llama3, qwen3, deepseek_v3, gpt_oss, llama4 flavors; the world "
+       "size from --gpus when data_parallel_shard_degree = -1), or a launch of its Python form "
+       "(--module M --config F with --section.option overrides; configs from "
+       "models/torchtitan/configs.toml)",
+       "CONFIG.toml|LAUNCH"},
       END};
   return g_memdup2(entries, sizeof entries);
 }

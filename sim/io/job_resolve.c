@@ -65,13 +65,20 @@ int64_t ptsim_layout_data_parallel(int64_t gpus, int64_t tp, int64_t pp, int64_t
   return gpus / tp / pp / cp;
 }
 
+int64_t ptsim_layout_default_etp(const PtsimLayout *l, const PtsimSettings *run) {
+  g_return_val_if_fail(l != NULL && run != NULL, 1);
+  return l->sharding == PTSIM_SHARDING_PARAMS && run->fsdp_impl == PTSIM_FSDP_TORCH && l->ep > 1
+             ? 1
+             : l->tp;
+}
+
 void ptsim_job_resolve(PtsimJob *job) {
   g_return_if_fail(job != NULL);
   PtsimLayout *l = &job->layout;
   PtsimSettings *run = &job->settings;
   if (l->dp == 0) l->dp = ptsim_layout_data_parallel(l->gpus, l->tp, l->pp, l->cp);
   if (l->ep == 0) l->ep = 1;
-  if (l->etp == 0) l->etp = l->tp;
+  if (l->etp == 0) l->etp = ptsim_layout_default_etp(l, run);
   /* the expert layers regroup each pipeline stage's GPUs as etp x ep x edp
    * (Megatron-Core's MoE parallel folding) */
   int64_t expert_ranks = ptsim_layout_data_parallel(l->gpus, l->etp, l->ep, l->pp);

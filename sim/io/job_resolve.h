@@ -36,7 +36,8 @@ void ptsim_job_init_defaults(PtsimJob *job);
  *
  *   dp      0 -> gpus / (tp pp cp) when that divides (else left 0)
  *   ep      0 -> 1 (a hand-made layout without expert parallelism)
- *   etp     0 -> tp
+ *   etp     0 -> ptsim_layout_default_etp (tp; 1 under torch's FSDP2 with
+ *           ep > 1)
  *   edp     gpus / (etp ep pp) when that divides (else left as it is)
  *   sp      -1 -> on when tp > 1
  *   schedule  1F1B -> interleaved-1F1B when vp > 1 (the enum has no
@@ -51,6 +52,13 @@ void ptsim_job_init_defaults(PtsimJob *job);
  * be derived (its factors do not divide) is left for ptsim_job_check to
  * name.  Resolving twice changes nothing more. */
 void ptsim_job_resolve(PtsimJob *job);
+
+/* The expert tensor-parallel size of a layout that gives none: tp, as
+ * Megatron-LM defaults it, or 1 with ep > 1 under torch's FSDP2
+ * (--sharding fsdp|hsdp --fsdp-impl torch), whose EP borrows from TP:
+ * torchtitan's experts are not tensor-parallel (parallel_dims.py: efsdp =
+ * dp_shard x cp x tp / ep). */
+int64_t ptsim_layout_default_etp(const PtsimLayout *l, const PtsimSettings *run);
 
 /* GPUS / (tp x pp x cp) when the factors divide it in turn, else 0 (also
  * for a factor < 1).  One division at a time: no product that could

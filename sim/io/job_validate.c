@@ -11,6 +11,8 @@
  * anything derived for the simulation (the core's plan.h derives it from
  * the checked job). */
 #include "job_validate.h"
+#include "hybrid_pattern.h"
+#include "mamba.h"
 #include "plan.h"
 
 #include <string.h>
@@ -268,14 +270,20 @@ static gboolean check_sharding(const PtsimJob *job, GError **error) {
                    "--sharding fsdp --fsdp-impl torch (gradients reduced once per step, after "
                    "the deferred weight-gradient passes)",
                    schedule_word(l->schedule), word);
-  /* Megatron-FSDP shards a mixture-of-experts model's routed experts over
-   * the expert data-parallel group (plan.c "Sharding"); torch's FSDP2
-   * (torchtitan's experts, Megatron's --use-torch-fsdp2, which asserts ep
-   * 1) wraps them otherwise, and that is not modelled */
-  if (run->fsdp_impl == PTSIM_FSDP_TORCH && m->num_experts > 0)
-    return invalid("--sharding %s --fsdp-impl torch with a mixture-of-experts model (%s) is not "
-                   "modelled yet; --fsdp-impl megatron (Megatron-FSDP) is",
-                   word, m->name[0] ? m->name : "(unnamed)");
+  /* Both implementations shard a mixture-of-experts model's routed experts
+   * over the expert data-parallel group (plan.c "Sharding"): Megatron-FSDP
+   * as its adapter builds the expert mesh, torch's FSDP2 as torchtitan
+   * places them (efsdp: dp_shard x cp x tp / ep ranks, the experts not
+   * tensor-parallel, EP borrowing from TP; older torchtitan's
+   * expert_tensor_parallel_degree could also be tp, "dp_shard_mod_ep").
+   * Other expert tensor-parallel sizes have no torch layout. */
+  if (run->fsdp_impl == PTSIM_FSDP_TORCH && m->num_experts > 0 && l->etp != l->tp &&
+      !(l->etp == 1 && l->ep > 1))
+    return invalid("--sharding %s --fsdp-impl torch with experts: --etp %" G_GINT64_FORMAT
+                   " has no PyTorch FSDP2 layout; torchtitan shards experts over tp "
+                   "(--etp %" G_GINT64_FORMAT ") or, with --ep > 1, not at all (--etp 1, EP "
+                   "borrowing from TP)",
+                   word, I64(l->etp), I64(l->tp));
   if (run->fsdp_impl == PTSIM_FSDP_TORCH &&
       (run->main_params_bytes != 4 || run->precision_aware_optimizer))
     return invalid("--fsdp-impl torch keeps the fp32 sharded parameters as the optimizer's "
@@ -422,6 +430,7 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
   const char *name = m->name[0] ? m->name : "(unnamed)";
 
   if (!ptsim_model_check(m, error)) return FALSE;
+  if (ptsim_model_is_hybrid(m) && !ptsim_hybrid_job_check(job, error)) return FALSE;
 
   /* Plain ranges first, so later arithmetic cannot overflow. */
   if (!check_count("--gpus", l->gpus, 1, error) || !check_count("--tp", l->tp, 1, error) ||
@@ -664,5 +673,5 @@ gboolean ptsim_job_validate(PtsimJob *job, GError **error) {
   g_return_val_if_fail(job != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
   ptsim_job_resolve(job);
-  return ptsim_job_check(job, error);
+  return ptsim_job_check(job, error) && ptsim_hybrid_simulation_check(job, error);
 }

@@ -176,6 +176,12 @@ static const struct {
     {"--window-attn-skip-freq", F_WINDOW_SKIP_FREQ, KIND_WORD},
     {"--fine-grained-activation-offloading", F_FG_OFFLOADING, KIND_SWITCH},
     {"--offload-modules", F_OFFLOAD_MODULES, KIND_LIST},
+    {"--hybrid-layer-pattern", F_HYBRID_PATTERN, KIND_WORD},
+    {"--hybrid-override-pattern", F_HYBRID_PATTERN, KIND_WORD},
+    {"--mamba-state-dim", F_MAMBA_STATE_DIM, KIND_INT},
+    {"--mamba-head-dim", F_MAMBA_HEAD_DIM, KIND_INT},
+    {"--mamba-num-groups", F_MAMBA_NUM_GROUPS, KIND_INT},
+    {"--mamba-num-heads", F_MAMBA_NUM_HEADS, KIND_INT},
 };
 
 /* What the command line said.  order[] is the token index of the last
@@ -394,6 +400,18 @@ static const char *const other_families[] = {"pretrain_t5",    "pretrain_bert",
                                              "pretrain_ict",   "pretrain_retro",
                                              "pretrain_vision"};
 
+/* 1 when WORDS from START give a hybrid layer pattern: pretrain_mamba.py
+ * and pretrain_hybrid.py then train a decoder-only hybrid model ptsim
+ * reads (megatron_hybrid.c); without one, Megatron builds its layers from
+ * ratios, which is not modelled. */
+static gboolean hybrid_pattern_given(GPtrArray *words, int start) {
+  for (guint i = (guint)start; i < words->len; i++)
+    if (g_str_has_prefix(words->pdata[i], "--hybrid-layer-pattern") ||
+        g_str_has_prefix(words->pdata[i], "--hybrid-override-pattern"))
+      return TRUE;
+  return FALSE;
+}
+
 /* APPENDED after the command's words; a note for each flag whose value the
  * command gave otherwise. */
 static void append_flags(GPtrArray *words, int start, const char *const *appended,
@@ -428,7 +446,8 @@ static gboolean parse_text(const char *text, gsize len, const char *name,
   if (at >= 0) {
     g_autofree char *base = g_path_get_basename(words->pdata[at]);
     for (size_t k = 0; k < G_N_ELEMENTS(other_families); k++)
-      if (g_str_has_prefix(base, other_families[k]))
+      if (g_str_has_prefix(base, other_families[k]) &&
+          !(k >= 2 && k <= 3 && hybrid_pattern_given(words, start)))
         return parse_error("%s trains another kind of model: ptsim models decoder-only GPT "
                            "training (pretrain_gpt.py)",
                            (const char *)words->pdata[at]);
@@ -477,9 +496,11 @@ static gboolean parse_text(const char *text, gsize len, const char *name,
     ok = parse_error("--tensor-model-parallel-size %" G_GINT64_FORMAT " is too large", (gint64)tp);
   ok = ok && ptsim_megatron_resolve_model(&said, tp, &job->model, error) &&
        ptsim_megatron_resolve_moe_model(&said, &job->model, error) &&
+       ptsim_megatron_resolve_hybrid(&said, &job->model, error) &&
        ptsim_megatron_resolve_window(&said, &job->model, error) &&
        ptsim_megatron_resolve_job(&said, job, error) &&
-       ptsim_megatron_resolve_moe_job(&said, job, error);
+       ptsim_megatron_resolve_moe_job(&said, job, error) &&
+       ptsim_megatron_resolve_hybrid_job(&said, job, error);
   g_ptr_array_unref(said.read);
   return ok;
 }

@@ -70,12 +70,20 @@ gboolean ptsim_megatron_resolve_model(const Said *s, int64_t tp, PtsimModel *m, 
   g_strlcpy(m->name, "megatron-args", sizeof m->name);
   const FlagId required[] = {F_NUM_LAYERS, F_HIDDEN, F_HEADS};
   for (size_t r = 0; r < G_N_ELEMENTS(required); r++)
-    if (!GIVEN(s, required[r]) && !(required[r] == F_NUM_LAYERS && GIVEN(s, F_ENC_LAYERS))) {
+    if (!GIVEN(s, required[r]) && !(required[r] == F_NUM_LAYERS && GIVEN(s, F_ENC_LAYERS)) &&
+        !(required[r] == F_NUM_LAYERS && GIVEN(s, F_HYBRID_PATTERN))) {
       g_autofree char *read = what_was_read(s);
       return parse_error("%s is missing (Megatron-LM requires it); %s",
                          ptsim_megatron_flag_name(required[r]), read);
     }
   m->num_layers = GIVEN(s, F_NUM_LAYERS) ? s->i[F_NUM_LAYERS] : s->i[F_ENC_LAYERS];
+  /* a hybrid pattern's length is the layer count (Megatron ignores
+   * --num-layers beside it; megatron_hybrid.c reads the pattern) */
+  if (GIVEN(s, F_HYBRID_PATTERN)) {
+    const char *c;
+    m->num_layers = 0;
+    for (c = s->word[F_HYBRID_PATTERN]; *c; c++) m->num_layers += *c != '|';
+  }
   m->hidden_size = s->i[F_HIDDEN];
   m->num_attention_heads = s->i[F_HEADS];
   m->activation = GIVEN(s, F_SWIGLU) ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
@@ -240,9 +248,15 @@ static gboolean resolve_precision(const Said *s, PtsimSettings *run, GError **er
   } else {
     run->precision = GIVEN(s, F_FP16) ? PTSIM_PRECISION_FP16 : PTSIM_PRECISION_BF16;
   }
+  /* Without either flag Megatron-LM keeps fp32 weights, gradients and
+   * activations (FP32Optimizer, no master copy; with --fp8-format only the
+   * GEMMs' inputs are cast): twice the activation memory and fp32 kernels,
+   * which priced as bf16 would be a different run. */
   if (!GIVEN(s, F_BF16) && !GIVEN(s, F_FP16))
-    NOTE(s, "neither --bf16 nor --fp16: Megatron-LM would keep fp32 weights, which ptsim does "
-            "not model; using bf16");
+    return parse_error("neither --bf16 nor --fp16: Megatron-LM would train with fp32 weights and "
+                       "activations%s, which ptsim does not model; add --bf16 (or --fp16) to "
+                       "predict the mixed-precision run",
+                       run->precision == PTSIM_PRECISION_FP8 ? " (fp8 only inside the GEMMs)" : "");
   int recipe = 0;
   if (GIVEN(s, F_FP8_RECIPE) && !pick("--fp8-recipe", s->word[F_FP8_RECIPE],
                                       "delayed|tensorwise|blockwise|mxfp8|custom", &recipe, error))

@@ -159,6 +159,11 @@ typedef enum {
   F_WINDOW_SKIP_FREQ,
   F_FG_OFFLOADING,
   F_OFFLOAD_MODULES,
+  F_HYBRID_PATTERN,
+  F_MAMBA_STATE_DIM,
+  F_MAMBA_HEAD_DIM,
+  F_MAMBA_NUM_GROUPS,
+  F_MAMBA_NUM_HEADS,
   F_COUNT
 } FlagId;
 
@@ -200,5 +205,11 @@ gboolean ptsim_megatron_resolve_moe_job(const Said *s, PtsimJob *job, GError **e
 /* Sliding-window attention (megatron_window.c): the model's window_size
  * and window_layers, once its layers are known. */
 gboolean ptsim_megatron_resolve_window(const Said *s, PtsimModel *m, GError **error);
+
+/* A hybrid model (megatron_hybrid.c): --hybrid-layer-pattern (or the
+ * deprecated --hybrid-override-pattern) and the --mamba-* sizes, after the
+ * MoE part (the pattern's E layers are the MoE layers). */
+gboolean ptsim_megatron_resolve_hybrid(const Said *s, PtsimModel *m, GError **error);
+gboolean ptsim_megatron_resolve_hybrid_job(const Said *s, PtsimJob *job, GError **error);
 
 #endif /* PTSIM_MEGATRON_SAID_H */

@@ -211,7 +211,8 @@ gboolean ptsim_moe_model_load(const PtsimIniFile *ini, PtsimModel *m, GError **e
   gsize n = 0;
   g_auto(GStrv) keys = g_key_file_get_keys(ini->kf, g, &n, NULL);
   for (gsize k = 0; k < n; k++) {
-    gboolean mla = strstr(keys[k], "_rank") || strstr(keys[k], "_head_dim");
+    gboolean mla = (strstr(keys[k], "_rank") || strstr(keys[k], "_head_dim")) &&
+                   !g_str_has_prefix(keys[k], "mamba_"); /* hybrid_pattern.c's */
     if ((m->num_experts == 0 && g_str_has_prefix(keys[k], "moe_")) ||
         (!m->multi_latent_attention && mla)) {
       g_autofree char *where = ptsim_ini_where(ini, g, keys[k]);

@@ -64,6 +64,38 @@ void ptsim_toml_free(PtsimToml *toml) {
   g_free(toml);
 }
 
+void ptsim_toml_value_clear(PtsimTomlValue *value) { value_clear(value); }
+
+void ptsim_toml_value_copy(PtsimTomlValue *dst, const PtsimTomlValue *src) {
+  *dst = *src;
+  dst->string = g_strdup(src->string);
+  if (src->items == NULL) return;
+  dst->items = g_ptr_array_new_with_free_func(value_free);
+  for (guint i = 0; i < src->items->len; i++) {
+    PtsimTomlValue *item = g_new0(PtsimTomlValue, 1);
+    ptsim_toml_value_copy(item, g_ptr_array_index(src->items, i));
+    g_ptr_array_add(dst->items, item);
+  }
+}
+
+PtsimToml *ptsim_toml_new(const char *path) {
+  PtsimToml *out = g_new0(PtsimToml, 1);
+  out->path = g_strdup(path);
+  out->entries = g_ptr_array_new_with_free_func(entry_free);
+  out->tables = g_ptr_array_new_with_free_func(table_free);
+  return out;
+}
+
+void ptsim_toml_add(PtsimToml *toml, const char *table, const char *key, int line,
+                    const PtsimTomlValue *value) {
+  PtsimTomlEntry *e = g_new0(PtsimTomlEntry, 1);
+  e->table = g_strdup(table);
+  e->key = g_strdup(key);
+  e->line = line;
+  ptsim_toml_value_copy(&e->value, value);
+  g_ptr_array_add(toml->entries, e);
+}
+
 const char *ptsim_toml_type_name(PtsimTomlType type) {
   switch (type) {
   case PTSIM_TOML_STRING:
@@ -367,7 +399,9 @@ static gboolean skip_array_space(Parser *P) {
 
 static gboolean scalar_value(Parser *P, PtsimTomlValue *v);
 
-static gboolean array_value(Parser *P, PtsimTomlValue *v) {
+/* DEPTH 0: an array, whose items may be arrays of scalars (DEPTH 1):
+ * torchtitan's module_fqns_per_model_part, list[list[str]]. */
+static gboolean array_value(Parser *P, PtsimTomlValue *v, int depth) {
   int open_line = P->line;
   P->p++; /* '[' */
   v->type = PTSIM_TOML_ARRAY;
@@ -377,12 +411,14 @@ static gboolean array_value(Parser *P, PtsimTomlValue *v) {
     if (!skip_array_space(P)) return FALSE;
     if (at_end(P)) break;
     if (*P->p == ']') break;
-    if (*P->p == '[')
-      return fail_here(P, "arrays of arrays are outside the TOML subset ptsim reads",
+    if (*P->p == '[' && depth > 0)
+      return fail_here(P,
+                       "arrays nested more than two deep are outside the TOML subset ptsim "
+                       "reads",
                        "expected scalar items");
     PtsimTomlValue *item = g_new0(PtsimTomlValue, 1);
     g_ptr_array_add(v->items, item);
-    if (!scalar_value(P, item)) return FALSE;
+    if (*P->p == '[' ? !array_value(P, item, depth + 1) : !scalar_value(P, item)) return FALSE;
     if (v->items->len == 1) {
       v->item_type = item->type;
     } else if (item->type != v->item_type) {
@@ -422,7 +458,7 @@ static gboolean scalar_value(Parser *P, PtsimTomlValue *v) {
 }
 
 static gboolean value(Parser *P, PtsimTomlValue *v) {
-  if (!at_end(P) && *P->p == '[') return array_value(P, v);
+  if (!at_end(P) && *P->p == '[') return array_value(P, v, 0);
   return scalar_value(P, v);
 }
 

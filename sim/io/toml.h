@@ -10,11 +10,12 @@
  *   \UXXXXXXXX), 'literal strings', decimal integers (sign, '_' between
  *   digits, no leading zeros), floats (fraction and/or exponent, e.g. 3e-4,
  *   1.5e-4), true / false, and arrays of one scalar type (they may span
- *   lines, with comments and a trailing comma);
+ *   lines, with comments and a trailing comma), or of such arrays (two
+ *   deep: torchtitan's module_fqns_per_model_part);
  *   '#' comments; LF or CRLF line ends; UTF-8.
  * Everything else TOML has is refused by name, at its line: inline tables,
  * arrays of tables, multi-line strings, dotted or quoted keys, dates and
- * times, hex/octal/binary integers, inf and nan, arrays of arrays, mixed
+ * times, hex/octal/binary integers, inf and nan, arrays three deep, mixed
  * arrays.  A key or table defined twice is an error (naming both lines), as
  * in TOML.  Why a reader of our own: Debian packages no C TOML library (toml++
  * and toml11 are C++), the subset is small, and a strict reader gives the
@@ -45,7 +46,8 @@ typedef struct {
   int64_t integer;         /* PTSIM_TOML_INTEGER */
   double number;           /* PTSIM_TOML_FLOAT */
   gboolean boolean;        /* PTSIM_TOML_BOOL */
-  PtsimTomlType item_type; /* PTSIM_TOML_ARRAY: type of every item (STRING when empty) */
+  PtsimTomlType item_type; /* PTSIM_TOML_ARRAY: type of every item (STRING when empty; ARRAY:
+                              arrays of scalars, each of its own item_type) */
   GPtrArray *items;        /* PTSIM_TOML_ARRAY: PtsimTomlValue* (owned) */
 } PtsimTomlValue;
 
@@ -86,6 +88,19 @@ const PtsimTomlEntry *ptsim_toml_lookup(const PtsimToml *toml, const char *table
 
 /* The header line of TABLE, or 0 when the file has no such header. */
 int ptsim_toml_table_line(const PtsimToml *toml, const char *table);
+
+/* A config built by a reader of another form (torchtitan's Python
+ * form, torchtitan_python.h): no entries, no headers.  (transfer full) */
+PtsimToml *ptsim_toml_new(const char *path);
+
+/* Appends KEY = a deep copy of VALUE to TABLE, at LINE (0: none); no
+ * check for a key given twice (the caller's). */
+void ptsim_toml_add(PtsimToml *toml, const char *table, const char *key, int line,
+                    const PtsimTomlValue *value);
+
+/* A deep copy of SRC into DST; what a value owns freed. */
+void ptsim_toml_value_copy(PtsimTomlValue *dst, const PtsimTomlValue *src);
+void ptsim_toml_value_clear(PtsimTomlValue *value);
 
 /* The type's name as TOML users say it ("string", "integer", ...). */
 const char *ptsim_toml_type_name(PtsimTomlType type);

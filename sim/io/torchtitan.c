@@ -3,11 +3,12 @@
  * torchtitan_schema.c.
  *
  * Order: schema (types trusted after it), model, layers, degrees and world,
- * batch, pipeline, recompute, precision, then the fields ptsim does not model
- * (warnings) and the first reason it cannot model the config at all
- * (`unmodelled`).  Each step reads the entries it needs through the small
- * getters below, which return the default when a key is absent and give
- * the key's line (or its section's) for messages. */
+ * batch, pipeline (torchtitan_pipeline.c), recompute, precision, then the
+ * fields ptsim does not model (warnings) and the first reason it cannot
+ * model the config at all (`unmodelled`).  Each step reads the entries it
+ * needs through the small getters below (torchtitan_int.h), which return
+ * the default when a key is absent and give the key's line (or its
+ * section's) for messages. */
 #include "torchtitan.h"
 
 #include <string.h>
@@ -16,16 +17,10 @@
 #include "input.h"
 #include "numbers.h"
 #include "job_validate.h"
+#include "torchtitan_int.h"
 #include "torchtitan_model.h"
+#include "torchtitan_python.h"
 #include "torchtitan_schema.h"
-
-typedef struct {
-  const PtsimToml *toml;
-  PtsimTorchtitan *out;
-  GPtrArray *warnings;
-  GError **error;
-  int64_t layers; /* of the flavor's model */
-} Reader;
 
 void ptsim_torchtitan_clear(PtsimTorchtitan *tt) {
   g_clear_pointer(&tt->unmodelled, g_free);
@@ -34,37 +29,37 @@ void ptsim_torchtitan_clear(PtsimTorchtitan *tt) {
 
 /* ---- getters ---- */
 
-static const PtsimTomlEntry *entry(const Reader *R, const char *table, const char *key) {
+const PtsimTomlEntry *ptsim_tt_entry(const Reader *R, const char *table, const char *key) {
   return ptsim_toml_lookup(R->toml, table, key);
 }
 
 /* "FILE:LINE" of the key, else of its section, else the file. */
-static char *where(const Reader *R, const char *table, const char *key) {
-  const PtsimTomlEntry *e = entry(R, table, key);
+char *ptsim_tt_where(const Reader *R, const char *table, const char *key) {
+  const PtsimTomlEntry *e = ptsim_tt_entry(R, table, key);
   int line = e ? e->line : ptsim_toml_table_line(R->toml, table);
   return line > 0 ? g_strdup_printf("%s:%d", R->toml->path, line) : g_strdup(R->toml->path);
 }
 
-static int64_t get_int(const Reader *R, const char *table, const char *key, int64_t fallback) {
-  const PtsimTomlEntry *e = entry(R, table, key);
+int64_t ptsim_tt_get_int(const Reader *R, const char *table, const char *key, int64_t fallback) {
+  const PtsimTomlEntry *e = ptsim_tt_entry(R, table, key);
   return e ? e->value.integer : fallback;
 }
 
-static gboolean get_bool(const Reader *R, const char *table, const char *key, gboolean fallback) {
-  const PtsimTomlEntry *e = entry(R, table, key);
+gboolean ptsim_tt_get_bool(const Reader *R, const char *table, const char *key, gboolean fallback) {
+  const PtsimTomlEntry *e = ptsim_tt_entry(R, table, key);
   return e ? e->value.boolean : fallback;
 }
 
-static const char *get_str(const Reader *R, const char *table, const char *key,
-                           const char *fallback) {
-  const PtsimTomlEntry *e = entry(R, table, key);
+const char *ptsim_tt_get_str(const Reader *R, const char *table, const char *key,
+                             const char *fallback) {
+  const PtsimTomlEntry *e = ptsim_tt_entry(R, table, key);
   return e ? e->value.string : fallback;
 }
 
 /* 1 when the array KEY holds WORD, 0 when not, FALLBACK when KEY is absent. */
-static gboolean list_has(const Reader *R, const char *table, const char *key, const char *word,
-                         gboolean fallback) {
-  const PtsimTomlEntry *e = entry(R, table, key);
+gboolean ptsim_tt_list_has(const Reader *R, const char *table, const char *key, const char *word,
+                           gboolean fallback) {
+  const PtsimTomlEntry *e = ptsim_tt_entry(R, table, key);
   if (e == NULL) return fallback;
   for (guint i = 0; i < e->value.items->len; i++)
     if (strcmp(((PtsimTomlValue *)g_ptr_array_index(e->value.items, i))->string, word) == 0)
@@ -75,49 +70,45 @@ static gboolean list_has(const Reader *R, const char *table, const char *key, co
 /* ---- messages ---- */
 
 /* A config torchtitan itself refuses: "FILE:LINE: [t] key ...". */
-static gboolean invalid(const Reader *R, const char *table, const char *key, const char *fmt, ...)
-    G_GNUC_PRINTF(4, 5);
-static gboolean invalid(const Reader *R, const char *table, const char *key, const char *fmt, ...) {
+gboolean ptsim_tt_invalid(const Reader *R, const char *table, const char *key, const char *fmt,
+                          ...) {
   va_list ap;
   va_start(ap, fmt);
   g_autofree char *what = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  g_autofree char *at = where(R, table, key);
+  g_autofree char *at = ptsim_tt_where(R, table, key);
   g_set_error(R->error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, "%s: %s", at, what);
   return FALSE;
 }
 
 /* A field that changes time or memory and that ptsim does not model. */
-static void warn(const Reader *R, const char *table, const char *key, const char *fmt, ...)
-    G_GNUC_PRINTF(4, 5);
-static void warn(const Reader *R, const char *table, const char *key, const char *fmt, ...) {
+void ptsim_tt_warn(const Reader *R, const char *table, const char *key, const char *fmt, ...) {
   if (R->warnings == NULL) return;
   va_list ap;
   va_start(ap, fmt);
   g_autofree char *what = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  g_autofree char *at = where(R, table, key);
+  g_autofree char *at = ptsim_tt_where(R, table, key);
   g_ptr_array_add(R->warnings, g_strdup_printf("%s: [%s] %s: %s", at, table, key, what));
 }
 
 /* The first reason ptsim cannot model the config; later ones are dropped. */
-static void unmodelled(const Reader *R, const char *table, const char *key, const char *fmt, ...)
-    G_GNUC_PRINTF(4, 5);
-static void unmodelled(const Reader *R, const char *table, const char *key, const char *fmt, ...) {
+void ptsim_tt_unmodelled(const Reader *R, const char *table, const char *key, const char *fmt,
+                         ...) {
   if (R->out->unmodelled != NULL) return;
   va_list ap;
   va_start(ap, fmt);
   g_autofree char *what = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  g_autofree char *at = where(R, table, key);
+  g_autofree char *at = ptsim_tt_where(R, table, key);
   R->out->unmodelled = g_strdup_printf("%s: %s", at, what);
 }
 
 /* ---- model ---- */
 
 static gboolean read_model(Reader *R) {
-  const char *name = get_str(R, "model", "name", "llama3");
-  const char *flavor = get_str(R, "model", "flavor", "debugmodel");
+  const char *name = ptsim_tt_get_str(R, "model", "name", "llama3");
+  const char *flavor = ptsim_tt_get_str(R, "model", "flavor", "debugmodel");
   const char *note = NULL, *key = NULL;
   g_autoptr(GError) local = NULL;
   if (!ptsim_torchtitan_model(name, flavor, &R->out->model_def, &note, &key, &local)) {
@@ -125,17 +116,24 @@ static gboolean read_model(Reader *R) {
       g_propagate_error(R->error, g_steal_pointer(&local));
       return FALSE;
     }
-    return invalid(R, "model", key, "%s", local->message);
+    return ptsim_tt_invalid(R, "model", key, "%s", local->message);
   }
   g_strlcpy(R->out->model, R->out->model_def.name, sizeof R->out->model);
   if (note)
-    warn(R, "model", "flavor",
-         "'%s' uses %s: ptsim prices full causal attention over the whole sequence", flavor, note);
+    ptsim_tt_warn(R, "model", "flavor",
+                  "'%s' uses %s: ptsim prices full causal attention over the whole sequence",
+                  flavor, note);
   R->layers = R->out->model_def.num_layers;
   return TRUE;
 }
 
 /* ---- layers ---- */
+
+/* A model whose layers workload_torch.c does not build (experts, MLA, MTP). */
+static gboolean moe_family(const Reader *R) {
+  const PtsimModel *m = &R->out->model_def;
+  return m->num_experts > 0 || m->multi_latent_attention || m->mtp_num_layers > 0;
+}
 
 /* PyTorch's own modules (no Transformer Engine): eager, or fused by
  * torch.compile's Inductor when [compile] covers the model; attention is
@@ -144,26 +142,42 @@ static gboolean read_layers(Reader *R) {
   PtsimTorchtitan *o = R->out;
   PtsimSettings *run = &o->settings;
   const char *C = "compile";
-  const char *backend = get_str(R, C, "backend", "inductor");
-  o->compile = get_bool(R, C, "enable", FALSE) && list_has(R, C, "components", "model", TRUE);
+  const char *backend = ptsim_tt_get_str(R, C, "backend", "inductor");
+  o->compile = ptsim_tt_get_bool(R, C, "enable", FALSE) &&
+               ptsim_tt_list_has(R, C, "components", "model", TRUE);
   run->transformer_engine = 0;
   run->flash_attention = 1;
   run->torch_layers = o->compile && strcmp(backend, "inductor") == 0 ? PTSIM_TORCH_LAYERS_COMPILED
                                                                      : PTSIM_TORCH_LAYERS_EAGER;
+  if (moe_family(R)) {
+    /* the workload's PyTorch-module layers are dense (workload_torch.c):
+     * a mixture of experts, MLA or gpt_oss's biased, windowed attention is
+     * priced as Megatron-LM's local layers run it (grouped expert GEMMs,
+     * unfused ops), the nearest ptsim models */
+    run->torch_layers = PTSIM_TORCH_LAYERS_NONE;
+    ptsim_tt_warn(
+        R, "model", "name",
+        "'%s' (%s): ptsim prices its layers as Megatron-LM's local (non-Transformer-Engine) "
+        "modules run them, not as torchtitan's PyTorch modules%s",
+        ptsim_tt_get_str(R, "model", "name", "llama3"), R->out->model,
+        o->compile ? "; torch.compile's fusions are not modelled for them" : "");
+    return TRUE;
+  }
   if (o->compile && run->torch_layers == PTSIM_TORCH_LAYERS_EAGER)
-    warn(R, C, "backend",
-         "'%s' does not generate fused kernels; ptsim prices the model's "
-         "kernels as eager PyTorch runs them",
-         backend);
+    ptsim_tt_warn(R, C, "backend",
+                  "'%s' does not generate fused kernels; ptsim prices the model's "
+                  "kernels as eager PyTorch runs them",
+                  backend);
   else if (o->compile)
-    warn(R, C, "enable",
-         "torch.compile's Inductor fuses RoPE, the SwiGLU product and the "
-         "gradient sums into single passes, priced so (the norms are one fused kernel either "
-         "way); not modelled: a residual add fused into the next norm, the compilation time "
-         "of the first steps%s",
-         list_has(R, C, "components", "loss", TRUE)
-             ? ", the compiled loss (ptsim prices Megatron's unfused cross entropy)"
-             : "");
+    ptsim_tt_warn(
+        R, C, "enable",
+        "torch.compile's Inductor fuses RoPE, the SwiGLU product and the "
+        "gradient sums into single passes, priced so (the norms are one fused kernel either "
+        "way); not modelled: a residual add fused into the next norm, the compilation time "
+        "of the first steps%s",
+        ptsim_tt_list_has(R, C, "components", "loss", TRUE)
+            ? ", the compiled loss (ptsim prices Megatron's unfused cross entropy)"
+            : "");
   return TRUE;
 }
 
@@ -177,51 +191,54 @@ static gboolean read_degrees(Reader *R, int64_t gpus) {
                                      "tensor_parallel_degree", "pipeline_parallel_degree"};
   int64_t v[4];
   for (int i = 0; i < 4; i++) {
-    v[i] = get_int(R, P, keys[i], 1);
+    v[i] = ptsim_tt_get_int(R, P, keys[i], 1);
     if (v[i] < 1 || v[i] > PTSIM_CONFIG_INT_MAX)
-      return invalid(R, P, keys[i],
-                     "[parallelism] %s = %" G_GINT64_FORMAT
-                     " is out of range: expected an integer >= 1",
-                     keys[i], (gint64)v[i]);
+      return ptsim_tt_invalid(R, P, keys[i],
+                              "[parallelism] %s = %" G_GINT64_FORMAT
+                              " is out of range: expected an integer >= 1",
+                              keys[i], (gint64)v[i]);
   }
   int64_t r = v[0], cp = v[1], tp = v[2], pp = v[3];
-  int64_t shard = get_int(R, P, "data_parallel_shard_degree", -1);
+  int64_t shard = ptsim_tt_get_int(R, P, "data_parallel_shard_degree", -1);
   if (shard != -1 && (shard < 1 || shard > PTSIM_CONFIG_INT_MAX))
-    return invalid(R, P, "data_parallel_shard_degree",
-                   "[parallelism] data_parallel_shard_degree = %" G_GINT64_FORMAT
-                   " is out of range: expected -1 (the leftover ranks) or >= 1",
-                   (gint64)shard);
+    return ptsim_tt_invalid(R, P, "data_parallel_shard_degree",
+                            "[parallelism] data_parallel_shard_degree = %" G_GINT64_FORMAT
+                            " is out of range: expected -1 (the leftover ranks) or >= 1",
+                            (gint64)shard);
   int64_t rest = 1;
   for (int i = 0; i < 4; i++) {
     rest *= v[i]; /* each factor <= 2^30: the product is checked step by step */
     if (rest > PTSIM_CONFIG_INT_MAX)
-      return invalid(R, P, keys[i], "replicate x cp x tp x pp exceeds %" G_GINT64_FORMAT " GPUs",
-                     (gint64)PTSIM_CONFIG_INT_MAX);
+      return ptsim_tt_invalid(R, P, keys[i],
+                              "replicate x cp x tp x pp exceeds %" G_GINT64_FORMAT " GPUs",
+                              (gint64)PTSIM_CONFIG_INT_MAX);
   }
   if (shard > 0 && rest * shard > PTSIM_CONFIG_INT_MAX)
-    return invalid(R, P, "data_parallel_shard_degree",
-                   "the world size exceeds %" G_GINT64_FORMAT " GPUs",
-                   (gint64)PTSIM_CONFIG_INT_MAX);
+    return ptsim_tt_invalid(R, P, "data_parallel_shard_degree",
+                            "the world size exceeds %" G_GINT64_FORMAT " GPUs",
+                            (gint64)PTSIM_CONFIG_INT_MAX);
   if (shard == -1) {
     if (gpus < 1)
-      return invalid(R, P, "data_parallel_shard_degree",
-                     "data_parallel_shard_degree = -1 takes the ranks left over from the world "
-                     "size, which a torchtitan config does not state; give --gpus (or --nodes)");
+      return ptsim_tt_invalid(
+          R, P, "data_parallel_shard_degree",
+          "data_parallel_shard_degree = -1 takes the ranks left over from the world "
+          "size, which a torchtitan config does not state; give --gpus (or --nodes)");
     if (gpus % rest != 0)
-      return invalid(R, P, "data_parallel_shard_degree",
-                     "--gpus %" G_GINT64_FORMAT
-                     " is not divisible by replicate x cp x tp x pp = %" G_GINT64_FORMAT
-                     " (data_parallel_shard_degree = -1 takes the leftover ranks)",
-                     (gint64)gpus, (gint64)rest);
+      return ptsim_tt_invalid(R, P, "data_parallel_shard_degree",
+                              "--gpus %" G_GINT64_FORMAT
+                              " is not divisible by replicate x cp x tp x pp = %" G_GINT64_FORMAT
+                              " (data_parallel_shard_degree = -1 takes the leftover ranks)",
+                              (gint64)gpus, (gint64)rest);
     shard = gpus / rest;
   } else if (gpus > 0 && gpus != rest * shard) {
-    return invalid(R, P, "data_parallel_shard_degree",
-                   "replicate %" G_GINT64_FORMAT " x shard %" G_GINT64_FORMAT
-                   " x cp %" G_GINT64_FORMAT " x tp %" G_GINT64_FORMAT " x pp %" G_GINT64_FORMAT
-                   " = %" G_GINT64_FORMAT " GPUs, but --gpus is %" G_GINT64_FORMAT
-                   " (torchtitan requires them equal)",
-                   (gint64)r, (gint64)shard, (gint64)cp, (gint64)tp, (gint64)pp,
-                   (gint64)(rest * shard), (gint64)gpus);
+    return ptsim_tt_invalid(R, P, "data_parallel_shard_degree",
+                            "replicate %" G_GINT64_FORMAT " x shard %" G_GINT64_FORMAT
+                            " x cp %" G_GINT64_FORMAT " x tp %" G_GINT64_FORMAT
+                            " x pp %" G_GINT64_FORMAT " = %" G_GINT64_FORMAT
+                            " GPUs, but --gpus is %" G_GINT64_FORMAT
+                            " (torchtitan requires them equal)",
+                            (gint64)r, (gint64)shard, (gint64)cp, (gint64)tp, (gint64)pp,
+                            (gint64)(rest * shard), (gint64)gpus);
   }
   l->gpus = rest * shard;
   l->tp = tp;
@@ -234,12 +251,13 @@ static gboolean read_degrees(Reader *R, int64_t gpus) {
   o->dp_mode = o->fsdp_degree > 1 ? (r > 1 ? PTSIM_TORCHTITAN_DP_HSDP : PTSIM_TORCHTITAN_DP_FSDP)
                                   : (r > 1 ? PTSIM_TORCHTITAN_DP_DDP : PTSIM_TORCHTITAN_DP_NONE);
   if (o->dp_mode == PTSIM_TORCHTITAN_DP_DDP && (tp > 1 || pp > 1))
-    return invalid(R, P, "data_parallel_replicate_degree",
-                   "DDP (replicate %" G_GINT64_FORMAT ", shard 1) with tp %" G_GINT64_FORMAT
-                   " or pp %" G_GINT64_FORMAT ": torchtitan refuses it (\"DDP has not supported "
-                   "> 1D parallelism\"); use data_parallel_shard_degree for FSDP/HSDP",
-                   (gint64)r, (gint64)tp, (gint64)pp);
-  const char *reshard = get_str(R, P, "fsdp_reshard_after_forward", "default");
+    return ptsim_tt_invalid(R, P, "data_parallel_replicate_degree",
+                            "DDP (replicate %" G_GINT64_FORMAT
+                            ", shard 1) with tp %" G_GINT64_FORMAT " or pp %" G_GINT64_FORMAT
+                            ": torchtitan refuses it (\"DDP has not supported "
+                            "> 1D parallelism\"); use data_parallel_shard_degree for FSDP/HSDP",
+                            (gint64)r, (gint64)tp, (gint64)pp);
+  const char *reshard = ptsim_tt_get_str(R, P, "fsdp_reshard_after_forward", "default");
   o->reshard_after_forward = strcmp(reshard, "always") == 0  ? PTSIM_TORCHTITAN_RESHARD_ALWAYS
                              : strcmp(reshard, "never") == 0 ? PTSIM_TORCHTITAN_RESHARD_NEVER
                                                              : PTSIM_TORCHTITAN_RESHARD_DEFAULT;
@@ -250,216 +268,51 @@ static gboolean read_batch(Reader *R) {
   PtsimTorchtitan *o = R->out;
   PtsimLayout *l = &o->layout;
   const char *T = "training";
-  int64_t local = get_int(R, T, "local_batch_size", 8);
-  int64_t global = get_int(R, T, "global_batch_size", -1);
-  int64_t seq = get_int(R, T, "seq_len", 2048);
+  int64_t local = ptsim_tt_get_int(R, T, "local_batch_size", 8);
+  int64_t global = ptsim_tt_get_int(R, T, "global_batch_size", -1);
+  int64_t seq = ptsim_tt_get_int(R, T, "seq_len", 2048);
   if (local < 1 || local > PTSIM_CONFIG_INT_MAX)
-    return invalid(R, T, "local_batch_size",
-                   "[training] local_batch_size = %" G_GINT64_FORMAT
-                   " is out of range: expected an integer >= 1",
-                   (gint64)local);
+    return ptsim_tt_invalid(R, T, "local_batch_size",
+                            "[training] local_batch_size = %" G_GINT64_FORMAT
+                            " is out of range: expected an integer >= 1",
+                            (gint64)local);
   if (seq < 1 || seq > PTSIM_CONFIG_INT_MAX)
-    return invalid(R, T, "seq_len",
-                   "[training] seq_len = %" G_GINT64_FORMAT
-                   " is out of range: expected an integer >= 1",
-                   (gint64)seq);
+    return ptsim_tt_invalid(R, T, "seq_len",
+                            "[training] seq_len = %" G_GINT64_FORMAT
+                            " is out of range: expected an integer >= 1",
+                            (gint64)seq);
   if (global < 0) global = local * l->dp; /* torchtitan: negative means local x dp */
   if (global == 0 || global > PTSIM_CONFIG_INT_MAX || global % (local * l->dp) != 0)
-    return invalid(R, T, "global_batch_size",
-                   "[training] global_batch_size = %" G_GINT64_FORMAT
-                   " is not a multiple of local_batch_size %" G_GINT64_FORMAT
-                   " x data-parallel degree %" G_GINT64_FORMAT " (torchtitan's gradient "
-                   "accumulation needs it)",
-                   (gint64)global, (gint64)local, (gint64)l->dp);
+    return ptsim_tt_invalid(R, T, "global_batch_size",
+                            "[training] global_batch_size = %" G_GINT64_FORMAT
+                            " is not a multiple of local_batch_size %" G_GINT64_FORMAT
+                            " x data-parallel degree %" G_GINT64_FORMAT " (torchtitan's gradient "
+                            "accumulation needs it)",
+                            (gint64)global, (gint64)local, (gint64)l->dp);
   if (seq % (l->tp * 2 * l->cp) != 0) /* parallelize_llama asserts it, even at tp = cp = 1 */
-    return invalid(R, T, "seq_len",
-                   "[training] seq_len = %" G_GINT64_FORMAT " is not divisible "
-                   "by tp x 2 cp = %" G_GINT64_FORMAT " (torchtitan asserts it)",
-                   (gint64)seq, (gint64)(l->tp * 2 * l->cp));
+    return ptsim_tt_invalid(R, T, "seq_len",
+                            "[training] seq_len = %" G_GINT64_FORMAT " is not divisible "
+                            "by tp x 2 cp = %" G_GINT64_FORMAT " (torchtitan asserts it)",
+                            (gint64)seq, (gint64)(l->tp * 2 * l->cp));
   o->grad_accumulation = global / (local * l->dp);
   l->gbs = global;
   l->seq = seq;
   l->mbs = local;
   if (l->pp > 1) {
-    int64_t mb = get_int(R, "parallelism", "pipeline_parallel_microbatch_size", 1);
+    int64_t mb = ptsim_tt_get_int(R, "parallelism", "pipeline_parallel_microbatch_size", 1);
     if (mb < 1 || local % mb != 0)
-      return invalid(R, "parallelism", "pipeline_parallel_microbatch_size",
-                     "[parallelism] pipeline_parallel_microbatch_size = %" G_GINT64_FORMAT
-                     " does not divide local_batch_size %" G_GINT64_FORMAT,
-                     (gint64)mb, (gint64)local);
+      return ptsim_tt_invalid(R, "parallelism", "pipeline_parallel_microbatch_size",
+                              "[parallelism] pipeline_parallel_microbatch_size = %" G_GINT64_FORMAT
+                              " does not divide local_batch_size %" G_GINT64_FORMAT,
+                              (gint64)mb, (gint64)local);
     l->mbs = mb;
     if (o->grad_accumulation > 1)
-      warn(R, T, "global_batch_size",
-           "%" G_GINT64_FORMAT " gradient-accumulation steps each run their own pipeline "
-           "schedule (a bubble each); ptsim runs one schedule over all gbs/(mbs x dp) "
-           "microbatches, so it under-predicts the bubble",
-           (gint64)o->grad_accumulation);
+      ptsim_tt_warn(R, T, "global_batch_size",
+                    "%" G_GINT64_FORMAT " gradient-accumulation steps each run their own pipeline "
+                    "schedule (a bubble each); ptsim runs one schedule over all gbs/(mbs x dp) "
+                    "microbatches, so it under-predicts the bubble",
+                    (gint64)o->grad_accumulation);
   }
-  return TRUE;
-}
-
-/* ---- pipeline ---- */
-
-static const struct {
-  const char *name;
-  gboolean multi; /* several stages per rank */
-  int schedule;   /* PtsimSchedule, or -1: not modelled */
-} schedules[] = {
-    {"1F1B", FALSE, PTSIM_SCHEDULE_1F1B},
-    {"GPipe", FALSE, PTSIM_SCHEDULE_GPIPE},
-    {"PipelineScheduleSingle", FALSE, -1},
-    {"Interleaved1F1B", TRUE, PTSIM_SCHEDULE_INTERLEAVED},
-    {"LoopedBFS", TRUE, -1},
-    {"InterleavedZeroBubble", TRUE, -1},
-    {"ZBVZeroBubble", TRUE, PTSIM_SCHEDULE_ZBV},
-    {"DualPipeV", TRUE, PTSIM_SCHEDULE_DUALPIPEV},
-    {"PipelineScheduleMulti", TRUE, -1},
-};
-
-/* torchtitan's split (generate_llm_fqn_per_model_part): the embedding and
- * the output count as IN and OUT layers, the N <= layers + in + out stages
- * share layers + in + out evenly, the first `extra` stages one more.
- * Writes the transformer layers of each virtual stage; FALSE (with the
- * error) when torchtitan refuses the split. */
-static gboolean torchtitan_split(const Reader *R, int64_t n, int64_t in, int64_t out,
-                                 int64_t *layers) {
-  int64_t effective = R->layers + in + out; /* >= n: the caller checked */
-  int64_t base = effective / n, extra = effective % n;
-  if (in > base || out > base)
-    return invalid(R, "parallelism", "pipeline_parallel_first_stage_less_layers",
-                   "first/last-stage weights %" G_GINT64_FORMAT "/%" G_GINT64_FORMAT
-                   " exceed the %" G_GINT64_FORMAT " layers per stage (torchtitan refuses it)",
-                   (gint64)in, (gint64)out, (gint64)base);
-  for (int64_t s = 0; s < n; s++) {
-    int64_t mine = base + (s < extra ? 1 : 0);
-    if (n == 1)
-      mine = R->layers;
-    else if (s == 0)
-      mine -= in;
-    else if (s == n - 1)
-      mine -= out;
-    layers[s] = mine;
-  }
-  return TRUE;
-}
-
-static gboolean read_pipeline(Reader *R) {
-  PtsimLayout *l = &R->out->layout;
-  const char *P = "parallelism";
-  l->vp = 1;
-  l->schedule = PTSIM_SCHEDULE_1F1B;
-  if (l->pp == 1) return TRUE;
-  const char *csv = get_str(R, P, "pipeline_parallel_schedule_csv", "");
-  if (csv[0] != '\0')
-    unmodelled(R, P, "pipeline_parallel_schedule_csv",
-               "a pipeline schedule from a CSV file is not modelled (ptsim builds 1F1B, "
-               "interleaved 1F1B and GPipe)");
-  const char *name = get_str(R, P, "pipeline_parallel_schedule", "1F1B");
-  size_t k = 0;
-  while (k < G_N_ELEMENTS(schedules) && g_ascii_strcasecmp(schedules[k].name, name) != 0) k++;
-  if (k == G_N_ELEMENTS(schedules))
-    return invalid(R, P, "pipeline_parallel_schedule",
-                   "[parallelism] pipeline_parallel_schedule = '%s' is not a PyTorch schedule; "
-                   "allowed (case-insensitive): 1F1B, GPipe, Interleaved1F1B, LoopedBFS, "
-                   "InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, PipelineScheduleSingle, "
-                   "PipelineScheduleMulti",
-                   name);
-  if (schedules[k].schedule < 0)
-    unmodelled(R, P, "pipeline_parallel_schedule",
-               "pipeline_parallel_schedule = '%s' is not modelled; ptsim models 1F1B, "
-               "Interleaved1F1B, GPipe, ZBVZeroBubble and DualPipeV",
-               name);
-  else
-    l->schedule = (PtsimSchedule)schedules[k].schedule;
-  int64_t in = get_int(R, P, "pipeline_parallel_first_stage_less_layers", 1);
-  int64_t out = get_int(R, P, "pipeline_parallel_last_stage_less_layers", 1);
-  if (in < 0 || out < 0 || in > PTSIM_CONFIG_INT_MAX || out > PTSIM_CONFIG_INT_MAX)
-    return invalid(R, P,
-                   in < 0 || in > PTSIM_CONFIG_INT_MAX ? "pipeline_parallel_first_stage_less_layers"
-                                                       : "pipeline_parallel_last_stage_less_layers",
-                   "first/last-stage weights must be integers from 0 to %" G_GINT64_FORMAT,
-                   (gint64)PTSIM_CONFIG_INT_MAX);
-  int64_t per_rank = schedules[k].multi ? 2 : 1;
-  const PtsimTomlEntry *lps = entry(R, P, "pipeline_parallel_layers_per_stage");
-  if (lps != NULL) {
-    if (lps->value.integer < 1 || lps->value.integer > PTSIM_CONFIG_INT_MAX)
-      return invalid(
-          R, P, "pipeline_parallel_layers_per_stage",
-          "pipeline_parallel_layers_per_stage must be an integer from 1 to %" G_GINT64_FORMAT,
-          (gint64)PTSIM_CONFIG_INT_MAX);
-    int64_t stages = (R->layers + in + out + lps->value.integer - 1) / lps->value.integer;
-    if (stages % l->pp != 0)
-      return invalid(R, P, "pipeline_parallel_layers_per_stage",
-                     "%" G_GINT64_FORMAT " virtual stages (ceil((layers %" G_GINT64_FORMAT
-                     " + %" G_GINT64_FORMAT " + %" G_GINT64_FORMAT ") / %" G_GINT64_FORMAT
-                     ")) are not divisible by pipeline_parallel_degree %" G_GINT64_FORMAT,
-                     (gint64)stages, (gint64)R->layers, (gint64)in, (gint64)out,
-                     (gint64)lps->value.integer, (gint64)l->pp);
-    per_rank = stages / l->pp;
-    if (!schedules[k].multi && per_rank != 1)
-      return invalid(
-          R, P, "pipeline_parallel_layers_per_stage",
-          "the single-stage schedule %s needs 1 stage per rank, this gives %" G_GINT64_FORMAT,
-          schedules[k].name, (gint64)per_rank);
-    if ((schedules[k].schedule == PTSIM_SCHEDULE_ZBV ||
-         schedules[k].schedule == PTSIM_SCHEDULE_DUALPIPEV) &&
-        per_rank != 2)
-      return invalid(R, P, "pipeline_parallel_layers_per_stage",
-                     "%s needs exactly 2 stages per rank (PyTorch refuses it), this gives "
-                     "%" G_GINT64_FORMAT,
-                     schedules[k].name, (gint64)per_rank);
-    if (schedules[k].multi && per_rank < 2)
-      return invalid(
-          R, P, "pipeline_parallel_layers_per_stage",
-          "the multi-stage schedule %s needs >= 2 stages per rank, this gives %" G_GINT64_FORMAT,
-          schedules[k].name, (gint64)per_rank);
-  }
-  int64_t n = l->pp * per_rank;
-  if (n > R->layers + in + out)
-    return invalid(R, P, "pipeline_parallel_degree",
-                   "%" G_GINT64_FORMAT " pipeline stages are more than the %" G_GINT64_FORMAT
-                   " layers (+ embedding and output weights) of the model",
-                   (gint64)n, (gint64)(R->layers + in + out));
-  g_autofree int64_t *layers = g_new0(int64_t, n);
-  if (!torchtitan_split(R, n, in, out, layers)) return FALSE;
-  l->vp = per_rank;
-  gboolean even = TRUE;
-  for (int64_t s = 1; s < n; s++) even = even && layers[s] == layers[0];
-  if (even) return TRUE;
-  g_autoptr(GString) split = g_string_new("");
-  for (int64_t s = 0; s < n; s++)
-    g_string_append_printf(split, "%s%" G_GINT64_FORMAT, s ? "," : "", (gint64)layers[s]);
-  gboolean middle_even = TRUE;
-  for (int64_t s = 2; s < n - 1; s++) middle_even = middle_even && layers[s] == layers[1];
-  if (per_rank == 1 && middle_even && n >= 2) {
-    l->first_stage_layers = layers[0]; /* Megatron's uneven ends: exact */
-    l->last_stage_layers = layers[n - 1];
-    return TRUE;
-  }
-  /* any other split: the virtual stages' layer counts as runs of equal
-   * ones, as a --pipeline-model-parallel-layout gives them (job.h) */
-  int32_t runs = 0;
-  for (int64_t s = 0; s < n && runs <= PTSIM_LAYOUT_RUNS; s++) {
-    if (s > 0 && layers[s] == layers[s - 1]) {
-      l->vstage_run_count[runs - 1]++;
-      continue;
-    }
-    if (runs < PTSIM_LAYOUT_RUNS) {
-      l->vstage_run_count[runs] = 1;
-      l->vstage_run_layers[runs] = (int32_t)layers[s];
-    }
-    runs++;
-  }
-  if (runs <= PTSIM_LAYOUT_RUNS) {
-    l->vstage_runs = runs;
-    return TRUE;
-  }
-  memset(l->vstage_run_count, 0, sizeof l->vstage_run_count);
-  memset(l->vstage_run_layers, 0, sizeof l->vstage_run_layers);
-  unmodelled(R, P, "pipeline_parallel_degree",
-             "torchtitan's stage split (layers %s) cannot be expressed: more than %d runs of "
-             "equal virtual stages",
-             split->str, PTSIM_LAYOUT_RUNS);
   return TRUE;
 }
 
@@ -469,28 +322,37 @@ static gboolean read_recompute(Reader *R) {
   PtsimLayout *l = &R->out->layout;
   PtsimSettings *run = &R->out->settings;
   const char *A = "activation_checkpoint";
-  const char *mode = get_str(R, A, "mode", "selective");
-  const char *option = get_str(R, A, "selective_ac_option", "2");
+  const char *mode = ptsim_tt_get_str(R, A, "mode", "selective");
+  const char *option = ptsim_tt_get_str(R, A, "selective_ac_option", "2");
   run->recompute = PTSIM_RECOMPUTE_NONE;
   if (strcmp(mode, "full") == 0) {
     run->recompute = PTSIM_RECOMPUTE_FULL;
   } else if (strcmp(mode, "memory_budget") == 0) {
-    unmodelled(R, A, "mode",
-               "mode = 'memory_budget' lets the compiler pick what to save; "
-               "ptsim models none, selective and full recomputation");
+    ptsim_tt_unmodelled(R, A, "mode",
+                        "mode = 'memory_budget' lets the compiler pick what to save; "
+                        "ptsim models none, selective and full recomputation");
+  } else if (strcmp(mode, "selective") == 0 && strcmp(option, "op") == 0 && moe_family(R)) {
+    ptsim_tt_unmodelled(
+        R, A, "selective_ac_option",
+        "selective_ac_option = 'op' (per-op checkpointing) on %s: ptsim prices it for "
+        "PyTorch's dense layers only; mode 'full' or 'none' is modelled",
+        R->out->model);
   } else if (strcmp(mode, "selective") == 0 && strcmp(option, "op") == 0) {
     run->recompute = PTSIM_RECOMPUTE_SELECTIVE_OP; /* _op_sac_save_list, every other mm */
     if (l->cp > 1)
-      warn(R, A, "selective_ac_option",
-           "'op' under context parallelism keeps the output and logsumexp of each ring step's "
-           "attention kernel; ptsim counts one attention output per layer");
-    const PtsimTomlEntry *fqns = entry(R, A, "per_op_sac_force_recompute_mm_shapes_by_fqns");
+      ptsim_tt_warn(
+          R, A, "selective_ac_option",
+          "'op' under context parallelism keeps the output and logsumexp of each ring step's "
+          "attention kernel; ptsim counts one attention output per layer");
+    const PtsimTomlEntry *fqns = ptsim_tt_entry(R, A,
+                                                "per_op_sac_force_recompute_mm_shapes_by_fqns");
     for (guint i = 0; fqns && i < fqns->value.items->len; i++)
       if (strcmp(((PtsimTomlValue *)g_ptr_array_index(fqns->value.items, i))->string,
                  "moe.router.gate") != 0) {
-        warn(R, A, "per_op_sac_force_recompute_mm_shapes_by_fqns",
-             "forced recomputation of matmuls by shape changes which outputs the policy keeps; "
-             "ptsim keeps every other matmul of the block (wq, wv, w1, w2)");
+        ptsim_tt_warn(
+            R, A, "per_op_sac_force_recompute_mm_shapes_by_fqns",
+            "forced recomputation of matmuls by shape changes which outputs the policy keeps; "
+            "ptsim keeps every other matmul of the block (wq, wv, w1, w2)");
         break;
       }
   } else if (strcmp(mode, "selective") == 0) {
@@ -498,11 +360,12 @@ static gboolean read_recompute(Reader *R) {
     gboolean digits = option[0] != '\0' && strspn(option, "0123456789") == strlen(option);
     int64_t every = 0;
     if (!digits || strlen(option) > 9 || !ptsim_number_parse_int64(option, &every))
-      return invalid(R, A, "selective_ac_option",
-                     "[activation_checkpoint] selective_ac_option = "
-                     "'%s': allowed 'op' or a layer interval such as '2' (torchtitan refuses "
-                     "anything else)",
-                     option);
+      return ptsim_tt_invalid(
+          R, A, "selective_ac_option",
+          "[activation_checkpoint] selective_ac_option = "
+          "'%s': allowed 'op' or a layer interval such as '2' (torchtitan refuses "
+          "anything else)",
+          option);
     int64_t chunk = R->layers / (l->pp * l->vp);
     int64_t saved = every <= 1 ? chunk
                                : chunk / every; /* torchtitan: '0' and '1' mean every layer */
@@ -512,17 +375,20 @@ static gboolean read_recompute(Reader *R) {
       run->recompute = PTSIM_RECOMPUTE_FULL;
       run->recompute_method = PTSIM_RECOMPUTE_METHOD_BLOCK;
       run->recompute_num_layers = saved;
-      warn(R, A, "selective_ac_option",
-           "every %" G_GINT64_FORMAT "-th layer is recomputed; ptsim recomputes the same number "
-           "(%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " per stage) as a block at the start of "
-           "each stage",
-           (gint64)every, (gint64)saved, (gint64)chunk);
+      ptsim_tt_warn(R, A, "selective_ac_option",
+                    "every %" G_GINT64_FORMAT
+                    "-th layer is recomputed; ptsim recomputes the same number "
+                    "(%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+                    " per stage) as a block at the start of "
+                    "each stage",
+                    (gint64)every, (gint64)saved, (gint64)chunk);
     }
   }
-  if (run->recompute != PTSIM_RECOMPUTE_NONE && get_bool(R, A, "early_stop", FALSE))
-    warn(R, A, "early_stop", "true stops recomputation early; ptsim recomputes the whole block");
-  if (get_bool(R, A, "debug", FALSE))
-    warn(R, A, "debug", "true captures AC debug information (slower); not modelled");
+  if (run->recompute != PTSIM_RECOMPUTE_NONE && ptsim_tt_get_bool(R, A, "early_stop", FALSE))
+    ptsim_tt_warn(R, A, "early_stop",
+                  "true stops recomputation early; ptsim recomputes the whole block");
+  if (ptsim_tt_get_bool(R, A, "debug", FALSE))
+    ptsim_tt_warn(R, A, "debug", "true captures AC debug information (slower); not modelled");
   return TRUE;
 }
 
@@ -530,16 +396,16 @@ static gboolean read_recompute(Reader *R) {
  * and every transformer-layer projection in fp8.  DEFAULT_OUTPUT: the
  * list's default holds "output" (quantize.linear.mx). */
 static void filter_warning(const Reader *R, const char *F, gboolean default_output) {
-  gboolean output = list_has(R, F, "filter_fqns", "output", default_output);
-  const PtsimTomlEntry *e = entry(R, F, "filter_fqns");
+  gboolean output = ptsim_tt_list_has(R, F, "filter_fqns", "output", default_output);
+  const PtsimTomlEntry *e = ptsim_tt_entry(R, F, "filter_fqns");
   if (!output)
-    warn(R, F, "filter_fqns",
-         "the output projection is converted too (its name, 'output', is "
-         "not listed); ptsim prices the LM head's GEMMs in bf16");
+    ptsim_tt_warn(R, F, "filter_fqns",
+                  "the output projection is converted too (its name, 'output', is "
+                  "not listed); ptsim prices the LM head's GEMMs in bf16");
   if (e && e->value.items->len > (output ? 1u : 0u))
-    warn(R, F, "filter_fqns",
-         "the listed layer modules stay in bf16; ptsim runs every "
-         "transformer-layer projection's GEMMs at the fp8 rate");
+    ptsim_tt_warn(R, F, "filter_fqns",
+                  "the listed layer modules stay in bf16; ptsim runs every "
+                  "transformer-layer projection's GEMMs at the fp8 rate");
 }
 
 /* [quantize.linear.float8]: torchao's Float8Linear.  Without recipe_name
@@ -550,32 +416,34 @@ static gboolean read_float8(Reader *R) {
   PtsimTorchtitan *o = R->out;
   PtsimSettings *run = &o->settings;
   const char *F = "quantize.linear.float8";
-  const char *recipe = get_str(R, F, "recipe_name", "");
-  o->fsdp_float8_all_gather = get_bool(R, F, "enable_fsdp_float8_all_gather", FALSE);
+  const char *recipe = ptsim_tt_get_str(R, F, "recipe_name", "");
+  o->fsdp_float8_all_gather = ptsim_tt_get_bool(R, F, "enable_fsdp_float8_all_gather", FALSE);
   if (recipe[0] != '\0' && o->fsdp_float8_all_gather)
-    return invalid(R, F, "recipe_name",
-                   "[quantize.linear.float8] recipe_name = '%s' with "
-                   "enable_fsdp_float8_all_gather = true: torchtitan asserts they are not used "
-                   "together (the fp8 all-gather is tensorwise only)",
-                   recipe);
-  if (get_bool(R, F, "emulate", FALSE))
-    unmodelled(R, F, "emulate", "emulate = true runs float8 as bf16 math (a test mode)");
+    return ptsim_tt_invalid(
+        R, F, "recipe_name",
+        "[quantize.linear.float8] recipe_name = '%s' with "
+        "enable_fsdp_float8_all_gather = true: torchtitan asserts they are not used "
+        "together (the fp8 all-gather is tensorwise only)",
+        recipe);
+  if (ptsim_tt_get_bool(R, F, "emulate", FALSE))
+    ptsim_tt_unmodelled(R, F, "emulate", "emulate = true runs float8 as bf16 math (a test mode)");
   if (recipe[0] == '\0' || strcmp(recipe, "tensorwise") == 0) {
     run->fp8_recipe = PTSIM_FP8_TENSORWISE;
   } else {
     run->fp8_recipe = PTSIM_FP8_BLOCKWISE;
-    warn(R, F, "recipe_name",
-         "'%s' scales each row in its cast kernels, priced as ptsim's "
-         "blockwise casts%s",
-         recipe,
-         strcmp(recipe, "rowwise_with_gw_hp") == 0
-             ? "; its weight-gradient GEMMs run in bf16, which ptsim prices at the fp8 rate"
-             : "");
+    ptsim_tt_warn(
+        R, F, "recipe_name",
+        "'%s' scales each row in its cast kernels, priced as ptsim's "
+        "blockwise casts%s",
+        recipe,
+        strcmp(recipe, "rowwise_with_gw_hp") == 0
+            ? "; its weight-gradient GEMMs run in bf16, which ptsim prices at the fp8 rate"
+            : "");
   }
   if (!o->compile)
-    warn(R, "model", "converters",
-         "eager float8 (no torch.compile) runs each amax and cast as "
-         "several unfused kernels; ptsim prices one amax pass and one cast each");
+    ptsim_tt_warn(R, "model", "converters",
+                  "eager float8 (no torch.compile) runs each amax and cast as "
+                  "several unfused kernels; ptsim prices one amax pass and one cast each");
   filter_warning(R, F, FALSE);
   return TRUE;
 }
@@ -586,49 +454,52 @@ static gboolean read_precision(Reader *R) {
   PtsimSettings *run = &o->settings;
   const char *T = "training", *M = "model";
   run->precision = PTSIM_PRECISION_BF16;
-  if (strcmp(get_str(R, T, "dtype", "float32"), "bfloat16") == 0)
-    unmodelled(R, T, "dtype",
-               "dtype = 'bfloat16' trains without fp32 master weights; ptsim "
-               "models mixed precision (bf16 or fp8 compute, fp32 master weights and gradients)");
-  if (strcmp(get_str(R, T, "mixed_precision_param", "bfloat16"), "float32") == 0)
-    unmodelled(R, T, "mixed_precision_param",
-               "mixed_precision_param = 'float32' computes in "
-               "float32; ptsim models bf16 or fp8 compute");
+  if (strcmp(ptsim_tt_get_str(R, T, "dtype", "float32"), "bfloat16") == 0)
+    ptsim_tt_unmodelled(
+        R, T, "dtype",
+        "dtype = 'bfloat16' trains without fp32 master weights; ptsim "
+        "models mixed precision (bf16 or fp8 compute, fp32 master weights and gradients)");
+  if (strcmp(ptsim_tt_get_str(R, T, "mixed_precision_param", "bfloat16"), "float32") == 0)
+    ptsim_tt_unmodelled(R, T, "mixed_precision_param",
+                        "mixed_precision_param = 'float32' computes in "
+                        "float32; ptsim models bf16 or fp8 compute");
   o->mixed_precision = o->fsdp_degree > 1 || (l->tp == 1 && l->pp == 1);
   if (!o->mixed_precision)
-    unmodelled(R, "parallelism", l->tp > 1 ? "tensor_parallel_degree" : "pipeline_parallel_degree",
-               "with tp or pp and no FSDP (shard x cp = 1) torchtitan trains in float32 (mixed "
-               "precision comes from fully_shard, or autocast on one GPU or pure DDP); ptsim "
-               "models bf16 or fp8 compute");
-  gboolean f8 = list_has(R, M, "converters", "quantize.linear.float8", FALSE);
-  gboolean mx = list_has(R, M, "converters", "quantize.linear.mx", FALSE);
-  const PtsimTomlEntry *conv = entry(R, M, "converters");
+    ptsim_tt_unmodelled(
+        R, "parallelism", l->tp > 1 ? "tensor_parallel_degree" : "pipeline_parallel_degree",
+        "with tp or pp and no FSDP (shard x cp = 1) torchtitan trains in float32 (mixed "
+        "precision comes from fully_shard, or autocast on one GPU or pure DDP); ptsim "
+        "models bf16 or fp8 compute");
+  gboolean f8 = ptsim_tt_list_has(R, M, "converters", "quantize.linear.float8", FALSE);
+  gboolean mx = ptsim_tt_list_has(R, M, "converters", "quantize.linear.mx", FALSE);
+  const PtsimTomlEntry *conv = ptsim_tt_entry(R, M, "converters");
   for (guint i = 0; conv && i < conv->value.items->len; i++) {
     const char *c = ((PtsimTomlValue *)g_ptr_array_index(conv->value.items, i))->string;
     if (strcmp(c, "quantize.grouped_mm.float8") == 0 || strcmp(c, "quantize.grouped_mm.mx") == 0)
-      warn(R, M, "converters", "'%s' converts MoE grouped GEMMs; a dense model has none", c);
+      ptsim_tt_warn(R, M, "converters", "'%s' converts MoE grouped GEMMs; a dense model has none",
+                    c);
     else if (strcmp(c, "quantize.linear.float8") != 0 && strcmp(c, "quantize.linear.mx") != 0)
-      return invalid(R, M, "converters",
-                     "[model] converters has '%s'; allowed: "
-                     "quantize.linear.float8, quantize.linear.mx, quantize.grouped_mm.float8, "
-                     "quantize.grouped_mm.mx%s",
-                     c,
-                     strcmp(c, "float8") == 0
-                         ? " ('float8' was renamed 'quantize.linear.float8' in 2025-09)"
-                         : "");
+      return ptsim_tt_invalid(
+          R, M, "converters",
+          "[model] converters has '%s'; allowed: "
+          "quantize.linear.float8, quantize.linear.mx, quantize.grouped_mm.float8, "
+          "quantize.grouped_mm.mx%s",
+          c,
+          strcmp(c, "float8") == 0 ? " ('float8' was renamed 'quantize.linear.float8' in 2025-09)"
+                                   : "");
   }
   if (f8 && mx)
-    return invalid(R, M, "converters",
-                   "quantize.linear.float8 and quantize.linear.mx both "
-                   "convert the Linear layers; give one");
+    return ptsim_tt_invalid(R, M, "converters",
+                            "quantize.linear.float8 and quantize.linear.mx both "
+                            "convert the Linear layers; give one");
   if (f8 || mx) run->precision = PTSIM_PRECISION_FP8;
   if (f8 && !read_float8(R)) return FALSE;
   if (mx) {
     run->fp8_recipe = PTSIM_FP8_BLOCKWISE; /* scales computed by the cast kernel itself */
-    warn(R, M, "converters",
-         "quantize.linear.mx: MXFP8 (32-element E8M0 block scales, "
-         "Blackwell sm_100) is priced as fp8 GEMMs whose casts compute their block scales "
-         "themselves (ptsim's blockwise recipe); MXFP8's own GEMM rate is not modelled");
+    ptsim_tt_warn(R, M, "converters",
+                  "quantize.linear.mx: MXFP8 (32-element E8M0 block scales, "
+                  "Blackwell sm_100) is priced as fp8 GEMMs whose casts compute their block scales "
+                  "themselves (ptsim's blockwise recipe); MXFP8's own GEMM rate is not modelled");
     filter_warning(R, "quantize.linear.mx", TRUE);
   }
   return TRUE;
@@ -641,72 +512,82 @@ static void read_the_rest(Reader *R) {
   PtsimLayout *l = &o->layout;
   PtsimSettings *run = &o->settings;
   const char *P = "parallelism";
-  if (get_bool(R, P, "enable_async_tensor_parallel", FALSE)) {
+  if (ptsim_tt_get_bool(R, P, "enable_async_tensor_parallel", FALSE)) {
     if (!o->compile || l->tp == 1)
-      warn(R, P, "enable_async_tensor_parallel",
-           "ignored by torchtitan without compile and tp > 1");
+      ptsim_tt_warn(R, P, "enable_async_tensor_parallel",
+                    "ignored by torchtitan without compile and tp > 1");
     else
       run->tp_comm_overlap = 1; /* modelled as Megatron's --tp-comm-overlap */
   }
-  if (l->tp > 1 && get_bool(R, P, "disable_loss_parallel", FALSE))
-    warn(R, P, "disable_loss_parallel",
-         "true gathers the full logits on every TP rank; ptsim "
-         "keeps them vocabulary-parallel (memory under-predicted)");
+  if (l->tp > 1 && ptsim_tt_get_bool(R, P, "disable_loss_parallel", FALSE))
+    ptsim_tt_warn(R, P, "disable_loss_parallel",
+                  "true gathers the full logits on every TP rank; ptsim "
+                  "keeps them vocabulary-parallel (memory under-predicted)");
   /* PyTorch's context_parallel: 'allgather' gathers every K/V shard before
    * the attention, 'alltoall' rotates them round the ring (its exchanges
    * overlap the blocks, as Transformer Engine's p2p) */
   if (l->cp > 1)
-    run->cp_comm = strcmp(get_str(R, P, "context_parallel_rotate_method", "allgather"),
+    run->cp_comm = strcmp(ptsim_tt_get_str(R, P, "context_parallel_rotate_method", "allgather"),
                           "allgather") == 0
                        ? PTSIM_CP_ALLGATHER
                        : PTSIM_CP_P2P;
-  if (get_int(R, P, "expert_parallel_degree", 1) > 1)
-    warn(R, P, "expert_parallel_degree", "no effect on a dense model");
-  if (get_bool(R, "training", "enable_cpu_offload", FALSE))
-    unmodelled(R, "training", "enable_cpu_offload",
-               "enable_cpu_offload = true moves FSDP "
-               "states to CPU memory; not modelled");
-  if (get_bool(R, "training", "gc_debug", FALSE))
-    warn(R, "training", "gc_debug", "true runs gc.collect() every step; not modelled");
-  const char *opt = get_str(R, "optimizer", "name", "AdamW");
+  int64_t ep = ptsim_tt_get_int(R, P, "expert_parallel_degree", 1);
+  int64_t etp = ptsim_tt_get_int(R, P, "expert_tensor_parallel_degree", 1);
+  if (o->model_def.num_experts == 0 && ep > 1)
+    ptsim_tt_warn(R, P, "expert_parallel_degree", "no effect on a dense model");
+  if (o->model_def.num_experts > 0) {
+    /* torchtitan's EP borrows its ranks from dp_shard x cp x tp (ParallelDims:
+     * efsdp = dp_shard x cp x tp / ep): ptsim's expert grid etp x ep x edp
+     * over the same ranks */
+    l->ep = ep;
+    l->etp = etp;
+  }
+  if (ptsim_tt_get_bool(R, "training", "enable_cpu_offload", FALSE))
+    ptsim_tt_unmodelled(R, "training", "enable_cpu_offload",
+                        "enable_cpu_offload = true moves FSDP "
+                        "states to CPU memory; not modelled");
+  if (ptsim_tt_get_bool(R, "training", "gc_debug", FALSE))
+    ptsim_tt_warn(R, "training", "gc_debug", "true runs gc.collect() every step; not modelled");
+  const char *opt = ptsim_tt_get_str(R, "optimizer", "name", "AdamW");
   if (strcmp(opt, "AdamW") != 0 && strcmp(opt, "Adam") != 0)
-    warn(R, "optimizer", "name",
-         "'%s': ptsim counts Adam's state (fp32 master, m, v: 12 bytes "
-         "per parameter)",
-         opt);
-  const char *impl = get_str(R, "optimizer", "implementation", "fused");
+    ptsim_tt_warn(R, "optimizer", "name",
+                  "'%s': ptsim counts Adam's state (fp32 master, m, v: 12 bytes "
+                  "per parameter)",
+                  opt);
+  const char *impl = ptsim_tt_get_str(R, "optimizer", "implementation", "fused");
   if (strcmp(impl, "fused") != 0)
-    warn(R, "optimizer", "implementation", "'%s' is slower than the fused step ptsim prices", impl);
-  if (get_bool(R, "optimizer", "early_step_in_backward", FALSE))
-    warn(R, "optimizer", "early_step_in_backward",
-         "true frees each gradient after its update in "
-         "backward; ptsim keeps gradients until the step (memory over-predicted)");
-  if (get_bool(R, "checkpoint", "enable", FALSE))
-    warn(R, "checkpoint", "enable",
-         "saving a checkpoint every %" G_GINT64_FORMAT " steps is not "
-         "in ptsim's step time",
-         (gint64)get_int(R, "checkpoint", "interval", 500));
-  if (get_bool(R, "validation", "enable", FALSE))
-    warn(R, "validation", "enable",
-         "validation every %" G_GINT64_FORMAT " steps is not in ptsim's "
-         "step time",
-         (gint64)get_int(R, "validation", "freq", 10));
-  if (get_bool(R, "profiling", "enable_profiling", FALSE))
-    warn(R, "profiling", "enable_profiling", "profiled steps run slower; not modelled");
-  if (get_bool(R, "profiling", "enable_memory_snapshot", FALSE))
-    warn(R, "profiling", "enable_memory_snapshot",
-         "recording allocation history slows steps; not "
-         "modelled");
-  if (get_bool(R, "debug", "deterministic", FALSE))
-    warn(R, "debug", "deterministic", "deterministic kernels are slower; not modelled");
-  if (get_bool(R, "fault_tolerance", "enable", FALSE))
-    unmodelled(R, "fault_tolerance", "enable",
-               "TorchFT (fault-tolerant HSDP with a dynamic "
-               "replica group) is not modelled");
-  if (get_str(R, "experimental", "custom_import", "")[0] != '\0')
-    warn(R, "experimental", "custom_import",
-         "a custom module may change the model or its "
-         "parallelisation; ptsim reads the config only");
+    ptsim_tt_warn(R, "optimizer", "implementation",
+                  "'%s' is slower than the fused step ptsim prices", impl);
+  if (ptsim_tt_get_bool(R, "optimizer", "early_step_in_backward", FALSE))
+    ptsim_tt_warn(R, "optimizer", "early_step_in_backward",
+                  "true frees each gradient after its update in "
+                  "backward; ptsim keeps gradients until the step (memory over-predicted)");
+  if (ptsim_tt_get_bool(R, "checkpoint", "enable", FALSE))
+    ptsim_tt_warn(R, "checkpoint", "enable",
+                  "saving a checkpoint every %" G_GINT64_FORMAT " steps is not "
+                  "in ptsim's step time",
+                  (gint64)ptsim_tt_get_int(R, "checkpoint", "interval", 500));
+  if (ptsim_tt_get_bool(R, "validation", "enable", FALSE))
+    ptsim_tt_warn(R, "validation", "enable",
+                  "validation every %" G_GINT64_FORMAT " steps is not in ptsim's "
+                  "step time",
+                  (gint64)ptsim_tt_get_int(R, "validation", "freq", 10));
+  if (ptsim_tt_get_bool(R, "profiling", "enable_profiling", FALSE))
+    ptsim_tt_warn(R, "profiling", "enable_profiling", "profiled steps run slower; not modelled");
+  if (ptsim_tt_get_bool(R, "profiling", "enable_memory_snapshot", FALSE))
+    ptsim_tt_warn(R, "profiling", "enable_memory_snapshot",
+                  "recording allocation history slows steps; not "
+                  "modelled");
+  if (ptsim_tt_get_bool(R, "debug", "deterministic", FALSE))
+    ptsim_tt_warn(R, "debug", "deterministic", "deterministic kernels are slower; not modelled");
+  if (ptsim_tt_get_bool(R, "fault_tolerance", "enable", FALSE))
+    ptsim_tt_unmodelled(R, "fault_tolerance", "enable",
+                        "TorchFT (fault-tolerant HSDP with a dynamic "
+                        "replica group) is not modelled");
+  if (ptsim_tt_get_str(R, "experimental", "custom_import", "")[0] != '\0')
+    ptsim_tt_warn(R, "experimental", "custom_import",
+                  "a custom module may change the model or its "
+                  "parallelisation; ptsim reads the config only");
 }
 
 /* fully_shard over dp_shard x cp (HSDP: replicated dp_replicate times):
@@ -733,10 +614,12 @@ static void read_sharding(Reader *R) {
                                    : PTSIM_RESHARD_AUTO;
   /* float8 weights all-gathered in fp8 (tensorwise scaling only) */
   run->fp8_param_gather = o->fsdp_float8_all_gather && run->precision == PTSIM_PRECISION_FP8;
-  if (get_bool(R, "quantize.linear.float8", "precompute_float8_dynamic_scale_for_fsdp", FALSE))
-    warn(R, "quantize.linear.float8", "precompute_float8_dynamic_scale_for_fsdp",
-         "true computes the fp8 scales of all weights in one kernel after the optimizer step; "
-         "ptsim does not price the scale computation");
+  if (ptsim_tt_get_bool(R, "quantize.linear.float8", "precompute_float8_dynamic_scale_for_fsdp",
+                        FALSE))
+    ptsim_tt_warn(
+        R, "quantize.linear.float8", "precompute_float8_dynamic_scale_for_fsdp",
+        "true computes the fp8 scales of all weights in one kernel after the optimizer step; "
+        "ptsim does not price the scale computation");
 }
 
 gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorchtitan *out,
@@ -752,7 +635,7 @@ gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorcht
   tt.settings.fp32_grad_accumulation = 1;
   Reader R = {toml, &tt, warnings, error, 0};
   gboolean ok = ptsim_torchtitan_check_schema(toml, error) && read_model(&R) && read_layers(&R) &&
-                read_degrees(&R, gpus) && read_batch(&R) && read_pipeline(&R) &&
+                read_degrees(&R, gpus) && read_batch(&R) && ptsim_tt_read_pipeline(&R) &&
                 read_recompute(&R) && read_precision(&R);
   if (ok) {
     read_sharding(&R);
@@ -770,32 +653,26 @@ gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorcht
   return FALSE;
 }
 
-/* torchtitan since 2026 states a job as a Python function chosen on its
- * command line (torchtitan/config/README.md: `--module M --config F`, the
- * `--section.option` flags on top), not as TOML: such a command line or
- * launch script is named instead of failing as TOML. */
-static gboolean python_form(const char *path, GError *parse_error, GError **error) {
-  g_autofree char *text = NULL;
-  gsize len = 0;
-  if (!ptsim_input_read(path, "torchtitan config", PTSIM_INPUT_MAX_TEXT, &text, &len, NULL) ||
-      memchr(text, '\0', len) || !strstr(text, "--module") || !strstr(text, "--config"))
-    return FALSE;
-  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
-              "%s: a torchtitan launch of the Python configuration form (--module M --config F, "
-              "a function returning Trainer.Config): not read yet; ptsim reads the job-config "
-              "TOML of torchtitan releases up to 238fa99 (%s)",
-              path, parse_error->message);
-  return TRUE;
-}
-
+/* A launch of torchtitan's Python form (torchtitan_python.h) is read
+ * when the file is not TOML; the world size it names (torchrun's
+ * processes) when --gpus does not. */
 gboolean ptsim_torchtitan_load(const char *path, int64_t gpus, PtsimTorchtitan *out,
                                GPtrArray *warnings, GError **error) {
   g_autoptr(GError) local = NULL;
   g_autoptr(PtsimToml) toml = ptsim_toml_load(path, &local);
   if (toml == NULL) {
-    if (local->code == PTSIM_CONFIG_ERROR_PARSE && python_form(path, local, error)) return FALSE;
-    g_propagate_error(error, g_steal_pointer(&local));
-    return FALSE;
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (local->code != PTSIM_CONFIG_ERROR_PARSE ||
+        !ptsim_input_read(path, "torchtitan config", PTSIM_INPUT_MAX_TEXT, &text, &len, NULL) ||
+        !ptsim_torchtitan_python_detect(text, len)) {
+      g_propagate_error(error, g_steal_pointer(&local));
+      return FALSE;
+    }
+    int64_t launched = -1;
+    toml = ptsim_torchtitan_python_parse(path, text, len, &launched, warnings, error);
+    if (toml == NULL) return FALSE;
+    if (gpus < 1) gpus = launched;
   }
   return ptsim_torchtitan_parse(toml, gpus, out, warnings, error);
 }

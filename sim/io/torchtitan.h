@@ -2,7 +2,8 @@
  * the layout ptsim models.
  *
  * The schema is torchtitan's JobConfig at pytorch/torchtitan@238fa99 (the
- * last commit whose configs are TOML files; later ones are Python): every
+ * last commit whose configs are TOML files; a launch of the later Python
+ * form is read into the same words, torchtitan_python.h): every
  * [section] and key of torchtitan/config/job_config.py, with its type and
  * choices.  As torchtitan's own loader, unknown sections and keys are errors
  * (with a hint for the common keys that were renamed).  The semantics are
@@ -11,12 +12,19 @@
  *
  *   model   llama3 flavors 8B (and _flex, _varlen), 70B, 405B from models/;
  *           qwen3's dense flavors 0.6B .. 32B built from torchtitan's flavor
- *           args (hf_config.h); the mixture-of-experts families (deepseek_v3,
- *           llama4, gpt_oss, qwen3's MoE flavors) are refused: the workload
- *           prices PyTorch-module layers for dense models only
+ *           args (hf_config.h); the mixture-of-experts flavors
+ *           (torchtitan_model.h: deepseek_v3 16B / 671B, qwen3 30B-A3B /
+ *           235B-A22B, gpt_oss 20b / 120b, llama4 17bx16e / 17bx128e)
+ *           priced as Megatron-LM's local layers (the workload's PyTorch-
+ *           module layers are dense), warned; expert_parallel_degree ->
+ *           --ep, expert_tensor_parallel_degree -> --etp (FSDP2 over a
+ *           mixture of experts is refused by job_validate.c until modelled)
  *   split   torchtitan's stage split (the embedding and the output a layer
  *           slot each) exactly: Megatron's uneven first/last stages, or the
- *           virtual stages' layer counts as runs (job.h vstage_runs)
+ *           virtual stages' layer counts as runs (job.h vstage_runs); a
+ *           module_fqns_per_model_part split likewise when its parts hold
+ *           consecutive layers (the embedding first, norm and output last),
+ *           else read and refused by name
  *
  *   world = data_parallel_replicate_degree x data_parallel_shard_degree x
  *           context_parallel_degree x tensor_parallel_degree x
@@ -108,7 +116,9 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PtsimTorchtitan, ptsim_torchtitan_clear)
 gboolean ptsim_torchtitan_parse(const PtsimToml *toml, int64_t gpus, PtsimTorchtitan *out,
                                 GPtrArray *warnings, GError **error);
 
-/* ptsim_toml_load + ptsim_torchtitan_parse. */
+/* ptsim_toml_load + ptsim_torchtitan_parse; a file that is not TOML but a
+ * launch of the Python form (--module M --config F) is read by
+ * torchtitan_python.h, its torchrun world size taken when GPUS is -1. */
 gboolean ptsim_torchtitan_load(const char *path, int64_t gpus, PtsimTorchtitan *out,
                                GPtrArray *warnings, GError **error);
 

@@ -7,9 +7,12 @@
  * (torchtitan/models/qwen3/__init__.py at 238fa99: head_dim 128, vocab
  * 151936, q/k norms, the three smallest with tied embeddings) as the
  * Qwen3ForCausalLM config.json of the same shape (hf_config.h).  The
- * mixture-of-experts families (deepseek_v3, llama4, gpt_oss, qwen3's MoE
- * flavors) are refused: the workload prices torchtitan's PyTorch-module
- * layers (--transformer-impl torch) for dense models only. */
+ * mixture-of-experts flavors: deepseek_v3 16B (models/deepseek-v2-lite,
+ * its shape) and 671B (models/deepseek-v3 without the MTP block), qwen3
+ * 30B-A3B and 235B-A22B (models/), gpt_oss 20b and 120b (the
+ * GptOssForCausalLM config.json of torchtitan's args at b5bcd76), llama4
+ * 17bx16e and 17bx128e (Llama4ForCausalLM of its args at 238fa99): the
+ * flavor's dims in torchtitan_model.c with their source. */
 #ifndef PTSIM_TORCHTITAN_MODEL_H
 #define PTSIM_TORCHTITAN_MODEL_H
 

@@ -4,23 +4,22 @@
  * Transcribed field by field from torchtitan/config/job_config.py at that
  * commit (the dataclasses Job ... Debug, nested DataLoader, Float8Linear,
  * MXLinear, Float8GroupedMM, MXGroupedMM).  `module_fqns_per_model_part`
- * (list[list[str]]) is listed but refused whatever its value: arrays of
- * arrays are outside the TOML subset, and a flat array is the wrong type. */
+ * (list[list[str]]) is a non-empty array of arrays of strings. */
 #include "torchtitan_schema.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "config.h"
 
-typedef enum {
-  K_STR,      /* str (Optional: may be absent) */
-  K_INT,      /* int */
-  K_FLOAT,    /* float (an integer is accepted) */
-  K_BOOL,     /* bool */
-  K_STRS,     /* list[str] */
-  K_STRS_STR, /* list[str] | str */
-  K_NESTED    /* list[list[str]]: arrays of arrays, outside the TOML subset */
-} Kind;
+#define K_STR PTSIM_TORCHTITAN_STR
+#define K_INT PTSIM_TORCHTITAN_INT
+#define K_FLOAT PTSIM_TORCHTITAN_FLOAT
+#define K_BOOL PTSIM_TORCHTITAN_BOOL
+#define K_STRS PTSIM_TORCHTITAN_STRS
+#define K_STRS_STR PTSIM_TORCHTITAN_STRS_STR
+#define K_NESTED PTSIM_TORCHTITAN_NESTED
+typedef PtsimTorchtitanKind Kind;
 
 typedef struct {
   const char *table;
@@ -274,6 +273,13 @@ static gboolean kind_ok(Kind kind, const PtsimTomlValue *v) {
   case K_STRS_STR:
     return strings || v->type == PTSIM_TOML_STRING;
   case K_NESTED:
+    if (v->type != PTSIM_TOML_ARRAY || v->items->len == 0 || v->item_type != PTSIM_TOML_ARRAY)
+      return FALSE;
+    for (guint i = 0; i < v->items->len; i++)
+      if (((const PtsimTomlValue *)v->items->pdata[i])->item_type != PTSIM_TOML_STRING)
+        return FALSE;
+    return TRUE;
+  case PTSIM_TORCHTITAN_UNKNOWN:
     return FALSE;
   }
   return FALSE;
@@ -294,8 +300,9 @@ static const char *kind_name(Kind kind) {
   case K_STRS_STR:
     return "a string or an array of strings";
   case K_NESTED:
-    return "an array of arrays of strings, which ptsim's TOML subset does not read (and a "
-           "hand-made stage split is not modelled; use pipeline_parallel_layers_per_stage)";
+    return "an array of arrays of strings (each model part's module names)";
+  case PTSIM_TORCHTITAN_UNKNOWN:
+    return "no field";
   }
   return "?";
 }
@@ -339,4 +346,79 @@ gboolean ptsim_torchtitan_check_schema(const PtsimToml *toml, GError **error) {
     }
   }
   return TRUE;
+}
+
+PtsimTorchtitanKind ptsim_torchtitan_field_kind(const char *table, const char *key,
+                                                const char **choices) {
+  const Field *f = field_of(table, key);
+  if (choices) *choices = f ? f->choices : NULL;
+  return f ? f->kind : PTSIM_TORCHTITAN_UNKNOWN;
+}
+
+static void item_free(gpointer data) {
+  ptsim_toml_value_clear(data);
+  g_free(data);
+}
+
+/* A command-line word as tyro reads it for the field's type: integers in
+ * decimal, floats as strtod, booleans True/False (either case), lists
+ * comma-separated (torchtitan's list_str_rule). */
+gboolean ptsim_torchtitan_value_parse(PtsimTorchtitanKind kind, const char *text,
+                                      PtsimTomlValue *out) {
+  memset(out, 0, sizeof *out);
+  switch (kind) {
+  case K_STR:
+    out->type = PTSIM_TOML_STRING;
+    out->string = g_strdup(text);
+    return TRUE;
+  case K_INT: {
+    gint64 v = 0;
+    if (!g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, &v, NULL)) return FALSE;
+    out->type = PTSIM_TOML_INTEGER;
+    out->integer = v;
+    return TRUE;
+  }
+  case K_FLOAT: {
+    char *end = NULL;
+    double v = g_ascii_strtod(text, &end);
+    if (text[0] == '\0' || *end != '\0' || !isfinite(v)) return FALSE;
+    out->type = PTSIM_TOML_FLOAT;
+    out->number = v;
+    return TRUE;
+  }
+  case K_BOOL:
+    if (g_ascii_strcasecmp(text, "true") != 0 && g_ascii_strcasecmp(text, "false") != 0)
+      return FALSE;
+    out->type = PTSIM_TOML_BOOL;
+    out->boolean = g_ascii_strcasecmp(text, "true") == 0;
+    return TRUE;
+  case K_STRS:
+  case K_STRS_STR: {
+    out->type = PTSIM_TOML_ARRAY;
+    out->item_type = PTSIM_TOML_STRING;
+    out->items = g_ptr_array_new_with_free_func(item_free);
+    g_auto(GStrv) parts = g_strsplit(text, ",", -1);
+    for (char **p = parts; text[0] != '\0' && *p; p++) {
+      PtsimTomlValue *item = g_new0(PtsimTomlValue, 1);
+      item->type = PTSIM_TOML_STRING;
+      item->string = g_strdup(*p);
+      g_ptr_array_add(out->items, item);
+    }
+    return TRUE;
+  }
+  case K_NESTED:
+  case PTSIM_TORCHTITAN_UNKNOWN:
+    return FALSE;
+  }
+  return FALSE;
+}
+
+const char *ptsim_torchtitan_kind_name(PtsimTorchtitanKind kind) { return kind_name(kind); }
+
+char **ptsim_torchtitan_field_list(void) {
+  GPtrArray *out = g_ptr_array_new();
+  for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
+    g_ptr_array_add(out, g_strdup_printf("%s.%s", fields[i].table, fields[i].key));
+  g_ptr_array_add(out, NULL);
+  return (char **)g_ptr_array_free(out, FALSE);
 }

@@ -103,6 +103,13 @@ gboolean ptsim_predict_options_estimator(const PtsimPredictOptions *o, gboolean 
 /* The seed's closed form of the plan's job, or why it does not apply. */
 static gboolean closed_form_estimate(const PtsimPlan *plan, PtsimCrossEntropyConvention ce,
                                      PtsimMemoryEstimate *out, GError **error) {
+  if (plan->job.model.hybrid_pattern[0] != '\0') {
+    g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
+                "--estimator fujii2024: the closed form is written for Llama's architecture; %s "
+                "is a hybrid model (Mamba layers)",
+                plan->job.model.name);
+    return FALSE;
+  }
   int32_t rc = ptsim_memory_fujii2024(plan, ce, out);
   if (rc == 0) return TRUE;
   g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,

@@ -1,5 +1,6 @@
 /* simulate.c — see simulate.h. */
 #include "config.h"
+#include "hybrid_pattern.h"
 #include "kernel_registry.h"
 #include "units.h"
 #include "names.h"
@@ -59,6 +60,7 @@ gboolean ptsim_simulate(const PtsimPlan *plan, PtsimTrace *trace, PtsimTimeResul
 gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean every_event,
                              PtsimTimeResult *out, GError **error) {
   const PtsimJob *job = &plan->job;
+  if (!ptsim_hybrid_simulation_check(job, error)) return FALSE;
   int64_t bytes = ptsim_engine_scratch_bytes(plan);
   if (bytes == PTSIM_SCHEDULE_ERR_TOO_LARGE && job->layout.pp <= PTSIM_MAX_STAGES) {
     g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID,
@@ -203,6 +205,7 @@ gboolean ptsim_simulate_allocator_with(const PtsimPlan *plan, int32_t steps,
                                        const char *timeline_path, PtsimAllocResult *out,
                                        GError **error) {
   const PtsimJob *job = &plan->job;
+  if (!ptsim_hybrid_simulation_check(job, error)) return FALSE;
   int32_t p = (int32_t)plan->num_stages;
   int32_t items = plan->schedule_items;
   if (!check_items(plan, error)) return FALSE;

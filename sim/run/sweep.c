@@ -308,6 +308,18 @@ static void cps_for(const Scenario *sc, gint64 tp, GArray *out) {
       g_array_append_val(out, cp);
 }
 
+/* The expert tensor-parallel size a layout gets unless --etp lists them
+ * (job_resolve.h), in the scenario's data-parallel mode. */
+static gint64 default_etp(const Scenario *sc, gint64 tp, gint64 ep) {
+  PtsimLayout l = sc->job.layout;
+  l.tp = tp;
+  l.ep = ep;
+  if (sc->sharding >= 0) /* only whether the mode shards parameters matters here */
+    l.sharding = sc->sharding >= PTSIM_SHARDING_MODE_FSDP ? PTSIM_SHARDING_PARAMS
+                                                          : PTSIM_SHARDING_NONE;
+  return ptsim_layout_default_etp(&l, &sc->job.settings);
+}
+
 /* Every (ep, etp) of the layout: dense models have ep 1 (etp unused);
  * an MoE model the given lists, or every ep dividing both its experts and
  * the GPUs a stage's etp x ep x edp fold (the others cannot be valid).
@@ -322,20 +334,23 @@ static int try_layout(Scenario *sc, Candidate *c) {
     return try_expert_layout(sc, c);
   }
   for (guint e = 0; e < n_etp; e++) {
-    c->etp = spec->etps->len > 0 ? g_array_index(spec->etps, gint64, e) : c->tp;
+    gint64 given = spec->etps->len > 0 ? g_array_index(spec->etps, gint64, e) : 0;
     if (spec->eps->len > 0) {
       for (guint k = 0; k < spec->eps->len; k++) {
         c->ep = g_array_index(spec->eps, gint64, k);
+        c->etp = given > 0 ? given : default_etp(sc, c->tp, c->ep);
         int tried = try_expert_layout(sc, c);
         best = MAX(best, tried);
       }
       continue;
     }
-    for (c->ep = 1; c->ep <= sc->job.model.num_experts; c->ep++)
+    for (c->ep = 1; c->ep <= sc->job.model.num_experts; c->ep++) {
+      c->etp = given > 0 ? given : default_etp(sc, c->tp, c->ep);
       if (sc->job.model.num_experts % c->ep == 0 && (sc->gpus / c->pp) % (c->etp * c->ep) == 0) {
         int tried = try_expert_layout(sc, c);
         best = MAX(best, tried);
       }
+    }
   }
   return best;
 }

@@ -86,7 +86,9 @@ GOptionEntry *ptsim_sweep_options_entries(PtsimSweepOptions *o) {
        "of a stage)",
        "E[,E...]"},
       {"etp", 0, 0, G_OPTION_ARG_STRING, &o->etps,
-       "Expert tensor-parallel sizes of MoE models (default: tp)", "T[,T...]"},
+       "Expert tensor-parallel sizes of MoE models (default: tp, or 1 with ep > 1 under torch's "
+       "FSDP2, as torchtitan)",
+       "T[,T...]"},
       {"sharding", 0, 0, G_OPTION_ARG_STRING, &o->shardings,
        "Data-parallel modes to sweep: ddp,zero1,zero2,fsdp,hsdp (default: the distributed "
        "optimizer, zero1, or what the settings say)",

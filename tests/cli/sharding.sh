@@ -35,16 +35,30 @@ check "hsdp/4 rows" grep -q ' hsdp/4 ' "$tmp/out"
 check "a shard size without hsdp" run 2 sweep --sharding zero1,fsdp --hsdp-shard-size 8
 check "sweep sharding with the optimizer flag" run 2 sweep --sharding fsdp --no-distributed-optimizer
 
-# Mixture-of-experts models: Megatron-FSDP shards the routed experts over the expert
-# data-parallel group; torch's FSDP2 with experts is refused
+# Mixture-of-experts models: Megatron-FSDP and torch's FSDP2 (torchtitan's efsdp) shard the
+# routed experts over the expert data-parallel group
 moe=(--model mixtral-8x7b --gpus 64 --pp 2 --ep 8 --gbs 128 --seq 4096)
 check "MoE fsdp predicts" run 0 predict "${moe[@]}" --sharding fsdp
 check "the experts' shard group is edp (64 / (ep 8 x pp 2) = 4)" \
   grep -q "^sharding: fsdp (megatron; shard group 32 ranks x 1 replicas; the routed experts' 4 x 1)" "$tmp/out"
 check "HSDP replicas not dividing edp" run 2 predict "${moe[@]}" --sharding hsdp --hsdp-shard-size 4
 check "names the replicas and edp" one_line "(the HSDP replicas: dp x cp / --hsdp-shard-size) must divide the expert data-parallel size 4"
-check "MoE with torch's FSDP2" run 2 predict "${moe[@]}" --sharding fsdp --fsdp-impl torch
-check "is not modelled yet" one_line "with a mixture-of-experts model (mixtral-8x7b) is not modelled yet"
+check "MoE with torch's FSDP2 predicts" run 0 predict "${moe[@]}" --sharding fsdp --fsdp-impl torch
+check "torch's experts over edp too" \
+  grep -q "^sharding: fsdp (torch; shard group 32 ranks x 1 replicas; the routed experts' 4 x 1)" "$tmp/out"
+check "torch's FSDP2 with an etp torchtitan has no layout for" run 2 predict "${moe[@]}" --ep 1 \
+  --tp 2 --etp 1 --sharding fsdp --fsdp-impl torch
+check "names the etp" one_line "--etp 1 has no PyTorch FSDP2 layout"
+check "torch's FSDP2 with experts swept" run 0 sweep --model mixtral-8x7b --gpus 32 --gbs 64 \
+  --seq 4096 --ep 8 --sharding fsdp --fsdp-impl torch --recompute full --schedule 1f1b --mbs 1 \
+  --csv "$tmp/torch.csv"
+check "its fsdp rows with ep 8" grep -q ',8,[0-9],[0-9],[0-9.e-]*,fsdp,' "$tmp/torch.csv"
+check "torch's FSDP2 swept at tp 2" run 0 sweep --model mixtral-8x7b --gpus 32 --gbs 64 \
+  --seq 4096 --tp 2 --ep 2,4 --sharding fsdp --fsdp-impl torch --recompute full --schedule 1f1b \
+  --mbs 1 --csv "$tmp/torch_tp2.csv"
+check "its experts not tensor-parallel (etp 1: EP borrows from TP)" \
+  grep -q ',4,1,[0-9]*,[0-9.e-]*,fsdp,' "$tmp/torch_tp2.csv"
+check "no etp 2 with ep > 1" bash -c "! grep -q ',[24],2,[0-9]*,[0-9.e-]*,fsdp,' '$tmp/torch_tp2.csv'"
 check "--use-torch-fsdp2 with expert parallelism" run 2 predict --gpus 8 --megatron-args \
   "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 32 --bf16 --num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 2 --use-torch-fsdp2 --untie-embeddings-and-output-weights --no-gradient-accumulation-fusion"
 check "as Megatron-LM asserts" one_line "not supported with expert parallelism"

@@ -39,4 +39,13 @@ check "malformed TOML names file:line" run 2 memory --torchtitan "$data/bad_synt
 check "line 7" grep -q 'bad_syntax.toml:7: an unterminated string' "$tmp/err"
 check "not with --megatron-args" run 2 memory --torchtitan "$data/llama3_8b_ddp.toml" --megatron-args "--tensor-model-parallel-size 2"
 check "missing file" run 2 memory --torchtitan "$tmp/none.toml"
+check "a Python-form launch predicts" run 0 predict --torchtitan "$data/run_llama3_8b.sh" --format json
+check "  its override and torchrun's world size" grep -q '"tp": 2' "$tmp/out"
+check "  its attention's document mask warned" grep -q 'run_llama3_8b.sh:5: \[model\] attention: .*block-causal' "$tmp/err"
+printf 'torchrun --nproc_per_node 8 -m torchtitan.train --module llama3 --config llama3_8b --parallelism.tensor_paralel_degree 2\n' >"$tmp/typo.sh"
+check "a misspelt override exits 2" run 2 predict --torchtitan "$tmp/typo.sh"
+check "  with the closest option" grep -q 'typo.sh:1: --parallelism.tensor_paralel_degree: .*did you mean --parallelism.tensor_parallel_degree?' "$tmp/err"
+check "a mixture of experts on one GPU predicts" run 0 predict --torchtitan "$data/qwen3_30b_a3b.toml" --gpus 1
+check "FSDP2 with expert parallelism predicts" run 0 predict --torchtitan "$data/gpt_oss_20b.toml" --gpus 8
+check "  uncalibrated, and says so" grep -q 'no published run measures PyTorch FSDP2 with experts' "$tmp/out" "$tmp/err"
 [ "$fails" -eq 0 ]

@@ -127,7 +127,7 @@ assert s[1] == s[2], s
 assert 1.9 < s[1] / s[0] < 2.1, s
 PY
 fi
-printf -- '------------------------ arguments ------------------------\n  hidden_size ........ 64\n  num_attention_heads ........ 4\n  num_layers ........ 2\n  tokenizer_type ........ NullTokenizer\n  world_size ........ 1\n-------------------- end of arguments ---------------------\n iteration 5/ 10 | elapsed time per iteration (ms): 10.0 |\n' >"$tmp/novocab.log"
+printf -- '------------------------ arguments ------------------------\n  bf16 ........ True\n  hidden_size ........ 64\n  num_attention_heads ........ 4\n  num_layers ........ 2\n  tokenizer_type ........ NullTokenizer\n  world_size ........ 1\n-------------------- end of arguments ---------------------\n iteration 5/ 10 | elapsed time per iteration (ms): 10.0 |\n' >"$tmp/novocab.log"
 "$ptsim" validate "$tmp/novocab.log" --hw h100-80g >"$tmp/novocab.txt" 2>&1
 check "an unknown vocabulary says which options exist to give it" \
   grep -q "add --vocab-size N or --padded-vocab-size N to the Megatron-LM flags (validate: --megatron-args adds Megatron-LM flags to the log's)" "$tmp/novocab.txt"

@@ -2,7 +2,7 @@
 # replay.sh: the fixtures in tests/data (and the shipped models, profiles
 # and published CSVs), plus the few hand-written seeds in seeds/TARGET/.
 # Usage: seeds TARGET (paths relative to the source tree, one per line).
-fuzz_targets="model_ini hw_ini megatron_args megatron_args_file megatron_log run_csv alloc_trace alloc_conf plot_tables job_options torchtitan shell_script launcher pipeline_layout shard_merge error_bands megatron_case kernel_tables host_overhead hf_config"
+fuzz_targets="model_ini hw_ini megatron_args megatron_args_file megatron_log run_csv alloc_trace alloc_conf plot_tables job_options torchtitan shell_script launcher pipeline_layout shard_merge error_bands megatron_case kernel_tables host_overhead hf_config torchtitan_python"
 
 seeds() {
   case $1 in
@@ -14,6 +14,7 @@ seeds() {
     run_csv) ls tests/data/published/*.csv validate/data/published/*.csv ;;
     alloc_trace) ls tests/data/alloc_small.trace ;;
     torchtitan) ls tests/data/torchtitan/*.toml 2>/dev/null ;;
+    torchtitan_python) ls tests/data/torchtitan/*.sh ;;
     hf_config) ls tests/data/hf_configs/*/config.json ;;
     error_bands) ls validate/error_bands.ini tests/data/error_bands/validate/error_bands.ini ;;
     host_overhead) ls hw_profiles/software/host_overhead.ini ;;

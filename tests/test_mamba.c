@@ -1,0 +1,395 @@
+/* test_mamba.c — Mamba-2 layers and hybrid patterns (sim/core/mamba.c,
+ * plan.c's hybrid parameters, sim/io/hybrid_pattern.c).  Every expected
+ * value is derived in the comments from Nemotron-H-8B's shape
+ * (models/nemotron-h-8b.ini: h 4096; Mamba: 128 heads of 64, d_inner
+ * 8192, 8 groups, state 128, conv kernel 4, chunk 128; attention 32 heads
+ * of 128, 8 KV groups; MLP 21504 non-gated; vocabulary 131072, untied). */
+#include <glib.h>
+#include <string.h>
+#include "config.h"
+#include "hybrid_pattern.h"
+#include "job_fixture.h"
+#include "mamba.h"
+#include "megatron_args.h"
+#include "job_resolve.h"
+#include "plan.h"
+#include "plan_of.h"
+#include "prediction.h"
+
+static void load(PtsimModel *m) {
+  g_autoptr(GError) error = NULL;
+  gboolean ok = ptsim_model_load("nemotron-h-8b", m, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+}
+
+/* in_proj 4096 x (2 x 8192 + 2 x 8 x 128 + 128 = 18560) = 76021760
+ * conv1d over 8192 + 2048 = 10240 channels: 10240 x 4 + 10240  =    51200
+ * A_log, D, dt_bias: 3 x 128                                   =      384
+ * gated RMSNorm over d_inner                                   =     8192
+ * out_proj 8192 x 4096                                         = 33554432
+ * together 109635968 split by tp, plus the pre-norm 4096 (replicated):
+ * tp 1: 109640064, tp 2: 54817984 + 4096 = 54822080. */
+static void test_layer_parameters(void) {
+  g_test_summary("a Mamba-2 layer's parameters, hand-counted, and their TP split");
+  PtsimModel m;
+  PtsimMambaDims d;
+  load(&m);
+  ptsim_mamba_dims(&m, &d);
+  g_assert_cmpint(d.d_inner, ==, 8192);
+  g_assert_cmpint(d.in_proj_width, ==, 18560);
+  g_assert_cmpint(d.conv_dim, ==, 10240);
+  g_assert_cmpfloat(ptsim_mamba_layer_parameters(&m, 1), ==, 109640064.0);
+  g_assert_cmpfloat(ptsim_mamba_layer_parameters(&m, 2), ==, 54822080.0);
+  /* without mamba_num_heads: d_inner = 2 h = 8192, 8192 / 64 = 128 heads */
+  m.mamba_num_heads = 0;
+  g_assert_cmpfloat(ptsim_mamba_layer_parameters(&m, 1), ==, 109640064.0);
+}
+
+/* 24 Mamba layers 24 x 109640064                      = 2631361536
+ * 24 MLP layers 24 x (2 x 4096 x 21504 + 4096)        = 4227956736
+ * 4 attention layers 4 x (4096 x (4096 + 2 x 1024)
+ *                         + 4096 x 4096 + 4096)       =  167788544
+ * embedding and LM head 2 x 131072 x 4096             = 1073741824
+ * final norm                                          =       4096
+ * total 8100852736: the published "8B" (8.1B). */
+static void test_model_total(void) {
+  g_test_summary("Nemotron-H-8B's parameter count from its pattern matches the published 8B");
+  PtsimModel m;
+  double total = 0.0, active = 0.0;
+  load(&m);
+  g_assert_cmpint(m.num_layers, ==, 52);
+  g_assert_cmpint(ptsim_hybrid_count(&m, 0, 52, PTSIM_HYBRID_MAMBA), ==, 24);
+  g_assert_cmpint(ptsim_hybrid_count(&m, 0, 52, PTSIM_HYBRID_MLP), ==, 24);
+  g_assert_cmpint(ptsim_hybrid_count(&m, 0, 52, PTSIM_HYBRID_ATTENTION), ==, 4);
+  ptsim_plan_model_parameters(&m, 8192, &total, &active);
+  g_assert_cmpfloat(total, ==, 8100852736.0);
+  g_assert_cmpfloat(active, ==, total);
+  g_assert_cmpfloat(total / 1e9, >=, 7.95);
+  g_assert_cmpfloat(total / 1e9, <, 8.15);
+}
+
+/* Per token, tp 1:
+ *   in_proj  2 x 4096 x 18560 = 152043520, out_proj 2 x 8192 x 4096 = 67108864
+ *   conv     2 x 4 x 10240 = 81920
+ *   SSD      8 groups x 2 x 128 x 128 (C B^T)                  =  262144
+ *          + 128 heads x (2 x 128 x 64 + 4 x 128 x 64)          = 6291456
+ *            together 6553600 (Dao & Gu 2024, section 6). */
+static void test_forward_flops(void) {
+  g_test_summary("a Mamba-2 layer's GEMM, conv and SSD FLOPs per token, hand-derived");
+  PtsimModel m;
+  PtsimMambaFlops f;
+  load(&m);
+  ptsim_mamba_forward_flops(&m, 1, 1.0, &f);
+  g_assert_cmpfloat(f.in_proj, ==, 152043520.0);
+  g_assert_cmpfloat(f.out_proj, ==, 67108864.0);
+  g_assert_cmpfloat(f.conv, ==, 81920.0);
+  g_assert_cmpfloat(f.ssd, ==, 6553600.0);
+  ptsim_mamba_forward_flops(&m, 4, 1000.0, &f);
+  g_assert_cmpfloat(f.ssd, ==, 6553600.0 * 1000.0 / 4.0);
+}
+
+/* Per token, bf16: in_proj's input and norm output 2 x 2 x 4096 + rstd 4
+ * = 16388; [z x B C dt] 2 x 18560 = 37120; out_x 16384; the gated norm's
+ * input 16384 + rstd 4 x 8 groups = 16416; out_proj's input 16384:
+ * 102692.  tp 2 with SP: 8196 + 18560 + 8192 + (8192 + 16) + 8192 = 51348;
+ * hidden dropout adds a byte per h / tp: 51348 + 2048 = 53396. */
+static void test_saved_bytes(void) {
+  g_test_summary("what a Mamba-2 layer keeps for backward (Megatron's mem-efficient path)");
+  PtsimModel m;
+  load(&m);
+  g_assert_cmpfloat(ptsim_mamba_saved_bytes(&m, 1, 0, 1.0, 0), ==, 102692.0);
+  g_assert_cmpfloat(ptsim_mamba_saved_bytes(&m, 2, 1, 1.0, 0), ==, 51348.0);
+  g_assert_cmpfloat(ptsim_mamba_saved_bytes(&m, 2, 1, 4096.0, 1), ==, 53396.0 * 4096.0);
+}
+
+/* A made-up GPU: 1e15 FLOP/s at 0.5 (5e14), 2e12 B/s at 0.8 (1.6e12), no
+ * launch cost.  Forward over 4096 tokens, tp 1: matmul FLOPs (6553600 +
+ * 81920) x 4096 = 27179089920, 54.4 us; bytes per token 37120 + 40960 +
+ * 16 x 128 x 64 x 128 / 128 (= 131072) + 32768 + 1536 = 243456, x 4096 =
+ * 997195776, 623.2 us: memory-bound, 997195776 / 1.6e12 s.  Backward:
+ * twice the bytes, still memory-bound (its FLOPs 2 x 27179089920 +
+ * 335544320 + 4096 x 128 x 2 x 128 x 64 = 63283658752, 126.6 us). */
+static void test_scan_seconds(void) {
+  g_test_summary("the SSD scan's roofline time (uncalibrated formula), hand-derived");
+  PtsimModel m;
+  PtsimHardware hw;
+  load(&m);
+  memset(&hw, 0, sizeof hw);
+  hw.peak_bf16_flops = 1e15;
+  hw.attention_efficiency = 0.5;
+  hw.hbm_bytes_per_s = 2e12;
+  hw.memory_efficiency = 0.8;
+  g_assert_cmpfloat_with_epsilon(ptsim_mamba_scan_seconds(&m, &hw, 1, 4096.0, 0),
+                                 997195776.0 / 1.6e12, 1e-12);
+  g_assert_cmpfloat_with_epsilon(ptsim_mamba_scan_seconds(&m, &hw, 1, 4096.0, 1),
+                                 2.0 * 997195776.0 / 1.6e12, 1e-12);
+}
+
+static void refused(const char *text, const char *expected) {
+  PtsimModel m;
+  g_autoptr(GError) error = NULL;
+  memset(&m, 0, sizeof m);
+  g_assert_false(ptsim_hybrid_pattern_parse(text, "--hybrid-layer-pattern", &m, &error));
+  g_assert_nonnull(error);
+  g_assert_nonnull(strstr(error->message, expected));
+}
+
+static void test_pattern_parse(void) {
+  g_test_summary("a pattern's symbols become the layers and their kinds; others refused by name");
+  PtsimModel m;
+  g_autoptr(GError) error = NULL;
+  memset(&m, 0, sizeof m);
+  g_assert_true(ptsim_hybrid_pattern_parse("M-M*EM", "--hybrid-layer-pattern", &m, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(m.num_layers, ==, 6);
+  g_assert_cmpint(ptsim_hybrid_count(&m, 0, 6, PTSIM_HYBRID_MAMBA), ==, 3);
+  g_assert_cmpint(ptsim_hybrid_count(&m, 2, 3, PTSIM_HYBRID_MAMBA), ==, 1);
+  g_assert_cmpint(ptsim_plan_moe_layers_in(&m, 0, 6), ==, 0); /* no experts: no MoE layer */
+  g_assert_cmpuint(m.moe_layers[0], ==, (guint64)1 << 4);     /* the E symbol's bit */
+  refused("M-|M-", "'|' at position 3 of the hybrid pattern: | (pipeline stage boundaries)");
+  refused("M-M-/MM", "'/' at position 5");
+  refused("MGM", "G (a gated delta net layer) is not modelled");
+  refused("MxM", "expected M (Mamba), * (attention), - (MLP) or E (MoE)");
+  refused("", "a hybrid pattern of 0 layers");
+}
+
+static void model_refused(const char *text, const char *expected) {
+  PtsimModel m;
+  g_autoptr(GError) error = NULL;
+  g_assert_false(ptsim_model_load_data(text, strlen(text), "t.ini", &m, &error));
+  g_assert_nonnull(error);
+  if (!strstr(error->message, expected)) g_error("%s", error->message);
+}
+
+#define DENSE                                                                       \
+  "[model]\nhidden_size = 1024\nffn_hidden_size = 4096\nnum_attention_heads = 16\n" \
+  "num_query_groups = 16\nvocab_size = 32000\nactivation = gelu\nnorm = rmsnorm\n"  \
+  "tied_embeddings = false\nbias = false\n"
+
+static void test_model_keys(void) {
+  g_test_summary("the .ini keys: num_layers must match the pattern; Mamba sizes need a pattern");
+  model_refused(DENSE "num_layers = 6\nhybrid_override_pattern = M-M*-\n",
+                "5 layers, num_layers = 6: expected one symbol per layer");
+  model_refused(DENSE "num_layers = 4\nmamba_state_dim = 64\n",
+                "t.ini: [model] mamba_state_dim needs hybrid_override_pattern");
+  model_refused(DENSE "num_layers = 3\nhybrid_override_pattern = MEM\n",
+                "layer 1 of the hybrid pattern is E (MoE) but the model has no experts");
+  model_refused(DENSE "num_layers = 2\nhybrid_override_pattern = M-\nmamba_num_groups = 3\n",
+                "32 Mamba heads are not a multiple of its 3 groups");
+}
+
+/* The simulation of hybrid layers is not built: a job is refused by name;
+ * tp must divide the 128 heads and 8 groups first (Megatron asserts it). */
+static void test_job_refused(void) {
+  g_test_summary("a hybrid job is refused, naming what is modelled; tp must divide the groups");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  memset(&job, 0, sizeof job);
+  g_assert_true(ptsim_model_load("nemotron-h-8b", &job.model, &error) &&
+                ptsim_hardware_load("h100-80g", &job.hw, &error));
+  ptsim_job_init_defaults(&job);
+  job.layout.gpus = 16;
+  job.layout.tp = 16;
+  job.layout.mbs = 1;
+  job.layout.gbs = 16;
+  job.layout.seq = 8192;
+  g_assert_false(ptsim_job_validate(&job, &error));
+  g_assert_nonnull(strstr(error->message, "--tp 16 does not divide the 128 Mamba heads and 8"));
+  g_clear_error(&error);
+  job.layout.tp = 8;
+  job.layout.dp = 0; /* derived again */
+  g_assert_false(ptsim_job_validate(&job, &error));
+  if (!strstr(error->message, "the step time and the allocator replay of its Mamba layers are not "
+                              "modelled yet; `ptsim memory` gives its analytical memory estimate"))
+    g_error("%s", error->message);
+}
+
+/* The pattern's layers split over pp 2 as Megatron splits them, the first
+ * stage given 10 (--decoder-first-pipeline-num-layers 10): stage 0 holds
+ * "M-M-M-M*-M", 5 Mamba, 4 MLP, 1 attention; stage 1 the other 42: 19
+ * Mamba, 20 MLP, 3 attention.  At tp 2 a Mamba layer is 54822080 (above),
+ * an MLP layer 2 x 4096 x 21504 / 2 + 4096 = 88084480, an attention layer
+ * 41943040 / 2 + 4096 = 20975616; the embedding and the LM head 4096 x
+ * 131072 / 2 = 268435456 each, the final norm 4096:
+ *   stage 0: 5 x 54822080 + 4 x 88084480 + 20975616 + 268435456 = 915859392
+ *   stage 1: 19 x 54822080 + 20 x 88084480 + 3 x 20975616 + 4096
+ *            + 268435456 = 3134675520. */
+static void test_stage_split(void) {
+  g_test_summary("a pattern's per-stage split: each stage's layers by kind, hand-counted");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  memset(&job, 0, sizeof job);
+  g_assert_true(ptsim_model_load("nemotron-h-8b", &job.model, &error) &&
+                ptsim_hardware_load("h100-80g", &job.hw, &error));
+  ptsim_job_init_defaults(&job);
+  job.layout.gpus = 8;
+  job.layout.tp = 2;
+  job.layout.pp = 2;
+  job.layout.vp = 1;
+  job.layout.mbs = 1;
+  job.layout.gbs = 16;
+  job.layout.seq = 8192;
+  job.layout.first_stage_layers = 10;
+  ptsim_job_resolve(&job); /* the plan of a job the shell refuses to simulate yet */
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_assert_cmpint(plan->stage_layers[0], ==, 10);
+  g_assert_cmpint(plan->stage_layers[1], ==, 42);
+  g_assert_cmpint(ptsim_hybrid_count(&job.model, 0, 10, PTSIM_HYBRID_MAMBA), ==, 5);
+  g_assert_cmpint(ptsim_hybrid_count(&job.model, 10, 42, PTSIM_HYBRID_ATTENTION), ==, 3);
+  g_assert_cmpfloat(plan->stage_parameters[0], ==, 915859392.0);
+  g_assert_cmpfloat(plan->stage_parameters[1], ==, 3134675520.0);
+}
+
+/* The same layout's analytical activations on stage 0 (1F1B, pp 2: 2
+ * microbatches in flight; tp 2 with SP, 8192 tokens, no dropout):
+ *   a Mamba layer 51348 B per token (above) x 8192        = 420642816
+ *   an MLP layer: input and norm output 4 T h / 2 = 67108864, fc1's
+ *     output and the activation's 4 T f / 2 = 352321536     = 419430400
+ *   attention: 67108864 + (2 q + 4 kv + 2 q) / 2, q = T x 32 x 128 =
+ *     33554432, kv = T x 8 x 128 = 8388608: + 83886080      = 150994944
+ *   5 x 420642816 + 4 x 419430400 + 150994944 = 3931930624, x 2 in flight
+ *   = 7863861248. */
+static void test_stage_activations(void) {
+  g_test_summary("a hybrid stage's saved activations by layer kind, hand-derived");
+  PtsimJob job;
+  PtsimMemoryEstimate est;
+  g_autoptr(GError) error = NULL;
+  memset(&job, 0, sizeof job);
+  g_assert_true(ptsim_model_load("nemotron-h-8b", &job.model, &error) &&
+                ptsim_hardware_load("h100-80g", &job.hw, &error));
+  ptsim_job_init_defaults(&job);
+  job.layout.gpus = 8;
+  job.layout.tp = 2;
+  job.layout.pp = 2;
+  job.layout.vp = 1;
+  job.layout.mbs = 1;
+  job.layout.gbs = 16;
+  job.layout.seq = 8192;
+  job.layout.first_stage_layers = 10;
+  job.source.hidden_dropout = 0.0;
+  job.source.attention_dropout = 0.0;
+  ptsim_job_resolve(&job);
+  g_assert_true(job.layout.sp);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_assert_cmpfloat(plan->inflight_microbatches[0], ==, 2.0);
+  g_assert_cmpfloat(ptsim_memory_hybrid_layer_bytes(plan, PTSIM_HYBRID_MAMBA), ==, 420642816.0);
+  g_assert_cmpfloat(ptsim_memory_hybrid_layer_bytes(plan, PTSIM_HYBRID_MLP), ==, 419430400.0);
+  g_assert_cmpfloat(ptsim_memory_hybrid_layer_bytes(plan, PTSIM_HYBRID_ATTENTION), ==, 150994944.0);
+  estimate_of(&job, PTSIM_CE_LAST_STAGE, &est);
+  g_assert_cmpfloat(est.stages[0].activations_bytes, ==, 7863861248.0);
+}
+
+/* `ptsim memory` builds and estimates a hybrid job (the same stage 0 as
+ * above); `ptsim predict`'s step simulation refuses it by name. */
+static void test_memory_command(void) {
+  g_test_summary("a hybrid job's analytical estimate runs; its time simulation is refused");
+  static const char *const flags[] = {"--model",
+                                      "nemotron-h-8b",
+                                      "--hw",
+                                      "h100-80g",
+                                      "--gpus",
+                                      "8",
+                                      "--tp",
+                                      "2",
+                                      "--pp",
+                                      "2",
+                                      "--mbs",
+                                      "1",
+                                      "--gbs",
+                                      "16",
+                                      "--seq",
+                                      "8192",
+                                      "--decoder-first-pipeline-num-layers",
+                                      "10",
+                                      NULL};
+  PtsimJob job;
+  PtsimPredictOptions o;
+  PtsimPrediction p;
+  g_autoptr(GError) error = NULL;
+  gboolean ok = ptsim_job_build_from_flags(flags, &job, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+  job.source.hidden_dropout = 0.0;
+  job.source.attention_dropout = 0.0;
+  ptsim_predict_options_init(&o);
+  ok = ptsim_prediction_run(&job, &o, FALSE, &p, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+  g_assert_cmpfloat(p.memory->stages[0].activations_bytes, ==, 7863861248.0);
+  ptsim_prediction_clear(&p);
+  g_assert_false(ptsim_prediction_run(&job, &o, TRUE, &p, &error));
+  g_assert_nonnull(strstr(error->message, "`ptsim memory` gives its analytical memory estimate"));
+  ptsim_predict_options_clear(&o);
+}
+
+/* Megatron-LM's flags for Nemotron-H-8B (Megatron-Bridge's
+ * NemotronHModel8BProvider as a command line) give the model file's
+ * fields: the pattern, its 52 layers, the Mamba sizes, the same total. */
+#define NEMOTRON_H_8B                                                                          \
+  "torchrun --nproc_per_node 8 pretrain_mamba.py --is-hybrid-model "                           \
+  "--hybrid-override-pattern M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M- "            \
+  "--hidden-size 4096 --ffn-hidden-size 21504 --num-attention-heads 32 "                       \
+  "--group-query-attention --num-query-groups 8 --kv-channels 128 --mamba-num-heads 128 "      \
+  "--mamba-head-dim 64 --mamba-num-groups 8 --mamba-state-dim 128 --padded-vocab-size 131072 " \
+  "--untie-embeddings-and-output-weights --normalization RMSNorm --disable-bias-linear "       \
+  "--position-embedding-type none --seq-length 8192 --max-position-embeddings 8192 "           \
+  "--micro-batch-size 1 --global-batch-size 64 --tensor-model-parallel-size 2 --bf16 "
+
+static void test_flag_parity(void) {
+  g_test_summary("--hybrid-override-pattern and --mamba-* give the model file's hybrid model");
+  PtsimModel file;
+  PtsimJob job;
+  double from_file = 0.0, from_flags = 0.0;
+  g_autoptr(GError) error = NULL;
+  load(&file);
+  memset(&job, 0, sizeof job);
+  gboolean ok = ptsim_megatron_args_parse(NEMOTRON_H_8B, &job, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+  g_assert_cmpint(job.model.num_layers, ==, 52); /* from the pattern: no --num-layers */
+  g_assert_cmpstr(job.model.hybrid_pattern, ==, file.hybrid_pattern);
+  g_assert_cmpint(job.model.mamba_num_heads, ==, file.mamba_num_heads);
+  g_assert_cmpint(job.model.mamba_head_dim, ==, file.mamba_head_dim);
+  g_assert_cmpint(job.model.mamba_num_groups, ==, file.mamba_num_groups);
+  g_assert_cmpint(job.model.mamba_state_dim, ==, file.mamba_state_dim);
+  ptsim_plan_model_parameters(&file, 8192, &from_file, NULL);
+  ptsim_plan_model_parameters(&job.model, 8192, &from_flags, NULL);
+  g_assert_cmpfloat(from_flags, ==, from_file);
+  /* --hybrid-layer-pattern is the same flag; its '|' segments are the
+   * pipeline split: 4 equal segments over pp 2 are 2 virtual stages each
+   * (as Megatron derives them); unequal ones are refused by name */
+#define SMALL_HYBRID                                                                  \
+  "pretrain_hybrid.py --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 " \
+  "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 8 "        \
+  "--vocab-size 32000 --pipeline-model-parallel-size 2 --bf16 "
+  memset(&job, 0, sizeof job);
+  ok = ptsim_megatron_args_parse(SMALL_HYBRID "--hybrid-layer-pattern 'M-|M*|M-|M-'", &job, NULL,
+                                 &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+  g_assert_cmpint(job.model.num_layers, ==, 8);
+  g_assert_cmpstr(job.model.hybrid_pattern, ==, "M-M*M-M-");
+  g_assert_cmpint(job.layout.vp, ==, 2);
+  memset(&job, 0, sizeof job);
+  g_assert_false(ptsim_megatron_args_parse(SMALL_HYBRID "--hybrid-layer-pattern 'M-M-|M-'", &job,
+                                           NULL, &error));
+  if (!strstr(error->message, "pipeline segments of 4 and 2 layers")) g_error("%s", error->message);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/mamba/layer-parameters", test_layer_parameters);
+  g_test_add_func("/mamba/model-total", test_model_total);
+  g_test_add_func("/mamba/forward-flops", test_forward_flops);
+  g_test_add_func("/mamba/saved-bytes", test_saved_bytes);
+  g_test_add_func("/mamba/scan-seconds", test_scan_seconds);
+  g_test_add_func("/mamba/pattern-parse", test_pattern_parse);
+  g_test_add_func("/mamba/model-keys", test_model_keys);
+  g_test_add_func("/mamba/job-refused", test_job_refused);
+  g_test_add_func("/mamba/flag-parity", test_flag_parity);
+  g_test_add_func("/mamba/stage-split", test_stage_split);
+  g_test_add_func("/mamba/stage-activations", test_stage_activations);
+  g_test_add_func("/mamba/memory-command", test_memory_command);
+  return g_test_run();
+}
