@@ -76,6 +76,17 @@ PTSIM_HD int64_t ptsim_engine_recurrence_bytes(const PtsimPlan *plan) {
   return scratch_bytes(plan, 0);
 }
 
+PTSIM_HD int64_t ptsim_engine_trace_capacity(const PtsimPlan *plan) {
+  int64_t p = plan->job.layout.pp, v = plan->job.layout.vp, n = p * (plan->schedule_items + 4 + v);
+  int64_t s, c;
+  double size, at_end;
+  if (!ptsim_plan_dp_buckets(plan)) return n;
+  for (s = 0; s < p && s < PTSIM_MAX_STAGES; s++)
+    for (c = 0; c < plan->num_chunks; c++) /* a record per bucket's reduction */
+      n += ptsim_plan_chunk_buckets(plan, ptsim_plan_chunk_grad_params(plan, s, c, &at_end), &size);
+  return n;
+}
+
 static PTSIM_HD void trace_add(Sim *sim, int32_t stage, int32_t kind, int32_t mb, int32_t chunk,
                                PtsimTime start, PtsimTime end) {
   PtsimTrace *t = sim->trace;
@@ -276,9 +287,57 @@ static PTSIM_HD int32_t item_done(Sim *sim, int32_t stage, int32_t index, PtsimT
   return try_start(sim, stage, now);
 }
 
-/* The data-parallel stream of one stage: each chunk's share of the
- * gradient reduction is queued when the chunk's last backward starts
- * (overlap) or when the stage's compute ends; they run back to back. */
+/* A bucket's reduction (or gather) time: the stage's over its trainable
+ * parameters, in proportion to the bucket's. */
+static PTSIM_HD PtsimTime bucket_ns(double stage_s, double params, double stage_params) {
+  return stage_params > 0.0 ? to_ns(stage_s * params / stage_params) : 0;
+}
+
+static PTSIM_HD double stage_grad_params(const Sim *sim, int32_t stage) {
+  double total = 0.0, at_end;
+  int32_t c;
+  for (c = 0; c < sim->v; c++) total += ptsim_plan_chunk_grad_params(sim->plan, stage, c, &at_end);
+  return total;
+}
+
+/* Megatron DDP's buckets of chunk c (plan_buckets.c) on the stage's data-
+ * parallel stream, from `stream` (when the stream is free): bucket k's
+ * gradients are ready once the chunk's last backward has computed them —
+ * the head and the layers in proportion to their parameters (their
+ * GEMMs' share of the compute) from the backward's start, the embedding
+ * as it ends — and the stream serves the buckets in order.  Returns when
+ * the stream is free again. */
+static PTSIM_HD PtsimTime chunk_buckets(Sim *sim, int32_t stage, int32_t c, PtsimTime stream,
+                                        double stage_params) {
+  const StageState *st = &sim->stages[stage];
+  const PtsimTime *d = sim->durations + ((int64_t)stage * sim->v + c) * PTSIM_ENGINE_DURATION_SLOTS;
+  double at_end, size, done = 0.0;
+  double params = ptsim_plan_chunk_grad_params(sim->plan, stage, c, &at_end);
+  double flowing = params - at_end;
+  int32_t n = ptsim_plan_chunk_buckets(sim->plan, params, &size), k;
+  PtsimTime from = st->last_backward_start[c];
+  /* the backward's end: as tabulated (an item's own, jittered or
+   * shortened by an overlapped pair, is not kept), within the stage's */
+  PtsimTime to = from + d[PTSIM_SCHEDULE_ITEM_BACKWARD];
+  if (to > st->free_at) to = st->free_at;
+  if (to < from) to = from;
+  for (k = 0; k < n; k++) {
+    double bucket = params - done < size ? params - done : size;
+    PtsimTime ready = to, start, dur = bucket_ns(sim->w->grad_sync_s[stage], bucket, stage_params);
+    done += bucket;
+    if (done < flowing) ready = from + (PtsimTime)((double)(to - from) * (done / flowing) + 0.5);
+    start = ready > stream ? ready : stream;
+    trace_add(sim, stage, PTSIM_TRACE_GRAD_SYNC, k, c, start, start + dur);
+    stream = start + dur;
+  }
+  return stream;
+}
+
+/* The data-parallel stream of one stage: the gradient reduction in
+ * Megatron DDP's buckets as the last backward of each chunk fills them
+ * (ptsim_plan_dp_buckets), else each chunk's share of it queued when the
+ * chunk's last backward starts (overlap: PyTorch's FSDP/DDP) or the whole
+ * when the stage's compute ends; they run back to back. */
 static PTSIM_HD PtsimTime grad_sync_end(Sim *sim, int32_t stage) {
   const StageState *st = &sim->stages[stage];
   PtsimTime stream = 0, share = to_ns(sim->w->grad_sync_s[stage] / (double)sim->v);
@@ -289,10 +348,15 @@ static PTSIM_HD PtsimTime grad_sync_end(Sim *sim, int32_t stage) {
     return st->free_at + share * sim->v;
   }
   /* Chunks finish in reverse order (chunk v-1's backwards come first). */
-  for (c = sim->v - 1; c >= 0; c--) {
-    PtsimTime start = st->last_backward_start[c] > stream ? st->last_backward_start[c] : stream;
-    trace_add(sim, stage, PTSIM_TRACE_GRAD_SYNC, -1, c, start, start + share);
-    stream = start + share;
+  if (ptsim_plan_dp_buckets(sim->plan)) {
+    double total = stage_grad_params(sim, stage);
+    for (c = sim->v - 1; c >= 0; c--) stream = chunk_buckets(sim, stage, c, stream, total);
+  } else {
+    for (c = sim->v - 1; c >= 0; c--) {
+      PtsimTime start = st->last_backward_start[c] > stream ? st->last_backward_start[c] : stream;
+      trace_add(sim, stage, PTSIM_TRACE_GRAD_SYNC, -1, c, start, start + share);
+      stream = start + share;
+    }
   }
   return stream > st->free_at ? stream : st->free_at;
 }

@@ -8,8 +8,10 @@
  * not occupy the compute stream.  TP collectives and the exposed part of
  * the CP ring block the compute stream (they are inside item durations,
  * workload.h).  A per-stage data-parallel stream reduces the gradients —
- * from the start of each chunk's last backward when
- * overlap_grad_reduce is on, else after the stage's last item — and the
+ * when overlap_grad_reduce is on, in Megatron DDP's buckets as each chunk's
+ * last backward makes their gradients (plan_buckets.c; PyTorch's DDP/FSDP:
+ * from the start of each chunk's last backward), else after the stage's
+ * last item — and the
  * step ends with the optimizer step and (unless overlap_param_gather) the
  * parameter all-gather, after the global gradient-norm synchronisation.
  *
@@ -126,6 +128,11 @@ typedef struct {
  * schedule error code when the job's schedule cannot be built.  Reads only
  * the plan's counts (ptsim_plan_counts). */
 PTSIM_HD int64_t ptsim_engine_scratch_bytes(const PtsimPlan *plan);
+
+/* Records a run's trace may hold: every item, per stage the optimizer,
+ * the gathers and the data-parallel stream (a record per bucket with
+ * Megatron DDP's buckets, plan_buckets.c), with a margin. */
+PTSIM_HD int64_t ptsim_engine_trace_capacity(const PtsimPlan *plan);
 
 /* Simulates one step.  trace may be NULL; without one the periodic
  * shortcut applies (above).  Returns 0, or a negative code (schedule

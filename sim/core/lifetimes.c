@@ -20,8 +20,6 @@
 #define MTP_TENSORS PTSIM_LIFETIMES_MTP_TENSORS
 #define STREAM_COMPUTE PTSIM_LIFETIMES_STREAM_COMPUTE
 #define STREAM_COMM PTSIM_LIFETIMES_STREAM_COMM
-/* Megatron's DDP bucket: max(40M, 1M x dp) parameters. */
-#define BUCKET_PARAMS 40000000.0
 /* Outside the allocator (reference, memory_estimate section 1.7, taken
  * from the seed author's later tool): CUDA context ~300-500 MB, NCCL ~0.5 GB
  * per communicator. */
@@ -56,10 +54,8 @@ PTSIM_HD double ptsim_lifetimes_outside_bytes(const PtsimJob *job) {
   return CUDA_CONTEXT_BYTES + NCCL_COMMUNICATOR_BYTES * (double)communicators;
 }
 
-/* Megatron's DDP bucket: max(40M, 1M x dp) parameters; the stage's count. */
-static PTSIM_HD double bucket_params(const PtsimJob *job) {
-  return dmax(BUCKET_PARAMS, 1e6 * (double)job->layout.dp);
-}
+/* Megatron's DDP bucket (the plan's rule). */
+static PTSIM_HD double bucket_params(const PtsimJob *job) { return ptsim_plan_bucket_params(job); }
 
 /* The stage's model states in the parts Megatron's DDP and distributed
  * optimizer keep apart: the dense parameters (optimizer states sharded

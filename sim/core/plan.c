@@ -376,6 +376,28 @@ PTSIM_HD void ptsim_plan_model_parameters(const PtsimModel *model, int64_t seq, 
   if (active) *active = act;
 }
 
+PTSIM_HD void ptsim_plan_add_first_extras(const PtsimPlan *plan, double *n) {
+  const PtsimModel *m = &plan->job.model;
+  double h = (double)m->hidden_size;
+  *n += h * (double)m->vocab_size / (double)plan->job.layout.tp; /* vocabulary-parallel */
+  /* Megatron's learned position embedding is a plain (not parallel)
+   * embedding: replicated over TP.  max_position_embeddings = seq. */
+  if (ptsim_plan_has_learned_positions(m))
+    *n += (double)(m->max_position_embeddings > 0 ? m->max_position_embeddings
+                                                  : plan->job.layout.seq) *
+          h;
+}
+
+PTSIM_HD void ptsim_plan_add_last_extras(const PtsimPlan *plan, double *n) {
+  const PtsimModel *m = &plan->job.model;
+  *n += plan_norm_parameters(m); /* final norm */
+  /* Untied: the LM head.  Tied with pp > 1: the last stage's copy of the
+   * word embedding.  Tied with pp = 1: already counted with the first. */
+  if (!m->tied_embeddings || plan->job.layout.pp > 1)
+    *n += (double)m->hidden_size * (double)m->vocab_size / (double)plan->job.layout.tp;
+  *n += plan->mtp_parameters;
+}
+
 /* The layers of stage `stage` of a hybrid model on one GPU: each of its
  * chunks' layers by kind (Megatron splits the pattern's layers over the
  * stages as it splits a transformer's, --decoder-first/last-pipeline-
@@ -399,30 +421,13 @@ static PTSIM_HD double plan_hybrid_stage_layers(const PtsimPlan *plan, int64_t s
 
 /* Parameters held by one GPU of pipeline stage `stage`. */
 static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stage) {
-  const PtsimModel *m = &plan->job.model;
-  const PtsimLayout *l = &plan->job.layout;
-  double h = (double)m->hidden_size;
-  double v = (double)m->vocab_size;
-  double word_embedding = h * v / (double)l->tp; /* vocabulary-parallel */
   int64_t moe = plan->stage_moe_layers[stage];
-  double n = ptsim_model_is_hybrid(m)
+  double n = ptsim_model_is_hybrid(&plan->job.model)
                  ? plan_hybrid_stage_layers(plan, stage)
                  : (double)(plan->stage_layers[stage] - moe) * plan->layer_parameters +
                        (double)moe * plan->moe_layer_parameters;
-  if (stage == plan->vstages.first_stage) {
-    n += word_embedding;
-    /* Megatron's learned position embedding is a plain (not parallel)
-     * embedding: replicated over TP.  max_position_embeddings = seq. */
-    if (ptsim_plan_has_learned_positions(m))
-      n += (double)(m->max_position_embeddings > 0 ? m->max_position_embeddings : l->seq) * h;
-  }
-  if (stage == plan->vstages.last_stage) {
-    n += plan_norm_parameters(m); /* final norm */
-    /* Untied: the LM head.  Tied with pp > 1: the last stage's copy of the
-     * word embedding.  Tied with pp = 1: already counted above. */
-    if (!m->tied_embeddings || l->pp > 1) n += word_embedding;
-    n += plan->mtp_parameters;
-  }
+  if (stage == plan->vstages.first_stage) ptsim_plan_add_first_extras(plan, &n);
+  if (stage == plan->vstages.last_stage) ptsim_plan_add_last_extras(plan, &n);
   /* LoRA's adapters beside the frozen base (see "LoRA" above) */
   return n + (double)plan->stage_layers[stage] * plan->lora_layer_parameters;
 }

@@ -313,6 +313,40 @@ PTSIM_HD int64_t ptsim_plan_inflight_chunks(PtsimSchedule schedule, int64_t p, i
 PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64_t chunk,
                                      int64_t *first, int64_t *count);
 
+/* Adds to *n the parameters of the first virtual stage beyond its layers
+ * (the word embedding, vocabulary-parallel, and a learned position table,
+ * replicated over TP), or of the last one (the final norm, the LM head or
+ * with pp > 1 a tied embedding's copy, the MTP block): one GPU's. */
+PTSIM_HD void ptsim_plan_add_first_extras(const PtsimPlan *plan, double *n);
+PTSIM_HD void ptsim_plan_add_last_extras(const PtsimPlan *plan, double *n);
+
+/* ---- plan_buckets.c: Megatron DDP's gradient buckets ---- */
+
+/* 1 when the step-end gradient reduction runs in Megatron DDP's buckets as
+ * they fill (--overlap-grad-reduce, replicated or ZeRO-1; not under
+ * PyTorch's FSDP/DDP, whose units and buckets are their own). */
+PTSIM_HD int ptsim_plan_dp_buckets(const PtsimPlan *plan);
+
+/* Parameters per bucket: max(40M, 1M x dp) (distributed_data_parallel.py). */
+PTSIM_HD double ptsim_plan_bucket_params(const PtsimJob *job);
+
+/* The trainable parameters of model chunk `chunk` of stage `stage` on one
+ * GPU (the stage's, summed over its chunks), in the order its backward
+ * makes their gradients; *at_end: of them, the ones whose gradient comes
+ * only as the backward ends (the first virtual stage's embedding, whose
+ * backward is a scatter of no compute).  The rest come in proportion to
+ * the compute through the backward (the head first, then the layers from
+ * the last). */
+PTSIM_HD double ptsim_plan_chunk_grad_params(const PtsimPlan *plan, int64_t stage, int64_t chunk,
+                                             double *at_end);
+
+/* Buckets of a chunk of `params` parameters: Megatron closes a bucket once
+ * it holds bucket_params, so all are full but the last (the chunk's first
+ * layers); at most PTSIM_PLAN_MAX_BUCKETS (a layout past that is served
+ * in that many equal ones: 40M x 2^12 parameters per chunk of one GPU). */
+#define PTSIM_PLAN_MAX_BUCKETS 4096
+PTSIM_HD int32_t ptsim_plan_chunk_buckets(const PtsimPlan *plan, double params, double *size);
+
 /* Only the counts of the plan — num_stages, num_chunks, num_microbatches,
  * microbatch_group, schedule_items, exactly as ptsim_plan_build sets them — leaving every
  * other field as it was: what sizing a layout's scratch needs, at a

@@ -87,7 +87,7 @@ gboolean ptsim_simulate_with(const PtsimPlan *plan, PtsimTrace *trace, gboolean 
   ptsim_kernel_registry_params(&plan->job.hw, &params);
   ptsim_workload_build(plan, &params, workload);
   if (trace) {
-    trace->capacity = job->layout.pp * (plan->schedule_items + 4 + job->layout.vp);
+    trace->capacity = ptsim_engine_trace_capacity(plan);
     trace->records = g_new0(PtsimTraceRecord, trace->capacity);
     trace->count = 0;
   }
