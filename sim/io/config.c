@@ -20,6 +20,7 @@
 #include "units.h"
 #include "config_int.h"
 #include "data_dir.h"
+#include "edit_distance.h"
 #include "hybrid_pattern.h"
 #include "moe_layers.h"
 
@@ -187,27 +188,6 @@ static gboolean fail_value(const IniFile *ini, const char *group, const char *ke
   return FALSE;
 }
 
-/* Levenshtein distance, for "did you mean" on unknown keys. */
-static size_t edit_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  g_autofree size_t *row = g_new(size_t, lb + 1);
-  for (size_t j = 0; j <= lb; j++) row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= lb; j++) {
-      size_t up = row[j];
-      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      size_t best = diag + cost;
-      if (row[j] + 1 < best) best = row[j] + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
-    }
-  }
-  return row[lb];
-}
-
 /* The groups a file may have; KEYS NULL means free-form (any key). */
 typedef struct {
   const char *group;
@@ -249,7 +229,7 @@ static gboolean ini_check_layout(const IniFile *ini, const GroupSpec *specs, siz
       size_t closest_d = (size_t)-1;
       for (const char *const *kn = spec->keys; *kn != NULL; kn++) {
         if (strcmp(keys[k], *kn) == 0) known = TRUE;
-        size_t d = edit_distance(keys[k], *kn);
+        size_t d = ptsim_edit_distance(keys[k], *kn, FALSE);
         if (d < closest_d) {
           closest_d = d;
           closest = *kn;

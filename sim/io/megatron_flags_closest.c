@@ -3,26 +3,16 @@
  * distance, or the same flag with its parts abbreviated. */
 #include "megatron_flags.h"
 
+#include "edit_distance.h"
+
 #include <string.h>
 
-/* Edit distance between A and B (each at most 63 bytes compared), '_' and
- * '-' counted the same: argparse spells dest names with '_', users type
- * them. */
+/* Edit distance between A and B, each at most 63 bytes compared (the
+ * bound keeps a huge unknown token cheap against every flag), '_' and '-'
+ * the same: argparse spells dest names with '_', users type them. */
 static int distance(const char *a, const char *b) {
-  int row[64], la = (int)MIN(strlen(a), 63), lb = (int)MIN(strlen(b), 63);
-  for (int j = 0; j <= lb; j++) row[j] = j;
-  for (int i = 1; i <= la; i++) {
-    int diagonal = row[0];
-    row[0] = i;
-    for (int j = 1; j <= lb; j++) {
-      char x = a[i - 1] == '_' ? '-' : a[i - 1], y = b[j - 1] == '_' ? '-' : b[j - 1];
-      int best = MIN(row[j] + 1, row[j - 1] + 1);
-      best = MIN(best, diagonal + (x != y));
-      diagonal = row[j];
-      row[j] = best;
-    }
-  }
-  return row[lb];
+  g_autofree char *x = g_strndup(a, 63), *y = g_strndup(b, 63);
+  return (int)ptsim_edit_distance(x, y, TRUE);
 }
 
 /* "--use-dist-optimizer" for "--use-distributed-optimizer": as many

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "edit_distance.h"
 #include "input.h"
 #include "shell_script.h"
 #include "torchtitan_schema.h"
@@ -139,29 +140,12 @@ static gboolean fail(GError **error, int code, const char *fmt, ...) {
   return FALSE;
 }
 
-static size_t distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  g_autofree size_t *row = g_new(size_t, lb + 1);
-  for (size_t j = 0; j <= lb; j++) row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= lb; j++) {
-      size_t up = row[j];
-      size_t best = MIN(row[j] + 1, row[j - 1] + 1);
-      row[j] = MIN(best, diag + (a[i - 1] != b[j - 1]));
-      diag = up;
-    }
-  }
-  return row[lb];
-}
-
 /* The candidate closest to WORD ("" when none is near). */
 static const char *closest(const char *word, const char *const *candidates) {
   const char *best = "";
   size_t best_d = strlen(word) / 3 + 2;
   for (const char *const *c = candidates; *c; c++) {
-    size_t d = distance(word, *c);
+    size_t d = ptsim_edit_distance(word, *c, FALSE);
     if (d < best_d) {
       best = *c;
       best_d = d;
