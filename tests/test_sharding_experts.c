@@ -49,6 +49,29 @@ static void torch_experts_plan(PtsimJob *job, PtsimPlan *plan, int64_t gpus, int
   ptsim_plan_build(job, plan);
 }
 
+/* The tiny model with 8 experts (top 2, expert FFN 128, MoE from layer 3
+ * on) on 8 GPUs under torch's FSDP2 over all of them, gbs 64, seq 128;
+ * the pipeline, tensor, expert and expert-tensor sizes as given (0: left
+ * to resolve). */
+static void torch_experts_base(PtsimJob *job, int64_t pp, int64_t tp, int64_t ep, int64_t etp) {
+  g_autoptr(GError) error = NULL;
+  tiny_base(job, "tiny-moe");
+  job->model.num_experts = 8;
+  job->model.moe_router_topk = 2;
+  job->model.moe_ffn_hidden_size = 128;
+  job->model.moe_layers[0] = 3;
+  job->layout.gpus = 8;
+  job->layout.pp = pp;
+  job->layout.tp = tp;
+  job->layout.ep = ep;
+  job->layout.etp = etp;
+  job->layout.gbs = 64;
+  job->layout.seq = 128;
+  job->settings.fsdp_impl = PTSIM_FSDP_TORCH;
+  g_assert_true(ptsim_layout_set_sharding(&job->layout, 8, PTSIM_SHARDING_MODE_FSDP, -1, &error));
+  g_assert_no_error(error);
+}
+
 static void test_torch_experts_memory(void) {
   g_test_summary("torch's FSDP2, ep 4 on 8 GPUs: expert states / 2 (efsdp), dense states / 8, "
                  "no bf16 shard, the gathered MoE unit holds its two local experts in full; by "
@@ -119,18 +142,7 @@ static void test_torch_experts_pp(void) {
   PtsimMemoryEstimate est;
   g_autoptr(GError) error = NULL;
   g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
-  tiny_base(&job, "tiny-moe");
-  job.model.num_experts = 8;
-  job.model.moe_router_topk = 2;
-  job.model.moe_ffn_hidden_size = 128;
-  job.model.moe_layers[0] = 3;
-  job.layout.gpus = 8;
-  job.layout.pp = 2;
-  job.layout.ep = 2;
-  job.layout.gbs = 64;
-  job.layout.seq = 128;
-  job.settings.fsdp_impl = PTSIM_FSDP_TORCH;
-  g_assert_true(ptsim_layout_set_sharding(&job.layout, 8, PTSIM_SHARDING_MODE_FSDP, -1, &error));
+  torch_experts_base(&job, 2, 1, 2, 0);
   g_assert_true(ptsim_job_validate(&job, &error));
   g_assert_no_error(error);
   ptsim_plan_build(&job, plan);
@@ -222,18 +234,7 @@ static void test_torch_experts_refused(void) {
   PtsimJob job;
   g_autoptr(GError) error = NULL;
   /* tp 2, ep 1, etp 1: torchtitan shards the experts over tp when EP is off */
-  tiny_base(&job, "tiny-moe");
-  job.model.num_experts = 8;
-  job.model.moe_router_topk = 2;
-  job.model.moe_ffn_hidden_size = 128;
-  job.model.moe_layers[0] = 3;
-  job.layout.gpus = 8;
-  job.layout.tp = 2;
-  job.layout.etp = 1;
-  job.layout.gbs = 64;
-  job.layout.seq = 128;
-  job.settings.fsdp_impl = PTSIM_FSDP_TORCH;
-  g_assert_true(ptsim_layout_set_sharding(&job.layout, 8, PTSIM_SHARDING_MODE_FSDP, -1, &error));
+  torch_experts_base(&job, 1, 2, 1, 1);
   g_assert_false(ptsim_job_validate(&job, &error));
   g_assert_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID);
   g_assert_nonnull(strstr(error->message, "--etp 1 has no PyTorch FSDP2 layout"));

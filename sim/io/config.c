@@ -34,6 +34,15 @@
 /* The domain name keeps its dashes (clang-format 14 would space them). */
 /* clang-format off */
 G_DEFINE_QUARK(ptsim-config-error-quark, ptsim_config_error)
+
+gboolean ptsim_config_fail(GError **error, PtsimConfigError code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error_literal(error, PTSIM_CONFIG_ERROR, (gint)code, what);
+  return FALSE;
+}
 /* clang-format on */
 
 #define INT_VALUE_MAX PTSIM_CONFIG_INT_MAX

@@ -26,6 +26,11 @@ typedef enum {
   PTSIM_CONFIG_ERROR_INVALID    /* well-formed but impossible layout */
 } PtsimConfigError;
 
+/* Sets ERROR to CODE with the formatted message and returns FALSE, so a
+ * reader can `return ptsim_config_fail(...)` where it refuses its input. */
+gboolean ptsim_config_fail(GError **error, PtsimConfigError code, const char *fmt, ...)
+    G_GNUC_PRINTF(3, 4);
+
 /* Folder holding models/ and hw_profiles/: $PTSIM_DATA_DIR if set, else the
  * installed data beside the library (data_dir.h), else the source tree the
  * binary was built from.  (transfer none) */

@@ -8,16 +8,6 @@
 #include "config.h"
 #include "hf_config.h"
 
-static gboolean refuse(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static gboolean refuse(GError **error, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *what = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error(error, PTSIM_CONFIG_ERROR, PTSIM_CONFIG_ERROR_INVALID, "%s", what);
-  return FALSE;
-}
-
 static const struct {
   const char *flavor, *model, *note;
 } flavors[] = {
@@ -94,10 +84,10 @@ static gboolean gpt_oss_model(const char *flavor, PtsimModel *out, const char **
     return ptsim_hf_config_parse(json, strlen(json), label, out, NULL, error);
   }
   *key = "flavor";
-  return refuse(error,
-                "[model] flavor = '%s' has no ptsim model; allowed: 20b, 120b "
-                "(torchtitan's gpt_oss flavors; debug flavors have no ptsim model)",
-                flavor);
+  return ptsim_config_fail(error, PTSIM_CONFIG_ERROR_INVALID,
+                           "[model] flavor = '%s' has no ptsim model; allowed: 20b, 120b "
+                           "(torchtitan's gpt_oss flavors; debug flavors have no ptsim model)",
+                           flavor);
 }
 
 /* llama4's 17bx16e and 17bx128e (torchtitan/models/llama4/__init__.py at
@@ -114,11 +104,12 @@ static gboolean llama4_model(const char *flavor, PtsimModel *out, const char **k
   int64_t experts = strcmp(flavor, "17bx16e") == 0 ? 16 : strcmp(flavor, "17bx128e") == 0 ? 128 : 0;
   *key = "flavor";
   if (experts == 0)
-    return refuse(error,
-                  "[model] flavor = '%s' has no ptsim model; allowed: 17bx16e, 17bx128e "
-                  "(torchtitan's llama4 flavors; the _irope ones' chunked attention and the "
-                  "debug flavors are not modelled)",
-                  flavor);
+    return ptsim_config_fail(
+        error, PTSIM_CONFIG_ERROR_INVALID,
+        "[model] flavor = '%s' has no ptsim model; allowed: 17bx16e, 17bx128e "
+        "(torchtitan's llama4 flavors; the _irope ones' chunked attention and the "
+        "debug flavors are not modelled)",
+        flavor);
   g_autofree char *json = g_strdup_printf(
       "{\"architectures\": [\"Llama4ForCausalLM\"], \"hidden_size\": 5120, "
       "\"intermediate_size\": 8192, \"intermediate_size_mlp\": 16384, "
@@ -166,10 +157,11 @@ static gboolean qwen3_model(const char *flavor, PtsimModel *out, const char **ke
   gboolean found = FALSE;
   if (!moe_model("qwen3", flavor, out, &found, error) || found) return found;
   *key = "flavor";
-  return refuse(error,
-                "[model] flavor = '%s' has no ptsim model; allowed: 0.6B, 1.7B, 4B, 8B, 14B, 32B, "
-                "30B-A3B, 235B-A22B (torchtitan's qwen3 flavors)",
-                flavor);
+  return ptsim_config_fail(
+      error, PTSIM_CONFIG_ERROR_INVALID,
+      "[model] flavor = '%s' has no ptsim model; allowed: 0.6B, 1.7B, 4B, 8B, 14B, 32B, "
+      "30B-A3B, 235B-A22B (torchtitan's qwen3 flavors)",
+      flavor);
 }
 
 gboolean ptsim_torchtitan_model(const char *name, const char *flavor, PtsimModel *out,
@@ -182,19 +174,21 @@ gboolean ptsim_torchtitan_model(const char *name, const char *flavor, PtsimModel
     gboolean found = FALSE;
     if (!moe_model(name, flavor, out, &found, error) || found) return found;
     *key = "flavor";
-    return refuse(error,
-                  "[model] flavor = '%s' has no ptsim model; allowed: 16B, 671B (torchtitan's "
-                  "deepseek_v3 flavors; 236B and the debug flavors have no ptsim model)",
-                  flavor);
+    return ptsim_config_fail(
+        error, PTSIM_CONFIG_ERROR_INVALID,
+        "[model] flavor = '%s' has no ptsim model; allowed: 16B, 671B (torchtitan's "
+        "deepseek_v3 flavors; 236B and the debug flavors have no ptsim model)",
+        flavor);
   }
   *key = "name";
   if (strcmp(name, "llama4") == 0) return llama4_model(flavor, out, key, error);
   *key = "name";
   if (strcmp(name, "llama3") != 0)
-    return refuse(error,
-                  "[model] name = '%s': ptsim reads torchtitan's llama3, qwen3, deepseek_v3 and "
-                  "gpt_oss configs",
-                  name);
+    return ptsim_config_fail(
+        error, PTSIM_CONFIG_ERROR_INVALID,
+        "[model] name = '%s': ptsim reads torchtitan's llama3, qwen3, deepseek_v3 and "
+        "gpt_oss configs",
+        name);
   *key = "flavor";
   for (size_t i = 0; i < G_N_ELEMENTS(flavors); i++) {
     if (strcmp(flavors[i].flavor, flavor) != 0) continue;
@@ -204,8 +198,9 @@ gboolean ptsim_torchtitan_model(const char *name, const char *flavor, PtsimModel
     g_strlcpy(out->name, flavors[i].model, sizeof out->name);
     return TRUE;
   }
-  return refuse(error,
-                "[model] flavor = '%s' has no ptsim model; allowed: 8B, 8B_flex, 8B_varlen, "
-                "70B, 405B (torchtitan's llama3 flavors; debug flavors have no models/ file)",
-                flavor);
+  return ptsim_config_fail(
+      error, PTSIM_CONFIG_ERROR_INVALID,
+      "[model] flavor = '%s' has no ptsim model; allowed: 8B, 8B_flex, 8B_varlen, "
+      "70B, 405B (torchtitan's llama3 flavors; debug flavors have no models/ file)",
+      flavor);
 }

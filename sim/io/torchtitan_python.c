@@ -130,16 +130,6 @@ static int field_index(const char *table, const char *key) {
 
 /* ---- messages ---- */
 
-static gboolean fail(GError **error, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static gboolean fail(GError **error, int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *what = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error(error, PTSIM_CONFIG_ERROR, code, "%s", what);
-  return FALSE;
-}
-
 /* The candidate closest to WORD ("" when none is near). */
 static const char *closest(const char *word, const char *const *candidates) {
   const char *best = "";
@@ -211,17 +201,18 @@ static gboolean apply_config(const PtsimToml *data, const char *label, const cha
     g_autoptr(GPtrArray) known = names_in(data, module);
     g_autofree char *list = g_strjoinv(", ", (char **)known->pdata);
     const char *near = closest(config, (const char *const *)known->pdata);
-    return fail(error, PTSIM_CONFIG_ERROR_INVALID,
-                "%s: --config %s: no such function in torchtitan's %s config registry as ptsim "
-                "has it (%s, torchtitan %s)%s%s%s; known: %s",
-                label, config, module, data->path, COMMIT, near[0] ? "; did you mean " : "", near,
-                near[0] ? "?" : "", list);
+    return ptsim_config_fail(
+        error, PTSIM_CONFIG_ERROR_INVALID,
+        "%s: --config %s: no such function in torchtitan's %s config registry as ptsim "
+        "has it (%s, torchtitan %s)%s%s%s; known: %s",
+        label, config, module, data->path, COMMIT, near[0] ? "; did you mean " : "", near,
+        near[0] ? "?" : "", list);
   }
   const char *base = config_meta(data, module, config, "base");
   if (base && (depth > 8 || !apply_config(data, label, module, base, depth + 1, settings, error)))
-    return depth > 8
-               ? fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: base configs nest too deep", data->path)
-               : FALSE;
+    return depth > 8 ? ptsim_config_fail(error, PTSIM_CONFIG_ERROR_PARSE,
+                                         "%s: base configs nest too deep", data->path)
+                     : FALSE;
   g_autofree char *prefix = g_strdup_printf("%s.%s.", module, config);
   for (guint i = 0; i < data->entries->len; i++) {
     const PtsimTomlEntry *e = data->entries->pdata[i];
@@ -273,20 +264,23 @@ static gboolean apply_override(const char *label, const char *name, const char *
   }
   for (size_t m = 0; m < G_N_ELEMENTS(moved) && !old; m++)
     if (k < 0 && strcmp(moved[m].table, table) == 0)
-      return fail(error, PTSIM_CONFIG_ERROR_PARSE,
-                  "%s: --%s: [%s] is not a section of current torchtitan's Trainer.Config "
-                  "(%s): %s",
-                  label, name, table, COMMIT, moved[m].hint);
+      return ptsim_config_fail(
+          error, PTSIM_CONFIG_ERROR_PARSE,
+          "%s: --%s: [%s] is not a section of current torchtitan's Trainer.Config "
+          "(%s): %s",
+          label, name, table, COMMIT, moved[m].hint);
   if (k >= 0 && fields[k].role == R_REMOVED)
-    return fail(error, PTSIM_CONFIG_ERROR_PARSE,
-                "%s: --%s is the job-config TOML's field; current torchtitan (%s) has %s", label,
-                name, COMMIT, fields[k].to_key);
+    return ptsim_config_fail(
+        error, PTSIM_CONFIG_ERROR_PARSE,
+        "%s: --%s is the job-config TOML's field; current torchtitan (%s) has %s", label, name,
+        COMMIT, fields[k].to_key);
   if (k >= 0 && fields[k].role == R_DATA)
-    return fail(error, PTSIM_CONFIG_ERROR_PARSE,
-                "%s: --%s: not a command-line option (the model and the activation-"
-                "checkpointing class are the config function's: Trainer.Config.model_spec is "
-                "off the command line); name a --config that sets it",
-                label, name);
+    return ptsim_config_fail(
+        error, PTSIM_CONFIG_ERROR_PARSE,
+        "%s: --%s: not a command-line option (the model and the activation-"
+        "checkpointing class are the config function's: Trainer.Config.model_spec is "
+        "off the command line); name a --config that sets it",
+        label, name);
   if (k >= 0 && fields[k].role == R_RENAME)
     kind = ptsim_torchtitan_field_kind(fields[k].to_table, fields[k].to_key, &choices);
   else if (k >= 0)
@@ -296,15 +290,15 @@ static gboolean apply_override(const char *label, const char *name, const char *
     g_auto(GStrv) schema = ptsim_torchtitan_field_list();
     const char *near = closest(norm, old ? (const char *const *)schema
                                          : (const char *const *)known->pdata);
-    return fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s: no such option of %s%s%s%s", label,
-                name,
-                old ? "torchtitan's JobConfig (238fa99)"
-                    : "torchtitan's Trainer.Config (" COMMIT ")",
-                near[0] ? "; did you mean --" : "", near, near[0] ? "?" : "");
+    return ptsim_config_fail(error, PTSIM_CONFIG_ERROR_PARSE,
+                             "%s: --%s: no such option of %s%s%s%s", label, name,
+                             old ? "torchtitan's JobConfig (238fa99)"
+                                 : "torchtitan's Trainer.Config (" COMMIT ")",
+                             near[0] ? "; did you mean --" : "", near, near[0] ? "?" : "");
   }
   if (kind == PTSIM_TORCHTITAN_NESTED)
-    return fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s takes %s", label, name,
-                ptsim_torchtitan_kind_name(kind));
+    return ptsim_config_fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s takes %s", label, name,
+                             ptsim_torchtitan_kind_name(kind));
   PtsimTomlValue v;
   *used_value = FALSE;
   if (kind == PTSIM_TORCHTITAN_BOOL &&
@@ -314,13 +308,14 @@ static gboolean apply_override(const char *label, const char *name, const char *
     v.type = PTSIM_TOML_BOOL;
     v.boolean = !negated;
   } else if (negated) {
-    return fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s takes no value", label, name);
+    return ptsim_config_fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s takes no value", label,
+                             name);
   } else if (value == NULL) {
-    return fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s needs a value (%s)", label, name,
-                ptsim_torchtitan_kind_name(kind));
+    return ptsim_config_fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s needs a value (%s)", label,
+                             name, ptsim_torchtitan_kind_name(kind));
   } else if (!ptsim_torchtitan_value_parse(kind, value, &v)) {
-    return fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s %s: expected %s", label, name, value,
-                ptsim_torchtitan_kind_name(kind));
+    return ptsim_config_fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s %s: expected %s", label,
+                             name, value, ptsim_torchtitan_kind_name(kind));
   } else {
     *used_value = TRUE;
   }
@@ -329,8 +324,8 @@ static gboolean apply_override(const char *label, const char *name, const char *
     if (!g_strv_contains((const char *const *)options, v.string)) {
       g_autofree char *got = g_strdup(v.string);
       ptsim_toml_value_clear(&v);
-      return fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s %s: expected one of %s", label, name,
-                  got, choices);
+      return ptsim_config_fail(error, PTSIM_CONFIG_ERROR_PARSE, "%s: --%s %s: expected one of %s",
+                               label, name, got, choices);
     }
   }
   set(settings, table, key, &v);
@@ -372,30 +367,33 @@ static gboolean batch(const char *label, GPtrArray *settings, PtsimToml *toml, G
   int64_t pp_mbs = int_of(settings, "parallelism", "num_pp_microbatches", 1);
   int64_t pp = int_of(settings, "parallelism", "pipeline_parallel_degree", 1);
   if (seq < 1 || seq > PTSIM_CONFIG_INT_MAX)
-    return fail(error, PTSIM_CONFIG_ERROR_INVALID,
-                "%s: training.max_context_length = %" G_GINT64_FORMAT ": expected >= 1", label,
-                (gint64)seq);
+    return ptsim_config_fail(error, PTSIM_CONFIG_ERROR_INVALID,
+                             "%s: training.max_context_length = %" G_GINT64_FORMAT
+                             ": expected >= 1",
+                             label, (gint64)seq);
   if (tokens < seq || tokens % seq != 0 || tokens > PTSIM_CONFIG_INT_MAX)
-    return fail(error, PTSIM_CONFIG_ERROR_INVALID,
-                "%s: training.num_tokens_per_microbatch_per_dp_rank = %" G_GINT64_FORMAT
-                " is not a whole number of max_context_length = %" G_GINT64_FORMAT
-                "-token sequences; ptsim models whole sequences per microbatch",
-                label, (gint64)tokens, (gint64)seq);
+    return ptsim_config_fail(
+        error, PTSIM_CONFIG_ERROR_INVALID,
+        "%s: training.num_tokens_per_microbatch_per_dp_rank = %" G_GINT64_FORMAT
+        " is not a whole number of max_context_length = %" G_GINT64_FORMAT
+        "-token sequences; ptsim models whole sequences per microbatch",
+        label, (gint64)tokens, (gint64)seq);
   if (pp > 1 && (pp_mbs < 1 || pp_mbs > PTSIM_CONFIG_INT_MAX / (tokens / seq)))
-    return fail(error, PTSIM_CONFIG_ERROR_INVALID,
-                "%s: parallelism.num_pp_microbatches = %" G_GINT64_FORMAT ": expected >= 1", label,
-                (gint64)pp_mbs);
+    return ptsim_config_fail(error, PTSIM_CONFIG_ERROR_INVALID,
+                             "%s: parallelism.num_pp_microbatches = %" G_GINT64_FORMAT
+                             ": expected >= 1",
+                             label, (gint64)pp_mbs);
   int64_t mb = tokens / seq;
   add_int(toml, T, "seq_len", seq);
   add_int(toml, T, "local_batch_size", pp > 1 ? mb * pp_mbs : mb);
   if (pp > 1) add_int(toml, "parallelism", "pipeline_parallel_microbatch_size", mb);
   if (step != -1) {
     if (step < seq || step % seq != 0)
-      return fail(error, PTSIM_CONFIG_ERROR_INVALID,
-                  "%s: training.num_tokens_per_train_step = %" G_GINT64_FORMAT
-                  " is not a whole number of max_context_length = %" G_GINT64_FORMAT
-                  "-token sequences",
-                  label, (gint64)step, (gint64)seq);
+      return ptsim_config_fail(error, PTSIM_CONFIG_ERROR_INVALID,
+                               "%s: training.num_tokens_per_train_step = %" G_GINT64_FORMAT
+                               " is not a whole number of max_context_length = %" G_GINT64_FORMAT
+                               "-token sequences",
+                               label, (gint64)step, (gint64)seq);
     add_int(toml, T, "global_batch_size", step / seq);
   }
   return TRUE;
