@@ -253,6 +253,51 @@ static void test_dgx_a100_multinode_ring(void) {
   }
 }
 
+static void test_forwarded_all_to_all(void) {
+  PtsimHardware hw;
+  PtsimCostParams prm;
+  PtsimGroup grp, node;
+  double copy, ranks, nodes, rank_bytes, node_bytes, t, want, flat;
+  g_test_summary("DeepEP-style dispatch across 2 nodes: the fabric carries one copy per remote "
+                 "node, NVLink one per rank; near DeepEP's measured 43 GB/s RDMA bottleneck at "
+                 "EP16 (H800, CX7), and faster than a flat all-to-all");
+  /* DeepEP's legacy table (shared/reference/kernel_benchmarks.md): 4096
+   * tokens of hidden 7168 in bf16, top-8 of 256 experts, EP16 = 2 nodes
+   * of 8 H800 (NVLink ~160 GB/s achievable, CX7 400G: the profile's 48
+   * GB/s NIC).  One copy: 4096 x 7168 x 2 = 58,720,256 bytes.  Ranks hit
+   * per token, 16 local experts each: 16 (1 - C(240,8)/C(256,8)) =
+   * 16 (1 - 0.5923) = 6.52; remote nodes, 128 experts each: 2 (1 -
+   * C(128,8)/C(256,8)) / 2 = 1 - 0.00349 = 0.997. */
+  fill_h100(&hw);
+  hw.nvlink_bytes_per_s = 160e9;
+  ptsim_topology_group_uniform(16, 8, &grp);
+  copy = 4096.0 * 7168.0 * 2.0;
+  ranks = 16.0 * (1.0 - 0.5923);
+  nodes = 1.0 - 0.00349;
+  rank_bytes = copy * ranks;
+  node_bytes = copy * nodes;
+  /* unsaturated: 8.4 us + 7 x 1 us + 1 x 5 us + max(15/16 x 383.0 MB /
+   * 160 GB/s = 2.244 ms, 58.5 MB / 48 GB/s = 1.219 ms) */
+  params_unsaturated(&hw, &prm);
+  t = ptsim_cost_forwarded_all_to_all_s(&hw, &prm, &grp, rank_bytes, node_bytes);
+  want = prm.base_latency_s + 7.0 * 1e-6 + 5e-6 +
+         fmax(15.0 / 16.0 * rank_bytes / 160e9, node_bytes / 48e9);
+  assert_rel(t, want, 1e-9);
+  /* with a faster NVLink the fabric decides: its bandwidth near the 43
+   * GB/s DeepEP measured as the RDMA bottleneck, within 15% */
+  hw.nvlink_bytes_per_s = 370e9;
+  t = ptsim_cost_forwarded_all_to_all_s(&hw, NULL, &grp, rank_bytes, node_bytes);
+  assert_rel(node_bytes / t, 43e9, 0.15);
+  /* a flat all-to-all sends each remote rank's copy over the fabric */
+  flat = ptsim_cost_collective_s(&hw, NULL, PTSIM_COLL_ALL_TO_ALL, rank_bytes, &grp);
+  g_assert_cmpfloat(t, <, flat);
+  /* inside one node there is nothing to forward: the all-to-all itself */
+  ptsim_topology_group_uniform(8, 8, &node);
+  assert_rel(ptsim_cost_forwarded_all_to_all_s(&hw, NULL, &node, rank_bytes, 0.0),
+             ptsim_cost_collective_s(&hw, NULL, PTSIM_COLL_ALL_TO_ALL, rank_bytes, &node), 1e-12);
+  g_assert_cmpfloat(ptsim_cost_forwarded_all_to_all_s(&hw, NULL, &grp, 0.0, node_bytes), ==, 0.0);
+}
+
 static void test_tree_for_small_messages(void) {
   PtsimHardware hw;
   PtsimGroup grp;
@@ -517,6 +562,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/cost/h100-nvls-476", test_h100_nvls);
   g_test_add_func("/cost/dgx-a100-multinode-ring-192", test_dgx_a100_multinode_ring);
   g_test_add_func("/cost/tree-for-small-messages", test_tree_for_small_messages);
+  g_test_add_func("/cost/forwarded-all-to-all", test_forwarded_all_to_all);
   g_test_add_func("/cost/nic-sharing", test_nic_sharing);
   g_test_add_func("/cost/layout-groups", test_layout_groups);
   g_test_add_func("/cost/gemm-monotone", test_gemm_monotone);

@@ -297,6 +297,51 @@ static void test_all_to_all(void) {
   g_assert_cmpfloat(fabs(w->moe_layer.forward_comm_s[PTSIM_COMM_EP] - qwen), <, 1e-12);
 }
 
+/* flex's dispatch across nodes as cost.h forwards it, with the H100
+ * profile's numbers (as a2a_by_hand): N nodes of g GPUs, p ranks; each
+ * copy but the own crosses NVLink once, the fabric carries one copy per
+ * remote node. */
+static double forwarded_by_hand(double rank_bytes, double node_bytes, double p, double g,
+                                double nodes) {
+  double half = 16.0 * 1024 * 1024;
+  double nvl = (p - 1.0) / p * rank_bytes /
+               (370.8e9 * (rank_bytes + half) / (rank_bytes + 2 * half));
+  double net = node_bytes / (48e9 * (node_bytes + half) / (node_bytes + 2.0 * half));
+  return 8.4e-6 + (g - 1.0) * 3.4e-6 + (nodes - 1.0) * 14e-6 + (net > nvl ? net : nvl);
+}
+
+static void test_flex_forwarding(void) {
+  g_test_summary("the flex dispatcher (DeepEP) over 8 nodes by hand: DeepSeek-V3 at ep 64, one "
+                 "copy per remote node over the fabric, node-limited routing to 4 of 8 groups");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  g_autofree PtsimPlan *plan = g_new0(PtsimPlan, 1);
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  /* T = 4096 tokens of h 7168 in bf16: one copy 58,720,256 B.  4 local
+   * experts of 256, top 8: 64 (1 - C(252,8)/C(256,8)) = 64 (1 - 0.88007)
+   * = 7.6758 ranks per token.  Nodes: uniformly 8 (1 - C(224,8)/C(256,8))
+   * = 5.29, but the router picks 4 of 8 groups of 32 experts, one group
+   * per node: 8 (1 - C(7,4)/C(8,4)) = 4 nodes, 3.5 of them remote.
+   * forward = dispatch + combine, each 8.4 + 7 x 3.4 + 7 x 14 us + max(63/64
+   * x 450.7 MB over NVLink = 1.24 ms, 205.5 MB over the NIC = 4.60 ms) */
+  g_assert_true(moe_job(&job, "deepseek-v3", "h100-80g", 64, 1, 1, 64, 0, &error));
+  g_assert_no_error(error);
+  job.settings.moe_dispatcher = PTSIM_DISPATCH_FLEX;
+  g_assert_true(ptsim_job_validate(&job, &error));
+  ptsim_plan_build(&job, plan);
+  g_assert_cmpint(plan->groups[PTSIM_GROUP_ETP_EP].nodes, ==, 8);
+  ptsim_workload_build(plan, NULL, w);
+  double copy = 4096.0 * 7168.0 * 2.0, ranks = 64.0 * (1.0 - 0.8800664);
+  double fwd = 2.0 * forwarded_by_hand(copy * ranks, copy * 3.5, 64, 8, 8);
+  g_assert_cmpfloat(fabs(w->moe_layer.forward_comm_s[PTSIM_COMM_EP] / fwd - 1.0), <, 1e-6);
+  /* without the groups the uniform 5.29 nodes, 4.63 remote: the fabric's part
+   * 4.63 / 3.5 = 1.32 times as long, the latencies the same */
+  job.model.moe_router_groups = job.model.moe_router_group_topk = 0;
+  ptsim_plan_build(&job, plan);
+  ptsim_workload_build(plan, NULL, w);
+  g_assert_cmpfloat(w->moe_layer.forward_comm_s[PTSIM_COMM_EP], >, 1.25 * fwd);
+}
+
 static void test_flops(void) {
   g_test_summary("Megatron-LM's num_floating_point_operations (d98e8a64) per token at seq 4096, "
                  "worked out independently in notes/moe.md section 3 (GFLOP/token, 0.01)");
@@ -651,6 +696,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/moe/folding/checks", test_folding_checks);
   g_test_add_func("/moe/plan/layers", test_plan_layers);
   g_test_add_func("/moe/workload/all-to-all", test_all_to_all);
+  g_test_add_func("/moe/workload/flex-forwarding", test_flex_forwarding);
   g_test_add_func("/moe/workload/flops", test_flops);
   g_test_add_func("/moe/workload/sampled-load", test_sampled_load);
   g_test_add_func("/moe/memory/terms", test_memory_terms);

@@ -674,6 +674,28 @@ PTSIM_HD void ptsim_cost_collective(const PtsimHardware *hw, const PtsimCostPara
   }
 }
 
+PTSIM_HD double ptsim_cost_forwarded_all_to_all_s(const PtsimHardware *hw,
+                                                  const PtsimCostParams *params,
+                                                  const PtsimGroup *group, double rank_bytes,
+                                                  double node_bytes) {
+  PtsimCostParams storage;
+  const PtsimCostParams *prm = cost_params_or_default(hw, params, &storage);
+  CostLinks l;
+  double t_nvl, t_net;
+  if (group->size < 2 || rank_bytes <= 0.0) return 0.0;
+  if (group->nodes <= 1)
+    return ptsim_cost_collective_s(hw, params, PTSIM_COLL_ALL_TO_ALL, rank_bytes, group);
+  cost_links(hw, prm, group, &l);
+  /* every copy but the GPU's own crosses NVLink once, sent or forwarded */
+  t_nvl = ((double)l.p - 1.0) / (double)l.p * rank_bytes /
+          (l.b_nvl * cost_saturation(rank_bytes, prm->nvlink_half_bytes));
+  t_net = node_bytes > 0.0
+              ? node_bytes / (l.b_nic * cost_saturation(node_bytes, prm->net_half_bytes))
+              : 0.0;
+  return l.base + ((double)l.g - 1.0) * l.a_nvl + ((double)l.nodes - 1.0) * l.a_net +
+         cost_max(t_nvl, t_net);
+}
+
 PTSIM_HD double ptsim_cost_collective_s(const PtsimHardware *hw, const PtsimCostParams *params,
                                         PtsimCollective kind, double bytes,
                                         const PtsimGroup *group) {

@@ -313,6 +313,20 @@ PTSIM_HD void ptsim_cost_collective(const PtsimHardware *hw, const PtsimCostPara
                                     PtsimCollective kind, double bytes, const PtsimGroup *group,
                                     PtsimCollectiveCost *out);
 
+/* An expert dispatch that forwards inside the node (DeepEP's normal
+ * kernels, HybridEP): a token crosses the fabric once per remote
+ * destination NODE, to the GPU of its own local rank there, and NVLink once
+ * per destination RANK, forwarded inside the node; the two run pipelined,
+ * so the slower decides.  rank_bytes: this GPU's send counted once per
+ * destination rank (itself included, as an all-to-all's bytes);
+ * node_bytes: counted once per remote destination node.  Inside one node
+ * there is nothing to forward: the all-to-all of rank_bytes.  0 when the
+ * group has one rank or rank_bytes <= 0.  Never fails. */
+PTSIM_HD double ptsim_cost_forwarded_all_to_all_s(const PtsimHardware *hw,
+                                                  const PtsimCostParams *params,
+                                                  const PtsimGroup *group, double rank_bytes,
+                                                  double node_bytes);
+
 /* Duration with one algorithm forced (NCCL_ALGO=...); -1.0 when the
  * algorithm does not apply to this collective / group / hardware. */
 PTSIM_HD double ptsim_cost_collective_algo_s(const PtsimHardware *hw, const PtsimCostParams *params,

@@ -23,10 +23,13 @@
  *              picked out; combine is a reduce-scatter over etp x ep.
  *   flex       DeepEP/HybridEP: one copy per distinct destination rank of
  *              the etp x ep domain (uniform routing: etp ep (1 - C(E-E_loc,
- *              k)/C(E,k)) of them), permute fused into the kernel; priced
- *              as an all-to-all over etp x ep (NVLink forwarding and
- *              node-limited routing, which cut the inter-node part, are not
- *              credited).
+ *              k)/C(E,k)) of them), permute fused into the kernel; inside
+ *              one node an all-to-all over etp x ep; across nodes a token
+ *              crosses the fabric once per remote destination node (uniform
+ *              routing, or node-limited by the router's groups) and is
+ *              forwarded over NVLink (ptsim_cost_forwarded_all_to_all_s).
+ *              The SMs the kernels take from overlapped compute are not
+ *              modelled.
  * Backward mirrors every collective (the combine's gradient is dispatched,
  * the dispatch's combined).  All of it is the `ep` communication kind,
  * blocking the compute stream, except what Megatron hides:
@@ -87,14 +90,41 @@ typedef struct {
   double dispatch_s, combine_s;
 } Exchange;
 
+/* The probability that none of a token's k experts, drawn uniformly
+ * without replacement from E, lies in a given set of `part` of them:
+ * C(E - part, k) / C(E, k). */
+static PTSIM_HD double moe_miss(double e, double part, int64_t k) {
+  double miss = 1.0;
+  int64_t i;
+  for (i = 0; i < k; i++) miss *= (e - part - (double)i) / (e - (double)i);
+  return miss < 0.0 ? 0.0 : miss;
+}
+
+/* Remote nodes one token goes to in flex's etp x ep domain over N nodes
+ * (the experts spread evenly over them): N (1 - C(E - E/N, k) / C(E, k))
+ * distinct nodes under uniform routing, at most those of its groups when
+ * group-limited routing's groups fall whole on nodes (node-limited
+ * routing, DeepSeek-V3: groups = nodes); the own node is one of them with
+ * probability 1/N of the count, by symmetry. */
+static PTSIM_HD double moe_flex_remote_nodes(const PtsimWorkCtx *x, int64_t nodes) {
+  const PtsimModel *m = &x->job->model;
+  double n = (double)nodes, e = (double)m->num_experts;
+  double hit = n * (1.0 - moe_miss(e, e / n, m->moe_router_topk));
+  int64_t groups = m->moe_router_groups, pick = m->moe_router_group_topk;
+  if (groups > 0 && pick > 0 && groups % nodes == 0) {
+    double per_node = (double)(groups / nodes);
+    double by_groups = n * (1.0 - moe_miss((double)groups, per_node, pick));
+    if (by_groups < hit) hit = by_groups;
+  }
+  return hit * (n - 1.0) / n;
+}
+
 /* Distinct destination ranks of one token in flex's etp x ep domain under
  * uniform routing: etp ep (1 - C(E - E_loc, k) / C(E, k)). */
 static PTSIM_HD double moe_flex_destinations(const PtsimWorkCtx *x) {
   const PtsimModel *m = &x->job->model;
-  double e = (double)m->num_experts, local = (double)x->plan->local_experts, miss = 1.0;
-  int64_t i;
-  for (i = 0; i < m->moe_router_topk; i++) miss *= (e - local - (double)i) / (e - (double)i);
-  if (miss < 0.0) miss = 0.0;
+  double miss = moe_miss((double)m->num_experts, (double)x->plan->local_experts,
+                         m->moe_router_topk);
   return (double)x->job->layout.etp * (double)x->job->layout.ep * (1.0 - miss);
 }
 
@@ -119,9 +149,10 @@ static PTSIM_HD Exchange moe_exchange(const PtsimWorkCtx *x, double tm, double r
                                             tokens * h * probs, etp_ep);
     break;
   case PTSIM_DISPATCH_FLEX:
-    out.dispatch_s =
-        ptsim_cost_collective_s(hw, x->params, PTSIM_COLL_ALL_TO_ALL,
-                                x->expert_load * tm * moe_flex_destinations(x) * h * ELEM, etp_ep);
+    tokens = x->expert_load * tm * h * ELEM; /* one copy of this GPU's tokens */
+    out.dispatch_s = ptsim_cost_forwarded_all_to_all_s(
+        hw, x->params, etp_ep, tokens * moe_flex_destinations(x),
+        etp_ep->nodes > 1 ? tokens * moe_flex_remote_nodes(x, etp_ep->nodes) : 0.0);
     out.combine_s = out.dispatch_s;
     break;
   case PTSIM_DISPATCH_ALLTOALL:
