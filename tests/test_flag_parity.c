@@ -138,6 +138,7 @@ static void n_kv(PtsimJobOptions *o) { o->kv_channels = (PtsimOptionInt){TRUE, 1
 static void n_qk(PtsimJobOptions *o) { o->qk_layernorm = TRUE; }
 static void n_rope(PtsimJobOptions *o) { o->position_embedding = g_strdup("rope"); }
 static void n_gc(PtsimJobOptions *o) { o->manual_gc = TRUE; }
+static void n_deterministic(PtsimJobOptions *o) { o->deterministic = TRUE; }
 static void n_fp16_grads(PtsimJobOptions *o) { o->no_fp32_grad_accumulation = TRUE; }
 
 /* A small MoE model on the same node: 8 experts of width 1024, top-2,
@@ -344,7 +345,7 @@ static void test_sharding(void) {
 static void test_split_and_shape(void) {
   g_test_summary("--account-for-*, --pipeline-model-parallel-layout (unequal virtual stages "
                  "too), --microbatch-group-size-per-virtual-pipeline-stage, --kv-channels, "
-                 "--qk-layernorm, --position-embedding-type, --manual-gc");
+                 "--qk-layernorm, --position-embedding-type, --manual-gc, --deterministic-mode");
   /* with both flags at pp 2 the split equals the even one: parity only;
    * the split itself is checked below */
   parity("", "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split",
@@ -364,6 +365,8 @@ static void test_split_and_shape(void) {
   parity("", "--position-embedding-type rope", n_rope, MOVES_TIME | MOVES_MEMORY);
   /* GC stalls are not modelled: the switch is recorded, nothing moves */
   parity("", "--manual-gc", n_gc, MOVES_NOTHING);
+  /* deterministic mode fills every output TE allocates: slower, no memory */
+  parity("", "--deterministic-mode", n_deterministic, MOVES_TIME);
 }
 
 static void test_accounted_split(void) {

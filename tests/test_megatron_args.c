@@ -334,7 +334,9 @@ static void test_unknown_flags(void) {
   g_assert_cmpuint(d->unknown->len, ==, 2);
   g_assert_true(has_entry(d->unmodelled, "--no-masked-softmax-fusion (slower with unfused "
                                          "attention: the softmax is not fused)"));
-  g_assert_true(has_entry(d->unmodelled, "--deterministic-mode (slower: deterministic kernels)"));
+  g_assert_true(has_entry(d->unmodelled, "--deterministic-mode (slower: deterministic attention "
+                                         "backward and index kernels; its filled outputs are "
+                                         "modelled)"));
   g_assert_cmpuint(d->unmodelled->len, ==, 2);
   /* --no-masked-softmax-fusion is read for its memory (its time is the
    * warning) */

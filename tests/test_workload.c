@@ -120,11 +120,59 @@ static void test_fp8_allgather(void) {
                                  1e-12);
 }
 
+/* --deterministic-mode: PyTorch fills each tensor empty() allocates, so
+ * every output Transformer Engine allocates is written once more (2 bytes
+ * an element, one fill launch each).  Llama 2 7B, tp 1, T = 4096, bf16,
+ * MHA (K and V h wide each).  Forward: the QKV (T x 3h), attention (T x
+ * h), O (T x h), fc1 (T x 2 ffn) and fc2 (T x h) outputs.  Backward: the
+ * dgrads' outputs, T x h for QKV, O and fc1 and T x ffn for fc2, and the
+ * attention's dQ, dK and dV (T x h each, three tensors).  The wgrads
+ * fill nothing while they accumulate straight into main_grad; without
+ * gradient-accumulation fusion each writes a new 3h x h, h x h, 2 ffn x h
+ * and h x ffn gradient. */
+static void test_deterministic_fill(void) {
+  g_test_summary("deterministic mode fills every TE output once: forward, dgrad, attention, and "
+                 "the wgrads without gradient-accumulation fusion");
+  PtsimJob job;
+  g_autofree PtsimWorkload *b = g_new0(PtsimWorkload, 1);
+  g_autofree PtsimWorkload *d = g_new0(PtsimWorkload, 1);
+  work_of(PTSIM_PRECISION_BF16, 1, b, &job);
+  job.settings.deterministic = 1;
+  workload_of(&job, NULL, d);
+  const PtsimHardware *hw = &job.hw;
+#define FILL(elements) ptsim_cost_memory_bound_s(hw, 2.0 * (elements))
+  double fwd = FILL(1.0 * T * 3 * H) + FILL(1.0 * T * H) /* attention */ + FILL(1.0 * T * H) +
+               FILL(2.0 * T * FFN) + FILL(1.0 * T * H);
+  double bwd = 3.0 * FILL(1.0 * T * H) + FILL(1.0 * T * FFN) + 3.0 * FILL(1.0 * T * H);
+  double wgrad = FILL(3.0 * H * H) + FILL(1.0 * H * H) + FILL(2.0 * FFN * H) + FILL(1.0 * H * FFN);
+  g_assert_cmpfloat_with_epsilon(d->layer.forward_s - b->layer.forward_s, fwd, 1e-12);
+  g_assert_cmpfloat_with_epsilon(d->layer.backward_input_s - b->layer.backward_input_s, bwd, 1e-12);
+  if (job.settings.grad_accumulation_fusion) {
+    g_assert_cmpfloat(d->layer.backward_weight_s, ==, b->layer.backward_weight_s);
+    job.settings.grad_accumulation_fusion = 0;
+    workload_of(&job, NULL, d);
+    job.settings.deterministic = 0;
+    workload_of(&job, NULL, b);
+  }
+  g_assert_cmpfloat_with_epsilon(d->layer.backward_weight_s - b->layer.backward_weight_s, wgrad,
+                                 1e-12);
+  /* Megatron's own LM head (torch.matmul) allocates nothing through empty() */
+  g_assert_cmpfloat(d->head.forward_s, ==, b->head.forward_s);
+  /* Megatron's local layers neither */
+  job.settings.transformer_engine = 0;
+  workload_of(&job, NULL, b);
+  job.settings.deterministic = 1;
+  workload_of(&job, NULL, d);
+  g_assert_cmpfloat(d->layer.forward_s, ==, b->layer.forward_s);
+#undef FILL
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/workload/fp8-casts", test_fp8_casts);
   g_test_add_func("/workload/fp8-casts-tensorwise", test_fp8_casts_tensorwise);
   g_test_add_func("/workload/fp8-head-is-bf16", test_fp8_head_is_bf16);
   g_test_add_func("/workload/fp8-allgather", test_fp8_allgather);
+  g_test_add_func("/workload/deterministic-fill", test_deterministic_fill);
   return g_test_run();
 }

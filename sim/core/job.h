@@ -442,6 +442,10 @@ typedef struct {
   int fsdp_prefetch;         /* 1: the next unit's all-gather is issued before this
                                 unit's compute (FSDP's prefetch, 2 units gathered) */
   int manual_gc;             /* 1: no Python GC stalls (--manual-gc) */
+  /* --deterministic-mode: torch.use_deterministic_algorithms(True), under
+   * which PyTorch fills every tensor torch.empty allocates (NaN), so each
+   * output Transformer Engine allocates is written twice (workload.c) */
+  int deterministic;
   /* MoE execution (Megatron-LM's flags; unused for dense models). */
   PtsimDispatcher moe_dispatcher;
   double moe_capacity_factor; /* tokens an expert takes, over the balanced share (0: dropless) */

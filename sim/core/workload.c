@@ -76,10 +76,39 @@ PTSIM_HD void ptsim_work_add(PtsimWork *acc, const PtsimWork *w, double times) {
  * once per step and cached across microbatches: not counted.  `groups`
  * GEMMs of this shape (an MoE layer's local experts: one grouped kernel
  * with --moe-grouped-gemm, else one GEMM each) cast `groups` times the
- * bytes. */
+ * bytes.  te_layer: a Transformer Engine layer's GEMM, whose outputs
+ * deterministic mode fills first (deterministic_fill). */
+/* Under --deterministic-mode (torch.use_deterministic_algorithms(True))
+ * PyTorch fills every tensor its empty() allocates before handing it out
+ * (NaN; torch.utils.deterministic.fill_uninitialized_memory, on by
+ * default: aten/src/ATen/native/cuda/TensorFactories.cu empty_cuda calls
+ * fill_empty_deterministic_).  Transformer Engine allocates its GEMMs'
+ * outputs with at::empty (pytorch/csrc: allocateTorchTensor, the
+ * quantizers' create_tensor; GroupedLinear with torch.empty), so each
+ * output is written once by the fill kernel and again by the GEMM: the
+ * forward's m x n, the dgrad's m x k and, unless the wgrad accumulates
+ * straight into main_grad (gradient-accumulation fusion), the wgrad's
+ * k x n, all in the 16-bit activation dtype.  Megatron's own layers
+ * (torch.matmul: outputs from ATen's structured kernels, not empty())
+ * fill nothing.  One fill launch per output (per expert for the wgrads of
+ * separate expert weights). */
+static PTSIM_HD void deterministic_fill(const PtsimWorkCtx *x, PtsimWork *w, double g, int grouped,
+                                        int64_t m, int64_t n, int64_t k) {
+  const PtsimHardware *hw = &x->job->hw;
+  const PtsimCostParams *p = x->params;
+  double outputs = grouped ? 1.0 : g; /* one output tensor for a grouped GEMM's groups */
+  double md = (double)m, nd = (double)n, kd = (double)k;
+  if (!x->job->settings.deterministic || !x->job->settings.transformer_engine) return;
+  w->forward_s += outputs * ptsim_cost_memory_bound_at_s(hw, p, ELEM * g / outputs * md * nd);
+  w->backward_input_s += outputs *
+                         ptsim_cost_memory_bound_at_s(hw, p, ELEM * g / outputs * md * kd);
+  if (!x->job->settings.grad_accumulation_fusion)
+    w->backward_weight_s += g * ptsim_cost_memory_bound_at_s(hw, p, ELEM * kd * nd);
+}
+
 static PTSIM_HD void gemm_groups(const PtsimWorkCtx *x, PtsimWork *w, PtsimPrecision precision,
                                  int64_t groups, int grouped, int64_t m, int64_t n, int64_t k,
-                                 int input_cast) {
+                                 int input_cast, int te_layer) {
   const PtsimHardware *hw = &x->job->hw;
   const PtsimCostParams *p = x->params;
   PtsimGemmFormat f = precision == PTSIM_PRECISION_FP8 ? x->format : (PtsimGemmFormat)precision;
@@ -94,6 +123,7 @@ static PTSIM_HD void gemm_groups(const PtsimWorkCtx *x, PtsimWork *w, PtsimPreci
     w->backward_weight_s += g * ptsim_cost_gemm_format_s(hw, p, f, k, n, m);
   }
   w->flops += 6.0 * g * (double)m * (double)n * (double)k;
+  if (te_layer) deterministic_fill(x, w, g, grouped, m, n, k);
   if (precision == PTSIM_PRECISION_FP8 && ptsim_work_in_fp8(x)) {
     PtsimFp8Recipe recipe = x->job->settings.fp8_recipe;
     /* a cast reads the bf16 input and writes its row-wise and column-wise
@@ -117,17 +147,18 @@ PTSIM_HD int ptsim_work_in_fp8(const PtsimWorkCtx *x) {
 
 PTSIM_HD void ptsim_work_gemm_at(const PtsimWorkCtx *x, PtsimWork *w, PtsimPrecision precision,
                                  int64_t m, int64_t n, int64_t k, int input_cast) {
-  gemm_groups(x, w, precision, 1, 0, m, n, k, input_cast);
+  gemm_groups(x, w, precision, 1, 0, m, n, k, input_cast, 0);
 }
 
 PTSIM_HD void ptsim_work_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64_t m, int64_t n, int64_t k,
                               int input_cast) {
-  gemm_groups(x, w, x->precision, 1, 0, m, n, k, input_cast);
+  gemm_groups(x, w, x->precision, 1, 0, m, n, k, input_cast, 1);
 }
 
 PTSIM_HD void ptsim_work_grouped_gemm(const PtsimWorkCtx *x, PtsimWork *w, int64_t groups,
                                       int64_t m, int64_t n, int64_t k) {
-  gemm_groups(x, w, x->precision, groups, x->job->settings.moe_grouped_gemm, m, n, k, INPUT_CAST);
+  gemm_groups(x, w, x->precision, groups, x->job->settings.moe_grouped_gemm, m, n, k, INPUT_CAST,
+              1);
 }
 
 PTSIM_HD PtsimPrecision ptsim_work_outside_fp8(const PtsimWorkCtx *x) {
@@ -319,6 +350,15 @@ PTSIM_HD void ptsim_work_attention(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
     window_attention(x, b, heads, head_dim, &fwd, &bwd);
   } else {
     ptsim_work_cp_attention(x, w, recompute_into, heads, head_dim, kv_width, &fwd, &bwd);
+  }
+  /* deterministic mode fills the outputs Transformer Engine's attention
+   * allocates with at::empty (deterministic_fill): the output forward, the
+   * query, key and value gradients backward (one tensor each) */
+  if (x->job->settings.deterministic && x->job->settings.transformer_engine) {
+    double rows = (double)b * (double)(s / x->c);
+    fwd += ptsim_cost_memory_bound_at_s(hw, x->params, ELEM * rows * (double)(heads * head_dim));
+    bwd += ptsim_cost_memory_bound_at_s(hw, x->params, ELEM * rows * (double)(heads * head_dim)) +
+           2.0 * ptsim_cost_memory_bound_at_s(hw, x->params, ELEM * rows * kv_width);
   }
   w->forward_s += fwd;
   w->backward_input_s += bwd;

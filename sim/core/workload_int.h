@@ -55,7 +55,8 @@ PTSIM_HD int ptsim_work_in_fp8(const PtsimWorkCtx *x);
  * job's. */
 PTSIM_HD PtsimPrecision ptsim_work_outside_fp8(const PtsimWorkCtx *x);
 /* A GEMM of forward shape (m, n, k) at `precision` (and its FP8 casts,
- * workload.c). */
+ * workload.c), outside Transformer Engine's layers (torch.matmul: no
+ * deterministic fill of its output). */
 PTSIM_HD void ptsim_work_gemm_at(const PtsimWorkCtx *x, PtsimWork *w, PtsimPrecision precision,
                                  int64_t m, int64_t n, int64_t k, int input_cast);
 /* The same at the job's precision: a Transformer Engine layer's GEMM. */

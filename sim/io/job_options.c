@@ -315,6 +315,10 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "learned_absolute|rope|none (default: the model's)", "T"},
       {"manual-gc", 0, 0, G_OPTION_ARG_NONE, &o->manual_gc,
        "Python GC only at chosen steps (Megatron --manual-gc; ptsim models no GC stalls)", NULL},
+      {"deterministic-mode", 0, 0, G_OPTION_ARG_NONE, &o->deterministic,
+       "PyTorch's deterministic algorithms (Megatron --deterministic-mode): every output "
+       "Transformer Engine allocates is filled (NaN) before it is written",
+       NULL},
       {"moe-token-dispatcher-type", 0, 0, G_OPTION_ARG_STRING, &o->moe_dispatcher,
        "MoE token dispatch: alltoall|allgather|flex (default alltoall)", "D"},
       NUMBER("moe-expert-capacity-factor",

@@ -67,6 +67,7 @@ typedef struct {
   gboolean qk_layernorm;
   char *position_embedding;
   gboolean manual_gc;
+  gboolean deterministic;
   /* mixture of experts (settings; ep and etp are dimensions) */
   char *moe_dispatcher, *moe_router_dtype;
   PtsimOptionDouble moe_capacity_factor;

@@ -389,6 +389,7 @@ static gboolean apply_run_settings(const PtsimJobOptions *o, PtsimSettings *run,
     return FALSE;
   if (o->threshold.given) run->memory_threshold = o->threshold.value;
   if (o->manual_gc) run->manual_gc = 1;
+  if (o->deterministic) run->deterministic = 1;
   return apply_moe_settings(o, run, error);
 }
 

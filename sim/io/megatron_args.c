@@ -122,6 +122,7 @@ static const struct {
     {"--exp-avg-sq-dtype", F_EXP_AVG_SQ_DTYPE, KIND_WORD},
     {"--optimizer", F_OPTIMIZER, KIND_WORD},
     {"--manual-gc", F_MANUAL_GC, KIND_SWITCH},
+    {"--deterministic-mode", F_DETERMINISTIC, KIND_SWITCH},
     {"--use-megatron-fsdp", F_MEGATRON_FSDP, KIND_SWITCH},
     {"--use-custom-fsdp", F_MEGATRON_FSDP, KIND_SWITCH},
     {"--use-torch-fsdp2", F_TORCH_FSDP2, KIND_SWITCH},

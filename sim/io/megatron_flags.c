@@ -108,7 +108,7 @@ static const PtsimMegatronFlag table[] = {
     N("--delay-offload-until-cuda-graph", SW), N("--delay-param-gather", SW),
     M("--delay-wgrad-compute", SW),
     N("--delta-offload-bytes-across-pp-ranks", VAL),
-    W("--deterministic-mode", SW, "slower: deterministic kernels"),
+    M("--deterministic-mode", SW),
     N("--dino-bottleneck-size", VAL), N("--dino-freeze-last-layer", VAL),
     N("--dino-head-hidden-size", VAL), N("--dino-local-crops-number", VAL),
     N("--dino-local-img-size", VAL), N("--dino-norm-last-layer", SW), N("--dino-teacher-temp", VAL),

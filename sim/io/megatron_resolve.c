@@ -664,6 +664,11 @@ gboolean ptsim_megatron_resolve_job(const Said *s, PtsimJob *job, GError **error
   src->attention_dropout = GIVEN(s, F_ATTENTION_DROPOUT) ? s->d[F_ATTENTION_DROPOUT] : 0.1;
   src->hidden_dropout = GIVEN(s, F_HIDDEN_DROPOUT) ? s->d[F_HIDDEN_DROPOUT] : 0.1;
   run->manual_gc = GIVEN(s, F_MANUAL_GC);
+  run->deterministic = GIVEN(s, F_DETERMINISTIC);
+  if (run->deterministic) /* the filled outputs are modelled (workload.c), not the kernels */
+    ptsim_megatron_add(s->diag ? s->diag->unmodelled : NULL,
+                       g_strdup("--deterministic-mode (slower: deterministic attention backward "
+                                "and index kernels; its filled outputs are modelled)"));
   resolve_host(s, &run->host);
   l->schedule = PTSIM_SCHEDULE_1F1B; /* interleaved when vp > 1: validate */
   return resolve_split(s, m, l, error) && resolve_batch(s, l) && resolve_precision(s, run, error) &&
