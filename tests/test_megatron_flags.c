@@ -266,6 +266,11 @@ static void test_pipeline_layout_vstages(void) {
   layout_vstages("Ettt|(tt|)*29,m|L", 16, 61, 1, 2,
                  "3,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,0,0");
   layout_vstages("Et*8|t*6|ttm|L", 4, 16, 1, 1, "8,6,2,0");
+  /* Megatron-LM's own (tests/unit_tests/pipeline_parallel/
+   * test_pipeline_layout.py test_forward_vpp, pp 4 x vp 2, 8 layers): the
+   * MTP layer in the second last virtual stage with a layer, or alone */
+  layout_vstages("E|t*3|(t|)*4tm|L", 4, 8, 1, 2, "0,3,1,1,1,1,1,0");
+  layout_vstages("E|t*3|(t|)*3tt|m|L", 4, 8, 1, 2, "0,3,1,1,1,2,0,0");
   /* "Et|(tt|)*6mL" (13 layers): 1, six of 2, 0 -- equal stages of 2 but
    * the ends, as --account-for-embedding/loss-in-pipeline-split would
    * split 13 + 1 + 2 units over 8 (the embedding's one slot, the loss's
