@@ -103,6 +103,19 @@ static void test_parameters(void) {
   g_assert_cmpfloat(p2->stage_parameters[1], ==, 1024.0 + EMBEDDING);
 }
 
+static void test_positions(void) {
+  g_test_summary("with learned absolute positions the MTP stage's embedding has its own "
+                 "position table (LanguageModelEmbedding), replicated over TP");
+  PtsimJob job;
+  resolve(SMALL "--position-embedding-type learned_absolute "
+                "--pipeline-model-parallel-layout 'Et*4|t*4|m|L'",
+          NULL, &job);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  /* 35263488 + max_position_embeddings x h = 4096 x 1024 = 4194304 */
+  g_assert_cmpfloat(plan->stage_parameters[2], ==, MTP_BLOCK + EMBEDDING + 4194304.0);
+  g_assert_cmpfloat(plan->stage_parameters[0], ==, 4.0 * LAYER + EMBEDDING + 4194304.0);
+}
+
 static void test_parity(void) {
   g_test_summary("the layout through --megatron-args and through ptsim's own flag: one job");
   PtsimJob a, b;
@@ -225,6 +238,7 @@ static void test_format(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/mtp-stage/parameters", test_parameters);
+  g_test_add_func("/mtp-stage/positions", test_positions);
   g_test_add_func("/mtp-stage/parity", test_parity);
   g_test_add_func("/mtp-stage/refused", test_refused);
   g_test_add_func("/mtp-stage/time", test_time);

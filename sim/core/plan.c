@@ -523,6 +523,7 @@ static PTSIM_HD void plan_moe(PtsimPlan *out) {
   const PtsimSettings *run = &out->job.settings;
   int64_t s, c, first, count, ep = l->ep > 0 ? l->ep : 1;
   int64_t etp = l->etp > 0 ? l->etp : l->tp;
+  int copy;
   out->local_experts = m->num_experts > 0 ? m->num_experts / ep : 0;
   out->moe_layer_parameters = out->moe_expert_parameters = 0.0;
   if (m->num_experts > 0)
@@ -536,15 +537,21 @@ static PTSIM_HD void plan_moe(PtsimPlan *out) {
                                                   out->mtp_layer_is_moe ? out->moe_layer_parameters
                                                                         : out->layer_parameters)
                             : 0.0;
-  /* the MTP layers embed the shifted tokens: their virtual stage keeps a
-   * copy of the word embedding unless it is the first (gpt_model.py builds
-   * the embedding where pre_process or mtp_process); on the last stage a
-   * tied model's copy is the output layer's already (language_module.py
-   * shared_embedding_or_output_weight) */
-  if (m->mtp_num_layers > 0 &&
-      (l->mtp_apart ? out->mtp_stage != out->vstages.first_stage || out->mtp_chunk != 0
-                    : l->pp > 1 && !m->tied_embeddings))
+  /* the MTP layers embed the shifted tokens: their virtual stage builds an
+   * embedding of its own unless it is the first (gpt_model.py builds it
+   * where pre_process or mtp_process): the word embedding's copy (on the
+   * last stage a tied model's is the output layer's already:
+   * language_module.py shared_embedding_or_output_weight) and a learned
+   * position table when the model has one */
+  copy = m->mtp_num_layers > 0 &&
+         (l->mtp_apart ? out->mtp_stage != out->vstages.first_stage || out->mtp_chunk != 0
+                       : l->pp > 1);
+  if (copy && (l->mtp_apart || !m->tied_embeddings))
     out->mtp_parameters += (double)m->hidden_size * (double)m->vocab_size / (double)l->tp;
+  if (copy && ptsim_plan_has_learned_positions(m))
+    out->mtp_parameters += (double)(m->max_position_embeddings > 0 ? m->max_position_embeddings
+                                                                   : l->seq) *
+                           (double)m->hidden_size;
   for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_moe_layers[s] = 0;
   for (s = 0; s < l->pp * out->num_chunks && s < PTSIM_MAX_VSTAGES; s++)
     out->vstage_moe_layers[s] = 0;
