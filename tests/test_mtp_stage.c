@@ -164,9 +164,17 @@ static void test_time(void) {
   g_assert_cmpfloat(fabs(chunk[3].forward_s - 2.0 * w.head.forward_s), <=,
                     1e-12 * chunk[3].forward_s);
   /* nothing lost or counted twice: body + heads is the MTP work with the
-   * loss */
+   * loss, but for the link between them, which carries the decoder's
+   * hidden states and the MTP layer's (2 activations, one more than a
+   * link's pp_transfer_s: forward there, the gradients back) */
   g_assert_cmpfloat(fabs(w.mtp_body.flops + w.mtp_heads.flops - w.mtp.flops), <=,
                     1e-9 * w.mtp.flops);
+  g_assert_cmpfloat(w.pp_transfer_s, >, 0.0);
+  g_assert_cmpfloat(fabs(w.mtp_body.forward_s + w.mtp_heads.forward_s - w.pp_transfer_s -
+                         w.mtp.forward_s),
+                    <=, 1e-9 * w.mtp.forward_s);
+  g_assert_cmpfloat(chunk[2].forward_comm_s[PTSIM_COMM_PP], ==, w.pp_transfer_s);
+  g_assert_cmpfloat(chunk[3].backward_comm_s[PTSIM_COMM_PP], ==, w.pp_transfer_s);
   /* FLOPs per token forward: a layer 2 x 16.8M + attention ~ 42M, four
    * of them ~ 0.17G; a head 2 h v = 2 x 1024 x 262144 = 0.54G, two of
    * them 1.07G: the loss's stage bounds the pipeline */

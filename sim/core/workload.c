@@ -782,6 +782,17 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   out->pp_transfer_s = l->pp > 1 ? ptsim_cost_collective_s(&job->hw, params, PTSIM_COLL_SEND_RECV,
                                                            pp_bytes, x.pp_group)
                                  : 0.0;
+  if (out->mtp_apart) { /* the MTP stage's link to the loss's */
+    /* it sends on the decoder's and the D MTP layers' hidden states
+     * concatenated (multi_token_prediction.py, MultiTokenPredictionBlock
+     * forward), and gets their gradients back: D activations more than a
+     * link's one, waited for by the sender as Megatron's blocking p2p is */
+    double extra = (double)m->mtp_num_layers * out->pp_transfer_s;
+    out->mtp_body.forward_s += extra;
+    out->mtp_body.forward_comm_s[PTSIM_COMM_PP] += extra;
+    out->mtp_heads.backward_input_s += extra;
+    out->mtp_heads.backward_comm_s[PTSIM_COMM_PP] += extra;
+  }
   ptsim_work_units(&x, out);
   build_step_work(&x, out);
   out->model_flops = ptsim_workload_megatron_flops(job);
