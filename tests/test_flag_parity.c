@@ -126,6 +126,7 @@ static void n_aware_grads(PtsimJobOptions *o) {
 static void n_instances(PtsimJobOptions *o) { o->optimizer_instances = (PtsimOptionInt){TRUE, 2}; }
 static void n_account(PtsimJobOptions *o) { o->account_embedding = o->account_loss = TRUE; }
 static void n_layout(PtsimJobOptions *o) { o->pipeline_layout = g_strdup("Et*3|t*5L"); }
+static void n_layout_mtp_apart(PtsimJobOptions *o) { o->pipeline_layout = g_strdup("Et*8m|L"); }
 static void n_layout_unequal(PtsimJobOptions *o) {
   o->pipeline_layout = g_strdup("Et*3|t*2|t*2|tL");
 }
@@ -354,6 +355,9 @@ static void test_split_and_shape(void) {
   parity("", "--pipeline-model-parallel-layout 'Et*3|t*5L'", n_first_last, MOVES_TIME);
   /* unequal virtual stages (3, 2, 2, 1 over pp 2 x vp 2) */
   parity("", "--pipeline-model-parallel-layout 'Et*3|t*2|t*2|tL'", n_layout_unequal,
+         MOVES_TIME | MOVES_MEMORY);
+  /* the MTP layer apart, with the embedding on rank 0; rank 1 the loss */
+  parity(" --mtp-num-layers 1", "--pipeline-model-parallel-layout 'Et*8m|L'", n_layout_mtp_apart,
          MOVES_TIME | MOVES_MEMORY);
   /* the interleaved schedule's microbatch group: 32 microbatches over pp 2
    * x vp 2 in groups of 4 instead of 2 (more warm-up: more memory) */

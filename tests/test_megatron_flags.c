@@ -225,7 +225,13 @@ static void test_pipeline_layout(void) {
                    "0 multi-token-prediction layers ('m'), but "
                    "--mtp-num-layers is 1");
   layout_fails_mtp("Et*8|t*7mtL", 2, 16, 1, "a transformer layer ('t') after a multi-token");
-  layout_fails_mtp("Et*4|t*4|t*4m|t*4L", 2, 16, 1, "Megatron's standalone MTP stage");
+  layout_fails_mtp("Et*4|t*4|t*4m|t*4L", 2, 16, 1, "a transformer layer ('t') after");
+  /* MTP layers apart: on the virtual stage before the loss's, the last of
+   * its rank (Megatron's validate_layer_layout); else refused */
+  layout_fails_mtp("Et*4|t*4m|t*4|t*4L", 2, 16, 1, "a transformer layer ('t') after");
+  layout_fails_mtp("Et*8|t*8m||L", 2, 16, 1, "not the last of its pipeline rank");
+  layout_fails_mtp("Et*8|t*8m||L", 4, 16, 1, "empty virtual stages between them and the loss");
+  layout_fails_mtp("Et*8m|mL", 2, 8, 2, "on two virtual stages");
   layout_fails("Et*8|t*8||L", 2, 16, "virtual stage 2 has no transformer layer");
   layout_fails("t*8|Et*8L", 2, 16, "'E' must open the first stage");
   layout_fails("E(t|tt|)*9tL", 1, 28, "more than 16 runs of equal virtual stages");
@@ -254,6 +260,17 @@ static void test_pipeline_layout_vstages(void) {
    * holds a layer, the MTP layer and the loss: 3, six of 2, 1 */
   layout_vstages("Et*3|(tt|)*6tmL", 2, 16, 1, 4, "3,2,2,2,2,2,2,1");
   layout_vstages("Et*3|(tt|)*6mL", 2, 15, 1, 4, "3,2,2,2,2,2,2,0");
+  /* the MTP layer apart, alone on its virtual stage (Megatron's docstring
+   * example "Ettt|(tt|)*29,m|L" at pp 16 x vp 2: rank 14's second chunk
+   * the MTP layer, rank 15's the loss), or after two layers */
+  layout_vstages("Ettt|(tt|)*29,m|L", 16, 61, 1, 2,
+                 "3,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,0,0");
+  layout_vstages("Et*8|t*6|ttm|L", 4, 16, 1, 1, "8,6,2,0");
+  /* Megatron-LM's own (tests/unit_tests/pipeline_parallel/
+   * test_pipeline_layout.py test_forward_vpp, pp 4 x vp 2, 8 layers): the
+   * MTP layer in the second last virtual stage with a layer, or alone */
+  layout_vstages("E|t*3|(t|)*4tm|L", 4, 8, 1, 2, "0,3,1,1,1,1,1,0");
+  layout_vstages("E|t*3|(t|)*3tt|m|L", 4, 8, 1, 2, "0,3,1,1,1,2,0,0");
   /* "Et|(tt|)*6mL" (13 layers): 1, six of 2, 0 -- equal stages of 2 but
    * the ends, as --account-for-embedding/loss-in-pipeline-split would
    * split 13 + 1 + 2 units over 8 (the embedding's one slot, the loss's

@@ -375,6 +375,11 @@ typedef struct {
    * each; vstage_runs runs, 0: none (the fields above give the split). */
   int32_t vstage_runs;
   int32_t vstage_run_count[PTSIM_LAYOUT_RUNS], vstage_run_layers[PTSIM_LAYOUT_RUNS];
+  /* 1: the multi-token-prediction layers run on a virtual stage of their
+   * own, the one before the loss's, which holds the loss alone (a layout's
+   * "...m|L": Megatron's standalone MTP stage); 0: with the loss, on the
+   * last virtual stage. */
+  int mtp_apart;
   /* The interleaved schedule's microbatch group: microbatches each virtual
    * stage runs in a row (--microbatch-group-size-per-virtual-pipeline-
    * stage; 0: Megatron-LM's default, pp). */

@@ -92,7 +92,9 @@ static PTSIM_HD int64_t bucket_count(const PtsimPlan *plan, int64_t stage) {
 
 /* Handles of one (microbatch, chunk) slot of stage `stage`. */
 static PTSIM_HD int32_t slot_handles(const PtsimPlan *plan, int64_t stage, int64_t chunk_layers) {
-  int64_t mtp = stage == plan->vstages.last_stage ? plan->job.model.mtp_num_layers : 0;
+  int64_t mtp = stage == plan->vstages.last_stage || stage == plan->mtp_stage
+                    ? plan->job.model.mtp_num_layers
+                    : 0;
   return (int32_t)(chunk_layers * MAX_LAYER_TENSORS + EXTRA_TENSORS + mtp * MTP_TENSORS);
 }
 
@@ -330,9 +332,11 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   k = 1 + x->chunk_layers * MAX_LAYER_TENSORS; /* the head's handles follow the slot's layers */
   if (x->gathered && is_last(x, chunk))
     ptsim_lifetimes_unit_enter(x, chunk, x->chunk_layers + 1, 1);
+  if (!is_last(x, chunk) && ptsim_lifetimes_is_mtp(x, chunk)) /* apart: no head */
+    ptsim_lifetimes_mtp_forward(x, hs + k + 2);
   if (is_last(x, chunk)) { /* logits (16-bit), fp32, kept as the softmax; loss */
     int32_t logits;
-    ptsim_lifetimes_mtp_forward(x, hs + k + 2);
+    if (ptsim_lifetimes_is_mtp(x, chunk)) ptsim_lifetimes_mtp_forward(x, hs + k + 2);
     logits = tensor_take(x, "logits", ELEM * x->logits_elems, STREAM_COMPUTE);
     hs[k] = tensor_take(x, "logits_fp32", 4.0 * x->logits_elems, STREAM_COMPUTE);
     if (ptsim_lifetimes_ce_compiled(x)) /* the compiled exp(logits - max) */
@@ -365,7 +369,7 @@ static PTSIM_HD void release_saved(Ctx *x, int32_t mb, int32_t chunk) {
       lh[i] = -1;
     }
   }
-  if (is_last(x, chunk))
+  if (is_last(x, chunk) || ptsim_lifetimes_is_mtp(x, chunk))
     ptsim_lifetimes_mtp_give(x, hs + 3 + x->chunk_layers * MAX_LAYER_TENSORS, 0, MTP_TENSORS);
   tensor_give(x, hs[0]); /* the receive buffer */
   hs[0] = -1;
@@ -395,7 +399,9 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
                                                  STREAM_COMPUTE);
     } else
       tensor_give(x, grad_logits);
-    ptsim_lifetimes_mtp_backward(x, hs + base + 2, keep_saved);
+    ptsim_lifetimes_mtp_backward(x, hs + base + 2, keep_saved, 1, ptsim_lifetimes_is_mtp(x, chunk));
+  } else if (ptsim_lifetimes_is_mtp(x, chunk)) { /* apart: the layers' gradients alone */
+    ptsim_lifetimes_mtp_backward(x, hs + base + 2, keep_saved, 0, 1);
   }
   grad_in = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMM);
   for (layer = ptsim_lifetimes_layers_of(x, chunk) - 1; layer >= 0; layer--) {

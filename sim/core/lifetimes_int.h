@@ -122,6 +122,14 @@ static inline PTSIM_HD int ptsim_lifetimes_is_last(const PtsimLifetimesCtx *x, i
   return x->stage == x->plan->vstages.last_stage && chunk == x->v - 1;
 }
 
+/* 1 when chunk `chunk` of the replayed stage runs the MTP layers (the
+ * plan's mtp_stage and mtp_chunk: the last chunk, or the one before it
+ * apart, whose heads the last chunk then runs). */
+static inline PTSIM_HD int ptsim_lifetimes_is_mtp(const PtsimLifetimesCtx *x, int32_t chunk) {
+  return x->job->model.mtp_num_layers > 0 && x->stage == x->plan->mtp_stage &&
+         chunk == x->plan->mtp_chunk;
+}
+
 /* One allocation of `bytes` named `name` on `stream`: its handle, or -1
  * (nothing to allocate, or the replay has failed: the first failure is
  * recorded in x->out).  And its free (a handle < 0 is none). */
@@ -150,7 +158,8 @@ PTSIM_HD void ptsim_lifetimes_moe_transients(PtsimLifetimesCtx *x);
  * [first, last) of every layer. */
 PTSIM_HD void ptsim_lifetimes_mtp_forward(PtsimLifetimesCtx *x, int32_t *h);
 PTSIM_HD void ptsim_lifetimes_mtp_heads(PtsimLifetimesCtx *x, int32_t *h);
-PTSIM_HD void ptsim_lifetimes_mtp_backward(PtsimLifetimesCtx *x, int32_t *h, int keep_saved);
+PTSIM_HD void ptsim_lifetimes_mtp_backward(PtsimLifetimesCtx *x, int32_t *h, int keep_saved,
+                                           int heads, int layers);
 PTSIM_HD void ptsim_lifetimes_mtp_give(PtsimLifetimesCtx *x, int32_t *h, int32_t first,
                                        int32_t last);
 

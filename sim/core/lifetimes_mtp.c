@@ -1,8 +1,9 @@
-/* lifetimes_mtp.c — the tensors of the multi-token prediction layers on
- * the last stage of a model with MTP layers (--mtp-num-layers): after the
- * decoder's forward, each MTP layer's inputs and saved set, then its
- * output head's logits and loss; before the decoder's backward, their
- * gradients.  The estimate counts the same tensors (memory.c).
+/* lifetimes_mtp.c — the tensors of the multi-token prediction layers of a
+ * model with MTP layers (--mtp-num-layers): after the decoder's forward on
+ * their virtual stage (the last, or apart the one before it: plan.h
+ * mtp_stage), each MTP layer's inputs and saved set; on the last, each
+ * one's output head's logits and loss; before the decoder's backward,
+ * their gradients.  The estimate counts the same tensors (memory.c).
  *
  * Core module (PTSIM_HD).  Sibling of lifetimes.c, whose forward and
  * backward call these; lifetimes_int.h declares them. */
@@ -65,14 +66,17 @@ PTSIM_HD void ptsim_lifetimes_mtp_give(PtsimLifetimesCtx *x, int32_t *h, int32_t
 }
 
 /* Backward of the MTP layers, before the decoder's: their heads' gradients
- * (transient) and fp32 logits and losses freed, then per layer the
- * incoming and outgoing gradients; the saved sets go unless keep_saved. */
-PTSIM_HD void ptsim_lifetimes_mtp_backward(PtsimLifetimesCtx *x, int32_t *h, int keep_saved) {
+ * (transient) and fp32 logits and losses freed (heads: on the loss's
+ * virtual stage), then per layer the incoming and outgoing gradients
+ * (layers: where the MTP layers run; both when that is the loss's); the
+ * saved sets go unless keep_saved. */
+PTSIM_HD void ptsim_lifetimes_mtp_backward(PtsimLifetimesCtx *x, int32_t *h, int keep_saved,
+                                           int heads, int layers) {
   int64_t j;
   int32_t n;
   const PtsimLifetimesTensor *set = mtp_set(x, &n);
   /* as the main head's: the kept softmax becomes the gradient; to 16 bits */
-  for (j = 0; j < x->job->model.mtp_num_layers; j++) {
+  for (j = 0; heads && j < x->job->model.mtp_num_layers; j++) {
     int32_t compiled = -1;
     if (ptsim_lifetimes_ce_compiled(x))
       compiled = ptsim_lifetimes_take(x, "mtp_logits_grad_compiled", 4.0 * x->logits_elems,
@@ -81,8 +85,9 @@ PTSIM_HD void ptsim_lifetimes_mtp_backward(PtsimLifetimesCtx *x, int32_t *h, int
                               PTSIM_LIFETIMES_STREAM_COMPUTE);
     ptsim_lifetimes_give(x, compiled);
   }
-  ptsim_lifetimes_mtp_give(x, h, PTSIM_LIFETIMES_MTP_TENSORS - 2, PTSIM_LIFETIMES_MTP_TENSORS);
-  for (j = 0; j < x->job->model.mtp_num_layers; j++) {
+  if (heads)
+    ptsim_lifetimes_mtp_give(x, h, PTSIM_LIFETIMES_MTP_TENSORS - 2, PTSIM_LIFETIMES_MTP_TENSORS);
+  for (j = 0; layers && j < x->job->model.mtp_num_layers; j++) {
     int32_t grad = ptsim_lifetimes_take(x, "activation_grad", x->layer_input_bytes,
                                         PTSIM_LIFETIMES_STREAM_COMPUTE);
     ptsim_lifetimes_layer_transients(x);
@@ -90,5 +95,5 @@ PTSIM_HD void ptsim_lifetimes_mtp_backward(PtsimLifetimesCtx *x, int32_t *h, int
     if (set == x->saved_moe) ptsim_lifetimes_moe_transients(x);
     ptsim_lifetimes_give(x, grad);
   }
-  if (!keep_saved) ptsim_lifetimes_mtp_give(x, h, 0, PTSIM_LIFETIMES_MTP_TENSORS - 2);
+  if (layers && !keep_saved) ptsim_lifetimes_mtp_give(x, h, 0, PTSIM_LIFETIMES_MTP_TENSORS - 2);
 }

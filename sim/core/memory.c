@@ -744,7 +744,8 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
     }
     st->activations_bytes = stage_layer_activations(plan, i, inflight, full_layer, moe_layer) +
                             st->embedding_dropout_bytes;
-    if (i == last && m->mtp_num_layers > 0) /* the MTP layers, with their inputs */
+    /* the MTP layers, with their inputs, where they run (plan.h mtp_stage) */
+    if (i == plan->mtp_stage && m->mtp_num_layers > 0)
       st->activations_bytes +=
           inflight * (double)m->mtp_num_layers *
           ((plan->mtp_layer_is_moe ? moe_layer : full_layer) + 8.0 * sb * h / (l->sp ? t : 1.0));
@@ -772,8 +773,8 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
       st->logits_bytes += (n - 1.0) * 2.0 * sb * v / t + n * 2.0 * plan->tokens_sp * h;
       if (l->tp > 1 && l->sp) st->logits_bytes += 2.0 * 2.0 * sb * h;
     }
-    if (i == last && m->mtp_num_layers > 0) /* each MTP layer's own logits and loss */
-      st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
+    /* each MTP layer's own logits and loss, on the loss's stage (apart too) */
+    if (i == last && m->mtp_num_layers > 0) st->logits_bytes *= 1.0 + (double)m->mtp_num_layers;
     st->workspace_bytes = ptsim_memory_workspace_bytes(plan, i);
     st->graph_bytes = ptsim_memory_graph_bytes(plan, i);
     st->host_bytes = ptsim_memory_offload_host_bytes(plan, i);

@@ -395,7 +395,7 @@ PTSIM_HD void ptsim_plan_add_last_extras(const PtsimPlan *plan, double *n) {
    * word embedding.  Tied with pp = 1: already counted with the first. */
   if (!m->tied_embeddings || plan->job.layout.pp > 1)
     *n += (double)m->hidden_size * (double)m->vocab_size / (double)plan->job.layout.tp;
-  *n += plan->mtp_parameters;
+  if (!plan->job.layout.mtp_apart) *n += plan->mtp_parameters;
 }
 
 /* The layers of stage `stage` of a hybrid model on one GPU: each of its
@@ -428,6 +428,7 @@ static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stag
                        (double)moe * plan->moe_layer_parameters;
   if (stage == plan->vstages.first_stage) ptsim_plan_add_first_extras(plan, &n);
   if (stage == plan->vstages.last_stage) ptsim_plan_add_last_extras(plan, &n);
+  if (plan->job.layout.mtp_apart && stage == plan->mtp_stage) n += plan->mtp_parameters;
   /* LoRA's adapters beside the frozen base (see "LoRA" above) */
   return n + (double)plan->stage_layers[stage] * plan->lora_layer_parameters;
 }
@@ -435,7 +436,7 @@ static PTSIM_HD double plan_stage_parameters(const PtsimPlan *plan, int64_t stag
 /* Routed-expert parameters one GPU of stage `stage` holds (MTP's included). */
 static PTSIM_HD double plan_stage_expert_parameters(const PtsimPlan *plan, int64_t stage) {
   double n = (double)plan->stage_moe_layers[stage] * plan->moe_expert_parameters;
-  if (stage == plan->vstages.last_stage && plan->mtp_layer_is_moe)
+  if (stage == plan->mtp_stage && plan->mtp_layer_is_moe)
     n += (double)plan->job.model.mtp_num_layers * plan->moe_expert_parameters;
   return n;
 }
@@ -501,6 +502,20 @@ PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64
   *count = plan->vstage_layers[vs];
 }
 
+/* Where the MTP layers run (plan.h mtp_stage): the last virtual stage,
+ * or apart the one before it, as the placement table says. */
+static PTSIM_HD void plan_mtp_place(PtsimPlan *out) {
+  int32_t v = (int32_t)out->num_chunks, last = out->vstages.last_stage;
+  uint32_t word;
+  out->mtp_stage = last;
+  out->mtp_chunk = v - 1;
+  if (!out->job.layout.mtp_apart || out->vstages.count == 0) return;
+  word = out->vstages.prev[last * v + v - 1];
+  if (word == PTSIM_VSTAGE_NONE) return;
+  out->mtp_stage = ptsim_schedule_word_stage(word);
+  out->mtp_chunk = ptsim_schedule_word_chunk(word);
+}
+
 /* The MoE quantities of the plan (all 0 for a dense model). */
 static PTSIM_HD void plan_moe(PtsimPlan *out) {
   const PtsimModel *m = &out->job.model;
@@ -508,22 +523,35 @@ static PTSIM_HD void plan_moe(PtsimPlan *out) {
   const PtsimSettings *run = &out->job.settings;
   int64_t s, c, first, count, ep = l->ep > 0 ? l->ep : 1;
   int64_t etp = l->etp > 0 ? l->etp : l->tp;
+  int copy;
   out->local_experts = m->num_experts > 0 ? m->num_experts / ep : 0;
   out->moe_layer_parameters = out->moe_expert_parameters = 0.0;
   if (m->num_experts > 0)
     out->moe_layer_parameters = moe_layer_parameters(m, l->tp, ep, etp,
                                                      &out->moe_expert_parameters);
   out->expert_load = run->moe_capacity_factor > 0.0 ? run->moe_capacity_factor : 1.0;
+  plan_mtp_place(out);
   out->mtp_layer_is_moe = ptsim_plan_is_moe_layer(m, m->num_layers - 1);
   out->mtp_parameters = m->mtp_num_layers > 0
                             ? plan_mtp_parameters(m, l->tp,
                                                   out->mtp_layer_is_moe ? out->moe_layer_parameters
                                                                         : out->layer_parameters)
                             : 0.0;
-  /* the MTP layers embed the shifted tokens on the last stage: with pp > 1
-   * it keeps a copy of the word embedding (tied ones have it already) */
-  if (m->mtp_num_layers > 0 && l->pp > 1 && !m->tied_embeddings)
+  /* the MTP layers embed the shifted tokens: their virtual stage builds an
+   * embedding of its own unless it is the first (gpt_model.py builds it
+   * where pre_process or mtp_process): the word embedding's copy (on the
+   * last stage a tied model's is the output layer's already:
+   * language_module.py shared_embedding_or_output_weight) and a learned
+   * position table when the model has one */
+  copy = m->mtp_num_layers > 0 &&
+         (l->mtp_apart ? out->mtp_stage != out->vstages.first_stage || out->mtp_chunk != 0
+                       : l->pp > 1);
+  if (copy && (l->mtp_apart || !m->tied_embeddings))
     out->mtp_parameters += (double)m->hidden_size * (double)m->vocab_size / (double)l->tp;
+  if (copy && ptsim_plan_has_learned_positions(m))
+    out->mtp_parameters += (double)(m->max_position_embeddings > 0 ? m->max_position_embeddings
+                                                                   : l->seq) *
+                           (double)m->hidden_size;
   for (s = 0; s < PTSIM_MAX_STAGES; s++) out->stage_moe_layers[s] = 0;
   for (s = 0; s < l->pp * out->num_chunks && s < PTSIM_MAX_VSTAGES; s++)
     out->vstage_moe_layers[s] = 0;

@@ -181,6 +181,11 @@ typedef struct {
    * stage (its layer is an MoE layer when the decoder's last is). */
   double mtp_parameters;
   int mtp_layer_is_moe;
+  /* Where the MTP layers run: the last virtual stage (chunk v-1 of
+   * vstages.last_stage), or with the layout's MTP stage apart (job.h
+   * mtp_apart) the one before it; the loss's stage computes their output
+   * heads and losses either way (Megatron's process_mtp_loss). */
+  int32_t mtp_stage, mtp_chunk;
 } PtsimPlan;
 
 /* Layers per pipeline stage as Megatron-LM splits them: evenly, or with
@@ -316,7 +321,8 @@ PTSIM_HD void ptsim_plan_chunk_range(const PtsimPlan *plan, int64_t stage, int64
 /* Adds to *n the parameters of the first virtual stage beyond its layers
  * (the word embedding, vocabulary-parallel, and a learned position table,
  * replicated over TP), or of the last one (the final norm, the LM head or
- * with pp > 1 a tied embedding's copy, the MTP block): one GPU's. */
+ * with pp > 1 a tied embedding's copy, the MTP block unless it is apart,
+ * whose virtual stage holds mtp_parameters): one GPU's. */
 PTSIM_HD void ptsim_plan_add_first_extras(const PtsimPlan *plan, double *n);
 PTSIM_HD void ptsim_plan_add_last_extras(const PtsimPlan *plan, double *n);
 

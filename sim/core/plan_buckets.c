@@ -41,6 +41,8 @@ PTSIM_HD double ptsim_plan_chunk_grad_params(const PtsimPlan *plan, int64_t stag
   n = (double)(count - moe) * plan->layer_parameters + (double)moe * plan->moe_layer_parameters;
   if (is_first) ptsim_plan_add_first_extras(plan, &embedding);
   if (is_last) ptsim_plan_add_last_extras(plan, &n);
+  if (plan->job.layout.mtp_apart && stage == plan->mtp_stage && chunk == plan->mtp_chunk)
+    n += plan->mtp_parameters; /* the MTP stage apart: its layers and embedding copy */
   *at_end = embedding;
   return n + embedding;
 }

@@ -732,8 +732,13 @@ PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage, int64_
   if (first) work_add(out, &w->embedding, 1.0);
   if (last) {
     work_add(out, &w->head, 1.0);
-    if (w->mtp.flops > 0.0) work_add(out, &w->mtp, 1.0); /* MTP layers: GEMMs, so FLOPs */
+    if (w->mtp_apart) /* the MTP layers' heads and losses alone */
+      work_add(out, &w->mtp_heads, 1.0);
+    else if (w->mtp.flops > 0.0) /* MTP layers: GEMMs, so FLOPs */
+      work_add(out, &w->mtp, 1.0);
   }
+  if (w->mtp_apart && stage == w->mtp_stage && chunk == w->mtp_chunk)
+    work_add(out, &w->mtp_body, 1.0);
   /* FSDP units: what the compute waits for in each pass is exposed dp */
   if (w->gather_forward || w->gather_backward || w->reduce_backward)
     ptsim_work_unit_waits(w, stage, chunk, out);
@@ -802,16 +807,32 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
   build_head(&x, &out->head);
   work_zero(&out->moe_layer);
   work_zero(&out->mtp);
+  work_zero(&out->mtp_body);
+  work_zero(&out->mtp_heads);
   work_zero(&out->moe_mlp);
+  out->mtp_apart = m->mtp_num_layers > 0 && l->mtp_apart;
+  out->mtp_stage = plan->mtp_stage;
+  out->mtp_chunk = plan->mtp_chunk;
   if (m->num_experts > 0) build_moe_layer(&x, &out->moe_layer);
   if (m->num_experts > 0 && run->moe_ep_comm_overlap) ptsim_work_moe_a2a_parts(&x, &out->moe_mlp);
   if (m->mtp_num_layers > 0)
     ptsim_work_mtp(&x, plan->mtp_layer_is_moe ? &out->moe_layer : &out->layer, &out->embedding,
-                   &out->head, &out->mtp);
+                   &out->head, &out->mtp, &out->mtp_body, &out->mtp_heads);
   pp_bytes = x.tokens_sp * (double)job->model.hidden_size * ELEM;
   out->pp_transfer_s = l->pp > 1 ? ptsim_cost_collective_s(&job->hw, params, PTSIM_COLL_SEND_RECV,
                                                            pp_bytes, x.pp_group)
                                  : 0.0;
+  if (out->mtp_apart) { /* the MTP stage's link to the loss's */
+    /* it sends on the decoder's and the D MTP layers' hidden states
+     * concatenated (multi_token_prediction.py, MultiTokenPredictionBlock
+     * forward), and gets their gradients back: D activations more than a
+     * link's one, waited for by the sender as Megatron's blocking p2p is */
+    double extra = (double)m->mtp_num_layers * out->pp_transfer_s;
+    out->mtp_body.forward_s += extra;
+    out->mtp_body.forward_comm_s[PTSIM_COMM_PP] += extra;
+    out->mtp_heads.backward_input_s += extra;
+    out->mtp_heads.backward_comm_s[PTSIM_COMM_PP] += extra;
+  }
   ptsim_work_units(&x, out);
   build_step_work(&x, out);
   out->model_flops = ptsim_workload_megatron_flops(job);

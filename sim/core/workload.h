@@ -68,6 +68,14 @@ typedef struct {
   PtsimWork embedding; /* first virtual stage */
   PtsimWork head;      /* final norm + LM head + cross-entropy, last virtual stage */
   PtsimWork mtp;       /* the multi-token prediction layers, last virtual stage */
+  /* With the MTP stage apart (job.h mtp_apart): the MTP layers without
+   * their heads, on chunk mtp_chunk of mtp_stage (the plan's), and their
+   * output heads and losses, on the last virtual stage; each with the
+   * transfer of the D more activations its link carries (the forward's
+   * to the loss's stage, the backward's from it). */
+  PtsimWork mtp_body, mtp_heads;
+  int32_t mtp_apart;
+  int64_t mtp_stage, mtp_chunk;
   int64_t num_stages, num_chunks, num_microbatches;
   /* The first virtual stage (the embedding's) is chunk 0 of first_stage,
    * the last (the output layer's) chunk num_chunks-1 of last_stage (the

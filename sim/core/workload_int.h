@@ -148,11 +148,14 @@ PTSIM_HD void ptsim_work_moe_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWor
 /* Of an MoE layer, the local experts' compute and the dispatch (its
  * forward and backward in the comm slots): PtsimWorkload.moe_mlp. */
 PTSIM_HD void ptsim_work_moe_a2a_parts(const PtsimWorkCtx *x, PtsimWork *mlp);
-/* One MTP layer around a transformer layer of work `layer`: the
+/* The MTP layers around a transformer layer of work `layer` each: the
  * embedding of the shifted tokens, two norms, the 2h -> h projection, the
- * layer, the output head and its loss (`embedding`, `head`). */
+ * layer, the output head and its loss (`embedding`, `head`), into *w; the
+ * same without the heads into *body and the heads alone into *heads (an
+ * MTP stage apart runs the body, the loss's stage the heads). */
 PTSIM_HD void ptsim_work_mtp(const PtsimWorkCtx *x, const PtsimWork *layer,
-                             const PtsimWork *embedding, const PtsimWork *head, PtsimWork *w);
+                             const PtsimWork *embedding, const PtsimWork *head, PtsimWork *w,
+                             PtsimWork *body, PtsimWork *heads);
 /* Megatron-LM's num_floating_point_operations for MoE, MLA and MTP models. */
 PTSIM_HD double ptsim_workload_moe_flops(const PtsimJob *job);
 

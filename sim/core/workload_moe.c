@@ -418,11 +418,14 @@ PTSIM_HD void ptsim_work_mla(const PtsimWorkCtx *x, PtsimWork *w, PtsimWork *red
 /* ---- multi-token prediction ---- */
 
 PTSIM_HD void ptsim_work_mtp(const PtsimWorkCtx *x, const PtsimWork *layer,
-                             const PtsimWork *embedding, const PtsimWork *head, PtsimWork *w) {
+                             const PtsimWork *embedding, const PtsimWork *head, PtsimWork *w,
+                             PtsimWork *body, PtsimWork *heads) {
   int64_t T = x->tokens, t = x->t, h = x->job->model.hidden_size;
-  double hidden = x->tokens_sp * (double)h * ELEM;
+  double hidden = x->tokens_sp * (double)h * ELEM, d = (double)x->job->model.mtp_num_layers;
   PtsimWork one;
   ptsim_work_zero(w);
+  ptsim_work_zero(body);
+  ptsim_work_zero(heads);
   ptsim_work_zero(&one);
   ptsim_work_add(&one, embedding, 1.0);                /* the shifted tokens */
   ptsim_work_elementwise(x, &one, 2.0 * 2.0 * hidden); /* enorm, hnorm */
@@ -432,8 +435,10 @@ PTSIM_HD void ptsim_work_mtp(const PtsimWorkCtx *x, const PtsimWork *layer,
   ptsim_work_gemm(x, &one, T, h / t, 2 * h, INPUT_CAST); /* eh_proj */
   ptsim_work_tp_leave(x, &one, ptsim_work_gemm_fwd_s(x, T, h / t, 2 * h));
   ptsim_work_add(&one, layer, 1.0);
+  ptsim_work_add(body, &one, d);   /* apart: on the MTP's virtual stage */
+  ptsim_work_add(heads, head, d);  /* apart: on the loss's (process_mtp_loss) */
   ptsim_work_add(&one, head, 1.0); /* final norm, output head, its loss */
-  ptsim_work_add(w, &one, (double)x->job->model.mtp_num_layers);
+  ptsim_work_add(w, &one, d);
 }
 
 /* ---- Monte-Carlo expert load ---- */

@@ -301,7 +301,8 @@ static GOptionEntry *setting_entries(PtsimJobOptions *o) {
        "The loss counts as a layer in the split (last chunk: one layer fewer)", NULL},
       {"pipeline-model-parallel-layout", 0, 0, G_OPTION_ARG_STRING, &o->pipeline_layout,
        "Megatron's layout string, e.g. \"Et*3|(tt|)*14,tL\" or \"Et|(tt|)*30mL\" (sets vp "
-       "and the split; virtual stages may differ; 'm': the MTP layers, with the loss)",
+       "and the split; virtual stages may differ; 'm': the MTP layers, with the loss or on "
+       "the virtual stage before it, \"...m|L\")",
        "LAYOUT"},
       NUMBER("microbatch-group-size",
              "Interleaved schedule: microbatches each virtual stage runs in a row, from pp "

@@ -116,7 +116,7 @@ static gboolean split_runs(const PtsimLayout *l, int64_t layers, int64_t *stage_
     return invalid("--pp %" G_GINT64_FORMAT " cannot split num_layers %" G_GINT64_FORMAT,
                    I64(l->pp), I64(layers));
   for (int64_t i = 1; i + 1 < n; i++)
-    if (counts[i] == 0)
+    if (counts[i] == 0 && !(l->mtp_apart && i == n - 2)) /* an MTP stage apart may be */
       return invalid("--pipeline-model-parallel-layout: virtual stage %" G_GINT64_FORMAT
                      " has no transformer layer (only the first and the last may be empty)",
                      I64(i));
@@ -124,6 +124,31 @@ static gboolean split_runs(const PtsimLayout *l, int64_t layers, int64_t *stage_
     stage_layers[s] = 0;
     for (int64_t c = 0; c < l->vp; c++) stage_layers[s] += counts[c * l->pp + s];
   }
+  return TRUE;
+}
+
+/* The MTP layers on a virtual stage of their own before the loss's
+ * (job.h mtp_apart): there must be MTP layers, that virtual stage must be
+ * the last of its rank (pp >= 2, looped), the loss's must hold no layer;
+ * the units of sharded data parallelism hold the MTP layers with the
+ * output layer, so ZeRO-2/3 is not modelled with them apart. */
+static gboolean mtp_apart_modelled(const PtsimLayout *l, const PtsimModel *m, GError **error) {
+  int32_t counts[PTSIM_MAX_VSTAGES];
+  int64_t n = l->pp * (l->vp > 0 ? l->vp : 1);
+  const char *why = m->mtp_num_layers <= 0 ? "--mtp-num-layers > 0"
+                    : l->pp < 2 ? "--pp >= 2 (the virtual stage before the loss's is the last of "
+                                  "pipeline rank pp - 2)"
+                    : ptsim_schedule_is_vshape((int32_t)l->schedule)
+                        ? "a looped schedule (not zbv or dualpipev)"
+                    : l->sharding != PTSIM_SHARDING_NONE
+                        ? "no ZeRO-2/3 sharding (--sharding zero2|fsdp|hsdp)"
+                    : ptsim_plan_split_vstages(l, m->num_layers, counts) != 0 || counts[n - 1] != 0
+                        ? "the loss's virtual stage without transformer layers"
+                        : NULL;
+  if (why)
+    return invalid("--pipeline-model-parallel-layout: the MTP layers on a virtual stage of "
+                   "their own ('m|L') need %s",
+                   why);
   return TRUE;
 }
 
@@ -631,6 +656,7 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
   }
   int64_t stage_layers[PTSIM_MAX_STAGES];
   if (!split_stages(l, m->num_layers, stage_layers, error)) return FALSE;
+  if (l->mtp_apart && !mtp_apart_modelled(l, m, error)) return FALSE;
 
   /* Batch. */
   if (l->gbs % l->mbs != 0 || (l->gbs / l->mbs) % l->dp != 0)

@@ -103,6 +103,28 @@ static gboolean split_of(const char *text, const int64_t *count, int64_t n, int6
   return TRUE;
 }
 
+/* Where the MTP layers' virtual stage `at` of n (pp ranks) may be, as
+ * Megatron places them (pipeline_parallel_layer_layout.py
+ * validate_layer_layout: the last virtual stage of its rank) and ptsim
+ * models them: with the loss (the last), or apart on the one before it,
+ * the loss's then holding 'L' alone (the decoder's layers come first). */
+static gboolean mtp_placed(const char *text, int64_t at, int64_t n, int64_t pp,
+                           PtsimPipelineLayout *out, GError **error) {
+  if (at == n - 1) return TRUE;
+  if (at / pp != n / pp - 1)
+    return bad(error, text,
+               "multi-token-prediction layers ('m') on a virtual stage that is "
+               "not the last of its pipeline rank: Megatron builds them in a "
+               "rank's last one");
+  if (at != n - 2)
+    return bad(error, text,
+               "multi-token-prediction layers ('m') with empty virtual stages "
+               "between them and the loss ('L'): ptsim models them with the "
+               "loss or on the virtual stage just before it");
+  out->mtp_apart = 1;
+  return TRUE;
+}
+
 gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_layers,
                                      int64_t mtp_layers, PtsimPipelineLayout *out, GError **error) {
   g_autoptr(GString) flat = g_string_new(NULL);
@@ -118,7 +140,7 @@ gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_l
     bars += flat->str[i] == '|';
     mtp += flat->str[i] == 'm';
   }
-  if (bars + 1 > num_layers + 2) {
+  if (bars + 1 > num_layers + 2 + (mtp > 0)) {
     g_autofree char *why = g_strdup_printf("%" G_GINT64_FORMAT " stages for %" G_GINT64_FORMAT
                                            " transformer layers: every stage but the first and "
                                            "the last needs one",
@@ -133,7 +155,7 @@ gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_l
     return bad(error, text, why);
   }
   g_auto(GStrv) stages = g_strsplit(flat->str, "|", -1);
-  int64_t n = (int64_t)g_strv_length(stages), t = 0;
+  int64_t n = (int64_t)g_strv_length(stages), t = 0, mtp_stage = -1;
   gboolean seen_mtp = FALSE;
   if (pp < 1 || pp > PTSIM_MAX_STAGES || n % pp != 0) {
     g_autofree char *why = g_strdup_printf("%" G_GINT64_FORMAT " stages are not a multiple of the "
@@ -153,16 +175,15 @@ gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_l
                    "a transformer layer ('t') after a multi-token-prediction "
                    "layer ('m'): the decoder's layers come first");
       seen_mtp = seen_mtp || *c == 'm';
-      /* Megatron puts every 'm' in one virtual stage, the last of its rank;
-       * ptsim models the MTP layers with the output layer and the loss */
-      if (*c == 'm' && i != n - 1)
+      if (*c == 'm' && mtp_stage >= 0 && mtp_stage != i)
         return bad(error, text,
-                   "multi-token-prediction layers ('m') on a virtual stage "
-                   "without the loss ('L'): Megatron's standalone MTP stage is "
-                   "not modelled (ptsim runs them with the output layer)");
+                   "multi-token-prediction layers ('m') on two virtual stages: "
+                   "Megatron builds them all in one");
+      if (*c == 'm') mtp_stage = i;
     }
     t += count[i];
   }
+  if (mtp_stage >= 0 && !mtp_placed(text, mtp_stage, n, pp, out, error)) return FALSE;
   if (stages[0][0] != 'E' || !g_str_has_suffix(stages[n - 1], "L"))
     return bad(error, text, "'E' must open the first stage and 'L' close the last");
   if (t != num_layers) {
@@ -172,7 +193,7 @@ gboolean ptsim_pipeline_layout_parse(const char *text, int64_t pp, int64_t num_l
     return bad(error, text, why);
   }
   for (int64_t i = 1; i < n - 1; i++)
-    if (count[i] == 0) {
+    if (count[i] == 0 && !(out->mtp_apart && i == n - 2)) {
       g_autofree char *why = g_strdup_printf("virtual stage %" G_GINT64_FORMAT " has no "
                                              "transformer layer: ptsim models one at least in "
                                              "every stage but the first and the last",
@@ -198,6 +219,7 @@ void ptsim_pipeline_layout_set(const PtsimPipelineLayout *p0, PtsimLayout *l) {
   l->account_embedding = p.account_embedding;
   l->account_loss = p.account_loss;
   l->vstage_runs = p.runs;
+  l->mtp_apart = p.mtp_apart;
   for (int32_t r = 0; r < PTSIM_LAYOUT_RUNS; r++) {
     l->vstage_run_count[r] = r < p.runs ? p.run_count[r] : 0;
     l->vstage_run_layers[r] = r < p.runs ? p.run_layers[r] : 0;
@@ -242,6 +264,9 @@ char *ptsim_pipeline_layout_format(const PtsimLayout *l, int64_t num_layers, int
   char text[FORMAT_MAX], *at = text;
   if (ptsim_plan_split_vstages(l, num_layers, count) != 0) return NULL;
   int64_t n = l->pp * (l->vp > 0 ? l->vp : 1), i = 1;
+  /* apart: the MTP layers close the virtual stage before the loss's,
+   * which holds 'L' alone */
+  int64_t mtp_at = l->mtp_apart && mtp_layers > 0 && n >= 2 ? n - 2 : n - 1;
   gboolean even = TRUE;
   for (int64_t k = 1; k < n; k++) even = even && count[k] == count[0];
   if (even) return NULL;
@@ -249,10 +274,11 @@ char *ptsim_pipeline_layout_format(const PtsimLayout *l, int64_t num_layers, int
    * neighbours are one group "(t*k|)*r" */
   *at++ = 'E';
   at = put_layers(at, 't', count[0]);
-  *at++ = '|';
-  while (i < n - 1) {
+  if (mtp_at == 0) at = put_layers(at, 'm', mtp_layers);
+  if (n > 1) *at++ = '|';
+  while (i < n - 1 && i < mtp_at) {
     int64_t run = 1;
-    while (i + run < n - 1 && count[i + run] == count[i]) run++;
+    while (i + run < n - 1 && i + run < mtp_at && count[i + run] == count[i]) run++;
     if (run > 1) *at++ = '(';
     at = put_layers(at, 't', count[i]);
     *at++ = '|';
@@ -263,8 +289,13 @@ char *ptsim_pipeline_layout_format(const PtsimLayout *l, int64_t num_layers, int
     }
     i += run;
   }
-  at = put_layers(at, 't', count[n - 1]);
-  at = put_layers(at, 'm', mtp_layers);
+  if (mtp_at > 0 && mtp_at < n - 1) { /* the MTP layers' own virtual stage */
+    at = put_layers(at, 't', count[mtp_at]);
+    at = put_layers(at, 'm', mtp_layers);
+    *at++ = '|';
+  }
+  if (n > 1) at = put_layers(at, 't', count[n - 1]);
+  if (mtp_at == n - 1 && n > 1) at = put_layers(at, 'm', mtp_layers);
   *at++ = 'L';
   return g_strndup(text, (gsize)(at - text));
 }

@@ -16,11 +16,14 @@
  * --account-for-embedding/loss-in-pipeline-split, as DeepSeek-V3's
  * "Et|(tt|)*30mL"), else as runs of equal virtual stages (job.h
  * vstage_runs: "Et*3|(tt|)*6L" is 3, six of 2, then 0).  The MTP layers
- * ('m', as many as --mtp-num-layers, after every 't') run with the output
- * layer, so they must share the loss's virtual stage; Megatron's
- * standalone MTP stage elsewhere is an error, and so are a virtual stage
- * without a transformer layer other than the first and the last, and more
- * than PTSIM_LAYOUT_RUNS runs. */
+ * ('m', as many as --mtp-num-layers, after every 't', all in one virtual
+ * stage, the last of its rank, as Megatron's validate_layer_layout
+ * wants) share the loss's virtual stage ("...tmL", "...t|mL"), or run on
+ * the one just before it, the loss's holding 'L' alone ("...tm|L",
+ * "...t|m|L": Megatron's standalone MTP stage, job.h mtp_apart).  Errors:
+ * 'm' elsewhere (empty virtual stages between it and the loss), a
+ * virtual stage without a transformer layer other than the first, the
+ * last and an MTP stage apart, and more than PTSIM_LAYOUT_RUNS runs. */
 #ifndef PTSIM_PIPELINE_LAYOUT_H
 #define PTSIM_PIPELINE_LAYOUT_H
 
@@ -36,6 +39,7 @@ typedef struct {
   int account_embedding, account_loss; /* layer slots the first / last virtual stage leaves empty */
   /* otherwise the virtual stages' layers as runs (0: the fields above) */
   int32_t runs, run_count[PTSIM_LAYOUT_RUNS], run_layers[PTSIM_LAYOUT_RUNS];
+  int mtp_apart; /* 1: "...m|L", the MTP layers before the loss's virtual stage (job.h) */
 } PtsimPipelineLayout;
 
 /* Parses TEXT for PP ranks, NUM_LAYERS transformer layers and MTP_LAYERS

@@ -91,7 +91,9 @@ static gboolean take_from_dp(PtsimLayout *l) {
 static gboolean move_pp(State *s) {
   PtsimLayout *l = &s->job.layout;
   int64_t layers = s->job.model.num_layers, pp = l->pp * 2, vp = l->vp, first, last;
-  if (l->vstage_runs > 0 || pp > layers || pp > PTSIM_MAX_STAGES || !take_from_dp(l)) return FALSE;
+  if (l->vstage_runs > 0 || l->mtp_apart || pp > layers || pp > PTSIM_MAX_STAGES ||
+      !take_from_dp(l))
+    return FALSE; /* a layout's own split (runs, the MTP stage apart): not re-split here */
   if (!ptsim_sweep_split(layers, pp, vp, &first, &last)) {
     if (vp == 1 || !ptsim_sweep_split(layers, pp, 1, &first, &last)) return FALSE;
     vp = 1;

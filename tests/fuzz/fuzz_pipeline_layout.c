@@ -52,6 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     g_assert_true(ptsim_pipeline_layout_apply(again, layers, mtp, &back, &error));
     g_assert_cmpint(ptsim_plan_split_vstages(&back, layers, got), ==, 0);
     g_assert_cmpint(memcmp(want, got, sizeof(int32_t) * (size_t)(pp * p.vp)), ==, 0);
+    g_assert_cmpint(back.mtp_apart, ==, job.layout.mtp_apart); /* "...m|L" reads back apart */
   }
   fuzz_job_exercise(&job);
   return 0;
