@@ -15,6 +15,7 @@
 #include "plan.h"
 #include "plan_of.h"
 #include "prediction.h"
+#include "workload.h"
 
 static void load(PtsimModel *m) {
   g_autoptr(GError) error = NULL;
@@ -101,29 +102,6 @@ static void test_saved_bytes(void) {
   g_assert_cmpfloat(ptsim_mamba_saved_bytes(&m, 1, 0, 1.0, 0), ==, 102692.0);
   g_assert_cmpfloat(ptsim_mamba_saved_bytes(&m, 2, 1, 1.0, 0), ==, 51348.0);
   g_assert_cmpfloat(ptsim_mamba_saved_bytes(&m, 2, 1, 4096.0, 1), ==, 53396.0 * 4096.0);
-}
-
-/* A made-up GPU: 1e15 FLOP/s at 0.5 (5e14), 2e12 B/s at 0.8 (1.6e12), no
- * launch cost.  Forward over 4096 tokens, tp 1: matmul FLOPs (6553600 +
- * 81920) x 4096 = 27179089920, 54.4 us; bytes per token 37120 + 40960 +
- * 16 x 128 x 64 x 128 / 128 (= 131072) + 32768 + 1536 = 243456, x 4096 =
- * 997195776, 623.2 us: memory-bound, 997195776 / 1.6e12 s.  Backward:
- * twice the bytes, still memory-bound (its FLOPs 2 x 27179089920 +
- * 335544320 + 4096 x 128 x 2 x 128 x 64 = 63283658752, 126.6 us). */
-static void test_scan_seconds(void) {
-  g_test_summary("the SSD scan's roofline time (uncalibrated formula), hand-derived");
-  PtsimModel m;
-  PtsimHardware hw;
-  load(&m);
-  memset(&hw, 0, sizeof hw);
-  hw.peak_bf16_flops = 1e15;
-  hw.attention_efficiency = 0.5;
-  hw.hbm_bytes_per_s = 2e12;
-  hw.memory_efficiency = 0.8;
-  g_assert_cmpfloat_with_epsilon(ptsim_mamba_scan_seconds(&m, &hw, 1, 4096.0, 0),
-                                 997195776.0 / 1.6e12, 1e-12);
-  g_assert_cmpfloat_with_epsilon(ptsim_mamba_scan_seconds(&m, &hw, 1, 4096.0, 1),
-                                 2.0 * 997195776.0 / 1.6e12, 1e-12);
 }
 
 static void refused(const char *text, const char *expected) {
@@ -239,6 +217,56 @@ static void test_stage_split(void) {
   g_assert_cmpint(ptsim_hybrid_count(&job.model, 10, 42, PTSIM_HYBRID_ATTENTION), ==, 3);
   g_assert_cmpfloat(plan->stage_parameters[0], ==, 915859392.0);
   g_assert_cmpfloat(plan->stage_parameters[1], ==, 3134675520.0);
+}
+
+/* The workload of the layout above (tp 2, pp 2, stage 0 "M-M-M-M*-M"):
+ * a Mamba layer's FLOPs as Megatron-LM's hybrid formula counts them
+ * (training.py mamba_layer_flops, d_in = 2 h = 8192), per token forward:
+ *   in_proj 2 x 4096 x (2 x 8192 + 2 x 8 x 128 + 128) = 152043520
+ *   scan    7 x 8192 x 128                            =   7340032
+ *   out_proj 2 x 8192 x 4096                          =  67108864
+ *   together 226492416; forward and backward (x 3) over 8192 tokens on
+ *   one of 2 TP ranks: 226492416 x 3 x 8192 / 2 = 2783138807808.
+ * Chunk 0 of stage 0 (the embedding's) sums 5 Mamba, 4 MLP and 1
+ * attention layer and the embedding; stage 1's 19, 20, 3 and the head. */
+static void test_workload_layers(void) {
+  g_test_summary("a Mamba layer's FLOPs in the workload, and a chunk's sum by the pattern");
+  PtsimJob job;
+  PtsimWork c0, c1;
+  g_autoptr(GError) error = NULL;
+  memset(&job, 0, sizeof job);
+  g_assert_true(ptsim_model_load("nemotron-h-8b", &job.model, &error) &&
+                ptsim_hardware_load("h100-80g", &job.hw, &error));
+  ptsim_job_init_defaults(&job);
+  job.layout.gpus = 8;
+  job.layout.tp = 2;
+  job.layout.pp = 2;
+  job.layout.vp = 1;
+  job.layout.mbs = 1;
+  job.layout.gbs = 16;
+  job.layout.seq = 8192;
+  job.layout.first_stage_layers = 10;
+  ptsim_job_resolve(&job);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  ptsim_workload_build(plan, NULL, w);
+  g_assert_true(w->hybrid);
+  g_assert_cmpfloat_with_epsilon(w->mamba_layer.flops, 2783138807808.0, 1.0);
+  g_assert_cmpfloat(w->mamba_layer.forward_s, >, 0.0);
+  g_assert_cmpfloat(w->mamba_layer.backward_input_s, >, w->mamba_layer.forward_s);
+  ptsim_workload_chunk(w, 0, 0, &c0);
+  ptsim_workload_chunk(w, 1, 0, &c1);
+  g_assert_cmpfloat_with_epsilon(c0.flops,
+                                 5.0 * w->mamba_layer.flops + 4.0 * w->mlp_layer.flops +
+                                     w->attention_layer.flops + w->embedding.flops,
+                                 1e-6 * c0.flops);
+  g_assert_cmpfloat_with_epsilon(c1.flops,
+                                 19.0 * w->mamba_layer.flops + 20.0 * w->mlp_layer.flops +
+                                     3.0 * w->attention_layer.flops + w->head.flops,
+                                 1e-6 * c1.flops);
+  /* an MLP sub-layer is a transformer layer's MLP half: fc1 and fc2,
+   * 2 x 6 x 8192 x 4096 x 21504 / 2 = 4329327034368 */
+  g_assert_cmpfloat(w->mlp_layer.flops, ==, 4329327034368.0);
 }
 
 /* The same layout's analytical activations on stage 0 (1F1B, pp 2: 2
@@ -383,13 +411,13 @@ int main(int argc, char **argv) {
   g_test_add_func("/mamba/model-total", test_model_total);
   g_test_add_func("/mamba/forward-flops", test_forward_flops);
   g_test_add_func("/mamba/saved-bytes", test_saved_bytes);
-  g_test_add_func("/mamba/scan-seconds", test_scan_seconds);
   g_test_add_func("/mamba/pattern-parse", test_pattern_parse);
   g_test_add_func("/mamba/model-keys", test_model_keys);
   g_test_add_func("/mamba/job-refused", test_job_refused);
   g_test_add_func("/mamba/flag-parity", test_flag_parity);
   g_test_add_func("/mamba/stage-split", test_stage_split);
   g_test_add_func("/mamba/stage-activations", test_stage_activations);
+  g_test_add_func("/mamba/workload-layers", test_workload_layers);
   g_test_add_func("/mamba/memory-command", test_memory_command);
   return g_test_run();
 }
