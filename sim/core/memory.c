@@ -510,6 +510,25 @@ static PTSIM_HD double hybrid_stage_activations(const PtsimPlan *plan, int64_t s
          largest;
 }
 
+/* A hybrid stage's saved bytes per layer and microbatch, the mean of its
+ * layers by their kinds (0 for a stage without layers). */
+static PTSIM_HD double hybrid_layer_mean(const PtsimPlan *plan, int64_t stage) {
+  const char kinds[4] = {PTSIM_HYBRID_MAMBA, PTSIM_HYBRID_ATTENTION, PTSIM_HYBRID_MLP,
+                         PTSIM_HYBRID_MOE};
+  double stored = 0.0, layers = 0.0;
+  int64_t c, first, count;
+  int k;
+  for (c = 0; c < plan->num_chunks; c++) {
+    ptsim_plan_chunk_range(plan, stage, c, &first, &count);
+    for (k = 0; k < 4; k++) {
+      double n = (double)ptsim_hybrid_count(&plan->job.model, first, count, kinds[k]);
+      if (n > 0.0) stored += n * ptsim_memory_hybrid_layer_bytes(plan, kinds[k]);
+      layers += n;
+    }
+  }
+  return layers > 0.0 ? stored / layers : 0.0;
+}
+
 static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan, int64_t stage,
                                                double inflight, double dense_layer,
                                                double moe_layer) {
@@ -732,6 +751,8 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
                             expert_optimizer_bytes * trainable_experts;
     st->activation_bytes_per_layer =
         run->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP ? op_saved_bytes(plan) : full_layer;
+    if (ptsim_model_is_hybrid(&job->model))
+      st->activation_bytes_per_layer = hybrid_layer_mean(plan, i);
     st->inflight_microbatches = inflight;
     st->embedding_dropout_bytes = 0.0;
     st->input_ids_bytes = 0.0;
