@@ -446,30 +446,36 @@ static PTSIM_HD void raise_pass(PtsimWork *work, double host_forward, double hos
 }
 
 /* A hybrid model's Mamba layer (workload_mamba.c; megatron/core/ssm/
- * mamba_mixer.py), per microbatch.  Forward: the pre-norm (TE's
- * LayerNormColumnParallelLinear: a kernel of its own), the SP all-gather,
- * in_proj, with cp > 1 the six all-to-alls of MambaContextParallel (z, x,
- * B, C, dt in, y out), mamba_split_conv1d_scan_combined's Triton kernels
- * (the causal conv, then the SSD's chunk cumsum, chunk state, state
- * passing, the C B^T bmm and the chunk scan: 6), the gated RMSNorm (1),
- * out_proj, its TP reduce(-scatter), the bias-dropout-add.  Backward: each
- * GEMM's dgrad and wgrad, the pre-norm's and the gated norm's backward (2
- * each), the scan's (the conv and the chunk states recomputed, then the
- * gradients of the scan, of the state passing, the states, the bmm, dt and
- * the conv: 10), the all-to-alls and TP collectives mirrored (under SP
- * in_proj's input gathered again for its wgrad), the residual gradient
- * sum, and DDP's main_grad hooks: the pre-norm, conv weight and bias,
- * A_log, D, dt_bias and the gated norm (7), and the two GEMM weights
- * without gradient-accumulation fusion.  Two TE modules (in_proj,
- * out_proj). */
+ * mamba_mixer.py _ssm_training, and mamba_ssm's ops/triton/ssd_combined.py
+ * MambaSplitConv1dScanCombinedFn that it calls), per microbatch.
+ * Forward: the pre-norm (TE's LayerNormColumnParallelLinear: a kernel of
+ * its own), the SP all-gather, in_proj, [z x B C dt] made contiguous in
+ * (b, l) order, A = -exp(A_log.float()) and dt_bias.float() (4), with
+ * cp > 1 the six all-to-alls of MambaContextParallel (z, x, B, C, dt in, y
+ * out), the combined function's causal conv and the SSD's chunk cumsum,
+ * chunk state, state passing, C B^T bmm and chunk scan (6), y made
+ * contiguous in (l, b) order, the RMSNorm, out_proj, its TP
+ * reduce(-scatter), the bias-dropout-add.  Backward: each GEMM's dgrad
+ * and wgrad, the pre-norm's and the RMSNorm's backward (2 each), the two
+ * copies' and the four casts' backward, the combined function's: the conv
+ * recomputed, _mamba_chunk_scan_combined_bwd (the chunk cumsum, states,
+ * passing and C B^T recomputed: 4; dz, dstates, the state passing's
+ * gradient, dx, dB, the states cast, dC, dCB and its cast, two bmm
+ * gradients, ddA's update, reverse cumsum (3), stable ddA and its two sums,
+ * the cumsum's gradient: 21) and the conv's backward: 27, the all-to-alls
+ * and TP collectives mirrored (under SP in_proj's input gathered again for
+ * its wgrad), the residual gradient sum, and DDP's main_grad hooks: the
+ * pre-norm, conv weight and bias, A_log, D, dt_bias and the norm (7), and
+ * the two GEMM weights without gradient-accumulation fusion.  Two TE
+ * modules (in_proj, out_proj). */
 static PTSIM_HD void mamba_launches(const PtsimPlan *plan, double *forward, double *backward) {
   const PtsimJob *job = &plan->job;
   double tpc = job->layout.tp > 1 ? 1.0 : 0.0;
   double sp = job->layout.tp > 1 && job->layout.sp > 0 ? 1.0 : 0.0;
   double cp = job->layout.cp > 1 ? 6.0 : 0.0;
   double hooks = 7.0 + (job->settings.grad_accumulation_fusion ? 0.0 : 2.0);
-  *forward = 1.0 + sp + 1.0 + cp + 6.0 + 1.0 + 1.0 + tpc + 1.0;
-  *backward = 2.0 + 2.0 + sp + tpc + cp + 10.0 + 2.0 + 2.0 + tpc + 1.0 + hooks;
+  *forward = 1.0 + sp + 1.0 + 1.0 + 4.0 + cp + 6.0 + 1.0 + 1.0 + 1.0 + tpc + 1.0;
+  *backward = 2.0 + 2.0 + sp + tpc + cp + 2.0 + 4.0 + 27.0 + 2.0 + 2.0 + tpc + 1.0 + hooks;
 }
 
 /* Host seconds of one pass of a hybrid sub-layer of `launches` kernels and
