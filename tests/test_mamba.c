@@ -386,6 +386,35 @@ static void test_replay_tiny_stage(void) {
   g_assert_cmpfloat(out->steady_state.allocated_peak_bytes, >=, samples[3].allocated_bytes + kept);
 }
 
+/* Unfused attention (--attention-backend unfused) in an attention
+ * sub-layer keeps its s x s softmax output as a transformer layer's does:
+ * the tiny model above (16 heads, seq 1024, mbs 1, tp 1), attention
+ * dropout 0, Transformer Engine's fused softmax (16 < s < 16384, s % 8 =
+ * 0: a 16-bit output): 2 x 16 x 1024 x 1024 = 33554432 bytes beyond the
+ * flash layer's 12582912 = 46137344. */
+static void test_unfused_attention_layer(void) {
+  g_test_summary("an attention sub-layer keeps unfused attention's s x s probabilities");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  memset(&job, 0, sizeof job);
+  gboolean ok = ptsim_megatron_args_parse(
+      "pretrain_hybrid.py --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+      "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 1 "
+      "--padded-vocab-size 32000 --bf16 --hybrid-layer-pattern 'M*-' "
+      "--attention-backend unfused --attention-dropout 0 --hidden-dropout 0",
+      &job, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+  job.layout.gpus = 1;
+  g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, &error));
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_assert_false(job.settings.flash_attention);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_assert_cmpfloat(ptsim_memory_hybrid_layer_bytes(plan, PTSIM_HYBRID_ATTENTION), ==, 46137344.0);
+  /* the MLP and Mamba sub-layers keep no scores */
+  g_assert_cmpfloat(ptsim_memory_hybrid_layer_bytes(plan, PTSIM_HYBRID_MLP), ==, 20971520.0);
+}
+
 /* `ptsim memory` builds and estimates a hybrid job (the same stage 0 as
  * above); `ptsim predict` simulates its step and replays its allocator. */
 static void test_memory_command(void) {
@@ -503,6 +532,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/mamba/stage-activations", test_stage_activations);
   g_test_add_func("/mamba/workload-layers", test_workload_layers);
   g_test_add_func("/mamba/replay-tiny-stage", test_replay_tiny_stage);
+  g_test_add_func("/mamba/unfused-attention-layer", test_unfused_attention_layer);
   g_test_add_func("/mamba/memory-command", test_memory_command);
   return g_test_run();
 }

@@ -423,7 +423,9 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
     grad_out = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
     set_transients(x, set);
-    if (set != x->saved_hybrid[0]) ptsim_lifetimes_attention_backward(x);
+    /* a hybrid model's attention runs in its attention sub-layers alone */
+    if (!ptsim_model_is_hybrid(&x->job->model) || set == x->saved_hybrid[1])
+      ptsim_lifetimes_attention_backward(x);
     ptsim_lifetimes_unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
     if (ptsim_lifetimes_recomputed(x, layer))
       for (i = n - 1; i >= 0; i--) tensor_give(x, tmp[i]);

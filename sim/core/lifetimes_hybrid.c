@@ -9,7 +9,9 @@
  *   Mamba     the pre-norm's input and output (in_proj's input), the packed
  *             [z x B C dt] in_proj writes, the scan's output before the
  *             gate (out_x), the gated norm's input, out_proj's input;
- *   attention its input and norm output, Q, K, V, the attention output;
+ *   attention its input and norm output, Q, K, V, unfused attention's
+ *             s x s tensors (exact, as the dense set's), the attention
+ *             output;
  *   MLP       its input and norm output, fc1's output, the activation's;
  *   MoE       its input and norm output, the router's scores, the rows the
  *             local experts see and their intermediates, the shared MLP;
@@ -20,7 +22,8 @@
  * scan output, the conv's output and the fp32 chunk states (H P N per
  * chunk of Q tokens) while the scan runs, and the row-parallel output
  * before its reduction.  Attention, MLP and MoE sub-layers take the
- * transformer layer's transients (lifetimes.c).
+ * transformer layer's transients (lifetimes.c); unfused attention's
+ * backward transients only the attention sub-layer.
  *
  * Core module: pure C, PTSIM_HD, no allocation, no I/O. */
 #include "lifetimes_int.h"
@@ -39,13 +42,21 @@ static PTSIM_HD void add(Tensor *s, int32_t *n, const char *name, double bytes, 
   (*n)++;
 }
 
-/* Scales the set so that it sums to target (no exact items here). */
+/* Scales the set's tensors but the exact ones (unfused attention's s x s
+ * tensors) so that the set sums to target. */
 static PTSIM_HD void scale_to(Tensor *s, int32_t n, double target) {
-  double sum = 0.0, scale;
+  double sum = 0.0, exact = 0.0, scale;
   int32_t i;
-  for (i = 0; i < n; i++) sum += s[i].bytes;
-  scale = sum > 0.0 ? target / sum : 1.0;
-  for (i = 0; i < n; i++) s[i].bytes *= scale;
+  for (i = 0; i < n; i++) {
+    if (s[i].role & PTSIM_LIFETIMES_ROLE_EXACT)
+      exact += s[i].bytes;
+    else
+      sum += s[i].bytes;
+  }
+  scale = sum > 0.0 ? (target - exact) / sum : 1.0;
+  if (scale < 0.0) scale = 0.0;
+  for (i = 0; i < n; i++)
+    if (!(s[i].role & PTSIM_LIFETIMES_ROLE_EXACT)) s[i].bytes *= scale;
 }
 
 static PTSIM_HD int32_t kind_index(char kind) {
@@ -63,6 +74,7 @@ PTSIM_HD void ptsim_lifetimes_build_hybrid(Ctx *x) {
   double ffn = (double)m->ffn_hidden_size / t;
   double mask = x->job->source.hidden_dropout > 0.0 ? Tsp * h : 0.0;
   PtsimMambaDims d;
+  PtsimAttentionCore core;
   Tensor *s;
   int32_t n, k;
   for (k = 0; k < 3; k++) x->n_saved_hybrid[k] = 0;
@@ -90,6 +102,14 @@ PTSIM_HD void ptsim_lifetimes_build_hybrid(Ctx *x) {
   add(s, &n, "k", ELEM * T * kv / t, PTSIM_LIFETIMES_ROLE_CORE);
   add(s, &n, "v", ELEM * T * kv / t,
       PTSIM_LIFETIMES_ROLE_CORE | PTSIM_LIFETIMES_ROLE_LAYER_TRANSIENTS);
+  ptsim_memory_attention_core(x->plan, &core); /* unfused: the kept s x s tensors */
+  if (core.kept) {
+    add(s, &n, "attention_probs", core.probs * core.elements,
+        PTSIM_LIFETIMES_ROLE_CORE | PTSIM_LIFETIMES_ROLE_EXACT);
+    if (core.mask + core.applied > 0.0)
+      add(s, &n, "attention_probs_out", (core.mask + core.applied) * core.elements,
+          PTSIM_LIFETIMES_ROLE_CORE | PTSIM_LIFETIMES_ROLE_EXACT);
+  }
   add(s, &n, "attention_output", ELEM * T * h / t, PTSIM_LIFETIMES_ROLE_CORE_END);
   if (mask > 0.0) add(s, &n, "dropout_mask", mask, 0);
   scale_to(s, n, ptsim_memory_hybrid_layer_bytes(x->plan, PTSIM_HYBRID_ATTENTION));

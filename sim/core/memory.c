@@ -454,7 +454,8 @@ PTSIM_HD double ptsim_memory_offload_host_bytes(const PtsimPlan *plan, int64_t s
  * sub-layer with its own pre-norm, fused into its first linear layer
  * (Transformer Engine): a Mamba mixer keeps what mamba.c says; attention
  * alone its input and norm output (SP region), Q, K and V and the
- * attention output (flash attention, the TP region); the MLP alone its
+ * attention output (the TP region), and unfused attention's s x s
+ * tensors; the MLP alone its
  * input and norm output, fc1's output and the activation's (fc2's input);
  * the MoE block alone its input and norm output and the experts' tensors
  * (moe_block_activations).  A 1-byte dropout mask of the residual each. */
@@ -468,9 +469,15 @@ PTSIM_HD double ptsim_memory_hybrid_layer_bytes(const PtsimPlan *plan, char kind
   int dropout = plan->job.source.hidden_dropout > 0.0;
   double norm_and_input = (2.0 * sb * h + 2.0 * sb * h + (dropout ? sb * h : 0.0)) / sp;
   if (kind == PTSIM_HYBRID_MAMBA) return ptsim_mamba_saved_bytes(m, l->tp, l->sp, sb, dropout);
-  if (kind == PTSIM_HYBRID_ATTENTION)
+  if (kind == PTSIM_HYBRID_ATTENTION) {
+    /* unfused attention (--attention-backend unfused) keeps its s x s
+     * tensors as a transformer layer's does (ptsim_memory_attention_core) */
+    PtsimAttentionCore core;
+    ptsim_memory_attention_core(plan, &core);
     return norm_and_input +
-           (2.0 * q + 4.0 * kv + 2.0 * q + (m->qk_layernorm ? 2.0 * (q + kv) : 0.0)) / t;
+           (2.0 * q + 4.0 * kv + 2.0 * q + (m->qk_layernorm ? 2.0 * (q + kv) : 0.0)) / t +
+           (core.kept ? (core.probs + core.mask + core.applied) * core.elements : 0.0);
+  }
   if (kind == PTSIM_HYBRID_MLP)
     return norm_and_input +
            (m->activation == PTSIM_ACTIVATION_SWIGLU
