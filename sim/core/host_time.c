@@ -451,8 +451,12 @@ static PTSIM_HD void raise_pass(PtsimWork *work, double host_forward, double hos
  * Forward: the pre-norm (TE's LayerNormColumnParallelLinear: a kernel of
  * its own), the SP all-gather, in_proj, [z x B C dt] made contiguous in
  * (b, l) order, A = -exp(A_log.float()) and dt_bias.float() (4), with
- * cp > 1 the six all-to-alls of MambaContextParallel (z, x, B, C, dt in, y
- * out), the combined function's causal conv and the SSD's chunk cumsum,
+ * cp > 1 MambaContextParallel's head split (mamba_context_parallel.py, and
+ * tensor_parallel/mappings.py all_to_all_sp2hp / hp2sp): z, x and dt each
+ * made contiguous, concatenated per rank and sent (3 each), B and C
+ * repeated per group, concatenated and sent (3 each), the five joined and
+ * the load balancing undone (2), and after the scan the balancing redone,
+ * y sent back and joined (3): 20, the combined function's causal conv and the SSD's chunk cumsum,
  * chunk state, state passing, C B^T bmm and chunk scan (6), y made
  * contiguous in (l, b) order, the RMSNorm, out_proj, its TP
  * reduce(-scatter), the bias-dropout-add.  Backward: each GEMM's dgrad
@@ -462,9 +466,11 @@ static PTSIM_HD void raise_pass(PtsimWork *work, double host_forward, double hos
  * passing and C B^T recomputed: 4; dz, dstates, the state passing's
  * gradient, dx, dB, the states cast, dC, dCB and its cast, two bmm
  * gradients, ddA's update, reverse cumsum (3), stable ddA and its two sums,
- * the cumsum's gradient: 21) and the conv's backward: 27, the all-to-alls
- * and TP collectives mirrored (under SP in_proj's input gathered again for
- * its wgrad), the residual gradient sum, and DDP's main_grad hooks: the
+ * the cumsum's gradient: 21) and the conv's backward: 27, the TP
+ * collectives mirrored (under SP in_proj's input gathered again for
+ * its wgrad; with cp > 1 the six all-to-alls' gradients, each made
+ * contiguous first, and the two repeats' sums: 14), the residual gradient
+ * sum, and DDP's main_grad hooks: the
  * pre-norm, conv weight and bias, A_log, D, dt_bias and the norm (7), and
  * the two GEMM weights without gradient-accumulation fusion.  Two TE
  * modules (in_proj, out_proj). */
@@ -472,10 +478,10 @@ static PTSIM_HD void mamba_launches(const PtsimPlan *plan, double *forward, doub
   const PtsimJob *job = &plan->job;
   double tpc = job->layout.tp > 1 ? 1.0 : 0.0;
   double sp = job->layout.tp > 1 && job->layout.sp > 0 ? 1.0 : 0.0;
-  double cp = job->layout.cp > 1 ? 6.0 : 0.0;
+  double cp = job->layout.cp > 1 ? 1.0 : 0.0;
   double hooks = 7.0 + (job->settings.grad_accumulation_fusion ? 0.0 : 2.0);
-  *forward = 1.0 + sp + 1.0 + 1.0 + 4.0 + cp + 6.0 + 1.0 + 1.0 + 1.0 + tpc + 1.0;
-  *backward = 2.0 + 2.0 + sp + tpc + cp + 2.0 + 4.0 + 27.0 + 2.0 + 2.0 + tpc + 1.0 + hooks;
+  *forward = 1.0 + sp + 1.0 + 1.0 + 4.0 + 20.0 * cp + 6.0 + 1.0 + 1.0 + 1.0 + tpc + 1.0;
+  *backward = 2.0 + 2.0 + sp + tpc + 14.0 * cp + 2.0 + 4.0 + 27.0 + 2.0 + 2.0 + tpc + 1.0 + hooks;
 }
 
 /* Host seconds of one pass of a hybrid sub-layer of `launches` kernels and
