@@ -12,9 +12,13 @@
 #include "mamba.h"
 #include "megatron_args.h"
 #include "job_resolve.h"
+#include "lifetimes.h"
+#include "schedule.h"
+#include "job_validate.h"
 #include "plan.h"
 #include "plan_of.h"
 #include "prediction.h"
+#include "workload.h"
 
 static void load(PtsimModel *m) {
   g_autoptr(GError) error = NULL;
@@ -103,29 +107,6 @@ static void test_saved_bytes(void) {
   g_assert_cmpfloat(ptsim_mamba_saved_bytes(&m, 2, 1, 4096.0, 1), ==, 53396.0 * 4096.0);
 }
 
-/* A made-up GPU: 1e15 FLOP/s at 0.5 (5e14), 2e12 B/s at 0.8 (1.6e12), no
- * launch cost.  Forward over 4096 tokens, tp 1: matmul FLOPs (6553600 +
- * 81920) x 4096 = 27179089920, 54.4 us; bytes per token 37120 + 40960 +
- * 16 x 128 x 64 x 128 / 128 (= 131072) + 32768 + 1536 = 243456, x 4096 =
- * 997195776, 623.2 us: memory-bound, 997195776 / 1.6e12 s.  Backward:
- * twice the bytes, still memory-bound (its FLOPs 2 x 27179089920 +
- * 335544320 + 4096 x 128 x 2 x 128 x 64 = 63283658752, 126.6 us). */
-static void test_scan_seconds(void) {
-  g_test_summary("the SSD scan's roofline time (uncalibrated formula), hand-derived");
-  PtsimModel m;
-  PtsimHardware hw;
-  load(&m);
-  memset(&hw, 0, sizeof hw);
-  hw.peak_bf16_flops = 1e15;
-  hw.attention_efficiency = 0.5;
-  hw.hbm_bytes_per_s = 2e12;
-  hw.memory_efficiency = 0.8;
-  g_assert_cmpfloat_with_epsilon(ptsim_mamba_scan_seconds(&m, &hw, 1, 4096.0, 0),
-                                 997195776.0 / 1.6e12, 1e-12);
-  g_assert_cmpfloat_with_epsilon(ptsim_mamba_scan_seconds(&m, &hw, 1, 4096.0, 1),
-                                 2.0 * 997195776.0 / 1.6e12, 1e-12);
-}
-
 static void refused(const char *text, const char *expected) {
   PtsimModel m;
   g_autoptr(GError) error = NULL;
@@ -179,10 +160,11 @@ static void test_model_keys(void) {
                 "32 Mamba heads are not a multiple of its 3 groups");
 }
 
-/* The simulation of hybrid layers is not built: a job is refused by name;
- * tp must divide the 128 heads and 8 groups first (Megatron asserts it). */
+/* tp must divide the 128 heads and 8 groups (Megatron asserts it); what
+ * the hybrid layers' time and replay do not model is refused by name
+ * (LoRA's targets are a transformer layer's linears). */
 static void test_job_refused(void) {
-  g_test_summary("a hybrid job is refused, naming what is modelled; tp must divide the groups");
+  g_test_summary("tp must divide the Mamba groups; what hybrid layers do not model is refused");
   PtsimJob job;
   g_autoptr(GError) error = NULL;
   memset(&job, 0, sizeof job);
@@ -199,9 +181,14 @@ static void test_job_refused(void) {
   g_clear_error(&error);
   job.layout.tp = 8;
   job.layout.dp = 0; /* derived again */
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_assert_no_error(error);
+  job.settings.lora_rank = 8;
+  job.settings.lora_alpha = 16.0;
+  job.settings.lora_targets = PTSIM_LORA_QKV;
   g_assert_false(ptsim_job_validate(&job, &error));
-  if (!strstr(error->message, "the step time and the allocator replay of its Mamba layers are not "
-                              "modelled yet; `ptsim memory` gives its analytical memory estimate"))
+  if (!strstr(error->message, "LoRA adapters: their targets are a transformer layer's linears is "
+                              "not modelled with its Mamba layers"))
     g_error("%s", error->message);
 }
 
@@ -239,6 +226,56 @@ static void test_stage_split(void) {
   g_assert_cmpint(ptsim_hybrid_count(&job.model, 10, 42, PTSIM_HYBRID_ATTENTION), ==, 3);
   g_assert_cmpfloat(plan->stage_parameters[0], ==, 915859392.0);
   g_assert_cmpfloat(plan->stage_parameters[1], ==, 3134675520.0);
+}
+
+/* The workload of the layout above (tp 2, pp 2, stage 0 "M-M-M-M*-M"):
+ * a Mamba layer's FLOPs as Megatron-LM's hybrid formula counts them
+ * (training.py mamba_layer_flops, d_in = 2 h = 8192), per token forward:
+ *   in_proj 2 x 4096 x (2 x 8192 + 2 x 8 x 128 + 128) = 152043520
+ *   scan    7 x 8192 x 128                            =   7340032
+ *   out_proj 2 x 8192 x 4096                          =  67108864
+ *   together 226492416; forward and backward (x 3) over 8192 tokens on
+ *   one of 2 TP ranks: 226492416 x 3 x 8192 / 2 = 2783138807808.
+ * Chunk 0 of stage 0 (the embedding's) sums 5 Mamba, 4 MLP and 1
+ * attention layer and the embedding; stage 1's 19, 20, 3 and the head. */
+static void test_workload_layers(void) {
+  g_test_summary("a Mamba layer's FLOPs in the workload, and a chunk's sum by the pattern");
+  PtsimJob job;
+  PtsimWork c0, c1;
+  g_autoptr(GError) error = NULL;
+  memset(&job, 0, sizeof job);
+  g_assert_true(ptsim_model_load("nemotron-h-8b", &job.model, &error) &&
+                ptsim_hardware_load("h100-80g", &job.hw, &error));
+  ptsim_job_init_defaults(&job);
+  job.layout.gpus = 8;
+  job.layout.tp = 2;
+  job.layout.pp = 2;
+  job.layout.vp = 1;
+  job.layout.mbs = 1;
+  job.layout.gbs = 16;
+  job.layout.seq = 8192;
+  job.layout.first_stage_layers = 10;
+  ptsim_job_resolve(&job);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
+  ptsim_workload_build(plan, NULL, w);
+  g_assert_true(w->hybrid);
+  g_assert_cmpfloat_with_epsilon(w->mamba_layer.flops, 2783138807808.0, 1.0);
+  g_assert_cmpfloat(w->mamba_layer.forward_s, >, 0.0);
+  g_assert_cmpfloat(w->mamba_layer.backward_input_s, >, w->mamba_layer.forward_s);
+  ptsim_workload_chunk(w, 0, 0, &c0);
+  ptsim_workload_chunk(w, 1, 0, &c1);
+  g_assert_cmpfloat_with_epsilon(c0.flops,
+                                 5.0 * w->mamba_layer.flops + 4.0 * w->mlp_layer.flops +
+                                     w->attention_layer.flops + w->embedding.flops,
+                                 1e-6 * c0.flops);
+  g_assert_cmpfloat_with_epsilon(c1.flops,
+                                 19.0 * w->mamba_layer.flops + 20.0 * w->mlp_layer.flops +
+                                     3.0 * w->attention_layer.flops + w->head.flops,
+                                 1e-6 * c1.flops);
+  /* an MLP sub-layer is a transformer layer's MLP half: fc1 and fc2,
+   * 2 x 6 x 8192 x 4096 x 21504 / 2 = 4329327034368 */
+  g_assert_cmpfloat(w->mlp_layer.flops, ==, 4329327034368.0);
 }
 
 /* The same layout's analytical activations on stage 0 (1F1B, pp 2: 2
@@ -280,10 +317,108 @@ static void test_stage_activations(void) {
   g_assert_cmpfloat(est.stages[0].activations_bytes, ==, 7863861248.0);
 }
 
+/* The allocator replay of a tiny hybrid stage: Megatron-LM's flags, h
+ * 1024, 16 heads of 64 (no GQA), fc 4096 (GELU), vocabulary 32000, seq
+ * 1024, mbs 1, one microbatch, tp = pp = 1, pattern "M*-", no dropout.
+ * Mamba defaults: head dim 64, d = 2 h = 2048 (32 heads), 8 groups, state
+ * 128: W = 2 x 2048 + 2 x 8 x 128 + 32 = 6176.  The forward keeps, T =
+ * 1024 tokens:
+ *   Mamba  per token 2 h + 2 h + 4 (in_proj's input, norm output, rstd)
+ *          + 2 W + 3 x 2 d (out_x, the gated norm's input, out_proj's
+ *          input) + 4 x 8 (rstd per group) = 28772, x 1024   = 29462528
+ *   attention 4 T h (input, norm output) + 2 q + 4 kv + 2 q, q = kv =
+ *          T x 16 x 64 = 1048576                              = 12582912
+ *   MLP    4 T h + 2 T f + 2 T f = 4194304 + 16777216         = 20971520
+ *   the fp32 logits kept as the softmax 4 x 1024 x 32000       = 131072000
+ *   the loss 4 x 1024                                         =      4096
+ * together 194093056 bytes allocated by the forward item beyond what the
+ * stage held before it, each of its 17 tensors (6 + 6 + 4 kept of the
+ * layers, the logits, the loss) rounded up to the allocator's 512-byte
+ * blocks (17 x 512 = 8704 bytes), and a large cached block handed out
+ * whole when less than 1 MiB would remain after a split (PyTorch's
+ * caching allocator, alloc.h): within 8704 + 1048576 bytes above; its
+ * transients (the conv output, the fp32 chunk states) come and go inside
+ * it. */
+static void test_replay_tiny_stage(void) {
+  g_test_summary("a tiny hybrid stage's forward in the allocator replay, hand-derived");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  memset(&job, 0, sizeof job);
+  gboolean ok = ptsim_megatron_args_parse(
+      "pretrain_hybrid.py --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+      "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 1 "
+      "--padded-vocab-size 32000 --bf16 --hybrid-layer-pattern 'M*-'",
+      &job, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+  job.layout.gpus = 1;
+  g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, &error));
+  job.source.hidden_dropout = 0.0;
+  job.source.attention_dropout = 0.0;
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_assert_no_error(error);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_assert_cmpint(plan->num_microbatches, ==, 1);
+  int32_t n = plan->schedule_items;
+  g_autofree PtsimScheduleItem *items = g_new(PtsimScheduleItem, n);
+  ptsim_schedule_build(job.layout.schedule, 1, 1, 1, (int32_t)plan->microbatch_group, 0, items, n);
+  int64_t bytes = ptsim_lifetimes_scratch_bytes(plan, 0);
+  g_autofree void *scratch = g_malloc(bytes);
+  PtsimAllocTimeline tl = {NULL, ptsim_lifetimes_timeline_samples(n, 2), 0};
+  g_autofree PtsimAllocSample *samples = g_new(PtsimAllocSample, tl.capacity);
+  tl.samples = samples;
+  g_autofree PtsimStageAlloc *out = g_new0(PtsimStageAlloc, 1);
+  g_assert_cmpint(n, ==, 2); /* forward, backward */
+  g_assert_cmpint(ptsim_lifetimes_replay(plan, 0, items, n, 2, NULL, 1, scratch, bytes, &tl, out),
+                  ==, 0);
+  g_assert_true(out->fits);
+  g_assert_cmpint(tl.count, ==, 7);
+  /* samples: at start, after the forward, after the backward, after the
+   * optimizer step; then step 1's forward, backward, optimizer step */
+  double kept = samples[1].allocated_bytes - samples[0].allocated_bytes;
+  g_assert_cmpfloat(kept, >=, 194093056.0);
+  g_assert_cmpfloat(kept, <=, 194093056.0 + 8704.0 + 1048576.0);
+  g_assert_cmpfloat(samples[4].allocated_bytes - samples[3].allocated_bytes, ==, kept);
+  /* the backward frees what the forward kept */
+  g_assert_cmpfloat(samples[2].allocated_bytes, ==, samples[0].allocated_bytes);
+  /* the peak: the forward's kept set on top of the steady state's states,
+   * plus the largest transient of the step at least */
+  g_assert_cmpfloat(out->steady_state.allocated_peak_bytes, >=, samples[3].allocated_bytes + kept);
+}
+
+/* Unfused attention (--attention-backend unfused) in an attention
+ * sub-layer keeps its s x s softmax output as a transformer layer's does:
+ * the tiny model above (16 heads, seq 1024, mbs 1, tp 1), attention
+ * dropout 0, Transformer Engine's fused softmax (16 < s < 16384, s % 8 =
+ * 0: a 16-bit output): 2 x 16 x 1024 x 1024 = 33554432 bytes beyond the
+ * flash layer's 12582912 = 46137344. */
+static void test_unfused_attention_layer(void) {
+  g_test_summary("an attention sub-layer keeps unfused attention's s x s probabilities");
+  PtsimJob job;
+  g_autoptr(GError) error = NULL;
+  memset(&job, 0, sizeof job);
+  gboolean ok = ptsim_megatron_args_parse(
+      "pretrain_hybrid.py --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+      "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 1 "
+      "--padded-vocab-size 32000 --bf16 --hybrid-layer-pattern 'M*-' "
+      "--attention-backend unfused --attention-dropout 0 --hidden-dropout 0",
+      &job, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+  job.layout.gpus = 1;
+  g_assert_true(ptsim_hardware_load("h100-80g", &job.hw, &error));
+  g_assert_true(ptsim_job_validate(&job, &error));
+  g_assert_false(job.settings.flash_attention);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  g_assert_cmpfloat(ptsim_memory_hybrid_layer_bytes(plan, PTSIM_HYBRID_ATTENTION), ==, 46137344.0);
+  /* the MLP and Mamba sub-layers keep no scores */
+  g_assert_cmpfloat(ptsim_memory_hybrid_layer_bytes(plan, PTSIM_HYBRID_MLP), ==, 20971520.0);
+}
+
 /* `ptsim memory` builds and estimates a hybrid job (the same stage 0 as
- * above); `ptsim predict`'s step simulation refuses it by name. */
+ * above); `ptsim predict` simulates its step and replays its allocator. */
 static void test_memory_command(void) {
-  g_test_summary("a hybrid job's analytical estimate runs; its time simulation is refused");
+  g_test_summary("a hybrid job's analytical estimate, step simulation and replay run");
   static const char *const flags[] = {"--model",
                                       "nemotron-h-8b",
                                       "--hw",
@@ -318,8 +453,14 @@ static void test_memory_command(void) {
   g_assert_true(ok);
   g_assert_cmpfloat(p.memory->stages[0].activations_bytes, ==, 7863861248.0);
   ptsim_prediction_clear(&p);
-  g_assert_false(ptsim_prediction_run(&job, &o, TRUE, &p, &error));
-  g_assert_nonnull(strstr(error->message, "`ptsim memory` gives its analytical memory estimate"));
+  ok = ptsim_prediction_run(&job, &o, TRUE, &p, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok && p.time && p.allocator);
+  g_assert_cmpfloat(p.step->step_s, >, 0.0);
+  /* the replay holds at least the estimate's activations on stage 0 */
+  g_assert_cmpfloat(p.alloc->stages[0].steady_state.allocated_peak_bytes, >=,
+                    p.memory->stages[0].activations_bytes);
+  ptsim_prediction_clear(&p);
   ptsim_predict_options_clear(&o);
 }
 
@@ -383,13 +524,15 @@ int main(int argc, char **argv) {
   g_test_add_func("/mamba/model-total", test_model_total);
   g_test_add_func("/mamba/forward-flops", test_forward_flops);
   g_test_add_func("/mamba/saved-bytes", test_saved_bytes);
-  g_test_add_func("/mamba/scan-seconds", test_scan_seconds);
   g_test_add_func("/mamba/pattern-parse", test_pattern_parse);
   g_test_add_func("/mamba/model-keys", test_model_keys);
   g_test_add_func("/mamba/job-refused", test_job_refused);
   g_test_add_func("/mamba/flag-parity", test_flag_parity);
   g_test_add_func("/mamba/stage-split", test_stage_split);
   g_test_add_func("/mamba/stage-activations", test_stage_activations);
+  g_test_add_func("/mamba/workload-layers", test_workload_layers);
+  g_test_add_func("/mamba/replay-tiny-stage", test_replay_tiny_stage);
+  g_test_add_func("/mamba/unfused-attention-layer", test_unfused_attention_layer);
   g_test_add_func("/mamba/memory-command", test_memory_command);
   return g_test_run();
 }

@@ -176,7 +176,6 @@ static const char *out_of_scope(const PtsimMegatronCase *c) {
   static const char *const families[][2] = {
       {"bert", "encoder model (BERT): not modelled"},
       {"t5", "encoder-decoder model (T5): not modelled"},
-      {"hybrid", "hybrid Mamba model: not modelled"},
       {"multimodal-llava", "multimodal model: not modelled"},
       {"mimo", "multimodal model: not modelled"},
       {"gpt-nemo", "NeMo run (NeMo's own flags, not Megatron-LM's)"},
@@ -187,14 +186,18 @@ static const char *out_of_scope(const PtsimMegatronCase *c) {
                         "before step 1"},
       {"release", "release run: multi-node, from a checkpoint; no recipe here gives its nodes"},
       {"checkpoint-consistency", "checkpoint-consistency test (several runs of one step)"}};
+  /* Flextron trains nested sub-models at several budgets per step */
+  for (guint k = 0; c->flags && k < c->flags->len; k++)
+    if (strcmp(c->flags->pdata[k], "--flextron") == 0)
+      return "Flextron (elastic nested sub-models trained at several budgets): not modelled";
   if (strcmp(c->mode, "inference") == 0) return "inference";
   if (strcmp(c->mode, "rl") == 0) return "reinforcement learning (RL)";
   if (strcmp(c->mode, "pretraining") != 0) return "not pretraining (MODE)";
   for (size_t i = 0; i < G_N_ELEMENTS(families); i++)
     if (strcmp(c->family, families[i][0]) == 0) return families[i][1];
   if (strcmp(c->family, "gpt") != 0 && strcmp(c->family, "moe") != 0 &&
-      strcmp(c->family, "mixtral") != 0)
-    return "family not read (ptsim reads gpt, moe, mixtral)";
+      strcmp(c->family, "mixtral") != 0 && strcmp(c->family, "hybrid") != 0)
+    return "family not read (ptsim reads gpt, moe, mixtral, hybrid)";
   for (size_t i = 0; i < G_N_ELEMENTS(test_types); i++)
     if (strcmp(c->test_type, test_types[i][0]) == 0) return test_types[i][1];
   if (strcmp(c->test_type, "regular") != 0 && strcmp(c->test_type, "ckpt-resume") != 0)

@@ -14,12 +14,12 @@
  * with X/tests/test_utils/recipes or X/test_utils/recipes; a record
  * carries its own.
  *
- * In scope: GPT and mixture-of-experts pretraining (families gpt, moe,
- * mixtral) from scratch -- TEST_TYPE regular, or ckpt-resume, whose
+ * In scope: GPT, mixture-of-experts and hybrid Mamba pretraining
+ * (families gpt, moe, mixtral, hybrid) from scratch -- TEST_TYPE regular, or ckpt-resume, whose
  * golden values are its first run (the harness's first run never loads
  * a checkpoint; the resumed run is the "_2nd" file, not read).  Out of
  * scope, each with its reason and counted: inference and RL modes,
- * encoder models (bert, t5), hybrid Mamba models, multimodal models
+ * encoder models (bert, t5), multimodal models
  * (multimodal-llava, mimo), NeMo runs (gpt-nemo), tooling (common), runs
  * that start from a checkpoint (frozen-start, frozen-resume), release
  * runs (multi-node, from a checkpoint; no recipe here gives their nodes),

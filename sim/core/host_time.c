@@ -445,6 +445,79 @@ static PTSIM_HD void raise_pass(PtsimWork *work, double host_forward, double hos
   if (host_backward > gpu_backward) work->backward_input_s += host_backward - gpu_backward;
 }
 
+/* A hybrid model's Mamba layer (workload_mamba.c; megatron/core/ssm/
+ * mamba_mixer.py _ssm_training, and mamba_ssm's ops/triton/ssd_combined.py
+ * MambaSplitConv1dScanCombinedFn that it calls), per microbatch.
+ * Forward: the pre-norm (TE's LayerNormColumnParallelLinear: a kernel of
+ * its own), the SP all-gather, in_proj, [z x B C dt] made contiguous in
+ * (b, l) order, A = -exp(A_log.float()) and dt_bias.float() (4), with
+ * cp > 1 MambaContextParallel's head split (mamba_context_parallel.py, and
+ * tensor_parallel/mappings.py all_to_all_sp2hp / hp2sp): z, x and dt each
+ * made contiguous, concatenated per rank and sent (3 each), B and C
+ * repeated per group, concatenated and sent (3 each), the five joined and
+ * the load balancing undone (2), and after the scan the balancing redone,
+ * y sent back and joined (3): 20, the combined function's causal conv and the SSD's chunk cumsum,
+ * chunk state, state passing, C B^T bmm and chunk scan (6), y made
+ * contiguous in (l, b) order, the RMSNorm, out_proj, its TP
+ * reduce(-scatter), the bias-dropout-add.  Backward: each GEMM's dgrad
+ * and wgrad, the pre-norm's and the RMSNorm's backward (2 each), the two
+ * copies' and the four casts' backward, the combined function's: the conv
+ * recomputed, _mamba_chunk_scan_combined_bwd (the chunk cumsum, states,
+ * passing and C B^T recomputed: 4; dz, dstates, the state passing's
+ * gradient, dx, dB, the states cast, dC, dCB and its cast, two bmm
+ * gradients, ddA's update, reverse cumsum (3), stable ddA and its two sums,
+ * the cumsum's gradient: 21) and the conv's backward: 27, the TP
+ * collectives mirrored (under SP in_proj's input gathered again for
+ * its wgrad; with cp > 1 the six all-to-alls' gradients, each made
+ * contiguous first, and the two repeats' sums: 14), the residual gradient
+ * sum, and DDP's main_grad hooks: the
+ * pre-norm, conv weight and bias, A_log, D, dt_bias and the norm (7), and
+ * the two GEMM weights without gradient-accumulation fusion.  Two TE
+ * modules (in_proj, out_proj). */
+static PTSIM_HD void mamba_launches(const PtsimPlan *plan, double *forward, double *backward) {
+  const PtsimJob *job = &plan->job;
+  double tpc = job->layout.tp > 1 ? 1.0 : 0.0;
+  double sp = job->layout.tp > 1 && job->layout.sp > 0 ? 1.0 : 0.0;
+  double cp = job->layout.cp > 1 ? 1.0 : 0.0;
+  double hooks = 7.0 + (job->settings.grad_accumulation_fusion ? 0.0 : 2.0);
+  *forward = 1.0 + sp + 1.0 + 1.0 + 4.0 + 20.0 * cp + 6.0 + 1.0 + 1.0 + 1.0 + tpc + 1.0;
+  *backward = 2.0 + 2.0 + sp + tpc + 14.0 * cp + 2.0 + 4.0 + 27.0 + 2.0 + 2.0 + tpc + 1.0 + hooks;
+}
+
+/* Host seconds of one pass of a hybrid sub-layer of `launches` kernels and
+ * `te` TE modules: eager, half a transformer layer's Megatron-Core Python
+ * (one block of the two), the forward's synchronisations; or replayed from
+ * a CUDA graph (a layer or the whole iteration captured). */
+static PTSIM_HD double sublayer_pass_s(const PtsimHost *host, double launches, double te,
+                                       double syncs) {
+  const PtsimHostCosts *c = &host->costs;
+  if (host->graphs == PTSIM_GRAPH_ITERATION) return launches * c->graph_node_s;
+  if (host->graphs == PTSIM_GRAPH_LAYER) return c->graph_launch_s + launches * c->graph_node_s;
+  return launches * c->op_s + te * c->te_module_s +
+         (host->megatron ? 0.5 * c->layer_module_s : 0.0) + syncs * c->sync_s;
+}
+
+/* A hybrid model's sub-layers: the Mamba mixer's launches; attention alone
+ * the attention side of a transformer layer's, the MLP and the MoE block
+ * alone its MLP side (ptsim_host_layer_launches). */
+static PTSIM_HD void raise_hybrid(const PtsimPlan *plan, const PtsimHost *host, PtsimWorkload *w) {
+  PtsimHostLaunches n;
+  double f, b, te = plan->job.settings.transformer_engine ? 1.0 : 0.0;
+  mamba_launches(plan, &f, &b);
+  raise_pass(&w->mamba_layer, sublayer_pass_s(host, f, 2.0 * te, 0.0),
+             sublayer_pass_s(host, b, 2.0 * te, 0.0));
+  ptsim_host_layer_launches(plan, 0, &n);
+  raise_pass(&w->attention_layer, sublayer_pass_s(host, n.forward_attention, 3.0 * te, 0.0),
+             sublayer_pass_s(host, n.backward_attention, 3.0 * te, 0.0));
+  raise_pass(&w->mlp_layer, sublayer_pass_s(host, n.forward_mlp, n.te_modules - 3.0 * te, 0.0),
+             sublayer_pass_s(host, n.backward_mlp, n.te_modules - 3.0 * te, 0.0));
+  if (plan->job.model.num_experts <= 0) return;
+  ptsim_host_layer_launches(plan, 1, &n);
+  raise_pass(&w->moe_block_layer,
+             sublayer_pass_s(host, n.forward_mlp, n.te_modules - 3.0 * te, n.forward_syncs),
+             sublayer_pass_s(host, n.backward_mlp, n.te_modules - 3.0 * te, 0.0));
+}
+
 PTSIM_HD void ptsim_host_time_apply(const PtsimPlan *plan, PtsimWorkload *w) {
   const PtsimJob *job = &plan->job;
   PtsimHost own = host_of(job);
@@ -473,6 +546,7 @@ PTSIM_HD void ptsim_host_time_apply(const PtsimPlan *plan, PtsimWorkload *w) {
     raise_pass(&w->moe_layer, forward + n.dispatch_waits * wait,
                ptsim_host_layer_pass_s(host, &n, 1, 1));
   }
+  if (w->hybrid) raise_hybrid(plan, host, w);
   /* Once per microbatch on the first stage: the batch's five tensors copied
    * in (and broadcast over TP), the word and position lookups, their sum;
    * backward: the embedding gradient (sort-based: 3) and its hook.  On the

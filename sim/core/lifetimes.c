@@ -12,6 +12,7 @@
 #include "lifetimes.h"
 #include "scratch.h"
 #include "lifetimes_int.h"
+#include "mamba.h"
 #include "memory.h"
 
 #define ELEM PTSIM_LIFETIMES_ELEM
@@ -287,6 +288,17 @@ PTSIM_HD void ptsim_lifetimes_moe_transients(Ctx *x) {
   tensor_give(x, out);
 }
 
+/* The transients of a layer with saved set `set`: a Mamba layer's own,
+ * else a transformer layer's and an MoE layer's beyond them. */
+static PTSIM_HD void set_transients(Ctx *x, const Tensor *set) {
+  if (set == x->saved_hybrid[0]) {
+    ptsim_lifetimes_mamba_transients(x);
+    return;
+  }
+  ptsim_lifetimes_layer_transients(x);
+  if (set == x->saved_moe) ptsim_lifetimes_moe_transients(x);
+}
+
 static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
   int32_t *hs = slot(x, mb, chunk);
   int32_t k = 0, layer, i, layers = ptsim_lifetimes_layers_of(x, chunk);
@@ -312,8 +324,7 @@ static PTSIM_HD void forward(Ctx *x, int32_t mb, int32_t chunk) {
       else if (ptsim_lifetimes_keeps_input(x, layer))
         hs[k] = tensor_take(x, "layer_input", x->layer_input_bytes, STREAM_COMPUTE);
       ptsim_lifetimes_take_set(x, set, n, x->rest_scale, 0, tmp);
-      ptsim_lifetimes_layer_transients(x);
-      if (set == x->saved_moe) ptsim_lifetimes_moe_transients(x);
+      set_transients(x, set);
       for (i = n - 1; i >= 0; i--) tensor_give(x, tmp[i]);
       k += MAX_LAYER_TENSORS;
     } else {
@@ -417,9 +428,10 @@ static PTSIM_HD void backward(Ctx *x, int32_t mb, int32_t chunk, int keep_saved)
           lh[i] = tensor_take(x, set[i].name, set[i].bytes, STREAM_COMM);
     grad_out = tensor_take(x, "activation_grad", x->layer_input_bytes, STREAM_COMPUTE);
     unit_grad = ptsim_lifetimes_unit_backward_begin(x, chunk, layer + 1);
-    ptsim_lifetimes_layer_transients(x);
-    ptsim_lifetimes_attention_backward(x);
-    if (set == x->saved_moe) ptsim_lifetimes_moe_transients(x);
+    set_transients(x, set);
+    /* a hybrid model's attention runs in its attention sub-layers alone */
+    if (!ptsim_model_is_hybrid(&x->job->model) || set == x->saved_hybrid[1])
+      ptsim_lifetimes_attention_backward(x);
     ptsim_lifetimes_unit_backward_end(x, chunk, layer + 1, unit_grad, &reducing);
     if (ptsim_lifetimes_recomputed(x, layer))
       for (i = n - 1; i >= 0; i--) tensor_give(x, tmp[i]);
@@ -527,7 +539,9 @@ static PTSIM_HD void at_start(Ctx *x) {
   double bucket = bucket_params(x->job);
   int32_t parts = state_parts(x->plan, x->stage, params, shards), p;
   if (x->plan->zero_stage < 3) { /* ZeRO-3's weight shards come with the units */
-    if (x->job->model.num_experts > 0)
+    if (ptsim_model_is_hybrid(&x->job->model))
+      ptsim_lifetimes_hybrid_weights(x);
+    else if (x->job->model.num_experts > 0)
       moe_weights(x);
     else
       dense_weights(x);

@@ -45,6 +45,9 @@
 /* a module input --offload-modules sends to the host after the layer's
  * forward, back before its backward (memory.c, "Activation offloading") */
 #define PTSIM_LIFETIMES_ROLE_OFFLOAD 32
+/* a hybrid model's Mamba layer: its mixer's transients after this tensor
+ * (lifetimes_hybrid.c) */
+#define PTSIM_LIFETIMES_ROLE_MAMBA_TRANSIENTS 64
 
 typedef struct {
   const char *name;
@@ -67,6 +70,10 @@ typedef struct {
   PtsimLifetimesTensor saved_moe[PTSIM_LIFETIMES_LAYER_TENSORS]; /* an MoE layer's
                                                                      (mixture-of-experts models) */
   int32_t n_saved_moe;
+  /* A hybrid model's (mamba.h) Mamba, attention-only and MLP-only layers'
+   * sets (its MoE-only layers' in saved_moe), lifetimes_hybrid.c */
+  PtsimLifetimesTensor saved_hybrid[3][PTSIM_LIFETIMES_LAYER_TENSORS];
+  int32_t n_saved_hybrid[3];
   /* A recomputed layer: what its checkpoint keeps under torch's per-op
    * policy (PTSIM_RECOMPUTE_SELECTIVE_OP; full recompute keeps the input
    * alone), and the share of its saved set that comes and goes as it is
@@ -198,6 +205,18 @@ static inline PTSIM_HD int ptsim_lifetimes_megatron_between(const PtsimJob *job,
   int32_t d = job->source.megatron_date;
   return d > 0 && d >= from && d < until;
 }
+
+/* ---- a hybrid model's layers (lifetimes_hybrid.c) ---- */
+
+/* The saved sets of a hybrid model's layer kinds (nothing for others). */
+PTSIM_HD void ptsim_lifetimes_build_hybrid(PtsimLifetimesCtx *x);
+/* The saved set of the model's layer `layer` (its pattern's kind). */
+PTSIM_HD const PtsimLifetimesTensor *ptsim_lifetimes_hybrid_saved_of(const PtsimLifetimesCtx *x,
+                                                                     int64_t layer, int32_t *n);
+/* A Mamba layer's transients (forward, and again in its backward). */
+PTSIM_HD void ptsim_lifetimes_mamba_transients(PtsimLifetimesCtx *x);
+/* A hybrid stage's weights: a tensor per layer, then the embedding and head. */
+PTSIM_HD void ptsim_lifetimes_hybrid_weights(PtsimLifetimesCtx *x);
 
 /* ---- what a stage keeps besides (lifetimes_kept.c) ---- */
 

@@ -14,6 +14,7 @@
  * Core module: pure C, PTSIM_HD, no allocation, no I/O.  Siblings:
  * lifetimes.c, lifetimes_period.c. */
 #include "lifetimes_int.h"
+#include "mamba.h"
 #include "memory.h"
 
 #define ELEM PTSIM_LIFETIMES_ELEM
@@ -178,6 +179,10 @@ static PTSIM_HD void build_saved_moe(Ctx *x) {
 PTSIM_HD const Tensor *ptsim_lifetimes_saved_of(const Ctx *x, int32_t chunk, int32_t layer,
                                                 int32_t *n) {
   int64_t first, count;
+  if (ptsim_model_is_hybrid(&x->job->model)) {
+    ptsim_plan_chunk_range(x->plan, x->stage, chunk, &first, &count);
+    return ptsim_lifetimes_hybrid_saved_of(x, first + layer, n);
+  }
   if (x->n_saved_moe > 0) {
     ptsim_plan_chunk_range(x->plan, x->stage, chunk, &first, &count);
     if (ptsim_plan_is_moe_layer(&x->job->model, first + layer)) {
@@ -262,6 +267,7 @@ PTSIM_HD void ptsim_lifetimes_build_saved(Ctx *x) {
   build_saved_dense(x);
   x->n_saved_moe = 0;
   if (x->job->model.num_experts > 0) build_saved_moe(x);
+  ptsim_lifetimes_build_hybrid(x); /* a hybrid model's MoE-only set replaces the MoE layer's */
   build_kept(x);
 }
 
@@ -324,6 +330,8 @@ PTSIM_HD void ptsim_lifetimes_take_set(Ctx *x, const Tensor *set, int32_t n, dou
     if (inline_transients && (set[i].role & ROLE_LAYER_TRANSIENTS))
       ptsim_lifetimes_layer_transients(x);
     if (inline_transients && (set[i].role & ROLE_MOE_TRANSIENTS)) ptsim_lifetimes_moe_transients(x);
+    if (inline_transients && (set[i].role & PTSIM_LIFETIMES_ROLE_MAMBA_TRANSIENTS))
+      ptsim_lifetimes_mamba_transients(x);
   }
   ptsim_lifetimes_give(x, copy);
   ptsim_lifetimes_give(x, scores);

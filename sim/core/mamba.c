@@ -1,5 +1,5 @@
-/* mamba.c — a Mamba-2 layer's parameters, FLOPs, saved bytes and scan
- * time, and the layer kinds of a hybrid pattern (mamba.h has the sources
+/* mamba.c — a Mamba-2 layer's parameters, FLOPs and saved bytes, and the
+ * layer kinds of a hybrid pattern (mamba.h has the sources
  * and the layer's shape). */
 #include "mamba.h"
 
@@ -67,34 +67,4 @@ PTSIM_HD double ptsim_mamba_saved_bytes(const PtsimModel *m, int64_t tp, int sp,
                      + 2.0 * inner;                              /* out_proj's input */
   if (dropout) per_token += hs;
   return tokens * per_token;
-}
-
-PTSIM_HD double ptsim_mamba_scan_seconds(const PtsimModel *m, const PtsimHardware *hw, int64_t tp,
-                                         double tokens, int backward) {
-  PtsimMambaDims d;
-  PtsimMambaFlops f;
-  double t = (double)tp, q = (double)PTSIM_MAMBA_CHUNK;
-  ptsim_mamba_dims(m, &d);
-  ptsim_mamba_forward_flops(m, tp, tokens, &f);
-  double heads = (double)d.nheads / t, states = heads * (double)d.headdim * (double)d.d_state;
-  /* forward bytes per token: the packed input read (2 W), the conv output
-   * written and read (4 conv_dim), the fp32 chunk states written, passed
-   * and read (4 x 4 H P N / Q), the output and out_x written (4 d_inner),
-   * dt and its cumulative sum in fp32 (12 H) */
-  double bytes = tokens * (2.0 * (double)d.in_proj_width / t + 4.0 * (double)d.conv_dim / t +
-                           16.0 * states / q + 4.0 * (double)d.d_inner / t + 12.0 * heads);
-  double flops = f.ssd + f.conv;
-  double launches = 6.0;
-  double eff = hw->attention_efficiency > 0.0 ? hw->attention_efficiency : 0.5;
-  double mem = hw->memory_efficiency > 0.0 ? hw->memory_efficiency : 0.8;
-  if (backward) {
-    /* the gradients of each forward matmul (twice its FLOPs) after the
-     * conv and the chunk states are recomputed; twice the bytes */
-    flops = 2.0 * flops + f.conv + tokens * heads * 2.0 * (double)d.d_state * (double)d.headdim;
-    bytes *= 2.0;
-    launches = 10.0;
-  }
-  double compute = flops / (hw->peak_bf16_flops * eff);
-  double memory = bytes / (hw->hbm_bytes_per_s * mem);
-  return (compute > memory ? compute : memory) + launches * hw->kernel_launch_s;
 }

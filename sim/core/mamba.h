@@ -77,13 +77,7 @@ PTSIM_HD void ptsim_mamba_forward_flops(const PtsimModel *model, int64_t tp, dou
 PTSIM_HD double ptsim_mamba_saved_bytes(const PtsimModel *model, int64_t tp, int sp, double tokens,
                                         int dropout);
 
-/* Seconds of the fused conv + SSD scan (mamba_split_conv1d_scan_combined)
- * over TOKENS tokens on one TP rank: forward, or backward (which recomputes
- * the conv and the chunk states).  A roofline formula, uncalibrated: the
- * larger of its matmul FLOPs at the flash-attention fraction of peak (a
- * tiled fused kernel alike) and its HBM bytes at the memory-bound fraction,
- * plus a launch per Triton kernel (6 forward, 10 backward). */
-PTSIM_HD double ptsim_mamba_scan_seconds(const PtsimModel *model, const PtsimHardware *hw,
-                                         int64_t tp, double tokens, int backward);
+/* Its time in a training step: workload_mamba.c (the GEMM and memory-bound
+ * cost rules over these shapes). */
 
 #endif /* PTSIM_MAMBA_H */

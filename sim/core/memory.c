@@ -454,7 +454,8 @@ PTSIM_HD double ptsim_memory_offload_host_bytes(const PtsimPlan *plan, int64_t s
  * sub-layer with its own pre-norm, fused into its first linear layer
  * (Transformer Engine): a Mamba mixer keeps what mamba.c says; attention
  * alone its input and norm output (SP region), Q, K and V and the
- * attention output (flash attention, the TP region); the MLP alone its
+ * attention output (the TP region), and unfused attention's s x s
+ * tensors; the MLP alone its
  * input and norm output, fc1's output and the activation's (fc2's input);
  * the MoE block alone its input and norm output and the experts' tensors
  * (moe_block_activations).  A 1-byte dropout mask of the residual each. */
@@ -468,9 +469,15 @@ PTSIM_HD double ptsim_memory_hybrid_layer_bytes(const PtsimPlan *plan, char kind
   int dropout = plan->job.source.hidden_dropout > 0.0;
   double norm_and_input = (2.0 * sb * h + 2.0 * sb * h + (dropout ? sb * h : 0.0)) / sp;
   if (kind == PTSIM_HYBRID_MAMBA) return ptsim_mamba_saved_bytes(m, l->tp, l->sp, sb, dropout);
-  if (kind == PTSIM_HYBRID_ATTENTION)
+  if (kind == PTSIM_HYBRID_ATTENTION) {
+    /* unfused attention (--attention-backend unfused) keeps its s x s
+     * tensors as a transformer layer's does (ptsim_memory_attention_core) */
+    PtsimAttentionCore core;
+    ptsim_memory_attention_core(plan, &core);
     return norm_and_input +
-           (2.0 * q + 4.0 * kv + 2.0 * q + (m->qk_layernorm ? 2.0 * (q + kv) : 0.0)) / t;
+           (2.0 * q + 4.0 * kv + 2.0 * q + (m->qk_layernorm ? 2.0 * (q + kv) : 0.0)) / t +
+           (core.kept ? (core.probs + core.mask + core.applied) * core.elements : 0.0);
+  }
   if (kind == PTSIM_HYBRID_MLP)
     return norm_and_input +
            (m->activation == PTSIM_ACTIVATION_SWIGLU
@@ -508,6 +515,25 @@ static PTSIM_HD double hybrid_stage_activations(const PtsimPlan *plan, int64_t s
   return inflight * layers * 2.0 * (double)plan->tokens * (double)job->model.hidden_size /
              (job->layout.sp ? (double)job->layout.tp : 1.0) +
          largest;
+}
+
+/* A hybrid stage's saved bytes per layer and microbatch, the mean of its
+ * layers by their kinds (0 for a stage without layers). */
+static PTSIM_HD double hybrid_layer_mean(const PtsimPlan *plan, int64_t stage) {
+  const char kinds[4] = {PTSIM_HYBRID_MAMBA, PTSIM_HYBRID_ATTENTION, PTSIM_HYBRID_MLP,
+                         PTSIM_HYBRID_MOE};
+  double stored = 0.0, layers = 0.0;
+  int64_t c, first, count;
+  int k;
+  for (c = 0; c < plan->num_chunks; c++) {
+    ptsim_plan_chunk_range(plan, stage, c, &first, &count);
+    for (k = 0; k < 4; k++) {
+      double n = (double)ptsim_hybrid_count(&plan->job.model, first, count, kinds[k]);
+      if (n > 0.0) stored += n * ptsim_memory_hybrid_layer_bytes(plan, kinds[k]);
+      layers += n;
+    }
+  }
+  return layers > 0.0 ? stored / layers : 0.0;
 }
 
 static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan, int64_t stage,
@@ -732,6 +758,8 @@ PTSIM_HD void ptsim_memory_estimate(const PtsimPlan *plan, PtsimCrossEntropyConv
                             expert_optimizer_bytes * trainable_experts;
     st->activation_bytes_per_layer =
         run->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP ? op_saved_bytes(plan) : full_layer;
+    if (ptsim_model_is_hybrid(&job->model))
+      st->activation_bytes_per_layer = hybrid_layer_mean(plan, i);
     st->inflight_microbatches = inflight;
     st->embedding_dropout_bytes = 0.0;
     st->input_ids_bytes = 0.0;

@@ -40,7 +40,9 @@ typedef struct {
                                       * embedding dropout mask on stage 0) */
   double activation_bytes_per_layer; /* one (dense) layer, one microbatch,
                                       * stored in full (no full recompute;
-                                      * per-op checkpointing: its kept set) */
+                                      * per-op checkpointing: its kept set);
+                                      * a hybrid model's: the mean of the
+                                      * stage's layers by their kinds */
   double embedding_dropout_bytes;    /* stage 0, hidden dropout > 0: 1-byte
                                       * mask of the embedding output, all
                                       * in-flight microbatches (part of

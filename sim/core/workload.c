@@ -19,6 +19,7 @@
  * plus the recomputed work, never fewer. */
 #include <stddef.h>
 #include "host_time.h"
+#include "mamba.h"
 #include "plan.h"
 #include "workload.h"
 #include "workload_int.h"
@@ -449,16 +450,18 @@ PTSIM_HD void ptsim_work_full_recompute(const PtsimWorkCtx *x, PtsimWork *w) {
   for (i = 0; i < PTSIM_COMM_KINDS; i++) w->backward_comm_s[i] += share * w->forward_comm_s[i];
 }
 
-/* A dense layer: attention, then the MLP. */
-static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
+/* The MLP block of a layer (fc1: TE LayerNormLinear; Megatron's own
+ * activation kernel, bf16 out; fc2: TE Linear), from its norm to fc2's
+ * reduction, into w; under recompute_modules mlp everything from the norm
+ * (fused into fc1 by Transformer Engine) to fc2's reduction re-runs (into
+ * redo), and the local norms (`norm`, their work) under layernorm. */
+static PTSIM_HD void build_mlp_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimWork *redo,
+                                     const PtsimWork *norm) {
   const PtsimModel *m = &x->job->model;
   const PtsimSettings *run = &x->job->settings;
-  const PtsimProvenance *src = &x->job->source;
   int64_t T = x->tokens, t = x->t, h = m->hidden_size;
   int64_t fc1_out = (m->activation == PTSIM_ACTIVATION_SWIGLU ? 2 : 1) * m->ffn_hidden_size;
   double norm_bytes = 2.0 * x->tokens_sp * (double)h * ELEM;
-  double residual_bytes = x->tokens_sp * (double)h *
-                          (3.0 * ELEM + (src->hidden_dropout > 0.0 ? 1.0 : 0.0));
   double ffn_local = (double)T * (double)m->ffn_hidden_size / (double)t;
   double fc1_s = ptsim_work_gemm_fwd_s(x, T, fc1_out / t, h);
   double fc2_s = ptsim_work_gemm_fwd_s(x, T, h, m->ffn_hidden_size / t);
@@ -469,20 +472,10 @@ static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   /* fc1's input comes from the norm fused into TE's LayerNormLinear;
    * Megatron's local layers run the norm on its own */
   int norm_cast = run->transformer_engine ? INPUT_QUANTIZED_BY_NORM : INPUT_CAST;
-  PtsimWork redo, norm, mlp;
-  work_zero(w);
-  work_zero(&redo);
-  work_zero(&norm);
+  PtsimWork mlp;
   work_zero(&mlp);
-  ptsim_work_elementwise(x, &norm, norm_bytes);
-  build_attention_block(x, w, &redo, &norm);
-
-  /* MLP block (fc1: TE LayerNormLinear; Megatron's own activation kernel,
-   * bf16 out; fc2: TE Linear): under recompute_modules mlp, everything
-   * from the norm (fused into fc1 by Transformer Engine) to fc2's
-   * reduction re-runs. */
   ptsim_work_elementwise(x, &mlp, norm_bytes);
-  if (redo_norms) work_add(&redo, &norm, 1.0);
+  if (redo_norms) work_add(redo, norm, 1.0);
   ptsim_work_tp_enter(x, &mlp, fc1_s, 1, tp_activation_bytes(x));
   ptsim_work_linear(x, &mlp, T, fc1_out / t, h, norm_cast, PTSIM_LORA_FC1, 1);
   ptsim_work_elementwise(x, &mlp,
@@ -492,11 +485,30 @@ static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   work_add(w, &mlp, 1.0);
   if (redo_mlp) {
     if (!run->transformer_engine) { /* the local norm sits outside the MLP */
-      mlp.forward_s -= norm.forward_s;
+      mlp.forward_s -= norm->forward_s;
     }
     mlp.flops /= 3.0; /* the forward of what re-runs */
-    work_add(&redo, &mlp, 1.0);
+    work_add(redo, &mlp, 1.0);
   }
+}
+
+/* A dense layer: attention, then the MLP. */
+static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
+  const PtsimModel *m = &x->job->model;
+  const PtsimSettings *run = &x->job->settings;
+  const PtsimProvenance *src = &x->job->source;
+  int64_t h = m->hidden_size;
+  double norm_bytes = 2.0 * x->tokens_sp * (double)h * ELEM;
+  double residual_bytes = x->tokens_sp * (double)h *
+                          (3.0 * ELEM + (src->hidden_dropout > 0.0 ? 1.0 : 0.0));
+  int selective = run->recompute == PTSIM_RECOMPUTE_SELECTIVE;
+  PtsimWork redo, norm;
+  work_zero(w);
+  work_zero(&redo);
+  work_zero(&norm);
+  ptsim_work_elementwise(x, &norm, norm_bytes);
+  build_attention_block(x, w, &redo, &norm);
+  build_mlp_block(x, w, &redo, &norm);
   ptsim_work_elementwise(x, w, residual_bytes);
   /* the trainable parameters' (LoRA: the adapters alone) */
   ptsim_work_grad_accumulation(x, w,
@@ -508,6 +520,42 @@ static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   if (run->recompute == PTSIM_RECOMPUTE_FULL)
     ptsim_work_full_recompute(x, w);
   else if (selective)
+    ptsim_work_redo(w, &redo);
+}
+
+/* A hybrid pattern's sub-layer other than a Mamba mixer (workload_mamba.c):
+ * attention alone ('*', its block ends with the residual), the MLP alone
+ * ('-') or the MoE block alone ('E'), each with its own pre-norm and
+ * residual; its parameters' gradient accumulation and recomputation as a
+ * transformer layer's (offloading is not applied to hybrid layers,
+ * memory.c). */
+static PTSIM_HD void build_hybrid_sublayer(const PtsimWorkCtx *x, char kind, PtsimWork *w) {
+  const PtsimSettings *run = &x->job->settings;
+  const PtsimLayout *l = &x->job->layout;
+  double h = (double)x->job->model.hidden_size;
+  double residual_bytes = x->tokens_sp * h *
+                          (3.0 * ELEM + (x->job->source.hidden_dropout > 0.0 ? 1.0 : 0.0));
+  int64_t ep = l->ep > 0 ? l->ep : 1, etp = l->etp > 0 ? l->etp : l->tp;
+  PtsimWork redo, norm;
+  work_zero(w);
+  work_zero(&redo);
+  work_zero(&norm);
+  ptsim_work_elementwise(x, &norm, 2.0 * x->tokens_sp * h * ELEM);
+  if (kind == PTSIM_HYBRID_ATTENTION) {
+    build_attention_block(x, w, &redo, &norm);
+  } else {
+    if (kind == PTSIM_HYBRID_MLP)
+      build_mlp_block(x, w, &redo, &norm);
+    else
+      ptsim_work_moe_block(x, w, &redo);
+    ptsim_work_elementwise(x, w, residual_bytes);
+  }
+  ptsim_work_grad_accumulation(x, w,
+                               ptsim_plan_hybrid_layer_parameters(&x->job->model, kind, l->tp, ep,
+                                                                  etp, NULL));
+  if (run->recompute == PTSIM_RECOMPUTE_FULL)
+    ptsim_work_full_recompute(x, w);
+  else if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE)
     ptsim_work_redo(w, &redo);
 }
 
@@ -697,6 +745,7 @@ static PTSIM_HD void build_step_work(const PtsimWorkCtx *x, PtsimWorkload *out) 
 
 PTSIM_HD double ptsim_workload_megatron_flops(const PtsimJob *job) {
   const PtsimModel *m = &job->model;
+  if (ptsim_model_is_hybrid(m)) return ptsim_workload_hybrid_flops(job);
   if (m->num_experts > 0 || m->multi_latent_attention || m->mtp_num_layers > 0)
     return ptsim_workload_moe_flops(job);
   double h = (double)m->hidden_size, s = (double)job->layout.seq;
@@ -727,8 +776,18 @@ PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage, int64_
   int first, last;
   ptsim_work_chunk_shape(w, stage, chunk, &layers, &moe, &first, &last);
   work_zero(out);
-  work_add(out, &w->layer, (double)(layers - moe));
-  if (moe > 0) work_add(out, &w->moe_layer, (double)moe);
+  if (w->hybrid) {
+    int64_t slot = stage * w->num_chunks + chunk;
+    int64_t mamba = slot < PTSIM_MAX_VSTAGES ? w->chunk_mamba_layers[slot] : 0;
+    int64_t attention = slot < PTSIM_MAX_VSTAGES ? w->chunk_attention_layers[slot] : 0;
+    work_add(out, &w->mamba_layer, (double)mamba);
+    work_add(out, &w->attention_layer, (double)attention);
+    work_add(out, &w->mlp_layer, (double)(layers - mamba - attention - moe));
+    work_add(out, &w->moe_block_layer, (double)moe);
+  } else {
+    work_add(out, &w->layer, (double)(layers - moe));
+    if (moe > 0) work_add(out, &w->moe_layer, (double)moe);
+  }
   if (first) work_add(out, &w->embedding, 1.0);
   if (last) {
     work_add(out, &w->head, 1.0);
@@ -742,6 +801,33 @@ PTSIM_HD void ptsim_workload_chunk(const PtsimWorkload *w, int64_t stage, int64_
   /* FSDP units: what the compute waits for in each pass is exposed dp */
   if (w->gather_forward || w->gather_backward || w->reduce_backward)
     ptsim_work_unit_waits(w, stage, chunk, out);
+}
+
+/* A hybrid model's layers by kind and each chunk's count of them (the
+ * plan's layer ranges over the model's pattern); zero otherwise. */
+static PTSIM_HD void build_hybrid(const PtsimWorkCtx *x, PtsimWorkload *out) {
+  const PtsimPlan *plan = x->plan;
+  const PtsimModel *m = &x->job->model;
+  int64_t s, n = plan->num_stages * plan->num_chunks, first, count;
+  out->hybrid = ptsim_model_is_hybrid(m);
+  work_zero(&out->mamba_layer);
+  work_zero(&out->attention_layer);
+  work_zero(&out->mlp_layer);
+  work_zero(&out->moe_block_layer);
+  for (s = 0; s < n && s < PTSIM_MAX_VSTAGES; s++) {
+    out->chunk_mamba_layers[s] = 0;
+    out->chunk_attention_layers[s] = 0;
+    if (!out->hybrid || n > PTSIM_MAX_VSTAGES) continue;
+    ptsim_plan_chunk_range(plan, s / plan->num_chunks, s % plan->num_chunks, &first, &count);
+    out->chunk_mamba_layers[s] = (int16_t)ptsim_hybrid_count(m, first, count, PTSIM_HYBRID_MAMBA);
+    out->chunk_attention_layers[s] = (int16_t)ptsim_hybrid_count(m, first, count,
+                                                                 PTSIM_HYBRID_ATTENTION);
+  }
+  if (!out->hybrid) return;
+  ptsim_work_mamba_layer(x, &out->mamba_layer);
+  build_hybrid_sublayer(x, PTSIM_HYBRID_ATTENTION, &out->attention_layer);
+  build_hybrid_sublayer(x, PTSIM_HYBRID_MLP, &out->mlp_layer);
+  if (m->num_experts > 0) build_hybrid_sublayer(x, PTSIM_HYBRID_MOE, &out->moe_block_layer);
 }
 
 PTSIM_HD void ptsim_workload_build(const PtsimPlan *plan, const PtsimCostParams *params,
@@ -799,6 +885,7 @@ PTSIM_HD void ptsim_workload_build_loaded(const PtsimPlan *plan, const PtsimCost
     out->chunk_moe_layers[s] = fits ? plan->vstage_moe_layers[plan->vstages.vstage[s]] : 0;
   }
   out->expert_load = expert_load;
+  build_hybrid(&x, out);
   if (run->torch_layers != PTSIM_TORCH_LAYERS_NONE) /* PyTorch's modules */
     ptsim_work_torch_layer(&x, &out->layer);
   else

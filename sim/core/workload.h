@@ -65,6 +65,16 @@ typedef struct {
    * host-bound, and a combined 1F1B pair of such passes takes at least
    * their issue time, the CPU issuing both. */
   double moe_layer_gpu_s[2];
+  /* A hybrid model's layers (mamba.h, workload_mamba.c), each its own
+   * sub-layer with its pre-norm and residual: a Mamba-2 mixer, attention
+   * alone, the MLP alone, the MoE block alone (zero for other models); a
+   * chunk's of each kind: chunk_mamba_layers, chunk_attention_layers,
+   * chunk_moe_layers, the rest MLP ones (the plan's layer ranges and the
+   * model's pattern).  hybrid: 1 when the model has a pattern. */
+  PtsimWork mamba_layer, attention_layer, mlp_layer, moe_block_layer;
+  int16_t chunk_mamba_layers[PTSIM_MAX_VSTAGES];
+  int16_t chunk_attention_layers[PTSIM_MAX_VSTAGES];
+  int32_t hybrid;
   PtsimWork embedding; /* first virtual stage */
   PtsimWork head;      /* final norm + LM head + cross-entropy, last virtual stage */
   PtsimWork mtp;       /* the multi-token prediction layers, last virtual stage */

@@ -159,6 +159,14 @@ PTSIM_HD void ptsim_work_mtp(const PtsimWorkCtx *x, const PtsimWork *layer,
 /* Megatron-LM's num_floating_point_operations for MoE, MLA and MTP models. */
 PTSIM_HD double ptsim_workload_moe_flops(const PtsimJob *job);
 
+/* ---- workload_mamba.c ---- */
+
+/* One Mamba-2 layer of a hybrid model (its pre-norm to its residual, its
+ * gradient accumulation and recomputation), into w. */
+PTSIM_HD void ptsim_work_mamba_layer(const PtsimWorkCtx *x, PtsimWork *w);
+/* Megatron-LM's num_floating_point_operations for a hybrid model. */
+PTSIM_HD double ptsim_workload_hybrid_flops(const PtsimJob *job);
+
 /* Context-parallel attention (cp > 1) of one layer by the job's
  * --cp-comm-type (workload_cp.c): its exposed CP communication into W (and
  * RECOMPUTE_INTO's forward, may be NULL); the attention kernels' forward

@@ -155,9 +155,25 @@ gboolean ptsim_hybrid_job_check(const PtsimJob *job, GError **error) {
 }
 
 gboolean ptsim_hybrid_simulation_check(const PtsimJob *job, GError **error) {
+  const PtsimSettings *run = &job->settings;
+  const char *what = NULL;
   if (!ptsim_model_is_hybrid(&job->model)) return TRUE;
-  return model_invalid("model %s is a hybrid model (hybrid_override_pattern): the step time and "
-                       "the allocator replay of its Mamba layers are not modelled yet; "
-                       "`ptsim memory` gives its analytical memory estimate",
-                       job->model.name);
+  /* what the hybrid layers' time and replay (workload_mamba.c,
+   * lifetimes_hybrid.c) do not model */
+  if (job->layout.sharding != PTSIM_SHARDING_NONE)
+    what = "ZeRO-2/3 sharding (--sharding): its units are transformer layers";
+  else if (run->torch_layers != PTSIM_TORCH_LAYERS_NONE)
+    what = "PyTorch's own layers (torchtitan): Mamba layers are Megatron-LM's MambaMixer";
+  else if (run->lora_rank > 0)
+    what = "LoRA adapters: their targets are a transformer layer's linears";
+  else if (run->offload_modules != 0)
+    what = "activation offloading (--offload-modules): its modules are a transformer layer's";
+  else if (run->recompute == PTSIM_RECOMPUTE_SELECTIVE_OP)
+    what = "torch's per-op recomputation";
+  else if (run->moe_ep_comm_overlap)
+    what = "--overlap-moe-expert-parallel-comm: its pairing splits a transformer MoE layer";
+  if (!what) return TRUE;
+  return model_invalid("model %s is a hybrid model (hybrid_override_pattern): %s is not modelled "
+                       "with its Mamba layers; `ptsim memory` gives its analytical memory estimate",
+                       job->model.name, what);
 }

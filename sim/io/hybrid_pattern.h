@@ -44,11 +44,13 @@ gboolean ptsim_hybrid_model_check(const PtsimModel *m, GError **error);
  * dividing the Mamba heads and groups (Megatron-LM asserts both). */
 gboolean ptsim_hybrid_job_check(const PtsimJob *job, GError **error);
 
-/* The event simulation and the allocator replay of hybrid layers are not
- * built: FALSE for a hybrid job, naming what is (the analytical memory
- * estimate, memory.c "Hybrid models").  ptsim_job_validate (the sweep's
- * candidates) and the simulations (sim/run/simulate.c) run it; `ptsim
- * memory` does not. */
+/* What the event simulation and the allocator replay of hybrid layers
+ * (workload_mamba.c, lifetimes_hybrid.c) do not model: FALSE for a hybrid
+ * job with ZeRO-2/3 sharding, PyTorch's layers, LoRA, activation
+ * offloading, per-op recomputation or combined-1F1B MoE overlap, naming
+ * it and what is (the analytical memory estimate).  ptsim_job_validate
+ * (the sweep's candidates) and the simulations (sim/run/simulate.c) run
+ * it; `ptsim memory` does not. */
 gboolean ptsim_hybrid_simulation_check(const PtsimJob *job, GError **error);
 
 #endif /* PTSIM_HYBRID_PATTERN_H */

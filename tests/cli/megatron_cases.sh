@@ -54,7 +54,7 @@ check "--hw: a100-40g in every row" test "$(grep -c ',a100-40g,' "$tmp/out")" -e
 check "--megatron-args adds flags" run 0 validate --megatron-cases "$tree/gpt/tiny_tp2_pp2" --megatron-args "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1" --format json
 check "--megatron-args: in the command" grep -q "transformer_engine --recompute-granularity full" "$tmp/out"
 check "the real cases: exit 0" run 0 validate --megatron-cases "$src/tests/data/megatron_cases/cases"
-check "the real cases: 125 cases" grep -q "^ptsim validate --megatron-cases: 125 cases" "$tmp/out"
+check "the real cases: 131 cases" grep -q "^ptsim validate --megatron-cases: 131 cases" "$tmp/out"
 
 # bad inputs: one line, exit 2
 check "missing path" run 2 validate --megatron-cases "$tmp/none"
