@@ -295,7 +295,10 @@ static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_sc
   if (!drop_mlp) {
     if (m->activation == PTSIM_ACTIVATION_SWIGLU) /* gate and up; (SiLU;) fc2 input */
       split += 2.0 * 2.0 * sb * hf + swiglu_rest_bytes(&plan->job, in_bytes) * sb * hf;
-    else /* fc1 output; GELU output = fc2 input */
+    else /* fc1 output; GELU output = fc2 input.  Squared ReLU the same:
+          * torch.compile's one kernel keeps its input x (2 B; relu(x)
+          * re-made in backward), eager its relu(x) (the pow's and the
+          * relu's saved tensor, one), 2 B either way */
       split += 2.0 * sb * hf + in_bytes * sb * hf;
   }
 

@@ -445,8 +445,7 @@ static PTSIM_HD void build_layer(const PtsimWorkCtx *x, PtsimWork *w) {
   if (redo_norms) work_add(&redo, &norm, 1.0);
   ptsim_work_tp_enter(x, &mlp, fc1_s, 1, tp_activation_bytes(x));
   ptsim_work_linear(x, &mlp, T, fc1_out / t, h, norm_cast, PTSIM_LORA_FC1, 1);
-  ptsim_work_elementwise(x, &mlp,
-                         (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * ffn_local * ELEM);
+  ptsim_work_elementwise(x, &mlp, ptsim_plan_activation_elements(m) * ffn_local * ELEM);
   ptsim_work_linear(x, &mlp, T, h, m->ffn_hidden_size / t, INPUT_CAST, PTSIM_LORA_FC2, 0);
   ptsim_work_tp_leave(x, &mlp, fc2_s);
   work_add(w, &mlp, 1.0);
