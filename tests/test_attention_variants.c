@@ -10,6 +10,7 @@
 #include <glib.h>
 
 #include "config.h"
+#include "host_time.h"
 #include "job_build.h"
 #include "plan_of.h"
 
@@ -152,6 +153,27 @@ static void test_relu2_in_a_job(void) {
   g_assert_cmpfloat(relu2_nb.step_s, ==, gelu_nb.step_s);
 }
 
+/* The forward launches of one dense layer's MLP on BASE's job + EXTRA. */
+static double forward_mlp_launches(const char *extra) {
+  g_autofree char *line = g_strconcat(BASE, extra, NULL);
+  g_autoptr(GError) error = NULL;
+  PtsimJob job;
+  PtsimHostLaunches n;
+  if (!build(line, &job, &error)) g_error("'%s': %s", line, error->message);
+  g_autofree PtsimPlan *plan = plan_of(&job);
+  ptsim_host_layer_launches(plan, 0, &n);
+  return n.forward_mlp;
+}
+
+static void test_relu2_launches(void) {
+  g_test_summary("squared ReLU's forward MLP launches: GELU's (the bias fused into bias-GELU), "
+                 "one more with biases (Megatron's bias add before it)");
+  double gelu = forward_mlp_launches("");
+  g_assert_cmpfloat(forward_mlp_launches("--squared-relu --no-bias-gelu-fusion"), ==, gelu + 1.0);
+  g_assert_cmpfloat(forward_mlp_launches("--disable-bias-linear --squared-relu"), ==,
+                    forward_mlp_launches("--disable-bias-linear"));
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/attention-variants/sink-parameters", test_sink_parameters);
@@ -159,5 +181,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/attention-variants/sinks-under-cp", test_sinks_under_cp);
   g_test_add_func("/attention-variants/relu2-elements", test_relu2_elements);
   g_test_add_func("/attention-variants/relu2-in-a-job", test_relu2_in_a_job);
+  g_test_add_func("/attention-variants/relu2-launches", test_relu2_launches);
   return g_test_run();
 }
