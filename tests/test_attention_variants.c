@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "host_time.h"
+#include "memory.h"
 #include "job_build.h"
 #include "plan_of.h"
 
@@ -119,6 +120,35 @@ static void test_sinks_under_cp(void) {
   g_assert_no_error(error);
 }
 
+static void test_sinks_on_local_layers(void) {
+  g_test_summary("sinks on Megatron's local (unfused) attention: FusedScaleMaskSoftmax's kernel "
+                 "needs softmax_offset None, so PyTorch's softmax runs (its fp32 output kept "
+                 "with --attention-softmax-in-fp32: 4 + 2 B a score instead of 2) and the mask "
+                 "fill and the sink column's concatenation make the step slower");
+  g_autoptr(GError) error = NULL;
+  const char *local = "--transformer-impl local --attention-softmax-in-fp32 ";
+  g_autofree char *plain = g_strconcat(BASE, local, NULL);
+  g_autofree char *sinks = g_strconcat(BASE, local, "--softmax-type learnable", NULL);
+  PtsimJob a, b;
+  PtsimAttentionCore ca, cb;
+  g_assert_true(build(plain, &a, &error));
+  g_assert_true(build(sinks, &b, &error));
+  g_autofree PtsimPlan *pa = plan_of(&a);
+  g_autofree PtsimPlan *pb = plan_of(&b);
+  ptsim_memory_attention_core(pa, &ca);
+  ptsim_memory_attention_core(pb, &cb);
+  /* seq 4096: 16 < 4096 <= 4096, a multiple of 4: the fused kernel, 2 B */
+  g_assert_cmpint(ca.fused, ==, 1);
+  g_assert_cmpfloat(ca.probs + ca.applied, ==, 2.0);
+  g_assert_cmpint(cb.fused, ==, 0);
+  g_assert_cmpfloat(cb.probs + cb.applied, ==, 6.0);
+  Prediction with, without;
+  predict("--transformer-impl local --attention-softmax-in-fp32 ", &without);
+  predict("--transformer-impl local --attention-softmax-in-fp32 --softmax-type learnable", &with);
+  g_assert_cmpfloat(with.step_s, >, without.step_s);
+  g_assert_cmpfloat(with.memory_bytes, >, without.memory_bytes);
+}
+
 static void test_relu2_elements(void) {
   g_test_summary("the activation's forward elements per fc2-input element: SwiGLU 3 (gate, up "
                  "in; out), GELU 2 (bias fused), squared ReLU 2, and 4 with biases (its own "
@@ -179,6 +209,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/attention-variants/sink-parameters", test_sink_parameters);
   g_test_add_func("/attention-variants/sinks-in-a-job", test_sinks_in_a_job);
   g_test_add_func("/attention-variants/sinks-under-cp", test_sinks_under_cp);
+  g_test_add_func("/attention-variants/sinks-on-local-layers", test_sinks_on_local_layers);
   g_test_add_func("/attention-variants/relu2-elements", test_relu2_elements);
   g_test_add_func("/attention-variants/relu2-in-a-job", test_relu2_in_a_job);
   g_test_add_func("/attention-variants/relu2-launches", test_relu2_launches);
