@@ -294,7 +294,7 @@ static void test_model_inconsistent(void) {
 static void test_model_bad_words(void) {
   g_test_summary("enum and boolean values, name length, GKeyFile syntax");
   load_model_fixture_fails("bad_model_activation.ini", PTSIM_CONFIG_ERROR_PARSE,
-                           ".ini:9:", "activation = 'relu'", "expected swiglu|gelu", NULL);
+                           ".ini:9:", "activation = 'relu'", "expected swiglu|gelu|relu2", NULL);
   load_model_fixture_fails("bad_model_norm.ini", PTSIM_CONFIG_ERROR_PARSE, "norm = 'batchnorm'",
                            "expected rmsnorm|layernorm", NULL);
   load_model_fixture_fails("bad_model_bool.ini", PTSIM_CONFIG_ERROR_PARSE,

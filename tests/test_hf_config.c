@@ -63,10 +63,10 @@ static const Count counts[] = {
      * 128 x (2880 x 5760 + 2880 x 2880) = 3,185,049,600 and their biases
      * 128 x (5760 + 2880) = 1,105,920; router 128 x 2880 = 368,640; norms
      * 5760: 3,213,080,000 x 36 = 115,670,880,000; 2 x 201088 x 2880 =
-     * 1,158,266,880; 2880.  Published 116.83B (116,829,156,672) with the
-     * sinks (36 x 64 = 2304) and the router's biases (36 x 128 = 4608),
-     * which ptsim does not count (warned). */
-    {"gpt-oss-120b", 116829149760.0, 116.83, 0.005, NULL, "attention sinks (2304 parameters)"},
+     * 1,158,266,880; 2880; the attention sinks 36 x 64 = 2304 (learnable
+     * softmax).  Published 116.83B (116,829,156,672) with the router's
+     * biases (36 x 128 = 4608), which ptsim does not count (warned). */
+    {"gpt-oss-120b", 116829152064.0, 116.83, 0.005, NULL, "router's biases (4608 parameters"},
     /* text_config: q 5120^2 + k, v 2 x 5120 x 1024 + o 5120^2 =
      * 62,914,560, q/k norms 2 x 128 (the weightless L2 norm, counted,
      * warned), 16 x 3 x 5120 x 8192 = 2,013,265,920 experts + one shared
@@ -191,7 +191,10 @@ static void test_sliding_window(void) {
   load_dir("gpt-oss-120b", &m); /* 128; layer_types: 18 of 36 "sliding_attention" */
   g_assert_cmpint(m.window_size, ==, 127);
   g_assert_cmpint(m.window_layers, ==, 18);
+  /* GptOssAttention.sinks: the learnable softmax; the others vanilla */
+  g_assert_cmpint(m.softmax_type, ==, PTSIM_SOFTMAX_LEARNABLE);
   load_dir("qwen2-7b", &m); /* use_sliding_window false */
+  g_assert_cmpint(m.softmax_type, ==, PTSIM_SOFTMAX_VANILLA);
   g_assert_cmpint(m.window_size, ==, 0);
   load_dir("mixtral-8x7b", &m); /* sliding_window null */
   g_assert_cmpint(m.window_size, ==, 0);

@@ -524,6 +524,59 @@ static void test_window(void) {
               "expected num_layers = 24");
 }
 
+/* The same model as a model file: MINIMAL's shape (24 layers, 2048, 16
+ * heads, GELU and LayerNorm and biases by Megatron's defaults; the
+ * vocabulary 50257 padded to 50304) and EXTRA's keys. */
+static void model_text(const char *extra, PtsimModel *m) {
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text =
+      g_strdup_printf("[model]\nnum_layers = 24\nhidden_size = 2048\nffn_hidden_size = 8192\n"
+                      "num_attention_heads = 16\nnum_query_groups = 16\nvocab_size = 50304\n"
+                      "norm = layernorm\ntied_embeddings = true\nbias = true\n%s",
+                      extra);
+  g_assert_true(ptsim_model_load_data(text, strlen(text), "parity.ini", m, &error));
+  g_assert_no_error(error);
+}
+
+static void test_attention_variant_parity(void) {
+  g_test_summary("--softmax-type and a model file's softmax_type, --squared-relu and activation = "
+                 "relu2 mean the same model (the same parameters per layer); --squared-relu "
+                 "beside --swiglu and an unknown softmax are refused, naming the flag");
+  static const struct {
+    const char *flag, *key;
+    PtsimSoftmaxType softmax;
+    PtsimActivation activation;
+  } cases[] = {
+      {"", "activation = gelu\n", PTSIM_SOFTMAX_VANILLA, PTSIM_ACTIVATION_GELU},
+      {"--softmax-type vanilla", "activation = gelu\nsoftmax_type = vanilla\n",
+       PTSIM_SOFTMAX_VANILLA, PTSIM_ACTIVATION_GELU},
+      {"--softmax-type off-by-one", "activation = gelu\nsoftmax_type = off-by-one\n",
+       PTSIM_SOFTMAX_OFF_BY_ONE, PTSIM_ACTIVATION_GELU},
+      {"--softmax-type learnable", "activation = gelu\nsoftmax_type = learnable\n",
+       PTSIM_SOFTMAX_LEARNABLE, PTSIM_ACTIVATION_GELU},
+      {"--squared-relu", "activation = relu2\n", PTSIM_SOFTMAX_VANILLA, PTSIM_ACTIVATION_RELU2},
+      {"--squared-relu --softmax-type learnable", "activation = relu2\nsoftmax_type = learnable\n",
+       PTSIM_SOFTMAX_LEARNABLE, PTSIM_ACTIVATION_RELU2},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    PtsimJob job;
+    PtsimModel file;
+    g_autofree char *line = g_strdup_printf(MINIMAL "%s", cases[i].flag);
+    parse_ok(line, &job, NULL);
+    model_text(cases[i].key, &file);
+    g_assert_cmpint(job.model.softmax_type, ==, cases[i].softmax);
+    g_assert_cmpint(file.softmax_type, ==, cases[i].softmax);
+    g_assert_cmpint(job.model.activation, ==, cases[i].activation);
+    g_assert_cmpint(file.activation, ==, cases[i].activation);
+    g_assert_cmpint(job.model.vocab_size, ==, file.vocab_size);
+    g_assert_cmpfloat(ptsim_plan_layer_parameters(&job.model, 2), ==,
+                      ptsim_plan_layer_parameters(&file, 2));
+  }
+  parse_fails(MINIMAL "--swiglu --squared-relu", "--squared-relu and --swiglu together");
+  parse_fails(MINIMAL "--softmax-type sink", "--softmax-type 'sink' is not allowed: expected "
+                                             "vanilla|off-by-one|learnable");
+}
+
 static void test_layout_flags(void) {
   g_test_summary("vp, sp, bias order, recompute, uneven stages");
   g_autoptr(PtsimMegatronDiagnostics) ignored = ptsim_megatron_diagnostics_new();
@@ -712,6 +765,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/megatron-args/precision", test_precision);
   g_test_add_func("/megatron-args/layout-flags", test_layout_flags);
   g_test_add_func("/megatron-args/window", test_window);
+  g_test_add_func("/megatron-args/attention-variant-parity", test_attention_variant_parity);
   g_test_add_func("/megatron-args/errors", test_errors);
   return g_test_run();
 }

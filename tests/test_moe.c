@@ -72,6 +72,25 @@ static const Count counts[] = {
      * 2*128; 48 layers of 128 x 3*2048*768; published 30.5B / 3.3B */
     {"qwen3-30b-a3b", 30532122624.0, 3353032704.0, 30.5, 3.3, 0.1, 0.1, 0},
     {"qwen3-235b-a22b", 235093634560.0, 22190763520.0, 235.0, 22.0, 1.0, 1.0, 0},
+    /* gpt-oss-120b (config.json: h 2880, 64 heads of 64, 8 KV groups):
+     * attention q 2880*4096 + k, v 2*2880*512 + o 4096*2880 = 26,542,080,
+     * its biases 4096 + 2*512 + 2880 = 8000, sinks 64; norms 2*2880; router
+     * 128*2880 = 368,640; an expert 3*2880*2880 + biases 2*2880 + 2880 =
+     * 24,891,840, x128 = 3,186,155,520: 3,213,080,064 per layer, x36 =
+     * 115,670,882,304; embedding and head 2*201088*2880 = 1,158,266,880;
+     * final norm 2880: 116,829,152,064.  Active: 4 experts, 36*124 =
+     * 4464 fewer experts: 5,711,978,304, 5,132,844,864 without the input
+     * embedding.  The model card (arXiv 2508.10925, Table 1): 116.83B total
+     * (it also counts the router's 36*128 biases, which Megatron's router
+     * has not: 4608 short), 5.13B active. */
+    {"gpt-oss-120b", 116829152064.0, 5711978304.0, 116.83, 5.13, 0.01, 0.01, 1},
+    /* gpt-oss-20b: 24 layers of 32 experts: 26,550,144 attention + 5760
+     * norms + 92,160 router + 32*24,891,840 = 823,186,944 per layer, x24 =
+     * 19,756,486,656, + 1,158,266,880 + 2880 = 20,914,756,416; active 24*28
+     * experts fewer: 4,187,439,936, 3,608,306,496 without the input
+     * embedding.  Model card: 20.91B total (+768 router biases), 3.61B
+     * active. */
+    {"gpt-oss-20b", 20914756416.0, 4187439936.0, 20.91, 3.61, 0.01, 0.01, 1},
 };
 
 static void test_mtp_block(void) {

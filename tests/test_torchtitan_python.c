@@ -249,12 +249,13 @@ static void test_moe_totals(void) {
   /* 20b per layer: attention 26,542,080 + biases 8000, experts 32 x (2880 x
    * 5760 + 2880 x 2880) = 796,262,400 + their biases 32 x 8640 = 276,480,
    * router 32 x 2880 = 92,160, norms 5760: 823,186,880 x 24 =
-   * 19,756,485,120; 2 x 201088 x 2880 = 1,158,266,880; 2880.  Published
-   * 20.91B (20,914,757,184 with the sinks 24 x 64 and the router's biases
-   * 24 x 32, which ptsim does not count) */
-  check_total("gpt_oss", "20b", "gpt-oss-20b", 20914754880.0);
+   * 19,756,485,120; 2 x 201088 x 2880 = 1,158,266,880; 2880; the sinks
+   * (torchtitan's Attention.sinks) 24 x 64 = 1536.  Published 20.91B
+   * (20,914,757,184 with the router's biases 24 x 32, which ptsim does not
+   * count) */
+  check_total("gpt_oss", "20b", "gpt-oss-20b", 20914756416.0);
   /* 120b: test_hf_config.c's count of the same shape (116.83B) */
-  check_total("gpt_oss", "120b", "gpt-oss-120b", 116829149760.0);
+  check_total("gpt_oss", "120b", "gpt-oss-120b", 116829152064.0);
   /* 17bx16e: test_hf_config.c's Scout, 107,769,873,408, less its q/k L2
    * norms (2 x 128 x 48 = 12,288), which torchtitan's llama4 does not have */
   check_total("llama4", "17bx16e", "llama4-17bx16e", 107769861120.0);

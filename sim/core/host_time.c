@@ -290,7 +290,10 @@ static PTSIM_HD void mlp_launches(const PtsimPlan *plan, int moe, double tpc, do
     out->dispatch_waits = dw;
     return;
   }
-  out->forward_mlp = f;
+  /* squared ReLU with biases: Megatron adds fc1's bias in a kernel of its
+   * own before the activation (ptsim_plan_activation_elements); its
+   * gradient is the bias reduction already counted */
+  out->forward_mlp = f + (m->activation == PTSIM_ACTIVATION_RELU2 ? bias : 0.0);
   out->backward_mlp = (1.0 + bias) + tpc + (2.0 + bias) + 1.0 + (2.0 + bias + sp) + tpc + 2.0 + 1.0;
 }
 

@@ -38,7 +38,23 @@
 /* Runs of equal virtual stages a pipeline layout may have (PtsimLayout). */
 #define PTSIM_LAYOUT_RUNS 16
 
-typedef enum { PTSIM_ACTIVATION_SWIGLU = 0, PTSIM_ACTIVATION_GELU = 1 } PtsimActivation;
+/* RELU2: squared ReLU, relu(x)^2 (Megatron-LM's --squared-relu; Nemotron-H):
+ * two MLP matrices like GELU, but Megatron fuses no bias into it. */
+typedef enum {
+  PTSIM_ACTIVATION_SWIGLU = 0,
+  PTSIM_ACTIVATION_GELU = 1,
+  PTSIM_ACTIVATION_RELU2 = 2
+} PtsimActivation;
+
+/* Megatron-LM's --softmax-type (Transformer Engine's softmax_type): OFF_BY_ONE
+ * adds 1 to the softmax's denominator (a zero-logit sink), LEARNABLE one
+ * learned sink logit per head (GPT-OSS's attention sinks: a parameter per
+ * head and layer, split over TP with the heads). */
+typedef enum {
+  PTSIM_SOFTMAX_VANILLA = 0,
+  PTSIM_SOFTMAX_OFF_BY_ONE = 1,
+  PTSIM_SOFTMAX_LEARNABLE = 2
+} PtsimSoftmaxType;
 
 typedef enum { PTSIM_NORM_RMSNORM = 0, PTSIM_NORM_LAYERNORM = 1 } PtsimNorm;
 
@@ -78,7 +94,7 @@ typedef struct {
   int64_t num_attention_heads; /* a */
   int64_t num_query_groups;    /* k (GQA groups; == a for MHA) */
   int64_t vocab_size;          /* v (padded, as the embedding is allocated) */
-  PtsimActivation activation;  /* swiglu: 3 MLP matrices; gelu: 2 */
+  PtsimActivation activation;  /* swiglu: 3 MLP matrices; gelu, relu2: 2 */
   PtsimNorm norm;              /* rmsnorm: weight only; layernorm: weight+bias */
   int tied_embeddings;         /* 1: LM head shares the embedding matrix */
   int bias;                    /* 1: linear layers carry biases (GPT-style) */
@@ -129,6 +145,7 @@ typedef struct {
    * N: every N-th layer attends to the whole prefix).  0: none. */
   int64_t window_size;
   int64_t window_layers;
+  PtsimSoftmaxType softmax_type; /* attention sinks (vanilla: none) */
   /* A hybrid model (Megatron-LM's --hybrid-layer-pattern, formerly
    * --hybrid-override-pattern; Nemotron-H): layer i is one sub-layer of
    * kind hybrid_pattern[i], each with its own pre-norm and residual --

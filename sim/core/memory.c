@@ -93,7 +93,8 @@ static PTSIM_HD int64_t imin(int64_t x, int64_t y) { return x < y ? x : y; }
  *    (ctx.save_for_backward(output) in TE's softmax.py, save_for_backward(
  *    softmax_results, scale_t) in megatron/core/fusions/fused_softmax.py);
  *    they run where is_kernel_available says: TE 16 < sk < 16384 and
- *    sk % 8 == 0, Megatron 16 < sk <= 4096 and sk % 4 == 0 (both with
+ *    sk % 8 == 0, Megatron 16 < sk <= 4096 and sk % 4 == 0 and no sink
+ *    (softmax_offset None: --softmax-type vanilla) (both with
  *    b*np % 4 == 0 and a block condition ptsim takes as met).  Elsewhere
  *    forward_torch_softmax: with softmax_in_fp32 (TE's default; Megatron's
  *    --attention-softmax-in-fp32, set by --apply-query-key-layer-scaling in
@@ -116,7 +117,9 @@ PTSIM_HD void ptsim_memory_attention_core(const PtsimPlan *plan, PtsimAttentionC
   int fp32;
   out->te = run->transformer_engine;
   out->fused = out->te ? (s > 16 && s < 16384 && s % 8 == 0)
-                       : (!run->masked_softmax_unfused && s > 16 && s <= 4096 && s % 4 == 0);
+                       : (!run->masked_softmax_unfused &&
+                          job->model.softmax_type == PTSIM_SOFTMAX_VANILLA && s > 16 && s <= 4096 &&
+                          s % 4 == 0);
   fp32 = !out->fused && (out->te || run->attention_softmax_fp32);
   out->probs = fp32 ? 4.0 : 2.0;
   out->mask = dropout ? 1.0 : 0.0;
@@ -295,7 +298,10 @@ static PTSIM_HD double layer_activation_bytes(const PtsimPlan *plan, int keep_sc
   if (!drop_mlp) {
     if (m->activation == PTSIM_ACTIVATION_SWIGLU) /* gate and up; (SiLU;) fc2 input */
       split += 2.0 * 2.0 * sb * hf + swiglu_rest_bytes(&plan->job, in_bytes) * sb * hf;
-    else /* fc1 output; GELU output = fc2 input */
+    else /* fc1 output; GELU output = fc2 input.  Squared ReLU the same:
+          * torch.compile's one kernel keeps its input x (2 B; relu(x)
+          * re-made in backward), eager its relu(x) (the pow's and the
+          * relu's saved tensor, one), 2 B either way */
       split += 2.0 * sb * hf + in_bytes * sb * hf;
   }
 

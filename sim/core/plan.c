@@ -134,6 +134,12 @@ PTSIM_HD PtsimPositionEmbedding ptsim_plan_position_embedding(const PtsimModel *
              : PTSIM_POSITION_ROPE;
 }
 
+PTSIM_HD double ptsim_plan_activation_elements(const PtsimModel *model) {
+  if (model->activation == PTSIM_ACTIVATION_SWIGLU) return 3.0;
+  if (model->activation == PTSIM_ACTIVATION_RELU2 && model->bias) return 4.0;
+  return 2.0;
+}
+
 PTSIM_HD int ptsim_plan_has_learned_positions(const PtsimModel *model) {
   return ptsim_plan_position_embedding(model) == PTSIM_POSITION_LEARNED;
 }
@@ -190,9 +196,22 @@ static PTSIM_HD double plan_mlp_parameters(const PtsimModel *m, int64_t width, i
   return n;
 }
 
+/* Learnable attention sinks (--softmax-type learnable; GPT-OSS): Transformer
+ * Engine's DotProductAttention holds softmax_offset, one fp32 logit per
+ * head, as a parameter of num_attention_heads / tp on each TP
+ * rank (transformer_engine/pytorch/attention/dot_product_attention/
+ * dot_product_attention.py at d0067d0d); Megatron-LM shards it by heads
+ * (extensions/transformer_engine.py sharded_state_dict, {'softmax_offset':
+ * 0}).  off-by-one's sink is the constant 0: no parameter. */
+static PTSIM_HD double plan_sink_parameters(const PtsimModel *m, int64_t tp) {
+  if (m->softmax_type != PTSIM_SOFTMAX_LEARNABLE) return 0.0;
+  return (double)m->num_attention_heads / (double)tp;
+}
+
 PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp) {
   if (model->multi_latent_attention)
-    return plan_mla_parameters(model, tp) + plan_mlp_parameters(model, model->ffn_hidden_size, tp) +
+    return plan_mla_parameters(model, tp) + plan_sink_parameters(model, tp) +
+           plan_mlp_parameters(model, model->ffn_hidden_size, tp) +
            2.0 * plan_norm_parameters(model);
   double h = (double)model->hidden_size;
   double hf = (double)model->ffn_hidden_size;
@@ -214,7 +233,8 @@ PTSIM_HD double ptsim_plan_layer_parameters(const PtsimModel *model, int64_t tp)
   /* Matrices are TP-sharded (column-parallel QKV and fc1, row-parallel O
    * and fc2); two norms per layer, replicated over TP (SP splits the
    * sequence, not the weights). */
-  return plan_layer_matrices(model, tp) + bias + qk_norm + 2.0 * plan_norm_parameters(model);
+  return plan_layer_matrices(model, tp) + bias + qk_norm + plan_sink_parameters(model, tp) +
+         2.0 * plan_norm_parameters(model);
 }
 
 /* ---- LoRA ----
@@ -265,8 +285,8 @@ PTSIM_HD int64_t ptsim_plan_moe_layers_in(const PtsimModel *model, int64_t first
 static PTSIM_HD double plan_attention_parameters(const PtsimModel *m, int64_t tp) {
   double h = (double)m->hidden_size, t = (double)tp, d = (double)ptsim_plan_head_dim(m);
   double q = (double)m->num_attention_heads * d, kv = (double)m->num_query_groups * d;
-  double n = (h * (q + 2.0 * kv) + q * h) / t;
-  if (m->multi_latent_attention) return plan_mla_parameters(m, tp);
+  double n = (h * (q + 2.0 * kv) + q * h) / t + plan_sink_parameters(m, tp);
+  if (m->multi_latent_attention) return plan_mla_parameters(m, tp) + plan_sink_parameters(m, tp);
   if (m->bias) n += (q + 2.0 * kv) / t + h;
   if (m->qk_layernorm) n += 2.0 * (m->norm == PTSIM_NORM_LAYERNORM ? 2.0 * d : d);
   return n;

@@ -234,6 +234,15 @@ PTSIM_HD PtsimPositionEmbedding ptsim_plan_position_embedding(const PtsimModel *
  * replicated over TP). */
 PTSIM_HD int ptsim_plan_has_learned_positions(const PtsimModel *model);
 
+/* Elements one dense MLP's activation moves in the forward per element of
+ * fc2's input (read + written, bf16): SwiGLU reads gate and up and writes
+ * one (3); GELU, fused with fc1's bias (bias_gelu_impl), reads one and
+ * writes one (2); squared ReLU, Megatron-LM's squared_relu (torch.pow(
+ * F.relu(x), 2) under torch.compile: one kernel), 2, and with biases 2 more
+ * for the bias add Megatron runs before it (mlp.py: no fused bias for
+ * it; megatron/core/activations.py, transformer/mlp.py at d98e8a64). */
+PTSIM_HD double ptsim_plan_activation_elements(const PtsimModel *model);
+
 /* The head dimension d: kv_channels, or hidden / heads. */
 PTSIM_HD int64_t ptsim_plan_head_dim(const PtsimModel *model);
 

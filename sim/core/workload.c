@@ -296,6 +296,13 @@ static PTSIM_HD void add_unfused_attention(const PtsimWorkCtx *x, PtsimWork *w,
   ptsim_work_gemm_at(x, &part, ptsim_work_outside_fp8(x), b * heads * s, s, d,
                      INPUT_CAST);                        /* Q K^T */
   ptsim_work_elementwise(x, &part, 2.0 * ELEM * scores); /* softmax: read + write */
+  /* Attention sinks on Megatron's local layers: FusedScaleMaskSoftmax
+   * takes PyTorch's softmax (its kernel needs softmax_offset None,
+   * fusions/fused_softmax.py at d98e8a64): the causal mask filled in (read,
+   * the bool mask, write) and SoftmaxOne's sink column concatenated (read,
+   * write) before the softmax */
+  if (!x->job->settings.transformer_engine && x->job->model.softmax_type != PTSIM_SOFTMAX_VANILLA)
+    ptsim_work_elementwise(x, &part, (4.0 * ELEM + 1.0) * scores);
   if (x->job->source.attention_dropout > 0.0)
     ptsim_work_elementwise(x, &part, (2.0 * ELEM + 1.0) * scores); /* mask + scale */
   ptsim_work_gemm_at(x, &part, ptsim_work_outside_fp8(x), b * heads * s, d, s,
@@ -478,8 +485,7 @@ static PTSIM_HD void build_mlp_block(const PtsimWorkCtx *x, PtsimWork *w, PtsimW
   if (redo_norms) work_add(redo, norm, 1.0);
   ptsim_work_tp_enter(x, &mlp, fc1_s, 1, tp_activation_bytes(x));
   ptsim_work_linear(x, &mlp, T, fc1_out / t, h, norm_cast, PTSIM_LORA_FC1, 1);
-  ptsim_work_elementwise(x, &mlp,
-                         (m->activation == PTSIM_ACTIVATION_SWIGLU ? 3.0 : 2.0) * ffn_local * ELEM);
+  ptsim_work_elementwise(x, &mlp, ptsim_plan_activation_elements(m) * ffn_local * ELEM);
   ptsim_work_linear(x, &mlp, T, h, m->ffn_hidden_size / t, INPUT_CAST, PTSIM_LORA_FC2, 0);
   ptsim_work_tp_leave(x, &mlp, fc2_s);
   work_add(w, &mlp, 1.0);

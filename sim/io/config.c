@@ -451,7 +451,8 @@ gboolean ptsim_model_check(const PtsimModel *m, GError **error) {
                 m->name, (gint64)m->num_query_groups, (gint64)m->num_attention_heads);
     return FALSE;
   }
-  if ((m->activation != PTSIM_ACTIVATION_SWIGLU && m->activation != PTSIM_ACTIVATION_GELU) ||
+  if ((unsigned)m->activation > PTSIM_ACTIVATION_RELU2 ||
+      (unsigned)m->softmax_type > PTSIM_SOFTMAX_LEARNABLE ||
       (m->norm != PTSIM_NORM_RMSNORM && m->norm != PTSIM_NORM_LAYERNORM) ||
       (m->tied_embeddings != 0 && m->tied_embeddings != 1) || (m->bias != 0 && m->bias != 1) ||
       (m->qk_layernorm != 0 && m->qk_layernorm != 1) ||
@@ -498,6 +499,7 @@ static const char *const model_keys[] = {"name",
                                          "mtp_num_layers",
                                          "window_size",
                                          "window_layers",
+                                         "softmax_type",
                                          "hybrid_override_pattern",
                                          "mamba_state_dim",
                                          "mamba_head_dim",
@@ -565,13 +567,19 @@ static gboolean model_from_ini(const IniFile *ini, PtsimModel *out, GError **err
       !ptsim_ini_int(ini, g, "num_query_groups", 1, INT_VALUE_MAX, TRUE, &m.num_query_groups,
                      error) ||
       !ptsim_ini_int(ini, g, "vocab_size", 1, INT_VALUE_MAX, TRUE, &m.vocab_size, error) ||
-      !ptsim_ini_choice(ini, g, "activation", "swiglu|gelu", &activation, error) ||
+      !ptsim_ini_choice(ini, g, "activation", "swiglu|gelu|relu2", &activation, error) ||
       !ptsim_ini_choice(ini, g, "norm", "rmsnorm|layernorm", &norm, error) ||
       !ptsim_ini_bool(ini, g, "tied_embeddings", &m.tied_embeddings, error) ||
       !ptsim_ini_bool(ini, g, "bias", &m.bias, error))
     return FALSE;
-  m.activation = activation == 0 ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
+  m.activation = (PtsimActivation)activation; /* the order of the choices */
   m.norm = norm == 0 ? PTSIM_NORM_RMSNORM : PTSIM_NORM_LAYERNORM;
+  if (g_key_file_has_key(ini->kf, g, "softmax_type", NULL)) {
+    int softmax = 0;
+    if (!ptsim_ini_choice(ini, g, "softmax_type", "vanilla|off-by-one|learnable", &softmax, error))
+      return FALSE;
+    m.softmax_type = (PtsimSoftmaxType)softmax;
+  }
   if (!ptsim_moe_model_load(ini, &m, error) || !window_from_ini(ini, &m, error) ||
       !ptsim_hybrid_model_load(ini, &m, error))
     return FALSE;

@@ -457,11 +457,10 @@ static gboolean read_unmodelled(Hf *H, Family f, const PtsimModel *m) {
            (gint64)chunk);
   }
   if (f == F_GPT_OSS) {
-    double L = (double)m->num_layers;
     warn(H,
-         "not counted by ptsim: the attention sinks (%.0f parameters) and the router's biases "
-         "(%.0f); the clamped SwiGLU is priced as SwiGLU",
-         L * (double)m->num_attention_heads, L * (double)m->num_experts);
+         "not counted by ptsim: the router's biases (%.0f parameters; Megatron-LM's router has "
+         "none); the clamped SwiGLU is priced as SwiGLU",
+         (double)m->num_layers * (double)m->num_experts);
   }
   JsonNode *quant = member(H, "quantization_config");
   if (quant && JSON_NODE_HOLDS_OBJECT(quant)) {
@@ -577,6 +576,10 @@ static gboolean read_config(Hf *H, JsonObject *root, PtsimModel *m) {
   if (!read_common(H, f, m) || !read_window(H, f, m)) return FALSE;
   gboolean ok = TRUE;
   if (f == F_QWEN3 || f == F_QWEN3_MOE) m->qk_layernorm = 1; /* q_norm, k_norm over head_dim */
+  /* GptOssAttention.sinks (transformers' modeling_gpt_oss.py): a learned
+   * logit per head in each layer's softmax, Megatron's --softmax-type
+   * learnable */
+  if (f == F_GPT_OSS) m->softmax_type = PTSIM_SOFTMAX_LEARNABLE;
   if (f == F_QWEN2_MOE || f == F_QWEN3_MOE)
     ok = qwen_moe(H, f, m);
   else if (f == F_DEEPSEEK_V2 || f == F_DEEPSEEK_V3)

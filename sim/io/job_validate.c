@@ -604,6 +604,20 @@ gboolean ptsim_job_check(const PtsimJob *job, GError **error) {
                    "--cp %" G_GINT64_FORMAT " (each CP rank takes heads / cp)",
                    I64(m->num_attention_heads / l->tp), I64(m->num_query_groups / l->tp),
                    I64(l->cp));
+  /* Attention sinks under context parallelism: Transformer Engine turns
+   * FlashAttention off for any softmax but vanilla, its fused (cuDNN)
+   * attention off for CP other than a2a, and its unfused attention has no
+   * CP: no backend is left (get_attention_backend, pytorch/attention/
+   * dot_product_attention/utils.py at d0067d0d) */
+  if (l->cp > 1 && m->softmax_type != PTSIM_SOFTMAX_VANILLA && job->settings.transformer_engine &&
+      job->settings.cp_comm != PTSIM_CP_A2A)
+    return invalid("softmax_type %s with --cp %" G_GINT64_FORMAT
+                   " and the %s exchange: Transformer Engine runs attention sinks under context "
+                   "parallelism only with cp_comm_type a2a (FlashAttention takes no sinks, "
+                   "cuDNN's fused attention no other CP, the unfused one no CP); use "
+                   "--cp-comm-type a2a",
+                   m->softmax_type == PTSIM_SOFTMAX_LEARNABLE ? "learnable" : "off-by-one",
+                   I64(l->cp), job->settings.cp_comm == PTSIM_CP_P2P ? "p2p ring" : "all-gather");
   if (l->cp > 1 && l->seq % (2 * l->cp) != 0)
     return invalid("--seq %" G_GINT64_FORMAT " is not divisible by 2*cp = %" G_GINT64_FORMAT
                    " (--cp %" G_GINT64_FORMAT "; context "

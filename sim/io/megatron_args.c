@@ -183,6 +183,8 @@ static const struct {
     {"--mamba-head-dim", F_MAMBA_HEAD_DIM, KIND_INT},
     {"--mamba-num-groups", F_MAMBA_NUM_GROUPS, KIND_INT},
     {"--mamba-num-heads", F_MAMBA_NUM_HEADS, KIND_INT},
+    {"--squared-relu", F_SQUARED_RELU, KIND_SWITCH},
+    {"--softmax-type", F_SOFTMAX_TYPE, KIND_WORD},
 };
 
 /* What the command line said.  order[] is the token index of the last

@@ -87,6 +87,18 @@ gboolean ptsim_megatron_resolve_model(const Said *s, int64_t tp, PtsimModel *m, 
   m->hidden_size = s->i[F_HIDDEN];
   m->num_attention_heads = s->i[F_HEADS];
   m->activation = GIVEN(s, F_SWIGLU) ? PTSIM_ACTIVATION_SWIGLU : PTSIM_ACTIVATION_GELU;
+  /* --squared-relu: arguments.py asserts it is not beside --swiglu */
+  if (GIVEN(s, F_SQUARED_RELU) && GIVEN(s, F_SWIGLU))
+    return parse_error("--squared-relu and --swiglu together: Megatron-LM refuses the pair "
+                       "(core_transformer_config_from_args: assert not args.swiglu); give one");
+  if (GIVEN(s, F_SQUARED_RELU)) m->activation = PTSIM_ACTIVATION_RELU2;
+  if (GIVEN(s, F_SOFTMAX_TYPE)) {
+    int softmax = 0;
+    if (!pick("--softmax-type", s->word[F_SOFTMAX_TYPE], "vanilla|off-by-one|learnable", &softmax,
+              error))
+      return FALSE;
+    m->softmax_type = (PtsimSoftmaxType)softmax;
+  }
   if (GIVEN(s, F_FFN))
     m->ffn_hidden_size = s->i[F_FFN];
   else if (m->activation == PTSIM_ACTIVATION_SWIGLU)

@@ -13,7 +13,7 @@ static const char *const method_words[] = {"uniform", "block"};
 static const char *const precision_words[] = {"bf16", "fp16", "fp8"};
 static const char *const schedule_words[] = {"1f1b",  "gpipe", "interleaved",
                                              "zb-h1", "zbv",   "dualpipev"};
-static const char *const activation_words[] = {"swiglu", "gelu"};
+static const char *const activation_words[] = {"swiglu", "gelu", "relu2"};
 static const char *const norm_words[] = {"rmsnorm", "layernorm"};
 static const char *const sharding_words[] = {"ddp", "zero1", "zero2", "fsdp", "hsdp"};
 static const char *const fsdp_impl_words[] = {"megatron", "torch"};
@@ -32,7 +32,7 @@ static const NameTable tables[] = {
     {method_words, 2, "uniform|block"},
     {precision_words, 3, "bf16|fp16|fp8"},
     {schedule_words, 6, "1f1b|gpipe|interleaved|zb-h1|zbv|dualpipev"},
-    {activation_words, 2, "swiglu|gelu"},
+    {activation_words, 3, "swiglu|gelu|relu2"},
     {norm_words, 2, "rmsnorm|layernorm"},
     {sharding_words, 5, "ddp|zero1|zero2|fsdp|hsdp"},
     {fsdp_impl_words, 2, "megatron|torch"},
