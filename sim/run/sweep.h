@@ -221,6 +221,16 @@ void ptsim_sweep_run_allocator(const PtsimJob *jobs, PtsimBatchResult *results, 
 guint ptsim_sweep_settle_top(const PtsimJob *jobs, PtsimBatchResult *results, guint n, guint top,
                              guint threads, gboolean every_item);
 
+/* The best layout that runs of each of N_GROUPS groups into best[g]
+ * (G_MAXUINT: none runs): members[g] are the group's layouts that may run,
+ * ranked; each group's walk emulates its candidates in doubt in that order
+ * until one runs, all groups' walks as one stream of work on `threads`
+ * (no rounds: a group goes on the moment its verdict comes).  The layouts
+ * emulated do not depend on the threads.  Returns how many it emulated. */
+guint ptsim_sweep_settle_groups(const PtsimJob *jobs, PtsimBatchResult *results,
+                                GArray *const *members, guint n_groups, guint *best, guint threads,
+                                gboolean every_item);
+
 /* The ranking: class first (0 runs, 1 not settled, 2 does not run,
  * 3 could not be scheduled), then tokens/s per GPU (comparable across GPU
  * counts), higher first. */
