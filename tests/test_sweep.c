@@ -527,6 +527,32 @@ static void test_best_per_group_threads(void) {
   g_assert_cmpuint(emulated, >, best_one->len); /* some walks went past one in doubt */
 }
 
+/* Chunks handed to the threads while enumeration goes on
+ * (evaluate_threads) give the results of evaluating after it, bit for bit:
+ * each layout's evaluation depends on the layout and its index only. */
+static void test_evaluate_while_enumerating(void) {
+  g_test_summary("evaluating chunks while enumerating equals evaluating after, bit for bit");
+  g_autoptr(PtsimSweepSpec) spec = verdict_spec();
+  const gint64 sixteen = 16;
+  g_array_append_val(spec->gpus, sixteen); /* > 256 layouts: several chunks, one partial */
+  g_autoptr(PtsimSweep) after = evaluated(spec);
+  spec->evaluate_threads = 3;
+  g_autoptr(PtsimSweep) early = enumerate(spec);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(ptsim_sweep_evaluate(early, PTSIM_DEVICE_CPU, 3, NULL, NULL, &error));
+  g_assert_no_error(error);
+  g_assert_null(early->early);
+  g_assert_cmpuint(after->jobs->len, >, 256);
+  g_assert_cmpuint(after->jobs->len % 256, !=, 0);
+  g_assert_cmpmem(after->jobs->data, after->jobs->len * sizeof(PtsimJob), early->jobs->data,
+                  early->jobs->len * sizeof(PtsimJob));
+  g_assert_cmpmem(after->results->data, after->results->len * sizeof(PtsimBatchResult),
+                  early->results->data, early->results->len * sizeof(PtsimBatchResult));
+  /* and a sweep freed before its evaluation stops its threads */
+  g_autoptr(PtsimSweep) dropped = enumerate(spec);
+  g_assert_nonnull(dropped->early);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/sweep/hand-count", test_hand_count);
@@ -544,6 +570,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/sweep/floor-below-emulation", test_floor_below_emulation);
   g_test_add_func("/sweep/settle-top-equals-full", test_settle_top_equals_full);
   g_test_add_func("/sweep/best-per-group-threads", test_best_per_group_threads);
+  g_test_add_func("/sweep/evaluate-while-enumerating", test_evaluate_while_enumerating);
   g_test_add_func("/sweep/enumeration-progress", test_enumeration_progress);
   return g_test_run();
 }

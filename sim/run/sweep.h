@@ -100,6 +100,13 @@ typedef struct {
   void (*enumerate_progress)(guint64 scenarios_done, guint64 scenarios, guint64 valid,
                              gpointer data);
   gpointer enumerate_progress_data;
+  /* > 1: a held enumeration (ptsim_sweep_enumerate_at_most) hands every
+   * chunk of layouts to this many CPU threads as it is found (one fewer
+   * while enumeration runs on the caller's), and ptsim_sweep_evaluate on
+   * the CPU waits for them and does the rest: the same results, the
+   * evaluation no longer waiting for the whole enumeration.  0 or 1
+   * (default): evaluation starts when ptsim_sweep_evaluate is called. */
+  guint evaluate_threads;
 } PtsimSweepSpec;
 
 #define PTSIM_SWEEP_PROGRESS_EVERY 16384
@@ -123,6 +130,8 @@ typedef struct {
   gboolean stopped;     /* it did: jobs and counts are incomplete */
   /* Streaming state (ptsim_sweep_stream); unused otherwise. */
   struct PtsimSweepStream *stream;
+  /* Chunks evaluated while enumerating (spec->evaluate_threads); NULL: none. */
+  struct PtsimSweepEarly *early;
 } PtsimSweep;
 
 void ptsim_sweep_free(PtsimSweep *sweep);
