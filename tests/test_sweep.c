@@ -537,8 +537,10 @@ static void test_evaluate_while_enumerating(void) {
   g_array_append_val(spec->gpus, sixteen); /* > 256 layouts: several chunks, one partial */
   g_autoptr(PtsimSweep) after = evaluated(spec);
   spec->evaluate_threads = 3;
-  g_autoptr(PtsimSweep) early = enumerate(spec);
   g_autoptr(GError) error = NULL;
+  g_autoptr(PtsimSweep) early = ptsim_sweep_enumerate_at_most(spec, 100000, &error);
+  g_assert_no_error(error);
+  g_assert_nonnull(early->early); /* held at most 100,000: the jobs stay put */
   g_assert_true(ptsim_sweep_evaluate(early, PTSIM_DEVICE_CPU, 3, NULL, NULL, &error));
   g_assert_no_error(error);
   g_assert_null(early->early);
@@ -549,8 +551,11 @@ static void test_evaluate_while_enumerating(void) {
   g_assert_cmpmem(after->results->data, after->results->len * sizeof(PtsimBatchResult),
                   early->results->data, early->results->len * sizeof(PtsimBatchResult));
   /* and a sweep freed before its evaluation stops its threads */
-  g_autoptr(PtsimSweep) dropped = enumerate(spec);
+  g_autoptr(PtsimSweep) dropped = ptsim_sweep_enumerate_at_most(spec, 100000, &error);
   g_assert_nonnull(dropped->early);
+  /* unbounded, the array would move: evaluated after */
+  g_autoptr(PtsimSweep) unbounded = enumerate(spec);
+  g_assert_null(unbounded->early);
 }
 
 int main(int argc, char **argv) {

@@ -17,6 +17,9 @@
 
 #define CHUNK 256       /* layouts per CPU work item */
 #define GPU_CHUNK 65536 /* layouts per GPU launch: results stream back per chunk */
+/* Sweeps held up to this many layouts may be evaluated while enumerating
+ * (their jobs' array reserved: a PtsimJob a layout of address space). */
+#define EARLY_HOLD_MAX 1048576
 
 static GArray *int_array(const int *values, guint n) {
   GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
@@ -640,13 +643,18 @@ PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error) {
 PtsimSweep *ptsim_sweep_enumerate_at_most(const PtsimSweepSpec *spec, guint64 max, GError **error) {
   g_autoptr(PtsimSweep) sweep = g_new0(PtsimSweep, 1);
   sweep->hold_max = max;
-  sweep->jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
+  /* Evaluated while enumerating, the jobs must stay where they are: their
+   * array is reserved for all it may hold (enumeration stops past max),
+   * which costs address space only (pages not written are not taken). */
+  gboolean early = spec->evaluate_threads > 1 && max < EARLY_HOLD_MAX;
+  sweep->jobs = early ? g_array_sized_new(FALSE, FALSE, sizeof(PtsimJob), (guint)max + 1)
+                      : g_array_new(FALSE, FALSE, sizeof(PtsimJob));
   sweep->results = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
   sweep->rejected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   sweep->mc = spec->mc;
   sweep->allocator = spec->allocator;
   sweep->first_index = spec->first;
-  if (spec->evaluate_threads > 1) early_open(sweep, spec->evaluate_threads);
+  if (early) early_open(sweep, spec->evaluate_threads);
   if (!enumerate_into(spec, sweep, error)) return NULL;
   return g_steal_pointer(&sweep);
 }
@@ -720,11 +728,12 @@ static void evaluate_chunk(gpointer data, gpointer user_data) {
 
 /* ---- evaluation while enumerating ---- */
 
-/* A chunk of layouts handed to the early pool: its own copy of the jobs
- * (the sweep's array moves as it grows), its results. */
+/* A chunk of layouts handed to the early pool: its jobs in the sweep's
+ * array (reserved: it does not move while enumeration appends), its
+ * results (the results array is sized, and cleared, when evaluated). */
 typedef struct {
   guint first, n;
-  PtsimJob *jobs;
+  const PtsimJob *jobs;
   PtsimBatchResult *results;
 } EarlyChunk;
 
@@ -741,7 +750,6 @@ struct PtsimSweepEarly {
 
 static void early_chunk_free(gpointer data) {
   EarlyChunk *c = data;
-  g_free(c->jobs);
   g_free(c->results);
   g_free(c);
 }
@@ -779,8 +787,7 @@ static void early_push(PtsimSweep *sweep) {
   EarlyChunk *c = g_new(EarlyChunk, 1);
   c->first = early->pushed;
   c->n = sweep->jobs->len - early->pushed;
-  c->jobs = g_memdup2(&g_array_index(sweep->jobs, PtsimJob, c->first),
-                      (gsize)c->n * sizeof *c->jobs);
+  c->jobs = &g_array_index(sweep->jobs, PtsimJob, c->first);
   c->results = g_new0(PtsimBatchResult, c->n);
   early->pushed = sweep->jobs->len;
   g_ptr_array_add(early->chunks, c);

@@ -100,7 +100,8 @@ typedef struct {
   void (*enumerate_progress)(guint64 scenarios_done, guint64 scenarios, guint64 valid,
                              gpointer data);
   gpointer enumerate_progress_data;
-  /* > 1: a held enumeration (ptsim_sweep_enumerate_at_most) hands every
+  /* > 1: a held enumeration (ptsim_sweep_enumerate_at_most, with a max of
+   * at most 1,048,576 layouts: the jobs' array is reserved) hands every
    * chunk of layouts to this many CPU threads as it is found (one fewer
    * while enumeration runs on the caller's), and ptsim_sweep_evaluate on
    * the CPU waits for them and does the rest: the same results, the
