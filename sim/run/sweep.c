@@ -740,9 +740,9 @@ typedef struct {
 struct PtsimSweepEarly {
   PtsimSweep *sweep;
   GThreadPool *pool;
-  guint threads;
-  GPtrArray *chunks; /* EarlyChunk, in enumeration order (owned) */
-  guint pushed;      /* layouts handed on */
+  gconstpointer base; /* the jobs' array's data: reserved, it never moves */
+  GPtrArray *chunks;  /* EarlyChunk, in enumeration order (owned) */
+  guint pushed;       /* layouts handed on */
   GMutex lock;
   GCond progressed;
   guint done; /* layouts evaluated (under lock) */
@@ -768,7 +768,7 @@ static void early_evaluate(gpointer data, gpointer user_data) {
 static void early_open(PtsimSweep *sweep, guint threads) {
   struct PtsimSweepEarly *early = g_new0(struct PtsimSweepEarly, 1);
   early->sweep = sweep;
-  early->threads = threads;
+  early->base = sweep->jobs->data;
   early->chunks = g_ptr_array_new_with_free_func(early_chunk_free);
   g_mutex_init(&early->lock);
   g_cond_init(&early->progressed);
@@ -784,6 +784,8 @@ static void early_open(PtsimSweep *sweep, guint threads) {
 static void early_push(PtsimSweep *sweep) {
   struct PtsimSweepEarly *early = sweep->early;
   if (sweep->jobs->len == early->pushed) return;
+  /* at most max + 1 jobs are appended to an array reserved for them */
+  g_assert(sweep->jobs->data == early->base);
   EarlyChunk *c = g_new(EarlyChunk, 1);
   c->first = early->pushed;
   c->n = sweep->jobs->len - early->pushed;
