@@ -9,7 +9,9 @@
 #     layouts with its cp/vp/mbs lists; the sweep's default lists enumerate
 #     more) with the default --top 10 (the allocator emulation of the
 #     layouts that settle the top 10), 1 thread and all threads, and with
-#     --no-shortcut (its CSV must be the same bytes)
+#     --no-shortcut (its CSV must be the same bytes); the sweep's default
+#     lists (issue 29: the sweep users run) at 1 and 2 threads; each rate
+#     with the user CPU seconds and the load average (a shared machine)
 #   - bench_lifetimes: what that emulation costs per layout, every item vs
 #     the periodic shortcut
 #   - bench_events: events and time per layout by microbatch count, every
@@ -32,12 +34,19 @@ million_args=(--model llama3-8b,llama3-70b,llama2-7b,llama2-13b,llama2-70b
               --seq 4096,8192 --gbs 512,1024 --device cpu --top 3)
 
 sweep_rate() { # threads [more sweep args...] (default: sweep_args); TOP (default 1)
-  local threads=$1 start end n; shift
+  local threads=$1 start end n load user; shift
   local args=("$@"); [ ${#args[@]} -gt 0 ] || args=("${sweep_args[@]}")
+  load=$(cut -d' ' -f1 /proc/loadavg)
   start=$(date +%s.%N)
-  n=$("$build/ptsim" sweep "${args[@]}" --threads "$threads" --top "${TOP:-1}" | sed -n 's/.*: \([0-9]*\) valid layouts.*/\1/p')
+  n=$(python3 -c 'import resource, subprocess, sys
+out = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, text=True, check=True).stdout
+print(out, resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime)' \
+      "$build/ptsim" sweep "${args[@]}" --threads "$threads" --top "${TOP:-1}" |
+      sed -n 's/.*: \([0-9]*\) valid layouts.*/\1/p; $s/.* \([0-9.]*\)$/user \1/p')
   end=$(date +%s.%N)
-  python3 -c "print('%d layouts in %.2f s: %.0f layouts/s' % ($n, $end - $start, $n / ($end - $start)))"
+  user=$(sed -n 's/^user //p' <<<"$n"); n=$(head -1 <<<"$n")
+  # the machine may be shared: the user CPU seconds and the load average say how much
+  python3 -c "print('%d layouts in %.2f s: %.0f layouts/s (user %.2f s: %.0f layouts per CPU second; load average %s)' % ($n, $end - $start, $n / ($end - $start), $user, $n / max($user, 1e-9), '$load'))"
 }
 
 {
@@ -57,9 +66,10 @@ sweep_rate() { # threads [more sweep args...] (default: sweep_args); TOP (defaul
   echo "- same sweep, $(nproc) threads: $(TOP=10 sweep_rate 0 "${issue_args[@]}")"
   echo "- same sweep, --top 1 (the emulation of one layout or two), $(nproc) threads: $(sweep_rate 0 "${issue_args[@]}")"
   echo "- the sweep's default lists (\`ptsim sweep ${default_lists_args[*]}\`, --top 10), 1 thread: $(TOP=10 sweep_rate 1 "${default_lists_args[@]}")"
-  echo "- same sweep, $(nproc) threads: $(TOP=10 sweep_rate 0 "${default_lists_args[@]}")"
+  echo "- same sweep, 2 threads: $(TOP=10 sweep_rate 2 "${default_lists_args[@]}")"
+  if [ "$(nproc)" -ne 2 ]; then echo "- same sweep, $(nproc) threads: $(TOP=10 sweep_rate 0 "${default_lists_args[@]}")"; fi
   echo "- same sweep, --top 1 (the engine's share: the emulation of the per-group best rows remains), 1 thread: $(sweep_rate 1 "${default_lists_args[@]}")"
-  echo "- same sweep, --top 1, $(nproc) threads: $(sweep_rate 0 "${default_lists_args[@]}")"
+  echo "- same sweep, --top 1, 2 threads: $(sweep_rate 2 "${default_lists_args[@]}")"
   "$build/ptsim" sweep "${issue_args[@]}" --csv /tmp/ptsim-bench-a.csv >/dev/null
   "$build/ptsim" sweep "${issue_args[@]}" --no-shortcut --csv /tmp/ptsim-bench-b.csv >/dev/null
   same=$(cmp -s /tmp/ptsim-bench-a.csv /tmp/ptsim-bench-b.csv && echo "the same bytes" || echo "DIFFERENT")

@@ -9,6 +9,7 @@
 #include "lifetimes.h"
 #include "plan.h"
 #include "sweep.h"
+#include "sweep_rows.h"
 
 static PtsimSweepSpec *small_spec(const char *model) {
   PtsimSweepSpec *spec = ptsim_sweep_spec_new();
@@ -481,6 +482,82 @@ static void test_enumeration_progress(void) {
   g_assert_true(seen.monotonic);
 }
 
+/* The best per group emulates each group's candidates in doubt one after
+ * another, all groups' walks as one stream on the threads: the verdicts
+ * come in another order on 4 threads than on 1, but each group's walk
+ * depends on its own verdicts only, so the same layouts are emulated, with
+ * the same results, and the same best. */
+static void test_best_per_group_threads(void) {
+  g_test_summary("the best per group and every result equal on 1 and 4 threads");
+  g_autoptr(PtsimSweepSpec) spec = verdict_spec();
+  const gint64 sixteen = 16;
+  g_array_append_val(spec->gpus, sixteen);
+  g_ptr_array_add(spec->hws, g_strdup("a100-80g"));
+  g_autoptr(PtsimSweep) one = evaluated(spec);
+  g_autoptr(PtsimSweep) many = evaluated(spec);
+  g_autoptr(GArray) groups_one = g_array_new(FALSE, FALSE, sizeof(guint));
+  g_autoptr(GArray) groups_many = g_array_new(FALSE, FALSE, sizeof(guint));
+  g_autoptr(GArray) best_one = ptsim_sweep_best_per_group(one, 1, groups_one);
+  g_autoptr(GArray) best_many = ptsim_sweep_best_per_group(many, 4, groups_many);
+  g_assert_cmpuint(groups_one->len, ==, 4); /* 2 profiles x 2 GPU counts */
+  g_assert_cmpuint(best_one->len, ==, best_many->len);
+  g_assert_cmpmem(best_one->data, best_one->len * sizeof(guint), best_many->data,
+                  best_many->len * sizeof(guint));
+  g_assert_cmpmem(one->results->data, one->results->len * sizeof(PtsimBatchResult),
+                  many->results->data, many->results->len * sizeof(PtsimBatchResult));
+  /* and each best is its group's fastest that runs: every layout of the
+   * group faster than it (tokens/s per GPU) does not run (the walk passed
+   * it, with or without an emulation) */
+  const PtsimJob *jobs = (const PtsimJob *)one->jobs->data;
+  const PtsimBatchResult *r = (const PtsimBatchResult *)one->results->data;
+  guint emulated = 0;
+  for (guint g = 0; g < best_one->len; g++) {
+    guint b = g_array_index(best_one, guint, g);
+    g_assert_cmpuint(b, !=, G_MAXUINT);
+    g_assert_cmpint(r[b].runs, ==, 1);
+    for (guint i = 0; i < one->jobs->len; i++) {
+      if (jobs[i].layout.gpus != jobs[b].layout.gpus ||
+          strcmp(jobs[i].hw.name, jobs[b].hw.name) != 0 || r[i].status != 0)
+        continue;
+      if (ptsim_sweep_rank_key(&jobs[i], &r[i]) > ptsim_sweep_rank_key(&jobs[b], &r[b]))
+        g_assert_cmpint(r[i].runs, ==, 0);
+      emulated += r[i].runs_from == PTSIM_RUNS_FROM_ALLOCATOR;
+    }
+  }
+  g_assert_cmpuint(emulated, >, best_one->len); /* some walks went past one in doubt */
+}
+
+/* Chunks handed to the threads while enumeration goes on
+ * (evaluate_threads) give the results of evaluating after it, bit for bit:
+ * each layout's evaluation depends on the layout and its index only. */
+static void test_evaluate_while_enumerating(void) {
+  g_test_summary("evaluating chunks while enumerating equals evaluating after, bit for bit");
+  g_autoptr(PtsimSweepSpec) spec = verdict_spec();
+  const gint64 sixteen = 16;
+  g_array_append_val(spec->gpus, sixteen); /* > 256 layouts: several chunks, one partial */
+  g_autoptr(PtsimSweep) after = evaluated(spec);
+  spec->evaluate_threads = 3;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PtsimSweep) early = ptsim_sweep_enumerate_at_most(spec, 100000, &error);
+  g_assert_no_error(error);
+  g_assert_nonnull(early->early); /* held at most 100,000: the jobs stay put */
+  g_assert_true(ptsim_sweep_evaluate(early, PTSIM_DEVICE_CPU, 3, NULL, NULL, &error));
+  g_assert_no_error(error);
+  g_assert_null(early->early);
+  g_assert_cmpuint(after->jobs->len, >, 256);
+  g_assert_cmpuint(after->jobs->len % 256, !=, 0);
+  g_assert_cmpmem(after->jobs->data, after->jobs->len * sizeof(PtsimJob), early->jobs->data,
+                  early->jobs->len * sizeof(PtsimJob));
+  g_assert_cmpmem(after->results->data, after->results->len * sizeof(PtsimBatchResult),
+                  early->results->data, early->results->len * sizeof(PtsimBatchResult));
+  /* and a sweep freed before its evaluation stops its threads */
+  g_autoptr(PtsimSweep) dropped = ptsim_sweep_enumerate_at_most(spec, 100000, &error);
+  g_assert_nonnull(dropped->early);
+  /* unbounded, the array would move: evaluated after */
+  g_autoptr(PtsimSweep) unbounded = enumerate(spec);
+  g_assert_null(unbounded->early);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/sweep/hand-count", test_hand_count);
@@ -497,6 +574,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/sweep/sharding-modes", test_sharding_modes);
   g_test_add_func("/sweep/floor-below-emulation", test_floor_below_emulation);
   g_test_add_func("/sweep/settle-top-equals-full", test_settle_top_equals_full);
+  g_test_add_func("/sweep/best-per-group-threads", test_best_per_group_threads);
+  g_test_add_func("/sweep/evaluate-while-enumerating", test_evaluate_while_enumerating);
   g_test_add_func("/sweep/enumeration-progress", test_enumeration_progress);
   return g_test_run();
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "api_int.h"
+#include "gpu.h"
 #include "job_options.h"
 #include "output.h"
 #include "plot_cmd.h"
@@ -104,6 +105,13 @@ static void progress_init(PtsimProgress *p, gboolean shown, guint64 total, guint
   ptsim_progress_init(p, NULL, "layouts", total);
   p->shown = shown;
   p->offset = offset;
+}
+
+/* Whether --device auto evaluates on a GPU (ptsim_sweep_evaluate's test). */
+static gboolean gpu_present(void) {
+  PtsimGpuInfo info;
+  g_autoptr(GError) error = NULL;
+  return ptsim_gpu_query(&info, &error);
 }
 
 /* ---- streamed sweeps: bounded memory, exact top K, CSV in enumeration order ---- */
@@ -346,11 +354,16 @@ static int run(SweepOptions *o) {
   enum_progress_init(&enumerating, "enumerating");
   spec->enumerate_progress = show_enumeration;
   spec->enumerate_progress_data = &enumerating;
+  /* on the CPU, evaluation starts on the first chunks while enumeration
+   * goes on (a merge evaluates nothing) */
+  if (!merge && (device == PTSIM_DEVICE_CPU || (device == PTSIM_DEVICE_AUTO && !gpu_present())))
+    spec->evaluate_threads = o->opts.threads > 0 ? (guint)o->opts.threads : g_get_num_processors();
   if (o->shard_n == 0) {
     sweep = ptsim_sweep_enumerate_at_most(spec,
                                           may_stream ? (guint64)o->opts.in_memory_max : G_MAXUINT64,
                                           &error);
     end_enumeration(&enumerating);
+    spec->evaluate_threads = 0;
     if (!sweep) return fail(error);
     valid = sweep->valid;
     if (sweep->stopped) g_clear_pointer(&sweep, ptsim_sweep_free);

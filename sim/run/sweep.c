@@ -17,6 +17,9 @@
 
 #define CHUNK 256       /* layouts per CPU work item */
 #define GPU_CHUNK 65536 /* layouts per GPU launch: results stream back per chunk */
+/* Sweeps held up to this many layouts may be evaluated while enumerating
+ * (their jobs' array reserved: a PtsimJob a layout of address space). */
+#define EARLY_HOLD_MAX 1048576
 
 static GArray *int_array(const int *values, guint n) {
   GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
@@ -87,8 +90,11 @@ struct PtsimSweepStream {
   GError *error; /* the first failure; enumeration stops once set */
 };
 
+static void early_free(struct PtsimSweepEarly *early);
+
 void ptsim_sweep_free(PtsimSweep *sweep) {
   if (!sweep) return;
+  g_clear_pointer(&sweep->early, early_free);
   if (sweep->stream) g_clear_error(&sweep->stream->error);
   g_free(sweep->stream);
   g_array_unref(sweep->jobs);
@@ -125,6 +131,8 @@ static void reject(PtsimSweep *sweep, const char *message) {
 }
 
 static void flush(PtsimSweep *sweep);
+static void early_open(PtsimSweep *sweep, guint threads);
+static void early_push(PtsimSweep *sweep);
 
 typedef struct {
   const PtsimSweepSpec *spec;
@@ -214,6 +222,7 @@ static int try_expert_layout(Scenario *sc, const Candidate *c) {
   g_array_append_val(sc->sweep->jobs, job);
   if (sc->sweep->jobs->len > sc->sweep->hold_max) sc->sweep->stopped = TRUE;
   if (sc->sweep->stream && sc->sweep->jobs->len >= sc->sweep->stream->chunk) flush(sc->sweep);
+  if (sc->sweep->early && sc->sweep->jobs->len % CHUNK == 0) early_push(sc->sweep);
   return tried;
 }
 
@@ -634,12 +643,18 @@ PtsimSweep *ptsim_sweep_enumerate(const PtsimSweepSpec *spec, GError **error) {
 PtsimSweep *ptsim_sweep_enumerate_at_most(const PtsimSweepSpec *spec, guint64 max, GError **error) {
   g_autoptr(PtsimSweep) sweep = g_new0(PtsimSweep, 1);
   sweep->hold_max = max;
-  sweep->jobs = g_array_new(FALSE, FALSE, sizeof(PtsimJob));
+  /* Evaluated while enumerating, the jobs must stay where they are: their
+   * array is reserved for all it may hold (enumeration stops past max),
+   * which costs address space only (pages not written are not taken). */
+  gboolean early = spec->evaluate_threads > 1 && max < EARLY_HOLD_MAX;
+  sweep->jobs = early ? g_array_sized_new(FALSE, FALSE, sizeof(PtsimJob), (guint)max + 1)
+                      : g_array_new(FALSE, FALSE, sizeof(PtsimJob));
   sweep->results = g_array_new(FALSE, TRUE, sizeof(PtsimBatchResult));
   sweep->rejected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   sweep->mc = spec->mc;
   sweep->allocator = spec->allocator;
   sweep->first_index = spec->first;
+  if (early) early_open(sweep, spec->evaluate_threads);
   if (!enumerate_into(spec, sweep, error)) return NULL;
   return g_steal_pointer(&sweep);
 }
@@ -665,39 +680,154 @@ static void settle_floor(const PtsimJob *job, PtsimBatchResult *r) {
 }
 
 /* After evaluation: the floor, or the emulation of every layout (--allocator). */
-static void settle_chunk(PtsimSweep *sweep, guint first, guint last) {
-  for (guint i = first; i < last; i++) {
-    const PtsimJob *job = &g_array_index(sweep->jobs, PtsimJob, i);
-    PtsimBatchResult *r = &g_array_index(sweep->results, PtsimBatchResult, i);
-    if (sweep->allocator) ptsim_sweep_allocator_one(job, sweep->mc.no_shortcut, r);
-    settle_floor(job, r);
+static void settle_range(const PtsimSweep *sweep, const PtsimJob *jobs, PtsimBatchResult *results,
+                         guint n) {
+  for (guint i = 0; i < n; i++) {
+    if (sweep->allocator) ptsim_sweep_allocator_one(&jobs[i], sweep->mc.no_shortcut, &results[i]);
+    settle_floor(&jobs[i], &results[i]);
   }
 }
 
-static void evaluate_chunk(gpointer data, gpointer user_data) {
-  Pool *pool = user_data;
-  guint first = GPOINTER_TO_UINT(data) - 1;
-  guint last = MIN(first + CHUNK, pool->sweep->jobs->len);
+static void settle_chunk(PtsimSweep *sweep, guint first, guint last) {
+  settle_range(sweep, &g_array_index(sweep->jobs, PtsimJob, first),
+               &g_array_index(sweep->results, PtsimBatchResult, first), last - first);
+}
+
+/* Evaluates and settles jobs[0..n), whose sweep-wide index starts at
+ * `index`, into results (one work item of a pool). */
+static void evaluate_range(const PtsimSweep *sweep, const PtsimJob *jobs, PtsimBatchResult *results,
+                           guint n, guint64 index) {
   int64_t bytes = 0;
-  for (guint i = first; i < last; i++) {
-    int64_t b = ptsim_batch_scratch_bytes_mc(&g_array_index(pool->sweep->jobs, PtsimJob, i),
-                                             &pool->sweep->mc);
+  for (guint i = 0; i < n; i++) {
+    int64_t b = ptsim_batch_scratch_bytes_mc(&jobs[i], &sweep->mc);
     if (b > bytes) bytes = b;
   }
   void *scratch = g_malloc(bytes);
   int32_t tables = 0;
   const PtsimKernelTable *table = ptsim_kernel_registry_tables(&tables);
   void *cache = ptsim_batch_cpu_thread_cache(); /* the engine's recorded orders */
-  for (guint i = first; i < last; i++)
-    ptsim_batch_evaluate_cached(&g_array_index(pool->sweep->jobs, PtsimJob, i), &pool->sweep->mc,
-                                table, tables, pool->sweep->first_index + i, scratch, bytes, cache,
-                                &g_array_index(pool->sweep->results, PtsimBatchResult, i));
+  for (guint i = 0; i < n; i++)
+    ptsim_batch_evaluate_cached(&jobs[i], &sweep->mc, table, tables, index + i, scratch, bytes,
+                                cache, &results[i]);
   g_free(scratch);
-  settle_chunk(pool->sweep, first, last);
+  settle_range(sweep, jobs, results, n);
+}
+
+static void evaluate_chunk(gpointer data, gpointer user_data) {
+  Pool *pool = user_data;
+  guint first = GPOINTER_TO_UINT(data) - 1;
+  guint last = MIN(first + CHUNK, pool->sweep->jobs->len);
+  evaluate_range(pool->sweep, &g_array_index(pool->sweep->jobs, PtsimJob, first),
+                 &g_array_index(pool->sweep->results, PtsimBatchResult, first), last - first,
+                 pool->sweep->first_index + first);
   g_mutex_lock(&pool->lock);
   pool->done += last - first;
   if (pool->done == pool->sweep->jobs->len) g_cond_signal(&pool->progressed);
   g_mutex_unlock(&pool->lock);
+}
+
+/* ---- evaluation while enumerating ---- */
+
+/* A chunk of layouts handed to the early pool: its jobs in the sweep's
+ * array (reserved: it does not move while enumeration appends), its
+ * results (the results array is sized, and cleared, when evaluated). */
+typedef struct {
+  guint first, n;
+  const PtsimJob *jobs;
+  PtsimBatchResult *results;
+} EarlyChunk;
+
+struct PtsimSweepEarly {
+  PtsimSweep *sweep;
+  GThreadPool *pool;
+  gconstpointer base; /* the jobs' array's data: reserved, it never moves */
+  GPtrArray *chunks;  /* EarlyChunk, in enumeration order (owned) */
+  guint pushed;       /* layouts handed on */
+  GMutex lock;
+  GCond progressed;
+  guint done; /* layouts evaluated (under lock) */
+};
+
+static void early_chunk_free(gpointer data) {
+  EarlyChunk *c = data;
+  g_free(c->results);
+  g_free(c);
+}
+
+static void early_evaluate(gpointer data, gpointer user_data) {
+  struct PtsimSweepEarly *early = user_data;
+  EarlyChunk *c = data;
+  evaluate_range(early->sweep, c->jobs, c->results, c->n, early->sweep->first_index + c->first);
+  g_mutex_lock(&early->lock);
+  early->done += c->n;
+  g_cond_signal(&early->progressed);
+  g_mutex_unlock(&early->lock);
+}
+
+/* While enumeration runs on the caller's thread, one fewer worker. */
+static void early_open(PtsimSweep *sweep, guint threads) {
+  struct PtsimSweepEarly *early = g_new0(struct PtsimSweepEarly, 1);
+  early->sweep = sweep;
+  early->base = sweep->jobs->data;
+  early->chunks = g_ptr_array_new_with_free_func(early_chunk_free);
+  g_mutex_init(&early->lock);
+  g_cond_init(&early->progressed);
+  early->pool = g_thread_pool_new(early_evaluate, early, (gint)MAX(threads - 1, 1), FALSE, NULL);
+  if (!early->pool) {
+    early_free(early);
+    return;
+  }
+  sweep->early = early;
+}
+
+/* Hands the jobs enumerated since the last chunk on. */
+static void early_push(PtsimSweep *sweep) {
+  struct PtsimSweepEarly *early = sweep->early;
+  if (sweep->jobs->len == early->pushed) return;
+  /* at most max + 1 jobs are appended to an array reserved for them */
+  g_assert(sweep->jobs->data == early->base);
+  EarlyChunk *c = g_new(EarlyChunk, 1);
+  c->first = early->pushed;
+  c->n = sweep->jobs->len - early->pushed;
+  c->jobs = &g_array_index(sweep->jobs, PtsimJob, c->first);
+  c->results = g_new0(PtsimBatchResult, c->n);
+  early->pushed = sweep->jobs->len;
+  g_ptr_array_add(early->chunks, c);
+  g_thread_pool_push(early->pool, c, NULL);
+}
+
+static void early_free(struct PtsimSweepEarly *early) {
+  if (early->pool) g_thread_pool_free(early->pool, TRUE, TRUE); /* what waits is dropped */
+  g_ptr_array_unref(early->chunks);
+  g_mutex_clear(&early->lock);
+  g_cond_clear(&early->progressed);
+  g_free(early);
+}
+
+/* The rest of the chunks, every thread, and the results in place. */
+static void early_finish(PtsimSweep *sweep, guint threads, PtsimSweepProgress progress,
+                         gpointer user_data) {
+  struct PtsimSweepEarly *early = sweep->early;
+  guint n = sweep->jobs->len;
+  early_push(sweep);
+  g_thread_pool_set_max_threads(early->pool, (gint)threads, NULL);
+  g_mutex_lock(&early->lock);
+  while (early->done < n) {
+    guint done = early->done;
+    g_mutex_unlock(&early->lock);
+    if (progress) progress(done, n, user_data);
+    g_mutex_lock(&early->lock);
+    if (early->done < n)
+      g_cond_wait_until(&early->progressed, &early->lock,
+                        g_get_monotonic_time() + 50 * G_TIME_SPAN_MILLISECOND);
+  }
+  g_mutex_unlock(&early->lock);
+  for (guint k = 0; k < early->chunks->len; k++) {
+    const EarlyChunk *c = g_ptr_array_index(early->chunks, k);
+    memcpy(&g_array_index(sweep->results, PtsimBatchResult, c->first), c->results,
+           (gsize)c->n * sizeof *c->results);
+  }
+  g_clear_pointer(&sweep->early, early_free);
 }
 
 static gboolean evaluate_cpu(PtsimSweep *sweep, guint threads, PtsimSweepProgress progress,
@@ -711,6 +841,15 @@ static gboolean evaluate_cpu(PtsimSweep *sweep, guint threads, PtsimSweepProgres
   /* An exclusive pool starts every thread at once: no more than the work items. */
   guint items = (sweep->jobs->len + CHUNK - 1) / CHUNK;
   if (threads > items) threads = MAX(items, 1);
+  g_free(sweep->device_used);
+  sweep->device_used = g_strdup_printf("cpu (%u thread%s)", threads, threads == 1 ? "" : "s");
+  if (sweep->early) {
+    early_finish(sweep, threads, progress, user_data);
+    g_mutex_clear(&pool.lock);
+    g_cond_clear(&pool.progressed);
+    if (progress) progress(sweep->jobs->len, sweep->jobs->len, user_data);
+    return TRUE;
+  }
   GThreadPool *workers = g_thread_pool_new(evaluate_chunk, &pool, (gint)threads, TRUE, error);
   if (!workers) {
     g_mutex_clear(&pool.lock);
@@ -737,8 +876,6 @@ static gboolean evaluate_cpu(PtsimSweep *sweep, guint threads, PtsimSweepProgres
   g_mutex_clear(&pool.lock);
   g_cond_clear(&pool.progressed);
   if (progress) progress(sweep->jobs->len, sweep->jobs->len, user_data);
-  g_free(sweep->device_used);
-  sweep->device_used = g_strdup_printf("cpu (%u thread%s)", threads, threads == 1 ? "" : "s");
   return TRUE;
 }
 
@@ -762,14 +899,17 @@ gboolean ptsim_sweep_evaluate(PtsimSweep *sweep, PtsimDevice device, guint threa
                               PtsimSweepProgress progress, gpointer user_data, GError **error) {
   g_array_set_size(sweep->results, sweep->jobs->len);
   if (device == PTSIM_DEVICE_NONE) {
+    g_clear_pointer(&sweep->early, early_free);
     memset(sweep->results->data, 0, sizeof(PtsimBatchResult) * sweep->results->len);
     return TRUE;
   }
   if (device != PTSIM_DEVICE_CPU) {
     PtsimGpuInfo info;
     g_autoptr(GError) gpu_error = NULL;
-    if (ptsim_gpu_query(&info, &gpu_error))
+    if (ptsim_gpu_query(&info, &gpu_error)) {
+      g_clear_pointer(&sweep->early, early_free); /* the device evaluates all */
       return evaluate_gpu(sweep, &info, progress, user_data, error);
+    }
     if (device == PTSIM_DEVICE_GPU) {
       g_propagate_prefixed_error(error, g_steal_pointer(&gpu_error), "--device gpu: ");
       return FALSE;

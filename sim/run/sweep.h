@@ -100,6 +100,14 @@ typedef struct {
   void (*enumerate_progress)(guint64 scenarios_done, guint64 scenarios, guint64 valid,
                              gpointer data);
   gpointer enumerate_progress_data;
+  /* > 1: a held enumeration (ptsim_sweep_enumerate_at_most, with a max of
+   * at most 1,048,576 layouts: the jobs' array is reserved) hands every
+   * chunk of layouts to this many CPU threads as it is found (one fewer
+   * while enumeration runs on the caller's), and ptsim_sweep_evaluate on
+   * the CPU waits for them and does the rest: the same results, the
+   * evaluation no longer waiting for the whole enumeration.  0 or 1
+   * (default): evaluation starts when ptsim_sweep_evaluate is called. */
+  guint evaluate_threads;
 } PtsimSweepSpec;
 
 #define PTSIM_SWEEP_PROGRESS_EVERY 16384
@@ -123,6 +131,8 @@ typedef struct {
   gboolean stopped;     /* it did: jobs and counts are incomplete */
   /* Streaming state (ptsim_sweep_stream); unused otherwise. */
   struct PtsimSweepStream *stream;
+  /* Chunks evaluated while enumerating (spec->evaluate_threads); NULL: none. */
+  struct PtsimSweepEarly *early;
 } PtsimSweep;
 
 void ptsim_sweep_free(PtsimSweep *sweep);
@@ -220,6 +230,16 @@ void ptsim_sweep_run_allocator(const PtsimJob *jobs, PtsimBatchResult *results, 
  * many layouts it emulated. */
 guint ptsim_sweep_settle_top(const PtsimJob *jobs, PtsimBatchResult *results, guint n, guint top,
                              guint threads, gboolean every_item);
+
+/* The best layout that runs of each of N_GROUPS groups into best[g]
+ * (G_MAXUINT: none runs): members[g] are the group's layouts that may run,
+ * ranked; each group's walk emulates its candidates in doubt in that order
+ * until one runs, all groups' walks as one stream of work on `threads`
+ * (no rounds: a group goes on the moment its verdict comes).  The layouts
+ * emulated do not depend on the threads.  Returns how many it emulated. */
+guint ptsim_sweep_settle_groups(const PtsimJob *jobs, PtsimBatchResult *results,
+                                GArray *const *members, guint n_groups, guint *best, guint threads,
+                                gboolean every_item);
 
 /* The ranking: class first (0 runs, 1 not settled, 2 does not run,
  * 3 could not be scheduled), then tokens/s per GPU (comparable across GPU

@@ -98,40 +98,17 @@ GArray *ptsim_sweep_best_per_group(PtsimSweep *sweep, guint threads, GArray *gro
   guint n = groups->len;
   GArray *best = g_array_new(FALSE, FALSE, sizeof(guint));
   g_autofree GArray **members = g_new0(GArray *, MAX(n, 1));
-  g_autofree guint *next = g_new0(guint, MAX(n, 1));
   for (guint g = 0; g < n; g++) members[g] = g_array_new(FALSE, FALSE, sizeof(guint));
   for (guint i = 0; i < sweep->jobs->len; i++)
     if (results[i].status == 0 && results[i].runs != 0)
       g_array_append_val(members[g_array_index(group_of, guint, i)], i);
-  for (guint g = 0; g < n; g++) {
+  for (guint g = 0; g < n; g++)
     ptsim_sweep_sort_ranked(jobs, results, (guint *)members[g]->data, members[g]->len, FALSE);
-    const guint none = G_MAXUINT;
-    g_array_append_val(best, none);
-  }
-  /* Rounds: each unsettled group's fastest layout in doubt, emulated
-   * together on the threads, until each group's fastest left runs. */
-  g_autoptr(GArray) batch = g_array_new(FALSE, FALSE, sizeof(guint));
-  for (gboolean open = TRUE; open;) {
-    open = FALSE;
-    g_array_set_size(batch, 0);
-    for (guint g = 0; g < n; g++) {
-      while (next[g] < members[g]->len && g_array_index(best, guint, g) == G_MAXUINT) {
-        guint i = g_array_index(members[g], guint, next[g]);
-        if (results[i].runs == 1) {
-          g_array_index(best, guint, g) = i;
-        } else if (results[i].runs < 0) {
-          g_array_append_val(batch, i);
-          break;
-        } else {
-          next[g]++;
-        }
-      }
-    }
-    if (batch->len == 0) break;
-    ptsim_sweep_run_allocator(jobs, results, (const guint *)batch->data, batch->len, threads,
-                              sweep->mc.no_shortcut);
-    open = TRUE;
-  }
+  /* each group's fastest in doubt emulated until one runs: one stream on
+   * the threads, every group's walk on its own */
+  g_array_set_size(best, n);
+  ptsim_sweep_settle_groups(jobs, results, members, n, (guint *)best->data, threads,
+                            sweep->mc.no_shortcut);
   for (guint g = 0; g < n; g++) g_array_unref(members[g]);
   return best;
 }

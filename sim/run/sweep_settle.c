@@ -7,7 +7,8 @@
  * pool, the costliest first, so that two threads share even one layout's
  * stages.  The fastest `top` that may run are settled as one stream of
  * work, not in rounds: a layout found not to run makes room for the next
- * candidate at once, while the others' stages go on. */
+ * candidate at once, while the others' stages go on.  The best per group
+ * is one such stream too: each group walks its candidates on its own. */
 #include <stdlib.h>
 #include "lifetimes.h"
 #include "simulate.h"
@@ -221,6 +222,63 @@ guint ptsim_sweep_settle_top(const PtsimJob *jobs, PtsimBatchResult *results, gu
     guint i = finish_one(&st);
     pending--;
     if (results[i].runs == 0) pending += launch_needed(&st, candidates, launched, top);
+  }
+  guint emulated = st.launched;
+  settle_close(&st);
+  return emulated;
+}
+
+/* ---- the best that runs per group ---- */
+
+/* Walks group g's candidates from next[g]: a layout that runs is the best,
+ * one that does not is passed, one in doubt is launched (the walk goes on
+ * when its verdict comes).  Returns whether it launched one. */
+static gboolean group_walk(Settle *st, const GArray *members, guint *next, guint *best,
+                           guint *in_flight) {
+  while (*next < members->len && *best == G_MAXUINT) {
+    guint i = g_array_index(members, guint, *next);
+    if (st->results[i].runs == 1) {
+      *best = i;
+    } else if (st->results[i].runs < 0) {
+      *in_flight = i;
+      launch(st, i);
+      return TRUE;
+    } else {
+      *next += 1; /* does not run */
+    }
+  }
+  return FALSE;
+}
+
+guint ptsim_sweep_settle_groups(const PtsimJob *jobs, PtsimBatchResult *results,
+                                GArray *const *members, guint n_groups, guint *best, guint threads,
+                                gboolean every_item) {
+  g_autofree guint *next = g_new0(guint, MAX(n_groups, 1));
+  g_autofree guint *in_flight = g_new(guint, MAX(n_groups, 1));
+  g_autoptr(GHashTable) group_of = g_hash_table_new(g_direct_hash, g_direct_equal);
+  guint pending = 0;
+  Settle st;
+  settle_open(&st, jobs, results, threads, every_item);
+  for (guint g = 0; g < n_groups; g++) {
+    best[g] = G_MAXUINT;
+    if (group_walk(&st, members[g], &next[g], &best[g], &in_flight[g])) {
+      g_hash_table_insert(group_of, GUINT_TO_POINTER(in_flight[g]), GUINT_TO_POINTER(g));
+      pending++;
+    }
+  }
+  /* Verdicts come in any order, each group's walk depends on its own only:
+   * the layouts emulated, and so the results, are the same on any number
+   * of threads (what rounds of one candidate per group gave). */
+  while (pending > 0) {
+    guint i = finish_one(&st);
+    guint g = GPOINTER_TO_UINT(g_hash_table_lookup(group_of, GUINT_TO_POINTER(i)));
+    g_hash_table_remove(group_of, GUINT_TO_POINTER(i));
+    pending--;
+    if (results[i].runs < 0) next[g]++; /* its emulation failed: no verdict, the next */
+    if (group_walk(&st, members[g], &next[g], &best[g], &in_flight[g])) {
+      g_hash_table_insert(group_of, GUINT_TO_POINTER(in_flight[g]), GUINT_TO_POINTER(g));
+      pending++;
+    }
   }
   guint emulated = st.launched;
   settle_close(&st);
