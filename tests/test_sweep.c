@@ -387,6 +387,61 @@ static void test_vp_counts_by_hand(void) {
   g_assert_cmpuint(g_hash_table_size(sweep->rejected), ==, 0);
 }
 
+/* DeepSeek-V3: 61 layers (prime) and one MTP layer.  No first/last split
+ * divides by vp > 1 (every stage a multiple of vp makes vp divide 61), so
+ * the interleaved schedule gets the accounted split: the embedding one
+ * layer's slot, the loss one and the MTP layer one, 61 + 1 + 2 = 64 units.
+ * On pp 8, 8 vp must divide 64: vp 2 (16 chunks of 4: the first 3 layers,
+ * the last 2 with m and L) and vp 4 (32 chunks of 2: "Et|(tt|)*30mL", as
+ * Megatron-LM runs it); vp 8 leaves the first chunk only the embedding
+ * (64 / 64 = 1) and the last chunk no room for m and L; vp 3, 5, 6, 7:
+ * 24, 40, 48, 56 divide none of 64, 62 (embedding alone: 61 + 1) or 63
+ * (loss side alone: 61 + 2).  Without MTP the same 61 layers on pp 8 have
+ * none (63 and 62 are not multiples of 8).  Llama 3.1 405B's 126 on pp 8:
+ * vp 4 (128 = 32 x 4, ends 3) and vp 8 (64 x 2, ends 1), where no
+ * first/last split divides by 4 or 8 (126 % 4, 126 % 8). */
+static void test_accounted_split_by_hand(void) {
+  g_test_summary("vp where the layers do not divide: 61 layers + 1 MTP on pp 8 get vp 2 and 4 "
+                 "with the embedding, the loss and the MTP layer counted as layers");
+  int e, l;
+  g_assert_true(ptsim_sweep_split_accounted(61, 1, 8, 2, &e, &l));
+  g_assert_cmpint(e, ==, 1);
+  g_assert_cmpint(l, ==, 2);
+  g_assert_true(ptsim_sweep_split_accounted(61, 1, 8, 4, &e, &l));
+  g_assert_cmpint(e, ==, 1);
+  g_assert_cmpint(l, ==, 2);
+  for (gint64 vp = 3; vp <= 8; vp++)
+    if (vp != 4) g_assert_false(ptsim_sweep_split_accounted(61, 1, 8, vp, &e, &l));
+  g_assert_false(ptsim_sweep_split_accounted(61, 0, 8, 2, &e, &l));
+  g_assert_true(ptsim_sweep_split_accounted(126, 0, 8, 4, &e, &l));
+  g_assert_cmpint(e, ==, 1);
+  g_assert_cmpint(l, ==, 1);
+  g_assert_true(ptsim_sweep_split_accounted(126, 0, 8, 8, &e, &l));
+  /* 63 layers on pp 8, vp 2: 65 (both) is odd, 64 (the embedding alone)
+   * gives 16 chunks of 4, the first 3 layers, the last 4 */
+  g_assert_true(ptsim_sweep_split_accounted(63, 0, 8, 2, &e, &l));
+  g_assert_cmpint(e, ==, 1);
+  g_assert_cmpint(l, ==, 0);
+
+  /* the sweep: DeepSeek-V3 on 8 GPUs, pp 8 (tp 1, ep 1), interleaved:
+   * exactly vp 2 and vp 4, their splits written as Megatron-LM's layout */
+  g_autoptr(PtsimSweepSpec) spec = small_spec("deepseek-v3");
+  const int interleaved = PTSIM_SCHEDULE_INTERLEAVED;
+  const gint64 eight = 8;
+  g_array_index(spec->schedules, int, 0) = interleaved;
+  g_array_append_val(spec->pps, eight);
+  spec->tp_max = 1;
+  g_autoptr(PtsimSweep) sweep = enumerate(spec);
+  g_assert_cmpuint(sweep->jobs->len, ==, 2);
+  static const char *const want[2] = {"Et*3|(t*4|)*14t*2mL", "Et|(t*2|)*30mL"};
+  for (guint i = 0; i < 2; i++) {
+    const PtsimJob *j = &g_array_index(sweep->jobs, PtsimJob, i);
+    g_assert_cmpint(j->layout.vp, ==, 2 * (gint64)(i + 1));
+    g_autofree char *text = ptsim_sweep_layout_string(j);
+    g_assert_cmpstr(text, ==, want[i]);
+  }
+}
+
 /* The default enumeration holds the layouts NVIDIA publishes for these
  * models: Llama-3-70B at pp 4 with vp 5 and GPT-3 175B at pp 8 with vp 12
  * (one layer per virtual stage). */
@@ -570,6 +625,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/sweep/split-by-hand", test_split_by_hand);
   g_test_add_func("/sweep/v-split-by-hand", test_v_split_by_hand);
   g_test_add_func("/sweep/vp-counts-by-hand", test_vp_counts_by_hand);
+  g_test_add_func("/sweep/accounted-split-by-hand", test_accounted_split_by_hand);
   g_test_add_func("/sweep/expert-layouts", test_expert_layouts);
   g_test_add_func("/sweep/sharding-modes", test_sharding_modes);
   g_test_add_func("/sweep/floor-below-emulation", test_floor_below_emulation);

@@ -155,6 +155,7 @@ typedef struct {
   int recompute, schedule;
   gint64 ep, etp;                   /* expert parallelism (MoE models; dense: 1 and 0) */
   const PtsimPipelineLayout *split; /* a given pipeline layout's (NULL: first, last) */
+  int embedding, loss;              /* an accounted split's slots (ptsim_sweep_split_accounted) */
 } Candidate;
 
 /* Outcome of try_layout. */
@@ -189,6 +190,10 @@ static int try_expert_layout(Scenario *sc, const Candidate *c) {
   if (l->schedule == PTSIM_SCHEDULE_ZBV || l->schedule == PTSIM_SCHEDULE_DUALPIPEV)
     ptsim_sweep_v_split(job.model.num_layers, c->pp, l);
   if (c->split) ptsim_pipeline_layout_set(c->split, l);
+  if (c->embedding || c->loss) {
+    l->account_embedding = c->embedding;
+    l->account_loss = c->loss;
+  }
   l->ep = c->ep;
   l->etp = c->etp;
   if ((sc->sweep->stream && sc->sweep->stream->error) || sc->sweep->stopped) return TRIED_INVALID;
@@ -278,30 +283,47 @@ gboolean ptsim_sweep_v_split(gint64 layers, gint64 pp, PtsimLayout *l) {
   return TRUE;
 }
 
+gboolean ptsim_sweep_split_accounted(gint64 layers, gint64 mtp_layers, gint64 pp, gint64 vp,
+                                     int *embedding, int *loss) {
+  /* (embedding, loss side): both first (the vocabulary-sized ends each
+   * cost about a layer), then the embedding alone, then the loss alone;
+   * the loss side counts the MTP layers that share its stage too. */
+  const int tried[3][2] = {{1, 1}, {1, 0}, {0, 1}};
+  int64_t stages[PTSIM_MAX_STAGES], chunk;
+  *embedding = *loss = 0;
+  if (pp < 1 || pp > PTSIM_MAX_STAGES || vp < 1 || mtp_layers < 0) return FALSE;
+  for (int k = 0; k < 3; k++) {
+    int e = tried[k][0], l = tried[k][1] > 0 ? 1 + (int)mtp_layers : 0;
+    if (ptsim_plan_split_accounted(pp, vp, layers, e, l, stages, &chunk) != 0) continue;
+    /* every virtual stage but the ends holds a layer; the first one too
+     * (an embedding-only first stage is a given layout's choice, 'E|') */
+    if (chunk - e < 1) continue;
+    *embedding = e;
+    *loss = l;
+    return TRUE;
+  }
+  return FALSE;
+}
+
 /* The virtual-pipeline sizes to try for pp: the given list, or every vp
- * from 2 to layers/pp that splits every stage (ptsim_sweep_split). */
+ * from 2 to layers/pp that splits every stage (ptsim_sweep_split) or,
+ * where none does, whose accounted split does
+ * (ptsim_sweep_split_accounted). */
 static void vps_for(const Scenario *sc, gint64 pp, GArray *out) {
   g_array_set_size(out, 0);
   if (sc->spec->vps->len > 0) {
     g_array_append_vals(out, sc->spec->vps->data, sc->spec->vps->len);
     return;
   }
-  /* A vp that splits every stage divides the layers (an even stage's, or
-   * every stage's in units of vp): its divisors up to layers / pp, found
-   * in O(sqrt(layers)) and tried in increasing order. */
+  /* O(layers / pp) checks of O(1) each, once per pp and scenario (the
+   * accounted splits' vp divide layers + 1 or + 2, not the layers) */
   gint64 layers = sc->job.model.num_layers, first, last;
-  g_autoptr(GArray) large = g_array_new(FALSE, FALSE, sizeof(gint64));
-  for (gint64 d = 1; d * d <= layers; d++) {
-    if (layers % d) continue;
-    gint64 pair = layers / d;
-    if (d >= 2 && d <= layers / pp && ptsim_sweep_split(layers, pp, d, &first, &last))
-      g_array_append_val(out, d);
-    if (pair != d && pair >= 2 && pair <= layers / pp &&
-        ptsim_sweep_split(layers, pp, pair, &first, &last))
-      g_array_append_val(large, pair);
-  }
-  for (guint i = large->len; i > 0; i--)
-    g_array_append_val(out, g_array_index(large, gint64, i - 1));
+  int embedding, loss;
+  for (gint64 vp = 2; vp <= layers / pp; vp++)
+    if (ptsim_sweep_split(layers, pp, vp, &first, &last) ||
+        ptsim_sweep_split_accounted(layers, sc->job.model.mtp_num_layers, pp, vp, &embedding,
+                                    &loss))
+      g_array_append_val(out, vp);
 }
 
 /* The context-parallel sizes to try for tp: the given list, or every cp
@@ -445,8 +467,14 @@ static gboolean try_variants(Scenario *sc, Candidate *c, const GArray *vps) {
       }
       for (guint v = 0; v < vps->len; v++) {
         c->vp = g_array_index(vps, gint64, v);
-        ptsim_sweep_split(sc->job.model.num_layers, c->pp, c->vp, &c->first, &c->last);
+        /* where no first/last split divides by vp, the embedding and the
+         * loss counted as layers may (Megatron's
+         * --account-for-embedding/loss-in-pipeline-split) */
+        if (!ptsim_sweep_split(sc->job.model.num_layers, c->pp, c->vp, &c->first, &c->last))
+          ptsim_sweep_split_accounted(sc->job.model.num_layers, sc->job.model.mtp_num_layers, c->pp,
+                                      c->vp, &c->embedding, &c->loss);
         any |= try_layout(sc, c) == TRIED_MAY_RUN;
+        c->embedding = c->loss = 0;
       }
     }
   return any;
@@ -509,7 +537,7 @@ static void enumerate_scenario(Scenario *sc) {
         gint64 pp = g_array_index(pps, gint64, pi);
         for (guint k = 0; k < MIN(spec->layouts->len, 64); k++)
           if (sc->layout_stages[k] % pp == 0) sc->layouts_met |= G_GUINT64_CONSTANT(1) << k;
-        Candidate c = {tp, cp, pp, 1, 1, 0, 0, 0, 0, 1, 0, NULL};
+        Candidate c = {tp, cp, pp, 1, 1, 0, 0, 0, 0, 1, 0, NULL, 0, 0};
         vps_for(sc, pp, vps);
         if (spec->mbs->len > 0) {
           for (guint b = 0; b < spec->mbs->len; b++) {

@@ -4,7 +4,9 @@
  * each (and each data-parallel sharding mode asked for), every tp (dividing heads and query groups,
  * up to the NVLink domain unless tp_max says otherwise), cp, pp (with Megatron's uneven first/last
  * stages when pp does not divide the layers: ptsim_sweep_split), mbs,
- * recompute, schedule (with its vp values), and for an MoE model ep and
+ * recompute, schedule (with its vp values; the embedding and the loss
+ * counted as layers where no first/last split divides by vp:
+ * ptsim_sweep_split_accounted), and for an MoE model ep and
  * etp, and keeps those ptsim_job_validate() accepts.  What experts use is
  * in the defaults: every vp that splits every stage, every cp the sequence
  * allows, mbs doubling while some layout may still run, every ep the
@@ -151,6 +153,21 @@ gint64 ptsim_sweep_tp_max_default(const PtsimModel *model, const PtsimHardware *
  * stage divides by vp (pp 2: the first takes the extra layer).  first =
  * last = 0 for an even split.  FALSE when there is none. */
 gboolean ptsim_sweep_split(gint64 layers, gint64 pp, gint64 vp, gint64 *first, gint64 *last);
+
+/* The split the sweep gives pp x vp virtual stages where no first/last
+ * split divides by vp (ptsim_sweep_split; vp then divides the layers):
+ * Megatron's --account-for-embedding/loss-in-pipeline-split, the embedding
+ * and the loss each counted as a layer so that layers + 2 (or + 1, the
+ * embedding or else the loss alone) splits evenly into pp x vp chunks, the
+ * first chunk one layer short of the others for the embedding, the last
+ * one short for the loss and one more per MTP layer on its stage (the
+ * flag counts the loss alone; with MTP layers the split is a
+ * --pipeline-model-parallel-layout string's, as DeepSeek-V3's
+ * "Et|(tt|)*30mL" on pp 8, vp 4: 61 + 1 + 2 = 64 = 32 x 2).
+ * Every chunk but the last holds a layer.  *embedding and *loss: the slots
+ * (job.h account_embedding, account_loss); FALSE when none splits. */
+gboolean ptsim_sweep_split_accounted(gint64 layers, gint64 mtp_layers, gint64 pp, gint64 vp,
+                                     int *embedding, int *loss);
 
 /* The split the sweep gives a V-shaped schedule (zbv, dualpipev: 2 pp
  * virtual stages, stage s holding virtual stages s and 2pp-1-s): even when
