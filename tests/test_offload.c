@@ -149,6 +149,20 @@ static void test_unfused_scores(void) {
   g_autofree PtsimPlan *plan = plan_of(&job);
   g_assert_cmpfloat(ptsim_memory_offload_layer_bytes(plan, 0), ==, 268.0 * MIB);
   g_assert_cmpfloat(ptsim_memory_offload_copy_bytes(plan, 0), ==, 524.0 * MIB);
+  /* the replay: stage 0 holds 4 layers x 2 microbatches of them; its
+   * steady-state peak drops by 8 x 268 MiB at most, at least 6 (the layer
+   * being computed and the one copied back may hold theirs) */
+  PtsimJob none;
+  g_autoptr(GError) error = NULL;
+  g_autofree PtsimAllocResult *a = g_new0(PtsimAllocResult, 1);
+  g_autofree PtsimAllocResult *b = g_new0(PtsimAllocResult, 1);
+  build(BASE "--attention-backend unfused", FALSE, NULL, &none);
+  g_assert_true(simulate_allocator_of(&none, 2, NULL, NULL, 0.0, NULL, a, &error));
+  g_assert_true(simulate_allocator_of(&job, 2, NULL, NULL, 0.0, NULL, b, &error));
+  double drop = a->stages[0].steady_state.requested_peak_bytes -
+                b->stages[0].steady_state.requested_peak_bytes;
+  g_assert_cmpfloat(drop, >=, 6.0 * 268.0 * MIB);
+  g_assert_cmpfloat(drop, <=, 8.0 * 268.0 * MIB);
 }
 
 static void test_refusals(void) {
