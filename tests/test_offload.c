@@ -50,12 +50,11 @@ static void test_estimate(void) {
   g_assert_cmpfloat(b.stages[0].host_bytes, ==, 0.0);
 }
 
-/* The copies: O = 41943040 B at 64 GB/s is 0.65536 ms a layer pass.  The
- * offload is hidden behind a layer's forward on H100; the reload is not
- * (a group's reload starts once the backward after it is done and its own
- * backward waits for it): the backward grows by exactly O / link.  Over a
- * 1 GB/s link the offload takes 41.9 ms, longer than the forward, which
- * then lasts exactly that long. */
+/* The copies: O = 41943040 B at the 51 GB/s pinned copies achieve (h100-80g.ini) is 0.822 ms a
+ * layer pass.  The offload is hidden behind a layer's forward on H100; the reload is not (a group's
+ * reload starts once the backward after it is done and its own backward waits for it): the backward
+ * grows by exactly O / link.  Over a 1 GB/s link the offload takes 41.9 ms, longer than the
+ * forward, which then lasts exactly that long. */
 static void test_copy_time(void) {
   g_test_summary("a forward waits for its offload beyond its compute; a backward for its reload");
   PtsimJob job;
@@ -65,9 +64,9 @@ static void test_copy_time(void) {
   workload_of(&job, NULL, a);
   offload_job(&job, PTSIM_OFFLOAD_ATTN_NORM | PTSIM_OFFLOAD_CORE_ATTN);
   workload_of(&job, NULL, b);
-  g_assert_cmpfloat(O / 64e9, <, a->layer.forward_s);
+  g_assert_cmpfloat(O / 51e9, <, a->layer.forward_s);
   g_assert_cmpfloat(b->layer.forward_s, ==, a->layer.forward_s);
-  g_assert_cmpfloat_with_epsilon(b->layer.backward_input_s - a->layer.backward_input_s, O / 64e9,
+  g_assert_cmpfloat_with_epsilon(b->layer.backward_input_s - a->layer.backward_input_s, O / 51e9,
                                  1e-12);
   g_assert_cmpfloat(b->layer.backward_weight_s, ==, a->layer.backward_weight_s);
   job.hw.host_link_bytes_per_s = 1e9;
