@@ -52,16 +52,17 @@ static PTSIM_HD void add(Tensor *s, int32_t *n, const char *name, double bytes, 
 /* Unfused attention's kept s x s tensors (memory.h PtsimAttentionCore):
  * the softmax output, then dropout's mask and output (p > 0) or the fp32
  * fallback's 16-bit cast; their bytes in *exact (0 with flash attention or
- * when selective recompute drops them). */
-static PTSIM_HD void add_core(Ctx *x, Tensor *s, int32_t *n, double *exact) {
+ * when selective recompute drops them).  `offload`: core_attn's offload
+ * takes them with q, k and v (memory.c, "Activation offloading"). */
+static PTSIM_HD void add_core(Ctx *x, Tensor *s, int32_t *n, double *exact, int32_t offload) {
   PtsimAttentionCore core;
   ptsim_memory_attention_core(x->plan, &core);
   *exact = 0.0;
   if (!core.kept) return;
-  add(s, n, "attention_probs", core.probs * core.elements, ROLE_CORE | ROLE_EXACT);
+  add(s, n, "attention_probs", core.probs * core.elements, ROLE_CORE | ROLE_EXACT | offload);
   if (core.mask + core.applied > 0.0)
     add(s, n, "attention_probs_out", (core.mask + core.applied) * core.elements,
-        ROLE_CORE | ROLE_EXACT);
+        ROLE_CORE | ROLE_EXACT | offload);
   *exact = (core.probs + core.mask + core.applied) * core.elements;
 }
 
@@ -106,7 +107,7 @@ static PTSIM_HD void build_saved_dense(Ctx *x) {
     add(s, &n, "k_repeated", heads, ROLE_EXACT);
     add(s, &n, "v_repeated", heads, ROLE_EXACT);
   }
-  add_core(x, s, &n, &exact);
+  add_core(x, s, &n, &exact, core);
   add(s, &n, "attention_output", ELEM * T * h / t,
       ROLE_CORE_END | off(x, PTSIM_OFFLOAD_ATTN_PROJ, 0));
   add(s, &n, "norm2_input", ELEM * Tsp * h, off(x, PTSIM_OFFLOAD_MLP_NORM, 0));
@@ -154,7 +155,7 @@ static PTSIM_HD void build_saved_moe(Ctx *x) {
   add(s, &n, "norm1_input", ELEM * Tsp * h, off(x, PTSIM_OFFLOAD_ATTN_NORM, 1));
   add(s, &n, "qkv_input", ELEM * Tsp * h, off(x, PTSIM_OFFLOAD_QKV_LINEAR, 1));
   add(s, &n, "qkv", 3.0 * ELEM * T * h / t, off(x, PTSIM_OFFLOAD_CORE_ATTN, 1));
-  add_core(x, s, &n, &exact);
+  add_core(x, s, &n, &exact, off(x, PTSIM_OFFLOAD_CORE_ATTN, 1));
   add(s, &n, "attention_output", ELEM * T * h / t,
       ROLE_CORE_END | off(x, PTSIM_OFFLOAD_ATTN_PROJ, 1));
   add(s, &n, "norm2_input", ELEM * Tsp * h,

@@ -403,8 +403,22 @@ PTSIM_HD double ptsim_memory_moe_layer_activation_bytes(const PtsimPlan *plan, i
  * copy), mlp_norm the residual
  * 2 T_sp h; an MoE layer's expert_fc1 the experts' rows in_bytes N h and
  * moe_act their fc1 output 2 N 2f (SwiGLU; N f for GELU).  Recomputed
- * layers keep only their input: nothing is offloaded there. */
-PTSIM_HD double ptsim_memory_offload_layer_bytes(const PtsimPlan *plan, int moe) {
+ * layers keep only their input: nothing is offloaded there.
+ *
+ * core_attn's context offloads every tensor the attention core saves
+ * (the manager's saved-tensor hooks take each one of at least 2^20
+ * elements): without flash attention that includes the s x s tensors
+ * (ptsim_memory_attention_core), which then leave the GPU too.  What is
+ * copied exceeds what is freed in two ways (`copied`): multi-latent
+ * attention's up-projection recompute (mla_up_proj) does not switch
+ * core_attn's offload off (multi_latent_attention.py enters it
+ * regardless), so q, k and v are copied although the estimate keeps none
+ * of them; and a softmax output that reaches the probs-times-v bmm
+ * unchanged (fused softmax, no dropout, bf16) is saved twice, by the
+ * softmax and by the bmm, and the manager copies each saved tensor
+ * (bulk_offload_group: contiguous aliases are not deduplicated), so it
+ * crosses the link twice. */
+static PTSIM_HD double offload_bytes(const PtsimPlan *plan, int moe, int copied) {
   const PtsimModel *m = &plan->job.model;
   const PtsimLayout *l = &plan->job.layout;
   const PtsimSettings *run = &plan->job.settings;
@@ -428,13 +442,21 @@ PTSIM_HD double ptsim_memory_offload_layer_bytes(const PtsimPlan *plan, int moe)
            nh = (double)m->num_attention_heads;
     int up_redone = run->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
                     (run->recompute_modules & PTSIM_RECOMPUTE_MLA_UP_PROJ);
-    if ((k & PTSIM_OFFLOAD_CORE_ATTN) && !up_redone)
+    if ((k & PTSIM_OFFLOAD_CORE_ATTN) && (copied || !up_redone))
       bytes += 2.0 * T * nh * (2.0 * dq + (double)m->v_head_dim) / t;
     if (k & PTSIM_OFFLOAD_ATTN_PROJ)
       bytes += (fp8 ? 3.0 : 2.0) * T * nh * (double)m->v_head_dim / t;
   } else {
     if (k & PTSIM_OFFLOAD_CORE_ATTN) bytes += 2.0 * T * (q + 2.0 * kv) / t;
     if (k & PTSIM_OFFLOAD_ATTN_PROJ) bytes += (fp8 ? 3.0 : 2.0) * T * q / t;
+  }
+  if ((k & PTSIM_OFFLOAD_CORE_ATTN) && !run->flash_attention) {
+    PtsimAttentionCore core;
+    ptsim_memory_attention_core(plan, &core);
+    if (core.kept)
+      bytes += (core.probs + core.mask + core.applied +
+                (copied && core.applied == 0.0 ? core.probs : 0.0)) *
+               core.elements;
   }
   if (k & PTSIM_OFFLOAD_MLP_NORM) bytes += 2.0 * tsp * h;
   if (moe && !(run->recompute == PTSIM_RECOMPUTE_SELECTIVE &&
@@ -448,11 +470,24 @@ PTSIM_HD double ptsim_memory_offload_layer_bytes(const PtsimPlan *plan, int moe)
   return bytes;
 }
 
-PTSIM_HD double ptsim_memory_offload_host_bytes(const PtsimPlan *plan, int64_t stage) {
+PTSIM_HD double ptsim_memory_offload_layer_bytes(const PtsimPlan *plan, int moe) {
+  return offload_bytes(plan, moe, 0);
+}
+
+PTSIM_HD double ptsim_memory_offload_copy_bytes(const PtsimPlan *plan, int moe) {
+  return offload_bytes(plan, moe, 1);
+}
+
+/* Stage `stage`'s in-flight microbatches' offloaded bytes: freed from the
+ * GPU (copied 0) or held in pinned host memory (copied 1). */
+static PTSIM_HD double offload_stage_bytes(const PtsimPlan *plan, int64_t stage, int copied) {
   int64_t ls = plan->stage_layers[stage], moe = plan->stage_moe_layers[stage];
-  return plan->inflight_microbatches[stage] *
-         ((double)(ls - moe) * ptsim_memory_offload_layer_bytes(plan, 0) +
-          (double)moe * ptsim_memory_offload_layer_bytes(plan, 1));
+  return plan->inflight_microbatches[stage] * ((double)(ls - moe) * offload_bytes(plan, 0, copied) +
+                                               (double)moe * offload_bytes(plan, 1, copied));
+}
+
+PTSIM_HD double ptsim_memory_offload_host_bytes(const PtsimPlan *plan, int64_t stage) {
+  return offload_stage_bytes(plan, stage, 1);
 }
 
 /* ---- Hybrid models ----
@@ -568,7 +603,7 @@ static PTSIM_HD double stage_layer_activations(const PtsimPlan *plan, int64_t st
   if (run->recompute != PTSIM_RECOMPUTE_FULL) {
     /* none / selective: every layer saves its working set; offloading
      * keeps one layer's offloaded inputs on the device (see above) */
-    double offloaded = ptsim_memory_offload_host_bytes(plan, stage), window = 0.0;
+    double offloaded = offload_stage_bytes(plan, stage, 0), window = 0.0;
     if (offloaded > 0.0) {
       window = ptsim_memory_offload_layer_bytes(plan, 0);
       if (moe > 0 && ptsim_memory_offload_layer_bytes(plan, 1) > window)

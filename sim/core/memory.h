@@ -182,6 +182,9 @@ PTSIM_HD double ptsim_memory_graph_bytes(const PtsimPlan *plan, int64_t stage);
  * microbatch on one GPU, and what stage `stage`'s in-flight microbatches
  * keep in host memory. */
 PTSIM_HD double ptsim_memory_offload_layer_bytes(const PtsimPlan *plan, int moe);
+/* What crosses the host link for that layer and microbatch each way: the
+ * bytes above and the copies that free nothing (memory.c). */
+PTSIM_HD double ptsim_memory_offload_copy_bytes(const PtsimPlan *plan, int moe);
 PTSIM_HD double ptsim_memory_offload_host_bytes(const PtsimPlan *plan, int64_t stage);
 
 /* Copies the peak stage's figures (out->peak_stage) into the job-wide ones. */
