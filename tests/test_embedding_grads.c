@@ -89,6 +89,21 @@ static void test_none(void) {
   g_assert_cmpfloat(w->embedding_grad_sync_s, ==, 0.0);
 }
 
+/* Untied with an MTP layer: the MTP block embeds on the last stage, so
+ * the same vocab/tp x h copy is all-reduced as when tied. */
+static void test_mtp_untied(void) {
+  g_test_summary("untied with MTP: the MTP block's embedding copy is all-reduced as a tied one");
+  PtsimJob job;
+  g_autofree PtsimWorkload *tied = g_new0(PtsimWorkload, 1);
+  g_autofree PtsimWorkload *mtp = g_new0(PtsimWorkload, 1);
+  job_of(&job, 2);
+  workload_of(&job, NULL, tied);
+  job.model.tied_embeddings = 0;
+  job.model.mtp_num_layers = 1;
+  workload_of(&job, NULL, mtp);
+  g_assert_cmpfloat(fabs(mtp->embedding_grad_sync_s - tied->embedding_grad_sync_s), <, 1e-12);
+}
+
 /* pp 4, tp 8: the ends are ranks 0-7 and 24-31, nodes 0 and 3: the same
  * pair over the NIC as at pp 2, whatever the middle stages hold. */
 static void test_ends_only(void) {
@@ -108,6 +123,7 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/embedding_grads/two_nodes", test_two_nodes);
   g_test_add_func("/embedding_grads/none", test_none);
+  g_test_add_func("/embedding_grads/mtp_untied", test_mtp_untied);
   g_test_add_func("/embedding_grads/ends_only", test_ends_only);
   return g_test_run();
 }

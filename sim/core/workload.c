@@ -725,7 +725,9 @@ static PTSIM_HD void stage_moe_comm(const PtsimWorkCtx *x, int64_t stage, double
  * optimizer, the local shard with Megatron-FSDP.  Each tp x cp x dp rank of
  * the first stage pairs with its twin on the last, ranks r and
  * r + (pp-1)*tp*cp*dp: the pipeline group of a layout with two stages and
- * dp*(pp-1) replicas, whose placement on nodes the topology gives.  The
+ * dp*(pp-1) replicas, whose placement on nodes the topology gives.  With
+ * MTP layers the last stage's copy is the MTP block's embedding, reduced
+ * the same way tied or not (_get_shared_word_embedding_weight).  The
  * position table's group is the first stage alone (default_position_
  * embedding_ranks), so its all-reduce is a no-op. */
 static PTSIM_HD double embedding_grad_sync_s(const PtsimWorkCtx *x) {
@@ -734,7 +736,8 @@ static PTSIM_HD double embedding_grad_sync_s(const PtsimWorkCtx *x) {
   const PtsimModel *m = &job->model;
   PtsimGroup group;
   double grad;
-  if (!m->tied_embeddings || l->pp <= 1 || job->settings.lora_rank > 0) return 0.0;
+  if ((!m->tied_embeddings && m->mtp_num_layers <= 0) || l->pp <= 1 || job->settings.lora_rank > 0)
+    return 0.0;
   grad = (double)m->hidden_size * (double)m->vocab_size / (double)l->tp * x->plan->grad_bytes;
   if (x->plan->zero_stage >= 2) grad /= x->plan->grad_shards;
   ptsim_topology_group_of(l->tp, l->cp, l->dp * (l->pp - 1), 2,
