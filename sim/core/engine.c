@@ -202,7 +202,8 @@ static PTSIM_HD void combined_exposed(Sim *sim, int32_t s) {
 static PTSIM_HD int32_t tabulate(Sim *sim) {
   int32_t s, c, k;
   double scale = sim->jitter ? PTSIM_ENGINE_MAX_JITTER : 1.0;
-  double bound = (double)sim->p * (double)sim->items * sim->w->pp_transfer_s;
+  double bound = (double)sim->p * (double)sim->items * sim->w->pp_transfer_s +
+                 sim->w->embedding_grad_sync_s;
   for (s = 0; s < sim->p; s++)
     bound += sim->w->grad_sync_s[s] + sim->w->optimizer_s[s] + sim->w->param_gather_s[s];
   if (!(bound * scale <= PTSIM_ENGINE_MAX_STEP_S)) return PTSIM_ENGINE_ERR_TOO_LONG;
@@ -418,7 +419,7 @@ static PTSIM_HD int32_t carve(Sim *sim, void *scratch, int64_t bytes, int32_t sh
 static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
   const PtsimJob *job = sim->job;
   const PtsimWorkload *w = sim->w;
-  PtsimTime pipeline_end = 0, sync_end = 0, tail = 0;
+  PtsimTime pipeline_end = 0, sync_end = 0, tail = 0, embedding = to_ns(w->embedding_grad_sync_s);
   double busy_sum = 0.0, peak_flops = job->hw.peak_bf16_flops;
   double executed = 0.0;
   int32_t s, k;
@@ -457,6 +458,9 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
       executed += chunk.flops * (double)sim->m;
     }
   }
+  /* The tied embedding's all-reduce (workload.h) runs once the last
+   * stage's gradients are reduced; the optimizer waits for it everywhere. */
+  sync_end += embedding;
   for (s = 0; s < sim->p; s++) {
     trace_add(sim, s, PTSIM_TRACE_OPTIMIZER, -1, -1, sync_end, sync_end + to_ns(w->optimizer_s[s]));
     if (!sim->plan->param_gather_hidden && w->param_gather_s[s] > 0.0)
@@ -481,9 +485,12 @@ static PTSIM_HD void summarise(Sim *sim, PtsimTimeResult *out) {
     if (!sim->plan->param_gather_hidden)
       for (s = 0; s < sim->p; s++)
         if (w->param_gather_s[s] > gather) gather = w->param_gather_s[s];
-    out->exposed_comm_s[PTSIM_COMM_DP] += (double)(sync_end - pipeline_end) * PTSIM_S_PER_NS +
-                                          gather;
+    out->exposed_comm_s[PTSIM_COMM_DP] +=
+        (double)(sync_end - embedding - pipeline_end) * PTSIM_S_PER_NS + gather;
   }
+  /* pp: the embedding group is the pipeline group's two ends, and the
+   * all-reduce exists because pp > 1 split the tied weight (dp = 1 has it) */
+  out->exposed_comm_s[PTSIM_COMM_PP] += (double)embedding * PTSIM_S_PER_NS;
   /* executed FLOPs are per GPU of each stage; all tp x cp x dp peers alike */
   executed *= (double)(job->layout.tp * job->layout.cp * job->layout.dp);
   out->tokens_per_s = out->step_s > 0.0 ? (double)(job->layout.gbs * job->layout.seq) / out->step_s

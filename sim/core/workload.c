@@ -716,6 +716,35 @@ static PTSIM_HD void stage_moe_comm(const PtsimWorkCtx *x, int64_t stage, double
   *sync_s += tp_coll_s(x, PTSIM_COLL_ALL_REDUCE, replicated * x->plan->grad_bytes);
 }
 
+/* Megatron-LM's finalize_model_grads (distributed/finalize_model_grads.py,
+ * _allreduce_word_embedding_grads) all-reduces the tied word embedding's
+ * main gradient between the first and the last pipeline stage (the
+ * embedding group parallel_state.py builds from each pipeline group's ends)
+ * once per step, after finish_grad_sync and before the optimizer, blocking
+ * on the default stream: whole (vocab / tp) x h even with the distributed
+ * optimizer, the local shard with Megatron-FSDP.  Each tp x cp x dp rank of
+ * the first stage pairs with its twin on the last, ranks r and
+ * r + (pp-1)*tp*cp*dp: the pipeline group of a layout with two stages and
+ * dp*(pp-1) replicas, whose placement on nodes the topology gives.  With
+ * MTP layers the last stage's copy is the MTP block's embedding, reduced
+ * the same way tied or not (_get_shared_word_embedding_weight).  The
+ * position table's group is the first stage alone (default_position_
+ * embedding_ranks), so its all-reduce is a no-op. */
+static PTSIM_HD double embedding_grad_sync_s(const PtsimWorkCtx *x) {
+  const PtsimJob *job = x->job;
+  const PtsimLayout *l = &job->layout;
+  const PtsimModel *m = &job->model;
+  PtsimGroup group;
+  double grad;
+  if ((!m->tied_embeddings && m->mtp_num_layers <= 0) || l->pp <= 1 || job->settings.lora_rank > 0)
+    return 0.0;
+  grad = (double)m->hidden_size * (double)m->vocab_size / (double)l->tp * x->plan->grad_bytes;
+  if (x->plan->zero_stage >= 2) grad /= x->plan->grad_shards;
+  ptsim_topology_group_of(l->tp, l->cp, l->dp * (l->pp - 1), 2,
+                          ptsim_topology_domain_size(&job->hw), PTSIM_GROUP_PP, 0, &group);
+  return ptsim_cost_collective_s(&job->hw, x->params, PTSIM_COLL_ALL_REDUCE, grad, &group);
+}
+
 static PTSIM_HD void build_step_work(const PtsimWorkCtx *x, PtsimWorkload *out) {
   const PtsimJob *job = x->job;
   const PtsimLayout *l = &job->layout;
@@ -745,6 +774,7 @@ static PTSIM_HD void build_step_work(const PtsimWorkCtx *x, PtsimWorkload *out) 
         ptsim_cost_memory_bound_at_s(&job->hw, x->params,
                                      local * (2.0 * plan->grad_bytes + 2.0 * states + ELEM));
   }
+  out->embedding_grad_sync_s = embedding_grad_sync_s(x);
 }
 
 /* ---- public ---- */

@@ -101,6 +101,12 @@ typedef struct {
   double grad_sync_s[PTSIM_MAX_STAGES];    /* reduce-scatter (dist. opt.) or all-reduce */
   double param_gather_s[PTSIM_MAX_STAGES]; /* all-gather of updated bf16 params (dist. opt.) */
   double optimizer_s[PTSIM_MAX_STAGES];    /* Adam on the local shard (memory-bound) */
+  /* A tied word embedding's gradient all-reduced between the first and the
+   * last stage (Megatron-LM's embedding group) after the pipeline flush and
+   * the data-parallel reduction, before the optimizer: every stage waits
+   * for it (the gradient-norm all-reduce follows); 0 when untied, pp = 1 or
+   * the embedding is frozen. */
+  double embedding_grad_sync_s;
   /* Sharded data parallelism (plan.h units): one unit's all-gather over the
    * shard group, reduce-scatter of its gradient, all-reduce of that shard
    * over the replicas; and which of them the items run (the plan's flags).
