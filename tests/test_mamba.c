@@ -192,6 +192,25 @@ static void test_job_refused(void) {
     g_error("%s", error->message);
 }
 
+/* Nemotron-H-8B on 8 H100s at tp 2, pp 2, its first stage 10 layers,
+ * mbs 1, gbs 16, seq 8192 (the layout of the tests below), before
+ * resolving. */
+static void split_job(PtsimJob *job) {
+  g_autoptr(GError) error = NULL;
+  memset(job, 0, sizeof *job);
+  g_assert_true(ptsim_model_load("nemotron-h-8b", &job->model, &error) &&
+                ptsim_hardware_load("h100-80g", &job->hw, &error));
+  ptsim_job_init_defaults(job);
+  job->layout.gpus = 8;
+  job->layout.tp = 2;
+  job->layout.pp = 2;
+  job->layout.vp = 1;
+  job->layout.mbs = 1;
+  job->layout.gbs = 16;
+  job->layout.seq = 8192;
+  job->layout.first_stage_layers = 10;
+}
+
 /* The pattern's layers split over pp 2 as Megatron splits them, the first
  * stage given 10 (--decoder-first-pipeline-num-layers 10): stage 0 holds
  * "M-M-M-M*-M", 5 Mamba, 4 MLP, 1 attention; stage 1 the other 42: 19
@@ -205,19 +224,7 @@ static void test_job_refused(void) {
 static void test_stage_split(void) {
   g_test_summary("a pattern's per-stage split: each stage's layers by kind, hand-counted");
   PtsimJob job;
-  g_autoptr(GError) error = NULL;
-  memset(&job, 0, sizeof job);
-  g_assert_true(ptsim_model_load("nemotron-h-8b", &job.model, &error) &&
-                ptsim_hardware_load("h100-80g", &job.hw, &error));
-  ptsim_job_init_defaults(&job);
-  job.layout.gpus = 8;
-  job.layout.tp = 2;
-  job.layout.pp = 2;
-  job.layout.vp = 1;
-  job.layout.mbs = 1;
-  job.layout.gbs = 16;
-  job.layout.seq = 8192;
-  job.layout.first_stage_layers = 10;
+  split_job(&job);
   ptsim_job_resolve(&job); /* the plan of a job the shell refuses to simulate yet */
   g_autofree PtsimPlan *plan = plan_of(&job);
   g_assert_cmpint(plan->stage_layers[0], ==, 10);
@@ -242,19 +249,7 @@ static void test_workload_layers(void) {
   g_test_summary("a Mamba layer's FLOPs in the workload, and a chunk's sum by the pattern");
   PtsimJob job;
   PtsimWork c0, c1;
-  g_autoptr(GError) error = NULL;
-  memset(&job, 0, sizeof job);
-  g_assert_true(ptsim_model_load("nemotron-h-8b", &job.model, &error) &&
-                ptsim_hardware_load("h100-80g", &job.hw, &error));
-  ptsim_job_init_defaults(&job);
-  job.layout.gpus = 8;
-  job.layout.tp = 2;
-  job.layout.pp = 2;
-  job.layout.vp = 1;
-  job.layout.mbs = 1;
-  job.layout.gbs = 16;
-  job.layout.seq = 8192;
-  job.layout.first_stage_layers = 10;
+  split_job(&job);
   ptsim_job_resolve(&job);
   g_autofree PtsimPlan *plan = plan_of(&job);
   g_autofree PtsimWorkload *w = g_new0(PtsimWorkload, 1);
@@ -291,19 +286,7 @@ static void test_stage_activations(void) {
   g_test_summary("a hybrid stage's saved activations by layer kind, hand-derived");
   PtsimJob job;
   PtsimMemoryEstimate est;
-  g_autoptr(GError) error = NULL;
-  memset(&job, 0, sizeof job);
-  g_assert_true(ptsim_model_load("nemotron-h-8b", &job.model, &error) &&
-                ptsim_hardware_load("h100-80g", &job.hw, &error));
-  ptsim_job_init_defaults(&job);
-  job.layout.gpus = 8;
-  job.layout.tp = 2;
-  job.layout.pp = 2;
-  job.layout.vp = 1;
-  job.layout.mbs = 1;
-  job.layout.gbs = 16;
-  job.layout.seq = 8192;
-  job.layout.first_stage_layers = 10;
+  split_job(&job);
   job.source.hidden_dropout = 0.0;
   job.source.attention_dropout = 0.0;
   ptsim_job_resolve(&job);
